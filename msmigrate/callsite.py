@@ -1,0 +1,208 @@
+"""Rewriting one call from a `Mapping` record: bind arguments by name, translate
+names and values, and emit the target call keeping each argument's own
+formatting and comments."""
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from .registry import Mapping
+
+_NUM = re.compile(r"^-?\d+(\.\d*)?([eE][-+]?\d+)?$")
+
+
+class UnsupportedSite(Exception):
+    """The call uses a form the mapping cannot translate; the reason is the message."""
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def parse_expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def fold_template(template: str, value_code: str) -> str:
+    """Fill a value template like "1 - {v}", folding it when the value is a number
+    so `momentum=0.1` reads `momentum=0.9`, not `momentum=1 - 0.1`."""
+    filled = template.replace("{v}", f"({value_code})" if not _NUM.match(value_code.strip()) else value_code.strip())
+    if _NUM.match(value_code.strip()):
+        try:
+            val = eval(filled, {"__builtins__": {}}, {})  # numbers and operators only
+            if isinstance(val, float):
+                return repr(round(val, 12))
+            return repr(val)
+        except Exception:
+            return filled
+    return filled
+
+
+class BoundCall:
+    """A call's arguments bound to the source API's parameter names."""
+
+    def __init__(self, call: cst.Call, params: Tuple[str, ...], receiver: Optional[cst.BaseExpression] = None):
+        self.call = call
+        self.receiver = receiver
+        self.order: List[str] = []              # names in source order
+        self.args: Dict[str, cst.Arg] = {}
+        self.positional: Dict[str, bool] = {}
+        self.starred: List[cst.Arg] = []          # *args / **kwargs we cannot bind
+        pos = 0
+        after_star = False
+        for arg in call.args:
+            if arg.star:
+                # kept in source order (emit_call writes it back where it was); positional
+                # arguments after *args cannot be bound by name
+                self.starred.append(arg)
+                name = f"__star{len(self.starred) - 1}"
+                self.order.append(name)
+                self.args[name] = arg
+                self.positional[name] = False   # rules that read .starred see them only there
+                after_star = after_star or arg.star == "*"
+                continue
+            if arg.keyword is None:
+                if pos < len(params) and not after_star:
+                    name = params[pos]
+                else:
+                    name = f"__pos{pos}"
+                pos += 1
+                self.positional[name] = True
+            else:
+                name = arg.keyword.value
+                self.positional[name] = False
+            self.order.append(name)
+            self.args[name] = arg
+
+    def has(self, name: str) -> bool:
+        return name in self.args
+
+    def value(self, name: str) -> Optional[cst.BaseExpression]:
+        a = self.args.get(name)
+        return a.value if a is not None else None
+
+    def code(self, name: str) -> Optional[str]:
+        v = self.value(name)
+        return code_of(v).strip() if v is not None else None
+
+    def remove(self, name: str) -> None:
+        if name in self.args:
+            del self.args[name]
+            self.order.remove(name)
+
+    def set(self, name: str, value_code: str, positional: bool = False) -> None:
+        """Set or replace an argument's value (keeps the original Arg's whitespace)."""
+        expr = parse_expr(value_code)
+        if name in self.args:
+            self.args[name] = self.args[name].with_changes(value=expr)
+        else:
+            self.args[name] = cst.Arg(value=expr)
+            self.positional[name] = positional
+            self.order.append(name)
+
+    def rename(self, old: str, new: str) -> None:
+        if old not in self.args or old == new:
+            return
+        arg = self.args.pop(old)
+        self.args[new] = arg
+        self.positional[new] = self.positional.pop(old)
+        self.order[self.order.index(old)] = new
+
+
+def apply_mapping(bound: BoundCall, m: Mapping) -> List[str]:
+    """Translate argument names/values per the record. Returns notes for the report.
+    Raises UnsupportedSite when an argument has no MindSpore counterpart."""
+    notes: List[str] = []
+    for name, why in m.unsupported.items():
+        if bound.has(name):
+            ok = m.unsupported_ok.get(name, ())
+            if bound.code(name) not in ok:
+                raise UnsupportedSite(f"argument {name}={bound.code(name)}: {why}")
+    for name, bad in m.unsupported_values.items():
+        if bound.has(name) and bound.code(name) in bad:
+            raise UnsupportedSite(f"argument {name}={bound.code(name)} has no MindSpore counterpart")
+    for name in m.drop:
+        bound.remove(name)
+    for name, table in m.values.items():
+        c = bound.code(name)
+        if c is not None and c in table:
+            bound.set(name, table[c])
+    for name, template in m.transforms.items():
+        c = bound.code(name)
+        if c is not None:
+            bound.set(name, fold_template(template, c))
+    for old, new in m.rename.items():
+        bound.rename(old, new)
+    for name, code in m.extra.items():
+        if not bound.has(name):
+            bound.set(name, code)
+    return notes
+
+
+def emit_call(bound: BoundCall, func: cst.BaseExpression, target_args: Tuple[str, ...],
+              leading: Optional[List[cst.BaseExpression]] = None) -> cst.Call:
+    """Build the target call. Arguments stay positional while they sit at the same
+    position in the target signature; the rest become keywords."""
+    new_args: List[cst.Arg] = []
+    idx = 0
+    for expr in leading or []:
+        new_args.append(cst.Arg(value=expr))
+        idx += 1
+    keyword_mode = False
+    for name in bound.order:
+        arg = bound.args[name]
+        was_positional = bound.positional.get(name, False)
+        if (not keyword_mode and was_positional and idx < len(target_args)
+                and target_args[idx] == name):
+            new_args.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+            idx += 1
+            continue
+        if name.startswith("__star"):
+            new_args.append(arg)
+            if arg.star == "*":
+                idx += 1
+            continue
+        if was_positional and name.startswith("__pos"):
+            # extra positional argument the record does not name: keep as is if we can
+            if keyword_mode:
+                raise UnsupportedSite("positional argument after a translated keyword")
+            new_args.append(arg)
+            idx += 1
+            continue
+        keyword_mode = True
+        new_args.append(arg.with_changes(
+            keyword=cst.Name(name),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                  whitespace_after=cst.SimpleWhitespace("")),
+        ))
+    # tidy commas: the last argument carries no trailing comma unless the source had one
+    fixed: List[cst.Arg] = []
+    for i, arg in enumerate(new_args):
+        last = i == len(new_args) - 1
+        if last:
+            if isinstance(arg.comma, cst.Comma) and not _source_had_trailing_comma(bound.call):
+                arg = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        else:
+            if not isinstance(arg.comma, cst.Comma):
+                arg = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        fixed.append(arg)
+    return bound.call.with_changes(func=func, args=fixed)
+
+
+def _source_had_trailing_comma(call: cst.Call) -> bool:
+    return bool(call.args) and isinstance(call.args[-1].comma, cst.Comma)
+
+
+def fill_template(template: str, bound: BoundCall, receiver_code: Optional[str] = None) -> str:
+    """Fill an "expr:" template: {self} is the receiver, {name} a bound argument."""
+    out = template
+    if receiver_code is not None:
+        out = out.replace("{self}", receiver_code)
+    for name in list(bound.order):
+        out = out.replace("{" + name + "}", bound.code(name) or "")
+    if re.search(r"\{[a-zA-Z_]\w*\}", out):
+        missing = re.findall(r"\{([a-zA-Z_]\w*)\}", out)
+        raise UnsupportedSite(f"needs argument(s) {', '.join(missing)}")
+    return out

@@ -1,0 +1,264 @@
+"""Converting a file or a whole tree: walk, convert each Python file (in parallel
+for large trees), copy everything else, write the helper module and the report.
+The source tree is only read."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from .project_index import ProjectIndex
+from .sites import Site
+from .transformer import COMPAT, TorchToMindSpore
+
+TEMPLATES = Path(__file__).parent / "templates"
+_TORCH_WORD = re.compile(r"\b(torch|torchvision|torchaudio|torchtext|functorch|timm)\b")
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+class ConversionError(Exception):
+    """A usage or input problem: one line for the user."""
+
+
+@dataclass
+class FileResult:
+    rel: str
+    status: str                 # "converted", "unchanged", "failed"
+    sites: List[Site] = field(default_factory=list)
+    reason: str = ""
+    lines: int = 0
+    compat_dir: Optional[str] = None   # where this file expects _ms_compat.py (relative)
+
+    def to_json(self) -> dict:
+        return {"file": self.rel, "status": self.status, "reason": self.reason, "lines": self.lines,
+                "sites": [s.to_json() for s in self.sites]}
+
+
+def convert_code(source: str, module_name: str = "__main__", is_package: bool = False,
+                 index: Optional[ProjectIndex] = None,
+                 compat_import: Optional[Tuple[int, str]] = None) -> Tuple[str, List[Site], bool]:
+    """Convert one module's source. Returns (new code, sites, uses_compat)."""
+    if index is None:
+        path = Path(*module_name.split(".")).with_suffix(".py")
+        index = ProjectIndex(Path("."), [path], {path: source})
+    module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    tr = TorchToMindSpore(module_name, is_package, index, compat_import)
+    new = wrapper.visit(tr)
+    return new.code, tr.sites, tr.uses_compat
+
+
+def compat_source() -> str:
+    return (TEMPLATES / "_ms_compat.py").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ worker
+_INDEX: Optional[ProjectIndex] = None
+
+
+def _init_worker(index: ProjectIndex) -> None:
+    global _INDEX
+    _INDEX = index
+    from . import mappings  # noqa: F401  register once per process
+
+
+def _convert_one(args) -> Tuple[FileResult, Optional[str]]:
+    path, rel, text = args
+    return convert_file_text(_INDEX, path, rel, text)
+
+
+def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str) -> Tuple[FileResult, Optional[str]]:
+    lines = text.count("\n") + 1
+    info = index.by_path.get(path)
+    if info is None:
+        return FileResult(rel, "unchanged", lines=lines), None
+    if info.parse_error:
+        return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
+    if not _TORCH_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
+        return FileResult(rel, "unchanged", lines=lines), None
+    helper_dir = index.helper_dir(path)
+    if (path.parent / "__init__.py").exists():
+        depth = len(path.parent.relative_to(helper_dir).parts)
+        compat_import = (depth + 1, COMPAT)
+    else:
+        compat_import = (0, COMPAT)
+    try:
+        code, sites, uses_compat = convert_code(text, info.name, info.is_package, index, compat_import)
+        compile(code, str(path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except Exception as exc:  # a converter bug must not lose the file
+        return FileResult(rel, "failed", reason=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                          lines=lines), None
+    if code == text:
+        return FileResult(rel, "unchanged", sites=sites, lines=lines), None
+    res = FileResult(rel, "converted", sites=sites, lines=lines)
+    if uses_compat:
+        res.compat_dir = str(helper_dir.relative_to(index.root)) if helper_dir != index.root else "."
+    return res, code
+
+
+# -------------------------------------------------------------------- tree
+@dataclass
+class TreeResult:
+    src: Path
+    out: Path
+    files: List[FileResult]
+    copied: int = 0
+
+    @property
+    def sites(self) -> List[Site]:
+        return [s for f in self.files for s in f.sites]
+
+
+def _check_paths(src: Path, out: Path, force: bool) -> None:
+    if not src.exists():
+        raise ConversionError(f"source {src} does not exist")
+    s, o = src.resolve(), out.resolve()
+    if o == s or (src.is_dir() and s in o.parents):
+        raise ConversionError(f"output {out} is the source or lies inside it; choose another directory")
+    if o.exists() and o.is_dir() and any(o.iterdir()) and not force:
+        raise ConversionError(f"output {out} exists and is not empty (use --force to write into it)")
+    if o.exists() and o.is_file() and src.is_dir():
+        raise ConversionError(f"output {out} is a file")
+
+
+def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
+    py, other, skipped = [], [], []
+    seen = set()
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        d = Path(dirpath)
+        dirnames[:] = sorted(n for n in dirnames if n not in ("__pycache__", ".git") and not (d / n).is_symlink())
+        for n in sorted(filenames):
+            p = d / n
+            if p.is_symlink():
+                skipped.append(f"{p.relative_to(src)}: symbolic link, not followed")
+                continue
+            key = p.resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            (py if n.endswith(".py") else other).append(p)
+    return py, other, skipped
+
+
+def convert_tree(src: Path, out: Path, force: bool = False, jobs: Optional[int] = None,
+                 progress: bool = False) -> TreeResult:
+    src, out = Path(src), Path(out)
+    _check_paths(src, out, force)
+    if src.is_file():
+        root = src.parent
+        py, other, skipped = ([src], [], []) if src.suffix == ".py" else ([], [src], [])
+        out_root = out.parent if out.suffix == ".py" else out
+        single_out = out if out.suffix == ".py" else out / src.name
+    else:
+        root = src
+        py, other, skipped = _walk(src)
+        out_root = out
+        single_out = None
+    texts: Dict[Path, str] = {}
+    results: List[FileResult] = []
+    for p in py:
+        rel = p.name if single_out else str(p.relative_to(root))
+        try:
+            size = p.stat().st_size
+            if size > MAX_FILE_BYTES:
+                results.append(FileResult(rel, "failed", reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB"))
+                continue
+            raw = p.read_bytes()
+            if b"\x00" in raw:
+                results.append(FileResult(rel, "failed", reason="binary file named .py"))
+                continue
+            texts[p] = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            results.append(FileResult(rel, "failed", reason="not UTF-8 text"))
+        except OSError as exc:
+            results.append(FileResult(rel, "failed", reason=f"unreadable: {exc.strerror or exc}"))
+    index = ProjectIndex(root, list(texts), texts)
+    work = [(p, p.name if single_out else str(p.relative_to(root)), texts[p]) for p in texts]
+    outputs: Dict[str, Optional[str]] = {}
+    n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    total_lines = sum(t.count("\n") for t in texts.values())
+    bar = _Progress(len(work), progress)
+    if n_jobs > 1 and len(work) > 8 and total_lines > 4000:
+        with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker, initargs=(index,)) as ex:
+            for res, code in ex.map(_convert_one, work, chunksize=4):
+                results.append(res)
+                outputs[res.rel] = code
+                bar.advance()
+    else:
+        _init_worker(index)
+        for item in work:
+            res, code = _convert_one(item)
+            results.append(res)
+            outputs[res.rel] = code
+            bar.advance()
+    bar.close()
+    # write
+    out_root.mkdir(parents=True, exist_ok=True)
+    compat_dirs = set()
+    for res in results:
+        dst = single_out if single_out else out_root / res.rel
+        src_file = src if single_out else root / res.rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        code = outputs.get(res.rel)
+        if code is not None:
+            dst.write_text(code, encoding="utf-8")
+        else:
+            try:
+                shutil.copyfile(src_file, dst)
+            except OSError as exc:
+                res.status = "failed"
+                res.reason = (res.reason + "; " if res.reason else "") + f"could not copy: {exc}"
+        if res.compat_dir is not None:
+            compat_dirs.add(res.compat_dir)
+    copied = 0
+    for p in other:
+        rel = p.relative_to(root)
+        dst = (out_root / p.name) if single_out else out_root / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(p, dst)
+            copied += 1
+        except OSError as exc:
+            results.append(FileResult(str(rel), "failed", reason=f"could not copy: {exc}"))
+    for s in skipped:
+        rel, _, why = s.partition(": ")
+        results.append(FileResult(rel, "failed", reason=why))
+    helper = compat_source()
+    for d in compat_dirs:
+        (out_root / d / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
+    if any(r.status == "converted" for r in results):
+        req = out_root / "requirements-mindspore.txt"
+        if not req.exists():
+            req.write_text("# written by msmigrate: what the converted code needs\n"
+                           "mindspore==2.10.0\nnumpy<2  # MindSpore's PyNative mode breaks with numpy 2\n",
+                           encoding="utf-8")
+    results.sort(key=lambda r: r.rel)
+    return TreeResult(src, out, results, copied)
+
+
+class _Progress:
+    """A rich progress bar on a terminal; silent otherwise."""
+
+    def __init__(self, total: int, enabled: bool):
+        self._p = None
+        if enabled and total > 20 and sys.stderr.isatty():
+            from rich.progress import Progress
+            self._p = Progress(transient=True)
+            self._p.start()
+            self._task = self._p.add_task("converting", total=total)
+
+    def advance(self):
+        if self._p is not None:
+            self._p.advance(self._task)
+
+    def close(self):
+        if self._p is not None:
+            self._p.stop()

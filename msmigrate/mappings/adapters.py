@@ -1,0 +1,11 @@
+"""Layer classes that torch code passes around as values (norm_layer=nn.BatchNorm2d)
+are called elsewhere with torch's arguments, where the converter cannot translate
+them. Such references become adapter subclasses in the emitted _ms_compat.py that
+take torch's arguments and build the MindSpore layer."""
+from __future__ import annotations
+
+from ..transformer import _ADAPTERS
+
+for _name in ("ReLU", "ReLU6", "SiLU", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "GELU",
+              "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential"):
+    _ADAPTERS[f"torch.nn.{_name}"] = f"_ms_compat.{_name}"

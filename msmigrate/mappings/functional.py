@@ -1,0 +1,748 @@
+"""torch.nn.functional -> classic mindspore.ops (they run on CPU, GPU and Ascend).
+
+`import torch.nn.functional as F; F.relu(x)` resolves to torch.nn.functional.relu,
+which is what these records are keyed on. Every record names the parity test in
+tests/parity/test_functional.py that runs it against torch (PyNative, GRAPH mode and,
+for differentiable ops, gradients).
+
+Rules of the house:
+- `inplace=` is dropped (MindSpore has no working in-place arithmetic on CPU); the
+  in-place spellings (`F.relu_`) are TODOs, since their callers rely on mutation.
+- Where MindSpore's op differs, the emitted code restores torch's semantics (defaults
+  passed explicitly, composed expressions), or the site becomes a TODO with the reason.
+- Composed expressions that need an argument more than once bind it once through an
+  immediately-called lambda (which GRAPH mode compiles) unless it is a plain name.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional, Sequence
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite
+from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+
+T = "tests/parity/test_functional.py"
+P = "torch.nn.functional."
+
+_SIMPLE = re.compile(r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|-?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|None|True|False)$")
+
+
+# ----------------------------------------------------------------------------- helpers
+def _literal(code: Optional[str]):
+    """The Python value of a literal argument, or raise ValueError."""
+    if code is None:
+        raise ValueError("absent")
+    import ast
+    return ast.literal_eval(code)
+
+
+def _lit_or(code: Optional[str], default=None):
+    try:
+        return _literal(code)
+    except (ValueError, SyntaxError, TypeError):
+        return default
+
+
+def _is_literal(code: Optional[str]) -> bool:
+    try:
+        _literal(code)
+        return True
+    except (ValueError, SyntaxError, TypeError):
+        return False
+
+
+def _given(b, name: str) -> bool:
+    """The argument is present and not the literal None."""
+    return b.has(name) and b.code(name) != "None"
+
+
+def _let(ctx, values: Dict[str, str], body: str) -> cst.BaseExpression:
+    """Emit `body` (a template with {name} slots). Values that are plain names or
+    literals are inlined; others are evaluated once through `(lambda name_: body)(value)`."""
+    params, args, subs = [], [], {}
+    for name, code in values.items():
+        if _SIMPLE.match(code.strip()) or _is_literal(code):
+            subs[name] = code.strip()
+        else:
+            params.append(name + "_")
+            args.append(code)
+            subs[name] = name + "_"
+    text = body
+    for name, code in subs.items():
+        text = text.replace("{" + name + "}", code)
+    if params:
+        text = f"(lambda {', '.join(params)}: {text})({', '.join(args)})"
+    return ctx.expr(text)
+
+
+def _need(b, name: str) -> str:
+    code = b.code(name)
+    if code is None:
+        raise UnsupportedSite(f"argument {name} is required")
+    return code
+
+
+def _reject(b, name: str, ok: Sequence[str], why: str) -> None:
+    if b.has(name) and b.code(name) not in ok:
+        raise UnsupportedSite(f"argument {name}={b.code(name)}: {why}")
+
+
+def _deprecated_reduction(b) -> None:
+    for n in ("size_average", "reduce"):
+        _reject(b, n, ("None",), "the deprecated size_average/reduce flags are not translated; use reduction=")
+        b.remove(n)
+
+
+def _tuple_elems(code: str, n: int):
+    """A literal int or n-tuple -> list of n element codes; None if not literal."""
+    v = _lit_or(code)
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return [str(v)] * n
+    if isinstance(v, (tuple, list)) and len(v) == n and all(isinstance(e, int) and not isinstance(e, bool) for e in v):
+        return [str(e) for e in v]
+    if isinstance(v, (tuple, list)) and len(v) == 1 and n == 1:
+        return [str(v[0])]
+    return None
+
+
+def _one(code: str) -> str:
+    """A 1-d size argument (int or 1-tuple) -> the int's code."""
+    v = _lit_or(code)
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        return repr(v[0])
+    return code
+
+
+# ----------------------------------------------------------------------------- activations
+_ACT = f"{T}::test_activations"
+
+
+def _simple(name, target, torch_args, ms_args, rename=None, drop=(), test=_ACT, **kw):
+    mapping(P + name, target, args=torch_args, target_args=ms_args, rename=rename or {}, drop=drop, test=test, **kw)
+
+
+_simple("relu", "mindspore.ops.relu", ("input", "inplace"), ("input",), drop=("inplace",),
+        note="inplace dropped (ops.relu's own inplace is never emitted)")
+_simple("relu6", "mindspore.ops.relu6", ("input", "inplace"), ("x",), {"input": "x"}, ("inplace",))
+_simple("celu", "mindspore.ops.celu", ("input", "alpha", "inplace"), ("x", "alpha"), {"input": "x"}, ("inplace",))
+_simple("silu", "mindspore.ops.silu", ("input", "inplace"), ("input",), drop=("inplace",))
+_simple("mish", "mindspore.ops.mish", ("input", "inplace"), ("x",), {"input": "x"}, ("inplace",))
+_simple("hardswish", "mindspore.ops.hardswish", ("input", "inplace"), ("input",), drop=("inplace",))
+_simple("hardsigmoid", "mindspore.ops.hardsigmoid", ("input", "inplace"), ("input",), drop=("inplace",))
+_simple("hardtanh", "mindspore.ops.hardtanh", ("input", "min_val", "max_val", "inplace"),
+        ("input", "min_val", "max_val"), drop=("inplace",))
+_simple("sigmoid", "mindspore.ops.sigmoid", ("input",), ("input",))
+_simple("tanh", "mindspore.ops.tanh", ("input",), ("input",))
+_simple("softplus", "mindspore.ops.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"))
+_simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})
+_simple("logsigmoid", "mindspore.ops.logsigmoid", ("input",), ("x",), {"input": "x"})
+_simple("prelu", "mindspore.ops.prelu", ("input", "weight"), ("input", "weight"))
+_simple("glu", "mindspore.ops.glu", ("input", "dim"), ("x", "axis"), {"input": "x", "dim": "axis"})
+_simple("gelu", "mindspore.ops.gelu", ("input", "approximate"), ("input", "approximate"),
+        note="approximate='none'/'tanh' as in torch")
+_simple("leaky_relu", "mindspore.ops.leaky_relu", ("input", "negative_slope", "inplace"), ("input", "alpha"),
+        {"negative_slope": "alpha"}, ("inplace",), extra={"alpha": "0.01"},
+        note="MindSpore's default slope is 0.2, torch's 0.01: passed explicitly")
+_simple("tanhshrink", "mindspore.ops.tanhshrink", ("input",), ("input",))
+_simple("hardshrink", "mindspore.ops.hardshrink", ("input", "lambd"), ("input", "lambd"))
+_simple("softshrink", "mindspore.ops.softshrink", ("input", "lambd"), ("input", "lambd"))
+_simple("threshold", "mindspore.ops.threshold", ("input", "threshold", "value", "inplace"),
+        ("input", "thr", "value"), {"threshold": "thr"}, ("inplace",))
+
+
+def _elu(ctx):
+    b = ctx.bound
+    b.remove("inplace")
+    alpha = b.code("alpha")
+    if alpha is None or _lit_or(alpha) == 1:
+        b.remove("alpha")
+        b.rename("input", "input_x")
+        return None
+    # MindSpore's Elu kernel only accepts alpha=1.0: compose torch's formula
+    return _let(ctx, {"input": _need(b, "input"), "alpha": alpha},
+                "ops.where({input} > 0, {input}, {alpha} * ops.expm1(ops.minimum({input}, 0.0)))")
+
+
+rule(P + "elu", "mindspore.ops.elu", args=("input", "alpha", "inplace"), target_args=("input_x",),
+     note="MindSpore's Elu only supports alpha=1.0; other alphas are composed as "
+          "where(x > 0, x, alpha * expm1(min(x, 0)))", test=_ACT)(_elu)
+
+_SELU_ALPHA, _SELU_SCALE = "1.6732632423543772", "1.0507009873554805"
+
+
+def _selu(ctx):
+    b = ctx.bound
+    return _let(ctx, {"input": _need(b, "input")},
+                f"{_SELU_SCALE} * ops.where({{input}} > 0, {{input}}, {_SELU_ALPHA} * ops.expm1(ops.minimum({{input}}, 0.0)))")
+
+
+rule(P + "selu", None, args=("input", "inplace"),
+     note="composed as scale * elu(x, alpha) with torch's constants: the gradient of MindSpore 2.10's ops.selu "
+          "is wrong for negative inputs on CPU", test=_ACT)(_selu)
+
+for _name in ("relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "celu_", "selu_", "rrelu_"):
+    mapping(P + _name, None, note="in-place activation: MindSpore has no in-place arithmetic; rewrite as "
+                                  "x = F." + _name[:-1] + "(x)", test=f"{T}::test_todo_sites")
+mapping(P + "rrelu", None, note="randomized leaky ReLU: MindSpore's rrelu has no training flag and draws a "
+                                "different random stream", test=f"{T}::test_todo_sites")
+
+
+# ----------------------------------------------------------------------------- softmax family
+_SM = f"{T}::test_softmax"
+
+
+def _softmax_rule(kind):
+    def r(ctx):
+        b = ctx.bound
+        if not _given(b, "dim"):
+            raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
+        b.remove("_stacklevel")
+        dtype = b.code("dtype") if _given(b, "dtype") else None
+        b.remove("dtype")
+        if kind == "log_softmax":
+            x = _need(b, "input")
+            if dtype:
+                x = f"ops.cast({x}, {dtype})"
+            return ctx.expr(f"ops.log_softmax({x}, {b.code('dim')})")
+        if dtype:
+            b.set("dtype", dtype)
+        b.rename("dim", "axis")
+        if kind == "softmin":
+            b.rename("input", "x")
+        return None
+    return r
+
+
+rule(P + "softmax", "mindspore.ops.softmax", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("input", "axis"), note="dim -> axis; implicit dim is not converted", test=_SM)(_softmax_rule("softmax"))
+rule(P + "softmin", "mindspore.ops.softmin", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("x", "axis"), note="dim -> axis; implicit dim is not converted", test=_SM)(_softmax_rule("softmin"))
+rule(P + "log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("logits", "axis"), note="dim -> axis; dtype= becomes a cast of the input; implicit dim is not converted",
+     test=_SM)(_softmax_rule("log_softmax"))
+
+
+def _normalize(ctx):
+    b = ctx.bound
+    _reject(b, "out", ("None",), "out= is not supported")
+    p = b.code("p") or "2.0"
+    dim = b.code("dim") or "1"
+    eps = b.code("eps") or "1e-12"
+    return _let(ctx, {"input": _need(b, "input")},
+                f"{{input}} / ops.clamp(ops.norm({{input}}, {p}, {dim}, keepdim=True), min={eps})")
+
+
+rule(P + "normalize", None, args=("input", "p", "dim", "eps", "out"),
+     note="input / clamp(norm(input, p, dim, keepdim=True), min=eps), torch's formula", test=_SM)(_normalize)
+
+
+# ----------------------------------------------------------------------------- linear, dropout
+_LIN = f"{T}::test_linear_dropout"
+_simple("linear", "mindspore.ops.dense", ("input", "weight", "bias"), ("input", "weight", "bias"), test=_LIN,
+        note="weight is (out, in) in both")
+_simple("bilinear", "mindspore.ops.bidense", ("input1", "input2", "weight", "bias"),
+        ("input1", "input2", "weight", "bias"), test=_LIN)
+for _name in ("dropout", "dropout1d", "dropout2d", "dropout3d"):
+    _simple(_name, f"mindspore.ops.{_name}", ("input", "p", "training", "inplace"), ("input", "p", "training"),
+            drop=("inplace",), test=_LIN,
+            note="p is the drop probability in both; the random stream differs from torch's" +
+                 ("" if _name == "dropout" else "; batched input only (torch also accepts unbatched)"))
+for _name in ("alpha_dropout", "feature_alpha_dropout"):
+    mapping(P + _name, None, note="no MindSpore alpha dropout", test=f"{T}::test_todo_sites")
+
+
+# ----------------------------------------------------------------------------- convolution
+_CONV = f"{T}::test_conv"
+
+
+def _conv_rule(ctx):
+    b = ctx.bound
+    p = b.code("padding")
+    if p is None or _lit_or(p) == 0:
+        b.remove("padding")      # MindSpore's functional conv defaults to pad_mode='valid', padding=0
+        return None
+    if p[0] in "'\"" and p.strip("'\"") in ("same", "valid"):
+        b.remove("padding")
+        b.set("pad_mode", p)
+        return None
+    b.set("pad_mode", "'pad'")   # an int or one value per spatial dim, as in torch
+    b.order.remove("padding")
+    b.order.append("padding")
+    b.positional["padding"] = False
+    return None
+
+
+_CONV_ARGS = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+for _d in (1, 2, 3):
+    rule(f"{P}conv{_d}d", f"mindspore.ops.conv{_d}d", args=_CONV_ARGS,
+         target_args=("input", "weight", "bias", "stride", "pad_mode", "padding", "dilation", "groups"),
+         note="padding -> pad_mode='pad' + padding (int or one value per spatial dim), or pad_mode='same'/'valid'; "
+              "a padding held in a variable must be numeric", test=_CONV)(_conv_rule)
+
+
+def _conv_transpose(nd):
+    def r(ctx):
+        b = ctx.bound
+        x, w = _need(b, "input"), _need(b, "weight")
+        dims = 2
+        vals = {}
+        for name, default in (("stride", "1"), ("padding", "0"), ("output_padding", "0"), ("dilation", "1")):
+            code = b.code(name) or default
+            el = _tuple_elems(code, nd)
+            if el is None:
+                raise UnsupportedSite(f"{name}={code} must be a literal int or tuple to be converted")
+            vals[name] = (["1"] + el if nd == 1 else el) if name in ("stride", "dilation") else (["0"] + el if nd == 1 else el)
+        g = b.code("groups") or "1"
+        s, p, op, d = vals["stride"], vals["padding"], vals["output_padding"], vals["dilation"]
+        xi, wi = ("ops.expand_dims({x}, 2)", "ops.expand_dims({w}, 2)") if nd == 1 else ("{x}", "{w}")
+        xs = lambda i: f"{{x}}.shape[{i}]" if nd == 2 else ("1" if i == 2 else f"{{x}}.shape[{i - 1}]")
+        ws = lambda i: f"{{w}}.shape[{i}]" if nd == 2 else ("1" if i == 2 else f"{{w}}.shape[{i - 1}]")
+        out_hw = [f"({xs(2 + i)} - 1) * {s[i]} - {2 * int(p[i])} + {d[i]} * ({ws(2 + i)} - 1) + {int(op[i]) + 1}"
+                  for i in range(dims)]
+        ksize = "{w}.shape[2:]" if nd == 2 else "(1, {w}.shape[2])"
+        body = (f"ops.Conv2DTranspose(out_channel={{w}}.shape[0], kernel_size={ksize}, pad_mode='pad', "
+                f"pad=({p[0]}, {p[0]}, {p[1]}, {p[1]}), stride=({s[0]}, {s[1]}), dilation=({d[0]}, {d[1]}), "
+                f"group={g})({xi}, {wi}, ({{x}}.shape[0], {{w}}.shape[1] * {g}, {out_hw[0]}, {out_hw[1]}))")
+        values = {"x": x, "w": w}
+        if _given(b, "bias"):
+            body = f"ops.bias_add({body}, {{bias}})"
+            values["bias"] = b.code("bias")
+        if nd == 1:
+            body = f"ops.squeeze({body}, 2)"
+        return _let(ctx, values, body)
+    return r
+
+
+for _d in (1, 2):
+    rule(f"{P}conv_transpose{_d}d", None,
+         args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+         note="ops.conv_transpose2d has no CPU kernel: emitted as the Conv2DTranspose primitive with torch's "
+              "output size (stride/padding/output_padding/dilation must be literals)" +
+              ("; 1-d runs as 2-d with a unit height" if _d == 1 else ""),
+         test=_CONV)(_conv_transpose(_d))
+mapping(P + "conv_transpose3d", None, note="not converted: no verified CPU path for a 3-d transposed convolution",
+        test=f"{T}::test_todo_sites")
+
+
+# ----------------------------------------------------------------------------- pooling
+_POOL = f"{T}::test_pool"
+_simple("max_pool2d", "mindspore.ops.max_pool2d",
+        ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"),
+        ("x", "kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"), {"input": "x"},
+        test=_POOL, note="stride=None means kernel_size in both; indices are int64 flat indices as in torch; "
+                         "batched (N, C, H, W) input only")
+
+
+def _max_pool1d(ctx):
+    b = ctx.bound
+    k = _one(_need(b, "kernel_size"))
+    s = _one(b.code("stride")) if _given(b, "stride") else k
+    pad = _one(b.code("padding") or "0")
+    dil = _one(b.code("dilation") or "1")
+    ceil = b.code("ceil_mode") or "False"
+    ri = b.code("return_indices") or "False"
+    if ri not in ("True", "False"):
+        raise UnsupportedSite("return_indices must be a literal True/False (the result's structure depends on it)")
+    call = (f"ops.max_pool2d(ops.expand_dims({{input}}, 2), (1, {k}), (1, {s}), (0, {pad}), (1, {dil}), "
+            f"return_indices={ri}, ceil_mode={ceil})")
+    if ri == "True":
+        return _let(ctx, {"input": _need(b, "input")},
+                    f"(lambda out_: (ops.squeeze(out_[0], 2), ops.squeeze(out_[1], 2)))({call})")
+    return _let(ctx, {"input": _need(b, "input")}, f"ops.squeeze({call}, 2)")
+
+
+rule(P + "max_pool1d", None, args=("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode",
+                                   "return_indices"),
+     note="runs as max_pool2d over a unit height (MindSpore has no functional max_pool1d); batched input only",
+     test=_POOL)(_max_pool1d)
+
+
+def _avg_pool(nd):
+    def r(ctx):
+        b = ctx.bound
+        if not _given(b, "stride"):
+            k = _need(b, "kernel_size")
+            b.remove("stride")
+            b.set("stride", k)     # torch's stride defaults to kernel_size, MindSpore's to 1
+        if b.has("divisor_override"):
+            if b.code("divisor_override") == "None":
+                b.remove("divisor_override")
+        b.rename("input", "input_x")
+        return None
+    return r
+
+
+rule(P + "avg_pool1d", "mindspore.ops.avg_pool1d",
+     args=("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
+     target_args=("input_x", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"),
+     note="stride defaults to kernel_size in torch and to 1 in MindSpore: always passed", test=_POOL)(_avg_pool(1))
+rule(P + "avg_pool2d", "mindspore.ops.avg_pool2d",
+     args=("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
+     target_args=("input_x", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
+     note="stride defaults to kernel_size in torch and to 1 in MindSpore: always passed; "
+          "batched (N, C, H, W) input only", test=_POOL)(_avg_pool(2))
+
+_simple("adaptive_avg_pool2d", "mindspore.ops.adaptive_avg_pool2d", ("input", "output_size"),
+        ("input", "output_size"), test=_POOL)
+_simple("adaptive_max_pool2d", "mindspore.ops.adaptive_max_pool2d", ("input", "output_size", "return_indices"),
+        ("input", "output_size", "return_indices"), test=_POOL)
+
+
+def _adaptive_1d(kind):
+    def r(ctx):
+        b = ctx.bound
+        n = _one(_need(b, "output_size"))
+        ri = b.code("return_indices") or "False"
+        if ri not in ("True", "False"):
+            raise UnsupportedSite("return_indices must be a literal True/False")
+        if kind == "avg":
+            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, 2), (1, {n})), 2)")
+        call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, 2), (1, {n}), {ri})"
+        if ri == "True":
+            return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], 2), ops.squeeze(out_[1], 2)))({call})")
+        return ctx.expr(f"ops.squeeze({call}, 2)")
+    return r
+
+
+rule(P + "adaptive_avg_pool1d", None, args=("input", "output_size"),
+     note="runs as adaptive_avg_pool2d over a unit height (MindSpore's adaptive_avg_pool1d needs the length to "
+          "divide evenly)", test=_POOL)(_adaptive_1d("avg"))
+rule(P + "adaptive_max_pool1d", None, args=("input", "output_size", "return_indices"),
+     note="runs as adaptive_max_pool2d over a unit height (MindSpore's adaptive_max_pool1d needs the length to "
+          "divide evenly)", test=_POOL)(_adaptive_1d("max"))
+
+
+# ----------------------------------------------------------------------------- resampling, padding
+_RES = f"{T}::test_interpolate"
+_MODES = ("nearest", "linear", "bilinear", "trilinear", "area", "nearest-exact")
+
+
+def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
+    b = ctx.bound
+    _reject(b, "antialias", ("False",), "antialiased resizing has no MindSpore counterpart")
+    b.remove("antialias")
+    mode_code = b.code("mode") or default_mode
+    mode = _lit_or(mode_code)
+    if not isinstance(mode, str):
+        raise UnsupportedSite(f"mode={mode_code} is not a literal string (bicubic would not be exact)")
+    if mode == "bicubic":
+        raise UnsupportedSite("MindSpore's bicubic resize (ResizeBicubic) uses the cubic coefficient -0.5, "
+                              "torch -0.75: values differ (by up to 0.25 on unit-variance data)")
+    if mode not in _MODES:
+        raise UnsupportedSite(f"mode {mode!r} is not converted")
+    if default_ac is not None and not b.has("align_corners"):
+        b.set("align_corners", default_ac)
+    if b.has("mode") or mode_code != "'nearest'":
+        b.set("mode", mode_code)
+    rc = b.code("recompute_scale_factor")
+    if _given(b, "scale_factor"):
+        sf = b.code("scale_factor")
+        v = _lit_or(sf)
+        vals = v if isinstance(v, (tuple, list)) else (v,)
+        integral = all(isinstance(e, (int, float)) and not isinstance(e, bool) and float(e).is_integer() and e > 0
+                       for e in vals)
+        ac = b.code("align_corners")
+        if rc == "True" or mode == "area":
+            pass   # torch computes the output size first and samples on that grid: what MindSpore does
+        elif integral:
+            pass   # for integer factors torch's 1/scale_factor grid and the output-size grid coincide
+        elif ac == "True" and mode in ("linear", "bilinear", "trilinear"):
+            pass   # align_corners=True samples on (in - 1) / (out - 1) whatever the factor
+        else:
+            raise UnsupportedSite(
+                f"scale_factor={sf}: MindSpore samples on the output-size grid (torch's recompute_scale_factor=True); "
+                "torch by default uses 1/scale_factor, which differs unless the factor is an integer literal. "
+                "Pass size=, an integer factor, or recompute_scale_factor=True")
+        if isinstance(v, (tuple, list)):
+            b.set("scale_factor", "(" + ", ".join(repr(float(e)) for e in v) + ("," if len(v) == 1 else "") + ")")
+        elif isinstance(v, (int, float)):
+            b.set("scale_factor", repr(float(v)))
+        if mode not in ("area",):
+            b.set("recompute_scale_factor", "True")
+    elif rc is not None and rc != "True":
+        b.remove("recompute_scale_factor")
+    return None
+
+
+_INTERP_ARGS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias")
+_INTERP_MS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor")
+_INTERP_NOTE = ("exact for size=, integer scale factors, recompute_scale_factor=True and align_corners=True; "
+                "fractional or variable scale factors, bicubic and antialias are TODOs")
+rule(P + "interpolate", "mindspore.ops.interpolate", args=_INTERP_ARGS, target_args=_INTERP_MS,
+     note=_INTERP_NOTE, test=_RES)(_interpolate)
+rule(P + "upsample", "mindspore.ops.interpolate", args=_INTERP_ARGS[:5], target_args=_INTERP_MS,
+     note=_INTERP_NOTE, test=_RES)(_interpolate)
+rule(P + "upsample_nearest", "mindspore.ops.interpolate", args=("input", "size", "scale_factor"),
+     target_args=_INTERP_MS, note=_INTERP_NOTE, test=_RES)(lambda ctx: _interpolate(ctx, "'nearest'"))
+rule(P + "upsample_bilinear", "mindspore.ops.interpolate", args=("input", "size", "scale_factor"),
+     target_args=_INTERP_MS, note=_INTERP_NOTE + "; align_corners=True as in torch",
+     test=_RES)(lambda ctx: _interpolate(ctx, "'bilinear'", "True"))
+
+
+_simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
+        {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad",
+        note="reflect/replicate/circular pad the last 1, 2 or 3 dims of a 2-3, 3-4 or 4-5-d input (as torch)")
+_simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_factor"), ("input", "upscale_factor"),
+        test=f"{T}::test_unfold_shuffle")
+_simple("pixel_unshuffle", "mindspore.ops.pixel_unshuffle", ("input", "downscale_factor"),
+        ("input", "downscale_factor"), test=f"{T}::test_unfold_shuffle")
+_simple("unfold", "mindspore.ops.unfold", ("input", "kernel_size", "dilation", "padding", "stride"),
+        ("input", "kernel_size", "dilation", "padding", "stride"), test=f"{T}::test_unfold_shuffle",
+        note="batched (N, C, H, W) input only")
+
+
+def _fold(ctx):
+    b = ctx.bound
+    os_ = _need(b, "output_size")
+    v = _lit_or(os_)
+    if isinstance(v, int) and not isinstance(v, bool):
+        os_ = f"({v}, {v})"
+    b.set("output_size", f"ms.Tensor({os_}, ms.int32)")
+    return None
+
+
+rule(P + "fold", "mindspore.ops.fold", args=("input", "output_size", "kernel_size", "dilation", "padding", "stride"),
+     target_args=("input", "output_size", "kernel_size", "dilation", "padding", "stride"),
+     note="output_size is passed as an int32 Tensor; a variable output_size must be a pair",
+     test=f"{T}::test_unfold_shuffle")(_fold)
+
+
+def _grid_sample(ctx):
+    b = ctx.bound
+    mode = b.code("mode")
+    if mode is not None and _lit_or(mode) not in ("bilinear", "nearest"):
+        raise UnsupportedSite(f"mode={mode}: MindSpore's grid_sample has bilinear and nearest only")
+    if not _given(b, "align_corners"):
+        b.remove("align_corners")
+        b.set("align_corners", "False")
+    return None
+
+
+rule(P + "grid_sample", "mindspore.ops.grid_sample", args=("input", "grid", "mode", "padding_mode", "align_corners"),
+     target_args=("input", "grid", "mode", "padding_mode", "align_corners"),
+     note="bilinear/nearest with zeros/border/reflection padding; align_corners passed explicitly (torch: False)",
+     test=f"{T}::test_grid_sample")(_grid_sample)
+
+
+def _affine_grid(ctx):
+    b = ctx.bound
+    if not _given(b, "align_corners"):
+        b.remove("align_corners")
+        b.set("align_corners", "False")
+    return None
+
+
+rule(P + "affine_grid", "mindspore.ops.affine_grid", args=("theta", "size", "align_corners"),
+     target_args=("theta", "size", "align_corners"), test=f"{T}::test_grid_sample")(_affine_grid)
+
+
+# ----------------------------------------------------------------------------- normalisation, embedding
+_NORM = f"{T}::test_norms"
+
+
+def _layer_norm(ctx):
+    b = ctx.bound
+    shape = _need(b, "normalized_shape")
+    v = _lit_or(shape)
+    if isinstance(v, int) and not isinstance(v, bool):
+        shape, k = f"({v},)", str(1)
+    elif isinstance(v, (tuple, list)):
+        shape, k = shape, str(len(v))
+    else:
+        k = f"len({{shape}})"
+    eps = b.code("eps") or "1e-05"
+    w = "{weight}" if _given(b, "weight") else "ops.ones({shape}, {input}.dtype)"
+    bias = "{bias}" if _given(b, "bias") else "ops.zeros({shape}, {input}.dtype)"
+    values = {"input": _need(b, "input"), "shape": shape}
+    if _given(b, "weight"):
+        values["weight"] = b.code("weight")
+    if _given(b, "bias"):
+        values["bias"] = b.code("bias")
+    axis = f"{{input}}.ndim - {k}"
+    return _let(ctx, values, f"ops.LayerNorm({axis}, {axis}, {eps})({{input}}, {w}, {bias})[0]")
+
+
+rule(P + "layer_norm", None, args=("input", "normalized_shape", "weight", "bias", "eps"),
+     note="ops.layer_norm has no CPU kernel: the LayerNorm primitive over the last len(normalized_shape) axes, "
+          "ones/zeros standing in for a missing weight/bias", test=_NORM)(_layer_norm)
+_simple("group_norm", "mindspore.ops.group_norm", ("input", "num_groups", "weight", "bias", "eps"),
+        ("input", "num_groups", "weight", "bias", "eps"), test=_NORM)
+
+
+def _batch_norm(ctx):
+    b = ctx.bound
+    rv = _need(b, "running_var")
+    if not _given(b, "running_mean") or not _given(b, "running_var"):
+        raise UnsupportedSite("batch_norm without running statistics is not converted")
+    for name, fill in (("weight", "ones_like"), ("bias", "zeros_like")):
+        if not _given(b, name):
+            b.remove(name)
+            b.set(name, f"ops.{fill}({rv})")
+    # keep torch's positional order for the arguments that follow
+    for name in ("training", "momentum", "eps"):
+        if name in b.order:
+            b.order.remove(name)
+            b.order.append(name)
+            b.positional[name] = False
+    b.rename("input", "input_x")
+    return None
+
+
+rule(P + "batch_norm", "mindspore.ops.batch_norm",
+     args=("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
+     target_args=("input_x", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
+     note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here; with training=True the "
+          "running statistics are updated in place as in torch", test=_NORM)(_batch_norm)
+
+
+def _embedding(ctx):
+    b = ctx.bound
+    _reject(b, "max_norm", ("None",), "max_norm renormalises the weight in place; not converted")
+    _reject(b, "scale_grad_by_freq", ("False",), "gradient scaling by frequency has no MindSpore counterpart")
+    idx, w = _need(b, "input"), _need(b, "weight")
+    if not _given(b, "padding_idx"):
+        return ctx.expr(f"ops.gather({w}, {idx}, 0)")
+    # torch: the padding row receives no gradient
+    pad = b.code("padding_idx")
+    return _let(ctx, {"weight": w, "pad": pad},
+                f"ops.gather(ops.where(ops.expand_dims(ops.arange({{weight}}.shape[0]) == {{pad}} % {{weight}}.shape[0], 1), "
+                f"ops.stop_gradient({{weight}}), {{weight}}), {idx}, 0)")
+
+
+rule(P + "embedding", None,
+     args=("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+     note="ops.embedding has no CPU kernel: a gather of weight rows; padding_idx rows get no gradient as in "
+          "torch; sparse is ignored", test=_NORM)(_embedding)
+
+
+def _one_hot(ctx):
+    b = ctx.bound
+    n = b.code("num_classes")
+    if n is None or _lit_or(n) == -1:
+        raise UnsupportedSite("num_classes=-1 infers the class count from the data (max + 1), a data-dependent "
+                              "shape: pass num_classes")
+    return ctx.expr(f"ops.one_hot({_need(b, 'tensor')}, {n})")
+
+
+rule(P + "one_hot", None, args=("tensor", "num_classes"),
+     note="int64 result as in torch; num_classes must be given", test=_NORM)(_one_hot)
+
+
+# ----------------------------------------------------------------------------- losses
+_LOSS = f"{T}::test_losses"
+
+
+def _loss_rule(ms_first=None, extra_checks=None):
+    def r(ctx):
+        b = ctx.bound
+        _deprecated_reduction(b)
+        if extra_checks:
+            out = extra_checks(ctx)
+            if out is not None:
+                return out
+        if ms_first:
+            for old, new in ms_first.items():
+                b.rename(old, new)
+        return None
+    return r
+
+
+_CE_ARGS = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
+rule(P + "cross_entropy", "mindspore.ops.cross_entropy", args=_CE_ARGS,
+     target_args=("input", "target", "weight", "ignore_index", "reduction", "label_smoothing"),
+     note="class indices or probabilities, weight, ignore_index, label_smoothing as in torch", test=_LOSS)(_loss_rule())
+rule(P + "nll_loss", "mindspore.ops.nll_loss", args=_CE_ARGS[:-1],
+     target_args=("inputs", "target", "weight", "ignore_index", "reduction"), test=_LOSS)(
+    _loss_rule({"input": "inputs"}))
+
+
+def _no_weight(ctx):
+    _reject(ctx.bound, "weight", ("None",), "MindSpore's loss has no weight argument")
+    ctx.bound.remove("weight")
+    return None
+
+
+for _name in ("mse_loss", "l1_loss"):
+    rule(P + _name, f"mindspore.ops.{_name}", args=("input", "target", "size_average", "reduce", "reduction", "weight"),
+         target_args=("input", "target", "reduction"), test=_LOSS)(_loss_rule(extra_checks=_no_weight))
+
+
+def _smooth_l1_checks(ctx):
+    b = ctx.bound
+    if not b.has("reduction"):
+        b.set("reduction", "'mean'")   # MindSpore's smooth_l1_loss defaults to 'none'
+    if b.has("beta") and _lit_or(b.code("beta")) == 0:
+        # torch falls back to l1_loss; MindSpore's beta=0 path has no CPU kernel
+        return ctx.expr(f"ops.l1_loss({_need(b, 'input')}, {_need(b, 'target')}, reduction={b.code('reduction')})")
+    return None
+
+
+rule(P + "smooth_l1_loss", "mindspore.ops.smooth_l1_loss",
+     args=("input", "target", "size_average", "reduce", "reduction", "beta"),
+     target_args=("input", "target", "beta", "reduction"),
+     note="MindSpore defaults to reduction='none': passed explicitly; beta=0 becomes l1_loss", test=_LOSS)(
+    _loss_rule(extra_checks=_smooth_l1_checks))
+def _bce_checks(ctx):
+    b = ctx.bound
+    if not _given(b, "weight"):
+        return None
+    # MindSpore 2.10 reads past a weight that is only broadcastable (silently wrong values): expand it
+    red = f", reduction={b.code('reduction')}" if b.has("reduction") else ""
+    return _let(ctx, {"input": _need(b, "input"), "target": _need(b, "target"), "weight": b.code("weight")},
+                "ops.binary_cross_entropy({input}, {target}, ops.broadcast_to({weight}, {input}.shape)" + red + ")")
+
+
+rule(P + "binary_cross_entropy", "mindspore.ops.binary_cross_entropy",
+     args=("input", "target", "weight", "size_average", "reduce", "reduction"),
+     target_args=("logits", "labels", "weight", "reduction"),
+     note="a weight is broadcast to the input's shape first (MindSpore 2.10 mis-reads a broadcastable weight)",
+     test=_LOSS)(_loss_rule({"input": "logits", "target": "labels"}, extra_checks=_bce_checks))
+rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits",
+     args=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
+     target_args=("input", "target", "weight", "pos_weight", "reduction"), test=_LOSS)(_loss_rule())
+
+
+def _kl_checks(ctx):
+    _reject(ctx.bound, "log_target", ("False",), "log_target=True is not converted")
+    ctx.bound.remove("log_target")
+    return None
+
+
+rule(P + "kl_div", "mindspore.ops.kl_div", args=("input", "target", "size_average", "reduce", "reduction", "log_target"),
+     target_args=("logits", "labels", "reduction"),
+     note="'mean' averages over all elements as in torch; 'batchmean' supported", test=_LOSS)(
+    _loss_rule({"input": "logits", "target": "labels"}, extra_checks=_kl_checks))
+
+
+# ----------------------------------------------------------------------------- distances
+_DIST = f"{T}::test_distances"
+
+
+def _cosine_similarity(ctx):
+    b = ctx.bound
+    dim = b.code("dim") or "1"
+    eps = b.code("eps") or "1e-08"
+    return _let(ctx, {"x1": _need(b, "x1"), "x2": _need(b, "x2")},
+                f"ops.sum({{x1}} / ops.clamp(ops.norm({{x1}}, 2, {dim}, keepdim=True), min={eps}) * "
+                f"({{x2}} / ops.clamp(ops.norm({{x2}}, 2, {dim}, keepdim=True), min={eps})), {dim})")
+
+
+rule(P + "cosine_similarity", None, args=("x1", "x2", "dim", "eps"),
+     note="composed as torch computes it: each input divided by its norm clamped to eps (ops.cosine_similarity "
+          "clamps the product of the norms instead)", test=_DIST)(_cosine_similarity)
+
+
+def _pairwise_distance(ctx):
+    b = ctx.bound
+    p = b.code("p") or "2.0"
+    eps = b.code("eps") or "1e-06"
+    keep = b.code("keepdim") or "False"
+    return ctx.expr(f"ops.norm({_need(b, 'x1')} - {_need(b, 'x2')} + {eps}, {p}, -1, keepdim={keep})")
+
+
+rule(P + "pairwise_distance", None, args=("x1", "x2", "p", "eps", "keepdim"),
+     note="norm(x1 - x2 + eps, p, dim=-1), torch's formula", test=_DIST)(_pairwise_distance)

@@ -1,0 +1,440 @@
+"""torch.nn layer classes -> classic mindspore.nn layers (they run on CPU, GPU and Ascend)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite
+from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+
+T = "tests/parity/test_layers.py"
+_NO_DEVICE = ("device", "dtype")
+
+
+# ------------------------------------------------------------------ conv
+def _literal_int(code: str) -> bool:
+    try:
+        return isinstance(eval(code, {"__builtins__": {}}, {}), int)
+    except Exception:
+        return False
+
+
+def _conv_padding(ctx, ndim: int) -> None:
+    """torch `padding` -> MindSpore `pad_mode` + `padding` (pitfall 1: MS defaults to 'same')."""
+    b = ctx.bound
+    pm = b.code("padding_mode")
+    if pm is not None:
+        if pm.strip("'\"") != "zeros":
+            raise UnsupportedSite(f"padding_mode={pm}: pad explicitly with nn.Pad before the conv")
+        b.remove("padding_mode")
+    p = b.code("padding")
+    if p is None or p == "0":
+        b.remove("padding")
+        b.set("pad_mode", "'valid'")
+        return
+    if p.strip("'\"") in ("same", "valid") and p[0] in "'\"":
+        b.remove("padding")
+        b.set("pad_mode", p)
+        return
+    b.set("pad_mode", "'pad'")
+    value = b.value("padding")
+    if isinstance(value, cst.Tuple) and len(value.elements) == ndim:
+        parts = [ctx.tr_code(e.value) for e in value.elements]
+        if ndim == 1:
+            b.set("padding", parts[0])
+        else:
+            b.set("padding", "(" + ", ".join(x for x in parts for _ in (0, 1)) + ")")
+    elif _literal_int(p) or isinstance(value, (cst.BinaryOperation, cst.UnaryOperation, cst.Integer)):
+        pass  # an int: same meaning once pad_mode='pad'
+    else:
+        # only known at run time: an int, a tuple, or 'same'/'valid'
+        b.set("pad_mode", f"_ms_compat.conv_pad_mode({p})")
+        b.set("padding", f"_ms_compat.conv_padding({p}, {ndim})")
+        ctx.tr.uses_compat = True
+    # padding must follow pad_mode in the emitted call
+    b.order.remove("padding")
+    b.order.append("padding")
+    b.positional["padding"] = False
+
+
+def _literal(code):
+    try:
+        return eval(code, {"__builtins__": {}}, {})
+    except Exception:
+        return None
+
+
+def _per_dim(v, ndim):
+    if isinstance(v, int):
+        return [v] * ndim
+    if isinstance(v, (tuple, list)) and len(v) == ndim and all(isinstance(x, int) for x in v):
+        return list(v)
+    return None
+
+
+def _output_padding(ctx, ndim: int) -> bool:
+    """torch output_padding on a transposed conv. MindSpore's output_padding fills the extra
+    rows with zeros, while torch computes them: the same result is a smaller crop at the end,
+    i.e. asymmetric padding (p, p - output_padding) per dim. Returns True when handled."""
+    b = ctx.bound
+    op = b.code("output_padding")
+    if op is None:
+        return False
+    b.remove("output_padding")
+    if _literal(op) == 0:
+        return False
+    if ndim == 1:
+        raise UnsupportedSite("output_padding: MindSpore's Conv1dTranspose takes one symmetric padding only")
+    p = b.code("padding")
+    if p is not None and p.strip("'\"") in ("same", "valid") and p[0] in "'\"":
+        raise UnsupportedSite("output_padding together with string padding")
+    p_val = 0 if p is None else _literal(p)
+    ps, ops_ = _per_dim(p_val, ndim), _per_dim(_literal(op), ndim)
+    b.set("pad_mode", "'pad'")
+    if ps is not None and ops_ is not None:
+        if any(o > q for o, q in zip(ops_, ps)):
+            raise UnsupportedSite(f"output_padding={op} larger than padding={p or 0}: the extra rows hold "
+                                  "only the bias in torch; MindSpore cannot crop less than nothing")
+        b.set("padding", "(" + ", ".join(f"{q}, {q - o}" for q, o in zip(ps, ops_)) + ")")
+    else:
+        b.set("padding", f"_ms_compat.conv_transpose_padding({p or 0}, {op}, {ndim})")
+        ctx.tr.uses_compat = True
+    b.order.remove("padding")
+    b.order.append("padding")
+    b.positional["padding"] = False
+    return True
+
+
+def _conv_rule(ndim: int, transpose: bool = False):
+    def conv(ctx):
+        if not (transpose and _output_padding(ctx, ndim)):
+            _conv_padding(ctx, ndim)
+        b = ctx.bound
+        if ndim == 1:
+            # classic 1d layers take ints only: torch's one-element tuples are unpacked
+            for n in ("kernel_size", "stride", "dilation"):
+                v = b.value(n)
+                if isinstance(v, cst.Tuple) and len(v.elements) == 1:
+                    b.set(n, ctx.tr_code(v.elements[0].value))
+        for n in _NO_DEVICE:
+            b.remove(n)
+        if not b.has("bias"):
+            b.set("has_bias", "True")
+        b.rename("bias", "has_bias")
+        b.rename("groups", "group")
+        return None
+    return conv
+
+
+_CONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation",
+              "groups", "bias", "padding_mode", "device", "dtype")
+_MS_CONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
+                 "dilation", "group", "has_bias")
+_CONV_NOTE = ("padding -> pad_mode='pad'/'valid'/'same' + padding (MindSpore defaults to 'same'); "
+              "bias -> has_bias (MindSpore defaults to False); groups -> group")
+for _nd, _name in ((1, "Conv1d"), (2, "Conv2d"), (3, "Conv3d")):
+    rule(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=_CONV_ARGS, target_args=_MS_CONV_ARGS,
+         note=_CONV_NOTE + ("; weight is stored (out, in, 1, k)" if _nd == 1 else ""),
+         test=f"{T}::test_conv")(_conv_rule(_nd))
+
+_TCONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
+               "groups", "bias", "dilation", "padding_mode", "device", "dtype")
+_MS_TCONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding")
+for _nd, _name, _ms in ((1, "ConvTranspose1d", "Conv1dTranspose"), (2, "ConvTranspose2d", "Conv2dTranspose"),
+                        (3, "ConvTranspose3d", "Conv3dTranspose")):
+    rule(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=_TCONV_ARGS, target_args=_MS_TCONV_ARGS,
+         note=_CONV_NOTE + "; output_padding -> asymmetric padding (p, p - output_padding) per dim "
+         "(MindSpore's own output_padding zero-fills instead of computing those rows)",
+         test=f"{T}::test_conv_transpose")(_conv_rule(_nd, transpose=True))
+
+
+# ------------------------------------------------------------------ pooling
+def _pool_rule(has_dilation: bool):
+    def pool(ctx):
+        b = ctx.bound
+        if not b.has("stride") or b.code("stride") == "None":
+            # torch's stride defaults to kernel_size, MindSpore's to 1 (pitfall 7)
+            k = b.code("kernel_size")
+            if k is None:
+                raise UnsupportedSite("kernel_size is required")
+            b.set("stride", k)
+        b.set("pad_mode", "'pad'")
+        for n in ("padding", "dilation", "return_indices", "ceil_mode", "count_include_pad", "divisor_override"):
+            if n in b.order:
+                b.order.remove(n)
+                b.order.append(n)
+                b.positional[n] = False
+        return None
+    return pool
+
+
+_MAXPOOL_ARGS = ("kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode")
+_AVGPOOL_ARGS = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
+_POOL_NOTE = "stride defaults to kernel_size in torch and to 1 in MindSpore: always passed; pad_mode='pad'"
+for _d in ("1d", "2d", "3d"):
+    rule(f"torch.nn.MaxPool{_d}", f"mindspore.nn.MaxPool{_d}", args=_MAXPOOL_ARGS,
+         target_args=("kernel_size", "stride", "pad_mode", "padding", "dilation", "return_indices", "ceil_mode"),
+         note=_POOL_NOTE, test=f"{T}::test_pool")(_pool_rule(True))
+    rule(f"torch.nn.AvgPool{_d}", f"mindspore.nn.AvgPool{_d}", args=_AVGPOOL_ARGS,
+         target_args=("kernel_size", "stride", "pad_mode", "padding", "ceil_mode", "count_include_pad"),
+         note=_POOL_NOTE, test=f"{T}::test_pool")(_pool_rule(False))
+    mapping(f"torch.nn.AdaptiveAvgPool{_d}", f"mindspore.nn.AdaptiveAvgPool{_d}", args=("output_size",),
+            target_args=("output_size",), test=f"{T}::test_pool")
+    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"mindspore.nn.AdaptiveMaxPool{_d}",
+            args=("output_size", "return_indices"), target_args=("output_size", "return_indices"),
+            test=f"{T}::test_pool")
+
+
+# ------------------------------------------------------------------ linear & norm
+mapping("torch.nn.Linear", "mindspore.nn.Dense",
+        args=("in_features", "out_features", "bias", "device", "dtype"),
+        target_args=("in_channels", "out_channels"),
+        rename={"in_features": "in_channels", "out_features": "out_channels", "bias": "has_bias"},
+        drop=_NO_DEVICE, note="Linear -> Dense; bias -> has_bias; weight (out, in) in both",
+        test=f"{T}::test_linear")
+mapping("torch.nn.Identity", "mindspore.nn.Identity", test=f"{T}::test_activations")
+mapping("torch.nn.Flatten", "mindspore.nn.Flatten", args=("start_dim", "end_dim"),
+        target_args=("start_dim", "end_dim"), test=f"{T}::test_activations")
+
+_BN_ARGS = ("num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype")
+
+
+def _batch_norm(ctx):
+    # track_running_stats known only at run time: False means batch statistics in eval too
+    trs = ctx.bound.code("track_running_stats")
+    if trs is not None and trs not in ("True", "False"):
+        ctx.bound.set("track_running_stats", f"None if {trs} else True")
+    return None
+
+
+for _d in ("1d", "2d", "3d"):
+    rule(f"torch.nn.BatchNorm{_d}", f"mindspore.nn.BatchNorm{_d}", args=_BN_ARGS,
+            target_args=("num_features", "eps", "momentum", "affine"),
+            transforms={"momentum": "1 - {v}"},
+            values={"track_running_stats": {"False": "True", "True": "None"}},
+            rename={"track_running_stats": "use_batch_statistics"}, drop=_NO_DEVICE,
+            unsupported_values={"momentum": ("None",)},
+            status=DIFFERENCE,
+            note="momentum is 1 - torch momentum (MindSpore weights the old value); "
+                 "params gamma/beta/moving_mean/moving_variance",
+            test=f"{T}::test_batchnorm")(_batch_norm)
+
+
+def _layer_norm(ctx):
+    b = ctx.bound
+    for n in _NO_DEVICE:
+        b.remove(n)
+    shape = b.value("normalized_shape")
+    if shape is None:
+        raise UnsupportedSite("normalized_shape is required")
+    eps = b.code("eps") or "1e-05"
+    affine = b.code("elementwise_affine")
+    bias = b.code("bias")
+    one_dim = isinstance(shape, cst.Integer) or _literal_int(ctx.code("normalized_shape")) or (
+        isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) == 1)
+    if one_dim and affine in (None, "True") and bias in (None, "True"):
+        dims = f"({ctx.code('normalized_shape')},)" if not isinstance(shape, (cst.Tuple, cst.List)) \
+            else ctx.code("normalized_shape")
+        return ctx.expr(f"nn.LayerNorm({dims}, epsilon={eps})")
+    extra = "".join(f", {n}={b.code(n)}" for n in ("elementwise_affine", "bias") if b.has(n))
+    return ctx.expr(f"_ms_compat.LayerNorm({ctx.code('normalized_shape')}, eps={eps}{extra})")
+
+
+rule("torch.nn.LayerNorm", "mindspore.nn.LayerNorm",
+     args=("normalized_shape", "eps", "elementwise_affine", "bias", "device", "dtype"),
+     note="epsilon default differs (MindSpore 1e-7, torch 1e-5): passed explicitly; one normalised dim -> "
+          "nn.LayerNorm((n,), epsilon=eps); several dims, a shape known only at run time, or no affine/bias "
+          "-> _ms_compat.LayerNorm (an nn.LayerNorm subclass with torch's arguments); params gamma/beta",
+     test=f"{T}::test_norms")(_layer_norm)
+mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
+        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype"),
+        target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
+        note="params gamma/beta", test=f"{T}::test_norms")
+
+
+def _instance_norm(ctx):
+    b = ctx.bound
+    n = b.code("num_features")
+    if n is None:
+        raise UnsupportedSite("num_features is required")
+    trs = b.code("track_running_stats")
+    if trs not in (None, "False"):
+        raise UnsupportedSite("track_running_stats: running statistics are not kept by this conversion")
+    eps = b.code("eps") or "1e-05"
+    affine = b.code("affine") or "False"
+    return ctx.expr(f"nn.GroupNorm({n}, {n}, eps={eps}, affine={affine})")
+
+
+for _d in ("1d", "2d", "3d"):
+    rule(f"torch.nn.InstanceNorm{_d}", "mindspore.nn.GroupNorm",
+         args=("num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+         note="MindSpore's InstanceNorm has no CPU kernel: GroupNorm with one group per channel computes the "
+              "same normalisation on every backend; affine defaults to False as in torch (passed explicitly); "
+              "params gamma/beta", test=f"{T}::test_norms")(_instance_norm)
+
+# ------------------------------------------------------------------ dropout
+for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d"):
+    mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("p", "inplace"), target_args=(),
+            drop=("inplace",), extra={"p": "0.5"},
+            note="p is the drop probability in both when passed as p= (the old keep_prob is the opposite)",
+            test=f"{T}::test_dropout")
+mapping("torch.nn.AlphaDropout", None, note="no MindSpore AlphaDropout")
+
+# ------------------------------------------------------------------ activations
+for _name, _ms in (("ReLU", "ReLU"), ("ReLU6", "ReLU6"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"),
+                   ("Hardsigmoid", "HSigmoid"), ("Mish", "Mish")):
+    mapping(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=("inplace",), drop=("inplace",),
+            note="no inplace argument in MindSpore", test=f"{T}::test_activations")
+for _name in ("Sigmoid", "Tanh", "Softsign", "Tanhshrink", "LogSigmoid"):
+    mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", test=f"{T}::test_activations")
+mapping("torch.nn.GELU", "mindspore.nn.GELU", args=("approximate",), target_args=(),
+        values={"approximate": {"'none'": "False", '"none"': "False", "'tanh'": "True", '"tanh"': "True"}},
+        extra={"approximate": "False"},
+        note="MindSpore defaults to the tanh approximation; torch to the exact erf form: passed explicitly",
+        test=f"{T}::test_activations")
+mapping("torch.nn.LeakyReLU", "mindspore.nn.LeakyReLU", args=("negative_slope", "inplace"),
+        target_args=("alpha",), rename={"negative_slope": "alpha"}, drop=("inplace",),
+        extra={"alpha": "0.01"}, note="default slope 0.2 in MindSpore, 0.01 in torch: passed explicitly",
+        test=f"{T}::test_activations")
+
+
+def _elu(ctx):
+    b = ctx.bound
+    b.remove("inplace")
+    alpha = b.code("alpha")
+    if alpha is None or _literal(alpha) == 1:
+        return ctx.expr("nn.ELU()")
+    return ctx.expr(f"_ms_compat.ELU({alpha})")
+
+
+rule("torch.nn.ELU", "mindspore.nn.ELU", args=("alpha", "inplace"),
+     note="MindSpore's ELU kernel only accepts alpha=1.0: other slopes use _ms_compat.ELU",
+     test=f"{T}::test_activations")(_elu)
+mapping("torch.nn.Hardtanh", "mindspore.nn.Hardtanh", args=("min_val", "max_val", "inplace"),
+        target_args=("min_val", "max_val"), drop=("inplace",), test=f"{T}::test_activations")
+mapping("torch.nn.PReLU", "mindspore.nn.PReLU", args=("num_parameters", "init", "device", "dtype"),
+        target_args=("channel", "w"), rename={"num_parameters": "channel", "init": "w"}, drop=_NO_DEVICE,
+        note="parameter is named w", test=f"{T}::test_activations")
+
+
+def _softmax(ms_name):
+    def r(ctx):
+        b = ctx.bound
+        if not b.has("dim") or b.code("dim") == "None":
+            raise UnsupportedSite("implicit dim: pass dim explicitly (torch picks it from the input's rank)")
+        b.rename("dim", "axis")
+        return None
+    return r
+
+
+for _name in ("Softmax", "LogSoftmax"):
+    rule(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("dim",), target_args=("axis",),
+         note="dim -> axis", test=f"{T}::test_activations")(_softmax(_name))
+
+# ------------------------------------------------------------------ containers
+mapping("torch.nn.Sequential", "mindspore.nn.SequentialCell",
+        note="SequentialCell takes cells, a list or an OrderedDict; children keep their names",
+        test=f"{T}::test_containers")
+
+
+def _positional_modules(ctx):
+    # CellList/CellDict take the cells positionally only (a modules= keyword is silently ignored)
+    if ctx.bound.has("modules"):
+        ctx.bound.positional["modules"] = True
+    return None
+
+
+rule("torch.nn.ModuleList", "mindspore.nn.CellList", args=("modules",), target_args=("modules",),
+     note="the cells are passed positionally", test=f"{T}::test_containers")(_positional_modules)
+rule("torch.nn.ModuleDict", "mindspore.nn.CellDict", args=("modules",), target_args=("modules",),
+     note="the cells are passed positionally", test=f"{T}::test_containers")(_positional_modules)
+
+# ------------------------------------------------------------------ embedding, attention, recurrent
+def _embedding(ctx):
+    b = ctx.bound
+    pad = b.code("padding_idx")
+    if pad is None or pad == "None":
+        return None  # the declarative part of the record does the rest
+    for n, ok in (("max_norm", "None"), ("_weight", "None")):
+        if b.has(n) and b.code(n) != ok:
+            raise UnsupportedSite(f"argument {n}={b.code(n)} has no MindSpore counterpart")
+    for n in _NO_DEVICE + ("sparse", "scale_grad_by_freq", "max_norm", "_weight", "_freeze", "norm_type"):
+        b.remove(n)
+    parts = [ctx.tr_code(b.args[n].value) if b.positional.get(n) and i == list(b.order).index(n)
+             else f"{n}={ctx.tr_code(b.args[n].value)}" for i, n in enumerate(b.order)]
+    return ctx.expr(f"_ms_compat.Embedding({', '.join(parts)})")
+
+
+rule("torch.nn.Embedding", "mindspore.nn.Embedding",
+        args=("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+              "scale_grad_by_freq", "sparse", "_weight", "_freeze", "device", "dtype"),
+        target_args=("vocab_size", "embedding_size"),
+        rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
+        drop=_NO_DEVICE + ("sparse", "scale_grad_by_freq"),
+        extra={"embedding_table": "ms.common.initializer.Normal(1.0)"},
+        unsupported={"max_norm": "max_norm renormalisation has no MindSpore counterpart",
+                     "_weight": "pass the weights through the checkpoint instead"},
+        unsupported_ok={"max_norm": ("None",), "_weight": ("None",)},
+        note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
+             "parameter embedding_table; with padding_idx -> _ms_compat.Embedding (MindSpore's Embedding "
+             "still trains the padding row, torch gives it no gradient)", test=f"{T}::test_embedding")(_embedding)
+mapping("torch.nn.MultiheadAttention", "mindspore.nn.MultiheadAttention",
+        args=("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",
+              "batch_first", "device", "dtype"),
+        target_args=("embed_dim", "num_heads", "dropout", "has_bias"),
+        rename={"bias": "has_bias"}, drop=_NO_DEVICE, test=f"{T}::test_attention")
+for _name in ("LSTM", "GRU", "RNN"):
+    mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}",
+            args=("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional",
+                  "proj_size", "device", "dtype") if _name != "RNN" else
+            ("input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first", "dropout",
+             "bidirectional", "device", "dtype"),
+            target_args=("input_size", "hidden_size", "num_layers"),
+            rename={"bias": "has_bias"}, drop=_NO_DEVICE,
+            unsupported={"proj_size": "LSTM projections have no MindSpore counterpart"},
+            unsupported_ok={"proj_size": ("0",)},
+            note="same gate layout and parameter names", test=f"{T}::test_recurrent")
+
+# ------------------------------------------------------------------ resampling & padding
+def _upsample(ctx):
+    b = ctx.bound
+    mode = b.code("mode")
+    mode_val = _literal(mode) if mode is not None else "nearest"
+    if not isinstance(mode_val, str):
+        # only known at run time: the helper refuses bicubic without align_corners
+        b.set("mode", f"_ms_compat.upsample_mode({mode}, {b.code('align_corners') or 'None'})")
+        ctx.tr.uses_compat = True
+    elif mode_val == "bicubic" and _literal(b.code("align_corners") or "None") is not True:
+        raise UnsupportedSite("bicubic with align_corners=False: MindSpore's kernel differs from torch's "
+                              "(max diff 0.27 on N(0,1) input)")
+    sf = b.code("scale_factor")
+    if sf is not None and sf != "None":
+        # MindSpore's interpolate only takes scale_factor together with recompute_scale_factor=True
+        # (output size floor(in * s), coordinates mapped by the size ratio). torch without
+        # recompute maps coordinates by 1/s: the same whenever in * s is an integer.
+        recompute = _literal(b.code("recompute_scale_factor") or "None") is True
+        val = _literal(sf)
+        vals = val if isinstance(val, (tuple, list)) else (val,)
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            if not recompute and any(float(v) != int(v) for v in vals):
+                raise UnsupportedSite(f"scale_factor={sf} is not an integer: MindSpore maps coordinates by the "
+                                      "output/input size ratio (torch's recompute_scale_factor=True)")
+            floats = [repr(float(v)) for v in vals]
+            b.set("scale_factor", floats[0] if not isinstance(val, (tuple, list))
+                  else "(" + ", ".join(floats) + ("," if len(floats) == 1 else "") + ")")
+        else:
+            b.set("scale_factor", f"_ms_compat.upsample_scale({sf}, {'True' if recompute else 'False'})")
+            ctx.tr.uses_compat = True
+        b.set("recompute_scale_factor", "True")
+    return None
+
+
+rule("torch.nn.Upsample", "mindspore.nn.Upsample",
+     args=("size", "scale_factor", "mode", "align_corners", "recompute_scale_factor"),
+     target_args=("size", "scale_factor", "mode", "align_corners"),
+     note="scale_factor is passed as a float with recompute_scale_factor=True (MindSpore's interpolate "
+          "rejects it otherwise): exact for integer scale factors; bicubic needs align_corners=True",
+     test=f"{T}::test_upsample")(_upsample)
+for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+              "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d"):
+    mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
+            target_args=("padding", "value"), test=f"{T}::test_padding")

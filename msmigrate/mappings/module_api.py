@@ -1,0 +1,125 @@
+"""nn.Module machinery, parameters and buffers, nn.init, and torch's compiler and
+telemetry hooks that have no meaning in MindSpore."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite
+from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+
+T = "tests/parity/test_module_api.py"
+
+mapping("torch.nn.Module", "mindspore.nn.Cell", note="forward() becomes construct()", test=f"{T}::test_cell_conversion")
+for _p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+    mapping(_p, "mindspore.Parameter", args=("data", "requires_grad"), target_args=("default_input",),
+            rename={"data": "default_input"},
+            note="named after the attribute it is assigned to", test=f"{T}::test_parameter_and_buffers")
+
+# ------------------------------------------------------------ Module methods
+mapping("Module.eval", "expr:{self}.set_train(False)", note="Cell.training defaults to False",
+        test=f"{T}::test_module_methods")
+
+
+def _train(ctx):
+    mode = ctx.code("mode")
+    return ctx.expr(f"{ctx.receiver_code()}.set_train({mode or 'True'})")
+
+
+rule("Module.train", None, args=("mode",), test=f"{T}::test_module_methods")(_train)
+mapping("Module.parameters", "method:get_parameters", args=("recurse",), test=f"{T}::test_module_methods")
+mapping("Module.named_parameters", "method:parameters_and_names", args=("prefix", "recurse"),
+        test=f"{T}::test_module_methods")
+mapping("Module.modules", "expr:_ms_compat.cells({self})", test=f"{T}::test_module_methods",
+        note="MindSpore's Cell has cells_and_names(); the helper returns the cells")
+mapping("Module.named_modules", "method:cells_and_names", test=f"{T}::test_module_methods")
+mapping("Module.children", "method:cells", test=f"{T}::test_module_methods")
+mapping("Module.named_children", "expr:{self}.name_cells().items()", test=f"{T}::test_module_methods")
+mapping("Module.state_dict", "method:parameters_dict", status=DIFFERENCE,
+        note="MindSpore's names differ for norm layers (gamma/beta/moving_*)", test=f"{T}::test_module_methods")
+mapping("Module.load_state_dict", "expr:ms.load_param_into_net({self}, {state_dict})",
+        args=("state_dict", "strict", "assign"), status=DIFFERENCE,
+        note="load_param_into_net never raises on missing keys: check the (not loaded, unused) lists it returns",
+        test=f"{T}::test_module_methods")
+mapping("Module.register_buffer", "_ms_compat.register_buffer", args=("name", "tensor", "persistent"),
+        target_args=("cell", "name", "tensor", "persistent"),
+        note="persistent buffers become Parameters with requires_grad=False so checkpoints keep them",
+        test=f"{T}::test_parameter_and_buffers")
+mapping("Module.register_parameter", "expr:setattr({self}, {name}, {param})", args=("name", "param"),
+        test=f"{T}::test_parameter_and_buffers")
+mapping("Module.add_module", "_ms_compat.add_module", args=("name", "module"),
+        target_args=("cell", "name", "module"),
+        note="insert_child_to_cell, and a SequentialCell also runs the new child", test=f"{T}::test_module_methods")
+mapping("Module.zero_grad", "drop", args=("set_to_none",),
+        note="MindSpore returns gradients from grad/value_and_grad; nothing accumulates", test=f"{T}::test_module_methods")
+
+# ------------------------------------------------------------ nn.init
+_INIT = {
+    "kaiming_normal_": ("tensor", "a", "mode", "nonlinearity", "generator"),
+    "kaiming_uniform_": ("tensor", "a", "mode", "nonlinearity", "generator"),
+    "xavier_uniform_": ("tensor", "gain", "generator"),
+    "xavier_normal_": ("tensor", "gain", "generator"),
+    "normal_": ("tensor", "mean", "std", "generator"),
+    "uniform_": ("tensor", "a", "b", "generator"),
+    "trunc_normal_": ("tensor", "mean", "std", "a", "b", "generator"),
+    "constant_": ("tensor", "val"),
+    "zeros_": ("tensor",),
+    "ones_": ("tensor",),
+    "orthogonal_": ("tensor", "gain", "generator"),
+}
+for _name, _args in _INIT.items():
+    mapping(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args[:-1] if _args[-1] == "generator" else _args,
+            drop=("generator",),
+            rename={"tensor": "param"} if False else {},
+            note="set_data with a mindspore.common.initializer of the same distribution",
+            test=f"{T}::test_init")
+mapping("torch.nn.init.calculate_gain", "_ms_compat.calculate_gain", args=("nonlinearity", "param"),
+        target_args=("nonlinearity", "param"), test=f"{T}::test_init")
+
+# ------------------------------------------------------------ compiler, telemetry, checks
+mapping("torch.jit.is_scripting", "expr:False", note="no TorchScript in MindSpore", test=f"{T}::test_jit_hints")
+mapping("torch.jit.is_tracing", "expr:False", note="no TorchScript in MindSpore", test=f"{T}::test_jit_hints")
+mapping("torch._C._get_tracing_state", "expr:None", test=f"{T}::test_jit_hints")
+mapping("torch.jit.annotate", "expr:{the_value}", args=("the_type", "the_value"), test=f"{T}::test_jit_hints")
+mapping("torch.jit.Final", "typing.Final", test=f"{T}::test_jit_hints")
+for _n in ("torch.jit.unused", "torch.jit.ignore", "torch.jit.export", "torch.jit.script", "torch.compile"):
+    mapping(_n, "identity", args=("obj",), note="compiler hint removed; MindSpore compiles with GRAPH_MODE or @mindspore.jit",
+            status=DIFFERENCE, test=f"{T}::test_jit_hints")
+mapping("torch.fx.wrap", "drop", args=("fn_or_name",), note="torch.fx registration; nothing to do in MindSpore",
+        test=f"{T}::test_jit_hints")
+mapping("torch._assert", "drop", args=("condition", "message"), status=DIFFERENCE,
+        note="runtime check removed (not expressible inside a compiled MindSpore graph); shapes are checked by the ops",
+        test=f"{T}::test_jit_hints")
+mapping("torch._C._log_api_usage_once", "drop", args=("event",), note="torch telemetry", test=f"{T}::test_jit_hints")
+mapping("torch.ops.load_library", "_ms_compat.load_torch_library", args=("path",),
+        note="torch C++ extensions cannot load into MindSpore; raises OSError like a failed load",
+        test=f"{T}::test_jit_hints")
+mapping("torch.manual_seed", "mindspore.set_seed", args=("seed",), status=DIFFERENCE,
+        note="random streams differ between frameworks: same seed, different numbers", test=f"{T}::test_jit_hints")
+
+
+def _checkpoint(ctx):
+    b = ctx.bound
+    fn = b.value("function")
+    if fn is None:
+        raise UnsupportedSite("no function given")
+    rest = [b.args[n] for n in b.order if n != "function" and b.positional.get(n)]
+    if b.starred:
+        rest += b.starred
+    rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
+            for i, a in enumerate(rest)]
+    return cst.Call(func=fn, args=rest)
+
+
+rule("torch.utils.checkpoint.checkpoint", None, args=("function",), status=DIFFERENCE,
+     note="called directly: activations are kept (use Cell.recompute() to trade compute for memory)",
+     test=f"{T}::test_jit_hints")(_checkpoint)
+
+# ------------------------------------------------------------ data (as base classes)
+mapping("torch.utils.data.Dataset", "object", status=DIFFERENCE,
+        note="MindSpore's GeneratorDataset takes any object with __getitem__/__len__; wrap it with "
+             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test=f"{T}::test_dataset_base")
+mapping("torch.utils.data.IterableDataset", "object", status=DIFFERENCE,
+        note="MindSpore's GeneratorDataset takes any iterable; wrap it with "
+             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test=f"{T}::test_dataset_base")
+mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name", "symbolic_fn", "opset_version"),
+        note="ONNX exporter registration; MindSpore exports MindIR with mindspore.export", test=f"{T}::test_jit_hints")

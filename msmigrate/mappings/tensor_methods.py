@@ -1,0 +1,731 @@
+"""torch.Tensor methods -> MindSpore (classic `mindspore.ops` functions and the Tensor
+methods that run on CPU in both PyNative and GRAPH mode).
+
+Sources are "Tensor.NAME". A method is rewritten when its receiver is known to be a
+tensor, or, for names that only torch tensors have (tensor_only=False), when the
+receiver is unknown. Names that lists, dicts, sets, str, numpy or pandas also have
+(add, sum, max, split, sort, round, ...) are tensor_only=True.
+
+Everything here is proven by tests/parity/test_tensor_methods.py. Facts found while
+proving it on MindSpore 2.10 CPU (why some targets are not the same-named method):
+  - Tensor.clone / Tensor.repeat / Tensor.new_full / ops.roll: no CPU kernel.
+  - ops.identity aliases its input (a later `y[i] = v` writes through): clone uses ops.deepcopy.
+  - Tensor.transpose(a, b), Tensor.expand(*sizes), Tensor.argsort(dim=..), Tensor.cumsum(dim=..)
+    and Tensor.max(dim) fail or change meaning inside GRAPH mode / ms.jit.
+  - Tensor.std/var default to ddof=0 (numpy's overload); torch's default is the unbiased estimate.
+  - Tensor.flip(int) is rejected: ops.flip takes a tuple.
+  - ops.scatter requires src to have index's shape; torch only reads src[:index.shape].
+  - ops.nonzero(as_tuple=True) has no PyNative CPU kernel.
+  - In-place arithmetic (add_, mul_, ...) silently leaves the tensor unchanged on CPU PyNative and
+    zero_/fill_/clamp_ have no CPU kernel; copy_ is truly in place (PyNative and GRAPH).
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Optional
+
+import libcst as cst
+
+from ..callsite import BoundCall, UnsupportedSite
+from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+
+T = "tests/parity/test_tensor_methods.py"
+
+_INT = re.compile(r"^-?\s*\d+$")
+_DTYPE_NAMES = {"float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "int16",
+                "short", "int32", "int", "int64", "long", "uint8", "bool", "complex64", "complex128"}
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
+
+
+# ------------------------------------------------------------------ helpers
+def _self(ctx) -> str:
+    """The receiver's code, parenthesised (once) when it is not an atom."""
+    node = ctx.receiver
+    if node is None:
+        raise UnsupportedSite("no receiver")
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])
+    rc = ctx.tr_code(node)
+    if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        rc = f"({rc})"
+    return rc
+
+
+def _arg(ctx) -> str:
+    """The receiver's code as a function argument (no parentheses needed)."""
+    node = ctx.receiver
+    if node is None:
+        raise UnsupportedSite("no receiver")
+    if getattr(node, "lpar", None) and not isinstance(node, (cst.Tuple, cst.GeneratorExp)):
+        node = node.with_changes(lpar=[], rpar=[])
+    return ctx.tr_code(node)
+
+
+def _paren(ctx, name: str) -> str:
+    v = ctx.bound.value(name)
+    c = ctx.code(name)
+    return c if isinstance(v, _ATOMIC) else f"({c})"
+
+
+def _is_int(code: Optional[str]) -> bool:
+    return code is not None and bool(_INT.match(code.strip()))
+
+
+def _positional(ctx) -> List[str]:
+    """Codes of the positional arguments in order; starred ones keep their `*`."""
+    out = []
+    for n in ctx.bound.order:
+        arg = ctx.bound.args[n]
+        if arg.star == "*":
+            out.append("*" + ctx.tr_code(arg.value))
+        elif ctx.bound.positional.get(n):
+            out.append(ctx.tr_code(arg.value))
+    return out
+
+
+def _sizes(ctx, keyword: str = "size") -> str:
+    """torch's `*sizes` (varargs, one tuple/list/Size, or size=...) as one tuple expression."""
+    if ctx.bound.has(keyword) and not ctx.bound.positional.get(keyword):
+        return ctx.code(keyword)
+    pos = _positional(ctx)
+    if not pos:
+        raise UnsupportedSite("no size given")
+    if len(pos) == 1 and not pos[0].startswith("*") and not _is_int(pos[0]):
+        return pos[0]          # a tuple, list, torch.Size or a name holding one
+    return "(" + ", ".join(pos) + ("," if len(pos) == 1 else "") + ")"
+
+
+def _original(ctx, params) -> BoundCall:
+    """The call's arguments before conversion (to resolve torch names and tensor-ness)."""
+    return BoundCall(ctx.original, params)
+
+
+def _is_torch_dtype(ctx, node) -> bool:
+    if node is None:
+        return False
+    qn = ctx.tr._torch_qname(node)
+    if qn and qn.startswith("torch.") and qn[6:] in _DTYPE_NAMES:
+        return True
+    code = ctx.tr_code(node)
+    return code.endswith(".dtype") or code in ("dtype",) or code.endswith("_dtype")
+
+
+def _is_device(ctx, node) -> bool:
+    if node is None:
+        return False
+    if isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Integer)):
+        return True
+    qn = ctx.tr._torch_qname(node.func if isinstance(node, cst.Call) else node)
+    if qn in ("torch.device", "torch.cuda.current_device"):
+        return True
+    code = ctx.tr_code(node)
+    last = code.rsplit(".", 1)[-1].lower()
+    return "device" in last or last in ("dev", "cuda", "cpu", "gpu", "rank", "local_rank")
+
+
+def _is_tensor(ctx, node) -> bool:
+    return node is not None and ctx.tr._is_tensor_expr(node)
+
+
+def _starred(fn):
+    fn.handles_starred = True
+    return fn
+
+
+# ------------------------------------------------------------------ shape and layout
+mapping("Tensor.view", "method:view",
+        note="MindSpore's Tensor.view(*shape) reshapes like torch's; view(dtype) (bit reinterpretation) "
+             "works only in PyNative", test=f"{T}::test_shape_methods")
+mapping("Tensor.reshape", "method:reshape", tensor_only=True, test=f"{T}::test_shape_methods")
+
+
+def _size(ctx):
+    b = ctx.bound
+    dim = b.code("dim")
+    if dim is None:
+        return ctx.expr(f"{_self(ctx)}.shape")
+    return ctx.expr(f"{_self(ctx)}.shape[{dim}]")
+
+
+rule("Tensor.size", None, args=("dim",), note="x.size() -> x.shape; x.size(i) -> x.shape[i] (a tuple, "
+     "not torch.Size; graph-safe)", test=f"{T}::test_shape_methods")(_size)
+mapping("Tensor.dim", "expr:{self}.ndim", test=f"{T}::test_shape_methods")
+mapping("Tensor.ndimension", "expr:{self}.ndim", test=f"{T}::test_shape_methods")
+mapping("Tensor.numel", "method:numel", test=f"{T}::test_shape_methods")
+mapping("Tensor.nelement", "method:numel", test=f"{T}::test_shape_methods")
+mapping("Tensor.element_size", "expr:{self}.itemsize", test=f"{T}::test_shape_methods")
+mapping("Tensor.is_contiguous", "expr:True", args=("memory_format",),
+        note="MindSpore tensors have no user-visible strides", test=f"{T}::test_shape_methods")
+mapping("Tensor.contiguous", "identity", args=("memory_format",),
+        note="MindSpore has no strided views to compact", test=f"{T}::test_shape_methods")
+mapping("Tensor.permute", "method:permute", test=f"{T}::test_shape_methods")
+mapping("Tensor.transpose", "mindspore.ops.swapaxes", args=("dim0", "dim1"),
+        target_args=("input", "axis0", "axis1"), rename={"dim0": "axis0", "dim1": "axis1"}, tensor_only=True,
+        note="MindSpore's Tensor.transpose(a, b) means a permutation inside GRAPH mode: ops.swapaxes swaps",
+        test=f"{T}::test_shape_methods")
+mapping("Tensor.swapaxes", "mindspore.ops.swapaxes", args=("axis0", "axis1"),
+        target_args=("input", "axis0", "axis1"), tensor_only=True, test=f"{T}::test_shape_methods")
+mapping("Tensor.t", "mindspore.ops.t", target_args=("input",), test=f"{T}::test_shape_methods")
+mapping("Tensor.flatten", "mindspore.ops.flatten", args=("start_dim", "end_dim"), target_args=("input", "order"),
+        extra={"start_dim": "0"}, tensor_only=True,
+        note="ops.flatten's second positional is `order` and start_dim defaults to 1: passed by keyword",
+        test=f"{T}::test_shape_methods")
+
+
+def _unflatten(ctx):
+    b = ctx.bound
+    dim, sizes = b.code("dim"), b.code("sizes")
+    if dim is None or sizes is None:
+        raise UnsupportedSite("unflatten needs dim and sizes")
+    x = _self(ctx)
+    if _is_int(dim):
+        d = int(dim.replace(" ", ""))
+        head = f"{x}.shape[:{d}]"
+        tail = f" + {x}.shape[{d + 1}:]" if d != -1 else ""
+    else:
+        d = f"{_paren(ctx, 'dim')} % {x}.ndim"
+        head, tail = f"{x}.shape[:{d}]", f" + {x}.shape[{d} + 1:]"
+    return ctx.expr(f"ops.reshape({x}, {head} + tuple({sizes}){tail})")
+
+
+rule("Tensor.unflatten", None, args=("dim", "sizes"), note="a reshape that splits one axis",
+     test=f"{T}::test_shape_methods")(_unflatten)
+mapping("Tensor.squeeze", "mindspore.ops.squeeze", args=("dim",), target_args=("input", "axis"),
+        rename={"dim": "axis"}, tensor_only=True, test=f"{T}::test_shape_methods")
+mapping("Tensor.unsqueeze", "mindspore.ops.unsqueeze", args=("dim",), target_args=("input", "dim"),
+        test=f"{T}::test_shape_methods")
+
+
+@_starred
+def _expand(ctx):
+    return ctx.expr(f"ops.broadcast_to({_arg(ctx)}, {_sizes(ctx)})")
+
+
+rule("Tensor.expand", None, args=("size",), note="ops.broadcast_to (-1 keeps a dimension, as in torch)",
+     test=f"{T}::test_shape_methods")(_expand)
+mapping("Tensor.expand_as", "expr:ops.broadcast_to({self}, {other}.shape)", args=("other",),
+        test=f"{T}::test_shape_methods")
+
+
+@_starred
+def _repeat(ctx):
+    return ctx.expr(f"ops.tile({_arg(ctx)}, {_sizes(ctx, 'repeats')})")
+
+
+rule("Tensor.repeat", None, args=("repeats",), tensor_only=True,
+     note="ops.tile (Tensor.repeat has no CPU kernel; numpy's repeat means repeat_interleave)",
+     test=f"{T}::test_shape_methods")(_repeat)
+mapping("Tensor.chunk", "mindspore.ops.chunk", args=("chunks", "dim"), target_args=("input", "chunks", "axis"),
+        rename={"dim": "axis"}, test=f"{T}::test_split_methods")
+mapping("Tensor.split", "mindspore.ops.split", args=("split_size", "dim"),
+        target_args=("tensor", "split_size_or_sections", "axis"),
+        rename={"split_size": "split_size_or_sections", "dim": "axis"}, tensor_only=True,
+        test=f"{T}::test_split_methods")
+mapping("Tensor.unbind", "mindspore.ops.unbind", args=("dim",), target_args=("input", "dim"),
+        test=f"{T}::test_split_methods")
+mapping("Tensor.narrow", "mindspore.ops.narrow", args=("dim", "start", "length"),
+        target_args=("input", "axis", "start", "length"), rename={"dim": "axis"}, test=f"{T}::test_split_methods")
+
+
+# ------------------------------------------------------------------ indexing
+mapping("Tensor.masked_fill", "mindspore.ops.masked_fill", args=("mask", "value"),
+        target_args=("input_x", "mask", "value"), test=f"{T}::test_index_methods")
+mapping("Tensor.index_select", "mindspore.ops.index_select", args=("dim", "index"),
+        target_args=("input", "axis", "index"), rename={"dim": "axis"}, test=f"{T}::test_index_methods")
+mapping("Tensor.gather", "mindspore.ops.gather_elements", args=("dim", "index", "sparse_grad"),
+        target_args=("input", "dim", "index"),
+        unsupported={"sparse_grad": "sparse gradients are not available"}, unsupported_ok={"sparse_grad": ("False",)},
+        drop=("sparse_grad",), note="torch's gather is MindSpore's gather_elements (ops.gather is index_select-like)",
+        test=f"{T}::test_index_methods")
+
+
+def _scatter(ctx):
+    b = ctx.bound
+    if b.has("reduce"):
+        raise UnsupportedSite("scatter(reduce=...) has no exact MindSpore counterpart")
+    dim, index = b.code("dim"), b.code("index")
+    src = b.code("src") if b.has("src") else b.code("value")
+    if dim is None or index is None or src is None:
+        raise UnsupportedSite("scatter needs dim, index and src/value")
+    x = _self(ctx)
+    srcv = b.value("src") if b.has("src") else b.value("value")
+    if isinstance(srcv, (cst.Integer, cst.Float)) or (isinstance(srcv, cst.UnaryOperation)
+                                                      and isinstance(srcv.expression, (cst.Integer, cst.Float))):
+        return ctx.expr(f"ops.scatter({x}, {dim}, {index}, {src})")
+    idx = _paren(ctx, "index")
+    return ctx.expr(f"ops.scatter({x}, {dim}, {index}, ops.slice({src}, (0,) * {idx}.ndim, {idx}.shape))")
+
+
+rule("Tensor.scatter", None, args=("dim", "index", "src", "reduce"),
+     note="ops.scatter needs src of index's shape: torch reads only src[:index.shape], so it is sliced to that",
+     test=f"{T}::test_index_methods")(_scatter)
+mapping("Tensor.masked_select", "mindspore.ops.masked_select", args=("mask",), target_args=("input", "mask"),
+        test=f"{T}::test_index_methods")
+
+
+def _nonzero(ctx):
+    as_tuple = ctx.code("as_tuple")
+    x = _self(ctx)
+    if as_tuple in (None, "False"):
+        return ctx.expr(f"ops.nonzero({x})")
+    if as_tuple == "True":
+        return ctx.expr(f"ops.unbind(ops.nonzero({x}), 1)")
+    raise UnsupportedSite("as_tuple must be a literal True/False")
+
+
+rule("Tensor.nonzero", None, args=("as_tuple",), tensor_only=True,
+     note="as_tuple=True unbinds the (n, ndim) result, since ops.nonzero(as_tuple=True) has no CPU kernel",
+     test=f"{T}::test_index_methods")(_nonzero)
+
+
+def _where(ctx):
+    cond, other = ctx.code("condition"), ctx.code("other")
+    if cond is None or other is None:
+        raise UnsupportedSite("where needs condition and other")
+    return ctx.expr(f"ops.where({cond}, {_arg(ctx)}, {other})")
+
+
+rule("Tensor.where", None, args=("condition", "other"), tensor_only=True,
+     test=f"{T}::test_index_methods")(_where)
+for _n in ("triu", "tril"):
+    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", args=("diagonal",), target_args=("input", "diagonal"),
+            test=f"{T}::test_index_methods")
+
+
+# ------------------------------------------------------------------ dtype, device, autograd
+_CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
+          "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool_"}
+for _n, _dt in _CASTS.items():
+    mapping(f"Tensor.{_n}", f"expr:{{self}}.astype(ms.{_dt})", args=("memory_format",),
+            test=f"{T}::test_dtype_methods")
+mapping("Tensor.type_as", "expr:{self}.astype({other}.dtype)", args=("other",), test=f"{T}::test_dtype_methods")
+
+
+def _type(ctx):
+    dt = ctx.code("dtype")
+    if dt is None:
+        raise UnsupportedSite("x.type() returns a type string; use x.dtype")
+    if not _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
+        raise UnsupportedSite("type(...) with a type string or tensor-type class cannot be translated")
+    return ctx.expr(f"{_self(ctx)}.astype({dt})")
+
+
+rule("Tensor.type", None, args=("dtype", "non_blocking"), tensor_only=True,
+     test=f"{T}::test_dtype_methods")(_type)
+
+
+def _to(ctx):
+    b = ctx.bound
+    ob = _original(ctx, ("arg0", "arg1", "non_blocking", "copy"))
+    x = _self(ctx)
+    if b.has("dtype"):
+        return ctx.expr(f"{x}.astype({ctx.code('dtype')})")
+    if b.has("other"):
+        return ctx.expr(f"{x}.astype({ctx.code('other')}.dtype)")
+    a0, a1 = ob.value("arg0"), ob.value("arg1")
+    if a1 is not None and not ob.positional.get("arg1"):
+        a1 = None
+    if a0 is not None and ob.positional.get("arg0"):
+        if _is_torch_dtype(ctx, a0):
+            return ctx.expr(f"{x}.astype({ctx.code('arg0')})")
+        if _is_device(ctx, a0):
+            if a1 is not None and _is_torch_dtype(ctx, a1):
+                return ctx.expr(f"{x}.astype({ctx.code('arg1')})")
+            if a1 is not None:
+                raise UnsupportedSite("cannot tell what the second argument of to() is")
+            return ctx.receiver
+        if _is_tensor(ctx, a0):
+            return ctx.expr(f"{x}.astype({_paren(ctx, 'arg0')}.dtype)")
+        raise UnsupportedSite("cannot tell whether the argument of to() is a device, a dtype or a tensor")
+    if b.has("device") or b.has("non_blocking") or b.has("memory_format") or b.has("copy") or not b.order:
+        return ctx.receiver
+    raise UnsupportedSite("unrecognised arguments of to()")
+
+
+rule("Tensor.to", None, args=("arg0", "arg1", "non_blocking", "copy"),
+     note="to(dtype)/to(other) -> astype; to(device) is dropped: MindSpore places tensors by "
+          "ms.set_context(device_target=...)", test=f"{T}::test_dtype_methods")(_to)
+mapping("Tensor.cuda", "identity", args=("device", "non_blocking", "memory_format"),
+        note="MindSpore places tensors by ms.set_context(device_target=...)", test=f"{T}::test_dtype_methods")
+mapping("Tensor.cpu", "identity", args=("memory_format",),
+        note="MindSpore returns results on the host when asked (asnumpy)", test=f"{T}::test_dtype_methods")
+mapping("Tensor.detach", "mindspore.ops.stop_gradient", target_args=("value",), test=f"{T}::test_dtype_methods")
+mapping("Tensor.clone", "mindspore.ops.deepcopy", args=("memory_format",), target_args=("input_x",),
+        drop=("memory_format",),
+        note="Tensor.clone has no CPU kernel and ops.identity aliases its input; ops.deepcopy copies and "
+             "passes gradients", test=f"{T}::test_dtype_methods")
+mapping("Tensor.item", "method:item", tensor_only=True, status=DIFFERENCE,
+        note="a host round-trip: not graph-safe (inside construct/ms.jit keep it a tensor)",
+        test=f"{T}::test_host_methods")
+mapping("Tensor.tolist", "method:tolist", tensor_only=True, status=DIFFERENCE,
+        note="a host round-trip: not graph-safe (inside construct/ms.jit keep it a tensor)",
+        test=f"{T}::test_host_methods")
+mapping("Tensor.numpy", "method:asnumpy", args=("force",), drop=("force",), status=DIFFERENCE,
+        note="asnumpy() copies to the host: not graph-safe, and it cuts the gradient",
+        test=f"{T}::test_host_methods")
+
+
+def _requires_grad_(ctx):
+    flag = ctx.code("requires_grad")
+    if flag not in (None, "True", "False"):
+        raise UnsupportedSite("requires_grad_ with a computed flag")
+    if ctx.tr._is_tensor_expr(ctx.receiver):
+        return ctx.receiver      # a computed tensor: what gets a gradient is chosen by ms.grad
+    return ctx.expr(f"{_self(ctx)}.requires_grad_({flag or 'True'})")
+
+
+rule("Tensor.requires_grad_", None, args=("requires_grad",), status=DIFFERENCE,
+     note="on a Parameter, Parameter.requires_grad_ sets the flag; on a computed tensor it is dropped, "
+          "since MindSpore differentiates w.r.t. what ms.grad/value_and_grad are given (grad_position/weights)",
+     test=f"{T}::test_host_methods")(_requires_grad_)
+
+
+# ------------------------------------------------------------------ reductions
+mapping("Tensor.sum", "mindspore.ops.sum", args=("dim", "keepdim"), target_args=("input", "dim", "keepdim"),
+        tensor_only=True, test=f"{T}::test_reductions")
+mapping("Tensor.mean", "mindspore.ops.mean", args=("dim", "keepdim"), target_args=("x", "axis", "keep_dims"),
+        rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True,
+        unsupported={"dtype": "mean(dtype=...) casts first: write x.astype(dtype).mean(...)"},
+        unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=f"{T}::test_reductions")
+mapping("Tensor.prod", "mindspore.ops.prod", args=("dim", "keepdim"), target_args=("input", "axis", "keep_dims"),
+        rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True, test=f"{T}::test_reductions")
+for _n in ("amax", "amin"):
+    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", args=("dim", "keepdim"),
+            target_args=("input", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"},
+            test=f"{T}::test_reductions")
+mapping("Tensor.argmax", "mindspore.ops.argmax", args=("dim", "keepdim"), target_args=("input", "dim", "keepdim"),
+        tensor_only=True, test=f"{T}::test_reductions")
+mapping("Tensor.argmin", "mindspore.ops.argmin", args=("dim", "keepdim"),
+        target_args=("input", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"},
+        tensor_only=True, note="indices are int32 (torch: int64)", test=f"{T}::test_reductions")
+for _n in ("all", "any"):
+    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", args=("dim", "keepdim"),
+            target_args=("input", "axis", "keep_dims"), rename={"dim": "axis", "keepdim": "keep_dims"},
+            tensor_only=True, test=f"{T}::test_reductions")
+
+
+def _looks_like_dim(ctx, node, code: str) -> Optional[bool]:
+    """True: a dimension; False: a tensor; None: cannot tell."""
+    if _is_int(code):
+        return True
+    if _is_tensor(ctx, node):
+        return False
+    last = code.rsplit(".", 1)[-1].lower()
+    if "dim" in last or "axis" in last:
+        return True
+    return None
+
+
+def _max_min(op: str, elementwise: str):
+    def fn(ctx):
+        b = ctx.bound
+        x = _self(ctx)
+        if b.has("other"):
+            return ctx.expr(f"ops.{elementwise}({x}, {ctx.code('other')})")
+        if not b.has("dim"):
+            if b.has("keepdim"):
+                raise UnsupportedSite("keepdim without dim")
+            return ctx.expr(f"{x}.{op}()")
+        dim = ctx.code("dim")
+        if b.positional.get("dim"):
+            kind = _looks_like_dim(ctx, _original(ctx, ("dim", "keepdim")).value("dim"), dim)
+            if kind is None:
+                raise UnsupportedSite(f"cannot tell whether {dim} is a dimension or a tensor")
+            if kind is False:
+                return ctx.expr(f"ops.{elementwise}({x}, {dim})")
+        keep = ctx.code("keepdim")
+        keep_s = f", keepdims={keep}" if keep is not None else ""
+        return ctx.expr(f"ops.{op}({x}, {dim}{keep_s})")
+    return fn
+
+
+rule("Tensor.max", None, args=("dim", "keepdim"), tensor_only=True,
+     note="max(dim) returns a plain (values, indices) tuple: use [0]/[1] instead of .values/.indices; "
+          "max(other) -> ops.maximum", test=f"{T}::test_reductions")(_max_min("max", "maximum"))
+rule("Tensor.min", None, args=("dim", "keepdim"), tensor_only=True,
+     note="min(dim) returns a plain (values, indices) tuple: use [0]/[1] instead of .values/.indices; "
+          "min(other) -> ops.minimum", test=f"{T}::test_reductions")(_max_min("min", "minimum"))
+
+
+def _std_var(op: str):
+    def fn(ctx):
+        b = ctx.bound
+        x = _self(ctx)
+        dim, unbiased = b.code("dim"), b.code("unbiased")
+        if dim in ("True", "False") and b.positional.get("dim"):     # legacy std(unbiased)
+            dim, unbiased = None, dim
+        if b.has("correction"):
+            ddof = ctx.code("correction")
+        elif unbiased is None or unbiased == "True":
+            ddof = "1"
+        elif unbiased == "False":
+            ddof = "0"
+        else:
+            ddof = f"(1 if {_paren(ctx, 'unbiased')} else 0)"
+        parts = [x] + ([dim] if dim not in (None, "None") else [])
+        parts.append(f"ddof={ddof}")
+        if b.has("keepdim"):
+            parts.append(f"keepdims={ctx.code('keepdim')}")
+        return ctx.expr(f"ops.{op}({', '.join(parts)})")
+    return fn
+
+
+for _n in ("std", "var"):
+    rule(f"Tensor.{_n}", None, args=("dim", "unbiased", "keepdim"), tensor_only=True,
+         note="ddof passed explicitly: MindSpore's default is 0, torch's is the unbiased estimate (1)",
+         test=f"{T}::test_reductions")(_std_var(_n))
+
+
+def _norm(ctx):
+    b = ctx.bound
+    if b.has("dtype"):
+        raise UnsupportedSite("norm(dtype=...) has no exact counterpart")
+    p = b.code("p")
+    if p in ("'nuc'", '"nuc"'):
+        raise UnsupportedSite("the nuclear norm is not mapped")
+    if p in (None, "'fro'", '"fro"', "2", "2.0"):
+        ordc = None
+    else:
+        ordc = p
+    parts = [_arg(ctx)]
+    if ordc is not None:
+        parts.append(f"ord={ordc}")
+    if b.has("dim") and b.code("dim") != "None":
+        parts.append(f"axis={ctx.code('dim')}")
+    if b.has("keepdim"):
+        parts.append(f"keepdims={ctx.code('keepdim')}")
+    return ctx.expr(f"ops.vector_norm({', '.join(parts)})")
+
+
+rule("Tensor.norm", None, args=("p", "dim", "keepdim", "dtype"), tensor_only=True,
+     note="torch's Tensor.norm is a vector norm over dim (all elements when dim is None): ops.vector_norm "
+          "(ops.norm would take a matrix norm of 2-D input)", test=f"{T}::test_reductions")(_norm)
+
+
+def _cumsum(ctx):
+    b = ctx.bound
+    dim = ctx.code("dim")
+    if dim is None:
+        raise UnsupportedSite("cumsum needs dim")
+    dt = f", dtype={ctx.code('dtype')}" if b.has("dtype") else ""
+    return ctx.expr(f"{_self(ctx)}.cumsum({dim}{dt})")
+
+
+rule("Tensor.cumsum", None, args=("dim",), tensor_only=True,
+     note="dim passed positionally (the keyword fails in GRAPH mode); a bool/int32 input sums to int32 "
+          "(torch: int64)", test=f"{T}::test_reductions")(_cumsum)
+
+# ------------------------------------------------------------------ activations and elementwise
+mapping("Tensor.softmax", "mindspore.ops.softmax", args=("dim",), target_args=("input", "axis"),
+        rename={"dim": "axis"}, test=f"{T}::test_elementwise")
+mapping("Tensor.log_softmax", "mindspore.ops.log_softmax", args=("dim", "dtype"), target_args=("logits", "axis"),
+        rename={"dim": "axis"}, unsupported={"dtype": "log_softmax(dtype=...) casts first"},
+        unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=f"{T}::test_elementwise")
+_UNARY_TORCH_ONLY = ("sigmoid", "tanh", "relu", "rsqrt", "neg")
+_UNARY_GENERIC = ("exp", "log", "sqrt", "abs", "floor", "ceil", "sign")
+for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
+    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
+            test=f"{T}::test_elementwise")
+mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
+
+
+def _round(ctx):
+    x = _self(ctx)
+    d = ctx.code("decimals")
+    if d in (None, "0"):
+        return ctx.expr(f"ops.round({_arg(ctx)})")
+    if not _is_int(d):
+        raise UnsupportedSite("round(decimals=...) needs a literal number of decimals")
+    n = int(d.replace(" ", ""))
+    scale = repr(10.0 ** abs(n))
+    if n > 0:       # what torch computes: nearbyint(x * 10^d) / 10^d (MindSpore's CPU Round takes decimals=0 only)
+        return ctx.expr(f"ops.round({x} * {scale}) / {scale}")
+    return ctx.expr(f"ops.round({x} / {scale}) * {scale}")
+
+
+rule("Tensor.round", None, args=("decimals",), tensor_only=True,
+     note="rounds half to even, like torch; decimals=d is computed as torch does, round(x * 10^d) / 10^d "
+          "(the CPU Round kernel accepts decimals=0 only)", test=f"{T}::test_elementwise")(_round)
+mapping("Tensor.pow", "mindspore.ops.pow", args=("exponent",), target_args=("input", "exponent"), tensor_only=True,
+        test=f"{T}::test_elementwise")
+mapping("Tensor.clamp", "mindspore.ops.clamp", args=("min", "max"), target_args=("input", "min", "max"),
+        test=f"{T}::test_elementwise")
+mapping("Tensor.clip", "mindspore.ops.clamp", args=("min", "max"), target_args=("input", "min", "max"),
+        tensor_only=True, test=f"{T}::test_elementwise")
+mapping("Tensor.clamp_min", "expr:ops.clamp({self}, min={min})", args=("min",), test=f"{T}::test_elementwise")
+mapping("Tensor.clamp_max", "expr:ops.clamp({self}, max={max})", args=("max",), test=f"{T}::test_elementwise")
+
+
+def _add_sub(op: str):
+    def fn(ctx):
+        b = ctx.bound
+        other = ctx.code("other")
+        if other is None:
+            raise UnsupportedSite("needs other")
+        if b.has("alpha") and ctx.code("alpha") not in ("1",):
+            other = f"{_paren(ctx, 'other')} * {_paren(ctx, 'alpha')}"
+        return ctx.expr(f"ops.{op}({_arg(ctx)}, {other})")
+    return fn
+
+
+rule("Tensor.add", None, args=("other", "alpha"), tensor_only=True, note="alpha multiplies other",
+     test=f"{T}::test_arithmetic")(_add_sub("add"))
+rule("Tensor.sub", None, args=("other", "alpha"), tensor_only=True, note="alpha multiplies other",
+     test=f"{T}::test_arithmetic")(_add_sub("sub"))
+mapping("Tensor.mul", "mindspore.ops.mul", args=("other",), target_args=("input", "other"), tensor_only=True,
+        test=f"{T}::test_arithmetic")
+mapping("Tensor.div", "mindspore.ops.div", args=("other",), target_args=("input", "other"), tensor_only=True,
+        test=f"{T}::test_arithmetic")
+mapping("Tensor.matmul", "mindspore.ops.matmul", args=("other",), target_args=("input", "other"),
+        test=f"{T}::test_arithmetic")
+mapping("Tensor.mm", "mindspore.ops.mm", args=("mat2",), target_args=("input", "mat2"), test=f"{T}::test_arithmetic")
+mapping("Tensor.bmm", "mindspore.ops.bmm", args=("mat2",), target_args=("input_x", "mat2"),
+        test=f"{T}::test_arithmetic")
+for _n, _ms in (("eq", "equal"), ("ne", "ne"), ("gt", "gt"), ("ge", "ge"), ("lt", "lt"), ("le", "le")):
+    mapping(f"Tensor.{_n}", f"mindspore.ops.{_ms}", args=("other",), target_args=("input", "other"),
+            tensor_only=True, test=f"{T}::test_arithmetic")
+
+
+# ------------------------------------------------------------------ creation from a tensor
+_NEW_DROP = ("device", "requires_grad", "layout", "pin_memory", "memory_format")
+
+
+def _new(kind: str):
+    @_starred
+    def fn(ctx):
+        b = ctx.bound
+        x = _self(ctx)
+        if b.has("requires_grad") and ctx.code("requires_grad") not in ("False",):
+            raise UnsupportedSite("requires_grad=True: MindSpore differentiates w.r.t. what ms.grad is given")
+        for n in _NEW_DROP:
+            b.remove(n)
+        dtype = ctx.code("dtype") or f"{x}.dtype"
+        if kind == "tensor":
+            data = ctx.code("data")
+            if data is None:
+                raise UnsupportedSite("new_tensor needs data")
+            return ctx.expr(f"ms.Tensor({data}, {dtype})")
+        if kind == "full":
+            fill = ctx.code("fill_value")
+            if fill is None or ctx.bound.starred:
+                raise UnsupportedSite("new_full(size, fill_value) with unpacked arguments")
+            return ctx.expr(f"ops.full({ctx.code('size')}, {fill}, dtype={dtype})")
+        b.remove("dtype")
+        return ctx.expr(f"ops.{kind}({_sizes(ctx)}, {dtype})")
+    return fn
+
+
+rule("Tensor.new_zeros", None, args=("size",), note="dtype follows the receiver, as in torch",
+     test=f"{T}::test_creation_methods")(_new("zeros"))
+rule("Tensor.new_ones", None, args=("size",), note="dtype follows the receiver, as in torch",
+     test=f"{T}::test_creation_methods")(_new("ones"))
+rule("Tensor.new_empty", None, args=("size",),
+     note="filled with zeros (torch leaves it uninitialised); dtype follows the receiver",
+     test=f"{T}::test_creation_methods")(_new("zeros"))
+rule("Tensor.new_full", None, args=("size", "fill_value"),
+     note="ops.full (Tensor.new_full is Ascend-only); dtype follows the receiver",
+     test=f"{T}::test_creation_methods")(_new("full"))
+rule("Tensor.new_tensor", None, args=("data",), note="a constant tensor; dtype follows the receiver",
+     test=f"{T}::test_creation_methods")(_new("tensor"))
+
+
+# ------------------------------------------------------------------ order and selection
+@_starred
+def _flip(ctx):
+    b = ctx.bound
+    if b.has("dims") and not b.positional.get("dims"):
+        dims = ctx.code("dims")
+        v = b.value("dims")
+        if not isinstance(v, (cst.Tuple, cst.List)) and _is_int(dims):
+            dims = f"({dims},)"
+        return ctx.expr(f"ops.flip({_arg(ctx)}, {dims})")
+    return ctx.expr(f"ops.flip({_arg(ctx)}, {_sizes(ctx, 'dims')})")
+
+
+rule("Tensor.flip", None, args=("dims",), note="ops.flip takes a tuple of dims",
+     test=f"{T}::test_order_methods")(_flip)
+
+
+def _literal_list(node) -> Optional[List[str]]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [cst.Module(body=[]).code_for_node(e.value).strip() for e in node.elements]
+    return None
+
+
+def _roll(ctx):
+    b = ctx.bound
+    shifts, dims = b.value("shifts"), b.value("dims")
+    if shifts is None:
+        raise UnsupportedSite("roll needs shifts")
+    x = _self(ctx)
+    if not isinstance(ctx.receiver, (cst.Name, cst.Attribute)):
+        raise UnsupportedSite("roll of a computed expression: assign it to a name first")
+    sl, dl = _literal_list(shifts), _literal_list(dims) if dims is not None else None
+    if dims is None or ctx.code("dims") == "None":
+        if sl is not None:
+            raise UnsupportedSite("roll with several shifts and no dims")
+        s = ctx.code("shifts")
+        flat = f"ops.reshape({x}, (-1,))"
+        return ctx.expr(f"ops.reshape({_roll_one(flat, s, '0', n=f'{x}.size')}, {x}.shape)")
+    if (sl is None) != (dl is None) or (sl is not None and len(sl) != len(dl)):
+        raise UnsupportedSite("roll shifts and dims must both be ints or both tuples of one length")
+    pairs = list(zip(sl, dl)) if sl is not None else [(ctx.code("shifts"), ctx.code("dims"))]
+    out = x
+    for s, d in pairs:
+        out = _roll_one(out, s, d, n=f"{x}.shape[{d}]")
+    return ctx.expr(out)
+
+
+def _roll_one(x: str, s: str, d: str, n: str) -> str:
+    s = s if _is_int(s) and not s.strip().startswith("-") else f"({s})"
+    return f"ops.narrow(ops.cat(({x}, {x}), {d}), {d}, {n} - {s} % {n}, {n})"
+
+
+rule("Tensor.roll", None, args=("shifts", "dims"),
+     note="built from cat + narrow: MindSpore's Roll has no CPU kernel", test=f"{T}::test_order_methods")(_roll)
+mapping("Tensor.topk", "mindspore.ops.topk", args=("k", "dim", "largest", "sorted"),
+        target_args=("input", "k", "dim", "largest", "sorted"),
+        note="returns a plain (values, indices) tuple with int32 indices", test=f"{T}::test_order_methods")
+mapping("Tensor.sort", "mindspore.ops.sort", args=("dim", "descending"), target_args=("input_x", "axis", "descending"),
+        rename={"dim": "axis"}, tensor_only=True,
+        unsupported={"stable": "a stable sort is not guaranteed"}, unsupported_ok={"stable": ("False", "None")},
+        drop=("stable",), note="returns a plain (values, indices) tuple with int32 indices",
+        test=f"{T}::test_order_methods")
+mapping("Tensor.argsort", "mindspore.ops.argsort", args=("dim", "descending"),
+        target_args=("input", "axis", "descending"), rename={"dim": "axis"}, tensor_only=True,
+        unsupported={"stable": "a stable sort is not guaranteed"}, unsupported_ok={"stable": ("False", "None")},
+        drop=("stable",), note="int32 indices (torch: int64); Tensor.argsort fails in GRAPH mode",
+        test=f"{T}::test_order_methods")
+
+
+# ------------------------------------------------------------------ in-place
+mapping("Tensor.copy_", "method:copy_", args=("src", "non_blocking"), target_args=("src",),
+        drop=("non_blocking",),
+        note="truly in place on CPU in PyNative and GRAPH mode (broadcasts and casts like torch)",
+        test=f"{T}::test_inplace")
+
+_INPLACE_FN = {
+    "add_": "x = x + y (or ops.add)", "sub_": "x = x - y", "mul_": "x = x * y", "div_": "x = x / y",
+    "pow_": "x = ops.pow(x, p)", "clamp_": "x = ops.clamp(x, lo, hi)", "clamp_min_": "x = ops.clamp(x, min=lo)",
+    "clamp_max_": "x = ops.clamp(x, max=hi)", "clip_": "x = ops.clamp(x, lo, hi)",
+    "zero_": "x = ops.zeros_like(x)", "fill_": "x = ops.full_like(x, v)",
+    "masked_fill_": "x = ops.masked_fill(x, mask, v)", "exp_": "x = ops.exp(x)", "log_": "x = ops.log(x)",
+    "sqrt_": "x = ops.sqrt(x)", "abs_": "x = ops.abs(x)", "neg_": "x = -x", "relu_": "x = ops.relu(x)",
+    "sigmoid_": "x = ops.sigmoid(x)", "tanh_": "x = ops.tanh(x)", "floor_": "x = ops.floor(x)",
+    "ceil_": "x = ops.ceil(x)", "round_": "x = ops.round(x)", "sign_": "x = ops.sign(x)",
+    "unsqueeze_": "x = ops.unsqueeze(x, d)", "squeeze_": "x = ops.squeeze(x, d)", "t_": "x = ops.t(x)",
+    "transpose_": "x = ops.swapaxes(x, a, b)", "index_fill_": "x = x.index_fill(...)",
+    "index_add_": "x = ops.index_add(...)", "scatter_": "x = ops.scatter(...)",
+    "scatter_add_": "x = ops.tensor_scatter_elements(..., reduction='add')",
+    "addcmul_": "x = x + v * a * b", "addcdiv_": "x = x + v * a / b", "lerp_": "x = ops.lerp(x, end, w)",
+    "addmm_": "x = b * x + a * (m1 @ m2)", "detach_": "x = ops.stop_gradient(x)",
+    "normal_": "a mindspore.common.initializer (Normal) with Parameter.set_data",
+    "uniform_": "a mindspore.common.initializer (Uniform) with Parameter.set_data",
+    "bernoulli_": "x = ops.bernoulli(x, p)", "exponential_": "a sampled tensor", "random_": "a sampled tensor",
+    "resize_": "x = ops.reshape(...) (resize_ may reallocate)", "set_": "rebind the name",
+}
+for _n, _how in _INPLACE_FN.items():
+    mapping(f"Tensor.{_n}", None, test=f"{T}::test_inplace",
+            note=f"in-place: on CPU PyNative MindSpore's in-place arithmetic leaves the tensor unchanged or has "
+                 f"no kernel; rewrite it functionally, e.g. {_how}, and rebind every name that must see "
+                 f"the new value")

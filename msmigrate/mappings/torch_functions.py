@@ -1,0 +1,903 @@
+"""`torch.*` tensor functions and creation functions -> classic `mindspore.ops` / `mindspore.Tensor`.
+
+Every record here is proven by tests/parity/test_torch_functions.py, in PyNative and inside
+`ms.jit`. Facts that shaped the records (MindSpore 2.10, CPU, all verified there):
+  * `ops.full(size, 1.5)` infers int64 (and fills 1): the dtype is always passed explicitly.
+  * `ops.flatten` defaults start_dim=1 (torch 0); `ops.meshgrid` defaults indexing='xy' (torch 'ij').
+  * `ops.diag` of a 2-D tensor builds a 4-D tensor (torch extracts the diagonal).
+  * `ops.roll` has no CPU kernel: `mindspore.numpy.roll` is used. `ops.einsum` has none either.
+  * `ops.randperm` uses a fixed seed (same permutation on every call): shuffled arange instead.
+  * `ops.argmin`, `ops.argsort`, `ops.sort`, `ops.topk` return int32 indices (torch int64).
+  * `ops.unique` keeps first-appearance order (torch sorts); `ops.multinomial` defaults to
+    replacement=True (torch False) and returns int32.
+  * NaN: `ops.max/min/amax/amin/maximum/minimum/argmax/argmin/sort/topk/clamp` ignore NaN where torch
+    propagates it.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite, code_of
+from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+
+T = "tests/parity/test_torch_functions.py"
+T_CREATE = f"{T}::test_creation"
+T_TENSOR = f"{T}::test_tensor_constructors"
+T_RANDOM = f"{T}::test_random"
+T_SHAPE = f"{T}::test_shape_ops"
+T_MATH = f"{T}::test_math"
+T_RED = f"{T}::test_reductions"
+T_CMP = f"{T}::test_comparison"
+T_NORM = f"{T}::test_norms"
+T_TODO = f"{T}::test_todo_sites"
+
+# Arguments of torch's factory functions that mean nothing in MindSpore.
+_FACTORY_DROP = ("device", "layout", "requires_grad", "pin_memory", "memory_format", "generator",
+                 "non_blocking", "names")
+_OUT = {"out": "out= has no MindSpore counterpart (MindSpore functions return new tensors): assign the result"}
+_OUT_OK = {"out": ("None",)}
+_GRAD_NOTE = ("requires_grad= is dropped: MindSpore differentiates with ms.grad/value_and_grad over "
+              "function inputs and Parameters (make a trainable leaf a Parameter)")
+_FACTORY_NOTE = "device= is dropped (MindSpore places tensors by context); " + _GRAD_NOTE
+_RANDOM_NOTE = ("random: MindSpore's random stream differs from torch's (the same seed gives different "
+                "numbers); generator= is dropped (seed with mindspore.set_seed)")
+_NAN_NOTE = "NaN inputs: MindSpore ignores NaN here where torch propagates it"
+_IDX32_NOTE = "indices are int32 (torch int64)"
+_TUPLE_NOTE = ("returns a plain (values, indices) tuple: unpack it or index [0]/[1] "
+               "(torch's .values/.indices attributes do not exist)")
+
+_SIMPLE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*$|^-?\d+(\.\d*)?([eE][-+]?\d+)?$")
+
+
+# ----------------------------------------------------------------- helpers
+def _lit(code: Optional[str]):
+    """The Python value of a literal argument, or raise ValueError."""
+    if code is None:
+        raise ValueError("absent")
+    return ast.literal_eval(code)
+
+
+def _is_lit(code: Optional[str], types) -> bool:
+    try:
+        v = _lit(code)
+    except Exception:
+        return False
+    allowed = types if isinstance(types, tuple) else (types,)
+    if isinstance(v, bool) and bool not in allowed:
+        return False
+    return isinstance(v, allowed)
+
+
+def _given(b, name: str) -> bool:
+    """The argument is given with a value other than None."""
+    return b.has(name) and b.code(name) != "None"
+
+
+def _once(code: str, body) -> str:
+    """`body(v)` for an expression that it uses more than once: inline when the code is a
+    plain name/number, else bound once through a lambda (works inside ms.jit too)."""
+    if _SIMPLE.match(code):
+        return body(code)
+    return f"(lambda _ms_v: {body('_ms_v')})({code})"
+
+
+def _check_args(b, known: Sequence[str], drop: Sequence[str] = _FACTORY_DROP) -> None:
+    """out= makes the site a TODO; dropped arguments disappear; anything unknown is a TODO."""
+    if _given(b, "out"):
+        raise UnsupportedSite(f"argument out={b.code('out')}: {_OUT['out']}")
+    for name in list(b.order):
+        if name == "out" or name in drop:
+            b.remove(name)
+        elif name not in known:
+            raise UnsupportedSite(f"argument {name} is not translated")
+    if any(a.star == "**" for a in b.starred):
+        raise UnsupportedSite("**kwargs cannot be translated argument by argument")
+
+
+def _call(ctx, func: str, pos: Sequence[str] = (), kw: Sequence[Tuple[str, Optional[str]]] = ()):
+    parts = [p for p in pos]
+    parts += [f"{k}={v}" for k, v in kw if v is not None]
+    return ctx.expr(f"{func}({', '.join(parts)})")
+
+
+def _dtype(b) -> Optional[str]:
+    return b.code("dtype") if _given(b, "dtype") else None
+
+
+def _size_from_call(ctx, first_keyword: str = "size") -> Tuple[str, List[str]]:
+    """torch's `*size` (ints, one sequence, or starred) -> one size expression.
+    Returns (size code, names of the keyword arguments)."""
+    positional: List[str] = []
+    keywords: List[str] = []
+    for arg in ctx.bound.call.args:
+        c = code_of(arg.value).strip()
+        if arg.star == "**":
+            raise UnsupportedSite("**kwargs cannot be translated argument by argument")
+        if arg.star == "*":
+            positional.append("*" + c)
+        elif arg.keyword is None:
+            positional.append(c)
+        else:
+            keywords.append(arg.keyword.value)
+    if first_keyword in keywords:
+        if positional:
+            raise UnsupportedSite("size given both positionally and by keyword")
+        return ctx.bound.code(first_keyword), keywords
+    if not positional:
+        raise UnsupportedSite("no size given")
+    if len(positional) == 1 and not positional[0].startswith("*"):
+        return positional[0], keywords
+    if len(positional) == 1:
+        return f"tuple({positional[0][1:]})", keywords
+    return "(" + ", ".join(positional) + ")", keywords
+
+
+def _kw_bound(ctx, keywords: Sequence[str]):
+    """Bind a size-style call's keywords by name (their positional slots are the size)."""
+    b = ctx.bound
+    for name in list(b.order):
+        if name.startswith("__pos") or name not in keywords:
+            b.order.remove(name)
+            b.args.pop(name, None)
+    b.starred = [a for a in b.starred if a.star == "**"]
+    return b
+
+
+def _starred_rule(fn):
+    fn.handles_starred = True
+    return fn
+
+
+def _no_starred(b) -> None:
+    if b.starred:
+        raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+
+
+# ================================================================= creation
+def _tensor(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("data", "dtype"))
+    if not b.has("data"):
+        raise UnsupportedSite("no data given")
+    return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", _dtype(b))])
+
+
+_TENSOR_NOTE = ("python floats -> float32, ints -> int64, bools -> bool, numpy arrays keep their dtype "
+                "(as in torch); " + _FACTORY_NOTE)
+rule("torch.tensor", "mindspore.Tensor", args=("data",), note=_TENSOR_NOTE, test=T_TENSOR)(_tensor)
+rule("torch.as_tensor", "mindspore.Tensor", args=("data", "dtype", "device"),
+     note="always a new tensor (torch may share memory with the input); gradients still flow; "
+          + _FACTORY_NOTE, test=T_TENSOR)(_tensor)
+def _asarray(ctx):
+    ctx.bound.rename("obj", "data")
+    if ctx.bound.has("copy") and ctx.bound.code("copy") in ("True", "None"):
+        ctx.bound.remove("copy")  # ms.Tensor always copies
+    return _tensor(ctx)
+
+
+rule("torch.asarray", "mindspore.Tensor", args=("obj",), note=_TENSOR_NOTE, test=T_TENSOR)(_asarray)
+mapping("torch.from_numpy", "mindspore.Tensor.from_numpy", args=("ndarray",), target_args=("array",),
+        rename={"ndarray": "array"},
+        note="shares memory with the numpy array, as in torch; host-side code (not inside a compiled graph)",
+        test=T_TENSOR)
+
+
+def _size_factory(target: str):
+    """torch.zeros/ones/empty/rand/randn(*size, dtype=..., device=...) -> target(size, dtype=...)."""
+    @_starred_rule
+    def fn(ctx):
+        size, keywords = _size_from_call(ctx)
+        b = _kw_bound(ctx, keywords)
+        b.remove("size")
+        _check_args(b, ("dtype",))
+        return _call(ctx, target, [size], [("dtype", _dtype(b))])
+    return fn
+
+
+for _name, _target in (("zeros", "ops.zeros"), ("ones", "ops.ones"), ("empty", "ops.zeros")):
+    rule(f"torch.{_name}", f"mindspore.{_target}", args=("size",),
+         note=("values are zeros (torch leaves them uninitialised); " if _name == "empty" else "")
+         + "size as ints, a sequence or *unpacked; float32 by default; " + _FACTORY_NOTE,
+         test=T_CREATE)(_size_factory(_target))
+
+
+def _fill_dtype(code: str) -> str:
+    """torch.full's default dtype from its fill value (ops.full would infer int64 for 1.5)."""
+    try:
+        v = _lit(code)
+    except Exception:
+        if re.match(r"^-?(float\(|math\.(pi|e|inf|nan|tau)$)", code):
+            return "ms.float32"
+        return f"ms.Tensor({code}).dtype"
+    if isinstance(v, bool):
+        return "ms.bool_"
+    if isinstance(v, int):
+        return "ms.int64"
+    if isinstance(v, float):
+        return "ms.float32"
+    if isinstance(v, complex):
+        return "ms.complex64"
+    raise UnsupportedSite(f"fill value {code}")
+
+
+def _full(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("size", "fill_value", "dtype"))
+    if not (b.has("size") and b.has("fill_value")):
+        raise UnsupportedSite("size and fill_value are required")
+    fill = b.code("fill_value")
+    dtype = _dtype(b)
+    if dtype is None:
+        dtype = _fill_dtype(fill)
+        if dtype.startswith("ms.Tensor(") and not _SIMPLE.match(fill):
+            return ctx.expr(f"(lambda _ms_v: ops.full({b.code('size')}, _ms_v, dtype=ms.Tensor(_ms_v).dtype))({fill})")
+    return _call(ctx, "ops.full", [b.code("size"), fill], [("dtype", dtype)])
+
+
+rule("torch.full", "mindspore.ops.full", args=("size", "fill_value"),
+     note="dtype follows the fill value as in torch (float -> float32, int -> int64, bool -> bool; "
+          "a non-literal fill takes the dtype ms.Tensor(fill) has); " + _FACTORY_NOTE,
+     test=T_CREATE)(_full)
+
+for _name, _target in (("zeros_like", "zeros_like"), ("ones_like", "ones_like"), ("empty_like", "zeros_like")):
+    mapping(f"torch.{_name}", f"mindspore.ops.{_target}", args=("input",), target_args=("input",),
+            drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
+            note=("values are zeros (torch leaves them uninitialised); " if _name == "empty_like" else "")
+            + "keeps the input's dtype unless dtype= is given; " + _FACTORY_NOTE, test=T_CREATE)
+mapping("torch.full_like", "mindspore.ops.full_like", args=("input", "fill_value"),
+        target_args=("input", "fill_value"), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
+        note="keeps the input's dtype (the fill value is cast) unless dtype= is given; " + _FACTORY_NOTE,
+        test=T_CREATE)
+mapping("torch.arange", "mindspore.ops.arange", args=("start", "end", "step"),
+        target_args=("start", "end", "step"), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
+        note="int arguments -> int64, any float -> float32, as in torch; " + _FACTORY_NOTE, test=T_CREATE)
+mapping("torch.eye", "mindspore.ops.eye", args=("n", "m"), target_args=("n", "m"),
+        drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK, note="float32 by default; " + _FACTORY_NOTE,
+        test=T_CREATE)
+
+
+def _linspace(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("start", "end", "steps", "dtype"))
+    text = f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})"
+    if _dtype(b):
+        text += f".astype({_dtype(b)})"
+    return ctx.expr(text)
+
+
+rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
+     note="float32; dtype= casts the result; " + _FACTORY_NOTE, test=T_CREATE)(_linspace)
+
+
+def _logspace(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("start", "end", "steps", "base", "dtype"))
+    base = b.code("base") if _given(b, "base") else "10.0"
+    # ops.logspace only takes an int base and float start/end: build base ** linspace instead
+    text = f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))"
+    if _dtype(b):
+        text += f".astype({_dtype(b)})"
+    return ctx.expr(text)
+
+
+rule("torch.logspace", "mindspore.ops.pow", args=("start", "end", "steps", "base"),
+     note="base ** linspace(start, end, steps) (ops.logspace takes only an int base); " + _FACTORY_NOTE,
+     test=T_CREATE)(_logspace)
+
+
+# ----------------------------------------------------------------- random
+for _name in ("rand", "randn"):
+    rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("size",), status=DIFFERENCE,
+         note=("uniform [0, 1)" if _name == "rand" else "standard normal") + "; float32; " + _RANDOM_NOTE
+         + "; " + _FACTORY_NOTE, test=T_RANDOM)(_size_factory(f"ops.{_name}"))
+for _name in ("rand_like", "randn_like"):
+    mapping(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input",), target_args=("input",),
+            drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK, status=DIFFERENCE,
+            note="the input's shape and dtype; " + _RANDOM_NOTE, test=T_RANDOM)
+
+
+def _randint(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    pos = [n for n in b.order if b.positional.get(n)]
+    if len(pos) == 2 and not b.has("size"):
+        # randint(high, size): the overload without low
+        b.rename("high", "size")
+        b.rename("low", "high")
+    _check_args(b, ("low", "high", "size", "dtype"))
+    if not (b.has("high") and b.has("size")):
+        raise UnsupportedSite("high and size are required")
+    low = b.code("low") if b.has("low") else "0"
+    return _call(ctx, "ops.randint", [low, b.code("high"), b.code("size")], [("dtype", _dtype(b))])
+
+
+rule("torch.randint", "mindspore.ops.randint", args=("low", "high", "size"), status=DIFFERENCE,
+     note="int64 in [low, high); " + _RANDOM_NOTE + "; " + _FACTORY_NOTE, test=T_RANDOM)(_randint)
+
+
+def _randint_like(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    pos = [n for n in b.order if b.positional.get(n)]
+    if len(pos) == 2 and not b.has("high"):
+        b.rename("low", "high")
+    _check_args(b, ("input", "low", "high", "dtype"))
+    low = b.code("low") if b.has("low") else "0"
+    return _call(ctx, "ops.randint_like", [b.code("input"), low, b.code("high")], [("dtype", _dtype(b))])
+
+
+rule("torch.randint_like", "mindspore.ops.randint_like", args=("input", "low", "high"), status=DIFFERENCE,
+     note="the input's shape and dtype; " + _RANDOM_NOTE, test=T_RANDOM)(_randint_like)
+
+
+def _randperm(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("n", "dtype"))
+    dtype = _dtype(b) or "ms.int64"
+    return ctx.expr(f"ops.shuffle(ops.arange({b.code('n')}, dtype={dtype}))")
+
+
+rule("torch.randperm", "mindspore.ops.shuffle", args=("n",), status=DIFFERENCE,
+     note="a shuffled arange (ops.randperm uses a fixed seed and returns the same permutation on every "
+          "call); int64; " + _RANDOM_NOTE + "; " + _FACTORY_NOTE, test=T_RANDOM)(_randperm)
+
+
+def _normal(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("mean", "std", "size", "dtype"))
+    mean = b.code("mean") if b.has("mean") else "0.0"
+    std = b.code("std") if b.has("std") else "1.0"
+    if _dtype(b):
+        raise UnsupportedSite("dtype= of torch.normal is not translated")
+    if _given(b, "size"):
+        return _call(ctx, "ops.normal", [b.code("size"), mean, std])
+    number = (int, float)
+    if _is_lit(mean, number) and _is_lit(std, number):
+        raise UnsupportedSite("torch.normal of two numbers needs size=")
+    # the sample's shape is the broadcast of the tensor arguments' shapes
+    if _is_lit(mean, number):
+        return ctx.expr(_once(std, lambda s: f"ops.normal({s}.shape, {mean}, {s})"))
+    if _is_lit(std, number):
+        return ctx.expr(_once(mean, lambda m: f"ops.normal({m}.shape, {m}, {std})"))
+    if not (_SIMPLE.match(mean) and _SIMPLE.match(std)):
+        raise UnsupportedSite("mean and std must be names to size the sample")
+    return ctx.expr(f"ops.normal(({mean} + {std}).shape, {mean}, {std})")
+
+
+rule("torch.normal", "mindspore.ops.normal", args=("mean", "std", "size"), status=DIFFERENCE,
+     note="mean/std tensors or numbers (+size); " + _RANDOM_NOTE, test=T_RANDOM)(_normal)
+
+
+def _bernoulli(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "p"))
+    x = b.code("input")
+    if _given(b, "p"):
+        return _call(ctx, "ops.bernoulli", [x], [("p", b.code("p"))])
+    return ctx.expr(_once(x, lambda v: f"ops.bernoulli({v}, p={v})"))
+
+
+rule("torch.bernoulli", "mindspore.ops.bernoulli", args=("input", "p"), status=DIFFERENCE,
+     note="draws 1 with the probability given by each element of input (or p); the input's dtype; "
+          + _RANDOM_NOTE, test=T_RANDOM)(_bernoulli)
+
+
+def _multinomial(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "num_samples", "replacement"))
+    repl = b.code("replacement") if b.has("replacement") else "False"
+    return ctx.expr(f"ops.multinomial({b.code('input')}, {b.code('num_samples')}, {repl}).astype(ms.int64)")
+
+
+rule("torch.multinomial", "mindspore.ops.multinomial", args=("input", "num_samples", "replacement"),
+     status=DIFFERENCE,
+     note="replacement passed explicitly (MindSpore defaults to True, torch to False); int64; " + _RANDOM_NOTE,
+     test=T_RANDOM)(_multinomial)
+
+
+# ================================================================= shape ops
+def _simple(source, target, args, target_args, rename=None, test=T_SHAPE, note="", status=CONVERTED,
+            drop=(), extra=None, unsupported=None, unsupported_ok=None):
+    unsup = dict(_OUT)
+    unsup.update(unsupported or {})
+    ok = dict(_OUT_OK)
+    ok.update(unsupported_ok or {})
+    mapping(source, target, args=args, target_args=target_args, rename=rename or {}, drop=tuple(drop),
+            extra=extra or {}, unsupported=unsup, unsupported_ok=ok, note=note, status=status, test=test)
+
+
+for _name in ("cat", "concat", "concatenate"):
+    _simple(f"torch.{_name}", "mindspore.ops.cat", ("tensors", "axis" if _name == "concatenate" else "dim"),
+            ("tensors", "axis"), rename={"dim": "axis"}, note="dim -> axis")
+_simple("torch.stack", "mindspore.ops.stack", ("tensors", "dim"), ("tensors", "axis"), rename={"dim": "axis"},
+        note="dim -> axis")
+_simple("torch.split", "mindspore.ops.split", ("tensor", "split_size_or_sections", "dim"),
+        ("tensor", "split_size_or_sections", "axis"), rename={"dim": "axis"},
+        note="an int is the chunk size (the last chunk may be smaller), a list the sizes; returns a tuple")
+_simple("torch.chunk", "mindspore.ops.chunk", ("input", "chunks", "dim"), ("input", "chunks", "axis"),
+        rename={"dim": "axis"}, note="chunk size ceil(n / chunks), possibly fewer chunks, as in torch")
+_simple("torch.flatten", "mindspore.ops.flatten", ("input", "start_dim", "end_dim"), ("input",),
+        extra={"start_dim": "0"}, note="start_dim is always passed: torch defaults to 0, ops.flatten to 1")
+_simple("torch.reshape", "mindspore.ops.reshape", ("input", "shape"), ("input", "shape"))
+_simple("torch.squeeze", "mindspore.ops.squeeze", ("input", "dim"), ("input", "axis"), rename={"dim": "axis"},
+        note="a dim whose size is not 1 is left alone, as in torch")
+_simple("torch.unsqueeze", "mindspore.ops.unsqueeze", ("input", "dim"), ("input", "dim"))
+for _name, _a in (("transpose", ("dim0", "dim1")), ("swapdims", ("dim0", "dim1")), ("swapaxes", ("axis0", "axis1"))):
+    _simple(f"torch.{_name}", "mindspore.ops.swapaxes", ("input",) + _a, ("input", "axis0", "axis1"),
+            rename={"dim0": "axis0", "dim1": "axis1"},
+            note="ops.swapaxes (Tensor.transpose inside ms.jit would be a full permutation)")
+_simple("torch.permute", "mindspore.ops.permute", ("input", "dims"), ("input", "axis"), rename={"dims": "axis"})
+for _name in ("movedim", "moveaxis"):
+    _simple(f"torch.{_name}", "mindspore.ops.movedim", ("input", "source", "destination"),
+            ("x", "source", "destination"), rename={"input": "x"})
+_simple("torch.narrow", "mindspore.ops.narrow", ("input", "dim", "start", "length"),
+        ("input", "axis", "start", "length"), rename={"dim": "axis"})
+_simple("torch.gather", "mindspore.ops.gather_elements", ("input", "dim", "index"), ("input", "dim", "index"),
+        drop=("sparse_grad",), note="ops.gather_elements (ops.gather is index_select-like)")
+_simple("torch.index_select", "mindspore.ops.index_select", ("input", "dim", "index"),
+        ("input", "axis", "index"), rename={"dim": "axis"})
+_simple("torch.masked_select", "mindspore.ops.masked_select", ("input", "mask"), ("input", "mask"))
+_simple("torch.flip", "mindspore.ops.flip", ("input", "dims"), ("input", "dims"))
+_simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"),
+        note="fewer dims than the input prepend ones, as in torch")
+_simple("torch.broadcast_to", "mindspore.ops.broadcast_to", ("input", "size"), ("input", "shape"),
+        rename={"size": "shape"})
+_simple("torch.tril", "mindspore.ops.tril", ("input", "diagonal"), ("input", "diagonal"))
+_simple("torch.triu", "mindspore.ops.triu", ("input", "diagonal"), ("input", "diagonal"))
+_simple("torch.roll", "mindspore.numpy.roll", ("input", "shifts", "dims"), ("a", "shift", "axis"),
+        rename={"input": "a", "shifts": "shift", "dims": "axis"},
+        note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch")
+_simple("torch.tensordot", "mindspore.ops.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
+        rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
+        note="dims (int or two lists) -> axes; torch's default dims=2 is passed")
+
+
+def _where(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("condition", "input", "other"))
+    if b.has("input") or b.has("other"):
+        if not (b.has("input") and b.has("other")):
+            raise UnsupportedSite("where needs both input and other")
+        return _call(ctx, "ops.where", [b.code("condition"), b.code("input"), b.code("other")])
+    # torch.where(cond) == torch.nonzero(cond, as_tuple=True) (that form has no PyNative CPU kernel)
+    return ctx.expr(f"ops.unbind(ops.nonzero({b.code('condition')}), 1)")
+
+
+rule("torch.where", "mindspore.ops.where", args=("condition", "input", "other"),
+     note="3 arguments: ops.where (numbers allowed); 1 argument: a tuple of index tensors (int64) "
+          "from ops.nonzero", test=T_SHAPE)(_where)
+
+
+def _repeat_interleave(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "repeats", "dim"), drop=("output_size",))
+    if not b.has("repeats"):
+        raise UnsupportedSite("torch.repeat_interleave(repeats) (the index form) is not translated")
+    x = b.code("input")
+    if _given(b, "dim"):
+        return _call(ctx, "ops.repeat_interleave", [x, b.code("repeats"), b.code("dim")])
+    return ctx.expr(f"ops.repeat_interleave(ops.flatten({x}, start_dim=0), {b.code('repeats')}, 0)")
+
+
+rule("torch.repeat_interleave", "mindspore.ops.repeat_interleave", args=("input", "repeats", "dim"),
+     note="dim=None repeats the flattened input, as in torch (flattened explicitly); output_size is dropped",
+     test=T_SHAPE)(_repeat_interleave)
+
+
+@_starred_rule
+def _meshgrid(ctx):
+    b = ctx.bound
+    indexing = b.code("indexing") if _given(b, "indexing") else "'ij'"
+    items: List[str] = []
+    positional = [a for a in b.call.args if a.keyword is None]
+    if any(a.star == "**" for a in positional):
+        raise UnsupportedSite("**kwargs cannot be translated argument by argument")
+    for name in b.order:
+        if not name.startswith(("__pos", "__star")) and name not in ("tensors", "indexing"):
+            raise UnsupportedSite(f"argument {name} is not translated")
+    if len(positional) == 1 and not positional[0].star:
+        v = positional[0].value
+        if isinstance(v, (cst.List, cst.Tuple)):
+            items = [code_of(e).strip().rstrip(",") for e in v.elements]
+        else:
+            raise UnsupportedSite("one argument: cannot tell a tensor from a list of tensors; "
+                                  "write torch.meshgrid(*tensors)")
+    else:
+        items = [("*" if a.star == "*" else "") + code_of(a.value).strip() for a in positional]
+    return ctx.expr(f"ops.meshgrid({', '.join(items)}, indexing={indexing})")
+
+
+rule("torch.meshgrid", "mindspore.ops.meshgrid", args=("tensors",),
+     note="indexing is always passed: torch defaults to 'ij', ops.meshgrid to 'xy'; a list argument is unpacked",
+     test=T_SHAPE)(_meshgrid)
+
+
+def _diag(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "diagonal"))
+    k = b.code("diagonal") if _given(b, "diagonal") else "0"
+    return ctx.expr(_once(b.code("input"),
+                          lambda v: f"(ops.diagflat({v}, {k}) if {v}.ndim == 1 else ops.diagonal({v}, {k}))"))
+
+
+rule("torch.diag", "mindspore.ops.diagflat", args=("input", "diagonal"),
+     note="1-D input -> ops.diagflat (a matrix), 2-D -> ops.diagonal (ops.diag of a matrix would be 4-D)",
+     test=T_SHAPE)(_diag)
+
+mapping("torch.einsum", None, args=("equation",),
+        note="ops.einsum has no CPU kernel in MindSpore 2.10 (GPU/Ascend only; mint.einsum is Ascend only): "
+             "rewrite with matmul/sum/broadcasting", test=T_TODO)
+
+
+# ================================================================= math
+def _alpha_op(op: str):
+    def fn(ctx):
+        b = ctx.bound
+        _no_starred(b)
+        _check_args(b, ("input", "other", "alpha"))
+        other = b.code("other")
+        if _given(b, "alpha") and b.code("alpha") != "1":
+            alpha = b.code("alpha") if _SIMPLE.match(b.code("alpha")) else f"({b.code('alpha')})"
+            other = f"{alpha} * {other}" if _SIMPLE.match(other) else f"{alpha} * ({other})"
+        return _call(ctx, f"ops.{op}", [b.code("input"), other])
+    return fn
+
+
+rule("torch.add", "mindspore.ops.add", args=("input", "other"), note="alpha: input + alpha * other",
+     test=T_MATH)(_alpha_op("add"))
+rule("torch.sub", "mindspore.ops.sub", args=("input", "other"), note="alpha: input - alpha * other",
+     test=T_MATH)(_alpha_op("sub"))
+rule("torch.subtract", "mindspore.ops.sub", args=("input", "other"), note="alpha: input - alpha * other",
+     test=T_MATH)(_alpha_op("sub"))
+for _name in ("mul", "multiply"):
+    _simple(f"torch.{_name}", "mindspore.ops.mul", ("input", "other"), ("input", "other"), test=T_MATH)
+for _name in ("div", "divide"):
+    _simple(f"torch.{_name}", "mindspore.ops.div", ("input", "other"), ("input", "other"), test=T_MATH,
+            note="true division (ints give float32); rounding_mode 'trunc'/'floor' as in torch")
+_simple("torch.true_divide", "mindspore.ops.div", ("dividend", "divisor"), ("input", "other"),
+        rename={"dividend": "input", "divisor": "other"}, test=T_MATH)
+_simple("torch.matmul", "mindspore.ops.matmul", ("input", "other"), ("input", "other"), test=T_MATH)
+_simple("torch.mm", "mindspore.ops.mm", ("input", "mat2"), ("input", "mat2"), test=T_MATH)
+_simple("torch.bmm", "mindspore.ops.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
+        test=T_MATH)
+_simple("torch.addmm", "mindspore.ops.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"), test=T_MATH,
+        note="beta * input + alpha * (mat1 @ mat2)")
+_simple("torch.baddbmm", "mindspore.ops.baddbmm", ("input", "batch1", "batch2"), ("input", "batch1", "batch2"),
+        test=T_MATH, note="beta * input + alpha * (batch1 @ batch2)")
+_simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
+        note="a number base is allowed, as in torch")
+_UNARY_NOTE = "integer tensors are not promoted to float as torch does: cast them first"
+for _name, _target in (("exp", "exp"), ("log", "log"), ("log1p", "log1p"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"),
+                       ("sigmoid", "sigmoid"), ("tanh", "tanh"), ("erf", "erf"), ("sin", "sin"), ("cos", "cos")):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input",), ("x",) if _name == "sqrt" else ("input",),
+            rename={"input": "x"} if _name == "sqrt" else {}, test=T_MATH, note=_UNARY_NOTE)
+for _name, _target in (("abs", "abs"), ("absolute", "abs"), ("neg", "neg"), ("negative", "neg"),
+                       ("sign", "sign"), ("floor", "floor"), ("ceil", "ceil"), ("relu", "relu")):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input",), ("input",), test=T_MATH)
+_simple("torch.round", "mindspore.ops.round", ("input",), ("input",), test=T_MATH,
+        unsupported={"decimals": "ops.round only supports decimals=0 on CPU"}, unsupported_ok={"decimals": ("0",)},
+        note="halves round to even, as in torch")
+for _name in ("clamp", "clip"):
+    _simple(f"torch.{_name}", "mindspore.ops.clamp", ("input", "min", "max"), ("input", "min", "max"),
+            test=T_MATH, status=DIFFERENCE, note="numbers or tensors as bounds; " + _NAN_NOTE + " (NaN -> bound)")
+for _name in ("maximum", "minimum"):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "other"), ("input", "other"), test=T_MATH,
+            status=DIFFERENCE, note=_NAN_NOTE + " (returns the other value)")
+for _name in ("atan2", "arctan2"):
+    _simple(f"torch.{_name}", "mindspore.ops.atan2", ("input", "other"), ("input", "other"), test=T_MATH)
+_simple("torch.lerp", "mindspore.ops.lerp", ("input", "end", "weight"), ("input", "end", "weight"), test=T_MATH)
+_simple("torch.fmod", "mindspore.ops.fmod", ("input", "other"), ("input", "other"), test=T_MATH,
+        note="the sign of the dividend, as in torch")
+_simple("torch.remainder", "mindspore.ops.remainder", ("input", "other"), ("input", "other"), test=T_MATH,
+        note="the sign of the divisor (Python %), as in torch")
+_simple("torch.softmax", "mindspore.ops.softmax", ("input", "dim", "dtype"), ("input", "axis"),
+        rename={"dim": "axis"}, test=T_MATH, note="dim -> axis; dtype casts the input first, as in torch")
+
+
+def _log_softmax(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim", "dtype"))
+    x = b.code("input")
+    if _dtype(b):
+        x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
+    return _call(ctx, "ops.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
+
+
+rule("torch.log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "dtype"),
+     note="dim -> axis; dtype casts the input first", test=T_MATH)(_log_softmax)
+
+_INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
+            "pass dtype=ms.int64 for long sums")
+_simple("torch.cumsum", "mindspore.ops.cumsum", ("input", "dim"), ("x", "axis"),
+        rename={"input": "x", "dim": "axis"}, test=T_MATH, status=DIFFERENCE, note="dim -> axis; " + _INT_ACC)
+_simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "dim"), test=T_MATH,
+        status=DIFFERENCE, note=_INT_ACC)
+_simple("torch.logsumexp", "mindspore.ops.logsumexp", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"),
+        test=T_RED)
+def _dist(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "other", "p"))
+    p = b.code("p") if _given(b, "p") else "2"
+    return ctx.expr(f"ops.vector_norm(ops.sub({b.code('input')}, {b.code('other')}), {p})")
+
+
+rule("torch.dist", "mindspore.ops.vector_norm", args=("input", "other", "p"),
+     note="the p-norm of input - other (ops.dist only takes an int p)", test=T_NORM)(_dist)
+_simple("torch.cdist", "mindspore.ops.cdist", ("x1", "x2", "p", "compute_mode"), ("x1", "x2", "p"),
+        drop=("compute_mode",), test=T_NORM, note="compute_mode (a speed hint) is dropped")
+
+
+def _norm(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "p", "dim", "keepdim", "dtype"))
+    x = b.code("input")
+    p = b.code("p") if _given(b, "p") else "'fro'"
+    dim = b.code("dim") if _given(b, "dim") else None
+    keep = b.code("keepdim") if b.has("keepdim") else None
+    try:
+        pv = _lit(p)
+    except Exception:
+        pv = None
+    if pv == "fro":
+        return _call(ctx, "ops.vector_norm", [x, "2"], [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
+    if pv == "nuc":
+        return _call(ctx, "ops.matrix_norm", [x, "'nuc'"],
+                     [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
+    if isinstance(pv, str):
+        raise UnsupportedSite(f"p={p}")
+    return _call(ctx, "ops.vector_norm", [x, p], [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
+
+
+rule("torch.norm", "mindspore.ops.vector_norm", args=("input", "p", "dim", "keepdim", "out", "dtype"),
+     note="p='fro'/number -> ops.vector_norm over dim (all elements when dim is None), 'nuc' -> "
+          "ops.matrix_norm, as torch.norm computes them; a p held in a variable must be a number",
+     test=T_NORM)(_norm)
+_simple("torch.linalg.norm", "mindspore.ops.norm", ("input", "ord", "dim", "keepdim"), ("A", "ord", "dim", "keepdim"),
+        rename={"input": "A"}, test=T_NORM, note="same ord/dim rules (vector or matrix norm) as torch.linalg.norm")
+_simple("torch.linalg.vector_norm", "mindspore.ops.vector_norm", ("x", "ord", "dim", "keepdim"),
+        ("x", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
+_simple("torch.linalg.matrix_norm", "mindspore.ops.matrix_norm", ("A", "ord", "dim", "keepdim"),
+        ("A", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
+
+
+# ================================================================= reductions
+_simple("torch.sum", "mindspore.ops.sum", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"), test=T_RED,
+        note="ints and bools sum to int64, as in torch")
+
+
+def _mean(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim", "keepdim", "dtype"))
+    x = b.code("input")
+    if _dtype(b):
+        x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
+    pos = [x]
+    if _given(b, "dim"):
+        pos.append(b.code("dim"))
+    return _call(ctx, "ops.mean", pos, [("keep_dims", b.code("keepdim") if b.has("keepdim") else None)])
+
+
+rule("torch.mean", "mindspore.ops.mean", args=("input", "dim", "keepdim"),
+     note="dim -> axis, keepdim -> keep_dims; dtype casts the input first, as in torch", test=T_RED)(_mean)
+_simple("torch.prod", "mindspore.ops.prod", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
+        rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED)
+for _name in ("amax", "amin"):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keepdims"),
+            rename={"dim": "axis", "keepdim": "keepdims"}, test=T_RED, status=DIFFERENCE, note=_NAN_NOTE)
+
+
+def _std_var(target: str):
+    def fn(ctx):
+        b = ctx.bound
+        _no_starred(b)
+        if b.has("dim") and b.positional.get("dim") and b.code("dim") in ("True", "False"):
+            # torch.std(input, unbiased): the overload without dim
+            b.rename("dim", "unbiased")
+        _check_args(b, ("input", "dim", "unbiased", "keepdim", "correction"))
+        if _given(b, "correction"):
+            ddof = b.code("correction")
+        elif b.has("unbiased"):
+            u = b.code("unbiased")
+            ddof = {"True": "1", "False": "0"}.get(u, f"int({u})")
+        else:
+            ddof = "1"
+        pos = [b.code("input")]
+        if _given(b, "dim"):
+            pos.append(b.code("dim"))
+        return _call(ctx, target, pos, [("ddof", ddof), ("keepdims", b.code("keepdim") if b.has("keepdim") else None)])
+    return fn
+
+
+_STD_NOTE = ("ddof passed explicitly: torch's default is unbiased (correction=1); unbiased=False -> ddof=0, "
+             "correction=c -> ddof=c")
+for _name in ("std", "var", "std_mean", "var_mean"):
+    rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input", "dim", "unbiased", "keepdim"),
+         note=_STD_NOTE + ("; returns (std/var, mean) as torch" if "mean" in _name else ""),
+         test=T_RED)(_std_var(f"ops.{_name}"))
+
+
+def _max_min(kind: str):
+    elementwise = "maximum" if kind == "max" else "minimum"
+
+    def fn(ctx):
+        b = ctx.bound
+        _no_starred(b)
+        _check_args(b, ("input", "dim", "keepdim", "other"))
+        x = b.code("input")
+        if b.has("other"):
+            return _call(ctx, f"ops.{elementwise}", [x, b.code("other")])
+        if not b.has("dim"):
+            if b.has("keepdim"):
+                raise UnsupportedSite("keepdim without dim")
+            return _call(ctx, f"ops.a{kind}", [x])
+        d = b.code("dim")
+        keep = b.code("keepdim") if b.has("keepdim") else None
+        value = b.value("dim")
+        is_dim = not b.positional.get("dim") or keep is not None or _is_lit(d, int)
+        if is_dim:
+            return _call(ctx, f"ops.{kind}", [x, d], [("keepdims", keep)])
+        if ctx.tr._is_tensor_expr(value):
+            return _call(ctx, f"ops.{elementwise}", [x, d])
+        # torch.max(x, y): y may be a dim or a tensor -- decide at run time (a constant under ms.jit)
+        if not (_SIMPLE.match(x) and _SIMPLE.match(d)):
+            raise UnsupportedSite("cannot tell whether the second argument is a dim or a tensor")
+        return ctx.expr(f"(ops.{elementwise}({x}, {d}) if isinstance({d}, ms.Tensor) else ops.{kind}({x}, {d}))")
+    return fn
+
+
+for _kind in ("max", "min"):
+    rule(f"torch.{_kind}", f"mindspore.ops.{_kind}", args=("input", "dim", "keepdim"), status=DIFFERENCE,
+         note=f"no dim -> ops.a{_kind} (the value); dim -> ops.{_kind} (values, int64 indices) "
+              + _TUPLE_NOTE + f"; a tensor -> ops.{'maximum' if _kind == 'max' else 'minimum'}; " + _NAN_NOTE,
+         test=T_RED)(_max_min(_kind))
+
+_simple("torch.argmax", "mindspore.ops.argmax", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"),
+        test=T_RED, status=DIFFERENCE, note="int64; " + _NAN_NOTE)
+
+
+def _argmin(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim", "keepdim"))
+    pos = [b.code("input")]
+    if _given(b, "dim"):
+        pos.append(b.code("dim"))
+    return ctx.expr(f"ops.argmin({', '.join(pos)}"
+                    + (f", keepdims={b.code('keepdim')}" if b.has("keepdim") else "") + ").astype(ms.int64)")
+
+
+rule("torch.argmin", "mindspore.ops.argmin", args=("input", "dim", "keepdim"), status=DIFFERENCE,
+     note="cast to int64 (ops.argmin returns int32); " + _NAN_NOTE, test=T_RED)(_argmin)
+for _name in ("all", "any"):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
+            rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED, note="bool result for any input dtype")
+_simple("torch.topk", "mindspore.ops.topk", ("input", "k", "dim", "largest", "sorted"),
+        ("input", "k", "dim", "largest", "sorted"), test=T_RED, status=DIFFERENCE,
+        note=_TUPLE_NOTE + "; " + _IDX32_NOTE + "; " + _NAN_NOTE)
+
+
+def _sort(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim", "descending", "stable"))
+    b.remove("stable")  # ops.sort is stable (verified with ties, ascending and descending)
+    return _call(ctx, "ops.sort", [b.code("input")],
+                 [("axis", b.code("dim") if _given(b, "dim") else None),
+                  ("descending", b.code("descending") if b.has("descending") else None)])
+
+
+rule("torch.sort", "mindspore.ops.sort", args=("input", "dim", "descending"), status=DIFFERENCE,
+     note="dim -> axis; stable (ties keep their order, so stable=True holds); " + _TUPLE_NOTE + "; "
+          + _IDX32_NOTE + "; " + _NAN_NOTE, test=T_RED)(_sort)
+
+
+def _argsort(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim", "descending", "stable"))
+    b.remove("stable")
+    kw = [("axis", b.code("dim") if _given(b, "dim") else None),
+          ("descending", b.code("descending") if b.has("descending") else None)]
+    args = ", ".join([b.code("input")] + [f"{k}={v}" for k, v in kw if v is not None])
+    return ctx.expr(f"ops.argsort({args}).astype(ms.int64)")
+
+
+rule("torch.argsort", "mindspore.ops.argsort", args=("input", "dim", "descending"),
+     note="cast to int64 (ops.argsort returns int32); stable, so stable=True holds", test=T_RED)(_argsort)
+
+
+def _unique(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "sorted", "return_inverse", "return_counts", "dim"))
+    for name in ("return_inverse", "return_counts"):
+        if b.has(name) and b.code(name) != "False":
+            raise UnsupportedSite(f"{name}={b.code(name)}: ops.unique's inverse indices follow first-appearance "
+                                  "order, not torch's sorted order")
+    if _given(b, "dim"):
+        raise UnsupportedSite("unique along a dim has no MindSpore counterpart")
+    return ctx.expr(f"ops.sort(ops.unique({b.code('input')})[0])[0]")
+
+
+rule("torch.unique", "mindspore.ops.unique", args=("input", "sorted", "return_inverse", "return_counts", "dim"),
+     note="the flattened unique values, sorted (ops.unique keeps first-appearance order, so its result is sorted); "
+          "return_inverse/return_counts/dim are TODO", test=T_RED)(_unique)
+
+
+def _count_nonzero(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim"))
+    pos = [f"ops.ne({b.code('input')}, 0)"]
+    if _given(b, "dim"):
+        pos.append(b.code("dim"))
+    return _call(ctx, "ops.sum", pos)
+
+
+rule("torch.count_nonzero", "mindspore.ops.sum", args=("input", "dim"),
+     note="ops.sum(ops.ne(input, 0), dim): int64 like torch, any input dtype (ops.count_nonzero returns int32 "
+          "and rejects bool tensors)", test=T_RED)(_count_nonzero)
+
+
+# ================================================================= comparison
+for _name, _target in (("eq", "eq"), ("ne", "ne"), ("not_equal", "ne"), ("gt", "gt"), ("greater", "gt"),
+                       ("ge", "ge"), ("greater_equal", "ge"), ("lt", "lt"), ("less", "lt"), ("le", "le"),
+                       ("less_equal", "le")):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input", "other"), ("input", "other"), test=T_CMP)
+_simple("torch.isclose", "mindspore.ops.isclose", ("input", "other", "rtol", "atol", "equal_nan"),
+        ("input", "other", "rtol", "atol", "equal_nan"), test=T_CMP, note="same defaults (rtol 1e-5, atol 1e-8)")
+for _name in ("isnan", "isinf", "isfinite"):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input",), ("input",), test=T_CMP,
+            note="float inputs (ops.isinf has no integer kernel)" if _name == "isinf" else "")
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "other"), ("input", "other"), test=T_CMP,
+            note="bool result for any input dtype")
+_simple("torch.logical_not", "mindspore.ops.logical_not", ("input",), ("input",), test=T_CMP)
+
+
+def _allclose(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "other", "rtol", "atol", "equal_nan"))
+    kw = [(n, b.code(n)) for n in ("rtol", "atol", "equal_nan") if b.has(n)]
+    args = ", ".join([b.code("input"), b.code("other")] + [f"{k}={v}" for k, v in kw])
+    return ctx.expr(f"bool(ops.isclose({args}).all())")
+
+
+rule("torch.allclose", "mindspore.ops.isclose", args=("input", "other", "rtol", "atol", "equal_nan"),
+     note="bool(ops.isclose(...).all()): a Python bool as in torch", test=T_CMP)(_allclose)
+
+
+def _equal(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "other"))
+    a, o = b.code("input"), b.code("other")
+    if _SIMPLE.match(a) and _SIMPLE.match(o):
+        return ctx.expr(f"({a}.shape == {o}.shape and bool(ops.equal({a}, {o}).all()))")
+    return ctx.expr(f"(lambda _ms_a, _ms_b: _ms_a.shape == _ms_b.shape and bool(ops.equal(_ms_a, _ms_b).all()))"
+                    f"({a}, {o})")
+
+
+rule("torch.equal", "mindspore.ops.equal", args=("input", "other"),
+     note="same shape and all elements equal, a Python bool (ops.equal alone is elementwise)",
+     test=T_CMP)(_equal)

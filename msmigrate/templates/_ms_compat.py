@@ -1,0 +1,400 @@
+"""Small helpers written by msmigrate next to the converted code.
+
+They depend on MindSpore and NumPy only, and exist where a torch idiom has no
+one-line MindSpore equivalent. Read them, keep them, or replace their uses with
+your own code: nothing here imports torch or msmigrate.
+"""
+import math
+
+import numpy as np
+import mindspore as ms
+from mindspore import nn, ops
+from mindspore.common import initializer as init
+
+
+class MigrationError(RuntimeError):
+    """Raised where code that msmigrate could not convert is reached."""
+
+
+class Unconverted:
+    """Stands where a torch API had no MindSpore conversion. Importing the module
+    works; calling or using this object raises MigrationError naming the site."""
+
+    def __init__(self, api, where, why):
+        self._api, self._where, self._why = api, where, why
+
+    def _fail(self, *args, **kwargs):
+        raise MigrationError(
+            f"{self._api} at {self._where} was not converted to MindSpore ({self._why}); "
+            f"see the '# msmigrate: TODO' comment there and the migration report")
+
+    __call__ = _fail
+    __bool__ = _fail
+    __iter__ = _fail
+    __len__ = _fail
+    __enter__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __truediv__ = __rtruediv__ = __matmul__ = __lt__ = __gt__ = __le__ = __ge__ = _fail
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._fail()
+
+    def __repr__(self):
+        return f"<unconverted {self._api} at {self._where}>"
+
+    def __getitem__(self, item):
+        # subscripted as a generic type (Dataset[T]) while a module is imported
+        return self
+
+    def __mro_entries__(self, bases):
+        # used as a base class: the class can be defined, instantiating it fails
+        fail = self._fail
+
+        class _UnconvertedBase:
+            def __init__(self, *args, **kwargs):
+                fail()
+        return (_UnconvertedBase,)
+
+
+def unconverted_decorator(api, where):
+    """Replaces a torch decorator with no MindSpore counterpart: the decorated
+    function is defined, calling it raises."""
+    def wrap(fn):
+        def raiser(*args, **kwargs):
+            raise MigrationError(f"{fn.__name__} is decorated with {api} at {where}, which was not "
+                                 f"converted to MindSpore; see the migration report")
+        raiser.__name__ = getattr(fn, "__name__", "unconverted")
+        return raiser
+    return wrap
+
+
+# ----------------------------------------------------------------- buffers
+def register_buffer(cell, name, tensor, persistent=True):
+    """torch's register_buffer: a persistent buffer is saved in checkpoints, so it
+    becomes a Parameter that is not trained; a non-persistent one stays a buffer."""
+    if tensor is not None and persistent:
+        setattr(cell, name, ms.Parameter(tensor, name=name, requires_grad=False))
+    else:
+        cell.register_buffer(name, tensor, persistent=False)
+
+
+def add_module(cell, name, module):
+    """torch's add_module. MindSpore's insert_child_to_cell does not add the child to
+    the list a SequentialCell runs, so that list is refreshed here."""
+    cell.insert_child_to_cell(name, module)
+    if isinstance(cell, nn.SequentialCell):
+        cell.cell_list = list(cell._cells.values())
+        cell._is_dynamic_name.append(False)
+    return module
+
+
+class Sequential(nn.SequentialCell):
+    """Base for subclasses of torch's Sequential: torch runs children assigned as
+    attributes (self.norm = ...) in order, so they are added to the run list here."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, nn.Cell) and name in self.__dict__.get("_cells", {}):
+            self.cell_list = list(self._cells.values())
+            self._is_dynamic_name.append(False)
+
+
+def cells(cell):
+    """torch's Module.modules(): the cell itself and every sub-cell, depth first."""
+    return [c for _, c in cell.cells_and_names()]
+
+
+# ----------------------------------------------------------------- nn.init
+def _set(param, init_obj):
+    param.set_data(init.initializer(init_obj, param.shape, param.dtype))
+    return param
+
+
+def _fans(shape):
+    if len(shape) < 2:
+        raise ValueError("fan in and fan out need at least 2 dimensions")
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def calculate_gain(nonlinearity, param=None):
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"unsupported nonlinearity {nonlinearity}")
+
+
+def _std_for(shape, mode, nonlinearity, a):
+    fan_in, fan_out = _fans(shape)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_normal_(param, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    return _set(param, init.Normal(sigma=_std_for(param.shape, mode, nonlinearity, a)))
+
+
+def kaiming_uniform_(param, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    bound = math.sqrt(3.0) * _std_for(param.shape, mode, nonlinearity, a)
+    return _set(param, init.Uniform(scale=bound))
+
+
+def xavier_uniform_(param, gain=1.0):
+    fan_in, fan_out = _fans(param.shape)
+    return _set(param, init.Uniform(scale=gain * math.sqrt(6.0 / (fan_in + fan_out))))
+
+
+def xavier_normal_(param, gain=1.0):
+    fan_in, fan_out = _fans(param.shape)
+    return _set(param, init.Normal(sigma=gain * math.sqrt(2.0 / (fan_in + fan_out))))
+
+
+def normal_(param, mean=0.0, std=1.0):
+    return _set(param, init.Normal(sigma=std, mean=mean))
+
+
+def uniform_(param, a=0.0, b=1.0):
+    data = np.random.uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
+    param.set_data(ms.Tensor(data))
+    return param
+
+
+def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0):
+    return _set(param, init.TruncatedNormal(sigma=std, mean=mean, a=a, b=b))
+
+
+def constant_(param, val):
+    return _set(param, init.Constant(val))
+
+
+def zeros_(param):
+    return _set(param, init.Zero())
+
+
+def ones_(param):
+    return _set(param, init.One())
+
+
+def orthogonal_(param, gain=1.0):
+    return _set(param, init.Orthogonal(gain=gain))
+
+
+# ------------------------------------------------------- layer arguments
+def conv_pad_mode(padding):
+    """torch conv padding -> MindSpore pad_mode: 'same'/'valid' stay, numbers need 'pad'."""
+    return padding if isinstance(padding, str) else "pad"
+
+
+def conv_padding(padding, ndim=2):
+    """torch conv padding (int or one value per spatial dim) -> MindSpore's
+    (int or begin/end per dim) for pad_mode='pad'; 0 for 'same'/'valid'."""
+    if isinstance(padding, str):
+        return 0
+    if isinstance(padding, int):
+        return padding
+    padding = tuple(padding)
+    if len(padding) == ndim:
+        if ndim == 1:
+            return padding[0]
+        return tuple(p for p in padding for _ in (0, 1))
+    return padding
+
+
+def conv_transpose_padding(padding, output_padding, ndim=2):
+    """torch ConvTranspose padding + output_padding -> MindSpore's begin/end padding for
+    pad_mode='pad': torch's output_padding crops less at the end of each dim."""
+    def per_dim(v):
+        return [v] * ndim if isinstance(v, int) else list(v)
+    ps, ops_ = per_dim(padding), per_dim(output_padding)
+    if any(o > p for p, o in zip(ps, ops_)):
+        raise MigrationError(f"output_padding={output_padding} larger than padding={padding} is not converted")
+    return tuple(x for p, o in zip(ps, ops_) for x in (p, p - o))
+
+
+def upsample_scale(scale_factor, recompute=False):
+    """torch Upsample scale_factor -> MindSpore's (floats, used with recompute_scale_factor=True).
+    Without recompute, torch maps coordinates by 1/scale: the same only for integer scales."""
+    vals = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,)
+    if not recompute and any(float(v) != int(v) for v in vals):
+        raise MigrationError(f"Upsample scale_factor={scale_factor} is not an integer: MindSpore would map "
+                             "coordinates differently from torch (pass size=..., or recompute_scale_factor=True)")
+    out = tuple(float(v) for v in vals)
+    return out if isinstance(scale_factor, (tuple, list)) else out[0]
+
+
+def upsample_mode(mode, align_corners=None):
+    """Upsample mode known only at run time: MindSpore's bicubic differs from torch's
+    unless align_corners=True."""
+    if mode == "bicubic" and align_corners is not True:
+        raise MigrationError("Upsample mode='bicubic' without align_corners=True differs in MindSpore")
+    return mode
+
+
+def norm_shape(normalized_shape):
+    """torch LayerNorm accepts an int; MindSpore wants a tuple."""
+    if isinstance(normalized_shape, int):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+class LayerNorm(nn.LayerNorm):
+    """nn.LayerNorm with torch's arguments. The normalised axes are the last
+    len(normalized_shape) axes of the input (MindSpore's primitive only accepts -1 as a
+    negative axis, so the axis is computed from the input's rank). Without
+    elementwise_affine (or bias) the missing parameters are constants, as in torch."""
+
+    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
+        shape = norm_shape(normalized_shape)
+        super().__init__(shape, begin_norm_axis=-1, begin_params_axis=-1, epsilon=eps)
+        self._ndim = len(shape)
+        self._has_weight = bool(elementwise_affine)
+        self._has_bias = bool(elementwise_affine) and bool(bias)
+        if not self._has_weight:
+            del self.gamma
+        if not self._has_bias:
+            del self.beta
+        self._ones = ms.Tensor(np.ones(shape, np.float32))
+        self._zeros = ms.Tensor(np.zeros(shape, np.float32))
+        # torch's attribute names, for subclasses written against torch's LayerNorm
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = bool(elementwise_affine)
+
+    @property
+    def weight(self):
+        return self.gamma if self._has_weight else self._ones
+
+    @property
+    def bias(self):
+        return self.beta if self._has_bias else self._zeros
+
+    def construct(self, x):
+        axis = x.ndim - self._ndim
+        w = self.gamma if self._has_weight else self._ones
+        b = self.beta if self._has_bias else self._zeros
+        y, _, _ = ops.LayerNorm(begin_norm_axis=axis, begin_params_axis=axis, epsilon=self.epsilon)(x, w, b)
+        return y
+
+
+# --------------------------------------- layer classes passed as values
+# torch code often passes a layer class around (norm_layer=nn.BatchNorm2d,
+# activation_layer=nn.ReLU) and calls it elsewhere with torch's arguments. These
+# subclasses take torch's arguments and build the MindSpore layer.
+def _activation(base):
+    class Activation(base):
+        def __init__(self, inplace=False):
+            super().__init__()
+    Activation.__name__ = base.__name__
+    Activation.__qualname__ = base.__name__
+    return Activation
+
+
+ReLU = _activation(nn.ReLU)
+ReLU6 = _activation(nn.ReLU6)
+SiLU = _activation(nn.SiLU)
+Hardswish = _activation(nn.HSwish)
+Hardsigmoid = _activation(nn.HSigmoid)
+Sigmoid = _activation(nn.Sigmoid)
+Tanh = _activation(nn.Tanh)
+
+
+class ELU(nn.Cell):
+    """torch's ELU for any alpha (MindSpore's ELU kernel only accepts alpha=1.0)."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = float(alpha)
+
+    def construct(self, x):
+        return ops.where(x > 0, x, self.alpha * ops.expm1(ops.minimum(x, 0.0)))
+
+
+class Embedding(nn.Embedding):
+    """nn.Embedding with torch's arguments and behaviour: N(0, 1) initialisation, a zero
+    padding_idx row (negative indices allowed) that receives no gradient."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
+        if max_norm is not None or _weight is not None:
+            raise MigrationError("Embedding max_norm/_weight are not converted")
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
+
+    def construct(self, ids):
+        out = ops.gather(self.embedding_table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))
+        if self.padding_idx is None:
+            return out
+        keep = ops.expand_dims((ids != self.padding_idx).astype(out.dtype), -1)
+        # same values; no gradient flows to the padding row
+        return out * keep + ops.stop_gradient(out) * (1 - keep)
+
+
+class GELU(nn.GELU):
+    def __init__(self, approximate="none"):
+        super().__init__(approximate=approximate == "tanh")
+
+
+def _batch_norm(base):
+    class BatchNorm(base):
+        def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
+                     track_running_stats=True, device=None, dtype=None):
+            if momentum is None:
+                raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
+            super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
+                             use_batch_statistics=None if track_running_stats else True)
+    BatchNorm.__name__ = base.__name__
+    BatchNorm.__qualname__ = base.__name__
+    return BatchNorm
+
+
+BatchNorm1d = _batch_norm(nn.BatchNorm1d)
+BatchNorm2d = _batch_norm(nn.BatchNorm2d)
+
+
+class Dropout(nn.Dropout):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__(p=p)
+
+
+class GroupNorm(nn.GroupNorm):
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None):
+        super().__init__(num_groups, num_channels, eps=eps, affine=affine)
+
+
+class Linear(nn.Dense):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__(in_features, out_features, has_bias=bias)
+        self.in_features = in_features
+        self.out_features = out_features
+
+
+class Conv2d(nn.Conv2d):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise MigrationError(f"Conv2d padding_mode={padding_mode!r} is not converted")
+        if isinstance(padding, str):
+            super().__init__(in_channels, out_channels, kernel_size, stride=stride, pad_mode=padding,
+                             dilation=dilation, group=groups, has_bias=bias)
+        else:
+            super().__init__(in_channels, out_channels, kernel_size, stride=stride, pad_mode="pad",
+                             padding=conv_padding(padding), dilation=dilation, group=groups, has_bias=bias)
+
+
+def load_torch_library(path):
+    """torch.ops.load_library: a torch C++ extension cannot be loaded into MindSpore.
+    Raises OSError, as torch does when a library fails to load."""
+    raise OSError(f"torch extension library {path} cannot be loaded in MindSpore")

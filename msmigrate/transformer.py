@@ -1,0 +1,1032 @@
+"""The libcst pass that turns one torch file into MindSpore code.
+
+Names are resolved through each file's import table (whatever alias a file used),
+then through the project index (re-exports inside the project). Each torch site is
+looked up in the registry; what cannot be converted becomes a visible TODO: a
+comment with the original code, a report entry, and a placeholder that raises only
+when that code is reached."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from . import registry as R
+from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
+                       fill_template, parse_expr)
+from .project_index import ProjectIndex, is_torch_name, resolve_relative
+from .sites import Site, shorten
+
+COMPAT = "_ms_compat"
+
+# Parameter names of norm/embedding layers that MindSpore names differently.
+PARAM_RENAMES = {
+    "batchnorm": {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
+                  "running_var": "moving_variance"},
+    "affine_norm": {"weight": "gamma", "bias": "beta"},
+    "embedding": {"weight": "embedding_table"},
+    "prelu": {"weight": "w"},
+    "linear": {"in_features": "in_channels", "out_features": "out_channels"},
+    "conv": {"groups": "group"},
+}
+LAYER_FAMILY = {
+    **{f"torch.nn.BatchNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
+    **{f"torch.nn.SyncBatchNorm": "batchnorm"},
+    "torch.nn.LayerNorm": "affine_norm", "torch.nn.GroupNorm": "affine_norm",
+    **{f"torch.nn.InstanceNorm{d}": "affine_norm" for d in ("1d", "2d", "3d")},
+    "torch.nn.Embedding": "embedding", "torch.nn.PReLU": "prelu",
+    "torch.nn.Linear": "linear",
+    **{f"torch.nn.Conv{d}": "conv" for d in ("1d", "2d", "3d")},
+    **{f"torch.nn.ConvTranspose{d}": "conv" for d in ("1d", "2d", "3d")},
+}
+# Context managers that only matter to torch's autograd/device machinery.
+DROPPED_CONTEXTS = {
+    "torch.no_grad": "MindSpore records gradients only inside grad/value_and_grad, so no_grad() is not needed",
+    "torch.inference_mode": "MindSpore records gradients only inside grad/value_and_grad",
+    "torch.enable_grad": "MindSpore computes gradients through grad/value_and_grad",
+    "torch.set_grad_enabled": "MindSpore computes gradients through grad/value_and_grad",
+    "torch.autograd.no_grad": "MindSpore records gradients only inside grad/value_and_grad",
+    "torch.autograd.profiler.record_function": "profiler ranges are not carried over",
+    "torch.profiler.record_function": "profiler ranges are not carried over",
+    "torch.cuda.amp.autocast": "mixed precision in MindSpore is set with amp.auto_mixed_precision on the network",
+    "torch.autocast": "mixed precision in MindSpore is set with amp.auto_mixed_precision on the network",
+    "torch.amp.autocast": "mixed precision in MindSpore is set with amp.auto_mixed_precision on the network",
+}
+# Decorators that are torch compiler hints: removed, the function is kept.
+DROPPED_DECORATORS = {
+    "torch.jit.unused", "torch.jit.ignore", "torch.jit.export", "torch.jit.script",
+    "torch.jit.script_if_tracing", "torch.jit._script_if_tracing", "torch.fx.wrap",
+    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.compile",
+    "torch._dynamo.disable", "torch.compiler.disable", "torch.autograd.no_grad",
+    "torch.jit._overload_method", "torch.jit._overload",
+}
+NON_TENSOR_METHOD_RESULTS = {"size", "dim", "item", "tolist", "numpy", "ndimension", "numel",
+                             "nelement", "is_contiguous", "stride", "data_ptr", "element_size",
+                             "get_device", "parameters", "named_parameters", "modules",
+                             "named_modules", "children", "state_dict", "eval", "train"}
+NON_TENSOR_ANNOTATIONS = {"int", "bool", "str", "float", "list", "dict", "tuple", "List", "Dict",
+                          "Tuple", "Sequence", "Callable", "Optional[int]", "Optional[bool]",
+                          "Optional[str]", "Optional[float]"}
+
+
+@dataclass
+class FunctionContext:
+    name: str
+    in_cell: bool
+    tensors: Set[str] = field(default_factory=set)
+    todo_at_start: int = 0
+    cells: Set[str] = field(default_factory=set)
+    others: Set[str] = field(default_factory=set)
+
+
+@dataclass
+class ClassContext:
+    name: str
+    is_cell: bool
+    attr_types: Dict[str, str] = field(default_factory=dict)
+
+
+class TorchToMindSpore(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
+                 compat_import: Optional[Tuple[int, str]]):
+        super().__init__()
+        self.module_name = module_name
+        self.is_package = is_package
+        self.index = index
+        # (relative level, name) for `from . import _ms_compat`; level 0 = absolute import
+        self.compat_import = compat_import
+        self.sites: List[Site] = []
+        self.uses_compat = False
+        self.need: Set[str] = set()          # "ms", "nn", "ops", or a module to `import`
+        self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
+        self._funcs: List[FunctionContext] = []
+        self._classes: List[ClassContext] = []
+        self._class_attr_types: Dict[str, Dict[str, str]] = {}
+        self._import_time = 0                # >0 while in decorators/defaults/annotations
+        self._annotation = 0                 # >0 inside a type annotation
+        self._type_refs: Set[int] = set()
+        self._skip_calls: Set[int] = set()
+        self._base_refs: Set[int] = set()    # class references used as base classes   # calls handled by their statement (with-items)    # class references used as types (isinstance, bases)
+        self._skip: Set[int] = set()         # ids of nodes handled by their parent
+        self._dropped: Set[int] = set()      # ids of placeholder nodes for dropped calls
+        self._comments: List[List[str]] = []  # TODO comments per enclosing statement
+        self._narrow: List[Dict[str, str]] = []
+        self._pending_narrow: Dict[int, Dict[str, str]] = {}
+        self._first_torch_import: Optional[int] = None
+        self._torch_local_names: Set[str] = set()
+        self.touched = False                  # the file uses torch at all
+        self._todo_count = 0
+        self._functions_with_todo: Set[str] = set()  # module functions that reach unconverted code
+        info = index.modules.get(module_name)
+        self._imports: Dict[str, str] = info.imports if info is not None else {}
+
+    # ----------------------------------------------------------------- helpers
+    def _line(self, node: cst.CSTNode) -> int:
+        try:
+            return self.get_metadata(PositionProvider, node).start.line
+        except KeyError:
+            return 0
+
+    def _dotted(self, node: cst.CSTNode) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            inner = self._dotted(node.value)
+            return f"{inner}.{node.attr.value}" if inner else None
+        return None
+
+    def _qname_any(self, node: cst.CSTNode) -> Optional[str]:
+        """Absolute qualified name of an imported name (through the file's imports and
+        project re-exports), or None for local names and expressions.
+
+        Resolution uses the file's import table from the project pre-pass instead of
+        libcst's scope analysis, which costs more than the whole conversion."""
+        dotted = self._dotted(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        full = self._imports.get(head)
+        if full is None:
+            return None
+        return self.index.resolve_alias(full + ("." + rest if rest else ""))
+
+    def _torch_qname(self, node: cst.CSTNode) -> Optional[str]:
+        name = self._qname_any(node)
+        if name is None or not is_torch_name(name):
+            return None
+        if name.split(".", 1)[0] in self.index.local_tops:
+            return None
+        return name
+
+    def render(self, target: str) -> cst.BaseExpression:
+        """Code for a target name, recording the import it needs."""
+        if target.startswith("mindspore.nn."):
+            self.need.add("nn")
+            return parse_expr(self.names["nn"] + target[len("mindspore.nn"):])
+        if target.startswith("mindspore.ops."):
+            self.need.add("ops")
+            return parse_expr(self.names["ops"] + target[len("mindspore.ops"):])
+        if target.startswith("mindspore."):
+            self.need.add("ms")
+            return parse_expr(self.names["ms"] + target[len("mindspore"):])
+        if target.startswith(COMPAT + "."):
+            self.uses_compat = True
+            return parse_expr(target)
+        if "." in target:
+            self.need.add("import:" + target.rsplit(".", 1)[0])
+        return parse_expr(target)
+
+    def _record(self, node: cst.CSTNode, api: str, target: str, status: str, note: str = "") -> None:
+        self.touched = True
+        self.sites.append(Site(self._line(node), api, target, status, note, shorten(code_of(node))))
+
+    def _todo(self, node: cst.CSTNode, api: str, why: str, call_args: Optional[cst.Call] = None) -> cst.BaseExpression:
+        """Replace a site with a placeholder that raises when reached; keep the original
+        visible in a TODO comment above its statement."""
+        original = shorten(code_of(node), 150)
+        line = self._line(node)
+        self._record(node, api, "", R.TODO, why)
+        self._todo_count += 1
+        if self._comments:
+            self._comments[-1].append(f"# msmigrate: TODO {api}: {why}. Original: {original}")
+        self.uses_compat = True
+        where = f"{self.module_name}:{line}"
+        ph = cst.parse_expression(
+            f"{COMPAT}.Unconverted({api!r}, {where!r}, {why!r})")
+        if call_args is not None and self._import_time == 0 and self._funcs:
+            # inside a function: keep the arguments visible; calling the placeholder raises
+            return call_args.with_changes(func=ph)
+        return ph
+
+    def _in_cell_method(self) -> bool:
+        return bool(self._funcs) and self._funcs[-1].in_cell
+
+    # ----------------------------------------------------------- statements
+    def _push_comments(self) -> None:
+        self._comments.append([])
+
+    def _pop_comments(self, node):
+        comments = self._comments.pop()
+        if not comments or not hasattr(node, "leading_lines"):
+            return node
+        seen = []
+        for c in comments:
+            if c not in seen:
+                seen.append(c)
+        lines = list(node.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in seen]
+        return node.with_changes(leading_lines=lines)
+
+    def visit_SimpleStatementLine(self, node) -> None:
+        self._push_comments()
+        self._line_of_stmt = self._line(node)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not updated.body:
+            return self._finish_removed(updated)
+        if not self._funcs and self._comments[-1] and self._needs_import_guard(updated):
+            return self._guard_import_time(updated)
+        if not self._funcs and not self._classes and self._calls_unconverted_function(updated):
+            return self._guard_call(updated)
+        return self._pop_comments(updated)
+
+    def _calls_unconverted_function(self, stmt: cst.SimpleStatementLine) -> bool:
+        if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+            return False
+        call = stmt.body[0].value
+        return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                and call.func.value in self._functions_with_todo)
+
+    def _guard_call(self, stmt: cst.SimpleStatementLine):
+        """A module-level call of a function that reaches unconverted torch code
+        (registrations, extension loading) must not break import."""
+        name = stmt.body[0].value.func.value
+        comments = self._comments.pop()
+        self.uses_compat = True
+        lines = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments)] + [
+            cst.EmptyLine(comment=cst.Comment(
+                f"# msmigrate: {name}() reaches torch code that was not converted; import goes on without it"))]
+        return cst.Try(
+            body=cst.IndentedBlock(body=[stmt.with_changes(leading_lines=[])]),
+            handlers=[cst.ExceptHandler(
+                body=cst.IndentedBlock(body=[cst.parse_statement("pass\n")]),
+                type=cst.parse_expression(f"{COMPAT}.MigrationError"),
+                whitespace_after_except=cst.SimpleWhitespace(" "))],
+            leading_lines=lines)
+
+    @staticmethod
+    def _is_placeholder(node) -> bool:
+        return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "Unconverted")
+
+    def _needs_import_guard(self, stmt: cst.SimpleStatementLine) -> bool:
+        """A placeholder nested inside a module/class-level expression would fail at
+        import; a bare `X = placeholder` or a removed call would not."""
+        if len(stmt.body) != 1:
+            return True
+        small = stmt.body[0]
+        if isinstance(small, (cst.Assign, cst.Expr, cst.AnnAssign)) and self._is_placeholder(small.value):
+            return False
+        if isinstance(small, cst.Pass):
+            return False
+        return "Unconverted(" in code_of(small)
+
+    def _guard_import_time(self, stmt: cst.SimpleStatementLine):
+        """Module- or class-level code that uses unconverted torch APIs runs inside
+        try/except, so importing the module still works; the names it defines become
+        placeholders that raise (naming the site) when used."""
+        names = []
+        for small in stmt.body:
+            targets = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, cst.AnnAssign):
+                targets = [small.target]
+            for t in targets:
+                if isinstance(t, cst.Name):
+                    names.append(t.value)
+                elif isinstance(t, (cst.Tuple, cst.List)):
+                    names += [e.value.value for e in t.elements if isinstance(e.value, cst.Name)]
+        where = f"{self.module_name}:{self._line_of_stmt}"
+        self.uses_compat = True
+        handler_body = [cst.parse_statement(
+            f"{n} = {COMPAT}.Unconverted({n!r}, {where!r}, 'defined by torch code that was not converted')\n")
+            for n in names] or [cst.parse_statement("pass\n")]
+        comments = self._comments.pop()
+        lines = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments)]
+        return cst.Try(
+            body=cst.IndentedBlock(body=[stmt.with_changes(leading_lines=[])]),
+            handlers=[cst.ExceptHandler(
+                body=cst.IndentedBlock(body=handler_body),
+                type=cst.Name("Exception"),
+                whitespace_after_except=cst.SimpleWhitespace(" "))],
+            leading_lines=lines)
+
+    def _finish_removed(self, updated):
+        comments = self._comments.pop()
+        if comments:
+            # keep the explanation even if the statement went away
+            return updated.with_changes(body=[cst.Pass()], leading_lines=list(updated.leading_lines) + [
+                cst.EmptyLine(comment=cst.Comment(c)) for c in comments])
+        return cst.RemovalSentinel.REMOVE
+
+    def visit_If(self, node: cst.If) -> None:
+        self._push_comments()
+        narrow = self._isinstance_narrowing(node.test)
+        if narrow:
+            self._pending_narrow[id(node.body)] = narrow
+
+    def leave_If(self, original, updated):
+        return self._pop_comments(updated)
+
+    def visit_IndentedBlock(self, node) -> None:
+        self._narrow.append(self._pending_narrow.pop(id(node), {}))
+
+    def leave_IndentedBlock(self, original, updated):
+        self._narrow.pop()
+        if not updated.body:
+            return updated.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+        return updated
+
+    def visit_For(self, node) -> None:
+        self._push_comments()
+
+    def leave_For(self, original, updated):
+        return self._pop_comments(updated)
+
+    def visit_While(self, node) -> None:
+        self._push_comments()
+
+    def leave_While(self, original, updated):
+        return self._pop_comments(updated)
+
+    def visit_Try(self, node) -> None:
+        self._push_comments()
+
+    def leave_Try(self, original, updated):
+        return self._pop_comments(updated)
+
+    def visit_With(self, node) -> None:
+        self._push_comments()
+        for item in node.items:
+            call = item.item
+            qn = self._torch_qname(call.func) if isinstance(call, cst.Call) else None
+            if qn in DROPPED_CONTEXTS and item.asname is None:
+                self._skip_calls.add(id(call))
+
+    def leave_With(self, original: cst.With, updated: cst.With):
+        kept = []
+        dropped_notes = []
+        for orig_item, item in zip(original.items, updated.items):
+            call = orig_item.item
+            qn = self._torch_qname(call.func) if isinstance(call, cst.Call) else self._torch_qname(call)
+            if qn in DROPPED_CONTEXTS and orig_item.asname is None:
+                dropped_notes.append((qn, DROPPED_CONTEXTS[qn], orig_item))
+                continue
+            kept.append(item)
+        if not dropped_notes:
+            return self._pop_comments(updated)
+        for qn, why, orig_item in dropped_notes:
+            self._record(orig_item, qn, "(removed)", R.CONVERTED, why)
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return self._pop_comments(updated.with_changes(items=kept))
+        comments = self._comments.pop()
+        body = updated.body
+        if isinstance(body, cst.IndentedBlock):
+            stmts = list(body.body)
+            if stmts:
+                extra = [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
+                stmts[0] = stmts[0].with_changes(
+                    leading_lines=list(updated.leading_lines) + extra + list(stmts[0].leading_lines))
+                return cst.FlattenSentinel(stmts)
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._push_comments()
+        in_cell = bool(self._classes) and self._classes[-1].is_cell
+        ctx = FunctionContext(node.name.value, in_cell)
+        ctx.todo_at_start = self._todo_count
+        params = list(node.params.params) + list(node.params.kwonly_params) + list(node.params.posonly_params)
+        for i, p in enumerate(params):
+            pname = p.name.value
+            if pname in ("self", "cls"):
+                continue
+            ann = code_of(p.annotation.annotation).strip() if p.annotation else ""
+            if "Tensor" in ann:
+                ctx.tensors.add(pname)
+            elif ann and ann in NON_TENSOR_ANNOTATIONS:
+                ctx.others.add(pname)
+            elif in_cell and node.name.value in ("forward", "construct", "_forward_impl", "_forward"):
+                default = code_of(p.default).strip() if p.default else None
+                if default in (None, "None"):
+                    ctx.tensors.add(pname)
+        self._funcs.append(ctx)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        ctx = self._funcs.pop()
+        if not self._funcs and not self._classes and self._todo_count > ctx.todo_at_start:
+            self._functions_with_todo.add(original.name.value)
+        new_decorators = []
+        for orig_dec, dec in zip(original.decorators, updated.decorators):
+            target = orig_dec.decorator
+            qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
+            if qn in DROPPED_DECORATORS:
+                self._record(orig_dec, qn, "(removed)", R.CONVERTED,
+                             "torch compiler/autograd hint; MindSpore needs no counterpart here")
+                continue
+            new_decorators.append(dec)
+        updated = updated.with_changes(decorators=new_decorators)
+        if ctx.in_cell and original.name.value == "forward":
+            self._record(original.name, "Module.forward", "construct", R.CONVERTED,
+                         "nn.Cell runs construct()")
+            updated = updated.with_changes(name=cst.Name("construct"))
+        return self._pop_comments(updated)
+
+    def visit_Decorator(self, node) -> None:
+        self._import_time += 1
+        target = node.decorator
+        func = target.func if isinstance(target, cst.Call) else target
+        if self._torch_qname(func) in DROPPED_DECORATORS:
+            self._skip.add(id(func))
+            if isinstance(target, cst.Call):
+                self._skip_calls.add(id(target))
+
+    def leave_Decorator(self, original, updated):
+        self._import_time -= 1
+        target = original.decorator
+        qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
+        if qn and qn not in DROPPED_DECORATORS and R.lookup(qn) is None:
+            # applying an unconverted decorator must not break import: wrap instead
+            why = "no MindSpore counterpart for this decorator; the decorated function raises when called"
+            self._record(original, qn, "", R.TODO, why)
+            if self._comments:
+                self._comments[-1].append(f"# msmigrate: TODO {qn}: {why}. Original: @{shorten(code_of(target), 120)}")
+            self.uses_compat = True
+            return updated.with_changes(decorator=parse_expr(
+                f"{COMPAT}.unconverted_decorator({qn!r}, {self.module_name + ':' + str(self._line(original))!r})"))
+        return updated
+
+    def visit_Param(self, node) -> None:
+        self._import_time += 1
+
+    def leave_Param(self, original, updated):
+        self._import_time -= 1
+        return updated
+
+    def visit_Annotation(self, node) -> None:
+        self._import_time += 1
+        self._annotation += 1
+
+    def leave_Annotation(self, original, updated):
+        self._import_time -= 1
+        self._annotation -= 1
+        return updated
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._push_comments()
+        is_cell = self.index.is_cell_class(self.module_name, node.name.value)
+        for b in node.bases:
+            self._type_refs.add(id(b.value))
+            self._base_refs.add(id(b.value))
+        ctx = ClassContext(node.name.value, is_cell)
+        self._class_attr_types[node.name.value] = ctx.attr_types
+        self._classes.append(ctx)
+
+    def leave_ClassDef(self, original, updated):
+        self._classes.pop()
+        return self._pop_comments(updated)
+
+    # --------------------------------------------------------------- imports
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def _is_foreign_torch(self, dotted: str) -> bool:
+        top = dotted.split(".", 1)[0]
+        return top in _TOPS and top not in self.index.local_tops
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import):
+        keep = []
+        for alias in updated.names:
+            dotted = code_of(alias.name).strip()
+            if self._is_foreign_torch(dotted):
+                self.touched = True
+                continue
+            keep.append(alias)
+        if len(keep) == len(updated.names):
+            return updated
+        if not keep:
+            return cst.RemovalSentinel.REMOVE
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=keep)
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if updated.relative or updated.module is None:
+            return updated
+        dotted = code_of(updated.module).strip()
+        if not self._is_foreign_torch(dotted):
+            return updated
+        self.touched = True
+        # names other project modules import from here must stay defined
+        keep = []
+        if not isinstance(updated.names, cst.ImportStar):
+            for alias in updated.names:
+                local = (alias.asname.name.value if alias.asname else code_of(alias.name).strip())
+                if f"{self.module_name}.{local}" in self.index.imported_names:
+                    keep.append(self._reexport(local, f"{dotted}.{code_of(alias.name).strip()}", original))
+        if keep:
+            return cst.FlattenSentinel(keep)
+        return cst.RemovalSentinel.REMOVE
+
+    def _reexport(self, local: str, qn: str, node) -> cst.Assign:
+        m = R.lookup(qn)
+        if m is not None and m.target and not m.target.startswith(("expr:", "drop", "identity", "method:")):
+            value = self.render(_ADAPTERS.get(qn, m.target))
+            self._record(node, qn, m.target, m.status, (m.note + "; " if m.note else "") + "re-exported name")
+        else:
+            value = self._todo(node, qn, (m.note if m is not None and m.note else "no MindSpore mapping known")
+                               + "; re-exported by this module")
+        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(local))], value=value)
+
+    # ---------------------------------------------------------- expressions
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.value))
+        self._skip.add(id(node.attr))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._skip.add(id(node.func))
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
+            t = node.args[1].value
+            for e in (t.elements if isinstance(t, cst.Tuple) else []):
+                self._type_refs.add(id(e.value))
+            self._type_refs.add(id(t))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        if id(original) in self._skip:
+            return updated
+        qn = self._torch_qname(original)
+        if qn is None:
+            return updated
+        return self._convert_reference(original, updated, qn)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if id(original) in self._skip:
+            return updated
+        qn = self._torch_qname(original)
+        if qn is not None:
+            return self._convert_reference(original, updated, qn)
+        return self._rename_param_attr(original, updated)
+
+    def _convert_reference(self, original, updated, qn: str):
+        """A torch name used as a value (a base class, an annotation, a dtype, a
+        layer class passed around)."""
+        m = R.lookup(qn)
+        if m is None or m.target is None:
+            why = m.note if m is not None and m.note else "no MindSpore mapping known"
+            return self._todo(original, qn, why)
+        if m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule is not None and m.target is None:
+            if m.target.startswith("expr:") and "{" not in m.target:
+                self._record(original, qn, m.target[5:], m.status, m.note)
+                return parse_expr(m.target[5:])
+            return self._todo(original, qn, "used as a value; only calls of it can be converted")
+        target = m.target
+        adapter = _ADAPTERS.get(qn)
+        if adapter and self._annotation == 0 and id(original) not in self._type_refs:
+            # a layer class passed around (norm_layer=nn.BatchNorm2d) keeps torch's
+            # signature through an adapter subclass, since its call site is elsewhere
+            self._record(original, qn, adapter, R.CONVERTED,
+                         f"passed as a value: {adapter} takes torch's arguments and builds {target}")
+            return self.render(adapter)
+        status = m.status
+        note = m.note
+        if adapter and id(original) in self._base_refs:
+            # a subclass of a torch layer calls super().__init__ with torch's arguments
+            self._record(original, qn, adapter, R.CONVERTED,
+                         f"subclassed: {adapter} takes torch's arguments and builds {target}")
+            return self.render(adapter)
+        if self._annotation or id(original) in self._type_refs:
+            self._record(original, qn, target, status, note)
+            return self.render(target)
+        if m.args and (m.rename or m.transforms or m.drop or m.extra or m.rule):
+            status = R.DIFFERENCE
+            note = (note + "; " if note else "") + "used as a value: arguments given elsewhere are not translated"
+        self._record(original, qn, target, status, note)
+        return self.render(target)
+
+    def _rename_param_attr(self, original: cst.Attribute, updated: cst.Attribute):
+        attr = original.attr.value
+        if attr not in _RENAMED_ATTRS:
+            return updated
+        family = self._layer_family(original.value)
+        if family is None:
+            return updated
+        new = PARAM_RENAMES[family].get(attr)
+        if not new:
+            return updated
+        self._record(original, f"{family}.{attr}", new, R.CONVERTED,
+                     f"MindSpore names this parameter {new}")
+        return updated.with_changes(attr=cst.Name(new))
+
+    def _layer_family(self, node: cst.BaseExpression) -> Optional[str]:
+        t = self._static_type(node)
+        return LAYER_FAMILY.get(t) if t else None
+
+    def _static_type(self, node: cst.BaseExpression) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            for narrow in reversed(self._narrow):
+                if node.value in narrow:
+                    return narrow[node.value]
+            return None
+        if isinstance(node, cst.Attribute):
+            owner = node.value
+            if isinstance(owner, cst.Name) and owner.value == "self" and self._classes:
+                return self._classes[-1].attr_types.get(node.attr.value)
+            owner_t = self._static_type(owner)
+            if owner_t and owner_t.startswith("class:"):
+                return self._class_attr_types.get(owner_t[6:], {}).get(node.attr.value)
+        return None
+
+    def _isinstance_narrowing(self, test: cst.BaseExpression) -> Dict[str, str]:
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
+                and test.func.value == "isinstance" and len(test.args) == 2):
+            # `isinstance(m, X) and ...`
+            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+                return self._isinstance_narrowing(test.left)
+            return {}
+        obj, types = test.args[0].value, test.args[1].value
+        if not isinstance(obj, cst.Name):
+            return {}
+        elems = [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+        fams = set()
+        for e in elems:
+            qn = self._torch_qname(e)
+            if qn is not None:
+                fams.add(LAYER_FAMILY.get(qn, qn))
+            elif isinstance(e, cst.Name) and e.value in self._class_attr_types:
+                fams.add("class:" + e.value)
+            else:
+                return {}
+        if fams and fams <= {"batchnorm", "affine_norm"}:
+            fams = {"affine_norm"} if len(fams) > 1 else fams   # weight/bias rename alike
+        if len(fams) != 1:
+            return {}
+        fam = fams.pop()
+        if fam in PARAM_RENAMES:
+            # any member of the family: pick a representative torch name
+            rep = next(k for k, v in LAYER_FAMILY.items() if v == fam)
+            return {obj.value: rep}
+        return {obj.value: fam}
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._skip.add(id(node.target))
+
+    def visit_AugAssign(self, node) -> None:
+        self._skip.add(id(node.target))
+
+    def visit_AnnAssign(self, node) -> None:
+        self._skip.add(id(node.target))
+
+    def _torch_target(self, original: cst.Assign):
+        for t in original.targets:
+            qn = self._torch_qname(t.target)
+            if qn is not None:
+                return qn, t.target
+        return None
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        # Dataset[T] -> object: the generic parameters of a base that became `object` go
+        if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
+                and self._torch_qname(original.value) is not None):
+            return updated.value
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        hit = self._torch_target(original)
+        if hit is not None:
+            qn, node = hit
+            if qn.startswith(("torch.backends.", "torch.cuda.")):
+                self._record(original, qn, "(removed)", R.CONVERTED,
+                             "a torch backend switch; MindSpore has no counterpart to set")
+                return cst.RemovalSentinel.REMOVE
+            return cst.Expr(value=self._todo(original, qn, "assigns a torch global setting"))
+        value = original.value
+        is_tensor = self._is_tensor_expr(value)
+        layer = self._torch_qname(value.func) if isinstance(value, cst.Call) else None
+        cell_call = (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                     and self.index.is_cell_class(self.module_name, value.func.value))
+        for t in original.targets:
+            tgt = t.target
+            names = []
+            if isinstance(tgt, cst.Name):
+                names = [tgt.value]
+            elif isinstance(tgt, (cst.Tuple, cst.List)):
+                names = [e.value.value for e in tgt.elements if isinstance(e.value, cst.Name)]
+            if self._funcs:
+                ctx = self._funcs[-1]
+                for n in names:
+                    if is_tensor:
+                        ctx.tensors.add(n)
+                    elif layer or cell_call:
+                        ctx.cells.add(n)
+                    else:
+                        ctx.tensors.discard(n)
+            if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
+                    and tgt.value.value == "self" and self._classes):
+                if layer:
+                    self._classes[-1].attr_types[tgt.attr.value] = layer
+                elif cell_call:
+                    self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
+        return updated
+
+    def _is_tensor_expr(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):
+            return bool(self._funcs) and node.value in self._funcs[-1].tensors
+        if isinstance(node, cst.Call):
+            func = node.func
+            qn = self._torch_qname(func)
+            if qn:
+                last = qn.rsplit(".", 1)[-1]
+                return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends"))
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in NON_TENSOR_METHOD_RESULTS:
+                    return False
+                recv = func.value
+                if isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self":
+                    return self._in_cell_method()
+                if isinstance(recv, cst.Name) and recv.value == "self":
+                    return self._in_cell_method()
+                return self._is_tensor_expr(recv)
+            if isinstance(func, cst.Name) and self._funcs and func.value in self._funcs[-1].cells:
+                return True
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_tensor_expr(node.left) or self._is_tensor_expr(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self._is_tensor_expr(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self._is_tensor_expr(node.value)
+        if isinstance(node, cst.IfExp):
+            return self._is_tensor_expr(node.body) or self._is_tensor_expr(node.orelse)
+        if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data", "real", "imag"):
+            return self._is_tensor_expr(node.value)
+        return False
+
+    def _receiver_kind(self, node: cst.BaseExpression) -> str:
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
+                             cst.Dict, cst.Set, cst.Tuple, cst.Integer, cst.Float, cst.ListComp,
+                             cst.DictComp, cst.SetComp)):
+            return "other"
+        if isinstance(node, cst.Name):
+            if node.value == "self" and self._classes and self._classes[-1].is_cell:
+                return "module"
+            if self._funcs:
+                ctx = self._funcs[-1]
+                if node.value in ctx.tensors:
+                    return "tensor"
+                if node.value in ctx.cells:
+                    return "module"
+                if node.value in ctx.others:
+                    return "other"
+            if self._qname_any(node) is not None:
+                return "other"   # an imported module or object that is not torch
+            return "unknown"
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
+            return "module" if self._classes and self._classes[-1].is_cell else "other"
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            t = self._classes[-1].attr_types.get(node.attr.value) if self._classes else None
+            if t:
+                return "module"
+        if self._is_tensor_expr(node):
+            return "tensor"
+        return "unknown"
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self._skip_calls:
+            return updated
+        func = original.func
+        qn = self._torch_qname(func)
+        if qn is not None:
+            return self._convert_api_call(original, updated, qn)
+        if isinstance(func, cst.Attribute):
+            return self._convert_method_call(original, updated)
+        if isinstance(func, cst.Name) and func.value == "partial" or \
+                isinstance(func, cst.Attribute) and func.attr.value == "partial":
+            return self._convert_partial(original, updated)
+        return updated
+
+    def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):
+        m = R.lookup(qn)
+        if m is None:
+            return self._todo(original, qn, "no MindSpore mapping known", updated)
+        if m.target is None and m.rule is None:
+            return self._todo(original, qn, m.note or "no MindSpore counterpart", updated)
+        try:
+            return self._apply(original, updated, m, qn, receiver=None)
+        except UnsupportedSite as exc:
+            return self._todo(original, qn, str(exc), updated)
+
+    def _apply(self, original, updated, m: R.Mapping, api: str, receiver: Optional[cst.BaseExpression]):
+        params = m.args
+        bound = BoundCall(updated, params, receiver)
+        if bound.starred and receiver is None and api in _ADAPTERS:
+            # *args/**kwargs: the adapter class takes torch's arguments at run time
+            self._record(original, api, _ADAPTERS[api], R.CONVERTED,
+                         f"called with *args/**kwargs: {_ADAPTERS[api]} takes torch's arguments and builds {m.target}")
+            return updated.with_changes(func=self.render(_ADAPTERS[api]))
+        if bound.starred and (m.rename or m.transforms or m.drop or m.rule) and not (
+                m.rule is not None and getattr(m.rule, "handles_starred", False)):
+            # a rule marked handles_starred reads bound.starred itself
+            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+        notes: List[str] = []
+        target = m.target
+        if m.rule is not None:
+            result = m.rule(RuleContext(self, bound, original, receiver))
+            if isinstance(result, cst.BaseExpression):
+                self._record(original, api, shorten(code_of(result), 60), m.status, m.note)
+                return result
+            if isinstance(result, str):
+                target = result
+        notes += apply_mapping(bound, m)
+        for _added in list(m.extra.values()) + [v for t in m.values.values() for v in t.values()]:
+            self._render_template(_added)  # record the imports (ms./nn./ops.) that added code needs
+        note = "; ".join([m.note] + notes) if notes else m.note
+        if target == "drop":
+            node = cst.Name("None")
+            self._dropped.add(id(node))
+            self._record(original, api, "(removed)", m.status, note)
+            return node
+        if target == "identity":
+            self._record(original, api, "(removed)", m.status, note)
+            if receiver is not None:
+                return receiver
+            first = bound.order[0] if bound.order else None
+            if first is None:
+                raise UnsupportedSite("nothing to pass through")
+            return bound.value(first)
+        if target.startswith("expr:"):
+            rc = code_of(receiver).strip() if receiver is not None else None
+            if rc is not None and not isinstance(receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                rc = f"({rc})"
+            text = fill_template(target[5:], bound, rc)
+            self._record(original, api, shorten(text, 60), m.status, note)
+            return self._render_template(text)
+        if target.startswith("method:"):
+            name = target[7:]
+            func = updated.func.with_changes(attr=cst.Name(name)) if isinstance(updated.func, cst.Attribute) \
+                else cst.Attribute(value=receiver, attr=cst.Name(name))
+            out = emit_call(bound, func, m.target_args)
+            self._record(original, api, "." + name, m.status, note)
+            return out
+        func = self.render(target)
+        leading = [receiver] if receiver is not None else None
+        out = emit_call(bound, func, m.target_args, leading)
+        self._record(original, api, target, m.status, note)
+        return out
+
+    def _render_template(self, text: str) -> cst.BaseExpression:
+        # templates use ms./nn./ops./_ms_compat. names: record the imports they need
+        for prefix, key in (("ms.", "ms"), ("nn.", "nn"), ("ops.", "ops")):
+            if prefix in text:
+                self.need.add(key)
+        if COMPAT + "." in text:
+            self.uses_compat = True
+        return parse_expr(text)
+
+    def _convert_method_call(self, original: cst.Call, updated: cst.Call):
+        func = original.func
+        name = func.attr.value
+        tm = R.lookup("Tensor." + name)
+        mm = R.lookup("Module." + name)
+        if tm is None and mm is None:
+            if name == "forward":
+                kind = self._receiver_kind(func.value)
+                if kind == "module":
+                    self._record(original, "Module.forward", "construct", R.CONVERTED, "nn.Cell runs construct()")
+                    return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
+            return updated
+        kind = self._receiver_kind(func.value)
+        if kind == "other":
+            return updated
+        m = None
+        if kind == "tensor":
+            m = tm
+        elif kind == "module":
+            m = mm
+        else:  # unknown receiver: only names that are distinctly torch's
+            if tm is not None and not tm.tensor_only:
+                m = tm
+            elif mm is not None and not mm.tensor_only:
+                m = mm
+            elif tm is not None and tm.tensor_only and _has_torch_keywords(original):
+                m = tm
+        if m is None:
+            return updated
+        api = m.source
+        if m.target is None and m.rule is None:
+            return self._todo(original, api, m.note or "no MindSpore counterpart", updated)
+        try:
+            return self._apply(original, updated, m, api, receiver=updated.func.value)
+        except UnsupportedSite as exc:
+            return self._todo(original, api, str(exc), updated)
+
+    def _convert_partial(self, original: cst.Call, updated: cst.Call):
+        """functools.partial(nn.BatchNorm2d, eps=1e-3, momentum=0.01): translate the
+        bound keywords as if they were a call of the layer."""
+        qp = self._qname_any(original.func)
+        if qp not in ("functools.partial", None) or not original.args:
+            return updated
+        first = original.args[0].value
+        qn = self._torch_qname(first)
+        if qn is None:
+            return updated
+        m = R.lookup(qn)
+        if m is None or not m.target or m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule:
+            return updated
+        # build a pseudo call of the layer with the remaining arguments
+        inner = cst.Call(func=first, args=updated.args[1:])
+        try:
+            bound = BoundCall(inner, m.args)
+            apply_mapping(bound, m)
+            call = emit_call(bound, self.render(m.target), m.target_args)
+        except UnsupportedSite:
+            return updated
+        self._record(original, qn, m.target, m.status, (m.note + "; " if m.note else "") + "inside functools.partial")
+        first_arg = updated.args[0].with_changes(value=call.func)
+        return updated.with_changes(args=[first_arg] + list(call.args))
+
+    def leave_Expr(self, original, updated):
+        if id(updated.value) in self._dropped:
+            return cst.RemovalSentinel.REMOVE
+        return updated
+
+    # ------------------------------------------------------------- module
+    def leave_Module(self, original: cst.Module, updated: cst.Module):
+        lines = []
+        if "ms" in self.need:
+            lines.append("import mindspore as ms" if self.names["ms"] == "ms" else f"import mindspore as {self.names['ms']}")
+        mods = sorted(k for k in ("nn", "ops") if k in self.need)
+        if mods:
+            lines.append("from mindspore import " + ", ".join(
+                m if self.names[m] == m else f"{m} as {self.names[m]}" for m in mods))
+        for n in sorted(self.need):
+            if n.startswith("import:"):
+                lines.append("import " + n[7:])
+        if self.uses_compat:
+            if self.compat_import is None or self.compat_import[0] == 0:
+                lines.append(f"import {COMPAT}")
+            else:
+                lines.append(f"from {'.' * self.compat_import[0]} import {COMPAT}")
+        if not lines:
+            return updated
+        new_stmts = [cst.parse_statement(l + "\n") for l in lines]
+        body = list(updated.body)
+        pos = 0
+        # after the docstring and __future__ imports
+        while pos < len(body):
+            st = body[pos]
+            if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1:
+                s = st.body[0]
+                if pos == 0 and isinstance(s, cst.Expr) and isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
+                    pos += 1
+                    continue
+                if isinstance(s, cst.ImportFrom) and s.module is not None and code_of(s.module).strip() == "__future__":
+                    pos += 1
+                    continue
+            break
+        return updated.with_changes(body=body[:pos] + new_stmts + body[pos:])
+
+
+def _has_torch_keywords(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim", "dtype", "device")
+               for a in call.args)
+
+
+class RuleContext:
+    """What a rule function sees: the bound call and the ability to render names."""
+
+    def __init__(self, tr: TorchToMindSpore, bound: BoundCall, original: cst.Call,
+                 receiver: Optional[cst.BaseExpression]):
+        self.tr = tr
+        self.bound = bound
+        self.original = original
+        self.receiver = receiver
+
+    def render(self, target: str) -> cst.BaseExpression:
+        return self.tr.render(target)
+
+    def expr(self, text: str) -> cst.BaseExpression:
+        return self.tr._render_template(text)
+
+    def code(self, name: str) -> Optional[str]:
+        return self.bound.code(name)
+
+    @staticmethod
+    def tr_code(node: cst.CSTNode) -> str:
+        return code_of(node).strip()
+
+    def receiver_code(self) -> Optional[str]:
+        return code_of(self.receiver).strip() if self.receiver is not None else None
+
+    @property
+    def in_construct(self) -> bool:
+        return self.tr._in_cell_method()
+
+
+_TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functorch", "timm",
+         "pytorch_lightning", "lightning", "torchmetrics"}
+
+_RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
+
+# torch layer classes passed around as values get an adapter with torch's signature
+# (filled by msmigrate.mappings.adapters).
+_ADAPTERS: Dict[str, str] = {}

@@ -1,0 +1,1056 @@
+"""Move PyTorch weights into MindSpore networks, without torch and without running pickled code.
+
+Public API
+----------
+read_torch_weights(path)                      -> dict[str, np.ndarray]   (torch zip / legacy pickle / safetensors)
+convert_state_dict(net, state, strict=True)   -> (dict[str, np.ndarray], MappingReport)
+load_torch_state_dict(net, path_or_dict, strict=True) -> MappingReport
+convert_weights_file(in_path, out_ckpt, net=None, strict=True) -> MappingReport
+build_net(spec, path=None)                    -> mindspore.nn.Cell
+main_weights(argv=None)                       -> int   (``msmigrate weights IN -o OUT.ckpt ...``)
+
+Torch checkpoints are pickles. They are read with a restricted unpickler whose ``find_class`` only resolves the
+handful of globals a state_dict needs, each mapped to a local, numpy-based stand-in: no torch code (and no code from
+the file) ever runs. Any other global raises :class:`UnsafeWeightsError`.
+
+Neither torch nor mindspore is imported at module level.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import importlib
+import io
+import json
+import os
+import pickle
+import struct
+import sys
+import tarfile
+import zipfile
+import zlib
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "WeightsError",
+    "UnsafeWeightsError",
+    "WeightsMismatchError",
+    "WeightsDict",
+    "MappingReport",
+    "read_torch_weights",
+    "convert_state_dict",
+    "load_torch_state_dict",
+    "convert_weights_file",
+    "build_net",
+    "main_weights",
+]
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# errors
+
+
+class WeightsError(Exception):
+    """A weights file or state dict could not be used (one-line message)."""
+
+
+class UnsafeWeightsError(WeightsError):
+    """The pickle references a global that a state_dict never needs. Nothing from the file was executed."""
+
+
+class WeightsMismatchError(WeightsError):
+    """The state dict does not fit the network. ``.report`` holds the full MappingReport."""
+
+    def __init__(self, message: str, report: "MappingReport | None" = None):
+        super().__init__(message)
+        self.report = report
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# reading torch files without torch
+
+
+class WeightsDict(dict):
+    """``dict[str, np.ndarray]`` plus ``notes`` (what the reader decided, e.g. which sub-dict it used)."""
+
+    def __init__(self, *args, notes: Optional[List[str]] = None, source: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.notes: List[str] = list(notes or [])
+        self.source = source
+
+
+# torch legacy storage class name -> dtype name
+_STORAGE_DTYPES = {
+    "FloatStorage": "float32",
+    "DoubleStorage": "float64",
+    "HalfStorage": "float16",
+    "BFloat16Storage": "bfloat16",
+    "LongStorage": "int64",
+    "IntStorage": "int32",
+    "ShortStorage": "int16",
+    "CharStorage": "int8",
+    "ByteStorage": "uint8",
+    "BoolStorage": "bool",
+    "ComplexFloatStorage": "complex64",
+    "ComplexDoubleStorage": "complex128",
+    "UntypedStorage": "uint8",
+}
+
+# torch dtype attribute -> dtype name
+_TORCH_DTYPES = {
+    "float32": "float32", "float": "float32",
+    "float64": "float64", "double": "float64",
+    "float16": "float16", "half": "float16",
+    "bfloat16": "bfloat16",
+    "int64": "int64", "long": "int64",
+    "int32": "int32", "int": "int32",
+    "int16": "int16", "short": "int16",
+    "int8": "int8",
+    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+    "bool": "bool",
+    "complex64": "complex64", "cfloat": "complex64",
+    "complex128": "complex128", "cdouble": "complex128",
+}
+
+# dtype name -> numpy dtype used to read the raw bytes (little endian); bf16 is read as raw uint16
+_RAW_NP = {
+    "float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2",
+    "int64": "<i8", "int32": "<i4", "int16": "<i2", "int8": "i1",
+    "uint8": "u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
+    "bool": "?", "complex64": "<c8", "complex128": "<c16",
+}
+
+
+def _itemsize(dtype_name: str) -> int:
+    return np.dtype(_RAW_NP[dtype_name]).itemsize
+
+
+class _Marker:
+    """Base of the inert stand-ins the restricted unpickler hands out. They refuse pickle BUILD."""
+
+    __slots__ = ()
+
+    def __setstate__(self, state):  # pragma: no cover - only reached by crafted pickles
+        raise UnsafeWeightsError(f"refusing to BUILD a {type(self).__name__} from pickle state")
+
+
+class _StorageType(_Marker):
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, name: str, dtype: str):
+        self.name, self.dtype = name, dtype
+
+    def __call__(self, *a, **k):
+        raise UnsafeWeightsError(f"the pickle calls torch.{self.name}(...), which a state_dict never does")
+
+
+class _DType(_Marker):
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *a, **k):
+        raise UnsafeWeightsError(f"the pickle calls torch.{self.name}(...), which a state_dict never does")
+
+
+class _TensorClass(_Marker):
+    """torch.Tensor / torch.nn.Parameter as the ``new_type`` argument of _rebuild_from_type_v2."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *a, **k):
+        raise UnsafeWeightsError(f"the pickle calls {self.name}(...), which a state_dict never does")
+
+
+class _StorageRef(_Marker):
+    __slots__ = ("key", "dtype", "numel", "location")
+
+    def __init__(self, key: str, dtype: str, numel: int, location: str):
+        self.key, self.dtype, self.numel, self.location = key, dtype, numel, location
+
+
+class _TensorRef(_Marker):
+    """A tensor whose bytes are read only when (and if) it is part of the chosen state dict."""
+
+    __slots__ = ("storage", "offset", "size", "stride", "dtype", "requires_grad")
+
+    def __init__(self, storage, offset, size, stride, dtype, requires_grad=False):
+        self.storage, self.offset, self.size, self.stride = storage, offset, size, stride
+        self.dtype, self.requires_grad = dtype, requires_grad
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _int_tuple(x, what: str) -> Tuple[int, ...]:
+    if isinstance(x, (tuple, list)) and all(_is_int(v) for v in x):
+        return tuple(x)
+    raise WeightsError(f"malformed tensor record: {what} is {x!r}")
+
+
+def _make_tensor(storage, storage_offset, size, stride, dtype=None, requires_grad=False) -> _TensorRef:
+    if not isinstance(storage, _StorageRef):
+        raise WeightsError(f"malformed tensor record: storage is a {type(storage).__name__}")
+    if not _is_int(storage_offset) or storage_offset < 0:
+        raise WeightsError(f"malformed tensor record: storage offset {storage_offset!r}")
+    size = _int_tuple(size, "size")
+    stride = _int_tuple(stride, "stride")
+    if len(size) != len(stride) or any(s < 0 for s in size) or any(s < 0 for s in stride):
+        raise WeightsError(f"malformed tensor record: size {size} / stride {stride}")
+    dt = storage.dtype if dtype is None else dtype.name
+    return _TensorRef(storage, storage_offset, size, stride, dt, bool(requires_grad))
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride):
+    return _make_tensor(storage, storage_offset, size, stride)
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
+                       metadata=None):
+    return _make_tensor(storage, storage_offset, size, stride, None, requires_grad)
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype,
+                       metadata=None):
+    if not isinstance(dtype, _DType):
+        raise WeightsError(f"malformed tensor record: dtype {dtype!r}")
+    return _make_tensor(storage, storage_offset, size, stride, dtype, requires_grad)
+
+
+def _rebuild_parameter(data, requires_grad=False, backward_hooks=None, state=None):
+    if not isinstance(data, _TensorRef):
+        raise WeightsError(f"malformed parameter record: data is a {type(data).__name__}")
+    data.requires_grad = bool(requires_grad)
+    return data
+
+
+class _Call(_Marker):
+    """An allowed callable, wrapped so a crafted pickle cannot BUILD (mutate) the module-level function."""
+
+    __slots__ = ("fn", "name")
+
+    def __init__(self, fn, name: str):
+        self.fn, self.name = fn, name
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    if not (isinstance(func, _Call) and func.fn in _SAFE_REBUILDERS) or not isinstance(new_type, _TensorClass) \
+            or not isinstance(args, tuple):
+        raise UnsafeWeightsError("the pickle uses torch._tensor._rebuild_from_type_v2 with a non-tensor type")
+    return func(*args)
+
+
+_SAFE_REBUILDERS = (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter)
+
+
+def _codecs_encode(obj, encoding="utf-8"):
+    # protocol-2 pickles store ``bytes`` as _codecs.encode(str, 'latin1')
+    if isinstance(obj, str) and encoding in ("latin1", "latin-1"):
+        return obj.encode("latin1")
+    raise UnsafeWeightsError(f"the pickle calls _codecs.encode with encoding {encoding!r}")
+
+
+_ALLOWED_GLOBALS: Dict[Tuple[str, str], Any] = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("torch._utils", "_rebuild_tensor"): _Call(_rebuild_tensor, "_rebuild_tensor"),
+    ("torch._utils", "_rebuild_tensor_v2"): _Call(_rebuild_tensor_v2, "_rebuild_tensor_v2"),
+    ("torch._utils", "_rebuild_tensor_v3"): _Call(_rebuild_tensor_v3, "_rebuild_tensor_v3"),
+    ("torch._utils", "_rebuild_parameter"): _Call(_rebuild_parameter, "_rebuild_parameter"),
+    ("torch._utils", "_rebuild_parameter_with_state"): _Call(_rebuild_parameter, "_rebuild_parameter_with_state"),
+    ("torch._tensor", "_rebuild_from_type_v2"): _Call(_rebuild_from_type_v2, "_rebuild_from_type_v2"),
+    ("torch", "Tensor"): _TensorClass("torch.Tensor"),
+    ("torch._tensor", "Tensor"): _TensorClass("torch.Tensor"),
+    ("torch.nn.parameter", "Parameter"): _TensorClass("torch.nn.Parameter"),
+    ("torch", "Size"): tuple,
+    ("_codecs", "encode"): _Call(_codecs_encode, "_codecs.encode"),
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("__builtin__", "set"): set,
+}
+for _n, _d in _STORAGE_DTYPES.items():
+    _ALLOWED_GLOBALS[("torch", _n)] = _StorageType(_n, _d)
+    _ALLOWED_GLOBALS[("torch.storage", _n)] = _StorageType(_n, _d)
+for _n, _d in _TORCH_DTYPES.items():
+    _ALLOWED_GLOBALS[("torch", _n)] = _DType(_d)
+del _n, _d
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    def __init__(self, file, source: str, storages: Dict[str, _StorageRef]):
+        super().__init__(file, encoding="utf-8")
+        self._source = source
+        self._storages = storages
+
+    def find_class(self, module, name):
+        obj = _ALLOWED_GLOBALS.get((module, name))
+        if obj is None:
+            raise UnsafeWeightsError(
+                f"refusing to load {self._source}: it references the global '{module}.{name}', which a "
+                f"state_dict never needs (nothing from the file was executed)")
+        return obj
+
+    def persistent_load(self, pid):
+        if not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage":
+            raise UnsafeWeightsError(f"refusing to load {self._source}: unsupported persistent id {pid!r:.80}")
+        stype, key, location, numel = pid[1], pid[2], pid[3], pid[4]
+        if not isinstance(stype, _StorageType):
+            raise WeightsError(f"malformed storage record in {self._source}: type {stype!r:.60}")
+        if not isinstance(key, str) or not _is_int(numel) or numel < 0:
+            raise WeightsError(f"malformed storage record in {self._source}: {pid!r:.80}")
+        if len(pid) > 5 and pid[5] is not None:
+            raise WeightsError(f"{self._source}: legacy storage views are not supported")
+        ref = self._storages.get(key)
+        if ref is None:
+            ref = self._storages[key] = _StorageRef(key, stype.dtype, numel, str(location))
+        return ref
+
+
+def _contig(a: np.ndarray) -> np.ndarray:
+    # np.ascontiguousarray would turn 0-d arrays into shape (1,)
+    return a if a.flags.c_contiguous else np.array(a, order="C", copy=True)
+
+
+def _bf16_to_f32(raw_u16: np.ndarray) -> np.ndarray:
+    return (raw_u16.astype(np.uint32) << 16).view(np.float32)
+
+
+class _StorageReader:
+    """Reads storage bytes on demand (zip entries) or from a pre-read table (legacy format)."""
+
+    def __init__(self, source: str, get_bytes: Callable[[_StorageRef], bytes], big_endian: bool = False):
+        self.source = source
+        self._get = get_bytes
+        self._cache: Dict[str, np.ndarray] = {}
+        self.big_endian = big_endian
+
+    def storage_array(self, ref: _StorageRef, dtype: str) -> np.ndarray:
+        ck = ref.key + "|" + dtype
+        arr = self._cache.get(ck)
+        if arr is None:
+            raw = self._get(ref)
+            isz = _itemsize(dtype)
+            if len(raw) % isz:
+                raise WeightsError(f"{self.source}: storage {ref.key} has {len(raw)} bytes, not a multiple of {isz}")
+            npd = np.dtype(_RAW_NP[dtype])
+            if self.big_endian:
+                npd = npd.newbyteorder(">")
+            arr = np.frombuffer(raw, dtype=npd)
+            self._cache[ck] = arr
+        return arr
+
+    def materialize(self, t: _TensorRef) -> np.ndarray:
+        if t.dtype not in _RAW_NP:
+            raise WeightsError(f"{self.source}: unsupported tensor dtype {t.dtype}")
+        buf = self.storage_array(t.storage, t.dtype)
+        n = buf.shape[0]
+        if any(s == 0 for s in t.size):
+            out = np.empty(t.size, dtype=buf.dtype)
+        else:
+            last = t.offset + sum((sz - 1) * st for sz, st in zip(t.size, t.stride))
+            if last >= n:
+                raise WeightsError(f"{self.source}: tensor reaches element {last} of storage {t.storage.key} "
+                                   f"which holds {n} (truncated or corrupt file)")
+            if not t.size:
+                out = np.array(buf[t.offset: t.offset + 1], copy=True).reshape(())
+            else:
+                view = np.lib.stride_tricks.as_strided(
+                    buf[t.offset:], shape=t.size, strides=tuple(s * buf.itemsize for s in t.stride),
+                    writeable=False)
+                out = np.array(view, copy=True)
+        if self.big_endian or not out.dtype.isnative:
+            out = out.astype(out.dtype.newbyteorder("="))
+        if t.dtype == "bfloat16":
+            out = _bf16_to_f32(out)
+        return _contig(out)
+
+
+def _safe_unpickle(fileobj, source: str, storages: Dict[str, _StorageRef]):
+    try:
+        return _RestrictedUnpickler(fileobj, source, storages).load()
+    except WeightsError:
+        raise
+    except RecursionError:
+        raise WeightsError(f"{source}: pickle nests too deeply (corrupt or hostile file)") from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            UnicodeDecodeError, struct.error, MemoryError, OverflowError, Exception) as e:
+        raise WeightsError(f"{source}: corrupt or truncated pickle ({type(e).__name__}: {_one_line(e)})") from None
+
+
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    s = " ".join(str(e).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error, NotImplementedError)
+
+
+def _read_torch_zip(path: str):
+    try:
+        zf = zipfile.ZipFile(path)
+    except _ZIP_ERRORS as e:
+        raise WeightsError(f"{path}: truncated or corrupt zip archive ({_one_line(e)})") from None
+    with zf:
+        try:
+            return _read_torch_zip_open(path, zf)
+        except _ZIP_ERRORS as e:
+            raise WeightsError(f"{path}: truncated or corrupt zip archive ({type(e).__name__}: "
+                               f"{_one_line(e)})") from None
+
+
+def _read_torch_zip_open(path: str, zf: zipfile.ZipFile):
+    names = zf.namelist()
+    pkls = sorted((n for n in names if n == "data.pkl" or n.endswith("/data.pkl")), key=len)
+    if not pkls:
+        raise WeightsError(f"{path}: zip archive without data.pkl, not a torch.save file")
+    prefix = pkls[0][: -len("data.pkl")]
+    if any(n.startswith(prefix + "code/") for n in names):
+        raise WeightsError(f"{path}: this is a TorchScript archive (torch.jit.save); save model.state_dict() "
+                           f"with torch.save instead")
+    big = False
+    if prefix + "byteorder" in names:
+        big = zf.read(prefix + "byteorder").strip() == b"big"
+
+    def get_bytes(ref: _StorageRef) -> bytes:
+        name = f"{prefix}data/{ref.key}"
+        need = ref.numel * _itemsize(ref.dtype)
+        try:
+            info = zf.getinfo(name)
+        except KeyError:
+            raise WeightsError(f"{path}: storage record {name} is missing (truncated or corrupt file)") from None
+        if info.file_size < need:
+            raise WeightsError(f"{path}: storage {name} has {info.file_size} bytes, expected {need} "
+                               f"(truncated or corrupt file)")
+        with zf.open(info) as fh:
+            raw = fh.read(need)
+        if len(raw) < need:
+            raise WeightsError(f"{path}: storage {name} has {len(raw)} bytes, expected {need} "
+                               f"(truncated or corrupt file)")
+        return raw
+
+    storages: Dict[str, _StorageRef] = {}
+    obj = _safe_unpickle(io.BytesIO(zf.read(pkls[0])), path, storages)
+    reader = _StorageReader(path, get_bytes, big_endian=big)
+    return _select_and_materialize(obj, reader, path)
+
+
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL = 1001
+
+
+def _read_torch_legacy(path: str):
+    with open(path, "rb") as f:
+        storages: Dict[str, _StorageRef] = {}
+        magic = _safe_unpickle(f, path, {})
+        if magic != _LEGACY_MAGIC:
+            raise WeightsError(f"{path}: not a torch checkpoint (bad magic number)")
+        proto = _safe_unpickle(f, path, {})
+        if proto != _LEGACY_PROTOCOL:
+            raise WeightsError(f"{path}: unsupported legacy torch protocol {proto!r}")
+        sys_info = _safe_unpickle(f, path, {})
+        big = isinstance(sys_info, dict) and sys_info.get("little_endian") is False
+        obj = _safe_unpickle(f, path, storages)
+        keys = _safe_unpickle(f, path, {})
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise WeightsError(f"{path}: corrupt legacy checkpoint (bad storage key list)")
+        table: Dict[str, bytes] = {}
+        remaining = os.fstat(f.fileno()).st_size
+        for key in keys:
+            ref = storages.get(key)
+            if ref is None:
+                raise WeightsError(f"{path}: corrupt legacy checkpoint (unknown storage {key!r})")
+            head = f.read(8)
+            if len(head) != 8:
+                raise WeightsError(f"{path}: truncated legacy checkpoint (storage {key} header missing)")
+            numel = struct.unpack(">q" if big else "<q", head)[0]
+            nbytes = numel * _itemsize(ref.dtype)
+            if numel < 0 or numel < ref.numel:
+                raise WeightsError(f"{path}: corrupt legacy checkpoint (storage {key} has {numel} elements, "
+                                   f"expected {ref.numel})")
+            if nbytes > remaining - f.tell():
+                raise WeightsError(f"{path}: truncated legacy checkpoint (storage {key} needs {nbytes} bytes, "
+                                   f"{max(remaining - f.tell(), 0)} left)")
+            raw = f.read(nbytes)
+            if len(raw) != nbytes:
+                raise WeightsError(f"{path}: truncated legacy checkpoint (storage {key}: {len(raw)} of "
+                                   f"{nbytes} bytes)")
+            table[key] = raw
+
+    def get_bytes(ref: _StorageRef) -> bytes:
+        if ref.key not in table:
+            raise WeightsError(f"{path}: storage {ref.key} has no data (truncated or corrupt file)")
+        return table[ref.key]
+
+    return _select_and_materialize(obj, _StorageReader(path, get_bytes, big_endian=big), path)
+
+
+_WRAPPER_KEYS = ("state_dict", "model_state_dict", "model")
+
+
+def _has_tensors(d) -> bool:
+    return isinstance(d, dict) and any(isinstance(v, (_TensorRef, np.ndarray)) for v in d.values())
+
+
+def _select_state_dict(obj, source: str, notes: List[str], where: str = "", depth: int = 0) -> dict:
+    if not isinstance(obj, dict):
+        raise WeightsError(f"{source}: holds a {type(obj).__name__}, not a state_dict")
+    if _has_tensors(obj):
+        return obj
+    if depth < 2:
+        for k in _WRAPPER_KEYS:
+            sub = obj.get(k)
+            if isinstance(sub, dict):
+                try:
+                    chosen = _select_state_dict(sub, source, notes, f"{where}[{k!r}]", depth + 1)
+                except WeightsError:
+                    continue
+                if depth == 0:
+                    others = [str(x) for x in obj.keys() if x != k]
+                    notes.insert(0, f"using checkpoint{where}[{k!r}] as the state_dict"
+                                 + (f" (ignored top-level keys: {', '.join(others[:10])}"
+                                    f"{', ...' if len(others) > 10 else ''})" if others else ""))
+                else:
+                    notes.insert(0, f"using checkpoint{where}[{k!r}] as the state_dict")
+                return chosen
+    keys = ", ".join(str(k) for k in list(obj.keys())[:10])
+    raise WeightsError(f"{source}: no state_dict found (a dict of tensors, or one under "
+                       f"{'/'.join(repr(k) for k in _WRAPPER_KEYS)}); top-level keys: {keys or '(none)'}")
+
+
+def _select_and_materialize(obj, reader: Optional[_StorageReader], source: str) -> WeightsDict:
+    notes: List[str] = []
+    sd = _select_state_dict(obj, source, notes)
+    out = WeightsDict(source=source)
+    skipped = []
+    for k, v in sd.items():
+        if not isinstance(k, str):
+            skipped.append(repr(k))
+            continue
+        if isinstance(v, _TensorRef):
+            out[k] = reader.materialize(v)
+        elif isinstance(v, np.ndarray):
+            out[k] = v
+        else:
+            skipped.append(k)
+    if skipped:
+        notes.append(f"skipped {len(skipped)} non-tensor entr{'y' if len(skipped) == 1 else 'ies'}: "
+                     f"{', '.join(skipped[:10])}{', ...' if len(skipped) > 10 else ''}")
+    out.notes.extend(notes)
+    return out
+
+
+def _read_safetensors(path: str) -> WeightsDict:
+    try:
+        from safetensors.numpy import load_file
+
+        data = load_file(path)
+    except Exception as first:  # noqa: BLE001 - fall back to the tiny reader (e.g. bf16 without ml_dtypes)
+        try:
+            data = _read_safetensors_raw(path)
+        except WeightsError as e:
+            raise WeightsError(f"{path}: corrupt or truncated safetensors file ({_one_line(first)}; {e})") from None
+    out = WeightsDict(source=path)
+    for k, v in data.items():
+        v = np.asarray(v)
+        if v.dtype.name == "bfloat16":
+            v = _bf16_to_f32(v.view(np.uint16))
+        out[k] = _contig(v)
+    return out
+
+
+_ST_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
+              "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "U16": "uint16", "U32": "uint32",
+              "U64": "uint64", "BOOL": "bool"}
+
+
+def _read_safetensors_raw(path: str) -> Dict[str, np.ndarray]:
+    with open(path, "rb") as f:
+        blob = f.read()
+    if len(blob) < 8:
+        raise WeightsError("file shorter than the 8-byte header length")
+    (hlen,) = struct.unpack("<Q", blob[:8])
+    if hlen > len(blob) - 8:
+        raise WeightsError("header runs past end of file")
+    try:
+        header = json.loads(blob[8: 8 + hlen])
+    except ValueError as e:
+        raise WeightsError(f"bad JSON header ({e})") from None
+    base = 8 + hlen
+    out = {}
+    for k, meta in header.items():
+        if k == "__metadata__":
+            continue
+        try:
+            dt = _ST_DTYPES[meta["dtype"]]
+            shape = tuple(int(s) for s in meta["shape"])
+            b, e = (int(x) for x in meta["data_offsets"])
+        except (KeyError, TypeError, ValueError):
+            raise WeightsError(f"unsupported or malformed entry {k!r}") from None
+        n = int(np.prod(shape, dtype=np.int64)) * _itemsize(dt)
+        if b < 0 or e - b != n or base + e > len(blob):
+            raise WeightsError(f"entry {k!r} runs past end of file")
+        arr = np.frombuffer(blob, dtype=_RAW_NP[dt], count=n // _itemsize(dt), offset=base + b).reshape(shape)
+        out[k] = _bf16_to_f32(arr) if dt == "bfloat16" else arr.copy()
+    return out
+
+
+def read_torch_weights(path) -> WeightsDict:
+    """Read a torch ``.pt/.pth/.bin`` (zip or legacy pickle) or ``.safetensors`` file into numpy arrays.
+
+    Never imports torch and never executes code from the file. bf16 becomes float32 (exactly). A checkpoint dict
+    that wraps the weights under 'state_dict', 'model_state_dict' or 'model' is unwrapped; ``result.notes`` says so.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise WeightsError(f"{path}: no such file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError as e:
+        raise WeightsError(f"{path}: cannot read ({_one_line(e)})") from None
+    if not head:
+        raise WeightsError(f"{path}: empty file")
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return _read_torch_zip(path)
+    if path.lower().endswith(".safetensors") or (len(head) > 8 and head[8:9] == b"{"):
+        return _read_safetensors(path)
+    if head[:1] == b"\x80":
+        return _read_torch_legacy(path)
+    if path.lower().endswith(".tar") or tarfile.is_tarfile(path):
+        raise WeightsError(f"{path}: legacy tar-format torch checkpoints are not supported")
+    raise WeightsError(f"{path}: unrecognised weights format (expected a torch.save file or .safetensors)")
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# mapping torch names/layouts onto a MindSpore network
+
+
+@dataclasses.dataclass
+class MappingReport:
+    """What convert/load did. Lists hold tuples; ``ok`` is True when nothing is missing/unexpected/mis-shaped."""
+
+    source: str = ""
+    loaded: List[Tuple[str, str]] = dataclasses.field(default_factory=list)        # (ms_name, src_key)
+    renamed: List[Tuple[str, str]] = dataclasses.field(default_factory=list)       # (src_key, ms_name)
+    reshaped: List[Tuple[str, tuple, tuple]] = dataclasses.field(default_factory=list)  # (ms_name, src, dst)
+    cast: List[Tuple[str, str, str]] = dataclasses.field(default_factory=list)     # (ms_name, src dtype, dst dtype)
+    consumed: List[Tuple[str, str]] = dataclasses.field(default_factory=list)      # (src_key, why) no counterpart
+    defaulted: List[Tuple[str, str]] = dataclasses.field(default_factory=list)     # (ms_name, why) kept at init
+    aliases: List[Tuple[str, str]] = dataclasses.field(default_factory=list)       # (src_key, ms_name) tied weights
+    missing: List[Tuple[str, tuple, str]] = dataclasses.field(default_factory=list)  # (ms_name, shape, wanted key)
+    unexpected: List[Tuple[str, tuple]] = dataclasses.field(default_factory=list)  # (src_key, shape)
+    shape_mismatch: List[Tuple[str, str, tuple, tuple]] = dataclasses.field(default_factory=list)
+    conflicts: List[str] = dataclasses.field(default_factory=list)
+    notes: List[str] = dataclasses.field(default_factory=list)
+    written: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.unexpected or self.shape_mismatch or self.conflicts)
+
+    def mismatch_lines(self) -> List[str]:
+        lines = [f"missing in checkpoint: {n} {tuple(s)} (looked for {w})" for n, s, w in self.missing]
+        lines += [f"unexpected in checkpoint: {k} {tuple(s)}" for k, s in self.unexpected]
+        lines += [f"shape mismatch: {n} is {tuple(d)} in MindSpore but {k} is {tuple(s)}"
+                  for n, k, s, d in self.shape_mismatch]
+        lines += list(self.conflicts)
+        return lines
+
+    def summary(self) -> str:
+        parts = [f"{len(self.loaded)} parameters loaded"]
+        for label, lst in (("renamed", self.renamed), ("reshaped", self.reshaped), ("cast", self.cast),
+                           ("consumed without counterpart", self.consumed), ("kept at init", self.defaulted),
+                           ("tied aliases", self.aliases), ("missing", self.missing),
+                           ("unexpected", self.unexpected), ("shape mismatches", self.shape_mismatch),
+                           ("conflicts", self.conflicts)):
+            if lst:
+                parts.append(f"{len(lst)} {label}")
+        return ", ".join(parts)
+
+
+@dataclasses.dataclass
+class _Rule:
+    src: Tuple[str, ...]                       # torch local names to try, in order
+    transform: Optional[Callable[[np.ndarray, tuple], Tuple[np.ndarray, bool]]] = None
+    optional: str = ""                         # non-empty: may stay at init, with this reason
+
+
+def _conv1d_weight(a: np.ndarray, ms_shape: tuple):
+    # torch (out, in, k) / (in, out, k) -> classic MindSpore (out, in, 1, k) / (in, out, 1, k)
+    if a.ndim == 3 and len(ms_shape) == 4:
+        return np.expand_dims(a, 2), True
+    return a, False
+
+
+def _affine_optional(cell) -> str:
+    """Norm layers built with affine=False keep frozen identity gamma/beta that torch does not save."""
+    gamma, beta = getattr(cell, "gamma", None), getattr(cell, "beta", None)
+    if gamma is not None and beta is not None and not gamma.requires_grad and not beta.requires_grad:
+        return "affine=False: frozen identity gamma/beta (torch saves none)"
+    return ""
+
+
+def _class_rules(cell, nn) -> Tuple[Dict[str, _Rule], Tuple[str, ...], Dict[str, str]]:
+    """Per cell type: {ms local param: rule}, torch local keys consumed without counterpart, child prefix remap."""
+    norm = getattr(nn.layer, "normalization", None)
+    bn_base = getattr(norm, "_BatchNorm", None) if norm else None
+    in_base = getattr(norm, "_InstanceNorm", None) if norm else None
+    rules: Dict[str, _Rule] = {}
+    consumes: Tuple[str, ...] = ()
+    child_remap: Dict[str, str] = {}
+    if isinstance(cell, (nn.Conv1d, nn.Conv1dTranspose)):
+        rules["weight"] = _Rule(("weight",), _conv1d_weight)
+    elif isinstance(cell, nn.BatchNorm3d):
+        child_remap["bn2d"] = ""   # torch keeps BN3d params on the BN3d module itself
+        consumes = ("num_batches_tracked",)
+    elif (bn_base is not None and isinstance(cell, bn_base)) or isinstance(
+            cell, (nn.BatchNorm1d, nn.BatchNorm2d)):
+        stats_optional = "use_batch_statistics=True never reads running stats" \
+            if getattr(cell, "use_batch_statistics", None) is True else ""
+        aff = _affine_optional(cell)
+        rules.update(gamma=_Rule(("weight",), optional=aff), beta=_Rule(("bias",), optional=aff),
+                     moving_mean=_Rule(("running_mean",), optional=stats_optional),
+                     moving_variance=_Rule(("running_var",), optional=stats_optional))
+        consumes = ("num_batches_tracked",)
+    elif in_base is not None and isinstance(cell, in_base):
+        opt = _affine_optional(cell)
+        rules.update(gamma=_Rule(("weight",), optional=opt), beta=_Rule(("bias",), optional=opt),
+                     moving_mean=_Rule(("running_mean",), optional="InstanceNorm always uses instance statistics"),
+                     moving_variance=_Rule(("running_var",),
+                                           optional="InstanceNorm always uses instance statistics"))
+        consumes = ("num_batches_tracked",)
+    elif isinstance(cell, nn.GroupNorm):
+        aff = _affine_optional(cell)
+        rules.update(gamma=_Rule(("weight",), optional=aff), beta=_Rule(("bias",), optional=aff))
+    elif isinstance(cell, nn.LayerNorm):
+        rules.update(gamma=_Rule(("weight",)), beta=_Rule(("bias",)))
+    elif isinstance(cell, nn.Embedding):
+        rules["embedding_table"] = _Rule(("weight",))
+    elif isinstance(cell, nn.PReLU):
+        rules["w"] = _Rule(("weight",))
+    return rules, consumes, child_remap
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix and name else (prefix or name)
+
+
+def _walk_cells(net):
+    """Every (path, cell), shared sub-cells once per path (torch's state_dict repeats them too)."""
+    stack: List[int] = []
+
+    def rec(prefix, cell):
+        if id(cell) in stack:
+            return
+        stack.append(id(cell))
+        yield prefix, cell
+        for name, child in cell._cells.items():
+            if child is not None:
+                yield from rec(_join(prefix, name), child)
+        stack.pop()
+
+    yield from rec("", net)
+
+
+def _np_dtype_of(param) -> np.dtype:
+    import mindspore as ms
+
+    return np.dtype(ms.dtype_to_nptype(param.dtype))
+
+
+def _to_numpy(v, key: str) -> np.ndarray:
+    if isinstance(v, np.ndarray):
+        return v
+    if hasattr(v, "detach") and hasattr(v, "cpu"):  # a torch tensor; torch is only touched through the object
+        t = v.detach().cpu()
+        if str(t.dtype) == "torch.bfloat16":
+            t = t.float()
+        return t.numpy()
+    if hasattr(v, "asnumpy"):  # a MindSpore tensor/parameter
+        return v.asnumpy()
+    try:
+        a = np.asarray(v)
+    except Exception as e:  # noqa: BLE001
+        raise WeightsError(f"state dict entry {key!r} is a {type(v).__name__}, not an array ({_one_line(e)})") from None
+    if a.dtype.kind not in "biufc":
+        raise WeightsError(f"state dict entry {key!r} is a {type(v).__name__}, not a numeric array")
+    return a
+
+
+def convert_state_dict(net, state: Mapping[str, Any], strict: bool = True):
+    """Map a torch state dict onto ``net``'s MindSpore parameters.
+
+    Returns ``(arrays keyed by MindSpore parameter name, MappingReport)``. With ``strict`` every source tensor must
+    land in exactly one parameter, every parameter must be filled and shapes must agree, otherwise
+    :class:`WeightsMismatchError` lists every mismatch.
+    """
+    import mindspore.nn as nn
+
+    report = MappingReport(source=getattr(state, "source", ""))
+    report.notes.extend(getattr(state, "notes", []) or [])
+    src: Dict[str, np.ndarray] = {}
+    for k, v in state.items():
+        if not isinstance(k, str):
+            raise WeightsError(f"state dict key {k!r} is not a string")
+        src[k] = _to_numpy(v, k)
+
+    structural = {name for name, _ in net.parameters_and_names()}
+    if src and all(k.startswith("module.") for k in src) and not any(n.startswith("module.") for n in structural):
+        src = {k[len("module."):]: v for k, v in src.items()}
+        report.notes.append("stripped the 'module.' prefix (DataParallel checkpoint)")
+
+    used: Dict[str, str] = {}                 # src key -> ms param name (or '' for consumed)
+    out: Dict[str, np.ndarray] = {}
+    src_of: Dict[str, str] = {}               # ms param name -> src key it came from
+    wanted: Dict[str, Tuple[tuple, str, str]] = {}  # ms param name -> (shape, looked-for key, optional reason)
+    visited: Dict[int, Any] = {}
+    remap: Dict[str, str] = {}                # ms cell prefix -> torch prefix
+
+    def place(param, ms_path: str, rule: _Rule, src_prefix: str, local: str):
+        pname = param.name
+        shape = tuple(param.shape)
+        cands = []
+        for s in rule.src + (local,):
+            key = _join(src_prefix, s)
+            if key not in cands:
+                cands.append(key)
+        if ms_path not in cands:
+            cands.append(ms_path)
+        key = next((c for c in cands if c in src and c not in used), None)
+        if key is None:
+            key = next((c for c in cands if c in src and used.get(c) == pname), None)
+            if key is not None:
+                return
+            if pname not in wanted:
+                wanted[pname] = (shape, cands[0], rule.optional)
+            return
+        arr = src[key]
+        moved = False
+        if rule.transform is not None:
+            arr, moved = rule.transform(arr, shape)
+        if tuple(arr.shape) != shape:
+            report.shape_mismatch.append((pname, key, tuple(src[key].shape), shape))
+            used[key] = pname
+            wanted.pop(pname, None)
+            return
+        if pname in out:  # a tied parameter seen again under another path
+            used[key] = pname
+            report.aliases.append((key, pname))
+            if not _same_values(out[pname], arr.astype(out[pname].dtype, copy=False)):
+                report.conflicts.append(f"tied parameter {pname} gets different values from {src_of[pname]} "
+                                        f"and {key}")
+            return
+        want = _np_dtype_of(param)
+        if arr.dtype != want:
+            report.cast.append((pname, str(arr.dtype), str(want)))
+            arr = arr.astype(want)
+        else:
+            arr = np.array(arr, copy=True)
+        out[pname] = _contig(arr)
+        src_of[pname] = key
+        used[key] = pname
+        wanted.pop(pname, None)
+        report.loaded.append((pname, key))
+        if key != pname:
+            report.renamed.append((key, pname))
+        if moved:
+            report.reshaped.append((pname, tuple(src[key].shape), shape))
+
+    for prefix, cell in _walk_cells(net):
+        src_prefix = remap.get(prefix, prefix)
+        rules, consumes, child_remap = _class_rules(cell, nn)
+        for child, target in child_remap.items():
+            remap[_join(prefix, child)] = _join(src_prefix, target) if target else src_prefix
+        for local, param in cell._params.items():
+            if param is None:
+                continue
+            visited[id(param)] = param
+            place(param, _join(prefix, local), rules.get(local, _Rule((local,))), src_prefix, local)
+        for c in consumes:
+            key = _join(src_prefix, c)
+            if key in src and key not in used:
+                used[key] = ""
+                report.consumed.append((key, f"{type(cell).__name__} has no counterpart"))
+
+    # parameters the cell walk did not reach (e.g. held in a ParameterTuple): identical name
+    for name, param in net.parameters_and_names():
+        if id(param) not in visited:
+            visited[id(param)] = param
+            place(param, name, _Rule((name,)), "", name)
+
+    for pname, (shape, looked, optional) in wanted.items():
+        if pname in out:
+            continue
+        if optional:
+            report.defaulted.append((pname, optional))
+        else:
+            report.missing.append((pname, shape, looked))
+    for k, v in src.items():
+        if k not in used:
+            report.unexpected.append((k, tuple(v.shape)))
+
+    if strict and not report.ok:
+        raise _mismatch_error(report)
+    return out, report
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    return bool(np.array_equal(a, b))
+
+
+def _mismatch_error(report: MappingReport) -> WeightsMismatchError:
+    lines = report.mismatch_lines()
+    return WeightsMismatchError(f"{len(lines)} mismatch{'es' if len(lines) != 1 else ''} between checkpoint and "
+                                f"network: " + "; ".join(lines), report)
+
+
+def load_torch_state_dict(net, path_or_dict, strict: bool = True) -> MappingReport:
+    """Convert a torch checkpoint (path, or dict of numpy arrays / torch tensors) and load it into ``net``."""
+    import mindspore as ms
+
+    if isinstance(path_or_dict, (str, os.PathLike)):
+        state = read_torch_weights(path_or_dict)
+    elif isinstance(path_or_dict, Mapping):
+        state = path_or_dict
+    else:
+        raise WeightsError(f"expected a path or a state dict, got {type(path_or_dict).__name__}")
+    arrays, report = convert_state_dict(net, state, strict=strict)
+    params = {name: ms.Parameter(ms.Tensor(arr), name=name) for name, arr in arrays.items()}
+    try:
+        not_loaded, unused = ms.load_param_into_net(net, params, strict_load=True)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise WeightsError(f"load_param_into_net failed: {_one_line(e)}") from None
+    expected_missing = {n for n, _, _ in report.missing} | {n for n, _ in report.defaulted} | \
+        {n for n, _, _, _ in report.shape_mismatch}
+    surprise = [n for n in not_loaded if n not in expected_missing]
+    for n in surprise:
+        report.missing.append((n, (), "(not reached by the name mapping)"))
+    if unused:
+        report.conflicts.append(f"load_param_into_net did not use converted entries: {', '.join(unused)}")
+    if unused or (strict and not report.ok):
+        raise _mismatch_error(report)
+    return report
+
+
+def convert_weights_file(in_path, out_ckpt, net=None, strict: bool = True) -> MappingReport:
+    """Write a MindSpore ``.ckpt``: tensors as-is by name (no net), or ``net`` after loading the converted weights."""
+    import mindspore as ms
+
+    out_ckpt = os.fspath(out_ckpt)
+    parent = os.path.dirname(os.path.abspath(out_ckpt))
+    os.makedirs(parent, exist_ok=True)
+    if net is None:
+        state = read_torch_weights(in_path)
+        report = MappingReport(source=os.fspath(in_path), notes=list(state.notes))
+        items = []
+        for k, v in state.items():
+            items.append({"name": k, "data": ms.Tensor(v)})
+            report.loaded.append((k, k))
+        try:
+            ms.save_checkpoint(items, out_ckpt)
+        except Exception as e:  # noqa: BLE001
+            raise WeightsError(f"cannot write {out_ckpt}: {_one_line(e)}") from None
+        report.notes.append("no network given: tensors written by their torch names and layouts")
+    else:
+        report = load_torch_state_dict(net, os.fspath(in_path), strict=strict)
+        try:
+            ms.save_checkpoint(net, out_ckpt)
+        except Exception as e:  # noqa: BLE001
+            raise WeightsError(f"cannot write {out_ckpt}: {_one_line(e)}") from None
+    report.written = out_ckpt if out_ckpt.endswith(".ckpt") else out_ckpt + ".ckpt"
+    return report
+
+
+def build_net(spec: str, path: Optional[str] = None):
+    """Import ``MODULE:CALLABLE`` (``path`` first on sys.path) and call it with no arguments."""
+    import mindspore.nn as nn
+
+    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
+        raise WeightsError(f"--net must look like MODULE:CALLABLE, got {spec!r}")
+    mod_name, attr = spec.split(":")
+    if path:
+        path = os.path.abspath(path)
+        if not os.path.isdir(path):
+            raise WeightsError(f"--path {path}: no such directory")
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    try:
+        obj = importlib.import_module(mod_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as e:  # noqa: BLE001 - user code; report in one line
+        raise WeightsError(f"cannot import {spec}: {type(e).__name__}: {_one_line(e)}") from None
+    if not callable(obj):
+        raise WeightsError(f"{spec} is not callable")
+    try:
+        net = obj()
+    except Exception as e:  # noqa: BLE001
+        raise WeightsError(f"{spec}() failed: {type(e).__name__}: {_one_line(e)}") from None
+    if not isinstance(net, nn.Cell):
+        raise WeightsError(f"{spec}() returned a {type(net).__name__}, not a mindspore.nn.Cell")
+    return net
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# CLI
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="msmigrate weights",
+        description="Convert PyTorch weights (.pt/.pth/.bin/.safetensors) into a MindSpore .ckpt without running "
+                    "code from the file.")
+    p.add_argument("input", metavar="IN", help="torch.save file or .safetensors")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.ckpt", help="MindSpore checkpoint to write")
+    p.add_argument("--net", metavar="MODULE:CALLABLE",
+                   help="build the converted MindSpore network and map names/layouts onto it")
+    p.add_argument("--path", metavar="DIR", help="directory put first on sys.path to import --net")
+    p.add_argument("--no-strict", action="store_true",
+                   help="write what matches even when tensors are missing, unexpected or mis-shaped")
+    return p
+
+
+def main_weights(argv=None) -> int:
+    """``msmigrate weights IN -o OUT.ckpt [--net MODULE:CALLABLE] [--path DIR] [--no-strict]``.
+
+    Exit 0 when written, 1 on a checkpoint/network mismatch, 2 on bad input.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        return int(e.code) if isinstance(e.code, int) else 2
+    os.environ.setdefault("GLOG_v", "3")  # keep MindSpore's own warnings out of the CLI output
+    strict = not args.no_strict
+    try:
+        if args.path and not args.net:
+            raise WeightsError("--path only makes sense with --net")
+        net = build_net(args.net, args.path) if args.net else None
+        report = convert_weights_file(args.input, args.output, net=net, strict=strict)
+    except WeightsMismatchError as e:
+        print(f"msmigrate weights: error: {e}", file=sys.stderr)
+        return 1
+    except WeightsError as e:
+        print(f"msmigrate weights: error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - never a traceback
+        print(f"msmigrate weights: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
+        return 2
+    for note in report.notes:
+        print(f"note: {note}")
+    if not report.ok:
+        for line in report.mismatch_lines():
+            print(f"warning: {line}", file=sys.stderr)
+    print(f"wrote {report.written}: {report.summary()}")
+    return 0

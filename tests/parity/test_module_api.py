@@ -1,0 +1,592 @@
+"""Parity of the nn.Module machinery (records in msmigrate/mappings/module_api.py and the
+layer-class adapters of msmigrate/mappings/adapters.py / templates/_ms_compat.py)."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import CONVERTED, DIFFERENCE, TODO  # noqa: E402
+
+from .harness import (_to_ms, _to_torch, assert_close, check_function, check_layer, load_converted,  # noqa: E402
+                      load_torch)
+
+OK = (CONVERTED, DIFFERENCE)
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def statuses(sites):
+    out = {}
+    for s in sites:
+        out.setdefault(s.api, set()).add(s.status)
+    return out
+
+
+def assert_no_todo(sites):
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, todos
+
+
+def assert_sites(sites, *apis, status=OK):
+    st = statuses(sites)
+    for api in apis:
+        assert api in st, (api, sorted(st))
+        assert st[api] <= set(status), (api, st[api])
+
+
+# ------------------------------------------------------------------------------ Module -> Cell
+CELL_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Base(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.fc = nn.Linear(cin, cout)
+        self.drop = nn.Dropout(p=0.0)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if self.training:
+            y = y * 2.0
+        return self.drop(y)
+
+
+class Child(Base):
+    def __init__(self):
+        super(Child, self).__init__(4, 3)
+        self.extra = nn.Linear(3, 3, bias=False)
+
+    def forward(self, x):
+        return self.extra(super().forward(x)) + self.extra.forward(self.fc(x))
+
+
+def make():
+    return Child()
+'''
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_cell_conversion(train):
+    """nn.Module subclass -> nn.Cell with construct; super().__init__/super().forward; self.training
+    follows train()/eval() (set_train)."""
+    code, sites = check_layer(CELL_SRC, [rnd(2, 4)], train=train, graph=True, grad=True)
+    assert "class Base(nn.Cell)" in code and "def construct(self, x)" in code, code
+    assert "super().construct(x)" in code and "self.extra.construct(self.fc(x))" in code, code
+    assert_no_todo(sites)
+    assert_sites(sites, "torch.nn.Module", "Module.forward")
+
+
+# ------------------------------------------------------------------------------ parameters and buffers
+PARAM_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, w, s, t, b):
+        super().__init__()
+        self.w = nn.Parameter(w)
+        self.frozen = nn.Parameter(data=b, requires_grad=False)
+        self.register_buffer("scale", s)
+        self.register_buffer("tmp", t, persistent=False)
+        self.register_parameter("bias", nn.Parameter(b))
+        self.register_buffer("nothing", None)
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.lin(x) * self.w + self.scale + self.tmp + self.bias * self.frozen
+'''
+
+
+def _param_pair():
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    arrays = [rnd(3, seed=i) for i in range(4)]
+    torch.manual_seed(0)
+    tnet = load_torch(PARAM_SRC)["Net"](*[torch.from_numpy(a.copy()) for a in arrays])
+    mod, code, sites = load_converted(PARAM_SRC)
+    mnet = mod.Net(*[_to_ms(a) for a in arrays])
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    return tnet, mnet, mod, code, sites, arrays
+
+
+def test_parameter_and_buffers():
+    import mindspore as ms
+    import torch
+
+    tnet, mnet, mod, code, sites, arrays = _param_pair()
+    assert_no_todo(sites)
+    assert_sites(sites, "torch.nn.Parameter", "Module.register_buffer", "Module.register_parameter")
+    x = rnd(2, 3, seed=9)
+    t_out = tnet(torch.from_numpy(x))
+    assert_close(mnet(_to_ms(x)), t_out, what="pynative")
+
+    # checkpoint contents: persistent buffers are saved, non-persistent ones are not (as torch's state_dict)
+    t_keys = set(tnet.state_dict())
+    assert t_keys == {"w", "frozen", "bias", "scale", "lin.weight", "lin.bias"}
+    assert set(mnet.parameters_dict()) == t_keys
+    path = os.path.join(tempfile.mkdtemp(), "net.ckpt")
+    ms.save_checkpoint(mnet, path)
+    ckpt = ms.load_checkpoint(path)
+    assert set(ckpt) == t_keys
+    np.testing.assert_array_equal(ckpt["scale"].asnumpy(), arrays[1])
+    # the non-persistent buffer is still used by forward, and stays out of the trained parameters
+    assert {p.name for p in mnet.trainable_params()} == {n for n, p in tnet.named_parameters() if p.requires_grad}
+    assert {p.name for p in mnet.trainable_params()} == {"w", "bias", "lin.weight", "lin.bias"}
+    np.testing.assert_array_equal(mnet.tmp.asnumpy(), arrays[2])
+    assert mnet.nothing is None
+
+    # gradients w.r.t. the trainable parameters
+    w = rnd(2, 3, seed=11)
+    (t_out * torch.from_numpy(w)).sum().backward()
+    params = mnet.trainable_params()
+
+    def loss(xm):
+        return (mnet(xm) * ms.Tensor(w)).sum()
+
+    grads = ms.grad(loss, grad_position=None, weights=params)(_to_ms(x))
+    t_params = dict(tnet.named_parameters())
+    for p, g in zip(params, grads):
+        np.testing.assert_allclose(g.asnumpy(), t_params[p.name].grad.numpy(), rtol=1e-5, atol=1e-5,
+                                   err_msg=p.name)
+
+    # GRAPH mode reads parameters and buffers too
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        g_net = mod.Net(*[_to_ms(a) for a in arrays])
+        from msmigrate.weights import load_torch_state_dict
+        load_torch_state_dict(g_net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()})
+        assert_close(g_net(_to_ms(x)), t_out, what="graph")
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ------------------------------------------------------------------------------ Module methods
+METHODS_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Sequential(nn.Linear(4, 4)))
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        x = self.conv(x)[:, :, 0, 0]
+        return self.head(self.body(x))
+
+
+def make():
+    return Net()
+
+
+def param_names(m):
+    return [n for n, _ in m.named_parameters()]
+
+
+def param_shapes(m):
+    return [tuple(p.shape) for p in m.parameters()]
+
+
+def module_kinds(m):
+    return [type(c).__name__ for c in m.modules()]
+
+
+def module_names(m):
+    return [n for n, _ in m.named_modules()]
+
+
+def child_count(m):
+    return len(list(m.children()))
+
+
+def child_names(m):
+    return [n for n, _ in m.named_children()]
+
+
+def state_keys(m):
+    return list(m.state_dict().keys())
+
+
+def modes(m):
+    out = []
+    m.train()
+    out.append(m.training)
+    m.eval()
+    out.append(m.training)
+    m.train(True)
+    out.append(m.body.training)
+    m.train(False)
+    out.append(m.body.training)
+    m.train(mode=True)
+    out.append(m.head.training)
+    out.append(m.eval() is m)
+    return out
+
+
+def load(m, other):
+    m.load_state_dict(other.state_dict())
+    m.zero_grad()
+    m.zero_grad(set_to_none=True)
+    return m
+
+
+def add(m):
+    m.add_module("extra", nn.ReLU())
+    m.body.add_module("last", nn.Tanh())
+    return [n for n, _ in m.named_children()], [n for n, _ in m.body.named_children()]
+'''
+
+_MS_KIND = {"Net": "Net", "Conv2d": "Conv2d", "Sequential": "SequentialCell", "Linear": "Dense", "ReLU": "ReLU"}
+
+
+def test_module_methods():
+    import mindspore as ms
+    import torch
+
+    t = load_torch(METHODS_SRC)
+    mod, code, sites = load_converted(METHODS_SRC)
+    assert_no_todo(sites)
+    assert_sites(sites, "Module.parameters", "Module.named_parameters", "Module.modules", "Module.named_modules",
+                 "Module.children", "Module.named_children", "Module.state_dict", "Module.load_state_dict",
+                 "Module.train", "Module.eval", "Module.zero_grad", "Module.add_module")
+    torch.manual_seed(0)
+    tnet, mnet = t["make"](), mod.make()
+    assert mod.param_names(mnet) == t["param_names"](tnet)
+    assert mod.param_shapes(mnet) == t["param_shapes"](tnet)
+    assert mod.module_kinds(mnet) == [_MS_KIND[k] for k in t["module_kinds"](tnet)]
+    assert mod.module_names(mnet) == t["module_names"](tnet)
+    assert mod.child_count(mnet) == t["child_count"](tnet) == 3
+    assert mod.child_names(mnet) == t["child_names"](tnet)
+    assert mod.state_keys(mnet) == t["state_keys"](tnet)
+    assert mod.modes(mnet) == t["modes"](tnet) == [True, False, True, False, True, True]
+
+    # load_state_dict from another instance: same outputs afterwards
+    src_t, src_m = t["make"](), mod.make()
+    from msmigrate.weights import load_torch_state_dict
+    load_torch_state_dict(src_m, {k: v.detach().numpy() for k, v in src_t.state_dict().items()})
+    t["load"](tnet, src_t)
+    mod.load(mnet, src_m)
+    x = rnd(2, 3, 3, 3)
+    assert_close(mnet(_to_ms(x)), tnet(torch.from_numpy(x)), what="after load_state_dict")
+
+    # add_module: registered under its name, and a Sequential runs the new child
+    assert mod.add(mnet) == t["add"](tnet)
+    assert_close(mnet.body(_to_ms(rnd(2, 4))), tnet.body(torch.from_numpy(rnd(2, 4))), what="grown Sequential")
+
+
+def test_state_dict_names_of_norm_layers():
+    """state_dict keys differ for norm layers (flagged as a difference): the weight mapping covers them."""
+    src = "import torch.nn as nn\ndef make():\n    return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))\n" \
+          "def keys(m):\n    return list(m.state_dict())\n"
+    mod, code, sites = load_converted(src)
+    assert statuses(sites)["Module.state_dict"] == {DIFFERENCE}
+    assert mod.keys(mod.make()) == ["0.weight", "0.bias", "1.moving_mean", "1.moving_variance", "1.gamma", "1.beta"]
+
+
+# ------------------------------------------------------------------------------ nn.init
+INIT_SRC = '''
+import torch.nn as nn
+
+def make():
+    m = LAYER
+    CALL
+    return m
+'''
+
+# (layer, init call, check): check is "stats" (mean/std vs torch), "exact", "orthogonal"
+INIT_CASES = [
+    ("nn.Linear(1000, 500)", "nn.init.kaiming_normal_(m.weight)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.kaiming_normal_(m.weight, mode='fan_out', nonlinearity='relu')", "stats"),
+    ("nn.Conv2d(64, 128, 3)", "nn.init.kaiming_normal_(m.weight, mode='fan_out', nonlinearity='relu')", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.kaiming_normal_(m.weight, a=0.2, nonlinearity='leaky_relu')", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.kaiming_uniform_(m.weight)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.kaiming_uniform_(m.weight, a=5 ** 0.5)", "uniform"),
+    ("nn.Conv2d(64, 128, 3)", "nn.init.kaiming_uniform_(m.weight, mode='fan_out', nonlinearity='relu')", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.xavier_uniform_(m.weight)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.xavier_uniform_(m.weight, gain=nn.init.calculate_gain('relu'))", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.xavier_normal_(m.weight)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.xavier_normal_(m.weight, gain=2.0)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.normal_(m.weight)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.normal_(m.weight, mean=0.5, std=0.02)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.normal_(m.weight, 1.0, 3.0)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.uniform_(m.weight)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.uniform_(m.weight, -0.1, 0.3)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.uniform_(m.weight, a=-2.0, b=-1.0)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.trunc_normal_(m.weight, std=0.02)", "trunc"),
+    ("nn.Linear(1000, 500)", "nn.init.trunc_normal_(m.weight, mean=0.0, std=1.0, a=-0.5, b=1.0)", "trunc"),
+    ("nn.Linear(1000, 500)", "nn.init.trunc_normal_(m.weight, 1.0, 2.0, 0.0, 2.0)", "trunc"),
+    ("nn.Linear(1000, 500)", "nn.init.constant_(m.weight, 0.25)", "exact"),
+    ("nn.Linear(10, 5)", "nn.init.constant_(m.bias, val=-3)", "exact"),
+    ("nn.Linear(10, 5)", "nn.init.zeros_(m.weight)", "exact"),
+    ("nn.Linear(10, 5)", "nn.init.ones_(m.bias)", "exact"),
+    ("nn.Linear(64, 32)", "nn.init.orthogonal_(m.weight)", "orthogonal"),
+    ("nn.Linear(32, 64)", "nn.init.orthogonal_(m.weight, gain=2.0)", "orthogonal"),
+]
+
+
+@pytest.mark.parametrize("layer,call,check", INIT_CASES, ids=[c[1] for c in INIT_CASES])
+def test_init(layer, call, check):
+    import torch
+
+    src = INIT_SRC.replace("LAYER", layer).replace("CALL", call)
+    torch.manual_seed(0)
+    tm = load_torch(src)["make"]()
+    mod, code, sites = load_converted(src)
+    assert_no_todo(sites)
+    api = "torch.nn.init." + call.split("(")[0].split(".")[-1]
+    assert_sites(sites, api)
+    mm = mod.make()
+    attr = "bias" if "m.bias" in call else "weight"
+    t = getattr(tm, attr).detach().numpy().astype(np.float64)
+    m = getattr(mm, attr).asnumpy().astype(np.float64)
+    assert m.shape == t.shape
+    if check == "exact":
+        np.testing.assert_array_equal(m, t)
+        return
+    if check == "orthogonal":
+        rows = m.reshape(m.shape[0], -1)
+        gram_m = rows @ rows.T if rows.shape[0] <= rows.shape[1] else rows.T @ rows
+        t_rows = t.reshape(t.shape[0], -1)
+        gram_t = t_rows @ t_rows.T if t_rows.shape[0] <= t_rows.shape[1] else t_rows.T @ t_rows
+        np.testing.assert_allclose(gram_m, gram_t.round(), atol=1e-4)
+        return
+    # distribution: the same mean and spread as torch (n >= 500k samples)
+    n = t.size
+    sd = t.std()
+    assert abs(m.mean() - t.mean()) < 6 * sd / np.sqrt(n) + 1e-6, (m.mean(), t.mean())
+    assert abs(m.std() / sd - 1) < 0.01, (m.std(), sd)
+    if check == "uniform":
+        lo, hi = t.min(), t.max()
+        span = hi - lo
+        assert m.min() >= lo - 1e-3 * span and m.max() <= hi + 1e-3 * span, (m.min(), m.max(), lo, hi)
+        assert m.min() <= lo + 1e-2 * span and m.max() >= hi - 1e-2 * span
+    if check == "trunc":
+        lo, hi = t.min(), t.max()
+        span = hi - lo
+        assert m.min() >= lo - 1e-2 * span and m.max() <= hi + 1e-2 * span, (m.min(), m.max(), lo, hi)
+
+
+MODEL_INIT_SRC = '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 128, 3, bias=False)
+        self.bn = nn.BatchNorm2d(128)
+        self.gn = nn.GroupNorm(4, 128)
+        self.fc = nn.Linear(1000, 500)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                nn.init.constant_(m.weight, 0.5)
+                nn.init.constant_(m.bias, 0.25)
+            elif isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, 0, 0.01)
+                nn.init.zeros_(m.bias)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_init_model_loop():
+    """The torchvision idiom: init by isinstance over modules(); norm weight/bias are gamma/beta."""
+    mod, code, sites = load_converted(MODEL_INIT_SRC)
+    assert_no_todo(sites)
+    net = mod.make()
+    for norm in (net.bn, net.gn):
+        np.testing.assert_array_equal(norm.gamma.asnumpy(), 0.5)
+        np.testing.assert_array_equal(norm.beta.asnumpy(), 0.25)
+    np.testing.assert_array_equal(net.fc.bias.asnumpy(), 0)
+    assert abs(net.fc.weight.asnumpy().std() - 0.01) < 1e-4
+    assert abs(net.conv.weight.asnumpy().std() - np.sqrt(2.0 / (128 * 9))) < 2e-4
+
+
+GAIN_SRC = '''
+import torch.nn as nn
+
+def fn():
+    names = ["linear", "conv2d", "sigmoid", "tanh", "relu", "leaky_relu", "selu", "conv_transpose2d"]
+    return [nn.init.calculate_gain(n) for n in names] + [nn.init.calculate_gain("leaky_relu", 0.2),
+                                                         nn.init.calculate_gain("leaky_relu", param=0)]
+'''
+
+
+def test_init_calculate_gain():
+    code, sites = check_function(GAIN_SRC, [], graph=False)
+    assert_sites(sites, "torch.nn.init.calculate_gain")
+
+
+# ------------------------------------------------------------------------------ jit hints & checks
+JIT_SRC = '''
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+import torch.utils.checkpoint
+from torch.utils.checkpoint import checkpoint
+
+torch.fx.wrap("helper_fn")
+
+
+def helper_fn(x):
+    return x * 2.0
+
+
+class Net(nn.Module):
+    scale: torch.jit.Final[float]
+    use_ckpt: torch.jit.Final[bool]
+
+    def __init__(self):
+        super().__init__()
+        torch._C._log_api_usage_once("my.net")
+        self.scale = 0.5
+        self.use_ckpt = True
+        self.block = nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+        self.head = nn.Linear(4, 3)
+
+    @torch.jit.unused
+    def debug(self, x):
+        return x
+
+    @torch.jit.ignore
+    def ignored(self) -> int:
+        return 1
+
+    @torch.jit.export
+    def exported(self, x):
+        return x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        torch._assert(x.shape[-1] == 4, "expects 4 features")
+        if torch.jit.is_scripting() or torch.jit.is_tracing():
+            y = self.block(x)
+        elif self.use_ckpt:
+            y = checkpoint(self.block, x, use_reentrant=False)
+        else:
+            y = self.block(x)
+        y = torch.utils.checkpoint.checkpoint(self.head, y, preserve_rng_state=True)
+        acc: List[int] = torch.jit.annotate(List[int], [])
+        if torch._C._get_tracing_state():
+            y = y * 0.0
+        return helper_fn(y) * self.scale
+
+
+def make():
+    torch.manual_seed(0)
+    return torch.jit.script(torch.compile(Net()))
+
+
+def load():
+    torch.ops.load_library("libcustom_ops.so")
+'''
+
+
+def test_jit_hints():
+    code, sites = check_layer(JIT_SRC, [rnd(2, 4)], graph=True, grad=True)
+    assert_no_todo(sites)
+    assert_sites(sites, "torch.jit.Final", "torch.jit.unused", "torch.jit.ignore", "torch.jit.export",
+                 "torch._assert", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.jit.annotate",
+                 "torch.utils.checkpoint.checkpoint", "torch._C._get_tracing_state", "torch.fx.wrap",
+                 "torch._C._log_api_usage_once", "torch.manual_seed", "torch.jit.script", "torch.compile",
+                 "torch.ops.load_library")
+    assert "torch" not in code.replace("_ms_compat", ""), code
+    assert "@" not in code, code  # compiler decorators dropped, the methods kept
+    assert "def debug(self, x)" in code and "def ignored(self)" in code
+    mod, _, _ = load_converted(JIT_SRC)
+    with pytest.raises(OSError):
+        mod.load()
+
+
+# ------------------------------------------------------------------------------ adapters
+ADAPTER_SRC = '''
+import functools
+from functools import partial
+from typing import Callable, Optional
+
+import torch.nn as nn
+
+
+class ConvNormAct(nn.Module):
+    def __init__(self, cin, cout, norm_layer: Optional[Callable[..., nn.Module]] = None,
+                 activation_layer=nn.ReLU, conv_layer=nn.Conv2d):
+        super().__init__()
+        if norm_layer is None:
+            norm_layer = nn.BatchNorm2d
+        self.conv = conv_layer(cin, cout, 3, 1, 1, bias=False)
+        self.bn = norm_layer(cout, eps=1e-3, momentum=0.01)
+        self.act = activation_layer(inplace=True)
+
+    def forward(self, x):
+        return self.act(self.bn(self.conv(x)))
+
+
+class Head(nn.Module):
+    def __init__(self, dim, norm_layer=nn.LayerNorm, act_layer=nn.GELU, linear=nn.Linear, drop=nn.Dropout):
+        super().__init__()
+        self.norm = norm_layer(dim, eps=1e-6)
+        self.fc = linear(dim, dim, bias=True)
+        self.act = act_layer()
+        self.drop = drop(0.0)
+
+    def forward(self, x):
+        return self.drop(self.act(self.fc(self.norm(x))))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = ConvNormAct(3, 4)
+        self.b = ConvNormAct(4, 6, norm_layer=functools.partial(nn.BatchNorm2d, eps=0.001, momentum=0.01),
+                             activation_layer=nn.SiLU)
+        self.c = ConvNormAct(6, 6, norm_layer=partial(nn.GroupNorm, 3), activation_layer=nn.Hardswish)
+        self.d = ConvNormAct(6, 4, activation_layer=nn.ReLU6)
+        self.e = ConvNormAct(4, 4, activation_layer=nn.Hardsigmoid)
+        self.f = ConvNormAct(4, 4, activation_layer=nn.Sigmoid)
+        self.g = ConvNormAct(4, 4, activation_layer=nn.Tanh)
+        self.head = Head(4)
+        self.head2 = Head(4, norm_layer=partial(nn.LayerNorm, eps=1e-5), act_layer=partial(nn.GELU, approximate="tanh"))
+        self.bn1 = partial(nn.BatchNorm1d, momentum=0.01)(4)
+
+    def forward(self, x):
+        y = self.g(self.f(self.e(self.d(self.c(self.b(self.a(x)))))))
+        y = y[:, :, 0, 0]
+        return self.bn1(self.head2(self.head(y)))
+
+
+def make():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_adapters(train):
+    """Layer classes passed as values (norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, partial(...))
+    are called with torch's arguments: the adapters take them (momentum 0.01 -> 0.99 and all)."""
+    from .test_layers import check_stateful
+
+    code, sites = check_stateful(ADAPTER_SRC, [rnd(4, 3, 5, 5)], train=train, steps=2 if train else 1,
+                                 graph=not train, rtol=1e-4, atol=1e-4)
+    assert_no_todo(sites)
+    for name in ("BatchNorm2d", "ReLU", "Conv2d", "SiLU", "GroupNorm", "Hardswish", "ReLU6", "Hardsigmoid",
+                 "Sigmoid", "Tanh", "LayerNorm", "GELU", "Linear", "Dropout", "BatchNorm1d"):
+        assert f"_ms_compat.{name}" in code, (name, code)
