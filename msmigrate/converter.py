@@ -3,6 +3,7 @@ for large trees), copy everything else, write the helper module and the report.
 The source tree is only read."""
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -13,7 +14,8 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+
+from .lines import statement_lines
 
 from .project_index import ProjectIndex
 from .sites import Site
@@ -50,9 +52,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         path = Path(*module_name.split(".")).with_suffix(".py")
         index = ProjectIndex(Path("."), [path], {path: source})
     module = cst.parse_module(source)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
-    new = wrapper.visit(tr)
+    tr.stmt_lines = statement_lines(module, ast.parse(source))
+    new = module.visit(tr)
     return new.code, tr.sites, tr.uses_compat
 
 

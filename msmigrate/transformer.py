@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from . import registry as R
 from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
@@ -89,7 +88,6 @@ class ClassContext:
 
 
 class TorchToMindSpore(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
                  compat_import: Optional[Tuple[int, str]]):
@@ -100,6 +98,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         # (relative level, name) for `from . import _ms_compat`; level 0 = absolute import
         self.compat_import = compat_import
         self.sites: List[Site] = []
+        self.stmt_lines: Dict[int, int] = {}   # id(statement) -> line, from msmigrate.lines
+        self._stmt_line: List[int] = []
         self.uses_compat = False
         self.need: Set[str] = set()          # "ms", "nn", "ops", or a module to `import`
         self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
@@ -126,10 +126,20 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     # ----------------------------------------------------------------- helpers
     def _line(self, node: cst.CSTNode) -> int:
-        try:
-            return self.get_metadata(PositionProvider, node).start.line
-        except KeyError:
-            return 0
+        """Line of the statement being converted (sites are reported per statement)."""
+        return self._stmt_line[-1] if self._stmt_line else 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        line = self.stmt_lines.get(id(node))
+        if line is not None:
+            self._stmt_line.append(line)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if id(original_node) in self.stmt_lines:
+            self._stmt_line.pop()
+        return result
 
     def _dotted(self, node: cst.CSTNode) -> Optional[str]:
         if isinstance(node, cst.Name):
@@ -507,8 +517,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated.with_changes(names=keep)
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
-        if updated.relative or updated.module is None:
-            return updated
+        if updated.relative or updated.module is None or not self._is_foreign_torch(code_of(updated.module).strip()):
+            return self._drop_project_torch_aliases(updated)
         dotted = code_of(updated.module).strip()
         if not self._is_foreign_torch(dotted):
             return updated
@@ -523,6 +533,31 @@ class TorchToMindSpore(cst.CSTTransformer):
         if keep:
             return cst.FlattenSentinel(keep)
         return cst.RemovalSentinel.REMOVE
+
+    def _drop_project_torch_aliases(self, updated: cst.ImportFrom):
+        """`from .common import nn, F` where common re-exports torch modules: every use
+        was converted to MindSpore names, so these imports go."""
+        if isinstance(updated.names, cst.ImportStar):
+            return updated
+        level = len(updated.relative)
+        mod = code_of(updated.module).strip() if updated.module is not None else None
+        base = resolve_relative(self.module_name, self.is_package, level, mod) if level else (mod or "")
+        if base.split(".", 1)[0] not in self.index.local_tops:
+            return updated
+        keep = []
+        for alias in updated.names:
+            name = code_of(alias.name).strip()
+            resolved = self.index.resolve_alias(f"{base}.{name}")
+            if is_torch_name(resolved) and resolved.split(".", 1)[0] not in self.index.local_tops:
+                self.touched = True
+                continue
+            keep.append(alias)
+        if len(keep) == len(updated.names):
+            return updated
+        if not keep:
+            return cst.RemovalSentinel.REMOVE
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=keep)
 
     def _reexport(self, local: str, qn: str, node) -> cst.Assign:
         m = R.lookup(qn)
@@ -932,6 +967,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         m = R.lookup(qn)
         if m is None or not m.target or m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule:
             return updated
+        if qn in _ADAPTERS:
+            return updated  # already the adapter: it takes torch's arguments, here and where it is called
         # build a pseudo call of the layer with the remaining arguments
         inner = cst.Call(func=first, args=updated.args[1:])
         try:

@@ -7,5 +7,6 @@ from __future__ import annotations
 from ..transformer import _ADAPTERS
 
 for _name in ("ReLU", "ReLU6", "SiLU", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "GELU",
-              "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential"):
+              "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential",
+              "LeakyReLU", "ELU", "Mish", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"):
     _ADAPTERS[f"torch.nn.{_name}"] = f"_ms_compat.{_name}"

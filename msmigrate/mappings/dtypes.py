@@ -1,7 +1,10 @@
 """torch dtypes -> MindSpore dtypes."""
 from __future__ import annotations
 
-from ..registry import mapping
+import libcst as cst
+
+from ..callsite import UnsupportedSite
+from ..registry import mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _DTYPES = {
@@ -14,8 +17,35 @@ _DTYPES = {
 for _src, _dst in _DTYPES.items():
     mapping(f"torch.{_src}", f"mindspore.{_dst}", test=_T)
 mapping("torch.dtype", "mindspore.dtype.Type", note="the class of dtypes, for annotations", test=_T)
-mapping("torch.Tensor", "mindspore.Tensor", test=_T,
-        note="as a type; calling torch.Tensor(data) is mapped to mindspore.Tensor(data)")
-mapping("torch.FloatTensor", "mindspore.Tensor", test=_T)
-mapping("torch.LongTensor", "mindspore.Tensor", test=_T)
+
+
+def _legacy_constructor(dtype: str):
+    """torch.Tensor(...) / torch.FloatTensor(...): data -> a tensor of that dtype (mindspore.Tensor
+    alone would infer int64 from [1, 2]); sizes -> a tensor of that shape."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        if b.starred:
+            raise UnsupportedSite("*args: data or sizes cannot be told apart")
+        b.remove("device")
+        pos = [n for n in b.order if b.positional.get(n)]
+        if len(pos) != len(b.order):
+            raise UnsupportedSite("keyword arguments other than device")
+        values = [b.value(n) for n in pos]
+        codes = [b.code(n) for n in pos]
+        if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)):
+            return ctx.expr(f"ms.Tensor({codes[0]}, dtype=ms.{dtype})")
+        if values and all(isinstance(v, cst.Integer) for v in values):
+            return ctx.expr(f"ops.zeros(({', '.join(codes)},), ms.{dtype})")
+        return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)})")
+    return rule_fn
+
+
+_LEGACY_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that shape "
+                "(torch leaves it uninitialised); as a type: mindspore.Tensor (whatever its dtype)")
+rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32"))(
+    _legacy_constructor("float32"))
+for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
+                  ("LongTensor", "int64"), ("IntTensor", "int32"), ("ShortTensor", "int16"),
+                  ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_")):
+    rule(f"torch.{_cls}", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d=_dt))(_legacy_constructor(_dt))
 mapping("torch.Size", "tuple", note="shapes are tuples in MindSpore", test=_T)

@@ -501,6 +501,7 @@ def _fold(ctx):
     v = _lit_or(os_)
     if isinstance(v, int) and not isinstance(v, bool):
         os_ = f"({v}, {v})"
+    ctx.expr(f"ms.Tensor({os_}, ms.int32)")   # records the import
     b.set("output_size", f"ms.Tensor({os_}, ms.int32)")
     return None
 
@@ -706,16 +707,30 @@ rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy
      target_args=("input", "target", "weight", "pos_weight", "reduction"), test=_LOSS)(_loss_rule())
 
 
-def _kl_checks(ctx):
-    _reject(ctx.bound, "log_target", ("False",), "log_target=True is not converted")
-    ctx.bound.remove("log_target")
-    return None
+def _kl_div(ctx):
+    b = ctx.bound
+    _deprecated_reduction(b)
+    _reject(b, "log_target", ("False",), "log_target=True is not converted")
+    red = b.code("reduction") or "'mean'"
+    r = _lit_or(red)
+    branches = {"none": "{l}", "sum": "ops.sum({l})", "mean": "ops.mean({l})", "batchmean": "ops.sum({l}) / {input}.shape[0]"}
+    if isinstance(r, str):
+        if r not in branches:
+            raise UnsupportedSite(f"reduction={red} is not a torch reduction")
+        reduce = branches[r]
+    else:
+        reduce = (f"(ops.sum({{l}}) if {red} == 'sum' else ops.mean({{l}}) if {red} == 'mean' else "
+                  f"ops.sum({{l}}) / {{input}}.shape[0] if {red} == 'batchmean' else {{l}})")
+    # torch's xlogy(target, target): 0 where target == 0 (MindSpore's xlogy gives nan there)
+    pointwise = ("(ops.where({target} == 0, 0.0, {target} * ops.log(ops.where({target} == 0, 1.0, {target})))"
+                 " - {target} * {input})")
+    return _let(ctx, {"input": _need(b, "input"), "target": _need(b, "target")}, reduce.replace("{l}", pointwise))
 
 
-rule(P + "kl_div", "mindspore.ops.kl_div", args=("input", "target", "size_average", "reduce", "reduction", "log_target"),
-     target_args=("logits", "labels", "reduction"),
-     note="'mean' averages over all elements as in torch; 'batchmean' supported", test=_LOSS)(
-    _loss_rule({"input": "logits", "target": "labels"}, extra_checks=_kl_checks))
+rule(P + "kl_div", None, args=("input", "target", "size_average", "reduce", "reduction", "log_target"),
+     note="composed as torch computes it, xlogy(target, target) - target * input (0 where target == 0), then the reduction "
+          "('batchmean' divides the sum by the batch size): ops.kl_div gives no gradient to the target",
+     test=_LOSS)(_kl_div)
 
 
 # ----------------------------------------------------------------------------- distances
@@ -726,14 +741,16 @@ def _cosine_similarity(ctx):
     b = ctx.bound
     dim = b.code("dim") or "1"
     eps = b.code("eps") or "1e-08"
+    # torch divides each input by its norm, clamped to eps without recording the clamp for autograd
+    norm = "(ops.norm({v}, 2, %s, keepdim=True) + ops.stop_gradient(ops.relu(%s - ops.norm({v}, 2, %s, keepdim=True))))" % (dim, eps, dim)
     return _let(ctx, {"x1": _need(b, "x1"), "x2": _need(b, "x2")},
-                f"ops.sum({{x1}} / ops.clamp(ops.norm({{x1}}, 2, {dim}, keepdim=True), min={eps}) * "
-                f"({{x2}} / ops.clamp(ops.norm({{x2}}, 2, {dim}, keepdim=True), min={eps})), {dim})")
+                f"ops.sum({{x1}} / {norm.replace('{v}', '{x1}')} * ({{x2}} / {norm.replace('{v}', '{x2}')}), {dim})")
 
 
 rule(P + "cosine_similarity", None, args=("x1", "x2", "dim", "eps"),
-     note="composed as torch computes it: each input divided by its norm clamped to eps (ops.cosine_similarity "
-          "clamps the product of the norms instead)", test=_DIST)(_cosine_similarity)
+     note="composed as torch computes it: each input divided by its norm clamped to eps, the clamp invisible "
+          "to the gradient (ops.cosine_similarity clamps the product of the norms instead)",
+     test=_DIST)(_cosine_similarity)
 
 
 def _pairwise_distance(ctx):

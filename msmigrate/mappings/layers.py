@@ -177,11 +177,15 @@ for _d in ("1d", "2d", "3d"):
     rule(f"torch.nn.AvgPool{_d}", f"mindspore.nn.AvgPool{_d}", args=_AVGPOOL_ARGS,
          target_args=("kernel_size", "stride", "pad_mode", "padding", "ceil_mode", "count_include_pad"),
          note=_POOL_NOTE, test=f"{T}::test_pool")(_pool_rule(False))
-    mapping(f"torch.nn.AdaptiveAvgPool{_d}", f"mindspore.nn.AdaptiveAvgPool{_d}", args=("output_size",),
-            target_args=("output_size",), test=f"{T}::test_pool")
-    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"mindspore.nn.AdaptiveMaxPool{_d}",
+    # MindSpore's 1d adaptive pools only accept lengths divisible by output_size: the helpers
+    # pool a (N, C, 1, L) view with the 2d layers, which take any size
+    _where = "_ms_compat" if _d == "1d" else "mindspore.nn"
+    _why = "; 1d: _ms_compat pools through the 2d layer (MindSpore's 1d layer needs L divisible by output_size)"
+    mapping(f"torch.nn.AdaptiveAvgPool{_d}", f"{_where}.AdaptiveAvgPool{_d}", args=("output_size",),
+            target_args=("output_size",), note=_why if _d == "1d" else "", test=f"{T}::test_pool")
+    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"{_where}.AdaptiveMaxPool{_d}",
             args=("output_size", "return_indices"), target_args=("output_size", "return_indices"),
-            test=f"{T}::test_pool")
+            note=_why if _d == "1d" else "", test=f"{T}::test_pool")
 
 
 # ------------------------------------------------------------------ linear & norm

@@ -26,9 +26,12 @@ def _train(ctx):
 
 
 rule("Module.train", None, args=("mode",), test=f"{T}::test_module_methods")(_train)
-mapping("Module.parameters", "method:get_parameters", args=("recurse",), test=f"{T}::test_module_methods")
-mapping("Module.named_parameters", "method:parameters_and_names", args=("prefix", "recurse"),
-        test=f"{T}::test_module_methods")
+mapping("Module.parameters", "method:get_parameters", args=("recurse",), target_args=("expand",),
+        rename={"recurse": "expand"}, test=f"{T}::test_module_methods")
+mapping("Module.named_parameters", "method:parameters_and_names", args=("prefix", "recurse", "remove_duplicate"),
+        target_args=("name_prefix", "expand"), rename={"prefix": "name_prefix", "recurse": "expand"},
+        unsupported={"remove_duplicate": "MindSpore always yields shared parameters once"},
+        unsupported_ok={"remove_duplicate": ("True",)}, test=f"{T}::test_module_methods")
 mapping("Module.modules", "expr:_ms_compat.cells({self})", test=f"{T}::test_module_methods",
         note="MindSpore's Cell has cells_and_names(); the helper returns the cells")
 mapping("Module.named_modules", "method:cells_and_names", test=f"{T}::test_module_methods")
@@ -117,9 +120,9 @@ rule("torch.utils.checkpoint.checkpoint", None, args=("function",), status=DIFFE
 # ------------------------------------------------------------ data (as base classes)
 mapping("torch.utils.data.Dataset", "object", status=DIFFERENCE,
         note="MindSpore's GeneratorDataset takes any object with __getitem__/__len__; wrap it with "
-             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test=f"{T}::test_dataset_base")
+             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test="tests/parity/test_data_base.py::test_dataset_base")
 mapping("torch.utils.data.IterableDataset", "object", status=DIFFERENCE,
         note="MindSpore's GeneratorDataset takes any iterable; wrap it with "
-             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test=f"{T}::test_dataset_base")
+             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test="tests/parity/test_data_base.py::test_dataset_base")
 mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name", "symbolic_fn", "opset_version"),
         note="ONNX exporter registration; MindSpore exports MindIR with mindspore.export", test=f"{T}::test_jit_hints")

@@ -70,6 +70,22 @@ def unconverted_decorator(api, where):
     return wrap
 
 
+# ----------------------------------------------------------------- tensors
+def legacy_tensor(dtype, *args):
+    """torch.Tensor(...) / torch.FloatTensor(...) and friends: sizes give a (zero-filled)
+    tensor of that shape, data a tensor of the class's dtype."""
+    if not args:
+        return ms.Tensor(np.zeros((0,), ms.dtype_to_nptype(dtype)))
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return ops.zeros(tuple(args), dtype)
+    if len(args) != 1:
+        raise TypeError("expected sizes or one sequence of data")
+    data = args[0]
+    if isinstance(data, ms.Tensor):
+        return data.astype(dtype)
+    return ms.Tensor(np.asarray(data, dtype=ms.dtype_to_nptype(dtype)))
+
+
 # ----------------------------------------------------------------- buffers
 def register_buffer(cell, name, tensor, persistent=True):
     """torch's register_buffer: a persistent buffer is saved in checkpoints, so it
@@ -288,6 +304,35 @@ class LayerNorm(nn.LayerNorm):
         return y
 
 
+class AdaptiveAvgPool1d(nn.Cell):
+    """torch's AdaptiveAvgPool1d for any length (MindSpore's 1d layer needs the length to be
+    divisible by output_size): pools a (N, C, 1, L) view with the 2d layer."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+        self.pool = nn.AdaptiveAvgPool2d((1, output_size))
+
+    def construct(self, x):
+        return ops.squeeze(self.pool(ops.expand_dims(x, -2)), -2)
+
+
+class AdaptiveMaxPool1d(nn.Cell):
+    """torch's AdaptiveMaxPool1d for any length (see AdaptiveAvgPool1d); indices as torch's."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+        self.pool = nn.AdaptiveMaxPool2d((1, output_size), return_indices=return_indices)
+
+    def construct(self, x):
+        out = self.pool(ops.expand_dims(x, -2))
+        if self.return_indices:
+            return ops.squeeze(out[0], -2), ops.squeeze(out[1], -2)
+        return ops.squeeze(out, -2)
+
+
 # --------------------------------------- layer classes passed as values
 # torch code often passes a layer class around (norm_layer=nn.BatchNorm2d,
 # activation_layer=nn.ReLU) and calls it elsewhere with torch's arguments. These
@@ -308,6 +353,12 @@ Hardswish = _activation(nn.HSwish)
 Hardsigmoid = _activation(nn.HSigmoid)
 Sigmoid = _activation(nn.Sigmoid)
 Tanh = _activation(nn.Tanh)
+Mish = _activation(nn.Mish)
+
+
+class LeakyReLU(nn.LeakyReLU):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__(alpha=negative_slope)
 
 
 class ELU(nn.Cell):
@@ -362,6 +413,27 @@ def _batch_norm(base):
 
 BatchNorm1d = _batch_norm(nn.BatchNorm1d)
 BatchNorm2d = _batch_norm(nn.BatchNorm2d)
+BatchNorm3d = _batch_norm(nn.BatchNorm3d)
+
+
+def _instance_norm(name):
+    class InstanceNorm(nn.GroupNorm):
+        """torch's InstanceNorm: GroupNorm with one group per channel (MindSpore's InstanceNorm
+        has no CPU kernel); affine defaults to False as in torch."""
+
+        def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False,
+                     device=None, dtype=None):
+            if track_running_stats:
+                raise MigrationError(f"{name} track_running_stats=True is not converted")
+            super().__init__(num_features, num_features, eps=eps, affine=affine)
+    InstanceNorm.__name__ = name
+    InstanceNorm.__qualname__ = name
+    return InstanceNorm
+
+
+InstanceNorm1d = _instance_norm("InstanceNorm1d")
+InstanceNorm2d = _instance_norm("InstanceNorm2d")
+InstanceNorm3d = _instance_norm("InstanceNorm3d")
 
 
 class Dropout(nn.Dropout):

@@ -203,6 +203,10 @@ POOL_CASES = [
     ("nn.AdaptiveMaxPool1d(3)", (2, 3, 9), True),
     ("nn.AdaptiveMaxPool2d(2)", (2, 3, 8, 8), True),
     ("nn.AdaptiveMaxPool2d((3, 2))", (2, 3, 7, 8), False),
+    ("nn.AdaptiveMaxPool2d(3, return_indices=True)", (2, 3, 7, 8), False),
+    ("nn.AdaptiveMaxPool1d(3, return_indices=False)", (2, 3, 8), False),
+    ("nn.AdaptiveMaxPool1d(3, return_indices=True)", (2, 3, 8), True),
+    ("nn.AdaptiveAvgPool1d(output_size=4)", (2, 3, 7), False),
     ("nn.AdaptiveMaxPool3d(2)", (1, 2, 4, 6, 6), True),
 ]
 
@@ -530,6 +534,38 @@ def make():
 '''
 
 
+LIST_SRC = '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for i in range(n):
+            self.layers.append(nn.Linear(4, 4))
+        self.layers.extend([nn.ReLU(), nn.Linear(4, 2)])
+        self.seq = nn.Sequential()
+        self.seq.add_module("fc", nn.Linear(2, 3))
+        self.seq.append(nn.Sigmoid())
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return self.seq(x)
+
+
+def make():
+    return Net(2)
+'''
+
+
+def test_containers_grown():
+    """Containers built empty and grown with append/extend/add_module keep torch's names and order."""
+    code, sites = check_layer(LIST_SRC, [rnd(3, 4)], graph=True)
+    assert_converted(sites, "torch.nn.Sequential", "torch.nn.ModuleList")
+
+
 def test_containers():
     import torch
     code, sites = check_layer(CONTAINER_SRC, [rnd(3, 6)], graph=True, grad=True)
@@ -583,6 +619,17 @@ def test_attention(expr, batch_first, graph):
     assert_converted(sites, "torch.nn.MultiheadAttention")
     code, sites = check_layer(layer_src(expr), [q, k, v], graph=False, rtol=1e-4, atol=1e-5,
                               call=lambda net, q, k, v: net(q, k, v, need_weights=False)[0])
+    # masks: bool key_padding_mask (True = ignore), bool or additive float attn_mask, per-head weights
+    L, S = 5, 4
+    kpm = np.zeros((2, S), bool)
+    kpm[0, 2:] = True
+    causal = np.triu(np.ones((L, S), bool), 1)
+    additive = np.where(causal, -1e9, 0.0).astype(np.float32)
+    check_layer(layer_src(expr), [q, k, v, kpm, causal], graph=False, rtol=1e-4, atol=1e-5,
+                call=lambda net, q, k, v, m, a: net(q, k, v, key_padding_mask=m, attn_mask=a,
+                                                    average_attn_weights=False))
+    check_layer(layer_src(expr), [q, k, v, additive], graph=False, rtol=1e-4, atol=1e-5,
+                call=lambda net, q, k, v, a: net(q, k, v, attn_mask=a))
 
 
 # ------------------------------------------------------------------------------------- recurrent

@@ -1,0 +1,57 @@
+"""Line numbers for statements without libcst's PositionProvider (which re-generates
+the whole module's code and costs more than the conversion): the stdlib `ast` tree of
+the same source has the same statements in the same order, with their line numbers."""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List
+
+import libcst as cst
+
+
+def statement_lines(module: cst.Module, tree: ast.Module) -> Dict[int, int]:
+    """id(libcst statement) -> first line, for every statement in the module."""
+    lines: Dict[int, int] = {}
+    try:
+        _pair(list(module.body), list(tree.body), lines)
+    except (IndexError, AttributeError):
+        pass  # a structure we did not expect: the remaining statements get line 0
+    return lines
+
+
+def _block(body) -> List[cst.CSTNode]:
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    if isinstance(body, cst.SimpleStatementSuite):  # `if x: y` on one line
+        return [body]
+    return []
+
+
+def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int, int]) -> None:
+    j = 0
+    for st in cst_body:
+        if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            lines[id(st)] = ast_body[j].lineno
+            j += len(st.body)
+            continue
+        a = ast_body[j]
+        j += 1
+        lines[id(st)] = getattr(a, "lineno", 0)
+        if isinstance(st, (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While)):
+            _pair(_block(st.body), a.body, lines)
+            if isinstance(st, (cst.For, cst.While)) and st.orelse is not None:
+                _pair(_block(st.orelse.body), a.orelse, lines)
+        elif isinstance(st, cst.If):
+            _pair(_block(st.body), a.body, lines)
+            if isinstance(st.orelse, cst.If):
+                _pair([st.orelse], a.orelse, lines)
+            elif st.orelse is not None:
+                _pair(_block(st.orelse.body), a.orelse, lines)
+        elif isinstance(st, (cst.Try, cst.TryStar)):
+            _pair(_block(st.body), a.body, lines)
+            for h, ah in zip(st.handlers, a.handlers):
+                _pair(_block(h.body), ah.body, lines)
+            if st.orelse is not None:
+                _pair(_block(st.orelse.body), a.orelse, lines)
+            if st.finalbody is not None:
+                _pair(_block(st.finalbody.body), a.finalbody, lines)

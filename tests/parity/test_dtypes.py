@@ -1,0 +1,133 @@
+"""Parity of torch dtype names, tensor type names and the legacy typed constructors
+(records in msmigrate/mappings/dtypes.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import CONVERTED, DIFFERENCE, TODO  # noqa: E402
+
+from .harness import _to_ms, check_function, load_converted, load_torch  # noqa: E402
+
+_NAMES = ["float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "int16", "short",
+          "int32", "int", "int64", "long", "uint8", "bool", "complex64", "complex128"]
+
+NAMES_SRC = "import torch\n\ndef names():\n    return [" + ", ".join(f"torch.{n}" for n in _NAMES) + "]\n"
+
+TYPES_SRC = '''
+from typing import List, Optional, Tuple
+
+import numpy as np
+import torch
+
+
+def check(x: torch.Tensor, dt: Optional[torch.dtype] = None, size: Optional[torch.Size] = None) -> Tuple[bool, ...]:
+    return (isinstance(x, torch.Tensor), isinstance(dt, torch.dtype), isinstance(x.shape, torch.Size),
+            isinstance(size, torch.Size))
+
+
+def shape_of(n: int) -> torch.Size:
+    return torch.Size([n, 2])
+
+
+def typed():
+    return (torch.Tensor([1, 2]), torch.FloatTensor([1, 2]), torch.LongTensor([1.0, 2.0]),
+            torch.DoubleTensor([[1, 2]]), torch.IntTensor((3, 4)), torch.BoolTensor([1, 0]),
+            torch.ByteTensor([255, 1]), torch.HalfTensor([0.5]), torch.CharTensor([-3]), torch.ShortTensor([7]))
+
+
+def sized(n):
+    return torch.Tensor(2, 3).shape, torch.FloatTensor(n, 2).shape, torch.LongTensor(n).dtype, torch.Tensor(n, 1).shape
+
+
+def from_data(rows: List[List[int]], arr):
+    return torch.Tensor(rows), torch.LongTensor(arr), torch.FloatTensor(torch.Tensor(rows))
+'''
+
+
+def _np_of(torch_dtype):
+    import torch
+    return torch.empty((), dtype=torch_dtype).numpy().dtype
+
+
+def test_dtype_names():
+    """Every torch dtype name becomes the MindSpore dtype of the same width and kind."""
+    import mindspore as ms
+    import torch
+
+    t_vals = load_torch(NAMES_SRC)["names"]()
+    mod, code, sites = load_converted(NAMES_SRC)
+    assert {s.status for s in sites} == {CONVERTED}, [(s.api, s.status) for s in sites]
+    assert len(sites) == len(_NAMES)
+    m_vals = mod.names()
+    for name, t, m in zip(_NAMES, t_vals, m_vals):
+        assert isinstance(m, ms.dtype.Type), (name, m)
+        if t == torch.bfloat16:
+            assert m == ms.bfloat16
+            continue
+        assert np.dtype(ms.dtype_to_nptype(m)) == _np_of(t), (name, m)
+        # and the dtype really makes tensors of that kind
+        a = np.ones((2,), dtype=_np_of(t))
+        assert ms.Tensor(a, dtype=m).asnumpy().dtype == a.dtype, name
+
+
+def test_tensor_type_names():
+    """torch.Tensor / torch.dtype / torch.Size as types (annotations, isinstance)."""
+    import torch
+
+    t = load_torch(TYPES_SRC)
+    mod, code, sites = load_converted(TYPES_SRC)
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+    assert "import torch" not in code
+    x = np.ones((2, 3), np.float32)
+    import mindspore as ms
+    assert mod.check(_to_ms(x), None, (2, 3)) == t["check"](torch.from_numpy(x), None, torch.Size([2, 3])) \
+        == (True, False, True, True)
+    assert mod.check(_to_ms(x), ms.float32, (2, 3)) == t["check"](torch.from_numpy(x), torch.float32, None)[:3] \
+        + (True,) == (True, True, True, True)
+    assert mod.shape_of(3) == tuple(t["shape_of"](3)) == (3, 2)
+
+
+def test_legacy_typed_constructors():
+    """torch.Tensor(data) is float32 and torch.LongTensor(data) int64, whatever the data's own type."""
+    import torch
+
+    t = load_torch(TYPES_SRC)
+    mod, code, sites = load_converted(TYPES_SRC)
+    apis = {s.api for s in sites}
+    assert {"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor", "torch.IntTensor",
+            "torch.BoolTensor", "torch.ByteTensor", "torch.HalfTensor"} <= apis
+    for mv, tv in zip(mod.typed(), t["typed"]()):
+        assert mv.asnumpy().dtype == tv.numpy().dtype, (mv, tv)
+        np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+    m_sized, t_sized = mod.sized(4), t["sized"](4)
+    assert tuple(m_sized[0]) == tuple(t_sized[0]) == (2, 3)
+    assert tuple(m_sized[1]) == tuple(t_sized[1]) == (4, 2)
+    assert np.dtype(__import__("mindspore").dtype_to_nptype(m_sized[2])) == np.int64 == _np_of(t_sized[2])
+    assert tuple(m_sized[3]) == tuple(t_sized[3]) == (4, 1)
+    rows = [[1, 2], [3, 4]]
+    arr = np.array([1.7, 2.2])
+    for mv, tv in zip(mod.from_data(rows, arr), t["from_data"](rows, arr)):
+        assert mv.asnumpy().dtype == tv.numpy().dtype
+        np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+
+
+DTYPE_USE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def make():
+    return nn.Linear(3, 2, dtype=torch.float32)
+'''
+
+
+def test_dtype_in_layer_arguments():
+    """dtype/device arguments of layers are dropped (float32 is the default on both sides)."""
+    from .harness import check_layer
+
+    code, sites = check_layer(DTYPE_USE_SRC, [np.ones((2, 3), np.float32)], graph=False)
+    assert "dtype" not in code
