@@ -110,7 +110,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._annotation = 0                 # >0 inside a type annotation
         self._type_refs: Set[int] = set()
         self._skip_calls: Set[int] = set()
-        self._base_refs: Set[int] = set()    # class references used as base classes   # calls handled by their statement (with-items)    # class references used as types (isinstance, bases)
+        self._base_refs: Set[int] = set()
+        self._removed_stmts: Set[int] = set()  # ids of original statements that went away
+        self._current_original_stmt = None    # class references used as base classes   # calls handled by their statement (with-items)    # class references used as types (isinstance, bases)
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
         self._dropped: Set[int] = set()      # ids of placeholder nodes for dropped calls
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
@@ -235,6 +237,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._line_of_stmt = self._line(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        self._current_original_stmt = original
         if not updated.body:
             return self._finish_removed(updated)
         if not self._funcs and self._comments[-1] and self._needs_import_guard(updated):
@@ -317,6 +320,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _finish_removed(self, updated):
         comments = self._comments.pop()
+        if not comments:
+            self._removed_stmts.add(id(self._current_original_stmt))
         if comments:
             # keep the explanation even if the statement went away
             return updated.with_changes(body=[cst.Pass()], leading_lines=list(updated.leading_lines) + [
@@ -1020,7 +1025,28 @@ class TorchToMindSpore(cst.CSTTransformer):
                     pos += 1
                     continue
             break
+        # where the first torch import stood, if it stood among the leading imports
+        first = self._first_torch_import_index(original)
+        if first is not None and first > pos:
+            removed_before = sum(1 for st in original.body[:first] if id(st) in self._removed_stmts)
+            pos = min(first - removed_before, len(body))
+            new_stmts[0] = new_stmts[0].with_changes(leading_lines=original.body[first].leading_lines)
         return updated.with_changes(body=body[:pos] + new_stmts + body[pos:])
+
+    def _first_torch_import_index(self, module: cst.Module) -> Optional[int]:
+        for i, st in enumerate(module.body):
+            if not isinstance(st, cst.SimpleStatementLine):
+                if not isinstance(st, (cst.If, cst.Try)):
+                    return None   # imports end here
+                continue
+            for small in st.body:
+                if isinstance(small, cst.Import) and any(
+                        self._is_foreign_torch(code_of(a.name).strip()) for a in small.names):
+                    return i
+                if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
+                        and self._is_foreign_torch(code_of(small.module).strip()):
+                    return i
+        return None
 
 
 def _has_torch_keywords(call: cst.Call) -> bool:

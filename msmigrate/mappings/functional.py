@@ -58,17 +58,27 @@ def _given(b, name: str) -> bool:
     return b.has(name) and b.code(name) != "None"
 
 
+def _paren(code: str) -> str:
+    """An argument's code, parenthesised unless it is a plain name or number (for operator contexts)."""
+    code = code.strip()
+    return code if _SIMPLE.match(code) else f"({code})"
+
+
 def _let(ctx, values: Dict[str, str], body: str) -> cst.BaseExpression:
     """Emit `body` (a template with {name} slots). Values that are plain names or
     literals are inlined; others are evaluated once through `(lambda name_: body)(value)`."""
     params, args, subs = [], [], {}
+    everything = body + " " + " ".join(values.values())
     for name, code in values.items():
         if _SIMPLE.match(code.strip()) or _is_literal(code):
-            subs[name] = code.strip()
+            subs[name] = code.strip() if code.strip()[:1] in "([{'\"" else _paren(code)
         else:
-            params.append(name + "_")
+            param = name + "_"
+            while re.search(rf"\b{param}\b", everything):   # never shadow a name the call uses
+                param += "_"
+            params.append(param)
             args.append(code)
-            subs[name] = name + "_"
+            subs[name] = param
     text = body
     for name, code in subs.items():
         text = text.replace("{" + name + "}", code)
@@ -296,7 +306,7 @@ def _conv_transpose(nd):
             if el is None:
                 raise UnsupportedSite(f"{name}={code} must be a literal int or tuple to be converted")
             vals[name] = (["1"] + el if nd == 1 else el) if name in ("stride", "dilation") else (["0"] + el if nd == 1 else el)
-        g = b.code("groups") or "1"
+        g = _paren(b.code("groups") or "1")
         s, p, op, d = vals["stride"], vals["padding"], vals["output_padding"], vals["dilation"]
         xi, wi = ("ops.expand_dims({x}, 2)", "ops.expand_dims({w}, 2)") if nd == 1 else ("{x}", "{w}")
         xs = lambda i: f"{{x}}.shape[{i}]" if nd == 2 else ("1" if i == 2 else f"{{x}}.shape[{i - 1}]")
@@ -485,7 +495,8 @@ rule(P + "upsample_bilinear", "mindspore.ops.interpolate", args=("input", "size"
 
 _simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
         {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad",
-        note="reflect/replicate/circular pad the last 1, 2 or 3 dims of a 2-3, 3-4 or 4-5-d input (as torch)")
+        note="constant padding of any length; reflect/replicate/circular need 2 values on a 2-3-d input, 4 on "
+             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there)")
 _simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_factor"), ("input", "upscale_factor"),
         test=f"{T}::test_unfold_shuffle")
 _simple("pixel_unshuffle", "mindspore.ops.pixel_unshuffle", ("input", "downscale_factor"),
@@ -525,7 +536,8 @@ def _grid_sample(ctx):
 
 rule(P + "grid_sample", "mindspore.ops.grid_sample", args=("input", "grid", "mode", "padding_mode", "align_corners"),
      target_args=("input", "grid", "mode", "padding_mode", "align_corners"),
-     note="bilinear/nearest with zeros/border/reflection padding; align_corners passed explicitly (torch: False)",
+     note="4-d and 5-d input, bilinear/nearest with zeros/border/reflection padding; align_corners passed "
+          "explicitly (torch's default is False); bicubic is not converted",
      test=f"{T}::test_grid_sample")(_grid_sample)
 
 
@@ -719,8 +731,9 @@ def _kl_div(ctx):
             raise UnsupportedSite(f"reduction={red} is not a torch reduction")
         reduce = branches[r]
     else:
-        reduce = (f"(ops.sum({{l}}) if {red} == 'sum' else ops.mean({{l}}) if {red} == 'mean' else "
-                  f"ops.sum({{l}}) / {{input}}.shape[0] if {red} == 'batchmean' else {{l}})")
+        red = _paren(red)
+        reduce = (f"(lambda l_: ops.sum(l_) if {red} == 'sum' else ops.mean(l_) if {red} == 'mean' else "
+                  f"ops.sum(l_) / {{input}}.shape[0] if {red} == 'batchmean' else l_)({{l}})")
     # torch's xlogy(target, target): 0 where target == 0 (MindSpore's xlogy gives nan there)
     pointwise = ("(ops.where({target} == 0, 0.0, {target} * ops.log(ops.where({target} == 0, 1.0, {target})))"
                  " - {target} * {input})")
@@ -729,7 +742,8 @@ def _kl_div(ctx):
 
 rule(P + "kl_div", None, args=("input", "target", "size_average", "reduce", "reduction", "log_target"),
      note="composed as torch computes it, xlogy(target, target) - target * input (0 where target == 0), then the reduction "
-          "('batchmean' divides the sum by the batch size): ops.kl_div gives no gradient to the target",
+          "('batchmean' divides the sum by the batch size): ops.kl_div gives no gradient to the target. "
+          "Where a differentiated target is exactly 0 torch's target gradient is nan, this one's is 0",
      test=_LOSS)(_kl_div)
 
 
@@ -742,7 +756,8 @@ def _cosine_similarity(ctx):
     dim = b.code("dim") or "1"
     eps = b.code("eps") or "1e-08"
     # torch divides each input by its norm, clamped to eps without recording the clamp for autograd
-    norm = "(ops.norm({v}, 2, %s, keepdim=True) + ops.stop_gradient(ops.relu(%s - ops.norm({v}, 2, %s, keepdim=True))))" % (dim, eps, dim)
+    norm = ("(ops.norm({v}, 2, %s, keepdim=True) + ops.stop_gradient(ops.relu(%s - ops.norm({v}, 2, %s, keepdim=True))))"
+            % (dim, _paren(eps), dim))
     return _let(ctx, {"x1": _need(b, "x1"), "x2": _need(b, "x2")},
                 f"ops.sum({{x1}} / {norm.replace('{v}', '{x1}')} * ({{x2}} / {norm.replace('{v}', '{x2}')}), {dim})")
 
@@ -758,7 +773,8 @@ def _pairwise_distance(ctx):
     p = b.code("p") or "2.0"
     eps = b.code("eps") or "1e-06"
     keep = b.code("keepdim") or "False"
-    return ctx.expr(f"ops.norm({_need(b, 'x1')} - {_need(b, 'x2')} + {eps}, {p}, -1, keepdim={keep})")
+    return ctx.expr(f"ops.norm({_paren(_need(b, 'x1'))} - {_paren(_need(b, 'x2'))} + {_paren(eps)}, {p}, -1, "
+                    f"keepdim={keep})")
 
 
 rule(P + "pairwise_distance", None, args=("x1", "x2", "p", "eps", "keepdim"),

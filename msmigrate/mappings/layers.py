@@ -212,15 +212,15 @@ def _batch_norm(ctx):
 
 for _d in ("1d", "2d", "3d"):
     rule(f"torch.nn.BatchNorm{_d}", f"mindspore.nn.BatchNorm{_d}", args=_BN_ARGS,
-            target_args=("num_features", "eps", "momentum", "affine"),
-            transforms={"momentum": "1 - {v}"},
-            values={"track_running_stats": {"False": "True", "True": "None"}},
-            rename={"track_running_stats": "use_batch_statistics"}, drop=_NO_DEVICE,
-            unsupported_values={"momentum": ("None",)},
-            status=DIFFERENCE,
-            note="momentum is 1 - torch momentum (MindSpore weights the old value); "
-                 "params gamma/beta/moving_mean/moving_variance",
-            test=f"{T}::test_batchnorm")(_batch_norm)
+         target_args=("num_features", "eps", "momentum", "affine"),
+         transforms={"momentum": "1 - {v}"},
+         values={"track_running_stats": {"False": "True", "True": "None"}},
+         rename={"track_running_stats": "use_batch_statistics"}, drop=_NO_DEVICE,
+         unsupported_values={"momentum": ("None",)},
+         status=DIFFERENCE,
+         note="momentum is 1 - torch momentum (MindSpore weights the old value); "
+              "params gamma/beta/moving_mean/moving_variance",
+         test=f"{T}::test_batchnorm")(_batch_norm)
 
 
 def _layer_norm(ctx):
@@ -290,11 +290,21 @@ for _name, _ms in (("ReLU", "ReLU"), ("ReLU6", "ReLU6"), ("SiLU", "SiLU"), ("Har
             note="no inplace argument in MindSpore", test=f"{T}::test_activations")
 for _name in ("Sigmoid", "Tanh", "Softsign", "Tanhshrink", "LogSigmoid"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", test=f"{T}::test_activations")
-mapping("torch.nn.GELU", "mindspore.nn.GELU", args=("approximate",), target_args=(),
-        values={"approximate": {"'none'": "False", '"none"': "False", "'tanh'": "True", '"tanh"': "True"}},
-        extra={"approximate": "False"},
-        note="MindSpore defaults to the tanh approximation; torch to the exact erf form: passed explicitly",
-        test=f"{T}::test_activations")
+_GELU_VALUES = {"'none'": "False", '"none"': "False", "'tanh'": "True", '"tanh"': "True"}
+
+
+def _gelu(ctx):
+    # a string known only at run time: MindSpore takes a bool (any non-empty string would mean tanh)
+    a = ctx.bound.code("approximate")
+    if a is not None and a not in _GELU_VALUES:
+        ctx.bound.set("approximate", f"{a} == 'tanh'")
+    return None
+
+
+rule("torch.nn.GELU", "mindspore.nn.GELU", args=("approximate",), target_args=(),
+     values={"approximate": _GELU_VALUES}, extra={"approximate": "False"},
+     note="MindSpore defaults to the tanh approximation; torch to the exact erf form: passed explicitly",
+     test=f"{T}::test_activations")(_gelu)
 mapping("torch.nn.LeakyReLU", "mindspore.nn.LeakyReLU", args=("negative_slope", "inplace"),
         target_args=("alpha",), rename={"negative_slope": "alpha"}, drop=("inplace",),
         extra={"alpha": "0.01"}, note="default slope 0.2 in MindSpore, 0.01 in torch: passed explicitly",

@@ -9,7 +9,10 @@ from ..registry import CONVERTED, DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_module_api.py"
 
-mapping("torch.nn.Module", "mindspore.nn.Cell", note="forward() becomes construct()", test=f"{T}::test_cell_conversion")
+mapping("torch.nn.Module", "mindspore.nn.Cell", status=DIFFERENCE,
+        note="forward() becomes construct(); a new Cell is in eval mode (training=False) where a new Module is "
+             "in train mode: call set_train(True) (model.train()) before training, or Dropout/BatchNorm act as "
+             "in eval", test=f"{T}::test_cell_conversion")
 for _p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
     mapping(_p, "mindspore.Parameter", args=("data", "requires_grad"), target_args=("default_input",),
             rename={"data": "default_input"},

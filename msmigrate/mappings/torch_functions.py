@@ -539,9 +539,59 @@ rule("torch.diag", "mindspore.ops.diagflat", args=("input", "diagonal"),
      note="1-D input -> ops.diagflat (a matrix), 2-D -> ops.diagonal (ops.diag of a matrix would be 4-D)",
      test=T_SHAPE)(_diag)
 
-mapping("torch.einsum", None, args=("equation",),
-        note="ops.einsum has no CPU kernel in MindSpore 2.10 (GPU/Ascend only; mint.einsum is Ascend only): "
-             "rewrite with matmul/sum/broadcasting", test=T_TODO)
+def _einsum(ctx):
+    """ops.einsum has no CPU kernel: a literal equation is expanded at conversion time
+    into permute/expand_dims, a broadcast product and a sum over the contracted
+    letters, which run on every backend and in GRAPH mode."""
+    b = ctx.bound
+    eq_node = b.value("equation")
+    if not isinstance(eq_node, cst.SimpleString):
+        raise UnsupportedSite("the equation is not a string literal")
+    eq = eq_node.evaluated_value.replace(" ", "")
+    operands = [b.code(n) for n in b.order if n != "equation"]
+    if b.starred or not operands:
+        raise UnsupportedSite("operands passed as *args or a list")
+    if len(operands) == 1 and operands[0].startswith(("[", "(")):
+        raise UnsupportedSite("operands passed as a list")
+    if "." in eq:
+        raise UnsupportedSite("ellipsis (...) in the equation")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise UnsupportedSite("the number of operands does not match the equation")
+    if any(len(set(t)) != len(t) for t in terms):
+        raise UnsupportedSite("a repeated letter inside one operand (diagonal) is not expanded")
+    if "->" not in eq:
+        letters = "".join(terms)
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    contracted = []
+    for t in terms:
+        for c in t:
+            if c not in rhs and c not in contracted:
+                contracted.append(c)
+    order = list(rhs) + contracted          # the letters of the broadcast product
+    parts = []
+    for term, code in zip(terms, operands):
+        present = sorted(term, key=order.index)
+        perm = tuple(term.index(c) for c in present)
+        expr = code if _SIMPLE.match(code) else f"({code})"
+        if perm != tuple(range(len(term))):
+            expr = f"ops.permute({expr}, {perm})"
+        for axis, c in enumerate(order):
+            if c not in term:
+                expr = f"ops.expand_dims({expr}, {axis})"
+        parts.append(expr)
+    product = " * ".join(parts)
+    if contracted:
+        dims = tuple(range(len(rhs), len(order)))
+        product = f"ops.sum({product}, dim={dims if len(dims) > 1 else dims[0]})"
+    return ctx.expr(product)
+
+
+rule("torch.einsum", None, args=("equation",), status=DIFFERENCE,
+     note="ops.einsum has no CPU kernel in MindSpore 2.10: the literal equation is expanded into "
+          "permute/expand_dims, a broadcast product and a sum (same values; the product is materialised, "
+          "so memory grows with all letters' sizes)", test=f"{T_MATH.split('::')[0]}::test_einsum")(_einsum)
 
 
 # ================================================================= math

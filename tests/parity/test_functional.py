@@ -254,33 +254,47 @@ def test_pool():
 
 
 # ------------------------------------------------------------------------------ interpolate
-INTERP_CASES = [
-    # (call, input shape, grad)
-    ("F.interpolate(x, size=(7, 9))", (2, 3, 5, 6), False),
-    ("F.interpolate(x, scale_factor=2)", (2, 3, 5, 6), False),
-    ("F.interpolate(x, None, (2, 3), 'nearest')", (2, 3, 5, 6), False),
-    ("F.interpolate(x, size=(7, 9), mode='bilinear', align_corners=False)", (2, 3, 5, 6), True),
-    ("F.interpolate(x, size=(3, 4), mode='bilinear', align_corners=True)", (2, 3, 5, 6), True),
-    ("F.interpolate(x, scale_factor=2.0, mode='bilinear')", (2, 3, 5, 6), True),
-    ("F.interpolate(x, scale_factor=1.5, mode='bilinear', align_corners=True)", (2, 3, 5, 6), False),
-    ("F.interpolate(x, scale_factor=(1.5, 1.7), mode='bilinear', recompute_scale_factor=True)", (2, 3, 5, 6), False),
-    ("F.interpolate(x, scale_factor=0.5, mode='area')", (2, 3, 6, 8), True),
-    ("F.interpolate(x, size=(7, 9), mode='nearest-exact')", (2, 3, 5, 6), False),
-    ("F.interpolate(x, size=9, mode='linear')", (2, 3, 5), True),
-    ("F.interpolate(x, scale_factor=2, mode='linear', align_corners=True)", (2, 3, 5), False),
-    ("F.interpolate(x, scale_factor=2, mode='trilinear')", (1, 2, 3, 4, 3), False),
-    ("F.interpolate(x, size=(5, 6, 7), mode='nearest')", (1, 2, 3, 4, 3), False),
-    ("F.interpolate(x, size=x.shape[2:])", (2, 3, 5, 6), False),
-    ("F.upsample(x, scale_factor=2, mode='bilinear', align_corners=False)", (2, 3, 5, 6), False),
-    ("F.upsample_nearest(x, scale_factor=2) + F.upsample_bilinear(x, size=(10, 12))", (2, 3, 5, 6), False),
-]
+INTERP_CASES = {
+    # one compile per group: (input shape, grad, calls)
+    "4d-nearest-area": ((2, 3, 6, 8), False, [
+        "F.interpolate(x, size=(7, 9))",
+        "F.interpolate(x, scale_factor=2)",
+        "F.interpolate(x, None, (2, 3), 'nearest')",
+        "F.interpolate(x, size=x.shape[2:])",
+        "F.interpolate(x, scale_factor=0.5, mode='area')",
+        "F.interpolate(x, size=(7, 9), mode='nearest-exact')",
+        "F.upsample_nearest(x, scale_factor=2)",
+        "F.upsample(x, size=(3, 5))",
+    ]),
+    "4d-bilinear": ((2, 3, 5, 6), True, [
+        "F.interpolate(x, size=(7, 9), mode='bilinear', align_corners=False)",
+        "F.interpolate(x, size=(3, 4), mode='bilinear', align_corners=True)",
+        "F.interpolate(x, scale_factor=2.0, mode='bilinear')",
+        "F.interpolate(x, scale_factor=1.5, mode='bilinear', align_corners=True)",
+        "F.interpolate(x, scale_factor=(1.5, 1.7), mode='bilinear', recompute_scale_factor=True)",
+        "F.upsample(x, scale_factor=2, mode='bilinear', align_corners=False)",
+        "F.upsample_bilinear(x, size=(10, 12))",
+    ]),
+    "3d-linear": ((2, 3, 5), True, [
+        "F.interpolate(x, size=9, mode='linear')",
+        "F.interpolate(x, scale_factor=2, mode='linear', align_corners=True)",
+        "F.interpolate(x, scale_factor=3, mode='linear')",
+        "F.interpolate(x, 4)",
+    ]),
+    "5d": ((1, 2, 3, 4, 3), False, [
+        "F.interpolate(x, scale_factor=2, mode='trilinear')",
+        "F.interpolate(x, size=(5, 6, 7), mode='trilinear', align_corners=True)",
+        "F.interpolate(x, size=(5, 6, 7), mode='nearest')",
+    ]),
+}
 
 
-@pytest.mark.parametrize("call,shape,grad", INTERP_CASES, ids=[c[0] for c in INTERP_CASES])
-def test_interpolate(call, shape, grad):
-    code, sites = check_function(src(f"return {call}"), [rnd(*shape)], grad=grad)
-    api = call.split("(")[0].split(".")[1]
-    assert_sites(sites, api)
+@pytest.mark.parametrize("group", list(INTERP_CASES))
+def test_interpolate(group):
+    shape, grad, calls = INTERP_CASES[group]
+    body = "\n".join(f"o{i} = {c}" for i, c in enumerate(calls)) + "\nreturn " + ", ".join(f"o{i}" for i in range(len(calls)))
+    code, sites = check_function(src(body), [rnd(*shape)], grad=grad)
+    assert_sites(sites, *{c.split("(")[0].split(".")[1] for c in calls})
 
 
 @pytest.mark.parametrize("call,why", [
@@ -373,11 +387,12 @@ def test_batch_norm_updates_running_stats():
     x, rm, rv = rnd(4, 3, 2, 2), rnd(3, seed=1), (rnd(3, seed=2) ** 2 + 0.5)
     trm, trv = torch.from_numpy(rm.copy()), torch.from_numpy(rv.copy())
     tout = torch.nn.functional.batch_norm(torch.from_numpy(x), trm, trv, None, None, True, 0.2)
-    mrm, mrv = ms.Parameter(ms.Tensor(rm.copy()), name="rm"), ms.Parameter(ms.Tensor(rv.copy()), name="rv")
-    mout = mod.fn(ms.Tensor(x), mrm, mrv)
-    np.testing.assert_allclose(mout.asnumpy(), tout.numpy(), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(mrm.asnumpy(), trm.numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(mrv.asnumpy(), trv.numpy(), rtol=1e-5, atol=1e-6)
+    for run in (mod.fn, ms.jit(mod.fn)):       # PyNative, then GRAPH mode
+        mrm, mrv = ms.Parameter(ms.Tensor(rm.copy()), name="rm"), ms.Parameter(ms.Tensor(rv.copy()), name="rv")
+        mout = run(ms.Tensor(x), mrm, mrv)
+        np.testing.assert_allclose(mout.asnumpy(), tout.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(mrm.asnumpy(), trm.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(mrv.asnumpy(), trv.numpy(), rtol=1e-5, atol=1e-6)
 
 
 EMB_SRC = src('''
@@ -517,6 +532,16 @@ return F.grid_sample(x, grid, {mode}, {pm}, {ac}), F.grid_sample(x, grid * 1.1, 
     assert_sites(sites, "affine_grid", "grid_sample")
 
 
+def test_grid_sample_5d():
+    s = src('''
+grid = F.affine_grid(theta, [2, 3, 4, 5, 3], False)
+return F.grid_sample(x, grid, padding_mode="border", align_corners=False), F.grid_sample(x, grid * 1.2, "nearest")
+''', "x, theta")
+    theta = rnd(2, 3, 4, seed=1) * 0.3 + np.eye(3, 4, dtype=np.float32)
+    code, sites = check_function(s, [rnd(2, 3, 5, 6, 4), theta], rtol=1e-4, atol=1e-4)
+    assert_sites(sites, "affine_grid", "grid_sample")
+
+
 # ------------------------------------------------------------------------------ TODOs
 @pytest.mark.parametrize("call,name", [
     ("F.relu_(x)", "relu_"), ("F.elu_(x)", "elu_"), ("F.leaky_relu_(x)", "leaky_relu_"),
@@ -538,6 +563,24 @@ def test_todo_sites(call, name):
     import mindspore as ms
     with pytest.raises(Exception, match="not converted"):
         mod.fn(ms.Tensor(rnd(2, 3)))
+
+
+ARGS_SRC = src('''
+a = F.pairwise_distance(x + 1, x - y, eps=1e-3 + 0)
+b = F.layer_norm(x * 2, (4,), input_)
+c = F.kl_div(F.log_softmax(x, 1), F.softmax(y, 1), reduction=r)
+d = F.normalize(x - y, dim=-1)
+e = F.cosine_similarity(x + y, x - y, eps=1e-3 * 2)
+return a, b, c, d, e
+''', "x, y, input_, r='sum'")
+
+
+def test_argument_expressions():
+    """Arguments that are expressions keep their precedence and are evaluated once; a helper
+    lambda never shadows a name the call uses (input_ here)."""
+    code, sites = check_function(ARGS_SRC, [rnd(3, 4), rnd(3, 4, seed=1), rnd(4, seed=2)], grad=True)
+    assert_sites(sites, "pairwise_distance", "layer_norm", "kl_div", "normalize", "cosine_similarity")
+    assert "lambda input__" in code
 
 
 def test_functional_as_value():

@@ -496,6 +496,33 @@ def test_activations(expr, graph):
         check_layer(layer_src(expr), [x], graph=False, grad=True)
 
 
+ACT_VAR_SRC = '''
+import torch.nn as nn
+
+
+class Act(nn.Module):
+    def __init__(self, approximate, slope, alpha, dim):
+        super().__init__()
+        self.gelu = nn.GELU(approximate=approximate)
+        self.leaky = nn.LeakyReLU(slope)
+        self.elu = nn.ELU(alpha)
+        self.softmax = nn.Softmax(dim=dim)
+
+    def forward(self, x):
+        return self.softmax(self.elu(self.leaky(self.gelu(x))))
+
+
+def make():
+    return Act(ARGS)
+'''
+
+
+@pytest.mark.parametrize("args", ["'none', 0.2, 0.5, 1", "'tanh', 0.01, 1.0, -1"])
+def test_activation_arguments_variable(args):
+    code, sites = check_layer(ACT_VAR_SRC.replace("ARGS", args), [rnd(2, 3, 4) * 3], graph=False)
+    assert_converted(sites, "torch.nn.GELU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.Softmax")
+
+
 def test_softmax_implicit_dim_is_todo():
     from msmigrate.converter import convert_code
     code, sites, _ = convert_code(layer_src("nn.Softmax()"))

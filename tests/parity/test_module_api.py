@@ -86,6 +86,15 @@ def test_cell_conversion(train):
     assert_sites(sites, "torch.nn.Module", "Module.forward")
 
 
+def test_cell_training_default_is_flagged():
+    """A new Module trains, a new Cell evaluates: the class site says so (converted-with-difference)."""
+    t = load_torch(CELL_SRC)
+    mod, code, sites = load_converted(CELL_SRC)
+    assert statuses(sites)["torch.nn.Module"] == {DIFFERENCE}
+    assert t["make"]().training is True
+    assert mod.make().training is False
+
+
 # ------------------------------------------------------------------------------ parameters and buffers
 PARAM_SRC = '''
 import torch
