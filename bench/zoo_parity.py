@@ -78,14 +78,18 @@ def torch_side(work: Path, archs) -> None:
         out.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(0)
         net = getattr(tvm, arch)(**({"init_weights": True} if arch in ("googlenet", "inception_v3") else {}))
-        net.eval()
-        # non-trivial BatchNorm statistics so a layout mistake cannot hide behind 0/1
-        g = torch.Generator().manual_seed(1)
-        for m in net.modules():
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
-                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
-                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
         x = np.random.default_rng(0).standard_normal(input_shape(arch)).astype(np.float32)
+        # realistic BatchNorm statistics (not 0/1, so a layout mistake cannot hide): one
+        # train-mode pass with momentum 1 makes the running stats this batch's statistics
+        bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+        for m in bns:
+            m.momentum = 1.0
+        net.train()
+        with torch.no_grad():
+            net(torch.from_numpy(x))
+        for m in bns:
+            m.momentum = 0.1
+        net.eval()
         with torch.no_grad():
             y = net(torch.from_numpy(x))
         if isinstance(y, tuple):

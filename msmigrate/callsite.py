@@ -17,8 +17,13 @@ class UnsupportedSite(Exception):
     """The call uses a form the mapping cannot translate; the reason is the message."""
 
 
+_EMPTY_MODULE = cst.Module(body=[])
+
+
 def code_of(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    if isinstance(node, cst.Name):
+        return node.value
+    return _EMPTY_MODULE.code_for_node(node)
 
 
 def parse_expr(code: str) -> cst.BaseExpression:

@@ -77,7 +77,11 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         info.parse_error = str(exc)
         return
     imports = info.imports
-    for node in ast.walk(tree):
+    classes = []
+    # imports and classes are statements: walk statement bodies only, not expressions
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -91,20 +95,24 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 if alias.name == "*":
                     continue
                 imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            bases = []
-            for b in node.bases:
-                d = _dotted(b)
-                if not d:
-                    continue
-                head, _, rest = d.partition(".")
-                if head in imports:
-                    d = imports[head] + ("." + rest if rest else "")
-                else:
-                    d = f"{info.name}.{d}"
-                bases.append(d)
-            info.classes.setdefault(node.name, bases)
+        else:
+            if isinstance(node, ast.ClassDef):
+                classes.append(node)
+            for attr in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(node, attr, ()) or ())
+    for node in classes:
+        bases = []
+        for b in node.bases:
+            d = _dotted(b)
+            if not d:
+                continue
+            head, _, rest = d.partition(".")
+            if head in imports:
+                d = imports[head] + ("." + rest if rest else "")
+            else:
+                d = f"{info.name}.{d}"
+            bases.append(d)
+        info.classes.setdefault(node.name, bases)
 
 
 class ProjectIndex:

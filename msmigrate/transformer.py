@@ -131,18 +131,6 @@ class TorchToMindSpore(cst.CSTTransformer):
         """Line of the statement being converted (sites are reported per statement)."""
         return self._stmt_line[-1] if self._stmt_line else 0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        line = self.stmt_lines.get(id(node))
-        if line is not None:
-            self._stmt_line.append(line)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
-        if id(original_node) in self.stmt_lines:
-            self._stmt_line.pop()
-        return result
-
     def _dotted(self, node: cst.CSTNode) -> Optional[str]:
         if isinstance(node, cst.Name):
             return node.value
@@ -218,11 +206,17 @@ class TorchToMindSpore(cst.CSTTransformer):
         return bool(self._funcs) and self._funcs[-1].in_cell
 
     # ----------------------------------------------------------- statements
-    def _push_comments(self) -> None:
+    def _push_comments(self, node=None) -> None:
         self._comments.append([])
+        line = self.stmt_lines.get(id(node)) if node is not None else None
+        self._stmt_line.append(line if line is not None else (self._stmt_line[-1] if self._stmt_line else 0))
+
+    def _pop_comment_list(self) -> List[str]:
+        self._stmt_line.pop()
+        return self._comments.pop()
 
     def _pop_comments(self, node):
-        comments = self._comments.pop()
+        comments = self._pop_comment_list()
         if not comments or not hasattr(node, "leading_lines"):
             return node
         seen = []
@@ -233,7 +227,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return node.with_changes(leading_lines=lines)
 
     def visit_SimpleStatementLine(self, node) -> None:
-        self._push_comments()
+        self._push_comments(node)
         self._line_of_stmt = self._line(node)
 
     def leave_SimpleStatementLine(self, original, updated):
@@ -257,7 +251,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A module-level call of a function that reaches unconverted torch code
         (registrations, extension loading) must not break import."""
         name = stmt.body[0].value.func.value
-        comments = self._comments.pop()
+        comments = self._pop_comment_list()
         self.uses_compat = True
         lines = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments)] + [
             cst.EmptyLine(comment=cst.Comment(
@@ -308,7 +302,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         handler_body = [cst.parse_statement(
             f"{n} = {COMPAT}.Unconverted({n!r}, {where!r}, 'defined by torch code that was not converted')\n")
             for n in names] or [cst.parse_statement("pass\n")]
-        comments = self._comments.pop()
+        comments = self._pop_comment_list()
         lines = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments)]
         return cst.Try(
             body=cst.IndentedBlock(body=[stmt.with_changes(leading_lines=[])]),
@@ -319,7 +313,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             leading_lines=lines)
 
     def _finish_removed(self, updated):
-        comments = self._comments.pop()
+        comments = self._pop_comment_list()
         if not comments:
             self._removed_stmts.add(id(self._current_original_stmt))
         if comments:
@@ -329,7 +323,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return cst.RemovalSentinel.REMOVE
 
     def visit_If(self, node: cst.If) -> None:
-        self._push_comments()
+        self._push_comments(node)
         narrow = self._isinstance_narrowing(node.test)
         if narrow:
             self._pending_narrow[id(node.body)] = narrow
@@ -347,25 +341,25 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def visit_For(self, node) -> None:
-        self._push_comments()
+        self._push_comments(node)
 
     def leave_For(self, original, updated):
         return self._pop_comments(updated)
 
     def visit_While(self, node) -> None:
-        self._push_comments()
+        self._push_comments(node)
 
     def leave_While(self, original, updated):
         return self._pop_comments(updated)
 
     def visit_Try(self, node) -> None:
-        self._push_comments()
+        self._push_comments(node)
 
     def leave_Try(self, original, updated):
         return self._pop_comments(updated)
 
     def visit_With(self, node) -> None:
-        self._push_comments()
+        self._push_comments(node)
         for item in node.items:
             call = item.item
             qn = self._torch_qname(call.func) if isinstance(call, cst.Call) else None
@@ -389,7 +383,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return self._pop_comments(updated.with_changes(items=kept))
-        comments = self._comments.pop()
+        comments = self._pop_comment_list()
         body = updated.body
         if isinstance(body, cst.IndentedBlock):
             stmts = list(body.body)
@@ -401,7 +395,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._push_comments()
+        self._push_comments(node)
         in_cell = bool(self._classes) and self._classes[-1].is_cell
         ctx = FunctionContext(node.name.value, in_cell)
         ctx.todo_at_start = self._todo_count
@@ -482,7 +476,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._push_comments()
+        self._push_comments(node)
         is_cell = self.index.is_cell_class(self.module_name, node.name.value)
         for b in node.bases:
             self._type_refs.add(id(b.value))

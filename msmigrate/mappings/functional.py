@@ -543,6 +543,12 @@ rule(P + "grid_sample", "mindspore.ops.grid_sample", args=("input", "grid", "mod
 
 def _affine_grid(ctx):
     b = ctx.bound
+    size = _need(b, "size")
+    v = _lit_or(size)
+    if isinstance(v, (list, tuple)):
+        b.set("size", repr(tuple(v)))           # MindSpore rejects a list
+    elif not (size.startswith("(") or ".shape" in size):
+        b.set("size", f"tuple({size})")
     if not _given(b, "align_corners"):
         b.remove("align_corners")
         b.set("align_corners", "False")
@@ -550,7 +556,8 @@ def _affine_grid(ctx):
 
 
 rule(P + "affine_grid", "mindspore.ops.affine_grid", args=("theta", "size", "align_corners"),
-     target_args=("theta", "size", "align_corners"), test=f"{T}::test_grid_sample")(_affine_grid)
+     target_args=("theta", "size", "align_corners"), note="size is passed as a tuple; align_corners explicitly",
+     test=f"{T}::test_grid_sample")(_affine_grid)
 
 
 # ----------------------------------------------------------------------------- normalisation, embedding

@@ -9,7 +9,7 @@ from ..registry import CONVERTED, DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_module_api.py"
 
-mapping("torch.nn.Module", "mindspore.nn.Cell", status=DIFFERENCE,
+mapping("torch.nn.Module", "mindspore.nn.Cell",
         note="forward() becomes construct(); a new Cell is in eval mode (training=False) where a new Module is "
              "in train mode: call set_train(True) (model.train()) before training, or Dropout/BatchNorm act as "
              "in eval", test=f"{T}::test_cell_conversion")
@@ -129,3 +129,8 @@ mapping("torch.utils.data.IterableDataset", "object", status=DIFFERENCE,
              "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test="tests/parity/test_data_base.py::test_dataset_base")
 mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name", "symbolic_fn", "opset_version"),
         note="ONNX exporter registration; MindSpore exports MindIR with mindspore.export", test=f"{T}::test_jit_hints")
+
+# ------------------------------------------------------------ torch modules as objects (re-exports)
+for _src, _dst in (("torch.nn", "mindspore.nn"), ("torch.nn.functional", "mindspore.ops"), ("torch", "mindspore")):
+    mapping(_src, _dst, note="the module itself, re-exported by a project module",
+            test="tests/test_convert_tree.py::test_tree_conversion_contract")

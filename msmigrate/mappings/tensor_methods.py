@@ -16,8 +16,11 @@ proving it on MindSpore 2.10 CPU (why some targets are not the same-named method
   - Tensor.flip(int) is rejected: ops.flip takes a tuple.
   - ops.scatter requires src to have index's shape; torch only reads src[:index.shape].
   - ops.nonzero(as_tuple=True) has no PyNative CPU kernel.
+  - the CPU Round kernel accepts decimals=0 only.
   - In-place arithmetic (add_, mul_, ...) silently leaves the tensor unchanged on CPU PyNative and
-    zero_/fill_/clamp_ have no CPU kernel; copy_ is truly in place (PyNative and GRAPH).
+    zero_/fill_/clamp_ have no CPU kernel; copy_ is truly in place (PyNative and GRAPH). So in-place
+    arithmetic sites are TODOs saying how to rewrite them, copy_ stays, and zero_/fill_/normal_/uniform_
+    go through the _ms_compat nn.init helpers (Parameter.set_data / Tensor.copy_).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from typing import List, Optional
 import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
-from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+from ..registry import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -704,11 +707,27 @@ mapping("Tensor.copy_", "method:copy_", args=("src", "non_blocking"), target_arg
         note="truly in place on CPU in PyNative and GRAPH mode (broadcasts and casts like torch)",
         test=f"{T}::test_inplace")
 
+# Filling a tensor in place: the nn.init helpers write through Parameter.set_data or, for a
+# plain tensor such as `param.data`, Tensor.copy_ (truly in place). That is what weight-init code
+# (`m.weight.data.normal_(0, 0.02)`, `m.bias.data.zero_()`) needs; inside construct under GRAPH
+# mode the helpers cannot run (initializers are Python objects), which fails loudly at compile.
+_FILL_NOTE = ("fills in place through Parameter.set_data / Tensor.copy_ (the nn.init helpers): works where "
+              "weights are initialised (PyNative, outside construct); not inside construct under GRAPH mode")
+mapping("Tensor.zero_", "_ms_compat.zeros_", target_args=("param",), status=DIFFERENCE, note=_FILL_NOTE,
+        test=f"{T}::test_fill_in_place")
+mapping("Tensor.fill_", "_ms_compat.constant_", args=("value",), target_args=("param", "val"),
+        rename={"value": "val"}, status=DIFFERENCE, note=_FILL_NOTE, test=f"{T}::test_fill_in_place")
+mapping("Tensor.normal_", "_ms_compat.normal_", args=("mean", "std", "generator"), target_args=("param", "mean", "std"),
+        drop=("generator",), status=DIFFERENCE,
+        note=_FILL_NOTE + "; the random stream differs from torch's", test=f"{T}::test_fill_in_place")
+mapping("Tensor.uniform_", "_ms_compat.uniform_", args=("a", "b", "generator"), target_args=("param", "a", "b"),
+        drop=("generator",), status=DIFFERENCE,
+        note=_FILL_NOTE + "; the random stream differs from torch's", test=f"{T}::test_fill_in_place")
+
 _INPLACE_FN = {
     "add_": "x = x + y (or ops.add)", "sub_": "x = x - y", "mul_": "x = x * y", "div_": "x = x / y",
     "pow_": "x = ops.pow(x, p)", "clamp_": "x = ops.clamp(x, lo, hi)", "clamp_min_": "x = ops.clamp(x, min=lo)",
     "clamp_max_": "x = ops.clamp(x, max=hi)", "clip_": "x = ops.clamp(x, lo, hi)",
-    "zero_": "x = ops.zeros_like(x)", "fill_": "x = ops.full_like(x, v)",
     "masked_fill_": "x = ops.masked_fill(x, mask, v)", "exp_": "x = ops.exp(x)", "log_": "x = ops.log(x)",
     "sqrt_": "x = ops.sqrt(x)", "abs_": "x = ops.abs(x)", "neg_": "x = -x", "relu_": "x = ops.relu(x)",
     "sigmoid_": "x = ops.sigmoid(x)", "tanh_": "x = ops.tanh(x)", "floor_": "x = ops.floor(x)",
@@ -719,8 +738,6 @@ _INPLACE_FN = {
     "scatter_add_": "x = ops.tensor_scatter_elements(..., reduction='add')",
     "addcmul_": "x = x + v * a * b", "addcdiv_": "x = x + v * a / b", "lerp_": "x = ops.lerp(x, end, w)",
     "addmm_": "x = b * x + a * (m1 @ m2)", "detach_": "x = ops.stop_gradient(x)",
-    "normal_": "a mindspore.common.initializer (Normal) with Parameter.set_data",
-    "uniform_": "a mindspore.common.initializer (Uniform) with Parameter.set_data",
     "bernoulli_": "x = ops.bernoulli(x, p)", "exponential_": "a sampled tensor", "random_": "a sampled tensor",
     "resize_": "x = ops.reshape(...) (resize_ may reallocate)", "set_": "rebind the name",
 }

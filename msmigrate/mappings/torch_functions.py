@@ -951,3 +951,22 @@ def _equal(ctx):
 rule("torch.equal", "mindspore.ops.equal", args=("input", "other"),
      note="same shape and all elements equal, a Python bool (ops.equal alone is elementwise)",
      test=T_CMP)(_equal)
+
+def _diff(ctx):
+    """ops.diff only takes n=1: a literal n nests it."""
+    b = ctx.bound
+    n = b.code("n") or "1"
+    if not n.isdigit():
+        raise UnsupportedSite(f"n={n} is not a literal (MindSpore's diff takes n=1 only)")
+    if int(n) != 1 and (b.has("prepend") or b.has("append")):
+        raise UnsupportedSite("prepend/append with n > 1")
+    extra = "".join(f", {k}={b.code(v)}" for k, v in (("axis", "dim"), ("prepend", "prepend"), ("append", "append"))
+                    if b.has(v))
+    expr = b.code("input")
+    for _ in range(int(n)):
+        expr = f"ops.diff({expr}{extra})"
+    return ctx.expr(expr)
+
+
+rule("torch.diff", "mindspore.ops.diff", args=("input", "n", "dim", "prepend", "append"),
+     note="MindSpore's diff takes n=1 only: a literal n nests it", test=f"{T}::test_diff")(_diff)

@@ -123,9 +123,20 @@ def cells(cell):
 
 
 # ----------------------------------------------------------------- nn.init
-def _set(param, init_obj):
-    param.set_data(init.initializer(init_obj, param.shape, param.dtype))
+def _assign(param, value):
+    """Fill a Parameter (set_data) or a plain Tensor such as `param.data` (in place, copy_)."""
+    if isinstance(param, ms.Parameter):
+        param.set_data(value)
+    else:
+        param.copy_(value)
     return param
+
+
+def _set(param, init_obj):
+    value = init.initializer(init_obj, param.shape, param.dtype)
+    if not isinstance(param, ms.Parameter):
+        value = value.init_data()
+    return _assign(param, value)
 
 
 def _fans(shape):
@@ -183,8 +194,7 @@ def normal_(param, mean=0.0, std=1.0):
 
 def uniform_(param, a=0.0, b=1.0):
     data = np.random.uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
-    param.set_data(ms.Tensor(data))
-    return param
+    return _assign(param, ms.Tensor(data))
 
 
 def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0):

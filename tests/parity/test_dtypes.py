@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
-from msmigrate.registry import CONVERTED, DIFFERENCE, TODO  # noqa: E402
+from msmigrate.registry import CONVERTED, TODO  # noqa: E402
 
-from .harness import _to_ms, check_function, load_converted, load_torch  # noqa: E402
+from .harness import _to_ms, load_converted, load_torch  # noqa: E402
 
 _NAMES = ["float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "int16", "short",
           "int32", "int", "int64", "long", "uint8", "bool", "complex64", "complex128"]

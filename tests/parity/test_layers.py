@@ -15,12 +15,12 @@ pytest.importorskip("mindspore")
 
 from msmigrate.registry import CONVERTED, DIFFERENCE, TODO  # noqa: E402
 
-from .harness import _flat, _to_ms, _to_torch, assert_close, check_layer, load_converted, load_torch  # noqa: E402
+from .harness import _to_ms, _to_torch, assert_close, check_layer, load_converted, load_torch  # noqa: E402
 
 OK = (CONVERTED, DIFFERENCE)
 
 
-def rnd(*shape, seed=0, low=None):
+def rnd(*shape, seed=0):
     r = np.random.default_rng(seed)
     return r.standard_normal(shape).astype(np.float32)
 

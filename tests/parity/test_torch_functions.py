@@ -643,3 +643,18 @@ def test_every_record_has_a_case():
         if m.source not in COVERED.get(name, set()):
             missing.append((m.source, name))
     assert not missing, missing
+
+
+COVERED["test_diff"] = {"torch.diff"}
+
+
+def test_diff():
+    src = """
+import torch
+def fn(x, p):
+    return torch.diff(x), torch.diff(x, n=2, dim=0), torch.diff(x, dim=1, prepend=p)
+"""
+    x = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+    p = np.random.default_rng(4).standard_normal((4, 2)).astype(np.float32)
+    code, sites = check_function(src, [x, p], grad=True)
+    assert {s.status for s in sites if s.api == "torch.diff"} == {"converted"}
