@@ -747,6 +747,15 @@ class TorchToMindSpore(cst.CSTTransformer):
                 names = [e.value.value for e in tgt.elements if isinstance(e.value, cst.Name)]
             if self._funcs:
                 ctx = self._funcs[-1]
+                if (isinstance(tgt, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+                        and len(tgt.elements) == len(value.elements)):
+                    for te, ve in zip(tgt.elements, value.elements):
+                        if isinstance(te.value, cst.Name):
+                            if self._is_tensor_expr(ve.value):
+                                ctx.tensors.add(te.value.value)
+                            else:
+                                ctx.tensors.discard(te.value.value)
+                    continue
                 for n in names:
                     if is_tensor:
                         ctx.tensors.add(n)
@@ -948,6 +957,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         api = m.source
         if m.target is None and m.rule is None:
             return self._todo(original, api, m.note or "no MindSpore counterpart", updated)
+        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
+            return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
+                              "original would not change; assign instead (x[...] = value)", updated)
         try:
             return self._apply(original, updated, m, api, receiver=updated.func.value)
         except UnsupportedSite as exc:

@@ -371,10 +371,9 @@ def _embedding(ctx):
     for n, ok in (("max_norm", "None"), ("_weight", "None")):
         if b.has(n) and b.code(n) != ok:
             raise UnsupportedSite(f"argument {n}={b.code(n)} has no MindSpore counterpart")
-    for n in _NO_DEVICE + ("sparse", "scale_grad_by_freq", "max_norm", "_weight", "_freeze", "norm_type"):
-        b.remove(n)
-    parts = [ctx.tr_code(b.args[n].value) if b.positional.get(n) and i == list(b.order).index(n)
-             else f"{n}={ctx.tr_code(b.args[n].value)}" for i, n in enumerate(b.order)]
+    # the helper has torch's signature: the arguments are kept as written
+    parts = [ctx.tr_code(b.args[n].value) if b.positional.get(n) else f"{n}={ctx.tr_code(b.args[n].value)}"
+             for n in b.order]
     return ctx.expr(f"_ms_compat.Embedding({', '.join(parts)})")
 
 

@@ -97,10 +97,11 @@ def register_buffer(cell, name, tensor, persistent=True):
 
 
 def add_module(cell, name, module):
-    """torch's add_module. MindSpore's insert_child_to_cell does not add the child to
-    the list a SequentialCell runs, so that list is refreshed here."""
-    cell.insert_child_to_cell(name, module)
-    if isinstance(cell, nn.SequentialCell):
+    """torch's add_module. Assigning the attribute (rather than insert_child_to_cell)
+    gives the child's parameters their full names (features.block1.conv.weight);
+    a SequentialCell also gets the child added to the list it runs."""
+    setattr(cell, name, module)
+    if isinstance(cell, nn.SequentialCell) and not isinstance(cell, Sequential):
         cell.cell_list = list(cell._cells.values())
         cell._is_dynamic_name.append(False)
     return module
