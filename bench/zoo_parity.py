@@ -82,14 +82,15 @@ def torch_side(work: Path, archs) -> None:
         # realistic BatchNorm statistics (not 0/1, so a layout mistake cannot hide): one
         # train-mode pass with momentum 1 makes the running stats this batch's statistics
         bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-        for m in bns:
+        net.eval()
+        for m in bns:  # only the norms train: dropout and auxiliary heads stay as in eval
             m.momentum = 1.0
-        net.train()
+            m.train()
         with torch.no_grad():
             net(torch.from_numpy(x))
         for m in bns:
             m.momentum = 0.1
-        net.eval()
+            m.eval()
         with torch.no_grad():
             y = net(torch.from_numpy(x))
         if isinstance(y, tuple):

@@ -111,7 +111,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._type_refs: Set[int] = set()
         self._skip_calls: Set[int] = set()
         self._base_refs: Set[int] = set()
-        self._removed_stmts: Set[int] = set()  # ids of original statements that went away
+        self._removed_stmts: Set[int] = set()
+        self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
+        self._rebinds: Set[int] = set()             # converted calls whose statement becomes `x = ...`  # ids of original statements that went away
         self._current_original_stmt = None    # class references used as base classes   # calls handled by their statement (with-items)    # class references used as types (isinstance, bases)
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
         self._dropped: Set[int] = set()      # ids of placeholder nodes for dropped calls
@@ -955,6 +957,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if m is None:
             return updated
         api = m.source
+        if id(original) in self._inplace_stmt_calls and m is tm:
+            rebound = self._rebind_inplace(original, updated)
+            if rebound is not None:
+                return rebound
         if m.target is None and m.rule is None:
             return self._todo(original, api, m.note or "no MindSpore counterpart", updated)
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
@@ -992,10 +998,44 @@ class TorchToMindSpore(cst.CSTTransformer):
         first_arg = updated.args[0].with_changes(value=call.func)
         return updated.with_changes(args=[first_arg] + list(call.args))
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        # `x.add_(y)` as a whole statement can become `x = ops.add(x, y)`
+        call = node.value
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
+                and not call.func.attr.value.endswith("__") and self._funcs):
+            self._inplace_stmt_calls.add(id(call))
+
     def leave_Expr(self, original, updated):
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
+        if id(updated.value) in self._rebinds:
+            target = original.value.func.value
+            return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=updated.value)
         return updated
+
+    def _rebind_inplace(self, original: cst.Call, updated: cst.Call):
+        """`x.add_(y)` statement on a local tensor -> `x = <converted x.add(y)>`. Exact
+        unless another name refers to the same tensor (it would not see the change)."""
+        name = original.func.attr.value
+        m = R.lookup("Tensor." + name[:-1])
+        if m is None or (m.target is None and m.rule is None):
+            return None
+        if self._receiver_kind(original.func.value) != "tensor":
+            return None
+        plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+        try:
+            out = self._apply(original, plain, m, m.source, receiver=updated.func.value)
+        except UnsupportedSite:
+            return None
+        # the site is recorded as the in-place API, converted with a difference
+        site = self.sites[-1]
+        site.api = "Tensor." + name
+        site.status = R.DIFFERENCE
+        site.note = (f"in place -> rebinding `{original.func.value.value} = ...` (MindSpore's in-place arithmetic "
+                     f"does not change the tensor on CPU); other references to the same tensor do not see the change")
+        self._rebinds.add(id(out))
+        return out
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):

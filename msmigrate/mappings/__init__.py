@@ -6,7 +6,7 @@ from . import adapters  # noqa: F401  (must come after layers)
 import importlib
 
 # families filled in by their own modules; absent ones are simply skipped
-for _name in ("functional", "torch_functions", "tensor_methods", "losses_optim"):
+for _name in ("functional", "torch_functions", "tensor_methods", "misc"):
     try:
         importlib.import_module(f"{__name__}.{_name}")
     except ModuleNotFoundError as exc:  # pragma: no cover - only while a family is not written yet

@@ -21,7 +21,7 @@ from typing import Dict, Optional, Sequence
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+from ..registry import mapping, rule
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -298,7 +298,6 @@ def _conv_transpose(nd):
     def r(ctx):
         b = ctx.bound
         x, w = _need(b, "input"), _need(b, "weight")
-        dims = 2
         vals = {}
         for name, default in (("stride", "1"), ("padding", "0"), ("output_padding", "0"), ("dilation", "1")):
             code = b.code(name) or default
@@ -312,7 +311,7 @@ def _conv_transpose(nd):
         xs = lambda i: f"{{x}}.shape[{i}]" if nd == 2 else ("1" if i == 2 else f"{{x}}.shape[{i - 1}]")
         ws = lambda i: f"{{w}}.shape[{i}]" if nd == 2 else ("1" if i == 2 else f"{{w}}.shape[{i - 1}]")
         out_hw = [f"({xs(2 + i)} - 1) * {s[i]} - {2 * int(p[i])} + {d[i]} * ({ws(2 + i)} - 1) + {int(op[i]) + 1}"
-                  for i in range(dims)]
+                  for i in range(2)]
         ksize = "{w}.shape[2:]" if nd == 2 else "(1, {w}.shape[2])"
         body = (f"ops.Conv2DTranspose(out_channel={{w}}.shape[0], kernel_size={ksize}, pad_mode='pad', "
                 f"pad=({p[0]}, {p[0]}, {p[1]}, {p[1]}), stride=({s[0]}, {s[1]}), dilation=({d[0]}, {d[1]}), "

@@ -477,6 +477,18 @@ class Conv2d(nn.Conv2d):
                              padding=conv_padding(padding), dilation=dilation, group=groups, has_bias=bias)
 
 
+def ntuple(n):
+    """torch.nn.modules.utils._ntuple: repeat a scalar n times, keep an iterable."""
+    def parse(x):
+        if isinstance(x, (list, tuple)):
+            return tuple(x)
+        return tuple([x] * n)
+    return parse
+
+
+single, pair, triple, quadruple = ntuple(1), ntuple(2), ntuple(3), ntuple(4)
+
+
 def load_torch_library(path):
     """torch.ops.load_library: a torch C++ extension cannot be loaded into MindSpore.
     Raises OSError, as torch does when a library fails to load."""

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
-from msmigrate.registry import CONVERTED, DIFFERENCE, TODO  # noqa: E402
+from msmigrate.registry import CONVERTED, TODO  # noqa: E402
 
 from .harness import check_function, check_layer, convert_snippet, load_converted, load_torch  # noqa: E402
 
