@@ -80,14 +80,15 @@ def torch_side(work: Path, archs) -> None:
         net = getattr(tvm, arch)(**({"init_weights": True} if arch in ("googlenet", "inception_v3") else {}))
         x = np.random.default_rng(0).standard_normal(input_shape(arch)).astype(np.float32)
         # realistic BatchNorm statistics (not 0/1, so a layout mistake cannot hide): one
-        # train-mode pass with momentum 1 makes the running stats this batch's statistics
+        # train-mode pass with momentum 1 makes the running stats a calibration batch's statistics
         bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
         net.eval()
         for m in bns:  # only the norms train: dropout and auxiliary heads stay as in eval
             m.momentum = 1.0
             m.train()
+        calib = np.random.default_rng(1).standard_normal((8,) + input_shape(arch)[1:]).astype(np.float32)
         with torch.no_grad():
-            net(torch.from_numpy(x))
+            net(torch.from_numpy(calib))   # statistics of a separate, larger batch
         for m in bns:
             m.momentum = 0.1
             m.eval()

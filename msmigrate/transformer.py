@@ -767,7 +767,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                         ctx.tensors.discard(n)
             if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
                     and tgt.value.value == "self" and self._classes):
-                if layer:
+                if layer in _TENSOR_FACTORIES or (layer is None and is_tensor):
+                    self._classes[-1].attr_types[tgt.attr.value] = "tensor"
+                elif layer:
                     self._classes[-1].attr_types[tgt.attr.value] = layer
                 elif cell_call:
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
@@ -804,6 +806,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._is_tensor_expr(node.body) or self._is_tensor_expr(node.orelse)
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data", "real", "imag"):
             return self._is_tensor_expr(node.value)
+        if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+                and self._classes):
+            return self._classes[-1].attr_types.get(node.attr.value) == "tensor"
         return False
 
     def _receiver_kind(self, node: cst.BaseExpression) -> str:
@@ -829,6 +834,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return "module" if self._classes and self._classes[-1].is_cell else "other"
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             t = self._classes[-1].attr_types.get(node.attr.value) if self._classes else None
+            if t == "tensor":
+                return "tensor"
             if t:
                 return "module"
         if self._is_tensor_expr(node):
@@ -957,6 +964,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if m is None:
             return updated
         api = m.source
+        if (name == "register_buffer" and original.args and isinstance(original.args[0].value, cst.SimpleString)
+                and self._classes):
+            self._classes[-1].attr_types[original.args[0].value.evaluated_value] = "tensor"
         if id(original) in self._inplace_stmt_calls and m is tm:
             rebound = self._rebind_inplace(original, updated)
             if rebound is not None:
@@ -1133,6 +1143,9 @@ class RuleContext:
 
 _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functorch", "timm",
          "pytorch_lightning", "lightning", "torchmetrics"}
+
+# calls whose result assigned to self.X makes X a tensor attribute (parameters, buffers)
+_TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
 

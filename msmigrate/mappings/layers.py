@@ -390,11 +390,12 @@ rule("torch.nn.Embedding", "mindspore.nn.Embedding",
         note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
              "parameter embedding_table; with padding_idx -> _ms_compat.Embedding (MindSpore's Embedding "
              "still trains the padding row, torch gives it no gradient)", test=f"{T}::test_embedding")(_embedding)
-mapping("torch.nn.MultiheadAttention", "mindspore.nn.MultiheadAttention",
+mapping("torch.nn.MultiheadAttention", "_ms_compat.MultiheadAttention",
         args=("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",
               "batch_first", "device", "dtype"),
-        target_args=("embed_dim", "num_heads", "dropout", "has_bias"),
-        rename={"bias": "has_bias"}, drop=_NO_DEVICE, test=f"{T}::test_attention")
+        target_args=("embed_dim", "num_heads", "dropout", "bias"), drop=_NO_DEVICE,
+        note="a subclass of nn.MultiheadAttention that returns torch's (output, weights or None): "
+             "MindSpore returns a 1-tuple when need_weights=False", test=f"{T}::test_attention")
 for _name in ("LSTM", "GRU", "RNN"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}",
             args=("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional",

@@ -489,6 +489,24 @@ def ntuple(n):
 single, pair, triple, quadruple = ntuple(1), ntuple(2), ntuple(3), ntuple(4)
 
 
+class MultiheadAttention(nn.MultiheadAttention):
+    """nn.MultiheadAttention with torch's arguments and return value: (output,
+    weights) or (output, None) when need_weights=False (MindSpore returns (output,))."""
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        super().__init__(embed_dim, num_heads, dropout=dropout, has_bias=bias, add_bias_kv=add_bias_kv,
+                         add_zero_attn=add_zero_attn, kdim=kdim, vdim=vdim, batch_first=batch_first)
+
+    def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                  average_attn_weights=True, is_causal=False):
+        out = super().construct(query, key, value, key_padding_mask, need_weights, attn_mask,
+                                average_attn_weights)
+        if need_weights:
+            return out
+        return out[0], None
+
+
 def load_torch_library(path):
     """torch.ops.load_library: a torch C++ extension cannot be loaded into MindSpore.
     Raises OSError, as torch does when a library fails to load."""

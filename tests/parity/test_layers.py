@@ -763,3 +763,31 @@ def test_padding(expr, shape, graph):
     # asymmetric tuples: the (left, right, top, bottom, front, back) order must survive
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], graph=graph)
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
+
+
+MHA_NO_WEIGHTS = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        y, w = self.attn(x, x, x, need_weights=False)
+        assert w is None
+        return y
+
+
+def make():
+    return Block()
+'''
+
+
+def test_attention_need_weights_false():
+    """torch returns (output, None) without weights; MindSpore's layer returns (output,)."""
+    x = np.random.default_rng(5).standard_normal((2, 5, 8)).astype(np.float32)
+    code, sites = check_layer(MHA_NO_WEIGHTS, [x], rtol=1e-4, atol=1e-5)
+    assert {s.status for s in sites if s.api == "torch.nn.MultiheadAttention"} == {"converted"}
