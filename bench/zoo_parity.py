@@ -79,6 +79,12 @@ def torch_side(work: Path, archs) -> None:
         torch.manual_seed(0)
         net = getattr(tvm, arch)(**({"init_weights": True} if arch in ("googlenet", "inception_v3") else {}))
         x = np.random.default_rng(0).standard_normal(input_shape(arch)).astype(np.float32)
+        # trained weights are never constant: perturb parameters that an initialiser set to one
+        # value (zero heads, unit norm scales), or a transposed/misnamed copy could still match
+        with torch.no_grad():
+            for p in net.parameters():
+                if p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                    p.add_(torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())) * 0.02)
         # realistic BatchNorm statistics (not 0/1, so a layout mistake cannot hide): one
         # train-mode pass with momentum 1 makes the running stats a calibration batch's statistics
         bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
