@@ -510,19 +510,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.touched = True
                 continue
             keep.append(alias)
-        if len(keep) == len(updated.names):
-            return updated
-        if not keep:
-            return cst.RemovalSentinel.REMOVE
-        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated.with_changes(names=keep)
+        return _with_names(updated, keep)
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         if updated.relative or updated.module is None or not self._is_foreign_torch(code_of(updated.module).strip()):
             return self._drop_project_torch_aliases(updated)
         dotted = code_of(updated.module).strip()
-        if not self._is_foreign_torch(dotted):
-            return updated
         self.touched = True
         # names other project modules import from here must stay defined
         keep = []
@@ -553,12 +546,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.touched = True
                 continue
             keep.append(alias)
-        if len(keep) == len(updated.names):
-            return updated
-        if not keep:
-            return cst.RemovalSentinel.REMOVE
-        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated.with_changes(names=keep)
+        return _with_names(updated, keep)
 
     def _reexport(self, local: str, qn: str, node) -> cst.Assign:
         m = R.lookup(qn)
@@ -1103,6 +1091,16 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self._is_foreign_torch(code_of(small.module).strip()):
                     return i
         return None
+
+
+def _with_names(stmt, keep):
+    """An import statement with only the aliases in `keep` (removed when none are left)."""
+    if len(keep) == len(stmt.names):
+        return stmt
+    if not keep:
+        return cst.RemovalSentinel.REMOVE
+    keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return stmt.with_changes(names=keep)
 
 
 def _has_torch_keywords(call: cst.Call) -> bool:
