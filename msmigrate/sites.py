@@ -12,6 +12,7 @@ class Site:
     status: str       # registry.CONVERTED / DIFFERENCE / TODO
     note: str = ""
     code: str = ""    # the original source of the site, shortened
+    test: str = ""    # the parity test that proves the mapping used here
 
     def to_json(self) -> dict:
         return asdict(self)

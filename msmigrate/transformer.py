@@ -184,7 +184,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _record(self, node: cst.CSTNode, api: str, target: str, status: str, note: str = "") -> None:
         self.touched = True
-        self.sites.append(Site(self._line(node), api, target, status, note, shorten(code_of(node))))
+        m = R.lookup(api) if status != R.TODO else None
+        self.sites.append(Site(self._line(node), api, target, status, note, shorten(code_of(node)),
+                               m.test if m is not None else ""))
 
     def _todo(self, node: cst.CSTNode, api: str, why: str, call_args: Optional[cst.Call] = None) -> cst.BaseExpression:
         """Replace a site with a placeholder that raises when reached; keep the original
