@@ -7,6 +7,7 @@ import ast
 import os
 import re
 import shutil
+import stat
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -113,18 +114,28 @@ class TreeResult:
     out: Path
     files: List[FileResult]
     copied: int = 0
+    # dry_run only: rel -> converted code of every file that would change (nothing is written)
+    outputs: Dict[str, str] = field(default_factory=dict)
 
     @property
     def sites(self) -> List[Site]:
         return [s for f in self.files for s in f.sites]
 
 
-def _check_paths(src: Path, out: Path, force: bool) -> None:
+def _check_paths(src: Path, out: Optional[Path], force: bool) -> None:
     if not src.exists():
         raise ConversionError(f"source {src} does not exist")
+    if not (src.is_file() or src.is_dir()):
+        raise ConversionError(f"source {src} is neither a regular file nor a directory")
+    if out is None:  # dry run: nothing is written
+        return
     s, o = src.resolve(), out.resolve()
     if o == s or (src.is_dir() and s in o.parents):
         raise ConversionError(f"output {out} is the source or lies inside it; choose another directory")
+    if src.is_file() and (o if out.suffix == ".py" else o / src.name) == s:
+        raise ConversionError(f"output {out} would overwrite the source file {src}")
+    if src.is_dir() and o in s.parents:
+        raise ConversionError(f"source {src} lies inside output {out}; writing there could overwrite the source")
     if o.exists() and o.is_dir() and any(o.iterdir()) and not force:
         raise ConversionError(f"output {out} exists and is not empty (use --force to write into it)")
     if o.exists() and o.is_file() and src.is_dir():
@@ -136,11 +147,22 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
     seen = set()
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         d = Path(dirpath)
+        for n in sorted(dirnames):
+            if (d / n).is_symlink():
+                skipped.append(f"{(d / n).relative_to(src)}: symbolic link to a directory, not followed")
         dirnames[:] = sorted(n for n in dirnames if n not in ("__pycache__", ".git") and not (d / n).is_symlink())
         for n in sorted(filenames):
             p = d / n
             if p.is_symlink():
                 skipped.append(f"{p.relative_to(src)}: symbolic link, not followed")
+                continue
+            try:
+                regular = stat.S_ISREG(p.lstat().st_mode)
+            except OSError as exc:
+                skipped.append(f"{p.relative_to(src)}: unreadable ({exc.strerror or exc})")
+                continue
+            if not regular:
+                skipped.append(f"{p.relative_to(src)}: not a regular file (device, FIFO or socket), not read")
                 continue
             key = p.resolve()
             if key in seen:
@@ -150,10 +172,17 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
     return py, other, skipped
 
 
-def convert_tree(src: Path, out: Path, force: bool = False, jobs: Optional[int] = None,
-                 progress: bool = False) -> TreeResult:
-    src, out = Path(src), Path(out)
-    _check_paths(src, out, force)
+def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Optional[int] = None,
+                 progress: bool = False, dry_run: bool = False) -> TreeResult:
+    """Convert SRC into OUT. With ``dry_run`` nothing is written (OUT may be None): the converted code of
+    every file that would change is returned in ``TreeResult.outputs``."""
+    src = Path(src)
+    out = Path(out) if out is not None else None
+    _check_paths(src, None if dry_run else out, force)
+    if out is None:
+        if not dry_run:
+            raise ConversionError("no output given")
+        out = Path(src.name + "_ms")  # never written; only decides the single-file layout
     if src.is_file():
         root = src.parent
         py, other, skipped = ([src], [], []) if src.suffix == ".py" else ([], [src], [])
@@ -202,6 +231,12 @@ def convert_tree(src: Path, out: Path, force: bool = False, jobs: Optional[int] 
             outputs[res.rel] = code
             bar.advance()
     bar.close()
+    if dry_run:
+        for s in skipped:
+            rel, _, why = s.partition(": ")
+            results.append(FileResult(rel, "failed", reason=why))
+        results.sort(key=lambda r: r.rel)
+        return TreeResult(src, out, results, 0, {k: v for k, v in outputs.items() if v is not None})
     # write
     out_root.mkdir(parents=True, exist_ok=True)
     compat_dirs = set()

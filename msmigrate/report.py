@@ -1,5 +1,5 @@
 """The migration report: every torch site, what it became, what differs, what still
-needs a human. Written as JSON (for tools) and Markdown (for people)."""
+needs a human. Written as JSON (for tools), Markdown and HTML (for people; see html_report.py)."""
 from __future__ import annotations
 
 import json
@@ -88,3 +88,6 @@ def write_reports(tree, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "msmigrate-report.json").write_text(json.dumps(to_json(tree), indent=1), encoding="utf-8")
     (out_dir / "msmigrate-report.md").write_text(to_markdown(tree), encoding="utf-8")
+    from .html_report import write_html
+
+    write_html(tree, out_dir / "msmigrate-report.html")

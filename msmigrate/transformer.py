@@ -108,20 +108,18 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._class_attr_types: Dict[str, Dict[str, str]] = {}
         self._import_time = 0                # >0 while in decorators/defaults/annotations
         self._annotation = 0                 # >0 inside a type annotation
-        self._type_refs: Set[int] = set()
-        self._skip_calls: Set[int] = set()
-        self._base_refs: Set[int] = set()
-        self._removed_stmts: Set[int] = set()
-        self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
-        self._rebinds: Set[int] = set()             # converted calls whose statement becomes `x = ...`  # ids of original statements that went away
-        self._current_original_stmt = None    # class references used as base classes   # calls handled by their statement (with-items)    # class references used as types (isinstance, bases)
+        self._type_refs: Set[int] = set()    # class references used as types (isinstance, bases)
+        self._base_refs: Set[int] = set()    # class references used as base classes
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
+        self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
         self._dropped: Set[int] = set()      # ids of placeholder nodes for dropped calls
+        self._removed_stmts: Set[int] = set()  # ids of original statements that went away
+        self._current_original_stmt = None
+        self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
+        self._rebinds: Set[int] = set()      # converted calls whose statement becomes `x = ...`
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
-        self._narrow: List[Dict[str, str]] = []
+        self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
         self._pending_narrow: Dict[int, Dict[str, str]] = {}
-        self._first_torch_import: Optional[int] = None
-        self._torch_local_names: Set[str] = set()
         self.touched = False                  # the file uses torch at all
         self._todo_count = 0
         self._functions_with_todo: Set[str] = set()  # module functions that reach unconverted code
