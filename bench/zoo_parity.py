@@ -103,7 +103,11 @@ def torch_side(work: Path, archs) -> None:
         if isinstance(y, tuple):
             y = y[0]
         torch.save(net.state_dict(), out / "weights.pth")
-        np.savez(out / "io.npz", x=x, y=y.numpy())
+        # a float64 run of the same model: how far float32 itself is from the exact result
+        with torch.no_grad():
+            y64 = net.double()(torch.from_numpy(x).double())
+        y64 = (y64[0] if isinstance(y64, tuple) else y64).numpy()
+        np.savez(out / "io.npz", x=x, y=y.numpy(), y64=y64)
         print(f"torch: {arch} recorded", flush=True)
 
 
@@ -136,7 +140,10 @@ def ms_side(work: Path, archs) -> None:
                     if isinstance(out, tuple):
                         out = out[0]
                     d = float(np.abs(out.asnumpy() - y).max())
-                    res[mode] = {"max_abs_diff": d, "pass": bool(d <= tol)}
+                    res[mode] = {"max_abs_diff": d, "tol": tol, "pass": bool(d <= tol)}
+                    if "y64" in io:
+                        res[mode]["mindspore_vs_float64"] = float(np.abs(out.asnumpy() - io["y64"]).max())
+                        res[mode]["torch_vs_float64"] = float(np.abs(y - io["y64"]).max())
                 except Exception as exc:  # report and go on with the next
                     msg = str(exc).strip().splitlines()
                     res[mode] = {"error": f"{type(exc).__name__}: {msg[0][:200] if msg else ''}", "pass": False}
@@ -173,7 +180,7 @@ def run(work: Path, archs, timeout: int = 3600) -> dict:
 
 
 def print_table(results: dict, archs) -> None:
-    print(f"\n{'architecture':22} {'pynative':>24} {'graph':>24}")
+    print(f"\n{'architecture':22} {'pynative':>26} {'graph':>26}")
     n_py = n_gr = 0
     for arch in archs:
         r = results.get(arch, {"error": "not run"})
@@ -181,15 +188,20 @@ def print_table(results: dict, archs) -> None:
         for mode in ("pynative", "graph"):
             m = r.get(mode)
             if m is None:
-                cells.append(("FAIL " + r.get("error", "?"))[:24])
+                cells.append(("FAIL " + r.get("error", "?"))[:26])
             elif "error" in m:
-                cells.append(("FAIL " + m["error"])[:24])
+                cells.append(("FAIL " + m["error"])[:26])
             else:
-                cells.append(f"{'pass' if m['pass'] else 'FAIL'} {m['max_abs_diff']:.2e}")
+                cells.append(f"{'pass' if m['pass'] else 'FAIL'} {m['max_abs_diff']:.2e}/{m['tol']:.1e}")
         n_py += bool(r.get("pynative", {}).get("pass"))
         n_gr += bool(r.get("graph", {}).get("pass"))
-        print(f"{arch:22} {cells[0]:>24} {cells[1]:>24}")
-    print(f"\npass: PYNATIVE {n_py}/{len(archs)}, GRAPH {n_gr}/{len(archs)}")
+        print(f"{arch:22} {cells[0]:>26} {cells[1]:>26}")
+    print(f"\npass: PYNATIVE {n_py}/{len(archs)}, GRAPH {n_gr}/{len(archs)}   (cells: max|d| vs torch / tolerance)")
+    print("distance from a float64 run of the torch model (float32 error of each framework), PYNATIVE:")
+    for arch in archs:
+        m = results.get(arch, {}).get("pynative", {})
+        if "mindspore_vs_float64" in m:
+            print(f"  {arch:22} torch {m['torch_vs_float64']:.2e}   mindspore {m['mindspore_vs_float64']:.2e}")
     for arch in archs:
         r = results.get(arch, {})
         for mode in ("pynative", "graph"):

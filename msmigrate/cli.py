@@ -1,4 +1,4 @@
-"""`msmigrate` command line: convert, weights, verify, api."""
+"""`msmigrate` command line: convert, scan, weights, verify, api."""
 from __future__ import annotations
 
 import argparse
@@ -9,38 +9,139 @@ from typing import List, Optional
 EXIT_OK, EXIT_TODO, EXIT_USAGE = 0, 1, 2
 
 
+def _print_todo_sites(tree, stream=None) -> None:
+    """-v: every TODO site as file:line, and every failed file."""
+    from .registry import TODO
+
+    stream = stream or sys.stdout
+    for f in tree.files:
+        for x in sorted(f.sites, key=lambda x: x.line):
+            if x.status == TODO:
+                print(f"{f.rel}:{x.line}: TODO {x.api}: {x.note or 'no MindSpore mapping known'}", file=stream)
+        if f.status == "failed":
+            print(f"{f.rel}: not converted: {f.reason}", file=stream)
+
+
+def _source_text(tree, rel: str) -> str:
+    p = tree.src if tree.src.is_file() else tree.src / rel
+    return p.read_bytes().decode("utf-8-sig")
+
+
 def _convert(argv: List[str]) -> int:
     p = argparse.ArgumentParser(prog="msmigrate convert",
                                 description="Convert a PyTorch file or project tree to MindSpore.")
     p.add_argument("src", help="a .py file or a directory tree")
-    p.add_argument("-o", "--out", required=True, help="output file or directory (never inside SRC)")
+    p.add_argument("-o", "--out", help="output file or directory (never inside SRC); not needed with --diff/--check")
     p.add_argument("--force", action="store_true", help="write into an existing non-empty output directory")
     p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--diff", action="store_true",
+                   help="write nothing; print a unified diff of every file that would change to stdout")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if any file would change, 0 otherwise (for CI)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
+    g.add_argument("-v", "--verbose", action="store_true", help="also list every TODO site as file:line")
     args = p.parse_args(argv)
     from .converter import ConversionError, convert_tree
     from .report import summarize, write_reports
 
-    src, out = Path(args.src), Path(args.out)
+    dry = args.diff or args.check
+    if not dry and not args.out:
+        print("msmigrate: error: -o/--out is required (or use --diff / --check to write nothing)", file=sys.stderr)
+        return EXIT_USAGE
+    src, out = Path(args.src), (Path(args.out) if args.out else None)
     try:
-        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet)
+        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry)
     except ConversionError as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    s = summarize(tree)
+    if dry:
+        return _convert_dry(args, tree, s)
     report_dir = out.parent if (src.is_file() and out.suffix == ".py") else out
     write_reports(tree, report_dir)
-    s = summarize(tree)
     if not args.quiet:
         print(f"msmigrate: {s['sites']} torch sites: {s['converted']} converted, "
               f"{s['converted_with_difference']} converted with a difference, {s['todo']} TODO "
               f"({s['conversion_rate'] * 100:.1f}%); files: {s['files']['converted']} converted, "
               f"{s['files']['unchanged']} unchanged, {s['files']['failed']} failed")
-        print(f"msmigrate: report: {report_dir / 'msmigrate-report.md'}")
+        print(f"msmigrate: report: {report_dir / 'msmigrate-report.md'} "
+              f"(and {report_dir / 'msmigrate-report.html'})")
         for f in tree.files:
             if f.status == "failed":
                 print(f"msmigrate: warning: {f.rel}: {f.reason} (copied unchanged)", file=sys.stderr)
+        if args.verbose:
+            _print_todo_sites(tree)
     failed = s["files"]["failed"] > 0
     return EXIT_TODO if (s["todo"] or failed) else EXIT_OK
+
+
+def _convert_dry(args, tree, s) -> int:
+    """--diff / --check: nothing is written."""
+    import difflib
+
+    changed = sorted(tree.outputs)
+    if args.diff:
+        for rel in changed:
+            try:
+                old = _source_text(tree, rel)
+            except (OSError, UnicodeDecodeError) as exc:  # vanished or changed since it was read
+                print(f"msmigrate: warning: {rel}: cannot read back for the diff: {exc}", file=sys.stderr)
+                continue
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(keepends=True), tree.outputs[rel].splitlines(keepends=True),
+                fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+            if not tree.outputs[rel].endswith("\n"):
+                sys.stdout.write("\n\\ No newline at end of file\n")
+    if not args.quiet:
+        err = sys.stderr
+        if args.check and not args.diff:
+            for rel in changed:
+                print(f"would convert {rel}", file=err)
+        for f in tree.files:
+            if f.status == "failed":
+                print(f"msmigrate: warning: {f.rel}: {f.reason} (would be copied unchanged)", file=err)
+        if args.verbose:
+            _print_todo_sites(tree, err)
+        print(f"msmigrate: {len(changed)} file(s) would change; {s['sites']} torch sites, {s['todo']} TODO; "
+              f"nothing written", file=err)
+    if args.check:
+        return EXIT_TODO if changed else EXIT_OK
+    return EXIT_OK
+
+
+def _scan(argv: List[str]) -> int:
+    p = argparse.ArgumentParser(prog="msmigrate scan",
+                                description="Inventory of the torch APIs a file or tree uses; nothing is written.")
+    p.add_argument("path", help="a .py file or a directory tree")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-q", "--quiet", action="store_true", help="only the table (no summary line)")
+    g.add_argument("-v", "--verbose", action="store_true", help="also list every TODO site as file:line")
+    args = p.parse_args(argv)
+    from .converter import ConversionError, convert_tree
+    from .scan import inventory, print_inventory
+
+    try:
+        tree = convert_tree(Path(args.path), None, jobs=args.jobs, progress=not (args.quiet or args.json),
+                            dry_run=True)
+    except ConversionError as exc:
+        print(f"msmigrate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    inv = inventory(tree)
+    if args.json:
+        import json
+
+        if args.verbose:
+            inv["todo_sites"] = [{"file": f.rel, "line": x.line, "api": x.api, "note": x.note}
+                                 for f in tree.files for x in f.sites if x.status == "todo"]
+        print(json.dumps(inv, indent=1))
+        return EXIT_OK
+    print_inventory(inv, quiet=args.quiet)
+    if args.verbose:
+        _print_todo_sites(tree)
+    return EXIT_OK
 
 
 def _api(argv: List[str]) -> int:
@@ -87,12 +188,76 @@ def _api(argv: List[str]) -> int:
     return EXIT_TODO
 
 
+_BIG_WEIGHTS = 256 * 2**20   # show a spinner on a terminal for weight files at least this large
+
+
+def _weights_args(rest: List[str]):
+    """The weights command's arguments, parsed silently (None on a usage error: main_weights reports it)."""
+    import contextlib
+    import io
+
+    from .weights import _parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            return _parser().parse_known_args(rest)[0]
+    except SystemExit:
+        return None
+
+
+def _weights_input_problem(rest: List[str]) -> Optional[str]:
+    """A MindSpore .ckpt given as IN: say so in one line (torch.save files named .ckpt, e.g. Lightning's, pass)."""
+    import os
+
+    args = _weights_args(rest)
+    if args is None:
+        return None                      # main_weights reports the usage error
+    path = args.input
+    if not path.lower().endswith(".ckpt") or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return None                      # main_weights reports it
+    if not head or head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or head[:1] == b"\x80" or head[8:9] == b"{":
+        return None
+    return (f"{path}: not a torch checkpoint (a MindSpore .ckpt is what this command writes, not what it reads; "
+            f"give the .pt/.pth/.bin/.safetensors file saved by PyTorch)")
+
+
+def _weights(rest: List[str]) -> int:
+    import os
+
+    from .weights import main_weights
+
+    problem = _weights_input_problem(rest)
+    if problem:
+        print(f"msmigrate weights: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    big = False
+    if sys.stderr.isatty():
+        args = _weights_args(rest)
+        try:
+            big = args is not None and os.path.getsize(args.input) >= _BIG_WEIGHTS
+        except OSError:
+            big = False
+    if not big:
+        return main_weights(rest)
+    from rich.console import Console
+
+    with Console(stderr=True).status("reading and converting weights...", spinner="dots"):
+        return main_weights(rest)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"convert": _convert, "api": _api}
+    commands = {"convert": _convert, "scan": _scan, "api": _api}
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: msmigrate {convert,weights,verify,api} ...\n\n"
+        print("usage: msmigrate {convert,scan,weights,verify,api} ...\n\n"
               "  convert SRC -o OUT      convert a PyTorch file or project to MindSpore\n"
+              "                          (--diff / --check: write nothing, show / test what would change)\n"
+              "  scan PATH [--json]      which torch APIs a project uses, how often, which have no mapping\n"
               "  weights IN -o OUT.ckpt  convert a state_dict (.pt/.pth/.bin/.safetensors) to a MindSpore checkpoint\n"
               "  verify --torch M:F --ms M:F --input SHAPE   prove the converted model computes the same\n"
               "  api NAME                what a torch API becomes, and why")
@@ -100,8 +265,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     cmd, rest = argv[0], argv[1:]
     try:
         if cmd == "weights":
-            from .weights import main_weights
-            return main_weights(rest)
+            return _weights(rest)
         if cmd == "verify":
             from .verify import main_verify
             return main_verify(rest)
@@ -111,7 +275,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
         return 130
-    print(f"msmigrate: error: unknown command {cmd!r} (convert, weights, verify, api)", file=sys.stderr)
+    print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api)", file=sys.stderr)
     return EXIT_USAGE
 
 

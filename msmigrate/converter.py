@@ -25,6 +25,7 @@ from .transformer import COMPAT, TorchToMindSpore
 TEMPLATES = Path(__file__).parent / "templates"
 _TORCH_WORD = re.compile(r"\b(torch|torchvision|torchaudio|torchtext|functorch|timm)\b")
 MAX_FILE_BYTES = 5 * 1024 * 1024
+_HELPER_MARK = '"""Small helpers written by msmigrate'
 
 
 class ConversionError(Exception):
@@ -206,7 +207,12 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
             if b"\x00" in raw:
                 results.append(FileResult(rel, "failed", reason="binary file named .py"))
                 continue
-            texts[p] = raw.decode("utf-8-sig")
+            text = raw.decode("utf-8-sig")
+            if p.name == f"{COMPAT}.py" and text.startswith(_HELPER_MARK):
+                # msmigrate's own helper (a second pass over converted code): never converted again
+                results.append(FileResult(rel, "unchanged", lines=text.count("\n") + 1))
+                continue
+            texts[p] = text
         except UnicodeDecodeError:
             results.append(FileResult(rel, "failed", reason="not UTF-8 text"))
         except OSError as exc:
@@ -218,8 +224,10 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     total_lines = sum(t.count("\n") for t in texts.values())
     bar = _Progress(len(work), progress)
     if n_jobs > 1 and len(work) > 8 and total_lines > 4000:
+        # largest files first, one at a time: the workers finish together
+        work.sort(key=lambda item: len(item[2]), reverse=True)
         with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker, initargs=(index,)) as ex:
-            for res, code in ex.map(_convert_one, work, chunksize=4):
+            for res, code in ex.map(_convert_one, work, chunksize=1):
                 results.append(res)
                 outputs[res.rel] = code
                 bar.advance()
