@@ -128,6 +128,12 @@ document.addEventListener('DOMContentLoaded',function(){
   document.getElementById('filter-api').addEventListener('change',msmApply);
   document.getElementById('filter-reset').addEventListener('click',function(){
     document.getElementById('filter-status').value='';document.getElementById('filter-api').value='';msmApply();});
+  // a link may preselect filters: msmigrate-report.html#status=todo&api=torch.save
+  location.hash.replace(/^#/,'').split('&').forEach(function(kv){
+    var i=kv.indexOf('=');if(i<0)return;var k=kv.slice(0,i),v=decodeURIComponent(kv.slice(i+1));
+    if(k==='status')document.getElementById('filter-status').value=v;
+    if(k==='api')document.getElementById('filter-api').value=v;
+  });
   msmApply();
 });
 """
@@ -159,7 +165,6 @@ def _diff_rows(a: List[str], b: List[str], sites_by_line: Dict[int, list], limit
     rows: List[str] = []
     truncated = False
     sm = difflib.SequenceMatcher(None, a, b, autojunk=len(a) > 2000)
-    first = True
 
     def row(cls: str, i: Optional[int], j: Optional[int]) -> None:
         left = esc(a[i]) if i is not None else ""
@@ -170,29 +175,34 @@ def _diff_rows(a: List[str], b: List[str], sites_by_line: Dict[int, list], limit
             for s in sites_by_line.pop(i + 1, ()):
                 rows.append(_annotation(s))
 
-    for group in sm.get_grouped_opcodes(CONTEXT_LINES):
-        if not first:
+    def pairs():
+        first = True
+        for group in sm.get_grouped_opcodes(CONTEXT_LINES):
+            if not first:
+                yield "gap", None, None
+            first = False
+            for tag, i1, i2, j1, j2 in group:
+                if tag == "equal":
+                    for k in range(i2 - i1):
+                        yield "eq", i1 + k, j1 + k
+                elif tag == "delete":
+                    for i in range(i1, i2):
+                        yield "del", i, None
+                elif tag == "insert":
+                    for j in range(j1, j2):
+                        yield "add", None, j
+                else:
+                    for k in range(max(i2 - i1, j2 - j1)):
+                        yield "chg", (i1 + k if i1 + k < i2 else None), (j1 + k if j1 + k < j2 else None)
+
+    for cls, i, j in pairs():
+        if len(rows) >= limit:
+            truncated = True
+            break
+        if cls == "gap":
             rows.append('<tr class="gap"><td colspan="4">\u22ef</td></tr>')
-        first = False
-        for tag, i1, i2, j1, j2 in group:
-            if len(rows) >= limit:
-                truncated = True
-                return rows, truncated
-            if tag == "equal":
-                for k in range(i2 - i1):
-                    row("eq", i1 + k, j1 + k)
-            elif tag == "delete":
-                for i in range(i1, i2):
-                    row("del", i, None)
-            elif tag == "insert":
-                for j in range(j1, j2):
-                    row("add", None, j)
-            else:
-                n = max(i2 - i1, j2 - j1)
-                for k in range(n):
-                    i = i1 + k if i1 + k < i2 else None
-                    j = j1 + k if j1 + k < j2 else None
-                    row("chg", i, j)
+        else:
+            row(cls, i, j)
     return rows, truncated
 
 

@@ -15,3 +15,19 @@ if ! python -c "import mindspore, torch, libcst, pytest, msmigrate" >/dev/null 2
       "safetensors>=0.4" "pytest>=7"
   python -m pip install -q --no-deps -e .
 fi
+# Headless Chromium renders the HTML report in tests/test_html_report.py (Debian's chromium package).
+# Without apt (or rights to use it) this only warns; with CI=true it must succeed.
+if ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; fi
+  if command -v apt-get >/dev/null 2>&1; then
+    { $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium; } >&2 \
+      || echo "setup: warning: could not install chromium with apt-get" >&2
+  else
+    echo "setup: warning: chromium is missing and apt-get is not available; the HTML report test will skip" >&2
+  fi
+  if [ "${CI:-}" = "true" ] && ! command -v chromium >/dev/null 2>&1; then
+    echo "setup: error: chromium is required on CI (CI=true)" >&2
+    exit 1
+  fi
+fi

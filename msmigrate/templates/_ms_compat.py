@@ -118,6 +118,49 @@ class Sequential(nn.SequentialCell):
             self._is_dynamic_name.append(False)
 
 
+class ModuleDict(nn.Cell):
+    """Base for subclasses of torch's ModuleDict that define forward. MindSpore's
+    CellDict cannot be called in GRAPH mode, so this is a plain Cell that keeps its
+    children's names in order and offers the dict methods (items() works in GRAPH mode)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        self._keys = []
+        if modules is not None:
+            for key, cell in (modules.items() if hasattr(modules, "items") else modules):
+                setattr(self, key, cell)
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        keys = self.__dict__.get("_keys")
+        if isinstance(value, nn.Cell) and keys is not None and name not in keys:
+            keys.append(name)
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, cell):
+        setattr(self, key, cell)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def values(self):
+        return [getattr(self, k) for k in self._keys]
+
+    def items(self):
+        return [(k, getattr(self, k)) for k in self._keys]
+
+
 def cells(cell):
     """torch's Module.modules(): the cell itself and every sub-cell, depth first."""
     return [c for _, c in cell.cells_and_names()]

@@ -791,3 +791,56 @@ def test_attention_need_weights_false():
     x = np.random.default_rng(5).standard_normal((2, 5, 8)).astype(np.float32)
     code, sites = check_layer(MHA_NO_WEIGHTS, [x], rtol=1e-4, atol=1e-5)
     assert {s.status for s in sites if s.api == "torch.nn.MultiheadAttention"} == {"converted"}
+
+
+SUBCLASSED_CONTAINERS = '''
+import torch
+import torch.nn as nn
+
+
+class Transition(nn.Sequential):
+    def __init__(self, c_in, c_out):
+        super().__init__()
+        self.norm = nn.BatchNorm2d(c_in)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv = nn.Conv2d(c_in, c_out, kernel_size=1, bias=False)
+
+
+class Block(nn.ModuleDict):
+    def __init__(self, n, c):
+        super().__init__()
+        for i in range(n):
+            self.add_module("layer%d" % (i + 1), nn.Conv2d(c * (i + 1), c, 3, padding=1))
+
+    def forward(self, x):
+        features = [x]
+        for name, layer in self.items():
+            features.append(layer(torch.cat(features, 1)))
+        return torch.cat(features, 1)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential()
+        self.features.add_module("block", Block(2, 3))
+        self.features.add_module("transition", Transition(9, 4))
+
+
+    def forward(self, x):
+        return self.features(x)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_subclassed_containers():
+    """DenseNet's idioms: a Sequential subclass filled by attribute assignment, a
+    ModuleDict subclass with forward, children added with add_module; names and order kept,
+    in PyNative and GRAPH mode."""
+    x = np.random.default_rng(7).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    code, sites = check_layer(SUBCLASSED_CONTAINERS, [x], rtol=1e-4, atol=1e-5)
+    assert "class Transition(_ms_compat.Sequential):" in code
+    assert "class Block(_ms_compat.ModuleDict):" in code
