@@ -360,7 +360,8 @@ def _positional_modules(ctx):
 rule("torch.nn.ModuleList", "mindspore.nn.CellList", args=("modules",), target_args=("modules",),
      note="the cells are passed positionally", test=f"{T}::test_containers")(_positional_modules)
 rule("torch.nn.ModuleDict", "mindspore.nn.CellDict", args=("modules",), target_args=("modules",),
-     note="the cells are passed positionally; a subclass with forward derives from _ms_compat.ModuleDict (a CellDict cannot be called in GRAPH mode)", test=f"{T}::test_containers")(_positional_modules)
+     note="the cells are passed positionally; a subclass with forward derives from _ms_compat.ModuleDict "
+          "(a CellDict cannot be called in GRAPH mode)", test=f"{T}::test_containers")(_positional_modules)
 
 # ------------------------------------------------------------------ embedding, attention, recurrent
 def _embedding(ctx):
