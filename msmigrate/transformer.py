@@ -207,6 +207,12 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _in_cell_method(self) -> bool:
         return bool(self._funcs) and self._funcs[-1].in_cell
 
+    def _in_forward(self) -> bool:
+        """Inside a Module's forward (or a helper it calls, by name): sub-module calls
+        there return tensors; in __init__ they build things."""
+        return self._in_cell_method() and self._funcs[-1].name not in ("__init__", "reset_parameters",
+                                                                        "_init_weights", "init_weights")
+
     # ----------------------------------------------------------- statements
     def _push_comments(self, node=None) -> None:
         self._comments.append([])
@@ -344,6 +350,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_For(self, node) -> None:
         self._push_comments(node)
+        self._skip.add(id(node.target))
 
     def leave_For(self, original, updated):
         return self._pop_comments(updated)
@@ -398,6 +405,13 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
+        self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
+        for p in (list(node.params.params) + list(node.params.kwonly_params)
+                  + list(node.params.posonly_params)):
+            self._skip.add(id(p.name))
+        for p in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self._skip.add(id(p.name))
         in_cell = bool(self._classes) and self._classes[-1].is_cell
         ctx = FunctionContext(node.name.value, in_cell)
         ctx.todo_at_start = self._todo_count
@@ -479,6 +493,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._push_comments(node)
+        self._skip.add(id(node.name))
         is_cell = self.index.is_cell_class(self.module_name, node.name.value)
         for b in node.bases:
             self._type_refs.add(id(b.value))
@@ -570,6 +585,15 @@ class TorchToMindSpore(cst.CSTTransformer):
             for e in (t.elements if isinstance(t, cst.Tuple) else []):
                 self._type_refs.add(id(e.value))
             self._type_refs.add(id(t))
+
+    def visit_NameItem(self, node) -> None:     # global/nonlocal names
+        self._skip.add(id(node.name))
+
+    def visit_AsName(self, node) -> None:       # `except E as name`, `with x as name`
+        self._skip.add(id(node.name))
+
+    def visit_CompFor(self, node) -> None:      # comprehension targets
+        self._skip.add(id(node.target))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -755,7 +779,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         ctx.tensors.discard(n)
             if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
                     and tgt.value.value == "self" and self._classes):
-                if layer in _TENSOR_FACTORIES or (layer is None and is_tensor):
+                if layer in _TENSOR_FACTORIES or is_tensor:
                     self._classes[-1].attr_types[tgt.attr.value] = "tensor"
                 elif layer:
                     self._classes[-1].attr_types[tgt.attr.value] = layer
@@ -777,9 +801,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                     return False
                 recv = func.value
                 if isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self":
-                    return self._in_cell_method()
+                    return self._in_forward()
                 if isinstance(recv, cst.Name) and recv.value == "self":
-                    return self._in_cell_method()
+                    return self._in_forward()
                 return self._is_tensor_expr(recv)
             if isinstance(func, cst.Name) and self._funcs and func.value in self._funcs[-1].cells:
                 return True
@@ -805,8 +829,10 @@ class TorchToMindSpore(cst.CSTTransformer):
                              cst.DictComp, cst.SetComp)):
             return "other"
         if isinstance(node, cst.Name):
-            if node.value == "self" and self._classes and self._classes[-1].is_cell:
-                return "module"
+            if node.value == "self":
+                # never a tensor; a module only inside a Module subclass (a converted file's
+                # nn.Cell classes are not torch Modules, so a second pass leaves them alone)
+                return "module" if self._classes and self._classes[-1].is_cell else "other"
             if self._funcs:
                 ctx = self._funcs[-1]
                 if node.value in ctx.tensors:
@@ -818,6 +844,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._qname_any(node) is not None:
                 return "other"   # an imported module or object that is not torch
             return "unknown"
+        if isinstance(node, cst.Attribute) and self._qname_any(node) is not None:
+            return "other"   # an attribute of an imported module (np.random, ms.numpy)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
             return "module" if self._classes and self._classes[-1].is_cell else "other"
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -831,6 +859,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        result = self._leave_call(original, updated)
+        if result is not updated and updated.lpar and hasattr(result, "lpar") and not result.lpar:
+            # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
+            # expression legal belong to the outer call; keep them on its replacement
+            result = result.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        return result
+
+    def _leave_call(self, original: cst.Call, updated: cst.Call):
         if id(original) in self._skip_calls:
             return updated
         func = original.func
@@ -895,7 +931,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return bound.value(first)
         if target.startswith("expr:"):
             rc = code_of(receiver).strip() if receiver is not None else None
-            if rc is not None and not isinstance(receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            if rc is not None and ("\n" in rc or not isinstance(
+                    receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))):
                 rc = f"({rc})"
             text = fill_template(target[5:], bound, rc)
             self._record(original, api, shorten(text, 60), m.status, note)
@@ -939,7 +976,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         m = None
         if kind == "tensor":
-            m = tm
+            m = tm if tm is not None else mm   # .parameters()/.train() are no tensor methods
         elif kind == "module":
             m = mm
         else:  # unknown receiver: only names that are distinctly torch's
@@ -1037,6 +1074,14 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
+        # names the file already imports (a converted file converted again) are not added twice
+        have = self._imports
+        self.need = {n for n in self.need if not (
+            (n in ("nn", "ops") and have.get(self.names[n]) == f"mindspore.{n}")
+            or (n == "ms" and have.get(self.names["ms"]) == "mindspore")
+            or (n.startswith("import:") and have.get(n[7:].split(".")[0]) == n[7:].split(".")[0]))}
+        if self.uses_compat and COMPAT in have:
+            self.uses_compat = False
         lines = []
         if "ms" in self.need:
             lines.append("import mindspore as ms" if self.names["ms"] == "ms" else f"import mindspore as {self.names['ms']}")
@@ -1132,7 +1177,12 @@ class RuleContext:
         return code_of(node).strip()
 
     def receiver_code(self) -> Optional[str]:
-        return code_of(self.receiver).strip() if self.receiver is not None else None
+        """The receiver's code, parenthesised when it spans lines (a template puts it
+        where a bare line break would not parse)."""
+        if self.receiver is None:
+            return None
+        rc = code_of(self.receiver).strip()
+        return f"({rc})" if "\n" in rc else rc
 
     @property
     def in_construct(self) -> bool:
