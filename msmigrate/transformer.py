@@ -781,7 +781,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                     and tgt.value.value == "self" and self._classes):
                 if layer in _TENSOR_FACTORIES or is_tensor:
                     self._classes[-1].attr_types[tgt.attr.value] = "tensor"
-                elif layer:
+                elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
                     self._classes[-1].attr_types[tgt.attr.value] = layer
                 elif cell_call:
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
@@ -1193,7 +1193,8 @@ _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functo
          "pytorch_lightning", "lightning", "torchmetrics"}
 
 # calls whose result assigned to self.X makes X a tensor attribute (parameters, buffers)
-_TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor"}
+_TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor",
+                     "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
 

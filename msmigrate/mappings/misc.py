@@ -22,3 +22,7 @@ for _name, _n in (("_single", 1), ("_pair", 2), ("_triple", 3), ("_quadruple", 4
     else:
         mapping(f"torch.nn.modules.utils.{_name}", f"_ms_compat.{_name.lstrip('_')}", args=("x",),
                 target_args=("x",), test=f"{T}::test_ntuple")
+for _src in ("torch.nn.Buffer", "torch.nn.parameter.Buffer"):
+    mapping(_src, "_ms_compat.Buffer", args=("data", "persistent"), target_args=("data", "persistent"),
+            note="persistent: a Parameter that is not trained (saved in checkpoints); otherwise the tensor itself",
+            test=f"{T}::test_buffer_class")

@@ -161,6 +161,14 @@ class ModuleDict(nn.Cell):
         return [(k, getattr(self, k)) for k in self._keys]
 
 
+def Buffer(data, persistent=True):
+    """torch.nn.Buffer assigned to a cell attribute: a persistent buffer is a Parameter
+    that is not trained (checkpoints keep it); a non-persistent one is the tensor."""
+    if persistent:
+        return ms.Parameter(data, requires_grad=False)
+    return data
+
+
 def cells(cell):
     """torch's Module.modules(): the cell itself and every sub-cell, depth first."""
     return [c for _, c in cell.cells_and_names()]

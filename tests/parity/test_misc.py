@@ -53,3 +53,36 @@ def fn():
     mod, code, sites = load_converted(src)
     assert mod.fn() == t
     assert all(s.status == "converted" for s in sites), sites
+
+
+BUFFER_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Rope(nn.Module):
+    def __init__(self):
+        super().__init__()
+        inv = 1.0 / (10000 ** (torch.arange(0, 8, 2, dtype=torch.float) / 8))
+        self.inv_freq = nn.Buffer(inv, persistent=False)
+        self.scale = nn.Buffer(torch.ones(4) * 2)
+
+    def forward(self, pos):
+        return pos[..., None].float() * self.inv_freq.to(device=pos.device, dtype=torch.float32) * self.scale
+
+
+def make():
+    return Rope()
+'''
+
+
+def test_buffer_class():
+    """torch.nn.Buffer (torch >= 2.5): persistent ones are checkpointed, others are not."""
+    from tests.parity.harness import check_layer
+    pos = np.arange(6, dtype=np.int64).reshape(2, 3)
+    code, sites = check_layer(BUFFER_SRC, [pos])
+    st = _statuses(sites)
+    assert st["torch.nn.Buffer"] == "converted" and "Tensor.to" in st
+    mod, _, _ = load_converted(BUFFER_SRC)
+    names = [p.name for p in mod.make().get_parameters()]
+    assert names == ["scale"], names
