@@ -1044,6 +1044,8 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Expr(self, original, updated):
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
+        if isinstance(original.value, cst.Call) and isinstance(updated.value, (cst.Name, cst.Attribute)):
+            return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:
             target = original.value.func.value
             return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=updated.value)

@@ -746,3 +746,23 @@ for _n, _how in _INPLACE_FN.items():
             note=f"in-place: on CPU PyNative MindSpore's in-place arithmetic leaves the tensor unchanged or has "
                  f"no kernel; rewrite it functionally, e.g. {_how}, and rebind every name that must see "
                  f"the new value")
+
+
+def _module_to(ctx):
+    """Module.to(device) moves parameters: nothing to do in MindSpore. Module.to(dtype)
+    casts every parameter, which has no one-call MindSpore counterpart."""
+    b = ctx.bound
+    if b.has("dtype") or any(_is_torch_dtype(ctx, b.value(n)) for n in b.order if b.positional.get(n)):
+        raise UnsupportedSite("casting a Cell's parameters: use mindspore.amp.auto_mixed_precision or "
+                              "Cell.to_float for compute precision, or cast the checkpoint")
+    return ctx.receiver
+
+
+rule("Module.to", None, args=("arg0", "arg1", "non_blocking"),
+     note="to(device) is dropped: MindSpore places cells by ms.set_context(device_target=...)",
+     test=f"{T}::test_module_device_calls")(_module_to)
+mapping("Module.cuda", "identity", args=("device",),
+        note="MindSpore places cells by ms.set_context(device_target=...)", test=f"{T}::test_module_device_calls")
+mapping("Module.cpu", "identity", note="MindSpore places cells by ms.set_context(device_target=...)",
+        test=f"{T}::test_module_device_calls")
+

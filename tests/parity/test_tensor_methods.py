@@ -667,3 +667,38 @@ def fn(x: torch.Tensor, m: torch.Tensor):
     code, sites = check_function(src, [X[0], M[0].T.copy()], graph=False)
     expect(sites, code, converted=["Tensor.unsqueeze", "Tensor.permute", "Tensor.masked_fill", "Tensor.contiguous",
                                    "Tensor.size", "Tensor.expand"])
+
+
+MODULE_DEVICE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.head = nn.Linear(2, 2)
+        self.head.to("cpu")
+
+    def forward(self, x):
+        return self.head(self.fc(x))
+
+
+def make():
+    net = Net()
+    net.to("cpu")
+    net = net.cpu()
+    net.fc.to(device="cpu")
+    return net
+'''
+
+
+def test_module_device_calls():
+    """Moving a module to a device has no MindSpore counterpart: the calls go, the model
+    computes the same; a second conversion changes nothing."""
+    x = RNG.standard_normal((4, 3)).astype(np.float32)
+    code, sites = check_layer(MODULE_DEVICE_SRC, [x])
+    expect(sites, code, converted=["Module.to", "Module.cpu"])
+    assert ".to(" not in code and ".cpu(" not in code, code
+    assert convert_snippet(code)[0] == code
