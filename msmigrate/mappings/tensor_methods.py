@@ -752,9 +752,12 @@ def _module_to(ctx):
     """Module.to(device) moves parameters: nothing to do in MindSpore. Module.to(dtype)
     casts every parameter, which has no one-call MindSpore counterpart."""
     b = ctx.bound
-    if b.has("dtype") or any(_is_torch_dtype(ctx, b.value(n)) for n in b.order if b.positional.get(n)):
+    positional = [b.value(n) for n in b.order if b.positional.get(n)]
+    if b.has("dtype") or any(_is_torch_dtype(ctx, v) for v in positional):
         raise UnsupportedSite("casting a Cell's parameters: use mindspore.amp.auto_mixed_precision or "
                               "Cell.to_float for compute precision, or cast the checkpoint")
+    if not all(_is_device(ctx, v) for v in positional):
+        raise UnsupportedSite("cannot tell whether the argument of to() is a device or a dtype")
     return ctx.receiver
 
 
