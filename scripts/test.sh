@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
-exec python -m pytest -q "$@"
+exec python -m pytest "$@"   # -q comes from pyproject (a second -q would hide the pass count)
