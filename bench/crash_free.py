@@ -21,7 +21,6 @@ import ast
 import glob
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys

@@ -20,7 +20,7 @@ import difflib
 import html
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, TextIO, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from .registry import CONVERTED, DIFFERENCE, TODO
 

@@ -4,7 +4,6 @@ re-exported by project modules. The libcst pass then converts one file at a time
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple

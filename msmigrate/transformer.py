@@ -32,7 +32,7 @@ PARAM_RENAMES = {
 }
 LAYER_FAMILY = {
     **{f"torch.nn.BatchNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
-    **{f"torch.nn.SyncBatchNorm": "batchnorm"},
+    "torch.nn.SyncBatchNorm": "batchnorm",
     "torch.nn.LayerNorm": "affine_norm", "torch.nn.GroupNorm": "affine_norm",
     **{f"torch.nn.InstanceNorm{d}": "affine_norm" for d in ("1d", "2d", "3d")},
     "torch.nn.Embedding": "embedding", "torch.nn.PReLU": "prelu",

@@ -2,13 +2,9 @@
 traceback, and the source tree is byte-identical afterwards."""
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 import pickle
-import struct
-import sys
 import textwrap
 import zipfile
 from pathlib import Path
@@ -17,23 +13,11 @@ import numpy as np
 import pytest
 
 from msmigrate.cli import main
+from tests.treeutil import tree_digest
 
 OK_PY = "import torch\nimport torch.nn as nn\n\nlayer = nn.Linear(2, 3)\n"
 
 
-def _digest(root: Path) -> str:
-    """Names, link targets and bytes of everything under root (links are not followed)."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            h.update(str(p.relative_to(root)).encode())
-            if p.is_symlink():
-                h.update(b"->" + os.readlink(p).encode())
-            elif p.is_file():
-                with open(p, "rb") as fh:          # not Path.read_bytes: one test patches it
-                    h.update(fh.read())
-    return h.hexdigest()
 
 
 def _run(capsys, *argv):
@@ -58,11 +42,11 @@ def src(tmp_path):
 
 
 def _convert_one_bad(tmp_path, capsys, src, name):
-    before = _digest(src)
+    before = tree_digest(src)
     out = tmp_path / "out"
     rc, _, err = _run(capsys, "convert", src, "-o", out)
     assert rc == 1, "a file that could not be converted gives exit 1"
-    assert _digest(src) == before, "the source tree must not change"
+    assert tree_digest(src) == before, "the source tree must not change"
     files = _report(out)
     assert files["ok.py"]["status"] == "converted"
     warn = [ln for ln in err.splitlines() if name in ln]
@@ -90,11 +74,11 @@ def test_non_utf8(tmp_path, capsys, src):
 
 def test_bom_file_converts(tmp_path, capsys, src):
     (src / "bom.py").write_bytes(b"\xef\xbb\xbf" + OK_PY.encode())
-    before = _digest(src)
+    before = tree_digest(src)
     out = tmp_path / "out"
     rc, _, err = _run(capsys, "convert", src, "-o", out, "-q")
     assert rc == 0, err
-    assert _digest(src) == before
+    assert tree_digest(src) == before
     assert _report(out)["bom.py"]["status"] == "converted"
     text = (out / "bom.py").read_text(encoding="utf-8-sig")
     assert "nn.Dense(2, 3)" in text and "import torch" not in text
@@ -127,11 +111,11 @@ def test_symlinks_and_loops_not_followed(tmp_path, capsys, src):
     (src / "sub").mkdir()
     (src / "sub" / "up").symlink_to("..", target_is_directory=True)  # a directory loop
     (src / "dangling.py").symlink_to(tmp_path / "nowhere.py")
-    before = _digest(src)
+    before = tree_digest(src)
     out = tmp_path / "out"
     rc, _, err = _run(capsys, "convert", src, "-o", out)
     assert rc == 1
-    assert _digest(src) == before
+    assert tree_digest(src) == before
     files = _report(out)
     for name in ("link_file.py", "link_dir", "self_loop.py", str(Path("sub/up")), "dangling.py"):
         assert files[name]["status"] == "failed" and "symbolic link" in files[name]["reason"], (name, files)
@@ -173,7 +157,7 @@ def test_unreadable_file(tmp_path, capsys, src, monkeypatch):
 
 
 def test_out_equal_inside_or_around_src(tmp_path, capsys, src):
-    before = _digest(tmp_path)
+    before = tree_digest(tmp_path)
     for argv in (["convert", src, "-o", src],
                  ["convert", src, "-o", src / "inside"],
                  ["convert", src, "-o", src / "inside", "--force"],
@@ -184,20 +168,20 @@ def test_out_equal_inside_or_around_src(tmp_path, capsys, src):
         rc, out, err = _run(capsys, *argv)
         assert rc == 2, argv
         assert len(err.strip().splitlines()) == 1 and err.startswith("msmigrate: error:"), (argv, err)
-    assert _digest(tmp_path) == before
+    assert tree_digest(tmp_path) == before
 
 
 def test_existing_non_empty_out(tmp_path, capsys, src):
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    before = _digest(src)
+    before = tree_digest(src)
     rc, _, err = _run(capsys, "convert", src, "-o", out)
     assert rc == 2 and "--force" in err and len(err.strip().splitlines()) == 1
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
     rc, _, err = _run(capsys, "convert", src, "-o", out, "--force", "-q")
     assert rc == 0 and (out / "keep.txt").read_text() == "mine" and (out / "ok.py").exists()
-    assert _digest(src) == before
+    assert tree_digest(src) == before
 
 
 # ---------------------------------------------------------------------------------------------------- weights
@@ -222,14 +206,14 @@ def test_pickle_that_runs_code_is_refused(tmp_path, capsys):
     with zipfile.ZipFile(zipped, "w") as z:
         z.writestr("archive/data.pkl", pickle.dumps({"w": _Evil(marker)}, protocol=2))
         z.writestr("archive/version", "3\n")
-    before = _digest(tmp_path)
+    before = tree_digest(tmp_path)
     for f in (legacy, zipped):
         rc, out, err = _weights(capsys, f, "-o", tmp_path / "x.ckpt")
         assert rc == 2 and len(err.strip().splitlines()) == 1, err
         assert "system" in err
     assert not marker.exists(), "nothing from the pickle may run"
     assert not (tmp_path / "x.ckpt").exists()
-    assert _digest(tmp_path) == before
+    assert tree_digest(tmp_path) == before
 
 
 def _good_weights(tmp_path):
@@ -265,7 +249,7 @@ def test_truncated_and_corrupt_weights(tmp_path, capsys):
     cases["noise.ckpt"] = noise
     (bad / "empty.pth").write_bytes(b"")
     cases["empty.pth"] = bad / "empty.pth"
-    before = _digest(bad), pth.read_bytes(), st.read_bytes(), lightning.read_bytes()
+    before = tree_digest(bad), pth.read_bytes(), st.read_bytes(), lightning.read_bytes()
     for name, p in cases.items():
         rc, out, err = _weights(capsys, p, "-o", tmp_path / "o" / "x.ckpt")
         if rc == 0:
@@ -274,23 +258,23 @@ def test_truncated_and_corrupt_weights(tmp_path, capsys):
             continue
         assert rc == 2, (name, rc, err)
         assert len(err.strip().splitlines()) == 1 and err.startswith("msmigrate weights: error:"), (name, err)
-    assert (_digest(bad), pth.read_bytes(), st.read_bytes(), lightning.read_bytes()) == before
+    assert (tree_digest(bad), pth.read_bytes(), st.read_bytes(), lightning.read_bytes()) == before
 
 
 def test_mindspore_ckpt_as_input(tmp_path, capsys):
     ms = pytest.importorskip("mindspore")
     ck = tmp_path / "model.ckpt"
     ms.save_checkpoint([{"name": "w", "data": ms.Tensor(np.ones((2, 2), np.float32))}], str(ck))
-    before = _digest(tmp_path)
+    before = tree_digest(tmp_path)
     rc, out, err = _weights(capsys, ck, "-o", tmp_path / "again.ckpt")
     assert rc == 2 and len(err.strip().splitlines()) == 1
     assert "not a torch checkpoint" in err and "MindSpore .ckpt" in err
     half = tmp_path / "half.ckpt"
     half.write_bytes(ck.read_bytes()[:20])
-    before = _digest(tmp_path)
+    before = tree_digest(tmp_path)
     rc, out, err = _weights(capsys, half, "-o", tmp_path / "again.ckpt")
     assert rc == 2 and len(err.strip().splitlines()) == 1
-    assert _digest(tmp_path) == before
+    assert tree_digest(tmp_path) == before
 
 
 _NET = """
@@ -324,7 +308,7 @@ def test_state_dict_that_does_not_fit(tmp_path, capsys):
     save_file({"fc.weight": np.zeros((5, 3), np.float32),       # wrong shape
                "fc.bias": np.zeros(4, np.float32),
                "junk.weight": np.zeros(7, np.float32)}, str(st))  # unexpected; head.* missing
-    before = _digest(tmp_path)
+    before = tree_digest(tmp_path)
     rc, out, err = _weights(capsys, st, "-o", tmp_path / "n.ckpt", "--net", f"{mod}:make", "--path", moddir)
     assert rc == 1, err
     lines = err.strip().splitlines()
@@ -333,4 +317,4 @@ def test_state_dict_that_does_not_fit(tmp_path, capsys):
         assert name in lines[0], (name, lines[0])
     assert "4 mismatches" in lines[0]
     assert not (tmp_path / "n.ckpt").exists()
-    assert _digest(tmp_path) == before
+    assert tree_digest(tmp_path) == before

@@ -1,12 +1,11 @@
 """Look-ups and dry runs: `msmigrate scan`, `convert --diff`, `convert --check`, `-q/-v`."""
 from __future__ import annotations
 
-import hashlib
 import json
-import textwrap
 from pathlib import Path
 
 from msmigrate.cli import main
+from tests.treeutil import tree_digest, write_tree
 
 PROJECT = {
     "pkg/__init__.py": "",
@@ -30,26 +29,14 @@ PROJECT = {
 }
 
 
-def _write(root: Path, files: dict) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
-def _digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        h.update(str(p.relative_to(root)).encode())
-        if p.is_file():
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def test_scan_table_json_and_verbose(tmp_path, capsys):
     src = tmp_path / "src"
-    _write(src, PROJECT)
-    before = _digest(tmp_path)
+    write_tree(src, PROJECT)
+    before = tree_digest(tmp_path)
     assert main(["scan", str(src)]) == 0
     out = capsys.readouterr().out
     assert "torch API" in out and "mapping" in out
@@ -72,20 +59,20 @@ def test_scan_table_json_and_verbose(tmp_path, capsys):
     assert "torch.nn.Linear" in capsys.readouterr().out
     assert main(["scan", str(tmp_path / "missing")]) == 2
     assert "Traceback" not in capsys.readouterr().err
-    assert _digest(tmp_path) == before, "scan writes nothing"
+    assert tree_digest(tmp_path) == before, "scan writes nothing"
 
 
 def test_convert_diff_writes_nothing(tmp_path, capsys):
     src = tmp_path / "src"
-    _write(src, PROJECT)
-    before = _digest(tmp_path)
+    write_tree(src, PROJECT)
+    before = tree_digest(tmp_path)
     assert main(["convert", str(src), "--diff", "-q"]) == 0
     out = capsys.readouterr().out
     assert "--- a/pkg/models.py" in out and "+++ b/pkg/models.py" in out
     assert "-import torch\n" in out and "+from mindspore import" in out
     assert "-        return torch.flatten(self.fc(x), 1)" in out
     assert "plain.py" not in out, "unchanged files are not in the diff"
-    assert _digest(tmp_path) == before, "--diff must not write anything"
+    assert tree_digest(tmp_path) == before, "--diff must not write anything"
     # even with -o given, nothing is written
     assert main(["convert", str(src), "-o", str(tmp_path / "out"), "--diff", "-q"]) == 0
     capsys.readouterr()
@@ -94,12 +81,12 @@ def test_convert_diff_writes_nothing(tmp_path, capsys):
 
 def test_convert_check_for_ci(tmp_path, capsys):
     src, out = tmp_path / "src", tmp_path / "out"
-    _write(src, PROJECT)
-    before = _digest(tmp_path)
+    write_tree(src, PROJECT)
+    before = tree_digest(tmp_path)
     assert main(["convert", str(src), "--check"]) == 1
     err = capsys.readouterr().err
     assert f"would convert {Path('pkg/models.py')}" in err and "nothing written" in err
-    assert _digest(tmp_path) == before
+    assert tree_digest(tmp_path) == before
     assert main(["convert", str(src), "-o", str(out), "-q"]) == 1        # TODO site -> 1
     for r in ("json", "md", "html"):
         (out / f"msmigrate-report.{r}").unlink()
@@ -111,7 +98,7 @@ def test_convert_check_for_ci(tmp_path, capsys):
 
 def test_convert_quiet_and_verbose(tmp_path, capsys):
     src = tmp_path / "src"
-    _write(src, PROJECT)
+    write_tree(src, PROJECT)
     assert main(["convert", str(src), "-o", str(tmp_path / "o1"), "-q"]) == 1
     o = capsys.readouterr()
     assert o.out == "" and o.err == ""

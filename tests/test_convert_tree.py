@@ -4,37 +4,23 @@ converted code runs without torch)."""
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from msmigrate.cli import main
 from msmigrate.converter import convert_code
+from tests.treeutil import tree_digest, write_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "torch_project"
 
 
-def _write(root: Path, files: dict) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
-def _digest(root: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(root)).encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def _run_without_torch(code: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -93,11 +79,11 @@ PROJECT = {
 
 def test_tree_conversion_contract(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
-    _write(src, PROJECT)
-    before = _digest(src)
+    write_tree(src, PROJECT)
+    before = tree_digest(src)
     rc = main(["convert", str(src), "-o", str(out), "-q"])
     assert rc == 1, "unconverted torch sites must give exit code 1"
-    assert _digest(src) == before, "the source tree must not change"
+    assert tree_digest(src) == before, "the source tree must not change"
     assert (out / "pkg" / "data.txt").read_text() == "not python\n"
     for p in out.rglob("*.py"):
         ast.parse(p.read_text(encoding="utf-8"))
@@ -148,7 +134,7 @@ def test_tree_conversion_contract(tmp_path):
 
 def test_second_pass_is_noop(tmp_path):
     src, out, out2 = tmp_path / "src", tmp_path / "out", tmp_path / "out2"
-    _write(src, PROJECT)
+    write_tree(src, PROJECT)
     main(["convert", str(src), "-o", str(out), "-q"])
     (out / "msmigrate-report.json").unlink()
     (out / "msmigrate-report.md").unlink()
@@ -159,7 +145,7 @@ def test_second_pass_is_noop(tmp_path):
 
 def test_usage_errors(tmp_path, capsys):
     src = tmp_path / "src"
-    _write(src, {"a.py": "import torch\n"})
+    write_tree(src, {"a.py": "import torch\n"})
     assert main(["convert", str(src), "-o", str(src / "inside")]) == 2
     assert main(["convert", str(src), "-o", str(src)]) == 2
     assert main(["convert", str(tmp_path / "missing"), "-o", str(tmp_path / "o")]) == 2
@@ -184,7 +170,7 @@ def test_single_file_and_clean_exit(tmp_path):
 
 def test_bad_files_are_copied_and_reported(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
-    _write(src, {"ok.py": "import torch\nx = torch.float32\n", "broken.py": "def f(:\n    pass\n"})
+    write_tree(src, {"ok.py": "import torch\nx = torch.float32\n", "broken.py": "def f(:\n    pass\n"})
     (src / "latin.py").write_bytes(b"# \xe9\xe8\nimport torch\n")
     (src / "bin.py").write_bytes(b"\x00\x01\x02")
     rc = main(["convert", str(src), "-o", str(out), "-q"])

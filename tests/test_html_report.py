@@ -7,13 +7,13 @@ import os
 import re
 import shutil
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from msmigrate import html_report
 from msmigrate.cli import main
+from tests.treeutil import write_tree
 
 PROJECT = {
     "pkg/__init__.py": "",
@@ -41,18 +41,13 @@ PROJECT = {
 }
 
 
-def _write(root: Path, files: dict) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("html")
     src, out = tmp / "src", tmp / "out"
-    _write(src, PROJECT)
+    write_tree(src, PROJECT)
     assert main(["convert", str(src), "-o", str(out), "-q"]) == 1
     return out
 
@@ -90,7 +85,7 @@ def test_written_self_contained_and_escaped(converted):
 def test_diff_is_capped(tmp_path, monkeypatch):
     src, out = tmp_path / "src", tmp_path / "out"
     body = "".join(f"    x{i} = torch.zeros({i})\n" for i in range(400))
-    _write(src, {"big.py": "import torch\n\ndef f():\n" + body})
+    write_tree(src, {"big.py": "import torch\n\ndef f():\n" + body})
     monkeypatch.setattr(html_report, "MAX_DIFF_ROWS_PER_FILE", 50)
     assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
     page = (out / "msmigrate-report.html").read_text()

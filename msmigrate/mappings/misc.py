@@ -2,7 +2,7 @@
 often imports."""
 from __future__ import annotations
 
-from ..registry import CONVERTED, DIFFERENCE, mapping
+from ..registry import DIFFERENCE, mapping
 
 T = "tests/parity/test_misc.py"
 
