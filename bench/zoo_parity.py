@@ -126,15 +126,17 @@ def ms_side(work: Path, archs) -> None:
             io = np.load(run / "io.npz")
             x, y = io["x"], io["y"]
             tol = RTOL * max(1.0, float(np.abs(y).max()))
+            # one network, built and loaded once, run in both modes
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+            net = getattr(tvm, arch)()
+            not_loaded, unused = ms.load_param_into_net(net, ms.load_checkpoint(str(run / "weights.ckpt")),
+                                                        strict_load=True)
+            if not_loaded or unused:
+                raise RuntimeError(f"checkpoint mismatch: not loaded {not_loaded[:3]}, unused {unused[:3]}")
+            net.set_train(False)
             for mode in ("pynative", "graph"):
                 ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
                 try:
-                    net = getattr(tvm, arch)()
-                    not_loaded, unused = ms.load_param_into_net(net, ms.load_checkpoint(str(run / "weights.ckpt")),
-                                                                strict_load=True)
-                    if not_loaded or unused:
-                        raise RuntimeError(f"checkpoint mismatch: not loaded {not_loaded[:3]}, unused {unused[:3]}")
-                    net.set_train(False)
                     out = net(ms.Tensor(x))
                     if isinstance(out, tuple):
                         out = out[0]
