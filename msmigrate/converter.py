@@ -61,7 +61,13 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
 
 
 def compat_source() -> str:
-    return (TEMPLATES / "_ms_compat.py").read_text(encoding="utf-8")
+    """The emitted helper module: the core template, then one section per file in
+    templates/compat_parts/ (data loading, optimizers, training steps...)."""
+    parts = [(TEMPLATES / "_ms_compat.py").read_text(encoding="utf-8")]
+    for part in sorted((TEMPLATES / "compat_parts").glob("*.py")):
+        title = part.stem.replace("_", " ")
+        parts.append(f"\n\n# {'=' * 70}\n# {title}\n# {'=' * 70}\n" + part.read_text(encoding="utf-8"))
+    return "".join(parts)
 
 
 # ------------------------------------------------------------------ worker

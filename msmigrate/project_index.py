@@ -18,9 +18,13 @@ TORCH_ECOSYSTEM = (
 _MODULE_BASE_PREFIXES = ("torch.nn.",)
 
 
+# torch-only modules of framework-neutral packages (safetensors.numpy needs no torch).
+TORCH_SUBMODULES = ("safetensors.torch",)
+
+
 def is_torch_name(qname: str) -> bool:
     top = qname.split(".", 1)[0]
-    return top in TORCH_ECOSYSTEM
+    return top in TORCH_ECOSYSTEM or any(qname == m or qname.startswith(m + ".") for m in TORCH_SUBMODULES)
 
 
 @dataclass

@@ -100,9 +100,9 @@ def _reject(b, name: str, ok: Sequence[str], why: str) -> None:
 
 
 def _deprecated_reduction(b) -> None:
-    for n in ("size_average", "reduce"):
-        _reject(b, n, ("None",), "the deprecated size_average/reduce flags are not translated; use reduction=")
-        b.remove(n)
+    # literal size_average/reduce flags become reduction= (torch's rule); others make a TODO
+    from .losses import legacy_reduction
+    legacy_reduction(b)
 
 
 def _tuple_elems(code: str, n: int):
@@ -728,7 +728,7 @@ rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy
 def _kl_div(ctx):
     b = ctx.bound
     _deprecated_reduction(b)
-    _reject(b, "log_target", ("False",), "log_target=True is not converted")
+    _reject(b, "log_target", ("False", "True"), "a log_target known only at run time is not converted")
     red = b.code("reduction") or "'mean'"
     r = _lit_or(red)
     branches = {"none": "{l}", "sum": "ops.sum({l})", "mean": "ops.mean({l})", "batchmean": "ops.sum({l}) / {input}.shape[0]"}
@@ -743,11 +743,14 @@ def _kl_div(ctx):
     # torch's xlogy(target, target): 0 where target == 0 (MindSpore's xlogy gives nan there)
     pointwise = ("(ops.where({target} == 0, 0.0, {target} * ops.log(ops.where({target} == 0, 1.0, {target})))"
                  " - {target} * {input})")
+    if b.code("log_target") == "True":
+        pointwise = "(ops.exp({target}) * ({target} - {input}))"   # the target holds log-probabilities
     return _let(ctx, {"input": _need(b, "input"), "target": _need(b, "target")}, reduce.replace("{l}", pointwise))
 
 
 rule(P + "kl_div", None, args=("input", "target", "size_average", "reduce", "reduction", "log_target"),
-     note="composed as torch computes it, xlogy(target, target) - target * input (0 where target == 0), then the reduction "
+     note="composed as torch computes it, xlogy(target, target) - target * input (0 where target == 0), or "
+          "exp(target) * (target - input) with log_target=True, then the reduction "
           "('batchmean' divides the sum by the batch size): ops.kl_div gives no gradient to the target. "
           "Where a differentiated target is exactly 0 torch's target gradient is nan, this one's is 0",
      test=_LOSS)(_kl_div)

@@ -40,12 +40,7 @@ mapping("Module.modules", "expr:_ms_compat.cells({self})", test=f"{T}::test_modu
 mapping("Module.named_modules", "method:cells_and_names", test=f"{T}::test_module_methods")
 mapping("Module.children", "method:cells", test=f"{T}::test_module_methods")
 mapping("Module.named_children", "expr:{self}.name_cells().items()", test=f"{T}::test_module_methods")
-mapping("Module.state_dict", "method:parameters_dict", status=DIFFERENCE,
-        note="MindSpore's names differ for norm layers (gamma/beta/moving_*)", test=f"{T}::test_module_methods")
-mapping("Module.load_state_dict", "expr:ms.load_param_into_net({self}, {state_dict})",
-        args=("state_dict", "strict", "assign"), status=DIFFERENCE,
-        note="load_param_into_net never raises on missing keys: check the (not loaded, unused) lists it returns",
-        test=f"{T}::test_module_methods")
+# Module.state_dict / Module.load_state_dict: see mappings/checkpoints.py
 mapping("Module.register_buffer", "_ms_compat.register_buffer", args=("name", "tensor", "persistent"),
         target_args=("cell", "name", "tensor", "persistent"),
         note="persistent buffers become Parameters with requires_grad=False so checkpoints keep them",
@@ -120,13 +115,7 @@ rule("torch.utils.checkpoint.checkpoint", None, args=("function",), status=DIFFE
      note="called directly: activations are kept (use Cell.recompute() to trade compute for memory)",
      test=f"{T}::test_jit_hints")(_checkpoint)
 
-# ------------------------------------------------------------ data (as base classes)
-mapping("torch.utils.data.Dataset", "object", status=DIFFERENCE,
-        note="MindSpore's GeneratorDataset takes any object with __getitem__/__len__; wrap it with "
-             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test="tests/parity/test_data_base.py::test_dataset_base")
-mapping("torch.utils.data.IterableDataset", "object", status=DIFFERENCE,
-        note="MindSpore's GeneratorDataset takes any iterable; wrap it with "
-             "mindspore.dataset.GeneratorDataset(dataset, column_names=[...])", test="tests/parity/test_data_base.py::test_dataset_base")
+# (torch.utils.data.Dataset / IterableDataset as base classes: see mappings/data.py)
 mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name", "symbolic_fn", "opset_version"),
         note="ONNX exporter registration; MindSpore exports MindIR with mindspore.export", test=f"{T}::test_jit_hints")
 

@@ -1,0 +1,51 @@
+"""Checkpoints: torch.save/torch.load, state_dict/load_state_dict (models and optimizers),
+safetensors. The emitted helpers live in templates/compat_parts/checkpoints.py."""
+from __future__ import annotations
+
+from ..registry import DIFFERENCE, mapping
+
+T = "tests/parity/test_checkpoints.py"
+
+_SAVE_NOTE = ("writes a MindSpore checkpoint (mindspore.save_checkpoint) at exactly the path given, also for "
+              ".pt/.pth names; the structure around the tensors (dicts, lists, epoch, accuracy...) is kept so "
+              "_ms_compat.load gives it back. A whole model (torch.save(model)) is saved as its parameters: "
+              "loading that file raises, save model.state_dict() instead")
+_LOAD_NOTE = ("reads what the converted program saved, MindSpore checkpoints, torch.save files (zip or legacy) and "
+              ".safetensors, without torch and without running pickled code (only tensors, containers, numbers "
+              "and strings are accepted; whole pickled models are refused); tensors come back as "
+              "mindspore.Tensor; map_location/weights_only/mmap are ignored")
+for _save in ("torch.save", "torch.serialization.save"):
+    mapping(_save, "_ms_compat.save",
+            args=("obj", "f", "pickle_module", "pickle_protocol", "_use_new_zipfile_serialization",
+                  "_disable_byteorder_record"),
+            target_args=("obj", "f"),
+            drop=("pickle_module", "pickle_protocol", "_use_new_zipfile_serialization", "_disable_byteorder_record"),
+            status=DIFFERENCE, note=_SAVE_NOTE, test=f"{T}::test_training_checkpoint_round_trip")
+for _load in ("torch.load", "torch.serialization.load"):
+    mapping(_load, "_ms_compat.load", args=("f", "map_location", "pickle_module", "weights_only", "mmap"),
+            target_args=("f",), drop=("map_location", "pickle_module", "weights_only", "mmap"),
+            status=DIFFERENCE, note=_LOAD_NOTE, test=f"{T}::test_torch_checkpoint_loads_into_converted_model")
+
+mapping("Module.state_dict", "_ms_compat.state_dict", args=("destination", "prefix", "keep_vars"),
+        target_args=("module",), status=DIFFERENCE,
+        note="MindSpore's names (BatchNorm gamma/beta/moving_mean/moving_variance, LayerNorm gamma/beta, Embedding "
+             "embedding_table); load_state_dict accepts these and torch's. An optimizer's state_dict has torch's "
+             "layout ({'state': {index: {...}}, 'param_groups': [...]})",
+        test=f"{T}::test_training_checkpoint_round_trip")
+mapping("Module.load_state_dict", "_ms_compat.load_state_dict", args=("state_dict", "strict", "assign"),
+        target_args=("module", "state_dict"), drop=("assign",),
+        note="takes MindSpore's or torch's parameter names (renamed, Conv1d weights reshaped, num_batches_tracked "
+             "dropped); strict=True raises listing every missing and unexpected key; returns (missing_keys, "
+             "unexpected_keys). Optimizers: torch's Adam/AdamW/SGD state loads into mindspore.experimental.optim",
+        test=f"{T}::test_torch_checkpoint_loads_into_converted_model")
+
+# safetensors.torch: the same file format, written and read with NumPy
+mapping("safetensors.torch.save_file", "_ms_compat.safetensors_save_file", args=("tensors", "filename", "metadata"),
+        target_args=("tensors", "filename", "metadata"), test=f"{T}::test_safetensors")
+mapping("safetensors.torch.load_file", "_ms_compat.safetensors_load_file", args=("filename", "device"),
+        target_args=("filename",), drop=("device",), note="tensors come back as mindspore.Tensor",
+        test=f"{T}::test_safetensors")
+mapping("safetensors.torch.save", "_ms_compat.safetensors_save", args=("tensors", "metadata"),
+        target_args=("tensors", "metadata"), test=f"{T}::test_safetensors")
+mapping("safetensors.torch.load", "_ms_compat.safetensors_load", args=("data",), target_args=("data",),
+        note="tensors come back as mindspore.Tensor", test=f"{T}::test_safetensors")

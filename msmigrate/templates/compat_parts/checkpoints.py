@@ -1,0 +1,855 @@
+"""Checkpoints: torch.save / torch.load, state_dict / load_state_dict, safetensors.
+
+What the converted program writes
+    save(obj, path) writes a MindSpore checkpoint (mindspore.save_checkpoint) at exactly
+    the path the program gives, also when it ends in .pt or .pth (MindSpore itself would
+    append .ckpt). Every tensor in `obj` becomes one checkpoint entry named by where it
+    sits in `obj`: a plain state_dict keeps its own keys, obj['model']['conv.weight']
+    becomes 'model/conv.weight'. Everything around the tensors (dicts, lists, tuples,
+    numbers, strings, None) is kept as JSON in the entry '__torch_save_layout__', so
+    load(path) gives back exactly what was saved. Top-level numbers and strings (epoch,
+    best_acc) are also written as ordinary append_dict entries for MindSpore tools (which
+    store floats as float32; the JSON keeps the exact value).
+
+What the converted program reads
+    load(path) reads those files, plain MindSpore checkpoints, files written by torch.save
+    (.pt/.pth/.bin, zip or legacy format) and .safetensors files. torch files are pickles:
+    they are read by a restricted unpickler that only accepts what a checkpoint of tensors
+    needs (torch's tensor-rebuild functions, OrderedDict, containers, numbers, strings).
+    Anything else is refused with UnsafeCheckpointError before it can run: no code from
+    the file is executed and torch is not needed. Tensors come back as mindspore.Tensor.
+
+Names
+    model.state_dict() is MindSpore's Cell.state_dict(): MindSpore's parameter names
+    (BatchNorm gamma/beta/moving_mean/moving_variance, LayerNorm gamma/beta, Embedding
+    embedding_table). load_state_dict() accepts those and torch's names, so checkpoints
+    written by torch load too; strict=True raises listing every missing and unexpected key.
+    Values are copied into the existing Parameters (ops.assign), so a training step already
+    compiled with mindspore.jit sees them.
+
+Optimizers
+    optimizer.state_dict() has torch's layout: {'state': {index: {'step', 'exp_avg', ...}},
+    'param_groups': [{'lr': ..., 'params': [indices]}]}, so a torch Adam/AdamW/SGD state loads
+    into the mindspore.experimental.optim based optimizers and training continues as in torch.
+"""
+import argparse
+import collections
+import io
+import json
+import os
+import pickle
+import shutil
+import struct
+import tempfile
+import zipfile
+
+from mindspore import Parameter, ParameterTuple
+
+_LAYOUT_KEY = "__torch_save_layout__"
+
+
+class UnsafeCheckpointError(pickle.UnpicklingError):
+    """A torch file needs a Python object that a checkpoint of tensors never needs.
+    It was refused before anything from the file ran."""
+
+
+# ============================================================ save / load
+def save(obj, f):
+    """torch.save(obj, f): write `obj` (tensors inside dicts/lists, numbers, strings) as a
+    MindSpore checkpoint at `f` (a path or a binary file object). A whole model
+    (torch.save(model, ...)) is saved as its parameters: load() of that file raises,
+    since the model cannot be rebuilt from a checkpoint; use model.state_dict()."""
+    entries = _Entries()
+    if isinstance(obj, nn.Cell):
+        layout = {"cell": type(obj).__qualname__}
+        for key, value in obj.state_dict().items():
+            entries.add(value, (key,), "tensor")
+    else:
+        layout = _encode(obj, (), entries)
+    append = {_LAYOUT_KEY: json.dumps(layout)}
+    if isinstance(obj, dict):
+        # plain top-level values, visible to mindspore.load_checkpoint too
+        for k, v in obj.items():
+            if isinstance(k, str) and k not in entries.names and _plain_scalar(v):
+                append[k] = v
+    _write_checkpoint(entries.items, append, f)
+
+
+def load(f):
+    """torch.load(f): what save() wrote, a MindSpore checkpoint, a torch.save file or a
+    .safetensors file (a path or a binary file object). Tensors come back as
+    mindspore.Tensor. map_location/weights_only have no meaning here: nothing is
+    placed on a device and only data is ever read."""
+    with _local_file(f) as path:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+        if not head:
+            raise EOFError(f"{path} is empty")
+        if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+            return _read_torch_zip(path)
+        if head[:1] == b"\x80":
+            return _read_torch_legacy(path)
+        if len(head) > 8 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < os.path.getsize(path):
+            with open(path, "rb") as fh:
+                return safetensors_load(fh.read())
+        return _read_ms_checkpoint(path)
+
+
+def _plain_scalar(v):
+    if isinstance(v, bool) or isinstance(v, str) or isinstance(v, float):
+        return True
+    return isinstance(v, int) and -2 ** 63 <= v < 2 ** 63
+
+
+class _Entries:
+    """The tensors of a saved object, as checkpoint entries; each tensor is stored once."""
+
+    def __init__(self):
+        self.items, self.names, self.by_id = [], set(), {}
+
+    def add(self, tensor, path, kind):
+        if id(tensor) not in self.by_id:  # a tensor that appears twice (tied weights) is stored once
+            name = "/".join(str(p) for p in path) or kind
+            while name in self.names or name == _LAYOUT_KEY:
+                name += "'"
+            self.names.add(name)
+            self.by_id[id(tensor)] = name
+            self.items.append({"name": name, "data": tensor if kind == "tensor" else ms.Tensor(tensor)})
+        return self.by_id[id(tensor)]
+
+
+def _encode(obj, path, entries):
+    """JSON for `obj`; its tensors go to `entries` and are referred to by entry name."""
+    if isinstance(obj, np.generic):  # before float: numpy.float64 is a float
+        return {"npscalar": [obj.dtype.str, obj.item()]}
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, (ms.Tensor, np.ndarray)):
+        kind = "tensor" if isinstance(obj, ms.Tensor) else "ndarray"
+        if 0 in obj.shape:  # MindSpore checkpoints drop empty tensors: keep shape and dtype here
+            dtype = obj.asnumpy().dtype if kind == "tensor" else obj.dtype
+            return {"empty": [list(obj.shape), dtype.str, kind]}
+        return {kind: entries.add(obj, path, kind)}
+    if isinstance(obj, dict):
+        kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
+        return {kind: [[_encode_key(k), _encode(v, path + (k,), entries)] for k, v in obj.items()]}
+    if isinstance(obj, (list, tuple)):
+        kind = "tuple" if isinstance(obj, tuple) else "list"
+        return {kind: [_encode(v, path + (i,), entries) for i, v in enumerate(obj)]}
+    if isinstance(obj, argparse.Namespace):
+        return {"namespace": _encode(vars(obj), path, entries)["dict"]}
+    raise TypeError(f"cannot save a {type(obj).__name__} at {'/'.join(map(str, path)) or 'top level'} in a "
+                    f"MindSpore checkpoint: it holds tensors, numbers, strings, None, dicts, lists and tuples "
+                    f"(torch.save would pickle this object)")
+
+
+def _encode_key(k):
+    if k is None or isinstance(k, (bool, int, float, str)):
+        return k
+    if isinstance(k, tuple):
+        return {"tuple": [_encode_key(x) for x in k]}
+    raise TypeError(f"cannot save a dict key of type {type(k).__name__} in a MindSpore checkpoint")
+
+
+def _decode(node, tensors):
+    if not isinstance(node, dict):
+        return node
+    (kind, value), = node.items()
+    if kind == "tensor":
+        return tensors[value].value()
+    if kind == "ndarray":
+        return tensors[value].asnumpy()
+    if kind == "empty":
+        shape, dtype, what = value
+        arr = np.zeros(shape, np.dtype(dtype))
+        return ms.Tensor(arr) if what == "tensor" else arr
+    if kind == "npscalar":
+        return np.dtype(value[0]).type(value[1])
+    if kind in ("dict", "odict", "namespace"):
+        items = [(_decode(k, tensors), _decode(v, tensors)) for k, v in value]
+        if kind == "namespace":
+            return argparse.Namespace(**dict(items))
+        return collections.OrderedDict(items) if kind == "odict" else dict(items)
+    if kind == "list":
+        return [_decode(v, tensors) for v in value]
+    if kind == "tuple":
+        return tuple(_decode(v, tensors) for v in value)
+    raise ValueError(f"unknown entry {kind!r} in the checkpoint layout")
+
+
+def _write_checkpoint(entries, append, f):
+    if not isinstance(f, (str, os.PathLike)):  # a file object: write a temporary file, copy its bytes
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "checkpoint.ckpt")
+            ms.save_checkpoint(entries, path, append_dict=append)
+            with open(path, "rb") as fh:
+                f.write(fh.read())
+        return
+    path = os.fspath(f)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {folder} does not exist.")
+    # mindspore.save_checkpoint appends '.ckpt' to other names: write next to the target,
+    # then rename, which also replaces an older file in one step
+    tmp = f"{path}.{os.getpid()}.tmp.ckpt"
+    try:
+        ms.save_checkpoint(entries, tmp, append_dict=append)
+        os.chmod(tmp, 0o644)  # MindSpore makes checkpoints read-only; torch does not
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _read_ms_checkpoint(path):
+    with _ckpt_named(path) as name:
+        raw = ms.load_checkpoint(name)
+    layout = raw.pop(_LAYOUT_KEY, None)
+    if layout is None:  # written by MindSpore itself: names -> tensors (and its append_dict values)
+        return {k: (v.value() if isinstance(v, Parameter) else v) for k, v in raw.items()}
+    layout = json.loads(layout)
+    if isinstance(layout, dict) and "cell" in layout:
+        raise MigrationError(
+            f"{path} holds a whole model ({layout['cell']}) saved with torch.save(model): MindSpore cannot "
+            f"rebuild a model object from a checkpoint. Create the model and call "
+            f"model.load_state_dict(load(path)) instead")
+    return _decode(layout, raw)
+
+
+class _local_file:
+    """A path for `f`: the path itself, or a temporary copy of a file object's bytes."""
+
+    def __init__(self, f):
+        self.f, self.tmp = f, None
+
+    def __enter__(self):
+        if isinstance(self.f, (str, os.PathLike)):
+            return os.fspath(self.f)
+        self.tmp = tempfile.mkdtemp()
+        path = os.path.join(self.tmp, "checkpoint")
+        with open(path, "wb") as out:
+            out.write(self.f.read())
+        return path
+
+    def __exit__(self, *exc):
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class _ckpt_named:
+    """mindspore.load_checkpoint only opens names ending in .ckpt: link other names."""
+
+    def __init__(self, path):
+        self.path, self.tmp = path, None
+
+    def __enter__(self):
+        if self.path.endswith(".ckpt"):
+            return self.path
+        self.tmp = tempfile.mkdtemp()
+        link = os.path.join(self.tmp, "checkpoint.ckpt")
+        try:
+            os.symlink(os.path.abspath(self.path), link)
+        except OSError:
+            shutil.copyfile(self.path, link)
+        return link
+
+    def __exit__(self, *exc):
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ============================================================ torch files, without torch
+class _TorchName:
+    """Stands for a torch class or dtype a checkpoint pickle names (torch.FloatStorage,
+    torch.float32, torch.Tensor). It cannot be called or modified."""
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, name, dtype=None):
+        self.name, self.dtype = name, dtype
+
+    def __call__(self, *args, **kwargs):
+        raise UnsafeCheckpointError(f"the pickle calls {self.name}(...), which a checkpoint never does")
+
+    def __setstate__(self, state):
+        raise UnsafeCheckpointError(f"the pickle modifies {self.name}, which a checkpoint never does")
+
+    def __repr__(self):
+        return self.name
+
+
+class _TorchStorage:
+    """One storage record of the file; its bytes are read when a tensor uses it."""
+    __slots__ = ("key", "dtype", "numel")
+
+    def __init__(self, key, dtype, numel):
+        self.key, self.dtype, self.numel = key, dtype, numel
+
+    def __setstate__(self, state):
+        raise UnsafeCheckpointError("the pickle modifies a storage record")
+
+
+class _TorchTensor:
+    """One tensor record: a view (offset, shape, strides in elements) into a storage."""
+    __slots__ = ("storage", "offset", "shape", "stride", "dtype")
+
+    def __init__(self, storage, offset, shape, stride, dtype):
+        self.storage, self.offset, self.shape, self.stride, self.dtype = storage, offset, shape, stride, dtype
+
+    def __setstate__(self, state):
+        raise UnsafeCheckpointError("the pickle modifies a tensor record")
+
+
+class _Allowed:
+    """A function the pickle may call, wrapped so the pickle cannot modify it."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __setstate__(self, state):
+        raise UnsafeCheckpointError("the pickle modifies an allowed function")
+
+
+def _ints(x, what):
+    if isinstance(x, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in x):
+        return tuple(x)
+    raise pickle.UnpicklingError(f"malformed tensor record: {what} {x!r:.60}")
+
+
+def _tensor_record(storage, offset, size, stride, dtype=None):
+    if not isinstance(storage, _TorchStorage) or not isinstance(offset, int) or offset < 0:
+        raise pickle.UnpicklingError("malformed tensor record")
+    size, stride = _ints(size, "size"), _ints(stride, "stride")
+    if len(size) != len(stride):
+        raise pickle.UnpicklingError("malformed tensor record: size and stride differ in length")
+    if dtype is not None and not (isinstance(dtype, _TorchName) and dtype.dtype):
+        raise pickle.UnpicklingError("malformed tensor record: dtype")
+    return _TorchTensor(storage, offset, size, stride, dtype.dtype if dtype is not None else storage.dtype)
+
+
+def _rebuild_tensor(storage, offset, size, stride):
+    return _tensor_record(storage, offset, size, stride)
+
+
+def _rebuild_tensor_v2(storage, offset, size, stride, requires_grad=False, hooks=None, metadata=None):
+    return _tensor_record(storage, offset, size, stride)
+
+
+def _rebuild_tensor_v3(storage, offset, size, stride, requires_grad, hooks, dtype, metadata=None):
+    return _tensor_record(storage, offset, size, stride, dtype)
+
+
+def _rebuild_parameter(data, requires_grad=False, hooks=None, state=None):
+    if not isinstance(data, _TorchTensor):
+        raise pickle.UnpicklingError("malformed parameter record")
+    return data
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    # torch.Tensor subclasses: only plain Tensor/Parameter with an allowed rebuild function
+    if not (isinstance(func, _Allowed) and isinstance(new_type, _TorchName) and new_type.dtype is None
+            and isinstance(args, tuple)):
+        raise UnsafeCheckpointError("the pickle rebuilds a tensor of a type other than torch.Tensor")
+    return func(*args)
+
+
+def _latin1_bytes(text, encoding="latin1"):
+    # protocol-2 pickles store bytes as _codecs.encode(text, 'latin1')
+    if isinstance(text, str) and encoding in ("latin1", "latin-1"):
+        return text.encode("latin1")
+    raise UnsafeCheckpointError("the pickle calls _codecs.encode with another encoding")
+
+
+# numpy dtype of each torch storage class and dtype ('bfloat16' has no numpy dtype: read as uint16)
+_TORCH_DTYPES = {
+    "Float": "<f4", "Double": "<f8", "Half": "<f2", "BFloat16": "bfloat16", "Long": "<i8", "Int": "<i4",
+    "Short": "<i2", "Char": "i1", "Byte": "u1", "Bool": "?", "ComplexFloat": "<c8", "ComplexDouble": "<c16",
+}
+_TORCH_DTYPE_NAMES = {
+    "float32": "<f4", "float": "<f4", "float64": "<f8", "double": "<f8", "float16": "<f2", "half": "<f2",
+    "bfloat16": "bfloat16", "int64": "<i8", "long": "<i8", "int32": "<i4", "int": "<i4", "int16": "<i2",
+    "short": "<i2", "int8": "i1", "uint8": "u1", "bool": "?", "complex64": "<c8", "complex128": "<c16",
+}
+_TORCH_PICKLE_GLOBALS = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("builtins", "set"): set,
+    ("builtins", "frozenset"): frozenset,
+    ("torch", "Size"): tuple,
+    ("_codecs", "encode"): _Allowed(_latin1_bytes),
+    ("torch._utils", "_rebuild_tensor"): _Allowed(_rebuild_tensor),
+    ("torch._utils", "_rebuild_tensor_v2"): _Allowed(_rebuild_tensor_v2),
+    ("torch._utils", "_rebuild_tensor_v3"): _Allowed(_rebuild_tensor_v3),
+    ("torch._utils", "_rebuild_parameter"): _Allowed(_rebuild_parameter),
+    ("torch._utils", "_rebuild_parameter_with_state"): _Allowed(_rebuild_parameter),
+    ("torch._tensor", "_rebuild_from_type_v2"): _Allowed(_rebuild_from_type_v2),
+    ("torch", "Tensor"): _TorchName("torch.Tensor"),
+    ("torch._tensor", "Tensor"): _TorchName("torch.Tensor"),
+    ("torch.nn.parameter", "Parameter"): _TorchName("torch.nn.Parameter"),
+}
+for _n, _d in _TORCH_DTYPES.items():
+    for _m in ("torch", "torch.storage"):
+        _TORCH_PICKLE_GLOBALS[(_m, _n + "Storage")] = _TorchName(f"torch.{_n}Storage", _d)
+for _n, _d in _TORCH_DTYPE_NAMES.items():
+    _TORCH_PICKLE_GLOBALS[("torch", _n)] = _TorchName(f"torch.{_n}", _d)
+
+
+class _TorchUnpickler(pickle.Unpickler):
+    """Unpickles a torch checkpoint; every global the pickle names must be in
+    _TORCH_PICKLE_GLOBALS, so a file cannot make this process run anything."""
+
+    def __init__(self, file, source, storages):
+        super().__init__(file, encoding="utf-8")
+        self.source, self.storages = source, storages
+
+    def find_class(self, module, name):
+        allowed = _TORCH_PICKLE_GLOBALS.get((module, name))
+        if allowed is not None:
+            return allowed
+        if module.startswith("torch"):
+            raise MigrationError(
+                f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
+                f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
+                f"torch, then load it into the converted model with load_state_dict")
+        raise UnsafeCheckpointError(
+            f"refusing to load {self.source}: it needs '{module}.{name}', which is not a tensor, container, "
+            f"number or string, and loading it could run code from the file (nothing was run). If the file "
+            f"holds a whole model or other Python objects, save only state_dicts and plain values in torch")
+
+    def persistent_load(self, pid):
+        # ('storage', storage class, key, location, number of elements[, view])
+        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
+                and isinstance(pid[1], _TorchName) and pid[1].dtype and isinstance(pid[4], int)):
+            raise UnsafeCheckpointError(f"refusing to load {self.source}: unknown persistent record {pid!r:.80}")
+        if len(pid) > 5 and pid[5] is not None:
+            raise pickle.UnpicklingError(f"{self.source}: storage views of the oldest torch format are not supported")
+        key = str(pid[2])
+        if key not in self.storages:
+            self.storages[key] = _TorchStorage(key, pid[1].dtype, pid[4])
+        return self.storages[key]
+
+
+def _unpickle(fh, source, storages):
+    try:
+        return _TorchUnpickler(fh, source, storages).load()
+    except (pickle.UnpicklingError, MigrationError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a truncated or corrupt file
+        raise pickle.UnpicklingError(f"{source}: corrupt or truncated checkpoint ({type(e).__name__}: {e})") from None
+
+
+def _to_mindspore(obj, storage_bytes, big_endian=False):
+    """Replace the tensor records in an unpickled structure by mindspore.Tensor."""
+    if isinstance(obj, _TorchTensor):
+        raw = storage_bytes(obj.storage)
+        bf16 = obj.dtype == "bfloat16"
+        dtype = np.dtype("<u2" if bf16 else obj.dtype)
+        if big_endian:
+            dtype = dtype.newbyteorder(">")
+        flat = np.frombuffer(raw, dtype, count=len(raw) // dtype.itemsize)
+        last = obj.offset + sum((n - 1) * s for n, s in zip(obj.shape, obj.stride))
+        if 0 in obj.shape:
+            arr = np.zeros(obj.shape, dtype)
+        elif last >= flat.size:
+            raise pickle.UnpicklingError(f"tensor reaches past the end of storage {obj.storage.key} (corrupt file)")
+        else:
+            arr = np.lib.stride_tricks.as_strided(flat[obj.offset:], obj.shape,
+                                                  [s * dtype.itemsize for s in obj.stride])
+        arr = np.array(arr, dtype=dtype.newbyteorder("="), copy=True)
+        if bf16:
+            return ms.Tensor((arr.astype(np.uint32) << 16).view(np.float32)).astype(ms.bfloat16)
+        return ms.Tensor(arr)
+    if isinstance(obj, _TorchName):
+        return getattr(ms, obj.name[len("torch."):], obj.name) if obj.dtype else obj.name
+    if isinstance(obj, dict):
+        out = type(obj)() if isinstance(obj, collections.OrderedDict) else {}
+        for k, v in obj.items():
+            out[k] = _to_mindspore(v, storage_bytes, big_endian)
+        return out
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return type(obj)(_to_mindspore(v, storage_bytes, big_endian) for v in obj)
+    return obj
+
+
+def _itemsize(dtype):
+    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+
+
+def _nbytes(storage):
+    return storage.numel * _itemsize(storage.dtype)
+
+
+def _read_torch_zip(path):
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        pkl = min((n for n in names if n == "data.pkl" or n.endswith("/data.pkl")), key=len, default=None)
+        if pkl is None:
+            raise pickle.UnpicklingError(f"{path} is a zip archive without data.pkl, not a torch.save file")
+        prefix = pkl[:-len("data.pkl")]
+        if any(n.startswith(prefix + "code/") for n in names):
+            raise MigrationError(f"{path} is a TorchScript archive (torch.jit.save): it cannot be loaded in "
+                                 f"MindSpore; save model.state_dict() with torch.save instead")
+        big = prefix + "byteorder" in names and zf.read(prefix + "byteorder").strip() == b"big"
+        storages = {}
+        obj = _unpickle(io.BytesIO(zf.read(pkl)), path, storages)
+
+        def storage_bytes(storage):
+            raw = zf.read(f"{prefix}data/{storage.key}")
+            if len(raw) < _nbytes(storage):
+                raise pickle.UnpicklingError(f"{path}: storage {storage.key} is truncated")
+            return raw[:_nbytes(storage)]
+        return _to_mindspore(obj, storage_bytes, big)
+
+
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+
+
+def _read_torch_legacy(path):
+    """torch.save(..., _use_new_zipfile_serialization=False): pickles, then raw storages."""
+    with open(path, "rb") as fh:
+        if _unpickle(fh, path, {}) != _LEGACY_MAGIC:
+            raise pickle.UnpicklingError(f"{path} is a pickle but not a torch checkpoint")
+        _unpickle(fh, path, {})                    # protocol version
+        info = _unpickle(fh, path, {})             # byte order, sizes
+        big = isinstance(info, dict) and info.get("little_endian") is False
+        storages = {}
+        obj = _unpickle(fh, path, storages)
+        keys = _unpickle(fh, path, {})
+        data = {}
+        for key in keys:
+            storage = storages.get(key)
+            count = fh.read(8)
+            if storage is None or len(count) != 8:
+                raise pickle.UnpicklingError(f"{path}: corrupt or truncated legacy checkpoint")
+            numel = struct.unpack(">q" if big else "<q", count)[0]
+            if numel < 0:
+                raise pickle.UnpicklingError(f"{path}: corrupt legacy checkpoint")
+            size = numel * _itemsize(storage.dtype)
+            data[key] = fh.read(size)
+            if len(data[key]) != size:
+                raise pickle.UnpicklingError(f"{path}: storage {key} is truncated")
+    return _to_mindspore(obj, lambda s: data[s.key], big)
+
+
+# ============================================================ safetensors
+_ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bfloat16", "I64": "<i8", "I32": "<i4",
+              "I16": "<i2", "I8": "i1", "U8": "u1", "U16": "<u2", "U32": "<u4", "U64": "<u8", "BOOL": "?"}
+_ST_CODES = {np.dtype(d).name: c for c, d in _ST_DTYPES.items() if d != "bfloat16"}  # 'float32' -> 'F32'
+
+
+def safetensors_save(tensors, metadata=None):
+    """safetensors.torch.save: the bytes of a .safetensors file (written with NumPy)."""
+    header, blobs, offset = {}, [], 0
+    if metadata is not None:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    for name, t in tensors.items():
+        if isinstance(t, ms.Tensor) and t.dtype == ms.bfloat16:
+            bits = t.astype(ms.float32).asnumpy().view(np.uint32)
+            arr, code = (bits >> 16).astype("<u2"), "BF16"
+        else:
+            arr = t.asnumpy() if isinstance(t, ms.Tensor) else np.asarray(t)
+            code = _ST_CODES.get(arr.dtype.name)
+            if code is None:
+                raise TypeError(f"safetensors cannot store {name!r} of dtype {arr.dtype}")
+            arr = arr.astype(_ST_DTYPES[code])  # little endian
+        data = np.ascontiguousarray(arr).tobytes()
+        header[name] = {"dtype": code, "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the format aligns the data to 8 bytes
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def safetensors_load(data):
+    """safetensors.torch.load: name -> mindspore.Tensor from the bytes of a .safetensors file."""
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        dtype = _ST_DTYPES[info["dtype"]]
+        raw = data[8 + n + begin: 8 + n + end]
+        if dtype == "bfloat16":
+            bits = np.frombuffer(raw, "<u2").astype(np.uint32) << 16
+            out[name] = ms.Tensor(bits.view(np.float32).reshape(info["shape"])).astype(ms.bfloat16)
+        else:
+            arr = np.frombuffer(raw, dtype).reshape(info["shape"])
+            out[name] = ms.Tensor(arr.astype(arr.dtype.newbyteorder("=")))
+    return out
+
+
+def safetensors_save_file(tensors, filename, metadata=None):
+    """safetensors.torch.save_file, at exactly `filename`."""
+    with open(filename, "wb") as fh:
+        fh.write(safetensors_save(tensors, metadata))
+
+
+def safetensors_load_file(filename, device="cpu"):
+    """safetensors.torch.load_file: name -> mindspore.Tensor."""
+    with open(filename, "rb") as fh:
+        return safetensors_load(fh.read())
+
+
+# ============================================================ state_dict / load_state_dict
+def state_dict(obj, **kwargs):
+    """torch's obj.state_dict() for a model (MindSpore's Cell.state_dict: MindSpore names),
+    a mindspore.experimental.optim optimizer (torch's layout: {'state': {index: {...}},
+    'param_groups': [...]}) or an LR scheduler; other objects' own state_dict()."""
+    if isinstance(obj, _experimental_optimizer()):
+        return _optimizer_state_dict(obj)
+    if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
+        return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
+    return obj.state_dict(**kwargs)
+
+
+def load_state_dict(obj, state_dict, **kwargs):
+    """torch's obj.load_state_dict(state_dict, strict). A model takes MindSpore's names or
+    torch's (BatchNorm weight/bias/running_mean/running_var, LayerNorm/GroupNorm
+    weight/bias, Embedding weight; Conv1d weights of shape (out, in, k); num_batches_tracked
+    is dropped). Returns (missing_keys, unexpected_keys); strict=True raises listing all of
+    them, as torch does."""
+    if isinstance(obj, nn.Cell) and not isinstance(obj, _experimental_optimizer()):
+        if type(obj).load_state_dict is not nn.Cell.load_state_dict:  # the model's own method
+            return obj.load_state_dict(_mindspore_names(obj, state_dict), **kwargs)
+        return _load_into_cell(obj, state_dict, **kwargs)
+    if isinstance(obj, _experimental_optimizer()):
+        return _load_optimizer_state(obj, state_dict)
+    if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "load_state_dict"):
+        for k, v in state_dict.items():
+            current = getattr(obj, k, None)
+            if isinstance(current, Parameter):
+                _set_value(current, v, k)
+            elif not (isinstance(current, list) and any(isinstance(c, Parameter) for c in current)):
+                setattr(obj, k, v)  # lists of the optimizer's own lr Parameters stay as they are
+        return None
+    return obj.load_state_dict(state_dict, **kwargs)
+
+
+IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _write_in_place(param, value):
+    """Copy `value` into `param`'s memory. A step compiled with mindspore.jit keeps reading that
+    memory: Parameter.set_data/assign_value (used by Cell.load_state_dict and
+    load_param_into_net) give the Parameter new memory, and an already compiled step would
+    go on with the old values."""
+    value = ms.Tensor(value) if isinstance(value, np.ndarray) else value
+    if value.dtype != param.dtype:
+        value = value.astype(param.dtype)
+    if isinstance(param, Parameter):
+        ops.assign(param, value)
+    else:  # a persistent buffer that is a plain Tensor
+        param.copy_(value)
+
+
+def _load_into_cell(net, state_dict, strict=True):
+    """Cell.load_state_dict's checks and messages (torch's), writing each value in place."""
+    sd = _mindspore_names(net, state_dict)
+    own = net.state_dict()
+    missing = [k for k in own if k not in sd]
+    unexpected = [k for k in sd if k not in own]
+    errors = []
+    for key, param in own.items():
+        if key not in sd:
+            continue
+        value = sd[key]
+        if not isinstance(value, ms.Tensor):
+            errors.append(f'While copying the parameter named "{key}", expected Tensor or Tensor-like object '
+                          f'from checkpoint but received {type(value)}')
+        elif tuple(value.shape) != tuple(param.shape):
+            errors.append(f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} from "
+                          f"checkpoint, the shape in current model is {tuple(param.shape)}.")
+        else:
+            _write_in_place(param, value)
+    if strict and unexpected:
+        errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+    if strict and missing:
+        errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+    if errors:
+        raise RuntimeError(f"Error(s) in loading state_dict for {type(net).__name__}:\n\t" + "\n\t".join(errors))
+    return IncompatibleKeys(missing, unexpected)
+
+
+def _experimental_optimizer():
+    from mindspore.experimental.optim import Optimizer
+    return Optimizer
+
+
+def _experimental_scheduler():
+    from mindspore.experimental.optim.lr_scheduler import LRScheduler
+    return LRScheduler
+
+
+def _as_numpy(v):
+    if isinstance(v, ms.Tensor):
+        return v.astype(ms.float32).asnumpy() if v.dtype == ms.bfloat16 else v.asnumpy()
+    return np.asarray(v)
+
+
+def _torch_names(cell):
+    """{local MindSpore parameter name: torch's name} for layers whose names differ."""
+    if "moving_mean" in cell._params:  # BatchNorm
+        return {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean", "moving_variance": "running_var"}
+    if isinstance(cell, (nn.LayerNorm, nn.GroupNorm)):
+        return {"gamma": "weight", "beta": "bias"}
+    if isinstance(cell, nn.Embedding):
+        return {"embedding_table": "weight"}
+    if isinstance(cell, nn.PReLU):
+        return {"w": "weight"}
+    return {}
+
+
+def _mindspore_names(net, sd):
+    """A copy of `sd` under `net`'s MindSpore names: torch's names renamed, torch's Conv1d weights
+    reshaped, numpy arrays made mindspore.Tensor."""
+    own, aliases, dropped, frozen = net.state_dict(), {}, set(), {}
+
+    def walk(cell, ms_prefix, torch_prefix):
+        names = _torch_names(cell)
+        conv1d = isinstance(cell, (nn.Conv1d, nn.Conv1dTranspose))
+        for local, param in cell._params.items():
+            torch_key = torch_prefix + names.get(local, local)
+            if torch_key != ms_prefix + local or (conv1d and local == "weight"):
+                aliases[torch_key] = (ms_prefix + local, conv1d and local == "weight")
+            if local in names and param is not None and not param.requires_grad and (
+                    local in ("gamma", "beta") or getattr(cell, "use_batch_statistics", None) is True):
+                # affine=False (frozen gamma/beta) or track_running_stats=False: torch saves nothing
+                frozen[torch_key] = ms_prefix + local
+        if "moving_mean" in cell._params:
+            dropped.add(torch_prefix + "num_batches_tracked")
+        for name, child in cell._cells.items():
+            if child is not None:
+                # torch keeps BatchNorm3d's parameters on itself, MindSpore on its bn2d child
+                bn3d = isinstance(cell, nn.BatchNorm3d) and name == "bn2d"
+                walk(child, ms_prefix + name + ".", torch_prefix if bn3d else torch_prefix + name + ".")
+
+    walk(net, "", "")
+    out = collections.OrderedDict()
+    for key, value in sd.items():
+        if isinstance(value, np.ndarray):
+            value = ms.Tensor(value)
+        if key in own and key not in aliases:
+            out[key] = value
+        elif key in aliases and (key in own or aliases[key][0] not in sd):
+            target, conv1d = aliases[key]
+            if conv1d and isinstance(value, ms.Tensor) and value.ndim == 3:
+                value = ops.expand_dims(value, 2)  # torch (out, in, k) -> MindSpore (out, in, 1, k)
+            out[target] = value
+        elif key in dropped:
+            continue  # BatchNorm's num_batches_tracked: MindSpore has no counterpart
+        else:
+            out[key] = value  # reported as unexpected
+    torch_named = any(k in aliases and k not in own for k in sd)
+    for torch_key, ms_key in frozen.items():
+        if torch_named and ms_key not in out and torch_key not in sd:
+            out[ms_key] = own[ms_key]  # keeps its value
+    return out
+
+
+# ------------------------------------------------------------ optimizers
+# per-parameter state that means the same as torch's under another name
+_OPTIMIZER_TORCH_NAMES = {"SGD": {"accum": "momentum_buffer"}}
+_STEP_NAMES = ("state_step", "step_t")
+
+
+def _optimizer_slots(opt):
+    """{state name: ParameterTuple with one entry per optimized parameter}, step Parameter."""
+    renames = next((_OPTIMIZER_TORCH_NAMES[c.__name__] for c in type(opt).__mro__
+                    if c.__name__ in _OPTIMIZER_TORCH_NAMES), {})
+    count = len(opt.parameters)
+    slots = {renames.get(k, k): v for k, v in vars(opt).items()
+             if isinstance(v, ParameterTuple) and k != "parameters" and len(v) == count}
+    step = next((getattr(opt, n) for n in _STEP_NAMES if isinstance(getattr(opt, n, None), Parameter)), None)
+    return slots, step
+
+
+def _optimizer_state_dict(opt):
+    slots, step = _optimizer_slots(opt)
+    state = {}
+    for i in range(len(opt.parameters)):
+        state[i] = {"step": step} if step is not None else {}
+        state[i].update((name, values[i]) for name, values in slots.items())
+    groups = []
+    for g, group in enumerate(opt.param_groups):
+        saved = {}
+        for k, v in group.items():
+            if isinstance(v, tuple):  # betas, with a Parameter where a scheduler cycles beta1
+                v = tuple(_group_number(group, k, x) for x in v)
+            elif isinstance(v, ms.Tensor):
+                v = _group_number(group, k, v) if v.size == 1 else None
+            if k != "params" and v is not None and not isinstance(v, ParameterTuple):
+                saved[k] = v
+        saved["params"] = list(range(opt.group_start_id[g], opt.group_start_id[g + 1]))
+        groups.append(saved)
+    return {"state": state, "param_groups": groups}
+
+
+def _group_number(group, key, value):
+    """A hyper-parameter as torch's state_dict has it: a Python number. The optimizers section's
+    param groups remember the float64 value they last wrote into a float32 Parameter (.exact)."""
+    if not isinstance(value, ms.Tensor):
+        return value
+    number = value.asnumpy().item()
+    exact = getattr(group, "exact", {}).get(key)
+    return exact if isinstance(exact, float) and np.float32(exact) == np.float32(number) else number
+
+
+def _set_value(param, value, what):
+    arr = _as_numpy(value)
+    if tuple(arr.shape) != tuple(param.shape) and arr.size == int(np.prod(param.shape)):
+        arr = arr.reshape(param.shape)  # torch's scalar step vs a (1,)-shaped one
+    if tuple(arr.shape) != tuple(param.shape):
+        raise ValueError(f"optimizer state {what}: shape {arr.shape} does not match {tuple(param.shape)}")
+    _write_in_place(param, ms.Tensor(arr))
+
+
+def _load_optimizer_state(opt, sd):
+    groups, state = sd["param_groups"], sd["state"]
+    if len(groups) != len(opt.param_groups):
+        raise ValueError("loaded state dict has a different number of parameter groups")
+    index = {}
+    for g, saved in enumerate(groups):
+        start, end = opt.group_start_id[g], opt.group_start_id[g + 1]
+        if len(saved["params"]) != end - start:
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        index.update((pid, start + j) for j, pid in enumerate(saved["params"]))
+    slots, step = _optimizer_slots(opt)
+    for pid, values in state.items():
+        i = index.get(pid)
+        if i is None:
+            raise ValueError(f"optimizer state for parameter {pid!r}, which no parameter group lists")
+        for name, value in values.items():
+            if name == "step" and step is not None:
+                _set_value(step, value, "step")
+            elif name in slots:
+                if value is not None:  # torch's SGD keeps momentum_buffer=None before its first step
+                    _set_value(slots[name][i], value, f"{name} of parameter {pid}")
+            else:
+                raise ValueError(f"optimizer state '{name}' has no counterpart in {type(opt).__name__}, "
+                                 f"which keeps {', '.join(slots) or 'no state'}")
+        if values.get("momentum_buffer") is not None and "stat" in slots and "stat" not in values:
+            _set_value(slots["stat"][i], np.zeros(slots["stat"][i].shape), "stat")  # torch's buffer exists:
+            # MindSpore's SGD then continues like torch instead of restarting the momentum
+    for g, (group, saved) in enumerate(zip(opt.param_groups, groups)):
+        for k, v in saved.items():
+            if k == "params" or k not in group:
+                continue
+            current = group[k]
+            if isinstance(v, ms.Tensor) and v.size == 1:
+                v = v.asnumpy().item()  # torch allows a tensor lr
+            if isinstance(current, tuple) and isinstance(v, (tuple, list)):
+                v = tuple(v)
+            elif isinstance(current, (bool, int, float)) and isinstance(v, (bool, int, float)):
+                v = type(current)(v)  # torch's dampening=0 is an int, MindSpore compiles a float
+            if isinstance(current, Parameter) and type(group).__setitem__ is dict.__setitem__:
+                _set_value(current, v, k)  # a plain dict group: keep its Parameter, write the value
+            elif isinstance(current, ParameterTuple) or (isinstance(current, ms.Tensor)
+                                                         and not isinstance(current, Parameter)):
+                continue
+            else:
+                group[k] = v  # a group class of its own (see the optimizers section) decides

@@ -1,0 +1,326 @@
+"""Loss functions with torch's arguments and results.
+
+Each one exists because the closest MindSpore API differs from torch on CPU (a missing
+CPU kernel, another dtype for class indices, another return value, or a missing
+gradient); the comment on each says which. They are built from ordinary mindspore.ops
+calls, run in PyNative and GRAPH mode, and can be replaced by your own code.
+"""
+import math
+
+import mindspore as ms
+from mindspore import nn, ops
+
+
+def _loss_reduce(loss, reduction):
+    """torch's reduction argument: 'mean', 'sum' or 'none'."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+# ----------------------------------------------------------------- classification
+class CrossEntropyLoss(nn.Cell):
+    """torch.nn.CrossEntropyLoss. mindspore.nn.CrossEntropyLoss only takes int32 class
+    indices; ops.cross_entropy takes torch's int64 ones (and class probabilities) and
+    computes the same weight / ignore_index / label_smoothing semantics."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__()
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+        self.label_smoothing = label_smoothing
+
+    def construct(self, input, target):
+        return ops.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
+                                 self.label_smoothing)
+
+
+class BCELoss(nn.Cell):
+    """torch.nn.BCELoss. MindSpore 2.10 mis-reads a weight that is only broadcastable to
+    the input (silently wrong values), so the weight is expanded to the input's shape."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        self.weight = weight
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        weight = self.weight
+        if weight is not None:
+            weight = ops.broadcast_to(weight, input.shape)
+        return ops.binary_cross_entropy(input, target, weight, self.reduction)
+
+
+def kl_div(input, target, reduction="mean", log_target=False):
+    """torch.nn.functional.kl_div, composed as torch computes it. ops.kl_div gives no
+    gradient to the target and has no log_target."""
+    if log_target:
+        pointwise = ops.exp(target) * (target - input)
+    else:
+        # torch's xlogy(target, target): 0 where target == 0 (a plain t * log(t) is nan there)
+        safe = ops.where(target == 0, ops.ones_like(target), target)
+        pointwise = ops.where(target == 0, ops.zeros_like(target), target * ops.log(safe)) - target * input
+    if reduction == "batchmean":
+        return pointwise.sum() / input.shape[0]
+    return _loss_reduce(pointwise, reduction)
+
+
+class KLDivLoss(nn.Cell):
+    """torch.nn.KLDivLoss: see kl_div."""
+
+    def __init__(self, reduction="mean", log_target=False):
+        super().__init__()
+        self.reduction = reduction
+        self.log_target = log_target
+
+    def construct(self, input, target):
+        return kl_div(input, target, self.reduction, self.log_target)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    """torch.nn.functional.multi_margin_loss. ops.multi_margin_loss refuses a float margin
+    (torch's default is 1.0); its primitive takes one."""
+    return ops.MultiMarginLoss(p, float(margin), reduction)(input, target, weight)
+
+
+def soft_margin_loss(input, target, reduction="mean"):
+    """torch.nn.functional.soft_margin_loss: log(1 + exp(-target * input)), torch's formula.
+    MindSpore's SoftMarginLoss has no CPU kernel."""
+    return _loss_reduce(ops.log1p(ops.exp(-target * input)), reduction)
+
+
+class SoftMarginLoss(nn.Cell):
+    """torch.nn.SoftMarginLoss: see soft_margin_loss."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        return soft_margin_loss(input, target, self.reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
+    """torch.nn.functional.hinge_embedding_loss, torch's formula: input where target is 1,
+    max(0, margin - input) where it is -1. MindSpore's op refuses integer targets."""
+    zeros = ops.zeros_like(input)
+    margin_part = ops.where(target != 1, ops.relu(margin - input), zeros)
+    self_part = ops.where(target != -1, input, zeros)
+    return _loss_reduce(margin_part + self_part, reduction)
+
+
+class HingeEmbeddingLoss(nn.Cell):
+    """torch.nn.HingeEmbeddingLoss: see hinge_embedding_loss."""
+
+    def __init__(self, margin=1.0, reduction="mean"):
+        super().__init__()
+        self.margin = margin
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        return hinge_embedding_loss(input, target, self.margin, self.reduction)
+
+
+def multilabel_margin_loss(input, target, reduction="mean"):
+    """torch.nn.functional.multilabel_margin_loss, torch's formula (MindSpore's kernel has no
+    CPU version): the target classes of a sample are the indices before its first -1; for
+    each target class j and non-target class i add max(0, 1 - (x[j] - x[i])), divide by C."""
+    unbatched = input.ndim == 1
+    if unbatched:
+        input = input.expand_dims(0)
+        target = target.expand_dims(0)
+    num_classes = input.shape[1]
+    valid = ops.cumprod((target >= 0).astype(input.dtype), 1)        # 1 up to the first -1
+    classes = ops.arange(num_classes).astype(target.dtype).reshape(1, 1, -1)
+    # how often each class is listed as a target: (N, C)
+    counts = ((target.expand_dims(2) == classes).astype(input.dtype) * valid.expand_dims(2)).sum(1)
+    non_target = (counts == 0).astype(input.dtype)
+    margins = ops.relu(1 - input.expand_dims(2) + input.expand_dims(1))   # [n, j, i]: 1 - (x_j - x_i)
+    loss = (margins * counts.expand_dims(2) * non_target.expand_dims(1)).sum((1, 2)) / num_classes
+    if unbatched:
+        loss = loss.reshape(())
+    return _loss_reduce(loss, reduction)
+
+
+class MultiLabelMarginLoss(nn.Cell):
+    """torch.nn.MultiLabelMarginLoss: see multilabel_margin_loss."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        return multilabel_margin_loss(input, target, self.reduction)
+
+
+# ----------------------------------------------------------------- embeddings
+def _loss_pairwise_distance(x1, x2, p, eps):
+    # torch.pairwise_distance: the p-norm of x1 - x2 + eps over the last dim
+    return ops.norm(x1 - x2 + eps, p, -1)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction="mean"):
+    """torch.nn.functional.triplet_margin_loss. MindSpore's TripletMarginLoss has no CPU kernel."""
+    d_pos = _loss_pairwise_distance(anchor, positive, p, eps)
+    d_neg = _loss_pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        # the harder negative distance: anchor-negative or positive-negative
+        d_neg = ops.minimum(d_neg, _loss_pairwise_distance(positive, negative, p, eps))
+    return _loss_reduce(ops.relu(margin + d_pos - d_neg), reduction)
+
+
+class TripletMarginLoss(nn.Cell):
+    """torch.nn.TripletMarginLoss: see triplet_margin_loss."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+        super().__init__()
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+        self.reduction = reduction
+
+    def construct(self, anchor, positive, negative):
+        return triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                   self.reduction)
+
+
+def _loss_default_distance(x1, x2):
+    # torch's default distance_function: pairwise_distance with p=2, eps=1e-6
+    return _loss_pairwise_distance(x1, x2, 2, 1e-6)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """torch.nn.functional.triplet_margin_with_distance_loss (no MindSpore counterpart).
+    distance_function must work on MindSpore tensors."""
+    distance = _loss_default_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = ops.minimum(d_neg, distance(positive, negative))
+    return _loss_reduce(ops.relu(margin + d_pos - d_neg), reduction)
+
+
+class TripletMarginWithDistanceLoss(nn.Cell):
+    """torch.nn.TripletMarginWithDistanceLoss: see triplet_margin_with_distance_loss."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__()
+        self.distance_function = _loss_default_distance if distance_function is None else distance_function
+        self.margin = margin
+        self.swap = swap
+        self.reduction = reduction
+
+    def construct(self, anchor, positive, negative):
+        return triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+# ----------------------------------------------------------------- regression
+class SmoothL1Loss(nn.Cell):
+    """torch.nn.SmoothL1Loss with a beta known only at run time: torch computes an L1 loss
+    for beta=0, where MindSpore's SmoothL1Loss has no CPU kernel."""
+
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__()
+        self.reduction = reduction
+        self.beta = beta
+
+    def construct(self, input, target):
+        if self.beta == 0:
+            return ops.l1_loss(input, target, self.reduction)
+        return ops.smooth_l1_loss(input, target, self.beta, self.reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
+    """torch.nn.functional.poisson_nll_loss (mindspore.ops has no functional form)."""
+    if log_input:
+        loss = ops.exp(input) - target * input
+    else:
+        loss = input - target * ops.log(input + eps)
+    if full:
+        # Stirling's approximation of log(target!), added where target > 1 as torch does
+        stirling = target * ops.log(target) - target + 0.5 * ops.log(2 * math.pi * target)
+        loss = loss + ops.where(target > 1, stirling, ops.zeros_like(stirling))
+    return _loss_reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """torch.nn.functional.gaussian_nll_loss. torch clamps var to eps without recording the
+    clamp for autograd (the gradient flows as if unclamped); ops.gaussian_nll_loss clamps
+    with a real clamp, whose gradient is 0 below eps. torch's check that var >= 0 is
+    left out (it needs the data on the host)."""
+    if isinstance(var, (int, float)):
+        var = ops.ones_like(input) * var
+    if var.shape != input.shape and var.shape == input.shape[:-1]:
+        var = var.expand_dims(-1)   # one variance per sample: broadcast over the last dim
+    var = var + ops.stop_gradient(ops.clamp(var, min=eps) - var)
+    loss = 0.5 * (ops.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _loss_reduce(loss, reduction)
+
+
+class GaussianNLLLoss(nn.Cell):
+    """torch.nn.GaussianNLLLoss: see gaussian_nll_loss."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__()
+        self.full = full
+        self.eps = eps
+        self.reduction = reduction
+
+    def construct(self, input, target, var):
+        return gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+# ----------------------------------------------------------------- sequences
+def _ctc_lengths(lengths):
+    # torch also takes the lengths as a tuple or list of ints
+    if isinstance(lengths, (tuple, list)):
+        return ms.Tensor(lengths, ms.int64)
+    return lengths
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """torch.nn.functional.ctc_loss with torch's (T, N, C) log_probs. Differences handled here:
+    ops.ctc_loss returns (loss, log_alpha) where torch returns the loss; it needs padded
+    (N, S) targets, where torch also takes all targets concatenated in one 1-D tensor;
+    and torch takes unbatched (T, C) input."""
+    input_lengths = _ctc_lengths(input_lengths)
+    target_lengths = _ctc_lengths(target_lengths)
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = log_probs.expand_dims(1)
+        targets = targets.reshape(1, -1)
+        input_lengths = input_lengths.reshape(1)
+        target_lengths = target_lengths.reshape(1)
+    elif targets.ndim == 1:
+        # concatenated targets: row i is targets[start_i : start_i + target_lengths[i]],
+        # padded to the total length (entries past a row's length are never read)
+        total = targets.shape[0]
+        starts = ops.cumsum(target_lengths, 0) - target_lengths
+        index = starts.reshape(-1, 1) + ops.arange(total).reshape(1, -1)
+        targets = ops.gather(targets, ops.minimum(index, total - 1), 0)
+    loss, _ = ops.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity)
+    if unbatched and reduction == "none":
+        loss = loss.reshape(())
+    return loss
+
+
+class CTCLoss(nn.Cell):
+    """torch.nn.CTCLoss: see ctc_loss."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__()
+        self.blank = blank
+        self.reduction = reduction
+        self.zero_infinity = zero_infinity
+
+    def construct(self, log_probs, targets, input_lengths, target_lengths):
+        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                        self.zero_infinity)

@@ -1,0 +1,916 @@
+"""Optimizers and learning-rate schedules with torch.optim's behaviour.
+
+The optimizers are mindspore.experimental.optim classes (torch-style param_groups, one learning-rate
+Parameter per group, `optimizer(grads)` does the update), with what converted torch code relies on:
+
+* `model.parameters()` may be passed: Parameters that do not train (BatchNorm's moving statistics,
+  frozen weights) are left out, as torch's optimizers skip parameters that get no gradient;
+* `group['lr'] = value` (a hand-written schedule) writes into the group's Parameter. A step compiled
+  with mindspore.jit reads that Parameter; a plain float put in its place would stay baked into the
+  compiled graph and the change would be silently ignored;
+* Adam and AdamW compute what torch computes (MindSpore's experimental Adam adds eps before the bias
+  correction and ignores amsgrad).
+
+The schedules compute the learning rate in Python floats with torch's own formulas and write it into
+those Parameters between steps: nothing recompiles, get_last_lr() returns floats as in torch, and a
+custom scheduler subclassing LRScheduler (get_lr() from self.last_epoch and self.base_lrs) works.
+"""
+import bisect
+import types
+from collections import Counter
+
+from mindspore.experimental import optim as _ms_optim
+
+
+# ------------------------------------------------------------------ param groups
+def _hyper(group, key):
+    """A param group's hyper-parameter (lr, momentum...) as a Python number."""
+    value = group[key]
+    if isinstance(value, ms.Tensor):
+        current = float(value.asnumpy())
+        exact = getattr(group, "exact", {}).get(key)
+        # the float64 value last written, while the float32 Parameter still holds it
+        if exact is not None and np.float32(exact) == np.float32(current):
+            return exact
+        return current
+    return value
+
+
+def _assign_number(param, value):
+    # ops.assign writes into the Parameter's memory, which a compiled step reads; set_data and
+    # assign_value swap that memory for new one and the compiled step keeps reading the old value
+    ops.assign(param, ms.Tensor(float(value), param.dtype))
+
+
+def _set_hyper(group, key, value):
+    """Set a param group's hyper-parameter. When the group keeps it in a Parameter (the learning
+    rate; momentum or beta1 while a OneCycleLR/CyclicLR cycles it) the value goes into that
+    Parameter, which a compiled step reads at run time."""
+    current = dict.get(group, key)
+    if isinstance(current, ms.Parameter) and not isinstance(value, ms.Parameter):
+        _assign_number(current, value)
+        if isinstance(group, ParamGroup):
+            group.exact[key] = float(value)
+    elif (isinstance(current, tuple) and isinstance(value, (tuple, list)) and len(value) == len(current)
+          and any(isinstance(c, ms.Parameter) for c in current)):
+        for c, v in zip(current, value):  # betas with a cycled beta1
+            if isinstance(c, ms.Parameter):
+                _assign_number(c, v)
+        dict.__setitem__(group, key, tuple(c if isinstance(c, ms.Parameter) else v for c, v in zip(current, value)))
+    else:
+        dict.__setitem__(group, key, value)
+
+
+class ParamGroup(dict):
+    """One entry of optimizer.param_groups: `group['lr'] = x` updates the learning-rate Parameter
+    instead of replacing it (see the top of this section). group['lr'] reads back as that
+    Parameter: float(group['lr']) gives the number."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.exact = {}
+
+    def __setitem__(self, key, value):
+        _set_hyper(self, key, value)
+
+
+def optimizer_params(params):
+    """torch's `params` argument as MindSpore's optimizers take it: a list of Parameters that train,
+    or a list of group dicts. model.parameters() became Cell.get_parameters(), which also yields
+    BatchNorm's moving statistics (requires_grad=False): torch's optimizer never sees those."""
+    params = list(params)
+    if any(isinstance(p, dict) for p in params):
+        return [dict(group, params=_trainable(group["params"])) for group in params]
+    return _trainable(params)
+
+
+def _trainable(params):
+    if isinstance(params, ms.Parameter):
+        params = [params]
+    out = []
+    for p in params:
+        if isinstance(p, tuple):  # named_parameters(): (name, parameter)
+            p = p[1]
+        if p.requires_grad:
+            out.append(p)
+    return out
+
+
+class _TorchOptimizer:
+    """Mixin for mindspore.experimental.optim optimizers: the parameter filtering and the
+    param_groups described at the top of this section."""
+
+    # the group entry a OneCycleLR/CyclicLR may cycle at run time (None: this optimizer compiles
+    # momentum into its update, so it cannot be cycled)
+    cycled_momentum = None
+
+    def __init__(self, params, *args, **kwargs):
+        super().__init__(optimizer_params(params), *args, **kwargs)
+
+    def add_param_group(self, param_group):
+        lr = param_group.get("lr", self.defaults["lr"])
+        super().add_param_group(param_group)
+        group = ParamGroup(self.param_groups[-1])
+        group.exact["lr"] = float(lr)
+        self.param_groups[-1] = group
+
+
+def _floats(values):
+    return tuple(float(v) for v in values)
+
+
+# ------------------------------------------------------------------ optimizers
+class SGD(_TorchOptimizer, _ms_optim.SGD):
+    """torch.optim.SGD (momentum, dampening, nesterov, weight_decay, maximize: same numbers)."""
+
+    cycled_momentum = "momentum"
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False):
+        super().__init__(params, lr, float(momentum), dampening, weight_decay, nesterov, maximize=maximize)
+
+
+class Adam(_TorchOptimizer, _ms_optim.Optimizer):
+    """torch.optim.Adam, computed as torch computes it (mindspore.experimental.optim.Adam adds eps
+    before the bias correction, which changes the result for eps far from 0, and ignores amsgrad).
+    weight_decay adds weight_decay * param to the gradient; with decoupled_weight_decay=True the
+    parameter is shrunk instead, as in AdamW."""
+
+    cycled_momentum = "betas"
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
+                 maximize=False, decoupled_weight_decay=False):
+        defaults = dict(lr=lr, betas=_floats(betas), eps=float(eps), weight_decay=float(weight_decay),
+                        amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+        self.exp_avg = self.parameters.clone(prefix="exp_avg", init="zeros")
+        self.exp_avg_sq = self.parameters.clone(prefix="exp_avg_sq", init="zeros")
+        if any(group["amsgrad"] for group in self.param_groups):
+            self.max_exp_avg_sq = self.parameters.clone(prefix="max_exp_avg_sq", init="zeros")
+        # torch counts steps per parameter; they all advance together
+        self.state_step = ms.Parameter(ms.Tensor(0.0, ms.float64), name="state_step")
+
+    def construct(self, gradients):
+        ops.assign_add(self.state_step, ms.Tensor(1.0, ms.float64))
+        for group_id, group in enumerate(self.param_groups):
+            beta1, beta2 = group["betas"]
+            self._update_group(group_id, self.lrs[group_id], beta1, beta2, group["eps"], group["weight_decay"],
+                               group["amsgrad"], group["maximize"], group["decoupled_weight_decay"], gradients)
+        return True
+
+    def _update_group(self, group_id, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled, gradients):
+        # torch computes these scalars in float64 Python: 1 - 0.999 (or 1 - 0.999 ** t) loses digits in
+        # float32, which is what a compiled graph uses for Python floats
+        beta1, beta2 = _float64(beta1), _float64(beta2)
+        bias_correction1 = 1 - ops.pow(beta1, self.state_step)
+        bias_correction2 = 1 - ops.pow(beta2, self.state_step)
+        step_size = ops.cast(ops.cast(lr, ms.float64) / bias_correction1, ms.float32)
+        bias_correction2_sqrt = ops.cast(ops.sqrt(bias_correction2), ms.float32)
+        one_minus_beta1, one_minus_beta2 = ops.cast(1 - beta1, ms.float32), ops.cast(1 - beta2, ms.float32)
+        beta2 = ops.cast(beta2, ms.float32)
+        for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
+            param, grad = self.parameters[i], gradients[i]
+            if maximize:
+                grad = -grad
+            new_param = param
+            if weight_decay != 0:
+                if decoupled:
+                    new_param = param * (1 - lr * weight_decay)
+                else:
+                    grad = grad + weight_decay * param
+            exp_avg = self.exp_avg[i] + (grad - self.exp_avg[i]) * one_minus_beta1  # torch: lerp
+            exp_avg_sq = self.exp_avg_sq[i] * beta2 + grad * grad * one_minus_beta2
+            if amsgrad:
+                max_exp_avg_sq = ops.maximum(self.max_exp_avg_sq[i], exp_avg_sq)
+                ops.assign(self.max_exp_avg_sq[i], max_exp_avg_sq)
+                denom = ops.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+            else:
+                denom = ops.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+            ops.assign(self.exp_avg[i], exp_avg)
+            ops.assign(self.exp_avg_sq[i], exp_avg_sq)
+            ops.assign(param, new_param - step_size * (exp_avg / denom))
+        return True
+
+
+def _float64(x):
+    if isinstance(x, ms.Tensor):  # beta1 cycled by a scheduler: a float32 Parameter
+        return ops.cast(x, ms.float64)
+    return ms.Tensor(x, ms.float64)
+
+
+class AdamW(Adam):
+    """torch.optim.AdamW: Adam with decoupled weight decay (param *= 1 - lr * weight_decay)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)
+
+
+class RMSprop(_TorchOptimizer, _ms_optim.RMSprop):
+    """torch.optim.RMSprop (alpha, eps, momentum, centered, weight_decay: same numbers)."""
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
+                 maximize=False):
+        super().__init__(params, lr, alpha, eps, weight_decay, momentum, centered, maximize)
+
+
+class Adagrad(_TorchOptimizer, _ms_optim.Adagrad):
+    """torch.optim.Adagrad (lr_decay, initial_accumulator_value, eps, weight_decay: same numbers)."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, *,
+                 maximize=False):
+        super().__init__(params, lr, lr_decay, weight_decay, initial_accumulator_value, eps, maximize=maximize)
+
+
+class Adadelta(_TorchOptimizer, _ms_optim.Adadelta):
+    """torch.optim.Adadelta (rho, eps, weight_decay: same numbers)."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):
+        super().__init__(params, lr, float(rho), eps, weight_decay, maximize=maximize)
+
+
+class Adamax(_TorchOptimizer, _ms_optim.Adamax):
+    """torch.optim.Adamax (same numbers)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, *, maximize=False):
+        super().__init__(params, lr, _floats(betas), eps, weight_decay, maximize=maximize)
+
+
+class _DecoupledDecay:
+    """torch's maximize and decoupled_weight_decay (param *= 1 - lr * weight_decay before the update,
+    instead of adding weight_decay * param to the gradient) for MindSpore's NAdam and RAdam."""
+
+    def _setup_torch_options(self, decoupled_weight_decay, maximize):
+        self.decoupled_weight_decay = decoupled_weight_decay
+        self.maximize = maximize
+        for group in self.param_groups:
+            dict.__setitem__(group, "decoupled_weight_decay", decoupled_weight_decay)
+            dict.__setitem__(group, "maximize", maximize)
+
+    def _decay_weight(self, weight_decay, params, gradients):
+        if self.decoupled_weight_decay:
+            return gradients  # applied to the parameters in construct
+        return super()._decay_weight(weight_decay, params, gradients)
+
+    def construct(self, gradients):
+        if self.maximize:
+            gradients = tuple(-grad for grad in gradients)
+        if self.decoupled_weight_decay:
+            for group_id, group in enumerate(self.param_groups):
+                shrink = 1 - self.lrs[group_id] * group["weight_decay"]
+                for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
+                    ops.assign(self.parameters[i], self.parameters[i] * shrink)
+        return super().construct(gradients)
+
+
+class NAdam(_TorchOptimizer, _DecoupledDecay, _ms_optim.NAdam):
+    """torch.optim.NAdam (momentum_decay, weight_decay, decoupled_weight_decay, maximize: same numbers)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, maximize=False):
+        super().__init__(params, lr, _floats(betas), eps, weight_decay, momentum_decay)
+        self._setup_torch_options(decoupled_weight_decay, maximize)
+
+
+class RAdam(_TorchOptimizer, _DecoupledDecay, _ms_optim.RAdam):
+    """torch.optim.RAdam (weight_decay, decoupled_weight_decay, maximize: same numbers)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False, *,
+                 maximize=False):
+        super().__init__(params, lr, _floats(betas), eps, weight_decay)
+        self._setup_torch_options(decoupled_weight_decay, maximize)
+
+
+class ASGD(_TorchOptimizer, _ms_optim.ASGD):
+    """torch.optim.ASGD (same numbers; the averaged parameters are in .ax)."""
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, maximize=False):
+        super().__init__(params, lr, float(lambd), alpha, float(t0), weight_decay, maximize)
+
+
+class Rprop(_TorchOptimizer, _ms_optim.Rprop):
+    """torch.optim.Rprop (etas, step_sizes: same numbers)."""
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, maximize=False):
+        super().__init__(params, lr, _floats(etas), _floats(step_sizes), maximize=maximize)
+
+
+# ------------------------------------------------------------------ learning-rate schedules
+class LRScheduler:
+    """torch.optim.lr_scheduler.LRScheduler: get_lr() computes the new learning rates from
+    self.last_epoch, self.base_lrs and the groups' current values, in Python floats as torch does;
+    step() writes them into the optimizer's learning-rate Parameters."""
+
+    def __init__(self, optimizer, last_epoch=-1):
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", _hyper(group, "lr"))
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming a "
+                                   "scheduler with last_epoch >= 0")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
+        self._step_count = 0
+        self._is_initial = True
+        self.step()
+        self._is_initial = False
+
+    def _group_lrs(self):
+        return [_hyper(group, "lr") for group in self.optimizer.param_groups]
+
+    def get_lr(self):
+        raise NotImplementedError
+
+    def get_last_lr(self):
+        return self._last_lr
+
+    def step(self, epoch=None):
+        self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_hyper(group, "lr", lr)
+        self._last_lr = self._group_lrs()
+
+    def state_dict(self):
+        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+
+
+class StepLR(LRScheduler):
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return self._group_lrs()
+        return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base_lr * self.gamma ** bisect.bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * self.gamma for lr in self._group_lrs()]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lrs = self._group_lrs()
+        if self._is_initial:
+            return lrs
+        if self._step_count == 1 and self.last_epoch > 0:
+            return self._get_closed_form_lr()
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base_lr, lr in zip(self.base_lrs, lrs)]
+        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
+                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max)) * (lr - self.eta_min) + self.eta_min
+                for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base_lr in self.base_lrs]
+
+
+class _LambdaScheduler(LRScheduler):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        # functions cannot be saved; callable objects keep their attributes
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaScheduler):
+    def get_lr(self):
+        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    def get_lr(self):
+        if self._is_initial:
+            return self._group_lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._group_lrs())]
+
+
+class LinearLR(LRScheduler):
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lrs = self._group_lrs()
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in lrs]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return lrs
+        factor = 1.0 + (self.end_factor - self.start_factor) / (
+            self.total_iters * self.start_factor + (self.last_epoch - 1) * (self.end_factor - self.start_factor))
+        return [lr * factor for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                           * min(self.total_iters, self.last_epoch) / self.total_iters) for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lrs = self._group_lrs()
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in lrs]
+        if self.last_epoch != self.total_iters:
+            return lrs
+        return [lr * (1.0 / self.factor) for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        lrs = self._group_lrs()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return lrs
+        decay = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [lr * decay for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
+class SequentialLR(LRScheduler):
+    """Runs schedulers[i] from milestones[i - 1] on (a warmup, then the main schedule)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError("SequentialLR expects at least one scheduler")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR expects {len(schedulers) - 1} milestones for {len(schedulers)} "
+                             f"schedulers, got {len(milestones)}")
+        for i, scheduler in enumerate(schedulers):
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"SequentialLR does not support ReduceLROnPlateau (scheduler {i})")
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"SequentialLR expects all schedulers to belong to the same optimizer (scheduler {i})")
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # every scheduler above already stepped once: undo that and start the first one again
+        for group in optimizer.param_groups:
+            _set_hyper(group, "lr", group["initial_lr"])
+        self._undo(self)
+        idx = bisect.bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def _undo(self, scheduler):
+        if hasattr(scheduler, "_schedulers"):
+            for s in scheduler._schedulers:
+                self._undo(s)
+        elif hasattr(scheduler, "last_epoch"):
+            scheduler.last_epoch -= 1
+
+    def step(self):
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, s in zip(self._schedulers, saved):
+            scheduler.load_state_dict(s)
+
+
+class ChainedScheduler(SequentialLR):
+    """Steps every scheduler each time (their factors multiply)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler")
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer or schedulers[0].optimizer
+        self._last_lr = [_hyper(group, "lr") for group in self.optimizer.param_groups]
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [_hyper(group, "lr") for group in self.optimizer.param_groups]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """step(metric) after each evaluation; lr *= factor after `patience` epochs without improvement."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max"):
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.factor = factor
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self._last_lr = self._group_lrs()
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None):
+        current = float(metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = self._group_lrs()
+
+    def _reduce_lr(self):
+        if len(self.min_lrs) != len(self.optimizer.param_groups) and self.default_min_lr is not None:
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old_lr = _hyper(group, "lr")
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                _set_hyper(group, "lr", new_lr)
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min":
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        """step() after each epoch or batch, or step(epoch + i / iters) with a fractional epoch."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            _set_hyper(group, "lr", lr)
+        self._last_lr = self._group_lrs()
+
+
+def _per_group(name, optimizer, value):
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+def _cycled_momentum(optimizer):
+    """The group entry ('momentum' or 'betas') a OneCycleLR/CyclicLR changes every step. The
+    optimizer must read it at run time: it becomes a Parameter here."""
+    key = getattr(optimizer, "cycled_momentum", None)
+    if key is None:
+        raise MigrationError(
+            f"cycle_momentum=True changes {type(optimizer).__name__}'s momentum every step, but it is compiled "
+            "into the update; use SGD, Adam or AdamW, or pass cycle_momentum=False (then momentum stays fixed)")
+    for i, group in enumerate(optimizer.param_groups):
+        if key == "betas":
+            beta1, beta2 = group["betas"]
+            if not isinstance(beta1, ms.Parameter):
+                dict.__setitem__(group, "betas", (ms.Parameter(ms.Tensor(beta1, ms.float32), name=f"beta1_{i}"), beta2))
+        elif not isinstance(group["momentum"], ms.Parameter):
+            dict.__setitem__(group, "momentum", ms.Parameter(ms.Tensor(group["momentum"], ms.float32),
+                                                             name=f"momentum_{i}"))
+    return key
+
+
+def _set_momentum(group, key, value):
+    if key == "betas":
+        _set_hyper(group, "betas", (value, group["betas"][1]))
+    else:
+        _set_hyper(group, "momentum", value)
+
+
+class CyclicLR(LRScheduler):
+    """Cycles lr between base_lr and max_lr (and, by default, momentum between max_momentum and
+    base_momentum the opposite way)."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _set_hyper(group, "lr", lr)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        if scale_fn is None:
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._momentum_key = _cycled_momentum(optimizer)
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(self.max_momentums, self.base_momentums,
+                                                         optimizer.param_groups):
+                    _set_momentum(group, self._momentum_key, m_momentum)
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x  # exp_range
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale
+               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for base_m, max_m, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
+                _set_momentum(group, self._momentum_key, max_m - (max_m - base_m) * scale_factor * scale)
+        return lrs
+
+    def state_dict(self):
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy: lr from max_lr / div_factor up to max_lr, then down to
+    max_lr / div_factor / final_div_factor (momentum, by default, the opposite way)."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.anneal_strategy = anneal_strategy
+        # (end step, lr at start, lr at end, momentum at start, momentum at end): group keys
+        if three_phase:
+            self._schedule_phases = [
+                (float(pct_start * self.total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                (float(pct_start * self.total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for max_lr_i, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = max_lr_i / div_factor
+                group["max_lr"] = max_lr_i
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._momentum_key = _cycled_momentum(optimizer)
+            max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+                    _set_momentum(group, self._momentum_key, m_momentum)
+                    group["max_momentum"] = m_momentum
+                    group["base_momentum"] = b_momentum
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is "
+                             f"{self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, (end_step, start_lr, end_lr, start_m, end_m) in enumerate(self._schedule_phases):
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lrs.append(self._anneal(group[start_lr], group[end_lr], pct))
+                    if self.cycle_momentum:
+                        _set_momentum(group, self._momentum_key, self._anneal(group[start_m], group[end_m], pct))
+                    break
+                start_step = end_step
+        return lrs
+
+
+# torch.optim and torch.optim.lr_scheduler used as values: getattr(torch.optim, config.name)
+lr_scheduler_module = types.SimpleNamespace(
+    LRScheduler=LRScheduler, _LRScheduler=LRScheduler, StepLR=StepLR, MultiStepLR=MultiStepLR,
+    ExponentialLR=ExponentialLR, CosineAnnealingLR=CosineAnnealingLR, LambdaLR=LambdaLR,
+    MultiplicativeLR=MultiplicativeLR, LinearLR=LinearLR, ConstantLR=ConstantLR, PolynomialLR=PolynomialLR,
+    SequentialLR=SequentialLR, ChainedScheduler=ChainedScheduler, ReduceLROnPlateau=ReduceLROnPlateau,
+    CosineAnnealingWarmRestarts=CosineAnnealingWarmRestarts, CyclicLR=CyclicLR, OneCycleLR=OneCycleLR)
+optim_module = types.SimpleNamespace(
+    Optimizer=_ms_optim.Optimizer, SGD=SGD, Adam=Adam, AdamW=AdamW, RMSprop=RMSprop, Adagrad=Adagrad,
+    Adadelta=Adadelta, Adamax=Adamax, NAdam=NAdam, RAdam=RAdam, ASGD=ASGD, Rprop=Rprop,
+    lr_scheduler=lr_scheduler_module)

@@ -1,0 +1,110 @@
+# The training step. A converted program differentiates a forward function with
+# mindspore.value_and_grad and applies `optimizer(grads)`; these helpers are the
+# pieces of torch's loop that have no one-line MindSpore counterpart.
+
+
+_COMPILED_STEPS = {}
+
+
+def compile_step(step):
+    """Compile a train step with mindspore.jit when the program runs in GRAPH mode
+    (ms.set_context(mode=ms.GRAPH_MODE), the fast path); in PYNATIVE mode it runs op
+    by op, so a debugger and print() see every value.
+
+    A step defined inside a function that runs once per epoch is a new function each
+    time, and mindspore.jit would compile it again (seconds per epoch). So compiled
+    steps are kept per (code, what the step closes over): the same model, loss and
+    optimizer objects reuse the compiled step; a different object or value compiles anew."""
+    distinct_parameter_names(step)
+    if ms.get_context("mode") != ms.GRAPH_MODE:
+        return step
+    key = _closure_key(step)
+    if key not in _COMPILED_STEPS:
+        _COMPILED_STEPS[key] = ms.jit(step)
+    return _COMPILED_STEPS[key]
+
+
+def _closure_key(fn, seen=None):
+    """What a step's graph depends on besides its arguments: the code of the step and of
+    the functions it closes over, and the objects (model, loss, optimizer) and plain values
+    they close over. MindSpore's own wrappers (value_and_grad's, jit's) add bookkeeping
+    (hash ids, configs, fresh grad operations) that changes on every call: skipped."""
+    seen = set() if seen is None else seen
+    seen.add(id(fn))
+    internal = (getattr(fn, "__module__", None) or "").startswith("mindspore")
+    parts = [fn.__code__]
+    for cell in fn.__closure__ or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:          # not bound yet
+            value = None
+        if callable(value) and hasattr(value, "__code__"):
+            if id(value) not in seen:
+                parts.append(_closure_key(value, seen))
+        elif internal and (isinstance(value, (int, float, str, bool, type(None)))
+                           or (type(value).__module__.startswith("mindspore")
+                               and not isinstance(value, (nn.Cell, ms.ParameterTuple)))):
+            continue
+        elif isinstance(value, (int, float, str, bool, type(None))):
+            parts.append((type(value).__name__, value))
+        else:
+            parts.append(id(value))   # kept alive by the cached step, so the id stays unique
+    return tuple(parts)
+
+
+def _closure_cells(fn, found, seen):
+    seen.add(id(fn))
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, nn.Cell) and all(value is not c for _, c in found):
+            found.append((name, value))
+        elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
+            _closure_cells(value, found, seen)
+    return found
+
+
+def distinct_parameter_names(step):
+    """One compiled graph cannot hold two Parameters of the same name. A GAN's generator
+    and discriminator often both name theirs `main.0.weight` (MindSpore names parameters
+    by their path inside their own network): the later network's parameters get its
+    variable name as a prefix (`netD.main.0.weight`), which its checkpoints then carry."""
+    names = set()
+    for var, cell in _closure_cells(step, [], set()):
+        params = cell.get_parameters()
+        own = [p.name for p in params]
+        if names & set(own):
+            cell.update_parameters_name(var + ".")
+            own = [p.name for p in cell.get_parameters()]
+        names |= set(own)
+
+
+def clip_grad_norm(grads, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """torch.nn.utils.clip_grad_norm_ on a tuple of gradients: scale them all by
+    max_norm / (total_norm + 1e-6) when that is below 1. Returns (grads, total_norm)."""
+    norm_type = float(norm_type)
+    if norm_type == float("inf"):
+        total = ops.stack([ops.abs(g).max() for g in grads]).max()
+    else:
+        total = ops.stack([ops.pow(ops.abs(g), norm_type).sum() for g in grads]).sum() ** (1.0 / norm_type)
+    coef = ops.clamp(max_norm / (total + 1e-6), max=1.0)
+    return tuple(g * coef.astype(g.dtype) for g in grads), total
+
+
+def clip_grad_value(grads, clip_value, foreach=None):
+    """torch.nn.utils.clip_grad_value_ on a tuple of gradients."""
+    return tuple(ops.clamp(g, -clip_value, clip_value) for g in grads)
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    raise MigrationError(
+        "clip_grad_norm_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
+        "returned by value_and_grad with _ms_compat.clip_grad_norm(grads, max_norm) inside the train step")
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    raise MigrationError(
+        "clip_grad_value_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
+        "returned by value_and_grad with _ms_compat.clip_grad_value(grads, clip_value) inside the train step")

@@ -1,0 +1,561 @@
+"""The PyTorch training step -> a MindSpore train step.
+
+torch accumulates gradients in the tensors themselves:
+
+    optimizer.zero_grad(); out = model(x); loss = crit(out, y); loss.backward(); optimizer.step()
+
+MindSpore computes them functionally. For each such group in a loop body (already
+converted to MindSpore code by the main pass) this module emits, before the loop:
+
+    def forward_fn(x, y):                    # the statements the loss depends on
+        out = model(x)
+        loss = crit(out, y)
+        return loss, out                     # + what the rest of the program reads
+    grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+    def train_step(x, y):
+        (loss, out), grads = grad_fn(x, y)
+        optimizer(grads)
+        return loss, out
+    train_step = _ms_compat.compile_step(train_step)   # mindspore.jit in GRAPH mode
+
+and in the loop, in place of those statements: `loss, out = train_step(x, y)`.
+Gradient clipping, GradScaler and gradient accumulation are folded in; a
+`.backward()` that fits no pattern stays visible as a TODO.
+
+The analysis is by names: which statements the loss depends on (a backward slice
+through the loop body), which names vary per iteration (parameters of the step),
+and which of the computed names the program reads later (returned as outputs).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from .callsite import code_of
+
+OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
+SCHEDULER_NAME = re.compile(r"sched|lr_?s", re.I)
+# random draws stay outside the differentiated function: they are data, and the
+# same draw must reach every step that uses it
+RANDOM_CALL = re.compile(r"(^|\.)(rand\w*|normal|standard_normal|uniform|bernoulli|multinomial|"
+                         r"random\w*|shuffle|permutation|choice)$")
+CLIP_NORM = "_ms_compat.clip_grad_norm_"
+CLIP_VALUE = "_ms_compat.clip_grad_value_"
+
+
+# ------------------------------------------------------------------ name analysis
+class _Reads(cst.CSTVisitor):
+    """Names a piece of code reads (loads), in order, with repeats."""
+
+    def __init__(self) -> None:
+        self.names: List[str] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def _target(self, t: cst.BaseExpression) -> None:
+        if isinstance(t, cst.Name):
+            return
+        if isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                self._target(e.value)
+        elif isinstance(t, cst.StarredElement):
+            self._target(t.value)
+        else:
+            t.visit(self)   # x[i] = v, obj.a = v read x / obj
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        self._target(node.target)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self._target(node.target)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        self._target(node.target)
+        node.iter.visit(self)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        self._target(node.target)
+        node.iter.visit(self)
+        for cond in node.ifs:
+            cond.visit(self)
+        if node.inner_for_in is not None:
+            node.inner_for_in.visit(self)
+        return False
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        if node.default is not None:
+            node.default.visit(self)
+        return False
+
+    def visit_AsName(self, node: cst.AsName) -> bool:
+        return False
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False
+
+
+def reads(node: cst.CSTNode) -> List[str]:
+    v = _Reads()
+    node.visit(v)
+    return v.names
+
+
+class _Assigns(cst.CSTVisitor):
+    """Names bound by a piece of code (assignment, for/with/except targets, defs, imports)."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def _target(self, t) -> None:
+        if isinstance(t, cst.Name):
+            self.names.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                self._target(e.value)
+        elif isinstance(t, cst.StarredElement):
+            self._target(t.value)
+
+    def visit_AssignTarget(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node) -> None:
+        self._target(node.target)
+
+    def visit_CompFor(self, node) -> None:
+        pass   # comprehension variables do not leak
+
+    def visit_AsName(self, node) -> None:
+        self._target(node.name)
+
+    def visit_NamedExpr(self, node) -> None:
+        self._target(node.target)
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+
+def assigns(node: cst.CSTNode) -> Set[str]:
+    v = _Assigns()
+    node.visit(v)
+    return v.names
+
+
+# ------------------------------------------------------------------ patterns
+def _stmt_call(stmt: cst.CSTNode) -> Optional[cst.Call]:
+    """The call of an expression statement `f(...)`."""
+    if (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call)):
+        return stmt.body[0].value
+    return None
+
+
+def _method(call: Optional[cst.Call], name: str) -> Optional[cst.BaseExpression]:
+    """The receiver of `receiver.name(...)`."""
+    if call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value == name:
+        return call.func.value
+    return None
+
+
+def _assigned_call(stmt: cst.CSTNode) -> Tuple[Optional[str], Optional[cst.Call]]:
+    """`target = f(...)` or `f(...)`: (target code or None, call)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            return None, small.value
+        if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.value, cst.Call)):
+            return code_of(small.targets[0].target).strip(), small.value
+    return None, None
+
+
+def _call_name(call: cst.Call) -> str:
+    return code_of(call.func).strip()
+
+
+@dataclass
+class StepGroup:
+    """One `loss.backward() ... optimizer.step()` in a loop body; several backward()
+    calls before one step accumulate, i.e. differentiate the sum of their losses."""
+    backwards: List[int]                   # statement indices of loss.backward()
+    losses: List[cst.BaseExpression]       # what each backward() was called on
+    optimizer: str = ""                    # code of the optimizer expression
+    step: int = -1                         # statement index of optimizer.step()
+    scaler: Optional[str] = None
+    clips: List[Tuple[int, Optional[str], cst.Call]] = field(default_factory=list)
+    extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
+
+
+@dataclass
+class LoopInfo:
+    """What the enclosing code tells the rewrite (gathered by the main transformer)."""
+    ms: str                                # the name `mindspore` is imported as
+    optimizers: Set[str]                   # expressions bound to torch.optim.* constructors
+    read_counts: Dict[str, int]            # names read in the enclosing function/module (original)
+    taken: Set[str]                        # names already bound in the enclosing function/module
+
+
+@dataclass
+class Rewrite:
+    loop: cst.CSTNode
+    defs: List[cst.BaseStatement]
+    closures: Set[str]
+    sites: List[Tuple[int, str, str, str]]  # (statement index, api, target, note)
+    problems: List[Tuple[int, str]]         # (statement index, why): backward()s left as TODOs
+
+
+def _is_optimizer(code: str, info: LoopInfo) -> bool:
+    if code in info.optimizers:
+        return True
+    last = code.rsplit(".", 1)[-1]
+    return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
+
+
+def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+    groups: List[StepGroup] = []
+    problems: List[Tuple[int, str]] = []
+    pending: Optional[StepGroup] = None
+    for i, stmt in enumerate(body):
+        call = _stmt_call(stmt)
+        recv = _method(call, "backward")
+        if recv is not None:
+            scaler = None
+            inner = _method(recv if isinstance(recv, cst.Call) else None, "scale")
+            if inner is not None and len(recv.args) == 1:
+                scaler = code_of(inner).strip()
+                recv = recv.args[0].value
+            if pending is None:
+                pending = StepGroup(backwards=[], losses=[], scaler=scaler)
+            pending.backwards.append(i)
+            pending.losses.append(recv)
+            continue
+        if pending is None:
+            continue
+        recv = _method(call, "step")
+        if recv is not None:
+            rc = code_of(recv).strip()
+            if pending.scaler is not None and rc == pending.scaler and len(call.args) == 1:
+                pending.optimizer = code_of(call.args[0].value).strip()
+            elif not call.args and _is_optimizer(rc, info):
+                pending.optimizer = rc
+            else:
+                continue
+            pending.step = i
+            groups.append(pending)
+            pending = None
+            continue
+        target, acall = _assigned_call(stmt)
+        if acall is not None and _call_name(acall) in (CLIP_NORM, CLIP_VALUE):
+            pending.clips.append((i, target, acall))
+            continue
+        for name in ("unscale_", "update"):
+            r = _method(call, name)
+            if r is not None and pending.scaler is not None and code_of(r).strip() == pending.scaler:
+                pending.extras.append(i)
+    if pending is not None:
+        for b in pending.backwards:
+            problems.append((b, "no optimizer.step() follows this backward() in the same loop body (gradient "
+                             "accumulation over iterations, or a step elsewhere): write this train step with "
+                             "mindspore.value_and_grad by hand"))
+    # zero_grad() calls of the optimizers anywhere in the body go away
+    for i, stmt in enumerate(body):
+        r = _method(_stmt_call(stmt), "zero_grad")
+        if r is None:
+            continue
+        for g in groups:
+            if g.optimizer == code_of(r).strip():
+                g.extras.append(i)
+                break
+    return groups, problems
+
+
+def _rhs(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            return small.value
+    return None
+
+
+class _CallsAndOps(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: List[str] = []
+        self.ops = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(code_of(node.func).strip())
+
+    def visit_BinaryOperation(self, node) -> None:
+        self.ops += 1
+
+    def visit_UnaryOperation(self, node) -> None:
+        self.ops += 1
+
+    def visit_Comparison(self, node) -> None:
+        self.ops += 1
+
+
+def is_source(stmt: cst.CSTNode) -> bool:
+    """A statement that produces data for the step rather than computing from it:
+    unpacking/renaming (`x, y = batch`), random draws, `next(it)`, `.item()` reads."""
+    rhs = _rhs(stmt)
+    if rhs is None:
+        return not isinstance(stmt, (cst.If, cst.With))   # other compound statements stay outside
+    v = _CallsAndOps()
+    rhs.visit(v)
+    if not v.calls and not v.ops:
+        return True
+    return any(RANDOM_CALL.search(c) or c == "next" or c.endswith((".item", ".tolist", ".numpy"))
+               for c in v.calls)
+
+
+def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int]) -> List[int]:
+    """Statements before the last backward() that the losses depend on."""
+    last = group.backwards[-1]
+    needed: Set[str] = set(reads(group.losses[-1]))
+    chosen: List[int] = []
+    for j in range(last - 1, -1, -1):
+        if j in group.backwards:
+            needed |= set(reads(group.losses[group.backwards.index(j)]))
+            continue
+        if j in skip:
+            continue
+        st = body[j]
+        bound = assigns(st)
+        if not (bound & needed) or is_source(st):
+            continue
+        chosen.append(j)
+        needed -= bound
+        needed |= set(reads(st))
+    chosen.reverse()
+    return chosen
+
+
+def _inputs(stmts: Sequence[cst.CSTNode], tail: Sequence[cst.BaseExpression]) -> Tuple[List[str], Set[str]]:
+    """Names read before the statements bind them (in first-read order), and all names bound."""
+    bound: Set[str] = set()
+    inputs: List[str] = []
+    for st in stmts:
+        for n in reads(st):
+            if n not in bound and n not in inputs:
+                inputs.append(n)
+        bound |= assigns(st)
+    for e in tail:
+        for n in reads(e):
+            if n not in bound and n not in inputs:
+                inputs.append(n)
+    return inputs, bound
+
+
+def _unique(base: str, taken: Set[str]) -> str:
+    name, n = base, 2
+    while name in taken:
+        name = f"{base}_{n}"
+        n += 1
+    taken.add(name)
+    return name
+
+
+def _suffix(optimizer: str, many: bool) -> str:
+    if not many:
+        return ""
+    last = optimizer.rsplit(".", 1)[-1]
+    s = re.sub(r"^(optimizer|optimiser|optim|opt)_?", "", last, flags=re.I) or last
+    return "_" + re.sub(r"\W", "_", s)
+
+
+def _line(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return True
+
+    def leave_Attribute(self, original, updated):
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=self.new) if original.value == self.old else updated
+
+
+def _comment(text: str) -> List[cst.EmptyLine]:
+    return [cst.EmptyLine(comment=cst.Comment("# msmigrate: " + text))]
+
+
+def rewrite_loop(loop: cst.CSTNode, info: LoopInfo) -> Optional[Rewrite]:
+    body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+    if not body:
+        return None
+    groups, problems = find_groups(body, info)
+    if not groups:
+        return Rewrite(loop, [], set(), [], problems) if problems else None
+
+    special: Set[int] = set()
+    for g in groups:
+        special |= {*g.backwards, g.step, *g.extras, *(c[0] for c in g.clips)}
+    per_iteration: Set[str] = set()
+    if isinstance(loop, cst.For):
+        targets = _Assigns()
+        targets._target(loop.target)
+        per_iteration |= targets.names
+    for st in body:
+        per_iteration |= assigns(st)
+
+    defs: List[cst.BaseStatement] = []
+    closures: Set[str] = set()
+    sites: List[Tuple[int, str, str, str]] = []
+    replace: Dict[int, List[cst.BaseStatement]] = {}
+    drop: Set[int] = set(special)
+    slices = [_slice(body, g, special) for g in groups]
+    in_any_slice = set(j for s in slices for j in s)
+    many = len(groups) > 1
+    taken = set(info.taken) | per_iteration
+    region_start = 0
+    for g, chosen in zip(groups, slices):
+        last = g.backwards[-1]
+        sliced = set(chosen)
+        fwd_stmts = [body[j] for j in chosen]
+        inputs, computed = _inputs(fwd_stmts, g.losses)
+        sfx = _suffix(g.optimizer, many)
+        # the value to differentiate: the loss, or the sum of several backward()s
+        loss_codes = [code_of(x).strip() for x in g.losses]
+        if len(g.losses) == 1 and isinstance(g.losses[0], cst.Name):
+            loss_out = loss_codes[0]
+            total = loss_out
+        else:
+            loss_out = _unique("loss" + sfx if "loss" + sfx not in computed else "total_loss" + sfx, taken)
+            total = " + ".join(f"({c})" if not re.fullmatch(r"[\w.]+", c) else c for c in loss_codes)
+        # statements the slice interleaves with that read what it computes run after the step;
+        # a value the slice overwrites later is handed over under its own name
+        later = [j for j in range(region_start, last)
+                 if j not in in_any_slice and j not in special and set(reads(body[j])) & computed]
+        keyed: List[Tuple[float, cst.BaseStatement]] = [(float(j), body[j]) for j in chosen]
+        moved: List[cst.BaseStatement] = []
+        aux: List[str] = []
+        for j in later:
+            st = body[j]
+            for n in sorted(set(reads(st)) & computed):
+                if any(jj > j and n in assigns(body[jj]) for jj in chosen):
+                    alias = _unique(f"{n}_{j}", taken)
+                    keyed.append((j - 0.5, _line(f"{alias} = {n}")))
+                    st = st.visit(_Rename(n, alias))
+                    aux.append(alias)
+                elif n not in aux and n != loss_out:
+                    aux.append(n)
+            moved.append(st)
+        fwd_body = [st for _, st in sorted(keyed, key=lambda kv: kv[0])]
+        inside_reads: Dict[str, int] = {}
+        for st in fwd_stmts:
+            for n in reads(st):
+                inside_reads[n] = inside_reads.get(n, 0) + 1
+        for x in g.losses:
+            for n in reads(x):
+                inside_reads[n] = inside_reads.get(n, 0) + 1
+        for n in sorted(computed):
+            if n in aux or n == loss_out:
+                continue
+            if info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs:
+                aux.append(n)     # read elsewhere, or carried to the next iteration (hidden states)
+        if loss_out != total:
+            for c in loss_codes:
+                if re.fullmatch(r"\w+", c) and c not in aux and info.read_counts.get(c, 0) > inside_reads.get(c, 0):
+                    aux.append(c)
+        params = [n for n in inputs if n in per_iteration]
+        closures |= {n for n in inputs if n not in per_iteration}
+        fwd = _unique("forward_fn" + sfx, taken)
+        gfn = _unique("grad_fn" + sfx, taken)
+        step = _unique("train_step" + sfx, taken)
+        outs = [loss_out] + aux
+        has_aux = bool(aux)
+        fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
+        defs.append(cst.FunctionDef(
+            name=cst.Name(fwd), params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
+            body=cst.IndentedBlock(body=fwd_body),
+            leading_lines=[cst.EmptyLine(indent=False)] + _comment("the forward computation of the training step "
+                                                       "(differentiated by " + gfn + ")")))
+        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {g.optimizer}.parameters"
+                          f"{', has_aux=True' if has_aux else ''})"))
+        arglist = ", ".join(params)
+        lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
+        step_lines = [f"{lhs} = {gfn}({arglist})"]
+        extra_outs: List[str] = []
+        for (ci, target, ccall) in g.clips:
+            cname = _call_name(ccall)
+            rest = ", ".join(code_of(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
+                             for a in list(ccall.args)[1:])
+            if cname == CLIP_NORM:
+                norm = target if target and re.fullmatch(r"\w+", target) else "grad_norm"
+                step_lines.append(f"grads, {norm} = _ms_compat.clip_grad_norm(grads, {rest})")
+                if target:
+                    extra_outs.append(norm)
+                sites.append((ci, "torch.nn.utils.clip_grad_norm_", f"_ms_compat.clip_grad_norm in {step}",
+                              "the gradients are clipped inside the train step (torch's formula)"))
+            else:
+                step_lines.append(f"grads = _ms_compat.clip_grad_value(grads, {rest})")
+                sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
+                              "the gradients are clipped inside the train step"))
+        step_lines.append(f"{g.optimizer}(grads)")
+        step_lines.append(f"return {', '.join(outs + extra_outs)}")
+        step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
+        defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
+            "one optimizer step, compiled with mindspore.jit in GRAPH mode")))
+        defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
+        call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
+        call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
+        replace[last] = [call_stmt] + moved
+        drop |= sliced | set(later)
+        for b in g.backwards:
+            sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
+                          f"gradients of {total} w.r.t. {g.optimizer}.parameters, from value_and_grad"))
+        sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
+                      "the update runs inside the train step"))
+        if g.scaler:
+            sites.append((g.backwards[0], "torch.cuda.amp.GradScaler.scale", "(removed)",
+                          "float32 training needs no loss scaling; for float16 on Ascend use "
+                          "mindspore.amp.DynamicLossScaler"))
+        region_start = g.step + 1
+    new_body: List[cst.BaseStatement] = []
+    for i, st in enumerate(body):
+        if i in replace:
+            new_body.extend(replace[i])
+        elif i not in drop:
+            new_body.append(st)
+    if not new_body:
+        new_body = [_line("pass")]
+    new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
+    return Rewrite(new_loop, defs, closures, sites, problems)

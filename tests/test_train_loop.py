@@ -1,0 +1,340 @@
+"""Training loops: a torch loop and its converted MindSpore train step, run side by side
+from the same initial weights on the same batches, in GRAPH and PYNATIVE mode; per-step
+losses and final weights must agree (msmigrate/train_loop.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import TODO  # noqa: E402
+
+from .parity.harness import load_converted, load_torch  # noqa: E402
+
+RTOL = 1e-4
+
+
+def _batches(n=5, batch=6, dim=4, classes=3, seed=0, extra=None):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        b = [rng.standard_normal((batch, dim)).astype(np.float32), rng.integers(0, classes, batch).astype(np.int64)]
+        if extra:
+            b.append(rng.standard_normal((batch, extra)).astype(np.float32))
+        out.append(tuple(b))
+    return out
+
+
+def run_both(src: str, batches, modes=("graph", "pynative"), models=("model",)):
+    """Run `train(...)` from the torch snippet and from its conversion.
+    The snippet defines make() -> dict of objects (models, optimizers...) and
+    train(objs, batches) -> list of per-step float losses."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import convert_state_dict, load_torch_state_dict
+
+    ns = load_torch(src)
+    torch.manual_seed(0)
+    t_objs = ns["make"]()
+    init = {m: {k: v.detach().numpy().copy() for k, v in t_objs[m].state_dict().items()} for m in models}
+    t_losses = ns["train"](t_objs, [tuple(torch.from_numpy(a) for a in b) for b in batches])
+    t_final = {m: {k: v.detach().numpy() for k, v in t_objs[m].state_dict().items()} for m in models}
+
+    mod, code, sites = load_converted(src)
+    results = {}
+    try:
+        for mode in modes:
+            ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+            objs = mod.make()
+            for m in models:
+                load_torch_state_dict(objs[m], init[m], strict=True)
+            losses = mod.train(objs, [tuple(ms.Tensor(a) for a in b) for b in batches])
+            np.testing.assert_allclose(np.array(losses, np.float64), np.array(t_losses, np.float64),
+                                       rtol=RTOL, atol=1e-6, err_msg=f"{mode}: per-step losses\n{code}")
+            for m in models:
+                expected, _ = convert_state_dict(objs[m], t_final[m], strict=False)
+                got = {p.name: p.asnumpy() for p in objs[m].get_parameters()}
+                for name, value in expected.items():
+                    np.testing.assert_allclose(got[name], value, rtol=RTOL, atol=1e-6,
+                                               err_msg=f"{mode}: final {m}.{name}")
+            results[mode] = losses
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return code, sites, results
+
+
+MLP = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self, d=4, h=8, c=3):
+        super().__init__()
+        self.fc1 = nn.Linear(d, h)
+        self.fc2 = nn.Linear(h, c)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+"""
+
+
+def test_basic_loop_matches_torch():
+    src = MLP + """
+
+def make():
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    return {"model": model, "optimizer": optimizer}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    model.train()
+    losses, correct = [], 0
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        correct += (out.argmax(dim=1) == y).sum().item()
+    assert 0 <= correct <= 30
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)" in code
+    assert "loss, out = train_step(x, y)" in code
+    assert ".backward()" not in code and "zero_grad" not in code
+    statuses = {s.api: s.status for s in sites}
+    assert statuses["Tensor.backward"] != TODO and statuses["Optimizer.step"] != TODO
+
+
+def test_clipping_and_aux_outputs():
+    src = MLP + """
+
+def make():
+    model = Net()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    return {"model": model, "optimizer": optimizer}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses, norms = [], []
+    for step, (x, y) in enumerate(batches):
+        optimizer.zero_grad()
+        logits = model(x)
+        loss = F.cross_entropy(logits, y) * 10.0
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)
+        torch.nn.utils.clip_grad_value_(model.parameters(), 0.05)
+        optimizer.step()
+        norms.append(float(norm))
+        losses.append(loss.item())
+    return losses + norms
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "_ms_compat.clip_grad_norm(grads, max_norm=0.5)" in code
+    assert "_ms_compat.clip_grad_value(grads, 0.05)" in code
+
+
+def test_two_backwards_accumulate_and_interleaved_reads():
+    """DCGAN-style discriminator step: two backward() calls before one step (the gradients
+    add up), a value read between them that the forward later overwrites."""
+    src = MLP + """
+
+def make():
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    return {"model": model, "optimizer": optimizer}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y, z in batches:
+        model.zero_grad()
+        out = model(x)
+        err_real = F.cross_entropy(out, y)
+        err_real.backward()
+        first_mean = out.mean().item()
+        out = model(z)
+        err_fake = F.cross_entropy(out, y)
+        err_fake.backward()
+        second_mean = out.mean().item()
+        err = err_real + err_fake
+        optimizer.step()
+        losses += [err.item(), first_mean, second_mean]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4))
+    assert "err_real + err_fake" in code
+
+
+def test_two_optimizers_gan_style():
+    src = MLP + """
+
+def make():
+    netG = Net(4, 8, 4)
+    netD = Net(4, 8, 1)
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=0.01, betas=(0.5, 0.999))
+    optimizerG = torch.optim.Adam(netG.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"netG": netG, "netD": netD, "optimizerD": optimizerD, "optimizerG": optimizerG}
+
+
+def train(objs, batches):
+    netG, netD = objs["netG"], objs["netD"]
+    optimizerD, optimizerG = objs["optimizerD"], objs["optimizerG"]
+    criterion = nn.BCEWithLogitsLoss()
+    losses = []
+    for real, _, noise in batches:
+        netD.zero_grad()
+        b = real.shape[0]
+        label = torch.ones(b, 1)
+        errD_real = criterion(netD(real), label)
+        fake = netG(noise)
+        errD_fake = criterion(netD(fake.detach()), torch.zeros(b, 1))
+        errD = errD_real + errD_fake
+        errD.backward()
+        optimizerD.step()
+
+        netG.zero_grad()
+        errG = criterion(netD(fake), label)
+        errG.backward()
+        optimizerG.step()
+        losses += [errD.item(), errG.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("netG", "netD"))
+    assert "def train_step_D(" in code and "def train_step_G(" in code
+
+
+def test_hidden_state_carried_across_steps():
+    src = """
+import torch
+import torch.nn as nn
+
+
+class RNNModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(2, 5, batch_first=True)
+        self.head = nn.Linear(5, 3)
+
+    def forward(self, x, h):
+        out, h = self.rnn(x, h)
+        return self.head(out[:, -1]), h
+
+
+def make():
+    model = RNNModel()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    criterion = nn.CrossEntropyLoss()
+    hidden = torch.zeros(1, 6, 5)
+    losses = []
+    for x, y in batches:
+        hidden = hidden.detach()
+        optimizer.zero_grad()
+        output, hidden = model(x.reshape(6, 2, 2), hidden)
+        loss = criterion(output, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    # the hidden state is both read and computed by the step: an input and an output
+    assert "loss, hidden = train_step(hidden, x, y)" in code
+
+
+def test_scheduler_and_grad_scaler():
+    src = MLP + """
+
+def make():
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.2)
+    return {"model": model, "optimizer": optimizer}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    scaler = torch.cuda.amp.GradScaler(enabled=False)
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cpu", enabled=False):
+            loss = F.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        scaler.step(optimizer)
+        scaler.update()
+        scheduler.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "scaler.scale" not in code and "optimizer(grads)" in code
+
+
+def test_backward_without_step_is_a_todo():
+    src = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model}
+
+
+def grads_only(model, batches):
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+"""
+    import mindspore as ms
+    mod, code, sites = load_converted(src)
+    todo = [s for s in sites if s.api == "Tensor.backward"]
+    assert todo and todo[0].status == TODO and "no optimizer.step()" in todo[0].note
+    assert "# msmigrate: TODO Tensor.backward" in code
+    with pytest.raises(mod._ms_compat.MigrationError, match="Tensor.backward"):
+        mod.grads_only(mod.make()["model"], [(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor([0, 1]))])
+
+
+def test_step_compiled_once_per_model():
+    """A train() called once per epoch defines its step anew each time; the compiled
+    step is reused while model and optimizer are the same objects."""
+    src = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+    return train_step
+"""
+    import mindspore as ms
+    mod, code, _ = load_converted(src)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        objs = mod.make()
+        batches = [(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([0, 1], np.int32)))]
+        first = mod.train(objs, batches)
+        assert mod.train(objs, batches) is first
+        assert mod.train(mod.make(), batches) is not first
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
