@@ -260,6 +260,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               "  scan PATH [--json]      which torch APIs a project uses, how often, which have no mapping\n"
               "  weights IN -o OUT.ckpt  convert a state_dict (.pt/.pth/.bin/.safetensors) to a MindSpore checkpoint\n"
               "  verify --torch M:F --ms M:F --input SHAPE   prove the converted model computes the same\n"
+              "                          (--train N [--optimizer SPEC --scheduler SPEC]: and trains the same)\n"
               "  api NAME                what a torch API becomes, and why")
         return EXIT_OK if argv else EXIT_USAGE
     cmd, rest = argv[0], argv[1:]

@@ -233,6 +233,7 @@ class Rewrite:
     closures: Set[str]
     sites: List[Tuple[int, str, str, str]]  # (statement index, api, target, note)
     problems: List[Tuple[int, str]]         # (statement index, why): backward()s left as TODOs
+    steps: int = 0                          # train steps written
 
 
 def _is_optimizer(code: str, info: LoopInfo) -> bool:
@@ -417,7 +418,37 @@ def _comment(text: str) -> List[cst.EmptyLine]:
     return [cst.EmptyLine(comment=cst.Comment("# msmigrate: " + text))]
 
 
-def rewrite_loop(loop: cst.CSTNode, info: LoopInfo) -> Optional[Rewrite]:
+class _UsedAsObject(cst.CSTVisitor):
+    """Names that are called (`model(x)`) or whose attributes are used (`opt.param_groups`)."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.names.add(node.func.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value not in ("shape", "dtype", "ndim", "T"):
+            self.names.add(node.value.value)
+
+
+def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
+    """A step written as a function called once per batch (`def train_step(model, batch, opt)`):
+    the same rewrite, with the step's definitions inside the function, right before the call.
+    compile_step() keeps the compiled step across calls, so defining it per call costs little.
+    Parameters that the step calls or reads attributes of (model, loss, optimizer) are closed
+    over; the others (tensors) are passed to the step."""
+    params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)
+              + list(fn.params.kwonly_params)]
+    used = _UsedAsObject()
+    fn.body.visit(used)
+    data_params = {p for p in params if p not in used.names and p not in ("self", "cls")}
+    return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True)
+
+
+def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
+                 inline_defs: bool = False) -> Optional[Rewrite]:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
@@ -428,7 +459,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo) -> Optional[Rewrite]:
     special: Set[int] = set()
     for g in groups:
         special |= {*g.backwards, g.step, *g.extras, *(c[0] for c in g.clips)}
-    per_iteration: Set[str] = set()
+    per_iteration: Set[str] = set(extra_per_iteration)
     if isinstance(loop, cst.For):
         targets = _Assigns()
         targets._target(loop.target)
@@ -537,7 +568,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo) -> Optional[Rewrite]:
         defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
-        replace[last] = [call_stmt] + moved
+        replace[last] = ([d for d in defs[len(defs) - 4:]] if inline_defs else []) + [call_stmt] + moved
         drop |= sliced | set(later)
         for b in g.backwards:
             sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
@@ -558,4 +589,4 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo) -> Optional[Rewrite]:
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, defs, closures, sites, problems)
+    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups))

@@ -405,7 +405,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = rw.loop
             if rw.problems:
                 updated = self._todo_statements(updated, body, rw.problems)
-            if rw.defs:
+            if rw.steps:
                 self.train_steps += 1
                 self.need.add("ms")
                 self.uses_compat = True
@@ -424,6 +424,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         if before:
             return cst.FlattenSentinel(list(before) + [updated])
         return updated
+
+    def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """backward()/step() at the top level of a function body (a per-batch step function)."""
+        scope = self._scopes[-1]
+        info = TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers,
+                           read_counts=scope["reads"], taken=scope["bound"])
+        rw = TL.rewrite_function(updated, info)
+        if rw is None:
+            return updated
+        body = list(updated.body.body)
+        for idx, api, target, note in rw.sites:
+            self._site_at(body[idx], api, target, R.DIFFERENCE if api == "Tensor.backward" else R.CONVERTED, note)
+        result = rw.loop
+        if rw.problems:
+            result = self._todo_statements(result, body, rw.problems)
+        if rw.steps:
+            self.train_steps += 1
+            self.need.add("ms")
+            self.uses_compat = True
+        return result
 
     def _site_at(self, stmt, api: str, target: str, status: str, note: str) -> None:
         line = self._out_lines.get(id(stmt), self._stmt_line[-1] if self._stmt_line else 0)
@@ -593,6 +613,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if not self._in_forward():
+            updated = self._train_step_function(updated)
         ctx = self._funcs.pop()
         self._scopes.pop()
         if not self._funcs and not self._classes and self._todo_count > ctx.todo_at_start:

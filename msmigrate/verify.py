@@ -15,6 +15,9 @@ The two frameworks never share a process:
 * :func:`main_verify` (the CLI) runs each side with ``sys.executable -m
   msmigrate.verify _record-torch|_check-ms`` so each gets a clean interpreter.
 
+``--train N`` (:mod:`msmigrate.verify_train`) compares N optimizer steps instead: per-step
+losses and final weights, with the training loop as msmigrate converts it.
+
 Exit codes: 0 pass, 1 parity failure (including a MindSpore side that fails to build,
 load weights or run), 2 usage/input errors (bad spec or shape, torch side that cannot
 run); errors are one line, never a traceback.
@@ -50,6 +53,7 @@ __all__ = [
     "record_torch",
     "check_mindspore",
     "main_verify",
+    "verify_train",
 ]
 
 MODES = ("pynative", "graph")
@@ -1036,6 +1040,25 @@ def _make_parser() -> argparse.ArgumentParser:
                    help="time limit for each side's process, in seconds")
     p.add_argument("--keep-temp", metavar="DIR",
                    help="write the torch record and worker files into DIR instead of a temp dir")
+    t = p.add_argument_group(
+        "training (--train)",
+        "N optimizer steps in both frameworks from torch's initial weights on the same seeded batches; "
+        "the MindSpore side runs the training loop as msmigrate converts it")
+    t.add_argument("--train", type=int, nargs="?", const=5, default=None, metavar="N",
+                   help="compare N training steps (default 5) instead of one forward pass")
+    t.add_argument("--optimizer", metavar="SPEC",
+                   help='torch.optim class and arguments without params, e.g. "SGD(lr=0.1, momentum=0.9)" '
+                        '(default "SGD(lr=0.01)")')
+    t.add_argument("--scheduler", metavar="SPEC",
+                   help='torch.optim.lr_scheduler class and arguments without the optimizer, stepped once per '
+                        'optimizer step, e.g. "StepLR(step_size=2, gamma=0.5)"')
+    t.add_argument("--loss", choices=["cross_entropy", "mse"],
+                   help="cross_entropy (default for 2-D outputs: integer targets) or mse (standard normal targets)")
+    t.add_argument("--classes", type=int, metavar="K",
+                   help="cross_entropy targets are drawn from [0, K) (default: the output's size 1)")
+    t.add_argument("--eval-mode-dropout", action="store_true",
+                   help="put Dropout layers in eval mode on both sides (their random masks cannot match)")
+    t.add_argument("-q", "--quiet", action="store_true", help="no progress spinner")
     return p
 
 
@@ -1063,15 +1086,16 @@ def _child_env() -> dict:
     return env
 
 
-def _run_worker(kind: str, job: dict, workdir: str, timeout: Optional[float]) -> tuple:
-    """Run ``python -m msmigrate.verify <kind> <job.json>``; returns (rc, status dict|None,
+def _run_worker(kind: str, job: dict, workdir: str, timeout: Optional[float],
+                module: str = "msmigrate.verify") -> tuple:
+    """Run ``python -m <module> <kind> <job.json>``; returns (rc, status dict|None,
     stderr tail)."""
     job_file = os.path.join(workdir, f"{kind.strip('_')}-job.json")
     status_file = os.path.join(workdir, f"{kind.strip('_')}-status.json")
     job = dict(job, status_file=status_file)
     with open(job_file, "w") as f:
         json.dump(job, f)
-    cmd = [sys.executable, "-m", "msmigrate.verify", kind, job_file]
+    cmd = [sys.executable, "-m", module, kind, job_file]
     try:
         proc = subprocess.run(cmd, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               timeout=timeout, text=True, errors="replace")
@@ -1083,6 +1107,14 @@ def _run_worker(kind: str, job: dict, workdir: str, timeout: Optional[float]) ->
             status = json.load(f)
     tail = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
     return proc.returncode, status, (tail[-1].strip() if tail else f"exit status {proc.returncode}")
+
+
+def verify_train(*args, **kwargs):
+    """``msmigrate verify --train`` as a library call (several optimizer/scheduler configs in one
+    pair of processes): see :func:`msmigrate.verify_train.verify_train`."""
+    from .verify_train import verify_train as run
+
+    return run(*args, **kwargs)
 
 
 def main_verify(argv: Optional[Sequence[str]] = None) -> int:
@@ -1118,6 +1150,13 @@ def _main_verify(argv: list) -> int:
     _check_top_level(args.torch, torch_path, "torch")
     _check_top_level(ms_spec, ms_path, "mindspore")
     modes = _normalize_modes(args.mode)
+    if args.train is not None:
+        from .verify_train import run_train_cli
+        return run_train_cli(args, specs)
+    extra = [o for o, v in (("--optimizer", args.optimizer), ("--scheduler", args.scheduler), ("--loss", args.loss),
+                            ("--classes", args.classes), ("--eval-mode-dropout", args.eval_mode_dropout)) if v]
+    if extra:
+        raise VerifyUsageError(f"{', '.join(extra)} only apply with --train N")
 
     if args.keep_temp:
         os.makedirs(args.keep_temp, exist_ok=True)

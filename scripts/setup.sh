@@ -8,11 +8,15 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 . .venv/bin/activate
-if ! python -c "import mindspore, torch, libcst, pytest, msmigrate" >/dev/null 2>&1; then
+if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importlib.util as u; assert u.find_spec('torchvision')" >/dev/null 2>&1; then
   python -m pip install -q --upgrade pip
   # numpy<2: MindSpore's PyNative mode breaks with numpy 2; torch==2.13.0 is the CPU build
   python -m pip install -q "numpy<2" "torch==2.13.0" "mindspore==2.10.0" "libcst>=1.1" "rich>=13" \
       "safetensors>=0.4" "pytest>=7"
+  # torchvision 0.28.0 is the release built for torch 2.13 (data/transforms parity tests);
+  # --no-deps keeps pip from replacing the CPU torch
+  python -m pip install -q --no-deps "torchvision==0.28.0"
+  python -m pip install -q "pillow"
   python -m pip install -q --no-deps -e .
 fi
 # Headless Chromium renders the HTML report in tests/test_html_report.py (Debian's chromium package).

@@ -338,3 +338,77 @@ def train(objs, batches):
         assert mod.train(mod.make(), batches) is not first
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_step_function_called_per_batch():
+    """A per-batch step function (no loop in it) and a model never switched to train mode:
+    torch trains it in train mode (BatchNorm uses batch statistics), and so must the step."""
+    src = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.bn = nn.BatchNorm1d(8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.bn(self.fc1(x))))
+
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)}
+
+
+def train_one_batch(model, batch, optimizer, criterion):
+    x, y = batch
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def train(objs, batches):
+    criterion = nn.CrossEntropyLoss()
+    return [train_one_batch(objs["model"], b, objs["optimizer"], criterion) for b in batches]
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "loss = train_step(x, y)" in code
+
+
+def test_parameter_names_survive_the_step():
+    """The step closes over the model and its optimizer (which holds the same Parameters):
+    names stay the model's own, so checkpoints load into a fresh model."""
+    src = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.Adam(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+"""
+    import mindspore as ms
+    mod, code, _ = load_converted(src)
+    for mode in (ms.GRAPH_MODE, ms.PYNATIVE_MODE):
+        ms.set_context(mode=mode)
+        try:
+            objs = mod.make()
+            before = sorted(p.name for p in objs["model"].get_parameters())
+            mod.train(objs, [(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([0, 1], np.int32)))])
+            assert sorted(p.name for p in objs["model"].get_parameters()) == before
+            assert before == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -170,6 +170,5 @@ _scheduler("OneCycleLR", _OPT + ("max_lr", "total_steps", "epochs", "steps_per_e
            "test_cyclic_schedules", "not in mindspore.experimental; " + _MOMENTUM_NOTE)
 for _base in ("LRScheduler", "_LRScheduler"):
     mapping(S + _base, "_ms_compat.LRScheduler", args=_OPT + _LAST, target_args=_OPT + _LAST,
-            note="a subclass's get_lr() runs as in torch (self.last_epoch, self.base_lrs, Python floats); "
-                 "group['lr'] reads back as a Parameter: use float(group['lr']) for arithmetic outside "
-                 "the returned list", test=f"{T}::test_custom_scheduler_subclass")
+            note="a subclass's get_lr() runs as in torch (self.last_epoch, self.base_lrs, group['lr'] as "
+                 "Python floats)", test=f"{T}::test_custom_scheduler_subclass")

@@ -25,7 +25,7 @@ from mindspore.experimental import optim as _ms_optim
 # ------------------------------------------------------------------ param groups
 def _hyper(group, key):
     """A param group's hyper-parameter (lr, momentum...) as a Python number."""
-    value = group[key]
+    value = dict.__getitem__(group, key)
     if isinstance(value, ms.Tensor):
         current = float(value.asnumpy())
         exact = getattr(group, "exact", {}).get(key)
@@ -62,13 +62,18 @@ def _set_hyper(group, key, value):
 
 
 class ParamGroup(dict):
-    """One entry of optimizer.param_groups: `group['lr'] = x` updates the learning-rate Parameter
-    instead of replacing it (see the top of this section). group['lr'] reads back as that
-    Parameter: float(group['lr']) gives the number."""
+    """One entry of optimizer.param_groups, read and written as in torch: group['lr'] is a Python
+    float (f"{group['lr']:.2e}" works), and `group['lr'] = x` updates the learning-rate Parameter
+    instead of replacing it (see the top of this section). The optimizer itself reaches the
+    Parameter through dict.get / self.lrs."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.exact = {}
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        return _hyper(self, key) if isinstance(value, ms.Parameter) else value
 
     def __setitem__(self, key, value):
         _set_hyper(self, key, value)
@@ -106,8 +111,12 @@ class _TorchOptimizer:
 
     def __init__(self, params, *args, **kwargs):
         super().__init__(optimizer_params(params), *args, **kwargs)
+        self.groups_complete = True
 
     def add_param_group(self, param_group):
+        if getattr(self, "groups_complete", False):
+            raise MigrationError("add_param_group() on a built optimizer: MindSpore's optimizers size their "
+                                 "state when they are built; pass every param group to the constructor")
         lr = param_group.get("lr", self.defaults["lr"])
         super().add_param_group(param_group)
         group = ParamGroup(self.param_groups[-1])
@@ -237,49 +246,65 @@ class Adamax(_TorchOptimizer, _ms_optim.Adamax):
         super().__init__(params, lr, _floats(betas), eps, weight_decay, maximize=maximize)
 
 
-class _DecoupledDecay:
-    """torch's maximize and decoupled_weight_decay (param *= 1 - lr * weight_decay before the update,
-    instead of adding weight_decay * param to the gradient) for MindSpore's NAdam and RAdam."""
-
-    def _setup_torch_options(self, decoupled_weight_decay, maximize):
-        self.decoupled_weight_decay = decoupled_weight_decay
-        self.maximize = maximize
-        for group in self.param_groups:
-            dict.__setitem__(group, "decoupled_weight_decay", decoupled_weight_decay)
-            dict.__setitem__(group, "maximize", maximize)
-
-    def _decay_weight(self, weight_decay, params, gradients):
-        if self.decoupled_weight_decay:
-            return gradients  # applied to the parameters in construct
-        return super()._decay_weight(weight_decay, params, gradients)
-
-    def construct(self, gradients):
-        if self.maximize:
-            gradients = tuple(-grad for grad in gradients)
-        if self.decoupled_weight_decay:
-            for group_id, group in enumerate(self.param_groups):
-                shrink = 1 - self.lrs[group_id] * group["weight_decay"]
-                for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
-                    ops.assign(self.parameters[i], self.parameters[i] * shrink)
-        return super().construct(gradients)
+def _torch_options(optimizer, decoupled_weight_decay, maximize):
+    optimizer.decoupled_weight_decay = decoupled_weight_decay
+    optimizer.maximize = maximize
+    for group in optimizer.param_groups:
+        dict.__setitem__(group, "decoupled_weight_decay", decoupled_weight_decay)
+        dict.__setitem__(group, "maximize", maximize)
 
 
-class NAdam(_TorchOptimizer, _DecoupledDecay, _ms_optim.NAdam):
+def _before_update(optimizer, gradients):
+    """torch's maximize and decoupled_weight_decay for MindSpore's NAdam and RAdam: negate the
+    gradients; shrink the parameters (param *= 1 - lr * weight_decay) instead of adding
+    weight_decay * param to the gradients (_decay_weight below then leaves them alone)."""
+    if optimizer.maximize:
+        gradients = tuple(-grad for grad in gradients)
+    if optimizer.decoupled_weight_decay:
+        done = []
+        for group_id, group in enumerate(optimizer.param_groups):
+            shrink = 1 - optimizer.lrs[group_id] * group["weight_decay"]
+            for i in range(optimizer.group_start_id[group_id], optimizer.group_start_id[group_id + 1]):
+                # in a compiled step: shrink once the gradients are computed, update after the shrink
+                param = ops.depend(optimizer.parameters[i], gradients)
+                done.append(ops.assign(optimizer.parameters[i], param * shrink))
+        gradients = ops.depend(gradients, tuple(done))
+    return gradients
+
+
+class NAdam(_TorchOptimizer, _ms_optim.NAdam):
     """torch.optim.NAdam (momentum_decay, weight_decay, decoupled_weight_decay, maximize: same numbers)."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, maximize=False):
         super().__init__(params, lr, _floats(betas), eps, weight_decay, momentum_decay)
-        self._setup_torch_options(decoupled_weight_decay, maximize)
+        _torch_options(self, decoupled_weight_decay, maximize)
+
+    def _decay_weight(self, weight_decay, params, gradients):
+        if self.decoupled_weight_decay:
+            return gradients
+        return _ms_optim.Optimizer._decay_weight(self, weight_decay, params, gradients)
+
+    # (MindSpore's compiler resolves super() wrongly in these classes: the bases are named)
+    def construct(self, gradients):
+        return _ms_optim.NAdam.construct(self, _before_update(self, gradients))
 
 
-class RAdam(_TorchOptimizer, _DecoupledDecay, _ms_optim.RAdam):
+class RAdam(_TorchOptimizer, _ms_optim.RAdam):
     """torch.optim.RAdam (weight_decay, decoupled_weight_decay, maximize: same numbers)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False, *,
                  maximize=False):
         super().__init__(params, lr, _floats(betas), eps, weight_decay)
-        self._setup_torch_options(decoupled_weight_decay, maximize)
+        _torch_options(self, decoupled_weight_decay, maximize)
+
+    def _decay_weight(self, weight_decay, params, gradients):
+        if self.decoupled_weight_decay:
+            return gradients
+        return _ms_optim.Optimizer._decay_weight(self, weight_decay, params, gradients)
+
+    def construct(self, gradients):
+        return _ms_optim.RAdam.construct(self, _before_update(self, gradients))
 
 
 class ASGD(_TorchOptimizer, _ms_optim.ASGD):
@@ -740,7 +765,7 @@ def _cycled_momentum(optimizer):
             beta1, beta2 = group["betas"]
             if not isinstance(beta1, ms.Parameter):
                 dict.__setitem__(group, "betas", (ms.Parameter(ms.Tensor(beta1, ms.float32), name=f"beta1_{i}"), beta2))
-        elif not isinstance(group["momentum"], ms.Parameter):
+        elif not isinstance(dict.__getitem__(group, "momentum"), ms.Parameter):
             dict.__setitem__(group, "momentum", ms.Parameter(ms.Tensor(group["momentum"], ms.float32),
                                                              name=f"momentum_{i}"))
     return key

@@ -15,6 +15,9 @@ def compile_step(step):
     time, and mindspore.jit would compile it again (seconds per epoch). So compiled
     steps are kept per (code, what the step closes over): the same model, loss and
     optimizer objects reuse the compiled step; a different object or value compiles anew."""
+    cells = [cell for _, cell in _closure_cells(step, [], set())]
+    for cell in cells:
+        train_mode_by_default(cell)
     distinct_parameter_names(step)
     if ms.get_context("mode") != ms.GRAPH_MODE:
         return step
@@ -66,19 +69,34 @@ def _closure_cells(fn, found, seen):
     return found
 
 
+def train_mode_by_default(cell):
+    """A torch module starts in training mode, a MindSpore cell in eval mode. A network that
+    the program never switched either way (set_train() never called: MindSpore's phase is
+    still the initial 'train') trains, as it did in torch; sub-cells the program switched
+    to eval (a frozen BatchNorm) stay so."""
+    if getattr(cell, "_phase", None) == "train" and not cell.training:
+        frozen = [c for _, c in cell.cells_and_names() if getattr(c, "_phase", None) == "predict"]
+        cell.set_train(True)
+        for c in frozen:
+            c.set_train(False)
+
+
 def distinct_parameter_names(step):
     """One compiled graph cannot hold two Parameters of the same name. A GAN's generator
     and discriminator often both name theirs `main.0.weight` (MindSpore names parameters
     by their path inside their own network): the later network's parameters get its
-    variable name as a prefix (`netD.main.0.weight`), which its checkpoints then carry."""
-    names = set()
+    variable name as a prefix (`netD.main.0.weight`), which its checkpoints then carry.
+    Parameters shared with an earlier cell (an optimizer holds its model's) are the same
+    objects, not a clash."""
+    names, seen = set(), set()
     for var, cell in _closure_cells(step, [], set()):
-        params = cell.get_parameters()
-        own = [p.name for p in params]
-        if names & set(own):
-            cell.update_parameters_name(var + ".")
-            own = [p.name for p in cell.get_parameters()]
-        names |= set(own)
+        params = list(cell.get_parameters())
+        fresh = [p for p in params if id(p) not in seen]
+        if any(p.name in names for p in fresh):
+            for p in fresh:
+                p.name = f"{var}.{p.name}"
+        seen |= {id(p) for p in params}
+        names |= {p.name for p in params}
 
 
 def clip_grad_norm(grads, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
