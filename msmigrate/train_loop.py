@@ -215,6 +215,7 @@ class StepGroup:
     scaler: Optional[str] = None
     clips: List[Tuple[int, Optional[str], cst.Call]] = field(default_factory=list)
     extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
+    clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
 
 
 @dataclass
@@ -224,6 +225,8 @@ class LoopInfo:
     optimizers: Set[str]                   # expressions bound to torch.optim.* constructors
     read_counts: Dict[str, int]            # names read in the enclosing function/module (original)
     taken: Set[str]                        # names already bound in the enclosing function/module
+    # module functions that compute on the host (NumPy, from_numpy): data for the step (host_functions)
+    host_functions: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -247,6 +250,9 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
+    loop_bound: Set[str] = set()
+    for stmt in body:
+        loop_bound |= assigns(stmt)
     for i, stmt in enumerate(body):
         call = _stmt_call(stmt)
         recv = _method(call, "backward")
@@ -280,6 +286,11 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
         if acall is not None and _call_name(acall) in (CLIP_NORM, CLIP_VALUE):
             pending.clips.append((i, target, acall))
             continue
+        conditional = _conditional_clips(stmt, pending, loop_bound)
+        if conditional:
+            pending.clips.extend((i, None, c) for c in conditional)
+            pending.clip_conds[i] = code_of(stmt.test).strip()
+            continue
         for name in ("unscale_", "update"):
             r = _method(call, name)
             if r is not None and pending.scaler is not None and code_of(r).strip() == pending.scaler:
@@ -299,6 +310,27 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
                 g.extras.append(i)
                 break
     return groups, problems
+
+
+def _conditional_clips(stmt: cst.CSTNode, group: StepGroup, loop_bound: Set[str]) -> List[cst.Call]:
+    """`if args.clip > 0: clip_grad_norm_(...)` (nanoGPT's form, with `scaler.unscale_(opt)`
+    possibly inside): the clip calls, when the test reads nothing the loop body assigns
+    (the step is compiled once; its condition is fixed for the run)."""
+    if not (isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock)):
+        return []
+    if set(reads(stmt.test)) & loop_bound:
+        return []
+    clips: List[cst.Call] = []
+    for inner in stmt.body.body:
+        target, call = _assigned_call(inner)
+        if call is not None and target is None and _call_name(call) in (CLIP_NORM, CLIP_VALUE):
+            clips.append(call)
+            continue
+        r = _method(_stmt_call(inner), "unscale_")
+        if r is not None and group.scaler is not None and code_of(r).strip() == group.scaler:
+            continue
+        return []
+    return clips
 
 
 def _rhs(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
@@ -327,21 +359,50 @@ class _CallsAndOps(cst.CSTVisitor):
         self.ops += 1
 
 
-def is_source(stmt: cst.CSTNode) -> bool:
+HOST_CALL = re.compile(r"(^|\.)(from_numpy|asnumpy|numpy|item|tolist)$")
+
+
+def _is_data_call(c: str, host: Set[str]) -> bool:
+    """A call whose result is data for the step: a random draw, `next(it)`, a host value
+    (.item(), from_numpy), or a module function that computes on the host (host_functions)."""
+    return bool(RANDOM_CALL.search(c) or HOST_CALL.search(c)) or c == "next" or c in host
+
+
+def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     """A statement that produces data for the step rather than computing from it:
-    unpacking/renaming (`x, y = batch`), random draws, `next(it)`, `.item()` reads."""
+    unpacking/renaming (`x, y = batch`), random draws, `next(it)`, `.item()` reads, NumPy
+    data (`torch.from_numpy(rng.standard_normal(...))`, a function that makes it), also
+    under an `if` (`if args.deterministic: eps = ... else: eps = None`). Inside a compiled
+    step such a value would be computed once, at compile time, and reused at every step."""
     rhs = _rhs(stmt)
-    if rhs is None:
-        return not isinstance(stmt, (cst.If, cst.With))   # other compound statements stay outside
     v = _CallsAndOps()
+    if rhs is None:
+        if isinstance(stmt, cst.If):
+            stmt.visit(v)
+            return any(_is_data_call(c, host) for c in v.calls)
+        return not isinstance(stmt, cst.With)   # other compound statements stay outside
     rhs.visit(v)
     if not v.calls and not v.ops:
         return True
-    return any(RANDOM_CALL.search(c) or c == "next" or c.endswith((".item", ".tolist", ".numpy"))
-               for c in v.calls)
+    return any(_is_data_call(c, host) for c in v.calls)
 
 
-def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int]) -> List[int]:
+def host_functions(module: cst.Module, numpy_names: Set[str]) -> Set[str]:
+    """Module-level functions that make data on the host: they call NumPy (one of
+    `numpy_names`, the names numpy is imported as) or from_numpy. Their results are
+    inputs of a train step, not part of it."""
+    found: Set[str] = set()
+    for st in module.body:
+        if isinstance(st, cst.FunctionDef):
+            v = _CallsAndOps()
+            st.body.visit(v)
+            if any(c.split(".", 1)[0] in numpy_names or c.endswith("from_numpy") for c in v.calls):
+                found.add(st.name.value)
+    return found
+
+
+def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
+           host: Set[str] = frozenset()) -> List[int]:
     """Statements before the last backward() that the losses depend on."""
     last = group.backwards[-1]
     needed: Set[str] = set(reads(group.losses[-1]))
@@ -354,7 +415,7 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int]) -> Lis
             continue
         st = body[j]
         bound = assigns(st)
-        if not (bound & needed) or is_source(st):
+        if not (bound & needed) or is_source(st, host):
             continue
         chosen.append(j)
         needed -= bound
@@ -472,7 +533,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     sites: List[Tuple[int, str, str, str]] = []
     replace: Dict[int, List[cst.BaseStatement]] = {}
     drop: Set[int] = set(special)
-    slices = [_slice(body, g, special) for g in groups]
+    slices = [_slice(body, g, special, info.host_functions) for g in groups]
     in_any_slice = set(j for s in slices for j in s)
     many = len(groups) > 1
     taken = set(info.taken) | per_iteration
@@ -549,15 +610,17 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             cname = _call_name(ccall)
             rest = ", ".join(code_of(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
                              for a in list(ccall.args)[1:])
+            cond = g.clip_conds.get(ci)
+            if_cond = f"if {cond}:\n        " if cond else ""   # the step's body is indented by 4
             if cname == CLIP_NORM:
                 norm = target if target and re.fullmatch(r"\w+", target) else "grad_norm"
-                step_lines.append(f"grads, {norm} = _ms_compat.clip_grad_norm(grads, {rest})")
+                step_lines.append(f"{if_cond}grads, {norm} = _ms_compat.clip_grad_norm(grads, {rest})")
                 if target:
                     extra_outs.append(norm)
                 sites.append((ci, "torch.nn.utils.clip_grad_norm_", f"_ms_compat.clip_grad_norm in {step}",
                               "the gradients are clipped inside the train step (torch's formula)"))
             else:
-                step_lines.append(f"grads = _ms_compat.clip_grad_value(grads, {rest})")
+                step_lines.append(f"{if_cond}grads = _ms_compat.clip_grad_value(grads, {rest})")
                 sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
                               "the gradients are clipped inside the train step"))
         step_lines.append(f"{g.optimizer}(grads)")

@@ -73,6 +73,38 @@ NON_TENSOR_ANNOTATIONS = {"int", "bool", "str", "float", "list", "dict", "tuple"
                           "Optional[str]", "Optional[float]"}
 
 
+class _Imports(cst.CSTVisitor):
+    """The import statements of a piece of code (not those inside nested functions/classes)."""
+
+    def __init__(self) -> None:
+        self.found: list = []
+
+    def visit_Import(self, node) -> None:
+        self.found.append(node)
+
+    def visit_ImportFrom(self, node) -> None:
+        if not isinstance(node.names, cst.ImportStar):
+            self.found.append(node)
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    @classmethod
+    def collect(cls, node) -> list:
+        v = cls()
+        node.visit(v)
+        return v.found
+
+
+def _all_params(params: cst.Parameters) -> List[cst.Param]:
+    out = list(params.params) + list(params.kwonly_params) + list(params.posonly_params)
+    out += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return out
+
+
 @dataclass
 class FunctionContext:
     name: str
@@ -81,6 +113,7 @@ class FunctionContext:
     todo_at_start: int = 0
     cells: Set[str] = field(default_factory=set)
     others: Set[str] = field(default_factory=set)
+    class_names: Dict[str, str] = field(default_factory=dict)   # `classname = m.__class__.__name__`
 
 
 @dataclass
@@ -120,6 +153,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._rebinds: Set[int] = set()      # converted calls whose statement becomes `x = ...`
+        self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
         self._pending_narrow: Dict[int, Dict[str, str]] = {}
@@ -130,6 +164,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_lines: Dict[int, int] = {}  # id(converted statement) -> source line
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
+        self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._todo_count = 0
         self._functions_with_todo: Set[str] = set()  # module functions that reach unconverted code
         info = index.modules.get(module_name)
@@ -396,7 +431,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop
             info = TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers,
-                               read_counts=scope["reads"], taken=scope["bound"])
+                               read_counts=scope["reads"], taken=scope["bound"],
+                               host_functions=self._host_functions)
             rw = TL.rewrite_loop(updated, info)
         if rw is not None:
             body = list(updated.body.body)
@@ -429,7 +465,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         """backward()/step() at the top level of a function body (a per-batch step function)."""
         scope = self._scopes[-1]
         info = TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers,
-                           read_counts=scope["reads"], taken=scope["bound"])
+                           read_counts=scope["reads"], taken=scope["bound"],
+                           host_functions=self._host_functions)
         rw = TL.rewrite_function(updated, info)
         if rw is None:
             return updated
@@ -574,18 +611,32 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return cst.FlattenSentinel(stmts)
         return updated
 
+    def _shadowed(self, name: str) -> bool:
+        """An imported name that the enclosing functions or the module also bind as a parameter
+        or by assignment: what it holds there is not known to be the import."""
+        return any(name in scope.get("shadows", ()) for scope in self._scopes)
+
     def _push_scope(self, node) -> None:
         counts: Dict[str, int] = {}
         for n in TL.reads(node):
             counts[n] = counts.get(n, 0) + 1
-        self._scopes.append({"reads": counts, "bound": TL.assigns(node), "loops": []})
+        bound = TL.assigns(node)
+        # names this scope binds other than by an import: where they equal an imported name
+        # (`def batchify(data, bsz)` next to `import data`; `model = model.RNNModel(...)`)
+        # the name may not be the import any more (see _shadowed)
+        imported = {a.asname.name.value for imp in _Imports.collect(node) for a in imp.names
+                    if a.asname is not None and isinstance(a.asname.name, cst.Name)}   # `import x as y`
+        self._scopes.append({"reads": counts, "bound": bound, "loops": [], "shadows": bound - imported})
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
+        self._host_functions = TL.host_functions(node, numpy_names)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
         self._push_scope(node.body)
+        self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -870,7 +921,58 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return self._class_attr_types.get(owner_t[6:], {}).get(node.attr.value)
         return None
 
+    def _class_name_of(self, node: cst.BaseExpression) -> Optional[str]:
+        """`m.__class__.__name__`, `type(m).__name__` or a local holding it -> "m"."""
+        if isinstance(node, cst.Name):
+            return self._funcs[-1].class_names.get(node.value) if self._funcs else None
+        if isinstance(node, cst.Attribute) and node.attr.value == "__name__":
+            owner = node.value
+            if (isinstance(owner, cst.Attribute) and owner.attr.value == "__class__"
+                    and isinstance(owner.value, cst.Name)):
+                return owner.value.value
+            if (isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "type"
+                    and len(owner.args) == 1 and isinstance(owner.args[0].value, cst.Name)):
+                return owner.args[0].value.value
+        return None
+
+    def _class_name_narrowing(self, test: cst.BaseExpression) -> Dict[str, str]:
+        """weight-init code that tests the class name (pytorch/examples' DCGAN):
+        `classname.find('BatchNorm') != -1`, `'BatchNorm' in classname`,
+        `classname.startswith('BatchNorm')`: narrowed like isinstance() when every torch.nn
+        layer whose name matches renames its parameters alike."""
+        obj = text = None
+        how = "in"
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            left = test.left
+            if isinstance(op, cst.In) and isinstance(left, cst.SimpleString):
+                obj, text = self._class_name_of(right), left.evaluated_value
+            elif (isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute)
+                  and left.func.attr.value == "find" and len(left.args) == 1
+                  and isinstance(left.args[0].value, cst.SimpleString)
+                  and (isinstance(op, cst.NotEqual) and code_of(right).strip() in ("-1", "- 1")
+                       or isinstance(op, cst.GreaterThanEqual) and code_of(right).strip() == "0")):
+                obj, text = self._class_name_of(left.func.value), left.args[0].value.evaluated_value
+        elif (isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute)
+              and test.func.attr.value == "startswith" and len(test.args) == 1
+              and isinstance(test.args[0].value, cst.SimpleString)):
+            obj, text, how = self._class_name_of(test.func.value), test.args[0].value.evaluated_value, "start"
+        if obj is None or not isinstance(text, str) or not text:
+            return {}
+        matched = [q for q in LAYER_FAMILY
+                   if (q.rsplit(".", 1)[-1].startswith(text) if how == "start" else text in q.rsplit(".", 1)[-1])]
+        fams = {LAYER_FAMILY[q] for q in matched}
+        if fams and fams <= {"batchnorm", "affine_norm"}:
+            fams = {"affine_norm"} if len(fams) > 1 else fams
+        if len(fams) != 1:
+            return {}
+        fam = fams.pop()
+        return {obj: next(k for k, v in LAYER_FAMILY.items() if v == fam)}
+
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> Dict[str, str]:
+        by_name = self._class_name_narrowing(test)
+        if by_name:
+            return by_name
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
                 and test.func.value == "isinstance" and len(test.args) == 2):
             # `isinstance(m, X) and ...`
@@ -959,6 +1061,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 names = [e.value.value for e in tgt.elements if isinstance(e.value, cst.Name)]
             if self._funcs:
                 ctx = self._funcs[-1]
+                owner = self._class_name_of(value) if not isinstance(value, cst.Name) else None
+                for n in names:
+                    if owner is not None and isinstance(tgt, cst.Name):
+                        ctx.class_names[n] = owner
+                    else:
+                        ctx.class_names.pop(n, None)
                 if (isinstance(tgt, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
                         and len(tgt.elements) == len(value.elements)):
                     for te, ve in zip(tgt.elements, value.elements):
@@ -975,6 +1083,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                         ctx.cells.add(n)
                     else:
                         ctx.tensors.discard(n)
+            elif not self._classes:   # a script's top level: `label = torch.full(...)`
+                for n in names:
+                    if is_tensor and isinstance(tgt, cst.Name):
+                        self._module_tensors.add(n)
+                    else:
+                        self._module_tensors.discard(n)
             if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
                     and tgt.value.value == "self" and self._classes):
                 if layer in _TENSOR_FACTORIES or is_tensor:
@@ -987,6 +1101,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _is_tensor_expr(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
+            if not self._funcs and not self._classes:
+                return node.value in self._module_tensors
             return bool(self._funcs) and node.value in self._funcs[-1].tensors
         if isinstance(node, cst.Call):
             func = node.func
@@ -1040,7 +1156,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                     return "module"
                 if node.value in ctx.others:
                     return "other"
-            if self._qname_any(node) is not None:
+            elif not self._classes and node.value in self._module_tensors:
+                return "tensor"
+            if self._qname_any(node) is not None and not self._shadowed(node.value):
                 return "other"   # an imported module or object that is not torch
             return "unknown"
         if isinstance(node, cst.Attribute) and self._qname_any(node) is not None:
@@ -1239,7 +1357,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         call = node.value
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
-                and not call.func.attr.value.endswith("__") and self._funcs):
+                and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):
             self._inplace_stmt_calls.add(id(call))
 
     def leave_Expr(self, original, updated):
@@ -1256,6 +1374,22 @@ class TorchToMindSpore(cst.CSTTransformer):
         """`x.add_(y)` statement on a local tensor -> `x = <converted x.add(y)>`. Exact
         unless another name refers to the same tensor (it would not see the change)."""
         name = original.func.attr.value
+        if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
+            # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step
+            # (train_loop.py) sees which value of `label` each loss reads
+            x = code_of(updated.func.value).strip()
+            values = [code_of(a.value).strip() for a in updated.args if a.keyword is None]
+            if name == "zero_" and not updated.args:
+                out = self._render_template(f"ops.zeros_like({x})")
+            elif name == "fill_" and len(values) == 1 and len(updated.args) == 1:
+                out = self._render_template(f"ops.full_like({x}, {values[0]})")
+            else:
+                return None
+            self._record(original, "Tensor." + name, shorten(code_of(out), 60), R.DIFFERENCE,
+                         f"in place -> rebinding `{x} = ...`, a new tensor of the same shape and dtype; other "
+                         f"references to the same tensor do not see the change")
+            self._rebinds.add(id(out))
+            return out
         m = R.lookup("Tensor." + name[:-1])
         if m is None or (m.target is None and m.rule is None):
             return None

@@ -412,3 +412,193 @@ def train(objs, batches):
             assert before == ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
         finally:
             ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ------------------------------------------------------------------ found by the training corpus
+# (tests/test_training_corpus.py: examples/training/ converted whole and compared with torch)
+
+def test_numpy_noise_stays_outside_the_step():
+    """Noise made on the host (NumPy's generator, torch.from_numpy), by a helper function or
+    under an `if`, is data for the step: inside a compiled step it would be drawn once, at
+    compile time, and the same noise reused at every step (the VAE's reparameterisation)."""
+    src = MLP + """
+import numpy as np
+
+rng = np.random.default_rng(0)
+deterministic = True
+
+
+def noise(n):
+    return torch.from_numpy(rng.standard_normal((n, 4)).astype('float32'))
+
+
+def make():
+    global rng
+    rng = np.random.default_rng(0)
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        eps = noise(x.shape[0])
+        if deterministic:
+            shift = torch.from_numpy(rng.standard_normal((1, 4)).astype('float32'))
+        else:
+            shift = torch.randn(1, 4)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x + eps + shift), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    assert "def forward_fn(x, eps, shift, y):" in code, code
+
+
+def test_clipping_under_a_condition():
+    """nanoGPT's `if grad_clip != 0.0: clip_grad_norm_(...)`: the condition goes into the step."""
+    src = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.5)}
+
+
+def train(objs, batches, grad_clip=0.05):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y) * 10
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if grad_clip != 0.0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "if grad_clip != 0.0:\n            grads, grad_norm = _ms_compat.clip_grad_norm(grads, grad_clip)" in code, code
+    assert "clip_grad_norm_" not in code
+
+
+def test_label_filled_in_place_between_losses():
+    """pytorch/examples' DCGAN reuses one label tensor: label.fill_(fake_label) between the real
+    and the fake loss. The fill becomes a rebinding the step sees (ops.full_like), in order."""
+    src = MLP + """
+
+def make():
+    netG = Net(4, 8, 4)
+    netD = Net(4, 8, 1)
+    optimizerD = torch.optim.Adam(netD.parameters(), lr=0.01, betas=(0.5, 0.999))
+    optimizerG = torch.optim.Adam(netG.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"netG": netG, "netD": netD, "optimizerD": optimizerD, "optimizerG": optimizerG}
+
+
+def train(objs, batches):
+    netG, netD = objs["netG"], objs["netD"]
+    optimizerD, optimizerG = objs["optimizerD"], objs["optimizerG"]
+    criterion = nn.BCEWithLogitsLoss()
+    losses = []
+    for real, _, noise in batches:
+        netD.zero_grad()
+        label = torch.full((real.size(0), 1), 1.0, dtype=real.dtype)
+        errD_real = criterion(netD(real), label)
+        errD_real.backward()
+        fake = netG(noise)
+        label.fill_(0.0)
+        errD_fake = criterion(netD(fake.detach()), label)
+        errD_fake.backward()
+        optimizerD.step()
+        netG.zero_grad()
+        label.fill_(1.0)
+        errG = criterion(netD(fake), label)
+        errG.backward()
+        optimizerG.step()
+        losses += [errD_real.item(), errD_fake.item(), errG.item()]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("netG", "netD"))
+    assert "label = ops.full_like(label, 0.0)" in code and "label = ops.full_like(label, 1.0)" in code
+
+
+def test_imported_module_name_rebound():
+    """pytorch/examples' word_language_model does `import model` then `model = model.RNNModel(...)`,
+    and `def batchify(data, bsz)` next to `import data`: after the rebinding (and inside the
+    function) the name is not the module, so its torch methods convert."""
+    from msmigrate.converter import convert_code
+    code = convert_code("""
+import torch
+import data
+import model
+
+def batchify(data, bsz):
+    return data.view(bsz, -1).size(0)
+
+model = model.RNNModel(10)
+model.load_state_dict(torch.load('init.pt'))
+optimizer = torch.optim.SGD(model.parameters(), lr=1)
+
+def train():
+    model.train()
+    print(data.Corpus)
+""")[0]
+    assert "return data.view(bsz, -1).shape[0]" in code, code
+    assert "_ms_compat.load_state_dict(model, _ms_compat.load('init.pt'))" in code
+    assert "_ms_compat.SGD(model.trainable_params(), lr=1)" in code
+    assert "model.set_train(True)" in code and "print(data.Corpus)" in code
+
+
+GLOBAL_GAN = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, d_in, d_out, w):
+        super().__init__()
+        self.fc = nn.Linear(d_in, d_out)
+        nn.init.constant_(self.fc.weight, w)
+        nn.init.zeros_(self.fc.bias)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))
+
+
+X = torch.linspace(-1, 1, 24).reshape(6, 4)
+netG = Net(4, 4, 0.3)
+netD = Net(4, 1, -0.2)          # the same parameter names as netG's: fc.weight, fc.bias
+optimizerD = torch.optim.SGD(netD.parameters(), lr=0.1)
+optimizerG = torch.optim.SGD(netG.parameters(), lr=0.1)
+LOSSES = []
+for step in range(3):
+    optimizerD.zero_grad()
+    fake = netG(X * (step + 1))
+    errD = ((netD(X) - 1) ** 2).mean() + (netD(fake.detach()) ** 2).mean()
+    errD.backward()
+    optimizerD.step()
+    optimizerG.zero_grad()
+    errG = ((netD(fake) - 1) ** 2).mean()
+    errG.backward()
+    optimizerG.step()
+    LOSSES += [errD.item(), errG.item()]
+"""
+
+
+def test_step_at_a_script_top_level():
+    """A script's top-level loop: the step reads the networks as module globals. compile_step
+    still finds them (train mode, distinct parameter names for one graph)."""
+    import mindspore as ms
+    expected = load_torch(GLOBAL_GAN)["LOSSES"]
+    try:
+        mod, code, _ = load_converted(GLOBAL_GAN)   # runs the loop at import, in GRAPH mode
+        assert "ms.set_context(mode=ms.GRAPH_MODE)" in code
+        np.testing.assert_allclose(mod.LOSSES, expected, rtol=RTOL, atol=1e-6)
+        names = [p.name for p in mod.netG.get_parameters()] + [p.name for p in mod.netD.get_parameters()]
+        assert len(set(names)) == 4, names
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

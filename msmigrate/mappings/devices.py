@@ -69,6 +69,15 @@ for _name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "ma
     mapping(f"torch.cuda.{_name}", f"_ms_compat.cuda_{_name}", args=("device",), target_args=("device",),
             note=f"mindspore.runtime.{_name} on an accelerator; 0 on a CPU run", test=f"{T}::test_device_values")
 
+# single-process multi-GPU replication: MindSpore runs one device per process (data parallel is
+# msrun + mindspore.communication), so the wrapper goes and the network trains on the chosen device
+for _src in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel"):
+    mapping(_src, "identity", args=("module", "device_ids", "output_device", "dim"), status=DIFFERENCE,
+            note="the network itself, on the device MindSpore was given (one device per process); for "
+                 "several devices launch with msrun and reduce gradients with nn.DistributedGradReducer. "
+                 "`model.module` (the wrapped network) does not exist: use the network",
+            test=f"{T}::test_data_parallel")
+
 # ------------------------------------------------------------------ seeds and determinism
 _SEED_NOTE = ("mindspore.set_seed seeds every MindSpore random op; the random streams differ between "
               "frameworks: same seed, different numbers")

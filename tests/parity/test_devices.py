@@ -265,6 +265,31 @@ def test_process_switches():
         mod.wide()
 
 
+# ------------------------------------------------------------------------------ DataParallel
+DP_SRC = '''
+import torch
+import torch.nn as nn
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+
+def make():
+    net = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    wrapped = torch.nn.DataParallel(net)
+    assert wrapped is net or device == 'cpu'
+    if device == 'cuda':
+        net = torch.nn.DataParallel(net, device_ids=[0, 1])
+    return nn.parallel.DataParallel(net)
+'''
+
+
+def test_data_parallel():
+    """DataParallel(net) is the network itself (torch runs the wrapper's forward = the module's)."""
+    code, sites = check_layer(DP_SRC, [np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)])
+    assert "DataParallel" not in code
+    assert_sites(sites, "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", status=(DIFFERENCE,))
+
+
 # ------------------------------------------------------------------------------ mixed precision
 AMP_SRC = '''
 import torch

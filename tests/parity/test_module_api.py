@@ -453,6 +453,61 @@ def test_init_model_loop():
     assert abs(c.std() / np.sqrt(2.0 / (128 * 9)) - 1) < 8 / np.sqrt(2 * c.size)
 
 
+CLASS_NAME_INIT_SRC = '''
+import torch.nn as nn
+
+
+# pytorch/examples' DCGAN: the layer kind from the class name
+def weights_init(m):
+    classname = m.__class__.__name__
+    if classname.find('Conv') != -1:
+        nn.init.normal_(m.weight, 0.0, 0.02)
+    elif classname.find('BatchNorm') != -1:
+        nn.init.normal_(m.weight, 1.0, 0.02)
+        nn.init.zeros_(m.bias)
+
+
+def norm_init(m):
+    if 'Norm' in type(m).__name__:
+        nn.init.constant_(m.weight, 0.5)
+    if m.__class__.__name__.startswith('Embedding'):
+        nn.init.zeros_(m.weight)
+
+
+def make():
+    net = nn.Sequential(nn.ConvTranspose2d(8, 64, 4, 1, 0, bias=False), nn.BatchNorm2d(64), nn.ReLU(True),
+                        nn.Conv2d(64, 64, 3), nn.LayerNorm(4), nn.Embedding(5, 3))
+    net.apply(weights_init)
+    return net
+
+
+def make2():
+    net = nn.Sequential(nn.BatchNorm1d(3), nn.GroupNorm(1, 3), nn.Embedding(5, 3))
+    net.apply(norm_init)
+    return net
+'''
+
+
+def test_init_by_class_name():
+    """`classname.find('BatchNorm') != -1` (and `'Norm' in type(m).__name__`, startswith) narrows
+    like isinstance: a BatchNorm's weight/bias are gamma/beta, an Embedding's embedding_table."""
+    mod, code, sites = load_converted(CLASS_NAME_INIT_SRC)
+    assert_no_todo(sites)
+    assert "m.gamma, 1.0, 0.02" in code and "m.beta" in code, code
+    net = mod.make()
+    gamma, beta = net[1].gamma.asnumpy(), net[1].beta.asnumpy()
+    assert abs(gamma.mean() - 1.0) < 0.02 and 0.01 < gamma.std() < 0.03, (gamma.mean(), gamma.std())
+    np.testing.assert_array_equal(beta, 0)
+    for conv in (net[0], net[3]):
+        w = conv.weight.asnumpy()
+        assert abs(w.std() / 0.02 - 1) < 8 / np.sqrt(2 * w.size), w.std()
+    np.testing.assert_array_equal(net[4].gamma.asnumpy(), 1.0)   # LayerNorm matches no test: untouched
+    net2 = mod.make2()
+    np.testing.assert_array_equal(net2[0].gamma.asnumpy(), 0.5)
+    np.testing.assert_array_equal(net2[1].gamma.asnumpy(), 0.5)
+    np.testing.assert_array_equal(net2[2].embedding_table.asnumpy(), 0)
+
+
 GAIN_SRC = '''
 import torch.nn as nn
 

@@ -7,7 +7,6 @@ learning rates after every step and the final weights (train_harness.check_train
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -23,6 +22,7 @@ BOTH = ("pynative", "jit")
 # the schedules are plain Python between steps: what matters is that the compiled step sees the
 # learning rates they write, so most schedule cases run the jit step only (runtime stays modest)
 JIT = ("jit",)
+ALL = ("pynative", "jit", "graph")  # graph: GRAPH_MODE set globally, as converted programs do
 
 
 def optimizer_src(expr: str, extra: str = "") -> str:
@@ -37,10 +37,11 @@ def assert_no_todo(sites, *apis):
         assert seen.get(api) in OK, (api, seen)
 
 
-def cases(*exprs, both=(0,)):
+def cases(*exprs, both=(0,), graph=()):
     """Parametrize optimizer expressions: those at the `both` positions train in PyNative and under
-    jit, the others under jit only (the MindSpore update code is the same; runtime stays modest)."""
-    return [pytest.param(e, BOTH if i in both else JIT, id=e) for i, e in enumerate(exprs)]
+    jit, those at the `graph` positions also with GRAPH_MODE set globally, the others under jit only
+    (the MindSpore update code is the same; runtime stays modest)."""
+    return [pytest.param(e, ALL if i in graph else BOTH if i in both else JIT, id=e) for i, e in enumerate(exprs)]
 
 
 def run_optimizer(expr, modes, steps=5, loss="mse", extra=""):
@@ -73,7 +74,7 @@ def test_sgd(expr, modes):
 ])
 def test_adam(expr, loss):
     # msmigrate's own Adam (not a MindSpore class): every case in both modes
-    run_optimizer(expr, BOTH, steps=6, loss=loss)
+    run_optimizer(expr, ALL if loss == "ce" else BOTH, steps=6, loss=loss)
 
 
 @pytest.mark.parametrize("expr,modes", cases(
@@ -121,7 +122,7 @@ def test_adamax(expr, modes):
     "optim.NAdam(model.parameters(), lr=1e-2)",
     "optim.NAdam(model.parameters(), lr=1e-2, weight_decay=0.1, momentum_decay=1e-2)",
     "optim.NAdam(model.parameters(), lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)",
-    both=(0, 2),
+    both=(0,), graph=(2,),
 ))
 def test_nadam(expr, modes):
     run_optimizer(expr, modes)
@@ -132,7 +133,7 @@ def test_nadam(expr, modes):
     # beta2=0.9 reaches the rectified update (rho_t > 5) from the third step
     "optim.RAdam(model.parameters(), lr=1e-2, betas=(0.9, 0.9), weight_decay=0.1)",
     "optim.RAdam(model.parameters(), lr=1e-2, betas=(0.9, 0.9), weight_decay=0.1, decoupled_weight_decay=True)",
-    both=(0, 2),
+    both=(0,), graph=(2,),
 ))
 def test_radam(expr, modes):
     run_optimizer(expr, modes, steps=7)
@@ -192,6 +193,13 @@ def test_param_groups(expr):
     modes = BOTH if expr == PARAM_GROUPS[0] else JIT
     code, sites, _ = check_training(optimizer_src(expr, GROUP_HELPERS), steps=4, modes=modes)
     assert_no_todo(sites)
+
+
+def test_config_kwargs_pass_through():
+    """optim.X(params, **config): the helper classes take torch's keywords, so they pass unchanged."""
+    code = run_optimizer("optim.SGD(model.parameters(), **CONFIG)", JIT,
+                         extra='CONFIG = {"lr": 0.1, "momentum": 0.9, "nesterov": True}')
+    assert "_ms_compat.SGD(model.trainable_params(), **CONFIG)" in code, code
 
 
 def test_optimizer_base_and_namespace():
@@ -274,7 +282,7 @@ CYCLIC = [
                                                              for i, (o, s) in enumerate(CYCLIC)])
 def test_cyclic_schedules(optimizer, scheduler):
     """OneCycleLR/CyclicLR, including momentum (SGD) and beta1 (Adam) cycling, under jit too."""
-    modes = JIT if "cycle_momentum=False" in scheduler else BOTH
+    modes = JIT if "cycle_momentum=False" in scheduler else ALL if "OneCycleLR" in scheduler else BOTH
     code, sites, _ = check_training(schedule_src(optimizer, "torch.optim.lr_scheduler." + scheduler), steps=10,
                                     modes=modes)
     assert_no_todo(sites, "torch.optim.lr_scheduler." + scheduler.split("(")[0])
@@ -373,7 +381,7 @@ def scheduler_step(opt, loss):
 
 LOG = []
 '''
-    code, sites, lrs = check_training(src, steps=5)
+    code, sites, lrs = check_training(src, steps=5, modes=ALL)
     assert lrs[-1] == [0.1 * 0.5 ** 5, 0.3], lrs
     mod, _, _ = load_converted(MODEL_SRC + src)
-    assert mod.LOG[-1] == "lr 0.00313" and len(mod.LOG) == 10, mod.LOG  # PyNative and jit runs
+    assert mod.LOG[-1] == "lr 0.00313" and len(mod.LOG) == 15, mod.LOG  # the three runs

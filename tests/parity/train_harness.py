@@ -14,7 +14,8 @@ zero_grad/backward/step/scheduler, and in MindSpore with the converter's train-s
     @mindspore.jit
     def train_step(*batch): (loss, aux), grads = grad_fn(*batch); optimizer(grads); return loss, aux
 
-in PyNative and under mindspore.jit, the schedule stepped eagerly between steps. It asserts that the
+in PyNative and under mindspore.jit (modes "pynative", "jit"; "graph" is the jit step with GRAPH_MODE
+set globally, as converted programs do), the schedule stepped eagerly between steps. It asserts that the
 per-step losses and the final weights agree (relative difference <= rtol) and that the learning
 rates seen after every step (param_groups[i]['lr'], get_last_lr()) match. The loss is computed with
 plain ops (MSE, or cross-entropy from log-softmax) so it does not depend on the loss mappings.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
+import mindspore as ms
 import numpy as np
 from mindspore import ops  # _ms_loss runs inside mindspore.jit, which cannot compile an import
 
@@ -113,7 +115,6 @@ def _run_torch(ns: dict, data, loss: str):
 
 
 def run_mindspore(mod, init: Dict[str, np.ndarray], data, loss: str, jit: bool):
-    import mindspore as ms
     from msmigrate.weights import load_torch_state_dict
 
     model = mod.make_model()
@@ -168,7 +169,12 @@ def check_training(torch_src: str, steps: int = 5, loss: str = "mse", rtol: floa
     data = batches(steps, loss=loss)
     init, t_losses, t_lrs, t_last, t_final = run_torch(ns, data, loss)
     for mode in modes:
-        model, opt, m_losses, m_lrs, m_last = run_mindspore(mod, init, data, loss, jit=(mode == "jit"))
+        # "graph": GRAPH_MODE set globally, as converted programs do, with the jit step
+        ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+        try:
+            model, opt, m_losses, m_lrs, m_last = run_mindspore(mod, init, data, loss, jit=(mode != "pynative"))
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
         np.testing.assert_allclose(np.array(m_lrs), np.array(t_lrs), rtol=lr_rtol, atol=0,
                                    err_msg=f"{mode}: param_groups[i]['lr'] after each step")
         if t_last:

@@ -157,10 +157,10 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         if any(group["amsgrad"] for group in self.param_groups):
             self.max_exp_avg_sq = self.parameters.clone(prefix="max_exp_avg_sq", init="zeros")
         # torch counts steps per parameter; they all advance together
-        self.state_step = ms.Parameter(ms.Tensor(0.0, ms.float64), name="state_step")
+        self.state_step = ms.Parameter(ms.Tensor(0.0, ms.float32), name="state_step")
 
     def construct(self, gradients):
-        ops.assign_add(self.state_step, ms.Tensor(1.0, ms.float64))
+        ops.assign_add(self.state_step, ms.Tensor(1.0, ms.float32))
         for group_id, group in enumerate(self.param_groups):
             beta1, beta2 = group["betas"]
             self._update_group(group_id, self.lrs[group_id], beta1, beta2, group["eps"], group["weight_decay"],
@@ -168,15 +168,14 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         return True
 
     def _update_group(self, group_id, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled, gradients):
-        # torch computes these scalars in float64 Python: 1 - 0.999 (or 1 - 0.999 ** t) loses digits in
-        # float32, which is what a compiled graph uses for Python floats
-        beta1, beta2 = _float64(beta1), _float64(beta2)
-        bias_correction1 = 1 - ops.pow(beta1, self.state_step)
-        bias_correction2 = 1 - ops.pow(beta2, self.state_step)
-        step_size = ops.cast(ops.cast(lr, ms.float64) / bias_correction1, ms.float32)
-        bias_correction2_sqrt = ops.cast(ops.sqrt(bias_correction2), ms.float32)
-        one_minus_beta1, one_minus_beta2 = ops.cast(1 - beta1, ms.float32), ops.cast(1 - beta2, ms.float32)
-        beta2 = ops.cast(beta2, ms.float32)
+        # torch computes 1 - beta and 1 - beta ** t in float64 Python; in float32 (what a compiled graph
+        # uses for Python floats) 1 - 0.999 loses 5 digits: 1 - b ** t = 1 - exp(t * log(b)) keeps them
+        log_beta1, log_beta2 = _log(beta1), _log(beta2)
+        bias_correction1 = _one_minus_exp(self.state_step * log_beta1)
+        bias_correction2 = _one_minus_exp(self.state_step * log_beta2)
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = ops.sqrt(bias_correction2)
+        one_minus_beta1, one_minus_beta2 = _one_minus_exp(log_beta1), _one_minus_exp(log_beta2)
         for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
             param, grad = self.parameters[i], gradients[i]
             if maximize:
@@ -201,10 +200,17 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         return True
 
 
-def _float64(x):
-    if isinstance(x, ms.Tensor):  # beta1 cycled by a scheduler: a float32 Parameter
-        return ops.cast(x, ms.float64)
-    return ms.Tensor(x, ms.float64)
+def _log(beta):
+    if isinstance(beta, ms.Tensor):  # beta1 cycled by a scheduler: a float32 Parameter
+        return ops.log(beta)
+    return ms.Tensor(math.log(beta), ms.float32)  # computed in float64 by Python
+
+
+def _one_minus_exp(y):
+    """1 - exp(y) for y <= 0, accurate in float32 near 0 (a Taylor series there; MindSpore's expm1
+    computes exp(y) - 1 directly and is 1% off at y = -1e-6)."""
+    series = -y * (1 + y / 2 * (1 + y / 3 * (1 + y / 4 * (1 + y / 5 * (1 + y / 6)))))
+    return ops.select(y > -0.1, series, 1 - ops.exp(y))
 
 
 class AdamW(Adam):

@@ -55,13 +55,24 @@ def _closure_key(fn, seen=None):
     return tuple(parts)
 
 
-def _closure_cells(fn, found, seen):
-    seen.add(id(fn))
+def _referenced(fn):
+    """(name, value) of what a function closes over and of the module globals it reads: a
+    train step written at a script's top level reads the model and optimizer as globals."""
+    out = []
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         try:
-            value = cell.cell_contents
-        except ValueError:
+            out.append((name, cell.cell_contents))
+        except ValueError:      # not bound yet
             continue
+    if not (getattr(fn, "__module__", None) or "").startswith("mindspore"):
+        module_globals = getattr(fn, "__globals__", {})
+        out += [(name, module_globals[name]) for name in fn.__code__.co_names if name in module_globals]
+    return out
+
+
+def _closure_cells(fn, found, seen):
+    seen.add(id(fn))
+    for name, value in _referenced(fn):
         if isinstance(value, nn.Cell) and all(value is not c for _, c in found):
             found.append((name, value))
         elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
