@@ -17,7 +17,7 @@ converted to MindSpore code by the main pass) this module emits, before the loop
         (loss, out), grads = grad_fn(x, y)
         optimizer(grads)
         return loss, out
-    train_step = _ms_compat.compile_step(train_step)   # mindspore.jit in GRAPH mode
+    train_step = _ms_compat.compile_step(train_step)   # a compiled graph in GRAPH mode
 
 and in the loop, in place of those statements: `loss, out = train_step(x, y)`.
 Gradient clipping, GradScaler and gradient accumulation are folded in; a
@@ -627,7 +627,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
         step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
-            "one optimizer step, compiled with mindspore.jit in GRAPH mode")))
+            "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
         defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)

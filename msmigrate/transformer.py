@@ -1426,6 +1426,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                     "# msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)",
                     "# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)")]),
             cst.parse_statement(f"{ms_name}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
+            # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);
+            # read at the first convolution, so setting it here is in time
+            cst.parse_statement("os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')\n").with_changes(
+                leading_lines=[cst.EmptyLine(comment=cst.Comment(
+                    "# msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path"))]),
         ]
         body = list(module.body)
         pos = 0

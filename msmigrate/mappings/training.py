@@ -11,7 +11,7 @@ mapping("Tensor.backward", "mindspore.value_and_grad", args=("gradient", "retain
         status=DIFFERENCE,
         note="the statements the loss depends on become a forward function; value_and_grad over the "
              "optimizer's parameters gives the gradients, `optimizer(grads)` applies them in a train step "
-             "compiled with mindspore.jit in GRAPH mode. A backward() outside a recognised "
+             "compiled (a Cell graph) in GRAPH mode. A backward() outside a recognised "
              "zero_grad/backward/step loop body becomes a TODO",
         test=f"{T}::test_basic_loop_matches_torch")
 mapping("Optimizer.step", "expr:{self}(grads)", status=DIFFERENCE,
