@@ -401,6 +401,46 @@ def host_functions(module: cst.Module, numpy_names: Set[str]) -> Set[str]:
     return found
 
 
+class _CallsOf(cst.CSTVisitor):
+    def __init__(self, names: Set[str]) -> None:
+        self.names, self.hit = names, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        while isinstance(f, cst.Attribute):
+            f = f.value
+        if isinstance(f, cst.Name) and f.value in self.names:
+            self.hit = True
+
+
+def data_functions(module: cst.Module) -> Set[str]:
+    """Module-level functions that never call their parameters or methods on them that
+    reach a network (`get_batch(source, i)` slices a tensor): what they return is a batch
+    for the step. Computed inside a compiled step their Python arguments (the batch index)
+    would be compile-time constants: one compilation per batch."""
+    found: Set[str] = set()
+    for st in module.body:
+        if not isinstance(st, cst.FunctionDef):
+            continue
+        params = {p.name.value for p in list(st.params.params) + list(st.params.kwonly_params)
+                  + list(st.params.posonly_params)}
+        v = _CallsOf(params)
+        st.body.visit(v)
+        calls = _CallsAndOps()
+        st.body.visit(calls)
+        # called parameters are networks or callbacks; `x.view(...)` on a parameter is data work,
+        # `model(x)`/`model.forward(x)` is not (caught above: the call's base name is a parameter)
+        if not v.hit or all(c.rsplit(".", 1)[-1] in _DATA_METHODS for c in calls.calls
+                            if c.split(".", 1)[0] in params):
+            found.add(st.name.value)
+    return found
+
+
+_DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "size", "narrow", "to",
+                 "long", "float", "int", "clone", "detach", "squeeze", "unsqueeze", "flatten", "cuda", "cpu",
+                 "__getitem__", "numel", "dim"}
+
+
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
            host: Set[str] = frozenset()) -> List[int]:
     """Statements before the last backward() that the losses depend on."""

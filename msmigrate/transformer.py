@@ -631,7 +631,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
-        self._host_functions = TL.host_functions(node, numpy_names)
+        self._host_functions = TL.host_functions(node, numpy_names) | TL.data_functions(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
@@ -1425,7 +1425,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
                     "# msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)",
                     "# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)")]),
-            cst.parse_statement(f"{ms_name}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
+            cst.parse_statement(f"{COMPAT}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
             # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);
             # read at the first convolution, so setting it here is in time
             cst.parse_statement("os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')\n").with_changes(

@@ -113,7 +113,7 @@ metrics_file = open(args.metrics, 'a') if args.metrics else None
 
 def log_metrics(**record):
     if metrics_file is not None:
-        metrics_file.write(json.dumps(record) + '\n')
+        metrics_file.write(json.dumps(dict(record, time=time.time())) + '\n')
         metrics_file.flush()
 
 

@@ -3,6 +3,19 @@
 # pieces of torch's loop that have no one-line MindSpore counterpart.
 
 
+def set_device(target):
+    """mindspore.set_device(target), which MindSpore allows only before its runtime starts:
+    a converted program imported after MindSpore already ran kernels (from a test, a
+    notebook) keeps the device chosen then, with a warning when it differs."""
+    try:
+        ms.set_device(target)
+    except RuntimeError:
+        current = ms.get_context("device_target")
+        if current != target:
+            import warnings
+            warnings.warn(f"MindSpore already runs on {current}; {target} was not applied")
+
+
 _COMPILED_STEPS = {}
 
 
