@@ -51,7 +51,7 @@ def main(argv=None):
             "torch.manual_seed(0); torch.save(ResNet18().state_dict(), sys.argv[2])")
     subprocess.run([sys.executable, "-c", code, str(CORPUS / "cifar_resnet"), str(init)], check=True)
     out = WORK / "cifar_resnet_ms"
-    subprocess.run([sys.executable, "-m", "msmigrate", "convert", str(CORPUS / "cifar_resnet"), "-o", str(out), "-q"],
+    subprocess.run([sys.executable, "-m", "msmigrate.cli", "convert", str(CORPUS / "cifar_resnet"), "-o", str(out), "-q"],
                    check=False)
 
     results = {}
