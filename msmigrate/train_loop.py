@@ -216,6 +216,7 @@ class StepGroup:
     clips: List[Tuple[int, Optional[str], cst.Call]] = field(default_factory=list)
     extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
     clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
+    accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
 
 
 @dataclass
@@ -286,6 +287,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
         if acall is not None and _call_name(acall) in (CLIP_NORM, CLIP_VALUE):
             pending.clips.append((i, target, acall))
             continue
+        opt = _accumulation_step(stmt, pending, info)
+        if opt is not None:
+            pending.optimizer, pending.step, pending.accumulate = opt, i, True
+            groups.append(pending)
+            pending = None
+            continue
         conditional = _conditional_clips(stmt, pending, loop_bound)
         if conditional:
             pending.clips.extend((i, None, c) for c in conditional)
@@ -297,8 +304,8 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
                 pending.extras.append(i)
     if pending is not None:
         for b in pending.backwards:
-            problems.append((b, "no optimizer.step() follows this backward() in the same loop body (gradient "
-                             "accumulation over iterations, or a step elsewhere): write this train step with "
+            problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
+                             "in another function or loop): write this train step with "
                              "mindspore.value_and_grad by hand"))
     # zero_grad() calls of the optimizers anywhere in the body go away
     for i, stmt in enumerate(body):
@@ -310,6 +317,68 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
                 g.extras.append(i)
                 break
     return groups, problems
+
+
+def _step_of(stmt: cst.CSTNode, group: StepGroup, info: "LoopInfo") -> Optional[str]:
+    """The optimizer that `stmt` steps (`opt.step()`, `scaler.step(opt)`), or None."""
+    call = _stmt_call(stmt)
+    recv = _method(call, "step")
+    if recv is None:
+        return None
+    rc = code_of(recv).strip()
+    if group.scaler is not None and rc == group.scaler and len(call.args) == 1:
+        return code_of(call.args[0].value).strip()
+    if not call.args and _is_optimizer(rc, info):
+        return rc
+    return None
+
+
+def _accumulation_step(stmt: cst.CSTNode, group: StepGroup, info: "LoopInfo") -> Optional[str]:
+    """`if (i + 1) % accum == 0: optimizer.step(); optimizer.zero_grad()`: gradients of several
+    batches add up before one update. Returns the optimizer stepped inside the `if`."""
+    if not (isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock)):
+        return None
+    for inner in stmt.body.body:
+        opt = _step_of(inner, group, info)
+        if opt is not None:
+            return opt
+    return None
+
+
+def _accumulation_if(stmt: cst.If, g: StepGroup, acc: str) -> cst.If:
+    """The body of the accumulation `if` on the accumulated gradients: clip them, apply them
+    with `optimizer(acc)`, and start a new sum."""
+    out: List[cst.BaseStatement] = []
+    for inner in stmt.body.body:
+        call = _stmt_call(inner)
+        target, acall = _assigned_call(inner)
+        recv = _method(call, "step")
+        steps = recv is not None and (
+            (not call.args and code_of(recv).strip() == g.optimizer)
+            or (g.scaler is not None and code_of(recv).strip() == g.scaler and len(call.args) == 1
+                and code_of(call.args[0].value).strip() == g.optimizer))
+        if steps:
+            # the update, then a new sum: torch's zero_grad() after step() (the converter has
+            # already removed that call, which has no MindSpore counterpart)
+            out.append(_line(f"{g.optimizer}({acc})").with_changes(leading_lines=inner.leading_lines))
+            out.append(_line(f"{acc} = None"))
+        elif _method(call, "zero_grad") is not None and code_of(_method(call, "zero_grad")).strip() == g.optimizer:
+            continue
+        elif acall is not None and _call_name(acall) in (CLIP_NORM, CLIP_VALUE):
+            rest = ", ".join(code_of(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
+                             for a in list(acall.args)[1:])
+            if _call_name(acall) == CLIP_NORM:
+                norm = target if target and re.fullmatch(r"\w+", target) else "_"
+                out.append(_line(f"{acc}, {norm} = _ms_compat.clip_grad_norm({acc}, {rest})"))
+            else:
+                out.append(_line(f"{acc} = _ms_compat.clip_grad_value({acc}, {rest})"))
+        elif g.scaler is not None and any(
+                _method(call, n) is not None and code_of(_method(call, n)).strip() == g.scaler
+                for n in ("update", "unscale_")):
+            continue
+        else:
+            out.append(inner)
+    return stmt.with_changes(body=stmt.body.with_changes(body=out))
 
 
 def _conditional_clips(stmt: cst.CSTNode, group: StepGroup, loop_bound: Set[str]) -> List[cst.Call]:
@@ -631,7 +700,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         closures |= {n for n in inputs if n not in per_iteration}
         fwd = _unique("forward_fn" + sfx, taken)
         gfn = _unique("grad_fn" + sfx, taken)
-        step = _unique("train_step" + sfx, taken)
+        step = _unique(("grad_step" if g.accumulate else "train_step") + sfx, taken)
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
@@ -663,7 +732,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 step_lines.append(f"{if_cond}grads = _ms_compat.clip_grad_value(grads, {rest})")
                 sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
                               "the gradients are clipped inside the train step"))
-        step_lines.append(f"{g.optimizer}(grads)")
+        if g.accumulate:
+            extra_outs.append("grads")      # summed in the loop, applied in the `if`
+        else:
+            step_lines.append(f"{g.optimizer}(grads)")
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
         step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
@@ -673,6 +745,18 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         replace[last] = ([d for d in defs[len(defs) - 4:]] if inline_defs else []) + [call_stmt] + moved
         drop |= sliced | set(later)
+        if g.accumulate:
+            acc = _unique("accum_grads" + sfx, taken)
+            defs.insert(len(defs) - 4, _line(f"{acc} = None").with_changes(leading_lines=_comment(
+                "gradients summed over batches until the optimizer steps (torch's .grad accumulation)")))
+            call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})").with_changes(
+                leading_lines=call_stmt.leading_lines)
+            replace[last] = ([d for d in defs[len(defs) - 5:]] if inline_defs else []) + [
+                call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + moved
+            replace[g.step] = [_accumulation_if(body[g.step], g, acc)]
+            for e in g.extras:
+                if _method(_stmt_call(body[e]), "zero_grad") is not None:
+                    replace[e] = [_line(f"{acc} = None").with_changes(leading_lines=body[e].leading_lines)]
         for b in g.backwards:
             sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
                           f"gradients of {total} w.r.t. {g.optimizer}.parameters, from value_and_grad"))

@@ -430,21 +430,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         before = self._hoist.pop(id(original), [])
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop
-            info = TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers,
-                               read_counts=scope["reads"], taken=scope["bound"],
-                               host_functions=self._host_functions)
-            rw = TL.rewrite_loop(updated, info)
+            rw = TL.rewrite_loop(updated, self._loop_info())
         if rw is not None:
-            body = list(updated.body.body)
-            for idx, api, target, note in rw.sites:
-                self._site_at(body[idx], api, target, R.DIFFERENCE if api == "Tensor.backward" else R.CONVERTED, note)
-            updated = rw.loop
-            if rw.problems:
-                updated = self._todo_statements(updated, body, rw.problems)
+            updated = self._apply_rewrite(updated, rw)
             if rw.steps:
-                self.train_steps += 1
-                self.need.add("ms")
-                self.uses_compat = True
                 scope["bound"] |= {d.name.value for d in rw.defs if isinstance(d, cst.FunctionDef)}
                 # hoist past enclosing loops that leave the closures alone
                 target = None
@@ -463,13 +452,17 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
         """backward()/step() at the top level of a function body (a per-batch step function)."""
+        rw = TL.rewrite_function(updated, self._loop_info())
+        return updated if rw is None else self._apply_rewrite(updated, rw)
+
+    def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
-        info = TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers,
-                           read_counts=scope["reads"], taken=scope["bound"],
-                           host_functions=self._host_functions)
-        rw = TL.rewrite_function(updated, info)
-        if rw is None:
-            return updated
+        return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
+                           taken=scope["bound"], host_functions=self._host_functions)
+
+    def _apply_rewrite(self, updated, rw: TL.Rewrite):
+        """Report a train-step rewrite's sites, turn its leftover backward()s into TODOs, and
+        note what the file now needs (mindspore, _ms_compat, the run header)."""
         body = list(updated.body.body)
         for idx, api, target, note in rw.sites:
             self._site_at(body[idx], api, target, R.DIFFERENCE if api == "Tensor.backward" else R.CONVERTED, note)

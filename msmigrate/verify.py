@@ -1196,19 +1196,16 @@ def _main_verify(argv: list) -> int:
             tmp_ctx.cleanup()
 
     _print_report(result)
-    if args.json:
-        try:
-            with open(args.json, "w") as f:
-                json.dump(result.to_dict(), f, indent=2)
-        except OSError as e:
-            raise VerifyUsageError(f"cannot write {args.json}: {e.strerror}") from None
+    write_json_result(args.json, result)
     return result.exit_code
 
 
 # --------------------------------------------------------------------------- workers
 
 
-def _worker_main(kind: str, job_file: str) -> int:
+def run_worker_job(kind: str, job_file: str, handlers: dict) -> int:
+    """The body of a worker process: read its job, run handlers[kind](job) (returns the exit
+    code), and leave a status file the parent reads (ok, or the one-line reason)."""
     with open(job_file) as f:
         job = json.load(f)
     status_file = job.pop("status_file")
@@ -1218,26 +1215,47 @@ def _worker_main(kind: str, job_file: str) -> int:
             json.dump(kw, f)
 
     try:
-        if kind == "_record-torch":
-            record_torch(job["spec"], job["path"], job["inputs"], job["out_npz"], seed=job["seed"],
-                         per_layer=job["per_layer"], int_high=job["int_high"])
-            status(ok=True)
-            return 0
-        if kind == "_check-ms":
-            sys.meta_path.insert(0, _TorchBlocker())
-            result = check_mindspore(job["spec"], job["path"], job["npz"], modes=job["modes"],
-                                     rtol=job["rtol"], launch_blocking=True)
-            with open(job["result_file"], "w") as f:
-                json.dump(result.to_dict(), f)
-            status(ok=True)
-            return result.exit_code
-        raise VerifyUsageError(f"unknown worker {kind}")
+        if kind not in handlers:
+            raise VerifyUsageError(f"unknown worker {kind}")
+        code = handlers[kind](job)
+        status(ok=True)
+        return code
     except VerifyUsageError as e:
         status(ok=False, usage=True, message=str(e))
         return 2
     except Exception as e:  # noqa: BLE001
         status(ok=False, usage=False, message=f"{kind.strip('_')}: {_one_line(e)}")
         raise
+
+
+def write_json_result(path: Optional[str], result) -> None:
+    """--json FILE: the result as JSON; a file that cannot be written is a usage error."""
+    if not path:
+        return
+    try:
+        with open(path, "w") as f:
+            json.dump(result.to_dict(), f, indent=2)
+    except OSError as e:
+        raise VerifyUsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+def _record_torch_job(job: dict) -> int:
+    record_torch(job["spec"], job["path"], job["inputs"], job["out_npz"], seed=job["seed"],
+                 per_layer=job["per_layer"], int_high=job["int_high"])
+    return 0
+
+
+def _check_ms_job(job: dict) -> int:
+    sys.meta_path.insert(0, _TorchBlocker())
+    result = check_mindspore(job["spec"], job["path"], job["npz"], modes=job["modes"],
+                             rtol=job["rtol"], launch_blocking=True)
+    with open(job["result_file"], "w") as f:
+        json.dump(result.to_dict(), f)
+    return result.exit_code
+
+
+def _worker_main(kind: str, job_file: str) -> int:
+    return run_worker_job(kind, job_file, {"_record-torch": _record_torch_job, "_check-ms": _check_ms_job})
 
 
 if __name__ == "__main__":

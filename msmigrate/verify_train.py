@@ -52,7 +52,7 @@ import numpy as np
 from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpec, VerifyUsageError,
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
                      _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
-                     _unjson_float, compare_arrays, make_inputs)
+                     _unjson_float, compare_arrays, make_inputs, run_worker_job, write_json_result)
 
 __all__ = ["TrainConfig", "StepDiff", "ParamDiff", "TrainModeResult", "TrainConfigResult",
            "TrainVerifyResult", "parse_optim_spec", "torch_train_source", "convert_train_source",
@@ -1052,50 +1052,32 @@ def run_train_cli(args: Any, specs: list) -> int:
         if status is not None:
             status.stop()
     print_train_report(result)
-    if args.json:
-        try:
-            with open(args.json, "w") as f:
-                json.dump(result.to_dict(), f, indent=2)
-        except OSError as e:
-            raise VerifyUsageError(f"cannot write {args.json}: {e.strerror}") from None
+    write_json_result(args.json, result)
     return result.exit_code
 
 
 # --------------------------------------------------------------------------- workers
 
 
+def _record_torch_train_job(job: dict) -> int:
+    record_torch_train(job["spec"], job["path"], job["inputs"], job["configs"], job["out_npz"],
+                       job["workdir"], steps=job["steps"], loss=job["loss"], classes=job["classes"],
+                       seed=job["seed"], int_high=job["int_high"], eval_mode_dropout=job["eval_mode_dropout"])
+    return 0
+
+
+def _check_ms_train_job(job: dict) -> int:
+    sys.meta_path.insert(0, _TorchBlocker())
+    result = check_mindspore_train(job["spec"], job["path"], job["npz"], job["package"], job["workdir"],
+                                   modes=job["modes"], rtol=job["rtol"])
+    with open(job["result_file"], "w") as f:
+        json.dump(result.to_dict(), f)
+    return result.exit_code
+
+
 def _worker_main(kind: str, job_file: str) -> int:
-    with open(job_file) as f:
-        job = json.load(f)
-    status_file = job.pop("status_file")
-
-    def status(**kw):
-        with open(status_file, "w") as f:
-            json.dump(kw, f)
-
-    try:
-        if kind == "_record-torch-train":
-            record_torch_train(job["spec"], job["path"], job["inputs"], job["configs"], job["out_npz"],
-                               job["workdir"], steps=job["steps"], loss=job["loss"], classes=job["classes"],
-                               seed=job["seed"], int_high=job["int_high"],
-                               eval_mode_dropout=job["eval_mode_dropout"])
-            status(ok=True)
-            return 0
-        if kind == "_check-ms-train":
-            sys.meta_path.insert(0, _TorchBlocker())
-            result = check_mindspore_train(job["spec"], job["path"], job["npz"], job["package"], job["workdir"],
-                                           modes=job["modes"], rtol=job["rtol"])
-            with open(job["result_file"], "w") as f:
-                json.dump(result.to_dict(), f)
-            status(ok=True)
-            return result.exit_code
-        raise VerifyUsageError(f"unknown worker {kind}")
-    except VerifyUsageError as e:
-        status(ok=False, usage=True, message=str(e))
-        return 2
-    except Exception as e:  # noqa: BLE001
-        status(ok=False, usage=False, message=f"{kind.strip('_')}: {_one_line(e)}")
-        raise
+    return run_worker_job(kind, job_file, {"_record-torch-train": _record_torch_train_job,
+                                           "_check-ms-train": _check_ms_train_job})
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import struct
 import subprocess
 import sys
@@ -54,25 +53,9 @@ def write_mnist(root, n_train=32, n_test=16, size=28, seed=0, name="MNIST"):
 
 def write_cifar10(root, n_train=40, n_test=16, seed=0):
     """root/cifar-10-batches-py/{data_batch_1..5, test_batch, batches.meta}: the pickles of
-    CIFAR-10's "python version" (rows of 3072 uint8: R plane, G plane, B plane)."""
-    rng = np.random.default_rng(seed)
-    base = Path(root) / "cifar-10-batches-py"
-    base.mkdir(parents=True, exist_ok=True)
-    per = [n_train // 5 + (1 if i < n_train % 5 else 0) for i in range(5)]
-    for i, n in enumerate(per):
-        entry = {"batch_label": f"training batch {i + 1} of 5", "labels": rng.integers(0, 10, n).tolist(),
-                 "data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-                 "filenames": [f"img_{i}_{k}.png" for k in range(n)]}
-        with open(base / f"data_batch_{i + 1}", "wb") as f:
-            pickle.dump(entry, f)
-    entry = {"batch_label": "testing batch 1 of 1", "labels": rng.integers(0, 10, n_test).tolist(),
-             "data": rng.integers(0, 256, (n_test, 3072), dtype=np.uint8),
-             "filenames": [f"test_{k}.png" for k in range(n_test)]}
-    with open(base / "test_batch", "wb") as f:
-        pickle.dump(entry, f)
-    with open(base / "batches.meta", "wb") as f:
-        pickle.dump({"label_names": ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse",
-                                     "ship", "truck"], "num_cases_per_batch": per[0], "num_vis": 3072}, f)
+    CIFAR-10's "python version" (bench/data_speed.py writes them)."""
+    from bench.data_speed import write_cifar10 as write
+    write(root, n_train=n_train, n_test=n_test, seed=seed)
     return str(root)
 
 

@@ -602,3 +602,33 @@ def test_step_at_a_script_top_level():
         assert len(set(names)) == 4, names
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_gradient_accumulation():
+    """`loss.backward()` every batch, `optimizer.step()` every second batch under an `if`:
+    the gradients of two batches add up before one update, clipped as a whole."""
+    src = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.5)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    accum = 2
+    losses = []
+    optimizer.zero_grad()
+    for i, (x, y) in enumerate(batches):
+        loss = F.cross_entropy(model(x), y) / accum
+        loss.backward()
+        if (i + 1) % accum == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.3)
+            optimizer.step()
+            optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(n=6))
+    assert "accum_grads = _ms_compat.accumulate_grads(accum_grads, grads)" in code
+    assert "optimizer(accum_grads)" in code

@@ -136,6 +136,14 @@ def distinct_parameter_names(step):
         names |= {p.name for p in params}
 
 
+def accumulate_grads(total, grads):
+    """Gradient accumulation: the running sum of the gradients of several batches
+    (None: nothing summed yet, as after optimizer.zero_grad())."""
+    if total is None:
+        return grads
+    return tuple(t + g for t, g in zip(total, grads))
+
+
 def clip_grad_norm(grads, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """torch.nn.utils.clip_grad_norm_ on a tuple of gradients: scale them all by
     max_norm / (total_norm + 1e-6) when that is below 1. Returns (grads, total_norm)."""
