@@ -27,7 +27,7 @@ def _batches(n=5, batch=6, dim=4, classes=3, seed=0, extra=None):
     return out
 
 
-def run_both(src: str, batches, modes=("graph", "pynative"), models=("model",)):
+def run_both(src: str, batches, modes=("graph", "pynative"), models=("model",), weight_atol=1e-6):
     """Run `train(...)` from the torch snippet and from its conversion.
     The snippet defines make() -> dict of objects (models, optimizers...) and
     train(objs, batches) -> list of per-step float losses."""
@@ -57,7 +57,7 @@ def run_both(src: str, batches, modes=("graph", "pynative"), models=("model",)):
                 expected, _ = convert_state_dict(objs[m], t_final[m], strict=False)
                 got = {p.name: p.asnumpy() for p in objs[m].get_parameters()}
                 for name, value in expected.items():
-                    np.testing.assert_allclose(got[name], value, rtol=RTOL, atol=1e-6,
+                    np.testing.assert_allclose(got[name], value, rtol=RTOL, atol=weight_atol,
                                                err_msg=f"{mode}: final {m}.{name}")
             results[mode] = losses
     finally:
@@ -210,7 +210,8 @@ def train(objs, batches):
         losses += [errD.item(), errG.item()]
     return losses
 """
-    code, sites, _ = run_both(src, _batches(extra=4), models=("netG", "netD"))
+    code, sites, _ = run_both(src, _batches(extra=4), models=("netG", "netD"),
+                                 weight_atol=1e-5)  # Adam scales rounding noise of near-zero gradients
     assert "def train_step_D(" in code and "def train_step_G(" in code
 
 
@@ -522,7 +523,8 @@ def train(objs, batches):
         losses += [errD_real.item(), errD_fake.item(), errG.item()]
     return losses
 """
-    code, _, _ = run_both(src, _batches(extra=4), models=("netG", "netD"))
+    code, _, _ = run_both(src, _batches(extra=4), models=("netG", "netD"),
+                                 weight_atol=1e-5)  # Adam scales rounding noise of near-zero gradients
     assert "label = ops.full_like(label, 0.0)" in code and "label = ops.full_like(label, 1.0)" in code
 
 

@@ -131,7 +131,8 @@ def distinct_parameter_names(step):
         fresh = [p for p in params if id(p) not in seen]
         if any(p.name in names for p in fresh):
             for p in fresh:
-                p.name = f"{var}.{p.name}"
+                if not p.name.startswith(var + "."):     # a second step over the same networks
+                    p.name = f"{var}.{p.name}"
         seen |= {id(p) for p in params}
         names |= {p.name for p in params}
 
