@@ -97,7 +97,8 @@ class Sampler:
         pass
 
     def __iter__(self):
-        raise NotImplementedError
+        # abstract, as in torch: each sampler (and a user's subclass) defines it
+        raise NotImplementedError(f"{type(self).__name__} does not define __iter__()")
 
 
 class SequentialSampler(Sampler):
@@ -1426,7 +1427,8 @@ class datasets:
             self.transforms = transforms
 
         def __len__(self):
-            raise NotImplementedError
+            # abstract, as in torchvision: each dataset defines it
+            raise NotImplementedError(f"{type(self).__name__} does not define __len__()")
 
         def __repr__(self):
             lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}"]

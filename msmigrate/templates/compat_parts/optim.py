@@ -357,7 +357,8 @@ class LRScheduler:
         return [_hyper(group, "lr") for group in self.optimizer.param_groups]
 
     def get_lr(self):
-        raise NotImplementedError
+        # abstract, as in torch: each schedule (and a user's subclass) defines it
+        raise NotImplementedError(f"{type(self).__name__} does not define get_lr()")
 
     def get_last_lr(self):
         return self._last_lr
