@@ -1146,25 +1146,23 @@ class transforms:
         def __repr__(self):
             return f"RandomCrop(size={self.size}, padding={self.padding})"
 
-    class RandomHorizontalFlip:
+    class _RandomFlip:
+        axis = -1   # the image axis flipped: -1 width (horizontal), -2 height (vertical)
+
         def __init__(self, p=0.5):
             self.p = p
 
         def __call__(self, img):
-            return _tv_flip(img, -1) if np.random.random() < self.p else img
+            return _tv_flip(img, self.axis) if np.random.random() < self.p else img
 
         def __repr__(self):
-            return f"RandomHorizontalFlip(p={self.p})"
+            return f"{type(self).__name__}(p={self.p})"
 
-    class RandomVerticalFlip:
-        def __init__(self, p=0.5):
-            self.p = p
+    class RandomHorizontalFlip(_RandomFlip):
+        axis = -1
 
-        def __call__(self, img):
-            return _tv_flip(img, -2) if np.random.random() < self.p else img
-
-        def __repr__(self):
-            return f"RandomVerticalFlip(p={self.p})"
+    class RandomVerticalFlip(_RandomFlip):
+        axis = -2
 
     class RandomResizedCrop:
         """A random area (scale) and aspect ratio (ratio) crop, resized to size; ten
