@@ -157,7 +157,10 @@ def ms_side(work: Path, archs) -> None:
 
 
 # ----------------------------------------------------------------- driver
-def run(work: Path, archs, timeout: int = 3600) -> dict:
+def record_and_convert_weights(work: Path, archs, timeout: int = 3600) -> dict:
+    """prepare(), the torch records (runs/ARCH/weights.pth, io.npz) and `msmigrate weights`
+    (runs/ARCH/weights.ckpt) for each architecture; returns {arch: [error line]} for the
+    architectures whose weights did not convert. Also used by bench/export_parity.py."""
     prepare(work)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     todo = [a for a in archs if not (work / "runs" / a / "io.npz").exists()]
@@ -172,6 +175,12 @@ def run(work: Path, archs, timeout: int = 3600) -> dict:
                             "--path", str(work / "ms")], env=env, capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0:
             weight_errors[arch] = (r.stderr or r.stdout).strip().splitlines()[-1:] or ["failed"]
+    return weight_errors
+
+
+def run(work: Path, archs, timeout: int = 3600) -> dict:
+    weight_errors = record_and_convert_weights(work, archs, timeout)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([sys.executable, __file__, "_ms", "--work", str(work), "--archs",
                     ",".join(a for a in archs if a not in weight_errors)], env=env, timeout=timeout)
     results = json.loads((work / "ms_results.json").read_text()) if (work / "ms_results.json").exists() else {}

@@ -38,6 +38,10 @@ def _convert(argv: List[str]) -> int:
                    help="write nothing; print a unified diff of every file that would change to stdout")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if any file would change, 0 otherwise (for CI)")
+    p.add_argument("--parallel-mode", choices=("data", "auto", "semi_auto"), default="data",
+                   help="torch.distributed programs: MindSpore's parallel mode set by init_process_group "
+                        "(data: DATA_PARALLEL, like DDP; auto: AUTO_PARALLEL, MindSpore splits operators itself, "
+                        "GRAPH mode; semi_auto: SEMI_AUTO_PARALLEL, your shard strategies). Default: data")
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
     g.add_argument("-v", "--verbose", action="store_true", help="also list every TODO site as file:line")
@@ -51,7 +55,8 @@ def _convert(argv: List[str]) -> int:
         return EXIT_USAGE
     src, out = Path(args.src), (Path(args.out) if args.out else None)
     try:
-        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry)
+        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
+                            parallel_mode=args.parallel_mode)
     except ConversionError as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -67,6 +72,9 @@ def _convert(argv: List[str]) -> int:
               f"{s['files']['unchanged']} unchanged, {s['files']['failed']} failed")
         print(f"msmigrate: report: {report_dir / 'msmigrate-report.md'} "
               f"(and {report_dir / 'msmigrate-report.html'})")
+        for script in tree.launch_scripts:
+            print(f"msmigrate: distributed program: start it with msrun: sh {report_dir / script} [ARGS] "
+                  f"(NPROC=2 by default)")
         for f in tree.files:
             if f.status == "failed":
                 print(f"msmigrate: warning: {f.rel}: {f.reason} (copied unchanged)", file=sys.stderr)
@@ -254,14 +262,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"convert": _convert, "scan": _scan, "api": _api}
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: msmigrate {convert,scan,weights,verify,api} ...\n\n"
+        print("usage: msmigrate {convert,scan,weights,verify,api,export,keras} ...\n\n"
               "  convert SRC -o OUT      convert a PyTorch file or project to MindSpore\n"
               "                          (--diff / --check: write nothing, show / test what would change)\n"
               "  scan PATH [--json]      which torch APIs a project uses, how often, which have no mapping\n"
               "  weights IN -o OUT.ckpt  convert a state_dict (.pt/.pth/.bin/.safetensors) to a MindSpore checkpoint\n"
               "  verify --torch M:F --ms M:F --input SHAPE   prove the converted model computes the same\n"
               "                          (--train N [--optimizer SPEC --scheduler SPEC]: and trains the same)\n"
-              "  api NAME                what a torch API becomes, and why")
+              "  export --ms M:F --input SHAPE -o OUT.mindir   export a converted net to MindIR and prove\n"
+              "                          the reloaded file (nn.GraphCell) reproduces its output ([--ckpt W.ckpt])\n"
+              "  dump-config --layers conv1,layer1.0 --path DIR -o dump.json   a MindSpore dump configuration\n"
+              "                          for those layers ([--compare torch_acts.npz]: compare the dumps with torch)\n"
+              "  api NAME                what a torch API becomes, and why\n"
+              "  trace --torch M:F --input SHAPE -o OUT   capture a model with torch.export and write a MindSpore\n"
+              "                          model.py + model.ckpt (code the converter cannot read; --mindir)\n"
+              "  keras MODEL -o OUT      convert a Keras 3 model (.keras/.h5/MODULE:CALLABLE) to a MindSpore\n"
+              "                          nn.Cell (model.py) + model.ckpt (--keep-nhwc, --check)")
         return EXIT_OK if argv else EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
     try:
@@ -270,13 +286,25 @@ def main(argv: Optional[List[str]] = None) -> int:
         if cmd == "verify":
             from .verify import main_verify
             return main_verify(rest)
+        if cmd == "trace":
+            from .trace import main_trace
+            return main_trace(rest)
+        if cmd == "keras":
+            from .keras import main_keras
+            return main_keras(rest)
+        if cmd == "export":
+            from .export import main_export
+            return main_export(rest)
+        if cmd == "dump-config":
+            from .dump_config import main as main_dump_config
+            return main_dump_config(rest)
         if cmd in commands:
             return commands[cmd](rest)
     except SystemExit as exc:  # argparse
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
         return 130
-    print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api)", file=sys.stderr)
+    print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api, export, keras)", file=sys.stderr)
     return EXIT_USAGE
 
 

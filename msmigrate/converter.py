@@ -7,8 +7,10 @@ import ast
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,11 @@ from .transformer import COMPAT, TorchToMindSpore
 
 TEMPLATES = Path(__file__).parent / "templates"
 _TORCH_WORD = re.compile(r"\b(torch|torchvision|torchaudio|torchtext|functorch|timm)\b")
+_TF_WORD = re.compile(r"^\s*(import|from)\s+(tensorflow|keras|tf_keras)\b", re.M)
 MAX_FILE_BYTES = 5 * 1024 * 1024
+# one file's conversion may take this long (seconds); past it the file is copied unchanged and
+# reported as failed, so that one pathological file cannot hold up a whole tree
+FILE_TIME_LIMIT_S = 600.0
 _HELPER_MARK = '"""Small helpers written by msmigrate'
 
 
@@ -54,6 +60,10 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         path = Path(*module_name.split(".")).with_suffix(".py")
         index = ProjectIndex(Path("."), [path], {path: source})
     module = cst.parse_module(source)
+    if not _TORCH_WORD.search(source) and _TF_WORD.search(source):
+        from .mappings.tf_convert import convert_tf_code, imports_tensorflow
+        if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
+            return convert_tf_code(source, compat_import)
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
     tr.stmt_lines = statement_lines(module, ast.parse(source))
     new = module.visit(tr)
@@ -72,27 +82,63 @@ def compat_source() -> str:
 
 # ------------------------------------------------------------------ worker
 _INDEX: Optional[ProjectIndex] = None
+_TIME_LIMIT: Optional[float] = None
 
 
-def _init_worker(index: ProjectIndex) -> None:
-    global _INDEX
+def _init_worker(index: ProjectIndex, time_limit: Optional[float] = None) -> None:
+    global _INDEX, _TIME_LIMIT
     _INDEX = index
+    _TIME_LIMIT = time_limit
     from . import mappings  # noqa: F401  register once per process
 
 
 def _convert_one(args) -> Tuple[FileResult, Optional[str]]:
     path, rel, text = args
-    return convert_file_text(_INDEX, path, rel, text)
+    return convert_file_text(_INDEX, path, rel, text, _TIME_LIMIT)
 
 
-def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str) -> Tuple[FileResult, Optional[str]]:
+class _FileTimeLimit(BaseException):
+    """Raised (by SIGALRM) in a file's conversion that ran past its time limit. A BaseException:
+    no `except Exception` inside the converter swallows it."""
+
+
+def _raise_time_limit(signum, frame):
+    raise _FileTimeLimit()
+
+
+class _time_limit:
+    """Interrupt the block after `seconds` (wall clock). Only where a SIGALRM timer is free: in the
+    main thread (the worker processes of convert_tree, the CLI) and with no other timer running."""
+
+    def __init__(self, seconds: Optional[float]):
+        self.armed = (bool(seconds) and hasattr(signal, "setitimer")
+                      and threading.current_thread() is threading.main_thread()
+                      and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+        self.seconds = seconds
+
+    def __enter__(self):
+        if self.armed:
+            self.previous = signal.signal(signal.SIGALRM, _raise_time_limit)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc):
+        if self.armed:
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            finally:
+                signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
+def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
+                      time_limit: Optional[float] = None) -> Tuple[FileResult, Optional[str]]:
     lines = text.count("\n") + 1
     info = index.by_path.get(path)
     if info is None:
         return FileResult(rel, "unchanged", lines=lines), None
     if info.parse_error:
         return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
-    if not _TORCH_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
+    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
         return FileResult(rel, "unchanged", lines=lines), None
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():
@@ -101,8 +147,12 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str) -> T
     else:
         compat_import = (0, COMPAT)
     try:
-        code, sites, uses_compat = convert_code(text, info.name, info.is_package, index, compat_import)
-        compile(code, str(path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        with _time_limit(time_limit):
+            code, sites, uses_compat = convert_code(text, info.name, info.is_package, index, compat_import)
+            compile(code, str(path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except _FileTimeLimit:
+        return FileResult(rel, "failed", reason=f"conversion took longer than {time_limit:g} s (the per-file "
+                          "time limit); copied unchanged", lines=lines), None
     except Exception as exc:  # a converter bug must not lose the file
         return FileResult(rel, "failed", reason=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                           lines=lines), None
@@ -123,6 +173,8 @@ class TreeResult:
     copied: int = 0
     # dry_run only: rel -> converted code of every file that would change (nothing is written)
     outputs: Dict[str, str] = field(default_factory=dict)
+    # msrun launch scripts written next to converted distributed programs (relative to the output)
+    launch_scripts: List[str] = field(default_factory=list)
 
     @property
     def sites(self) -> List[Site]:
@@ -180,9 +232,12 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
 
 
 def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Optional[int] = None,
-                 progress: bool = False, dry_run: bool = False) -> TreeResult:
+                 progress: bool = False, dry_run: bool = False, parallel_mode: str = "data",
+                 time_limit: Optional[float] = None) -> TreeResult:
     """Convert SRC into OUT. With ``dry_run`` nothing is written (OUT may be None): the converted code of
-    every file that would change is returned in ``TreeResult.outputs``."""
+    every file that would change is returned in ``TreeResult.outputs``. ``time_limit``: seconds one file's
+    conversion may take (default FILE_TIME_LIMIT_S; 0: no limit)."""
+    time_limit = FILE_TIME_LIMIT_S if time_limit is None else time_limit
     src = Path(src)
     out = Path(out) if out is not None else None
     _check_paths(src, None if dry_run else out, force)
@@ -232,13 +287,14 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     if n_jobs > 1 and len(work) > 8 and total_lines > 4000:
         # largest files first, one at a time: the workers finish together
         work.sort(key=lambda item: len(item[2]), reverse=True)
-        with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker, initargs=(index,)) as ex:
+        with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker,
+                                 initargs=(index, time_limit)) as ex:
             for res, code in ex.map(_convert_one, work, chunksize=1):
                 results.append(res)
                 outputs[res.rel] = code
                 bar.advance()
     else:
-        _init_worker(index)
+        _init_worker(index, time_limit)
         for item in work:
             res, code = _convert_one(item)
             results.append(res)
@@ -283,6 +339,9 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         rel, _, why = s.partition(": ")
         results.append(FileResult(rel, "failed", reason=why))
     helper = compat_source()
+    if parallel_mode != "data":   # --parallel-mode: the one setting line of the distributed section
+        helper = helper.replace('PARALLEL_MODE = "data_parallel"', f'PARALLEL_MODE = "{parallel_mode}_parallel"', 1)
+    launch_scripts = _write_launch_scripts(results, outputs, out_root, single_out)
     for d in compat_dirs:
         (out_root / d / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
     if any(r.status == "converted" for r in results):
@@ -292,7 +351,37 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
                            "mindspore==2.10.0\nnumpy<2  # MindSpore's PyNative mode breaks with numpy 2\n",
                            encoding="utf-8")
     results.sort(key=lambda r: r.rel)
-    return TreeResult(src, out, results, copied)
+    return TreeResult(src, out, results, copied, launch_scripts=launch_scripts)
+
+
+_DISTRIBUTED_ENTRY = ("torch.distributed.init_process_group", "torch.multiprocessing.spawn")
+MSRUN_SCRIPT = """#!/bin/sh
+# Written by msmigrate: starts {program} on several processes with MindSpore's launcher, msrun
+# (torchrun's counterpart). msrun sets RANK_ID, DEVICE_ID and MS_WORKER_NUM; _ms_compat fills in
+# torchrun's RANK, LOCAL_RANK and WORLD_SIZE from them. Logs: one file per worker in $LOG_DIR.
+#   sh {script} [program arguments...]
+#   NPROC=8 MASTER_PORT=8200 sh {script} --epochs 10
+NPROC=${{NPROC:-2}}
+exec msrun --worker_num="$NPROC" --local_worker_num="$NPROC" --master_port="${{MASTER_PORT:-8118}}" \\
+    --log_dir="${{LOG_DIR:-msrun_log}}" --join=True --cluster_time_out="${{CLUSTER_TIMEOUT:-600}}" \\
+    "$(dirname "$0")/{program}" "$@"
+"""
+
+
+def _write_launch_scripts(results, outputs, out_root: Path, single_out: Optional[Path]) -> List[str]:
+    """Next to each converted program that starts distributed training (init_process_group or
+    multiprocessing.spawn, and an `if __name__ == "__main__"` block), a `<program>_msrun.sh`."""
+    written = []
+    for res in results:
+        code = outputs.get(res.rel)
+        if code is None or "__main__" not in code or not any(s.api in _DISTRIBUTED_ENTRY for s in res.sites):
+            continue
+        dst = single_out if single_out else out_root / res.rel
+        script = dst.with_name(dst.stem + "_msrun.sh")
+        script.write_text(MSRUN_SCRIPT.format(program=dst.name, script=script.name), encoding="utf-8")
+        script.chmod(0o755)
+        written.append(str(script.relative_to(out_root)))
+    return written
 
 
 class _Progress:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from .registry import CONVERTED, DIFFERENCE, TODO
+from .trace_hints import trace_candidates
 
 SCHEMA_VERSION = 1
 
@@ -39,6 +40,7 @@ def to_json(tree) -> Dict:
         "output": str(tree.out),
         "summary": summarize(tree),
         "files": [f.to_json() for f in tree.files],
+        "trace_route": trace_candidates(tree),
     }
 
 
@@ -63,6 +65,24 @@ def to_markdown(tree) -> str:
         out.append("| API | sites |\n|---|---|")
         for row in s["most_frequent_unconverted"]:
             out.append(f"| `{row['api']}` | {row['count']} |")
+        out.append("")
+    traceable = trace_candidates(tree)
+    if traceable:
+        out.append("## Classes left with TODOs: the graph-capture route\n")
+        out.append("`msmigrate trace` captures a model with torch.export and writes a MindSpore Cell and checkpoint "
+                   "without reading its code. For an nn.Module class below, pass a callable that builds it "
+                   "(the class itself when its arguments have defaults) and the shape of its input:\n")
+        out.append("| file | class | line | TODO sites | command |\n|---|---|---|---|---|")
+        for c in traceable:
+            out.append(f"| `{c['file']}` | `{c['class']}` | {c['line']} | {c['todo']} | `{c['command']}` |")
+        out.append("")
+    launch = getattr(tree, "launch_scripts", [])
+    if launch:
+        out.append("## Distributed programs: start them with msrun\n")
+        out.append("These programs use torch.distributed; msrun (MindSpore's torchrun) starts their processes. "
+                   "Run the script written next to each (`NPROC=4 sh SCRIPT ARGS` for 4 processes):\n")
+        for script in launch:
+            out.append(f"- `{script}`")
         out.append("")
     failed = [f for f in tree.files if f.status == "failed"]
     if failed:

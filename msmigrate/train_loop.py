@@ -29,6 +29,7 @@ and which of the computed names the program reads later (returned as outputs).
 """
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
@@ -47,6 +48,53 @@ CLIP_NORM = "_ms_compat.clip_grad_norm_"
 CLIP_VALUE = "_ms_compat.clip_grad_value_"
 
 
+# ------------------------------------------------------------------ walking
+# libcst's `node.visit(visitor)` rebuilds and re-validates every node it passes, even for a
+# read-only CSTVisitor. The analyses here walk every function body and loop (nested ones once
+# per enclosing scope), so on large modules (torch's 10,000-line files, a 500 KB literal
+# table) those walks cost minutes per file. walk() calls the same visit_<Type>/leave_<Type>
+# methods in the same source order without rebuilding anything; whitespace, comments and
+# brackets/commas are not visited (no analysis here looks at them).
+_SKIPPED_FIELDS = {"leading_lines", "lines_after_decorators", "header", "footer", "trailing_whitespace",
+                   "leading_whitespace", "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace",
+                   "comma", "semicolon"}
+_CHILD_FIELDS: Dict[type, Optional[Tuple[str, ...]]] = {}
+
+
+def _child_fields(cls: type) -> Optional[Tuple[str, ...]]:
+    """The fields holding a node type's children, in source order: the order in which libcst's own
+    _visit_and_replace_children visits them (None when its source is not available)."""
+    if cls not in _CHILD_FIELDS:
+        try:
+            src = inspect.getsource(cls._visit_and_replace_children)
+        except (OSError, TypeError):
+            _CHILD_FIELDS[cls] = None
+        else:
+            names = dict.fromkeys(re.findall(r'visit_\w+\(\s*self,\s*"(\w+)"', src))
+            _CHILD_FIELDS[cls] = tuple(n for n in names
+                                       if n not in _SKIPPED_FIELDS and not n.startswith("whitespace"))
+    return _CHILD_FIELDS[cls]
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """`node.visit(visitor)` for a read-only visitor, without rebuilding the tree."""
+    if visitor.on_visit(node):
+        fields = _child_fields(type(node))
+        if fields is None:
+            for child in node.children:
+                walk(child, visitor)
+        else:
+            for name in fields:
+                value = getattr(node, name)
+                if isinstance(value, cst.CSTNode):
+                    walk(value, visitor)
+                elif isinstance(value, (list, tuple)):
+                    for child in value:
+                        if isinstance(child, cst.CSTNode):
+                            walk(child, visitor)
+    visitor.on_leave(node)
+
+
 # ------------------------------------------------------------------ name analysis
 class _Reads(cst.CSTVisitor):
     """Names a piece of code reads (loads), in order, with repeats."""
@@ -58,11 +106,11 @@ class _Reads(cst.CSTVisitor):
         self.names.append(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def _target(self, t: cst.BaseExpression) -> None:
@@ -74,7 +122,7 @@ class _Reads(cst.CSTVisitor):
         elif isinstance(t, cst.StarredElement):
             self._target(t.value)
         else:
-            t.visit(self)   # x[i] = v, obj.a = v read x / obj
+            walk(t, self)   # x[i] = v, obj.a = v read x / obj
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         self._target(node.target)
@@ -83,29 +131,29 @@ class _Reads(cst.CSTVisitor):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
         self._target(node.target)
         if node.value is not None:
-            node.value.visit(self)
+            walk(node.value, self)
         return False
 
     def visit_For(self, node: cst.For) -> bool:
         self._target(node.target)
-        node.iter.visit(self)
-        node.body.visit(self)
+        walk(node.iter, self)
+        walk(node.body, self)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> bool:
         self._target(node.target)
-        node.iter.visit(self)
+        walk(node.iter, self)
         for cond in node.ifs:
-            cond.visit(self)
+            walk(cond, self)
         if node.inner_for_in is not None:
-            node.inner_for_in.visit(self)
+            walk(node.inner_for_in, self)
         return False
 
     def visit_Param(self, node: cst.Param) -> bool:
         if node.default is not None:
-            node.default.visit(self)
+            walk(node.default, self)
         return False
 
     def visit_AsName(self, node: cst.AsName) -> bool:
@@ -117,7 +165,7 @@ class _Reads(cst.CSTVisitor):
 
 def reads(node: cst.CSTNode) -> List[str]:
     v = _Reads()
-    node.visit(v)
+    walk(node, v)
     return v.names
 
 
@@ -168,7 +216,7 @@ class _Assigns(cst.CSTVisitor):
 
 def assigns(node: cst.CSTNode) -> Set[str]:
     v = _Assigns()
-    node.visit(v)
+    walk(node, v)
     return v.names
 
 
@@ -228,6 +276,8 @@ class LoopInfo:
     taken: Set[str]                        # names already bound in the enclosing function/module
     # module functions that compute on the host (NumPy, from_numpy): data for the step (host_functions)
     host_functions: Set[str] = field(default_factory=set)
+    # the module uses torch.distributed / DDP: the step averages gradients across processes
+    distributed: bool = False
 
 
 @dataclass
@@ -251,6 +301,8 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
+    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in body):
+        return groups, problems   # no train step here (most loops and functions): skip the analysis
     loop_bound: Set[str] = set()
     for stmt in body:
         loop_bound |= assigns(stmt)
@@ -447,10 +499,10 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     v = _CallsAndOps()
     if rhs is None:
         if isinstance(stmt, cst.If):
-            stmt.visit(v)
+            walk(stmt, v)
             return any(_is_data_call(c, host) for c in v.calls)
         return not isinstance(stmt, cst.With)   # other compound statements stay outside
-    rhs.visit(v)
+    walk(rhs, v)
     if not v.calls and not v.ops:
         return True
     return any(_is_data_call(c, host) for c in v.calls)
@@ -464,7 +516,7 @@ def host_functions(module: cst.Module, numpy_names: Set[str]) -> Set[str]:
     for st in module.body:
         if isinstance(st, cst.FunctionDef):
             v = _CallsAndOps()
-            st.body.visit(v)
+            walk(st.body, v)
             if any(c.split(".", 1)[0] in numpy_names or c.endswith("from_numpy") for c in v.calls):
                 found.add(st.name.value)
     return found
@@ -494,9 +546,9 @@ def data_functions(module: cst.Module) -> Set[str]:
         params = {p.name.value for p in list(st.params.params) + list(st.params.kwonly_params)
                   + list(st.params.posonly_params)}
         v = _CallsOf(params)
-        st.body.visit(v)
+        walk(st.body, v)
         calls = _CallsAndOps()
-        st.body.visit(calls)
+        walk(st.body, calls)
         # called parameters are networks or callbacks; `x.view(...)` on a parameter is data work,
         # `model(x)`/`model.forward(x)` is not (caught above: the call's base name is a parameter)
         if not v.hit or all(c.rsplit(".", 1)[-1] in _DATA_METHODS for c in calls.calls
@@ -611,8 +663,11 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     over; the others (tensors) are passed to the step."""
     params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)
               + list(fn.params.kwonly_params)]
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in body):
+        return None   # no backward() at the top level of the body: not a step function
     used = _UsedAsObject()
-    fn.body.visit(used)
+    walk(fn.body, used)
     data_params = {p for p in params if p not in used.names and p not in ("self", "cls")}
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True)
 
@@ -714,6 +769,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
+        n_defs = 4      # forward_fn, grad_fn, train_step, compile_step (+ the gradient reducer)
+        if info.distributed:
+            # torch's DDP averages the gradients across processes during backward(): here right after
+            # value_and_grad, before any clipping (an identity when the program runs as one process)
+            red = _unique("grad_reducer" + sfx, taken)
+            defs.append(_line(f"{red} = _ms_compat.GradReducer({g.optimizer}.parameters)"))
+            step_lines.append(f"grads = {red}(grads)")
+            n_defs = 5
         extra_outs: List[str] = []
         for (ci, target, ccall) in g.clips:
             cname = _call_name(ccall)
@@ -743,15 +806,15 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
-        replace[last] = ([d for d in defs[len(defs) - 4:]] if inline_defs else []) + [call_stmt] + moved
+        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + moved
         drop |= sliced | set(later)
         if g.accumulate:
             acc = _unique("accum_grads" + sfx, taken)
-            defs.insert(len(defs) - 4, _line(f"{acc} = None").with_changes(leading_lines=_comment(
+            defs.insert(len(defs) - n_defs, _line(f"{acc} = None").with_changes(leading_lines=_comment(
                 "gradients summed over batches until the optimizer steps (torch's .grad accumulation)")))
             call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})").with_changes(
                 leading_lines=call_stmt.leading_lines)
-            replace[last] = ([d for d in defs[len(defs) - 5:]] if inline_defs else []) + [
+            replace[last] = ([d for d in defs[len(defs) - n_defs - 1:]] if inline_defs else []) + [
                 call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + moved
             replace[g.step] = [_accumulation_if(body[g.step], g, acc)]
             for e in g.extras:

@@ -20,6 +20,9 @@ from .sites import Site, shorten
 from . import train_loop as TL
 
 COMPAT = "_ms_compat"
+# imports that make a module a distributed (DDP) program: its train steps average gradients
+_DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
+                "torch.utils.data.distributed", "torch.utils.data.DistributedSampler", "torch.multiprocessing.spawn")
 
 # Parameter names of norm/embedding layers that MindSpore names differently.
 PARAM_RENAMES = {
@@ -64,7 +67,7 @@ DROPPED_DECORATORS = {
     "torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast",
     "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd", "torch.amp.custom_fwd", "torch.amp.custom_bwd",
 }
-NON_TENSOR_METHOD_RESULTS = {"size", "dim", "item", "tolist", "numpy", "ndimension", "numel",
+NON_TENSOR_METHOD_RESULTS = {"size", "dim", "item", "tolist", "numpy", "asnumpy", "ndimension", "numel",
                              "nelement", "is_contiguous", "stride", "data_ptr", "element_size",
                              "get_device", "parameters", "named_parameters", "modules",
                              "named_modules", "children", "state_dict", "eval", "train"}
@@ -95,7 +98,7 @@ class _Imports(cst.CSTVisitor):
     @classmethod
     def collect(cls, node) -> list:
         v = cls()
-        node.visit(v)
+        TL.walk(node, v)   # read-only: no libcst rebuild of the tree
         return v.found
 
 
@@ -148,11 +151,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._base_refs: Set[int] = set()    # class references used as base classes
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
-        self._dropped: Set[int] = set()      # ids of placeholder nodes for dropped calls
+        # ids of NEW nodes (placeholders of dropped calls, rebinding calls) -> the node itself: holding the
+        # node keeps its id from being reused by a later node once the placeholder is freed (a docstring
+        # after a dropped `torch.fx.wrap(...)` statement went away with it, depending on memory layout)
+        self._dropped: Dict[int, cst.CSTNode] = {}   # placeholder nodes for dropped calls
         self._removed_stmts: Set[int] = set()  # ids of original statements that went away
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
-        self._rebinds: Set[int] = set()      # converted calls whose statement becomes `x = ...`
+        self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
@@ -162,6 +168,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.optimizers: Set[str] = set()     # expressions bound to torch.optim constructors
         self._scopes: List[dict] = []         # per function/module: read counts, bound names, loops
         self._out_lines: Dict[int, int] = {}  # id(converted statement) -> source line
+        self._out_nodes: List[cst.CSTNode] = []  # those statements, held so that their ids stay theirs
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
@@ -291,6 +298,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = self._leave_simple_statement(original, updated)
         if isinstance(result, cst.CSTNode) and self._stmt_line:
             self._out_lines[id(result)] = self._line_of_stmt
+            self._out_nodes.append(result)
         return result
 
     def _leave_simple_statement(self, original, updated):
@@ -458,7 +466,9 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
-                           taken=scope["bound"], host_functions=self._host_functions)
+                           taken=scope["bound"], host_functions=self._host_functions,
+                           distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
+                           or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
     def _apply_rewrite(self, updated, rw: TL.Rewrite):
         """Report a train-step rewrite's sites, turn its leftover backward()s into TODOs, and
@@ -1228,7 +1238,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         note = "; ".join([m.note] + notes) if notes else m.note
         if target == "drop":
             node = cst.Name("None")
-            self._dropped.add(id(node))
+            self._dropped[id(node)] = node
             self._record(original, api, "(removed)", m.status, note)
             return node
         if target == "identity":
@@ -1292,6 +1302,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif kind == "module":
             m = mm
         else:  # unknown receiver: only names that are distinctly torch's
+            if isinstance(func.value, cst.Name) and func.value.value in self.names.values():
+                # `ops.neg(x)`: the MindSpore module the output refers to as ops/nn/ms (a second pass),
+                # or the file's own object of that name (torch/_inductor's `ops`): no tensor either way
+                return updated
             if tm is not None and not tm.tensor_only:
                 m = tm
             elif mm is not None and not mm.tensor_only:
@@ -1381,7 +1395,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, "Tensor." + name, shorten(code_of(out), 60), R.DIFFERENCE,
                          f"in place -> rebinding `{x} = ...`, a new tensor of the same shape and dtype; other "
                          f"references to the same tensor do not see the change")
-            self._rebinds.add(id(out))
+            self._rebinds[id(out)] = out
             return out
         m = R.lookup("Tensor." + name[:-1])
         if m is None or (m.target is None and m.rule is None):
@@ -1399,7 +1413,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         site.status = R.DIFFERENCE
         site.note = (f"in place -> rebinding `{original.func.value.value} = ...` (MindSpore's in-place arithmetic "
                      f"does not change the tensor on CPU); other references to the same tensor do not see the change")
-        self._rebinds.add(id(out))
+        self._rebinds[id(out)] = out
         return out
 
     # ------------------------------------------------------------- module

@@ -8,7 +8,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 . .venv/bin/activate
-if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importlib.util as u; assert u.find_spec('torchvision')" >/dev/null 2>&1; then
+if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importlib.util as u; assert u.find_spec('torchvision') and u.find_spec('keras') and u.find_spec('tensorflow') and u.find_spec('onnx')" >/dev/null 2>&1; then
   python -m pip install -q --upgrade pip
   # numpy<2: MindSpore's PyNative mode breaks with numpy 2; torch==2.13.0 is the CPU build
   python -m pip install -q "numpy<2" "torch==2.13.0" "mindspore==2.10.0" "libcst>=1.1" "rich>=13" \
@@ -17,6 +17,12 @@ if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importl
   # --no-deps keeps pip from replacing the CPU torch
   python -m pip install -q --no-deps "torchvision==0.28.0"
   python -m pip install -q "pillow"
+  # Keras 3 for `msmigrate keras` (run with KERAS_BACKEND=torch: no TensorFlow needed); numpy<2 kept pinned
+  python -m pip install -q "keras==3.15.1" "numpy<2"
+  # TensorFlow (CPU) runs the original TensorFlow/Keras programs in tests/test_tf_training.py; numpy<2 kept
+  python -m pip install -q "tensorflow-cpu==2.21.0" "numpy<2"
+  # onnx: tests/parity/test_deploy.py evaluates exported ONNX files with onnx.reference
+  python -m pip install -q "onnx==1.23.2" "numpy<2"
   python -m pip install -q --no-deps -e .
 fi
 # Headless Chromium renders the HTML report in tests/test_html_report.py (Debian's chromium package).

@@ -109,3 +109,15 @@ def test_convert_quiet_and_verbose(tmp_path, capsys):
     assert main(["convert", str(src), "-q", "-v", "-o", str(tmp_path / "o3")]) == 2   # exclusive
     assert main(["convert", str(src)]) == 2                                          # no -o, no dry run
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_report_names_trace_route_for_classes_with_todos(tmp_path, capsys):
+    src = tmp_path / "src"
+    write_tree(src, PROJECT)
+    assert main(["convert", str(src), "-o", str(tmp_path / "out"), "-q"]) == 1
+    report = json.loads((tmp_path / "out" / "msmigrate-report.json").read_text())
+    assert report["trace_route"] == [{
+        "file": str(Path("pkg/models.py")), "class": "Net", "line": 5, "todo": 1,
+        "command": f"msmigrate trace --torch pkg.models:Net --path {src} --input SHAPE -o net_traced/"}]
+    md = (tmp_path / "out" / "msmigrate-report.md").read_text()
+    assert "the graph-capture route" in md and "pkg.models:Net" in md

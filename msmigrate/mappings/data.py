@@ -63,9 +63,7 @@ for _name, _args in _SAMPLERS.items():
         mapping(f"torch.utils.data{_m}.{_name}", C + _name, args=_args, target_args=_args,
                 note=_RANDOM_NOTE if "generator" in _args or _name == "WeightedRandomSampler" else "",
                 status=DIFFERENCE if "generator" in _args else CONVERTED, test=f"{T}::test_samplers")
-for _src in ("torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"):
-    mapping(_src, None, note="not converted yet: shard the indices per rank (mindspore.communication get_rank/"
-                             "get_group_size) or use mindspore.dataset's num_shards/shard_id")
+# DistributedSampler: see mappings/distributed.py
 
 # ------------------------------------------------------------------ torchvision.transforms
 _TV = "tests/parity/test_data.py"

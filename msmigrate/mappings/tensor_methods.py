@@ -768,4 +768,11 @@ mapping("Module.cuda", "identity", args=("device",),
         note="MindSpore places cells by ms.set_context(device_target=...)", test=f"{T}::test_module_device_calls")
 mapping("Module.cpu", "identity", note="MindSpore places cells by ms.set_context(device_target=...)",
         test=f"{T}::test_module_device_calls")
+# module.float()/.half()/...: cast every parameter in place, like Module.to(dtype); a Cell has no such
+# method (Cell.to_float only sets the compute precision). On a receiver known to be a module only:
+# elsewhere x.float() stays the tensor cast.
+for _n in ("float", "double", "half", "bfloat16"):
+    mapping(f"Module.{_n}", None, test="tests/test_convert_tree.py::test_module_dtype_cast_is_todo",
+            note="casting a Cell's parameters: use mindspore.amp.auto_mixed_precision or Cell.to_float for "
+                 "compute precision, or cast the checkpoint")
 

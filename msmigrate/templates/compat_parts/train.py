@@ -32,6 +32,7 @@ def compile_step(step):
     for cell in cells:
         train_mode_by_default(cell)
     distinct_parameter_names(step)
+    average_gradients_in(step)      # data parallel: a safety net, see the distributed section
     if ms.get_context("mode") != ms.GRAPH_MODE:
         return step
     key = _closure_key(step)

@@ -1,0 +1,156 @@
+"""TensorFlow / Keras training programs -> MindSpore (converted by msmigrate/mappings/tf_convert.py).
+
+Sources are canonical names: "tensorflow.X" for tf.X, "keras.X" for keras.X, tf.keras.X and tf_keras.X.
+Keras classes become the Keras-semantics classes emitted in _ms_compat (templates/compat_parts/keras_train.py):
+they take Keras' arguments unchanged, keep channels-last tensors and Keras' weight layouts (so get_weights /
+set_weights exchange the same arrays), and use Keras' formulas (Adam epsilon after the bias correction, RMSprop
+epsilon inside the square root, BatchNormalization epsilon 1e-3 / momentum 0.99, probability clipping 1e-7).
+The per-layer facts are the ones `msmigrate keras` (msmigrate/keras/convert.py) relies on for built models.
+"""
+from __future__ import annotations
+
+from ..registry import CONVERTED, DIFFERENCE, mapping
+
+T = "tests/test_tf_training.py"
+TAPE = f"{T}::test_gradient_tape_script_matches_tensorflow"
+FIT = f"{T}::test_keras_fit_script_matches_tensorflow"
+OPT = f"{T}::test_optimizers_schedules_losses_match_keras"
+LAY = f"{T}::test_layers_and_models_match_keras"
+OPS = f"{T}::test_tf_ops_and_misc_convert"
+DATA = f"{T}::test_data_pipeline_and_saving"
+
+_LAYOUT = ("channels-last in and out (NCHW only inside conv/pool), Keras' weight layout and order "
+           "(get_weights/set_weights exchange Keras' arrays)")
+
+
+def _k(path, test, note="", status=CONVERTED):
+    mapping("keras." + path, "_ms_compat.keras." + path, status=status, note=note, test=test)
+
+
+# ---- models and layers
+_k("Input", TAPE, "a symbolic shape; layers called on it build their Parameters at once")
+_k("Sequential", TAPE, "a Cell applying its layers in order; builds when the input shape is known "
+   "(keras.Input, input_shape=, model.build() or the first call)")
+_k("Model", FIT, "functional (Model(inputs, outputs): the recorded layer graph is replayed) or subclassed "
+   "(construct calls `call`); compile/fit/evaluate/predict/save_weights/load_weights/get_weights/set_weights are "
+   "methods of the helper", status=DIFFERENCE)
+mapping("keras.models.Sequential", "_ms_compat.keras.Sequential", note="as keras.Sequential", test=TAPE)
+mapping("keras.models.Model", "_ms_compat.keras.Model", note="as keras.Model", test=FIT)
+mapping("keras.layers.InputLayer", None, note="use keras.Input(shape=...) instead")
+for _name, _test in (("Dense", TAPE), ("Conv2D", TAPE), ("MaxPooling2D", TAPE), ("MaxPool2D", LAY),
+                     ("AveragePooling2D", LAY), ("AvgPool2D", LAY), ("GlobalAveragePooling2D", LAY),
+                     ("GlobalMaxPooling2D", LAY), ("Flatten", TAPE), ("Reshape", LAY), ("Activation", LAY),
+                     ("ReLU", LAY), ("Add", LAY), ("Concatenate", LAY), ("Input", TAPE), ("Layer", LAY)):
+    _k("layers." + _name, _test, _LAYOUT)
+_k("layers.Dropout", LAY, "rate = probability to drop, as in Keras; active only in training; the random stream "
+   "differs from TensorFlow's", status=DIFFERENCE)
+_k("layers.BatchNormalization", FIT, "Keras' epsilon 1e-3 and momentum 0.99 convention; biased batch variance for "
+   "the moving variance, as Keras; only axis=-1")
+
+# ---- losses, metrics
+for _name, _test in (("SparseCategoricalCrossentropy", TAPE), ("CategoricalCrossentropy", OPT),
+                     ("BinaryCrossentropy", OPT), ("MeanSquaredError", OPT), ("MeanAbsoluteError", OPT)):
+    _k("losses." + _name, _test, "Keras' mean over the batch; probabilities clipped to [1e-7, 1-1e-7] when "
+       "from_logits=False")
+for _name, _test in (("Mean", TAPE), ("SparseCategoricalAccuracy", TAPE), ("CategoricalAccuracy", OPT),
+                     ("BinaryAccuracy", OPT)):
+    _k("metrics." + _name, _test, "computed on the host with NumPy (update_state/result/reset_state)")
+
+# ---- optimizers and schedules
+_k("optimizers.SGD", FIT, "Keras' momentum form (m = momentum*m - lr*g; p += m), nesterov too")
+_k("optimizers.Adam", TAPE, "Keras' form: lr*sqrt(1-b2^t)/(1-b1^t) and epsilon (1e-7) added to sqrt(v) after "
+   "the bias correction (torch/mindspore.nn.Adam place eps differently)")
+_k("optimizers.RMSprop", OPT, "Keras' form: rho 0.9, epsilon 1e-7 inside the square root")
+_k("optimizers.schedules.ExponentialDecay", TAPE, "evaluated on the host at the optimizer's step count")
+_k("optimizers.schedules.PiecewiseConstantDecay", OPT, "evaluated on the host at the optimizer's step count")
+_k("optimizers.schedules.CosineDecay", OPT, "evaluated on the host at the optimizer's step count (warmup too)")
+_k("callbacks.Callback", FIT, "the helper's fit() calls on_train_begin/end, on_epoch_begin/end and "
+   "on_train_batch_begin/end with Keras' logs (running means over the epoch)")
+_k("callbacks.History", FIT, "history.history holds the per-epoch logs")
+
+# ---- tf.* training machinery
+mapping("tensorflow.GradientTape", "mindspore.value_and_grad", status=DIFFERENCE, test=TAPE,
+        note="the tape's block becomes a forward function returning the gradient target and every name it "
+             "assigns; mindspore.value_and_grad(forward, None, sources, has_aux=True) replaces "
+             "tape.gradient(target, sources). Persistent tapes and tape.watch of non-Parameters are TODOs")
+mapping("tensorflow.function", "drop", status=DIFFERENCE, test=TAPE,
+        note="removed: the step runs in PyNative mode (host-side metrics and the schedule stay valid)")
+mapping("tensorflow.device", "drop", test=OPS, note="the `with` keeps only its body: MindSpore places work on "
+        "the device chosen by mindspore.set_device")
+mapping("tensorflow.data.Dataset", "_ms_compat.tf_data.Dataset", status=DIFFERENCE, test=DATA,
+        note="in-memory from_tensor_slices/shuffle/batch/map/repeat/take/prefetch yielding MindSpore Tensors; "
+             "shuffle order differs from TensorFlow's (NumPy generator), unshuffled order is the same")
+mapping("tensorflow.data.AUTOTUNE", "_ms_compat.tf_data.AUTOTUNE", test=TAPE, note="prefetch is a no-op")
+mapping("tensorflow.data.experimental.AUTOTUNE", "_ms_compat.tf_data.AUTOTUNE", test=TAPE, note="prefetch is a no-op")
+mapping("tensorflow.distribute.MirroredStrategy", "_ms_compat.OneDeviceStrategy", status=DIFFERENCE, test=OPS,
+        note="runs on one device (scope() is a no-op). For data parallelism launch with msrun and use "
+             "mindspore.communication.init() + set_auto_parallel_context(parallel_mode=DATA_PARALLEL) with "
+             "nn.DistributedGradReducer, as the torch DDP conversion (mappings/distributed.py) emits")
+mapping("tensorflow.distribute.OneDeviceStrategy", "_ms_compat.OneDeviceStrategy", test=OPS, note="one device")
+mapping("tensorflow.random.set_seed", "mindspore.set_seed", args=("seed",), target_args=("seed",), test=TAPE,
+        status=DIFFERENCE, note="random streams differ from TensorFlow's")
+mapping("tensorflow.train.Checkpoint", None, note="use model.save_weights(path) (a MindSpore checkpoint) or "
+        "mindspore.save_checkpoint(model, path); optimizer slots are not saved")
+
+# ---- tf.* math used in training loops
+mapping("tensorflow.float32", "mindspore.float32", test=OPS)
+mapping("tensorflow.float16", "mindspore.float16", test=OPS)
+mapping("tensorflow.float64", "mindspore.float64", test=OPS)
+mapping("tensorflow.int32", "mindspore.int32", test=TAPE)
+mapping("tensorflow.int64", "mindspore.int64", test=OPS)
+mapping("tensorflow.bool", "mindspore.bool_", test=OPS)
+mapping("tensorflow.reduce_mean", "mindspore.ops.mean", args=("input_tensor", "axis", "keepdims", "name"),
+        target_args=("input", "axis", "keep_dims"), rename={"input_tensor": "input", "keepdims": "keep_dims"},
+        drop=("name",), test=OPS)
+mapping("tensorflow.math.reduce_mean", "mindspore.ops.mean", args=("input_tensor", "axis", "keepdims", "name"),
+        target_args=("input", "axis", "keep_dims"), rename={"input_tensor": "input", "keepdims": "keep_dims"},
+        drop=("name",), test=OPS)
+mapping("tensorflow.reduce_sum", "mindspore.ops.sum", args=("input_tensor", "axis", "keepdims", "name"),
+        target_args=("input", "dim", "keepdim"), rename={"input_tensor": "input", "axis": "dim", "keepdims": "keepdim"},
+        drop=("name",), test=TAPE)
+mapping("tensorflow.reduce_max", "mindspore.ops.amax", args=("input_tensor", "axis", "keepdims", "name"),
+        target_args=("input", "axis", "keepdims"), rename={"input_tensor": "input"}, drop=("name",), test=OPS)
+mapping("tensorflow.argmax", "expr:ops.argmax({input}, {axis})", args=("input", "axis", "output_type", "name"),
+        extra={"axis": "0"}, test=TAPE, note="TensorFlow's default axis is 0; the result is int64 as in TF")
+mapping("tensorflow.math.argmax", "expr:ops.argmax({input}, {axis})", args=("input", "axis", "output_type", "name"),
+        extra={"axis": "0"}, test=OPS, note="TensorFlow's default axis is 0")
+mapping("tensorflow.cast", "expr:_ms_compat.tf_cast({x}, {dtype})", args=("x", "dtype", "name"), test=TAPE)
+mapping("tensorflow.equal", "mindspore.ops.equal", args=("x", "y", "name"), target_args=("input", "other"),
+        rename={"x": "input", "y": "other"}, drop=("name",), test=TAPE)
+mapping("tensorflow.math.equal", "mindspore.ops.equal", args=("x", "y", "name"), target_args=("input", "other"),
+        rename={"x": "input", "y": "other"}, drop=("name",), test=OPS)
+mapping("tensorflow.one_hot", "expr:ops.one_hot(_ms_compat.tf_cast({indices}, ms.int32), {depth}, ms.Tensor(1.0, ms.float32), "
+        "ms.Tensor(0.0, ms.float32))", args=("indices", "depth", "on_value", "off_value", "axis", "dtype", "name"),
+        unsupported={"on_value": "only the default 1/0", "off_value": "only the default 1/0"}, test=OPS,
+        note="float32 one-hot along the last axis (the default)")
+mapping("tensorflow.constant", "expr:ms.Tensor({value}, {dtype})", args=("value", "dtype", "shape", "name"),
+        extra={"dtype": "None"}, test=OPS)
+mapping("tensorflow.convert_to_tensor", "expr:ms.Tensor({value}, {dtype})", args=("value", "dtype", "dtype_hint", "name"),
+        extra={"dtype": "None"}, test=OPS)
+mapping("tensorflow.matmul", "mindspore.ops.matmul", args=("a", "b"), target_args=("input", "other"),
+        rename={"a": "input", "b": "other"}, test=OPS)
+mapping("tensorflow.reshape", "mindspore.ops.reshape", args=("tensor", "shape", "name"),
+        target_args=("input", "shape"), rename={"tensor": "input"}, drop=("name",), test=OPS)
+mapping("tensorflow.square", "mindspore.ops.square", args=("x", "name"), target_args=("input",),
+        rename={"x": "input"}, drop=("name",), test=OPS)
+mapping("tensorflow.nn.relu", "mindspore.ops.relu", args=("features", "name"), target_args=("input",),
+        rename={"features": "input"}, drop=("name",), test=OPS)
+mapping("tensorflow.nn.softmax", "mindspore.ops.softmax", args=("logits", "axis", "name"),
+        target_args=("input", "axis"), rename={"logits": "input"}, drop=("name",), test=OPS)
+
+# ---- boilerplate around training
+MISC = f"{T}::test_fit_extras_and_boilerplate"
+_k("callbacks.EarlyStopping", MISC, "Keras' rule (monitor, min_delta, patience, mode, baseline, "
+   "restore_best_weights, start_from_epoch) on the epoch logs of the helper's fit()")
+_k("utils.to_categorical", MISC, "NumPy, as in Keras")
+mapping("tensorflow.config.list_physical_devices", "_ms_compat.list_physical_devices", args=("device_type",),
+        target_args=("device_type",), status=DIFFERENCE, test=MISC,
+        note="one entry for MindSpore's device target when the type matches (GPU loops run zero times on CPU)")
+mapping("tensorflow.config.experimental.set_memory_growth", "drop", args=("device", "enable"), test=MISC,
+        note="MindSpore manages device memory itself")
+mapping("keras.backend.clear_session", "drop", args=("free_memory",), test=MISC,
+        note="nothing to clear: layer names keep counting")
+mapping("tensorflow.print", "print", test=MISC, note="Python's print (Tensors print their values)")
+mapping("tensorflow.newaxis", "expr:None", test=MISC, note="indexing with None adds an axis, as np.newaxis")
+_k("utils.set_random_seed", MISC, "seeds Python, NumPy and MindSpore; the random streams differ from TensorFlow's",
+   status=DIFFERENCE)

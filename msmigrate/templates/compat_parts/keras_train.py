@@ -1,0 +1,1360 @@
+"""TensorFlow/Keras training programs on MindSpore: layers, models, optimizers, losses, metrics,
+learning-rate schedules, tf.data and Keras' compile/fit, with Keras' semantics.
+
+Converted TensorFlow code reaches these as `_ms_compat.keras.layers.Dense(...)`, `_ms_compat.tf_data.Dataset`...
+Conventions kept from Keras, so that a converted script computes what the original did:
+- layers take and return channels-last (NHWC) tensors; convolution and pooling transpose to MindSpore's NCHW
+  and back inside the layer, and Flatten therefore flattens in Keras' (H, W, C) order;
+- weights are stored in Keras' layouts (Dense kernel (in, out), Conv2D kernel (kh, kw, in, out)), so
+  `model.get_weights()`/`set_weights()` exchange the same list of arrays as Keras and `np.savez` files written by
+  the TensorFlow program load unchanged;
+- layers create their Parameters when they first see an input shape (keras.Input, input_shape=, model.build()
+  or a first call), as Keras does; build the model before collecting `model.trainable_variables`;
+- optimizers use Keras' update formulas (Adam's epsilon is added after the bias correction, RMSprop's inside the
+  square root), losses reduce with Keras' "sum over batch size" mean, probabilities are clipped to [1e-7, 1-1e-7].
+"""
+import types as _types
+import weakref
+import itertools as _itertools
+
+_KERAS_EPS = 1e-7  # keras.backend.epsilon(): clipping of probabilities in the losses
+_KERAS_NAMES = {}  # Keras-style unique layer names: dense, dense_1, ...
+_UNBUILT = weakref.WeakSet()   # layers whose Parameters do not exist yet
+_BUILD_PASSES = set()          # forward functions (their code) already run once to build the layers
+_BUILDING = [False]            # True during such a run: BatchNormalization leaves its statistics alone
+
+
+def build_before_grad(forward):
+    """Keras builds a layer (creates its weights) at its first call, often inside the GradientTape; MindSpore's
+    value_and_grad needs the weights before it starts. So while some layer is unbuilt, the forward function runs
+    once beforehand (its result discarded, BatchNormalization statistics untouched) to create them."""
+    if len(_UNBUILT) and forward.__code__ not in _BUILD_PASSES:
+        _BUILD_PASSES.add(forward.__code__)
+        _BUILDING[0] = True
+        try:
+            forward()
+        finally:
+            _BUILDING[0] = False
+
+
+def _keras_unique_name(base):
+    n = _KERAS_NAMES.get(base, 0)
+    _KERAS_NAMES[base] = n + 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+# classes whose names would clash with the torch helpers in this module carry a "Keras" prefix here;
+# Keras names layers and models after the class without it ("dropout", "sequential", "adam")
+_KERAS_PREFIXED = ("KerasSequential", "KerasDropout", "KerasReLU", "KerasSGD", "KerasAdam", "KerasRMSprop")
+
+
+def _snake(name):
+    if name in _KERAS_PREFIXED:
+        name = name[len("Keras"):]
+    out = ""
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper() or (i + 1 < len(name) and name[i + 1].islower())):
+            out += "_"
+        out += ch.lower()
+    return out
+
+
+def _as_tensor(x, dtype=None):
+    """numpy arrays, lists and scalars -> Tensor; float64 input becomes float32 as in Keras."""
+    if isinstance(x, ms.Tensor):
+        return x if dtype is None else x.astype(dtype)
+    a = np.asarray(x)
+    if a.dtype == np.float64:
+        a = a.astype(np.float32)
+    t = ms.Tensor(a)
+    return t if dtype is None else t.astype(dtype)
+
+
+def tf_cast(x, dtype):
+    """tf.cast: Tensors, NumPy arrays and Python numbers alike."""
+    return _as_tensor(x).astype(dtype)
+
+
+# ------------------------------------------------------------------ activations
+def _keras_activation(name):
+    if name is None or callable(name):
+        return name
+    table = {
+        "linear": None,
+        "relu": ops.relu,
+        "sigmoid": ops.sigmoid,
+        "tanh": ops.tanh,
+        "softmax": lambda x: ops.softmax(x, axis=-1),
+        "gelu": lambda x: ops.gelu(x, approximate="none"),  # Keras' gelu default is the exact erf form
+        "elu": ops.elu,
+        "softplus": ops.softplus,
+        "swish": lambda x: x * ops.sigmoid(x),
+        "silu": lambda x: x * ops.sigmoid(x),
+    }
+    if name not in table:
+        raise MigrationError(f"Keras activation {name!r} has no counterpart in _ms_compat")
+    return table[name]
+
+
+# ------------------------------------------------------------------ initializers (numpy, Keras' defaults)
+def _glorot_uniform(shape, fan_in, fan_out):
+    limit = math.sqrt(6.0 / (fan_in + fan_out))
+    return np.random.uniform(-limit, limit, shape).astype(np.float32)
+
+
+# ------------------------------------------------------------------ layers
+class KerasTensor:
+    """A symbolic input (keras.Input) or a layer output in a functional model: only its shape is known."""
+
+    def __init__(self, shape, layer=None, parents=(), kwargs=None):
+        self.shape = tuple(shape)       # with the batch dimension (None)
+        self.layer, self.parents, self.kwargs = layer, tuple(parents), dict(kwargs or {})
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):
+    """keras.Input: a symbolic tensor; the batch dimension stays unknown."""
+    return KerasTensor((batch_size,) + tuple(shape))
+
+
+class Layer(nn.Cell):
+    """Base of the Keras layers: a Cell that builds its Parameters from the first input shape it sees."""
+
+    def __init__(self, name=None, input_shape=None, trainable=True, dtype=None, **kwargs):
+        for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                    "bias_constraint"):
+            if kwargs.get(key) is not None:
+                raise MigrationError(f"{type(self).__name__}({key}=...) is not supported by _ms_compat: it changes "
+                                     "the loss or the update; add the penalty to the loss in the converted program")
+        unknown = set(kwargs) - {"kernel_initializer", "bias_initializer", "input_dim", "batch_input_shape",
+                                 "autocast", "kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                                 "kernel_constraint", "bias_constraint", "beta_initializer", "gamma_initializer",
+                                 "moving_mean_initializer", "moving_variance_initializer"}
+        if unknown:
+            raise MigrationError(f"{type(self).__name__}: arguments {sorted(unknown)} are not supported by _ms_compat")
+        if input_shape is None and kwargs.get("input_dim") is not None:
+            input_shape = (kwargs["input_dim"],)
+        super().__init__()
+        self._kernel_init = kwargs.get("kernel_initializer", "glorot_uniform")
+        self._bias_init = kwargs.get("bias_initializer", "zeros")
+        self.name = name or _keras_unique_name(_snake(type(self).__name__))
+        self.built = False
+        self.trainable = trainable
+        self._keras_weights = []       # Keras' weight order (get_weights/set_weights)
+        self._input_shape_arg = input_shape
+        _UNBUILT.add(self)
+
+    def add_weight(self, shape=None, initializer="glorot_uniform", dtype=None, trainable=True, name=None, **kwargs):
+        """Keras' add_weight: returns a Parameter named "<layer>.<name>" (assign it to an attribute)."""
+        shape = tuple(shape or ())
+        if isinstance(initializer, np.ndarray):
+            value = initializer
+        elif initializer == "ones":
+            value = np.ones(shape, np.float32)
+        elif initializer == "zeros":
+            value = np.zeros(shape, np.float32)
+        elif initializer in ("glorot_uniform", "glorot_normal", "he_uniform", "he_normal"):
+            # Keras' fans: the receptive field times the input / output channels
+            receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+            fan_in = receptive * shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)
+            fan_out = receptive * shape[-1] if len(shape) > 1 else (shape[0] if shape else 1)
+            if initializer == "glorot_uniform":
+                value = _glorot_uniform(shape, fan_in, fan_out)
+            elif initializer == "he_uniform":
+                value = np.random.uniform(-math.sqrt(6.0 / fan_in), math.sqrt(6.0 / fan_in), shape)
+            else:   # Keras' *_normal initializers are truncated at two standard deviations
+                std = math.sqrt(2.0 / (fan_in + fan_out)) if initializer == "glorot_normal" else math.sqrt(2.0 / fan_in)
+                std /= 0.87962566103423978      # the truncated normal's standard deviation ratio
+                value = np.clip(np.random.normal(0.0, std, shape), -2 * std, 2 * std)
+        elif initializer == "random_normal":
+            value = np.random.normal(0.0, 0.05, shape).astype(np.float32)
+        elif initializer == "random_uniform":
+            value = np.random.uniform(-0.05, 0.05, shape).astype(np.float32)
+        else:
+            raise MigrationError(f"initializer {initializer!r} not supported by _ms_compat")
+        name = name or f"weight_{len(self._keras_weights)}"
+        p = ms.Parameter(ms.Tensor(np.asarray(value, np.float32)), name=f"{self.name}.{name}",
+                         requires_grad=trainable and self.trainable)
+        self._keras_weights.append(p)
+        return p
+
+    def construct(self, *args, **kwargs):
+        # a layer written in the program defines `call`, maybe without Keras' `training` argument
+        if "training" in kwargs and not self._call_takes_training():
+            kwargs.pop("training")
+        return self.call(*args, **kwargs)
+
+    def _call_takes_training(self):
+        import inspect
+        params = inspect.signature(self.call).parameters
+        return "training" in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+    def build(self, input_shape):
+        pass
+
+    def _maybe_build(self, shape):
+        if not self.built:
+            self.build(tuple(shape))
+            self.built = True
+            _UNBUILT.discard(self)
+
+    def __call__(self, *args, **kwargs):
+        first = args[0] if args else None
+        if isinstance(first, KerasTensor) or (isinstance(first, (list, tuple)) and first
+                                              and isinstance(first[0], KerasTensor)):
+            return self._symbolic_call(first, kwargs)
+        if not self.built:
+            x = first[0] if isinstance(first, (list, tuple)) else first
+            self._maybe_build(x.shape)
+        return super().__call__(*args, **kwargs)
+
+    def _symbolic_call(self, inputs, kwargs):
+        """Functional API: run the layer on zeros of the symbolic shape (batch 1) to build it and learn the
+        output shape; the returned KerasTensor remembers where it came from."""
+        many = isinstance(inputs, (list, tuple))
+        parents = list(inputs) if many else [inputs]
+        zeros = [ms.Tensor(np.zeros((1,) + p.shape[1:], np.float32)) for p in parents]
+        out = self(zeros if many else zeros[0], **kwargs)
+        return KerasTensor((None,) + tuple(out.shape[1:]), self, parents, kwargs)
+
+    @property
+    def weights(self):
+        return list(self._keras_weights)
+
+    @property
+    def trainable_variables(self):
+        return [p for p in self._keras_weights if p.requires_grad]
+
+    trainable_weights = trainable_variables
+
+    def get_weights(self):
+        return [p.asnumpy().copy() for p in self.weights]   # copies: asnumpy() can share the memory
+
+    def set_weights(self, arrays):
+        _keras_set(self.weights, arrays)
+
+
+def _keras_set(params, arrays):
+    arrays = list(arrays)
+    if len(arrays) != len(params):
+        raise MigrationError(f"set_weights: got {len(arrays)} arrays for {len(params)} weights")
+    for p, a in zip(params, arrays):
+        a = np.asarray(a, dtype=np.float32)
+        if tuple(a.shape) != tuple(p.shape):
+            raise MigrationError(f"set_weights: {p.name} has shape {tuple(p.shape)}, array {a.shape}")
+        ops.assign(p, ms.Tensor(a))
+
+
+class Dense(Layer):
+    def __init__(self, units, activation=None, use_bias=True, **kwargs):
+        super().__init__(**kwargs)
+        self.units, self.use_bias = units, use_bias
+        self.activation = _keras_activation(activation)
+
+    def build(self, input_shape):
+        fan_in = input_shape[-1]
+        self.kernel = self.add_weight((fan_in, self.units), self._kernel_init, name="kernel")
+        if self.use_bias:
+            self.bias = self.add_weight((self.units,), self._bias_init, name="bias")
+
+    def construct(self, x, training=None):
+        y = ops.matmul(x, self.kernel)       # kernel kept in Keras' (in, out) layout
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not None else y
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _check_channels_last(data_format):
+    if data_format not in (None, "channels_last"):
+        raise MigrationError("only data_format='channels_last' (Keras' default) is supported by _ms_compat")
+
+
+class Conv2D(Layer):
+    """Keras Conv2D on NHWC input. 'same' padding is MindSpore's pad_mode='same' (both pad the extra row/column
+    at the bottom/right)."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1),
+                 activation=None, use_bias=True, **kwargs):
+        super().__init__(**kwargs)
+        _check_channels_last(data_format)
+        self.filters, self.kernel_size = filters, _pair(kernel_size)
+        self.strides, self.dilation = _pair(strides), _pair(dilation_rate)
+        self.padding, self.use_bias = padding.lower(), use_bias
+        self.activation = _keras_activation(activation)
+
+    def build(self, input_shape):
+        kh, kw = self.kernel_size
+        cin = input_shape[-1]
+        shape = (kh, kw, cin, self.filters)
+        self.kernel = self.add_weight(shape, self._kernel_init, name="kernel")
+        if self.use_bias:
+            self.bias = self.add_weight((self.filters,), self._bias_init, name="bias")
+
+    def construct(self, x, training=None):
+        w = ops.transpose(self.kernel, (3, 2, 0, 1))           # HWIO -> OIHW
+        y = ops.conv2d(ops.transpose(x, (0, 3, 1, 2)), w, stride=self.strides, pad_mode=self.padding,
+                       dilation=self.dilation)
+        y = ops.transpose(y, (0, 2, 3, 1))                       # back to NHWC
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not None else y
+
+
+class _Pool2D(Layer):
+    _cell = None
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        _check_channels_last(data_format)
+        size = _pair(pool_size)
+        self.pool = self._cell(kernel_size=size, stride=_pair(strides) if strides is not None else size,
+                               pad_mode=padding.lower())
+
+    def construct(self, x, training=None):
+        return ops.transpose(self.pool(ops.transpose(x, (0, 3, 1, 2))), (0, 2, 3, 1))
+
+
+class MaxPooling2D(_Pool2D):
+    _cell = nn.MaxPool2d
+
+
+class AveragePooling2D(_Pool2D):
+    _cell = nn.AvgPool2d
+
+
+class GlobalAveragePooling2D(Layer):
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        _check_channels_last(data_format)
+        self.keepdims = keepdims
+
+    def construct(self, x, training=None):
+        return ops.mean(x, (1, 2), keep_dims=self.keepdims)
+
+
+class GlobalMaxPooling2D(GlobalAveragePooling2D):
+    def construct(self, x, training=None):
+        return ops.amax(x, (1, 2), keepdims=self.keepdims)
+
+
+class Flatten(Layer):
+    """Flattens in channels-last order, exactly as Keras (layers keep NHWC)."""
+
+    def construct(self, x, training=None):
+        return ops.reshape(x, (x.shape[0], -1))
+
+
+class Reshape(Layer):
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(target_shape)
+
+    def construct(self, x, training=None):
+        return ops.reshape(x, (x.shape[0],) + self.target_shape)
+
+
+class Activation(Layer):
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = _keras_activation(activation)
+
+    def construct(self, x, training=None):
+        return self.activation(x) if self.activation is not None else x
+
+
+class KerasReLU(Activation):
+    def __init__(self, **kwargs):
+        super().__init__("relu", **kwargs)
+
+
+class KerasDropout(Layer):
+    """`rate` is the probability to DROP, as in Keras. Active only when called with training=True (or the model
+    is in training mode and no flag is given). The random stream differs from TensorFlow's."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = float(rate)
+
+    def construct(self, x, training=None):
+        active = self.training if training is None else training
+        if not active or self.rate == 0.0:
+            return x
+        return ops.dropout(x, p=self.rate, training=True)
+
+
+class BatchNormalization(Layer):
+    """Keras BatchNormalization over the last axis: epsilon 1e-3, momentum 0.99 with Keras' convention
+    (moving = moving * momentum + batch * (1 - momentum)); the biased batch variance is used for both the
+    normalisation and the moving variance, as Keras does."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True, **kwargs):
+        super().__init__(**kwargs)
+        if axis not in (-1,):
+            raise MigrationError("BatchNormalization: only axis=-1 (channels-last) is supported by _ms_compat")
+        self.momentum, self.epsilon, self.center, self.scale = float(momentum), float(epsilon), center, scale
+
+    def build(self, input_shape):
+        c = input_shape[-1]
+        if self.scale:
+            self.gamma = self.add_weight((c,), "ones", name="gamma")
+        if self.center:
+            self.beta = self.add_weight((c,), "zeros", name="beta")
+        self.moving_mean = self.add_weight((c,), "zeros", trainable=False, name="moving_mean")
+        self.moving_variance = self.add_weight((c,), "ones", trainable=False, name="moving_variance")
+
+    def construct(self, x, training=None):
+        active = self.training if training is None else training
+        axes = tuple(range(len(x.shape) - 1))
+        if active and _BUILDING[0]:
+            mean = ops.mean(x, axes)
+            var = ops.mean(ops.square(x - mean), axes)
+        elif active:
+            mean = ops.mean(x, axes)
+            var = ops.mean(ops.square(x - mean), axes)
+            m = self.momentum
+            ops.assign(self.moving_mean, self.moving_mean * m + ops.stop_gradient(mean) * (1 - m))
+            ops.assign(self.moving_variance, self.moving_variance * m + ops.stop_gradient(var) * (1 - m))
+        else:
+            mean, var = self.moving_mean, self.moving_variance
+        y = (x - mean) * ops.rsqrt(var + self.epsilon)
+        if self.scale:
+            y = y * self.gamma
+        if self.center:
+            y = y + self.beta
+        return y
+
+
+class _Merge(Layer):
+    def construct(self, inputs, training=None):
+        return self._merge(list(inputs))
+
+
+class Add(_Merge):
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out
+
+
+class Concatenate(_Merge):
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def _merge(self, xs):
+        return ops.concat(xs, self.axis)
+
+
+# ------------------------------------------------------------------ models
+class Model(Layer):
+    """keras.Model in its three forms: functional (Model(inputs, outputs)), subclassed (a `call` method)
+    and Sequential (below). Also carries compile/fit/evaluate/predict (see fit())."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        super().__init__(name=name)
+        _UNBUILT.discard(self)      # a model has no weights of its own: its layers are tracked
+        self._functional = None
+        self._keras_compiled = False
+        if inputs is not None:
+            self._init_functional(inputs, outputs)
+
+    # ---- functional API: replay the recorded layer graph
+    def _init_functional(self, inputs, outputs):
+        self._inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        self._outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        self._multi_in, self._multi_out = isinstance(inputs, (list, tuple)), isinstance(outputs, (list, tuple))
+        order, seen = [], set()
+
+        def visit(t):
+            if id(t) in seen or t.layer is None:
+                return
+            seen.add(id(t))
+            for p in t.parents:
+                visit(p)
+            order.append(t)
+        for o in self._outputs:
+            visit(o)
+        self._functional = order
+        layers = []
+        for t in order:
+            if all(t.layer is not l for l in layers):
+                layers.append(t.layer)
+        self.layer_list = nn.CellList(layers)
+        self.built = True
+
+    def _run_functional(self, x, training):
+        values = {id(t): v for t, v in zip(self._inputs, list(x) if self._multi_in else [x])}
+        for t in self._functional:
+            args = [values[id(p)] for p in t.parents]
+            kw = dict(t.kwargs)
+            if training is not None:
+                kw["training"] = training
+            values[id(t)] = t.layer(args if len(args) > 1 else args[0], **kw)
+        outs = [values[id(o)] for o in self._outputs]
+        return tuple(outs) if self._multi_out else outs[0]
+
+    def construct(self, *args, **kwargs):
+        if self._functional is not None:
+            return self._run_functional(args[0], kwargs.get("training"))
+        return Layer.construct(self, *args, **kwargs)
+
+    def call(self, *args, **kwargs):
+        raise MigrationError(f"{type(self).__name__}: a subclassed keras.Model needs a `call` method")
+
+    def __call__(self, *args, **kwargs):
+        if args and isinstance(args[0], ms.Tensor) is False and not isinstance(args[0], (KerasTensor, list, tuple)):
+            args = (_as_tensor(args[0]),) + args[1:]
+        if isinstance(args[0], (KerasTensor,)):
+            return self._symbolic_call(args[0], kwargs)
+        self.built = True
+        return nn.Cell.__call__(self, *args, **kwargs)
+
+    def build(self, input_shape):
+        """Build by a call on zeros (batch 1), in inference mode so BatchNorm statistics stay unchanged."""
+        shape = tuple(1 if d is None else d for d in input_shape)
+        self(ms.Tensor(np.zeros(shape, np.float32)), training=False)
+
+    @property
+    def layers(self):
+        return [c for c in self.cells() if isinstance(c, Layer)] if self._functional is None \
+            else list(self.layer_list)
+
+    def _all_layers(self):
+        out = []
+        for c in self.layers:
+            out.extend(c._all_layers() if isinstance(c, Model) else [c])
+        return out
+
+    @property
+    def weights(self):
+        ws = []
+        for layer in self._all_layers():
+            ws.extend(layer.weights)
+        return ws
+
+    @property
+    def trainable_variables(self):
+        return [p for p in self.weights if p.requires_grad]
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self):
+        return [p for p in self.weights if not p.requires_grad]
+
+    def summary(self, *args, **kwargs):
+        print(f'Model: "{self.name}"')
+        for layer in self._all_layers():
+            n = sum(int(np.prod(p.shape)) for p in layer.weights)
+            print(f"  {layer.name:<28} {type(layer).__name__:<24} {n:>10}")
+        print(f"Total params: {sum(int(np.prod(p.shape)) for p in self.weights)}")
+
+    # ---- saving: MindSpore checkpoints (not Keras' .h5/.keras formats)
+    def save_weights(self, filepath, overwrite=True):
+        """Writes a MindSpore checkpoint of every weight (trainable or not), under Keras-style names."""
+        ms.save_checkpoint([{"name": p.name, "data": p} for p in self.weights], _ckpt_path(filepath))
+
+    def load_weights(self, filepath, **kwargs):
+        if str(filepath).endswith(".npz"):
+            data = np.load(filepath)
+            self.set_weights([data[k] for k in data.files])
+            return
+        state = ms.load_checkpoint(_ckpt_path(filepath))
+        missing = [p.name for p in self.weights if p.name not in state]
+        if missing:
+            raise MigrationError(f"load_weights: {filepath} lacks {missing[:5]}")
+        self.set_weights([state[p.name].asnumpy() for p in self.weights])
+
+    def save(self, filepath, **kwargs):
+        self.save_weights(filepath)
+
+    # ---- compile / fit / evaluate / predict
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, **kwargs):
+        self.optimizer = optimizers.get(optimizer)
+        self.loss = losses.get(loss)
+        self.compiled_metrics = [metrics_.get(m, self.loss) for m in (metrics or [])]
+        self._step = None
+        self._keras_compiled = True
+
+    def _make_train_step(self):
+        model, loss_fn, optimizer = self, self.loss, self.optimizer
+
+        def forward(x, y):
+            y_pred = model(x, training=True)
+            return loss_fn(y, y_pred), y_pred
+
+        grad_fn = ms.value_and_grad(forward, None, self.trainable_variables, has_aux=True)
+
+        def train_step(x, y):
+            (loss, y_pred), grads = grad_fn(x, y)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss, y_pred
+        return train_step
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_data=None,
+            shuffle=True, initial_epoch=0, steps_per_epoch=None, validation_split=0.0, class_weight=None,
+            sample_weight=None, **kwargs):
+        """Keras' fit loop: per batch one train step; the logged 'loss' and metrics are running means over the
+        epoch weighted by batch size (what Keras' callbacks and History see); validation at each epoch end.
+        shuffle=True permutes the arrays each epoch with NumPy's generator: a different order than TensorFlow's."""
+        if not self._keras_compiled:
+            raise MigrationError("fit() before compile()")
+        if class_weight is not None or sample_weight is not None or kwargs:
+            raise MigrationError("fit(): class_weight/sample_weight/" + ", ".join(kwargs) + " not supported by "
+                                 "_ms_compat")
+        if validation_split:
+            # Keras holds out the LAST fraction of the arrays, before any shuffling
+            n = len(x)
+            cut = int(n * (1.0 - validation_split))
+            validation_data = (x[cut:], y[cut:])
+            x, y = x[:cut], y[:cut]
+        self.stop_training = False
+        if self._step is None:
+            if len(_UNBUILT):    # a model without a known input shape builds on the first batch
+                xb, _ = next(iter(_batches(x, y, batch_size, False)))
+                self(xb, training=False)
+            self._step = self._make_train_step()
+        history = History()
+        cbs = CallbackList(list(callbacks or []) + [history], self)
+        self.set_train(True)
+        cbs.call("on_train_begin", {})
+        logs = {}
+        for epoch in range(initial_epoch, epochs):
+            cbs.call("on_epoch_begin", epoch, {})
+            loss_sum, count = 0.0, 0
+            for m in self.compiled_metrics:
+                m.reset_state()
+            batches = _batches(x, y, batch_size, shuffle)
+            if steps_per_epoch is not None:
+                batches = _itertools.islice(batches, steps_per_epoch)
+            for step, (xb, yb) in enumerate(batches):
+                cbs.call("on_train_batch_begin", step, {})
+                loss, y_pred = self._step(xb, yb)
+                n = int(xb.shape[0])
+                loss_sum += float(loss.asnumpy()) * n
+                count += n
+                for m in self.compiled_metrics:
+                    m.update_state(yb, y_pred)
+                logs = {"loss": loss_sum / count}
+                logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
+                cbs.call("on_train_batch_end", step, logs)
+            if validation_data is not None:
+                val = self.evaluate(*validation_data[:2], batch_size=batch_size, verbose=0, return_dict=True)
+                self.set_train(True)
+                logs.update({"val_" + k: v for k, v in val.items()})
+            if verbose:
+                print(f"Epoch {epoch + 1}/{epochs} - " + " - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            cbs.call("on_epoch_end", epoch, dict(logs))
+            if self.stop_training:
+                break
+        cbs.call("on_train_end", dict(logs))
+        self.set_train(False)
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
+        self.set_train(False)
+        loss_sum, count = 0.0, 0
+        for m in self.compiled_metrics:
+            m.reset_state()
+        for xb, yb in _batches(x, y, batch_size, False):
+            y_pred = self(xb, training=False)
+            n = int(xb.shape[0])
+            loss_sum += float(self.loss(yb, y_pred).asnumpy()) * n
+            count += n
+            for m in self.compiled_metrics:
+                m.update_state(yb, y_pred)
+        out = {"loss": loss_sum / count}
+        out.update({m.name: float(m.result()) for m in self.compiled_metrics})
+        if return_dict:
+            return out
+        vals = list(out.values())
+        return vals[0] if len(vals) == 1 else vals
+
+    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+        self.set_train(False)
+        outs = [self(xb, training=False).asnumpy() for xb, _ in _batches(x, None, batch_size, False)]
+        return np.concatenate(outs, axis=0)
+
+    def predict_on_batch(self, x):
+        return self(_as_tensor(x), training=False).asnumpy()
+
+
+class KerasSequential(Model):
+    """keras.Sequential: layers applied in order. A leading keras.Input (or input_shape= on the first layer)
+    builds it at once; otherwise it builds at the first call or model.build()."""
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        super().__init__(name=name)
+        self._input = None
+        self.layer_list = nn.CellList()
+        for layer in layers or []:
+            self.add(layer)
+
+    def add(self, layer):
+        if isinstance(layer, KerasTensor):
+            self._input = layer
+            return
+        self.layer_list.append(layer)
+        shape = self._input.shape if self._input is not None else (
+            (None,) + tuple(layer._input_shape_arg) if len(self.layer_list) == 1
+            and getattr(layer, "_input_shape_arg", None) else None)
+        if shape is not None:
+            self._input = KerasTensor(shape)
+            self.build(shape)
+
+    @property
+    def layers(self):
+        return list(self.layer_list)
+
+    def construct(self, x, training=None):
+        for layer in self.layer_list:
+            x = layer(x, training=training)
+        return x
+
+
+def _ckpt_path(filepath):
+    p = str(filepath)
+    for ext in (".weights.h5", ".h5", ".keras", ".tf"):
+        if p.endswith(ext):
+            return p[: -len(ext)] + ".ckpt"
+    return p if p.endswith(".ckpt") else p + ".ckpt"
+
+
+def _batches(x, y, batch_size, shuffle):
+    """Batches of (x, y) from arrays (in order unless shuffle) or from a _ms_compat Dataset (as it yields)."""
+    if isinstance(x, Dataset):
+        for item in x:
+            if isinstance(item, (tuple, list)):
+                yield item[0], (item[1] if len(item) > 1 else None)
+            else:
+                yield item, None
+        return
+    xa = np.asarray(x.asnumpy() if isinstance(x, ms.Tensor) else x)
+    ya = None if y is None else np.asarray(y.asnumpy() if isinstance(y, ms.Tensor) else y)
+    n = len(xa)
+    bs = batch_size or 32
+    idx = np.random.permutation(n) if shuffle else np.arange(n)
+    for i in range(0, n, bs):
+        j = idx[i:i + bs]
+        yield _as_tensor(xa[j]), (None if ya is None else _as_tensor(ya[j]))
+
+
+# ------------------------------------------------------------------ callbacks
+class Callback:
+    """keras.callbacks.Callback: override the on_* methods; `self.model` is the model being fitted."""
+
+    def set_model(self, model):
+        self.model = model
+
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+    def on_train_batch_begin(self, batch, logs=None): pass
+    def on_train_batch_end(self, batch, logs=None): pass
+
+
+class History(Callback):
+    """history.history: per-epoch logs ({'loss': [...], 'accuracy': [...]}), as Keras keeps them."""
+
+    def __init__(self):
+        self.history, self.epoch = {}, []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for k, v in (logs or {}).items():
+            self.history.setdefault(k, []).append(v)
+
+
+class EarlyStopping(Callback):
+    """keras.callbacks.EarlyStopping: stop when `monitor` has not improved by min_delta for `patience` epochs."""
+
+    def __init__(self, monitor="val_loss", min_delta=0.0, patience=0, verbose=0, mode="auto", baseline=None,
+                 restore_best_weights=False, start_from_epoch=0):
+        self.monitor, self.min_delta, self.patience = monitor, abs(min_delta), patience
+        self.baseline, self.restore_best_weights, self.start_from_epoch = baseline, restore_best_weights, start_from_epoch
+        if mode == "auto":
+            mode = "max" if "acc" in monitor or "auc" in monitor else "min"
+        self.sign = 1.0 if mode == "min" else -1.0
+
+    def on_train_begin(self, logs=None):
+        self.wait, self.stopped_epoch, self.best_weights = 0, 0, None
+        self.best = float("inf")
+
+    def on_epoch_end(self, epoch, logs=None):
+        value = (logs or {}).get(self.monitor)
+        if value is None or epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+        self.wait += 1
+        if self.sign * value - self.min_delta < self.best:
+            self.best = self.sign * value
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self.sign * value - self.min_delta < self.sign * self.baseline:
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if self.restore_best_weights and self.best_weights is not None:
+            self.model.set_weights(self.best_weights)
+
+
+def set_random_seed(seed):
+    """keras.utils.set_random_seed: Python's, NumPy's and MindSpore's generators (the streams differ from
+    TensorFlow's: the same seed gives other numbers)."""
+    import random
+    random.seed(seed)
+    np.random.seed(seed)
+    ms.set_seed(seed)
+
+
+def to_categorical(y, num_classes=None, dtype="float32"):
+    """keras.utils.to_categorical (NumPy, as in Keras)."""
+    y = np.asarray(y, dtype="int64").reshape(-1)
+    num_classes = int(y.max()) + 1 if num_classes is None else num_classes
+    out = np.zeros((y.size, num_classes), dtype=dtype)
+    out[np.arange(y.size), y] = 1
+    return out
+
+
+def list_physical_devices(device_type=None):
+    """tf.config.list_physical_devices: MindSpore's device target, as one entry (memory growth has no
+    counterpart: MindSpore manages device memory itself)."""
+    target = ms.get_context("device_target")
+    if device_type is None or str(device_type).upper() == target.upper():
+        return [_types.SimpleNamespace(name=f"/physical_device:{target}:0", device_type=target)]
+    return []
+
+
+class CallbackList:
+    def __init__(self, callbacks, model):
+        self.callbacks = callbacks
+        for cb in callbacks:
+            cb.set_model(model)
+
+    def call(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(*args)
+
+
+# ------------------------------------------------------------------ losses (Keras: mean over the batch)
+class Loss:
+    def __init__(self, from_logits=False, reduction="sum_over_batch_size", name=None, **kwargs):
+        if reduction not in ("sum_over_batch_size", "auto", "sum", "none", None):
+            raise MigrationError(f"loss reduction {reduction!r} not supported by _ms_compat")
+        self.from_logits, self.reduction = from_logits, reduction
+        self.name = name or _snake(type(self).__name__)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        per_sample = self.call(_as_tensor(y_true), _as_tensor(y_pred))
+        if sample_weight is not None:
+            per_sample = per_sample * _as_tensor(sample_weight, per_sample.dtype)
+        if self.reduction == "none":
+            return per_sample
+        if self.reduction == "sum":
+            return ops.sum(per_sample)
+        return ops.mean(per_sample)
+
+
+def _log_probs(y_pred, from_logits):
+    if from_logits:
+        return ops.log_softmax(y_pred, axis=-1)
+    # Keras renormalises the probabilities and clips them to [eps, 1 - eps] before the log
+    p = y_pred / ops.sum(y_pred, -1, keepdim=True)
+    return ops.log(ops.clamp(p, _KERAS_EPS, 1.0 - _KERAS_EPS))
+
+
+class SparseCategoricalCrossentropy(Loss):
+    def call(self, y_true, y_pred):
+        logp = _log_probs(y_pred, self.from_logits)
+        labels = ops.reshape(y_true, (-1,)).astype(ms.int32) if len(y_true.shape) == len(y_pred.shape) \
+            else y_true.astype(ms.int32)
+        onehot = ops.one_hot(labels, y_pred.shape[-1], ms.Tensor(1.0, y_pred.dtype), ms.Tensor(0.0, y_pred.dtype))
+        return -ops.sum(onehot * logp, -1)
+
+
+class CategoricalCrossentropy(Loss):
+    def __init__(self, from_logits=False, label_smoothing=0.0, **kwargs):
+        super().__init__(from_logits=from_logits, **kwargs)
+        self.label_smoothing = float(label_smoothing)
+
+    def call(self, y_true, y_pred):
+        y = y_true.astype(y_pred.dtype)
+        if self.label_smoothing:
+            y = y * (1.0 - self.label_smoothing) + self.label_smoothing / y_pred.shape[-1]
+        return -ops.sum(y * _log_probs(y_pred, self.from_logits), -1)
+
+
+class BinaryCrossentropy(Loss):
+    def call(self, y_true, y_pred):
+        y = y_true.astype(y_pred.dtype)
+        if self.from_logits:
+            # max(x, 0) - x * y + log(1 + exp(-|x|)): the stable form TensorFlow uses
+            per = ops.relu(y_pred) - y_pred * y + ops.log1p(ops.exp(-ops.abs(y_pred)))
+        else:
+            p = ops.clamp(y_pred, _KERAS_EPS, 1.0 - _KERAS_EPS)
+            per = -(y * ops.log(p) + (1.0 - y) * ops.log(1.0 - p))
+        return ops.mean(per, -1)
+
+
+class MeanSquaredError(Loss):
+    def call(self, y_true, y_pred):
+        return ops.mean(ops.square(y_pred - y_true.astype(y_pred.dtype)), -1)
+
+
+class MeanAbsoluteError(Loss):
+    def call(self, y_true, y_pred):
+        return ops.mean(ops.abs(y_pred - y_true.astype(y_pred.dtype)), -1)
+
+
+def _loss_get(identifier):
+    if identifier is None or isinstance(identifier, Loss) or (callable(identifier) and not isinstance(identifier, str)):
+        return identifier
+    table = {"sparse_categorical_crossentropy": SparseCategoricalCrossentropy,
+             "categorical_crossentropy": CategoricalCrossentropy, "binary_crossentropy": BinaryCrossentropy,
+             "mse": MeanSquaredError, "mean_squared_error": MeanSquaredError,
+             "mae": MeanAbsoluteError, "mean_absolute_error": MeanAbsoluteError}
+    if identifier not in table:
+        raise MigrationError(f"Keras loss {identifier!r} not supported by _ms_compat")
+    return table[identifier]()
+
+
+losses = _types.SimpleNamespace(
+    Loss=Loss, SparseCategoricalCrossentropy=SparseCategoricalCrossentropy,
+    CategoricalCrossentropy=CategoricalCrossentropy, BinaryCrossentropy=BinaryCrossentropy,
+    MeanSquaredError=MeanSquaredError, MeanAbsoluteError=MeanAbsoluteError, get=_loss_get)
+
+
+# ------------------------------------------------------------------ metrics (host side, NumPy)
+class Metric:
+    def __init__(self, name=None, dtype=None):
+        self.name = name or _snake(type(self).__name__)
+        self.reset_state()
+
+    def reset_state(self):
+        self.total, self.count = 0.0, 0.0
+
+    reset_states = reset_state
+
+    def result(self):
+        return np.float32(self.total / self.count) if self.count else np.float32(0.0)
+
+    def __call__(self, *args, **kwargs):
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+
+def _np(x):
+    return x.asnumpy() if isinstance(x, ms.Tensor) else np.asarray(x)
+
+
+class Mean(Metric):
+    def update_state(self, values, sample_weight=None):
+        v = _np(values).astype(np.float64)
+        w = np.ones_like(v) if sample_weight is None else np.broadcast_to(_np(sample_weight), v.shape)
+        self.total += float((v * w).sum())
+        self.count += float(w.sum())
+
+
+class SparseCategoricalAccuracy(Metric):
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        t = _np(y_true).reshape(-1)
+        p = _np(y_pred).argmax(-1).reshape(-1)
+        self.total += float((t.astype(np.int64) == p).sum())
+        self.count += float(t.size)
+
+
+class CategoricalAccuracy(Metric):
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        t, p = _np(y_true).argmax(-1), _np(y_pred).argmax(-1)
+        self.total += float((t == p).sum())
+        self.count += float(t.size)
+
+
+class BinaryAccuracy(Metric):
+    def __init__(self, name=None, dtype=None, threshold=0.5):
+        self.threshold = threshold
+        super().__init__(name, dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        t, p = _np(y_true), (_np(y_pred) > self.threshold)
+        self.total += float((t.astype(bool) == p).sum())
+        self.count += float(t.size)
+
+
+def _metric_get(identifier, loss=None):
+    if isinstance(identifier, Metric):
+        return identifier
+    if identifier in ("accuracy", "acc"):
+        # Keras picks the accuracy that fits the loss
+        kind = {SparseCategoricalCrossentropy: SparseCategoricalAccuracy, CategoricalCrossentropy: CategoricalAccuracy,
+                BinaryCrossentropy: BinaryAccuracy}.get(type(loss), SparseCategoricalAccuracy)
+        return kind(name="accuracy")
+    table = {"sparse_categorical_accuracy": SparseCategoricalAccuracy, "categorical_accuracy": CategoricalAccuracy,
+             "binary_accuracy": BinaryAccuracy}
+    if identifier not in table:
+        raise MigrationError(f"Keras metric {identifier!r} not supported by _ms_compat")
+    return table[identifier](name=identifier)
+
+
+metrics_ = _types.SimpleNamespace(
+    Metric=Metric, Mean=Mean, SparseCategoricalAccuracy=SparseCategoricalAccuracy,
+    CategoricalAccuracy=CategoricalAccuracy, BinaryAccuracy=BinaryAccuracy, get=_metric_get)
+
+
+# ------------------------------------------------------------------ learning-rate schedules (Keras' formulas)
+class LearningRateSchedule:
+    """Called with the optimizer's step count (0 for the first update), as Keras does."""
+
+
+class ExponentialDecay(LearningRateSchedule):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name=None):
+        self.initial, self.decay_steps, self.rate, self.staircase = initial_learning_rate, decay_steps, decay_rate, staircase
+
+    def __call__(self, step):
+        p = step / self.decay_steps
+        return self.initial * self.rate ** (math.floor(p) if self.staircase else p)
+
+
+class PiecewiseConstantDecay(LearningRateSchedule):
+    def __init__(self, boundaries, values, name=None):
+        self.boundaries, self.values = list(boundaries), list(values)
+
+    def __call__(self, step):
+        for b, v in zip(self.boundaries, self.values):
+            if step <= b:                       # Keras: values[0] while step <= boundaries[0]
+                return v
+        return self.values[-1]
+
+
+class CosineDecay(LearningRateSchedule):
+    def __init__(self, initial_learning_rate, decay_steps, alpha=0.0, name=None, warmup_target=None, warmup_steps=0):
+        self.initial, self.decay_steps, self.alpha = initial_learning_rate, decay_steps, alpha
+        self.warmup_target, self.warmup_steps = warmup_target, warmup_steps
+
+    def __call__(self, step):
+        if self.warmup_target is not None and step < self.warmup_steps:
+            return self.initial + (self.warmup_target - self.initial) * step / self.warmup_steps
+        top = self.initial if self.warmup_target is None else self.warmup_target
+        s = min(step - self.warmup_steps, self.decay_steps)
+        cosine = 0.5 * (1.0 + math.cos(math.pi * s / self.decay_steps))
+        return top * ((1.0 - self.alpha) * cosine + self.alpha)
+
+
+# ------------------------------------------------------------------ optimizers (Keras' update formulas)
+class Optimizer:
+    """Keras optimizer: `apply_gradients(zip(grads, vars))` updates the variables in place. The learning rate (a
+    float or a schedule evaluated at `iterations`, the number of updates done so far) is computed on the host;
+    the update itself runs as one compiled graph per set of variables (an _Update cell below: op-by-op it took
+    ~40x longer), with the slot variables (momentum, Adam's m and v...) as Parameters of that cell."""
+
+    def __init__(self, learning_rate=0.001, name=None, clipnorm=None, clipvalue=None, global_clipnorm=None,
+                 weight_decay=None, **kwargs):
+        if clipnorm or clipvalue or global_clipnorm or weight_decay:
+            raise MigrationError("optimizer clipnorm/clipvalue/global_clipnorm/weight_decay not supported by "
+                                 "_ms_compat yet")
+        self._learning_rate = learning_rate
+        self.iterations = 0
+        self._updates = {}
+        self.name = name or _snake(type(self).__name__)
+
+    @property
+    def learning_rate(self):
+        lr = self._learning_rate
+        return float(lr(self.iterations)) if isinstance(lr, LearningRateSchedule) else float(lr)
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self._learning_rate = value
+
+    lr = learning_rate
+
+    def apply_gradients(self, grads_and_vars):
+        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not pairs:
+            raise MigrationError("apply_gradients: no gradients (was the model built before its "
+                                 "trainable_variables were read?)")
+        lr = self.learning_rate
+        self.iterations += 1
+        variables = [v for _, v in pairs]
+        key = tuple(id(v) for v in variables)
+        if key not in self._updates:
+            self._updates[key] = self._update_cell(variables)
+        # mutable: the gradients are inputs of the compiled update, not constants baked into it
+        self._updates[key](ms.mutable(tuple(g for g, _ in pairs)), ms.Tensor(self._step_size(lr), ms.float32))
+        return self.iterations
+
+    def _step_size(self, lr):
+        return lr
+
+    def minimize(self, loss, var_list, tape=None):
+        raise MigrationError("optimizer.minimize(): compute grads with mindspore.value_and_grad and call "
+                             "apply_gradients")
+
+
+class _Update(nn.Cell):
+    """Holds the variables and one ParameterTuple per slot; `construct` (compiled) applies one update."""
+
+    def __init__(self, opt, variables, slot_names):
+        super().__init__(auto_prefix=False)
+        self.params = ms.ParameterTuple(variables)
+        for slot in slot_names:
+            setattr(self, slot, ms.ParameterTuple([
+                ms.Parameter(ops.zeros(v.shape, v.dtype), name=f"{opt.name}.{v.name}.{slot}", requires_grad=False)
+                for v in variables]))
+
+
+class _SGDUpdate(_Update):
+    def __init__(self, opt, variables):
+        self.momentum, self.nesterov = opt.momentum, opt.nesterov
+        super().__init__(opt, variables, ("moments",) if opt.momentum else ())
+
+    @ms.jit
+    def construct(self, grads, lr):
+        for i in range(len(self.params)):
+            g, p = grads[i], self.params[i]
+            if self.momentum == 0.0:
+                ops.assign(p, p - g * lr)
+            else:
+                m = self.moments[i] * self.momentum - g * lr        # Keras: m = momentum*m - lr*g
+                ops.assign(self.moments[i], m)
+                if self.nesterov:
+                    ops.assign(p, p + (m * self.momentum - g * lr))
+                else:
+                    ops.assign(p, p + m)
+        return lr
+
+
+class _AdamUpdate(_Update):
+    def __init__(self, opt, variables):
+        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = opt.beta_1, opt.beta_2, opt.epsilon, opt.amsgrad
+        super().__init__(opt, variables, ("m", "v", "v_hat") if opt.amsgrad else ("m", "v"))
+
+    @ms.jit
+    def construct(self, grads, alpha):
+        for i in range(len(self.params)):
+            g, p = grads[i], self.params[i]
+            m = self.m[i] + (g - self.m[i]) * (1 - self.beta_1)
+            v = self.v[i] + (ops.square(g) - self.v[i]) * (1 - self.beta_2)
+            ops.assign(self.m[i], m)
+            ops.assign(self.v[i], v)
+            if self.amsgrad:
+                v = ops.maximum(self.v_hat[i], v)
+                ops.assign(self.v_hat[i], v)
+            ops.assign(p, p - (m * alpha) / (ops.sqrt(v) + self.epsilon))
+        return alpha
+
+
+class _RMSpropUpdate(_Update):
+    def __init__(self, opt, variables):
+        self.rho, self.momentum, self.epsilon, self.centered = opt.rho, opt.momentum, opt.epsilon, opt.centered
+        slots = ("velocity",) + (("average",) if opt.centered else ()) + (("moments",) if opt.momentum > 0 else ())
+        super().__init__(opt, variables, slots)
+
+    @ms.jit
+    def construct(self, grads, lr):
+        for i in range(len(self.params)):
+            g, p = grads[i], self.params[i]
+            vel = self.velocity[i] * self.rho + ops.square(g) * (1 - self.rho)
+            ops.assign(self.velocity[i], vel)
+            if self.centered:
+                avg = self.average[i] * self.rho + g * (1 - self.rho)
+                ops.assign(self.average[i], avg)
+                denom = vel - ops.square(avg) + self.epsilon
+            else:
+                denom = vel + self.epsilon
+            inc = g * lr / ops.sqrt(denom)                    # Keras: epsilon inside the square root
+            if self.momentum > 0:
+                mom = self.moments[i] * self.momentum + inc
+                ops.assign(self.moments[i], mom)
+                ops.assign(p, p - mom)
+            else:
+                ops.assign(p, p - inc)
+        return lr
+
+
+class KerasSGD(Optimizer):
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.momentum, self.nesterov = float(momentum), bool(nesterov)
+
+    def _update_cell(self, variables):
+        return _SGDUpdate(self, variables)
+
+
+class KerasAdam(Optimizer):
+    """Keras Adam: the bias correction folds into the step size and epsilon (1e-7) is added to sqrt(v) after
+    it (torch adds eps to the bias-corrected sqrt(v_hat): a different number for the same epsilon)."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon, self.amsgrad = float(beta_1), float(beta_2), float(epsilon), bool(amsgrad)
+
+    def _step_size(self, lr):
+        t = self.iterations                    # already counts this update (Keras: iterations + 1)
+        return lr * math.sqrt(1 - self.beta_2 ** t) / (1 - self.beta_1 ** t)
+
+    def _update_cell(self, variables):
+        return _AdamUpdate(self, variables)
+
+
+class KerasRMSprop(Optimizer):
+    """Keras RMSprop: rho 0.9, epsilon 1e-7 INSIDE the square root (torch: alpha 0.99, eps 1e-8 outside)."""
+
+    def __init__(self, learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
+        self.rho, self.momentum, self.epsilon, self.centered = float(rho), float(momentum), float(epsilon), bool(centered)
+
+    def _update_cell(self, variables):
+        return _RMSpropUpdate(self, variables)
+
+
+def _optimizer_get(identifier):
+    if isinstance(identifier, Optimizer):
+        return identifier
+    table = {"sgd": KerasSGD, "adam": KerasAdam, "rmsprop": KerasRMSprop}
+    if str(identifier).lower() not in table:
+        raise MigrationError(f"Keras optimizer {identifier!r} not supported by _ms_compat")
+    return table[str(identifier).lower()]()
+
+
+optimizers = _types.SimpleNamespace(
+    Optimizer=Optimizer, SGD=KerasSGD, Adam=KerasAdam, RMSprop=KerasRMSprop, get=_optimizer_get,
+    schedules=_types.SimpleNamespace(LearningRateSchedule=LearningRateSchedule, ExponentialDecay=ExponentialDecay,
+                                     PiecewiseConstantDecay=PiecewiseConstantDecay, CosineDecay=CosineDecay))
+
+
+# ------------------------------------------------------------------ tf.data
+class Dataset:
+    """tf.data.Dataset over in-memory arrays: from_tensor_slices, shuffle, batch, map, repeat, take, prefetch.
+    Yields tuples of MindSpore Tensors. shuffle uses NumPy's generator (seeded by `seed`): the order differs
+    from TensorFlow's, even with the same seed; without shuffle the order is the same."""
+
+    def __init__(self, columns, single, ops_=()):
+        self._columns, self._single, self._ops = columns, single, tuple(ops_)
+
+    @classmethod
+    def from_tensor_slices(cls, tensors):
+        single = not isinstance(tensors, (tuple, list))
+        cols = [_np(t) for t in ([tensors] if single else tensors)]
+        cols = [c.astype(np.float32) if c.dtype == np.float64 else c for c in cols]
+        return cls(cols, single)
+
+    def _with(self, op):
+        return Dataset(self._columns, self._single, self._ops + (op,))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        return self._with(("shuffle", np.random.default_rng(seed)))
+
+    def batch(self, batch_size, drop_remainder=False, **kwargs):
+        return self._with(("batch", batch_size, drop_remainder))
+
+    def map(self, fn, num_parallel_calls=None, **kwargs):
+        return self._with(("map", fn))
+
+    def repeat(self, count=None):
+        return self._with(("repeat", count))
+
+    def take(self, count):
+        return self._with(("take", count))
+
+    def prefetch(self, buffer_size=None):
+        return self           # nothing to overlap: batches are sliced from memory
+
+    cache = prefetch
+
+    def __iter__(self):
+        n = len(self._columns[0])
+        rng = None                        # shuffle: a fresh permutation of the elements per pass
+        batched, fns, take, repeat = None, [], None, 1
+        for op in self._ops:
+            if op[0] == "shuffle":
+                rng = op[1]
+            elif op[0] == "batch":
+                batched = (op[1], op[2])
+            elif op[0] == "map":
+                fns.append((op[1], batched is not None))
+            elif op[0] == "repeat":
+                repeat = op[1]
+            elif op[0] == "take":
+                take = op[1]
+        produced = 0
+        epoch = 0
+        while repeat is None or epoch < repeat:
+            idx = rng.permutation(n) if rng is not None else np.arange(n)
+            if batched is None:
+                chunks = [idx[i:i + 1] for i in range(n)]
+            else:
+                bs, drop = batched
+                chunks = [idx[i:i + bs] for i in range(0, n, bs) if not drop or i + bs <= n]
+            for j in chunks:
+                if take is not None and produced >= take:
+                    return
+                cols = [c[j] if batched is not None else c[j[0]] for c in self._columns]
+                item = tuple(_as_tensor(c) for c in cols)
+                for fn, _ in fns:
+                    item = fn(*item)
+                    item = item if isinstance(item, tuple) else (item,)
+                produced += 1
+                yield item[0] if self._single and len(item) == 1 else item
+            epoch += 1
+
+    def __len__(self):
+        n = len(self._columns[0])
+        for op in self._ops:
+            if op[0] == "batch":
+                n = n // op[1] if op[2] else -(-n // op[1])
+            elif op[0] == "take":
+                n = min(n, op[1])
+        return n
+
+    def cardinality(self):
+        return len(self)
+
+
+tf_data = _types.SimpleNamespace(Dataset=Dataset, AUTOTUNE=-1,
+                                 experimental=_types.SimpleNamespace(AUTOTUNE=-1))
+
+
+# ------------------------------------------------------------------ tf.distribute (single device)
+class OneDeviceStrategy:
+    """Stands for tf.distribute.MirroredStrategy/OneDeviceStrategy: runs on one device. For data parallelism on
+    MindSpore launch with msrun and use mindspore.communication + set_auto_parallel_context(DATA_PARALLEL)
+    (see the torch DDP conversion in the migration report)."""
+
+    num_replicas_in_sync = 1
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def scope(self):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def experimental_distribute_dataset(self, dataset):
+        return dataset
+
+    def run(self, fn, args=(), kwargs=None):
+        return fn(*args, **(kwargs or {}))
+
+
+keras = _types.SimpleNamespace(
+    Input=Input, Model=Model, Sequential=KerasSequential,
+    layers=_types.SimpleNamespace(
+        Layer=Layer, Input=Input, InputLayer=None, Dense=Dense, Conv2D=Conv2D, MaxPooling2D=MaxPooling2D,
+        MaxPool2D=MaxPooling2D, AveragePooling2D=AveragePooling2D, AvgPool2D=AveragePooling2D,
+        GlobalAveragePooling2D=GlobalAveragePooling2D, GlobalMaxPooling2D=GlobalMaxPooling2D, Flatten=Flatten,
+        Reshape=Reshape, Activation=Activation, ReLU=KerasReLU, Dropout=KerasDropout, BatchNormalization=BatchNormalization,
+        Add=Add, Concatenate=Concatenate),
+    losses=losses, metrics=metrics_, optimizers=optimizers,
+    callbacks=_types.SimpleNamespace(Callback=Callback, History=History, EarlyStopping=EarlyStopping),
+    utils=_types.SimpleNamespace(to_categorical=to_categorical, set_random_seed=set_random_seed))

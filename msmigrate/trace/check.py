@@ -1,0 +1,83 @@
+"""Check a traced model in a process that never imports torch:
+
+    python -m msmigrate.trace.check OUT_DIR [--mindir]
+
+loads OUT_DIR/model.py, runs create_model() on the recorded input (trace-io.npz) in PYNATIVE and
+GRAPH mode (and, with --mindir, exports model.mindir and runs it through nn.GraphCell), and prints
+one JSON line with max|d| against torch's recorded output."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def run_check(out: Path, mindir: bool = False) -> dict:
+    sys.modules["torch"] = None  # any torch import fails loudly
+    spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["traced_model"] = mod  # GRAPH mode reads the source of construct through its module
+    spec.loader.exec_module(mod)
+    import mindspore as ms
+
+    io = np.load(out / "trace-io.npz")
+    xs = [io[f"x{i}"] for i in range(len([k for k in io.files if k.startswith("x")]))]
+    y = io["y"]
+    tol = 1e-4 * max(1.0, float(np.abs(y).max()))
+    res = {"tol": tol}
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    net = mod.create_model()
+    inputs = [ms.Tensor(x) for x in xs]
+
+    def compare(out_):
+        out_ = out_[0] if isinstance(out_, (tuple, list)) else out_
+        d = float(np.abs(out_.asnumpy() - y).max())
+        return {"max_abs_diff": d, "pass": bool(d <= tol)}
+
+    for mode in ("pynative", "graph"):
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        try:
+            res[mode] = compare(net(*inputs))
+        except Exception as exc:  # noqa: BLE001
+            res[mode] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}", "pass": False}
+    if mindir:
+        ms.set_context(mode=ms.GRAPH_MODE)
+        dynamic = bool(io["dynamic"]) if "dynamic" in io.files else False
+        if dynamic and len(xs[0]) > 1:
+            # batch exported as dynamic by torch.export: export the MindIR with a free batch dim too,
+            # and run it on the first sample alone as well
+            try:
+                specs = [ms.Tensor(shape=[None] + list(x.shape[1:]), dtype=t.dtype) for x, t in zip(xs, inputs)]
+                ms.export(net, *specs, file_name=str(out / "model"), file_format="MINDIR")
+                graph = ms.nn.GraphCell(ms.load(str(out / "model.mindir")))
+                one = graph(*[ms.Tensor(x[:1]) for x in xs])
+                one = one[0] if isinstance(one, (tuple, list)) else one
+                d1 = float(np.abs(one.asnumpy() - y[:1]).max())
+                res["mindir_batch1"] = {"max_abs_diff": d1, "pass": bool(d1 <= tol)}
+            except Exception as exc:  # noqa: BLE001 - fall back to a fixed batch
+                res["mindir_dynamic_error"] = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+                dynamic = False
+        try:
+            if not dynamic:
+                ms.export(net, *inputs, file_name=str(out / "model"), file_format="MINDIR")
+            graph = ms.nn.GraphCell(ms.load(str(out / "model.mindir")))
+            res["mindir"] = compare(graph(*inputs))
+        except Exception as exc:  # noqa: BLE001
+            res["mindir"] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}", "pass": False}
+    res["ok"] = all(res[m]["pass"] for m in ("pynative", "graph", "mindir", "mindir_batch1") if m in res)
+    return res
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = Path(argv[0])
+    res = run_check(out, mindir="--mindir" in argv)
+    print(json.dumps(res))
+    return 0 if res["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

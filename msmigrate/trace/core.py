@@ -1,0 +1,225 @@
+"""`msmigrate trace`: the graph-capture route from a torch model to a MindSpore model.py + model.ckpt."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+
+from .capture import CaptureError, export
+from .codegen import Generator, record_torch, validate_nodes
+
+
+@dataclass
+class TraceResult:
+    out_dir: Path
+    ok: bool = False
+    missing: List[tuple] = field(default_factory=list)
+    nodes: List[dict] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    first_bad: Optional[dict] = None
+    pynative_diff: Optional[float] = None
+    tol: Optional[float] = None
+    check: Optional[dict] = None
+    seconds: dict = field(default_factory=dict)
+
+
+def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool = True, mindir: bool = False,
+                check: bool = True, roots=(), validate: bool = True) -> TraceResult:
+    """Export `model` on example `args`, write out_dir/model.py, model.ckpt, trace-report.md
+    (and model.mindir); validate node by node; with `check`, rerun the written model in a process
+    without torch, PYNATIVE and GRAPH (and the MindIR)."""
+    import torch
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    res = TraceResult(out)
+    model = model.eval()
+    args = tuple(args)
+    with torch.no_grad():
+        y = model(*args)
+    t0 = time.perf_counter()
+    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots)
+    res.seconds["export"] = round(time.perf_counter() - t0, 1)
+    res.notes += notes
+    gen = Generator(model, ep, type(model).__name__)
+    gen.convert()
+    res.missing = gen.missing
+    header = (f"MindSpore model traced from {source or type(model).__name__} by `msmigrate trace`.\n\n"
+              f"create_model() builds the network and loads model.ckpt (next to this file), whose parameter names\n"
+              f"are the torch state_dict keys. Depends on MindSpore and NumPy only.")
+    if gen.missing:
+        _write_report(res, gen, source)
+        return res
+    code = gen.source(header)
+    (out / "model.py").write_text(code, encoding="utf-8")
+    import mindspore as ms
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    ckpt = {k: v.detach().cpu().numpy() for k, v in gen.values.items()}
+    ms.save_checkpoint([{"name": k, "data": ms.Tensor(v)} for k, v in ckpt.items()], str(out / "model.ckpt"))
+    flat_y = y[0] if isinstance(y, (tuple, list)) else y
+    np.savez(out / "trace-io.npz", **{f"x{i}": a.detach().numpy() for i, a in enumerate(args)},
+             y=flat_y.detach().numpy(), dynamic=np.array(any("as dynamic" in n for n in res.notes)))
+    ns = {"__file__": str(out / "model.py"), "__name__": "traced_model"}
+    exec(compile(code, str(out / "model.py"), "exec"), ns)  # noqa: S102 - the model we just wrote
+    net = ns["create_model"]()
+    res.seconds["generate"] = round(time.perf_counter() - t0 - res.seconds["export"], 1)
+    t0 = time.perf_counter()
+    if validate:
+        recorded = record_torch(ep, args)
+        res.nodes = validate_nodes(gen, recorded, ns, net)
+        res.first_bad = next((r for r in res.nodes if not r["ok"]), None)
+    got = net(*[ms.Tensor(a.detach().numpy()) for a in args])
+    got = got[0] if isinstance(got, (tuple, list)) else got
+    yy = flat_y.detach().numpy()
+    res.tol = 1e-4 * max(1.0, float(np.abs(yy).max()))
+    res.pynative_diff = float(np.abs(got.asnumpy() - yy).max())
+    res.ok = res.pynative_diff <= res.tol
+    res.seconds["validate"] = round(time.perf_counter() - t0, 1)
+    if check:
+        t0 = time.perf_counter()
+        res.check = check_in_subprocess(out, mindir=mindir)
+        res.seconds["check"] = round(time.perf_counter() - t0, 1)
+        res.ok = res.ok and bool(res.check.get("ok"))
+    _write_report(res, gen, source)
+    return res
+
+
+def check_in_subprocess(out: Path, mindir: bool = False, timeout: int = 1800) -> dict:
+    """Run out/model.py in a fresh process that never imports torch (PYNATIVE, GRAPH, MindIR)."""
+    cmd = [sys.executable, "-m", "msmigrate.trace.check", str(out)] + (["--mindir"] if mindir else [])
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except Exception:  # noqa: BLE001
+        return {"ok": False, "error": (r.stderr or r.stdout).strip()[-800:]}
+
+
+def _fmt(d):
+    return "inf" if d is None or d == float("inf") else f"{d:.2e}"
+
+
+def _write_report(res: TraceResult, gen: Generator, source: str) -> None:
+    lines = [f"# msmigrate trace report: {source or gen.class_name}", ""]
+    if res.missing:
+        lines += ["**Not converted**: the graph has ops without a MindSpore converter:", ""]
+        for op, why, where in res.missing:
+            lines.append(f"- `{op}`: {why}" + (f" (at {where})" if where else ""))
+        lines.append("")
+    for n in res.notes:
+        lines.append(f"- {n}")
+    if res.pynative_diff is not None:
+        lines.append(f"- whole model, PyNative, in the tracing process: max|d| {_fmt(res.pynative_diff)} "
+                     f"(tolerance {res.tol:.1e}) -> {'pass' if res.pynative_diff <= res.tol else 'FAIL'}")
+    if res.check:
+        c = res.check
+        for mode in ("pynative", "graph", "mindir", "mindir_batch1"):
+            if mode in c:
+                m = c[mode]
+                lines.append(f"- torch-free process, {mode}: " + (f"max|d| {_fmt(m.get('max_abs_diff'))} -> "
+                             f"{'pass' if m.get('pass') else 'FAIL'}" if "error" not in m else f"ERROR {m['error']}"))
+        if "error" in c:
+            lines.append(f"- torch-free check failed: {c['error']}")
+        if "mindir_dynamic_error" in c:
+            lines.append(f"- MindIR with a dynamic batch failed, exported with a fixed batch: {c['mindir_dynamic_error']}")
+    lines.append("- checkpoint: parameter names are the torch state_dict keys (BatchNorm/LayerNorm/Embedding/"
+                 "Linear cells are written with torch's names: weight, bias, running_mean, running_var, "
+                 "num_batches_tracked), plus non-persistent buffers and lifted constants of the graph")
+    for k, other in gen.tied:
+        lines.append(f"- tied parameters: `{k}` is `{other}` in torch (one tensor); the MindSpore model holds two "
+                     f"Parameters loaded with the same values (inference is exact; training would untie them)")
+    if gen.lines:
+        from collections import Counter
+
+        forms = Counter()
+        names = set(gen.var.values())
+        for node, var, code, _mod in gen.lines:
+            form = re.sub(r"self(\.\w+|\[\d+\])+", "self.<member>", code)
+            form = re.sub(r"(?<![\w.])[A-Za-z_]\w*", lambda m: "x" if m.group(0) in names else m.group(0), form)
+            form = re.sub(r"(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?", "n", form)
+            form = form if var is not None else f"{form} (alias, no op)"
+            forms[(str(node.target), form if len(form) < 70 else form[:67] + "...")] += 1
+        lines += ["", "## Ops", "", "| ATen op | MindSpore form | count |", "|---|---|---|"]
+        for (op, form), n in sorted(forms.items()):
+            lines.append(f"| `{op}` | `{form}` | {n} |")
+    if res.first_bad:
+        b = res.first_bad
+        lines += ["", f"**First diverging node**: `{b['node']}` ({b['op']}, {b['module']}): "
+                  f"max|d| {_fmt(b['max_abs_diff'])} > {b['tol']:.1e} {b.get('error', '')}", ""]
+    if res.nodes:
+        lines += ["", "## Node by node", "", "Each emitted expression run (PyNative) on the torch inputs of its "
+                  "node, against torch's output.", "",
+                  "| node | ATen op | MindSpore | max abs diff | ok |", "|---|---|---|---|---|"]
+        for r in res.nodes:
+            code = r["code"].replace("|", "\\|")
+            if len(code) > 90:
+                code = code[:87] + "..."
+            lines.append(f"| {r['node']} | `{r['op']}` | `{code}` | {_fmt(r['max_abs_diff'])} | "
+                         f"{'yes' if r['ok'] else 'NO ' + r.get('error', '')[:80]} |")
+    (res.out_dir / "trace-report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main_trace(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="msmigrate trace",
+                                description="Capture a torch model with torch.export and write a MindSpore model.py "
+                                            "(+ model.ckpt, trace-report.md).")
+    p.add_argument("--torch", required=True, help="MODULE:CALLABLE returning the torch model (e.g. pkg.models:build)")
+    p.add_argument("--path", default=None, help="directory put first on sys.path to import MODULE")
+    p.add_argument("--input", required=True, action="append",
+                   help="input shape, e.g. 2,3,224,224 (repeat for several inputs; suffix :int64 for integer ids)")
+    p.add_argument("-o", "--out", required=True, help="output directory")
+    p.add_argument("--mindir", action="store_true", help="also export model.mindir and check it through nn.GraphCell")
+    p.add_argument("--static-batch", action="store_true", help="do not try a dynamic batch dimension")
+    p.add_argument("--no-check", action="store_true", help="skip the torch-free PYNATIVE/GRAPH check")
+    a = p.parse_args(argv)
+    import torch
+
+    from .capture import load_builder
+
+    try:
+        builder = load_builder(a.torch, a.path)
+    except (CaptureError, ImportError, AttributeError) as exc:
+        print(f"msmigrate trace: error: cannot load {a.torch}: {exc}", file=sys.stderr)
+        return 2
+    torch.manual_seed(0)
+    model = builder()
+    args = []
+    for spec in a.input:
+        shape, _, dt = spec.partition(":")
+        dims = tuple(int(s) for s in shape.split(",") if s)
+        if dt in ("int64", "long"):
+            args.append(torch.randint(0, 2, dims))
+        else:
+            args.append(torch.randn(*dims))
+    try:
+        res = trace_model(model, args, a.out, source=a.torch, dynamic_batch=not a.static_batch, mindir=a.mindir,
+                          check=not a.no_check, roots=[Path(a.path).resolve()] if a.path else ())
+    except CaptureError as exc:
+        print(f"msmigrate trace: error: {exc}", file=sys.stderr)
+        return 1
+    if res.missing:
+        print(f"msmigrate trace: {len(res.missing)} graph node(s) without a converter:", file=sys.stderr)
+        for op, why, where in res.missing[:20]:
+            print(f"  {op}: {why}" + (f" at {where}" if where else ""), file=sys.stderr)
+        return 1
+    print(f"msmigrate trace: wrote {res.out_dir / 'model.py'}, model.ckpt, trace-report.md"
+          + (", model.mindir" if a.mindir else ""))
+    print(f"msmigrate trace: PyNative max|d| {_fmt(res.pynative_diff)} (tolerance {res.tol:.1e})")
+    if res.first_bad:
+        b = res.first_bad
+        print(f"msmigrate trace: first diverging node {b['node']} ({b['op']}): {_fmt(b['max_abs_diff'])} "
+              f"{b.get('error', '')}", file=sys.stderr)
+    if res.check:
+        print("msmigrate trace: torch-free check: " + json.dumps(res.check))
+    return 0 if res.ok else 1
