@@ -27,6 +27,9 @@ from .transformer import COMPAT, TorchToMindSpore
 TEMPLATES = Path(__file__).parent / "templates"
 _TORCH_WORD = re.compile(r"\b(torch|torchvision|torchaudio|torchtext|functorch|timm)\b")
 _TF_WORD = re.compile(r"^\s*(import|from)\s+(tensorflow|keras|tf_keras)\b", re.M)
+# a file importing MindSpore already (e.g. msmigrate's own output of a mixed torch + TensorFlow file) is not
+# a TensorFlow program: converting it again must change nothing
+_MS_WORD = re.compile(r"^\s*(import|from)\s+(mindspore|_ms_compat)\b|^\s*from\s+\.+\s+import\s+_ms_compat\b", re.M)
 MAX_FILE_BYTES = 5 * 1024 * 1024
 # one file's conversion may take this long (seconds); past it the file is copied unchanged and
 # reported as failed, so that one pathological file cannot hold up a whole tree
@@ -60,7 +63,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         path = Path(*module_name.split(".")).with_suffix(".py")
         index = ProjectIndex(Path("."), [path], {path: source})
     module = cst.parse_module(source)
-    if not _TORCH_WORD.search(source) and _TF_WORD.search(source):
+    if not _TORCH_WORD.search(source) and _TF_WORD.search(source) and not _MS_WORD.search(source):
         from .mappings.tf_convert import convert_tf_code, imports_tensorflow
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
             return convert_tf_code(source, compat_import)
