@@ -1053,8 +1053,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         layer = self._torch_qname(value.func) if isinstance(value, cst.Call) else None
         if layer and layer.startswith("torch.optim.") and ".lr_scheduler." not in layer:
             self.optimizers.update(code_of(t.target).strip() for t in original.targets)
-        cell_call = (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
-                     and self.index.is_cell_class(self.module_name, value.func.value))
+        cell_call = self._is_cell_call(value)
         for t in original.targets:
             tgt = t.target
             names = []
@@ -1080,12 +1079,14 @@ class TorchToMindSpore(cst.CSTTransformer):
                                 ctx.tensors.discard(te.value.value)
                     continue
                 for n in names:
+                    # the latest binding decides: `net = DDP(net)` with an unknown DDP makes `net` unknown
+                    # again (a second pass, where the wrapper may be gone, must not decide differently)
+                    ctx.tensors.discard(n)
+                    ctx.cells.discard(n)
                     if is_tensor:
                         ctx.tensors.add(n)
                     elif layer or cell_call:
                         ctx.cells.add(n)
-                    else:
-                        ctx.tensors.discard(n)
             elif not self._classes:   # a script's top level: `label = torch.full(...)`
                 for n in names:
                     if is_tensor and isinstance(tgt, cst.Name):
@@ -1098,9 +1099,23 @@ class TorchToMindSpore(cst.CSTTransformer):
                     self._classes[-1].attr_types[tgt.attr.value] = "tensor"
                 elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
                     self._classes[-1].attr_types[tgt.attr.value] = layer
-                elif cell_call:
+                elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
         return updated
+
+    def _is_cell_call(self, node: cst.BaseExpression) -> bool:
+        """`Net(...)` for a project Module class, also followed by `.to(...)`/`.cuda()`/`.cpu()`/`.train()`/
+        `.eval()`, which return the module itself (and disappear or stay as they are in the output)."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Name):
+            return self.index.is_cell_class(self.module_name, node.func.value)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda", "cpu", "train", "eval"):
+            recv = node.func.value
+            if isinstance(recv, cst.Name):
+                return bool(self._funcs) and recv.value in self._funcs[-1].cells
+            return self._is_cell_call(recv)
+        return False
 
     def _is_tensor_expr(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):

@@ -395,3 +395,32 @@ def test_second_pass_keeps_mindspore_names_and_numpy_results():
     code = convert_code(src)[0]
     assert ".asnumpy().flatten()" in code and "return ops.neg(self)" in code, code
     assert convert_code(code)[0] == code
+
+
+def test_latest_binding_decides_a_name_kind():
+    """Found on torch's own distributed tests: `net = Net().to(rank)` is the module (`.to` returns it), and
+    a later `net = wrap(net)` by an unknown call makes `net` unknown again — else the first pass (where
+    `.to(rank)` is still there) and the second pass (where it is gone) decided differently on `net(x).sum()`."""
+    src = textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def run(x, rank, wrap):
+            net = Net().to(rank)
+            y = net(x).sum()
+            net = wrap(net)
+            z = net(x).sum()
+            return y, z
+        ''')
+    code = convert_code(src)[0]
+    assert "net = Net()\n" in code and "y = ops.sum(net(x))" in code, code
+    assert "z = net(x).sum()" in code, code
+    assert convert_code(code)[0] == code
