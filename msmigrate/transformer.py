@@ -667,7 +667,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if not self._in_forward():
+        if not self._in_forward() or self._funcs[-1].name not in ("forward", "construct"):
+            # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
+            # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
             updated = self._train_step_function(updated)
         ctx = self._funcs.pop()
         self._scopes.pop()
@@ -1083,7 +1085,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                     # again (a second pass, where the wrapper may be gone, must not decide differently)
                     ctx.tensors.discard(n)
                     ctx.cells.discard(n)
-                    if is_tensor:
+                    if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
                         ctx.tensors.add(n)
                     elif layer or cell_call:
                         ctx.cells.add(n)
