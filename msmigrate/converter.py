@@ -141,7 +141,8 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         return FileResult(rel, "unchanged", lines=lines), None
     if info.parse_error:
         return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
-    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
+    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
+            f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info):
         return FileResult(rel, "unchanged", lines=lines), None
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():

@@ -35,6 +35,9 @@ class ModuleInfo:
     imports: Dict[str, str] = field(default_factory=dict)   # local name -> absolute qualified name
     classes: Dict[str, List[str]] = field(default_factory=dict)  # class name -> absolute base names
     parse_error: Optional[str] = None
+    stars: List[str] = field(default_factory=list)      # modules this one `from M import *`s (absolute)
+    all_names: Optional[List[str]] = None              # its literal `__all__`, if any
+    defined: Set[str] = field(default_factory=set)     # names its top level binds itself (def, class, =)
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -96,6 +99,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             base = resolve_relative(info.name, info.is_package, node.level, node.module) if node.level else (node.module or "")
             for alias in node.names:
                 if alias.name == "*":
+                    info.stars.append(base)
                     continue
                 imports[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
         else:
@@ -103,6 +107,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 classes.append(node)
             for attr in ("body", "orelse", "finalbody", "handlers"):
                 stack.extend(getattr(node, attr, ()) or ())
+    _scan_top_level(info, tree)
     for node in classes:
         bases = []
         for b in node.bases:
@@ -116,6 +121,41 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 d = f"{info.name}.{d}"
             bases.append(d)
         info.classes.setdefault(node.name, bases)
+
+
+def _literal_names(node: ast.AST) -> Optional[List[str]]:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+def _scan_top_level(info: ModuleInfo, tree: ast.Module) -> None:
+    """What `from <this module> import *` hands out: the names its top level binds, and `__all__`
+    when it is a literal list (`__all__ = [...]`, `__all__ += [...]`)."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            info.defined.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        if n.id == "__all__" and node.value is not None:
+                            names = _literal_names(node.value)
+                            if isinstance(node, ast.AugAssign):
+                                info.all_names = (info.all_names or []) + (names or [])
+                            elif names is not None:
+                                info.all_names = names
+                        else:
+                            info.defined.add(n.id)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            for attr in ("body", "orelse", "finalbody", "handlers"):
+                stack.extend(getattr(node, attr, ()) or ())
+        elif isinstance(node, ast.ExceptHandler):
+            stack.extend(node.body)
 
 
 class ProjectIndex:
@@ -138,9 +178,53 @@ class ProjectIndex:
             self.modules[name] = info
             self.by_path[path] = info
         self.local_tops: Set[str] = {n.split(".")[0] for n in self.modules if n}
+        self.star_exports: Set[str] = set()   # "module.name" that a star import of a project module brings in
+        self._resolve_star_imports()
         # every absolute name some project module imports (to keep re-exported names alive)
         self.imported_names: Set[str] = {v for info in self.modules.values() for v in info.imports.values()}
+        # names a star import takes through `__all__` must stay bound in the converted module
+        self.imported_names |= self.star_exports
         self.cell_classes: Set[str] = self._cell_closure()
+
+    def _exports(self, info: ModuleInfo) -> Dict[str, str]:
+        """name -> absolute qualified name of what `from <info> import *` binds: `__all__` when given,
+        otherwise every public name (its imports, torch modules included, and its own definitions)."""
+        own = {n: f"{info.name}.{n}" for n in info.defined}
+        if info.all_names is not None:
+            return {n: info.imports.get(n, own.get(n, f"{info.name}.{n}")) for n in info.all_names}
+        out = {n: q for n, q in info.imports.items() if not n.startswith("_")}
+        out.update({n: q for n, q in own.items() if not n.startswith("_")})
+        return out
+
+    def _resolve_star_imports(self) -> None:
+        """`from .parts import *`: the names it binds join the importing module's import table (star
+        imports of star imports too), so `nn`, `F`, `torch` re-exported that way resolve to torch."""
+        starring = [info for info in self.modules.values() if info.stars]
+        for _ in range(8):   # chains of star imports; a fixed point comes fast
+            changed = False
+            for info in starring:
+                for base in info.stars:
+                    src = self.modules.get(base)
+                    if src is None or src is info:
+                        continue
+                    for name, qn in self._exports(src).items():
+                        if name in info.defined or name in info.imports:
+                            continue
+                        info.imports[name] = qn
+                        if src.all_names is not None:
+                            self.star_exports.add(f"{src.name}.{name}")
+                        changed = True
+            if not changed:
+                break
+
+    def reaches_torch(self, info: ModuleInfo) -> bool:
+        """The module gets a torch name through the project (`from .common import nn`, a star import)."""
+        for qn in info.imports.values():
+            if qn.split(".", 1)[0] in self.local_tops:
+                resolved = self.resolve_alias(qn)
+                if is_torch_name(resolved) and resolved.split(".", 1)[0] not in self.local_tops:
+                    return True
+        return False
 
     def resolve_alias(self, qname: str, depth: int = 0) -> str:
         """Follow project re-exports: `pkg.common.nn.Conv2d` -> `torch.nn.Conv2d`

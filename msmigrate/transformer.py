@@ -221,6 +221,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if target.startswith("mindspore.ops."):
             self.need.add("ops")
             return parse_expr(self.names["ops"] + target[len("mindspore.ops"):])
+        if target == "mindspore":   # the module itself (`torch` re-exported)
+            self.need.add("ms")
+            return cst.Name(self.names["ms"])
         if target.startswith("mindspore."):
             self.need.add("ms")
             return parse_expr(self.names["ms"] + target[len("mindspore"):])
@@ -760,13 +763,18 @@ class TorchToMindSpore(cst.CSTTransformer):
         return top in _TOPS and top not in self.index.local_tops
 
     def leave_Import(self, original: cst.Import, updated: cst.Import):
-        keep = []
+        keep, reexports = [], []
         for alias in updated.names:
             dotted = code_of(alias.name).strip()
             if self._is_foreign_torch(dotted):
                 self.touched = True
+                local = alias.asname.name.value if alias.asname else dotted.split(".", 1)[0]
+                if f"{self.module_name}.{local}" in self.index.star_exports:   # named in __all__
+                    reexports.append(self._reexport(local, dotted if alias.asname else local, original))
                 continue
             keep.append(alias)
+        if reexports:
+            return cst.FlattenSentinel(([_with_names(updated, keep)] if keep else []) + reexports)
         return _with_names(updated, keep)
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
