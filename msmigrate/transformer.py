@@ -18,6 +18,7 @@ from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .sites import Site, shorten
 from . import train_loop as TL
+from . import unmapped_tensor_api as UT
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -863,6 +864,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(original)
         if qn is not None:
             return self._convert_reference(original, updated, qn)
+        todo = UT.attribute_read(self, original, updated)   # `x.grad_fn` on a tensor, no record: a TODO
+        if todo is not None:
+            return todo
         return self._rename_param_attr(original, updated)
 
     def _convert_reference(self, original, updated, qn: str):
@@ -1040,6 +1044,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        todo = UT.attribute_store(self, original)   # `x.requires_grad = True` on a tensor: a TODO
+        if todo is not None:
+            return todo
         hit = self._torch_target(original)
         if hit is not None:
             qn, node = hit
@@ -1317,7 +1324,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 if kind == "module":
                     self._record(original, "Module.forward", "construct", R.CONVERTED, "nn.Cell runs construct()")
                     return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
-            return updated
+            todo = UT.method_call(self, original, updated)   # `x.frexp()` on a tensor, no record: a TODO
+            return updated if todo is None else todo
         kind = self._receiver_kind(func.value)
         if kind == "other":
             return updated

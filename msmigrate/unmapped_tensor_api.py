@@ -1,0 +1,112 @@
+"""torch.Tensor methods and properties with no mapping record: on a value the type inference knows to be
+a tensor, such a name (`x.frexp()`, `x.cfloat()`, `x.grad_fn`) is a torch API like any other, so it becomes
+a site: a TODO comment, a report entry and code that raises MigrationError when reached, never a call
+copied through unseen. Values whose type is not known to be a tensor (lists, NumPy arrays, unknown
+objects) are left alone."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from . import registry as R
+from .callsite import code_of
+from .sites import Site, shorten
+from .torch_tensor_names import TENSOR_ATTRIBUTES
+
+# properties that MindSpore's Tensor has with torch's meaning: reading them is no site
+# (`device` is a string in MindSpore; the `device=` arguments it feeds are dropped by their own records)
+SAME_MEANING_PROPERTIES = frozenset({"shape", "dtype", "ndim", "T", "mT", "data", "device", "itemsize", "nbytes"})
+# readable on a Parameter (what `self.weight` usually is), not on a computed MindSpore tensor
+PARAMETER_PROPERTIES = frozenset({"requires_grad"})
+
+WHY = "a torch.Tensor {kind} with no MindSpore mapping in msmigrate's registry"
+# also methods of dicts and lists (`features.values()`): a receiver taken for a tensor may be either
+CONTAINER_METHODS = frozenset({"values", "index"})
+# MindSpore functions that return a plain (values, indices) tuple where torch returns a named tuple
+TUPLE_RESULTS = frozenset({"min", "max", "sort", "topk", "median", "cummax", "cummin"})
+NAMED_FIELDS = {"values": 0, "indices": 1}
+RETURN_TYPES_TEST = "tests/test_unmapped_tensor_api.py::test_named_tuple_fields_become_indices"
+
+
+def _is_mindspore_code(tr) -> bool:
+    """A file that imports MindSpore already (msmigrate's output, converted again): its tensors are
+    MindSpore's, and their methods (broadcast_to, asnumpy...) are no torch sites."""
+    return any(q == "mindspore" or q.startswith("mindspore.") for q in tr._imports.values())
+
+
+def is_unmapped(name: str) -> bool:
+    return (name in TENSOR_ATTRIBUTES and R.lookup("Tensor." + name) is None
+            and R.lookup("Module." + name) is None)
+
+
+def method_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`x.frexp()` on a tensor with no record: a TODO (None: not such a site)."""
+    name = original.func.attr.value
+    if not is_unmapped(name) or name in CONTAINER_METHODS or _is_mindspore_code(tr) or tr._receiver_kind(original.func.value) != "tensor":
+        return None
+    if id(original) in tr._inplace_stmt_calls:
+        # `x.tril_(k)` as a statement, whose out-of-place form has a record: `x = <converted x.tril(k)>`
+        rebound = tr._rebind_inplace(original, updated)
+        if rebound is not None:
+            return rebound
+    return tr._todo(original, "Tensor." + name, WHY.format(kind="method"), updated)
+
+
+def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """`x.max(dim=1).values` / `torch.sort(x).indices`: the converted call (`ops.max(x, 1)`) returns a
+    plain (values, indices) tuple, so the field becomes `[0]` / `[1]`."""
+    name = original.attr.value
+    call = updated.value
+    if name not in NAMED_FIELDS or not isinstance(call, cst.Call) or not isinstance(original.value, cst.Call):
+        return None
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == tr.names["ops"] and func.attr.value in TUPLE_RESULTS):
+        return None
+    if _is_mindspore_code(tr) and original.value is call:
+        return None   # MindSpore code as written: ops.max(...) is no torch site
+    i = NAMED_FIELDS[name]
+    tr.sites.append(Site(tr._line(original), "torch.return_types." + name, f"[{i}]", R.CONVERTED,
+                         f"ops.{func.attr.value} returns a plain (values, indices) tuple", shorten(code_of(original)),
+                         RETURN_TYPES_TEST))
+    return cst.Subscript(value=call, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
+
+
+def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """`x.grad_fn` read on a tensor with no record: a TODO that raises where it is read."""
+    field = named_tuple_field(tr, original, updated)
+    if field is not None:
+        return field
+    name = original.attr.value
+    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
+        return None
+    recv = original.value
+    if name in PARAMETER_PROPERTIES and isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
+            and recv.value.value == "self":
+        return None
+    if tr._receiver_kind(recv) != "tensor":
+        return None
+    # inside a function the placeholder is called, so the read itself raises (`x.grad_fn is None` would
+    # otherwise compare a placeholder); at module level it stays a value that raises when used
+    return tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"), cst.Call(func=cst.Name("_")))
+
+
+def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
+    """`x.requires_grad = True` on a tensor: the statement becomes a placeholder call that raises."""
+    if len(original.targets) != 1:
+        return None
+    target = original.targets[0].target
+    if not isinstance(target, cst.Attribute):
+        return None
+    name = target.attr.value
+    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
+        return None
+    recv = target.value
+    if name in PARAMETER_PROPERTIES and isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
+            and recv.value.value == "self":
+        return None
+    if tr._receiver_kind(recv) != "tensor":
+        return None
+    ph = tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"))
+    return cst.Expr(value=cst.Call(func=ph))
