@@ -68,8 +68,9 @@ def _convert(argv: List[str]) -> int:
     if not args.quiet:
         print(f"msmigrate: {s['sites']} torch sites: {s['converted']} converted, "
               f"{s['converted_with_difference']} converted with a difference, {s['todo']} TODO "
-              f"({s['conversion_rate'] * 100:.1f}%); files: {s['files']['converted']} converted, "
-              f"{s['files']['unchanged']} unchanged, {s['files']['failed']} failed")
+              f"({s['conversion_rate'] * 100:.1f}% converted, {s['proven_rate'] * 100:.1f}% proven by a parity "
+              f"test); files: {s['files']['converted']} converted, {s['files']['unchanged']} unchanged, "
+              f"{s['files']['copied']} copied, {s['files']['failed']} failed")
         print(f"msmigrate: report: {report_dir / 'msmigrate-report.md'} "
               f"(and {report_dir / 'msmigrate-report.html'})")
         for script in tree.launch_scripts:

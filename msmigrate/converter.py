@@ -44,7 +44,7 @@ class ConversionError(Exception):
 @dataclass
 class FileResult:
     rel: str
-    status: str                 # "converted", "unchanged", "failed"
+    status: str                 # "converted", "unchanged", "copied" (not Python), "failed"
     sites: List[Site] = field(default_factory=list)
     reason: str = ""
     lines: int = 0
@@ -306,6 +306,7 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
             bar.advance()
     bar.close()
     if dry_run:
+        results.extend(FileResult(p.name if single_out else str(p.relative_to(root)), "copied") for p in other)
         for s in skipped:
             rel, _, why = s.partition(": ")
             results.append(FileResult(rel, "failed", reason=why))
@@ -337,6 +338,7 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         try:
             shutil.copyfile(p, dst)
             copied += 1
+            results.append(FileResult(str(rel) if not single_out else p.name, "copied"))   # the report lists it
         except OSError as exc:
             results.append(FileResult(str(rel), "failed", reason=f"could not copy: {exc}"))
     for s in skipped:
@@ -348,12 +350,11 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     launch_scripts = _write_launch_scripts(results, outputs, out_root, single_out)
     for d in compat_dirs:
         (out_root / d / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
-    if any(r.status == "converted" for r in results):
-        req = out_root / "requirements-mindspore.txt"
-        if not req.exists():
-            req.write_text("# written by msmigrate: what the converted code needs\n"
-                           "mindspore==2.10.0\nnumpy<2  # MindSpore's PyNative mode breaks with numpy 2\n",
-                           encoding="utf-8")
+    if any(r.status == "converted" for r in results) and not (out_root / "requirements-mindspore.txt").exists():
+        from .requirements import write_requirements   # every third-party package the output imports
+        written = [single_out if single_out else out_root / r.rel for r in results if r.rel.endswith(".py")]
+        write_requirements(out_root, [p for p in written if p.is_file() and not p.is_symlink()]
+                           + [out_root / d / f"{COMPAT}.py" for d in compat_dirs])
     results.sort(key=lambda r: r.rel)
     return TreeResult(src, out, results, copied, launch_scripts=launch_scripts)
 

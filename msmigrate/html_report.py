@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from .proof import names_existing_test
 from .registry import CONVERTED, DIFFERENCE, TODO
 
 EFFORT_MINUTES = {TODO: 15, DIFFERENCE: 3, "failed-file": 30}
@@ -146,6 +147,10 @@ def _site_row(f_rel: str, s) -> str:
     note = esc(s.note)
     if s.status == TODO:
         note = f'<div class="todo-why">{esc(todo_explanation(s))}</div>'
+    elif names_existing_test(s.test):
+        note += f'<div class="note proof">proven by <code>{esc(s.test)}</code></div>'
+    else:
+        note += '<div class="note proof">no parity test proves this mapping</div>'
     return (f'<tr class="site" data-site="1" data-status="{esc(s.status)}" data-api="{esc(s.api)}">'
             f'{cells}<td>{note}</td></tr>')
 
@@ -212,7 +217,8 @@ def _summary_html(tree, s: Dict) -> Iterable[str]:
     minutes = effort_minutes(s)
     cards = [
         ("sites", s["sites"], "torch API sites"),
-        ("rate-sites", f"{s['conversion_rate'] * 100:.1f}%", "converted, by sites"),
+        ("rate-sites", f"{s['conversion_rate'] * 100:.1f}%", "converted, by sites (exact or with a difference)"),
+        ("rate-proven", f"{s['proven_rate'] * 100:.1f}%", f"of sites proven by a parity test ({s['proven']})"),
         ("rate-files", f"{file_rate * 100:.1f}%", f"files fully converted ({done_files} of {relevant_files})"),
         ("converted", s["converted"], "converted"),
         ("difference", s["converted_with_difference"], "converted with a difference (review)"),
@@ -225,7 +231,16 @@ def _summary_html(tree, s: Dict) -> Iterable[str]:
         yield (f'<div class="card" id="card-{key}"><div class="num" data-key="{key}">{esc(num)}</div>'
                f'<div class="lbl">{esc(label)}</div></div>')
     yield "</div>"
-    yield (f'<p class="note">Files: {s["files"]["converted"]} converted, {s["files"]["unchanged"]} unchanged, '
+    yield (f'<p class="note" id="rates-meaning">Converted: {s["converted_total"]} of {s["sites"]} sites became '
+           f'MindSpore code ({s["converted"]} exact, {s["converted_with_difference"]} with a documented '
+           f'difference); {s["proven"]} of them are proven by a parity test that exists in msmigrate\'s tests/ '
+           f'(torch and the converted form run on the same inputs), {s["unproven"]} are not. TODO sites are not '
+           f'converted: the program stops there with MigrationError.'
+           + (f' Files that could not be converted hold about {s["torch_refs_in_failed_files"]} more torch '
+              f'references; counting them, {s["conversion_rate_with_failed_files"] * 100:.1f}% is converted.'
+              if s["files"]["failed"] else "") + '</p>')
+    yield (f'<p class="note">Files: {s["files"]["total"]} in all: {s["files"]["converted"]} converted, '
+           f'{s["files"]["unchanged"]} unchanged, {s["files"]["copied"]} copied (not Python), '
            f'{s["files"]["failed"]} failed; {s["files_with_todo"]} carry TODOs. Effort rule: '
            f'{EFFORT_MINUTES[TODO]} min per TODO site, {EFFORT_MINUTES[DIFFERENCE]} min per site converted with '
            f'a difference (review), {EFFORT_MINUTES["failed-file"]} min per file that could not be converted; '
@@ -245,6 +260,13 @@ def _summary_html(tree, s: Dict) -> Iterable[str]:
         for f in failed:
             yield f'<li><code>{esc(f.rel)}</code>: {esc(f.reason)}</li>'
         yield "</ul>"
+    yield '<h3 id="every-file">Every file</h3><table id="file-list"><tr><th>file</th><th>status</th>' \
+        '<th>sites</th><th>TODO</th></tr>'
+    for f in tree.files:
+        n_todo = sum(1 for x in f.sites if x.status == TODO)
+        yield (f'<tr><td><code>{esc(f.rel)}</code></td><td class="st-{esc(f.status)}">{esc(f.status)}</td>'
+               f'<td>{len(f.sites)}</td><td>{n_todo}</td></tr>')
+    yield "</table>"
     yield "</section>"
 
 
