@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .lines import statement_lines
+from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
 
 from .project_index import ProjectIndex
 from .sites import Site
@@ -67,10 +68,15 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         from .mappings.tf_convert import convert_tf_code, imports_tensorflow
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
             return convert_tf_code(source, compat_import)
+    tree = ast.parse(source)
+    np_sites: List[Site] = []
+    if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
+        info = index.modules.get(module_name)
+        module, np_sites = rewrite_numpy_copy(module, info.imports if info else {}, statement_lines(module, tree))
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
-    tr.stmt_lines = statement_lines(module, ast.parse(source))
+    tr.stmt_lines = statement_lines(module, tree)
     new = module.visit(tr)
-    return new.code, tr.sites, tr.uses_compat
+    return new.code, np_sites + tr.sites, tr.uses_compat
 
 
 def compat_source() -> str:
@@ -143,6 +149,13 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
             f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info):
+        if has_copy_keyword(text):   # no torch, but numpy 2 idioms that numpy<2 rejects
+            try:
+                code, sites = convert_numpy_only(text, info.imports)
+            except Exception as exc:  # a converter bug must not lose the file
+                return FileResult(rel, "failed", reason=f"{type(exc).__name__}: {exc}", lines=lines), None
+            if sites:
+                return FileResult(rel, "converted", sites=sites, lines=lines), code
         return FileResult(rel, "unchanged", lines=lines), None
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():
