@@ -158,6 +158,29 @@ def _scan_top_level(info: ModuleInfo, tree: ast.Module) -> None:
             stack.extend(node.body)
 
 
+def _torch_star_exports(base: str) -> Dict[str, str]:
+    """What `from torch.nn import *` binds, as far as msmigrate knows torch: the registry's names directly
+    under `base` and the submodules its records live in (torch itself is not needed)."""
+    import builtins
+
+    from .registry import all_mappings
+
+    out: Dict[str, str] = {}
+    for m in all_mappings():
+        if m.source.startswith(base + "."):
+            head = m.source[len(base) + 1:].split(".", 1)[0]
+            if head.startswith("_") or (hasattr(builtins, head) and not (
+                    base == "torch" and head in _TORCH_ALL_BUILTINS)):
+                continue   # a Python builtin stays one unless torch's own __all__ rebinds it
+            out.setdefault(head, f"{base}.{head}")
+    return out
+
+
+# builtin names that torch.__all__ (torch 2.13) rebinds on `from torch import *`
+_TORCH_ALL_BUILTINS = frozenset({"abs", "all", "any", "bool", "compile", "complex", "float", "int", "max", "min",
+                                 "pow", "range", "round", "sum"})
+
+
 class ProjectIndex:
     def __init__(self, root: Path, files: Iterable[Path], sources: Optional[Dict[Path, str]] = None):
         self.root = root
@@ -205,13 +228,17 @@ class ProjectIndex:
             for info in starring:
                 for base in info.stars:
                     src = self.modules.get(base)
-                    if src is None or src is info:
+                    if src is None and is_torch_name(base) and base.split(".", 1)[0] not in self.local_tops:
+                        exports = _torch_star_exports(base)   # `from torch.nn import *`
+                    elif src is None or src is info:
                         continue
-                    for name, qn in self._exports(src).items():
+                    else:
+                        exports = self._exports(src)
+                    for name, qn in exports.items():
                         if name in info.defined or name in info.imports:
                             continue
                         info.imports[name] = qn
-                        if src.all_names is not None:
+                        if src is not None and src.all_names is not None:
                             self.star_exports.add(f"{src.name}.{name}")
                         changed = True
             if not changed:

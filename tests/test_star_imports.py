@@ -91,3 +91,23 @@ def test_star_imported_torch_names_convert_and_compute_what_torch_computes(tmp_p
     assert r.returncode == 0, r.stderr[-3000:]
     diff = float(r.stdout.split("maxdiff")[1])
     assert diff < 1e-5, r.stdout
+
+
+def test_star_import_from_torch_resolves_through_the_registry():
+    from msmigrate.converter import convert_code
+
+    code, sites, _ = convert_code(textwrap.dedent("""\
+        from torch.nn import *
+
+
+        class Net(Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = Linear(4, 3)
+
+            def forward(self, x):
+                return functional.relu(self.fc(x)), max(1, 2)
+        """))
+    assert "class Net(nn.Cell):" in code and "nn.Dense(4, 3)" in code and "ops.relu(" in code, code
+    assert "max(1, 2)" in code, "a builtin torch.nn does not rebind stays the builtin"
+    assert {"torch.nn.Module", "torch.nn.Linear", "torch.nn.functional.relu"} <= {s.api for s in sites}
