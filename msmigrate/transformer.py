@@ -1316,6 +1316,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         name = func.attr.value
         if name == "backward":
             return updated      # the training-loop rewrite (train_loop.py) decides
+        chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x
+        if chained is not None:
+            return chained
         tm = R.lookup("Tensor." + name)
         mm = R.lookup("Module." + name)
         if tm is None and mm is None:

@@ -78,6 +78,9 @@ def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optio
     field = named_tuple_field(tr, original, updated)
     if field is not None:
         return field
+    chained = property_receiver(tr, original, updated)
+    if chained is not None:
+        return chained
     name = original.attr.value
     if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
         return None
@@ -90,6 +93,25 @@ def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optio
     # inside a function the placeholder is called, so the read itself raises (`x.grad_fn is None` would
     # otherwise compare a placeholder); at module level it stays a value that raises when used
     return tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"), cst.Call(func=cst.Name("_")))
+
+
+def property_receiver(tr, original: cst.BaseExpression, updated: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x.grad.zero_()`, `x.grad_fn.name()`, `x.grad.data`: the receiver reads an unmapped property of a
+    tensor (the libcst pass never visits it on its own): the whole expression is the TODO."""
+    recv = original.func.value if isinstance(original, cst.Call) else original.value
+    if not isinstance(recv, cst.Attribute):
+        return None
+    name = recv.attr.value
+    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
+        return None
+    if name in PARAMETER_PROPERTIES and isinstance(recv.value, cst.Attribute) \
+            and isinstance(recv.value.value, cst.Name) and recv.value.value.value == "self":
+        return None
+    if tr._receiver_kind(recv.value) != "tensor":
+        return None
+    why = WHY.format(kind="attribute") + f", read by {shorten(code_of(original), 60)}"
+    call_args = updated if isinstance(updated, cst.Call) else cst.Call(func=cst.Name("_"))
+    return tr._todo(original, "Tensor." + name, why, call_args)
 
 
 def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
