@@ -299,8 +299,8 @@ def write_html(tree, path: Path, summary: Optional[Dict] = None) -> None:
           '<span id="filter-count" class="note"></span></div>')
         w('<h2>Files</h2>')
         for f in tree.files:
-            if f.status == "unchanged" and not f.sites:
-                continue
+            if f.status in ("unchanged", "copied") and not f.sites:
+                continue      # listed in "Every file" above
             n_todo = sum(1 for x in f.sites if x.status == TODO)
             w(f'<section class="file" data-status="{esc(f.status)}" data-file="{esc(f.rel)}">'
               f'<h3><code>{esc(f.rel)}</code> <span class="st-{esc(f.status)}">{esc(f.status)}</span> '
