@@ -16,6 +16,7 @@ from . import registry as R
 from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
+from .graph_idioms import map_lambda_as_tuple
 from .sites import Site, shorten
 from . import train_loop as TL
 
@@ -1215,6 +1216,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(func, cst.Name) and func.value == "partial" or \
                 isinstance(func, cst.Attribute) and func.attr.value == "partial":
             return self._convert_partial(original, updated)
+        if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
+                and "map" not in self._imports and not self._shadowed("map"):
+            return map_lambda_as_tuple(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):

@@ -326,3 +326,34 @@ def test_static_code_reads_well():
     assert static_code("x", "b c h w -> b c", "reduce", "mean", {}) == "ops.mean(x, (2, 3))"
     with pytest.raises(ValueError):
         static_code("x", "b ... -> b", "reduce", "mean", {})
+
+
+def test_attention_idiom():
+    """lucidrains-style attention: `map(lambda t: rearrange(t, ..., h=self.heads), qkv)` becomes a
+    generator expression (GRAPH mode rejects map over a closure), einsum and rearrange of an
+    expression; values and weight gradients in PYNATIVE and GRAPH."""
+    src = '''import torch
+from torch import nn
+from einops import rearrange, einsum
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        qkv = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), qkv)
+        attn = einsum(q, k, "b h i d, b h j d -> b h i j").softmax(dim=-1)
+        out = rearrange(einsum(attn, v, "b h i j, b h j d -> b h i d"), "b h n d -> b n (h d)")
+        return self.to_out(out)
+
+def make():
+    return Attention(8)
+'''
+    x = np.random.default_rng(9).standard_normal((2, 5, 8)).astype(np.float32)
+    code, sites = check_layer(src, [x], grad=True, rtol=1e-4, atol=1e-5)
+    assert "tuple(ops.transpose(t.reshape(t.shape[0], t.shape[1], self.heads, -1), (0, 2, 1, 3)) for t in qkv)" \
+        in code, code
