@@ -178,6 +178,8 @@ class TreeResult:
     outputs: Dict[str, str] = field(default_factory=dict)
     # msrun launch scripts written next to converted distributed programs (relative to the output)
     launch_scripts: List[str] = field(default_factory=list)
+    # packages converted with the project (msmigrate convert --deps; msmigrate/deps.py)
+    dependencies: List[dict] = field(default_factory=list)
 
     @property
     def sites(self) -> List[Site]:
@@ -236,10 +238,11 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
 
 def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Optional[int] = None,
                  progress: bool = False, dry_run: bool = False, parallel_mode: str = "data",
-                 time_limit: Optional[float] = None) -> TreeResult:
+                 time_limit: Optional[float] = None, deps=()) -> TreeResult:
     """Convert SRC into OUT. With ``dry_run`` nothing is written (OUT may be None): the converted code of
     every file that would change is returned in ``TreeResult.outputs``. ``time_limit``: seconds one file's
-    conversion may take (default FILE_TIME_LIMIT_S; 0: no limit)."""
+    conversion may take (default FILE_TIME_LIMIT_S; 0: no limit). ``deps``: packages converted alongside
+    (msmigrate/deps.py) whose names are kept as references to the converted copies."""
     time_limit = FILE_TIME_LIMIT_S if time_limit is None else time_limit
     src = Path(src)
     out = Path(out) if out is not None else None
@@ -282,6 +285,7 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         except OSError as exc:
             results.append(FileResult(rel, "failed", reason=f"unreadable: {exc.strerror or exc}"))
     index = ProjectIndex(root, list(texts), texts)
+    index.converted_deps = frozenset(deps)   # --deps: their names refer to the converted copies
     work = [(p, p.name if single_out else str(p.relative_to(root)), texts[p]) for p in texts]
     outputs: Dict[str, Optional[str]] = {}
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
