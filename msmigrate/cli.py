@@ -99,7 +99,8 @@ def _convert(argv: List[str]) -> int:
         if args.verbose:
             _print_todo_sites(tree)
     failed = s["files"]["failed"] > 0
-    return EXIT_TODO if (s["todo"] or failed) else EXIT_OK
+    dep_todo = any(d["todo"] or d["failed_files"] for d in tree.dependencies)   # --deps packages' own TODOs
+    return EXIT_TODO if (s["todo"] or failed or dep_todo) else EXIT_OK
 
 
 def _convert_dry(args, tree, s) -> int:
