@@ -122,6 +122,9 @@ def _helper_call(ctx, target: str) -> cst.BaseExpression:
     return ctx.bound.call.with_changes(func=ctx.render(target))
 
 
+_PLACEHOLDER = "_einops_input_"
+
+
 def _pattern_rule(operation: str, helper: str):
     def fn(ctx):
         b = ctx.bound
@@ -130,15 +133,22 @@ def _pattern_rule(operation: str, helper: str):
         reduction = _literal_string(b.value("reduction")) if operation == "reduce" else None
         names = [n for n in b.order if not n.startswith("__") and n not in ("tensor", "pattern", "reduction")]
         lengths = {n: b.code(n) for n in names}
-        simple = (tensor is not None and not b.starred and pattern is not None
-                  and _SIMPLE.match(code_of(tensor).strip()) and not any(n.startswith("__pos") for n in b.order)
-                  and all(_SIMPLE.match(v) for v in lengths.values())
-                  and (operation != "reduce" or reduction is not None))
-        if simple:
+        literal = (tensor is not None and not b.starred and pattern is not None
+                   and not any(n.startswith("__pos") for n in b.order)
+                   and all(_SIMPLE.match(v) for v in lengths.values())
+                   and (operation != "reduce" or reduction is not None)
+                   and ctx.tr._receiver_kind(tensor) != "other")    # a list or tuple: the helper stacks it
+        if literal:
             try:
-                return ctx.expr(static_code(code_of(tensor).strip(), pattern, operation, reduction, lengths))
+                code = static_code(_PLACEHOLDER, pattern, operation, reduction, lengths)
             except ValueError:
-                pass   # the helper handles it (and raises einops' error where einops does)
+                code = None   # the helper handles it (and raises einops' error where einops does)
+            tensor_code = code_of(tensor).strip()
+            if code is not None and (_SIMPLE.match(tensor_code) or code.count(_PLACEHOLDER) == 1):
+                # an expression is written once: only where the code needs no shape of it
+                if not _SIMPLE.match(tensor_code) and not isinstance(tensor, (cst.Call, cst.Subscript)):
+                    tensor_code = f"({tensor_code})"
+                return ctx.expr(code.replace(_PLACEHOLDER, tensor_code))
         return _helper_call(ctx, helper)
     fn.handles_starred = True
     return fn

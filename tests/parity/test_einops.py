@@ -357,3 +357,21 @@ def make():
     code, sites = check_layer(src, [x], grad=True, rtol=1e-4, atol=1e-5)
     assert "tuple(ops.transpose(t.reshape(t.shape[0], t.shape[1], self.heads, -1), (0, 2, 1, 3)) for t in qkv)" \
         in code, code
+
+
+def test_expression_tensor_written_once():
+    """A tensor given as an expression is translated in place where the code needs none of its shape
+    (a transpose, a reduction); otherwise the helper evaluates it once."""
+    from .harness import check_function
+
+    src = '''import torch
+from einops import rearrange, reduce
+
+def fn(x):
+    return (rearrange(x * 2, "b h w -> w b h"), reduce(torch.tanh(x), "b h w -> b", "max"),
+            rearrange(x + 1, "b h w -> b (h w)"))
+'''
+    x = np.random.default_rng(10).standard_normal((2, 3, 4)).astype(np.float32)
+    code, sites = check_function(src, [x], grad=True)
+    assert "ops.transpose((x * 2), (2, 0, 1))" in code and "ops.amax(ops.tanh(x), (1, 2))" in code, code
+    assert "_ms_compat.einops_rearrange(x + 1, " in code, code
