@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from .deps import imports_dependency
 from .lines import statement_lines
 
 from .project_index import ProjectIndex
@@ -141,7 +142,7 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         return FileResult(rel, "unchanged", lines=lines), None
     if info.parse_error:
         return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
-    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
+    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not imports_dependency(index, text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
         return FileResult(rel, "unchanged", lines=lines), None
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():

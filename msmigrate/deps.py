@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -81,6 +82,16 @@ def is_dependency_name(index, qname: str) -> bool:
     """A qualified name inside one of the converted dependencies of this conversion."""
     deps = getattr(index, "converted_deps", ())
     return bool(deps) and qname.split(".", 1)[0] in deps
+
+
+def imports_dependency(index, text: str) -> bool:
+    """The file imports one of the converted dependencies (it then needs the sys.path bootstrap even
+    when it has no torch code)."""
+    deps = getattr(index, "converted_deps", ())
+    if not deps:
+        return False
+    names = "|".join(re.escape(n) for n in sorted(deps))
+    return re.search(rf"^\s*(import|from)\s+({names})\b", text, re.M) is not None
 
 
 def convert_dependencies(names: Sequence[str], out_root: Path, jobs: Optional[int] = None,

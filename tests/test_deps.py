@@ -80,6 +80,14 @@ PROJECT = {
             with torch.no_grad():
                 return torch.softmax(net(x), dim=1)
         """,
+    # no torch here: it still has to import _ms_compat (the sys.path bootstrap) before tinylib
+    "app.py": """
+        from tinylib import tiny_net
+
+
+        def make():
+            return tiny_net(num_classes=3)
+        """,
 }
 
 NO_TORCH = "import sys\nfor _m in ('torch', 'torchvision'):\n    sys.modules[_m] = None\n"
@@ -124,6 +132,7 @@ def test_convert_with_deps(converted):
     models = (lib / "models.py").read_text()
     assert "import torch" not in models and "nn.Cell" in models
     assert "from tinylib.layers import ConvBNAct" in models          # its own imports are kept
+    assert (out / "app.py").read_text().startswith("import _ms_compat\nfrom tinylib import tiny_net")
     code = (out / "model.py").read_text()
     assert "import tinylib" in code and "from tinylib.models import tiny_net" in code
     assert code.index("import _ms_compat") < code.index("import tinylib")    # the bootstrap comes first
@@ -161,6 +170,8 @@ def test_converted_project_runs_without_torch_and_takes_torch_weights(converted)
     assert w.returncode == 0, w.stdout + w.stderr
     script = NO_TORCH + textwrap.dedent(f"""
         import numpy as np, mindspore as ms
+        import app
+        assert type(app.make()).__mro__[1] is ms.nn.Cell
         import model, tinylib
         assert tinylib.__file__.startswith({str(out / "_deps")!r}), tinylib.__file__
         for build in (model.build, model.build_direct):
