@@ -196,3 +196,32 @@ def test_unknown_dependency_is_a_usage_error(tmp_path):
                      _env())
     assert res.returncode == 2 and "no_such_pkg_xyz" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_torchvision_precedence(tmp_path):
+    """With --deps torchvision, msmigrate's own records still convert the APIs they cover
+    (transforms); other torchvision names stay and refer to the converted copy."""
+    from msmigrate.converter import convert_tree
+
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        import torchvision
+        from torchvision import transforms
+        from torchvision.models import resnet18
+
+        net = torchvision.models.resnet50(num_classes=10)
+        small = resnet18()
+        tf = transforms.Compose([transforms.ToTensor()])
+        """).lstrip())
+    tree = convert_tree(tmp_path, None, dry_run=True, jobs=1, deps=["torchvision"])
+    code = tree.outputs["train.py"]
+    assert "_ms_compat.transforms.Compose([_ms_compat.transforms.ToTensor()])" in code
+    assert "net = torchvision.models.resnet50(num_classes=10)" in code and "small = resnet18()" in code
+    assert code.index("import _ms_compat") < code.index("import torchvision")
+    sites = {s.api: s for s in tree.sites}
+    assert sites["torchvision.models.resnet50"].status == "converted" and "--deps" in sites[
+        "torchvision.models.resnet50"].note
+    assert sites["torchvision.transforms.ToTensor"].target.startswith("_ms_compat.")
+    # without --deps the same names are visible TODOs
+    plain = convert_tree(tmp_path, None, dry_run=True, jobs=1)
+    assert {s.api for s in plain.sites if s.status == "todo"} >= {"torchvision.models.resnet50"}
