@@ -70,7 +70,9 @@ def _convert(argv: List[str]) -> int:
         tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
                             parallel_mode=args.parallel_mode, deps=deps)
         if deps and not dry:
-            tree.dependencies = finish(tree, deps)
+            if not args.quiet:
+                print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output", file=sys.stderr)
+            tree.dependencies = finish(tree, deps, args.jobs)
     except (ConversionError, DependencyError) as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -119,14 +119,14 @@ def convert_dependencies(names: Sequence[str], out_root: Path, jobs: Optional[in
     return results
 
 
-def finish(tree, names: Sequence[str]) -> List[dict]:
+def finish(tree, names: Sequence[str], jobs: Optional[int] = None) -> List[dict]:
     """After the project's conversion: convert the dependencies and append the sys.path bootstrap
     to the project's _ms_compat.py files. Returns the report entries."""
     from .transformer import COMPAT
 
     single = tree.src.is_file() and tree.out.suffix == ".py"
     out_root = tree.out.parent if single else tree.out
-    results = convert_dependencies(names, out_root)
+    results = convert_dependencies(names, out_root, jobs)
     for d in sorted({f.compat_dir for f in tree.files if f.compat_dir is not None}):
         helper = out_root / d / f"{COMPAT}.py"
         if helper.exists():
