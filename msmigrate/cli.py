@@ -71,7 +71,8 @@ def _convert(argv: List[str]) -> int:
                             parallel_mode=args.parallel_mode, deps=deps)
         if deps and not dry:
             if not args.quiet:
-                print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output", file=sys.stderr)
+                print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output",
+                      file=sys.stderr)
             tree.dependencies = finish(tree, deps, args.jobs)
     except (ConversionError, DependencyError) as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)

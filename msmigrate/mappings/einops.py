@@ -17,8 +17,8 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from ..callsite import UnsupportedSite, code_of
-from ..registry import DIFFERENCE, mapping, rule
+from ..callsite import code_of
+from ..registry import mapping, rule
 
 T = "tests/parity/test_einops.py"
 _TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "compat_parts" / "einops.py"
