@@ -3,7 +3,7 @@ equivalent form GRAPH mode compiles.
 
 `q, k, v = map(lambda t: rearrange(t, ...), qkv)` (the usual einops idiom): MindSpore's GRAPH
 mode refuses `map` over a lambda that reads a free variable ("The Map operator don't support
-Closure with free variable yet"); a generator expression compiles."""
+Closure with free variable yet"); a generator expression compiles (and is lazy, like map)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -11,9 +11,9 @@ from typing import Optional
 import libcst as cst
 
 
-def map_lambda_as_tuple(call: cst.Call) -> Optional[cst.Call]:
-    """`map(lambda t: EXPR, SEQ)` -> `tuple(EXPR for t in SEQ)`, or None when the call is not
-    of that form (several iterables, default arguments, *args, keywords)."""
+def map_lambda_as_generator(call: cst.Call) -> Optional[cst.GeneratorExp]:
+    """`map(lambda t: EXPR, SEQ)` -> `(EXPR for t in SEQ)` (lazy, as map is), or None when the call
+    is not of that form (several iterables, default arguments, *args, keywords)."""
     if not (isinstance(call.func, cst.Name) and call.func.value == "map" and len(call.args) == 2):
         return None
     fn, seq = call.args
@@ -26,7 +26,4 @@ def map_lambda_as_tuple(call: cst.Call) -> Optional[cst.Call]:
     if (len(params.params) != 1 or params.posonly_params or params.kwonly_params or params.star_kwarg
             or not isinstance(params.star_arg, cst.MaybeSentinel) or params.params[0].default is not None):
         return None
-    target = params.params[0].name
-    # the call's own parentheses are the generator's: tuple(e for t in s)
-    gen = cst.GeneratorExp(elt=lam.body, for_in=cst.CompFor(target=target, iter=seq.value), lpar=[], rpar=[])
-    return cst.Call(func=cst.Name("tuple"), args=[cst.Arg(value=gen)])
+    return cst.GeneratorExp(elt=lam.body, for_in=cst.CompFor(target=params.params[0].name, iter=seq.value))

@@ -17,7 +17,7 @@ from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name
-from .graph_idioms import map_lambda_as_tuple
+from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
 from . import train_loop as TL
 
@@ -1230,7 +1230,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._convert_partial(original, updated)
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
-            return map_lambda_as_tuple(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
+            return map_lambda_as_generator(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):

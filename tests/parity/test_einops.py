@@ -355,7 +355,7 @@ def make():
 '''
     x = np.random.default_rng(9).standard_normal((2, 5, 8)).astype(np.float32)
     code, sites = check_layer(src, [x], grad=True, rtol=1e-4, atol=1e-5)
-    assert "tuple(ops.transpose(t.reshape(t.shape[0], t.shape[1], self.heads, -1), (0, 2, 1, 3)) for t in qkv)" \
+    assert "= (ops.transpose(t.reshape(t.shape[0], t.shape[1], self.heads, -1), (0, 2, 1, 3)) for t in qkv)" \
         in code, code
 
 
