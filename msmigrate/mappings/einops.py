@@ -61,26 +61,54 @@ def _product(factors: List[str]) -> str:
     return " * ".join(f"({f})" if " " in f else f for f in factors)
 
 
+def _shape_code(parts: List[object]) -> str:
+    """A reshape argument from sizes (str) and, at most once, a slice of shapes (a 1-tuple holding the
+    slice's code): `a, b, c` or `(a, b) + x.shape[1:-1] + (c,)`."""
+    if not any(isinstance(p, tuple) for p in parts):
+        return ", ".join(parts) if parts else "()"
+    pieces, run = [], []
+    for p in parts:
+        if isinstance(p, tuple):
+            if run:
+                pieces.append(f"({', '.join(run)}{',' * (len(run) == 1)})")
+                run = []
+            pieces.append(p[0])
+        else:
+            run.append(p)
+    if run:
+        pieces.append(f"({', '.join(run)}{',' * (len(run) == 1)})")
+    return " + ".join(pieces)
+
+
 def static_code(tensor: str, pattern: str, operation: str, reduction: Optional[str],
                 lengths: Dict[str, str]) -> str:
     """MindSpore code doing einops' `operation` with a literal pattern on the tensor named
-    `tensor`. `lengths`: axis name -> source code of its length. Raises ValueError where
-    the pattern needs the run-time helper (ellipsis) or is not valid einops."""
+    `tensor`. `lengths`: axis name -> source code of its length. Raises ValueError for a pattern
+    that is not valid einops (the helper then raises einops' error at run time).
+
+    An ellipsis is planned as one axis: the first reshape merges the dimensions it covers, the
+    last one puts them back (`x.shape[1:-1]`), so the code between has a known number of axes."""
     left = PLANNER.einops_parse_side(pattern.split("->")[0]) if "->" in pattern else ()
-    if any(g == PLANNER.EINOPS_ELLIPSIS for g in left):
-        raise ValueError("ellipsis: the number of dimensions it covers is known at run time")
+    ell = PLANNER.EINOPS_ELLIPSIS
+    k = left.index(ell) if ell in left else -1          # input dimensions before the ellipsis
+    m = len(left) - k - 1                                # and after it
+    ell_shape = (f"{tensor}.shape[{k or ''}:{-m if m else ''}]".replace("[:]", ""),) if k >= 0 else None
     recipe = PLANNER.einops_recipe(pattern, operation, len(left), tuple(lengths))
     axes, in_groups, reduced, order, out_groups = recipe
+    block = axes.index(ell + "0") if k >= 0 else -1      # the elementary axis standing for the ellipsis
     n_in = sum(len(g) for g in in_groups)
     size: List[Optional[str]] = []
     for a in axes:
         size.append(str(a[2]) if isinstance(a, tuple) else lengths.get(a))
-    need_init = False
+    need_init = k >= 0
     init: List[str] = [""] * n_in
-    # one unknown length among the split axes reads best as -1 in the reshape
-    unknown_count = sum(1 for g in in_groups if len(g) != 1 for i in g if size[i] is None)
+    # one unknown length among the split axes reads best as -1 in the reshape (the ellipsis takes it)
+    unknown_count = 2 if k >= 0 else sum(1 for g in in_groups if len(g) != 1 for i in g if size[i] is None)
     for dim, group in enumerate(in_groups):
-        whole = f"{tensor}.shape[{dim}]"
+        whole = f"{tensor}.shape[{dim if k < 0 or dim < k else dim - len(left)}]"
+        if group == (block,):
+            size[block] = init[block] = "-1"
+            continue
         if len(group) == 1 and size[group[0]] is None:
             size[group[0]] = whole
             init[group[0]] = whole
@@ -97,23 +125,36 @@ def static_code(tensor: str, pattern: str, operation: str, reduction: Optional[s
     code = tensor
     if need_init:
         code = f"{code}.reshape({', '.join(init)})"
+    # a reshape right after the first one makes it unneeded: reshape(reshape(x, a), b) is reshape(x, b)
+    unchanged_since_init = tensor
     if reduced:
         if reduction not in _REDUCTIONS:
             raise ValueError(f"reduction {reduction!r}")
         axes_code = f"({reduced[0]},)" if len(reduced) == 1 else str(tuple(reduced))
         code = f"{_REDUCTIONS[reduction]}({code}, {axes_code})"
+        unchanged_since_init = None
     kept = [i for i in range(n_in) if i not in reduced]
     perm = tuple(kept.index(i) for i in order)
     if perm != tuple(range(len(perm))):
         code = f"ops.transpose({code}, {perm})"
+        unchanged_since_init = None
     flat_out = [i for g in out_groups for i in g]
     if len(flat_out) != len(order):      # repeat: new axes of length 1, broadcast to their lengths
         expand = [size[i] if i < n_in else "1" for i in flat_out]
         target = ["-1" if i < n_in else size[i] for i in flat_out]
-        code = f"ops.broadcast_to({code}.reshape({', '.join(expand)}), ({', '.join(target)}{',' * (len(target) == 1)}))"
-    if any(len(g) != 1 for g in out_groups):
-        final = [_product([size[i] for i in g]) for g in out_groups]
-        code = f"{code}.reshape({', '.join(final) if final else '()'})"
+        code = f"ops.broadcast_to({unchanged_since_init or code}.reshape({', '.join(expand)}), " \
+               f"({', '.join(target)}{',' * (len(target) == 1)}))"
+        unchanged_since_init = None
+    if any(len(g) != 1 for g in out_groups) or block in flat_out:
+        final: List[object] = []
+        for g in out_groups:
+            if g == (block,):
+                final.append(ell_shape)          # the ellipsis' dimensions, back as they were
+            elif block in g:
+                final.append("-1")               # (c ...): the only length not written out
+            else:
+                final.append(_product([size[i] for i in g]))
+        code = f"{unchanged_since_init or code}.reshape({_shape_code(final)})"
     return code
 
 
@@ -154,7 +195,7 @@ def _pattern_rule(operation: str, helper: str):
     return fn
 
 
-_NOTE = ("einops has no MindSpore backend: a literal pattern on a named tensor becomes reshape/ops.transpose/"
+_NOTE = ("einops has no MindSpore backend: a literal pattern becomes reshape/ops.transpose/"
          "ops.broadcast_to/reduction code over x.shape; other calls use _ms_compat.{helper} (same arguments; "
          "the pattern is planned from the shape, at compile time in GRAPH mode). A list of tensors is stacked "
          "by the helper only: a name bound to a list needs the helper call")

@@ -45,8 +45,21 @@ CASES = [
     ("reduce", "t b c -> b c", ", reduction='max'", (4, 2, 3)),
     ("reduce", "b n d -> d b", ", 'prod'", (2, 3, 4)),
     ("reduce", "b c -> ", ", 'sum'", (2, 3)),
+    # ellipsis: merged into one axis by the first reshape, put back by the last
+    ("rearrange", "b ... d -> b d ...", "", (2, 3, 4, 5)),
+    ("rearrange", "b ... d -> b d ...", "", (2, 5)),              # the ellipsis covers no dimension
+    ("rearrange", "b c ... -> b (c ...)", "", (2, 3, 4, 5)),
+    ("rearrange", "... (h d) -> ... h d", ", h=2", (2, 3, 4)),
+    ("rearrange", "b ... -> ... b", "", (2, 3, 4)),
+    ("repeat", "... -> r ...", ", r=2", (2, 3)),
+    ("repeat", "b ... -> b ... n", ", n=2", (2, 3, 4)),
+    ("reduce", "b ... -> b", ", 'max'", (2, 3, 4)),
+    ("reduce", "b ... -> b", ", 'max'", (3,)),
+    ("reduce", "b c ... -> b c", ", 'mean'", (2, 3, 4, 5)),
+    ("reduce", "... c -> c", ", 'sum'", (2, 3, 4)),
+    ("reduce", "b (n 2) ... -> b n ...", ", 'min'", (2, 4, 3)),
 ]
-# patterns the converter leaves to the run-time helper: ellipsis, expressions as tensors
+# the run-time helper: a tensor given as an expression whose shape the code needs
 HELPER_CASES = [
     ("rearrange", "b ... d -> b d ...", "", (2, 3, 4, 5)),
     ("rearrange", "b c ... -> b (c ...)", "", (2, 3, 4, 5)),
@@ -324,8 +337,13 @@ def test_static_code_reads_well():
     assert static_code("x", "b c h w -> b (h w) c", "rearrange", None, {}) == \
         "ops.transpose(x, (0, 2, 3, 1)).reshape(x.shape[0], x.shape[2] * x.shape[3], x.shape[1])"
     assert static_code("x", "b c h w -> b c", "reduce", "mean", {}) == "ops.mean(x, (2, 3))"
+    assert static_code("x", "b ... d -> b d ...", "rearrange", None, {}) == \
+        "ops.transpose(x.reshape(x.shape[0], -1, x.shape[-1]), (0, 2, 1)).reshape((x.shape[0], x.shape[-1]) + " \
+        "x.shape[1:-1])"
+    assert static_code("x", "... (h d) -> ... h d", "rearrange", None, {"h": "heads"}) == \
+        "x.reshape(x.shape[:-1] + (heads, x.shape[-1] // heads))"
     with pytest.raises(ValueError):
-        static_code("x", "b ... -> b", "reduce", "mean", {})
+        static_code("x", "b c -> b c d", "rearrange", None, {})
 
 
 def test_attention_idiom():

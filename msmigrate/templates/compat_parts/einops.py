@@ -2,8 +2,8 @@
 and the Rearrange/Reduce layers.
 
 einops has no MindSpore backend. msmigrate translates calls whose pattern is a literal
-into reshape/permute/broadcast/reduction code at the call site; these helpers serve the
-rest (patterns built at run time, ellipsis patterns, lists of tensors, the layers).
+into reshape/transpose/broadcast/reduction code at the call site; these helpers serve the
+rest (patterns built at run time, lists of tensors, einsum, pack/unpack, the layers).
 The pattern is parsed from the tensor's shape with plain Python, so inside a Cell's
 construct in GRAPH mode MindSpore evaluates the planning once, while compiling.
 """
