@@ -84,6 +84,22 @@ def is_dependency_name(index, qname: str) -> bool:
     return bool(deps) and qname.split(".", 1)[0] in deps
 
 
+def needs_bootstrap(index, module_name: str) -> bool:
+    """A module of the project (not of a converted dependency): it imports _ms_compat, which puts
+    _deps/ on sys.path, before a dependency."""
+    return getattr(index, "deps_bootstrap", False) and module_name.split(".", 1)[0] != DEPS_DIR
+
+
+def converted_before(root: Path) -> List[str]:
+    """Packages an earlier `--deps` conversion left in root/_deps (converting its output again must keep
+    their imports)."""
+    d = root / DEPS_DIR
+    if not d.is_dir():
+        return []
+    return sorted(p.stem for p in d.iterdir() if p.stem.isidentifier()
+                  and ((p / "__init__.py").is_file() or p.suffix == ".py"))
+
+
 def imports_dependency(index, text: str) -> bool:
     """The file imports one of the converted dependencies (it then needs the sys.path bootstrap even
     when it has no torch code)."""
@@ -107,7 +123,7 @@ def convert_dependencies(names: Sequence[str], out_root: Path, jobs: Optional[in
         src = locate(name)
         dst = out_root / DEPS_DIR / src.name
         tree = convert_tree(src, dst if src.is_dir() else dst.parent, force=True, jobs=jobs,
-                            time_limit=time_limit, deps=[n for n in names if n != name])
+                            time_limit=time_limit, deps=[n for n in names if n != name], dependency=True)
         # next to the package, in a directory no import can find (a hyphen in its name)
         write_reports(tree, out_root / DEPS_DIR / f"{name}-msmigrate-report")
         py = [f for f in tree.files if f.rel.endswith(".py")]

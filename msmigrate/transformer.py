@@ -16,7 +16,7 @@ from . import registry as R
 from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
-from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name
+from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
 from . import train_loop as TL
@@ -770,7 +770,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._is_foreign_torch(dotted):
                 self.touched = True
                 continue
-            if is_dependency_name(self.index, dotted):
+            if is_dependency_name(self.index, dotted) and needs_bootstrap(self.index, self.module_name):
                 self.uses_compat = True   # _ms_compat puts the converted dependencies on sys.path
             keep.append(alias)
         return _with_names(updated, keep)
@@ -778,7 +778,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         if not updated.relative and updated.module is not None and \
                 is_dependency_name(self.index, code_of(updated.module).strip()):
-            self.uses_compat = True   # _ms_compat puts the converted dependencies on sys.path
+            self.uses_compat = self.uses_compat or needs_bootstrap(self.index, self.module_name)   # sys.path
             return updated
         if updated.relative or updated.module is None or not self._is_foreign_torch(code_of(updated.module).strip()):
             return self._drop_project_torch_aliases(updated)

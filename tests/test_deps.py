@@ -225,3 +225,15 @@ def test_torchvision_precedence(tmp_path):
     # without --deps the same names are visible TODOs
     plain = convert_tree(tmp_path, None, dry_run=True, jobs=1)
     assert {s.api for s in plain.sites if s.status == "todo"} >= {"torchvision.models.resnet50"}
+
+
+def test_converting_the_output_again_changes_nothing(converted):
+    """The converted project keeps `import tinylib`: a second conversion (no --deps) sees the converted
+    copy in _deps/ and leaves every file as it is."""
+    from msmigrate.converter import convert_tree
+
+    tmp, site, out, env, res = converted
+    assert res.returncode == 0
+    again = convert_tree(out, None, dry_run=True, jobs=1)
+    assert again.outputs == {}, sorted(again.outputs)
+    assert not [s for s in again.sites if s.status == "todo"]
