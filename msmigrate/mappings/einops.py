@@ -192,6 +192,7 @@ def _pattern_rule(operation: str, helper: str):
                 return ctx.expr(code.replace(_PLACEHOLDER, tensor_code))
         return _helper_call(ctx, helper)
     fn.handles_starred = True
+    fn.__name__ = fn.__qualname__ = f"{operation}_pattern"
     return fn
 
 
@@ -211,6 +212,7 @@ def _same_call(helper: str):
     def fn(ctx):
         return _helper_call(ctx, helper)
     fn.handles_starred = True
+    fn.__name__ = fn.__qualname__ = f"call_{helper.rsplit('.', 1)[1]}"
     return fn
 
 
