@@ -42,12 +42,24 @@ def _convert(argv: List[str]) -> int:
                    help="torch.distributed programs: MindSpore's parallel mode set by init_process_group "
                         "(data: DATA_PARALLEL, like DDP; auto: AUTO_PARALLEL, MindSpore splits operators itself, "
                         "GRAPH mode; semi_auto: SEMI_AUTO_PARALLEL, your shard strategies). Default: data")
+    p.add_argument("--deps", action="append", metavar="NAME[,NAME]",
+                   help="also convert these installed torch packages (e.g. torchvision) into OUT/_deps/ and "
+                        "point the project's imports at them; msmigrate's own mappings of their APIs come first")
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
     g.add_argument("-v", "--verbose", action="store_true", help="also list every TODO site as file:line")
     args = p.parse_args(argv)
     from .converter import ConversionError, convert_tree
+    from .deps import DependencyError, finish, locate, parse_names
     from .report import summarize, write_reports
+
+    try:
+        deps = parse_names(args.deps)
+        for name in deps:
+            locate(name)
+    except DependencyError as exc:
+        print(f"msmigrate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     dry = args.diff or args.check
     if not dry and not args.out:
@@ -56,8 +68,13 @@ def _convert(argv: List[str]) -> int:
     src, out = Path(args.src), (Path(args.out) if args.out else None)
     try:
         tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
-                            parallel_mode=args.parallel_mode)
-    except ConversionError as exc:
+                            parallel_mode=args.parallel_mode, deps=deps)
+        if deps and not dry:
+            if not args.quiet:
+                print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output",
+                      file=sys.stderr)
+            tree.dependencies = finish(tree, deps, args.jobs)
+    except (ConversionError, DependencyError) as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     s = summarize(tree)
@@ -73,6 +90,10 @@ def _convert(argv: List[str]) -> int:
               f"{s['files']['copied']} copied, {s['files']['failed']} failed")
         print(f"msmigrate: report: {report_dir / 'msmigrate-report.md'} "
               f"(and {report_dir / 'msmigrate-report.html'})")
+        for d in tree.dependencies:
+            print(f"msmigrate: dependency {d['name']}: {d['output']}/: {d['converted_files']} of {d['files']} "
+                  f"files converted, {d['failed_files']} failed; {d['sites']} sites, {d['todo']} TODO "
+                  f"({d['conversion_rate'] * 100:.1f}%)")
         for script in tree.launch_scripts:
             print(f"msmigrate: distributed program: start it with msrun: sh {report_dir / script} [ARGS] "
                   f"(NPROC=2 by default)")
@@ -82,7 +103,8 @@ def _convert(argv: List[str]) -> int:
         if args.verbose:
             _print_todo_sites(tree)
     failed = s["files"]["failed"] > 0
-    return EXIT_TODO if (s["todo"] or failed) else EXIT_OK
+    dep_todo = any(d["todo"] or d["failed_files"] for d in tree.dependencies)   # --deps packages' own TODOs
+    return EXIT_TODO if (s["todo"] or failed or dep_todo) else EXIT_OK
 
 
 def _convert_dry(args, tree, s) -> int:

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from .deps import converted_before, imports_dependency
 from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
 
@@ -148,7 +149,8 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     if info.parse_error:
         return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
-            f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info):
+            f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info) \
+            and not imports_dependency(index, text):
         if has_copy_keyword(text):   # no torch, but numpy 2 idioms that numpy<2 rejects
             try:
                 code, sites = convert_numpy_only(text, info.imports)
@@ -192,6 +194,8 @@ class TreeResult:
     outputs: Dict[str, str] = field(default_factory=dict)
     # msrun launch scripts written next to converted distributed programs (relative to the output)
     launch_scripts: List[str] = field(default_factory=list)
+    # packages converted with the project (msmigrate convert --deps; msmigrate/deps.py)
+    dependencies: List[dict] = field(default_factory=list)
 
     @property
     def sites(self) -> List[Site]:
@@ -250,10 +254,12 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
 
 def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Optional[int] = None,
                  progress: bool = False, dry_run: bool = False, parallel_mode: str = "data",
-                 time_limit: Optional[float] = None) -> TreeResult:
+                 time_limit: Optional[float] = None, deps=(), dependency: bool = False) -> TreeResult:
     """Convert SRC into OUT. With ``dry_run`` nothing is written (OUT may be None): the converted code of
     every file that would change is returned in ``TreeResult.outputs``. ``time_limit``: seconds one file's
-    conversion may take (default FILE_TIME_LIMIT_S; 0: no limit)."""
+    conversion may take (default FILE_TIME_LIMIT_S; 0: no limit). ``deps``: packages converted alongside
+    (msmigrate/deps.py) whose names are kept as references to the converted copies; ``dependency``: SRC is
+    one of them."""
     time_limit = FILE_TIME_LIMIT_S if time_limit is None else time_limit
     src = Path(src)
     out = Path(out) if out is not None else None
@@ -296,6 +302,9 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         except OSError as exc:
             results.append(FileResult(rel, "failed", reason=f"unreadable: {exc.strerror or exc}"))
     index = ProjectIndex(root, list(texts), texts)
+    # --deps (and those of an earlier --deps conversion of this tree): their names refer to the converted copies
+    index.converted_deps = frozenset(deps) | frozenset(converted_before(root) if src.is_dir() else ())
+    index.deps_bootstrap = not dependency   # a project's files import _ms_compat (sys.path) before them
     work = [(p, p.name if single_out else str(p.relative_to(root)), texts[p]) for p in texts]
     outputs: Dict[str, Optional[str]] = {}
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)

@@ -18,8 +18,9 @@ TORCH_ECOSYSTEM = (
 _MODULE_BASE_PREFIXES = ("torch.nn.",)
 
 
-# torch-only modules of framework-neutral packages (safetensors.numpy needs no torch).
-TORCH_SUBMODULES = ("safetensors.torch",)
+# torch-only modules of framework-neutral packages (safetensors.numpy needs no torch), and einops,
+# which has no MindSpore backend (msmigrate/mappings/einops.py translates its calls).
+TORCH_SUBMODULES = ("safetensors.torch", "einops")
 
 
 def is_torch_name(qname: str) -> bool:

@@ -103,6 +103,7 @@ def to_json(tree) -> Dict:
         "meaning": MEANING,
         "files": [f.to_json() for f in tree.files],
         "trace_route": trace_candidates(tree),
+        "dependencies": getattr(tree, "dependencies", []),
     }
 
 
@@ -168,6 +169,8 @@ def to_markdown(tree) -> str:
         for script in launch:
             out.append(f"- `{script}`")
         out.append("")
+    from .deps import markdown as dependencies_markdown
+    out.extend(dependencies_markdown(getattr(tree, "dependencies", [])))
     failed = [f for f in tree.files if f.status == "failed"]
     if failed:
         out.append("## Files that could not be converted (copied unchanged)\n")

@@ -16,6 +16,8 @@ from . import registry as R
 from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
+from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
+from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
 from . import train_loop as TL
 from . import unmapped_tensor_api as UT
@@ -208,7 +210,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _torch_qname(self, node: cst.CSTNode) -> Optional[str]:
         name = self._qname_any(node)
-        if name is None or not is_torch_name(name):
+        if name is None or not (is_torch_name(name) or is_dependency_name(self.index, name)):
             return None
         if name.split(".", 1)[0] in self.index.local_tops:
             return None
@@ -758,6 +760,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return False
 
     def _is_foreign_torch(self, dotted: str) -> bool:
+        if is_dependency_name(self.index, dotted):
+            return False   # --deps: the import stays and finds the converted copy
         top = dotted.split(".", 1)[0]
         if any(dotted == m or dotted.startswith(m + ".") for m in TORCH_SUBMODULES):
             return top not in self.index.local_tops   # `from safetensors.torch import save_file`
@@ -773,12 +777,18 @@ class TorchToMindSpore(cst.CSTTransformer):
                 if f"{self.module_name}.{local}" in self.index.star_exports:   # named in __all__
                     reexports.append(self._reexport(local, dotted if alias.asname else local, original))
                 continue
+            if is_dependency_name(self.index, dotted) and needs_bootstrap(self.index, self.module_name):
+                self.uses_compat = True   # _ms_compat puts the converted dependencies on sys.path
             keep.append(alias)
         if reexports:
             return cst.FlattenSentinel(([_with_names(updated, keep)] if keep else []) + reexports)
         return _with_names(updated, keep)
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if not updated.relative and updated.module is not None and \
+                is_dependency_name(self.index, code_of(updated.module).strip()):
+            self.uses_compat = self.uses_compat or needs_bootstrap(self.index, self.module_name)   # sys.path
+            return updated
         if updated.relative or updated.module is None or not self._is_foreign_torch(code_of(updated.module).strip()):
             return self._drop_project_torch_aliases(updated)
         dotted = code_of(updated.module).strip()
@@ -873,6 +883,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A torch name used as a value (a base class, an annotation, a dtype, a
         layer class passed around)."""
         m = R.lookup(qn)
+        if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
+            self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)
+            return updated
         if m is None or m.target is None:
             why = m.note if m is not None and m.note else "no MindSpore mapping known"
             return self._todo(original, qn, why)
@@ -1230,10 +1243,16 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(func, cst.Name) and func.value == "partial" or \
                 isinstance(func, cst.Attribute) and func.attr.value == "partial":
             return self._convert_partial(original, updated)
+        if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
+                and "map" not in self._imports and not self._shadowed("map"):
+            return map_lambda_as_generator(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):
         m = R.lookup(qn)
+        if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
+            self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)   # records first, then --deps
+            return updated
         if m is None:
             return self._todo(original, qn, "no MindSpore mapping known", updated)
         if m.target is None and m.rule is None:
@@ -1544,10 +1563,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             for small in st.body:
                 if isinstance(small, cst.Import) and any(
-                        self._is_foreign_torch(code_of(a.name).strip()) for a in small.names):
+                        self._is_foreign_torch(code_of(a.name).strip())
+                        or is_dependency_name(self.index, code_of(a.name).strip()) for a in small.names):
                     return i
                 if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative \
-                        and self._is_foreign_torch(code_of(small.module).strip()):
+                        and (self._is_foreign_torch(code_of(small.module).strip())
+                             or is_dependency_name(self.index, code_of(small.module).strip())):
                     return i
         return None
 

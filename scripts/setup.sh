@@ -8,7 +8,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 . .venv/bin/activate
-if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importlib.util as u; assert u.find_spec('torchvision') and u.find_spec('keras') and u.find_spec('tensorflow') and u.find_spec('onnx')" >/dev/null 2>&1; then
+if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importlib.util as u; assert u.find_spec('torchvision') and u.find_spec('keras') and u.find_spec('tensorflow') and u.find_spec('onnx') and u.find_spec('einops')" >/dev/null 2>&1; then
   python -m pip install -q --upgrade pip
   # numpy<2: MindSpore's PyNative mode breaks with numpy 2; torch==2.13.0 is the CPU build
   python -m pip install -q "numpy<2" "torch==2.13.0" "mindspore==2.10.0" "libcst>=1.1" "rich>=13" \
@@ -23,6 +23,8 @@ if ! python -c "import mindspore, torch, PIL, libcst, pytest, msmigrate, importl
   python -m pip install -q "tensorflow-cpu==2.21.0" "numpy<2"
   # onnx: tests/parity/test_deploy.py evaluates exported ONNX files with onnx.reference
   python -m pip install -q "onnx==1.23.2" "numpy<2"
+  # einops: tests/parity/test_einops.py compares converted einops calls with einops on torch tensors
+  python -m pip install -q "einops==0.8.2"
   python -m pip install -q --no-deps -e .
 fi
 # Headless Chromium renders the HTML report in tests/test_html_report.py (Debian's chromium package).
