@@ -184,11 +184,14 @@ def _api(argv: List[str]) -> int:
     name = args.name
     candidates = [name]
     for short, full in (("nn.functional.", "torch.nn.functional."), ("F.", "torch.nn.functional."),
-                        ("nn.", "torch.nn."), ("Tensor.", "Tensor."), ("Module.", "Module.")):
+                        ("nn.", "torch.nn."), ("Tensor.", "Tensor."), ("Module.", "Module."),
+                        ("torch.Tensor.", "Tensor.")):
         if name.startswith(short):
             candidates.append(full + name[len(short):])
     if not name.startswith(("torch.", "Tensor.", "Module.")):
         candidates += ["torch." + name, "Tensor." + name]
+    from .census import describe, find, public_paths
+    candidates += public_paths(name)   # a canonical path (torch.nn.modules.loss.MSELoss): its public name
     for c in candidates:
         m = lookup(c)
         if m is not None:
@@ -213,10 +216,19 @@ def _api(argv: List[str]) -> int:
                 print(f"  converted by rule {m.rule.__module__}.{m.rule.__name__}")
             print(f"  proven by: {m.test or 'no parity test'}")
             return EXIT_OK
+    entry = next((e for e in map(find, [name] + candidates) if e is not None), None)
+    if entry is not None:   # no record: the API census says why (TODO or out of scope)
+        print(describe(entry))
+        return EXIT_OK
     close = [m.source for m in all_mappings() if name.split(".")[-1] == m.source.split(".")[-1]]
     print(f"msmigrate: no mapping for {name}" + (f"; did you mean: {', '.join(close[:6])}" if close else ""),
           file=sys.stderr)
     return EXIT_TODO
+
+
+def _census(argv: List[str]) -> int:
+    from .census import main as main_census
+    return main_census(argv)
 
 
 _BIG_WEIGHTS = 256 * 2**20   # show a spinner on a terminal for weight files at least this large
@@ -283,7 +295,7 @@ def _weights(rest: List[str]) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"convert": _convert, "scan": _scan, "api": _api}
+    commands = {"convert": _convert, "scan": _scan, "api": _api, "census": _census}
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: msmigrate {convert,scan,weights,verify,api,export,keras} ...\n\n"
               "  convert SRC -o OUT      convert a PyTorch file or project to MindSpore\n"
@@ -297,6 +309,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               "  dump-config --layers conv1,layer1.0 --path DIR -o dump.json   a MindSpore dump configuration\n"
               "                          for those layers ([--compare torch_acts.npz]: compare the dumps with torch)\n"
               "  api NAME                what a torch API becomes, and why\n"
+              "  census [--list STATUS]  every public torch name: converted / TODO / out of scope, per namespace\n"
               "  trace --torch M:F --input SHAPE -o OUT   capture a model with torch.export and write a MindSpore\n"
               "                          model.py + model.ckpt (code the converter cannot read; --mindir)\n"
               "  keras MODEL -o OUT      convert a Keras 3 model (.keras/.h5/MODULE:CALLABLE) to a MindSpore\n"

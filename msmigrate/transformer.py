@@ -19,6 +19,7 @@ from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolv
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
+from .census import rule_note
 from . import train_loop as TL
 from . import unmapped_tensor_api as UT
 
@@ -887,7 +888,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)
             return updated
         if m is None or m.target is None:
-            why = m.note if m is not None and m.note else "no MindSpore mapping known"
+            why = m.note if m is not None and m.note else (rule_note(qn) or "no MindSpore mapping known")
             return self._todo(original, qn, why)
         if m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule is not None and m.target is None:
             if m.target.startswith("expr:") and "{" not in m.target:
@@ -1254,7 +1255,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)   # records first, then --deps
             return updated
         if m is None:
-            return self._todo(original, qn, "no MindSpore mapping known", updated)
+            return self._todo(original, qn, rule_note(qn) or "no MindSpore mapping known", updated)
         if m.target is None and m.rule is None:
             return self._todo(original, qn, m.note or "no MindSpore counterpart", updated)
         try:

@@ -35,6 +35,14 @@ def _is_mindspore_code(tr) -> bool:
     return any(q == "mindspore" or q.startswith("mindspore.") for q in tr._imports.values())
 
 
+def _why(kind: str, name: str) -> str:
+    """WHY, with the API census's reason and what to write instead when it has one."""
+    from .census import rule_note
+
+    note = rule_note("Tensor." + name)
+    return WHY.format(kind=kind) + (f" ({note})" if note else "")
+
+
 def is_unmapped(name: str) -> bool:
     return (name in TENSOR_ATTRIBUTES and R.lookup("Tensor." + name) is None
             and R.lookup("Module." + name) is None)
@@ -50,7 +58,7 @@ def method_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseE
         rebound = tr._rebind_inplace(original, updated)
         if rebound is not None:
             return rebound
-    return tr._todo(original, "Tensor." + name, WHY.format(kind="method"), updated)
+    return tr._todo(original, "Tensor." + name, _why("method", name), updated)
 
 
 def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.BaseExpression]:

@@ -1,0 +1,439 @@
+"""API census: every public name of torch's main namespaces, and what msmigrate does with it.
+
+The names come from torch itself (each namespace's `__all__` and public attributes), generated into
+msmigrate/torch_api_surface.py so that the converter and this census need no torch; torch.Tensor's names
+are msmigrate/torch_tensor_names.py's list. Every name is exactly one of:
+  converted      a registry record converts it (its `test` names the proving parity test, which may be missing)
+  todo           no conversion: a registry record with target None, or a census rule below; the converter
+                 emits a visible TODO for it, with the rule's reason and what to write instead
+  out-of-scope   internal, CUDA-only, deprecated alias, typing helper...: the converter still emits a TODO
+                 when a program uses it (never copied through), with this reason
+  unaccounted    none of the above (the census test requires 0)
+tests/test_census.py regenerates the surface from the installed torch and fails when it drifts.
+Regenerate: python -m msmigrate.census --regenerate (needs torch)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Dict, Iterator, List, Optional, Tuple
+
+CONVERTED, TODO, OUT_OF_SCOPE, UNACCOUNTED = "converted", "todo", "out-of-scope", "unaccounted"
+
+# the namespaces the census covers, in report order ("torch.Tensor" comes from torch_tensor_names)
+NAMESPACES = ("torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
+              "torch.linalg", "torch.fft", "torch.special", "torch.distributions", "torch.autograd", "torch.optim",
+              "torch.optim.lr_scheduler", "torch.utils.data", "torch.amp", "torch.signal", "torch.signal.windows")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A group of names with no mapping record, as data: names of `namespace` (a regex over the namespace,
+    matched whole) whose name matches `name` (regex, whole) and, when given, whose kind is `kind`
+    (module/class/function/value) or whose origin module matches `origin` (regex, prefix)."""
+    namespace: str
+    name: str
+    status: str
+    reason: str
+    instead: str = ""
+    kind: str = ""
+    origin: str = ""
+
+    def matches(self, ns: str, name: str, kind: str, origin: str) -> bool:
+        return (re.fullmatch(self.namespace, ns) is not None and re.fullmatch(self.name, name) is not None
+                and (not self.kind or self.kind == kind)
+                and (not self.origin or re.match(self.origin, origin or "") is not None))
+
+
+ANY = r".*"
+INTERNAL = "internal to torch (private name or implementation helper), not part of the model-writing API"
+# first matching rule wins; rules only apply to names without a registry record
+RULES: Tuple[Rule, ...] = (
+    # --- out of scope ----------------------------------------------------------------------------------
+    Rule(ANY, r"_.*", OUT_OF_SCOPE, INTERNAL),
+    Rule(ANY, ANY, OUT_OF_SCOPE, "a Python module torch imports for its own code (typing, math, warnings...), "
+         "not a torch API", kind="module", origin=r"(?!torch)"),
+    Rule(ANY, ANY, OUT_OF_SCOPE, "a typing/standard-library name torch's module imports for its annotations",
+         origin=r"(typing|collections|types|builtins|abc|enum|functools|dataclasses|contextlib|numbers|"
+                r"typing_extensions|itertools|operator)(\.|$)"),
+    Rule(ANY, r"(.*_)?(cuda|cudnn|nccl|mps|xpu|mkldnn|mkl|miopen|mtia|hip|fbgemm|vulkan|ipu|hpu|xla|ort|meta|"
+              r"privateuse1|cudagraph|maia)(_.*|\d.*)?", OUT_OF_SCOPE,
+         "backend/device specific (CUDA, cuDNN, MPS, XPU, oneDNN...): MindSpore chooses its kernels by "
+         "device_target", "ms.set_context(device_target=...)"),
+    Rule(ANY, ANY, OUT_OF_SCOPE, "a sub-namespace object: its names are judged one by one (the censused namespaces have their own "
+         "rows; a name elsewhere converts only by its own record, otherwise it is a TODO where used)",
+         kind="module"),
+    Rule(ANY, r"(.*quantiz.*|q_.*|.*_per_channel.*|.*_per_tensor.*|int_repr|qscheme|.*qint.*|.*quint.*|"
+              r"dequantize|.*packed.*|.*fake_quant.*|.*fbgemm.*|.*qnnpack.*|QUInt.*|QInt.*)", TODO,
+         "torch quantization has no counterpart the converter can emit",
+         "MindSpore Golden Stick (mindspore_gs) for quantization-aware training / post-training quantization"),
+    Rule(ANY, r"(.*sparse.*|.*_csr.*|.*_csc.*|.*_bsr.*|.*_bsc.*|.*_coo.*|crow_indices|ccol_indices|"
+              r"col_indices|row_indices|coalesce|is_coalesced|indices|values|dense_dim|sparse_dim|"
+              r"smm|sspaddmm|hspmm|saddmm|_nnz|.*nested.*|to_padded_tensor)", TODO,
+         "sparse/nested tensor layouts are not converted",
+         "mindspore.COOTensor / mindspore.CSRTensor, or keep the tensor dense"),
+    Rule(ANY, r"(.*storage.*|.*Storage|data_ptr|const_data_ptr|mutable_data_ptr|untyped_storage|.*stride.*|"
+              r"is_contiguous|as_strided.*|is_set_to|set_|share_memory_|is_shared|pin_memory|is_pinned|"
+              r"record_stream|element_size|nbytes|itemsize|storage_offset|dim_order|is_inference|"
+              r"is_non_overlapping_and_dense|.*_dlpack.*|from_file|frombuffer|from_numpy|"
+              r"_use_cudnn_ctc_loss|new_.*storage.*|resize_.*|resize_as_.*)", TODO,
+         "memory layout / storage / pointer API: MindSpore tensors expose no storage, strides or pointers",
+         "work on values (ms.Tensor(numpy_array), .asnumpy(), ops.reshape) instead of the memory layout"),
+    Rule(ANY, r"(jit|compile|compiler|import_ir_module.*|.*script.*|trace.*|.*_jit_.*|export|fx|.*onnx.*|.*graph.*|Graph.*|"
+              r"cond|while_loop|vmap|func|functional_call|library|.*Library.*|.*dispatch.*|.*Dispatch.*|"
+              r"_refs|.*_ops.*|ops|Tag|.*Symbol.*|.*Sym.*|sym_.*|SymInt|SymFloat|SymBool|.*guard.*|"
+              r".*dynamo.*|.*inductor.*|.*lazy.*)", TODO,
+         "torch's compilers, tracers and dispatch machinery have no source-level counterpart",
+         "MindSpore compiles with ms.jit / set_context(mode=ms.GRAPH_MODE); `msmigrate export` writes MindIR"),
+    Rule(ANY, r"(.*distributed.*|.*[Dd]istributed.*|.*rpc.*|.*Rpc.*|.*RRef.*|.*pipeline.*)", TODO,
+         "distributed APIs outside torch.distributed's converted set",
+         "mindspore.communication and ms.set_auto_parallel_context"),
+    Rule(ANY, r"(.*deterministic.*|.*num_threads.*|.*num_interop_threads.*|set_flush_denormal|"
+              r".*warn.*|.*Warning.*|.*float32_matmul_precision.*|.*printoptions.*|.*config.*|.*show.*|"
+              r"parse_ir|parse_schema|.*_vital.*|vitals_enabled|read_vitals|set_vital|.*overrides.*|"
+              r"typename|.*hub.*|.*testing.*|.*__config__.*|.*version.*|has_.*|.*_build.*)", OUT_OF_SCOPE,
+         "process/runtime configuration or environment introspection, no effect on what a model computes",
+         "ms.set_context / ms.set_deterministic where a setting is needed"),
+    Rule(r"torch(\.Tensor)?", r"(.*_)", TODO,
+         "an in-place variant with no record of its own (as a statement whose out-of-place form has a "
+         "record, the converter rebinds x = <converted op>; anywhere else it is a TODO)",
+         "the out-of-place form assigned back (x = op(x)): in-place arithmetic is not reliable on MindSpore CPU "
+         "PyNative"),
+    Rule(r"torch(\.Tensor)?", r"(.*complex.*|.*conj.*|is_conj|resolve_conj|resolve_neg|is_neg|chalf|"
+              r"cfloat|cdouble|view_as_real.*|view_as_complex.*|polar|angle|real|imag|adjoint|H|mH)", TODO,
+         "complex-number API with no record", "mindspore.ops.real/imag/conj/angle or ops.Complex where "
+                                              "the CPU kernel exists"),
+    Rule(r"torch(\.Tensor)?", r"(.*(float|half|int|long|short|double|bool|byte|char|bfloat16|bits)\d*(_.*)?|"
+              r"float8_.*|int\d|uint\d+|e4m3.*|e5m2.*|cfloat|cdouble|chalf|complex\d*)", TODO,
+         "a dtype or dtype-cast with no record", "x.astype(ms.<dtype>) and the mindspore dtype of the same "
+                                                 "width (ms.float32, ms.int64...)", kind="value"),
+    Rule(ANY, r"(Tensor|.*Tensor|Size|device|dtype|layout|memory_format|finfo|iinfo|Generator|Stream|Event|"
+              r"DeviceObjType|.*Type|.*Type_|Argument|.*Schema.*|.*Future.*|.*Node|Block|Value|Use|"
+              r"AliasDb|.*Method|.*Function.*|.*Hook.*|.*Handle|.*Context|ConcreteModuleType.*|.*Module.*Type.*|"
+              r"ErrorReport|FileCheck|IODescriptor|.*Interface.*|.*Pass.*|.*Operator.*|Code|.*Config.*|"
+              r"dtype_.*|.*Pickler.*|.*Unpickler.*|.*Class.*|.*Mode|.*Key.*|.*Set.*|.*Info)", TODO,
+         "a torch type object with no record (type checks, annotations, runtime objects)",
+         "the MindSpore type (ms.Tensor, ms.dtype.*, tuple for Size) or drop the annotation",
+         kind="class"),
+    Rule(r"torch\.Tensor", r"(cpu|cuda|to|xpu|ipu|mtia|hpu|device|is_cuda|is_cpu|is_mps|is_xpu|is_meta|"
+                           r"is_quantized|is_mkldnn|is_vulkan|is_ipu|is_mtia|is_maia|get_device|pin_memory|"
+                           r"is_sparse|is_sparse_csr|layout|grad_fn|output_nr|_version|retains_grad|"
+                           r"register_post_accumulate_grad_hook|apply_|map_|map2_|module_load|"
+                           r"smm|volatile|names|refine_names|rename|rename_|align_as|align_to|has_names|"
+                           r"is_leaf|retain_grad|register_hook|requires_grad_|backward|grad|"
+                           r"as_subclass|new_tensor|new_empty_strided|type|is_inference)", TODO,
+         "a torch.Tensor device/autograd-graph/named-tensor method with no record",
+         "MindSpore computes gradients functionally (ms.grad / ms.value_and_grad); devices via set_context"),
+    Rule(r"torch\.distributions", ANY, TODO,
+         "torch.distributions has no mapping records",
+         "mindspore.nn.probability.distribution (Normal, Bernoulli, Categorical...) with explicit parameters"),
+    Rule(r"torch\.signal(\.windows)?", ANY, TODO, "window functions have no mapping records",
+         "numpy/scipy.signal.windows computed once and wrapped with ms.Tensor(...)"),
+    Rule(r"torch\.fft", ANY, TODO, "this FFT function has no mapping record",
+         "mindspore.ops.fft / ops.ifft / ops.rfft (MindSpore 2.x) where available, or numpy.fft on .asnumpy()"),
+    Rule(r"torch\.linalg", ANY, TODO, "this torch.linalg function has no mapping record",
+         "mindspore.ops (ops.matrix_inverse, ops.svd, ops.qr, ops.norm...) or mindspore.mint.linalg"),
+    Rule(r"torch\.special", ANY, TODO, "this torch.special function has no mapping record",
+         "mindspore.ops (ops.erf, ops.lgamma, ops.digamma, ops.xlogy...) or scipy.special on values"),
+    Rule(r"torch\.autograd", ANY, TODO, "autograd graph machinery has no mapping record",
+         "ms.grad / ms.value_and_grad / ms.ops.GradOperation over a function; custom backward via "
+         "nn.Cell.bprop"),
+    Rule(r"torch\.amp", ANY, TODO, "torch.amp has no mapping record here",
+         "mindspore.amp.auto_mixed_precision(net, 'O1') and mindspore.amp.DynamicLossScaler"),
+    Rule(r"torch\.optim(\.lr_scheduler)?", ANY, TODO, "this optimizer/scheduler has no mapping record",
+         "the nearest mindspore.nn optimizer / mindspore.experimental.optim(.lr_scheduler) class, checked by "
+         "`msmigrate verify --train`"),
+    Rule(r"torch\.utils\.data", ANY, TODO, "this data utility has no mapping record",
+         "mindspore.dataset (GeneratorDataset, samplers, .batch/.shuffle/.map)"),
+    Rule(r"torch\.nn\.utils", ANY, TODO, "this torch.nn.utils helper has no mapping record",
+         "mindspore.ops.clip_by_global_norm / ms.Parameter manipulation by hand"),
+    Rule(r"torch\.nn\.init", ANY, TODO, "this initializer has no mapping record",
+         "mindspore.common.initializer (initializer(Normal(...), shape)) and param.set_data(...)"),
+    Rule(r"torch\.nn\.functional", ANY, TODO, "this functional op has no mapping record",
+         "the mindspore.ops / mindspore.mint.nn.functional function of the same name where it exists"),
+    Rule(r"torch\.nn", ANY, TODO, "this torch.nn layer/class has no mapping record",
+         "the mindspore.nn / mindspore.mint.nn Cell of the same name where it exists, as a Cell subclass"),
+    Rule(r"torch(\.Tensor)?", ANY, TODO, "no mapping record",
+         "the mindspore.ops / ms.Tensor method of the same name where it exists; check values with "
+         "`msmigrate verify`"),
+)
+
+
+# names outside the censused namespaces, by dotted path (for `msmigrate api` and the converter's TODO notes)
+PATH_RULES: Tuple[Tuple[str, str, str, str], ...] = (
+    (r"torch(\.\w+)*\._\w*(\..*)?", OUT_OF_SCOPE, INTERNAL, ""),
+    (r"torch\.(cuda|backends|mps|xpu|mtia|cpu)(\..*)?", OUT_OF_SCOPE,
+     "backend/device specific: MindSpore chooses its kernels by device_target", "ms.set_context(device_target=...)"),
+    (r"torch\.(ao\..*|quantization(\..*)?|nn\.(quantized|quantizable|qat|intrinsic)(\..*)?)", TODO,
+     "torch quantization has no counterpart the converter can emit",
+     "MindSpore Golden Stick (mindspore_gs) for quantization-aware training / post-training quantization"),
+    (r"torch\.(jit|fx|compiler|_dynamo|export|onnx|library)(\..*)?", TODO,
+     "torch's compilers, tracers and dispatch machinery have no source-level counterpart",
+     "ms.jit / set_context(mode=ms.GRAPH_MODE); `msmigrate export` writes MindIR"),
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    namespace: str
+    name: str
+    status: str           # CONVERTED, TODO, OUT_OF_SCOPE or UNACCOUNTED
+    reason: str = ""
+    instead: str = ""
+    record: str = ""      # the registry record's source, when one exists
+    target: str = ""
+    test: str = ""
+    test_exists: bool = False
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+
+@lru_cache(maxsize=None)
+def surface() -> Dict[str, Dict[str, Tuple[str, str]]]:
+    """namespace -> {name: (kind, origin)} as committed (no torch needed)."""
+    from .torch_api_surface import SURFACE
+    from .torch_tensor_names import TENSOR_ATTRIBUTES
+
+    out = {ns: dict(names) for ns, names in SURFACE.items()}
+    out["torch.Tensor"] = {n: ("attribute", "") for n in TENSOR_ATTRIBUTES}
+    return out
+
+
+def record_keys(ns: str, name: str, origin: str = "") -> List[str]:
+    """The registry sources under which a record for this name may be filed."""
+    if ns == "torch.Tensor":
+        return ["Tensor." + name]
+    keys = [f"{ns}.{name}"]
+    if origin.startswith("torch.") and origin not in keys:
+        keys.append(origin)
+    return keys
+
+
+def classify(ns: str, name: str, kind: str = "", origin: str = "") -> Entry:
+    from .proof import names_existing_test
+    from .registry import lookup
+
+    for key in record_keys(ns, name, origin):
+        m = lookup(key)
+        if m is None:
+            continue
+        if m.target is None and m.rule is None:
+            return Entry(ns, name, TODO, m.note or "no MindSpore counterpart (registry record)", "", m.source)
+        return Entry(ns, name, CONVERTED, m.note, "", m.source, m.target or f"rule {m.rule.__name__}",
+                     m.test, names_existing_test(m.test))
+    for r in RULES:
+        if r.matches(ns, name, kind, origin):
+            return Entry(ns, name, r.status, r.reason, r.instead)
+    return Entry(ns, name, UNACCOUNTED)
+
+
+def entries() -> Iterator[Entry]:
+    s = surface()
+    for ns in NAMESPACES:
+        for name in sorted(s.get(ns, {})):
+            kind, origin = s[ns][name]
+            yield classify(ns, name, kind, origin)
+
+
+def table(all_entries: Optional[List[Entry]] = None) -> List[Dict[str, object]]:
+    """One row per namespace: public names, converted with/without an existing parity test, TODO,
+    out of scope, unaccounted."""
+    rows = []
+    all_entries = list(entries()) if all_entries is None else all_entries
+    for ns in NAMESPACES:
+        es = [e for e in all_entries if e.namespace == ns]
+        rows.append({"namespace": ns, "public": len(es),
+                     "converted_tested": sum(e.status == CONVERTED and e.test_exists for e in es),
+                     "converted_untested": sum(e.status == CONVERTED and not e.test_exists for e in es),
+                     "todo": sum(e.status == TODO for e in es),
+                     "out_of_scope": sum(e.status == OUT_OF_SCOPE for e in es),
+                     "unaccounted": sum(e.status == UNACCOUNTED for e in es)})
+    return rows
+
+
+COLUMNS = ("public", "converted_tested", "converted_untested", "todo", "out_of_scope", "unaccounted")
+HEADERS = ("public", "converted+test", "converted, no test", "TODO", "out of scope", "unaccounted")
+
+
+def format_table(rows: List[Dict[str, object]]) -> str:
+    lines = ["| namespace | " + " | ".join(HEADERS) + " |", "|---|" + "---:|" * len(HEADERS)]
+    total = {c: 0 for c in COLUMNS}
+    for r in rows:
+        lines.append(f"| {r['namespace']} | " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+        for c in COLUMNS:
+            total[c] += r[c]
+    lines.append("| **total** | " + " | ".join(str(total[c]) for c in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+# --- answering `msmigrate api NAME` -----------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _index() -> Dict[str, Tuple[str, str, str, str]]:
+    """every censused public path and canonical path -> (namespace, name, kind, origin)."""
+    out: Dict[str, Tuple[str, str, str, str]] = {}
+    s = surface()
+    for ns in NAMESPACES:
+        for name, (kind, origin) in s.get(ns, {}).items():
+            out.setdefault(f"{ns}.{name}", (ns, name, kind, origin))
+    for ns in NAMESPACES:   # canonical paths second: a public path always wins
+        for name, (kind, origin) in s.get(ns, {}).items():
+            if origin.startswith("torch."):
+                out.setdefault(origin, (ns, name, kind, origin))
+    return out
+
+
+def rule_note(api: str) -> Optional[str]:
+    """For a torch name with no registry record: the census rule's reason and what to write instead, as the
+    converter's TODO note ("Tensor.frexp" or "torch.linalg.matrix_exp"); None when the census does not list it."""
+    hit = _index().get("torch." + api if api.startswith("Tensor.") else api)
+    if hit is None:
+        e = find(api)
+        return None if e is None else ("out of scope" if e.status == OUT_OF_SCOPE else "no conversion") + \
+            f": {e.reason}" + (f"; write instead: {e.instead}" if e.instead else "")
+    ns, name, kind, origin = hit
+    for r in RULES:
+        if r.matches(ns, name, kind, origin):
+            label = "out of scope" if r.status == OUT_OF_SCOPE else "no conversion"
+            return f"{label}: {r.reason}" + (f"; write instead: {r.instead}" if r.instead else "")
+    return None
+
+
+def find(name: str) -> Optional[Entry]:
+    """The census entry for a public path ("torch.nn.MSELoss", "torch.Tensor.view") or a canonical one
+    ("torch.nn.modules.loss.MSELoss"); None when the census does not list the name."""
+    if name.startswith("Tensor."):
+        name = "torch." + name
+    hit = _index().get(name)
+    if hit is not None:
+        return classify(*hit)
+    for pattern, status, reason, instead in PATH_RULES:
+        if re.fullmatch(pattern, name):
+            ns, _, leaf = name.rpartition(".")
+            return Entry(ns, leaf, status, reason, instead)
+    return None
+
+
+def public_paths(name: str) -> List[str]:
+    """Registry sources worth looking up for `name`: its public path when `name` is a canonical path."""
+    hit = _index().get(name)
+    if hit is None:
+        return []
+    return record_keys(hit[0], hit[1], hit[3])
+
+
+def describe(e: Entry) -> str:
+    lines = [f"{e.qualname}: {e.status}"]
+    if e.record:
+        lines.append(f"  registry record: {e.record}")
+    if e.reason:
+        lines.append(f"  why: {e.reason}")
+    if e.instead:
+        lines.append(f"  write instead: {e.instead}")
+    if e.status in (TODO, OUT_OF_SCOPE):
+        lines.append("  the converter leaves a `# msmigrate: TODO` and code that raises MigrationError where it "
+                     "is used")
+    return "\n".join(lines)
+
+
+# --- generation (needs torch) -----------------------------------------------------------------------------
+
+def _kind_origin(public: str, obj) -> Tuple[str, str]:
+    import inspect
+
+    if inspect.ismodule(obj):
+        return "module", obj.__name__
+    kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "value"
+    if kind == "value":
+        return kind, ""
+    mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not isinstance(mod, str) or not isinstance(qual, str) or "<" in qual:
+        return kind, ""
+    origin = f"{mod}.{qual}"
+    return kind, ("" if origin == public else origin)
+
+
+def current_surface() -> Dict[str, Dict[str, Tuple[str, str]]]:
+    """From the installed torch: each namespace's `__all__` plus its public attributes."""
+    import importlib
+    import warnings
+
+    out: Dict[str, Dict[str, Tuple[str, str]]] = {}
+    for ns in NAMESPACES:
+        if ns == "torch.Tensor":
+            continue
+        mod = importlib.import_module(ns)
+        names = set(getattr(mod, "__all__", ())) | {n for n in dir(mod) if not n.startswith("_")}
+        table_: Dict[str, Tuple[str, str]] = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for n in sorted(names):
+                try:
+                    obj = getattr(mod, n)
+                except Exception:   # a name listed in __all__ that the module does not define
+                    table_[n] = ("value", "")
+                    continue
+                table_[n] = _kind_origin(f"{ns}.{n}", obj)
+        out[ns] = table_
+    return out
+
+
+def write_surface(path=None) -> str:
+    from pathlib import Path
+
+    import torch
+
+    data = current_surface()
+    version = torch.__version__.split("+")[0]
+    path = Path(path or Path(__file__).with_name("torch_api_surface.py"))
+    lines = ['"""The public names of torch\'s main namespaces (kind, canonical origin when it differs), as data.',
+             f"Generated from torch {version} by `python -m msmigrate.census --regenerate`; do not edit by hand.",
+             'tests/test_census.py regenerates it from the installed torch and fails when it drifts."""',
+             "", f'TORCH_VERSION = "{version}"', "", "SURFACE = {"]
+    for ns, names in data.items():
+        lines.append(f"    {ns!r}: {{")
+        for n, (kind, origin) in names.items():
+            lines.append(f"        {n!r}: ({kind!r}, {origin!r}),")
+        lines.append("    },")
+    lines.append("}")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f"{sum(len(v) for v in data.values())} names from torch {version} written to {path}"
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(prog="msmigrate census",
+                                description="Every public name of torch's main namespaces and what msmigrate does "
+                                            "with it (converted / TODO / out of scope).")
+    p.add_argument("--json", action="store_true", help="print every entry as JSON")
+    p.add_argument("--list", metavar="STATUS", choices=(CONVERTED, TODO, OUT_OF_SCOPE, UNACCOUNTED, "untested"),
+                   help="list the names with this status (untested: converted without an existing parity test)")
+    p.add_argument("--namespace", help="only this namespace (e.g. torch.linalg)")
+    p.add_argument("--regenerate", action="store_true", help="rewrite torch_api_surface.py from the installed torch")
+    args = p.parse_args(argv)
+    if args.regenerate:
+        print(write_surface())
+        return 0
+    es = [e for e in entries() if not args.namespace or e.namespace == args.namespace]
+    if args.json:
+        print(json.dumps([e.__dict__ for e in es], indent=1))
+        return 0
+    if args.list:
+        for e in es:
+            if (args.list == "untested" and e.status == CONVERTED and not e.test_exists) or e.status == args.list:
+                extra = e.record if e.status == CONVERTED else e.reason
+                print(f"{e.qualname}\t{extra}")
+        return 0
+    rows = table(es)
+    print(format_table([r for r in rows if r["public"]]))
+    return 1 if any(r["unaccounted"] for r in rows) else 0
+
+
+if __name__ == "__main__":   # pragma: no cover - a maintenance command
+    import sys
+
+    sys.exit(main())
