@@ -211,11 +211,11 @@ def record_keys(ns: str, name: str, origin: str = "") -> List[str]:
     return keys
 
 
-def classify(ns: str, name: str, kind: str = "", origin: str = "") -> Entry:
+def classify(ns: str, name: str, kind: str = "", origin: str = "", keys: Optional[List[str]] = None) -> Entry:
     from .proof import names_existing_test
     from .registry import lookup
 
-    for key in record_keys(ns, name, origin):
+    for key in (record_keys(ns, name, origin) if keys is None else keys):
         m = lookup(key)
         if m is None:
             continue
@@ -291,7 +291,7 @@ def rule_note(api: str) -> Optional[str]:
     hit = _index().get("torch." + api if api.startswith("Tensor.") else api)
     if hit is None:
         e = find(api)
-        return None if e is None else ("out of scope" if e.status == OUT_OF_SCOPE else "no conversion") + \
+        return None if e is None or e.status == CONVERTED else ("out of scope" if e.status == OUT_OF_SCOPE else "no conversion") + \
             f": {e.reason}" + (f"; write instead: {e.instead}" if e.instead else "")
     ns, name, kind, origin = hit
     for r in RULES:
@@ -309,9 +309,13 @@ def find(name: str) -> Optional[Entry]:
     hit = _index().get(name)
     if hit is not None:
         return classify(*hit)
+    ns, _, leaf = name.rpartition(".")
+    from .registry import lookup
+
+    if lookup(name) is not None:   # a record outside the censused namespaces comes first
+        return classify(ns, leaf, keys=[name])
     for pattern, status, reason, instead in PATH_RULES:
         if re.fullmatch(pattern, name):
-            ns, _, leaf = name.rpartition(".")
             return Entry(ns, leaf, status, reason, instead)
     return None
 
@@ -377,6 +381,18 @@ def current_surface() -> Dict[str, Dict[str, Tuple[str, str]]]:
                     continue
                 table_[n] = _kind_origin(f"{ns}.{n}", obj)
         out[ns] = table_
+    return out
+
+
+def drift(installed: Dict[str, Dict[str, Tuple[str, str]]],
+          committed: Dict[str, Dict[str, Tuple[str, str]]]) -> Dict[str, Tuple[List[str], List[str]]]:
+    """namespace -> (names torch has that the census lacks, names the census lists that torch no longer has)."""
+    out = {}
+    for ns in sorted(set(installed) | set(committed)):
+        new = sorted(set(installed.get(ns, ())) - set(committed.get(ns, ())))
+        gone = sorted(set(committed.get(ns, ())) - set(installed.get(ns, ())))
+        if new or gone:
+            out[ns] = (new, gone)
     return out
 
 

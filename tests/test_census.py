@@ -1,0 +1,122 @@
+"""The API census (msmigrate/census.py): every public name of torch's main namespaces, as generated from the
+installed torch, is converted by a registry record, a TODO with a reason and what to write instead, or out of
+scope with a reason; none is unaccounted, `msmigrate api` answers for each, and a census TODO reaches the
+converter as a visible TODO."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from msmigrate import census as C
+from msmigrate.cli import main
+from msmigrate.converter import convert_code
+from msmigrate.registry import TODO as SITE_TODO, lookup
+from msmigrate.torch_api_surface import SURFACE, TORCH_VERSION
+
+
+def _api(name: str):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["api", name])
+    return rc, out.getvalue() + err.getvalue()
+
+
+def test_census_matches_installed_torch():
+    torch = pytest.importorskip("torch")
+    from msmigrate.torch_tensor_names import TENSOR_ATTRIBUTES, current_names
+
+    assert torch.__version__.split("+")[0] == TORCH_VERSION
+    changed = C.drift(C.current_surface(), SURFACE)
+    assert not changed, ("torch's public surface differs from msmigrate/torch_api_surface.py (new, gone): "
+                         f"{changed}; regenerate with python -m msmigrate.census --regenerate and classify "
+                         f"the new names")
+    assert set(current_names()) == set(TENSOR_ATTRIBUTES)
+
+
+def test_drift_reports_a_name_the_census_lacks():
+    committed = {"torch.fft": dict(SURFACE["torch.fft"])}
+    installed = {"torch.fft": dict(committed["torch.fft"], fft_new_thing=("function", ""))}
+    del installed["torch.fft"]["fft"]
+    assert C.drift(installed, committed) == {"torch.fft": (["fft_new_thing"], ["fft"])}
+    assert C.drift(committed, committed) == {}
+
+
+def test_every_name_accounted_for_and_converted_only_by_a_record():
+    entries = list(C.entries())
+    assert len(entries) > 2000
+    assert [e.qualname for e in entries if e.status == C.UNACCOUNTED] == []
+    for e in entries:
+        assert e.status in (C.CONVERTED, C.TODO, C.OUT_OF_SCOPE)
+        if e.status == C.CONVERTED:
+            m = lookup(e.record)
+            assert m is not None and (m.target is not None or m.rule is not None), e
+        else:
+            assert e.reason, e
+    rows = C.table(entries)
+    assert {r["namespace"] for r in rows} == set(C.NAMESPACES)
+    assert all(r["unaccounted"] == 0 for r in rows)
+    assert sum(r["public"] for r in rows) == len(entries)
+    # a record whose named test is missing counts as converted without a test
+    view = C.find("torch.Tensor.view")
+    assert view.status == C.CONVERTED and view.record == "Tensor.view" and view.test_exists
+
+
+def test_rules_classify_known_groups():
+    assert C.find("torch.cuda").status == C.OUT_OF_SCOPE
+    assert C.find("torch.cudnn_convolution").status == C.OUT_OF_SCOPE
+    assert C.find("torch._C").status == C.OUT_OF_SCOPE
+    assert C.find("torch.backends.opt_einsum.enabled").status == C.OUT_OF_SCOPE
+    assert C.find("torch.cuda.amp.GradScaler").status == C.CONVERTED   # its record comes before the rule
+    q = C.find("torch.quantize_per_tensor")
+    assert q.status == C.TODO and "mindspore_gs" in q.instead
+    assert C.find("torch.nn.functional.math").status == C.OUT_OF_SCOPE   # the stdlib module it imports
+    # names that merely contain a backend's letters are not backend-specific
+    assert C.find("torch.msort").status != C.OUT_OF_SCOPE
+    assert C.find("torch.searchsorted").status != C.OUT_OF_SCOPE
+
+
+def test_api_answers_every_census_name():
+    refused = []
+    for e in C.entries():
+        rc, out = _api(e.qualname)
+        if rc != 0 or "no mapping for" in out:
+            refused.append(e.qualname)
+    assert refused == []
+
+
+def test_api_tensor_method_and_canonical_path():
+    rc, out = _api("torch.Tensor.view")
+    assert rc == 0 and out.startswith("Tensor.view -> method:view") and "test_shape_methods" in out
+    rc, out = _api("torch.nn.modules.loss.MSELoss")
+    assert rc == 0 and out.startswith("torch.nn.MSELoss -> mindspore.nn.MSELoss")
+    rc, out = _api("torch.linalg.matrix_exp")
+    assert rc == 0 and "todo" in out and "write instead: mindspore.ops" in out
+    rc, out = _api("torch.not_a_torch_name")
+    assert rc != 0 and "no mapping for" in out
+
+
+def test_census_todo_reaches_the_converter():
+    src = ("import torch\n\n\ndef f(x: torch.Tensor):\n    a = torch.linalg.matrix_exp(x)\n"
+           "    b = x.frexp()\n    return torch.quantize_per_tensor(a, 0.1, 0, torch.quint8), b\n")
+    code, sites, _ = convert_code(src)
+    todo = {s.api: s.note for s in sites if s.status == SITE_TODO}
+    assert "this torch.linalg function has no mapping record" in todo["torch.linalg.matrix_exp"]
+    assert "mindspore_gs" in todo["torch.quantize_per_tensor"]
+    assert "Tensor.frexp" in todo
+    assert "# msmigrate: TODO torch.linalg.matrix_exp" in code
+    assert "_ms_compat.Unconverted('torch.linalg.matrix_exp'" in code
+
+
+def test_census_command_prints_the_table():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(["census"])
+    text = out.getvalue()
+    assert rc == 0
+    assert "| torch.nn.functional |" in text and "| **total** |" in text
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["census", "--list", "out-of-scope", "--namespace", "torch.nn.functional"])
+    assert "torch.nn.functional.math\t" in out.getvalue()
