@@ -51,6 +51,25 @@ INTERNAL = "internal to torch (private name or implementation helper), not part 
 RULES: Tuple[Rule, ...] = (
     # --- out of scope ----------------------------------------------------------------------------------
     Rule(ANY, r"_.*", OUT_OF_SCOPE, INTERNAL),
+    Rule(ANY, r"(.*_notes|TYPE_CHECKING|BroadcastingList\d|handle_torch_function|assert_int_or_pair|"
+              r"factory_kwargs|GRID_SAMPLE_.*|boolean_dispatch)", OUT_OF_SCOPE,
+         "a documentation string, typing flag or argument helper of torch's own code, not a model API"),
+    Rule(r"torch", r"(ArgumentSpec|CompleteArgumentSpec|BenchmarkExecutionStats|ThroughputBenchmark|Capsule|"
+                   r"DeepCopyMemoTable|CallStack|PyTorchFileReader|PyTorchFileWriter|LockingLogger|LoggerBase|"
+                   r"NoopLogger|USE_GLOBAL_DEPS|USE_RTLD_GLOBAL_WITH_LIBTORCH|PRIVATE_OPS|classproperty|"
+                   r"compiled_with_cxx11_abi|prepare_multiprocessing_environment|get_file_path|"
+                   r"merge_type_from_type_comment|parse_type_comment|unify_type_list|TracingState|ExecutionPlan|"
+                   r"StaticModule|LiteScriptModule|CompilationUnit|Script.*|fork|wait|Gradient|BufferDict|"
+                   r"ModuleDict|ParameterDict|JITException|AVG|SUM)", OUT_OF_SCOPE,
+         "TorchScript / C++ runtime object or build flag exposed at torch's top level, not a model API",
+         "for TorchScript: ms.jit; `msmigrate export` writes MindIR"),
+    Rule(r"torch\.nn\.init", r"(uniform|normal|constant|xavier_uniform|xavier_normal|kaiming_uniform|"
+                             r"kaiming_normal|orthogonal|sparse)", OUT_OF_SCOPE,
+         "deprecated alias (torch warns when it is called) of the initializer with a trailing underscore",
+         "the `_` form (nn.init.normal_ ...)"),
+    Rule(r"torch\.nn", r"Lazy.*", TODO,
+         "lazy modules infer their input size at the first call; a MindSpore Cell needs it at construction",
+         "the non-lazy layer with in_features / in_channels / num_features written out"),
     Rule(ANY, ANY, OUT_OF_SCOPE, "a Python module torch imports for its own code (typing, math, warnings...), "
          "not a torch API", kind="module", origin=r"(?!torch)"),
     Rule(ANY, ANY, OUT_OF_SCOPE, "a typing/standard-library name torch's module imports for its annotations",
@@ -223,10 +242,25 @@ def classify(ns: str, name: str, kind: str = "", origin: str = "", keys: Optiona
             return Entry(ns, name, TODO, m.note or "no MindSpore counterpart (registry record)", "", m.source)
         return Entry(ns, name, CONVERTED, m.note, "", m.source, m.target or f"rule {m.rule.__name__}",
                      m.test, names_existing_test(m.test))
+    removed = _removed_by_transformer(f"{ns}.{name}")
+    if removed:
+        return Entry(ns, name, TODO, removed, "nothing, where it is used as a `with` context or decorator")
     for r in RULES:
         if r.matches(ns, name, kind, origin):
             return Entry(ns, name, r.status, r.reason, r.instead)
     return Entry(ns, name, UNACCOUNTED)
+
+
+def _removed_by_transformer(qualname: str) -> str:
+    """Context managers and decorators the transformer removes by its own tables (not by a registry record,
+    so with no parity test): counted as TODO, since any other use of the name is one."""
+    from .transformer import DROPPED_CONTEXTS, DROPPED_DECORATORS
+
+    if qualname not in DROPPED_CONTEXTS and qualname not in DROPPED_DECORATORS:
+        return ""
+    why = DROPPED_CONTEXTS.get(qualname, "a torch compiler/autograd hint")
+    return (f"removed by the converter as a `with` context or decorator ({why}); no registry record or parity "
+            f"test, and any other use is a TODO")
 
 
 def entries() -> Iterator[Entry]:
@@ -336,7 +370,7 @@ def describe(e: Entry) -> str:
         lines.append(f"  why: {e.reason}")
     if e.instead:
         lines.append(f"  write instead: {e.instead}")
-    if e.status in (TODO, OUT_OF_SCOPE):
+    if e.status in (TODO, OUT_OF_SCOPE) and not e.reason.startswith("removed by the converter"):
         lines.append("  the converter leaves a `# msmigrate: TODO` and code that raises MigrationError where it "
                      "is used")
     return "\n".join(lines)

@@ -120,3 +120,9 @@ def test_census_command_prints_the_table():
     with contextlib.redirect_stdout(out):
         main(["census", "--list", "out-of-scope", "--namespace", "torch.nn.functional"])
     assert "torch.nn.functional.math\t" in out.getvalue()
+
+
+def test_contexts_the_transformer_removes_are_not_counted_as_converted():
+    # torch.no_grad has no registry record: the transformer drops it only as a `with`/decorator
+    e = C.find("torch.no_grad")
+    assert e.status == C.TODO and e.reason.startswith("removed by the converter") and not e.record
