@@ -51,7 +51,7 @@ INTERNAL = "internal to torch (private name or implementation helper), not part 
 RULES: Tuple[Rule, ...] = (
     # --- out of scope ----------------------------------------------------------------------------------
     Rule(ANY, r"_.*", OUT_OF_SCOPE, INTERNAL),
-    Rule(ANY, r"(.*_notes|TYPE_CHECKING|BroadcastingList\d|handle_torch_function|assert_int_or_pair|"
+    Rule(ANY, r"(.*_notes|TYPE_CHECKING|BroadcastingList\d|handle_torch_function|has_torch_function.*|assert_int_or_pair|"
               r"factory_kwargs|GRID_SAMPLE_.*|boolean_dispatch)", OUT_OF_SCOPE,
          "a documentation string, typing flag or argument helper of torch's own code, not a model API"),
     Rule(r"torch", r"(ArgumentSpec|CompleteArgumentSpec|BenchmarkExecutionStats|ThroughputBenchmark|Capsule|"
@@ -403,7 +403,8 @@ def current_surface() -> Dict[str, Dict[str, Tuple[str, str]]]:
         if ns == "torch.Tensor":
             continue
         mod = importlib.import_module(ns)
-        names = set(getattr(mod, "__all__", ())) | {n for n in dir(mod) if not n.startswith("_")}
+        listed = set(getattr(mod, "__all__", ()))
+        names = listed | {n for n in dir(mod) if not n.startswith("_")}
         table_: Dict[str, Tuple[str, str]] = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -413,7 +414,12 @@ def current_surface() -> Dict[str, Dict[str, Tuple[str, str]]]:
                 except Exception:   # a name listed in __all__ that the module does not define
                     table_[n] = ("value", "")
                     continue
-                table_[n] = _kind_origin(f"{ns}.{n}", obj)
+                kind, origin = _kind_origin(f"{ns}.{n}", obj)
+                if kind == "module" and n not in listed:
+                    # a submodule is an attribute only once something imported it (torch.onnx, nn.utils.prune):
+                    # not part of a stable surface; its names are judged by their own path
+                    continue
+                table_[n] = (kind, origin)
         out[ns] = table_
     return out
 
