@@ -51,8 +51,8 @@ INTERNAL = "internal to torch (private name or implementation helper), not part 
 RULES: Tuple[Rule, ...] = (
     # --- out of scope ----------------------------------------------------------------------------------
     Rule(ANY, r"_.*", OUT_OF_SCOPE, INTERNAL),
-    Rule(ANY, r"(.*_notes|TYPE_CHECKING|BroadcastingList\d|handle_torch_function|has_torch_function.*|assert_int_or_pair|"
-              r"factory_kwargs|GRID_SAMPLE_.*|boolean_dispatch)", OUT_OF_SCOPE,
+    Rule(ANY, r"(.*_notes|TYPE_CHECKING|BroadcastingList\d|handle_torch_function|has_torch_function.*|"
+              r"assert_int_or_pair|factory_kwargs|GRID_SAMPLE_.*|boolean_dispatch)", OUT_OF_SCOPE,
          "a documentation string, typing flag or argument helper of torch's own code, not a model API"),
     Rule(r"torch", r"(ArgumentSpec|CompleteArgumentSpec|BenchmarkExecutionStats|ThroughputBenchmark|Capsule|"
                    r"DeepCopyMemoTable|CallStack|PyTorchFileReader|PyTorchFileWriter|LockingLogger|LoggerBase|"
@@ -79,8 +79,9 @@ RULES: Tuple[Rule, ...] = (
               r"privateuse1|cudagraph|maia)(_.*|\d.*)?", OUT_OF_SCOPE,
          "backend/device specific (CUDA, cuDNN, MPS, XPU, oneDNN...): MindSpore chooses its kernels by "
          "device_target", "ms.set_context(device_target=...)"),
-    Rule(ANY, ANY, OUT_OF_SCOPE, "a sub-namespace object: its names are judged one by one (the censused namespaces have their own "
-         "rows; a name elsewhere converts only by its own record, otherwise it is a TODO where used)",
+    Rule(ANY, ANY, OUT_OF_SCOPE, "a sub-namespace object: its names are judged one by one (the censused "
+         "namespaces have their own rows; a name elsewhere converts only by its own record, otherwise "
+         "it is a TODO where used)",
          kind="module"),
     Rule(ANY, r"(.*quantiz.*|q_.*|.*_per_channel.*|.*_per_tensor.*|int_repr|qscheme|.*qint.*|.*quint.*|"
               r"dequantize|.*packed.*|.*fake_quant.*|.*fbgemm.*|.*qnnpack.*|QUInt.*|QInt.*)", TODO,
@@ -98,8 +99,9 @@ RULES: Tuple[Rule, ...] = (
               r"_use_cudnn_ctc_loss|new_.*storage.*|resize_.*|resize_as_.*)", TODO,
          "memory layout / storage / pointer API: MindSpore tensors expose no storage, strides or pointers",
          "work on values (ms.Tensor(numpy_array), .asnumpy(), ops.reshape) instead of the memory layout"),
-    Rule(ANY, r"(jit|compile|compiler|import_ir_module.*|.*script.*|trace.*|.*_jit_.*|export|fx|.*onnx.*|.*graph.*|Graph.*|"
-              r"cond|while_loop|vmap|func|functional_call|library|.*Library.*|.*dispatch.*|.*Dispatch.*|"
+    Rule(ANY, r"(jit|compile|compiler|import_ir_module.*|.*script.*|trace.*|.*_jit_.*|export|fx|.*onnx.*|"
+              r".*graph.*|Graph.*|cond|while_loop|vmap|func|functional_call|library|.*Library.*|.*dispatch.*|"
+              r".*Dispatch.*|"
               r"_refs|.*_ops.*|ops|Tag|.*Symbol.*|.*Sym.*|sym_.*|SymInt|SymFloat|SymBool|.*guard.*|"
               r".*dynamo.*|.*inductor.*|.*lazy.*)", TODO,
          "torch's compilers, tracers and dispatch machinery have no source-level counterpart",
@@ -325,8 +327,10 @@ def rule_note(api: str) -> Optional[str]:
     hit = _index().get("torch." + api if api.startswith("Tensor.") else api)
     if hit is None:
         e = find(api)
-        return None if e is None or e.status == CONVERTED else ("out of scope" if e.status == OUT_OF_SCOPE else "no conversion") + \
-            f": {e.reason}" + (f"; write instead: {e.instead}" if e.instead else "")
+        if e is None or e.status == CONVERTED:
+            return None
+        label = "out of scope" if e.status == OUT_OF_SCOPE else "no conversion"
+        return f"{label}: {e.reason}" + (f"; write instead: {e.instead}" if e.instead else "")
     ns, name, kind, origin = hit
     for r in RULES:
         if r.matches(ns, name, kind, origin):
