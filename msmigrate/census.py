@@ -99,7 +99,9 @@ RULES: Tuple[Rule, ...] = (
               r"_use_cudnn_ctc_loss|new_.*storage.*|resize_.*|resize_as_.*)", TODO,
          "memory layout / storage / pointer API: MindSpore tensors expose no storage, strides or pointers",
          "work on values (ms.Tensor(numpy_array), .asnumpy(), ops.reshape) instead of the memory layout"),
-    Rule(ANY, r"(jit|compile|compiler|import_ir_module.*|.*script.*|trace.*|.*_jit_.*|export|fx|.*onnx.*|"
+    Rule(r"torch", r"vmap", TODO, "torch.vmap has no mapping record",
+         "mindspore.vmap(fn, in_axes, out_axes) (same idea, check in_dims -> in_axes by hand)"),
+    Rule(r"torch", r"(jit|compile|compiler|import_ir_module.*|.*script.*|.*_jit_.*|export|fx|.*onnx.*|"
               r".*graph.*|Graph.*|cond|while_loop|vmap|func|functional_call|library|.*Library.*|.*dispatch.*|"
               r".*Dispatch.*|"
               r"_refs|.*_ops.*|ops|Tag|.*Symbol.*|.*Sym.*|sym_.*|SymInt|SymFloat|SymBool|.*guard.*|"
@@ -244,6 +246,13 @@ def classify(ns: str, name: str, kind: str = "", origin: str = "", keys: Optiona
             return Entry(ns, name, TODO, m.note or "no MindSpore counterpart (registry record)", "", m.source)
         return Entry(ns, name, CONVERTED, m.note, "", m.source, m.target or f"rule {m.rule.__name__}",
                      m.test, names_existing_test(m.test))
+    if ns == "torch.Tensor":
+        from .unmapped_tensor_api import PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES
+
+        if name in SAME_MEANING_PROPERTIES or name in PARAMETER_PROPERTIES:
+            return Entry(ns, name, TODO, "read as written, no registry record or parity test: MindSpore's Tensor "
+                         "(or Parameter) has this property (unmapped_tensor_api.SAME_MEANING_PROPERTIES)",
+                         "nothing where the meaning is the same; check the values where it matters")
     removed = _removed_by_transformer(f"{ns}.{name}")
     if removed:
         return Entry(ns, name, TODO, removed, "nothing, where it is used as a `with` context or decorator")

@@ -75,6 +75,12 @@ def test_rules_classify_known_groups():
     # names that merely contain a backend's letters are not backend-specific
     assert C.find("torch.msort").status != C.OUT_OF_SCOPE
     assert C.find("torch.searchsorted").status != C.OUT_OF_SCOPE
+    # torch.trace is the matrix trace and linalg.cond the condition number, not torch.jit.trace / torch.cond
+    assert "compilers" not in C.find("torch.trace").reason
+    assert "compilers" not in C.find("torch.linalg.cond").reason
+    assert "compilers" in C.find("torch.cond").reason
+    # properties the converter reads as written have no record: not counted as converted
+    assert C.find("torch.Tensor.shape").status == C.TODO and "read as written" in C.find("torch.Tensor.shape").reason
 
 
 def test_api_answers_every_census_name():
