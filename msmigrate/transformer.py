@@ -18,6 +18,7 @@ from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .sites import Site, shorten
 from . import train_loop as TL
+from . import param_containers as PC
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -418,7 +419,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
 
     def leave_For(self, original, updated):
+        params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
+        if params is not None:
+            updated = updated.with_changes(iter=params)
         return self._leave_loop(original, updated)
+
+    def leave_CompFor(self, original, updated):
+        params = PC.iterated(self, original.iter, updated.iter)
+        return updated if params is None else updated.with_changes(iter=params)
 
     def visit_While(self, node) -> None:
         self._push_comments(node)
@@ -1025,6 +1033,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return None
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
+        if params is not None:
+            return params
         # Dataset[T] -> object: the generic parameters of a base that became `object` go
         if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
                 and self._torch_qname(original.value) is not None):
@@ -1196,7 +1207,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        result = self._leave_call(original, updated)
+        result = PC.call(self, original, updated) or self._leave_call(original, updated)
         if result is not updated and updated.lpar and hasattr(result, "lpar") and not result.lpar:
             # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
             # expression legal belong to the outer call; keep them on its replacement

@@ -51,6 +51,13 @@ class _TrainableParams(cst.CSTTransformer):
             args = [a.with_changes(keyword=cst.Name("recurse"))
                     if a.keyword is not None and a.keyword.value == "expand" else a for a in updated.args]
             return updated.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")), args=args)
+        if (isinstance(func, cst.Attribute) and func.attr.value == "parameters" and isinstance(func.value, cst.Name)
+                and func.value.value == "_ms_compat" and updated.args):
+            # `_ms_compat.parameters(m, ...)` (converted `m.parameters(...)`)
+            rest = [a.with_changes(keyword=cst.Name("recurse")) if a.keyword is not None else a
+                    for a in updated.args[1:]]
+            return cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("trainable_params")),
+                            args=rest)
         return updated
 
 
