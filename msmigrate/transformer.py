@@ -19,6 +19,8 @@ from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolv
 from .sites import Site, shorten
 from . import train_loop as TL
 from . import param_containers as PC
+from . import module_refs as MR
+from . import torch_namespace as TN
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -830,6 +832,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        TN.visit_call(self, node)   # getattr/hasattr/dir over a torch module
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
             t = node.args[1].value
             for e in (t.elements if isinstance(t, cst.Tuple) else []):
@@ -874,8 +877,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._todo(original, qn, why)
         if m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule is not None and m.target is None:
             if m.target.startswith("expr:") and "{" not in m.target:
-                self._record(original, qn, m.target[5:], m.status, m.note)
-                return parse_expr(m.target[5:])
+                # the record describes a call without arguments (torch.cuda.is_available()): the function
+                # itself, used as a value, is one that computes the same
+                self._record(original, qn, f"lambda: {m.target[5:]}", m.status, m.note)
+                return self._render_template(f"(lambda: {m.target[5:]})")   # records the import it needs
             return self._todo(original, qn, "used as a value; only calls of it can be converted")
         target = m.target
         adapter = _ADAPTERS.get(qn)
@@ -1207,7 +1212,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        result = PC.call(self, original, updated) or self._leave_call(original, updated)
+        result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
+                  or self._leave_call(original, updated))
         if result is not updated and updated.lpar and hasattr(result, "lpar") and not result.lpar:
             # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
             # expression legal belong to the outer call; keep them on its replacement
@@ -1450,7 +1456,20 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
+        if self.touched:
+            self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
+
+    def _need_unbound_roots(self, module: cst.Module) -> None:
+        """Whatever emitted name (ms./nn./ops./mindspore./_ms_compat.) the converted code uses without
+        an import gets one (msmigrate/module_refs.py), whichever path emitted it."""
+        for root in MR.unbound_roots(module):
+            if root == COMPAT:
+                self.uses_compat = True
+            elif root == "mindspore":
+                self.need.add("import:mindspore")
+            else:
+                self.need.add({v: k for k, v in self.names.items()}.get(root, root))
 
     def _with_run_header(self, module: cst.Module) -> cst.Module:
         """A program with a converted train step chooses its mode and device once, at the top."""

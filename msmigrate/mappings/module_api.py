@@ -128,3 +128,10 @@ mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name",
 for _src, _dst in (("torch.nn", "mindspore.nn"), ("torch.nn.functional", "mindspore.ops"), ("torch", "mindspore")):
     mapping(_src, _dst, note="the module itself, re-exported by a project module",
             test="tests/test_convert_tree.py::test_tree_conversion_contract")
+
+# ------------------------------------------------------------ gradient switches used as values
+for _n in ("torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.autograd.no_grad"):
+    mapping(_n, "_ms_compat.no_grad",
+            note="used as a value or called outside `with`/a decorator: a context manager and decorator that does "
+                 "nothing, as the converted `with torch.no_grad():` (MindSpore records gradients only inside "
+                 "grad/value_and_grad)", test="tests/parity/test_idioms.py::test_torch_as_value")

@@ -85,7 +85,31 @@ def inspect():
     res["inspect_kinds"] = inspect_ms.kinds(model)
 
 
-for scenario in (gpt, params, inspect):
+def values():
+    import values_ms
+    x = ms.Tensor(INPUTS["inputs"]["values"])
+    for mode, flag in MODES.items():
+        ms.set_context(mode=flag)
+        model, _ = built(values_ms, "values")
+        res[f"values_out_{mode}"] = model(x).asnumpy()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    res["values_names"] = values_ms.names()
+    res["values_apply"] = [a.asnumpy() for a in values_ms.apply_all(x)]
+    ev = values_ms.Evaluator()
+    res["values_decorated"] = [a.asnumpy() for a in (
+        values_ms.twice(x), values_ms.thrice(x), ev.up(x), ev.down(x), ev.same(x),
+        values_ms.gradient_switches(x, True), values_ms.gradient_switches(x, False))]
+    res["values_dynamic"] = [values_ms.dynamic("tanh")(x).asnumpy(), values_ms.dynamic("float32") is ms.float32]
+    res["values_dtype"] = values_ms.default_dtype_zeros()
+    for key, name in (("values_unconvertible", "stft"), ("values_missing", "frobnicate")):
+        try:
+            values_ms.dynamic(name)
+            res[key] = ("no error", "")
+        except Exception as e:  # noqa: BLE001  (the kind is what is compared)
+            res[key] = (type(e).__name__, str(e))
+
+
+for scenario in (gpt, params, inspect, values):
     scenario()
 
 with open(f"{WORK}/results.pkl", "wb") as f:

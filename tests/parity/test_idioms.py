@@ -232,7 +232,101 @@ def kinds(model):
             isinstance(model.conv, linear), issubclass(type(model.head), linear), isinstance(model.act, nn.ReLU)]
 '''
 
-SNIPPETS = {"gpt": GPT_SRC, "params": PARAMS_SRC, "inspect": INSPECT_SRC}
+VALUES_SRC = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ACTS = ["relu", "silu", "gelu", "tanh", "sigmoid"]
+
+
+class Net(nn.Module):
+    def __init__(self, act="silu", layer_act="ReLU", norm="LayerNorm"):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act_layer = getattr(nn, layer_act)(inplace=False)
+        self.fixed = getattr(nn, "Tanh")()
+        self.norm = getattr(nn, norm)(4, eps=1e-5)
+        self.act = getattr(F, act)
+
+    def forward(self, x):
+        y = self.act(self.fc(x))
+        y = self.act_layer(y) + self.fixed(y)
+        y = self.norm(y)
+        if hasattr(F, "silu"):
+            y = y + getattr(F, "silu")(y)
+        if hasattr(F, "no_such_function"):
+            y = y * 100.0
+        return y
+
+
+def make():
+    return Net()
+
+
+def names():
+    public = [n for n in dir(F) if not n.startswith("_")]
+    return (len(public), "relu" in public, hasattr(torch, "compile"), hasattr(nn, "Linear"),
+            hasattr(F, "frobnicate"), [hasattr(F, a) for a in ACTS + ["nope"]], getattr(F, "nope", None) is None,
+            getattr(nn, "NoSuchLayer", "default"), len(dir(nn)))
+
+
+def apply_all(x):
+    out = [getattr(F, a)(x) for a in ACTS]
+    out.append(getattr(torch, "tanh")(x))
+    out.append(getattr(F, "relu")(x, inplace=False))
+    return out
+
+
+@torch.no_grad()
+def twice(x):
+    return x * 2
+
+
+@torch.no_grad
+def thrice(x):
+    return x * 3
+
+
+class Evaluator:
+    @torch.no_grad()
+    def up(self, x):
+        return x + 1
+
+    @torch.inference_mode()
+    def down(self, x):
+        return x - 1
+
+    @torch.no_grad
+    def same(self, x):
+        return x
+
+
+def gradient_switches(x, train):
+    ctx = torch.enable_grad if train else torch.no_grad
+    with ctx():
+        y = x * 5
+    guard = torch.no_grad()
+    with guard:
+        y = y + 1
+    deco = torch.inference_mode()
+    return deco(double)(y)
+
+
+def double(v):
+    return v * 2
+
+
+def dynamic(name):
+    return getattr(torch, name)
+
+
+def default_dtype_zeros():
+    f = torch.get_default_dtype
+    return torch.zeros(2, dtype=f()).numpy().dtype.name
+'''
+
+SNIPPETS = {"gpt": GPT_SRC, "params": PARAMS_SRC, "inspect": INSPECT_SRC, "values": VALUES_SRC}
 
 
 def _signature(params):
@@ -319,7 +413,27 @@ def _torch_side():
     out["inspect_timm"] = [_signature(grp["params"]) for grp in i["timm_groups"](model)]
     out["inspect_hf"] = [_signature(grp) for grp in i["hf_groups"](model)]
     out["inspect_kinds"] = i["kinds"](model)
+    _values_torch(out, rng)
     return out
+
+
+def _values_torch(out, rng):
+    v = _load(VALUES_SRC)
+    torch.manual_seed(0)
+    model = v["make"]()
+    out["states"]["values"] = {k: t.detach().numpy().copy() for k, t in model.state_dict().items()}
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    out["inputs"]["values"] = x
+    tx = torch.from_numpy(x)
+    out["values_out"] = model(tx).detach().numpy()
+    out["values_names"] = v["names"]()
+    out["values_apply"] = [a.numpy() for a in v["apply_all"](tx)]
+    ev = v["Evaluator"]()
+    out["values_decorated"] = [a.numpy() for a in (v["twice"](tx), v["thrice"](tx), ev.up(tx), ev.down(tx),
+                                                    ev.same(tx), v["gradient_switches"](tx, True),
+                                                    v["gradient_switches"](tx, False))]
+    out["values_dynamic"] = [v["dynamic"]("tanh")(tx).numpy(), v["dynamic"]("float32") is torch.float32]
+    out["values_dtype"] = v["default_dtype_zeros"]()
 
 
 def _no_todo(sites):
@@ -419,3 +533,87 @@ def test_adapter_classes_answer_for_what_direct_calls_build():
         assert issubclass(ms_class, cls), torch_name
         checked += 1
     assert checked >= 18
+
+
+# ------------------------------------------------------------------------------ 4./5. torch as a value
+def test_torch_as_value(run):
+    """getattr(nn, name)() / getattr(F, name) (literal and run-time names), hasattr/dir with torch's
+    answers, @torch.no_grad()/@torch.no_grad/@torch.inference_mode() and gradient switches as values."""
+    t, m = run["torch"], run["ms"]
+    _no_todo(run["sites"]["values"])
+    code = (run["work"] / "values_ms.py").read_text()
+    assert "hasattr" not in code.split("def names")[0], code   # literal hasattr resolved while converting
+    np.testing.assert_allclose(m["values_out_pynative"], t["values_out"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m["values_out_graph"], t["values_out"], rtol=1e-5, atol=1e-5)
+    assert tuple(m["values_names"]) == tuple(t["values_names"])
+    assert t["values_names"][:5] == (160, True, True, True, False)
+    for got, want in zip(m["values_apply"], t["values_apply"]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(m["values_apply"]) == len(t["values_apply"])
+    for got, want in zip(m["values_decorated"], t["values_decorated"]):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(m["values_dynamic"][0], t["values_dynamic"][0], rtol=1e-6, atol=1e-6)
+    assert m["values_dynamic"][1] is True and t["values_dynamic"][1] is True
+
+
+def test_dynamic_name_without_conversion_raises_naming_the_site(run):
+    """A run-time name torch has but msmigrate cannot convert one-to-one raises MigrationError naming
+    the original file and line; a name torch lacks raises AttributeError, as on torch."""
+    m = run["ms"]
+    kind, message = m["values_unconvertible"]
+    line = VALUES_SRC.splitlines().index("    return getattr(torch, name)") + 1
+    assert kind == "MigrationError" and "torch.stft" in message and f"__main__:{line}" in message, message
+    assert m["values_missing"][0] == "AttributeError"
+    with pytest.raises(AttributeError):
+        _load(VALUES_SRC)["dynamic"]("frobnicate")
+
+
+def test_emitted_module_names_are_imported(run):
+    """Code emitted for torch.get_default_dtype used as a value refers to `ms`: the file imports it (it
+    ran above without a NameError, with torch's answer)."""
+    t, m = run["torch"], run["ms"]
+    assert m["values_dtype"] == t["values_dtype"] == "float32"
+    from msmigrate.module_refs import unbound_roots
+    import libcst as cst
+    assert unbound_roots(cst.parse_module("import mindspore as ms\nx = ms.float32\ny = ops.relu\n")) == {"ops"}
+    assert unbound_roots(cst.parse_module("from m import *\ny = ops.relu\n")) == set()
+    code, _, _ = convert_code("import torch\n\ndef f():\n    return torch.get_default_dtype\n")
+    assert "import mindspore as ms" in code and "lambda: ms.float32" in code, code
+
+
+def test_runtime_table_targets_refuse_what_torch_alone_takes():
+    """getattr(F, name) with a run-time name returns the registry's target itself; where the record drops
+    trailing arguments (inplace=) or refuses some (out=), the target must not take them, so passing them
+    fails loudly (TypeError) instead of landing in another parameter."""
+    import importlib
+    import inspect as pyinspect
+
+    from msmigrate import registry as R
+    from msmigrate.torch_namespace import NAMESPACES, one_to_one
+
+    checked = 0
+    for ns in NAMESPACES:
+        for name, entry in one_to_one(ns).items():
+            m = R.lookup(f"{ns}.{name}")
+            target = entry if isinstance(entry, str) else entry[0]
+            extra = tuple(m.drop) + tuple(m.unsupported)
+            if not extra or not target.startswith("mindspore."):
+                continue
+            assert isinstance(entry, tuple) == bool(set(m.drop) & set(m.args)), entry
+            module, _, attr = target.rpartition(".")
+            fn = getattr(importlib.import_module(module), attr)
+            params = list(pyinspect.signature(fn).parameters.values())
+            if isinstance(entry, tuple):
+                continue   # called through _ms_compat.TorchPositions: only the first positions reach it
+            if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+                # MindSpore's generated ops (`lt(*args, **kwargs)`) check their arguments when called
+                # (ops.lt(x, y, out=z) raises TypeError, below)
+                checked += 1
+                continue
+            assert not set(extra) & {p.name for p in params}, (target, extra)
+            checked += 1
+    assert checked >= 10
+    import mindspore as ms
+    x = ms.Tensor(np.ones(2, np.float32))
+    with pytest.raises(TypeError):
+        ms.ops.lt(x, x, out=x)

@@ -217,7 +217,7 @@ def _tree(cell, prefix=""):
     yield prefix, cell
     hidden = _hidden_children(cell)
     for name, child in cell._cells.items():
-        if child is not None and name not in hidden:
+        if child is not None and name not in hidden and not getattr(child, "torch_function", False):
             yield from _tree(child, f"{prefix}.{name}" if prefix else name)
 
 
