@@ -43,8 +43,11 @@ mapping("Module.named_modules", "_ms_compat.named_modules", args=("memo", "prefi
         target_args=("cell", "memo", "prefix", "remove_duplicate"),
         note="torch's module paths (the inner cells of MindSpore's own layers are not listed)",
         test=f"{T}::test_module_methods")
-mapping("Module.children", "method:cells", test=f"{T}::test_module_methods")
-mapping("Module.named_children", "expr:{self}.name_cells().items()", test=f"{T}::test_module_methods")
+mapping("Module.children", "_ms_compat.children", target_args=("cell",), test=f"{T}::test_module_methods",
+        note="the direct sub-cells torch's module has (not the inner cells of MindSpore's own layers)")
+mapping("Module.named_children", "_ms_compat.named_children", target_args=("cell",),
+        note="the direct sub-cells torch's module has (not the inner cells of MindSpore's own layers)",
+        test=f"{T}::test_module_methods")
 # Module.state_dict / Module.load_state_dict: see mappings/checkpoints.py
 mapping("Module.register_buffer", "_ms_compat.register_buffer", args=("name", "tensor", "persistent"),
         target_args=("cell", "name", "tensor", "persistent"),

@@ -6,9 +6,10 @@ Parameter per group, `optimizer(grads)` as the update), which the converted trai
     grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
 The emitted subclasses take torch's arguments unchanged and add what converted code relies on
 (measured against torch in tests/parity/test_optim.py):
-- `model.parameters()` became `model.get_parameters()`, which also yields BatchNorm's moving
-  statistics (requires_grad=False; weight decay would change them): the call is rewritten to
-  `model.trainable_params()`, and the helper drops non-trainable Parameters from any other form;
+- `model.parameters()` became `_ms_compat.parameters(model)` (or `model.get_parameters()`, which also
+  yields BatchNorm's moving statistics, requires_grad=False; weight decay would change them): the call
+  is rewritten to `model.trainable_params()`, and the helper drops non-trainable Parameters from any
+  other form;
 - `group['lr'] = x` writes into the group's Parameter: a float put in its place would be baked
   into a step compiled with mindspore.jit;
 - Adam/AdamW are computed as torch does: mindspore.experimental.optim.Adam adds eps before the bias

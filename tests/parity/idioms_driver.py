@@ -79,6 +79,7 @@ def inspect():
     model, _ = built(inspect_ms, "inspect")
     res["inspect_names"] = inspect_ms.names(model)
     res["inspect_modules"] = inspect_ms.module_names(model)
+    res["inspect_children"] = inspect_ms.child_names(model)
     res["inspect_count"] = inspect_ms.count(model)
     res["inspect_timm"] = [signature(g["params"]) for g in inspect_ms.timm_groups(model)]
     res["inspect_hf"] = [signature(g) for g in inspect_ms.hf_groups(model)]

@@ -186,6 +186,11 @@ def module_names(model):
     return [n for n, _ in model.named_modules()]
 
 
+def child_names(model):
+    return ([n for n, _ in model.named_children()], [n for n, _ in model.bn3.named_children()],
+            len(list(model.children())), len(list(model.modules())))
+
+
 def count(model):
     return sum(p.numel() for p in model.parameters()), len(list(model.parameters())), \\
         tuple(next(model.parameters()).shape)
@@ -409,6 +414,7 @@ def _torch_side():
     out["states"]["inspect"] = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
     out["inspect_names"] = i["names"](model)
     out["inspect_modules"] = i["module_names"](model)
+    out["inspect_children"] = i["child_names"](model)
     out["inspect_count"] = i["count"](model)
     out["inspect_timm"] = [_signature(grp["params"]) for grp in i["timm_groups"](model)]
     out["inspect_hf"] = [_signature(grp) for grp in i["hf_groups"](model)]
@@ -464,6 +470,7 @@ def test_named_parameters_and_modules_are_torchs(run):
     assert tuple(m["gpt_names"]) == tuple(t["gpt_names"])
     assert m["inspect_names"] == t["inspect_names"]
     assert m["inspect_modules"] == t["inspect_modules"]
+    assert tuple(m["inspect_children"]) == tuple(t["inspect_children"])
     assert tuple(m["inspect_count"]) == tuple(t["inspect_count"])
 
 

@@ -221,6 +221,18 @@ def _tree(cell, prefix=""):
             yield from _tree(child, f"{prefix}.{name}" if prefix else name)
 
 
+def named_children(cell):
+    """torch's Module.named_children(): the direct sub-modules torch's module has."""
+    hidden = _hidden_children(cell)
+    return iter([(name, child) for name, child in cell._cells.items() if child is not None and name not in hidden
+                 and not getattr(child, "torch_function", False)])
+
+
+def children(cell):
+    """torch's Module.children()."""
+    return iter([child for _, child in named_children(cell)])
+
+
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
     """torch's Module.named_modules(): every module once (shared ones at their first path)."""
     seen = set() if memo is None else memo
