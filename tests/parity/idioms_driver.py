@@ -65,6 +65,14 @@ def params():
         grads = ms.grad(loss_fn, grad_position=None, weights=weights)(x)
         res[f"params_grads_{mode}"] = {p.name: g.asnumpy() for p, g in zip(weights, grads)}
     ms.set_context(mode=ms.PYNATIVE_MODE)
+    res["params_aliased_pynative"] = params_ms.make_aliased()(x).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        params_ms.make_aliased()(x)
+        res["params_aliased_graph"] = ("no error", "")
+    except Exception as e:  # noqa: BLE001  (the kind is what is compared)
+        res["params_aliased_graph"] = (type(e).__name__, str(e))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
     model, _ = built(params_ms, "params")
     res["params_info"] = params_ms.info(model)
     res["params_ms_param_names"] = sorted(p.name for p in model.get_parameters())

@@ -138,6 +138,16 @@ def make():
     return Net()
 
 
+class Aliased(Net):
+    def forward(self, x):
+        scales = self.scales
+        return x * scales[0]
+
+
+def make_aliased():
+    return Aliased()
+
+
 def info(m):
     return ([n for n, _ in m.named_parameters()], len(m.scales), len(m.table), list(m.table.keys()),
             [tuple(p.shape) for p in m.scales], "b" in m.table, "z" in m.table)
@@ -395,6 +405,7 @@ def _torch_side():
     out["inputs"]["params"] = x
     out["params_out"] = model(torch.from_numpy(x)).detach().numpy()
     out["params_info"] = p["info"](model)
+    out["params_aliased"] = p["make_aliased"]()(torch.from_numpy(x)).detach().numpy()
     model.zero_grad()
     (model(torch.from_numpy(x)) ** 2).mean().backward()
     out["params_grads"] = {n: q.grad.numpy().copy() for n, q in model.named_parameters()}
@@ -503,6 +514,10 @@ def test_parameter_containers(run):
     assert tuple(info[1:4]) == (3, 3, ["a", "b", "c"]) == tuple(t["params_info"][1:4])
     assert [tuple(s) for s in info[4]] == t["params_info"][4] and info[5:] == t["params_info"][5:]
     assert m["params_ms_param_names"] == sorted(t["params_info"][0])
+    # read through a local alias (not rewritten to .params): right in PYNATIVE, refused in GRAPH mode,
+    # where the Parameters would be constants (zero gradients)
+    np.testing.assert_allclose(m["params_aliased_pynative"], t["params_aliased"], rtol=1e-6)
+    assert m["params_aliased_graph"][0] == "MigrationError" and ".params" in m["params_aliased_graph"][1]
     for mode in ("pynative", "graph"):
         grads = m[f"params_grads_{mode}"]
         assert set(grads) == set(t["params_grads"])

@@ -7,9 +7,24 @@
 # below give torch's names, torch's parameter sets and torch's isinstance answers, so such code
 # keeps its meaning; the Parameters they yield are the cell's own (optimizers and gradients see
 # the same objects).
+import sys
 
 
 # ------------------------------------------------------------ parameter containers
+def _refuse_while_compiling(container):
+    """GRAPH mode (or mindspore.jit) runs a Cell's __getitem__/__iter__ in Python while it compiles and
+    takes the Parameters they return as constants: the values are right, the gradients are zero. The
+    converter reads these containers through `.params` inside a Module's methods; any other path
+    (a local alias: `pl = self.plist; pl[0]`) stops here instead of losing gradients silently."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if "mindspore" in frame.f_code.co_filename and "_parse" in frame.f_code.co_filename:
+            raise MigrationError(f"{type(container).__name__} indexed or iterated while MindSpore compiles a "
+                                 f"graph: its Parameters would be constants there (no gradient); read "
+                                 f"<container>.params[i] / iterate <container>.params instead")
+        frame = frame.f_back
+
+
 class ParameterList(nn.Cell):
     """torch's nn.ParameterList: Parameters registered as "0", "1", ... (checkpoint names
     `plist.0`, as torch's). Inside construct, converted code indexes and iterates `.params`, a
@@ -37,6 +52,7 @@ class ParameterList(nn.Cell):
             [self._params[str(i)] for i in range(self._size)]))
 
     def __getitem__(self, idx):
+        _refuse_while_compiling(self)
         if isinstance(idx, slice):
             return ParameterList(list(self.params)[idx])
         return self.params[self._index(idx)]
@@ -52,6 +68,7 @@ class ParameterList(nn.Cell):
         return self._size
 
     def __iter__(self):
+        _refuse_while_compiling(self)
         return iter(self.params)
 
     def append(self, value):
@@ -90,6 +107,7 @@ class ParameterDict(nn.Cell):
         object.__setattr__(self, "params", ms.ParameterTuple([self._params[k] for k in self._keys]))
 
     def __getitem__(self, key):
+        _refuse_while_compiling(self)
         if key not in self._keys:
             raise KeyError(key)
         return self._params[key]
@@ -131,12 +149,15 @@ class ParameterDict(nn.Cell):
         return self._keys.index(key)
 
     def values(self):
+        _refuse_while_compiling(self)
         return list(self.params)
 
     def items(self):
+        _refuse_while_compiling(self)
         return list(zip(self._keys, self.params))
 
     def get(self, key, default=None):
+        _refuse_while_compiling(self)
         return self._params[key] if key in self._keys else default
 
     def pop(self, key):
