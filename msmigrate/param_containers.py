@@ -16,6 +16,8 @@ from typing import Optional
 
 import libcst as cst
 
+from . import registry as R
+
 LIST = "torch.nn.ParameterList"
 DICT = "torch.nn.ParameterDict"
 _ITERATING = {"enumerate", "zip", "list", "tuple", "sum", "reversed", "iter", "map", "filter"}
@@ -82,3 +84,26 @@ def call(tr, original: cst.Call, updated: cst.Call):
             cst.Arg(value=keys, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
             cst.Arg(value=_params(owner))])
     return None
+
+
+def dict_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -> dict:
+    """`self.X = nn.ModuleDict(dict(k=nn.Embedding(...)))` or `nn.ModuleDict({"k": ...})` (original code):
+    {"X.k": "torch.nn.Embedding"}, so that `self.X.k.weight` gets MindSpore's parameter name as
+    `self.k.weight` would (GPT-2's weight tying `self.transformer.wte.weight = self.lm_head.weight`)."""
+    if layer != "torch.nn.ModuleDict" or not isinstance(value, cst.Call) or len(value.args) != 1:
+        return {}
+    arg = value.args[0].value
+    pairs = []
+    if (isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value == "dict"
+            and tr._qname_any(arg.func) is None):
+        pairs = [(a.keyword.value, a.value) for a in arg.args if a.keyword is not None]
+    elif isinstance(arg, cst.Dict):
+        pairs = [(e.key.evaluated_value, e.value) for e in arg.elements
+                 if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)]
+    out = {}
+    for key, entry in pairs:
+        if isinstance(entry, cst.Call) and isinstance(key, str):
+            qn = tr._torch_qname(entry.func)
+            if qn is not None and R.lookup(qn) is not None:
+                out[f"{attr}.{key}"] = qn
+    return out

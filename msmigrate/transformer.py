@@ -862,7 +862,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if id(original) in self._skip:
-            return updated
+            # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
+            # no reference of its own, but a layer's parameter keeps MindSpore's name there too
+            return self._rename_param_attr(original, updated)
         qn = self._torch_qname(original)
         if qn is not None:
             return self._convert_reference(original, updated, qn)
@@ -934,6 +936,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             owner = node.value
             if isinstance(owner, cst.Name) and owner.value == "self" and self._classes:
                 return self._classes[-1].attr_types.get(node.attr.value)
+            if (isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self"
+                    and self._classes):   # an entry of a ModuleDict attribute (PC.dict_entry_types)
+                entry = self._classes[-1].attr_types.get(f"{owner.attr.value}.{node.attr.value}")
+                if entry is not None:
+                    return entry
             owner_t = self._static_type(owner)
             if owner_t and owner_t.startswith("class:"):
                 return self._class_attr_types.get(owner_t[6:], {}).get(node.attr.value)
@@ -1117,6 +1124,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     self._classes[-1].attr_types[tgt.attr.value] = "tensor"
                 elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
                     self._classes[-1].attr_types[tgt.attr.value] = layer
+                    # `self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(...)))`: self.transformer.wte's type
+                    self._classes[-1].attr_types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
         return updated

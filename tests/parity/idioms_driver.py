@@ -49,6 +49,13 @@ def gpt():
     res["gpt_ms_param_names"] = [p.name for p in model.get_parameters()]
     res["gpt_names"] = gpt_ms.names(model)
     res["gpt_groups"] = [signature(g) for g in gpt_ms.groups(model)]
+    for mode, flag in MODES.items():
+        ms.set_context(mode=flag)
+        tied = gpt_ms.make_tied()
+        load_torch_state_dict(tied, INPUTS["states"]["tied"], strict=True)
+        res[f"tied_logits_{mode}"] = tied(idx).asnumpy()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    res["tied_info"] = gpt_ms.tied_info(tied)
 
 
 def params():

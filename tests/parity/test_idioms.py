@@ -97,6 +97,31 @@ def make():
     return GPT()
 
 
+class Tied(nn.Module):
+    """nanoGPT-style weight tying through a ModuleDict entry."""
+
+    def __init__(self):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(11, 4)))
+        self.lm_head = nn.Linear(4, 11, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight
+
+    def forward(self, idx):
+        return self.lm_head(self.transformer.wte(idx))
+
+    def get_num_params(self):
+        return ([n for n, _ in self.named_parameters()], self.transformer.wte.weight is self.lm_head.weight,
+                sum(p.numel() for p in self.parameters()) - self.transformer.wte.weight.numel())
+
+
+def make_tied():
+    return Tied()
+
+
+def tied_info(m):
+    return m.get_num_params()
+
+
 def names(model):
     return [n for n, _ in model.named_parameters()], [n for n, _ in model.named_modules()]
 
@@ -396,6 +421,10 @@ def _torch_side():
     out["gpt_logits"] = model(torch.from_numpy(idx)).detach().numpy()
     out["gpt_names"] = g["names"](model)
     out["gpt_groups"] = [_signature(grp) for grp in g["groups"](model)]
+    tied = g["make_tied"]()
+    out["states"]["tied"] = {k: v.detach().numpy().copy() for k, v in tied.state_dict().items()}
+    out["tied_logits"] = tied(torch.from_numpy(idx)).detach().numpy()
+    out["tied_info"] = g["tied_info"](tied)
 
     torch.manual_seed(0)
     p = _load(PARAMS_SRC)
@@ -473,6 +502,11 @@ def test_gpt_layout(run):
     assert "transformer.h.1.mlp.2.bias" in m["gpt_ms_param_names"]
     assert "heads.1.0.0.weight" in m["gpt_ms_param_names"]
     assert m["gpt_load_report_ok"]
+    # weight tying through a ModuleDict entry (self.transformer.wte.weight = self.lm_head.weight): tied in
+    # MindSpore too (the embedding's table is the head's weight), torch's names and counts
+    assert tuple(m["tied_info"]) == tuple(t["tied_info"]) and t["tied_info"][1] is True
+    for mode in ("pynative", "graph"):
+        np.testing.assert_allclose(m[f"tied_logits_{mode}"], t["tied_logits"], rtol=1e-5, atol=1e-5)
 
 
 # ------------------------------------------------------------------------------ 3. inspection
