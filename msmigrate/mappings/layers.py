@@ -365,8 +365,9 @@ mapping("torch.nn.ModuleDict", "_ms_compat.ModuleDict", args=("modules",), targe
         test="tests/parity/test_idioms.py::test_gpt_layout")
 for _name in ("ParameterList", "ParameterDict"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("values" if _name == "ParameterList" else "parameters",),
-            note="Parameters registered under torch's names (plist.0, pdict.key); inside construct converted code "
-                 "reads them through .params / getattr so that GRAPH mode differentiates them",
+            note="Parameters registered under torch's names (plist.0, pdict.key); inside a Module's methods "
+                 "converted code reads them through their .params ParameterTuple so that GRAPH mode differentiates "
+                 "them (other reads while a graph compiles raise MigrationError)",
             test="tests/parity/test_idioms.py::test_parameter_containers")
 
 

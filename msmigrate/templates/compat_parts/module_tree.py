@@ -93,8 +93,8 @@ class ParameterList(nn.Cell):
 
 class ParameterDict(nn.Cell):
     """torch's nn.ParameterDict: Parameters registered under their keys (checkpoint names
-    `pdict.key`, as torch's), in insertion order. Inside construct, converted code reads
-    `getattr(pdict, "key")` and `.params` (see ParameterList)."""
+    `pdict.key`, as torch's), in insertion order. Inside a Module's methods, converted code reads
+    `pdict.params[pdict.index(key)]` and `.params` (see ParameterList)."""
 
     def __init__(self, parameters=None):
         super().__init__()
