@@ -87,6 +87,8 @@ def compat_source() -> str:
     for part in sorted((TEMPLATES / "compat_parts").glob("*.py")):
         title = part.stem.replace("_", " ")
         parts.append(f"\n\n# {'=' * 70}\n# {title}\n# {'=' * 70}\n" + part.read_text(encoding="utf-8"))
+    from .torch_namespace import compat_section   # generated from the registry
+    parts.append(f"\n\n# {'=' * 70}\n# torch namespaces\n# {'=' * 70}\n" + compat_section())
     return "".join(parts)
 
 

@@ -22,6 +22,9 @@ from .sites import Site, shorten
 from .census import rule_note
 from . import train_loop as TL
 from . import unmapped_tensor_api as UT
+from . import param_containers as PC
+from . import module_refs as MR
+from . import torch_namespace as TN
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -425,7 +428,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
 
     def leave_For(self, original, updated):
+        params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
+        if params is not None:
+            updated = updated.with_changes(iter=params)
         return self._leave_loop(original, updated)
+
+    def leave_CompFor(self, original, updated):
+        params = PC.iterated(self, original.iter, updated.iter)
+        return updated if params is None else updated.with_changes(iter=params)
 
     def visit_While(self, node) -> None:
         self._push_comments(node)
@@ -842,6 +852,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        TN.visit_call(self, node)   # getattr/hasattr/dir over a torch module
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
             t = node.args[1].value
             for e in (t.elements if isinstance(t, cst.Tuple) else []):
@@ -871,7 +882,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if id(original) in self._skip:
-            return updated
+            # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
+            # no reference of its own, but a layer's parameter keeps MindSpore's name there too
+            return self._rename_param_attr(original, updated)
         qn = self._torch_qname(original)
         if qn is not None:
             return self._convert_reference(original, updated, qn)
@@ -892,8 +905,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._todo(original, qn, why)
         if m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule is not None and m.target is None:
             if m.target.startswith("expr:") and "{" not in m.target:
-                self._record(original, qn, m.target[5:], m.status, m.note)
-                return parse_expr(m.target[5:])
+                # the record describes a call without arguments (torch.cuda.is_available()): the function
+                # itself, used as a value, is one that computes the same
+                self._record(original, qn, f"lambda: {m.target[5:]}", m.status, m.note)
+                return self._render_template(f"(lambda: {m.target[5:]})")   # records the import it needs
             return self._todo(original, qn, "used as a value; only calls of it can be converted")
         target = m.target
         adapter = _ADAPTERS.get(qn)
@@ -947,6 +962,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             owner = node.value
             if isinstance(owner, cst.Name) and owner.value == "self" and self._classes:
                 return self._classes[-1].attr_types.get(node.attr.value)
+            if (isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self"
+                    and self._classes):   # an entry of a ModuleDict attribute (PC.dict_entry_types)
+                entry = self._classes[-1].attr_types.get(f"{owner.attr.value}.{node.attr.value}")
+                if entry is not None:
+                    return entry
             owner_t = self._static_type(owner)
             if owner_t and owner_t.startswith("class:"):
                 return self._class_attr_types.get(owner_t[6:], {}).get(node.attr.value)
@@ -1051,6 +1071,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return None
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
+        if params is not None:
+            return params
         # Dataset[T] -> object: the generic parameters of a base that became `object` go
         if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
                 and self._torch_qname(original.value) is not None):
@@ -1130,6 +1153,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     self._classes[-1].attr_types[tgt.attr.value] = "tensor"
                 elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
                     self._classes[-1].attr_types[tgt.attr.value] = layer
+                    # `self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(...)))`: self.transformer.wte's type
+                    self._classes[-1].attr_types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
         return updated
@@ -1225,7 +1250,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        result = self._leave_call(original, updated)
+        result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
+                  or self._leave_call(original, updated))
         if result is not updated and updated.lpar and hasattr(result, "lpar") and not result.lpar:
             # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
             # expression legal belong to the outer call; keep them on its replacement
@@ -1478,7 +1504,20 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
+        if self.touched:
+            self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
+
+    def _need_unbound_roots(self, module: cst.Module) -> None:
+        """Whatever emitted name (ms./nn./ops./mindspore./_ms_compat.) the converted code uses without
+        an import gets one (msmigrate/module_refs.py), whichever path emitted it."""
+        for root in MR.unbound_roots(module):
+            if root == COMPAT:
+                self.uses_compat = True
+            elif root == "mindspore":
+                self.need.add("import:mindspore")
+            else:
+                self.need.add({v: k for k, v in self.names.items()}.get(root, root))
 
     def _with_run_header(self, module: cst.Module) -> cst.Module:
         """A program with a converted train step chooses its mode and device once, at the top."""

@@ -359,9 +359,17 @@ def _positional_modules(ctx):
 
 rule("torch.nn.ModuleList", "mindspore.nn.CellList", args=("modules",), target_args=("modules",),
      note="the cells are passed positionally", test=f"{T}::test_containers")(_positional_modules)
-rule("torch.nn.ModuleDict", "mindspore.nn.CellDict", args=("modules",), target_args=("modules",),
-     note="the cells are passed positionally; a subclass with forward derives from _ms_compat.ModuleDict "
-          "(a CellDict cannot be called in GRAPH mode)", test=f"{T}::test_containers")(_positional_modules)
+mapping("torch.nn.ModuleDict", "_ms_compat.ModuleDict", args=("modules",), target_args=("modules",),
+        note="a Cell holding the modules as attributes under their keys: MindSpore's CellDict refuses a CellList, "
+             "SequentialCell or CellDict as a value (GPT-2's transformer.h) and cannot be called in GRAPH mode",
+        test="tests/parity/test_idioms.py::test_gpt_layout")
+for _name in ("ParameterList", "ParameterDict"):
+    mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("values" if _name == "ParameterList" else "parameters",),
+            note="Parameters registered under torch's names (plist.0, pdict.key); inside a Module's methods "
+                 "converted code reads them through their .params ParameterTuple so that GRAPH mode differentiates "
+                 "them (other reads while a graph compiles raise MigrationError)",
+            test="tests/parity/test_idioms.py::test_parameter_containers")
+
 
 # ------------------------------------------------------------------ embedding, attention, recurrent
 def _embedding(ctx):

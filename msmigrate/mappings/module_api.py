@@ -29,17 +29,25 @@ def _train(ctx):
 
 
 rule("Module.train", None, args=("mode",), test=f"{T}::test_module_methods")(_train)
-mapping("Module.parameters", "method:get_parameters", args=("recurse",), target_args=("expand",),
-        rename={"recurse": "expand"}, test=f"{T}::test_module_methods")
-mapping("Module.named_parameters", "method:parameters_and_names", args=("prefix", "recurse", "remove_duplicate"),
-        target_args=("name_prefix", "expand"), rename={"prefix": "name_prefix", "recurse": "expand"},
-        unsupported={"remove_duplicate": "MindSpore always yields shared parameters once"},
-        unsupported_ok={"remove_duplicate": ("True",)}, test=f"{T}::test_module_methods")
-mapping("Module.modules", "expr:_ms_compat.cells({self})", test=f"{T}::test_module_methods",
-        note="MindSpore's Cell has cells_and_names(); the helper returns the cells")
-mapping("Module.named_modules", "method:cells_and_names", test=f"{T}::test_module_methods")
-mapping("Module.children", "method:cells", test=f"{T}::test_module_methods")
-mapping("Module.named_children", "expr:{self}.name_cells().items()", test=f"{T}::test_module_methods")
+mapping("Module.parameters", "_ms_compat.parameters", args=("recurse",), target_args=("cell", "recurse"),
+        note="torch's parameters: no buffers (Cell.get_parameters() also yields BatchNorm's moving statistics "
+             "and persistent buffers)", test=f"{T}::test_module_methods")
+mapping("Module.named_parameters", "_ms_compat.named_parameters", args=("prefix", "recurse", "remove_duplicate"),
+        target_args=("cell", "prefix", "recurse", "remove_duplicate"),
+        note="torch's names (LayerNorm/BatchNorm weight and bias, Embedding weight where MindSpore says "
+             "gamma, beta, embedding_table), no buffers: name-based grouping (weight decay) keeps its meaning",
+        test=f"{T}::test_module_methods")
+mapping("Module.modules", "_ms_compat.modules", target_args=("cell",), test=f"{T}::test_module_methods",
+        note="the cell itself and every sub-cell, depth first, as torch's modules()")
+mapping("Module.named_modules", "_ms_compat.named_modules", args=("memo", "prefix", "remove_duplicate"),
+        target_args=("cell", "memo", "prefix", "remove_duplicate"),
+        note="torch's module paths (the inner cells of MindSpore's own layers are not listed)",
+        test=f"{T}::test_module_methods")
+mapping("Module.children", "_ms_compat.children", target_args=("cell",), test=f"{T}::test_module_methods",
+        note="the direct sub-cells torch's module has (not the inner cells of MindSpore's own layers)")
+mapping("Module.named_children", "_ms_compat.named_children", target_args=("cell",),
+        note="the direct sub-cells torch's module has (not the inner cells of MindSpore's own layers)",
+        test=f"{T}::test_module_methods")
 # Module.state_dict / Module.load_state_dict: see mappings/checkpoints.py
 mapping("Module.register_buffer", "_ms_compat.register_buffer", args=("name", "tensor", "persistent"),
         target_args=("cell", "name", "tensor", "persistent"),
@@ -123,3 +131,10 @@ mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name",
 for _src, _dst in (("torch.nn", "mindspore.nn"), ("torch.nn.functional", "mindspore.ops"), ("torch", "mindspore")):
     mapping(_src, _dst, note="the module itself, re-exported by a project module",
             test="tests/test_convert_tree.py::test_tree_conversion_contract")
+
+# ------------------------------------------------------------ gradient switches used as values
+for _n in ("torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.autograd.no_grad"):
+    mapping(_n, "_ms_compat.no_grad",
+            note="used as a value or called outside `with`/a decorator: a context manager and decorator that does "
+                 "nothing, as the converted `with torch.no_grad():` (MindSpore records gradients only inside "
+                 "grad/value_and_grad)", test="tests/parity/test_idioms.py::test_torch_as_value")

@@ -6,9 +6,10 @@ Parameter per group, `optimizer(grads)` as the update), which the converted trai
     grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
 The emitted subclasses take torch's arguments unchanged and add what converted code relies on
 (measured against torch in tests/parity/test_optim.py):
-- `model.parameters()` became `model.get_parameters()`, which also yields BatchNorm's moving
-  statistics (requires_grad=False; weight decay would change them): the call is rewritten to
-  `model.trainable_params()`, and the helper drops non-trainable Parameters from any other form;
+- `model.parameters()` became `_ms_compat.parameters(model)` (or `model.get_parameters()`, which also
+  yields BatchNorm's moving statistics, requires_grad=False; weight decay would change them): the call
+  is rewritten to `model.trainable_params()`, and the helper drops non-trainable Parameters from any
+  other form;
 - `group['lr'] = x` writes into the group's Parameter: a float put in its place would be baked
   into a step compiled with mindspore.jit;
 - Adam/AdamW are computed as torch does: mindspore.experimental.optim.Adam adds eps before the bias
@@ -51,6 +52,13 @@ class _TrainableParams(cst.CSTTransformer):
             args = [a.with_changes(keyword=cst.Name("recurse"))
                     if a.keyword is not None and a.keyword.value == "expand" else a for a in updated.args]
             return updated.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")), args=args)
+        if (isinstance(func, cst.Attribute) and func.attr.value == "parameters" and isinstance(func.value, cst.Name)
+                and func.value.value == "_ms_compat" and updated.args):
+            # `_ms_compat.parameters(m, ...)` (converted `m.parameters(...)`)
+            rest = [a.with_changes(keyword=cst.Name("recurse")) if a.keyword is not None else a
+                    for a in updated.args[1:]]
+            return cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("trainable_params")),
+                            args=rest)
         return updated
 
 

@@ -97,7 +97,9 @@ def register_buffer(cell, name, tensor, persistent=True):
     """torch's register_buffer: a persistent buffer is saved in checkpoints, so it
     becomes a Parameter that is not trained; a non-persistent one stays a buffer."""
     if tensor is not None and persistent:
-        setattr(cell, name, ms.Parameter(tensor, name=name, requires_grad=False))
+        param = ms.Parameter(tensor, name=name, requires_grad=False)
+        param.torch_buffer = True   # named_parameters()/parameters() leave it out, as torch does
+        setattr(cell, name, param)
     else:
         cell.register_buffer(name, tensor, persistent=False)
 
@@ -171,7 +173,9 @@ def Buffer(data, persistent=True):
     """torch.nn.Buffer assigned to a cell attribute: a persistent buffer is a Parameter
     that is not trained (checkpoints keep it); a non-persistent one is the tensor."""
     if persistent:
-        return ms.Parameter(data, requires_grad=False)
+        param = ms.Parameter(data, requires_grad=False)
+        param.torch_buffer = True   # named_parameters()/parameters() leave it out, as torch does
+        return param
     return data
 
 

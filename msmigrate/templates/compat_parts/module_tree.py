@@ -1,0 +1,337 @@
+# Containers and model inspection with torch's answers.
+#
+# torch code walks its model by name: weight-decay groups built from named_modules()/
+# named_parameters() and isinstance(m, nn.Linear), parameter counts, checkpoint keys. MindSpore
+# names some parameters differently (LayerNorm gamma/beta, Embedding embedding_table), keeps
+# BatchNorm's running statistics as Parameters, and builds nn.Linear as nn.Dense. The helpers
+# below give torch's names, torch's parameter sets and torch's isinstance answers, so such code
+# keeps its meaning; the Parameters they yield are the cell's own (optimizers and gradients see
+# the same objects).
+import sys
+
+
+# ------------------------------------------------------------ parameter containers
+def _refuse_while_compiling(container):
+    """GRAPH mode (or mindspore.jit) runs a Cell's __getitem__/__iter__ in Python while it compiles and
+    takes the Parameters they return as constants: the values are right, the gradients are zero. The
+    converter reads these containers through `.params` inside a Module's methods; any other path
+    (a local alias: `pl = self.plist; pl[0]`) stops here instead of losing gradients silently."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if "mindspore" in frame.f_code.co_filename and "_parse" in frame.f_code.co_filename:
+            raise MigrationError(f"{type(container).__name__} indexed or iterated while MindSpore compiles a "
+                                 f"graph: its Parameters would be constants there (no gradient); read "
+                                 f"<container>.params[i] / iterate <container>.params instead")
+        frame = frame.f_back
+
+
+class ParameterList(nn.Cell):
+    """torch's nn.ParameterList: Parameters registered as "0", "1", ... (checkpoint names
+    `plist.0`, as torch's). Inside construct, converted code indexes and iterates `.params`, a
+    ParameterTuple that GRAPH mode differentiates (a Cell's __getitem__ runs while the graph
+    compiles and would hand the Parameters over as constants)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        object.__setattr__(self, "params", ms.ParameterTuple(()))
+        if values is not None:
+            self.extend(values)
+
+    def _index(self, idx):
+        if not isinstance(idx, int):
+            raise TypeError(f"ParameterList indices must be integers, not {type(idx).__name__}")
+        if idx < 0:
+            idx += self._size
+        if not 0 <= idx < self._size:
+            raise IndexError(f"index {idx} is out of range")
+        return idx
+
+    def _sync(self):
+        object.__setattr__(self, "params", ms.ParameterTuple(
+            [self._params[str(i)] for i in range(self._size)]))
+
+    def __getitem__(self, idx):
+        _refuse_while_compiling(self)
+        if isinstance(idx, slice):
+            return ParameterList(list(self.params)[idx])
+        return self.params[self._index(idx)]
+
+    def __setitem__(self, idx, value):
+        key = str(self._index(idx))
+        old = self._params[key]
+        setattr(self, key, value if isinstance(value, ms.Parameter) else ms.Parameter(value))
+        self._params[key].name = old.name
+        self._sync()
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        _refuse_while_compiling(self)
+        return iter(self.params)
+
+    def append(self, value):
+        key = str(self._size)
+        param = value if isinstance(value, ms.Parameter) else ms.Parameter(value)
+        setattr(self, key, param)
+        if self._size:
+            # appended after the list got its place in a network: the same prefix as its elements
+            first = self._params["0"].name
+            param.name = first[:len(first) - 1] + key
+        else:
+            param.name = key
+        object.__setattr__(self, "_size", self._size + 1)
+        self._sync()
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+
+class ParameterDict(nn.Cell):
+    """torch's nn.ParameterDict: Parameters registered under their keys (checkpoint names
+    `pdict.key`, as torch's), in insertion order. Inside a Module's methods, converted code reads
+    `pdict.params[pdict.index(key)]` and `.params` (see ParameterList)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        object.__setattr__(self, "_keys", [])
+        object.__setattr__(self, "params", ms.ParameterTuple(()))
+        if parameters is not None:
+            self.update(parameters)
+
+    def _sync(self):
+        object.__setattr__(self, "params", ms.ParameterTuple([self._params[k] for k in self._keys]))
+
+    def __getitem__(self, key):
+        _refuse_while_compiling(self)
+        if key not in self._keys:
+            raise KeyError(key)
+        return self._params[key]
+
+    def __setitem__(self, key, value):
+        param = value if isinstance(value, ms.Parameter) else ms.Parameter(value)
+        if key in self._keys:
+            old = self._params[key].name
+            setattr(self, key, param)
+            param.name = old
+        else:
+            setattr(self, key, param)
+            if self._keys:
+                first_key = self._keys[0]
+                first = self._params[first_key].name
+                param.name = first[:len(first) - len(first_key)] + key
+            else:
+                param.name = key
+            self._keys.append(key)
+        self._sync()
+
+    def __delitem__(self, key):
+        self.pop(key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(list(self._keys))
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def index(self, key):
+        """Position of a key in .params (converted code reads pdict[key] as pdict.params[pdict.index(key)])."""
+        return self._keys.index(key)
+
+    def values(self):
+        _refuse_while_compiling(self)
+        return list(self.params)
+
+    def items(self):
+        _refuse_while_compiling(self)
+        return list(zip(self._keys, self.params))
+
+    def get(self, key, default=None):
+        _refuse_while_compiling(self)
+        return self._params[key] if key in self._keys else default
+
+    def pop(self, key):
+        param = self._params[key]
+        del self._params[key]
+        self._keys.remove(key)
+        self._sync()
+        return param
+
+    def update(self, parameters):
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in pairs:
+            self[key] = value
+
+
+# ------------------------------------------------------------ torch's names for a cell's parameters
+_CONTAINERS = (nn.CellList, nn.SequentialCell, nn.CellDict, ModuleDict, ParameterList, ParameterDict)
+# MindSpore layers' parameter names that torch spells differently; None: a buffer in torch
+_TORCH_PARAM_NAME = {"gamma": "weight", "beta": "bias", "embedding_table": "weight",
+                     "moving_mean": None, "moving_variance": None}
+
+
+def _builtin(cls):
+    module = cls.__module__ or ""
+    return (module.startswith("mindspore.") or module == __name__) and cls not in nn.Cell.__mro__ \
+        and not issubclass(cls, _CONTAINERS)
+
+
+def _is_layer(cell):
+    """A built-in layer (MindSpore's or an adapter of this module) or a project subclass of one:
+    its MindSpore parameter names are spelled the torch way."""
+    return any(_builtin(c) for c in type(cell).__mro__)
+
+
+def _hidden_children(cell):
+    """Inner cells of a built-in layer that torch's layer does not have: MindSpore's BatchNorm3d
+    runs a BatchNorm2d (bn2d), its RNNs an inner rnn and dropout_op, adapters an inner op."""
+    if not _builtin(type(cell)):
+        return set()
+    own = {id(p) for p in cell._params.values() if p is not None}
+    hidden = set()
+    for name, child in cell._cells.items():
+        if child is None:
+            continue
+        params = [p for p in child.get_parameters()]
+        if name == "bn2d" or all(id(p) in own for p in params):
+            hidden.add(name)
+    return hidden
+
+
+def _own_params(cell):
+    """(torch name, Parameter) of the parameters torch's module would hold itself; buffers left out."""
+    pairs = [(n, p) for n, p in cell._params.items() if p is not None and not getattr(p, "torch_buffer", False)]
+    for name in _hidden_children(cell):
+        pairs += [(n, p) for n, p in cell._cells[name].parameters_and_names()]
+    if not _is_layer(cell):
+        return pairs
+    gamma, beta = getattr(cell, "gamma", None), getattr(cell, "beta", None)
+    if isinstance(cell, nn.BatchNorm3d):
+        gamma, beta = cell.bn2d.gamma, cell.bn2d.beta
+    frozen_affine = isinstance(gamma, ms.Parameter) and isinstance(beta, ms.Parameter) \
+        and not gamma.requires_grad and not beta.requires_grad   # affine=False: torch has no weight/bias
+    out = []
+    for name, param in pairs:
+        last = name.rpartition(".")[2]   # bn2d.gamma belongs to the BatchNorm3d itself in torch
+        if isinstance(cell, nn.PReLU) and last == "w":
+            last = "weight"
+        elif last in _TORCH_PARAM_NAME:
+            if _TORCH_PARAM_NAME[last] is None or (frozen_affine and last in ("gamma", "beta")):
+                continue
+            last = _TORCH_PARAM_NAME[last]
+        out.append((last, param))
+    return out
+
+
+def _tree(cell, prefix=""):
+    """(path, cell) in torch's named_modules order."""
+    yield prefix, cell
+    hidden = _hidden_children(cell)
+    for name, child in cell._cells.items():
+        if child is not None and name not in hidden and not getattr(child, "torch_function", False):
+            yield from _tree(child, f"{prefix}.{name}" if prefix else name)
+
+
+def named_children(cell):
+    """torch's Module.named_children(): the direct sub-modules torch's module has."""
+    hidden = _hidden_children(cell)
+    return iter([(name, child) for name, child in cell._cells.items() if child is not None and name not in hidden
+                 and not getattr(child, "torch_function", False)])
+
+
+def children(cell):
+    """torch's Module.children()."""
+    return iter([child for _, child in named_children(cell)])
+
+
+def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
+    """torch's Module.named_modules(): every module once (shared ones at their first path)."""
+    seen = set() if memo is None else memo
+    out = []
+    for path, sub in _tree(cell, prefix):
+        if remove_duplicate:
+            if sub in seen:
+                continue
+            seen.add(sub)
+        out.append((path, sub))
+    return iter(out)   # a generator in torch: next(model.named_modules()) works
+
+
+def modules(cell):
+    """torch's Module.modules()."""
+    return iter([sub for _, sub in named_modules(cell)])
+
+
+def named_parameters(cell, prefix="", recurse=True, remove_duplicate=True):
+    """torch's Module.named_parameters(): torch's names (LayerNorm weight/bias, Embedding weight),
+    without buffers (BatchNorm's running statistics, register_buffer)."""
+    seen = set()
+    out = []
+    walk = named_modules(cell, prefix=prefix) if recurse else [(prefix, cell)]
+    for path, sub in walk:
+        for name, param in _own_params(sub):
+            if remove_duplicate:
+                if id(param) in seen:
+                    continue
+                seen.add(id(param))
+            out.append((f"{path}.{name}" if path else name, param))
+    return iter(out)
+
+
+def parameters(cell, recurse=True):
+    """torch's Module.parameters(): the Parameters torch would have (no buffers)."""
+    return iter([p for _, p in named_parameters(cell, recurse=recurse)])
+
+
+# ------------------------------------------------------------ isinstance against torch's classes
+class TorchClass(type):
+    """Metaclass of the adapters below: a torch layer class passed around as a value
+    (whitelist = (nn.Linear,)) became an adapter, while nn.Linear(...) calls became nn.Dense:
+    isinstance() and issubclass() against the adapter answer for the MindSpore class too."""
+
+    def __instancecheck__(cls, obj):
+        return type.__instancecheck__(cls, obj) or isinstance(obj, cls.ms_class)
+
+    def __subclasscheck__(cls, sub):
+        return type.__subclasscheck__(cls, sub) or issubclass(sub, cls.ms_class)
+
+
+def _torch_class(adapter, ms_class):
+    return TorchClass(adapter.__name__, (adapter,), {"ms_class": ms_class, "__module__": adapter.__module__,
+                                                      "__qualname__": adapter.__qualname__,
+                                                      "__doc__": adapter.__doc__})
+
+
+# torch class -> what converted code builds for a direct call of it (mappings/layers.py)
+Linear = _torch_class(Linear, nn.Dense)
+Conv2d = _torch_class(Conv2d, nn.Conv2d)
+BatchNorm1d = _torch_class(BatchNorm1d, nn.BatchNorm1d)
+BatchNorm2d = _torch_class(BatchNorm2d, nn.BatchNorm2d)
+BatchNorm3d = _torch_class(BatchNorm3d, nn.BatchNorm3d)
+GroupNorm = _torch_class(GroupNorm, nn.GroupNorm)
+Dropout = _torch_class(Dropout, nn.Dropout)
+GELU = _torch_class(GELU, nn.GELU)
+LeakyReLU = _torch_class(LeakyReLU, nn.LeakyReLU)
+ReLU = _torch_class(ReLU, nn.ReLU)
+ReLU6 = _torch_class(ReLU6, nn.ReLU6)
+SiLU = _torch_class(SiLU, nn.SiLU)
+Sigmoid = _torch_class(Sigmoid, nn.Sigmoid)
+Tanh = _torch_class(Tanh, nn.Tanh)
+Embedding = _torch_class(Embedding, nn.Embedding)
+LayerNorm = _torch_class(LayerNorm, nn.LayerNorm)
+ELU = _torch_class(ELU, nn.ELU)
+Mish = _torch_class(Mish, nn.Mish)
+Hardswish = _torch_class(Hardswish, nn.HSwish)
+Hardsigmoid = _torch_class(Hardsigmoid, nn.HSigmoid)
+# not Sequential (add_module tells subclasses of torch's Sequential from plain SequentialCells by
+# class) nor the InstanceNorms (built as GroupNorm subclasses: a GroupNorm is no InstanceNorm)

@@ -1,0 +1,249 @@
+"""torch's modules used as values: getattr(torch, name), getattr(nn, "ReLU")(), getattr(F, act),
+hasattr(F, "silu"), dir(torch.nn.functional).
+
+A literal name is resolved while converting: `getattr(nn, "ReLU")(inplace=True)` converts as
+`nn.ReLU(inplace=True)` would, `hasattr(F, "silu")` becomes torch's answer (True/False, from
+msmigrate/torch_names.py). A name known only at run time goes through a table emitted into
+_ms_compat (compat_section below): torch name -> MindSpore callable for the names the registry
+converts one-to-one, with the same arguments (no renames, transforms, dropped or added
+arguments, no rule, no noted difference), or an adapter class that takes torch's arguments.
+Any other name that torch has raises MigrationError naming the site; a name torch lacks behaves
+as on torch (AttributeError, or getattr's default)."""
+from __future__ import annotations
+
+import textwrap
+from typing import Dict, Optional
+
+import libcst as cst
+
+from . import registry as R
+from .callsite import code_of
+from .torch_names import NAMES, TORCH_VERSION
+
+NAMESPACES = tuple(NAMES)
+# the namespace whose names are the call sites' own (torch.nn.functional.relu is a torch.nn.functional name)
+_INSPECTORS = ("getattr", "hasattr", "dir")
+
+
+def one_to_one(namespace: str) -> Dict[str, object]:
+    """name -> target for the registry records of `namespace` that convert without argument changes."""
+    from .transformer import _ADAPTERS
+    import msmigrate.mappings  # noqa: F401  (fills the registry and the adapter table)
+
+    out: Dict[str, str] = {}
+    prefix = namespace + "."
+    for m in R.all_mappings():
+        if not m.source.startswith(prefix) or "." in m.source[len(prefix):]:
+            continue
+        name = m.source[len(prefix):]
+        if m.source in _ADAPTERS:
+            out[name] = _ADAPTERS[m.source]   # a class that takes torch's arguments
+            continue
+        t = m.target
+        if (t is None or m.rule is not None or m.status != R.CONVERTED
+                or not t.startswith(("mindspore.", "_ms_compat.")) or " " in t or "(" in t
+                or m.rename or m.transforms or m.values or m.extra or m.unsupported_values):
+            continue
+        kept = tuple(a for a in m.args if a not in m.drop)
+        if tuple(m.target_args) != kept or tuple(m.args[:len(kept)]) != kept:
+            continue   # arguments move: not one-to-one
+        if set(m.unsupported) - {"out"}:
+            continue   # an argument that converts only with some values (out= is refused by the targets)
+        # the target itself, so that GRAPH mode compiles it: a call that passes what the record drops
+        # (inplace=) or refuses (out=) fails with TypeError, since the target takes no such argument
+        # (tests/parity/test_idioms.py). Where torch also takes a dropped argument by position:
+        # (target, positions kept), called through _ms_compat.TorchPositions
+        positional_drop = bool(set(m.drop) & set(m.args))
+        out[name] = (t, len(kept)) if positional_drop else t
+    return out
+
+
+def compat_section() -> str:
+    """The runtime part emitted into _ms_compat.py: the tables and the look-up helpers."""
+    tables = {ns: one_to_one(ns) for ns in NAMESPACES}
+    lines = [
+        "# torch's modules used as values (msmigrate/torch_namespace.py): getattr(F, name) with a name known",
+        "# only at run time, hasattr(), dir(). Generated from msmigrate's registry; names of torch "
+        f"{TORCH_VERSION}.",
+        "import importlib as _importlib",
+        "",
+        "TORCH_CONVERTED = {",
+    ]
+    for ns, table in tables.items():
+        lines.append(f"    {ns!r}: {{")
+        lines += [f"        {k!r}: {v!r}," for k, v in sorted(table.items())]
+        lines.append("    },")
+    lines.append("}")
+    lines.append("TORCH_NAMES = {")   # short lines: MindSpore's GRAPH mode reads this file's source
+    for ns in NAMESPACES:
+        lines.append(f"    {ns!r}: frozenset((")
+        lines += [f"        {w + ' '!r}" for w in textwrap.wrap(" ".join(NAMES[ns]), 100, break_on_hyphens=False)]
+        lines.append("    ).split()),")
+    lines.append("}")
+    lines.append(_RUNTIME)
+    return "\n".join(lines) + "\n"
+
+
+_RUNTIME = '''
+
+class TorchPositions(nn.Cell):
+    """A function torch takes more positional arguments for than MindSpore (F.relu(x, inplace)): called
+    with torch's positions, it passes the first `kept` on (the rest are arguments the conversion drops).
+    A Cell, so that GRAPH mode compiles it where a module stores it (self.act = getattr(F, name));
+    named_modules() does not list it (torch stores a function there)."""
+    torch_function = True
+
+    def __init__(self, fn, kept):
+        super().__init__()
+        self.fn = fn
+        self.kept = kept
+
+    def construct(self, *args):
+        return self.fn(*args[:self.kept])
+
+
+def _resolve(entry):
+    """A table entry -> the object: 'mindspore.ops.tanh' / '_ms_compat.ReLU', or (target, kept)."""
+    target = entry if isinstance(entry, str) else entry[0]
+    module, _, name = target.rpartition(".")
+    fn = globals()[name] if module == "_ms_compat" else getattr(_importlib.import_module(module), name)
+    return fn if isinstance(entry, str) else TorchPositions(fn, entry[1])
+
+
+_NO_DEFAULT = object()
+
+
+def torch_getattr(namespace, name, where, default=_NO_DEFAULT):
+    """getattr(<torch module>, name[, default]) for a name known at run time."""
+    entry = TORCH_CONVERTED[namespace].get(name)
+    if entry is not None:
+        return _resolve(entry)
+    if name not in TORCH_NAMES[namespace]:
+        if default is not _NO_DEFAULT:
+            return default
+        raise AttributeError(f"module {namespace!r} has no attribute {name!r}")
+    raise MigrationError(f"getattr({namespace}, {name!r}) at {where}: {namespace}.{name} has no one-to-one "
+                         f"MindSpore conversion; convert this site by hand (see the migration report)")
+
+
+def torch_hasattr(namespace, name):
+    """hasattr(<torch module>, name): torch's answer."""
+    return name in TORCH_NAMES[namespace]
+
+
+def torch_dir(namespace):
+    """dir(<torch module>): torch's names."""
+    return sorted(TORCH_NAMES[namespace])
+
+
+class no_grad:
+    """torch.no_grad / torch.inference_mode / torch.enable_grad used as a value (passed around, or as
+    a decorator through a variable): MindSpore records gradients only inside grad/value_and_grad, so
+    this does nothing, as the converted `with torch.no_grad():` blocks do."""
+
+    def __init__(self, *args, **kwargs):
+        self._fn = args[0] if len(args) == 1 and callable(args[0]) and not kwargs else None
+
+    def __call__(self, *args, **kwargs):
+        if self._fn is not None:       # @no_grad on a function: its calls
+            return self._fn(*args, **kwargs)
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return args[0]             # @no_grad() on a function: the function
+        raise TypeError("no_grad() takes a function")
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+'''
+
+
+# ------------------------------------------------------------------ converting the call sites
+def namespace_of(tr, node: cst.BaseExpression) -> Optional[str]:
+    """The torch namespace a module expression refers to (`F` -> "torch.nn.functional")."""
+    qn = tr._torch_qname(node)
+    return qn if qn in NAMES else None
+
+
+def _literal(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def inspected(tr, call: cst.Call) -> Optional[str]:
+    """The namespace when `call` is getattr/hasattr/dir over a torch module (first argument)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value in _INSPECTORS and call.args):
+        return None
+    if call.func.value in tr._imports or tr._shadowed(call.func.value):
+        return None   # a project's own getattr
+    first = call.args[0]
+    if first.keyword is not None or first.star:
+        return None
+    return namespace_of(tr, first.value)
+
+
+def literal_qname(tr, call: cst.Call) -> Optional[str]:
+    """`getattr(nn, "ReLU")` -> "torch.nn.ReLU" (two arguments, a literal name)."""
+    ns = inspected(tr, call)
+    if ns is None or call.func.value != "getattr" or len(call.args) != 2:
+        return None
+    name = _literal(call.args[1].value)
+    return f"{ns}.{name}" if name else None
+
+
+def visit_call(tr, node: cst.Call) -> None:
+    """Mark what the conversion of such a call replaces as a whole: its torch-module argument (not
+    a reference of its own), and a `getattr(nn, "X")` that is called right away."""
+    if inspected(tr, node) is not None:
+        tr._skip.add(id(node.args[0].value))
+    if isinstance(node.func, cst.Call) and literal_qname(tr, node.func) is not None:
+        tr._skip_calls.add(id(node.func))
+
+
+def leave_call(tr, original: cst.Call, updated: cst.Call):
+    """The converted call, or None when it is not one of these."""
+    if isinstance(original.func, cst.Call) and id(original.func) in tr._skip_calls:
+        qn = literal_qname(tr, original.func)
+        if qn is not None:   # getattr(nn, "ReLU")(...): converted as nn.ReLU(...)
+            func = cst.parse_expression(qn)
+            return tr._convert_api_call(original.with_changes(func=func), updated.with_changes(func=func), qn)
+    ns = inspected(tr, original)
+    if ns is None:
+        return None
+    kind = original.func.value
+    where = f"{tr.module_name}:{tr._line(original)}"
+    args = original.args
+    name = _literal(args[1].value) if len(args) >= 2 else None
+    if kind == "dir":
+        if len(args) != 1:
+            return None
+        tr._record(original, f"dir({ns})", f"_ms_compat.torch_dir({ns!r})", R.CONVERTED, "torch's names")
+        return tr._render_template(f"_ms_compat.torch_dir({ns!r})")
+    if kind == "hasattr" and len(args) == 2:
+        if name is not None:
+            answer = name in NAMES[ns]
+            tr._record(original, f"hasattr({ns})", repr(answer), R.CONVERTED,
+                       f"torch {TORCH_VERSION}'s answer, resolved while converting")
+            return cst.Name(repr(answer))
+        tr._record(original, f"hasattr({ns})", "_ms_compat.torch_hasattr", R.CONVERTED, "torch's answer")
+        return tr._render_template(f"_ms_compat.torch_hasattr({ns!r}, {code_of(updated.args[1].value).strip()})")
+    if kind == "getattr" and len(args) in (2, 3):
+        if name is not None:
+            qn = f"{ns}.{name}"
+            if len(args) == 3 and name not in NAMES[ns]:
+                tr._record(original, f"getattr({ns})", "(default)", R.CONVERTED,
+                           f"torch {TORCH_VERSION} has no {qn}: the default, as on torch")
+                return updated.args[2].value
+            if name in NAMES[ns]:
+                return tr._convert_reference(original, updated, qn)
+            # torch has no such name: AttributeError at run time, as on torch
+        extra = f", {code_of(updated.args[2].value).strip()}" if len(args) == 3 else ""
+        tr._record(original, f"getattr({ns})", "_ms_compat.torch_getattr", R.DIFFERENCE,
+                   "name known at run time: a table of the names converted one-to-one; any other torch name "
+                   "raises MigrationError there")
+        return tr._render_template(f"_ms_compat.torch_getattr({ns!r}, {code_of(updated.args[1].value).strip()}, "
+                                   f"{where!r}{extra})")
+    return None
