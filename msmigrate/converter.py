@@ -12,6 +12,7 @@ import stat
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -21,6 +22,7 @@ import libcst as cst
 from .lines import statement_lines
 
 from .project_index import ProjectIndex
+from .source_limits import source_problem
 from .sites import Site
 from .transformer import COMPAT, TorchToMindSpore
 
@@ -100,6 +102,17 @@ def _convert_one(args) -> Tuple[FileResult, Optional[str]]:
     return convert_file_text(_INDEX, path, rel, text, _TIME_LIMIT)
 
 
+def _convert_isolated(index: ProjectIndex, time_limit: Optional[float], item) -> Tuple[FileResult, Optional[str]]:
+    """One file in a process of its own: a crash there fails only this file."""
+    try:
+        with ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=(index, time_limit)) as ex:
+            return ex.submit(_convert_one, item).result()
+    except BrokenProcessPool:
+        text = item[2]
+        return FileResult(item[1], "failed", reason="the converter crashed on this file (e.g. a native stack "
+                          "overflow in the parser)", lines=text.count("\n") + 1), None
+
+
 class _FileTimeLimit(BaseException):
     """Raised (by SIGALRM) in a file's conversion that ran past its time limit. A BaseException:
     no `except Exception` inside the converter swallows it."""
@@ -139,6 +152,9 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     info = index.by_path.get(path)
     if info is None:
         return FileResult(rel, "unchanged", lines=lines), None
+    too_big = source_problem(text)   # before any parser: libcst can crash on these
+    if too_big:
+        return FileResult(rel, "failed", reason=too_big, lines=lines), None
     if info.parse_error:
         return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
@@ -290,12 +306,24 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     if n_jobs > 1 and len(work) > 8 and total_lines > 4000:
         # largest files first, one at a time: the workers finish together
         work.sort(key=lambda item: len(item[2]), reverse=True)
-        with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker,
-                                 initargs=(index, time_limit)) as ex:
-            for res, code in ex.map(_convert_one, work, chunksize=1):
-                results.append(res)
-                outputs[res.rel] = code
-                bar.advance()
+        done = set()
+        try:
+            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker,
+                                     initargs=(index, time_limit)) as ex:
+                for res, code in ex.map(_convert_one, work, chunksize=1):
+                    results.append(res)
+                    outputs[res.rel] = code
+                    done.add(res.rel)
+                    bar.advance()
+        except BrokenProcessPool:
+            # a worker died (a crash in native code): every file not yet converted is converted again
+            # alone in its own process, so one bad file cannot take the others down
+            for item in work:
+                if item[1] not in done:
+                    res, code = _convert_isolated(index, time_limit, item)
+                    results.append(res)
+                    outputs[res.rel] = code
+                    bar.advance()
     else:
         _init_worker(index, time_limit)
         for item in work:

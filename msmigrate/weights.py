@@ -560,32 +560,59 @@ def load_torch_state_dict(net, path_or_dict, strict: bool = True) -> MappingRepo
     return report
 
 
+def _refuse_overwriting_input(in_path, written: str) -> None:
+    """The checkpoint must not replace the file it is read from (also through links)."""
+    try:
+        same = os.path.exists(written) and os.path.samefile(in_path, written)
+    except OSError:
+        same = False
+    if same:
+        raise WeightsError(f"output {written} is the input file {os.fspath(in_path)}; choose another output name")
+
+
+def _save_checkpoint(ms, what, written: str) -> None:
+    """mindspore.save_checkpoint into a temporary name next to `written`, then one rename: a failure leaves
+    an existing file as it was, and a link at `written` is replaced, not written through."""
+    tmp = f"{written}.{os.getpid()}.tmp.ckpt"
+    try:
+        ms.save_checkpoint(what, tmp)
+        os.replace(tmp, written)
+    except Exception as e:  # noqa: BLE001
+        raise WeightsError(f"cannot write {written}: {_one_line(e)}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def convert_weights_file(in_path, out_ckpt, net=None, strict: bool = True) -> MappingReport:
     """Write a MindSpore ``.ckpt``: tensors as-is by name (no net), or ``net`` after loading the converted weights."""
+    out_ckpt = os.fspath(out_ckpt)
+    written = out_ckpt if out_ckpt.endswith(".ckpt") else out_ckpt + ".ckpt"  # what MindSpore names it
+    _refuse_overwriting_input(in_path, written)
+    parent = os.path.dirname(os.path.abspath(written))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise WeightsError(f"cannot write {written}: {parent} is a file, not a directory")
+    if os.path.isdir(written):
+        raise WeightsError(f"cannot write {written}: it is a directory")
+    state = read_torch_weights(in_path)   # before MindSpore is imported: a bad file fails fast
     import mindspore as ms
 
-    out_ckpt = os.fspath(out_ckpt)
-    parent = os.path.dirname(os.path.abspath(out_ckpt))
-    os.makedirs(parent, exist_ok=True)
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise WeightsError(f"cannot create {parent}: {_one_line(e)}") from None
     if net is None:
-        state = read_torch_weights(in_path)
         report = MappingReport(source=os.fspath(in_path), notes=list(state.notes))
         items = []
         for k, v in state.items():
             items.append({"name": k, "data": ms.Tensor(v)})
             report.loaded.append((k, k))
-        try:
-            ms.save_checkpoint(items, out_ckpt)
-        except Exception as e:  # noqa: BLE001
-            raise WeightsError(f"cannot write {out_ckpt}: {_one_line(e)}") from None
+        _save_checkpoint(ms, items, written)
         report.notes.append("no network given: tensors written by their torch names and layouts")
     else:
-        report = load_torch_state_dict(net, os.fspath(in_path), strict=strict)
-        try:
-            ms.save_checkpoint(net, out_ckpt)
-        except Exception as e:  # noqa: BLE001
-            raise WeightsError(f"cannot write {out_ckpt}: {_one_line(e)}") from None
-    report.written = out_ckpt if out_ckpt.endswith(".ckpt") else out_ckpt + ".ckpt"
+        report = load_torch_state_dict(net, state, strict=strict)
+        _save_checkpoint(ms, net, written)
+    report.written = written
     return report
 
 
@@ -606,12 +633,16 @@ def build_net(spec: str, path: Optional[str] = None):
         obj = importlib.import_module(mod_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
+    except SystemExit as e:  # user code that exits must not end this command as a success
+        raise WeightsError(f"cannot import {spec}: it called sys.exit({e.code!r})") from None
     except Exception as e:  # noqa: BLE001 - user code; report in one line
         raise WeightsError(f"cannot import {spec}: {type(e).__name__}: {_one_line(e)}") from None
     if not callable(obj):
         raise WeightsError(f"{spec} is not callable")
     try:
         net = obj()
+    except SystemExit as e:
+        raise WeightsError(f"{spec}() called sys.exit({e.code!r}) instead of returning a network") from None
     except Exception as e:  # noqa: BLE001
         raise WeightsError(f"{spec}() failed: {type(e).__name__}: {_one_line(e)}") from None
     if not isinstance(net, nn.Cell):

@@ -403,8 +403,10 @@ class _BoundedFile:
 def _unpickle(fh, source, storages):
     try:
         obj = _TorchUnpickler(fh, source, storages).load()
-    except pickle.UnpicklingError:
-        raise
+    except pickle.UnpicklingError as e:
+        if str(e).startswith(str(source)) or "refusing to load" in str(e):
+            raise
+        raise type(e)(f"{source}: {e}") from None
     except RecursionError:
         raise pickle.UnpicklingError(f"{source}: the pickle nests too deeply (corrupt or hostile file)") from None
     except MemoryError:
