@@ -54,17 +54,29 @@ def _convert(argv: List[str]) -> int:
         print("msmigrate: error: -o/--out is required (or use --diff / --check to write nothing)", file=sys.stderr)
         return EXIT_USAGE
     src, out = Path(args.src), (Path(args.out) if args.out else None)
+    if dry:
+        try:
+            tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
+                                parallel_mode=args.parallel_mode)
+        except ConversionError as exc:
+            print(f"msmigrate: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        return _convert_dry(args, tree, summarize(tree))
+    report_dir = out.parent if (src.is_file() and out.suffix == ".py") else out
     try:
-        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
-                            parallel_mode=args.parallel_mode)
+        tree = _convert_and_report(args, src, out, convert_tree, write_reports)
     except ConversionError as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"msmigrate: interrupted: {out} was not written" if not out.exists() else
+              f"msmigrate: interrupted: {out} is incomplete (run the conversion again)", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"msmigrate: error: cannot write {out}: {exc.strerror or exc}"
+              f"{f' ({exc.filename})' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_USAGE
     s = summarize(tree)
-    if dry:
-        return _convert_dry(args, tree, s)
-    report_dir = out.parent if (src.is_file() and out.suffix == ".py") else out
-    write_reports(tree, report_dir)
     if not args.quiet:
         print(f"msmigrate: {s['sites']} torch sites: {s['converted']} converted, "
               f"{s['converted_with_difference']} converted with a difference, {s['todo']} TODO "
@@ -82,6 +94,29 @@ def _convert(argv: List[str]) -> int:
             _print_todo_sites(tree)
     failed = s["files"]["failed"] > 0
     return EXIT_TODO if (s["todo"] or failed) else EXIT_OK
+
+
+def _convert_and_report(args, src: Path, out: Path, convert_tree, write_reports):
+    """Convert and write the reports. A tree goes to a new OUT through a hidden folder renamed at the
+    end (an interrupted run leaves no half-written OUT); see out_files."""
+    from .converter import _check_paths
+    from .out_files import REPORT_NAMES, staged_output, unlink_links
+
+    _check_paths(src, out, args.force)       # against the real OUT, before any staging
+    if src.is_file():
+        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet,
+                            parallel_mode=args.parallel_mode)
+        report_dir = out.parent if out.suffix == ".py" else out
+        unlink_links([report_dir / n for n in REPORT_NAMES])
+        write_reports(tree, report_dir)
+        return tree
+    with staged_output(out) as target:
+        tree = convert_tree(src, target, force=True, jobs=args.jobs, progress=not args.quiet,
+                            parallel_mode=args.parallel_mode)
+        tree.out = out
+        unlink_links([target / n for n in REPORT_NAMES])
+        write_reports(tree, target)
+    return tree
 
 
 def _convert_dry(args, tree, s) -> int:
@@ -303,6 +338,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as exc:  # argparse
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
+        print(f"msmigrate: interrupted", file=sys.stderr)
         return 130
     print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api, export, keras)", file=sys.stderr)
     return EXIT_USAGE

@@ -22,6 +22,7 @@ import libcst as cst
 from .lines import statement_lines
 
 from .project_index import ProjectIndex
+from .out_files import copy_file, output_problem, write_text
 from .source_limits import source_problem
 from .sites import Site
 from .transformer import COMPAT, TorchToMindSpore
@@ -97,6 +98,13 @@ def _init_worker(index: ProjectIndex, time_limit: Optional[float] = None) -> Non
     from . import mappings  # noqa: F401  register once per process
 
 
+def _init_pool_worker(index: ProjectIndex, time_limit: Optional[float] = None) -> None:
+    # Ctrl-C goes to the whole process group: the parent stops the run and reports it, a worker
+    # finishes its file quietly instead of printing a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(index, time_limit)
+
+
 def _convert_one(args) -> Tuple[FileResult, Optional[str]]:
     path, rel, text = args
     return convert_file_text(_INDEX, path, rel, text, _TIME_LIMIT)
@@ -105,7 +113,7 @@ def _convert_one(args) -> Tuple[FileResult, Optional[str]]:
 def _convert_isolated(index: ProjectIndex, time_limit: Optional[float], item) -> Tuple[FileResult, Optional[str]]:
     """One file in a process of its own: a crash there fails only this file."""
     try:
-        with ProcessPoolExecutor(max_workers=1, initializer=_init_worker, initargs=(index, time_limit)) as ex:
+        with ProcessPoolExecutor(max_workers=1, initializer=_init_pool_worker, initargs=(index, time_limit)) as ex:
             return ex.submit(_convert_one, item).result()
     except BrokenProcessPool:
         text = item[2]
@@ -218,6 +226,9 @@ def _check_paths(src: Path, out: Optional[Path], force: bool) -> None:
         raise ConversionError(f"output {out} exists and is not empty (use --force to write into it)")
     if o.exists() and o.is_file() and src.is_dir():
         raise ConversionError(f"output {out} is a file")
+    problem = output_problem(src, out, force)
+    if problem:
+        raise ConversionError(problem)
 
 
 def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
@@ -307,15 +318,19 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         # largest files first, one at a time: the workers finish together
         work.sort(key=lambda item: len(item[2]), reverse=True)
         done = set()
+        ex = ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_pool_worker, initargs=(index, time_limit))
         try:
-            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker,
-                                     initargs=(index, time_limit)) as ex:
-                for res, code in ex.map(_convert_one, work, chunksize=1):
-                    results.append(res)
-                    outputs[res.rel] = code
-                    done.add(res.rel)
-                    bar.advance()
+            for res, code in ex.map(_convert_one, work, chunksize=1):
+                results.append(res)
+                outputs[res.rel] = code
+                done.add(res.rel)
+                bar.advance()
+            ex.shutdown()
+        except KeyboardInterrupt:   # Ctrl-C: do not wait for the files not started yet
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
         except BrokenProcessPool:
+            ex.shutdown(wait=False, cancel_futures=True)
             # a worker died (a crash in native code): every file not yet converted is converted again
             # alone in its own process, so one bad file cannot take the others down
             for item in work:
@@ -344,25 +359,23 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     for res in results:
         dst = single_out if single_out else out_root / res.rel
         src_file = src if single_out else root / res.rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
         code = outputs.get(res.rel)
-        if code is not None:
-            dst.write_text(code, encoding="utf-8")
-        else:
-            try:
-                shutil.copyfile(src_file, dst)
-            except OSError as exc:
-                res.status = "failed"
-                res.reason = (res.reason + "; " if res.reason else "") + f"could not copy: {exc}"
+        try:   # never through a link already in OUT (out_files)
+            if code is not None:
+                write_text(out_root, dst, code)
+            else:
+                copy_file(out_root, src_file, dst)
+        except OSError as exc:
+            res.status = "failed"
+            res.reason = (res.reason + "; " if res.reason else "") + f"could not write: {exc}"
         if res.compat_dir is not None:
             compat_dirs.add(res.compat_dir)
     copied = 0
     for p in other:
         rel = p.relative_to(root)
         dst = (out_root / p.name) if single_out else out_root / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
         try:
-            shutil.copyfile(p, dst)
+            copy_file(out_root, p, dst)
             copied += 1
         except OSError as exc:
             results.append(FileResult(str(rel), "failed", reason=f"could not copy: {exc}"))
@@ -374,13 +387,12 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         helper = helper.replace('PARALLEL_MODE = "data_parallel"', f'PARALLEL_MODE = "{parallel_mode}_parallel"', 1)
     launch_scripts = _write_launch_scripts(results, outputs, out_root, single_out)
     for d in compat_dirs:
-        (out_root / d / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
+        write_text(out_root, out_root / d / f"{COMPAT}.py", helper)
     if any(r.status == "converted" for r in results):
         req = out_root / "requirements-mindspore.txt"
-        if not req.exists():
-            req.write_text("# written by msmigrate: what the converted code needs\n"
-                           "mindspore==2.10.0\nnumpy<2  # MindSpore's PyNative mode breaks with numpy 2\n",
-                           encoding="utf-8")
+        if not req.exists() or req.is_symlink():
+            write_text(out_root, req, "# written by msmigrate: what the converted code needs\n"
+                       "mindspore==2.10.0\nnumpy<2  # MindSpore's PyNative mode breaks with numpy 2\n")
     results.sort(key=lambda r: r.rel)
     return TreeResult(src, out, results, copied, launch_scripts=launch_scripts)
 
@@ -409,7 +421,7 @@ def _write_launch_scripts(results, outputs, out_root: Path, single_out: Optional
             continue
         dst = single_out if single_out else out_root / res.rel
         script = dst.with_name(dst.stem + "_msrun.sh")
-        script.write_text(MSRUN_SCRIPT.format(program=dst.name, script=script.name), encoding="utf-8")
+        write_text(out_root, script, MSRUN_SCRIPT.format(program=dst.name, script=script.name))
         script.chmod(0o755)
         written.append(str(script.relative_to(out_root)))
     return written
