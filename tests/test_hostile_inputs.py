@@ -463,3 +463,13 @@ def test_interrupted_copy_leaves_no_partial_out(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(converter, "copy_file", real)
     rc, _, err = _run(capsys, "convert", src, "-o", out, "--force", "-j", "1", "-q")
     assert rc == 0 and not (out / out_files.INCOMPLETE_MARK).exists() and (out / "data29.txt").exists()
+
+
+def test_verify_input_shapes_are_bounded(capsys, monkeypatch):
+    for shape, words in (("1000000000", "MSMIGRATE_MAX_INPUT_ELEMENTS"), (",".join(["1"] * 40), "at most 32")):
+        rc, _, err = _run(capsys, "verify", "--torch", "a:b", "--ms", "c:d", "--input", shape)
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and words in err, err
+    from msmigrate.verify import parse_input_spec
+
+    monkeypatch.setenv("MSMIGRATE_MAX_INPUT_ELEMENTS", str(10 ** 9))
+    assert parse_input_spec("1000000000").shape == (10 ** 9,)
