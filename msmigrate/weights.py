@@ -116,8 +116,8 @@ def _as_weights_error(e: BaseException) -> WeightsError:
 
 def _read_torch_file(path: str):
     try:
-        torch_file = _tf.read_torch_file(path)
-        return _select_and_materialize(torch_file.obj, torch_file, path)
+        with _tf.read_torch_file(path) as torch_file:
+            return _select_and_materialize(torch_file.obj, torch_file, path)
     except WeightsError:
         raise
     except pickle.UnpicklingError as e:
@@ -160,14 +160,14 @@ def _select_state_dict(obj, source: str, notes: List[str], where: str = "", dept
                 except WeightsError:
                     continue
                 if depth == 0:
-                    others = [str(x) for x in obj.keys() if x != k]
+                    others = [x if isinstance(x, str) else _tf._short(x) for x in obj.keys() if x != k]
                     notes.insert(0, f"using checkpoint{where}[{k!r}] as the state_dict"
                                  + (f" (ignored top-level keys: {', '.join(others[:10])}"
                                     f"{', ...' if len(others) > 10 else ''})" if others else ""))
                 else:
                     notes.insert(0, f"using checkpoint{where}[{k!r}] as the state_dict")
                 return chosen
-    keys = ", ".join(str(k) for k in list(obj.keys())[:10])
+    keys = ", ".join(k if isinstance(k, str) else _tf._short(k) for k in list(obj.keys())[:10])
     raise WeightsError(f"{source}: no state_dict found (a dict of tensors, or one under "
                        f"{'/'.join(repr(k) for k in _WRAPPER_KEYS)}); top-level keys: {keys or '(none)'}")
 
@@ -179,7 +179,7 @@ def _select_and_materialize(obj, reader, source: str) -> WeightsDict:
     skipped = []
     for k, v in sd.items():
         if not isinstance(k, str):
-            skipped.append(repr(k))
+            skipped.append(_tf._short(k))
             continue
         if isinstance(v, _TensorRef):
             out[k] = _contig(reader.array(v))

@@ -258,7 +258,8 @@ def _read_torch_file(path):
         torch_file = read_torch_file(path)
     except TorchObjectError as e:
         raise MigrationError(str(e)) from None
-    return _to_mindspore(torch_file)
+    with torch_file:
+        return _to_mindspore(torch_file)
 
 
 def _to_mindspore(torch_file):

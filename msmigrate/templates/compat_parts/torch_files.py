@@ -387,17 +387,17 @@ class _BoundedFile:
 
     def __init__(self, fh):
         self.fh = fh
-        self.size = os.fstat(fh.fileno()).st_size
+        self.left = max(os.fstat(fh.fileno()).st_size - fh.tell(), 0)
 
     def read(self, n=-1):
-        left = max(self.size - self.fh.tell(), 0)
-        return self.fh.read(left if n is None or n < 0 else min(n, left))
+        data = self.fh.read(self.left if n is None or n < 0 or n > self.left else n)
+        self.left -= len(data)
+        return data
 
     def readline(self, limit=-1):
-        return self.fh.readline(2 ** 20 if limit is None or limit < 0 else limit)
-
-    def tell(self):
-        return self.fh.tell()
+        data = self.fh.readline(min(self.left, 2 ** 20) if limit is None or limit < 0 else min(limit, self.left))
+        self.left -= len(data)
+        return data
 
 
 def _unpickle(fh, source, storages):
@@ -499,11 +499,25 @@ def _decode_float8(raw_u8, dtype):
 
 
 class TorchFile:
-    """An unpickled torch.save file: `obj` holds _TorchTensor records; array(record) reads one."""
+    """An unpickled torch.save file: `obj` holds _TorchTensor records; array(record) reads one.
+    Use it in a with block (a zip archive stays open until then)."""
 
-    def __init__(self, source, obj, storage_bytes, big_endian, budget):
+    def __init__(self, source, obj, storage_bytes, big_endian, budget, close=None):
         self.source, self.obj, self.big_endian = source, obj, big_endian
         self._storage_bytes, self._budget, self._cache = storage_bytes, budget, {}
+        self._close = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        if self._close is not None:
+            self._close()
+            self._close = None
+        self._cache.clear()
 
     def array(self, t):
         """A record's values as a new C-ordered NumPy array; bfloat16 and float8 as float32 (exact)."""
@@ -587,27 +601,29 @@ def _read_torch_zip(path):
             raise pickle.UnpicklingError(f"{path}: storage {name} is truncated or corrupt")
         return data
 
-    with zf:
+    try:
         big = prefix + "byteorder" in names and entry(prefix + "byteorder").strip() == b"big"
         storages = {}
         obj = _unpickle(io.BytesIO(entry(pkl)), path, storages)
+    except BaseException:
+        zf.close()
+        raise
     budget.used = 0  # the pickle's bytes are freed; tensors get the whole budget
 
     def storage_bytes(storage):
         name = f"{prefix}data/{storage.key}"
-        with zipfile.ZipFile(path) as z:
-            try:
-                info = z.getinfo(name)
-            except KeyError:
-                raise pickle.UnpicklingError(f"{path}: storage record {name} is missing (truncated or corrupt "
-                                             f"file)") from None
-            need = storage.numel * _raw_itemsize(storage.dtype)
-            if info.file_size < need:
-                raise pickle.UnpicklingError(f"{path}: storage {name} has {info.file_size} bytes, expected {need} "
-                                             f"(truncated or corrupt file)")
-            budget.take(need, f"storage {storage.key}")
-            with z.open(info) as f:
-                data = f.read(need)
+        try:
+            info = zf.getinfo(name)
+        except KeyError:
+            raise pickle.UnpicklingError(f"{path}: storage record {name} is missing (truncated or corrupt "
+                                         f"file)") from None
+        need = storage.numel * _raw_itemsize(storage.dtype)
+        if info.file_size < need:
+            raise pickle.UnpicklingError(f"{path}: storage {name} has {info.file_size} bytes, expected {need} "
+                                         f"(truncated or corrupt file)")
+        budget.take(need, f"storage {storage.key}")
+        with zf.open(info) as f:
+            data = f.read(need)
         if len(data) < need:
             raise pickle.UnpicklingError(f"{path}: storage {name} is truncated or corrupt")
         return data
@@ -619,7 +635,7 @@ def _read_torch_zip(path):
             raise pickle.UnpicklingError(f"{path}: truncated or corrupt zip archive ({type(e).__name__}: "
                                          f"{_one_line_text(e)})") from None
 
-    return TorchFile(path, obj, guarded, big, budget)
+    return TorchFile(path, obj, guarded, big, budget, zf.close)
 
 
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
