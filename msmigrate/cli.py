@@ -100,7 +100,7 @@ def _convert_and_report(args, src: Path, out: Path, convert_tree, write_reports)
     """Convert and write the reports. A tree goes to a new OUT through a hidden folder renamed at the
     end (an interrupted run leaves no half-written OUT); see out_files."""
     from .converter import _check_paths
-    from .out_files import REPORT_NAMES, staged_output, unlink_links
+    from .out_files import REPORT_NAMES, finish_output, staged_output, unlink_links
 
     _check_paths(src, out, args.force)       # against the real OUT, before any staging
     if src.is_file():
@@ -113,9 +113,10 @@ def _convert_and_report(args, src: Path, out: Path, convert_tree, write_reports)
     with staged_output(out) as target:
         tree = convert_tree(src, target, force=True, jobs=args.jobs, progress=not args.quiet,
                             parallel_mode=args.parallel_mode)
-        tree.out = out
-        unlink_links([target / n for n in REPORT_NAMES])
-        write_reports(tree, target)
+    tree.out = out                           # the reports read the written files back from OUT
+    unlink_links([out / n for n in REPORT_NAMES])
+    write_reports(tree, out)
+    finish_output(out)
     return tree
 
 

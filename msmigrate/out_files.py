@@ -127,23 +127,27 @@ def unlink_links(paths) -> None:
             pass
 
 
+_MARK_TEXT = ("msmigrate is writing into this folder. If this file is still here, that run did not finish and the "
+              "folder is incomplete: run msmigrate convert again.\n")
+
+
 @contextmanager
 def staged_output(out: Path) -> Iterator[Path]:
-    """The folder to write into: for a new OUT a hidden folder next to it, renamed to OUT at the
-    end; for an existing OUT itself, with a marker file while the run lasts."""
+    """The folder to write into: for a new OUT a hidden folder next to it, renamed to OUT when the block
+    ends; for an existing OUT, OUT itself. Either way OUT holds a marker file (INCOMPLETE_MARK) until
+    finish_output(OUT) is called."""
     if out.exists() or out.is_symlink():
         mark = out / INCOMPLETE_MARK
         unlink_links([mark])
-        mark.write_text("msmigrate is writing into this folder. If this file is still here, that run did not "
-                        "finish and the folder is incomplete: run msmigrate convert again.\n", encoding="utf-8")
+        mark.write_text(_MARK_TEXT, encoding="utf-8")
         yield out
-        mark.unlink()
         return
     stage = out.with_name(f".{out.name}.msmigrate-partial-{os.getpid()}")
     if stage.exists():
         shutil.rmtree(stage)
     stage.mkdir(parents=True)
     try:
+        (stage / INCOMPLETE_MARK).write_text(_MARK_TEXT, encoding="utf-8")
         yield stage
         try:
             os.rename(stage, out)
@@ -154,6 +158,11 @@ def staged_output(out: Path) -> Iterator[Path]:
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
+
+
+def finish_output(out: Path) -> None:
+    """The run is complete: remove the marker."""
+    (out / INCOMPLETE_MARK).unlink(missing_ok=True)
 
 
 def _merge(stage: Path, out: Path) -> None:
