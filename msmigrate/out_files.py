@@ -85,7 +85,10 @@ def ensure_folder(root: Path, folder: Path) -> None:
 
 
 def _temporary(dst: Path) -> Path:
-    return dst.with_name(f".{dst.name}.msmigrate-{os.getpid()}.tmp")
+    tmp = dst.with_name(f".{dst.name}.msmigrate-{os.getpid()}.tmp")
+    if tmp.exists() or tmp.is_symlink():     # left over, or planted: never written through
+        tmp.unlink()
+    return tmp
 
 
 def write_file(root: Path, dst: Path, data: bytes) -> None:

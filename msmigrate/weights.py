@@ -9,28 +9,24 @@ convert_weights_file(in_path, out_ckpt, net=None, strict=True) -> MappingReport
 build_net(spec, path=None)                    -> mindspore.nn.Cell
 main_weights(argv=None)                       -> int   (``msmigrate weights IN -o OUT.ckpt ...``)
 
-Torch checkpoints are pickles. They are read with a restricted unpickler whose ``find_class`` only resolves the
-handful of globals a state_dict needs, each mapped to a local, numpy-based stand-in: no torch code (and no code from
-the file) ever runs. Any other global raises :class:`UnsafeWeightsError`.
+Torch checkpoints are pickles. They are read by the emitted runtime's reader (templates/compat_parts/torch_files.py,
+loaded on its own: one restricted unpickler for this command and the converted programs), whose ``find_class`` only
+resolves the handful of globals a state_dict needs, each mapped to an inert stand-in: no torch code (and no code from
+the file) ever runs. Any other global raises :class:`UnsafeWeightsError`. Sizes declared by the file are checked
+before memory is spent (at most 32 dimensions; MSMIGRATE_MAX_EXPANSION times the file's size).
 
 Neither torch nor mindspore is imported at module level.
 """
 from __future__ import annotations
 
 import argparse
-import collections
 import dataclasses
 import importlib
 import importlib.util
-import io
-import json
 import os
 import pickle
-import struct
 import sys
 import tarfile
-import zipfile
-import zlib
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np

@@ -6,14 +6,12 @@ from __future__ import annotations
 import ctypes
 import faulthandler
 import importlib
-import io
 import json
 import os
 import pickle
 import struct
 import subprocess
 import sys
-import textwrap
 import time
 import tracemalloc
 import zipfile
@@ -280,6 +278,18 @@ def test_output_equal_to_input_is_refused(tmp_path, capsys):
     before = pth.read_bytes()
     rc, _, err = _run(capsys, "weights", pth, "-o", tmp_path / "w.pth")
     assert rc == 2 and "is the input file" in err and pth.read_bytes() == before
+
+
+def test_unusable_weights_output_is_one_line(tmp_path, capsys):
+    pth = tmp_path / "w.pth"
+    torch.save({"w": torch.ones(2)}, pth)
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    (tmp_path / "folder.ckpt").mkdir()
+    for out in (a_file / "x.ckpt", a_file / "sub" / "x.ckpt", tmp_path / "folder.ckpt"):
+        rc, _, err = _run(capsys, "weights", pth, "-o", out)
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and err.startswith("msmigrate weights: error:"), err
+    assert a_file.read_text() == "x"
 
 
 def test_net_factory_that_exits_is_an_error(tmp_path, capsys):

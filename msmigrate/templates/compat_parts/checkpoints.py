@@ -326,8 +326,9 @@ def safetensors_load(data):
     """safetensors.torch.load: name -> mindspore.Tensor from the bytes of a .safetensors file
     (checked as strictly as the safetensors library does, see the torch files section)."""
     out = {}
-    header = json.loads(bytes(data[8:8 + struct.unpack("<Q", data[:8])[0]])) if len(data) >= 8 else {}
-    for name, arr in safetensors_arrays(data).items():
+    arrays = safetensors_arrays(data)   # checks the file first
+    header = json.loads(bytes(data[8:8 + struct.unpack("<Q", data[:8])[0]]))
+    for name, arr in arrays.items():
         out[name] = ms.Tensor(arr)
         if isinstance(header.get(name), dict) and header[name].get("dtype") == "BF16":
             out[name] = out[name].astype(ms.bfloat16)   # exact: the values came from bfloat16
