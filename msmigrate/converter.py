@@ -160,13 +160,14 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     info = index.by_path.get(path)
     if info is None:
         return FileResult(rel, "unchanged", lines=lines), None
-    too_big = source_problem(text)   # before any parser: libcst can crash on these
-    if too_big:
-        return FileResult(rel, "failed", reason=too_big, lines=lines), None
-    if info.parse_error:
-        return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
+    if info.parse_error:   # (a statement too deep or too long says so rather than "not valid")
+        return FileResult(rel, "failed", reason=source_problem(text) or f"not valid Python: {info.parse_error}",
+                          lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(f"{info.name}.{c}" in index.cell_classes for c in info.classes):
         return FileResult(rel, "unchanged", lines=lines), None
+    too_big = source_problem(text)   # before libcst sees it: libcst can crash on these
+    if too_big:
+        return FileResult(rel, "failed", reason=too_big, lines=lines), None
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():
         depth = len(path.parent.relative_to(helper_dir).parts)
