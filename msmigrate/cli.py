@@ -339,7 +339,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as exc:  # argparse
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
-        print(f"msmigrate: interrupted", file=sys.stderr)
+        print("msmigrate: interrupted", file=sys.stderr)
         return 130
     print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api, export, keras)", file=sys.stderr)
     return EXIT_USAGE
