@@ -172,13 +172,15 @@ def _select_and_materialize(obj, reader, source: str) -> WeightsDict:
     notes: List[str] = []
     sd = _select_state_dict(obj, source, notes)
     out = WeightsDict(source=source)
-    skipped = []
+    skipped, widened = [], []
     for k, v in sd.items():
         if not isinstance(k, str):
             skipped.append(_tf._short(k))
             continue
         if isinstance(v, _TensorRef):
             out[k] = _contig(reader.array(v))
+            if v.dtype.startswith("float8"):
+                widened.append(f"{k} ({v.dtype})")
         elif isinstance(v, np.ndarray):
             out[k] = v
         else:
@@ -186,6 +188,9 @@ def _select_and_materialize(obj, reader, source: str) -> WeightsDict:
     if skipped:
         notes.append(f"skipped {len(skipped)} non-tensor entr{'y' if len(skipped) == 1 else 'ies'}: "
                      f"{', '.join(skipped[:10])}{', ...' if len(skipped) > 10 else ''}")
+    if widened:   # MindSpore checkpoints get them as float32: the values are exact, the storage 4x larger
+        notes.append(f"read {len(widened)} float8 tensor{'s' if len(widened) != 1 else ''} as float32 (exact): "
+                     f"{', '.join(widened[:5])}{', ...' if len(widened) > 5 else ''}")
     out.notes.extend(notes)
     return out
 

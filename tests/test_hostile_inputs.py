@@ -185,6 +185,7 @@ def test_float8_tensors_read_exactly(tmp_path):
         want = t.float().numpy()
         assert got[name].dtype == np.float32
         np.testing.assert_array_equal(got[name], want)    # NaN where torch has NaN
+    assert any("2 float8 tensors as float32" in n for n in got.notes), got.notes
     fnuz = tmp_path / "fnuz.pth"
     torch.save({"w": torch.zeros(2, dtype=torch.float8_e4m3fnuz)}, fnuz)
     with pytest.raises(UnsafeWeightsError, match="float8_e4m3fnuz"):
