@@ -114,6 +114,13 @@ def test_exponential_pickle_key_is_refused_fast(tmp_path, capsys):
     assert time.perf_counter() - t < 10 and "nested items" in msg
 
 
+def test_sets_and_nested_tuples_of_genuine_files_still_read(tmp_path):
+    path = tmp_path / "mixed.pth"
+    torch.save({"tags": {"a", "b"}, "frozen": frozenset({(1, 2)}), "w": torch.ones(2),
+                "nested": ((), ((), (1,)), tuple(range(100)))}, path)
+    assert list(read_torch_weights(path)) == ["w"]
+
+
 def test_short_pickle_with_a_huge_length_reads_nothing_big(tmp_path):
     """8 bytes that declare a 3 GiB string: the reader must not allocate what the file does not hold."""
     p = tmp_path / "nine.pth"

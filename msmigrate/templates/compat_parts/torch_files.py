@@ -301,12 +301,12 @@ class _TorchUnpickler(pickle._Unpickler):
         return self.storages[key]
 
     # --- opcodes that build hashable containers: count their size as a tree
-    def _sized(self, obj, items):
+    def _sized(self, obj, items, record=True):
         size = 1 + sum(self._sizes.get(id(x), 1) for x in items)
         if size > TORCH_FILE_MAX_KEY_ITEMS:
             raise CheckpointLimitError(f"{self.source}: the pickle builds a tuple of more than "
                                        f"{TORCH_FILE_MAX_KEY_ITEMS} nested items (corrupt or hostile file)")
-        if items:
+        if record and items:
             self._sizes[id(obj)] = size
             self._keep.append(obj)
         return obj
@@ -328,14 +328,14 @@ class _TorchUnpickler(pickle._Unpickler):
 
     def load_frozenset(self):
         items = self.pop_mark()
-        self._sized((), items)          # before hashing them
+        self._sized(None, items, record=False)          # before hashing them
         self.append(frozenset(items))
 
     def load_reduce(self):
         args = self.stack[-1]
         for x in (args if isinstance(args, tuple) else ()):
             if isinstance(x, (list, tuple)):   # set([...]), frozenset([...]) hash their items
-                self._sized((), x)
+                self._sized(None, x, record=False)
         super().load_reduce()
 
     def load_setitem(self):
