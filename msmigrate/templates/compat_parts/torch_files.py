@@ -219,7 +219,8 @@ _TORCH_PICKLE_GLOBALS = {
     # set/frozenset of hashable data: hashing walks tuples whose size the unpickler bounds
     ("builtins", "set"): set,
     ("builtins", "frozenset"): frozenset,
-    ("__builtin__", "set"): set,
+    ("__builtin__", "set"): set,             # protocol 2 names builtins so
+    ("__builtin__", "frozenset"): frozenset,
     # a tuple of ints
     ("torch", "Size"): _Allowed(_sized_tuple),
     # str -> bytes with latin1, nothing else
