@@ -18,9 +18,11 @@ MAX_EXPRESSION_DEPTH = 500
 MAX_STATEMENT_TOKENS = 50_000
 TOKENS_ENV = "MSMIGRATE_MAX_STATEMENT_TOKENS"
 
+# an unterminated string runs to the end of its line (or of the text): a scan never fails and restarts, so
+# it stays linear on crafted quotes
 _TOKEN = re.compile(r"""
-    (?P<str>(?:[rRbBuUfF]{0,2})(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
-        |'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))
+    (?P<str>(?:[rRbBuUfF]{0,2})(?:'''(?:\\.|[^\\])*?(?:'''|\Z)|\"\"\"(?:\\.|[^\\])*?(?:\"\"\"|\Z)
+        |'(?:\\.|[^'\\\n])*'?|"(?:\\.|[^"\\\n])*"?))
   | (?P<comment>\#[^\n]*)
   | (?P<cont>\\\r?\n)
   | (?P<nl>\r?\n|\r)

@@ -350,6 +350,15 @@ def test_deep_or_long_expressions_are_copied_unchanged(tmp_path, capsys):
     assert tree_digest(src) == before
 
 
+def test_the_depth_scan_itself_is_linear_on_crafted_quotes():
+    from msmigrate.source_limits import source_problem
+
+    for text in ("rb'''" + "\\'" * 300_000, "'" + "\\'" * 300_000, "x = '''" + "a" * 600_000):
+        t = time.perf_counter()
+        source_problem("import torch\n" + text)
+        assert time.perf_counter() - t < 10
+
+
 def test_project_prepass_survives_deep_nesting():
     from msmigrate.project_index import ProjectIndex
 
