@@ -213,12 +213,17 @@ def _read_safetensors(path: str) -> WeightsDict:
 
 def _read_safetensors_raw(path: str) -> Dict[str, np.ndarray]:
     """The shared strict reader (bf16 as float32): the safetensors library's rules, without the library."""
+    import mmap
+
     with open(path, "rb") as f:
-        blob = f.read()
-    try:
-        return _tf.safetensors_arrays(blob, path)
-    except pickle.UnpicklingError as e:
-        raise WeightsError(_one_line(e)) from None
+        if os.fstat(f.fileno()).st_size < 8:
+            raise WeightsError(f"{path}: not a valid safetensors file (shorter than the 8-byte header length)")
+        # mapped, not read: the file's bytes are not held twice (each tensor is copied out of the map)
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as blob:
+            try:
+                return _tf.safetensors_arrays(blob, path)
+            except pickle.UnpicklingError as e:
+                raise WeightsError(_one_line(e)) from None
 
 
 def read_torch_weights(path) -> WeightsDict:
