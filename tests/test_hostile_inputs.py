@@ -146,18 +146,18 @@ def _rezip(src: Path, dst: Path, replace: dict):
 
 def test_compressed_zip_entries_do_not_inflate_without_limit(tmp_path, capsys):
     base = tmp_path / "base.pth"
-    torch.save({"w": torch.zeros(2 ** 25)}, base)            # 128 MiB of zeros
+    torch.save({"w": torch.zeros(2 ** 23)}, base)            # 32 MiB of zeros
     bomb = tmp_path / "bomb.pth"
     _rezip(base, bomb, {})
     base.unlink()
     assert bomb.stat().st_size < 2 ** 20
     msg = _one_line_weights_error(capsys, bomb, tmp_path)
     assert "MSMIGRATE_MAX_EXPANSION" in msg
-    # a data.pkl that inflates to 64 MiB
+    # a data.pkl that inflates to 32 MiB
     small = tmp_path / "small.pth"
     torch.save({"w": torch.zeros(2)}, small)
     pkl_bomb = tmp_path / "pkl_bomb.pth"
-    _rezip(small, pkl_bomb, {"data.pkl": b"\x80\x02X" + struct.pack("<I", 2 ** 26) + b"\0" * 2 ** 26 + b"."})
+    _rezip(small, pkl_bomb, {"data.pkl": b"\x80\x02X" + struct.pack("<I", 2 ** 25) + b"\0" * 2 ** 25 + b"."})
     msg = _one_line_weights_error(capsys, pkl_bomb, tmp_path)
     assert "data.pkl" in msg and "MSMIGRATE_MAX_EXPANSION" in msg
 
