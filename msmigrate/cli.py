@@ -50,7 +50,7 @@ def _convert(argv: List[str]) -> int:
     g.add_argument("-v", "--verbose", action="store_true", help="also list every TODO site as file:line")
     args = p.parse_args(argv)
     from .converter import ConversionError, convert_tree
-    from .deps import DependencyError, finish, locate, parse_names
+    from .deps import DependencyError, locate, parse_names
     from .report import summarize, write_reports
 
     try:
@@ -66,22 +66,29 @@ def _convert(argv: List[str]) -> int:
         print("msmigrate: error: -o/--out is required (or use --diff / --check to write nothing)", file=sys.stderr)
         return EXIT_USAGE
     src, out = Path(args.src), (Path(args.out) if args.out else None)
+    if dry:
+        try:
+            tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
+                                parallel_mode=args.parallel_mode, deps=deps)
+        except (ConversionError, DependencyError) as exc:
+            print(f"msmigrate: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        return _convert_dry(args, tree, summarize(tree))
+    report_dir = out.parent if (src.is_file() and out.suffix == ".py") else out
     try:
-        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet, dry_run=dry,
-                            parallel_mode=args.parallel_mode, deps=deps)
-        if deps and not dry:
-            if not args.quiet:
-                print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output",
-                      file=sys.stderr)
-            tree.dependencies = finish(tree, deps, args.jobs)
+        tree = _convert_and_report(args, src, out, convert_tree, write_reports, deps)
     except (ConversionError, DependencyError) as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"msmigrate: interrupted: {out} was not written" if not out.exists() else
+              f"msmigrate: interrupted: {out} is incomplete (run the conversion again)", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"msmigrate: error: cannot write {out}: {exc.strerror or exc}"
+              f"{f' ({exc.filename})' if exc.filename else ''}", file=sys.stderr)
+        return EXIT_USAGE
     s = summarize(tree)
-    if dry:
-        return _convert_dry(args, tree, s)
-    report_dir = out.parent if (src.is_file() and out.suffix == ".py") else out
-    write_reports(tree, report_dir)
     if not args.quiet:
         print(f"msmigrate: {s['sites']} torch sites: {s['converted']} converted, "
               f"{s['converted_with_difference']} converted with a difference, {s['todo']} TODO "
@@ -105,6 +112,43 @@ def _convert(argv: List[str]) -> int:
     failed = s["files"]["failed"] > 0
     dep_todo = any(d["todo"] or d["failed_files"] for d in tree.dependencies)   # --deps packages' own TODOs
     return EXIT_TODO if (s["todo"] or failed or dep_todo) else EXIT_OK
+
+
+def _convert_and_report(args, src: Path, out: Path, convert_tree, write_reports, deps=()):
+    """Convert and write the reports. A tree goes to a new OUT through a hidden folder renamed at the
+    end (an interrupted run leaves no half-written OUT); see out_files."""
+    from .converter import _check_paths
+    from .out_files import REPORT_NAMES, finish_output, staged_output, unlink_links
+
+    _check_paths(src, out, args.force)       # against the real OUT, before any staging
+    if src.is_file():
+        tree = convert_tree(src, out, force=args.force, jobs=args.jobs, progress=not args.quiet,
+                            parallel_mode=args.parallel_mode, deps=deps)
+        _convert_deps(args, tree, deps)
+        report_dir = out.parent if out.suffix == ".py" else out
+        unlink_links([report_dir / n for n in REPORT_NAMES])
+        write_reports(tree, report_dir)
+        return tree
+    with staged_output(out) as target:
+        tree = convert_tree(src, target, force=True, jobs=args.jobs, progress=not args.quiet,
+                            parallel_mode=args.parallel_mode, deps=deps)
+        _convert_deps(args, tree, deps)      # into the staged folder, renamed with it
+    tree.out = out                           # the reports read the written files back from OUT
+    unlink_links([out / n for n in REPORT_NAMES])
+    write_reports(tree, out)
+    finish_output(out)
+    return tree
+
+
+def _convert_deps(args, tree, deps) -> None:
+    """--deps: convert the named installed packages into _deps/ of the output tree."""
+    from .deps import finish
+
+    if not deps:
+        return
+    if not args.quiet:
+        print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output", file=sys.stderr)
+    tree.dependencies = finish(tree, deps, args.jobs)
 
 
 def _convert_dry(args, tree, s) -> int:
@@ -339,6 +383,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as exc:  # argparse
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
+        print("msmigrate: interrupted", file=sys.stderr)
         return 130
     print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api, export, keras)", file=sys.stderr)
     return EXIT_USAGE

@@ -12,6 +12,7 @@ import stat
 import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -23,6 +24,8 @@ from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
 
 from .project_index import ProjectIndex
+from .out_files import copy_file, output_problem, write_text
+from .source_limits import source_problem
 from .sites import Site
 from .transformer import COMPAT, TorchToMindSpore
 
@@ -104,9 +107,27 @@ def _init_worker(index: ProjectIndex, time_limit: Optional[float] = None) -> Non
     from . import mappings  # noqa: F401  register once per process
 
 
+def _init_pool_worker(index: ProjectIndex, time_limit: Optional[float] = None) -> None:
+    # Ctrl-C goes to the whole process group: the parent stops the run and reports it, a worker
+    # finishes its file quietly instead of printing a traceback
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(index, time_limit)
+
+
 def _convert_one(args) -> Tuple[FileResult, Optional[str]]:
     path, rel, text = args
     return convert_file_text(_INDEX, path, rel, text, _TIME_LIMIT)
+
+
+def _convert_isolated(index: ProjectIndex, time_limit: Optional[float], item) -> Tuple[FileResult, Optional[str]]:
+    """One file in a process of its own: a crash there fails only this file."""
+    try:
+        with ProcessPoolExecutor(max_workers=1, initializer=_init_pool_worker, initargs=(index, time_limit)) as ex:
+            return ex.submit(_convert_one, item).result()
+    except BrokenProcessPool:
+        text = item[2]
+        return FileResult(item[1], "failed", reason="the converter crashed on this file (e.g. a native stack "
+                          "overflow in the parser)", lines=text.count("\n") + 1), None
 
 
 class _FileTimeLimit(BaseException):
@@ -148,12 +169,13 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     info = index.by_path.get(path)
     if info is None:
         return FileResult(rel, "unchanged", lines=lines), None
-    if info.parse_error:
-        return FileResult(rel, "failed", reason=f"not valid Python: {info.parse_error}", lines=lines), None
+    if info.parse_error:   # (a statement too deep or too long says so rather than "not valid")
+        return FileResult(rel, "failed", reason=source_problem(text) or f"not valid Python: {info.parse_error}",
+                          lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
             f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info) \
             and not imports_dependency(index, text):
-        if has_copy_keyword(text):   # no torch, but numpy 2 idioms that numpy<2 rejects
+        if has_copy_keyword(text) and not source_problem(text):   # no torch, but numpy 2 idioms numpy<2 rejects
             try:
                 code, sites = convert_numpy_only(text, info.imports)
             except Exception as exc:  # a converter bug must not lose the file
@@ -161,6 +183,9 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
             if sites:
                 return FileResult(rel, "converted", sites=sites, lines=lines), code
         return FileResult(rel, "unchanged", lines=lines), None
+    too_big = source_problem(text)   # before libcst sees it: libcst can crash on these
+    if too_big:
+        return FileResult(rel, "failed", reason=too_big, lines=lines), None
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():
         depth = len(path.parent.relative_to(helper_dir).parts)
@@ -222,6 +247,9 @@ def _check_paths(src: Path, out: Optional[Path], force: bool) -> None:
         raise ConversionError(f"output {out} exists and is not empty (use --force to write into it)")
     if o.exists() and o.is_file() and src.is_dir():
         raise ConversionError(f"output {out} is a file")
+    problem = output_problem(src, out, force)
+    if problem:
+        raise ConversionError(problem)
 
 
 def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
@@ -315,12 +343,28 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     if n_jobs > 1 and len(work) > 8 and total_lines > 4000:
         # largest files first, one at a time: the workers finish together
         work.sort(key=lambda item: len(item[2]), reverse=True)
-        with ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_worker,
-                                 initargs=(index, time_limit)) as ex:
+        done = set()
+        ex = ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_pool_worker, initargs=(index, time_limit))
+        try:
             for res, code in ex.map(_convert_one, work, chunksize=1):
                 results.append(res)
                 outputs[res.rel] = code
+                done.add(res.rel)
                 bar.advance()
+            ex.shutdown()
+        except KeyboardInterrupt:   # Ctrl-C: do not wait for the files not started yet
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        except BrokenProcessPool:
+            ex.shutdown(wait=False, cancel_futures=True)
+            # a worker died (a crash in native code): every file not yet converted is converted again
+            # alone in its own process, so one bad file cannot take the others down
+            for item in work:
+                if item[1] not in done:
+                    res, code = _convert_isolated(index, time_limit, item)
+                    results.append(res)
+                    outputs[res.rel] = code
+                    bar.advance()
     else:
         _init_worker(index, time_limit)
         for item in work:
@@ -342,25 +386,23 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     for res in results:
         dst = single_out if single_out else out_root / res.rel
         src_file = src if single_out else root / res.rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
         code = outputs.get(res.rel)
-        if code is not None:
-            dst.write_text(code, encoding="utf-8")
-        else:
-            try:
-                shutil.copyfile(src_file, dst)
-            except OSError as exc:
-                res.status = "failed"
-                res.reason = (res.reason + "; " if res.reason else "") + f"could not copy: {exc}"
+        try:   # never through a link already in OUT (out_files)
+            if code is not None:
+                write_text(out_root, dst, code)
+            else:
+                copy_file(out_root, src_file, dst)
+        except OSError as exc:
+            res.status = "failed"
+            res.reason = (res.reason + "; " if res.reason else "") + f"could not write: {exc}"
         if res.compat_dir is not None:
             compat_dirs.add(res.compat_dir)
     copied = 0
     for p in other:
         rel = p.relative_to(root)
         dst = (out_root / p.name) if single_out else out_root / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
         try:
-            shutil.copyfile(p, dst)
+            copy_file(out_root, p, dst)
             copied += 1
             results.append(FileResult(str(rel) if not single_out else p.name, "copied"))   # the report lists it
         except OSError as exc:
@@ -373,9 +415,12 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         helper = helper.replace('PARALLEL_MODE = "data_parallel"', f'PARALLEL_MODE = "{parallel_mode}_parallel"', 1)
     launch_scripts = _write_launch_scripts(results, outputs, out_root, single_out)
     for d in compat_dirs:
-        (out_root / d / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
-    if any(r.status == "converted" for r in results) and not (out_root / "requirements-mindspore.txt").exists():
+        write_text(out_root, out_root / d / f"{COMPAT}.py", helper)
+    req = out_root / "requirements-mindspore.txt"
+    if any(r.status == "converted" for r in results) and (not req.exists() or req.is_symlink()):
         from .requirements import write_requirements   # every third-party package the output imports
+        if req.is_symlink():
+            req.unlink()                       # never write through a link inside OUT
         written = [single_out if single_out else out_root / r.rel for r in results if r.rel.endswith(".py")]
         write_requirements(out_root, [p for p in written if p.is_file() and not p.is_symlink()]
                            + [out_root / d / f"{COMPAT}.py" for d in compat_dirs])
@@ -407,7 +452,7 @@ def _write_launch_scripts(results, outputs, out_root: Path, single_out: Optional
             continue
         dst = single_out if single_out else out_root / res.rel
         script = dst.with_name(dst.stem + "_msrun.sh")
-        script.write_text(MSRUN_SCRIPT.format(program=dst.name, script=script.name), encoding="utf-8")
+        write_text(out_root, script, MSRUN_SCRIPT.format(program=dst.name, script=script.name))
         script.chmod(0o755)
         written.append(str(script.relative_to(out_root)))
     return written

@@ -83,6 +83,9 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     except (SyntaxError, ValueError) as exc:
         info.parse_error = str(exc)
         return
+    except (RecursionError, MemoryError):   # nesting too deep for Python's own parser
+        info.parse_error = "nested too deeply for Python's parser"
+        return
     imports = info.imports
     classes = []
     # imports and classes are statements: walk statement bodies only, not expressions

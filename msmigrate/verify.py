@@ -111,7 +111,27 @@ def _parse_shape(text: str) -> tuple:
         raise VerifyUsageError(f"bad input shape {text!r} (expected e.g. 2,3,64,64)") from None
     if any(d <= 0 for d in shape):
         raise VerifyUsageError(f"bad input shape {text!r}: dimensions must be positive")
+    _check_input_size(text, shape)
     return shape
+
+
+MAX_INPUT_DIMS = 32                  # NumPy's limit
+MAX_INPUT_ELEMENTS = 2 ** 26         # 256 MiB of float32 per input, held by torch and MindSpore at once
+_INPUT_ELEMENTS_ENV = "MSMIGRATE_MAX_INPUT_ELEMENTS"
+
+
+def _check_input_size(text: str, shape: tuple) -> None:
+    """A mistyped shape (2,3,224,2240000) must not allocate gigabytes before anything is compared."""
+    if len(shape) > MAX_INPUT_DIMS:
+        raise VerifyUsageError(f"bad input shape {text!r}: {len(shape)} dimensions, at most {MAX_INPUT_DIMS}")
+    raw = os.environ.get(_INPUT_ELEMENTS_ENV, "")
+    limit = int(raw) if raw.isdigit() and int(raw) > 0 else MAX_INPUT_ELEMENTS
+    numel = 1
+    for d in shape:
+        numel *= d
+    if numel > limit:
+        raise VerifyUsageError(f"input shape {text!r} has {numel} elements, more than the limit of {limit}; "
+                               f"set {_INPUT_ELEMENTS_ENV} to raise it")
 
 
 def parse_input_spec(obj: Any, dtype: Optional[str] = None) -> InputSpec:

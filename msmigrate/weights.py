@@ -9,27 +9,24 @@ convert_weights_file(in_path, out_ckpt, net=None, strict=True) -> MappingReport
 build_net(spec, path=None)                    -> mindspore.nn.Cell
 main_weights(argv=None)                       -> int   (``msmigrate weights IN -o OUT.ckpt ...``)
 
-Torch checkpoints are pickles. They are read with a restricted unpickler whose ``find_class`` only resolves the
-handful of globals a state_dict needs, each mapped to a local, numpy-based stand-in: no torch code (and no code from
-the file) ever runs. Any other global raises :class:`UnsafeWeightsError`.
+Torch checkpoints are pickles. They are read by the emitted runtime's reader (templates/compat_parts/torch_files.py,
+loaded on its own: one restricted unpickler for this command and the converted programs), whose ``find_class`` only
+resolves the handful of globals a state_dict needs, each mapped to an inert stand-in: no torch code (and no code from
+the file) ever runs. Any other global raises :class:`UnsafeWeightsError`. Sizes declared by the file are checked
+before memory is spent (at most 32 dimensions; MSMIGRATE_MAX_EXPANSION times the file's size).
 
 Neither torch nor mindspore is imported at module level.
 """
 from __future__ import annotations
 
 import argparse
-import collections
 import dataclasses
 import importlib
-import io
-import json
+import importlib.util
 import os
 import pickle
-import struct
 import sys
 import tarfile
-import zipfile
-import zlib
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -82,238 +79,51 @@ class WeightsDict(dict):
         self.source = source
 
 
-# torch legacy storage class name -> dtype name
-_STORAGE_DTYPES = {
-    "FloatStorage": "float32",
-    "DoubleStorage": "float64",
-    "HalfStorage": "float16",
-    "BFloat16Storage": "bfloat16",
-    "LongStorage": "int64",
-    "IntStorage": "int32",
-    "ShortStorage": "int16",
-    "CharStorage": "int8",
-    "ByteStorage": "uint8",
-    "BoolStorage": "bool",
-    "ComplexFloatStorage": "complex64",
-    "ComplexDoubleStorage": "complex128",
-    "UntypedStorage": "uint8",
-}
-
-# torch dtype attribute -> dtype name
-_TORCH_DTYPES = {
-    "float32": "float32", "float": "float32",
-    "float64": "float64", "double": "float64",
-    "float16": "float16", "half": "float16",
-    "bfloat16": "bfloat16",
-    "int64": "int64", "long": "int64",
-    "int32": "int32", "int": "int32",
-    "int16": "int16", "short": "int16",
-    "int8": "int8",
-    "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-    "bool": "bool",
-    "complex64": "complex64", "cfloat": "complex64",
-    "complex128": "complex128", "cdouble": "complex128",
-}
-
-# dtype name -> numpy dtype used to read the raw bytes (little endian); bf16 is read as raw uint16
-_RAW_NP = {
-    "float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2",
-    "int64": "<i8", "int32": "<i4", "int16": "<i2", "int8": "i1",
-    "uint8": "u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
-    "bool": "?", "complex64": "<c8", "complex128": "<c16",
-}
+def _load_torch_files():
+    """The emitted runtime's torch-file reader (templates/compat_parts/torch_files.py), loaded on its own:
+    one restricted unpickler for `msmigrate weights` and the converted programs."""
+    name = "msmigrate._torch_files"
+    mod = sys.modules.get(name)
+    if mod is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates", "compat_parts",
+                            "torch_files.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return mod
 
 
-def _itemsize(dtype_name: str) -> int:
-    return np.dtype(_RAW_NP[dtype_name]).itemsize
+_tf = _load_torch_files()
+_TensorRef = _tf._TorchTensor
 
 
-class _Marker:
-    """Base of the inert stand-ins the restricted unpickler hands out. They refuse pickle BUILD."""
-
-    __slots__ = ()
-
-    def __setstate__(self, state):  # pragma: no cover - only reached by crafted pickles
-        raise UnsafeWeightsError(f"refusing to BUILD a {type(self).__name__} from pickle state")
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    s = " ".join(str(e).split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-class _StorageType(_Marker):
-    __slots__ = ("name", "dtype")
-
-    def __init__(self, name: str, dtype: str):
-        self.name, self.dtype = name, dtype
-
-    def __call__(self, *a, **k):
-        raise UnsafeWeightsError(f"the pickle calls torch.{self.name}(...), which a state_dict never does")
+def _as_weights_error(e: BaseException) -> WeightsError:
+    """The shared reader's errors as this module's (one line)."""
+    if isinstance(e, _tf.UnsafeCheckpointError):
+        return UnsafeWeightsError(_one_line(e, 600))
+    return WeightsError(_one_line(e, 600))
 
 
-class _DType(_Marker):
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __call__(self, *a, **k):
-        raise UnsafeWeightsError(f"the pickle calls torch.{self.name}(...), which a state_dict never does")
-
-
-class _TensorClass(_Marker):
-    """torch.Tensor / torch.nn.Parameter as the ``new_type`` argument of _rebuild_from_type_v2."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = name
-
-    def __call__(self, *a, **k):
-        raise UnsafeWeightsError(f"the pickle calls {self.name}(...), which a state_dict never does")
-
-
-class _StorageRef(_Marker):
-    __slots__ = ("key", "dtype", "numel", "location")
-
-    def __init__(self, key: str, dtype: str, numel: int, location: str):
-        self.key, self.dtype, self.numel, self.location = key, dtype, numel, location
-
-
-class _TensorRef(_Marker):
-    """A tensor whose bytes are read only when (and if) it is part of the chosen state dict."""
-
-    __slots__ = ("storage", "offset", "size", "stride", "dtype", "requires_grad")
-
-    def __init__(self, storage, offset, size, stride, dtype, requires_grad=False):
-        self.storage, self.offset, self.size, self.stride = storage, offset, size, stride
-        self.dtype, self.requires_grad = dtype, requires_grad
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _int_tuple(x, what: str) -> Tuple[int, ...]:
-    if isinstance(x, (tuple, list)) and all(_is_int(v) for v in x):
-        return tuple(x)
-    raise WeightsError(f"malformed tensor record: {what} is {x!r}")
-
-
-def _make_tensor(storage, storage_offset, size, stride, dtype=None, requires_grad=False) -> _TensorRef:
-    if not isinstance(storage, _StorageRef):
-        raise WeightsError(f"malformed tensor record: storage is a {type(storage).__name__}")
-    if not _is_int(storage_offset) or storage_offset < 0:
-        raise WeightsError(f"malformed tensor record: storage offset {storage_offset!r}")
-    size = _int_tuple(size, "size")
-    stride = _int_tuple(stride, "stride")
-    if len(size) != len(stride) or any(s < 0 for s in size) or any(s < 0 for s in stride):
-        raise WeightsError(f"malformed tensor record: size {size} / stride {stride}")
-    dt = storage.dtype if dtype is None else dtype.name
-    return _TensorRef(storage, storage_offset, size, stride, dt, bool(requires_grad))
-
-
-def _rebuild_tensor(storage, storage_offset, size, stride):
-    return _make_tensor(storage, storage_offset, size, stride)
-
-
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
-                       metadata=None):
-    return _make_tensor(storage, storage_offset, size, stride, None, requires_grad)
-
-
-def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype,
-                       metadata=None):
-    if not isinstance(dtype, _DType):
-        raise WeightsError(f"malformed tensor record: dtype {dtype!r}")
-    return _make_tensor(storage, storage_offset, size, stride, dtype, requires_grad)
-
-
-def _rebuild_parameter(data, requires_grad=False, backward_hooks=None, state=None):
-    if not isinstance(data, _TensorRef):
-        raise WeightsError(f"malformed parameter record: data is a {type(data).__name__}")
-    data.requires_grad = bool(requires_grad)
-    return data
-
-
-class _Call(_Marker):
-    """An allowed callable, wrapped so a crafted pickle cannot BUILD (mutate) the module-level function."""
-
-    __slots__ = ("fn", "name")
-
-    def __init__(self, fn, name: str):
-        self.fn, self.name = fn, name
-
-    def __call__(self, *args):
-        return self.fn(*args)
-
-
-def _rebuild_from_type_v2(func, new_type, args, state):
-    if not (isinstance(func, _Call) and func.fn in _SAFE_REBUILDERS) or not isinstance(new_type, _TensorClass) \
-            or not isinstance(args, tuple):
-        raise UnsafeWeightsError("the pickle uses torch._tensor._rebuild_from_type_v2 with a non-tensor type")
-    return func(*args)
-
-
-_SAFE_REBUILDERS = (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter)
-
-
-def _codecs_encode(obj, encoding="utf-8"):
-    # protocol-2 pickles store ``bytes`` as _codecs.encode(str, 'latin1')
-    if isinstance(obj, str) and encoding in ("latin1", "latin-1"):
-        return obj.encode("latin1")
-    raise UnsafeWeightsError(f"the pickle calls _codecs.encode with encoding {encoding!r}")
-
-
-_ALLOWED_GLOBALS: Dict[Tuple[str, str], Any] = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("torch._utils", "_rebuild_tensor"): _Call(_rebuild_tensor, "_rebuild_tensor"),
-    ("torch._utils", "_rebuild_tensor_v2"): _Call(_rebuild_tensor_v2, "_rebuild_tensor_v2"),
-    ("torch._utils", "_rebuild_tensor_v3"): _Call(_rebuild_tensor_v3, "_rebuild_tensor_v3"),
-    ("torch._utils", "_rebuild_parameter"): _Call(_rebuild_parameter, "_rebuild_parameter"),
-    ("torch._utils", "_rebuild_parameter_with_state"): _Call(_rebuild_parameter, "_rebuild_parameter_with_state"),
-    ("torch._tensor", "_rebuild_from_type_v2"): _Call(_rebuild_from_type_v2, "_rebuild_from_type_v2"),
-    ("torch", "Tensor"): _TensorClass("torch.Tensor"),
-    ("torch._tensor", "Tensor"): _TensorClass("torch.Tensor"),
-    ("torch.nn.parameter", "Parameter"): _TensorClass("torch.nn.Parameter"),
-    ("torch", "Size"): tuple,
-    ("_codecs", "encode"): _Call(_codecs_encode, "_codecs.encode"),
-    ("builtins", "set"): set,
-    ("builtins", "frozenset"): frozenset,
-    ("__builtin__", "set"): set,
-}
-for _n, _d in _STORAGE_DTYPES.items():
-    _ALLOWED_GLOBALS[("torch", _n)] = _StorageType(_n, _d)
-    _ALLOWED_GLOBALS[("torch.storage", _n)] = _StorageType(_n, _d)
-for _n, _d in _TORCH_DTYPES.items():
-    _ALLOWED_GLOBALS[("torch", _n)] = _DType(_d)
-del _n, _d
-
-
-class _RestrictedUnpickler(pickle.Unpickler):
-    def __init__(self, file, source: str, storages: Dict[str, _StorageRef]):
-        super().__init__(file, encoding="utf-8")
-        self._source = source
-        self._storages = storages
-
-    def find_class(self, module, name):
-        obj = _ALLOWED_GLOBALS.get((module, name))
-        if obj is None:
-            raise UnsafeWeightsError(
-                f"refusing to load {self._source}: it references the global '{module}.{name}', which a "
-                f"state_dict never needs (nothing from the file was executed)")
-        return obj
-
-    def persistent_load(self, pid):
-        if not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage":
-            raise UnsafeWeightsError(f"refusing to load {self._source}: unsupported persistent id {pid!r:.80}")
-        stype, key, location, numel = pid[1], pid[2], pid[3], pid[4]
-        if not isinstance(stype, _StorageType):
-            raise WeightsError(f"malformed storage record in {self._source}: type {stype!r:.60}")
-        if not isinstance(key, str) or not _is_int(numel) or numel < 0:
-            raise WeightsError(f"malformed storage record in {self._source}: {pid!r:.80}")
-        if len(pid) > 5 and pid[5] is not None:
-            raise WeightsError(f"{self._source}: legacy storage views are not supported")
-        ref = self._storages.get(key)
-        if ref is None:
-            ref = self._storages[key] = _StorageRef(key, stype.dtype, numel, str(location))
-        return ref
+def _read_torch_file(path: str):
+    try:
+        with _tf.read_torch_file(path) as torch_file:
+            return _select_and_materialize(torch_file.obj, torch_file, path)
+    except WeightsError:
+        raise
+    except pickle.UnpicklingError as e:
+        raise _as_weights_error(e) from None
+    except OSError as e:
+        raise WeightsError(f"{path}: cannot read ({_one_line(e)})") from None
+    except RecursionError:
+        raise WeightsError(f"{path}: the pickle nests too deeply (corrupt or hostile file)") from None
+    except MemoryError:
+        raise WeightsError(f"{path}: not enough memory to read this file") from None
 
 
 def _contig(a: np.ndarray) -> np.ndarray:
@@ -323,175 +133,6 @@ def _contig(a: np.ndarray) -> np.ndarray:
 
 def _bf16_to_f32(raw_u16: np.ndarray) -> np.ndarray:
     return (raw_u16.astype(np.uint32) << 16).view(np.float32)
-
-
-class _StorageReader:
-    """Reads storage bytes on demand (zip entries) or from a pre-read table (legacy format)."""
-
-    def __init__(self, source: str, get_bytes: Callable[[_StorageRef], bytes], big_endian: bool = False):
-        self.source = source
-        self._get = get_bytes
-        self._cache: Dict[str, np.ndarray] = {}
-        self.big_endian = big_endian
-
-    def storage_array(self, ref: _StorageRef, dtype: str) -> np.ndarray:
-        ck = ref.key + "|" + dtype
-        arr = self._cache.get(ck)
-        if arr is None:
-            raw = self._get(ref)
-            isz = _itemsize(dtype)
-            if len(raw) % isz:
-                raise WeightsError(f"{self.source}: storage {ref.key} has {len(raw)} bytes, not a multiple of {isz}")
-            npd = np.dtype(_RAW_NP[dtype])
-            if self.big_endian:
-                npd = npd.newbyteorder(">")
-            arr = np.frombuffer(raw, dtype=npd)
-            self._cache[ck] = arr
-        return arr
-
-    def materialize(self, t: _TensorRef) -> np.ndarray:
-        if t.dtype not in _RAW_NP:
-            raise WeightsError(f"{self.source}: unsupported tensor dtype {t.dtype}")
-        buf = self.storage_array(t.storage, t.dtype)
-        n = buf.shape[0]
-        if any(s == 0 for s in t.size):
-            out = np.empty(t.size, dtype=buf.dtype)
-        else:
-            last = t.offset + sum((sz - 1) * st for sz, st in zip(t.size, t.stride))
-            if last >= n:
-                raise WeightsError(f"{self.source}: tensor reaches element {last} of storage {t.storage.key} "
-                                   f"which holds {n} (truncated or corrupt file)")
-            if not t.size:
-                out = np.array(buf[t.offset: t.offset + 1], copy=True).reshape(())
-            else:
-                view = np.lib.stride_tricks.as_strided(
-                    buf[t.offset:], shape=t.size, strides=tuple(s * buf.itemsize for s in t.stride),
-                    writeable=False)
-                out = np.array(view, copy=True)
-        if self.big_endian or not out.dtype.isnative:
-            out = out.astype(out.dtype.newbyteorder("="))
-        if t.dtype == "bfloat16":
-            out = _bf16_to_f32(out)
-        return _contig(out)
-
-
-def _safe_unpickle(fileobj, source: str, storages: Dict[str, _StorageRef]):
-    try:
-        return _RestrictedUnpickler(fileobj, source, storages).load()
-    except WeightsError:
-        raise
-    except RecursionError:
-        raise WeightsError(f"{source}: pickle nests too deeply (corrupt or hostile file)") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError, AttributeError,
-            UnicodeDecodeError, struct.error, MemoryError, OverflowError, Exception) as e:
-        raise WeightsError(f"{source}: corrupt or truncated pickle ({type(e).__name__}: {_one_line(e)})") from None
-
-
-def _one_line(e: BaseException, limit: int = 300) -> str:
-    s = " ".join(str(e).split())
-    return s if len(s) <= limit else s[: limit - 3] + "..."
-
-
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error, NotImplementedError)
-
-
-def _read_torch_zip(path: str):
-    try:
-        zf = zipfile.ZipFile(path)
-    except _ZIP_ERRORS as e:
-        raise WeightsError(f"{path}: truncated or corrupt zip archive ({_one_line(e)})") from None
-    with zf:
-        try:
-            return _read_torch_zip_open(path, zf)
-        except _ZIP_ERRORS as e:
-            raise WeightsError(f"{path}: truncated or corrupt zip archive ({type(e).__name__}: "
-                               f"{_one_line(e)})") from None
-
-
-def _read_torch_zip_open(path: str, zf: zipfile.ZipFile):
-    names = zf.namelist()
-    pkls = sorted((n for n in names if n == "data.pkl" or n.endswith("/data.pkl")), key=len)
-    if not pkls:
-        raise WeightsError(f"{path}: zip archive without data.pkl, not a torch.save file")
-    prefix = pkls[0][: -len("data.pkl")]
-    if any(n.startswith(prefix + "code/") for n in names):
-        raise WeightsError(f"{path}: this is a TorchScript archive (torch.jit.save); save model.state_dict() "
-                           f"with torch.save instead")
-    big = False
-    if prefix + "byteorder" in names:
-        big = zf.read(prefix + "byteorder").strip() == b"big"
-
-    def get_bytes(ref: _StorageRef) -> bytes:
-        name = f"{prefix}data/{ref.key}"
-        need = ref.numel * _itemsize(ref.dtype)
-        try:
-            info = zf.getinfo(name)
-        except KeyError:
-            raise WeightsError(f"{path}: storage record {name} is missing (truncated or corrupt file)") from None
-        if info.file_size < need:
-            raise WeightsError(f"{path}: storage {name} has {info.file_size} bytes, expected {need} "
-                               f"(truncated or corrupt file)")
-        with zf.open(info) as fh:
-            raw = fh.read(need)
-        if len(raw) < need:
-            raise WeightsError(f"{path}: storage {name} has {len(raw)} bytes, expected {need} "
-                               f"(truncated or corrupt file)")
-        return raw
-
-    storages: Dict[str, _StorageRef] = {}
-    obj = _safe_unpickle(io.BytesIO(zf.read(pkls[0])), path, storages)
-    reader = _StorageReader(path, get_bytes, big_endian=big)
-    return _select_and_materialize(obj, reader, path)
-
-
-_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
-_LEGACY_PROTOCOL = 1001
-
-
-def _read_torch_legacy(path: str):
-    with open(path, "rb") as f:
-        storages: Dict[str, _StorageRef] = {}
-        magic = _safe_unpickle(f, path, {})
-        if magic != _LEGACY_MAGIC:
-            raise WeightsError(f"{path}: not a torch checkpoint (bad magic number)")
-        proto = _safe_unpickle(f, path, {})
-        if proto != _LEGACY_PROTOCOL:
-            raise WeightsError(f"{path}: unsupported legacy torch protocol {proto!r}")
-        sys_info = _safe_unpickle(f, path, {})
-        big = isinstance(sys_info, dict) and sys_info.get("little_endian") is False
-        obj = _safe_unpickle(f, path, storages)
-        keys = _safe_unpickle(f, path, {})
-        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise WeightsError(f"{path}: corrupt legacy checkpoint (bad storage key list)")
-        table: Dict[str, bytes] = {}
-        remaining = os.fstat(f.fileno()).st_size
-        for key in keys:
-            ref = storages.get(key)
-            if ref is None:
-                raise WeightsError(f"{path}: corrupt legacy checkpoint (unknown storage {key!r})")
-            head = f.read(8)
-            if len(head) != 8:
-                raise WeightsError(f"{path}: truncated legacy checkpoint (storage {key} header missing)")
-            numel = struct.unpack(">q" if big else "<q", head)[0]
-            nbytes = numel * _itemsize(ref.dtype)
-            if numel < 0 or numel < ref.numel:
-                raise WeightsError(f"{path}: corrupt legacy checkpoint (storage {key} has {numel} elements, "
-                                   f"expected {ref.numel})")
-            if nbytes > remaining - f.tell():
-                raise WeightsError(f"{path}: truncated legacy checkpoint (storage {key} needs {nbytes} bytes, "
-                                   f"{max(remaining - f.tell(), 0)} left)")
-            raw = f.read(nbytes)
-            if len(raw) != nbytes:
-                raise WeightsError(f"{path}: truncated legacy checkpoint (storage {key}: {len(raw)} of "
-                                   f"{nbytes} bytes)")
-            table[key] = raw
-
-    def get_bytes(ref: _StorageRef) -> bytes:
-        if ref.key not in table:
-            raise WeightsError(f"{path}: storage {ref.key} has no data (truncated or corrupt file)")
-        return table[ref.key]
-
-    return _select_and_materialize(obj, _StorageReader(path, get_bytes, big_endian=big), path)
 
 
 _WRAPPER_KEYS = ("state_dict", "model_state_dict", "model")
@@ -515,29 +156,31 @@ def _select_state_dict(obj, source: str, notes: List[str], where: str = "", dept
                 except WeightsError:
                     continue
                 if depth == 0:
-                    others = [str(x) for x in obj.keys() if x != k]
+                    others = [x if isinstance(x, str) else _tf._short(x) for x in obj.keys() if x != k]
                     notes.insert(0, f"using checkpoint{where}[{k!r}] as the state_dict"
                                  + (f" (ignored top-level keys: {', '.join(others[:10])}"
                                     f"{', ...' if len(others) > 10 else ''})" if others else ""))
                 else:
                     notes.insert(0, f"using checkpoint{where}[{k!r}] as the state_dict")
                 return chosen
-    keys = ", ".join(str(k) for k in list(obj.keys())[:10])
+    keys = ", ".join(k if isinstance(k, str) else _tf._short(k) for k in list(obj.keys())[:10])
     raise WeightsError(f"{source}: no state_dict found (a dict of tensors, or one under "
                        f"{'/'.join(repr(k) for k in _WRAPPER_KEYS)}); top-level keys: {keys or '(none)'}")
 
 
-def _select_and_materialize(obj, reader: Optional[_StorageReader], source: str) -> WeightsDict:
+def _select_and_materialize(obj, reader, source: str) -> WeightsDict:
     notes: List[str] = []
     sd = _select_state_dict(obj, source, notes)
     out = WeightsDict(source=source)
-    skipped = []
+    skipped, widened = [], []
     for k, v in sd.items():
         if not isinstance(k, str):
-            skipped.append(repr(k))
+            skipped.append(_tf._short(k))
             continue
         if isinstance(v, _TensorRef):
-            out[k] = reader.materialize(v)
+            out[k] = _contig(reader.array(v))
+            if v.dtype.startswith("float8"):
+                widened.append(f"{k} ({v.dtype})")
         elif isinstance(v, np.ndarray):
             out[k] = v
         else:
@@ -545,20 +188,20 @@ def _select_and_materialize(obj, reader: Optional[_StorageReader], source: str) 
     if skipped:
         notes.append(f"skipped {len(skipped)} non-tensor entr{'y' if len(skipped) == 1 else 'ies'}: "
                      f"{', '.join(skipped[:10])}{', ...' if len(skipped) > 10 else ''}")
+    if widened:   # MindSpore checkpoints get them as float32: the values are exact, the storage 4x larger
+        notes.append(f"read {len(widened)} float8 tensor{'s' if len(widened) != 1 else ''} as float32 (exact): "
+                     f"{', '.join(widened[:5])}{', ...' if len(widened) > 5 else ''}")
     out.notes.extend(notes)
     return out
 
 
 def _read_safetensors(path: str) -> WeightsDict:
+    # the shared strict reader, also for files the safetensors library would read: it checks the shape
+    # (at most 32 dimensions) before NumPy sees it, and reads bf16/float8 exactly as float32
     try:
-        from safetensors.numpy import load_file
-
-        data = load_file(path)
-    except Exception as first:  # noqa: BLE001 - fall back to the tiny reader (e.g. bf16 without ml_dtypes)
-        try:
-            data = _read_safetensors_raw(path)
-        except WeightsError as e:
-            raise WeightsError(f"{path}: corrupt or truncated safetensors file ({_one_line(first)}; {e})") from None
+        data = _read_safetensors_raw(path)
+    except OSError as e:
+        raise WeightsError(f"{path}: cannot read ({_one_line(e)})") from None
     out = WeightsDict(source=path)
     for k, v in data.items():
         v = np.asarray(v)
@@ -568,40 +211,19 @@ def _read_safetensors(path: str) -> WeightsDict:
     return out
 
 
-_ST_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
-              "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "U16": "uint16", "U32": "uint32",
-              "U64": "uint64", "BOOL": "bool"}
-
-
 def _read_safetensors_raw(path: str) -> Dict[str, np.ndarray]:
+    """The shared strict reader (bf16 as float32): the safetensors library's rules, without the library."""
+    import mmap
+
     with open(path, "rb") as f:
-        blob = f.read()
-    if len(blob) < 8:
-        raise WeightsError("file shorter than the 8-byte header length")
-    (hlen,) = struct.unpack("<Q", blob[:8])
-    if hlen > len(blob) - 8:
-        raise WeightsError("header runs past end of file")
-    try:
-        header = json.loads(blob[8: 8 + hlen])
-    except ValueError as e:
-        raise WeightsError(f"bad JSON header ({e})") from None
-    base = 8 + hlen
-    out = {}
-    for k, meta in header.items():
-        if k == "__metadata__":
-            continue
-        try:
-            dt = _ST_DTYPES[meta["dtype"]]
-            shape = tuple(int(s) for s in meta["shape"])
-            b, e = (int(x) for x in meta["data_offsets"])
-        except (KeyError, TypeError, ValueError):
-            raise WeightsError(f"unsupported or malformed entry {k!r}") from None
-        n = int(np.prod(shape, dtype=np.int64)) * _itemsize(dt)
-        if b < 0 or e - b != n or base + e > len(blob):
-            raise WeightsError(f"entry {k!r} runs past end of file")
-        arr = np.frombuffer(blob, dtype=_RAW_NP[dt], count=n // _itemsize(dt), offset=base + b).reshape(shape)
-        out[k] = _bf16_to_f32(arr) if dt == "bfloat16" else arr.copy()
-    return out
+        if os.fstat(f.fileno()).st_size < 8:
+            raise WeightsError(f"{path}: not a valid safetensors file (shorter than the 8-byte header length)")
+        # mapped, not read: the file's bytes are not held twice (each tensor is copied out of the map)
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as blob:
+            try:
+                return _tf.safetensors_arrays(blob, path)
+            except pickle.UnpicklingError as e:
+                raise WeightsError(_one_line(e)) from None
 
 
 def read_torch_weights(path) -> WeightsDict:
@@ -621,11 +243,11 @@ def read_torch_weights(path) -> WeightsDict:
     if not head:
         raise WeightsError(f"{path}: empty file")
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-        return _read_torch_zip(path)
+        return _read_torch_file(path)
     if path.lower().endswith(".safetensors") or (len(head) > 8 and head[8:9] == b"{"):
         return _read_safetensors(path)
     if head[:1] == b"\x80":
-        return _read_torch_legacy(path)
+        return _read_torch_file(path)
     if path.lower().endswith(".tar") or tarfile.is_tarfile(path):
         raise WeightsError(f"{path}: legacy tar-format torch checkpoints are not supported")
     raise WeightsError(f"{path}: unrecognised weights format (expected a torch.save file or .safetensors)")
@@ -944,32 +566,59 @@ def load_torch_state_dict(net, path_or_dict, strict: bool = True) -> MappingRepo
     return report
 
 
+def _refuse_overwriting_input(in_path, written: str) -> None:
+    """The checkpoint must not replace the file it is read from (also through links)."""
+    try:
+        same = os.path.exists(written) and os.path.samefile(in_path, written)
+    except OSError:
+        same = False
+    if same:
+        raise WeightsError(f"output {written} is the input file {os.fspath(in_path)}; choose another output name")
+
+
+def _save_checkpoint(ms, what, written: str) -> None:
+    """mindspore.save_checkpoint into a temporary name next to `written`, then one rename: a failure leaves
+    an existing file as it was, and a link at `written` is replaced, not written through."""
+    tmp = f"{written}.{os.getpid()}.tmp.ckpt"
+    try:
+        ms.save_checkpoint(what, tmp)
+        os.replace(tmp, written)
+    except Exception as e:  # noqa: BLE001
+        raise WeightsError(f"cannot write {written}: {_one_line(e)}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
 def convert_weights_file(in_path, out_ckpt, net=None, strict: bool = True) -> MappingReport:
     """Write a MindSpore ``.ckpt``: tensors as-is by name (no net), or ``net`` after loading the converted weights."""
+    out_ckpt = os.fspath(out_ckpt)
+    written = out_ckpt if out_ckpt.endswith(".ckpt") else out_ckpt + ".ckpt"  # what MindSpore names it
+    _refuse_overwriting_input(in_path, written)
+    parent = os.path.dirname(os.path.abspath(written))
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise WeightsError(f"cannot write {written}: {parent} is a file, not a directory")
+    if os.path.isdir(written):
+        raise WeightsError(f"cannot write {written}: it is a directory")
+    state = read_torch_weights(in_path)   # before MindSpore is imported: a bad file fails fast
     import mindspore as ms
 
-    out_ckpt = os.fspath(out_ckpt)
-    parent = os.path.dirname(os.path.abspath(out_ckpt))
-    os.makedirs(parent, exist_ok=True)
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise WeightsError(f"cannot create {parent}: {_one_line(e)}") from None
     if net is None:
-        state = read_torch_weights(in_path)
         report = MappingReport(source=os.fspath(in_path), notes=list(state.notes))
         items = []
         for k, v in state.items():
             items.append({"name": k, "data": ms.Tensor(v)})
             report.loaded.append((k, k))
-        try:
-            ms.save_checkpoint(items, out_ckpt)
-        except Exception as e:  # noqa: BLE001
-            raise WeightsError(f"cannot write {out_ckpt}: {_one_line(e)}") from None
+        _save_checkpoint(ms, items, written)
         report.notes.append("no network given: tensors written by their torch names and layouts")
     else:
-        report = load_torch_state_dict(net, os.fspath(in_path), strict=strict)
-        try:
-            ms.save_checkpoint(net, out_ckpt)
-        except Exception as e:  # noqa: BLE001
-            raise WeightsError(f"cannot write {out_ckpt}: {_one_line(e)}") from None
-    report.written = out_ckpt if out_ckpt.endswith(".ckpt") else out_ckpt + ".ckpt"
+        report = load_torch_state_dict(net, state, strict=strict)
+        _save_checkpoint(ms, net, written)
+    report.written = written
     return report
 
 
@@ -990,12 +639,16 @@ def build_net(spec: str, path: Optional[str] = None):
         obj = importlib.import_module(mod_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
+    except SystemExit as e:  # user code that exits must not end this command as a success
+        raise WeightsError(f"cannot import {spec}: it called sys.exit({e.code!r})") from None
     except Exception as e:  # noqa: BLE001 - user code; report in one line
         raise WeightsError(f"cannot import {spec}: {type(e).__name__}: {_one_line(e)}") from None
     if not callable(obj):
         raise WeightsError(f"{spec} is not callable")
     try:
         net = obj()
+    except SystemExit as e:
+        raise WeightsError(f"{spec}() called sys.exit({e.code!r}) instead of returning a network") from None
     except Exception as e:  # noqa: BLE001
         raise WeightsError(f"{spec}() failed: {type(e).__name__}: {_one_line(e)}") from None
     if not isinstance(net, nn.Cell):

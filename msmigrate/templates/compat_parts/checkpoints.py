@@ -48,11 +48,6 @@ from mindspore import Parameter, ParameterTuple
 _LAYOUT_KEY = "__torch_save_layout__"
 
 
-class UnsafeCheckpointError(pickle.UnpicklingError):
-    """A torch file needs a Python object that a checkpoint of tensors never needs.
-    It was refused before anything from the file ran."""
-
-
 # ============================================================ save / load
 def save(obj, f):
     """torch.save(obj, f): write `obj` (tensors inside dicts/lists, numbers, strings) as a
@@ -85,10 +80,8 @@ def load(f):
             head = fh.read(16)
         if not head:
             raise EOFError(f"{path} is empty")
-        if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
-            return _read_torch_zip(path)
-        if head[:1] == b"\x80":
-            return _read_torch_legacy(path)
+        if head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or head[:1] == b"\x80":
+            return _read_torch_file(path)
         if len(head) > 8 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < os.path.getsize(path):
             with open(path, "rb") as fh:
                 return safetensors_load(fh.read())
@@ -259,278 +252,44 @@ class _ckpt_named:
 
 
 # ============================================================ torch files, without torch
-class _TorchName:
-    """Stands for a torch class or dtype a checkpoint pickle names (torch.FloatStorage,
-    torch.float32, torch.Tensor). It cannot be called or modified."""
-    __slots__ = ("name", "dtype")
-
-    def __init__(self, name, dtype=None):
-        self.name, self.dtype = name, dtype
-
-    def __call__(self, *args, **kwargs):
-        raise UnsafeCheckpointError(f"the pickle calls {self.name}(...), which a checkpoint never does")
-
-    def __setstate__(self, state):
-        raise UnsafeCheckpointError(f"the pickle modifies {self.name}, which a checkpoint never does")
-
-    def __repr__(self):
-        return self.name
-
-
-class _TorchStorage:
-    """One storage record of the file; its bytes are read when a tensor uses it."""
-    __slots__ = ("key", "dtype", "numel")
-
-    def __init__(self, key, dtype, numel):
-        self.key, self.dtype, self.numel = key, dtype, numel
-
-    def __setstate__(self, state):
-        raise UnsafeCheckpointError("the pickle modifies a storage record")
-
-
-class _TorchTensor:
-    """One tensor record: a view (offset, shape, strides in elements) into a storage."""
-    __slots__ = ("storage", "offset", "shape", "stride", "dtype")
-
-    def __init__(self, storage, offset, shape, stride, dtype):
-        self.storage, self.offset, self.shape, self.stride, self.dtype = storage, offset, shape, stride, dtype
-
-    def __setstate__(self, state):
-        raise UnsafeCheckpointError("the pickle modifies a tensor record")
-
-
-class _Allowed:
-    """A function the pickle may call, wrapped so the pickle cannot modify it."""
-    __slots__ = ("fn",)
-
-    def __init__(self, fn):
-        self.fn = fn
-
-    def __call__(self, *args):
-        return self.fn(*args)
-
-    def __setstate__(self, state):
-        raise UnsafeCheckpointError("the pickle modifies an allowed function")
-
-
-def _ints(x, what):
-    if isinstance(x, (tuple, list)) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in x):
-        return tuple(x)
-    raise pickle.UnpicklingError(f"malformed tensor record: {what} {x!r:.60}")
-
-
-def _tensor_record(storage, offset, size, stride, dtype=None):
-    if not isinstance(storage, _TorchStorage) or not isinstance(offset, int) or offset < 0:
-        raise pickle.UnpicklingError("malformed tensor record")
-    size, stride = _ints(size, "size"), _ints(stride, "stride")
-    if len(size) != len(stride):
-        raise pickle.UnpicklingError("malformed tensor record: size and stride differ in length")
-    if dtype is not None and not (isinstance(dtype, _TorchName) and dtype.dtype):
-        raise pickle.UnpicklingError("malformed tensor record: dtype")
-    return _TorchTensor(storage, offset, size, stride, dtype.dtype if dtype is not None else storage.dtype)
-
-
-def _rebuild_tensor(storage, offset, size, stride):
-    return _tensor_record(storage, offset, size, stride)
-
-
-def _rebuild_tensor_v2(storage, offset, size, stride, requires_grad=False, hooks=None, metadata=None):
-    return _tensor_record(storage, offset, size, stride)
-
-
-def _rebuild_tensor_v3(storage, offset, size, stride, requires_grad, hooks, dtype, metadata=None):
-    return _tensor_record(storage, offset, size, stride, dtype)
-
-
-def _rebuild_parameter(data, requires_grad=False, hooks=None, state=None):
-    if not isinstance(data, _TorchTensor):
-        raise pickle.UnpicklingError("malformed parameter record")
-    return data
-
-
-def _rebuild_from_type_v2(func, new_type, args, state):
-    # torch.Tensor subclasses: only plain Tensor/Parameter with an allowed rebuild function
-    if not (isinstance(func, _Allowed) and isinstance(new_type, _TorchName) and new_type.dtype is None
-            and isinstance(args, tuple)):
-        raise UnsafeCheckpointError("the pickle rebuilds a tensor of a type other than torch.Tensor")
-    return func(*args)
-
-
-def _latin1_bytes(text, encoding="latin1"):
-    # protocol-2 pickles store bytes as _codecs.encode(text, 'latin1')
-    if isinstance(text, str) and encoding in ("latin1", "latin-1"):
-        return text.encode("latin1")
-    raise UnsafeCheckpointError("the pickle calls _codecs.encode with another encoding")
-
-
-# numpy dtype of each torch storage class and dtype ('bfloat16' has no numpy dtype: read as uint16)
-_TORCH_DTYPES = {
-    "Float": "<f4", "Double": "<f8", "Half": "<f2", "BFloat16": "bfloat16", "Long": "<i8", "Int": "<i4",
-    "Short": "<i2", "Char": "i1", "Byte": "u1", "Bool": "?", "ComplexFloat": "<c8", "ComplexDouble": "<c16",
-}
-_TORCH_DTYPE_NAMES = {
-    "float32": "<f4", "float": "<f4", "float64": "<f8", "double": "<f8", "float16": "<f2", "half": "<f2",
-    "bfloat16": "bfloat16", "int64": "<i8", "long": "<i8", "int32": "<i4", "int": "<i4", "int16": "<i2",
-    "short": "<i2", "int8": "i1", "uint8": "u1", "bool": "?", "complex64": "<c8", "complex128": "<c16",
-}
-_TORCH_PICKLE_GLOBALS = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("builtins", "set"): set,
-    ("builtins", "frozenset"): frozenset,
-    ("torch", "Size"): tuple,
-    ("_codecs", "encode"): _Allowed(_latin1_bytes),
-    ("torch._utils", "_rebuild_tensor"): _Allowed(_rebuild_tensor),
-    ("torch._utils", "_rebuild_tensor_v2"): _Allowed(_rebuild_tensor_v2),
-    ("torch._utils", "_rebuild_tensor_v3"): _Allowed(_rebuild_tensor_v3),
-    ("torch._utils", "_rebuild_parameter"): _Allowed(_rebuild_parameter),
-    ("torch._utils", "_rebuild_parameter_with_state"): _Allowed(_rebuild_parameter),
-    ("torch._tensor", "_rebuild_from_type_v2"): _Allowed(_rebuild_from_type_v2),
-    ("torch", "Tensor"): _TorchName("torch.Tensor"),
-    ("torch._tensor", "Tensor"): _TorchName("torch.Tensor"),
-    ("torch.nn.parameter", "Parameter"): _TorchName("torch.nn.Parameter"),
-}
-for _n, _d in _TORCH_DTYPES.items():
-    for _m in ("torch", "torch.storage"):
-        _TORCH_PICKLE_GLOBALS[(_m, _n + "Storage")] = _TorchName(f"torch.{_n}Storage", _d)
-for _n, _d in _TORCH_DTYPE_NAMES.items():
-    _TORCH_PICKLE_GLOBALS[("torch", _n)] = _TorchName(f"torch.{_n}", _d)
-
-
-class _TorchUnpickler(pickle.Unpickler):
-    """Unpickles a torch checkpoint; every global the pickle names must be in
-    _TORCH_PICKLE_GLOBALS, so a file cannot make this process run anything."""
-
-    def __init__(self, file, source, storages):
-        super().__init__(file, encoding="utf-8")
-        self.source, self.storages = source, storages
-
-    def find_class(self, module, name):
-        allowed = _TORCH_PICKLE_GLOBALS.get((module, name))
-        if allowed is not None:
-            return allowed
-        if module.startswith("torch"):
-            raise MigrationError(
-                f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
-                f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
-                f"torch, then load it into the converted model with load_state_dict")
-        raise UnsafeCheckpointError(
-            f"refusing to load {self.source}: it needs '{module}.{name}', which is not a tensor, container, "
-            f"number or string, and loading it could run code from the file (nothing was run). If the file "
-            f"holds a whole model or other Python objects, save only state_dicts and plain values in torch")
-
-    def persistent_load(self, pid):
-        # ('storage', storage class, key, location, number of elements[, view])
-        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
-                and isinstance(pid[1], _TorchName) and pid[1].dtype and isinstance(pid[4], int)):
-            raise UnsafeCheckpointError(f"refusing to load {self.source}: unknown persistent record {pid!r:.80}")
-        if len(pid) > 5 and pid[5] is not None:
-            raise pickle.UnpicklingError(f"{self.source}: storage views of the oldest torch format are not supported")
-        key = str(pid[2])
-        if key not in self.storages:
-            self.storages[key] = _TorchStorage(key, pid[1].dtype, pid[4])
-        return self.storages[key]
-
-
-def _unpickle(fh, source, storages):
+def _read_torch_file(path):
+    """A torch.save file, read by the restricted reader of the torch files section."""
     try:
-        return _TorchUnpickler(fh, source, storages).load()
-    except (pickle.UnpicklingError, MigrationError):
-        raise
-    except Exception as e:  # noqa: BLE001 - a truncated or corrupt file
-        raise pickle.UnpicklingError(f"{source}: corrupt or truncated checkpoint ({type(e).__name__}: {e})") from None
+        torch_file = read_torch_file(path)
+    except TorchObjectError as e:
+        raise MigrationError(str(e)) from None
+    with torch_file:
+        return _to_mindspore(torch_file)
 
 
-def _to_mindspore(obj, storage_bytes, big_endian=False):
-    """Replace the tensor records in an unpickled structure by mindspore.Tensor."""
-    if isinstance(obj, _TorchTensor):
-        raw = storage_bytes(obj.storage)
-        bf16 = obj.dtype == "bfloat16"
-        dtype = np.dtype("<u2" if bf16 else obj.dtype)
-        if big_endian:
-            dtype = dtype.newbyteorder(">")
-        flat = np.frombuffer(raw, dtype, count=len(raw) // dtype.itemsize)
-        last = obj.offset + sum((n - 1) * s for n, s in zip(obj.shape, obj.stride))
-        if 0 in obj.shape:
-            arr = np.zeros(obj.shape, dtype)
-        elif last >= flat.size:
-            raise pickle.UnpicklingError(f"tensor reaches past the end of storage {obj.storage.key} (corrupt file)")
+def _to_mindspore(torch_file):
+    """The unpickled structure with mindspore.Tensor in place of its tensor records (a
+    shared sub-object is converted once and stays shared)."""
+    done = {}
+
+    def walk(obj):
+        key = id(obj)
+        if key in done:
+            return done[key]
+        if isinstance(obj, _TorchTensor):
+            arr = torch_file.array(obj)
+            out = ms.Tensor(arr)
+            if obj.dtype == "bfloat16":
+                out = out.astype(ms.bfloat16)   # exact: the values came from bfloat16
+        elif isinstance(obj, _TorchName):
+            out = getattr(ms, obj.name[len("torch."):], obj.name) if obj.dtype else obj.name
+        elif isinstance(obj, dict):
+            out = type(obj)() if isinstance(obj, collections.OrderedDict) else {}
+            for k, v in obj.items():
+                out[k] = walk(v)
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            out = type(obj)(walk(v) for v in obj)
         else:
-            arr = np.lib.stride_tricks.as_strided(flat[obj.offset:], obj.shape,
-                                                  [s * dtype.itemsize for s in obj.stride])
-        arr = np.array(arr, dtype=dtype.newbyteorder("="), copy=True)
-        if bf16:
-            return ms.Tensor((arr.astype(np.uint32) << 16).view(np.float32)).astype(ms.bfloat16)
-        return ms.Tensor(arr)
-    if isinstance(obj, _TorchName):
-        return getattr(ms, obj.name[len("torch."):], obj.name) if obj.dtype else obj.name
-    if isinstance(obj, dict):
-        out = type(obj)() if isinstance(obj, collections.OrderedDict) else {}
-        for k, v in obj.items():
-            out[k] = _to_mindspore(v, storage_bytes, big_endian)
+            out = obj
+        done[key] = out
         return out
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        return type(obj)(_to_mindspore(v, storage_bytes, big_endian) for v in obj)
-    return obj
 
-
-def _itemsize(dtype):
-    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
-
-
-def _nbytes(storage):
-    return storage.numel * _itemsize(storage.dtype)
-
-
-def _read_torch_zip(path):
-    with zipfile.ZipFile(path) as zf:
-        names = zf.namelist()
-        pkl = min((n for n in names if n == "data.pkl" or n.endswith("/data.pkl")), key=len, default=None)
-        if pkl is None:
-            raise pickle.UnpicklingError(f"{path} is a zip archive without data.pkl, not a torch.save file")
-        prefix = pkl[:-len("data.pkl")]
-        if any(n.startswith(prefix + "code/") for n in names):
-            raise MigrationError(f"{path} is a TorchScript archive (torch.jit.save): it cannot be loaded in "
-                                 f"MindSpore; save model.state_dict() with torch.save instead")
-        big = prefix + "byteorder" in names and zf.read(prefix + "byteorder").strip() == b"big"
-        storages = {}
-        obj = _unpickle(io.BytesIO(zf.read(pkl)), path, storages)
-
-        def storage_bytes(storage):
-            raw = zf.read(f"{prefix}data/{storage.key}")
-            if len(raw) < _nbytes(storage):
-                raise pickle.UnpicklingError(f"{path}: storage {storage.key} is truncated")
-            return raw[:_nbytes(storage)]
-        return _to_mindspore(obj, storage_bytes, big)
-
-
-_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
-
-
-def _read_torch_legacy(path):
-    """torch.save(..., _use_new_zipfile_serialization=False): pickles, then raw storages."""
-    with open(path, "rb") as fh:
-        if _unpickle(fh, path, {}) != _LEGACY_MAGIC:
-            raise pickle.UnpicklingError(f"{path} is a pickle but not a torch checkpoint")
-        _unpickle(fh, path, {})                    # protocol version
-        info = _unpickle(fh, path, {})             # byte order, sizes
-        big = isinstance(info, dict) and info.get("little_endian") is False
-        storages = {}
-        obj = _unpickle(fh, path, storages)
-        keys = _unpickle(fh, path, {})
-        data = {}
-        for key in keys:
-            storage = storages.get(key)
-            count = fh.read(8)
-            if storage is None or len(count) != 8:
-                raise pickle.UnpicklingError(f"{path}: corrupt or truncated legacy checkpoint")
-            numel = struct.unpack(">q" if big else "<q", count)[0]
-            if numel < 0:
-                raise pickle.UnpicklingError(f"{path}: corrupt legacy checkpoint")
-            size = numel * _itemsize(storage.dtype)
-            data[key] = fh.read(size)
-            if len(data[key]) != size:
-                raise pickle.UnpicklingError(f"{path}: storage {key} is truncated")
-    return _to_mindspore(obj, lambda s: data[s.key], big)
+    return walk(torch_file.obj)
 
 
 # ============================================================ safetensors
@@ -564,21 +323,15 @@ def safetensors_save(tensors, metadata=None):
 
 
 def safetensors_load(data):
-    """safetensors.torch.load: name -> mindspore.Tensor from the bytes of a .safetensors file."""
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
+    """safetensors.torch.load: name -> mindspore.Tensor from the bytes of a .safetensors file
+    (checked as strictly as the safetensors library does, see the torch files section)."""
     out = {}
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        dtype = _ST_DTYPES[info["dtype"]]
-        raw = data[8 + n + begin: 8 + n + end]
-        if dtype == "bfloat16":
-            bits = np.frombuffer(raw, "<u2").astype(np.uint32) << 16
-            out[name] = ms.Tensor(bits.view(np.float32).reshape(info["shape"])).astype(ms.bfloat16)
-        else:
-            arr = np.frombuffer(raw, dtype).reshape(info["shape"])
-            out[name] = ms.Tensor(arr.astype(arr.dtype.newbyteorder("=")))
+    arrays = safetensors_arrays(data)   # checks the file first
+    header = json.loads(bytes(data[8:8 + struct.unpack("<Q", data[:8])[0]]))
+    for name, arr in arrays.items():
+        out[name] = ms.Tensor(arr)
+        if isinstance(header.get(name), dict) and header[name].get("dtype") == "BF16":
+            out[name] = out[name].astype(ms.bfloat16)   # exact: the values came from bfloat16
     return out
 
 
