@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterable, Set
 
+from .source_limits import source_problem
+
 # import name -> name on PyPI, where they differ
 DISTRIBUTIONS = {
     "PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn", "skimage": "scikit-image",
@@ -63,8 +65,10 @@ def third_party_imports(files: Iterable[Path], root: Path, helper_name: str = "_
         except (OSError, UnicodeDecodeError):
             continue
         try:
+            if source_problem(text):        # too deep or too long for the parser: copied unchanged
+                raise ValueError(source_problem(text))
             found |= _imports(ast.parse(text), top_level_only=p.stem == helper_name)
-        except (SyntaxError, ValueError):   # a file copied unchanged because it does not parse
+        except (SyntaxError, ValueError, RecursionError, MemoryError):   # a file copied unchanged
             found |= set(_IMPORT_LINE.findall(text))
     return {n for n in found if n not in local and n not in sys.stdlib_module_names}
 
