@@ -256,7 +256,7 @@ _simple("linear", "mindspore.ops.dense", ("input", "weight", "bias"), ("input", 
         note="weight is (out, in) in both")
 _simple("bilinear", "mindspore.ops.bidense", ("input1", "input2", "weight", "bias"),
         ("input1", "input2", "weight", "bias"), test=_LIN)
-for _name in ("dropout", "dropout1d", "dropout2d", "dropout3d"):
+for _name in ("dropout",):   # dropout1d/2d/3d: mappings/channel_dropout.py
     _simple(_name, f"mindspore.ops.{_name}", ("input", "p", "training", "inplace"), ("input", "p", "training"),
             drop=("inplace",), test=_LIN,
             note="p is the drop probability in both; the random stream differs from torch's" +
