@@ -557,6 +557,11 @@ class MultiheadAttention(nn.MultiheadAttention):
 
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True, is_causal=False):
+        if key_padding_mask is not None and key_padding_mask.dtype == ms.bool_ and attn_mask is not None \
+                and attn_mask.dtype != ms.bool_:
+            # torch turns a bool mask next to a float one into -inf/0; MindSpore mis-combines the pair
+            key_padding_mask = ops.masked_fill(ops.zeros(key_padding_mask.shape, attn_mask.dtype),
+                                               key_padding_mask, float("-inf"))
         out = super().construct(query, key, value, key_padding_mask, need_weights, attn_mask,
                                 average_attn_weights)
         if need_weights:

@@ -64,3 +64,139 @@ def test_sdpa_dropout_statistics():
     v = ms.Tensor(np.ones((4, 2, 16, 8), np.float32))
     out = mod.drop(q, k, v).asnumpy()      # each weight row sums to 1 before dropout; ones as values
     assert 0.85 < out.mean() < 1.15 and out.std() > 0.2   # kept weights scaled by 2, others zero
+
+
+# ------------------------------------------------------------------ the nn.Transformer family
+def enc_layer_src(args: str) -> str:
+    return f'''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def make():
+    return nn.TransformerEncoderLayer({args})
+'''
+
+
+def padding(n, s, lengths):
+    m = np.zeros((n, s), dtype=bool)
+    for i, k in enumerate(lengths):
+        m[i, k:] = True          # True = padding (ignored as a key)
+    return m
+
+
+def causal(s):
+    return np.triu(np.full((s, s), -np.inf, np.float32), 1)
+
+
+ENC_CASES = [
+    ("8, 2, 16, 0.0", False, False),
+    ("8, 2, dim_feedforward=16, dropout=0.0, batch_first=True", True, True),
+    ("d_model=8, nhead=4, dim_feedforward=12, dropout=0.0, activation='gelu', norm_first=True, batch_first=True",
+     True, True),
+    ("8, 2, 16, 0.0, activation=F.gelu, layer_norm_eps=1e-6", False, True),
+    ("8, 2, 16, 0.0, activation=nn.GELU(approximate='tanh'), batch_first=True, bias=False", True, False),
+    ("8, 2, 16, 0.0, activation=lambda t: t * torch.sigmoid(t), batch_first=True", True, False),
+]
+
+
+@pytest.mark.parametrize("args,batch_first,graph", ENC_CASES)
+def test_transformer_layers(args, batch_first, graph):
+    n, s = 2, 5
+    x = rnd(n, s, 8) if batch_first else rnd(s, n, 8)
+    kpm = padding(n, s, [5, 3])
+    call = (lambda net, x, m, k: net(x, src_mask=m, src_key_padding_mask=k))
+    code, sites = check_layer(enc_layer_src(args), [x, causal(s), kpm], call=call, graph=graph, grad=True,
+                              rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+    # a bool attention mask (True = masked) and no masks at all
+    bool_mask = np.triu(np.ones((s, s), dtype=bool), 1)
+    check_layer(enc_layer_src(args), [x, bool_mask], call=lambda net, x, m: net(x, m, is_causal=True),
+                graph=False, rtol=1e-4, atol=1e-5)
+    check_layer(enc_layer_src(args), [x], graph=False, rtol=1e-4, atol=1e-5)
+
+
+DEC_LAYER_SRC = '''
+import torch.nn as nn
+
+
+def make():
+    return nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=NF)
+'''
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_decoder_layer(norm_first):
+    n, t, s = 2, 4, 5
+    src = DEC_LAYER_SRC.replace("NF", str(norm_first))
+    call = (lambda net, tgt, mem, tm, tk, mk: net(tgt, mem, tgt_mask=tm, tgt_key_padding_mask=tk,
+                                                  memory_key_padding_mask=mk, tgt_is_causal=True))
+    code, sites = check_layer(src, [rnd(n, t, 8), rnd(n, s, 8, seed=1), causal(t), padding(n, t, [4, 2]),
+                                    padding(n, s, [3, 5])], call=call, grad=True, rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+
+
+STACK_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(8))
+        dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        self.decoder = nn.TransformerDecoder(dec, 2)
+        self.plain = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, 0.0), 1, enable_nested_tensor=False)
+
+    def forward(self, x, y, kpm):
+        mask = nn.Transformer.generate_square_subsequent_mask(y.shape[1])
+        mem = self.encoder(x, src_key_padding_mask=kpm)
+        out = self.decoder(y, mem, tgt_mask=mask, memory_key_padding_mask=kpm, tgt_is_causal=True)
+        return out, self.plain(x.transpose(0, 1)).transpose(0, 1)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_transformer_stacks():
+    code, sites = check_layer(STACK_SRC, [rnd(2, 5, 8), rnd(2, 4, 8, seed=1), padding(2, 5, [5, 3])],
+                              grad=True, rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+
+
+TRANSFORMER_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+                                dim_feedforward=16, dropout=0.0, batch_first=BF)
+
+    def forward(self, src, tgt):
+        mask = self.t.generate_square_subsequent_mask(tgt.shape[TDIM])
+        return self.t(src, tgt, tgt_mask=mask)
+
+
+def make():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_transformer(batch_first):
+    src = TRANSFORMER_SRC.replace("BF", str(batch_first)).replace("TDIM", "1" if batch_first else "0")
+    shape_s, shape_t = ((2, 5, 8), (2, 4, 8)) if batch_first else ((5, 2, 8), (4, 2, 8))
+    code, sites = check_layer(src, [rnd(*shape_s), rnd(*shape_t, seed=1)], grad=True, rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+    import torch
+    ref = torch.nn.Transformer.generate_square_subsequent_mask(4).numpy()
+    mod, _, _ = load_converted(src)
+    np.testing.assert_array_equal(mod.make().t.generate_square_subsequent_mask(4).asnumpy(), ref)
