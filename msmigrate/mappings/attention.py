@@ -16,9 +16,10 @@ mapping("torch.nn.functional.scaled_dot_product_attention", "_ms_compat.scaled_d
 _LAYER_ARGS = ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
                "norm_first", "bias", "device", "dtype")
 _TR_NOTE = ("_ms_compat class with torch's arguments, forward signature and sub-layer names (state_dict keys load "
-            "by name); activation 'relu'/'gelu' or any callable. torch's inference fast path (eval under no_grad "
-            "with a src_key_padding_mask, batch_first) returns 0 at padded positions of an encoder's output; the "
-            "converted code computes them")
+            "by name); activation 'relu'/'gelu' or any callable. In eval mode an encoder that torch runs on its "
+            "nested-tensor fast path (batch_first, even nhead, left-aligned src_key_padding_mask, no mask...) "
+            "returns 0 at padded positions as torch does under no_grad; torch in eval mode WITH gradients "
+            "enabled computes those positions")
 for _name in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=_LAYER_ARGS, target_args=_LAYER_ARGS[:-2],
             drop=("device", "dtype"), status=DIFFERENCE, note=_TR_NOTE, test=f"{T}::test_transformer_layers")

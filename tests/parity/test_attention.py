@@ -10,7 +10,7 @@ pytest.importorskip("mindspore")
 
 from msmigrate.registry import TODO  # noqa: E402
 
-from .harness import check_function, check_layer, load_converted  # noqa: E402
+from .harness import check_function, check_layer, load_converted, load_torch  # noqa: E402
 
 
 def rnd(*shape, seed=0):
@@ -164,9 +164,59 @@ def make():
 
 
 def test_transformer_stacks():
+    # train mode (dropout=0.0: deterministic) takes torch's ordinary path, gradients included
     code, sites = check_layer(STACK_SRC, [rnd(2, 5, 8), rnd(2, 4, 8, seed=1), padding(2, 5, [5, 3])],
-                              grad=True, rtol=1e-4, atol=1e-5)
+                              train=True, grad=True, rtol=1e-4, atol=1e-5)
     no_todo(sites)
+
+
+ENC_SRC = '''
+import torch.nn as nn
+
+
+def make():
+    layer = nn.TransformerEncoderLayer(8, HEADS, 16, dropout=0.0, batch_first=True)
+    return nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8) if NORM else None)
+'''
+
+
+@pytest.mark.parametrize("heads,norm,lengths,zeroed", [
+    (2, False, [5, 3], True),        # torch's nested-tensor path: padded positions come back as 0
+    (2, True, [2, 4], True),         # ... before the final norm
+    (1, False, [5, 3], False),       # an odd head count keeps torch off that path
+])
+def test_transformer_encoder_inference_padding(heads, norm, lengths, zeroed):
+    """In eval mode under no_grad, torch's encoder zeroes padded positions (left-aligned padding)."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    src = ENC_SRC.replace("HEADS", str(heads)).replace("NORM", str(norm))
+    x, kpm = rnd(2, 5, 8), padding(2, 5, lengths)
+    torch.manual_seed(0)
+    tnet = load_torch(src)["make"]().eval()
+    with torch.no_grad():
+        t_out = tnet(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(kpm)).numpy()
+        unaligned = kpm[:, ::-1].copy()       # padding first: not left aligned, computed by torch
+        t_unaligned = tnet(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(unaligned)).numpy()
+    mod, code, sites = load_converted(src)
+    no_todo(sites)
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode)
+        try:
+            mnet = mod.make()
+            load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+            mnet.set_train(False)
+            m_out = mnet(ms.Tensor(x), src_key_padding_mask=ms.Tensor(kpm)).asnumpy()
+            m_unaligned = mnet(ms.Tensor(x), src_key_padding_mask=ms.Tensor(unaligned)).asnumpy()
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        np.testing.assert_allclose(m_out, t_out, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(m_unaligned, t_unaligned, rtol=1e-4, atol=1e-5)
+    padded_rows = t_out[1, lengths[1]:]
+    if zeroed:   # zeros, then the final norm: its bias
+        np.testing.assert_allclose(padded_rows, 0 * padded_rows + (tnet.norm.bias.detach().numpy() if norm else 0))
+    else:
+        assert np.abs(padded_rows).max() > 0.1
 
 
 TRANSFORMER_SRC = '''

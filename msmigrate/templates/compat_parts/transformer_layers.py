@@ -4,9 +4,11 @@ that a torch state_dict loads by name. MindSpore's own nn.Transformer* name thei
 differently (dense1), take no bias= and accept only relu/gelu as the activation.
 
 The attention is _ms_compat.MultiheadAttention (torch's mask conventions: bool True =
-masked, float masks added). torch's inference fast path (eval mode under no_grad with a
-src_key_padding_mask, batch_first...) returns 0 at padded positions of a TransformerEncoder's
-output; here those positions are computed as in torch's training path.
+masked, float masks added). In eval mode a TransformerEncoder that torch would run on its
+nested-tensor fast path (batch_first, even head count, relu/gelu, post-norm, bias, a
+left-aligned src_key_padding_mask and no mask) returns 0 at the padded positions (before its
+final norm), as torch does under no_grad; torch computes those positions when gradients
+are enabled in eval mode.
 """
 import copy
 
@@ -50,6 +52,10 @@ class TransformerEncoderLayer(nn.Cell):
         self.dropout2 = nn.Dropout(p=dropout)
         self.activation = _transformer_activation(activation)
         self.batch_first = batch_first
+        # the layer qualifies for torch's nested-tensor fast path (TransformerEncoder.__init__'s checks)
+        relu_or_gelu = activation in ("relu", "gelu") or activation is ops.relu or activation is ops.gelu or \
+            isinstance(activation, (nn.ReLU, nn.GELU))
+        self.fast_path_layout = (not norm_first) and batch_first and bool(bias) and relu_or_gelu and nhead % 2 == 0
 
     def construct(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         # is_causal is only a hint in torch: src_mask carries the causal mask
@@ -124,14 +130,31 @@ class TransformerEncoder(nn.Cell):
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        self.use_nested_tensor = bool(enable_nested_tensor) and isinstance(encoder_layer, TransformerEncoderLayer) \
+            and encoder_layer.fast_path_layout
+        self.mask_check = mask_check
 
     def construct(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+        if self.use_nested_tensor and not self.training and src.ndim == 3 and src_key_padding_mask is not None \
+                and mask is None:
+            output = self._zero_padding(output, src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+    def _zero_padding(self, output, key_padding_mask):
+        """torch's nested-tensor path: padded positions come back as 0 when the mask is left aligned
+        (every sequence's tokens first, its padding after)."""
+        keep = (key_padding_mask.astype(ms.float32) == 0).astype(output.dtype)    # (N, S)
+        zeroed = output * keep.expand_dims(-1)
+        if not self.mask_check:
+            return zeroed
+        aligned = (keep[:, :-1] >= keep[:, 1:]).all()
+        return ops.where(aligned, zeroed, output)
 
 
 class TransformerDecoder(nn.Cell):
