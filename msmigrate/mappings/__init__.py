@@ -8,7 +8,7 @@ import importlib
 # families filled in by their own modules; absent ones are simply skipped
 for _name in ("functional", "torch_functions", "tensor_methods", "misc", "devices", "checkpoints",
               "losses", "data", "training", "optim", "deploy", "debugging", "distributed", "tensorflow",
-              "numerics", "attention", "patches", "channel_dropout"):
+              "numerics", "attention", "patches", "channel_dropout", "private_bases"):
     try:
         importlib.import_module(f"{__name__}.{_name}")
     except ModuleNotFoundError as exc:  # pragma: no cover - only while a family is not written yet
