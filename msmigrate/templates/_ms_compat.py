@@ -345,10 +345,14 @@ class LayerNorm(nn.LayerNorm):
         self._ndim = len(shape)
         self._has_weight = bool(elementwise_affine)
         self._has_bias = bool(elementwise_affine) and bool(bias)
+        # a missing parameter stays a None attribute: GRAPH mode resolves self.beta in construct's
+        # untaken branch too
         if not self._has_weight:
             del self.gamma
+            self.gamma = None
         if not self._has_bias:
             del self.beta
+            self.beta = None
         self._ones = ms.Tensor(np.ones(shape, np.float32))
         self._zeros = ms.Tensor(np.zeros(shape, np.float32))
         # torch's attribute names, for subclasses written against torch's LayerNorm
