@@ -561,6 +561,8 @@ class MultiheadAttention(nn.MultiheadAttention):
 
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:   # only a hint in torch, which refuses it without the mask
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint (generate_square_subsequent_mask)")
         if key_padding_mask is not None and key_padding_mask.dtype == ms.bool_ and attn_mask is not None \
                 and attn_mask.dtype != ms.bool_:
             # torch turns a bool mask next to a float one into -inf/0; MindSpore mis-combines the pair

@@ -251,3 +251,29 @@ def test_transformer(batch_first):
     ref = torch.nn.Transformer.generate_square_subsequent_mask(4).numpy()
     mod, _, _ = load_converted(src)
     np.testing.assert_array_equal(mod.make().t.generate_square_subsequent_mask(4).asnumpy(), ref)
+
+
+REFUSE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def layer(x):
+    return nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True)(x, is_causal=True)
+
+
+def decoder(x):
+    return nn.TransformerDecoderLayer(8, 2, 16, 0.0, batch_first=True)(x, x, tgt_is_causal=True)
+'''
+
+
+@pytest.mark.parametrize("entry", ["layer", "decoder"])
+def test_is_causal_needs_a_mask(entry):
+    """is_causal is only a hint: without the mask torch refuses, and so does the converted code."""
+    import mindspore as ms
+    import torch
+    with pytest.raises(RuntimeError, match="is_causal"):
+        load_torch(REFUSE_SRC)[entry](torch.zeros(2, 5, 8))
+    mod, code, sites = load_converted(REFUSE_SRC)
+    with pytest.raises(RuntimeError, match="is_causal"):
+        getattr(mod, entry)(ms.Tensor(np.zeros((2, 5, 8), np.float32)))

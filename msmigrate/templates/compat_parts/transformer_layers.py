@@ -58,18 +58,19 @@ class TransformerEncoderLayer(nn.Cell):
         self.fast_path_layout = (not norm_first) and batch_first and bool(bias) and relu_or_gelu and nhead % 2 == 0
 
     def construct(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        # is_causal is only a hint in torch: src_mask carries the causal mask
+        # is_causal is only a hint in torch: src_mask carries the causal mask (and must be given)
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             x = x + self._ff_block(self.norm2(x))
         else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False)[0]
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
         return self.dropout1(x)
 
     def _ff_block(self, x):
@@ -101,22 +102,23 @@ class TransformerDecoderLayer(nn.Cell):
                   memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
             x = x + self._ff_block(self.norm3(x))
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False)[0]
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
         return self.dropout1(x)
 
-    def _mha_block(self, x, mem, attn_mask, key_padding_mask):
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                need_weights=False)[0]
+                                need_weights=False, is_causal=is_causal)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
@@ -137,7 +139,8 @@ class TransformerEncoder(nn.Cell):
     def construct(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src
         for mod in self.layers:
-            output = mod(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+            output = mod(output, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                         is_causal=bool(is_causal))
         if self.use_nested_tensor and not self.training and src.ndim == 3 and src_key_padding_mask is not None \
                 and mask is None:
             output = self._zero_padding(output, src_key_padding_mask)
@@ -169,7 +172,8 @@ class TransformerDecoder(nn.Cell):
         output = tgt
         for mod in self.layers:
             output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                         tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask)
+                         tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                         tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -206,9 +210,10 @@ class Transformer(nn.Cell):
     def construct(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                   tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                   memory_is_causal=False):
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                             tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask)
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
 
     generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)
