@@ -7,10 +7,12 @@ import importlib
 
 # families filled in by their own modules; absent ones are simply skipped
 for _name in ("functional", "torch_functions", "tensor_methods", "misc", "devices", "checkpoints",
-              "losses", "data", "training", "optim", "deploy", "debugging", "distributed", "tensorflow",
-              "numerics", "attention", "patches", "channel_dropout", "private_bases"):
+              "losses", "data", "training", "optim", "deploy", "debugging", "distributed", "tensorflow"):
     try:
         importlib.import_module(f"{__name__}.{_name}")
     except ModuleNotFoundError as exc:  # pragma: no cover - only while a family is not written yet
         if exc.name != f"{__name__}.{_name}":
             raise
+
+# finfo/iinfo, attention and transformers, patches, channel dropout, torch's private bases
+from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402
