@@ -166,8 +166,9 @@ def make():
 
 def test_transformer_stacks():
     # train mode (dropout=0.0: deterministic) takes torch's ordinary path, gradients included
+    # (GRAPH mode of the same stacks: test_transformer; kept out here to keep the suite fast)
     code, sites = check_layer(STACK_SRC, [rnd(2, 5, 8), rnd(2, 4, 8, seed=1), padding(2, 5, [5, 3])],
-                              train=True, grad=True, rtol=1e-4, atol=1e-5)
+                              train=True, grad=True, graph=False, rtol=1e-4, atol=1e-5)
     no_todo(sites)
 
 
@@ -201,7 +202,7 @@ def test_transformer_encoder_inference_padding(heads, norm, lengths, zeroed):
         t_unaligned = tnet(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(unaligned)).numpy()
     mod, code, sites = load_converted(src)
     no_todo(sites)
-    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE) if heads == 2 and not norm else (ms.PYNATIVE_MODE,):
         ms.set_context(mode=mode)
         try:
             mnet = mod.make()
@@ -245,7 +246,8 @@ def make():
 def test_transformer(batch_first):
     src = TRANSFORMER_SRC.replace("BF", str(batch_first)).replace("TDIM", "1" if batch_first else "0")
     shape_s, shape_t = ((2, 5, 8), (2, 4, 8)) if batch_first else ((5, 2, 8), (4, 2, 8))
-    code, sites = check_layer(src, [rnd(*shape_s), rnd(*shape_t, seed=1)], grad=True, rtol=1e-4, atol=1e-5)
+    code, sites = check_layer(src, [rnd(*shape_s), rnd(*shape_t, seed=1)], grad=True, graph=batch_first,
+                              rtol=1e-4, atol=1e-5)
     no_todo(sites)
     import torch
     ref = torch.nn.Transformer.generate_square_subsequent_mask(4).numpy()
