@@ -120,10 +120,23 @@ def rule(source: str, target: Optional[str] = None, **kw):
     return deco
 
 
+def canonical(source: str) -> str:
+    """The name the registry is keyed on for `source`: a canonical torch path that names the
+    same object as a public one (torch.nn.modules.linear.Linear, torch.functional.einsum,
+    torch._C._nn.gelu, torch._tensor.Tensor) becomes that public name. The table is generated
+    from the installed torch (msmigrate/torch_aliases.py); a name with its own record stays."""
+    from . import mappings  # noqa: F401
+    from .torch_aliases import ALIASES
+
+    if source in REGISTRY:
+        return source
+    return ALIASES.get(source, source)
+
+
 def lookup(source: str) -> Optional[Mapping]:
     from . import mappings  # noqa: F401  (registers every record on first use)
 
-    return REGISTRY.get(source)
+    return REGISTRY.get(source) or REGISTRY.get(canonical(source))
 
 
 def all_mappings() -> Registry:

@@ -218,7 +218,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return None
         if name.split(".", 1)[0] in self.index.local_tops:
             return None
-        return name
+        return R.canonical(name)   # torch.nn.modules.linear.Linear -> torch.nn.Linear
 
     def render(self, target: str) -> cst.BaseExpression:
         """Code for a target name, recording the import it needs."""

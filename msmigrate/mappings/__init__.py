@@ -13,3 +13,6 @@ for _name in ("functional", "torch_functions", "tensor_methods", "misc", "device
     except ModuleNotFoundError as exc:  # pragma: no cover - only while a family is not written yet
         if exc.name != f"{__name__}.{_name}":
             raise
+
+# finfo/iinfo, attention and transformers, patches, channel dropout, torch's private bases
+from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402

@@ -256,7 +256,7 @@ _simple("linear", "mindspore.ops.dense", ("input", "weight", "bias"), ("input", 
         note="weight is (out, in) in both")
 _simple("bilinear", "mindspore.ops.bidense", ("input1", "input2", "weight", "bias"),
         ("input1", "input2", "weight", "bias"), test=_LIN)
-for _name in ("dropout", "dropout1d", "dropout2d", "dropout3d"):
+for _name in ("dropout",):   # dropout1d/2d/3d: mappings/channel_dropout.py
     _simple(_name, f"mindspore.ops.{_name}", ("input", "p", "training", "inplace"), ("input", "p", "training"),
             drop=("inplace",), test=_LIN,
             note="p is the drop probability in both; the random stream differs from torch's" +
@@ -500,26 +500,7 @@ _simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_facto
         test=f"{T}::test_unfold_shuffle")
 _simple("pixel_unshuffle", "mindspore.ops.pixel_unshuffle", ("input", "downscale_factor"),
         ("input", "downscale_factor"), test=f"{T}::test_unfold_shuffle")
-_simple("unfold", "mindspore.ops.unfold", ("input", "kernel_size", "dilation", "padding", "stride"),
-        ("input", "kernel_size", "dilation", "padding", "stride"), test=f"{T}::test_unfold_shuffle",
-        note="batched (N, C, H, W) input only")
-
-
-def _fold(ctx):
-    b = ctx.bound
-    os_ = _need(b, "output_size")
-    v = _lit_or(os_)
-    if isinstance(v, int) and not isinstance(v, bool):
-        os_ = f"({v}, {v})"
-    ctx.expr(f"ms.Tensor({os_}, ms.int32)")   # records the import
-    b.set("output_size", f"ms.Tensor({os_}, ms.int32)")
-    return None
-
-
-rule(P + "fold", "mindspore.ops.fold", args=("input", "output_size", "kernel_size", "dilation", "padding", "stride"),
-     target_args=("input", "output_size", "kernel_size", "dilation", "padding", "stride"),
-     note="output_size is passed as an int32 Tensor; a variable output_size must be a pair",
-     test=f"{T}::test_unfold_shuffle")(_fold)
+# unfold / fold: see mappings/patches.py
 
 
 def _grid_sample(ctx):

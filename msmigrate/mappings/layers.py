@@ -276,7 +276,7 @@ for _d in ("1d", "2d", "3d"):
               "params gamma/beta", test=f"{T}::test_norms")(_instance_norm)
 
 # ------------------------------------------------------------------ dropout
-for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d"):
+for _name in ("Dropout",):   # Dropout1d/2d/3d: mappings/channel_dropout.py
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("p", "inplace"), target_args=(),
             drop=("inplace",), extra={"p": "0.5"},
             note="p is the drop probability in both when passed as p= (the old keep_prob is the opposite)",

@@ -106,6 +106,10 @@ mapping("torch.manual_seed", "mindspore.set_seed", args=("seed",), status=DIFFER
         note="random streams differ between frameworks: same seed, different numbers", test=f"{T}::test_jit_hints")
 
 
+# checkpoint()'s own keywords; every other keyword goes to the function (non-reentrant mode)
+_CHECKPOINT_OWN = ("use_reentrant", "context_fn", "determinism_check", "debug", "early_stop", "preserve_rng_state")
+
+
 def _checkpoint(ctx):
     b = ctx.bound
     fn = b.value("function")
@@ -114,14 +118,23 @@ def _checkpoint(ctx):
     rest = [b.args[n] for n in b.order if n != "function" and b.positional.get(n)]
     if b.starred:
         rest += b.starred
+    rest += [b.args[n] for n in b.order if n != "function" and not b.positional.get(n) and n not in _CHECKPOINT_OWN]
     rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
             for i, a in enumerate(rest)]
     return cst.Call(func=fn, args=rest)
 
 
 rule("torch.utils.checkpoint.checkpoint", None, args=("function",), status=DIFFERENCE,
-     note="called directly: activations are kept (use Cell.recompute() to trade compute for memory)",
-     test=f"{T}::test_jit_hints")(_checkpoint)
+     note="called directly with its arguments (checkpoint's own use_reentrant/preserve_rng_state/... dropped): "
+          "the same values and gradients, activations kept in memory (Cell.recompute() trades compute for "
+          "memory). torch's reentrant mode gives no gradient when no input requires grad; MindSpore does",
+     test="tests/parity/test_recompute.py::test_checkpoint")(_checkpoint)
+mapping("torch.utils.checkpoint.checkpoint_sequential", "_ms_compat.checkpoint_sequential",
+        args=("functions", "segments", "input", "use_reentrant", "preserve_rng_state"), target_args=("functions", "segments", "input"),
+        drop=("use_reentrant", "preserve_rng_state"), status=DIFFERENCE,
+        note="runs the functions (a SequentialCell or a list of cells) in order on input, without recomputation: "
+             "the same values and gradients, activations kept in memory",
+        test="tests/parity/test_recompute.py::test_checkpoint_sequential")
 
 # (torch.utils.data.Dataset / IterableDataset as base classes: see mappings/data.py)
 mapping("torch.onnx.register_custom_op_symbolic", "drop", args=("symbolic_name", "symbolic_fn", "opset_version"),

@@ -349,10 +349,14 @@ class LayerNorm(nn.LayerNorm):
         self._ndim = len(shape)
         self._has_weight = bool(elementwise_affine)
         self._has_bias = bool(elementwise_affine) and bool(bias)
+        # a missing parameter stays a None attribute: GRAPH mode resolves self.beta in construct's
+        # untaken branch too
         if not self._has_weight:
             del self.gamma
+            self.gamma = None
         if not self._has_bias:
             del self.beta
+            self.beta = None
         self._ones = ms.Tensor(np.ones(shape, np.float32))
         self._zeros = ms.Tensor(np.zeros(shape, np.float32))
         # torch's attribute names, for subclasses written against torch's LayerNorm
@@ -561,6 +565,13 @@ class MultiheadAttention(nn.MultiheadAttention):
 
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True, is_causal=False):
+        if is_causal and attn_mask is None:   # only a hint in torch, which refuses it without the mask
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint (generate_square_subsequent_mask)")
+        if key_padding_mask is not None and key_padding_mask.dtype == ms.bool_ and attn_mask is not None \
+                and attn_mask.dtype != ms.bool_:
+            # torch turns a bool mask next to a float one into -inf/0; MindSpore mis-combines the pair
+            key_padding_mask = ops.masked_fill(ops.zeros(key_padding_mask.shape, attn_mask.dtype),
+                                               key_padding_mask, float("-inf"))
         out = super().construct(query, key, value, key_padding_mask, need_weights, attn_mask,
                                 average_attn_weights)
         if need_weights:

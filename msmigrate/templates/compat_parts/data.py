@@ -128,16 +128,17 @@ class RandomSampler(Sampler):
         # the dataset may change size between epochs
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
-    def _indices(self):
-        n, rng = len(self.data_source), _dl_rng(self.generator)
-        if self.replacement:
-            return rng.choice(n, size=self.num_samples, replace=True)
-        parts = [rng.permutation(n) for _ in range(self.num_samples // n)]
-        parts.append(rng.permutation(n)[: self.num_samples % n])
-        return np.concatenate(parts)
+    _CHUNK = 1 << 16   # indices drawn at a time: num_samples=10**10 is an endless sampler, not an array
 
     def __iter__(self):
-        return iter(self._indices().tolist())
+        n, rng, left = len(self.data_source), _dl_rng(self.generator), self.num_samples
+        while left > 0:
+            if self.replacement:
+                part = rng.choice(n, size=min(left, self._CHUNK), replace=True)
+            else:
+                part = rng.permutation(n)[:left]   # one epoch's permutation (the last one cut short)
+            left -= len(part)
+            yield from part.tolist()
 
     def __len__(self):
         return self.num_samples

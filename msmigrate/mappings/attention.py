@@ -1,0 +1,42 @@
+"""Attention: F.scaled_dot_product_attention and the nn.Transformer family."""
+from __future__ import annotations
+
+from ..registry import DIFFERENCE, mapping
+
+T = "tests/parity/test_attention.py"
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+
+mapping("torch.nn.functional.scaled_dot_product_attention", "_ms_compat.scaled_dot_product_attention",
+        args=_SDPA_ARGS, target_args=_SDPA_ARGS,
+        note="composed from matmul/softmax (bool or float attn_mask, is_causal, scale, enable_gqa; fully masked "
+             "rows give zeros as in torch); dropout_p > 0 draws from MindSpore's random stream",
+        test=f"{T}::test_sdpa")
+
+# ------------------------------------------------------------------ the nn.Transformer family
+_LAYER_ARGS = ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
+               "norm_first", "bias", "device", "dtype")
+_TR_NOTE = ("_ms_compat class with torch's arguments, forward signature and sub-layer names (state_dict keys load "
+            "by name); activation 'relu'/'gelu' or any callable. In eval mode an encoder that torch runs on its "
+            "nested-tensor fast path (batch_first, even nhead, left-aligned src_key_padding_mask, no mask...) "
+            "returns 0 at padded positions as torch does under no_grad; torch in eval mode WITH gradients "
+            "enabled computes those positions")
+for _name in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+    mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=_LAYER_ARGS, target_args=_LAYER_ARGS[:-2],
+            drop=("device", "dtype"), status=DIFFERENCE, note=_TR_NOTE, test=f"{T}::test_transformer_layers")
+mapping("torch.nn.TransformerEncoder", "_ms_compat.TransformerEncoder",
+        args=("encoder_layer", "num_layers", "norm", "enable_nested_tensor", "mask_check"),
+        target_args=("encoder_layer", "num_layers", "norm", "enable_nested_tensor", "mask_check"),
+        status=DIFFERENCE, note=_TR_NOTE + "; enable_nested_tensor only chose torch's fast path",
+        test=f"{T}::test_transformer_stacks")
+mapping("torch.nn.TransformerDecoder", "_ms_compat.TransformerDecoder",
+        args=("decoder_layer", "num_layers", "norm"), target_args=("decoder_layer", "num_layers", "norm"),
+        note=_TR_NOTE, test=f"{T}::test_transformer_stacks")
+_TRANSFORMER_ARGS = ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
+                     "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first",
+                     "norm_first", "bias", "device", "dtype")
+mapping("torch.nn.Transformer", "_ms_compat.Transformer", args=_TRANSFORMER_ARGS,
+        target_args=_TRANSFORMER_ARGS[:-2], drop=("device", "dtype"), status=DIFFERENCE, note=_TR_NOTE,
+        test=f"{T}::test_transformer")
+mapping("torch.nn.Transformer.generate_square_subsequent_mask", "_ms_compat.generate_square_subsequent_mask",
+        args=("sz", "device", "dtype"), target_args=("sz",), drop=("device",),
+        note="float (sz, sz) mask, -inf above the diagonal", test=f"{T}::test_transformer")

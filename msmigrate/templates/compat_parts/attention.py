@@ -1,0 +1,40 @@
+"""Attention with torch's semantics: F.scaled_dot_product_attention.
+
+Built from ordinary mindspore.ops calls (PyNative and GRAPH mode, gradients included).
+"""
+import math
+
+import mindspore as ms
+from mindspore import ops
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """torch.nn.functional.scaled_dot_product_attention.
+
+    attn_mask: bool (True = take part) or float (added to the scores), broadcast to (..., L, S);
+    is_causal: top-left aligned lower-triangular mask, combined with attn_mask as torch does;
+    scale: defaults to 1/sqrt(E); enable_gqa: key/value heads are repeated to the query's;
+    dropout_p > 0 drops attention weights whatever the training mode, as torch's function does.
+    Rows where every key is masked give zeros (and zero gradients), as torch 2.13 does."""
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        key = ops.repeat_interleave(key, query.shape[-3] // key.shape[-3], -3)
+        value = ops.repeat_interleave(value, query.shape[-3] // value.shape[-3], -3)
+    scale_factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = ops.matmul(query, ops.swapaxes(key, -2, -1)) * scale_factor
+    neg_inf = float("-inf")
+    if is_causal:
+        causal = ops.tril(ops.ones((query.shape[-2], key.shape[-2]), ms.float32)) > 0
+        scores = ops.masked_fill(scores, ops.logical_not(causal), neg_inf)
+    if attn_mask is not None:
+        if attn_mask.dtype == ms.bool_:
+            scores = ops.masked_fill(scores, ops.logical_not(attn_mask), neg_inf)
+        else:
+            scores = scores + attn_mask.astype(scores.dtype)
+    # a row with no key left would be 0/0 in softmax: torch returns zeros there
+    empty = scores.max(axis=-1, keepdims=True) == neg_inf
+    weights = ops.softmax(ops.masked_fill(scores, empty, 0.0), -1)
+    weights = ops.masked_fill(weights, empty, 0.0)
+    if dropout_p > 0.0:
+        weights = ops.dropout(weights, p=dropout_p)
+    return ops.matmul(weights, value)

@@ -1,0 +1,281 @@
+"""Parity of attention: F.scaled_dot_product_attention and the nn.Transformer family
+(records in msmigrate/mappings/attention.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import TODO  # noqa: E402
+
+from .harness import check_function, check_layer, load_converted, load_torch  # noqa: E402
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def no_todo(sites):
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, todos
+
+
+SDPA_SRC = '''
+import torch
+import torch.nn.functional as F
+
+
+def fn(q, k, v, bmask, fmask, q8):
+    a = F.scaled_dot_product_attention(q, k, v)
+    b = F.scaled_dot_product_attention(q, k, v, attn_mask=bmask)
+    c = F.scaled_dot_product_attention(q, k, v, fmask, 0.0, False)
+    d = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)
+    e = F.scaled_dot_product_attention(q, k, v, attn_mask=bmask, is_causal=True)
+    f = F.scaled_dot_product_attention(q8, k, v, enable_gqa=True)
+    g = F.scaled_dot_product_attention(q, k, v, dropout_p=0.0, attn_mask=fmask[0])
+    return a, b, c, d, e, f, g
+'''
+
+
+def test_sdpa():
+    # (N, H, L, E) queries against S = 5 keys; the masks leave query row 1 with no key at all
+    bmask = np.ones((2, 1, 3, 5), dtype=bool)
+    bmask[:, :, 1] = False
+    bmask[0, 0, 2, 3:] = False
+    fmask = rnd(2, 1, 3, 5, seed=4) * 0.5
+    fmask[:, :, 1] = -np.inf
+    inputs = [rnd(2, 2, 3, 4), rnd(2, 2, 5, 4, seed=1), rnd(2, 2, 5, 4, seed=2), bmask, fmask,
+              rnd(2, 4, 3, 4, seed=3)]
+    code, sites = check_function(SDPA_SRC, inputs, grad=True)
+    no_todo(sites)
+    assert "_ms_compat.scaled_dot_product_attention" in code
+
+
+def test_sdpa_dropout_statistics():
+    """dropout_p > 0 drops weights even outside training, as torch's function does."""
+    src = SDPA_SRC.replace("def fn(", "def drop(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v, "
+                           "dropout_p=0.5)\n\n\ndef fn(")
+    mod, code, sites = load_converted(src)
+    import mindspore as ms
+    q = ms.Tensor(rnd(4, 2, 16, 8))
+    k = ms.Tensor(rnd(4, 2, 16, 8, seed=1))
+    v = ms.Tensor(np.ones((4, 2, 16, 8), np.float32))
+    out = mod.drop(q, k, v).asnumpy()      # each weight row sums to 1 before dropout; ones as values
+    assert 0.85 < out.mean() < 1.15 and out.std() > 0.2   # kept weights scaled by 2, others zero
+
+
+# ------------------------------------------------------------------ the nn.Transformer family
+def enc_layer_src(args: str) -> str:
+    return f'''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def make():
+    return nn.TransformerEncoderLayer({args})
+'''
+
+
+def padding(n, s, lengths):
+    m = np.zeros((n, s), dtype=bool)
+    for i, k in enumerate(lengths):
+        m[i, k:] = True          # True = padding (ignored as a key)
+    return m
+
+
+def causal(s):
+    return np.triu(np.full((s, s), -np.inf, np.float32), 1)
+
+
+ENC_CASES = [
+    ("8, 2, 16, 0.0", False, True),
+    ("8, 2, dim_feedforward=16, dropout=0.0, batch_first=True", True, True),
+    ("d_model=8, nhead=4, dim_feedforward=12, dropout=0.0, activation='gelu', norm_first=True, batch_first=True",
+     True, True),
+    ("8, 2, 16, 0.0, activation=F.gelu, layer_norm_eps=1e-6", False, True),
+    ("8, 2, 16, 0.0, activation=nn.GELU(approximate='tanh'), batch_first=True, bias=False", True, True),
+    # GRAPH mode cannot parse a lambda written inside a call's arguments (MindSpore's parser): PyNative only
+    ("8, 2, 16, 0.0, activation=lambda t: t * torch.sigmoid(t), batch_first=True", True, False),
+]
+
+
+@pytest.mark.parametrize("args,batch_first,graph", ENC_CASES)
+def test_transformer_layers(args, batch_first, graph):
+    n, s = 2, 5
+    x = rnd(n, s, 8) if batch_first else rnd(s, n, 8)
+    kpm = padding(n, s, [5, 3])
+    call = (lambda net, x, m, k: net(x, src_mask=m, src_key_padding_mask=k))
+    code, sites = check_layer(enc_layer_src(args), [x, causal(s), kpm], call=call, graph=graph, grad=True,
+                              rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+    # a bool attention mask (True = masked) and no masks at all
+    bool_mask = np.triu(np.ones((s, s), dtype=bool), 1)
+    check_layer(enc_layer_src(args), [x, bool_mask], call=lambda net, x, m: net(x, m, is_causal=True),
+                graph=False, rtol=1e-4, atol=1e-5)
+    check_layer(enc_layer_src(args), [x], graph=False, rtol=1e-4, atol=1e-5)
+
+
+DEC_LAYER_SRC = '''
+import torch.nn as nn
+
+
+def make():
+    return nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=NF)
+'''
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_decoder_layer(norm_first):
+    n, t, s = 2, 4, 5
+    src = DEC_LAYER_SRC.replace("NF", str(norm_first))
+    call = (lambda net, tgt, mem, tm, tk, mk: net(tgt, mem, tgt_mask=tm, tgt_key_padding_mask=tk,
+                                                  memory_key_padding_mask=mk, tgt_is_causal=True))
+    code, sites = check_layer(src, [rnd(n, t, 8), rnd(n, s, 8, seed=1), causal(t), padding(n, t, [4, 2]),
+                                    padding(n, s, [3, 5])], call=call, grad=True, rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+
+
+STACK_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(8))
+        dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+        self.decoder = nn.TransformerDecoder(dec, 2)
+        self.plain = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, 0.0), 1, enable_nested_tensor=False)
+
+    def forward(self, x, y, kpm):
+        mask = nn.Transformer.generate_square_subsequent_mask(y.shape[1])
+        mem = self.encoder(x, src_key_padding_mask=kpm)
+        out = self.decoder(y, mem, tgt_mask=mask, memory_key_padding_mask=kpm, tgt_is_causal=True)
+        return out, self.plain(x.transpose(0, 1)).transpose(0, 1)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_transformer_stacks():
+    # train mode (dropout=0.0: deterministic) takes torch's ordinary path, gradients included
+    # (GRAPH mode of the same stacks: test_transformer; kept out here to keep the suite fast)
+    code, sites = check_layer(STACK_SRC, [rnd(2, 5, 8), rnd(2, 4, 8, seed=1), padding(2, 5, [5, 3])],
+                              train=True, grad=True, graph=False, rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+
+
+ENC_SRC = '''
+import torch.nn as nn
+
+
+def make():
+    layer = nn.TransformerEncoderLayer(8, HEADS, 16, dropout=0.0, batch_first=True)
+    return nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8) if NORM else None)
+'''
+
+
+@pytest.mark.parametrize("heads,norm,lengths,zeroed", [
+    (2, False, [5, 3], True),        # torch's nested-tensor path: padded positions come back as 0
+    (2, True, [2, 4], True),         # ... before the final norm
+    (1, False, [5, 3], False),       # an odd head count keeps torch off that path
+])
+def test_transformer_encoder_inference_padding(heads, norm, lengths, zeroed):
+    """In eval mode under no_grad, torch's encoder zeroes padded positions (left-aligned padding)."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    src = ENC_SRC.replace("HEADS", str(heads)).replace("NORM", str(norm))
+    x, kpm = rnd(2, 5, 8), padding(2, 5, lengths)
+    torch.manual_seed(0)
+    tnet = load_torch(src)["make"]().eval()
+    with torch.no_grad():
+        t_out = tnet(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(kpm)).numpy()
+        unaligned = kpm[:, ::-1].copy()       # padding first: not left aligned, computed by torch
+        t_unaligned = tnet(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(unaligned)).numpy()
+    mod, code, sites = load_converted(src)
+    no_todo(sites)
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE) if heads == 2 and not norm else (ms.PYNATIVE_MODE,):
+        ms.set_context(mode=mode)
+        try:
+            mnet = mod.make()
+            load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+            mnet.set_train(False)
+            m_out = mnet(ms.Tensor(x), src_key_padding_mask=ms.Tensor(kpm)).asnumpy()
+            m_unaligned = mnet(ms.Tensor(x), src_key_padding_mask=ms.Tensor(unaligned)).asnumpy()
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+        np.testing.assert_allclose(m_out, t_out, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(m_unaligned, t_unaligned, rtol=1e-4, atol=1e-5)
+    padded_rows = t_out[1, lengths[1]:]
+    if zeroed:   # zeros, then the final norm: its bias
+        np.testing.assert_allclose(padded_rows, 0 * padded_rows + (tnet.norm.bias.detach().numpy() if norm else 0))
+    else:
+        assert np.abs(padded_rows).max() > 0.1
+
+
+TRANSFORMER_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+                                dim_feedforward=16, dropout=0.0, batch_first=BF)
+
+    def forward(self, src, tgt):
+        mask = self.t.generate_square_subsequent_mask(tgt.shape[TDIM])
+        return self.t(src, tgt, tgt_mask=mask)
+
+
+def make():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_transformer(batch_first):
+    src = TRANSFORMER_SRC.replace("BF", str(batch_first)).replace("TDIM", "1" if batch_first else "0")
+    shape_s, shape_t = ((2, 5, 8), (2, 4, 8)) if batch_first else ((5, 2, 8), (4, 2, 8))
+    code, sites = check_layer(src, [rnd(*shape_s), rnd(*shape_t, seed=1)], grad=True, graph=batch_first,
+                              rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+    import torch
+    ref = torch.nn.Transformer.generate_square_subsequent_mask(4).numpy()
+    mod, _, _ = load_converted(src)
+    np.testing.assert_array_equal(mod.make().t.generate_square_subsequent_mask(4).asnumpy(), ref)
+
+
+REFUSE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def layer(x):
+    return nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True)(x, is_causal=True)
+
+
+def decoder(x):
+    return nn.TransformerDecoderLayer(8, 2, 16, 0.0, batch_first=True)(x, x, tgt_is_causal=True)
+'''
+
+
+@pytest.mark.parametrize("entry", ["layer", "decoder"])
+def test_is_causal_needs_a_mask(entry):
+    """is_causal is only a hint: without the mask torch refuses, and so does the converted code."""
+    import mindspore as ms
+    import torch
+    with pytest.raises(RuntimeError, match="is_causal"):
+        load_torch(REFUSE_SRC)[entry](torch.zeros(2, 5, 8))
+    mod, code, sites = load_converted(REFUSE_SRC)
+    with pytest.raises(RuntimeError, match="is_causal"):
+        getattr(mod, entry)(ms.Tensor(np.zeros((2, 5, 8), np.float32)))

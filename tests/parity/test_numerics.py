@@ -1,0 +1,115 @@
+"""Parity of torch.finfo / torch.iinfo and of memory-format hints (records in
+msmigrate/mappings/numerics.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import TODO  # noqa: E402
+
+from .harness import check_function, check_layer, load_converted, load_torch  # noqa: E402
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def no_todo(sites):
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, todos
+
+
+INFO_SRC = '''
+import torch
+
+
+def fields():
+    out = []
+    for dt in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.complex64):
+        f = torch.finfo(dt)
+        out.append((f.bits, f.eps, f.max, f.min, f.tiny, f.smallest_normal, f.resolution, f.dtype))
+    f = torch.finfo()
+    out.append((f.bits, f.eps, f.max, f.min, f.tiny, f.dtype))
+    for dt in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+        i = torch.iinfo(dt)
+        out.append((i.bits, i.min, i.max, i.dtype))
+    return out
+
+
+def refuses():
+    errors = []
+    for call in (lambda: torch.finfo(torch.int32), lambda: torch.iinfo(torch.float32)):
+        try:
+            call()
+        except TypeError:
+            errors.append("TypeError")
+    return errors
+'''
+
+
+def test_finfo_iinfo_fields():
+    mod, code, sites = load_converted(INFO_SRC)
+    no_todo(sites)
+    ref = load_torch(INFO_SRC)
+    assert mod.fields() == ref["fields"]()   # exact: the same Python numbers and dtype names
+    assert mod.refuses() == ref["refuses"]() == ["TypeError", "TypeError"]
+
+
+MASK_SRC = '''
+import torch
+
+
+def fn(x, m):
+    # the attention-masking idiom: the most negative value of the score's dtype
+    scores = x.masked_fill(m, torch.finfo(x.dtype).min)
+    probs = scores.softmax(-1)
+    big = torch.clamp(x * 1e30, max=torch.finfo(x.dtype).max, min=torch.finfo(torch.float32).min)
+    small = x + torch.finfo(x.dtype).eps + torch.finfo(x.dtype).tiny
+    ints = torch.full((2,), torch.iinfo(torch.int32).max - torch.finfo(x.dtype).bits)
+    return probs, big, small, ints
+'''
+
+
+def test_finfo_masking_idiom():
+    mask = np.zeros((3, 5), dtype=bool)
+    mask[:, 3:] = True
+    mask[1, :] = False
+    code, sites = check_function(MASK_SRC, [rnd(3, 5), mask], grad=True)
+    no_todo(sites)
+    assert "_ms_compat.finfo(x.dtype).min" in code
+
+
+LAYOUT_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        fmt = torch.channels_last
+        x = x.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=fmt)
+        y = self.conv(x).contiguous(memory_format=torch.contiguous_format)
+        z = torch.zeros_like(y, memory_format=torch.channels_last) + torch.ones_like(y, memory_format=torch.preserve_format)
+        w = y.clone(memory_format=torch.channels_last)
+        v = torch.ones_like(torch.zeros(2, 3, 2, 2, 2), memory_format=torch.channels_last_3d).sum()
+        return y + z + w + v
+
+
+def make():
+    net = Net()
+    return net.to(memory_format=torch.channels_last)
+'''
+
+
+def test_memory_format_is_a_layout_hint():
+    code, sites = check_layer(LAYOUT_SRC, [rnd(2, 3, 5, 5)], grad=True)
+    no_todo(sites)
+    assert "memory_format" not in code and "channels_last" in code

@@ -1,0 +1,116 @@
+"""Parity of torch.utils.checkpoint (activation checkpointing): the converted code computes
+the same values and the same parameter and input gradients (records in mappings/module_api.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import TODO  # noqa: E402
+
+from .harness import check_function, check_layer  # noqa: E402
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def no_todo(sites):
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, todos
+
+
+CKPT_SRC = '''
+import torch
+import torch.nn as nn
+import torch.utils.checkpoint as cp
+from torch.utils.checkpoint import checkpoint
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, mask=None, scale=1.0):
+        h = torch.tanh(self.fc(x)) * scale
+        if mask is not None:
+            h = h * mask
+        return h
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = Block()
+        self.b = Block()
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x, mask):
+        h = checkpoint(self.a, x, mask, use_reentrant=False)
+        h = cp.checkpoint(self.b, h, mask=mask, scale=0.5, use_reentrant=False, preserve_rng_state=False)
+        h = checkpoint(self.head, h, use_reentrant=True)
+        return h
+
+
+def make():
+    return Net()
+'''
+
+
+def test_checkpoint():
+    mask = (np.arange(12).reshape(3, 4) % 3 != 0).astype(np.float32)
+    code, sites = check_layer(CKPT_SRC, [rnd(3, 4), mask], grad=True)
+    no_todo(sites)
+    assert "self.b(h, mask=mask, scale=0.5)" in code, code   # the function's keywords survive
+    assert "use_reentrant" not in code and "preserve_rng_state" not in code
+
+
+FN_SRC = '''
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+def body(x, w, bias=0.0):
+    return torch.sin(x @ w) + bias
+
+
+def fn(x, w):
+    return checkpoint(body, x, w, bias=1.5, use_reentrant=False)
+'''
+
+
+def test_checkpoint_function_input_gradients():
+    code, sites = check_function(FN_SRC, [rnd(3, 4), rnd(4, 2, seed=1)], grad=True)
+    no_todo(sites)
+
+
+SEQ_SRC = '''
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint_sequential
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.p = nn.Linear(4, 4)
+        self.q = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = checkpoint_sequential(self.seq, 2, x, use_reentrant=False)
+        return checkpoint_sequential([self.p, nn.functional.relu, self.q], 1, h, use_reentrant=False)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_checkpoint_sequential():
+    code, sites = check_layer(SEQ_SRC, [rnd(3, 4)], grad=True)
+    no_todo(sites)
+    assert "_ms_compat.checkpoint_sequential(self.seq, 2, x)" in code, code
