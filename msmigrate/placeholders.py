@@ -179,3 +179,27 @@ def _target_names(t: cst.BaseExpression) -> List[str]:
     if isinstance(t, (cst.Tuple, cst.List)):
         return [n for e in t.elements for n in _target_names(e.value)]
     return []
+
+
+# ------------------------------------------------------------ except clauses
+def bound_placeholders(stmt: cst.SimpleStatementLine) -> List[str]:
+    """Names a module-level statement binds to a value holding a placeholder."""
+    names: List[str] = []
+    for small in stmt.body:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None \
+                and find_placeholder(small.value) is not None:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            for t in targets:
+                names += _target_names(t)
+    return names
+
+
+def checked_handler(handler: cst.ExceptHandler, placeholder_names) -> cst.ExceptHandler:
+    """`except NAME:` where NAME holds a placeholder: Python would raise TypeError (not an
+    exception class) when an exception reaches the clause; this raises MigrationError there."""
+    t = handler.type
+    elements = [e.value for e in t.elements] if isinstance(t, cst.Tuple) else [t]
+    if t is None or not any(isinstance(e, cst.Name) and e.value in placeholder_names for e in elements):
+        return handler
+    return handler.with_changes(type=cst.Call(
+        func=cst.Attribute(value=cst.Name(COMPAT), attr=cst.Name("exception_types")), args=[cst.Arg(t)]))

@@ -175,6 +175,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._todo_count = 0
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
+        self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         info = index.modules.get(module_name)
         self._imports: Dict[str, str] = info.imports if info is not None else {}
 
@@ -307,6 +308,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._current_original_stmt = original
         if not updated.body or _self_assignment(original, updated):
             return self._finish_removed(updated)
+        if not self._funcs and not self._classes and self._comments[-1]:
+            self._placeholder_names.update(PH.bound_placeholders(updated))
         if (self._comments[-1] and PH.lazy_site(self._stmt_kinds, bool(self._funcs), False)
                 and self._needs_import_guard(updated)):
             return self._guard_import_time(updated)
@@ -543,7 +546,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
 
     def leave_ExceptHandler(self, original, updated):
-        return self._pop_comments(updated)
+        checked = PH.checked_handler(updated, self._placeholder_names)
+        if checked is not updated:
+            self.uses_compat = True
+        return self._pop_comments(checked)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)):
@@ -674,7 +680,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._import_time += 1
         target = node.decorator
         func = target.func if isinstance(target, cst.Call) else target
-        if self._torch_qname(func) in DROPPED_DECORATORS:
+        qn = self._torch_qname(func)
+        if qn in DROPPED_DECORATORS or qn and R.lookup(qn) is None:
+            # dropped, or replaced whole by leave_Decorator (one TODO for the decorator)
             self._skip.add(id(func))
             if isinstance(target, cst.Call):
                 self._skip_calls.add(id(target))

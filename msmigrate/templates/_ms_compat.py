@@ -134,6 +134,15 @@ def unconverted_definition(error, name, where):
     return Unconverted(name, where, f"defined by torch code that was not converted: {error}")
 
 
+def exception_types(types):
+    """`except NAME:` where NAME may hold a placeholder; evaluated only when an exception
+    reaches the clause, where Python would raise TypeError for a non-class."""
+    for t in types if isinstance(types, tuple) else (types,):
+        if isinstance(t, Unconverted):
+            t._fail()
+    return types
+
+
 def _from_placeholder(error):
     """A MigrationError (also as the cause of another error), or an error raised in code
     that received a placeholder as an argument or local."""
