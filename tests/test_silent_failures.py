@@ -7,7 +7,7 @@ hold the unconverted code keep the module importable, and an error that is not c
 unconverted code is not swallowed.
 
 Each program below is a minimal torch program written for this test; `# SITE` marks the line of
-its one unconvertible construct. All are converted together with the real converter, and run in
+its one unconvertible construct (one is a TensorFlow program). All are converted together with the real converter, and run in
 one interpreter without torch (a runner executes each with runpy, MindSpore is imported once);
 a few also run as separate processes to prove the exit code."""
 from __future__ import annotations
@@ -219,6 +219,18 @@ PROGRAMS = {
         if __name__ == "__main__":
             print("BEFORE")
             print("AFTER", MyStream.priority_range())
+    """,
+    "generic_base": """
+        import torch
+
+
+        class Pending(torch.futures.Future[int]):  # SITE
+            pass
+
+
+        if __name__ == "__main__":
+            print("BEFORE")
+            print("AFTER", Pending())
     """,
     "default_argument": """
         import torch
@@ -434,6 +446,18 @@ PROGRAMS = {
             print("BEFORE")
             print("AFTER", LAYER(torch.ones(1, 2)))
     """,
+    "tf_call_needs_rewriting": """
+        import tensorflow as tf
+
+
+        def total(x, axes):
+            return tf.reduce_sum(x, *axes)  # SITE
+
+
+        if __name__ == "__main__":
+            print("BEFORE")
+            print("AFTER", total([1.0, 2.0], [0]))
+    """,
     "class_attribute": """
         import torch
 
@@ -476,6 +500,13 @@ NEVER_REACHED = """
         pass
 
 
+    class Pending(torch.futures.Future[int]):
+        pass
+
+
+    FutureOfInt = torch.futures.Future[int]
+
+
     @torch.library.custom_op("demo::twice", mutates_args=())
     def twice(x: torch.Tensor) -> torch.Tensor:
         return x * 2
@@ -508,7 +539,8 @@ NEVER_REACHED = """
 
 _RUNNER = '''
 import contextlib, io, json, runpy, sys, traceback
-sys.modules["torch"] = None          # converted code must not need torch
+for blocked in ("torch", "tensorflow", "keras"):
+    sys.modules[blocked] = None      # converted code must not need them
 import _ms_compat                    # MindSpore once for all programs
 results = {}
 for name in sys.argv[1:]:
@@ -535,7 +567,7 @@ def _site_line(source: str) -> int:
 
 
 def _without_torch(args, cwd: Path) -> subprocess.CompletedProcess:
-    prelude = "import runpy, sys; sys.modules['torch'] = None; "
+    prelude = "import runpy, sys; sys.modules.update(torch=None, tensorflow=None, keras=None); "
     return subprocess.run([sys.executable, "-c", prelude + args], cwd=cwd, capture_output=True, text=True,
                           timeout=600)
 
