@@ -127,6 +127,19 @@ def checked_defaults(fn: cst.FunctionDef) -> cst.FunctionDef:
     return fn.with_changes(body=body.with_changes(body=stmts))
 
 
+def checked_lambda(fn: cst.Lambda) -> cst.Lambda:
+    """The same check in a lambda, whose body is one expression: `(check, body)[1]`."""
+    names = [p.name.value for p in _all_params(fn.params) if is_placeholder(p.default)]
+    if not names or m.matches(fn.body, m.Subscript(value=m.Tuple(elements=[m.Element(value=m.Call(
+            func=m.Attribute(value=m.Name(COMPAT), attr=m.Name("unconverted_defaults")))), m.DoNotCare()]))):
+        return fn
+    call = ", ".join(f"{n}={n}" for n in names)
+    check = cst.parse_expression(f"{COMPAT}.unconverted_defaults({call})")
+    body = cst.Subscript(value=cst.Tuple([cst.Element(check), cst.Element(fn.body.with_changes(lpar=[], rpar=[]))]),
+                         slice=[cst.SubscriptElement(cst.Index(cst.Integer("1")))])
+    return fn.with_changes(body=body)
+
+
 def _is_docstring(stmt: cst.BaseStatement) -> bool:
     return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString,

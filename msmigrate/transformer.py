@@ -716,6 +716,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = updated.with_changes(default=PH.single_default(updated.default))
         return updated
 
+    def leave_Lambda(self, original, updated):
+        return PH.checked_lambda(updated)
+
     def visit_Annotation(self, node) -> None:
         self._import_time += 1
         self._annotation += 1

@@ -258,6 +258,15 @@ PROGRAMS = {
             shards(2)
             print("AFTER")
     """,
+    "lambda_default": """
+        import torch
+
+        has_stream = lambda s=torch.cuda.Stream(): s is not None  # SITE
+
+        if __name__ == "__main__":
+            print("BEFORE", has_stream(None))
+            print("AFTER", has_stream())
+    """,
     "isinstance_in_function": """
         import torch
 

@@ -49,7 +49,17 @@ class Unconverted:
     __enter__ = __exit__ = __aenter__ = __aexit__ = _fail
     __setitem__ = __delitem__ = __setattr__ = __delattr__ = _fail
     __str__ = __repr__ = __format__ = __bytes__ = __fspath__ = _fail
-    __hash__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+    __hash__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+    def __eq__(self, other):
+        if _is_typing_object(other):
+            return NotImplemented         # typing's own machinery (`Protocol in bases`) at import
+        self._fail()
+
+    def __ne__(self, other):
+        if _is_typing_object(other):
+            return NotImplemented
+        self._fail()
     __int__ = __float__ = __complex__ = __index__ = __round__ = __trunc__ = __floor__ = __ceil__ = _fail
     __neg__ = __pos__ = __abs__ = __invert__ = _fail
     __instancecheck__ = __subclasscheck__ = __array__ = _fail
@@ -75,6 +85,10 @@ class Unconverted:
         return (_unconverted_base(self, [b for b in bases if isinstance(b, type)]),)
 
 
+def _is_typing_object(obj):
+    return type(obj).__module__ == "typing" or isinstance(obj, type) and obj.__module__ == "typing"
+
+
 def _is_type_argument(item):
     if isinstance(item, tuple):
         return all(_is_type_argument(i) for i in item)
@@ -90,22 +104,19 @@ def _unconverted_base(placeholder, other_bases):
             meta = type(b)
 
     class _UnconvertedMeta(meta):
+        def __call__(cls, *args, **kwargs):
+            fail()                        # whatever __new__/__init__ the other bases define
+
         def __getattr__(cls, name):
             if name.startswith("_"):
                 raise AttributeError(name)
             fail()
 
-    def __new__(cls, *args, **kwargs):
-        fail()
-
-    def __init__(self, *args, **kwargs):
-        fail()
-
     def __init_subclass__(cls, **kwargs):
         pass                              # class keywords meant for the torch base
 
     return _UnconvertedMeta(f"Unconverted_{placeholder._api.rsplit('.', 1)[-1]}", (), {
-        "__new__": __new__, "__init__": __init__, "__init_subclass__": classmethod(__init_subclass__)})
+        "__init_subclass__": classmethod(__init_subclass__)})
 
 
 def unconverted_decorator(api, where):
@@ -131,7 +142,7 @@ def unconverted_definition(error, name, where):
     raises); any other error is raised again, as it would be in torch."""
     if not _from_placeholder(error):
         raise error
-    return Unconverted(name, where, f"defined by torch code that was not converted: {error}")
+    return Unconverted(name, where, f"defined by torch code that was not converted; {type(error).__name__}: {error}")
 
 
 def exception_types(types):
