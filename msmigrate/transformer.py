@@ -114,7 +114,6 @@ class FunctionContext:
     name: str
     in_cell: bool
     tensors: Set[str] = field(default_factory=set)
-    todo_at_start: int = 0
     cells: Set[str] = field(default_factory=set)
     others: Set[str] = field(default_factory=set)
     class_names: Dict[str, str] = field(default_factory=dict)   # `classname = m.__class__.__name__`
@@ -634,7 +633,6 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._skip.add(id(p.name))
         in_cell = bool(self._classes) and self._classes[-1].is_cell
         ctx = FunctionContext(node.name.value, in_cell)
-        ctx.todo_at_start = self._todo_count
         params = list(node.params.params) + list(node.params.kwonly_params) + list(node.params.posonly_params)
         for i, p in enumerate(params):
             pname = p.name.value
@@ -700,7 +698,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.uses_compat = True
             return self._pop_comments(updated.with_changes(decorator=parse_expr(
                 f"{COMPAT}.unconverted_decorator({qn!r}, {self.module_name + ':' + str(self._line(original))!r})")))
-        ph = PH.find_placeholder(updated.decorator)
+        ph = PH.find_placeholder(updated.decorator) if self._comments[-1] else None
         if ph is not None:
             # a decorator that holds unconverted code: applying it on import must not fail
             updated = updated.with_changes(decorator=parse_expr(
@@ -712,7 +710,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Param(self, original, updated):
         self._import_time -= 1
-        if updated.default is not None:
+        if updated.default is not None and self._comments and self._comments[-1]:
             updated = updated.with_changes(default=PH.single_default(updated.default))
         return updated
 
@@ -726,7 +724,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Annotation(self, original, updated):
         self._import_time -= 1
         self._annotation -= 1
-        if PH.find_placeholder(updated.annotation) is not None:
+        if self._comments and self._comments[-1] and PH.find_placeholder(updated.annotation) is not None:
             # Python evaluates an annotation but never runs it: the original stays as a string
             return updated.with_changes(annotation=cst.SimpleString(repr(code_of(original.annotation).strip())))
         return updated
