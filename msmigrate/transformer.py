@@ -222,7 +222,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if target.startswith("mindspore.ops."):
             self.need.add("ops")
             return parse_expr(self.names["ops"] + target[len("mindspore.ops"):])
-        if target.startswith("mindspore."):
+        if target == "mindspore" or target.startswith("mindspore."):   # the module itself too (hasattr(torch, ..))
             self.need.add("ms")
             return parse_expr(self.names["ms"] + target[len("mindspore"):])
         if target.startswith(COMPAT + "."):
