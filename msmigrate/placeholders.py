@@ -22,6 +22,7 @@ COMPAT = "_ms_compat"
 DEFINE = "define"    # binds names only: a placeholder may stand there
 RUN = "run"          # acts: reaching a placeholder raises
 MAIN = "main"        # `if __name__ == "__main__":`: everything under it runs
+NOT_MAIN = "else"    # its `else:` branch, which runs on import
 
 _PLACEHOLDER = m.Call(func=m.Attribute(value=m.Name(COMPAT), attr=m.Name("Unconverted")))
 
@@ -70,9 +71,17 @@ def lazy_site(kinds: List[str], in_function: bool, import_time: bool) -> bool:
     also in nested functions): a placeholder may stand there. Elsewhere the site raises."""
     if import_time:
         return True
-    if in_function or MAIN in kinds:
+    if in_function or _under_main(kinds):
         return False
     return bool(kinds) and kinds[-1] == DEFINE
+
+
+def _under_main(kinds: List[str]) -> bool:
+    main = False
+    for k in kinds:
+        if k in (MAIN, NOT_MAIN):
+            main = k == MAIN
+    return main
 
 
 def placeholder(api: str, where: str, why: str) -> cst.Call:

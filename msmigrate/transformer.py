@@ -553,11 +553,14 @@ class TorchToMindSpore(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)):
             self._stmt_kinds.append(PH.statement_kind(node, not self._funcs and not self._classes))
+        elif isinstance(node, cst.Else):
+            self._stmt_kinds.append(PH.NOT_MAIN if self._stmt_kinds[-1:] == [PH.MAIN] else PH.RUN)
         return super().on_visit(node)
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         result = super().on_leave(original, updated)
-        if isinstance(original, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)):
+        if isinstance(original, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement,
+                                 cst.Else)):
             self._stmt_kinds.pop()
         return result
 

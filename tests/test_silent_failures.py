@@ -669,3 +669,19 @@ def test_second_conversion_changes_nothing(converted, tmp_path):
     for p in sorted(out.glob("*.py")):
         if p.name not in ("_ms_compat.py", "run_all.py"):
             assert (again / p.name).read_text() == p.read_text(), p.name
+
+
+def test_main_block_runs_but_its_else_branch_defines():
+    """Under `if __name__ == "__main__":` a name bound to unconverted code raises where it is
+    bound (the block only runs as a program); its `else:` branch runs on import: a placeholder."""
+    from msmigrate.converter import convert_code
+    code, _, _ = convert_code(textwrap.dedent("""
+        import torch
+        if __name__ == "__main__":
+            S = torch.cuda.Stream
+        else:
+            S = torch.cuda.Stream
+    """), "prog")
+    main_branch, else_branch = code.split("else:")
+    assert "Unconverted('torch.cuda.Stream', 'prog:4'" in main_branch and ".reached()" in main_branch, code
+    assert "Unconverted('torch.cuda.Stream', 'prog:6'" in else_branch and ".reached()" not in else_branch, code
