@@ -37,6 +37,9 @@ def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int
         a = ast_body[j]
         j += 1
         lines[id(st)] = getattr(a, "lineno", 0)
+        if isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+            for d, ad in zip(st.decorators, a.decorator_list):
+                lines[id(d)] = ad.lineno
         if isinstance(st, (cst.FunctionDef, cst.ClassDef, cst.With, cst.For, cst.While)):
             _pair(_block(st.body), a.body, lines)
             if isinstance(st, (cst.For, cst.While)) and st.orelse is not None:
@@ -50,6 +53,7 @@ def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int
         elif isinstance(st, (cst.Try, cst.TryStar)):
             _pair(_block(st.body), a.body, lines)
             for h, ah in zip(st.handlers, a.handlers):
+                lines[id(h)] = ah.lineno
                 _pair(_block(h.body), ah.body, lines)
             if st.orelse is not None:
                 _pair(_block(st.orelse.body), a.orelse, lines)

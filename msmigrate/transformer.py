@@ -25,6 +25,7 @@ from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
 from . import torch_namespace as TN
+from . import placeholders as PH
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -120,7 +121,6 @@ class FunctionContext:
     name: str
     in_cell: bool
     tensors: Set[str] = field(default_factory=set)
-    todo_at_start: int = 0
     cells: Set[str] = field(default_factory=set)
     others: Set[str] = field(default_factory=set)
     class_names: Dict[str, str] = field(default_factory=dict)   # `classname = m.__class__.__name__`
@@ -180,7 +180,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._todo_count = 0
-        self._functions_with_todo: Set[str] = set()  # module functions that reach unconverted code
+        self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
+        self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         info = index.modules.get(module_name)
         self._imports: Dict[str, str] = info.imports if info is not None else {}
 
@@ -228,7 +229,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if target.startswith("mindspore.ops."):
             self.need.add("ops")
             return parse_expr(self.names["ops"] + target[len("mindspore.ops"):])
-        if target == "mindspore":   # the module itself (`torch` re-exported)
+        if target == "mindspore":   # the module itself (`torch` re-exported, hasattr(torch, ..))
             self.need.add("ms")
             return cst.Name(self.names["ms"])
         if target.startswith("mindspore."):
@@ -263,12 +264,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._comments[-1].append(f"# msmigrate: TODO {api}: {why}. Original: {original}")
         self.uses_compat = True
         where = f"{self.module_name}:{line}"
-        ph = cst.parse_expression(
-            f"{COMPAT}.Unconverted({api!r}, {where!r}, {why!r})")
-        if call_args is not None and self._import_time == 0 and self._funcs:
-            # inside a function: keep the arguments visible; calling the placeholder raises
+        ph = PH.placeholder(api, where, why)
+        if PH.lazy_site(self._stmt_kinds, bool(self._funcs), self._import_time > 0):
+            return ph     # a definition run on import: the module imports, using the name raises
+        if call_args is not None:
+            # keep the arguments visible; calling the placeholder raises
             return call_args.with_changes(func=ph)
-        return ph
+        return PH.reached(ph)
 
     def _in_cell_method(self) -> bool:
         return bool(self._funcs) and self._funcs[-1].in_cell
@@ -315,35 +317,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._current_original_stmt = original
         if not updated.body or _self_assignment(original, updated):
             return self._finish_removed(updated)
-        if not self._funcs and self._comments[-1] and self._needs_import_guard(updated):
+        if not self._funcs and not self._classes and self._comments[-1]:
+            self._placeholder_names.update(PH.bound_placeholders(updated))
+        if (self._comments[-1] and PH.lazy_site(self._stmt_kinds, bool(self._funcs), False)
+                and self._needs_import_guard(updated)):
             return self._guard_import_time(updated)
-        if not self._funcs and not self._classes and self._calls_unconverted_function(updated):
-            return self._guard_call(updated)
         return self._pop_comments(updated)
-
-    def _calls_unconverted_function(self, stmt: cst.SimpleStatementLine) -> bool:
-        if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
-            return False
-        call = stmt.body[0].value
-        return (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
-                and call.func.value in self._functions_with_todo)
-
-    def _guard_call(self, stmt: cst.SimpleStatementLine):
-        """A module-level call of a function that reaches unconverted torch code
-        (registrations, extension loading) must not break import."""
-        name = stmt.body[0].value.func.value
-        comments = self._pop_comment_list()
-        self.uses_compat = True
-        lines = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments)] + [
-            cst.EmptyLine(comment=cst.Comment(
-                f"# msmigrate: {name}() reaches torch code that was not converted; import goes on without it"))]
-        return cst.Try(
-            body=cst.IndentedBlock(body=[stmt.with_changes(leading_lines=[])]),
-            handlers=[cst.ExceptHandler(
-                body=cst.IndentedBlock(body=[cst.parse_statement("pass\n")]),
-                type=cst.parse_expression(f"{COMPAT}.MigrationError"),
-                whitespace_after_except=cst.SimpleWhitespace(" "))],
-            leading_lines=lines)
 
     @staticmethod
     def _is_placeholder(node) -> bool:
@@ -363,35 +342,18 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "Unconverted(" in code_of(small)
 
     def _guard_import_time(self, stmt: cst.SimpleStatementLine):
-        """Module- or class-level code that uses unconverted torch APIs runs inside
-        try/except, so importing the module still works; the names it defines become
-        placeholders that raise (naming the site) when used."""
-        names = []
-        for small in stmt.body:
-            targets = []
-            if isinstance(small, cst.Assign):
-                targets = [t.target for t in small.targets]
-            elif isinstance(small, cst.AnnAssign):
-                targets = [small.target]
-            for t in targets:
-                if isinstance(t, cst.Name):
-                    names.append(t.value)
-                elif isinstance(t, (cst.Tuple, cst.List)):
-                    names += [e.value.value for e in t.elements if isinstance(e.value, cst.Name)]
+        """A module- or class-level definition whose value uses a placeholder inside an
+        expression runs inside try/except: importing the module still works and the names
+        it defines become placeholders that raise (naming the site) when used. Only a
+        definition is guarded, and only failures caused by a placeholder are caught."""
         where = f"{self.module_name}:{self._line_of_stmt}"
-        self.uses_compat = True
-        handler_body = [cst.parse_statement(
-            f"{n} = {COMPAT}.Unconverted({n!r}, {where!r}, 'defined by torch code that was not converted')\n")
-            for n in names] or [cst.parse_statement("pass\n")]
         comments = self._pop_comment_list()
         lines = list(stmt.leading_lines) + [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments)]
-        return cst.Try(
-            body=cst.IndentedBlock(body=[stmt.with_changes(leading_lines=[])]),
-            handlers=[cst.ExceptHandler(
-                body=cst.IndentedBlock(body=handler_body),
-                type=cst.Name("Exception"),
-                whitespace_after_except=cst.SimpleWhitespace(" "))],
-            leading_lines=lines)
+        guarded = PH.guarded_definition(stmt, where, lines)
+        if guarded is None:
+            return stmt.with_changes(leading_lines=lines)
+        self.uses_compat = True
+        return guarded
 
     def _finish_removed(self, updated):
         comments = self._pop_comment_list()
@@ -594,6 +556,31 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Try(self, original, updated):
         return self._pop_comments(updated)
 
+    def visit_ExceptHandler(self, node) -> None:
+        # the handler's type is evaluated only when an exception reaches it: an unconverted
+        # type raises MigrationError there (chained to that exception), and nothing happens otherwise
+        self._push_comments(node)
+
+    def leave_ExceptHandler(self, original, updated):
+        checked = PH.checked_handler(updated, self._placeholder_names)
+        if checked is not updated:
+            self.uses_compat = True
+        return self._pop_comments(checked)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)):
+            self._stmt_kinds.append(PH.statement_kind(node, not self._funcs and not self._classes))
+        elif isinstance(node, cst.Else):
+            self._stmt_kinds.append(PH.NOT_MAIN if self._stmt_kinds[-1:] == [PH.MAIN] else PH.RUN)
+        return super().on_visit(node)
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        result = super().on_leave(original, updated)
+        if isinstance(original, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement,
+                                 cst.Else)):
+            self._stmt_kinds.pop()
+        return result
+
     def visit_With(self, node) -> None:
         self._push_comments(node)
         for item in node.items:
@@ -666,7 +653,6 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._skip.add(id(p.name))
         in_cell = bool(self._classes) and self._classes[-1].is_cell
         ctx = FunctionContext(node.name.value, in_cell)
-        ctx.todo_at_start = self._todo_count
         params = list(node.params.params) + list(node.params.kwonly_params) + list(node.params.posonly_params)
         for i, p in enumerate(params):
             pname = p.name.value
@@ -690,8 +676,6 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = self._train_step_function(updated)
         ctx = self._funcs.pop()
         self._scopes.pop()
-        if not self._funcs and not self._classes and self._todo_count > ctx.todo_at_start:
-            self._functions_with_todo.add(original.name.value)
         new_decorators = []
         for orig_dec, dec in zip(original.decorators, updated.decorators):
             target = orig_dec.decorator
@@ -706,13 +690,17 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original.name, "Module.forward", "construct", R.CONVERTED,
                          "nn.Cell runs construct()")
             updated = updated.with_changes(name=cst.Name("construct"))
+        updated = PH.checked_defaults(updated)
         return self._pop_comments(updated)
 
     def visit_Decorator(self, node) -> None:
+        self._push_comments(node)       # a TODO comment stands above its own decorator line
         self._import_time += 1
         target = node.decorator
         func = target.func if isinstance(target, cst.Call) else target
-        if self._torch_qname(func) in DROPPED_DECORATORS:
+        qn = self._torch_qname(func)
+        if qn in DROPPED_DECORATORS or qn and R.lookup(qn) is None:
+            # dropped, or replaced whole by leave_Decorator (one TODO for the decorator)
             self._skip.add(id(func))
             if isinstance(target, cst.Call):
                 self._skip_calls.add(id(target))
@@ -728,16 +716,26 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._comments:
                 self._comments[-1].append(f"# msmigrate: TODO {qn}: {why}. Original: @{shorten(code_of(target), 120)}")
             self.uses_compat = True
-            return updated.with_changes(decorator=parse_expr(
-                f"{COMPAT}.unconverted_decorator({qn!r}, {self.module_name + ':' + str(self._line(original))!r})"))
-        return updated
+            return self._pop_comments(updated.with_changes(decorator=parse_expr(
+                f"{COMPAT}.unconverted_decorator({qn!r}, {self.module_name + ':' + str(self._line(original))!r})")))
+        ph = PH.find_placeholder(updated.decorator) if self._comments[-1] else None
+        if ph is not None:
+            # a decorator that holds unconverted code: applying it on import must not fail
+            updated = updated.with_changes(decorator=parse_expr(
+                f"{COMPAT}.unconverted_decorator({PH.api_of(ph)!r}, {self.module_name + ':' + str(self._line(original))!r})"))
+        return self._pop_comments(updated)
 
     def visit_Param(self, node) -> None:
         self._import_time += 1
 
     def leave_Param(self, original, updated):
         self._import_time -= 1
+        if updated.default is not None and self._comments and self._comments[-1]:
+            updated = updated.with_changes(default=PH.single_default(updated.default))
         return updated
+
+    def leave_Lambda(self, original, updated):
+        return PH.checked_lambda(updated)
 
     def visit_Annotation(self, node) -> None:
         self._import_time += 1
@@ -746,6 +744,9 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Annotation(self, original, updated):
         self._import_time -= 1
         self._annotation -= 1
+        if self._comments and self._comments[-1] and PH.find_placeholder(updated.annotation) is not None:
+            # Python evaluates an annotation but never runs it: the original stays as a string
+            return updated.with_changes(annotation=cst.SimpleString(repr(code_of(original.annotation).strip())))
         return updated
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

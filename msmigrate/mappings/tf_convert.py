@@ -84,8 +84,10 @@ def _expr(text: str) -> cst.BaseExpression:
 
 
 class TFToMindSpore(cst.CSTTransformer):
-    def __init__(self, module: cst.Module, compat_import: Optional[Tuple[int, str]] = None):
+    def __init__(self, module: cst.Module, compat_import: Optional[Tuple[int, str]] = None,
+                 module_name: str = ""):
         super().__init__()
+        self.module_name = module_name
         self.compat_import = compat_import
         self.sites: List[Site] = []
         self.uses_compat = True
@@ -136,9 +138,13 @@ class TFToMindSpore(cst.CSTTransformer):
     def _site(self, api, target, status, note="", code="", test=""):
         self.sites.append(Site(self._line, api, target, status, note, shorten(code), test))
 
-    def _todo(self, node, api, why):
+    def _todo(self, node, api, why, call=None):
+        """A placeholder naming the original module and line; at a call (`call`, converted) it is
+        called with the call's arguments, so reaching the call raises wherever it stands."""
         self._site(api, "", TODO, why, _code(node))
-        return _expr(f"{COMPAT}.Unconverted({api!r}, 'line {self._line}', {why!r})")
+        where = f"{self.module_name}:{self._line}" if self.module_name else f"line {self._line}"
+        ph = _expr(f"{COMPAT}.Unconverted({api!r}, {where!r}, {why!r})")
+        return call.with_changes(func=ph) if call is not None else ph
 
     def render(self, target: str) -> str:
         if target.startswith("mindspore.ops."):
@@ -223,15 +229,15 @@ class TFToMindSpore(cst.CSTTransformer):
         bound, order = {}, []
         for i, a in enumerate(updated.args):
             if a.star:
-                return self._todo(original, qn, "*args/**kwargs at a call that needs argument rewriting")
+                return self._todo(original, qn, "*args/**kwargs at a call that needs argument rewriting", updated)
             name = a.keyword.value if a.keyword is not None else (m.args[i] if i < len(m.args) else None)
             if name is None:
-                return self._todo(original, qn, "more positional arguments than the record knows")
+                return self._todo(original, qn, "more positional arguments than the record knows", updated)
             bound[name] = _code(a.value)
             order.append(name)
         for name, why in m.unsupported.items():
             if name in bound:
-                return self._todo(original, qn, f"{name}: {why}")
+                return self._todo(original, qn, f"{name}: {why}", updated)
         for name in m.drop:
             bound.pop(name, None)
         for name, table in m.values.items():
@@ -255,7 +261,7 @@ class TFToMindSpore(cst.CSTTransformer):
                     slots[n] = default
             if any(f"{{{n}}}" in tpl and v is None for n, v in slots.items()):
                 missing = [n for n, v in slots.items() if v is None and f"{{{n}}}" in tpl]
-                return self._todo(original, qn, f"argument(s) {missing} needed for the conversion")
+                return self._todo(original, qn, f"argument(s) {missing} needed for the conversion", updated)
             text = tpl.format(**{n: _atom(v) for n, v in slots.items()})
             self._site(qn, text, m.status, m.note, _code(original), m.test)
             return _expr(text)
@@ -446,11 +452,11 @@ class TFToMindSpore(cst.CSTTransformer):
         return updated.with_changes(body=body[:pos] + new + body[pos:])
 
 
-def convert_tf_code(source: str, compat_import=None):
+def convert_tf_code(source: str, compat_import=None, module_name: str = ""):
     """Convert one TensorFlow/Keras module. Returns (new code, sites, uses_compat)."""
     from .. import mappings  # noqa: F401  (fills the registry)
     module = cst.parse_module(source)
     wrapper = cst.metadata.MetadataWrapper(module)
-    tr = TFToMindSpore(wrapper.module, compat_import)
+    tr = TFToMindSpore(wrapper.module, compat_import, module_name)
     new = wrapper.visit(tr)
     return new.code, tr.sites, tr.uses_compat

@@ -23,57 +23,153 @@ class MigrationError(RuntimeError):
 
 
 class Unconverted:
-    """Stands where a torch API had no MindSpore conversion. Importing the module
-    works; calling or using this object raises MigrationError naming the site."""
+    """Stands where a torch API had no MindSpore conversion. A definition that holds it
+    (a module-level name, a default value, a base class, a generic type) still imports;
+    any use of it (calling, attributes, operators, comparisons, hashing, str(), iteration,
+    `with`, isinstance...) raises MigrationError naming the original site."""
 
     def __init__(self, api, where, why):
-        self._api, self._where, self._why = api, where, why
+        object.__setattr__(self, "_api", api)
+        object.__setattr__(self, "_where", where)
+        object.__setattr__(self, "_why", why)
+
+    def _message(self):
+        return (f"{self._api} at {self._where} was not converted to MindSpore ({self._why}); "
+                f"see the '# msmigrate: TODO' comment there and the migration report")
 
     def _fail(self, *args, **kwargs):
-        raise MigrationError(
-            f"{self._api} at {self._where} was not converted to MindSpore ({self._why}); "
-            f"see the '# msmigrate: TODO' comment there and the migration report")
+        raise MigrationError(self._message())
 
-    __call__ = _fail
-    __bool__ = _fail
-    __iter__ = _fail
-    __len__ = _fail
-    __enter__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
-    __truediv__ = __rtruediv__ = __matmul__ = __lt__ = __gt__ = __le__ = __ge__ = _fail
+    def reached(self):
+        """Written where the program evaluates the unconverted name at run time."""
+        self._fail()
+
+    __call__ = __bool__ = __len__ = __contains__ = __reversed__ = _fail
+    __iter__ = __next__ = __aiter__ = __anext__ = __await__ = _fail
+    __enter__ = __exit__ = __aenter__ = __aexit__ = _fail
+    __setitem__ = __delitem__ = __setattr__ = __delattr__ = _fail
+    __str__ = __repr__ = __format__ = __bytes__ = __fspath__ = _fail
+    __hash__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+
+    def __eq__(self, other):
+        if _is_typing_object(other):
+            return NotImplemented         # typing's own machinery (`Protocol in bases`) at import
+        self._fail()
+
+    def __ne__(self, other):
+        if _is_typing_object(other):
+            return NotImplemented
+        self._fail()
+    __int__ = __float__ = __complex__ = __index__ = __round__ = __trunc__ = __floor__ = __ceil__ = _fail
+    __neg__ = __pos__ = __abs__ = __invert__ = _fail
+    __instancecheck__ = __subclasscheck__ = __array__ = _fail
+    for _op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+                "lshift", "rshift", "and", "or", "xor"):
+        locals()[f"__{_op}__"] = locals()[f"__r{_op}__"] = locals()[f"__i{_op}__"] = _fail
+    del _op
 
     def __getattr__(self, name):
         if name.startswith("__"):
-            raise AttributeError(name)
+            raise AttributeError(name)    # protocol probes (copy, pickle, numpy) find nothing
         self._fail()
 
-    def __repr__(self):
-        return f"<unconverted {self._api} at {self._where}>"
-
     def __getitem__(self, item):
-        # subscripted as a generic type (Dataset[T]) while a module is imported
-        return self
+        # a generic type (Dataset[T], Foo[int, str]) in a base class or type alias: still a placeholder
+        if _is_type_argument(item):
+            return Unconverted(f"{self._api}[...]", self._where, self._why)
+        self._fail()
 
     def __mro_entries__(self, bases):
-        # used as a base class: the class can be defined, instantiating it fails
-        fail = self._fail
+        # a base class: the class can be defined; creating an instance or reading a class
+        # attribute it would inherit from torch fails
+        return (_unconverted_base(self, [b for b in bases if isinstance(b, type)]),)
 
-        class _UnconvertedBase:
-            def __init__(self, *args, **kwargs):
-                fail()
-        return (_UnconvertedBase,)
+
+def _is_typing_object(obj):
+    return type(obj).__module__ == "typing" or isinstance(obj, type) and obj.__module__ == "typing"
+
+
+def _is_type_argument(item):
+    if isinstance(item, tuple):
+        return all(_is_type_argument(i) for i in item)
+    return (item is None or item is Ellipsis or isinstance(item, (type, Unconverted))
+            or type(item).__module__ in ("typing", "types", "typing_extensions"))
+
+
+def _unconverted_base(placeholder, other_bases):
+    fail = placeholder._fail
+    meta = type
+    for b in other_bases:
+        if issubclass(type(b), meta):
+            meta = type(b)
+
+    class _UnconvertedMeta(meta):
+        def __call__(cls, *args, **kwargs):
+            fail()                        # whatever __new__/__init__ the other bases define
+
+        def __getattr__(cls, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            fail()
+
+    def __init_subclass__(cls, **kwargs):
+        pass                              # class keywords meant for the torch base
+
+    return _UnconvertedMeta(f"Unconverted_{placeholder._api.rsplit('.', 1)[-1]}", (), {
+        "__init_subclass__": classmethod(__init_subclass__)})
 
 
 def unconverted_decorator(api, where):
-    """Replaces a torch decorator with no MindSpore counterpart: the decorated
-    function is defined, calling it raises."""
+    """Replaces a torch decorator with no MindSpore counterpart: the module still imports,
+    and the decorated function or class is a placeholder that raises when used."""
     def wrap(fn):
-        def raiser(*args, **kwargs):
-            raise MigrationError(f"{fn.__name__} is decorated with {api} at {where}, which was not "
-                                 f"converted to MindSpore; see the migration report")
-        raiser.__name__ = getattr(fn, "__name__", "unconverted")
-        return raiser
+        name = getattr(fn, "__name__", "the definition")
+        return Unconverted(f"@{api}", where, f"{name} is decorated with it; no MindSpore counterpart")
     return wrap
+
+
+def unconverted_defaults(**params):
+    """First statement of a function whose default value is unconverted torch code:
+    a call that leaves such a parameter out reaches that code."""
+    for value in params.values():
+        if isinstance(value, Unconverted):
+            value._fail()
+
+
+def unconverted_definition(error, name, where):
+    """Handler of a module- or class-level definition that uses unconverted torch code: when
+    the failure came from a placeholder, the name becomes one (import goes on, using it
+    raises); any other error is raised again, as it would be in torch."""
+    if not _from_placeholder(error):
+        raise error
+    return Unconverted(name, where, f"defined by torch code that was not converted; {type(error).__name__}: {error}")
+
+
+def exception_types(types):
+    """`except NAME:` where NAME may hold a placeholder; evaluated only when an exception
+    reaches the clause, where Python would raise TypeError for a non-class."""
+    for t in types if isinstance(types, tuple) else (types,):
+        if isinstance(t, Unconverted):
+            t._fail()
+    return types
+
+
+def _from_placeholder(error):
+    """A MigrationError (also as the cause of another error), or an error raised in code
+    that received a placeholder as an argument or local."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, MigrationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    tb = error.__traceback__.tb_next if error.__traceback__ is not None else None   # past the definition
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            items = value if isinstance(value, (tuple, list)) else value.values() if isinstance(value, dict) else ()
+            if isinstance(value, Unconverted) or any(isinstance(v, Unconverted) for v in items):
+                return True
+        tb = tb.tb_next
+    return False
 
 
 # ----------------------------------------------------------------- tensors
