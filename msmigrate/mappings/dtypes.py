@@ -49,3 +49,29 @@ for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("Hal
                   ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_")):
     rule(f"torch.{_cls}", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d=_dt))(_legacy_constructor(_dt))
 mapping("torch.Size", "tuple", note="shapes are tuples in MindSpore", test=_T)
+
+
+# ------------------------------------------------------------------ torch.autograd.Variable
+_VARIABLE_NOTE = ("Variable is a plain tensor since torch 0.4: the tensor itself (MindSpore differentiates "
+                  "what value_and_grad/grad is given; requires_grad=True on data is not translated)")
+
+
+def _variable(ctx):
+    b = ctx.bound
+    if b.starred:
+        raise UnsupportedSite("*args cannot be bound")
+    if not b.has("data"):
+        raise UnsupportedSite("Variable() without data")
+    rg = b.value("requires_grad")
+    if rg is not None and not (isinstance(rg, cst.Name) and rg.value == "False"):
+        raise UnsupportedSite("requires_grad other than False: gradients with respect to this tensor need "
+                              "mindspore.grad over it")
+    extra = [n for n in b.order if n not in ("data", "requires_grad", "volatile")]
+    if extra:
+        raise UnsupportedSite(f"unknown arguments {extra}")
+    return ctx.expr(b.code("data"))
+
+
+for _src in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+    rule(_src, "identity", args=("data", "requires_grad", "volatile"), note=_VARIABLE_NOTE,
+         test="tests/parity/test_dtypes.py::test_variable_is_its_tensor")(_variable)

@@ -131,3 +131,38 @@ def test_dtype_in_layer_arguments():
 
     code, sites = check_layer(DTYPE_USE_SRC, [np.ones((2, 3), np.float32)], graph=False)
     assert "dtype" not in code
+
+
+VARIABLE_SRC = '''
+import torch
+from torch.autograd import Variable
+import torch.autograd as autograd
+
+
+def wrap(x):
+    a = Variable(x, requires_grad=False)
+    b = autograd.Variable(x * 2)
+    c = Variable(x + 1, volatile=True)
+    return a, b, c
+
+
+def needs_grad(x):
+    return Variable(x, requires_grad=True)
+'''
+
+
+def test_variable_is_its_tensor():
+    """torch.autograd.Variable(x) is x (a plain tensor since torch 0.4); requires_grad=True stays a TODO."""
+    import torch
+
+    t = load_torch(VARIABLE_SRC)
+    mod, code, sites = load_converted(VARIABLE_SRC)
+    statuses = [(s.api, s.status) for s in sites if s.api.endswith("Variable")]
+    assert statuses.count(("torch.autograd.Variable", TODO)) == 1, statuses
+    assert len(statuses) == 4, statuses
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for mv, tv in zip(mod.wrap(_to_ms(x)), t["wrap"](torch.from_numpy(x))):
+        assert mv.asnumpy().dtype == tv.numpy().dtype
+        np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+    with pytest.raises(Exception, match="Variable"):
+        mod.needs_grad(_to_ms(x))
