@@ -44,10 +44,17 @@ _LEGACY_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a z
                 "(torch leaves it uninitialised); as a type: mindspore.Tensor (whatever its dtype)")
 rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32"))(
     _legacy_constructor("float32"))
+_LEGACY_TYPE_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that "
+                     "shape (torch leaves it uninitialised); as a value: _ms_compat.{c}, which builds tensors the "
+                     "same way when called and, as a type, matches MindSpore tensors of dtype {d}")
 for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
                   ("LongTensor", "int64"), ("IntTensor", "int32"), ("ShortTensor", "int16"),
                   ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_")):
-    rule(f"torch.{_cls}", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d=_dt))(_legacy_constructor(_dt))
+    rule(f"torch.{_cls}", f"_ms_compat.{_cls}", test=_T, note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(
+        _legacy_constructor(_dt))
+    # the CUDA classes name the same tensors: MindSpore places every tensor on the program's device
+    rule(f"torch.cuda.{_cls}", f"_ms_compat.{_cls}", test="tests/parity/test_dtypes.py::test_legacy_types_as_values",
+         note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))
 mapping("torch.Size", "tuple", note="shapes are tuples in MindSpore", test=_T)
 
 

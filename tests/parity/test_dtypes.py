@@ -166,3 +166,43 @@ def test_variable_is_its_tensor():
         np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
     with pytest.raises(Exception, match="Variable"):
         mod.needs_grad(_to_ms(x))
+
+
+LEGACY_VALUES_SRC = '''
+import numpy as np
+import torch
+
+cuda = torch.cuda.is_available()
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+Long = torch.LongTensor
+
+
+def build(n, arr):
+    ones = Tensor(n, 1).fill_(1.0)
+    data = Tensor(arr)
+    labels = Long(arr.astype(np.int64))
+    called_cuda = torch.cuda.FloatTensor([1, 2]) if cuda else torch.FloatTensor([1, 2])
+    return ones, data, labels, called_cuda
+
+
+def kinds(x, y):
+    return isinstance(x, Tensor), isinstance(y, Tensor), isinstance(y, Long)
+'''
+
+
+def test_legacy_types_as_values():
+    """torch.FloatTensor / torch.cuda.FloatTensor passed around as values still build tensors as torch's
+    legacy constructors do (sizes or data) and work in isinstance."""
+    import torch
+
+    t = load_torch(LEGACY_VALUES_SRC)
+    mod, code, sites = load_converted(LEGACY_VALUES_SRC)
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+    arr = np.array([[1.5, 2.0], [3.0, 4.0]])
+    for mv, tv in zip(mod.build(3, arr), t["build"](3, arr)):
+        assert mv.asnumpy().dtype == tv.numpy().dtype, (mv.dtype, tv.dtype)
+        np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+    x = np.ones((2, 2), np.float32)
+    y = np.ones((2,), np.int64)
+    assert mod.kinds(_to_ms(x), _to_ms(y)) == t["kinds"](torch.from_numpy(x), torch.from_numpy(y)) \
+        == (True, False, True)
