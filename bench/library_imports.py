@@ -42,8 +42,7 @@ if blocked:
 else:
     sys.path.insert(0, sys.argv[4])
     from bench.data_speed import import_torchvision
-    if sys.argv[5] == "torchvision":
-        import_torchvision()
+    import_torchvision()      # transformers' image utilities import torchvision too
 if sys.argv[2]:
     sys.path.insert(0, sys.argv[2])
 mods = json.load(open(sys.argv[3]))
@@ -63,6 +62,9 @@ print("RESULT " + json.dumps(out))
 CLOSURE = r"""
 import importlib, json, sys, warnings
 warnings.filterwarnings("ignore")
+sys.path.insert(0, %r)
+from bench.data_speed import import_torchvision
+import_torchvision()
 import transformers
 for model in %r:
     for sub in ("", ".configuration_" + model, ".modeling_" + model, ".tokenization_" + model):
@@ -134,10 +136,10 @@ def prepare_torchvision(work: Path):
 
 def prepare_transformers(work: Path):
     orig = installed("transformers")
-    p = subprocess.run([PY, "-c", CLOSURE % (MODELS,)], capture_output=True, text=True, env=env(), timeout=900)
+    p = subprocess.run([PY, "-c", CLOSURE % (str(ROOT), MODELS)], capture_output=True, text=True, env=env(), timeout=900)
     mods = result_line(p.stdout)
     if mods is None:
-        raise SystemExit(f"could not import transformers' models: {p.stderr[-1500:]}")
+        raise RuntimeError(f"could not import transformers' models: {p.stderr[-1500:]}")
     src = work / "src" / "transformers"
     if src.exists():
         shutil.rmtree(src)
@@ -152,6 +154,10 @@ def prepare_transformers(work: Path):
                 shutil.copy2(candidate, dest)
                 kept.append(m)
                 break
+    # utils' placeholder classes for missing backends are imported lazily (by what the converted
+    # process finds missing): all of them come along
+    for dummy in (orig / "utils").glob("dummy_*.py"):
+        shutil.copy2(dummy, src / "utils" / dummy.name)
     # every package above a copied module keeps its __init__.py
     for d in [d for d in src.rglob("*") if d.is_dir()]:
         init = orig / d.relative_to(src) / "__init__.py"
@@ -187,7 +193,12 @@ def main(argv=None):
         if installed(package) is None:
             print(f"{package}: not installed")
             continue
-        src, mods = (prepare_torchvision if package == "torchvision" else prepare_transformers)(a.work)
+        try:
+            src, mods = (prepare_torchvision if package == "torchvision" else prepare_transformers)(a.work)
+        except RuntimeError as e:
+            print(f"{package}: {e}")
+            summary[package] = {"error": str(e)[-1500:]}
+            continue
         out = a.work / "ms" / package
         rc, seconds, todo = convert(src, out, a.timeout)
         original, err_o = import_all(mods, None, False, package, a.work, a.timeout)
@@ -208,8 +219,8 @@ def main(argv=None):
             print(f"   {n:4d}  {e}")
         if err_c:
             print(f"   converted import process failed: {err_c}")
-    (a.work / "results.json").write_text(json.dumps(summary, indent=1))
-    return 0 if all(s["converted_ok"] == s["original_ok"] for s in summary.values()) else 1
+        (a.work / f"results-{package}.json").write_text(json.dumps(summary[package], indent=1))
+    return 0 if all(s.get("converted_ok", -1) == s.get("original_ok") for s in summary.values()) else 1
 
 
 if __name__ == "__main__":

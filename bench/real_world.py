@@ -189,8 +189,8 @@ def extract(gitdir: Path, dest: Path) -> None:
 def write_data(kind, root: Path) -> None:
     from tests.corpus import write_cifar10, write_mnist
     if kind == "mnist":
-        write_mnist(root, n_train=160, n_test=16)
-        write_mnist(root / "mnist", n_train=160, n_test=16)
+        write_mnist(root, n_train=200, n_test=16)
+        write_mnist(root / "mnist", n_train=200, n_test=16)
     elif kind == "cifar":
         write_cifar10(root, n_train=120, n_test=16)
 
