@@ -867,7 +867,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule is not None and m.target is None:
             if m.target.startswith("expr:") and "{" not in m.target:
                 self._record(original, qn, m.target[5:], m.status, m.note)
-                return parse_expr(m.target[5:])
+                return self._render_template(m.target[5:])    # records the imports it needs
             return self._todo(original, qn, "used as a value; only calls of it can be converted")
         target = m.target
         adapter = _ADAPTERS.get(qn)

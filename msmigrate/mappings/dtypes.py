@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import mapping, rule
+from ..registry import DIFFERENCE, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _DTYPES = {
@@ -82,3 +82,12 @@ def _variable(ctx):
 for _src in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
     rule(_src, "identity", args=("data", "requires_grad", "volatile"), note=_VARIABLE_NOTE,
          test="tests/parity/test_dtypes.py::test_variable_is_its_tensor")(_variable)
+
+
+# ------------------------------------------------------------------ versions
+_VERSION_NOTE = ("the version of the torch API the conversion follows (what msmigrate's parity tests run), so "
+                 "version checks take the modern branch; MindSpore's own is mindspore.__version__")
+mapping("torch.__version__", "expr:_ms_compat.TORCH_API_VERSION", status=DIFFERENCE, note=_VERSION_NOTE,
+        test="tests/parity/test_dtypes.py::test_versions")
+mapping("torchvision.__version__", "expr:_ms_compat.TORCHVISION_API_VERSION", status=DIFFERENCE,
+        note=_VERSION_NOTE, test="tests/parity/test_dtypes.py::test_versions")

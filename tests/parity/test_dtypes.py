@@ -206,3 +206,27 @@ def test_legacy_types_as_values():
     y = np.ones((2,), np.int64)
     assert mod.kinds(_to_ms(x), _to_ms(y)) == t["kinds"](torch.from_numpy(x), torch.from_numpy(y)) \
         == (True, False, True)
+
+
+VERSIONS_SRC = '''
+import torch
+import torchvision
+from packaging import version
+
+
+def versions():
+    return str(torch.__version__), torchvision.__version__, version.parse(torch.__version__) >= version.parse("2.0")
+'''
+
+
+def test_versions():
+    """torch.__version__ / torchvision.__version__: the versions whose API the conversion follows, so a
+    version check takes the branch a current torch takes."""
+    import torch
+
+    mod, code, sites = load_converted(VERSIONS_SRC)
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+    tv, vv, modern = mod.versions()
+    assert modern is True
+    assert tv.split(".")[:2] == torch.__version__.split("+")[0].split(".")[:2], (tv, torch.__version__)
+    assert vv.count(".") == 2
