@@ -17,6 +17,9 @@ What the runner does, the same way on both sides:
   msmigrate.weights.load_torch_state_dict (strict), so both start from torch's weights;
 - same data order: RandomSampler (torch.utils.data's / _ms_compat's) yields
   numpy RandomState(1000 + epoch).permutation(n) on both sides;
+- same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
+  below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
+  same stream (other random transforms are not aligned);
 - same noise: torch.randn/rand/randn_like/rand_like/randint and their MindSpore ops
   counterparts draw from one numpy RandomState(1234) on both sides;
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
@@ -296,6 +299,7 @@ def install_ms(script_dir, mode):
             return iter(_permutation(len(self.data_source)).tolist())
         if hasattr(_ms_compat, "RandomSampler"):
             _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
+        patch_ms_augmentation(_ms_compat)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
             def recording_compile_step(step):
@@ -325,6 +329,27 @@ def patch_ms_noise(ops, t):
     def randint(low, high, size, **k):
         return ms.Tensor(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     _patch(ops, "randint", randint)
+
+
+def patch_ms_augmentation(compat):
+    """Random flips and crops of the converted input pipeline draw what torchvision's draw
+    (torch.rand(1) < p; torch.randint(0, h - th + 1, (1,)), then for the width) from the
+    runner's stream, in the same order, so both sides augment identically."""
+    transforms = getattr(compat, "transforms", None)
+    if transforms is None or not hasattr(transforms, "RandomCrop"):
+        return
+
+    def flip(self, img):
+        return compat._tv_flip(img, self.axis) if NOISE.random_sample((1,)).astype(np.float32)[0] < self.p \
+            else img
+    _patch(transforms._RandomFlip, "__call__", flip)
+    def crop_params(img, output_size):
+        h, w = compat._tv_hw(img if compat._tv_is_pil(img) else compat._tv_unwrap(img)[0])
+        th, tw = output_size
+        if (h, w) == (th, tw):
+            return 0, 0, h, w
+        return int(NOISE.randint(0, h - th + 1, (1,))[0]), int(NOISE.randint(0, w - tw + 1, (1,))[0]), th, tw
+    _patch(transforms.RandomCrop, "get_params", staticmethod(crop_params))
 
 
 # ------------------------------------------------------------------ running
