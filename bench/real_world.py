@@ -34,6 +34,7 @@ Prints one table: program, TODO count, status, largest relative loss difference 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -77,6 +78,10 @@ PROGRAMS = [
     ("clip", "openai+CLIP", "clip", "driver.py", [], None),
     ("detr", "facebookresearch+detr", "models,util", "driver.py", [], None),
 ]
+
+# Third-party torch packages a library imports, converted with it (copied from the installed
+# package into the project before conversion: what `msmigrate convert --deps` is to do).
+DEPS = {"x_transformers": ["torch_einops_utils"]}
 
 # Drivers for library repositories: our own code, the library's documented entry points.
 DRIVERS = {
@@ -206,6 +211,10 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
         for part in subdir.split(","):
             shutil.copytree(src / repo / part, proj / part)
         (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
+        for dep in DEPS.get(name, ()):
+            spec = importlib.util.find_spec(dep)
+            shutil.copytree(Path(spec.submodule_search_locations[0]), proj / dep,
+                            ignore=shutil.ignore_patterns("__pycache__"))
     else:
         shutil.copytree(src / repo / subdir, proj)
     for side in ("torch", "ms"):
