@@ -224,6 +224,16 @@ def surface() -> Dict[str, Dict[str, Tuple[str, str]]]:
     return out
 
 
+def is_plain_value(name: str) -> bool:
+    """Whether a torch name is a plain value (torch.channels_last, torch.__version__) rather than a
+    function: the census kind where it lists the name, else dunders and constants from other libraries."""
+    ns, _, leaf = name.rpartition(".")
+    kind = surface().get(ns, {}).get(leaf, (None, ""))[0]
+    if kind is not None:
+        return kind == "value"
+    return leaf.startswith("__") or not name.startswith("torch")
+
+
 def record_keys(ns: str, name: str, origin: str = "") -> List[str]:
     """The registry sources under which a record for this name may be filed."""
     if ns == "torch.Tensor":

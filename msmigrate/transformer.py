@@ -19,7 +19,7 @@ from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolv
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
-from .census import rule_note
+from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
@@ -906,6 +906,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._todo(original, qn, why)
         if m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule is not None and m.target is None:
             if m.target.startswith("expr:") and "{" not in m.target:
+                if is_plain_value(qn):   # torch.__version__, torch.channels_last: the value itself
+                    self._record(original, qn, m.target[5:], m.status, m.note)
+                    return self._render_template(m.target[5:])    # records the imports it needs
                 # the record describes a call without arguments (torch.cuda.is_available()): the function
                 # itself, used as a value, is one that computes the same
                 self._record(original, qn, f"lambda: {m.target[5:]}", m.status, m.note)

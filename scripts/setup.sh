@@ -43,3 +43,10 @@ if ! command -v chromium >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# bench/real_world.py and bench/library_imports.py (not the tests): what the original library
+# programs import under torch. Opt in with MSMIGRATE_BENCH_DEPS=1; numpy<2 and torch kept pinned.
+if [ "${MSMIGRATE_BENCH_DEPS:-}" = "1" ]; then
+  printf 'numpy<2\ntorch==2.13.0\n' > .bench-constraints.txt
+  python -m pip install -q -c .bench-constraints.txt transformers ema-pytorch accelerate pytorch-fid einx loguru \
+    torch-einops-utils ftfy regex tqdm matplotlib scipy
+fi

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import mapping, rule
+from ..registry import DIFFERENCE, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _DTYPES = {
@@ -44,8 +44,50 @@ _LEGACY_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a z
                 "(torch leaves it uninitialised); as a type: mindspore.Tensor (whatever its dtype)")
 rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32"))(
     _legacy_constructor("float32"))
+_LEGACY_TYPE_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that "
+                     "shape (torch leaves it uninitialised); as a value: _ms_compat.{c}, which builds tensors the "
+                     "same way when called and, as a type, matches MindSpore tensors of dtype {d}")
 for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
                   ("LongTensor", "int64"), ("IntTensor", "int32"), ("ShortTensor", "int16"),
                   ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_")):
-    rule(f"torch.{_cls}", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d=_dt))(_legacy_constructor(_dt))
+    rule(f"torch.{_cls}", f"_ms_compat.{_cls}", test=_T, note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(
+        _legacy_constructor(_dt))
+    # the CUDA classes name the same tensors: MindSpore places every tensor on the program's device
+    rule(f"torch.cuda.{_cls}", f"_ms_compat.{_cls}", test="tests/parity/test_dtypes.py::test_legacy_types_as_values",
+         note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))
 mapping("torch.Size", "tuple", note="shapes are tuples in MindSpore", test=_T)
+
+
+# ------------------------------------------------------------------ torch.autograd.Variable
+_VARIABLE_NOTE = ("Variable is a plain tensor since torch 0.4: the tensor itself (MindSpore differentiates "
+                  "what value_and_grad/grad is given; requires_grad=True on data is not translated)")
+
+
+def _variable(ctx):
+    b = ctx.bound
+    if b.starred:
+        raise UnsupportedSite("*args cannot be bound")
+    if not b.has("data"):
+        raise UnsupportedSite("Variable() without data")
+    rg = b.value("requires_grad")
+    if rg is not None and not (isinstance(rg, cst.Name) and rg.value == "False"):
+        raise UnsupportedSite("requires_grad other than False: gradients with respect to this tensor need "
+                              "mindspore.grad over it")
+    extra = [n for n in b.order if n not in ("data", "requires_grad", "volatile")]
+    if extra:
+        raise UnsupportedSite(f"unknown arguments {extra}")
+    return ctx.expr(b.code("data"))
+
+
+for _src in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+    rule(_src, "identity", args=("data", "requires_grad", "volatile"), note=_VARIABLE_NOTE,
+         test="tests/parity/test_dtypes.py::test_variable_is_its_tensor")(_variable)
+
+
+# ------------------------------------------------------------------ versions
+_VERSION_NOTE = ("the version of the torch API the conversion follows (what msmigrate's parity tests run), so "
+                 "version checks take the modern branch; MindSpore's own is mindspore.__version__")
+mapping("torch.__version__", "expr:_ms_compat.TORCH_API_VERSION", status=DIFFERENCE, note=_VERSION_NOTE,
+        test="tests/parity/test_dtypes.py::test_versions")
+mapping("torchvision.__version__", "expr:_ms_compat.TORCHVISION_API_VERSION", status=DIFFERENCE,
+        note=_VERSION_NOTE, test="tests/parity/test_dtypes.py::test_versions")

@@ -209,7 +209,11 @@ def _softmax_rule(kind):
     def r(ctx):
         b = ctx.bound
         if not _given(b, "dim"):
-            raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
+            if kind == "softmin" or b.has("dtype") or b.starred:
+                raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
+            # torch's rule, applied to the input's rank at run time
+            x = _need(b, "input")
+            return ctx.expr(f"ops.{kind}({x}, _ms_compat.implicit_softmax_dim({_paren(x)}.ndim))")
         b.remove("_stacklevel")
         dtype = b.code("dtype") if _given(b, "dtype") else None
         b.remove("dtype")

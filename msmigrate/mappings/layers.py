@@ -334,7 +334,8 @@ def _softmax(ms_name):
     def r(ctx):
         b = ctx.bound
         if not b.has("dim") or b.code("dim") == "None":
-            raise UnsupportedSite("implicit dim: pass dim explicitly (torch picks it from the input's rank)")
+            # torch picks the dim from the input's rank at each call: so does the adapter
+            return ctx.expr(f"_ms_compat.ImplicitDimSoftmax(log={ms_name == 'LogSoftmax'})")
         b.rename("dim", "axis")
         return None
     return r
@@ -342,7 +343,8 @@ def _softmax(ms_name):
 
 for _name in ("Softmax", "LogSoftmax"):
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("dim",), target_args=("axis",),
-         note="dim -> axis", test=f"{T}::test_activations")(_softmax(_name))
+         note="dim -> axis; without dim: _ms_compat.ImplicitDimSoftmax, torch's rule (dim 0 for 0-, 1-, 3-D "
+              "inputs, else 1)", test=f"{T}::test_activations")(_softmax(_name))
 
 # ------------------------------------------------------------------ containers
 mapping("torch.nn.Sequential", "mindspore.nn.SequentialCell",

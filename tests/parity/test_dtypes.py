@@ -131,3 +131,102 @@ def test_dtype_in_layer_arguments():
 
     code, sites = check_layer(DTYPE_USE_SRC, [np.ones((2, 3), np.float32)], graph=False)
     assert "dtype" not in code
+
+
+VARIABLE_SRC = '''
+import torch
+from torch.autograd import Variable
+import torch.autograd as autograd
+
+
+def wrap(x):
+    a = Variable(x, requires_grad=False)
+    b = autograd.Variable(x * 2)
+    c = Variable(x + 1, volatile=True)
+    return a, b, c
+
+
+def needs_grad(x):
+    return Variable(x, requires_grad=True)
+'''
+
+
+def test_variable_is_its_tensor():
+    """torch.autograd.Variable(x) is x (a plain tensor since torch 0.4); requires_grad=True stays a TODO."""
+    import torch
+
+    t = load_torch(VARIABLE_SRC)
+    mod, code, sites = load_converted(VARIABLE_SRC)
+    statuses = [(s.api, s.status) for s in sites if s.api.endswith("Variable")]
+    assert statuses.count(("torch.autograd.Variable", TODO)) == 1, statuses
+    assert len(statuses) == 4, statuses
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for mv, tv in zip(mod.wrap(_to_ms(x)), t["wrap"](torch.from_numpy(x))):
+        assert mv.asnumpy().dtype == tv.numpy().dtype
+        np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+    with pytest.raises(Exception, match="Variable"):
+        mod.needs_grad(_to_ms(x))
+
+
+LEGACY_VALUES_SRC = '''
+import numpy as np
+import torch
+
+cuda = torch.cuda.is_available()
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+Long = torch.LongTensor
+
+
+def build(n, arr):
+    ones = Tensor(n, 1).fill_(1.0)
+    data = Tensor(arr)
+    labels = Long(arr.astype(np.int64))
+    called_cuda = torch.cuda.FloatTensor([1, 2]) if cuda else torch.FloatTensor([1, 2])
+    return ones, data, labels, called_cuda
+
+
+def kinds(x, y):
+    return isinstance(x, Tensor), isinstance(y, Tensor), isinstance(y, Long)
+'''
+
+
+def test_legacy_types_as_values():
+    """torch.FloatTensor / torch.cuda.FloatTensor passed around as values still build tensors as torch's
+    legacy constructors do (sizes or data) and work in isinstance."""
+    import torch
+
+    t = load_torch(LEGACY_VALUES_SRC)
+    mod, code, sites = load_converted(LEGACY_VALUES_SRC)
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+    arr = np.array([[1.5, 2.0], [3.0, 4.0]])
+    for mv, tv in zip(mod.build(3, arr), t["build"](3, arr)):
+        assert mv.asnumpy().dtype == tv.numpy().dtype, (mv.dtype, tv.dtype)
+        np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+    x = np.ones((2, 2), np.float32)
+    y = np.ones((2,), np.int64)
+    assert mod.kinds(_to_ms(x), _to_ms(y)) == t["kinds"](torch.from_numpy(x), torch.from_numpy(y)) \
+        == (True, False, True)
+
+
+VERSIONS_SRC = '''
+import torch
+import torchvision
+from packaging import version
+
+
+def versions():
+    return str(torch.__version__), torchvision.__version__, version.parse(torch.__version__) >= version.parse("2.0")
+'''
+
+
+def test_versions():
+    """torch.__version__ / torchvision.__version__: the versions whose API the conversion follows, so a
+    version check takes the branch a current torch takes."""
+    import torch
+
+    mod, code, sites = load_converted(VERSIONS_SRC)
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+    tv, vv, modern = mod.versions()
+    assert modern is True
+    assert tv.split(".")[:2] == torch.__version__.split("+")[0].split(".")[:2], (tv, torch.__version__)
+    assert vv.count(".") == 2

@@ -117,10 +117,14 @@ def test_softmax():
     assert_sites(sites, "softmax", "log_softmax", "softmin", "normalize")
 
 
-def test_softmax_implicit_dim_is_todo():
-    code, sites = convert_snippet(src("return F.softmax(x) + F.log_softmax(x, dim=None)"))
-    assert_todo(code, sites, "softmax", "implicit dim")
-    assert_todo(code, sites, "log_softmax", "implicit dim")
+def test_softmax_implicit_dim():
+    """F.softmax(x) / F.log_softmax(x, dim=None): torch's rank rule, for 3-D (dim 0) and 4-D (dim 1) inputs."""
+    for shape in ((2, 3, 4), (2, 3, 4, 2)):
+        code, sites = check_function(src("return F.softmax(x) + F.log_softmax(x, dim=None)"), [rnd(*shape)],
+                                     grad=True)
+        assert_sites(sites, "softmax", "log_softmax")
+    code, sites = convert_snippet(src("return F.softmin(x)"))
+    assert_todo(code, sites, "softmin", "implicit dim")
 
 
 # ------------------------------------------------------------------------------ linear & dropout

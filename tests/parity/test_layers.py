@@ -523,10 +523,12 @@ def test_activation_arguments_variable(args):
     assert_converted(sites, "torch.nn.GELU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.Softmax")
 
 
-def test_softmax_implicit_dim_is_todo():
-    from msmigrate.converter import convert_code
-    code, sites, _ = convert_code(layer_src("nn.Softmax()"))
-    assert [s.status for s in sites if s.api == "torch.nn.Softmax"] == [TODO]
+@pytest.mark.parametrize("shape", [(5,), (2, 5), (2, 3, 4), (2, 3, 4, 2)])
+def test_softmax_implicit_dim(shape):
+    """nn.Softmax() / nn.LogSoftmax() without dim: torch's rank rule (dim 0 for 1-D and 3-D inputs)."""
+    code, sites = check_layer(layer_src("nn.Sequential(nn.Softmax(), nn.LogSoftmax())"), [rnd(*shape)],
+                              graph=len(shape) == 3)
+    assert_converted(sites, "torch.nn.Softmax", "torch.nn.LogSoftmax")
 
 
 # ------------------------------------------------------------------------------------- containers

@@ -1,0 +1,413 @@
+"""Runs one program (the original under torch, or its conversion under MindSpore) for
+bench/real_world.py, changing nothing in the program's code: it only patches the
+frameworks' own entry points, identically on both sides.
+
+    python bench/_rw_runner.py --side torch|ms --script S --record R.json --weights DIR \
+        [--losses K] [--cwd DIR] [-- program args ...]
+
+What the runner does, the same way on both sides:
+- seeds: random, numpy (np.random.seed(0)), the framework's own;
+- module/cell tracking: every nn.Module (torch) / nn.Cell (MindSpore) construction is
+  recorded in creation order. The *models* are the tracked objects that hold parameters or
+  buffers and are not inside another such object (optimizers, loss objects and the compiled
+  step are left out);
+- same initial weights: torch side, the first time a model (or anything in it) is called,
+  the state_dict of every model built so far is written to DIR/model{i}.npz; MindSpore
+  side, at the first Cell call or compiled-step call, model i loads DIR/model{i}.npz with
+  msmigrate.weights.load_torch_state_dict (strict), so both start from torch's weights;
+- same data order: RandomSampler (torch.utils.data's / _ms_compat's) yields
+  numpy RandomState(1000 + epoch).permutation(n) on both sides;
+- same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
+  below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
+  same stream (other random transforms are not aligned);
+- same noise: torch.randn/rand/randn_like/rand_like/randint and their MindSpore ops
+  counterparts draw from one numpy RandomState(1234) on both sides;
+- dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
+  identities (their masks cannot match across frameworks);
+- losses: torch side, every Tensor.backward() records the value being differentiated;
+  MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
+  value it returns (the converted step returns its loss first). After K recorded losses the
+  next one stops the program (a BaseException that a program's `except Exception` does not
+  swallow), so both sides run the same number of steps;
+- the first call of each model records its inputs' shapes and dtypes (for msmigrate verify).
+
+The record (JSON) holds: losses, models (class, input specs), status ("stopped" when the
+budget ended the run, "finished" when the program ended first, "error" with the traceback's
+last lines)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import types
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+
+class BenchStop(BaseException):
+    """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
+
+
+STATE = {"losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
+         "capture": None, "captured": None, "epoch": 0}
+NOISE = np.random.RandomState(1234)
+INSTANCES = []
+CACHE = {}
+RESTORE = []     # (object, attribute, original value): undone by restore()
+
+
+def _patch(obj, name, value):
+    RESTORE.append((obj, name, getattr(obj, name)))
+    setattr(obj, name, value)
+
+
+def restore():
+    """Undo every patch (a captured model is then checked by msmigrate verify unpatched)."""
+    while RESTORE:
+        obj, name, value = RESTORE.pop()
+        setattr(obj, name, value)
+    for name in ("torch", "torchvision", "torchaudio"):
+        if name in sys.modules and sys.modules[name] is None:
+            del sys.modules[name]
+
+
+def _permutation(n):
+    perm = np.random.RandomState(1000 + STATE["epoch"]).permutation(n)
+    STATE["epoch"] += 1
+    return perm
+
+
+def _record_loss(value):
+    if len(STATE["losses"]) >= STATE["limit"]:
+        raise BenchStop()
+    STATE["losses"].append(float(value))
+
+
+def _shape(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+# ------------------------------------------------------------------ torch side
+def install_torch():
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.data_speed import allow_synthetic_cifar
+    try:
+        allow_synthetic_cifar()     # torchvision next to this CPU torch; no md5 check of synthetic CIFAR
+    except Exception as e:          # noqa: BLE001 - programs without torchvision still run
+        print(f"[runner] torchvision unavailable: {e}", file=sys.stderr)
+    torch.manual_seed(0)
+
+    init = torch.nn.Module.__init__
+
+    def tracked_init(self, *a, **k):
+        init(self, *a, **k)
+        INSTANCES.append(self)
+    _patch(torch.nn.Module, "__init__", tracked_init)
+
+    def models():
+        if CACHE.get("n") == len(INSTANCES):
+            return CACHE["tops"]
+        stateful = [m for m in INSTANCES if len(m.state_dict()) > 0]
+        inner = set()
+        for m in stateful:
+            for sub in m.modules():
+                if sub is not m:
+                    inner.add(id(sub))
+        tops = [m for m in stateful if id(m) not in inner]
+        CACHE.update(n=len(INSTANCES), tops=tops, inside={id(s) for m in tops for s in m.modules()})
+        return tops
+
+    def pre_hook(module, args):
+        tops = models()
+        if id(module) not in CACHE["inside"]:
+            return None
+        for i, m in enumerate(tops):
+            if i < len(STATE["models"]):
+                continue
+            sd = {k: v.detach().cpu().numpy() for k, v in m.state_dict().items()}
+            np.savez(Path(STATE["weights"]) / f"model{i}.npz", **sd)
+            STATE["models"].append({"class": type(m).__name__, "inputs": None})
+        for i, m in enumerate(tops):
+            if module is m and STATE["models"][i]["inputs"] is None:
+                STATE["models"][i]["inputs"] = [
+                    {"shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", "")}
+                    if isinstance(a, torch.Tensor) else {"type": type(a).__name__} for a in args]
+                if STATE["capture"] == i:
+                    STATE["captured"] = m
+                    raise BenchStop()
+        return None
+    torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
+
+    backward = torch.Tensor.backward
+
+    def recording_backward(self, *a, **k):
+        _record_loss(self.detach().sum().item())
+        return backward(self, *a, **k)
+    _patch(torch.Tensor, "backward", recording_backward)
+
+    def identity(input, *a, **k):
+        return input
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
+        if hasattr(F, name):
+            _patch(F, name, identity)
+
+    def t(arr, like=None, dtype=None, device=None, **_):
+        out = torch.from_numpy(np.ascontiguousarray(arr))
+        if dtype is not None:
+            out = out.to(dtype)
+        elif like is not None:
+            out = out.to(like.dtype)
+        return out
+    _patch(torch, "randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
+    _patch(torch, "rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
+    _patch(torch, "randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
+    _patch(torch, "rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
+
+    def randint(*a, size=None, **k):
+        low, high = (0, a[0]) if len(a) == 1 or (len(a) == 2 and size is None and not isinstance(a[1], int)) \
+            else (a[0], a[1])
+        if size is None:
+            size = a[-1]
+        return torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
+    _patch(torch, "randint", randint)
+
+    import torch.utils.data as tud
+
+    def sampler_iter(self):
+        return iter(_permutation(len(self.data_source)).tolist())
+    _patch(tud.RandomSampler, "__iter__", sampler_iter)
+    return torch
+
+
+# ------------------------------------------------------------------ MindSpore side
+def install_ms(script_dir, mode):
+    for name in ("torch", "torchvision", "torchaudio"):
+        sys.modules[name] = None        # the converted program must not reach torch
+    import mindspore as ms
+    from mindspore import nn, ops
+    ms.set_seed(0)
+    if mode == "pynative":
+        # the program's mode line asks for GRAPH; this run goes op by op so numpy noise can be drawn
+        set_context = ms.set_context
+
+        def pynative_context(*a, **k):
+            if "mode" in k:
+                k["mode"] = ms.PYNATIVE_MODE
+            return set_context(*a, **k)
+        _patch(ms, "set_context", pynative_context)
+    sys.path.insert(0, str(script_dir))
+    try:
+        import _ms_compat
+    except ImportError:
+        _ms_compat = None
+    from msmigrate.weights import load_torch_state_dict
+
+    init = nn.Cell.__init__
+
+    def tracked_init(self, *a, **k):
+        init(self, *a, **k)
+        INSTANCES.append(self)
+    _patch(nn.Cell, "__init__", tracked_init)
+
+    def is_model(c):
+        if hasattr(c, "param_groups") or isinstance(c, nn.Optimizer) or type(c).__name__ == "StepCell":
+            return False
+        try:
+            return len(c.parameters_dict()) > 0
+        except Exception:   # noqa: BLE001 - a half-built cell
+            return False
+
+    def models():
+        if CACHE.get("n") == len(INSTANCES):
+            return CACHE["tops"]
+        stateful = [c for c in INSTANCES if is_model(c)]
+        inner = set()
+        for c in stateful:
+            for _, sub in c.cells_and_names():
+                if sub is not c:
+                    inner.add(id(sub))
+        tops = [c for c in stateful if id(c) not in inner]
+        CACHE.update(n=len(INSTANCES), tops=tops)
+        return tops
+
+    def load_weights():
+        tops = models()
+        for i, c in enumerate(tops):
+            if i < len(STATE["models"]):
+                continue
+            path = Path(STATE["weights"]) / f"model{i}.npz"
+            entry = {"class": type(c).__name__, "inputs": None}
+            STATE["models"].append(entry)
+            if not path.exists():
+                entry["load"] = "no torch weights for this model"
+                continue
+            with np.load(path) as z:
+                sd = {k: z[k] for k in z.files}
+            load_torch_state_dict(c, sd, strict=True)
+            entry["load"] = "ok"
+
+    call = nn.Cell.__call__
+
+    def tracked_call(self, *args, **kwargs):
+        load_weights()
+        tops = models()
+        for i, c in enumerate(tops):
+            if self is c and i < len(STATE["models"]) and STATE["models"][i]["inputs"] is None:
+                STATE["models"][i]["inputs"] = [
+                    {"shape": list(a.shape), "dtype": str(a.dtype)} if isinstance(a, ms.Tensor)
+                    else {"type": type(a).__name__} for a in args]
+                if STATE["capture"] == i:
+                    STATE["captured"] = c
+                    raise BenchStop()
+        return call(self, *args, **kwargs)
+    _patch(nn.Cell, "__call__", tracked_call)
+
+    def identity_construct(self, x):
+        return x
+    for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"):
+        if hasattr(nn, name):
+            getattr(nn, name).construct = identity_construct
+
+    def identity(input, *a, **k):
+        return input
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d"):
+        if hasattr(ops, name):
+            _patch(ops, name, identity)
+
+    def t(arr, like=None, dtype=None, **_):
+        out = ms.Tensor(np.ascontiguousarray(arr))
+        if dtype is not None:
+            out = out.astype(dtype)
+        elif like is not None:
+            out = out.astype(like.dtype)
+        return out
+    if mode == "graph":
+        pass    # a compiled step cannot call numpy: MindSpore's own generator draws the noise
+    else:
+        patch_ms_noise(ops, t)
+
+    if _ms_compat is not None:
+        def sampler_iter(self):
+            return iter(_permutation(len(self.data_source)).tolist())
+        if hasattr(_ms_compat, "RandomSampler"):
+            _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
+        patch_ms_augmentation(_ms_compat)
+        compile_step = getattr(_ms_compat, "compile_step", None)
+        if compile_step is not None:
+            def recording_compile_step(step):
+                compiled = compile_step(step)
+
+                def run(*args, **kwargs):
+                    if len(STATE["losses"]) >= STATE["limit"]:
+                        raise BenchStop()
+                    load_weights()
+                    out = compiled(*args, **kwargs)
+                    first = out[0] if isinstance(out, (tuple, list)) else out
+                    _record_loss(float(first.sum().asnumpy()) if hasattr(first, "asnumpy") else float(first))
+                    return out
+                return run
+            _patch(_ms_compat, "compile_step", recording_compile_step)
+    return ms
+
+
+def patch_ms_noise(ops, t):
+    import mindspore as ms
+    _patch(ops, "randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
+    _patch(ops, "rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
+    _patch(ops, "standard_normal", lambda s, *a, **k: t(NOISE.standard_normal(_shape((s,))).astype(np.float32)))
+    _patch(ops, "randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
+    _patch(ops, "rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
+
+    def randint(low, high, size, **k):
+        return ms.Tensor(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
+    _patch(ops, "randint", randint)
+
+
+def patch_ms_augmentation(compat):
+    """Random flips and crops of the converted input pipeline draw what torchvision's draw
+    (torch.rand(1) < p; torch.randint(0, h - th + 1, (1,)), then for the width) from the
+    runner's stream, in the same order, so both sides augment identically."""
+    transforms = getattr(compat, "transforms", None)
+    if transforms is None or not hasattr(transforms, "RandomCrop"):
+        return
+
+    def flip(self, img):
+        return compat._tv_flip(img, self.axis) if NOISE.random_sample((1,)).astype(np.float32)[0] < self.p \
+            else img
+    _patch(transforms._RandomFlip, "__call__", flip)
+    def crop_params(img, output_size):
+        h, w = compat._tv_hw(img if compat._tv_is_pil(img) else compat._tv_unwrap(img)[0])
+        th, tw = output_size
+        if (h, w) == (th, tw):
+            return 0, 0, h, w
+        return int(NOISE.randint(0, h - th + 1, (1,))[0]), int(NOISE.randint(0, w - tw + 1, (1,))[0]), th, tw
+    _patch(transforms.RandomCrop, "get_params", staticmethod(crop_params))
+
+
+# ------------------------------------------------------------------ running
+def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative"):
+    """Runs the program under the patches; returns the record (and the captured model)."""
+    STATE.update(limit=limit, weights=weights, capture=capture)
+    script = Path(script).resolve()
+    random.seed(0)
+    np.random.seed(0)
+    if side == "torch":
+        install_torch()
+    else:
+        install_ms(script.parent, mode)
+    os.chdir(cwd or script.parent)
+    sys.argv = [str(script), *args]
+    sys.path.insert(0, str(script.parent))
+    status, error = "finished", None
+    # run as __main__ in a module of its own (not runpy's temporary one): MindSpore's graph
+    # parser resolves a function's globals through sys.modules[fn.__module__]
+    module = types.ModuleType("__main__")
+    module.__file__ = str(script)
+    previous_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(compile(script.read_bytes(), str(script), "exec"), module.__dict__)
+    except BenchStop:
+        status = "stopped"
+    except SystemExit as e:
+        if e.code not in (0, None):
+            status, error = "error", f"SystemExit({e.code})"
+    except BaseException:   # noqa: BLE001 - reported, never swallowed silently
+        status = "error"
+        error = traceback.format_exc(limit=-6)[-3000:]
+    finally:
+        if capture is None:
+            sys.modules["__main__"] = previous_main
+    return {"status": status, "error": error, "losses": STATE["losses"], "models": STATE["models"]}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--side", choices=("torch", "ms"), required=True)
+    p.add_argument("--script", required=True)
+    p.add_argument("--record", required=True)
+    p.add_argument("--weights", required=True)
+    p.add_argument("--losses", type=int, default=6)
+    p.add_argument("--cwd")
+    p.add_argument("--mode", choices=("pynative", "graph"), default="pynative",
+                   help="MindSpore side: pynative forces op-by-op runs (numpy noise possible); graph keeps "
+                        "the program's GRAPH mode line and MindSpore's own random generator")
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    a = p.parse_args(argv)
+    args = a.args[1:] if a.args[:1] == ["--"] else a.args
+    Path(a.weights).mkdir(parents=True, exist_ok=True)
+    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode)
+    Path(a.record).write_text(json.dumps(record, indent=1), encoding="utf-8")
+    print(f"[runner] {a.side}: {record['status']}, {len(record['losses'])} losses", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""Real-world programs: third-party PyTorch programs and libraries converted with
+`msmigrate convert` (no manual edit) and run against the originals.
+
+    python bench/real_world.py --mirrors /work/.mirror [--only gan,vae] [--losses 6] [--no-verify]
+
+--mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
+fetch gives); nothing of them is kept in this repository: each is extracted at run time into
+bench/_work/real_world/src/ (git-ignored), blobs that the mirror lacks (large files) skipped.
+
+For each program:
+1. Data: small synthetic data in the real on-disk format where the program reads it
+   (MNIST idx files under data/MNIST/raw and data/mnist/MNIST/raw as torchvision reads them,
+   so nothing is downloaded; CIFAR-10 python batches, torchvision's md5 check skipped on the
+   torch side). The program's directory is copied to RUN/torch/x/prog and its conversion
+   written to RUN/ms/x/prog, so its own relative paths (../../data) resolve to RUN/<side>/data.
+   Library repositories (diffusion, x-transformers, CLIP, DETR) get a small driver script
+   written here (our code, in torch: construct, forward, a few training steps) next to the
+   library's package; driver and package are converted together.
+2. Runs, under bench/_rw_runner.py, which patches nothing in the program, only the frameworks'
+   entry points, identically on both sides (see its docstring): seeds, the initial weights of
+   every model (torch's state_dict at its first call, loaded into the converted model with
+   msmigrate.weights), the RandomSampler order, noise (torch.randn... / ops.randn... from one
+   numpy stream), dropout off; each side stops after K losses (Tensor.backward values on the
+   torch side, the first value of each _ms_compat.compile_step step on the converted side).
+   The converted program runs twice in a process that cannot import torch: PYNATIVE (the
+   runner turns the program's mode line to PYNATIVE so numpy noise can be drawn: the loss
+   comparison) and GRAPH (as converted; MindSpore's own generator draws noise inside compiled
+   steps, so programs with in-step noise are only checked to run there).
+   Drivers also print `VALUE name number` lines (logits, samples), compared the same way.
+3. `msmigrate verify` (PYNATIVE and GRAPH) of every model whose first call took tensors only,
+   the model built by running the program up to that call (bench/_rw_capture.py).
+
+Prints one table: program, TODO count, status, largest relative loss difference (or the error)."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PY = sys.executable
+RTOL = 1e-4
+
+GAN_ARGS = ["--n_epochs", "1", "--batch_size", "8", "--sample_interval", "1000000"]
+TUTORIAL = "yunjey+pytorch-tutorial"
+GANS = "eriklindernoren+PyTorch-GAN"
+
+# (name, repo, directory of the program in the repo, script, args, data)
+PROGRAMS = [
+    ("feedforward", TUTORIAL, "tutorials/01-basics/feedforward_neural_network", "main.py", [], "mnist"),
+    ("logistic_regression", TUTORIAL, "tutorials/01-basics/logistic_regression", "main.py", [], "mnist"),
+    ("linear_regression", TUTORIAL, "tutorials/01-basics/linear_regression", "main.py", [], None),
+    ("cnn", TUTORIAL, "tutorials/02-intermediate/convolutional_neural_network", "main.py", [], "mnist"),
+    ("resnet_cifar", TUTORIAL, "tutorials/02-intermediate/deep_residual_network", "main.py", [], "cifar"),
+    ("rnn", TUTORIAL, "tutorials/02-intermediate/recurrent_neural_network", "main.py", [], "mnist"),
+    ("birnn", TUTORIAL, "tutorials/02-intermediate/bidirectional_recurrent_neural_network", "main.py", [],
+     "mnist"),
+    ("tutorial_gan", TUTORIAL, "tutorials/03-advanced/generative_adversarial_network", "main.py", [], "mnist"),
+    ("vae", TUTORIAL, "tutorials/03-advanced/variational_autoencoder", "main.py", [], "mnist"),
+    ("tensorboard", TUTORIAL, "tutorials/04-utils/tensorboard", "main.py", [], "mnist"),
+] + [
+    (g, GANS, f"implementations/{g}", f"{g}.py", GAN_ARGS, "mnist")
+    for g in ("gan", "dcgan", "wgan", "wgan_gp", "cgan", "acgan", "infogan", "lsgan", "softmax_gan", "began",
+              "bgan", "ebgan", "wgan_div", "dragan", "relativistic_gan", "aae", "sgan")
+] + [
+    ("diffusion", "lucidrains+denoising-diffusion-pytorch", "denoising_diffusion_pytorch", "driver.py", [], None),
+    ("x_transformers", "lucidrains+x-transformers", "x_transformers", "driver.py", [], None),
+    ("clip", "openai+CLIP", "clip", "driver.py", [], None),
+    ("detr", "facebookresearch+detr", "models,util", "driver.py", [], None),
+]
+
+# Third-party torch packages a library imports, converted with it (copied from the installed
+# package into the project before conversion: what `msmigrate convert --deps` is to do).
+DEPS = {"x_transformers": ["torch_einops_utils"]}
+
+# Drivers for library repositories: our own code, the library's documented entry points.
+DRIVERS = {
+    "diffusion": '''
+import torch
+from denoising_diffusion_pytorch import Unet, GaussianDiffusion
+
+model = Unet(dim=8, dim_mults=(1, 2), attn_dim_head=8, attn_heads=2)
+diffusion = GaussianDiffusion(model, image_size=8, timesteps=4, sampling_timesteps=4)
+optimizer = torch.optim.Adam(diffusion.parameters(), lr=1e-3)
+images = torch.rand(2, 3, 8, 8)
+for step in range(3):
+    optimizer.zero_grad()
+    loss = diffusion(images)
+    loss.backward()
+    optimizer.step()
+    print("loss", loss.item())
+sampled = diffusion.sample(batch_size=2)
+print("VALUE sample", float(sampled.abs().mean()))
+''',
+    "x_transformers": '''
+import torch
+import torch.nn.functional as F
+from x_transformers import TransformerWrapper, Decoder
+
+model = TransformerWrapper(num_tokens=64, max_seq_len=16, attn_layers=Decoder(dim=32, depth=2, heads=2))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+tokens = torch.randint(0, 64, (2, 16))
+logits = model(tokens)
+print("VALUE logits", float(logits.abs().mean()))
+for step in range(3):
+    optimizer.zero_grad()
+    logits = model(tokens[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, 64), tokens[:, 1:].reshape(-1))
+    loss.backward()
+    optimizer.step()
+    print("loss", loss.item())
+''',
+    "clip": '''
+import torch
+from clip.model import CLIP, build_model
+
+# a random state dict of a small ViT CLIP (widths of 64 give build_model one head per 64 channels)
+reference = CLIP(32, 32, 2, 64, 16, 16, 100, 64, 1, 2)
+model = build_model(reference.state_dict()).float()
+image = torch.rand(2, 3, 32, 32)
+text = torch.randint(0, 100, (2, 16))
+with torch.no_grad():
+    image_features = model.encode_image(image)
+    text_features = model.encode_text(text)
+    logits_per_image, logits_per_text = model(image, text)
+print("VALUE image_features", float(image_features.abs().mean()))
+print("VALUE text_features", float(text_features.abs().mean()))
+print("VALUE logits", float(logits_per_image.abs().mean()))
+''',
+    "detr": '''
+import argparse
+import torch
+import models.backbone
+from models.detr import build
+from util.misc import nested_tensor_from_tensor_list
+
+models.backbone.is_main_process = lambda: False     # no pretrained download: random backbone
+args = argparse.Namespace(
+    lr_backbone=1e-5, masks=False, dilation=False, backbone="resnet18", position_embedding="sine",
+    hidden_dim=32, dropout=0.0, nheads=2, dim_feedforward=64, enc_layers=1, dec_layers=2, pre_norm=False,
+    num_queries=5, aux_loss=True, set_cost_class=1, set_cost_bbox=5, set_cost_giou=2, bbox_loss_coef=5,
+    giou_loss_coef=2, eos_coef=0.1, dataset_file="coco", device="cpu", frozen_weights=None,
+    mask_loss_coef=1, dice_loss_coef=1)
+model, criterion, postprocessors = build(args)
+images = nested_tensor_from_tensor_list([torch.rand(3, 64, 64), torch.rand(3, 64, 64)])
+targets = [{"labels": torch.tensor([1, 3]), "boxes": torch.tensor([[0.5, 0.5, 0.2, 0.3], [0.3, 0.6, 0.2, 0.2]])},
+           {"labels": torch.tensor([7]), "boxes": torch.tensor([[0.4, 0.4, 0.5, 0.5]])}]
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for step in range(2):
+    outputs = model(images)
+    loss_dict = criterion(outputs, targets)
+    losses = sum(loss_dict[k] * criterion.weight_dict[k] for k in loss_dict if k in criterion.weight_dict)
+    optimizer.zero_grad()
+    losses.backward()
+    optimizer.step()
+    print("loss", losses.item())
+''',
+}
+
+
+# ------------------------------------------------------------------ sources and data
+def extract(gitdir: Path, dest: Path) -> None:
+    """Every blob of HEAD that the mirror holds (large files may be absent: skipped)."""
+    if dest.exists():
+        return
+    listing = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", "HEAD"],
+                             capture_output=True, check=True).stdout
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, path = entry.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind != b"blob" or mode == b"120000":
+            continue
+        blob = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "blob", sha.decode()],
+                              capture_output=True)
+        if blob.returncode:
+            continue
+        target = dest / path.decode()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(blob.stdout)
+
+
+def write_data(kind, root: Path) -> None:
+    from tests.corpus import write_cifar10, write_mnist
+    if kind == "mnist":
+        write_mnist(root, n_train=200, n_test=16)
+        write_mnist(root / "mnist", n_train=200, n_test=16)
+    elif kind == "cifar":
+        write_cifar10(root, n_train=120, n_test=16)
+
+
+def prepare(name, repo, subdir, script, data, src: Path, run: Path):
+    """RUN/torch/x/prog (the program or driver + library), data for both sides; returns the project dir."""
+    proj = run / "torch" / "x" / "prog"
+    if run.exists():
+        shutil.rmtree(run)
+    proj.parent.mkdir(parents=True)
+    if name in DRIVERS:
+        proj.mkdir()
+        for part in subdir.split(","):
+            shutil.copytree(src / repo / part, proj / part)
+        (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
+        for dep in DEPS.get(name, ()):
+            spec = importlib.util.find_spec(dep)
+            shutil.copytree(Path(spec.submodule_search_locations[0]), proj / dep,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copytree(src / repo / subdir, proj)
+    for side in ("torch", "ms"):
+        (run / side / "data").mkdir(parents=True, exist_ok=True)
+        if data:
+            write_data(data, run / side / "data")
+    return proj
+
+
+def convert(proj: Path, out: Path):
+    t = time.perf_counter()
+    r = subprocess.run([PY, "-m", "msmigrate.cli", "convert", str(proj), "-o", str(out), "-q"], cwd=ROOT,
+                       capture_output=True, text=True, env=env_for(None), timeout=1800)
+    seconds = time.perf_counter() - t
+    report = out / "msmigrate-report.json"
+    todo = None
+    if report.exists():
+        todo = json.loads(report.read_text())["summary"]["todo"]
+    return r.returncode, todo, seconds, (r.stderr or r.stdout)[-500:]
+
+
+def env_for(side):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT)
+    env["GLOG_v"] = "3"
+    env["MS_DEVICE_TARGET"] = "CPU"
+    env.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def run_side(side, script: Path, args, record: Path, weights: Path, losses, timeout, mode="pynative"):
+    cmd = [PY, str(ROOT / "bench" / "_rw_runner.py"), "--side", side, "--script", str(script),
+           "--record", str(record), "--weights", str(weights), "--losses", str(losses), "--mode", mode,
+           "--", *args]
+    t = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, cwd=script.parent, env=env_for(side), capture_output=True, text=True,
+                           timeout=timeout)
+        out, err = p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        return {"status": "timeout", "error": f"over {timeout} s", "losses": [], "models": [], "values": {},
+                "seconds": timeout, "stderr": str(e.stderr or "")[-2000:]}
+    rec = json.loads(record.read_text()) if record.exists() else {
+        "status": "error", "error": f"runner exited {p.returncode}: {err[-1500:]}", "losses": [], "models": []}
+    rec["values"] = {m.group(1): float(m.group(2)) for m in re.finditer(r"^VALUE (\S+) (\S+)$", out, re.M)}
+    rec["seconds"] = time.perf_counter() - t
+    rec["stdout_tail"] = out[-800:]
+    return rec
+
+
+def rel_diff(a, b):
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape or a.size == 0:
+        return None
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-12)))
+
+
+def compare(torch_rec, ms_rec):
+    """(status, largest relative difference, note)."""
+    if ms_rec["status"] in ("error", "timeout"):
+        return "error", None, summarize(ms_rec["error"])
+    if len(ms_rec["losses"]) != len(torch_rec["losses"]):
+        return "fail", None, f"{len(ms_rec['losses'])} losses vs torch's {len(torch_rec['losses'])}"
+    diffs = [d for d in [rel_diff(ms_rec["losses"], torch_rec["losses"])] if d is not None]
+    for k, v in torch_rec["values"].items():
+        if k not in ms_rec["values"]:
+            return "fail", None, f"value {k} not printed"
+        diffs.append(rel_diff([ms_rec["values"][k]], [v]))
+    worst = max(diffs) if diffs else None
+    if worst is None:
+        return "fail", None, "nothing to compare (no losses or values)"
+    return ("pass" if worst <= RTOL else "fail"), worst, ""
+
+
+def summarize(error):
+    if not error:
+        return ""
+    lines = [l for l in str(error).strip().splitlines() if l.strip()]
+    for l in reversed(lines):
+        if re.match(r"^[\w.]+(Error|Exception|Exit)\b", l.strip()) or "Error:" in l:
+            return l.strip()[:220]
+    return lines[-1][:220] if lines else ""
+
+
+def verify_models(name, torch_script, ms_script, args, torch_rec, run: Path, timeout):
+    """msmigrate verify of each model whose first call took tensors only; one line per model."""
+    out = []
+    for i, m in enumerate(torch_rec.get("models", [])):
+        ins = m.get("inputs")
+        if not ins or any("shape" not in x for x in ins):
+            out.append(f"{m['class']}: not verified (first call took {ins and [x.get('type') for x in ins]})")
+            continue
+        spec = {"torch_script": str(torch_script), "ms_script": str(ms_script), "args": args, "index": i,
+                "torch_cwd": str(torch_script.parent), "ms_cwd": str(ms_script.parent)}
+        env = env_for(None)
+        env["RW_CAPTURE"] = json.dumps(spec)
+        cmd = [PY, "-m", "msmigrate.cli", "verify", "--torch", "bench._rw_capture:torch_model",
+               "--torch-path", str(ROOT), "--ms", "bench._rw_capture:ms_model", "--ms-path", str(ROOT),
+               "--mode", "both", "--timeout", str(timeout), "--json", str(run / f"verify{i}.json"), "-q",
+               "--no-per-layer"]
+        for x in ins:
+            dtype = x["dtype"]
+            cmd += ["--input", ",".join(map(str, x["shape"])) + (f":{dtype}" if dtype != "float32" else "")]
+        try:
+            p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=2 * timeout + 60)
+        except subprocess.TimeoutExpired:
+            out.append(f"{m['class']}: verify timed out")
+            continue
+        res = run / f"verify{i}.json"
+        if res.exists():
+            r = json.loads(res.read_text())
+            modes = {md["mode"]: md["status"] for md in r.get("modes", [])}
+            err = r.get("error") or "; ".join(f"{md['mode']}: {md.get('error')}" for md in r.get("modes", [])
+                                              if md.get("error"))
+            out.append(f"{m['class']}: pynative {modes.get('pynative', '-')}, graph {modes.get('graph', '-')}"
+                       + (f" ({summarize(err)})" if err else ""))
+        else:
+            out.append(f"{m['class']}: verify exit {p.returncode}: {summarize(p.stderr or p.stdout)}")
+    return out
+
+
+# ------------------------------------------------------------------ main
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mirrors", required=True, type=Path, help="DIR/<owner>+<name>/repo bare git repositories")
+    ap.add_argument("--work", type=Path, default=ROOT / "bench" / "_work" / "real_world")
+    ap.add_argument("--only", default="", help="comma-separated program names")
+    ap.add_argument("--losses", type=int, default=6, help="losses recorded per side (the step budget)")
+    ap.add_argument("--timeout", type=int, default=240, help="seconds per run of one side")
+    ap.add_argument("--no-verify", action="store_true")
+    ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
+    a = ap.parse_args(argv)
+    a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
+    only = {s for s in a.only.split(",") if s}
+    src = a.work / "src"
+    rows = []
+    for name, repo, subdir, script, args, data in PROGRAMS:
+        if only and name not in only:
+            continue
+        gitdir = a.mirrors / repo / "repo"
+        if not gitdir.exists():
+            rows.append((name, "-", "blocked", f"no mirror {gitdir}", "", ""))
+            continue
+        extract(gitdir, src / repo)
+        run = a.work / "runs" / name
+        proj = prepare(name, repo, subdir, script, data, src, run)
+        ms_proj = run / "ms" / "x" / "prog"
+        rc, todo, secs, msg = convert(proj, ms_proj)
+        if not (ms_proj / script).exists():
+            rows.append((name, todo, "convert-failed", f"exit {rc}: {msg}", "", ""))
+            continue
+        weights = run / "weights"
+        t_rec = run_side("torch", proj / script, args, run / "torch.json", weights, a.losses, a.timeout)
+        if t_rec["status"] in ("error", "timeout"):
+            rows.append((name, todo, "torch-failed", summarize(t_rec["error"]), "", ""))
+            print_row(rows[-1])
+            continue
+        m_rec = run_side("ms", ms_proj / script, args, run / "ms.json", weights, a.losses, a.timeout)
+        status, worst, note = compare(t_rec, m_rec)
+        graph = ""
+        if not a.no_graph and status != "error":
+            g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, a.losses, a.timeout,
+                             mode="graph")
+            g_status, g_worst, g_note = compare(t_rec, g_rec)
+            graph = f"graph {g_status}" + (f" {g_worst:.1e}" if g_worst is not None else "") + \
+                (f" ({g_note})" if g_note else "")
+        verified = []
+        if not a.no_verify and status != "error":
+            verified = verify_models(name, proj / script, ms_proj / script, args, t_rec, run, a.timeout)
+        detail = (f"{worst:.1e}" if worst is not None else "") + (f" {note}" if note else "")
+        rows.append((name, todo, status, detail.strip(), graph, "; ".join(verified)))
+        print_row(rows[-1])
+    print()
+    print(f"{'program':22} {'TODO':>4}  {'status':15} largest loss difference / error")
+    for r in rows:
+        print(f"{r[0]:22} {str(r[1]):>4}  {r[2]:15} {r[3]}")
+        for extra in r[4:]:
+            if extra:
+                print(f"{'':44}{extra}")
+    passed = sum(r[2] == "pass" for r in rows)
+    print(f"\n{passed}/{len(rows)} programs match torch (PYNATIVE losses within {RTOL} relative)")
+    (a.work / "results.json").write_text(json.dumps(rows, indent=1))
+    return 0 if passed == len(rows) else 1
+
+
+def print_row(r):
+    print(" | ".join(str(x) for x in r if x != ""), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
