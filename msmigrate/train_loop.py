@@ -29,6 +29,7 @@ and which of the computed names the program reads later (returned as outputs).
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -563,8 +564,9 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
 
 
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
-           host: Set[str] = frozenset()) -> List[int]:
-    """Statements before the last backward() that the losses depend on."""
+           host: Set[str] = frozenset(), outside: Optional[List[int]] = None) -> List[int]:
+    """Statements before the last backward() that the losses depend on. `outside` collects the
+    statements that bind a name the losses need but stay out of the step (data sources)."""
     last = group.backwards[-1]
     needed: Set[str] = set(reads(group.losses[-1]))
     chosen: List[int] = []
@@ -576,7 +578,11 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             continue
         st = body[j]
         bound = assigns(st)
-        if not (bound & needed) or is_source(st, host):
+        if not (bound & needed):
+            continue
+        if is_source(st, host) and not _loop_through_network(st, host):
+            if outside is not None:
+                outside.append(j)
             continue
         chosen.append(j)
         needed -= bound
@@ -585,15 +591,71 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
     return chosen
 
 
+def _loop_through_network(stmt: cst.CSTNode, host: Set[str]) -> bool:
+    """`for k in range(n): loss = loss + crit(model(xs[k]), ys[k])`: a loop that sums the loss over
+    network calls belongs to the step (no random draw or host value inside it)."""
+    if not isinstance(stmt, (cst.For, cst.While)) or stmt.orelse is not None:
+        return False
+    v = _CallsAndOps()
+    walk(stmt, v)
+    if any(_is_data_call(c, host) for c in v.calls):
+        return False
+    inner = assigns(stmt)
+    return any(r not in inner and r not in _LIBRARY_ROOTS for r in call_roots(stmt))
+
+
+def _free_reads(st: cst.CSTNode, bound: Set[str], inputs: List[str]) -> None:
+    """Add to `inputs` the names `st` reads before binding them, statement by statement inside
+    compound statements too (`if c: aux = f(out); loss = loss + aux` reads out and loss, not aux);
+    then add what `st` binds to `bound`."""
+    def read(node: cst.CSTNode, names: Set[str]) -> None:
+        for n in reads(node):
+            if n not in names and n not in inputs:
+                inputs.append(n)
+
+    def block(b, names: Set[str]) -> None:
+        for inner in (b.body if isinstance(b, cst.IndentedBlock) else [b]):
+            _free_reads(inner, names, inputs)
+
+    if isinstance(st, cst.SimpleStatementLine):
+        for small in st.body:
+            read(small, bound)
+            bound |= assigns(small)
+        return
+    if isinstance(st, cst.If):
+        read(st.test, bound)
+        block(st.body, set(bound))
+        if isinstance(st.orelse, cst.If):
+            _free_reads(st.orelse, set(bound), inputs)
+        elif st.orelse is not None:
+            block(st.orelse.body, set(bound))
+    elif isinstance(st, cst.For):
+        read(st.iter, bound)
+        inner = set(bound) | assigns(cst.For(target=st.target, iter=cst.Name("_"), body=cst.IndentedBlock([])))
+        block(st.body, inner)
+        if st.orelse is not None:
+            block(st.orelse.body, inner)
+    elif isinstance(st, cst.While):
+        read(st.test, bound)
+        block(st.body, set(bound))
+    elif isinstance(st, cst.With):
+        inner = set(bound)
+        for item in st.items:
+            read(item.item, inner)
+            if item.asname is not None:
+                inner |= assigns(item.asname)
+        block(st.body, inner)
+    else:
+        read(st, bound)
+    bound |= assigns(st)
+
+
 def _inputs(stmts: Sequence[cst.CSTNode], tail: Sequence[cst.BaseExpression]) -> Tuple[List[str], Set[str]]:
     """Names read before the statements bind them (in first-read order), and all names bound."""
     bound: Set[str] = set()
     inputs: List[str] = []
     for st in stmts:
-        for n in reads(st):
-            if n not in bound and n not in inputs:
-                inputs.append(n)
-        bound |= assigns(st)
+        _free_reads(st, bound, inputs)
     for e in tail:
         for n in reads(e):
             if n not in bound and n not in inputs:
@@ -655,6 +717,168 @@ class _UsedAsObject(cst.CSTVisitor):
             self.names.add(node.value.value)
 
 
+# ------------------------------------------------------------------ soundness
+# The rewrite must carry the whole computation from the parameters to the loss into forward_fn:
+# a model call left outside it is a constant for value_and_grad, and every gradient is zero.
+# Where the slice does not show that, the backward() becomes a TODO that raises.
+_LIBRARY_ROOTS = {"ms", "mindspore", "ops", "nn", "mint", "np", "numpy", "math", "random", "_ms_compat",
+                  "F", "Tensor", "Parameter", "functools", "itertools", "operator"} | set(dir(builtins))
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    """The base name of `a.b[c](d).e`."""
+    while True:
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
+
+
+class _CallRoots(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.roots: List[str] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        r = _root(node.func)
+        if r is not None:
+            self.roots.append(r)
+
+
+def call_roots(node: cst.CSTNode) -> List[str]:
+    v = _CallRoots()
+    walk(node, v)
+    return v.roots
+
+
+def reaches_network(stmts: Sequence[cst.CSTNode], losses: Sequence[cst.BaseExpression],
+                    params: Sequence[str], info: "LoopInfo") -> bool:
+    """Whether the forward function calls something that can hold the trained parameters: a
+    network, a method of the trainer (`self.model(x)`, `self.compute_loss(batch)`) or a helper of
+    the program (`criterion_fn(model, batch)`), reached from outside (a closure), not a value the
+    function computed or received, not a library function (ops.*, _ms_compat.*, builtins)."""
+    inside: Set[str] = set(params)
+    for st in stmts:
+        inside |= assigns(st)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    for node in list(stmts) + list(losses):
+        for r in call_roots(node):
+            if r not in inside and r not in library:
+                return True
+    return False
+
+
+class _AttrToName(cst.CSTTransformer):
+    """`self.loss` -> a local name (reads and writes)."""
+
+    def __init__(self, code: str, name: str) -> None:
+        self.code, self.name = code, name
+
+    def leave_Attribute(self, original, updated):
+        return cst.Name(self.name) if code_of(original).strip() == self.code else updated
+
+
+def _attribute_targets(stmt: cst.CSTNode) -> Set[str]:
+    """Attribute chains a simple statement assigns (`logits, self.loss = ...` -> {"self.loss"})."""
+    out: Set[str] = set()
+
+    def target(t) -> None:
+        if isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                target(e.value)
+        elif isinstance(t, cst.StarredElement):
+            target(t.value)
+        elif isinstance(t, cst.Attribute):
+            out.add(code_of(t).strip())
+
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                for t in small.targets:
+                    target(t.target)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                target(small.target)
+    return out
+
+
+def localize_attribute_losses(body: List[cst.CSTNode], g: StepGroup, start: int, used: Set[str]) -> List[str]:
+    """`logits, self.loss = model(x, y); self.loss.backward()` (GPT trainers): the attribute the loss
+    is kept in becomes a local name from its assignment on (so the slice follows it into the model
+    call), and is assigned back after the step. Returns those assignments (`self.loss = loss`)."""
+    after: List[str] = []
+    for k, x in enumerate(g.losses):
+        code = code_of(x).strip()
+        if not isinstance(x, cst.Attribute) or not re.fullmatch(r"\w+(\.\w+)+", code):
+            continue
+        first = next((j for j in range(start, g.backwards[k])
+                      if j not in g.backwards and code in _attribute_targets(body[j])), None)
+        if first is None:
+            continue        # assigned elsewhere: the slice cannot follow it (reaches_network decides)
+        local = _unique(code.rsplit(".", 1)[-1], used)
+        for j in range(first, g.backwards[-1]):
+            if j not in g.backwards:
+                body[j] = body[j].visit(_AttrToName(code, local))
+        g.losses = [cst.Name(local) if code_of(y).strip() == code else y for y in g.losses]
+        after.append(f"{code} = {local}")
+    return after
+
+
+def broken_chain(body: Sequence[cst.CSTNode], chosen: Sequence[int], outside: Sequence[int]) -> Optional[int]:
+    """A statement left out of the step (a host value, a loop) through which the loss passes: it
+    reads what a statement of the step computed before it (`if loss.item() > 9: loss = loss / 10`).
+    The gradient would not flow through it."""
+    for j in outside:
+        computed: Set[str] = set()
+        for c in chosen:
+            if c < j:
+                computed |= assigns(body[c])
+        if set(reads(body[j])) & computed:
+            return j
+    return None
+
+
+def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
+             per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
+    """Why the forward function of a group would not carry the computation from the parameters to
+    the loss (None: it does)."""
+    j = broken_chain(body, chosen, outside)
+    if j is not None:
+        return (f"the loss passes through `{_short(body[j])}`, which the train step cannot hold (a loop, or a "
+                "host value such as .item() or NumPy): value_and_grad would not differentiate through it; "
+                "write this train step with mindspore.value_and_grad by hand")
+    fwd_stmts = [body[k] for k in chosen]
+    inputs, _ = _inputs(fwd_stmts, g.losses)
+    params = [n for n in inputs if n in per_iteration]
+    if not reaches_network(fwd_stmts, g.losses, params, info):
+        compound = [k for k in outside if not isinstance(body[k], cst.SimpleStatementLine)]
+        if compound:
+            return (f"the loss comes from `{_short(body[compound[-1]])}`, which the train step cannot hold (it "
+                    "draws random numbers or reads host values such as .item()): value_and_grad would see a "
+                    "constant and every gradient would be zero; write this train step with "
+                    "mindspore.value_and_grad by hand")
+        losses = ", ".join(code_of(x).strip() for x in g.losses)
+        return (f"the loss ({losses}) is not computed from a call of the network in this loop body (it is "
+                "computed in another function or kept in an attribute set elsewhere), so value_and_grad would "
+                "see a constant and every gradient would be zero: write this train step with "
+                "mindspore.value_and_grad by hand")
+    return None
+
+
+def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
+    flat = " ".join(code_of(stmt).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
+    out: Set[str] = set()
+    for st in body:
+        out |= assigns(st) | set(reads(st))
+    return out
+
+
 def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     """A step written as a function called once per batch (`def train_step(model, batch, opt)`):
     the same rewrite, with the step's definitions inside the function, right before the call.
@@ -681,23 +905,54 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not groups:
         return Rewrite(loop, [], set(), [], problems) if problems else None
 
-    special: Set[int] = set()
+    original_body = list(body)
+    used = _names_used(body) | set(info.taken) | set(extra_per_iteration)
+    after_step: Dict[int, List[str]] = {}      # id(group) -> `self.loss = loss` after its step
+    starts: Dict[int, int] = {}
+    start = 0
     for g in groups:
-        special |= {*g.backwards, g.step, *g.extras, *(c[0] for c in g.clips)}
-    per_iteration: Set[str] = set(extra_per_iteration)
-    if isinstance(loop, cst.For):
-        targets = _Assigns()
-        targets._target(loop.target)
-        per_iteration |= targets.names
-    for st in body:
-        per_iteration |= assigns(st)
+        starts[id(g)] = start
+        after_step[id(g)] = localize_attribute_losses(body, g, start, used)
+        start = g.step + 1
+    frozen: Set[int] = set()        # statements of groups left as TODOs: untouched
+    unsound_drop: Set[int] = set()  # their zero_grad() calls (no MindSpore counterpart; the TODO raises)
+    while True:
+        special: Set[int] = set()
+        for g in groups:
+            special |= {*g.backwards, g.step, *g.extras, *(c[0] for c in g.clips)}
+        per_iteration: Set[str] = set(extra_per_iteration)
+        if isinstance(loop, cst.For):
+            targets = _Assigns()
+            targets._target(loop.target)
+            per_iteration |= targets.names
+        for st in body:
+            per_iteration |= assigns(st)
+        outsides: List[List[int]] = [[] for _ in groups]
+        slices = [_slice(body, g, special | frozen, info.host_functions, out) for g, out in zip(groups, outsides)]
+        bad = None
+        for g, chosen, outside in zip(groups, slices, outsides):
+            why = _unsound(body, g, chosen, outside, per_iteration, info)
+            if why is not None:
+                bad = (g, why)
+                break
+        if bad is None:
+            break
+        g, why = bad
+        problems.extend((b, why) for b in g.backwards)
+        for j in range(starts[id(g)], g.step + 1):
+            body[j] = original_body[j]
+        frozen |= set(range(starts[id(g)], g.step + 1))
+        unsound_drop |= {e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+        groups = [x for x in groups if x is not g]
+        if not groups:
+            new_body = [st for i, st in enumerate(body) if i not in unsound_drop] or [_line("pass")]
+            return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), [], problems)
 
     defs: List[cst.BaseStatement] = []
     closures: Set[str] = set()
     sites: List[Tuple[int, str, str, str]] = []
     replace: Dict[int, List[cst.BaseStatement]] = {}
-    drop: Set[int] = set(special)
-    slices = [_slice(body, g, special, info.host_functions) for g in groups]
+    drop: Set[int] = set(special) | unsound_drop
     in_any_slice = set(j for s in slices for j in s)
     many = len(groups) > 1
     taken = set(info.taken) | per_iteration
@@ -719,7 +974,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # statements the slice interleaves with that read what it computes run after the step;
         # a value the slice overwrites later is handed over under its own name
         later = [j for j in range(region_start, last)
-                 if j not in in_any_slice and j not in special and set(reads(body[j])) & computed]
+                 if j not in in_any_slice and j not in special and j not in frozen
+                 and set(reads(body[j])) & computed]
         keyed: List[Tuple[float, cst.BaseStatement]] = [(float(j), body[j]) for j in chosen]
         moved: List[cst.BaseStatement] = []
         aux: List[str] = []
@@ -806,6 +1062,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
+        moved = [_line(a) for a in after_step[id(g)]] + moved
         replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + moved
         drop |= sliced | set(later)
         if g.accumulate:

@@ -55,14 +55,39 @@ def run_both(src: str, batches, modes=("graph", "pynative"), models=("model",), 
                                        rtol=RTOL, atol=1e-6, err_msg=f"{mode}: per-step losses\n{code}")
             for m in models:
                 expected, _ = convert_state_dict(objs[m], t_final[m], strict=False)
+                start, _ = convert_state_dict(objs[m], init[m], strict=False)
                 got = {p.name: p.asnumpy() for p in objs[m].get_parameters()}
                 for name, value in expected.items():
                     np.testing.assert_allclose(got[name], value, rtol=RTOL, atol=weight_atol,
                                                err_msg=f"{mode}: final {m}.{name}")
+                assert_same_updates(m, start, expected, got, mode, weight_atol, code)
             results[mode] = losses
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     return code, sites, results
+
+
+def assert_same_updates(model, start, torch_final, got, mode, atol, code=""):
+    """The zero-gradient check: every parameter torch's steps changed changed in the converted steps
+    too, by a matching amount (compared as changes, so a step lost on a large weight is seen even
+    when the final weights are close), and the trainable parameters torch left alone stayed."""
+    changed = 0
+    for name, value in torch_final.items():
+        if name not in got:
+            continue
+        t_delta = value.astype(np.float64) - start[name]
+        m_delta = got[name].astype(np.float64) - start[name]
+        if np.abs(t_delta).max() > 1e-7:
+            changed += 1
+            assert np.abs(m_delta).max() > 0, (
+                f"{mode}: {model}.{name} changed in torch (by up to {np.abs(t_delta).max():.3g}) but not in the "
+                f"converted step: its gradient was lost\n{code}")
+            np.testing.assert_allclose(m_delta, t_delta, rtol=1e-3, atol=max(atol, 1e-6),
+                                       err_msg=f"{mode}: change of {model}.{name} over the steps")
+        else:
+            np.testing.assert_allclose(m_delta, 0, atol=max(atol, 1e-6),
+                                       err_msg=f"{mode}: {model}.{name} is unchanged in torch")
+    assert changed, f"{mode}: torch changed no parameter of {model}: the check would prove nothing"
 
 
 MLP = """
