@@ -659,3 +659,218 @@ def train(objs, batches):
     code, sites, _ = run_both(src, _batches(n=6))
     assert "accum_grads = _ms_compat.accumulate_grads(accum_grads, grads)" in code
     assert "optimizer(accum_grads)" in code
+
+
+# ------------------------------------------------------------------ train-step soundness
+# Every loop shape below runs through run_both, which also checks that every parameter torch
+# changed changed by the same amount in the converted step (assert_same_updates).
+
+TRAINER = MLP + """
+
+class BNNet(nn.Module):
+    # BatchNorm: the network must train in train mode (batch statistics), as in torch, though the
+    # program never calls model.train() and the step reaches it through the trainer object
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.bn = nn.BatchNorm1d(8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.bn(self.fc1(x))))
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def compute_loss(self, batch):
+        x, y = batch
+        return F.cross_entropy(self.model(x), y)
+
+
+def make():
+    model = BNNet()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.5)}
+"""
+
+
+def test_the_zero_gradient_check_can_fail():
+    """assert_same_updates refuses a parameter torch moved and the converted step did not."""
+    start = {"w": np.zeros(3)}
+    with pytest.raises(AssertionError, match="gradient was lost"):
+        assert_same_updates("model", start, {"w": np.full(3, 1e-3)}, {"w": np.zeros(3)}, "graph", 1e-6)
+    with pytest.raises(AssertionError, match="change of model.w"):
+        assert_same_updates("model", start, {"w": np.full(3, 1e-3)}, {"w": np.full(3, 2e-3)}, "graph", 1e-6)
+
+
+def test_loss_kept_in_an_attribute():
+    """GPT trainers: `logits, self.loss = model(x, y); self.loss.backward()`. The model call must be
+    inside the differentiated function (left outside, every gradient is zero)."""
+    src = TRAINER + """
+
+class GPTLike(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        logits = self.net(x)
+        return logits, F.cross_entropy(logits, y)
+
+
+class AttrTrainer(Trainer):
+    def run(self, batches):
+        model = GPTLike(self.model)
+        losses = []
+        for x, y in batches:
+            logits, self.loss = model(x, y)
+            self.optimizer.zero_grad(set_to_none=True)
+            self.loss.backward()
+            self.optimizer.step()
+            losses.append(self.loss.item())
+        return losses
+
+
+def train(objs, batches):
+    return AttrTrainer(objs["model"], objs["optimizer"]).run(batches)
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "logits, loss = model(x, y)" in code and "self.loss = loss" in code, code
+
+
+def test_loss_from_a_helper_method():
+    """`loss = self.compute_loss(batch)`: the model call happens inside the helper, which runs
+    inside the forward function; the trainer keeps model and optimizer as attributes."""
+    src = TRAINER + """
+
+class HelperTrainer(Trainer):
+    def run(self, batches):
+        losses = []
+        for batch in batches:
+            self.optimizer.zero_grad()
+            loss = self.compute_loss(batch)
+            loss.backward()
+            self.optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+
+def train(objs, batches):
+    return HelperTrainer(objs["model"], objs["optimizer"]).run(batches)
+"""
+    code, _, _ = run_both(src, _batches())
+    assert "loss = self.compute_loss(batch)" in code.split("def forward_fn")[1], code
+
+
+def test_loss_from_a_helper_function():
+    src = TRAINER + """
+
+def criterion_fn(model, batch):
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for batch in batches:
+        optimizer.zero_grad()
+        loss = criterion_fn(model, batch)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    run_both(src, _batches())
+
+
+def test_loss_across_an_if():
+    """A loss assigned in both branches, then extended under an `if` that computes its own value
+    (`aux`, bound inside the `if`: no parameter of the step)."""
+    src = TRAINER + """
+
+def train(objs, batches, smooth=True, reg=0.01):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        if smooth:
+            loss = F.cross_entropy(out, y, label_smoothing=0.1)
+        else:
+            loss = F.cross_entropy(out, y)
+        if reg > 0:
+            aux = out.pow(2).mean()
+            loss = loss + reg * aux
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    assert "def forward_fn(x, y):" in code, code
+
+
+def test_loss_summed_over_an_inner_loop():
+    src = TRAINER + """
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = 0.0
+        for k in range(2):
+            loss = loss + F.cross_entropy(model(x[k * 3:(k + 1) * 3]), y[k * 3:(k + 1) * 3])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    assert "for k in range(2):" in code.split("def forward_fn")[1], code
+
+
+def test_unprovable_losses_are_todos():
+    """Where the forward function would not reach the network (the loss kept in an attribute a
+    method set, a loss that passes through a host value), the backward() is a TODO that raises
+    naming the line, not a step whose gradients are all zero."""
+    src = TRAINER + """
+
+class StateTrainer(Trainer):
+    def forward_pass(self, x, y):
+        self.loss = F.cross_entropy(self.model(x), y)
+
+    def run(self, batches):
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            self.forward_pass(x, y)
+            self.loss.backward()
+            self.optimizer.step()
+
+
+def run_logged(model, optimizer, batches):
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        if True:
+            loss = F.cross_entropy(out, y)
+            print(loss.item())
+        loss.backward()
+        optimizer.step()
+"""
+    import mindspore as ms
+    mod, code, sites = load_converted(src)
+    todos = [s for s in sites if s.api == "Tensor.backward" and s.status == TODO]
+    assert [s.code for s in todos] == ["self.loss.backward()", "loss.backward()"], todos
+    assert "forward_fn" not in code and "zero_grad" not in code, code
+    assert code.count("# msmigrate: TODO Tensor.backward") == 2
+    objs = mod.make()
+    batch = [(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([0, 1], np.int32)))]
+    lines = sorted(s.line for s in todos)
+    with pytest.raises(mod._ms_compat.MigrationError, match=f":{lines[0]}"):
+        mod.StateTrainer(objs["model"], objs["optimizer"]).run(batch)
+    with pytest.raises(mod._ms_compat.MigrationError, match=f":{lines[1]}"):
+        mod.run_logged(objs["model"], objs["optimizer"], batch)
