@@ -37,6 +37,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from . import manual_update as MU
 from .callsite import code_of
 
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
@@ -266,6 +267,7 @@ class StepGroup:
     extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
     clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
+    manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
 
 
 @dataclass
@@ -289,6 +291,7 @@ class Rewrite:
     sites: List[Tuple[int, str, str, str]]  # (statement index, api, target, note)
     problems: List[Tuple[int, str]]         # (statement index, why): backward()s left as TODOs
     steps: int = 0                          # train steps written
+    resolved: List[Tuple[str, int]] = field(default_factory=list)   # TODO placeholders the step replaced
 
 
 def _is_optimizer(code: str, info: LoopInfo) -> bool:
@@ -336,6 +339,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             groups.append(pending)
             pending = None
             continue
+        update = MU.find(stmt)
+        if update is not None:
+            pending.manual, pending.step = update, i
+            groups.append(pending)
+            pending = None
+            continue
         target, acall = _assigned_call(stmt)
         if acall is not None and _call_name(acall) in (CLIP_NORM, CLIP_VALUE):
             pending.clips.append((i, target, acall))
@@ -360,8 +369,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
                              "in another function or loop): write this train step with "
                              "mindspore.value_and_grad by hand"))
-    # zero_grad() calls of the optimizers anywhere in the body go away
+    # zero_grad() calls of the optimizers anywhere in the body go away, and loops clearing p.grad
+    manual = [g for g in groups if g.manual is not None]
     for i, stmt in enumerate(body):
+        if manual and MU.only_zeroes_grads(stmt):
+            manual[0].extras.append(i)
+            continue
         r = _method(_stmt_call(stmt), "zero_grad")
         if r is None:
             continue
@@ -951,6 +964,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     defs: List[cst.BaseStatement] = []
     closures: Set[str] = set()
     sites: List[Tuple[int, str, str, str]] = []
+    resolved: List[Tuple[str, int]] = []
     replace: Dict[int, List[cst.BaseStatement]] = {}
     drop: Set[int] = set(special) | unsound_drop
     in_any_slice = set(j for s in slices for j in s)
@@ -962,7 +976,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         sliced = set(chosen)
         fwd_stmts = [body[j] for j in chosen]
         inputs, computed = _inputs(fwd_stmts, g.losses)
-        sfx = _suffix(g.optimizer, many)
+        sfx = _suffix(g.optimizer or "manual", many)
         # the value to differentiate: the loss, or the sum of several backward()s
         loss_codes = [code_of(x).strip() for x in g.losses]
         if len(g.losses) == 1 and isinstance(g.losses[0], cst.Name):
@@ -1020,19 +1034,25 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             body=cst.IndentedBlock(body=fwd_body),
             leading_lines=[cst.EmptyLine(indent=False)] + _comment("the forward computation of the training step "
                                                        "(differentiated by " + gfn + ")")))
-        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {g.optimizer}.parameters"
+        n_defs = 4      # forward_fn, grad_fn, train_step, compile_step (+ the gradient reducer, the weights)
+        weights = f"{g.optimizer}.parameters"
+        if g.manual is not None:
+            # the parameters the hand-written update loop iterates (those torch gives a .grad)
+            weights = _unique("trained_params" + sfx, taken)
+            defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
+            n_defs += 1
+        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {weights}"
                           f"{', has_aux=True' if has_aux else ''})"))
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
-        n_defs = 4      # forward_fn, grad_fn, train_step, compile_step (+ the gradient reducer)
         if info.distributed:
             # torch's DDP averages the gradients across processes during backward(): here right after
             # value_and_grad, before any clipping (an identity when the program runs as one process)
             red = _unique("grad_reducer" + sfx, taken)
-            defs.append(_line(f"{red} = _ms_compat.GradReducer({g.optimizer}.parameters)"))
+            defs.append(_line(f"{red} = _ms_compat.GradReducer({weights})"))
             step_lines.append(f"grads = {red}(grads)")
-            n_defs = 5
+            n_defs += 1
         extra_outs: List[str] = []
         for (ci, target, ccall) in g.clips:
             cname = _call_name(ccall)
@@ -1053,6 +1073,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                               "the gradients are clipped inside the train step"))
         if g.accumulate:
             extra_outs.append("grads")      # summed in the loop, applied in the `if`
+        elif g.manual is not None:
+            step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
         else:
             step_lines.append(f"{g.optimizer}(grads)")
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
@@ -1079,9 +1101,16 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                     replace[e] = [_line(f"{acc} = None").with_changes(leading_lines=body[e].leading_lines)]
         for b in g.backwards:
             sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
-                          f"gradients of {total} w.r.t. {g.optimizer}.parameters, from value_and_grad"))
-        sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
-                      "the update runs inside the train step"))
+                          f"gradients of {total} w.r.t. {weights}, from value_and_grad"))
+        if g.manual is not None:
+            sites.append((g.step, "Tensor.grad", f"{info.ms}.ops.assign in {step}",
+                          "the hand-written update runs inside the train step on the gradients value_and_grad "
+                          "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
+                          "MindSpore Parameter may change nothing)"))
+            resolved.extend(g.manual.resolved)
+        else:
+            sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
+                          "the update runs inside the train step"))
         if g.scaler:
             sites.append((g.backwards[0], "torch.cuda.amp.GradScaler.scale", "(removed)",
                           "float32 training needs no loss scaling; for float16 on Ascend use "
@@ -1096,4 +1125,4 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups))
+    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups), resolved)

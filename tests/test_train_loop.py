@@ -874,3 +874,54 @@ def run_logged(model, optimizer, batches):
         mod.StateTrainer(objs["model"], objs["optimizer"]).run(batch)
     with pytest.raises(mod._ms_compat.MigrationError, match=f":{lines[1]}"):
         mod.run_logged(objs["model"], objs["optimizer"], batch)
+
+
+# ------------------------------------------------------------------ hand-written updates
+def test_hand_written_update_under_no_grad():
+    """No optimizer: `with torch.no_grad(): for p in model.parameters(): p -= lr * p.grad`. The
+    step differentiates over the model's trainable parameters and assigns the update."""
+    src = TRAINER + """
+
+def train(objs, batches, lr=0.1):
+    model = objs["model"]
+    losses = []
+    for x, y in batches:
+        model.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "ms.ops.assign(p, p - (lr * p_grad))" in code, code
+    assert not [s for s in sites if s.status == TODO], [s for s in sites if s.status == TODO]
+
+
+def test_hand_written_update_in_place_methods():
+    """`p.data.add_(-lr, p.grad)` (torch's old signature), `p.data.sub_(...)`, `p.grad.zero_()` and a
+    separate loop clearing the gradients: every in-place change becomes an assign, in order."""
+    src = TRAINER + """
+
+def train(objs, batches, lr=0.1):
+    model = objs["model"]
+    losses = []
+    for x, y in batches:
+        for p in model.parameters():
+            p.grad = None
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        for p in model.parameters():
+            if p.grad is not None:
+                p.data.add_(-lr, p.grad)
+                p.data.sub_(0.5 * lr * p.grad)
+                p.data.add_(p.grad, alpha=-0.25 * lr)
+                p.grad.zero_()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "Unconverted" not in code and ".grad" not in code, code
+    assert not [s for s in sites if s.status == TODO], [s for s in sites if s.status == TODO]
