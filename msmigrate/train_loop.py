@@ -367,8 +367,8 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
     if pending is not None:
         for b in pending.backwards:
             problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
-                             "in another function or loop): write this train step with "
-                             "mindspore.value_and_grad by hand"))
+                             "in another function or loop, or the program reads .grad itself): write this train "
+                             "step with mindspore.value_and_grad (or mindspore.grad) by hand"))
     # zero_grad() calls of the optimizers anywhere in the body go away, and loops clearing p.grad
     manual = [g for g in groups if g.manual is not None]
     for i, stmt in enumerate(body):
@@ -715,6 +715,17 @@ def _comment(text: str) -> List[cst.EmptyLine]:
     return [cst.EmptyLine(comment=cst.Comment("# msmigrate: " + text))]
 
 
+class _Called(cst.CSTVisitor):
+    """Names that are called (`model(x)`)."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.names.add(node.func.value)
+
+
 class _UsedAsObject(cst.CSTVisitor):
     """Names that are called (`model(x)`) or whose attributes are used (`opt.param_groups`)."""
 
@@ -909,8 +920,30 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True)
 
 
+def rewrite_module(module: cst.Module, info: LoopInfo) -> Optional[Tuple[cst.FunctionDef, Rewrite]]:
+    """backward() in a script's straight-line code (`loss.backward(); opt.step()` at the top level):
+    the step of a step function, defined where the backward() was. The module body is handed over
+    as the body of a function (returned with the rewrite, for the caller to unwrap); the names it
+    calls or reads attributes of (model, optimizer) are the step's closures, and the statements
+    that bind them (the model's construction) stay out of the step."""
+    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in module.body):
+        return None
+    fn = cst.FunctionDef(name=cst.Name("_module"), params=cst.Parameters(),
+                         body=cst.IndentedBlock(body=list(module.body)))
+    used = _Called()
+    for st in module.body:
+        walk(st, used)
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
+            value = st.body[0].value
+            # `model = Net()`, `opt = _ms_compat.SGD(...)`: an object built once (a class, by its name)
+            if isinstance(value, cst.Call) and re.match(r"_*[A-Z]", code_of(value.func).strip().rsplit(".", 1)[-1]):
+                used.names |= assigns(st)
+    rw = rewrite_loop(fn, info, inline_defs=True, closed_over=used.names)
+    return None if rw is None else (fn, rw)
+
+
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
-                 inline_defs: bool = False) -> Optional[Rewrite]:
+                 inline_defs: bool = False, closed_over: Set[str] = frozenset()) -> Optional[Rewrite]:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
@@ -940,8 +973,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             per_iteration |= targets.names
         for st in body:
             per_iteration |= assigns(st)
+        per_iteration -= set(closed_over)
+        # statements binding closed-over objects (a model built in straight-line code) stay outside
+        kept_out = {j for j, st in enumerate(body) if assigns(st) & set(closed_over)}
         outsides: List[List[int]] = [[] for _ in groups]
-        slices = [_slice(body, g, special | frozen, info.host_functions, out) for g, out in zip(groups, outsides)]
+        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions, out)
+                  for g, out in zip(groups, outsides)]
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
             why = _unsound(body, g, chosen, outside, per_iteration, info)

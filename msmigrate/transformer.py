@@ -296,7 +296,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         result = self._leave_simple_statement(original, updated)
-        if isinstance(result, cst.CSTNode) and self._stmt_line:
+        if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)
         return result
@@ -1439,6 +1439,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
+        found = TL.rewrite_module(updated, self._loop_info())   # backward() in straight-line code
+        if found is not None:
+            updated = updated.with_changes(body=list(self._apply_rewrite(*found).body.body))
         if self.train_steps:
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
