@@ -268,6 +268,7 @@ class StepGroup:
     clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
+    leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
 
 
 @dataclass
@@ -364,7 +365,11 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             r = _method(call, name)
             if r is not None and pending.scaler is not None and code_of(r).strip() == pending.scaler:
                 pending.extras.append(i)
-    if pending is not None:
+    leaves = _grad_leaves(body, pending) if pending is not None else []
+    if leaves:
+        pending.leaves, pending.step = leaves, pending.backwards[-1]
+        groups.append(pending)
+    elif pending is not None:
         for b in pending.backwards:
             problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
                              "in another function or loop, or the program reads .grad itself): write this train "
@@ -868,6 +873,12 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
              per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
     """Why the forward function of a group would not carry the computation from the parameters to
     the loss (None: it does)."""
+    if g.leaves:
+        inputs, _ = _inputs([body[k] for k in chosen], g.losses)
+        missing = [n for n in g.leaves if n not in inputs]
+        return None if not missing else (
+            f"{', '.join(missing)} does not reach the loss through this block: write the gradient with "
+            "mindspore.grad by hand")
     j = broken_chain(body, chosen, outside)
     if j is not None:
         return (f"the loss passes through `{_short(body[j])}`, which the train step cannot hold (a loop, or a "
@@ -894,6 +905,64 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
 def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
     flat = " ".join(code_of(stmt).split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
+    """`y.backward(); print(x.grad)` with no optimizer step: the names whose .grad the rest of the
+    block reads, when each is made in the block before the backward() (a fresh tensor: its .grad held
+    nothing before, so the one backward() gives exactly the gradient) and only one backward() ran."""
+    if len(g.backwards) != 1:
+        return []
+    last = g.backwards[0]
+    found: List[str] = []
+    for st in body[last + 1:]:
+        for m in re.finditer(r"(?<![\w.])(\w+)\.grad\b", code_of(st)):
+            if m.group(1) not in found:
+                found.append(m.group(1))
+        if any(_method(_stmt_call(st), "backward") is not None for _ in [0]):
+            return []
+    for n in found:
+        made = [j for j in range(last) if n in assigns(body[j])]
+        if len(made) != 1:
+            return []
+    return found
+
+
+class _GradAttr(cst.CSTTransformer):
+    def __init__(self, names: Dict[str, str]) -> None:
+        self.names = names
+
+    def leave_Attribute(self, original, updated):
+        if (original.attr.value == "grad" and isinstance(original.value, cst.Name)
+                and original.value.value in self.names):
+            return cst.Name(self.names[original.value.value])
+        return updated
+
+
+def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, outs: List[str], aux: List[str],
+                    info: "LoopInfo", taken: Set[str], replace, sites, moved) -> None:
+    """The gradient of the loss with respect to the tensors whose .grad is read, where the
+    backward() was: `loss, (x_grad,) = ms.value_and_grad(forward_fn, (0,))(x, ...)`; the later reads
+    of `x.grad` read `x_grad`."""
+    last = g.backwards[0]
+    params = list(g.leaves) + [p for p in params if p not in g.leaves]
+    grads = {n: _unique(f"{n}_grad", taken) for n in g.leaves}
+    fdef = cst.FunctionDef(
+        name=cst.Name(fwd), params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
+        body=cst.IndentedBlock(body=fwd_body), leading_lines=list(body[last].leading_lines) + _comment(
+            "the computation backward() differentiated, a function of the tensors whose .grad is read"))
+    positions = ", ".join(str(i) for i in range(len(g.leaves))) + ","
+    values = f"({', '.join(outs)})" if aux else outs[0]
+    call = _line(f"{values}, ({', '.join(grads.values())},) = {info.ms}.value_and_grad({fwd}, ({positions}), None"
+                 f"{', has_aux=True' if aux else ''})({', '.join(params)})")
+    replace[last] = [fdef, call] + moved
+    for j in range(last + 1, len(body)):
+        new = body[j].visit(_GradAttr(grads))
+        if new is not body[j] and code_of(new) != code_of(body[j]):
+            replace[j] = [new]
+    sites.append((last, "Tensor.backward", f"mindspore.value_and_grad over {', '.join(g.leaves)}",
+                  f"the gradients of {code_of(g.losses[0]).strip()} with respect to {', '.join(g.leaves)} "
+                  f"(torch's .grad), computed where backward() was"))
 
 
 def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
@@ -976,6 +1045,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         per_iteration -= set(closed_over)
         # statements binding closed-over objects (a model built in straight-line code) stay outside
         kept_out = {j for j, st in enumerate(body) if assigns(st) & set(closed_over)}
+        for g in groups:    # the tensors whose .grad is read are the inputs differentiated
+            kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
         outsides: List[List[int]] = [[] for _ in groups]
         slices = [_slice(body, g, special | frozen | kept_out, info.host_functions, out)
                   for g, out in zip(groups, outsides)]
@@ -1013,7 +1084,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         sliced = set(chosen)
         fwd_stmts = [body[j] for j in chosen]
         inputs, computed = _inputs(fwd_stmts, g.losses)
-        sfx = _suffix(g.optimizer or "manual", many)
+        sfx = _suffix(g.optimizer or ("manual" if g.manual is not None else "grad"), many)
         # the value to differentiate: the loss, or the sum of several backward()s
         loss_codes = [code_of(x).strip() for x in g.losses]
         if len(g.losses) == 1 and isinstance(g.losses[0], cst.Name):
@@ -1066,6 +1137,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
+        if g.leaves:
+            _leaf_gradients(g, body, params, fwd, fwd_body, outs, aux, info, taken, replace, sites, moved)
+            drop |= sliced | set(later)
+            region_start = last + 1
+            continue
         defs.append(cst.FunctionDef(
             name=cst.Name(fwd), params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
             body=cst.IndentedBlock(body=fwd_body),
