@@ -896,7 +896,8 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                     "mindspore.value_and_grad by hand")
         losses = ", ".join(code_of(x).strip() for x in g.losses)
         return (f"the loss ({losses}) is not computed from a call of the network in this loop body (it is "
-                "computed in another function or kept in an attribute set elsewhere), so value_and_grad would "
+                "computed in another function, kept in an attribute set elsewhere, or the network is a loop "
+                "variable), so value_and_grad would "
                 "see a constant and every gradient would be zero: write this train step with "
                 "mindspore.value_and_grad by hand")
     return None
@@ -919,7 +920,7 @@ def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
         for m in re.finditer(r"(?<![\w.])(\w+)\.grad\b", code_of(st)):
             if m.group(1) not in found:
                 found.append(m.group(1))
-        if any(_method(_stmt_call(st), "backward") is not None for _ in [0]):
+        if _method(_stmt_call(st), "backward") is not None:
             return []
     for n in found:
         made = [j for j in range(last) if n in assigns(body[j])]
@@ -1152,6 +1153,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if g.manual is not None:
             # the parameters the hand-written update loop iterates (those torch gives a .grad)
             weights = _unique("trained_params" + sfx, taken)
+            closures |= set(reads(cst.parse_expression(g.manual.params)))   # defined where these are
             defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
             n_defs += 1
         defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {weights}"
