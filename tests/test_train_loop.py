@@ -620,13 +620,19 @@ def test_step_at_a_script_top_level():
     """A script's top-level loop: the step reads the networks as module globals. compile_step
     still finds them (train mode, distinct parameter names for one graph)."""
     import mindspore as ms
-    expected = load_torch(GLOBAL_GAN)["LOSSES"]
+    t_ns = load_torch(GLOBAL_GAN)
+    expected = t_ns["LOSSES"]
     try:
         mod, code, _ = load_converted(GLOBAL_GAN)   # runs the loop at import, in GRAPH mode
         assert "ms.set_context(mode=ms.GRAPH_MODE)" in code
         np.testing.assert_allclose(mod.LOSSES, expected, rtol=RTOL, atol=1e-6)
         names = [p.name for p in mod.netG.get_parameters()] + [p.name for p in mod.netD.get_parameters()]
         assert len(set(names)) == 4, names
+        for net, w in (("netG", 0.3), ("netD", -0.2)):     # the zero-gradient check (Net's constant init)
+            t_final = {k: v.detach().numpy() for k, v in t_ns[net].state_dict().items()}
+            start = {k: np.full(v.shape, w) if k.endswith("weight") else np.zeros(v.shape) for k, v in t_final.items()}
+            got = dict(zip(t_final, (p.asnumpy() for p in getattr(mod, net).get_parameters())))
+            assert_same_updates(net, start, t_final, got, "graph", 1e-6)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
