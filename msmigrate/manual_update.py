@@ -263,3 +263,52 @@ def step_lines(update: ManualUpdate, weights: str, ms: str, grads: str = "grads"
                    iter=cst.parse_expression(f"zip({weights}, {grads})"),
                    body=cst.IndentedBlock(body=body))
     return cst.Module(body=[loop]).code.rstrip("\n").split("\n")
+
+
+# ------------------------------------------------------------------ tensors updated by hand
+def tensor_updates(body, last: int) -> Optional[Tuple[List[str], List[int], List[int]]]:
+    """`loss.backward(); w -= lr * w.grad; b -= lr * b.grad; w.grad.zero_(); b.grad.zero_()` (the
+    from-scratch regression of tutorials; `torch.no_grad()` is already gone): the tensors updated
+    right after the backward(), each from its own .grad. Every one must have its .grad cleared in
+    the same block (else torch sums the gradients of all iterations, which this does not).
+    Returns (tensors, update statement indices, clearing statement indices), or None."""
+    names: List[str] = []
+    updates: List[int] = []
+    clears: List[int] = []
+    j = last + 1
+    while j < len(body):
+        st = body[j]
+        small = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
+        if (isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name)
+                and _reads_grad(small.value, small.target.value)):
+            names.append(small.target.value)
+            updates.append(j)
+        elif not any(_zeroing(st, n) for n in names):
+            break
+        j += 1
+    if not names:
+        return None
+    for k, st in enumerate(body):
+        if k in updates:
+            continue
+        hit = [n for n in names if _zeroing(st, n)]
+        if hit:
+            clears.append(k)
+        elif k < last and any(_reads_grad(st, n) for n in names):
+            return None     # .grad read before the backward(): the previous iteration's gradient
+    cleared = {n for n in names for k in clears if _zeroing(body[k], n)}
+    if cleared != set(names):
+        return None
+    return names, updates, clears
+
+
+def rebinding(st: cst.CSTNode, grads: dict) -> cst.BaseStatement:
+    """`w -= lr * w.grad` -> `w = w - (lr * w_grad)`: a new value (in-place arithmetic on a MindSpore
+    tensor may change nothing)."""
+    small = st.body[0]
+    name = small.target.value
+    op = code_of(small.operator).strip()[:-1]
+    value = small.value
+    for n, g in grads.items():
+        value = value.visit(_Grads(n, g))
+    return cst.parse_statement(f"{name} = {name} {op} ({code_of(value).strip()})\n")

@@ -269,6 +269,7 @@ class StepGroup:
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
     leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
+    tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
 
 
 @dataclass
@@ -366,6 +367,11 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             if r is not None and pending.scaler is not None and code_of(r).strip() == pending.scaler:
                 pending.extras.append(i)
     leaves = _grad_leaves(body, pending) if pending is not None else []
+    by_hand = MU.tensor_updates(body, pending.backwards[-1]) if pending is not None and not leaves \
+        and len(pending.backwards) == 1 else None
+    if by_hand is not None:
+        leaves, pending.tensor_updates, clears = by_hand
+        pending.extras.extend(pending.tensor_updates + clears)
     if leaves:
         pending.leaves, pending.step = leaves, pending.backwards[-1]
         groups.append(pending)
@@ -956,8 +962,11 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
     values = f"({', '.join(outs)})" if aux else outs[0]
     call = _line(f"{values}, ({', '.join(grads.values())},) = {info.ms}.value_and_grad({fwd}, ({positions}), None"
                  f"{', has_aux=True' if aux else ''})({', '.join(params)})")
-    replace[last] = [fdef, call] + moved
+    updates = [MU.rebinding(body[j], grads) for j in g.tensor_updates]
+    replace[last] = [fdef, call] + updates + moved
     for j in range(last + 1, len(body)):
+        if j in g.extras:
+            continue
         new = body[j].visit(_GradAttr(grads))
         if new is not body[j] and code_of(new) != code_of(body[j]):
             replace[j] = [new]
