@@ -105,10 +105,15 @@ def _closure_cells(fn, found, seen):
         elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
             _closure_cells(value, found, seen)
         elif _holds_cells(value):
-            # a trainer object (`self` of a Trainer class) holding its networks as attributes:
-            # the step reaches self.model through it
+            # a trainer object (`self` of a Trainer class) holding its networks as attributes: the
+            # step reaches self.model through it, directly or in a method it calls (self.compute_loss)
+            used = set(fn.__code__.co_names)
+            for attr in list(used):
+                method = getattr(type(value), attr, None)
+                if callable(method) and hasattr(method, "__code__"):
+                    used |= set(method.__code__.co_names)
             for attr, held in vars(value).items():
-                if isinstance(held, nn.Cell) and all(held is not c for _, c in found):
+                if attr in used and isinstance(held, nn.Cell) and all(held is not c for _, c in found):
                     found.append((f"{name}.{attr}", held))
     return found
 
