@@ -973,15 +973,15 @@ def test_step_in_straight_line_code():
 
 
 def test_lone_backward_in_straight_line_code_is_a_todo():
-    """`y.backward(); print(w.grad)` at the top level: a TODO naming the line, raising when reached
-    (not `'Tensor' object has no attribute 'backward'`)."""
+    """`y.backward(); print(model.weight.grad)` at the top level (a parameter's .grad, no optimizer): a
+    TODO naming the line, raising when reached (not `'Tensor' object has no attribute 'backward'`)."""
     src = """
 import torch
-
-w = torch.ones(3, requires_grad=True)
-y = (w * 2).sum()
+import torch.nn as nn
+model = nn.Linear(3, 1)
+y = model(torch.ones(2, 3)).sum()
 y.backward()
-print(w.grad)
+print(model.weight.grad)
 """
     from .parity import harness
     code, sites = harness.convert_snippet(src)
