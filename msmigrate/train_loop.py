@@ -321,6 +321,17 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             if inner is not None and len(recv.args) == 1:
                 scaler = code_of(inner).strip()
                 recv = recv.args[0].value
+            kw = {a.keyword.value: a for a in call.args if a.keyword is not None}
+            unsupported = [k for k in ("inputs", "create_graph") if k in kw
+                           and code_of(kw[k].value).strip() not in ("None", "False")]
+            if unsupported:
+                problems.append((i, f"backward({unsupported[0]}=...) (gradients of some inputs only, or of "
+                                 "higher order): write it with mindspore.grad by hand"))
+                continue
+            gradient = [a for a in call.args if a.keyword is None][:1] + ([kw["gradient"]] if "gradient" in kw else [])
+            if gradient and code_of(gradient[0].value).strip() != "None":
+                # y.backward(g) is the gradient of sum(y * g): a vector-Jacobian product
+                recv = cst.parse_expression(f"(({code_of(recv).strip()}) * ({code_of(gradient[0].value).strip()})).sum()")
             if pending is None:
                 pending = StepGroup(backwards=[], losses=[], scaler=scaler)
             pending.backwards.append(i)
@@ -958,9 +969,13 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
         name=cst.Name(fwd), params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
         body=cst.IndentedBlock(body=fwd_body), leading_lines=list(body[last].leading_lines) + _comment(
             "the computation backward() differentiated, a function of the tensors whose .grad is read"))
-    positions = ", ".join(str(i) for i in range(len(g.leaves))) + ","
     values = f"({', '.join(outs)})" if aux else outs[0]
-    call = _line(f"{values}, ({', '.join(grads.values())},) = {info.ms}.value_and_grad({fwd}, ({positions}), None"
+    if len(g.leaves) == 1:      # one position: MindSpore returns the gradient itself, not a 1-tuple
+        positions, targets = "0", next(iter(grads.values()))
+    else:
+        positions = "(" + ", ".join(str(i) for i in range(len(g.leaves))) + ")"
+        targets = f"({', '.join(grads.values())})"
+    call = _line(f"{values}, {targets} = {info.ms}.value_and_grad({fwd}, {positions}, None"
                  f"{', has_aux=True' if aux else ''})({', '.join(params)})")
     updates = [MU.rebinding(body[j], grads) for j in g.tensor_updates]
     replace[last] = [fdef, call] + updates + moved
