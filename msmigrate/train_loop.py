@@ -26,6 +26,13 @@ Gradient clipping, GradScaler and gradient accumulation are folded in; a
 The analysis is by names: which statements the loss depends on (a backward slice
 through the loop body), which names vary per iteration (parameters of the step),
 and which of the computed names the program reads later (returned as outputs).
+
+Soundness: forward_fn must hold the whole computation from the parameters to the loss. A loss
+kept in an attribute (`logits, self.loss = model(x, y)`) is followed through a local name; where
+the slice does not reach a call of a network, a helper or a trainer method (reaches_network), or
+the loss passes through a statement the step cannot hold (broken_chain), the backward() becomes
+a raising TODO instead of a step whose gradients are all zero. Without an optimizer, hand-written
+updates (manual_update.py) and `.grad` reads after a lone backward() are differentiated too.
 """
 from __future__ import annotations
 
