@@ -26,9 +26,17 @@ Gradient clipping, GradScaler and gradient accumulation are folded in; a
 The analysis is by names: which statements the loss depends on (a backward slice
 through the loop body), which names vary per iteration (parameters of the step),
 and which of the computed names the program reads later (returned as outputs).
+
+Soundness: forward_fn must hold the whole computation from the parameters to the loss. A loss
+kept in an attribute (`logits, self.loss = model(x, y)`) is followed through a local name; where
+the slice does not reach a call of a network, a helper or a trainer method (reaches_network), or
+the loss passes through a statement the step cannot hold (broken_chain), the backward() becomes
+a raising TODO instead of a step whose gradients are all zero. Without an optimizer, hand-written
+updates (manual_update.py) and `.grad` reads after a lone backward() are differentiated too.
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -36,6 +44,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from . import manual_update as MU
 from .callsite import code_of
 
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
@@ -265,6 +274,9 @@ class StepGroup:
     extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
     clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
+    manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
+    leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
+    tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
 
 
 @dataclass
@@ -288,6 +300,7 @@ class Rewrite:
     sites: List[Tuple[int, str, str, str]]  # (statement index, api, target, note)
     problems: List[Tuple[int, str]]         # (statement index, why): backward()s left as TODOs
     steps: int = 0                          # train steps written
+    resolved: List[Tuple[str, int]] = field(default_factory=list)   # TODO placeholders the step replaced
 
 
 def _is_optimizer(code: str, info: LoopInfo) -> bool:
@@ -315,6 +328,17 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             if inner is not None and len(recv.args) == 1:
                 scaler = code_of(inner).strip()
                 recv = recv.args[0].value
+            kw = {a.keyword.value: a for a in call.args if a.keyword is not None}
+            unsupported = [k for k in ("inputs", "create_graph") if k in kw
+                           and code_of(kw[k].value).strip() not in ("None", "False")]
+            if unsupported:
+                problems.append((i, f"backward({unsupported[0]}=...) (gradients of some inputs only, or of "
+                                 "higher order): write it with mindspore.grad by hand"))
+                continue
+            gradient = [a for a in call.args if a.keyword is None][:1] + ([kw["gradient"]] if "gradient" in kw else [])
+            if gradient and code_of(gradient[0].value).strip() != "None":
+                # y.backward(g) is the gradient of sum(y * g): a vector-Jacobian product
+                recv = cst.parse_expression(f"(({code_of(recv).strip()}) * ({code_of(gradient[0].value).strip()})).sum()")
             if pending is None:
                 pending = StepGroup(backwards=[], losses=[], scaler=scaler)
             pending.backwards.append(i)
@@ -332,6 +356,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             else:
                 continue
             pending.step = i
+            groups.append(pending)
+            pending = None
+            continue
+        update = MU.find(stmt)
+        if update is not None:
+            pending.manual, pending.step = update, i
             groups.append(pending)
             pending = None
             continue
@@ -354,13 +384,26 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
             r = _method(call, name)
             if r is not None and pending.scaler is not None and code_of(r).strip() == pending.scaler:
                 pending.extras.append(i)
-    if pending is not None:
+    leaves = _grad_leaves(body, pending) if pending is not None else []
+    by_hand = MU.tensor_updates(body, pending.backwards[-1]) if pending is not None and not leaves \
+        and len(pending.backwards) == 1 else None
+    if by_hand is not None:
+        leaves, pending.tensor_updates, clears = by_hand
+        pending.extras.extend(pending.tensor_updates + clears)
+    if leaves:
+        pending.leaves, pending.step = leaves, pending.backwards[-1]
+        groups.append(pending)
+    elif pending is not None:
         for b in pending.backwards:
             problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
-                             "in another function or loop): write this train step with "
-                             "mindspore.value_and_grad by hand"))
-    # zero_grad() calls of the optimizers anywhere in the body go away
+                             "in another function or loop, or the program reads .grad itself): write this train "
+                             "step with mindspore.value_and_grad (or mindspore.grad) by hand"))
+    # zero_grad() calls of the optimizers anywhere in the body go away, and loops clearing p.grad
+    manual = [g for g in groups if g.manual is not None]
     for i, stmt in enumerate(body):
+        if manual and MU.only_zeroes_grads(stmt):
+            manual[0].extras.append(i)
+            continue
         r = _method(_stmt_call(stmt), "zero_grad")
         if r is None:
             continue
@@ -563,8 +606,9 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
 
 
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
-           host: Set[str] = frozenset()) -> List[int]:
-    """Statements before the last backward() that the losses depend on."""
+           host: Set[str] = frozenset(), outside: Optional[List[int]] = None) -> List[int]:
+    """Statements before the last backward() that the losses depend on. `outside` collects the
+    statements that bind a name the losses need but stay out of the step (data sources)."""
     last = group.backwards[-1]
     needed: Set[str] = set(reads(group.losses[-1]))
     chosen: List[int] = []
@@ -576,7 +620,11 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             continue
         st = body[j]
         bound = assigns(st)
-        if not (bound & needed) or is_source(st, host):
+        if not (bound & needed):
+            continue
+        if is_source(st, host) and not _loop_through_network(st, host):
+            if outside is not None:
+                outside.append(j)
             continue
         chosen.append(j)
         needed -= bound
@@ -585,15 +633,71 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
     return chosen
 
 
+def _loop_through_network(stmt: cst.CSTNode, host: Set[str]) -> bool:
+    """`for k in range(n): loss = loss + crit(model(xs[k]), ys[k])`: a loop that sums the loss over
+    network calls belongs to the step (no random draw or host value inside it)."""
+    if not isinstance(stmt, (cst.For, cst.While)) or stmt.orelse is not None:
+        return False
+    v = _CallsAndOps()
+    walk(stmt, v)
+    if any(_is_data_call(c, host) for c in v.calls):
+        return False
+    inner = assigns(stmt)
+    return any(r not in inner and r not in _LIBRARY_ROOTS for r in call_roots(stmt))
+
+
+def _free_reads(st: cst.CSTNode, bound: Set[str], inputs: List[str]) -> None:
+    """Add to `inputs` the names `st` reads before binding them, statement by statement inside
+    compound statements too (`if c: aux = f(out); loss = loss + aux` reads out and loss, not aux);
+    then add what `st` binds to `bound`."""
+    def read(node: cst.CSTNode, names: Set[str]) -> None:
+        for n in reads(node):
+            if n not in names and n not in inputs:
+                inputs.append(n)
+
+    def block(b, names: Set[str]) -> None:
+        for inner in (b.body if isinstance(b, cst.IndentedBlock) else [b]):
+            _free_reads(inner, names, inputs)
+
+    if isinstance(st, cst.SimpleStatementLine):
+        for small in st.body:
+            read(small, bound)
+            bound |= assigns(small)
+        return
+    if isinstance(st, cst.If):
+        read(st.test, bound)
+        block(st.body, set(bound))
+        if isinstance(st.orelse, cst.If):
+            _free_reads(st.orelse, set(bound), inputs)
+        elif st.orelse is not None:
+            block(st.orelse.body, set(bound))
+    elif isinstance(st, cst.For):
+        read(st.iter, bound)
+        inner = set(bound) | assigns(cst.For(target=st.target, iter=cst.Name("_"), body=cst.IndentedBlock([])))
+        block(st.body, inner)
+        if st.orelse is not None:
+            block(st.orelse.body, inner)
+    elif isinstance(st, cst.While):
+        read(st.test, bound)
+        block(st.body, set(bound))
+    elif isinstance(st, cst.With):
+        inner = set(bound)
+        for item in st.items:
+            read(item.item, inner)
+            if item.asname is not None:
+                inner |= assigns(item.asname)
+        block(st.body, inner)
+    else:
+        read(st, bound)
+    bound |= assigns(st)
+
+
 def _inputs(stmts: Sequence[cst.CSTNode], tail: Sequence[cst.BaseExpression]) -> Tuple[List[str], Set[str]]:
     """Names read before the statements bind them (in first-read order), and all names bound."""
     bound: Set[str] = set()
     inputs: List[str] = []
     for st in stmts:
-        for n in reads(st):
-            if n not in bound and n not in inputs:
-                inputs.append(n)
-        bound |= assigns(st)
+        _free_reads(st, bound, inputs)
     for e in tail:
         for n in reads(e):
             if n not in bound and n not in inputs:
@@ -640,6 +744,17 @@ def _comment(text: str) -> List[cst.EmptyLine]:
     return [cst.EmptyLine(comment=cst.Comment("# msmigrate: " + text))]
 
 
+class _Called(cst.CSTVisitor):
+    """Names that are called (`model(x)`)."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.names.add(node.func.value)
+
+
 class _UsedAsObject(cst.CSTVisitor):
     """Names that are called (`model(x)`) or whose attributes are used (`opt.param_groups`)."""
 
@@ -653,6 +768,240 @@ class _UsedAsObject(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.attr.value not in ("shape", "dtype", "ndim", "T"):
             self.names.add(node.value.value)
+
+
+# ------------------------------------------------------------------ soundness
+# The rewrite must carry the whole computation from the parameters to the loss into forward_fn:
+# a model call left outside it is a constant for value_and_grad, and every gradient is zero.
+# Where the slice does not show that, the backward() becomes a TODO that raises.
+_LIBRARY_ROOTS = {"ms", "mindspore", "ops", "nn", "mint", "np", "numpy", "math", "random", "_ms_compat",
+                  "F", "Tensor", "Parameter", "functools", "itertools", "operator"} | set(dir(builtins))
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    """The base name of `a.b[c](d).e`."""
+    while True:
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call):
+            expr = expr.func
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
+
+
+class _CallRoots(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.roots: List[str] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        r = _root(node.func)
+        if r is not None:
+            self.roots.append(r)
+
+
+def call_roots(node: cst.CSTNode) -> List[str]:
+    v = _CallRoots()
+    walk(node, v)
+    return v.roots
+
+
+def reaches_network(stmts: Sequence[cst.CSTNode], losses: Sequence[cst.BaseExpression],
+                    params: Sequence[str], info: "LoopInfo") -> bool:
+    """Whether the forward function calls something that can hold the trained parameters: a
+    network, a method of the trainer (`self.model(x)`, `self.compute_loss(batch)`) or a helper of
+    the program (`criterion_fn(model, batch)`), reached from outside (a closure), not a value the
+    function computed or received, not a library function (ops.*, _ms_compat.*, builtins)."""
+    inside: Set[str] = set(params)
+    for st in stmts:
+        inside |= assigns(st)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    for node in list(stmts) + list(losses):
+        for r in call_roots(node):
+            if r not in inside and r not in library:
+                return True
+    return False
+
+
+class _AttrToName(cst.CSTTransformer):
+    """`self.loss` -> a local name (reads and writes)."""
+
+    def __init__(self, code: str, name: str) -> None:
+        self.code, self.name = code, name
+
+    def leave_Attribute(self, original, updated):
+        return cst.Name(self.name) if code_of(original).strip() == self.code else updated
+
+
+def _attribute_targets(stmt: cst.CSTNode) -> Set[str]:
+    """Attribute chains a simple statement assigns (`logits, self.loss = ...` -> {"self.loss"})."""
+    out: Set[str] = set()
+
+    def target(t) -> None:
+        if isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                target(e.value)
+        elif isinstance(t, cst.StarredElement):
+            target(t.value)
+        elif isinstance(t, cst.Attribute):
+            out.add(code_of(t).strip())
+
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                for t in small.targets:
+                    target(t.target)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                target(small.target)
+    return out
+
+
+def localize_attribute_losses(body: List[cst.CSTNode], g: StepGroup, start: int, used: Set[str]) -> List[str]:
+    """`logits, self.loss = model(x, y); self.loss.backward()` (GPT trainers): the attribute the loss
+    is kept in becomes a local name from its assignment on (so the slice follows it into the model
+    call), and is assigned back after the step. Returns those assignments (`self.loss = loss`)."""
+    after: List[str] = []
+    for k, x in enumerate(g.losses):
+        code = code_of(x).strip()
+        if not isinstance(x, cst.Attribute) or not re.fullmatch(r"\w+(\.\w+)+", code):
+            continue
+        first = next((j for j in range(start, g.backwards[k])
+                      if j not in g.backwards and code in _attribute_targets(body[j])), None)
+        if first is None:
+            continue        # assigned elsewhere: the slice cannot follow it (reaches_network decides)
+        local = _unique(code.rsplit(".", 1)[-1], used)
+        for j in range(first, g.backwards[-1]):
+            if j not in g.backwards:
+                body[j] = body[j].visit(_AttrToName(code, local))
+        g.losses = [cst.Name(local) if code_of(y).strip() == code else y for y in g.losses]
+        after.append(f"{code} = {local}")
+    return after
+
+
+def broken_chain(body: Sequence[cst.CSTNode], chosen: Sequence[int], outside: Sequence[int]) -> Optional[int]:
+    """A statement left out of the step (a host value, a loop) through which the loss passes: it
+    reads what a statement of the step computed before it (`if loss.item() > 9: loss = loss / 10`).
+    The gradient would not flow through it."""
+    for j in outside:
+        computed: Set[str] = set()
+        for c in chosen:
+            if c < j:
+                computed |= assigns(body[c])
+        if set(reads(body[j])) & computed:
+            return j
+    return None
+
+
+def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
+             per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
+    """Why the forward function of a group would not carry the computation from the parameters to
+    the loss (None: it does)."""
+    if g.leaves:
+        inputs, _ = _inputs([body[k] for k in chosen], g.losses)
+        missing = [n for n in g.leaves if n not in inputs]
+        return None if not missing else (
+            f"{', '.join(missing)} does not reach the loss through this block: write the gradient with "
+            "mindspore.grad by hand")
+    j = broken_chain(body, chosen, outside)
+    if j is not None:
+        return (f"the loss passes through `{_short(body[j])}`, which the train step cannot hold (a loop, or a "
+                "host value such as .item() or NumPy): value_and_grad would not differentiate through it; "
+                "write this train step with mindspore.value_and_grad by hand")
+    fwd_stmts = [body[k] for k in chosen]
+    inputs, _ = _inputs(fwd_stmts, g.losses)
+    params = [n for n in inputs if n in per_iteration]
+    if not reaches_network(fwd_stmts, g.losses, params, info):
+        compound = [k for k in outside if not isinstance(body[k], cst.SimpleStatementLine)]
+        if compound:
+            return (f"the loss comes from `{_short(body[compound[-1]])}`, which the train step cannot hold (it "
+                    "draws random numbers or reads host values such as .item()): value_and_grad would see a "
+                    "constant and every gradient would be zero; write this train step with "
+                    "mindspore.value_and_grad by hand")
+        losses = ", ".join(code_of(x).strip() for x in g.losses)
+        return (f"the loss ({losses}) is not computed from a call of the network in this loop body (it is "
+                "computed in another function, kept in an attribute set elsewhere, or the network is a loop "
+                "variable), so value_and_grad would "
+                "see a constant and every gradient would be zero: write this train step with "
+                "mindspore.value_and_grad by hand")
+    return None
+
+
+def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
+    flat = " ".join(code_of(stmt).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
+    """`y.backward(); print(x.grad)` with no optimizer step: the names whose .grad the rest of the
+    block reads, when each is made in the block before the backward() (a fresh tensor: its .grad held
+    nothing before, so the one backward() gives exactly the gradient) and only one backward() ran."""
+    if len(g.backwards) != 1:
+        return []
+    last = g.backwards[0]
+    found: List[str] = []
+    for st in body[last + 1:]:
+        for m in re.finditer(r"(?<![\w.])(\w+)\.grad\b", code_of(st)):
+            if m.group(1) not in found:
+                found.append(m.group(1))
+        if _method(_stmt_call(st), "backward") is not None:
+            return []
+    for n in found:
+        made = [j for j in range(last) if n in assigns(body[j])]
+        if len(made) != 1:
+            return []
+    return found
+
+
+class _GradAttr(cst.CSTTransformer):
+    def __init__(self, names: Dict[str, str]) -> None:
+        self.names = names
+
+    def leave_Attribute(self, original, updated):
+        if (original.attr.value == "grad" and isinstance(original.value, cst.Name)
+                and original.value.value in self.names):
+            return cst.Name(self.names[original.value.value])
+        return updated
+
+
+def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, outs: List[str], aux: List[str],
+                    info: "LoopInfo", taken: Set[str], replace, sites, moved) -> None:
+    """The gradient of the loss with respect to the tensors whose .grad is read, where the
+    backward() was: `loss, (x_grad,) = ms.value_and_grad(forward_fn, (0,))(x, ...)`; the later reads
+    of `x.grad` read `x_grad`."""
+    last = g.backwards[0]
+    params = list(g.leaves) + [p for p in params if p not in g.leaves]
+    grads = {n: _unique(f"{n}_grad", taken) for n in g.leaves}
+    fdef = cst.FunctionDef(
+        name=cst.Name(fwd), params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
+        body=cst.IndentedBlock(body=fwd_body), leading_lines=list(body[last].leading_lines) + _comment(
+            "the computation backward() differentiated, a function of the tensors whose .grad is read"))
+    values = f"({', '.join(outs)})" if aux else outs[0]
+    if len(g.leaves) == 1:      # one position: MindSpore returns the gradient itself, not a 1-tuple
+        positions, targets = "0", next(iter(grads.values()))
+    else:
+        positions = "(" + ", ".join(str(i) for i in range(len(g.leaves))) + ")"
+        targets = f"({', '.join(grads.values())})"
+    call = _line(f"{values}, {targets} = {info.ms}.value_and_grad({fwd}, {positions}, None"
+                 f"{', has_aux=True' if aux else ''})({', '.join(params)})")
+    updates = [MU.rebinding(body[j], grads) for j in g.tensor_updates]
+    replace[last] = [fdef, call] + updates + moved
+    for j in range(last + 1, len(body)):
+        if j in g.extras:
+            continue
+        new = body[j].visit(_GradAttr(grads))
+        if new is not body[j] and code_of(new) != code_of(body[j]):
+            replace[j] = [new]
+    sites.append((last, "Tensor.backward", f"mindspore.value_and_grad over {', '.join(g.leaves)}",
+                  f"the gradients of {code_of(g.losses[0]).strip()} with respect to {', '.join(g.leaves)} "
+                  f"(torch's .grad), computed where backward() was"))
+
+
+def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
+    out: Set[str] = set()
+    for st in body:
+        out |= assigns(st) | set(reads(st))
+    return out
 
 
 def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
@@ -672,8 +1021,30 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True)
 
 
+def rewrite_module(module: cst.Module, info: LoopInfo) -> Optional[Tuple[cst.FunctionDef, Rewrite]]:
+    """backward() in a script's straight-line code (`loss.backward(); opt.step()` at the top level):
+    the step of a step function, defined where the backward() was. The module body is handed over
+    as the body of a function (returned with the rewrite, for the caller to unwrap); the names it
+    calls or reads attributes of (model, optimizer) are the step's closures, and the statements
+    that bind them (the model's construction) stay out of the step."""
+    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in module.body):
+        return None
+    fn = cst.FunctionDef(name=cst.Name("_module"), params=cst.Parameters(),
+                         body=cst.IndentedBlock(body=list(module.body)))
+    used = _Called()
+    for st in module.body:
+        walk(st, used)
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
+            value = st.body[0].value
+            # `model = Net()`, `opt = _ms_compat.SGD(...)`: an object built once (a class, by its name)
+            if isinstance(value, cst.Call) and re.match(r"_*[A-Z]", code_of(value.func).strip().rsplit(".", 1)[-1]):
+                used.names |= assigns(st)
+    rw = rewrite_loop(fn, info, inline_defs=True, closed_over=used.names)
+    return None if rw is None else (fn, rw)
+
+
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
-                 inline_defs: bool = False) -> Optional[Rewrite]:
+                 inline_defs: bool = False, closed_over: Set[str] = frozenset()) -> Optional[Rewrite]:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
@@ -681,23 +1052,61 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not groups:
         return Rewrite(loop, [], set(), [], problems) if problems else None
 
-    special: Set[int] = set()
+    original_body = list(body)
+    used = _names_used(body) | set(info.taken) | set(extra_per_iteration)
+    after_step: Dict[int, List[str]] = {}      # id(group) -> `self.loss = loss` after its step
+    starts: Dict[int, int] = {}
+    start = 0
     for g in groups:
-        special |= {*g.backwards, g.step, *g.extras, *(c[0] for c in g.clips)}
-    per_iteration: Set[str] = set(extra_per_iteration)
-    if isinstance(loop, cst.For):
-        targets = _Assigns()
-        targets._target(loop.target)
-        per_iteration |= targets.names
-    for st in body:
-        per_iteration |= assigns(st)
+        starts[id(g)] = start
+        after_step[id(g)] = localize_attribute_losses(body, g, start, used)
+        start = g.step + 1
+    frozen: Set[int] = set()        # statements of groups left as TODOs: untouched
+    unsound_drop: Set[int] = set()  # their zero_grad() calls (no MindSpore counterpart; the TODO raises)
+    while True:
+        special: Set[int] = set()
+        for g in groups:
+            special |= {*g.backwards, g.step, *g.extras, *(c[0] for c in g.clips)}
+        per_iteration: Set[str] = set(extra_per_iteration)
+        if isinstance(loop, cst.For):
+            targets = _Assigns()
+            targets._target(loop.target)
+            per_iteration |= targets.names
+        for st in body:
+            per_iteration |= assigns(st)
+        per_iteration -= set(closed_over)
+        # statements binding closed-over objects (a model built in straight-line code) stay outside
+        kept_out = {j for j, st in enumerate(body) if assigns(st) & set(closed_over)}
+        for g in groups:    # the tensors whose .grad is read are the inputs differentiated
+            kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
+        outsides: List[List[int]] = [[] for _ in groups]
+        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions, out)
+                  for g, out in zip(groups, outsides)]
+        bad = None
+        for g, chosen, outside in zip(groups, slices, outsides):
+            why = _unsound(body, g, chosen, outside, per_iteration, info)
+            if why is not None:
+                bad = (g, why)
+                break
+        if bad is None:
+            break
+        g, why = bad
+        problems.extend((b, why) for b in g.backwards)
+        for j in range(starts[id(g)], g.step + 1):
+            body[j] = original_body[j]
+        frozen |= set(range(starts[id(g)], g.step + 1))
+        unsound_drop |= {e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+        groups = [x for x in groups if x is not g]
+        if not groups:
+            new_body = [st for i, st in enumerate(body) if i not in unsound_drop] or [_line("pass")]
+            return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), [], problems)
 
     defs: List[cst.BaseStatement] = []
     closures: Set[str] = set()
     sites: List[Tuple[int, str, str, str]] = []
+    resolved: List[Tuple[str, int]] = []
     replace: Dict[int, List[cst.BaseStatement]] = {}
-    drop: Set[int] = set(special)
-    slices = [_slice(body, g, special, info.host_functions) for g in groups]
+    drop: Set[int] = set(special) | unsound_drop
     in_any_slice = set(j for s in slices for j in s)
     many = len(groups) > 1
     taken = set(info.taken) | per_iteration
@@ -707,7 +1116,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         sliced = set(chosen)
         fwd_stmts = [body[j] for j in chosen]
         inputs, computed = _inputs(fwd_stmts, g.losses)
-        sfx = _suffix(g.optimizer, many)
+        sfx = _suffix(g.optimizer or ("manual" if g.manual is not None else "grad"), many)
         # the value to differentiate: the loss, or the sum of several backward()s
         loss_codes = [code_of(x).strip() for x in g.losses]
         if len(g.losses) == 1 and isinstance(g.losses[0], cst.Name):
@@ -719,7 +1128,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # statements the slice interleaves with that read what it computes run after the step;
         # a value the slice overwrites later is handed over under its own name
         later = [j for j in range(region_start, last)
-                 if j not in in_any_slice and j not in special and set(reads(body[j])) & computed]
+                 if j not in in_any_slice and j not in special and j not in frozen
+                 and set(reads(body[j])) & computed]
         keyed: List[Tuple[float, cst.BaseStatement]] = [(float(j), body[j]) for j in chosen]
         moved: List[cst.BaseStatement] = []
         aux: List[str] = []
@@ -759,24 +1169,36 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
+        if g.leaves:
+            _leaf_gradients(g, body, params, fwd, fwd_body, outs, aux, info, taken, replace, sites, moved)
+            drop |= sliced | set(later)
+            region_start = last + 1
+            continue
         defs.append(cst.FunctionDef(
             name=cst.Name(fwd), params=cst.Parameters(params=[cst.Param(cst.Name(p)) for p in params]),
             body=cst.IndentedBlock(body=fwd_body),
             leading_lines=[cst.EmptyLine(indent=False)] + _comment("the forward computation of the training step "
                                                        "(differentiated by " + gfn + ")")))
-        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {g.optimizer}.parameters"
+        n_defs = 4      # forward_fn, grad_fn, train_step, compile_step (+ the gradient reducer, the weights)
+        weights = f"{g.optimizer}.parameters"
+        if g.manual is not None:
+            # the parameters the hand-written update loop iterates (those torch gives a .grad)
+            weights = _unique("trained_params" + sfx, taken)
+            closures |= set(reads(cst.parse_expression(g.manual.params)))   # defined where these are
+            defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
+            n_defs += 1
+        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {weights}"
                           f"{', has_aux=True' if has_aux else ''})"))
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
-        n_defs = 4      # forward_fn, grad_fn, train_step, compile_step (+ the gradient reducer)
         if info.distributed:
             # torch's DDP averages the gradients across processes during backward(): here right after
             # value_and_grad, before any clipping (an identity when the program runs as one process)
             red = _unique("grad_reducer" + sfx, taken)
-            defs.append(_line(f"{red} = _ms_compat.GradReducer({g.optimizer}.parameters)"))
+            defs.append(_line(f"{red} = _ms_compat.GradReducer({weights})"))
             step_lines.append(f"grads = {red}(grads)")
-            n_defs = 5
+            n_defs += 1
         extra_outs: List[str] = []
         for (ci, target, ccall) in g.clips:
             cname = _call_name(ccall)
@@ -797,6 +1219,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                               "the gradients are clipped inside the train step"))
         if g.accumulate:
             extra_outs.append("grads")      # summed in the loop, applied in the `if`
+        elif g.manual is not None:
+            step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
         else:
             step_lines.append(f"{g.optimizer}(grads)")
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
@@ -806,6 +1230,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
+        moved = [_line(a) for a in after_step[id(g)]] + moved
         replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + moved
         drop |= sliced | set(later)
         if g.accumulate:
@@ -822,9 +1247,16 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                     replace[e] = [_line(f"{acc} = None").with_changes(leading_lines=body[e].leading_lines)]
         for b in g.backwards:
             sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
-                          f"gradients of {total} w.r.t. {g.optimizer}.parameters, from value_and_grad"))
-        sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
-                      "the update runs inside the train step"))
+                          f"gradients of {total} w.r.t. {weights}, from value_and_grad"))
+        if g.manual is not None:
+            sites.append((g.step, "Tensor.grad", f"{info.ms}.ops.assign in {step}",
+                          "the hand-written update runs inside the train step on the gradients value_and_grad "
+                          "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
+                          "MindSpore Parameter may change nothing)"))
+            resolved.extend(g.manual.resolved)
+        else:
+            sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
+                          "the update runs inside the train step"))
         if g.scaler:
             sites.append((g.backwards[0], "torch.cuda.amp.GradScaler.scale", "(removed)",
                           "float32 training needs no loss scaling; for float16 on Ascend use "
@@ -839,4 +1271,4 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups))
+    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups), resolved)

@@ -308,7 +308,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         result = self._leave_simple_statement(original, updated)
-        if isinstance(result, cst.CSTNode) and self._stmt_line:
+        if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)
         return result
@@ -456,6 +456,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         for idx, api, target, note in rw.sites:
             self._site_at(body[idx], api, target, R.DIFFERENCE if api == "Tensor.backward" else R.CONVERTED, note)
         result = rw.loop
+        if rw.resolved:     # placeholders (p.data.add_) a hand-written update in the step now does
+            kept = [s for s in self.sites if not (s.status == R.TODO and (s.api, s.line) in set(rw.resolved))]
+            self._todo_count -= len(self.sites) - len(kept)
+            self.sites = kept
         if rw.problems:
             result = self._todo_statements(result, body, rw.problems)
         if rw.steps:
@@ -1504,6 +1508,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
+        found = TL.rewrite_module(updated, self._loop_info())   # backward() in straight-line code
+        if found is not None:
+            updated = updated.with_changes(body=list(self._apply_rewrite(*found).body.body))
         if self.train_steps:
             if self._imports.get("os") != "os":
                 self.need.add("import:os")

@@ -27,3 +27,9 @@ mapping("torch.nn.utils.clip_grad_value_", "_ms_compat.clip_grad_value_",
         args=("parameters", "clip_value", "foreach"), target_args=("parameters", "clip_value", "foreach"),
         status=DIFFERENCE, note="inside a converted train step the gradients are clamped; elsewhere it raises",
         test=f"{T}::test_clipping_and_aux_outputs")
+mapping("Tensor.grad", "mindspore.value_and_grad", status=DIFFERENCE,
+        note="a hand-written update after backward() (`for p in model.parameters(): p -= lr * p.grad`, "
+             "p.data.add_/sub_, p.grad.zero_()) runs inside the train step on the gradients value_and_grad "
+             "returns for the parameters the loop iterates; every change of a parameter is an ops.assign. "
+             "Elsewhere MindSpore keeps no .grad",
+        test=f"{T}::test_hand_written_update_under_no_grad")

@@ -104,7 +104,27 @@ def _closure_cells(fn, found, seen):
             found.append((name, value))
         elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
             _closure_cells(value, found, seen)
+        elif _holds_cells(value):
+            # a trainer object (`self` of a Trainer class) holding its networks as attributes: the
+            # step reaches self.model through it, directly or in a method it calls (self.compute_loss)
+            used = set(fn.__code__.co_names)
+            for attr in list(used):
+                method = getattr(type(value), attr, None)
+                if callable(method) and hasattr(method, "__code__"):
+                    used |= set(method.__code__.co_names)
+            for attr, held in vars(value).items():
+                if attr in used and isinstance(held, nn.Cell) and all(held is not c for _, c in found):
+                    found.append((f"{name}.{attr}", held))
     return found
+
+
+def _holds_cells(value):
+    """A plain Python object of the program (not a class, module, function or library object)."""
+    import types
+    if isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType, nn.Cell)):
+        return False
+    module = type(value).__module__ or ""
+    return hasattr(value, "__dict__") and not module.startswith(("mindspore", "builtins", "numpy"))
 
 
 def train_mode_by_default(cell):
