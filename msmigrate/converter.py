@@ -370,13 +370,19 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     if parallel_mode != "data":   # --parallel-mode: the one setting line of the distributed section
         helper = helper.replace('PARALLEL_MODE = "data_parallel"', f'PARALLEL_MODE = "{parallel_mode}_parallel"', 1)
     launch_scripts = _write_launch_scripts(results, outputs, out_root, single_out)
+    if compat_dirs:   # one helper module at the top, with what the converted files use (runtime_prune.py)
+        from .runtime_prune import helper_for_files, shim
+        written = [single_out if single_out else out_root / r.rel for r in results if r.rel.endswith(".py")]
+        helper = helper_for_files(helper, [p for p in written if p.is_file() and not p.is_symlink()], COMPAT)
+        (out_root / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
     for d in compat_dirs:
-        (out_root / d / f"{COMPAT}.py").write_text(helper, encoding="utf-8")
+        if d != ".":   # a package's `from .. import _ms_compat` finds a stand-in for the top one
+            (out_root / d / f"{COMPAT}.py").write_text(shim(COMPAT, len(Path(d).parts)), encoding="utf-8")
     if any(r.status == "converted" for r in results) and not (out_root / "requirements-mindspore.txt").exists():
         from .requirements import write_requirements   # every third-party package the output imports
         written = [single_out if single_out else out_root / r.rel for r in results if r.rel.endswith(".py")]
         write_requirements(out_root, [p for p in written if p.is_file() and not p.is_symlink()]
-                           + [out_root / d / f"{COMPAT}.py" for d in compat_dirs])
+                           + ([out_root / f"{COMPAT}.py"] if compat_dirs else []))
     results.sort(key=lambda r: r.rel)
     return TreeResult(src, out, results, copied, launch_scripts=launch_scripts)
 
