@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Set
+from typing import Iterable, List, Optional, Set, Tuple
 
 _BY_NAME = ("getattr", "hasattr", "setattr", "delattr")
 # the banner compat_source() puts before each templates/compat_parts file
@@ -234,16 +234,16 @@ def _tidy(lines: List[str]) -> str:
     return re.sub(r"\n{4,}", "\n\n\n", text)
 
 
-def compat_references(code: str, module: str) -> Optional[Set[str]]:
+def compat_references(code: str, module: str) -> Optional[List[str]]:
     """The names one converted file reads from the helper module `module` (`module.NAME`, and
-    `from module import NAME`). None when it uses the module in a way no name list describes
-    (the module passed as a value, a star import): the whole runtime is needed then."""
+    `from module import NAME`), once per use. None when it uses the module in a way no name list
+    describes (the module passed as a value, a star import): the whole runtime is needed then."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return set()
+        return []
     aliases: Set[str] = set()
-    names: Set[str] = set()
+    names: List[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -256,7 +256,7 @@ def compat_references(code: str, module: str) -> Optional[Set[str]]:
                 for a in node.names:
                     if a.name == "*":
                         return None
-                    names.add(a.name)
+                    names.append(a.name)
             else:
                 for a in node.names:
                     if a.name == module:
@@ -266,7 +266,7 @@ def compat_references(code: str, module: str) -> Optional[Set[str]]:
     attribute_bases = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
-            names.add(node.attr)
+            names.append(node.attr)
             attribute_bases.add(id(node.value))
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in aliases and id(node) not in attribute_bases \
@@ -281,9 +281,12 @@ HELPER_MARK = '"""Small helpers written by msmigrate'
 ALWAYS_KEPT = ("MigrationError", "Unconverted", "os")
 
 
-def helper_for_files(helper: str, files: Iterable, module: str) -> str:
-    """The helper runtime pruned to what the converted files (paths) use."""
+def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, dict]:
+    """The helper runtime pruned to what the converted files (paths) use, and figures on it:
+    lines written, lines of the whole runtime, uses of the helper in the files, their lines."""
     roots: Set[str] = set(ALWAYS_KEPT)
+    uses = lines = 0
+    whole = False
     for path in files:
         try:
             code = path.read_text(encoding="utf-8")
@@ -292,10 +295,15 @@ def helper_for_files(helper: str, files: Iterable, module: str) -> str:
         if module not in code or code.startswith(HELPER_MARK):
             continue   # no reference, or an earlier helper copied along
         used = compat_references(code, module)
+        lines += code.count("\n")
         if used is None:
-            return helper
-        roots |= used
-    return prune_source(helper, roots)
+            whole = True
+            continue
+        roots.update(used)
+        uses += len(used)
+    text = helper if whole else prune_source(helper, roots)
+    return text, {"lines": text.count("\n"), "runtime_lines": helper.count("\n"), "uses": uses,
+                  "code_lines": lines, "uses_per_100_lines": round(100 * uses / lines, 1) if lines else 0.0}
 
 
 def shim(module: str, levels: int) -> str:
