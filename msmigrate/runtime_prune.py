@@ -307,8 +307,9 @@ def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, di
 
 
 def shim(module: str, levels: int) -> str:
-    """A helper module standing in a package directory below the output's top: it is the one
-    helper module at the top (`levels` directories up), loaded once per process."""
+    """A helper module standing in a directory below the output's top: it is the one helper module at
+    the top (`levels` directories up). Where that module is imported already (by a script at the top),
+    this is the same module object; otherwise it is loaded here, under this module's own name."""
     rel = "/".join([".."] * levels + [f"{module}.py"])
     return f'''"""Small helpers written by msmigrate: this file stands for the one {module}.py at the top of
 the converted tree ({rel}), so that imports of it from this directory find that module."""
@@ -319,9 +320,9 @@ import sys as _sys
 _PATH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), {rel!r}))
 _module = _sys.modules.get({module!r})
 if _module is None or os.path.normpath(os.path.abspath(getattr(_module, "__file__", "") or "")) != _PATH:
-    _spec = _importlib_util.spec_from_file_location({module!r}, _PATH)
+    _spec = _importlib_util.spec_from_file_location(__name__, _PATH)
     _module = _importlib_util.module_from_spec(_spec)
-    _sys.modules[{module!r}] = _module
+    _sys.modules[__name__] = _module
     _spec.loader.exec_module(_module)
 _sys.modules[__name__] = _module
 '''

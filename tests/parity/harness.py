@@ -41,6 +41,9 @@ def load_converted(torch_src: str):
     if not path.exists():
         path.write_text(code, encoding="utf-8")
     importlib.invalidate_caches()
+    helper = sys.modules.get("_ms_compat")
+    if helper is not None and Path(getattr(helper, "__file__", "") or "").parent != _TMP:
+        del sys.modules["_ms_compat"]   # a converted tree's helper (only what that tree uses) imported earlier
     mod = importlib.import_module(name)
     return mod, code, sites
 
