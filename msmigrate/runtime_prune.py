@@ -32,6 +32,7 @@ class _Unit:
     defines: Set[str] = field(default_factory=set)
     uses: Set[str] = field(default_factory=set)
     is_import: bool = False
+    always: bool = False       # patches an imported module or class
 
 
 def _augmented_names(node: ast.stmt, imported: Set[str]) -> Set[str]:
@@ -47,6 +48,23 @@ def _augmented_names(node: ast.stmt, imported: Set[str]) -> Set[str]:
         if isinstance(target, ast.Name) and target.id not in imported:
             names.add(target.id)
     return names
+
+
+def _patches_import(node: ast.stmt, imported: Set[str]) -> bool:
+    """A statement that changes an imported module or class (`ms.Tensor.f = g`, `setattr(ms.Tensor, ...)`):
+    converted code may rely on it without naming the helper module, so it always stays."""
+    for x in ast.walk(node):
+        target = None
+        if isinstance(x, (ast.Attribute, ast.Subscript)) and isinstance(x.ctx, (ast.Store, ast.Del)):
+            target = x.value
+        elif isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in ("setattr", "delattr") \
+                and x.args:
+            target = x.args[0]
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        if isinstance(target, ast.Name) and target.id in imported:
+            return True
+    return False
 
 
 def _bound_names(node: ast.stmt) -> Set[str]:
@@ -152,6 +170,7 @@ def _units(source: str) -> List[_Unit]:
     for u in units:
         if not isinstance(u.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
             u.defines |= _augmented_names(u.node, imported)
+            u.always = _patches_import(u.node, imported)
     defined = set().union(*(u.defines for u in units)) if units else set()
     for u in units:
         u.uses = _used_names(u.node, defined) - ({"__all__"} if "__all__" in u.defines else set())
@@ -164,8 +183,10 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
     units = _units(source) if units is None else units
     needed: Set[str] = set()
     todo = list(roots)
-    kept: Set[int] = set()
+    kept: Set[int] = {i for i, u in enumerate(units) if u.always}
     kept_sections: Set[int] = set()
+    for i in kept:
+        todo.extend(units[i].uses)
     changed = True
     while changed:
         changed = False
