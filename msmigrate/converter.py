@@ -223,6 +223,8 @@ class TreeResult:
     launch_scripts: List[str] = field(default_factory=list)
     # packages converted with the project (msmigrate convert --deps; msmigrate/deps.py)
     dependencies: List[dict] = field(default_factory=list)
+    # the _ms_compat.py written: its lines, and the converted code's uses of it (runtime_prune.helper_for_files)
+    helper: dict = field(default_factory=dict)
 
     @property
     def sites(self) -> List[Site]:
@@ -414,8 +416,16 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     if parallel_mode != "data":   # --parallel-mode: the one setting line of the distributed section
         helper = helper.replace('PARALLEL_MODE = "data_parallel"', f'PARALLEL_MODE = "{parallel_mode}_parallel"', 1)
     launch_scripts = _write_launch_scripts(results, outputs, out_root, single_out)
+    helper_figures: dict = {}
+    if compat_dirs:   # one helper module at the top, with what the converted files use (runtime_prune.py)
+        from .runtime_prune import helper_for_files, shim
+        written = [single_out if single_out else out_root / r.rel for r in results if r.rel.endswith(".py")]
+        helper, helper_figures = helper_for_files(helper, [p for p in written if p.is_file() and not p.is_symlink()],
+                                                  COMPAT)
+        write_text(out_root, out_root / f"{COMPAT}.py", helper)
     for d in compat_dirs:
-        write_text(out_root, out_root / d / f"{COMPAT}.py", helper)
+        if d != ".":   # a package's `from .. import _ms_compat` finds a stand-in for the top one
+            write_text(out_root, out_root / d / f"{COMPAT}.py", shim(COMPAT, len(Path(d).parts)))
     req = out_root / "requirements-mindspore.txt"
     if any(r.status == "converted" for r in results) and (not req.exists() or req.is_symlink()):
         from .requirements import write_requirements   # every third-party package the output imports
@@ -423,9 +433,9 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
             req.unlink()                       # never write through a link inside OUT
         written = [single_out if single_out else out_root / r.rel for r in results if r.rel.endswith(".py")]
         write_requirements(out_root, [p for p in written if p.is_file() and not p.is_symlink()]
-                           + [out_root / d / f"{COMPAT}.py" for d in compat_dirs])
+                           + ([out_root / f"{COMPAT}.py"] if compat_dirs else []))
     results.sort(key=lambda r: r.rel)
-    return TreeResult(src, out, results, copied, launch_scripts=launch_scripts)
+    return TreeResult(src, out, results, copied, launch_scripts=launch_scripts, helper=helper_figures)
 
 
 _DISTRIBUTED_ENTRY = ("torch.distributed.init_process_group", "torch.multiprocessing.spawn")

@@ -104,6 +104,7 @@ def to_json(tree) -> Dict:
         "files": [f.to_json() for f in tree.files],
         "trace_route": trace_candidates(tree),
         "dependencies": getattr(tree, "dependencies", []),
+        "helper": getattr(tree, "helper", {}),
     }
 
 
@@ -139,7 +140,13 @@ def to_markdown(tree) -> str:
                f"proven by a test: {s['proven_rate'] * 100:.1f}%)")
     out.append(f"- files: {s['files']['total']} in all: {s['files']['converted']} converted, "
                f"{s['files']['unchanged']} unchanged (no torch use), {s['files']['copied']} copied (not Python), "
-               f"{s['files']['failed']} failed (copied unchanged); {s['files_with_todo']} files carry TODOs\n")
+               f"{s['files']['failed']} failed (copied unchanged); {s['files_with_todo']} files carry TODOs")
+    helper = getattr(tree, "helper", {})
+    if helper:
+        out.append(f"- helper module `_ms_compat.py`: {helper['lines']} lines (of the {helper['runtime_lines']}-line "
+                   f"runtime: only what the converted code uses), {helper['uses_per_100_lines']} uses per 100 lines "
+                   f"of converted code")
+    out.append("")
     out.append("What the numbers mean: a converted site is code msmigrate rewrote (exact, or with the difference "
                "its note names); only a parity test shows that it computes what torch computes, and \"proven\" "
                "counts the sites whose mapping names such a test that exists. A TODO site is not converted: "

@@ -444,30 +444,13 @@ CREATE_MODEL = '''def create_model(checkpoint=None):
 
 
 def prune_runtime(runtime: str, used_code: str) -> str:
-    """Keep the runtime's imports and only the helpers the generated code uses (transitively)."""
-    tree = ast.parse(runtime)
-    defs = {}
-    for n in tree.body:
-        if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
-            defs[n.name] = n
-    needed = set()
-    todo = [w for w in re.findall(r"[A-Za-z_]\w*", used_code) if w in defs] + ["Module", "Empty", "param"]
-    while todo:
-        name = todo.pop()
-        if name in needed:
-            continue
-        needed.add(name)
-        src = ast.get_source_segment(runtime, defs[name])
-        todo += [w for w in re.findall(r"[A-Za-z_]\w*", src) if w in defs and w not in needed]
-    lines = runtime.splitlines()
-    drop = set()
-    for name, n in defs.items():
-        if name not in needed:
-            start = n.lineno - 1 - len(n.decorator_list)
-            for i in range(start, n.end_lineno):
-                drop.add(i)
-    kept = [line for i, line in enumerate(lines) if i not in drop]
-    return re.sub(r"\n{3,}", "\n\n\n", "\n".join(kept))
+    """Keep the runtime's imports and only the helpers the generated code uses (transitively;
+    the mechanism `convert` uses for _ms_compat.py, msmigrate/runtime_prune.py)."""
+    from ..runtime_prune import prune_source
+
+    defs = {n.name for n in ast.parse(runtime).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    roots = [w for w in re.findall(r"[A-Za-z_]\w*", used_code) if w in defs] + ["Module", "Empty", "param"]
+    return prune_source(runtime, roots, keep_imports=True)
 
 
 _SHORT = {"_native_batch_norm_legit_no_training": "bn", "batch_norm": "bn", "conv2d": "conv", "convolution": "conv",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import re
 import sys
 import tempfile
@@ -41,6 +42,13 @@ def load_converted(torch_src: str):
     if not path.exists():
         path.write_text(code, encoding="utf-8")
     importlib.invalidate_caches()
+    helper = sys.modules.get("_ms_compat")
+    if helper is None or Path(getattr(helper, "__file__", "") or "").parent != _TMP:
+        # not a converted tree's helper (only what that tree uses) imported or on sys.path before: the whole one
+        spec = importlib.util.spec_from_file_location("_ms_compat", _TMP / "_ms_compat.py")
+        helper = importlib.util.module_from_spec(spec)
+        sys.modules["_ms_compat"] = helper
+        spec.loader.exec_module(helper)
     mod = importlib.import_module(name)
     return mod, code, sites
 

@@ -119,10 +119,10 @@ def test_launch_script_and_parallel_mode(tmp_path):
     script = (tmp_path / "out" / "pkg" / "train_msrun.sh").read_text()
     assert "msrun --worker_num=\"$NPROC\" --local_worker_num=\"$NPROC\"" in script
     assert '"$(dirname "$0")/train.py" "$@"' in script and os.access(tmp_path / "out" / "pkg" / "train_msrun.sh", os.X_OK)
-    helper = (tmp_path / "out" / "pkg" / "_ms_compat.py").read_text()
+    helper = (tmp_path / "out" / "_ms_compat.py").read_text()   # the one helper, at the output's top
     assert 'PARALLEL_MODE = "auto_parallel"' in helper and 'PARALLEL_MODE = "data_parallel"' not in helper
     default = convert_tree(src, tmp_path / "out2", jobs=1)
-    assert 'PARALLEL_MODE = "data_parallel"' in (tmp_path / "out2" / "pkg" / "_ms_compat.py").read_text()
+    assert 'PARALLEL_MODE = "data_parallel"' in (tmp_path / "out2" / "_ms_compat.py").read_text()
     report = (tmp_path / "out2" / "msmigrate-report.md")
     from msmigrate.report import write_reports
     write_reports(default, tmp_path / "out2")

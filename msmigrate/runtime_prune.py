@@ -1,0 +1,349 @@
+"""Emitting only the part of a helper runtime that converted code uses.
+
+The helper runtime (templates/ for `convert`, trace/runtime_src.py for `trace`) is one Python
+module of top-level statements. Each statement is a unit: what it defines (a def, a class, an
+assignment to a name, an import, a try/if block binding names) and what it uses (every name it
+loads, every string constant naming a definition: getattr(module, "NAME") and tables of names).
+From the root names (what the converted code reads as `_ms_compat.NAME`) the transitive closure
+over "uses" decides the definitions kept. A statement that defines no name (a call, a loop
+filling a table, `Cls.attr = ...`) is kept when it uses a kept definition or when its section
+(the part of the runtime between two `# ====` banners) keeps any definition: it is that
+section's set-up. No part of the runtime has to declare anything: new parts and definitions are
+pruned the same way.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, List, Optional, Set, Tuple
+
+_BY_NAME = ("getattr", "hasattr", "setattr", "delattr")
+# the banner compat_source() puts before each templates/compat_parts file
+_BANNER = re.compile(r"^# ={20,}$")
+
+
+@dataclass
+class _Unit:
+    node: ast.stmt
+    start: int                 # first line (0-based), decorators and the comment block above included
+    end: int                   # last line (0-based, inclusive)
+    section: int
+    defines: Set[str] = field(default_factory=set)
+    uses: Set[str] = field(default_factory=set)
+    is_import: bool = False
+    always: bool = False       # patches an imported module or class
+
+
+def _augmented_names(node: ast.stmt, imported: Set[str]) -> Set[str]:
+    """Module-level names a statement changes in place: `TABLE[k] = v`, `Cls.attr = f`, `TABLE.update(...)`
+    (also inside a top-level loop). Such a statement goes with the name it changes."""
+    names = set()
+    for x in ast.walk(node):
+        target = None
+        if isinstance(x, (ast.Subscript, ast.Attribute)) and isinstance(x.ctx, (ast.Store, ast.Del)):
+            target = x.value
+        elif isinstance(x, ast.Expr) and isinstance(x.value, ast.Call) and isinstance(x.value.func, ast.Attribute):
+            target = x.value.func.value
+        if isinstance(target, ast.Name) and target.id not in imported:
+            names.add(target.id)
+    return names
+
+
+def _patches_import(node: ast.stmt, imported: Set[str]) -> bool:
+    """A statement that changes an imported module or class (`ms.Tensor.f = g`, `setattr(ms.Tensor, ...)`):
+    converted code may rely on it without naming the helper module, so it always stays."""
+    for x in ast.walk(node):
+        target = None
+        if isinstance(x, (ast.Attribute, ast.Subscript)) and isinstance(x.ctx, (ast.Store, ast.Del)):
+            target = x.value
+        elif isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in ("setattr", "delattr") \
+                and x.args:
+            target = x.args[0]
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            target = target.value
+        if isinstance(target, ast.Name) and target.id in imported:
+            return True
+    return False
+
+
+def _bound_names(node: ast.stmt) -> Set[str]:
+    """Module-level names a top-level statement binds (loop variables and locals excluded)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = set()
+        for t in targets:
+            todo = [t]
+            while todo:
+                x = todo.pop()
+                if isinstance(x, ast.Name):
+                    names.add(x.id)
+                elif isinstance(x, (ast.Tuple, ast.List)):
+                    todo.extend(x.elts)
+                elif isinstance(x, ast.Starred):
+                    todo.append(x.value)
+        return names
+    if isinstance(node, (ast.If, ast.Try, ast.With)):
+        names = set()
+        blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+        blocks += [h.body for h in getattr(node, "handlers", [])]
+        for block in blocks:
+            for st in block:
+                names |= _bound_names(st)
+        return names
+    return set()
+
+
+def _local_names(fn) -> Set[str]:
+    """Names a function binds itself (parameters, assignments, imports, nested defs), less its globals."""
+    names, globals_ = set(), set()
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            names.add(a.arg)
+    for x in ast.walk(fn):
+        if x is fn:
+            continue
+        if isinstance(x, ast.Name) and isinstance(x.ctx, (ast.Store, ast.Del)):
+            names.add(x.id)
+        elif isinstance(x, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in x.names)
+        elif isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(x.name)
+        elif isinstance(x, ast.arg):
+            names.add(x.arg)
+        elif isinstance(x, ast.ExceptHandler) and x.name:
+            names.add(x.name)
+        elif isinstance(x, ast.Global):
+            globals_.update(x.names)
+    return names - globals_
+
+
+def _used_names(node: ast.AST, defined: Set[str], bound: frozenset = frozenset()) -> Set[str]:
+    """Module-level names a statement reads: names loaded and not bound in the enclosing function,
+    `global` names, and definitions named by a string constant (getattr(module, "NAME"),
+    globals()["NAME"])."""
+    used: Set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        outer = list(getattr(node, "decorator_list", [])) + node.args.defaults \
+            + [d for d in node.args.kw_defaults if d is not None]
+        for x in outer:
+            used |= _used_names(x, defined, bound)
+        inner = bound | _local_names(node) if not isinstance(node, ast.Lambda) else \
+            bound | {a.arg for a in node.args.args}
+        for x in (node.body if isinstance(node.body, list) else [node.body]):
+            used |= _used_names(x, defined, frozenset(inner))
+        return used
+    for child in ast.iter_child_nodes(node):
+        used |= _used_names(child, defined, bound)
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
+        used.add(node.id)
+    elif isinstance(node, ast.Global):
+        used.update(node.names)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BY_NAME \
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in defined:
+        used.add(node.args[1].value)   # getattr(module, "NAME")
+    elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) \
+            and isinstance(node.value.func, ast.Name) and node.value.func.id in ("globals", "vars") \
+            and isinstance(node.slice, ast.Constant) and node.slice.value in defined:
+        used.add(node.slice.value)     # globals()["NAME"]
+    return used
+
+
+def _units(source: str) -> List[_Unit]:
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    section_starts = [i for i, line in enumerate(lines) if _BANNER.match(line)][::2]
+    units: List[_Unit] = []
+    for node in tree.body:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+        while start > 0 and lines[start - 1].lstrip().startswith("#") and not _BANNER.match(lines[start - 1]):
+            start -= 1   # the comment block right above belongs to the statement
+        section = sum(1 for s in section_starts if s < start)
+        units.append(_Unit(node, start, node.end_lineno - 1, section, _bound_names(node),
+                           is_import=isinstance(node, (ast.Import, ast.ImportFrom))))
+    imported = set().union(*(u.defines for u in units if u.is_import)) if units else set()
+    for u in units:
+        if not isinstance(u.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+            u.defines |= _augmented_names(u.node, imported)
+            u.always = _patches_import(u.node, imported)
+    defined = set().union(*(u.defines for u in units)) if units else set()
+    for u in units:
+        u.uses = _used_names(u.node, defined) - ({"__all__"} if "__all__" in u.defines else set())
+    return units
+
+
+def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
+               units: Optional[List[_Unit]] = None) -> List[_Unit]:
+    """The statements of `source` that the names `roots` need (transitively)."""
+    units = _units(source) if units is None else units
+    needed: Set[str] = set()
+    todo = list(roots)
+    kept: Set[int] = {i for i, u in enumerate(units) if u.always}
+    kept_sections: Set[int] = set()
+    for i in kept:
+        todo.extend(units[i].uses)
+    changed = True
+    while changed:
+        changed = False
+        while todo:
+            name = todo.pop()
+            if name in needed:
+                continue
+            needed.add(name)
+            defining = [i for i, u in enumerate(units) if name in u.defines]
+            if defining and all(units[i].is_import for i in defining):
+                defining = defining[:1]   # a module imported again by a later section: the first import
+            for i in defining:
+                u = units[i]
+                if i not in kept and name != "__all__":
+                    kept.add(i)
+                    changed = True
+                    if not u.is_import:
+                        kept_sections.add(u.section)
+                    todo.extend(u.uses - needed)
+        for i, u in enumerate(units):
+            if i in kept or u.defines - {"__all__"}:
+                continue
+            if i == 0 and isinstance(u.node, ast.Expr):
+                keep = True   # the module docstring
+            elif isinstance(u.node, ast.Expr) and isinstance(u.node.value, ast.Constant):
+                keep = False   # a section's docstring: it describes the whole section, mostly pruned
+            else:
+                keep = u.section in kept_sections or any(
+                    n in needed for n in u.uses if not any(n in v.defines for v in units if v.is_import))
+            if keep:
+                kept.add(i)
+                changed = True
+                todo.extend(u.uses - needed)
+    return [u for i, u in enumerate(units) if i in kept or (keep_imports and u.is_import)]
+
+
+def prune_source(source: str, roots: Iterable[str], keep_imports: bool = False) -> str:
+    """`source` with only the statements `roots` need; comments between kept statements stay, a
+    section banner stays only above something kept."""
+    units = _units(source)
+    keep = {id(u.node) for u in kept_units(source, roots, keep_imports, units)}
+    lines = source.splitlines()
+    drop = set()
+    for u in units:
+        if id(u.node) not in keep:
+            drop.update(range(u.start, u.end + 1))
+    kept_lines = [line for i, line in enumerate(lines) if i not in drop]
+    return _tidy(kept_lines)
+
+
+def _tidy(lines: List[str]) -> str:
+    """Remove banners with nothing below them before the next banner, and runs of blank lines."""
+    out: List[str] = []
+    i = 0
+    while i < len(lines):
+        if _BANNER.match(lines[i]) and i + 2 < len(lines) and _BANNER.match(lines[i + 2]):
+            j = i + 3   # a section with comments only (its statements all pruned) goes
+            while j < len(lines) and (not lines[j].strip() or lines[j].startswith("#")) and not _BANNER.match(lines[j]):
+                j += 1
+            if j >= len(lines) or _BANNER.match(lines[j]):
+                i = j
+                continue
+        out.append(lines[i])
+        i += 1
+    text = "\n".join(out).rstrip() + "\n"
+    return re.sub(r"\n{4,}", "\n\n\n", text)
+
+
+def compat_references(code: str, module: str) -> Optional[List[str]]:
+    """The names one converted file reads from the helper module `module` (`module.NAME`, and
+    `from module import NAME`), once per use. None when it uses the module in a way no name list
+    describes (the module passed as a value, a star import): the whole runtime is needed then."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    aliases: Set[str] = set()
+    names: List[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == module:
+                    aliases.add(a.asname or a.name)
+                elif a.name.endswith("." + module):
+                    return None
+        elif isinstance(node, ast.ImportFrom):
+            if node.module == module or (node.module or "").endswith("." + module):
+                for a in node.names:
+                    if a.name == "*":
+                        return None
+                    names.append(a.name)
+            else:
+                for a in node.names:
+                    if a.name == module:
+                        aliases.add(a.asname or a.name)
+    if not aliases:
+        return names
+    attribute_bases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            names.append(node.attr)
+            attribute_bases.add(id(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases and id(node) not in attribute_bases \
+                and isinstance(node.ctx, ast.Load):
+            return None
+    return names
+
+
+# names every emitted helper keeps: what placeholders for unconverted code raise, and `os`, which
+# the --deps bootstrap section appended at write time (msmigrate/deps.py) uses
+HELPER_MARK = '"""Small helpers written by msmigrate'
+ALWAYS_KEPT = ("MigrationError", "Unconverted", "os")
+
+
+def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, dict]:
+    """The helper runtime pruned to what the converted files (paths) use, and figures on it:
+    lines written, lines of the whole runtime, uses of the helper in the files, their lines."""
+    roots: Set[str] = set(ALWAYS_KEPT)
+    uses = lines = 0
+    whole = False
+    for path in files:
+        try:
+            code = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if module not in code or code.startswith(HELPER_MARK):
+            continue   # no reference, or an earlier helper copied along
+        used = compat_references(code, module)
+        lines += code.count("\n")
+        if used is None:
+            whole = True
+            continue
+        roots.update(used)
+        uses += len(used)
+    text = helper if whole else prune_source(helper, roots)
+    return text, {"lines": text.count("\n"), "runtime_lines": helper.count("\n"), "uses": uses,
+                  "code_lines": lines, "uses_per_100_lines": round(100 * uses / lines, 1) if lines else 0.0}
+
+
+def shim(module: str, levels: int) -> str:
+    """A helper module standing in a directory below the output's top: it is the one helper module at
+    the top (`levels` directories up). Where that module is imported already (by a script at the top),
+    this is the same module object; otherwise it is loaded here, under this module's own name."""
+    rel = "/".join([".."] * levels + [f"{module}.py"])
+    return f'''"""Small helpers written by msmigrate: this file stands for the one {module}.py at the top of
+the converted tree ({rel}), so that imports of it from this directory find that module."""
+import importlib.util as _importlib_util
+import os
+import sys as _sys
+
+_PATH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), {rel!r}))
+_module = _sys.modules.get({module!r})
+if _module is None or os.path.normpath(os.path.abspath(getattr(_module, "__file__", "") or "")) != _PATH:
+    _spec = _importlib_util.spec_from_file_location(__name__, _PATH)
+    _module = _importlib_util.module_from_spec(_spec)
+    _sys.modules[__name__] = _module
+    _spec.loader.exec_module(_module)
+_sys.modules[__name__] = _module
+'''

@@ -1,0 +1,11 @@
+"""Writes tinynet weights the way a PyTorch project would (torch.save of a state_dict)."""
+import sys
+
+import mindspore as ms
+import _ms_compat
+
+from tinynet import tiny_resnet
+
+ms.set_seed(seed=0)
+model = tiny_resnet()
+_ms_compat.save(_ms_compat.state_dict(model), sys.argv[1] if len(sys.argv) > 1 else "tinynet.pth")

@@ -1,0 +1,1 @@
+from .models import TinyResNet, tiny_resnet  # noqa: F401

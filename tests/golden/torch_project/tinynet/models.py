@@ -1,0 +1,46 @@
+from mindspore import nn, ops
+from . import _ms_compat
+
+from .layers import BasicBlock, SqueezeExcite
+
+
+class TinyResNet(nn.Cell):
+    """A small ResNet with a squeeze-excite head and a LayerNorm classifier."""
+
+    def __init__(self, num_classes: int = 10, width: int = 16):
+        super().__init__()
+        self.stem = nn.SequentialCell(
+            nn.Conv2d(3, width, kernel_size=3, has_bias=False, pad_mode='pad', padding=1),
+            nn.BatchNorm2d(width, momentum=0.95),
+            nn.ReLU(),
+            nn.MaxPool2d(2, stride=2, pad_mode='pad'),
+        )
+        down = nn.SequentialCell(nn.Conv2d(width, 2 * width, 1, stride=2, has_bias=False, pad_mode='valid'), nn.BatchNorm2d(2 * width))
+        self.layers = nn.CellList([
+            BasicBlock(width, width),
+            BasicBlock(width, 2 * width, stride=2, downsample=down),
+        ])
+        self.se = SqueezeExcite(2 * width)
+        self.pool = nn.AdaptiveAvgPool2d((1, 1))
+        self.norm = _ms_compat.LayerNorm(2 * width, eps=1e-05)
+        self.head = nn.Dense(2 * width, num_classes)
+        _ms_compat.register_buffer(self, "logit_scale", ops.ones(1) * 2.0)
+        for m in _ms_compat.cells(self):
+            if isinstance(m, nn.Conv2d):
+                _ms_compat.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(m, nn.BatchNorm2d):
+                _ms_compat.constant_(m.gamma, 1)
+                _ms_compat.constant_(m.beta, 0)
+
+    def construct(self, x):
+        x = self.stem(x)
+        for layer in self.layers:
+            x = layer(x)
+        x = self.se(x)
+        x = ops.flatten(self.pool(x), start_dim=1)
+        x = self.norm(x)
+        return self.head(x) * self.logit_scale
+
+
+def tiny_resnet() -> TinyResNet:
+    return TinyResNet()
