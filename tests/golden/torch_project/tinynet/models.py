@@ -25,7 +25,7 @@ class TinyResNet(nn.Cell):
         self.norm = _ms_compat.LayerNorm(2 * width, eps=1e-05)
         self.head = nn.Dense(2 * width, num_classes)
         _ms_compat.register_buffer(self, "logit_scale", ops.ones(1) * 2.0)
-        for m in _ms_compat.cells(self):
+        for m in _ms_compat.modules(self):
             if isinstance(m, nn.Conv2d):
                 _ms_compat.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
             elif isinstance(m, nn.BatchNorm2d):
