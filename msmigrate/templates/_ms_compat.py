@@ -226,6 +226,7 @@ class ModuleDict(nn.Cell):
     """Base for subclasses of torch's ModuleDict that define forward. MindSpore's
     CellDict cannot be called in GRAPH mode, so this is a plain Cell that keeps its
     children's names in order and offers the dict methods (items() works in GRAPH mode)."""
+    torch_container = True   # module_tree: a container, not a layer (checked by name, so it prunes alone)
 
     def __init__(self, modules=None):
         super().__init__()

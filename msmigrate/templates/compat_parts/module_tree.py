@@ -30,6 +30,7 @@ class ParameterList(nn.Cell):
     `plist.0`, as torch's). Inside construct, converted code indexes and iterates `.params`, a
     ParameterTuple that GRAPH mode differentiates (a Cell's __getitem__ runs while the graph
     compiles and would hand the Parameters over as constants)."""
+    torch_container = True
 
     def __init__(self, values=None):
         super().__init__()
@@ -95,6 +96,7 @@ class ParameterDict(nn.Cell):
     """torch's nn.ParameterDict: Parameters registered under their keys (checkpoint names
     `pdict.key`, as torch's), in insertion order. Inside a Module's methods, converted code reads
     `pdict.params[pdict.index(key)]` and `.params` (see ParameterList)."""
+    torch_container = True
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -174,7 +176,9 @@ class ParameterDict(nn.Cell):
 
 
 # ------------------------------------------------------------ torch's names for a cell's parameters
-_CONTAINERS = (nn.CellList, nn.SequentialCell, nn.CellDict, ModuleDict, ParameterList, ParameterDict)
+# this module's own containers say so with a `torch_container` class attribute, so that a tree using none
+# of them is written without them (runtime_prune keeps what names reach)
+_CONTAINERS = (nn.CellList, nn.SequentialCell, nn.CellDict)
 # MindSpore layers' parameter names that torch spells differently; None: a buffer in torch
 _TORCH_PARAM_NAME = {"gamma": "weight", "beta": "bias", "embedding_table": "weight",
                      "moving_mean": None, "moving_variance": None}
@@ -183,7 +187,7 @@ _TORCH_PARAM_NAME = {"gamma": "weight", "beta": "bias", "embedding_table": "weig
 def _builtin(cls):
     module = cls.__module__ or ""
     return (module.startswith("mindspore.") or module == __name__) and cls not in nn.Cell.__mro__ \
-        and not issubclass(cls, _CONTAINERS)
+        and not issubclass(cls, _CONTAINERS) and not getattr(cls, "torch_container", False)
 
 
 def _is_layer(cell):
