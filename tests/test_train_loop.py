@@ -1100,3 +1100,71 @@ def test_tensor_update_without_clearing_is_a_todo():
     assert "w.grad.zero_()" not in src and "b.grad.zero_()" in src
     code, sites = convert_snippet(src)
     assert [s.status for s in sites if s.api == "Tensor.backward"] == [TODO], code
+
+
+GAN_MAKE = MLP + """
+
+def make():
+    G = Net(4, 8, 4)
+    D = Net(4, 8, 1)
+    opt_G = torch.optim.Adam(G.parameters(), lr=0.01, betas=(0.5, 0.999))
+    opt_D = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"G": G, "D": D, "opt_G": opt_G, "opt_D": opt_D}
+"""
+
+
+def test_generator_step_first_hands_its_output_to_the_discriminator_step():
+    # the generator's output is computed once, before opt_G.step(): the discriminator step must see
+    # that value (old generator weights), not a recomputation with the updated generator
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        fake = torch.zeros(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = bce(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        real_loss = bce(D(x), valid)
+        fake_loss = bce(D(gen.detach()), fake)
+        d_loss = (real_loss + fake_loss) / 2
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "def train_step_D(" in code and "def train_step_G(" in code
+
+
+def test_value_read_outside_the_steps_stays_outside():
+    # `real` belongs to the discriminator step, but `probe` reads it before the generator step
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        real = x * 1.0
+        probe = D(real).detach()
+        opt_G.zero_grad()
+        g_loss = bce(D(G(z)), torch.ones(x.shape[0], 1))
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = bce(D(real), torch.ones(x.shape[0], 1)) + bce(D(G(z).detach()), torch.zeros(x.shape[0], 1))
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item(), float(probe.sum())]
+    return losses
+"""
+    run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
