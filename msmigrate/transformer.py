@@ -373,7 +373,18 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_If(self, original, updated):
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
+        updated = self._step_under_if(updated)
         return self._pop_comments(updated)
+
+    def _step_under_if(self, updated):
+        """`if i % n_critic == 0: ...; loss.backward(); opt.step()` in a loop: a train step of its
+        own, defined in the `if`; the names the enclosing loops bind are its per-iteration inputs."""
+        loops = self._scopes[-1]["loops"]
+        if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        per_iteration = set().union(*(bound for _, bound in loops))
+        rw = TL.rewrite_loop(updated, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        return updated if rw is None else self._apply_rewrite(updated, rw)
 
     def visit_IndentedBlock(self, node) -> None:
         self._narrow.append(self._pending_narrow.pop(id(node), {}))

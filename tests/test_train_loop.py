@@ -1168,3 +1168,31 @@ def train(objs, batches):
     return losses
 """
     run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+
+
+def test_step_under_an_if_is_a_step_of_its_own():
+    # WGAN: the critic steps every batch, the generator every n_critic batches
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    n_critic = 2
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        opt_D.zero_grad()
+        fake = G(z).detach()
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake))
+        d_loss.backward()
+        opt_D.step()
+        losses.append(d_loss.item())
+        if i % n_critic == 0:
+            opt_G.zero_grad()
+            gen = G(z)
+            g_loss = -torch.mean(D(gen))
+            g_loss.backward()
+            opt_G.step()
+            losses.append(g_loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert ".backward(" not in code
