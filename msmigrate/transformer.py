@@ -21,6 +21,7 @@ from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
+from . import higher_order_grad as HOG
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -448,6 +449,25 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.FlattenSentinel(list(before) + [updated])
         return updated
 
+    def _higher_order_grads(self, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """torch.autograd.grad placeholders in the body that higher_order_grad.py can write as
+        the gradient of a function (a gradient penalty): converted, their TODO sites dropped."""
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body, done = HOG.rewrite_block(list(updated.body.body), self.names["ms"])
+        if not done:
+            return updated
+        lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
+        for s in self.sites:
+            if s.status == R.TODO and s.api == HOG.API and s.line in lines:
+                s.status, s.target = R.DIFFERENCE, "mindspore.ops.GradOperation"
+                s.note = ("the gradient of a function of the inputs (the statements from inputs to outputs); "
+                          "differentiable again inside a train step")
+                s.test = "tests/test_train_loop.py::test_gradient_penalty_matches_torch"
+                self._todo_count -= 1
+        self.need.add("ms")
+        return updated.with_changes(body=updated.body.with_changes(body=body))
+
     def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
         """backward()/step() at the top level of a function body (a per-batch step function)."""
         rw = TL.rewrite_function(updated, self._loop_info())
@@ -689,6 +709,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
             updated = self._train_step_function(updated)
+        updated = self._higher_order_grads(updated)
         ctx = self._funcs.pop()
         self._scopes.pop()
         new_decorators = []

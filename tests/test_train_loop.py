@@ -1196,3 +1196,39 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert ".backward(" not in code
+
+
+def test_gradient_penalty_matches_torch():
+    # WGAN-GP: torch.autograd.grad(create_graph=True) inside a helper, differentiated again by the
+    # critic's step (second-order gradients); alpha comes from the batch so both sides draw the same
+    src = MLP + """
+
+def make():
+    D = Net(4, 8, 1)
+    opt_D = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"D": D, "opt_D": opt_D}
+
+
+def compute_gradient_penalty(D, real, fake, alpha):
+    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+    d_interp = D(interp)
+    grads = torch.autograd.grad(outputs=d_interp, inputs=interp, grad_outputs=torch.ones_like(d_interp),
+                                create_graph=True, retain_graph=True, only_inputs=True)[0]
+    return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+
+
+def train(objs, batches):
+    D, opt_D = objs["D"], objs["opt_D"]
+    losses = []
+    for x, _, fake in batches:
+        alpha = torch.sigmoid(x[:, :1])
+        opt_D.zero_grad()
+        gp = compute_gradient_penalty(D, x, fake, alpha)
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake)) + 10 * gp
+        d_loss.backward()
+        opt_D.step()
+        losses += [d_loss.item(), gp.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("D",), weight_atol=1e-5)
+    assert "GradOperation()" in code and "Unconverted" not in code
