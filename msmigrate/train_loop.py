@@ -1052,6 +1052,34 @@ def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region
     return keep
 
 
+def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode],
+                                      info: LoopInfo) -> Optional[Rewrite]:
+    """A step under an `if` that reads a value the enclosing loop computed with a network call
+    (`gen = G(z)` before `if i % n_critic == 0: g_loss = -D(gen).mean(); g_loss.backward()`): the step
+    of the `if` alone would take it as a constant and lose the gradient through it. Its backward()s
+    become raising TODOs (their zero_grad() calls go); None when no such value is read."""
+    body = list(block.body.body)
+    groups, _ = find_groups(body, info)
+    if not groups:
+        return None
+    inputs, _ = _inputs(body, [])
+    computed: Set[str] = set()
+    for st in outer:
+        if st is not block and not is_source(st, info.host_functions) and \
+                any(r not in _LIBRARY_ROOTS for r in call_roots(st)):
+            computed |= assigns(st)
+    read = [n for n in inputs if n in computed]
+    if not read:
+        return None
+    why = (f"this step under an `if` reads {', '.join(read)}, computed by a network call outside the `if`: "
+           "its train step would take it as a constant and lose the gradient through it; compute it inside "
+           "the `if` (or write this train step with mindspore.value_and_grad by hand)")
+    problems = [(b, why) for g in groups for b in g.backwards]
+    drop = {e for g in groups for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+    new_body = [st for i, st in enumerate(body) if i not in drop] or [_line("pass")]
+    return Rewrite(block.with_changes(body=block.body.with_changes(body=new_body)), [], set(), [], problems)
+
+
 def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
     out: Set[str] = set()
     for st in body:

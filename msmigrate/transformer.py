@@ -181,6 +181,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._todo_count = 0
+        self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         info = index.modules.get(module_name)
@@ -384,7 +385,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         per_iteration = set().union(*(bound for _, bound in loops))
-        rw = TL.rewrite_loop(updated, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
+                 for st in lp.body.body]
+        rw = TL.step_reading_outer_network_values(updated, outer, self._loop_info()) or TL.rewrite_loop(
+            updated, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
         return updated if rw is None else self._apply_rewrite(updated, rw)
 
     def visit_IndentedBlock(self, node) -> None:
@@ -400,6 +404,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._skip.add(id(node.target))
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
+        self._loop_nodes.append(node)
 
     def leave_For(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
@@ -414,6 +419,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_While(self, node) -> None:
         self._push_comments(node)
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
+        self._loop_nodes.append(node)
 
     def leave_While(self, original, updated):
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
@@ -426,6 +432,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1]
         loops = scope["loops"]
         loops.pop()
+        self._loop_nodes.pop()
         before = self._hoist.pop(id(original), [])
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop

@@ -1232,3 +1232,34 @@ def train(objs, batches):
 """
     code, sites, _ = run_both(src, _batches(extra=4), models=("D",), weight_atol=1e-5)
     assert "GradOperation()" in code and "Unconverted" not in code
+
+
+def test_step_under_an_if_reading_a_network_value_from_outside_is_a_todo():
+    # gen = G(z) outside the `if`: the step of the `if` alone would lose the gradient through gen
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        gen = G(z)
+        opt_D.zero_grad()
+        d_loss = -torch.mean(D(x)) + torch.mean(D(gen.detach()))
+        d_loss.backward()
+        opt_D.step()
+        if i % 2 == 0:
+            opt_G.zero_grad()
+            g_loss = -torch.mean(D(gen))
+            g_loss.backward()
+            opt_G.step()
+            losses.append(g_loss.item())
+    return losses
+"""
+    import mindspore as ms
+    mod, code, sites = load_converted(src)
+    todo = [s for s in sites if s.api == "Tensor.backward" and s.status == TODO]
+    assert len(todo) == 1 and "reads gen" in todo[0].note, code
+    assert ".zero_grad(" not in code
+    objs = mod.make()
+    with pytest.raises(mod._ms_compat.MigrationError, match="Tensor.backward"):
+        mod.train(objs, [tuple(ms.Tensor(a) for a in b) for b in _batches(n=1, extra=4)])
