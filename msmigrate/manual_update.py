@@ -30,7 +30,8 @@ import libcst as cst
 from .callsite import code_of
 
 # what `model.parameters()` became, and torch's own spelling (a program-built list reads as a name)
-_PARAM_SOURCES = re.compile(r"^[\w.]+\.(get_parameters|trainable_params|parameters)\(\)$|^[\w.]+$")
+_PARAM_SOURCES = re.compile(r"^[\w.]+\.(get_parameters|trainable_params|parameters)\(\)$|^[\w.]+$"
+                            r"|^_ms_compat\.parameters\([\w.]+\)$")   # torch's Module.parameters(), converted
 _INPLACE = {"Tensor.add_": "+", "Tensor.sub_": "-", "Tensor.mul_": "*", "Tensor.div_": "/",
             "Tensor.copy_": None}
 _ZEROING = ("_ms_compat.zeros_", "_ms_compat.zero_")

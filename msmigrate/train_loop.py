@@ -997,6 +997,89 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
                   f"(torch's .grad), computed where backward() was"))
 
 
+def _handed_over(body: Sequence[cst.CSTNode], chosen: Sequence[int], earlier: Set[int],
+                 losses: Sequence[cst.BaseExpression]) -> Dict[int, List[str]]:
+    """Statements of this step's slice that an earlier step's slice holds too (`gen = G(z)` before a
+    generator step, read again by the discriminator step): {index: the names this step reads from them}.
+    torch computed them once, before the earlier optimizer changed its parameters; recomputed here they
+    would see the new parameters."""
+    readers: Set[str] = set()
+    for j in chosen:
+        if j not in earlier:
+            readers |= set(reads(body[j]))
+    for x in losses:
+        readers |= set(reads(x))
+    out: Dict[int, List[str]] = {}
+    for j in chosen:
+        # a statement calling no network or helper (`valid = ops.ones(...)`) gives the same value again
+        if j in earlier and any(r not in _LIBRARY_ROOTS for r in call_roots(body[j])):
+            names = sorted(assigns(body[j]) & readers)
+            if names:
+                out[j] = names
+    return out
+
+
+def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], taken: Set[str],
+                                ms: str) -> List[cst.BaseStatement]:
+    """`gen = G(z)` handed over from an earlier step (its output `gen` is an input here): the value is
+    the one the earlier step computed (torch's: before that step's update), the gradient flows through
+    the recomputation (`gen + (r - stop_gradient(r))` is `gen` in value, `r` in gradient)."""
+    if not names:
+        return [stmt]
+    fresh = {n: _unique(f"{n}_recomputed", taken) for n in names}
+    for n, r in fresh.items():
+        stmt = stmt.visit(_Rename(n, r))
+    return [stmt] + [_line(f"{n} = {n} + ({r} - {ms}.ops.stop_gradient({r}))") for n, r in fresh.items()]
+
+
+def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region_start: int,
+                      in_steps: Set[int]) -> Set[int]:
+    """Statements of the slice that the loop body still reads before the step call, outside any step
+    (`probe = D(real).detach()` before an earlier step, with `real = x * 1.0` in this slice): they stay
+    in the loop too (also computed in the step)."""
+    keep: Set[int] = set()
+    readers = [k for k in range(region_start) if k not in in_steps]
+    changed = True
+    while changed:
+        changed = False
+        for j in chosen:
+            if j in keep:
+                continue
+            bound = assigns(body[j])
+            if any(k > j and set(reads(body[k])) & bound for k in readers + sorted(keep)):
+                keep.add(j)
+                changed = True
+    return keep
+
+
+def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode],
+                                      info: LoopInfo) -> Optional[Rewrite]:
+    """A step under an `if` that reads a value the enclosing loop computed with a network call
+    (`gen = G(z)` before `if i % n_critic == 0: g_loss = -D(gen).mean(); g_loss.backward()`): the step
+    of the `if` alone would take it as a constant and lose the gradient through it. Its backward()s
+    become raising TODOs (their zero_grad() calls go); None when no such value is read."""
+    body = list(block.body.body)
+    groups, _ = find_groups(body, info)
+    if not groups:
+        return None
+    inputs, _ = _inputs(body, [])
+    computed: Set[str] = set()
+    for st in outer:
+        if st is not block and not is_source(st, info.host_functions) and \
+                any(r not in _LIBRARY_ROOTS for r in call_roots(st)):
+            computed |= assigns(st)
+    read = [n for n in inputs if n in computed]
+    if not read:
+        return None
+    why = (f"this step under an `if` reads {', '.join(read)}, computed by a network call outside the `if`: "
+           "its train step would take it as a constant and lose the gradient through it; compute it inside "
+           "the `if` (or write this train step with mindspore.value_and_grad by hand)")
+    problems = [(b, why) for g in groups for b in g.backwards]
+    drop = {e for g in groups for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+    new_body = [st for i, st in enumerate(body) if i not in drop] or [_line("pass")]
+    return Rewrite(block.with_changes(body=block.body.with_changes(body=new_body)), [], set(), [], problems)
+
+
 def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
     out: Set[str] = set()
     for st in body:
@@ -1111,10 +1194,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     many = len(groups) > 1
     taken = set(info.taken) | per_iteration
     region_start = 0
+    earlier_sliced: Set[int] = set()     # statements of the slices of the steps written so far
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
         sliced = set(chosen)
-        fwd_stmts = [body[j] for j in chosen]
+        handed = _handed_over(body, chosen, earlier_sliced, g.losses)
+        earlier_sliced |= sliced
+        rewritten = {j: _recomputed_with_value_kept(body[j], handed.get(j, []), taken, info.ms) for j in chosen}
+        fwd_stmts = [st for j in chosen for st in rewritten[j]]
         inputs, computed = _inputs(fwd_stmts, g.losses)
         sfx = _suffix(g.optimizer or ("manual" if g.manual is not None else "grad"), many)
         # the value to differentiate: the loss, or the sum of several backward()s
@@ -1130,7 +1217,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         later = [j for j in range(region_start, last)
                  if j not in in_any_slice and j not in special and j not in frozen
                  and set(reads(body[j])) & computed]
-        keyed: List[Tuple[float, cst.BaseStatement]] = [(float(j), body[j]) for j in chosen]
+        keyed: List[Tuple[float, cst.BaseStatement]] = []
+        for j in chosen:
+            keyed.extend((j + k / 100.0, st) for k, st in enumerate(rewritten[j]))
         moved: List[cst.BaseStatement] = []
         aux: List[str] = []
         for j in later:
@@ -1232,7 +1321,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved
         replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + moved
-        drop |= sliced | set(later)
+        drop |= (sliced - _read_before_step(body, chosen, region_start, in_any_slice | special)) | set(later)
         if g.accumulate:
             acc = _unique("accum_grads" + sfx, taken)
             defs.insert(len(defs) - n_defs, _line(f"{acc} = None").with_changes(leading_lines=_comment(

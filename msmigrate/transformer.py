@@ -21,6 +21,7 @@ from .graph_idioms import map_lambda_as_generator
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
+from . import higher_order_grad as HOG
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -180,6 +181,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._todo_count = 0
+        self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         info = index.modules.get(module_name)
@@ -373,7 +375,21 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_If(self, original, updated):
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
+        updated = self._step_under_if(updated)
         return self._pop_comments(updated)
+
+    def _step_under_if(self, updated):
+        """`if i % n_critic == 0: ...; loss.backward(); opt.step()` in a loop: a train step of its
+        own, defined in the `if`; the names the enclosing loops bind are its per-iteration inputs."""
+        loops = self._scopes[-1]["loops"]
+        if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        per_iteration = set().union(*(bound for _, bound in loops))
+        outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
+                 for st in lp.body.body]
+        rw = TL.step_reading_outer_network_values(updated, outer, self._loop_info()) or TL.rewrite_loop(
+            updated, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        return updated if rw is None else self._apply_rewrite(updated, rw)
 
     def visit_IndentedBlock(self, node) -> None:
         self._narrow.append(self._pending_narrow.pop(id(node), {}))
@@ -388,6 +404,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._skip.add(id(node.target))
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
+        self._loop_nodes.append(node)
 
     def leave_For(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
@@ -402,6 +419,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_While(self, node) -> None:
         self._push_comments(node)
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
+        self._loop_nodes.append(node)
 
     def leave_While(self, original, updated):
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
@@ -414,6 +432,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1]
         loops = scope["loops"]
         loops.pop()
+        self._loop_nodes.pop()
         before = self._hoist.pop(id(original), [])
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop
@@ -436,6 +455,25 @@ class TorchToMindSpore(cst.CSTTransformer):
         if before:
             return cst.FlattenSentinel(list(before) + [updated])
         return updated
+
+    def _higher_order_grads(self, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """torch.autograd.grad placeholders in the body that higher_order_grad.py can write as
+        the gradient of a function (a gradient penalty): converted, their TODO sites dropped."""
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body, done = HOG.rewrite_block(list(updated.body.body), self.names["ms"])
+        if not done:
+            return updated
+        lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
+        for s in self.sites:
+            if s.status == R.TODO and s.api == HOG.API and s.line in lines:
+                s.status, s.target = R.DIFFERENCE, "mindspore.ops.GradOperation"
+                s.note = ("the gradient of a function of the inputs (the statements from inputs to outputs); "
+                          "differentiable again inside a train step")
+                s.test = "tests/test_train_loop.py::test_gradient_penalty_matches_torch"
+                self._todo_count -= 1
+        self.need.add("ms")
+        return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
         """backward()/step() at the top level of a function body (a per-batch step function)."""
@@ -678,6 +716,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
             updated = self._train_step_function(updated)
+        updated = self._higher_order_grads(updated)
         ctx = self._funcs.pop()
         self._scopes.pop()
         new_decorators = []

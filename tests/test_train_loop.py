@@ -1100,3 +1100,166 @@ def test_tensor_update_without_clearing_is_a_todo():
     assert "w.grad.zero_()" not in src and "b.grad.zero_()" in src
     code, sites = convert_snippet(src)
     assert [s.status for s in sites if s.api == "Tensor.backward"] == [TODO], code
+
+
+GAN_MAKE = MLP + """
+
+def make():
+    G = Net(4, 8, 4)
+    D = Net(4, 8, 1)
+    opt_G = torch.optim.Adam(G.parameters(), lr=0.01, betas=(0.5, 0.999))
+    opt_D = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"G": G, "D": D, "opt_G": opt_G, "opt_D": opt_D}
+"""
+
+
+def test_generator_step_first_hands_its_output_to_the_discriminator_step():
+    # the generator's output is computed once, before opt_G.step(): the discriminator step must see
+    # that value (old generator weights), not a recomputation with the updated generator
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        fake = torch.zeros(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = bce(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        real_loss = bce(D(x), valid)
+        fake_loss = bce(D(gen.detach()), fake)
+        d_loss = (real_loss + fake_loss) / 2
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "def train_step_D(" in code and "def train_step_G(" in code
+
+
+def test_value_read_outside_the_steps_stays_outside():
+    # `real` belongs to the discriminator step, but `probe` reads it before the generator step
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        real = x * 1.0
+        probe = D(real).detach()
+        opt_G.zero_grad()
+        g_loss = bce(D(G(z)), torch.ones(x.shape[0], 1))
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = bce(D(real), torch.ones(x.shape[0], 1)) + bce(D(G(z).detach()), torch.zeros(x.shape[0], 1))
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item(), float(probe.sum())]
+    return losses
+"""
+    run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+
+
+def test_step_under_an_if_is_a_step_of_its_own():
+    # WGAN: the critic steps every batch, the generator every n_critic batches
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    n_critic = 2
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        opt_D.zero_grad()
+        fake = G(z).detach()
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake))
+        d_loss.backward()
+        opt_D.step()
+        losses.append(d_loss.item())
+        if i % n_critic == 0:
+            opt_G.zero_grad()
+            gen = G(z)
+            g_loss = -torch.mean(D(gen))
+            g_loss.backward()
+            opt_G.step()
+            losses.append(g_loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert ".backward(" not in code
+
+
+def test_gradient_penalty_matches_torch():
+    # WGAN-GP: torch.autograd.grad(create_graph=True) inside a helper, differentiated again by the
+    # critic's step (second-order gradients); alpha comes from the batch so both sides draw the same
+    src = MLP + """
+
+def make():
+    D = Net(4, 8, 1)
+    opt_D = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"D": D, "opt_D": opt_D}
+
+
+def compute_gradient_penalty(D, real, fake, alpha):
+    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+    d_interp = D(interp)
+    grads = torch.autograd.grad(outputs=d_interp, inputs=interp, grad_outputs=torch.ones_like(d_interp),
+                                create_graph=True, retain_graph=True, only_inputs=True)[0]
+    return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+
+
+def train(objs, batches):
+    D, opt_D = objs["D"], objs["opt_D"]
+    losses = []
+    for x, _, fake in batches:
+        alpha = torch.sigmoid(x[:, :1])
+        opt_D.zero_grad()
+        gp = compute_gradient_penalty(D, x, fake, alpha)
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake)) + 10 * gp
+        d_loss.backward()
+        opt_D.step()
+        losses += [d_loss.item(), gp.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("D",), weight_atol=1e-5)
+    assert "GradOperation()" in code and "Unconverted" not in code
+
+
+def test_step_under_an_if_reading_a_network_value_from_outside_is_a_todo():
+    # gen = G(z) outside the `if`: the step of the `if` alone would lose the gradient through gen
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        gen = G(z)
+        opt_D.zero_grad()
+        d_loss = -torch.mean(D(x)) + torch.mean(D(gen.detach()))
+        d_loss.backward()
+        opt_D.step()
+        if i % 2 == 0:
+            opt_G.zero_grad()
+            g_loss = -torch.mean(D(gen))
+            g_loss.backward()
+            opt_G.step()
+            losses.append(g_loss.item())
+    return losses
+"""
+    import mindspore as ms
+    mod, code, sites = load_converted(src)
+    todo = [s for s in sites if s.api == "Tensor.backward" and s.status == TODO]
+    assert len(todo) == 1 and "reads gen" in todo[0].note, code
+    assert ".zero_grad(" not in code
+    objs = mod.make()
+    with pytest.raises(mod._ms_compat.MigrationError, match="Tensor.backward"):
+        mod.train(objs, [tuple(ms.Tensor(a) for a in b) for b in _batches(n=1, extra=4)])
