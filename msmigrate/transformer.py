@@ -1189,6 +1189,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Call):
             func = node.func
             qn = self._torch_qname(func)
+            if qn in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+                return True   # Variable(x) is the tensor x since torch 0.4
             if qn:
                 last = qn.rsplit(".", 1)[-1]
                 return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends",

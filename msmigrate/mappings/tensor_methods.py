@@ -306,15 +306,16 @@ mapping("Tensor.type_as", "expr:{self}.astype({other}.dtype)", args=("other",), 
 
 def _type(ctx):
     dt = ctx.code("dtype")
-    if dt is None:
-        raise UnsupportedSite("x.type() returns a type string; use x.dtype")
-    if not _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
-        raise UnsupportedSite("type(...) with a type string or tensor-type class cannot be translated")
-    return ctx.expr(f"{_self(ctx)}.astype({dt})")
+    if dt is not None and _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
+        return ctx.expr(f"{_self(ctx)}.astype({dt})")
+    # a legacy tensor type (`Tensor = torch.FloatTensor`, then x.type(Tensor)), a type name, or no
+    # argument (the type's name): decided at run time, and a receiver that is no tensor keeps its type()
+    return ctx.expr(f"_ms_compat.tensor_type({_self(ctx)}{', ' + dt if dt is not None else ''})")
 
 
-rule("Tensor.type", None, args=("dtype", "non_blocking"), tensor_only=True,
-     test=f"{T}::test_dtype_methods")(_type)
+rule("Tensor.type", None, args=("dtype", "non_blocking"),
+     note="x.type(T) with a legacy tensor type, a dtype or a type name casts; x.type() gives torch's type name",
+     test="tests/parity/test_real_programs.py::test_tensor_type")(_type)
 
 
 def _to(ctx):

@@ -23,6 +23,7 @@ SRC = '''
 import numpy as np
 import torch
 import torch.nn as nn
+from torch.autograd import Variable
 
 seen = []
 
@@ -55,6 +56,21 @@ def init_checks(m):
         m.weight.data.fill_(3.0)
 
 
+cuda = False
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+LongTensor = torch.cuda.LongTensor if cuda else torch.LongTensor
+
+
+def types(imgs, labels):
+    a = Variable(imgs.type(Tensor))
+    b = Variable(Tensor(np.random.RandomState(0).normal(0, 1, (2, 3))))
+    c = LongTensor(labels)
+    d = imgs.type(torch.float16)
+    e = imgs.type("torch.LongTensor")
+    f = a.type(torch.DoubleTensor)
+    return [a, b, c, d, e, f], [a.type(), c.type(), imgs.type(), e.type()]
+
+
 def dcgan():
     net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Flatten(), nn.Linear(64, 64))
     net.apply(weights_init)
@@ -75,12 +91,17 @@ RUNNER = '''
 import json, sys
 sys.modules["torch"] = None          # the converted program must not need torch
 import numpy as np
+import mindspore as ms
 import prog
 params, seen = prog.dcgan()
 checks = prog.checks()
 out = {"seen": seen,
        "dcgan": {n: [float(v.mean()), float(v.std())] for n, v in ((k, np.asarray(p.asnumpy() if hasattr(p, "asnumpy") else p)) for k, p in params.items())},
        "checks": {n: np.asarray(p.asnumpy() if hasattr(p, "asnumpy") else p).tolist() for n, p in checks.items()}}
+imgs = ms.Tensor(np.arange(6, dtype=np.float64).reshape(2, 3) * 1.5)
+tensors, names = prog.types(imgs, [3, 1, 2])
+out["types"] = {"names": names, "values": [t.asnumpy().tolist() for t in tensors],
+                "dtypes": [str(t.asnumpy().dtype) for t in tensors]}
 print("RESULT" + json.dumps(out))
 '''
 
@@ -124,3 +145,15 @@ def test_module_apply_init(results):
 
 
 import torch  # noqa: E402
+
+
+def test_tensor_type(results):
+    ms_out, code = results
+    assert "tensor_type(" in code
+    ns = load_torch(SRC)
+    imgs = torch.from_numpy(np.arange(6, dtype=np.float64).reshape(2, 3) * 1.5)
+    tensors, names = ns["types"](imgs, [3, 1, 2])
+    assert ms_out["types"]["names"] == names
+    assert ms_out["types"]["dtypes"] == [str(t.numpy().dtype) for t in tensors]
+    for got, want in zip(ms_out["types"]["values"], tensors):
+        np.testing.assert_allclose(np.asarray(got, np.float64), want.numpy().astype(np.float64), rtol=1e-6)
