@@ -20,6 +20,7 @@ from msmigrate.converter import compat_source  # noqa: E402
 from .harness import convert_snippet, load_torch  # noqa: E402
 
 SRC = '''
+import itertools
 import numpy as np
 import torch
 import torch.nn as nn
@@ -71,6 +72,25 @@ def types(imgs, labels):
     return [a, b, c, d, e, f], [a.type(), c.type(), imgs.type(), e.type()]
 
 
+def train(x, w1, w2, steps=3):
+    enc = nn.Sequential(nn.Linear(3, 4))
+    dec = nn.Sequential(nn.Linear(4, 3))
+    with torch.no_grad():
+        enc[0].weight.copy_(torch.from_numpy(w1))
+        dec[0].weight.copy_(torch.from_numpy(w2))
+        enc[0].bias.fill_(0.1)
+        dec[0].bias.fill_(-0.2)
+    opt = torch.optim.Adam(itertools.chain(enc.parameters(), dec.parameters()), lr=0.01)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((dec(torch.tanh(enc(x))) - x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy() for p in itertools.chain(enc.parameters(), dec.parameters())]
+
+
 def dcgan():
     net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Flatten(), nn.Linear(64, 64))
     net.apply(weights_init)
@@ -102,6 +122,10 @@ imgs = ms.Tensor(np.arange(6, dtype=np.float64).reshape(2, 3) * 1.5)
 tensors, names = prog.types(imgs, [3, 1, 2])
 out["types"] = {"names": names, "values": [t.asnumpy().tolist() for t in tensors],
                 "dtypes": [str(t.asnumpy().dtype) for t in tensors]}
+rng = np.random.default_rng(0)
+X, W1, W2 = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (3, 4)))
+losses, trained = prog.train(ms.Tensor(X), W1, W2)
+out["train"] = {"losses": losses, "params": [p.tolist() for p in trained]}
 print("RESULT" + json.dumps(out))
 '''
 
@@ -157,3 +181,17 @@ def test_tensor_type(results):
     assert ms_out["types"]["dtypes"] == [str(t.numpy().dtype) for t in tensors]
     for got, want in zip(ms_out["types"]["values"], tensors):
         np.testing.assert_allclose(np.asarray(got, np.float64), want.numpy().astype(np.float64), rtol=1e-6)
+
+
+def test_adam_over_chained_networks(results):
+    """Two Sequential networks both name their parameters 0.weight / 0.bias: one optimizer over
+    itertools.chain of both trains them as torch does (GRAPH-mode train step)."""
+    ms_out, code = results
+    ns = load_torch(SRC)
+    rng = np.random.default_rng(0)
+    X, W1, W2 = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (3, 4)))
+    losses, trained = ns["train"](torch.from_numpy(X), W1, W2)
+    np.testing.assert_allclose(ms_out["train"]["losses"], losses, rtol=1e-5, atol=1e-6)
+    assert len(ms_out["train"]["params"]) == len(trained) == 4
+    for got, want in zip(ms_out["train"]["params"], trained):
+        np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=1e-4, atol=1e-6)
