@@ -1078,6 +1078,15 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return qn, t.target
         return None
 
+    def leave_UnaryOperation(self, original: cst.UnaryOperation, updated: cst.UnaryOperation):
+        # `~x` on an integer tensor is bitwise in torch, a logical not in MindSpore
+        if isinstance(updated.operator, cst.BitInvert) and self._is_tensor_expr(original.expression):
+            m = R.lookup("Tensor.__invert__")
+            self._record(original, m.source, "_ms_compat.invert", m.status, m.note)
+            self.uses_compat = True
+            return self._render_template(f"_ms_compat.invert({code_of(updated.expression).strip()})")
+        return updated
+
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
         params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
         if params is not None:

@@ -702,6 +702,20 @@ mapping("Tensor.argsort", "mindspore.ops.argsort", args=("dim", "descending"),
         test=f"{T}::test_order_methods")
 
 
+# out-of-place forms the converter also uses to rebind `x.floor_divide_(y)` / `x.remainder_(y)`
+# statements on a local tensor (MindSpore's own in-place forms leave the tensor unchanged)
+mapping("Tensor.floor_divide", "expr:ops.floor_divide({self}, {other})", args=("other",),
+        note="rounds toward negative infinity, as torch >= 1.13", test=f"{T}::test_inplace")
+mapping("Tensor.remainder", "expr:ops.remainder({self}, {other})", args=("other",),
+        note="the sign of the divisor (Python %), as in torch", test=f"{T}::test_inplace")
+mapping("Tensor.fmod", "expr:ops.fmod({self}, {other})", args=("other",),
+        note="the sign of the dividend, as in torch", test=f"{T}::test_inplace")
+
+mapping("Tensor.__invert__", "_ms_compat.invert", target_args=("x",),
+        note="~x on a tensor: bitwise not on integer tensors (MindSpore's ~ is a logical not there), "
+             "logical not on bool tensors", test="tests/parity/test_real_programs.py::test_inplace_rebinds")
+
+
 # ------------------------------------------------------------------ in-place
 mapping("Tensor.copy_", "method:copy_", args=("src", "non_blocking"), target_args=("src",),
         drop=("non_blocking",),
@@ -741,6 +755,9 @@ _INPLACE_FN = {
     "addmm_": "x = b * x + a * (m1 @ m2)", "detach_": "x = ops.stop_gradient(x)",
     "bernoulli_": "x = ops.bernoulli(x, p)", "exponential_": "a sampled tensor", "random_": "a sampled tensor",
     "resize_": "x = ops.reshape(...) (resize_ may reallocate)", "set_": "rebind the name",
+    # measured on MindSpore 2.10 CPU PyNative: these two run and leave the tensor unchanged
+    "floor_divide_": "x = ops.floor_divide(x, y)", "remainder_": "x = ops.remainder(x, y)",
+    "fmod_": "x = ops.fmod(x, y)",
 }
 for _n, _how in _INPLACE_FN.items():
     mapping(f"Tensor.{_n}", None, test=f"{T}::test_inplace",

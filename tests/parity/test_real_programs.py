@@ -91,6 +91,21 @@ def train(x, w1, w2, steps=3):
     return losses, [p.detach().numpy() for p in itertools.chain(enc.parameters(), dec.parameters())]
 
 
+def inplace():
+    m = torch.empty(3, 3)
+    m.fill_(float("-inf"))
+    m.triu_(1)
+    x = torch.tensor([7, -7, 5, 9])
+    x.floor_divide_(2)
+    y = torch.tensor([7.0, -7.0, 5.5])
+    y.remainder_(3)
+    f = torch.tensor([7.0, -7.0, 5.5])
+    f.fmod_(3)
+    z = torch.tensor([0, 3, -4], dtype=torch.int32)
+    u = torch.tensor([0, 3, 250], dtype=torch.uint8)
+    return [m, x, y, f, ~z, ~u, ~(z > 0), ~torch.tensor([True, False])]
+
+
 def dcgan():
     net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Flatten(), nn.Linear(64, 64))
     net.apply(weights_init)
@@ -126,6 +141,7 @@ rng = np.random.default_rng(0)
 X, W1, W2 = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (3, 4)))
 losses, trained = prog.train(ms.Tensor(X), W1, W2)
 out["train"] = {"losses": losses, "params": [p.tolist() for p in trained]}
+out["inplace"] = [[str(t.asnumpy().dtype), t.asnumpy().tolist()] for t in prog.inplace()]
 print("RESULT" + json.dumps(out))
 '''
 
@@ -195,3 +211,15 @@ def test_adam_over_chained_networks(results):
     assert len(ms_out["train"]["params"]) == len(trained) == 4
     for got, want in zip(ms_out["train"]["params"], trained):
         np.testing.assert_allclose(np.asarray(got, np.float32), want, rtol=1e-4, atol=1e-6)
+
+
+def test_inplace_rebinds(results):
+    """CLIP's causal mask (fill_ then triu_), floor_divide_ / remainder_ / fmod_ (MindSpore's own
+    in-place forms leave the tensor unchanged on CPU), ~ on integer and bool tensors."""
+    ms_out, code = results
+    assert "_ms_compat.invert(" in code and "ops.remainder(" in code
+    want = load_torch(SRC)["inplace"]()
+    assert len(ms_out["inplace"]) == len(want)
+    for (dtype, got), w in zip(ms_out["inplace"], want):
+        assert dtype == str(w.numpy().dtype), (dtype, w)
+        np.testing.assert_array_equal(np.asarray(got), w.numpy())
