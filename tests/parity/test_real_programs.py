@@ -106,6 +106,15 @@ def inplace():
     return [m, x, y, f, ~z, ~u, ~(z > 0), ~torch.tensor([True, False])]
 
 
+def by_type():
+    net = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Linear(3, 3), nn.ReLU())
+    kinds = []
+    for m in net.modules():
+        kinds.append([type(m) == nn.Conv2d, type(m) == nn.Linear, type(m) in (nn.Linear, nn.ReLU),
+                      type(m) != nn.Conv2d])
+    return kinds
+
+
 def dcgan():
     net = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.Flatten(), nn.Linear(64, 64))
     net.apply(weights_init)
@@ -142,6 +151,7 @@ X, W1, W2 = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3),
 losses, trained = prog.train(ms.Tensor(X), W1, W2)
 out["train"] = {"losses": losses, "params": [p.tolist() for p in trained]}
 out["inplace"] = [[str(t.asnumpy().dtype), t.asnumpy().tolist()] for t in prog.inplace()]
+out["by_type"] = prog.by_type()
 print("RESULT" + json.dumps(out))
 '''
 
@@ -223,3 +233,9 @@ def test_inplace_rebinds(results):
     for (dtype, got), w in zip(ms_out["inplace"], want):
         assert dtype == str(w.numpy().dtype), (dtype, w)
         np.testing.assert_array_equal(np.asarray(got), w.numpy())
+
+
+def test_type_equality_outside_apply(results):
+    """`type(m) == nn.Conv2d` in a modules() loop: the adapter class compares equal to the MindSpore class."""
+    ms_out, _ = results
+    assert ms_out["by_type"] == load_torch(SRC)["by_type"]()
