@@ -755,7 +755,11 @@ _INPLACE_FN = {
     "addmm_": "x = b * x + a * (m1 @ m2)", "detach_": "x = ops.stop_gradient(x)",
     "bernoulli_": "x = ops.bernoulli(x, p)", "exponential_": "a sampled tensor", "random_": "a sampled tensor",
     "resize_": "x = ops.reshape(...) (resize_ may reallocate)", "set_": "rebind the name",
-    # measured on MindSpore 2.10 CPU PyNative: these two run and leave the tensor unchanged
+    # measured on MindSpore 2.10 CPU: in PyNative add_/sub_/mul_/div_/exp_/floor_divide_/remainder_
+    # run and leave the tensor unchanged (copy_ works; fill_/zero_/clamp_/masked_fill_/index_fill_/
+    # uniform_/normal_/sigmoid_/tanh_/floor_/log_/sign_/scatter_ have no kernel; triu_/tril_/abs_/neg_/
+    # sqrt_/pow_/relu_/ceil_/round_/fmod_/... do not exist); inside construct under GRAPH mode
+    # add_/mul_/div_/copy_/floor_divide_/remainder_ change it, sub_ does not, fill_/zero_/exp_/clamp_ fail
     "floor_divide_": "x = ops.floor_divide(x, y)", "remainder_": "x = ops.remainder(x, y)",
     "fmod_": "x = ops.fmod(x, y)",
 }
