@@ -1117,6 +1117,15 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return qn, t.target
         return None
 
+    def leave_UnaryOperation(self, original: cst.UnaryOperation, updated: cst.UnaryOperation):
+        # `~x` on an integer tensor is bitwise in torch, a logical not in MindSpore
+        if isinstance(updated.operator, cst.BitInvert) and self._is_tensor_expr(original.expression):
+            m = R.lookup("Tensor.__invert__")
+            self._record(original, m.source, "_ms_compat.invert", m.status, m.note)
+            self.uses_compat = True
+            return self._render_template(f"_ms_compat.invert({code_of(updated.expression).strip()})")
+        return updated
+
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
         params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
         if params is not None:
@@ -1228,6 +1237,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Call):
             func = node.func
             qn = self._torch_qname(func)
+            if qn in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+                return True   # Variable(x) is the tensor x since torch 0.4
             if qn:
                 last = qn.rsplit(".", 1)[-1]
                 return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends",

@@ -39,6 +39,12 @@ mapping("Module.named_parameters", "_ms_compat.named_parameters", args=("prefix"
         test=f"{T}::test_module_methods")
 mapping("Module.modules", "_ms_compat.modules", target_args=("cell",), test=f"{T}::test_module_methods",
         note="the cell itself and every sub-cell, depth first, as torch's modules()")
+mapping("Module.apply", "_ms_compat.module_apply", args=("fn",), target_args=("cell", "fn"),
+        test="tests/parity/test_real_programs.py::test_module_apply_init",
+        note="fn sees each cell under torch's class name (Dense as Linear) with torch's attribute names "
+             "(BatchNorm/LayerNorm weight, bias, running_mean, Embedding weight), so class-name and isinstance "
+             "tests in init functions select the same layers and their writes reach the parameters; "
+             "a receiver that is no Cell keeps its own apply()")
 mapping("Module.named_modules", "_ms_compat.named_modules", args=("memo", "prefix", "remove_duplicate"),
         target_args=("cell", "memo", "prefix", "remove_duplicate"),
         note="torch's module paths (the inner cells of MindSpore's own layers are not listed)",

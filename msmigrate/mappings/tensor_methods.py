@@ -306,15 +306,16 @@ mapping("Tensor.type_as", "expr:{self}.astype({other}.dtype)", args=("other",), 
 
 def _type(ctx):
     dt = ctx.code("dtype")
-    if dt is None:
-        raise UnsupportedSite("x.type() returns a type string; use x.dtype")
-    if not _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
-        raise UnsupportedSite("type(...) with a type string or tensor-type class cannot be translated")
-    return ctx.expr(f"{_self(ctx)}.astype({dt})")
+    if dt is not None and _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
+        return ctx.expr(f"{_self(ctx)}.astype({dt})")
+    # a legacy tensor type (`Tensor = torch.FloatTensor`, then x.type(Tensor)), a type name, or no
+    # argument (the type's name): decided at run time, and a receiver that is no tensor keeps its type()
+    return ctx.expr(f"_ms_compat.tensor_type({_self(ctx)}{', ' + dt if dt is not None else ''})")
 
 
-rule("Tensor.type", None, args=("dtype", "non_blocking"), tensor_only=True,
-     test=f"{T}::test_dtype_methods")(_type)
+rule("Tensor.type", None, args=("dtype", "non_blocking"),
+     note="x.type(T) with a legacy tensor type, a dtype or a type name casts; x.type() gives torch's type name",
+     test="tests/parity/test_real_programs.py::test_tensor_type")(_type)
 
 
 def _to(ctx):
@@ -701,6 +702,20 @@ mapping("Tensor.argsort", "mindspore.ops.argsort", args=("dim", "descending"),
         test=f"{T}::test_order_methods")
 
 
+# out-of-place forms the converter also uses to rebind `x.floor_divide_(y)` / `x.remainder_(y)`
+# statements on a local tensor (MindSpore's own in-place forms leave the tensor unchanged)
+mapping("Tensor.floor_divide", "expr:ops.floor_divide({self}, {other})", args=("other",),
+        note="rounds toward negative infinity, as torch >= 1.13", test=f"{T}::test_inplace")
+mapping("Tensor.remainder", "expr:ops.remainder({self}, {other})", args=("other",),
+        note="the sign of the divisor (Python %), as in torch", test=f"{T}::test_inplace")
+mapping("Tensor.fmod", "expr:ops.fmod({self}, {other})", args=("other",),
+        note="the sign of the dividend, as in torch", test=f"{T}::test_inplace")
+
+mapping("Tensor.__invert__", "_ms_compat.invert", target_args=("x",),
+        note="~x on a tensor: bitwise not on integer tensors (MindSpore's ~ is a logical not there), "
+             "logical not on bool tensors", test="tests/parity/test_real_programs.py::test_inplace_rebinds")
+
+
 # ------------------------------------------------------------------ in-place
 mapping("Tensor.copy_", "method:copy_", args=("src", "non_blocking"), target_args=("src",),
         drop=("non_blocking",),
@@ -740,6 +755,13 @@ _INPLACE_FN = {
     "addmm_": "x = b * x + a * (m1 @ m2)", "detach_": "x = ops.stop_gradient(x)",
     "bernoulli_": "x = ops.bernoulli(x, p)", "exponential_": "a sampled tensor", "random_": "a sampled tensor",
     "resize_": "x = ops.reshape(...) (resize_ may reallocate)", "set_": "rebind the name",
+    # measured on MindSpore 2.10 CPU: in PyNative add_/sub_/mul_/div_/exp_/floor_divide_/remainder_
+    # run and leave the tensor unchanged (copy_ works; fill_/zero_/clamp_/masked_fill_/index_fill_/
+    # uniform_/normal_/sigmoid_/tanh_/floor_/log_/sign_/scatter_ have no kernel; triu_/tril_/abs_/neg_/
+    # sqrt_/pow_/relu_/ceil_/round_/fmod_/... do not exist); inside construct under GRAPH mode
+    # add_/mul_/div_/copy_/floor_divide_/remainder_ change it, sub_ does not, fill_/zero_/exp_/clamp_ fail
+    "floor_divide_": "x = ops.floor_divide(x, y)", "remainder_": "x = ops.remainder(x, y)",
+    "fmod_": "x = ops.fmod(x, y)",
 }
 for _n, _how in _INPLACE_FN.items():
     mapping(f"Tensor.{_n}", None, test=f"{T}::test_inplace",

@@ -28,3 +28,38 @@ ShortTensor = _legacy_type("ShortTensor", ms.int16)
 ByteTensor = _legacy_type("ByteTensor", ms.uint8)
 CharTensor = _legacy_type("CharTensor", ms.int8)
 BoolTensor = _legacy_type("BoolTensor", ms.bool_)
+
+
+_LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
+                                         ByteTensor, CharTensor, BoolTensor)}
+
+
+def _legacy_dtype(spec):
+    """The dtype a .type() argument names: a legacy type value, a dtype, or a string such as
+    'torch.FloatTensor' / 'torch.cuda.LongTensor'."""
+    if isinstance(spec, _LegacyTensorType):
+        return spec.dtype
+    if isinstance(spec, str):
+        name = spec.rpartition(".")[2]
+        if name in _LEGACY_TYPES and spec in (f"torch.{name}", f"torch.cuda.{name}"):
+            return _LEGACY_TYPES[name].dtype
+        raise ValueError(f"invalid type: '{spec}'")
+    if isinstance(spec, ms.dtype.Type):
+        return spec
+    raise TypeError(f"type() expects a dtype, a tensor type or its name, got {spec!r}")
+
+
+def tensor_type(x, dtype=None, non_blocking=False, **kwargs):
+    """torch's x.type(): without an argument the type's name ('torch.FloatTensor'); with a
+    legacy tensor type (FloatTensor, or a variable holding one), a dtype or a type name, x cast
+    to it. Anything that is not a tensor keeps its own type() method."""
+    if not isinstance(x, ms.Tensor):
+        args = () if dtype is None else (dtype,)
+        return x.type(*args, **kwargs)
+    if dtype is None:
+        for name, t in _LEGACY_TYPES.items():
+            if t.dtype == x.dtype:
+                return f"torch.{name}"
+        raise MigrationError(f"torch has no legacy tensor type for {x.dtype}")
+    target = _legacy_dtype(dtype)
+    return x if x.dtype == target else x.astype(target)

@@ -309,6 +309,12 @@ class TorchClass(type):
     def __subclasscheck__(cls, sub):
         return type.__subclasscheck__(cls, sub) or issubclass(sub, cls.ms_class)
 
+    def __eq__(cls, other):   # `type(m) == nn.Conv2d`: m's class is the MindSpore one
+        return other is cls or other is cls.ms_class or getattr(other, "_view_of", None) is cls.ms_class
+
+    def __hash__(cls):
+        return hash(cls.ms_class)
+
 
 def _torch_class(adapter, ms_class):
     return TorchClass(adapter.__name__, (adapter,), {"ms_class": ms_class, "__module__": adapter.__module__,

@@ -5,6 +5,7 @@ functions pick them with plain comparisons, so `finfo(x.dtype).min` also compile
 a GRAPH-mode construct (the dtype is known when the graph is built).
 """
 import mindspore as ms
+from mindspore import ops
 
 
 class _FloatInfo:
@@ -65,3 +66,11 @@ def iinfo(dtype):
                 return _IntInfo(bits, -2 ** (bits - 1), 2 ** (bits - 1) - 1, name)
             return _IntInfo(bits, 0, 2 ** bits - 1, name)
     raise TypeError(f"iinfo() requires an integer input type, got {dtype}; use finfo for floating point")
+
+
+def invert(x):
+    """torch's ~x: bitwise not on integer tensors (MindSpore's ~ gives a logical not there),
+    logical not on bool tensors; anything else keeps its own ~."""
+    if isinstance(x, ms.Tensor) and x.dtype != ms.bool_:
+        return ops.invert(x)
+    return ~x

@@ -101,6 +101,50 @@ def _trainable(params):
     return out
 
 
+def _distinct_names(params):
+    """MindSpore's optimizers refuse two Parameters of one name, which torch's take: two networks
+    joined with itertools.chain(enc.parameters(), dec.parameters()) both name theirs `0.weight`.
+    The later ones get a numbered name while the optimizer is built (its state is named after
+    it); returns (parameter, original name) to give the names back afterwards."""
+    flat = [p for group in params for p in group["params"]] if params and isinstance(params[0], dict) else params
+    names, seen, renamed = set(), set(), []
+    for p in flat:
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        if p.name in names:
+            k = 1
+            while f"{p.name}_{k}" in names:
+                k += 1
+            renamed.append((p, p.name))
+            p.name = f"{p.name}_{k}"
+        names.add(p.name)
+    return renamed
+
+
+_BUILDING = set()   # ids of optimizers whose constructor chain is running
+
+
+def _building_with_distinct_names(init):
+    """Wraps an optimizer class's __init__: the outermost call gives duplicate parameter names
+    numbered ones until the whole constructor chain (state clones included) has run, then gives
+    the networks their own names back (their checkpoints carry them)."""
+    def build(self, params, *args, **kwargs):
+        if id(self) in _BUILDING:
+            return init(self, params, *args, **kwargs)
+        params = optimizer_params(params)
+        renamed = _distinct_names(params)
+        _BUILDING.add(id(self))
+        try:
+            init(self, params, *args, **kwargs)
+        finally:
+            _BUILDING.discard(id(self))
+            for param, name in renamed:
+                param.name = name
+    build.__name__, build.__qualname__, build.__doc__ = init.__name__, init.__qualname__, init.__doc__
+    return build
+
+
 class _TorchOptimizer:
     """Mixin for mindspore.experimental.optim optimizers: the parameter filtering and the
     param_groups described at the top of this section."""
@@ -108,6 +152,11 @@ class _TorchOptimizer:
     # the group entry a OneCycleLR/CyclicLR may cycle at run time (None: this optimizer compiles
     # momentum into its update, so it cannot be cycled)
     cycled_momentum = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _building_with_distinct_names(cls.__dict__["__init__"])
 
     def __init__(self, params, *args, **kwargs):
         super().__init__(optimizer_params(params), *args, **kwargs)
