@@ -182,3 +182,13 @@ for _src in ("torchvision.datasets.VisionDataset", "torchvision.datasets.vision.
     mapping(_src, f"{C}datasets.VisionDataset", args=("root", "transforms", "transform", "target_transform"),
             target_args=("root", "transforms", "transform", "target_transform"),
             note="base class keeping root/transform/target_transform", test=f"{_TV}::test_datasets_image_folder")
+
+# ------------------------------------------------------------------ torchvision.utils
+_GRID_ARGS = ("tensor", "nrow", "padding", "normalize", "value_range", "scale_each", "pad_value")
+mapping("torchvision.utils.make_grid", f"{C}make_grid", args=_GRID_ARGS, target_args=_GRID_ARGS,
+        note="computed in NumPy (host code): the same grid as torchvision",
+        test="tests/parity/test_vision_utils.py::test_make_grid")
+mapping("torchvision.utils.save_image", f"{C}save_image", args=("tensor", "fp", "format"),
+        target_args=("tensor", "fp", "format"),
+        note="the grid as torchvision computes it, written with PIL: the same pixels",
+        test="tests/parity/test_vision_utils.py::test_save_image")

@@ -205,3 +205,16 @@ def _as_list(x):
 
 def site_statuses(sites) -> dict:
     return {s.api: s.status for s in sites}
+
+
+def rnd(*shape, seed=0, scale=1.0):
+    """Reproducible float32 normal samples for parity inputs."""
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def no_todo(sites):
+    """Every site of a snippet converted: none left as a TODO."""
+    from msmigrate.registry import TODO
+
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, todos

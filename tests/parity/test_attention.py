@@ -8,18 +8,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
-from msmigrate.registry import TODO  # noqa: E402
 
-from .harness import check_function, check_layer, load_converted, load_torch  # noqa: E402
-
-
-def rnd(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-
-
-def no_todo(sites):
-    todos = [(s.api, s.note) for s in sites if s.status == TODO]
-    assert not todos, todos
+from .harness import check_function, check_layer, load_converted, load_torch, rnd, no_todo  # noqa: E402
 
 
 SDPA_SRC = '''

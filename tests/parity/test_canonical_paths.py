@@ -10,11 +10,7 @@ pytest.importorskip("mindspore")
 
 from msmigrate.registry import TODO  # noqa: E402
 
-from .harness import check_function, check_layer  # noqa: E402
-
-
-def rnd(*shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+from .harness import check_function, check_layer, rnd  # noqa: E402
 
 
 LAYER_SRC = '''

@@ -12,9 +12,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
-from msmigrate.registry import TODO  # noqa: E402
 
-from .harness import check_layer, load_converted, load_torch  # noqa: E402
+from .harness import check_layer, load_converted, load_torch, no_todo  # noqa: E402
 
 P = 0.4
 
@@ -60,11 +59,6 @@ def train_stats(out: np.ndarray):
     kept = out[out != 0]
     np.testing.assert_allclose(kept, 1 / (1 - P), rtol=1e-5)
     return shared_axes(out), float((out == 0).mean())
-
-
-def no_todo(sites):
-    todos = [(s.api, s.note) for s in sites if s.status == TODO]
-    assert not todos, todos
 
 
 @pytest.mark.parametrize("name,rank", CASES)
