@@ -282,3 +282,27 @@ def test_example_project_golden(tmp_path):
     for rel in files:
         assert files[rel] == golden[rel], f"{rel} differs from tests/golden/torch_project/{rel} " \
                                           "(MSMIGRATE_UPDATE_GOLDEN=1 to accept)"
+
+
+def test_runtime_parts_do_not_rebind_each_others_names():
+    # every part of templates/ lands in one module: a top-level name defined again in a later part
+    # replaces the earlier one (an optimizer table once replaced the Keras building flag), unless the
+    # later definition wraps the earlier one on purpose (`Linear = _torch_class(Linear, nn.Dense)`)
+
+    templates = Path(__file__).resolve().parent.parent / "msmigrate" / "templates"
+    owner, clashes = {}, []
+    for part in [templates / "_ms_compat.py"] + sorted((templates / "compat_parts").glob("*.py")):
+        for node in ast.parse(part.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined, uses = [node.name], set()
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                defined = [t.id for t in targets if isinstance(t, ast.Name)]
+                uses = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} if node.value else set()
+            else:
+                continue
+            for name in defined:
+                if name in owner and owner[name] != part.name and name not in uses:
+                    clashes.append(f"{name}: {owner[name]} and {part.name}")
+                owner.setdefault(name, part.name)
+    assert not clashes, clashes

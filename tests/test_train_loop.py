@@ -1263,3 +1263,36 @@ def train(objs, batches):
     objs = mod.make()
     with pytest.raises(mod._ms_compat.MigrationError, match="Tensor.backward"):
         mod.train(objs, [tuple(ms.Tensor(a) for a in b) for b in _batches(n=1, extra=4)])
+
+
+def test_legacy_tensor_idioms_inside_compiled_steps():
+    # GAN programs of the Variable era: targets built with Tensor(n, 1).fill_(v) and inputs cast with
+    # x.type(Tensor) inside the steps; both must compile in GRAPH mode (no initializer objects, no
+    # non-standard exception in the helpers a graph parses)
+    src = GAN_MAKE.replace("import torch\n", "import torch\nfrom torch.autograd import Variable\n"
+                           "Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor\n",
+                           1) + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        valid = Variable(Tensor(x.shape[0], 1).fill_(1.0), requires_grad=False)
+        fake = Variable(Tensor(x.shape[0], 1).fill_(0.0), requires_grad=False)
+        real = Variable(x.type(Tensor))
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = bce(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = (bce(D(real), valid) + bce(D(gen.detach()), fake)) / 2
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "_ms_compat.tensor_type(" in code and "_ms_compat.constant_(" in code, code

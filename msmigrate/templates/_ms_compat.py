@@ -361,15 +361,19 @@ def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0):
 
 
 def constant_(param, val):
+    if not isinstance(param, ms.Parameter):   # a plain tensor (x.fill_(v)), also inside a compiled step,
+        value = ops.full_like(param, val)     # where initializer objects cannot be built; the filled value
+        param.copy_(value)                    # is returned (a graph does not hand back the copied-into input)
+        return value
     return _set(param, init.Constant(val))
 
 
 def zeros_(param):
-    return _set(param, init.Zero())
+    return constant_(param, 0)
 
 
 def ones_(param):
-    return _set(param, init.One())
+    return constant_(param, 1)
 
 
 def orthogonal_(param, gain=1.0):

@@ -60,6 +60,6 @@ def tensor_type(x, dtype=None, non_blocking=False, **kwargs):
         for name, t in _LEGACY_TYPES.items():
             if t.dtype == x.dtype:
                 return f"torch.{name}"
-        raise MigrationError(f"torch has no legacy tensor type for {x.dtype}")
+        raise TypeError(f"torch has no legacy tensor type for {x.dtype}")   # (GRAPH mode parses this: a standard type)
     target = _legacy_dtype(dtype)
     return x if x.dtype == target else x.astype(target)

@@ -54,6 +54,9 @@ def _alias(torch_name, ms_name):
 _VIEWS = {}
 
 
+_VIEW_METAS = {}   # the cell class's metaclass -> a metaclass deriving from it and _TorchView
+
+
 def _view_class(cell):
     cls = type(cell)
     attrs = _torch_attrs(cell)
@@ -67,7 +70,11 @@ def _view_class(cell):
         if attrs:   # Cell.__setattr__ files a Parameter under the name given: give it MindSpore's
             body["__setattr__"] = lambda self, key, value, _set=cls.__setattr__, _names=dict(attrs): \
                 _set(self, _names.get(key, key), value)
-        view = _VIEWS[key] = _TorchView(name, (cls,), body)
+        meta = _TorchView
+        if not issubclass(meta, type(cls)):   # the cell's class has a metaclass of its own
+            meta = _VIEW_METAS.get(type(cls)) or _VIEW_METAS.setdefault(
+                type(cls), type(f"_TorchView_{type(cls).__name__}", (_TorchView, type(cls)), {}))
+        view = _VIEWS[key] = meta(name, (cls,), body)
     return view
 
 

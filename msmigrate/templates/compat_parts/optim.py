@@ -122,7 +122,7 @@ def _distinct_names(params):
     return renamed
 
 
-_BUILDING = set()   # ids of optimizers whose constructor chain is running
+_OPTIMIZERS_BUILDING = set()   # ids of optimizers whose constructor chain is running
 
 
 def _building_with_distinct_names(init):
@@ -130,15 +130,15 @@ def _building_with_distinct_names(init):
     numbered ones until the whole constructor chain (state clones included) has run, then gives
     the networks their own names back (their checkpoints carry them)."""
     def build(self, params, *args, **kwargs):
-        if id(self) in _BUILDING:
+        if id(self) in _OPTIMIZERS_BUILDING:
             return init(self, params, *args, **kwargs)
         params = optimizer_params(params)
         renamed = _distinct_names(params)
-        _BUILDING.add(id(self))
+        _OPTIMIZERS_BUILDING.add(id(self))
         try:
             init(self, params, *args, **kwargs)
         finally:
-            _BUILDING.discard(id(self))
+            _OPTIMIZERS_BUILDING.discard(id(self))
             for param, name in renamed:
                 param.name = name
     build.__name__, build.__qualname__, build.__doc__ = init.__name__, init.__qualname__, init.__doc__
