@@ -81,6 +81,19 @@ def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Op
     return cst.Subscript(value=call, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
 
 
+def _unmapped_tensor_property(tr, attr: cst.Attribute) -> Optional[str]:
+    """The property's name when `attr` reads, on a value known to be a tensor, a torch.Tensor property
+    with no record (`self.X.requires_grad` of a module's own Parameter excepted); else None."""
+    name = attr.attr.value
+    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
+        return None
+    recv = attr.value
+    if name in PARAMETER_PROPERTIES and isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
+            and recv.value.value == "self":
+        return None
+    return name if tr._receiver_kind(recv) == "tensor" else None
+
+
 def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.BaseExpression]:
     """`x.grad_fn` read on a tensor with no record: a TODO that raises where it is read."""
     field = named_tuple_field(tr, original, updated)
@@ -89,14 +102,8 @@ def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optio
     chained = property_receiver(tr, original, updated)
     if chained is not None:
         return chained
-    name = original.attr.value
-    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
-        return None
-    recv = original.value
-    if name in PARAMETER_PROPERTIES and isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
-            and recv.value.value == "self":
-        return None
-    if tr._receiver_kind(recv) != "tensor":
+    name = _unmapped_tensor_property(tr, original)
+    if name is None:
         return None
     # inside a function the placeholder is called, so the read itself raises (`x.grad_fn is None` would
     # otherwise compare a placeholder); at module level it stays a value that raises when used
@@ -109,13 +116,8 @@ def property_receiver(tr, original: cst.BaseExpression, updated: cst.BaseExpress
     recv = original.func.value if isinstance(original, cst.Call) else original.value
     if not isinstance(recv, cst.Attribute):
         return None
-    name = recv.attr.value
-    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
-        return None
-    if name in PARAMETER_PROPERTIES and isinstance(recv.value, cst.Attribute) \
-            and isinstance(recv.value.value, cst.Name) and recv.value.value.value == "self":
-        return None
-    if tr._receiver_kind(recv.value) != "tensor":
+    name = _unmapped_tensor_property(tr, recv)
+    if name is None:
         return None
     why = WHY.format(kind="attribute") + f", read by {shorten(code_of(original), 60)}"
     call_args = updated if isinstance(updated, cst.Call) else cst.Call(func=cst.Name("_"))
@@ -129,14 +131,8 @@ def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
     target = original.targets[0].target
     if not isinstance(target, cst.Attribute):
         return None
-    name = target.attr.value
-    if name in SAME_MEANING_PROPERTIES or not is_unmapped(name) or _is_mindspore_code(tr):
-        return None
-    recv = target.value
-    if name in PARAMETER_PROPERTIES and isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) \
-            and recv.value.value == "self":
-        return None
-    if tr._receiver_kind(recv) != "tensor":
+    name = _unmapped_tensor_property(tr, target)
+    if name is None:
         return None
     ph = tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"))
     return cst.Expr(value=cst.Call(func=ph))
