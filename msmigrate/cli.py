@@ -362,6 +362,12 @@ def main(argv: Optional[List[str]] = None) -> int:
               "                          nn.Cell (model.py) + model.ckpt (--keep-nhwc, --check)")
         return EXIT_OK if argv else EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
+    from .extras import missing_requirement, one_line_error
+
+    missing = None if {"-h", "--help"} & set(rest) else missing_requirement(cmd)
+    if missing:
+        print(missing, file=sys.stderr)
+        return EXIT_USAGE
     try:
         if cmd == "weights":
             return _weights(rest)
@@ -387,6 +393,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         print("msmigrate: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # one line, never a raw traceback (MSMIGRATE_TRACEBACK=1 shows it)
+        print(one_line_error(cmd, exc), file=sys.stderr)
+        return 1
     print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api, export, keras)", file=sys.stderr)
     return EXIT_USAGE
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The main job on the bundled example project: convert its code, convert its weights,
 # and prove the converted model computes what the original does.
+# Installs only what that needs (scripts/setup.sh example: torch CPU, MindSpore, numpy<2; no TensorFlow,
+# no browser, no system package). VENV=DIR picks the environment (default .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-. .venv/bin/activate
+export VENV=${VENV:-.venv}
+bash scripts/setup.sh example
+PATH="$(cd "$VENV" && pwd)/bin:$PATH"
 SRC=examples/torch_project
 OUT=$(realpath -m "${1:-examples_out}")
 rm -rf "$OUT"
