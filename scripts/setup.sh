@@ -58,7 +58,7 @@ fi
 # The main job: the converter ([verify] = MindSpore + torch, see pyproject.toml), installed editable.
 if ! have mindspore torch libcst rich safetensors || [ ! -x "$VENV/bin/msmigrate" ]; then
   say "installing msmigrate with torch 2.13.0 (CPU, ~190 MB) and MindSpore 2.10 (~800 MB download);"
-  say "  about 1-2 minutes on a fast network or a warm pip cache, 5-10 minutes on a slow one"
+  say "  about 2-6 minutes (MindSpore unpacks 2.5 GB), more on a slow network"
   # numpy<2: MindSpore's PyNative mode breaks with numpy 2 (also pinned by pyproject.toml)
   timed "msmigrate[verify]" pip_install "${TORCH_INDEX[@]}" -e ".[verify]" "numpy<2"
 fi

@@ -102,7 +102,8 @@ def _chromium() -> str:
     if exe is None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail("chromium is required on CI (scripts/setup.sh installs Debian's chromium package)")
-        pytest.skip("chromium is not installed (scripts/setup.sh installs it; required when CI=true)")
+        pytest.skip("chromium is not installed: this test renders the HTML report in headless Chromium "
+                    "(install it, e.g. 'sudo apt-get install chromium'; with CI=true scripts/setup.sh does)")
     return exe
 
 
