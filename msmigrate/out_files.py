@@ -20,6 +20,8 @@ from typing import Iterator, Optional
 
 REPORT_NAMES = ("msmigrate-report.json", "msmigrate-report.md", "msmigrate-report.html")
 INCOMPLETE_MARK = "MSMIGRATE-INCOMPLETE.txt"
+# written next to a single converted file besides the reports: the helper runtime it imports, its requirements
+SINGLE_FILE_EXTRAS = ("_ms_compat.py", "requirements-mindspore.txt")
 
 
 def single_file_target(src: Path, out: Path) -> Path:
@@ -54,7 +56,12 @@ def output_problem(src: Path, out: Path, force: bool) -> Optional[str]:
         if target.is_dir():
             return f"output {target} is a folder"
         if not force:
-            existing = [p for p in [target] + [folder / n for n in REPORT_NAMES] if p.exists() or p.is_symlink()]
+            if folder.resolve() == src.resolve().parent:   # the source's folder is not ours to fill
+                return (f"output {target} is in the folder of {src}, and msmigrate also writes "
+                        f"{', '.join(SINGLE_FILE_EXTRAS + REPORT_NAMES)} next to it: give another folder "
+                        f"(or --force)")
+            existing = [p for p in [target] + [folder / n for n in SINGLE_FILE_EXTRAS + REPORT_NAMES]
+                        if p.exists() or p.is_symlink()]
             if existing:
                 return f"output {existing[0]} exists (use --force to overwrite it)"
     else:

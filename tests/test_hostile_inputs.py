@@ -438,6 +438,26 @@ def test_single_file_outputs_are_not_overwritten_without_force(tmp_path, capsys)
     assert rc == 0 and "nn.Dense" in target.read_text() and src.read_text() == OK_PY
 
 
+def test_single_file_mode_does_not_fill_the_source_folder_without_force(tmp_path, capsys):
+    src = tmp_path / "proj" / "a.py"
+    src.parent.mkdir()
+    src.write_text(OK_PY)
+    (src.parent / "other.py").write_text("x = 1\n")
+    before = tree_digest(src.parent)
+    rc, _, err = _run(capsys, "convert", src, "-o", src.parent / "a_ms.py")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "folder of" in err and "--force" in err, err
+    assert tree_digest(src.parent) == before
+    # a helper runtime or requirements file already in OUT's folder is not overwritten either
+    out = tmp_path / "o" / "a_ms.py"
+    out.parent.mkdir()
+    (out.parent / "requirements-mindspore.txt").write_text("mine\n")
+    rc, _, err = _run(capsys, "convert", src, "-o", out)
+    assert rc == 2 and "requirements-mindspore.txt exists" in err and not out.exists(), err
+    assert (out.parent / "requirements-mindspore.txt").read_text() == "mine\n"
+    rc, _, err = _run(capsys, "convert", src, "-o", src.parent / "a_ms.py", "--force", "-q")
+    assert rc == 0 and "nn.Dense" in (src.parent / "a_ms.py").read_text() and src.read_text() == OK_PY, err
+
+
 def test_unusable_out_is_one_line(tmp_path, capsys, monkeypatch):
     src = tmp_path / "src"
     src.mkdir()
