@@ -342,38 +342,32 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     total_lines = sum(t.count("\n") for t in texts.values())
     bar = _Progress(len(work), progress)
-    if n_jobs > 1 and len(work) > 8 and total_lines > 4000:
-        # largest files first, one at a time: the workers finish together
-        work.sort(key=lambda item: len(item[2]), reverse=True)
-        done = set()
-        ex = ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_pool_worker, initargs=(index, time_limit))
-        try:
-            for res, code in ex.map(_convert_one, work, chunksize=1):
-                results.append(res)
-                outputs[res.rel] = code
-                done.add(res.rel)
-                bar.advance()
-            ex.shutdown()
-        except KeyboardInterrupt:   # Ctrl-C: do not wait for the files not started yet
-            ex.shutdown(wait=False, cancel_futures=True)
-            raise
-        except BrokenProcessPool:
-            ex.shutdown(wait=False, cancel_futures=True)
-            # a worker died (a crash in native code): every file not yet converted is converted again
-            # alone in its own process, so one bad file cannot take the others down
-            for item in work:
-                if item[1] not in done:
-                    res, code = _convert_isolated(index, time_limit, item)
-                    results.append(res)
-                    outputs[res.rel] = code
-                    bar.advance()
-    else:
-        _init_worker(index, time_limit)
-        for item in work:
-            res, code = _convert_one(item)
+    if not (n_jobs > 1 and len(work) > 8 and total_lines > 4000):
+        n_jobs = 1   # a small tree or -j 1: one worker, still a process of its own (a crash fails only its file)
+    # largest files first, one at a time: the workers finish together
+    work.sort(key=lambda item: len(item[2]), reverse=True)
+    done = set()
+    ex = ProcessPoolExecutor(max_workers=n_jobs, initializer=_init_pool_worker, initargs=(index, time_limit))
+    try:
+        for res, code in ex.map(_convert_one, work, chunksize=1):
             results.append(res)
             outputs[res.rel] = code
+            done.add(res.rel)
             bar.advance()
+        ex.shutdown()
+    except KeyboardInterrupt:   # Ctrl-C: do not wait for the files not started yet
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    except BrokenProcessPool:
+        ex.shutdown(wait=False, cancel_futures=True)
+        # a worker died (a crash in native code): every file not yet converted is converted again
+        # alone in its own process, so one bad file cannot take the others down
+        for item in work:
+            if item[1] not in done:
+                res, code = _convert_isolated(index, time_limit, item)
+                results.append(res)
+                outputs[res.rel] = code
+                bar.advance()
     bar.close()
     if dry_run:
         results.extend(FileResult(p.name if single_out else str(p.relative_to(root)), "copied") for p in other)

@@ -394,6 +394,22 @@ def test_a_crashing_worker_fails_only_its_file(tmp_path, capsys, monkeypatch):
     assert (out / "m3.py").read_bytes() == (src / "m3.py").read_bytes()
 
 
+def test_a_crash_in_serial_mode_fails_only_its_file(tmp_path, capsys, monkeypatch):
+    """-j 1 and small trees (no parallel pool) convert in one worker process all the same."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in (1, 3):
+        (src / f"m{i}.py").write_text(OK_PY)
+    monkeypatch.setattr(converter, "_convert_one", _crash_on_m3)
+    out = tmp_path / "out"
+    rc, _, err = _run(capsys, "convert", src, "-o", out, "-j", "1")
+    assert rc == 1, err
+    files = {f["file"]: f for f in json.loads((out / "msmigrate-report.json").read_text())["files"]}
+    assert files["m3.py"]["status"] == "failed" and "crashed" in files["m3.py"]["reason"]
+    assert files["m1.py"]["status"] == "converted" and "nn.Dense" in (out / "m1.py").read_text()
+    assert (out / "m3.py").read_bytes() == (src / "m3.py").read_bytes()
+
+
 # ------------------------------------------------------------------------------------------ convert: OUT
 
 def test_force_never_writes_through_links_in_out(tmp_path, capsys):
