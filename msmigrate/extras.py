@@ -38,7 +38,8 @@ def missing_requirement(command: str) -> Optional[str]:
     return None
 
 
-def _hint(exc: BaseException) -> str:
+def hint(exc: BaseException) -> str:
+    """What to do about a known environment problem behind `exc` ('; ...'), or ''."""
     text = str(exc)
     if "torchvision::" in text and "does not exist" in text:
         # the CUDA torchvision wheel from PyPI next to torch's CPU build: its C++ ops library cannot load
@@ -63,5 +64,5 @@ def one_line_error(command: str, exc: BaseException) -> str:
     if os.environ.get(TRACEBACK_ENV):
         traceback.print_exception(type(exc), exc, exc.__traceback__)
     first = (str(exc).strip().splitlines() or [""])[0]
-    return (f"msmigrate {command}: error: {type(exc).__name__}: {first}{_where(exc)}{_hint(exc)}"
+    return (f"msmigrate {command}: error: {type(exc).__name__}: {first}{_where(exc)}{hint(exc)}"
             + ("" if os.environ.get(TRACEBACK_ENV) else f" (set {TRACEBACK_ENV}=1 for the traceback)"))

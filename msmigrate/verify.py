@@ -244,7 +244,9 @@ def _one_line(exc: BaseException, limit: int = 400) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not set(ln.strip()) <= set("-=")]
     msg = lines[0] if lines else ""
     msg = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
-    return msg if len(msg) <= limit else msg[: limit - 3] + "..."
+    msg = msg if len(msg) <= limit else msg[: limit - 3] + "..."
+    from .extras import hint
+    return msg + hint(exc)    # e.g. the CPU torchvision wheel to install
 
 
 def _detail(exc: BaseException, limit: int = 4000) -> str:

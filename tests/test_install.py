@@ -168,3 +168,15 @@ def test_torchvision_imports():
     assert r.returncode == 0, r.stderr
     # boxes 0 and 1 overlap with IoU 0.81 > 0.5: the lower-scored one is suppressed
     assert r.stdout.splitlines() == ["[0, 2]", "torch.Size([1, 3])"]
+
+
+def test_torchvision_mismatch_error_names_the_fix():
+    from msmigrate.extras import one_line_error
+    from msmigrate.verify import _one_line
+
+    try:
+        raise RuntimeError("operator torchvision::nms does not exist")
+    except RuntimeError as exc:
+        for line in (one_line_error("trace", exc), _one_line(exc)):
+            assert "\n" not in line and "torchvision::nms does not exist" in line
+            assert "torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cpu" in line
