@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
 bash scripts/setup.sh example
+SETUP_S=$SECONDS
 PATH="$(cd "$VENV" && pwd)/bin:$PATH"
 SRC=examples/torch_project
 OUT=$(realpath -m "${1:-examples_out}")
@@ -21,3 +22,4 @@ echo "== msmigrate verify"
 msmigrate verify --torch tinynet.models:tiny_resnet --torch-path "$SRC" \
                  --ms tinynet.models:tiny_resnet --ms-path "$OUT/ms_project" --input 2,3,32,32
 echo "== report: $OUT/ms_project/msmigrate-report.md"
+echo "== set-up ${SETUP_S} s, the job $((SECONDS - SETUP_S)) s; $VENV is $(du -sh "$VENV" | cut -f1)"
