@@ -17,7 +17,6 @@ NEEDS = {
     "verify": (("torch", "verify"), ("mindspore", "verify")),
     "trace": (("torch", "verify"), ("mindspore", "verify")),
     "export": (("mindspore", "verify"),),
-    "dump-config": (("mindspore", "verify"),),
     "keras": (("keras", "keras"), ("mindspore", "verify")),
 }
 

@@ -56,15 +56,17 @@ def test_converter_commands_import_no_framework(tmp_path):
     out, single = tmp_path / "out", tmp_path / "single" / "models_ms.py"
     runs = [["convert", str(EXAMPLE), "-o", str(out), "-j", "2"],
             ["convert", str(EXAMPLE / "tinynet" / "models.py"), "-o", str(single)],
-            ["convert", str(EXAMPLE), "--check"], ["scan", str(EXAMPLE), "--json"], ["api", "nn.Conv2d"], ["census"]]
+            ["convert", str(EXAMPLE), "--check"], ["scan", str(EXAMPLE), "--json"], ["api", "nn.Conv2d"], ["census"],
+            ["dump-config", "--layers", "conv1", "--path", str(tmp_path / "dumps"), "-o", str(tmp_path / "d.json")]]
     # one interpreter for all commands (the workers of `convert -j 2` are blocked too: they inherit the finder)
     code = ("import sys\nfrom msmigrate.cli import main\n"
             f"for args in {runs!r}:\n    print('RC', main(args), flush=True)\n")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-    assert [ln for ln in r.stdout.splitlines() if ln.startswith("RC ")] == [f"RC {rc}" for rc in (0, 0, 1, 0, 0, 0)], r.stdout   # --check: 1, files would change
+    assert [ln for ln in r.stdout.splitlines() if ln.startswith("RC ")] == [f"RC {rc}" for rc in (0, 0, 1, 0, 0, 0, 0)], r.stdout   # --check: 1, files would change
     assert "0 TODO" in r.stdout and "mindspore" in (out / "tinynet" / "models.py").read_text()
     assert "mindspore" in single.read_text() and "torch.nn.Conv2d -> mindspore.nn.Conv2d" in r.stdout
+    assert "conv1" in (tmp_path / "d.json").read_text()
     # no module of the converter tried to import a framework, not even behind a try/except
     assert not log.exists() or log.read_text() == "", log.read_text()
 
