@@ -1537,16 +1537,26 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"references to the same tensor do not see the change")
             self._rebinds[id(out)] = out
             return out
-        m = R.lookup("Tensor." + name[:-1])
-        if m is None or (m.target is None and m.rule is None):
+        from .inplace_forms import needs_cast_back, out_of_place
+
+        found = out_of_place(name)   # the Tensor.op record, or torch.op with the receiver first
+        if found is None:
             return None
+        m, receiver_first = found
         if self._receiver_kind(original.func.value) != "tensor":
             return None
-        plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+        if receiver_first:
+            plain = updated.with_changes(func=cst.Name(name[:-1]),
+                                         args=[cst.Arg(updated.func.value)] + list(updated.args))
+        else:
+            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
         try:
-            out = self._apply(original, plain, m, m.source, receiver=updated.func.value)
+            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else updated.func.value)
         except UnsupportedSite:
             return None
+        if needs_cast_back(name):   # a bool result: torch keeps x's dtype
+            x = code_of(updated.func.value).strip()
+            out = self._render_template(f"ops.cast({code_of(out).strip()}, {x}.dtype)")
         # the site is recorded as the in-place API, converted with a difference
         site = self.sites[-1]
         site.api = "Tensor." + name
