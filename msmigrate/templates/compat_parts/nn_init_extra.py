@@ -7,7 +7,7 @@ import mindspore as ms
 import numpy as np
 
 
-def _np_dtype(param):
+def _init_np_dtype(param):
     return ms.dtype_to_nptype(param.dtype)
 
 
@@ -15,7 +15,7 @@ def eye_(param):
     """torch.nn.init.eye_: the identity matrix of a 2-D tensor's shape."""
     if len(param.shape) != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _assign(param, ms.Tensor(np.eye(param.shape[0], param.shape[1], dtype=_np_dtype(param))))
+    return _assign(param, ms.Tensor(np.eye(param.shape[0], param.shape[1], dtype=_init_np_dtype(param))))
 
 
 def dirac_(param, groups=1):
@@ -26,7 +26,7 @@ def dirac_(param, groups=1):
     if shape[0] % groups != 0:
         raise ValueError("dim 0 must be divisible by groups")
     out_per_group = shape[0] // groups
-    value = np.zeros(shape, dtype=_np_dtype(param))
+    value = np.zeros(shape, dtype=_init_np_dtype(param))
     centre = tuple(s // 2 for s in shape[2:])
     for g in range(groups):
         for d in range(min(out_per_group, shape[1])):
@@ -44,4 +44,4 @@ def sparse_(param, sparsity, std=0.01):
     value = np.random.normal(0.0, std, (rows, cols))
     for col in range(cols):
         value[np.random.permutation(rows)[:num_zeros], col] = 0
-    return _assign(param, ms.Tensor(value.astype(_np_dtype(param))))
+    return _assign(param, ms.Tensor(value.astype(_init_np_dtype(param))))

@@ -22,7 +22,7 @@ def vector_to_parameters(vec, parameters):
         offset += n
 
 
-def _vector_norm(x, p):
+def _nn_utils_vector_norm(x, p):
     a = ops.abs(x.reshape(-1))
     if p == float("inf"):
         return a.max()
@@ -41,7 +41,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return ms.Tensor(0.0, ms.float32)
-    total = _vector_norm(ops.stack([_vector_norm(t, norm_type) for t in tensors]), norm_type)
+    total = _nn_utils_vector_norm(ops.stack([_nn_utils_vector_norm(t, norm_type) for t in tensors]), norm_type)
     if error_if_nonfinite and not bool(ops.isfinite(total).all()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
                            "so it cannot be clipped. To disable this error and scale the gradients by the "

@@ -1,0 +1,268 @@
+"""torch.distributions (Normal, Uniform, Bernoulli, Categorical, kl_divergence) on MindSpore ops, with
+torch's formulas, shapes and argument checks (validate_args defaults on, as in torch).
+
+sample() draws with MindSpore's generator (ops.standard_normal / ops.rand, seeded by ms.set_seed): the
+same distribution as torch, not the same numbers. rsample() is loc + scale * eps, differentiable in the
+parameters as torch's. Argument and support checks read tensor values, so they run in PyNative mode
+(pass validate_args=False inside a GRAPH-mode construct)."""
+import math
+
+import mindspore as ms
+import numpy as np
+from mindspore import ops
+
+_DIST_F32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _dist_tensor(v, like=None):
+    if isinstance(v, ms.Tensor):
+        return v if ms.dtype_to_nptype(v.dtype).__name__.startswith("float") else v.astype(ms.float32)
+    return ms.Tensor(v, like.dtype if like is not None else ms.float32)
+
+
+def _dist_broadcast_all(*values):
+    """torch.distributions.utils.broadcast_all: numbers take the tensors' dtype, shapes broadcast."""
+    like = next((v for v in values if isinstance(v, ms.Tensor)), None)
+    ts = [_dist_tensor(v, like) for v in values]
+    shape = tuple(np.broadcast_shapes(*[tuple(t.shape) for t in ts]))
+    return [t if tuple(t.shape) == shape else ops.broadcast_to(t, shape) for t in ts]
+
+
+def _dist_shape(sample_shape):
+    return tuple(int(s) for s in sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
+
+
+def _dist_check(ok, what):
+    if not bool(ops.all(ok)):
+        raise ValueError(what)
+
+
+def _dist_clamp_probs(p):
+    eps = _DIST_F32_EPS if p.dtype == ms.float32 else float(np.finfo(ms.dtype_to_nptype(p.dtype)).eps)
+    return ops.clamp(p, eps, 1 - eps)
+
+
+class Distribution:
+    """The shared part of torch.distributions.Distribution."""
+
+    has_rsample = False
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self.batch_shape = tuple(batch_shape)
+        self.event_shape = tuple(event_shape)
+        self._validate_args = validate_args is not False
+
+    def _extended_shape(self, sample_shape=()):
+        return _dist_shape(sample_shape) + self.batch_shape + self.event_shape
+
+    def sample(self, sample_shape=()):
+        return ops.stop_gradient(self.rsample(sample_shape))
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no rsample (torch: not reparameterizable)")
+
+    @property
+    def stddev(self):
+        return ops.sqrt(self.variance)
+
+    def perplexity(self):
+        return ops.exp(self.entropy())
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class Normal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Normal to be positive, got {self.scale}")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: self.scale)
+    variance = property(lambda self: self.scale ** 2)
+
+    def rsample(self, sample_shape=()):
+        eps = ops.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.loc)
+        return -((value - self.loc) ** 2) / (2 * self.variance) - ops.log(self.scale) - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        value = _dist_tensor(value, self.loc)
+        return 0.5 * (1 + ops.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value):
+        value = _dist_tensor(value, self.loc)
+        return self.loc + self.scale * ops.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + ops.log(self.scale)
+
+
+class Uniform(Distribution):
+    has_rsample = True
+
+    def __init__(self, low, high, validate_args=None):
+        self.low, self.high = _dist_broadcast_all(low, high)
+        super().__init__(tuple(self.low.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.low < self.high, "Expected parameter low of Uniform to be less than high")
+
+    mean = property(lambda self: (self.high + self.low) / 2)
+    mode = property(lambda self: ops.full_like(self.low, float("nan")))
+    stddev = property(lambda self: (self.high - self.low) / 12 ** 0.5)
+    variance = property(lambda self: (self.high - self.low) ** 2 / 12)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.low)
+        if self._validate_args:
+            _dist_check((value >= self.low) & (value < self.high),
+                   "Expected value argument to be within the support (Interval) of Uniform")
+        inside = ((self.low <= value) & (value < self.high)).astype(self.low.dtype)
+        return ops.log(inside) - ops.log(self.high - self.low)
+
+    def cdf(self, value):
+        value = _dist_tensor(value, self.low)
+        return ops.clamp((value - self.low) / (self.high - self.low), 0, 1)
+
+    def icdf(self, value):
+        return _dist_tensor(value, self.low) * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return ops.log(self.high - self.low)
+
+
+class Bernoulli(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = _dist_broadcast_all(probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+            check = (self.probs >= 0) & (self.probs <= 1)
+        else:
+            (self.logits,) = _dist_broadcast_all(logits)
+            self.probs = ops.sigmoid(self.logits)
+            check = ops.isfinite(self.logits) | ~ops.isnan(self.logits)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(check, "Expected parameter of Bernoulli to satisfy its constraint")
+
+    mean = property(lambda self: self.probs)
+    variance = property(lambda self: self.probs * (1 - self.probs))
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).astype(self.probs.dtype)
+        return ops.select(self.probs == 0.5, ops.full_like(mode, float("nan")), mode)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = ops.rand(shape, dtype=self.probs.dtype)
+        return ops.stop_gradient((u < ops.broadcast_to(self.probs, shape)).astype(self.probs.dtype))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value == 0) | (value == 1), "Expected value argument to be within the support (Boolean) "
+                                                "of Bernoulli")
+        logits, value = _dist_broadcast_all(self.logits, value)
+        return -(ops.relu(logits) - logits * value + ops.log1p(ops.exp(-ops.abs(logits))))
+
+    def entropy(self):
+        l, p = self.logits, self.probs
+        return ops.relu(l) - l * p + ops.log1p(ops.exp(-ops.abs(l)))
+
+
+class Categorical(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            probs = _dist_tensor(probs)
+            if len(probs.shape) < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            if validate_args is not False:
+                _dist_check(probs >= 0, "Expected parameter probs of Categorical to be non-negative")
+            self.probs = probs / probs.sum(-1, keepdims=True)
+            self.logits = ops.log(_dist_clamp_probs(self.probs))
+        else:
+            logits = _dist_tensor(logits)
+            if len(logits.shape) < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - ops.logsumexp(logits, -1, True)
+            self.probs = ops.softmax(self.logits, -1)
+        self._num_events = self.probs.shape[-1]
+        super().__init__(tuple(self.probs.shape[:-1]), (), validate_args)
+
+    mean = property(lambda self: ops.full(self.batch_shape, float("nan"), dtype=self.probs.dtype))
+    variance = property(lambda self: ops.full(self.batch_shape, float("nan"), dtype=self.probs.dtype))
+    mode = property(lambda self: ops.argmax(self.probs, -1).astype(ms.int64))
+    param_shape = property(lambda self: tuple(self.probs.shape))
+
+    def sample(self, sample_shape=()):
+        # inverse CDF: the number of cumulative probabilities below a uniform draw
+        shape = self._extended_shape(sample_shape)
+        u = ops.rand(shape + (1,), dtype=self.probs.dtype)
+        cdf = ops.broadcast_to(ops.cumsum(self.probs, -1), shape + (self._num_events,))
+        idx = (cdf <= u).astype(ms.int64).sum(-1)
+        return ops.stop_gradient(ops.clamp(idx, 0, self._num_events - 1))
+
+    def log_prob(self, value):
+        value = value if isinstance(value, ms.Tensor) else ms.Tensor(value, ms.int64)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value < self._num_events) & (value == ops.floor(value.astype(ms.float32))),
+                   "Expected value argument to be within the support (IntegerInterval) of Categorical")
+        shape = tuple(np.broadcast_shapes(tuple(value.shape), self.batch_shape))
+        v = ops.broadcast_to(value.astype(ms.int64), shape)
+        logits = ops.broadcast_to(self.logits, shape + (self._num_events,))
+        return ops.gather_elements(logits, -1, ops.expand_dims(v, -1)).squeeze(-1)
+
+    def entropy(self):
+        min_real = float(np.finfo(ms.dtype_to_nptype(self.logits.dtype)).min)
+        return -(ops.clamp(self.logits, min=min_real) * self.probs).sum(-1)
+
+
+def _dist_inf_where(x, cond):
+    return ops.select(cond, ops.full_like(x, float("inf")), x)
+
+
+def _dist_zero_where(x, cond):
+    return ops.select(cond, ops.zeros_like(x), x)
+
+
+def kl_divergence(p, q):
+    """torch.distributions.kl_divergence for the pairs registered here (torch raises
+    NotImplementedError for an unregistered pair, and so does this)."""
+    pair = (type(p).__name__, type(q).__name__)
+    if pair == ("Normal", "Normal"):
+        var_ratio = (p.scale / q.scale) ** 2
+        t1 = ((p.loc - q.loc) / q.scale) ** 2
+        return 0.5 * (var_ratio + t1 - 1 - ops.log(var_ratio))
+    if pair == ("Uniform", "Uniform"):
+        result = ops.log((q.high - q.low) / (p.high - p.low))
+        return _dist_inf_where(result, (q.low > p.low) | (q.high < p.high))
+    if pair == ("Bernoulli", "Bernoulli"):
+        t1 = p.probs * (ops.softplus(-q.logits) - ops.softplus(-p.logits))
+        t1 = _dist_zero_where(_dist_inf_where(t1, q.probs == 0), p.probs == 0)
+        t2 = (1 - p.probs) * (ops.softplus(q.logits) - ops.softplus(p.logits))
+        t2 = _dist_zero_where(_dist_inf_where(t2, q.probs == 1), p.probs == 1)
+        return t1 + t2
+    if pair == ("Categorical", "Categorical"):
+        t = p.probs * (p.logits - q.logits)
+        t = _dist_zero_where(_dist_inf_where(t, ops.broadcast_to(q.probs == 0, t.shape)), ops.broadcast_to(p.probs == 0, t.shape))
+        return t.sum(-1)
+    raise NotImplementedError(f"No KL(p || q) is implemented for {pair[0]} and {pair[1]}")
