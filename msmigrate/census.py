@@ -148,7 +148,8 @@ RULES: Tuple[Rule, ...] = (
          "a torch.Tensor device/autograd-graph/named-tensor method with no record",
          "MindSpore computes gradients functionally (ms.grad / ms.value_and_grad); devices via set_context"),
     Rule(r"torch\.distributions", ANY, TODO,
-         "torch.distributions has no mapping records",
+         "this torch.distributions class or function has no mapping record (Normal, Uniform, Bernoulli, Categorical, "
+         "Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson, MultivariateNormal, Independent, kl_divergence have)",
          "mindspore.nn.probability.distribution (Normal, Bernoulli, Categorical...) with explicit parameters"),
     Rule(r"torch\.signal(\.windows)?", ANY, TODO, "window functions have no mapping records",
          "numpy/scipy.signal.windows computed once and wrapped with ms.Tensor(...)"),

@@ -19,3 +19,17 @@ for _name, _args in (("Normal", ("loc", "scale", "validate_args")), ("Uniform", 
 mapping("torch.distributions.kl_divergence", "_ms_compat.kl_divergence", args=("p", "q"), target_args=("p", "q"),
         note="closed forms for Normal, Uniform, Bernoulli and Categorical pairs (others raise "
              "NotImplementedError, as torch does for an unregistered pair)", test=f"{T}::test_values_match_torch")
+
+_NO_RSAMPLE = ("; rsample() raises MigrationError: MindSpore's gamma sampler has no gradient (sample() works)")
+for _name, _args, _extra in (
+        ("Exponential", ("rate", "validate_args"), ""), ("Laplace", ("loc", "scale", "validate_args"), ""),
+        ("Poisson", ("rate", "validate_args"), ""),
+        ("Gamma", ("concentration", "rate", "validate_args"), _NO_RSAMPLE),
+        ("Beta", ("concentration1", "concentration0", "validate_args"), _NO_RSAMPLE),
+        ("Dirichlet", ("concentration", "validate_args"), _NO_RSAMPLE),
+        ("MultivariateNormal", ("loc", "covariance_matrix", "precision_matrix", "scale_tril", "validate_args"),
+         "; the Cholesky factor is inverted (ops.inverse) where torch solves a triangular system"),
+        ("Independent", ("base_distribution", "reinterpreted_batch_ndims", "validate_args"), "")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T}::test_more_distributions_match_torch")

@@ -236,6 +236,305 @@ class Categorical(Distribution):
         return -(ops.clamp(self.logits, min=min_real) * self.probs).sum(-1)
 
 
+
+class Exponential(Distribution):
+    has_rsample = True
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _dist_broadcast_all(rate)
+        super().__init__(tuple(self.rate.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.rate > 0, f"Expected parameter rate of Exponential to be positive, got {self.rate}")
+
+    mean = property(lambda self: 1 / self.rate)
+    mode = property(lambda self: ops.zeros_like(self.rate))
+    stddev = property(lambda self: 1 / self.rate)
+    variance = property(lambda self: self.rate ** -2)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.rate.dtype)
+        return -ops.log1p(-u) / self.rate
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    "Exponential")
+        return ops.log(self.rate) - self.rate * value
+
+    def cdf(self, value):
+        return 1 - ops.exp(-self.rate * _dist_tensor(value, self.rate))
+
+    def icdf(self, value):
+        return -ops.log1p(-_dist_tensor(value, self.rate)) / self.rate
+
+    def entropy(self):
+        return 1.0 - ops.log(self.rate)
+
+
+class Laplace(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Laplace to be positive, got {self.scale}")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: (2 ** 0.5) * self.scale)
+    variance = property(lambda self: 2 * self.scale ** 2)
+
+    def rsample(self, sample_shape=()):
+        eps = float(np.finfo(ms.dtype_to_nptype(self.loc.dtype)).eps)
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype) * (2 - eps) - (1 - eps)
+        return self.loc - self.scale * ops.sign(u) * ops.log1p(-ops.abs(u))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.loc)
+        return -ops.log(2 * self.scale) - ops.abs(value - self.loc) / self.scale
+
+    def cdf(self, value):
+        d = _dist_tensor(value, self.loc) - self.loc
+        return 0.5 - 0.5 * ops.sign(d) * ops.expm1(-ops.abs(d) / self.scale)
+
+    def icdf(self, value):
+        term = _dist_tensor(value, self.loc) - 0.5
+        return self.loc - self.scale * ops.sign(term) * ops.log1p(-2 * ops.abs(term))
+
+    def entropy(self):
+        return 1 + ops.log(2 * self.scale)
+
+
+def _dist_no_rsample(name):
+    raise MigrationError(f"{name}.rsample: MindSpore's gamma sampler (ops.random_gamma) has no gradient, so the "
+                         f"reparameterised sample torch differentiates cannot be built; use sample() where no "
+                         f"gradient flows through the draw")
+
+
+class Gamma(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = _dist_broadcast_all(concentration, rate)
+        super().__init__(tuple(self.rate.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.concentration > 0) & (self.rate > 0),
+                        "Expected parameters concentration and rate of Gamma to be positive")
+
+    mean = property(lambda self: self.concentration / self.rate)
+    mode = property(lambda self: ops.clamp((self.concentration - 1) / self.rate, min=0))
+    variance = property(lambda self: self.concentration / self.rate ** 2)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        g = ops.random_gamma(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
+                             ops.reshape(self.concentration, (-1,)) if self.batch_shape else self.concentration)
+        return ops.stop_gradient(ops.reshape(g, shape) / self.rate)
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("Gamma")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        if self._validate_args:
+            _dist_check(value > 0, "Expected value argument to be within the support (GreaterThan(0)) of Gamma")
+        c = self.concentration
+        return ops.xlogy(c, self.rate) + ops.xlogy(c - 1, value) - self.rate * value - ops.lgamma(c)
+
+    def entropy(self):
+        c = self.concentration
+        return c - ops.log(self.rate) + ops.lgamma(c) + (1.0 - c) * ops.digamma(c)
+
+
+class Dirichlet(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        self.concentration = _dist_tensor(concentration)
+        if len(self.concentration.shape) < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        super().__init__(tuple(self.concentration.shape[:-1]), tuple(self.concentration.shape[-1:]), validate_args)
+        if self._validate_args:
+            _dist_check(self.concentration > 0, "Expected parameter concentration of Dirichlet to be positive")
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, keepdims=True)
+
+    @property
+    def variance(self):
+        a0 = self.concentration.sum(-1, keepdims=True)
+        return self.concentration * (a0 - self.concentration) / (a0 ** 2 * (a0 + 1))
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        g = ops.random_gamma(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
+                             ops.reshape(self.concentration, (-1,)))
+        g = ops.reshape(g, shape)
+        return ops.stop_gradient(g / g.sum(-1, keepdims=True))
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("Dirichlet")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.concentration)
+        c = self.concentration
+        return (ops.xlogy(c - 1.0, value).sum(-1) + ops.lgamma(c.sum(-1)) - ops.lgamma(c).sum(-1))
+
+    def entropy(self):
+        c = self.concentration
+        k = c.shape[-1]
+        a0 = c.sum(-1)
+        return (ops.lgamma(c).sum(-1) - ops.lgamma(a0) - (k - a0) * ops.digamma(a0)
+                - ((c - 1.0) * ops.digamma(c)).sum(-1))
+
+
+class Beta(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _dist_broadcast_all(concentration1, concentration0)
+        self._dirichlet = Dirichlet(ops.stack([self.concentration1, self.concentration0], -1), validate_args)
+        super().__init__(tuple(self.concentration1.shape), (), validate_args)
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total ** 2 * (total + 1))
+
+    def sample(self, sample_shape=()):
+        return self._dirichlet.sample(sample_shape)[..., 0]
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("Beta")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.concentration1)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value <= 1), "Expected value argument to be within the support (Interval) "
+                                                    "of Beta")
+        return self._dirichlet.log_prob(ops.stack([value, 1.0 - value], -1))
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+
+class Poisson(Distribution):
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _dist_broadcast_all(rate)
+        super().__init__(tuple(self.rate.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.rate >= 0, "Expected parameter rate of Poisson to be non-negative")
+
+    mean = property(lambda self: self.rate)
+    mode = property(lambda self: ops.floor(self.rate))
+    variance = property(lambda self: self.rate)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        draws = ops.random_poisson(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
+                                   ops.reshape(self.rate, (-1,)) if self.batch_shape else self.rate)
+        return ops.stop_gradient(ops.reshape(draws, shape).astype(self.rate.dtype))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)), "Expected value argument to be within the "
+                                                                   "support (IntegerGreaterThan(0)) of Poisson")
+        return ops.xlogy(value, self.rate) - self.rate - ops.lgamma(value + 1)
+
+
+class MultivariateNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        loc = _dist_tensor(loc)
+        if scale_tril is not None:
+            tril = _dist_tensor(scale_tril, loc)
+        elif covariance_matrix is not None:
+            cov = _dist_tensor(covariance_matrix, loc)
+            if validate_args is not False:
+                _dist_check(ops.isfinite(cov).all() & (ops.abs(cov - cov.swapaxes(-1, -2)) < 1e-6).all(),
+                            "Expected parameter covariance_matrix of MultivariateNormal to be positive-definite")
+            tril = ops.cholesky(cov)
+        else:
+            tril = ops.cholesky(ops.inverse(_dist_tensor(precision_matrix, loc)))
+        batch = tuple(np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(tril.shape[:-2])))
+        k = loc.shape[-1]
+        self.loc = ops.broadcast_to(loc, batch + (k,))
+        self.scale_tril = ops.broadcast_to(tril, batch + (k, k))
+        super().__init__(batch, (k,), validate_args)
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    covariance_matrix = property(lambda self: ops.matmul(self.scale_tril, self.scale_tril.swapaxes(-1, -2)))
+    precision_matrix = property(lambda self: ops.inverse(self.covariance_matrix))
+    variance = property(lambda self: (self.scale_tril ** 2).sum(-1))
+
+    def _half_log_det(self):
+        return ops.log(ops.diagonal(self.scale_tril, 0, -2, -1)).sum(-1)
+
+    def rsample(self, sample_shape=()):
+        eps = ops.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
+        return self.loc + ops.matmul(self.scale_tril, ops.expand_dims(eps, -1)).squeeze(-1)
+
+    def log_prob(self, value):
+        diff = _dist_tensor(value, self.loc) - self.loc
+        k = self.event_shape[0]
+        shape = tuple(np.broadcast_shapes(tuple(diff.shape[:-1]), self.batch_shape))
+        inv = ops.broadcast_to(ops.inverse(self.scale_tril), shape + (k, k))
+        z = ops.matmul(inv, ops.expand_dims(ops.broadcast_to(diff, shape + (k,)), -1)).squeeze(-1)
+        return -0.5 * (k * math.log(2 * math.pi) + (z ** 2).sum(-1)) - self._half_log_det()
+
+    def entropy(self):
+        k = self.event_shape[0]
+        return 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+
+
+class Independent(Distribution):
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        n = int(reinterpreted_batch_ndims)
+        shape = base_distribution.batch_shape + base_distribution.event_shape
+        if n > len(base_distribution.batch_shape):
+            raise ValueError(f"Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual "
+                             f"{n} vs {len(base_distribution.batch_shape)}")
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = n
+        split = len(shape) - len(base_distribution.event_shape) - n
+        super().__init__(shape[:split], shape[split:], validate_args)
+        self.has_rsample = base_distribution.has_rsample
+
+    mean = property(lambda self: self.base_dist.mean)
+    variance = property(lambda self: self.base_dist.variance)
+
+    def _sum_rightmost(self, x):
+        n = self.reinterpreted_batch_ndims
+        return x.sum(tuple(range(-n, 0))) if n > 0 else x
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return self._sum_rightmost(self.base_dist.log_prob(value))
+
+    def entropy(self):
+        return self._sum_rightmost(self.base_dist.entropy())
+
+
 def _dist_inf_where(x, cond):
     return ops.select(cond, ops.full_like(x, float("inf")), x)
 
