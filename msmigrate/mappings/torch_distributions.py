@@ -33,3 +33,34 @@ for _name, _args, _extra in (
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
             test=f"{T}::test_more_distributions_match_torch")
+
+for _name, _args, _extra in (
+        ("Cauchy", ("loc", "scale", "validate_args"), ""), ("HalfNormal", ("scale", "validate_args"), ""),
+        ("HalfCauchy", ("scale", "validate_args"), ""), ("LogNormal", ("loc", "scale", "validate_args"), ""),
+        ("Gumbel", ("loc", "scale", "validate_args"), ""), ("Geometric", ("probs", "logits", "validate_args"), ""),
+        ("Chi2", ("df", "validate_args"), _NO_RSAMPLE), ("StudentT", ("df", "loc", "scale", "validate_args"),
+                                                         _NO_RSAMPLE),
+        ("Weibull", ("scale", "concentration", "validate_args"), ""),
+        ("Pareto", ("scale", "alpha", "validate_args"), ""),
+        ("OneHotCategorical", ("probs", "logits", "validate_args"), ""),
+        ("Binomial", ("total_count", "probs", "logits", "validate_args"), ""),
+        ("Multinomial", ("total_count", "probs", "logits", "validate_args"),
+         "; an integer total_count only (torch's own limit)"),
+        ("TransformedDistribution", ("base_distribution", "transforms", "validate_args"),
+         "; elementwise transforms (log_prob sums their log-Jacobians over the base's event dims)")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T}::test_extra_distributions_match_torch")
+
+for _name, _args in (("ExpTransform", ("cache_size",)), ("AffineTransform", ("loc", "scale", "event_dim", "cache_size")),
+                     ("SigmoidTransform", ("cache_size",)), ("TanhTransform", ("cache_size",)),
+                     ("AbsTransform", ("cache_size",)), ("PowerTransform", ("exponent", "cache_size")),
+                     ("SoftplusTransform", ("cache_size",)), ("ComposeTransform", ("parts", "cache_size"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
+            test=f"{T}::test_transforms_match_torch")
+mapping("torch.distributions.identity_transform", "_ms_compat.identity_transform",
+        note="ComposeTransform([]), as torch", test=f"{T}::test_transforms_match_torch")
+mapping("torch.distributions.register_kl", "_ms_compat.register_kl", args=("type_p", "type_q"),
+        target_args=("type_p", "type_q"), note="kl_divergence consults the registered functions first, by the "
+        "classes' method resolution order", test=f"{T}::test_transforms_match_torch")

@@ -305,3 +305,156 @@ def test_more_samples_statistics(more):
     np.testing.assert_allclose(np.cov(got[6].T), [[2.0, 0.5], [0.5, 1.0]], atol=0.08)
     with pytest.raises(Exception, match="rsample"):
         mod.gamma_rsample(ms.Tensor(np.array([2.0], np.float32)))
+
+
+EXTRA_SRC = '''
+import torch
+import torch.distributions as D
+from torch.distributions import (AbsTransform, AffineTransform, Binomial, Cauchy, Chi2, ComposeTransform,
+                                 ExpTransform, Geometric, Gumbel, HalfCauchy, HalfNormal, LogNormal, Multinomial,
+                                 Normal, OneHotCategorical, Pareto, PowerTransform, SigmoidTransform,
+                                 SoftplusTransform, StudentT, TanhTransform, TransformedDistribution, Weibull,
+                                 identity_transform, kl_divergence, register_kl)
+
+
+def located(loc, scale, x, u):
+    out = []
+    for d in (Cauchy(loc, scale), Gumbel(loc, scale), LogNormal(loc, scale)):
+        v = x.exp() if isinstance(d, LogNormal) else x
+        out += [d.log_prob(v), d.cdf(v), d.icdf(u), d.entropy(), d.mean, d.variance]
+    return out
+
+
+def halves(scale, x, u):
+    out = []
+    for d in (HalfNormal(scale), HalfCauchy(scale)):
+        out += [d.log_prob(x), d.cdf(x), d.icdf(u), d.entropy(), d.mean, d.variance]
+    return out
+
+
+def shaped(a, b, x):
+    w, p = Weibull(a, b), Pareto(a, b)
+    return (w.log_prob(x), w.cdf(x), w.entropy(), w.mean, w.variance,
+            p.log_prob(a + x), p.cdf(a + x), p.entropy(), p.mean, p.variance)
+
+
+def counts(p, k, logits):
+    g, gl = Geometric(probs=p), Geometric(logits=logits)
+    b, bl = Binomial(10, probs=p), Binomial(total_count=torch.full_like(p, 12.0), logits=logits)
+    return (g.log_prob(k), g.entropy(), g.mean, g.variance, gl.log_prob(k),
+            b.log_prob(k), b.mean, b.variance, bl.log_prob(k))
+
+
+def students(df, loc, scale, x):
+    t, c = StudentT(df, loc, scale), Chi2(df)
+    return t.log_prob(x), t.entropy(), t.mean, t.variance, c.log_prob(df), c.entropy(), c.mean
+
+
+def one_hots(p, onehot, counts_):
+    o, m = OneHotCategorical(probs=p), Multinomial(7, probs=p)
+    return o.log_prob(onehot), o.entropy(), o.mean, o.variance, m.log_prob(counts_), m.mean, m.variance
+
+
+def extra_samples(n):
+    return (Cauchy(0.0, 1.0).sample((n,)), Gumbel(torch.tensor([0.0, 1.0]), 2.0).rsample((n,)),
+            LogNormal(0.0, 0.5).sample((n,)), HalfNormal(torch.tensor([1.0, 3.0])).sample((n,)),
+            Geometric(torch.tensor([0.3, 0.8])).sample((n,)), StudentT(torch.tensor([5.0, 9.0])).sample((n,)),
+            Weibull(torch.tensor([1.0, 2.0]), 1.5).rsample((n,)), Pareto(1.0, torch.tensor([3.0, 5.0])).sample((n,)),
+            OneHotCategorical(torch.tensor([0.2, 0.3, 0.5])).sample((n,)),
+            Binomial(10, torch.tensor([0.2, 0.6])).sample((n,)),
+            Multinomial(6, torch.tensor([0.2, 0.3, 0.5])).sample((n,)))
+'''
+
+TRANSFORM_SRC = '''
+import torch
+from torch.distributions import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, Normal,
+                                 PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+                                 TransformedDistribution, identity_transform, kl_divergence, register_kl)
+
+
+def transforms(x, p):
+    out = []
+    for t in (ExpTransform(), AffineTransform(0.5, -2.0), SigmoidTransform(), TanhTransform(),
+              PowerTransform(3.0), SoftplusTransform(), ComposeTransform([ExpTransform(), AffineTransform(1.0, 3.0)])):
+        y = t(x)
+        out += [y, t.inv(y), t.log_abs_det_jacobian(x, y), t.inv.log_abs_det_jacobian(y, x)]
+    out += [AbsTransform()(x), identity_transform(x), AffineTransform(loc=p, scale=2.0, event_dim=1)
+            .log_abs_det_jacobian(x, x)]
+    return out
+
+
+def transformed(loc, scale, x):
+    d = TransformedDistribution(Normal(loc, scale), [ExpTransform(), AffineTransform(1.0, 2.0)])
+    s = TransformedDistribution(Normal(loc, scale), SigmoidTransform())
+    v = 1.0 + 2.0 * x.exp()
+    return d.log_prob(v), d.cdf(v), s.log_prob(torch.sigmoid(x)), s.icdf(torch.sigmoid(x) * 0.9 + 0.05)
+
+
+class Shifted(Normal):
+    pass
+
+
+@register_kl(Shifted, Normal)
+def _kl_shifted(p, q):
+    return (p.loc - q.loc).abs()
+
+
+def registered(loc, scale):
+    return kl_divergence(Shifted(loc, scale), Normal(loc * 2, scale)), kl_divergence(Normal(loc, scale),
+                                                                                     Normal(loc * 2, scale))
+'''
+
+
+@pytest.fixture(scope="module")
+def extra():
+    tns = load_torch(EXTRA_SRC)
+    mod, code, sites = load_converted(EXTRA_SRC)
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, (todos, code)
+    return tns, mod
+
+
+def test_extra_distributions_match_torch(extra):
+    import mindspore as ms
+    import torch
+
+    pos = (np.abs(rnd(3, 4, seed=30)) + 0.5).astype(np.float32)
+    _run(extra, "located", LOC, SCALE, X, U, rtol=1e-4, atol=1e-5)
+    _run(extra, "halves", SCALE, np.abs(X), U, rtol=1e-4, atol=1e-5)
+    _run(extra, "shaped", pos, pos[::-1].copy() + 0.5, np.abs(X) + 0.1, rtol=1e-4, atol=1e-5)
+    k = np.floor(pos * 3).astype(np.float32)
+    _run(extra, "counts", P, k, LOGITS, rtol=1e-4, atol=1e-4)
+    _run(extra, "students", pos * 3, LOC, SCALE, X, rtol=1e-4, atol=1e-5)
+    onehot = np.eye(4, dtype=np.float32)[[1, 3, 0]]
+    cnt = np.array([[1, 2, 4, 0], [7, 0, 0, 0], [2, 2, 2, 1]], np.float32)
+    _run(extra, "one_hots", P, onehot, cnt, rtol=1e-4, atol=1e-5)
+    # draws: shapes, dtypes, means, spreads (Cauchy: median and quartiles, it has no moments)
+    tns, mod = extra
+    n = 20000
+    torch.manual_seed(0)
+    ms.set_seed(0)
+    want = [w.numpy() for w in tns["extra_samples"](n)]
+    got = [g.asnumpy() for g in mod.extra_samples(n)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape and g.dtype == w.dtype, (i, g.shape, w.shape, g.dtype, w.dtype)
+        if i == 0:
+            np.testing.assert_allclose(np.percentile(g, [25, 50, 75]), [-1, 0, 1], atol=0.06)
+            continue
+        sd = w.std(0)
+        np.testing.assert_allclose(g.mean(0), w.mean(0), atol=float(8 * sd.max() / np.sqrt(n)) + 1e-3,
+                                   err_msg=f"mean of sample set {i}")
+        np.testing.assert_allclose(g.std(0), sd, rtol=0.08, err_msg=f"spread of sample set {i}")
+    assert (got[9] == np.floor(got[9])).all() and (got[10].sum(-1) == 6).all()
+
+
+def test_transforms_match_torch():
+    tns = load_torch(TRANSFORM_SRC)
+    mod, code, sites = load_converted(TRANSFORM_SRC)
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, (todos, code)
+    x = (rnd(3, 4, seed=40) * 0.5).astype(np.float32)
+    for name, arrays in (("transforms", (x, rnd(4, seed=41))), ("transformed", (LOC, SCALE, x)),
+                         ("registered", (LOC, SCALE))):
+        want = tns[name](*map(_t, arrays))
+        got = getattr(mod, name)(*map(_m, arrays))
+        assert_close(got, want, rtol=1e-4, atol=1e-5, what=name)

@@ -14,9 +14,14 @@ from mindspore import ops
 _DIST_F32_EPS = float(np.finfo(np.float32).eps)
 
 
+def _dist_np_dtype(dtype):
+    """The NumPy dtype of a MindSpore float dtype (finfo lookups)."""
+    return {ms.float16: np.float16, ms.float64: np.float64, ms.bfloat16: np.float32}.get(dtype, np.float32)
+
+
 def _dist_tensor(v, like=None):
     if isinstance(v, ms.Tensor):
-        return v if ms.dtype_to_nptype(v.dtype).__name__.startswith("float") else v.astype(ms.float32)
+        return v if v.dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16) else v.astype(ms.float32)
     return ms.Tensor(v, like.dtype if like is not None else ms.float32)
 
 
@@ -38,7 +43,7 @@ def _dist_check(ok, what):
 
 
 def _dist_clamp_probs(p):
-    eps = _DIST_F32_EPS if p.dtype == ms.float32 else float(np.finfo(ms.dtype_to_nptype(p.dtype)).eps)
+    eps = _DIST_F32_EPS if p.dtype == ms.float32 else float(np.finfo(_dist_np_dtype(p.dtype)).eps)
     return ops.clamp(p, eps, 1 - eps)
 
 
@@ -232,7 +237,7 @@ class Categorical(Distribution):
         return ops.gather_elements(logits, -1, ops.expand_dims(v, -1)).squeeze(-1)
 
     def entropy(self):
-        min_real = float(np.finfo(ms.dtype_to_nptype(self.logits.dtype)).min)
+        min_real = float(np.finfo(_dist_np_dtype(self.logits.dtype)).min)
         return -(ops.clamp(self.logits, min=min_real) * self.probs).sum(-1)
 
 
@@ -287,7 +292,7 @@ class Laplace(Distribution):
     variance = property(lambda self: 2 * self.scale ** 2)
 
     def rsample(self, sample_shape=()):
-        eps = float(np.finfo(ms.dtype_to_nptype(self.loc.dtype)).eps)
+        eps = float(np.finfo(_dist_np_dtype(self.loc.dtype)).eps)
         u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype) * (2 - eps) - (1 - eps)
         return self.loc - self.scale * ops.sign(u) * ops.log1p(-ops.abs(u))
 
@@ -535,6 +540,641 @@ class Independent(Distribution):
         return self._sum_rightmost(self.base_dist.entropy())
 
 
+
+_EULER_GAMMA = 0.57721566490153286060
+
+
+def _dist_tiny(x):
+    return float(np.finfo(_dist_np_dtype(x.dtype)).tiny)
+
+
+def _dist_eps(x):
+    return float(np.finfo(_dist_np_dtype(x.dtype)).eps)
+
+
+class Cauchy(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Cauchy to be positive, got {self.scale}")
+
+    mean = property(lambda self: ops.full_like(self.loc, float("nan")))
+    mode = property(lambda self: self.loc)
+    variance = property(lambda self: ops.full_like(self.loc, float("inf")))
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + self.scale * ops.tan(math.pi * (u - 0.5))
+
+    def log_prob(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        return -math.log(math.pi) - ops.log(self.scale) - ops.log1p(z ** 2)
+
+    def cdf(self, value):
+        return ops.atan((_dist_tensor(value, self.loc) - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return ops.tan(math.pi * (_dist_tensor(value, self.loc) - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + ops.log(self.scale)
+
+
+class HalfNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        self.base_dist = Normal(0.0, scale, validate_args)
+        self.scale = self.base_dist.scale
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+
+    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
+    mode = property(lambda self: ops.zeros_like(self.scale))
+    variance = property(lambda self: self.scale ** 2 * (1 - 2 / math.pi))
+
+    def rsample(self, sample_shape=()):
+        return ops.abs(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    "HalfNormal")
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfCauchy(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        self.base_dist = Cauchy(0.0, scale, validate_args)
+        self.scale = self.base_dist.scale
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+
+    mean = property(lambda self: ops.full_like(self.scale, float("inf")))
+    mode = property(lambda self: ops.zeros_like(self.scale))
+    variance = property(lambda self: ops.full_like(self.scale, float("inf")))
+
+    def rsample(self, sample_shape=()):
+        return ops.abs(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    "HalfCauchy")
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class LogNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = Normal(loc, scale, validate_args)
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+
+    mean = property(lambda self: ops.exp(self.loc + self.scale ** 2 / 2))
+    mode = property(lambda self: ops.exp(self.loc - self.scale ** 2))
+    variance = property(lambda self: ops.expm1(self.scale ** 2) * ops.exp(2 * self.loc + self.scale ** 2))
+
+    def rsample(self, sample_shape=()):
+        return ops.exp(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.loc)
+        if self._validate_args:
+            _dist_check(value > 0, "Expected value argument to be within the support (GreaterThan(0)) of LogNormal")
+        return self.base_dist.log_prob(ops.log(value)) - ops.log(value)
+
+    def cdf(self, value):
+        return self.base_dist.cdf(ops.log(_dist_tensor(value, self.loc)))
+
+    def icdf(self, value):
+        return ops.exp(self.base_dist.icdf(value))
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+class Gumbel(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Gumbel to be positive, got {self.scale}")
+
+    mean = property(lambda self: self.loc + self.scale * _EULER_GAMMA)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
+    variance = property(lambda self: (math.pi ** 2 / 6) * self.scale ** 2)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        u = ops.clamp(u, _dist_tiny(self.loc), 1 - _dist_eps(self.loc))
+        return self.loc - self.scale * ops.log(-ops.log(u))
+
+    def log_prob(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        return -(z + ops.exp(-z)) - ops.log(self.scale)
+
+    def cdf(self, value):
+        return ops.exp(-ops.exp(-(_dist_tensor(value, self.loc) - self.loc) / self.scale))
+
+    def icdf(self, value):
+        return self.loc - self.scale * ops.log(-ops.log(_dist_tensor(value, self.loc)))
+
+    def entropy(self):
+        return ops.log(self.scale) + (1 + _EULER_GAMMA)
+
+
+class Geometric(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = _dist_broadcast_all(probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+            if validate_args is not False:
+                _dist_check((self.probs > 0) & (self.probs <= 1),
+                            "Expected parameter probs of Geometric to be within (0, 1]")
+        else:
+            (self.logits,) = _dist_broadcast_all(logits)
+            self.probs = ops.sigmoid(self.logits)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+
+    mean = property(lambda self: 1.0 / self.probs - 1.0)
+    mode = property(lambda self: ops.zeros_like(self.probs))
+    variance = property(lambda self: (1.0 / self.probs - 1.0) / self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = ops.clamp(ops.rand(shape, dtype=self.probs.dtype), _dist_tiny(self.probs), 1.0)
+        return ops.stop_gradient(ops.floor(ops.log(u) / ops.log1p(-ops.broadcast_to(self.probs, shape))))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)), "Expected value argument to be within the "
+                                                                   "support (IntegerGreaterThan(0)) of Geometric")
+        value, probs = _dist_broadcast_all(value, self.probs)
+        probs = ops.select((probs == 1) & (value == 0), ops.zeros_like(probs), probs)
+        return value * ops.log1p(-probs) + ops.log(self.probs)
+
+    def entropy(self):
+        l, p = self.logits, self.probs
+        return (ops.relu(l) - l * p + ops.log1p(ops.exp(-ops.abs(l)))) / p
+
+
+class Chi2(Gamma):
+
+    def __init__(self, df, validate_args=None):
+        (df,) = _dist_broadcast_all(df)
+        super().__init__(0.5 * df, ops.full_like(df, 0.5), validate_args)
+
+    df = property(lambda self: self.concentration * 2)
+
+
+class StudentT(Distribution):
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self.df, self.loc, self.scale = _dist_broadcast_all(df, loc, scale)
+        super().__init__(tuple(self.df.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.df > 0) & (self.scale > 0), "Expected parameters df and scale of StudentT to be "
+                                                          "positive")
+
+    @property
+    def mean(self):
+        return ops.select(self.df > 1, self.loc, ops.full_like(self.loc, float("nan")))
+
+    mode = property(lambda self: self.loc)
+
+    @property
+    def variance(self):
+        m = self.scale ** 2 * self.df / (self.df - 2)
+        m = ops.select(self.df <= 2, ops.full_like(m, float("inf")), m)
+        return ops.select(self.df <= 1, ops.full_like(m, float("nan")), m)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x = ops.standard_normal(shape).astype(self.df.dtype)
+        z = Chi2(self.df, validate_args=False).sample(sample_shape)
+        return ops.stop_gradient(self.loc + self.scale * x * ops.rsqrt(z / self.df))
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("StudentT")
+
+    def log_prob(self, value):
+        y = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        z = (ops.log(self.scale) + 0.5 * ops.log(self.df) + 0.5 * math.log(math.pi)
+             + ops.lgamma(0.5 * self.df) - ops.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * ops.log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self):
+        lbeta = ops.lgamma(0.5 * self.df) + math.lgamma(0.5) - ops.lgamma(0.5 * (self.df + 1))
+        return (ops.log(self.scale) + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1))
+                                                             - ops.digamma(0.5 * self.df))
+                + 0.5 * ops.log(self.df) + lbeta)
+
+
+class Weibull(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = _dist_broadcast_all(scale, concentration)
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.scale > 0) & (self.concentration > 0),
+                        "Expected parameters scale and concentration of Weibull to be positive")
+
+    @property
+    def mean(self):
+        return self.scale * ops.exp(ops.lgamma(1 + 1 / self.concentration))
+
+    @property
+    def variance(self):
+        c = self.concentration
+        return self.scale ** 2 * (ops.exp(ops.lgamma(1 + 2 / c)) - ops.exp(2 * ops.lgamma(1 + 1 / c)))
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.scale.dtype)
+        return self.scale * ops.pow(-ops.log1p(-u), 1 / self.concentration)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        c, z = self.concentration, value / self.scale
+        return ops.log(c / self.scale) + (c - 1) * ops.log(z) - ops.pow(z, c)
+
+    def cdf(self, value):
+        return 1 - ops.exp(-ops.pow(_dist_tensor(value, self.scale) / self.scale, self.concentration))
+
+    def entropy(self):
+        c = self.concentration
+        return _EULER_GAMMA * (1 - 1 / c) + ops.log(self.scale / c) + 1
+
+
+class Pareto(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = _dist_broadcast_all(scale, alpha)
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.scale > 0) & (self.alpha > 0), "Expected parameters scale and alpha of Pareto to be "
+                                                             "positive")
+
+    @property
+    def mean(self):
+        a = ops.clamp(self.alpha, min=1)
+        return ops.select(self.alpha > 1, a * self.scale / (a - 1), ops.full_like(a, float("inf")))
+
+    mode = property(lambda self: self.scale)
+
+    @property
+    def variance(self):
+        a = ops.clamp(self.alpha, min=2)
+        v = self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2))
+        return ops.select(self.alpha > 2, v, ops.full_like(v, float("inf")))
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.scale.dtype)
+        return self.scale * ops.exp(-ops.log1p(-u) / self.alpha)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= self.scale, "Expected value argument to be within the support (GreaterThanEq) "
+                                             "of Pareto")
+        return ops.log(self.alpha) + self.alpha * ops.log(self.scale) - (self.alpha + 1) * ops.log(value)
+
+    def cdf(self, value):
+        return 1 - ops.pow(self.scale / _dist_tensor(value, self.scale), self.alpha)
+
+    def entropy(self):
+        return ops.log(self.scale / self.alpha) + 1 / self.alpha + 1
+
+
+class OneHotCategorical(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        super().__init__(self._categorical.batch_shape, tuple(self.probs.shape[-1:]), validate_args)
+
+    mean = property(lambda self: self.probs)
+    variance = property(lambda self: self.probs * (1 - self.probs))
+
+    @property
+    def mode(self):
+        return ops.one_hot(self._categorical.mode, self.probs.shape[-1]).astype(self.probs.dtype)
+
+    def sample(self, sample_shape=()):
+        idx = self._categorical.sample(sample_shape)
+        return ops.one_hot(idx, self.probs.shape[-1]).astype(self.probs.dtype)
+
+    def log_prob(self, value):
+        return self._categorical.log_prob(ops.argmax(_dist_tensor(value, self.probs), -1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+
+def _dist_clamp_by_zero(x):
+    return (ops.clamp(x, min=0) + x - ops.clamp(x, max=0)) / 2
+
+
+class Binomial(Distribution):
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = _dist_broadcast_all(total_count, probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+        else:
+            self.total_count, self.logits = _dist_broadcast_all(total_count, logits)
+            self.probs = ops.sigmoid(self.logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.total_count >= 0) & (self.probs >= 0) & (self.probs <= 1),
+                        "Expected parameters of Binomial to satisfy their constraints")
+
+    mean = property(lambda self: self.total_count * self.probs)
+    variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        n_max = int(self.total_count.max()) if self.total_count.size else 0
+        u = ops.rand((n_max,) + shape, dtype=self.probs.dtype)
+        trial = ops.arange(n_max).astype(self.probs.dtype).reshape((n_max,) + (1,) * len(shape))
+        hits = (u < ops.broadcast_to(self.probs, shape)) & (trial < ops.broadcast_to(self.total_count, shape))
+        return ops.stop_gradient(hits.astype(self.probs.dtype).sum(0))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value <= self.total_count) & (value == ops.floor(value)),
+                        "Expected value argument to be within the support (IntegerInterval) of Binomial")
+        n, l = self.total_count, self.logits
+        normalize = n * _dist_clamp_by_zero(l) + n * ops.log1p(ops.exp(-ops.abs(l))) - ops.lgamma(n + 1)
+        return value * l - ops.lgamma(value + 1) - ops.lgamma(n - value + 1) - normalize
+
+
+class Multinomial(Distribution):
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        super().__init__(self._categorical.batch_shape, tuple(self.probs.shape[-1:]), validate_args)
+
+    mean = property(lambda self: self.probs * self.total_count)
+    variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
+
+    def sample(self, sample_shape=()):
+        idx = self._categorical.sample((self.total_count,) + _dist_shape(sample_shape))
+        return ops.one_hot(idx, self.probs.shape[-1]).astype(self.probs.dtype).sum(0)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)),
+                        "Expected value argument to be within the support (Multinomial) of Multinomial")
+            _dist_check(value.sum(-1) <= self.total_count,
+                        "Expected value argument to be within the support (Multinomial) of Multinomial")
+        shape = tuple(np.broadcast_shapes(tuple(value.shape), tuple(self.logits.shape)))
+        logits = ops.broadcast_to(self.logits, shape)
+        value = ops.broadcast_to(value, shape)
+        logits = ops.select((value == 0) & ops.isinf(logits), ops.zeros_like(logits), logits)
+        return ops.lgamma(value.sum(-1) + 1) - ops.lgamma(value + 1).sum(-1) + (logits * value).sum(-1)
+
+
+# ------------------------------------------------------------------ transforms
+class Transform:
+    """torch.distributions.transforms.Transform: y = t(x), t.inv(y), log|dy/dx| elementwise."""
+
+    event_dim = 0
+
+    def __call__(self, x):
+        return self._call(x)
+
+    @property
+    def inv(self):
+        return _InverseTransform(self)
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError(f"{type(self).__name__} has no log_abs_det_jacobian")
+
+
+class _InverseTransform(Transform):
+
+    def __init__(self, transform):
+        self._inv = transform
+        self.event_dim = transform.event_dim
+
+    inv = property(lambda self: self._inv)
+
+    def __call__(self, y):
+        return self._inv._inverse(y)
+
+    def _inverse(self, x):
+        return self._inv._call(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+
+class ExpTransform(Transform):
+    _call = staticmethod(ops.exp)
+    _inverse = staticmethod(ops.log)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class AffineTransform(Transform):
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        self.loc, self.scale, self.event_dim = loc, scale, event_dim
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        scale = self.scale if isinstance(self.scale, ms.Tensor) else ms.Tensor(float(self.scale), x.dtype)
+        result = ops.broadcast_to(ops.log(ops.abs(scale)), x.shape)
+        return result.sum(tuple(range(-self.event_dim, 0))) if self.event_dim else result
+
+
+class SigmoidTransform(Transform):
+
+    def _call(self, x):
+        return ops.clamp(ops.sigmoid(x), _dist_tiny(x), 1.0 - _dist_eps(x))
+
+    def _inverse(self, y):
+        y = ops.clamp(y, _dist_tiny(y), 1.0 - _dist_eps(y))
+        return ops.log(y) - ops.log1p(-y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -ops.softplus(-x) - ops.softplus(x)
+
+
+class TanhTransform(Transform):
+    _call = staticmethod(ops.tanh)
+    _inverse = staticmethod(ops.atanh)
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - ops.softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    _call = staticmethod(ops.abs)
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+
+    def __init__(self, exponent, cache_size=0):
+        self.exponent = exponent
+
+    def _call(self, x):
+        return ops.pow(x, self.exponent)
+
+    def _inverse(self, y):
+        return ops.pow(y, 1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return ops.log(ops.abs(self.exponent * y / x))
+
+
+class SoftplusTransform(Transform):
+    _call = staticmethod(ops.softplus)
+
+    def _inverse(self, y):
+        return y + ops.log(-ops.expm1(-y))
+
+    def log_abs_det_jacobian(self, x, y):
+        return -ops.softplus(-x)
+
+
+class ComposeTransform(Transform):
+
+    def __init__(self, parts, cache_size=0):
+        self.parts = list(parts)
+        self.event_dim = max([p.event_dim for p in self.parts], default=0)
+
+    def _call(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def _inverse(self, y):
+        for part in reversed(self.parts):
+            y = part.inv(y)
+        return y
+
+    def log_abs_det_jacobian(self, x, y):
+        total = ops.zeros_like(x)
+        for part in self.parts:
+            y_part = part(x)
+            total = total + part.log_abs_det_jacobian(x, y_part)
+            x = y_part
+        return total
+
+
+identity_transform = ComposeTransform([])
+
+
+class TransformedDistribution(Distribution):
+
+    def __init__(self, base_distribution, transforms, validate_args=None):
+        self.base_dist = base_distribution
+        self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
+        super().__init__(base_distribution.batch_shape, base_distribution.event_shape, validate_args)
+        self.has_rsample = base_distribution.has_rsample
+
+    def _sum_event(self, x):
+        n = len(self.event_shape)
+        return x.sum(tuple(range(-n, 0))) if n else x
+
+    def sample(self, sample_shape=()):
+        return ops.stop_gradient(self.rsample(sample_shape) if self.has_rsample
+                                 else self._forward(self.base_dist.sample(sample_shape)))
+
+    def rsample(self, sample_shape=()):
+        return self._forward(self.base_dist.rsample(sample_shape))
+
+    def _forward(self, x):
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def log_prob(self, value):
+        y = _dist_tensor(value)
+        lp = 0.0
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            lp = lp - self._sum_event(t.log_abs_det_jacobian(x, y))
+            y = x
+        return lp + self.base_dist.log_prob(y)
+
+    def cdf(self, value):
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        return self.base_dist.cdf(value)
+
+    def icdf(self, value):
+        x = self.base_dist.icdf(value)
+        return self._forward(x)
+
+
+_KL_REGISTRY = {}
+
+
+def register_kl(type_p, type_q):
+    """torch.distributions.register_kl: a decorator adding a KL function for a pair of classes."""
+    def decorator(fn):
+        _KL_REGISTRY[(type_p, type_q)] = fn
+        return fn
+    return decorator
+
+
 def _dist_inf_where(x, cond):
     return ops.select(cond, ops.full_like(x, float("inf")), x)
 
@@ -546,6 +1186,10 @@ def _dist_zero_where(x, cond):
 def kl_divergence(p, q):
     """torch.distributions.kl_divergence for the pairs registered here (torch raises
     NotImplementedError for an unregistered pair, and so does this)."""
+    for tp in type(p).__mro__:
+        for tq in type(q).__mro__:
+            if (tp, tq) in _KL_REGISTRY:
+                return _KL_REGISTRY[(tp, tq)](p, q)
     pair = (type(p).__name__, type(q).__name__)
     if pair == ("Normal", "Normal"):
         var_ratio = (p.scale / q.scale) ** 2
