@@ -64,3 +64,19 @@ mapping("torch.distributions.identity_transform", "_ms_compat.identity_transform
 mapping("torch.distributions.register_kl", "_ms_compat.register_kl", args=("type_p", "type_q"),
         target_args=("type_p", "type_q"), note="kl_divergence consults the registered functions first, by the "
         "classes' method resolution order", test=f"{T}::test_transforms_match_torch")
+
+for _name, _args, _extra in (
+        ("NegativeBinomial", ("total_count", "probs", "logits", "validate_args"), ""),
+        ("InverseGamma", ("concentration", "rate", "validate_args"), _NO_RSAMPLE),
+        ("Kumaraswamy", ("concentration1", "concentration0", "validate_args"), ""),
+        ("MixtureSameFamily", ("mixture_distribution", "component_distribution", "validate_args"), ""),
+        ("Distribution", ("batch_shape", "event_shape", "validate_args"),
+         "; the base class for a program's own distributions (batch_shape/event_shape, sample from rsample, "
+         "stddev from variance); torch's arg_constraints are not checked")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T}::test_mixture_and_counts_match_torch")
+for _name, _args in (("SoftmaxTransform", ("cache_size",)), ("Transform", ("cache_size",))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) with torch's formulas (no caching)",
+            test=f"{T}::test_mixture_and_counts_match_torch")

@@ -986,6 +986,9 @@ class Transform:
 
     event_dim = 0
 
+    def __init__(self, cache_size=0):
+        pass
+
     def __call__(self, x):
         return self._call(x)
 
@@ -1162,6 +1165,175 @@ class TransformedDistribution(Distribution):
     def icdf(self, value):
         x = self.base_dist.icdf(value)
         return self._forward(x)
+
+
+class NegativeBinomial(Distribution):
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = _dist_broadcast_all(total_count, probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+        else:
+            self.total_count, self.logits = _dist_broadcast_all(total_count, logits)
+            self.probs = ops.sigmoid(self.logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.total_count >= 0) & (self.probs >= 0) & (self.probs < 1),
+                        "Expected parameters of NegativeBinomial to satisfy their constraints")
+
+    mean = property(lambda self: self.total_count * ops.exp(self.logits))
+    variance = property(lambda self: self.total_count * ops.exp(self.logits) / ops.sigmoid(-self.logits))
+
+    def sample(self, sample_shape=()):
+        rate = Gamma(self.total_count, ops.exp(-self.logits), validate_args=False).sample(sample_shape)
+        return Poisson(rate, validate_args=False).sample()
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)), "Expected value argument to be within the "
+                                                                   "support (IntegerGreaterThan(0)) of "
+                                                                   "NegativeBinomial")
+        n, l = self.total_count, self.logits
+        unnormalized = n * -ops.softplus(l) + value * -ops.softplus(-l)
+        normalization = -ops.lgamma(n + value) + ops.lgamma(1.0 + value) + ops.lgamma(n)
+        normalization = ops.select(n + value == 0, ops.zeros_like(normalization), normalization)
+        return unnormalized - normalization
+
+
+class InverseGamma(Distribution):
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.base_dist = Gamma(concentration, rate, validate_args)
+        self.concentration, self.rate = self.base_dist.concentration, self.base_dist.rate
+        super().__init__(self.base_dist.batch_shape, (), validate_args)
+        self.has_rsample = True
+
+    @property
+    def mean(self):
+        m = self.rate / (self.concentration - 1)
+        return ops.select(self.concentration <= 1, ops.full_like(m, float("inf")), m)
+
+    mode = property(lambda self: self.rate / (self.concentration + 1))
+
+    @property
+    def variance(self):
+        c = self.concentration
+        v = self.rate ** 2 / ((c - 1) ** 2 * (c - 2))
+        return ops.select(c <= 2, ops.full_like(v, float("inf")), v)
+
+    def sample(self, sample_shape=()):
+        return 1.0 / self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("InverseGamma")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        return self.base_dist.log_prob(1.0 / value) - 2 * ops.log(value)
+
+    def entropy(self):
+        c = self.concentration
+        return c + ops.log(self.rate) + ops.lgamma(c) - (1 + c) * ops.digamma(c)
+
+
+def _dist_kumaraswamy_moments(a, b, n):
+    arg1 = 1 + n / a
+    return b * ops.exp(ops.lgamma(arg1) + ops.lgamma(b) - ops.lgamma(arg1 + b))
+
+
+class Kumaraswamy(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _dist_broadcast_all(concentration1, concentration0)
+        super().__init__(tuple(self.concentration1.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.concentration1 > 0) & (self.concentration0 > 0),
+                        "Expected parameters of Kumaraswamy to be positive")
+
+    mean = property(lambda self: _dist_kumaraswamy_moments(self.concentration1, self.concentration0, 1))
+    variance = property(lambda self: _dist_kumaraswamy_moments(self.concentration1, self.concentration0, 2)
+                        - self.mean ** 2)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.concentration1.dtype)
+        u = ops.clamp(u, _dist_tiny(u), 1 - _dist_eps(u))
+        return ops.pow(1 - ops.pow(u, 1 / self.concentration0), 1 / self.concentration1)
+
+    def log_prob(self, value):
+        x = _dist_tensor(value, self.concentration1)
+        a, b = self.concentration1, self.concentration0
+        return ops.log(a) + ops.log(b) + (a - 1) * ops.log(x) + (b - 1) * ops.log1p(-ops.pow(x, a))
+
+    def entropy(self):
+        t1 = 1 - 1 / self.concentration1
+        t0 = 1 - 1 / self.concentration0
+        h0 = ops.digamma(self.concentration0 + 1) + _EULER_GAMMA
+        return t0 + t1 * h0 - ops.log(self.concentration1) - ops.log(self.concentration0)
+
+
+class MixtureSameFamily(Distribution):
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        if not isinstance(mixture_distribution, Categorical):
+            raise ValueError("The Mixture distribution needs to be an instance of torch.distributions.Categorical")
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = component_distribution
+        self._event_ndims = len(component_distribution.event_shape)
+        super().__init__(component_distribution.batch_shape[:-1], component_distribution.event_shape,
+                         validate_args)
+
+    mixture_distribution = property(lambda self: self._mixture_distribution)
+    component_distribution = property(lambda self: self._component_distribution)
+
+    def _pad_probs(self):
+        probs = self._mixture_distribution.probs
+        return probs.reshape(tuple(probs.shape) + (1,) * self._event_ndims)
+
+    @property
+    def mean(self):
+        return (self._pad_probs() * self._component_distribution.mean).sum(-1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        probs, axis = self._pad_probs(), -1 - self._event_ndims
+        comp = self._component_distribution
+        mean_cond_var = (probs * comp.variance).sum(axis)
+        var_cond_mean = (probs * (comp.mean - ops.expand_dims(self.mean, axis)) ** 2).sum(axis)
+        return mean_cond_var + var_cond_mean
+
+    def log_prob(self, x):
+        x = ops.expand_dims(_dist_tensor(x), -1 - self._event_ndims)
+        log_prob_x = self._component_distribution.log_prob(x)
+        log_mix = ops.log_softmax(self._mixture_distribution.logits, -1)
+        return ops.logsumexp(log_prob_x + log_mix, -1)
+
+    def sample(self, sample_shape=()):
+        sample_shape = _dist_shape(sample_shape)
+        axis = len(sample_shape) + len(self.batch_shape)
+        comp = self._component_distribution.sample(sample_shape)
+        idx = self._mixture_distribution.sample(sample_shape)
+        idx = idx.reshape(tuple(idx.shape) + (1,) * (1 + self._event_ndims))
+        idx = ops.broadcast_to(idx, tuple(idx.shape[:axis + 1]) + tuple(comp.shape[axis + 1:]))
+        return ops.stop_gradient(ops.gather_elements(comp, axis, idx).squeeze(axis))
+
+
+class SoftmaxTransform(Transform):
+    event_dim = 1
+
+    def __init__(self, cache_size=0):
+        pass
+
+    def _call(self, x):
+        probs = ops.exp(x - x.max(-1, keepdims=True))
+        return probs / probs.sum(-1, keepdims=True)
+
+    def _inverse(self, y):
+        return ops.log(y)
 
 
 _KL_REGISTRY = {}
