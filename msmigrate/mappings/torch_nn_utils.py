@@ -43,3 +43,15 @@ for _name, _args in (("weight_norm", ("module", "name", "dim")), ("spectral_norm
     mapping(f"torch.nn.utils.{_name}", None, args=_args,
             note=f"torch.nn.utils.{_name} {_REPARAM}; write the weight computation in the Cell's construct "
                  f"(weight = g * v / ops.norm(v, dim=...)) with g and v as Parameters")
+mapping("torch.nn.utils.fuse_conv_bn_eval", "_ms_compat.fuse_conv_bn_eval", args=("conv", "bn", "transpose"),
+        target_args=("conv", "bn", "transpose"),
+        note="a deep copy of the Conv cell with BatchNorm's moving statistics and gamma/beta folded in (a bias "
+             "Parameter added when the conv had none)", test=f"{T}::test_fuse_bn_eval")
+mapping("torch.nn.utils.fuse_linear_bn_eval", "_ms_compat.fuse_linear_bn_eval", args=("linear", "bn"),
+        target_args=("linear", "bn"),
+        note="a deep copy of the Dense cell with BatchNorm's moving statistics and gamma/beta folded in",
+        test=f"{T}::test_fuse_bn_eval")
+for _name in ("convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"):
+    mapping(f"torch.nn.utils.{_name}", "identity", args=("module", "memory_format"),
+            note="a memory layout change only (the values stay); MindSpore tensors have no memory format",
+            test=f"{T}::test_fuse_bn_eval")

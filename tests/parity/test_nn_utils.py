@@ -135,3 +135,62 @@ def test_pad_sequence(both):
     got, want = mod.padded(*map(_m, ints)), tns["padded"](*map(_t, ints))
     assert [str(g.dtype) for g in got] == ["Int64"] * 3 and all(str(w.dtype) == "torch.int64" for w in want)
     assert_close(got, want)
+
+
+FUSE_SRC = '''
+import torch
+import torch.nn as nn
+from torch.nn.utils import fuse_conv_bn_eval, fuse_linear_bn_eval
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(5, 4)
+        self.bn1 = nn.BatchNorm1d(4)
+
+    def forward(self, x, v):
+        return self.bn(self.conv(x)), self.bn1(self.fc(v))
+
+
+def make():
+    return Net()
+
+
+def fused(net, x, v):
+    net.eval()
+    conv = fuse_conv_bn_eval(net.conv, net.bn)
+    conv = torch.nn.utils.convert_conv2d_weight_memory_format(conv, torch.channels_last)
+    fc = fuse_linear_bn_eval(net.fc, net.bn1)
+    return conv(x), fc(v)
+'''
+
+
+def test_fuse_bn_eval():
+    """A conv (no bias) and a linear fused with trained-looking BatchNorm statistics compute what the
+    unfused pair computes in eval mode, as in torch."""
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    tns = load_torch(FUSE_SRC)
+    mod, code, sites = load_converted(FUSE_SRC)
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, (todos, code)
+    torch.manual_seed(0)
+    tnet = tns["make"]()
+    with torch.no_grad():
+        for bn in (tnet.bn, tnet.bn1):
+            bn.running_mean.copy_(torch.randn(4))
+            bn.running_var.copy_(torch.rand(4) + 0.5)
+            bn.weight.copy_(torch.randn(4))
+            bn.bias.copy_(torch.randn(4))
+    mnet = mod.make()
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    x, v = rnd(2, 3, 6, 6, seed=20), rnd(3, 5, seed=21)
+    with torch.no_grad():
+        want = tns["fused"](tnet, _t(x), _t(v))
+        unfused = tnet(_t(x), _t(v))
+    assert_close(want, unfused, rtol=1e-4, atol=1e-5)            # torch's own fusion is exact
+    assert_close(mod.fused(mnet, _m(x), _m(v)), want, rtol=1e-4, atol=1e-5)

@@ -99,3 +99,41 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         padded.append(ops.cat([s, fill] if padding_side == "right" else [fill, s]))
     out = ops.stack(padded)
     return out if batch_first else ops.swapaxes(out, 0, 1)
+
+
+def _fused_copy(layer, weight, bias):
+    """A deep copy of a Dense/Conv cell holding the fused weight and a bias (added when it had none)."""
+    import copy
+
+    fused = copy.deepcopy(layer)
+    fused.weight.set_data(weight)
+    if getattr(fused, "bias", None) is not None:
+        fused.bias.set_data(bias)
+    else:
+        fused.bias = ms.Parameter(bias, name="bias")
+        fused.has_bias = True
+    return fused
+
+
+def _bn_stats(bn):
+    return bn.moving_mean, bn.moving_variance, bn.eps, bn.gamma, bn.beta
+
+
+def fuse_conv_bn_eval(conv, bn, transpose=False):
+    """torch.nn.utils.fuse_conv_bn_eval: a copy of an eval-mode conv with the eval-mode BatchNorm after it
+    folded into its weight and bias."""
+    if conv.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+    w, b = fuse_conv_bn_weights(conv.weight, conv.bias if getattr(conv, "has_bias", True) else None,
+                                *_bn_stats(bn), transpose)
+    return _fused_copy(conv, w, b)
+
+
+def fuse_linear_bn_eval(linear, bn):
+    """torch.nn.utils.fuse_linear_bn_eval: a copy of an eval-mode Dense with the eval-mode BatchNorm after it
+    folded into its weight and bias."""
+    if linear.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+    w, b = fuse_linear_bn_weights(linear.weight, linear.bias if getattr(linear, "has_bias", True) else None,
+                                  *_bn_stats(bn))
+    return _fused_copy(linear, w, b)
