@@ -80,3 +80,22 @@ for _name, _args in (("SoftmaxTransform", ("cache_size",)), ("Transform", ("cach
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             drop=("cache_size",), note="y = t(x), t.inv(y) with torch's formulas (no caching)",
             test=f"{T}::test_mixture_and_counts_match_torch")
+
+for _name, _args, _extra in (
+        ("FisherSnedecor", ("df1", "df2", "validate_args"), _NO_RSAMPLE),
+        ("OneHotCategoricalStraightThrough", ("probs", "logits", "validate_args"), ""),
+        ("LowRankMultivariateNormal", ("loc", "cov_factor", "cov_diag", "validate_args"),
+         "; the full covariance W W^T + diag(D) goes through MultivariateNormal (torch uses the Woodbury identity: "
+         "the same values, more work for a large event size)"),
+        ("LogisticNormal", ("loc", "scale", "validate_args"), ""),
+        ("ExponentialFamily", ("batch_shape", "event_shape", "validate_args"),
+         "; the Distribution base (torch's Bregman-divergence entropy of exponential families is not provided)")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T}::test_simplex_and_low_rank_match_torch")
+for _name, _args in (("ReshapeTransform", ("in_shape", "out_shape", "cache_size")),
+                     ("IndependentTransform", ("base_transform", "reinterpreted_batch_ndims", "cache_size")),
+                     ("StickBreakingTransform", ("cache_size",))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
+            test=f"{T}::test_simplex_and_low_rank_match_torch")

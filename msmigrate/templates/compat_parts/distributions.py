@@ -1336,6 +1336,155 @@ class SoftmaxTransform(Transform):
         return ops.log(y)
 
 
+ExponentialFamily = Distribution   # torch's base for exponential families; its Bregman entropy is not used here
+
+
+class FisherSnedecor(Distribution):
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = _dist_broadcast_all(df1, df2)
+        super().__init__(tuple(self.df1.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.df1 > 0) & (self.df2 > 0), "Expected parameters df1 and df2 of FisherSnedecor to be "
+                                                         "positive")
+
+    @property
+    def mean(self):
+        df2 = self.df2
+        return ops.select(df2 <= 2, ops.full_like(df2, float("nan")), df2 / (df2 - 2))
+
+    @property
+    def variance(self):
+        df1, df2 = self.df1, self.df2
+        v = 2 * df2 ** 2 * (df1 + df2 - 2) / (df1 * (df2 - 2) ** 2 * (df2 - 4))
+        return ops.select(df2 <= 4, ops.full_like(v, float("nan")), v)
+
+    def sample(self, sample_shape=()):
+        x1 = Gamma(self.df1 * 0.5, self.df1, validate_args=False).sample(sample_shape)
+        x2 = Gamma(self.df2 * 0.5, self.df2, validate_args=False).sample(sample_shape)
+        tiny = _dist_tiny(x2)
+        return ops.clamp(x1 / ops.clamp(x2, min=tiny), min=tiny)
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("FisherSnedecor")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.df1)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = ops.lgamma(ct1 + ct2) - ops.lgamma(ct1) - ops.lgamma(ct2)
+        t2 = ct1 * ops.log(ct3) + (ct1 - 1) * ops.log(value)
+        t3 = (ct1 + ct2) * ops.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        return samples + (self.probs - ops.stop_gradient(self.probs))
+
+
+class LowRankMultivariateNormal(MultivariateNormal):
+    """covariance cov_factor @ cov_factor.T + diag(cov_diag), through MultivariateNormal's Cholesky factor."""
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        self.cov_factor = _dist_tensor(cov_factor)
+        self.cov_diag = _dist_tensor(cov_diag, self.cov_factor)
+        if validate_args is not False:
+            _dist_check(self.cov_diag > 0, "Expected parameter cov_diag of LowRankMultivariateNormal to be positive")
+        cov = ops.matmul(self.cov_factor, self.cov_factor.swapaxes(-1, -2)) + ops.diag_embed(self.cov_diag)
+        super().__init__(loc, covariance_matrix=cov, validate_args=validate_args)
+
+
+class ReshapeTransform(Transform):
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if int(np.prod(self.in_shape)) != int(np.prod(self.out_shape)):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        self.event_dim = len(self.in_shape)
+
+    def _call(self, x):
+        batch = tuple(x.shape[:len(x.shape) - len(self.in_shape)])
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y):
+        batch = tuple(y.shape[:len(y.shape) - len(self.out_shape)])
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch = tuple(x.shape[:len(x.shape) - len(self.in_shape)])
+        return ops.zeros(batch, x.dtype)
+
+
+class IndependentTransform(Transform):
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        self.base_transform = base_transform
+        self.reinterpreted_batch_ndims = int(reinterpreted_batch_ndims)
+        self.event_dim = base_transform.event_dim + self.reinterpreted_batch_ndims
+
+    def _call(self, x):
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        n = self.reinterpreted_batch_ndims
+        return result.sum(tuple(range(-n, 0))) if n else result
+
+
+class StickBreakingTransform(Transform):
+    """Unconstrained R^K -> the simplex in R^(K+1), torch's stick-breaking construction."""
+    event_dim = 1
+
+    @staticmethod
+    def _offset(k, dtype):
+        return ms.Tensor(np.arange(k, 0, -1, dtype=np.float64)).astype(dtype)
+
+    def _call(self, x):
+        k = x.shape[-1]
+        z = ops.clamp(ops.sigmoid(x - ops.log(self._offset(k, x.dtype))), _dist_tiny(x), 1.0 - _dist_eps(x))
+        z_cumprod = ops.cumprod(1 - z, -1)
+        ones = ops.ones(tuple(x.shape[:-1]) + (1,), x.dtype)
+        return ops.cat([z, ones], -1) * ops.cat([ones, z_cumprod], -1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        k = y_crop.shape[-1]
+        sf = ops.clamp(1 - ops.cumsum(y_crop, -1), min=_dist_tiny(y))
+        return ops.log(y_crop) - ops.log(sf) + ops.log(self._offset(k, y.dtype))
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - ops.log(self._offset(x.shape[-1], x.dtype))
+        return (-x - ops.softplus(-x) + ops.log(y[..., :-1])).sum(-1)
+
+
+class LogisticNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = Normal(loc, scale, validate_args)
+        if not self.base_dist.batch_shape:
+            self.base_dist = Normal(self.base_dist.loc.reshape(1), self.base_dist.scale.reshape(1), validate_args)
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+        self._transform = StickBreakingTransform()
+        shape = self.base_dist.batch_shape
+        super().__init__(shape[:-1], (shape[-1] + 1,), validate_args)
+
+    def rsample(self, sample_shape=()):
+        return self._transform(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        y = _dist_tensor(value, self.loc)
+        x = self._transform.inv(y)
+        return self.base_dist.log_prob(x).sum(-1) - self._transform.log_abs_det_jacobian(x, y)
+
+
 _KL_REGISTRY = {}
 
 
