@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..registry import DIFFERENCE, mapping
 
 T = "tests/parity/test_distributions.py"
+T2 = "tests/parity/test_distributions_more.py"
 _SAMPLE_NOTE = ("sample()/rsample() draw with MindSpore's generator (ms.set_seed), so the numbers differ from "
                 "torch's while the distribution is the same; argument and support checks (validate_args) read "
                 "tensor values and run in PyNative mode")
@@ -50,7 +51,7 @@ for _name, _args, _extra in (
          "; elementwise transforms (log_prob sums their log-Jacobians over the base's event dims)")):
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
-            test=f"{T}::test_extra_distributions_match_torch")
+            test=f"{T2}::test_extra_distributions_match_torch")
 
 for _name, _args in (("ExpTransform", ("cache_size",)), ("AffineTransform", ("loc", "scale", "event_dim", "cache_size")),
                      ("SigmoidTransform", ("cache_size",)), ("TanhTransform", ("cache_size",)),
@@ -58,12 +59,12 @@ for _name, _args in (("ExpTransform", ("cache_size",)), ("AffineTransform", ("lo
                      ("SoftplusTransform", ("cache_size",)), ("ComposeTransform", ("parts", "cache_size"))):
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
-            test=f"{T}::test_transforms_match_torch")
+            test=f"{T2}::test_transforms_match_torch")
 mapping("torch.distributions.identity_transform", "_ms_compat.identity_transform",
-        note="ComposeTransform([]), as torch", test=f"{T}::test_transforms_match_torch")
+        note="ComposeTransform([]), as torch", test=f"{T2}::test_transforms_match_torch")
 mapping("torch.distributions.register_kl", "_ms_compat.register_kl", args=("type_p", "type_q"),
         target_args=("type_p", "type_q"), note="kl_divergence consults the registered functions first, by the "
-        "classes' method resolution order", test=f"{T}::test_transforms_match_torch")
+        "classes' method resolution order", test=f"{T2}::test_transforms_match_torch")
 
 for _name, _args, _extra in (
         ("NegativeBinomial", ("total_count", "probs", "logits", "validate_args"), ""),
@@ -75,11 +76,11 @@ for _name, _args, _extra in (
          "stddev from variance); torch's arg_constraints are not checked")):
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
-            test=f"{T}::test_mixture_and_counts_match_torch")
+            test=f"{T2}::test_mixture_and_counts_match_torch")
 for _name, _args in (("SoftmaxTransform", ("cache_size",)), ("Transform", ("cache_size",))):
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             drop=("cache_size",), note="y = t(x), t.inv(y) with torch's formulas (no caching)",
-            test=f"{T}::test_mixture_and_counts_match_torch")
+            test=f"{T2}::test_mixture_and_counts_match_torch")
 
 for _name, _args, _extra in (
         ("FisherSnedecor", ("df1", "df2", "validate_args"), _NO_RSAMPLE),
@@ -92,10 +93,10 @@ for _name, _args, _extra in (
          "; the Distribution base (torch's Bregman-divergence entropy of exponential families is not provided)")):
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
-            test=f"{T}::test_simplex_and_low_rank_match_torch")
+            test=f"{T2}::test_simplex_and_low_rank_match_torch")
 for _name, _args in (("ReshapeTransform", ("in_shape", "out_shape", "cache_size")),
                      ("IndependentTransform", ("base_transform", "reinterpreted_batch_ndims", "cache_size")),
                      ("StickBreakingTransform", ("cache_size",))):
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
-            test=f"{T}::test_simplex_and_low_rank_match_torch")
+            test=f"{T2}::test_simplex_and_low_rank_match_torch")
