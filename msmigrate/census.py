@@ -67,6 +67,8 @@ RULES: Tuple[Rule, ...] = (
                              r"kaiming_normal|orthogonal|sparse)", OUT_OF_SCOPE,
          "deprecated alias (torch warns when it is called) of the initializer with a trailing underscore",
          "the `_` form (nn.init.normal_ ...)"),
+    Rule(r"torch\.nn\.utils", r"clip_grad_norm", OUT_OF_SCOPE,
+         "deprecated alias (torch warns when it is called) of clip_grad_norm_", "nn.utils.clip_grad_norm_"),
     Rule(r"torch\.nn", r"Lazy.*", TODO,
          "lazy modules infer their input size at the first call; a MindSpore Cell needs it at construction",
          "the non-lazy layer with in_features / in_channels / num_features written out"),

@@ -55,3 +55,6 @@ for _name in ("convert_conv2d_weight_memory_format", "convert_conv3d_weight_memo
     mapping(f"torch.nn.utils.{_name}", "identity", args=("module", "memory_format"),
             note="a memory layout change only (the values stay); MindSpore tensors have no memory format",
             test=f"{T}::test_fuse_bn_eval")
+mapping("torch.nn.utils.skip_init", "_ms_compat.skip_init", args=("module_cls",), target_args=("module_cls",),
+        note="builds the cell; torch leaves the parameters uninitialised (the program writes them before use), "
+             "the cell has its initial values there", test=f"{T}::test_fuse_bn_eval")

@@ -159,6 +159,13 @@ def make():
     return Net()
 
 
+def skipped(v):
+    fc = torch.nn.utils.skip_init(nn.Linear, 5, out_features=2)
+    nn.init.constant_(fc.weight, 0.5)
+    nn.init.zeros_(fc.bias)
+    return fc(v)
+
+
 def fused(net, x, v):
     net.eval()
     conv = fuse_conv_bn_eval(net.conv, net.bn)
@@ -194,3 +201,4 @@ def test_fuse_bn_eval():
         unfused = tnet(_t(x), _t(v))
     assert_close(want, unfused, rtol=1e-4, atol=1e-5)            # torch's own fusion is exact
     assert_close(mod.fused(mnet, _m(x), _m(v)), want, rtol=1e-4, atol=1e-5)
+    assert_close(mod.skipped(_m(v)), tns["skipped"](_t(v)), rtol=1e-5, atol=1e-6)

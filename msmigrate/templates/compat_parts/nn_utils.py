@@ -137,3 +137,9 @@ def fuse_linear_bn_eval(linear, bn):
     w, b = fuse_linear_bn_weights(linear.weight, linear.bias if getattr(linear, "has_bias", True) else None,
                                   *_bn_stats(bn))
     return _fused_copy(linear, w, b)
+
+
+def skip_init(module_cls, *args, **kwargs):
+    """torch.nn.utils.skip_init: the module without torch's initialisation pass. torch leaves the values
+    uninitialised memory, which a program overwrites before use; here the cell's own initial values stand in."""
+    return module_cls(*args, **kwargs)
