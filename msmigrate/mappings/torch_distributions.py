@@ -100,3 +100,17 @@ for _name, _args in (("ReshapeTransform", ("in_shape", "out_shape", "cache_size"
     mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
             test=f"{T2}::test_simplex_and_low_rank_match_torch")
+
+for _name, _args in (("RelaxedBernoulli", ("temperature", "probs", "logits", "validate_args")),
+                     ("RelaxedOneHotCategorical", ("temperature", "probs", "logits", "validate_args"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops (a TransformedDistribution of the "
+                                    f"logit/log relaxed base, as torch); " + _SAMPLE_NOTE,
+            test=f"{T2}::test_relaxed_and_structured_match_torch")
+for _name, _args in (("LowerCholeskyTransform", ("cache_size",)),
+                     ("CumulativeDistributionTransform", ("distribution", "cache_size")),
+                     ("CatTransform", ("tseq", "dim", "lengths", "cache_size")),
+                     ("StackTransform", ("tseq", "dim", "cache_size"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
+            test=f"{T2}::test_relaxed_and_structured_match_torch")

@@ -1485,6 +1485,139 @@ class LogisticNormal(Distribution):
         return self.base_dist.log_prob(x).sum(-1) - self._transform.log_abs_det_jacobian(x, y)
 
 
+class _LogitRelaxedBernoulli(Distribution):
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        b = Bernoulli(probs, logits, validate_args)
+        self.probs, self.logits = b.probs, b.logits
+        self.temperature = _dist_tensor(temperature, self.probs)
+        super().__init__(b.batch_shape, (), validate_args)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        probs = _dist_clamp_probs(ops.broadcast_to(self.probs, shape))
+        u = _dist_clamp_probs(ops.rand(shape, dtype=probs.dtype))
+        return (ops.log(u) - ops.log1p(-u) + ops.log(probs) - ops.log1p(-probs)) / self.temperature
+
+    def log_prob(self, value):
+        logits, value = _dist_broadcast_all(self.logits, _dist_tensor(value, self.logits))
+        diff = logits - value * self.temperature
+        return ops.log(self.temperature) + diff - 2 * ops.log1p(ops.exp(diff))
+
+
+class _ExpRelaxedCategorical(Distribution):
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self.temperature = _dist_tensor(temperature, self.probs)
+        super().__init__(self._categorical.batch_shape, (self._categorical._num_events,), validate_args)
+
+    def rsample(self, sample_shape=()):
+        u = _dist_clamp_probs(ops.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        scores = (self.logits - ops.log(-ops.log(u))) / self.temperature
+        return scores - ops.logsumexp(scores, -1, True)
+
+    def log_prob(self, value):
+        k = self._categorical._num_events
+        logits, value = _dist_broadcast_all(self.logits, _dist_tensor(value, self.logits))
+        log_scale = math.lgamma(k) + (k - 1) * ops.log(self.temperature)
+        score = logits - value * self.temperature
+        return (score - ops.logsumexp(score, -1, True)).sum(-1) + log_scale
+
+
+class RelaxedBernoulli(TransformedDistribution):
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = _LogitRelaxedBernoulli(temperature, probs, logits, validate_args)
+        super().__init__(base, SigmoidTransform(), validate_args)
+        self.temperature, self.probs, self.logits = base.temperature, base.probs, base.logits
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = _ExpRelaxedCategorical(temperature, probs, logits, validate_args)
+        super().__init__(base, ExpTransform(), validate_args)
+        self.temperature, self.probs, self.logits = base.temperature, base.probs, base.logits
+
+
+class LowerCholeskyTransform(Transform):
+    event_dim = 2
+
+    def _call(self, x):
+        return ops.tril(x, -1) + ops.diag_embed(ops.exp(ops.diagonal(x, 0, -2, -1)))
+
+    def _inverse(self, y):
+        return ops.tril(y, -1) + ops.diag_embed(ops.log(ops.diagonal(y, 0, -2, -1)))
+
+
+class CumulativeDistributionTransform(Transform):
+
+    def __init__(self, distribution, cache_size=0):
+        self.distribution = distribution
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+
+class CatTransform(Transform):
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        self.dim = dim
+        self.event_dim = max([t.event_dim for t in self.transforms], default=0)
+
+    def _pieces(self, x):
+        return ops.split(x, self.lengths, self.dim)
+
+    def _call(self, x):
+        return ops.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
+
+    def _inverse(self, y):
+        return ops.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        parts = []
+        for t, xs, ys in zip(self.transforms, self._pieces(x), self._pieces(y)):
+            part = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                part = part.sum(tuple(range(-(self.event_dim - t.event_dim), 0)))
+            parts.append(part)
+        dim = self.dim - len(x.shape) if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        return ops.cat(parts, dim) if dim < 0 else sum(parts)
+
+
+class StackTransform(Transform):
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def _slices(self, x):
+        return [ops.gather(x, ms.Tensor(i, ms.int64), self.dim) for i in range(x.shape[self.dim])]
+
+    def _call(self, x):
+        return ops.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y):
+        return ops.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return ops.stack([t.log_abs_det_jacobian(a, b) for t, a, b in
+                          zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
+
+
 _KL_REGISTRY = {}
 
 
