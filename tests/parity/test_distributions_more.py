@@ -363,9 +363,15 @@ def structured(x, sq):
     return out
 
 
+def pareto_g(loc, scale, c, x, u):
+    d = torch.distributions.GeneralizedPareto(loc, scale, c)
+    return d.log_prob(loc + x), d.cdf(loc + x), d.icdf(u), d.entropy(), d.mean, d.variance
+
+
 def relaxed_samples(n):
     return (RelaxedBernoulli(0.5, probs=torch.tensor([0.2, 0.7])).sample((n,)),
-            RelaxedOneHotCategorical(1.0, probs=torch.tensor([0.2, 0.3, 0.5])).sample((n,)))
+            RelaxedOneHotCategorical(1.0, probs=torch.tensor([0.2, 0.3, 0.5])).sample((n,)),
+            torch.distributions.GeneralizedPareto(0.0, 1.0, torch.tensor([0.0, 0.2])).rsample((n,)))
 '''
 
 
@@ -381,6 +387,8 @@ def test_relaxed_and_structured_match_torch():
     yc = np.random.default_rng(70).dirichlet(np.ones(4), size=3).astype(np.float32)
     _run(both, "relaxed", P, LOGITS, U, yc, rtol=1e-4, atol=1e-5)
     _run(both, "structured", rnd(3, 4, seed=71), rnd(2, 3, 3, seed=72), rtol=1e-4, atol=1e-5)
+    conc = np.array([[0.0, 0.1, 0.3, 0.45]] * 3, np.float32)          # the exponential limit c = 0 included
+    _run(both, "pareto_g", LOC, SCALE, conc, np.abs(X), U, rtol=1e-4, atol=1e-5)
     n = 20000
     torch.manual_seed(0)
     ms.set_seed(0)
@@ -388,5 +396,6 @@ def test_relaxed_and_structured_match_torch():
     got = [g.asnumpy() for g in mod.relaxed_samples(n)]
     for i, (g, w) in enumerate(zip(got, want)):
         assert g.shape == w.shape and g.dtype == w.dtype, (i, g.shape, w.shape)
-        np.testing.assert_allclose(g.mean(0), w.mean(0), atol=0.015, err_msg=f"mean of sample set {i}")
-        np.testing.assert_allclose(g.std(0), w.std(0), rtol=0.05, err_msg=f"spread of sample set {i}")
+        np.testing.assert_allclose(g.mean(0), w.mean(0), atol=float(8 * w.std(0).max() / np.sqrt(n)) + 1e-3,
+                                   err_msg=f"mean of sample set {i}")
+        np.testing.assert_allclose(g.std(0), w.std(0), rtol=0.08, err_msg=f"spread of sample set {i}")

@@ -1618,6 +1618,63 @@ class StackTransform(Transform):
                           zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
 
 
+class GeneralizedPareto(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = _dist_broadcast_all(loc, scale, concentration)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, "Expected parameter scale of GeneralizedPareto to be positive")
+
+    def _safe(self):
+        eq_zero = ops.abs(self.concentration) <= 1e-8   # torch.isclose(c, 0)
+        return eq_zero, ops.select(eq_zero, ops.ones_like(self.concentration), self.concentration)
+
+    mode = property(lambda self: self.loc)
+
+    @property
+    def mean(self):
+        valid = self.concentration < 1
+        safe = ops.select(valid, self.concentration, ops.full_like(self.concentration, 0.5))
+        result = self.loc + self.scale / (1 - safe)
+        return ops.select(valid, result, ops.full_like(result, float("nan")))
+
+    @property
+    def variance(self):
+        valid = self.concentration < 0.5
+        safe = ops.select(valid, self.concentration, ops.full_like(self.concentration, 0.25))
+        result = self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe))
+        return ops.select(valid, result, ops.full_like(result, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype))
+
+    def log_prob(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        eq_zero, safe = self._safe()
+        y = 1 / safe + ops.ones_like(z)
+        nonzero = ops.select(y == 0, y, y * ops.log1p(safe * z))
+        return -ops.log(self.scale) - ops.select(ops.broadcast_to(eq_zero, z.shape), z, nonzero)
+
+    def log_survival_function(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        eq_zero, safe = self._safe()
+        return ops.select(ops.broadcast_to(eq_zero, z.shape), -z, -ops.log1p(safe * z) / safe)
+
+    def cdf(self, value):
+        return ops.exp(ops.log1p(-ops.exp(self.log_survival_function(value))))
+
+    def icdf(self, value):
+        eq_zero, safe = self._safe()
+        logu = ops.log1p(-_dist_tensor(value, self.loc))
+        nonzero = self.loc + self.scale / safe * ops.expm1(-safe * logu)
+        return ops.select(ops.broadcast_to(eq_zero, logu.shape), self.loc - self.scale * logu, nonzero)
+
+    def entropy(self):
+        return ops.broadcast_to(ops.log(self.scale) + self.concentration + 1, self.batch_shape)
+
+
 _KL_REGISTRY = {}
 
 
