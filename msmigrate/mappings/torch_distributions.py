@@ -119,3 +119,11 @@ mapping("torch.distributions.GeneralizedPareto", "_ms_compat.GeneralizedPareto",
         target_args=("loc", "scale", "concentration", "validate_args"), status=DIFFERENCE,
         note="torch's GeneralizedPareto formulas on MindSpore ops; " + _SAMPLE_NOTE,
         test=f"{T2}::test_relaxed_and_structured_match_torch")
+mapping("torch.distributions.VonMises", "_ms_compat.VonMises", args=("loc", "concentration", "validate_args"),
+        target_args=("loc", "concentration", "validate_args"), status=DIFFERENCE,
+        note="log I0 from ops.bessel_i0e (torch: a polynomial approximation, equal to float32 precision); "
+             "torch's rejection sampler; " + _SAMPLE_NOTE, test=f"{T2}::test_relaxed_and_structured_match_torch")
+mapping("torch.distributions.PositiveDefiniteTransform", "_ms_compat.PositiveDefiniteTransform", args=("cache_size",),
+        target_args=("cache_size",), drop=("cache_size",),
+        note="L L^T of the lower-Cholesky transform; the inverse through ops.cholesky",
+        test=f"{T2}::test_relaxed_and_structured_match_torch")

@@ -368,10 +368,17 @@ def pareto_g(loc, scale, c, x, u):
     return d.log_prob(loc + x), d.cdf(loc + x), d.icdf(u), d.entropy(), d.mean, d.variance
 
 
+def circular(loc, k, x, sq):
+    d = torch.distributions.VonMises(loc, k)
+    t = torch.distributions.PositiveDefiniteTransform()
+    return d.log_prob(x), d.mean, d.variance, t(sq), t.inv(t(sq))
+
+
 def relaxed_samples(n):
     return (RelaxedBernoulli(0.5, probs=torch.tensor([0.2, 0.7])).sample((n,)),
             RelaxedOneHotCategorical(1.0, probs=torch.tensor([0.2, 0.3, 0.5])).sample((n,)),
-            torch.distributions.GeneralizedPareto(0.0, 1.0, torch.tensor([0.0, 0.2])).rsample((n,)))
+            torch.distributions.GeneralizedPareto(0.0, 1.0, torch.tensor([0.0, 0.2])).rsample((n,)),
+            torch.distributions.VonMises(torch.tensor([0.5, -2.0]), torch.tensor([0.7, 4.0])).sample((n,)))
 '''
 
 
@@ -389,6 +396,7 @@ def test_relaxed_and_structured_match_torch():
     _run(both, "structured", rnd(3, 4, seed=71), rnd(2, 3, 3, seed=72), rtol=1e-4, atol=1e-5)
     conc = np.array([[0.0, 0.1, 0.3, 0.45]] * 3, np.float32)          # the exponential limit c = 0 included
     _run(both, "pareto_g", LOC, SCALE, conc, np.abs(X), U, rtol=1e-4, atol=1e-5)
+    _run(both, "circular", LOC, SCALE * 3, X, rnd(2, 3, 3, seed=73) * 0.5, rtol=1e-4, atol=1e-5)
     n = 20000
     torch.manual_seed(0)
     ms.set_seed(0)

@@ -1675,6 +1675,62 @@ class GeneralizedPareto(Distribution):
         return ops.broadcast_to(ops.log(self.scale) + self.concentration + 1, self.batch_shape)
 
 
+class PositiveDefiniteTransform(Transform):
+    event_dim = 2
+
+    def _call(self, x):
+        low = LowerCholeskyTransform()(x)
+        return ops.matmul(low, low.swapaxes(-1, -2))
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(ops.cholesky(y))
+
+
+class VonMises(Distribution):
+    """A circular distribution on [-pi, pi); log I0 from MindSpore's scaled Bessel function (i0e)."""
+
+    has_rsample = False
+
+    def __init__(self, loc, concentration, validate_args=None):
+        self.loc, self.concentration = _dist_broadcast_all(loc, concentration)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.concentration > 0, "Expected parameter concentration of VonMises to be positive")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+
+    @property
+    def variance(self):
+        k = self.concentration
+        return 1 - ops.bessel_i1e(k) / ops.bessel_i0e(k)
+
+    def log_prob(self, value):
+        k = self.concentration
+        log_i0 = ops.log(ops.bessel_i0e(k)) + k
+        return k * ops.cos(_dist_tensor(value, self.loc) - self.loc) - math.log(2 * math.pi) - log_i0
+
+    def sample(self, sample_shape=()):
+        # torch's rejection sampler (Best & Fisher), in float64 like torch
+        shape = self._extended_shape(sample_shape)
+        kappa = ops.broadcast_to(self.concentration, shape).astype(ms.float64)
+        tau = 1 + ops.sqrt(1 + 4 * kappa ** 2)
+        rho = (tau - ops.sqrt(2 * tau)) / (2 * kappa)
+        r = (1 + rho ** 2) / (2 * rho)
+        x = ops.zeros(shape, ms.float64)
+        done = ops.zeros(shape, ms.bool_)
+        while not bool(done.all()):
+            u1, u2, u3 = (ops.rand(shape, dtype=ms.float64) for _ in range(3))
+            z = ops.cos(math.pi * u1)
+            f = (1 + r * z) / (r + z)
+            c = kappa * (r - f)
+            accept = ((c * (2 - c) - u2) > 0) | ((ops.log(c / u2) + 1 - c) >= 0)
+            x = ops.select(accept & ~done, ops.sign(u3 - 0.5) * ops.acos(f), x)
+            done = done | accept
+        loc = ops.broadcast_to(self.loc, shape).astype(ms.float64)
+        return ops.stop_gradient(((x + math.pi + loc) % (2 * math.pi) - math.pi).astype(self.loc.dtype))
+
+
 _KL_REGISTRY = {}
 
 
