@@ -63,10 +63,12 @@ RULES: Tuple[Rule, ...] = (
                    r"ModuleDict|ParameterDict|JITException|AVG|SUM)", OUT_OF_SCOPE,
          "TorchScript / C++ runtime object or build flag exposed at torch's top level, not a model API",
          "for TorchScript: ms.jit; `msmigrate export` writes MindIR"),
-    Rule(r"torch\.nn\.init", r"(uniform|normal|constant|xavier_uniform|xavier_normal|kaiming_uniform|"
+    Rule(r"torch\.nn\.init", r"(uniform|normal|constant|xavier_uniform|xavier_normal|kaiming_uniform|eye|dirac|"
                              r"kaiming_normal|orthogonal|sparse)", OUT_OF_SCOPE,
          "deprecated alias (torch warns when it is called) of the initializer with a trailing underscore",
          "the `_` form (nn.init.normal_ ...)"),
+    Rule(r"torch\.nn\.utils", r"clip_grad_norm", OUT_OF_SCOPE,
+         "deprecated alias (torch warns when it is called) of clip_grad_norm_", "nn.utils.clip_grad_norm_"),
     Rule(r"torch\.nn", r"Lazy.*", TODO,
          "lazy modules infer their input size at the first call; a MindSpore Cell needs it at construction",
          "the non-lazy layer with in_features / in_channels / num_features written out"),
@@ -148,7 +150,8 @@ RULES: Tuple[Rule, ...] = (
          "a torch.Tensor device/autograd-graph/named-tensor method with no record",
          "MindSpore computes gradients functionally (ms.grad / ms.value_and_grad); devices via set_context"),
     Rule(r"torch\.distributions", ANY, TODO,
-         "torch.distributions has no mapping records",
+         "this torch.distributions class or function has no mapping record (Normal, Uniform, Bernoulli, Categorical, "
+         "Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson, MultivariateNormal, Independent, kl_divergence have)",
          "mindspore.nn.probability.distribution (Normal, Bernoulli, Categorical...) with explicit parameters"),
     Rule(r"torch\.signal(\.windows)?", ANY, TODO, "window functions have no mapping records",
          "numpy/scipy.signal.windows computed once and wrapped with ms.Tensor(...)"),

@@ -241,7 +241,7 @@ def _api(argv: List[str]) -> int:
         if m is not None:
             if c != m.source:   # a canonical path (torch.nn.modules.loss.MSELoss) of a public name
                 print(f"{c} is {m.source}")
-            print(f"{m.source} -> {m.target or '(no MindSpore counterpart: TODO)'}")
+            print(f"{m.source} -> {m.target or ('(a rule, below)' if m.rule else '(no MindSpore counterpart: TODO)')}")
             print(f"  status: {m.status if m.target or m.rule else 'todo'}")
             if m.note:
                 print(f"  differences: {m.note}")

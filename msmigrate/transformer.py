@@ -27,6 +27,7 @@ from . import param_containers as PC
 from . import module_refs as MR
 from . import torch_namespace as TN
 from . import placeholders as PH
+from . import out_argument as OA
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -167,6 +168,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
+        self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
+        self._out_targets: Dict[int, str] = {}       # their converted calls -> c (out_argument.py)
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
@@ -1334,6 +1337,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):
+        if id(original) in self._out_stmt_calls:
+            rebound = OA.convert(self, original, updated, qn)
+            if rebound is not None:
+                return rebound
         m = R.lookup(qn)
         if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)   # records first, then --deps
@@ -1506,8 +1513,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
                 and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):
             self._inplace_stmt_calls.add(id(call))
+        if OA.is_out_statement(call):
+            self._out_stmt_calls.add(id(call))
 
     def leave_Expr(self, original, updated):
+        if id(updated.value) in self._out_targets:   # `torch.add(a, b, out=c)` -> `c = ...`
+            return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(self._out_targets[id(updated.value)]))],
+                              value=updated.value)
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
         if isinstance(original.value, cst.Call) and isinstance(updated.value, (cst.Name, cst.Attribute)):
@@ -1537,16 +1549,26 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"references to the same tensor do not see the change")
             self._rebinds[id(out)] = out
             return out
-        m = R.lookup("Tensor." + name[:-1])
-        if m is None or (m.target is None and m.rule is None):
+        from .inplace_forms import needs_cast_back, out_of_place
+
+        found = out_of_place(name)   # the Tensor.op record, or torch.op with the receiver first
+        if found is None:
             return None
+        m, receiver_first = found
         if self._receiver_kind(original.func.value) != "tensor":
             return None
-        plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+        if receiver_first:
+            plain = updated.with_changes(func=cst.Name(name[:-1]),
+                                         args=[cst.Arg(updated.func.value)] + list(updated.args))
+        else:
+            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
         try:
-            out = self._apply(original, plain, m, m.source, receiver=updated.func.value)
+            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else updated.func.value)
         except UnsupportedSite:
             return None
+        if needs_cast_back(name):   # a bool result: torch keeps x's dtype
+            x = code_of(updated.func.value).strip()
+            out = self._render_template(f"ops.cast({code_of(out).strip()}, {x}.dtype)")
         # the site is recorded as the in-place API, converted with a difference
         site = self.sites[-1]
         site.api = "Tensor." + name

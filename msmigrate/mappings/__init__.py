@@ -16,3 +16,9 @@ for _name in ("functional", "torch_functions", "tensor_methods", "misc", "device
 
 # finfo/iinfo, attention and transformers, patches, channel dropout, torch's private bases
 from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402
+
+# torch.nn.init structured initialisers, torch.nn.utils, torch.distributions
+from . import torch_nn_init, torch_nn_utils, torch_distributions  # noqa: F401,E402
+
+# last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
+from . import inplace  # noqa: F401,E402

@@ -82,9 +82,11 @@ _INIT = {
     "orthogonal_": ("tensor", "gain", "generator"),
 }
 for _name, _args in _INIT.items():
-    mapping(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args[:-1] if _args[-1] == "generator" else _args,
+    _targs = ("param",) + _args[1:]   # the helpers name the tensor `param`: `tensor=w` becomes `param=w`
+    mapping(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", args=_args,
+            target_args=_targs[:-1] if _targs[-1] == "generator" else _targs,
             drop=("generator",),
-            rename={"tensor": "param"} if False else {},
+            rename={"tensor": "param"},
             note="set_data with a mindspore.common.initializer of the same distribution",
             test=f"{T}::test_init")
 mapping("torch.nn.init.calculate_gain", "_ms_compat.calculate_gain", args=("nonlinearity", "param"),

@@ -533,7 +533,7 @@ def test_inplace():
     # every in-place record is an honest TODO that says how to rewrite it
     from msmigrate.registry import all_mappings
     names = [m.source[7:] for m in all_mappings() if m.source.startswith("Tensor.") and m.source.endswith("_")
-             and m.target is None and m.rule is None]
+             and m.target is None and (m.rule is None or m.rule.__name__ == "_outside_statement")]
     assert len(names) > 30
     every = "import torch\ndef g(x: torch.Tensor, y):\n" + "".join(f"    z = x.{n}(y)\n" for n in names)
     code, sites = convert_snippet(every)

@@ -1,0 +1,129 @@
+"""torch.distributions -> the classes in templates/compat_parts/distributions.py (torch's formulas on
+MindSpore ops). Proven by tests/parity/test_distributions.py: log_prob/cdf/icdf/entropy/moments and their
+gradients against torch, sample/rsample by shape, dtype and statistics (the random streams differ)."""
+from __future__ import annotations
+
+from ..registry import DIFFERENCE, mapping
+
+T = "tests/parity/test_distributions.py"
+T2 = "tests/parity/test_distributions_more.py"
+_SAMPLE_NOTE = ("sample()/rsample() draw with MindSpore's generator (ms.set_seed), so the numbers differ from "
+                "torch's while the distribution is the same; argument and support checks (validate_args) read "
+                "tensor values and run in PyNative mode")
+
+for _name, _args in (("Normal", ("loc", "scale", "validate_args")), ("Uniform", ("low", "high", "validate_args")),
+                     ("Bernoulli", ("probs", "logits", "validate_args")),
+                     ("Categorical", ("probs", "logits", "validate_args"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE,
+            test=f"{T}::test_values_match_torch")
+mapping("torch.distributions.kl_divergence", "_ms_compat.kl_divergence", args=("p", "q"), target_args=("p", "q"),
+        note="closed forms for Normal, Uniform, Bernoulli and Categorical pairs (others raise "
+             "NotImplementedError, as torch does for an unregistered pair)", test=f"{T}::test_values_match_torch")
+
+_NO_RSAMPLE = ("; rsample() raises MigrationError: MindSpore's gamma sampler has no gradient (sample() works)")
+for _name, _args, _extra in (
+        ("Exponential", ("rate", "validate_args"), ""), ("Laplace", ("loc", "scale", "validate_args"), ""),
+        ("Poisson", ("rate", "validate_args"), ""),
+        ("Gamma", ("concentration", "rate", "validate_args"), _NO_RSAMPLE),
+        ("Beta", ("concentration1", "concentration0", "validate_args"), _NO_RSAMPLE),
+        ("Dirichlet", ("concentration", "validate_args"), _NO_RSAMPLE),
+        ("MultivariateNormal", ("loc", "covariance_matrix", "precision_matrix", "scale_tril", "validate_args"),
+         "; the Cholesky factor is inverted (ops.inverse) where torch solves a triangular system"),
+        ("Independent", ("base_distribution", "reinterpreted_batch_ndims", "validate_args"), "")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T}::test_more_distributions_match_torch")
+
+for _name, _args, _extra in (
+        ("Cauchy", ("loc", "scale", "validate_args"), ""), ("HalfNormal", ("scale", "validate_args"), ""),
+        ("HalfCauchy", ("scale", "validate_args"), ""), ("LogNormal", ("loc", "scale", "validate_args"), ""),
+        ("Gumbel", ("loc", "scale", "validate_args"), ""), ("Geometric", ("probs", "logits", "validate_args"), ""),
+        ("Chi2", ("df", "validate_args"), _NO_RSAMPLE), ("StudentT", ("df", "loc", "scale", "validate_args"),
+                                                         _NO_RSAMPLE),
+        ("Weibull", ("scale", "concentration", "validate_args"), ""),
+        ("Pareto", ("scale", "alpha", "validate_args"), ""),
+        ("OneHotCategorical", ("probs", "logits", "validate_args"), ""),
+        ("Binomial", ("total_count", "probs", "logits", "validate_args"), ""),
+        ("Multinomial", ("total_count", "probs", "logits", "validate_args"),
+         "; an integer total_count only (torch's own limit)"),
+        ("TransformedDistribution", ("base_distribution", "transforms", "validate_args"),
+         "; elementwise transforms (log_prob sums their log-Jacobians over the base's event dims)")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T2}::test_extra_distributions_match_torch")
+
+for _name, _args in (("ExpTransform", ("cache_size",)), ("AffineTransform", ("loc", "scale", "event_dim", "cache_size")),
+                     ("SigmoidTransform", ("cache_size",)), ("TanhTransform", ("cache_size",)),
+                     ("AbsTransform", ("cache_size",)), ("PowerTransform", ("exponent", "cache_size")),
+                     ("SoftplusTransform", ("cache_size",)), ("ComposeTransform", ("parts", "cache_size"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
+            test=f"{T2}::test_transforms_match_torch")
+mapping("torch.distributions.identity_transform", "_ms_compat.identity_transform",
+        note="ComposeTransform([]), as torch", test=f"{T2}::test_transforms_match_torch")
+mapping("torch.distributions.register_kl", "_ms_compat.register_kl", args=("type_p", "type_q"),
+        target_args=("type_p", "type_q"), note="kl_divergence consults the registered functions first, by the "
+        "classes' method resolution order", test=f"{T2}::test_transforms_match_torch")
+
+for _name, _args, _extra in (
+        ("NegativeBinomial", ("total_count", "probs", "logits", "validate_args"), ""),
+        ("InverseGamma", ("concentration", "rate", "validate_args"), _NO_RSAMPLE),
+        ("Kumaraswamy", ("concentration1", "concentration0", "validate_args"), ""),
+        ("MixtureSameFamily", ("mixture_distribution", "component_distribution", "validate_args"), ""),
+        ("Distribution", ("batch_shape", "event_shape", "validate_args"),
+         "; the base class for a program's own distributions (batch_shape/event_shape, sample from rsample, "
+         "stddev from variance); torch's arg_constraints are not checked")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T2}::test_mixture_and_counts_match_torch")
+for _name, _args in (("SoftmaxTransform", ("cache_size",)), ("Transform", ("cache_size",))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) with torch's formulas (no caching)",
+            test=f"{T2}::test_mixture_and_counts_match_torch")
+
+for _name, _args, _extra in (
+        ("FisherSnedecor", ("df1", "df2", "validate_args"), _NO_RSAMPLE),
+        ("OneHotCategoricalStraightThrough", ("probs", "logits", "validate_args"), ""),
+        ("LowRankMultivariateNormal", ("loc", "cov_factor", "cov_diag", "validate_args"),
+         "; the full covariance W W^T + diag(D) goes through MultivariateNormal (torch uses the Woodbury identity: "
+         "the same values, more work for a large event size)"),
+        ("LogisticNormal", ("loc", "scale", "validate_args"), ""),
+        ("ExponentialFamily", ("batch_shape", "event_shape", "validate_args"),
+         "; the Distribution base (torch's Bregman-divergence entropy of exponential families is not provided)")):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
+            test=f"{T2}::test_simplex_and_low_rank_match_torch")
+for _name, _args in (("ReshapeTransform", ("in_shape", "out_shape", "cache_size")),
+                     ("IndependentTransform", ("base_transform", "reinterpreted_batch_ndims", "cache_size")),
+                     ("StickBreakingTransform", ("cache_size",))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
+            test=f"{T2}::test_simplex_and_low_rank_match_torch")
+
+for _name, _args in (("RelaxedBernoulli", ("temperature", "probs", "logits", "validate_args")),
+                     ("RelaxedOneHotCategorical", ("temperature", "probs", "logits", "validate_args"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops (a TransformedDistribution of the "
+                                    f"logit/log relaxed base, as torch); " + _SAMPLE_NOTE,
+            test=f"{T2}::test_relaxed_and_structured_match_torch")
+for _name, _args in (("LowerCholeskyTransform", ("cache_size",)),
+                     ("CumulativeDistributionTransform", ("distribution", "cache_size")),
+                     ("CatTransform", ("tseq", "dim", "lengths", "cache_size")),
+                     ("StackTransform", ("tseq", "dim", "cache_size"))):
+    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
+            test=f"{T2}::test_relaxed_and_structured_match_torch")
+mapping("torch.distributions.GeneralizedPareto", "_ms_compat.GeneralizedPareto",
+        args=("loc", "scale", "concentration", "validate_args"),
+        target_args=("loc", "scale", "concentration", "validate_args"), status=DIFFERENCE,
+        note="torch's GeneralizedPareto formulas on MindSpore ops; " + _SAMPLE_NOTE,
+        test=f"{T2}::test_relaxed_and_structured_match_torch")
+mapping("torch.distributions.VonMises", "_ms_compat.VonMises", args=("loc", "concentration", "validate_args"),
+        target_args=("loc", "concentration", "validate_args"), status=DIFFERENCE,
+        note="log I0 from ops.bessel_i0e (torch: a polynomial approximation, equal to float32 precision); "
+             "torch's rejection sampler; " + _SAMPLE_NOTE, test=f"{T2}::test_relaxed_and_structured_match_torch")
+mapping("torch.distributions.PositiveDefiniteTransform", "_ms_compat.PositiveDefiniteTransform", args=("cache_size",),
+        target_args=("cache_size",), drop=("cache_size",),
+        note="L L^T of the lower-Cholesky transform; the inverse through ops.cholesky",
+        test=f"{T2}::test_relaxed_and_structured_match_torch")

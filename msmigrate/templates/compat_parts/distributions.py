@@ -1,0 +1,1778 @@
+"""torch.distributions (Normal, Uniform, Bernoulli, Categorical, kl_divergence) on MindSpore ops, with
+torch's formulas, shapes and argument checks (validate_args defaults on, as in torch).
+
+sample() draws with MindSpore's generator (ops.standard_normal / ops.rand, seeded by ms.set_seed): the
+same distribution as torch, not the same numbers. rsample() is loc + scale * eps, differentiable in the
+parameters as torch's. Argument and support checks read tensor values, so they run in PyNative mode
+(pass validate_args=False inside a GRAPH-mode construct)."""
+import math
+
+import mindspore as ms
+import numpy as np
+from mindspore import ops
+
+_DIST_F32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _dist_np_dtype(dtype):
+    """The NumPy dtype of a MindSpore float dtype (finfo lookups)."""
+    return {ms.float16: np.float16, ms.float64: np.float64, ms.bfloat16: np.float32}.get(dtype, np.float32)
+
+
+def _dist_tensor(v, like=None):
+    if isinstance(v, ms.Tensor):
+        return v if v.dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16) else v.astype(ms.float32)
+    return ms.Tensor(v, like.dtype if like is not None else ms.float32)
+
+
+def _dist_broadcast_all(*values):
+    """torch.distributions.utils.broadcast_all: numbers take the tensors' dtype, shapes broadcast."""
+    like = next((v for v in values if isinstance(v, ms.Tensor)), None)
+    ts = [_dist_tensor(v, like) for v in values]
+    shape = tuple(np.broadcast_shapes(*[tuple(t.shape) for t in ts]))
+    return [t if tuple(t.shape) == shape else ops.broadcast_to(t, shape) for t in ts]
+
+
+def _dist_shape(sample_shape):
+    return tuple(int(s) for s in sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
+
+
+def _dist_check(ok, what):
+    if not bool(ops.all(ok)):
+        raise ValueError(what)
+
+
+def _dist_clamp_probs(p):
+    eps = _DIST_F32_EPS if p.dtype == ms.float32 else float(np.finfo(_dist_np_dtype(p.dtype)).eps)
+    return ops.clamp(p, eps, 1 - eps)
+
+
+class Distribution:
+    """The shared part of torch.distributions.Distribution."""
+
+    has_rsample = False
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self.batch_shape = tuple(batch_shape)
+        self.event_shape = tuple(event_shape)
+        self._validate_args = validate_args is not False
+
+    def _extended_shape(self, sample_shape=()):
+        return _dist_shape(sample_shape) + self.batch_shape + self.event_shape
+
+    def sample(self, sample_shape=()):
+        return ops.stop_gradient(self.rsample(sample_shape))
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no rsample (torch: not reparameterizable)")
+
+    @property
+    def stddev(self):
+        return ops.sqrt(self.variance)
+
+    def perplexity(self):
+        return ops.exp(self.entropy())
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class Normal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Normal to be positive, got {self.scale}")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: self.scale)
+    variance = property(lambda self: self.scale ** 2)
+
+    def rsample(self, sample_shape=()):
+        eps = ops.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.loc)
+        return -((value - self.loc) ** 2) / (2 * self.variance) - ops.log(self.scale) - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        value = _dist_tensor(value, self.loc)
+        return 0.5 * (1 + ops.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value):
+        value = _dist_tensor(value, self.loc)
+        return self.loc + self.scale * ops.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + ops.log(self.scale)
+
+
+class Uniform(Distribution):
+    has_rsample = True
+
+    def __init__(self, low, high, validate_args=None):
+        self.low, self.high = _dist_broadcast_all(low, high)
+        super().__init__(tuple(self.low.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.low < self.high, "Expected parameter low of Uniform to be less than high")
+
+    mean = property(lambda self: (self.high + self.low) / 2)
+    mode = property(lambda self: ops.full_like(self.low, float("nan")))
+    stddev = property(lambda self: (self.high - self.low) / 12 ** 0.5)
+    variance = property(lambda self: (self.high - self.low) ** 2 / 12)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.low)
+        if self._validate_args:
+            _dist_check((value >= self.low) & (value < self.high),
+                   "Expected value argument to be within the support (Interval) of Uniform")
+        inside = ((self.low <= value) & (value < self.high)).astype(self.low.dtype)
+        return ops.log(inside) - ops.log(self.high - self.low)
+
+    def cdf(self, value):
+        value = _dist_tensor(value, self.low)
+        return ops.clamp((value - self.low) / (self.high - self.low), 0, 1)
+
+    def icdf(self, value):
+        return _dist_tensor(value, self.low) * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return ops.log(self.high - self.low)
+
+
+class Bernoulli(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = _dist_broadcast_all(probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+            check = (self.probs >= 0) & (self.probs <= 1)
+        else:
+            (self.logits,) = _dist_broadcast_all(logits)
+            self.probs = ops.sigmoid(self.logits)
+            check = ops.isfinite(self.logits) | ~ops.isnan(self.logits)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(check, "Expected parameter of Bernoulli to satisfy its constraint")
+
+    mean = property(lambda self: self.probs)
+    variance = property(lambda self: self.probs * (1 - self.probs))
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).astype(self.probs.dtype)
+        return ops.select(self.probs == 0.5, ops.full_like(mode, float("nan")), mode)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = ops.rand(shape, dtype=self.probs.dtype)
+        return ops.stop_gradient((u < ops.broadcast_to(self.probs, shape)).astype(self.probs.dtype))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value == 0) | (value == 1), "Expected value argument to be within the support (Boolean) "
+                                                "of Bernoulli")
+        logits, value = _dist_broadcast_all(self.logits, value)
+        return -(ops.relu(logits) - logits * value + ops.log1p(ops.exp(-ops.abs(logits))))
+
+    def entropy(self):
+        l, p = self.logits, self.probs
+        return ops.relu(l) - l * p + ops.log1p(ops.exp(-ops.abs(l)))
+
+
+class Categorical(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            probs = _dist_tensor(probs)
+            if len(probs.shape) < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            if validate_args is not False:
+                _dist_check(probs >= 0, "Expected parameter probs of Categorical to be non-negative")
+            self.probs = probs / probs.sum(-1, keepdims=True)
+            self.logits = ops.log(_dist_clamp_probs(self.probs))
+        else:
+            logits = _dist_tensor(logits)
+            if len(logits.shape) < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - ops.logsumexp(logits, -1, True)
+            self.probs = ops.softmax(self.logits, -1)
+        self._num_events = self.probs.shape[-1]
+        super().__init__(tuple(self.probs.shape[:-1]), (), validate_args)
+
+    mean = property(lambda self: ops.full(self.batch_shape, float("nan"), dtype=self.probs.dtype))
+    variance = property(lambda self: ops.full(self.batch_shape, float("nan"), dtype=self.probs.dtype))
+    mode = property(lambda self: ops.argmax(self.probs, -1).astype(ms.int64))
+    param_shape = property(lambda self: tuple(self.probs.shape))
+
+    def sample(self, sample_shape=()):
+        # inverse CDF: the number of cumulative probabilities below a uniform draw
+        shape = self._extended_shape(sample_shape)
+        u = ops.rand(shape + (1,), dtype=self.probs.dtype)
+        cdf = ops.broadcast_to(ops.cumsum(self.probs, -1), shape + (self._num_events,))
+        idx = (cdf <= u).astype(ms.int64).sum(-1)
+        return ops.stop_gradient(ops.clamp(idx, 0, self._num_events - 1))
+
+    def log_prob(self, value):
+        value = value if isinstance(value, ms.Tensor) else ms.Tensor(value, ms.int64)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value < self._num_events) & (value == ops.floor(value.astype(ms.float32))),
+                   "Expected value argument to be within the support (IntegerInterval) of Categorical")
+        shape = tuple(np.broadcast_shapes(tuple(value.shape), self.batch_shape))
+        v = ops.broadcast_to(value.astype(ms.int64), shape)
+        logits = ops.broadcast_to(self.logits, shape + (self._num_events,))
+        return ops.gather_elements(logits, -1, ops.expand_dims(v, -1)).squeeze(-1)
+
+    def entropy(self):
+        min_real = float(np.finfo(_dist_np_dtype(self.logits.dtype)).min)
+        return -(ops.clamp(self.logits, min=min_real) * self.probs).sum(-1)
+
+
+
+class Exponential(Distribution):
+    has_rsample = True
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _dist_broadcast_all(rate)
+        super().__init__(tuple(self.rate.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.rate > 0, f"Expected parameter rate of Exponential to be positive, got {self.rate}")
+
+    mean = property(lambda self: 1 / self.rate)
+    mode = property(lambda self: ops.zeros_like(self.rate))
+    stddev = property(lambda self: 1 / self.rate)
+    variance = property(lambda self: self.rate ** -2)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.rate.dtype)
+        return -ops.log1p(-u) / self.rate
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    "Exponential")
+        return ops.log(self.rate) - self.rate * value
+
+    def cdf(self, value):
+        return 1 - ops.exp(-self.rate * _dist_tensor(value, self.rate))
+
+    def icdf(self, value):
+        return -ops.log1p(-_dist_tensor(value, self.rate)) / self.rate
+
+    def entropy(self):
+        return 1.0 - ops.log(self.rate)
+
+
+class Laplace(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Laplace to be positive, got {self.scale}")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: (2 ** 0.5) * self.scale)
+    variance = property(lambda self: 2 * self.scale ** 2)
+
+    def rsample(self, sample_shape=()):
+        eps = float(np.finfo(_dist_np_dtype(self.loc.dtype)).eps)
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype) * (2 - eps) - (1 - eps)
+        return self.loc - self.scale * ops.sign(u) * ops.log1p(-ops.abs(u))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.loc)
+        return -ops.log(2 * self.scale) - ops.abs(value - self.loc) / self.scale
+
+    def cdf(self, value):
+        d = _dist_tensor(value, self.loc) - self.loc
+        return 0.5 - 0.5 * ops.sign(d) * ops.expm1(-ops.abs(d) / self.scale)
+
+    def icdf(self, value):
+        term = _dist_tensor(value, self.loc) - 0.5
+        return self.loc - self.scale * ops.sign(term) * ops.log1p(-2 * ops.abs(term))
+
+    def entropy(self):
+        return 1 + ops.log(2 * self.scale)
+
+
+def _dist_no_rsample(name):
+    raise MigrationError(f"{name}.rsample: MindSpore's gamma sampler (ops.random_gamma) has no gradient, so the "
+                         f"reparameterised sample torch differentiates cannot be built; use sample() where no "
+                         f"gradient flows through the draw")
+
+
+class Gamma(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = _dist_broadcast_all(concentration, rate)
+        super().__init__(tuple(self.rate.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.concentration > 0) & (self.rate > 0),
+                        "Expected parameters concentration and rate of Gamma to be positive")
+
+    mean = property(lambda self: self.concentration / self.rate)
+    mode = property(lambda self: ops.clamp((self.concentration - 1) / self.rate, min=0))
+    variance = property(lambda self: self.concentration / self.rate ** 2)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        g = ops.random_gamma(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
+                             ops.reshape(self.concentration, (-1,)) if self.batch_shape else self.concentration)
+        return ops.stop_gradient(ops.reshape(g, shape) / self.rate)
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("Gamma")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        if self._validate_args:
+            _dist_check(value > 0, "Expected value argument to be within the support (GreaterThan(0)) of Gamma")
+        c = self.concentration
+        return ops.xlogy(c, self.rate) + ops.xlogy(c - 1, value) - self.rate * value - ops.lgamma(c)
+
+    def entropy(self):
+        c = self.concentration
+        return c - ops.log(self.rate) + ops.lgamma(c) + (1.0 - c) * ops.digamma(c)
+
+
+class Dirichlet(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        self.concentration = _dist_tensor(concentration)
+        if len(self.concentration.shape) < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        super().__init__(tuple(self.concentration.shape[:-1]), tuple(self.concentration.shape[-1:]), validate_args)
+        if self._validate_args:
+            _dist_check(self.concentration > 0, "Expected parameter concentration of Dirichlet to be positive")
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, keepdims=True)
+
+    @property
+    def variance(self):
+        a0 = self.concentration.sum(-1, keepdims=True)
+        return self.concentration * (a0 - self.concentration) / (a0 ** 2 * (a0 + 1))
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        g = ops.random_gamma(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
+                             ops.reshape(self.concentration, (-1,)))
+        g = ops.reshape(g, shape)
+        return ops.stop_gradient(g / g.sum(-1, keepdims=True))
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("Dirichlet")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.concentration)
+        c = self.concentration
+        return (ops.xlogy(c - 1.0, value).sum(-1) + ops.lgamma(c.sum(-1)) - ops.lgamma(c).sum(-1))
+
+    def entropy(self):
+        c = self.concentration
+        k = c.shape[-1]
+        a0 = c.sum(-1)
+        return (ops.lgamma(c).sum(-1) - ops.lgamma(a0) - (k - a0) * ops.digamma(a0)
+                - ((c - 1.0) * ops.digamma(c)).sum(-1))
+
+
+class Beta(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _dist_broadcast_all(concentration1, concentration0)
+        self._dirichlet = Dirichlet(ops.stack([self.concentration1, self.concentration0], -1), validate_args)
+        super().__init__(tuple(self.concentration1.shape), (), validate_args)
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (total ** 2 * (total + 1))
+
+    def sample(self, sample_shape=()):
+        return self._dirichlet.sample(sample_shape)[..., 0]
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("Beta")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.concentration1)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value <= 1), "Expected value argument to be within the support (Interval) "
+                                                    "of Beta")
+        return self._dirichlet.log_prob(ops.stack([value, 1.0 - value], -1))
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+
+class Poisson(Distribution):
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _dist_broadcast_all(rate)
+        super().__init__(tuple(self.rate.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.rate >= 0, "Expected parameter rate of Poisson to be non-negative")
+
+    mean = property(lambda self: self.rate)
+    mode = property(lambda self: ops.floor(self.rate))
+    variance = property(lambda self: self.rate)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        draws = ops.random_poisson(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
+                                   ops.reshape(self.rate, (-1,)) if self.batch_shape else self.rate)
+        return ops.stop_gradient(ops.reshape(draws, shape).astype(self.rate.dtype))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)), "Expected value argument to be within the "
+                                                                   "support (IntegerGreaterThan(0)) of Poisson")
+        return ops.xlogy(value, self.rate) - self.rate - ops.lgamma(value + 1)
+
+
+class MultivariateNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        loc = _dist_tensor(loc)
+        if scale_tril is not None:
+            tril = _dist_tensor(scale_tril, loc)
+        elif covariance_matrix is not None:
+            cov = _dist_tensor(covariance_matrix, loc)
+            if validate_args is not False:
+                _dist_check(ops.isfinite(cov).all() & (ops.abs(cov - cov.swapaxes(-1, -2)) < 1e-6).all(),
+                            "Expected parameter covariance_matrix of MultivariateNormal to be positive-definite")
+            tril = ops.cholesky(cov)
+        else:
+            tril = ops.cholesky(ops.inverse(_dist_tensor(precision_matrix, loc)))
+        batch = tuple(np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(tril.shape[:-2])))
+        k = loc.shape[-1]
+        self.loc = ops.broadcast_to(loc, batch + (k,))
+        self.scale_tril = ops.broadcast_to(tril, batch + (k, k))
+        super().__init__(batch, (k,), validate_args)
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    covariance_matrix = property(lambda self: ops.matmul(self.scale_tril, self.scale_tril.swapaxes(-1, -2)))
+    precision_matrix = property(lambda self: ops.inverse(self.covariance_matrix))
+    variance = property(lambda self: (self.scale_tril ** 2).sum(-1))
+
+    def _half_log_det(self):
+        return ops.log(ops.diagonal(self.scale_tril, 0, -2, -1)).sum(-1)
+
+    def rsample(self, sample_shape=()):
+        eps = ops.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
+        return self.loc + ops.matmul(self.scale_tril, ops.expand_dims(eps, -1)).squeeze(-1)
+
+    def log_prob(self, value):
+        diff = _dist_tensor(value, self.loc) - self.loc
+        k = self.event_shape[0]
+        shape = tuple(np.broadcast_shapes(tuple(diff.shape[:-1]), self.batch_shape))
+        inv = ops.broadcast_to(ops.inverse(self.scale_tril), shape + (k, k))
+        z = ops.matmul(inv, ops.expand_dims(ops.broadcast_to(diff, shape + (k,)), -1)).squeeze(-1)
+        return -0.5 * (k * math.log(2 * math.pi) + (z ** 2).sum(-1)) - self._half_log_det()
+
+    def entropy(self):
+        k = self.event_shape[0]
+        return 0.5 * k * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+
+
+class Independent(Distribution):
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        n = int(reinterpreted_batch_ndims)
+        shape = base_distribution.batch_shape + base_distribution.event_shape
+        if n > len(base_distribution.batch_shape):
+            raise ValueError(f"Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), actual "
+                             f"{n} vs {len(base_distribution.batch_shape)}")
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = n
+        split = len(shape) - len(base_distribution.event_shape) - n
+        super().__init__(shape[:split], shape[split:], validate_args)
+        self.has_rsample = base_distribution.has_rsample
+
+    mean = property(lambda self: self.base_dist.mean)
+    variance = property(lambda self: self.base_dist.variance)
+
+    def _sum_rightmost(self, x):
+        n = self.reinterpreted_batch_ndims
+        return x.sum(tuple(range(-n, 0))) if n > 0 else x
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return self._sum_rightmost(self.base_dist.log_prob(value))
+
+    def entropy(self):
+        return self._sum_rightmost(self.base_dist.entropy())
+
+
+
+_EULER_GAMMA = 0.57721566490153286060
+
+
+def _dist_tiny(x):
+    return float(np.finfo(_dist_np_dtype(x.dtype)).tiny)
+
+
+def _dist_eps(x):
+    return float(np.finfo(_dist_np_dtype(x.dtype)).eps)
+
+
+class Cauchy(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Cauchy to be positive, got {self.scale}")
+
+    mean = property(lambda self: ops.full_like(self.loc, float("nan")))
+    mode = property(lambda self: self.loc)
+    variance = property(lambda self: ops.full_like(self.loc, float("inf")))
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + self.scale * ops.tan(math.pi * (u - 0.5))
+
+    def log_prob(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        return -math.log(math.pi) - ops.log(self.scale) - ops.log1p(z ** 2)
+
+    def cdf(self, value):
+        return ops.atan((_dist_tensor(value, self.loc) - self.loc) / self.scale) / math.pi + 0.5
+
+    def icdf(self, value):
+        return ops.tan(math.pi * (_dist_tensor(value, self.loc) - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + ops.log(self.scale)
+
+
+class HalfNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        self.base_dist = Normal(0.0, scale, validate_args)
+        self.scale = self.base_dist.scale
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+
+    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
+    mode = property(lambda self: ops.zeros_like(self.scale))
+    variance = property(lambda self: self.scale ** 2 * (1 - 2 / math.pi))
+
+    def rsample(self, sample_shape=()):
+        return ops.abs(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    "HalfNormal")
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfCauchy(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        self.base_dist = Cauchy(0.0, scale, validate_args)
+        self.scale = self.base_dist.scale
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+
+    mean = property(lambda self: ops.full_like(self.scale, float("inf")))
+    mode = property(lambda self: ops.zeros_like(self.scale))
+    variance = property(lambda self: ops.full_like(self.scale, float("inf")))
+
+    def rsample(self, sample_shape=()):
+        return ops.abs(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    "HalfCauchy")
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class LogNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = Normal(loc, scale, validate_args)
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+
+    mean = property(lambda self: ops.exp(self.loc + self.scale ** 2 / 2))
+    mode = property(lambda self: ops.exp(self.loc - self.scale ** 2))
+    variance = property(lambda self: ops.expm1(self.scale ** 2) * ops.exp(2 * self.loc + self.scale ** 2))
+
+    def rsample(self, sample_shape=()):
+        return ops.exp(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.loc)
+        if self._validate_args:
+            _dist_check(value > 0, "Expected value argument to be within the support (GreaterThan(0)) of LogNormal")
+        return self.base_dist.log_prob(ops.log(value)) - ops.log(value)
+
+    def cdf(self, value):
+        return self.base_dist.cdf(ops.log(_dist_tensor(value, self.loc)))
+
+    def icdf(self, value):
+        return ops.exp(self.base_dist.icdf(value))
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+class Gumbel(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _dist_broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, f"Expected parameter scale of Gumbel to be positive, got {self.scale}")
+
+    mean = property(lambda self: self.loc + self.scale * _EULER_GAMMA)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
+    variance = property(lambda self: (math.pi ** 2 / 6) * self.scale ** 2)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        u = ops.clamp(u, _dist_tiny(self.loc), 1 - _dist_eps(self.loc))
+        return self.loc - self.scale * ops.log(-ops.log(u))
+
+    def log_prob(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        return -(z + ops.exp(-z)) - ops.log(self.scale)
+
+    def cdf(self, value):
+        return ops.exp(-ops.exp(-(_dist_tensor(value, self.loc) - self.loc) / self.scale))
+
+    def icdf(self, value):
+        return self.loc - self.scale * ops.log(-ops.log(_dist_tensor(value, self.loc)))
+
+    def entropy(self):
+        return ops.log(self.scale) + (1 + _EULER_GAMMA)
+
+
+class Geometric(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = _dist_broadcast_all(probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+            if validate_args is not False:
+                _dist_check((self.probs > 0) & (self.probs <= 1),
+                            "Expected parameter probs of Geometric to be within (0, 1]")
+        else:
+            (self.logits,) = _dist_broadcast_all(logits)
+            self.probs = ops.sigmoid(self.logits)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+
+    mean = property(lambda self: 1.0 / self.probs - 1.0)
+    mode = property(lambda self: ops.zeros_like(self.probs))
+    variance = property(lambda self: (1.0 / self.probs - 1.0) / self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = ops.clamp(ops.rand(shape, dtype=self.probs.dtype), _dist_tiny(self.probs), 1.0)
+        return ops.stop_gradient(ops.floor(ops.log(u) / ops.log1p(-ops.broadcast_to(self.probs, shape))))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)), "Expected value argument to be within the "
+                                                                   "support (IntegerGreaterThan(0)) of Geometric")
+        value, probs = _dist_broadcast_all(value, self.probs)
+        probs = ops.select((probs == 1) & (value == 0), ops.zeros_like(probs), probs)
+        return value * ops.log1p(-probs) + ops.log(self.probs)
+
+    def entropy(self):
+        l, p = self.logits, self.probs
+        return (ops.relu(l) - l * p + ops.log1p(ops.exp(-ops.abs(l)))) / p
+
+
+class Chi2(Gamma):
+
+    def __init__(self, df, validate_args=None):
+        (df,) = _dist_broadcast_all(df)
+        super().__init__(0.5 * df, ops.full_like(df, 0.5), validate_args)
+
+    df = property(lambda self: self.concentration * 2)
+
+
+class StudentT(Distribution):
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self.df, self.loc, self.scale = _dist_broadcast_all(df, loc, scale)
+        super().__init__(tuple(self.df.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.df > 0) & (self.scale > 0), "Expected parameters df and scale of StudentT to be "
+                                                          "positive")
+
+    @property
+    def mean(self):
+        return ops.select(self.df > 1, self.loc, ops.full_like(self.loc, float("nan")))
+
+    mode = property(lambda self: self.loc)
+
+    @property
+    def variance(self):
+        m = self.scale ** 2 * self.df / (self.df - 2)
+        m = ops.select(self.df <= 2, ops.full_like(m, float("inf")), m)
+        return ops.select(self.df <= 1, ops.full_like(m, float("nan")), m)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x = ops.standard_normal(shape).astype(self.df.dtype)
+        z = Chi2(self.df, validate_args=False).sample(sample_shape)
+        return ops.stop_gradient(self.loc + self.scale * x * ops.rsqrt(z / self.df))
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("StudentT")
+
+    def log_prob(self, value):
+        y = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        z = (ops.log(self.scale) + 0.5 * ops.log(self.df) + 0.5 * math.log(math.pi)
+             + ops.lgamma(0.5 * self.df) - ops.lgamma(0.5 * (self.df + 1.0)))
+        return -0.5 * (self.df + 1.0) * ops.log1p(y ** 2.0 / self.df) - z
+
+    def entropy(self):
+        lbeta = ops.lgamma(0.5 * self.df) + math.lgamma(0.5) - ops.lgamma(0.5 * (self.df + 1))
+        return (ops.log(self.scale) + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1))
+                                                             - ops.digamma(0.5 * self.df))
+                + 0.5 * ops.log(self.df) + lbeta)
+
+
+class Weibull(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = _dist_broadcast_all(scale, concentration)
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.scale > 0) & (self.concentration > 0),
+                        "Expected parameters scale and concentration of Weibull to be positive")
+
+    @property
+    def mean(self):
+        return self.scale * ops.exp(ops.lgamma(1 + 1 / self.concentration))
+
+    @property
+    def variance(self):
+        c = self.concentration
+        return self.scale ** 2 * (ops.exp(ops.lgamma(1 + 2 / c)) - ops.exp(2 * ops.lgamma(1 + 1 / c)))
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.scale.dtype)
+        return self.scale * ops.pow(-ops.log1p(-u), 1 / self.concentration)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        c, z = self.concentration, value / self.scale
+        return ops.log(c / self.scale) + (c - 1) * ops.log(z) - ops.pow(z, c)
+
+    def cdf(self, value):
+        return 1 - ops.exp(-ops.pow(_dist_tensor(value, self.scale) / self.scale, self.concentration))
+
+    def entropy(self):
+        c = self.concentration
+        return _EULER_GAMMA * (1 - 1 / c) + ops.log(self.scale / c) + 1
+
+
+class Pareto(Distribution):
+    has_rsample = True
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = _dist_broadcast_all(scale, alpha)
+        super().__init__(tuple(self.scale.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.scale > 0) & (self.alpha > 0), "Expected parameters scale and alpha of Pareto to be "
+                                                             "positive")
+
+    @property
+    def mean(self):
+        a = ops.clamp(self.alpha, min=1)
+        return ops.select(self.alpha > 1, a * self.scale / (a - 1), ops.full_like(a, float("inf")))
+
+    mode = property(lambda self: self.scale)
+
+    @property
+    def variance(self):
+        a = ops.clamp(self.alpha, min=2)
+        v = self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2))
+        return ops.select(self.alpha > 2, v, ops.full_like(v, float("inf")))
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.scale.dtype)
+        return self.scale * ops.exp(-ops.log1p(-u) / self.alpha)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= self.scale, "Expected value argument to be within the support (GreaterThanEq) "
+                                             "of Pareto")
+        return ops.log(self.alpha) + self.alpha * ops.log(self.scale) - (self.alpha + 1) * ops.log(value)
+
+    def cdf(self, value):
+        return 1 - ops.pow(self.scale / _dist_tensor(value, self.scale), self.alpha)
+
+    def entropy(self):
+        return ops.log(self.scale / self.alpha) + 1 / self.alpha + 1
+
+
+class OneHotCategorical(Distribution):
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        super().__init__(self._categorical.batch_shape, tuple(self.probs.shape[-1:]), validate_args)
+
+    mean = property(lambda self: self.probs)
+    variance = property(lambda self: self.probs * (1 - self.probs))
+
+    @property
+    def mode(self):
+        return ops.one_hot(self._categorical.mode, self.probs.shape[-1]).astype(self.probs.dtype)
+
+    def sample(self, sample_shape=()):
+        idx = self._categorical.sample(sample_shape)
+        return ops.one_hot(idx, self.probs.shape[-1]).astype(self.probs.dtype)
+
+    def log_prob(self, value):
+        return self._categorical.log_prob(ops.argmax(_dist_tensor(value, self.probs), -1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+
+def _dist_clamp_by_zero(x):
+    return (ops.clamp(x, min=0) + x - ops.clamp(x, max=0)) / 2
+
+
+class Binomial(Distribution):
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = _dist_broadcast_all(total_count, probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+        else:
+            self.total_count, self.logits = _dist_broadcast_all(total_count, logits)
+            self.probs = ops.sigmoid(self.logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.total_count >= 0) & (self.probs >= 0) & (self.probs <= 1),
+                        "Expected parameters of Binomial to satisfy their constraints")
+
+    mean = property(lambda self: self.total_count * self.probs)
+    variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        n_max = int(self.total_count.max()) if self.total_count.size else 0
+        u = ops.rand((n_max,) + shape, dtype=self.probs.dtype)
+        trial = ops.arange(n_max).astype(self.probs.dtype).reshape((n_max,) + (1,) * len(shape))
+        hits = (u < ops.broadcast_to(self.probs, shape)) & (trial < ops.broadcast_to(self.total_count, shape))
+        return ops.stop_gradient(hits.astype(self.probs.dtype).sum(0))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value <= self.total_count) & (value == ops.floor(value)),
+                        "Expected value argument to be within the support (IntegerInterval) of Binomial")
+        n, l = self.total_count, self.logits
+        normalize = n * _dist_clamp_by_zero(l) + n * ops.log1p(ops.exp(-ops.abs(l))) - ops.lgamma(n + 1)
+        return value * l - ops.lgamma(value + 1) - ops.lgamma(n - value + 1) - normalize
+
+
+class Multinomial(Distribution):
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if not isinstance(total_count, int):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        super().__init__(self._categorical.batch_shape, tuple(self.probs.shape[-1:]), validate_args)
+
+    mean = property(lambda self: self.probs * self.total_count)
+    variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
+
+    def sample(self, sample_shape=()):
+        idx = self._categorical.sample((self.total_count,) + _dist_shape(sample_shape))
+        return ops.one_hot(idx, self.probs.shape[-1]).astype(self.probs.dtype).sum(0)
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)),
+                        "Expected value argument to be within the support (Multinomial) of Multinomial")
+            _dist_check(value.sum(-1) <= self.total_count,
+                        "Expected value argument to be within the support (Multinomial) of Multinomial")
+        shape = tuple(np.broadcast_shapes(tuple(value.shape), tuple(self.logits.shape)))
+        logits = ops.broadcast_to(self.logits, shape)
+        value = ops.broadcast_to(value, shape)
+        logits = ops.select((value == 0) & ops.isinf(logits), ops.zeros_like(logits), logits)
+        return ops.lgamma(value.sum(-1) + 1) - ops.lgamma(value + 1).sum(-1) + (logits * value).sum(-1)
+
+
+# ------------------------------------------------------------------ transforms
+class Transform:
+    """torch.distributions.transforms.Transform: y = t(x), t.inv(y), log|dy/dx| elementwise."""
+
+    event_dim = 0
+
+    def __init__(self, cache_size=0):
+        pass
+
+    def __call__(self, x):
+        return self._call(x)
+
+    @property
+    def inv(self):
+        return _InverseTransform(self)
+
+    def log_abs_det_jacobian(self, x, y):
+        raise NotImplementedError(f"{type(self).__name__} has no log_abs_det_jacobian")
+
+
+class _InverseTransform(Transform):
+
+    def __init__(self, transform):
+        self._inv = transform
+        self.event_dim = transform.event_dim
+
+    inv = property(lambda self: self._inv)
+
+    def __call__(self, y):
+        return self._inv._inverse(y)
+
+    def _inverse(self, x):
+        return self._inv._call(x)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+
+
+class ExpTransform(Transform):
+    _call = staticmethod(ops.exp)
+    _inverse = staticmethod(ops.log)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class AffineTransform(Transform):
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        self.loc, self.scale, self.event_dim = loc, scale, event_dim
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        scale = self.scale if isinstance(self.scale, ms.Tensor) else ms.Tensor(float(self.scale), x.dtype)
+        result = ops.broadcast_to(ops.log(ops.abs(scale)), x.shape)
+        return result.sum(tuple(range(-self.event_dim, 0))) if self.event_dim else result
+
+
+class SigmoidTransform(Transform):
+
+    def _call(self, x):
+        return ops.clamp(ops.sigmoid(x), _dist_tiny(x), 1.0 - _dist_eps(x))
+
+    def _inverse(self, y):
+        y = ops.clamp(y, _dist_tiny(y), 1.0 - _dist_eps(y))
+        return ops.log(y) - ops.log1p(-y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -ops.softplus(-x) - ops.softplus(x)
+
+
+class TanhTransform(Transform):
+    _call = staticmethod(ops.tanh)
+    _inverse = staticmethod(ops.atanh)
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - ops.softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    _call = staticmethod(ops.abs)
+
+    def _inverse(self, y):
+        return y
+
+
+class PowerTransform(Transform):
+
+    def __init__(self, exponent, cache_size=0):
+        self.exponent = exponent
+
+    def _call(self, x):
+        return ops.pow(x, self.exponent)
+
+    def _inverse(self, y):
+        return ops.pow(y, 1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return ops.log(ops.abs(self.exponent * y / x))
+
+
+class SoftplusTransform(Transform):
+    _call = staticmethod(ops.softplus)
+
+    def _inverse(self, y):
+        return y + ops.log(-ops.expm1(-y))
+
+    def log_abs_det_jacobian(self, x, y):
+        return -ops.softplus(-x)
+
+
+class ComposeTransform(Transform):
+
+    def __init__(self, parts, cache_size=0):
+        self.parts = list(parts)
+        self.event_dim = max([p.event_dim for p in self.parts], default=0)
+
+    def _call(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def _inverse(self, y):
+        for part in reversed(self.parts):
+            y = part.inv(y)
+        return y
+
+    def log_abs_det_jacobian(self, x, y):
+        total = ops.zeros_like(x)
+        for part in self.parts:
+            y_part = part(x)
+            total = total + part.log_abs_det_jacobian(x, y_part)
+            x = y_part
+        return total
+
+
+identity_transform = ComposeTransform([])
+
+
+class TransformedDistribution(Distribution):
+
+    def __init__(self, base_distribution, transforms, validate_args=None):
+        self.base_dist = base_distribution
+        self.transforms = [transforms] if isinstance(transforms, Transform) else list(transforms)
+        super().__init__(base_distribution.batch_shape, base_distribution.event_shape, validate_args)
+        self.has_rsample = base_distribution.has_rsample
+
+    def _sum_event(self, x):
+        n = len(self.event_shape)
+        return x.sum(tuple(range(-n, 0))) if n else x
+
+    def sample(self, sample_shape=()):
+        return ops.stop_gradient(self.rsample(sample_shape) if self.has_rsample
+                                 else self._forward(self.base_dist.sample(sample_shape)))
+
+    def rsample(self, sample_shape=()):
+        return self._forward(self.base_dist.rsample(sample_shape))
+
+    def _forward(self, x):
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def log_prob(self, value):
+        y = _dist_tensor(value)
+        lp = 0.0
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            lp = lp - self._sum_event(t.log_abs_det_jacobian(x, y))
+            y = x
+        return lp + self.base_dist.log_prob(y)
+
+    def cdf(self, value):
+        for t in reversed(self.transforms):
+            value = t.inv(value)
+        return self.base_dist.cdf(value)
+
+    def icdf(self, value):
+        x = self.base_dist.icdf(value)
+        return self._forward(x)
+
+
+class NegativeBinomial(Distribution):
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = _dist_broadcast_all(total_count, probs)
+            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
+        else:
+            self.total_count, self.logits = _dist_broadcast_all(total_count, logits)
+            self.probs = ops.sigmoid(self.logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.total_count >= 0) & (self.probs >= 0) & (self.probs < 1),
+                        "Expected parameters of NegativeBinomial to satisfy their constraints")
+
+    mean = property(lambda self: self.total_count * ops.exp(self.logits))
+    variance = property(lambda self: self.total_count * ops.exp(self.logits) / ops.sigmoid(-self.logits))
+
+    def sample(self, sample_shape=()):
+        rate = Gamma(self.total_count, ops.exp(-self.logits), validate_args=False).sample(sample_shape)
+        return Poisson(rate, validate_args=False).sample()
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        if self._validate_args:
+            _dist_check((value >= 0) & (value == ops.floor(value)), "Expected value argument to be within the "
+                                                                   "support (IntegerGreaterThan(0)) of "
+                                                                   "NegativeBinomial")
+        n, l = self.total_count, self.logits
+        unnormalized = n * -ops.softplus(l) + value * -ops.softplus(-l)
+        normalization = -ops.lgamma(n + value) + ops.lgamma(1.0 + value) + ops.lgamma(n)
+        normalization = ops.select(n + value == 0, ops.zeros_like(normalization), normalization)
+        return unnormalized - normalization
+
+
+class InverseGamma(Distribution):
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.base_dist = Gamma(concentration, rate, validate_args)
+        self.concentration, self.rate = self.base_dist.concentration, self.base_dist.rate
+        super().__init__(self.base_dist.batch_shape, (), validate_args)
+        self.has_rsample = True
+
+    @property
+    def mean(self):
+        m = self.rate / (self.concentration - 1)
+        return ops.select(self.concentration <= 1, ops.full_like(m, float("inf")), m)
+
+    mode = property(lambda self: self.rate / (self.concentration + 1))
+
+    @property
+    def variance(self):
+        c = self.concentration
+        v = self.rate ** 2 / ((c - 1) ** 2 * (c - 2))
+        return ops.select(c <= 2, ops.full_like(v, float("inf")), v)
+
+    def sample(self, sample_shape=()):
+        return 1.0 / self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("InverseGamma")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.rate)
+        return self.base_dist.log_prob(1.0 / value) - 2 * ops.log(value)
+
+    def entropy(self):
+        c = self.concentration
+        return c + ops.log(self.rate) + ops.lgamma(c) - (1 + c) * ops.digamma(c)
+
+
+def _dist_kumaraswamy_moments(a, b, n):
+    arg1 = 1 + n / a
+    return b * ops.exp(ops.lgamma(arg1) + ops.lgamma(b) - ops.lgamma(arg1 + b))
+
+
+class Kumaraswamy(Distribution):
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _dist_broadcast_all(concentration1, concentration0)
+        super().__init__(tuple(self.concentration1.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.concentration1 > 0) & (self.concentration0 > 0),
+                        "Expected parameters of Kumaraswamy to be positive")
+
+    mean = property(lambda self: _dist_kumaraswamy_moments(self.concentration1, self.concentration0, 1))
+    variance = property(lambda self: _dist_kumaraswamy_moments(self.concentration1, self.concentration0, 2)
+                        - self.mean ** 2)
+
+    def rsample(self, sample_shape=()):
+        u = ops.rand(self._extended_shape(sample_shape), dtype=self.concentration1.dtype)
+        u = ops.clamp(u, _dist_tiny(u), 1 - _dist_eps(u))
+        return ops.pow(1 - ops.pow(u, 1 / self.concentration0), 1 / self.concentration1)
+
+    def log_prob(self, value):
+        x = _dist_tensor(value, self.concentration1)
+        a, b = self.concentration1, self.concentration0
+        return ops.log(a) + ops.log(b) + (a - 1) * ops.log(x) + (b - 1) * ops.log1p(-ops.pow(x, a))
+
+    def entropy(self):
+        t1 = 1 - 1 / self.concentration1
+        t0 = 1 - 1 / self.concentration0
+        h0 = ops.digamma(self.concentration0 + 1) + _EULER_GAMMA
+        return t0 + t1 * h0 - ops.log(self.concentration1) - ops.log(self.concentration0)
+
+
+class MixtureSameFamily(Distribution):
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        if not isinstance(mixture_distribution, Categorical):
+            raise ValueError("The Mixture distribution needs to be an instance of torch.distributions.Categorical")
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = component_distribution
+        self._event_ndims = len(component_distribution.event_shape)
+        super().__init__(component_distribution.batch_shape[:-1], component_distribution.event_shape,
+                         validate_args)
+
+    mixture_distribution = property(lambda self: self._mixture_distribution)
+    component_distribution = property(lambda self: self._component_distribution)
+
+    def _pad_probs(self):
+        probs = self._mixture_distribution.probs
+        return probs.reshape(tuple(probs.shape) + (1,) * self._event_ndims)
+
+    @property
+    def mean(self):
+        return (self._pad_probs() * self._component_distribution.mean).sum(-1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        probs, axis = self._pad_probs(), -1 - self._event_ndims
+        comp = self._component_distribution
+        mean_cond_var = (probs * comp.variance).sum(axis)
+        var_cond_mean = (probs * (comp.mean - ops.expand_dims(self.mean, axis)) ** 2).sum(axis)
+        return mean_cond_var + var_cond_mean
+
+    def log_prob(self, x):
+        x = ops.expand_dims(_dist_tensor(x), -1 - self._event_ndims)
+        log_prob_x = self._component_distribution.log_prob(x)
+        log_mix = ops.log_softmax(self._mixture_distribution.logits, -1)
+        return ops.logsumexp(log_prob_x + log_mix, -1)
+
+    def sample(self, sample_shape=()):
+        sample_shape = _dist_shape(sample_shape)
+        axis = len(sample_shape) + len(self.batch_shape)
+        comp = self._component_distribution.sample(sample_shape)
+        idx = self._mixture_distribution.sample(sample_shape)
+        idx = idx.reshape(tuple(idx.shape) + (1,) * (1 + self._event_ndims))
+        idx = ops.broadcast_to(idx, tuple(idx.shape[:axis + 1]) + tuple(comp.shape[axis + 1:]))
+        return ops.stop_gradient(ops.gather_elements(comp, axis, idx).squeeze(axis))
+
+
+class SoftmaxTransform(Transform):
+    event_dim = 1
+
+    def __init__(self, cache_size=0):
+        pass
+
+    def _call(self, x):
+        probs = ops.exp(x - x.max(-1, keepdims=True))
+        return probs / probs.sum(-1, keepdims=True)
+
+    def _inverse(self, y):
+        return ops.log(y)
+
+
+ExponentialFamily = Distribution   # torch's base for exponential families; its Bregman entropy is not used here
+
+
+class FisherSnedecor(Distribution):
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = _dist_broadcast_all(df1, df2)
+        super().__init__(tuple(self.df1.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check((self.df1 > 0) & (self.df2 > 0), "Expected parameters df1 and df2 of FisherSnedecor to be "
+                                                         "positive")
+
+    @property
+    def mean(self):
+        df2 = self.df2
+        return ops.select(df2 <= 2, ops.full_like(df2, float("nan")), df2 / (df2 - 2))
+
+    @property
+    def variance(self):
+        df1, df2 = self.df1, self.df2
+        v = 2 * df2 ** 2 * (df1 + df2 - 2) / (df1 * (df2 - 2) ** 2 * (df2 - 4))
+        return ops.select(df2 <= 4, ops.full_like(v, float("nan")), v)
+
+    def sample(self, sample_shape=()):
+        x1 = Gamma(self.df1 * 0.5, self.df1, validate_args=False).sample(sample_shape)
+        x2 = Gamma(self.df2 * 0.5, self.df2, validate_args=False).sample(sample_shape)
+        tiny = _dist_tiny(x2)
+        return ops.clamp(x1 / ops.clamp(x2, min=tiny), min=tiny)
+
+    def rsample(self, sample_shape=()):
+        _dist_no_rsample("FisherSnedecor")
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.df1)
+        ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
+        t1 = ops.lgamma(ct1 + ct2) - ops.lgamma(ct1) - ops.lgamma(ct2)
+        t2 = ct1 * ops.log(ct3) + (ct1 - 1) * ops.log(value)
+        t3 = (ct1 + ct2) * ops.log1p(ct3 * value)
+        return t1 + t2 - t3
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        return samples + (self.probs - ops.stop_gradient(self.probs))
+
+
+class LowRankMultivariateNormal(MultivariateNormal):
+    """covariance cov_factor @ cov_factor.T + diag(cov_diag), through MultivariateNormal's Cholesky factor."""
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        self.cov_factor = _dist_tensor(cov_factor)
+        self.cov_diag = _dist_tensor(cov_diag, self.cov_factor)
+        if validate_args is not False:
+            _dist_check(self.cov_diag > 0, "Expected parameter cov_diag of LowRankMultivariateNormal to be positive")
+        cov = ops.matmul(self.cov_factor, self.cov_factor.swapaxes(-1, -2)) + ops.diag_embed(self.cov_diag)
+        super().__init__(loc, covariance_matrix=cov, validate_args=validate_args)
+
+
+class ReshapeTransform(Transform):
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if int(np.prod(self.in_shape)) != int(np.prod(self.out_shape)):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        self.event_dim = len(self.in_shape)
+
+    def _call(self, x):
+        batch = tuple(x.shape[:len(x.shape) - len(self.in_shape)])
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y):
+        batch = tuple(y.shape[:len(y.shape) - len(self.out_shape)])
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch = tuple(x.shape[:len(x.shape) - len(self.in_shape)])
+        return ops.zeros(batch, x.dtype)
+
+
+class IndependentTransform(Transform):
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        self.base_transform = base_transform
+        self.reinterpreted_batch_ndims = int(reinterpreted_batch_ndims)
+        self.event_dim = base_transform.event_dim + self.reinterpreted_batch_ndims
+
+    def _call(self, x):
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        n = self.reinterpreted_batch_ndims
+        return result.sum(tuple(range(-n, 0))) if n else result
+
+
+class StickBreakingTransform(Transform):
+    """Unconstrained R^K -> the simplex in R^(K+1), torch's stick-breaking construction."""
+    event_dim = 1
+
+    @staticmethod
+    def _offset(k, dtype):
+        return ms.Tensor(np.arange(k, 0, -1, dtype=np.float64)).astype(dtype)
+
+    def _call(self, x):
+        k = x.shape[-1]
+        z = ops.clamp(ops.sigmoid(x - ops.log(self._offset(k, x.dtype))), _dist_tiny(x), 1.0 - _dist_eps(x))
+        z_cumprod = ops.cumprod(1 - z, -1)
+        ones = ops.ones(tuple(x.shape[:-1]) + (1,), x.dtype)
+        return ops.cat([z, ones], -1) * ops.cat([ones, z_cumprod], -1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        k = y_crop.shape[-1]
+        sf = ops.clamp(1 - ops.cumsum(y_crop, -1), min=_dist_tiny(y))
+        return ops.log(y_crop) - ops.log(sf) + ops.log(self._offset(k, y.dtype))
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - ops.log(self._offset(x.shape[-1], x.dtype))
+        return (-x - ops.softplus(-x) + ops.log(y[..., :-1])).sum(-1)
+
+
+class LogisticNormal(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = Normal(loc, scale, validate_args)
+        if not self.base_dist.batch_shape:
+            self.base_dist = Normal(self.base_dist.loc.reshape(1), self.base_dist.scale.reshape(1), validate_args)
+        self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
+        self._transform = StickBreakingTransform()
+        shape = self.base_dist.batch_shape
+        super().__init__(shape[:-1], (shape[-1] + 1,), validate_args)
+
+    def rsample(self, sample_shape=()):
+        return self._transform(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        y = _dist_tensor(value, self.loc)
+        x = self._transform.inv(y)
+        return self.base_dist.log_prob(x).sum(-1) - self._transform.log_abs_det_jacobian(x, y)
+
+
+class _LogitRelaxedBernoulli(Distribution):
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        b = Bernoulli(probs, logits, validate_args)
+        self.probs, self.logits = b.probs, b.logits
+        self.temperature = _dist_tensor(temperature, self.probs)
+        super().__init__(b.batch_shape, (), validate_args)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        probs = _dist_clamp_probs(ops.broadcast_to(self.probs, shape))
+        u = _dist_clamp_probs(ops.rand(shape, dtype=probs.dtype))
+        return (ops.log(u) - ops.log1p(-u) + ops.log(probs) - ops.log1p(-probs)) / self.temperature
+
+    def log_prob(self, value):
+        logits, value = _dist_broadcast_all(self.logits, _dist_tensor(value, self.logits))
+        diff = logits - value * self.temperature
+        return ops.log(self.temperature) + diff - 2 * ops.log1p(ops.exp(diff))
+
+
+class _ExpRelaxedCategorical(Distribution):
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits, validate_args)
+        self.probs, self.logits = self._categorical.probs, self._categorical.logits
+        self.temperature = _dist_tensor(temperature, self.probs)
+        super().__init__(self._categorical.batch_shape, (self._categorical._num_events,), validate_args)
+
+    def rsample(self, sample_shape=()):
+        u = _dist_clamp_probs(ops.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        scores = (self.logits - ops.log(-ops.log(u))) / self.temperature
+        return scores - ops.logsumexp(scores, -1, True)
+
+    def log_prob(self, value):
+        k = self._categorical._num_events
+        logits, value = _dist_broadcast_all(self.logits, _dist_tensor(value, self.logits))
+        log_scale = math.lgamma(k) + (k - 1) * ops.log(self.temperature)
+        score = logits - value * self.temperature
+        return (score - ops.logsumexp(score, -1, True)).sum(-1) + log_scale
+
+
+class RelaxedBernoulli(TransformedDistribution):
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = _LogitRelaxedBernoulli(temperature, probs, logits, validate_args)
+        super().__init__(base, SigmoidTransform(), validate_args)
+        self.temperature, self.probs, self.logits = base.temperature, base.probs, base.logits
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = _ExpRelaxedCategorical(temperature, probs, logits, validate_args)
+        super().__init__(base, ExpTransform(), validate_args)
+        self.temperature, self.probs, self.logits = base.temperature, base.probs, base.logits
+
+
+class LowerCholeskyTransform(Transform):
+    event_dim = 2
+
+    def _call(self, x):
+        return ops.tril(x, -1) + ops.diag_embed(ops.exp(ops.diagonal(x, 0, -2, -1)))
+
+    def _inverse(self, y):
+        return ops.tril(y, -1) + ops.diag_embed(ops.log(ops.diagonal(y, 0, -2, -1)))
+
+
+class CumulativeDistributionTransform(Transform):
+
+    def __init__(self, distribution, cache_size=0):
+        self.distribution = distribution
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+
+class CatTransform(Transform):
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        self.transforms = list(tseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.transforms)
+        self.dim = dim
+        self.event_dim = max([t.event_dim for t in self.transforms], default=0)
+
+    def _pieces(self, x):
+        return ops.split(x, self.lengths, self.dim)
+
+    def _call(self, x):
+        return ops.cat([t(p) for t, p in zip(self.transforms, self._pieces(x))], self.dim)
+
+    def _inverse(self, y):
+        return ops.cat([t.inv(p) for t, p in zip(self.transforms, self._pieces(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        parts = []
+        for t, xs, ys in zip(self.transforms, self._pieces(x), self._pieces(y)):
+            part = t.log_abs_det_jacobian(xs, ys)
+            if t.event_dim < self.event_dim:
+                part = part.sum(tuple(range(-(self.event_dim - t.event_dim), 0)))
+            parts.append(part)
+        dim = self.dim - len(x.shape) if self.dim >= 0 else self.dim
+        dim = dim + self.event_dim
+        return ops.cat(parts, dim) if dim < 0 else sum(parts)
+
+
+class StackTransform(Transform):
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def _slices(self, x):
+        return [ops.gather(x, ms.Tensor(i, ms.int64), self.dim) for i in range(x.shape[self.dim])]
+
+    def _call(self, x):
+        return ops.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y):
+        return ops.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return ops.stack([t.log_abs_det_jacobian(a, b) for t, a, b in
+                          zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
+
+
+class GeneralizedPareto(Distribution):
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = _dist_broadcast_all(loc, scale, concentration)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.scale > 0, "Expected parameter scale of GeneralizedPareto to be positive")
+
+    def _safe(self):
+        eq_zero = ops.abs(self.concentration) <= 1e-8   # torch.isclose(c, 0)
+        return eq_zero, ops.select(eq_zero, ops.ones_like(self.concentration), self.concentration)
+
+    mode = property(lambda self: self.loc)
+
+    @property
+    def mean(self):
+        valid = self.concentration < 1
+        safe = ops.select(valid, self.concentration, ops.full_like(self.concentration, 0.5))
+        result = self.loc + self.scale / (1 - safe)
+        return ops.select(valid, result, ops.full_like(result, float("nan")))
+
+    @property
+    def variance(self):
+        valid = self.concentration < 0.5
+        safe = ops.select(valid, self.concentration, ops.full_like(self.concentration, 0.25))
+        result = self.scale ** 2 / ((1 - safe) ** 2 * (1 - 2 * safe))
+        return ops.select(valid, result, ops.full_like(result, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype))
+
+    def log_prob(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        eq_zero, safe = self._safe()
+        y = 1 / safe + ops.ones_like(z)
+        nonzero = ops.select(y == 0, y, y * ops.log1p(safe * z))
+        return -ops.log(self.scale) - ops.select(ops.broadcast_to(eq_zero, z.shape), z, nonzero)
+
+    def log_survival_function(self, value):
+        z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
+        eq_zero, safe = self._safe()
+        return ops.select(ops.broadcast_to(eq_zero, z.shape), -z, -ops.log1p(safe * z) / safe)
+
+    def cdf(self, value):
+        return ops.exp(ops.log1p(-ops.exp(self.log_survival_function(value))))
+
+    def icdf(self, value):
+        eq_zero, safe = self._safe()
+        logu = ops.log1p(-_dist_tensor(value, self.loc))
+        nonzero = self.loc + self.scale / safe * ops.expm1(-safe * logu)
+        return ops.select(ops.broadcast_to(eq_zero, logu.shape), self.loc - self.scale * logu, nonzero)
+
+    def entropy(self):
+        return ops.broadcast_to(ops.log(self.scale) + self.concentration + 1, self.batch_shape)
+
+
+class PositiveDefiniteTransform(Transform):
+    event_dim = 2
+
+    def _call(self, x):
+        low = LowerCholeskyTransform()(x)
+        return ops.matmul(low, low.swapaxes(-1, -2))
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(ops.cholesky(y))
+
+
+class VonMises(Distribution):
+    """A circular distribution on [-pi, pi); log I0 from MindSpore's scaled Bessel function (i0e)."""
+
+    has_rsample = False
+
+    def __init__(self, loc, concentration, validate_args=None):
+        self.loc, self.concentration = _dist_broadcast_all(loc, concentration)
+        super().__init__(tuple(self.loc.shape), (), validate_args)
+        if self._validate_args:
+            _dist_check(self.concentration > 0, "Expected parameter concentration of VonMises to be positive")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+
+    @property
+    def variance(self):
+        k = self.concentration
+        return 1 - ops.bessel_i1e(k) / ops.bessel_i0e(k)
+
+    def log_prob(self, value):
+        k = self.concentration
+        log_i0 = ops.log(ops.bessel_i0e(k)) + k
+        return k * ops.cos(_dist_tensor(value, self.loc) - self.loc) - math.log(2 * math.pi) - log_i0
+
+    def sample(self, sample_shape=()):
+        # torch's rejection sampler (Best & Fisher), in float64 like torch
+        shape = self._extended_shape(sample_shape)
+        kappa = ops.broadcast_to(self.concentration, shape).astype(ms.float64)
+        tau = 1 + ops.sqrt(1 + 4 * kappa ** 2)
+        rho = (tau - ops.sqrt(2 * tau)) / (2 * kappa)
+        r = (1 + rho ** 2) / (2 * rho)
+        x = ops.zeros(shape, ms.float64)
+        done = ops.zeros(shape, ms.bool_)
+        while not bool(done.all()):
+            u1, u2, u3 = (ops.rand(shape, dtype=ms.float64) for _ in range(3))
+            z = ops.cos(math.pi * u1)
+            f = (1 + r * z) / (r + z)
+            c = kappa * (r - f)
+            accept = ((c * (2 - c) - u2) > 0) | ((ops.log(c / u2) + 1 - c) >= 0)
+            x = ops.select(accept & ~done, ops.sign(u3 - 0.5) * ops.acos(f), x)
+            done = done | accept
+        loc = ops.broadcast_to(self.loc, shape).astype(ms.float64)
+        return ops.stop_gradient(((x + math.pi + loc) % (2 * math.pi) - math.pi).astype(self.loc.dtype))
+
+
+_KL_REGISTRY = {}
+
+
+def register_kl(type_p, type_q):
+    """torch.distributions.register_kl: a decorator adding a KL function for a pair of classes."""
+    def decorator(fn):
+        _KL_REGISTRY[(type_p, type_q)] = fn
+        return fn
+    return decorator
+
+
+def _dist_inf_where(x, cond):
+    return ops.select(cond, ops.full_like(x, float("inf")), x)
+
+
+def _dist_zero_where(x, cond):
+    return ops.select(cond, ops.zeros_like(x), x)
+
+
+def kl_divergence(p, q):
+    """torch.distributions.kl_divergence for the pairs registered here (torch raises
+    NotImplementedError for an unregistered pair, and so does this)."""
+    for tp in type(p).__mro__:
+        for tq in type(q).__mro__:
+            if (tp, tq) in _KL_REGISTRY:
+                return _KL_REGISTRY[(tp, tq)](p, q)
+    pair = (type(p).__name__, type(q).__name__)
+    if pair == ("Normal", "Normal"):
+        var_ratio = (p.scale / q.scale) ** 2
+        t1 = ((p.loc - q.loc) / q.scale) ** 2
+        return 0.5 * (var_ratio + t1 - 1 - ops.log(var_ratio))
+    if pair == ("Uniform", "Uniform"):
+        result = ops.log((q.high - q.low) / (p.high - p.low))
+        return _dist_inf_where(result, (q.low > p.low) | (q.high < p.high))
+    if pair == ("Bernoulli", "Bernoulli"):
+        t1 = p.probs * (ops.softplus(-q.logits) - ops.softplus(-p.logits))
+        t1 = _dist_zero_where(_dist_inf_where(t1, q.probs == 0), p.probs == 0)
+        t2 = (1 - p.probs) * (ops.softplus(q.logits) - ops.softplus(p.logits))
+        t2 = _dist_zero_where(_dist_inf_where(t2, q.probs == 1), p.probs == 1)
+        return t1 + t2
+    if pair == ("Categorical", "Categorical"):
+        t = p.probs * (p.logits - q.logits)
+        t = _dist_zero_where(_dist_inf_where(t, ops.broadcast_to(q.probs == 0, t.shape)), ops.broadcast_to(p.probs == 0, t.shape))
+        return t.sum(-1)
+    raise NotImplementedError(f"No KL(p || q) is implemented for {pair[0]} and {pair[1]}")
