@@ -16,3 +16,6 @@ for _name in ("functional", "torch_functions", "tensor_methods", "misc", "device
 
 # finfo/iinfo, attention and transformers, patches, channel dropout, torch's private bases
 from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402
+
+# torch.fft, torch.special, torch.linalg and torch's elementwise/reduction math, one module per family
+from . import torch_fft, torch_special, torch_linalg, torch_math  # noqa: F401,E402
