@@ -87,13 +87,17 @@ composed("torch.special.round", "ops.round({input})", ("input", "decimals"), def
          test=T_VAL)
 
 # no MindSpore counterpart the converter can emit with torch's values: visible TODOs with what to write instead
-_POLY = ("orthogonal polynomial of degree n: MindSpore has no op; write the three-term recurrence (a Python loop "
-         "over a literal n) with ops, or evaluate with scipy.special on .asnumpy() values")
-for _name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
-              "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
-              "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
-              "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"):
-    mapping(f"torch.special.{_name}", None, note=_POLY)
+_POLY = {"chebyshev_polynomial_t": "chebyshev_t", "chebyshev_polynomial_u": "chebyshev_u",
+         "chebyshev_polynomial_v": "chebyshev_v", "chebyshev_polynomial_w": "chebyshev_w",
+         "shifted_chebyshev_polynomial_t": "shifted_chebyshev_t", "shifted_chebyshev_polynomial_u": "shifted_chebyshev_u",
+         "shifted_chebyshev_polynomial_v": "shifted_chebyshev_v", "shifted_chebyshev_polynomial_w": "shifted_chebyshev_w",
+         "hermite_polynomial_h": "hermite_h", "hermite_polynomial_he": "hermite_he",
+         "laguerre_polynomial_l": "laguerre", "legendre_polynomial_p": "legendre"}
+for _name, _kind in _POLY.items():
+    composed(f"torch.special.{_name}", f"_ms_compat.special_orthogonal_polynomial('{_kind}', {{input}}, {{n}})",
+             ("input", "n"), test=f"{T}::test_special_polynomials",
+             note="the three-term recurrence unrolled over an integer n (GRAPH mode: a Python int n; a tensor n, one "
+                  "degree per element, is read in PyNative); float32 rounding of the recurrence")
 mapping("torch.special.airy_ai", None, note="MindSpore has no Airy function: scipy.special.airy on .asnumpy() values")
 mapping("torch.special.ndtri", None,
         note="ops.erfinv loses the tails (erfinv(2p - 1) * sqrt 2 is off by more than 1 for p near 0 or 1), so no "

@@ -65,11 +65,34 @@ def test_special_untranslatable_forms_are_todo():
     code, sites = convert_snippet(
         "import torch\ndef f(x):\n    a = torch.special.round(x, decimals=2)\n    b = torch.special.softmax(x, 0, "
         "torch.float64)\n    c = torch.special.ndtri(x)\n    d = torch.special.erf(x, out=x)\n"
-        "    return torch.special.chebyshev_polynomial_t(x, 3), a, b, c, d\n")
+        "    return torch.special.airy_ai(x), a, b, c, d\n")
     st = {s.api: s.status for s in sites}
-    for api in ("round", "softmax", "ndtri", "erf", "chebyshev_polynomial_t"):
+    for api in ("round", "softmax", "ndtri", "erf", "airy_ai"):
         assert st["torch.special." + api] == TODO, (api, code)
 
 
+
+
+_POLYS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+          "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+          "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+          "legendre_polynomial_p")
+POLYNOMIALS = [case(S + n, f"x: (torch.special.{n}(x, 0), torch.special.{n}(x, 1), torch.special.{n}(x, 4),"
+                    f" torch.special.{n}(x, n=5), torch.special.{n}(x, -1), torch.special.{n}(x, torch.tensor(3)))",
+                    [U if n.startswith("shifted") else X], rtol=1e-4, atol=1e-4, graph=False) for n in _POLYS]
+POLYNOMIALS += [case(S + "chebyshev_polynomial_t", "x, n: torch.special.chebyshev_polynomial_t(x, n)",
+                     [X[0], np.array([0, 2, 5, -1], np.int64)], graph=False, rtol=1e-4, atol=1e-4),
+                case(S + "hermite_polynomial_he", "x, n: torch.special.hermite_polynomial_he(x, n)",
+                     [X, np.array([[3], [1], [0]], np.int64)], graph=False, rtol=1e-4, atol=1e-4)]
+POLYNOMIALS += [case(S + n, f"x: torch.special.{n}(x, 3)", [X], rtol=1e-4, atol=1e-4)   # GRAPH mode, int n
+                for n in ("chebyshev_polynomial_t", "hermite_polynomial_h", "legendre_polynomial_p")]
+
+
+def test_special_polynomials():
+    failures = run_table(POLYNOMIALS, graph_every=1)
+    assert not failures, "\n".join(failures)
+
+
 def test_every_special_record_has_a_case():
-    assert_every_record_cased("tests/parity/test_torch_special.py", {"test_special_values": SPECIAL})
+    assert_every_record_cased("tests/parity/test_torch_special.py", {"test_special_values": SPECIAL,
+                                                                     "test_special_polynomials": POLYNOMIALS})
