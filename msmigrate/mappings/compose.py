@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional, Sequence, Tuple
 
-from ..callsite import UnsupportedSite
+from ..callsite import UnsupportedSite, code_of
 from ..registry import CONVERTED, rule
 
 _SIMPLE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$|^-?\d+(\.\d*)?([eE][-+]?\d+)?$|^'[^']*'$|^\"[^\"]*\"$")
@@ -91,3 +91,30 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
     shown = target or ("mindspore." + head if head.startswith("ops.") else
                        "mindspore" + head[2:] if head.startswith("ms.") else head)
     rule(source, shown, args=known, note=note, status=status, test=test)(fn)
+
+
+def variadic(source: str, target: str, note: str = "", test: str = "", status: str = CONVERTED,
+             join: Optional[str] = None):
+    """A torch function of *tensors (block_diag(a, b, c)): the positional arguments, starred ones included, pass
+    through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead."""
+    def fn(ctx):
+        b = ctx.bound
+        parts = []
+        for arg in b.call.args:
+            if arg.keyword is not None or arg.star == "**":
+                raise UnsupportedSite("keyword arguments are not translated")
+            parts.append(("*" if arg.star == "*" else "") + code_of(arg.value).strip())
+        if not parts:
+            raise UnsupportedSite("no tensors given")
+        if join is None:
+            return ctx.expr(f"{target}({', '.join(parts)})")
+        if any(p.startswith("*") for p in parts):
+            raise UnsupportedSite("*args: the number of factors is not known when converting")
+        text = parts[0]
+        for p in parts[1:]:
+            text = f"{join}({text}, {p})"
+        return ctx.expr(text)
+
+    fn.handles_starred = True
+    shown = target if target.startswith("mindspore") else "mindspore." + (join or target)
+    rule(source, shown, note=note, status=status, test=test)(fn)
