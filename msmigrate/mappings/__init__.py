@@ -18,4 +18,4 @@ for _name in ("functional", "torch_functions", "tensor_methods", "misc", "device
 from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402
 
 # torch.fft, torch.special, torch.linalg and torch's elementwise/reduction math, one module per family
-from . import torch_fft, torch_special, torch_linalg, torch_math, torch_tensor_ops  # noqa: F401,E402
+from . import torch_fft, torch_special, torch_linalg, torch_math, torch_tensor_ops, torch_functional_aliases  # noqa: F401,E402,E501

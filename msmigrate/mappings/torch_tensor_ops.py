@@ -1,19 +1,20 @@
 """torch's stacking, splitting, indexing/scatter and small utility functions (torch.hstack, torch.index_add,
 torch.kthvalue...) -> `mindspore.ops`, or short compositions where the MindSpore op differs.
 
-Proven by tests/parity/test_torch_tensor_ops.py (values and dtypes in PyNative and ms.jit, gradients where they
+Proven by tests/parity/test_torch_tensor_ops.py and test_torch_misc_ops.py (values and dtypes in PyNative and ms.jit, gradients where they
 matter). Facts (MindSpore 2.10, CPU, checked there): ops.index_add / ops.index_fill take int32 indices;
 ops.scatter needs a tensor source; ops.select is a where-like op (not torch.select); ops.index_add writes into
 its input in place; ops.selu's gradient is wrong on CPU.
 """
 from __future__ import annotations
 
+from ..registry import mapping
 from .compose import FACTORY_DROP, composed, variadic
 
 T = "tests/parity/test_torch_tensor_ops.py"
 T_SHAPE = f"{T}::test_stack_split"
 T_INDEX = f"{T}::test_index_scatter"
-T_MISC = f"{T}::test_misc"
+T_MISC = "tests/parity/test_torch_misc_ops.py::test_misc"
 
 for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
     composed(f"torch.{_name}", f"ops.{_name}({{input}})", ("input",), test=T_SHAPE,
@@ -111,3 +112,52 @@ composed("torch.unique_consecutive", "ops.unique_consecutive({input})", ("input"
          "dim"), defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},
          only={"return_inverse": ("False",), "return_counts": ("False",), "dim": ("None",)},
          note="the values only (return_inverse/return_counts/dim are TODO)", test=T_MISC)
+
+composed("torch.floor_divide", "ops.floor_divide({input}, {other})", ("input", "other"), test=T_MISC,
+         note="rounds toward negative infinity, as torch")
+composed("torch.nonzero", "ops.nonzero({input})", ("input", "as_tuple"), defaults={"as_tuple": "False"},
+         only={"as_tuple": ("False",)}, note="int64 indices, one row each; as_tuple=True is a TODO "
+         "(torch.where(cond) converts)", test=T_INDEX)
+composed("torch.unbind", "ops.unbind({input}, {dim})", ("input", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
+composed("torch.vdot", "ops.sum({input} * {other})", ("input", "other"), target="mindspore.ops.sum",
+         note="real 1-D tensors (complex input would need the conjugate)", test=T_MISC)
+composed("torch.select", "ops.squeeze(ops.narrow({input}, {dim}, {index} % {input}.shape[{dim}], 1), {dim})",
+         ("input", "dim", "index"), target="mindspore.ops.narrow", note="an int index, negative from the end",
+         test=T_INDEX)
+composed("torch.take_along_dim", "ops.gather_elements({input}, {dim}, {indices})", ("input", "indices", "dim"),
+         absent={"dim": "ops.gather_elements(ops.reshape({input}, (-1,)), 0, ops.reshape({indices}, (-1,)))"},
+         note="indices with the input's shape except along dim (torch also broadcasts them)", test=T_INDEX)
+composed("torch.index_copy", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
+         "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
+         "{source}, {dim}, 'none')", ("input", "dim", "index", "source"),
+         target="mindspore.ops.tensor_scatter_elements", note="a scatter of the source rows along dim", test=T_INDEX)
+composed("torch.scalar_tensor", "ms.Tensor({s}, {dtype})", ("s", "dtype"), defaults={"dtype": "ms.float32"},
+         drop=FACTORY_DROP, target="mindspore.Tensor", note="float32 by default, as torch", test=T_MISC)
+composed("torch.unflatten", "(lambda _ms_x, _ms_d: ops.reshape(_ms_x, _ms_x.shape[:_ms_d] + tuple({sizes}) + "
+         "_ms_x.shape[_ms_d + 1:]))({input}, {dim} % {input}.ndim)", ("input", "dim", "sizes"),
+         target="mindspore.ops.reshape", test=T_SHAPE)
+composed("torch.range", "ops.arange({start}, {end} + {step} * 0.5, {step}).astype({dtype})",
+         ("start", "end", "step", "dtype"), defaults={"step": "1", "dtype": "ms.float32"}, drop=FACTORY_DROP,
+         target="mindspore.ops.arange", note="end included, float32 by default, as the deprecated torch.range",
+         test=T_MISC)
+for _name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"):
+    _extra = {"hamming_window": ("alpha", "beta"), "kaiser_window": ("beta",)}.get(_name, ())
+    _defaults = {"periodic": "True", "dtype": "ms.float32", "alpha": "0.54", "beta": "12.0" if _name ==
+                 "kaiser_window" else "0.46"}
+    _length = "ms.Tensor({window_length})" if _name in ("bartlett_window", "blackman_window") else "{window_length}"
+    composed(f"torch.{_name}", f"ops.{_name}({_length}, {{periodic}}, "
+             + "".join(f"{{{a}}}, " for a in _extra) + "dtype={dtype})",
+             ("window_length", "periodic") + _extra + ("dtype",),
+             defaults={k: v for k, v in _defaults.items() if k in ("periodic", "dtype") + _extra},
+             drop=FACTORY_DROP, test=T_MISC, note="float32 by default, periodic as torch" + (
+                 "; the length passed as a Tensor (this op takes no int)" if "ms.Tensor" in _length else ""))
+composed("torch.geqrf", "ops.geqrf({input})", ("input",), test=T_MISC,
+         note="a plain (a, tau) tuple, LAPACK's layout as torch")
+composed("torch.orgqr", "ops.orgqr({input}, {tau})", ("input", "tau"), test=T_MISC)
+mapping("torch.ormqr", None, note="ops.ormqr has no CPU kernel in MindSpore 2.10: form Q with torch.orgqr's "
+        "conversion (ops.orgqr) and multiply with ops.matmul")
+composed("torch.triangular_solve", "(ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {b}), {A})",
+         ("b", "A", "upper", "transpose", "unitriangular"),
+         defaults={"upper": "True", "transpose": "False", "unitriangular": "False"},
+         only={"transpose": ("False",), "unitriangular": ("False",)}, target="mindspore.ops.matrix_solve",
+         note="(solution, A) as torch returns them; transpose=/unitriangular=True are TODO", test=T_MISC)
