@@ -5,12 +5,16 @@ defined only up to signs are compared through their reconstruction and absolute 
 CPU, checked there):
   * ops.svd returns (s, u, v) with v not transposed and defaults to full_matrices=False (torch: U, S, Vh; True).
   * ops.matrix_solve needs a matrix right-hand side: a vector b is solved as b[..., None].
-  * ops.eig (general, complex results) serves eigh/eigvalsh for symmetric input: real parts, sorted ascending.
+  * mindspore.scipy.linalg (eigh with gradients, lu_factor with 0-based pivots, lu_solve, lu, lstsq) is 2-D
+    only and not loaded by `import mindspore`: the emitted helper imports it (compat part scipy_linalg).
   * mint.linalg.inv / mint.linalg.qr and ops.matrix_exp have no CPU kernel; ops.inverse / ops.qr do.
 """
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+import libcst as cst
+
+from ..callsite import UnsupportedSite, code_of
+from ..registry import DIFFERENCE, mapping, rule
 from .compose import composed
 
 T = "tests/parity/test_torch_linalg.py"
@@ -65,16 +69,44 @@ composed(L + "matrix_rank", "(lambda _ms_s: (_ms_s > _ms_s.max(axis=-1, keepdims
          target="mindspore.ops.svd", note="singular values above max(m, n) * eps(float32) * the largest, torch's "
          "default tolerance for float32 input (float64 input uses float32's eps here); tolerances given are TODO",
          test=T_VAL)
-composed(L + "eigvalsh", "ops.sort(ops.real(ops.eig({A})[0]))[0]", ("A", "UPLO"), defaults={"UPLO": "'L'"},
-         target="mindspore.ops.eig", status=DIFFERENCE,
-         note="ops.eig of the whole matrix, real parts sorted ascending: equal to torch for a symmetric matrix "
-              "(torch reads only the UPLO triangle, so an unsymmetric input differs); no gradient", test=T_VAL)
-composed(L + "eigh", "(lambda _ms_w, _ms_v: (ops.sort(ops.real(_ms_w))[0], ops.gather_elements(ops.real(_ms_v), -1, "
-         "ops.broadcast_to(ops.argsort(ops.real(_ms_w)).expand_dims(-2), _ms_v.shape))))(*ops.eig({A}))",
-         ("A", "UPLO"), defaults={"UPLO": "'L'"}, target="mindspore.ops.eig", status=DIFFERENCE,
-         note="ops.eig of the whole matrix, real parts, sorted by ascending eigenvalue: equal to torch for a "
-              "symmetric matrix with distinct eigenvalues (eigenvectors up to sign, as in torch); no gradient; a "
-              "plain (eigenvalues, eigenvectors) tuple", test=T_VAL)
+_SL = "_ms_compat.ms_scipy_linalg."
+_ONE_MATRIX = "one matrix (mindspore.scipy.linalg is 2-D only: a batch raises ValueError)"
+_EIGH_GRAD = ("the gradient with respect to A differs from torch's: MindSpore's flows only into the triangle it reads, "
+              "torch's is symmetric (the same for the eigenvalues' sum, not for general losses)")
+composed(L + "eigvalsh", _SL + "eigh({A}, lower={UPLO} != 'U', eigvals_only=True)", ("A", "UPLO"),
+         defaults={"UPLO": "'L'"}, target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
+         note="ascending eigenvalues from the UPLO triangle, as torch; " + _EIGH_GRAD + "; " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "eigh", _SL + "eigh({A}, lower={UPLO} != 'U')", ("A", "UPLO"), defaults={"UPLO": "'L'"},
+         target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
+         note="(eigenvalues ascending, eigenvectors) from the UPLO triangle; " + _EIGH_GRAD + "; eigenvectors are "
+              "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL + "lu_factor({A}))", ("A", "pivot"),
+         defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
+         note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "lu_solve", _SL + "lu_solve(({LU}, {pivots} - 1), {B})", ("LU", "pivots", "B", "left", "adjoint"),
+         defaults={"left": "True", "adjoint": "False"}, only={"left": ("True",), "adjoint": ("False",)},
+         target="mindspore.scipy.linalg.lu_solve",
+         note="torch's 1-based pivots made 0-based; left=False/adjoint=True are TODO; " + _ONE_MATRIX, test=T_VAL)
+composed(L + "lu", "(lambda _ms_p, _ms_l, _ms_u: (_ms_p.astype(_ms_l.dtype), _ms_l, _ms_u))(*" + _SL + "lu({A}))",
+         ("A", "pivot"), defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu",
+         note="(P, L, U) with A = P @ L @ U, as torch; a plain tuple; " + _ONE_MATRIX, test=T_VAL)
+composed(L + "lstsq", _SL + "lstsq({A}, {B}, {rcond})", ("A", "B", "rcond", "driver"),
+         defaults={"rcond": "None", "driver": "None"}, only={"driver": ("None", "'gelsy'")},
+         target="mindspore.scipy.linalg.lstsq",
+         note="(solution, residuals, rank, singular_values) as torch's default CPU driver gelsy returns them, but a "
+              "plain tuple: write [0] for .solution (attribute access raises AttributeError); " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "tensorinv", "(lambda _ms_a: ops.reshape(ops.inverse(ops.flatten(ops.flatten(_ms_a, start_dim={ind}), "
+         "start_dim=0, end_dim={ind} - 1)), _ms_a.shape[{ind}:] + _ms_a.shape[:{ind}]))({A})", ("A", "ind"),
+         defaults={"ind": "2"}, target="mindspore.ops.inverse",
+         note="the inverse of A seen as a (prod(shape[:ind]), prod(shape[ind:])) matrix, reshaped back", test=T_VAL)
+composed(L + "tensorsolve", "(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(ops.reshape(_ms_a, (_ms_b.size, -1)), "
+         "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})", ("A", "B", "dims"),
+         defaults={"dims": "None"}, only={"dims": ("None",)}, target="mindspore.ops.matrix_solve",
+         note="A seen as a (B.numel(), rest) matrix; dims= is a TODO", test=T_VAL)
 composed(L + "vander", "ops.flip(ops.vander({x}, {N}), (-1,))", ("x", "N"), defaults={"N": "None"},
          note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases)", test=T_VAL)
 composed(L + "vecdot", "ops.vecdot({x}, {y}, axis={dim})", ("x", "y", "dim"), defaults={"dim": "-1"}, test=T_VAL)
@@ -84,14 +116,31 @@ _NO = "no MindSpore op with torch's result on CPU: "
 for _name in ("cholesky_ex", "inv_ex", "solve_ex", "lu_factor_ex", "ldl_factor_ex"):
     mapping(L + _name, None, note=_NO + "the *_ex forms return an info tensor instead of raising; use the plain "
             "function (cholesky, inv, solve) and let it raise")
-for _name in ("lu", "lu_factor", "lu_solve", "ldl_factor", "ldl_solve"):
-    mapping(L + _name, None, note=_NO + "LU/LDL factor layouts differ; solve the system with torch.linalg.solve's "
-            "conversion (ops.matrix_solve) instead")
-mapping(L + "lstsq", None, note=_NO + "torch returns (solution, residuals, rank, singular_values) with attribute "
-        "access: write ops.lstsq(A, B) for the solution (MindSpore's least-squares solve) and check it")
+for _name in ("ldl_factor", "ldl_solve"):
+    mapping(L + _name, None, note=_NO + "MindSpore has no LDL factorization; solve the system with "
+            "torch.linalg.solve's conversion (ops.matrix_solve) instead")
 mapping(L + "eig", None, note=_NO + "ops.eig returns complex eigen pairs whose order/normalisation is not "
         "checked against torch: use ops.eig and verify")
 mapping(L + "eigvals", None, note=_NO + "ops.eig(A)[0] (order not checked against torch)")
-mapping(L + "multi_dot", None, note="write the chain with ops.matmul (a @ b @ c)")
-for _name in ("tensorinv", "tensorsolve"):
-    mapping(L + _name, None, note="reshape to a matrix and use ops.inverse / ops.matrix_solve")
+
+
+def _multi_dot(ctx):
+    """A literal list of matrices: multiplied left to right (torch picks the cheapest order; same values)."""
+    b = ctx.bound
+    node = b.value("tensors")
+    if b.starred or node is None or set(b.order) - {"tensors", "out"} or not isinstance(node, (cst.List, cst.Tuple)):
+        raise UnsupportedSite("tensors must be a literal list or tuple of matrices")
+    if b.has("out") and b.code("out") != "None":
+        raise UnsupportedSite("out= has no MindSpore counterpart: assign the result")
+    items = [code_of(e.value).strip() for e in node.elements]
+    if len(items) < 2 or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        raise UnsupportedSite("at least two matrices, none starred")
+    text = items[0]
+    for item in items[1:]:
+        text = f"ops.matmul({text}, {item})"
+    return ctx.expr(text)
+
+
+rule(L + "multi_dot", "mindspore.ops.matmul", args=("tensors",), test=T_VAL,
+     note="a literal list: ops.matmul left to right (torch chooses the cheapest order; the values agree to rounding); "
+          "1-D first/last tensors act as row/column vectors, as in torch")(_multi_dot)
