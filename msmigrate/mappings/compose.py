@@ -57,7 +57,7 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
         if b.starred:
             raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
         values: Dict[str, str] = {}
-        chosen = next((t for a, t in (absent or {}).items() if not b.has(a)), template)
+        chosen = next((t for a, t in (absent or {}).items() if not b.has(a) or b.code(a) == "None"), template)
         for name in b.order:
             code = b.code(name)
             if name == "out":
@@ -82,7 +82,7 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
         for name, ok in (only or {}).items():
             if name in values and values[name] not in ok:
                 raise UnsupportedSite(f"argument {name}={values[name]} is not translated (supported: {', '.join(ok)})")
-        unused = [n for n in b.order if n in values and "{" + n + "}" not in chosen]
+        unused = [n for n in b.order if n in values and "{" + n + "}" not in chosen and values[n] != "None"]
         if chosen is not template and unused:
             raise UnsupportedSite(f"argument {unused[0]} without the arguments it goes with")
         return ctx.expr(fill(chosen, {k: v for k, v in values.items() if "{" + k + "}" in chosen}))

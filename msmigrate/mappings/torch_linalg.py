@@ -21,7 +21,20 @@ T = "tests/parity/test_torch_linalg.py"
 T_VAL = f"{T}::test_linalg_values"
 L = "torch.linalg."
 
-composed(L + "inv", "ops.inverse({A})", ("A",), test=T_VAL)
+# ops.inverse returns finite garbage for a singular matrix where torch raises: solve A X = I instead (raises too)
+INVERSE = "ops.matrix_solve({A}, ops.broadcast_to(ops.eye({A}.shape[-1], {A}.shape[-1], {A}.dtype), {A}.shape))"
+_INV_NOTE = ("A X = I solved with ops.matrix_solve, which raises for a singular matrix as torch does (ops.inverse "
+             "returns finite wrong values there)")
+composed(L + "inv", INVERSE, ("A",), target="mindspore.ops.matrix_solve", note=_INV_NOTE, test=T_VAL)
+_EX = ("with info always 0: MindSpore raises where torch would return info > 0 (as torch does with "
+       "check_errors=True); a plain tuple")
+composed(L + "inv_ex", "(" + INVERSE + ", ops.zeros({A}.shape[:-2], ms.int32))", ("A", "check_errors"),
+         defaults={"check_errors": "False"}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
+         note="(inverse, info) " + _EX, test=T_VAL)
+composed(L + "cholesky_ex", "(ops.cholesky({A}, {upper}), ops.zeros({A}.shape[:-2], ms.int32))",
+         ("A", "upper", "check_errors"), defaults={"upper": "False", "check_errors": "False"},
+         target="mindspore.ops.cholesky", status=DIFFERENCE, note="(L, info) " + _EX + "; no gradient on CPU",
+         test=T_VAL)
 composed(L + "det", "ops.det({A})", ("A",), test=T_VAL)
 composed(L + "slogdet", "ops.slogdet({A})", ("A",), test=T_VAL,
          note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes)")
@@ -89,7 +102,8 @@ composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL 
 composed(L + "lu_solve", _SL + "lu_solve(({LU}, {pivots} - 1), {B})", ("LU", "pivots", "B", "left", "adjoint"),
          defaults={"left": "True", "adjoint": "False"}, only={"left": ("True",), "adjoint": ("False",)},
          target="mindspore.scipy.linalg.lu_solve",
-         note="torch's 1-based pivots made 0-based; left=False/adjoint=True are TODO; " + _ONE_MATRIX, test=T_VAL)
+         note="torch's 1-based pivots made 0-based; left=False/adjoint=True are TODO; PyNative only (it does not "
+              "compile in GRAPH mode: TensorScatterUpdate rejects its indices there); " + _ONE_MATRIX, test=T_VAL)
 composed(L + "lu", "(lambda _ms_p, _ms_l, _ms_u: (_ms_p.astype(_ms_l.dtype), _ms_l, _ms_u))(*" + _SL + "lu({A}))",
          ("A", "pivot"), defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu",
          note="(P, L, U) with A = P @ L @ U, as torch; a plain tuple; " + _ONE_MATRIX, test=T_VAL)
@@ -113,7 +127,7 @@ composed(L + "vecdot", "ops.vecdot({x}, {y}, axis={dim})", ("x", "y", "dim"), de
 
 _NO = "no MindSpore op with torch's result on CPU: "
 # torch.linalg.matrix_exp stays with the census rule (a TODO): ops.matrix_exp has no CPU kernel in MindSpore 2.10
-for _name in ("cholesky_ex", "inv_ex", "solve_ex", "lu_factor_ex", "ldl_factor_ex"):
+for _name in ("solve_ex", "lu_factor_ex", "ldl_factor_ex"):
     mapping(L + _name, None, note=_NO + "the *_ex forms return an info tensor instead of raising; use the plain "
             "function (cholesky, inv, solve) and let it raise")
 for _name in ("ldl_factor", "ldl_solve"):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..registry import DIFFERENCE, mapping
 from .compose import composed
-from .torch_special import XLOGY
+from .torch_linalg import _INV_NOTE, INVERSE
+from .torch_special import LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
 
 T = "tests/parity/test_torch_math.py"
 T_EW = f"{T}::test_elementwise"
@@ -33,11 +34,13 @@ for _name, _op, _note in (
         ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
         ("real", "real", "the real part (a real tensor is returned as is)"), ("msort", "msort", ""),
         ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
-        ("trace", "trace", ""), ("det", "det", ""), ("logdet", "logdet", ""), ("inverse", "inverse", "")):
+        ("trace", "trace", ""), ("det", "det", ""), ("logdet", "logdet", "")):
     composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note, test=T_EW if _name not in (
-            "trace", "det", "logdet", "inverse", "msort", "argwhere") else T_MAT if _name != "msort" else T_RED)
+            "trace", "det", "logdet", "msort", "argwhere") else T_MAT if _name != "msort" else T_RED)
 mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in MindSpore 2.10: a truncated series or "
         "scipy.linalg.expm on .asnumpy() values")
+composed("torch.inverse", INVERSE.replace("{A}", "{input}"), ("input",), target="mindspore.ops.matrix_solve",
+         note=_INV_NOTE, test=T_MAT)
 composed("torch.imag", "ops.imag({input})", ("input",), note="complex input only, as in torch", test=T_EW)
 composed("torch.slogdet", "ops.slogdet({input})", ("input",), test=T_MAT,
          note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1]")
@@ -60,7 +63,8 @@ composed("torch.xlogy", XLOGY, ("input", "other"), target="mindspore.ops.xlogy",
          note="0 where x == 0 and y is not NaN, as torch (ops.xlogy gives NaN at x = y = 0); tensors only", test=T_EW)
 composed("torch.dot", "ops.sum({input} * {tensor})", ("input", "tensor"), target="mindspore.ops.sum",
          note="the 1-D inner product as a sum of products (ops.dot is a matrix product of >= 2-D inputs)", test=T_MAT)
-composed("torch.logit", "ops.logit({input}, {eps})", ("input", "eps"), defaults={"eps": "None"}, test=T_EW)
+composed("torch.logit", LOGIT, ("input", "eps"), absent=LOGIT_NO_EPS, target="mindspore.ops.log",
+         note=LOGIT_NOTE, test=T_EW)
 composed("torch.polygamma", "ops.polygamma(ms.Tensor({n}), {input})", ("n", "input"),
          note="n wrapped in ms.Tensor (ops.polygamma takes a Tensor order)", test=T_EW)
 composed("torch.mvlgamma", "ops.mvlgamma({input}, {p})", ("input", "p"), test=T_EW)

@@ -24,6 +24,8 @@ L = "torch.linalg."
 LINALG = [
     case(L + "inv", "a: torch.linalg.inv(a)", [A], grad=True, **TOL),
     case(L + "inv", "a: torch.linalg.inv(A=a)", [BA], **TOL),
+    case([L + "inv_ex", L + "cholesky_ex"], "a, s: (torch.linalg.inv_ex(a), torch.linalg.cholesky_ex(s),"
+         " torch.linalg.cholesky_ex(s, upper=True))", [BA, BSPD], **TOL),
     case(L + "det", "a: (torch.linalg.det(a), torch.linalg.det(a * 2))", [BA], grad=True, **TOL),
     case(L + "slogdet", "a: torch.linalg.slogdet(a)", [A], **TOL),
     case(L + "slogdet", "a: torch.linalg.slogdet(a)[1]", [BSPD], grad=True, **TOL),
@@ -60,8 +62,9 @@ LINALG = [
     case(L + "eigh", "a: (torch.linalg.eigh(a)[0], torch.linalg.eigh(a)[1].abs(), torch.linalg.eigh(a, 'U')[0])",
          [A], **TOL),
     case(L + "eigh", "a: (lambda w, v: v @ torch.diag(w) @ v.T)(*torch.linalg.eigh(a))", [SPD], **TOL),
-    case([L + "lu_factor", L + "lu_solve"], "a, b: (torch.linalg.lu_factor(a), (lambda lu, p: (torch.linalg.lu_solve(lu, p, b),"
-         " torch.linalg.lu_solve(lu, p, B=b, left=True)))(*torch.linalg.lu_factor(a)))", [A, B], **TOL),
+    case(L + "lu_factor", "a: torch.linalg.lu_factor(a)", [A], **TOL),
+    case([L + "lu_factor", L + "lu_solve"], "a, b: (lambda lu, p: (torch.linalg.lu_solve(lu, p, b),"
+         " torch.linalg.lu_solve(lu, p, B=b, left=True)))(*torch.linalg.lu_factor(a))", [A, B], graph=False, **TOL),
     case(L + "lu", "a: torch.linalg.lu(a)", [A], **TOL),
     case(L + "lstsq", "a, b: (torch.linalg.lstsq(a, b)[0], torch.linalg.lstsq(a, b, driver='gelsy')[2])",
          [R, RNG.standard_normal((5, 2)).astype(np.float32)], **TOL),
@@ -95,6 +98,25 @@ def test_linalg_untranslatable_forms_are_todo():
 
 def test_every_linalg_record_has_a_case():
     assert_every_record_cased("tests/parity/test_torch_linalg.py", {"test_linalg_values": LINALG})
+
+
+def test_singular_and_indefinite_inputs_raise():
+    """torch raises for a singular inverse and a non positive definite Cholesky; the converted forms must raise
+    too (ops.inverse alone would return finite wrong values), the *_ex forms included (their stated difference)."""
+    import mindspore as ms
+    import pytest
+
+    from tests.parity.harness import load_converted
+
+    src = ("import torch\ndef inv(a):\n    return torch.linalg.inv(a)\ndef inverse(a):\n    return torch.inverse(a)\n"
+           "def inv_ex(a):\n    return torch.linalg.inv_ex(a)[0]\ndef chol_ex(a):\n    return torch.linalg.cholesky_ex(a)[0]\n")
+    mod, _, _ = load_converted(src)
+    singular = ms.Tensor(np.array([[1.0, 2.0], [2.0, 4.0]], np.float32))
+    for fn in (mod.inv, mod.inverse, mod.inv_ex):
+        with pytest.raises((RuntimeError, ValueError)):
+            fn(singular).asnumpy()
+    with pytest.raises((RuntimeError, ValueError)):
+        mod.chol_ex(ms.Tensor(np.array([[1.0, 2.0], [2.0, 1.0]], np.float32))).asnumpy()
 
 
 def test_eigh_gradient_difference_is_real():

@@ -40,7 +40,8 @@ SPECIAL += [
          [P, P * 0.7], rtol=1e-4),
     case(S + "polygamma", "x: (torch.special.polygamma(1, x), torch.special.polygamma(2, x))", [P], rtol=1e-4),
     case(S + "multigammaln", "x: torch.special.multigammaln(x, 3)", [P + 1.5], rtol=1e-4, grad=True),
-    case(S + "logit", "x: (torch.special.logit(x), torch.special.logit(x, eps=0.1), torch.special.logit(x, 0.2))",
+    case(S + "logit", "x: (torch.special.logit(x), torch.special.logit(x, eps=0.1), torch.special.logit(x, 0.2),"
+         " torch.special.logit(x, None))",
          [U], grad=True),
     case(S + "logsumexp", "x: (torch.special.logsumexp(x, 1), torch.special.logsumexp(x, dim=(0, 1), keepdim=True))",
          [Y], grad=True),
