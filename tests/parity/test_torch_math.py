@@ -126,7 +126,7 @@ MAT = [
 
 
 def test_elementwise():
-    failures = run_table(ELEMENTWISE)
+    failures = run_table(ELEMENTWISE, graph_every=4)
     assert not failures, "\n".join(failures)
 
 

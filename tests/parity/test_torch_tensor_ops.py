@@ -76,7 +76,7 @@ def test_stack_split():
 
 
 def test_index_scatter():
-    failures = run_table(INDEX)
+    failures = run_table(INDEX, graph_every=4)
     assert not failures, "\n".join(failures)
 
 
