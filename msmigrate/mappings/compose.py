@@ -87,7 +87,8 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
             raise UnsupportedSite(f"argument {unused[0]} without the arguments it goes with")
         return ctx.expr(fill(chosen, {k: v for k, v in values.items() if "{" + k + "}" in chosen}))
 
-    head = target or re.match(r"[\w.]+", template.lstrip("(")).group(0)
+    first = re.match(r"[\w.]+", template.lstrip("("))
+    head = target or (first.group(0) if first else template)
     shown = target or ("mindspore." + head if head.startswith("ops.") else
                        "mindspore" + head[2:] if head.startswith("ms.") else head)
     rule(source, shown, args=known, note=note, status=status, test=test)(fn)

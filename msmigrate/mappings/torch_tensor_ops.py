@@ -161,3 +161,32 @@ composed("torch.triangular_solve", "(ops.matrix_solve(ops.triu({A}) if {upper} e
          defaults={"upper": "True", "transpose": "False", "unitriangular": "False"},
          only={"transpose": ("False",), "unitriangular": ("False",)}, target="mindspore.ops.matrix_solve",
          note="(solution, A) as torch returns them; transpose=/unitriangular=True are TODO", test=T_MISC)
+
+# torch's *_copy ops (and unsafe_* twins): MindSpore ops always return new tensors, so each is its plain op
+for _name, _template, _args, _defaults in (
+        ("diagonal_copy", "ops.diagonal({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
+         {"offset": "0", "dim1": "0", "dim2": "1"}),
+        ("permute_copy", "ops.permute({input}, {dims})", ("input", "dims"), {}),
+        ("t_copy", "ops.t({input})", ("input",), {}),
+        ("transpose_copy", "ops.swapaxes({input}, {dim0}, {dim1})", ("input", "dim0", "dim1"), {}),
+        ("unsqueeze_copy", "ops.unsqueeze({input}, {dim})", ("input", "dim"), {}),
+        ("squeeze_copy", "ops.squeeze({input}, {dim})", ("input", "dim"), {"dim": "None"}),
+        ("expand_copy", "ops.broadcast_to({input}, {size})", ("input", "size"), {}),
+        ("detach_copy", "ops.stop_gradient({input})", ("input",), {}),
+        ("alias_copy", "ops.deepcopy({input})", ("input",), {}),
+        ("view_copy", "ops.reshape({input}, {size})", ("input", "size"), {}),
+        ("select_copy", "ops.squeeze(ops.narrow({input}, {dim}, {index} % {input}.shape[{dim}], 1), {dim})",
+         ("input", "dim", "index"), {}),
+        ("narrow_copy", "ops.narrow({input}, {dim}, {start}, {length})", ("input", "dim", "start", "length"), {}),
+        ("unbind_copy", "ops.unbind({input}, {dim})", ("input", "dim"), {"dim": "0"}),
+        ("split_copy", "ops.split({tensor}, {split_size}, {dim})", ("tensor", "split_size", "dim"), {"dim": "0"}),
+        ("split_with_sizes", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
+         {"dim": "0"}),
+        ("split_with_sizes_copy", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
+         {"dim": "0"}),
+        ("unsafe_split", "ops.split({tensor}, {split_size}, {dim})", ("tensor", "split_size", "dim"), {"dim": "0"}),
+        ("unsafe_split_with_sizes", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
+         {"dim": "0"}),
+        ("unsafe_chunk", "ops.chunk({input}, {chunks}, {dim})", ("input", "chunks", "dim"), {"dim": "0"})):
+    composed(f"torch.{_name}", _template, _args, defaults=_defaults, test="tests/parity/test_torch_copy_ops.py::test_copy_variants",
+             note="a new tensor, as the *_copy form returns" if "copy" in _name else "returns a tuple of tensors")

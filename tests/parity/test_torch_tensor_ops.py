@@ -93,6 +93,7 @@ def test_untranslatable_forms_are_todo():
         assert st[T + api] == TODO, (api, code)
 
 
+
 def test_every_tensor_op_record_has_a_case():
     assert_every_record_cased("tests/parity/test_torch_tensor_ops.py",
                               {"test_stack_split": STACK, "test_index_scatter": INDEX})
