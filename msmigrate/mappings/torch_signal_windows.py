@@ -27,15 +27,16 @@ _CENTER = "(({M} - 1) / 2 if {sym} else {M} / 2)"
 for _name, _formula, _args, _defaults in (
         ("cosine", f"ops.sin(3.141592653589793 * ({_N} + 0.5) / ({{M}} if {{sym}} else {{M}} + 1))", (), {}),
         ("gaussian", f"ops.exp(-0.5 * (({_N} - {_CENTER}) / {{std}}) ** 2)", ("std",), {"std": "1.0"}),
-        ("exponential", f"ops.exp(-ops.abs({_N} - ({_CENTER} if {{center}} is None else {{center}})) / {{tau}})",
-         ("center", "tau"), {"center": "None", "tau": "1.0"}),
+        ("exponential", f"ops.exp(-ops.abs({_N} - {{center}}) / {{tau}})", ("center", "tau"), {"tau": "1.0"}),
         ("general_hamming", f"({{alpha}} - (1 - {{alpha}}) * ops.cos(6.283185307179586 * {_N} / {_DEN}))",
          ("alpha",), {"alpha": "0.54"}),
         ("nuttall", f"(0.3635819 - 0.4891775 * ops.cos(6.283185307179586 * {_N} / {_DEN}) + 0.1365995 * "
                     f"ops.cos(12.566370614359172 * {_N} / {_DEN}) - 0.0106411 * ops.cos(18.84955592153876 * {_N} / "
                     f"{_DEN}))", (), {})):
-    composed(W + _name, f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ({_formula}).astype({{dtype}}))",
-             ("M", "sym", "dtype") + _args, defaults=dict({"sym": "True", "dtype": "ms.float32"}, **_defaults),
+    _window = f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ({_formula}).astype({{dtype}}))"
+    composed(W + _name, _window, ("M", "sym", "dtype") + _args,
+             defaults=dict({"sym": "True", "dtype": "ms.float32"}, **_defaults),
+             absent={"center": _window.replace("{center}", _CENTER)} if _name == "exponential" else None,
              drop=FACTORY_DROP, target="mindspore.ops.arange",
              note="torch's formula over ops.arange (float32, cast to dtype); sym as in torch", test=T)
 mapping(W + "general_cosine", None, note="write the sum of a[k] * (-1)**k * cos(2 pi k n / (M - 1)) over ops.arange(M) "
