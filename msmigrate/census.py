@@ -51,7 +51,8 @@ INTERNAL = "internal to torch (private name or implementation helper), not part 
 RULES: Tuple[Rule, ...] = (
     # --- out of scope ----------------------------------------------------------------------------------
     Rule(ANY, r"_.*", OUT_OF_SCOPE, INTERNAL),
-    Rule(ANY, r"(.*_notes|TYPE_CHECKING|BroadcastingList\d|handle_torch_function|has_torch_function.*|"
+    Rule(ANY, r"(.*_notes|common_args|factory_common_args|multi_dim_common|"   # docstring fragments of torch.fft/special
+              r"TYPE_CHECKING|BroadcastingList\d|handle_torch_function|has_torch_function.*|"
               r"assert_int_or_pair|factory_kwargs|GRID_SAMPLE_.*|boolean_dispatch)", OUT_OF_SCOPE,
          "a documentation string, typing flag or argument helper of torch's own code, not a model API"),
     Rule(r"torch", r"(ArgumentSpec|CompleteArgumentSpec|BenchmarkExecutionStats|ThroughputBenchmark|Capsule|"

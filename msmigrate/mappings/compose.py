@@ -1,0 +1,121 @@
+"""Records whose conversion is one MindSpore expression over the call's arguments.
+
+`composed(source, template, args, ...)` declares a rule record: the call's arguments are bound to torch's
+parameter names (`args`, in torch's positional order), every argument must be one the template knows
+(an unknown keyword, an extra positional argument, *args/**kwargs or out= make the site a TODO: nothing
+is dropped unseen), a missing argument takes its torch default from `defaults` (an argument with no
+default is required), and the template's `{name}` slots receive the argument code, parenthesised when it
+is not a plain name or number. An argument the template uses more than once and whose code is not a
+plain name is evaluated once, through a lambda (which also runs inside ms.jit).
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional, Sequence, Tuple
+
+from ..callsite import UnsupportedSite, code_of
+from ..registry import CONVERTED, rule
+
+_SIMPLE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$|^-?\d+(\.\d*)?([eE][-+]?\d+)?$|^'[^']*'$|^\"[^\"]*\"$")
+_SLOT = re.compile(r"\{([A-Za-z_]\w*)\}")
+OUT_NOTE = "out= has no MindSpore counterpart (MindSpore functions return new tensors): assign the result"
+# torch factory arguments with no meaning in MindSpore (placement, autograd flag, layout)
+FACTORY_DROP = ("device", "requires_grad", "layout", "pin_memory")
+
+
+def _paren(code: str) -> str:
+    return code if _SIMPLE.match(code) else f"({code})"
+
+
+def fill(template: str, values: Dict[str, str]) -> str:
+    """The template with each {name} replaced; arguments used twice are bound once via a lambda."""
+    uses: Dict[str, int] = {}
+    for name in _SLOT.findall(template):
+        uses[name] = uses.get(name, 0) + 1
+    shared = [n for n, k in uses.items() if k > 1 and not _SIMPLE.match(values[n])]
+    if not shared:
+        return _SLOT.sub(lambda mt: _paren(values[mt.group(1)]), template)
+    params = {n: f"_ms_{n}" for n in shared}
+    body = _SLOT.sub(lambda mt: params.get(mt.group(1)) or _paren(values[mt.group(1)]), template)
+    return f"(lambda {', '.join(params.values())}: {body})({', '.join(values[n] for n in shared)})"
+
+
+def composed(source: str, template: str, args: Sequence[str], defaults: Optional[Dict[str, str]] = None,
+             note: str = "", test: str = "", status: str = CONVERTED, target: Optional[str] = None,
+             drop: Tuple[str, ...] = (), literal: Tuple[str, ...] = (), only: Optional[Dict[str, Tuple[str, ...]]] = None,
+             absent: Optional[Dict[str, str]] = None):
+    """Declare the record. `target` is the MindSpore name the report shows (default: the template's first
+    call); `drop` lists torch arguments that mean nothing in MindSpore (device=...); `literal` lists arguments
+    that must be written as literals (their value shapes the emitted code, e.g. a Python int n); `only` maps an
+    argument to the values (source code) the template supports, any other value is a TODO; `absent` maps an
+    argument to the template used when the call does not give it (torch.median(x) vs torch.median(x, dim)), the first absent one listed wins."""
+    defaults = dict(defaults or {})
+    known = tuple(args)
+
+    def fn(ctx):
+        b = ctx.bound
+        if b.starred:
+            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+        values: Dict[str, str] = {}
+        chosen = next((t for a, t in (absent or {}).items() if not b.has(a) or b.code(a) == "None"), template)
+        for name in b.order:
+            code = b.code(name)
+            if name == "out":
+                if code != "None":
+                    raise UnsupportedSite(f"argument out={code}: {OUT_NOTE}")
+                continue
+            if name in drop:
+                continue
+            if name not in known:
+                raise UnsupportedSite(f"argument {name.lstrip('_')} is not translated")
+            values[name] = code
+        for name in known:
+            if name not in values:
+                if name not in defaults:
+                    if name in (absent or {}):
+                        continue
+                    raise UnsupportedSite(f"argument {name} is required")
+                values[name] = defaults[name]
+        for name in literal:
+            if name in values and not re.match(r"^-?\d+$|^None$|^True$|^False$", values[name]):
+                raise UnsupportedSite(f"argument {name}={values[name]} must be a literal here")
+        for name, ok in (only or {}).items():
+            if name in values and values[name] not in ok:
+                raise UnsupportedSite(f"argument {name}={values[name]} is not translated (supported: {', '.join(ok)})")
+        unused = [n for n in b.order if n in values and "{" + n + "}" not in chosen and values[n] != "None"]
+        if chosen is not template and unused:
+            raise UnsupportedSite(f"argument {unused[0]} without the arguments it goes with")
+        return ctx.expr(fill(chosen, {k: v for k, v in values.items() if "{" + k + "}" in chosen}))
+
+    first = re.match(r"[\w.]+", template.lstrip("("))
+    head = target or (first.group(0) if first else template)
+    shown = target or ("mindspore." + head if head.startswith("ops.") else
+                       "mindspore" + head[2:] if head.startswith("ms.") else head)
+    rule(source, shown, args=known, note=note, status=status, test=test)(fn)
+
+
+def variadic(source: str, target: str, note: str = "", test: str = "", status: str = CONVERTED,
+             join: Optional[str] = None):
+    """A torch function of *tensors (block_diag(a, b, c)): the positional arguments, starred ones included, pass
+    through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead."""
+    def fn(ctx):
+        b = ctx.bound
+        parts = []
+        for arg in b.call.args:
+            if arg.keyword is not None or arg.star == "**":
+                raise UnsupportedSite("keyword arguments are not translated")
+            parts.append(("*" if arg.star == "*" else "") + code_of(arg.value).strip())
+        if not parts:
+            raise UnsupportedSite("no tensors given")
+        if join is None:
+            return ctx.expr(f"{target}({', '.join(parts)})")
+        if any(p.startswith("*") for p in parts):
+            raise UnsupportedSite("*args: the number of factors is not known when converting")
+        text = parts[0]
+        for p in parts[1:]:
+            text = f"{join}({text}, {p})"
+        return ctx.expr(text)
+
+    fn.handles_starred = True
+    shown = target if target.startswith("mindspore") else "mindspore." + (join or target)
+    rule(source, shown, note=note, status=status, test=test)(fn)

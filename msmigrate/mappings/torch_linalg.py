@@ -1,0 +1,160 @@
+"""`torch.linalg.*` (and the matching linear algebra of the torch namespace) -> `mindspore.ops`.
+
+Proven by tests/parity/test_torch_linalg.py (values, gradients where MindSpore differentiates the op; factors
+defined only up to signs are compared through their reconstruction and absolute values). Facts (MindSpore 2.10,
+CPU, checked there):
+  * ops.svd returns (s, u, v) with v not transposed and defaults to full_matrices=False (torch: U, S, Vh; True).
+  * ops.matrix_solve needs a matrix right-hand side: a vector b is solved as b[..., None].
+  * mindspore.scipy.linalg (eigh with gradients, lu_factor with 0-based pivots, lu_solve, lu, lstsq) is 2-D
+    only and not loaded by `import mindspore`: the emitted helper imports it (compat part scipy_linalg).
+  * mint.linalg.inv / mint.linalg.qr and ops.matrix_exp have no CPU kernel; ops.inverse / ops.qr do.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite, code_of
+from ..registry import DIFFERENCE, mapping, rule
+from .compose import composed
+
+T = "tests/parity/test_torch_linalg.py"
+T_VAL = f"{T}::test_linalg_values"
+L = "torch.linalg."
+
+# ops.inverse returns finite garbage for a singular matrix where torch raises: solve A X = I instead (raises too)
+INVERSE = "ops.matrix_solve({A}, ops.broadcast_to(ops.eye({A}.shape[-1], {A}.shape[-1], {A}.dtype), {A}.shape))"
+_INV_NOTE = ("A X = I solved with ops.matrix_solve, which raises for a singular matrix as torch does (ops.inverse "
+             "returns finite wrong values there)")
+composed(L + "inv", INVERSE, ("A",), target="mindspore.ops.matrix_solve", note=_INV_NOTE, test=T_VAL)
+_EX = ("with info always 0: MindSpore raises where torch would return info > 0 (as torch does with "
+       "check_errors=True); a plain tuple")
+composed(L + "inv_ex", "(" + INVERSE + ", ops.zeros({A}.shape[:-2], ms.int32))", ("A", "check_errors"),
+         defaults={"check_errors": "False"}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
+         note="(inverse, info) " + _EX, test=T_VAL)
+composed(L + "cholesky_ex", "(ops.cholesky({A}, {upper}), ops.zeros({A}.shape[:-2], ms.int32))",
+         ("A", "upper", "check_errors"), defaults={"upper": "False", "check_errors": "False"},
+         target="mindspore.ops.cholesky", status=DIFFERENCE, note="(L, info) " + _EX + "; no gradient on CPU",
+         test=T_VAL)
+composed(L + "det", "ops.det({A})", ("A",), test=T_VAL)
+composed(L + "slogdet", "ops.slogdet({A})", ("A",), test=T_VAL,
+         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes)")
+composed(L + "cholesky", "ops.cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"}, test=T_VAL,
+         status=DIFFERENCE, note="values as torch; no gradient on CPU (CholeskyGrad has no CPU kernel: "
+                                 "differentiating it raises)")
+composed(L + "cross", "ops.cross({input}, {other}, {dim})", ("input", "other", "dim"), defaults={"dim": "-1"},
+         test=T_VAL)
+composed(L + "diagonal", "ops.diagonal({A}, {offset}, {dim1}, {dim2})", ("A", "offset", "dim1", "dim2"),
+         defaults={"offset": "0", "dim1": "-2", "dim2": "-1"}, test=T_VAL)
+composed(L + "householder_product", "ops.orgqr({A}, {tau})", ("A", "tau"), test=T_VAL)
+composed(L + "matmul", "ops.matmul({input}, {other})", ("input", "other"), test=T_VAL)
+composed(L + "matrix_power", "ops.matrix_power({A}, {n})", ("A", "n"), test=T_VAL)
+composed(L + "pinv", "ops.pinv({A})", ("A", "atol", "rtol", "hermitian"),
+         defaults={"atol": "None", "rtol": "None", "hermitian": "False"},
+         only={"atol": ("None",), "rtol": ("None",), "hermitian": ("False",)},
+         note="default tolerances only (atol=/rtol=/hermitian=True are TODO)", test=T_VAL)
+composed(L + "qr", "ops.qr({A}, {mode})", ("A", "mode"), defaults={"mode": "'reduced'"}, test=T_VAL,
+         note="returns a plain (Q, R) tuple (no .Q/.R attributes); mode 'reduced'/'complete' as in torch")
+composed(L + "solve", "(ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == "
+         "{A}.shape[:-1] else ops.matrix_solve({A}, {B}))", ("A", "B", "left"), defaults={"left": "True"},
+         only={"left": ("True",)}, note="a vector (or batch of vectors) B is solved as a one-column matrix, as torch "
+         "decides; left=False is a TODO", test=T_VAL)
+composed(L + "solve_triangular", "ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {B})",
+         ("A", "B", "upper", "left", "unitriangular"), defaults={"left": "True", "unitriangular": "False"},
+         only={"left": ("True",), "unitriangular": ("False",)},
+         note="a general solve of the triangle torch reads (the other triangle is ignored, as in torch); "
+              "left=False / unitriangular=True are TODO", test=T_VAL)
+composed(L + "svd", "(lambda _ms_s, _ms_u, _ms_v: (_ms_u, _ms_s, _ms_v.swapaxes(-1, -2)))(*ops.svd({A}, "
+         "{full_matrices}))", ("A", "full_matrices", "driver"), defaults={"full_matrices": "True", "driver": "None"},
+         only={"driver": ("None",)}, target="mindspore.ops.svd",
+         note="(U, S, Vh) as torch returns them (ops.svd gives (S, U, V)); full_matrices passed explicitly (torch "
+              "defaults to True, ops.svd to False); singular vectors are unique only up to sign, as in torch; a "
+              "plain tuple (no .U/.S/.Vh attributes)", test=T_VAL)
+composed(L + "svdvals", "ops.svd({A}, compute_uv=False)", ("A", "driver"), defaults={"driver": "None"},
+         only={"driver": ("None",)}, test=T_VAL)
+composed(L + "cond", "(lambda _ms_s: _ms_s[..., 0] / _ms_s[..., -1])(ops.svd({A}, compute_uv=False))",
+         ("A", "p"), defaults={"p": "None"}, only={"p": ("None", "2")}, target="mindspore.ops.svd",
+         note="the 2-norm condition number from the singular values; other p are TODO", test=T_VAL)
+composed(L + "matrix_rank", "(lambda _ms_s: (_ms_s > _ms_s.max(axis=-1, keepdims=True) * max({A}.shape[-2:]) * "
+         "1.1920928955078125e-07).sum(-1).astype(ms.int64))(ops.svd({A}, compute_uv=False))",
+         ("A", "atol", "rtol", "hermitian", "tol"),
+         defaults={"atol": "None", "rtol": "None", "hermitian": "False", "tol": "None"},
+         only={"atol": ("None",), "rtol": ("None",), "hermitian": ("False",), "tol": ("None",)},
+         target="mindspore.ops.svd", note="singular values above max(m, n) * eps(float32) * the largest, torch's "
+         "default tolerance for float32 input (float64 input uses float32's eps here); tolerances given are TODO",
+         test=T_VAL)
+_SL = "_ms_compat.ms_scipy_linalg."
+_ONE_MATRIX = "one matrix (mindspore.scipy.linalg is 2-D only: a batch raises ValueError)"
+_EIGH_GRAD = ("the gradient with respect to A differs from torch's: MindSpore's flows only into the triangle it reads, "
+              "torch's is symmetric (the same for the eigenvalues' sum, not for general losses)")
+composed(L + "eigvalsh", _SL + "eigh({A}, lower={UPLO} != 'U', eigvals_only=True)", ("A", "UPLO"),
+         defaults={"UPLO": "'L'"}, target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
+         note="ascending eigenvalues from the UPLO triangle, as torch; " + _EIGH_GRAD + "; " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "eigh", _SL + "eigh({A}, lower={UPLO} != 'U')", ("A", "UPLO"), defaults={"UPLO": "'L'"},
+         target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
+         note="(eigenvalues ascending, eigenvectors) from the UPLO triangle; " + _EIGH_GRAD + "; eigenvectors are "
+              "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL + "lu_factor({A}))", ("A", "pivot"),
+         defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
+         note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "lu_solve", _SL + "lu_solve(({LU}, {pivots} - 1), {B})", ("LU", "pivots", "B", "left", "adjoint"),
+         defaults={"left": "True", "adjoint": "False"}, only={"left": ("True",), "adjoint": ("False",)},
+         target="mindspore.scipy.linalg.lu_solve",
+         note="torch's 1-based pivots made 0-based; left=False/adjoint=True are TODO; PyNative only (it does not "
+              "compile in GRAPH mode: TensorScatterUpdate rejects its indices there); " + _ONE_MATRIX, test=T_VAL)
+composed(L + "lu", "(lambda _ms_p, _ms_l, _ms_u: (_ms_p.astype(_ms_l.dtype), _ms_l, _ms_u))(*" + _SL + "lu({A}))",
+         ("A", "pivot"), defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu",
+         note="(P, L, U) with A = P @ L @ U, as torch; a plain tuple; " + _ONE_MATRIX, test=T_VAL)
+composed(L + "lstsq", _SL + "lstsq({A}, {B}, {rcond})", ("A", "B", "rcond", "driver"),
+         defaults={"rcond": "None", "driver": "None"}, only={"driver": ("None", "'gelsy'")},
+         target="mindspore.scipy.linalg.lstsq",
+         note="(solution, residuals, rank, singular_values) as torch's default CPU driver gelsy returns them, but a "
+              "plain tuple: write [0] for .solution (attribute access raises AttributeError); " + _ONE_MATRIX,
+         test=T_VAL)
+composed(L + "tensorinv", "(lambda _ms_a: ops.reshape(ops.inverse(ops.flatten(ops.flatten(_ms_a, start_dim={ind}), "
+         "start_dim=0, end_dim={ind} - 1)), _ms_a.shape[{ind}:] + _ms_a.shape[:{ind}]))({A})", ("A", "ind"),
+         defaults={"ind": "2"}, target="mindspore.ops.inverse",
+         note="the inverse of A seen as a (prod(shape[:ind]), prod(shape[ind:])) matrix, reshaped back", test=T_VAL)
+composed(L + "tensorsolve", "(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(ops.reshape(_ms_a, (_ms_b.size, -1)), "
+         "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})", ("A", "B", "dims"),
+         defaults={"dims": "None"}, only={"dims": ("None",)}, target="mindspore.ops.matrix_solve",
+         note="A seen as a (B.numel(), rest) matrix; dims= is a TODO", test=T_VAL)
+composed(L + "vander", "ops.flip(ops.vander({x}, {N}), (-1,))", ("x", "N"), defaults={"N": "None"},
+         note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases)", test=T_VAL)
+composed(L + "vecdot", "ops.vecdot({x}, {y}, axis={dim})", ("x", "y", "dim"), defaults={"dim": "-1"}, test=T_VAL)
+
+_NO = "no MindSpore op with torch's result on CPU: "
+# torch.linalg.matrix_exp stays with the census rule (a TODO): ops.matrix_exp has no CPU kernel in MindSpore 2.10
+for _name in ("solve_ex", "lu_factor_ex", "ldl_factor_ex"):
+    mapping(L + _name, None, note=_NO + "the *_ex forms return an info tensor instead of raising; use the plain "
+            "function (cholesky, inv, solve) and let it raise")
+for _name in ("ldl_factor", "ldl_solve"):
+    mapping(L + _name, None, note=_NO + "MindSpore has no LDL factorization; solve the system with "
+            "torch.linalg.solve's conversion (ops.matrix_solve) instead")
+mapping(L + "eig", None, note=_NO + "ops.eig returns complex eigen pairs whose order/normalisation is not "
+        "checked against torch: use ops.eig and verify")
+mapping(L + "eigvals", None, note=_NO + "ops.eig(A)[0] (order not checked against torch)")
+
+
+def _multi_dot(ctx):
+    """A literal list of matrices: multiplied left to right (torch picks the cheapest order; same values)."""
+    b = ctx.bound
+    node = b.value("tensors")
+    if b.starred or node is None or set(b.order) - {"tensors", "out"} or not isinstance(node, (cst.List, cst.Tuple)):
+        raise UnsupportedSite("tensors must be a literal list or tuple of matrices")
+    if b.has("out") and b.code("out") != "None":
+        raise UnsupportedSite("out= has no MindSpore counterpart: assign the result")
+    items = [code_of(e.value).strip() for e in node.elements]
+    if len(items) < 2 or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        raise UnsupportedSite("at least two matrices, none starred")
+    text = items[0]
+    for item in items[1:]:
+        text = f"ops.matmul({text}, {item})"
+    return ctx.expr(text)
+
+
+rule(L + "multi_dot", "mindspore.ops.matmul", args=("tensors",), test=T_VAL,
+     note="a literal list: ops.matmul left to right (torch chooses the cheapest order; the values agree to rounding); "
+          "1-D first/last tensors act as row/column vectors, as in torch")(_multi_dot)

@@ -1,0 +1,174 @@
+"""torch's elementwise, reduction and matrix functions (torch.acos, torch.nansum, torch.det...) -> `mindspore.ops`.
+
+Proven by tests/parity/test_torch_math.py (values and dtypes in PyNative and ms.jit, gradients where they matter).
+Facts (MindSpore 2.10, CPU, checked there): ops.xlogy gives NaN at x = y = 0 (torch 0); ops.fmin has no CPU
+kernel; ops.polygamma takes a Tensor order; ops.svd returns (s, u, v); ops.dot needs 2-D inputs (torch.dot is
+the 1-D inner product); ops.cholesky has no gradient on CPU. Integer inputs of float functions are not promoted
+to float as torch does: cast them first.
+"""
+from __future__ import annotations
+
+from ..registry import DIFFERENCE, mapping
+from .compose import composed
+from .torch_linalg import _INV_NOTE, INVERSE
+from .torch_special import LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
+
+T = "tests/parity/test_torch_math.py"
+T_EW = f"{T}::test_elementwise"
+T_RED = f"{T}::test_reductions"
+T_MAT = f"{T}::test_matrix_functions"
+_INT = "integer tensors are not promoted to float as torch does: cast them first"
+
+# ---------------------------------------------------------------- elementwise, one tensor
+for _name, _op, _note in (
+        ("acos", "acos", _INT), ("arccos", "acos", _INT), ("asin", "asin", _INT), ("arcsin", "asin", _INT),
+        ("atan", "atan", _INT), ("arctan", "atan", _INT), ("acosh", "acosh", _INT), ("arccosh", "acosh", _INT),
+        ("asinh", "asinh", _INT), ("arcsinh", "asinh", _INT), ("atanh", "atanh", _INT), ("arctanh", "atanh", _INT),
+        ("cosh", "cosh", _INT), ("sinh", "sinh", _INT), ("tan", "tan", _INT), ("expm1", "expm1", _INT),
+        ("exp2", "exp2", _INT), ("log2", "log2", _INT), ("log10", "log10", _INT), ("erfc", "erfc", _INT),
+        ("erfinv", "erfinv", _INT), ("lgamma", "lgamma", _INT), ("digamma", "digamma", _INT),
+        ("reciprocal", "reciprocal", _INT), ("square", "square", ""), ("frac", "frac", ""),
+        ("trunc", "trunc", ""), ("fix", "trunc", ""), ("sgn", "sgn", ""), ("signbit", "signbit", ""),
+        ("rad2deg", "rad2deg", ""), ("deg2rad", "deg2rad", ""), ("i0", "bessel_i0", _INT), ("sinc", "sinc", _INT),
+        ("positive", "positive", ""), ("bitwise_not", "invert", "integer and bool tensors"),
+        ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
+        ("real", "real", "the real part (a real tensor is returned as is)"), ("msort", "msort", ""),
+        ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
+        ("trace", "trace", ""), ("det", "det", ""), ("logdet", "logdet", "")):
+    composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note, test=T_EW if _name not in (
+            "trace", "det", "logdet", "msort", "argwhere") else T_MAT if _name != "msort" else T_RED)
+mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in MindSpore 2.10: a truncated series or "
+        "scipy.linalg.expm on .asnumpy() values")
+composed("torch.inverse", INVERSE.replace("{A}", "{input}"), ("input",), target="mindspore.ops.matrix_solve",
+         note=_INV_NOTE, test=T_MAT)
+composed("torch.imag", "ops.imag({input})", ("input",), note="complex input only, as in torch", test=T_EW)
+composed("torch.slogdet", "ops.slogdet({input})", ("input",), test=T_MAT,
+         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1]")
+
+# ---------------------------------------------------------------- elementwise, two tensors (or a number)
+for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("hypot", "hypot"),
+                   ("copysign", "copysign"), ("nextafter", "nextafter"), ("float_power", "float_power"),
+                   ("ldexp", "ldexp"), ("gcd", "gcd"), ("lcm", "lcm"), ("bitwise_and", "bitwise_and"),
+                   ("bitwise_or", "bitwise_or"), ("bitwise_xor", "bitwise_xor"),
+                   ("bitwise_left_shift", "bitwise_left_shift"), ("bitwise_right_shift", "bitwise_right_shift"),
+                   ("igamma", "igamma"), ("igammac", "igammac"), ("fmax", "fmax"), ("kron", "kron"),
+                   ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
+    _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
+    composed(f"torch.{_name}", f"ops.{_op}({{input}}, {{{_second}}})", ("input", _second),
+             note="float64 result, as torch" if _name == "float_power" else
+             "NaN: the other value is taken, as in torch" if _name == "fmax" else "",
+             test=T_MAT if _name in ("kron", "inner", "outer", "ger", "mv") else T_EW)
+composed("torch.heaviside", "ops.heaviside({input}, {values})", ("input", "values"), test=T_EW)
+composed("torch.xlogy", XLOGY, ("input", "other"), target="mindspore.ops.xlogy",
+         note="0 where x == 0 and y is not NaN, as torch (ops.xlogy gives NaN at x = y = 0); tensors only", test=T_EW)
+composed("torch.dot", "ops.sum({input} * {tensor})", ("input", "tensor"), target="mindspore.ops.sum",
+         note="the 1-D inner product as a sum of products (ops.dot is a matrix product of >= 2-D inputs)", test=T_MAT)
+composed("torch.logit", LOGIT, ("input", "eps"), absent=LOGIT_NO_EPS, target="mindspore.ops.log",
+         note=LOGIT_NOTE, test=T_EW)
+composed("torch.polygamma", "ops.polygamma(ms.Tensor({n}), {input})", ("n", "input"),
+         note="n wrapped in ms.Tensor (ops.polygamma takes a Tensor order)", test=T_EW)
+composed("torch.mvlgamma", "ops.mvlgamma({input}, {p})", ("input", "p"), test=T_EW)
+composed("torch.clamp_min", "ops.clamp({input}, min={min})", ("input", "min"), test=T_EW,
+         status=DIFFERENCE, note="NaN inputs: MindSpore gives the bound where torch propagates NaN")
+composed("torch.clamp_max", "ops.clamp({input}, max={max})", ("input", "max"), test=T_EW,
+         status=DIFFERENCE, note="NaN inputs: MindSpore gives the bound where torch propagates NaN")
+composed("torch.rsub", "({other} - {alpha} * {input})", ("input", "other", "alpha"), defaults={"alpha": "1"},
+         target="mindspore.ops.sub", note="other - alpha * input", test=T_EW)
+composed("torch.addcmul", "ops.addcmul({input}, {tensor1}, {tensor2}, {value})", ("input", "tensor1", "tensor2", "value"),
+         defaults={"value": "1"}, test=T_EW)
+composed("torch.addcdiv", "ops.addcdiv({input}, {tensor1}, {tensor2}, {value})", ("input", "tensor1", "tensor2", "value"),
+         defaults={"value": "1"}, test=T_EW)
+composed("torch.nan_to_num", "ops.nan_to_num({input}, {nan}, {posinf}, {neginf})", ("input", "nan", "posinf", "neginf"),
+         defaults={"nan": "0.0", "posinf": "None", "neginf": "None"},
+         note="nan passed explicitly (torch's default 0.0); infinities become the dtype's extremes", test=T_EW)
+
+# ---------------------------------------------------------------- reductions and scans
+composed("torch.logcumsumexp", "ops.logcumsumexp({input}, {dim})", ("input", "dim"), test=T_RED)
+for _name in ("cummax", "cummin"):
+    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*ops.{_name}({{input}}, "
+             f"{{dim}}))", ("input", "dim"), target=f"mindspore.ops.{_name}", test=T_RED,
+             note="a plain (values, indices) tuple with int64 indices (no .values/.indices attributes)")
+composed("torch.nansum", "ops.nansum({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
+         defaults={"dim": "None", "keepdim": "False", "dtype": "None"}, test=T_RED)
+composed("torch.nanmean", "ops.nanmean({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
+         defaults={"dim": "None", "keepdim": "False", "dtype": "None"}, test=T_RED)
+for _name in ("median", "nanmedian"):
+    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*ops.{_name}({{input}}, {{dim}}, "
+             f"{{keepdim}}))", ("input", "dim", "keepdim"), defaults={"keepdim": "False"},
+             absent={"dim": f"ops.{_name}(ops.reshape({{input}}, (-1,)), 0)[0]"}, target=f"mindspore.ops.{_name}",
+             note="no dim: the lower median of all elements; dim: a plain (values, int64 indices) tuple "
+                  "(no .values/.indices attributes)", test=T_RED)
+for _name in ("quantile", "nanquantile"):
+    mapping(f"torch.{_name}", None, note=f"ops.{_name} has no CPU kernel in MindSpore 2.10: sort along the dim and "
+            "interpolate between the two neighbouring order statistics (linear), or use numpy on .asnumpy() values")
+composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input}, {dim}, {keepdim}))",
+         ("input", "dim", "keepdim"), defaults={"dim": "None", "keepdim": "False"}, target="mindspore.ops.amin",
+         status=DIFFERENCE, note="a plain (min, max) tuple (no .min/.max attributes); NaN inputs: MindSpore ignores "
+                                 "NaN where torch propagates it", test=T_RED)
+composed("torch.histc", "ops.histc({input}, {bins}, {min}, {max})", ("input", "bins", "min", "max"),
+         defaults={"bins": "100", "min": "0", "max": "0"}, test=T_RED)
+composed("torch.bincount", "ops.bincount({input}, {weights}, {minlength})", ("input", "weights", "minlength"),
+         defaults={"weights": "None", "minlength": "0"},
+         absent={"weights": "ops.bincount({input}, None, {minlength}).astype(ms.int64)"},
+         note="counts are int64 as in torch (ops.bincount gives float32 counts); weighted sums keep the weights' dtype",
+         test=T_RED)
+composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right}).astype(ms.int32 if {out_int32} else "
+         "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
+         literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)
+composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, right={right} or {side} == 'right') if "
+         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, right={right}, side={side}))"
+         ".astype(ms.int32 if {out_int32} else ms.int64)",
+         ("sorted_sequence", "values", "out_int32", "right", "side", "sorter"),
+         defaults={"out_int32": "False", "right": "False", "side": "None", "sorter": "None"},
+         only={"sorter": ("None",)}, literal=("out_int32",), target="mindspore.ops.searchsorted",
+         note="1-D boundaries with values of any shape go through ops.bucketize (ops.searchsorted wants matching "
+              "leading dims); sorter= is a TODO", test=T_RED)
+composed("torch.cov", "ops.cov({input}, correction={correction}, fweights={fweights}, aweights={aweights})",
+         ("input", "correction", "fweights", "aweights"),
+         defaults={"correction": "1", "fweights": "None", "aweights": "None"}, test=T_RED)
+composed("torch.trapezoid", "ops.trapz({y}, {x}, dx={dx}, dim={dim})", ("y", "x", "dx", "dim"),
+         defaults={"x": "None", "dx": "1.0", "dim": "-1"}, test=T_RED)
+composed("torch.trapz", "ops.trapz({y}, {x}, dim={dim})", ("y", "x", "dim"), defaults={"x": "None", "dim": "-1"},
+         test=T_RED)
+composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, {maxnorm})", ("input", "p", "dim", "maxnorm"), test=T_RED)
+
+# ---------------------------------------------------------------- matrix functions of the torch namespace
+composed("torch.diag_embed", "ops.diag_embed({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
+         defaults={"offset": "0", "dim1": "-2", "dim2": "-1"}, test=T_MAT)
+composed("torch.diagflat", "ops.diagflat({input}, {offset})", ("input", "offset"), defaults={"offset": "0"}, test=T_MAT)
+composed("torch.diagonal", "ops.diagonal({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
+         defaults={"offset": "0", "dim1": "0", "dim2": "1"}, test=T_MAT)
+composed("torch.take", "ops.gather(ops.reshape({input}, (-1,)), ops.where({index} < 0, {index} + {input}.size, "
+         "{index}), 0)", ("input", "index"), target="mindspore.ops.gather",
+         note="gather from the flattened input (ops.take has no CPU kernel); negative indices count from the end",
+         test=T_MAT)
+composed("torch.cross", "ops.cross({input}, {other}, {dim})", ("input", "other", "dim"), defaults={"dim": "None"},
+         note="dim=None: the first dimension of size 3, as torch (which warns about it)", test=T_MAT)
+composed("torch.vander", "(ops.flip(ops.vander({x}, {N}), (-1,)) if {increasing} else ops.vander({x}, {N}))",
+         ("x", "N", "increasing"), defaults={"N": "None", "increasing": "False"}, target="mindspore.ops.vander",
+         test=T_MAT)
+for _name in ("addmv", "addr", "addbmm"):
+    _a = {"addmv": ("input", "mat", "vec"), "addr": ("input", "vec1", "vec2"),
+          "addbmm": ("input", "batch1", "batch2")}[_name]
+    composed(f"torch.{_name}", f"ops.{_name}({{{_a[0]}}}, {{{_a[1]}}}, {{{_a[2]}}}, beta={{beta}}, alpha={{alpha}})",
+             _a + ("beta", "alpha"), defaults={"beta": "1", "alpha": "1"}, test=T_MAT)
+composed("torch.matrix_power", "ops.matrix_power({input}, {n})", ("input", "n"), test=T_MAT)
+composed("torch.cholesky", "ops.cholesky({input}, {upper})", ("input", "upper"), defaults={"upper": "False"},
+         status=DIFFERENCE, note="no gradient on CPU (CholeskyGrad has no CPU kernel: differentiating it raises)",
+         test=T_MAT)
+composed("torch.cholesky_solve", "ops.cholesky_solve({B}, {L}, {upper})", ("B", "L", "upper"),
+         defaults={"upper": "False"}, test=T_MAT)
+composed("torch.cholesky_inverse", "ops.cholesky_inverse({L}, {upper})", ("L", "upper"), defaults={"upper": "False"},
+         test=T_MAT)
+composed("torch.svd", "(lambda _ms_s, _ms_u, _ms_v: (_ms_u, _ms_s, _ms_v))(*ops.svd({input}, not {some}))",
+         ("input", "some", "compute_uv"), defaults={"some": "True", "compute_uv": "True"},
+         only={"compute_uv": ("True",)}, target="mindspore.ops.svd",
+         note="(U, S, V) as torch.svd returns them (V not transposed); some=True is the reduced form; singular "
+              "vectors are unique only up to sign; compute_uv=False is a TODO", test=T_MAT)
+composed("torch.qr", "ops.qr({input}, 'reduced' if {some} else 'complete')", ("input", "some"),
+         defaults={"some": "True"}, note="a plain (Q, R) tuple; some=False is mode 'complete'", test=T_MAT)
+composed("torch.pinverse", "ops.pinv({input})", ("input", "rcond"), defaults={"rcond": "1e-15"},
+         only={"rcond": ("1e-15",)}, note="torch's default rcond only (another rcond is a TODO)", test=T_MAT)
+composed("torch.fmin", "ops.where(ops.isnan({other}), {input}, ops.where(ops.isnan({input}), {other}, "
+         "ops.minimum({input}, {other})))", ("input", "other"), target="mindspore.ops.minimum",
+         note="composed (ops.fmin has no CPU kernel): a NaN operand yields the other value, as in torch", test=T_EW)

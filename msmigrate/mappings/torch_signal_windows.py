@@ -1,0 +1,43 @@
+"""`torch.signal.windows.*` -> MindSpore window ops (sym=True is periodic=False) or the window formulas torch
+documents, over ops.arange. Proven by tests/parity/test_torch_signal_windows.py (M = 1, odd and even M, sym and
+periodic, dtype)."""
+from __future__ import annotations
+
+from ..registry import mapping
+from .compose import FACTORY_DROP, composed
+
+T = "tests/parity/test_torch_signal_windows.py::test_windows"
+W = "torch.signal.windows."
+_NOTE = "sym=True (torch's default) is MindSpore's periodic=False; float32 unless dtype= is given"
+
+for _name, _op, _extra in (("hann", "hann_window", ""), ("hamming", "hamming_window", ""),
+                           ("blackman", "blackman_window", ""), ("bartlett", "bartlett_window", ""),
+                           ("kaiser", "kaiser_window", ", {beta}")):
+    _length = "ms.Tensor({M})" if _name in ("blackman", "bartlett") else "{M}"
+    composed(W + _name, f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ops.{_op}({_length}, not {{sym}}{_extra}, "
+             f"dtype={{dtype}}))", ("M", "sym", "dtype") + (("beta",) if _name == "kaiser" else ()),
+             defaults={"sym": "True", "dtype": "ms.float32", "beta": "12.0"} if _name == "kaiser" else
+             {"sym": "True", "dtype": "ms.float32"}, drop=FACTORY_DROP, target=f"mindspore.ops.{_op}", note=_NOTE,
+             test=T)
+
+# the formulas over n = 0..M-1, with torch's denominator (M - 1 when sym, M when periodic)
+_N = "ops.arange({M}, dtype=ms.float32)"
+_DEN = "({M} - 1 if {sym} else {M})"
+_CENTER = "(({M} - 1) / 2 if {sym} else {M} / 2)"
+for _name, _formula, _args, _defaults in (
+        ("cosine", f"ops.sin(3.141592653589793 * ({_N} + 0.5) / ({{M}} if {{sym}} else {{M}} + 1))", (), {}),
+        ("gaussian", f"ops.exp(-0.5 * (({_N} - {_CENTER}) / {{std}}) ** 2)", ("std",), {"std": "1.0"}),
+        ("exponential", f"ops.exp(-ops.abs({_N} - {{center}}) / {{tau}})", ("center", "tau"), {"tau": "1.0"}),
+        ("general_hamming", f"({{alpha}} - (1 - {{alpha}}) * ops.cos(6.283185307179586 * {_N} / {_DEN}))",
+         ("alpha",), {"alpha": "0.54"}),
+        ("nuttall", f"(0.3635819 - 0.4891775 * ops.cos(6.283185307179586 * {_N} / {_DEN}) + 0.1365995 * "
+                    f"ops.cos(12.566370614359172 * {_N} / {_DEN}) - 0.0106411 * ops.cos(18.84955592153876 * {_N} / "
+                    f"{_DEN}))", (), {})):
+    _window = f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ({_formula}).astype({{dtype}}))"
+    composed(W + _name, _window, ("M", "sym", "dtype") + _args,
+             defaults=dict({"sym": "True", "dtype": "ms.float32"}, **_defaults),
+             absent={"center": _window.replace("{center}", _CENTER)} if _name == "exponential" else None,
+             drop=FACTORY_DROP, target="mindspore.ops.arange",
+             note="torch's formula over ops.arange (float32, cast to dtype); sym as in torch", test=T)
+mapping(W + "general_cosine", None, note="write the sum of a[k] * (-1)**k * cos(2 pi k n / (M - 1)) over ops.arange(M) "
+        "(a literal list of coefficients), as torch.signal.windows.nuttall's conversion does")

@@ -1,0 +1,110 @@
+"""`torch.special.*` -> `mindspore.ops` special functions, or short compositions of them.
+
+Proven by tests/parity/test_torch_special.py (values over each function's domain, gradients where MindSpore
+differentiates the op). Facts (MindSpore 2.10, CPU, checked there):
+  * ops.bessel_* / ops.igamma / ops.zeta / ops.polygamma / ops.mvlgamma exist and match torch;
+    ops.polygamma takes n as a Tensor.
+  * ops.round has no decimals != 0 kernel; ops.erfinv loses the tails (erfinv(2p - 1) is off by >1 near p = 0
+    or 1 even in float64), so ndtri stays a TODO.
+  * log_ndtr and erfcx are computed in float64 with an asymptotic branch where the plain formula under/overflows.
+Integer inputs are not promoted to float as torch does: cast them first.
+"""
+from __future__ import annotations
+
+from ..registry import mapping
+from .compose import composed
+
+T = "tests/parity/test_torch_special.py"
+T_VAL = f"{T}::test_special_values"
+_INT = "integer tensors are not promoted to float as torch does: cast them first"
+_ONE = ("input",)
+
+for _name, _template in (
+        ("bessel_j0", "ops.bessel_j0({input})"), ("bessel_j1", "ops.bessel_j1({input})"),
+        ("bessel_y0", "ops.bessel_y0({input})"), ("bessel_y1", "ops.bessel_y1({input})"),
+        ("modified_bessel_i0", "ops.bessel_i0({input})"), ("modified_bessel_i1", "ops.bessel_i1({input})"),
+        ("modified_bessel_k0", "ops.bessel_k0({input})"), ("modified_bessel_k1", "ops.bessel_k1({input})"),
+        ("scaled_modified_bessel_k0", "ops.bessel_k0e({input})"),
+        ("scaled_modified_bessel_k1", "ops.bessel_k1e({input})"),
+        ("i0", "ops.bessel_i0({input})"), ("i0e", "ops.bessel_i0e({input})"), ("i1", "ops.bessel_i1({input})"),
+        ("i1e", "ops.bessel_i1e({input})"),
+        ("digamma", "ops.digamma({input})"), ("psi", "ops.digamma({input})"), ("gammaln", "ops.lgamma({input})"),
+        ("erf", "ops.erf({input})"), ("erfc", "ops.erfc({input})"), ("erfinv", "ops.erfinv({input})"),
+        ("exp2", "ops.exp2({input})"), ("expm1", "ops.expm1({input})"), ("log1p", "ops.log1p({input})"),
+        ("expit", "ops.sigmoid({input})"), ("sinc", "ops.sinc({input})"),
+        ("ndtr", "(0.5 * ops.erfc({input} * -0.7071067811865476))"),
+        ("spherical_bessel_j0", "ops.sinc({input} * 0.3183098861837907)"),
+        ("entr", "ops.where({input} > 0, -ops.xlogy({input}, {input}), "
+                 "ops.where({input} == 0, ops.zeros_like({input}), ops.full_like({input}, float('-inf'))))"),
+        ("log_ndtr", "ops.where({input} < -20, -0.5 * {input} * {input} - ops.log(-{input}) - 0.9189385332046727 "
+                     "+ ops.log(1 - 1 / ({input} * {input}) + 3 / ({input} ** 4)), "
+                     "ops.log(0.5 * ops.erfc({input}.astype(ms.float64) * -0.7071067811865476)).astype("
+                     "{input}.dtype))"),
+        ("erfcx", "ops.where({input} < 25, (ops.exp({input}.astype(ms.float64) ** 2) * ops.erfc({input}.astype("
+                  "ms.float64))).astype({input}.dtype), 0.5641895835477563 / {input} * (1 - 0.5 / ({input} * "
+                  "{input}) + 0.75 / ({input} ** 4)))"),
+):
+    _note = _INT
+    if _name in ("entr", "ndtr", "spherical_bessel_j0"):
+        _note = "composed from ops (" + {"entr": "-x log x, 0 at 0, -inf below 0", "ndtr": "0.5 erfc(-x / sqrt 2)",
+                                        "spherical_bessel_j0": "sin(x) / x = sinc(x / pi)"}[_name] + "); " + _INT
+    elif _name in ("log_ndtr", "erfcx"):
+        _note = ("composed: the closed form evaluated in float64, an asymptotic series where it would under/"
+                 "overflow; " + _INT)
+    composed(f"torch.special.{_name}", _template, _ONE, note=_note, test=T_VAL)
+
+# ops.logit(x, eps)'s gradient turns NaN once ops.logit ran with another eps in the process (seen on CPU, 2.10):
+# log(z / (1 - z)) of the clamped input instead, whose gradient is torch's (0 outside [eps, 1 - eps])
+LOGIT = "(lambda _ms_z: ops.log(_ms_z / (1 - _ms_z)))(ops.clamp({input}, {eps}, 1 - {eps}))"
+LOGIT_NO_EPS = {"eps": "(lambda _ms_z: ops.log(_ms_z / (1 - _ms_z)))({input})"}
+LOGIT_NOTE = ("log(z / (1 - z)), z the input clamped to [eps, 1 - eps] when eps is given, as torch (ops.logit's "
+              "gradient is unreliable after a call with another eps)")
+XLOGY = ("ops.where(ops.logical_and({input} == 0, ops.logical_not(ops.isnan({other}))), ops.zeros_like({input} * "
+         "{other}), ops.xlogy({input}, {other}))")
+composed("torch.special.xlogy", XLOGY, ("input", "other"), target="mindspore.ops.xlogy",
+         note="0 where x == 0 and y is not NaN, as torch (ops.xlogy gives NaN at x = y = 0); tensors only; " + _INT,
+         test=T_VAL)
+composed("torch.special.xlog1py", "ops.where(ops.logical_and({input} == 0, ops.logical_not(ops.isnan({other}))), "
+         "ops.zeros_like({input} * {other}), {input} * ops.log1p({other}))", ("input", "other"),
+         note="composed: x * log1p(y), 0 where x == 0 (NaN y stays NaN, as in torch); tensors only; " + _INT,
+         test=T_VAL)
+composed("torch.special.zeta", "ops.zeta({input}, {other})", ("input", "other"),
+         note="Hurwitz zeta; tensors only (a number argument: wrap it in ms.Tensor)", test=T_VAL)
+composed("torch.special.gammainc", "ops.igamma({input}, {other})", ("input", "other"),
+         note="regularized lower incomplete gamma; no gradient with respect to input (torch has none either)",
+         test=T_VAL)
+composed("torch.special.gammaincc", "ops.igammac({input}, {other})", ("input", "other"),
+         note="regularized upper incomplete gamma", test=T_VAL)
+composed("torch.special.polygamma", "ops.polygamma(ms.Tensor({n}), {input})", ("n", "input"),
+         note="n wrapped in ms.Tensor (ops.polygamma takes a Tensor order)", test=T_VAL)
+composed("torch.special.multigammaln", "ops.mvlgamma({input}, {p})", ("input", "p"), test=T_VAL)
+composed("torch.special.logit", LOGIT, ("input", "eps"), absent=LOGIT_NO_EPS, target="mindspore.ops.log",
+         note=LOGIT_NOTE, test=T_VAL)
+composed("torch.special.logsumexp", "ops.logsumexp({input}, {dim}, {keepdim})", ("input", "dim", "keepdim"),
+         defaults={"keepdim": "False"}, test=T_VAL)
+composed("torch.special.softmax", "ops.softmax({input}, {dim})", ("input", "dim", "dtype"),
+         defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
+         test=T_VAL)
+composed("torch.special.log_softmax", "ops.log_softmax({input}, {dim})", ("input", "dim", "dtype"),
+         defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
+         test=T_VAL)
+composed("torch.special.round", "ops.round({input})", ("input", "decimals"), defaults={"decimals": "0"},
+         only={"decimals": ("0",)}, note="halves to even, as in torch; decimals != 0 has no CPU kernel (a TODO)",
+         test=T_VAL)
+
+# no MindSpore counterpart the converter can emit with torch's values: visible TODOs with what to write instead
+_POLY = {"chebyshev_polynomial_t": "chebyshev_t", "chebyshev_polynomial_u": "chebyshev_u",
+         "chebyshev_polynomial_v": "chebyshev_v", "chebyshev_polynomial_w": "chebyshev_w",
+         "shifted_chebyshev_polynomial_t": "shifted_chebyshev_t", "shifted_chebyshev_polynomial_u": "shifted_chebyshev_u",
+         "shifted_chebyshev_polynomial_v": "shifted_chebyshev_v", "shifted_chebyshev_polynomial_w": "shifted_chebyshev_w",
+         "hermite_polynomial_h": "hermite_h", "hermite_polynomial_he": "hermite_he",
+         "laguerre_polynomial_l": "laguerre", "legendre_polynomial_p": "legendre"}
+for _name, _kind in _POLY.items():
+    composed(f"torch.special.{_name}", f"_ms_compat.special_orthogonal_polynomial('{_kind}', {{input}}, {{n}})",
+             ("input", "n"), test=f"{T}::test_special_polynomials",
+             note="the three-term recurrence unrolled over an integer n (GRAPH mode: a Python int n; a tensor n, one "
+                  "degree per element, is read in PyNative); float32 rounding of the recurrence")
+mapping("torch.special.airy_ai", None, note="MindSpore has no Airy function: scipy.special.airy on .asnumpy() values")
+mapping("torch.special.ndtri", None,
+        note="ops.erfinv loses the tails (erfinv(2p - 1) * sqrt 2 is off by more than 1 for p near 0 or 1), so no "
+             "composition is exact: scipy.special.ndtri on .asnumpy() values")

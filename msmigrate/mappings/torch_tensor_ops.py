@@ -1,0 +1,192 @@
+"""torch's stacking, splitting, indexing/scatter and small utility functions (torch.hstack, torch.index_add,
+torch.kthvalue...) -> `mindspore.ops`, or short compositions where the MindSpore op differs.
+
+Proven by tests/parity/test_torch_tensor_ops.py and test_torch_misc_ops.py (values and dtypes in PyNative and ms.jit, gradients where they
+matter). Facts (MindSpore 2.10, CPU, checked there): ops.index_add / ops.index_fill take int32 indices;
+ops.scatter needs a tensor source; ops.select is a where-like op (not torch.select); ops.index_add writes into
+its input in place; ops.selu's gradient is wrong on CPU.
+"""
+from __future__ import annotations
+
+from ..registry import mapping
+from .compose import FACTORY_DROP, composed, variadic
+
+T = "tests/parity/test_torch_tensor_ops.py"
+T_SHAPE = f"{T}::test_stack_split"
+T_INDEX = f"{T}::test_index_scatter"
+T_MISC = "tests/parity/test_torch_misc_ops.py::test_misc"
+
+for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
+    composed(f"torch.{_name}", f"ops.{_name}({{input}})", ("input",), test=T_SHAPE,
+             note="one tensor (several tensors, which torch returns as a tuple, are a TODO)")
+for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
+    composed(f"torch.{_name}", f"ops.{_name}({{tensors}})", ("tensors",), test=T_SHAPE)
+for _name in ("hsplit", "vsplit", "dsplit"):
+    composed(f"torch.{_name}", f"ops.{_name}({{input}}, {{indices_or_sections}})", ("input", "indices_or_sections"),
+             test=T_SHAPE, note="returns a tuple of tensors")
+composed("torch.tensor_split", "ops.tensor_split({input}, {indices_or_sections}, axis={dim})",
+         ("input", "indices_or_sections", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
+composed("torch.rot90", "ops.rot90({input}, {k}, {dims})", ("input", "k", "dims"),
+         defaults={"k": "1", "dims": "(0, 1)"}, test=T_SHAPE)
+composed("torch.fliplr", "ops.fliplr({input})", ("input",), test=T_SHAPE)
+composed("torch.flipud", "ops.flipud({input})", ("input",), test=T_SHAPE)
+composed("torch.t", "ops.t({input})", ("input",), test=T_SHAPE, note="0-D and 1-D tensors unchanged, as in torch")
+composed("torch.ravel", "ops.reshape({input}, (-1,))", ("input",), test=T_SHAPE)
+variadic("torch.block_diag", "ops.block_diag", test=T_SHAPE)
+variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_SHAPE)
+variadic("torch.chain_matmul", "ops.matmul", join="ops.matmul", test=T_SHAPE,
+         note="the matrices multiplied left to right with ops.matmul")
+composed("torch.combinations", "ops.combinations({input}, {r}, {with_replacement})",
+         ("input", "r", "with_replacement"), defaults={"r": "2", "with_replacement": "False"}, test=T_SHAPE)
+for _name in ("tril_indices", "triu_indices"):
+    composed(f"torch.{_name}", f"ops.{_name}({{row}}, {{col}}, {{offset}}, dtype={{dtype}})",
+             ("row", "col", "offset", "dtype"), defaults={"offset": "0", "dtype": "ms.int64"}, drop=FACTORY_DROP,
+             test=T_SHAPE, note="int64 by default, as in torch; device= is dropped")
+
+composed("torch.masked_fill", "ops.masked_fill({input}, {mask}, {value})", ("input", "mask", "value"), test=T_INDEX)
+composed("torch.index_add", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
+         "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
+         "{source} * {alpha}, {dim}, 'add')", ("input", "dim", "index", "source", "alpha"), defaults={"alpha": "1"},
+         target="mindspore.ops.tensor_scatter_elements",
+         note="a scatter-add of the source along dim, repeated indices accumulate (ops.index_add writes into its "
+              "input in place); alpha scales the source", test=T_INDEX)
+composed("torch.index_fill", "ops.index_fill({input}, {dim}, {index}.astype(ms.int32), {value})",
+         ("input", "dim", "index", "value"), note="int32 indices (ops.index_fill takes no int64)", test=T_INDEX)
+composed("torch.scatter", "ops.scatter({input}, {dim}, {index}, {src})", ("input", "dim", "index", "src", "reduce"),
+         defaults={"reduce": "None"}, only={"reduce": ("None",)},
+         note="a tensor src (a number src/value= and reduce= are TODO)", test=T_INDEX)
+composed("torch.scatter_add", "ops.tensor_scatter_elements({input}, {index}, {src}, {dim}, 'add')",
+         ("input", "dim", "index", "src"), test=T_INDEX)
+composed("torch.select_scatter", "ops.select_scatter({input}, {src}, {dim}, {index})",
+         ("input", "src", "dim", "index"), test=T_INDEX)
+composed("torch.slice_scatter", "ops.slice_scatter({input}, {src}, {dim}, {start}, {end}, {step})",
+         ("input", "src", "dim", "start", "end", "step"),
+         defaults={"dim": "0", "start": "None", "end": "None", "step": "1"}, test=T_INDEX)
+composed("torch.diagonal_scatter", "ops.diagonal_scatter({input}, {src}, {offset}, {dim1}, {dim2})",
+         ("input", "src", "offset", "dim1", "dim2"), defaults={"offset": "0", "dim1": "0", "dim2": "1"},
+         test=T_INDEX)
+composed("torch.isin", "((ops.expand_dims({elements}, -1) == ops.reshape({test_elements}, (-1,))).any(-1) != "
+         "{invert})", ("elements", "test_elements", "assume_unique", "invert"),
+         defaults={"assume_unique": "False", "invert": "False"}, target="mindspore.ops.equal",
+         note="composed: each element compared with every test element (memory grows with both sizes); tensors "
+              "only", test=T_INDEX)
+composed("torch.kthvalue", "(lambda _ms_v, _ms_i: (ops.narrow(_ms_v, {dim}, {k} - 1, 1), ops.narrow(_ms_i, {dim}, "
+         "{k} - 1, 1).astype(ms.int64)) if {keepdim} else (ops.narrow(_ms_v, {dim}, {k} - 1, 1).squeeze({dim}), "
+         "ops.narrow(_ms_i, {dim}, {k} - 1, 1).squeeze({dim}).astype(ms.int64)))(*ops.sort({input}, {dim}))",
+         ("input", "k", "dim", "keepdim"), defaults={"dim": "-1", "keepdim": "False"}, target="mindspore.ops.sort",
+         note="the k-th smallest from a stable ops.sort: a plain (values, int64 indices) tuple (no .values/.indices "
+              "attributes); with ties the index may be another of the equal elements", test=T_INDEX)
+
+composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / ops.sqrt(ops.outer(ops.diagonal(_ms_c), "
+         "ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",), target="mindspore.ops.cov",
+         note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch; a 2-D input (variables in rows)", test=T_MISC)
+composed("torch.cumulative_trapezoid", "(lambda _ms_y: ops.cumsum((ops.narrow(_ms_y, {dim}, 1, _ms_y.shape[{dim}] - 1)"
+         " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * ({dx} / 2), {dim}))({y})",
+         ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"}, only={"x": ("None",)},
+         target="mindspore.ops.cumsum", note="evenly spaced samples (dx); sample points x= are a TODO", test=T_MISC)
+composed("torch.clone", "{input}.copy()", ("input", "memory_format"), defaults={"memory_format": "None"},
+         target="mindspore.Tensor.copy", note="memory_format is dropped (MindSpore has one layout)", test=T_MISC,
+         drop=("memory_format",))
+composed("torch.numel", "{input}.size", ("input",), target="mindspore.Tensor.size",
+         note="a Python int, as in torch", test=T_MISC)
+composed("torch.is_nonzero", "bool({input})", ("input",), target="bool", test=T_MISC,
+         note="a Python bool of a one-element tensor, as in torch")
+composed("torch.is_same_size", "({input}.shape == {other}.shape)", ("input", "other"), target="mindspore.Tensor.shape",
+         test=T_MISC)
+composed("torch.detach", "ops.stop_gradient({input})", ("input",), test=T_MISC,
+         note="the value without a gradient path, as in torch")
+composed("torch.frobenius_norm", "ops.vector_norm({input}, 2, {dim}, {keepdim})", ("input", "dim", "keepdim"),
+         defaults={"keepdim": "False"}, test=T_MISC)
+composed("torch.nuclear_norm", "ops.matrix_norm({input}, 'nuc', {dim}, {keepdim})", ("input", "dim", "keepdim"),
+         defaults={"keepdim": "False"}, absent={"dim": "ops.matrix_norm({input}, 'nuc')"}, test=T_MISC)
+composed("torch.selu", "(1.0507009873554805 * ops.where({input} > 0, {input}, 1.6732632423543772 * ops.expm1("
+         "ops.minimum({input}, 0.0))))", ("input",), target="mindspore.ops.expm1", test=T_MISC,
+         note="composed: scale * (x if x > 0 else alpha * (exp(x) - 1)); ops.selu's gradient is wrong on CPU")
+composed("torch.celu", "ops.celu({input}, {alpha})", ("input", "alpha"), defaults={"alpha": "1.0"}, test=T_MISC)
+composed("torch.hardshrink", "ops.hardshrink({input}, {lambd})", ("input", "lambd"), defaults={"lambd": "0.5"},
+         test=T_MISC)
+composed("torch.cosine_similarity", "ops.cosine_similarity({x1}, {x2}, {dim}, {eps})", ("x1", "x2", "dim", "eps"),
+         defaults={"dim": "1", "eps": "1e-08"}, test=T_MISC)
+composed("torch.pdist", "ops.pdist({input}, {p})", ("input", "p"), defaults={"p": "2.0"}, test=T_MISC)
+composed("torch.unique_consecutive", "ops.unique_consecutive({input})", ("input", "return_inverse", "return_counts",
+         "dim"), defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},
+         only={"return_inverse": ("False",), "return_counts": ("False",), "dim": ("None",)},
+         note="the values only (return_inverse/return_counts/dim are TODO)", test=T_MISC)
+
+composed("torch.floor_divide", "ops.floor_divide({input}, {other})", ("input", "other"), test=T_MISC,
+         note="rounds toward negative infinity, as torch")
+composed("torch.nonzero", "ops.nonzero({input})", ("input", "as_tuple"), defaults={"as_tuple": "False"},
+         only={"as_tuple": ("False",)}, note="int64 indices, one row each; as_tuple=True is a TODO "
+         "(torch.where(cond) converts)", test=T_INDEX)
+composed("torch.unbind", "ops.unbind({input}, {dim})", ("input", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
+composed("torch.vdot", "ops.sum({input} * {other})", ("input", "other"), target="mindspore.ops.sum",
+         note="real 1-D tensors (complex input would need the conjugate)", test=T_MISC)
+composed("torch.select", "ops.squeeze(ops.narrow({input}, {dim}, {index} % {input}.shape[{dim}], 1), {dim})",
+         ("input", "dim", "index"), target="mindspore.ops.narrow", note="an int index, negative from the end",
+         test=T_INDEX)
+composed("torch.take_along_dim", "ops.gather_elements({input}, {dim}, {indices})", ("input", "indices", "dim"),
+         absent={"dim": "ops.gather_elements(ops.reshape({input}, (-1,)), 0, ops.reshape({indices}, (-1,)))"},
+         note="indices with the input's shape except along dim (torch also broadcasts them)", test=T_INDEX)
+composed("torch.index_copy", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
+         "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
+         "{source}, {dim}, 'none')", ("input", "dim", "index", "source"),
+         target="mindspore.ops.tensor_scatter_elements", note="a scatter of the source rows along dim", test=T_INDEX)
+composed("torch.scalar_tensor", "ms.Tensor({s}, {dtype})", ("s", "dtype"), defaults={"dtype": "ms.float32"},
+         drop=FACTORY_DROP, target="mindspore.Tensor", note="float32 by default, as torch", test=T_MISC)
+composed("torch.unflatten", "(lambda _ms_x, _ms_d: ops.reshape(_ms_x, _ms_x.shape[:_ms_d] + tuple({sizes}) + "
+         "_ms_x.shape[_ms_d + 1:]))({input}, {dim} % {input}.ndim)", ("input", "dim", "sizes"),
+         target="mindspore.ops.reshape", test=T_SHAPE)
+composed("torch.range", "ops.arange({start}, {end} + {step} * 0.5, {step}).astype({dtype})",
+         ("start", "end", "step", "dtype"), defaults={"step": "1", "dtype": "ms.float32"}, drop=FACTORY_DROP,
+         target="mindspore.ops.arange", note="end included, float32 by default, as the deprecated torch.range",
+         test=T_MISC)
+for _name in ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"):
+    _extra = {"hamming_window": ("alpha", "beta"), "kaiser_window": ("beta",)}.get(_name, ())
+    _defaults = {"periodic": "True", "dtype": "ms.float32", "alpha": "0.54", "beta": "12.0" if _name ==
+                 "kaiser_window" else "0.46"}
+    _length = "ms.Tensor({window_length})" if _name in ("bartlett_window", "blackman_window") else "{window_length}"
+    composed(f"torch.{_name}", f"ops.{_name}({_length}, {{periodic}}, "
+             + "".join(f"{{{a}}}, " for a in _extra) + "dtype={dtype})",
+             ("window_length", "periodic") + _extra + ("dtype",),
+             defaults={k: v for k, v in _defaults.items() if k in ("periodic", "dtype") + _extra},
+             drop=FACTORY_DROP, test=T_MISC, note="float32 by default, periodic as torch" + (
+                 "; the length passed as a Tensor (this op takes no int)" if "ms.Tensor" in _length else ""))
+composed("torch.geqrf", "ops.geqrf({input})", ("input",), test=T_MISC,
+         note="a plain (a, tau) tuple, LAPACK's layout as torch")
+composed("torch.orgqr", "ops.orgqr({input}, {tau})", ("input", "tau"), test=T_MISC)
+mapping("torch.ormqr", None, note="ops.ormqr has no CPU kernel in MindSpore 2.10: form Q with torch.orgqr's "
+        "conversion (ops.orgqr) and multiply with ops.matmul")
+composed("torch.triangular_solve", "(ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {b}), {A})",
+         ("b", "A", "upper", "transpose", "unitriangular"),
+         defaults={"upper": "True", "transpose": "False", "unitriangular": "False"},
+         only={"transpose": ("False",), "unitriangular": ("False",)}, target="mindspore.ops.matrix_solve",
+         note="(solution, A) as torch returns them; transpose=/unitriangular=True are TODO", test=T_MISC)
+
+# torch's *_copy ops (and unsafe_* twins): MindSpore ops always return new tensors, so each is its plain op
+for _name, _template, _args, _defaults in (
+        ("diagonal_copy", "ops.diagonal({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
+         {"offset": "0", "dim1": "0", "dim2": "1"}),
+        ("permute_copy", "ops.permute({input}, {dims})", ("input", "dims"), {}),
+        ("t_copy", "ops.t({input})", ("input",), {}),
+        ("transpose_copy", "ops.swapaxes({input}, {dim0}, {dim1})", ("input", "dim0", "dim1"), {}),
+        ("unsqueeze_copy", "ops.unsqueeze({input}, {dim})", ("input", "dim"), {}),
+        ("squeeze_copy", "ops.squeeze({input}, {dim})", ("input", "dim"), {"dim": "None"}),
+        ("expand_copy", "ops.broadcast_to({input}, {size})", ("input", "size"), {}),
+        ("detach_copy", "ops.stop_gradient({input})", ("input",), {}),
+        ("alias_copy", "ops.deepcopy({input})", ("input",), {}),
+        ("view_copy", "ops.reshape({input}, {size})", ("input", "size"), {}),
+        ("select_copy", "ops.squeeze(ops.narrow({input}, {dim}, {index} % {input}.shape[{dim}], 1), {dim})",
+         ("input", "dim", "index"), {}),
+        ("narrow_copy", "ops.narrow({input}, {dim}, {start}, {length})", ("input", "dim", "start", "length"), {}),
+        ("unbind_copy", "ops.unbind({input}, {dim})", ("input", "dim"), {"dim": "0"}),
+        ("split_copy", "ops.split({tensor}, {split_size}, {dim})", ("tensor", "split_size", "dim"), {"dim": "0"}),
+        ("split_with_sizes", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
+         {"dim": "0"}),
+        ("split_with_sizes_copy", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
+         {"dim": "0"}),
+        ("unsafe_split", "ops.split({tensor}, {split_size}, {dim})", ("tensor", "split_size", "dim"), {"dim": "0"}),
+        ("unsafe_split_with_sizes", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
+         {"dim": "0"}),
+        ("unsafe_chunk", "ops.chunk({input}, {chunks}, {dim})", ("input", "chunks", "dim"), {"dim": "0"})):
+    composed(f"torch.{_name}", _template, _args, defaults=_defaults, test="tests/parity/test_torch_copy_ops.py::test_copy_variants",
+             note="a new tensor, as the *_copy form returns" if "copy" in _name else "returns a tuple of tensors")

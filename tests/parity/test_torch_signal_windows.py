@@ -1,0 +1,27 @@
+"""Parity of torch.signal.windows (msmigrate/mappings/torch_signal_windows.py): every window for M = 1, odd and even
+M, symmetric and periodic, with its parameters and dtype, in PyNative and ms.jit."""
+from __future__ import annotations
+
+from tests.parity.table_harness import assert_every_record_cased, case, run_table
+
+W = "torch.signal.windows."
+_ALL = ("hann", "hamming", "blackman", "bartlett", "kaiser", "cosine", "gaussian", "exponential", "general_hamming",
+        "nuttall")
+WINDOWS = [case(W + n, f": (torch.signal.windows.{n}(1), torch.signal.windows.{n}(7), torch.signal.windows.{n}(8),"
+                f" torch.signal.windows.{n}(8, sym=False), torch.signal.windows.{n}(5, sym=False),"
+                f" torch.signal.windows.{n}(6, dtype=torch.float64))", [], rtol=1e-5, atol=1e-6) for n in _ALL]
+WINDOWS += [case(W + "kaiser", ": (torch.signal.windows.kaiser(9, beta=5.0), torch.signal.windows.kaiser(8, beta=2.0,"
+                 " sym=False))", [], atol=1e-6),
+            case(W + "gaussian", ": torch.signal.windows.gaussian(9, std=2.5, sym=False)", [], atol=1e-6),
+            case(W + "exponential", ": (torch.signal.windows.exponential(9, tau=3.0), torch.signal.windows.exponential("
+                 "8, center=2.0, tau=0.5, sym=False))", [], atol=1e-6),
+            case(W + "general_hamming", ": torch.signal.windows.general_hamming(8, alpha=0.6)", [], atol=1e-6)]
+
+
+def test_windows():
+    failures = run_table(WINDOWS)
+    assert not failures, "\n".join(failures)
+
+
+def test_every_window_record_has_a_case():
+    assert_every_record_cased("tests/parity/test_torch_signal_windows.py", {"test_windows": WINDOWS})
