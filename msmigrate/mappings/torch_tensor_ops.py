@@ -52,11 +52,13 @@ composed("torch.index_add", "ops.tensor_scatter_elements({input}, ops.broadcast_
               "input in place); alpha scales the source", test=T_INDEX)
 composed("torch.index_fill", "ops.index_fill({input}, {dim}, {index}.astype(ms.int32), {value})",
          ("input", "dim", "index", "value"), note="int32 indices (ops.index_fill takes no int64)", test=T_INDEX)
-composed("torch.scatter", "ops.scatter({input}, {dim}, {index}, {src})", ("input", "dim", "index", "src", "reduce"),
+composed("torch.scatter", "ops.scatter({input}, {dim}, {index}, ops.slice({src}, (0,) * {index}.ndim, {index}.shape))", ("input", "dim", "index", "src", "reduce"),
          defaults={"reduce": "None"}, only={"reduce": ("None",)},
-         note="a tensor src (a number src/value= and reduce= are TODO)", test=T_INDEX)
-composed("torch.scatter_add", "ops.tensor_scatter_elements({input}, {index}, {src}, {dim}, 'add')",
-         ("input", "dim", "index", "src"), test=T_INDEX)
+         note="a tensor src, cut to the index's shape as torch reads it (a number src/value= and reduce= are TODO)",
+         test=T_INDEX)
+composed("torch.scatter_add", "ops.tensor_scatter_elements({input}, {index}, ops.slice({src}, (0,) * {index}.ndim, "
+         "{index}.shape), {dim}, 'add')", ("input", "dim", "index", "src"),
+         note="src is cut to the index's shape, as torch reads it (MindSpore wants equal shapes)", test=T_INDEX)
 composed("torch.select_scatter", "ops.select_scatter({input}, {src}, {dim}, {index})",
          ("input", "src", "dim", "index"), test=T_INDEX)
 composed("torch.slice_scatter", "ops.slice_scatter({input}, {src}, {dim}, {start}, {end}, {step})",

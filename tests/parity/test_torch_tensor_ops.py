@@ -53,6 +53,9 @@ INDEX = [
          "a, b, i: (torch.scatter(a, 1, i, b[:, :2]), torch.scatter_add(a, 1, i, b[:, :2]),"
          " torch.scatter_add(a, 1, i * 0, b[:, :2]))", [A, B, np.array([[0, 1], [2, 3], [1, 0]], np.int64)],
          grad=True),
+    # a src larger than the index: torch reads only the index's shape (no gradient: torch's own backward refuses)
+    case([T + "scatter", T + "scatter_add"], "a, b, i: (torch.scatter(a, 1, i, b), torch.scatter_add(a, 1, i, b))",
+         [A, B, np.array([[0, 1], [2, 3], [1, 0]], np.int64)]),
     case([T + "select_scatter", T + "slice_scatter", T + "diagonal_scatter"],
          "a, b: (torch.select_scatter(a, b[0], 0, 1), torch.slice_scatter(a, b[:, :2], 1, 1, 3),"
          " torch.slice_scatter(a, b[:1], start=2), torch.diagonal_scatter(a, b[0, :3]),"
