@@ -126,8 +126,8 @@ def build(name):
             super().__init__()
             self.model = m
 
-        def forward(self, *xs):
-            return getattr(self.model(**dict(zip(names, xs))), field)
+        def forward(self, x0, x1=None, x2=None):  # named: torch.export matches dynamic shapes by position
+            return getattr(self.model(**dict(zip(names, (x0, x1, x2)))), field)
 
     return HFCall(model), tuple(args)
 

@@ -58,13 +58,31 @@ def _construct_kind(text: str) -> str:
     return "an error while running the model under torch.export"
 
 
+def _exportable_experts(model) -> list:
+    """Hugging Face mixture-of-experts models default to a grouped matmul over tokens sorted by expert
+    (an opaque custom op on data-dependent offsets); switch them to `batched_mm`, which gathers each
+    token's expert weights (the same sums; transformers' own exporters do this)."""
+    notes = []
+    for name, m in model.named_modules():
+        can = getattr(type(m), "_can_set_experts_implementation", None)
+        config = getattr(m, "config", None)
+        if not callable(can) or config is None or not hasattr(m, "set_experts_implementation"):
+            continue
+        current = getattr(config, "_experts_implementation", None)
+        if current in (None, "batched_mm") or not can():
+            continue
+        m.set_experts_implementation("batched_mm")
+        notes.append(f"{name or 'model'}: experts implementation {current!r} -> 'batched_mm' for export")
+    return notes
+
+
 def export(model, args, dynamic_batch: bool = True, roots=()):
     """torch.export the model in eval mode; returns (ExportedProgram, notes). Tries a dynamic batch
     dim first and falls back to a static one if torch refuses it."""
     import torch
 
     model = model.eval()
-    notes = []
+    notes = _exportable_experts(model)
     ep = None
     if dynamic_batch and all(isinstance(a, torch.Tensor) and a.ndim > 0 and a.shape[0] > 1 for a in args):
         batch = torch.export.Dim("batch")

@@ -20,10 +20,17 @@ class Module(nn.Cell):
     """A container standing for one torch submodule: its children and parameters, by the torch names,
     so that parameter names (and checkpoint keys) equal the torch state_dict keys."""
 
-    def __init__(self, **members):
+    def __init__(self, /, **members):  # positional-only: a child may be called `self`
         super().__init__()
         for name, value in members.items():
             setattr(self, name, value)
+
+
+def torch_names(net, renamed):
+    """Give the parameters their torch names back where a member was renamed because its torch name
+    is taken by nn.Cell itself (`construct`, `cells`, `phase`...): `renamed` maps attribute -> torch name."""
+    for p in net.get_parameters():
+        p.name = ".".join(renamed.get(part, part) for part in p.name.split("."))
 
 
 class Empty(nn.Cell):
@@ -261,6 +268,12 @@ def sdpa(q, k, v, mask=None, is_causal=False, scale=None):
         else:
             s = s + mask
     return ops.matmul(ops.softmax(s, -1), v)
+
+
+def sort(x, dim, descending):
+    """torch.sort: (values, int64 indices). Equal values may come in another index order than torch's."""
+    values, idx = ops.sort(x, dim, descending)
+    return values, ops.cast(idx, ms.int64)
 
 
 def roll(x, shift, dim):
