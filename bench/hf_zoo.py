@@ -154,17 +154,112 @@ def one(name: str, work: Path) -> dict:
     return row
 
 
+GEN_ARCHS = ["gpt2", "llama", "qwen2", "mistral"]
+NEW_TOKENS = 16
+
+
+def gen_one(name: str, work: Path) -> dict:
+    """Greedy generate() of NEW_TOKENS tokens with transformers, then the traced model's generate() (full
+    sequence rerun each step) in a process without torch, PYNATIVE and GRAPH: the tokens must be identical."""
+    hide_torchvision()
+    import numpy as np
+    import torch
+    import transformers
+
+    from msmigrate.trace import trace_model
+    from msmigrate.trace.hf import causal_lm_forward
+
+    torch.manual_seed(0)
+    model = getattr(transformers, ARCHS[name][0])(_config(name)).eval()
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, 8), generator=g)
+    mask = padded_mask(BATCH, 8, left=True)
+    gc = model.generation_config
+    with torch.no_grad():
+        model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=2, do_sample=False)  # warm up
+        t = time.perf_counter()
+        ref = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False)
+        torch_ms = (time.perf_counter() - t) * 1000 / NEW_TOKENS
+    net, dyn = causal_lm_forward(model)
+    out = work / f"gen_{name}"
+    res = trace_model(net, (ids, mask), out, dynamic_shapes=dyn, generate=True, validate=False,
+                      source=f"transformers.{ARCHS[name][0]} (tiny config), greedy generate")
+    row = {"arch": name, "notes": res.notes, "missing": [m[0] for m in res.missing], "logits_check": res.check,
+           "torch_ms_per_token": round(torch_ms, 2)}
+    if res.missing or not (out / "model.py").exists():
+        return row
+    eos = gc.eos_token_id
+    np.savez(out / "gen-io.npz", ids=ids.numpy(), mask=mask.numpy(), ref=ref.numpy(),
+             eos=np.array(-1 if eos is None else np.atleast_1d(eos)[0]),
+             pad=np.array(-1 if gc.pad_token_id is None else gc.pad_token_id))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    r = subprocess.run([sys.executable, __file__, "--gen-check", str(out)], capture_output=True, text=True, env=env,
+                       timeout=1200)
+    line = [x for x in r.stdout.splitlines() if x.startswith("GEN ")]
+    row.update(json.loads(line[-1][4:]) if line else {"error": (r.stderr or r.stdout).strip()[-400:]})
+    return row
+
+
+def gen_check(out: Path) -> dict:
+    """In a process where torch cannot be imported: the traced model.py's generate() against HF's tokens."""
+    sys.modules["torch"] = None
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["traced_model"] = mod
+    spec.loader.exec_module(mod)
+    import mindspore as ms
+
+    io = np.load(out / "gen-io.npz")
+    eos = None if int(io["eos"]) < 0 else int(io["eos"])
+    pad = None if int(io["pad"]) < 0 else int(io["pad"])
+    res = {}
+    for mode in ("pynative", "graph"):
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        try:
+            net = mod.create_model()
+            mod.generate(net, io["ids"], io["mask"], max_new_tokens=2, eos_token_id=eos, pad_token_id=pad)  # compile
+            t = time.perf_counter()
+            got = mod.generate(net, io["ids"], io["mask"], max_new_tokens=NEW_TOKENS, eos_token_id=eos,
+                               pad_token_id=pad)
+            step = (time.perf_counter() - t) * 1000 / NEW_TOKENS
+            ref = io["ref"]
+            same = got.shape == ref.shape and bool((got == ref).all())
+            res[mode] = {"identical": same, "ms_per_token": round(step, 2),
+                         "new_tokens": int(got.shape[1] - io["ids"].shape[1])}
+            if not same:
+                res[mode]["got"] = got[:, io["ids"].shape[1]:].tolist()
+                res[mode]["ref"] = ref[:, io["ids"].shape[1]:].tolist()
+        except Exception as exc:  # noqa: BLE001
+            res[mode] = {"identical": False, "error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+    return res
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--work", default=str(ROOT / "bench" / "_work" / "hf_zoo"))
     p.add_argument("--archs", default=",".join(DEFAULT))
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--generate", action="store_true", help="greedy generation of the decoder LMs instead")
+    p.add_argument("--gen-one", help=argparse.SUPPRESS)
+    p.add_argument("--gen-check", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     work = Path(a.work)
     if a.one:
         print("ROW " + json.dumps(one(a.one, work), default=str), flush=True)
         return 0
+    if a.gen_one:
+        print("ROW " + json.dumps(gen_one(a.gen_one, work), default=str), flush=True)
+        return 0
+    if a.gen_check:
+        print("GEN " + json.dumps(gen_check(Path(a.gen_check))), flush=True)
+        return 0
+    if a.generate:
+        return main_generate(a, work)
     archs = [x for x in a.archs.split(",") if x]
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
     rows = {}
@@ -201,6 +296,41 @@ def main(argv=None) -> int:
     n = len(archs)
     print(f"\npass: PYNATIVE {counts['pynative']}/{n}, GRAPH {counts['graph']}/{n}")
     return 0 if all(counts[m] == n for m in counts) else 1
+
+
+def main_generate(a, work: Path) -> int:
+    archs = [x for x in a.archs.split(",") if x in GEN_ARCHS] if a.archs != ",".join(DEFAULT) else GEN_ARCHS
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    rows = {}
+    for arch in archs:
+        cmd = [sys.executable, __file__, "--gen-one", arch, "--work", str(work)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
+            line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
+            rows[arch] = json.loads(line[-1][4:]) if line else {
+                "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
+        except subprocess.TimeoutExpired:
+            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
+        print(json.dumps(rows[arch], default=str), flush=True)
+    print(f"\ngreedy generate(), {NEW_TOKENS} new tokens, batch {BATCH} left-padded; ms per token "
+          f"(torch: HF generate with KV cache; MindSpore: whole sequence rerun each step)")
+    print(f"{'architecture':12} {'pynative':>18} {'graph':>18} {'torch ms':>9}  problem")
+    ok = 0
+    for arch in archs:
+        r = rows[arch]
+        cells = []
+        for m in ("pynative", "graph"):
+            v = r.get(m) or {}
+            cells.append(("identical" if v.get("identical") else "DIFFERENT" if "ms_per_token" in v else "-")
+                         + (f" {v['ms_per_token']:.1f}" if "ms_per_token" in v else ""))
+        why = r.get("error") or (f"missing {r['missing']}" if r.get("missing") else "")
+        for m in ("pynative", "graph"):
+            if isinstance(r.get(m), dict) and r[m].get("error"):
+                why = why or f"{m}: {r[m]['error'][:200]}"
+        ok += all((r.get(m) or {}).get("identical") for m in ("pynative", "graph"))
+        print(f"{arch:12} {cells[0]:>18} {cells[1]:>18} {r.get('torch_ms_per_token', ''):>9}  {why}")
+    print(f"\nidentical tokens in both modes: {ok}/{len(archs)}")
+    return 0 if ok == len(archs) else 1
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ class TraceResult:
 
 
 def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool = True, mindir: bool = False,
-                check: bool = True, roots=(), validate: bool = True) -> TraceResult:
+                check: bool = True, roots=(), validate: bool = True, dynamic_shapes=None,
+                generate: bool = False) -> TraceResult:
     """Export `model` on example `args`, write out_dir/model.py, model.ckpt, trace-report.md
     (and model.mindir); validate node by node; with `check`, rerun the written model in a process
     without torch, PYNATIVE and GRAPH (and the MindIR)."""
@@ -46,7 +47,7 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     with torch.no_grad():
         y = model(*args)
     t0 = time.perf_counter()
-    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots)
+    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots, dynamic_shapes=dynamic_shapes)
     res.seconds["export"] = round(time.perf_counter() - t0, 1)
     res.notes += notes
     gen = Generator(model, ep, type(model).__name__)
@@ -59,6 +60,10 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
         _write_report(res, gen, source)
         return res
     code = gen.source(header)
+    if generate:  # a causal LM (ids, mask) -> logits: add greedy decoding on top of the traced forward
+        from .generate_src import GENERATE
+
+        code += "\n\n" + GENERATE
     (out / "model.py").write_text(code, encoding="utf-8")
     import mindspore as ms
 

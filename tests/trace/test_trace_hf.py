@@ -120,3 +120,65 @@ def test_empty_lifted_constant_of_a_kv_cache(tmp_path):
     res = trace_model(m, (torch.randn(2, 5, 8),), tmp_path / "kv")
     _assert_all_modes(res)
     assert set(m.state_dict()) == _ckpt_names(tmp_path / "kv" / "model.ckpt")
+
+
+def test_msmigrate_hf_causal_lm_folder_and_greedy_generate(tmp_path):
+    """`msmigrate hf` on a save_pretrained folder of a tiny Llama: model.py + model.ckpt checked in a
+    torch-free process, then the emitted generate() gives transformers' greedy tokens (left padding)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from msmigrate.trace.core import padding_mask
+    from msmigrate.trace.hf import _hide_broken_torchvision
+
+    _hide_broken_torchvision([])
+    import transformers
+
+    root = Path(__file__).resolve().parents[2]
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=61, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, intermediate_size=48, max_position_embeddings=64)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    src, out = tmp_path / "src", tmp_path / "out"
+    model.save_pretrained(src)
+    (src / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 64}))
+    ids = torch.randint(0, 61, (2, 6), generator=torch.Generator().manual_seed(3))
+    mask = padding_mask((2, 6), left=True)
+    with torch.no_grad():
+        eos = model.generation_config.eos_token_id
+        ref = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=8, do_sample=False,
+                             eos_token_id=eos, pad_token_id=0)
+    r = subprocess.run([sys.executable, "-m", "msmigrate.cli", "hf", str(src), "-o", str(out)], capture_output=True,
+                       text=True, cwd=root, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert '"ok": true' in r.stdout
+    for f in ("model.py", "model.ckpt", "trace-report.md", "generation_config.json", "tokenizer_config.json"):
+        assert (out / f).exists(), f
+    assert set(model.state_dict()) <= _ckpt_names(out / "model.ckpt")   # the HF keys, no wrapper prefix
+    code = (f"import sys; sys.modules['torch'] = None; sys.path.insert(0, {str(out)!r}); import numpy as np; "
+            f"import model as m; net = m.create_model(); "
+            f"print(m.generate(net, np.array({ids.tolist()}), np.array({mask.tolist()}), max_new_tokens=8, eos_token_id={eos!r}, pad_token_id=0).tolist())")
+    g = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert g.returncode == 0, g.stderr[-2000:]
+    assert json.loads(g.stdout.strip().splitlines()[-1]) == ref.tolist()
+
+
+class FullyMaskedRows(nn.Module):
+    """Attention over a left-padded batch: the padding queries may attend to nothing (torch gives 0)."""
+
+    def forward(self, q, mask):
+        keep = mask.bool()[:, None, None, :] & mask.bool()[:, None, :, None]
+        keep = keep & torch.ones(q.shape[2], q.shape[2], dtype=torch.bool).tril()
+        a = torch.nn.functional.scaled_dot_product_attention(q, q * 2, q + 1, attn_mask=keep)
+        f = torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))
+        return a + torch.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=f)
+
+
+def test_sdpa_rows_with_nothing_to_attend(tmp_path):
+    from msmigrate.trace.core import padding_mask
+
+    q = torch.randn(2, 4, 5, 8, generator=torch.Generator().manual_seed(0))
+    res = trace_model(FullyMaskedRows(), (q, padding_mask((2, 5), left=True)), tmp_path / "sdpa")
+    _assert_all_modes(res)
