@@ -182,3 +182,18 @@ def test_sdpa_rows_with_nothing_to_attend(tmp_path):
     q = torch.randn(2, 4, 5, 8, generator=torch.Generator().manual_seed(0))
     res = trace_model(FullyMaskedRows(), (q, padding_mask((2, 5), left=True)), tmp_path / "sdpa")
     _assert_all_modes(res)
+
+
+class Router(nn.Module):
+    """A mixture-of-experts router: top-k of the softmax scores, and a sort of the scores."""
+
+    def forward(self, x):
+        w, idx = torch.topk(torch.softmax(x, -1), 2, dim=-1)
+        s, order = torch.sort(x, dim=-1, descending=True)
+        return w * idx + s[..., :2] + order[..., :2]
+
+
+def test_topk_and_sort(tmp_path):
+    x = torch.randn(3, 5, 6, generator=torch.Generator().manual_seed(0))   # distinct values: no ties
+    res = trace_model(Router(), (x,), tmp_path / "router")
+    _assert_all_modes(res)
