@@ -358,6 +358,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               "  census [--list STATUS]  every public torch name: converted / TODO / out of scope, per namespace\n"
               "  trace --torch M:F --input SHAPE -o OUT   capture a model with torch.export and write a MindSpore\n"
               "                          model.py + model.ckpt (code the converter cannot read; --mindir)\n"
+              "  hf MODEL_DIR -o OUT     a transformers save_pretrained folder -> model.py + model.ckpt (trace route)\n"
               "  keras MODEL -o OUT      convert a Keras 3 model (.keras/.h5/MODULE:CALLABLE) to a MindSpore\n"
               "                          nn.Cell (model.py) + model.ckpt (--keep-nhwc, --check)")
         return EXIT_OK if argv else EXIT_USAGE
@@ -377,6 +378,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         if cmd == "trace":
             from .trace import main_trace
             return main_trace(rest)
+        if cmd == "hf":
+            from .trace.hf import main_hf
+            return main_hf(rest)
         if cmd == "keras":
             from .keras import main_keras
             return main_keras(rest)

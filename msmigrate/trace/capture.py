@@ -58,14 +58,42 @@ def _construct_kind(text: str) -> str:
     return "an error while running the model under torch.export"
 
 
-def export(model, args, dynamic_batch: bool = True, roots=()):
-    """torch.export the model in eval mode; returns (ExportedProgram, notes). Tries a dynamic batch
-    dim first and falls back to a static one if torch refuses it."""
+def _exportable_experts(model) -> list:
+    """Hugging Face mixture-of-experts models default to a grouped matmul over tokens sorted by expert
+    (an opaque custom op on data-dependent offsets); switch them to `batched_mm`, which gathers each
+    token's expert weights (the same sums; transformers' own exporters do this)."""
+    notes = []
+    for name, m in model.named_modules():
+        can = getattr(type(m), "_can_set_experts_implementation", None)
+        config = getattr(m, "config", None)
+        if not callable(can) or config is None or not hasattr(m, "set_experts_implementation"):
+            continue
+        current = getattr(config, "_experts_implementation", None)
+        if current in (None, "batched_mm") or not can():
+            continue
+        m.set_experts_implementation("batched_mm")
+        notes.append(f"{name or 'model'}: experts implementation {current!r} -> 'batched_mm' for export")
+    return notes
+
+
+def export(model, args, dynamic_batch: bool = True, roots=(), dynamic_shapes=None):
+    """torch.export the model in eval mode; returns (ExportedProgram, notes). Tries `dynamic_shapes`
+    (torch.export's form, e.g. batch and sequence dims of token ids) or else a dynamic batch dim first,
+    and falls back to a static one if torch refuses it."""
     import torch
 
     model = model.eval()
-    notes = []
+    notes = _exportable_experts(model)
     ep = None
+    if dynamic_shapes is not None:
+        try:
+            ep = torch.export.export(model, tuple(args), dynamic_shapes=dynamic_shapes)
+            notes.append(f"exported with dynamic dims {dynamic_shapes}")
+        except Exception as exc:  # refused: fall back to a dynamic batch, then to static shapes
+            first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            notes.append(f"dynamic dims refused by torch.export ({first})")
+    if ep is not None:
+        dynamic_batch = False
     if dynamic_batch and all(isinstance(a, torch.Tensor) and a.ndim > 0 and a.shape[0] > 1 for a in args):
         batch = torch.export.Dim("batch")
         shapes = tuple({0: batch} for _ in args)
@@ -75,7 +103,7 @@ def export(model, args, dynamic_batch: bool = True, roots=()):
         except Exception as exc:  # refused: fall back to the traced batch size
             first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
             notes.append(f"dynamic batch refused by torch.export ({first}); batch fixed at {args[0].shape[0]}")
-    if dynamic_batch and ep is None and not notes:
+    if dynamic_batch and ep is None and not any("dynamic" in n for n in notes):
         notes.append("batch of 1 traced: exported with a fixed batch (torch specialises size-1 dims)")
     if ep is None:
         try:

@@ -152,6 +152,23 @@ def _ident(name) -> bool:
     return name.isidentifier() and not keyword.iskeyword(name)
 
 
+_CELL_NAMES: Optional[set] = None
+
+
+def cell_attr(name: str) -> str:
+    """The attribute a torch member `name` gets on the MindSpore container: its own name, unless
+    nn.Cell already uses it (a method or an instance field such as `construct`, `cells`, `training`),
+    then `name_` (torch_names() restores the parameter names)."""
+    global _CELL_NAMES
+    if _CELL_NAMES is None:
+        from mindspore import nn
+
+        _CELL_NAMES = set(dir(nn.Cell)) | set(vars(nn.Cell()))
+    while name in _CELL_NAMES:
+        name += "_"
+    return name
+
+
 def _is_static(s) -> bool:
     try:
         int(s)
@@ -191,6 +208,7 @@ class Generator:
                 self.children.setdefault(parent, []).append(name)
         sig = ep.graph_signature
         self.param_key: Dict[str, str] = {}      # placeholder name -> state key (or constant name)
+        self.empty: Dict[str, str] = {}          # placeholder name -> code of an empty constant
         self.user_inputs: List[str] = []
         self.values: Dict[str, object] = {}       # state key -> tensor
         state = ep.state_dict
@@ -201,6 +219,11 @@ class Generator:
             elif k in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
                 tgt = spec.target
                 val = state[tgt] if tgt in state else ep.constants[tgt]
+                if k != "PARAMETER" and val.numel() == 0:
+                    # an empty tensor (a KV cache before its first update): written as code, since a
+                    # checkpoint holds no empty tensors
+                    self.empty[spec.arg.name] = f"ops.zeros({tuple(val.shape)!r}, {_ms_dtype(val.dtype)})"
+                    continue
                 if k == "CONSTANT_TENSOR" and tgt not in self.modules_keys(model):
                     tgt = tgt if "." in tgt else "constants." + tgt
                 self.param_key[spec.arg.name] = tgt
@@ -223,6 +246,7 @@ class Generator:
             parent, _, name = k.rpartition(".")
             self.direct_keys.setdefault(parent, []).append(name)
         self.cells: Dict[str, str] = {}
+        self.renamed: Dict[str, str] = {}   # container attribute -> torch member name (see cell_attr)
         self.class_name = class_name if class_name not in RESERVED else class_name + "Net"
         self.var: Dict[str, str] = {}
         self.counts: Dict[str, int] = {}
@@ -267,16 +291,18 @@ class Generator:
         for part in path.split("."):
             if self.is_list(cur) and part.isdigit():
                 code += f"[{part}]"
-            elif part.isidentifier() and not keyword.iskeyword(part):
-                code += "." + part
+            elif _ident(cell_attr(part)):
+                code += "." + cell_attr(part)
             else:
-                code = f"getattr({code}, {part!r})"
+                code = f"getattr({code}, {cell_attr(part)!r})"
             cur = f"{cur}.{part}" if cur else part
         return code
 
     def value_code(self, node) -> str:
         if node.name in self.param_key:
             return self.path_code(self.param_key[node.name])
+        if node.name in self.empty:
+            return self.empty[node.name]
         if node.name in self.alias:
             return self.alias[node.name]
         if node.name in self.var:
@@ -305,7 +331,7 @@ class Generator:
         g = self.ep.graph
         for node in g.nodes:
             if node.op == "placeholder":
-                if node.name not in self.param_key:
+                if node.name not in self.param_key and node.name not in self.empty:
                     self.new_var(node)
                 continue
             if node.op == "output":
@@ -369,14 +395,22 @@ class Generator:
         return f"Module({label}\n{body}{pad})"
 
     def _members(self, path, kids, params, indent):
+        """(attribute name, code) of the members of `path`; attribute names differ from the torch names
+        only where nn.Cell owns the name (recorded in self.renamed)."""
         out = []
         for k in params:
             key = f"{path}.{k}" if path else k
-            out.append((k, self._param_code(key)))
+            out.append((self._attr(k), self._param_code(key)))
         for k in kids:
             child = f"{path}.{k}" if path else k
-            out.append((k, self._member_code(child, indent)))
+            out.append((self._attr(k), self._member_code(child, indent)))
         return out
+
+    def _attr(self, name):
+        attr = cell_attr(name)
+        if attr != name:
+            self.renamed[attr] = name
+        return attr
 
     def _param_code(self, key) -> str:
         v = self.values[key]
@@ -390,6 +424,8 @@ class Generator:
         lines = []
         for k, code in self._members("", kids, params, 8):
             lines.append(f"        self.{k} = {code}" if _ident(k) else f"        setattr(self, {k!r}, {code})")
+        if self.renamed:
+            lines.append(f"        torch_names(self, {self.renamed!r})")
         return lines
 
     # ---------------------------------------------------------------- model.py

@@ -32,7 +32,8 @@ class TraceResult:
 
 
 def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool = True, mindir: bool = False,
-                check: bool = True, roots=(), validate: bool = True) -> TraceResult:
+                check: bool = True, roots=(), validate: bool = True, dynamic_shapes=None,
+                generate: bool = False) -> TraceResult:
     """Export `model` on example `args`, write out_dir/model.py, model.ckpt, trace-report.md
     (and model.mindir); validate node by node; with `check`, rerun the written model in a process
     without torch, PYNATIVE and GRAPH (and the MindIR)."""
@@ -46,7 +47,7 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     with torch.no_grad():
         y = model(*args)
     t0 = time.perf_counter()
-    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots)
+    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots, dynamic_shapes=dynamic_shapes)
     res.seconds["export"] = round(time.perf_counter() - t0, 1)
     res.notes += notes
     gen = Generator(model, ep, type(model).__name__)
@@ -59,6 +60,10 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
         _write_report(res, gen, source)
         return res
     code = gen.source(header)
+    if generate:  # a causal LM (ids, mask) -> logits: add greedy decoding on top of the traced forward
+        from .generate_src import GENERATE
+
+        code += "\n\n" + GENERATE
     (out / "model.py").write_text(code, encoding="utf-8")
     import mindspore as ms
 
@@ -91,6 +96,61 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
         res.ok = res.ok and bool(res.check.get("ok"))
     _write_report(res, gen, source)
     return res
+
+
+def id_range(model) -> int:
+    """How many token ids the model's input embedding holds: HF's get_input_embeddings(), else the
+    smallest nn.Embedding of the model (ids drawn below it index every table), else 2."""
+    import torch
+
+    get = getattr(model, "get_input_embeddings", None)
+    if callable(get):
+        try:
+            emb = get()
+        except Exception:  # noqa: BLE001 - a model without a text embedding
+            emb = None
+        if isinstance(emb, torch.nn.Embedding):
+            return int(emb.num_embeddings)
+    sizes = [m.num_embeddings for m in model.modules() if isinstance(m, torch.nn.Embedding)]
+    return int(min(sizes)) if sizes else 2
+
+
+def padding_mask(dims, left=False):
+    """An attention mask of ones whose row i (i >= 1) ends (or, left, starts) with padding zeros: 3*i of
+    them, at most all but one position, so every row keeps a token."""
+    import torch
+
+    mask = torch.ones(dims, dtype=torch.long)
+    seq = dims[-1]
+    for i in range(1, dims[0] if len(dims) > 1 else 0):
+        n = min(3 * i, seq - 1)
+        if left:
+            mask[i, ..., :n] = 0
+        else:
+            mask[i, ..., seq - n:] = 0
+    return mask
+
+
+def example_inputs(model, specs, seed: int = 0):
+    """The tracing inputs from `--input SHAPE[:KIND]` specs. KIND: none (float normal), int64/long/ids
+    (token ids drawn over the whole vocabulary of the model's input embedding), mask (an attention mask
+    with right padding), mask_left (left padding, as decoder LMs are batched for generation)."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    args = []
+    for spec in specs:
+        shape, _, kind = spec.partition(":")
+        dims = tuple(int(s) for s in shape.split(",") if s)
+        if kind in ("int64", "long", "ids"):
+            args.append(torch.randint(0, id_range(model), dims, generator=g))
+        elif kind in ("mask", "mask_left"):
+            args.append(padding_mask(dims, left=kind == "mask_left"))
+        elif kind in ("", "float", "float32"):
+            args.append(torch.randn(*dims, generator=g))
+        else:
+            raise ValueError(f"--input {spec}: unknown kind {kind!r} (float, int64/ids, mask, mask_left)")
+    return args
 
 
 def check_in_subprocess(out: Path, mindir: bool = False, timeout: int = 1800) -> dict:
@@ -177,7 +237,9 @@ def main_trace(argv=None) -> int:
     p.add_argument("--torch", required=True, help="MODULE:CALLABLE returning the torch model (e.g. pkg.models:build)")
     p.add_argument("--path", default=None, help="directory put first on sys.path to import MODULE")
     p.add_argument("--input", required=True, action="append",
-                   help="input shape, e.g. 2,3,224,224 (repeat for several inputs; suffix :int64 for integer ids)")
+                   help="input shape, e.g. 2,3,224,224 (repeat for several inputs, in forward's order); suffix :int64 for "
+                        "token ids over the model's vocabulary, :mask / :mask_left for an attention mask with "
+                        "padding")
     p.add_argument("-o", "--out", required=True, help="output directory")
     p.add_argument("--mindir", action="store_true", help="also export model.mindir and check it through nn.GraphCell")
     p.add_argument("--static-batch", action="store_true", help="do not try a dynamic batch dimension")
@@ -194,14 +256,11 @@ def main_trace(argv=None) -> int:
         return 2
     torch.manual_seed(0)
     model = builder()
-    args = []
-    for spec in a.input:
-        shape, _, dt = spec.partition(":")
-        dims = tuple(int(s) for s in shape.split(",") if s)
-        if dt in ("int64", "long"):
-            args.append(torch.randint(0, 2, dims))
-        else:
-            args.append(torch.randn(*dims))
+    try:
+        args = example_inputs(model, a.input)
+    except ValueError as exc:
+        print(f"msmigrate trace: error: {exc}", file=sys.stderr)
+        return 2
     try:
         res = trace_model(model, args, a.out, source=a.torch, dynamic_batch=not a.static_batch, mindir=a.mindir,
                           check=not a.no_check, roots=[Path(a.path).resolve()] if a.path else ())

@@ -252,7 +252,24 @@ def _var(e):
 
 @op("aten.cumsum.default")
 def _cumsum(e):
-    return f"ops.cumsum({e.c(e.a['self'])}, {e.a['dim']})"
+    x = e.c(e.a["self"])
+    if e.in_dtype(e.a["self"]) != e.out_dtype():  # torch sums booleans/ints as int64; MindSpore refuses bool
+        x = f"ops.cast({x}, {e.dtype_code()})"
+    return f"ops.cumsum({x}, {e.a['dim']})"
+
+
+@op("aten.topk.default")
+def _topk(e):
+    x, k, dim = e.c(e.a["self"]), e.c(e.a["k"]), e.a.get("dim", -1)
+    if not e.a.get("sorted", True):
+        raise NotConverted("topk with sorted=False (torch's order is unspecified)")
+    return f"ops.topk({x}, {k}, {dim}, largest={bool(e.a.get('largest', True))}, sorted=True)"
+
+
+@op("aten.sort.default", "aten.sort.stable")
+def _sort(e):
+    x, dim = e.c(e.a["self"]), e.a.get("dim", -1)
+    return f"sort({x}, {dim}, {bool(e.a.get('descending', False))})"
 
 
 @op("aten.any.dim", "aten.any.default", "aten.all.dim", "aten.all.default")
@@ -342,7 +359,20 @@ def _repeat(e):
 
 @op("aten.cat.default", "aten.concat.default")
 def _cat(e):
-    return f"ops.cat({e.list_code(e.a['tensors'])}, {e.a.get('dim', 0)})"
+    parts = list(e.a["tensors"])
+    # torch skips empty operands (a KV cache's first update concatenates onto a (0,) tensor of another rank)
+    full = [t for t in parts if not _statically_empty(e, t)]
+    if full and len(full) < len(parts):
+        parts = full
+        if len(parts) == 1:
+            return Alias(e.c(parts[0]))
+    return f"ops.cat({e.list_code(parts)}, {e.a.get('dim', 0)})"
+
+
+def _statically_empty(e, v) -> bool:
+    val = e._val(v)
+    shape = getattr(val, "shape", None)
+    return shape is not None and any(isinstance(s, int) and s == 0 for s in shape)
 
 
 @op("aten.stack.default")

@@ -20,10 +20,17 @@ class Module(nn.Cell):
     """A container standing for one torch submodule: its children and parameters, by the torch names,
     so that parameter names (and checkpoint keys) equal the torch state_dict keys."""
 
-    def __init__(self, **members):
+    def __init__(self, /, **members):  # positional-only: a child may be called `self`
         super().__init__()
         for name, value in members.items():
             setattr(self, name, value)
+
+
+def torch_names(net, renamed):
+    """Give the parameters their torch names back where a member was renamed because its torch name
+    is taken by nn.Cell itself (`construct`, `cells`, `phase`...): `renamed` maps attribute -> torch name."""
+    for p in net.get_parameters():
+        p.name = ".".join(renamed.get(part, part) for part in p.name.split("."))
 
 
 class Empty(nn.Cell):
@@ -247,20 +254,33 @@ def softmax(x, axis):
 
 
 def sdpa(q, k, v, mask=None, is_causal=False, scale=None):
-    """torch scaled_dot_product_attention (no dropout: inference)."""
+    """torch scaled_dot_product_attention (no dropout: inference). Masked scores are set to the lowest
+    float32 rather than -inf (MindSpore's CPU softmax zeroes whole batches next to a row of -inf), and a
+    query that may attend to nothing (a left-padding position) gets 0, as torch's CPU kernel gives."""
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     s = ops.matmul(q, ops.swapaxes(k, -2, -1)) * scale
+    low = float(np.finfo(np.float32).min)
     if is_causal:
         lq, lk = q.shape[-2], k.shape[-2]
         keep = ops.tril(ops.ones((lq, lk), ms.float32)) > 0.5  # top-left aligned, like torch
-        s = ops.masked_fill(s, ops.logical_not(keep), float("-inf"))
-    if mask is not None:
-        if mask.dtype == ms.bool_:
-            s = ops.masked_fill(s, ops.logical_not(mask), float("-inf"))
-        else:
-            s = s + mask
-    return ops.matmul(ops.softmax(s, -1), v)
+        s = ops.masked_fill(s, ops.logical_not(keep), low)
+    if mask is None:
+        return ops.matmul(ops.softmax(s, -1), v)
+    if mask.dtype == ms.bool_:
+        alive = ops.any(mask, -1, True)
+        s = ops.masked_fill(s, ops.logical_not(mask), low)
+    else:  # an additive mask: its -inf entries are handled as a boolean mask (no -inf reaches softmax)
+        keep = mask > float("-inf")
+        alive = ops.any(keep, -1, True)
+        s = ops.masked_fill(s + ops.masked_fill(mask, ops.logical_not(keep), 0.0), ops.logical_not(keep), low)
+    return ops.matmul(ops.where(alive, ops.softmax(s, -1), 0.0), v)
+
+
+def sort(x, dim, descending):
+    """torch.sort: (values, int64 indices). Equal values may come in another index order than torch's."""
+    values, idx = ops.sort(x, dim, descending)
+    return values, ops.cast(idx, ms.int64)
 
 
 def roll(x, shift, dim):

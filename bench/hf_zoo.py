@@ -1,0 +1,337 @@
+"""Hugging Face transformers models through the graph-capture route (`msmigrate trace`).
+
+Each architecture is a tiny random config built from its config class (no downloads), with seeded
+weights. It is traced with msmigrate.trace (torch.export -> model.py + model.ckpt) on realistic
+inputs: token ids drawn over the whole vocabulary and attention masks with padding (left padding for
+decoder LMs, right padding for encoders). The written model is then run in a process that never
+imports torch, in PYNATIVE and GRAPH mode, against torch's logits (max|d| <= 1e-4 * max(1, max|y|)).
+
+The model keeps its Hugging Face defaults (use_cache=True for decoders), as a new user would get it.
+
+    python bench/hf_zoo.py                       # all
+    python bench/hf_zoo.py --archs bert,gpt2 --work /tmp/hz
+
+Prints one row per architecture and the pass counts."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VOCAB = 99
+BATCH, SEQ = 2, 12
+
+# name -> (transformers class, config class, config kwargs, input kind, output field)
+_TEXT = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+             max_position_embeddings=64)
+_DEC = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            intermediate_size=64, max_position_embeddings=64)
+_VIS = dict(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=37)
+ARCHS = {
+    "bert": ("BertModel", "BertConfig", _TEXT, "encoder", "last_hidden_state"),
+    "bert_mlm": ("BertForMaskedLM", "BertConfig", _TEXT, "encoder", "logits"),
+    "roberta": ("RobertaForMaskedLM", "RobertaConfig", dict(_TEXT, pad_token_id=1), "encoder", "logits"),
+    "gpt2": ("GPT2LMHeadModel", "GPT2Config",
+             dict(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64), "decoder", "logits"),
+    "llama": ("LlamaForCausalLM", "LlamaConfig", _DEC, "decoder", "logits"),
+    "qwen2": ("Qwen2ForCausalLM", "Qwen2Config", _DEC, "decoder", "logits"),
+    "mistral": ("MistralForCausalLM", "MistralConfig", dict(_DEC, sliding_window=8), "decoder", "logits"),
+    "qwen2_moe": ("Qwen2MoeForCausalLM", "Qwen2MoeConfig",
+                  dict(_DEC, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                       shared_expert_intermediate_size=32), "decoder", "logits"),
+    "mixtral": ("MixtralForCausalLM", "MixtralConfig", dict(_DEC, num_local_experts=4, num_experts_per_tok=2),
+                "decoder", "logits"),
+    "t5": ("T5ForConditionalGeneration", "T5Config",
+           dict(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4,
+                relative_attention_num_buckets=8, decoder_start_token_id=0), "seq2seq", "logits"),
+    "vit": ("ViTForImageClassification", "ViTConfig", dict(_VIS, num_labels=10), "image", "logits"),
+    "whisper": ("WhisperForConditionalGeneration", "WhisperConfig",
+                dict(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                     decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, num_mel_bins=16,
+                     max_source_positions=30, max_target_positions=40, decoder_start_token_id=1,
+                     pad_token_id=0, bos_token_id=1, eos_token_id=2), "audio", "logits"),
+    "clip": ("CLIPModel", "CLIPConfig", None, "clip", "logits_per_image"),
+}
+DEFAULT = [a for a in ARCHS if a != "mixtral"]
+
+
+def hide_torchvision():
+    """The venv's torchvision wheel does not load with its torch (`operator torchvision::nms does not
+    exist`); transformers imports it when it finds it. None in sys.modules makes find_spec say absent."""
+    sys.modules.setdefault("torchvision", None)
+
+
+def _config(name):
+    hide_torchvision()
+    import transformers
+
+    cls_name, cfg_name, kw, _, _ = ARCHS[name]
+    if name == "clip":
+        text = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37,
+                    max_position_embeddings=32)
+        return transformers.CLIPConfig(text_config=text, vision_config=dict(_VIS), projection_dim=16)
+    return getattr(transformers, cfg_name)(**kw)
+
+
+def padded_mask(batch, seq, left):
+    """Row i has i * 3 padding positions (row 0 none), on the left or the right."""
+    import torch
+
+    mask = torch.ones(batch, seq, dtype=torch.long)
+    for i in range(batch):
+        n = min(3 * i, seq - 1)
+        if n:
+            if left:
+                mask[i, :n] = 0
+            else:
+                mask[i, seq - n:] = 0
+    return mask
+
+
+def build(name):
+    """(torch module taking positional tensors, example inputs)."""
+    hide_torchvision()
+    import torch
+    import transformers
+
+    cls_name, _, _, kind, field = ARCHS[name]
+    torch.manual_seed(0)
+    model = getattr(transformers, cls_name)(_config(name)).eval()
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
+    if kind == "encoder":
+        names, args = ["input_ids", "attention_mask"], [ids, padded_mask(BATCH, SEQ, left=False)]
+    elif kind == "decoder":
+        names, args = ["input_ids", "attention_mask"], [ids, padded_mask(BATCH, SEQ, left=True)]
+    elif kind == "seq2seq":
+        dec = torch.randint(0, VOCAB, (BATCH, 7), generator=g)
+        names, args = ["input_ids", "attention_mask", "decoder_input_ids"], [ids, padded_mask(BATCH, SEQ, False), dec]
+    elif kind == "image":
+        names, args = ["pixel_values"], [torch.randn(BATCH, 3, 32, 32, generator=g)]
+    elif kind == "audio":
+        dec = torch.randint(0, VOCAB, (BATCH, 7), generator=g)
+        names, args = ["input_features", "decoder_input_ids"], [torch.randn(BATCH, 16, 60, generator=g), dec]
+    else:  # clip
+        names = ["input_ids", "pixel_values", "attention_mask"]
+        args = [ids, torch.randn(BATCH, 3, 32, 32, generator=g), padded_mask(BATCH, SEQ, left=False)]
+
+    class HFCall(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.model = m
+
+        def forward(self, x0, x1=None, x2=None):  # named: torch.export matches dynamic shapes by position
+            return getattr(self.model(**dict(zip(names, (x0, x1, x2)))), field)
+
+    return HFCall(model), tuple(args)
+
+
+def one(name: str, work: Path) -> dict:
+    from msmigrate.trace import CaptureError, trace_model
+
+    net, args = build(name)
+    t = time.perf_counter()
+    row = {"arch": name}
+    try:
+        res = trace_model(net, args, work / name, source=f"transformers.{ARCHS[name][0]} (tiny config)")
+    except CaptureError as exc:
+        row.update(error="export: " + str(exc).replace("\n", " ")[:300], seconds=round(time.perf_counter() - t, 1))
+        return row
+    row.update(seconds=round(time.perf_counter() - t, 1), missing=sorted({m[0] for m in res.missing}),
+               pynative_in_process=res.pynative_diff, tol=res.tol, notes=res.notes)
+    if res.first_bad:
+        row["first_bad"] = {k: res.first_bad.get(k) for k in ("node", "op", "max_abs_diff", "error")}
+    if res.check:
+        row.update({m: res.check.get(m) for m in ("pynative", "graph") if m in res.check})
+        if "error" in res.check:
+            row["error"] = res.check["error"][-300:]
+    return row
+
+
+GEN_ARCHS = ["gpt2", "llama", "qwen2", "mistral"]
+NEW_TOKENS = 16
+
+
+def gen_one(name: str, work: Path) -> dict:
+    """Greedy generate() of NEW_TOKENS tokens with transformers, then the traced model's generate() (full
+    sequence rerun each step) in a process without torch, PYNATIVE and GRAPH: the tokens must be identical."""
+    hide_torchvision()
+    import numpy as np
+    import torch
+    import transformers
+
+    from msmigrate.trace import trace_model
+    from msmigrate.trace.hf import causal_lm_forward
+
+    torch.manual_seed(0)
+    model = getattr(transformers, ARCHS[name][0])(_config(name)).eval()
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, 8), generator=g)
+    mask = padded_mask(BATCH, 8, left=True)
+    gc = model.generation_config
+    with torch.no_grad():
+        model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=2, do_sample=False)  # warm up
+        t = time.perf_counter()
+        ref = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False)
+        torch_ms = (time.perf_counter() - t) * 1000 / NEW_TOKENS
+    net, dyn = causal_lm_forward(model)
+    out = work / f"gen_{name}"
+    res = trace_model(net, (ids, mask), out, dynamic_shapes=dyn, generate=True, validate=False,
+                      source=f"transformers.{ARCHS[name][0]} (tiny config), greedy generate")
+    row = {"arch": name, "notes": res.notes, "missing": [m[0] for m in res.missing], "logits_check": res.check,
+           "torch_ms_per_token": round(torch_ms, 2)}
+    if res.missing or not (out / "model.py").exists():
+        return row
+    eos = gc.eos_token_id
+    np.savez(out / "gen-io.npz", ids=ids.numpy(), mask=mask.numpy(), ref=ref.numpy(),
+             eos=np.array(-1 if eos is None else np.atleast_1d(eos)[0]),
+             pad=np.array(-1 if gc.pad_token_id is None else gc.pad_token_id))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    r = subprocess.run([sys.executable, __file__, "--gen-check", str(out)], capture_output=True, text=True, env=env,
+                       timeout=1200)
+    line = [x for x in r.stdout.splitlines() if x.startswith("GEN ")]
+    row.update(json.loads(line[-1][4:]) if line else {"error": (r.stderr or r.stdout).strip()[-400:]})
+    return row
+
+
+def gen_check(out: Path) -> dict:
+    """In a process where torch cannot be imported: the traced model.py's generate() against HF's tokens."""
+    sys.modules["torch"] = None
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["traced_model"] = mod
+    spec.loader.exec_module(mod)
+    import mindspore as ms
+
+    io = np.load(out / "gen-io.npz")
+    eos = None if int(io["eos"]) < 0 else int(io["eos"])
+    pad = None if int(io["pad"]) < 0 else int(io["pad"])
+    res = {}
+    for mode in ("pynative", "graph"):
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        try:
+            net = mod.create_model()
+            mod.generate(net, io["ids"], io["mask"], max_new_tokens=2, eos_token_id=eos, pad_token_id=pad)  # compile
+            t = time.perf_counter()
+            got = mod.generate(net, io["ids"], io["mask"], max_new_tokens=NEW_TOKENS, eos_token_id=eos,
+                               pad_token_id=pad)
+            step = (time.perf_counter() - t) * 1000 / NEW_TOKENS
+            ref = io["ref"]
+            same = got.shape == ref.shape and bool((got == ref).all())
+            res[mode] = {"identical": same, "ms_per_token": round(step, 2),
+                         "new_tokens": int(got.shape[1] - io["ids"].shape[1])}
+            if not same:
+                res[mode]["got"] = got[:, io["ids"].shape[1]:].tolist()
+                res[mode]["ref"] = ref[:, io["ids"].shape[1]:].tolist()
+        except Exception as exc:  # noqa: BLE001
+            res[mode] = {"identical": False, "error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+    return res
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--work", default=str(ROOT / "bench" / "_work" / "hf_zoo"))
+    p.add_argument("--archs", default=",".join(DEFAULT))
+    p.add_argument("--one", help=argparse.SUPPRESS)
+    p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--generate", action="store_true", help="greedy generation of the decoder LMs instead")
+    p.add_argument("--gen-one", help=argparse.SUPPRESS)
+    p.add_argument("--gen-check", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    work = Path(a.work)
+    if a.one:
+        print("ROW " + json.dumps(one(a.one, work), default=str), flush=True)
+        return 0
+    if a.gen_one:
+        print("ROW " + json.dumps(gen_one(a.gen_one, work), default=str), flush=True)
+        return 0
+    if a.gen_check:
+        print("GEN " + json.dumps(gen_check(Path(a.gen_check))), flush=True)
+        return 0
+    if a.generate:
+        return main_generate(a, work)
+    archs = [x for x in a.archs.split(",") if x]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    rows = {}
+    for arch in archs:
+        cmd = [sys.executable, __file__, "--one", arch, "--work", str(work)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
+            line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
+            rows[arch] = json.loads(line[-1][4:]) if line else {
+                "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
+        except subprocess.TimeoutExpired:
+            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
+        print(json.dumps(rows[arch], default=str), flush=True)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "results.json").write_text(json.dumps(rows, indent=1, default=str))
+    print(f"\n{'architecture':12} {'pynative':>12} {'graph':>12}  seconds / problem")
+    counts = {"pynative": 0, "graph": 0}
+    for arch in archs:
+        r = rows[arch]
+        cells = []
+        for m in counts:
+            v = r.get(m)
+            if isinstance(v, dict) and "max_abs_diff" in v:
+                cells.append(f"{'pass' if v['pass'] else 'FAIL'} {v['max_abs_diff']:.1e}")
+                counts[m] += bool(v["pass"])
+            else:
+                cells.append("FAIL" if v else "-")
+        why = r.get("error") or (f"missing ops {r['missing']}" if r.get("missing") else "") or \
+            (f"first bad node {r['first_bad']}" if r.get("first_bad") else "")
+        for m in counts:
+            if isinstance(r.get(m), dict) and "error" in r[m]:
+                why = why or f"{m}: {r[m]['error'][:200]}"
+        print(f"{arch:12} {cells[0]:>12} {cells[1]:>12}  {r.get('seconds', '')} {why}")
+    n = len(archs)
+    print(f"\npass: PYNATIVE {counts['pynative']}/{n}, GRAPH {counts['graph']}/{n}")
+    return 0 if all(counts[m] == n for m in counts) else 1
+
+
+def main_generate(a, work: Path) -> int:
+    archs = [x for x in a.archs.split(",") if x in GEN_ARCHS] if a.archs != ",".join(DEFAULT) else GEN_ARCHS
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    rows = {}
+    for arch in archs:
+        cmd = [sys.executable, __file__, "--gen-one", arch, "--work", str(work)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
+            line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
+            rows[arch] = json.loads(line[-1][4:]) if line else {
+                "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
+        except subprocess.TimeoutExpired:
+            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
+        print(json.dumps(rows[arch], default=str), flush=True)
+    print(f"\ngreedy generate(), {NEW_TOKENS} new tokens, batch {BATCH} left-padded; ms per token "
+          f"(torch: HF generate with KV cache; MindSpore: whole sequence rerun each step)")
+    print(f"{'architecture':12} {'pynative':>18} {'graph':>18} {'torch ms':>9}  problem")
+    ok = 0
+    for arch in archs:
+        r = rows[arch]
+        cells = []
+        for m in ("pynative", "graph"):
+            v = r.get(m) or {}
+            cells.append(("identical" if v.get("identical") else "DIFFERENT" if "ms_per_token" in v else "-")
+                         + (f" {v['ms_per_token']:.1f}" if "ms_per_token" in v else ""))
+        why = r.get("error") or (f"missing {r['missing']}" if r.get("missing") else "")
+        for m in ("pynative", "graph"):
+            if isinstance(r.get(m), dict) and r[m].get("error"):
+                why = why or f"{m}: {r[m]['error'][:200]}"
+        ok += all((r.get(m) or {}).get("identical") for m in ("pynative", "graph"))
+        print(f"{arch:12} {cells[0]:>18} {cells[1]:>18} {r.get('torch_ms_per_token', ''):>9}  {why}")
+    print(f"\nidentical tokens in both modes: {ok}/{len(archs)}")
+    return 0 if ok == len(archs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

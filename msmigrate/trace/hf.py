@@ -1,0 +1,159 @@
+"""Hugging Face transformers models on the trace route: the traced forward of a causal LM."""
+from __future__ import annotations
+
+
+def causal_lm_forward(model):
+    """Make `model` (a transformers *ForCausalLM) trace as (input_ids, attention_mask) -> logits, with
+    the position ids that generate() derives from the mask (cumsum - 1, 0 on padding) computed inside
+    the graph, so that rerunning the whole sequence gives generate()'s logits for left-padded batches.
+    The instance's class is swapped for a subclass (same name): state_dict keys stay the HF keys."""
+    import torch
+
+    base = type(model)
+
+    class Traced(base):
+        def forward(self, input_ids, attention_mask):
+            position_ids = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               use_cache=False)
+            return out.logits
+
+    Traced.__name__ = Traced.__qualname__ = base.__name__
+    model.__class__ = Traced
+    seq = torch.export.Dim("seq", min=2, max=int(getattr(model.config, "max_position_embeddings", 0)
+                                                  or getattr(model.config, "n_positions", 1024)))
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    return model, ({0: batch, 1: seq}, {0: batch, 1: seq})
+
+
+def text_forward(model, output):
+    """(input_ids, attention_mask) -> one output field (logits, last_hidden_state) of an HF text model."""
+    base = type(model)
+
+    class Traced(base):
+        def forward(self, input_ids, attention_mask):
+            return getattr(base.forward(self, input_ids=input_ids, attention_mask=attention_mask), output)
+
+    Traced.__name__ = Traced.__qualname__ = base.__name__
+    model.__class__ = Traced
+    return model
+
+
+def image_forward(model, output):
+    """pixel_values -> one output field of an HF vision model."""
+    base = type(model)
+
+    class Traced(base):
+        def forward(self, pixel_values):
+            return getattr(base.forward(self, pixel_values=pixel_values), output)
+
+    Traced.__name__ = Traced.__qualname__ = base.__name__
+    model.__class__ = Traced
+    return model
+
+
+def _hide_broken_torchvision(notes):
+    """transformers imports torchvision whenever it finds it; a torchvision built for another torch fails
+    at import (`operator torchvision::nms does not exist`). Hide it then, and say so."""
+    import importlib.util
+    import sys
+
+    if "torchvision" in sys.modules or importlib.util.find_spec("torchvision") is None:
+        return
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", "import torchvision"], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.modules["torchvision"] = None  # find_spec then reports it absent
+        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        notes.append(f"torchvision is installed but does not import ({last[:120]}); hidden from transformers")
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "vocab.txt",
+                   "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "added_tokens.json",
+                   "chat_template.jinja", "preprocessor_config.json")
+
+
+def main_hf(argv=None) -> int:
+    """`msmigrate hf MODEL_DIR -o OUT`: a folder written by save_pretrained (config.json + safetensors)
+    -> OUT/model.py + model.ckpt (+ generate() for causal LMs), generation_config.json and the tokenizer
+    files copied through, trace-report.md naming every op and its max|d|."""
+    import argparse
+    import json
+    import shutil
+    import sys
+    from pathlib import Path
+
+    p = argparse.ArgumentParser(prog="msmigrate hf", description=main_hf.__doc__)
+    p.add_argument("model_dir", help="a save_pretrained folder (config.json + *.safetensors); no network is used")
+    p.add_argument("-o", "--out", required=True)
+    p.add_argument("--batch", type=int, default=2, help="batch of the tracing inputs (default 2)")
+    p.add_argument("--seq", type=int, default=12, help="sequence length of the tracing inputs (default 12)")
+    p.add_argument("--no-check", action="store_true", help="skip the torch-free PYNATIVE/GRAPH check")
+    a = p.parse_args(argv)
+    src, out = Path(a.model_dir), Path(a.out)
+    if not (src / "config.json").is_file():
+        print(f"msmigrate hf: error: {src}/config.json not found (expected a save_pretrained folder)", file=sys.stderr)
+        return 2
+    notes = []
+    _hide_broken_torchvision(notes)
+    import torch
+    import transformers
+
+    from .core import _fmt, padding_mask, trace_model
+
+    config = transformers.AutoConfig.from_pretrained(str(src), local_files_only=True)
+    arch = (getattr(config, "architectures", None) or [None])[0]
+    cls = getattr(transformers, arch, None) if arch else None
+    if cls is None:
+        print(f"msmigrate hf: error: config.json names no transformers architecture ({arch!r})", file=sys.stderr)
+        return 2
+    model = cls.from_pretrained(str(src), local_files_only=True).eval()
+    g = torch.Generator().manual_seed(0)
+    vocab = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
+    dyn, generate = None, False
+    if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
+        model, dyn = causal_lm_forward(model)
+        args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq), left=True))
+        generate, kind = True, "causal LM: (input_ids, attention_mask) -> logits, greedy generate()"
+    elif "pixel_values" in cls.forward.__code__.co_varnames and not vocab:
+        size = getattr(config, "image_size", 224)
+        size = size if isinstance(size, int) else size[0]
+        model = image_forward(model, "logits" if hasattr(model, "classifier") else "last_hidden_state")
+        args = (torch.randn(a.batch, getattr(config, "num_channels", 3), size, size, generator=g),)
+        kind = "vision model: pixel_values -> " + ("logits" if hasattr(model, "classifier") else "last_hidden_state")
+    elif vocab and "input_ids" in cls.forward.__code__.co_varnames and not config.is_encoder_decoder:
+        field = "last_hidden_state" if arch.endswith("Model") else "logits"
+        model = text_forward(model, field)
+        args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)))
+        kind = f"text encoder: (input_ids, attention_mask) -> {field}"
+    else:
+        print(f"msmigrate hf: error: {arch} is not handled yet (causal LMs, text encoders and vision models are; "
+              f"encoder-decoder and multi-modal heads are not)", file=sys.stderr)
+        return 2
+    res = trace_model(model, args, out, source=f"{src} ({arch})", dynamic_shapes=dyn, generate=generate,
+                      check=not a.no_check)
+    for n in notes + res.notes:
+        print(f"msmigrate hf: note: {n}")
+    copied = [f for f in TOKENIZER_FILES if (src / f).is_file()]
+    for f in copied:
+        shutil.copy2(src / f, out / f)
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.to_json_file(str(out / "generation_config.json"))
+    print(f"msmigrate hf: {arch}, {kind}")
+    if res.missing:
+        print(f"msmigrate hf: {len(res.missing)} graph node(s) without a converter:", file=sys.stderr)
+        for op_, why, where in res.missing[:20]:
+            print(f"  {op_}: {why}" + (f" at {where}" if where else ""), file=sys.stderr)
+        return 1
+    print(f"msmigrate hf: wrote {out / 'model.py'}, model.ckpt, trace-report.md"
+          + (", generation_config.json" if (out / "generation_config.json").exists() else "")
+          + (f", {', '.join(copied)}" if copied else ""))
+    print(f"msmigrate hf: PyNative max|d| {_fmt(res.pynative_diff)} (tolerance {res.tol:.1e})")
+    if res.first_bad:
+        b = res.first_bad
+        print(f"msmigrate hf: first diverging node {b['node']} ({b['op']}): {_fmt(b['max_abs_diff'])} "
+              f"{b.get('error', '')}", file=sys.stderr)
+    if res.check:
+        print("msmigrate hf: torch-free check: " + json.dumps(res.check))
+    return 0 if res.ok else 1
