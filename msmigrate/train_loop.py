@@ -1032,6 +1032,32 @@ def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], t
     return [stmt] + [_line(f"{n} = {n} + ({r} - {ms}.ops.stop_gradient({r}))") for n, r in fresh.items()]
 
 
+def _with_dependents(body: Sequence[cst.CSTNode], later: List[int], last: int, fixed: Set[int],
+                     step_inputs: Sequence[str]) -> List[int]:
+    """The statements that run after the step (`later`), with those between them and the step that depend
+    on them: a statement reading what a moved one binds (`acc = f(pred)` after `pred = g(out)`), or
+    rebinding what a moved one reads, moves with them, in the original order. Left in place it would
+    run before the value it reads exists (a NameError) or change what the moved statement sees. A
+    statement binding a name the step itself reads stays (the step needs it first)."""
+    if not later:
+        return later
+    moved = set(later)
+    bound: Set[str] = set()
+    read: Set[str] = set()
+    for j in range(later[0], last):
+        if j in fixed:
+            continue
+        st = body[j]
+        if j not in moved:
+            made = assigns(st)
+            if not (set(reads(st)) & bound or made & read) or made & set(step_inputs):
+                continue
+            moved.add(j)
+        bound |= assigns(st)
+        read |= set(reads(st))
+    return sorted(moved)
+
+
 def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region_start: int,
                       in_steps: Set[int]) -> Set[int]:
     """Statements of the slice that the loop body still reads before the step call, outside any step
@@ -1217,6 +1243,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         later = [j for j in range(region_start, last)
                  if j not in in_any_slice and j not in special and j not in frozen
                  and set(reads(body[j])) & computed]
+        later = _with_dependents(body, later, last, in_any_slice | special | frozen, inputs)
         keyed: List[Tuple[float, cst.BaseStatement]] = []
         for j in chosen:
             keyed.extend((j + k / 100.0, st) for k, st in enumerate(rewritten[j]))

@@ -1296,3 +1296,36 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert "_ms_compat.tensor_type(" in code and "_ms_compat.constant_(" in code, code
+
+
+def test_statements_reading_moved_values_move_with_them():
+    # ACGAN's accuracy: `pred` reads the step's outputs (so it runs after the step), and `acc`, between
+    # it and the backward(), reads `pred`: it must run after it too, not before (a NameError)
+    src = GAN_MAKE.replace("import torch\n", "import torch\nimport numpy as np\n", 1) + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        fake = torch.zeros(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = bce(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        real_out = D(x)
+        fake_out = D(gen.detach())
+        d_loss = (bce(real_out, valid) + bce(fake_out, fake)) / 2
+        pred = np.concatenate([real_out.data.cpu().numpy(), fake_out.data.cpu().numpy()], axis=0)
+        acc = np.mean(pred > 0)
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item(), float(acc)]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert code.index("= train_step_D(") < code.index("pred = ") < code.index("acc = "), code
