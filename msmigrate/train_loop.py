@@ -1078,6 +1078,14 @@ def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region
     return keep
 
 
+def _step_inputs(body: Sequence[cst.CSTNode], groups: Sequence[StepGroup]) -> List[str]:
+    """The names the block reads from before it up to its last backward() (what the losses may depend
+    on); a value read only after the steps (`print(loss_D.item())` of the critic's step) is no input."""
+    last = max(g.backwards[-1] for g in groups)
+    inputs, _ = _inputs([st for j, st in enumerate(body) if j < last], [x for g in groups for x in g.losses])
+    return inputs
+
+
 def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode],
                                       info: LoopInfo) -> Optional[Rewrite]:
     """A step under an `if` that reads a value the enclosing loop computed with a network call
@@ -1088,7 +1096,7 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
     groups, _ = find_groups(body, info)
     if not groups:
         return None
-    inputs, _ = _inputs(body, [])
+    inputs = _step_inputs(body, groups)
     computed: Set[str] = set()
     for st in outer:
         if st is not block and not is_source(st, info.host_functions) and \

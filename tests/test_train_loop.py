@@ -1329,3 +1329,32 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert code.index("= train_step_D(") < code.index("pred = ") < code.index("acc = "), code
+
+
+def test_weight_clipping_after_the_step():
+    # WGAN: the critic's weights clipped in place after its step (p.data.clamp_), the generator's step
+    # under an `if` that reads the critic's loss only after its own step (a print, not its loss)
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        opt_D.zero_grad()
+        fake = G(z).detach()
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake))
+        d_loss.backward()
+        opt_D.step()
+        for p in D.parameters():
+            p.data.clamp_(-0.3, 0.3)
+        if i % 2 == 0:
+            opt_G.zero_grad()
+            g_loss = -torch.mean(D(G(z)))
+            g_loss.backward()
+            opt_G.step()
+            losses += [d_loss.item(), g_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "ms.ops.assign(p, ms.ops.clamp(p, min=-0.3, max=0.3))" in code and "Unconverted" not in code, code
+    assert not [s for s in sites if s.status == TODO], code
