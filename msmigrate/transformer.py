@@ -23,6 +23,7 @@ from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import higher_order_grad as HOG
 from . import param_data_update as PDU
+from . import grad_reads as GR
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -943,6 +944,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return self._convert_reference(original, updated, qn)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
+
+    def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too
@@ -1583,6 +1587,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
+        updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
