@@ -277,6 +277,7 @@ class StepGroup:
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
     leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
     tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
+    host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
 
 
 @dataclass
@@ -893,6 +894,22 @@ def broken_chain(body: Sequence[cst.CSTNode], chosen: Sequence[int], outside: Se
     return None
 
 
+def _host_helper(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
+                 info: "LoopInfo") -> Optional[str]:
+    """WGAN-GP's `gp = compute_gradient_penalty(D, real, fake)`: a helper of the program that draws on the
+    host (NumPy noise inside it, so host_functions counts it as data) and that the loss passes through (it
+    reads what the step computes). The step holds it (its name, returned here), and is then run op by op in
+    either mode (compile_step(..., host_calls=True)): compiled, the helper's draw would be made once."""
+    j = broken_chain(body, chosen, outside)
+    if j is None:
+        return None
+    _, call = _assigned_call(body[j])
+    if call is None or not isinstance(call.func, cst.Name):
+        return None
+    name = call.func.value
+    return name if name in info.host_functions and name not in g.host_helpers else None
+
+
 def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
              per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
     """Why the forward function of a group would not carry the computation from the parameters to
@@ -1197,7 +1214,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for g in groups:    # the tensors whose .grad is read are the inputs differentiated
             kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
         outsides: List[List[int]] = [[] for _ in groups]
-        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions, out)
+        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions - g.host_helpers, out)
                   for g, out in zip(groups, outsides)]
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
@@ -1208,6 +1225,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if bad is None:
             break
         g, why = bad
+        helper = _host_helper(body, g, slices[groups.index(g)], outsides[groups.index(g)], info)
+        if helper is not None:
+            g.host_helpers.add(helper)      # the step holds it: slice again
+            continue
         problems.extend((b, why) for b in g.backwards)
         for j in range(starts[id(g)], g.step + 1):
             body[j] = original_body[j]
@@ -1311,8 +1332,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             closures |= set(reads(cst.parse_expression(g.manual.params)))   # defined where these are
             defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
             n_defs += 1
-        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {weights}"
-                          f"{', has_aux=True' if has_aux else ''})"))
+        grad_of = f"{info.ms}.value_and_grad({fwd}, None, {weights}{', has_aux=True' if has_aux else ''})"
+        if g.host_helpers:      # made where the step runs (op by op): made in GRAPH mode, it compiles
+            defs.append(cst.parse_statement(f"def {gfn}(*args):\n    return {grad_of}(*args)\n"))
+        else:
+            defs.append(_line(f"{gfn} = {grad_of}"))
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
@@ -1351,7 +1375,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
             "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
-        defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
+        defs.append(_line(f"{step} = _ms_compat.compile_step({step}"
+                          f"{', host_calls=True' if g.host_helpers else ''})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved

@@ -1358,3 +1358,43 @@ def train(objs, batches):
     code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert "ms.ops.assign(p, ms.ops.clamp(p, min=-0.3, max=0.3))" in code and "Unconverted" not in code, code
     assert not [s for s in sites if s.status == TODO], code
+
+
+def test_gradient_penalty_helper_drawing_on_the_host():
+    # WGAN-GP as written: the helper draws alpha with NumPy itself and computes torch.autograd.grad; the
+    # critic's loss passes through it, so the step holds the helper and runs op by op (a compiled step
+    # would draw alpha once, at compile time); the generator steps under an `if` printing the critic's loss
+    src = GAN_MAKE.replace("import torch\n", "import torch\nimport numpy as np\n", 1) + """
+
+def compute_gradient_penalty(D, real, fake):
+    alpha = torch.Tensor(np.random.random((real.size(0), 1)))
+    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+    d_interp = D(interp)
+    ones = torch.ones(real.shape[0], 1)
+    grads = torch.autograd.grad(outputs=d_interp, inputs=interp, grad_outputs=ones,
+                                create_graph=True, retain_graph=True, only_inputs=True)[0]
+    return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    np.random.seed(0)
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        opt_D.zero_grad()
+        fake = G(z)
+        gp = compute_gradient_penalty(D, x.data, fake.data)
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake)) + 10 * gp
+        d_loss.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        if i % 2 == 0:
+            g_loss = -torch.mean(D(G(z)))
+            g_loss.backward()
+            opt_G.step()
+            losses += [d_loss.item(), g_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "host_calls=True" in code and "Unconverted" not in code, code
+    assert not [s for s in sites if s.status == TODO], code
