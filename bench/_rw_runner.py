@@ -302,8 +302,8 @@ def install_ms(script_dir, mode):
         patch_ms_augmentation(_ms_compat)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
-            def recording_compile_step(step):
-                compiled = compile_step(step)
+            def recording_compile_step(step, **options):
+                compiled = compile_step(step, **options)
 
                 def run(*args, **kwargs):
                     if len(STATE["losses"]) >= STATE["limit"]:

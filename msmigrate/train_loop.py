@@ -277,6 +277,7 @@ class StepGroup:
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
     leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
     tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
+    host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
 
 
 @dataclass
@@ -893,6 +894,22 @@ def broken_chain(body: Sequence[cst.CSTNode], chosen: Sequence[int], outside: Se
     return None
 
 
+def _host_helper(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
+                 info: "LoopInfo") -> Optional[str]:
+    """WGAN-GP's `gp = compute_gradient_penalty(D, real, fake)`: a helper of the program that draws on the
+    host (NumPy noise inside it, so host_functions counts it as data) and that the loss passes through (it
+    reads what the step computes). The step holds it (its name, returned here), and is then run op by op in
+    either mode (compile_step(..., host_calls=True)): compiled, the helper's draw would be made once."""
+    j = broken_chain(body, chosen, outside)
+    if j is None:
+        return None
+    _, call = _assigned_call(body[j])
+    if call is None or not isinstance(call.func, cst.Name):
+        return None
+    name = call.func.value
+    return name if name in info.host_functions and name not in g.host_helpers else None
+
+
 def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
              per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
     """Why the forward function of a group would not carry the computation from the parameters to
@@ -1032,6 +1049,32 @@ def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], t
     return [stmt] + [_line(f"{n} = {n} + ({r} - {ms}.ops.stop_gradient({r}))") for n, r in fresh.items()]
 
 
+def _with_dependents(body: Sequence[cst.CSTNode], later: List[int], last: int, fixed: Set[int],
+                     step_inputs: Sequence[str]) -> List[int]:
+    """The statements that run after the step (`later`), with those between them and the step that depend
+    on them: a statement reading what a moved one binds (`acc = f(pred)` after `pred = g(out)`), or
+    rebinding what a moved one reads, moves with them, in the original order. Left in place it would
+    run before the value it reads exists (a NameError) or change what the moved statement sees. A
+    statement binding a name the step itself reads stays (the step needs it first)."""
+    if not later:
+        return later
+    moved = set(later)
+    bound: Set[str] = set()
+    read: Set[str] = set()
+    for j in range(later[0], last):
+        if j in fixed:
+            continue
+        st = body[j]
+        if j not in moved:
+            made = assigns(st)
+            if not (set(reads(st)) & bound or made & read) or made & set(step_inputs):
+                continue
+            moved.add(j)
+        bound |= assigns(st)
+        read |= set(reads(st))
+    return sorted(moved)
+
+
 def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region_start: int,
                       in_steps: Set[int]) -> Set[int]:
     """Statements of the slice that the loop body still reads before the step call, outside any step
@@ -1052,6 +1095,14 @@ def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region
     return keep
 
 
+def _step_inputs(body: Sequence[cst.CSTNode], groups: Sequence[StepGroup]) -> List[str]:
+    """The names the block reads from before it up to its last backward() (what the losses may depend
+    on); a value read only after the steps (`print(loss_D.item())` of the critic's step) is no input."""
+    last = max(g.backwards[-1] for g in groups)
+    inputs, _ = _inputs([st for j, st in enumerate(body) if j < last], [x for g in groups for x in g.losses])
+    return inputs
+
+
 def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode],
                                       info: LoopInfo) -> Optional[Rewrite]:
     """A step under an `if` that reads a value the enclosing loop computed with a network call
@@ -1062,7 +1113,7 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
     groups, _ = find_groups(body, info)
     if not groups:
         return None
-    inputs, _ = _inputs(body, [])
+    inputs = _step_inputs(body, groups)
     computed: Set[str] = set()
     for st in outer:
         if st is not block and not is_source(st, info.host_functions) and \
@@ -1163,7 +1214,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for g in groups:    # the tensors whose .grad is read are the inputs differentiated
             kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
         outsides: List[List[int]] = [[] for _ in groups]
-        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions, out)
+        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions - g.host_helpers, out)
                   for g, out in zip(groups, outsides)]
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
@@ -1174,6 +1225,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if bad is None:
             break
         g, why = bad
+        helper = _host_helper(body, g, slices[groups.index(g)], outsides[groups.index(g)], info)
+        if helper is not None:
+            g.host_helpers.add(helper)      # the step holds it: slice again
+            continue
         problems.extend((b, why) for b in g.backwards)
         for j in range(starts[id(g)], g.step + 1):
             body[j] = original_body[j]
@@ -1217,6 +1272,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         later = [j for j in range(region_start, last)
                  if j not in in_any_slice and j not in special and j not in frozen
                  and set(reads(body[j])) & computed]
+        later = _with_dependents(body, later, last, in_any_slice | special | frozen, inputs)
         keyed: List[Tuple[float, cst.BaseStatement]] = []
         for j in chosen:
             keyed.extend((j + k / 100.0, st) for k, st in enumerate(rewritten[j]))
@@ -1276,8 +1332,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             closures |= set(reads(cst.parse_expression(g.manual.params)))   # defined where these are
             defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
             n_defs += 1
-        defs.append(_line(f"{gfn} = {info.ms}.value_and_grad({fwd}, None, {weights}"
-                          f"{', has_aux=True' if has_aux else ''})"))
+        grad_of = f"{info.ms}.value_and_grad({fwd}, None, {weights}{', has_aux=True' if has_aux else ''})"
+        if g.host_helpers:      # made where the step runs (op by op): made in GRAPH mode, it compiles
+            defs.append(cst.parse_statement(f"def {gfn}(*args):\n    return {grad_of}(*args)\n"))
+        else:
+            defs.append(_line(f"{gfn} = {grad_of}"))
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
@@ -1316,7 +1375,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
             "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
-        defs.append(_line(f"{step} = _ms_compat.compile_step({step})"))
+        defs.append(_line(f"{step} = _ms_compat.compile_step({step}"
+                          f"{', host_calls=True' if g.host_helpers else ''})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved

@@ -22,6 +22,8 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import higher_order_grad as HOG
+from . import param_data_update as PDU
+from . import grad_reads as GR
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -413,7 +415,24 @@ class TorchToMindSpore(cst.CSTTransformer):
         params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
         if params is not None:
             updated = updated.with_changes(iter=params)
+        updated = self._parameter_value_changes(updated)
         return self._leave_loop(original, updated)
+
+    def _parameter_value_changes(self, updated):
+        """`for p in model.parameters(): p.data.clamp_(-c, c)` (weight clipping): an ops.assign of each new
+        value (param_data_update.py); the placeholders' TODO sites become converted sites."""
+        done = PDU.rewrite(updated, self.names["ms"])
+        if done is None:
+            return updated
+        updated, resolved = done
+        for s in self.sites:
+            if s.status == R.TODO and (s.api, s.line) in set(resolved):
+                s.status, s.target = R.CONVERTED, "mindspore.ops.assign"
+                s.note = "the parameter's new value assigned to it (in-place methods may change nothing)"
+                s.test = "tests/test_train_loop.py::test_weight_clipping_after_the_step"
+                self._todo_count -= 1
+        self.need.add("ms")
+        return updated
 
     def leave_CompFor(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)
@@ -928,6 +947,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return self._convert_reference(original, updated, qn)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
+
+    def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too
@@ -1587,6 +1609,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
+        updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)

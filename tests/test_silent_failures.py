@@ -65,6 +65,24 @@ PROGRAMS = {
             print("BEFORE")
             main()
     """,
+    "grad_read_outside_a_step": """
+        import torch
+
+
+        class Options:
+            grad = 2
+
+
+        def grad_total(model):
+            return sum(float(p.grad.abs().sum()) for p in model.parameters())  # SITE
+
+
+        if __name__ == "__main__":
+            model = torch.nn.Linear(2, 2)
+            print("BEFORE", Options().grad)
+            print(grad_total(model))
+            print("AFTER")
+    """,
     "script_level": """
         import torch
 
@@ -685,3 +703,13 @@ def test_main_block_runs_but_its_else_branch_defines():
     main_branch, else_branch = code.split("else:")
     assert "Unconverted('torch.cuda.Stream', 'prog:4'" in main_branch and ".reached()" in main_branch, code
     assert "Unconverted('torch.cuda.Stream', 'prog:6'" in else_branch and ".reached()" not in else_branch, code
+
+
+def test_grad_read_outside_a_step_raises(converted):
+    """`p.grad` read where no converted train step computes it: MigrationError at its line (not an
+    AttributeError); the same read on an object that is no tensor (`Options().grad`) reads it."""
+    out, _, results = converted
+    res = results["grad_read_outside_a_step"]
+    assert res["error"] == "MigrationError" and "Tensor.grad at grad_read_outside_a_step:" in res["message"], res
+    assert "BEFORE 2" in res["stdout"], res
+    assert "# msmigrate: TODO Tensor.grad" in (out / "grad_read_outside_a_step.py").read_text()

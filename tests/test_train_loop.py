@@ -1296,3 +1296,105 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert "_ms_compat.tensor_type(" in code and "_ms_compat.constant_(" in code, code
+
+
+def test_statements_reading_moved_values_move_with_them():
+    # ACGAN's accuracy: `pred` reads the step's outputs (so it runs after the step), and `acc`, between
+    # it and the backward(), reads `pred`: it must run after it too, not before (a NameError)
+    src = GAN_MAKE.replace("import torch\n", "import torch\nimport numpy as np\n", 1) + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    bce = nn.BCEWithLogitsLoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        fake = torch.zeros(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = bce(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        real_out = D(x)
+        fake_out = D(gen.detach())
+        d_loss = (bce(real_out, valid) + bce(fake_out, fake)) / 2
+        pred = np.concatenate([real_out.data.cpu().numpy(), fake_out.data.cpu().numpy()], axis=0)
+        acc = np.mean(pred > 0)
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item(), float(acc)]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert code.index("= train_step_D(") < code.index("pred = ") < code.index("acc = "), code
+
+
+def test_weight_clipping_after_the_step():
+    # WGAN: the critic's weights clipped in place after its step (p.data.clamp_), the generator's step
+    # under an `if` that reads the critic's loss only after its own step (a print, not its loss)
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        opt_D.zero_grad()
+        fake = G(z).detach()
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake))
+        d_loss.backward()
+        opt_D.step()
+        for p in D.parameters():
+            p.data.clamp_(-0.3, 0.3)
+        if i % 2 == 0:
+            opt_G.zero_grad()
+            g_loss = -torch.mean(D(G(z)))
+            g_loss.backward()
+            opt_G.step()
+            losses += [d_loss.item(), g_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "ms.ops.assign(p, ms.ops.clamp(p, min=-0.3, max=0.3))" in code and "Unconverted" not in code, code
+    assert not [s for s in sites if s.status == TODO], code
+
+
+def test_gradient_penalty_helper_drawing_on_the_host():
+    # WGAN-GP as written: the helper draws alpha with NumPy itself and computes torch.autograd.grad; the
+    # critic's loss passes through it, so the step holds the helper and runs op by op (a compiled step
+    # would draw alpha once, at compile time); the generator steps under an `if` printing the critic's loss
+    src = GAN_MAKE.replace("import torch\n", "import torch\nimport numpy as np\n", 1) + """
+
+def compute_gradient_penalty(D, real, fake):
+    alpha = torch.Tensor(np.random.random((real.size(0), 1)))
+    interp = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+    d_interp = D(interp)
+    ones = torch.ones(real.shape[0], 1)
+    grads = torch.autograd.grad(outputs=d_interp, inputs=interp, grad_outputs=ones,
+                                create_graph=True, retain_graph=True, only_inputs=True)[0]
+    return ((grads.view(grads.size(0), -1).norm(2, dim=1) - 1) ** 2).mean()
+
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    np.random.seed(0)
+    losses = []
+    for i, (x, _, z) in enumerate(batches):
+        opt_D.zero_grad()
+        fake = G(z)
+        gp = compute_gradient_penalty(D, x.data, fake.data)
+        d_loss = -torch.mean(D(x)) + torch.mean(D(fake)) + 10 * gp
+        d_loss.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        if i % 2 == 0:
+            g_loss = -torch.mean(D(G(z)))
+            g_loss.backward()
+            opt_G.step()
+            losses += [d_loss.item(), g_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert "host_calls=True" in code and "Unconverted" not in code, code
+    assert not [s for s in sites if s.status == TODO], code

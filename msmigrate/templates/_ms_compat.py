@@ -352,7 +352,7 @@ def normal_(param, mean=0.0, std=1.0):
 
 
 def uniform_(param, a=0.0, b=1.0):
-    data = np.random.uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
+    data = init_stream().uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
     return _assign(param, ms.Tensor(data))
 
 

@@ -19,10 +19,12 @@ def set_device(target):
 _COMPILED_STEPS = {}
 
 
-def compile_step(step):
+def compile_step(step, host_calls=False):
     """Compile a train step (as a StepCell graph) when the program runs in GRAPH mode
     (ms.set_context(mode=ms.GRAPH_MODE), the fast path); in PYNATIVE mode it runs op
-    by op, so a debugger and print() see every value.
+    by op, so a debugger and print() see every value. host_calls: the step calls a helper
+    of the program that draws on the host (NumPy noise in a gradient penalty); compiled,
+    the draw would be made once, at compile time, so it runs op by op in either mode.
 
     A step defined inside a function that runs once per epoch is a new function each
     time, and mindspore.jit would compile it again (seconds per epoch). So compiled
@@ -35,10 +37,23 @@ def compile_step(step):
     average_gradients_in(step)      # data parallel: a safety net, see the distributed section
     if ms.get_context("mode") != ms.GRAPH_MODE:
         return step
+    if host_calls:
+        return _op_by_op(step)
     key = _closure_key(step)
     if key not in _COMPILED_STEPS:
         _COMPILED_STEPS[key] = StepCell(step)
     return _COMPILED_STEPS[key]
+
+
+def _op_by_op(step):
+    """The step run in PYNATIVE mode (the program's GRAPH mode restored after it)."""
+    def run(*args):
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        try:
+            return step(*args)
+        finally:
+            ms.set_context(mode=ms.GRAPH_MODE)
+    return run
 
 
 class StepCell(nn.Cell):

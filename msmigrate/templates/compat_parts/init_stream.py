@@ -1,0 +1,48 @@
+"""Weight initialisation that leaves the program's NumPy random stream alone.
+
+MindSpore's initializers take their seeds from NumPy's global stream (one np.random.randint per
+initialised tensor, mindspore.common.initializer._numpy_seed); torch's take them from torch's own
+generator. A program that builds its networks and then draws noise with np.random (GAN programs:
+`z = np.random.normal(0, 1, (n, latent_dim))`) would draw other noise than under torch. Here the
+initializers draw from a stream of their own, seeded from the global stream's state without
+advancing it: the same np.random.seed (or mindspore.set_seed) still gives the same weights, and the
+program's own np.random draws are the ones it makes under torch."""
+import numpy as np
+from mindspore.common import initializer as init
+
+# kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it
+_INIT_STREAM = vars(init).setdefault("_msmigrate_init_stream", {"state": None, "rng": None})
+
+
+def init_stream():
+    """The RandomState weight initialisation draws from: derived again whenever the global stream
+    moved (the program drew from it or seeded it) since the last initialisation."""
+    _, keys, pos, has_gauss, cached = np.random.get_state()
+    state = (keys[:4].tobytes(), int(pos), int(has_gauss), float(cached))
+    if state != _INIT_STREAM["state"]:
+        _INIT_STREAM["state"] = state
+        _INIT_STREAM["rng"] = np.random.RandomState(
+            (np.concatenate([keys[:8], [pos, 0x5EED]]).astype(np.uint64) & 0xFFFFFFFF).astype(np.uint32))
+    return _INIT_STREAM["rng"]
+
+
+def _initializer_seed():
+    return init_stream().randint(low=1, high=(1 << 63), dtype=np.int64)
+
+
+init._numpy_seed = _initializer_seed
+
+
+def _reseeding(set_global):
+    """np.random.seed / set_state that also start the initializers' stream anew: seeding the global
+    stream back to a state it had before gives the weights it gave then."""
+    def reseed(*args, **kwargs):
+        _INIT_STREAM["state"] = None
+        return set_global(*args, **kwargs)
+    reseed.__name__, reseed.__doc__, reseed.__wrapped__ = set_global.__name__, set_global.__doc__, set_global
+    return reseed
+
+
+if not hasattr(np.random.seed, "__wrapped__"):
+    np.random.seed = _reseeding(np.random.seed)
+    np.random.set_state = _reseeding(np.random.set_state)
