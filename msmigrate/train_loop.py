@@ -52,7 +52,10 @@ SCHEDULER_NAME = re.compile(r"sched|lr_?s", re.I)
 # random draws stay outside the differentiated function: they are data, and the
 # same draw must reach every step that uses it
 RANDOM_CALL = re.compile(r"(^|\.)(rand\w*|normal|standard_normal|uniform|bernoulli|multinomial|"
-                         r"random\w*|shuffle|permutation|choice)$")
+                         r"random\w*|shuffle|permutation|choice|"
+                         # a NumPy Generator's draws (rng.integers...), anything of a module named random
+                         r"integers|standard_\w+|binomial|poisson|exponential|geometric|laplace|gumbel|"
+                         r"dirichlet)$|(^|\.)random\.\w+$")
 CLIP_NORM = "_ms_compat.clip_grad_norm_"
 CLIP_VALUE = "_ms_compat.clip_grad_value_"
 

@@ -1296,3 +1296,50 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert "_ms_compat.tensor_type(" in code and "_ms_compat.constant_(" in code, code
+
+
+
+NUMPY_LABELS = MLP + """
+import numpy as np
+
+LongTensor = torch.LongTensor
+rng = np.random.default_rng(0)
+
+
+def make():
+    global rng
+    rng = np.random.default_rng(0)
+    np.random.seed(0)
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, _ in batches:
+        sampled = DRAW
+        optimizer.zero_grad()
+        targets = LongTensor(sampled)
+        loss = F.cross_entropy(model(x), targets)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+
+
+def test_numpy_array_handed_to_a_compiled_step():
+    """A NumPy array the loop draws (sampled labels) and the step turns into a tensor (LongTensor(a))
+    reaches the compiled step as an argument: GRAPH mode takes it as a Tensor of its dtype."""
+    code, _, results = run_both(NUMPY_LABELS.replace("DRAW", "np.random.randint(0, 3, x.shape[0])"), _batches())
+    assert "def forward_fn(sampled, x):" in code, code
+    assert set(results) == {"graph", "pynative"}
+
+
+@pytest.mark.parametrize("draw", ["rng.integers(0, 3, x.shape[0])", "rng.poisson(1.0, x.shape[0]) % 3"])
+def test_generator_draws_stay_outside_the_step(draw):
+    """Draws of a NumPy Generator (rng.integers, rng.poisson) are data for the step too: inside a
+    compiled step they would be drawn once, at compile time, and the same labels reused at every step."""
+    code, _, _ = run_both(NUMPY_LABELS.replace("DRAW", draw), _batches(), modes=("graph",))
+    assert "def forward_fn(sampled, x):" in code, code
