@@ -181,6 +181,21 @@ def reads(node: cst.CSTNode) -> List[str]:
     return v.names
 
 
+class _GradReads(_Reads):
+    """Names read where a gradient can flow: not inside `x.detach()` or `stop_gradient(x)`."""
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        f = node.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        return not ((name == "detach" and not node.args) or name == "stop_gradient")
+
+
+def grad_reads(node: cst.CSTNode) -> Set[str]:
+    v = _GradReads()
+    walk(node, v)
+    return set(v.names)
+
+
 class _Assigns(cst.CSTVisitor):
     """Names bound by a piece of code (assignment, for/with/except targets, defs, imports)."""
 
@@ -609,15 +624,21 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
 
 
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
-           host: Set[str] = frozenset(), outside: Optional[List[int]] = None) -> List[int]:
+           host: Set[str] = frozenset(), outside: Optional[List[int]] = None,
+           earlier: Set[int] = frozenset()) -> List[int]:
     """Statements before the last backward() that the losses depend on. `outside` collects the
-    statements that bind a name the losses need but stay out of the step (data sources)."""
+    statements that bind a name the losses need but stay out of the step (data sources).
+    A statement of an earlier step's slice (`earlier`) whose names this step reads only detached
+    (`D(gen.detach())`) is left out: its value, the earlier step's, is an input (run again it would
+    update BatchNorm statistics and draw noise a second time)."""
     last = group.backwards[-1]
     needed: Set[str] = set(reads(group.losses[-1]))
+    needed_grad: Set[str] = grad_reads(group.losses[-1])
     chosen: List[int] = []
     for j in range(last - 1, -1, -1):
         if j in group.backwards:
             needed |= set(reads(group.losses[group.backwards.index(j)]))
+            needed_grad |= grad_reads(group.losses[group.backwards.index(j)])
             continue
         if j in skip:
             continue
@@ -625,11 +646,16 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
         bound = assigns(st)
         if not (bound & needed):
             continue
+        if j in earlier and not (bound & needed_grad):
+            continue
         if is_source(st, host) and not _loop_through_network(st, host):
             if outside is not None:
                 outside.append(j)
             continue
         chosen.append(j)
+        if bound & needed_grad:
+            needed_grad -= bound
+            needed_grad |= grad_reads(st)
         needed -= bound
         needed |= set(reads(st))
     chosen.reverse()
@@ -1166,8 +1192,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for g in groups:    # the tensors whose .grad is read are the inputs differentiated
             kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
         outsides: List[List[int]] = [[] for _ in groups]
-        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions, out)
-                  for g, out in zip(groups, outsides)]
+        slices = []
+        for g, out in zip(groups, outsides):
+            slices.append(_slice(body, g, special | frozen | kept_out, info.host_functions, out,
+                                 earlier={j for s in slices for j in s}))
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
             why = _unsound(body, g, chosen, outside, per_iteration, info)

@@ -1343,3 +1343,50 @@ def test_generator_draws_stay_outside_the_step(draw):
     compiled step they would be drawn once, at compile time, and the same labels reused at every step."""
     code, _, _ = run_both(NUMPY_LABELS.replace("DRAW", draw), _batches(), modes=("graph",))
     assert "def forward_fn(sampled, x):" in code, code
+
+
+def test_value_read_detached_by_a_later_step_is_not_computed_again():
+    """The discriminator step reads the generator's output only detached (`D(gen.detach())`): that value,
+    the generator step's, is an input of the discriminator step, not computed again there (a second
+    generator call would update its BatchNorm statistics twice per iteration; final weights compared)."""
+    src = MLP + """
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4, bias=False)   # a bias before BatchNorm gets no gradient (Adam would scale noise)
+        self.bn = nn.BatchNorm1d(4, 0.8)
+
+    def forward(self, z):
+        return torch.tanh(self.bn(self.fc(z)))
+
+
+def make():
+    G, D = Gen(), Net(4, 8, 1)
+    opt_G = torch.optim.Adam(G.parameters(), lr=0.01, betas=(0.5, 0.999))
+    opt_D = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"G": G, "D": D, "opt_G": opt_G, "opt_D": opt_D}
+
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    mse = nn.MSELoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = mse(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = (mse(D(x), valid) + mse(D(gen.detach()), valid * 0)) / 2
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    fwd_d = code[code.index("def forward_fn_D("):code.index("grad_fn_D =")]
+    assert "G(" not in fwd_d and "gen" in fwd_d.split(":")[0], code
