@@ -1048,6 +1048,22 @@ def _handed_over(body: Sequence[cst.CSTNode], chosen: Sequence[int], earlier: Se
     return out
 
 
+def _moved_after_step(body: Sequence[cst.CSTNode], start: int, last: int, excluded: Set[int],
+                      computed: Set[str]) -> List[int]:
+    """Statements before the backward() that read what the step computes: they run after the step, and
+    so do the statements that read what those bind (`pred = aux.asnumpy()`, then `acc = f(pred)`), in order."""
+    later: List[int] = []
+    bound: Set[str] = set()
+    for j in range(start, last):
+        if j in excluded:
+            continue
+        r = set(reads(body[j]))
+        if r & computed or r & bound:
+            later.append(j)
+            bound |= assigns(body[j])
+    return later
+
+
 def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], taken: Set[str],
                                 ms: str) -> List[cst.BaseStatement]:
     """`gen = G(z)` handed over from an earlier step (its output `gen` is an input here): the value is
@@ -1245,9 +1261,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             total = " + ".join(f"({c})" if not re.fullmatch(r"[\w.]+", c) else c for c in loss_codes)
         # statements the slice interleaves with that read what it computes run after the step;
         # a value the slice overwrites later is handed over under its own name
-        later = [j for j in range(region_start, last)
-                 if j not in in_any_slice and j not in special and j not in frozen
-                 and set(reads(body[j])) & computed]
+        later = _moved_after_step(body, region_start, last, in_any_slice | special | frozen, computed)
         keyed: List[Tuple[float, cst.BaseStatement]] = []
         for j in chosen:
             keyed.extend((j + k / 100.0, st) for k, st in enumerate(rewritten[j]))

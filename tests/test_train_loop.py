@@ -1390,3 +1390,33 @@ def train(objs, batches):
     code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     fwd_d = code[code.index("def forward_fn_D("):code.index("grad_fn_D =")]
     assert "G(" not in fwd_d and "gen" in fwd_d.split(":")[0], code
+
+
+def test_statement_reading_a_moved_statement_moves_too():
+    """Between the loss and backward(), `pred = out.detach().numpy()` reads what the step computes, so it
+    runs after the step; `acc = f(pred)` after it must follow it there (it would read `pred` unbound)."""
+    src = MLP + """
+import numpy as np
+
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        pred = out.detach().numpy()
+        acc = np.mean(np.argmax(pred, axis=1) == y.numpy())
+        loss.backward()
+        optimizer.step()
+        losses += [loss.item(), float(acc)]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    assert code.index("acc = ") > code.index("pred = ") > code.index("= train_step("), code
