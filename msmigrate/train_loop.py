@@ -648,7 +648,7 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             continue
         if j in earlier and not (bound & needed_grad):
             continue
-        if is_source(st, host) and not _loop_through_network(st, host):
+        if is_source(st, host) and not _loop_through_network(st, host) and not _helper_of_network_value(body, j, host):
             if outside is not None:
                 outside.append(j)
             continue
@@ -660,6 +660,22 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
         needed |= set(reads(st))
     chosen.reverse()
     return chosen
+
+
+def _helper_of_network_value(body: Sequence[cst.CSTNode], j: int, host: Set[str]) -> bool:
+    """`loss = mse(out, x) + helper(emb)` after `out, emb = D(x)`: a statement that is data only because it
+    calls a program function (host/data functions: `helper` never calls its parameter) but reads a value a
+    network call before it computed belongs to the step (a loss helper), not to the data."""
+    st = body[j]
+    if is_source(st):
+        return False
+    r = set(reads(st))
+    for k in range(j):
+        prev = body[k]
+        if assigns(prev) & r and not is_source(prev, host) and \
+                any(root not in _LIBRARY_ROOTS for root in call_roots(prev)):
+            return True
+    return False
 
 
 def _loop_through_network(stmt: cst.CSTNode, host: Set[str]) -> bool:

@@ -1420,3 +1420,36 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches())
     assert code.index("acc = ") > code.index("pred = ") > code.index("= train_step("), code
+
+
+def test_loss_helper_function_of_a_network_value():
+    """`g_loss = mse(D(gen), valid) + lam * spread(gen)` with `spread` a module function that never calls
+    its parameter (as a batch helper would not): reading the generator's output, it is part of the loss."""
+    src = GAN_MAKE + """
+
+def spread(e):
+    norm = torch.sqrt(torch.sum(e ** 2, -1, keepdim=True))
+    return torch.sum(norm) / e.size(0)
+
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    mse = nn.MSELoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = mse(D(gen), valid) + 0.1 * spread(gen)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = mse(D(x), valid) + mse(D(gen.detach()), valid * 0)
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert not [s for s in sites if s.status == TODO], code
