@@ -52,7 +52,10 @@ SCHEDULER_NAME = re.compile(r"sched|lr_?s", re.I)
 # random draws stay outside the differentiated function: they are data, and the
 # same draw must reach every step that uses it
 RANDOM_CALL = re.compile(r"(^|\.)(rand\w*|normal|standard_normal|uniform|bernoulli|multinomial|"
-                         r"random\w*|shuffle|permutation|choice)$")
+                         r"random\w*|shuffle|permutation|choice|"
+                         # a NumPy Generator's draws (rng.integers...), anything of a module named random
+                         r"integers|standard_\w+|binomial|poisson|exponential|geometric|laplace|gumbel|"
+                         r"dirichlet)$|(^|\.)random\.\w+$")
 CLIP_NORM = "_ms_compat.clip_grad_norm_"
 CLIP_VALUE = "_ms_compat.clip_grad_value_"
 
@@ -176,6 +179,21 @@ def reads(node: cst.CSTNode) -> List[str]:
     v = _Reads()
     walk(node, v)
     return v.names
+
+
+class _GradReads(_Reads):
+    """Names read where a gradient can flow: not inside `x.detach()` or `stop_gradient(x)`."""
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        f = node.func
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        return not ((name == "detach" and not node.args) or name == "stop_gradient")
+
+
+def grad_reads(node: cst.CSTNode) -> Set[str]:
+    v = _GradReads()
+    walk(node, v)
+    return set(v.names)
 
 
 class _Assigns(cst.CSTVisitor):
@@ -607,15 +625,21 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
 
 
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
-           host: Set[str] = frozenset(), outside: Optional[List[int]] = None) -> List[int]:
+           host: Set[str] = frozenset(), outside: Optional[List[int]] = None,
+           earlier: Set[int] = frozenset()) -> List[int]:
     """Statements before the last backward() that the losses depend on. `outside` collects the
-    statements that bind a name the losses need but stay out of the step (data sources)."""
+    statements that bind a name the losses need but stay out of the step (data sources).
+    A statement of an earlier step's slice (`earlier`) whose names this step reads only detached
+    (`D(gen.detach())`) is left out: its value, the earlier step's, is an input (run again it would
+    update BatchNorm statistics and draw noise a second time)."""
     last = group.backwards[-1]
     needed: Set[str] = set(reads(group.losses[-1]))
+    needed_grad: Set[str] = grad_reads(group.losses[-1])
     chosen: List[int] = []
     for j in range(last - 1, -1, -1):
         if j in group.backwards:
             needed |= set(reads(group.losses[group.backwards.index(j)]))
+            needed_grad |= grad_reads(group.losses[group.backwards.index(j)])
             continue
         if j in skip:
             continue
@@ -623,15 +647,36 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
         bound = assigns(st)
         if not (bound & needed):
             continue
-        if is_source(st, host) and not _loop_through_network(st, host):
+        if j in earlier and not (bound & needed_grad):
+            continue
+        if is_source(st, host) and not _loop_through_network(st, host) and not _helper_of_network_value(body, j, host):
             if outside is not None:
                 outside.append(j)
             continue
         chosen.append(j)
+        if bound & needed_grad:
+            needed_grad -= bound
+            needed_grad |= grad_reads(st)
         needed -= bound
         needed |= set(reads(st))
     chosen.reverse()
     return chosen
+
+
+def _helper_of_network_value(body: Sequence[cst.CSTNode], j: int, host: Set[str]) -> bool:
+    """`loss = mse(out, x) + helper(emb)` after `out, emb = D(x)`: a statement that is data only because it
+    calls a program function (host/data functions: `helper` never calls its parameter) but reads a value a
+    network call before it computed belongs to the step (a loss helper), not to the data."""
+    st = body[j]
+    if is_source(st):
+        return False
+    r = set(reads(st))
+    for k in range(j):
+        prev = body[k]
+        if assigns(prev) & r and not is_source(prev, host) and \
+                any(root not in _LIBRARY_ROOTS for root in call_roots(prev)):
+            return True
+    return False
 
 
 def _loop_through_network(stmt: cst.CSTNode, host: Set[str]) -> bool:
@@ -1214,8 +1259,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for g in groups:    # the tensors whose .grad is read are the inputs differentiated
             kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
         outsides: List[List[int]] = [[] for _ in groups]
-        slices = [_slice(body, g, special | frozen | kept_out, info.host_functions - g.host_helpers, out)
-                  for g, out in zip(groups, outsides)]
+        slices = []
+        for g, out in zip(groups, outsides):
+            slices.append(_slice(body, g, special | frozen | kept_out, info.host_functions - g.host_helpers, out,
+                                 earlier={j for s in slices for j in s}))
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
             why = _unsound(body, g, chosen, outside, per_iteration, info)

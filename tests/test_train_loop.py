@@ -1398,3 +1398,160 @@ def train(objs, batches):
     code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert "host_calls=True" in code and "Unconverted" not in code, code
     assert not [s for s in sites if s.status == TODO], code
+
+
+
+NUMPY_LABELS = MLP + """
+import numpy as np
+
+LongTensor = torch.LongTensor
+rng = np.random.default_rng(0)
+
+
+def make():
+    global rng
+    rng = np.random.default_rng(0)
+    np.random.seed(0)
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, _ in batches:
+        sampled = DRAW
+        optimizer.zero_grad()
+        targets = LongTensor(sampled)
+        loss = F.cross_entropy(model(x), targets)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+
+
+def test_numpy_array_handed_to_a_compiled_step():
+    """A NumPy array the loop draws (sampled labels) and the step turns into a tensor (LongTensor(a))
+    reaches the compiled step as an argument: GRAPH mode takes it as a Tensor of its dtype."""
+    code, _, results = run_both(NUMPY_LABELS.replace("DRAW", "np.random.randint(0, 3, x.shape[0])"), _batches())
+    assert "def forward_fn(sampled, x):" in code, code
+    assert set(results) == {"graph", "pynative"}
+
+
+@pytest.mark.parametrize("draw", ["rng.integers(0, 3, x.shape[0])", "rng.poisson(1.0, x.shape[0]) % 3"])
+def test_generator_draws_stay_outside_the_step(draw):
+    """Draws of a NumPy Generator (rng.integers, rng.poisson) are data for the step too: inside a
+    compiled step they would be drawn once, at compile time, and the same labels reused at every step."""
+    code, _, _ = run_both(NUMPY_LABELS.replace("DRAW", draw), _batches(), modes=("graph",))
+    assert "def forward_fn(sampled, x):" in code, code
+
+
+def test_value_read_detached_by_a_later_step_is_not_computed_again():
+    """The discriminator step reads the generator's output only detached (`D(gen.detach())`): that value,
+    the generator step's, is an input of the discriminator step, not computed again there (a second
+    generator call would update its BatchNorm statistics twice per iteration; final weights compared)."""
+    src = MLP + """
+
+class Gen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4, bias=False)   # a bias before BatchNorm gets no gradient (Adam would scale noise)
+        self.bn = nn.BatchNorm1d(4, 0.8)
+
+    def forward(self, z):
+        return torch.tanh(self.bn(self.fc(z)))
+
+
+def make():
+    G, D = Gen(), Net(4, 8, 1)
+    opt_G = torch.optim.Adam(G.parameters(), lr=0.01, betas=(0.5, 0.999))
+    opt_D = torch.optim.Adam(D.parameters(), lr=0.01, betas=(0.5, 0.999))
+    return {"G": G, "D": D, "opt_G": opt_G, "opt_D": opt_D}
+
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    mse = nn.MSELoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = mse(D(gen), valid)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = (mse(D(x), valid) + mse(D(gen.detach()), valid * 0)) / 2
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    fwd_d = code[code.index("def forward_fn_D("):code.index("grad_fn_D =")]
+    assert "G(" not in fwd_d and "gen" in fwd_d.split(":")[0], code
+
+
+def test_statement_reading_a_moved_statement_moves_too():
+    """Between the loss and backward(), `pred = out.detach().numpy()` reads what the step computes, so it
+    runs after the step; `acc = f(pred)` after it must follow it there (it would read `pred` unbound)."""
+    src = MLP + """
+import numpy as np
+
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        pred = out.detach().numpy()
+        acc = np.mean(np.argmax(pred, axis=1) == y.numpy())
+        loss.backward()
+        optimizer.step()
+        losses += [loss.item(), float(acc)]
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    assert code.index("acc = ") > code.index("pred = ") > code.index("= train_step("), code
+
+
+def test_loss_helper_function_of_a_network_value():
+    """`g_loss = mse(D(gen), valid) + lam * spread(gen)` with `spread` a module function that never calls
+    its parameter (as a batch helper would not): reading the generator's output, it is part of the loss."""
+    src = GAN_MAKE + """
+
+def spread(e):
+    norm = torch.sqrt(torch.sum(e ** 2, -1, keepdim=True))
+    return torch.sum(norm) / e.size(0)
+
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    mse = nn.MSELoss()
+    losses = []
+    for x, _, z in batches:
+        valid = torch.ones(x.shape[0], 1)
+        opt_G.zero_grad()
+        gen = G(z)
+        g_loss = mse(D(gen), valid) + 0.1 * spread(gen)
+        g_loss.backward()
+        opt_G.step()
+
+        opt_D.zero_grad()
+        d_loss = mse(D(x), valid) + mse(D(gen.detach()), valid * 0)
+        d_loss.backward()
+        opt_D.step()
+        losses += [g_loss.item(), d_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert not [s for s in sites if s.status == TODO], code

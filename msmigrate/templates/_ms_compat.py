@@ -176,6 +176,8 @@ def _from_placeholder(error):
 def legacy_tensor(dtype, *args):
     """torch.Tensor(...) / torch.FloatTensor(...) and friends: sizes give a (zero-filled)
     tensor of that shape, data a tensor of the class's dtype."""
+    if len(args) == 1 and isinstance(args[0], ms.Tensor):
+        return args[0].astype(dtype)    # first: in a compiled step the size test below cannot take a Tensor
     if not args:
         return ms.Tensor(np.zeros((0,), ms.dtype_to_nptype(dtype)))
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
@@ -183,8 +185,6 @@ def legacy_tensor(dtype, *args):
     if len(args) != 1:
         raise TypeError("expected sizes or one sequence of data")
     data = args[0]
-    if isinstance(data, ms.Tensor):
-        return data.astype(dtype)
     return ms.Tensor(np.asarray(data, dtype=ms.dtype_to_nptype(dtype)))
 
 

@@ -4,19 +4,28 @@
 # MindSpore tensors of their dtype.
 
 
-class _LegacyTensorType(type):
-    def __instancecheck__(cls, obj):
-        return isinstance(obj, ms.Tensor) and obj.dtype == cls.dtype
+@ms.jit_class
+class _LegacyTensorType:
+    """One legacy type: an object rather than a class, so that a compiled step can call it
+    (MindSpore's graph compiler calls a jit_class object; a class with a metaclass __call__ it
+    runs through Python, and value_and_grad then fails on the tensor this makes: LongTensor(labels))."""
 
-    def __call__(cls, *args):
-        return legacy_tensor(cls.dtype, *args)
+    def __init__(self, name, dtype):
+        self.__name__ = name
+        self.dtype = dtype
 
-    def __repr__(cls):
-        return f"<legacy tensor type {cls.__name__} ({cls.dtype})>"
+    def __instancecheck__(self, obj):
+        return isinstance(obj, ms.Tensor) and obj.dtype == self.dtype
+
+    def __call__(self, *args):
+        return legacy_tensor(self.dtype, *args)
+
+    def __repr__(self):
+        return f"<legacy tensor type {self.__name__} ({self.dtype})>"
 
 
 def _legacy_type(name, dtype):
-    return _LegacyTensorType(name, (), {"dtype": dtype})
+    return _LegacyTensorType(name, dtype)
 
 
 FloatTensor = _legacy_type("FloatTensor", ms.float32)

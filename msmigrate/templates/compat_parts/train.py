@@ -68,6 +68,12 @@ class StepCell(nn.Cell):
     def construct(self, *args):
         return self.step(*args)
 
+    def __call__(self, *args, **kwargs):
+        # a NumPy array the loop drew (labels, noise) cannot enter a graph; as torch's step would
+        # turn it into a tensor (LongTensor(a)), it enters as a Tensor of its own dtype
+        args = tuple(ms.Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+        return super().__call__(*args, **kwargs)
+
 
 def _closure_key(fn, seen=None):
     """What a step's graph depends on besides its arguments: the code of the step and of
