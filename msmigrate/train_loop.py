@@ -307,6 +307,8 @@ class LoopInfo:
     taken: Set[str]                        # names already bound in the enclosing function/module
     # module functions that compute on the host (NumPy, from_numpy): data for the step (host_functions)
     host_functions: Set[str] = field(default_factory=set)
+    # those of them that call NumPy (a draw): held by a step only as a host helper (_host_helper)
+    drawing_functions: Set[str] = field(default_factory=set)
     # the module uses torch.distributed / DDP: the step averages gradients across processes
     distributed: bool = False
 
@@ -626,7 +628,7 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
 
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
            host: Set[str] = frozenset(), outside: Optional[List[int]] = None,
-           earlier: Set[int] = frozenset()) -> List[int]:
+           earlier: Set[int] = frozenset(), drawing: Set[str] = frozenset()) -> List[int]:
     """Statements before the last backward() that the losses depend on. `outside` collects the
     statements that bind a name the losses need but stay out of the step (data sources).
     A statement of an earlier step's slice (`earlier`) whose names this step reads only detached
@@ -649,7 +651,8 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             continue
         if j in earlier and not (bound & needed_grad):
             continue
-        if is_source(st, host) and not _loop_through_network(st, host) and not _helper_of_network_value(body, j, host):
+        if is_source(st, host) and not _loop_through_network(st, host) and \
+                not _helper_of_network_value(body, j, host, drawing):
             if outside is not None:
                 outside.append(j)
             continue
@@ -663,12 +666,14 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
     return chosen
 
 
-def _helper_of_network_value(body: Sequence[cst.CSTNode], j: int, host: Set[str]) -> bool:
+def _helper_of_network_value(body: Sequence[cst.CSTNode], j: int, host: Set[str],
+                             drawing: Set[str] = frozenset()) -> bool:
     """`loss = mse(out, x) + helper(emb)` after `out, emb = D(x)`: a statement that is data only because it
     calls a program function (host/data functions: `helper` never calls its parameter) but reads a value a
-    network call before it computed belongs to the step (a loss helper), not to the data."""
+    network call before it computed belongs to the step (a loss helper), not to the data. A helper that
+    draws with NumPy (`drawing`) is not: the step holds it only as a host helper, run op by op."""
     st = body[j]
-    if is_source(st):
+    if is_source(st) or set(call_roots(st)) & drawing:
         return False
     r = set(reads(st))
     for k in range(j):
@@ -1262,7 +1267,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         slices = []
         for g, out in zip(groups, outsides):
             slices.append(_slice(body, g, special | frozen | kept_out, info.host_functions - g.host_helpers, out,
-                                 earlier={j for s in slices for j in s}))
+                                 earlier={j for s in slices for j in s},
+                                 drawing=info.drawing_functions - g.host_helpers))
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
             why = _unsound(body, g, chosen, outside, per_iteration, info)

@@ -185,6 +185,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
+        self._drawing_functions: Set[str] = set()   # those of them that call NumPy
         self._todo_count = 0
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
@@ -506,6 +507,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            taken=scope["bound"], host_functions=self._host_functions,
+                           drawing_functions=self._drawing_functions,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -702,7 +704,8 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
-        self._host_functions = TL.host_functions(node, numpy_names) | TL.data_functions(node)
+        self._drawing_functions = TL.host_functions(node, numpy_names)
+        self._host_functions = self._drawing_functions | TL.data_functions(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
