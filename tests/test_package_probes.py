@@ -45,7 +45,8 @@ LIB = {
         def probes():
             return {"torch": _is_package_available("torch")[0], "torch.nn": find_spec("torch.nn") is not None,
                     "numpy": _is_package_available("numpy"), "json": find_spec("json") is not None,
-                    "missing": find_spec("no_such_package_msmigrate") is None}
+                    "missing": find_spec("no_such_package_msmigrate") is None,
+                    "torch_dependent": _is_package_available("needs_torch_msm")[0]}
         """,
     "mylib/model.py": """\
         import torch
@@ -66,6 +67,13 @@ LIB = {
 }
 
 
+# an installed library that requires torch (as accelerate does): not converted, so not found converted
+SITE = {
+    "needs_torch_msm/__init__.py": "import torch\n",
+    "needs_torch_msm-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: needs_torch_msm\nVersion: 1.0\n"
+                                              "Requires-Dist: torch>=2.0\nRequires-Dist: pytest; extra == 'test'\n",
+}
+
 RUN = """
 import json, sys
 if sys.argv[1] == "blocked":
@@ -78,7 +86,7 @@ print(json.dumps({"probes": mylib.probes(), "model": mylib.Model is not None and
 
 def _run(root, mode):
     r = subprocess.run([sys.executable, "-c", RUN, mode], cwd=root, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "PYTHONPATH": ""})
+                       env={**os.environ, "PYTHONPATH": str(root.parent / "site")})
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -86,11 +94,14 @@ def _run(root, mode):
 def test_converted_library_sees_torch(tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     write_tree(src, LIB)
+    write_tree(tmp_path / "site", SITE)
     convert_tree(src, out, jobs=1)
     probe = (out / "mylib" / "probe.py").read_text()
     assert "_ms_compat.find_spec(pkg_name)" in probe and "_ms_compat.package_version(pkg_name)" in probe
     assert 'find_spec("json")' in probe and "_ms_compat.find_spec(\"json\")" not in probe, \
         "a literal name of another package is probed as written"
     original, converted = _run(src, "torch"), _run(out, "blocked")
+    assert original["probes"].pop("torch_dependent") and not converted["probes"].pop("torch_dependent"), \
+        "a torch library outside the converted tree is reported missing"
     assert original["probes"]["torch"] and converted == original, (original, converted)
     assert converted["model"] == 8, "the torch branch: the converted model is built"
