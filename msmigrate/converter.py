@@ -26,6 +26,7 @@ from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_co
 from .project_index import ProjectIndex
 from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
+from .torch_namespace import literal_getattr_chains
 from .source_limits import source_problem
 from .sites import Site
 from .transformer import COMPAT, TorchToMindSpore
@@ -78,6 +79,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
         module, np_sites = rewrite_numpy_copy(module, info.imports if info else {}, statement_lines(module, tree))
+    if "getattr(" in source:   # getattr(torch, "version").hip: one torch name (torch_namespace.py)
+        info = index.modules.get(module_name)
+        module = literal_getattr_chains(module, info.imports if info else {})
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)
