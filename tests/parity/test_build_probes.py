@@ -28,3 +28,33 @@ def test_build_probes_answer_as_a_cpu_torch():
     mod, code, sites = load_converted(SRC)
     no_todo(sites)
     assert mod.probes() == load_torch(SRC)["probes"]() == [None, False, False, 0, False, False]
+
+
+PYTREE_SRC = '''
+import torch.utils._pytree as torch_pytree
+
+
+class Output(dict):
+    pass
+
+
+def register():
+    torch_pytree.register_pytree_node(Output, lambda o: (list(o.values()), list(o.keys())),
+                                      lambda v, c: Output(zip(c, v)), serialized_type_name="Output",
+                                      flatten_with_keys_fn=torch_pytree._dict_flatten_with_keys)
+    try:
+        torch_pytree.register_pytree_node(Output, lambda o: ([], None), lambda v, c: Output())
+        again = "registered twice"
+    except ValueError as e:
+        again = "ValueError"
+    pairs, keys = torch_pytree._dict_flatten_with_keys({"a": 1, "b": 2})
+    return again, [(str(k), repr(k), k.get({"a": 5, "b": 6}), v) for k, v in pairs], keys
+'''
+
+
+def test_pytree_registration():
+    """transformers registers ModelOutput with torch's pytree while defining it: converted, the registration
+    is kept, refused a second time, and _dict_flatten_with_keys gives torch's pairs."""
+    mod, code, sites = load_converted(PYTREE_SRC)
+    no_todo(sites)
+    assert mod.register() == load_torch(PYTREE_SRC)["register"]()
