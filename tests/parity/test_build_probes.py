@@ -58,3 +58,35 @@ def test_pytree_registration():
     mod, code, sites = load_converted(PYTREE_SRC)
     no_todo(sites)
     assert mod.register() == load_torch(PYTREE_SRC)["register"]()
+
+
+PLACEMENTS_SRC = '''
+from torch.distributed.tensor import Partial, Placement, Replicate, Shard
+
+
+class Style:
+    def __init__(self, input_layouts=None, output_layouts=None):
+        self.input_layouts = input_layouts
+        self.output_layouts = output_layouts
+
+
+PLANS = {"colwise": Style(input_layouts=Replicate(), output_layouts=Shard(-1)), "grouped": Style(Shard(0))}
+
+
+def describe():
+    s, r, p = Shard(1), Replicate(), Partial("max")
+    out = [repr(s), str(s), repr(r), str(r), repr(p), str(p), s.dim, p.reduce_op, Partial().reduce_op]
+    out += [s == Shard(1), s == Shard(0), r == Replicate(), r == s, hash(s) == hash(Shard(dim=1))]
+    out += [s.is_shard(), s.is_shard(1), s.is_shard(0), s.is_replicate(), r.is_replicate(), p.is_partial(),
+            p.is_partial("max"), s.is_partial(), isinstance(s, Placement)]
+    out += [repr(PLANS["colwise"].output_layouts), repr(PLANS["grouped"].input_layouts)]
+    return out
+'''
+
+
+def test_dtensor_placements():
+    """Tensor-parallel plans built while a library's modules are defined (transformers' parallel styles):
+    the placements describe a layout as torch's do."""
+    mod, code, sites = load_converted(PLACEMENTS_SRC)
+    no_todo(sites)
+    assert mod.describe() == load_torch(PLACEMENTS_SRC)["describe"]()
