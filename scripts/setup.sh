@@ -48,5 +48,5 @@ fi
 if [ "${MSMIGRATE_BENCH_DEPS:-}" = "1" ]; then
   printf 'numpy<2\ntorch==2.13.0\n' > .bench-constraints.txt
   python -m pip install -q -c .bench-constraints.txt transformers ema-pytorch accelerate pytorch-fid einx loguru \
-    torch-einops-utils ftfy regex tqdm matplotlib scipy
+    torch-einops-utils ftfy regex tqdm matplotlib scipy timm
 fi
