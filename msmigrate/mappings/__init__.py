@@ -17,4 +17,4 @@ for _name in ("functional", "torch_functions", "tensor_methods", "misc", "device
 # finfo/iinfo, attention and transformers, patches, channel dropout, torch's private bases
 from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402
 # availability probes of torch (importlib.util.find_spec, importlib.metadata.version)
-from . import package_probes, pytree_nodes  # noqa: F401,E402
+from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402

@@ -3,6 +3,9 @@ msmigrate/mappings/package_probes.py): ROCm/XPU builds and torch.compile tracing
 converted program runs under."""
 from __future__ import annotations
 
+import sys
+
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -90,3 +93,59 @@ def test_dtensor_placements():
     mod, code, sites = load_converted(PLACEMENTS_SRC)
     no_todo(sites)
     assert mod.describe() == load_torch(PLACEMENTS_SRC)["describe"]()
+
+
+LIBRARY_SRC = '''
+import torch
+
+
+def _scaled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return x * w + 1.0
+
+
+def _scaled_fake(x, w):
+    return torch.empty_like(x)
+
+
+def _twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2.0
+
+
+def _twice_backward(ctx, grad):
+    return grad * 2.0
+
+
+torch.library.custom_op("msm_test::scaled", _scaled, mutates_args=(), schema="(Tensor x, Tensor w) -> Tensor")
+torch.library.register_fake("msm_test::scaled", _scaled_fake)
+
+
+@torch.library.custom_op("msm_test::plain", mutates_args=())
+def plain(x: torch.Tensor) -> torch.Tensor:
+    return x - 1.0
+
+
+torch.library.custom_op("msm_test::twice", _twice, mutates_args=(), schema="(Tensor x) -> Tensor")
+torch.library.register_autograd("msm_test::twice", _twice_backward)
+
+
+def run(x, w):
+    return torch.ops.msm_test.scaled(x, w), plain(x)
+'''
+
+
+def test_library_custom_op():
+    """Operators a library registers on import: the module imports, an operator runs its implementation,
+    one with a registered autograd formula stops with MigrationError naming its site."""
+    import torch
+    from .harness import _to_ms
+    mod, code, sites = load_converted(LIBRARY_SRC)
+    ref = load_torch(LIBRARY_SRC)
+    x, w = np.arange(6, dtype=np.float32).reshape(2, 3), np.full((2, 3), 0.5, np.float32)
+    want = [t.numpy() for t in ref["run"](torch.tensor(x), torch.tensor(w))]
+    helper = sys.modules["_ms_compat"]
+    op = helper.TORCH_LIBRARY_OPS["msm_test::scaled"]
+    got = [op(_to_ms(x), _to_ms(w)).asnumpy(), mod.plain(_to_ms(x)).asnumpy()]
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g, t)
+    with pytest.raises(helper.MigrationError, match="register_autograd at __main__:31"):
+        helper.TORCH_LIBRARY_OPS["msm_test::twice"](_to_ms(x))
