@@ -2,9 +2,9 @@
 the bert, gpt2 and llama models import, then import every module of the converted packages
 in a process that cannot import torch, and compare with the originals under torch.
 
-    python bench/library_imports.py [--packages torchvision,transformers] [--work DIR]
+    python bench/library_imports.py [--packages torchvision,transformers,timm] [--work DIR]
 
-- torchvision: every .py module of the installed package (the sources are copied, converted
+- torchvision, timm: every .py module of the installed package (the sources are copied, converted
   whole). The original is imported next to this CPU torch with bench/data_speed.py's
   workaround (the wheel's compiled ops target another torch build).
 - transformers: msmigrate has no option to convert a subset, so the subset is chosen here: in
@@ -125,13 +125,13 @@ def import_all(mods, path, blocked, package, work, timeout):
     return res, (None if res is not None else p.stderr[-1500:])
 
 
-def prepare_torchvision(work: Path):
-    orig = installed("torchvision")
-    src = work / "src" / "torchvision"
+def prepare_whole(work: Path, package: str):
+    orig = installed(package)
+    src = work / "src" / package
     if src.exists():
         shutil.rmtree(src)
     shutil.copytree(orig, src, ignore=shutil.ignore_patterns("*.so", "*.so.*", "__pycache__", "*.pyc"))
-    return src, modules_of(src, "torchvision")
+    return src, modules_of(src, package)
 
 
 def prepare_transformers(work: Path):
@@ -182,7 +182,7 @@ def convert(src: Path, out: Path, timeout):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--packages", default="torchvision,transformers")
+    ap.add_argument("--packages", default="torchvision,transformers,timm")
     ap.add_argument("--work", type=Path, default=ROOT / "bench" / "_work" / "library_imports")
     ap.add_argument("--timeout", type=int, default=1800)
     a = ap.parse_args(argv)
@@ -194,7 +194,7 @@ def main(argv=None):
             print(f"{package}: not installed")
             continue
         try:
-            src, mods = (prepare_torchvision if package == "torchvision" else prepare_transformers)(a.work)
+            src, mods = prepare_transformers(a.work) if package == "transformers" else prepare_whole(a.work, package)
         except RuntimeError as e:
             print(f"{package}: {e}")
             summary[package] = {"error": str(e)[-1500:]}

@@ -232,6 +232,8 @@ def is_plain_value(name: str) -> bool:
     """Whether a torch name is a plain value (torch.channels_last, torch.__version__) rather than a
     function: the census kind where it lists the name, else dunders and constants from other libraries."""
     ns, _, leaf = name.rpartition(".")
+    if ns == "torch.version":
+        return True   # a module of constants (cuda, hip, git_version), which the surface does not list
     kind = surface().get(ns, {}).get(leaf, (None, ""))[0]
     if kind is not None:
         return kind == "value"

@@ -25,6 +25,9 @@ from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_co
 
 from .project_index import ProjectIndex
 from .out_files import copy_file, output_problem, write_text
+from .package_probes import might_probe, rewrite_package_probes
+from .torch_namespace import literal_getattr_chains
+from .forward_refs import rename_class_forward_refs
 from .source_limits import source_problem
 from .sites import Site
 from .transformer import COMPAT, TorchToMindSpore
@@ -77,10 +80,21 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
         module, np_sites = rewrite_numpy_copy(module, info.imports if info else {}, statement_lines(module, tree))
+    if "getattr(" in source:   # getattr(torch, "version").hip: one torch name (torch_namespace.py)
+        info = index.modules.get(module_name)
+        module = literal_getattr_chains(module, info.imports if info else {})
+    if ".forward" in source:   # cls.forward / type(self).forward in a module class (forward_refs.py)
+        module = rename_class_forward_refs(module, index, module_name)
+    probe_sites: List[Site] = []
+    if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
+        info = index.modules.get(module_name)
+        module, probe_sites = rewrite_package_probes(module, info.imports if info else {},
+                                                     statement_lines(module, tree), COMPAT)
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
     tr.stmt_lines = statement_lines(module, tree)
+    tr.uses_compat = bool(probe_sites)
     new = module.visit(tr)
-    return new.code, np_sites + tr.sites, tr.uses_compat
+    return new.code, np_sites + probe_sites + tr.sites, tr.uses_compat
 
 
 def compat_source() -> str:

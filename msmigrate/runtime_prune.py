@@ -220,7 +220,29 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
                 kept.add(i)
                 changed = True
                 todo.extend(u.uses - needed)
+    kept -= {i for i in kept if not _deleted_names_bound(units[i], [units[j] for j in kept if j != i])}
     return [u for i, u in enumerate(units) if i in kept or (keep_imports and u.is_import)]
+
+
+def _module_level_stores(node: ast.AST) -> Set[str]:
+    """Names a top-level statement stores outside functions and classes (loop variables included)."""
+    names, todo = set(), [node]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
+            names.add(x.id)
+        if not isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) or x is node:
+            todo.extend(ast.iter_child_nodes(x))
+    return names | _bound_names(node)
+
+
+def _deleted_names_bound(unit: _Unit, others: List[_Unit]) -> bool:
+    """False for a top-level `del a, b` (a section's clean-up of loop variables) when a statement that
+    binds one of those names was pruned: the `del` would fail at import."""
+    if not isinstance(unit.node, ast.Delete) or not all(isinstance(t, ast.Name) for t in unit.node.targets):
+        return True
+    bound = set().union(*(_module_level_stores(o.node) for o in others)) if others else set()
+    return all(t.id in bound for t in unit.node.targets)
 
 
 def prune_source(source: str, roots: Iterable[str], keep_imports: bool = False) -> str:

@@ -247,3 +247,40 @@ def leave_call(tr, original: cst.Call, updated: cst.Call):
         return tr._render_template(f"_ms_compat.torch_getattr({ns!r}, {code_of(updated.args[1].value).strip()}, "
                                    f"{where!r}{extra})")
     return None
+
+
+# ------------------------------------------------------------------ getattr(torch, "version").hip
+class _LiteralGetattrChains(cst.CSTTransformer):
+    """`getattr(M, "name").rest` over a torch module M, with a literal name torch has, is `M.name.rest`:
+    written so, the attribute chain converts as one torch name (getattr(torch, "version").hip is
+    torch.version.hip). Names resolved through `imports` (the file's local name -> qualified name)."""
+
+    def __init__(self, imports: Dict[str, str]):
+        super().__init__()
+        self.imports = imports
+
+    def _namespace(self, node: cst.BaseExpression) -> Optional[str]:
+        dotted = code_of(node).strip()
+        head, _, rest = dotted.partition(".")
+        if not all(p.isidentifier() for p in dotted.split(".")) or head not in self.imports:
+            return None
+        qn = self.imports[head] + ("." + rest if rest else "")
+        return qn if qn in NAMES else None
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        call = updated.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr"
+                and len(call.args) == 2 and all(a.keyword is None and not a.star for a in call.args)):
+            return updated
+        name = _literal(call.args[1].value)
+        ns = self._namespace(call.args[0].value)
+        if ns is None or name is None or name not in NAMES[ns]:
+            return updated
+        return updated.with_changes(value=cst.Attribute(call.args[0].value, cst.Name(name)))
+
+
+def literal_getattr_chains(module: cst.Module, imports: Dict[str, str]) -> cst.Module:
+    """The module with `getattr(M, "name").rest` over torch modules written `M.name.rest`."""
+    if "getattr" in imports:
+        return module   # a project's own getattr
+    return module.visit(_LiteralGetattrChains(imports))

@@ -307,3 +307,35 @@ def test_runtime_parts_do_not_rebind_each_others_names():
                     clashes.append(f"{name}: {owner[name]} and {part.name}")
                 owner.setdefault(name, part.name)
     assert not clashes, clashes
+
+
+def test_del_of_loop_names_goes_with_the_loops():
+    """A section's `del _n, _d` after loops that fill a table: kept with the loops, dropped with them
+    (kept alone it fails at import with NameError)."""
+    runtime = textwrap.dedent('''\
+        # ======================================================================
+        # tables
+        # ======================================================================
+        _NAMES = {"a": 1}
+        _TABLE = {}
+        for _n, _d in _NAMES.items():
+            _TABLE[_n] = _d
+        del _n, _d
+
+
+        def kept_alone():
+            return 1
+
+
+        def uses_table():
+            return _TABLE["a"]
+        ''')
+    alone = prune_source(runtime, {"kept_alone"})
+    assert "_TABLE" not in alone and "del _n" not in alone
+    ns = {}
+    exec(compile(alone, "alone", "exec"), ns)
+    both = prune_source(runtime, {"uses_table"})
+    assert "del _n, _d" in both
+    ns = {}
+    exec(compile(both, "both", "exec"), ns)
+    assert ns["uses_table"]() == 1 and "_n" not in ns

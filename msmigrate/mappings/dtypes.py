@@ -16,6 +16,9 @@ _DTYPES = {
 }
 for _src, _dst in _DTYPES.items():
     mapping(f"torch.{_src}", f"mindspore.{_dst}", test=_T)
+# MindSpore's float8 types (no NumPy counterpart): names for quantization code and torch.finfo
+for _src in ("float8_e4m3fn", "float8_e5m2"):
+    mapping(f"torch.{_src}", f"mindspore.{_src}", test="tests/parity/test_numerics.py::test_float8_names_and_limits")
 mapping("torch.dtype", "mindspore.dtype.Type", note="the class of dtypes, for annotations", test=_T)
 
 

@@ -25,7 +25,7 @@ class MigrationError(RuntimeError):
 class Unconverted:
     """Stands where a torch API had no MindSpore conversion. A definition that holds it
     (a module-level name, a default value, a base class, a generic type) still imports;
-    any use of it (calling, attributes, operators, comparisons, hashing, str(), iteration,
+    any use of it (calling, attributes, operators, comparisons, str(), iteration,
     `with`, isinstance...) raises MigrationError naming the original site."""
 
     def __init__(self, api, where, why):
@@ -49,7 +49,10 @@ class Unconverted:
     __enter__ = __exit__ = __aenter__ = __aexit__ = _fail
     __setitem__ = __delitem__ = __setattr__ = __delattr__ = _fail
     __str__ = __repr__ = __format__ = __bytes__ = __fspath__ = _fail
-    __hash__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = _fail
+    # held in a set or as a dict key, as the torch object (a class, a function) was, by identity: a
+    # table of layer classes built on import (timm's _NORM_TYPES) still imports; using the entry raises
+    __hash__ = object.__hash__
 
     def __eq__(self, other):
         if _is_typing_object(other):

@@ -103,3 +103,31 @@ def test_memory_format_is_a_layout_hint():
     code, sites = check_layer(LAYOUT_SRC, [rnd(2, 3, 5, 5)], grad=True)
     no_todo(sites)
     assert "memory_format" not in code and "channels_last" in code
+
+
+FLOAT8_SRC = '''
+import torch
+
+
+class Quantized:
+    fp8_dtype = torch.float8_e4m3fn
+    fp8_max = torch.finfo(fp8_dtype).max
+
+
+def fields():
+    out = [Quantized.fp8_max]
+    for dt in (torch.float8_e4m3fn, torch.float8_e5m2):
+        f = torch.finfo(dt)
+        out.append((f.bits, f.eps, f.max, f.min, f.tiny, f.smallest_normal, f.resolution, f.dtype))
+    return out
+'''
+
+
+def test_float8_names_and_limits():
+    """torch.float8_e4m3fn / float8_e5m2 name MindSpore's float8 types; finfo gives torch's numbers
+    (transformers' cache_utils reads them while its classes are defined)."""
+    import mindspore as ms
+    mod, code, sites = load_converted(FLOAT8_SRC)
+    no_todo(sites)
+    assert mod.Quantized.fp8_dtype == ms.float8_e4m3fn
+    assert mod.fields() == load_torch(FLOAT8_SRC)["fields"]()

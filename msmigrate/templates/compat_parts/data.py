@@ -93,6 +93,9 @@ def _dl_rng(generator=None):
 class Sampler:
     """Base class of samplers: __iter__ yields indices (or lists of indices)."""
 
+    def __class_getitem__(cls, item):
+        return cls   # generic, as torch's (Sampler[int] in annotations and base classes)
+
     def __init__(self, data_source=None):
         pass
 

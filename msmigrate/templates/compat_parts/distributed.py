@@ -335,6 +335,9 @@ class DistributedSampler:
     padded by repetition to a multiple of num_replicas (or cut, with drop_last). Call
     set_epoch(epoch) every epoch for a new shuffle, as in torch."""
 
+    def __class_getitem__(cls, item):
+        return cls   # generic, as torch's (Sampler[int] in annotations and base classes)
+
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None:
             num_replicas = get_world_size()

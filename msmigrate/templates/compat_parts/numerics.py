@@ -52,6 +52,10 @@ def finfo(dtype=None):
     if dtype == ms.float64 or dtype == ms.complex128:
         return _FloatInfo(64, 2.220446049250313e-16, 1.7976931348623157e+308, 2.2250738585072014e-308, 1e-15,
                           "float64")
+    if dtype == ms.float8_e4m3fn:
+        return _FloatInfo(8, 0.125, 448.0, 0.015625, 1.0, "float8_e4m3fn")
+    if dtype == ms.float8_e5m2:
+        return _FloatInfo(8, 0.25, 57344.0, 6.103515625e-05, 1.0, "float8_e5m2")
     raise TypeError(f"finfo() requires a floating point input type, got {dtype}; use iinfo for integers")
 
 
