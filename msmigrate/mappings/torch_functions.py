@@ -195,8 +195,23 @@ def _size_factory(target: str):
         b = _kw_bound(ctx, keywords)
         b.remove("size")
         _check_args(b, ("dtype",))
-        return _call(ctx, target, [size], [("dtype", _dtype(b))])
+        dtype = _dtype(b)
+        if dtype is None and not _nonempty_size(size):
+            dtype = "ms.float32"  # MindSpore's Ones/Zeros kernels refuse an empty shape without a dtype
+        return _call(ctx, target, [size], [("dtype", dtype)])
     return fn
+
+
+def _nonempty_size(code: str) -> bool:
+    """Whether a size expression surely names at least one dimension (an int, or a display holding an
+    element that is not unpacked); a name or () may be the empty shape of a 0-d tensor."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(not isinstance(e, ast.Starred) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, int)
 
 
 for _name, _target in (("zeros", "ops.zeros"), ("ones", "ops.ones"), ("empty", "ops.zeros")):

@@ -110,6 +110,12 @@ def fn(x):
             torch.zeros(*x.shape), torch.zeros(x.shape[0], *x.shape), torch.zeros(size=(1, 2)),
             torch.ones(2, 2, dtype=torch.bool))
 """, [X]),
+    _case(["torch.zeros", "torch.ones", "torch.empty"], """
+def fn(x):
+    scalar_shape = x.shape[:0]
+    return (torch.ones([]) * 2.5, torch.zeros(()), torch.ones(scalar_shape), torch.zeros(size=()),
+            torch.tensor(torch.empty([]).shape), torch.ones(*x.shape[:1]))
+""", [X]),
     _case(["torch.empty", "torch.empty_like"], """
 def fn(x):
     e = torch.empty(2, 3, device="cpu")
