@@ -22,7 +22,8 @@ What the converted program reads
 Names
     model.state_dict() is MindSpore's Cell.state_dict(): MindSpore's parameter names
     (BatchNorm gamma/beta/moving_mean/moving_variance, LayerNorm gamma/beta, Embedding
-    embedding_table). load_state_dict() accepts those and torch's names, so checkpoints
+    embedding_table), also answering lookups by torch's names (sd['ln.weight'], 'ln.weight' in sd,
+    pop/del/get). load_state_dict() accepts those and torch's names, so checkpoints
     written by torch load too; strict=True raises listing every missing and unexpected key.
     Values are copied into the existing Parameters (ops.assign), so a training step already
     compiled with mindspore.jit sees them.
@@ -356,7 +357,64 @@ def state_dict(obj, **kwargs):
         return _optimizer_state_dict(obj)
     if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
         return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
+    if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
+        return _StateDict(obj.state_dict(**kwargs), _torch_aliases(obj))
     return obj.state_dict(**kwargs)
+
+
+class _StateDict(collections.OrderedDict):
+    """A Cell's state_dict under MindSpore's names (what is saved and iterated) that also answers
+    torch's names of the same entries (sd['ln.weight'] is sd['ln.gamma']), as programs that read
+    their own state_dict by torch's names (build a model from its keys, pick entries) expect."""
+
+    def __init__(self, items, aliases):
+        self._aliases = {}
+        super().__init__(items)
+        self._aliases = {t: m for t, m in aliases.items() if m in self and t not in self}
+
+    def _key(self, key):
+        return key if super().__contains__(key) else self._aliases.get(key, key)
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._key(key))
+
+    def __setitem__(self, key, value):
+        super().__setitem__(self._key(key), value)
+
+    def __delitem__(self, key):
+        super().__delitem__(self._key(key))
+
+    def __contains__(self, key):
+        return super().__contains__(self._key(key))
+
+    def get(self, key, default=None):
+        return super().get(self._key(key), default)
+
+    def pop(self, key, *default):
+        return super().pop(self._key(key), *default)
+
+    def copy(self):
+        return _StateDict(self, self._aliases)
+
+    def __reduce__(self):  # pickled/copied as a plain OrderedDict
+        return collections.OrderedDict, (list(self.items()),)
+
+
+def _torch_aliases(net):
+    """{torch's name: MindSpore's name} for the parameters of `net` whose names differ."""
+    aliases = {}
+
+    def walk(cell, ms_prefix, torch_prefix):
+        for local, torch_local in _torch_names(cell).items():
+            if local in cell._params:
+                aliases[torch_prefix + torch_local] = ms_prefix + local
+        for name, child in cell._cells.items():
+            if child is not None:
+                bn3d = isinstance(cell, nn.BatchNorm3d) and name == "bn2d"
+                walk(child, ms_prefix + name + ".", torch_prefix if bn3d else torch_prefix + name + ".")
+
+    walk(net, "", "")
+    return aliases
 
 
 def load_state_dict(obj, state_dict, **kwargs):
