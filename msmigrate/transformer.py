@@ -27,6 +27,7 @@ from . import param_containers as PC
 from . import module_refs as MR
 from . import torch_namespace as TN
 from . import placeholders as PH
+from . import module_cast as MC
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -1442,6 +1443,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif kind == "module":
             m = mm
         else:  # unknown receiver: only names that are distinctly torch's
+            cast = MC.untyped_call_receiver(self, original, updated)   # `build_model(sd).float()`
+            if cast is not None:
+                return cast
             if isinstance(func.value, cst.Name) and func.value.value in self.names.values():
                 # `ops.neg(x)`: the MindSpore module the output refers to as ops/nn/ms (a second pass),
                 # or the file's own object of that name (torch/_inductor's `ops`): no tensor either way

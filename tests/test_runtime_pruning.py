@@ -178,8 +178,9 @@ def test_example_project_gets_one_small_helper(tmp_path):
     assert tree.helper["uses"] >= 9 and 0 < tree.helper["uses_per_100_lines"] < 100
     # the issue asked for at most 300 (not met): the closure of what the project uses (state_dict's
     # optimizer branch, save's writer, LayerNorm, init, the strict Unconverted, torch's modules()) is
-    # 522 lines today; this bound guards against growth
-    assert _lines(out / "_ms_compat.py") <= 550
+    # 522 lines, then 572 with state_dict's answers to torch's names (_StateDict); this bound guards
+    # against growth
+    assert _lines(out / "_ms_compat.py") <= 580
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()
     for p in out.rglob("*.py"):

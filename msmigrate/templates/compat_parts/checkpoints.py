@@ -358,22 +358,25 @@ def state_dict(obj, **kwargs):
     if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
         return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
     if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
-        return _StateDict(obj.state_dict(**kwargs), _torch_aliases(obj))
+        return _StateDict(obj.state_dict(**kwargs))
     return obj.state_dict(**kwargs)
 
 
-class _StateDict(collections.OrderedDict):
-    """A Cell's state_dict under MindSpore's names (what is saved and iterated) that also answers
-    torch's names of the same entries (sd['ln.weight'] is sd['ln.gamma']), as programs that read
-    their own state_dict by torch's names (build a model from its keys, pick entries) expect."""
+# torch's parameter name -> MindSpore's names of it (BatchNorm/LayerNorm/GroupNorm, Embedding, PReLU)
+_MS_PARAM_NAMES = {"weight": ("gamma", "embedding_table", "w"), "bias": ("beta",),
+                   "running_mean": ("moving_mean",), "running_var": ("moving_variance",)}
 
-    def __init__(self, items, aliases):
-        self._aliases = {}
-        super().__init__(items)
-        self._aliases = {t: m for t, m in aliases.items() if m in self and t not in self}
+
+class _StateDict(collections.OrderedDict):
+    """A Cell's state_dict under MindSpore's names (iterated, saved) that also answers torch's names of
+    the same entries (sd['ln.weight'] is sd['ln.gamma']), as programs reading their own state_dict expect."""
 
     def _key(self, key):
-        return key if super().__contains__(key) else self._aliases.get(key, key)
+        head, dot, last = key.rpartition(".") if isinstance(key, str) else ("", "", "")
+        for name in () if super().__contains__(key) else _MS_PARAM_NAMES.get(last, ()):
+            if super().__contains__(head + dot + name):
+                return head + dot + name
+        return key
 
     def __getitem__(self, key):
         return super().__getitem__(self._key(key))
@@ -393,28 +396,8 @@ class _StateDict(collections.OrderedDict):
     def pop(self, key, *default):
         return super().pop(self._key(key), *default)
 
-    def copy(self):
-        return _StateDict(self, self._aliases)
-
-    def __reduce__(self):  # pickled/copied as a plain OrderedDict
+    def __reduce__(self):  # pickled and deep-copied as a plain OrderedDict
         return collections.OrderedDict, (list(self.items()),)
-
-
-def _torch_aliases(net):
-    """{torch's name: MindSpore's name} for the parameters of `net` whose names differ."""
-    aliases = {}
-
-    def walk(cell, ms_prefix, torch_prefix):
-        for local, torch_local in _torch_names(cell).items():
-            if local in cell._params:
-                aliases[torch_prefix + torch_local] = ms_prefix + local
-        for name, child in cell._cells.items():
-            if child is not None:
-                bn3d = isinstance(cell, nn.BatchNorm3d) and name == "bn2d"
-                walk(child, ms_prefix + name + ".", torch_prefix if bn3d else torch_prefix + name + ".")
-
-    walk(net, "", "")
-    return aliases
 
 
 def load_state_dict(obj, state_dict, **kwargs):
