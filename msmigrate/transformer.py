@@ -1544,8 +1544,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         m = R.lookup("Tensor." + name[:-1])
         if m is None or (m.target is None and m.rule is None):
             return None
-        if self._receiver_kind(original.func.value) != "tensor":
-            return None
+        kind = self._receiver_kind(original.func.value)
+        if kind != "tensor" and not (kind == "unknown" and R.lookup("Module." + name) is None):
+            return None   # an untyped local (`x = preds.pred_x_start`): clamp_/detach_ are tensor-only names
         plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
         try:
             out = self._apply(original, plain, m, m.source, receiver=updated.func.value)

@@ -554,15 +554,26 @@ rule("torch.diag", "mindspore.ops.diagflat", args=("input", "diagonal"),
      note="1-D input -> ops.diagflat (a matrix), 2-D -> ops.diagonal (ops.diag of a matrix would be 4-D)",
      test=T_SHAPE)(_diag)
 
+def _literal_text(node) -> Optional[str]:
+    """The text of a string literal, also an f-string without placeholders (f"b i d, b j d -> b i j")."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.FormattedString) and all(isinstance(p, cst.FormattedStringText) for p in node.parts):
+        if "b" in node.prefix.lower():
+            return None
+        return "".join(p.value for p in node.parts).replace("{{", "{").replace("}}", "}")
+    return None
+
+
 def _einsum(ctx):
     """ops.einsum has no CPU kernel: a literal equation is expanded at conversion time
     into permute/expand_dims, a broadcast product and a sum over the contracted
     letters, which run on every backend and in GRAPH mode."""
     b = ctx.bound
-    eq_node = b.value("equation")
-    if not isinstance(eq_node, cst.SimpleString):
+    eq = _literal_text(b.value("equation"))
+    if eq is None:
         raise UnsupportedSite("the equation is not a string literal")
-    eq = eq_node.evaluated_value.replace(" ", "")
+    eq = eq.replace(" ", "")
     operands = [b.code(n) for n in b.order if n != "equation"]
     if b.starred or not operands:
         raise UnsupportedSite("operands passed as *args or a list")

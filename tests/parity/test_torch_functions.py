@@ -567,6 +567,20 @@ def fn({args}):
     assert "einsum" not in code.split("def fn", 1)[1]
 
 
+def test_einsum_fstring_equation():
+    """An f-string without placeholders is a literal equation (lucidrains' f"b h i d, b h j d -> b h i j")."""
+    rng = np.random.default_rng(1)
+    src = '''
+import torch
+from torch import einsum
+def fn(q, k):
+    return einsum(f"b h i d, b h j d -> b h i j", q, k), torch.einsum(f"b i j -> b j i", q[0])
+'''
+    q, k = rng.standard_normal((2, 2, 3, 4)).astype(np.float32), rng.standard_normal((2, 2, 5, 4)).astype(np.float32)
+    code, sites = check_function(src, [q, k], grad=True, rtol=1e-4, atol=1e-5)
+    assert [s.status for s in sites if s.api == "torch.einsum"] == ["converted-with-difference"] * 2
+
+
 # =========================================================================== TODO sites
 TODO_SRC = """
 import torch
