@@ -168,6 +168,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
+        self._slice_copies: Dict[int, cst.CSTNode] = {}  # `x[i].copy_(v)` statements -> `x[i] = v` (by call)
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
@@ -1468,6 +1469,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return rebound
         if m.target is None and m.rule is None:
             return self._todo(original, api, m.note or "no MindSpore counterpart", updated)
+        if id(original) in self._slice_copies and kind in ("tensor", "unknown"):
+            self._record(original, api, "x[...] = src", R.CONVERTED, "a slice's copy_ statement is an assignment to "
+                         "the slice (in place; broadcasts and casts like torch)")
+            self._slice_copies[id(updated)] = updated.args[0].value
+            return updated
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
@@ -1510,10 +1516,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
                 and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):
             self._inplace_stmt_calls.add(id(call))
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "copy_"
+                and isinstance(call.func.value, cst.Subscript) and len(call.args) == 1 and not call.args[0].keyword
+                and not call.args[0].star):
+            self._slice_copies[id(call)] = None
 
     def leave_Expr(self, original, updated):
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
+        if self._slice_copies.get(id(updated.value)) is not None:   # MindSpore's setitem writes in place
+            return cst.Assign(targets=[cst.AssignTarget(target=updated.value.func.value)],
+                              value=self._slice_copies[id(updated.value)])
         if isinstance(original.value, cst.Call) and isinstance(updated.value, (cst.Name, cst.Attribute)):
             return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:

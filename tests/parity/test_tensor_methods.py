@@ -533,6 +533,27 @@ def test_inplace_on_untyped_local():
     assert "start = ops.clamp(start, -1.0, 1.0)" in code and "_ms_compat.Unconverted(" not in code, code
 
 
+# DETR's padding of a batch: copy_ into a slice of each row view, as a statement
+SLICE_COPY = '''
+import torch
+def fn(x, imgs):
+    out = torch.zeros(2, 3, 4)
+    mask = torch.ones((2, 4), dtype=torch.bool)
+    for img, pad, m in zip(imgs, out, mask):
+        pad[: img.shape[0], : img.shape[1] - 1].copy_(img[:, 1:])
+        m[: img.shape[1] - 1] = False
+    y = x * 1
+    y[0].copy_(x[1].int())
+    return out, mask, y
+'''
+
+
+def test_copy_into_slice():
+    code, sites = check_function(SLICE_COPY, [X, Y[:, :2, :3]], graph=False)
+    expect(sites, code, converted=["Tensor.copy_"])
+    assert "pad[: img.shape[0], : img.shape[1] - 1] = img[:, 1:]" in code, code
+
+
 # in-place forms that cannot be rewritten as a rebinding of a local name
 INPLACE_TODO = '''
 import torch
