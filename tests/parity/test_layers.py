@@ -625,6 +625,30 @@ def test_module_list_from_iterables():
     assert "nn.CellList(list(" in code, code
 
 
+MHA_KEYWORDS = '''
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2)
+
+    def forward(self, x):
+        a = self.attn(x, x + 1, value=x)[0]
+        b = self.attn(query=x, key=x, value=x * 2, need_weights=False)[0]
+        return a + b
+
+def make():
+    return Net()
+'''
+
+
+def test_attention_inputs_by_keyword():
+    """query/key/value given by keyword (DETR's self_attn(q, k, value=src, ...))."""
+    check_layer(MHA_KEYWORDS, [rnd(3, 2, 8)], rtol=1e-4, atol=1e-5, graph=False)
+
+
 def test_containers():
     import torch
     code, sites = check_layer(CONTAINER_SRC, [rnd(3, 6)], graph=True, grad=True)
