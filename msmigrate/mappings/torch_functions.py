@@ -716,8 +716,17 @@ def _dist(ctx):
 
 rule("torch.dist", "mindspore.ops.vector_norm", args=("input", "other", "p"),
      note="the p-norm of input - other (ops.dist only takes an int p)", test=T_NORM)(_dist)
-_simple("torch.cdist", "mindspore.ops.cdist", ("x1", "x2", "p", "compute_mode"), ("x1", "x2", "p"),
-        drop=("compute_mode",), test=T_NORM, note="compute_mode (a speed hint) is dropped")
+def _cdist(ctx):
+    b = ctx.bound
+    if _given(b, "p"):   # MindSpore's Cdist takes a float p only (DETR's matcher: p=1)
+        p = b.code("p")
+        b.set("p", p + ".0" if re.fullmatch(r"\d+", p) else p if re.fullmatch(r"\d*\.\d*(e-?\d+)?", p)
+              else f"float({p})", positional=bool(b.positional.get("p")))
+    return None
+
+
+rule("torch.cdist", "mindspore.ops.cdist", args=("x1", "x2", "p", "compute_mode"), target_args=("x1", "x2", "p"),
+     drop=("compute_mode",), test=T_NORM, note="compute_mode (a speed hint) is dropped; p as a float")(_cdist)
 
 
 def _norm(ctx):
