@@ -531,6 +531,8 @@ for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
             test=f"{T}::test_elementwise")
 mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
+mapping("Tensor.is_floating_point", "mindspore.ops.is_floating_point", target_args=("input",), tensor_only=True,
+        test=f"{T}::test_unary_math_methods")
 for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p", "expm1", "reciprocal", "square"):
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=True,
             test=f"{T}::test_unary_math_methods")

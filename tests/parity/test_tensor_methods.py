@@ -397,14 +397,14 @@ import torch
 def fn(x: torch.Tensor):
     emb = x * 0.5
     return (emb.sin(), emb.cos(), emb.tan(), x.atan(), emb.sinh(), emb.cosh(), x.abs().log1p(), emb.expm1(),
-            (x.abs() + 0.5).reciprocal(), x.square())
+            (x.abs() + 0.5).reciprocal(), x.square(), torch.tensor([x.is_floating_point(), x.int().is_floating_point()]))
 '''
 
 
 def test_unary_math_methods():
     code, sites = check_function(UNARY_MATH, [X], grad=True, rtol=1e-4, atol=1e-5)
     expect(sites, code, converted=[f"Tensor.{n}" for n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p",
-                                                           "expm1", "reciprocal", "square")])
+                                                           "expm1", "reciprocal", "square", "is_floating_point")])
 
 
 def test_round_half_even():
