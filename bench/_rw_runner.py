@@ -190,6 +190,8 @@ def install_torch():
 # ------------------------------------------------------------------ MindSpore side
 def install_ms(script_dir, mode):
     for name in ("torch", "torchvision", "torchaudio"):
+        if name != "torch" and (Path(script_dir) / "_deps" / name).is_dir():
+            continue                    # converted with the program (--deps): its copy needs no torch
         sys.modules[name] = None        # the converted program must not reach torch
     import mindspore as ms
     from mindspore import nn, ops

@@ -15,7 +15,8 @@ For each program:
    written to RUN/ms/x/prog, so its own relative paths (../../data) resolve to RUN/<side>/data.
    Library repositories (diffusion, x-transformers, CLIP, DETR) get a small driver script
    written here (our code, in torch: construct, forward, a few training steps) next to the
-   library's package; driver and package are converted together.
+   library's package; driver and package are converted together, the third-party torch packages
+   the library imports (DEPS) with `msmigrate convert --deps`.
 2. Runs, under bench/_rw_runner.py, which patches nothing in the program, only the frameworks'
    entry points, identically on both sides (see its docstring): seeds, the initial weights of
    every model (torch's state_dict at its first call, loaded into the converted model with
@@ -34,7 +35,6 @@ Prints one table: program, TODO count, status, largest relative loss difference 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -79,9 +79,10 @@ PROGRAMS = [
     ("detr", "facebookresearch+detr", "models,util", "driver.py", [], None),
 ]
 
-# Third-party torch packages a library imports, converted with it (copied from the installed
-# package into the project before conversion: what `msmigrate convert --deps` is to do).
-DEPS = {"x_transformers": ["torch_einops_utils"]}
+# Third-party torch packages a library imports, converted with it from the installed package
+# (`msmigrate convert --deps`, into the output's _deps/).
+DEPS = {"x_transformers": ["torch_einops_utils"], "diffusion": ["ema_pytorch", "accelerate"],
+        "detr": ["torchvision"]}
 
 # Drivers for library repositories: our own code, the library's documented entry points.
 DRIVERS = {
@@ -211,10 +212,6 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
         for part in subdir.split(","):
             shutil.copytree(src / repo / part, proj / part)
         (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
-        for dep in DEPS.get(name, ()):
-            spec = importlib.util.find_spec(dep)
-            shutil.copytree(Path(spec.submodule_search_locations[0]), proj / dep,
-                            ignore=shutil.ignore_patterns("__pycache__"))
     else:
         shutil.copytree(src / repo / subdir, proj)
     for side in ("torch", "ms"):
@@ -224,9 +221,10 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     return proj
 
 
-def convert(proj: Path, out: Path):
+def convert(proj: Path, out: Path, deps=()):
     t = time.perf_counter()
-    r = subprocess.run([PY, "-m", "msmigrate.cli", "convert", str(proj), "-o", str(out), "-q"], cwd=ROOT,
+    extra = ["--deps", ",".join(deps)] if deps else []
+    r = subprocess.run([PY, "-m", "msmigrate.cli", "convert", str(proj), "-o", str(out), "-q", *extra], cwd=ROOT,
                        capture_output=True, text=True, env=env_for(None), timeout=1800)
     seconds = time.perf_counter() - t
     report = out / "msmigrate-report.json"
@@ -363,7 +361,7 @@ def main(argv=None):
         run = a.work / "runs" / name
         proj = prepare(name, repo, subdir, script, data, src, run)
         ms_proj = run / "ms" / "x" / "prog"
-        rc, todo, secs, msg = convert(proj, ms_proj)
+        rc, todo, secs, msg = convert(proj, ms_proj, DEPS.get(name, ()))
         if not (ms_proj / script).exists():
             rows.append((name, todo, "convert-failed", f"exit {rc}: {msg}", "", ""))
             continue

@@ -30,6 +30,7 @@ from . import module_refs as MR
 from . import torch_namespace as TN
 from . import placeholders as PH
 from . import out_argument as OA
+from . import module_cast as MC
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -172,6 +173,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, str] = {}       # their converted calls -> c (out_argument.py)
+        self._slice_copies: Dict[int, cst.CSTNode] = {}  # `x[i].copy_(v)` statements -> `x[i] = v` (by call)
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
@@ -1474,6 +1476,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif kind == "module":
             m = mm
         else:  # unknown receiver: only names that are distinctly torch's
+            cast = MC.untyped_call_receiver(self, original, updated)   # `build_model(sd).float()`
+            if cast is not None:
+                return cast
             if isinstance(func.value, cst.Name) and func.value.value in self.names.values():
                 # `ops.neg(x)`: the MindSpore module the output refers to as ops/nn/ms (a second pass),
                 # or the file's own object of that name (torch/_inductor's `ops`): no tensor either way
@@ -1496,6 +1501,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return rebound
         if m.target is None and m.rule is None:
             return self._todo(original, api, m.note or "no MindSpore counterpart", updated)
+        if id(original) in self._slice_copies and kind in ("tensor", "unknown"):
+            self._record(original, api, "x[...] = src", R.CONVERTED, "a slice's copy_ statement is an assignment to "
+                         "the slice (in place; broadcasts and casts like torch)")
+            self._slice_copies[id(updated)] = updated.args[0].value
+            return updated
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
@@ -1540,6 +1550,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._inplace_stmt_calls.add(id(call))
         if OA.is_out_statement(call):
             self._out_stmt_calls.add(id(call))
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "copy_"
+                and isinstance(call.func.value, cst.Subscript) and len(call.args) == 1 and not call.args[0].keyword
+                and not call.args[0].star):
+            self._slice_copies[id(call)] = None
 
     def leave_Expr(self, original, updated):
         if id(updated.value) in self._out_targets:   # `torch.add(a, b, out=c)` -> `c = ...`
@@ -1547,6 +1561,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                               value=updated.value)
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
+        if self._slice_copies.get(id(updated.value)) is not None:   # MindSpore's setitem writes in place
+            return cst.Assign(targets=[cst.AssignTarget(target=updated.value.func.value)],
+                              value=self._slice_copies[id(updated.value)])
         if isinstance(original.value, cst.Call) and isinstance(updated.value, (cst.Name, cst.Attribute)):
             return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:
@@ -1580,8 +1597,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if found is None:
             return None
         m, receiver_first = found
-        if self._receiver_kind(original.func.value) != "tensor":
-            return None
+        kind = self._receiver_kind(original.func.value)
+        if kind != "tensor" and not (kind == "unknown" and R.lookup("Module." + name) is None):
+            return None   # an untyped local (`x = preds.pred_x_start`): clamp_/detach_ are tensor-only names
         if receiver_first:
             plain = updated.with_changes(func=cst.Name(name[:-1]),
                                          args=[cst.Arg(updated.func.value)] + list(updated.args))

@@ -179,8 +179,9 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # the issue asked for at most 300 (not met): the closure of what the project uses (state_dict's
     # optimizer branch, save's writer, LayerNorm, init, the strict Unconverted, torch's modules()) is
     # 522 lines, + 24 for the initializers' own random stream (init_stream: always kept, it patches MindSpore
-    # at import so that a program's np.random draws stay torch's); this bound guards against growth
-    assert _lines(out / "_ms_compat.py") <= 580
+    # at import so that a program's np.random draws stay torch's), + 50 for state_dict's answers to torch's
+    # names (_StateDict); this bound guards against growth
+    assert _lines(out / "_ms_compat.py") <= 620
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()
     for p in out.rglob("*.py"):

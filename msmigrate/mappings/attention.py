@@ -40,3 +40,19 @@ mapping("torch.nn.Transformer", "_ms_compat.Transformer", args=_TRANSFORMER_ARGS
 mapping("torch.nn.Transformer.generate_square_subsequent_mask", "_ms_compat.generate_square_subsequent_mask",
         args=("sz", "device", "dtype"), target_args=("sz",), drop=("device",),
         note="float (sz, sz) mask, -inf above the diagonal", test=f"{T}::test_transformer")
+
+# ------------------------------------------------------------------ choosing torch's attention kernel
+# torch picks among kernels that compute the same attention (flash, memory-efficient, math, cuDNN);
+# _ms_compat.scaled_dot_product_attention has one implementation, so the choice changes nothing
+_KERNEL_NOTE = ("a context manager that changes nothing: the converted scaled_dot_product_attention has one "
+                "implementation (torch's backends compute the same values)")
+mapping("torch.nn.attention.SDPBackend", "_ms_compat.SDPBackend", note="the backend names, as values",
+        test=f"{T}::test_sdpa_kernel_choice")
+for _member in ("ERROR", "MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "OVERRIDEABLE"):
+    mapping(f"torch.nn.attention.SDPBackend.{_member}", f"_ms_compat.SDPBackend.{_member}",
+            test=f"{T}::test_sdpa_kernel_choice")
+mapping("torch.nn.attention.sdpa_kernel", "_ms_compat.sdpa_kernel", args=("backends", "set_priority"),
+        target_args=("backends", "set_priority"), note=_KERNEL_NOTE, test=f"{T}::test_sdpa_kernel_choice")
+_SDP_KERNEL_ARGS = ("enable_flash", "enable_math", "enable_mem_efficient", "enable_cudnn")
+mapping("torch.backends.cuda.sdp_kernel", "_ms_compat.sdpa_kernel", args=_SDP_KERNEL_ARGS,
+        target_args=_SDP_KERNEL_ARGS, note=_KERNEL_NOTE, test=f"{T}::test_sdpa_kernel_choice")

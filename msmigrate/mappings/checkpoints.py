@@ -29,9 +29,10 @@ for _load in ("torch.load", "torch.serialization.load"):
 mapping("Module.state_dict", "_ms_compat.state_dict", args=("destination", "prefix", "keep_vars"),
         target_args=("module",), status=DIFFERENCE,
         note="MindSpore's names (BatchNorm gamma/beta/moving_mean/moving_variance, LayerNorm gamma/beta, Embedding "
-             "embedding_table); load_state_dict accepts these and torch's. An optimizer's state_dict has torch's "
+             "embedding_table), also answering lookups/`in`/pop/del by torch's names; load_state_dict accepts these "
+             "and torch's; no num_batches_tracked entries. An optimizer's state_dict has torch's "
              "layout ({'state': {index: {...}}, 'param_groups': [...]})",
-        test=f"{T}::test_training_checkpoint_round_trip")
+        test=f"{T}::test_state_dict_answers_torch_names")
 mapping("Module.load_state_dict", "_ms_compat.load_state_dict", args=("state_dict", "strict", "assign"),
         target_args=("module", "state_dict"), drop=("assign",),
         note="takes MindSpore's or torch's parameter names (renamed, Conv1d weights reshaped, num_batches_tracked "

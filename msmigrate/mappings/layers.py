@@ -356,11 +356,15 @@ def _positional_modules(ctx):
     # CellList/CellDict take the cells positionally only (a modules= keyword is silently ignored)
     if ctx.bound.has("modules"):
         ctx.bound.positional["modules"] = True
+        if not isinstance(ctx.bound.value("modules"), (cst.List, cst.ListComp)):
+            # CellList takes a list only (torch any iterable: a generator, a tuple, map(...))
+            ctx.bound.set("modules", f"list({ctx.bound.code('modules')})", positional=True)
     return None
 
 
 rule("torch.nn.ModuleList", "mindspore.nn.CellList", args=("modules",), target_args=("modules",),
-     note="the cells are passed positionally", test=f"{T}::test_containers")(_positional_modules)
+     note="the cells are passed positionally, as a list (any iterable in torch)",
+     test=f"{T}::test_containers")(_positional_modules)
 mapping("torch.nn.ModuleDict", "_ms_compat.ModuleDict", args=("modules",), target_args=("modules",),
         note="a Cell holding the modules as attributes under their keys: MindSpore's CellDict refuses a CellList, "
              "SequentialCell or CellDict as a value (GPT-2's transformer.h) and cannot be called in GRAPH mode",

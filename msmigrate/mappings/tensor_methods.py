@@ -531,6 +531,11 @@ for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
             test=f"{T}::test_elementwise")
 mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
+mapping("Tensor.is_floating_point", "mindspore.ops.is_floating_point", target_args=("input",), tensor_only=True,
+        test=f"{T}::test_unary_math_methods")
+for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p", "expm1", "reciprocal", "square"):
+    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=True,
+            test=f"{T}::test_unary_math_methods")
 
 
 def _round(ctx):
@@ -787,11 +792,13 @@ mapping("Module.cuda", "identity", args=("device",),
         note="MindSpore places cells by ms.set_context(device_target=...)", test=f"{T}::test_module_device_calls")
 mapping("Module.cpu", "identity", note="MindSpore places cells by ms.set_context(device_target=...)",
         test=f"{T}::test_module_device_calls")
-# module.float()/.half()/...: cast every parameter in place, like Module.to(dtype); a Cell has no such
-# method (Cell.to_float only sets the compute precision). On a receiver known to be a module only:
-# elsewhere x.float() stays the tensor cast.
+# module.float()/.half()/...: cast every floating parameter and buffer in place; a Cell has no such
+# method (Cell.to_float only sets the compute precision). On a receiver known to be a module; on the
+# result of an untyped call outside a class (`build_model(sd).float()`) msmigrate/module_cast.py decides
+# at run time; elsewhere x.float() stays the tensor cast.
 for _n in ("float", "double", "half", "bfloat16"):
-    mapping(f"Module.{_n}", None, test="tests/test_convert_tree.py::test_module_dtype_cast_is_todo",
-            note="casting a Cell's parameters: use mindspore.amp.auto_mixed_precision or Cell.to_float for "
-                 "compute precision, or cast the checkpoint")
+    mapping(f"Module.{_n}", f"expr:_ms_compat.module_cast({{self}}, ms.{_CASTS[_n]})",
+            test="tests/parity/test_module_api.py::test_module_dtype_cast",
+            note="every floating-point parameter and buffer cast in place (Parameter.set_dtype); returns the "
+                 "cell")
 

@@ -195,8 +195,23 @@ def _size_factory(target: str):
         b = _kw_bound(ctx, keywords)
         b.remove("size")
         _check_args(b, ("dtype",))
-        return _call(ctx, target, [size], [("dtype", _dtype(b))])
+        dtype = _dtype(b)
+        if dtype is None and not _nonempty_size(size):
+            dtype = "ms.float32"  # MindSpore's Ones/Zeros kernels refuse an empty shape without a dtype
+        return _call(ctx, target, [size], [("dtype", dtype)])
     return fn
+
+
+def _nonempty_size(code: str) -> bool:
+    """Whether a size expression surely names at least one dimension (an int, or a display holding an
+    element that is not unpacked); a name or () may be the empty shape of a 0-d tensor."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return any(not isinstance(e, ast.Starred) for e in node.elts)
+    return isinstance(node, ast.Constant) and isinstance(node.value, int)
 
 
 for _name, _target in (("zeros", "ops.zeros"), ("ones", "ops.ones"), ("empty", "ops.zeros")):
@@ -539,15 +554,26 @@ rule("torch.diag", "mindspore.ops.diagflat", args=("input", "diagonal"),
      note="1-D input -> ops.diagflat (a matrix), 2-D -> ops.diagonal (ops.diag of a matrix would be 4-D)",
      test=T_SHAPE)(_diag)
 
+def _literal_text(node) -> Optional[str]:
+    """The text of a string literal, also an f-string without placeholders (f"b i d, b j d -> b i j")."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.FormattedString) and all(isinstance(p, cst.FormattedStringText) for p in node.parts):
+        if "b" in node.prefix.lower():
+            return None
+        return "".join(p.value for p in node.parts).replace("{{", "{").replace("}}", "}")
+    return None
+
+
 def _einsum(ctx):
     """ops.einsum has no CPU kernel: a literal equation is expanded at conversion time
     into permute/expand_dims, a broadcast product and a sum over the contracted
     letters, which run on every backend and in GRAPH mode."""
     b = ctx.bound
-    eq_node = b.value("equation")
-    if not isinstance(eq_node, cst.SimpleString):
+    eq = _literal_text(b.value("equation"))
+    if eq is None:
         raise UnsupportedSite("the equation is not a string literal")
-    eq = eq_node.evaluated_value.replace(" ", "")
+    eq = eq.replace(" ", "")
     operands = [b.code(n) for n in b.order if n != "equation"]
     if b.starred or not operands:
         raise UnsupportedSite("operands passed as *args or a list")
@@ -690,8 +716,17 @@ def _dist(ctx):
 
 rule("torch.dist", "mindspore.ops.vector_norm", args=("input", "other", "p"),
      note="the p-norm of input - other (ops.dist only takes an int p)", test=T_NORM)(_dist)
-_simple("torch.cdist", "mindspore.ops.cdist", ("x1", "x2", "p", "compute_mode"), ("x1", "x2", "p"),
-        drop=("compute_mode",), test=T_NORM, note="compute_mode (a speed hint) is dropped")
+def _cdist(ctx):
+    b = ctx.bound
+    if _given(b, "p"):   # MindSpore's Cdist takes a float p only (DETR's matcher: p=1)
+        p = b.code("p")
+        b.set("p", p + ".0" if re.fullmatch(r"\d+", p) else p if re.fullmatch(r"\d*\.\d*(e-?\d+)?", p)
+              else f"float({p})", positional=bool(b.positional.get("p")))
+    return None
+
+
+rule("torch.cdist", "mindspore.ops.cdist", args=("x1", "x2", "p", "compute_mode"), target_args=("x1", "x2", "p"),
+     drop=("compute_mode",), test=T_NORM, note="compute_mode (a speed hint) is dropped; p as a float")(_cdist)
 
 
 def _norm(ctx):

@@ -667,6 +667,13 @@ class MultiheadAttention(nn.MultiheadAttention):
         super().__init__(embed_dim, num_heads, dropout=dropout, has_bias=bias, add_bias_kv=add_bias_kv,
                          add_zero_attn=add_zero_attn, kdim=kdim, vdim=vdim, batch_first=batch_first)
 
+    def __call__(self, *args, **kwargs):
+        # MindSpore's __call__ reads args[0..2] even when they are given by keyword (DETR's value=src)
+        missing = ("query", "key", "value")[len(args):]
+        if missing and all(n in kwargs for n in missing):
+            args = args + tuple(kwargs.pop(n) for n in missing)
+        return super().__call__(*args, **kwargs)
+
     def construct(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                   average_attn_weights=True, is_causal=False):
         if is_causal and attn_mask is None:   # only a hint in torch, which refuses it without the mask

@@ -56,6 +56,38 @@ def test_sdpa_dropout_statistics():
     assert 0.85 < out.mean() < 1.15 and out.std() > 0.2   # kept weights scaled by 2, others zero
 
 
+SDPA_KERNEL_SRC = '''
+from collections import namedtuple
+from functools import partial
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend
+
+Config = namedtuple("Config", ["backends"])
+CONFIG = Config([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION])
+legacy = partial(torch.backends.cuda.sdp_kernel, enable_flash=True, enable_math=True, enable_mem_efficient=False)
+
+
+def fn(q, k, v):
+    with torch.nn.attention.sdpa_kernel(**CONFIG._asdict()):
+        a = F.scaled_dot_product_attention(q, k, v)
+    with torch.nn.attention.sdpa_kernel([SDPBackend.MATH]):
+        b = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    with legacy():
+        c = F.scaled_dot_product_attention(q, k, v)
+    return a, b, c
+'''
+
+
+def test_sdpa_kernel_choice():
+    """Choosing torch's attention kernel (sdpa_kernel, the older sdp_kernel, SDPBackend names) changes nothing:
+    the attention inside has torch's values."""
+    code, sites = check_function(SDPA_KERNEL_SRC, [rnd(2, 2, 3, 4), rnd(2, 2, 3, 4, seed=1), rnd(2, 2, 3, 4, seed=2)],
+                                 graph=False)
+    no_todo(sites)
+    assert "_ms_compat.sdpa_kernel" in code and "_ms_compat.SDPBackend.MATH" in code, code
+
+
 # ------------------------------------------------------------------ the nn.Transformer family
 def enc_layer_src(args: str) -> str:
     return f'''

@@ -89,6 +89,18 @@ def load_partial(model, sd):
     return sorted(missing), sorted(unexpected)
 
 
+def read_by_torch_names(model):
+    """Reads its own state_dict by torch's names, as model builders do (sizes from entries, keys tested
+    and deleted), then loads what is left back in."""
+    sd = model.state_dict()
+    sizes = (sd["emb.weight"].shape[0], sd["ln.weight"].shape[0], sd.get("bn.running_var").shape[0])
+    found = ["bn.bias" in sd, "bn.nothing" in sd, "fc.weight" in sd]
+    ln_bias = sd.pop("ln.bias")
+    del sd["bn.running_mean"]
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    return sizes, found, ln_bias * 2, len(sd), len(missing), len(unexpected)
+
+
 def to_bytes(obj):
     buf = io.BytesIO()
     torch.save(obj, buf)
@@ -388,6 +400,23 @@ def test_state_dict_file_objects_and_names(programs, tmp_path):
     not_loaded, _ = ms.load_param_into_net(third, raw)
     assert not not_loaded
     np.testing.assert_array_equal(ms_state(third)["fc.weight"], ms_state(net)["fc.weight"])
+
+
+def test_state_dict_answers_torch_names(programs):
+    """A converted model's state_dict keeps MindSpore's names but answers torch's too: lookups, `in`,
+    get/pop/del by torch's name give what torch gives."""
+    t, mod, _, _ = programs
+    torch.manual_seed(0)
+    tnet = t["make"]()
+    mnet = mod.make()
+    mod.load_strict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()})
+    t_sizes, t_found, t_bias, t_len, t_missing, t_unexpected = t["read_by_torch_names"](tnet)
+    m_sizes, m_found, m_bias, m_len, m_missing, m_unexpected = mod.read_by_torch_names(mnet)
+    assert (m_sizes, m_found) == (t_sizes, t_found)
+    np.testing.assert_allclose(m_bias.asnumpy(), t_bias.detach().numpy(), rtol=1e-6)
+    # torch counts BatchNorm's num_batches_tracked, MindSpore has no such entry
+    assert (m_len, m_missing, m_unexpected) == (t_len - 1, t_missing, t_unexpected)
+    assert list(mnet.state_dict()) == list(mod.make().state_dict())
 
 
 # ------------------------------------------------------------------------------ strict

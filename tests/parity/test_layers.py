@@ -595,6 +595,60 @@ def test_containers_grown():
     assert_converted(sites, "torch.nn.Sequential", "torch.nn.ModuleList")
 
 
+MODULE_LIST_ITERABLES = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class MLP(nn.Module):
+    def __init__(self, input_dim, hidden_dim, output_dim, num_layers):
+        super().__init__()
+        self.num_layers = num_layers
+        h = [hidden_dim] * (num_layers - 1)
+        self.layers = nn.ModuleList(nn.Linear(n, k) for n, k in zip([input_dim] + h, h + [output_dim]))
+        self.extra = nn.ModuleList((nn.Linear(output_dim, output_dim),))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = F.relu(layer(x)) if i < self.num_layers - 1 else layer(x)
+        return self.extra[0](x)
+
+def make():
+    return MLP(6, 5, 4, 3)
+'''
+
+
+def test_module_list_from_iterables():
+    """nn.ModuleList of a generator or a tuple (CellList takes a list only)."""
+    code, sites = check_layer(MODULE_LIST_ITERABLES, [rnd(3, 6)], graph=True, grad=True)
+    assert_converted(sites, "torch.nn.ModuleList")
+    assert "nn.CellList(list(" in code, code
+
+
+MHA_KEYWORDS = '''
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2)
+
+    def forward(self, x):
+        a = self.attn(x, x + 1, value=x)[0]
+        b = self.attn(query=x, key=x, value=x * 2, need_weights=False)[0]
+        return a + b
+
+def make():
+    return Net()
+'''
+
+
+def test_attention_inputs_by_keyword():
+    """query/key/value given by keyword (DETR's self_attn(q, k, value=src, ...))."""
+    check_layer(MHA_KEYWORDS, [rnd(3, 2, 8)], rtol=1e-4, atol=1e-5, graph=False)
+
+
 def test_containers():
     import torch
     code, sites = check_layer(CONTAINER_SRC, [rnd(3, 6)], graph=True, grad=True)

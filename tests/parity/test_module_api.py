@@ -698,3 +698,89 @@ def test_adapters(train):
                  "Sigmoid", "Tanh", "LayerNorm", "GELU", "Linear", "Dropout", "BatchNorm1d", "InstanceNorm2d",
                  "LeakyReLU", "Mish", "ELU"):
         assert f"_ms_compat.{name}" in code, (name, code)
+
+
+# ------------------------------------------------------------------------------ module dtype casts
+CAST_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.norm = nn.LayerNorm(3)
+        self.register_buffer("scale", torch.full((3,), 0.1))
+
+    def forward(self, x):
+        return self.norm(self.fc(x.to(self.fc.weight.dtype))) * self.scale
+
+
+def build():
+    return Net()
+
+
+def make():
+    return Net()
+
+
+class Holder(nn.Module):
+    def __init__(self, sd):
+        super().__init__()
+        self.net = Net()
+        self.net.load_state_dict(sd)
+        self.net.half()
+
+    def restore(self):
+        self.net.float()
+
+
+def round_trip(sd):
+    """Parameters through half precision and back (values rounded to float16), as model loaders do."""
+    holder = Holder(sd)
+    holder.restore()
+    return holder.net
+
+
+def made_half_then_float():
+    return make().half().float()
+
+
+def built_then_cast():
+    return build().double()
+
+
+def cast_of_untyped_tensor(x):
+    return torch.sigmoid(x).half().float() + build_value(x).float()
+
+
+def build_value(x):
+    return x * 3
+'''
+
+
+def test_module_dtype_cast():
+    """module.half()/.float()/.double() cast every floating parameter and buffer in place (also on the result
+    of an untyped call outside a class, decided at run time); the same call on a tensor stays a cast."""
+    import mindspore as ms
+    import torch
+
+    t = load_torch(CAST_SRC)
+    mod, code, sites = load_converted(CAST_SRC)
+    assert_no_todo(sites)
+    assert_sites(sites, "Module.half", "Module.float", "Module.double")
+    assert "_ms_compat.cast_tensor_or_module(build(), ms.float64)" in code, code
+    assert mod.made_half_then_float().fc.weight.dtype == ms.float32
+    torch.manual_seed(0)
+    sd = t["make"]().state_dict()
+    tnet, mnet = t["round_trip"](sd), mod.round_trip({k: v.numpy() for k, v in sd.items()})
+    assert mnet.fc.weight.dtype == ms.float32 and mnet.scale.dtype == ms.float32
+    x = rnd(2, 4)
+    # the weights were rounded to float16 on the way: torch's outputs, not the unrounded ones
+    assert_close(mnet(_to_ms(x)), tnet(torch.from_numpy(x)), rtol=1e-6, atol=1e-6, what="after half/float")
+    tb, mb = t["built_then_cast"](), mod.built_then_cast()
+    assert tb.fc.weight.dtype == torch.float64 and mb.fc.weight.dtype == ms.float64
+    assert mb.norm.gamma.dtype == ms.float64 and mb.scale.dtype == ms.float64
+    assert_close(mod.cast_of_untyped_tensor(_to_ms(x)), t["cast_of_untyped_tensor"](torch.from_numpy(x)),
+                 rtol=1e-6, atol=1e-6, what="tensor casts")

@@ -392,6 +392,21 @@ def test_elementwise():
                                    "Tensor.ceil", "Tensor.round", "Tensor.sign"])
 
 
+UNARY_MATH = '''
+import torch
+def fn(x: torch.Tensor):
+    emb = x * 0.5
+    return (emb.sin(), emb.cos(), emb.tan(), x.atan(), emb.sinh(), emb.cosh(), x.abs().log1p(), emb.expm1(),
+            (x.abs() + 0.5).reciprocal(), x.square(), torch.tensor([x.is_floating_point(), x.int().is_floating_point()]))
+'''
+
+
+def test_unary_math_methods():
+    code, sites = check_function(UNARY_MATH, [X], grad=True, rtol=1e-4, atol=1e-5)
+    expect(sites, code, converted=[f"Tensor.{n}" for n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p",
+                                                           "expm1", "reciprocal", "square", "is_floating_point")])
+
+
 def test_round_half_even():
     src = '''
 import torch
@@ -496,6 +511,48 @@ def fn(x: torch.Tensor, y: torch.Tensor):
     x.masked_fill_(y > 0, 0.0)
     return x
 '''
+
+# a local the converter cannot type (read from a named tuple), changed by a tensor-only in-place method
+INPLACE_UNTYPED = '''
+import collections
+import torch
+Pred = collections.namedtuple("Pred", ["noise", "start"])
+def fn(x, y):
+    preds = Pred(x * 2, y - 1)
+    start = preds.start
+    start.clamp_(-1.0, 1.0)
+    noise = preds.noise
+    noise.detach_()
+    return start, noise
+'''
+
+
+def test_inplace_on_untyped_local():
+    code, sites = check_function(INPLACE_UNTYPED, [X, Y], graph=False)
+    expect(sites, code, difference=["Tensor.clamp_", "Tensor.detach_"])
+    assert "start = ops.clamp(start, -1.0, 1.0)" in code and "_ms_compat.Unconverted(" not in code, code
+
+
+# DETR's padding of a batch: copy_ into a slice of each row view, as a statement
+SLICE_COPY = '''
+import torch
+def fn(x, imgs):
+    out = torch.zeros(2, 3, 4)
+    mask = torch.ones((2, 4), dtype=torch.bool)
+    for img, pad, m in zip(imgs, out, mask):
+        pad[: img.shape[0], : img.shape[1] - 1].copy_(img[:, 1:])
+        m[: img.shape[1] - 1] = False
+    y = x * 1
+    y[0].copy_(x[1].int())
+    return out, mask, y
+'''
+
+
+def test_copy_into_slice():
+    code, sites = check_function(SLICE_COPY, [X, Y[:, :2, :3]], graph=False)
+    expect(sites, code, converted=["Tensor.copy_"])
+    assert "pad[: img.shape[0], : img.shape[1] - 1] = img[:, 1:]" in code, code
+
 
 # in-place forms that cannot be rewritten as a rebinding of a local name
 INPLACE_TODO = '''

@@ -110,6 +110,12 @@ def fn(x):
             torch.zeros(*x.shape), torch.zeros(x.shape[0], *x.shape), torch.zeros(size=(1, 2)),
             torch.ones(2, 2, dtype=torch.bool))
 """, [X]),
+    _case(["torch.zeros", "torch.ones", "torch.empty"], """
+def fn(x):
+    scalar_shape = x.shape[:0]
+    return (torch.ones([]) * 2.5, torch.zeros(()), torch.ones(scalar_shape), torch.zeros(size=()),
+            torch.tensor(torch.empty([]).shape), torch.ones(*x.shape[:1]))
+""", [X]),
     _case(["torch.empty", "torch.empty_like"], """
 def fn(x):
     e = torch.empty(2, 3, device="cpu")
@@ -505,7 +511,7 @@ NORMS = _cases(
 def fn(x, y, a, b):
     return (torch.norm(x), torch.norm(x, 1), torch.norm(x, p=3, dim=1), torch.norm(x, dim=(0, 1)),
             torch.norm(x, "fro", 1, True), torch.norm(x, float("inf"), dim=2), torch.norm(x, p=2, dim=-1, keepdim=True),
-            torch.dist(x, y), torch.dist(x, y, 1), torch.dist(x, y, p=3.0), torch.cdist(a, b), torch.cdist(a, b, p=1.0),
+            torch.dist(x, y), torch.dist(x, y, 1), torch.dist(x, y, p=3.0), torch.cdist(a, b), torch.cdist(a, b, p=1.0), torch.cdist(a, b, p=1), torch.cdist(a, b, 2),
             torch.cdist(x, y, compute_mode="use_mm_for_euclid_dist_if_necessary"))
 """, [X, Y, A, B], grad=True, rtol=1e-4, atol=1e-5),
     _case(["torch.norm", "torch.linalg.norm", "torch.linalg.vector_norm", "torch.linalg.matrix_norm"], """
@@ -559,6 +565,20 @@ def fn({args}):
     code, sites = check_function(src, inputs, grad=True, rtol=1e-4, atol=1e-5)
     assert [s.status for s in sites if s.api == "torch.einsum"] == ["converted-with-difference"]
     assert "einsum" not in code.split("def fn", 1)[1]
+
+
+def test_einsum_fstring_equation():
+    """An f-string without placeholders is a literal equation (lucidrains' f"b h i d, b h j d -> b h i j")."""
+    rng = np.random.default_rng(1)
+    src = '''
+import torch
+from torch import einsum
+def fn(q, k):
+    return einsum(f"b h i d, b h j d -> b h i j", q, k), torch.einsum(f"b i j -> b j i", q[0])
+'''
+    q, k = rng.standard_normal((2, 2, 3, 4)).astype(np.float32), rng.standard_normal((2, 2, 5, 4)).astype(np.float32)
+    code, sites = check_function(src, [q, k], grad=True, rtol=1e-4, atol=1e-5)
+    assert [s.status for s in sites if s.api == "torch.einsum"] == ["converted-with-difference"] * 2
 
 
 # =========================================================================== TODO sites

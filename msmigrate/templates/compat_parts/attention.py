@@ -38,3 +38,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p)
     return ops.matmul(weights, value)
+
+
+class SDPBackend:
+    """torch.nn.attention.SDPBackend's names: torch chooses among kernels that compute the same values."""
+    ERROR, MATH, FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION, OVERRIDEABLE = -1, 0, 1, 2, 3, 4
+
+
+class sdpa_kernel:
+    """torch.nn.attention.sdpa_kernel / torch.backends.cuda.sdp_kernel: which of torch's kernels may run.
+    scaled_dot_product_attention here has one implementation, so the choice changes nothing."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

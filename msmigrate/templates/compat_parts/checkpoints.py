@@ -22,7 +22,8 @@ What the converted program reads
 Names
     model.state_dict() is MindSpore's Cell.state_dict(): MindSpore's parameter names
     (BatchNorm gamma/beta/moving_mean/moving_variance, LayerNorm gamma/beta, Embedding
-    embedding_table). load_state_dict() accepts those and torch's names, so checkpoints
+    embedding_table), also answering lookups by torch's names (sd['ln.weight'], 'ln.weight' in sd,
+    pop/del/get). load_state_dict() accepts those and torch's names, so checkpoints
     written by torch load too; strict=True raises listing every missing and unexpected key.
     Values are copied into the existing Parameters (ops.assign), so a training step already
     compiled with mindspore.jit sees them.
@@ -356,7 +357,47 @@ def state_dict(obj, **kwargs):
         return _optimizer_state_dict(obj)
     if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
         return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
+    if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
+        return _StateDict(obj.state_dict(**kwargs))
     return obj.state_dict(**kwargs)
+
+
+# torch's parameter name -> MindSpore's names of it (BatchNorm/LayerNorm/GroupNorm, Embedding, PReLU)
+_MS_PARAM_NAMES = {"weight": ("gamma", "embedding_table", "w"), "bias": ("beta",),
+                   "running_mean": ("moving_mean",), "running_var": ("moving_variance",)}
+
+
+class _StateDict(collections.OrderedDict):
+    """A Cell's state_dict under MindSpore's names (iterated, saved) that also answers torch's names of
+    the same entries (sd['ln.weight'] is sd['ln.gamma']), as programs reading their own state_dict expect."""
+
+    def _key(self, key):
+        head, dot, last = key.rpartition(".") if isinstance(key, str) else ("", "", "")
+        for name in () if super().__contains__(key) else _MS_PARAM_NAMES.get(last, ()):
+            if super().__contains__(head + dot + name):
+                return head + dot + name
+        return key
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._key(key))
+
+    def __setitem__(self, key, value):
+        super().__setitem__(self._key(key), value)
+
+    def __delitem__(self, key):
+        super().__delitem__(self._key(key))
+
+    def __contains__(self, key):
+        return super().__contains__(self._key(key))
+
+    def get(self, key, default=None):
+        return super().get(self._key(key), default)
+
+    def pop(self, key, *default):
+        return super().pop(self._key(key), *default)
+
+    def __reduce__(self):  # pickled and deep-copied as a plain OrderedDict
+        return collections.OrderedDict, (list(self.items()),)
 
 
 def load_state_dict(obj, state_dict, **kwargs):

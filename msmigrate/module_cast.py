@@ -1,0 +1,39 @@
+"""`f(...).float()` outside a class: the receiver is the result of a call the converter cannot type.
+torch programs write it for models (`build_model(sd).float()`, which casts the parameters) as well as
+for tensors, so the choice is made at run time (_ms_compat.cast_tensor_or_module, in
+templates/compat_parts/module_cast.py). Inside a class such a receiver is a tensor (module code casts
+activations), and the tensor cast stays."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from . import registry as R
+from .callsite import code_of
+
+_CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+
+
+def untyped_call_receiver(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """The run-time cast for `f(...).float()` at top level or in a plain function (None: not such a site)."""
+    func = original.func
+    name = func.attr.value
+    if name not in _CASTS or original.args or tr._classes:
+        return None
+    if not _untyped_call(tr, func.value):
+        return None
+    target = f"_ms_compat.cast_tensor_or_module(..., ms.{_CASTS[name]})"
+    tr._record(original, f"Module.{name}", target, R.CONVERTED,
+               "the receiver may be a model or a tensor: decided at run time")
+    return tr._render_template(f"_ms_compat.cast_tensor_or_module({code_of(updated.func.value).strip()}, "
+                               f"{tr.names['ms']}.{_CASTS[name]})")
+
+
+def _untyped_call(tr, node: cst.BaseExpression) -> bool:
+    """`f(...)` of a plain name the converter cannot type, or such a call cast again (`f(...).half()`)."""
+    if not isinstance(node, cst.Call) or node.args and isinstance(node.func, cst.Attribute):
+        return False
+    if isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in _CASTS and _untyped_call(tr, node.func.value)
+    return isinstance(node.func, cst.Name) and tr._receiver_kind(node) == "unknown"
