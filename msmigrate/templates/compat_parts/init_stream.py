@@ -5,9 +5,11 @@ initialised tensor, mindspore.common.initializer._numpy_seed); torch's take them
 generator. A program that builds its networks and then draws noise with np.random (GAN programs:
 `z = np.random.normal(0, 1, (n, latent_dim))`) would draw other noise than under torch. Here the
 initializers draw from a stream of their own, seeded from the global stream's state without
-advancing it: the same np.random.seed (or mindspore.set_seed) still gives the same weights, and the
-program's own np.random draws are the ones it makes under torch."""
+advancing it, and from mindspore.set_seed's seed (what torch.manual_seed becomes): the same seeds still
+give the same weights, another torch seed other weights, and the program's own np.random draws are the
+ones it makes under torch."""
 import numpy as np
+from mindspore import get_seed as _global_seed
 from mindspore.common import initializer as init
 
 # kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it
@@ -18,11 +20,13 @@ def init_stream():
     """The RandomState weight initialisation draws from: derived again whenever the global stream
     moved (the program drew from it or seeded it) since the last initialisation."""
     _, keys, pos, has_gauss, cached = np.random.get_state()
-    state = (keys[:4].tobytes(), int(pos), int(has_gauss), float(cached))
+    seed = _global_seed()
+    state = (keys[:4].tobytes(), int(pos), int(has_gauss), float(cached), seed)
     if state != _INIT_STREAM["state"]:
         _INIT_STREAM["state"] = state
         _INIT_STREAM["rng"] = np.random.RandomState(
-            (np.concatenate([keys[:8], [pos, 0x5EED]]).astype(np.uint64) & 0xFFFFFFFF).astype(np.uint32))
+            (np.concatenate([keys[:8], [pos, 0x5EED, -1 if seed is None else seed]]).astype(np.uint64)
+             & 0xFFFFFFFF).astype(np.uint32))
     return _INIT_STREAM["rng"]
 
 
