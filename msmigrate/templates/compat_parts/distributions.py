@@ -583,70 +583,52 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + ops.log(self.scale)
 
 
-class HalfNormal(Distribution):
+class _DistHalf(Distribution):
+    """|X| of a base distribution centred at 0 (HalfNormal, HalfCauchy): the density doubles on [0, inf)."""
     has_rsample = True
 
-    def __init__(self, scale, validate_args=None):
-        self.base_dist = Normal(0.0, scale, validate_args)
+    def __init__(self, base, validate_args):
+        self.base_dist = base
         self.scale = self.base_dist.scale
         super().__init__(tuple(self.scale.shape), (), validate_args)
+
+    mode = property(lambda self: ops.zeros_like(self.scale))
+
+    def rsample(self, sample_shape=()):
+        return ops.abs(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.scale)
+        if self._validate_args:
+            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
+                                    f"{type(self).__name__}")
+        lp = self.base_dist.log_prob(value) + math.log(2)
+        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_DistHalf):
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0.0, scale, validate_args), validate_args)
 
     mean = property(lambda self: self.scale * math.sqrt(2 / math.pi))
-    mode = property(lambda self: ops.zeros_like(self.scale))
     variance = property(lambda self: self.scale ** 2 * (1 - 2 / math.pi))
 
-    def rsample(self, sample_shape=()):
-        return ops.abs(self.base_dist.rsample(sample_shape))
 
-    def log_prob(self, value):
-        value = _dist_tensor(value, self.scale)
-        if self._validate_args:
-            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
-                                    "HalfNormal")
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
-
-    def cdf(self, value):
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
-
-
-class HalfCauchy(Distribution):
-    has_rsample = True
-
+class HalfCauchy(_DistHalf):
     def __init__(self, scale, validate_args=None):
-        self.base_dist = Cauchy(0.0, scale, validate_args)
-        self.scale = self.base_dist.scale
-        super().__init__(tuple(self.scale.shape), (), validate_args)
+        super().__init__(Cauchy(0.0, scale, validate_args), validate_args)
 
     mean = property(lambda self: ops.full_like(self.scale, float("inf")))
-    mode = property(lambda self: ops.zeros_like(self.scale))
     variance = property(lambda self: ops.full_like(self.scale, float("inf")))
-
-    def rsample(self, sample_shape=()):
-        return ops.abs(self.base_dist.rsample(sample_shape))
-
-    def log_prob(self, value):
-        value = _dist_tensor(value, self.scale)
-        if self._validate_args:
-            _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
-                                    "HalfCauchy")
-        lp = self.base_dist.log_prob(value) + math.log(2)
-        return ops.select(value >= 0, lp, ops.full_like(lp, float("-inf")))
-
-    def cdf(self, value):
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((_dist_tensor(prob, self.scale) + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 class LogNormal(Distribution):
