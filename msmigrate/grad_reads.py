@@ -34,12 +34,14 @@ def track(tr, original: cst.Attribute, converted: cst.BaseExpression) -> cst.Bas
             and tr._receiver_kind(original.value) in ("tensor", "unknown") and not UT._is_mindspore_code(tr)):
         # (a module's or an imported object's `grad`, `mindspore.grad`, is no tensor's)
         reads = tr.__dict__.setdefault("_grad_reads", {})
-        reads[id(converted)] = (tr._line(original), shorten(code_of(original), 150))
+        # the node is kept with its entry: an id is unique only while its object lives, and a step rewrite may
+        # drop this node before rewrite() runs (another node could then take its id)
+        reads[id(converted)] = (tr._line(original), shorten(code_of(original), 150), converted)
     return converted
 
 
 class _Rewrite(cst.CSTTransformer):
-    def __init__(self, tracked: Dict[int, Tuple[int, str]], module_name: str) -> None:
+    def __init__(self, tracked: Dict[int, Tuple[int, str, cst.CSTNode]], module_name: str) -> None:
         self.tracked, self.module_name = tracked, module_name
         self.stores: Set[int] = set()
         self.open: List[List[Tuple[int, str]]] = []     # per enclosing statement: the reads it holds
@@ -59,9 +61,10 @@ class _Rewrite(cst.CSTTransformer):
         self.stores.add(id(node.target))
 
     def leave_Attribute(self, original, updated):
-        hit = self.tracked.get(id(original))
-        if hit is None or id(original) in self.stores:
+        entry = self.tracked.get(id(original))
+        if entry is None or entry[2] is not original or id(original) in self.stores:
             return updated
+        hit = entry[:2]
         if self.open:
             self.open[-1].append(hit)
         self.found.append(hit)

@@ -50,5 +50,5 @@ def convert(tr, original: cst.Call, updated: cst.Call, qn: str) -> Optional[cst.
                  f"tensors); other references to the same tensor do not see the change"
                  + (f"; {site.note}" if site.note else ""))
     result = tr._render_template(f"ops.cast({code_of(out).strip()}, {name}.dtype)")
-    tr._out_targets[id(result)] = name
+    tr._out_targets[id(result)] = (name, result)   # the node kept alive: its id stays its own
     return result

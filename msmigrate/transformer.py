@@ -172,7 +172,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
-        self._out_targets: Dict[int, str] = {}       # their converted calls -> c (out_argument.py)
+        self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
         self._slice_copies: Dict[int, cst.CSTNode] = {}  # `x[i].copy_(v)` statements -> `x[i] = v` (by call)
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
@@ -1556,8 +1556,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._slice_copies[id(call)] = None
 
     def leave_Expr(self, original, updated):
-        if id(updated.value) in self._out_targets:   # `torch.add(a, b, out=c)` -> `c = ...`
-            return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(self._out_targets[id(updated.value)]))],
+        out_target = self._out_targets.get(id(updated.value))
+        if out_target is not None and out_target[1] is updated.value:   # `torch.add(a, b, out=c)` -> `c = ...`
+            return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(out_target[0]))],
                               value=updated.value)
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE

@@ -706,3 +706,23 @@ def test_grad_read_outside_a_step_raises(converted):
     assert res["error"] == "MigrationError" and "Tensor.grad at grad_read_outside_a_step:" in res["message"], res
     assert "BEFORE 2" in res["stdout"], res
     assert "# msmigrate: TODO Tensor.grad" in (out / "grad_read_outside_a_step.py").read_text()
+
+
+def test_grad_read_rewrite_matches_the_noted_node_not_its_id():
+    """The reads are noted by id; a node the step rewrites dropped can hand its id to another node (CPython
+    reuses the addresses of freed objects). Such a node, here `ms.GRAPH_MODE` under a noted id, stays as it is;
+    the noted node itself is rewritten."""
+    import libcst as cst
+
+    from msmigrate import grad_reads
+
+    module = cst.parse_module("ms.set_context(mode=ms.GRAPH_MODE)\nprint(p.grad)\n")
+    graph_mode = module.body[0].body[0].value.args[0].value
+    p_grad = module.body[1].body[0].value.args[0].value
+    stranger = cst.parse_expression("q.grad")      # the node once noted under graph_mode's id
+    tracked = {id(graph_mode): (1, "q.grad", stranger), id(p_grad): (2, "p.grad", p_grad)}
+    rw = grad_reads._Rewrite(tracked, "prog")
+    out = module.visit(rw).code
+    assert "ms.set_context(mode=ms.GRAPH_MODE)" in out, out
+    assert "_ms_compat.tensor_grad(p, 'prog:2')" in out, out
+    assert rw.found == [(2, "p.grad")]
