@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from .registry import Mapping
+from .records import Mapping
 
 _NUM = re.compile(r"^-?\d+(\.\d*)?([eE][-+]?\d+)?$")
 

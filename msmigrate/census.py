@@ -263,11 +263,11 @@ def classify(ns: str, name: str, kind: str = "", origin: str = "", keys: Optiona
         return Entry(ns, name, CONVERTED, m.note, "", m.source, m.target or f"rule {m.rule.__name__}",
                      m.test, names_existing_test(m.test))
     if ns == "torch.Tensor":
-        from .unmapped_tensor_api import PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES
+        from .records import PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES
 
         if name in SAME_MEANING_PROPERTIES or name in PARAMETER_PROPERTIES:
             return Entry(ns, name, TODO, "read as written, no registry record or parity test: MindSpore's Tensor "
-                         "(or Parameter) has this property (unmapped_tensor_api.SAME_MEANING_PROPERTIES)",
+                         "(or Parameter) has this property (records.SAME_MEANING_PROPERTIES)",
                          "nothing where the meaning is the same; check the values where it matters")
     removed = _removed_by_transformer(f"{ns}.{name}")
     if removed:
@@ -281,7 +281,7 @@ def classify(ns: str, name: str, kind: str = "", origin: str = "", keys: Optiona
 def _removed_by_transformer(qualname: str) -> str:
     """Context managers and decorators the transformer removes by its own tables (not by a registry record,
     so with no parity test): counted as TODO, since any other use of the name is one."""
-    from .transformer import DROPPED_CONTEXTS, DROPPED_DECORATORS
+    from .records import DROPPED_CONTEXTS, DROPPED_DECORATORS
 
     if qualname not in DROPPED_CONTEXTS and qualname not in DROPPED_DECORATORS:
         return ""

@@ -142,7 +142,7 @@ def _convert_and_report(args, src: Path, out: Path, convert_tree, write_reports,
 
 def _convert_deps(args, tree, deps) -> None:
     """--deps: convert the named installed packages into _deps/ of the output tree."""
-    from .deps import finish
+    from .deps_convert import finish
 
     if not deps:
         return
@@ -374,7 +374,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _weights(rest)
         if cmd == "verify":
             from .verify import main_verify
-            return main_verify(rest)
+            from .verify_train import run_train_cli
+            return main_verify(rest, train=run_train_cli)
         if cmd == "trace":
             from .trace import main_trace
             return main_trace(rest)

@@ -72,7 +72,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         index = ProjectIndex(Path("."), [path], {path: source})
     module = cst.parse_module(source)
     if not _TORCH_WORD.search(source) and _TF_WORD.search(source) and not _MS_WORD.search(source):
-        from .mappings.tf_convert import convert_tf_code, imports_tensorflow
+        from .tf_convert import convert_tf_code, imports_tensorflow
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
             return convert_tf_code(source, compat_import, module_name)
     tree = ast.parse(source)

@@ -110,47 +110,6 @@ def imports_dependency(index, text: str) -> bool:
     return re.search(rf"^\s*(import|from)\s+({names})\b", text, re.M) is not None
 
 
-def convert_dependencies(names: Sequence[str], out_root: Path, jobs: Optional[int] = None,
-                         time_limit: Optional[float] = None) -> List[DependencyResult]:
-    """Convert each package into OUT/_deps/NAME (OUT/_deps/NAME.py for a single module), with its
-    own reports next to it."""
-    from .converter import convert_tree
-    from .registry import TODO
-    from .report import write_reports
-
-    results = []
-    for name in names:
-        src = locate(name)
-        dst = out_root / DEPS_DIR / src.name
-        tree = convert_tree(src, dst if src.is_dir() else dst.parent, force=True, jobs=jobs,
-                            time_limit=time_limit, deps=[n for n in names if n != name], dependency=True)
-        # next to the package, in a directory no import can find (a hyphen in its name)
-        write_reports(tree, out_root / DEPS_DIR / f"{name}-msmigrate-report")
-        py = [f for f in tree.files if f.rel.endswith(".py")]
-        results.append(DependencyResult(
-            name, str(src), str(dst.relative_to(out_root)), files=len(py),
-            converted_files=sum(1 for f in py if f.status == "converted"),
-            failed_files=sum(1 for f in py if f.status == "failed"),
-            sites=len(tree.sites), todo=sum(1 for s in tree.sites if s.status == TODO)))
-    return results
-
-
-def finish(tree, names: Sequence[str], jobs: Optional[int] = None) -> List[dict]:
-    """After the project's conversion: convert the dependencies and append the sys.path bootstrap
-    to the project's _ms_compat.py files. Returns the report entries."""
-    from .transformer import COMPAT
-
-    single = tree.src.is_file() and tree.out.suffix == ".py"
-    out_root = tree.out.parent if single else tree.out
-    results = convert_dependencies(names, out_root, jobs)
-    for d in sorted({f.compat_dir for f in tree.files if f.compat_dir is not None}):
-        helper = out_root / d / f"{COMPAT}.py"
-        if helper.exists():
-            with helper.open("a", encoding="utf-8") as fh:
-                fh.write(bootstrap(helper.parent, out_root, names))
-    return [r.to_json() for r in results]
-
-
 BOOTSTRAP = '''
 
 # {rule}

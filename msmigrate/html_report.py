@@ -270,10 +270,9 @@ def _summary_html(tree, s: Dict) -> Iterable[str]:
     yield "</section>"
 
 
-def write_html(tree, path: Path, summary: Optional[Dict] = None) -> None:
-    from .report import summarize
-
-    s = summary or summarize(tree)
+def write_html(tree, path: Path, summary: Dict) -> None:
+    """The HTML report of `tree`; `summary` is report.summarize(tree) (report.py writes all three reports)."""
+    s = summary
     api_counts = Counter(x.api for f in tree.files for x in f.sites)
     total_rows = 0
     with open(path, "w", encoding="utf-8") as fh:

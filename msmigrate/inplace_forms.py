@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from . import registry as R
+from . import records as R
 
 # random fills: `x.bernoulli_(p)` draws with probability p, while torch.bernoulli(x) reads x as the
 # probabilities, so the out-of-place name does not give the in-place meaning

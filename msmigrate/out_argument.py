@@ -11,7 +11,7 @@ from typing import Optional
 
 import libcst as cst
 
-from . import registry as R
+from . import records as R
 from .callsite import UnsupportedSite, code_of
 
 

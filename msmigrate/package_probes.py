@@ -82,7 +82,6 @@ class PackageProbes(cst.CSTTransformer):
         return self.imports[head] + ("." + rest if rest else "")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        from . import mappings  # noqa: F401  (the records)
         from .registry import lookup
         qn = self._qualified(updated.func)
         if qn not in PROBES or not updated.args or updated.args[0].keyword is not None \

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, List
 
+from .html_report import write_html
 from .proof import names_existing_test, tests_dir_present
 from .registry import CONVERTED, DIFFERENCE, TODO
 from .trace_hints import trace_candidates
@@ -210,6 +211,4 @@ def write_reports(tree, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "msmigrate-report.json").write_text(json.dumps(to_json(tree), indent=1), encoding="utf-8")
     (out_dir / "msmigrate-report.md").write_text(to_markdown(tree), encoding="utf-8")
-    from .html_report import write_html
-
-    write_html(tree, out_dir / "msmigrate-report.html")
+    write_html(tree, out_dir / "msmigrate-report.html", summarize(tree))

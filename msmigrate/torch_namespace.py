@@ -27,9 +27,7 @@ _INSPECTORS = ("getattr", "hasattr", "dir")
 
 def one_to_one(namespace: str) -> Dict[str, object]:
     """name -> target for the registry records of `namespace` that convert without argument changes."""
-    from .transformer import _ADAPTERS
-    import msmigrate.mappings  # noqa: F401  (fills the registry and the adapter table)
-
+    _ADAPTERS = R.ADAPTERS   # filled with the records (importing registry loads them)
     out: Dict[str, str] = {}
     prefix = namespace + "."
     for m in R.all_mappings():

@@ -13,6 +13,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import registry as R
+from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS,  # noqa: F401
+                      DROPPED_DECORATORS)
 from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
@@ -32,7 +34,6 @@ from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
 
-COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
                 "torch.utils.data.distributed", "torch.utils.data.DistributedSampler", "torch.multiprocessing.spawn")
@@ -56,29 +57,6 @@ LAYER_FAMILY = {
     "torch.nn.Linear": "linear",
     **{f"torch.nn.Conv{d}": "conv" for d in ("1d", "2d", "3d")},
     **{f"torch.nn.ConvTranspose{d}": "conv" for d in ("1d", "2d", "3d")},
-}
-# Context managers that only matter to torch's autograd/device machinery.
-DROPPED_CONTEXTS = {
-    "torch.no_grad": "MindSpore records gradients only inside grad/value_and_grad, so no_grad() is not needed",
-    "torch.inference_mode": "MindSpore records gradients only inside grad/value_and_grad",
-    "torch.enable_grad": "MindSpore computes gradients through grad/value_and_grad",
-    "torch.set_grad_enabled": "MindSpore computes gradients through grad/value_and_grad",
-    "torch.autograd.no_grad": "MindSpore records gradients only inside grad/value_and_grad",
-    "torch.autograd.profiler.record_function": "profiler ranges are not carried over",
-    "torch.profiler.record_function": "profiler ranges are not carried over",
-    **{_ac: "mixed precision in MindSpore is set on the network: net = mindspore.amp.auto_mixed_precision(net, "
-             "'O1'); without it this code runs in float32"
-       for _ac in ("torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")},
-}
-# Decorators that are torch compiler hints: removed, the function is kept.
-DROPPED_DECORATORS = {
-    "torch.jit.unused", "torch.jit.ignore", "torch.jit.export", "torch.jit.script",
-    "torch.jit.script_if_tracing", "torch.jit._script_if_tracing", "torch.fx.wrap",
-    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.compile",
-    "torch._dynamo.disable", "torch.compiler.disable", "torch.autograd.no_grad",
-    "torch.jit._overload_method", "torch.jit._overload",
-    "torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast",
-    "torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd", "torch.amp.custom_fwd", "torch.amp.custom_bwd",
 }
 NON_TENSOR_METHOD_RESULTS = {"size", "dim", "item", "tolist", "numpy", "asnumpy", "ndimension", "numel",
                              "nelement", "is_contiguous", "stride", "data_ptr", "element_size",
@@ -1809,12 +1787,3 @@ _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torc
                      "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
-
-# torch layer classes passed around as values get an adapter with torch's signature
-# (filled by msmigrate.mappings.adapters).
-_ADAPTERS: Dict[str, str] = {}
-
-# API -> why it is a GRAPH-mode hazard inside construct (it still converts; the site is
-# reported as a difference with this note and the note is written above the statement).
-# Filled by msmigrate.mappings.devices.
-CONSTRUCT_NOTES: Dict[str, str] = {}

@@ -12,13 +12,9 @@ import libcst as cst
 from . import registry as R
 from .callsite import code_of
 from .sites import Site, shorten
+from .records import PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES  # noqa: F401
 from .torch_tensor_names import TENSOR_ATTRIBUTES
 
-# properties that MindSpore's Tensor has with torch's meaning: reading them is no site
-# (`device` is a string in MindSpore; the `device=` arguments it feeds are dropped by their own records)
-SAME_MEANING_PROPERTIES = frozenset({"shape", "dtype", "ndim", "T", "mT", "data", "device", "itemsize", "nbytes"})
-# readable on a Parameter (what `self.weight` usually is), not on a computed MindSpore tensor
-PARAMETER_PROPERTIES = frozenset({"requires_grad"})
 
 WHY = "a torch.Tensor {kind} with no MindSpore mapping in msmigrate's registry"
 # also methods of dicts and lists (`features.values()`): a receiver taken for a tensor may be either

@@ -53,7 +53,6 @@ __all__ = [
     "record_torch",
     "check_mindspore",
     "main_verify",
-    "verify_train",
 ]
 
 MODES = ("pynative", "graph")
@@ -1133,19 +1132,12 @@ def _run_worker(kind: str, job: dict, workdir: str, timeout: Optional[float],
     return proc.returncode, status, (tail[-1].strip() if tail else f"exit status {proc.returncode}")
 
 
-def verify_train(*args, **kwargs):
-    """``msmigrate verify --train`` as a library call (several optimizer/scheduler configs in one
-    pair of processes): see :func:`msmigrate.verify_train.verify_train`."""
-    from .verify_train import verify_train as run
-
-    return run(*args, **kwargs)
-
-
-def main_verify(argv: Optional[Sequence[str]] = None) -> int:
-    """``msmigrate verify`` entry point; returns the exit status (0 pass, 1 fail, 2 usage)."""
+def main_verify(argv: Optional[Sequence[str]] = None, train=None) -> int:
+    """``msmigrate verify`` entry point; returns the exit status (0 pass, 1 fail, 2 usage). `train` runs
+    ``--train N`` (msmigrate.verify_train.run_train_cli, which builds on this module: the caller passes it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _main_verify(argv)
+        return _main_verify(argv, train)
     except VerifyUsageError as e:
         print(f"msmigrate verify: error: {e}", file=sys.stderr)
         return 2
@@ -1156,7 +1148,7 @@ def main_verify(argv: Optional[Sequence[str]] = None) -> int:
         return e.code if isinstance(e.code, int) else 0
 
 
-def _main_verify(argv: list) -> int:
+def _main_verify(argv: list, train=None) -> int:
     parser = _make_parser()
     args = parser.parse_args(argv)
     _parse_spec(args.torch)
@@ -1175,8 +1167,9 @@ def _main_verify(argv: list) -> int:
     _check_top_level(ms_spec, ms_path, "mindspore")
     modes = _normalize_modes(args.mode)
     if args.train is not None:
-        from .verify_train import run_train_cli
-        return run_train_cli(args, specs)
+        if train is None:
+            raise VerifyUsageError("--train runs through `msmigrate verify --train N`")
+        return train(args, specs)
     extra = [o for o, v in (("--optimizer", args.optimizer), ("--scheduler", args.scheduler), ("--loss", args.loss),
                             ("--classes", args.classes), ("--eval-mode-dropout", args.eval_mode_dropout)) if v]
     if extra:
@@ -1283,4 +1276,5 @@ def _worker_main(kind: str, job_file: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] in ("_record-torch", "_check-ms"):
         sys.exit(_worker_main(sys.argv[1], sys.argv[2]))
-    sys.exit(main_verify(sys.argv[1:]))
+    from .verify_train import run_train_cli   # this module runs as __main__ here: no import cycle
+    sys.exit(main_verify(sys.argv[1:], train=run_train_cli))

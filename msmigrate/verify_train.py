@@ -1028,7 +1028,7 @@ def print_train_report(result: TrainVerifyResult, stream: Any = None) -> None:
 
 
 def run_train_cli(args: Any, specs: list) -> int:
-    """``msmigrate verify --train``: called by :func:`msmigrate.verify._main_verify` with its parsed
+    """``msmigrate verify --train``: called by :func:`msmigrate.verify._main_verify` (passed by cli.py) with its parsed
     arguments; returns the exit status (VerifyUsageError propagates: exit 2)."""
     quiet = getattr(args, "quiet", False)
     status = None

@@ -4,7 +4,7 @@ them. Such references become adapter subclasses in the emitted _ms_compat.py tha
 take torch's arguments and build the MindSpore layer."""
 from __future__ import annotations
 
-from ..transformer import _ADAPTERS
+from ..records import ADAPTERS as _ADAPTERS
 
 for _name in ("ReLU", "ReLU6", "SiLU", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "GELU",
               "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential",

@@ -1,7 +1,7 @@
 """Attention: F.scaled_dot_product_attention and the nn.Transformer family."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_attention.py"
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")

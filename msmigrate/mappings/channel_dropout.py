@@ -4,7 +4,7 @@ MindSpore's Dropout2d/Dropout3d take one input rank each (4-D, 5-D); torch also 
 unbatched input and, for dropout2d, any rank >= 2. The helpers follow torch's rules."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 
 T = "tests/parity/test_channel_dropout.py"
 _NOTE = ("one draw per (sample, channel) with torch 2.13's rank rules (unbatched input; a 3-D input to "

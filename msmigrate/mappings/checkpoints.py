@@ -2,7 +2,7 @@
 safetensors. The emitted helpers live in templates/compat_parts/checkpoints.py."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_checkpoints.py"
 

@@ -14,7 +14,7 @@ import re
 from typing import Dict, Optional, Sequence, Tuple
 
 from ..callsite import UnsupportedSite, code_of
-from ..registry import CONVERTED, rule
+from ..records import CONVERTED, rule
 
 _SIMPLE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$|^-?\d+(\.\d*)?([eE][-+]?\d+)?$|^'[^']*'$|^\"[^\"]*\"$")
 _SLOT = re.compile(r"\{([A-Za-z_]\w*)\}")

@@ -7,7 +7,7 @@ input as HWC (torchvision tensors are CHW), return a tuple from an eager Compose
 repeat the same random draw on every eager call once a seed is set."""
 from __future__ import annotations
 
-from ..registry import CONVERTED, DIFFERENCE, mapping
+from ..records import CONVERTED, DIFFERENCE, mapping
 
 T = "tests/parity/test_data.py"
 C = "_ms_compat."

@@ -17,8 +17,8 @@ Checked with MindSpore 2.10 on CPU (tests/parity/test_debugging.py):
 """
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
-from ..transformer import DROPPED_CONTEXTS
+from ..records import DIFFERENCE, mapping
+from ..records import DROPPED_CONTEXTS
 
 T = "tests/parity/test_debugging.py"
 

@@ -6,7 +6,7 @@ templates/compat_parts/deploy.py. (torch.jit.script is a compiler hint mapped to
 network itself in mappings/module_api.py.)"""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_deploy.py"
 

@@ -25,8 +25,8 @@ shape fails to compile (a data-dependent shape): that failure is loud.
 from __future__ import annotations
 
 from ..callsite import UnsupportedSite
-from ..registry import DIFFERENCE, mapping, rule
-from ..transformer import CONSTRUCT_NOTES
+from ..records import DIFFERENCE, mapping, rule
+from ..records import CONSTRUCT_NOTES
 
 T = "tests/parity/test_devices.py"
 G = "tests/parity/test_graph_safety.py"

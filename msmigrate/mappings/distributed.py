@@ -10,7 +10,7 @@ counterparts (semi-auto/auto parallel with shard strategies, optimizer parallel)
 not a translation."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_distributed.py"
 C = "_ms_compat."

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _DTYPES = {

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from ..callsite import code_of
-from ..registry import mapping, rule
+from ..records import mapping, rule
 
 T = "tests/parity/test_einops.py"
 _TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "compat_parts" / "einops.py"

@@ -21,7 +21,7 @@ from typing import Dict, Optional, Sequence
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import mapping, rule
+from ..records import mapping, rule
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -99,9 +99,35 @@ def _reject(b, name: str, ok: Sequence[str], why: str) -> None:
         raise UnsupportedSite(f"argument {name}={b.code(name)}: {why}")
 
 
+_LEGACY = ("size_average", "reduce")
+_ABSENT_FLAG = object()
+
+
+def legacy_reduction(b) -> None:
+    """Translate torch's deprecated size_average/reduce flags into reduction=, as torch's
+    _Reduction.legacy_get_string does (None counts as True): both true -> 'mean', only
+    reduce -> 'sum', reduce false -> 'none'. Non-literal flags raise UnsupportedSite."""
+    given = {n: b.code(n) for n in _LEGACY if b.has(n)}
+    if all(code == "None" for code in given.values()):
+        for n in given:
+            b.remove(n)
+        return
+    flags = {}
+    for n in _LEGACY:
+        code = given.get(n, "None")
+        value = _lit_or(code, _ABSENT_FLAG)
+        if value is _ABSENT_FLAG or not (value is None or isinstance(value, (bool, int))):
+            raise UnsupportedSite(f"argument {n}={code}: the deprecated size_average/reduce flags are only "
+                                  "translated when they are literals; use reduction=")
+        flags[n] = True if value is None else bool(value)
+    reduction = "'mean'" if flags["size_average"] and flags["reduce"] else "'sum'" if flags["reduce"] else "'none'"
+    for n in given:
+        b.remove(n)
+    b.set("reduction", reduction)
+
+
 def _deprecated_reduction(b) -> None:
     # literal size_average/reduce flags become reduction= (torch's rule); others make a TODO
-    from .losses import legacy_reduction
     legacy_reduction(b)
 
 

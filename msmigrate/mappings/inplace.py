@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..callsite import UnsupportedSite
 from ..inplace_forms import out_of_place, outside_statement_reason
-from ..registry import DIFFERENCE, REGISTRY, mapping, rule
+from ..records import DIFFERENCE, REGISTRY, mapping, rule
 from ..torch_tensor_names import TENSOR_ATTRIBUTES
 from .tensor_methods import _INPLACE_FN
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_layers.py"
 _NO_DEVICE = ("device", "dtype")

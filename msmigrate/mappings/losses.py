@@ -15,40 +15,16 @@ values make the site a TODO.
 from __future__ import annotations
 
 from ..callsite import UnsupportedSite
-from ..registry import mapping, rule
-from .functional import _given, _lit_or
+from ..records import mapping, rule
+from .functional import _LEGACY, _given, _lit_or, legacy_reduction  # noqa: F401
 
 T = "tests/parity/test_losses.py"
 P = "torch.nn.functional."
 N = "torch.nn."
-_LEGACY = ("size_average", "reduce")
 _ABSENT = object()
 
 
 # ----------------------------------------------------------------------------- shared
-def legacy_reduction(b) -> None:
-    """Translate torch's deprecated size_average/reduce flags into reduction=, as torch's
-    _Reduction.legacy_get_string does (None counts as True): both true -> 'mean', only
-    reduce -> 'sum', reduce false -> 'none'. Non-literal flags raise UnsupportedSite."""
-    given = {n: b.code(n) for n in _LEGACY if b.has(n)}
-    if all(code == "None" for code in given.values()):
-        for n in given:
-            b.remove(n)
-        return
-    flags = {}
-    for n in _LEGACY:
-        code = given.get(n, "None")
-        value = _lit_or(code, _ABSENT)
-        if value is _ABSENT or not (value is None or isinstance(value, (bool, int))):
-            raise UnsupportedSite(f"argument {n}={code}: the deprecated size_average/reduce flags are only "
-                                  "translated when they are literals; use reduction=")
-        flags[n] = True if value is None else bool(value)
-    reduction = "'mean'" if flags["size_average"] and flags["reduce"] else "'sum'" if flags["reduce"] else "'none'"
-    for n in given:
-        b.remove(n)
-    b.set("reduction", reduction)
-
-
 def _reject(b, name: str, why: str) -> None:
     """The argument must be absent or None; then it is removed."""
     if _given(b, name):

@@ -2,7 +2,7 @@
 often imports."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_misc.py"
 

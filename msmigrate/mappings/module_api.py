@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_module_api.py"
 

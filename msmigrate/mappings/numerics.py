@@ -1,7 +1,7 @@
 """Numeric limits of dtypes (torch.finfo / torch.iinfo) and memory-format constants."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 
 T = "tests/parity/test_numerics.py"
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..registry import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_optim.py"
 O = "torch.optim."

@@ -1,7 +1,7 @@
 """Availability probes of torch in converted code (msmigrate/package_probes.py applies them)."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 _T = "tests/test_package_probes.py::test_converted_library_sees_torch"
 _NOTE = ("torch and torchvision (converted) answer as installed, at the torch API version the conversion "

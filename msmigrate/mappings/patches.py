@@ -1,7 +1,7 @@
 """Sliding patches: F.unfold / F.fold and nn.Unfold / nn.Fold (im2col / col2im)."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 
 T = "tests/parity/test_patches.py"
 _UNFOLD = ("kernel_size", "dilation", "padding", "stride")

@@ -1,7 +1,7 @@
 """torch's private base classes that real code subclasses or checks with isinstance()."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_canonical_paths.py"
 

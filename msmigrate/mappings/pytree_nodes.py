@@ -1,7 +1,7 @@
 """torch.utils._pytree registrations (what libraries do while their classes are defined)."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 _T = "tests/parity/test_build_probes.py::test_pytree_registration"
 mapping("torch.utils._pytree.register_pytree_node", "_ms_compat.register_pytree_node",

@@ -30,7 +30,7 @@ from typing import List, Optional
 import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
-from ..registry import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_tensor_methods.py"
 

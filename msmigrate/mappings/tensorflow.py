@@ -1,4 +1,4 @@
-"""TensorFlow / Keras training programs -> MindSpore (converted by msmigrate/mappings/tf_convert.py).
+"""TensorFlow / Keras training programs -> MindSpore (converted by msmigrate/tf_convert.py).
 
 Sources are canonical names: "tensorflow.X" for tf.X, "keras.X" for keras.X, tf.keras.X and tf_keras.X.
 Keras classes become the Keras-semantics classes emitted in _ms_compat (templates/compat_parts/keras_train.py):
@@ -9,7 +9,7 @@ The per-layer facts are the ones `msmigrate keras` (msmigrate/keras/convert.py) 
 """
 from __future__ import annotations
 
-from ..registry import CONVERTED, DIFFERENCE, mapping
+from ..records import CONVERTED, DIFFERENCE, mapping
 
 T = "tests/test_tf_training.py"
 TAPE = f"{T}::test_gradient_tape_script_matches_tensorflow"

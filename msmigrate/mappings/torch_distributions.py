@@ -3,7 +3,7 @@ MindSpore ops). Proven by tests/parity/test_distributions.py: log_prob/cdf/icdf/
 gradients against torch, sample/rsample by shape, dtype and statistics (the random streams differ)."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_distributions.py"
 T2 = "tests/parity/test_distributions_more.py"

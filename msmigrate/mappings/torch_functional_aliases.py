@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..registry import REGISTRY
+from ..records import REGISTRY
 
 T = "tests/parity/test_torch_functional_twins.py::test_functional_twins"
 SAME_SIGNATURE = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "max_pool1d",

@@ -22,7 +22,7 @@ from typing import List, Optional, Sequence, Tuple
 import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
-from ..registry import CONVERTED, DIFFERENCE, mapping, rule
+from ..records import CONVERTED, DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE = f"{T}::test_creation"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..callsite import UnsupportedSite
-from ..registry import DIFFERENCE, rule
+from ..records import DIFFERENCE, rule
 
 _T = "tests/parity/test_build_probes.py::test_library_custom_op"
 

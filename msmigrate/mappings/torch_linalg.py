@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
-from ..registry import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, mapping, rule
 from .compose import composed
 
 T = "tests/parity/test_torch_linalg.py"

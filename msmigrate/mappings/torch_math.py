@@ -8,7 +8,7 @@ to float as torch does: cast them first.
 """
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 from .compose import composed
 from .torch_linalg import _INV_NOTE, INVERSE
 from .torch_special import LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY

@@ -3,7 +3,7 @@ templates/compat_parts/nn_init_extra.py. The distribution initialisers (normal_,
 module_api.py; tests/parity/test_nn_init.py proves both with every keyword."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_nn_init.py"
 

@@ -7,7 +7,7 @@ weight from new parameters before every forward, which a MindSpore Cell has no h
 compiles; packed sequences have no MindSpore type."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 
 T = "tests/parity/test_nn_utils.py"
 

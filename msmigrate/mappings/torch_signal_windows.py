@@ -3,7 +3,7 @@ documents, over ops.arange. Proven by tests/parity/test_torch_signal_windows.py 
 periodic, dtype)."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 from .compose import FACTORY_DROP, composed
 
 T = "tests/parity/test_torch_signal_windows.py::test_windows"

@@ -11,7 +11,7 @@ Integer inputs are not promoted to float as torch does: cast them first.
 """
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 from .compose import composed
 
 T = "tests/parity/test_torch_special.py"

@@ -8,7 +8,7 @@ its input in place; ops.selu's gradient is wrong on CPU.
 """
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 from .compose import FACTORY_DROP, composed, variadic
 
 T = "tests/parity/test_torch_tensor_ops.py"

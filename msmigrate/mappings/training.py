@@ -3,7 +3,7 @@ done by msmigrate/train_loop.py on whole loop bodies; these records are what the
 report and `msmigrate api` say about each piece."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/test_train_loop.py"
 

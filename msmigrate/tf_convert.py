@@ -19,8 +19,8 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from ..registry import CONVERTED, DIFFERENCE, TODO, lookup
-from ..sites import Site, shorten
+from .registry import CONVERTED, DIFFERENCE, TODO, lookup
+from .sites import Site, shorten
 
 COMPAT = "_ms_compat"
 _TF_TOPS = ("tensorflow", "keras", "tf_keras")
@@ -454,7 +454,6 @@ class TFToMindSpore(cst.CSTTransformer):
 
 def convert_tf_code(source: str, compat_import=None, module_name: str = ""):
     """Convert one TensorFlow/Keras module. Returns (new code, sites, uses_compat)."""
-    from .. import mappings  # noqa: F401  (fills the registry)
     module = cst.parse_module(source)
     wrapper = cst.metadata.MetadataWrapper(module)
     tr = TFToMindSpore(wrapper.module, compat_import, module_name)
