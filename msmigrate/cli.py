@@ -339,30 +339,83 @@ def _weights(rest: List[str]) -> int:
         return main_weights(rest)
 
 
+def _verify(rest: List[str]) -> int:
+    from .verify import main_verify
+    from .verify_train import run_train_cli
+    return main_verify(rest, train=run_train_cli)
+
+
+def _trace(rest: List[str]) -> int:
+    from .trace import main_trace
+    return main_trace(rest)
+
+
+def _hf(rest: List[str]) -> int:
+    from .trace.hf import main_hf
+    return main_hf(rest)
+
+
+def _keras(rest: List[str]) -> int:
+    from .keras import main_keras
+    return main_keras(rest)
+
+
+def _export(rest: List[str]) -> int:
+    from .export import main_export
+    return main_export(rest)
+
+
+def _dump_config(rest: List[str]) -> int:
+    from .dump_config import main as main_dump_config
+    return main_dump_config(rest)
+
+
+# The one command table: the dispatcher, the usage text and the unknown-command message read it.
+# name -> (runner, usage lines: the first starts with the command's synopsis)
+COMMANDS = {
+    "convert": (_convert, ["convert SRC -o OUT      convert a PyTorch file or project to MindSpore",
+                           "                        (--diff / --check: write nothing, show / test what would change)"]),
+    "scan": (_scan, ["scan PATH [--json]      which torch APIs a project uses, how often, which have no mapping"]),
+    "weights": (_weights, ["weights IN -o OUT.ckpt  convert a state_dict (.pt/.pth/.bin/.safetensors) to a MindSpore "
+                           "checkpoint"]),
+    "verify": (_verify, ["verify --torch M:F --ms M:F --input SHAPE   prove the converted model computes the same",
+                         "                        (--train N [--optimizer SPEC --scheduler SPEC]: and trains the same)"]),
+    "export": (_export, ["export --ms M:F --input SHAPE -o OUT.mindir   export a converted net to MindIR and prove",
+                         "                        the reloaded file (nn.GraphCell) reproduces its output "
+                         "([--ckpt W.ckpt])"]),
+    "dump-config": (_dump_config, ["dump-config --layers conv1,layer1.0 --path DIR -o dump.json   a MindSpore dump "
+                                   "configuration",
+                                   "                        for those layers ([--compare torch_acts.npz]: compare the "
+                                   "dumps with torch)"]),
+    "api": (_api, ["api NAME                what a torch API becomes, and why"]),
+    "census": (_census, ["census [--list STATUS]  every public torch name: converted / TODO / out of scope, per "
+                         "namespace"]),
+    "trace": (_trace, ["trace --torch M:F --input SHAPE -o OUT   capture a model with torch.export and write a "
+                       "MindSpore",
+                       "                        model.py + model.ckpt (code the converter cannot read; --mindir)"]),
+    "hf": (_hf, ["hf MODEL_DIR -o OUT     a transformers save_pretrained folder -> model.py + model.ckpt (trace "
+                 "route)"]),
+    "keras": (_keras, ["keras MODEL -o OUT      convert a Keras 3 model (.keras/.h5/MODULE:CALLABLE) to a MindSpore",
+                       "                        nn.Cell (model.py) + model.ckpt (--keep-nhwc, --check)"]),
+}
+
+
+def usage() -> str:
+    lines = [f"usage: msmigrate {{{','.join(COMMANDS)}}} ...", ""]
+    for _, text in COMMANDS.values():
+        lines.extend("  " + t for t in text)
+    return "\n".join(lines)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = {"convert": _convert, "scan": _scan, "api": _api, "census": _census}
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: msmigrate {convert,scan,weights,verify,api,export,keras} ...\n\n"
-              "  convert SRC -o OUT      convert a PyTorch file or project to MindSpore\n"
-              "                          (--diff / --check: write nothing, show / test what would change)\n"
-              "  scan PATH [--json]      which torch APIs a project uses, how often, which have no mapping\n"
-              "  weights IN -o OUT.ckpt  convert a state_dict (.pt/.pth/.bin/.safetensors) to a MindSpore checkpoint\n"
-              "  verify --torch M:F --ms M:F --input SHAPE   prove the converted model computes the same\n"
-              "                          (--train N [--optimizer SPEC --scheduler SPEC]: and trains the same)\n"
-              "  export --ms M:F --input SHAPE -o OUT.mindir   export a converted net to MindIR and prove\n"
-              "                          the reloaded file (nn.GraphCell) reproduces its output ([--ckpt W.ckpt])\n"
-              "  dump-config --layers conv1,layer1.0 --path DIR -o dump.json   a MindSpore dump configuration\n"
-              "                          for those layers ([--compare torch_acts.npz]: compare the dumps with torch)\n"
-              "  api NAME                what a torch API becomes, and why\n"
-              "  census [--list STATUS]  every public torch name: converted / TODO / out of scope, per namespace\n"
-              "  trace --torch M:F --input SHAPE -o OUT   capture a model with torch.export and write a MindSpore\n"
-              "                          model.py + model.ckpt (code the converter cannot read; --mindir)\n"
-              "  hf MODEL_DIR -o OUT     a transformers save_pretrained folder -> model.py + model.ckpt (trace route)\n"
-              "  keras MODEL -o OUT      convert a Keras 3 model (.keras/.h5/MODULE:CALLABLE) to a MindSpore\n"
-              "                          nn.Cell (model.py) + model.ckpt (--keep-nhwc, --check)")
+        print(usage())
         return EXIT_OK if argv else EXIT_USAGE
     cmd, rest = argv[0], argv[1:]
+    if cmd not in COMMANDS:
+        print(f"msmigrate: error: unknown command {cmd!r} ({', '.join(COMMANDS)})", file=sys.stderr)
+        return EXIT_USAGE
     from .extras import missing_requirement, one_line_error
 
     missing = None if {"-h", "--help"} & set(rest) else missing_requirement(cmd)
@@ -370,29 +423,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(missing, file=sys.stderr)
         return EXIT_USAGE
     try:
-        if cmd == "weights":
-            return _weights(rest)
-        if cmd == "verify":
-            from .verify import main_verify
-            from .verify_train import run_train_cli
-            return main_verify(rest, train=run_train_cli)
-        if cmd == "trace":
-            from .trace import main_trace
-            return main_trace(rest)
-        if cmd == "hf":
-            from .trace.hf import main_hf
-            return main_hf(rest)
-        if cmd == "keras":
-            from .keras import main_keras
-            return main_keras(rest)
-        if cmd == "export":
-            from .export import main_export
-            return main_export(rest)
-        if cmd == "dump-config":
-            from .dump_config import main as main_dump_config
-            return main_dump_config(rest)
-        if cmd in commands:
-            return commands[cmd](rest)
+        return COMMANDS[cmd][0](rest)
     except SystemExit as exc:  # argparse
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
@@ -401,8 +432,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as exc:  # one line, never a raw traceback (MSMIGRATE_TRACEBACK=1 shows it)
         print(one_line_error(cmd, exc), file=sys.stderr)
         return 1
-    print(f"msmigrate: error: unknown command {cmd!r} (convert, scan, weights, verify, api, export, keras)", file=sys.stderr)
-    return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -121,3 +121,21 @@ def test_report_names_trace_route_for_classes_with_todos(tmp_path, capsys):
         "command": f"msmigrate trace --torch pkg.models:Net --path {src} --input SHAPE -o net_traced/"}]
     md = (tmp_path / "out" / "msmigrate-report.md").read_text()
     assert "the graph-capture route" in md and "pkg.models:Net" in md
+
+
+def test_one_command_table_drives_usage_and_dispatch():
+    """`python -m msmigrate` prints a usage line and text naming every command of cli.COMMANDS (trace, hf
+    and dump-config included), and an unknown command lists the same names."""
+    import subprocess
+    import sys
+
+    from msmigrate.cli import COMMANDS
+
+    r = subprocess.run([sys.executable, "-m", "msmigrate", "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    first, *body = r.stdout.splitlines()
+    assert first == "usage: msmigrate {" + ",".join(COMMANDS) + "} ...", first
+    for name in ("convert", "trace", "hf", "dump-config", "census", "keras"):
+        assert name in COMMANDS and any(line.startswith(f"  {name} ") for line in body), name
+    r = subprocess.run([sys.executable, "-m", "msmigrate", "nope"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "unknown command 'nope'" in r.stderr and "dump-config" in r.stderr, r.stderr
