@@ -10,10 +10,16 @@ from .registry import CONVERTED, DIFFERENCE, TODO, lookup
 
 
 def _has_mapping(api: str) -> bool:
-    from . import mappings  # noqa: F401  registers the records
-
     m = lookup(api)
     return m is not None and bool(m.target or m.rule)
+
+
+def _how(api: str, counts: Counter) -> str:
+    """"record" (a registry record), "rule" (converted by the converter's own rules, e.g. forward ->
+    construct, parameter renames: every site converted, no record) or "none"."""
+    if _has_mapping(api):
+        return "record"
+    return "rule" if counts.get(TODO, 0) == 0 else "none"
 
 
 def inventory(tree) -> Dict:
@@ -36,7 +42,8 @@ def inventory(tree) -> Dict:
             "converted_with_difference": c.get(DIFFERENCE, 0),
             "todo": c.get(TODO, 0),
             "target": targets[api].most_common(1)[0][0] if targets[api] else "",
-            "mapping": _has_mapping(api),
+            "mapping": _how(api, c) != "none",
+            "how": _how(api, c),
         })
     apis.sort(key=lambda r: (-r["todo"], -r["sites"], r["api"]))
     sites = sum(r["sites"] for r in apis)
@@ -64,7 +71,7 @@ def print_inventory(inv: Dict, quiet: bool = False, stream=None) -> None:
     stream = stream or sys.stdout
     rows = [(r["api"], str(r["sites"]), str(r["files"]), str(r["converted"]),
              str(r["converted_with_difference"]), str(r["todo"]), r["target"] or "-",
-             "yes" if r["mapping"] else "NO") for r in inv["apis"]]
+             {"record": "yes", "rule": "rule"}.get(r.get("how", ""), "NO")) for r in inv["apis"]]
     head = ("torch API", "sites", "files", "converted", "with diff.", "TODO", "becomes", "mapping")
     if stream.isatty():
         from rich.console import Console

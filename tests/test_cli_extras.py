@@ -50,6 +50,9 @@ def test_scan_table_json_and_verbose(tmp_path, capsys):
     apis = {r["api"]: r for r in inv["apis"]}
     assert apis["torch.nn.Linear"]["sites"] == 1 and apis["torch.nn.Linear"]["mapping"] is True
     assert apis["torch.frobnicate"]["todo"] == 1 and apis["torch.frobnicate"]["mapping"] is False
+    # converted by the converter's own rule (no record): not listed as unmapped
+    assert apis["Module.forward"]["how"] == "rule" and apis["Module.forward"]["mapping"] is True
+    assert inv["summary"]["apis_without_mapping"] == 1
     assert inv["summary"]["files_using_torch"] == 1 and inv["summary"]["todo"] == 1
     assert inv["todo_sites"] == [{"file": str(Path("pkg/models.py")), "line": 14, "api": "torch.frobnicate",
                                   "note": inv["todo_sites"][0]["note"]}]
