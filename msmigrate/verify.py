@@ -248,9 +248,29 @@ def _one_line(exc: BaseException, limit: int = 400) -> str:
     return msg + hint(exc)    # e.g. the CPU torchvision wheel to install
 
 
-def _detail(exc: BaseException, limit: int = 4000) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= limit else text[:limit] + "..."
+def _detail(exc: BaseException, limit: int = 8000) -> str:
+    """The traceback (for --json's error_detail), its end kept when it is long."""
+    import traceback
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def _user_site(exc: BaseException) -> str:
+    """" (at FILE:LINE)" for the innermost traceback frame in the user's code (not msmigrate, not an
+    installed library, not the standard library); "" when there is none."""
+    import sysconfig
+    import traceback
+
+    own = os.path.dirname(os.path.abspath(__file__))
+    libs = {os.path.abspath(p) for p in (sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("purelib"),
+                                         sysconfig.get_paths().get("platlib")) if p}
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        if frame.filename.startswith("<") or path.startswith(own) or any(path.startswith(p) for p in libs):
+            continue
+        return f" (at {frame.filename}:{frame.lineno})"
+    return ""
 
 
 # --------------------------------------------------------------------------- comparison
@@ -616,12 +636,25 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
 # --------------------------------------------------------------------------- MindSpore side
 
 
+def _importing_site() -> str:
+    """Where the import being resolved was written: the first frame outside the import machinery and
+    this module ("pkg/model.py:12 (pkg.model)"), so the message names the module that imported torch."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith("<frozen") and filename != __file__ and "importlib" not in filename:
+            return f"{filename}:{frame.f_lineno} ({frame.f_globals.get('__name__', '?')})"
+        frame = frame.f_back
+    return "an unknown module"
+
+
 class _TorchBlocker:
     """``sys.meta_path`` finder that refuses to import torch (MindSpore worker only)."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "torch" or fullname.startswith("torch."):
-            raise ImportError(f"msmigrate verify: the MindSpore side must not import torch ({fullname})")
+            raise ImportError(f"msmigrate verify: the MindSpore side must not import torch: {_importing_site()} "
+                              f"imports {fullname}")
         return None
 
 
@@ -712,7 +745,7 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
     except VerifyUsageError:
         raise
     except Exception as e:  # noqa: BLE001
-        result.error = f"building the MindSpore net {spec} failed: {_one_line(e)}"
+        result.error = f"building the MindSpore net {spec} failed: {_one_line(e)}{_user_site(e)}"
         result.error_detail = _detail(e)
         result.torch_imported_on_ms_side = "torch" in sys.modules
         return result

@@ -182,6 +182,14 @@ def gelu_net_raises():       # fails inside 'act', after fc1 ran fine
     return net
 '''
 
+MS_BUILD_FAILS = '''
+from mindspore import nn
+
+
+def cnn():
+    return nn.Dense(2, 2, has_bias="maybe")  # line 6: MindSpore refuses the value
+'''
+
 MS_IMPORTS_TORCH = '''
 import torch  # a conversion that forgot a torch import
 from mindspore import nn
@@ -200,6 +208,7 @@ def srcs(tmp_path_factory):
     (root / "tsrc" / "models.py").write_text(TORCH_SRC)
     (root / "msrc" / "models.py").write_text(MS_SRC)
     (root / "msrc" / "bad_models.py").write_text(MS_IMPORTS_TORCH)
+    (root / "msrc" / "broken_models.py").write_text(MS_BUILD_FAILS)
     return root
 
 
@@ -321,6 +330,18 @@ def test_mindspore_side_never_imports_torch(srcs):
     p = verify(srcs, "models:cnn", "bad_models:cnn", "--input", "2,3,8,8")
     assert p.returncode == 1, p.stdout + p.stderr
     assert "must not import torch" in p.stdout and "Traceback" not in p.stdout + p.stderr
+    # the message names the module that imported torch, at its line
+    assert "bad_models.py:2 (bad_models) imports torch" in p.stdout, p.stdout
+
+
+def test_build_failure_names_the_users_line_and_json_has_the_traceback(srcs, tmp_path):
+    out = tmp_path / "result.json"
+    p = verify(srcs, "models:cnn", "broken_models:cnn", "--input", "2,3,8,8", "--json", str(out))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "building the MindSpore net broken_models:cnn failed" in p.stdout, p.stdout
+    assert "broken_models.py:6)" in p.stdout and "Traceback" not in p.stdout + p.stderr, p.stdout
+    detail = json.dumps(json.loads(out.read_text()))
+    assert "Traceback (most recent call last)" in detail and "broken_models.py" in detail, detail[:2000]
 
 
 # ----------------------------------------------------------------------------- helpers, in process
