@@ -35,6 +35,7 @@ pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
 from msmigrate.cli import main as msmigrate_main  # noqa: E402
+from .test_golden_output import compare_with_golden  # noqa: E402
 
 from .corpus import (CORPUS, max_rel_diff, read_metrics, run_program, write_char_corpus,  # noqa: E402
                      write_cifar10, write_image_folder, write_mnist, write_word_corpus)
@@ -239,6 +240,7 @@ def convert(name: str, out: Path) -> dict:
     for py in out.rglob("*.py"):
         text = py.read_text(encoding="utf-8")
         assert not re.search(r"^\s*(import torch|from torch|import torchvision|from torchvision)", text, re.M), py
+    compare_with_golden(out, name)     # the converted text, verbatim (tests/golden/training/NAME)
     return report
 
 

@@ -1,0 +1,207 @@
+'''Train CIFAR10 with PyTorch (after kuangliu/pytorch-cifar).
+
+    python main.py --data ~/datasets --epochs 200 --lr 0.1 --save checkpoint/ckpt.pth
+
+--data is the directory holding cifar-10-batches-py/, as torchvision downloads it.
+'''
+import argparse
+import json
+import os
+import time
+
+import mindspore as ms
+import _ms_compat
+
+from models import ResNet18
+
+# msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
+# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
+ms.set_context(mode=ms.GRAPH_MODE)
+_ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
+# msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
+os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
+
+parser = argparse.ArgumentParser(description='PyTorch CIFAR10 Training')
+parser.add_argument('--data', default='./data', help='directory holding cifar-10-batches-py')
+parser.add_argument('--lr', default=0.1, type=float, help='learning rate')
+parser.add_argument('--epochs', default=200, type=int, help='number of epochs')
+parser.add_argument('--batch-size', default=128, type=int, help='training batch size')
+parser.add_argument('--workers', default=2, type=int, help='data loading workers')
+parser.add_argument('--momentum', default=0.9, type=float)
+parser.add_argument('--wd', '--weight-decay', default=5e-4, type=float, dest='weight_decay')
+parser.add_argument('--label-smoothing', default=0.1, type=float)
+parser.add_argument('--sched', default='cosine', choices=['cosine', 'onecycle'],
+                    help='cosine: CosineAnnealingLR stepped per epoch; onecycle: OneCycleLR stepped per batch')
+parser.add_argument('--seed', default=0, type=int)
+parser.add_argument('--log-interval', default=50, type=int, help='batches between log lines')
+parser.add_argument('--max-steps', default=0, type=int, help='stop after this many optimizer steps (0: no limit)')
+parser.add_argument('--deterministic', action='store_true',
+                    help='reproducible run: no shuffling and no augmentation (RandomCrop/RandomHorizontalFlip '
+                         'off), so runs from the same --init-weights see the same batches')
+parser.add_argument('--init-weights', default='', help='state_dict (torch.save) to start from')
+parser.add_argument('--resume', '-r', default='', help='resume from this checkpoint (saved by --save)')
+parser.add_argument('--save', default='checkpoint/ckpt.pth', help='where the best checkpoint goes')
+parser.add_argument('--metrics', default='', help='append one JSON line per optimizer step to this file')
+args = parser.parse_args()
+
+device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
+ms.set_seed(seed=args.seed)
+best_acc = 0  # best test accuracy
+start_epoch = 0  # start from epoch 0 or last checkpoint epoch
+global_step = 0
+
+# Data
+print('==> Preparing data..')
+normalize = _ms_compat.transforms.Normalize((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010))
+if args.deterministic:
+    transform_train = _ms_compat.transforms.Compose([_ms_compat.transforms.ToTensor(), normalize])
+else:
+    transform_train = _ms_compat.transforms.Compose([
+        _ms_compat.transforms.RandomCrop(32, padding=4),
+        _ms_compat.transforms.RandomHorizontalFlip(),
+        _ms_compat.transforms.ToTensor(),
+        normalize,
+    ])
+
+transform_test = _ms_compat.transforms.Compose([
+    _ms_compat.transforms.ToTensor(),
+    normalize,
+])
+
+trainset = _ms_compat.datasets.CIFAR10(
+    root=args.data, train=True, download=False, transform=transform_train)
+trainloader = _ms_compat.DataLoader(
+    trainset, batch_size=args.batch_size, shuffle=not args.deterministic, num_workers=args.workers,
+    drop_last=True)
+
+testset = _ms_compat.datasets.CIFAR10(
+    root=args.data, train=False, download=False, transform=transform_test)
+testloader = _ms_compat.DataLoader(
+    testset, batch_size=100, shuffle=False, num_workers=args.workers)
+
+classes = ('plane', 'car', 'bird', 'cat', 'deer',
+           'dog', 'frog', 'horse', 'ship', 'truck')
+
+# Model
+print('==> Building model..')
+net = ResNet18()
+if device == 'cuda':
+    pass
+
+if args.init_weights:
+    _ms_compat.load_state_dict(net, _ms_compat.load(args.init_weights))
+
+criterion = _ms_compat.CrossEntropyLoss(label_smoothing=args.label_smoothing)
+optimizer = _ms_compat.SGD(net.trainable_params(), lr=args.lr,
+                      momentum=args.momentum, weight_decay=args.weight_decay)
+if args.sched == 'onecycle':
+    scheduler = _ms_compat.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
+                                              steps_per_epoch=len(trainloader))
+else:
+    scheduler = _ms_compat.CosineAnnealingLR(optimizer, T_max=args.epochs)
+
+if args.resume:
+    # Load checkpoint.
+    print('==> Resuming from checkpoint..')
+    checkpoint = _ms_compat.load(args.resume)
+    _ms_compat.load_state_dict(net, checkpoint['net'])
+    _ms_compat.load_state_dict(optimizer, checkpoint['optimizer'])
+    best_acc = checkpoint['acc']
+    start_epoch = checkpoint['epoch'] + 1
+
+metrics_file = open(args.metrics, 'a') if args.metrics else None
+
+
+def log_metrics(**record):
+    if metrics_file is not None:
+        metrics_file.write(json.dumps(dict(record, time=time.time())) + '\n')
+        metrics_file.flush()
+
+
+# Training
+def train(epoch):
+    global global_step
+    print('\nEpoch: %d' % epoch)
+    net.set_train(True)
+    train_loss = 0
+    correct = 0
+    total = 0
+
+    # msmigrate: the forward computation of the training step (differentiated by grad_fn)
+    def forward_fn(inputs, targets):
+        outputs = net(inputs)
+        loss = criterion(outputs, targets)
+        return loss, outputs
+    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+    # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
+    def train_step(inputs, targets):
+        (loss, outputs), grads = grad_fn(inputs, targets)
+        optimizer(grads)
+        return loss, outputs
+    train_step = _ms_compat.compile_step(train_step)
+    for batch_idx, (inputs, targets) in enumerate(trainloader):
+        loss, outputs = train_step(inputs, targets)
+        if args.sched == 'onecycle':
+            scheduler.step()
+        global_step += 1
+
+        train_loss += loss.item()
+        _, predicted = outputs.max(1)
+        total += targets.shape[0]
+        correct += predicted.eq(targets).sum().item()
+        log_metrics(step=global_step, epoch=epoch, loss=loss.item(), lr=scheduler.get_last_lr()[0])
+        if batch_idx % args.log_interval == 0:
+            print('[%d/%d] Loss: %.3f | Acc: %.3f%% (%d/%d)'
+                  % (batch_idx, len(trainloader), train_loss/(batch_idx+1), 100.*correct/total, correct, total))
+        if args.max_steps and global_step >= args.max_steps:
+            break
+
+
+def test(epoch):
+    global best_acc
+    net.set_train(False)
+    test_loss = 0
+    correct = 0
+    total = 0
+    for batch_idx, (inputs, targets) in enumerate(testloader):
+        outputs = net(inputs)
+        loss = criterion(outputs, targets)
+
+        test_loss += loss.item()
+        _, predicted = outputs.max(1)
+        total += targets.shape[0]
+        correct += predicted.eq(targets).sum().item()
+
+    print('Test Loss: %.3f | Acc: %.3f%% (%d/%d)'
+          % (test_loss/(batch_idx+1), 100.*correct/total, correct, total))
+    log_metrics(epoch=epoch, test_loss=test_loss/(batch_idx+1), acc=100.*correct/total)
+
+    # Save checkpoint.
+    acc = 100.*correct/total
+    if acc > best_acc:
+        print('Saving..')
+        state = {
+            'net': _ms_compat.state_dict(net),
+            'optimizer': _ms_compat.state_dict(optimizer),
+            'acc': acc,
+            'epoch': epoch,
+        }
+        if os.path.dirname(args.save) and not os.path.isdir(os.path.dirname(args.save)):
+            os.makedirs(os.path.dirname(args.save))
+        _ms_compat.save(state, args.save)
+        best_acc = acc
+
+
+for epoch in range(start_epoch, args.epochs):
+    start = time.time()
+    train(epoch)
+    test(epoch)
+    if args.sched == 'cosine':
+        scheduler.step()
+    print('epoch %d: %.1f s' % (epoch, time.time() - start))
+    if args.max_steps and global_step >= args.max_steps:
+        break
+
+if metrics_file is not None:
+    metrics_file.close()

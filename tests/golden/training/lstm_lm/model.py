@@ -1,0 +1,50 @@
+import mindspore as ms
+from mindspore import nn, ops
+import _ms_compat
+
+
+class RNNModel(nn.Cell):
+    """Container module with an encoder, a recurrent module, and a decoder."""
+
+    def __init__(self, ntoken, ninp, nhid, nlayers, dropout=0.5, tie_weights=False):
+        super(RNNModel, self).__init__()
+        self.ntoken = ntoken
+        self.drop = nn.Dropout(p=dropout)
+        self.encoder = nn.Embedding(ntoken, ninp, embedding_table=ms.common.initializer.Normal(1.0))
+        self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
+        self.decoder = nn.Dense(nhid, ntoken)
+
+        # Optionally tie weights as in:
+        # "Using the Output Embedding to Improve Language Models" (Press & Wolf 2016)
+        # https://arxiv.org/abs/1608.05859
+        # and
+        # "Tying Word Vectors and Word Classifiers: A Loss Framework for Language Modeling" (Inan et al. 2016)
+        # https://arxiv.org/abs/1611.01462
+        if tie_weights:
+            if nhid != ninp:
+                raise ValueError('When using the tied flag, nhid must be equal to emsize')
+            self.decoder.weight = self.encoder.embedding_table
+
+        self.init_weights()
+
+        self.nhid = nhid
+        self.nlayers = nlayers
+
+    def init_weights(self):
+        initrange = 0.1
+        _ms_compat.uniform_(self.encoder.embedding_table, -initrange, initrange)
+        _ms_compat.zeros_(self.decoder.bias)
+        _ms_compat.uniform_(self.decoder.weight, -initrange, initrange)
+
+    def construct(self, input, hidden):
+        emb = self.drop(self.encoder(input))
+        output, hidden = self.rnn(emb, hidden)
+        output = self.drop(output)
+        decoded = self.decoder(output)
+        decoded = decoded.view(-1, self.ntoken)
+        return ops.log_softmax(decoded, 1), hidden
+
+    def init_hidden(self, bsz):
+        weight = next(_ms_compat.parameters(self))
+        return (ops.zeros((self.nlayers, bsz, self.nhid), weight.dtype),
+                ops.zeros((self.nlayers, bsz, self.nhid), weight.dtype))

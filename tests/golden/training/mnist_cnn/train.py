@@ -1,0 +1,158 @@
+"""Train a CNN on MNIST (after pytorch/examples/mnist/main.py).
+
+    python train.py --data ~/datasets --epochs 14 --save mnist_cnn.pt
+
+--data is the directory holding MNIST/raw/*-ubyte, as torchvision downloads it.
+"""
+import argparse
+import json
+import time
+
+import mindspore as ms
+from mindspore import ops
+import os
+import _ms_compat
+
+from model import Net
+
+# msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
+# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
+ms.set_context(mode=ms.GRAPH_MODE)
+_ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
+# msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
+os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
+
+
+def train(args, model, device, train_loader, optimizer, epoch, step, metrics=None):
+    model.set_train(True)
+
+    # msmigrate: the forward computation of the training step (differentiated by grad_fn)
+    def forward_fn(data, target):
+        output = model(data)
+        loss = ops.nll_loss(output, target)
+        return loss
+    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+
+    # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
+    def train_step(data, target):
+        loss, grads = grad_fn(data, target)
+        optimizer(grads)
+        return loss
+    train_step = _ms_compat.compile_step(train_step)
+    for batch_idx, (data, target) in enumerate(train_loader):
+        loss = train_step(data, target)
+        step += 1
+        if metrics is not None:
+            metrics.write(json.dumps({"step": step, "epoch": epoch, "loss": loss.item()}) + "\n")
+        if batch_idx % args.log_interval == 0:
+            print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
+                epoch, batch_idx * len(data), len(train_loader.dataset),
+                100. * batch_idx / len(train_loader), loss.item()))
+        if args.dry_run or (args.max_steps and step >= args.max_steps):
+            break
+    return step
+
+
+def test(model, device, test_loader):
+    model.set_train(False)
+    test_loss = 0
+    correct = 0
+    for data, target in test_loader:
+        output = model(data)
+        test_loss += ops.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
+        pred = ops.argmax(output, dim=1, keepdim=True)  # get the index of the max log-probability
+        correct += pred.eq(target.view_as(pred)).sum().item()
+
+    test_loss /= len(test_loader.dataset)
+    accuracy = 100. * correct / len(test_loader.dataset)
+    print('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
+        test_loss, correct, len(test_loader.dataset), accuracy))
+    return test_loss, accuracy
+
+
+def main():
+    parser = argparse.ArgumentParser(description='PyTorch MNIST Example')
+    parser.add_argument('--data', default='../data', help='directory holding MNIST/raw (default: ../data)')
+    parser.add_argument('--batch-size', type=int, default=64, metavar='N',
+                        help='input batch size for training (default: 64)')
+    parser.add_argument('--test-batch-size', type=int, default=1000, metavar='N',
+                        help='input batch size for testing (default: 1000)')
+    parser.add_argument('--epochs', type=int, default=14, metavar='N',
+                        help='number of epochs to train (default: 14)')
+    parser.add_argument('--lr', type=float, default=1.0, metavar='LR',
+                        help='learning rate (default: 1.0)')
+    parser.add_argument('--gamma', type=float, default=0.7, metavar='M',
+                        help='learning rate step gamma (default: 0.7)')
+    parser.add_argument('--no-cuda', action='store_true', default=False,
+                        help='disables CUDA training')
+    parser.add_argument('--dry-run', action='store_true', default=False,
+                        help='quickly check a single pass')
+    parser.add_argument('--max-steps', type=int, default=0, metavar='N',
+                        help='stop after N optimizer steps in all (default: 0, no limit)')
+    parser.add_argument('--seed', type=int, default=1, metavar='S',
+                        help='random seed (default: 1)')
+    parser.add_argument('--log-interval', type=int, default=10, metavar='N',
+                        help='how many batches to wait before logging training status')
+    parser.add_argument('--deterministic', action='store_true', default=False,
+                        help='reproducible run: batches in file order (no shuffling) and dropout off, so two '
+                             'runs from the same --init-weights compute the same losses')
+    parser.add_argument('--init-weights', default='', metavar='PATH',
+                        help='start from this state_dict (saved with torch.save) instead of a random init')
+    parser.add_argument('--metrics', default='', metavar='FILE',
+                        help='append one JSON line per optimizer step (and per evaluation) to FILE')
+    parser.add_argument('--save', default='', metavar='PATH',
+                        help='save the trained model state_dict to PATH')
+    args = parser.parse_args()
+    use_cuda = not args.no_cuda and _ms_compat.backend.on_accelerator
+
+    ms.set_seed(seed=args.seed)
+
+    device = _ms_compat.Device("cuda" if use_cuda else "cpu")
+
+    train_kwargs = {'batch_size': args.batch_size, 'shuffle': not args.deterministic}
+    test_kwargs = {'batch_size': args.test_batch_size}
+    if use_cuda:
+        cuda_kwargs = {'num_workers': 1,
+                       'pin_memory': True}
+        train_kwargs.update(cuda_kwargs)
+        test_kwargs.update(cuda_kwargs)
+
+    transform = _ms_compat.transforms.Compose([
+        _ms_compat.transforms.ToTensor(),
+        _ms_compat.transforms.Normalize((0.1307,), (0.3081,))
+    ])
+    dataset1 = _ms_compat.datasets.MNIST(args.data, train=True, download=False, transform=transform)
+    dataset2 = _ms_compat.datasets.MNIST(args.data, train=False, transform=transform)
+    train_loader = _ms_compat.DataLoader(dataset1, **train_kwargs)
+    test_loader = _ms_compat.DataLoader(dataset2, **test_kwargs)
+
+    if args.deterministic:
+        model = Net(dropout1=0.0, dropout2=0.0)
+    else:
+        model = Net()
+    if args.init_weights:
+        _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
+    optimizer = _ms_compat.Adadelta(model.trainable_params(), lr=args.lr)
+
+    metrics = open(args.metrics, 'a') if args.metrics else None
+    scheduler = _ms_compat.StepLR(optimizer, step_size=1, gamma=args.gamma)
+    step = 0
+    for epoch in range(1, args.epochs + 1):
+        start = time.time()
+        step = train(args, model, device, train_loader, optimizer, epoch, step, metrics)
+        test_loss, accuracy = test(model, device, test_loader)
+        scheduler.step()
+        if metrics is not None:
+            metrics.write(json.dumps({"epoch": epoch, "test_loss": test_loss, "accuracy": accuracy,
+                                      "lr": scheduler.get_last_lr()[0], "seconds": time.time() - start}) + "\n")
+        if args.dry_run or (args.max_steps and step >= args.max_steps):
+            break
+
+    if metrics is not None:
+        metrics.close()
+    if args.save:
+        _ms_compat.save(_ms_compat.state_dict(model), args.save)
+
+
+if __name__ == '__main__':
+    main()
