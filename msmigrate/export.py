@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, List, Optional, Sequence, Union
 
 from .verify import (InputSpec, VerifyUsageError, _ArgParser, _build, _check_top_level, _detail, _DtypeAction,
-                     _flatten, _fmt, _import_roots, _InputAction, _jsonable, _ms_leaf, _ms_to_np, _one_line,
+                     cli_entry, _flatten, _fmt, _import_roots, _InputAction, _jsonable, _ms_leaf, _ms_to_np, _one_line,
                      _parse_spec, _run_worker, _TorchBlocker, compare_arrays, make_inputs,
                      parse_input_spec, run_worker_job, write_json_result)
 
@@ -337,17 +337,7 @@ def _make_parser() -> argparse.ArgumentParser:
 
 def main_export(argv: Optional[Sequence[str]] = None) -> int:
     """``msmigrate export`` entry point; returns the exit status (0 pass, 1 fail, 2 usage)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        return _main_export(argv)
-    except VerifyUsageError as e:
-        print(f"msmigrate export: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("msmigrate export: interrupted", file=sys.stderr)
-        return 130
-    except SystemExit as e:  # --help
-        return e.code if isinstance(e.code, int) else 0
+    return cli_entry("export", _main_export, argv)
 
 
 def _main_export(argv: List[str]) -> int:

@@ -444,17 +444,12 @@ class VerifyResult:
         return 0 if self.passed else 1
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["passed"] = self.passed
-        d["exit_code"] = self.exit_code
-        return _jsonable(d)
+        return _jsonable(result_dict(self))
 
     @classmethod
     def from_dict(cls, d: dict) -> "VerifyResult":
-        d = dict(d)
-        d.pop("passed", None)
-        d.pop("exit_code", None)
-        fix = lambda x: {k: _unjson_float(v) for k, v in x.items()}  # noqa: E731
+        d = without_derived(d)
+        fix = unjson_floats
         modes = []
         for m in d.pop("modes", []):
             m = dict(m)
@@ -466,6 +461,24 @@ class VerifyResult:
         r.modes = modes
         r.divergence = LayerDivergence(**fix(div)) if div else None
         return r
+
+
+def result_dict(result) -> dict:
+    """A result dataclass (verify, verify --train) as a dict with its derived `passed` and `exit_code`."""
+    d = asdict(result)
+    d["passed"] = result.passed
+    d["exit_code"] = result.exit_code
+    return d
+
+
+def without_derived(d: dict) -> dict:
+    """A result dict read back from --json, less the fields result_dict derives."""
+    return {k: v for k, v in d.items() if k not in ("passed", "exit_code")}
+
+
+def unjson_floats(x: dict) -> dict:
+    """The values of a dict read back from --json with inf/nan restored."""
+    return {k: _unjson_float(v) for k, v in x.items()}
 
 
 def _fmt(x: Optional[float]) -> str:
@@ -1165,20 +1178,26 @@ def _run_worker(kind: str, job: dict, workdir: str, timeout: Optional[float],
     return proc.returncode, status, (tail[-1].strip() if tail else f"exit status {proc.returncode}")
 
 
-def main_verify(argv: Optional[Sequence[str]] = None, train=None) -> int:
-    """``msmigrate verify`` entry point; returns the exit status (0 pass, 1 fail, 2 usage). `train` runs
-    ``--train N`` (msmigrate.verify_train.run_train_cli, which builds on this module: the caller passes it)."""
+def cli_entry(command: str, run: Callable[[list], int], argv: Optional[Sequence[str]]) -> int:
+    """Runs a command's parsed main (`msmigrate verify`, `msmigrate export`): a usage error is one line and
+    exit 2, Ctrl-C exit 130, --help exit 0."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _main_verify(argv, train)
+        return run(argv)
     except VerifyUsageError as e:
-        print(f"msmigrate verify: error: {e}", file=sys.stderr)
+        print(f"msmigrate {command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("msmigrate verify: interrupted", file=sys.stderr)
+        print(f"msmigrate {command}: interrupted", file=sys.stderr)
         return 130
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
+
+
+def main_verify(argv: Optional[Sequence[str]] = None, train=None) -> int:
+    """``msmigrate verify`` entry point; returns the exit status (0 pass, 1 fail, 2 usage). `train` runs
+    ``--train N`` (msmigrate.verify_train.run_train_cli, which builds on this module: the caller passes it)."""
+    return cli_entry("verify", lambda args: _main_verify(args, train), argv)
 
 
 def _main_verify(argv: list, train=None) -> int:

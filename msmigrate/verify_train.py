@@ -52,7 +52,8 @@ import numpy as np
 from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpec, VerifyUsageError,
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
                      _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
-                     _unjson_float, compare_arrays, make_inputs, run_worker_job, write_json_result)
+                     compare_arrays, make_inputs, result_dict, run_worker_job, unjson_floats,
+                     without_derived, write_json_result)
 
 __all__ = ["TrainConfig", "StepDiff", "ParamDiff", "TrainModeResult", "TrainConfigResult",
            "TrainVerifyResult", "parse_optim_spec", "torch_train_source", "convert_train_source",
@@ -307,19 +308,15 @@ class TrainVerifyResult:
         raise KeyError(TrainConfig(o, s).describe())
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["passed"] = self.passed
-        d["exit_code"] = self.exit_code
+        d = result_dict(self)
         for c, cd in zip(self.configs, d["configs"]):
             cd["passed"] = c.passed
         return _jsonable(d)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainVerifyResult":
-        d = dict(d)
-        d.pop("passed", None)
-        d.pop("exit_code", None)
-        fix = lambda x: {k: _unjson_float(v) for k, v in x.items()}  # noqa: E731
+        d = without_derived(d)
+        fix = unjson_floats
         configs = []
         for c in d.pop("configs", []):
             c = dict(c)
