@@ -33,6 +33,7 @@ from . import torch_namespace as TN
 from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
+from . import default_mode as DM
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -114,6 +115,7 @@ class ClassContext:
     name: str
     is_cell: bool
     attr_types: Dict[str, str] = field(default_factory=dict)
+    mode_dependent: bool = False     # builds Dropout/BatchNorm... or reads self.training (default_mode.py)
 
 
 class TorchToMindSpore(cst.CSTTransformer):
@@ -738,6 +740,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original.name, "Module.forward", "construct", R.CONVERTED,
                          "nn.Cell runs construct()")
             updated = updated.with_changes(name=cst.Name("construct"))
+        if ctx.in_cell and original.name.value == "__init__" and self._classes[-1].mode_dependent \
+                and len(self._funcs) == 0:
+            updated = DM.start_in_training_mode(updated)
         updated = PH.checked_defaults(updated)
         return self._pop_comments(updated)
 
@@ -804,12 +809,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         for b in node.bases:
             self._type_refs.add(id(b.value))
             self._base_refs.add(id(b.value))
-        ctx = ClassContext(node.name.value, is_cell)
+        ctx = ClassContext(node.name.value, is_cell, mode_dependent=is_cell and DM.depends_on_mode(node))
         self._class_attr_types[node.name.value] = ctx.attr_types
         self._classes.append(ctx)
 
     def leave_ClassDef(self, original, updated):
-        self._classes.pop()
+        ctx = self._classes.pop()
+        if ctx.mode_dependent:
+            updated = DM.with_training_init(updated)
         return self._pop_comments(updated)
 
     # --------------------------------------------------------------- imports

@@ -31,6 +31,7 @@ class TinyResNet(nn.Cell):
             elif isinstance(m, nn.BatchNorm2d):
                 _ms_compat.constant_(m.gamma, 1)
                 _ms_compat.constant_(m.beta, 0)
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, x):
         x = self.stem(x)

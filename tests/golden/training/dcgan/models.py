@@ -35,6 +35,7 @@ class Generator(nn.Cell):
             nn.Tanh()
             # state size. (nc) x 32 x 32
         )
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, input):
         return self.main(input)
@@ -61,6 +62,7 @@ class Discriminator(nn.Cell):
             nn.Conv2d(ndf * 4, 1, 4, 1, has_bias=False, pad_mode='valid'),
             nn.Sigmoid()
         )
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, input):
         output = self.main(input)

@@ -29,6 +29,7 @@ class RNNModel(nn.Cell):
 
         self.nhid = nhid
         self.nlayers = nlayers
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def init_weights(self):
         initrange = 0.1

@@ -11,6 +11,7 @@ class Net(nn.Cell):
         self.dropout2 = nn.Dropout(p=dropout2)
         self.fc1 = nn.Dense(9216, 128)
         self.fc2 = nn.Dense(128, 10)
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, x):
         x = self.conv1(x)

@@ -36,6 +36,7 @@ class CausalSelfAttention(nn.Cell):
         # causal mask to ensure that attention is only applied to the left in the input sequence
         _ms_compat.register_buffer(self, "bias", ops.tril(ops.ones((config.block_size, config.block_size)))
                              .view(1, 1, config.block_size, config.block_size))
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, x):
         B, T, C = x.shape  # batch size, sequence length, embedding dimensionality (n_embd)
@@ -67,6 +68,7 @@ class MLP(nn.Cell):
         self.gelu = nn.GELU(approximate=False)
         self.c_proj = nn.Dense(4 * config.n_embd, config.n_embd, has_bias=config.bias)
         self.dropout = nn.Dropout(p=config.dropout)
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, x):
         x = self.c_fc(x)
@@ -112,6 +114,7 @@ class GPT(nn.Cell):
         for pn, p in _ms_compat.named_parameters(self):
             if pn.endswith('c_proj.weight'):
                 _ms_compat.normal_(p, mean=0.0, std=0.02/math.sqrt(2 * config.n_layer))
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def _init_weights(self, module):
         if isinstance(module, nn.Dense):

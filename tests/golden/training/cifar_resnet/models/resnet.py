@@ -27,6 +27,7 @@ class BasicBlock(nn.Cell):
                           kernel_size=1, stride=stride, has_bias=False, pad_mode='valid'),
                 nn.BatchNorm2d(self.expansion*planes)
             )
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, x):
         out = ops.relu(self.bn1(self.conv1(x)))
@@ -49,6 +50,7 @@ class ResNet(nn.Cell):
         self.layer3 = self._make_layer(block, 256, num_blocks[2], stride=2)
         self.layer4 = self._make_layer(block, 512, num_blocks[3], stride=2)
         self.linear = nn.Dense(512*block.expansion, num_classes)
+        self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def _make_layer(self, block, planes, num_blocks, stride):
         strides = [stride] + [1]*(num_blocks-1)

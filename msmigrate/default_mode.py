@@ -1,0 +1,65 @@
+"""torch modules start in training mode; MindSpore cells start in inference mode.
+
+A program that never calls `model.train()` runs its Dropout and BatchNorm layers in training mode
+under torch (batch statistics, random masks) and, converted as written, in inference mode under
+MindSpore: other values, silently. A converted Cell whose behaviour depends on the mode (it builds a
+Dropout/BatchNorm/RNN-with-dropout/attention layer, or reads `self.training`) therefore ends its
+`__init__` with `self.set_train(True)`, torch's starting state; `model.eval()` (set_train(False))
+later changes it as in torch. Cells of the project built inside it set their own mode the same way.
+(tests/test_silent_failures.py::test_cells_start_in_training_mode)"""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from .callsite import code_of
+
+# constructors and reads whose result depends on the mode (torch.nn names, as written in the source)
+_MODE_DEPENDENT = re.compile(
+    r"\b(Dropout[123]?d?|AlphaDropout|FeatureAlphaDropout|BatchNorm[123]d|SyncBatchNorm|InstanceNorm[123]d|"
+    r"LazyBatchNorm[123]d|RNN|LSTM|GRU|MultiheadAttention|Transformer\w*)\s*\(|\bself\.training\b|"
+    r"\bF\.dropout\w*\(|\bF\.batch_norm\(")
+# the program sets the mode itself while building: its own choice stands
+_SETS_MODE = re.compile(r"\bself\.(training\s*=(?!=)|train\s*\(|eval\s*\(|set_train\s*\()")
+
+NOTE = "torch modules start in training mode (MindSpore cells: inference mode)"
+
+
+def depends_on_mode(class_node: cst.ClassDef) -> bool:
+    """The class builds or reads something whose behaviour depends on the training mode."""
+    return _MODE_DEPENDENT.search(code_of(class_node)) is not None
+
+
+def with_training_init(class_node: cst.ClassDef) -> cst.ClassDef:
+    """A mode-dependent Cell class without `__init__` gets one that starts it in training mode."""
+    body = class_node.body
+    if not isinstance(body, cst.IndentedBlock) or any(
+            isinstance(st, cst.FunctionDef) and st.name.value == "__init__" for st in body.body):
+        return class_node
+    init = cst.parse_statement(
+        "def __init__(self, *args, **kwargs):\n"
+        "    super().__init__(*args, **kwargs)\n"
+        f"    self.set_train(True)  # msmigrate: {NOTE}\n")
+    stmts = list(body.body)
+    at = 1 if stmts and isinstance(stmts[0], cst.SimpleStatementLine) and isinstance(
+        stmts[0].body[0], cst.Expr) and isinstance(stmts[0].body[0].value, cst.SimpleString) else 0   # docstring
+    rest = stmts[at:]
+    if rest and isinstance(rest[0], (cst.FunctionDef, cst.ClassDef)) and not rest[0].leading_lines:
+        rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()])
+    return class_node.with_changes(body=body.with_changes(body=stmts[:at] + [init] + rest))
+
+
+def start_in_training_mode(init: cst.FunctionDef) -> cst.FunctionDef:
+    """`__init__` of a mode-dependent Cell with `self.set_train(True)` appended (torch's start state)."""
+    body = init.body
+    if not isinstance(body, cst.IndentedBlock) or not body.body or _SETS_MODE.search(code_of(init)):
+        return init
+    last = body.body[-1]
+    if isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body):
+        return init
+    line = cst.SimpleStatementLine(
+        body=[cst.Expr(cst.parse_expression("self.set_train(True)"))],
+        trailing_whitespace=cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),
+                                                   comment=cst.Comment(f"# msmigrate: {NOTE}")))
+    return init.with_changes(body=body.with_changes(body=list(body.body) + [line]))
