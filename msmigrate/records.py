@@ -122,6 +122,21 @@ def rule(source: str, target: Optional[str] = None, **kw):
     return deco
 
 
+def name_registry(table: Dict[str, Callable], what: str):
+    """A decorator factory filling `table` (name -> function), refusing a name registered twice: the trace
+    route's `@op` and the Keras converter's `@handles` (a second registration would replace the first
+    silently)."""
+    def register(*names: str):
+        def deco(fn: Callable) -> Callable:
+            for n in names:
+                if n in table:
+                    raise ValueError(f"duplicate {what} for {n!r}: {table[n].__name__} and {fn.__name__}")
+                table[n] = fn
+            return fn
+        return deco
+    return register
+
+
 def canonical(source: str) -> str:
     """The name the registry is keyed on for `source`: a canonical torch path that names the
     same object as a public one (torch.nn.modules.linear.Linear, torch.functional.einsum,

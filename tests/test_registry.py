@@ -40,3 +40,18 @@ def test_registry_is_substantial_and_sources_are_unique():
     sources = [m.source for m in all_mappings()]
     assert len(sources) == len(set(sources))
     assert len(sources) > 300
+
+
+def test_trace_and_keras_registries_refuse_a_second_registration():
+    """`@op` (trace) and `@handles` (Keras) raise on a name registered twice, as the records do."""
+    import pytest
+
+    from msmigrate.keras.convert import HANDLERS, handles
+    from msmigrate.trace.ops import CONVERTERS, op
+
+    taken_op, taken_layer = next(iter(CONVERTERS)), next(iter(HANDLERS))
+    with pytest.raises(ValueError, match="duplicate trace op converter"):
+        op(taken_op)(lambda e: None)
+    with pytest.raises(ValueError, match="duplicate Keras layer handler"):
+        handles(taken_layer)(lambda *a: None)
+    assert CONVERTERS[taken_op].__name__ != "<lambda>" and HANDLERS[taken_layer].__name__ != "<lambda>"

@@ -25,6 +25,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..records import name_registry
+
 
 class KerasConversionError(Exception):
     """The model (or one of its layers) cannot be converted; the message says which and why."""
@@ -271,12 +273,7 @@ def apply_act(ctx: Ctx, layer, y: Sym, fn) -> Tuple[Sym, str]:
 HANDLERS: Dict[str, Any] = {}
 
 
-def handles(*names):
-    def deco(fn):
-        for n in names:
-            HANDLERS[n] = fn
-        return fn
-    return deco
+handles = name_registry(HANDLERS, "Keras layer handler")   # @handles("Dense", ...): raises on a duplicate
 
 
 def _first(args):

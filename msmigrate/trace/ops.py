@@ -16,6 +16,8 @@ from __future__ import annotations
 import operator
 from typing import Callable, Dict
 
+from ..records import name_registry
+
 CONVERTERS: Dict[str, Callable] = {}
 
 
@@ -32,12 +34,7 @@ class First(str):
     (batch_norm returns (y, mean, rstd); only y is used at inference)."""
 
 
-def op(*names):
-    def deco(fn):
-        for n in names:
-            CONVERTERS[n] = fn
-        return fn
-    return deco
+op = name_registry(CONVERTERS, "trace op converter")   # @op("aten.add.Tensor", ...): raises on a duplicate
 
 
 def _binary(sym):
