@@ -211,3 +211,13 @@ def fill_template(template: str, bound: BoundCall, receiver_code: Optional[str] 
         missing = re.findall(r"\{([a-zA-Z_]\w*)\}", out)
         raise UnsupportedSite(f"needs argument(s) {', '.join(missing)}")
     return out
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` (Names and Attributes only) as its dotted text; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted_name(node.value)
+        return f"{head}.{node.attr.value}" if head else None
+    return None

@@ -59,3 +59,25 @@ def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int
                 _pair(_block(st.orelse.body), a.orelse, lines)
             if st.finalbody is not None:
                 _pair(_block(st.finalbody.body), a.finalbody, lines)
+
+
+class LineTracker(cst.CSTTransformer):
+    """A transformer that knows the original line of the statement it is in (`self._line[-1]`), from
+    `lines` (statement_lines: id(statement) -> line). For passes that run after the main conversion
+    (numpy_idioms.py, package_probes.py) and report sites."""
+
+    def __init__(self, lines: Dict[int, int]):
+        super().__init__()
+        self.lines = lines
+        self._line: List[int] = [0]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.lines:
+            self._line.append(self.lines[id(node)])
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if id(original_node) in self.lines:
+            self._line.pop()
+        return result

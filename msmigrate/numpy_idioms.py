@@ -20,6 +20,7 @@ from typing import Dict, List, Optional
 import libcst as cst
 
 from .registry import CONVERTED, DIFFERENCE
+from .lines import LineTracker
 from .sites import Site, shorten
 
 TEST = "tests/parity/test_numpy_idioms.py::test_copy_keyword_on_numpy_1"
@@ -44,27 +45,14 @@ def _without(args, drop: cst.Arg) -> List[cst.Arg]:
     return kept
 
 
-class NumpyCopyIdioms(cst.CSTTransformer):
+class NumpyCopyIdioms(LineTracker):
     """Rewrites the `copy=` keyword of numpy.array / numpy.asarray calls (names resolved through `imports`,
     the file's local name -> qualified name table); `lines`: id(statement) -> original line."""
 
     def __init__(self, imports: Dict[str, str], lines: Dict[int, int]):
-        super().__init__()
+        super().__init__(lines)
         self.imports = imports
-        self.lines = lines
         self.sites: List[Site] = []
-        self._line: List[int] = [0]
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if id(node) in self.lines:
-            self._line.append(self.lines[id(node)])
-        return super().on_visit(node)
-
-    def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
-        if id(original_node) in self.lines:
-            self._line.pop()
-        return result
 
     def _qname(self, func: cst.BaseExpression) -> Optional[str]:
         if isinstance(func, cst.Name):

@@ -16,6 +16,8 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from .callsite import dotted_name as _dotted
+from .lines import LineTracker
 from .sites import Site, shorten
 
 # the names converted code stands for (each has an API version in templates/compat_parts/versions.py)
@@ -29,13 +31,6 @@ PROBES = {
 WORDS = ("find_spec", "version")
 
 
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
 
 
 def _literal(node: cst.BaseExpression) -> Optional[str]:
@@ -49,28 +44,15 @@ def is_converted_package(name: str) -> bool:
     return name.split(".", 1)[0] in CONVERTED_PACKAGES
 
 
-class PackageProbes(cst.CSTTransformer):
+class PackageProbes(LineTracker):
     """Routes the probe calls of one file (callees resolved through `imports`, the file's local name ->
     qualified name table) to the helper; `lines`: id(statement) -> original line."""
 
     def __init__(self, imports: Dict[str, str], lines: Dict[int, int], compat: str):
-        super().__init__()
+        super().__init__(lines)
         self.imports = imports
-        self.lines = lines
         self.compat = compat
         self.sites: List[Site] = []
-        self._line: List[int] = [0]
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if id(node) in self.lines:
-            self._line.append(self.lines[id(node)])
-        return super().on_visit(node)
-
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        out = super().on_leave(original, updated)
-        if id(original) in self.lines:
-            self._line.pop()
-        return out
 
     def _qualified(self, func: cst.BaseExpression) -> Optional[str]:
         dotted = _dotted(func)

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .registry import CONVERTED, DIFFERENCE, TODO, lookup
+from .callsite import dotted_name as _dotted
 from .sites import Site, shorten
 
 COMPAT = "_ms_compat"
@@ -43,13 +44,6 @@ def imports_tensorflow(module: cst.Module) -> bool:
     return bool(found)
 
 
-def _dotted(node) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr.value}" if inner else None
-    return None
 
 
 def canonical(qn: str) -> str:
