@@ -33,6 +33,17 @@ class _Unit:
     uses: Set[str] = field(default_factory=set)
     is_import: bool = False
     always: bool = False       # patches an imported module or class
+    members: Optional[dict] = None   # a namespace class: {member name: _Member}
+    kept_members: Set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Member:
+    """One definition in the body of a namespace class (`class transforms:` holding `class Compose`):
+    converted code reads it as `_ms_compat.transforms.Compose`, so it is kept or dropped by itself."""
+    start: int
+    end: int
+    uses: Set[str] = field(default_factory=set)
 
 
 def _augmented_names(node: ast.stmt, imported: Set[str]) -> Set[str]:
@@ -138,15 +149,23 @@ def _used_names(node: ast.AST, defined: Set[str], bound: frozenset = frozenset()
         for x in (node.body if isinstance(node.body, list) else [node.body]):
             used |= _used_names(x, defined, frozenset(inner))
         return used
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in bound \
+            and node.value.id in defined:
+        used.update((node.value.id, f"{node.value.id}.{node.attr}"))   # ns.member: that member only
+        return used
     for child in ast.iter_child_nodes(node):
         used |= _used_names(child, defined, bound)
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
         used.add(node.id)
+        if node.id in defined:
+            used.add(f"{node.id}.*")   # the name as a value: all its members (a namespace class's)
     elif isinstance(node, ast.Global):
         used.update(node.names)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BY_NAME \
             and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in defined:
         used.add(node.args[1].value)   # getattr(module, "NAME")
+        if isinstance(node.args[0], ast.Name):
+            used.add(f"{node.args[0].id}.{node.args[1].value}")
     elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) \
             and isinstance(node.value.func, ast.Name) and node.value.func.id in ("globals", "vars") \
             and isinstance(node.slice, ast.Constant) and node.slice.value in defined:
@@ -173,19 +192,63 @@ def _units(source: str) -> List[_Unit]:
             u.always = _patches_import(u.node, imported)
     defined = set().union(*(u.defines for u in units)) if units else set()
     for u in units:
+        u.members = _namespace_members(u.node, lines, defined)
+        if u.members is not None:
+            u.uses = set().union(*(_used_names(x, defined) for x in u.node.bases + u.node.keywords)) \
+                if u.node.bases or u.node.keywords else set()
+            continue
         u.uses = _used_names(u.node, defined) - ({"__all__"} if "__all__" in u.defines else set())
     return units
 
 
+def _namespace_members(node: ast.stmt, lines: List[str], defined: Set[str]) -> Optional[dict]:
+    """The members of a namespace class (no base, decorator or keyword; a body of a docstring, classes,
+    static methods and plain assignments), each with what it uses; None for any other statement. A member's
+    bare use of a sibling's name (a base class `_RandomFlip`) is a use of that sibling."""
+    if not isinstance(node, ast.ClassDef) or node.bases or node.keywords or node.decorator_list:
+        return None
+    members: dict = {}
+    body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) \
+        and isinstance(node.body[0].value, ast.Constant) else node.body
+    for st in body:
+        if isinstance(st, ast.ClassDef) or isinstance(st, ast.FunctionDef) and len(st.decorator_list) == 1 \
+                and isinstance(st.decorator_list[0], ast.Name) and st.decorator_list[0].id == "staticmethod":
+            name = st.name   # a method of an instance (self.f) would be reached by no name
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            name = st.targets[0].id
+        else:
+            return None
+        if name in members:
+            return None
+        start = min([st.lineno] + [d.lineno for d in getattr(st, "decorator_list", [])]) - 1
+        while lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        members[name] = _Member(start, st.end_lineno - 1)
+    if len(members) < 2:
+        return None
+    for name, st in zip(members, body):
+        uses = _used_names(st, defined | set(members))
+        members[name].uses = {u for u in uses if u.split(".")[0] not in members} \
+            | {f"{node.name}.{u.split('.')[0]}" for u in uses if u.split(".")[0] in members}
+    return members
+
+
 def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
-               units: Optional[List[_Unit]] = None) -> List[_Unit]:
-    """The statements of `source` that the names `roots` need (transitively)."""
+               units: Optional[List[_Unit]] = None, why: Optional[dict] = None) -> List[_Unit]:
+    """The statements of `source` that the names `roots` need (transitively). `why`, when given, is
+    filled with what keeps each kept unit: {unit index: (reason, index of the unit that caused it or None)}."""
     units = _units(source) if units is None else units
     needed: Set[str] = set()
     todo = list(roots)
     kept: Set[int] = {i for i, u in enumerate(units) if u.always}
     kept_sections: Set[int] = set()
+    user: dict = {}            # name -> index of the unit whose use of it came first (None: a root)
+    why = {} if why is None else why
+    namespaces = {u.node.name: u for u in units if u.members is not None}
     for i in kept:
+        why[i] = ("patches an imported module", None)
+        for n in units[i].uses:
+            user.setdefault(n, i)
         todo.extend(units[i].uses)
     changed = True
     while changed:
@@ -195,6 +258,13 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
             if name in needed:
                 continue
             needed.add(name)
+            head, dot, member = name.partition(".")
+            if dot and head in namespaces:
+                ns = namespaces[head]
+                for m in (ns.members if member == "*" else [member] if member in ns.members else []):
+                    todo.extend(ns.members[m].uses - needed)
+                    todo.append(f"{head}.{m}")
+                continue
             defining = [i for i, u in enumerate(units) if name in u.defines]
             if defining and all(units[i].is_import for i in defining):
                 defining = defining[:1]   # a module imported again by a later section: the first import
@@ -202,9 +272,12 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
                 u = units[i]
                 if i not in kept and name != "__all__":
                     kept.add(i)
+                    why[i] = (f"defines {name}", user.get(name))
                     changed = True
                     if not u.is_import:
                         kept_sections.add(u.section)
+                    for n in u.uses - needed:
+                        user.setdefault(n, i)
                     todo.extend(u.uses - needed)
         for i, u in enumerate(units):
             if i in kept or u.defines - {"__all__"}:
@@ -218,10 +291,52 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
                     n in needed for n in u.uses if not any(n in v.defines for v in units if v.is_import))
             if keep:
                 kept.add(i)
+                why[i] = ("set-up of a kept section" if u.section in kept_sections else "uses a kept name", None)
                 changed = True
+                for n in u.uses - needed:
+                    user.setdefault(n, i)
                 todo.extend(u.uses - needed)
     kept -= {i for i in kept if not _deleted_names_bound(units[i], [units[j] for j in kept if j != i])}
+    for name, ns in namespaces.items():
+        ns.kept_members = {m for m in ns.members if f"{name}.{m}" in needed}
     return [u for i, u in enumerate(units) if i in kept or (keep_imports and u.is_import)]
+
+
+def _unit_label(unit: _Unit, lines: List[str]) -> str:
+    names = sorted(unit.defines - {"__all__"})
+    if isinstance(unit.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (names and len(names) <= 3):
+        return ", ".join(names)
+    return lines[unit.node.lineno - 1].strip()[:60]
+
+
+def why_kept(source: str, roots: Iterable[str]) -> List[dict]:
+    """Each statement the closure keeps, for a report: its label, its section's title, its lines and
+    the chain of uses from a root (or the rule) that keeps it, biggest first."""
+    units = _units(source)
+    lines = source.splitlines()
+    titles = [lines[i + 1].lstrip("# ").strip() for i, line in enumerate(lines)
+              if _BANNER.match(line) and i + 1 < len(lines)][::2]
+    why: dict = {}
+    kept = {id(u.node) for u in kept_units(source, roots, units=units, why=why)}
+    rows = []
+    for i, u in enumerate(units):
+        if id(u.node) not in kept or u.is_import:
+            continue
+        chain, j, seen = [], i, set()
+        while j is not None and j not in seen:
+            seen.add(j)
+            reason, parent = why.get(j, ("?", None))
+            chain.append(_unit_label(units[j], lines) if j != i else reason)
+            if parent is None:
+                chain.append("root" if reason.startswith("defines") else reason)
+            j = parent
+        size, label = u.end - u.start + 1, _unit_label(u, lines)
+        if u.members is not None and u.kept_members != set(u.members):
+            size -= sum(m.end - m.start + 1 for n, m in u.members.items() if n not in u.kept_members)
+            label += f" ({', '.join(sorted(u.kept_members))} of {len(u.members)} members)"
+        rows.append({"label": label, "section": titles[u.section - 1] if u.section else "core",
+                     "lines": size, "chain": " <- ".join(chain)})
+    return sorted(rows, key=lambda r: -r["lines"])
 
 
 def _module_level_stores(node: ast.AST) -> Set[str]:
@@ -255,6 +370,11 @@ def prune_source(source: str, roots: Iterable[str], keep_imports: bool = False) 
     for u in units:
         if id(u.node) not in keep:
             drop.update(range(u.start, u.end + 1))
+        elif u.members is not None and u.kept_members != set(u.members) and (
+                u.kept_members or ast.get_docstring(u.node) is not None):
+            for name, m in u.members.items():
+                if name not in u.kept_members:
+                    drop.update(range(m.start, m.end + 1))
     kept_lines = [line for i, line in enumerate(lines) if i not in drop]
     return _tidy(kept_lines)
 
@@ -279,7 +399,8 @@ def _tidy(lines: List[str]) -> str:
 
 def compat_references(code: str, module: str) -> Optional[List[str]]:
     """The names one converted file reads from the helper module `module` (`module.NAME`, and
-    `from module import NAME`), once per use. None when it uses the module in a way no name list
+    `from module import NAME`), once per use, and `NAME.MEMBER` for a member read (`module.NAME.MEMBER`)
+    or `NAME.*` for NAME held as a value (all its members, where NAME is a namespace class). None when it uses the module in a way no name list
     describes (the module passed as a value, a star import): the whole runtime is needed then."""
     try:
         tree = ast.parse(code)
@@ -299,18 +420,28 @@ def compat_references(code: str, module: str) -> Optional[List[str]]:
                 for a in node.names:
                     if a.name == "*":
                         return None
-                    names.append(a.name)
+                    names += [a.name, f"{a.name}.*"]   # held under its own name: every member
             else:
                 for a in node.names:
                     if a.name == module:
                         aliases.add(a.asname or a.name)
     if not aliases:
         return names
-    attribute_bases = set()
+    attribute_bases, called, read_further = set(), set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            called.add(id(node.func))
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+            read_further[id(node.value)] = node.attr
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             names.append(node.attr)
             attribute_bases.add(id(node.value))
+            # `module.ns.member` reads one member of a namespace; `module.ns` held as a value, all of them
+            if id(node) in read_further:
+                names.append(f"{node.attr}.{read_further[id(node)]}")
+            elif id(node) not in called:
+                names.append(f"{node.attr}.*")
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in aliases and id(node) not in attribute_bases \
                 and isinstance(node.ctx, ast.Load):
@@ -318,10 +449,11 @@ def compat_references(code: str, module: str) -> Optional[List[str]]:
     return names
 
 
-# names every emitted helper keeps: what placeholders for unconverted code raise, and `os`, which
+# names every emitted helper keeps: what placeholders for unconverted code raise (Unconverted itself is
+# kept only where converted code holds a placeholder, `_ms_compat.Unconverted(...)`), and `os`, which
 # the --deps bootstrap section appended at write time (msmigrate/deps.py) uses
 HELPER_MARK = '"""Small helpers written by msmigrate'
-ALWAYS_KEPT = ("MigrationError", "Unconverted", "os")
+ALWAYS_KEPT = ("MigrationError", "os")
 
 
 def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, dict]:
@@ -343,7 +475,7 @@ def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, di
             whole = True
             continue
         roots.update(used)
-        uses += len(used)
+        uses += sum(1 for n in used if "." not in n)   # `ns.member` counts once, as `ns`
     text = helper if whole else prune_source(helper, roots)
     return text, {"lines": text.count("\n"), "runtime_lines": helper.count("\n"), "uses": uses,
                   "code_lines": lines, "uses_per_100_lines": round(100 * uses / lines, 1) if lines else 0.0}

@@ -157,7 +157,7 @@ def test_references_of_converted_code():
         x = _ms_compat.load(p)
         y = _ms_compat.keras.layers.Dense(3)
         """)
-    assert sorted(compat_references(code, "_ms_compat")) == ["keras", "load", "save"]
+    assert sorted(compat_references(code, "_ms_compat")) == ["keras", "keras.layers", "load", "save", "save.*"]
     assert compat_references("import _ms_compat\nf(_ms_compat)\n", "_ms_compat") is None, \
         "the module passed as a value: every helper is kept"
     assert compat_references("from _ms_compat import *\n", "_ms_compat") is None
@@ -185,7 +185,7 @@ def test_example_project_gets_one_small_helper(tmp_path):
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()
     for p in out.rglob("*.py"):
-        used |= set(compat_references(p.read_text(), "_ms_compat") or ())
+        used |= {n for n in compat_references(p.read_text(), "_ms_compat") or () if "." not in n}
     assert used <= _defined(helper) | {"init"}, used - _defined(helper)
     # the converted program runs with the pruned helper (torch blocked), and from a package the helper
     # module is the same module as from a script
@@ -201,7 +201,7 @@ def test_example_project_gets_one_small_helper(tmp_path):
 
 def test_training_corpus_helpers_are_less_than_half():
     full = compat_source().count("\n")
-    figures = {}
+    figures, reads = {}, set()
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         for program in sorted(p for p in TRAINING.iterdir() if p.is_dir()):
@@ -213,8 +213,29 @@ def test_training_corpus_helpers_are_less_than_half():
             assert not any(k in helper for k in KERAS_NAMES), f"{program.name}: Keras helpers in a torch program"
             stand_ins = [p for p in out.rglob("_ms_compat.py") if p.parent != out]
             assert all(_lines(p) < 20 for p in stand_ins)
+            for p in out.rglob("*.py"):
+                if p.name != "_ms_compat.py":
+                    reads.update((str(out / "_ms_compat.py"), n) for n in
+                                 compat_references(p.read_text(), "_ms_compat") or () if not n.endswith(".*"))
+        # every name and namespace member the converted code reads is in its pruned helper (one process)
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent("""\
+            import importlib.util, operator, sys
+            sys.modules['torch'] = None
+            helpers, missing = {}, []
+            for path, name in eval(sys.stdin.read()):
+                if path not in helpers:
+                    spec = importlib.util.spec_from_file_location("_ms_compat_%d" % len(helpers), path)
+                    helpers[path] = importlib.util.module_from_spec(spec)
+                    spec.loader.exec_module(helpers[path])
+                try:
+                    operator.attrgetter(name)(helpers[path])
+                except AttributeError:
+                    missing.append((path, name))
+            print("missing", missing)
+            """)], input=repr(sorted(reads)), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and "missing []" in r.stdout, r.stdout + r.stderr
     print(f"\ntraining corpus (runtime {full} lines): helper lines, uses per 100 lines: {figures}")
-    assert len(figures) == 6
+    assert len(figures) == 6 and len(reads) > 30
 
 
 def test_keras_program_keeps_the_keras_namespace(tmp_path):
@@ -340,3 +361,65 @@ def test_del_of_loop_names_goes_with_the_loops():
     ns = {}
     exec(compile(both, "both", "exec"), ns)
     assert ns["uses_table"]() == 1 and "_n" not in ns
+
+
+def test_namespace_class_keeps_the_members_used():
+    """`class transforms:` holding classes and static methods is a namespace: `_ms_compat.transforms.Compose`
+    keeps Compose (and what it uses, a sibling base included), not the other members; the namespace
+    used as a value keeps every member."""
+    runtime = textwrap.dedent('''\
+        def _pad(x):
+            return x
+
+
+        def _crop(x):
+            return x
+
+
+        class transforms:
+            """torchvision.transforms"""
+
+            class _Flip:
+                def __call__(self, x):
+                    return x
+
+            class Compose(_Flip):
+                def __call__(self, x):
+                    return transforms.Pad()(x)
+
+            class Pad:
+                def __call__(self, x):
+                    return _pad(x)
+
+            # a comment of Crop
+            class Crop:
+                def __call__(self, x):
+                    return _crop(x)
+
+            @staticmethod
+            def crop(x):
+                return _crop(x)
+
+            SIZES = (1, 2)
+
+
+        class Real:
+            def method(self):
+                return _crop(1)
+
+            def other(self):
+                return 2
+        ''')
+    kept = prune_source(runtime, {"transforms", "transforms.Compose", "Real"})
+    ns = {}
+    exec(compile(kept, "kept", "exec"), ns)
+    t = ns["transforms"]
+    assert {"Compose", "_Flip", "Pad"} <= set(vars(t)) and "_pad" in ns
+    assert not {"Crop", "crop", "SIZES"} & set(vars(t)) and "a comment of Crop" not in kept
+    assert t.Compose()(3) == 3
+    assert ns["Real"]().method() == 1 and "_crop" in ns, "a class with methods of an instance stays whole"
+    whole = prune_source(runtime, {"transforms", "transforms.*"})
+    assert "class Crop" in whole and "SIZES" in whole and "_crop" in whole
+    assert sorted(compat_references("import _ms_compat\nt = _ms_compat.transforms.Compose([])\n"
+                                    "d = _ms_compat.datasets\n", "_ms_compat")) == \
+        ["datasets", "datasets.*", "transforms", "transforms.Compose"]
