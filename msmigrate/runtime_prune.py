@@ -459,6 +459,15 @@ ALWAYS_KEPT = ("MigrationError", "os")
 def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, dict]:
     """The helper runtime pruned to what the converted files (paths) use, and figures on it:
     lines written, lines of the whole runtime, uses of the helper in the files, their lines."""
+    roots, uses, lines = helper_roots(files, module)
+    text = helper if roots is None else prune_source(helper, roots)
+    return text, {"lines": text.count("\n"), "runtime_lines": helper.count("\n"), "uses": uses,
+                  "code_lines": lines, "uses_per_100_lines": round(100 * uses / lines, 1) if lines else 0.0}
+
+
+def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int, int]:
+    """The names the converted files (paths) read from the helper module (None: all of it), the
+    number of their uses and the files' lines."""
     roots: Set[str] = set(ALWAYS_KEPT)
     uses = lines = 0
     whole = False
@@ -476,9 +485,7 @@ def helper_for_files(helper: str, files: Iterable, module: str) -> Tuple[str, di
             continue
         roots.update(used)
         uses += sum(1 for n in used if "." not in n)   # `ns.member` counts once, as `ns`
-    text = helper if whole else prune_source(helper, roots)
-    return text, {"lines": text.count("\n"), "runtime_lines": helper.count("\n"), "uses": uses,
-                  "code_lines": lines, "uses_per_100_lines": round(100 * uses / lines, 1) if lines else 0.0}
+    return (None if whole else roots), uses, lines
 
 
 def shim(module: str, levels: int) -> str:
