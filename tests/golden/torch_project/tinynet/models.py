@@ -22,7 +22,7 @@ class TinyResNet(nn.Cell):
         ])
         self.se = SqueezeExcite(2 * width)
         self.pool = nn.AdaptiveAvgPool2d((1, 1))
-        self.norm = _ms_compat.LayerNorm(2 * width, eps=1e-05)
+        self.norm = nn.LayerNorm((2 * width,), epsilon=1e-05)
         self.head = nn.Dense(2 * width, num_classes)
         _ms_compat.register_buffer(self, "logit_scale", ops.ones(1) * 2.0)
         for m in _ms_compat.modules(self):
