@@ -33,8 +33,13 @@ class _Unit:
     uses: Set[str] = field(default_factory=set)
     is_import: bool = False
     always: bool = False       # patches an imported module or class
-    members: Optional[dict] = None   # a namespace class: {member name: _Member}
-    kept_members: Set[str] = field(default_factory=set)
+    members: Optional[dict] = None   # a namespace (class or table): {member name: _Member}
+    ns_name: Optional[str] = None
+    kept_paths: Set[str] = field(default_factory=set)   # "ns.member", "ns.table.member" reached
+
+    @property
+    def kept_members(self) -> Set[str]:
+        return {p.split(".")[1] for p in self.kept_paths}
 
 
 @dataclass
@@ -44,6 +49,8 @@ class _Member:
     start: int
     end: int
     uses: Set[str] = field(default_factory=set)
+    members: Optional[dict] = None   # a table inside a table (keras.layers)
+    alias: Optional[str] = None      # a namespace held by its name (keras.losses is the table `losses`)
 
 
 def _augmented_names(node: ast.stmt, imported: Set[str]) -> Set[str]:
@@ -134,6 +141,15 @@ def _local_names(fn) -> Set[str]:
     return names - globals_
 
 
+def _attribute_chain(node: ast.AST) -> Optional[List[str]]:
+    """`a.b.c` -> ["a", "b", "c"]; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id] + parts[::-1] if parts and isinstance(node, ast.Name) else None
+
+
 def _used_names(node: ast.AST, defined: Set[str], bound: frozenset = frozenset()) -> Set[str]:
     """Module-level names a statement reads: names loaded and not bound in the enclosing function,
     `global` names, and definitions named by a string constant (getattr(module, "NAME"),
@@ -149,9 +165,11 @@ def _used_names(node: ast.AST, defined: Set[str], bound: frozenset = frozenset()
         for x in (node.body if isinstance(node.body, list) else [node.body]):
             used |= _used_names(x, defined, frozenset(inner))
         return used
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in bound \
-            and node.value.id in defined:
-        used.update((node.value.id, f"{node.value.id}.{node.attr}"))   # ns.member: that member only
+    chain = _attribute_chain(node)
+    if chain and chain[0] not in bound and chain[0] in defined:
+        # ns.member (keras.layers.Dense): that member only, with every member below it
+        used.update(".".join(chain[:i]) for i in range(1, len(chain) + 1))
+        used.add(".".join(chain) + ".*")
         return used
     for child in ast.iter_child_nodes(node):
         used |= _used_names(child, defined, bound)
@@ -191,14 +209,107 @@ def _units(source: str) -> List[_Unit]:
             u.defines |= _augmented_names(u.node, imported)
             u.always = _patches_import(u.node, imported)
     defined = set().union(*(u.defines for u in units)) if units else set()
+    tables = {u.node.targets[0].id for u in units if _table_of(u.node) is not None}
     for u in units:
         u.members = _namespace_members(u.node, lines, defined)
         if u.members is not None:
-            u.uses = set().union(*(_used_names(x, defined) for x in u.node.bases + u.node.keywords)) \
-                if u.node.bases or u.node.keywords else set()
+            u.ns_name = u.node.name
+            u.uses = set()
+            continue
+        table = _table_of(u.node)
+        u.members = _table_members(table, defined, tables) if table is not None else None
+        if u.members is not None:
+            u.ns_name = u.node.targets[0].id
+            u.uses = _used_names(table.func, defined)
             continue
         u.uses = _used_names(u.node, defined) - ({"__all__"} if "__all__" in u.defines else set())
+    for u in units:   # a member that holds another namespace by name leads into it
+        for m in _all_members(u.members or {}):
+            if m.alias is not None and m.alias not in {v.ns_name for v in units if v.members is not None}:
+                m.alias = None
     return units
+
+
+def _is_table(value) -> bool:
+    """`SimpleNamespace(a=..., b=...)`: a table of names converted code reads as `table.a`."""
+    return isinstance(value, ast.Call) and not value.args and bool(value.keywords) \
+        and all(k.arg for k in value.keywords) and (
+            isinstance(value.func, ast.Name) and value.func.id == "SimpleNamespace"
+            or isinstance(value.func, ast.Attribute) and value.func.attr == "SimpleNamespace")
+
+
+def _table_of(node: ast.stmt) -> Optional[ast.Call]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+            and _is_table(node.value):
+        return node.value
+    return None
+
+
+def _table_members(call: ast.Call, defined: Set[str], tables: Set[str]) -> dict:
+    members = {}
+    for kw in call.keywords:
+        v = kw.value
+        m = _Member(v.lineno - 1, v.end_lineno - 1)
+        if _is_table(v):
+            m.members, m.uses = _table_members(v, defined, tables), _used_names(v.func, defined)
+        elif isinstance(v, ast.Name) and v.id in defined:
+            m.uses, m.alias = {v.id}, v.id   # its members are reached through the path, not all at once
+        else:
+            m.uses = _used_names(v, defined)
+        members[kw.arg] = m
+    return members
+
+
+def _all_members(members: dict):
+    for m in members.values():
+        yield m
+        if m.members is not None:
+            yield from _all_members(m.members)
+
+
+def _all_paths(members: dict, prefix: str):
+    for name, m in members.items():
+        yield f"{prefix}.{name}"
+        if m.members is not None:
+            yield from _all_paths(m.members, f"{prefix}.{name}")
+
+
+def _reach(path: str, namespaces: dict) -> List[str]:
+    """The names a namespace path needs (`keras.layers.Dense`: the layers table's Dense entry and what it
+    uses; `ns.*`: every member), marking the members reached on the namespace's unit."""
+    parts = path.split(".")
+    unit = namespaces[parts[0]]
+    container, prefix, out = unit.members, parts[0], []
+    for i, part in enumerate(parts[1:], 1):
+        if part == "*" or part.startswith("__"):   # ns.__dict__: all of it
+            return out + [f"{prefix}.{m}.*" for m in container]
+        m = container.get(part)
+        if m is None:
+            return out
+        prefix = f"{prefix}.{part}"
+        unit.kept_paths.add(prefix)
+        out += list(m.uses)
+        if m.alias is not None:
+            return out + ([".".join([m.alias] + parts[i + 1:])] if parts[i + 1:] else [])
+        if m.members is None:
+            return out
+        container = m.members
+    return out
+
+
+def _render_table(call: ast.Call, members: dict, prefix: str, kept: Set[str], source: str, indent: int) -> str:
+    """A table with only the entries reached, one per line."""
+    func = ast.get_source_segment(source, call.func)
+    parts = []
+    for kw in call.keywords:
+        path = f"{prefix}.{kw.arg}"
+        if path in kept:
+            m = members[kw.arg]
+            value = _render_table(kw.value, m.members, path, kept, source, indent + 4) if m.members is not None \
+                else ast.get_source_segment(source, kw.value)
+            parts.append(f"{kw.arg}={value}")
+    pad = " " * (indent + 4)
+    return f"{func}(\n{pad}" + f",\n{pad}".join(parts) + ")" if parts else f"{func}()"
 
 
 def _namespace_members(node: ast.stmt, lines: List[str], defined: Set[str]) -> Optional[dict]:
@@ -244,7 +355,9 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
     kept_sections: Set[int] = set()
     user: dict = {}            # name -> index of the unit whose use of it came first (None: a root)
     why = {} if why is None else why
-    namespaces = {u.node.name: u for u in units if u.members is not None}
+    namespaces = {u.ns_name: u for u in units if u.members is not None}
+    for u in namespaces.values():
+        u.kept_paths = set()
     for i in kept:
         why[i] = ("patches an imported module", None)
         for n in units[i].uses:
@@ -258,12 +371,10 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
             if name in needed:
                 continue
             needed.add(name)
-            head, dot, member = name.partition(".")
-            if dot and head in namespaces:
-                ns = namespaces[head]
-                for m in (ns.members if member == "*" else [member] if member in ns.members else []):
-                    todo.extend(ns.members[m].uses - needed)
-                    todo.append(f"{head}.{m}")
+            head, dot, _ = name.partition(".")
+            if dot:
+                if head in namespaces:
+                    todo.extend(n for n in _reach(name, namespaces) if n not in needed)
                 continue
             defining = [i for i, u in enumerate(units) if name in u.defines]
             if defining and all(units[i].is_import for i in defining):
@@ -297,8 +408,6 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
                     user.setdefault(n, i)
                 todo.extend(u.uses - needed)
     kept -= {i for i in kept if not _deleted_names_bound(units[i], [units[j] for j in kept if j != i])}
-    for name, ns in namespaces.items():
-        ns.kept_members = {m for m in ns.members if f"{name}.{m}" in needed}
     return [u for i, u in enumerate(units) if i in kept or (keep_imports and u.is_import)]
 
 
@@ -332,7 +441,9 @@ def why_kept(source: str, roots: Iterable[str]) -> List[dict]:
             j = parent
         size, label = u.end - u.start + 1, _unit_label(u, lines)
         if u.members is not None and u.kept_members != set(u.members):
-            size -= sum(m.end - m.start + 1 for n, m in u.members.items() if n not in u.kept_members)
+            text = _pruned_namespace(u, lines, source)
+            size -= (u.node.end_lineno - u.node.lineno + 1) - len(text) if text is not None else \
+                sum(m.end - m.start + 1 for n, m in u.members.items() if n not in u.kept_members)
             label += f" ({', '.join(sorted(u.kept_members))} of {len(u.members)} members)"
         rows.append({"label": label, "section": titles[u.section - 1] if u.section else "core",
                      "lines": size, "chain": " <- ".join(chain)})
@@ -366,17 +477,33 @@ def prune_source(source: str, roots: Iterable[str], keep_imports: bool = False) 
     units = _units(source)
     keep = {id(u.node) for u in kept_units(source, roots, keep_imports, units)}
     lines = source.splitlines()
-    drop = set()
+    drop, replace = set(), {}
     for u in units:
         if id(u.node) not in keep:
             drop.update(range(u.start, u.end + 1))
+        elif u.members is not None and isinstance(u.node, ast.Assign):
+            text = _pruned_namespace(u, lines, source)
+            if text is not None:
+                drop.update(range(u.node.lineno - 1, u.node.end_lineno))
+                replace[u.node.lineno - 1] = text
         elif u.members is not None and u.kept_members != set(u.members) and (
                 u.kept_members or ast.get_docstring(u.node) is not None):
             for name, m in u.members.items():
                 if name not in u.kept_members:
                     drop.update(range(m.start, m.end + 1))
-    kept_lines = [line for i, line in enumerate(lines) if i not in drop]
+    kept_lines = []
+    for i, line in enumerate(lines):
+        kept_lines += replace.get(i, [])
+        if i not in drop:
+            kept_lines.append(line)
     return _tidy(kept_lines)
+
+
+def _pruned_namespace(u: _Unit, lines: List[str], source: str) -> Optional[List[str]]:
+    """A table's statement with only the entries reached (None: all of them are, the text stays)."""
+    if not isinstance(u.node, ast.Assign) or set(_all_paths(u.members, u.ns_name)) <= u.kept_paths:
+        return None
+    return f"{u.ns_name} = {_render_table(u.node.value, u.members, u.ns_name, u.kept_paths, source, 0)}".split("\n")
 
 
 def _tidy(lines: List[str]) -> str:
@@ -427,21 +554,24 @@ def compat_references(code: str, module: str) -> Optional[List[str]]:
                         aliases.add(a.asname or a.name)
     if not aliases:
         return names
-    attribute_bases, called, read_further = set(), set(), {}
+    attribute_bases, called, inner = set(), set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             called.add(id(node.func))
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
-            read_further[id(node.value)] = node.attr
+        elif isinstance(node, ast.Attribute):
+            inner.add(id(node.value))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
-            names.append(node.attr)
-            attribute_bases.add(id(node.value))
+        chain = _attribute_chain(node) if isinstance(node, ast.Attribute) and id(node) not in inner else None
+        if chain and chain[0] in aliases:
             # `module.ns.member` reads one member of a namespace; `module.ns` held as a value, all of them
-            if id(node) in read_further:
-                names.append(f"{node.attr}.{read_further[id(node)]}")
-            elif id(node) not in called:
-                names.append(f"{node.attr}.*")
+            names.append(chain[1])
+            names += [".".join(chain[1:i]) for i in range(3, len(chain) + 1)]
+            if id(node) not in called and len(chain) > 1:
+                names.append(".".join(chain[1:]) + ".*")
+            base = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            attribute_bases.add(id(base))
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in aliases and id(node) not in attribute_bases \
                 and isinstance(node.ctx, ast.Load):
@@ -476,10 +606,12 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
             code = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if module not in code or code.startswith(HELPER_MARK):
-            continue   # no reference, or an earlier helper copied along
+        if code.startswith(HELPER_MARK):
+            continue   # an earlier helper copied along
+        lines += code.count("\n")   # every converted line counts in the uses per 100 lines
+        if module not in code:
+            continue
         used = compat_references(code, module)
-        lines += code.count("\n")
         if used is None:
             whole = True
             continue

@@ -157,7 +157,8 @@ def test_references_of_converted_code():
         x = _ms_compat.load(p)
         y = _ms_compat.keras.layers.Dense(3)
         """)
-    assert sorted(compat_references(code, "_ms_compat")) == ["keras", "keras.layers", "load", "save", "save.*"]
+    assert sorted(compat_references(code, "_ms_compat")) == \
+        ["keras", "keras.layers", "keras.layers.Dense", "load", "save", "save.*"]
     assert compat_references("import _ms_compat\nf(_ms_compat)\n", "_ms_compat") is None, \
         "the module passed as a value: every helper is kept"
     assert compat_references("from _ms_compat import *\n", "_ms_compat") is None
@@ -175,13 +176,15 @@ def test_example_project_gets_one_small_helper(tmp_path):
     full = compat_source().count("\n")
     print(f"\nexample project: {_lines(out / '_ms_compat.py')} helper lines of {full}; figures {tree.helper}")
     assert tree.helper["lines"] == _lines(out / "_ms_compat.py") and tree.helper["runtime_lines"] == full
-    assert tree.helper["uses"] >= 9 and 0 < tree.helper["uses_per_100_lines"] < 100
-    # the issue asked for at most 300 (not met): the closure of what the project uses (state_dict's
-    # optimizer branch, save's writer, LayerNorm, init, the strict Unconverted, torch's modules()) is
-    # 522 lines, + 24 for the initializers' own random stream (init_stream: always kept, it patches MindSpore
-    # at import so that a program's np.random draws stay torch's), + 50 for state_dict's answers to torch's
-    # names (_StateDict); this bound guards against growth
-    assert _lines(out / "_ms_compat.py") <= 620
+    # 5 helper uses left (state_dict, save, modules, register_buffer, BatchNorm2d as a value); LayerNorm(2 *
+    # width) and nn.init on m.weight are MindSpore's own forms inline
+    assert tree.helper["uses"] >= 5 and 0 < tree.helper["uses_per_100_lines"] < 100
+    # the issue asked for at most 300 (not met): what is left is state_dict (its optimizer branch and the
+    # answers to torch's names, _StateDict) and save's writer (183 lines), torch's modules() without the inner
+    # cells of MindSpore's own layers and the BatchNorm2d adapter (65), the initializers' own random stream
+    # (init_stream: always kept, it patches MindSpore at import, 28); `python bench/helper_size.py --why`
+    # lists them with what keeps each. This bound guards against growth (409 when written).
+    assert _lines(out / "_ms_compat.py") <= 430
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()
     for p in out.rglob("*.py"):
@@ -199,6 +202,32 @@ def test_example_project_gets_one_small_helper(tmp_path):
     assert (out / "w.ckpt").stat().st_size > 1000
 
 
+def _reads(out: Path) -> set:
+    """(helper path, name) for every name and namespace member (keras.layers.Dense) converted code reads."""
+    return {(str(out / "_ms_compat.py"), n) for p in out.rglob("*.py") if p.name != "_ms_compat.py"
+            for n in compat_references(p.read_text(), "_ms_compat") or () if not n.endswith(".*")}
+
+
+def _assert_reads_resolve(reads: set) -> None:
+    """Every name the converted code reads is in its pruned helper (imported in one process, torch blocked)."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent("""\
+        import importlib.util, operator, sys
+        sys.modules['torch'] = None
+        helpers, missing = {}, []
+        for path, name in eval(sys.stdin.read()):
+            if path not in helpers:
+                spec = importlib.util.spec_from_file_location("_ms_compat_%d" % len(helpers), path)
+                helpers[path] = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(helpers[path])
+            try:
+                operator.attrgetter(name)(helpers[path])
+            except AttributeError:
+                missing.append((path, name))
+        print("missing", missing)
+        """)], input=repr(sorted(reads)), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "missing []" in r.stdout, r.stdout + r.stderr
+
+
 def test_training_corpus_helpers_are_less_than_half():
     full = compat_source().count("\n")
     figures, reads = {}, set()
@@ -213,27 +242,8 @@ def test_training_corpus_helpers_are_less_than_half():
             assert not any(k in helper for k in KERAS_NAMES), f"{program.name}: Keras helpers in a torch program"
             stand_ins = [p for p in out.rglob("_ms_compat.py") if p.parent != out]
             assert all(_lines(p) < 20 for p in stand_ins)
-            for p in out.rglob("*.py"):
-                if p.name != "_ms_compat.py":
-                    reads.update((str(out / "_ms_compat.py"), n) for n in
-                                 compat_references(p.read_text(), "_ms_compat") or () if not n.endswith(".*"))
-        # every name and namespace member the converted code reads is in its pruned helper (one process)
-        r = subprocess.run([sys.executable, "-c", textwrap.dedent("""\
-            import importlib.util, operator, sys
-            sys.modules['torch'] = None
-            helpers, missing = {}, []
-            for path, name in eval(sys.stdin.read()):
-                if path not in helpers:
-                    spec = importlib.util.spec_from_file_location("_ms_compat_%d" % len(helpers), path)
-                    helpers[path] = importlib.util.module_from_spec(spec)
-                    spec.loader.exec_module(helpers[path])
-                try:
-                    operator.attrgetter(name)(helpers[path])
-                except AttributeError:
-                    missing.append((path, name))
-            print("missing", missing)
-            """)], input=repr(sorted(reads)), capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0 and "missing []" in r.stdout, r.stdout + r.stderr
+            reads |= _reads(out)
+        _assert_reads_resolve(reads)
     print(f"\ntraining corpus (runtime {full} lines): helper lines, uses per 100 lines: {figures}")
     assert len(figures) == 6 and len(reads) > 30
 
@@ -244,6 +254,10 @@ def test_keras_program_keeps_the_keras_namespace(tmp_path):
     helper = (out / "_ms_compat.py").read_text()
     assert "keras = " in helper and "KerasSequential" in helper
     assert tree.helper["lines"] < compat_source().count("\n")
+    reads = _reads(out)
+    assert ("keras.layers.Dense" in {n for _, n in reads}) and "class AveragePooling2D" not in helper, \
+        "the keras table keeps the entries read (keras.layers.Dense), not every Keras layer"
+    _assert_reads_resolve(reads)
     print(f"\nexamples/tensorflow: {tree.helper}")
 
 
@@ -423,3 +437,48 @@ def test_namespace_class_keeps_the_members_used():
     assert sorted(compat_references("import _ms_compat\nt = _ms_compat.transforms.Compose([])\n"
                                     "d = _ms_compat.datasets\n", "_ms_compat")) == \
         ["datasets", "datasets.*", "transforms", "transforms.Compose"]
+
+
+def test_tables_keep_the_entries_read():
+    """`keras = SimpleNamespace(layers=SimpleNamespace(Dense=Dense, ...), losses=losses)`: a path read by
+    converted code (`keras.layers.Dense`, `keras.losses.mse`) keeps those entries and what they hold; a
+    table held as a value keeps all of it."""
+    runtime = textwrap.dedent('''\
+        import types as _types
+
+
+        class Dense:
+            pass
+
+
+        class Conv:
+            pass
+
+
+        def mse(a, b):
+            return 0
+
+
+        def mae(a, b):
+            return 1
+
+
+        losses = _types.SimpleNamespace(mse=mse, mae=mae)
+        # the Keras namespace
+        keras = _types.SimpleNamespace(
+            layers=_types.SimpleNamespace(Dense=Dense, Conv=Conv,
+                                          Conv2D=Conv),
+            losses=losses, backend=None)
+        ''')
+    kept = prune_source(runtime, {"keras", "keras.layers", "keras.layers.Dense", "keras.losses",
+                                  "keras.losses.mse"})
+    ns = {}
+    exec(compile(kept, "kept", "exec"), ns)
+    assert ns["keras"].layers.Dense is ns["Dense"] and ns["keras"].losses.mse(1, 2) == 0
+    assert "Conv" not in ns and "mae" not in ns and not hasattr(ns["keras"], "backend")
+    assert "# the Keras namespace" in kept
+    whole = prune_source(runtime, {"keras", "keras.*"})
+    ns = {}
+    exec(compile(whole, "whole", "exec"), ns)
+    assert ns["keras"].layers.Conv2D is ns["Conv"] and ns["keras"].losses.mae(1, 2) == 1
+    assert "Conv2D=Conv),\n    losses=losses" in whole, "a table kept whole keeps its text"
