@@ -10,6 +10,13 @@ filling a table, `Cls.attr = ...`) is kept when it uses a kept definition or whe
 (the part of the runtime between two `# ====` banners) keeps any definition: it is that
 section's set-up. No part of the runtime has to declare anything: new parts and definitions are
 pruned the same way.
+
+A namespace is pruned member by member: a class that only holds classes, static methods and
+values (`class transforms:` with `class Compose`), and a table (`keras = SimpleNamespace(layers=
+SimpleNamespace(Dense=Dense, ...), ...)`). Uses are then paths, `transforms.Compose` or
+`keras.layers.Dense`, from the converted code and from the runtime itself; a namespace held as a
+value (`ns.*`: passed along, `from _ms_compat import keras`) keeps all of it. A table is written
+again with only the entries reached, one per line.
 """
 from __future__ import annotations
 
@@ -209,7 +216,6 @@ def _units(source: str) -> List[_Unit]:
             u.defines |= _augmented_names(u.node, imported)
             u.always = _patches_import(u.node, imported)
     defined = set().union(*(u.defines for u in units)) if units else set()
-    tables = {u.node.targets[0].id for u in units if _table_of(u.node) is not None}
     for u in units:
         u.members = _namespace_members(u.node, lines, defined)
         if u.members is not None:
@@ -217,7 +223,7 @@ def _units(source: str) -> List[_Unit]:
             u.uses = set()
             continue
         table = _table_of(u.node)
-        u.members = _table_members(table, defined, tables) if table is not None else None
+        u.members = _table_members(table, defined) if table is not None else None
         if u.members is not None:
             u.ns_name = u.node.targets[0].id
             u.uses = _used_names(table.func, defined)
@@ -245,13 +251,13 @@ def _table_of(node: ast.stmt) -> Optional[ast.Call]:
     return None
 
 
-def _table_members(call: ast.Call, defined: Set[str], tables: Set[str]) -> dict:
+def _table_members(call: ast.Call, defined: Set[str]) -> dict:
     members = {}
     for kw in call.keywords:
         v = kw.value
         m = _Member(v.lineno - 1, v.end_lineno - 1)
         if _is_table(v):
-            m.members, m.uses = _table_members(v, defined, tables), _used_names(v.func, defined)
+            m.members, m.uses = _table_members(v, defined), _used_names(v.func, defined)
         elif isinstance(v, ast.Name) and v.id in defined:
             m.uses, m.alias = {v.id}, v.id   # its members are reached through the path, not all at once
         else:
