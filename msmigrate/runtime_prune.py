@@ -362,6 +362,7 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
     user: dict = {}            # name -> index of the unit whose use of it came first (None: a root)
     why = {} if why is None else why
     namespaces = {u.ns_name: u for u in units if u.members is not None}
+    ns_index = {u.ns_name: i for i, u in enumerate(units) if u.members is not None}
     for u in namespaces.values():
         u.kept_paths = set()
     for i in kept:
@@ -380,7 +381,10 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
             head, dot, _ = name.partition(".")
             if dot:
                 if head in namespaces:
-                    todo.extend(n for n in _reach(name, namespaces) if n not in needed)
+                    for n in _reach(name, namespaces):
+                        if n not in needed:
+                            user.setdefault(n, ns_index[head])   # kept by a member of that namespace
+                            todo.append(n)
                 continue
             defining = [i for i, u in enumerate(units) if name in u.defines]
             if defining and all(units[i].is_import for i in defining):
