@@ -115,6 +115,7 @@ def _native_init(name):
         init = "ms.common.initializer"
         made = f"{init}.{template.format(**values)}"
         return ctx.expr(f"{p}.set_data({init}.initializer({made}, {p}.shape, {p}.dtype))")
+    convert.__name__ = convert.__qualname__ = f"init_{name}"
     return convert
 
 
