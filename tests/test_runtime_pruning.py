@@ -4,7 +4,10 @@ directories get a stand-in that loads it. The golden files in tests/golden/torch
 converted example project, compared verbatim (regenerate: MSMIGRATE_UPDATE_GOLDEN=1 pytest this file).
 
 Figures measured when this was written (runtime 7,610 lines): the example project 381 helper lines
-(was 2 x 7,125), training corpus 1,415 (lstm_lm) to 2,982 (cifar_resnet) lines."""
+(was 2 x 7,125), training corpus 1,415 (lstm_lm) to 2,982 (cifar_resnet) lines. Later (runtime 12,586
+lines), with namespaces pruned by member and native forms for LayerNorm sizes and nn.init: the example
+409 (was 620), the corpus 2,148 (lstm_lm) to 3,001 (dcgan) (was 2,267 to 3,736); `python
+bench/helper_size.py --why` says what keeps each definition."""
 from __future__ import annotations
 
 import ast
@@ -157,7 +160,8 @@ def test_references_of_converted_code():
         x = _ms_compat.load(p)
         y = _ms_compat.keras.layers.Dense(3)
         """)
-    assert sorted(compat_references(code, "_ms_compat")) == ["keras", "load", "save"]
+    assert sorted(compat_references(code, "_ms_compat")) == \
+        ["keras", "keras.layers", "keras.layers.Dense", "load", "save", "save.*"]
     assert compat_references("import _ms_compat\nf(_ms_compat)\n", "_ms_compat") is None, \
         "the module passed as a value: every helper is kept"
     assert compat_references("from _ms_compat import *\n", "_ms_compat") is None
@@ -175,17 +179,19 @@ def test_example_project_gets_one_small_helper(tmp_path):
     full = compat_source().count("\n")
     print(f"\nexample project: {_lines(out / '_ms_compat.py')} helper lines of {full}; figures {tree.helper}")
     assert tree.helper["lines"] == _lines(out / "_ms_compat.py") and tree.helper["runtime_lines"] == full
-    assert tree.helper["uses"] >= 9 and 0 < tree.helper["uses_per_100_lines"] < 100
-    # the issue asked for at most 300 (not met): the closure of what the project uses (state_dict's
-    # optimizer branch, save's writer, LayerNorm, init, the strict Unconverted, torch's modules()) is
-    # 522 lines, + 24 for the initializers' own random stream (init_stream: always kept, it patches MindSpore
-    # at import so that a program's np.random draws stay torch's), + 50 for state_dict's answers to torch's
-    # names (_StateDict); this bound guards against growth
-    assert _lines(out / "_ms_compat.py") <= 620
+    # 5 helper uses left (state_dict, save, modules, register_buffer, BatchNorm2d as a value); LayerNorm(2 *
+    # width) and nn.init on m.weight are MindSpore's own forms inline
+    assert tree.helper["uses"] >= 5 and 0 < tree.helper["uses_per_100_lines"] < 100
+    # the issue asked for at most 300 (not met): what is left is state_dict (its optimizer branch and the
+    # answers to torch's names, _StateDict) and save's writer (183 lines), torch's modules() without the inner
+    # cells of MindSpore's own layers and the BatchNorm2d adapter (65), the initializers' own random stream
+    # (init_stream: always kept, it patches MindSpore at import, 28); `python bench/helper_size.py --why`
+    # lists them with what keeps each. This bound guards against growth (409 when written).
+    assert _lines(out / "_ms_compat.py") <= 430
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()
     for p in out.rglob("*.py"):
-        used |= set(compat_references(p.read_text(), "_ms_compat") or ())
+        used |= {n for n in compat_references(p.read_text(), "_ms_compat") or () if "." not in n}
     assert used <= _defined(helper) | {"init"}, used - _defined(helper)
     # the converted program runs with the pruned helper (torch blocked), and from a package the helper
     # module is the same module as from a script
@@ -199,9 +205,35 @@ def test_example_project_gets_one_small_helper(tmp_path):
     assert (out / "w.ckpt").stat().st_size > 1000
 
 
+def _reads(out: Path) -> set:
+    """(helper path, name) for every name and namespace member (keras.layers.Dense) converted code reads."""
+    return {(str(out / "_ms_compat.py"), n) for p in out.rglob("*.py") if p.name != "_ms_compat.py"
+            for n in compat_references(p.read_text(), "_ms_compat") or () if not n.endswith(".*")}
+
+
+def _assert_reads_resolve(reads: set) -> None:
+    """Every name the converted code reads is in its pruned helper (imported in one process, torch blocked)."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent("""\
+        import importlib.util, operator, sys
+        sys.modules['torch'] = None
+        helpers, missing = {}, []
+        for path, name in eval(sys.stdin.read()):
+            if path not in helpers:
+                spec = importlib.util.spec_from_file_location("_ms_compat_%d" % len(helpers), path)
+                helpers[path] = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(helpers[path])
+            try:
+                operator.attrgetter(name)(helpers[path])
+            except AttributeError:
+                missing.append((path, name))
+        print("missing", missing)
+        """)], input=repr(sorted(reads)), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "missing []" in r.stdout, r.stdout + r.stderr
+
+
 def test_training_corpus_helpers_are_less_than_half():
     full = compat_source().count("\n")
-    figures = {}
+    figures, reads = {}, set()
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         for program in sorted(p for p in TRAINING.iterdir() if p.is_dir()):
@@ -213,8 +245,16 @@ def test_training_corpus_helpers_are_less_than_half():
             assert not any(k in helper for k in KERAS_NAMES), f"{program.name}: Keras helpers in a torch program"
             stand_ins = [p for p in out.rglob("_ms_compat.py") if p.parent != out]
             assert all(_lines(p) < 20 for p in stand_ins)
+            reads |= _reads(out)
+        _assert_reads_resolve(reads)
     print(f"\ntraining corpus (runtime {full} lines): helper lines, uses per 100 lines: {figures}")
-    assert len(figures) == 6
+    assert len(figures) == 6 and len(reads) > 30
+    # guards against growth, about 10% over the figures when written (the issue's "less than half of
+    # 2,267-3,736" is not met: load() reads torch.save files, --init-weights, with the torch files section
+    # and the checkpoints section, 1,160 lines, in every program; see bench/helper_size.py --why)
+    bounds = {"cifar_resnet": 3230, "dcgan": 3300, "lstm_lm": 2360, "mnist_cnn": 2980, "transformer_lm": 2640,
+              "vae": 2930}
+    assert all(figures[name][0] <= bound for name, bound in bounds.items()), (figures, bounds)
 
 
 def test_keras_program_keeps_the_keras_namespace(tmp_path):
@@ -223,6 +263,10 @@ def test_keras_program_keeps_the_keras_namespace(tmp_path):
     helper = (out / "_ms_compat.py").read_text()
     assert "keras = " in helper and "KerasSequential" in helper
     assert tree.helper["lines"] < compat_source().count("\n")
+    reads = _reads(out)
+    assert ("keras.layers.Dense" in {n for _, n in reads}) and "class AveragePooling2D" not in helper, \
+        "the keras table keeps the entries read (keras.layers.Dense), not every Keras layer"
+    _assert_reads_resolve(reads)
     print(f"\nexamples/tensorflow: {tree.helper}")
 
 
@@ -340,3 +384,110 @@ def test_del_of_loop_names_goes_with_the_loops():
     ns = {}
     exec(compile(both, "both", "exec"), ns)
     assert ns["uses_table"]() == 1 and "_n" not in ns
+
+
+def test_namespace_class_keeps_the_members_used():
+    """`class transforms:` holding classes and static methods is a namespace: `_ms_compat.transforms.Compose`
+    keeps Compose (and what it uses, a sibling base included), not the other members; the namespace
+    used as a value keeps every member."""
+    runtime = textwrap.dedent('''\
+        def _pad(x):
+            return x
+
+
+        def _crop(x):
+            return x
+
+
+        class transforms:
+            """torchvision.transforms"""
+
+            class _Flip:
+                def __call__(self, x):
+                    return x
+
+            class Compose(_Flip):
+                def __call__(self, x):
+                    return transforms.Pad()(x)
+
+            class Pad:
+                def __call__(self, x):
+                    return _pad(x)
+
+            # a comment of Crop
+            class Crop:
+                def __call__(self, x):
+                    return _crop(x)
+
+            @staticmethod
+            def crop(x):
+                return _crop(x)
+
+            SIZES = (1, 2)
+
+
+        class Real:
+            def method(self):
+                return _crop(1)
+
+            def other(self):
+                return 2
+        ''')
+    kept = prune_source(runtime, {"transforms", "transforms.Compose", "Real"})
+    ns = {}
+    exec(compile(kept, "kept", "exec"), ns)
+    t = ns["transforms"]
+    assert {"Compose", "_Flip", "Pad"} <= set(vars(t)) and "_pad" in ns
+    assert not {"Crop", "crop", "SIZES"} & set(vars(t)) and "a comment of Crop" not in kept
+    assert t.Compose()(3) == 3
+    assert ns["Real"]().method() == 1 and "_crop" in ns, "a class with methods of an instance stays whole"
+    whole = prune_source(runtime, {"transforms", "transforms.*"})
+    assert "class Crop" in whole and "SIZES" in whole and "_crop" in whole
+    assert sorted(compat_references("import _ms_compat\nt = _ms_compat.transforms.Compose([])\n"
+                                    "d = _ms_compat.datasets\n", "_ms_compat")) == \
+        ["datasets", "datasets.*", "transforms", "transforms.Compose"]
+
+
+def test_tables_keep_the_entries_read():
+    """`keras = SimpleNamespace(layers=SimpleNamespace(Dense=Dense, ...), losses=losses)`: a path read by
+    converted code (`keras.layers.Dense`, `keras.losses.mse`) keeps those entries and what they hold; a
+    table held as a value keeps all of it."""
+    runtime = textwrap.dedent('''\
+        import types as _types
+
+
+        class Dense:
+            pass
+
+
+        class Conv:
+            pass
+
+
+        def mse(a, b):
+            return 0
+
+
+        def mae(a, b):
+            return 1
+
+
+        losses = _types.SimpleNamespace(mse=mse, mae=mae)
+        # the Keras namespace
+        keras = _types.SimpleNamespace(
+            layers=_types.SimpleNamespace(Dense=Dense, Conv=Conv,
+                                          Conv2D=Conv),
+            losses=losses, backend=None)
+        ''')
+    kept = prune_source(runtime, {"keras", "keras.layers", "keras.layers.Dense", "keras.losses",
+                                  "keras.losses.mse"})
+    ns = {}
+    exec(compile(kept, "kept", "exec"), ns)
+    assert ns["keras"].layers.Dense is ns["Dense"] and ns["keras"].losses.mse(1, 2) == 0
+    assert "Conv" not in ns and "mae" not in ns and not hasattr(ns["keras"], "backend")
+    assert "# the Keras namespace" in kept
+    whole = prune_source(runtime, {"keras", "keras.*"})
+    ns = {}
+    exec(compile(whole, "whole", "exec"), ns)
+    assert ns["keras"].layers.Conv2D is ns["Conv"] and ns["keras"].losses.mae(1, 2) == 1
+    assert "Conv2D=Conv),\n    losses=losses" in whole, "a table kept whole keeps its text"

@@ -223,6 +223,21 @@ for _d in ("1d", "2d", "3d"):
          test=f"{T}::test_batchnorm")(_batch_norm)
 
 
+def _int_arithmetic(node) -> bool:
+    """`2 * width`, `d_model // 2 + 1`: arithmetic with an int literal is an int (a size). Only `*` could
+    give a tuple (`2 * shape`), and nn.LayerNorm((that,)) then raises at construction: never silent."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.Multiply, cst.FloorDivide, cst.Add, cst.Subtract)):
+        sides = (node.left, node.right)
+        if any(isinstance(x, (cst.Tuple, cst.List, cst.SimpleString, cst.FormattedString, cst.ConcatenatedString,
+                              cst.Float)) for x in sides):
+            return False
+        return any(_int_arithmetic(x) for x in sides)
+    return False
+
+
 def _layer_norm(ctx):
     b = ctx.bound
     for n in _NO_DEVICE:
@@ -234,7 +249,7 @@ def _layer_norm(ctx):
     affine = b.code("elementwise_affine")
     bias = b.code("bias")
     one_dim = isinstance(shape, cst.Integer) or _literal_int(ctx.code("normalized_shape")) or (
-        isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) == 1)
+        isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) == 1) or _int_arithmetic(shape)
     if one_dim and affine in (None, "True") and bias in (None, "True"):
         dims = f"({ctx.code('normalized_shape')},)" if not isinstance(shape, (cst.Tuple, cst.List)) \
             else ctx.code("normalized_shape")
@@ -246,7 +261,8 @@ def _layer_norm(ctx):
 rule("torch.nn.LayerNorm", "mindspore.nn.LayerNorm",
      args=("normalized_shape", "eps", "elementwise_affine", "bias", "device", "dtype"),
      note="epsilon default differs (MindSpore 1e-7, torch 1e-5): passed explicitly; one normalised dim -> "
-          "nn.LayerNorm((n,), epsilon=eps); several dims, a shape known only at run time, or no affine/bias "
+          "nn.LayerNorm((n,), epsilon=eps) (n a literal or arithmetic with one: 2 * width); several dims, a shape "
+          "known only at run time, or no affine/bias "
           "-> _ms_compat.LayerNorm (an nn.LayerNorm subclass with torch's arguments); params gamma/beta",
      test=f"{T}::test_norms")(_layer_norm)
 mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",

@@ -2,6 +2,8 @@
 telemetry hooks that have no meaning in MindSpore."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ..callsite import UnsupportedSite
@@ -81,14 +83,52 @@ _INIT = {
     "ones_": ("tensor",),
     "orthogonal_": ("tensor", "gain", "generator"),
 }
+# a layer's own parameter (`m.weight`, `self.fc.bias`, BatchNorm's `m.gamma`): MindSpore's initializer
+# inline, `p.set_data(initializer(HeNormal(...), p.shape, p.dtype))`; these draw the values the helper
+# draws (same initializer, same stream: tests/parity/test_module_api.py::test_init_native_is_the_helper)
+_INIT_NATIVE = {
+    "kaiming_normal_": ("HeNormal(negative_slope={a}, mode={mode}, nonlinearity={nonlinearity})",
+                        {"a": "0", "mode": "'fan_in'", "nonlinearity": "'leaky_relu'"}),
+    "kaiming_uniform_": ("HeUniform(negative_slope={a}, mode={mode}, nonlinearity={nonlinearity})",
+                         {"a": "0", "mode": "'fan_in'", "nonlinearity": "'leaky_relu'"}),
+    "xavier_uniform_": ("XavierUniform(gain={gain})", {"gain": "1.0"}),
+    "normal_": ("Normal(sigma={std}, mean={mean})", {"mean": "0.0", "std": "1.0"}),
+    "constant_": ("Constant({val})", {}),
+    "zeros_": ("Zero()", {}),
+    "ones_": ("One()", {}),
+}
+_LAYER_PARAM = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\.(weight|bias|gamma|beta|embedding_table)$")
+
+
+def _native_init(name):
+    template, defaults = _INIT_NATIVE[name]
+
+    def convert(ctx):
+        p = ctx.code("tensor")
+        if p is None or not _LAYER_PARAM.match(p) or p.startswith("self.") and p.count(".") == 1 \
+                or any(a not in defaults and a not in ("tensor", "generator", "val")
+                       for a in ctx.bound.args):
+            return None   # a tensor that may not be a Parameter (x.data, self.w): the helper handles both
+        values = {a: ctx.code(a) or d for a, d in defaults.items()}
+        if name == "constant_":
+            values["val"] = ctx.code("val")
+        init = "ms.common.initializer"
+        made = f"{init}.{template.format(**values)}"
+        return ctx.expr(f"{p}.set_data({init}.initializer({made}, {p}.shape, {p}.dtype))")
+    convert.__name__ = convert.__qualname__ = f"init_{name}"
+    return convert
+
+
 for _name, _args in _INIT.items():
     _targs = ("param",) + _args[1:]   # the helpers name the tensor `param`: `tensor=w` becomes `param=w`
-    mapping(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", args=_args,
-            target_args=_targs[:-1] if _targs[-1] == "generator" else _targs,
-            drop=("generator",),
-            rename={"tensor": "param"},
-            note="set_data with a mindspore.common.initializer of the same distribution",
-            test=f"{T}::test_init")
+    _record = dict(args=_args, target_args=_targs[:-1] if _targs[-1] == "generator" else _targs,
+                   drop=("generator",), rename={"tensor": "param"}, test=f"{T}::test_init",
+                   note="set_data with a mindspore.common.initializer of the same distribution (inline on a "
+                        "layer's parameter, m.weight; _ms_compat for other tensors, which have no set_data)")
+    if _name in _INIT_NATIVE:
+        rule(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", **_record)(_native_init(_name))
+    else:
+        mapping(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", **_record)
 mapping("torch.nn.init.calculate_gain", "_ms_compat.calculate_gain", args=("nonlinearity", "param"),
         target_args=("nonlinearity", "param"), test=f"{T}::test_init")
 

@@ -396,6 +396,16 @@ def test_layer_norm_shape_variable(shape_code, shape):
     assert_converted(sites, "torch.nn.LayerNorm")
 
 
+def test_layer_norm_size_expression_is_native():
+    """A size written as arithmetic on an int (`2 * width`) is one dim: MindSpore's nn.LayerNorm inline,
+    same values and gradients as torch, no helper."""
+    src = NORM_SRC_VAR.replace("nn.LayerNorm(shape, eps=1e-6)", "nn.LayerNorm(2 * shape + 0, eps=1e-6)")
+    code, sites = check_stateful(src.replace("SHAPE", "3"), [rnd(2, 4, 6)], graph=True, rtol=1e-4, atol=1e-4)
+    assert "nn.LayerNorm((2 * shape + 0,), epsilon=1e-6)" in code and "_ms_compat" not in code, code
+    assert_converted(sites, "torch.nn.LayerNorm")
+    check_layer(src.replace("SHAPE", "3"), [rnd(2, 6)], grad=True, graph=False, rtol=1e-4, atol=1e-4)
+
+
 def test_layer_norm_low_variance_eps():
     """Low-variance input: a wrong epsilon (MindSpore's default 1e-7 vs torch 1e-5) shows up at once."""
     x = (1.0 + 1e-3 * rnd(4, 8)).astype(np.float32)

@@ -1,3 +1,4 @@
+import mindspore as ms
 from mindspore import nn, ops
 from . import _ms_compat
 
@@ -22,15 +23,15 @@ class TinyResNet(nn.Cell):
         ])
         self.se = SqueezeExcite(2 * width)
         self.pool = nn.AdaptiveAvgPool2d((1, 1))
-        self.norm = _ms_compat.LayerNorm(2 * width, eps=1e-05)
+        self.norm = nn.LayerNorm((2 * width,), epsilon=1e-05)
         self.head = nn.Dense(2 * width, num_classes)
         _ms_compat.register_buffer(self, "logit_scale", ops.ones(1) * 2.0)
         for m in _ms_compat.modules(self):
             if isinstance(m, nn.Conv2d):
-                _ms_compat.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                m.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.HeNormal(negative_slope=0, mode="fan_out", nonlinearity="relu"), m.weight.shape, m.weight.dtype))
             elif isinstance(m, nn.BatchNorm2d):
-                _ms_compat.constant_(m.gamma, 1)
-                _ms_compat.constant_(m.beta, 0)
+                m.gamma.set_data(ms.common.initializer.initializer(ms.common.initializer.Constant(1), m.gamma.shape, m.gamma.dtype))
+                m.beta.set_data(ms.common.initializer.initializer(ms.common.initializer.Constant(0), m.beta.shape, m.beta.dtype))
         self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
     def construct(self, x):

@@ -1,15 +1,15 @@
+import mindspore as ms
 from mindspore import nn, ops
-import _ms_compat
 
 
 # custom weights initialization called on netG and netD
 def weights_init(m):
     classname = m.__class__.__name__
     if classname.find('Conv') != -1:
-        _ms_compat.normal_(m.weight, 0.0, 0.02)
+        m.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Normal(sigma=0.02, mean=0.0), m.weight.shape, m.weight.dtype))
     elif classname.find('BatchNorm') != -1:
-        _ms_compat.normal_(m.gamma, 1.0, 0.02)
-        _ms_compat.zeros_(m.beta)
+        m.gamma.set_data(ms.common.initializer.initializer(ms.common.initializer.Normal(sigma=0.02, mean=1.0), m.gamma.shape, m.gamma.dtype))
+        m.beta.set_data(ms.common.initializer.initializer(ms.common.initializer.Zero(), m.beta.shape, m.beta.dtype))
 
 
 class Generator(nn.Cell):

@@ -34,7 +34,7 @@ class RNNModel(nn.Cell):
     def init_weights(self):
         initrange = 0.1
         _ms_compat.uniform_(self.encoder.embedding_table, -initrange, initrange)
-        _ms_compat.zeros_(self.decoder.bias)
+        self.decoder.bias.set_data(ms.common.initializer.initializer(ms.common.initializer.Zero(), self.decoder.bias.shape, self.decoder.bias.dtype))
         _ms_compat.uniform_(self.decoder.weight, -initrange, initrange)
 
     def construct(self, input, hidden):

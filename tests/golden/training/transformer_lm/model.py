@@ -118,11 +118,11 @@ class GPT(nn.Cell):
 
     def _init_weights(self, module):
         if isinstance(module, nn.Dense):
-            _ms_compat.normal_(module.weight, mean=0.0, std=0.02)
+            module.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.Normal(sigma=0.02, mean=0.0), module.weight.shape, module.weight.dtype))
             if module.bias is not None:
-                _ms_compat.zeros_(module.bias)
+                module.bias.set_data(ms.common.initializer.initializer(ms.common.initializer.Zero(), module.bias.shape, module.bias.dtype))
         elif isinstance(module, nn.Embedding):
-            _ms_compat.normal_(module.embedding_table, mean=0.0, std=0.02)
+            module.embedding_table.set_data(ms.common.initializer.initializer(ms.common.initializer.Normal(sigma=0.02, mean=0.0), module.embedding_table.shape, module.embedding_table.dtype))
 
     def construct(self, idx, targets=None):
         b, t = idx.shape
