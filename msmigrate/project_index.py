@@ -14,6 +14,9 @@ TORCH_ECOSYSTEM = (
     "timm", "pytorch_lightning", "lightning", "torchmetrics",
 )
 
+# torch.autograd.Function under its public and canonical names
+_AUTOGRAD_FUNCTIONS = ("torch.autograd.Function", "torch.autograd.function.Function")
+
 # torch.nn classes a user class can inherit from and still be a Module.
 _MODULE_BASE_PREFIXES = ("torch.nn.",)
 
@@ -298,6 +301,32 @@ class ProjectIndex:
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes
+
+    @property
+    def has_autograd_functions(self) -> bool:
+        """Whether any project class derives from torch.autograd.Function (its backward runs op by op)."""
+        cached = self.__dict__.get("_has_autograd_functions")
+        if cached is None:
+            cached = self.__dict__["_has_autograd_functions"] = any(
+                self.is_autograd_function(f"{info.name}.{c}") for info in self.modules.values() for c in info.classes)
+        return cached
+
+    def is_autograd_function(self, qname: str) -> bool:
+        """Whether the project class `qname` ("pkg.ops.MyFn") derives from torch.autograd.Function,
+        directly or through project classes: its `.apply(...)` is Function.apply, not Module.apply."""
+        seen: Set[str] = set()
+        todo = [qname]
+        while todo:
+            q = self.resolve_alias(todo.pop())
+            if q in _AUTOGRAD_FUNCTIONS:
+                return True
+            mod, _, cname = q.rpartition(".")
+            info = self.modules.get(mod)
+            if q in seen or info is None or cname not in info.classes:
+                continue
+            seen.add(q)
+            todo.extend(info.classes[cname])
+        return False
 
     def package_root_depth(self, path: Path) -> Optional[int]:
         """How many package levels sit above `path` inside the tree (0: the file is

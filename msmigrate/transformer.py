@@ -1300,6 +1300,16 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._classes[-1].attr_types.get(node.attr.value) == "tensor"
         return False
 
+    def _is_autograd_function(self, node: cst.BaseExpression) -> bool:
+        """`Fn` in `Fn.apply(...)`: a class of this file or an imported project class deriving from
+        torch.autograd.Function."""
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return False
+        qname = self._qname_any(node)
+        if qname is None and isinstance(node, cst.Name):
+            qname = f"{self.module_name}.{node.value}"
+        return qname is not None and self.index.is_autograd_function(qname)
+
     def _receiver_kind(self, node: cst.BaseExpression) -> str:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
                              cst.Dict, cst.Set, cst.Tuple, cst.Integer, cst.Float, cst.ListComp,
@@ -1457,6 +1467,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x
         if chained is not None:
             return chained
+        if name == "apply" and self._is_autograd_function(func.value):
+            return updated      # Fn.apply(...) of a torch.autograd.Function subclass: _ms_compat.Function.apply
         tm = R.lookup("Tensor." + name)
         mm = R.lookup("Module." + name)
         if tm is None and mm is None:
@@ -1650,10 +1662,14 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _with_run_header(self, module: cst.Module) -> cst.Module:
         """A program with a converted train step chooses its mode and device once, at the top."""
         ms_name = self.names["ms"]
+        mode, why = "GRAPH_MODE", "GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)"
+        if self.index.has_autograd_functions:
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: the project's custom autograd.Function backward runs op by "
+                                          "op (MindSpore calls a Cell's bprop in PYNATIVE mode only)")
         header = [
-            cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.GRAPH_MODE)\n").with_changes(
+            cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
-                    "# msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)",
+                    "# msmigrate: " + why,
                     "# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)")]),
             cst.parse_statement(f"{COMPAT}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
             # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);
