@@ -240,3 +240,40 @@ def test_functional_transforms():
                                  rtol=1e-4, atol=1e-5)
     no_todo(sites)
     assert "_ms_compat.jacobian(f, x)" in code
+
+
+GRAD_SRC = '''
+import torch
+
+
+def fn(x, w):
+    x.requires_grad_(True)
+    w.requires_grad_(True)
+    y = torch.sin(x) * w
+    g, = torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y))
+    h = torch.autograd.grad(outputs=[(x ** 3 * w).sum()], inputs=[x, w], create_graph=True)
+    return g.detach(), h[0].detach(), h[1].detach()
+
+
+def unused(x, w):
+    x.requires_grad_()
+    w.requires_grad_()
+    z = x * 2
+    y = (z * z).sum()
+    gx, gw = torch.autograd.grad(y, [x, w], allow_unused=True, retain_graph=True)
+    mx, mw = torch.autograd.grad(y, (x, w), allow_unused=True, materialize_grads=True)
+    return gx, gw is None, mx, mw
+'''
+
+
+def test_autograd_grad_outside_a_train_step():
+    """torch.autograd.grad on the values of straight-line code: the computation from the inputs to the
+    output becomes a function and mindspore.grad its vector-Jacobian product (grad_outputs, several
+    inputs, unpacked results; allow_unused's None and materialize_grads' zeros)."""
+    code, sites = check_function(GRAD_SRC, [rnd(2, 3), rnd(2, 3, seed=1)], graph=False)
+    no_todo(sites)
+    mod, code, _ = load_converted(GRAD_SRC)
+    out = mod.unused(*[__import__("mindspore").Tensor(a) for a in (rnd(3), rnd(3, seed=1))])
+    ref = load_torch(GRAD_SRC)["unused"](*[__import__("torch").from_numpy(a) for a in (rnd(3), rnd(3, seed=1))])
+    assert out[1] is True and ref[1] is True
+    assert_close([out[0], out[2], out[3]], [ref[0], ref[2], ref[3]])
