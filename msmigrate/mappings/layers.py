@@ -359,7 +359,16 @@ def _positional_modules(ctx):
         if not isinstance(ctx.bound.value("modules"), (cst.List, cst.ListComp)):
             # CellList takes a list only (torch any iterable: a generator, a tuple, map(...))
             ctx.bound.set("modules", f"list({ctx.bound.code('modules')})", positional=True)
+        elif _may_hold_none(ctx.bound.value("modules")):
+            return ctx.expr(f"_ms_compat.ModuleList({ctx.bound.code('modules')})")
     return None
+
+
+def _may_hold_none(modules: cst.BaseExpression) -> bool:
+    """A list literal with an entry that is not a constructor call (`[pre_norm, post_norm]`, `x if c else
+    None`): torch's ModuleList keeps a None entry, MindSpore's CellList refuses it."""
+    return isinstance(modules, cst.List) and any(
+        not isinstance(e.value, cst.Call) for e in modules.elements if isinstance(e, cst.Element))
 
 
 rule("torch.nn.ModuleList", "mindspore.nn.CellList", args=("modules",), target_args=("modules",),

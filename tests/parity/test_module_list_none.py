@@ -1,0 +1,55 @@
+"""torch's ModuleList keeps None entries (a norm configured off, as x-transformers' layers hold
+[pre_norm, post_branch_norm, post_main_norm]); the converted list keeps them too."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .harness import check_layer, no_todo, rnd  # noqa: E402
+
+SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, pre_norm, post_norm):
+        super().__init__()
+        pre = nn.LayerNorm(4) if pre_norm else None
+        post = nn.LayerNorm(4) if post_norm else None
+        self.norms = nn.ModuleList([pre, post, None])
+        self.layers = nn.ModuleList([nn.Linear(4, 4)])
+
+    def forward(self, x):
+        pre, post, extra = self.norms
+        if pre is not None:
+            x = pre(x)
+        x = self.layers[0](x)
+        if post is not None:
+            x = post(x)
+        return x * len(self.norms) + (extra is None)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(True, False), Block(False, True)])
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+
+
+def make():
+    return Net()
+'''
+
+
+def test_module_list_keeps_none_entries():
+    """None entries keep their index, unpack and count as in torch; the weights load by torch's names."""
+    code, sites = check_layer(SRC, [rnd(2, 4)], graph=False, grad=True)
+    no_todo(sites)
+    assert "_ms_compat.ModuleList([pre, post, None])" in code and "nn.CellList([nn.Dense(4, 4)])" in code
