@@ -35,3 +35,27 @@ for _name, (_args, _note) in _FUNCTIONAL.items():
     mapping(f"torch.autograd.functional.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
             note=_note + "; create_graph/strict/vectorize/strategy only tune torch's computation",
             test=f"{T}::test_functional_transforms")
+
+mapping("torch.autograd.is_tensor_like", "_ms_compat.is_tensor_like", args=("inp",), target_args=("inp",),
+        note="isinstance(x, ms.Tensor): MindSpore has no __torch_function__ protocol", test=f"{T}::test_checks")
+_GRADCHECK_ARGS = ("func", "inputs")
+mapping("torch.autograd.gradcheck", "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS,
+        status=DIFFERENCE,
+        note="MindSpore's gradients against central finite differences; every floating-point tensor input is "
+             "checked (torch: those with requires_grad); the batched/forward-mode options are not checked",
+        test=f"{T}::test_checks")
+for _src in ("torch.autograd.gradcheck.gradcheck",):
+    mapping(_src, "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS, status=DIFFERENCE,
+            note="as torch.autograd.gradcheck", test=f"{T}::test_checks")
+mapping("torch.autograd.gradgradcheck", None,
+        note="second-order finite-difference check: not converted; write instead: _ms_compat.gradcheck of a "
+             "function returning ms.grad of func")
+mapping("torch.autograd.grad", None,
+        note="converted where the computation from the inputs (names) to the output is straight-line code of the "
+             "same function (msmigrate/higher_order_grad.py: mindspore.grad of that computation); elsewhere torch's "
+             "recorded graph has no MindSpore counterpart; write instead: ms.grad(fn, grad_position)(inputs) over a "
+             "function computing the output")
+mapping("torch.autograd.backward", None,
+        note="fills .grad of the leaves of torch's recorded graph: no MindSpore counterpart (the training-loop "
+             "rewrite converts loss.backward() + optimizer.step()); write instead: ms.value_and_grad over the loss "
+             "function")

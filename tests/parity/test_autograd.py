@@ -277,3 +277,48 @@ def test_autograd_grad_outside_a_train_step():
     ref = load_torch(GRAD_SRC)["unused"](*[__import__("torch").from_numpy(a) for a in (rnd(3), rnd(3, seed=1))])
     assert out[1] is True and ref[1] is True
     assert_close([out[0], out[2], out[3]], [ref[0], ref[2], ref[3]])
+
+
+CHECKS_SRC = '''
+import numpy as np
+import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, wrong):
+        ctx.save_for_backward(x)
+        ctx.wrong = wrong
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (3 if ctx.wrong else 2) * x, None
+
+
+def checks(x, y):
+    right = torch.autograd.gradcheck(lambda a, b: Square.apply(a, False) * b.sin(), (x, y), eps=1e-6, atol=1e-5)
+    wrong = torch.autograd.gradcheck(Square.apply, (x, True), raise_exception=False)
+    try:
+        torch.autograd.gradcheck(Square.apply, (x, True))
+        raised = False
+    except RuntimeError:
+        raised = True
+    return [right, wrong, raised, torch.autograd.is_tensor_like(x), torch.autograd.is_tensor_like(np.ones(2)),
+            torch.autograd.is_tensor_like(3.0)]
+'''
+
+
+def test_checks():
+    """gradcheck passes a correct custom backward and catches a wrong one (raising, or False), as torch;
+    is_tensor_like."""
+    import mindspore as ms
+    import torch
+
+    x, y = rnd(2, 3).astype(np.float64), rnd(2, 3, seed=1).astype(np.float64)
+    mod, code, sites = load_converted(CHECKS_SRC)
+    no_todo(sites)
+    ref = load_torch(CHECKS_SRC)["checks"](torch.from_numpy(x).requires_grad_(), torch.from_numpy(y).requires_grad_())
+    assert ref == [True, False, True, True, False, False]
+    assert mod.checks(ms.Tensor(x), ms.Tensor(y)) == ref

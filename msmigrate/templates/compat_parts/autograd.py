@@ -4,6 +4,7 @@ A torch.autograd.Function subclass keeps its forward(ctx, ...) and backward(ctx,
 Fn.apply(...) runs forward inside a Cell whose bprop calls the class's backward, so MindSpore's
 ms.grad / value_and_grad use the user's gradient formula (as torch does), not one derived from forward."""
 import mindspore as ms
+import numpy as np
 from mindspore import nn, ops
 
 
@@ -223,3 +224,50 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         return ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
     _, result = jvp(gradient, xs if many_in else xs[0], v)
     return out, result
+
+
+# ---------------------------------------------------------------- checks
+def is_tensor_like(inp):
+    """torch.autograd.is_tensor_like: a tensor (MindSpore has no __torch_function__ protocol)."""
+    return isinstance(inp, ms.Tensor)
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    """torch.autograd.gradcheck: the gradients MindSpore computes (a custom Function's backward included)
+    against central finite differences, for every floating-point tensor input (torch: those with
+    requires_grad). True, or RuntimeError / False (raise_exception=False) on a mismatch."""
+    xs, _ = _as_tuple(inputs)
+    diff = [i for i, x in enumerate(xs) if isinstance(x, ms.Tensor) and x.dtype in (ms.float16, ms.float32, ms.float64)]
+    if not diff:
+        raise ValueError("gradcheck expects at least one floating-point input tensor")
+
+    def on_diff(*ds):
+        full = list(xs)
+        for i, d in zip(diff, ds):
+            full[i] = d
+        return func(*full)
+    _, rows = _jacobian_of(on_diff, [xs[i] for i in diff])
+    for k, row in enumerate(rows):
+        for slot, i in enumerate(diff):
+            x = xs[i].asnumpy()
+            analytical = row[slot].asnumpy().reshape(-1, x.size)
+            numerical = np.zeros_like(analytical)
+            for j in range(x.size):
+                shifted = []
+                for sign in (1.0, -1.0):
+                    y = x.copy().reshape(-1)
+                    y[j] += sign * eps
+                    full = [xs[m] for m in diff]
+                    full[slot] = ms.Tensor(y.reshape(x.shape))
+                    outs, _ = _as_tuple(on_diff(*full))
+                    shifted.append(outs[k].asnumpy().reshape(-1).astype(np.float64))
+                numerical[:, j] = (shifted[0] - shifted[1]) / (2 * eps)
+            if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
+                if raise_exception:
+                    raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                                       f"numerical:{numerical}\nanalytical:{analytical}\n")
+                return False
+    return True
