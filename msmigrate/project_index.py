@@ -302,14 +302,25 @@ class ProjectIndex:
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes
 
-    @property
-    def has_autograd_functions(self) -> bool:
-        """Whether any project class derives from torch.autograd.Function (its backward runs op by op)."""
-        cached = self.__dict__.get("_has_autograd_functions")
-        if cached is None:
-            cached = self.__dict__["_has_autograd_functions"] = any(
-                self.is_autograd_function(f"{info.name}.{c}") for info in self.modules.values() for c in info.classes)
-        return cached
+    def reaches_autograd_function(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) defines a torch.autograd.Function
+        subclass: its backward runs op by op, so a program importing one starts in PYNATIVE mode."""
+        cache = self.__dict__.setdefault("_reaches_autograd_function", {})
+        if module not in cache:
+            seen, todo, found = set(), [module], False
+            while todo and not found:
+                mod = todo.pop()
+                info = self.modules.get(mod)
+                if mod in seen or info is None:
+                    continue
+                seen.add(mod)
+                found = any(self.is_autograd_function(f"{mod}.{c}") for c in info.classes)
+                for target in list(info.imports.values()) + list(info.stars):
+                    parts = target.split(".")
+                    todo.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1)
+                                if ".".join(parts[:k]) in self.modules)
+            cache[module] = found
+        return cache[module]
 
     def is_autograd_function(self, qname: str) -> bool:
         """Whether the project class `qname` ("pkg.ops.MyFn") derives from torch.autograd.Function,

@@ -225,6 +225,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _torch_qname(self, node: cst.CSTNode) -> Optional[str]:
         name = self._qname_any(node)
+        if name is not None and self._is_param(node):
+            return None     # `def max_neg_value(tensor)` next to `from torch import tensor`: the argument
         if name is None or not (is_torch_name(name) or is_dependency_name(self.index, name)):
             return None
         if name.split(".", 1)[0] in self.index.local_tops:
@@ -686,6 +688,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return cst.FlattenSentinel(stmts)
         return updated
 
+    def _is_param(self, node: cst.CSTNode) -> bool:
+        """Whether the head name of `node` (`tensor` in `tensor.dtype`) is a parameter of the innermost
+        function that binds it, so not the import of that name."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and any(node.value in scope.get("params", ()) for scope in self._scopes)
+
     def _shadowed(self, name: str) -> bool:
         """An imported name that the enclosing functions or the module also bind as a parameter
         or by assignment: what it holds there is not known to be the import."""
@@ -713,6 +722,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
+        self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1663,9 +1673,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A program with a converted train step chooses its mode and device once, at the top."""
         ms_name = self.names["ms"]
         mode, why = "GRAPH_MODE", "GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)"
-        if self.index.has_autograd_functions:
-            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: the project's custom autograd.Function backward runs op by "
-                                          "op (MindSpore calls a Cell's bprop in PYNATIVE mode only)")
+        if self.index.reaches_autograd_function(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
+                                          "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

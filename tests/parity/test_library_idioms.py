@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
-from .harness import check_layer, no_todo, rnd  # noqa: E402
+from .harness import check_function, check_layer, no_todo, rnd  # noqa: E402
 
 SRC = '''
 import torch
@@ -53,3 +53,24 @@ def test_module_list_keeps_none_entries():
     code, sites = check_layer(SRC, [rnd(2, 4)], graph=False, grad=True)
     no_todo(sites)
     assert "_ms_compat.ModuleList([pre, post, None])" in code and "nn.CellList([nn.Dense(4, 4)])" in code
+
+
+PARAM_SRC = '''
+import torch
+from torch import tensor
+
+
+def max_neg_value(tensor):
+    return -torch.finfo(tensor.dtype).max
+
+
+def fn(x):
+    return tensor([1.0, 2.0, 3.0]) + x * (max_neg_value(x) / 1e38)
+'''
+
+
+def test_parameter_named_like_a_torch_import():
+    """`def max_neg_value(tensor)` next to `from torch import tensor`: inside, `tensor` is the argument."""
+    code, sites = check_function(PARAM_SRC, [rnd(3)], graph=False)
+    no_todo(sites)
+    assert "finfo(tensor.dtype)" in code
