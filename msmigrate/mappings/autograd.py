@@ -8,8 +8,9 @@ T = "tests/parity/test_autograd.py"
 
 _FUNCTION_NOTE = ("subclasses keep forward(ctx, ...) / backward(ctx, *grads) as written; Fn.apply(...) runs "
                   "forward in a Cell whose bprop calls backward, so ms.grad/value_and_grad use the custom "
-                  "gradient. PYNATIVE mode only (stops with MigrationError under GRAPH mode); needs_input_grad "
-                  "is True for every tensor argument")
+                  "gradient. PYNATIVE mode only: a converted program whose imports define one starts in PYNATIVE "
+                  "mode, and a graph compiled over Fn.apply stops; needs_input_grad is True for every tensor "
+                  "argument")
 for _src in ("torch.autograd.Function", "torch.autograd.function.Function"):
     mapping(_src, "_ms_compat.Function", status=DIFFERENCE, note=_FUNCTION_NOTE,
             test=f"{T}::test_custom_functions")

@@ -74,3 +74,26 @@ def test_parameter_named_like_a_torch_import():
     code, sites = check_function(PARAM_SRC, [rnd(3)], graph=False)
     no_todo(sites)
     assert "finfo(tensor.dtype)" in code
+
+
+EINSUM_SRC = '''
+import torch
+from torch import einsum
+
+
+def fn(q, k, v):
+    kv_eq = 'b j d' if k.ndim == 3 else 'b h j d'
+    sim = einsum(f'b h i d, {kv_eq} -> b h i j', q, k)
+    out = einsum(f'b h i j, {kv_eq} -> b h i d', sim.softmax(dim=-1), v)
+    lead = '...'
+    return out, torch.einsum(f'{lead}ij,{lead}jk', q[:, 0], k.transpose(-1, -2))
+'''
+
+
+def test_einsum_equation_built_at_run_time():
+    """x-transformers' einsum(f'b h i d, {kv_einsum_eq} -> b h i j', q, k): the equation is read when it
+    runs (spaces, '...' and the implicit output as torch reads them); values and gradients."""
+    code, sites = check_function(EINSUM_SRC, [rnd(2, 2, 3, 4), rnd(2, 5, 4, seed=1), rnd(2, 5, 4, seed=2)],
+                                 grad=True, graph=False, rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+    assert "_ms_compat.torch_einsum(f'b h i d, {kv_eq} -> b h i j', q, k)" in code
