@@ -31,6 +31,7 @@ from . import torch_namespace as TN
 from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
+from . import partial_rules as PR
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -1547,6 +1548,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if qn is None:
             return updated
         m = R.lookup(qn)
+        if m is not None and m.rule is not None and qn not in _ADAPTERS:
+            return PR.convert(self, original, updated, qn, m) or updated   # partial(F.softmax, dim=-1)
         if m is None or not m.target or m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule:
             return updated
         if qn in _ADAPTERS:

@@ -97,3 +97,24 @@ def test_einsum_equation_built_at_run_time():
                                  grad=True, graph=False, rtol=1e-4, atol=1e-5)
     no_todo(sites)
     assert "_ms_compat.torch_einsum(f'b h i d, {kv_eq} -> b h i j', q, k)" in code
+
+
+PARTIAL_SRC = '''
+import torch
+import torch.nn.functional as F
+from functools import partial
+
+
+def fn(x):
+    softmax_fn = partial(F.softmax, dim=-1)
+    attn = partial(softmax_fn, dtype=torch.float32)
+    return attn(x), partial(F.log_softmax, dim=0)(x), partial(F.gelu, approximate="tanh")(x)
+'''
+
+
+def test_partial_of_a_function_converted_by_a_rule():
+    """partial(F.softmax, dim=-1) (x-transformers' attention function): the keywords are translated as in
+    a call (dim -> axis), also where the rule writes them positionally (log_softmax)."""
+    code, sites = check_function(PARTIAL_SRC, [rnd(2, 3)], graph=False)
+    no_todo(sites)
+    assert "partial(ops.softmax, axis=-1)" in code and "partial(ops.log_softmax, axis=0)" in code
