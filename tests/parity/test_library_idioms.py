@@ -118,3 +118,46 @@ def test_partial_of_a_function_converted_by_a_rule():
     code, sites = check_function(PARTIAL_SRC, [rnd(2, 3)], graph=False)
     no_todo(sites)
     assert "partial(ops.softmax, axis=-1)" in code and "partial(ops.log_softmax, axis=0)" in code
+
+
+STORE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Intermediates:
+    values = None
+
+
+class Attend(nn.Module):
+    def forward(self, q):
+        return q * 2, Intermediates()
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attend = Attend()
+
+    def forward(self, q):
+        out, intermediates = self.attend(q)
+        intermediates.values = out + 1
+        return out
+
+
+def make():
+    return Attention()
+'''
+
+
+def test_store_of_a_method_name_on_a_value_taken_for_a_tensor():
+    """x-transformers' `intermediates.values = orig_values` (a dataclass the converter may take for a tensor):
+    storing under a torch.Tensor method's name only sets a Python attribute, in both frameworks."""
+    import torch
+    from msmigrate.torch_tensor_names import TENSOR_ATTRIBUTES
+    from msmigrate.unmapped_tensor_api import TENSOR_DATA_ATTRIBUTES
+
+    assert TENSOR_DATA_ATTRIBUTES - {"names"} == {n for n in TENSOR_ATTRIBUTES
+                                                 if not callable(getattr(torch.Tensor, n, None))}
+    code, sites = check_layer(STORE_SRC, [rnd(3)], graph=False)
+    no_todo(sites)
