@@ -25,10 +25,11 @@ PLACEHOLDER = "_ms_compat.Unconverted"
 
 
 def _placeholder_args(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.Call, bool]]:
-    """`T = _ms_compat.Unconverted('torch.autograd.grad', where, why)(...)[0]` -> (T, the call, indexed)."""
+    """`T = _ms_compat.Unconverted('torch.autograd.grad', where, why)(...)[0]` -> (T, the call, indexed);
+    T is the target's code (`g` or a tuple to unpack, `gx, gw`)."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
-            and isinstance(stmt.body[0].targets[0].target, cst.Name)):
+            and _simple_target(stmt.body[0].targets[0].target)):
         return None
     value, indexed = stmt.body[0].value, False
     if isinstance(value, cst.Subscript):
@@ -39,7 +40,24 @@ def _placeholder_args(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.Call, bool]]
             and code_of(value.func.func).strip() == PLACEHOLDER and value.func.args
             and code_of(value.func.args[0].value).strip().strip("'\"") == API):
         return None
-    return stmt.body[0].targets[0].target.value, value, indexed
+    return code_of(stmt.body[0].targets[0].target).strip(), value, indexed
+
+
+def _simple_target(t: cst.BaseExpression) -> bool:
+    """a name, or a tuple/list of names (`g, = ...`, `gx, gw = ...`)"""
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in t.elements)
+    return isinstance(t, cst.Name)
+
+
+def _names(expr: cst.BaseExpression) -> Optional[List[str]]:
+    """`x` -> [x]; `[x, w]` / `(x, w)` -> [x, w]; anything else None."""
+    if isinstance(expr, cst.Name):
+        return [expr.value]
+    if isinstance(expr, (cst.Tuple, cst.List)) and expr.elements and all(
+            isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in expr.elements):
+        return [e.value.value for e in expr.elements]
+    return None
 
 
 def _where(call: cst.Call) -> str:
@@ -66,9 +84,20 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str) -> Tuple[List[cst.Base
             args[key] = a.value
         if not args or "outputs" not in args or "inputs" not in args:
             continue
-        if any(k not in ("outputs", "inputs", "grad_outputs", "create_graph", "retain_graph", "only_inputs")
-               for k in args):
-            continue     # allow_unused, is_grads_batched: stays a TODO
+        if any(k not in ("outputs", "inputs", "grad_outputs", "create_graph", "retain_graph", "only_inputs",
+                         "allow_unused", "materialize_grads") for k in args):
+            continue     # is_grads_batched: stays a TODO
+        general = _general_form(body, i, target, args, indexed, ms)
+        if general is not None:
+            kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
+            stmts, inputs_bound_at = general
+            for k in inputs_bound_at:
+                out[k] = _without_requires_grad(out[k])
+            out[i] = [stmts[0].with_changes(leading_lines=kept + list(stmts[0].leading_lines))] + stmts[1:]
+            done.append(_where(call))
+            continue
+        if "allow_unused" in args or "materialize_grads" in args:
+            continue
         out_expr, in_expr = args["outputs"], args["inputs"]
         if isinstance(in_expr, (cst.Tuple, cst.List)) and len(in_expr.elements) == 1:
             in_expr = in_expr.elements[0].value
@@ -114,6 +143,84 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str) -> Tuple[List[cst.Base
     for st in out:
         flat.extend(st if isinstance(st, list) else [st])
     return flat, done
+
+
+def _flag(args, name: str) -> Optional[bool]:
+    """A keyword flag's value when it is a literal (False when absent); None when it is not one."""
+    if name not in args:
+        return False
+    v = code_of(args[name]).strip()
+    return {"True": True, "False": False}.get(v)
+
+
+def _general_form(body, i: int, target: str, args, indexed: bool, ms: str):
+    """torch.autograd.grad of one output name over one or more input names, its result unpacked
+    (`g, = ...`, `gx, gw = ...`), taken whole or indexed with [0] beyond the one-input form below:
+    (statements replacing the call, indices of the inputs' bindings) or None (stays a TODO).
+    An input y does not depend on gives None (allow_unused=True), zeros (materialize_grads=True),
+    and stays a TODO otherwise (torch raises there)."""
+    xs, out_expr = _names(args["inputs"]), args["outputs"]
+    if isinstance(out_expr, (cst.Tuple, cst.List)) and len(out_expr.elements) == 1:
+        out_expr = out_expr.elements[0].value       # [y] for one output
+    if xs is None or isinstance(out_expr, (cst.Tuple, cst.List)) or (
+            indexed and len(xs) == 1 and isinstance(out_expr, cst.Name)
+            and "allow_unused" not in args and "materialize_grads" not in args):
+        return None     # the one-input `[0]` form: the rewrite below
+    allow_unused, materialize = _flag(args, "allow_unused"), _flag(args, "materialize_grads")
+    if allow_unused is None or materialize is None or len(set(xs)) != len(xs):
+        return None
+    # an output written as an expression ((x ** 3).sum()) is computed by the function as its result
+    y = out_expr.value if isinstance(out_expr, cst.Name) else "output"
+    if y == "output":
+        body = list(body[:i]) + [cst.parse_statement(f"output = {code_of(out_expr).strip()}\n")] + list(body[i:])
+        i += 1
+    # where each input was last bound in the block; -1: before it (a parameter of the function)
+    made = {x: [-1] + [k for k in range(i) if x in assigns(body[k])] for x in xs}
+    first = min(m[-1] for m in made.values())
+    # the statements after the inputs' bindings that y depends on (none may bind an input again)
+    needed, chosen = {y}, []
+    for k in range(i - 1, first, -1):
+        bound = assigns(body[k])
+        if bound & needed:
+            if not isinstance(body[k], cst.SimpleStatementLine) or bound & set(xs):
+                return None
+            chosen.append(k)
+            needed = (needed - bound) | set(reads(body[k]))
+    if not chosen or y in needed:
+        return None
+    used = [x for x in xs if x in needed]
+    if len(used) < len(xs) and not (allow_unused or materialize):
+        return None
+    if not used:
+        return None
+    fn = f"_{y}_of_{'_'.join(used)}"
+    sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
+    if sens.startswith(("[", "(")) and sens.endswith(("]", ")")) and sens.count(",") == 1 \
+            and sens.rstrip("])").rstrip().endswith(","):
+        sens = sens[1:-1].strip().rstrip(",").strip()   # [s] for one output
+    ret = f"return ({y} * _sens).sum()" if sens != "None" else f"return {y}"
+    fn_def = cst.parse_statement(f"def {fn}({', '.join(used)}{', _sens' if sens != 'None' else ''}):\n    pass\n")
+    fn_def = fn_def.with_changes(body=cst.IndentedBlock(
+        body=[body[k].with_changes(leading_lines=[]) for k in reversed(chosen)]
+        + [cst.parse_statement(ret + "\n")]))
+    # mindspore.grad gives one tensor for one position, a tuple for several
+    positions = "0" if len(used) == 1 else "(" + ", ".join(str(j) for j in range(len(used))) + ")"
+    call = f"{ms}.grad({fn}, grad_position={positions})({', '.join(used)}{', ' + sens if sens != 'None' else ''})"
+    parts = []
+    for x in xs:
+        if x in used:
+            j = used.index(x)
+            parts.append(f"{fn}_grads[{j}]" if len(used) > 1 else f"{fn}_grads")
+        else:
+            parts.append(f"{ms}.ops.zeros_like({x})" if materialize else "None")
+    value = parts[0] if indexed else "(" + ", ".join(parts) + ",)"
+    comment = cst.EmptyLine(comment=cst.Comment(
+        f"# msmigrate: torch.autograd.grad -> the gradient of {fn} (the computation from "
+        f"{', '.join(used)} to {y})" + ("; unused inputs get " + ("zeros" if materialize else "None")
+                                         if len(used) < len(xs) else "")))
+    grads = cst.parse_statement(f"{fn}_grads = {call}\n")
+    return ([fn_def.with_changes(leading_lines=[comment]), grads, cst.parse_statement(f"{target} = {value}\n")],
+            sorted({m[-1] for m in made.values()} - {-1}))
 
 
 def _without_requires_grad(stmt):

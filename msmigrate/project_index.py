@@ -14,6 +14,9 @@ TORCH_ECOSYSTEM = (
     "timm", "pytorch_lightning", "lightning", "torchmetrics",
 )
 
+# torch.autograd.Function under its public and canonical names
+_AUTOGRAD_FUNCTIONS = ("torch.autograd.Function", "torch.autograd.function.Function")
+
 # torch.nn classes a user class can inherit from and still be a Module.
 _MODULE_BASE_PREFIXES = ("torch.nn.",)
 
@@ -298,6 +301,43 @@ class ProjectIndex:
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes
+
+    def reaches_autograd_function(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) defines a torch.autograd.Function
+        subclass: its backward runs op by op, so a program importing one starts in PYNATIVE mode."""
+        cache = self.__dict__.setdefault("_reaches_autograd_function", {})
+        if module not in cache:
+            seen, todo, found = set(), [module], False
+            while todo and not found:
+                mod = todo.pop()
+                info = self.modules.get(mod)
+                if mod in seen or info is None:
+                    continue
+                seen.add(mod)
+                found = any(self.is_autograd_function(f"{mod}.{c}") for c in info.classes)
+                for target in list(info.imports.values()) + list(info.stars):
+                    parts = target.split(".")
+                    todo.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1)
+                                if ".".join(parts[:k]) in self.modules)
+            cache[module] = found
+        return cache[module]
+
+    def is_autograd_function(self, qname: str) -> bool:
+        """Whether the project class `qname` ("pkg.ops.MyFn") derives from torch.autograd.Function,
+        directly or through project classes: its `.apply(...)` is Function.apply, not Module.apply."""
+        seen: Set[str] = set()
+        todo = [qname]
+        while todo:
+            q = self.resolve_alias(todo.pop())
+            if q in _AUTOGRAD_FUNCTIONS:
+                return True
+            mod, _, cname = q.rpartition(".")
+            info = self.modules.get(mod)
+            if q in seen or info is None or cname not in info.classes:
+                continue
+            seen.add(q)
+            todo.extend(info.classes[cname])
+        return False
 
     def package_root_depth(self, path: Path) -> Optional[int]:
         """How many package levels sit above `path` inside the tree (0: the file is

@@ -34,6 +34,7 @@ from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
 from . import default_mode as DM
+from . import partial_rules as PR
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -205,6 +206,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _torch_qname(self, node: cst.CSTNode) -> Optional[str]:
         name = self._qname_any(node)
+        if name is not None and self._is_param(node):
+            return None     # `def max_neg_value(tensor)` next to `from torch import tensor`: the argument
         if name is None or not (is_torch_name(name) or is_dependency_name(self.index, name)):
             return None
         if name.split(".", 1)[0] in self.index.local_tops:
@@ -666,6 +669,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return cst.FlattenSentinel(stmts)
         return updated
 
+    def _is_param(self, node: cst.CSTNode) -> bool:
+        """Whether the head name of `node` (`tensor` in `tensor.dtype`) is a parameter of the innermost
+        function that binds it, so not the import of that name."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and any(node.value in scope.get("params", ()) for scope in self._scopes)
+
     def _shadowed(self, name: str) -> bool:
         """An imported name that the enclosing functions or the module also bind as a parameter
         or by assignment: what it holds there is not known to be the import."""
@@ -693,6 +703,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
+        self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1285,6 +1296,16 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._classes[-1].attr_types.get(node.attr.value) == "tensor"
         return False
 
+    def _is_autograd_function(self, node: cst.BaseExpression) -> bool:
+        """`Fn` in `Fn.apply(...)`: a class of this file or an imported project class deriving from
+        torch.autograd.Function."""
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return False
+        qname = self._qname_any(node)
+        if qname is None and isinstance(node, cst.Name):
+            qname = f"{self.module_name}.{node.value}"
+        return qname is not None and self.index.is_autograd_function(qname)
+
     def _receiver_kind(self, node: cst.BaseExpression) -> str:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
                              cst.Dict, cst.Set, cst.Tuple, cst.Integer, cst.Float, cst.ListComp,
@@ -1442,6 +1463,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x
         if chained is not None:
             return chained
+        if name == "apply" and self._is_autograd_function(func.value):
+            return updated      # Fn.apply(...) of a torch.autograd.Function subclass: _ms_compat.Function.apply
         tm = R.lookup("Tensor." + name)
         mm = R.lookup("Module." + name)
         if tm is None and mm is None:
@@ -1510,6 +1533,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if qn is None:
             return updated
         m = R.lookup(qn)
+        if m is not None and m.rule is not None and qn not in _ADAPTERS:
+            return PR.convert(self, original, updated, qn, m) or updated   # partial(F.softmax, dim=-1)
         if m is None or not m.target or m.target.startswith(("expr:", "drop", "identity", "method:")) or m.rule:
             return updated
         if qn in _ADAPTERS:
@@ -1635,10 +1660,14 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _with_run_header(self, module: cst.Module) -> cst.Module:
         """A program with a converted train step chooses its mode and device once, at the top."""
         ms_name = self.names["ms"]
+        mode, why = "GRAPH_MODE", "GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)"
+        if self.index.reaches_autograd_function(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
+                                          "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
         header = [
-            cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.GRAPH_MODE)\n").with_changes(
+            cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
-                    "# msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)",
+                    "# msmigrate: " + why,
                     "# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)")]),
             cst.parse_statement(f"{COMPAT}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
             # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);

@@ -120,12 +120,22 @@ def property_receiver(tr, original: cst.BaseExpression, updated: cst.BaseExpress
     return tr._todo(original, "Tensor." + name, why, call_args)
 
 
+# torch.Tensor's attributes that are not methods (descriptors; `names` is an instance property): a store to
+# any other name on a tensor (`intermediates.values = v`, a method's name) only sets a Python attribute, in
+# torch as on a MindSpore tensor. tests/parity/test_library_idioms.py checks the set against torch.
+TENSOR_DATA_ATTRIBUTES = frozenset((
+    'H', 'T', 'data', 'device', 'dtype', 'grad', 'grad_dtype', 'grad_fn', 'imag', 'is_cpu', 'is_cuda', 'is_ipu',
+    'is_leaf', 'is_maia', 'is_meta', 'is_mkldnn', 'is_mps', 'is_mtia', 'is_nested', 'is_quantized', 'is_sparse',
+    'is_sparse_csr', 'is_vulkan', 'is_xla', 'is_xpu', 'itemsize', 'layout', 'mH', 'mT', 'name', 'names', 'nbytes',
+    'ndim', 'output_nr', 'real', 'requires_grad', 'retains_grad', 'shape', 'volatile'))
+
+
 def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
     """`x.requires_grad = True` on a tensor: the statement becomes a placeholder call that raises."""
     if len(original.targets) != 1:
         return None
     target = original.targets[0].target
-    if not isinstance(target, cst.Attribute):
+    if not isinstance(target, cst.Attribute) or target.attr.value not in TENSOR_DATA_ATTRIBUTES:
         return None
     name = _unmapped_tensor_property(tr, target)
     if name is None:

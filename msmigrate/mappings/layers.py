@@ -370,12 +370,24 @@ mapping("torch.nn.Sequential", "mindspore.nn.SequentialCell",
 
 def _positional_modules(ctx):
     # CellList/CellDict take the cells positionally only (a modules= keyword is silently ignored)
+    if not ctx.bound.has("modules"):
+        return ctx.expr("_ms_compat.ModuleList()")   # grown later, perhaps with None
     if ctx.bound.has("modules"):
         ctx.bound.positional["modules"] = True
         if not isinstance(ctx.bound.value("modules"), (cst.List, cst.ListComp)):
             # CellList takes a list only (torch any iterable: a generator, a tuple, map(...))
             ctx.bound.set("modules", f"list({ctx.bound.code('modules')})", positional=True)
+        elif _may_hold_none(ctx.bound.value("modules")):
+            return ctx.expr(f"_ms_compat.ModuleList({ctx.bound.code('modules')})")
     return None
+
+
+def _may_hold_none(modules: cst.BaseExpression) -> bool:
+    """An empty list literal (grown later: x-transformers appends None to `skip_combines`) or one with an
+    entry that is not a constructor call (`[pre_norm, post_norm]`, `x if c else None`): torch's ModuleList
+    keeps a None entry, MindSpore's CellList refuses it."""
+    return isinstance(modules, cst.List) and (not modules.elements or any(
+        not isinstance(e.value, cst.Call) for e in modules.elements if isinstance(e, cst.Element)))
 
 
 rule("torch.nn.ModuleList", "mindspore.nn.CellList", args=("modules",), target_args=("modules",),

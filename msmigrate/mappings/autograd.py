@@ -1,0 +1,62 @@
+"""torch.autograd: custom Functions (a Cell whose bprop calls the user's backward) and the functional
+transforms (torch.autograd.functional), all in the emitted runtime (templates/compat_parts/autograd.py)."""
+from __future__ import annotations
+
+from ..records import DIFFERENCE, mapping
+
+T = "tests/parity/test_autograd.py"
+
+_FUNCTION_NOTE = ("subclasses keep forward(ctx, ...) / backward(ctx, *grads) as written; Fn.apply(...) runs "
+                  "forward in a Cell whose bprop calls backward, so ms.grad/value_and_grad use the custom "
+                  "gradient. PYNATIVE mode only: a converted program whose imports define one starts in PYNATIVE "
+                  "mode, and a graph compiled over Fn.apply stops; needs_input_grad is True for every tensor "
+                  "argument")
+for _src in ("torch.autograd.Function", "torch.autograd.function.Function"):
+    mapping(_src, "_ms_compat.Function", status=DIFFERENCE, note=_FUNCTION_NOTE,
+            test=f"{T}::test_custom_functions")
+for _src in ("torch.autograd.function.FunctionCtx", "torch.autograd.function.BackwardCFunction"):
+    mapping(_src, "_ms_compat.FunctionCtx", note="the ctx type (annotations and isinstance checks)",
+            test=f"{T}::test_custom_functions")
+mapping("torch.autograd.function.once_differentiable", "_ms_compat.once_differentiable",
+        note="backward is used as written (a bprop's result is not differentiated again)",
+        test=f"{T}::test_custom_functions")
+
+_FUNCTIONAL = {
+    "jacobian": (("func", "inputs", "create_graph", "strict", "vectorize", "strategy"),
+                 "one reverse-mode gradient per output element; torch's nesting of tuple inputs/outputs"),
+    "hessian": (("func", "inputs", "create_graph", "strict", "vectorize", "outer_jacobian_strategy"),
+                "the jacobian of ms.grad of the single-element function"),
+    "vjp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.vjp; v defaults to 1 for a "
+                                                                "single-element output as in torch"),
+    "jvp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.jvp"),
+    "vhp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.vjp of ms.grad (v^T H)"),
+    "hvp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.jvp of ms.grad (H v)"),
+}
+for _name, (_args, _note) in _FUNCTIONAL.items():
+    mapping(f"torch.autograd.functional.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
+            note=_note + "; create_graph/strict/vectorize/strategy only tune torch's computation",
+            test=f"{T}::test_functional_transforms")
+
+mapping("torch.autograd.is_tensor_like", "_ms_compat.is_tensor_like", args=("inp",), target_args=("inp",),
+        note="isinstance(x, ms.Tensor): MindSpore has no __torch_function__ protocol", test=f"{T}::test_checks")
+_GRADCHECK_ARGS = ("func", "inputs")
+mapping("torch.autograd.gradcheck", "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS,
+        status=DIFFERENCE,
+        note="MindSpore's gradients against central finite differences; every floating-point tensor input is "
+             "checked (torch: those with requires_grad); the batched/forward-mode options are not checked",
+        test=f"{T}::test_checks")
+for _src in ("torch.autograd.gradcheck.gradcheck",):
+    mapping(_src, "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS, status=DIFFERENCE,
+            note="as torch.autograd.gradcheck", test=f"{T}::test_checks")
+mapping("torch.autograd.gradgradcheck", None,
+        note="second-order finite-difference check: not converted; write instead: _ms_compat.gradcheck of a "
+             "function returning ms.grad of func")
+mapping("torch.autograd.grad", None,
+        note="converted where the computation from the inputs (names) to the output is straight-line code of the "
+             "same function (msmigrate/higher_order_grad.py: mindspore.grad of that computation); elsewhere torch's "
+             "recorded graph has no MindSpore counterpart; write instead: ms.grad(fn, grad_position)(inputs) over a "
+             "function computing the output")
+mapping("torch.autograd.backward", None,
+        note="fills .grad of the leaves of torch's recorded graph: no MindSpore counterpart (the training-loop "
+             "rewrite converts loss.backward() + optimizer.step()); write instead: ms.value_and_grad over the loss "
+             "function")

@@ -1,0 +1,273 @@
+"""torch.autograd: custom Functions and the functional transforms.
+
+A torch.autograd.Function subclass keeps its forward(ctx, ...) and backward(ctx, *grads) as written;
+Fn.apply(...) runs forward inside a Cell whose bprop calls the class's backward, so MindSpore's
+ms.grad / value_and_grad use the user's gradient formula (as torch does), not one derived from forward."""
+import mindspore as ms
+import numpy as np
+from mindspore import nn, ops
+
+
+class FunctionCtx:
+    """torch's ctx: what forward saves for backward."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+        self.saved_tensors = ()
+        self.non_differentiable = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    @property
+    def saved_variables(self):
+        return self.saved_tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+    def mark_dirty(self, *tensors):
+        """In-place changes of inputs are not tracked by MindSpore: nothing to mark."""
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value   # MindSpore always hands bprop zero tensors, never None
+
+
+class _FunctionCall(nn.Cell):
+    """One Fn.apply(...) call: construct runs Fn.forward on the arguments (tensors are the Cell's inputs,
+    anything else is held here), bprop runs Fn.backward on the ctx that forward filled."""
+
+    def __init__(self, fn, args, kwargs, tensor_positions):
+        super().__init__()
+        self.fn, self.args, self.kwargs, self.tensor_positions = fn, list(args), kwargs, tensor_positions
+        self.ctx = None
+        self.non_differentiable = ()
+
+    def construct(self, *tensors):
+        args = list(self.args)
+        for position, t in zip(self.tensor_positions, tensors):
+            args[position] = t
+        ctx = self.ctx = FunctionCtx(tuple(i in self.tensor_positions for i in range(len(args))))
+        if self.fn.has_setup_context():
+            out = self.fn.forward(*args, **self.kwargs)
+            self.fn.setup_context(ctx, tuple(args), out)
+        else:
+            out = self.fn.forward(ctx, *args, **self.kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        self.non_differentiable = tuple(i for i, o in enumerate(outs)
+                                        if any(o is t for t in ctx.non_differentiable))
+        return out
+
+    def bprop(self, *inputs_out_dout):
+        tensors, dout = inputs_out_dout[:-2], inputs_out_dout[-1]
+        douts = dout if isinstance(dout, tuple) else (dout,)
+        # torch hands zeros to backward for an output marked non-differentiable (its use carries no gradient)
+        douts = tuple(ops.zeros_like(d) if i in self.non_differentiable else d for i, d in enumerate(douts))
+        grads = self.fn.backward(self.ctx, *douts)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        if len(grads) < len(self.args) or any(g is not None for g in grads[len(self.args):]):
+            raise MigrationError(f"{self.fn.__name__}.backward returned {len(grads)} gradients for "
+                                 f"{len(self.args)} forward inputs")
+        return tuple(ops.zeros_like(t) if grads[p] is None else grads[p]
+                     for p, t in zip(self.tensor_positions, tensors))
+
+
+class Function:
+    """torch.autograd.Function: subclass it with static forward(ctx, ...) and backward(ctx, *grads)
+    (or forward(...) plus setup_context(ctx, inputs, output)); call it with Fn.apply(...).
+    Runs op by op (PYNATIVE mode: a converted program whose project defines one starts in PYNATIVE
+    mode); torch tensors kept in lists or other containers get no gradient, as in torch."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass defines forward")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass defines backward")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def has_setup_context(cls):
+        return cls.setup_context is not Function.setup_context
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        # inside a compiled construct or ms.jit function the compile stops on these lines (GRAPH mode can
+        # neither call get_context nor raise MigrationError), its traceback naming the caller's line
+        if ms.get_context("mode") == ms.GRAPH_MODE:
+            raise MigrationError(f"{cls.__name__}.apply: a custom torch.autograd.Function runs in PYNATIVE mode "
+                                 "only (its backward is called op by op); set ms.set_context(mode=ms.PYNATIVE_MODE)")
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, ms.Tensor))
+        return _FunctionCall(cls, args, kwargs, positions)(*[args[i] for i in positions])
+
+
+def once_differentiable(fn):
+    """torch.autograd.function.once_differentiable: backward is never differentiated again here
+    (a bprop's result has no gradient of its own in PYNATIVE mode)."""
+    return fn
+
+
+# ---------------------------------------------------------------- torch.autograd.functional
+def _as_tuple(x):
+    return (tuple(x), True) if isinstance(x, (tuple, list)) else ((x,), False)
+
+
+def _sum_output(func, xs):
+    """func as a function of a 0-d result, for hessian/hvp/vhp, which torch defines for a single-element
+    output only (checked here once: mindspore.jvp compiles the function it differentiates)."""
+    out = func(*xs)
+    if isinstance(out, (tuple, list)) or out.size != 1:
+        raise MigrationError("torch.autograd.functional: the function must return a single-element tensor "
+                             "for hessian/hvp/vhp (or for a vjp without v)")
+
+    def scalar(*ys):
+        return func(*ys).reshape(())
+    return scalar
+
+
+def _jacobian_of(func, xs):
+    """d func(*xs) / d xs as torch nests it: [output][input] blocks of shape out.shape + in.shape."""
+    out = func(*xs)
+    outs, _ = _as_tuple(out)
+    rows = []
+    for k, o in enumerate(outs):
+        flat = o.reshape(-1)
+        blocks = [[] for _ in xs]
+        for j in range(flat.shape[0]):
+            def component(*ys, _k=k, _j=j):
+                res = func(*ys)
+                res = res if isinstance(res, (tuple, list)) else (res,)
+                return res[_k].reshape(-1)[_j]
+            gs = ms.grad(component, grad_position=tuple(range(len(xs))))(*xs)
+            gs = gs if isinstance(gs, tuple) else (gs,)
+            for i, g in enumerate(gs):
+                blocks[i].append(g)
+        rows.append(tuple(ops.stack(b).reshape(tuple(o.shape) + tuple(x.shape)) if b else
+                          ops.zeros(tuple(o.shape) + tuple(x.shape), x.dtype) for b, x in zip(blocks, xs)))
+    return out, rows
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    """torch.autograd.functional.jacobian: one gradient per output element (reverse mode)."""
+    xs, many_in = _as_tuple(inputs)
+    out, rows = _jacobian_of(func, xs)
+    _, many_out = _as_tuple(out)
+    rows = [r if many_in else r[0] for r in rows]
+    return tuple(rows) if many_out else rows[0]
+
+
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
+    """torch.autograd.functional.hessian: the jacobian of the gradient of a single-element func."""
+    xs, many_in = _as_tuple(inputs)
+    scalar = _sum_output(func, xs)
+
+    def gradient(*ys):
+        g = ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
+        return g if isinstance(g, tuple) else (g,)
+    _, rows = _jacobian_of(gradient, xs)
+    return tuple(rows) if many_in else rows[0][0]
+
+
+def vjp(func, inputs, v=None, create_graph=False, strict=False):
+    """torch.autograd.functional.vjp -> (func(inputs), v^T J), through mindspore.vjp."""
+    xs, many_in = _as_tuple(inputs)
+    out, pullback = ms.vjp(func, *xs)
+    if v is None:
+        if isinstance(out, (tuple, list)) or out.size != 1:
+            raise MigrationError("torch.autograd.functional.vjp: v may be left out only for a single-element output")
+        v = ops.ones_like(out)
+    grads = pullback(tuple(v) if isinstance(v, list) else v)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    return out, (grads if many_in else grads[0])
+
+
+def jvp(func, inputs, v=None, create_graph=False, strict=False):
+    """torch.autograd.functional.jvp -> (func(inputs), J v), with J built op by op (mindspore.jvp would
+    compile func, where lambdas and Python state fail)."""
+    xs, many_in = _as_tuple(inputs)
+    if v is None:
+        if any(x.size != 1 for x in xs):
+            raise MigrationError("torch.autograd.functional.jvp: v may be left out only for single-element inputs")
+        v = tuple(ops.ones_like(x) for x in xs)
+    vs, _ = _as_tuple(v)
+    out, rows = _jacobian_of(func, xs)
+    outs, many_out = _as_tuple(out)
+    tangents = tuple(sum((block * t).reshape(o.size, -1).sum(-1) for block, t in zip(row, vs)).reshape(o.shape)
+                     for row, o in zip(rows, outs))
+    return out, (tangents if many_out else tangents[0])
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """torch.autograd.functional.vhp -> (func(inputs), v^T H) for a single-element func."""
+    xs, many_in = _as_tuple(inputs)
+    scalar = _sum_output(func, xs)
+    out = func(*xs)
+
+    def gradient(*ys):
+        return ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
+    _, result = vjp(gradient, xs if many_in else xs[0], v)
+    return out, result
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """torch.autograd.functional.hvp -> (func(inputs), H v) for a single-element func (forward over reverse)."""
+    xs, many_in = _as_tuple(inputs)
+    scalar = _sum_output(func, xs)
+    out = func(*xs)
+
+    def gradient(*ys):
+        return ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
+    _, result = jvp(gradient, xs if many_in else xs[0], v)
+    return out, result
+
+
+# ---------------------------------------------------------------- checks
+def is_tensor_like(inp):
+    """torch.autograd.is_tensor_like: a tensor (MindSpore has no __torch_function__ protocol)."""
+    return isinstance(inp, ms.Tensor)
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    """torch.autograd.gradcheck: the gradients MindSpore computes (a custom Function's backward included)
+    against central finite differences, for every floating-point tensor input (torch: those with
+    requires_grad). True, or RuntimeError / False (raise_exception=False) on a mismatch."""
+    xs, _ = _as_tuple(inputs)
+    diff = [i for i, x in enumerate(xs) if isinstance(x, ms.Tensor) and x.dtype in (ms.float16, ms.float32, ms.float64)]
+    if not diff:
+        raise ValueError("gradcheck expects at least one floating-point input tensor")
+
+    def on_diff(*ds):
+        full = list(xs)
+        for i, d in zip(diff, ds):
+            full[i] = d
+        return func(*full)
+    _, rows = _jacobian_of(on_diff, [xs[i] for i in diff])
+    for k, row in enumerate(rows):
+        for slot, i in enumerate(diff):
+            x = xs[i].asnumpy()
+            analytical = row[slot].asnumpy().reshape(-1, x.size)
+            numerical = np.zeros_like(analytical)
+            for j in range(x.size):
+                shifted = []
+                for sign in (1.0, -1.0):
+                    y = x.copy().reshape(-1)
+                    y[j] += sign * eps
+                    full = [xs[m] for m in diff]
+                    full[slot] = ms.Tensor(y.reshape(x.shape))
+                    outs, _ = _as_tuple(on_diff(*full))
+                    shifted.append(outs[k].asnumpy().reshape(-1).astype(np.float64))
+                numerical[:, j] = (shifted[0] - shifted[1]) / (2 * eps)
+            if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
+                if raise_exception:
+                    raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                                       f"numerical:{numerical}\nanalytical:{analytical}\n")
+                return False
+    return True

@@ -1,0 +1,44 @@
+"""torch's ModuleList holding None entries (a norm that is configured off: x-transformers'
+`ModuleList([pre_norm, post_branch_norm, post_main_norm])`); MindSpore's CellList refuses None."""
+from collections import OrderedDict
+
+from mindspore import nn
+from mindspore.nn.layer.container import _get_prefix_and_index
+
+
+class ModuleList(nn.CellList):
+    """nn.CellList whose entries may be None, as torch's ModuleList: None keeps its index and
+    is returned by indexing and iteration (a Cell's child slot may hold None)."""
+
+    def _prefix(self):
+        """CellList's parameter-name prefix, read from the entries that are cells."""
+        return _get_prefix_and_index(OrderedDict((k, c) for k, c in self._cells.items() if c is not None))[0]
+
+    def extend(self, cells):
+        for cell in list(cells):
+            self.append(cell)
+        return self
+
+    def append(self, cell):
+        if cell is not None and not isinstance(cell, nn.Cell):
+            raise TypeError(f"ModuleList entries are cells or None, not {type(cell).__name__}")
+        if cell is not None and self._auto_prefix:
+            cell.update_parameters_name(f"{self._prefix()}{len(self)}.")
+        self._cells[str(len(self))] = cell
+
+    def __setitem__(self, index, cell):
+        if cell is None:
+            self._cells[str(index % len(self))] = None
+        else:
+            super().__setitem__(index, cell)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ModuleList(list(self._cells.values())[index])
+        return super().__getitem__(index)
+
+    def set_grad(self, flag=True):
+        self.requires_grad = flag
+        for cell in self._cells.values():
+            if cell is not None:
+                cell.set_grad(flag)

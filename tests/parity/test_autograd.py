@@ -1,0 +1,324 @@
+"""Parity of torch.autograd (records in msmigrate/mappings/autograd.py): custom Functions keep the user's
+backward (values and gradients against torch), and torch.autograd.functional's transforms."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .harness import assert_close, check_function, load_converted, load_torch, no_todo, rnd  # noqa: E402
+
+FUNCTIONS_SRC = '''
+import torch
+from torch.autograd import Function
+from torch.autograd.function import once_differentiable
+
+
+class StraightThrough(torch.autograd.Function):
+    """round() forward, identity gradient"""
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out
+
+
+class ClampGrad(Function):
+    """clamp with a custom gradient: 1 inside [lo, hi] widened by `slack`, non-tensor arguments get None"""
+    @staticmethod
+    def forward(ctx, x, lo, hi, slack=0.5):
+        ctx.save_for_backward(x)
+        ctx.lo, ctx.hi, ctx.slack = lo, hi, slack
+        return x.clamp(lo, hi)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        mask = (x >= ctx.lo - ctx.slack) & (x <= ctx.hi + ctx.slack)
+        return g * mask.float(), None, None, None
+
+
+class MulAdd(Function):
+    """two tensor inputs, a saved tensor, needs_input_grad, two outputs"""
+    @staticmethod
+    def forward(ctx, a, b, k):
+        ctx.save_for_backward(a, b)
+        ctx.k = k
+        return a * b * k, a + b
+
+    @staticmethod
+    def backward(ctx, g_prod, g_sum):
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g_prod * b * ctx.k + g_sum
+        if ctx.needs_input_grad[1]:
+            gb = g_prod * a * ctx.k + g_sum * 3   # not the true gradient: the user's formula must win
+        return ga, gb, None
+
+
+class SortWithIndex(Function):
+    """an output marked non-differentiable gets zero gradient into backward"""
+    @staticmethod
+    def forward(ctx, x):
+        idx = torch.argsort(x, dim=-1)
+        ctx.mark_non_differentiable(idx)
+        ctx.save_for_backward(idx)
+        return torch.gather(x, -1, idx) * 2, idx.float()
+
+    @staticmethod
+    def backward(ctx, g, g_idx):
+        idx, = ctx.saved_tensors
+        return torch.zeros_like(g).scatter(-1, idx, g * 2 + g_idx)
+
+
+class Cube(Function):
+    """torch 2's style: forward without ctx, setup_context saves"""
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x ** 2
+
+
+def fn(x, y):
+    p, s = MulAdd.apply(x, y, 2.0)
+    v, i = SortWithIndex.apply(y)
+    return StraightThrough.apply(x * 3) + ClampGrad.apply(x, -1.0, 1.0), p * s, v + i, Cube.apply(y)
+'''
+
+
+def test_custom_functions():
+    """Fn.apply runs forward and MindSpore's gradient is the user's backward (a straight-through estimator,
+    a clamp with a custom gradient and non-tensor arguments, two inputs with saved tensors and a made-up
+    gradient, a non-differentiable output, setup_context): values and gradients as torch."""
+    x = np.array([[-2.0, -1.2, -0.3, 0.4, 1.3, 1.8]], np.float32)
+    y = rnd(1, 6, seed=3)
+    code, sites = check_function(FUNCTIONS_SRC, [x, y], grad=True, graph=False)
+    no_todo(sites)
+    assert "class MulAdd(_ms_compat.Function)" in code and "MulAdd.apply(x, y, 2.0)" in code
+    assert "@_ms_compat.once_differentiable" in code
+
+
+def test_custom_function_refuses_graph_mode():
+    """Under GRAPH mode the backward could not be called op by op: the call stops, never a gradient
+    derived from forward in its place."""
+    import mindspore as ms
+
+    mod, _, _ = load_converted(FUNCTIONS_SRC)
+    x = ms.Tensor(rnd(1, 6))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception, match="PYNATIVE"):
+            mod.StraightThrough.apply(x)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    with pytest.raises(Exception):   # a compiled function: the compile stops at Function.apply
+        ms.jit(mod.fn)(x, x)
+
+
+REVERSAL_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.neg() * ctx.scale, None
+
+
+class DomainNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Linear(4, 5)
+        self.label = nn.Linear(5, 2)
+        self.domain = nn.Linear(5, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.features(x))
+        return self.label(h), self.domain(GradReverse.apply(h, 0.3))
+
+
+def make():
+    return DomainNet()
+
+
+def train(model, xs, ys, ds):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for x, y, d in zip(xs, ys, ds):
+        logits, dom = model(x)
+        loss = ((logits - y) ** 2).mean() + ((dom - d) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+'''
+
+
+def test_gradient_reversal_layer_trains_as_torch():
+    """A scaled gradient-reversal layer inside a model trained by the converted loop (value_and_grad):
+    the losses and the trained weights follow torch, so the reversed gradient reached the features."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    rng = np.random.default_rng(0)
+    data = [[rng.standard_normal((8, n)).astype(np.float32) for _ in range(2)] for n in (4, 2, 1)]
+    torch.manual_seed(0)
+    ns = load_torch(REVERSAL_SRC)
+    tnet = ns["make"]()
+    sd = {k: v.detach().numpy().copy() for k, v in tnet.state_dict().items()}
+    t_losses = ns["train"](tnet, *[[torch.from_numpy(a) for a in part] for part in data])
+    mod, code, sites = load_converted(REVERSAL_SRC)
+    no_todo(sites)
+    mnet = mod.make()
+    load_torch_state_dict(mnet, sd, strict=True)
+    m_losses = mod.train(mnet, *[[ms.Tensor(a) for a in part] for part in data])
+    np.testing.assert_allclose(m_losses, t_losses, rtol=1e-4, atol=1e-6)
+    t_feat = tnet.features.weight.detach().numpy()
+    assert not np.allclose(t_feat, sd["features.weight"])
+    np.testing.assert_allclose(mnet.features.weight.asnumpy(), t_feat, rtol=1e-4, atol=1e-5)
+
+
+FUNCTIONAL_SRC = '''
+import torch
+from torch.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
+
+
+def f(x):
+    return torch.sin(x) * x.sum()
+
+
+def g(x, y):
+    return (x ** 2 * y).sum() + (x * y.sin()).sum()
+
+
+def two_out(x, y):
+    return x * y, x.exp()
+
+
+def fn(x, y, v):
+    out = [jacobian(f, x)]
+    out += list(jacobian(two_out, (x, y))[0]) + list(jacobian(two_out, (x, y))[1])
+    out.append(hessian(lambda a: (a ** 3).sum(), x))
+    out += list(hessian(g, (x, y))[0])
+    out += list(vjp(f, x, v))
+    out += list(vjp(lambda a: (a ** 2).sum(), x))
+    out += list(jvp(f, x, v))
+    out += list(vhp(lambda a: g(a, y), x, v))
+    out += list(hvp(lambda a: g(a, y), x, v))
+    out += list(torch.autograd.functional.vjp(two_out, (x, y), (v, v))[1])
+    return out
+'''
+
+
+def test_functional_transforms():
+    """jacobian (tuple inputs and outputs nest as torch's), hessian, vjp (v defaults to 1 for a scalar
+    output), jvp, vhp and hvp: values as torch."""
+    code, sites = check_function(FUNCTIONAL_SRC, [rnd(2), rnd(2, seed=1), rnd(2, seed=2)], graph=False,
+                                 rtol=1e-4, atol=1e-5)
+    no_todo(sites)
+    assert "_ms_compat.jacobian(f, x)" in code
+
+
+GRAD_SRC = '''
+import torch
+
+
+def fn(x, w):
+    x.requires_grad_(True)
+    w.requires_grad_(True)
+    y = torch.sin(x) * w
+    g, = torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y))
+    h = torch.autograd.grad(outputs=[(x ** 3 * w).sum()], inputs=[x, w], create_graph=True)
+    return g.detach(), h[0].detach(), h[1].detach()
+
+
+def unused(x, w):
+    x.requires_grad_()
+    w.requires_grad_()
+    z = x * 2
+    y = (z * z).sum()
+    gx, gw = torch.autograd.grad(y, [x, w], allow_unused=True, retain_graph=True)
+    mx, mw = torch.autograd.grad(y, (x, w), allow_unused=True, materialize_grads=True)
+    return gx, gw is None, mx, mw
+'''
+
+
+def test_autograd_grad_outside_a_train_step():
+    """torch.autograd.grad on the values of straight-line code: the computation from the inputs to the
+    output becomes a function and mindspore.grad its vector-Jacobian product (grad_outputs, several
+    inputs, unpacked results; allow_unused's None and materialize_grads' zeros)."""
+    code, sites = check_function(GRAD_SRC, [rnd(2, 3), rnd(2, 3, seed=1)], graph=False)
+    no_todo(sites)
+    mod, code, _ = load_converted(GRAD_SRC)
+    out = mod.unused(*[__import__("mindspore").Tensor(a) for a in (rnd(3), rnd(3, seed=1))])
+    ref = load_torch(GRAD_SRC)["unused"](*[__import__("torch").from_numpy(a) for a in (rnd(3), rnd(3, seed=1))])
+    assert out[1] is True and ref[1] is True
+    assert_close([out[0], out[2], out[3]], [ref[0], ref[2], ref[3]])
+
+
+CHECKS_SRC = '''
+import numpy as np
+import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, wrong):
+        ctx.save_for_backward(x)
+        ctx.wrong = wrong
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * (3 if ctx.wrong else 2) * x, None
+
+
+def checks(x, y):
+    right = torch.autograd.gradcheck(lambda a, b: Square.apply(a, False) * b.sin(), (x, y), eps=1e-6, atol=1e-5)
+    wrong = torch.autograd.gradcheck(Square.apply, (x, True), raise_exception=False)
+    try:
+        torch.autograd.gradcheck(Square.apply, (x, True))
+        raised = False
+    except RuntimeError:
+        raised = True
+    return [right, wrong, raised, torch.autograd.is_tensor_like(x), torch.autograd.is_tensor_like(np.ones(2)),
+            torch.autograd.is_tensor_like(3.0)]
+'''
+
+
+def test_checks():
+    """gradcheck passes a correct custom backward and catches a wrong one (raising, or False), as torch;
+    is_tensor_like."""
+    import mindspore as ms
+    import torch
+
+    x, y = rnd(2, 3).astype(np.float64), rnd(2, 3, seed=1).astype(np.float64)
+    mod, code, sites = load_converted(CHECKS_SRC)
+    no_todo(sites)
+    ref = load_torch(CHECKS_SRC)["checks"](torch.from_numpy(x).requires_grad_(), torch.from_numpy(y).requires_grad_())
+    assert ref == [True, False, True, True, False, False]
+    assert mod.checks(ms.Tensor(x), ms.Tensor(y)) == ref
