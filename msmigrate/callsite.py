@@ -221,3 +221,39 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
         head = dotted_name(node.value)
         return f"{head}.{node.attr.value}" if head else None
     return None
+
+
+class RuleContext:
+    """What a rule function sees: the bound call and the ability to render names."""
+
+    def __init__(self, tr, bound: BoundCall, original: cst.Call,
+                 receiver: Optional[cst.BaseExpression]):
+        self.tr = tr
+        self.bound = bound
+        self.original = original
+        self.receiver = receiver
+
+    def render(self, target: str) -> cst.BaseExpression:
+        return self.tr.render(target)
+
+    def expr(self, text: str) -> cst.BaseExpression:
+        return self.tr._render_template(text)
+
+    def code(self, name: str) -> Optional[str]:
+        return self.bound.code(name)
+
+    @staticmethod
+    def tr_code(node: cst.CSTNode) -> str:
+        return code_of(node).strip()
+
+    def receiver_code(self) -> Optional[str]:
+        """The receiver's code, parenthesised when it spans lines (a template puts it
+        where a bare line break would not parse)."""
+        if self.receiver is None:
+            return None
+        rc = code_of(self.receiver).strip()
+        return f"({rc})" if "\n" in rc else rc
+
+    @property
+    def in_construct(self) -> bool:
+        return self.tr._in_cell_method()

@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from .callsite import BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call
+from .callsite import BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call
 
 STAND_IN = "_msmigrate_partial_input"
 
@@ -16,8 +16,6 @@ STAND_IN = "_msmigrate_partial_input"
 def convert(tr, original: cst.Call, updated: cst.Call, qn: str, m) -> Optional[cst.Call]:
     """The converted partial(...) call, or None (left as it is: the function is then a value whose
     keywords are not translated, which the site's note says)."""
-    from .transformer import RuleContext
-
     rest = list(updated.args[1:])
     if not rest or any(a.keyword is None or a.star for a in rest):
         return None     # positional arguments would bind the input itself

@@ -15,7 +15,7 @@ import libcst as cst
 from . import registry as R
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS,  # noqa: F401
                       DROPPED_DECORATORS)
-from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_call,
+from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
@@ -1777,42 +1777,6 @@ def _with_names(stmt, keep):
 def _has_torch_keywords(call: cst.Call) -> bool:
     return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim", "dtype", "device")
                for a in call.args)
-
-
-class RuleContext:
-    """What a rule function sees: the bound call and the ability to render names."""
-
-    def __init__(self, tr: TorchToMindSpore, bound: BoundCall, original: cst.Call,
-                 receiver: Optional[cst.BaseExpression]):
-        self.tr = tr
-        self.bound = bound
-        self.original = original
-        self.receiver = receiver
-
-    def render(self, target: str) -> cst.BaseExpression:
-        return self.tr.render(target)
-
-    def expr(self, text: str) -> cst.BaseExpression:
-        return self.tr._render_template(text)
-
-    def code(self, name: str) -> Optional[str]:
-        return self.bound.code(name)
-
-    @staticmethod
-    def tr_code(node: cst.CSTNode) -> str:
-        return code_of(node).strip()
-
-    def receiver_code(self) -> Optional[str]:
-        """The receiver's code, parenthesised when it spans lines (a template puts it
-        where a bare line break would not parse)."""
-        if self.receiver is None:
-            return None
-        rc = code_of(self.receiver).strip()
-        return f"({rc})" if "\n" in rc else rc
-
-    @property
-    def in_construct(self) -> bool:
-        return self.tr._in_cell_method()
 
 
 _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functorch", "timm",
