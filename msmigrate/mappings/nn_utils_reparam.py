@@ -1,0 +1,29 @@
+"""torch.nn.utils.weight_norm / spectral_norm / remove_weight_norm / remove_spectral_norm -> the helpers in
+templates/compat_parts/weight_reparam.py: the cell gets torch's parameters (weight_g/weight_v; weight_orig with
+the buffers weight_u/weight_v, under torch's state_dict names, so torch weights load) and its class a `weight`
+property deriving the weight from them (PyNative and GRAPH mode, gradients included). Proven by
+tests/parity/test_nn_utils_reparam.py (torch's weights loaded, outputs, gradients and the power-iteration
+buffers compared in training and eval mode)."""
+from __future__ import annotations
+
+from ..registry import DIFFERENCE, mapping
+
+T = "tests/parity/test_nn_utils_reparam.py"
+U = "torch.nn.utils."
+
+mapping(U + "weight_norm", "_ms_compat.weight_norm", args=("module", "name", "dim"),
+        target_args=("module", "name", "dim"), test=f"{T}::test_weight_norm",
+        note="weight = weight_g * weight_v / ||weight_v|| recomputed at every read of the weight (a class property "
+             "instead of torch's forward pre-hook); parameters weight_g/weight_v as in torch's state_dict")
+mapping(U + "remove_weight_norm", "_ms_compat.remove_weight_norm", args=("module", "name"),
+        target_args=("module", "name"), test=f"{T}::test_weight_norm",
+        note="the derived weight becomes a Parameter again, as torch")
+mapping(U + "spectral_norm", "_ms_compat.spectral_norm", args=("module", "name", "n_power_iterations", "eps", "dim"),
+        target_args=("module", "name", "n_power_iterations", "eps", "dim"), status=DIFFERENCE,
+        test=f"{T}::test_spectral_norm",
+        note="weight = weight_orig / (u . W v); in training mode each forward first runs the power iterations on "
+             "the buffers weight_u/weight_v, as torch's pre-hook. Their random start values come from MindSpore's "
+             "generator, not torch's: load torch's weight_u/weight_v (msmigrate weights) for the same values")
+mapping(U + "remove_spectral_norm", "_ms_compat.remove_spectral_norm", args=("module", "name"),
+        target_args=("module", "name"), test=f"{T}::test_spectral_norm",
+        note="the current normalized weight (no power iteration) becomes a Parameter again, as torch")

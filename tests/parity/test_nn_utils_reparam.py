@@ -1,0 +1,178 @@
+"""torch.nn.utils.weight_norm / spectral_norm and their remove_* (msmigrate/mappings/nn_utils_reparam.py): torch's
+state_dict (weight_g/weight_v, weight_orig/weight_u/weight_v) loads into the converted network under the same
+names; outputs, gradients of every parameter and the power-iteration buffers then match torch in training and
+eval mode, in PyNative and inside ms.jit. One converted snippet for the file."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from msmigrate.registry import TODO
+from tests.parity.harness import assert_close, load_converted, load_torch, rnd
+
+SRC = '''
+import torch
+import torch.nn as nn
+from torch.nn.utils import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
+
+
+class WN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = weight_norm(nn.Linear(3, 4))
+        self.conv = nn.utils.weight_norm(nn.Conv2d(2, 3, 3, padding=1), dim=None)
+        self.out = nn.Linear(4, 2)
+        weight_norm(self.out, name="weight", dim=1)
+
+    def forward(self, x, img):
+        return self.out(torch.tanh(self.fc(x))), self.conv(img)
+
+
+class SN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = spectral_norm(nn.Linear(5, 4))
+        self.up = spectral_norm(nn.ConvTranspose2d(2, 3, 3, stride=2), n_power_iterations=2)
+        self.conv = torch.nn.utils.spectral_norm(nn.Conv2d(3, 2, 3), eps=1e-6)
+
+    def forward(self, x, img):
+        return self.fc(x), self.conv(self.up(img))
+
+
+def make_wn():
+    return WN()
+
+
+def make_sn():
+    return SN()
+
+
+def set_mode(net, training):
+    net.train(training)
+    return net
+
+
+def removed_wn(net, x, img):
+    remove_weight_norm(net.fc)
+    remove_weight_norm(net.conv, "weight")
+    return net(x, img)
+
+
+def removed_sn(net, x, img):
+    remove_spectral_norm(net.fc)
+    remove_spectral_norm(module=net.conv)
+    return net(x, img)
+'''
+
+_KEYS_WN = {"fc.weight_g", "fc.weight_v", "fc.bias", "conv.weight_g", "conv.weight_v", "conv.bias",
+            "out.weight_g", "out.weight_v", "out.bias"}
+
+
+@pytest.fixture(scope="module")
+def both():
+    tns = load_torch(SRC)
+    mod, code, sites = load_converted(SRC)
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, (todos, code)
+    return tns, mod
+
+
+def _pair(both, make):
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    tns, mod = both
+    torch.manual_seed(0)
+    tnet = tns[make]()
+    with torch.no_grad():   # weight_g away from ||weight_v|| so that the reparametrization shows in the output
+        for name, p in tnet.named_parameters():
+            if name.endswith(("weight_g", "bias")):
+                p.mul_(1.5).add_(0.1)
+    state = {k: v.detach().numpy() for k, v in tnet.state_dict().items()}
+    mnet = getattr(mod, make)()
+    report = load_torch_state_dict(mnet, state, strict=True)
+    assert not report.renamed, report.renamed            # torch's names, as they are
+    return tnet, mnet, state
+
+
+def _grads(tnet, mnet, inputs, weights):
+    """Outputs, then the gradients of sum(out * w) for every parameter, keyed by name."""
+    import mindspore as ms
+    import torch
+
+    tnet.zero_grad()
+    t_out = tnet(*[torch.from_numpy(a) for a in inputs])
+    sum((o * torch.from_numpy(w)).sum() for o, w in zip(t_out, weights)).backward()
+    t_grads = {n: p.grad.numpy() for n, p in tnet.named_parameters()}
+    params = mnet.trainable_params()
+
+    def loss(*xs):
+        return sum((o * ms.Tensor(w)).sum() for o, w in zip(mnet(*xs), weights))
+    m_grads = ms.grad(loss, grad_position=None, weights=params)(*[ms.Tensor(a) for a in inputs])
+    assert {p.name for p in params} == set(t_grads)
+    for p, g in zip(params, m_grads):
+        np.testing.assert_allclose(g.asnumpy(), t_grads[p.name], rtol=1e-4, atol=1e-5, err_msg=p.name)
+    return t_out
+
+
+def _jit_call(net, *xs):
+    import mindspore as ms
+
+    def call(a, b):
+        return net(a, b)
+    return ms.jit(call)(*xs)
+
+
+def test_weight_norm(both):
+    import mindspore as ms
+    import torch
+
+    tns, mod = both
+    tnet, mnet, state = _pair(both, "make_wn")
+    assert set(state) == _KEYS_WN and {p.name for p in mnet.get_parameters()} == _KEYS_WN
+    assert state["fc.weight_g"].shape == (4, 1) and state["conv.weight_g"].shape == ()
+    x, img = rnd(2, 3, seed=1), rnd(1, 2, 4, 4, seed=2)
+    mx, mimg = ms.Tensor(x), ms.Tensor(img)
+    weights = [rnd(2, 2, seed=3), rnd(1, 3, 4, 4, seed=4)]
+    t_out = _grads(tnet, mnet, [x, img], weights)
+    assert_close(mnet(mx, mimg), t_out, rtol=1e-5, atol=1e-5)
+    assert_close(_jit_call(mnet, mx, mimg), t_out, rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        want = tns["removed_wn"](tnet, torch.from_numpy(x), torch.from_numpy(img))
+    assert_close(mod.removed_wn(mnet, mx, mimg), want, rtol=1e-5, atol=1e-5)
+    names = {p.name for p in mnet.get_parameters()}
+    assert names == set(tnet.state_dict()) and "fc.weight" in names and "out.weight_g" in names
+    with pytest.raises(ValueError):
+        mod.removed_wn(mnet, mx, mimg)                 # nothing left to remove: torch raises too
+
+
+def test_spectral_norm(both):
+    import mindspore as ms
+    import torch
+
+    tns, mod = both
+    tnet, mnet, state = _pair(both, "make_sn")
+    assert {k.rsplit(".", 1)[1] for k in state} == {"weight_orig", "weight_u", "weight_v", "bias"}
+    x, img = rnd(3, 5, seed=5), rnd(1, 2, 3, 3, seed=6)
+    mx, mimg = ms.Tensor(x), ms.Tensor(img)
+    weights = [rnd(3, 4, seed=7), rnd(1, 2, 5, 5, seed=8)]
+    tns["set_mode"](tnet, True)
+    mod.set_mode(mnet, True)
+    for _ in range(2):                                 # training: each forward runs the power iterations
+        _grads(tnet, mnet, [x, img], weights)
+    buffers = {k: v.numpy() for k, v in tnet.state_dict().items() if k.endswith(("_u", "_v"))}
+    got = {p.name: p.asnumpy() for p in mnet.get_parameters() if p.name in buffers}
+    assert set(got) == set(buffers)
+    assert_close(list(got.values()), [buffers[k] for k in got], rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        t_train = tnet(torch.from_numpy(x), torch.from_numpy(img))
+    assert_close(_jit_call(mnet, mx, mimg), t_train, rtol=1e-4, atol=1e-5)
+    tns["set_mode"](tnet, False)
+    mod.set_mode(mnet, False)
+    with torch.no_grad():
+        t_eval = tnet(torch.from_numpy(x), torch.from_numpy(img))
+    assert_close(mnet(mx, mimg), t_eval, rtol=1e-4, atol=1e-5)   # eval: the stored u, v, no iteration
+    with torch.no_grad():
+        want = tns["removed_sn"](tnet, torch.from_numpy(x), torch.from_numpy(img))
+    assert_close(mod.removed_sn(mnet, mx, mimg), want, rtol=1e-4, atol=1e-5)
+    assert {p.name for p in mnet.get_parameters()} == set(tnet.state_dict())
