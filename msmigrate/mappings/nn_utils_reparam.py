@@ -27,3 +27,23 @@ mapping(U + "spectral_norm", "_ms_compat.spectral_norm", args=("module", "name",
 mapping(U + "remove_spectral_norm", "_ms_compat.remove_spectral_norm", args=("module", "name"),
         target_args=("module", "name"), test=f"{T}::test_spectral_norm",
         note="the current normalized weight (no power iteration) becomes a Parameter again, as torch")
+
+P = "torch.nn.utils.parametrize."
+T_P = "tests/parity/test_nn_utils_reparam.py::test_parametrize"
+mapping(P + "register_parametrization", "_ms_compat.register_parametrization",
+        args=("module", "tensor_name", "parametrization", "unsafe"),
+        target_args=("module", "tensor_name", "parametrization", "unsafe"), test=T_P,
+        note="the tensor becomes a property computing the parametrization cells (a converted nn.Module, its "
+             "right_inverse used as torch does) from cell.parametrizations.<name>.original (or original0, "
+             "original1... when right_inverse returns a tuple); torch's state_dict names")
+mapping(P + "is_parametrized", "_ms_compat.is_parametrized", args=("module", "tensor_name"),
+        target_args=("module", "tensor_name"), test=T_P)
+mapping(P + "remove_parametrizations", "_ms_compat.remove_parametrizations",
+        args=("module", "tensor_name", "leave_parametrized"),
+        target_args=("module", "tensor_name", "leave_parametrized"), test=T_P,
+        note="the parametrized value (or the single original, leave_parametrized=False) becomes a Parameter again")
+mapping("torch.nn.utils.parametrizations.weight_norm", "_ms_compat.parametrizations_weight_norm",
+        args=("module", "name", "dim"), target_args=("module", "name", "dim"), test=T_P,
+        note="register_parametrization with torch's _WeightNorm: parameters parametrizations.<name>.original0 (g) "
+             "and original1 (v), as torch; dim counts the MindSpore weight's axes (Conv1d weights have an extra "
+             "axis 2 in MindSpore: dim=2 there is torch's dim=2 only through msmigrate weights' reshape, check it)")

@@ -1,0 +1,188 @@
+"""torch.nn.utils.parametrize.register_parametrization (and parametrizations.weight_norm, built on it) on a
+MindSpore cell. As torch does, the cell's class becomes a subclass whose `weight` (the parametrized name) is a
+property: the parametrization cells applied to the original tensor(s), held in `cell.parametrizations.<name>`
+(a CellList with Parameters original / original0, original1...), so the parameter names are torch's state_dict
+keys (parametrizations.weight.original0) and torch weights load. Works in PyNative and GRAPH mode."""
+import mindspore as ms
+from mindspore import nn, ops
+
+
+class _ParametrizationList(nn.Cell):
+    """torch's ParametrizationList: the parametrizations of one tensor (children 0, 1, ...) and its original(s).
+    A plain Cell, not a CellList: GRAPH mode reads no attribute of a CellList."""
+
+    def __init__(self, cells, originals, is_tensor):
+        super().__init__()
+        self.n = 0
+        for cell in cells:
+            self.append(cell)
+        self.is_tensor = is_tensor
+        self.ntensors = len(originals)
+        for i, p in enumerate(originals):
+            setattr(self, "original" if is_tensor else f"original{i}", p)
+
+    def append(self, cell):
+        self.insert_child_to_cell(str(self.n), cell)
+        self.n += 1
+
+    def __getitem__(self, i):
+        return self._cells[str(i)]
+
+    def __len__(self):
+        return self.n
+
+    def originals(self):
+        if self.is_tensor:
+            return (self.original,)
+        return tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
+
+    def construct(self):
+        return _parametrized_value(self)
+
+
+def _parametrized_value(plist):
+    """The parametrizations applied in turn to the original(s), written out for GRAPH mode."""
+    if plist.is_tensor:
+        x = getattr(plist, "0")(plist.original)
+    elif plist.ntensors == 2:
+        x = getattr(plist, "0")(plist.original0, plist.original1)
+    else:
+        x = getattr(plist, "0")(*plist.originals())
+    for i in range(1, plist.n):
+        x = getattr(plist, str(i))(x)
+    return x
+
+
+class _ParametrizationDict(nn.Cell):
+    """cell.parametrizations: one _ParametrizationList per parametrized name (a CellDict cannot hold a CellList)."""
+
+
+def _parametrized_prefix(param, name):
+    full = getattr(param, "name", name) or name
+    return full[:-len(name)] if full.endswith(name) else ""
+
+
+def _name_parametrization(plist, index):
+    """The parameters of parametrization `index` named as torch's keys (parametrizations.weight.0.scale)."""
+    prefix = plist.originals()[0].name.rsplit("original", 1)[0] + f"{index}."
+    for local, p in plist[index].parameters_and_names():
+        p.name = prefix + local
+
+
+def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
+    """torch.nn.utils.parametrize.register_parametrization: `module.<tensor_name>` becomes
+    parametrization(original); with a right_inverse, the original(s) are right_inverse(current value)."""
+    plists = module._cells.get("parametrizations")
+    if plists is not None and tensor_name in plists._cells:
+        plist = plists._cells[tensor_name]
+        plist.append(parametrization)
+        _name_parametrization(plist, len(plist) - 1)
+        return module
+    original = getattr(module, tensor_name)
+    if not isinstance(original, ms.Tensor):
+        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
+                         f"with name '{tensor_name}'")
+    new = original
+    if hasattr(parametrization, "right_inverse"):
+        try:
+            new = parametrization.right_inverse(ops.stop_gradient(original))
+        except NotImplementedError:
+            pass
+    prefix = _parametrized_prefix(original, tensor_name) + f"parametrizations.{tensor_name}."
+    is_tensor = isinstance(new, ms.Tensor)
+    requires_grad = getattr(original, "requires_grad", False)
+    if is_tensor:
+        if new.dtype != original.dtype:
+            raise ValueError(f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
+                             f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}")
+        originals = [ms.Parameter(new.copy(), name=prefix + "original", requires_grad=requires_grad)]
+    else:
+        originals = [ms.Parameter(ops.stop_gradient(t).copy(), name=f"{prefix}original{i}",
+                                  requires_grad=requires_grad) for i, t in enumerate(new)]
+    delattr(module, tensor_name)
+    if plists is None:
+        plists = _ParametrizationDict()
+        module.insert_child_to_cell("parametrizations", plists)
+    plists.insert_child_to_cell(tensor_name, _ParametrizationList([parametrization], originals, is_tensor))
+    for i, p in enumerate(originals):   # full names, also when the cell already sits in a network
+        p.name = prefix + ("original" if is_tensor else f"original{i}")
+    _name_parametrization(getattr(plists, tensor_name), 0)
+    if not unsafe:
+        value = _parametrized_value(getattr(plists, tensor_name))
+        if value.shape != original.shape or value.dtype != original.dtype:
+            raise ValueError(f"Registering a parametrization may not change the shape or dtype of the tensor: "
+                             f"{original.shape} {original.dtype} -> {value.shape} {value.dtype}")
+
+    def derived(self):
+        return _parametrized_value(getattr(self.parametrizations, tensor_name))
+    members = dict(getattr(type(module), "_ms_parametrized", {}) or {})
+    members[tensor_name] = property(derived)
+    base = getattr(type(module), "_ms_parametrized_base", type(module))
+    module.__class__ = type(base.__name__, (base,), dict(members, _ms_parametrized=members,
+                                                         _ms_parametrized_base=base))
+    return module
+
+
+def is_parametrized(module, tensor_name=None):
+    """torch.nn.utils.parametrize.is_parametrized."""
+    plists = module._cells.get("parametrizations")
+    if plists is None:
+        return False
+    return bool(plists._cells) if tensor_name is None else tensor_name in plists._cells
+
+
+def remove_parametrizations(module, tensor_name, leave_parametrized=True):
+    """torch.nn.utils.parametrize.remove_parametrizations: the parametrized value (or, with
+    leave_parametrized=False, the single original) becomes a plain Parameter again."""
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+    plists = module._cells["parametrizations"]
+    plist = plists._cells[tensor_name]
+    if leave_parametrized:
+        value = ops.stop_gradient(_parametrized_value(plist))
+    elif plist.is_tensor:
+        value = plist.original
+    else:
+        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
+                         "parametrized in terms of a sequence of tensors.")
+    prefix = plist.originals()[0].name.rsplit(f"parametrizations.{tensor_name}.", 1)[0]
+    requires_grad = plist.originals()[0].requires_grad
+    del plists._cells[tensor_name]
+    members = {k: v for k, v in type(module)._ms_parametrized.items() if k != tensor_name}
+    base = type(module)._ms_parametrized_base
+    if members:
+        module.__class__ = type(base.__name__, (base,), dict(members, _ms_parametrized=members,
+                                                             _ms_parametrized_base=base))
+    else:
+        module.__class__ = base
+        del module._cells["parametrizations"]
+    setattr(module, tensor_name, ms.Parameter(value.copy(), name=prefix + tensor_name, requires_grad=requires_grad))
+    return module
+
+
+class _ParamWeightNorm(nn.Cell):
+    """torch.nn.utils.parametrizations' _WeightNorm: (weight_g, weight_v) -> weight_g * weight_v / ||weight_v||."""
+
+    def __init__(self, dim=0):
+        super().__init__()
+        self.dim = -1 if dim is None else dim
+
+    def construct(self, weight_g, weight_v):
+        return weight_v * (weight_g / _param_norm_except_dim(weight_v, self.dim))
+
+    def right_inverse(self, weight):
+        return _param_norm_except_dim(weight, self.dim), weight
+
+
+def _param_norm_except_dim(v, dim):
+    if dim == -1:
+        return ops.sqrt((v * v).sum())
+    dim = dim % v.ndim
+    axes = tuple(i for i in range(v.ndim) if i != dim)
+    return ops.sqrt((v * v).sum(axis=axes, keepdims=True))
+
+
+def parametrizations_weight_norm(module, name="weight", dim=0):
+    """torch.nn.utils.parametrizations.weight_norm: parameters parametrizations.<name>.original0 (g) and
+    original1 (v)."""
+    return register_parametrization(module, name, _ParamWeightNorm(dim), unsafe=True)
