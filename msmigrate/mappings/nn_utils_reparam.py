@@ -47,3 +47,9 @@ mapping("torch.nn.utils.parametrizations.weight_norm", "_ms_compat.parametrizati
         note="register_parametrization with torch's _WeightNorm: parameters parametrizations.<name>.original0 (g) "
              "and original1 (v), as torch; dim counts the MindSpore weight's axes (Conv1d weights have an extra "
              "axis 2 in MindSpore: dim=2 there is torch's dim=2 only through msmigrate weights' reshape, check it)")
+mapping("torch.nn.utils.parametrizations.spectral_norm", "_ms_compat.parametrizations_spectral_norm",
+        args=("module", "name", "n_power_iterations", "eps", "dim"),
+        target_args=("module", "name", "n_power_iterations", "eps", "dim"), status=DIFFERENCE, test=T_P,
+        note="register_parametrization with torch's _SpectralNorm: parametrizations.<name>.original and the buffers "
+             "parametrizations.<name>.0._u/_v; power iterations in training mode, as torch. Their random start "
+             "comes from MindSpore's generator, not torch's: load torch's _u/_v (msmigrate weights) to match")

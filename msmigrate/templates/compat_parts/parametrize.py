@@ -186,3 +186,65 @@ def parametrizations_weight_norm(module, name="weight", dim=0):
     """torch.nn.utils.parametrizations.weight_norm: parameters parametrizations.<name>.original0 (g) and
     original1 (v)."""
     return register_parametrization(module, name, _ParamWeightNorm(dim), unsafe=True)
+
+
+class _ParamSpectralNorm(nn.Cell):
+    """torch.nn.utils.parametrizations' _SpectralNorm: weight / sigma with sigma = u . (W v) from the buffers _u, _v;
+    in training mode (set_train) each evaluation first runs n_power_iterations on them."""
+
+    def __init__(self, weight, n_power_iterations=1, dim=0, eps=1e-12):
+        super().__init__()
+        ndim = weight.ndim
+        if dim >= ndim or dim < -ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [-{ndim}, {ndim - 1}] but got {dim})")
+        if n_power_iterations <= 0:
+            raise ValueError(f"Expected n_power_iterations to be positive, but got n_power_iterations="
+                             f"{n_power_iterations}")
+        self.dim = dim if dim >= 0 else dim + ndim
+        self.eps = eps
+        self.n_power_iterations = n_power_iterations
+        if ndim > 1:
+            w_mat = self._matrix(ops.stop_gradient(weight))
+            u = _param_normalize(ops.standard_normal((w_mat.shape[0],)).astype(weight.dtype), eps)
+            v = _param_normalize(ops.standard_normal((w_mat.shape[1],)).astype(weight.dtype), eps)
+            for _ in range(15):   # torch's start: 15 iterations from random vectors
+                u = _param_normalize(ops.mv(w_mat, v), eps)
+                v = _param_normalize(ops.mv(w_mat.T, u), eps)
+            self._u = ms.Parameter(u, name="_u", requires_grad=False)
+            self._v = ms.Parameter(v, name="_v", requires_grad=False)
+
+    def _matrix(self, weight):
+        if self.dim != 0:
+            weight = ops.moveaxis(weight, self.dim, 0)
+        return weight.reshape(weight.shape[0], -1)
+
+    def construct(self, weight):
+        if weight.ndim == 1:
+            return _param_normalize(weight, self.eps)
+        w_mat = self._matrix(weight)
+        u, v = self._u, self._v
+        if self.training:
+            w_const = ops.stop_gradient(w_mat)
+            for _ in range(self.n_power_iterations):
+                u = _param_normalize(ops.mv(w_const, v), self.eps)
+                v = _param_normalize(ops.mv(w_const.T, u), self.eps)
+            ops.assign(self._u, u)
+            ops.assign(self._v, v)
+        u, v = ops.stop_gradient(u), ops.stop_gradient(v)
+        return weight / (u * ops.mv(w_mat, v)).sum()
+
+    def right_inverse(self, value):
+        return value
+
+
+def _param_normalize(x, eps):
+    return x / ops.clamp(ops.sqrt((x * x).sum()), min=eps)
+
+
+def parametrizations_spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
+    """torch.nn.utils.parametrizations.spectral_norm: parametrizations.<name>.original and the buffers
+    parametrizations.<name>.0._u / _v, as torch (their random start differs: load torch's to match)."""
+    weight = getattr(module, name)
+    if dim is None:
+        dim = 1 if isinstance(module, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) else 0
+    return register_parametrization(module, name, _ParamSpectralNorm(weight, n_power_iterations, dim, eps))
