@@ -3,7 +3,8 @@ templates/compat_parts/weight_reparam.py: the cell gets torch's parameters (weig
 the buffers weight_u/weight_v, under torch's state_dict names, so torch weights load) and its class a `weight`
 property deriving the weight from them (PyNative and GRAPH mode, gradients included). Proven by
 tests/parity/test_nn_utils_reparam.py (torch's weights loaded, outputs, gradients and the power-iteration
-buffers compared in training and eval mode)."""
+buffers compared in training and eval mode). On a Conv1d/Conv1dTranspose, whose MindSpore weight has an extra
+axis 2, the new parameters keep torch's 3-D shapes and dim means torch's axis (wav2vec2's weight_norm(dim=2))."""
 from __future__ import annotations
 
 from ..registry import DIFFERENCE, mapping
@@ -45,8 +46,7 @@ mapping(P + "remove_parametrizations", "_ms_compat.remove_parametrizations",
 mapping("torch.nn.utils.parametrizations.weight_norm", "_ms_compat.parametrizations_weight_norm",
         args=("module", "name", "dim"), target_args=("module", "name", "dim"), test=T_P,
         note="register_parametrization with torch's _WeightNorm: parameters parametrizations.<name>.original0 (g) "
-             "and original1 (v), as torch; dim counts the MindSpore weight's axes (Conv1d weights have an extra "
-             "axis 2 in MindSpore: dim=2 there is torch's dim=2 only through msmigrate weights' reshape, check it)")
+             "and original1 (v), as torch")
 mapping("torch.nn.utils.parametrizations.spectral_norm", "_ms_compat.parametrizations_spectral_norm",
         args=("module", "name", "n_power_iterations", "eps", "dim"),
         target_args=("module", "name", "n_power_iterations", "eps", "dim"), status=DIFFERENCE, test=T_P,

@@ -23,9 +23,10 @@ class WN(nn.Module):
         self.conv = nn.utils.weight_norm(nn.Conv2d(2, 3, 3, padding=1), dim=None)
         self.out = nn.Linear(4, 2)
         weight_norm(self.out, name="weight", dim=1)
+        self.seq = weight_norm(nn.Conv1d(2, 3, 3, padding=1), dim=2)
 
     def forward(self, x, img):
-        return self.out(torch.tanh(self.fc(x))), self.conv(img)
+        return self.out(torch.tanh(self.fc(x))), self.conv(img), self.seq(img.flatten(2))
 
 
 class SN(nn.Module):
@@ -55,6 +56,7 @@ def set_mode(net, training):
 def removed_wn(net, x, img):
     remove_weight_norm(net.fc)
     remove_weight_norm(net.conv, "weight")
+    remove_weight_norm(net.seq)
     return net(x, img)
 
 
@@ -65,7 +67,7 @@ def removed_sn(net, x, img):
 '''
 
 _KEYS_WN = {"fc.weight_g", "fc.weight_v", "fc.bias", "conv.weight_g", "conv.weight_v", "conv.bias",
-            "out.weight_g", "out.weight_v", "out.bias"}
+            "out.weight_g", "out.weight_v", "out.bias", "seq.weight_g", "seq.weight_v", "seq.bias"}
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +135,7 @@ def test_weight_norm(both):
     assert state["fc.weight_g"].shape == (4, 1) and state["conv.weight_g"].shape == ()
     x, img = rnd(2, 3, seed=1), rnd(1, 2, 4, 4, seed=2)
     mx, mimg = ms.Tensor(x), ms.Tensor(img)
-    weights = [rnd(2, 2, seed=3), rnd(1, 3, 4, 4, seed=4)]
+    weights = [rnd(2, 2, seed=3), rnd(1, 3, 4, 4, seed=4), rnd(1, 3, 16, seed=9)]
     t_out = _grads(tnet, mnet, [x, img], weights)
     assert_close(mnet(mx, mimg), t_out, rtol=1e-5, atol=1e-5)   # (the same property compiles: test_spectral_norm)
     with torch.no_grad():
@@ -211,9 +213,10 @@ class Net(nn.Module):
         self.out = nn.Linear(3, 2)
         parametrize.register_parametrization(self.out, "weight", Scaled(), unsafe=True)
         self.sn = nn.utils.parametrizations.spectral_norm(nn.ConvTranspose2d(3, 2, 2), n_power_iterations=2)
+        self.pos = weight_norm(nn.Conv1d(2, 2, 3, padding=1), name="weight", dim=2)   # as wav2vec2's pos_conv
 
     def forward(self, x, img):
-        return self.out(torch.tanh(self.fc(self.sq(x)))), self.sn(self.conv(img))
+        return self.out(torch.tanh(self.fc(self.sq(x)))), self.sn(self.conv(img)), self.pos(img.flatten(2))
 
 
 def make():
@@ -257,7 +260,7 @@ def test_parametrize():
     assert not report.renamed, report.renamed
     x, img = rnd(3, 4, seed=11), rnd(1, 2, 5, 5, seed=12)
     mx, mimg = ms.Tensor(x), ms.Tensor(img)
-    t_out = _grads(tnet, mnet, [x, img], [rnd(3, 2, seed=13), rnd(1, 2, 4, 4, seed=14)])   # training mode
+    t_out = _grads(tnet, mnet, [x, img], [rnd(3, 2, seed=13), rnd(1, 2, 4, 4, seed=14), rnd(1, 2, 25, seed=15)])
     with torch.no_grad():
         t_out = tnet(torch.from_numpy(x), torch.from_numpy(img))
     assert_close(_jit_call(mnet, mx, mimg), t_out, rtol=1e-4, atol=1e-5)   # spectral_norm's second iteration

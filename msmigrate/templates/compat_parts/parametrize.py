@@ -78,19 +78,22 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         plist.append(parametrization)
         _name_parametrization(plist, len(plist) - 1)
         return module
-    original = getattr(module, tensor_name)
-    if not isinstance(original, ms.Tensor):
+    param = getattr(module, tensor_name)
+    if not isinstance(param, ms.Tensor):
         raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element "
                          f"with name '{tensor_name}'")
+    # MindSpore's Conv1d weight (out, in, 1, k): the parametrization sees torch's 3-D weight, as in torch
+    conv1d = tensor_name == "weight" and isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
+    original = param.value().squeeze(2) if conv1d else param
     new = original
     if hasattr(parametrization, "right_inverse"):
         try:
             new = parametrization.right_inverse(ops.stop_gradient(original))
         except NotImplementedError:
             pass
-    prefix = _parametrized_prefix(original, tensor_name) + f"parametrizations.{tensor_name}."
+    prefix = _parametrized_prefix(param, tensor_name) + f"parametrizations.{tensor_name}."
     is_tensor = isinstance(new, ms.Tensor)
-    requires_grad = getattr(original, "requires_grad", False)
+    requires_grad = getattr(param, "requires_grad", False)
     if is_tensor:
         if new.dtype != original.dtype:
             raise ValueError(f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
@@ -114,7 +117,8 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
                              f"{original.shape} {original.dtype} -> {value.shape} {value.dtype}")
 
     def derived(self):
-        return _parametrized_value(getattr(self.parametrizations, tensor_name))
+        value = _parametrized_value(getattr(self.parametrizations, tensor_name))
+        return value.expand_dims(2) if conv1d else value
     members = dict(getattr(type(module), "_ms_parametrized", {}) or {})
     members[tensor_name] = property(derived)
     base = getattr(type(module), "_ms_parametrized_base", type(module))
@@ -139,9 +143,11 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     plists = module._cells["parametrizations"]
     plist = plists._cells[tensor_name]
     if leave_parametrized:
-        value = ops.stop_gradient(_parametrized_value(plist))
+        value = ops.stop_gradient(getattr(module, tensor_name))
     elif plist.is_tensor:
         value = plist.original
+        if tensor_name == "weight" and isinstance(module, (nn.Conv1d, nn.Conv1dTranspose)):
+            value = value.expand_dims(2)
     else:
         raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
                          "parametrized in terms of a sequence of tensors.")

@@ -21,6 +21,13 @@ def _reparam_param_name(weight, name, suffix):
     return (full[:-len(name)] if full.endswith(name) else "") + name + suffix
 
 
+def _reparam_conv1d(module, name):
+    """MindSpore's Conv1d/Conv1dTranspose weight has an extra axis 2 (out, in, 1, k): the new parameters keep
+    torch's 3-D layout (torch's weights load as they are, dim counts torch's axes) and the weight read gets the
+    axis back."""
+    return name == "weight" and isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
+
+
 def _reparam_swap_class(module, members):
     """The cell's class replaced by a subclass with `members` (the weight property); remove_* undoes it."""
     base = type(module)
@@ -33,18 +40,21 @@ def weight_norm(module, name="weight", dim=0):
     weight = getattr(module, name)
     if not isinstance(weight, ms.Parameter):
         raise TypeError(f"weight_norm: {type(module).__name__}.{name} is not a Parameter")
+    conv1d = _reparam_conv1d(module, name)
+    value = weight.value().squeeze(2) if conv1d else weight.value()
     dim = -1 if dim is None else dim
     if dim < -1:
-        dim += weight.ndim
-    g = _reparam_norm_except_dim(weight, dim)
-    v = weight.value().copy()
+        dim += value.ndim
+    g = _reparam_norm_except_dim(value, dim)
+    v = value.copy()
     delattr(module, name)
     setattr(module, name + "_g", ms.Parameter(g, name=_reparam_param_name(weight, name, "_g")))
     setattr(module, name + "_v", ms.Parameter(v, name=_reparam_param_name(weight, name, "_v")))
 
     def derived(self):
         v = getattr(self, name + "_v")
-        return v * (getattr(self, name + "_g") / _reparam_norm_except_dim(v, dim))
+        w = v * (getattr(self, name + "_g") / _reparam_norm_except_dim(v, dim))
+        return w.expand_dims(2) if conv1d else w
     _reparam_swap_class(module, {name: property(derived), "_ms_weight_norm": (name, dim)})
     return module
 
@@ -85,10 +95,12 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
                          f"{n_power_iterations}")
     if dim is None:
         dim = 1 if isinstance(module, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) else 0
-    h, w = _sn_matrix(weight, dim).shape
+    conv1d = _reparam_conv1d(module, name)
+    value = weight.value().squeeze(2) if conv1d else weight.value()
+    h, w = _sn_matrix(value, dim).shape
     u = _sn_normalize(ops.standard_normal((h,)).astype(weight.dtype), eps)
     v = _sn_normalize(ops.standard_normal((w,)).astype(weight.dtype), eps)
-    orig = ms.Parameter(weight.value().copy(), name=_reparam_param_name(weight, name, "_orig"),
+    orig = ms.Parameter(value.copy(), name=_reparam_param_name(weight, name, "_orig"),
                         requires_grad=weight.requires_grad)
     delattr(module, name)
     setattr(module, name + "_orig", orig)
@@ -96,7 +108,8 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     setattr(module, name + "_v", ms.Parameter(v, name=_reparam_param_name(weight, name, "_v"), requires_grad=False))
 
     def derived(self):
-        return _sn_weight(self, name, dim, n_power_iterations, eps, self.training)
+        w = _sn_weight(self, name, dim, n_power_iterations, eps, self.training)
+        return w.expand_dims(2) if conv1d else w
     _reparam_swap_class(module, {name: property(derived), "_ms_spectral_norm": (name, dim, n_power_iterations, eps)})
     return module
 
@@ -124,6 +137,7 @@ def remove_spectral_norm(module, name="weight"):
     if getattr(type(module), "_ms_spectral_norm", (None,))[0] != name:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
     weight = ops.stop_gradient(_sn_weight(module, *type(module)._ms_spectral_norm, False))
+    weight = weight.expand_dims(2) if _reparam_conv1d(module, name) else weight
     full = _reparam_param_name(getattr(module, name + "_orig"), name + "_orig", "")[:-len("_orig")]
     for suffix in ("_orig", "_u", "_v"):
         delattr(module, name + suffix)
