@@ -53,3 +53,12 @@ mapping("torch.nn.utils.parametrizations.spectral_norm", "_ms_compat.parametriza
         note="register_parametrization with torch's _SpectralNorm: parametrizations.<name>.original and the buffers "
              "parametrizations.<name>.0._u/_v; power iterations in training mode, as torch. Their random start "
              "comes from MindSpore's generator, not torch's: load torch's _u/_v (msmigrate weights) to match")
+mapping("torch.nn.utils.parametrizations.orthogonal", "_ms_compat.parametrizations_orthogonal",
+        args=("module", "name", "orthogonal_map", "use_trivialization"),
+        target_args=("module", "name", "orthogonal_map", "use_trivialization"),
+        unsupported={"use_trivialization": "use_trivialization=False assigns through geqrf, which is not converted"},
+        unsupported_ok={"use_trivialization": ("True",)}, test=f"{T}::test_orthogonal",
+        note="torch's _Orthogonal (matrix_exp through _ms_compat.linalg_matrix_exp, cayley through ops.matrix_solve, "
+             "householder reflections as matmuls: ops.orgqr has no gradient) with the buffer base = the QR-orthogonalized weight; "
+             "parametrizations.<name>.original and .0.base as torch. A non-square weight's base is completed with "
+             "random columns from MindSpore's generator, not torch's: load torch's base to match")

@@ -32,12 +32,11 @@ class WN(nn.Module):
 class SN(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc = spectral_norm(nn.Linear(5, 4))
+        self.fc = torch.nn.utils.spectral_norm(nn.Linear(5, 4), eps=1e-6)
         self.up = spectral_norm(nn.ConvTranspose2d(2, 3, 3, stride=2), n_power_iterations=2)
-        self.conv = torch.nn.utils.spectral_norm(nn.Conv2d(3, 2, 3), eps=1e-6)
 
     def forward(self, x, img):
-        return self.fc(x), self.conv(self.up(img))
+        return self.fc(x), self.up(img)
 
 
 def make_wn():
@@ -62,7 +61,7 @@ def removed_wn(net, x, img):
 
 def removed_sn(net, x, img):
     remove_spectral_norm(net.fc)
-    remove_spectral_norm(module=net.conv)
+    remove_spectral_norm(module=net.up)
     return net(x, img)
 '''
 
@@ -105,8 +104,8 @@ def _grads(tnet, mnet, inputs, weights):
     tnet.zero_grad()
     t_out = tnet(*[torch.from_numpy(a) for a in inputs])
     sum((o * torch.from_numpy(w)).sum() for o, w in zip(t_out, weights)).backward()
-    t_grads = {n: p.grad.numpy() for n, p in tnet.named_parameters()}
-    params = mnet.trainable_params()
+    t_grads = {n: p.grad.numpy() for n, p in tnet.named_parameters() if p.grad is not None}   # the ones used
+    params = [p for p in mnet.trainable_params() if p.name in t_grads]
 
     def loss(*xs):
         return sum((o * ms.Tensor(w)).sum() for o, w in zip(mnet(*xs), weights))
@@ -156,7 +155,7 @@ def test_spectral_norm(both):
     assert {k.rsplit(".", 1)[1] for k in state} == {"weight_orig", "weight_u", "weight_v", "bias"}
     x, img = rnd(3, 5, seed=5), rnd(1, 2, 3, 3, seed=6)
     mx, mimg = ms.Tensor(x), ms.Tensor(img)
-    weights = [rnd(3, 4, seed=7), rnd(1, 2, 5, 5, seed=8)]
+    weights = [rnd(3, 4, seed=7), rnd(1, 3, 7, 7, seed=8)]
     tns["set_mode"](tnet, True)
     mod.set_mode(mnet, True)
     _grads(tnet, mnet, [x, img], weights)              # training: each forward runs the power iterations
@@ -236,6 +235,14 @@ def removed(net, x, img):
 '''
 
 
+def _jit_parts(net, x, img):
+    import mindspore as ms
+
+    def parts(a, b):
+        return net.sq(a), net.pos(b.flatten(start_dim=2))
+    return ms.jit(parts)(x, img)
+
+
 def test_parametrize():
     """register_parametrization with user cells (chained, with right_inverse and a parameter of its own),
     parametrizations.weight_norm and spectral_norm (ConvTranspose: dim 1, two iterations per training forward): torch's state_dict names load, outputs and every gradient match (PyNative and
@@ -261,9 +268,12 @@ def test_parametrize():
     x, img = rnd(3, 4, seed=11), rnd(1, 2, 5, 5, seed=12)
     mx, mimg = ms.Tensor(x), ms.Tensor(img)
     t_out = _grads(tnet, mnet, [x, img], [rnd(3, 2, seed=13), rnd(1, 2, 4, 4, seed=14), rnd(1, 2, 25, seed=15)])
-    with torch.no_grad():
-        t_out = tnet(torch.from_numpy(x), torch.from_numpy(img))
-    assert_close(_jit_call(mnet, mx, mimg), t_out, rtol=1e-4, atol=1e-5)   # spectral_norm's second iteration
+    with torch.no_grad():   # compiled: the chained parametrizations and two originals
+        t_out = tnet.sq(torch.from_numpy(x)), tnet.pos(torch.from_numpy(img).flatten(2))
+    assert_close(_jit_parts(mnet, mx, mimg), t_out, rtol=1e-4, atol=1e-5)
+    with torch.no_grad():   # spectral_norm's second iteration
+        t_sn = tnet.sn(tnet.conv(torch.from_numpy(img)))
+    assert_close(mnet.sn(mnet.conv(mimg)), t_sn, rtol=1e-4, atol=1e-5)
     sn_buffers = ("sn.parametrizations.weight.0._u", "sn.parametrizations.weight.0._v")
     got = {p.name: p.asnumpy() for p in mnet.get_parameters()}
     assert_close([got[k] for k in sn_buffers], [tnet.state_dict()[k] for k in sn_buffers], rtol=1e-4, atol=1e-5)
@@ -273,3 +283,65 @@ def test_parametrize():
     assert_close(mod.removed(mnet, mx, mimg)[0], want[0], rtol=1e-5, atol=1e-5)
     assert want[1] is False and mod.states(mnet)[0] is False
     assert {p.name for p in mnet.get_parameters()} == set(tnet.state_dict())
+
+
+
+ORTH_SRC = '''
+import torch
+import torch.nn as nn
+from torch.nn.utils.parametrizations import orthogonal
+
+
+def orthogonalize(sq, tall, wide):
+    orthogonal(sq)
+    torch.nn.utils.parametrizations.orthogonal(tall, "weight", orthogonal_map="cayley")
+    orthogonal(wide, name="weight", use_trivialization=True)
+
+
+class Three(nn.Module):
+    def __init__(self, sq, tall, wide):
+        super().__init__()
+        self.sq, self.tall, self.wide = sq, tall, wide
+
+    def forward(self, x, y):
+        return self.tall(x[:, :3]), self.wide(y)
+
+    def square(self, x):
+        return self.sq(x), self.sq.weight.T @ self.sq.weight
+'''
+
+
+def test_orthogonal():
+    """parametrizations.orthogonal: a square weight (matrix_exp) becomes torch's orthogonalization of the same
+    weight; with torch's state (original, base) loaded, it gives torch's output (matrix_exp's gradient: the
+    test_linalg_values case), a tall (cayley) and a wide (householder) weight torch's outputs and gradients.
+    PyNative only: compiling matrix_exp's squaring loop takes seconds."""
+    import mindspore as ms
+    import mindspore.nn as mnn
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    tns = load_torch(ORTH_SRC)
+    mod, code, sites = load_converted(ORTH_SRC)
+    assert not [(s.api, s.note) for s in sites if s.status == TODO], code
+    torch.manual_seed(0)
+    t_layers = [torch.nn.Linear(4, 4), torch.nn.Linear(3, 5), torch.nn.Linear(6, 2)]
+    m_layers = [mnn.Dense(4, 4), mnn.Dense(3, 5), mnn.Dense(6, 2)]
+    for t, m in zip(t_layers, m_layers):
+        load_torch_state_dict(m, {k: v.detach().numpy() for k, v in t.state_dict().items()}, strict=True)
+    tns["orthogonalize"](*t_layers)
+    mod.orthogonalize(*m_layers)
+    assert_close(m_layers[0].weight, t_layers[0].weight.detach(), rtol=1e-4, atol=1e-5)   # the same start
+    tnet, mnet = tns["Three"](*t_layers), mod.Three(*m_layers)
+    with torch.no_grad():
+        for p in tnet.parameters():
+            p.add_(0.2 * torch.randn(p.shape))
+    state = {k: v.detach().numpy() for k, v in tnet.state_dict().items()}
+    assert "wide.parametrizations.weight.0.base" in state
+    assert {p.name for p in mnet.get_parameters()} == set(state)
+    load_torch_state_dict(mnet, state, strict=True)
+    x, y = rnd(2, 4, seed=31), rnd(2, 6, seed=32)
+    _grads(tnet, mnet, [x, y], [rnd(2, 5, seed=34), rnd(2, 2, seed=35)])
+    with torch.no_grad():
+        want = tnet.square(torch.from_numpy(x))
+    assert_close(mnet.square(ms.Tensor(x)), want, rtol=1e-4, atol=1e-5)     # and Q^T Q = I

@@ -214,8 +214,8 @@ class _ParamSpectralNorm(nn.Cell):
             u = _param_normalize(ops.standard_normal((w_mat.shape[0],)).astype(weight.dtype), eps)
             v = _param_normalize(ops.standard_normal((w_mat.shape[1],)).astype(weight.dtype), eps)
             for _ in range(15):   # torch's start: 15 iterations from random vectors
-                u = _param_normalize(ops.mv(w_mat, v), eps)
-                v = _param_normalize(ops.mv(w_mat.T, u), eps)
+                u = _param_normalize(ops.matmul(w_mat, v), eps)
+                v = _param_normalize(ops.matmul(w_mat.T, u), eps)
             self._u = ms.Parameter(u, name="_u", requires_grad=False)
             self._v = ms.Parameter(v, name="_v", requires_grad=False)
 
@@ -232,12 +232,12 @@ class _ParamSpectralNorm(nn.Cell):
         if self.training:
             w_const = ops.stop_gradient(w_mat)
             for _ in range(self.n_power_iterations):
-                u = _param_normalize(ops.mv(w_const, v), self.eps)
-                v = _param_normalize(ops.mv(w_const.T, u), self.eps)
+                u = _param_normalize(ops.matmul(w_const, v), self.eps)
+                v = _param_normalize(ops.matmul(w_const.T, u), self.eps)
             ops.assign(self._u, u)
             ops.assign(self._v, v)
         u, v = ops.stop_gradient(u), ops.stop_gradient(v)
-        return weight / (u * ops.mv(w_mat, v)).sum()
+        return weight / (u * ops.matmul(w_mat, v)).sum()
 
     def right_inverse(self, value):
         return value
@@ -254,3 +254,108 @@ def parametrizations_spectral_norm(module, name="weight", n_power_iterations=1, 
     if dim is None:
         dim = 1 if isinstance(module, (nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)) else 0
     return register_parametrization(module, name, _ParamSpectralNorm(weight, n_power_iterations, dim, eps))
+
+
+class _ParamOrthogonal(nn.Cell):
+    """torch.nn.utils.parametrizations' _Orthogonal: an orthogonal matrix from the unconstrained original through
+    matrix_exp / cayley of its skew-symmetric part or householder reflections; with use_trivialization the
+    buffer `base` (set by right_inverse) multiplies it from the left, as torch."""
+
+    def __init__(self, weight, orthogonal_map, use_trivialization=True):
+        super().__init__()
+        self.shape = tuple(weight.shape)
+        self.orthogonal_map = orthogonal_map
+        self.use_trivialization = use_trivialization
+
+    def construct(self, X):
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X = X.swapaxes(-1, -2)
+            n, k = k, n
+        if self.orthogonal_map == "householder":
+            A = X.tril(-1)
+            tau = 2.0 / (1.0 + (A * A).sum(-2))
+            Q = _param_householder_product(A, tau)
+            # torch multiplies by the diagonal's int() (±1), which no gradient reaches
+            Q = Q * ops.stop_gradient(ops.diagonal(X, 0, -2, -1)).astype(ms.int32).astype(X.dtype).expand_dims(-2)
+        else:
+            X = X.tril()
+            if n != k:
+                X = ops.cat([X, ops.zeros(X.shape[:-2] + (n, n - k), X.dtype)], -1)
+            A = X - X.swapaxes(-1, -2)
+            if self.orthogonal_map == "matrix_exp":
+                Q = linalg_matrix_exp(A)
+            else:
+                Id = ops.broadcast_to(ops.eye(n, n, A.dtype), A.shape)
+                Q = ops.matrix_solve(Id - 0.5 * A, Id + 0.5 * A)
+            if n != k:
+                Q = Q[..., :k]
+        if self.use_trivialization:
+            Q = ops.matmul(self.base, Q)
+        if transposed:
+            Q = Q.swapaxes(-1, -2)
+        return Q
+
+    def right_inverse(self, Q):
+        if tuple(Q.shape) != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {tuple(Q.shape)}.")
+        if not self.use_trivialization:
+            raise NotImplementedError("use_trivialization=False: the geqrf-based right inverse is not converted")
+        Q_init = Q
+        n, k = Q.shape[-2], Q.shape[-1]
+        if n < k:
+            Q = Q.swapaxes(-1, -2)
+            n, k = k, n
+        if n != k:   # torch completes a tall matrix with random columns (its generator: load torch's base)
+            Q = ops.cat([Q, ops.standard_normal(Q.shape[:-2] + (n, n - k)).astype(Q.dtype)], -1)
+        if n != k or not _param_is_orthogonal(Q):
+            Q = _param_make_orthogonal(Q)
+        self.base = ms.Parameter(Q.copy(), name="base", requires_grad=False)
+        eye = ops.eye(Q_init.shape[-2], Q_init.shape[-1], Q_init.dtype)
+        return -ops.broadcast_to(eye, Q_init.shape)
+
+
+def _param_householder_product(A, tau):
+    """torch.linalg.householder_product(A, tau) for A strictly lower triangular, written with matmuls (ops.orgqr
+    has no gradient): the first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i = e_i + A[:, i]."""
+    n, k = A.shape[-2], A.shape[-1]
+    eye = ops.eye(n, n, A.dtype)
+    Q = ops.broadcast_to(eye, A.shape[:-2] + (n, n))
+    for i in range(k):
+        v = A[..., :, i] + eye[i]
+        Q = Q - tau[..., i:i + 1, None] * ops.matmul(Q, v[..., :, None]) * v[..., None, :]
+    return Q[..., :k]
+
+
+def _param_is_orthogonal(Q):
+    """torch's _is_orthogonal: allclose(Q^T Q, I, atol=10 n eps) (rtol 1e-5)."""
+    n, k = Q.shape[-2], Q.shape[-1]
+    eps = 10.0 * n * {ms.float16: 2.0 ** -10, ms.float64: 2.0 ** -52}.get(Q.dtype, 2.0 ** -23)
+    eye = ops.eye(k, k, Q.dtype)
+    gram = ops.matmul(Q.swapaxes(-1, -2), Q)
+    return bool((ops.abs(gram - eye) <= eps + 1e-5 * eye).all())
+
+
+def _param_make_orthogonal(A):
+    """torch's _make_orthogonal: the Q of A's QR with R's diagonal made positive."""
+    Q, R = ops.qr(A)
+    return Q * ops.sign(ops.diagonal(R, 0, -2, -1)).expand_dims(-2)
+
+
+def parametrizations_orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """torch.nn.utils.parametrizations.orthogonal: parametrizations.<name>.original and the buffer
+    parametrizations.<name>.0.base, as torch."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, ms.Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
+        raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    return register_parametrization(module, name, _ParamOrthogonal(weight, orthogonal_map, use_trivialization),
+                                    unsafe=True)

@@ -123,12 +123,12 @@ def _sn_weight(module, name, dim, n_power_iterations, eps, iterate):
     if iterate:
         w_mat = ops.stop_gradient(_sn_matrix(orig, dim))
         for _ in range(n_power_iterations):
-            v_ = _sn_normalize(ops.mv(w_mat.T, u_), eps)
-            u_ = _sn_normalize(ops.mv(w_mat, v_), eps)
+            v_ = _sn_normalize(ops.matmul(w_mat.T, u_), eps)
+            u_ = _sn_normalize(ops.matmul(w_mat, v_), eps)
         ops.assign(getattr(module, name + "_v"), v_)
         ops.assign(getattr(module, name + "_u"), u_)
     u_, v_ = ops.stop_gradient(u_), ops.stop_gradient(v_)
-    return orig / (u_ * ops.mv(_sn_matrix(orig, dim), v_)).sum()
+    return orig / (u_ * ops.matmul(_sn_matrix(orig, dim), v_)).sum()
 
 
 def remove_spectral_norm(module, name="weight"):
