@@ -22,8 +22,10 @@ mapping(U + "remove_weight_norm", "_ms_compat.remove_weight_norm", args=("module
 mapping(U + "spectral_norm", "_ms_compat.spectral_norm", args=("module", "name", "n_power_iterations", "eps", "dim"),
         target_args=("module", "name", "n_power_iterations", "eps", "dim"), status=DIFFERENCE,
         test=f"{T}::test_spectral_norm",
-        note="weight = weight_orig / (u . W v); in training mode each forward first runs the power iterations on "
-             "the buffers weight_u/weight_v, as torch's pre-hook. Their random start values come from MindSpore's "
+        note="weight = weight_orig / (u . W v); in training mode the read of the weight first runs the power "
+             "iterations on the buffers weight_u/weight_v, as torch's pre-hook before each forward (the built-in "
+             "layers read it once per forward; Conv3d twice, advancing them twice; so does reading "
+             "module.weight outside forward in training mode). Their random start values come from MindSpore's "
              "generator, not torch's: load torch's weight_u/weight_v (msmigrate weights) for the same values")
 mapping(U + "remove_spectral_norm", "_ms_compat.remove_spectral_norm", args=("module", "name"),
         target_args=("module", "name"), test=f"{T}::test_spectral_norm",
