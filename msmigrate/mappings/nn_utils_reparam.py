@@ -64,3 +64,18 @@ mapping("torch.nn.utils.parametrizations.orthogonal", "_ms_compat.parametrizatio
              "householder reflections as matmuls: ops.orgqr has no gradient) with the buffer base = the QR-orthogonalized weight; "
              "parametrizations.<name>.original and .0.base as torch. A non-square weight's base is completed with "
              "random columns from MindSpore's generator, not torch's: load torch's base to match")
+
+R = "torch.nn.utils.rnn."
+T_R = "tests/parity/test_nn_utils_reparam.py::test_rnn_packing"
+_PACKED = ("a PackedSequence holding the padded batch and the lengths; MindSpore's LSTM/GRU/RNN (PyNative) take it "
+           "and run with seq_length, which computes torch's packed results; .data/.batch_sizes/.sorted_indices "
+           "are torch's")
+mapping(R + "pack_padded_sequence", "_ms_compat.pack_padded_sequence",
+        args=("input", "lengths", "batch_first", "enforce_sorted"),
+        target_args=("input", "lengths", "batch_first", "enforce_sorted"), test=T_R, note=_PACKED)
+mapping(R + "pack_sequence", "_ms_compat.pack_sequence", args=("sequences", "enforce_sorted"),
+        target_args=("sequences", "enforce_sorted"), test=T_R, note=_PACKED)
+mapping(R + "pad_packed_sequence", "_ms_compat.pad_packed_sequence",
+        args=("sequence", "batch_first", "padding_value", "total_length"),
+        target_args=("sequence", "batch_first", "padding_value", "total_length"), test=T_R,
+        note="(padded, lengths int64) in the original batch order, as torch")

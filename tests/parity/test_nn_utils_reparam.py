@@ -345,3 +345,67 @@ def test_orthogonal():
     with torch.no_grad():
         want = tnet.square(torch.from_numpy(x))
     assert_close(mnet.square(ms.Tensor(x)), want, rtol=1e-4, atol=1e-5)     # and Q^T Q = I
+
+
+PACK_SRC = '''
+import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pack_sequence, pad_packed_sequence
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(8, 2)
+
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, (h, c) = self.lstm(packed)
+        out, lens = pad_packed_sequence(out, batch_first=True, padding_value=-1.0)
+        seq = pack_padded_sequence(out.transpose(0, 1), lens, enforce_sorted=False)
+        out2, h2 = self.gru(seq)
+        out2, _ = pad_packed_sequence(out2, total_length=6)
+        return out, lens, h, c, out2, h2, packed.data, packed.batch_sizes, packed.sorted_indices
+
+
+def make():
+    return Tagger()
+
+
+def packed_parts(a, b, c):
+    p = pack_sequence([a, b, c])
+    return p.data, p.batch_sizes, pad_packed_sequence(p)[0]
+
+
+def unsorted(a, b):
+    return pack_sequence([b, a])
+'''
+
+
+def test_rnn_packing():
+    """pack_padded_sequence (unsorted lengths) into a bidirectional LSTM, pad_packed_sequence (padding_value,
+    total_length) and again into a GRU: outputs, lengths, final states and torch's packed layout (.data,
+    .batch_sizes, .sorted_indices) match; pack_sequence refuses unsorted lengths as torch."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    tns = load_torch(PACK_SRC)
+    mod, code, sites = load_converted(PACK_SRC)
+    assert not [(s.api, s.note) for s in sites if s.status == TODO], code
+    torch.manual_seed(0)
+    tnet, mnet = tns["make"](), mod.make()
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    x, lengths = rnd(3, 5, 3, seed=41), [2, 5, 3]
+    with torch.no_grad():
+        want = tnet(torch.from_numpy(x), torch.tensor(lengths))
+    got = mnet(ms.Tensor(x), ms.Tensor(np.array(lengths)))
+    assert [str(g.dtype) for g in (got[1], got[7], got[8])] == ["Int64"] * 3
+    assert_close(got, want, rtol=1e-4, atol=1e-5)
+    seqs = [rnd(4, 2, seed=42), rnd(3, 2, seed=43), rnd(1, 2, seed=44)]
+    assert_close(mod.packed_parts(*map(ms.Tensor, seqs)), tns["packed_parts"](*map(torch.from_numpy, seqs)))
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        tns["unsorted"](*map(torch.from_numpy, seqs[1:]))
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        mod.unsorted(*map(ms.Tensor, seqs[1:]))
