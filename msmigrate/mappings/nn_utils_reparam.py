@@ -1,5 +1,6 @@
 """torch.nn.utils.weight_norm / spectral_norm / remove_weight_norm / remove_spectral_norm -> the helpers in
-templates/compat_parts/weight_reparam.py: the cell gets torch's parameters (weight_g/weight_v; weight_orig with
+templates/compat_parts/weight_reparam.py (parametrize.* and parametrizations.* -> compat_parts/parametrize.py,
+rnn packing -> compat_parts/rnn_packing.py): the cell gets torch's parameters (weight_g/weight_v; weight_orig with
 the buffers weight_u/weight_v, under torch's state_dict names, so torch weights load) and its class a `weight`
 property deriving the weight from them (PyNative and GRAPH mode, gradients included). Proven by
 tests/parity/test_nn_utils_reparam.py (torch's weights loaded, outputs, gradients and the power-iteration
@@ -67,9 +68,9 @@ mapping("torch.nn.utils.parametrizations.orthogonal", "_ms_compat.parametrizatio
 
 R = "torch.nn.utils.rnn."
 T_R = "tests/parity/test_nn_utils_reparam.py::test_rnn_packing"
-_PACKED = ("a PackedSequence holding the padded batch and the lengths; MindSpore's LSTM/GRU/RNN (PyNative) take it "
-           "and run with seq_length, which computes torch's packed results; .data/.batch_sizes/.sorted_indices "
-           "are torch's")
+_PACKED = ("a PackedSequence holding the padded batch and the lengths; MindSpore's LSTM/GRU/RNN take it and run "
+           "with seq_length, which computes torch's packed results; .data/.batch_sizes/.sorted_indices are torch's. "
+           "PyNative only: compiling packing in GRAPH mode raises (ms.jit: ValueError: negative dimensions)")
 mapping(R + "pack_padded_sequence", "_ms_compat.pack_padded_sequence",
         args=("input", "lengths", "batch_first", "enforce_sorted"),
         target_args=("input", "lengths", "batch_first", "enforce_sorted"), test=T_R, note=_PACKED)

@@ -2,8 +2,8 @@
 templates/compat_parts/nn_utils.py (clip_grad_norm_/clip_grad_value_ are training-step records in
 training.py). Proven by tests/parity/test_nn_utils.py.
 
-weight_norm / spectral_norm (and their remove_*) are in nn_utils_reparam.py; packed sequences have no
-MindSpore type."""
+weight_norm / spectral_norm (and their remove_*), parametrize/parametrizations and the rnn packing functions
+are in nn_utils_reparam.py."""
 from __future__ import annotations
 
 from ..registry import mapping
