@@ -80,3 +80,9 @@ mapping(R + "pad_packed_sequence", "_ms_compat.pad_packed_sequence",
         args=("sequence", "batch_first", "padding_value", "total_length"),
         target_args=("sequence", "batch_first", "padding_value", "total_length"), test=T_R,
         note="(padded, lengths int64) in the original batch order, as torch")
+mapping(R + "unpad_sequence", "_ms_compat.unpad_sequence", args=("padded_sequences", "lengths", "batch_first"),
+        target_args=("padded_sequences", "lengths", "batch_first"), test=T_R)
+mapping(R + "unpack_sequence", "_ms_compat.unpack_sequence", args=("packed_sequences",),
+        target_args=("packed_sequences",), test=T_R)
+mapping(R + "PackedSequence", "_ms_compat.PackedSequence", test=T_R,
+        note="the type, for isinstance checks; building one directly from (data, batch_sizes) is not converted")

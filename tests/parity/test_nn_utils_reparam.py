@@ -380,6 +380,13 @@ def packed_parts(a, b, c):
 
 def unsorted(a, b):
     return pack_sequence([b, a])
+
+
+def round_trip(a, b, c):
+    p = torch.nn.utils.rnn.pack_sequence([b, a, c], enforce_sorted=False)
+    padded, lens = pad_packed_sequence(p)
+    return (torch.nn.utils.rnn.unpack_sequence(p), torch.nn.utils.rnn.unpad_sequence(padded, lens),
+            isinstance(p, torch.nn.utils.rnn.PackedSequence))
 '''
 
 
@@ -409,3 +416,6 @@ def test_rnn_packing():
         tns["unsorted"](*map(torch.from_numpy, seqs[1:]))
     with pytest.raises(RuntimeError, match="sorted in decreasing order"):
         mod.unsorted(*map(ms.Tensor, seqs[1:]))
+    got, want = mod.round_trip(*map(ms.Tensor, seqs)), tns["round_trip"](*map(torch.from_numpy, seqs))
+    assert got[2] is True is want[2]
+    assert_close(got[:2], want[:2])

@@ -110,3 +110,14 @@ def _rnn_accept_packed():
             return _plain(self, *args, **kwargs)
         cls.__call__ = call
         cls._ms_packed_call = True
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """torch.nn.utils.rnn.unpad_sequence: the list of sequences, each cut to its length."""
+    padded = padded_sequences if batch_first else ops.swapaxes(padded_sequences, 0, 1)
+    return [padded[i, :n] for i, n in enumerate(_packing_lengths(lengths))]
+
+
+def unpack_sequence(packed_sequences):
+    """torch.nn.utils.rnn.unpack_sequence: the list of sequences of a PackedSequence, in the original order."""
+    return unpad_sequence(packed_sequences._padded, packed_sequences._lengths, batch_first=True)
