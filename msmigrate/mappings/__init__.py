@@ -17,6 +17,7 @@ from . import torch_signal_windows  # noqa: F401,E402
 
 # torch.nn.init structured initialisers, torch.nn.utils, torch.distributions
 from . import torch_nn_init, torch_nn_utils, torch_distributions  # noqa: F401,E402
+from . import nn_utils_reparam  # noqa: F401,E402  (weight_norm / spectral_norm)
 
 # availability probes of torch (importlib.util.find_spec, importlib.metadata.version)
 from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402

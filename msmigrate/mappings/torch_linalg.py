@@ -125,18 +125,36 @@ composed(L + "vander", "ops.flip(ops.vander({x}, {N}), (-1,))", ("x", "N"), defa
          note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases)", test=T_VAL)
 composed(L + "vecdot", "ops.vecdot({x}, {y}, axis={dim})", ("x", "y", "dim"), defaults={"dim": "-1"}, test=T_VAL)
 
+composed(L + "solve_ex", "((ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == "
+         "{A}.shape[:-1] else ops.matrix_solve({A}, {B})), ops.zeros({A}.shape[:-2], ms.int32))",
+         ("A", "B", "left", "check_errors"), defaults={"left": "True", "check_errors": "False"},
+         only={"left": ("True",)}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
+         note="(result, info) " + _EX + "; left=False is a TODO", test=T_VAL)
+composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1, ops.zeros((), ms.int32)))(*" + _SL +
+         "lu_factor({A}))", ("A", "pivot", "check_errors"), defaults={"pivot": "True", "check_errors": "False"},
+         only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor", status=DIFFERENCE,
+         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _ONE_MATRIX, test=T_VAL)
+composed(L + "matrix_exp", "_ms_compat.linalg_matrix_exp({input})", ("input",), target="_ms_compat.linalg_matrix_exp",
+         note="ops.matrix_exp has no CPU kernel: scaling and squaring with a degree-13 Pade approximant (ops.matmul, "
+              "ops.matrix_solve), as scipy.linalg.expm; agrees with torch to float rounding, gradients included",
+         test=T_VAL)
+_EIG = ("ops.eig computes the same eigenvalues, but LAPACK (torch) and MindSpore order them differently, and each "
+        "eigenvector is unique only up to a complex phase: sort them (e.g. by real part) where order matters")
+composed(L + "eigvals", "ops.eig({input})[0]", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
+         note="complex eigenvalues; " + _EIG, test=T_VAL)
+composed(L + "eig", "ops.eig({input})", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
+         note="(eigenvalues, eigenvectors), complex; " + _EIG + "; a plain tuple (no .eigenvalues/.eigenvectors)",
+         test=T_VAL)
+mapping(L + "LinAlgError", "_ms_compat.LinAlgError", status=DIFFERENCE,
+        test=f"{T}::test_singular_and_indefinite_inputs_raise",
+        note="MindSpore raises ValueError (a singular solve/inverse) or RuntimeError (Cholesky) where torch raises "
+             "LinAlgError, and only when the result is first read (asnumpy, float(), print): `except` catches both "
+             "when the try block reads the result; raise LinAlgError(msg) raises a RuntimeError; no subclassing")
 _NO = "no MindSpore op with torch's result on CPU: "
-# torch.linalg.matrix_exp stays with the census rule (a TODO): ops.matrix_exp has no CPU kernel in MindSpore 2.10
-for _name in ("solve_ex", "lu_factor_ex", "ldl_factor_ex"):
-    mapping(L + _name, None, note=_NO + "the *_ex forms return an info tensor instead of raising; use the plain "
-            "function (cholesky, inv, solve) and let it raise")
+# torch.linalg.ldl_factor_ex stays with the census rule (a TODO pointing at mindspore.ops), as ldl_factor below
 for _name in ("ldl_factor", "ldl_solve"):
-    mapping(L + _name, None, note=_NO + "MindSpore has no LDL factorization; solve the system with "
-            "torch.linalg.solve's conversion (ops.matrix_solve) instead")
-mapping(L + "eig", None, note=_NO + "ops.eig returns complex eigen pairs whose order/normalisation is not "
-        "checked against torch: use ops.eig and verify")
-mapping(L + "eigvals", None, note=_NO + "ops.eig(A)[0] (order not checked against torch)")
-
+    mapping(L + _name, None, note=_NO + "MindSpore has no LDL (Bunch-Kaufman) factorization; solve the system "
+            "with torch.linalg.solve's conversion (ops.matrix_solve) instead")
 
 def _multi_dot(ctx):
     """A literal list of matrices: multiplied left to right (torch picks the cheapest order; same values)."""

@@ -2,9 +2,8 @@
 templates/compat_parts/nn_utils.py (clip_grad_norm_/clip_grad_value_ are training-step records in
 training.py). Proven by tests/parity/test_nn_utils.py.
 
-Not converted (TODO records, why below): weight_norm / spectral_norm / parametrizations re-derive the
-weight from new parameters before every forward, which a MindSpore Cell has no hook for that also
-compiles; packed sequences have no MindSpore type."""
+weight_norm / spectral_norm (and their remove_*), parametrize/parametrizations and the rnn packing functions
+are in nn_utils_reparam.py."""
 from __future__ import annotations
 
 from ..records import mapping
@@ -34,15 +33,6 @@ mapping("torch.nn.utils.rnn.pad_sequence", "_ms_compat.pad_sequence",
         target_args=("sequences", "batch_first", "padding_value", "padding_side"),
         note="pads and stacks with ops.full/ops.cat/ops.stack", test=f"{T}::test_pad_sequence")
 
-_REPARAM = ("re-derives the weight from new parameters (weight_g/weight_v, or u/v power iterations) before every "
-            "forward through a forward pre-hook; a MindSpore Cell has no such hook that also compiles, and "
-            "dropping it would train different parameters")
-for _name, _args in (("weight_norm", ("module", "name", "dim")), ("spectral_norm",
-                     ("module", "name", "n_power_iterations", "eps", "dim")),
-                     ("remove_weight_norm", ("module", "name")), ("remove_spectral_norm", ("module", "name"))):
-    mapping(f"torch.nn.utils.{_name}", None, args=_args,
-            note=f"torch.nn.utils.{_name} {_REPARAM}; write the weight computation in the Cell's construct "
-                 f"(weight = g * v / ops.norm(v, dim=...)) with g and v as Parameters")
 mapping("torch.nn.utils.fuse_conv_bn_eval", "_ms_compat.fuse_conv_bn_eval", args=("conv", "bn", "transpose"),
         target_args=("conv", "bn", "transpose"),
         note="a deep copy of the Conv cell with BatchNorm's moving statistics and gamma/beta folded in (a bias "

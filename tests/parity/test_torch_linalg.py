@@ -74,6 +74,17 @@ LINALG = [
     case(L + "multi_dot", "a, b, v: (torch.linalg.multi_dot([a, a, b]), torch.linalg.multi_dot((v, a, a, v)))",
          [A, B, b], grad=True, **TOL),
     case(L + "vander", "x: (torch.linalg.vander(x), torch.linalg.vander(x, N=3))", [V3[:, 0]], grad=True),
+    case(L + "solve_ex", "a, b: (torch.linalg.solve_ex(a, b), torch.linalg.solve_ex(a, b[..., 0], check_errors=True))",
+         [BA, B[None].repeat(2, 0)], **TOL),
+    case(L + "lu_factor_ex", "a: torch.linalg.lu_factor_ex(a)", [A], graph=False, **TOL),
+    # PyNative only here: compiling its squaring loop takes seconds (ms.jit runs it too)
+    case(L + "matrix_exp", "a: torch.linalg.matrix_exp(a)", [A], grad=True, graph=False, **TOL),
+    case(L + "matrix_exp", "b, d: (torch.linalg.matrix_exp(b * 4), torch.linalg.matrix_exp(input=d))",
+         [BA, RNG.standard_normal((3, 3))], graph=False, rtol=1e-5, atol=1e-4),
+    # the eigen pairs come in another order (the records' DIFFERENCE): compare sorted parts and per-pair residuals
+    case(L + "eigvals", "a: (lambda w: (torch.real(w), torch.imag(w).abs()))(torch.linalg.eigvals(a))", [BA], post="sorted", **TOL),
+    case(L + "eig", "a: (lambda w, v: (lambda r: (torch.real(r), torch.imag(r), (torch.real(v) ** 2 + torch.imag(v) ** 2).sum(-2),"
+         " torch.real(w)))(a.to(v.dtype) @ v - v * w.unsqueeze(-2)))(*torch.linalg.eig(input=a))", [A], post="sorted", **TOL),
     case(L + "vecdot", "x, y: (torch.linalg.vecdot(x, y), torch.linalg.vecdot(x, y, dim=0))", [V3, W3], grad=True),
 ]
 
@@ -89,15 +100,17 @@ def test_linalg_untranslatable_forms_are_todo():
 
     code, sites = convert_snippet(
         "import torch\ndef f(a, b):\n    x = torch.linalg.solve(a, b, left=False)\n"
-        "    y = torch.linalg.pinv(a, hermitian=True)\n    z = torch.linalg.matrix_exp(a)\n"
+        "    y = torch.linalg.pinv(a, hermitian=True)\n    z = torch.linalg.ldl_factor(a)\n"
         "    return torch.linalg.multi_dot(a), x, y, z, torch.linalg.inv(a, out=b)\n")
     st = {s.api: s.status for s in sites}
-    for api in ("solve", "pinv", "matrix_exp", "multi_dot", "inv"):
+    for api in ("solve", "pinv", "ldl_factor", "multi_dot", "inv"):
         assert st[L + api] == TODO, (api, code)
 
 
 def test_every_linalg_record_has_a_case():
-    assert_every_record_cased("tests/parity/test_torch_linalg.py", {"test_linalg_values": LINALG})
+    raising = [case(L + "LinAlgError", "", [])]   # test_singular_and_indefinite_inputs_raise catches it
+    assert_every_record_cased("tests/parity/test_torch_linalg.py", {"test_linalg_values": LINALG,
+                                                                     "test_singular_and_indefinite_inputs_raise": raising})
 
 
 def test_singular_and_indefinite_inputs_raise():
@@ -105,8 +118,9 @@ def test_singular_and_indefinite_inputs_raise():
     too (ops.inverse alone would return finite wrong values), the *_ex forms included (their stated difference)."""
     import mindspore as ms
     import pytest
+    import torch
 
-    from tests.parity.harness import load_converted
+    from tests.parity.harness import load_converted, load_torch
 
     src = ("import torch\ndef inv(a):\n    return torch.linalg.inv(a)\ndef inverse(a):\n    return torch.inverse(a)\n"
            "def inv_ex(a):\n    return torch.linalg.inv_ex(a)[0]\ndef chol_ex(a):\n    return torch.linalg.cholesky_ex(a)[0]\n")
@@ -117,6 +131,23 @@ def test_singular_and_indefinite_inputs_raise():
             fn(singular).asnumpy()
     with pytest.raises((RuntimeError, ValueError)):
         mod.chol_ex(ms.Tensor(np.array([[1.0, 2.0], [2.0, 1.0]], np.float32))).asnumpy()
+    # torch.linalg.LinAlgError catches what the converted forms raise (once the value is read, the record's
+    # DIFFERENCE); raising it gives a RuntimeError it catches
+    src = ("import torch\ndef caught(a):\n    try:\n        return float(torch.linalg.inv(a).sum())\n"
+           "    except torch.linalg.LinAlgError:\n        return 'singular'\n"
+           "def caught_chol(a):\n    try:\n        return float(torch.linalg.cholesky(a).sum())\n"
+           "    except torch.linalg.LinAlgError:\n        return 'not positive definite'\n"
+           "def raised():\n    try:\n        raise torch.linalg.LinAlgError('singular')\n"
+           "    except torch.linalg.LinAlgError as e:\n        return isinstance(e, (RuntimeError, torch.linalg.LinAlgError))\n")
+    mod, _, sites = load_converted(src)
+    t = load_torch(src)
+    indefinite = np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)
+    for arr in (singular.asnumpy(), indefinite, SPD):
+        for fn in ("caught", "caught_chol"):
+            got, want = getattr(mod, fn)(ms.Tensor(arr)), t[fn](torch.from_numpy(arr))
+            assert got == want if isinstance(want, str) else abs(got - want) < 1e-3 * abs(want), (fn, arr, got, want)
+    assert mod.raised() is True is t["raised"]()
+    assert {s.api for s in sites} >= {"torch.linalg.LinAlgError"}
 
 
 def test_eigh_gradient_difference_is_real():
