@@ -8,7 +8,7 @@ buffers compared in training and eval mode). On a Conv1d/Conv1dTranspose, whose 
 axis 2, the new parameters keep torch's 3-D shapes and dim means torch's axis (wav2vec2's weight_norm(dim=2))."""
 from __future__ import annotations
 
-from ..registry import DIFFERENCE, mapping
+from ..records import DIFFERENCE, mapping
 
 T = "tests/parity/test_nn_utils_reparam.py"
 U = "torch.nn.utils."
