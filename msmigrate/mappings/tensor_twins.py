@@ -29,7 +29,11 @@ TWINS = (
     "not_equal orgqr outer pinverse polygamma positive prelu qr rad2deg ravel renorm repeat_interleave rot90 scatter_add "
     "select select_scatter sgn signbit sinc slice_scatter slogdet split_with_sizes subtract svd swapdims take "
     "take_along_dim tensor_split tile trace triangular_solve true_divide trunc unique unique_consecutive "
-    "unsafe_chunk unsafe_split unsafe_split_with_sizes vdot vsplit xlogy").split()
+    "unsafe_chunk unsafe_split unsafe_split_with_sizes vdot vsplit xlogy "
+    # records of mappings/torch_functions_more.py
+    "masked_scatter put is_signed").split()
+# method -> the torch function of another name it is (x.unfold(d, size, step) is torch.unfold_copy(x, ...))
+TWIN_OF = {"unfold": "unfold_copy"}
 # the receiver is not the function's first parameter: torch.polygamma(n, input) is x.polygamma(n)
 RECEIVER_KEYWORD = {"polygamma": "input"}
 # Tensor.tile(*dims) also takes the sizes as separate arguments: they become one tuple
@@ -38,7 +42,7 @@ VARARG_SIZES = frozenset({"tile"})
 # known to be a tensor
 SHARED_NAMES = frozenset({"cumprod", "diagonal", "dot", "ravel", "take", "trace", "cummax", "cummin", "diff",
                           "median", "multiply", "divide", "subtract", "unique", "cov", "det", "cross", "inverse",
-                          "select", "equal", "qr", "svd", "diag", "outer", "inner", "kron", "tile"})
+                          "select", "equal", "qr", "svd", "diag", "outer", "inner", "kron", "tile", "put", "unfold"})
 
 
 def _pack_sizes(call: cst.Call) -> cst.Call:
@@ -84,14 +88,14 @@ def _as_function_call(fn_record, name: str):
 
 
 def _register() -> None:
-    for name in TWINS:
+    for name in TWINS + list(TWIN_OF):
         if "Tensor." + name in REGISTRY:
             continue
-        fn = REGISTRY.get("torch." + name)
+        fn = REGISTRY.get("torch." + TWIN_OF.get(name, name))
         if fn is None or (fn.target is None and fn.rule is None):
             continue
         params = tuple(p for p in fn.args if p != RECEIVER_KEYWORD.get(name, fn.args[0] if fn.args else None))
-        note = f"as torch.{name}(x, ...)" + (f": {fn.note}" if fn.note else "")
+        note = f"as {fn.source}(x, ...)" + (f": {fn.note}" if fn.note else "")
         rule(f"Tensor.{name}", fn.target, args=params, note=note, status=fn.status, tensor_only=name in SHARED_NAMES,
              test=f"{T}::test_tensor_twins")(_as_function_call(fn, name))
 

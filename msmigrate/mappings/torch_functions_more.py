@@ -1,0 +1,175 @@
+"""More torch.* functions and torch.Tensor methods: torch's top-level copies of torch.nn.functional ops whose
+signature differs from the functional one (an integer `reduction`, another parameter order), and functions
+written as one MindSpore expression.
+
+A top-level copy (torch.kl_div(input, target, 1)) is converted as the call of its torch.nn.functional twin with
+keyword arguments (reduction 0/1/2 -> 'none'/'mean'/'sum'), through the twin's own record: same conversion, same
+notes, same TODOs. Proven by tests/parity/test_torch_functions_more.py (values and dtypes, PyNative and ms.jit).
+"""
+from __future__ import annotations
+
+from typing import Dict, Sequence, Tuple
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite
+from ..registry import REGISTRY, rule
+from .compose import composed
+
+T = "tests/parity/test_torch_functions_more.py"
+T_TWINS = T_EXPR = f"{T}::test_torch_functions_more"
+P = "torch.nn.functional."
+_REDUCTION = {"0": "'none'", "1": "'mean'", "2": "'sum'"}
+
+
+def _as_functional(name: str, twin: str, params: Sequence[str], rename: Dict[str, str],
+                   drop: Tuple[str, ...], values: Dict[str, Dict[str, str]]):
+    fn = REGISTRY.get(P + twin)
+
+    def convert(ctx):
+        b = ctx.bound
+        if b.starred:
+            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+        args = []
+        for p in b.order:
+            if p not in params:
+                raise UnsupportedSite(f"argument {p.lstrip('_')} is not translated")
+            if p in drop:
+                continue
+            code = b.code(p)
+            if p == "reduction":
+                if code not in _REDUCTION:
+                    raise UnsupportedSite(f"reduction={code}: only a literal 0, 1 or 2 is translated")
+                value = cst.parse_expression(_REDUCTION[code])
+            elif p == "padding_idx" and code.isdigit():
+                value = b.value(p)      # a row index >= 0 means the same in both
+            elif p in values:
+                if code not in values[p]:
+                    raise UnsupportedSite(f"argument {p}={code} is not translated")
+                if values[p][code] is None:
+                    continue
+                value = cst.parse_expression(values[p][code])
+            else:
+                value = b.value(p)
+            args.append(cst.Arg(value, keyword=cst.Name(rename.get(p, p))))
+        if "reduction" in params and not b.has("reduction"):
+            # measured (torch 2.13): the top-level losses called without reduction return the unreduced loss
+            args.append(cst.Arg(cst.parse_expression("'none'"), keyword=cst.Name("reduction")))
+        call = cst.Call(func=cst.Name(twin), args=args)
+        before = len(ctx.tr.sites)
+        out = ctx.tr._apply(call, call, fn, fn.source, receiver=None)
+        del ctx.tr.sites[before:]   # reported once, as the torch.* name
+        return out
+
+    rule(f"torch.{name}", fn.target, args=tuple(params), status=fn.status, test=T_TWINS,
+         note=f"as torch.nn.functional.{twin} with keyword arguments"
+              + (" (reduction 0/1/2 -> 'none'/'mean'/'sum'; none given: 'none', as torch's top-level function)"
+                 if "reduction" in params else "")
+              + (f": {fn.note}" if fn.note else ""))(convert)
+
+
+# torch.NAME(aten parameters) -> F.TWIN(keywords); `self` is the functional's `input`
+for _name, _twin, _params, _rename, _drop, _values in (
+        ("kl_div", "kl_div", ("self", "target", "reduction", "log_target"), {"self": "input"}, (), {}),
+        ("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits",
+         ("self", "target", "weight", "pos_weight", "reduction"), {"self": "input"}, (), {}),
+        ("hinge_embedding_loss", "hinge_embedding_loss", ("self", "target", "margin", "reduction"),
+         {"self": "input"}, (), {}),
+        ("cosine_embedding_loss", "cosine_embedding_loss", ("input1", "input2", "target", "margin", "reduction"),
+         {}, (), {}),
+        ("margin_ranking_loss", "margin_ranking_loss", ("input1", "input2", "target", "margin", "reduction"),
+         {}, (), {}),
+        ("triplet_margin_loss", "triplet_margin_loss",
+         ("anchor", "positive", "negative", "margin", "p", "eps", "swap", "reduction"), {}, (), {}),
+        ("poisson_nll_loss", "poisson_nll_loss", ("input", "target", "log_input", "full", "eps", "reduction"),
+         {}, (), {}),
+        ("batch_norm", "batch_norm", ("input", "weight", "bias", "running_mean", "running_var", "training",
+                                      "momentum", "eps", "cudnn_enabled"), {}, ("cudnn_enabled",), {}),
+        # aten's padding_idx=-1 means none (F.embedding's -1 would be the last row); only a literal is translated
+        ("embedding", "embedding", ("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
+         {"indices": "input"}, (), {"padding_idx": {"-1": None}, "sparse": {"False": "False"}}),
+        ("constant_pad_nd", "pad", ("self", "pad", "value"), {"self": "input"}, (), {}),
+        ("bilinear", "bilinear", ("input1", "input2", "weight", "bias"), {}, (), {})):
+    _as_functional(_name, _twin, _params, _rename, _drop, _values)
+
+# ---------------------------------------------------------------- one expression each
+_CS_NOTE = "ops.channel_shuffle: the channels (dim 1) in `groups` groups, interleaved"
+for _src in ("torch.channel_shuffle", "torch.native_channel_shuffle", P + "channel_shuffle",
+             P + "native_channel_shuffle"):
+    composed(_src, "ops.channel_shuffle({input}, {groups})", ("input", "groups"), note=_CS_NOTE, test=T_EXPR)
+
+_RMS_NOTE = ("x / sqrt(mean(x^2 over the normalized dims) + eps), times weight when given; eps=None is "
+             "float32's machine epsilon, as torch's default for float32 inputs")
+_F32_EPS = "1.1920928955078125e-07"
+
+
+def _rms_norm(ctx):
+    b = ctx.bound
+    if b.starred or b.has("out"):
+        raise UnsupportedSite("*args/**kwargs or out= are not translated")
+    unknown = [p for p in b.order if p not in ("input", "normalized_shape", "weight", "eps")]
+    if unknown or not b.has("input") or not b.has("normalized_shape"):
+        raise UnsupportedSite(f"arguments {unknown or 'input, normalized_shape'} not translated")
+    eps = b.code("eps") if b.has("eps") and b.code("eps") != "None" else _F32_EPS
+    text = (f"(lambda _ms_x, _ms_n: _ms_x * ops.rsqrt(ops.mean(_ms_x * _ms_x, tuple(range(-len(_ms_n), 0)), True)"
+            f" + {eps}))({b.code('input')}, tuple({b.code('normalized_shape')}))")
+    weight = b.code("weight") if b.has("weight") else None
+    return ctx.expr(text if weight in (None, "None") else f"{text} * {weight}")
+
+
+for _src in ("torch.rms_norm", P + "rms_norm"):
+    rule(_src, "mindspore.ops.rsqrt", args=("input", "normalized_shape", "weight", "eps"), note=_RMS_NOTE,
+         test=T_EXPR)(_rms_norm)
+composed("torch.fill", "ops.full_like({input}, {value})", ("input", "value"), test=T_EXPR,
+         note="a new tensor of input's shape and dtype filled with value")
+_SIGNED = "({input}.dtype not in (ms.bool_, ms.uint8, ms.uint16, ms.uint32, ms.uint64))"
+composed("torch.is_signed", _SIGNED, ("input",), target="mindspore.Tensor.dtype", test=T_EXPR,
+         note="whether the dtype is signed (floats and signed integers), as a Python bool")
+composed("torch.masked_scatter",
+         "(lambda _ms_x, _ms_m, _ms_s: ops.where(_ms_m, ops.gather(_ms_s.reshape(-1), ops.clamp(ops.cumsum("
+         "_ms_m.astype(ms.int32), 0) - 1, 0), 0), _ms_x.reshape(-1)).reshape(_ms_x.shape))"
+         "({input}, ops.broadcast_to({mask}, {input}.shape).reshape(-1), {source})",
+         ("input", "mask", "source"), target="mindspore.ops.where", test=T_EXPR,
+         note="the True positions of mask (broadcast to input), in row-major order, take source's elements in order")
+composed("torch.put", "ops.tensor_scatter_elements({input}.reshape(-1), {index}.reshape(-1) % {input}.size,"
+         " {source}.reshape(-1), 0).reshape({input}.shape)", ("input", "index", "source", "accumulate"),
+         defaults={"accumulate": "False"}, only={"accumulate": ("False",)}, target="mindspore.ops.tensor_scatter_elements",
+         note="input's elements at the flat (row-major) indices replaced by source's; accumulate=True is not "
+              "translated", test=T_EXPR)
+composed("torch.unravel_index",
+         "(lambda _ms_i, _ms_s: tuple((_ms_i // int(ops.prod(ms.Tensor(_ms_s[_ms_k + 1:] + (1,), ms.int64))))"
+         " % _ms_s[_ms_k] for _ms_k in range(len(_ms_s))))({indices}, tuple({shape}))", ("indices", "shape"),
+         target="mindspore.ops.floor_divide", note="one int64 tensor of coordinates per dimension of shape", test=T_EXPR)
+composed("torch.slice_copy", "(lambda _ms_x: _ms_x[(slice(None),) * ({dim} % _ms_x.ndim) + (slice({start}, {end},"
+         " {step}),)])({input})", ("input", "dim", "start", "end", "step"),
+         defaults={"dim": "0", "start": "None", "end": "None", "step": "1"}, target="mindspore.Tensor.__getitem__",
+         note="input[..., start:end:step, ...] along dim (a new tensor)", test=T_EXPR)
+_UNFOLD = ("(lambda _ms_x, _ms_d: ops.moveaxis(ops.stack([ops.narrow(_ms_x, _ms_d, _ms_i * {step}, {size})"
+           " for _ms_i in range((_ms_x.shape[_ms_d] - {size}) // {step} + 1)], _ms_d), _ms_d + 1, -1))"
+           "({input}, {dimension} % {input}.ndim)")
+composed("torch.unfold_copy", _UNFOLD, ("input", "dimension", "size", "step"), target="mindspore.ops.stack",
+         note="the windows of `size` elements every `step` along `dimension`, as a new last dimension", test=T_EXPR)
+
+
+# ---------------------------------------------------------------- tensor methods of their own
+def _shape_of_other(ctx):
+    other = ctx.bound.code("other")
+    if ctx.bound.starred or other is None or len(ctx.bound.order) != 1:
+        raise UnsupportedSite("one argument, the tensor whose shape to take")
+    return ctx.expr(f"ops.reshape({ctx.receiver_code()}, {other}.shape)")
+
+
+for _name in ("reshape_as", "view_as"):
+    rule(f"Tensor.{_name}", "mindspore.ops.reshape", args=("other",), tensor_only=_name == "reshape_as",
+         note="ops.reshape(x, other.shape) (a new tensor: a later in-place write to one is not seen by the other)",
+         test=T_EXPR)(_shape_of_other)
+
+
+def _dense(ctx):
+    if ctx.bound.order:
+        raise UnsupportedSite("dtype / masked_grad are not translated")
+    return ctx.expr(ctx.receiver_code())
+
+
+rule("Tensor.to_dense", "identity", args=("dtype", "masked_grad"), test=T_EXPR,
+     note="a dense tensor is returned as is (sparse tensors are not converted)")(_dense)
