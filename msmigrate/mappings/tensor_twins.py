@@ -29,9 +29,11 @@ TWINS = (
     "not_equal orgqr outer pinverse polygamma positive prelu qr rad2deg ravel renorm repeat_interleave rot90 scatter_add "
     "select select_scatter sgn signbit sinc slice_scatter slogdet split_with_sizes subtract svd swapdims take "
     "take_along_dim tensor_split tile trace triangular_solve true_divide trunc unique unique_consecutive "
-    "unsafe_chunk unsafe_split unsafe_split_with_sizes vdot vsplit xlogy "
-    # records of mappings/torch_functions_more.py
-    "masked_scatter put is_signed").split()
+    "unsafe_chunk unsafe_split unsafe_split_with_sizes vdot vsplit xlogy").split()
+# twins of the records of mappings/torch_functions_more.py and torch_complex.py: their parity cases sit in the
+# function's own table (the record names the function's test)
+TWINS_CASED_WITH_FUNCTION = ("masked_scatter put is_signed unfold conj conj_physical resolve_conj resolve_neg angle "
+                             "adjoint is_complex").split()
 # method -> the torch function of another name it is (x.unfold(d, size, step) is torch.unfold_copy(x, ...))
 TWIN_OF = {"unfold": "unfold_copy"}
 # the receiver is not the function's first parameter: torch.polygamma(n, input) is x.polygamma(n)
@@ -88,7 +90,7 @@ def _as_function_call(fn_record, name: str):
 
 
 def _register() -> None:
-    for name in TWINS + list(TWIN_OF):
+    for name in TWINS + TWINS_CASED_WITH_FUNCTION:
         if "Tensor." + name in REGISTRY:
             continue
         fn = REGISTRY.get("torch." + TWIN_OF.get(name, name))
@@ -97,7 +99,8 @@ def _register() -> None:
         params = tuple(p for p in fn.args if p != RECEIVER_KEYWORD.get(name, fn.args[0] if fn.args else None))
         note = f"as {fn.source}(x, ...)" + (f": {fn.note}" if fn.note else "")
         rule(f"Tensor.{name}", fn.target, args=params, note=note, status=fn.status, tensor_only=name in SHARED_NAMES,
-             test=f"{T}::test_tensor_twins")(_as_function_call(fn, name))
+             test=fn.test if name in TWINS_CASED_WITH_FUNCTION else f"{T}::test_tensor_twins")(
+            _as_function_call(fn, name))
 
 
 _register()
