@@ -28,7 +28,7 @@ from . import torch_nn_init, torch_nn_utils, torch_distributions  # noqa: F401,E
 from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402
 
 # more torch.* functions: top-level copies of functional ops, one-expression functions
-from . import torch_functions_more, torch_complex, torch_nn_more  # noqa: F401,E402
+from . import torch_functions_more, torch_complex, torch_nn_more, torch_functional_more  # noqa: F401,E402
 
 # torch.Tensor methods that are a converted torch function with the receiver first (x.erfinv())
 from . import tensor_twins  # noqa: F401,E402

@@ -73,3 +73,6 @@ def _softmin(ctx):
 
 rule(N + "Softmin", "mindspore.nn.Softmin", args=("dim",), target_args=("axis",), test=T,
      note="dim is required (torch's implicit dim is deprecated)")(_softmin)
+for _name in ("LPPool1d", "LPPool2d"):
+    mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
+            target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
