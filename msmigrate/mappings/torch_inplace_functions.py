@@ -25,38 +25,41 @@ def _usable(m: Optional[Mapping]) -> bool:
     return m is not None and (m.target is not None or m.rule is not None)
 
 
-def out_of_place(name: str) -> Optional[Tuple[Mapping, bool]]:
-    """The out-of-place record of torch.NAME_ and whether it is a torch function (else a Tensor method)."""
+def out_of_place(name: str, namespace: str = "torch") -> Optional[Tuple[Mapping, bool]]:
+    """The out-of-place record of NAMESPACE.NAME_ and whether it is a function (else a Tensor method)."""
     if not name.endswith("_") or name.endswith("__") or name in NOT_A_REBINDING:
         return None
     base = name[:-1]
-    f = REGISTRY.get("torch." + base)
+    f = REGISTRY.get(f"{namespace}.{base}")
     if _usable(f) and f.args and f.args[0] in _RECEIVER_PARAMS:
         return f, True
+    if namespace != "torch":
+        return None
     m = REGISTRY.get("Tensor." + base)
     if _usable(m):
         return m, False
     return None
 
 
-def _outside(name: str) -> str:
-    return (f"in-place `torch.{name}(x, ...)` outside a whole statement on a local tensor name: MindSpore's in-place "
-            f"arithmetic leaves the tensor unchanged on CPU PyNative; write `x = torch.{name[:-1]}(x, ...)`, "
+def _outside(name: str, namespace: str = "torch") -> str:
+    short = "F" if namespace == "torch.nn.functional" else namespace
+    return (f"in-place `{short}.{name}(x, ...)` outside a whole statement on a local tensor name: MindSpore's in-place "
+            f"arithmetic leaves the tensor unchanged on CPU PyNative; write `x = {short}.{name[:-1]}(x, ...)`, "
             f"rebinding every name that must see the new value")
 
 
-def _rebinding(name: str, base: Mapping, function_form: bool):
+def _rebinding(name: str, base: Mapping, function_form: bool, namespace: str = "torch"):
     def convert(ctx):
         tr, call = ctx.tr, ctx.bound.call
         first = call.args[0] if call.args else None
         if (id(ctx.original) not in tr._inplace_stmt_calls or first is None or first.keyword is not None
                 or first.star or not isinstance(first.value, cst.Name)):
-            raise UnsupportedSite(_outside(name))
+            raise UnsupportedSite(_outside(name, namespace))
         x = first.value
         scope = tr._scopes[-1] if tr._funcs and tr._scopes else None
         if scope is not None and x.value not in scope["shadows"] | scope["bound"]:
             # a name of an enclosing scope: `x = ...` here would make it local (UnboundLocalError)
-            raise UnsupportedSite(_outside(name))
+            raise UnsupportedSite(_outside(name, namespace))
         before = len(tr.sites)
         if function_form:
             out = tr._apply(ctx.original.with_changes(func=cst.Name(name[:-1])),
@@ -78,19 +81,22 @@ def _rebinding(name: str, base: Mapping, function_form: bool):
 def _register() -> None:
     from ..torch_api_surface import SURFACE
 
-    for name in sorted(SURFACE["torch"]):
-        if "torch." + name in REGISTRY:
-            continue
-        found = out_of_place(name)
-        if found is None:
-            continue
-        base, function_form = found
-        args = base.args if function_form else ("input",) + tuple(base.args)
-        rule(f"torch.{name}", base.target, args=args, status=DIFFERENCE, test=T,
-             note=f"in place: a whole statement `torch.{name}(x, ...)` on a local tensor becomes `x = <{base.source} "
-                  f"converted>` (MindSpore's in-place arithmetic leaves the tensor unchanged on CPU PyNative); "
-                  f"other references to the same tensor do not see the change; elsewhere a TODO")(
-            _rebinding(name, base, function_form))
+    for namespace in ("torch", "torch.nn.functional"):
+        for name in sorted(SURFACE[namespace]):
+            source = f"{namespace}.{name}"
+            if source in REGISTRY:
+                continue
+            found = out_of_place(name, namespace)
+            if found is None:
+                continue
+            base, function_form = found
+            args = base.args if function_form else ("input",) + tuple(base.args)
+            short = "F" if namespace == "torch.nn.functional" else namespace
+            rule(source, base.target, args=args, status=DIFFERENCE, test=T,
+                 note=f"in place: a whole statement `{short}.{name}(x, ...)` on a local tensor becomes `x = "
+                      f"<{base.source} converted>` (MindSpore's in-place arithmetic leaves the tensor unchanged on CPU "
+                      f"PyNative); other references to the same tensor do not see the change; elsewhere a TODO")(
+                _rebinding(name, base, function_form, namespace))
 
 
 _register()

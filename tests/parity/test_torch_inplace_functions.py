@@ -14,21 +14,27 @@ _rng = np.random.default_rng(3)
 A = _rng.standard_normal((3, 4)).astype(np.float32)
 # the functions' arguments after the tensor, and the inputs (x, y, w), where the method family has no case
 CASES = dict(METHOD_CASES)
-CASES.update({"celu_": ("", A), "selu_": ("", A), "threshold_": ("0.1, -1.0", A)})
-GRAPH = ("relu_", "clamp_", "xlogy_")
+CASES.update({"celu_": ("", A), "selu_": ("", A), "threshold_": ("0.1, -1.0", A), "elu_": ("", A),
+              "hardtanh_": ("-0.5, 0.5", A), "leaky_relu_": ("0.2", A)})
+GRAPH = ("torch.relu_", "torch.clamp_", "torch.xlogy_", "F.leaky_relu_")
 T = "tests/parity/test_torch_inplace_functions.py::"
 
 
 def _made():
-    return sorted(m.source[len("torch."):] for m in all_mappings() if m.test.startswith(T))
+    """The records' sources as the snippet writes them (torch.relu_, F.relu_)."""
+    return sorted(m.source.replace("torch.nn.functional.", "F.") for m in all_mappings() if m.test.startswith(T))
 
 
-def _snippet(statement: str, names) -> str:
-    lines = ["import torch"]
-    for name in names:
-        args = CASES[name][0]
-        lines += [f"def f_{name}(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor):",
-                  "    " + statement.format(name=name, args=", " + args if args else ""), "    return x"]
+def _fn(source: str) -> str:
+    return "f_" + source.replace(".", "_")
+
+
+def _snippet(statement: str, sources) -> str:
+    lines = ["import torch", "import torch.nn.functional as F"]
+    for source in sources:
+        args = CASES[source.split(".")[1]][0]
+        lines += [f"def {_fn(source)}(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor):",
+                  "    " + statement.format(fn=source, args=", " + args if args else ""), "    return x"]
     return "\n".join(lines) + "\n"
 
 
@@ -37,24 +43,25 @@ def test_torch_inplace_functions():
     import torch
 
     made = _made()
-    assert len(made) >= 55, made
-    missing = sorted(set(made) - set(CASES))
+    assert len(made) >= 60 and "F.relu_" in made, made
+    missing = sorted(n for n in made if n.split(".")[1] not in CASES)
     assert not missing, f"records without a parity case: {missing}"
-    src = _snippet("torch.{name}(x{args})", made)
+    src = _snippet("{fn}(x{args})", made)
     tns = load_torch(src)
     mod, code, sites = load_converted(src)
     status = {}
     for s in sites:
         status.setdefault(s.api, set()).add(s.status)
     for name in made:
-        assert status.get("torch." + name) == {DIFFERENCE}, (name, status.get("torch." + name), code)
+        api = name.replace("F.", "torch.nn.functional.")
+        assert status.get(api) == {DIFFERENCE}, (name, status.get(api), code)
     assert "Unconverted(" not in code, code
     for name in made:
-        args, *inputs = CASES[name]
+        args, *inputs = CASES[name.split(".")[1]]
         inputs = list(inputs) + [Z] * (3 - len(inputs))
         t_in = [torch.from_numpy(a.copy()) for a in inputs]
-        want = tns[f"f_{name}"](*t_in)
-        fn = getattr(mod, f"f_{name}")
+        want = tns[_fn(name)](*t_in)
+        fn = getattr(mod, _fn(name))
         got = fn(*[ms.Tensor(a.copy()) for a in inputs])
         assert str(got.dtype).lower() == str(want.dtype).replace("torch.", ""), (name, got.dtype, want.dtype)
         assert_close(got, want, rtol=1e-5, atol=1e-5, what=name)
@@ -68,13 +75,13 @@ def test_torch_inplace_elsewhere_is_a_todo():
     import mindspore as ms
     import pytest
 
-    src = _snippet("z = torch.{name}(x{args})", ["relu_", "clamp_"]) + (
+    src = _snippet("z = {fn}(x{args})", ["torch.relu_", "torch.clamp_"]) + (
         "W = torch.ones(3)\ndef g():\n    torch.relu_(W)\n    return W\n")
     mod, code, sites = load_converted(src)
     todo = {s.api: s.note for s in sites if s.status == TODO}
     assert set(todo) == {"torch.relu_", "torch.clamp_"}, code
     assert all("x = torch." in note for note in todo.values()), todo
     with pytest.raises(Exception, match="relu_"):
-        mod.f_relu_(ms.Tensor(A), ms.Tensor(A), ms.Tensor(Z))
+        mod.f_torch_relu_(ms.Tensor(A), ms.Tensor(A), ms.Tensor(Z))
     with pytest.raises(Exception, match="relu_"):
         mod.g()
