@@ -13,7 +13,7 @@ from typing import Dict, Sequence, Tuple
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..registry import REGISTRY, rule
+from ..registry import REGISTRY, mapping, rule
 from .compose import composed
 
 T = "tests/parity/test_torch_functions_more.py"
@@ -52,6 +52,8 @@ def _as_functional(name: str, twin: str, params: Sequence[str], rename: Dict[str
             else:
                 value = b.value(p)
             args.append(cst.Arg(value, keyword=cst.Name(rename.get(p, p))))
+        if getattr(convert, "with_indices", False):
+            args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("return_indices")))
         if "reduction" in params and not b.has("reduction"):
             # measured (torch 2.13): the top-level losses called without reduction return the unreduced loss
             args.append(cst.Arg(cst.parse_expression("'none'"), keyword=cst.Name("reduction")))
@@ -173,3 +175,96 @@ def _dense(ctx):
 
 rule("Tensor.to_dense", "identity", args=("dtype", "masked_grad"), test=T_EXPR,
      note="a dense tensor is returned as is (sparse tensors are not converted)")(_dense)
+
+# ---------------------------------------------------------------- top-level ops returning (values, indices)
+for _name, _twin, _params in (("adaptive_max_pool1d", "adaptive_max_pool1d", ("self", "output_size")),
+                              ("max_pool1d_with_indices", "max_pool1d",
+                               ("self", "kernel_size", "stride", "padding", "dilation", "ceil_mode"))):
+    _as_functional(_name, _twin, _params, {"self": "input"}, (), {})
+    REGISTRY.get(f"torch.{_name}").rule.with_indices = True
+
+
+# ---------------------------------------------------------------- recurrent cells (torch.rnn_tanh_cell ...)
+_CELL_ARGS = ("input", "hx", "w_ih", "w_hh", "b_ih", "b_hh")
+
+
+def _cell(kind: str):
+    def convert(ctx):
+        b = ctx.bound
+        if b.starred or any(p not in _CELL_ARGS for p in b.order):
+            raise UnsupportedSite("arguments beyond input, hx, w_ih, w_hh, b_ih, b_hh are not translated")
+        if not all(b.has(p) for p in _CELL_ARGS[:4]):
+            raise UnsupportedSite("input, hx, w_ih and w_hh are required")
+        x, hx, w_ih, w_hh = (b.code(p) for p in _CELL_ARGS[:4])
+        b_ih = f" + {b.code('b_ih')}" if b.code("b_ih") not in (None, "None") else ""
+        b_hh = f" + {b.code('b_hh')}" if b.code("b_hh") not in (None, "None") else ""
+        gi = f"ops.matmul(_ms_x, ({w_ih}).T){b_ih}"
+        gh = f"ops.matmul(_ms_h, ({w_hh}).T){b_hh}"
+        if kind in ("tanh", "relu"):
+            return ctx.expr(f"(lambda _ms_x, _ms_h: ops.{kind}({gi} + {gh}))({x}, {hx})")
+        if kind == "lstm":
+            return ctx.expr(
+                f"(lambda _ms_x, _ms_h, _ms_c: (lambda _ms_i, _ms_f, _ms_g, _ms_o: (lambda _ms_c1: "
+                f"(ops.sigmoid(_ms_o) * ops.tanh(_ms_c1), _ms_c1))(ops.sigmoid(_ms_f) * _ms_c + ops.sigmoid(_ms_i) * "
+                f"ops.tanh(_ms_g)))(*ops.chunk({gi} + {gh}, 4, 1)))({x}, *{hx})")
+        return ctx.expr(   # gru
+            f"(lambda _ms_x, _ms_h: (lambda _ms_gi, _ms_gh: (lambda _ms_r, _ms_z: (1 - _ms_z) * ops.tanh(_ms_gi[2] + "
+            f"_ms_r * _ms_gh[2]) + _ms_z * _ms_h)(ops.sigmoid(_ms_gi[0] + _ms_gh[0]), ops.sigmoid(_ms_gi[1] + "
+            f"_ms_gh[1])))(ops.chunk({gi}, 3, 1), ops.chunk({gh}, 3, 1)))({x}, {hx})")
+    return convert
+
+
+for _name, _kind, _what in (("rnn_tanh_cell", "tanh", "tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)"),
+                            ("rnn_relu_cell", "relu", "relu(x W_ih^T + b_ih + h W_hh^T + b_hh)"),
+                            ("lstm_cell", "lstm", "(h', c') from the i, f, g, o gates, as torch"),
+                            ("gru_cell", "gru", "h' from the r, z, n gates, as torch")):
+    rule(f"torch.{_name}", "mindspore.ops.matmul", args=_CELL_ARGS, note=f"one step, written out: {_what}",
+         test=T_EXPR)(_cell(_kind))
+
+
+# ---------------------------------------------------------------- more one-expression functions
+def _native_layer_norm(ctx):
+    b = ctx.bound
+    params = ("input", "normalized_shape", "weight", "bias", "eps")
+    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params):
+        raise UnsupportedSite("input, normalized_shape, weight, bias and eps are all required")
+    x, shape, w, bias, eps = (b.code(p) for p in params)
+    affine = (f" * {w}" if w != "None" else "") + (f" + {bias}" if bias != "None" else "")
+    return ctx.expr(
+        f"(lambda _ms_x, _ms_d: (lambda _ms_m, _ms_r: ((_ms_x - _ms_m) * _ms_r{affine}, _ms_m, _ms_r))("
+        f"_ms_x.mean(_ms_d, True), ops.rsqrt(_ms_x.var(_ms_d, ddof=0, keepdims=True) + {eps})))({x}, "
+        f"tuple(range(-len(tuple({shape})), 0)))")
+
+
+rule("torch.native_layer_norm", "mindspore.ops.rsqrt", args=("input", "normalized_shape", "weight", "bias", "eps"),
+     note="(output, mean, rstd) with the statistics kept in the normalized dims, as torch", test=T_EXPR)(
+    _native_layer_norm)
+mapping("torch.newaxis", "None", note="None (an indexing alias, as numpy.newaxis)", test=T_EXPR)
+
+
+def _broadcast_tensors(ctx):
+    b = ctx.bound
+    parts = []
+    for arg in b.call.args:
+        if arg.keyword is not None or arg.star == "**":
+            raise UnsupportedSite("keyword arguments are not translated")
+        parts.append(("*" if arg.star == "*" else "") + ctx.tr_code(arg.value))
+    if not parts:
+        raise UnsupportedSite("no tensors given")
+    return ctx.expr("(lambda *_ms_t: (lambda _ms_s: tuple(ops.broadcast_to(_ms_a, _ms_s) for _ms_a in _ms_t))("
+                    "sum(ops.zeros_like(_ms_a, dtype=ms.float32) for _ms_a in _ms_t).shape))(" + ", ".join(parts) + ")")
+
+
+_broadcast_tensors.handles_starred = True
+rule("torch.broadcast_tensors", "mindspore.ops.broadcast_to", note="each tensor broadcast to the common shape "
+     "(found by adding zero tensors of each shape; incompatible shapes raise, as in torch)", test=T_EXPR)(
+    _broadcast_tensors)
+
+composed("torch.histogram",
+         "(lambda _ms_x, _ms_lo, _ms_hi: (ops.histc(_ms_x, {bins}, _ms_lo, _ms_hi), ops.linspace(_ms_lo, _ms_hi, "
+         "{bins} + 1)))({input}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
+         absent={"range": "(lambda _ms_x: (lambda _ms_lo, _ms_hi: (ops.histc(_ms_x, {bins}, _ms_lo, _ms_hi), "
+                          "ops.linspace(_ms_lo, _ms_hi, {bins} + 1)))(float(_ms_x.min()), float(_ms_x.max())))({input})"},
+         literal=("bins",), target="mindspore.ops.histc", test=T_EXPR,
+         note="(counts, bin edges) for an integer bins, float32 input; weight/density and tensor bins are not "
+              "translated; without range the data's min and max are read on the host (not inside ms.jit)")

@@ -27,6 +27,13 @@ BIW = RNG.standard_normal((5, 3, 4)).astype(np.float32)
 BIB = RNG.standard_normal(5).astype(np.float32)
 FLAT = np.array([0, 5, 11, 7], np.int64)
 PUT = np.array([1, -1, 6], np.int64)
+SEQ = RNG.standard_normal((2, 3, 8)).astype(np.float32)
+H5 = RNG.standard_normal((3, 5)).astype(np.float32)
+C5 = RNG.standard_normal((3, 5)).astype(np.float32)
+W_IH = {k: (RNG.standard_normal((k * 5, 4)) * 0.5).astype(np.float32) for k in (1, 3, 4)}
+W_HH = {k: (RNG.standard_normal((k * 5, 5)) * 0.5).astype(np.float32) for k in (1, 3, 4)}
+B_IH = {k: RNG.standard_normal(k * 5).astype(np.float32) for k in (1, 3, 4)}
+B_HH = {k: RNG.standard_normal(k * 5).astype(np.float32) for k in (1, 3, 4)}
 T = "torch."
 F = "torch.nn.functional."
 
@@ -74,6 +81,25 @@ CASES = [
     case([T + "unfold_copy", "Tensor.unfold"],
          "x, b: (torch.unfold_copy(x, 1, 2, 1), torch.unfold_copy(b, -1, 2, 2), x.unfold(0, 2, 1), b.unfold(1, 3, 1))",
          [X, BN], grad=True, typed=True),
+    case([T + "adaptive_max_pool1d", T + "max_pool1d_with_indices"],
+         "s: (torch.adaptive_max_pool1d(s, 3), torch.max_pool1d_with_indices(s, 2), torch.max_pool1d_with_indices(s, 3,"
+         " 1, 1))", [SEQ], graph=False),
+    case([T + "rnn_tanh_cell", T + "rnn_relu_cell"],
+         "x, h, wi, wh, bi, bh: (torch.rnn_tanh_cell(x, h, wi, wh, bi, bh), torch.rnn_relu_cell(x, h, wi, wh, bi, bh),"
+         " torch.rnn_tanh_cell(x, h, wi, wh))", [X, H5, W_IH[1], W_HH[1], B_IH[1], B_HH[1]], grad=True, rtol=1e-4,
+         atol=1e-5, graph=False),
+    case(T + "lstm_cell", "x, h, c, wi, wh, bi, bh: (torch.lstm_cell(x, (h, c), wi, wh, bi, bh),"
+         " torch.lstm_cell(x, [h, c], wi, wh))", [X, H5, C5, W_IH[4], W_HH[4], B_IH[4], B_HH[4]], grad=True, rtol=1e-4,
+         atol=1e-5),
+    case(T + "gru_cell", "x, h, wi, wh, bi, bh: (torch.gru_cell(x, h, wi, wh, bi, bh), torch.gru_cell(x, h, wi, wh))",
+         [X, H5, W_IH[3], W_HH[3], B_IH[3], B_HH[3]], grad=True, rtol=1e-4, atol=1e-5, graph=False),
+    case([T + "native_layer_norm", T + "newaxis", T + "broadcast_tensors"],
+         "x, w, b, c: (torch.native_layer_norm(x, [4], w, b, 1e-5), torch.native_layer_norm(x, (3, 4), None, None, 1e-3),"
+         " x[:, torch.newaxis], torch.broadcast_tensors(x, w, c), torch.broadcast_tensors(w[None], c))",
+         [X, W4, W4[::-1].copy(), X[:, :1].copy()], rtol=1e-4, atol=1e-5),
+    case([T + "histogram", "Tensor.histogram"],
+         "x: (torch.histogram(x, 4), torch.histogram(x, 5, range=(-1.0, 1.0)), x.histogram(3),"
+         " x.histogram(bins=2, range=[0.0, 2.0]))", [X], typed=True, graph=False),
     case(["Tensor.reshape_as", "Tensor.view_as", "Tensor.to_dense"],
          "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense())", [X, BN], typed=True, graph=False),
 ]
