@@ -76,3 +76,14 @@ rule(N + "Softmin", "mindspore.nn.Softmin", args=("dim",), target_args=("axis",)
 for _name in ("LPPool1d", "LPPool2d"):
     mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
             target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
+
+# recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
+_CELL_NOTE = "hx must be given (MindSpore's cells have no zero default state)"
+mapping(N + "RNNCell", "mindspore.nn.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
+                                                      "dtype"),
+        target_args=("input_size", "hidden_size", "has_bias", "nonlinearity"), rename={"bias": "has_bias"},
+        drop=("device", "dtype"), note=_CELL_NOTE, test=T)
+for _name in ("LSTMCell", "GRUCell"):
+    mapping(N + _name, f"mindspore.nn.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+            target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
+            note=_CELL_NOTE, test=T)

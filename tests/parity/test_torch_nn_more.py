@@ -26,6 +26,14 @@ LAYERS = [
     ("nn.UpsamplingNearest2d(scale_factor=(2, 3))", IMG), ("nn.LPPool1d(2, 3)", SEQ), ("nn.LPPool1d(1, 2, stride=1)", SEQ),
     ("nn.LPPool2d(2, 2)", IMG * IMG), ("nn.LPPool2d(norm_type=3, kernel_size=(2, 3), stride=1, ceil_mode=False)", IMG * IMG),
 ]
+X4 = RNG.standard_normal((3, 4)).astype(np.float32)
+H5 = RNG.standard_normal((3, 5)).astype(np.float32)
+C5 = RNG.standard_normal((3, 5)).astype(np.float32)
+# layers called with several arguments (weights copied from torch by name)
+LAYERS += [
+    ("nn.RNNCell(4, 5)", (X4, H5)), ("nn.RNNCell(4, 5, bias=False, nonlinearity='relu')", (X4, H5)),
+    ("nn.LSTMCell(4, 5)", (X4, (H5, C5))), ("nn.GRUCell(4, 5, False)", (X4, H5)), ("nn.GRUCell(4, 5)", (X4, H5)),
+]
 GRAPH = (0, 10, 15, 22, 29)
 T = "tests/parity/test_torch_nn_more.py::"
 
@@ -47,15 +55,26 @@ def test_layers():
     todo = [(s.api, s.note) for s in sites if s.status == TODO]
     assert not todo, todo
     failures = []
+    from msmigrate.weights import load_torch_state_dict
+
+    def as_args(x, tensor):
+        if isinstance(x, tuple):
+            return tuple(as_args(a, tensor) for a in x)
+        return tensor(x.copy())
+
     for i, (expr, x) in enumerate(LAYERS):
         try:
+            torch.manual_seed(0)
             tnet = tns[f"make_{i}"]().eval()
-            want = tnet(torch.from_numpy(x.copy()))
+            t_args = as_args(x, torch.from_numpy) if isinstance(x, tuple) else (torch.from_numpy(x.copy()),)
+            want = tnet(*t_args)
             net = getattr(mod, f"make_{i}")()
+            load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
             net.set_train(False)
-            assert_close(net(ms.Tensor(x.copy())), want, 1e-5, 1e-5, expr)
+            m_args = as_args(x, ms.Tensor) if isinstance(x, tuple) else (ms.Tensor(x.copy()),)
+            assert_close(net(*m_args), want, 1e-5, 1e-5, expr)
             if i in GRAPH:
-                assert_close(ms.jit(net.construct)(ms.Tensor(x.copy())), want, 1e-5, 1e-5, expr + " graph")
+                assert_close(ms.jit(net.construct)(*m_args), want, 1e-5, 1e-5, expr + " graph")
         except Exception as exc:   # report every failing layer at once
             failures.append(f"{expr}: {type(exc).__name__}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)
