@@ -268,3 +268,36 @@ composed("torch.histogram",
          literal=("bins",), target="mindspore.ops.histc", test=T_EXPR,
          note="(counts, bin edges) for an integer bins, float32 input; weight/density and tensor bins are not "
               "translated; without range the data's min and max are read on the host (not inside ms.jit)")
+
+
+def _quantile(ctx):
+    """A number q, linear interpolation between the two neighbouring order statistics (torch's default)."""
+    b = ctx.bound
+    params = ("input", "q", "dim", "keepdim", "interpolation")
+    if b.starred or any(p not in params for p in b.order) or not b.has("input") or not b.has("q"):
+        raise UnsupportedSite("arguments beyond input, q, dim, keepdim, interpolation='linear' are not translated")
+    try:
+        q = float(b.code("q"))
+    except ValueError:
+        raise UnsupportedSite(f"q={b.code('q')}: only a number written out is translated (a tensor of q is not)")
+    if b.code("interpolation") not in (None, "'linear'", '"linear"'):
+        raise UnsupportedSite(f"interpolation={b.code('interpolation')}: only 'linear' is translated")
+    if not 0.0 <= q <= 1.0:
+        raise UnsupportedSite(f"q={q} is outside [0, 1] (torch raises)")
+    x, dim, keep = b.code("input"), b.code("dim"), b.code("keepdim") or "False"
+    if keep not in ("True", "False"):
+        raise UnsupportedSite("keepdim must be a literal True/False")
+    if dim in (None, "None"):
+        if keep == "True":
+            raise UnsupportedSite("keepdim=True without dim is not translated")
+        x, dim = f"ops.reshape({x}, (-1,))", "0"
+    pick = (f"(lambda _ms_s, _ms_p: (lambda _ms_lo, _ms_hi: _ms_lo + (_ms_p - int(_ms_p)) * (_ms_hi - _ms_lo))("
+            f"ops.narrow(_ms_s, _ms_d, int(_ms_p), 1), ops.narrow(_ms_s, _ms_d, min(int(_ms_p) + 1, _ms_s.shape[_ms_d] - 1),"
+            f" 1)))(ops.sort(_ms_x, _ms_d)[0], {q} * (_ms_x.shape[_ms_d] - 1))")
+    body = pick if keep == "True" else f"ops.squeeze({pick}, _ms_d)"
+    return ctx.expr(f"(lambda _ms_x, _ms_d: {body})({x}, {dim} % {x}.ndim)")
+
+
+rule("torch.quantile", "mindspore.ops.sort", args=("input", "q", "dim", "keepdim", "interpolation"), test=T_EXPR,
+     note="sorted along dim, linear interpolation between the neighbouring order statistics (ops.quantile has no "
+          "CPU kernel); q a number written out, interpolation 'linear'")(_quantile)

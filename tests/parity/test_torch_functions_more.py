@@ -100,6 +100,10 @@ CASES = [
     case([T + "histogram", "Tensor.histogram"],
          "x: (torch.histogram(x, 4), torch.histogram(x, 5, range=(-1.0, 1.0)), x.histogram(3),"
          " x.histogram(bins=2, range=[0.0, 2.0]))", [X], typed=True, graph=False),
+    case([T + "quantile", "Tensor.quantile"],
+         "x, b: (torch.quantile(x, 0.3), torch.quantile(x, 0.5, dim=1), torch.quantile(x, 1.0, 0, True),"
+         " torch.quantile(b, 0.25, -1, interpolation='linear'), x.quantile(0.9, dim=0), x.quantile(0.0))", [X, BN],
+         typed=True, grad=True),
     case(["Tensor.reshape_as", "Tensor.view_as", "Tensor.to_dense"],
          "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense())", [X, BN], typed=True, graph=False),
 ]
