@@ -301,3 +301,35 @@ def _quantile(ctx):
 rule("torch.quantile", "mindspore.ops.sort", args=("input", "q", "dim", "keepdim", "interpolation"), test=T_EXPR,
      note="sorted along dim, linear interpolation between the neighbouring order statistics (ops.quantile has no "
           "CPU kernel); q a number written out, interpolation 'linear'")(_quantile)
+
+
+def _scatter_reduce(ctx):
+    """reduce 'sum' and 'mean' (float tensors), include_self either way; 'prod'/'amax'/'amin' have no
+    TensorScatterElements reduction on MindSpore 2.10 CPU."""
+    b = ctx.bound
+    params = ("input", "dim", "index", "src", "reduce", "include_self")
+    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params[:5]):
+        raise UnsupportedSite("input, dim, index, src and reduce are required; other arguments are not translated")
+    reduce, include = b.code("reduce").strip("'\""), b.code("include_self") or "True"
+    if reduce not in ("sum", "mean") or include not in ("True", "False"):
+        raise UnsupportedSite(f"reduce={b.code('reduce')}, include_self={include}: only 'sum'/'mean' with a literal "
+                              f"include_self are translated")
+    base = "_ms_x" if include == "True" else "ops.tensor_scatter_elements(_ms_x, _ms_i, ops.zeros_like(_ms_s), _ms_d)"
+    total = f"ops.tensor_scatter_elements({base}, _ms_i, _ms_s, _ms_d, 'add')"
+    if reduce == "mean":
+        start = "ops.ones_like(_ms_x)" if include == "True" else "ops.zeros_like(_ms_x)"
+        count = f"ops.tensor_scatter_elements({start}, _ms_i, ops.ones_like(_ms_s), _ms_d, 'add')"
+        total = f"{total} / ops.maximum({count}, ops.ones_like(_ms_x))"
+    return ctx.expr(f"(lambda _ms_x, _ms_d, _ms_i, _ms_s: {total})({b.code('input')}, {b.code('dim')}, "
+                    f"{b.code('index')}, (lambda _ms_v, _ms_j: _ms_v[tuple(slice(0, _ms_n) for _ms_n in _ms_j.shape)])"
+                    f"({b.code('src')}, {b.code('index')}))")
+
+
+rule("torch.scatter_reduce", "mindspore.ops.tensor_scatter_elements",
+     args=("input", "dim", "index", "src", "reduce", "include_self"), test=T_EXPR,
+     note="reduce 'sum' and 'mean' (float tensors), with or without the input's own values; 'prod', 'amax', 'amin' "
+          "are not translated (no such TensorScatterElements reduction on CPU)")(_scatter_reduce)
+composed("torch.nonzero_static", "(lambda _ms_i: ops.concat([_ms_i, ops.full(({size}, _ms_i.shape[1]), {fill_value}, "
+         "dtype=ms.int64)])[:{size}])(ops.nonzero({input}))", ("input", "size", "fill_value"),
+         defaults={"fill_value": "-1"}, target="mindspore.ops.nonzero", test=T_EXPR,
+         note="the first `size` int64 indices of the non-zero elements, padded with fill_value (not inside ms.jit)")

@@ -104,6 +104,15 @@ CASES = [
          "x, b: (torch.quantile(x, 0.3), torch.quantile(x, 0.5, dim=1), torch.quantile(x, 1.0, 0, True),"
          " torch.quantile(b, 0.25, -1, interpolation='linear'), x.quantile(0.9, dim=0), x.quantile(0.0))", [X, BN],
          typed=True, grad=True),
+    case([T + "scatter_reduce", "Tensor.scatter_reduce"],
+         "x, y, i: (torch.scatter_reduce(x, 1, i, y, 'sum'), torch.scatter_reduce(x, 1, i, y, 'sum', include_self=False),"
+         " torch.scatter_reduce(x, 1, i, y, reduce='mean'), x.scatter_reduce(1, i, y, 'mean', include_self=False),"
+         " x.scatter_reduce(0, i[:2] % 3, y[:2], 'sum'))", [X, Y[:, :3].copy(),
+                                                      np.array([[0, 1, 0], [2, 2, 3], [1, 1, 1]], np.int64)],
+         typed=True, grad=True),
+    case([T + "nonzero_static", "Tensor.nonzero_static"],
+         "x: (torch.nonzero_static(x > 0, size=3), torch.nonzero_static(x, size=20, fill_value=-5),"
+         " (x < 0).nonzero_static(size=4))", [X], typed=True, graph=False),
     case(["Tensor.reshape_as", "Tensor.view_as", "Tensor.to_dense"],
          "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense())", [X, BN], typed=True, graph=False),
 ]
