@@ -32,7 +32,8 @@ TWINS = (
     "unsafe_chunk unsafe_split unsafe_split_with_sizes vdot vsplit xlogy").split()
 # twins of the records of mappings/torch_functions_more.py and torch_complex.py: their parity cases sit in the
 # function's own table (the record names the function's test)
-TWINS_CASED_WITH_FUNCTION = ("masked_scatter put is_signed unfold histogram quantile scatter_reduce nonzero_static conj conj_physical resolve_conj resolve_neg angle "
+TWINS_CASED_WITH_FUNCTION = ("masked_scatter put is_signed unfold histogram quantile scatter_reduce nonzero_static mode "
+                             "conj conj_physical resolve_conj resolve_neg angle "
                              "adjoint is_complex").split()
 # method -> the torch function of another name it is (x.unfold(d, size, step) is torch.unfold_copy(x, ...))
 TWIN_OF = {"unfold": "unfold_copy"}
@@ -44,7 +45,8 @@ VARARG_SIZES = frozenset({"tile"})
 # known to be a tensor
 SHARED_NAMES = frozenset({"cumprod", "diagonal", "dot", "ravel", "take", "trace", "cummax", "cummin", "diff",
                           "median", "multiply", "divide", "subtract", "unique", "cov", "det", "cross", "inverse",
-                          "select", "equal", "qr", "svd", "diag", "outer", "inner", "kron", "tile", "put", "unfold"})
+                          "select", "equal", "qr", "svd", "diag", "outer", "inner", "kron", "tile", "put", "unfold",
+                          "mode", "quantile", "histogram"})
 
 
 def _pack_sizes(call: cst.Call) -> cst.Call:

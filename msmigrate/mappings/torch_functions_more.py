@@ -333,3 +333,53 @@ composed("torch.nonzero_static", "(lambda _ms_i: ops.concat([_ms_i, ops.full(({s
          "dtype=ms.int64)])[:{size}])(ops.nonzero({input}))", ("input", "size", "fill_value"),
          defaults={"fill_value": "-1"}, target="mindspore.ops.nonzero", test=T_EXPR,
          note="the first `size` int64 indices of the non-zero elements, padded with fill_value (not inside ms.jit)")
+
+
+def _mode(ctx):
+    """The smallest of the most frequent values and the last index holding it, as torch (CPU)."""
+    b = ctx.bound
+    params = ("input", "dim", "keepdim")
+    if b.starred or any(p not in params for p in b.order) or not b.has("input"):
+        raise UnsupportedSite("arguments beyond input, dim, keepdim are not translated")
+    dim, keep = b.code("dim") or "-1", b.code("keepdim") or "False"
+    if keep not in ("True", "False"):
+        raise UnsupportedSite("keepdim must be a literal True/False")
+    pair = ("(lambda _ms_y: (lambda _ms_c: (lambda _ms_v: (_ms_v, ops.amax(ops.arange(_ms_y.shape[-1], dtype=ms.int64)"
+            " * (_ms_y == _ms_v[..., None]).astype(ms.int64), -1)))(ops.amin(ops.where(_ms_c == ops.amax(_ms_c, -1, True),"
+            " _ms_y, ops.amax(_ms_y, -1, True)), -1)))((_ms_y[..., :, None] == _ms_y[..., None, :])"
+            ".astype(ms.int32).sum(-1)))(ops.moveaxis(_ms_x, _ms_d, -1))")
+    if keep == "True":
+        pair = f"tuple(ops.expand_dims(_ms_r, _ms_d) for _ms_r in {pair})"
+    x = b.code("input")
+    return ctx.expr(f"(lambda _ms_x, _ms_d: {pair})({x}, {dim} % {x}.ndim)")
+
+
+rule("torch.mode", "mindspore.ops.where", args=("input", "dim", "keepdim"), test=T_EXPR,
+     note="(values, int64 indices): the smallest most frequent value along dim and the last index holding it, as "
+          "torch on CPU; compares all pairs along dim (memory n^2 per row); a plain tuple")(_mode)
+composed(P + "local_response_norm",
+         "(lambda _ms_x, _ms_n: _ms_x / ({k} + {alpha} * ops.moveaxis((lambda _ms_c: _ms_c[..., _ms_n:] - "
+         "_ms_c[..., :-_ms_n])(ops.cumsum(ops.pad(ops.moveaxis(_ms_x * _ms_x, 1, -1), (_ms_n // 2 + 1, "
+         "(_ms_n - 1) // 2)), -1)), -1, 1) / _ms_n) ** {beta})({input}, {size})",
+         ("input", "size", "alpha", "beta", "k"), defaults={"alpha": "0.0001", "beta": "0.75", "k": "1.0"},
+         target="mindspore.ops.cumsum", test=T_EXPR,
+         note="torch's formula: x / (k + alpha * mean of x^2 over `size` neighbouring channels, zero padded)^beta")
+
+
+def _sum_to_size(ctx):
+    b = ctx.bound
+    if any(a.keyword is not None and a.keyword.value != "size" for a in b.call.args) or any(a.star for a in b.call.args):
+        raise UnsupportedSite("only the sizes are translated")
+    pos = [ctx.tr_code(a.value) for a in b.call.args]
+    if not pos:
+        raise UnsupportedSite("no size given")
+    size = pos[0] if len(pos) == 1 and not pos[0].lstrip("-").isdigit() else "(" + ", ".join(pos) + ",)"
+    return ctx.expr(
+        "(lambda _ms_x, _ms_s: (lambda _ms_l: (lambda _ms_d: ops.reshape(ops.sum(_ms_x, _ms_d, keepdim=True) if _ms_d "
+        "else _ms_x, _ms_s))(tuple(range(_ms_l)) + tuple(_ms_l + _ms_k for _ms_k, _ms_n in enumerate(_ms_s) if _ms_n == 1"
+        f" and _ms_x.shape[_ms_l + _ms_k] != 1)))(_ms_x.ndim - len(_ms_s)))({ctx.receiver_code()}, tuple({size}))")
+
+
+_sum_to_size.handles_starred = True
+rule("Tensor.sum_to_size", "mindspore.ops.sum", args=("size",), tensor_only=True, test=T_EXPR,
+     note="summed over the leading dims and the dims where size is 1, then shaped as size")(_sum_to_size)

@@ -113,6 +113,14 @@ CASES = [
     case([T + "nonzero_static", "Tensor.nonzero_static"],
          "x: (torch.nonzero_static(x > 0, size=3), torch.nonzero_static(x, size=20, fill_value=-5),"
          " (x < 0).nonzero_static(size=4))", [X], typed=True, graph=False),
+    case([T + "mode", "Tensor.mode"],
+         "r, q: (torch.mode(r), torch.mode(r, 0), torch.mode(q, 1, True), r.mode(dim=-1), q.mode(keepdim=True))",
+         [np.array([[1.0, 2.0, 2.0, 3.0, 3.0], [5.0, 4.0, 4.0, 5.0, 0.0]], np.float32), IDS.repeat(3, 1)], typed=True),
+    case([F + "local_response_norm", "Tensor.sum_to_size"],
+         "i, s, x: (torch.nn.functional.local_response_norm(i, 2), torch.nn.functional.local_response_norm(i, 3,"
+         " alpha=0.1, beta=0.5, k=2.0), torch.nn.functional.local_response_norm(s, 5), x.sum_to_size(1, 4),"
+         " x.sum_to_size((3, 1)), x.sum_to_size(4), x.sum_to_size(3, 4))", [IMG, SEQ, X], typed=True, grad=True,
+         rtol=1e-4, atol=1e-5),
     case(["Tensor.reshape_as", "Tensor.view_as", "Tensor.to_dense"],
          "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense())", [X, BN], typed=True, graph=False),
 ]
