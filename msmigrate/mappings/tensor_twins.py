@@ -35,6 +35,8 @@ TWINS = (
 TWINS_CASED_WITH_FUNCTION = ("masked_scatter put is_signed unfold histogram quantile scatter_reduce nonzero_static mode "
                              "conj conj_physical resolve_conj resolve_neg angle "
                              "adjoint is_complex").split()
+# random draws: proven by statistics (tests/parity/test_torch_functions_more.py::test_random_copies)
+RANDOM_TWINS = ("bernoulli", "multinomial")
 # method -> the torch function of another name it is (x.unfold(d, size, step) is torch.unfold_copy(x, ...))
 TWIN_OF = {"unfold": "unfold_copy"}
 # the receiver is not the function's first parameter: torch.polygamma(n, input) is x.polygamma(n)
@@ -46,7 +48,7 @@ VARARG_SIZES = frozenset({"tile"})
 SHARED_NAMES = frozenset({"cumprod", "diagonal", "dot", "ravel", "take", "trace", "cummax", "cummin", "diff",
                           "median", "multiply", "divide", "subtract", "unique", "cov", "det", "cross", "inverse",
                           "select", "equal", "qr", "svd", "diag", "outer", "inner", "kron", "tile", "put", "unfold",
-                          "mode", "quantile", "histogram"})
+                          "mode", "quantile", "histogram", "bernoulli", "multinomial"})
 
 
 def _pack_sizes(call: cst.Call) -> cst.Call:
@@ -92,7 +94,7 @@ def _as_function_call(fn_record, name: str):
 
 
 def _register() -> None:
-    for name in TWINS + TWINS_CASED_WITH_FUNCTION:
+    for name in TWINS + TWINS_CASED_WITH_FUNCTION + list(RANDOM_TWINS):
         if "Tensor." + name in REGISTRY:
             continue
         fn = REGISTRY.get("torch." + TWIN_OF.get(name, name))
@@ -101,7 +103,9 @@ def _register() -> None:
         params = tuple(p for p in fn.args if p != RECEIVER_KEYWORD.get(name, fn.args[0] if fn.args else None))
         note = f"as {fn.source}(x, ...)" + (f": {fn.note}" if fn.note else "")
         rule(f"Tensor.{name}", fn.target, args=params, note=note, status=fn.status, tensor_only=name in SHARED_NAMES,
-             test=fn.test if name in TWINS_CASED_WITH_FUNCTION else f"{T}::test_tensor_twins")(
+             test=fn.test if name in TWINS_CASED_WITH_FUNCTION else
+             "tests/parity/test_torch_functions_more.py::test_random_copies" if name in RANDOM_TWINS else
+             f"{T}::test_tensor_twins")(
             _as_function_call(fn, name))
 
 

@@ -18,6 +18,7 @@ from .compose import composed
 
 T = "tests/parity/test_torch_functions_more.py"
 T_TWINS = T_EXPR = f"{T}::test_torch_functions_more"
+T_RANDOM = f"{T}::test_random_copies"
 P = "torch.nn.functional."
 _REDUCTION = {"0": "'none'", "1": "'mean'", "2": "'sum'"}
 
@@ -63,7 +64,7 @@ def _as_functional(name: str, twin: str, params: Sequence[str], rename: Dict[str
         del ctx.tr.sites[before:]   # reported once, as the torch.* name
         return out
 
-    rule(f"torch.{name}", fn.target, args=tuple(params), status=fn.status, test=T_TWINS,
+    rule(f"torch.{name}", fn.target, args=tuple(params), status=fn.status, test=T_RANDOM if twin == "dropout" else T_TWINS,
          note=f"as torch.nn.functional.{twin} with keyword arguments"
               + (" (reduction 0/1/2 -> 'none'/'mean'/'sum'; none given: 'none', as torch's top-level function)"
                  if "reduction" in params else "")
@@ -91,6 +92,7 @@ for _name, _twin, _params, _rename, _drop, _values in (
         ("embedding", "embedding", ("weight", "indices", "padding_idx", "scale_grad_by_freq", "sparse"),
          {"indices": "input"}, (), {"padding_idx": {"-1": None}, "sparse": {"False": "False"}}),
         ("constant_pad_nd", "pad", ("self", "pad", "value"), {"self": "input"}, (), {}),
+        ("dropout", "dropout", ("input", "p", "train"), {"train": "training"}, (), {}),
         ("bilinear", "bilinear", ("input1", "input2", "weight", "bias"), {}, (), {})):
     _as_functional(_name, _twin, _params, _rename, _drop, _values)
 

@@ -133,5 +133,47 @@ def test_torch_functions_more():
     assert not failures, "\n".join(failures)
 
 
+RANDOM_SRC = """
+import torch
+def f(p: torch.Tensor, probs: torch.Tensor, x: torch.Tensor):
+    return (p.bernoulli(), p.bernoulli(0.8), probs.multinomial(3), probs.multinomial(4000, replacement=True),
+            torch.dropout(x, 0.3, True), torch.dropout(x, 0.3, train=False))
+"""
+RANDOM_APIS = ("Tensor.bernoulli", "Tensor.multinomial", "torch.dropout")
+
+
+def test_random_copies():
+    """Random draws: shapes, dtypes and statistics (the streams differ)."""
+    import mindspore as ms
+    import torch
+
+    from msmigrate.registry import lookup
+    from tests.parity.harness import load_converted, load_torch
+
+    p = np.full(4000, 0.3, np.float32)
+    probs = np.array([[0.1, 0.2, 0.3, 0.4, 0.0], [0.5, 0.0, 0.25, 0.25, 0.0]], np.float32)
+    x = RNG.uniform(1.0, 2.0, (200, 100)).astype(np.float32)
+    mod, code, sites = load_converted(RANDOM_SRC)
+    for api in RANDOM_APIS:
+        assert {s.status for s in sites if s.api == api} == {lookup(api).status}, (api, code)
+    want = load_torch(RANDOM_SRC)["f"](*(torch.from_numpy(a) for a in (p, probs, x)))
+    got = mod.f(*(ms.Tensor(a) for a in (p, probs, x)))
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape) and str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (
+            g.shape, g.dtype, w.shape, w.dtype)
+    b, b8, m3, m4000, drop, kept = (v.asnumpy() for v in got)
+    assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.3) < 0.04
+    assert set(np.unique(b8)) <= {0.0, 1.0} and abs(b8.mean() - 0.8) < 0.04
+    for row, pr in zip(m3, probs):
+        assert len(set(row.tolist())) == 3 and all(pr[j] > 0 for j in row), m3
+    freq = np.stack([np.bincount(row, minlength=5) / 4000 for row in m4000])
+    assert np.abs(freq - probs).max() < 0.04, freq
+    assert abs((drop == 0).mean() - 0.3) < 0.02
+    np.testing.assert_allclose(drop[drop != 0], (x / 0.7)[drop != 0], rtol=1e-5)
+    np.testing.assert_array_equal(kept, x)
+
+
 def test_every_record_has_a_case():
-    assert_every_record_cased("tests/parity/test_torch_functions_more.py", {"test_torch_functions_more": CASES})
+    assert_every_record_cased("tests/parity/test_torch_functions_more.py", {"test_torch_functions_more": CASES,
+                                                                           "test_random_copies": [case(
+                                                                               list(RANDOM_APIS), ":0", [])]})
