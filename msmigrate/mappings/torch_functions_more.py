@@ -385,3 +385,29 @@ def _sum_to_size(ctx):
 _sum_to_size.handles_starred = True
 rule("Tensor.sum_to_size", "mindspore.ops.sum", args=("size",), tensor_only=True, test=T_EXPR,
      note="summed over the leading dims and the dims where size is 1, then shaped as size")(_sum_to_size)
+
+
+def _gradient(ctx):
+    """Central differences inside, one-sided at the edges (edge_order=1), a number spacing, as torch."""
+    b = ctx.bound
+    params = ("input", "spacing", "dim", "edge_order")
+    if b.starred or any(p not in params for p in b.order) or not b.has("input"):
+        raise UnsupportedSite("arguments beyond input, spacing (a number), dim, edge_order=1 are not translated")
+    if b.code("edge_order") not in (None, "1"):
+        raise UnsupportedSite("edge_order=2 is not translated")
+    h = b.code("spacing") or "1"
+    try:
+        float(h)
+    except ValueError:
+        raise UnsupportedSite(f"spacing={h}: only a number written out is translated (coordinates are not)")
+    x, dim = b.code("input"), b.code("dim")
+    dims = "range(_ms_x.ndim)" if dim in (None, "None") else f"(({dim},) if isinstance({dim}, int) else {dim})"
+    one = ("ops.concat([ops.narrow(_ms_x, _ms_d, 1, 1) - ops.narrow(_ms_x, _ms_d, 0, 1), (ops.narrow(_ms_x, _ms_d, 2, "
+           "_ms_x.shape[_ms_d] - 2) - ops.narrow(_ms_x, _ms_d, 0, _ms_x.shape[_ms_d] - 2)) / 2, ops.narrow(_ms_x, _ms_d, "
+           "_ms_x.shape[_ms_d] - 1, 1) - ops.narrow(_ms_x, _ms_d, _ms_x.shape[_ms_d] - 2, 1)], _ms_d)")
+    return ctx.expr(f"(lambda _ms_x: tuple({one} / {h} for _ms_d in {dims}))({x})")
+
+
+rule("torch.gradient", "mindspore.ops.narrow", args=("input", "spacing", "dim", "edge_order"), test=T_EXPR,
+     note="a tuple of float tensors, one per dim: central differences inside, one-sided at the edges; spacing a "
+          "number, edge_order 1; a dim of size 2 raises (no interior points)")(_gradient)
