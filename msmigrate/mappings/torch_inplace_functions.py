@@ -19,6 +19,8 @@ from ..registry import DIFFERENCE, REGISTRY, Mapping, rule
 
 T = "tests/parity/test_torch_inplace_functions.py::test_torch_inplace_functions"
 _RECEIVER_PARAMS = ("input", "self", "x")
+# random in-place forms: their values cannot be compared with torch's, so they stay TODOs here
+_RANDOM = frozenset({"dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_", "rrelu_"})
 
 
 def _usable(m: Optional[Mapping]) -> bool:
@@ -27,7 +29,7 @@ def _usable(m: Optional[Mapping]) -> bool:
 
 def out_of_place(name: str, namespace: str = "torch") -> Optional[Tuple[Mapping, bool]]:
     """The out-of-place record of NAMESPACE.NAME_ and whether it is a function (else a Tensor method)."""
-    if not name.endswith("_") or name.endswith("__") or name in NOT_A_REBINDING:
+    if not name.endswith("_") or name.endswith("__") or name in NOT_A_REBINDING or name in _RANDOM:
         return None
     base = name[:-1]
     f = REGISTRY.get(f"{namespace}.{base}")
