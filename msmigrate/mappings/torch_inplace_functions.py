@@ -21,6 +21,8 @@ T = "tests/parity/test_torch_inplace_functions.py::test_torch_inplace_functions"
 _RECEIVER_PARAMS = ("input", "self", "x")
 # random in-place forms: their values cannot be compared with torch's, so they stay TODOs here
 _RANDOM = frozenset({"dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_", "rrelu_"})
+# torch.fill_(x, v) / torch.zero_(x): their out-of-place forms have other names
+_OTHER_NAME = {"fill_": "torch.fill", "zero_": "torch.zeros_like"}
 
 
 def _usable(m: Optional[Mapping]) -> bool:
@@ -29,6 +31,9 @@ def _usable(m: Optional[Mapping]) -> bool:
 
 def out_of_place(name: str, namespace: str = "torch") -> Optional[Tuple[Mapping, bool]]:
     """The out-of-place record of NAMESPACE.NAME_ and whether it is a function (else a Tensor method)."""
+    if namespace == "torch" and name in _OTHER_NAME:
+        f = REGISTRY.get(_OTHER_NAME[name])
+        return (f, True) if _usable(f) else None
     if not name.endswith("_") or name.endswith("__") or name in NOT_A_REBINDING or name in _RANDOM:
         return None
     base = name[:-1]

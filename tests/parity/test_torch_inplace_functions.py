@@ -15,7 +15,7 @@ A = _rng.standard_normal((3, 4)).astype(np.float32)
 # the functions' arguments after the tensor, and the inputs (x, y, w), where the method family has no case
 CASES = dict(METHOD_CASES)
 CASES.update({"celu_": ("", A), "selu_": ("", A), "threshold_": ("0.1, -1.0", A), "elu_": ("", A),
-              "hardtanh_": ("-0.5, 0.5", A), "leaky_relu_": ("0.2", A)})
+              "hardtanh_": ("-0.5, 0.5", A), "leaky_relu_": ("0.2", A), "fill_": ("2.5", A), "zero_": ("", A)})
 GRAPH = ("torch.relu_", "torch.clamp_", "torch.xlogy_", "F.leaky_relu_")
 T = "tests/parity/test_torch_inplace_functions.py::"
 
