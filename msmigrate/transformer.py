@@ -1586,6 +1586,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         """`x.add_(y)` statement on a local tensor -> `x = <converted x.add(y)>`. Exact
         unless another name refers to the same tensor (it would not see the change)."""
         name = original.func.attr.value
+        scope = self._scopes[-1] if self._funcs and self._scopes else None
+        if scope is not None and original.func.value.value not in scope["shadows"] | scope["bound"]:
+            return None   # a name of an enclosing scope: `x = ...` would make it local (UnboundLocalError)
         if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
             # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step
             # (train_loop.py) sees which value of `label` each loss reads

@@ -25,5 +25,13 @@ from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402
 # torch.autograd: custom Functions, torch.autograd.functional
 from . import autograd  # noqa: F401,E402
 
+# more torch.* functions: top-level copies of functional ops, one-expression functions
+from . import torch_functions_more, torch_complex, torch_nn_more, torch_functional_more  # noqa: F401,E402
+
+# torch.Tensor methods that are a converted torch function with the receiver first (x.erfinv())
+from . import tensor_twins  # noqa: F401,E402
+# torch's in-place functions (torch.relu_(x)) as rebindings of their out-of-place records
+from . import torch_inplace_functions  # noqa: F401,E402
+
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

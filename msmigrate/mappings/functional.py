@@ -220,7 +220,8 @@ rule(P + "selu", None, args=("input", "inplace"),
      note="composed as scale * elu(x, alpha) with torch's constants: the gradient of MindSpore 2.10's ops.selu "
           "is wrong for negative inputs on CPU", test=_ACT)(_selu)
 
-for _name in ("relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "celu_", "selu_", "rrelu_"):
+# the other in-place activations (F.relu_(x) as a statement) are rebindings: mappings/torch_inplace_functions.py
+for _name in ("rrelu_",):
     mapping(P + _name, None, note="in-place activation: MindSpore has no in-place arithmetic; rewrite as "
                                   "x = F." + _name[:-1] + "(x)", test=f"{T}::test_todo_sites")
 mapping(P + "rrelu", None, note="randomized leaky ReLU: MindSpore's rrelu has no training flag and draws a "

@@ -36,7 +36,8 @@ T = "tests/parity/test_tensor_methods.py"
 
 _INT = re.compile(r"^-?\s*\d+$")
 _DTYPE_NAMES = {"float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "int16",
-                "short", "int32", "int", "int64", "long", "uint8", "bool", "complex64", "complex128"}
+                "short", "int32", "int", "int64", "long", "uint8", "bool", "complex64", "complex128",
+                "cfloat", "cdouble", "uint16", "uint32", "uint64"}
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 
 

@@ -98,7 +98,7 @@ for _name in ("median", "nanmedian"):
              absent={"dim": f"ops.{_name}(ops.reshape({{input}}, (-1,)), 0)[0]"}, target=f"mindspore.ops.{_name}",
              note="no dim: the lower median of all elements; dim: a plain (values, int64 indices) tuple "
                   "(no .values/.indices attributes)", test=T_RED)
-for _name in ("quantile", "nanquantile"):
+for _name in ("nanquantile",):   # torch.quantile: mappings/torch_functions_more.py
     mapping(f"torch.{_name}", None, note=f"ops.{_name} has no CPU kernel in MindSpore 2.10: sort along the dim and "
             "interpolate between the two neighbouring order statistics (linear), or use numpy on .asnumpy() values")
 composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input}, {dim}, {keepdim}))",

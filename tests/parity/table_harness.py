@@ -18,18 +18,24 @@ from tests.parity.harness import load_converted, load_torch
 
 
 def case(apis, src: str, inputs: Sequence, grad: bool = False, graph: bool = True, rtol: float = 1e-5,
-         atol: float = 1e-5, dtype: bool = True, post: Optional[str] = None):
+         atol: float = 1e-5, dtype: bool = True, post: Optional[str] = None, typed: bool = False):
     """post: an expression over `out` applied to both results before comparing (for results defined only up
-    to a sign or an order, e.g. "abs"); dtype=False where the record's note states a dtype difference."""
+    to a sign or an order, e.g. "abs"); dtype=False where the record's note states a dtype difference;
+    typed: the parameters that receive arrays are annotated `torch.Tensor` (tensor methods convert on a
+    receiver known to be a tensor)."""
     apis = [apis] if isinstance(apis, str) else list(apis)
     return dict(apis=apis, src=src, inputs=list(inputs), grad=grad, graph=graph, rtol=rtol, atol=atol,
-                dtype=dtype, post=post)
+                dtype=dtype, post=post, typed=typed)
 
 
 def source(cases: List[dict]) -> str:
     lines = ["import torch", "import numpy as np", ""]
     for i, c in enumerate(cases):
         params, _, expr = c["src"].partition(":")
+        if c.get("typed"):
+            names = [p.strip() for p in params.split(",") if p.strip()]
+            params = ", ".join(f"{p}: torch.Tensor" if isinstance(a, np.ndarray) else p
+                               for p, a in zip(names, c["inputs"]))
         lines += [f"def f{i}({params.strip()}):", f"    return {expr.strip()}", ""]
     return "\n".join(lines)
 

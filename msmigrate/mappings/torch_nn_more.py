@@ -1,0 +1,89 @@
+"""More parameter-free torch.nn layers -> the mindspore.nn / mindspore.mint.nn Cell of the same meaning
+(CELU, SELU, Softshrink, Hardshrink, Threshold, Softmin, Softmax2d, GLU, PixelShuffle, PixelUnshuffle, Unflatten,
+ChannelShuffle, ZeroPad1d/3d, ReflectionPad3d, ReplicationPad3d, UpsamplingNearest2d).
+
+Constructor arguments checked against MindSpore 2.10's signatures; `inplace` is dropped (MindSpore has no in-place
+activation). Proven by tests/parity/test_torch_nn_more.py (outputs on the same inputs, PyNative and ms.jit).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite, code_of
+from ..records import mapping, rule
+
+T = "tests/parity/test_torch_nn_more.py::test_layers"
+N = "torch.nn."
+
+mapping(N + "CELU", "mindspore.nn.CELU", args=("alpha", "inplace"), target_args=("alpha",), drop=("inplace",), test=T)
+mapping(N + "SELU", "mindspore.nn.SeLU", args=("inplace",), drop=("inplace",), test=T,
+        note="mindspore.nn.SeLU (mint.nn.SELU has no CPU kernel)")
+for _name in ("Softshrink", "Hardshrink"):
+    mapping(N + _name, f"mindspore.mint.nn.{_name}", args=("lambd",), target_args=("lambd",), test=T)
+mapping(N + "Threshold", "mindspore.nn.Threshold", args=("threshold", "value", "inplace"),
+        target_args=("threshold", "value"), drop=("inplace",), test=T)
+mapping(N + "Softmax2d", "mindspore.nn.Softmax2d", test=T)
+mapping(N + "GLU", "mindspore.nn.GLU", args=("dim",), target_args=("axis",), rename={"dim": "axis"}, test=T)
+mapping(N + "PixelShuffle", "mindspore.nn.PixelShuffle", args=("upscale_factor",), target_args=("upscale_factor",),
+        test=T)
+mapping(N + "PixelUnshuffle", "mindspore.nn.PixelUnshuffle", args=("downscale_factor",),
+        target_args=("downscale_factor",), test=T)
+mapping(N + "Unflatten", "mindspore.nn.Unflatten", args=("dim", "unflattened_size"),
+        target_args=("axis", "unflattened_size"), rename={"dim": "axis"}, test=T)
+mapping(N + "ChannelShuffle", "mindspore.nn.ChannelShuffle", args=("groups",), target_args=("groups",), test=T)
+for _name in ("ZeroPad1d", "ZeroPad3d"):
+    # mint.nn.ZeroPad1d/3d have no CPU kernel (ConstantPadND): the constant pads with value 0
+    mapping(N + _name, f"mindspore.nn.ConstantPad{_name[-2:]}", args=("padding",), target_args=("padding", "value"),
+            extra={"value": "0.0"}, note=f"mindspore.nn.ConstantPad{_name[-2:]}(padding, 0.0)", test=T)
+for _name in ("ReflectionPad3d", "ReplicationPad3d"):
+    mapping(N + _name, f"mindspore.nn.{_name}", args=("padding",), target_args=("padding",), test=T)
+
+
+def _upsampling(ctx):
+    """mint's upsampling Cells take scale_factor as a pair of floats (an int is refused)."""
+    b = ctx.bound
+    sf = b.code("scale_factor")
+    if sf in (None, "None"):
+        return None
+    try:
+        value = float(sf)
+    except ValueError:
+        node = b.value("scale_factor")
+        if not isinstance(node, (cst.Tuple, cst.List)):
+            raise UnsupportedSite(f"scale_factor={sf}: only a number or a tuple written out is translated")
+        b.set("scale_factor", "(" + ", ".join(f"float({code_of(e.value).strip()})" for e in node.elements) + ")")
+        return None
+    b.set("scale_factor", f"({value}, {value})")
+    return None
+
+
+# (mint.nn.UpsamplingBilinear2d has no CPU kernel for a scale_factor: not converted)
+rule(N + "UpsamplingNearest2d", "mindspore.mint.nn.UpsamplingNearest2d", args=("size", "scale_factor"),
+     target_args=("size", "scale_factor"), test=T, note="scale_factor passed as a pair of floats")(_upsampling)
+
+
+def _softmin(ctx):
+    dim = ctx.bound.code("dim")
+    if dim in (None, "None"):
+        raise UnsupportedSite("Softmin without dim: torch picks the dim from the input's rank (deprecated); "
+                              "pass dim explicitly")
+    ctx.bound.rename("dim", "axis")
+    return None
+
+
+rule(N + "Softmin", "mindspore.nn.Softmin", args=("dim",), target_args=("axis",), test=T,
+     note="dim is required (torch's implicit dim is deprecated)")(_softmin)
+for _name in ("LPPool1d", "LPPool2d"):
+    mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
+            target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
+
+# recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
+_CELL_NOTE = "hx must be given (MindSpore's cells have no zero default state)"
+mapping(N + "RNNCell", "mindspore.nn.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
+                                                      "dtype"),
+        target_args=("input_size", "hidden_size", "has_bias", "nonlinearity"), rename={"bias": "has_bias"},
+        drop=("device", "dtype"), note=_CELL_NOTE, test=T)
+for _name in ("LSTMCell", "GRUCell"):
+    mapping(N + _name, f"mindspore.nn.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+            target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
+            note=_CELL_NOTE, test=T)

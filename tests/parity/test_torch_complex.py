@@ -1,0 +1,46 @@
+"""Parity of torch's complex-number functions, methods and dtypes (msmigrate/mappings/torch_complex.py and their
+tensor-method twins): values (real and imaginary parts) and dtypes in PyNative, ms.jit on a few cases."""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.parity.table_harness import assert_every_record_cased, case, run_table
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((3, 4)).astype(np.float32)
+Y = RNG.standard_normal((3, 4)).astype(np.float32)
+Z = (X + 1j * Y).astype(np.complex64)
+Z2 = Z[:, :3].copy()
+SIGNED = np.array([-2.0, -0.5, 0.0, 1.5], np.float32)
+T = "torch."
+
+CASES = [
+    case([T + "conj", T + "conj_physical", T + "resolve_conj", T + "resolve_neg", "Tensor.conj",
+          "Tensor.conj_physical", "Tensor.resolve_conj", "Tensor.resolve_neg"],
+         "z, x: (torch.conj(z), torch.conj_physical(z), torch.conj(x), torch.resolve_conj(z.conj()),"
+         " torch.resolve_neg(z), z.conj(), z.conj_physical(), z.conj().resolve_conj(), x.resolve_neg())", [Z, X],
+         typed=True),
+    case([T + "angle", "Tensor.angle", T + "is_complex", "Tensor.is_complex"],
+         "z, s, d: (torch.angle(z), torch.angle(s), z.angle(), d.angle(), torch.is_complex(z), torch.is_complex(s),"
+         " z.is_complex(), s.is_complex())", [Z, SIGNED, SIGNED.astype(np.float64)], typed=True, graph=False),
+    case([T + "complex", T + "polar", T + "view_as_real", T + "view_as_real_copy", T + "view_as_complex",
+          T + "view_as_complex_copy"],
+         "x, y, z: (torch.complex(x, y), torch.polar(x.abs(), y), torch.view_as_real(z), torch.view_as_real_copy(z),"
+         " torch.view_as_complex(torch.stack([x, y], -1)), torch.view_as_complex_copy(torch.stack([y, x], -1)))",
+         [X, Y, Z], typed=True, rtol=1e-5, atol=1e-6),
+    case([T + "adjoint", "Tensor.adjoint"], "z, x: (torch.adjoint(z), z.adjoint(), torch.adjoint(x), x.adjoint())",
+         [Z2, X], typed=True, graph=False),
+    case([T + "cfloat", T + "cdouble", "Tensor.cfloat", "Tensor.cdouble", T + "uint16", T + "uint32", T + "uint64"],
+         "x: (x.to(torch.cfloat), x.to(torch.cdouble), x.cfloat(), x.cdouble(), torch.zeros(2, dtype=torch.cfloat),"
+         " torch.tensor([1, 2], dtype=torch.uint16), torch.tensor([3, 4], dtype=torch.uint32),"
+         " torch.tensor([5, 6], dtype=torch.uint64), (x > 0).to(torch.uint32))", [X], typed=True, graph=False),
+]
+
+
+def test_complex():
+    failures = run_table(CASES, graph_every=2)
+    assert not failures, "\n".join(failures)
+
+
+def test_every_complex_record_has_a_case():
+    assert_every_record_cased("tests/parity/test_torch_complex.py", {"test_complex": CASES})
