@@ -31,6 +31,7 @@ from . import torch_namespace as TN
 from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
+from . import inplace_values as IV
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -170,6 +171,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._removed_stmts: Set[int] = set()  # ids of original statements that went away
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
+        self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
+        self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -318,6 +321,13 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         result = self._leave_simple_statement(original, updated)
+        hoisted, self._hoisted_inplace = self._hoisted_inplace, []
+        if hoisted:
+            lines = IV.with_rebindings(result, hoisted)
+            for line in lines:
+                self._out_lines[id(line)] = self._line_of_stmt
+                self._out_nodes.append(line)
+            return cst.FlattenSentinel(lines)
         if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)
@@ -713,6 +723,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
+        # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
+        self._inplace_values |= values
+        self._inplace_stmt_calls |= values
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1340,6 +1354,11 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
+        if id(original) in self._inplace_values and id(result) in self._rebinds:
+            # its rebinding goes before the statement (leave_SimpleStatementLine); the call reads x
+            self._rebinds.pop(id(result))
+            self._hoisted_inplace.append((original.func.value.value, result))
+            result = cst.Name(original.func.value.value)
         if result is not updated and updated.lpar and hasattr(result, "lpar") and not result.lpar:
             # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
             # expression legal belong to the outer call; keep them on its replacement
