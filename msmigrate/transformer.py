@@ -17,7 +17,7 @@ from .callsite import (BoundCall, UnsupportedSite, apply_mapping, code_of, emit_
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import map_lambda_as_generator
+from .graph_idioms import callable_graph_safe, map_lambda_as_generator
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
@@ -1380,6 +1380,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
             return map_lambda_as_generator(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
+        if isinstance(func, cst.Name) and func.value == "callable" and "callable" not in self._imports \
+                and not self._shadowed("callable"):
+            safe = callable_graph_safe(updated, COMPAT)           # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = True
+                return safe
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):

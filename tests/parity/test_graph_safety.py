@@ -315,3 +315,45 @@ def test_host_roundtrip_flagged():
     a, b = mod.outside(ms.Tensor(x))
     np.testing.assert_array_equal(a, x)
     assert b == x.tolist()
+
+
+# ------------------------------------------------------------------------------ callable
+DEFAULT_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def exists(val):
+    return val is not None
+
+
+def default(val, d):
+    if exists(val):
+        return val
+    return d() if callable(d) else d
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def scale(self, b):
+        return torch.arange(b).float()[:, None] + 1.0
+
+    def forward(self, x, t=None):
+        t = default(t, lambda: self.scale(x.shape[0]))
+        k = default(None, 0.5)
+        return self.fc(x) * t * k + (1.0 if callable(self.fc) else 0.0) + (1.0 if callable(k) else 0.0)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_callable_in_construct():
+    """lucidrains' `default(val, d)`: `d() if callable(d) else d`, d a lambda passed from construct. GRAPH
+    mode's callable() fails on a function argument (KeyError: 'd'); _ms_compat.is_callable answers."""
+    code, sites = check_graph(DEFAULT_SRC, rnd(2, 4), (2, 3))
+    assert "_ms_compat.is_callable(d)" in code and "callable(d)" not in code.replace("is_callable(d)", ""), code
