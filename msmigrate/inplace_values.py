@@ -40,9 +40,10 @@ class _Effects(cst.CSTVisitor):
 class _Scan(cst.CSTVisitor):
     """Reads of each name and the unconditional in-place calls of one statement."""
 
-    def __init__(self) -> None:
+    def __init__(self, wanted=None) -> None:
         self.reads: Dict[str, int] = {}
         self.calls: List[cst.Call] = []
+        self._wanted = wanted or _is_inplace_call
         self._conditional = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -56,7 +57,7 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(node, cst.Arg):            # `f(k=v)`: k neither
             node.value.visit(self)
             return False
-        elif _is_inplace_call(node) and not self._conditional:
+        elif self._wanted(node) and not self._conditional:
             effects = _Effects()
             for arg in node.args:
                 arg.value.visit(effects)

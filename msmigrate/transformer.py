@@ -32,6 +32,7 @@ from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
 from . import inplace_values as IV
+from . import graph_pops as GP
 
 COMPAT = "_ms_compat"
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -173,6 +174,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
+        self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -727,6 +729,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
+        if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
+            params = {p.name.value for p in _all_params(node.params)}
+            self._graph_pops |= GP.list_pops(node, self._scopes[-1]["bound"] - params)
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1354,6 +1359,12 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
+        if id(original) in self._graph_pops and result is updated:
+            scope = self._scopes[-1]
+            tmp, lines = GP.rebindings(original.func.value.value,
+                                       set(scope["reads"]) | scope["bound"] | scope["shadows"])
+            self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
+            result = cst.Name(tmp)
         if id(original) in self._inplace_values and id(result) in self._rebinds:
             # its rebinding goes before the statement (leave_SimpleStatementLine); the call reads x
             self._rebinds.pop(id(result))
