@@ -21,7 +21,8 @@ What the runner does, the same way on both sides:
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
 - same noise: torch.randn/rand/randn_like/rand_like/randint and their MindSpore ops
-  counterparts draw from one numpy RandomState(1234) on both sides;
+  counterparts draw from one numpy RandomState(1234) on both sides (GRAPH runs: outside Cells and
+  compiled steps only; inside, MindSpore's own generator);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks);
 - losses: torch side, every Tensor.backward() records the value being differentiated;
@@ -85,6 +86,18 @@ def _record_loss(value):
     if len(STATE["losses"]) >= STATE["limit"]:
         raise BenchStop()
     STATE["losses"].append(float(value))
+
+
+IN_GRAPH = 0    # > 0 while a Cell or compiled step runs (GRAPH mode: while it is compiled)
+
+
+def in_graph(fn, *args, **kwargs):
+    global IN_GRAPH
+    IN_GRAPH += 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        IN_GRAPH -= 1
 
 
 def _shape(shape):
@@ -269,7 +282,7 @@ def install_ms(script_dir, mode):
                 if STATE["capture"] == i:
                     STATE["captured"] = c
                     raise BenchStop()
-        return call(self, *args, **kwargs)
+        return in_graph(call, self, *args, **kwargs)
     _patch(nn.Cell, "__call__", tracked_call)
 
     def identity_construct(self, x):
@@ -291,10 +304,9 @@ def install_ms(script_dir, mode):
         elif like is not None:
             out = out.astype(like.dtype)
         return out
-    if mode == "graph":
-        pass    # a compiled step cannot call numpy: MindSpore's own generator draws the noise
-    else:
-        patch_ms_noise(ops, t)
+    # GRAPH: a compiled construct or step cannot call numpy, so MindSpore's own generator draws the
+    # noise there; what the program draws outside them (CLIP's driver: its random inputs) is aligned
+    patch_ms_noise(ops, t, graph=mode == "graph")
 
     if _ms_compat is not None:
         def sampler_iter(self):
@@ -311,7 +323,7 @@ def install_ms(script_dir, mode):
                     if len(STATE["losses"]) >= STATE["limit"]:
                         raise BenchStop()
                     load_weights()
-                    out = compiled(*args, **kwargs)
+                    out = in_graph(compiled, *args, **kwargs)
                     first = out[0] if isinstance(out, (tuple, list)) else out
                     _record_loss(float(first.sum().asnumpy()) if hasattr(first, "asnumpy") else float(first))
                     return out
@@ -320,17 +332,29 @@ def install_ms(script_dir, mode):
     return ms
 
 
-def patch_ms_noise(ops, t):
+def patch_ms_noise(ops, t, graph=False):
     import mindspore as ms
-    _patch(ops, "randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
-    _patch(ops, "rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
-    _patch(ops, "standard_normal", lambda s, *a, **k: t(NOISE.standard_normal(_shape((s,))).astype(np.float32)))
-    _patch(ops, "randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
-    _patch(ops, "rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
+
+    def patch(name, draw):
+        if not graph:
+            _patch(ops, name, draw)
+            return
+        own = getattr(ops, name)
+
+        def eager_draw(*a, **k):
+            if IN_GRAPH:    # read when a construct/step is compiled (a constant there): MindSpore's draw
+                return own(*a, **k)
+            return draw(*a, **k)
+        _patch(ops, name, eager_draw)
+    patch("randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
+    patch("rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
+    patch("standard_normal", lambda s, *a, **k: t(NOISE.standard_normal(_shape((s,))).astype(np.float32)))
+    patch("randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
+    patch("rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
 
     def randint(low, high, size, **k):
         return ms.Tensor(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
-    _patch(ops, "randint", randint)
+    patch("randint", randint)
 
 
 def patch_ms_augmentation(compat):

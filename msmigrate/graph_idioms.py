@@ -3,7 +3,11 @@ equivalent form GRAPH mode compiles.
 
 `q, k, v = map(lambda t: rearrange(t, ...), qkv)` (the usual einops idiom): MindSpore's GRAPH
 mode refuses `map` over a lambda that reads a free variable ("The Map operator don't support
-Closure with free variable yet"); a generator expression compiles (and is lazy, like map)."""
+Closure with free variable yet"); a generator expression compiles (and is lazy, like map).
+
+`callable(d)` (lucidrains' `default(val, d)`: `d() if callable(d) else d`): in GRAPH mode a function
+passed as an argument is a function graph, and callable() on it fails ("KeyError: 'd'");
+_ms_compat.is_callable answers for it too, and as callable() everywhere else."""
 from __future__ import annotations
 
 from typing import Optional
@@ -27,3 +31,12 @@ def map_lambda_as_generator(call: cst.Call) -> Optional[cst.GeneratorExp]:
             or not isinstance(params.star_arg, cst.MaybeSentinel) or params.params[0].default is not None):
         return None
     return cst.GeneratorExp(elt=lam.body, for_in=cst.CompFor(target=params.params[0].name, iter=seq.value))
+
+
+def callable_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
+    """`callable(x)` -> `<compat>.is_callable(x)`, or None when the call is not of that form."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "callable" and len(call.args) == 1):
+        return None
+    if call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("is_callable")))

@@ -19,7 +19,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import map_lambda_as_generator
+from .graph_idioms import callable_graph_safe, map_lambda_as_generator
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
@@ -35,6 +35,8 @@ from . import out_argument as OA
 from . import module_cast as MC
 from . import default_mode as DM
 from . import partial_rules as PR
+from . import inplace_values as IV
+from . import graph_pops as GP
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -151,6 +153,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._removed_stmts: Set[int] = set()  # ids of original statements that went away
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
+        self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
+        self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
+        self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -301,6 +306,13 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         result = self._leave_simple_statement(original, updated)
+        hoisted, self._hoisted_inplace = self._hoisted_inplace, []
+        if hoisted:
+            lines = IV.with_rebindings(result, hoisted)
+            for line in lines:
+                self._out_lines[id(line)] = self._line_of_stmt
+                self._out_nodes.append(line)
+            return cst.FlattenSentinel(lines)
         if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)
@@ -704,6 +716,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
+        # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
+        self._inplace_values |= values
+        self._inplace_stmt_calls |= values
+        if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
+            params = {p.name.value for p in _all_params(node.params)}
+            self._graph_pops |= GP.list_pops(node, self._scopes[-1]["bound"] - params)
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1346,6 +1365,17 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
+        if id(original) in self._graph_pops and result is updated:
+            scope = self._scopes[-1]
+            tmp, lines = GP.rebindings(original.func.value.value,
+                                       set(scope["reads"]) | scope["bound"] | scope["shadows"])
+            self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
+            result = cst.Name(tmp)
+        if id(original) in self._inplace_values and id(result) in self._rebinds:
+            # its rebinding goes before the statement (leave_SimpleStatementLine); the call reads x
+            self._rebinds.pop(id(result))
+            self._hoisted_inplace.append((original.func.value.value, result))
+            result = cst.Name(original.func.value.value)
         if result is not updated and updated.lpar and hasattr(result, "lpar") and not result.lpar:
             # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
             # expression legal belong to the outer call; keep them on its replacement
@@ -1367,6 +1397,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
             return map_lambda_as_generator(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
+        if isinstance(func, cst.Name) and func.value == "callable" and "callable" not in self._imports \
+                and not self._shadowed("callable"):
+            safe = callable_graph_safe(updated, COMPAT)           # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = True
+                return safe
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):

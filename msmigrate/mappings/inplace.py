@@ -31,7 +31,9 @@ def _register() -> None:
             rule(f"Tensor.{name}", None, status=DIFFERENCE, test=f"{T}::test_inplace_rebinds_match_torch",
                  note=f"in place: a whole statement `x.{name}(...)` on a local tensor becomes `x = <{found[0].source} "
                       f"converted>` (MindSpore's in-place arithmetic leaves the tensor unchanged on CPU "
-                      f"PyNative); other references to the same tensor do not see the change; elsewhere a TODO")(
+                      f"PyNative); other references to the same tensor do not see the change; a used result "
+                      f"(`res.append(x.{name}(...))`) gets that rebinding before its statement where no other name "
+                      f"would miss a change (msmigrate/inplace_values.py); elsewhere a TODO")(
                 _outside_statement)
         elif name in _INPLACE_FN:
             mapping(f"Tensor.{name}", None, test="tests/parity/test_tensor_methods.py::test_inplace",

@@ -845,19 +845,35 @@ def _max_min(kind: str):
         is_dim = not b.positional.get("dim") or keep is not None or _is_lit(d, int)
         if is_dim:
             return _call(ctx, f"ops.{kind}", [x, d], [("keepdims", keep)])
-        if ctx.tr._is_tensor_expr(value):
+        if ctx.tr._is_tensor_expr(value) or _sliced(value):
             return _call(ctx, f"ops.{elementwise}", [x, d])
         # torch.max(x, y): y may be a dim or a tensor -- decide at run time (a constant under ms.jit)
         if not (_SIMPLE.match(x) and _SIMPLE.match(d)):
-            raise UnsupportedSite("cannot tell whether the second argument is a dim or a tensor")
+            return _call(ctx, f"_ms_compat.{kind}_or_{elementwise}", [x, d])
         return ctx.expr(f"(ops.{elementwise}({x}, {d}) if isinstance({d}, ms.Tensor) else ops.{kind}({x}, {d}))")
     return fn
+
+
+def _sliced(node) -> bool:
+    """y[..., :2] / y[:, None]: a slice, None or Ellipsis in a subscript never gives an int, so as
+    torch.max/min's second argument it is the tensor of the elementwise overload (a dim is an int)."""
+    if not isinstance(node, cst.Subscript):
+        return False
+    for element in node.slice:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            return True
+        if isinstance(part.value, cst.Ellipsis) or (isinstance(part.value, cst.Name) and part.value.value == "None"):
+            return True
+    return False
 
 
 for _kind in ("max", "min"):
     rule(f"torch.{_kind}", f"mindspore.ops.{_kind}", args=("input", "dim", "keepdim"), status=DIFFERENCE,
          note=f"no dim -> ops.a{_kind} (the value); dim -> ops.{_kind} (values, int64 indices) "
-              + _TUPLE_NOTE + f"; a tensor -> ops.{'maximum' if _kind == 'max' else 'minimum'}; " + _NAN_NOTE,
+              + _TUPLE_NOTE + f"; a tensor -> ops.{'maximum' if _kind == 'max' else 'minimum'}; a second argument "
+              f"that may be either -> _ms_compat.{_kind}_or_{'maximum' if _kind == 'max' else 'minimum'} "
+              "(decided at run time); " + _NAN_NOTE,
          test=T_RED)(_max_min(_kind))
 
 _simple("torch.argmax", "mindspore.ops.argmax", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"),

@@ -678,11 +678,13 @@ class MultiheadAttention(nn.MultiheadAttention):
                   average_attn_weights=True, is_causal=False):
         if is_causal and attn_mask is None:   # only a hint in torch, which refuses it without the mask
             raise RuntimeError("Need attn_mask if specifying the is_causal hint (generate_square_subsequent_mask)")
-        if key_padding_mask is not None and key_padding_mask.dtype == ms.bool_ and attn_mask is not None \
-                and attn_mask.dtype != ms.bool_:
-            # torch turns a bool mask next to a float one into -inf/0; MindSpore mis-combines the pair
-            key_padding_mask = ops.masked_fill(ops.zeros(key_padding_mask.shape, attn_mask.dtype),
-                                               key_padding_mask, float("-inf"))
+        # torch turns a bool mask next to a float one into -inf/0; MindSpore mis-combines the pair.
+        # Nested ifs: GRAPH mode may compile an `a and b` body whatever a is (attn_mask.dtype of None)
+        if attn_mask is not None:
+            if key_padding_mask is not None:
+                if key_padding_mask.dtype == ms.bool_ and attn_mask.dtype != ms.bool_:
+                    key_padding_mask = ops.masked_fill(ops.zeros(key_padding_mask.shape, attn_mask.dtype),
+                                                       key_padding_mask, float("-inf"))
         out = super().construct(query, key, value, key_padding_mask, need_weights, attn_mask,
                                 average_attn_weights)
         if need_weights:

@@ -434,6 +434,15 @@ def fn(x, y, d):
             + torch.min(x, dim=1, keepdim=False) + (torch.min(x, y),) + torch.min(x, d)
             + (torch.max(x, 1, True)[0], torch.max(x, 1)[1]))
 """, [X, Y, 1], grad=True),
+    # the second argument's kind unknown to the converter: a sliced tensor (detr's box_iou) is the
+    # elementwise overload; other expressions are decided at run time
+    _case(["torch.max", "torch.min"], """
+def fn(x, y, d):
+    dims = [d, 0]
+    return ((torch.max(x[:, None, :2], y[:, :2]), torch.min(x[:, None, 2:], y[:, 2:]), torch.max(x, y[...]),
+             torch.min(x[0], other=y[1, :]), torch.max(x * 2, y + 0), torch.min(x + 0, y * 1))
+            + torch.max(x - 1, dims[0]) + torch.min(x * 1, dims[1]))
+""", [X, Y, 1], grad=True),
     _case(["torch.argmax", "torch.argmin"], """
 def fn(x, t):
     return (torch.argmax(x), torch.argmax(x, 1), torch.argmax(x, dim=0, keepdim=True), torch.argmin(x),

@@ -63,8 +63,11 @@ def tensor_type(x, dtype=None, non_blocking=False, **kwargs):
     legacy tensor type (FloatTensor, or a variable holding one), a dtype or a type name, x cast
     to it. Anything that is not a tensor keeps its own type() method."""
     if not isinstance(x, ms.Tensor):
-        args = () if dtype is None else (dtype,)
-        return x.type(*args, **kwargs)
+        # no `*args` built here: GRAPH mode may infer this branch for a tensor too (CLIP's LayerNorm
+        # under msmigrate verify), and a conditional tuple is a dynamic-length sequence there
+        if dtype is None:
+            return x.type(**kwargs)
+        return x.type(dtype, **kwargs)
     if dtype is None:
         for name, t in _LEGACY_TYPES.items():
             if t.dtype == x.dtype:

@@ -78,3 +78,18 @@ def invert(x):
     if isinstance(x, ms.Tensor) and x.dtype != ms.bool_:
         return ops.invert(x)
     return ~x
+
+
+def max_or_maximum(x, other):
+    """torch.max(x, other) where the converter could not tell a dim from a tensor: a tensor is
+    the elementwise maximum, an int the (values, indices) along that dim (a constant in GRAPH mode)."""
+    if isinstance(other, ms.Tensor):
+        return ops.maximum(x, other)
+    return ops.max(x, other)
+
+
+def min_or_minimum(x, other):
+    """torch.min(x, other): the elementwise minimum for a tensor, (values, indices) along an int dim."""
+    if isinstance(other, ms.Tensor):
+        return ops.minimum(x, other)
+    return ops.min(x, other)

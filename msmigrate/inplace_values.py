@@ -1,0 +1,190 @@
+"""In-place calls whose result is used: `res.append(c.mul_(k))`, `z = x.add_(1)`, `return x.clamp_(0, 1)`.
+
+torch's `x.op_(args)` changes x and returns x itself. Where x is a local name read nowhere else in the
+statement, evaluated unconditionally, and the arguments call nothing, the rebinding
+`x = <out-of-place form>` (msmigrate/inplace_forms.py) can go right before the statement, the call
+becoming `x`: the statement then reads the changed tensor, as in torch, and x is bound to it after.
+As with the whole-statement form, other names for the same tensor do not see the change. Anywhere
+else (a second read of x in the statement, `a if c else x.add_(1)`, `x.add_(f())`) the site stays a TODO.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Set
+
+import libcst as cst
+
+# statements whose value is evaluated once, after nothing else of the statement that could read x
+_STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
+# parts of an expression evaluated conditionally or later
+_CONDITIONAL = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                cst.GeneratorExp)
+_EFFECTS = (cst.Call, cst.Await, cst.Yield, cst.NamedExpr)
+
+
+def _is_inplace_call(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name) and node.func.attr.value.endswith("_")
+            and not node.func.attr.value.endswith("__"))
+
+
+class _Effects(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _EFFECTS):
+            self.found = True
+        return not self.found
+
+
+class _Scan(cst.CSTVisitor):
+    """Reads of each name and the unconditional in-place calls of one statement."""
+
+    def __init__(self, wanted=None) -> None:
+        self.reads: Dict[str, int] = {}
+        self.calls: List[cst.Call] = []
+        self._wanted = wanted or _is_inplace_call
+        self._conditional = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _CONDITIONAL):
+            self._conditional += 1
+        if isinstance(node, cst.Name):
+            self.reads[node.value] = self.reads.get(node.value, 0) + 1
+        elif isinstance(node, cst.Attribute):      # `a.b`: b is no name of this scope
+            node.value.visit(self)
+            return False
+        elif isinstance(node, cst.Arg):            # `f(k=v)`: k neither
+            node.value.visit(self)
+            return False
+        elif self._wanted(node) and not self._conditional:
+            effects = _Effects()
+            for arg in node.args:
+                arg.value.visit(effects)
+            if not effects.found and not any(arg.star for arg in node.args):
+                self.calls.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, _CONDITIONAL):
+            self._conditional -= 1
+
+
+def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
+    """The in-place calls of one statement line whose receiver is a name of `local_names` (the
+    function's parameters and assigned names, so that the rebinding does not make a global local)
+    read once in the statement. The whole-statement form `x.add_(1)` is not among them (the
+    transformer rewrites it as `x = ...` itself)."""
+    if len(line.body) != 1 or not isinstance(line.body[0], _STATEMENTS):
+        return []
+    stmt = line.body[0]
+    scan = _Scan()
+    stmt.visit(scan)
+    calls = []
+    for call in scan.calls:
+        name = call.func.value.value
+        if (isinstance(stmt, cst.Expr) and stmt.value is call) or scan.reads.get(name) != 1:
+            continue
+        if name in local_names:
+            calls.append(call)
+    return calls
+
+
+def _targets(stmt) -> Set[str]:
+    if isinstance(stmt, cst.Assign):
+        nodes = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        nodes = [stmt.target]
+    else:
+        return set()
+    names = set()
+    for node in nodes:
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            names |= {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
+    return names
+
+
+class _Function(cst.CSTVisitor):
+    """One function body (nested functions and classes left to their own pass)."""
+
+    def __init__(self, local_names) -> None:
+        self.local_names = local_names
+        self.inplace_receivers: Dict[str, int] = {}
+        self.candidates = []      # (call, statement, names assigned earlier in its block, in a loop)
+        self._loops = 0
+        self._assigned: List[Set[str]] = [set()]
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _is_inplace_call(node):
+            name = node.func.value.value
+            self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While)):
+            self._loops += 1
+        if isinstance(node, cst.IndentedBlock):
+            self._assigned.append(set())
+        if isinstance(node, cst.SimpleStatementLine):
+            for call in _line_calls(node, self.local_names):
+                self.candidates.append((call, node.body[0], set(self._assigned[-1]), self._loops > 0))
+            self._assigned[-1] |= _targets(node.body[0]) if len(node.body) == 1 else set()
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.For, cst.While)):
+            self._loops -= 1
+        if isinstance(original_node, cst.IndentedBlock):
+            self._assigned.pop()
+        super().on_leave(original_node)
+
+
+def hoistable_calls(function: cst.FunctionDef, local_names) -> Set[int]:
+    """ids of the in-place calls of this function whose rebinding can go before their statement
+    without another name missing a change torch would show through it: the receiver is changed
+    in place nowhere else in the function, no name the statement assigns is (`z = y.add_(1)` then
+    `y.mul_(2)`: torch's z sees the second change), and inside a loop the receiver is a fresh tensor
+    of this pass, assigned earlier in the same block (else torch's `res.append(x.mul_(2))` appends
+    the same tensor each pass)."""
+    scan = _Function(local_names)
+    function.body.visit(scan)
+    ids = set()
+    for call, stmt, assigned_before, in_loop in scan.candidates:
+        name = call.func.value.value
+        if scan.inplace_receivers.get(name) != 1:
+            continue
+        if any(scan.inplace_receivers.get(t) for t in _targets(stmt)):
+            continue
+        if in_loop and name not in assigned_before:
+            continue
+        ids.add(id(call))
+    return ids
+
+
+def with_rebindings(result, rebindings) -> List[cst.BaseStatement]:
+    """`x = <value>` lines for (name, value) pairs, in order, before the converted statement (a line,
+    lines, or nothing where the conversion removed it); the statement's leading comments go first."""
+    if isinstance(result, cst.FlattenSentinel):
+        rest = list(result.nodes)
+    elif isinstance(result, cst.RemovalSentinel):
+        rest = []
+    else:
+        rest = [result]
+    lead = rest[0].leading_lines if rest and hasattr(rest[0], "leading_lines") else ()
+    out = []
+    for i, (name, value) in enumerate(rebindings):
+        assign = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))], value=value)
+        out.append(cst.SimpleStatementLine(body=[assign], leading_lines=lead if i == 0 else ()))
+    if rest and lead:
+        rest[0] = rest[0].with_changes(leading_lines=())
+    return out + rest
