@@ -174,6 +174,42 @@ class _Reads(cst.CSTVisitor):
     def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
         return False
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        """A nested def reads what its decorators, defaults and body read from outside: not its own
+        name, its parameters or the locals it binds (unless declared global/nonlocal)."""
+        for d in node.decorators:
+            walk(d, self)
+        walk(node.params, self)
+        inner = _Reads()
+        walk(node.body, inner)
+        params = {p.name.value for p in list(node.params.params) + list(node.params.kwonly_params)
+                  + list(node.params.posonly_params)}
+        for p in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                params.add(p.name.value)
+        shared = {n.name.value for st in _global_nonlocal(node.body) for n in st.names}
+        local = (params | assigns(node.body)) - shared
+        self.names.extend(n for n in inner.names if n not in local)
+        return False
+
+
+def _global_nonlocal(body: cst.CSTNode) -> List[cst.CSTNode]:
+    """The `global`/`nonlocal` statements of a function body (not of the functions nested in it)."""
+    found: List[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Global(self, node) -> None:
+            found.append(node)
+
+        def visit_Nonlocal(self, node) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+    walk(body, _V())
+    return found
+
 
 def reads(node: cst.CSTNode) -> List[str]:
     v = _Reads()
@@ -562,6 +598,8 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     rhs = _rhs(stmt)
     v = _CallsAndOps()
     if rhs is None:
+        if isinstance(stmt, cst.FunctionDef):
+            return False    # a function the loss is computed with (higher_order_grad.py's `_y_of_x`)
         if isinstance(stmt, cst.If):
             walk(stmt, v)
             return any(_is_data_call(c, host) for c in v.calls)

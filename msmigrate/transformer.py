@@ -276,6 +276,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         where = f"{self.module_name}:{line}"
         ph = PH.placeholder(api, where, why)
         if PH.lazy_site(self._stmt_kinds, bool(self._funcs), self._import_time > 0):
+            if call_args is not None:   # its arguments, for a rewrite that can still convert it (higher_order_grad)
+                self.__dict__.setdefault("_lazy_calls", {})[where] = call_args
             return ph     # a definition run on import: the module imports, using the name raises
         if call_args is not None:
             # keep the arguments visible; calling the placeholder raises
@@ -392,6 +394,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         loops = self._scopes[-1]["loops"]
         if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
             return updated
+        updated = self._loop_higher_order_grads(updated)
         per_iteration = set().union(*(bound for _, bound in loops))
         outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
                  for st in lp.body.body]
@@ -461,6 +464,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         before = self._hoist.pop(id(original), [])
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop
+            updated = self._loop_higher_order_grads(updated)
             rw = TL.rewrite_loop(updated, self._loop_info())
         if rw is not None:
             updated = self._apply_rewrite(updated, rw)
@@ -486,9 +490,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         the gradient of a function (a gradient penalty): converted, their TODO sites dropped."""
         if not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        body, done = HOG.rewrite_block(list(updated.body.body), self.names["ms"])
+        body = self._higher_order_grads_in(list(updated.body.body))
+        return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
+
+    def _higher_order_grads_in(self, stmts):
+        """The statements with HOG's rewrites (None when nothing changed); their TODO sites resolved."""
+        body, done = HOG.rewrite_block(stmts, self.names["ms"], getattr(self, "_lazy_calls", None))
         if not done:
-            return updated
+            return None
         lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
         for s in self.sites:
             if s.status == R.TODO and s.api == HOG.API and s.line in lines:
@@ -497,8 +506,22 @@ class TorchToMindSpore(cst.CSTTransformer):
                           "differentiable again inside a train step")
                 s.test = "tests/test_train_loop.py::test_gradient_penalty_matches_torch"
                 self._todo_count -= 1
+            elif s.status == R.TODO and s.api == HOG.VARIABLE and s.line in lines:
+                s.status, s.target = R.DIFFERENCE, "identity"
+                s.note = ("requires_grad=True: the tensor itself; torch.autograd.grad with respect to it became "
+                          "the gradient of a function of it (mindspore.ops.GradOperation)")
+                s.test = "tests/test_train_loop.py::test_gradient_penalty_in_the_loop_matches_torch"
+                self._todo_count -= 1
         self.need.add("ms")
-        return updated.with_changes(body=updated.body.with_changes(body=body))
+        return body
+
+    def _loop_higher_order_grads(self, updated):
+        """A gradient penalty written in the loop (or `if`) body itself: converted there, before the
+        train-step rewrite takes the statements into its forward function."""
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = self._higher_order_grads_in(list(updated.body.body))
+        return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
 
     def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
         """backward()/step() at the top level of a function body (a per-batch step function)."""

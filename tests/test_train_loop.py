@@ -1234,6 +1234,42 @@ def train(objs, batches):
     assert "GradOperation()" in code and "Unconverted" not in code
 
 
+def test_gradient_penalty_in_the_loop_matches_torch():
+    # WGAN-div: the penalty written in the loop body itself, with respect to an input made with
+    # Variable(x, requires_grad=True) and to the generator's output; the critic's step differentiates it again
+    src = GAN_MAKE.replace("import torch\n", "import torch\nfrom torch import autograd\n"
+                           "from torch.autograd import Variable\n", 1) + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    losses = []
+    for x, _, z in batches:
+        real = Variable(x, requires_grad=True)
+        opt_D.zero_grad()
+        fake = G(z)
+        real_v = D(real)
+        fake_v = D(fake)
+        ones = torch.ones(real.size(0), 1)
+        real_grad = autograd.grad(real_v, real, ones, create_graph=True, retain_graph=True, only_inputs=True)[0]
+        real_norm = real_grad.view(real_grad.size(0), -1).pow(2).sum(1) ** 3
+        fake_grad = autograd.grad(fake_v, fake, ones, create_graph=True, retain_graph=True, only_inputs=True)[0]
+        fake_norm = fake_grad.view(fake_grad.size(0), -1).pow(2).sum(1) ** 3
+        gp = torch.mean(real_norm + fake_norm) * 2
+        d_loss = -torch.mean(real_v) + torch.mean(fake_v) + gp
+        d_loss.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        g_loss = -torch.mean(D(G(z)))
+        g_loss.backward()
+        opt_G.step()
+        losses += [d_loss.item(), gp.item(), g_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(n=3, extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert code.count("GradOperation()") == 2 and "Unconverted" not in code, code
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+
+
 def test_step_under_an_if_reading_a_network_value_from_outside_is_a_todo():
     # gen = G(z) outside the `if`: the step of the `if` alone would lose the gradient through gen
     src = GAN_MAKE + """
