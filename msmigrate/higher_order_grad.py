@@ -35,8 +35,10 @@ def _unguarded(stmt: cst.CSTNode) -> cst.CSTNode:
     return stmt
 
 
-def _placeholder_args(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.Call, bool]]:
-    """`T = _ms_compat.Unconverted('torch.autograd.grad', where, why)(...)[0]` -> (T, the call, indexed)."""
+def _placeholder_args(stmt: cst.CSTNode, lazy_calls: Optional[Dict[str, cst.Call]] = None
+                      ) -> Optional[Tuple[str, cst.Call, bool]]:
+    """`T = _ms_compat.Unconverted('torch.autograd.grad', where, why)(...)[0]` -> (T, the call, indexed).
+    A module-level placeholder written without its call (`Unconverted(...)[0]`) gets it from lazy_calls."""
     stmt = _unguarded(stmt)
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
@@ -47,6 +49,12 @@ def _placeholder_args(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.Call, bool]]
         if len(value.slice) != 1 or code_of(value.slice[0]).strip().rstrip(",").strip() != "0":
             return None
         value, indexed = value.value, True
+    if (isinstance(value, cst.Call) and code_of(value.func).strip() == PLACEHOLDER and len(value.args) > 1
+            and code_of(value.args[0].value).strip().strip("'\"") == API):
+        lazy = (lazy_calls or {}).get(code_of(value.args[1].value).strip().strip("'\""))
+        if lazy is None:
+            return None
+        value = lazy.with_changes(func=value)
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Call)
             and code_of(value.func.func).strip() == PLACEHOLDER and value.func.args
             and code_of(value.func.args[0].value).strip().strip("'\"") == API):
@@ -67,7 +75,7 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     out = list(body)
     done: List[str] = []
     for i, stmt in enumerate(body):
-        found = _placeholder_args(stmt)
+        found = _placeholder_args(stmt, lazy_calls)
         if found is None:
             continue
         stmt = _unguarded(stmt)
