@@ -1249,12 +1249,19 @@ def rewrite_module(module: cst.Module, info: LoopInfo) -> Optional[Tuple[cst.Fun
     as the body of a function (returned with the rewrite, for the caller to unwrap); the names it
     calls or reads attributes of (model, optimizer) are the step's closures, and the statements
     that bind them (the model's construction) stay out of the step."""
-    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in module.body):
+    return rewrite_statements(list(module.body), info)
+
+
+def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
+                       ) -> Optional[Tuple[cst.FunctionDef, Rewrite]]:
+    """rewrite_module for a list of straight-line statements (a module body, or the body of its
+    `if __name__ == "__main__":`)."""
+    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in stmts):
         return None
     fn = cst.FunctionDef(name=cst.Name("_module"), params=cst.Parameters(),
-                         body=cst.IndentedBlock(body=list(module.body)))
+                         body=cst.IndentedBlock(body=list(stmts)))
     used = _Called()
-    for st in module.body:
+    for st in stmts:
         walk(st, used)
         if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
             value = st.body[0].value

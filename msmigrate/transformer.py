@@ -1650,6 +1650,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         found = TL.rewrite_module(updated, self._loop_info())   # backward() in straight-line code
         if found is not None:
             updated = updated.with_changes(body=list(self._apply_rewrite(*found).body.body))
+        updated = self._main_block_steps(updated)
         if self.train_steps:
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
@@ -1658,6 +1659,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
+
+    def _main_block_steps(self, module: cst.Module) -> cst.Module:
+        """backward() in the straight-line code of `if __name__ == "__main__":`: the same rewrite as at
+        the top level (a step, or mindspore.value_and_grad over the tensors whose .grad is read), or a
+        TODO that raises (test_train_loop.py::test_backward_under_main_without_a_loop)."""
+        body = list(module.body)
+        for i, st in enumerate(body):
+            if not (isinstance(st, cst.If) and PH._is_main_test(st.test) and isinstance(st.body, cst.IndentedBlock)):
+                continue
+            found = TL.rewrite_statements(list(st.body.body), self._loop_info())
+            if found is not None:
+                stmts = list(self._apply_rewrite(*found).body.body)
+                body[i] = st.with_changes(body=st.body.with_changes(body=stmts))
+        return module.with_changes(body=body)
 
     def _need_unbound_roots(self, module: cst.Module) -> None:
         """Whatever emitted name (ms./nn./ops./mindspore./_ms_compat.) the converted code uses without

@@ -993,6 +993,50 @@ print(model.weight.grad)
         load_converted(src)
 
 
+MAIN_GRADS = """
+import torch
+
+if __name__ == "__main__":
+    x = torch.tensor([0.3, -1.2, 2.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = (w * torch.sin(x) ** 3).sum()
+    y.backward()
+    GX, GW, Y = x.grad.numpy(), w.grad.numpy(), y.item()
+"""
+
+
+def test_backward_under_main_without_a_loop():
+    """`y.backward()` in the straight-line code of `if __name__ == "__main__":` (it was copied through:
+    'Tensor' object has no attribute 'backward'): mindspore.value_and_grad over the tensors whose .grad is
+    read, torch's values; a backward() whose gradients nothing reads is a TODO raising at its line."""
+    import runpy
+
+    import mindspore as ms
+
+    from .parity import harness
+    expected = {"__name__": "__main__"}
+    exec(compile(MAIN_GRADS, "<torch snippet>", "exec"), expected)
+    code, sites = harness.convert_snippet(MAIN_GRADS)
+    assert "value_and_grad(" in code and "y.backward()" not in code.replace("Original: y.backward()", "")
+    assert not [s for s in sites if s.status == TODO], code
+    lone = ('import torch\n\nif __name__ == "__main__":\n    z = torch.ones(2, requires_grad=True)\n'
+            '    (z * 2).sum().backward()\n')
+    lone_code, lone_sites = harness.convert_snippet(lone)
+    assert [(s.api, s.line) for s in lone_sites if s.status == TODO] == [("Tensor.backward", 5)], lone_code
+    import _ms_compat
+    try:
+        (harness._TMP / "main_grads_snippet.py").write_text(code, encoding="utf-8")
+        got = runpy.run_path(str(harness._TMP / "main_grads_snippet.py"), run_name="__main__")
+        (harness._TMP / "main_lone_backward.py").write_text(lone_code, encoding="utf-8")
+        with pytest.raises(_ms_compat.MigrationError, match="__main__:5"):
+            runpy.run_path(str(harness._TMP / "main_lone_backward.py"), run_name="__main__")
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got["GX"], expected["GX"], rtol=RTOL)
+    np.testing.assert_allclose(got["GW"], expected["GW"], rtol=RTOL)
+    assert abs(got["Y"] - expected["Y"]) <= RTOL * abs(expected["Y"])
+
+
 LEAF_GRADS = """
 import torch
 
