@@ -22,6 +22,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import higher_order_grad as HOG
+from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
 from . import unmapped_tensor_api as UT
@@ -731,6 +732,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
+        self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
