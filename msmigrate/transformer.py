@@ -189,6 +189,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._drawing_functions: Set[str] = set()   # those of them that call NumPy
+        self._drawing_objects: Set[str] = set()     # instances of classes drawing with NumPy (train_loop)
         self._todo_count = 0
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
@@ -533,7 +534,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            taken=scope["bound"], host_functions=self._host_functions,
-                           drawing_functions=self._drawing_functions,
+                           drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -732,6 +733,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
+        self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:

@@ -1314,6 +1314,35 @@ def train(objs, batches):
     assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
 
 
+def test_host_condition_on_the_loss_inside_the_step():
+    # EBGAN's margin: `if (m - fake_loss.data).item() > 0: d_loss += m - fake_loss` after `d_loss = real_loss`;
+    # the step holds the `if` (run op by op, each step takes its own branch) and follows the rename back to
+    # real_loss (left out, the real part's gradient would be lost). The margin is hit on some steps only.
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    G, D, opt_D = objs["G"], objs["D"], objs["opt_D"]
+    margin = 0.35
+    losses = []
+    for x, _, z in batches:
+        gen = G(z)
+        opt_D.zero_grad()
+        real_loss = (D(x) ** 2).mean()
+        fake_loss = (D(gen.detach()) ** 2).mean()
+        d_loss = real_loss
+        if (margin - fake_loss.data).item() > 0:
+            d_loss += margin - fake_loss
+        d_loss.backward()
+        opt_D.step()
+        losses += [d_loss.item(), fake_loss.item()]
+    return losses
+"""
+    code, sites, results = run_both(src, _batches(n=4, extra=4), models=("D",), weight_atol=1e-5)
+    assert "host_calls=True" in code and not [s for s in sites if s.status == TODO], code
+    fake = results["pynative"][1::2]
+    assert min(fake) < 0.35 < max(fake), fake     # both branches taken
+
+
 def test_step_under_an_if_reading_a_network_value_from_outside_is_a_todo():
     # gen = G(z) outside the `if`: the step of the `if` alone would lose the gradient through gen
     src = GAN_MAKE + """
