@@ -1321,14 +1321,13 @@ def test_host_condition_on_the_loss_inside_the_step():
     src = GAN_MAKE + """
 
 def train(objs, batches):
-    G, D, opt_D = objs["G"], objs["D"], objs["opt_D"]
-    margin = 0.35
+    D, opt_D = objs["D"], objs["opt_D"]
+    margin = 0.22
     losses = []
     for x, _, z in batches:
-        gen = G(z)
         opt_D.zero_grad()
         real_loss = (D(x) ** 2).mean()
-        fake_loss = (D(gen.detach()) ** 2).mean()
+        fake_loss = (D(z) ** 2).mean()
         d_loss = real_loss
         if (margin - fake_loss.data).item() > 0:
             d_loss += margin - fake_loss
@@ -1340,7 +1339,51 @@ def train(objs, batches):
     code, sites, results = run_both(src, _batches(n=4, extra=4), models=("D",), weight_atol=1e-5)
     assert "host_calls=True" in code and not [s for s in sites if s.status == TODO], code
     fake = results["pynative"][1::2]
-    assert min(fake) < 0.35 < max(fake), fake     # both branches taken
+    assert min(fake) < 0.22 < max(fake), fake     # both branches taken
+
+
+def test_network_drawing_with_numpy_in_forward():
+    # AAE's encoder: forward calls a helper that draws with np.random (the reparameterization). Compiled in
+    # GRAPH mode, MindSpore rejects the draw (or it would be made once); the step runs op by op there
+    src = """
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def noisy(h):
+    return h + torch.from_numpy(np.random.normal(0, 0.5, tuple(h.shape)).astype(np.float32))
+
+
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return noisy(self.fc(x))
+
+
+def make():
+    model = Enc()
+    return {"model": model, "opt": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, opt = objs["model"], objs["opt"]
+    np.random.seed(0)
+    losses = []
+    for x, y in batches:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(n=3))
+    assert "compile_step(train_step, host_calls=True)" in code, code
 
 
 def test_step_under_an_if_reading_a_network_value_from_outside_is_a_todo():
