@@ -113,7 +113,6 @@ class _Reads(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.names: List[str] = []
-        self.root: Optional[cst.CSTNode] = None
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append(node.value)
@@ -176,11 +175,9 @@ class _Reads(cst.CSTVisitor):
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        """A nested def (in the code read, higher_order_grad.py's `_y_of_x` in a loop body) reads what its
-        decorators, defaults and body read from outside: not its own name, its parameters or the locals it
-        binds (unless declared global/nonlocal). The def read itself (reads(fn)) reads all its body reads."""
-        if node is self.root:
-            return True
+        """A def (higher_order_grad.py's `_y_of_x` in a loop body) reads what its decorators, defaults and
+        body read from outside: not its own name, its parameters or the locals it binds (unless declared
+        global/nonlocal). What a function's body reads: reads(fn.body)."""
         for d in node.decorators:
             walk(d, self)
         walk(node.params, self)
@@ -217,7 +214,6 @@ def _global_nonlocal(body: cst.CSTNode) -> List[cst.CSTNode]:
 
 def reads(node: cst.CSTNode) -> List[str]:
     v = _Reads()
-    v.root = node
     walk(node, v)
     return v.names
 
