@@ -747,13 +747,11 @@ def _renames_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip:
     out, the loss would be an input and its gradient through the renamed value lost)."""
     st = body[j]
     rhs = _rhs(st)
-    if rhs is None or not isinstance(st.body[0], cst.Assign):
+    # a plain `a = b` only (`x, y = batch` unpacks data)
+    if not (isinstance(rhs, cst.Name) and isinstance(st.body[0], cst.Assign) and len(st.body[0].targets) == 1
+            and isinstance(st.body[0].targets[0].target, cst.Name)):
         return False
-    v = _CallsAndOps()
-    walk(rhs, v)
-    if v.calls or v.ops:
-        return False
-    names = set(reads(rhs))
+    names = {rhs.value}
     for k in range(j - 1, -1, -1):
         bound = assigns(body[k]) & names
         if not bound:
