@@ -31,13 +31,26 @@ WHY = ("MindSpore keeps no .grad on a tensor (gradients are the values mindspore
 def track(tr, original: cst.Attribute, converted: cst.BaseExpression) -> cst.BaseExpression:
     """Note `x.grad` (as converted) with its original line and code; returns it unchanged."""
     if (original.attr.value == "grad" and isinstance(converted, cst.Attribute) and not tr._in_forward()
-            and tr._receiver_kind(original.value) in ("tensor", "unknown") and not UT._is_mindspore_code(tr)):
+            and tr._receiver_kind(original.value) in ("tensor", "unknown") and not UT._is_mindspore_code(tr)
+            and not _settings_object(tr, original.value)):
         # (a module's or an imported object's `grad`, `mindspore.grad`, is no tensor's)
         reads = tr.__dict__.setdefault("_grad_reads", {})
         # the node is kept with its entry: an id is unique only while its object lives, and a step rewrite may
         # drop this node before rewrite() runs (another node could then take its id)
         reads[id(converted)] = (tr._line(original), shorten(code_of(original), 150), converted)
     return converted
+
+
+def _settings_object(tr, receiver: cst.BaseExpression) -> bool:
+    """`args.grad`, `cfg.grad`, `Options().grad`: an argparse result, an instance of a class of the program
+    (non_tensor_names.py)."""
+    spaces = getattr(tr, "_namespaces", None)
+    if spaces is None:
+        return False
+    if spaces.instance(receiver):
+        return True
+    return isinstance(receiver, cst.Name) and spaces.holds(tr._funcs[-1].name if tr._funcs else None,
+                                                           receiver.value)
 
 
 class _Rewrite(cst.CSTTransformer):

@@ -174,6 +174,43 @@ class _Reads(cst.CSTVisitor):
     def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
         return False
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        """A def (higher_order_grad.py's `_y_of_x` in a loop body) reads what its decorators, defaults and
+        body read from outside: not its own name, its parameters or the locals it binds (unless declared
+        global/nonlocal). What a function's body reads: reads(fn.body)."""
+        for d in node.decorators:
+            walk(d, self)
+        walk(node.params, self)
+        inner = _Reads()
+        walk(node.body, inner)
+        params = {p.name.value for p in list(node.params.params) + list(node.params.kwonly_params)
+                  + list(node.params.posonly_params)}
+        for p in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                params.add(p.name.value)
+        shared = {n.name.value for st in _global_nonlocal(node.body) for n in st.names}
+        local = (params | assigns(node.body)) - shared
+        self.names.extend(n for n in inner.names if n not in local)
+        return False
+
+
+def _global_nonlocal(body: cst.CSTNode) -> List[cst.CSTNode]:
+    """The `global`/`nonlocal` statements of a function body (not of the functions nested in it)."""
+    found: List[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Global(self, node) -> None:
+            found.append(node)
+
+        def visit_Nonlocal(self, node) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+    walk(body, _V())
+    return found
+
 
 def reads(node: cst.CSTNode) -> List[str]:
     v = _Reads()
@@ -296,6 +333,7 @@ class StepGroup:
     leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
     tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
     host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
+    host_ifs: Set[int] = field(default_factory=set)   # `if loss.item() > m:` the step holds (_host_condition)
 
 
 @dataclass
@@ -311,6 +349,9 @@ class LoopInfo:
     drawing_functions: Set[str] = field(default_factory=set)
     # the module uses torch.distributed / DDP: the step averages gradients across processes
     distributed: bool = False
+    # names bound to instances of the module's classes that draw with NumPy in a method (AAE's Encoder
+    # samples z with np.random in forward): a step calling one runs op by op (drawing_objects)
+    drawing_objects: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -562,6 +603,8 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     rhs = _rhs(stmt)
     v = _CallsAndOps()
     if rhs is None:
+        if isinstance(stmt, cst.FunctionDef):
+            return False    # a function the loss is computed with (higher_order_grad.py's `_y_of_x`)
         if isinstance(stmt, cst.If):
             walk(stmt, v)
             return any(_is_data_call(c, host) for c in v.calls)
@@ -570,6 +613,38 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     if not v.calls and not v.ops:
         return True
     return any(_is_data_call(c, host) for c in v.calls)
+
+
+def drawing_objects(module: cst.Module, numpy_names: Set[str], drawing: Set[str]) -> Set[str]:
+    """Names bound (`encoder = Encoder()`, anywhere in the module) to an instance of a class of the module
+    whose methods draw on the host: call NumPy (`numpy_names`) or a drawing function of the module
+    (`drawing`, host_functions). Inside a compiled step such a draw is made once, at compile time (or the
+    graph does not compile: MindSpore 2.10 rejects np.random in construct), so a step that calls one runs
+    op by op in either mode (compile_step(..., host_calls=True)), as a host helper would."""
+    classes: Set[str] = set()
+    for st in module.body:
+        if isinstance(st, cst.ClassDef):
+            v = _CallsAndOps()
+            walk(st.body, v)
+            if any(c.split(".", 1)[0] in numpy_names or c in drawing for c in v.calls):
+                classes.add(st.name.value)
+    if not classes:
+        return set()
+
+    class _Made(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.names: Set[str] = set()
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if isinstance(node.value, cst.Call) and isinstance(node.value.func, cst.Name) \
+                    and node.value.func.value in classes:
+                for t in node.targets:
+                    if isinstance(t.target, cst.Name):
+                        self.names.add(t.target.value)
+
+    made = _Made()
+    walk(module, made)
+    return made.names
 
 
 def host_functions(module: cst.Module, numpy_names: Set[str]) -> Set[str]:
@@ -651,8 +726,8 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             continue
         if j in earlier and not (bound & needed_grad):
             continue
-        if is_source(st, host) and not _loop_through_network(st, host) and \
-                not _helper_of_network_value(body, j, host, drawing):
+        if j not in group.host_ifs and is_source(st, host) and not _loop_through_network(st, host) and \
+                not _helper_of_network_value(body, j, host, drawing) and not _renames_computed(body, j, host, skip):
             if outside is not None:
                 outside.append(j)
             continue
@@ -664,6 +739,27 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
         needed |= set(reads(st))
     chosen.reverse()
     return chosen
+
+
+def _renames_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip: Set[int]) -> bool:
+    """`d_loss = d_loss_real` (no call, no operator: a source by its form, like `x, y = batch`) naming a value
+    that a computing statement before it bound: part of the step, so the slice follows the name back (left
+    out, the loss would be an input and its gradient through the renamed value lost)."""
+    st = body[j]
+    rhs = _rhs(st)
+    # a plain `a = b` only (`x, y = batch` unpacks data)
+    if not (isinstance(rhs, cst.Name) and isinstance(st.body[0], cst.Assign) and len(st.body[0].targets) == 1
+            and isinstance(st.body[0].targets[0].target, cst.Name)):
+        return False
+    names = {rhs.value}
+    for k in range(j - 1, -1, -1):
+        bound = assigns(body[k]) & names
+        if not bound:
+            continue
+        if k not in skip and not is_source(body[k], host):
+            return True
+        names -= bound
+    return False
 
 
 def _helper_of_network_value(body: Sequence[cst.CSTNode], j: int, host: Set[str],
@@ -960,6 +1056,37 @@ def _host_helper(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int
     return name if name in info.host_functions and name not in g.host_helpers else None
 
 
+def _host_condition(body: Sequence[cst.CSTNode], g: StepGroup, outside: Sequence[int]) -> Optional[int]:
+    """EBGAN's `if (margin - d_loss_fake).item() > 0: d_loss += margin - d_loss_fake`: an `if` on a host
+    value (.item(), float()) that the loss passes through, its branches plain statements that draw nothing.
+    The step holds it (its index, returned here) and runs op by op in either mode (compile_step(...,
+    host_calls=True)): each step takes the branch its own values choose, and the gradient flows through it,
+    as in torch. Compiled, the host value would be read once, at compile time."""
+    for j in sorted(outside, reverse=True):
+        st = body[j]
+        if not isinstance(st, cst.If) or j in g.host_ifs:
+            continue
+        test = _CallsAndOps()
+        walk(st.test, test)
+        if not any(HOST_CALL.search(c) or c in ("float", "int", "bool") for c in test.calls):
+            continue
+        branches: List[cst.CSTNode] = []
+        node: Optional[cst.CSTNode] = st
+        while isinstance(node, cst.If):
+            branches.append(node.body)
+            node = node.orelse
+        if isinstance(node, cst.Else):
+            branches.append(node.body)
+        plain = all(isinstance(b, cst.IndentedBlock) and all(isinstance(x, cst.SimpleStatementLine) for x in b.body)
+                    for b in branches)
+        calls = _CallsAndOps()
+        for b in branches:
+            walk(b, calls)
+        if plain and not any(_is_data_call(c, set()) for c in calls.calls):
+            return j
+    return None
+
+
 def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
              per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
     """Why the forward function of a group would not carry the computation from the parameters to
@@ -1211,12 +1338,19 @@ def rewrite_module(module: cst.Module, info: LoopInfo) -> Optional[Tuple[cst.Fun
     as the body of a function (returned with the rewrite, for the caller to unwrap); the names it
     calls or reads attributes of (model, optimizer) are the step's closures, and the statements
     that bind them (the model's construction) stay out of the step."""
-    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in module.body):
+    return rewrite_statements(list(module.body), info)
+
+
+def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
+                       ) -> Optional[Tuple[cst.FunctionDef, Rewrite]]:
+    """rewrite_module for a list of straight-line statements (a module body, or the body of its
+    `if __name__ == "__main__":`)."""
+    if not any(_method(_stmt_call(stmt), "backward") is not None for stmt in stmts):
         return None
     fn = cst.FunctionDef(name=cst.Name("_module"), params=cst.Parameters(),
-                         body=cst.IndentedBlock(body=list(module.body)))
+                         body=cst.IndentedBlock(body=list(stmts)))
     used = _Called()
-    for st in module.body:
+    for st in stmts:
         walk(st, used)
         if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
             value = st.body[0].value
@@ -1282,6 +1416,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if helper is not None:
             g.host_helpers.add(helper)      # the step holds it: slice again
             continue
+        cond = _host_condition(body, g, outsides[groups.index(g)])
+        if cond is not None:
+            g.host_ifs.add(cond)            # the step holds it, run op by op: slice again
+            continue
         problems.extend((b, why) for b in g.backwards)
         for j in range(starts[id(g)], g.step + 1):
             body[j] = original_body[j]
@@ -1292,6 +1430,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             new_body = [st for i, st in enumerate(body) if i not in unsound_drop] or [_line("pass")]
             return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), [], problems)
 
+    for g, chosen in zip(groups, slices):     # a network that draws with NumPy in its forward: op by op
+        g.host_helpers |= {r for k in chosen for r in call_roots(body[k])} & set(info.drawing_objects)
     defs: List[cst.BaseStatement] = []
     closures: Set[str] = set()
     sites: List[Tuple[int, str, str, str]] = []
@@ -1386,7 +1526,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
             n_defs += 1
         grad_of = f"{info.ms}.value_and_grad({fwd}, None, {weights}{', has_aux=True' if has_aux else ''})"
-        if g.host_helpers:      # made where the step runs (op by op): made in GRAPH mode, it compiles
+        if g.host_helpers or g.host_ifs:    # made where the step runs (op by op): made in GRAPH mode, it compiles
             defs.append(cst.parse_statement(f"def {gfn}(*args):\n    return {grad_of}(*args)\n"))
         else:
             defs.append(_line(f"{gfn} = {grad_of}"))
@@ -1429,7 +1569,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
             "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
         defs.append(_line(f"{step} = _ms_compat.compile_step({step}"
-                          f"{', host_calls=True' if g.host_helpers else ''})"))
+                          f"{', host_calls=True' if g.host_helpers or g.host_ifs else ''})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved

@@ -24,6 +24,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import higher_order_grad as HOG
+from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
 from . import unmapped_tensor_api as UT
@@ -174,6 +175,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._drawing_functions: Set[str] = set()   # those of them that call NumPy
+        self._drawing_objects: Set[str] = set()     # instances of classes drawing with NumPy (train_loop)
         self._todo_count = 0
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
@@ -264,6 +266,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         where = f"{self.module_name}:{line}"
         ph = PH.placeholder(api, where, why)
         if PH.lazy_site(self._stmt_kinds, bool(self._funcs), self._import_time > 0):
+            if call_args is not None:   # its arguments, for a rewrite that can still convert it (higher_order_grad)
+                self.__dict__.setdefault("_lazy_calls", {})[where] = call_args
             return ph     # a definition run on import: the module imports, using the name raises
         if call_args is not None:
             # keep the arguments visible; calling the placeholder raises
@@ -387,6 +391,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         loops = self._scopes[-1]["loops"]
         if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
             return updated
+        updated = self._loop_higher_order_grads(updated)
         per_iteration = set().union(*(bound for _, bound in loops))
         outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
                  for st in lp.body.body]
@@ -456,6 +461,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         before = self._hoist.pop(id(original), [])
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop
+            updated = self._loop_higher_order_grads(updated)
             rw = TL.rewrite_loop(updated, self._loop_info())
         if rw is not None:
             updated = self._apply_rewrite(updated, rw)
@@ -481,9 +487,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         the gradient of a function (a gradient penalty): converted, their TODO sites dropped."""
         if not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        body, done = HOG.rewrite_block(list(updated.body.body), self.names["ms"])
+        body = self._higher_order_grads_in(list(updated.body.body))
+        return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
+
+    def _higher_order_grads_in(self, stmts):
+        """The statements with HOG's rewrites (None when nothing changed); their TODO sites resolved."""
+        body, done = HOG.rewrite_block(stmts, self.names["ms"], getattr(self, "_lazy_calls", None))
         if not done:
-            return updated
+            return None
         lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
         for s in self.sites:
             if s.status == R.TODO and s.api == HOG.API and s.line in lines:
@@ -492,8 +503,22 @@ class TorchToMindSpore(cst.CSTTransformer):
                           "differentiable again inside a train step")
                 s.test = "tests/test_train_loop.py::test_gradient_penalty_matches_torch"
                 self._todo_count -= 1
+            elif s.status == R.TODO and s.api == HOG.VARIABLE and s.line in lines:
+                s.status, s.target = R.DIFFERENCE, "identity"
+                s.note = ("requires_grad=True: the tensor itself; torch.autograd.grad with respect to it became "
+                          "the gradient of a function of it (mindspore.ops.GradOperation)")
+                s.test = "tests/test_train_loop.py::test_gradient_penalty_in_the_loop_matches_torch"
+                self._todo_count -= 1
         self.need.add("ms")
-        return updated.with_changes(body=updated.body.with_changes(body=body))
+        return body
+
+    def _loop_higher_order_grads(self, updated):
+        """A gradient penalty written in the loop (or `if`) body itself: converted there, before the
+        train-step rewrite takes the statements into its forward function."""
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = self._higher_order_grads_in(list(updated.body.body))
+        return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
 
     def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
         """backward()/step() at the top level of a function body (a per-batch step function)."""
@@ -504,7 +529,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            taken=scope["bound"], host_functions=self._host_functions,
-                           drawing_functions=self._drawing_functions,
+                           drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -710,6 +735,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
+        self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
+        self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
@@ -1676,6 +1703,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         found = TL.rewrite_module(updated, self._loop_info())   # backward() in straight-line code
         if found is not None:
             updated = updated.with_changes(body=list(self._apply_rewrite(*found).body.body))
+        updated = self._main_block_steps(updated)
         if self.train_steps:
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
@@ -1684,6 +1712,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
+
+    def _main_block_steps(self, module: cst.Module) -> cst.Module:
+        """backward() in the straight-line code of `if __name__ == "__main__":`: the same rewrite as at
+        the top level (a step, or mindspore.value_and_grad over the tensors whose .grad is read), or a
+        TODO that raises (test_train_loop.py::test_backward_under_main_without_a_loop)."""
+        body = list(module.body)
+        for i, st in enumerate(body):
+            if not (isinstance(st, cst.If) and PH._is_main_test(st.test) and isinstance(st.body, cst.IndentedBlock)):
+                continue
+            found = TL.rewrite_statements(list(st.body.body), self._loop_info())
+            if found is not None:
+                stmts = list(self._apply_rewrite(*found).body.body)
+                body[i] = st.with_changes(body=st.body.with_changes(body=stmts))
+        return module.with_changes(body=body)
 
     def _need_unbound_roots(self, module: cst.Module) -> None:
         """Whatever emitted name (ms./nn./ops./mindspore./_ms_compat.) the converted code uses without

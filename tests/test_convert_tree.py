@@ -356,7 +356,10 @@ def test_analysis_walk_matches_libcst_visit():
         TL.walk = real_walk
     assert fast == slow
     reads = TL.reads(module.body[0])
-    assert reads.index("decorate") < reads.index("default") < reads.index("a") < reads.index("cond")  # a if cond
+    assert reads.index("decorate") < reads.index("default")
+    body_reads = TL.reads(module.body[0].body)
+    assert body_reads.index("a") < body_reads.index("cond")  # a if cond
+    assert "a" not in reads and "f" not in reads      # a def reads its free names: not its parameters, its name
     assert {"y", "z", "w", "s", "q", "r", "e", "i", "j", "k", "m", "n", "out", "t"} <= TL.assigns(module.body[0].body)
     assert TL.assigns(module) == {"f", "C"}   # nested definitions bind their own names
 

@@ -66,6 +66,9 @@ PROGRAMS = {
             main()
     """,
     "grad_read_outside_a_step": """
+        import argparse
+        from dataclasses import dataclass
+
         import torch
 
 
@@ -73,13 +76,27 @@ PROGRAMS = {
             grad = 2
 
 
+        @dataclass
+        class Config:
+            grad: int = 4
+
+
         def grad_total(model):
             return sum(float(p.grad.abs().sum()) for p in model.parameters())  # SITE
 
 
+        def settings(opts):
+            return opts.grad, cfg.grad
+
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--grad", type=int, default=3)
+        cfg = Config()
+
         if __name__ == "__main__":
+            args = parser.parse_args([])
             model = torch.nn.Linear(2, 2)
-            print("BEFORE", Options().grad)
+            print("BEFORE", Options().grad, args.grad, *settings(args))
             print(grad_total(model))
             print("AFTER")
     """,
@@ -700,12 +717,19 @@ def test_main_block_runs_but_its_else_branch_defines():
 
 def test_grad_read_outside_a_step_raises(converted):
     """`p.grad` read where no converted train step computes it: MigrationError at its line (not an
-    AttributeError); the same read on an object that is no tensor (`Options().grad`) reads it."""
-    out, _, results = converted
+    AttributeError); the same read on an object that is no tensor (`Options().grad`) reads it, and one on a
+    settings object (an argparse result, a dataclass instance, a parameter every call passes one) is no
+    TODO at all (non_tensor_names.py)."""
+    out, report, results = converted
     res = results["grad_read_outside_a_step"]
     assert res["error"] == "MigrationError" and "Tensor.grad at grad_read_outside_a_step:" in res["message"], res
-    assert "BEFORE 2" in res["stdout"], res
-    assert "# msmigrate: TODO Tensor.grad" in (out / "grad_read_outside_a_step.py").read_text()
+    assert "BEFORE 2 3 3 4" in res["stdout"], res
+    code = (out / "grad_read_outside_a_step.py").read_text()
+    assert "# msmigrate: TODO Tensor.grad" in code
+    todo = [s["line"] for f in report["files"] if f["file"] == "grad_read_outside_a_step.py" for s in f["sites"]
+            if s["status"] == "todo"]
+    assert todo == [_site_line(PROGRAMS["grad_read_outside_a_step"])], (todo, code)
+    assert "args.grad" in code and "opts.grad" in code and "cfg.grad" in code, code
 
 
 def test_grad_read_rewrite_matches_the_noted_node_not_its_id():

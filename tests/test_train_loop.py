@@ -993,6 +993,50 @@ print(model.weight.grad)
         load_converted(src)
 
 
+MAIN_GRADS = """
+import torch
+
+if __name__ == "__main__":
+    x = torch.tensor([0.3, -1.2, 2.0], requires_grad=True)
+    w = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = (w * torch.sin(x) ** 3).sum()
+    y.backward()
+    GX, GW, Y = x.grad.numpy(), w.grad.numpy(), y.item()
+"""
+
+
+def test_backward_under_main_without_a_loop():
+    """`y.backward()` in the straight-line code of `if __name__ == "__main__":` (it was copied through:
+    'Tensor' object has no attribute 'backward'): mindspore.value_and_grad over the tensors whose .grad is
+    read, torch's values; a backward() whose gradients nothing reads is a TODO raising at its line."""
+    import runpy
+
+    import mindspore as ms
+
+    from .parity import harness
+    expected = {"__name__": "__main__"}
+    exec(compile(MAIN_GRADS, "<torch snippet>", "exec"), expected)
+    code, sites = harness.convert_snippet(MAIN_GRADS)
+    assert "value_and_grad(" in code and "y.backward()" not in code.replace("Original: y.backward()", "")
+    assert not [s for s in sites if s.status == TODO], code
+    lone = ('import torch\n\nif __name__ == "__main__":\n    z = torch.ones(2, requires_grad=True)\n'
+            '    (z * 2).sum().backward()\n')
+    lone_code, lone_sites = harness.convert_snippet(lone)
+    assert [(s.api, s.line) for s in lone_sites if s.status == TODO] == [("Tensor.backward", 5)], lone_code
+    import _ms_compat
+    try:
+        (harness._TMP / "main_grads_snippet.py").write_text(code, encoding="utf-8")
+        got = runpy.run_path(str(harness._TMP / "main_grads_snippet.py"), run_name="__main__")
+        (harness._TMP / "main_lone_backward.py").write_text(lone_code, encoding="utf-8")
+        with pytest.raises(_ms_compat.MigrationError, match="__main__:5"):
+            runpy.run_path(str(harness._TMP / "main_lone_backward.py"), run_name="__main__")
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got["GX"], expected["GX"], rtol=RTOL)
+    np.testing.assert_allclose(got["GW"], expected["GW"], rtol=RTOL)
+    assert abs(got["Y"] - expected["Y"]) <= RTOL * abs(expected["Y"])
+
+
 LEAF_GRADS = """
 import torch
 
@@ -1232,6 +1276,114 @@ def train(objs, batches):
 """
     code, sites, _ = run_both(src, _batches(extra=4), models=("D",), weight_atol=1e-5)
     assert "GradOperation()" in code and "Unconverted" not in code
+
+
+def test_gradient_penalty_in_the_loop_matches_torch():
+    # WGAN-div: the penalty written in the loop body itself, with respect to an input made with
+    # Variable(x, requires_grad=True) and to the generator's output; the critic's step differentiates it again
+    src = GAN_MAKE.replace("import torch\n", "import torch\nfrom torch import autograd\n"
+                           "from torch.autograd import Variable\n", 1) + """
+
+def train(objs, batches):
+    G, D, opt_G, opt_D = objs["G"], objs["D"], objs["opt_G"], objs["opt_D"]
+    losses = []
+    for x, _, z in batches:
+        real = Variable(x, requires_grad=True)
+        opt_D.zero_grad()
+        fake = G(z)
+        real_v = D(real)
+        fake_v = D(fake)
+        ones = torch.ones(real.size(0), 1)
+        real_grad = autograd.grad(real_v, real, ones, create_graph=True, retain_graph=True, only_inputs=True)[0]
+        real_norm = real_grad.view(real_grad.size(0), -1).pow(2).sum(1) ** 3
+        fake_grad = autograd.grad(fake_v, fake, ones, create_graph=True, retain_graph=True, only_inputs=True)[0]
+        fake_norm = fake_grad.view(fake_grad.size(0), -1).pow(2).sum(1) ** 3
+        gp = torch.mean(real_norm + fake_norm) * 2
+        d_loss = -torch.mean(real_v) + torch.mean(fake_v) + gp
+        d_loss.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        g_loss = -torch.mean(D(G(z)))
+        g_loss.backward()
+        opt_G.step()
+        losses += [d_loss.item(), gp.item(), g_loss.item()]
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches(n=3, extra=4), models=("G", "D"), weight_atol=1e-5)
+    assert code.count("GradOperation()") == 2 and "Unconverted" not in code, code
+    assert not [s for s in sites if s.status == TODO], [(s.api, s.note) for s in sites if s.status == TODO]
+
+
+def test_host_condition_on_the_loss_inside_the_step():
+    # EBGAN's margin: `if (m - fake_loss.data).item() > 0: d_loss += m - fake_loss` after `d_loss = real_loss`;
+    # the step holds the `if` (run op by op, each step takes its own branch) and follows the rename back to
+    # real_loss (left out, the real part's gradient would be lost). The margin is hit on some steps only.
+    src = GAN_MAKE + """
+
+def train(objs, batches):
+    D, opt_D = objs["D"], objs["opt_D"]
+    margin = 0.22
+    losses = []
+    for x, _, z in batches:
+        opt_D.zero_grad()
+        real_loss = (D(x) ** 2).mean()
+        fake_loss = (D(z) ** 2).mean()
+        d_loss = real_loss
+        if (margin - fake_loss.data).item() > 0:
+            d_loss += margin - fake_loss
+        d_loss.backward()
+        opt_D.step()
+        losses += [d_loss.item(), fake_loss.item()]
+    return losses
+"""
+    code, sites, results = run_both(src, _batches(n=4, extra=4), models=("D",), weight_atol=1e-5)
+    assert "host_calls=True" in code and not [s for s in sites if s.status == TODO], code
+    fake = results["pynative"][1::2]
+    assert min(fake) < 0.22 < max(fake), fake     # both branches taken
+
+
+def test_network_drawing_with_numpy_in_forward():
+    # AAE's encoder: forward calls a helper that draws with np.random (the reparameterization). Compiled in
+    # GRAPH mode, MindSpore rejects the draw (or it would be made once); the step runs op by op there
+    src = """
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def noisy(h):
+    return h + torch.from_numpy(np.random.normal(0, 0.5, tuple(h.shape)).astype(np.float32))
+
+
+class Enc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return noisy(self.fc(x))
+
+
+def make():
+    model = Enc()
+    return {"model": model, "opt": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, opt = objs["model"], objs["opt"]
+    np.random.seed(0)
+    losses = []
+    for x, y in batches:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches(n=3))
+    assert "compile_step(train_step, host_calls=True)" in code, code
 
 
 def test_step_under_an_if_reading_a_network_value_from_outside_is_a_todo():
