@@ -26,6 +26,76 @@ def causal_lm_forward(model):
     return model, ({0: batch, 1: seq}, {0: batch, 1: seq})
 
 
+def _cache_kwarg(cls) -> str:
+    """The name forward() takes the KV cache by: `cache` (transformers >= 5.2x) or `past_key_values`."""
+    import inspect
+
+    fwd = inspect.unwrap(cls.forward)
+    return "cache" if "cache" in inspect.signature(fwd).parameters else "past_key_values"
+
+
+def causal_lm_graphs(model):
+    """The two graphs of generation with a KV cache, for a transformers *ForCausalLM:
+    - prefill, `model` itself (its class swapped, HF state_dict keys kept): (input_ids, attention_mask)
+      -> (logits, key_0, value_0, key_1, value_1, ...), each (batch, kv_heads, seq, head_dim); position
+      ids from the mask as generate() makes them (cumsum - 1, 0 on padding);
+    - decode step, a shallow copy sharing the weights: (new ids (batch, 1), mask over all positions,
+      (key_0, value_0, ...)) -> the same outputs for the new position, the cache one position longer;
+      position id = number of unmasked positions - 1 (generate() adds 1 to the last one each step).
+    The cache is a plain DynamicCache (full layers; a sliding window is applied by the mask, as
+    generate()'s cropped cache gives the same attention). Returns (prefill model, its dynamic shapes,
+    step(example_ids, example_mask) -> (step module, step args, step dynamic shapes))."""
+    import copy
+
+    import torch
+    from transformers import DynamicCache
+
+    base = type(model)
+    kw = _cache_kwarg(base)
+
+    def flat(cache):
+        return tuple(t for layer in cache.layers for t in (layer.keys, layer.values))
+
+    class Prefill(base):
+        def forward(self, input_ids, attention_mask):
+            position_ids = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
+            cache = DynamicCache()
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               use_cache=True, **{kw: cache})
+            return (out.logits,) + flat(cache)
+
+    class DecodeStep(base):
+        def forward(self, input_ids, attention_mask, past):
+            cache = DynamicCache()
+            for i in range(len(past) // 2):
+                cache.update(past[2 * i], past[2 * i + 1], i)
+            position_ids = attention_mask.long().sum(-1, keepdim=True) - 1
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               use_cache=True, **{kw: cache})
+            return (out.logits,) + flat(cache)
+
+    for cls in (Prefill, DecodeStep):
+        cls.__name__ = cls.__qualname__ = base.__name__
+    step_model = copy.copy(model)   # shares parameters and submodules
+    model.__class__ = Prefill
+    step_model.__class__ = DecodeStep
+    seq = torch.export.Dim("seq", min=2, max=int(getattr(model.config, "max_position_embeddings", 0)
+                                                  or getattr(model.config, "n_positions", 1024)))
+    batch = torch.export.Dim("batch", min=1, max=1024)
+
+    def step(ids, mask):
+        """Example decode-step inputs after a prefill on (ids, mask): the greedy next token."""
+        with torch.no_grad():
+            logits, *past = model(ids, mask)
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
+        mask2 = torch.cat([mask, torch.ones_like(nxt)], 1)
+        auto = torch.export.Dim.AUTO   # torch derives the relations (mask = past + 1) itself
+        shapes = ({0: auto}, {0: auto, 1: auto}, tuple({0: auto, 2: auto} for _ in past))
+        return step_model, (nxt, mask2, tuple(past)), shapes
+
+    return model, ({0: batch, 1: seq}, {0: batch, 1: seq}), step
+
+
 def text_forward(model, output):
     """(input_ids, attention_mask) -> one output field (logits, last_hidden_state) of an HF text model."""
     base = type(model)
@@ -111,11 +181,13 @@ def main_hf(argv=None) -> int:
     model = cls.from_pretrained(str(src), local_files_only=True).eval()
     g = torch.Generator().manual_seed(0)
     vocab = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
-    dyn, generate = None, False
+    dyn, generate, decode = None, False, None
     if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
-        model, dyn = causal_lm_forward(model)
+        model, dyn, step = causal_lm_graphs(model)
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq), left=True))
-        generate, kind = True, "causal LM: (input_ids, attention_mask) -> logits, greedy generate()"
+        decode = step(*args)
+        generate, kind = True, ("causal LM: prefill (input_ids, attention_mask) -> (logits, KV cache), decode step "
+                                "with the KV cache in and out, generate() (greedy or sampled)")
     elif "pixel_values" in cls.forward.__code__.co_varnames and not vocab:
         size = getattr(config, "image_size", 224)
         size = size if isinstance(size, int) else size[0]
@@ -132,7 +204,7 @@ def main_hf(argv=None) -> int:
               f"encoder-decoder and multi-modal heads are not)", file=sys.stderr)
         return 2
     res = trace_model(model, args, out, source=f"{src} ({arch})", dynamic_shapes=dyn, generate=generate,
-                      check=not a.no_check)
+                      check=not a.no_check, decode=decode)
     for n in notes + res.notes:
         print(f"msmigrate hf: note: {n}")
     copied = [f for f in TOKENIZER_FILES if (src / f).is_file()]
