@@ -88,9 +88,7 @@ def _check_step(mod, net, io) -> dict:
         try:
             step = mod.create_decode_step(net)
             if mode == "graph":
-                step.set_inputs(*[ms.Tensor(shape=[None, 1] if i == 0 else [None, None] if i == 1 else
-                                            [None, x.shape[1], None, x.shape[3]], dtype=x.dtype)
-                                  for i, x in enumerate(xs)])
+                step.set_inputs(*mod.decode_step_inputs(xs))
             d = float(np.abs(step(*xs)[0].asnumpy() - y).max())
             res[f"step_{mode}"] = {"max_abs_diff": d, "pass": bool(d <= tol)}
         except Exception as exc:  # noqa: BLE001

@@ -39,7 +39,8 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     (and model.mindir); validate node by node; with `check`, rerun the written model in a process
     without torch, PYNATIVE and GRAPH (and the MindIR). `decode` = (step module, step args, dynamic
     shapes): a second graph, the decode step with its KV cache as input and output (see kvcache.py);
-    `generate` then emits a generate() that prefills with the model and decodes with the step."""
+    `generate` (True, or "seq2seq" for an encoder-decoder) then emits a generate() that prefills with
+    the model and decodes with the step."""
     import torch
 
     out = Path(out_dir)
@@ -79,9 +80,12 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
 
         code += "\n\n" + step_source(step_gen, gen) + "\n\n\n" + CREATE_STEP + "\n"
     if generate:  # a causal LM: decoding on top of the traced forward (and decode step, when traced)
-        from .generate_src import GENERATE, GENERATE_KV
+        from .generate_src import GENERATE, GENERATE_KV, GENERATE_SEQ2SEQ
 
-        code += "\n\n" + (GENERATE_KV if step_gen is not None else GENERATE)
+        if generate == "seq2seq" and step_gen is None:
+            raise CaptureError("the decode step of the encoder-decoder was not traced: no generate() to write")
+        code += "\n\n" + (GENERATE_SEQ2SEQ if generate == "seq2seq" else GENERATE_KV if step_gen is not None
+                           else GENERATE)
     (out / "model.py").write_text(code, encoding="utf-8")
     import mindspore as ms
 

@@ -96,6 +96,63 @@ def causal_lm_graphs(model):
     return model, ({0: batch, 1: seq}, {0: batch, 1: seq}), step
 
 
+def seq2seq_graphs(model):
+    """The two graphs of generation with a KV cache, for a transformers encoder-decoder LM (T5...):
+    - the model graph, `model` itself (class swapped): (input_ids, attention_mask, decoder_input_ids
+      (batch, 1), the start token) -> (logits, encoder output, self-attention key_0, value_0, ...);
+    - the decode step, a shallow copy sharing the weights: (new decoder ids (batch, 1), encoder output,
+      attention_mask, (key_0, value_0, ...)) -> (logits, the self-attention cache one position longer).
+      Cross-attention keys/values are recomputed from the encoder output each step (the same values
+      generate() caches once). Returns (model, dynamic shapes, step(ids, mask, start) -> (module, args,
+      dynamic shapes))."""
+    import copy
+
+    import torch
+    from transformers import DynamicCache, EncoderDecoderCache
+    from transformers.modeling_outputs import BaseModelOutput
+
+    base = type(model)
+    kw = _cache_kwarg(base)
+
+    def flat(cache):
+        return tuple(t for layer in cache.layers for t in (layer.keys, layer.values))
+
+    class Prefill(base):
+        def forward(self, input_ids, attention_mask, decoder_input_ids):
+            own = DynamicCache()
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask,
+                               decoder_input_ids=decoder_input_ids, use_cache=True,
+                               **{kw: EncoderDecoderCache(own, DynamicCache())})
+            return (out.logits, out.encoder_last_hidden_state) + flat(own)
+
+    class DecodeStep(base):
+        def forward(self, decoder_input_ids, encoder_hidden, attention_mask, past):
+            own = DynamicCache()
+            for i in range(len(past) // 2):
+                own.update(past[2 * i], past[2 * i + 1], i)
+            out = base.forward(self, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                               encoder_outputs=BaseModelOutput(last_hidden_state=encoder_hidden), use_cache=True,
+                               **{kw: EncoderDecoderCache(own, DynamicCache())})
+            return (out.logits,) + flat(own)
+
+    for cls in (Prefill, DecodeStep):
+        cls.__name__ = cls.__qualname__ = base.__name__
+    step_model = copy.copy(model)
+    model.__class__ = Prefill
+    step_model.__class__ = DecodeStep
+    auto = torch.export.Dim.AUTO
+
+    def step(ids, mask, start):
+        with torch.no_grad():   # one step past the start token: a cache of length 1 would be specialised
+            logits, encoded, *past = model(ids, mask, start)
+            logits, *past = step_model(logits[:, -1].argmax(-1, keepdim=True), encoded, mask, tuple(past))
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
+        shapes = ({0: auto}, {0: auto, 1: auto}, {0: auto, 1: auto}, tuple({0: auto, 2: auto} for _ in past))
+        return step_model, (nxt, encoded, mask, tuple(past)), shapes
+
+    return model, ({0: auto, 1: auto}, {0: auto, 1: auto}, {0: auto}), step
+
+
 def text_forward(model, output):
     """(input_ids, attention_mask) -> one output field (logits, last_hidden_state) of an HF text model."""
     base = type(model)
@@ -149,6 +206,7 @@ def main_hf(argv=None) -> int:
     -> OUT/model.py + model.ckpt (+ generate() for causal LMs), generation_config.json and the tokenizer
     files copied through, trace-report.md naming every op and its max|d|."""
     import argparse
+    import inspect
     import json
     import shutil
     import sys
@@ -188,6 +246,15 @@ def main_hf(argv=None) -> int:
         decode = step(*args)
         generate, kind = True, ("causal LM: prefill (input_ids, attention_mask) -> (logits, KV cache), decode step "
                                 "with the KV cache in and out, generate() (greedy or sampled)")
+    elif (config.is_encoder_decoder and arch.endswith("ForConditionalGeneration")
+          and {"input_ids", "decoder_input_ids"} <= set(inspect.signature(inspect.unwrap(cls.forward)).parameters)
+          and getattr(model.generation_config, "decoder_start_token_id", None) is not None):
+        model, dyn, step = seq2seq_graphs(model)
+        start = torch.full((a.batch, 1), int(model.generation_config.decoder_start_token_id), dtype=torch.long)
+        args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)), start)
+        decode = step(*args)
+        generate, kind = "seq2seq", ("encoder-decoder LM: (input_ids, attention_mask, decoder start) -> (logits, "
+                                     "encoder output, KV cache), decode step with the cache in and out, generate()")
     elif "pixel_values" in cls.forward.__code__.co_varnames and not vocab:
         size = getattr(config, "image_size", 224)
         size = size if isinstance(size, int) else size[0]
@@ -200,8 +267,8 @@ def main_hf(argv=None) -> int:
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)))
         kind = f"text encoder: (input_ids, attention_mask) -> {field}"
     else:
-        print(f"msmigrate hf: error: {arch} is not handled yet (causal LMs, text encoders and vision models are; "
-              f"encoder-decoder and multi-modal heads are not)", file=sys.stderr)
+        print(f"msmigrate hf: error: {arch} is not handled yet (causal LMs, text encoder-decoders, text encoders and "
+              f"vision models are; speech and multi-modal heads are not)", file=sys.stderr)
         return 2
     res = trace_model(model, args, out, source=f"{src} ({arch})", dynamic_shapes=dyn, generate=generate,
                       check=not a.no_check, decode=decode)

@@ -70,7 +70,19 @@ CREATE_STEP = '''def create_decode_step(net):
     """The decode-step cell sharing `net`'s parameters."""
     step = DecodeStep(net)
     step.set_train(False)
-    return step'''
+    return step
+
+
+def decode_step_inputs(args):
+    """GRAPH mode: placeholders for DecodeStep's inputs like `args` whose batch, sequence and cache-length
+    dims are free, so one compiled graph serves every step: the new tokens (batch, 1), caches
+    (batch, heads, length, head_dim), hidden states (batch, length, width), masks (batch, length)."""
+    specs = []
+    for i, x in enumerate(args):
+        shape = [None, 1] if i == 0 else [None, x.shape[1], None, x.shape[3]] if x.ndim == 4 else \\
+            [None, None, x.shape[2]] if x.ndim == 3 else [None] * x.ndim
+        specs.append(Tensor(shape=shape, dtype=x.dtype))
+    return specs'''
 
 
 def step_code_used(gen: Generator) -> str:
