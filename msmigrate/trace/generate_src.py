@@ -55,12 +55,12 @@ SELECT_TOKENS = '''def select_tokens(logits, do_sample=False, temperature=1.0, t
 GENERATE_KV = SELECT_TOKENS + '''
 
 def generate(net, input_ids, attention_mask=None, max_new_tokens=16, eos_token_id=None, pad_token_id=None,
-             do_sample=False, temperature=1.0, top_k=0, top_p=1.0, seed=0):
+             do_sample=False, temperature=1.0, top_k=50, top_p=1.0, seed=0):
     """Decoding as transformers' generate(): one prefill run of the model over the prompt (which returns
     the logits and every layer's key/value cache), then one DecodeStep run per new token on the cache
     (the cache grows by one position each step). Greedy, or with do_sample sampling after
-    temperature / top_k / top_p, drawn by a MindSpore ops.Multinomial seeded with `seed` (the same seed
-    gives the same tokens). Left padding: the position ids come from the mask inside the graphs.
+    temperature / top_k / top_p (transformers' defaults: 1.0, 50, 1.0), drawn by a MindSpore
+    ops.Multinomial seeded with `seed` (the same seed gives the same tokens). Left padding: the position ids come from the mask inside the graphs.
     A row that produced eos_token_id continues with pad_token_id; decoding stops early when all have."""
     ids = np.asarray(input_ids, dtype=np.int64)
     mask = np.ones_like(ids) if attention_mask is None else np.asarray(attention_mask, dtype=np.int64)
@@ -94,7 +94,7 @@ def generate(net, input_ids, attention_mask=None, max_new_tokens=16, eos_token_i
 GENERATE_SEQ2SEQ = SELECT_TOKENS + '''
 
 def generate(net, input_ids, attention_mask=None, max_new_tokens=16, decoder_start_token_id=0, eos_token_id=None,
-             pad_token_id=None, do_sample=False, temperature=1.0, top_k=0, top_p=1.0, seed=0):
+             pad_token_id=None, do_sample=False, temperature=1.0, top_k=50, top_p=1.0, seed=0):
     """Decoding as transformers' generate() for an encoder-decoder: the model graph encodes the input and
     runs the decoder on decoder_start_token_id (returning the logits, the encoder's output and the
     decoder's self-attention key/value cache); then one DecodeStep per new token (cross-attention keys

@@ -1,4 +1,5 @@
-"""Hugging Face transformers models on the trace route: the traced forward of a causal LM."""
+"""Hugging Face transformers models on the trace route: the traced forwards (and, for generation, the
+prefill and KV-cache decode-step graphs) of causal LMs, encoder-decoders, text encoders and vision models."""
 from __future__ import annotations
 
 
@@ -203,7 +204,8 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
 
 def main_hf(argv=None) -> int:
     """`msmigrate hf MODEL_DIR -o OUT`: a folder written by save_pretrained (config.json + safetensors)
-    -> OUT/model.py + model.ckpt (+ generate() for causal LMs), generation_config.json and the tokenizer
+    -> OUT/model.py + model.ckpt (+ a KV-cache decode step and generate() for causal and text encoder-decoder
+    LMs), generation_config.json and the tokenizer
     files copied through, trace-report.md naming every op and its max|d|."""
     import argparse
     import inspect
