@@ -10,6 +10,8 @@ The model keeps its Hugging Face defaults (use_cache=True for decoders), as a ne
 
     python bench/hf_zoo.py                       # all
     python bench/hf_zoo.py --archs bert,gpt2 --work /tmp/hz
+    python bench/hf_zoo.py --generate            # gpt2, llama, qwen2, mistral, t5: greedy generate() with a KV
+                                                 # cache, tokens against HF's; decode-step ms GRAPH vs torch
 
 Prints one row per architecture and the pass counts."""
 from __future__ import annotations

@@ -234,7 +234,7 @@ def _write_report(res: TraceResult, gen: Generator, source: str) -> None:
                      f"(tolerance {res.tol:.1e}) -> {'pass' if res.pynative_diff <= res.tol else 'FAIL'}")
     if res.check:
         c = res.check
-        for mode in ("pynative", "graph", "mindir", "mindir_batch1"):
+        for mode in ("pynative", "graph", "mindir", "mindir_batch1", "step_pynative", "step_graph"):
             if mode in c:
                 m = c[mode]
                 lines.append(f"- torch-free process, {mode}: " + (f"max|d| {_fmt(m.get('max_abs_diff'))} -> "
