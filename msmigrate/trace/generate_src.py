@@ -68,12 +68,12 @@ def generate(net, input_ids, attention_mask=None, max_new_tokens=16, eos_token_i
     pad = eos[0] if pad_token_id is None and eos else pad_token_id
     done = np.zeros(len(ids), dtype=bool)
     sampler = ops.Multinomial(seed=seed, seed2=0) if do_sample else None   # a fresh stream per call
-    step = create_decode_step(net)
+    step = decode_step_of(net)
     graph = ms.get_context("mode") == ms.GRAPH_MODE
-    if graph:  # one compiled graph for every batch and length
+    if graph and net.get_inputs() is None:  # one compiled graph for every batch and length
         net.set_inputs(Tensor(shape=[None, None], dtype=ms.int64), Tensor(shape=[None, None], dtype=ms.int64))
     logits, *cache = net(Tensor(ids), Tensor(mask))
-    if graph:
+    if graph and step.get_inputs() is None:
         step.set_inputs(*decode_step_inputs([Tensor(ids[:, :1]), Tensor(mask)] + cache))
     for i in range(max_new_tokens):
         nxt = select_tokens(logits[:, -1], do_sample, temperature, top_k, top_p, sampler)
@@ -108,13 +108,13 @@ def generate(net, input_ids, attention_mask=None, max_new_tokens=16, decoder_sta
     out = np.full((len(ids), 1), decoder_start_token_id, dtype=np.int64)
     done = np.zeros(len(ids), dtype=bool)
     sampler = ops.Multinomial(seed=seed, seed2=0) if do_sample else None   # a fresh stream per call
-    step = create_decode_step(net)
+    step = decode_step_of(net)
     graph = ms.get_context("mode") == ms.GRAPH_MODE
-    if graph:  # one compiled graph for every batch and length
+    if graph and net.get_inputs() is None:  # one compiled graph for every batch and length
         net.set_inputs(Tensor(shape=[None, None], dtype=ms.int64), Tensor(shape=[None, None], dtype=ms.int64),
                        Tensor(shape=[None, 1], dtype=ms.int64))
     logits, encoded, *cache = net(Tensor(ids), Tensor(mask), Tensor(out))
-    if graph:
+    if graph and step.get_inputs() is None:
         step.set_inputs(*decode_step_inputs([Tensor(out), encoded, Tensor(mask)] + cache))
     for i in range(max_new_tokens):
         nxt = select_tokens(logits[:, -1], do_sample, temperature, top_k, top_p, sampler)

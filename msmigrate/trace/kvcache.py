@@ -73,6 +73,16 @@ CREATE_STEP = '''def create_decode_step(net):
     return step
 
 
+_DECODE_STEPS = {}   # id(net) -> (net, its DecodeStep)
+
+
+def decode_step_of(net):
+    """`net`'s DecodeStep, built once: in GRAPH mode it is then compiled once for all generate() calls."""
+    if id(net) not in _DECODE_STEPS:
+        _DECODE_STEPS[id(net)] = (net, create_decode_step(net))
+    return _DECODE_STEPS[id(net)][1]
+
+
 def decode_step_inputs(args):
     """GRAPH mode: placeholders for DecodeStep's inputs like `args` whose batch, sequence and cache-length
     dims are free, so one compiled graph serves every step: the new tokens (batch, 1), caches
