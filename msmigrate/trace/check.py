@@ -43,6 +43,8 @@ def run_check(out: Path, mindir: bool = False) -> dict:
             res[mode] = compare(net(*inputs))
         except Exception as exc:  # noqa: BLE001
             res[mode] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}", "pass": False}
+    if "sy" in io.files and hasattr(mod, "create_decode_step"):
+        res.update(_check_step(mod, net, io))
     if mindir:
         ms.set_context(mode=ms.GRAPH_MODE)
         dynamic = bool(io["dynamic"]) if "dynamic" in io.files else False
@@ -67,7 +69,30 @@ def run_check(out: Path, mindir: bool = False) -> dict:
             res["mindir"] = compare(graph(*inputs))
         except Exception as exc:  # noqa: BLE001
             res["mindir"] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}", "pass": False}
-    res["ok"] = all(res[m]["pass"] for m in ("pynative", "graph", "mindir", "mindir_batch1") if m in res)
+    res["ok"] = all(res[m]["pass"] for m in ("pynative", "graph", "mindir", "mindir_batch1", "step_pynative",
+                                            "step_graph") if m in res)
+    return res
+
+
+def _check_step(mod, net, io) -> dict:
+    """The decode step (KV cache in and out) on the recorded step inputs, PYNATIVE and GRAPH (with the
+    batch and cache length dynamic, as generate() compiles it): its logits against torch's."""
+    import mindspore as ms
+
+    xs = [ms.Tensor(io[f"s{i}"]) for i in range(len([k for k in io.files if k[0] == "s" and k[1:].isdigit()]))]
+    y = io["sy"]
+    tol = 1e-4 * max(1.0, float(np.abs(y).max()))
+    res = {}
+    for mode in ("pynative", "graph"):
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        try:
+            step = mod.create_decode_step(net)
+            if mode == "graph":
+                step.set_inputs(*mod.decode_step_inputs(xs))
+            d = float(np.abs(step(*xs)[0].asnumpy() - y).max())
+            res[f"step_{mode}"] = {"max_abs_diff": d, "pass": bool(d <= tol)}
+        except Exception as exc:  # noqa: BLE001
+            res[f"step_{mode}"] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}", "pass": False}
     return res
 
 

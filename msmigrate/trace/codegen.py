@@ -429,8 +429,9 @@ class Generator:
         return lines
 
     # ---------------------------------------------------------------- model.py
-    def source(self, header: str) -> str:
-        runtime = prune_runtime(runtime_source(), "\n".join(c for _, _, c, _ in self.lines)
+    def source(self, header: str, extra_code: str = "") -> str:
+        """model.py; `extra_code`: more generated code that follows (its runtime helpers are kept too)."""
+        runtime = prune_runtime(runtime_source(), extra_code + "\n".join(c for _, _, c, _ in self.lines)
                                 + "\n".join(self.cells.values()) + "\n".join(self.init_lines()))
         out = [f'"""{header}"""', runtime.rstrip(), "", ""]
         out.append(f"class {self.class_name}(nn.Cell):")

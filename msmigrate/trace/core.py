@@ -28,15 +28,19 @@ class TraceResult:
     pynative_diff: Optional[float] = None
     tol: Optional[float] = None
     check: Optional[dict] = None
+    step_diff: Optional[float] = None
     seconds: dict = field(default_factory=dict)
 
 
 def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool = True, mindir: bool = False,
                 check: bool = True, roots=(), validate: bool = True, dynamic_shapes=None,
-                generate: bool = False) -> TraceResult:
+                generate: bool = False, decode=None) -> TraceResult:
     """Export `model` on example `args`, write out_dir/model.py, model.ckpt, trace-report.md
     (and model.mindir); validate node by node; with `check`, rerun the written model in a process
-    without torch, PYNATIVE and GRAPH (and the MindIR)."""
+    without torch, PYNATIVE and GRAPH (and the MindIR). `decode` = (step module, step args, dynamic
+    shapes): a second graph, the decode step with its KV cache as input and output (see kvcache.py);
+    `generate` (True, or "seq2seq" for an encoder-decoder) then emits a generate() that prefills with
+    the model and decodes with the step."""
     import torch
 
     out = Path(out_dir)
@@ -59,11 +63,29 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     if gen.missing:
         _write_report(res, gen, source)
         return res
-    code = gen.source(header)
-    if generate:  # a causal LM (ids, mask) -> logits: add greedy decoding on top of the traced forward
-        from .generate_src import GENERATE
+    step_gen, step_extra = None, ""
+    if decode is not None:
+        step_gen = _trace_step(model, decode, gen, res)
+        if step_gen is not None and step_gen.missing:
+            res.missing = [(op, f"{why} (decode step)", where) for op, why, where in step_gen.missing]
+            _write_report(res, gen, source)
+            return res
+        if step_gen is not None:
+            from .kvcache import step_code_used
 
-        code += "\n\n" + GENERATE
+            step_extra = step_code_used(step_gen)
+    code = gen.source(header, step_extra)
+    if step_gen is not None:
+        from .kvcache import CREATE_STEP, step_source
+
+        code += "\n\n" + step_source(step_gen, gen) + "\n\n\n" + CREATE_STEP + "\n"
+    if generate:  # a causal LM: decoding on top of the traced forward (and decode step, when traced)
+        from .generate_src import GENERATE, GENERATE_KV, GENERATE_SEQ2SEQ
+
+        if generate == "seq2seq" and step_gen is None:
+            raise CaptureError("the decode step of the encoder-decoder was not traced: no generate() to write")
+        code += "\n\n" + (GENERATE_SEQ2SEQ if generate == "seq2seq" else GENERATE_KV if step_gen is not None
+                           else GENERATE)
     (out / "model.py").write_text(code, encoding="utf-8")
     import mindspore as ms
 
@@ -71,8 +93,15 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     ckpt = {k: v.detach().cpu().numpy() for k, v in gen.values.items()}
     ms.save_checkpoint([{"name": k, "data": ms.Tensor(v)} for k, v in ckpt.items()], str(out / "model.ckpt"))
     flat_y = y[0] if isinstance(y, (tuple, list)) else y
+    step_io = {}
+    if step_gen is not None:
+        with torch.no_grad():
+            step_y = decode[0](*decode[1])
+        flat_in = [a for x in decode[1] for a in (x if isinstance(x, (tuple, list)) else (x,))]
+        step_io = {f"s{i}": a.detach().numpy() for i, a in enumerate(flat_in)}
+        step_io["sy"] = step_y[0].detach().numpy()
     np.savez(out / "trace-io.npz", **{f"x{i}": a.detach().numpy() for i, a in enumerate(args)},
-             y=flat_y.detach().numpy(), dynamic=np.array(any("as dynamic" in n for n in res.notes)))
+             y=flat_y.detach().numpy(), dynamic=np.array(any("as dynamic" in n for n in res.notes)), **step_io)
     ns = {"__file__": str(out / "model.py"), "__name__": "traced_model"}
     exec(compile(code, str(out / "model.py"), "exec"), ns)  # noqa: S102 - the model we just wrote
     net = ns["create_model"]()
@@ -88,6 +117,13 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     res.tol = 1e-4 * max(1.0, float(np.abs(yy).max()))
     res.pynative_diff = float(np.abs(got.asnumpy() - yy).max())
     res.ok = res.pynative_diff <= res.tol
+    if step_gen is not None:
+        step = ns["create_decode_step"](net)
+        got = step(*[ms.Tensor(step_io[f"s{i}"]) for i in range(len(step_io) - 1)])[0].asnumpy()
+        res.step_diff = float(np.abs(got - step_io["sy"]).max())
+        res.notes.append(f"decode step (KV cache in and out), PyNative in the tracing process: logits max|d| "
+                         f"{_fmt(res.step_diff)}")
+        res.ok = res.ok and res.step_diff <= 1e-4 * max(1.0, float(np.abs(step_io["sy"]).max()))
     res.seconds["validate"] = round(time.perf_counter() - t0, 1)
     if check:
         t0 = time.perf_counter()
@@ -96,6 +132,22 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
         res.ok = res.ok and bool(res.check.get("ok"))
     _write_report(res, gen, source)
     return res
+
+
+def _trace_step(model, decode, gen, res):
+    """Export and convert the decode step (kvcache.convert_step); None, with a note, when torch.export
+    refuses it (generate() then reruns the whole sequence each step)."""
+    from .kvcache import convert_step
+    from .ops import NotConverted
+
+    try:
+        step_gen, notes = convert_step(model, *decode, gen)
+    except (CaptureError, NotConverted) as exc:
+        res.notes.append(f"decode step not traced ({str(exc).splitlines()[0][:200]}): generate() reruns the "
+                         f"whole sequence each step")
+        return None
+    res.notes += [f"decode step: {n}" for n in notes]
+    return step_gen
 
 
 def id_range(model) -> int:
@@ -182,7 +234,7 @@ def _write_report(res: TraceResult, gen: Generator, source: str) -> None:
                      f"(tolerance {res.tol:.1e}) -> {'pass' if res.pynative_diff <= res.tol else 'FAIL'}")
     if res.check:
         c = res.check
-        for mode in ("pynative", "graph", "mindir", "mindir_batch1"):
+        for mode in ("pynative", "graph", "mindir", "mindir_batch1", "step_pynative", "step_graph"):
             if mode in c:
                 m = c[mode]
                 lines.append(f"- torch-free process, {mode}: " + (f"max|d| {_fmt(m.get('max_abs_diff'))} -> "

@@ -1,4 +1,5 @@
-"""Hugging Face transformers models on the trace route: the traced forward of a causal LM."""
+"""Hugging Face transformers models on the trace route: the traced forwards (and, for generation, the
+prefill and KV-cache decode-step graphs) of causal LMs, encoder-decoders, text encoders and vision models."""
 from __future__ import annotations
 
 
@@ -24,6 +25,133 @@ def causal_lm_forward(model):
                                                   or getattr(model.config, "n_positions", 1024)))
     batch = torch.export.Dim("batch", min=1, max=1024)
     return model, ({0: batch, 1: seq}, {0: batch, 1: seq})
+
+
+def _cache_kwarg(cls) -> str:
+    """The name forward() takes the KV cache by: `cache` (transformers >= 5.2x) or `past_key_values`."""
+    import inspect
+
+    fwd = inspect.unwrap(cls.forward)
+    return "cache" if "cache" in inspect.signature(fwd).parameters else "past_key_values"
+
+
+def causal_lm_graphs(model):
+    """The two graphs of generation with a KV cache, for a transformers *ForCausalLM:
+    - prefill, `model` itself (its class swapped, HF state_dict keys kept): (input_ids, attention_mask)
+      -> (logits, key_0, value_0, key_1, value_1, ...), each (batch, kv_heads, seq, head_dim); position
+      ids from the mask as generate() makes them (cumsum - 1, 0 on padding);
+    - decode step, a shallow copy sharing the weights: (new ids (batch, 1), mask over all positions,
+      (key_0, value_0, ...)) -> the same outputs for the new position, the cache one position longer;
+      position id = number of unmasked positions - 1 (generate() adds 1 to the last one each step).
+    The cache is a plain DynamicCache (full layers; a sliding window is applied by the mask, as
+    generate()'s cropped cache gives the same attention). Returns (prefill model, its dynamic shapes,
+    step(example_ids, example_mask) -> (step module, step args, step dynamic shapes))."""
+    import copy
+
+    import torch
+    from transformers import DynamicCache
+
+    base = type(model)
+    kw = _cache_kwarg(base)
+
+    def flat(cache):
+        return tuple(t for layer in cache.layers for t in (layer.keys, layer.values))
+
+    class Prefill(base):
+        def forward(self, input_ids, attention_mask):
+            position_ids = (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
+            cache = DynamicCache()
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               use_cache=True, **{kw: cache})
+            return (out.logits,) + flat(cache)
+
+    class DecodeStep(base):
+        def forward(self, input_ids, attention_mask, past):
+            cache = DynamicCache()
+            for i in range(len(past) // 2):
+                cache.update(past[2 * i], past[2 * i + 1], i)
+            position_ids = attention_mask.long().sum(-1, keepdim=True) - 1
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                               use_cache=True, **{kw: cache})
+            return (out.logits,) + flat(cache)
+
+    for cls in (Prefill, DecodeStep):
+        cls.__name__ = cls.__qualname__ = base.__name__
+    step_model = copy.copy(model)   # shares parameters and submodules
+    model.__class__ = Prefill
+    step_model.__class__ = DecodeStep
+    seq = torch.export.Dim("seq", min=2, max=int(getattr(model.config, "max_position_embeddings", 0)
+                                                  or getattr(model.config, "n_positions", 1024)))
+    batch = torch.export.Dim("batch", min=1, max=1024)
+
+    def step(ids, mask):
+        """Example decode-step inputs after a prefill on (ids, mask): the greedy next token."""
+        with torch.no_grad():
+            logits, *past = model(ids, mask)
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
+        mask2 = torch.cat([mask, torch.ones_like(nxt)], 1)
+        auto = torch.export.Dim.AUTO   # torch derives the relations (mask = past + 1) itself
+        shapes = ({0: auto}, {0: auto, 1: auto}, tuple({0: auto, 2: auto} for _ in past))
+        return step_model, (nxt, mask2, tuple(past)), shapes
+
+    return model, ({0: batch, 1: seq}, {0: batch, 1: seq}), step
+
+
+def seq2seq_graphs(model):
+    """The two graphs of generation with a KV cache, for a transformers encoder-decoder LM (T5...):
+    - the model graph, `model` itself (class swapped): (input_ids, attention_mask, decoder_input_ids
+      (batch, 1), the start token) -> (logits, encoder output, self-attention key_0, value_0, ...);
+    - the decode step, a shallow copy sharing the weights: (new decoder ids (batch, 1), encoder output,
+      attention_mask, (key_0, value_0, ...)) -> (logits, the self-attention cache one position longer).
+      Cross-attention keys/values are recomputed from the encoder output each step (the same values
+      generate() caches once). Returns (model, dynamic shapes, step(ids, mask, start) -> (module, args,
+      dynamic shapes))."""
+    import copy
+
+    import torch
+    from transformers import DynamicCache, EncoderDecoderCache
+    from transformers.modeling_outputs import BaseModelOutput
+
+    base = type(model)
+    kw = _cache_kwarg(base)
+
+    def flat(cache):
+        return tuple(t for layer in cache.layers for t in (layer.keys, layer.values))
+
+    class Prefill(base):
+        def forward(self, input_ids, attention_mask, decoder_input_ids):
+            own = DynamicCache()
+            out = base.forward(self, input_ids=input_ids, attention_mask=attention_mask,
+                               decoder_input_ids=decoder_input_ids, use_cache=True,
+                               **{kw: EncoderDecoderCache(own, DynamicCache())})
+            return (out.logits, out.encoder_last_hidden_state) + flat(own)
+
+    class DecodeStep(base):
+        def forward(self, decoder_input_ids, encoder_hidden, attention_mask, past):
+            own = DynamicCache()
+            for i in range(len(past) // 2):
+                own.update(past[2 * i], past[2 * i + 1], i)
+            out = base.forward(self, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                               encoder_outputs=BaseModelOutput(last_hidden_state=encoder_hidden), use_cache=True,
+                               **{kw: EncoderDecoderCache(own, DynamicCache())})
+            return (out.logits,) + flat(own)
+
+    for cls in (Prefill, DecodeStep):
+        cls.__name__ = cls.__qualname__ = base.__name__
+    step_model = copy.copy(model)
+    model.__class__ = Prefill
+    step_model.__class__ = DecodeStep
+    auto = torch.export.Dim.AUTO
+
+    def step(ids, mask, start):
+        with torch.no_grad():   # one step past the start token: a cache of length 1 would be specialised
+            logits, encoded, *past = model(ids, mask, start)
+            logits, *past = step_model(logits[:, -1].argmax(-1, keepdim=True), encoded, mask, tuple(past))
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
+        shapes = ({0: auto}, {0: auto, 1: auto}, {0: auto, 1: auto}, tuple({0: auto, 2: auto} for _ in past))
+        return step_model, (nxt, encoded, mask, tuple(past)), shapes
+
+    return model, ({0: auto, 1: auto}, {0: auto, 1: auto}, {0: auto}), step
 
 
 def text_forward(model, output):
@@ -76,9 +204,11 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
 
 def main_hf(argv=None) -> int:
     """`msmigrate hf MODEL_DIR -o OUT`: a folder written by save_pretrained (config.json + safetensors)
-    -> OUT/model.py + model.ckpt (+ generate() for causal LMs), generation_config.json and the tokenizer
+    -> OUT/model.py + model.ckpt (+ a KV-cache decode step and generate() for causal and text encoder-decoder
+    LMs), generation_config.json and the tokenizer
     files copied through, trace-report.md naming every op and its max|d|."""
     import argparse
+    import inspect
     import json
     import shutil
     import sys
@@ -111,11 +241,22 @@ def main_hf(argv=None) -> int:
     model = cls.from_pretrained(str(src), local_files_only=True).eval()
     g = torch.Generator().manual_seed(0)
     vocab = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
-    dyn, generate = None, False
+    dyn, generate, decode = None, False, None
     if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
-        model, dyn = causal_lm_forward(model)
+        model, dyn, step = causal_lm_graphs(model)
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq), left=True))
-        generate, kind = True, "causal LM: (input_ids, attention_mask) -> logits, greedy generate()"
+        decode = step(*args)
+        generate, kind = True, ("causal LM: prefill (input_ids, attention_mask) -> (logits, KV cache), decode step "
+                                "with the KV cache in and out, generate() (greedy or sampled)")
+    elif (config.is_encoder_decoder and arch.endswith("ForConditionalGeneration")
+          and {"input_ids", "decoder_input_ids"} <= set(inspect.signature(inspect.unwrap(cls.forward)).parameters)
+          and getattr(model.generation_config, "decoder_start_token_id", None) is not None):
+        model, dyn, step = seq2seq_graphs(model)
+        start = torch.full((a.batch, 1), int(model.generation_config.decoder_start_token_id), dtype=torch.long)
+        args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)), start)
+        decode = step(*args)
+        generate, kind = "seq2seq", ("encoder-decoder LM: (input_ids, attention_mask, decoder start) -> (logits, "
+                                     "encoder output, KV cache), decode step with the cache in and out, generate()")
     elif "pixel_values" in cls.forward.__code__.co_varnames and not vocab:
         size = getattr(config, "image_size", 224)
         size = size if isinstance(size, int) else size[0]
@@ -128,11 +269,11 @@ def main_hf(argv=None) -> int:
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)))
         kind = f"text encoder: (input_ids, attention_mask) -> {field}"
     else:
-        print(f"msmigrate hf: error: {arch} is not handled yet (causal LMs, text encoders and vision models are; "
-              f"encoder-decoder and multi-modal heads are not)", file=sys.stderr)
+        print(f"msmigrate hf: error: {arch} is not handled yet (causal LMs, text encoder-decoders, text encoders and "
+              f"vision models are; speech and multi-modal heads are not)", file=sys.stderr)
         return 2
     res = trace_model(model, args, out, source=f"{src} ({arch})", dynamic_shapes=dyn, generate=generate,
-                      check=not a.no_check)
+                      check=not a.no_check, decode=decode)
     for n in notes + res.notes:
         print(f"msmigrate hf: note: {n}")
     copied = [f for f in TOKENIZER_FILES if (src / f).is_file()]

@@ -154,15 +154,56 @@ def test_msmigrate_hf_causal_lm_folder_and_greedy_generate(tmp_path):
                        text=True, cwd=root, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert '"ok": true' in r.stdout
+    check = json.loads(r.stdout.split("torch-free check: ", 1)[1].splitlines()[0])
+    assert check["step_pynative"]["pass"] and check["step_graph"]["pass"], check   # the KV-cache decode step
     for f in ("model.py", "model.ckpt", "trace-report.md", "generation_config.json", "tokenizer_config.json"):
         assert (out / f).exists(), f
     assert set(model.state_dict()) <= _ckpt_names(out / "model.ckpt")   # the HF keys, no wrapper prefix
     code = (f"import sys; sys.modules['torch'] = None; sys.path.insert(0, {str(out)!r}); import numpy as np; "
-            f"import model as m; net = m.create_model(); "
-            f"print(m.generate(net, np.array({ids.tolist()}), np.array({mask.tolist()}), max_new_tokens=8, eos_token_id={eos!r}, pad_token_id=0).tolist())")
+            f"import model as m; net = m.create_model(); ids, mask = np.array({ids.tolist()}), np.array({mask.tolist()}); "
+            f"kw = dict(max_new_tokens=8, eos_token_id={eos!r}, pad_token_id=0); "
+            f"print(m.generate(net, ids, mask, **kw).tolist()); "
+            f"print(m.generate(net, ids, mask, do_sample=True, top_k=1, temperature=0.5, seed=4, **kw).tolist()); "
+            f"kw['max_new_tokens'] = 4; "
+            f"print(m.generate(net, ids, mask, do_sample=True, top_p=0.9, temperature=1.5, seed=7, **kw).tolist()); "
+            f"print(m.generate(net, ids, mask, do_sample=True, top_p=0.9, temperature=1.5, seed=7, **kw).tolist())")
     g = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert g.returncode == 0, g.stderr[-2000:]
-    assert json.loads(g.stdout.strip().splitlines()[-1]) == ref.tolist()
+    greedy, top1, sampled, again = (json.loads(x) for x in g.stdout.strip().splitlines()[-4:])
+    assert greedy == ref.tolist()      # the KV-cache decoding gives transformers' greedy tokens
+    assert top1 == greedy              # top-k 1 leaves only the argmax to draw
+    assert sampled == again            # one seed, one sequence
+    assert [row[:10] for row in greedy] != sampled and sampled[0][:6] == ids.tolist()[0] and 6 < len(sampled[0]) <= 10
+
+
+def test_sampling_filters_restrict_the_draw():
+    """The emitted select_tokens(): after top-k only the k largest logits are drawn, after top-p only the
+    smallest set of tokens whose probability reaches p; a seeded ops.Multinomial repeats its draws."""
+    import mindspore as ms
+    import numpy as np
+    from mindspore import Tensor, ops
+
+    from msmigrate.trace.generate_src import SELECT_TOKENS
+
+    ns = {"np": np, "ms": ms, "ops": ops, "Tensor": Tensor}
+    exec(SELECT_TOKENS, ns)  # noqa: S102 - the code model.py carries
+    select = ns["select_tokens"]
+    probs = np.array([0.05, 0.4, 0.1, 0.3, 0.15], np.float32)   # sorted: 1 (0.4), 3 (0.3), 4 (0.15), 2, 0
+    logits = Tensor(np.log(np.tile(probs, (400, 1))))
+    assert select(logits).tolist() == [1] * 400
+
+    def drawn(**kw):
+        return select(logits, True, sampler=ops.Multinomial(seed=11, seed2=0), **kw)
+
+    k2 = drawn(top_k=2)
+    assert set(k2.tolist()) == {1, 3} and 0.33 < (k2 == 3).mean() < 0.53   # 0.3 / 0.7 = 0.43 of the draws
+    p8 = drawn(top_p=0.8)                          # 0.4 + 0.3 < 0.8 <= 0.4 + 0.3 + 0.15: three tokens
+    assert set(p8.tolist()) == {1, 3, 4}
+    assert set(drawn(top_p=0.3).tolist()) == {1}   # the most likely token always stays
+    assert set(drawn(temperature=0.01, top_k=5).tolist()) == {1}   # (0.3/0.4)**100 per draw
+    everything = drawn()
+    assert set(everything.tolist()) == {0, 1, 2, 3, 4}
+    assert (drawn(top_k=2) == k2).all()            # the same seed draws the same tokens
 
 
 class FullyMaskedRows(nn.Module):
