@@ -27,5 +27,8 @@ from . import torch_nn_init, torch_nn_utils, torch_distributions  # noqa: F401,E
 # availability probes of torch (importlib.util.find_spec, importlib.metadata.version)
 from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402
 
+# torch.compiler.disable and torch._dynamo.disable used as values
+from . import compiler_hints  # noqa: F401,E402
+
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402
