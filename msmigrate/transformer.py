@@ -70,6 +70,10 @@ DROPPED_CONTEXTS = {
              "'O1'); without it this code runs in float32"
        for _ac in ("torch.cuda.amp.autocast", "torch.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast")},
 }
+# Settings of torch.compile's machinery, set by assignment (`torch._dynamo.config.cache_size_limit = n`):
+# converted code never runs under torch.compile (torch.compile is the identity), so they change nothing.
+COMPILER_CONFIGS = ("torch._dynamo.config.", "torch._inductor.config.", "torch.compiler.config.")
+COMPILER_CONFIG_NOTE = "a torch.compile setting, removed: converted code does not run under torch.compile"
 # Decorators that are torch compiler hints: removed, the function is kept.
 DROPPED_DECORATORS = {
     "torch.jit.unused", "torch.jit.ignore", "torch.jit.export", "torch.jit.script",
@@ -1186,6 +1190,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             if qn.startswith(("torch.backends.", "torch.cuda.")):
                 self._record(original, qn, "(removed)", R.CONVERTED,
                              "a torch backend switch; MindSpore has no counterpart to set")
+                return cst.RemovalSentinel.REMOVE
+            if qn.startswith(COMPILER_CONFIGS):
+                self._record(original, qn, "(removed)", R.CONVERTED, COMPILER_CONFIG_NOTE)
                 return cst.RemovalSentinel.REMOVE
             return cst.Expr(value=self._todo(original, qn, "assigns a torch global setting"))
         value = original.value

@@ -33,6 +33,11 @@ LIB = {
         # a name torch lacks: the default, as on torch
         MISSING = getattr(torch, "no_such_name_msm", "fallback")
         act = getattr(F, "relu", None)
+        try:   # a torch.compile setting: removed (converted code never runs under torch.compile)
+            torch._dynamo.config.cache_size_limit = 1_000
+            HAS_DYNAMO = True
+        except AttributeError:
+            HAS_DYNAMO = False
 
 
         @disable
@@ -47,7 +52,8 @@ LIB = {
         def values():
             x = torch.tensor([-1.0, 2.0])
             return {"plus": plus_one(x).tolist(), "twice": twice(x).tolist(), "act": act(x).tolist(),
-                    "missing": MISSING, "disable_is_callable": callable(disable)}
+                    "missing": MISSING, "disable_is_callable": callable(disable),
+                    "has_dynamo": HAS_DYNAMO}
         """,
 }
 
@@ -73,6 +79,7 @@ def test_feature_probes(tmp_path):
     code = (out / "probelib" / "__init__.py").read_text()
     assert "disable = _ms_compat.compiler_disable or nullwrap" in code, code
     assert 'hasattr(None, "L2_cache_size")' in code, code
+    assert "cache_size_limit" not in code, code
     assert "TODO" not in code and "Unconverted" not in code, code
     taken = [s for s in result.sites if s.target == "(getattr default)"]
     assert [s.api for s in taken] == ["torch._C._CudaDeviceProperties"] and taken[0].line == 12, taken
