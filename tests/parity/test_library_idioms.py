@@ -1,0 +1,56 @@
+"""Idioms of model libraries (timm-style code written here, not copied): factory arguments passed as a
+dict (`torch.zeros(n, **dd)`), and a BatchNorm2d subclass that computes batch norm in a forward of its
+own from torch's parameter names (running_mean, running_var, weight, bias)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.parity.harness import check_layer, load_converted, rnd
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+SRC = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class NormAct(nn.BatchNorm2d):
+    def __init__(self, c, device=None, dtype=None):
+        dd = {"device": device, "dtype": dtype}
+        super().__init__(c, eps=1e-3)
+        self.scale = nn.Parameter(torch.ones(1, c, 1, 1, **dd) * 0.5)
+        self.register_buffer("shift", torch.zeros((1, c, 1, 1), **dd) + 0.25)
+        self.token = nn.Parameter(torch.empty(1, c, **dd).fill_(0.1))
+
+    def forward(self, x):
+        x = F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, False, 0.1, self.eps)
+        return torch.relu(x) * self.scale + self.shift + self.token.sum()
+
+
+def make():
+    net = NormAct(3)
+    with torch.no_grad():
+        net.running_mean.copy_(torch.tensor([0.1, -0.2, 0.3]))
+        net.running_var.copy_(torch.tensor([1.5, 0.5, 2.0]))
+        net.weight.copy_(torch.tensor([1.0, 2.0, -1.0]))
+        net.bias.copy_(torch.tensor([0.0, 0.5, -0.5]))
+    return net
+
+
+def wrong_key():
+    return torch.zeros(2, **{"out": None})
+'''
+
+
+def test_library_idioms():
+    _, sites = check_layer(SRC, [rnd(2, 3, 4, 4)], graph=False)
+    assert not [s for s in sites if s.status == "todo"], sites
+    mod, code, _ = load_converted(SRC)
+    assert "_ms_compat.factory_kwargs(dd" in code, code
+    from mindspore import float16
+    import _ms_compat   # noqa: F401  (put on the path by load_converted)
+    assert mod.NormAct(2, dtype=float16).scale.dtype == float16
+    with pytest.raises(Exception, match="out= of a torch tensor factory"):
+        mod.wrong_key()
