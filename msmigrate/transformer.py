@@ -322,6 +322,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         result = self._leave_simple_statement(original, updated)
+        result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)
@@ -440,6 +441,22 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._todo_count -= 1
         self.need.add("ms")
         return updated
+
+    def _parameter_value_change(self, st):
+        """One statement `module.weight.data.mul_(s)`: an ops.assign of the new value
+        (param_data_update.rewrite_statement); its TODO site becomes a converted site."""
+        done = PDU.rewrite_statement(st, self.names["ms"]) if isinstance(st, cst.SimpleStatementLine) else None
+        if done is None:
+            return st
+        st, resolved = done
+        for s in self.sites:
+            if s.status == R.TODO and (s.api, s.line) == resolved:
+                s.status, s.target = R.CONVERTED, "mindspore.ops.assign"
+                s.note = "the tensor's new value assigned to it (in-place methods may change nothing)"
+                s.test = "tests/parity/test_library_idioms.py::test_library_idioms"
+                self._todo_count -= 1
+        self.need.add("ms")
+        return st
 
     def leave_CompFor(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)

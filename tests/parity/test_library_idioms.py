@@ -1,11 +1,14 @@
 """Idioms of model libraries (timm-style code written here, not copied): factory arguments passed as a
 dict (`torch.zeros(n, **dd)`), and a BatchNorm2d subclass that computes batch norm in a forward of its
-own from torch's parameter names (running_mean, running_var, weight, bias)."""
+own from torch's parameter names (running_mean, running_var, weight, bias), and a layer's parameters
+changed in place through `.data` (`module.weight.data.mul_(s)`, an init function's head scaling)."""
 from __future__ import annotations
 
 import pytest
 
-from tests.parity.harness import check_layer, load_converted, rnd
+import numpy as np
+
+from tests.parity.harness import check_layer, load_converted, load_torch, rnd
 
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
@@ -39,6 +42,16 @@ def make():
     return net
 
 
+def head_init(module, scale):
+    if isinstance(module, nn.Linear):
+        module.weight.data.mul_(scale)
+        module.bias.data.add_(1.0)
+
+
+def make_head():
+    return nn.Linear(3, 2)
+
+
 def wrong_key():
     return torch.zeros(2, **{"out": None})
 '''
@@ -54,3 +67,19 @@ def test_library_idioms():
     assert mod.NormAct(2, dtype=float16).scale.dtype == float16
     with pytest.raises(Exception, match="out= of a torch tensor factory"):
         mod.wrong_key()
+
+
+def test_parameter_data_changed_in_place():
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    mod, code, sites = load_converted(SRC)
+    assert "ms.ops.assign(module.weight, module.weight * (scale))" in code, code
+    assert not [s for s in sites if s.status == "todo"], sites
+    torch.manual_seed(0)
+    tlin = load_torch(SRC)["make_head"]()
+    mlin = mod.make_head()
+    load_torch_state_dict(mlin, {k: v.detach().numpy() for k, v in tlin.state_dict().items()})
+    load_torch(SRC)["head_init"](tlin, 0.5)
+    mod.head_init(mlin, 0.5)
+    np.testing.assert_allclose(mlin.weight.asnumpy(), tlin.weight.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(mlin.bias.asnumpy(), tlin.bias.detach().numpy(), rtol=1e-6)
