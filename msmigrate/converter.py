@@ -191,7 +191,8 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         return FileResult(rel, "failed", reason=source_problem(text) or f"not valid Python: {info.parse_error}",
                           lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
-            f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info) \
+            f"{info.name}.{c}" in index.cell_classes or f"{info.name}.{c}" in index.cell_mixins
+            for c in info.classes) and not index.reaches_torch(info) \
             and not imports_dependency(index, text):
         if has_copy_keyword(text) and not source_problem(text):   # no torch, but numpy 2 idioms numpy<2 rejects
             try:

@@ -1332,7 +1332,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Name):
             if node.value == "self":
                 # never a tensor; a module only inside a Module subclass (a converted file's
-                # nn.Cell classes are not torch Modules, so a second pass leaves them alone)
+                # nn.Cell classes are not torch Modules, so a second pass leaves them alone),
+                # or inside a mixin that Module subclasses of the project derive from
+                if self._classes and not self._classes[-1].is_cell and len(self._classes) == 1 \
+                        and self.index.is_cell_mixin(self.module_name, self._classes[-1].name):
+                    return "module"
                 return "module" if self._classes and self._classes[-1].is_cell else "other"
             if self._funcs:
                 ctx = self._funcs[-1]

@@ -1,7 +1,8 @@
 """Idioms of model libraries (timm-style code written here, not copied): factory arguments passed as a
 dict (`torch.zeros(n, **dd)`), and a BatchNorm2d subclass that computes batch norm in a forward of its
 own from torch's parameter names (running_mean, running_var, weight, bias), and a layer's parameters
-changed in place through `.data` (`module.weight.data.mul_(s)`, an init function's head scaling)."""
+changed in place through `.data` (`module.weight.data.mul_(s)`, an init function's head scaling), and
+Module methods called on `self` in a mixin class that Modules derive from (transformers' mixins)."""
 from __future__ import annotations
 
 import pytest
@@ -40,6 +41,18 @@ def make():
         net.weight.copy_(torch.tensor([1.0, 2.0, -1.0]))
         net.bias.copy_(torch.tensor([0.0, 0.5, -0.5]))
     return net
+
+
+class PlanMixin:
+    def child_names(self):
+        return [name for name, _ in self.named_children()]
+
+
+class Stack(nn.Module, PlanMixin):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(2, 3)
+        self.b = nn.ReLU()
 
 
 def head_init(module, scale):
@@ -83,3 +96,29 @@ def test_parameter_data_changed_in_place():
     mod.head_init(mlin, 0.5)
     np.testing.assert_allclose(mlin.weight.asnumpy(), tlin.weight.detach().numpy(), rtol=1e-6)
     np.testing.assert_allclose(mlin.bias.asnumpy(), tlin.bias.detach().numpy(), rtol=1e-6)
+
+
+def test_module_methods_in_a_mixin(tmp_path):
+    mod, code, _ = load_converted(SRC)
+    assert mod.Stack().child_names() == load_torch(SRC)["Stack"]().child_names() == ["a", "b"]
+    # the mixin in a file of its own, which names no torch API: converted too
+    from msmigrate.converter import convert_tree
+    from tests.treeutil import write_tree
+    write_tree(tmp_path / "src", {"pkg/__init__.py": "", "pkg/mixin.py": PLAN_MIXIN, "pkg/model.py": MODEL})
+    convert_tree(tmp_path / "src", tmp_path / "out", jobs=1)
+    assert "_ms_compat.named_children(self)" in (tmp_path / "out" / "pkg" / "mixin.py").read_text()
+
+
+PLAN_MIXIN = """
+class PlanMixin:
+    def child_names(self):
+        return [name for name, _ in self.named_children()]
+"""
+MODEL = """
+import torch.nn as nn
+from .mixin import PlanMixin
+
+
+class Net(nn.Module, PlanMixin):
+    pass
+"""
