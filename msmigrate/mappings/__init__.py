@@ -28,7 +28,7 @@ from . import torch_nn_init, torch_nn_utils, torch_distributions  # noqa: F401,E
 from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402
 
 # torch.compiler.disable and torch._dynamo.disable used as values
-from . import compiler_hints  # noqa: F401,E402
+from . import compiler_hints, library_internals  # noqa: F401,E402
 
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

@@ -65,6 +65,10 @@ def make_head():
     return nn.Linear(3, 2)
 
 
+def fans(shape):
+    return nn.init._calculate_fan_in_and_fan_out(torch.zeros(shape))
+
+
 def wrong_key():
     return torch.zeros(2, **{"out": None})
 '''
@@ -80,6 +84,8 @@ def test_library_idioms():
     assert mod.NormAct(2, dtype=float16).scale.dtype == float16
     with pytest.raises(Exception, match="out= of a torch tensor factory"):
         mod.wrong_key()
+    for shape in ((3, 5), (4, 2, 3, 3), (6, 2, 5)):
+        assert mod.fans(shape) == load_torch(SRC)["fans"](shape)
 
 
 def test_parameter_data_changed_in_place():
