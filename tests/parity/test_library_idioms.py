@@ -69,6 +69,10 @@ def fans(shape):
     return nn.init._calculate_fan_in_and_fan_out(torch.zeros(shape))
 
 
+def optional_mask(mask: torch.FloatTensor | None = None) -> None | torch.LongTensor:
+    return mask
+
+
 def wrong_key():
     return torch.zeros(2, **{"out": None})
 '''
@@ -84,6 +88,7 @@ def test_library_idioms():
     assert mod.NormAct(2, dtype=float16).scale.dtype == float16
     with pytest.raises(Exception, match="out= of a torch tensor factory"):
         mod.wrong_key()
+    assert mod.optional_mask() is None   # `torch.FloatTensor | None` evaluated when the def runs
     for shape in ((3, 5), (4, 2, 3, 3), (6, 2, 5)):
         assert mod.fans(shape) == load_torch(SRC)["fans"](shape)
 
