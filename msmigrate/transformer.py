@@ -140,6 +140,7 @@ class ClassContext:
     name: str
     is_cell: bool
     attr_types: Dict[str, str] = field(default_factory=dict)
+    layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
 
 
 class TorchToMindSpore(cst.CSTTransformer):
@@ -848,6 +849,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._type_refs.add(id(b.value))
             self._base_refs.add(id(b.value))
         ctx = ClassContext(node.name.value, is_cell)
+        for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
+            ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
         self._class_attr_types[node.name.value] = ctx.attr_types
         self._classes.append(ctx)
 
@@ -1047,6 +1050,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated.with_changes(attr=cst.Name(new))
 
     def _layer_family(self, node: cst.BaseExpression) -> Optional[str]:
+        if isinstance(node, cst.Name) and node.value == "self" and self._classes and self._classes[-1].layer_family:
+            return self._classes[-1].layer_family
         t = self._static_type(node)
         return LAYER_FAMILY.get(t) if t else None
 

@@ -586,16 +586,6 @@ def _batch_norm(base):
                 raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
-            self.affine = affine
-            self.track_running_stats = track_running_stats
-
-        # torch's names of the parameters, read by subclasses that compute batch norm themselves
-        # (`F.batch_norm(x, self.running_mean, ...)` in a forward of their own). Not num_batches_tracked:
-        # MindSpore keeps no count, so reaching it fails loudly
-        running_mean = property(lambda self: self.moving_mean)
-        running_var = property(lambda self: self.moving_variance)
-        weight = property(lambda self: self.gamma if self.affine else None)
-        bias = property(lambda self: self.beta if self.affine else None)
     BatchNorm.__name__ = base.__name__
     BatchNorm.__qualname__ = base.__name__
     return BatchNorm

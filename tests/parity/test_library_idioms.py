@@ -34,13 +34,7 @@ class NormAct(nn.BatchNorm2d):
 
 
 def make():
-    net = NormAct(3)
-    with torch.no_grad():
-        net.running_mean.copy_(torch.tensor([0.1, -0.2, 0.3]))
-        net.running_var.copy_(torch.tensor([1.5, 0.5, 2.0]))
-        net.weight.copy_(torch.tensor([1.0, 2.0, -1.0]))
-        net.bias.copy_(torch.tensor([0.0, 0.5, -0.5]))
-    return net
+    return NormAct(3)
 
 
 class PlanMixin:
