@@ -27,6 +27,7 @@ from .project_index import ProjectIndex
 from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
+from .torch_feature_probes import rewrite_feature_probes
 from .forward_refs import rename_class_forward_refs
 from .source_limits import source_problem
 from .sites import Site
@@ -83,6 +84,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if "getattr(" in source:   # getattr(torch, "version").hip: one torch name (torch_namespace.py)
         info = index.modules.get(module_name)
         module = literal_getattr_chains(module, info.imports if info else {})
+        module, feature_sites = rewrite_feature_probes(module, info.imports if info else {},
+                                                       statement_lines(module, tree))
+        np_sites = np_sites + feature_sites   # getattr(torch.X, "name", default) (torch_feature_probes.py)
     if ".forward" in source:   # cls.forward / type(self).forward in a module class (forward_refs.py)
         module = rename_class_forward_refs(module, index, module_name)
     probe_sites: List[Site] = []
@@ -187,7 +191,8 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         return FileResult(rel, "failed", reason=source_problem(text) or f"not valid Python: {info.parse_error}",
                           lines=lines), None
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
-            f"{info.name}.{c}" in index.cell_classes for c in info.classes) and not index.reaches_torch(info) \
+            f"{info.name}.{c}" in index.cell_classes or f"{info.name}.{c}" in index.cell_mixins
+            for c in info.classes) and not index.reaches_torch(info) \
             and not imports_dependency(index, text):
         if has_copy_keyword(text) and not source_problem(text):   # no torch, but numpy 2 idioms numpy<2 rejects
             try:

@@ -82,3 +82,26 @@ def rewrite(loop: cst.For, ms: str) -> Optional[Tuple[cst.For, List[Tuple[str, i
     if not out:
         return None
     return loop.with_changes(body=loop.body.with_changes(body=out)), resolved
+
+
+def rewrite_statement(st: cst.CSTNode, ms: str) -> Optional[Tuple[cst.SimpleStatementLine, Tuple[str, int]]]:
+    """One statement `X.data.<op>_(...)` with X an attribute chain (`module.weight.data.mul_(s)`,
+    timm's head init): `ms.ops.assign(X, <new value>)`, which changes the tensor or Parameter X in place,
+    so every reference sees it. Returns (statement, the placeholder's (api, line)), or None."""
+    call = MU._expr_call(st)
+    ph = MU._placeholder(call) if call is not None else None
+    if ph is None or ph[0] not in _NEW_VALUE or any(a.star for a in call.args):
+        return None
+    receiver = MU._original_receiver(st, ph[0])
+    if receiver is None or not receiver.endswith(".data"):
+        return None
+    target = receiver[:-len(".data")]
+    if "." not in target or not all(part.isidentifier() for part in target.split(".")):
+        return None   # a bare name: rewrite() above, in its loop; a call or subscript: evaluated twice, or a copy
+    pos = [code_of(a.value).strip() for a in call.args if a.keyword is None]
+    kw = {a.keyword.value: code_of(a.value).strip() for a in call.args if a.keyword is not None}
+    value = _NEW_VALUE[ph[0]](target, pos, kw, ms)
+    if value is None:
+        return None
+    lead = [ln for ln in st.leading_lines if ln.comment is None or "msmigrate: TODO" not in ln.comment.value]
+    return cst.parse_statement(f"{ms}.ops.assign({target}, {value})\n").with_changes(leading_lines=lead), ph

@@ -215,6 +215,7 @@ class ProjectIndex:
         # names a star import takes through `__all__` must stay bound in the converted module
         self.imported_names |= self.star_exports
         self.cell_classes: Set[str] = self._cell_closure()
+        self.cell_mixins: Set[str] = self._cell_mixins()
 
     def _exports(self, info: ModuleInfo) -> Dict[str, str]:
         """name -> absolute qualified name of what `from <info> import *` binds: `__all__` when given,
@@ -298,6 +299,28 @@ class ProjectIndex:
                         changed = True
                         break
         return cells
+
+    def _cell_mixins(self) -> Set[str]:
+        """The project's classes that are no Module but are bases of one (transformers' mixins beside
+        nn.Module): their `self` is a Module whenever it exists, so self.named_children() is the Module's."""
+        mixins: Set[str] = set()
+        for info in self.modules.values():
+            for cname, bases in info.classes.items():
+                if f"{info.name}.{cname}" not in self.cell_classes:
+                    continue
+                for b in bases:
+                    resolved = self.resolve_alias(b)
+                    if resolved not in self.cell_classes and self._is_project_class(resolved):
+                        mixins.add(resolved)
+        return mixins
+
+    def _is_project_class(self, qname: str) -> bool:
+        module, _, name = qname.rpartition(".")
+        info = self.modules.get(module)
+        return info is not None and name in info.classes
+
+    def is_cell_mixin(self, module: str, class_name: str) -> bool:
+        return f"{module}.{class_name}" in self.cell_mixins
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes

@@ -63,6 +63,10 @@ LAYER_FAMILY = {
     **{f"torch.nn.Conv{d}": "conv" for d in ("1d", "2d", "3d")},
     **{f"torch.nn.ConvTranspose{d}": "conv" for d in ("1d", "2d", "3d")},
 }
+# Settings of torch.compile's machinery, set by assignment (`torch._dynamo.config.cache_size_limit = n`):
+# converted code never runs under torch.compile (torch.compile is the identity), so they change nothing.
+COMPILER_CONFIGS = ("torch._dynamo.config.", "torch._inductor.config.", "torch.compiler.config.")
+COMPILER_CONFIG_NOTE = "a torch.compile setting, removed: converted code does not run under torch.compile"
 NON_TENSOR_METHOD_RESULTS = {"size", "dim", "item", "tolist", "numpy", "asnumpy", "ndimension", "numel",
                              "nelement", "is_contiguous", "stride", "data_ptr", "element_size",
                              "get_device", "parameters", "named_parameters", "modules",
@@ -120,6 +124,7 @@ class ClassContext:
     is_cell: bool
     attr_types: Dict[str, str] = field(default_factory=dict)
     mode_dependent: bool = False     # builds Dropout/BatchNorm... or reads self.training (default_mode.py)
+    layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
 
 
 class TorchToMindSpore(cst.CSTTransformer):
@@ -310,6 +315,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         result = self._leave_simple_statement(original, updated)
+        result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         hoisted, self._hoisted_inplace = self._hoisted_inplace, []
         if hoisted:
             lines = IV.with_rebindings(result, hoisted)
@@ -436,6 +442,22 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._todo_count -= 1
         self.need.add("ms")
         return updated
+
+    def _parameter_value_change(self, st):
+        """One statement `module.weight.data.mul_(s)`: an ops.assign of the new value
+        (param_data_update.rewrite_statement); its TODO site becomes a converted site."""
+        done = PDU.rewrite_statement(st, self.names["ms"]) if isinstance(st, cst.SimpleStatementLine) else None
+        if done is None:
+            return st
+        st, resolved = done
+        for s in self.sites:
+            if s.status == R.TODO and (s.api, s.line) == resolved:
+                s.status, s.target = R.CONVERTED, "mindspore.ops.assign"
+                s.note = "the tensor's new value assigned to it (in-place methods may change nothing)"
+                s.test = "tests/parity/test_library_idioms_timm.py::test_library_idioms"
+                self._todo_count -= 1
+        self.need.add("ms")
+        return st
 
     def leave_CompFor(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)
@@ -867,6 +889,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._type_refs.add(id(b.value))
             self._base_refs.add(id(b.value))
         ctx = ClassContext(node.name.value, is_cell, mode_dependent=is_cell and DM.depends_on_mode(node))
+        for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
+            ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
         self._class_attr_types[node.name.value] = ctx.attr_types
         self._classes.append(ctx)
 
@@ -1068,6 +1092,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated.with_changes(attr=cst.Name(new))
 
     def _layer_family(self, node: cst.BaseExpression) -> Optional[str]:
+        if isinstance(node, cst.Name) and node.value == "self" and self._classes and self._classes[-1].layer_family:
+            return self._classes[-1].layer_family
         t = self._static_type(node)
         return LAYER_FAMILY.get(t) if t else None
 
@@ -1229,6 +1255,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._record(original, qn, "(removed)", R.CONVERTED,
                              "a torch backend switch; MindSpore has no counterpart to set")
                 return cst.RemovalSentinel.REMOVE
+            if qn.startswith(COMPILER_CONFIGS):
+                self._record(original, qn, "(removed)", R.CONVERTED, COMPILER_CONFIG_NOTE)
+                return cst.RemovalSentinel.REMOVE
             return cst.Expr(value=self._todo(original, qn, "assigns a torch global setting"))
         value = original.value
         is_tensor = self._is_tensor_expr(value)
@@ -1360,7 +1389,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Name):
             if node.value == "self":
                 # never a tensor; a module only inside a Module subclass (a converted file's
-                # nn.Cell classes are not torch Modules, so a second pass leaves them alone)
+                # nn.Cell classes are not torch Modules, so a second pass leaves them alone),
+                # or inside a mixin that Module subclasses of the project derive from
+                if self._classes and not self._classes[-1].is_cell and len(self._classes) == 1 \
+                        and self.index.is_cell_mixin(self.module_name, self._classes[-1].name):
+                    return "module"
                 return "module" if self._classes and self._classes[-1].is_cell else "other"
             if self._funcs:
                 ctx = self._funcs[-1]

@@ -32,6 +32,8 @@ from . import torch_functions_more, torch_complex, torch_nn_more, torch_function
 from . import tensor_twins  # noqa: F401,E402
 # torch's in-place functions (torch.relu_(x)) as rebindings of their out-of-place records
 from . import torch_inplace_functions  # noqa: F401,E402
+# torch.compiler.disable and torch._dynamo.disable used as values
+from . import compiler_hints, library_internals  # noqa: F401,E402
 
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

@@ -108,14 +108,16 @@ def _dtype(b) -> Optional[str]:
     return b.code("dtype") if _given(b, "dtype") else None
 
 
-def _size_from_call(ctx, first_keyword: str = "size") -> Tuple[str, List[str]]:
+def _size_from_call(ctx, first_keyword: str = "size", kwargs_ok: bool = False) -> Tuple[str, List[str]]:
     """torch's `*size` (ints, one sequence, or starred) -> one size expression.
-    Returns (size code, names of the keyword arguments)."""
+    Returns (size code, names of the keyword arguments). `kwargs_ok`: the caller translates `**kw`."""
     positional: List[str] = []
     keywords: List[str] = []
     for arg in ctx.bound.call.args:
         c = code_of(arg.value).strip()
         if arg.star == "**":
+            if kwargs_ok:
+                continue
             raise UnsupportedSite("**kwargs cannot be translated argument by argument")
         if arg.star == "*":
             positional.append("*" + c)
@@ -191,15 +193,35 @@ def _size_factory(target: str):
     """torch.zeros/ones/empty/rand/randn(*size, dtype=..., device=...) -> target(size, dtype=...)."""
     @_starred_rule
     def fn(ctx):
-        size, keywords = _size_from_call(ctx)
+        size, keywords = _size_from_call(ctx, kwargs_ok=True)
         b = _kw_bound(ctx, keywords)
         b.remove("size")
+        mapped = _factory_mapping(ctx, b, target, size)
+        if mapped is not None:
+            return mapped
         _check_args(b, ("dtype",))
         dtype = _dtype(b)
         if dtype is None and not _nonempty_size(size):
             dtype = "ms.float32"  # MindSpore's Ones/Zeros kernels refuse an empty shape without a dtype
         return _call(ctx, target, [size], [("dtype", dtype)])
     return fn
+
+
+def _factory_mapping(ctx, b, target: str, size: str) -> Optional[str]:
+    """`torch.zeros(n, **dd)` (a dict of factory arguments, timm's dd = {'device': .., 'dtype': ..}): the
+    dict is translated when the call runs (_ms_compat.factory_kwargs: device= and the other placement
+    arguments go, dtype= stays, any other key raises MigrationError naming the site). None when the call
+    has no `**`."""
+    mapping_args = [a for a in b.starred if a.star == "**"]
+    if not mapping_args:
+        return None
+    if len(mapping_args) > 1 or any(n != "dtype" and n not in _FACTORY_DROP for n in b.order):
+        raise UnsupportedSite("**kwargs cannot be translated argument by argument")
+    given = {n: b.code(n) for n in b.order if n == "dtype"}
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    explicit = "".join(f", {k}={v}" for k, v in given.items())
+    kw = code_of(mapping_args[0].value).strip()
+    return ctx.expr(f"{target}({size}, **_ms_compat.factory_kwargs({kw}, {where!r}{explicit}))")
 
 
 def _nonempty_size(code: str) -> bool:

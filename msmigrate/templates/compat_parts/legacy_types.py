@@ -3,6 +3,8 @@
 # they build a tensor as torch's legacy constructor does (legacy_tensor); as a type they match
 # MindSpore tensors of their dtype.
 
+import typing as _typing
+
 
 @ms.jit_class
 class _LegacyTensorType:
@@ -22,6 +24,13 @@ class _LegacyTensorType:
 
     def __repr__(self):
         return f"<legacy tensor type {self.__name__} ({self.dtype})>"
+
+    # `torch.FloatTensor | None` in an annotation evaluated when the def runs (transformers' signatures)
+    def __or__(self, other):
+        return _typing.Union[self, other]
+
+    def __ror__(self, other):
+        return _typing.Union[other, self]
 
 
 def _legacy_type(name, dtype):

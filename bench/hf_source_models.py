@@ -1,0 +1,126 @@
+"""Bench (not CI): bert, gpt2 and llama from the transformers source that bench/library_imports.py
+converted (WORK/ms/transformers), built from small configs and run without torch, against
+transformers under torch with the same weights (msmigrate.weights).
+
+    python bench/library_imports.py --packages transformers
+    python bench/hf_source_models.py [--work DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.timm_models import env, result  # noqa: E402
+
+# model -> (config class, model class, config arguments)
+MODELS = {
+    "bert": ("BertConfig", "BertModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                             num_attention_heads=2, intermediate_size=37)),
+    "gpt2": ("GPT2Config", "GPT2Model", dict(vocab_size=99, n_embd=32, n_layer=2, n_head=2, n_positions=64)),
+    "llama": ("LlamaConfig", "LlamaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                num_attention_heads=2, num_key_value_heads=2,
+                                                intermediate_size=37, max_position_embeddings=64)),
+}
+
+REFERENCE = r"""
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from bench.data_speed import import_torchvision
+import_torchvision()
+import torch, transformers
+work, models = sys.argv[2], json.loads(sys.argv[3])
+ids = np.random.default_rng(0).integers(0, 99, (2, 7)).astype(np.int64)
+np.save(f"{work}/ids.npy", ids)
+out = {}
+for name, (cfg, cls, kw) in models.items():
+    try:
+        torch.manual_seed(0)
+        net = getattr(transformers, cls)(getattr(transformers, cfg)(**kw)).eval()
+        with torch.no_grad():
+            np.save(f"{work}/{name}.want.npy", net(torch.from_numpy(ids)).last_hidden_state.numpy())
+        torch.save(net.state_dict(), f"{work}/{name}.pth")
+        out[name] = None
+    except Exception as e:
+        out[name] = f"{type(e).__name__}: {e}"[:300]
+print("RESULT " + json.dumps(out))
+"""
+
+CONVERTED = r"""
+import json, sys, traceback
+sys.modules["torch"] = None
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import numpy as np
+import mindspore as ms
+from msmigrate.weights import load_torch_state_dict
+work, models = sys.argv[3], json.loads(sys.argv[4])
+out = {}
+try:
+    import transformers
+except Exception as e:
+    print("RESULT " + json.dumps({n: {"ok": False, "step": "import", "error": f"{type(e).__name__}: {e}"[:300],
+                                      "at": ""} for n in models}))
+    raise SystemExit
+ids = ms.Tensor(np.load(f"{work}/ids.npy"))
+for name, (cfg, cls, kw) in models.items():
+    step = "build"
+    try:
+        net = getattr(transformers, cls)(getattr(transformers, cfg)(**kw))
+        step = "weights"
+        load_torch_state_dict(net, f"{work}/{name}.pth")
+        net.set_train(False)
+        step = "forward"
+        got = net(ids).last_hidden_state.asnumpy()
+        want = np.load(f"{work}/{name}.want.npy")
+        out[name] = {"ok": True, "max_abs_diff": float(np.abs(got - want).max()), "scale": float(np.abs(want).max())}
+    except Exception as e:
+        tb = traceback.extract_tb(e.__traceback__)[-1]
+        out[name] = {"ok": False, "step": step,
+                     "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300],
+                     "at": f"{tb.filename}:{tb.lineno}"}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=ROOT / "bench" / "_work" / "library_imports")
+    ap.add_argument("--tolerance", type=float, default=1e-4, help="max |diff| relative to the output's scale")
+    a = ap.parse_args(argv)
+    work = a.work.resolve()
+    if not (work / "ms" / "transformers" / "__init__.py").exists():
+        print(f"no converted transformers under {work / 'ms'}: run bench/library_imports.py --packages transformers")
+        return 2
+    models_dir = work / "hf_models"
+    models_dir.mkdir(parents=True, exist_ok=True)
+    ref = result(subprocess.run([sys.executable, "-c", REFERENCE, str(ROOT), str(models_dir), json.dumps(MODELS)],
+                                capture_output=True, text=True, env=env()))
+    names = {n: v for n, v in MODELS.items() if ref.get(n) is None}
+    for n in MODELS:
+        if ref.get(n):
+            print(f"{n}: reference failed under torch: {ref[n]}")
+    got = result(subprocess.run([sys.executable, "-c", CONVERTED, str(ROOT), str(work / "ms"), str(models_dir),
+                                 json.dumps(names)], capture_output=True, text=True, env=env(), cwd=str(models_dir)))
+    matched = 0
+    for n in names:
+        r = got[n]
+        if r["ok"]:
+            good = r["max_abs_diff"] <= a.tolerance * r["scale"]
+            matched += good
+            print(f"{n}: builds, runs; max |diff| vs torch {r['max_abs_diff']:.2e} (scale {r['scale']:.2f}) "
+                  f"{'MATCH' if good else 'MISMATCH'}")
+        else:
+            print(f"{n}: fails at {r['step']}: {r['error']} ({r['at']})")
+    print(f"transformers source models: {len(names)} built under torch; {sum(got[n]['ok'] for n in names)} run "
+          f"converted; {matched} match torch")
+    return 0 if matched == len(names) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
