@@ -4,7 +4,7 @@ so the function itself runs (templates/compat_parts/compiler_hints.py). As decor
 dropped (transformer.DROPPED_DECORATORS)."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 
 _T = "tests/test_torch_feature_probes.py::test_compiler_disable_runs_the_function"
 for _name in ("torch.compiler.disable", "torch._dynamo.disable"):

@@ -2,7 +2,7 @@
 lecun_normal_ read torch.nn.init._calculate_fan_in_and_fan_out)."""
 from __future__ import annotations
 
-from ..registry import mapping
+from ..records import mapping
 
 _T = "tests/parity/test_library_idioms_timm.py::test_library_idioms"
 mapping("torch.nn.init._calculate_fan_in_and_fan_out", "expr:_ms_compat._fans(tuple({tensor}.shape))",
