@@ -165,7 +165,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
-        self._slice_copies: Dict[int, cst.CSTNode] = {}  # `x[i].copy_(v)` statements -> `x[i] = v` (by call)
+        self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
@@ -1608,7 +1608,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if id(original) in self._slice_copies and kind in ("tensor", "unknown"):
             self._record(original, api, "x[...] = src", R.CONVERTED, "a slice's copy_ statement is an assignment to "
                          "the slice (in place; broadcasts and casts like torch)")
-            self._slice_copies[id(updated)] = updated.args[0].value
+            # the converted call kept with its value: an id is unique only while its node lives
+            self._slice_copies[id(updated)] = (updated, updated.args[0].value)
             return updated
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
@@ -1668,9 +1669,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                               value=updated.value)
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
-        if self._slice_copies.get(id(updated.value)) is not None:   # MindSpore's setitem writes in place
-            return cst.Assign(targets=[cst.AssignTarget(target=updated.value.func.value)],
-                              value=self._slice_copies[id(updated.value)])
+        copied = self._slice_copies.get(id(updated.value))
+        if copied is not None and copied[0] is updated.value:   # MindSpore's setitem writes in place
+            return cst.Assign(targets=[cst.AssignTarget(target=updated.value.func.value)], value=copied[1])
         if isinstance(original.value, cst.Call) and isinstance(updated.value, (cst.Name, cst.Attribute)):
             return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:

@@ -12,9 +12,9 @@ from ..records import DIFFERENCE, mapping, rule
 T = "tests/parity/test_module_api.py"
 
 mapping("torch.nn.Module", "mindspore.nn.Cell",
-        note="forward() becomes construct(); a new Cell is in eval mode (training=False) where a new Module is "
-             "in train mode: call set_train(True) (model.train()) before training, or Dropout/BatchNorm act as "
-             "in eval", test=f"{T}::test_cell_conversion")
+        note="forward() becomes construct(); a new Module is in train mode, a new Cell in eval mode: a Cell "
+             "that builds Dropout/BatchNorm/RNN/attention layers or reads self.training ends __init__ with "
+             "set_train(True) (msmigrate/default_mode.py)", test=f"{T}::test_cell_conversion")
 for _p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
     mapping(_p, "mindspore.Parameter", args=("data", "requires_grad"), target_args=("default_input",),
             rename={"data": "default_input"},

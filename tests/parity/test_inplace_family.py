@@ -79,7 +79,7 @@ CASES.update({
     "addbmm_": ("y, w", M35, np.stack([A, B]), np.stack([M45, M45])),
     "index_add_": ("0, y, w", A, _ROWS, B[:2].copy()), "index_fill_": ("1, y, -1.0", A, _ROWS),
     "index_copy_": ("0, y, w", A, _ROWS, B[:2].copy()), "scatter_add_": ("1, y, w", A, IDX, B),
-    "scatter_reduce_": ("1, y, w, reduce='amax'", A, IDX, B), "masked_scatter_": ("y > 0, w", A, B, P),
+    "scatter_reduce_": ("1, y, w, reduce='sum'", A, IDX, B), "masked_scatter_": ("y > 0, w", A, B, P),
     "index_reduce_": ("0, y, w, 'prod'", A, _ROWS, B[:2].copy()), "conj_physical_": ("", A),
 })
 

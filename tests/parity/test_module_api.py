@@ -87,12 +87,13 @@ def test_cell_conversion(train):
 
 
 def test_cell_training_default_is_flagged():
-    """A new Module trains, a new Cell evaluates: the class site's note says so."""
+    """A new Module trains, a new Cell evaluates: a Cell whose behaviour depends on the mode (Dropout,
+    self.training) starts in training mode as torch's does, and the class site's note says why."""
     t = load_torch(CELL_SRC)
     mod, code, sites = load_converted(CELL_SRC)
     assert all("set_train(True)" in s.note for s in sites if s.api == "torch.nn.Module")
     assert t["make"]().training is True
-    assert mod.make().training is False
+    assert mod.make().training is True and mod.make().drop.training is True
 
 
 # ------------------------------------------------------------------------------ parameters and buffers

@@ -61,7 +61,7 @@ def test(model, device, test_loader):
         output = model(data)
         test_loss += ops.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
         pred = ops.argmax(output, dim=1, keepdim=True)  # get the index of the max log-probability
-        correct += pred.eq(target.view_as(pred)).sum().item()
+        correct += pred.eq(ops.reshape(target, pred.shape)).sum().item()
 
     test_loss /= len(test_loader.dataset)
     accuracy = 100. * correct / len(test_loader.dataset)
