@@ -1,13 +1,13 @@
 """torch.distributed / DistributedDataParallel / DistributedSampler -> MindSpore data parallel.
 
 Fast checks run in this process (the sampler's index order against torch's, a group of one
-process against torch's gloo group of one). Two checks launch real 2-process jobs on this
+process against torch's gloo group of one). One check launches real 2-process jobs on this
 machine's CPU: the same program under torchrun (gloo) and, converted, under msrun, comparing
-every collective's result, DDP's initial broadcast and the averaged gradients; and the DDP
+every collective's result, DDP's initial broadcast and the averaged gradients. The DDP
 example (examples/distributed/ddp_mlp) converted with no TODO, trained by 2 msrun workers,
 ending with the weights of a single-process run over the same global batches (torch and
-converted). Measured here: weights within 2e-7, per-step losses within 8e-7 (bench/ddp_parity.py
-prints the figures). Set MSMIGRATE_SKIP_MSRUN=1 to skip the two multi-process tests.
+converted), which runs in bench/ddp_parity.py (measured there: weights within 2e-7, per-step losses
+within 8e-7); CI converts that example only. Set MSMIGRATE_SKIP_MSRUN=1 to skip the multi-process test.
 """
 from __future__ import annotations
 
@@ -282,16 +282,10 @@ def test_collectives_two_workers(tmp_path):
     assert "averaged across processes in the optimizer" in log       # the safety net's warning
 
 
-@needs_msrun
-def test_msrun_two_workers_match_single_process(tmp_path):
-    """The DDP example: converted with 0 TODO and an msrun script; 2 msrun workers with batch B end
-    with the weights of one process with batch 2B (converted and torch), within 1e-5."""
-    from bench.ddp_parity import main as parity
+def test_ddp_example_converts_with_no_todo_and_a_launch_script(tmp_path):
+    """The DDP example converts with 0 TODO and gets its msrun script. Its 2-worker training against a
+    single process (weights within 2e-7) runs in bench/ddp_parity.py: the collectives test above already
+    trains a DDP model under msrun in CI, and a second msrun job would cost a minute of CI time."""
+    from bench.ddp_parity import convert
 
-    figures = parity(["--work", str(tmp_path), "--skip-torch-ddp", "--concurrent", "--epochs", "2"])
-    assert figures["todo_sites"] == 0
-    assert figures["moved_from_init"] > 1e-2
-    for key in ("weights_ms_2_vs_ms_1", "weights_ms_2_vs_torch_1", "weights_ms_1_vs_torch_1"):
-        assert figures[key] < 1e-5, (key, figures[key])
-    for key in ("losses_ms_2_vs_ms_1", "losses_ms_2_vs_torch_1"):
-        assert figures[key] < 1e-5, (key, figures[key])
+    assert convert(tmp_path) == 0

@@ -1,9 +1,13 @@
-"""`msmigrate export` end to end on converted torchvision models: the torchvision 0.29.1
-wheel converted whole by msmigrate and weights converted by `msmigrate weights` (bench/zoo_parity.py's
-preparation), then the CLI builds each converted model, loads its checkpoint, writes MindIR and
-proves the file: reloaded with mindspore.load + nn.GraphCell it must reproduce the network's output
-(max|d| <= 1e-5). The file's output is also compared with the original torch model's. The full
-21-model run is bench/export_parity.py. Usage errors are one line, exit status 2."""
+"""A few torchvision architectures, end to end, at small inputs: the real torchvision
+0.29.1 wheel from PyPI is converted whole by msmigrate (once, for every test here), weights go
+through `msmigrate weights`, and
+
+- the converted models (run in a process that never imports torch) match the originals in
+  PYNATIVE and GRAPH mode (the full 21-model run is bench/zoo_parity.py);
+- `msmigrate export` builds a converted model, loads its checkpoint, writes MindIR and proves the
+  file: reloaded with mindspore.load + nn.GraphCell it must reproduce the network's output
+  (max|d| <= 1e-5), and the file's output is compared with the original torch model's (the full
+  21-model run is bench/export_parity.py). Export usage errors are one line, exit status 2."""
 from __future__ import annotations
 
 import json
@@ -23,18 +27,39 @@ sys.path.insert(0, str(ROOT / "bench"))
 import export_parity  # noqa: E402
 import zoo_parity  # noqa: E402
 
-ARCHS = ["squeezenet1_0", "resnet18"]
+ARCHS = ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x1_0"]
+EXPORT_ARCHS = ["squeezenet1_0", "resnet18"]
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory):
-    work = tmp_path_factory.mktemp("zoo_export")
-    errors = zoo_parity.record_and_convert_weights(work, ARCHS, timeout=900)
-    assert not errors, errors
-    return work
+def zoo_work(tmp_path_factory):
+    """The converted torchvision, the torch records and the converted weights of ARCHS, and the
+    MindSpore side's results (work/ms_results.json): one conversion serves every test here."""
+    work = tmp_path_factory.mktemp("zoo")
+    return work, zoo_parity.run(work, ARCHS, timeout=1500)
+
+
+@pytest.fixture(scope="module")
+def zoo_results(zoo_work):
+    return zoo_work[1]
+
+
+@pytest.fixture(scope="module")
+def zoo(zoo_work):
+    return zoo_work[0]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_converted_torchvision_model_matches(zoo_results, arch, mode):
+    res = zoo_results[arch]
+    assert "error" not in res, res
+    assert mode in res, res
+    assert res[mode].get("pass"), res[mode]
+    assert res[mode]["max_abs_diff"] < 1e-3
+
+
+@pytest.mark.parametrize("arch", EXPORT_ARCHS)
 def test_export_cli_mindir_reproduces_network(zoo, arch):
     row = export_parity.export_one(zoo, arch, timeout=600)
     assert row.get("exit") == 0 and row["pass"], row
