@@ -128,3 +128,17 @@ for _kind, _what in _DROPOUT.items():
          note=f"{_what}; train=False returns the input" + (" and an all-True mask" if _kind == "native" else "")
               + "; MindSpore's random stream (same distribution, other numbers)",
          test=T_RANDOM)(_dropout_family(_kind))
+
+composed("torch.segment_reduce", "_ms_compat.segment_reduce({data}, {reduce}, {lengths}, {offsets}, {axis}, {initial})",
+         ("data", "reduce", "lengths", "indices", "offsets", "axis", "unsafe", "initial"),
+         defaults={"lengths": "None", "indices": "None", "offsets": "None", "axis": "0", "unsafe": "False",
+                   "initial": "None"}, only={"indices": ("None",)},
+         target="mindspore.ops.unsorted_segment_sum",
+         note="1-D lengths or offsets along axis 0 with ops.unsorted_segment_sum/prod/max/min (empty segments: 0, "
+              "1, -inf, inf, nan for mean, or initial); indices= is a TODO", test=T_VAL)
+composed("torch.ctc_loss", "_ms_compat.ctc_loss({log_probs}, {targets}, {input_lengths}, {target_lengths}, {blank}, "
+         "('none', 'mean', 'sum')[{reduction}], {zero_infinity})",
+         ("log_probs", "targets", "input_lengths", "target_lengths", "blank", "reduction", "zero_infinity"),
+         defaults={"blank": "0", "reduction": "0", "zero_infinity": "False"}, target="_ms_compat.ctc_loss",
+         note="F.ctc_loss's conversion with torch's reduction codes (0 none, 1 mean, 2 sum); reduction omitted: "
+              "per-sample losses, as torch 2.13's binding gives them (its signature says Mean)", test=T_VAL)

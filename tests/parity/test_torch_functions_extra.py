@@ -27,6 +27,11 @@ THETA = RNG.standard_normal((2, 2, 3)).astype(np.float32)
 TBC = RNG.standard_normal((7, 2, 3)).astype(np.float32)       # time, batch, channels
 W_TBC = RNG.standard_normal((3, 3, 4)).astype(np.float32)     # kernel, in, out
 BIAS = RNG.standard_normal(4).astype(np.float32)
+SEG = RNG.standard_normal((6, 2)).astype(np.float32)
+SEG_LEN = np.array([2, 0, 3, 1], np.int64)
+SEG_OFF = np.array([0, 2, 2, 5, 6], np.int64)
+CTC_X = RNG.standard_normal((8, 2, 5)).astype(np.float32)
+CTC_T = np.array([[1, 2, 2], [3, 1, 4]], np.int64)
 _RECON = "(lambda u, s, v: (u @ torch.diag(s) @ v.T, s))"
 
 VALUES = [
@@ -56,6 +61,13 @@ VALUES = [
          rtol=1e-4, atol=1e-5),
     case("torch.affine_grid_generator", "t: (torch.affine_grid_generator(t, [2, 3, 4, 5], False),"
          " torch.affine_grid_generator(t, (2, 1, 3, 3), True))", [THETA], rtol=1e-5, atol=1e-6),
+    case("torch.segment_reduce", "d, n, o: (torch.segment_reduce(d, 'sum', lengths=n), torch.segment_reduce(d, "
+         "'mean', lengths=n), torch.segment_reduce(d, 'max', lengths=n), torch.segment_reduce(d, 'min', lengths=n), "
+         "torch.segment_reduce(d, 'prod', lengths=n), torch.segment_reduce(d, 'max', lengths=n, initial=0.0), "
+         "torch.segment_reduce(d, 'sum', offsets=o, axis=0))", [SEG, SEG_LEN, SEG_OFF], graph=False, rtol=1e-5),
+    case("torch.ctc_loss", "x, t: (torch.ctc_loss(x.log_softmax(2), t, (8, 8), (3, 2)), torch.ctc_loss("
+         "x.log_softmax(2), t, [8, 7], [3, 3], 0, 2), torch.ctc_loss(x.log_softmax(2), t, (8, 8), (2, 3), "
+         "reduction=0, zero_infinity=True))", [CTC_X, CTC_T], graph=False, rtol=1e-4, atol=1e-5),
     case("torch.empty_permuted", "n: (lambda e: (e.shape[0], e.shape[1], e.dtype == torch.float64))("
          "torch.empty_permuted((n, 3), (1, 0), dtype=torch.float64, device='cpu'))", [2]),
 ]

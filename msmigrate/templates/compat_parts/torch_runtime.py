@@ -218,6 +218,37 @@ def native_dropout(input, p):
     return out, keep
 
 
+def segment_reduce(data, reduce, lengths=None, offsets=None, axis=0, initial=None):
+    """torch.segment_reduce with 1-D lengths (or offsets) along axis 0: sum, mean, max, min or prod of each run of
+    rows; an empty segment gives 0, nan, -inf, inf or 1, or `initial` (which also joins every reduction)."""
+    if axis != 0:
+        raise ValueError("segment_reduce: 1-D lengths reduce along axis 0 (torch requires the same)")
+    if lengths is None:
+        lengths = offsets[1:] - offsets[:-1]
+    n = lengths.shape[0]
+    ids = ops.repeat_interleave(ops.arange(n, dtype=ms.int32), lengths.astype(ms.int32), 0)
+    count = lengths.astype(data.dtype).reshape((n,) + (1,) * (data.ndim - 1))
+    if reduce == "sum":
+        out = ops.unsorted_segment_sum(data, ids, n)
+        return out if initial is None else out + initial
+    if reduce == "mean":
+        if initial is not None:
+            out = (ops.unsorted_segment_sum(data, ids, n) + initial) / (count + 1)
+            return out
+        return ops.unsorted_segment_sum(data, ids, n) / count
+    if reduce == "prod":
+        out = ops.unsorted_segment_prod(data, ids, n)
+        return out if initial is None else out * initial
+    if reduce in ("max", "min"):
+        big = float("inf") if reduce == "min" else float("-inf")
+        out = (ops.unsorted_segment_max if reduce == "max" else ops.unsorted_segment_min)(data, ids, n)
+        out = ops.where(count > 0, out, ops.full_like(out, big))
+        if initial is not None:
+            out = (ops.maximum if reduce == "max" else ops.minimum)(out, ops.full_like(out, initial))
+        return out
+    raise ValueError(f"segment_reduce: unknown reduction {reduce!r}")
+
+
 class ChainDataset:
     """torch.utils.data.ChainDataset: the samples of several iterable datasets, one after the other."""
 
