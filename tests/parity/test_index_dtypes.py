@@ -63,6 +63,10 @@ CASES = [
     case(["Tensor.unique", "Tensor.unique_consecutive"],
          "i, r: (i.unique(return_inverse=True, return_counts=True), r.unique_consecutive(return_inverse=True))",
          [INTS, RUNS], typed=True, graph=False),
+    # torch's named-tuple fields on the converted (values, int64 indices) tuples
+    case(["torch.sort", "torch.topk", "torch.median", "Tensor.kthvalue", "torch.cummax", "Tensor.sort", "Tensor.max"],
+         "x: (torch.sort(x, 1).indices, torch.topk(x, 2).values, torch.median(x, 1).values, x.kthvalue(2, 1).indices,"
+         " torch.cummax(x, 0).indices, x.sort(0).indices, x.max(1).indices)", [X], typed=True),
 ]
 
 
