@@ -3,7 +3,8 @@ can_cast, broadcast_shapes), torch.frexp / binomial, and torch.utils.data's Chai
 
 Random state: MindSpore's random ops (ops.rand, randn, randint, multinomial, dropout...) draw from streams that
 mindspore.set_seed(s) restarts, and mindspore.get_rng_state() does not capture them. So get_rng_state() starts
-the streams afresh from a new seed and returns that seed as the state (a uint8 tensor, like torch's ByteTensor);
+the streams afresh from a seed drawn from them (the same one in every run of a seeded program) and returns that
+seed as the state (a uint8 tensor, like torch's ByteTensor);
 set_rng_state(state) restarts them from it: the draws after set_rng_state repeat those after get_rng_state, as in
 torch (the numbers are MindSpore's, not torch's)."""
 import numpy as np
@@ -36,8 +37,9 @@ def initial_seed():
 
 
 def get_rng_state():
-    """torch.get_rng_state: restart the random streams from a fresh seed and return that seed as the state."""
-    s = seed()
+    """torch.get_rng_state: restart the random streams from a seed drawn from them (so a seeded program stays
+    reproducible run to run) and return that seed as the state."""
+    s = _restart_streams(int(ops.randint(0, 2 ** 31 - 1, (1,))[0]))
     return ms.Tensor(np.frombuffer(np.int64(s).tobytes(), np.uint8).copy())
 
 
