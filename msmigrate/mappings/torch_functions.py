@@ -986,7 +986,9 @@ def _unique(ctx):
         return ctx.expr(values)
     # torch's inverse and counts refer to the sorted values: each element's position among them (int64)
     x = b.code("input")
-    inverse = "ops.searchsorted(_ms_u, _ms_x)"
+    # int32 then int64: MindSpore's SearchSorted CPU kernel keeps the output dtype of its first run (ops.bucketize's
+    # int32) and fails on the other
+    inverse = "ops.searchsorted(_ms_u, _ms_x, out_int32=True).astype(ms.int64)"
     parts = ["_ms_u"]
     if flags["return_inverse"] == "True":
         parts.append(inverse)
