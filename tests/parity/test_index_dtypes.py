@@ -19,8 +19,8 @@ INTS = RNG.integers(0, 5, (3, 6)).astype(np.int64)
 RUNS = np.array([1, 1, 2, 2, 3, 1, 1, 2, 2, 2], np.int64)
 FLOATS = np.array([[2.5, -1.0, 2.5], [0.0, -1.0, 7.0]], np.float32)
 
-# ms.jit compiles every third case (0, 3, 6, 9): the int64 casts of sort, topk, their methods and unique's
-# inverse/counts (data-dependent shapes) are proven inside GRAPH mode too
+# ms.jit compiles every sixth case (0, 6, 12): the int64 casts of sort, argsort, topk, their methods and
+# unique's inverse/counts (data-dependent shapes) are proven inside GRAPH mode too
 CASES = [
     case(["torch.sort", "torch.argsort"],
          "x, t: (torch.sort(x), torch.sort(x, 0, True), torch.sort(x, dim=1, descending=True),"
@@ -51,18 +51,18 @@ CASES = [
          "r, f: (torch.unique_consecutive(r, return_inverse=True), torch.unique_consecutive(r, return_counts=True),"
          " torch.unique_consecutive(f.flatten(), return_inverse=True, return_counts=True),"
          " torch.unique_consecutive(r))", [RUNS, FLOATS], graph=False),
-    case(["torch.unique", "torch.unique_consecutive"],
-         "i, r: (torch.unique(i, return_inverse=True, return_counts=True),"
-         " torch.unique_consecutive(r, return_inverse=True, return_counts=True))", [INTS, RUNS]),
+    case(["Tensor.unique", "Tensor.unique_consecutive"],
+         "i, r: (i.unique(return_inverse=True, return_counts=True), r.unique_consecutive(return_inverse=True))",
+         [INTS, RUNS], typed=True, graph=False),
     case(["Tensor.argmin", "Tensor.argmax", "Tensor.max", "Tensor.min"],
          "x: (x.argmin(), x.argmin(1), x.argmin(dim=0, keepdim=True), x.argmax(1), x.max(1), x.min(dim=0))", [X],
          typed=True),
     case(["Tensor.nonzero", "Tensor.kthvalue", "Tensor.median", "Tensor.cummax"],
          "m, x: (m.nonzero(), m.nonzero(as_tuple=True), x.kthvalue(3, 0), x.median(1), x.cummax(0))", [MASK, X],
          typed=True),
-    case(["Tensor.unique", "Tensor.unique_consecutive"],
-         "i, r: (i.unique(return_inverse=True, return_counts=True), r.unique_consecutive(return_inverse=True))",
-         [INTS, RUNS], typed=True, graph=False),
+    case(["torch.unique", "torch.unique_consecutive"],
+         "i, r: (torch.unique(i, return_inverse=True, return_counts=True),"
+         " torch.unique_consecutive(r, return_inverse=True, return_counts=True))", [INTS, RUNS]),
     # every SearchSorted the records emit runs in int32, then casts: MindSpore's CPU kernel keeps the output dtype
     # of its first run and fails on the other (an int64 ops.searchsorted then ops.bucketize raised)
     case(["torch.searchsorted", "torch.bucketize", "torch.unique"],
@@ -77,7 +77,7 @@ CASES = [
 
 
 def test_index_dtypes():
-    failures = run_table(CASES, graph_every=3)
+    failures = run_table(CASES, graph_every=6)
     assert not failures, "\n".join(failures)
 
 

@@ -103,8 +103,17 @@ def _stats(out, x, img):
     s["binomial_range"] = bool(np.all((binom >= 0) & (binom <= np.array([10, 4]))))
     s["alpha_moments"] = (ad.mean(), ad.std())
     s["alpha_dropped"] = np.unique(ad, return_counts=True)[1].max() / ad.size   # every dropped one: one value
-    s["feature_alpha_whole_channels"] = bool(np.all(fad.reshape(fad.shape[0], fad.shape[1], -1).std(-1)[
-        np.isclose(fad.reshape(fad.shape[0], fad.shape[1], -1).std(-1), 0, atol=1e-6)] == 0))
+    # alpha dropout's affine map (torch's constants): kept x -> a*x + b, dropped -> a*alpha' + b
+    alpha = -1.7580993408473766
+    a5 = (1 / (0.5 * (1 + 0.5 * alpha ** 2))) ** 0.5
+    got = fad.reshape(fad.shape[0], fad.shape[1], -1)
+    kept_ref = (img * a5 - a5 * alpha * 0.5).reshape(got.shape)
+    dropped = np.all(np.isclose(got, a5 * alpha - a5 * alpha * 0.5, atol=1e-5), -1)
+    s["feature_alpha_whole_channels"] = bool(np.all(dropped | np.all(np.isclose(got, kept_ref, atol=1e-5), -1)))
+    s["feature_alpha_rate"] = dropped.mean()
+    a3 = (1 / (0.7 * (1 + 0.3 * alpha ** 2))) ** 0.5
+    s["alpha_affine"] = bool(np.all(np.isclose(ad, x * a3 - a3 * alpha * 0.3, atol=1e-5)
+                                    | np.isclose(ad, a3 * alpha - a3 * alpha * 0.3, atol=1e-5)))
     kept = fd.reshape(fd.shape[0], fd.shape[1], -1)
     ref = img.reshape(img.shape[0], img.shape[1], -1) * 2
     zero = np.all(kept == 0, -1)
@@ -142,7 +151,8 @@ def test_extra_random():
         assert s["poisson_integral"] and s["binomial_range"] and s["eval_identity"]
         assert abs(s["alpha_moments"][0]) < 0.03 and abs(s["alpha_moments"][1] - 1) < 0.03, s["alpha_moments"]
         assert abs(s["alpha_dropped"] - 0.3) < 0.02
-        assert s["feature_alpha_whole_channels"] and s["feature_dropout_channels"]
+        assert s["feature_alpha_whole_channels"] and s["feature_dropout_channels"] and s["alpha_affine"]
+        assert abs(s["feature_alpha_rate"] - 0.5) < 0.05
         assert abs(s["feature_dropout_rate"] - 0.5) < 0.05 and abs(s["native_keep"] - 0.75) < 0.02
         assert s["native_scaled"]
     assert m["dtypes"] == t["dtypes"], (m["dtypes"], t["dtypes"])
