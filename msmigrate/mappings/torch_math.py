@@ -116,8 +116,8 @@ composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right})
          "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
          literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)
 composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, right={right} or {side} == 'right') if "
-         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, out_int32=True, right={right}, "
-         "side={side}))"
+         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, out_int32=True, "
+         "right={right}, side={side}))"
          ".astype(ms.int32 if {out_int32} else ms.int64)",
          ("sorted_sequence", "values", "out_int32", "right", "side", "sorter"),
          defaults={"out_int32": "False", "right": "False", "side": "None", "sorter": "None"},

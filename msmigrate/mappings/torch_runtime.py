@@ -15,7 +15,8 @@ C = "_ms_compat."
 
 # ------------------------------------------------------------------ random state
 _STATE_NOTE = ("the state is a seed: get_rng_state() restarts MindSpore's random streams from a seed drawn from "
-               "them (reproducible in a seeded program) and returns it (a uint8 tensor), set_rng_state(state) restarts them from it, so the draws after "
+               "them (reproducible in a seeded program) and returns it (a uint8 tensor), set_rng_state(state) "
+               "restarts them from it, so the draws after "
                "set_rng_state repeat those after get_rng_state, as in torch; the numbers are MindSpore's, and a "
                "state saved by torch cannot be replayed (set_rng_state raises)")
 for _mod in ("torch", "torch.random"):

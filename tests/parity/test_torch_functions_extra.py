@@ -39,9 +39,10 @@ VALUES = [
     # float32 subnormals (PyNative only: GRAPH mode flushes them to zero, as the record states)
     case("torch.frexp", "x: torch.frexp(x)", [SPECIAL], graph=False),
     case("torch.lu", "a: torch.lu(a)", [A], graph=False, rtol=1e-4, atol=1e-5),
-    case(["torch.lu", "torch.lu_solve"], "a, b: (lambda lu, piv: torch.lu_solve(b, lu, piv))(*torch.lu(a))", [A, B], graph=False, rtol=1e-4,
-         atol=1e-5),
-    case(["torch.lu", "torch.lu_unpack"], "a: (lambda lu, piv: torch.lu_unpack(lu, piv))(*torch.lu(a))", [A], graph=False, rtol=1e-4, atol=1e-5),
+    case(["torch.lu", "torch.lu_solve"], "a, b: (lambda lu, piv: torch.lu_solve(b, lu, piv))(*torch.lu(a))", [A, B],
+         graph=False, rtol=1e-4, atol=1e-5),
+    case(["torch.lu", "torch.lu_unpack"], "a: (lambda lu, piv: torch.lu_unpack(lu, piv))(*torch.lu(a))", [A],
+         graph=False, rtol=1e-4, atol=1e-5),
     case("torch.svd_lowrank", f"a: ({_RECON}(*torch.svd_lowrank(a, q=2)), {_RECON}(*torch.svd_lowrank(a, 3, niter=4)))",
          [LOW], graph=False, rtol=1e-3, atol=1e-4),
     case(["torch.grid_sampler", "torch.grid_sampler_2d"],

@@ -117,7 +117,8 @@ def fn(x, i, b):
                torch.result_type(zero_i64, 2.5), torch.result_type(zero_i64, zero_f64), torch.result_type(b, i),
                torch.result_type(x.half(), zero_f64), torch.result_type(i.to(torch.int8), zero_i64),
                torch.result_type(2, 3.5), torch.result_type(b, 1.5), torch.result_type(x, 1j)]
-    shapes = [torch.broadcast_shapes((2, 1), (3,)), torch.broadcast_shapes(4, (3, 1)), torch.broadcast_shapes((5, 1, 3)),
+    shapes = [torch.broadcast_shapes((2, 1), (3,)), torch.broadcast_shapes(4, (3, 1)),
+              torch.broadcast_shapes((5, 1, 3)),
               torch.broadcast_shapes(x.shape, (1, 1, 4), [2, 1, 1])]
     return promoted, castable, results, shapes
 '''
