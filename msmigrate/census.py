@@ -70,6 +70,18 @@ RULES: Tuple[Rule, ...] = (
          "the `_` form (nn.init.normal_ ...)"),
     Rule(r"torch\.nn\.utils", r"clip_grad_norm", OUT_OF_SCOPE,
          "deprecated alias (torch warns when it is called) of clip_grad_norm_", "nn.utils.clip_grad_norm_"),
+    Rule(r"torch", r"(matrix_rank|eig|symeig|lstsq|solve)", OUT_OF_SCOPE,
+         "removed from torch (deprecated since 1.9): calling it raises RuntimeError in torch itself",
+         "torch.linalg.matrix_rank / eig / eigh / lstsq / solve, which convert"),
+    Rule(r"torch\.autograd", r"variable", OUT_OF_SCOPE,
+         "removed from torch: torch.autograd.variable(...) raises RuntimeError in torch itself", "torch.tensor(...)"),
+    Rule(r"torch\.autograd", r"(ProfilerConfig|ProfilerEvent|ProfilerState|DeviceType|kineto_available)",
+         OUT_OF_SCOPE, "the autograd profiler's C++ state types and build probe: they describe profiling runs "
+         "(timings), not what a model computes", "mindspore.Profiler for profiling"),
+    Rule(r"torch\.autograd", r"(is_multithreading_enabled|set_multithreading_enabled|is_view_replay_enabled|"
+                             r"enforce_grad_layout_policy)", OUT_OF_SCOPE,
+         "autograd engine configuration (threads, view replay, gradient memory layout): no effect on the values "
+         "computed", "nothing; MindSpore's autodiff has no such switches"),
     Rule(r"torch\.nn", r"Lazy.*", TODO,
          "lazy modules infer their input size at the first call; a MindSpore Cell needs it at construction",
          "the non-lazy layer with in_features / in_channels / num_features written out"),

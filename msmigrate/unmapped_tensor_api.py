@@ -64,17 +64,30 @@ def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Op
     call = updated.value
     if name not in NAMED_FIELDS or not isinstance(call, cst.Call) or not isinstance(original.value, cst.Call):
         return None
-    func = call.func
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-            and func.value.value == tr.names["ops"] and func.attr.value in TUPLE_RESULTS):
+    op = _tuple_op(tr, call)
+    if op is None:
         return None
     if _is_mindspore_code(tr) and original.value is call:
         return None   # MindSpore code as written: ops.max(...) is no torch site
     i = NAMED_FIELDS[name]
     tr.sites.append(Site(tr._line(original), "torch.return_types." + name, f"[{i}]", R.CONVERTED,
-                         f"ops.{func.attr.value} returns a plain (values, indices) tuple", shorten(code_of(original)),
+                         f"ops.{op} returns a plain (values, indices) tuple", shorten(code_of(original)),
                          RETURN_TYPES_TEST))
     return cst.Subscript(value=call, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
+
+
+def _tuple_op(tr, call: cst.Call) -> Optional[str]:
+    """The ops function behind a converted (values, indices) call: `ops.max(...)`, or the records' wrapper that
+    casts the indices to int64, `(lambda _ms_v, _ms_i: (...))(*ops.sort(...))`."""
+    func = call.func
+    if isinstance(func, cst.Lambda) and [p.name.value for p in func.params.params] == ["_ms_v", "_ms_i"] \
+            and len(call.args) == 1 and call.args[0].star == "*" and isinstance(call.args[0].value, cst.Call):
+        call = call.args[0].value
+        func = call.func
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == tr.names["ops"] and func.attr.value in TUPLE_RESULTS):
+        return func.attr.value
+    return None
 
 
 def _unmapped_tensor_property(tr, attr: cst.Attribute) -> Optional[str]:

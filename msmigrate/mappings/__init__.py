@@ -34,6 +34,8 @@ from . import tensor_twins  # noqa: F401,E402
 from . import torch_inplace_functions  # noqa: F401,E402
 # torch.compiler.disable and torch._dynamo.disable used as values
 from . import compiler_hints, library_internals  # noqa: F401,E402
+# torch's random state, dtype promotion and autocast queries, ChainDataset/StackDataset; more torch.* functions
+from . import torch_runtime, torch_functions_extra  # noqa: F401,E402
 
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

@@ -400,9 +400,7 @@ for _n in ("amax", "amin"):
             test=f"{T}::test_reductions")
 mapping("Tensor.argmax", "mindspore.ops.argmax", args=("dim", "keepdim"), target_args=("input", "dim", "keepdim"),
         tensor_only=True, test=f"{T}::test_reductions")
-mapping("Tensor.argmin", "mindspore.ops.argmin", args=("dim", "keepdim"),
-        target_args=("input", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"},
-        tensor_only=True, note="indices are int32 (torch: int64)", test=f"{T}::test_reductions")
+# Tensor.argmin: a twin of torch.argmin (int64 indices), mappings/tensor_twins.py
 for _n in ("all", "any"):
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", args=("dim", "keepdim"),
             target_args=("input", "axis", "keep_dims"), rename={"dim": "axis", "keepdim": "keep_dims"},
@@ -693,19 +691,7 @@ def _roll_one(x: str, s: str, d: str, n: str) -> str:
 
 rule("Tensor.roll", None, args=("shifts", "dims"),
      note="built from cat + narrow: MindSpore's Roll has no CPU kernel", test=f"{T}::test_order_methods")(_roll)
-mapping("Tensor.topk", "mindspore.ops.topk", args=("k", "dim", "largest", "sorted"),
-        target_args=("input", "k", "dim", "largest", "sorted"),
-        note="returns a plain (values, indices) tuple with int32 indices", test=f"{T}::test_order_methods")
-mapping("Tensor.sort", "mindspore.ops.sort", args=("dim", "descending"), target_args=("input_x", "axis", "descending"),
-        rename={"dim": "axis"}, tensor_only=True,
-        unsupported={"stable": "a stable sort is not guaranteed"}, unsupported_ok={"stable": ("False", "None")},
-        drop=("stable",), note="returns a plain (values, indices) tuple with int32 indices",
-        test=f"{T}::test_order_methods")
-mapping("Tensor.argsort", "mindspore.ops.argsort", args=("dim", "descending"),
-        target_args=("input", "axis", "descending"), rename={"dim": "axis"}, tensor_only=True,
-        unsupported={"stable": "a stable sort is not guaranteed"}, unsupported_ok={"stable": ("False", "None")},
-        drop=("stable",), note="int32 indices (torch: int64); Tensor.argsort fails in GRAPH mode",
-        test=f"{T}::test_order_methods")
+# Tensor.topk / sort / argsort: twins of the torch functions (int64 indices), mappings/tensor_twins.py
 
 
 # out-of-place forms the converter also uses to rebind `x.floor_divide_(y)` / `x.remainder_(y)`

@@ -34,7 +34,9 @@ TWINS = (
 # function's own table (the record names the function's test)
 TWINS_CASED_WITH_FUNCTION = ("masked_scatter put is_signed unfold histogram quantile scatter_reduce nonzero_static mode "
                              "conj conj_physical resolve_conj resolve_neg angle "
-                             "adjoint is_complex").split()
+                             "adjoint is_complex "
+                             # index results cast to torch's int64: tests/parity/test_index_dtypes.py
+                             "argmin topk sort argsort").split()
 # random draws: proven by statistics (tests/parity/test_torch_functions_more.py::test_random_copies)
 RANDOM_TWINS = ("bernoulli", "multinomial")
 # method -> the torch function of another name it is (x.unfold(d, size, step) is torch.unfold_copy(x, ...))
@@ -48,7 +50,8 @@ VARARG_SIZES = frozenset({"tile"})
 SHARED_NAMES = frozenset({"cumprod", "diagonal", "dot", "ravel", "take", "trace", "cummax", "cummin", "diff",
                           "median", "multiply", "divide", "subtract", "unique", "cov", "det", "cross", "inverse",
                           "select", "equal", "qr", "svd", "diag", "outer", "inner", "kron", "tile", "put", "unfold",
-                          "mode", "quantile", "histogram", "bernoulli", "multinomial"})
+                          "mode", "quantile", "histogram", "bernoulli", "multinomial", "argmin", "sort",
+                          "argsort"})
 
 
 def _pack_sizes(call: cst.Call) -> cst.Call:

@@ -34,6 +34,8 @@ T_RED = f"{T}::test_reductions"
 T_CMP = f"{T}::test_comparison"
 T_NORM = f"{T}::test_norms"
 T_TODO = f"{T}::test_todo_sites"
+# index results in torch's int64 (values and dtypes compared)
+T_IDX = "tests/parity/test_index_dtypes.py::test_index_dtypes"
 
 # Arguments of torch's factory functions that mean nothing in MindSpore.
 _FACTORY_DROP = ("device", "layout", "requires_grad", "pin_memory", "memory_format", "generator",
@@ -46,7 +48,6 @@ _FACTORY_NOTE = "device= is dropped (MindSpore places tensors by context); " + _
 _RANDOM_NOTE = ("random: MindSpore's random stream differs from torch's (the same seed gives different "
                 "numbers); generator= is dropped (seed with mindspore.set_seed)")
 _NAN_NOTE = "NaN inputs: MindSpore ignores NaN here where torch propagates it"
-_IDX32_NOTE = "indices are int32 (torch int64)"
 _TUPLE_NOTE = ("returns a plain (values, indices) tuple: unpack it or index [0]/[1] "
                "(torch's .values/.indices attributes do not exist)")
 
@@ -914,13 +915,28 @@ def _argmin(ctx):
 
 
 rule("torch.argmin", "mindspore.ops.argmin", args=("input", "dim", "keepdim"), status=DIFFERENCE,
-     note="cast to int64 (ops.argmin returns int32); " + _NAN_NOTE, test=T_RED)(_argmin)
+     note="cast to int64 (ops.argmin returns int32); " + _NAN_NOTE, test=T_IDX)(_argmin)
 for _name in ("all", "any"):
     _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
             rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED, note="bool result for any input dtype")
-_simple("torch.topk", "mindspore.ops.topk", ("input", "k", "dim", "largest", "sorted"),
-        ("input", "k", "dim", "largest", "sorted"), test=T_RED, status=DIFFERENCE,
-        note=_TUPLE_NOTE + "; " + _IDX32_NOTE + "; " + _NAN_NOTE)
+
+
+def _int64_indices(call: str) -> str:
+    """A MindSpore (values, int32 indices) call with its indices cast to torch's int64 (also inside ms.jit)."""
+    return f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*{call})"
+
+
+def _topk(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "k", "dim", "largest", "sorted"))
+    pos = [b.code("input"), b.code("k")]
+    kw = [(n, b.code(n)) for n in ("dim", "largest", "sorted") if _given(b, n)]
+    return ctx.expr(_int64_indices(f"ops.topk({', '.join(pos + [f'{k}={v}' for k, v in kw])})"))
+
+
+rule("torch.topk", "mindspore.ops.topk", args=("input", "k", "dim", "largest", "sorted"), status=DIFFERENCE,
+     note=_TUPLE_NOTE + "; indices cast to int64 (ops.topk gives int32); " + _NAN_NOTE, test=T_IDX)(_topk)
 
 
 def _sort(ctx):
@@ -928,14 +944,15 @@ def _sort(ctx):
     _no_starred(b)
     _check_args(b, ("input", "dim", "descending", "stable"))
     b.remove("stable")  # ops.sort is stable (verified with ties, ascending and descending)
-    return _call(ctx, "ops.sort", [b.code("input")],
-                 [("axis", b.code("dim") if _given(b, "dim") else None),
-                  ("descending", b.code("descending") if b.has("descending") else None)])
+    kw = [("axis", b.code("dim") if _given(b, "dim") else None),
+          ("descending", b.code("descending") if b.has("descending") else None)]
+    args = ", ".join([b.code("input")] + [f"{k}={v}" for k, v in kw if v is not None])
+    return ctx.expr(_int64_indices(f"ops.sort({args})"))
 
 
 rule("torch.sort", "mindspore.ops.sort", args=("input", "dim", "descending"), status=DIFFERENCE,
      note="dim -> axis; stable (ties keep their order, so stable=True holds); " + _TUPLE_NOTE + "; "
-          + _IDX32_NOTE + "; " + _NAN_NOTE, test=T_RED)(_sort)
+          "indices cast to int64 (ops.sort gives int32); " + _NAN_NOTE, test=T_IDX)(_sort)
 
 
 def _argsort(ctx):
@@ -950,25 +967,40 @@ def _argsort(ctx):
 
 
 rule("torch.argsort", "mindspore.ops.argsort", args=("input", "dim", "descending"),
-     note="cast to int64 (ops.argsort returns int32); stable, so stable=True holds", test=T_RED)(_argsort)
+     note="cast to int64 (ops.argsort returns int32); stable, so stable=True holds", test=T_IDX)(_argsort)
 
 
 def _unique(ctx):
     b = ctx.bound
     _no_starred(b)
     _check_args(b, ("input", "sorted", "return_inverse", "return_counts", "dim"))
+    flags = {}
     for name in ("return_inverse", "return_counts"):
-        if b.has(name) and b.code(name) != "False":
-            raise UnsupportedSite(f"{name}={b.code(name)}: ops.unique's inverse indices follow first-appearance "
-                                  "order, not torch's sorted order")
+        flags[name] = b.code(name) if b.has(name) else "False"
+        if flags[name] not in ("True", "False"):
+            raise UnsupportedSite(f"{name}={flags[name]} must be a literal True/False (it decides what is returned)")
     if _given(b, "dim"):
         raise UnsupportedSite("unique along a dim has no MindSpore counterpart")
-    return ctx.expr(f"ops.sort(ops.unique({b.code('input')})[0])[0]")
+    values = f"ops.sort(ops.unique({b.code('input')})[0])[0]"
+    if flags == {"return_inverse": "False", "return_counts": "False"}:
+        return ctx.expr(values)
+    # torch's inverse and counts refer to the sorted values: each element's position among them (int64)
+    x = b.code("input")
+    # int32 then int64: MindSpore's SearchSorted CPU kernel keeps the output dtype of its first run (ops.bucketize's
+    # int32) and fails on the other
+    inverse = "ops.searchsorted(_ms_u, _ms_x, out_int32=True).astype(ms.int64)"
+    parts = ["_ms_u"]
+    if flags["return_inverse"] == "True":
+        parts.append(inverse)
+    if flags["return_counts"] == "True":
+        parts.append(f"ops.bincount(ops.reshape({inverse}, (-1,)), minlength=_ms_u.shape[0]).astype(ms.int64)")
+    return ctx.expr(f"(lambda _ms_x: (lambda _ms_u: ({', '.join(parts)}))(ops.sort(ops.unique(_ms_x)[0])[0]))({x})")
 
 
 rule("torch.unique", "mindspore.ops.unique", args=("input", "sorted", "return_inverse", "return_counts", "dim"),
      note="the flattened unique values, sorted (ops.unique keeps first-appearance order, so its result is sorted); "
-          "return_inverse/return_counts/dim are TODO", test=T_RED)(_unique)
+          "return_inverse: each element's position among them (ops.searchsorted, int64); return_counts: "
+          "ops.bincount of those positions (int64); dim= is TODO", test=T_IDX)(_unique)
 
 
 def _count_nonzero(ctx):

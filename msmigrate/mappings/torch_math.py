@@ -116,13 +116,15 @@ composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right})
          "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
          literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)
 composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, right={right} or {side} == 'right') if "
-         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, right={right}, side={side}))"
+         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, out_int32=True, "
+         "right={right}, side={side}))"
          ".astype(ms.int32 if {out_int32} else ms.int64)",
          ("sorted_sequence", "values", "out_int32", "right", "side", "sorter"),
          defaults={"out_int32": "False", "right": "False", "side": "None", "sorter": "None"},
          only={"sorter": ("None",)}, literal=("out_int32",), target="mindspore.ops.searchsorted",
          note="1-D boundaries with values of any shape go through ops.bucketize (ops.searchsorted wants matching "
-              "leading dims); sorter= is a TODO", test=T_RED)
+              "leading dims); sorter= is a TODO. Every SearchSorted here computes int32 (cast after): MindSpore 2.10's "
+              "CPU kernel keeps the output dtype of its first run and fails on the other", test=T_RED)
 composed("torch.cov", "ops.cov({input}, correction={correction}, fweights={fweights}, aweights={aweights})",
          ("input", "correction", "fweights", "aweights"),
          defaults={"correction": "1", "fweights": "None", "aweights": "None"}, test=T_RED)

@@ -8,7 +8,8 @@ its input in place; ops.selu's gradient is wrong on CPU.
 """
 from __future__ import annotations
 
-from ..records import mapping
+from ..callsite import UnsupportedSite
+from ..records import mapping, rule
 from .compose import FACTORY_DROP, composed, variadic
 
 T = "tests/parity/test_torch_tensor_ops.py"
@@ -110,16 +111,33 @@ composed("torch.hardshrink", "ops.hardshrink({input}, {lambd})", ("input", "lamb
 composed("torch.cosine_similarity", "ops.cosine_similarity({x1}, {x2}, {dim}, {eps})", ("x1", "x2", "dim", "eps"),
          defaults={"dim": "1", "eps": "1e-08"}, test=T_MISC)
 composed("torch.pdist", "ops.pdist({input}, {p})", ("input", "p"), defaults={"p": "2.0"}, test=T_MISC)
-composed("torch.unique_consecutive", "ops.unique_consecutive({input})", ("input", "return_inverse", "return_counts",
-         "dim"), defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},
-         only={"return_inverse": ("False",), "return_counts": ("False",), "dim": ("None",)},
-         note="the values only (return_inverse/return_counts/dim are TODO)", test=T_MISC)
+composed("torch.unique_consecutive", "ops.unique_consecutive({input}, {return_inverse}, {return_counts})",
+         ("input", "return_inverse", "return_counts", "dim"),
+         defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},
+         literal=("return_inverse", "return_counts"), only={"dim": ("None",)},
+         note="values, and the int64 inverse indices and counts when asked (literal flags); dim= is TODO",
+         test="tests/parity/test_index_dtypes.py::test_index_dtypes")
 
 composed("torch.floor_divide", "ops.floor_divide({input}, {other})", ("input", "other"), test=T_MISC,
          note="rounds toward negative infinity, as torch")
-composed("torch.nonzero", "ops.nonzero({input})", ("input", "as_tuple"), defaults={"as_tuple": "False"},
-         only={"as_tuple": ("False",)}, note="int64 indices, one row each; as_tuple=True is a TODO "
-         "(torch.where(cond) converts)", test=T_INDEX)
+
+
+def _nonzero(ctx):
+    b = ctx.bound
+    if b.starred or not b.has("input") or any(n not in ("input", "as_tuple") for n in b.order):
+        raise UnsupportedSite("only input and as_tuple are translated")
+    as_tuple = b.code("as_tuple") if b.has("as_tuple") else "False"
+    if as_tuple not in ("True", "False"):
+        raise UnsupportedSite(f"as_tuple={as_tuple} must be a literal True/False (it decides what is returned)")
+    found = f"ops.nonzero({b.code('input')})"
+    # as_tuple: one index tensor per dimension, the columns of the (n, ndim) result
+    return ctx.expr(f"ops.unbind({found}, 1)" if as_tuple == "True" else found)
+
+
+rule("torch.nonzero", "mindspore.ops.nonzero", args=("input", "as_tuple"),
+     note="int64 indices, one row each; as_tuple=True: the columns of that result, one int64 tensor per "
+          "dimension (ops.nonzero(as_tuple=True) has no CPU kernel)",
+     test="tests/parity/test_index_dtypes.py::test_index_dtypes")(_nonzero)
 composed("torch.unbind", "ops.unbind({input}, {dim})", ("input", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
 composed("torch.vdot", "ops.sum({input} * {other})", ("input", "other"), target="mindspore.ops.sum",
          note="real 1-D tensors (complex input would need the conjugate)", test=T_MISC)

@@ -353,8 +353,9 @@ def test_reductions():
                                    "Tensor.cumsum"])
     assert "ops.maximum(x, y)" in code and "ops.minimum(x, y)" in code and "ops.max(x, 1)" in code, code
     code, sites = check_function(REDUCE_INDEX, [X, M], grad=False)
-    expect(sites, code, converted=["Tensor.max", "Tensor.min", "Tensor.argmax", "Tensor.argmin", "Tensor.all",
-                                   "Tensor.any", "Tensor.sum", "Tensor.cumsum", "Tensor.long"])
+    expect(sites, code, converted=["Tensor.max", "Tensor.min", "Tensor.argmax", "Tensor.all",
+                                   "Tensor.any", "Tensor.sum", "Tensor.cumsum", "Tensor.long"],
+           difference=["Tensor.argmin"])
 
 
 def test_ambiguous_arguments_are_todo():
@@ -479,9 +480,9 @@ def fn(x: torch.Tensor):
 
 def test_order_methods():
     code, sites = check_function(ORDER_GRAD, [X], grad=True)
-    expect(sites, code, converted=["Tensor.flip", "Tensor.roll", "Tensor.topk", "Tensor.sort"])
+    expect(sites, code, converted=["Tensor.flip", "Tensor.roll"], difference=["Tensor.topk", "Tensor.sort"])
     code, sites = check_function(ORDER_INDEX, [X], grad=False)
-    expect(sites, code, converted=["Tensor.topk", "Tensor.sort", "Tensor.argsort"])
+    expect(sites, code, converted=["Tensor.argsort"], difference=["Tensor.topk", "Tensor.sort"])
 
 
 # ------------------------------------------------------------------ in-place

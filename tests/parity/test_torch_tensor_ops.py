@@ -89,7 +89,7 @@ def test_untranslatable_forms_are_todo():
 
     code, sites = convert_snippet(
         "import torch\ndef f(a, b, i):\n    x = torch.scatter(a, 1, i, b, reduce='add')\n"
-        "    y = torch.unique_consecutive(a, return_counts=True)\n    z = torch.cumulative_trapezoid(a, b)\n"
+        "    y = torch.unique_consecutive(a, dim=0)\n    z = torch.cumulative_trapezoid(a, b)\n"
         "    return torch.atleast_1d(a, b), torch.chain_matmul(*[a, b]), torch.block_diag(a, out=b), x, y, z\n")
     st = {s.api: s.status for s in sites}
     for api in ("scatter", "unique_consecutive", "cumulative_trapezoid", "atleast_1d", "chain_matmul", "block_diag"):
