@@ -40,6 +40,7 @@ from . import inplace_values as IV
 from . import graph_pops as GP
 from . import layer_refs as LR
 from . import untyped_methods as UM
+from . import host_draws as HD
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -764,9 +765,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
         self._module_layers = LR.module_layers(node, self._torch_qname, LAYER_FAMILY)   # `emb = nn.Embedding(..)`
-        self._graph_functions = GP.graph_functions(node, self._torch_heads, {
-            c.name.value for c in node.body if isinstance(c, cst.ClassDef)
-            and self.index.is_cell_class(self.module_name, c.name.value)}, TL.reads)
+        cell_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)
+                        and self.index.is_cell_class(self.module_name, c.name.value)}
+        self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
+        self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
@@ -1276,6 +1278,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if layer and layer.startswith("torch.optim.") and ".lr_scheduler." not in layer:
             self.optimizers.update(code_of(t.target).strip() for t in original.targets)
         cell_call = self._is_cell_call(value)
+        numpy_made = UM.numpy_call(self, value)
         for t in original.targets:
             tgt = t.target
             names = []
@@ -1306,6 +1309,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.tensors.discard(n)
                     ctx.cells.discard(n)
                     ctx.layers.pop(n, None)
+                    ctx.others.discard(n)
+                    if numpy_made and isinstance(tgt, cst.Name):
+                        ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
                     if layer in LAYER_FAMILY and isinstance(tgt, cst.Name):
                         ctx.layers[n] = layer      # its parameters by torch's names (_rename_param_attr)
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
@@ -1439,6 +1445,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
+        result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
         if id(original) in self._graph_pops and result is updated:
             scope = self._scopes[-1]
             tmp, lines = GP.rebindings(original.func.value.value,

@@ -59,9 +59,34 @@ def _simple(node: cst.BaseExpression) -> bool:
     return False
 
 
+def numpy_call(tr, value: cst.BaseExpression) -> bool:
+    """`np.ones(3)`, `numpy.random.rand(2)`: a call of a NumPy function (its result is no tensor)."""
+    if not isinstance(value, cst.Call):
+        return False
+    q = tr._qname_any(value.func)
+    return bool(q) and q.startswith("numpy.") and not tr._shadowed(code_of(value.func).split(".", 1)[0])
+
+
+def _from_other(tr, node: cst.BaseExpression) -> bool:
+    """`arr.reshape(3, 1).transpose(1, 0)` on a NumPy array `arr`, `np.ones(3).repeat(2)`: a chain of
+    methods, attributes and subscripts on a name known to be no tensor (nor torch)."""
+    root = node
+    while True:
+        if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+            root = root.func.value
+        elif isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        else:
+            break
+    return (root is not node and isinstance(root, cst.Name) and tr._receiver_kind(root) == "other"
+            and tr._torch_qname(root) is None)
+
+
 def dispatch(tr, original: cst.Call, updated: cst.Call, m) -> Optional[cst.BaseExpression]:
     """The run-time choice for `recv.name(...)` of a DIFFERING name on an untyped receiver (None: not one)."""
     if original.func.attr.value not in DIFFERING or any(a.star for a in original.args):
+        return None
+    if _from_other(tr, original.func.value):
         return None
     receiver = updated.func.value
     simple = _simple(receiver)
@@ -73,7 +98,8 @@ def dispatch(tr, original: cst.Call, updated: cst.Call, m) -> Optional[cst.BaseE
         tensor_form = tr._apply(original, call, m, m.source, receiver=call.func.value)
     except UnsupportedSite as exc:
         tensor_form = tr._todo(original, m.source, str(exc), call)
-    if code_of(tensor_form) == code_of(call):
+    if code_of(tensor_form) == code_of(call):    # `x.max()`: the same call either way
+        del tr.sites[count:]
         return None
     if len(tr.sites) > count and tr.sites[-1].status != R.TODO:
         site = tr.sites[-1]
