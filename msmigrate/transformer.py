@@ -41,6 +41,7 @@ from . import graph_pops as GP
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
+from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -321,6 +322,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = self._leave_simple_statement(original, updated)
         result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         hoisted, self._hoisted_inplace = self._hoisted_inplace, []
+        aliased = self._alias_rebinds.get(id(original)) if isinstance(result, cst.SimpleStatementLine) else None
+        if aliased:     # the names aliasing the augmented one follow its in-place change (aug_aliases.py)
+            self.uses_compat = True
+            lines = (IV.with_rebindings(result, hoisted) if hoisted else [result]) + [
+                cst.parse_statement(f"{alias} = _ms_compat.inplace_alias({name}, {alias})") for name, alias in aliased]
+            for line in lines:
+                self._out_lines[id(line)] = self._line_of_stmt
+                self._out_nodes.append(line)
+            return cst.FlattenSentinel(lines)
         if hoisted:
             lines = IV.with_rebindings(result, hoisted)
             for line in lines:
@@ -769,6 +779,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
+        self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)

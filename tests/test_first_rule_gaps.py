@@ -150,3 +150,86 @@ def test_parameter_renames_reach_module_level_and_local_layers():
     assert "emb.embedding_table" in code and "norm.moving_mean" in code and "e2.embedding_table" in code, code
     assert_close(mod.table_sum(), ns["table_sum"]())
     assert_close(mod.local_table(), ns["local_table"]())
+
+
+# ------------------------------------------------------------------ 5. NumPy draws in forward
+DRAW_IN_FORWARD = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def reparameterization(mu, logvar):
+    std = torch.exp(logvar / 2)
+    sampled_z = torch.FloatTensor(np.random.normal(0, 1, (mu.size(0), 4)))  # SITE
+    return sampled_z * std + mu
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(6, 4)
+        self.logvar = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return reparameterization(self.mu(x), self.logvar(x))
+"""
+
+
+def test_numpy_draw_in_forward_runs_op_by_op_and_refuses_to_compile():
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    line = next(i for i, text in enumerate(DRAW_IN_FORWARD.splitlines(), 1) if "# SITE" in text)
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
+    torch.manual_seed(0)
+    tnet = load_torch(DRAW_IN_FORWARD)["Encoder"]()
+    np.random.seed(5)
+    expected = tnet(torch.from_numpy(x))
+    mod, code, sites = load_converted(DRAW_IN_FORWARD)
+    assert "_ms_compat.host_draw(np.random.normal(" in code, code
+    net = mod.Encoder()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    np.random.seed(5)
+    assert_close(net(ms.Tensor(x)), expected)          # PyNative: the same NumPy stream, drawn per call
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"numpy\.random\.normal at \S+:{line}\b"):
+            net(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ------------------------------------------------------------------ 4. `+=` on a name another name aliases
+ALIASED_AUGMENT = """
+import torch
+
+
+def losses(a, b, n):
+    d_real = (a * 2).mean()
+    d_loss = d_real
+    d_loss += (b * 3).mean()
+    first = n
+    n += 1
+    total = a * 1
+    alias = total
+    total -= b
+    return d_loss, d_real, alias, first, n
+"""
+
+
+def test_augmented_assignment_reaches_the_aliasing_name_as_in_torch():
+    import mindspore as ms
+    import torch
+
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    expected = load_torch(ALIASED_AUGMENT)["losses"](torch.from_numpy(a), torch.from_numpy(b), 3)
+    mod, code, _ = load_converted(ALIASED_AUGMENT)
+    assert "d_real = _ms_compat.inplace_alias(d_loss, d_real)" in code, code
+    for run in (mod.losses, ms.jit(mod.losses)):     # PyNative made a new tensor for `+=`; GRAPH did not
+        got = run(ms.Tensor(a), ms.Tensor(b), 3)
+        assert_close(got[:3], expected[:3])
+        assert tuple(got[3:]) == (3, 4)               # a number: `first` keeps the old value, as in Python
