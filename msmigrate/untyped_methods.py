@@ -88,6 +88,11 @@ def dispatch(tr, original: cst.Call, updated: cst.Call, m) -> Optional[cst.BaseE
         return None
     if _from_other(tr, original.func.value):
         return None
+    base = original.func.value
+    while isinstance(base, cst.Subscript):
+        base = base.value
+    if original.func.attr.value == "any" and isinstance(base, cst.Comparison):
+        return None     # `(y > 100).any()`: MindSpore's any is right on a bool tensor
     receiver = updated.func.value
     simple = _simple(receiver)
     call = updated

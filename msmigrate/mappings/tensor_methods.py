@@ -413,7 +413,11 @@ mapping("Tensor.all", "mindspore.ops.all", args=("dim", "keepdim"),
            "(any([[0., 2., .5]], 1) is False)")
 def _any(ctx):
     b = ctx.bound
-    parts = [f"{_self(ctx)}.astype(ms.bool_)"]
+    receiver = ctx.receiver
+    while isinstance(receiver, cst.Subscript):
+        receiver = receiver.value
+    boolean = isinstance(ctx.receiver, cst.Comparison) or isinstance(receiver, cst.Comparison)  # `(y > 0).any()`
+    parts = [_self(ctx) if boolean else f"{_self(ctx)}.astype(ms.bool_)"]
     if b.has("dim") and ctx.code("dim") != "None":
         parts.append(ctx.code("dim"))
     if b.has("keepdim"):

@@ -926,8 +926,9 @@ def _any(ctx):
     _no_starred(b)
     _check_args(b, ("input", "dim", "keepdim", "out"))
     x = b.code("input")
-    x = x if re.fullmatch(r"[\w.]+", x) else f"({x})"
-    return _call(ctx, "ops.any", [f"{x}.astype(ms.bool_)"],
+    if not isinstance(b.value("input"), cst.Comparison):     # `torch.any(x > 0)` is bool already
+        x = (x if re.fullmatch(r"[\w.]+", x) else f"({x})") + ".astype(ms.bool_)"
+    return _call(ctx, "ops.any", [x],
                  [("axis", b.code("dim") if _given(b, "dim") else None),
                   ("keep_dims", b.code("keepdim") if b.has("keepdim") else None)])
 _simple("torch.topk", "mindspore.ops.topk", ("input", "k", "dim", "largest", "sorted"),
