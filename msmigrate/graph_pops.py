@@ -60,3 +60,117 @@ def rebindings(receiver: str, taken):
         name = f"{receiver}_popped{i}"
         i += 1
     return name, [(name, f"{receiver}[-1]"), (receiver, f"{receiver}[:-1]")]
+
+
+# ---------------------------------------------------------------- outside a Module's methods
+# A module function can run inside a compiled graph too: a helper that construct calls, a loss
+# function of a compiled train step. There the same rewrite applies, to lists the function builds
+# itself (a list display, list(...) or a comprehension: no set or deque, whose pop has no slicing
+# counterpart, and no alias of a list the caller holds).
+
+_FRESH = (cst.List, cst.ListComp)
+
+
+def _fresh_value(node: cst.BaseExpression) -> bool:
+    if isinstance(node, _FRESH):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return isinstance(node.left, cst.List)                      # `[None] * n`
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "list")
+
+
+class _Bindings(cst.CSTVisitor):
+    """Per name of one function (not its nested ones): are all its bindings fresh lists?"""
+
+    def __init__(self) -> None:
+        self.fresh: dict = {}
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def _bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            ok = value is not None and _fresh_value(value)
+            self.fresh[target.value] = self.fresh.get(target.value, True) and ok
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._bind(el.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value if len(node.targets) == 1 else None)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        # `h += [x]` keeps h a list; `h += other` could make nothing else of a list either
+        if isinstance(node.target, cst.Name) and not isinstance(node.value, _FRESH):
+            self.fresh[node.target.value] = False
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, None)
+
+
+def fresh_lists(function: cst.FunctionDef) -> Set[str]:
+    """Names the function binds only to lists it builds (`h = []`, `h = list(xs)`, `[f(x) for x in xs]`)."""
+    v = _Bindings()
+    function.body.visit(v)
+    params = {p.name.value for p in list(function.params.params) + list(function.params.kwonly_params)
+              + list(function.params.posonly_params)}
+    return {n for n, ok in v.fresh.items() if ok and n not in params and n not in _globals(function)}
+
+
+def _globals(function: cst.FunctionDef) -> Set[str]:
+    names = set()
+    for node in _walk(function.body):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            names |= {n.name.value for n in node.names}
+    return names
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def graph_functions(module: cst.Module, torch_heads: Set[str], cell_classes: Set[str], reads) -> Set[str]:
+    """Module-level functions that may run inside a compiled graph: those that use torch (a loss
+    function, a helper of a train step), and those a Module's methods or such functions call, by name.
+    `reads(node)` lists the names a node reads."""
+    functions = {st.name.value: st for st in module.body if isinstance(st, cst.FunctionDef)}
+    todo = []
+    for st in module.body:
+        if isinstance(st, cst.ClassDef) and st.name.value in cell_classes:
+            todo.extend(n for n in reads(st.body) if n in functions)
+    read_by = {name: set(reads(fn.body)) for name, fn in functions.items()}
+    todo.extend(name for name, names in read_by.items() if names & torch_heads)
+    found: Set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found.add(name)
+        todo.extend(n for n in read_by[name] if n in functions)
+    return found

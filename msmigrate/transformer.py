@@ -38,6 +38,10 @@ from . import default_mode as DM
 from . import partial_rules as PR
 from . import inplace_values as IV
 from . import graph_pops as GP
+from . import layer_refs as LR
+from . import untyped_methods as UM
+from . import host_draws as HD
+from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -116,6 +120,7 @@ class FunctionContext:
     cells: Set[str] = field(default_factory=set)
     others: Set[str] = field(default_factory=set)
     class_names: Dict[str, str] = field(default_factory=dict)   # `classname = m.__class__.__name__`
+    layers: Dict[str, str] = field(default_factory=dict)        # `emb = nn.Embedding(...)`: name -> torch class
 
 
 @dataclass
@@ -317,6 +322,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = self._leave_simple_statement(original, updated)
         result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         hoisted, self._hoisted_inplace = self._hoisted_inplace, []
+        aliased = self._alias_rebinds.get(id(original)) if isinstance(result, cst.SimpleStatementLine) else None
+        if aliased:     # the names aliasing the augmented one follow its in-place change (aug_aliases.py)
+            self.uses_compat = True
+            lines = (IV.with_rebindings(result, hoisted) if hoisted else [result]) + [
+                cst.parse_statement(f"{alias} = _ms_compat.inplace_alias({name}, {alias})") for name, alias in aliased]
+            for line in lines:
+                self._out_lines[id(line)] = self._line_of_stmt
+                self._out_nodes.append(line)
+            return cst.FlattenSentinel(lines)
         if hoisted:
             lines = IV.with_rebindings(result, hoisted)
             for line in lines:
@@ -759,6 +773,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._host_functions = self._drawing_functions | TL.data_functions(node)
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
+        self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
+        self._module_layers = LR.module_layers(node, self._torch_qname, LAYER_FAMILY)   # `emb = nn.Embedding(..)`
+        cell_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)
+                        and self.index.is_cell_class(self.module_name, c.name.value)}
+        self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
+        self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
+        self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
@@ -772,6 +793,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
             params = {p.name.value for p in _all_params(node.params)}
             self._graph_pops |= GP.list_pops(node, self._scopes[-1]["bound"] - params)
+        elif (node.name.value in self._graph_functions and not self._funcs and not self._classes
+              or set(TL.reads(node.body)) & self._torch_heads):   # a helper of construct or of a train step
+            self._graph_pops |= GP.list_pops(node, GP.fresh_lists(node))
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1102,7 +1126,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             for narrow in reversed(self._narrow):
                 if node.value in narrow:
                     return narrow[node.value]
-            return None
+            return LR.name_layer(self, node.value)
         if isinstance(node, cst.Attribute):
             owner = node.value
             if isinstance(owner, cst.Name) and owner.value == "self" and self._classes:
@@ -1265,6 +1289,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if layer and layer.startswith("torch.optim.") and ".lr_scheduler." not in layer:
             self.optimizers.update(code_of(t.target).strip() for t in original.targets)
         cell_call = self._is_cell_call(value)
+        numpy_made = UM.numpy_call(self, value)
         for t in original.targets:
             tgt = t.target
             names = []
@@ -1294,6 +1319,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                     # again (a second pass, where the wrapper may be gone, must not decide differently)
                     ctx.tensors.discard(n)
                     ctx.cells.discard(n)
+                    ctx.layers.pop(n, None)
+                    ctx.others.discard(n)
+                    if numpy_made and isinstance(tgt, cst.Name):
+                        ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
+                    if layer in LAYER_FAMILY and isinstance(tgt, cst.Name):
+                        ctx.layers[n] = layer      # its parameters by torch's names (_rename_param_attr)
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
                         ctx.tensors.add(n)
                     elif layer or cell_call:
@@ -1425,6 +1456,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
+        result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
         if id(original) in self._graph_pops and result is updated:
             scope = self._scopes[-1]
             tmp, lines = GP.rebindings(original.func.value.value,
@@ -1593,6 +1625,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 m = mm
             elif tm is not None and tm.tensor_only and _has_torch_keywords(original):
                 m = tm
+            elif tm is not None and name in UM.DIFFERING:   # `x.repeat(2, 1)`: decided at run time
+                return UM.dispatch(self, original, updated, tm) or updated
         if m is None:
             return updated
         api = m.source

@@ -610,6 +610,7 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
         arrays[f"in/{i}"] = a
     recorder = _TorchRecorder(model) if per_layer else None
     t2 = time.perf_counter()
+    np.random.seed(seed % (2 ** 32))   # NumPy draws in forward: the MindSpore side reseeds alike
     try:
         with torch.no_grad():
             out = model(*[torch.from_numpy(a.copy()) for a in inputs])
@@ -751,6 +752,7 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
     _assert_no_torch("after import mindspore")
 
     t1 = time.perf_counter()
+    np.random.seed(meta["seed"] % (2 ** 32))   # as the torch side: NumPy draws in __init__ match
     try:
         net = _build(spec, path, "mindspore")
     except _SpecNotFound:
@@ -763,6 +765,8 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
         result.torch_imported_on_ms_side = "torch" in sys.modules
         return result
     result.timings["ms_build_s"] = time.perf_counter() - t1
+    np.random.seed(meta["seed"] % (2 ** 32))
+    draws = np.random.get_state()    # reseeded before the forward, as on the torch side: NumPy draws in forward match
     if "torch" in sys.modules:
         result.torch_imported_on_ms_side = True
         result.error = f"the MindSpore net {spec} imported torch"
@@ -796,6 +800,7 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
     ms_modes = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
     for mode in modes:
         ms.set_context(mode=ms_modes[mode])
+        np.random.set_state(draws)
         t = time.perf_counter()
         try:
             out = net(*inputs)
@@ -819,6 +824,7 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
         else:
             t3 = time.perf_counter()
             ms.set_context(mode=ms.PYNATIVE_MODE)
+            np.random.set_state(draws)
             _localize(ms, net, inputs, meta, data, rtol, result)
             result.timings["ms_localize_s"] = time.perf_counter() - t3
     result.torch_imported_on_ms_side = "torch" in sys.modules

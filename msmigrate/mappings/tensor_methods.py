@@ -401,10 +401,26 @@ for _n in ("amax", "amin"):
 mapping("Tensor.argmax", "mindspore.ops.argmax", args=("dim", "keepdim"), target_args=("input", "dim", "keepdim"),
         tensor_only=True, test=f"{T}::test_reductions")
 # Tensor.argmin: a twin of torch.argmin (int64 indices), mappings/tensor_twins.py
-for _n in ("all", "any"):
-    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", args=("dim", "keepdim"),
-            target_args=("input", "axis", "keep_dims"), rename={"dim": "axis", "keepdim": "keep_dims"},
-            tensor_only=True, test=f"{T}::test_reductions")
+mapping("Tensor.all", "mindspore.ops.all", args=("dim", "keepdim"),
+        target_args=("input", "axis", "keep_dims"), rename={"dim": "axis", "keepdim": "keep_dims"},
+        tensor_only=True, test=f"{T}::test_reductions")
+
+
+@rule("Tensor.any", None, args=("dim", "keepdim"), tensor_only=True, test=f"{T}::test_reductions",
+      note="the input is cast to bool first: MindSpore 2.10's any of a float or int tensor is wrong on CPU "
+           "(any([[0., 2., .5]], 1) is False)")
+def _any(ctx):
+    b = ctx.bound
+    receiver = ctx.receiver
+    while isinstance(receiver, cst.Subscript):
+        receiver = receiver.value
+    boolean = isinstance(ctx.receiver, cst.Comparison) or isinstance(receiver, cst.Comparison)  # `(y > 0).any()`
+    parts = [_self(ctx) if boolean else f"{_self(ctx)}.astype(ms.bool_)"]
+    if b.has("dim") and ctx.code("dim") != "None":
+        parts.append(ctx.code("dim"))
+    if b.has("keepdim"):
+        parts.append(f"keep_dims={ctx.code('keepdim')}")
+    return ctx.expr(f"ops.any({', '.join(parts)})")
 
 
 def _looks_like_dim(ctx, node, code: str) -> Optional[bool]:

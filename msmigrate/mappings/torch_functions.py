@@ -916,9 +916,22 @@ def _argmin(ctx):
 
 rule("torch.argmin", "mindspore.ops.argmin", args=("input", "dim", "keepdim"), status=DIFFERENCE,
      note="cast to int64 (ops.argmin returns int32); " + _NAN_NOTE, test=T_IDX)(_argmin)
-for _name in ("all", "any"):
-    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
-            rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED, note="bool result for any input dtype")
+_simple("torch.all", "mindspore.ops.all", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
+        rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED, note="bool result for any input dtype")
+
+
+@rule("torch.any", None, args=("input", "dim", "keepdim"), test=T_RED,
+      note="the input is cast to bool first: MindSpore 2.10's any of a float or int tensor is wrong on CPU")
+def _any(ctx):
+    b = ctx.bound
+    _no_starred(b)
+    _check_args(b, ("input", "dim", "keepdim", "out"))
+    x = b.code("input")
+    if not isinstance(b.value("input"), cst.Comparison):     # `torch.any(x > 0)` is bool already
+        x = (x if re.fullmatch(r"[\w.]+", x) else f"({x})") + ".astype(ms.bool_)"
+    return _call(ctx, "ops.any", [x],
+                 [("axis", b.code("dim") if _given(b, "dim") else None),
+                  ("keep_dims", b.code("keepdim") if b.has("keepdim") else None)])
 
 
 def _int64_indices(call: str) -> str:

@@ -10,6 +10,7 @@ import os
 import time
 
 import mindspore as ms
+from mindspore import ops
 import _ms_compat
 
 from models import ResNet18
@@ -147,7 +148,7 @@ def train(epoch):
         global_step += 1
 
         train_loss += loss.item()
-        _, predicted = outputs.max(1)
+        _, predicted = (ops.max(outputs, 1) if _ms_compat.is_tensor(outputs) else outputs.max(1))
         total += targets.shape[0]
         correct += predicted.eq(targets).sum().item()
         log_metrics(step=global_step, epoch=epoch, loss=loss.item(), lr=scheduler.get_last_lr()[0])
@@ -169,7 +170,7 @@ def test(epoch):
         loss = criterion(outputs, targets)
 
         test_loss += loss.item()
-        _, predicted = outputs.max(1)
+        _, predicted = (ops.max(outputs, 1) if _ms_compat.is_tensor(outputs) else outputs.max(1))
         total += targets.shape[0]
         correct += predicted.eq(targets).sum().item()
 

@@ -1,0 +1,56 @@
+"""Host draws where a graph may be compiled: `np.random.normal(...)`, `random.random()` in a Cell's
+construct (or another of its methods but __init__) or in a module function a Cell calls, by name
+(graph_pops.graph_functions). Compiled, MindSpore evaluates such a call once, while compiling: every
+call of the network then reuses one sample (silently different from torch, where each forward draws
+anew). The call becomes `_ms_compat.host_draw(<call>, api, "file:line")`: the value itself in PyNative,
+a MigrationError naming the line when a graph that reaches it is compiled (templates/compat_parts/
+host_draws.py). A train step calling such a network already runs op by op (train_loop.drawing_objects)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from . import records as R
+from .callsite import code_of
+
+# stdlib `random` functions that draw (random.seed/getstate/setstate do not)
+_RANDOM = {"random", "uniform", "randint", "randrange", "choice", "choices", "sample", "shuffle", "gauss",
+           "normalvariate", "lognormvariate", "expovariate", "betavariate", "gammavariate", "triangular",
+           "vonmisesvariate", "paretovariate", "weibullvariate", "getrandbits"}
+_NOT_DRAWS = {"seed", "get_state", "set_state", "RandomState", "default_rng", "Generator", "SeedSequence",
+              "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator"}
+
+
+def drawn_api(tr, call: cst.Call) -> Optional[str]:
+    """`numpy.random.normal` for such a call (through the file's imports), else None."""
+    q = tr._qname_any(call.func)
+    if not q or tr._shadowed(code_of(call.func).strip().split(".", 1)[0]):
+        return None
+    if q.startswith("numpy.random.") and q.rsplit(".", 1)[-1] not in _NOT_DRAWS:
+        return q
+    if q.startswith("random.") and q.count(".") == 1 and q[7:] in _RANDOM:
+        return q
+    return None
+
+
+def in_graph_code(tr) -> bool:
+    """A Cell's method that runs in construct, or a module function that Cells call."""
+    if tr._in_forward():
+        return True
+    return bool(tr._funcs) and not tr._classes and tr._funcs[0].name in tr._cell_functions
+
+
+def wrap(tr, original: cst.Call, result: cst.BaseExpression) -> cst.BaseExpression:
+    """`_ms_compat.host_draw(result, api, where)` for a host draw in graph code; else result."""
+    if not isinstance(result, cst.Call) or not in_graph_code(tr):
+        return result
+    api = drawn_api(tr, original)
+    if api is None:
+        return result
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr._record(original, api, "_ms_compat.host_draw", R.DIFFERENCE,
+               "a host draw: runs in PyNative; compiling a graph that reaches it (GRAPH mode) raises "
+               "MigrationError, since MindSpore would draw once, at compile time")
+    return cst.Call(func=tr._render_template("_ms_compat.host_draw"),
+                    args=[cst.Arg(result), cst.Arg(cst.SimpleString(repr(api))), cst.Arg(cst.SimpleString(repr(where)))])

@@ -1,0 +1,31 @@
+"""A NumPy (or `random`) draw inside a Cell's construct or a helper it calls (msmigrate/host_draws.py).
+PyNative runs it as written. Compiled (GRAPH mode, ms.jit), MindSpore would make the draw once, while
+compiling, and reuse that one sample on every call; so compiling stops with MigrationError naming the
+original line."""
+import mindspore as ms
+from mindspore.ops.primitive import constexpr as _constexpr
+
+
+def _draw_probe():
+    return 0
+
+
+@_constexpr(check=False)
+def _compiling(func):
+    """True inside a graph being compiled (a function argument reaches a constexpr there as None)."""
+    return func is None
+
+
+@_constexpr(check=False)
+def _refuse_draw(api, where):
+    raise MigrationError(
+        f"{api} at {where} draws on the host inside a compiled graph (GRAPH mode or ms.jit): MindSpore would "
+        f"draw once, while compiling, and reuse that sample on every call. Run this network in PYNATIVE mode "
+        f"(ms.set_context(mode=ms.PYNATIVE_MODE)) or draw with MindSpore ops (ops.randn...)")
+
+
+def host_draw(value, api, where):
+    """The draw's value, in PyNative; compiling a graph that reaches it raises MigrationError."""
+    if _compiling(_draw_probe):
+        _refuse_draw(api, where)
+    return value

@@ -1,0 +1,235 @@
+"""Never silently different (issue #12 §1): constructs the converter used to copy through, or rewrite
+only inside a Module's own methods, while MindSpore computes something else. Each program is a minimal
+torch program written for this test, converted and run next to torch on the same inputs (GRAPH mode
+where the difference lives there), or shown to stop with `_ms_compat.MigrationError` naming its line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .parity.harness import assert_close, load_converted, load_torch  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)     # MindSpore writes rank_0/ (compile failure dumps) into the working directory
+
+
+def _graph_gradients(src, make, inputs):
+    """Loss and parameter gradients of make()(*inputs).sum() in torch and in the converted Cell under
+    ms.jit (GRAPH), from the same weights."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import convert_state_dict, load_torch_state_dict
+
+    torch.manual_seed(0)
+    tnet = load_torch(src)[make]()
+    t_loss = tnet(*[torch.from_numpy(a) for a in inputs]).sum()
+    t_loss.backward()
+    t_grads = {k: p.grad.numpy() for k, p in tnet.named_parameters()}
+    mod, code, _ = load_converted(src)
+    mnet = getattr(mod, make)()
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    params = mnet.trainable_params()
+
+    def loss_of(*xs):
+        return mnet(*xs).sum()
+    step = ms.jit(ms.value_and_grad(loss_of, None, params))
+    loss, grads = step(*[ms.Tensor(a) for a in inputs])
+    expected, _ = convert_state_dict(mnet, t_grads, strict=False)
+    np.testing.assert_allclose(float(loss), float(t_loss), rtol=1e-5, err_msg=code)
+    for p, g in zip(params, grads):
+        np.testing.assert_allclose(g.asnumpy(), expected[p.name], rtol=1e-4, atol=1e-5,
+                                   err_msg=f"GRAPH gradient of {p.name}\n{code}")
+    return code
+
+
+# ------------------------------------------------------------------ 1. list.pop outside Module methods
+POP_IN_HELPER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def merge(x, hs):
+    h = list(hs)
+    last = h.pop()
+    x = x * last * 3
+    return x + h.pop() * x
+
+
+def unchanged(s):
+    seen = set(s)
+    first = seen.pop()
+    return first, len(seen)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        a = self.fc(x)
+        return merge(a, [a * 5, a, F.relu(a) * 2])
+"""
+
+
+def test_list_pop_in_a_helper_of_construct_keeps_the_graph_gradient():
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    code = _graph_gradients(POP_IN_HELPER, "Net", [x])
+    assert "h_popped = h[-1]" in code and ".pop()" in code.split("def unchanged")[1], code  # a set keeps pop
+    mod, _, _ = load_converted(POP_IN_HELPER)
+    assert mod.unchanged([4]) == load_torch(POP_IN_HELPER)["unchanged"]([4])
+
+
+# ------------------------------------------------------------------ 2. untyped receivers
+UNTYPED = """
+import torch
+
+
+def stats(x, k):
+    return (x.repeat(2, 1), x.std(), x.var(1), x.transpose(0, 1), x.max(1)[0], x.max(1)[1], x.min(0)[0],
+            x.any(1), x.equal(x), x[0].dot(x[1]), k(x).repeat(1, 2))
+
+
+def on_arrays(a, items):
+    return a.repeat(2, 1), a.std(), a.var(1), a.transpose(1, 0), a.max(1), a.min(0), a.any(1), items.copy()
+"""
+
+
+def test_untyped_receiver_methods_mean_torch_on_tensors_and_stay_python_on_arrays():
+    import mindspore as ms
+    import torch
+
+    a = np.array([[0.0, 2.0, 0.5], [0.0, 0.0, 0.0]], np.float32)
+    ns = load_torch(UNTYPED)
+    mod, code, sites = load_converted(UNTYPED)
+    assert "_ms_compat.is_tensor(x)" in code and "_ms_compat.on_tensor(k(x)" in code, code
+    def double(t):
+        return t * 2
+    expected = ns["stats"](torch.from_numpy(a), double)
+    for run in (mod.stats, ms.jit(mod.stats)):     # PyNative, then compiled (GRAPH)
+        got = run(ms.Tensor(a), double)
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if isinstance(e, bool):
+                assert g == e, (i, code)
+            else:
+                assert_close(g, e, what=f"stats[{i}]")
+    # a NumPy array or a list is no tensor: its own method runs, as in the original
+    np.testing.assert_equal(mod.on_arrays(a, [1]), ns["on_arrays"](a, [1]))
+
+
+# ------------------------------------------------------------------ 3. parameter renames of plain names
+RENAMES = """
+import torch
+import torch.nn as nn
+
+emb = nn.Embedding(5, 3)
+nn.init.constant_(emb.weight, 0.5)
+norm = nn.BatchNorm1d(3)
+
+
+def table_sum():
+    return emb.weight.sum(), norm.running_mean + norm.weight
+
+
+def local_table():
+    e2 = nn.Embedding(4, 2)
+    nn.init.ones_(e2.weight)
+    return e2.weight * 2
+"""
+
+
+def test_parameter_renames_reach_module_level_and_local_layers():
+    ns = load_torch(RENAMES)
+    mod, code, _ = load_converted(RENAMES)
+    assert "emb.embedding_table" in code and "norm.moving_mean" in code and "e2.embedding_table" in code, code
+    assert_close(mod.table_sum(), ns["table_sum"]())
+    assert_close(mod.local_table(), ns["local_table"]())
+
+
+# ------------------------------------------------------------------ 5. NumPy draws in forward
+DRAW_IN_FORWARD = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def reparameterization(mu, logvar):
+    std = torch.exp(logvar / 2)
+    sampled_z = torch.FloatTensor(np.random.normal(0, 1, (mu.size(0), 4)))  # SITE
+    return sampled_z * std + mu
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(6, 4)
+        self.logvar = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return reparameterization(self.mu(x), self.logvar(x))
+"""
+
+
+def test_numpy_draw_in_forward_runs_op_by_op_and_refuses_to_compile():
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    line = next(i for i, text in enumerate(DRAW_IN_FORWARD.splitlines(), 1) if "# SITE" in text)
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
+    torch.manual_seed(0)
+    tnet = load_torch(DRAW_IN_FORWARD)["Encoder"]()
+    np.random.seed(5)
+    expected = tnet(torch.from_numpy(x))
+    mod, code, sites = load_converted(DRAW_IN_FORWARD)
+    assert "_ms_compat.host_draw(np.random.normal(" in code, code
+    net = mod.Encoder()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    np.random.seed(5)
+    assert_close(net(ms.Tensor(x)), expected)          # PyNative: the same NumPy stream, drawn per call
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"numpy\.random\.normal at \S+:{line}\b"):
+            net(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ------------------------------------------------------------------ 4. `+=` on a name another name aliases
+ALIASED_AUGMENT = """
+import torch
+
+
+def losses(a, b, n):
+    d_real = (a * 2).mean()
+    d_loss = d_real
+    d_loss += (b * 3).mean()
+    first = n
+    n += 1
+    total = a * 1
+    alias = total
+    total -= b
+    return d_loss, d_real, alias, first, n
+"""
+
+
+def test_augmented_assignment_reaches_the_aliasing_name_as_in_torch():
+    import mindspore as ms
+    import torch
+
+    a, b = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    expected = load_torch(ALIASED_AUGMENT)["losses"](torch.from_numpy(a), torch.from_numpy(b), 3)
+    mod, code, _ = load_converted(ALIASED_AUGMENT)
+    assert "d_real = _ms_compat.inplace_alias(d_loss, d_real)" in code, code
+    for run in (mod.losses, ms.jit(mod.losses)):     # PyNative made a new tensor for `+=`; GRAPH did not
+        got = run(ms.Tensor(a), ms.Tensor(b), 3)
+        assert_close(got[:3], expected[:3])
+        assert tuple(got[3:]) == (3, 4)               # a number: `first` keeps the old value, as in Python
