@@ -28,7 +28,7 @@ mapping(D + "init_process_group", C + "init_process_group", args=_INIT_ARGS, tar
              "program); started with plain python the program runs as one process, rank 0 of 1. Under msrun "
              "os.environ gets torchrun's RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT from msrun's RANK_ID, "
              "DEVICE_ID, MS_WORKER_NUM, MS_SCHED_HOST/PORT when _ms_compat is imported",
-        test=f"{T}::test_msrun_two_workers_match_single_process")
+        test=f"{T}::test_collectives_two_workers")
 for _name, _note, _test in (
         ("get_rank", "mindspore.communication.get_rank()", "test_single_process_group"),
         ("get_world_size", "mindspore.communication.get_group_size()", "test_single_process_group"),
@@ -88,7 +88,7 @@ for _src in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.dis
                  "by the train step (a GradReducer: nn.DistributedGradReducer after value_and_grad), not by the "
                  "wrapper; device_ids, buckets and the other tuning options have no counterpart. As in torch, "
                  "the wrapper's state_dict() keys start with 'module.', the module's do not",
-            test=f"{T}::test_msrun_two_workers_match_single_process")
+            test=f"{T}::test_collectives_two_workers")
 for _src in ("torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"):
     mapping(_src, C + "DistributedSampler", args=("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last"),
             target_args=("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last"),
