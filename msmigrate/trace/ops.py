@@ -487,11 +487,24 @@ def _pad(e):
     return f"ops.pad({e.c(e.a['self'])}, {tuple(pad)!r}, value={e.c(float(e.a.get('value', 0) or 0))})"
 
 
+_TRAIN_DROPOUT = ("dropout with p > 0 in a training-mode trace: its random masks cannot match torch's; set the "
+                  "model's dropout probabilities to 0 to fine-tune the traced model")
+
+
+@op("aten.native_dropout.default")
+def _native_dropout(e):
+    if e.a.get("train") and e.a.get("p"):
+        raise NotConverted(_TRAIN_DROPOUT)
+    return First(e.c(e.a["input"]))
+
+
 @op("aten.clone.default", "aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default",
     "aten.contiguous.default", "aten.dropout.default", "aten.feature_dropout.default", "aten.alpha_dropout.default",
     "aten.view_as.default")
 def _identity(e):
     x = e.a.get("input", e.a.get("self"))
+    if "dropout" in e.name and e.a.get("train") and e.a.get("p"):
+        raise NotConverted(_TRAIN_DROPOUT)
     if "view_as" in e.name:
         return f"ops.reshape({e.c(x)}, {e.c(e.a['other'])}.shape)"
     return Alias(e.c(x))
@@ -696,11 +709,16 @@ def _group_norm(e):
 @op("aten.embedding.default")
 def _embedding(e):
     w, ids = e.a["weight"], e.a["indices"]
+    pad = e.a.get("padding_idx")
+    pad = None if pad is None or pad < 0 else int(pad)   # torch: the padding row gets no gradient
     path = e.owner(w, "Embedding", {"weight"}, None)
     if path:
         shape = e.in_shape(w)
-        cell = e.cell(path, f"Embedding({shape[0]}, {shape[1]})")
+        cell = e.cell(path, f"Embedding({shape[0]}, {shape[1]}" + (f", padding_idx={pad})" if pad is not None
+                                                                     else ")"))
         return f"{cell}({e.c(ids)})"
+    if pad is not None:
+        return f"embedding_lookup({e.c(w)}, {e.c(ids)}, {pad})"
     return f"ops.gather({e.c(w)}, {e.c(ids)}, 0)"
 
 
