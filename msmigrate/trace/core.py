@@ -298,6 +298,9 @@ def main_trace(argv=None) -> int:
     p.add_argument("--mindir", action="store_true", help="also export model.mindir and check it through nn.GraphCell")
     p.add_argument("--static-batch", action="store_true", help="do not try a dynamic batch dimension")
     p.add_argument("--no-check", action="store_true", help="skip the torch-free PYNATIVE/GRAPH check")
+    p.add_argument("--train", action="store_true",
+                   help="trace the training-mode forward, for fine-tuning (make forward return the loss; dropout "
+                        "must be 0; see msmigrate/trace/finetune.py)")
     a = p.parse_args(argv)
     import torch
 
@@ -317,7 +320,7 @@ def main_trace(argv=None) -> int:
         return 2
     try:
         res = trace_model(model, args, a.out, source=a.torch, dynamic_batch=not a.static_batch, mindir=a.mindir,
-                          check=not a.no_check, roots=[Path(a.path).resolve()] if a.path else ())
+                          check=not a.no_check, roots=[Path(a.path).resolve()] if a.path else (), train=a.train)
     except CaptureError as exc:
         print(f"msmigrate trace: error: {exc}", file=sys.stderr)
         return 1

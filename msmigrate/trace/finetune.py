@@ -61,7 +61,7 @@ def torch_steps(loss_module, batches, optimizer: str, hp: dict):
 
 
 def finetune_check(loss_module, batches, out_dir, *, optimizer: str = "adamw", hp=None, modes=("pynative", "graph"),
-                   validate: bool = False, source: str = "", timeout: int = 1800) -> dict:
+                   validate: bool = False, dynamic_batch: bool = True, source: str = "", timeout: int = 1800) -> dict:
     """Trace `loss_module` (its forward returns the scalar loss) in training mode on batches[0] into
     out_dir, train a copy of it in torch on `batches`, and train model.py the same way in a torch-free
     process in each of `modes`. Returns {"torch": losses, mode: {"losses", "loss_rel_diff", "grad_rel_diff",
@@ -73,7 +73,7 @@ def finetune_check(loss_module, batches, out_dir, *, optimizer: str = "adamw", h
     out = Path(out_dir)
     reference = copy.deepcopy(loss_module)   # trained by torch: the traced module keeps its initial weights
     res = trace_model(loss_module, batches[0], out, check=False, validate=validate, train=True,
-                      source=source or type(loss_module).__name__)
+                      dynamic_batch=dynamic_batch, source=source or type(loss_module).__name__)
     row = {"trace_ok": res.ok, "trace_pynative_diff": res.pynative_diff, "trace_seconds": res.seconds}
     if res.missing:
         row.update(ok=False, missing=[f"{op}: {why}" for op, why, _ in res.missing])
