@@ -481,7 +481,7 @@ class Generator:
         out.append("")
         out.append("")
         if self.tied:
-            out.append(f"# tied in torch (one tensor): checkpoint key -> the key of the one Parameter it is here")
+            out.append("# tied in torch (one tensor): checkpoint key -> the key of the one Parameter it is here")
             out.append(f"TIED = {dict(self.tied)!r}")
             out.append("")
             out.append("")

@@ -669,7 +669,8 @@ def _batch_norm(e):
     x, w, b = e.a["input"], e.a.get("weight"), e.a.get("bias")
     mean, var = e.a.get("running_mean"), e.a.get("running_var")
     if e.a.get("training") and "no_training" not in e.name:
-        raise NotConverted("batch norm in training mode (call model.eval() before tracing)")
+        raise NotConverted("batch norm in training mode (call model.eval() before tracing; a training-mode trace, "
+                           "for fine-tuning, does not convert batch statistics: freeze the norm layers in eval mode)")
     if mean is None:
         raise NotConverted("batch norm without running statistics")
     eps = e.a["eps"]
