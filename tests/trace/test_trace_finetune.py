@@ -81,3 +81,24 @@ def test_training_trace_refuses_dropout(tmp_path):
     res = trace_model(Dropping(), (torch.randn(2, 4),), tmp_path / "d", train=True, check=False, validate=False)
     assert res.missing and "dropout" in res.missing[0][0] and "dropout probabilities to 0" in res.missing[0][1]
     assert not (tmp_path / "d" / "model.py").exists()
+
+
+def test_a_tied_key_with_other_values_is_refused():
+    """create_model drops the second key of a tied pair from the checkpoint only when it holds the values
+    of the first (a checkpoint from an untied model would otherwise lose them silently)."""
+    import mindspore as ms
+    import numpy as np
+    import pytest
+
+    from msmigrate.trace.codegen import runtime_source
+
+    ns = {}
+    exec(runtime_source(), ns)  # noqa: S102 - the runtime model.py carries
+
+    def prm(v):
+        return ms.Parameter(ms.Tensor(np.full((2,), v, np.float32)))
+
+    assert list(ns["untie_checkpoint"]({"tok": prm(1.0), "head": prm(1.0)}, {"head": "tok"})) == ["tok"]
+    assert list(ns["untie_checkpoint"]({"tok": prm(1.0)}, {"head": "tok"})) == ["tok"]   # saved by MindSpore
+    with pytest.raises(RuntimeError, match="head is tied to tok but holds other values"):
+        ns["untie_checkpoint"]({"tok": prm(1.0), "head": prm(2.0)}, {"head": "tok"})
