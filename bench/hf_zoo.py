@@ -12,9 +12,10 @@ The model keeps its Hugging Face defaults (use_cache=True for decoders), as a ne
     python bench/hf_zoo.py --archs bert,gpt2 --work /tmp/hz
     python bench/hf_zoo.py --generate            # gpt2, llama, qwen2, mistral, t5: greedy generate() with a KV
                                                  # cache, tokens against HF's; decode-step ms GRAPH vs torch
-    python bench/hf_zoo.py --finetune [--optimizer sgd]   # bert_cls, gpt2, llama: 5 fine-tuning steps (AdamW by
-                                                 # default), traced training forward vs torch: per-step loss and
-                                                 # first-step gradients, PYNATIVE and GRAPH
+    python bench/hf_zoo.py --finetune [--optimizer sgd]   # bert_cls, gpt2, llama (--archs: also roberta_cls,
+                                                 # qwen2): 5 fine-tuning steps (AdamW by default), traced training
+                                                 # forward vs torch: per-step loss and first-step gradients,
+                                                 # PYNATIVE and GRAPH
 
 Prints one row per architecture and the pass counts."""
 from __future__ import annotations
@@ -289,7 +290,10 @@ FT_ARCHS = {   # name -> (transformers class, config of ARCHS, task): dropout se
     "bert_cls": ("BertForSequenceClassification", "bert", "classify"),
     "gpt2": ("GPT2LMHeadModel", "gpt2", "lm"),
     "llama": ("LlamaForCausalLM", "llama", "lm"),
+    "roberta_cls": ("RobertaForSequenceClassification", "roberta", "classify"),
+    "qwen2": ("Qwen2ForCausalLM", "qwen2", "lm"),
 }
+FT_DEFAULT = ["bert_cls", "gpt2", "llama"]
 FT_STEPS, FT_LABELS = 5, 3
 FT_HP = {"adamw": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01), "sgd": dict(lr=0.1, momentum=0.9)}
 
@@ -345,7 +349,7 @@ def ft_one(name: str, work: Path, optimizer: str) -> dict:
 
 
 def main_finetune(a, work: Path) -> int:
-    archs = [x for x in a.archs.split(",") if x in FT_ARCHS] if a.archs != ",".join(DEFAULT) else list(FT_ARCHS)
+    archs = [x for x in a.archs.split(",") if x in FT_ARCHS] if a.archs != ",".join(DEFAULT) else FT_DEFAULT
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
     rows = {}
     for arch in archs:
@@ -386,7 +390,7 @@ def main(argv=None) -> int:
     p.add_argument("--generate", action="store_true", help="greedy generation of the decoder LMs instead")
     p.add_argument("--gen-one", help=argparse.SUPPRESS)
     p.add_argument("--gen-check", help=argparse.SUPPRESS)
-    p.add_argument("--finetune", action="store_true", help="fine-tuning steps of bert_cls, gpt2, llama instead")
+    p.add_argument("--finetune", action="store_true", help="fine-tuning steps (bert_cls, gpt2, llama) instead")
     p.add_argument("--optimizer", default="adamw", choices=sorted(FT_HP), help="with --finetune")
     p.add_argument("--ft-one", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
