@@ -12,6 +12,10 @@ The model keeps its Hugging Face defaults (use_cache=True for decoders), as a ne
     python bench/hf_zoo.py --archs bert,gpt2 --work /tmp/hz
     python bench/hf_zoo.py --generate            # gpt2, llama, qwen2, mistral, t5: greedy generate() with a KV
                                                  # cache, tokens against HF's; decode-step ms GRAPH vs torch
+    python bench/hf_zoo.py --finetune [--optimizer sgd]   # bert_cls, gpt2, llama (--archs: also roberta_cls,
+                                                 # qwen2): 5 fine-tuning steps (AdamW by default), traced training
+                                                 # forward vs torch: per-step loss and first-step gradients,
+                                                 # PYNATIVE and GRAPH
 
 Prints one row per architecture and the pass counts."""
 from __future__ import annotations
@@ -282,6 +286,101 @@ def gen_check(out: Path) -> dict:
     return res
 
 
+FT_ARCHS = {   # name -> (transformers class, config of ARCHS, task): dropout set to 0 (its masks are random)
+    "bert_cls": ("BertForSequenceClassification", "bert", "classify"),
+    "gpt2": ("GPT2LMHeadModel", "gpt2", "lm"),
+    "llama": ("LlamaForCausalLM", "llama", "lm"),
+    "roberta_cls": ("RobertaForSequenceClassification", "roberta", "classify"),
+    "qwen2": ("Qwen2ForCausalLM", "qwen2", "lm"),
+}
+FT_DEFAULT = ["bert_cls", "gpt2", "llama"]
+FT_STEPS, FT_LABELS = 5, 3
+FT_HP = {"adamw": dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01), "sgd": dict(lr=0.1, momentum=0.9)}
+
+
+def no_dropout(config):
+    """Every dropout probability of a transformers config (and of its sub-configs) set to 0."""
+    for key, value in list(vars(config).items()):
+        if isinstance(value, float) and ("dropout" in key or key.endswith("pdrop")):
+            setattr(config, key, 0.0)
+        elif hasattr(value, "to_dict") and hasattr(value, "model_type"):
+            no_dropout(value)
+    return config
+
+
+def ft_one(name: str, work: Path, optimizer: str) -> dict:
+    """FT_STEPS optimizer steps of a tiny Hugging Face model (loss from `labels`: class ids for a sequence
+    classifier, the input ids with padding ignored (-100) for a causal LM) in torch and, traced in training
+    mode, in MindSpore (msmigrate.trace.finetune): per-step losses and first-step gradients."""
+    hide_torchvision()
+    import torch
+    import transformers
+
+    from msmigrate.trace.finetune import finetune_check
+
+    cls_name, cfg_of, task = FT_ARCHS[name]
+    config = no_dropout(_config(cfg_of))
+    if task == "classify":
+        config.num_labels = FT_LABELS
+    torch.manual_seed(0)
+    model = getattr(transformers, cls_name)(config)
+    g = torch.Generator().manual_seed(1)
+    batches = []
+    for _ in range(FT_STEPS):
+        ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
+        mask = padded_mask(BATCH, SEQ, left=False)
+        labels = (torch.randint(0, FT_LABELS, (BATCH,), generator=g) if task == "classify"
+                  else ids.masked_fill(mask == 0, -100))
+        batches.append((ids, mask, labels))
+
+    class Loss(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.model = m
+
+        def forward(self, input_ids, attention_mask, labels):
+            return self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+
+    t = time.perf_counter()
+    row = finetune_check(Loss(model), batches, work / f"ft_{name}", optimizer=optimizer, hp=FT_HP[optimizer],
+                         source=f"transformers.{cls_name} (tiny config, dropout 0), loss from labels")
+    row.update(arch=name, optimizer=optimizer, seconds=round(time.perf_counter() - t, 1))
+    return row
+
+
+def main_finetune(a, work: Path) -> int:
+    archs = [x for x in a.archs.split(",") if x in FT_ARCHS] if a.archs != ",".join(DEFAULT) else FT_DEFAULT
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    rows = {}
+    for arch in archs:
+        cmd = [sys.executable, __file__, "--ft-one", arch, "--optimizer", a.optimizer, "--work", str(work)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
+            line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
+            rows[arch] = json.loads(line[-1][4:]) if line else {
+                "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
+        except subprocess.TimeoutExpired:
+            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
+        print(json.dumps(rows[arch], default=str), flush=True)
+    print(f"\nfine-tuning, {FT_STEPS} steps of {a.optimizer} {FT_HP[a.optimizer]}, batch {BATCH}x{SEQ} with padding; "
+          f"max over steps of |loss_ms - loss_torch| / |loss_torch| (pass <= 1e-4), first-step gradients "
+          f"max|d| / max|g_torch|")
+    print(f"{'architecture':12} {'mode':9} {'loss rel diff':>14} {'grad rel diff':>14}  result / problem")
+    ok = 0
+    for arch in archs:
+        r = rows[arch]
+        passed = bool(r.get("ok"))
+        ok += passed
+        for mode in ("pynative", "graph"):
+            m = r.get(mode) or {}
+            why = r.get("error") or (f"missing {r['missing']}" if r.get("missing") else "") or m.get("error", "")
+            loss = f"{max(m['loss_rel_diff']):.1e}" if m.get("loss_rel_diff") else "-"
+            grad = f"{m['grad_rel_diff']:.1e}" if "grad_rel_diff" in m else "-"
+            print(f"{arch:12} {mode:9} {loss:>14} {grad:>14}  {'pass' if m.get('pass') else 'FAIL'} {why[:200]}")
+    print(f"\nfine-tuning steps match torch in both modes: {ok}/{len(archs)}")
+    return 0 if ok == len(archs) else 1
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--work", default=str(ROOT / "bench" / "_work" / "hf_zoo"))
@@ -291,6 +390,9 @@ def main(argv=None) -> int:
     p.add_argument("--generate", action="store_true", help="greedy generation of the decoder LMs instead")
     p.add_argument("--gen-one", help=argparse.SUPPRESS)
     p.add_argument("--gen-check", help=argparse.SUPPRESS)
+    p.add_argument("--finetune", action="store_true", help="fine-tuning steps (bert_cls, gpt2, llama) instead")
+    p.add_argument("--optimizer", default="adamw", choices=sorted(FT_HP), help="with --finetune")
+    p.add_argument("--ft-one", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     work = Path(a.work)
     if a.one:
@@ -302,8 +404,13 @@ def main(argv=None) -> int:
     if a.gen_check:
         print("GEN " + json.dumps(gen_check(Path(a.gen_check))), flush=True)
         return 0
+    if a.ft_one:
+        print("ROW " + json.dumps(ft_one(a.ft_one, work, a.optimizer), default=str), flush=True)
+        return 0
     if a.generate:
         return main_generate(a, work)
+    if a.finetune:
+        return main_finetune(a, work)
     archs = [x for x in a.archs.split(",") if x]
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
     rows = {}

@@ -76,13 +76,14 @@ def _exportable_experts(model) -> list:
     return notes
 
 
-def export(model, args, dynamic_batch: bool = True, roots=(), dynamic_shapes=None):
-    """torch.export the model in eval mode; returns (ExportedProgram, notes). Tries `dynamic_shapes`
+def export(model, args, dynamic_batch: bool = True, roots=(), dynamic_shapes=None, train: bool = False):
+    """torch.export the model in eval mode (`train`: in training mode, the forward a fine-tuning step
+    runs: dropout kept, BatchNorm on batch statistics); returns (ExportedProgram, notes). Tries `dynamic_shapes`
     (torch.export's form, e.g. batch and sequence dims of token ids) or else a dynamic batch dim first,
     and falls back to a static one if torch refuses it."""
     import torch
 
-    model = model.eval()
+    model = model.train(train)
     notes = _exportable_experts(model)
     ep = None
     if dynamic_shapes is not None:

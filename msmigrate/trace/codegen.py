@@ -230,8 +230,11 @@ class Generator:
                 self.values[tgt] = val
             else:
                 raise NotConverted(f"graph input of kind {k}")
+        # what torch trains: parameters with requires_grad (buffers and lifted constants are fixed)
+        self.trainable = {k for k, v in model.named_parameters(remove_duplicate=False) if v.requires_grad}
+        self.frozen = {k for k, v in model.named_parameters(remove_duplicate=False) if not v.requires_grad}
         # every state_dict key goes to the checkpoint, used by the graph or not
-        self.tied: List[tuple] = []
+        self.tied: List[tuple] = []   # (key, the key it is tied to): one tensor in torch, one Parameter here
         seen: Dict[tuple, str] = {}
         for k, v in model.state_dict().items():
             self.values.setdefault(k, v)
@@ -416,7 +419,23 @@ class Generator:
         v = self.values[key]
         shape = tuple(v.shape)
         dt = _ms_dtype(v.dtype)
-        return f"param({shape!r})" if dt == "ms.float32" else f"param({shape!r}, {dt})"
+        kind = "param" if key in self.trainable else "buffer"   # a buffer gets no gradient and no update
+        return f"{kind}({shape!r})" if dt == "ms.float32" else f"{kind}({shape!r}, {dt})"
+
+    def tie_lines(self) -> List[str]:
+        """`a.weight = b.weight` for each tied pair: torch trains one tensor, so the MindSpore model holds
+        one Parameter under the first key (its gradient sums both uses; create_model drops the second
+        key from the checkpoint after checking it holds the same values)."""
+        lines = []
+        for key, source in self.tied:
+            parent, _, name = key.rpartition(".")
+            holder = self.path_code(parent) if parent else "self"
+            value = self.path_code(source)
+            if _ident(cell_attr(name)):
+                lines.append(f"        {holder}.{cell_attr(name)} = {value}")
+            else:
+                lines.append(f"        setattr({holder}, {cell_attr(name)!r}, {value})")
+        return lines
 
     def init_lines(self) -> List[str]:
         kids = self._tree_children("")
@@ -424,14 +443,21 @@ class Generator:
         lines = []
         for k, code in self._members("", kids, params, 8):
             lines.append(f"        self.{k} = {code}" if _ident(k) else f"        setattr(self, {k!r}, {code})")
+        lines += self.tie_lines()
         if self.renamed:
             lines.append(f"        torch_names(self, {self.renamed!r})")
+        # frozen torch parameters inside cells (Linear, Embedding...), whose own parameters are trainable
+        frozen = sorted(f"{path}.{name}" for path in self.cells for name in self.direct_keys.get(path, ())
+                        if f"{path}.{name}" in self.frozen and f"{path}.{name}" not in dict(self.tied))
+        if frozen:
+            lines.append(f"        freeze(self, {frozen!r})")
         return lines
 
     # ---------------------------------------------------------------- model.py
     def source(self, header: str, extra_code: str = "") -> str:
         """model.py; `extra_code`: more generated code that follows (its runtime helpers are kept too)."""
-        runtime = prune_runtime(runtime_source(), extra_code + "\n".join(c for _, _, c, _ in self.lines)
+        runtime = prune_runtime(runtime_source(), extra_code + ("untie_checkpoint\n" if self.tied else "")
+                                + "\n".join(c for _, _, c, _ in self.lines)
                                 + "\n".join(self.cells.values()) + "\n".join(self.init_lines()))
         out = [f'"""{header}"""', runtime.rstrip(), "", ""]
         out.append(f"class {self.class_name}(nn.Cell):")
@@ -454,7 +480,13 @@ class Generator:
         out.append(f"        return {self.output_code()}")
         out.append("")
         out.append("")
-        out.append(CREATE_MODEL.replace("CLASS", self.class_name))
+        if self.tied:
+            out.append("# tied in torch (one tensor): checkpoint key -> the key of the one Parameter it is here")
+            out.append(f"TIED = {dict(self.tied)!r}")
+            out.append("")
+            out.append("")
+        create = CREATE_MODEL.replace("CLASS", self.class_name)
+        out.append(create.replace(_LOAD, _LOAD_TIED) if self.tied else create)
         return "\n".join(out) + "\n"
 
     def output_code(self) -> str:
@@ -478,6 +510,9 @@ CREATE_MODEL = '''def create_model(checkpoint=None):
             raise RuntimeError(f"checkpoint does not fit the network: missing {not_loaded[:5]}, unused {unused[:5]}")
     net.set_train(False)
     return net'''
+
+_LOAD = "ms.load_param_into_net(net, ms.load_checkpoint(path), strict_load=True)"
+_LOAD_TIED = "ms.load_param_into_net(net, untie_checkpoint(ms.load_checkpoint(path), TIED), strict_load=True)"
 
 
 def prune_runtime(runtime: str, used_code: str) -> str:

@@ -34,24 +34,26 @@ class TraceResult:
 
 def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool = True, mindir: bool = False,
                 check: bool = True, roots=(), validate: bool = True, dynamic_shapes=None,
-                generate: bool = False, decode=None) -> TraceResult:
+                generate: bool = False, decode=None, train: bool = False) -> TraceResult:
     """Export `model` on example `args`, write out_dir/model.py, model.ckpt, trace-report.md
     (and model.mindir); validate node by node; with `check`, rerun the written model in a process
     without torch, PYNATIVE and GRAPH (and the MindIR). `decode` = (step module, step args, dynamic
     shapes): a second graph, the decode step with its KV cache as input and output (see kvcache.py);
     `generate` (True, or "seq2seq" for an encoder-decoder) then emits a generate() that prefills with
-    the model and decodes with the step."""
+    the model and decodes with the step. `train`: trace the training-mode forward (for fine-tuning, see
+    finetune.py; dropout with p > 0 is then refused, as its random masks cannot match torch's)."""
     import torch
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res = TraceResult(out)
-    model = model.eval()
+    model = model.train(train)
     args = tuple(args)
     with torch.no_grad():
         y = model(*args)
     t0 = time.perf_counter()
-    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots, dynamic_shapes=dynamic_shapes)
+    ep, notes = export(model, args, dynamic_batch=dynamic_batch, roots=roots, dynamic_shapes=dynamic_shapes,
+                       train=train)
     res.seconds["export"] = round(time.perf_counter() - t0, 1)
     res.notes += notes
     gen = Generator(model, ep, type(model).__name__)
@@ -247,8 +249,8 @@ def _write_report(res: TraceResult, gen: Generator, source: str) -> None:
                  "Linear cells are written with torch's names: weight, bias, running_mean, running_var, "
                  "num_batches_tracked), plus non-persistent buffers and lifted constants of the graph")
     for k, other in gen.tied:
-        lines.append(f"- tied parameters: `{k}` is `{other}` in torch (one tensor); the MindSpore model holds two "
-                     f"Parameters loaded with the same values (inference is exact; training would untie them)")
+        lines.append(f"- tied parameters: `{k}` is `{other}` in torch (one tensor); the MindSpore model holds one "
+                     f"Parameter for both (named `{other}`; training updates both uses, as in torch)")
     if gen.lines:
         from collections import Counter
 
@@ -296,6 +298,9 @@ def main_trace(argv=None) -> int:
     p.add_argument("--mindir", action="store_true", help="also export model.mindir and check it through nn.GraphCell")
     p.add_argument("--static-batch", action="store_true", help="do not try a dynamic batch dimension")
     p.add_argument("--no-check", action="store_true", help="skip the torch-free PYNATIVE/GRAPH check")
+    p.add_argument("--train", action="store_true",
+                   help="trace the training-mode forward, for fine-tuning (make forward return the loss; dropout "
+                        "must be 0; see msmigrate/trace/finetune.py)")
     a = p.parse_args(argv)
     import torch
 
@@ -315,7 +320,7 @@ def main_trace(argv=None) -> int:
         return 2
     try:
         res = trace_model(model, args, a.out, source=a.torch, dynamic_batch=not a.static_batch, mindir=a.mindir,
-                          check=not a.no_check, roots=[Path(a.path).resolve()] if a.path else ())
+                          check=not a.no_check, roots=[Path(a.path).resolve()] if a.path else (), train=a.train)
     except CaptureError as exc:
         print(f"msmigrate trace: error: {exc}", file=sys.stderr)
         return 1

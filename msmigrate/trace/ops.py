@@ -487,11 +487,24 @@ def _pad(e):
     return f"ops.pad({e.c(e.a['self'])}, {tuple(pad)!r}, value={e.c(float(e.a.get('value', 0) or 0))})"
 
 
+_TRAIN_DROPOUT = ("dropout with p > 0 in a training-mode trace: its random masks cannot match torch's; set the "
+                  "model's dropout probabilities to 0 to fine-tune the traced model")
+
+
+@op("aten.native_dropout.default")
+def _native_dropout(e):
+    if e.a.get("train") and e.a.get("p"):
+        raise NotConverted(_TRAIN_DROPOUT)
+    return First(e.c(e.a["input"]))
+
+
 @op("aten.clone.default", "aten.alias.default", "aten.detach.default", "aten.lift_fresh_copy.default",
     "aten.contiguous.default", "aten.dropout.default", "aten.feature_dropout.default", "aten.alpha_dropout.default",
     "aten.view_as.default")
 def _identity(e):
     x = e.a.get("input", e.a.get("self"))
+    if "dropout" in e.name and e.a.get("train") and e.a.get("p"):
+        raise NotConverted(_TRAIN_DROPOUT)
     if "view_as" in e.name:
         return f"ops.reshape({e.c(x)}, {e.c(e.a['other'])}.shape)"
     return Alias(e.c(x))
@@ -656,7 +669,8 @@ def _batch_norm(e):
     x, w, b = e.a["input"], e.a.get("weight"), e.a.get("bias")
     mean, var = e.a.get("running_mean"), e.a.get("running_var")
     if e.a.get("training") and "no_training" not in e.name:
-        raise NotConverted("batch norm in training mode (call model.eval() before tracing)")
+        raise NotConverted("batch norm in training mode (call model.eval() before tracing; a training-mode trace, "
+                           "for fine-tuning, does not convert batch statistics: freeze the norm layers in eval mode)")
     if mean is None:
         raise NotConverted("batch norm without running statistics")
     eps = e.a["eps"]
@@ -696,11 +710,16 @@ def _group_norm(e):
 @op("aten.embedding.default")
 def _embedding(e):
     w, ids = e.a["weight"], e.a["indices"]
+    pad = e.a.get("padding_idx")
+    pad = None if pad is None or pad < 0 else int(pad)   # torch: the padding row gets no gradient
     path = e.owner(w, "Embedding", {"weight"}, None)
     if path:
         shape = e.in_shape(w)
-        cell = e.cell(path, f"Embedding({shape[0]}, {shape[1]})")
+        cell = e.cell(path, f"Embedding({shape[0]}, {shape[1]}" + (f", padding_idx={pad})" if pad is not None
+                                                                     else ")"))
         return f"{cell}({e.c(ids)})"
+    if pad is not None:
+        return f"embedding_lookup({e.c(w)}, {e.c(ids)}, {pad})"
     return f"ops.gather({e.c(w)}, {e.c(ids)}, 0)"
 
 

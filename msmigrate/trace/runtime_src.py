@@ -39,9 +39,36 @@ class Empty(nn.Cell):
 
 
 def param(shape, dtype=ms.float32):
-    """A parameter (or buffer) of this shape; its value comes from the checkpoint."""
+    """A parameter of this shape; its value comes from the checkpoint."""
     trainable = dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16)
     return Parameter(Tensor(np.zeros(shape), dtype), requires_grad=trainable)
+
+
+def buffer(shape, dtype=ms.float32):
+    """A torch buffer (or lifted constant) of this shape: saved in the checkpoint, never trained."""
+    return Parameter(Tensor(np.zeros(shape), dtype), requires_grad=False)
+
+
+def freeze(net, names):
+    """No gradient and no update for these parameters (frozen in torch: requires_grad=False)."""
+    names = set(names)
+    for p in net.get_parameters():
+        if p.name in names:
+            p.requires_grad = False
+            names.discard(p.name)
+    if names:
+        raise RuntimeError(f"freeze: no parameters named {sorted(names)[:5]}")
+
+
+def untie_checkpoint(params, tied):
+    """The checkpoint without the second key of each tied pair (`tied`: key -> the key of the one
+    Parameter the model holds for both), once both are seen to hold the same values."""
+    for key, source in tied.items():
+        if key in params:
+            if source in params and not np.array_equal(params[key].asnumpy(), params[source].asnumpy()):
+                raise RuntimeError(f"checkpoint: {key} is tied to {source} but holds other values")
+            del params[key]
+    return params
 
 
 class BatchNorm(nn.Cell):
@@ -53,9 +80,9 @@ class BatchNorm(nn.Cell):
         self.eps = eps
         self.weight = param((num_features,)) if affine else None
         self.bias = param((num_features,)) if affine else None
-        self.running_mean = param((num_features,))
-        self.running_var = param((num_features,))
-        self.num_batches_tracked = param((), ms.int64)  # kept so the checkpoint holds every torch key
+        self.running_mean = buffer((num_features,))
+        self.running_var = buffer((num_features,))
+        self.num_batches_tracked = buffer((), ms.int64)  # kept so the checkpoint holds every torch key
 
     def construct(self, x):
         return batch_norm(x, self.weight, self.bias, self.running_mean, self.running_var, self.eps)
@@ -119,12 +146,21 @@ def group_norm(x, groups, weight, bias, eps):
 class Embedding(nn.Cell):
     """torch Embedding (lookup table named `weight`, like torch)."""
 
-    def __init__(self, num_embeddings, embedding_dim):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None):
         super().__init__()
         self.weight = param((num_embeddings, embedding_dim))
+        self.padding_idx = padding_idx
 
     def construct(self, ids):
-        return ops.gather(self.weight, ids, 0)
+        if self.padding_idx is None:
+            return ops.gather(self.weight, ids, 0)
+        return embedding_lookup(self.weight, ids, self.padding_idx)
+
+
+def embedding_lookup(weight, ids, padding_idx):
+    """torch embedding with a padding_idx: the same lookup, but the padding row gets no gradient."""
+    rows = ops.gather(weight, ids, 0)
+    return ops.where(ops.expand_dims(ids == padding_idx, -1), ops.stop_gradient(rows), rows)
 
 
 class Linear(nn.Cell):
