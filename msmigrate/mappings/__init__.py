@@ -35,5 +35,8 @@ from . import torch_inplace_functions  # noqa: F401,E402
 # torch.compiler.disable and torch._dynamo.disable used as values
 from . import compiler_hints, library_internals  # noqa: F401,E402
 
+# more Tensor properties/methods, torch.nn layers and functional ops (helpers: templates/compat_parts/nn_extra.py)
+from . import tensor_nn_extra  # noqa: F401,E402
+
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

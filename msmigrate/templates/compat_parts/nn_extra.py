@@ -1,0 +1,224 @@
+"""torch.nn layers and torch.nn.functional ops that MindSpore 2.10 has no Cell/function of the same meaning for,
+written with torch's formulas and defaults (mappings/tensor_nn_extra.py; proven against torch by
+tests/parity/test_tensor_nn_extra.py). Random ones (RReLU in training, alpha dropout) draw from MindSpore's
+stream: the same distribution as torch, not the same numbers."""
+import mindspore as ms
+from mindspore import nn, ops
+
+_NNX_ALPHA = 1.7580993408473766   # -SELU scale * alpha: the value a dropped unit takes in alpha dropout
+
+
+def _nnx_tuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class Softplus(nn.Cell):
+    """torch.nn.Softplus: log(1 + exp(beta * x)) / beta, linear above threshold (MindSpore has no Softplus Cell)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def construct(self, input):
+        return ops.softplus(input, self.beta, self.threshold)
+
+
+def _nnx_clamped_norm(v, dim, eps):
+    # torch divides each input by its norm clamped to eps; the clamp is invisible to the gradient
+    n = ops.norm(v, 2, dim, keepdim=True)
+    return n + ops.stop_gradient(ops.relu(eps - n))
+
+
+class CosineSimilarity(nn.Cell):
+    """torch.nn.CosineSimilarity (mindspore.nn.CosineSimilarity is a metric, not a layer)."""
+
+    def __init__(self, dim=1, eps=1e-08):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def construct(self, x1, x2):
+        return ops.sum(x1 / _nnx_clamped_norm(x1, self.dim, self.eps) * (x2 / _nnx_clamped_norm(x2, self.dim, self.eps)),
+                       self.dim)
+
+
+class PairwiseDistance(nn.Cell):
+    """torch.nn.PairwiseDistance: norm(x1 - x2 + eps, p) over the last dimension."""
+
+    def __init__(self, p=2.0, eps=1e-06, keepdim=False):
+        super().__init__()
+        self.p, self.eps, self.keepdim = float(p), eps, keepdim
+
+    def construct(self, x1, x2):
+        return ops.norm(x1 - x2 + self.eps, self.p, -1, keepdim=self.keepdim)
+
+
+class RMSNorm(nn.Cell):
+    """torch.nn.RMSNorm: x / sqrt(mean(x^2 over normalized_shape) + eps) * weight; eps=None is the input dtype's
+    machine epsilon, as torch."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.axes = tuple(range(-len(shape), 0))
+        self.eps = eps
+        self.weight = ms.Parameter(ops.ones(shape, ms.float32), name="weight") if elementwise_affine else None
+
+    def construct(self, input):
+        eps = self.eps
+        if eps is None:
+            eps = 2.220446049250313e-16 if input.dtype == ms.float64 else 1.1920928955078125e-07
+        out = input * ops.rsqrt(ops.mean(input * input, self.axes, True) + eps)
+        return out if self.weight is None else out * self.weight
+
+
+class _CircularPad(nn.Cell):
+    _nd = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _nnx_tuple(padding, 2 * self._nd)
+
+    def construct(self, input):
+        return ops.pad(input, self.padding, mode="circular")
+
+
+class CircularPad1d(_CircularPad):
+    _nd = 1
+
+
+class CircularPad2d(_CircularPad):
+    _nd = 2
+
+
+class CircularPad3d(_CircularPad):
+    _nd = 3
+
+
+def _nnx_channel_sum(sq, before, after):
+    """Sum of sq over the channel window [c - before, c + after] (zero padded), for every channel c (dim 1)."""
+    c = ops.cumsum(ops.pad(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
+    return ops.moveaxis(c[..., before + after + 1:] - c[..., :-(before + after + 1)], -1, 1)
+
+
+class LocalResponseNorm(nn.Cell):
+    """torch.nn.LocalResponseNorm: x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta
+    (mindspore.nn.LRN counts the window and alpha differently)."""
+
+    def __init__(self, size, alpha=0.0001, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def construct(self, input):
+        s = _nnx_channel_sum(input * input, self.size // 2, (self.size - 1) // 2)
+        return input / (self.k + self.alpha * s / self.size) ** self.beta
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """torch.nn.CrossMapLRN2d on (N, C, H, W): x * (k + alpha / size * S_c)^-beta, where S_c sums x^2 over the
+    channels torch 2.13's running-window loop adds: up to c + pre_pad - 1, minus channels 1 .. c - pre_pad
+    (channel 0 is never taken out of the window), pre_pad = (size - 1) // 2 + 1."""
+
+    def __init__(self, size, alpha=0.0001, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def construct(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        channels, pre = input.shape[1], (self.size - 1) // 2 + 1
+        upper = [min(c + pre - 1, channels - 1) for c in range(channels)]
+        removed = [c - pre if c > pre else 0 for c in range(channels)]
+        cs = ops.cumsum(input * input, 1)
+        s = ops.gather(cs, ms.Tensor(upper, ms.int32), 1) - ops.gather(cs, ms.Tensor(removed, ms.int32), 1) + cs[:, :1]
+        return input * (self.k + self.alpha / self.size * s) ** -self.beta
+
+
+class UpsamplingBilinear2d(nn.Cell):
+    """torch.nn.UpsamplingBilinear2d: bilinear with align_corners=True to `size` or floor(size * scale_factor)
+    (mint.nn.UpsamplingBilinear2d has no CPU kernel for a scale factor)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size = None if size is None else _nnx_tuple(size, 2)
+        self.scale = None if scale_factor is None else tuple(float(s) for s in _nnx_tuple(scale_factor, 2))
+
+    def construct(self, input):
+        size = self.size
+        if size is None:
+            size = (int(input.shape[-2] * self.scale[0]), int(input.shape[-1] * self.scale[1]))
+        return ops.interpolate(input, size=size, mode="bilinear", align_corners=True)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """torch.nn.functional.lp_pool3d: (sum over the window of x^p)^(1/p), as torch computes it from avg_pool3d."""
+    k = _nnx_tuple(kernel_size, 3)
+    s = k if stride is None else _nnx_tuple(stride, 3)
+    out = ops.avg_pool3d(input ** norm_type, k, s, 0, ceil_mode)
+    return (ops.sign(out) * ops.relu(ops.abs(out)) * (k[0] * k[1] * k[2])) ** (1.0 / norm_type)
+
+
+class LPPool3d(nn.Cell):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def construct(self, input):
+        return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """torch.nn.functional.rrelu: negative inputs times a slope drawn from U(lower, upper) in training, times
+    (lower + upper) / 2 otherwise (MindSpore's rrelu always draws)."""
+    if training:
+        slope = ops.rand_like(input) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return ops.where(input >= 0, input, input * slope)
+
+
+class RReLU(nn.Cell):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper = lower, upper
+
+    def construct(self, input):
+        return rrelu(input, self.lower, self.upper, self.training)
+
+
+def _nnx_alpha_dropout(input, p, training, feature):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    keep = (ops.rand(shape, dtype=input.dtype) >= p).astype(input.dtype)
+    a = 1.0 / ((_NNX_ALPHA * _NNX_ALPHA * p + 1) * (1 - p)) ** 0.5
+    # torch: input * keep * a + (keep - 1) * alpha * a + alpha * a * p
+    return input * (keep * a) + ((keep - 1) * (_NNX_ALPHA * a) + _NNX_ALPHA * a * p)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _nnx_alpha_dropout(input, p, training, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _nnx_alpha_dropout(input, p, training, True)
+
+
+class AlphaDropout(nn.Cell):
+    _feature = False
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0.0 or p > 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def construct(self, input):
+        return _nnx_alpha_dropout(input, self.p, self.training, self._feature)
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    _feature = True
+
