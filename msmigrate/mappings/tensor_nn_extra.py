@@ -171,3 +171,23 @@ for _name in ("alpha_dropout", "feature_alpha_dropout"):
             target_args=("input", "p", "training"), drop=("inplace",), test=T_RANDOM_FUNC,
             note="training defaults to False, as torch (the identity); in training, torch's alpha dropout ("
                  + _RANDOM_NOTE + ")")
+
+# ------------------------------------------------------------------ embedding bags
+_BAG_REFUSED = {"max_norm": "max_norm renormalizes weight rows in place while looking them up: not converted",
+                "scale_grad_by_freq": "gradients scaled by word frequency are not converted"}
+_BAG_OK = {"max_norm": ("None",), "scale_grad_by_freq": ("False",)}
+_BAG_NOTE = ("bags of a 2-D input's rows or of a 1-D input split at offsets; 'sum'/'mean'/'max', padding_idx "
+             "left out, an empty bag gives zeros, as torch; sparse=True gives dense gradients of the same values")
+mapping(N + "EmbeddingBag", "_ms_compat.EmbeddingBag",
+        args=("num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+              "_weight", "include_last_offset", "padding_idx", "device", "dtype"),
+        target_args=("num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode",
+                     "sparse", "_weight", "include_last_offset", "padding_idx"),
+        drop=("device", "dtype"), unsupported=_BAG_REFUSED, unsupported_ok=_BAG_OK, test=T_LAYER,
+        note="parameter `weight` drawn from N(0, 1) as torch; " + _BAG_NOTE)
+mapping(F + "embedding_bag", "_ms_compat.embedding_bag",
+        args=("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+              "per_sample_weights", "include_last_offset", "padding_idx"),
+        target_args=("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+                     "per_sample_weights", "include_last_offset", "padding_idx"),
+        unsupported=_BAG_REFUSED, unsupported_ok=_BAG_OK, test=T_FUNC, note=_BAG_NOTE)

@@ -23,6 +23,12 @@ IMG = RNG.standard_normal((2, 3, 4, 6)).astype(np.float32)
 VOL = RNG.standard_normal((1, 2, 4, 4, 6)).astype(np.float32)
 SQ = (RNG.standard_normal((3, 3)) * 0.5).astype(np.float32)
 ROWS = np.array([0, 2, 0], np.int64)
+WORDS = np.array([1, 0, 4, 9, 2, 0, 3], np.int64)
+BAGS = np.array([[1, 0, 4], [9, 9, 2], [0, 0, 0]], np.int64)
+OFFSETS = np.array([0, 2, 2, 5], np.int64)          # the second bag is empty
+OFFSETS_LAST = np.array([0, 3, 3, 7], np.int64)     # include_last_offset: the last one closes the last bag
+TABLE = RNG.standard_normal((10, 3)).astype(np.float32)
+PSW = RNG.uniform(0.5, 2.0, 7).astype(np.float32)
 COLS = np.array([1, 3, 1], np.int64)
 VALS = np.array([5.0, -2.0, 0.5], np.float32)
 
@@ -68,6 +74,12 @@ FUNCTIONAL = [
          "v: (torch.nn.functional.adaptive_max_pool3d(v, (2, 2, 3)),"
          " torch.nn.functional.adaptive_max_pool3d(v, 2, return_indices=True),"
          " torch.nn.functional.adaptive_max_pool3d_with_indices(v, (1, 2, 2)))", [VOL], graph=False),
+    case([_F + "embedding_bag"],
+         "i, w, o, b, ol, s: (torch.nn.functional.embedding_bag(i, w, o), torch.nn.functional.embedding_bag(i, w, o,"
+         " mode='max'), torch.nn.functional.embedding_bag(b, w, mode='sum', padding_idx=0),"
+         " torch.nn.functional.embedding_bag(i, w, ol, mode='sum', per_sample_weights=s, include_last_offset=True),"
+         " torch.nn.functional.embedding_bag(b, w, padding_idx=-10))", [WORDS, TABLE, OFFSETS, BAGS, OFFSETS_LAST, PSW],
+         grad=True, graph=False),
     case([_F + "lp_pool3d"], "v: (torch.nn.functional.lp_pool3d(v, 2, 2),"
                              " torch.nn.functional.lp_pool3d(v, 1.0, (2, 1, 3), stride=1),"
                              " torch.nn.functional.lp_pool3d(v.abs() + 0.1, 3, kernel_size=2, stride=(1, 2, 2),"
@@ -126,11 +138,14 @@ LAYERS = [
     ("nn.UpsamplingBilinear2d(scale_factor=2)", (IMG,)), ("nn.UpsamplingBilinear2d(size=(5, 9))", (IMG,)),
     ("nn.UpsamplingBilinear2d(scale_factor=(1.5, 2.0))", (IMG,)),
     ("nn.LPPool3d(2, 2)", (VOL,)), ("nn.LPPool3d(norm_type=1, kernel_size=(1, 2, 3), stride=1)", (VOL,)),
+    ("nn.EmbeddingBag(10, 3)", (BAGS,)), ("nn.EmbeddingBag(10, 3, mode='sum', padding_idx=0)", (WORDS, OFFSETS)),
+    ("nn.EmbeddingBag(10, 3, mode='max', include_last_offset=True)", (WORDS, OFFSETS_LAST)),
+    ("nn.EmbeddingBag(10, 3, mode='sum')", (WORDS, OFFSETS, PSW)),
     ("nn.MaxUnpool1d(2)", "pool1"), ("nn.MaxUnpool2d(2, stride=2)", "pool2"), ("nn.MaxUnpool3d(kernel_size=2)", "pool3"),
 ]
 # layers whose input gradient is compared too (composed formulas)
-GRADS = {3, 7, 18, 26}
-GRAPH = {20}
+GRADS = {3, 7, 18, 26, 30}
+GRAPH = {20, 28}
 
 
 def _pooled(kind, torch):
@@ -184,6 +199,17 @@ def test_layers():
         except Exception as exc:   # report every failing layer at once
             failures.append(f"{expr}: {type(exc).__name__}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)
+
+
+def test_refused_arguments_are_todo_sites():
+    from tests.parity.harness import convert_snippet
+
+    src = ("import torch\nimport torch.nn as nn\n\ndef make(i, w):\n    return nn.EmbeddingBag(10, 3, max_norm=1.0), "
+           "torch.nn.functional.embedding_bag(i, w, scale_grad_by_freq=True), "
+           "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w)\n")
+    code, sites = convert_snippet(src)
+    assert sorted(s.api for s in sites if s.status == TODO) == [
+        "torch.nn.EmbeddingBag", "torch.nn.functional.adaptive_max_pool3d", "torch.nn.functional.embedding_bag"], code
 
 
 def test_every_layer_record_has_a_case():

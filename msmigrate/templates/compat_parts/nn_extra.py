@@ -222,3 +222,62 @@ class AlphaDropout(nn.Cell):
 class FeatureAlphaDropout(AlphaDropout):
     _feature = True
 
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch.nn.functional.embedding_bag: the rows of weight gathered and reduced per bag ('sum', 'mean', 'max'),
+    bags being the rows of a 2-D input or the runs of a 1-D input starting at offsets; padding_idx entries are
+    left out of every bag; an empty bag gives zeros. (max_norm and scale_grad_by_freq are refused when converting.)"""
+    if input.ndim == 2:
+        bags, length = input.shape
+        segment = ops.arange(bags * length) // length   # position j belongs to bag j // length
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    else:
+        bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+        # a bag per offset: position j belongs to the number of bag starts after the first that are <= j
+        starts = offsets[1:bags].astype(ms.int64)
+        segment = (ops.arange(input.shape[0]).astype(ms.int64).expand_dims(1) >= starts.expand_dims(0)).astype(
+            ms.int32).sum(1)
+    rows = ops.gather(weight, input, 0)
+    keep = ops.ones(input.shape, weight.dtype)
+    if padding_idx is not None:
+        keep = (input != (padding_idx % weight.shape[0])).astype(weight.dtype)
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise ValueError("embedding_bag: per_sample_weights is only supported for mode='sum'")
+        rows = rows * per_sample_weights.expand_dims(-1)
+    segment = segment.astype(ms.int32)
+    count = ops.unsorted_segment_sum(keep, segment, bags).expand_dims(-1)
+    if mode == "max":
+        low = ops.full_like(rows, float("-inf"))
+        top = ops.unsorted_segment_max(ops.where(keep.expand_dims(-1) > 0, rows, low), segment, bags)
+        return ops.where(count > 0, top, ops.zeros_like(top))
+    total = ops.unsorted_segment_sum(rows * keep.expand_dims(-1), segment, bags)
+    if mode == "sum":
+        return total
+    return total / ops.maximum(count, ops.ones_like(count))
+
+
+class EmbeddingBag(nn.Cell):
+    """torch.nn.EmbeddingBag: parameter `weight` (num_embeddings, embedding_dim) drawn from N(0, 1), the padding_idx
+    row zeroed, as torch."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None):
+        super().__init__()
+        if _weight is None:
+            w = ops.standard_normal((num_embeddings, embedding_dim))
+            if padding_idx is not None:   # (no item assignment: in-place writes are unreliable on CPU PyNative)
+                pad = (ops.arange(num_embeddings) == padding_idx % num_embeddings).expand_dims(1)
+                w = ops.where(pad, ops.zeros_like(w), w)
+        else:
+            w = _weight
+        self.weight = ms.Parameter(w, name="weight")
+        self.mode, self.include_last_offset, self.padding_idx = mode, include_last_offset, padding_idx
+
+    def construct(self, input, offsets=None, per_sample_weights=None):
+        return embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                             include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
