@@ -191,3 +191,9 @@ mapping(F + "embedding_bag", "_ms_compat.embedding_bag",
         target_args=("input", "weight", "offsets", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
                      "per_sample_weights", "include_last_offset", "padding_idx"),
         unsupported=_BAG_REFUSED, unsupported_ok=_BAG_OK, test=T_FUNC, note=_BAG_NOTE)
+
+# time-batch-channel convolution: input (T, B, C_in), weight (K, C_in, C_out) -> (T', B, C_out)
+composed(F + "conv_tbc", "ops.transpose(ops.conv1d(ops.transpose({input}, (1, 2, 0)), ops.transpose({weight}, "
+         "(2, 1, 0)), {bias}, 1, 'pad', {pad}), (2, 0, 1))", ("input", "weight", "bias", "pad"),
+         defaults={"pad": "0"}, target="mindspore.ops.conv1d", test=T_FUNC,
+         note="ops.conv1d over (B, C_in, T) with the weight as (C_out, C_in, K), transposed back to (T', B, C_out)")

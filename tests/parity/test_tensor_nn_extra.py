@@ -29,6 +29,9 @@ OFFSETS = np.array([0, 2, 2, 5], np.int64)          # the second bag is empty
 OFFSETS_LAST = np.array([0, 3, 3, 7], np.int64)     # include_last_offset: the last one closes the last bag
 TABLE = RNG.standard_normal((10, 3)).astype(np.float32)
 PSW = RNG.uniform(0.5, 2.0, 7).astype(np.float32)
+TBC = RNG.standard_normal((7, 2, 3)).astype(np.float32)
+TBC_W = RNG.standard_normal((3, 3, 4)).astype(np.float32)
+TBC_B = RNG.standard_normal(4).astype(np.float32)
 COLS = np.array([1, 3, 1], np.int64)
 VALS = np.array([5.0, -2.0, 0.5], np.float32)
 
@@ -80,6 +83,9 @@ FUNCTIONAL = [
          " torch.nn.functional.embedding_bag(i, w, ol, mode='sum', per_sample_weights=s, include_last_offset=True),"
          " torch.nn.functional.embedding_bag(b, w, padding_idx=-10))", [WORDS, TABLE, OFFSETS, BAGS, OFFSETS_LAST, PSW],
          grad=True, graph=False),
+    case([_F + "conv_tbc"], "x, w, b: (torch.nn.functional.conv_tbc(x, w, b), torch.nn.functional.conv_tbc(x, w, b, 1),"
+                            " torch.nn.functional.conv_tbc(x, w[:1], b, pad=2))", [TBC, TBC_W, TBC_B], grad=True,
+         graph=False, rtol=1e-4, atol=1e-5),
     case([_F + "lp_pool3d"], "v: (torch.nn.functional.lp_pool3d(v, 2, 2),"
                              " torch.nn.functional.lp_pool3d(v, 1.0, (2, 1, 3), stride=1),"
                              " torch.nn.functional.lp_pool3d(v.abs() + 0.1, 3, kernel_size=2, stride=(1, 2, 2),"
