@@ -197,3 +197,38 @@ composed(F + "conv_tbc", "ops.transpose(ops.conv1d(ops.transpose({input}, (1, 2,
          "(2, 1, 0)), {bias}, 1, 'pad', {pad}), (2, 0, 1))", ("input", "weight", "bias", "pad"),
          defaults={"pad": "0"}, target="mindspore.ops.conv1d", test=T_FUNC,
          note="ops.conv1d over (B, C_in, T) with the weight as (C_out, C_in, K), transposed back to (T', B, C_out)")
+
+# ------------------------------------------------------------------ more torch.Tensor methods
+def _index_reduce(ctx):
+    b = ctx.bound
+    params = ("dim", "index", "source", "reduce", "include_self")
+    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params[:4]):
+        raise UnsupportedSite("dim, index, source and reduce are required; other arguments are not translated")
+    args = ", ".join(b.code(p) for p in params[:4])
+    return ctx.expr(f"_ms_compat.tensor_index_reduce({ctx.receiver_code()}, {args}, {b.code('include_self') or 'True'})")
+
+
+rule("Tensor.index_reduce", "_ms_compat.tensor_index_reduce", args=("dim", "index", "source", "reduce", "include_self"),
+     tensor_only=True, test=T_METHOD,
+     note="reduce 'prod', 'mean', 'amax', 'amin' with or without the receiver's own values, through "
+          "ops.unsorted_segment_*; untouched slices stay as they are, as torch")(_index_reduce)
+
+
+def _nanquantile(ctx):
+    b = ctx.bound
+    if b.starred or any(p not in ("q", "dim", "keepdim", "interpolation") for p in b.order) or not b.has("q"):
+        raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
+    try:
+        q = float(b.code("q"))
+    except ValueError:
+        raise UnsupportedSite(f"q={b.code('q')}: only a number written out is translated (a tensor of q is not)")
+    if b.code("interpolation") not in (None, "'linear'", '"linear"'):
+        raise UnsupportedSite(f"interpolation={b.code('interpolation')}: only 'linear' is translated")
+    return ctx.expr(f"_ms_compat.tensor_nanquantile({ctx.receiver_code()}, {q}, {b.code('dim') or 'None'}, "
+                    f"{b.code('keepdim') or 'False'})")
+
+
+rule("Tensor.nanquantile", "_ms_compat.tensor_nanquantile", args=("q", "dim", "keepdim", "interpolation"),
+     tensor_only=True, test=T_METHOD,
+     note="the values that are not NaN sorted along dim, linear interpolation between the neighbouring order "
+          "statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation 'linear'")(_nanquantile)

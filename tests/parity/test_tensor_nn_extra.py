@@ -34,6 +34,11 @@ TBC_W = RNG.standard_normal((3, 3, 4)).astype(np.float32)
 TBC_B = RNG.standard_normal(4).astype(np.float32)
 COLS = np.array([1, 3, 1], np.int64)
 VALS = np.array([5.0, -2.0, 0.5], np.float32)
+TARGET_ROWS = np.array([0, 3, 0, 2], np.int64)      # row 1 untouched, row 0 twice
+SRC = RNG.standard_normal((4, 4)).astype(np.float32)
+NANS = RNG.standard_normal((3, 6)).astype(np.float32)
+NANS[0, [1, 4]] = np.nan
+NANS[2, :] = np.nan                                # an all-NaN row gives NaN
 
 # properties: no site is reported for a read kept as written, so the cases name no API; the converted code must
 # keep each read (test_tensor_properties) and every property record must be read by a case
@@ -50,6 +55,14 @@ METHODS = [
     case(["Tensor.index_put"], "m, r, c, v: (m.index_put((r, c), v), m.index_put((r, c), v, accumulate=True),"
                                " m.index_put(indices=(r,), values=v[:1]))", [M, ROWS, COLS, VALS],
          typed=True, grad=True),
+    case(["Tensor.index_reduce"],
+         "m, i, s: (m.index_reduce(0, i, s[:, :4], 'prod'), m.index_reduce(0, i, s[:, :4], 'mean'),"
+         " m.index_reduce(0, i, s[:, :4], 'amax', include_self=False), m.index_reduce(1, i[:3], s[:, :3], 'amin'),"
+         " m.index_reduce(dim=0, index=i, source=s[:, :4], reduce='mean', include_self=False))",
+         [np.concatenate([M, M[:1]]), TARGET_ROWS, SRC], typed=True, grad=True, graph=False),
+    case(["Tensor.nanquantile"],
+         "n: (n.nanquantile(0.5, dim=1), n.nanquantile(0.3, 1, True), n.nanquantile(q=1.0, dim=-1),"
+         " n[:2].nanquantile(0.25), n.nanquantile(0.0, 0))", [NANS], typed=True, graph=False),
     # the helper's gradients and GRAPH mode: tests/parity/test_torch_linalg.py (torch.linalg.matrix_exp)
     case(["Tensor.matrix_exp"], "s, b: (s.matrix_exp(), (b[:, :3, :3] * 0.3).matrix_exp())", [SQ, B], typed=True,
          rtol=1e-4, atol=1e-5, graph=False),

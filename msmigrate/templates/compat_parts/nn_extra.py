@@ -281,3 +281,48 @@ class EmbeddingBag(nn.Cell):
     def construct(self, input, offsets=None, per_sample_weights=None):
         return embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
                              include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+
+def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
+    """torch.Tensor.index_reduce: the slices of input at index along dim reduced ('prod', 'mean', 'amax', 'amin')
+    with the slices of source, with or without input's own values; untouched slices stay as they are."""
+    n = input.shape[dim]
+    x, s = ops.moveaxis(input, dim, 0), ops.moveaxis(source, dim, 0)
+    seg = index.astype(ms.int32)
+    touched = ops.unsorted_segment_sum(ops.ones(seg.shape, x.dtype), seg, n).reshape((n,) + (1,) * (x.ndim - 1))
+    if reduce == "prod":
+        got = ops.unsorted_segment_prod(s, seg, n)
+        out = got * x if include_self else got
+    elif reduce == "mean":
+        total = ops.unsorted_segment_sum(s, seg, n) + (x if include_self else 0)
+        out = total / ops.maximum(touched + (1 if include_self else 0), ops.ones_like(touched))
+    elif reduce in ("amax", "amin"):
+        pick = ops.unsorted_segment_max if reduce == "amax" else ops.unsorted_segment_min
+        got = pick(s, seg, n)
+        if include_self:
+            got = ops.maximum(got, x) if reduce == "amax" else ops.minimum(got, x)
+        out = got
+    else:
+        raise ValueError(f"index_reduce: reduce argument must be either prod, mean, amax or amin, got {reduce}")
+    return ops.moveaxis(ops.where(touched > 0, out, x), 0, dim)
+
+
+def tensor_nanquantile(input, q, dim=None, keepdim=False):
+    """torch.nanquantile for a number q with linear interpolation: the quantile of the values that are not NaN
+    along dim (NaN where all are NaN); ops.nanquantile has no CPU kernel."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError("quantile() q must be in the range [0, 1]")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else dim % input.ndim
+    valid = ops.logical_not(ops.isnan(x)).astype(ms.int32).sum(d, keepdims=True)
+    ordered = ops.sort(ops.where(ops.isnan(x), ops.full_like(x, float("inf")), x), d)[0]   # NaN last
+    pos = q * (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)
+    low = ops.floor(pos)
+    hi_i = ops.minimum(low + 1, (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)).astype(ms.int64)
+    lo = ops.gather_elements(ordered, d, low.astype(ms.int64))
+    hi = ops.gather_elements(ordered, d, hi_i)
+    out = lo + (pos - low) * (hi - lo)
+    out = ops.where(valid > 0, out, ops.full_like(out, float("nan")))
+    if dim is None:
+        return out.reshape(())
+    return out if keepdim else out.squeeze(d)
