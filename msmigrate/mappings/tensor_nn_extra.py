@@ -232,3 +232,45 @@ rule("Tensor.nanquantile", "_ms_compat.tensor_nanquantile", args=("q", "dim", "k
      tensor_only=True, test=T_METHOD,
      note="the values that are not NaN sorted along dim, linear interpolation between the neighbouring order "
           "statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation 'linear'")(_nanquantile)
+
+# ------------------------------------------------------------------ linear cross entropy
+_LCE_NOTE = ("cross_entropy(linear(input, linear_weight, linear_bias), target, ...) as torch's reference; a 2-D "
+             "linear_weight (out_features=()); ignore_index=None (no index ignored) becomes cross_entropy's -100, which "
+             "no valid class index equals; `options` (chunking, accumulation policy) is not translated")
+
+
+def _linear_cross_entropy(ctx):
+    b = ctx.bound
+    params = ("input", "linear_weight", "target", "linear_bias", "weight", "reduction", "ignore_index",
+              "label_smoothing", "options")
+    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params[:3]):
+        raise UnsupportedSite("input, linear_weight and target are required; other arguments are not translated")
+    if b.code("options") not in (None, "None"):
+        raise UnsupportedSite(f"options={b.code('options')}: {_LCE_NOTE}")
+    bias = b.code("linear_bias") or "None"
+    args = [cst.Arg(cst.parse_expression(f"ops.dense({b.code('input')}, {b.code('linear_weight')}, {bias})")),
+            cst.Arg(b.value("target"))]
+    for p in ("weight", "reduction", "ignore_index", "label_smoothing"):
+        if b.has(p) and not (p == "ignore_index" and b.code(p) == "None"):
+            args.append(cst.Arg(b.value(p), keyword=cst.Name(p)))
+    ce = REGISTRY.get(F + "cross_entropy")
+    call = cst.Call(func=cst.Name("cross_entropy"), args=args)
+    before = len(ctx.tr.sites)
+    out = ctx.tr._apply(call, call, ce, ce.source, receiver=None)
+    del ctx.tr.sites[before:]   # reported once, as linear_cross_entropy
+    ctx.tr.need.add("ops")
+    return out
+
+
+rule(F + "linear_cross_entropy", "mindspore.ops.cross_entropy",
+     args=("input", "linear_weight", "target", "linear_bias", "weight", "reduction", "ignore_index", "label_smoothing",
+           "options"), test=T_FUNC, note=_LCE_NOTE)(_linear_cross_entropy)
+mapping(N + "LinearCrossEntropyLoss", "_ms_compat.LinearCrossEntropyLoss",
+        args=("in_features", "num_classes", "out_features", "bias", "device", "dtype", "reduction", "weight",
+              "ignore_index", "label_smoothing", "options"),
+        target_args=("in_features", "num_classes", "out_features", "bias", "reduction", "weight", "ignore_index",
+                     "label_smoothing"), drop=("device", "dtype"),
+        unsupported={"out_features": "multi-dimensional class outputs are not translated",
+                     "options": "chunking/accumulation options are not translated"},
+        unsupported_ok={"out_features": ("()",), "options": ("None",)}, test=T_LAYER,
+        note="a `linear` Dense (parameters linear.weight/linear.bias as torch) then ops.cross_entropy; " + _LCE_NOTE)

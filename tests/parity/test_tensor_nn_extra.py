@@ -29,6 +29,11 @@ OFFSETS = np.array([0, 2, 2, 5], np.int64)          # the second bag is empty
 OFFSETS_LAST = np.array([0, 3, 3, 7], np.int64)     # include_last_offset: the last one closes the last bag
 TABLE = RNG.standard_normal((10, 3)).astype(np.float32)
 PSW = RNG.uniform(0.5, 2.0, 7).astype(np.float32)
+FEATS = RNG.standard_normal((5, 4)).astype(np.float32)
+CLASSES = np.array([0, 2, 1, 1, 2], np.int64)
+PROJ = RNG.standard_normal((3, 4)).astype(np.float32)
+PROJ_B = RNG.standard_normal(3).astype(np.float32)
+CLASS_W = np.array([0.5, 1.0, 2.0], np.float32)
 TBC = RNG.standard_normal((7, 2, 3)).astype(np.float32)
 TBC_W = RNG.standard_normal((3, 3, 4)).astype(np.float32)
 TBC_B = RNG.standard_normal(4).astype(np.float32)
@@ -99,6 +104,14 @@ FUNCTIONAL = [
     case([_F + "conv_tbc"], "x, w, b: (torch.nn.functional.conv_tbc(x, w, b), torch.nn.functional.conv_tbc(x, w, b, 1),"
                             " torch.nn.functional.conv_tbc(x, w[:1], b, pad=2))", [TBC, TBC_W, TBC_B], grad=True,
          graph=False, rtol=1e-4, atol=1e-5),
+    case([_F + "linear_cross_entropy"],
+         "x, w, t, b: (torch.nn.functional.linear_cross_entropy(x, w, t),"
+         " torch.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, reduction='sum'),"
+         " torch.nn.functional.linear_cross_entropy(x, w, t, reduction='none', ignore_index=None))",
+         [FEATS, PROJ, CLASSES, PROJ_B], grad=True, graph=False, rtol=1e-4),
+    case([_F + "linear_cross_entropy"],   # class weights: no gradient of their own in torch
+         "x, w, t, cw: torch.nn.functional.linear_cross_entropy(x, w, t, weight=cw, ignore_index=1,"
+         " label_smoothing=0.1)", [FEATS, PROJ, CLASSES, CLASS_W], graph=False, rtol=1e-4),
     case([_F + "lp_pool3d"], "v: (torch.nn.functional.lp_pool3d(v, 2, 2),"
                              " torch.nn.functional.lp_pool3d(v, 1.0, (2, 1, 3), stride=1),"
                              " torch.nn.functional.lp_pool3d(v.abs() + 0.1, 3, kernel_size=2, stride=(1, 2, 2),"
@@ -160,6 +173,8 @@ LAYERS = [
     ("nn.EmbeddingBag(10, 3)", (BAGS,)), ("nn.EmbeddingBag(10, 3, mode='sum', padding_idx=0)", (WORDS, OFFSETS)),
     ("nn.EmbeddingBag(10, 3, mode='max', include_last_offset=True)", (WORDS, OFFSETS_LAST)),
     ("nn.EmbeddingBag(10, 3, mode='sum')", (WORDS, OFFSETS, PSW)),
+    ("nn.LinearCrossEntropyLoss(4, 3)", (FEATS, CLASSES)),
+    ("nn.LinearCrossEntropyLoss(4, 3, bias=True, reduction='none', label_smoothing=0.2)", (FEATS, CLASSES)),
     ("nn.MaxUnpool1d(2)", "pool1"), ("nn.MaxUnpool2d(2, stride=2)", "pool2"), ("nn.MaxUnpool3d(kernel_size=2)", "pool3"),
 ]
 # layers whose input gradient is compared too (composed formulas)

@@ -326,3 +326,19 @@ def tensor_nanquantile(input, q, dim=None, keepdim=False):
     if dim is None:
         return out.reshape(())
     return out if keepdim else out.squeeze(d)
+
+
+class LinearCrossEntropyLoss(nn.Cell):
+    """torch.nn.LinearCrossEntropyLoss with out_features=(): cross_entropy(linear(input), target), the projection a
+    `linear` Dense (parameters linear.weight, linear.bias as torch); ignore_index=None ignores no class index."""
+
+    def __init__(self, in_features, num_classes, out_features=(), bias=False, reduction="mean", weight=None,
+                 ignore_index=None, label_smoothing=0.0, options=None):
+        super().__init__()
+        self.linear = nn.Dense(in_features, num_classes, has_bias=bias)
+        self.weight, self.reduction, self.label_smoothing = weight, reduction, label_smoothing
+        self.ignore_index = -100 if ignore_index is None else ignore_index
+
+    def construct(self, input, target):
+        return ops.cross_entropy(self.linear(input), target, self.weight, self.ignore_index, self.reduction,
+                                 self.label_smoothing)
