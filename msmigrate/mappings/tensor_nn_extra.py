@@ -274,3 +274,43 @@ mapping(N + "LinearCrossEntropyLoss", "_ms_compat.LinearCrossEntropyLoss",
                      "options": "chunking/accumulation options are not translated"},
         unsupported_ok={"out_features": ("()",), "options": ("None",)}, test=T_LAYER,
         note="a `linear` Dense (parameters linear.weight/linear.bias as torch) then ops.cross_entropy; " + _LCE_NOTE)
+
+# ------------------------------------------------------------------ LU: through the torch.linalg records
+_LINALG = "torch.linalg."
+
+
+def _lu(ctx):
+    b = ctx.bound
+    if b.starred or any(p not in ("pivot", "get_infos") for p in b.order):
+        raise UnsupportedSite("only pivot and get_infos are translated")
+    if b.code("get_infos") not in (None, "False"):
+        raise UnsupportedSite("get_infos=True: the factorization's info tensor is not translated; use "
+                              "torch.linalg.lu_factor_ex")
+    fn = REGISTRY.get(_LINALG + "lu_factor")
+    args = [cst.Arg(ctx.receiver)] + ([cst.Arg(b.value("pivot"), keyword=cst.Name("pivot"))] if b.has("pivot") else [])
+    call = cst.Call(func=cst.Name("lu_factor"), args=args)
+    before = len(ctx.tr.sites)
+    out = ctx.tr._apply(call, call, fn, fn.source, receiver=None)
+    del ctx.tr.sites[before:]   # reported once, as the method
+    return out
+
+
+def _lu_solve(ctx):
+    b = ctx.bound
+    if b.starred or any(p not in ("LU_data", "LU_pivots") for p in b.order) or not b.has("LU_data") \
+            or not b.has("LU_pivots"):
+        raise UnsupportedSite("LU_data and LU_pivots are required; nothing else is translated")
+    fn = REGISTRY.get(_LINALG + "lu_solve")
+    call = cst.Call(func=cst.Name("lu_solve"), args=[cst.Arg(b.value("LU_data")), cst.Arg(b.value("LU_pivots")),
+                                                     cst.Arg(ctx.receiver, keyword=cst.Name("B"))])
+    before = len(ctx.tr.sites)
+    out = ctx.tr._apply(call, call, fn, fn.source, receiver=None)
+    del ctx.tr.sites[before:]
+    return out
+
+
+rule("Tensor.lu", "mindspore.scipy.linalg.lu_factor", args=("pivot", "get_infos"), tensor_only=True, test=T_METHOD,
+     note="as torch.linalg.lu_factor(x): (LU, 1-based int32 pivots); get_infos=True is a TODO")(_lu)
+rule("Tensor.lu_solve", "mindspore.scipy.linalg.lu_solve", args=("LU_data", "LU_pivots"), tensor_only=True,
+     test=T_METHOD, note="as torch.linalg.lu_solve(LU_data, LU_pivots, B=x); PyNative only, one matrix (see that "
+                         "record)")(_lu_solve)

@@ -68,6 +68,11 @@ METHODS = [
     case(["Tensor.nanquantile"],
          "n: (n.nanquantile(0.5, dim=1), n.nanquantile(0.3, 1, True), n.nanquantile(q=1.0, dim=-1),"
          " n[:2].nanquantile(0.25), n.nanquantile(0.0, 0))", [NANS], typed=True, graph=False),
+    case(["Tensor.lu", "Tensor.lu_solve"],
+         "a, b: (a.lu(), a.lu(pivot=True, get_infos=False), (lambda lu, p: b.lu_solve(lu, p))(*a.lu()),"
+         " (lambda lu, p: b[:, :1].lu_solve(LU_data=lu, LU_pivots=p))(*a.lu()))", [SQ + 2 * np.eye(3, dtype=np.float32),
+                                                                                   M[:, :3].copy()],
+         typed=True, graph=False, rtol=1e-4, atol=1e-5),
     # the helper's gradients and GRAPH mode: tests/parity/test_torch_linalg.py (torch.linalg.matrix_exp)
     case(["Tensor.matrix_exp"], "s, b: (s.matrix_exp(), (b[:, :3, :3] * 0.3).matrix_exp())", [SQ, B], typed=True,
          rtol=1e-4, atol=1e-5, graph=False),
@@ -238,12 +243,16 @@ def test_layers():
 def test_refused_arguments_are_todo_sites():
     from tests.parity.harness import convert_snippet
 
-    src = ("import torch\nimport torch.nn as nn\n\ndef make(i, w):\n    return nn.EmbeddingBag(10, 3, max_norm=1.0), "
-           "torch.nn.functional.embedding_bag(i, w, scale_grad_by_freq=True), "
-           "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w)\n")
+    src = ("import torch\nimport torch.nn as nn\n\ndef make(i: torch.Tensor, w):\n    return nn.EmbeddingBag(10, 3, "
+           "max_norm=1.0), torch.nn.functional.embedding_bag(i, w, scale_grad_by_freq=True), "
+           "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w), i.lu(get_infos=True), "
+           "i.nanquantile(w), torch.nn.functional.linear_cross_entropy(i, w, i, options=w), "
+           "nn.LinearCrossEntropyLoss(4, 3, out_features=(2,))\n")
     code, sites = convert_snippet(src)
     assert sorted(s.api for s in sites if s.status == TODO) == [
-        "torch.nn.EmbeddingBag", "torch.nn.functional.adaptive_max_pool3d", "torch.nn.functional.embedding_bag"], code
+        "Tensor.lu", "Tensor.nanquantile", "torch.nn.EmbeddingBag", "torch.nn.LinearCrossEntropyLoss",
+        "torch.nn.functional.adaptive_max_pool3d", "torch.nn.functional.embedding_bag",
+        "torch.nn.functional.linear_cross_entropy"], code
 
 
 def test_every_layer_record_has_a_case():
