@@ -2,7 +2,8 @@
 
 - Tensor properties MindSpore's Tensor has with torch's meaning (x.T, x.mT, x.H, x.mH, x.shape, x.ndim, x.dtype,
   x.nbytes, x.itemsize): read as written; the record states it and its test compares the values.
-  (x.device is a string in MindSpore, x.data does not detach, x.real/x.imag are methods there: not listed.)
+  (x.device is a string in MindSpore, x.requires_grad exists only on a Parameter, x.real/x.imag are methods there:
+  not listed.)
 - Layers with no MindSpore Cell of the same meaning: helpers with torch's formulas and defaults in
   templates/compat_parts/nn_extra.py; MaxUnpool1d/2d/3d and Bilinear are MindSpore's own Cells.
 - Functional ops: max_unpool1d/2d/3d and adaptive_max_pool3d are MindSpore's ops; the `*_with_indices` forms are
@@ -25,12 +26,15 @@ T_FUNC, T_RANDOM_FUNC = f"{T}::test_functional", f"{T}::test_random_functional"
 N, F = "torch.nn.", "torch.nn.functional."
 
 # ------------------------------------------------------------------ torch.Tensor
-for _name in ("T", "mT", "H", "mH", "shape", "ndim", "dtype", "nbytes", "itemsize"):
+for _name in ("T", "mT", "H", "mH", "shape", "ndim", "dtype", "nbytes", "itemsize", "data"):
     mapping(f"Tensor.{_name}", f"expr:{{self}}.{_name}", test=T_PROP,
             note="a property MindSpore's Tensor has with torch's meaning: read as written"
                  + (" (shape is a tuple; torch.Size is a tuple too)" if _name == "shape" else "")
                  + (" (the conjugate transpose on complex tensors, the transpose on real ones)"
-                    if _name in ("H", "mH") else ""))
+                    if _name in ("H", "mH") else "")
+                 + (" (the values without gradient, as torch's detached view: MindSpore's x.data stops the "
+                    "gradient in PyNative and GRAPH mode; writes through it are other records' business)"
+                    if _name == "data" else ""))
 mapping("Tensor.index_put", "method:index_put", args=("indices", "values", "accumulate"),
         target_args=("indices", "values", "accumulate"), tensor_only=True, test=T_METHOD,
         note="indices is a tuple of index tensors, one per leading dimension, as in torch")
