@@ -318,3 +318,30 @@ rule("Tensor.lu", "mindspore.scipy.linalg.lu_factor", args=("pivot", "get_infos"
 rule("Tensor.lu_solve", "mindspore.scipy.linalg.lu_solve", args=("LU_data", "LU_pivots"), tensor_only=True,
      test=T_METHOD, note="as torch.linalg.lu_solve(LU_data, LU_pivots, B=x); PyNative only, one matrix (see that "
                          "record)")(_lu_solve)
+
+# ------------------------------------------------------------------ legacy constructor x.new(...)
+_NEW_NOTE = ("the legacy constructor with the receiver's dtype: x.new(2, 3) (sizes written as integers) gives zeros "
+             "of that shape (torch leaves the memory uninitialized), x.new([1, 2]) (a list or tuple written out) a "
+             "tensor of that data, x.new() an empty one; other forms are TODO")
+
+
+def _new(ctx):
+    b = ctx.bound
+    call = b.call
+    if any(a.keyword is not None or a.star for a in call.args):
+        raise UnsupportedSite("keyword or starred arguments of x.new(...) are not translated")
+    x = ctx.receiver_code()
+    values = [a.value for a in call.args]
+    if not values:
+        return ctx.expr(f"ops.zeros((0,), {x}.dtype)")
+    if all(isinstance(v, cst.Integer) for v in values):
+        sizes = ", ".join(v.value for v in values) + ("," if len(values) == 1 else "")
+        return ctx.expr(f"ops.zeros(({sizes}), {x}.dtype)")
+    if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
+        return ctx.expr(f"ms.Tensor({ctx.tr_code(values[0])}, {x}.dtype)")
+    raise UnsupportedSite("x.new(...) with sizes or data not written out (a name, a tensor, torch.Size) is not "
+                          "translated: " + _NEW_NOTE)
+
+
+_new.handles_starred = True
+rule("Tensor.new", "mindspore.ops.zeros", tensor_only=True, test=T_METHOD, note=_NEW_NOTE)(_new)

@@ -75,6 +75,10 @@ METHODS = [
          " (lambda lu, p: b[:, :1].lu_solve(LU_data=lu, LU_pivots=p))(*a.lu()))", [SQ + 2 * np.eye(3, dtype=np.float32),
                                                                                    M[:, :3].copy()],
          typed=True, graph=False, rtol=1e-4, atol=1e-5),
+    # x.new(sizes) is uninitialized in torch: its shape and dtype are compared, its values are not
+    case(["Tensor.new"], "m, i: (m.new(2, 3).shape, m.new(4).shape, m.new(2, 3).dtype == torch.float32, m.new([1, 2]),"
+                         " m.new((1.5, -2.0)), i.new([[3, 4]]), m.new().shape, i.new(2).dtype == torch.int64)",
+         [M, I64], typed=True, graph=False),
     # the helper's gradients and GRAPH mode: tests/parity/test_torch_linalg.py (torch.linalg.matrix_exp)
     case(["Tensor.matrix_exp"], "s, b: (s.matrix_exp(), (b[:, :3, :3] * 0.3).matrix_exp())", [SQ, B], typed=True,
          rtol=1e-4, atol=1e-5, graph=False),
@@ -249,10 +253,10 @@ def test_refused_arguments_are_todo_sites():
            "max_norm=1.0), torch.nn.functional.embedding_bag(i, w, scale_grad_by_freq=True), "
            "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w), i.lu(get_infos=True), "
            "i.nanquantile(w), torch.nn.functional.linear_cross_entropy(i, w, i, options=w), "
-           "nn.LinearCrossEntropyLoss(4, 3, out_features=(2,))\n")
+           "nn.LinearCrossEntropyLoss(4, 3, out_features=(2,)), i.new(w), i.new(2, dtype=w)\n")
     code, sites = convert_snippet(src)
     assert sorted(s.api for s in sites if s.status == TODO) == [
-        "Tensor.lu", "Tensor.nanquantile", "torch.nn.EmbeddingBag", "torch.nn.LinearCrossEntropyLoss",
+        "Tensor.lu", "Tensor.nanquantile", "Tensor.new", "Tensor.new", "torch.nn.EmbeddingBag", "torch.nn.LinearCrossEntropyLoss",
         "torch.nn.functional.adaptive_max_pool3d", "torch.nn.functional.embedding_bag",
         "torch.nn.functional.linear_cross_entropy"], code
 
