@@ -345,3 +345,20 @@ def _new(ctx):
 
 _new.handles_starred = True
 rule("Tensor.new", "mindspore.ops.zeros", tensor_only=True, test=T_METHOD, note=_NEW_NOTE)(_new)
+
+# ------------------------------------------------------------------ fractional max pooling
+_FMP_NOTE = ("torch's window placement from one uniform sample per (sample, channel, dimension); given "
+             "_random_samples the windows and results are torch's exactly, else " + _RANDOM_NOTE + "; int64 flat "
+             "indices as torch")
+_FMP_ARGS = ("kernel_size", "output_size", "output_ratio", "return_indices", "_random_samples")
+for _d in ("2d", "3d"):
+    mapping(N + f"FractionalMaxPool{_d}", f"_ms_compat.FractionalMaxPool{_d}", args=_FMP_ARGS, target_args=_FMP_ARGS,
+            test=T_LAYER, note=_FMP_NOTE)
+    mapping(F + f"fractional_max_pool{_d}", f"_ms_compat.fractional_max_pool{_d}", args=("input",) + _FMP_ARGS,
+            target_args=("input",) + _FMP_ARGS, test=T_FUNC, note=_FMP_NOTE)
+    composed(F + f"fractional_max_pool{_d}_with_indices",
+             f"_ms_compat.fractional_max_pool{_d}({{input}}, {{kernel_size}}, {{output_size}}, {{output_ratio}}, True, "
+             f"{{_random_samples}})", ("input",) + _FMP_ARGS,
+             defaults={"output_size": "None", "output_ratio": "None", "return_indices": "False",
+                       "_random_samples": "None"}, target=f"_ms_compat.fractional_max_pool{_d}", test=T_FUNC,
+             note="(values, indices) whatever return_indices says, as torch; " + _FMP_NOTE)

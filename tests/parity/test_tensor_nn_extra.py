@@ -34,6 +34,8 @@ CLASSES = np.array([0, 2, 1, 1, 2], np.int64)
 PROJ = RNG.standard_normal((3, 4)).astype(np.float32)
 PROJ_B = RNG.standard_normal(3).astype(np.float32)
 CLASS_W = np.array([0.5, 1.0, 2.0], np.float32)
+U2 = RNG.uniform(0, 1, (2, 3, 2)).astype(np.float32)    # fractional max pooling's samples, given
+U3 = RNG.uniform(0, 1, (1, 2, 3)).astype(np.float32)
 TBC = RNG.standard_normal((7, 2, 3)).astype(np.float32)
 TBC_W = RNG.standard_normal((3, 3, 4)).astype(np.float32)
 TBC_B = RNG.standard_normal(4).astype(np.float32)
@@ -123,6 +125,15 @@ FUNCTIONAL = [
     case([_F + "linear_cross_entropy"],   # class weights: no gradient of their own in torch
          "x, w, t, cw: torch.nn.functional.linear_cross_entropy(x, w, t, weight=cw, ignore_index=1,"
          " label_smoothing=0.1)", [FEATS, PROJ, CLASSES, CLASS_W], graph=False, rtol=1e-4),
+    case([_F + "fractional_max_pool2d", _F + "fractional_max_pool2d_with_indices"],
+         "x, u: (torch.nn.functional.fractional_max_pool2d(x, 2, output_size=(3, 4), _random_samples=u),"
+         " torch.nn.functional.fractional_max_pool2d(x, (2, 3), output_ratio=(0.5, 0.5), return_indices=True,"
+         " _random_samples=u), torch.nn.functional.fractional_max_pool2d_with_indices(x, 2, (2, 2), _random_samples=u),"
+         " torch.nn.functional.fractional_max_pool2d(x[0], 2, 3, _random_samples=u[:1]))", [IMG, U2], graph=False),
+    case([_F + "fractional_max_pool3d", _F + "fractional_max_pool3d_with_indices"],
+         "v, u: (torch.nn.functional.fractional_max_pool3d(v, 2, output_size=(2, 2, 4), _random_samples=u),"
+         " torch.nn.functional.fractional_max_pool3d_with_indices(v, (1, 2, 2), output_ratio=(0.5, 0.5, 0.5), _random_samples=u))",
+         [VOL, U3], graph=False),
     case([_F + "lp_pool3d"], "v: (torch.nn.functional.lp_pool3d(v, 2, 2),"
                              " torch.nn.functional.lp_pool3d(v, 1.0, (2, 1, 3), stride=1),"
                              " torch.nn.functional.lp_pool3d(v.abs() + 0.1, 3, kernel_size=2, stride=(1, 2, 2),"
@@ -186,6 +197,9 @@ LAYERS = [
     ("nn.EmbeddingBag(10, 3, mode='sum')", (WORDS, OFFSETS, PSW)),
     ("nn.LinearCrossEntropyLoss(4, 3)", (FEATS, CLASSES)),
     ("nn.LinearCrossEntropyLoss(4, 3, bias=True, reduction='none', label_smoothing=0.2)", (FEATS, CLASSES)),
+    ("nn.FractionalMaxPool2d(2, output_size=(3, 4), _random_samples=torch.full((2, 3, 2), 0.3))", (IMG,)),
+    ("nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True, _random_samples=torch.full((1, 2, 3), 0.7))",
+     (VOL,)),
     ("nn.MaxUnpool1d(2)", "pool1"), ("nn.MaxUnpool2d(2, stride=2)", "pool2"), ("nn.MaxUnpool3d(kernel_size=2)", "pool3"),
 ]
 # layers whose input gradient is compared too (composed formulas)
@@ -227,13 +241,14 @@ def test_layers():
             tnet = tns[f"make_{i}"]().eval()
             t_in = [torch.from_numpy(a.copy()).requires_grad_(a.dtype == np.float32) for a in inputs]
             want = tnet(*t_in)
+            want_values = tuple(w.detach() for w in want) if isinstance(want, tuple) else want.detach()
             net = getattr(mod, f"make_{i}")()
             load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
             net.set_train(False)
             m_in = [ms.Tensor(a.copy()) for a in inputs]
-            assert_close(net(*m_in), want.detach(), 1e-5, 1e-5, expr)
+            assert_close(net(*m_in), want_values, 1e-5, 1e-5, expr)
             if i in GRAPH:
-                assert_close(ms.jit(net.construct)(*m_in), want.detach(), 1e-5, 1e-5, expr + " graph")
+                assert_close(ms.jit(net.construct)(*m_in), want_values, 1e-5, 1e-5, expr + " graph")
             if i in GRADS:
                 w = RNG.standard_normal(tuple(want.shape)).astype(np.float32)
                 (want * torch.from_numpy(w)).sum().backward()
@@ -349,6 +364,11 @@ def alpha_train(x):
     return F.alpha_dropout(x, 0.2, True), F.feature_alpha_dropout(x, 0.4, training=True)
 
 
+def fractional(x, v):
+    return F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5), return_indices=True), \
+        F.fractional_max_pool3d(v, (1, 2, 2), output_size=(1, 3, 2), return_indices=True)
+
+
 def gumbel(logits):
     return F.gumbel_softmax(logits), F.gumbel_softmax(logits, tau=0.5, hard=True), \\
         F.gumbel_softmax(logits, 2.0, False, 1e-10, -1)
@@ -375,6 +395,16 @@ def test_random_functional():
     (a, fa), (ta, tfa) = mod.alpha_train(x), tns["alpha_train"](tx)
     _check_alpha_dropout(_np(a), _np(ta), NORMAL, 0.2, "F.alpha_dropout")
     _check_alpha_dropout(_np(fa), _np(tfa), NORMAL, 0.4, "F.feature_alpha_dropout", feature=True)
+    # fractional max pooling with samples drawn: torch's shapes and dtypes; every value is the input's at its index
+    img = RNG.standard_normal((8, 3, 6, 5)).astype(np.float32)
+    vol = RNG.standard_normal((8, 3, 2, 6, 5)).astype(np.float32)
+    want = tns["fractional"](torch.from_numpy(img), torch.from_numpy(vol))
+    for name, outs in (("converted", mod.fractional(ms.Tensor(img), ms.Tensor(vol))), ("torch", want)):
+        for (values, idx), src, ref in zip(outs, (img, vol), want):
+            values, idx = _np(values), _np(idx)
+            assert values.shape == tuple(ref[0].shape) and idx.dtype == np.int64, name
+            flat = src.reshape(8, 3, -1)
+            np.testing.assert_array_equal(np.take_along_axis(flat, idx.reshape(8, 3, -1), 2), values.reshape(8, 3, -1))
     # gumbel_softmax: soft samples are distributions, hard ones one-hot; the argmax follows softmax(logits)
     logits = np.log(np.array([0.1, 0.2, 0.3, 0.4], np.float32))
     many = np.broadcast_to(logits, (4000, 4)).copy()

@@ -342,3 +342,84 @@ class LinearCrossEntropyLoss(nn.Cell):
     def construct(self, input, target):
         return ops.cross_entropy(self.linear(input), target, self.weight, self.ignore_index, self.reduction,
                                  self.label_smoothing)
+
+
+def _nnx_intervals(sample, size, out, pool):
+    """torch's window starts of fractional max pooling for one dimension: sample (N, C) in [0, 1), float32
+    arithmetic truncated as torch's kernel does; the last window ends at the input's end."""
+    if out == 1:
+        return ops.full(sample.shape + (1,), size - pool, dtype=ms.int64)
+    alpha = ms.Tensor((size - pool) / (out - 1), ms.float32)
+    i = ops.arange(out - 1).astype(ms.float32)
+    s = sample.astype(ms.float32).expand_dims(-1)
+    starts = ((i + s) * alpha).astype(ms.int64) - (s * alpha).astype(ms.int64)
+    return ops.concat([starts, ops.full(sample.shape + (1,), size - pool, dtype=ms.int64)], -1)
+
+
+def _nnx_fractional_max_pool(input, nd, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    unbatched = input.ndim == nd + 1
+    x = input.expand_dims(0) if unbatched else input
+    k = _nnx_tuple(kernel_size, nd)
+    sizes = x.shape[2:]
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"fractional_max_pool{nd}d requires specifying either an output_size or an output_ratio")
+        out = tuple(int(s * r) for s, r in zip(sizes, _nnx_tuple(output_ratio, nd)))
+    else:
+        out = _nnx_tuple(output_size, nd)
+    n, c = x.shape[0], x.shape[1]
+    samples = ops.rand((n, c, nd), dtype=x.dtype) if _random_samples is None else _random_samples
+    # torch's sample order: (W, H) for 2-d, (T, H, W) for 3-d
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    flat = ops.zeros((n, c) + (1,) * (2 * nd), ms.int64)
+    for d in range(nd):
+        starts = _nnx_intervals(samples[:, :, order[d]], sizes[d], out[d], k[d])       # (N, C, out_d)
+        pos = starts.expand_dims(-1) + ops.arange(k[d]).astype(ms.int64)              # (N, C, out_d, k_d)
+        stride = 1
+        for later in sizes[d + 1:]:
+            stride *= later
+        shape = [n, c] + [1] * (2 * nd)
+        shape[2 + d], shape[2 + nd + d] = out[d], k[d]
+        flat = flat + (pos * stride).reshape(shape)                                   # (N, C, out..., k...)
+    flat = ops.broadcast_to(flat, (n, c) + out + k).reshape(n, c, -1)
+    values = ops.gather_elements(x.reshape(n, c, -1), 2, flat).reshape((n, c) + out + (-1,))
+    best = ops.argmax(values, -1, keepdim=True)
+    result = ops.gather_elements(values, nd + 2, best).squeeze(-1)
+    indices = ops.gather_elements(flat.reshape((n, c) + out + (-1,)), nd + 2, best).squeeze(-1)
+    if unbatched:
+        result, indices = result[0], indices[0]
+    return (result, indices) if return_indices else result
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """torch.nn.functional.fractional_max_pool2d: torch's window starts from one uniform sample per (sample,
+    channel, dimension) (MindSpore's FractionalMaxPool places its windows differently)."""
+    return _nnx_fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _nnx_fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+class FractionalMaxPool2d(nn.Cell):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError("FractionalMaxPool requires specifying either an output size, or a pooling ratio")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices = return_indices
+        # a buffer in torch (in its state_dict): a Parameter without gradient here
+        self._random_samples = None if _random_samples is None else ms.Parameter(
+            _random_samples, name="_random_samples", requires_grad=False)
+
+    def construct(self, input):
+        return _nnx_fractional_max_pool(input, self._nd, self.kernel_size, self.output_size, self.output_ratio,
+                                        self.return_indices, self._random_samples)
+
+
+class FractionalMaxPool3d(FractionalMaxPool2d):
+    _nd = 3
