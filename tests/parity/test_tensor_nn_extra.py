@@ -203,7 +203,7 @@ LAYERS = [
     ("nn.MaxUnpool1d(2)", "pool1"), ("nn.MaxUnpool2d(2, stride=2)", "pool2"), ("nn.MaxUnpool3d(kernel_size=2)", "pool3"),
 ]
 # layers whose input gradient is compared too (composed formulas)
-GRADS = {3, 7, 18, 26, 30}
+GRADS = {3, 7, 18, 21, 26, 30}   # 21: CrossMapLRN2d, torch's hand-written backward
 GRAPH = {28}
 
 

@@ -121,15 +121,26 @@ class CrossMapLRN2d(LocalResponseNorm):
     def __init__(self, size, alpha=0.0001, beta=0.75, k=1):
         super().__init__(size, alpha, beta, k)
 
-    def construct(self, input):
-        if input.ndim != 4:
-            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+    def _scale(self, input):
         channels, pre = input.shape[1], (self.size - 1) // 2 + 1
         upper = [min(c + pre - 1, channels - 1) for c in range(channels)]
         removed = [c - pre if c > pre else 0 for c in range(channels)]
         cs = ops.cumsum(input * input, 1)
         s = ops.gather(cs, ms.Tensor(upper, ms.int32), 1) - ops.gather(cs, ms.Tensor(removed, ms.int32), 1) + cs[:, :1]
-        return input * (self.k + self.alpha / self.size * s) ** -self.beta
+        return self.k + self.alpha / self.size * s
+
+    def construct(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        return input * self._scale(input) ** -self.beta
+
+    def bprop(self, input, out, dout):
+        # torch's hand-written backward (not the gradient of its forward): the ratio dout * out / scale summed
+        # over channels [c - p, c + size - 1 - p], p = int(size - (size - 1) / 2)
+        scale = self._scale(input)
+        p = int(self.size - (self.size - 1) / 2)
+        accum = _nnx_channel_sum(dout * out / scale, p, self.size - 1 - p)
+        return (scale ** -self.beta * dout - 2 * self.alpha * self.beta / self.size * input * accum,)
 
 
 class UpsamplingBilinear2d(nn.Cell):
