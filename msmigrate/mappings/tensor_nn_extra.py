@@ -75,7 +75,8 @@ mapping(N + "CrossMapLRN2d", "_ms_compat.CrossMapLRN2d", args=("size", "alpha", 
         target_args=("size", "alpha", "beta", "k"), test=T_LAYER,
         note="torch 2.13's running-window formula on (N, C, H, W), channel 0 kept in every window past the first "
              "pre_pad channels as torch's loop does (not the same window as LocalResponseNorm); its gradient is "
-             "torch's hand-written backward (a custom bprop), which is not the exact gradient of the forward")
+             "torch's hand-written backward (a custom bprop), which is not the exact gradient of the forward; "
+             "differentiating it inside ms.jit fails with a MindSpore compile error (PyNative works)")
 mapping(N + "UpsamplingBilinear2d", "_ms_compat.UpsamplingBilinear2d", args=("size", "scale_factor"),
         target_args=("size", "scale_factor"), test=T_LAYER,
         note="ops.interpolate(mode='bilinear', align_corners=True) to size or floor(size * scale_factor)")

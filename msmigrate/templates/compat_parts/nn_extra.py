@@ -123,11 +123,11 @@ class CrossMapLRN2d(LocalResponseNorm):
 
     def _scale(self, input):
         channels, pre = input.shape[1], (self.size - 1) // 2 + 1
-        upper = [min(c + pre - 1, channels - 1) for c in range(channels)]
-        removed = [c - pre if c > pre else 0 for c in range(channels)]
-        cs = ops.cumsum(input * input, 1)
-        s = ops.gather(cs, ms.Tensor(upper, ms.int32), 1) - ops.gather(cs, ms.Tensor(removed, ms.int32), 1) + cs[:, :1]
-        return self.k + self.alpha / self.size * s
+        # window[c][j] = 1 when torch's loop has channel j in channel c's sum
+        window = [[1.0 if j <= min(c + pre - 1, channels - 1) and not 1 <= j <= c - pre else 0.0
+                   for j in range(channels)] for c in range(channels)]
+        s = ops.matmul(ops.moveaxis(input * input, 1, -1), ms.Tensor(window, input.dtype).T)
+        return self.k + self.alpha / self.size * ops.moveaxis(s, -1, 1)
 
     def construct(self, input):
         if input.ndim != 4:
@@ -139,7 +139,11 @@ class CrossMapLRN2d(LocalResponseNorm):
         # over channels [c - p, c + size - 1 - p], p = int(size - (size - 1) / 2)
         scale = self._scale(input)
         p = int(self.size - (self.size - 1) / 2)
-        accum = _nnx_channel_sum(dout * out / scale, p, self.size - 1 - p)
+        ratio = ops.pad(dout * out / scale, (0, 0, 0, 0, p, self.size - 1 - p))
+        channels = input.shape[1]
+        accum = ratio[:, 0:channels]
+        for j in range(1, self.size):
+            accum = accum + ratio[:, j:j + channels]
         return (scale ** -self.beta * dout - 2 * self.alpha * self.beta / self.size * input * accum,)
 
 
