@@ -79,8 +79,11 @@ def test_rules_classify_known_groups():
     assert "compilers" not in C.find("torch.trace").reason
     assert "compilers" not in C.find("torch.linalg.cond").reason
     assert "compilers" in C.find("torch.cond").reason
-    # properties the converter reads as written have no record: not counted as converted
-    assert C.find("torch.Tensor.shape").status == C.TODO and "read as written" in C.find("torch.Tensor.shape").reason
+    # a property read as written without a record is not counted as converted; one whose record names a parity
+    # test comparing the values is
+    assert C.find("torch.Tensor.device").status == C.TODO and "read as written" in C.find("torch.Tensor.device").reason
+    shape = C.find("torch.Tensor.shape")
+    assert shape.status == C.CONVERTED and shape.record == "Tensor.shape" and shape.test_exists
 
 
 def test_api_answers_every_census_name():

@@ -37,5 +37,8 @@ from . import compiler_hints, library_internals  # noqa: F401,E402
 # torch's random state, dtype promotion and autocast queries, ChainDataset/StackDataset; more torch.* functions
 from . import torch_runtime, torch_functions_extra  # noqa: F401,E402
 
+# more Tensor properties/methods, torch.nn layers and functional ops (helpers: templates/compat_parts/nn_extra.py)
+from . import tensor_nn_extra  # noqa: F401,E402
+
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

@@ -224,8 +224,7 @@ rule(P + "selu", None, args=("input", "inplace"),
 for _name in ("rrelu_",):
     mapping(P + _name, None, note="in-place activation: MindSpore has no in-place arithmetic; rewrite as "
                                   "x = F." + _name[:-1] + "(x)", test=f"{T}::test_todo_sites")
-mapping(P + "rrelu", None, note="randomized leaky ReLU: MindSpore's rrelu has no training flag and draws a "
-                                "different random stream", test=f"{T}::test_todo_sites")
+# F.rrelu: mappings/tensor_nn_extra.py
 
 
 # ----------------------------------------------------------------------------- softmax family
@@ -292,8 +291,7 @@ for _name in ("dropout",):   # dropout1d/2d/3d: mappings/channel_dropout.py
             drop=("inplace",), test=_LIN,
             note="p is the drop probability in both; the random stream differs from torch's" +
                  ("" if _name == "dropout" else "; batched input only (torch also accepts unbatched)"))
-for _name in ("alpha_dropout", "feature_alpha_dropout"):
-    mapping(P + _name, None, note="no MindSpore alpha dropout", test=f"{T}::test_todo_sites")
+# alpha_dropout, feature_alpha_dropout: mappings/tensor_nn_extra.py
 
 
 # ----------------------------------------------------------------------------- convolution

@@ -297,7 +297,7 @@ for _name in ("Dropout",):   # Dropout1d/2d/3d: mappings/channel_dropout.py
             drop=("inplace",), extra={"p": "0.5"},
             note="p is the drop probability in both when passed as p= (the old keep_prob is the opposite)",
             test=f"{T}::test_dropout")
-mapping("torch.nn.AlphaDropout", None, note="no MindSpore AlphaDropout")
+# AlphaDropout: mappings/tensor_nn_extra.py
 
 # ------------------------------------------------------------------ activations
 for _name, _ms in (("ReLU", "ReLU"), ("ReLU6", "ReLU6"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"),

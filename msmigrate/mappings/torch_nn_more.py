@@ -57,7 +57,7 @@ def _upsampling(ctx):
     return None
 
 
-# (mint.nn.UpsamplingBilinear2d has no CPU kernel for a scale_factor: not converted)
+# (mint.nn.UpsamplingBilinear2d has no CPU kernel for a scale_factor: _ms_compat.UpsamplingBilinear2d, mappings/tensor_nn_extra.py)
 rule(N + "UpsamplingNearest2d", "mindspore.mint.nn.UpsamplingNearest2d", args=("size", "scale_factor"),
      target_args=("size", "scale_factor"), test=T, note="scale_factor passed as a pair of floats")(_upsampling)
 

@@ -1,0 +1,440 @@
+"""torch.nn layers and torch.nn.functional ops that MindSpore 2.10 has no Cell/function of the same meaning for,
+written with torch's formulas and defaults (mappings/tensor_nn_extra.py; proven against torch by
+tests/parity/test_tensor_nn_extra.py). Random ones (RReLU in training, alpha dropout) draw from MindSpore's
+stream: the same distribution as torch, not the same numbers."""
+import mindspore as ms
+from mindspore import nn, ops
+
+_NNX_ALPHA = 1.7580993408473766   # -SELU scale * alpha: the value a dropped unit takes in alpha dropout
+
+
+def _nnx_tuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class Softplus(nn.Cell):
+    """torch.nn.Softplus: log(1 + exp(beta * x)) / beta, linear above threshold (MindSpore has no Softplus Cell)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def construct(self, input):
+        return ops.softplus(input, self.beta, self.threshold)
+
+
+def _nnx_clamped_norm(v, dim, eps):
+    # torch divides each input by its norm clamped to eps; the clamp is invisible to the gradient
+    n = ops.norm(v, 2, dim, keepdim=True)
+    return n + ops.stop_gradient(ops.relu(eps - n))
+
+
+class CosineSimilarity(nn.Cell):
+    """torch.nn.CosineSimilarity (mindspore.nn.CosineSimilarity is a metric, not a layer)."""
+
+    def __init__(self, dim=1, eps=1e-08):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def construct(self, x1, x2):
+        return ops.sum(x1 / _nnx_clamped_norm(x1, self.dim, self.eps) * (x2 / _nnx_clamped_norm(x2, self.dim, self.eps)),
+                       self.dim)
+
+
+class PairwiseDistance(nn.Cell):
+    """torch.nn.PairwiseDistance: norm(x1 - x2 + eps, p) over the last dimension."""
+
+    def __init__(self, p=2.0, eps=1e-06, keepdim=False):
+        super().__init__()
+        self.p, self.eps, self.keepdim = float(p), eps, keepdim
+
+    def construct(self, x1, x2):
+        return ops.norm(x1 - x2 + self.eps, self.p, -1, keepdim=self.keepdim)
+
+
+class RMSNorm(nn.Cell):
+    """torch.nn.RMSNorm: x / sqrt(mean(x^2 over normalized_shape) + eps) * weight; eps=None is the input dtype's
+    machine epsilon, as torch."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.axes = tuple(range(-len(shape), 0))
+        self.eps = eps
+        self.weight = ms.Parameter(ops.ones(shape, ms.float32), name="weight") if elementwise_affine else None
+
+    def construct(self, input):
+        eps = self.eps
+        if eps is None:
+            eps = 2.220446049250313e-16 if input.dtype == ms.float64 else 1.1920928955078125e-07
+        out = input * ops.rsqrt(ops.mean(input * input, self.axes, True) + eps)
+        return out if self.weight is None else out * self.weight
+
+
+class _CircularPad(nn.Cell):
+    _nd = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _nnx_tuple(padding, 2 * self._nd)
+
+    def construct(self, input):
+        return ops.pad(input, self.padding, mode="circular")
+
+
+class CircularPad1d(_CircularPad):
+    _nd = 1
+
+
+class CircularPad2d(_CircularPad):
+    _nd = 2
+
+
+class CircularPad3d(_CircularPad):
+    _nd = 3
+
+
+def _nnx_channel_sum(sq, before, after):
+    """Sum of sq over the channel window [c - before, c + after] (zero padded), for every channel c (dim 1)."""
+    c = ops.cumsum(ops.pad(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
+    return ops.moveaxis(c[..., before + after + 1:] - c[..., :-(before + after + 1)], -1, 1)
+
+
+class LocalResponseNorm(nn.Cell):
+    """torch.nn.LocalResponseNorm: x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta
+    (mindspore.nn.LRN counts the window and alpha differently)."""
+
+    def __init__(self, size, alpha=0.0001, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def construct(self, input):
+        s = _nnx_channel_sum(input * input, self.size // 2, (self.size - 1) // 2)
+        return input / (self.k + self.alpha * s / self.size) ** self.beta
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """torch.nn.CrossMapLRN2d on (N, C, H, W): x * (k + alpha / size * S_c)^-beta, where S_c sums x^2 over the
+    channels torch 2.13's running-window loop adds: up to c + pre_pad - 1, minus channels 1 .. c - pre_pad
+    (channel 0 is never taken out of the window), pre_pad = (size - 1) // 2 + 1."""
+
+    def __init__(self, size, alpha=0.0001, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def _scale(self, input):
+        channels, pre = input.shape[1], (self.size - 1) // 2 + 1
+        # window[c][j] = 1 when torch's loop has channel j in channel c's sum
+        window = [[1.0 if j <= min(c + pre - 1, channels - 1) and not 1 <= j <= c - pre else 0.0
+                   for j in range(channels)] for c in range(channels)]
+        s = ops.matmul(ops.moveaxis(input * input, 1, -1), ms.Tensor(window, input.dtype).T)
+        return self.k + self.alpha / self.size * ops.moveaxis(s, -1, 1)
+
+    def construct(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        return input * self._scale(input) ** -self.beta
+
+    def bprop(self, input, out, dout):
+        # torch's hand-written backward (not the gradient of its forward): the ratio dout * out / scale summed
+        # over channels [c - p, c + size - 1 - p], p = int(size - (size - 1) / 2)
+        scale = self._scale(input)
+        p = int(self.size - (self.size - 1) / 2)
+        ratio = ops.pad(dout * out / scale, (0, 0, 0, 0, p, self.size - 1 - p))
+        channels = input.shape[1]
+        accum = ratio[:, 0:channels]
+        for j in range(1, self.size):
+            accum = accum + ratio[:, j:j + channels]
+        return (scale ** -self.beta * dout - 2 * self.alpha * self.beta / self.size * input * accum,)
+
+
+class UpsamplingBilinear2d(nn.Cell):
+    """torch.nn.UpsamplingBilinear2d: bilinear with align_corners=True to `size` or floor(size * scale_factor)
+    (mint.nn.UpsamplingBilinear2d has no CPU kernel for a scale factor)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__()
+        self.size = None if size is None else _nnx_tuple(size, 2)
+        self.scale = None if scale_factor is None else tuple(float(s) for s in _nnx_tuple(scale_factor, 2))
+
+    def construct(self, input):
+        size = self.size
+        if size is None:
+            size = (int(input.shape[-2] * self.scale[0]), int(input.shape[-1] * self.scale[1]))
+        return ops.interpolate(input, size=size, mode="bilinear", align_corners=True)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """torch.nn.functional.lp_pool3d: (sum over the window of x^p)^(1/p), as torch computes it from avg_pool3d."""
+    k = _nnx_tuple(kernel_size, 3)
+    s = k if stride is None else _nnx_tuple(stride, 3)
+    out = ops.avg_pool3d(input ** norm_type, k, s, 0, ceil_mode)
+    return (ops.sign(out) * ops.relu(ops.abs(out)) * (k[0] * k[1] * k[2])) ** (1.0 / norm_type)
+
+
+class LPPool3d(nn.Cell):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def construct(self, input):
+        return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """torch.nn.functional.rrelu: negative inputs times a slope drawn from U(lower, upper) in training, times
+    (lower + upper) / 2 otherwise (MindSpore's rrelu always draws)."""
+    if training:
+        slope = ops.rand_like(input) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return ops.where(input >= 0, input, input * slope)
+
+
+class RReLU(nn.Cell):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper = lower, upper
+
+    def construct(self, input):
+        return rrelu(input, self.lower, self.upper, self.training)
+
+
+def _nnx_alpha_dropout(input, p, training, feature):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    keep = (ops.rand(shape, dtype=input.dtype) >= p).astype(input.dtype)
+    a = 1.0 / ((_NNX_ALPHA * _NNX_ALPHA * p + 1) * (1 - p)) ** 0.5
+    # torch: input * keep * a + (keep - 1) * alpha * a + alpha * a * p
+    return input * (keep * a) + ((keep - 1) * (_NNX_ALPHA * a) + _NNX_ALPHA * a * p)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _nnx_alpha_dropout(input, p, training, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _nnx_alpha_dropout(input, p, training, True)
+
+
+class AlphaDropout(nn.Cell):
+    _feature = False
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0.0 or p > 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+
+    def construct(self, input):
+        return _nnx_alpha_dropout(input, self.p, self.training, self._feature)
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    _feature = True
+
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch.nn.functional.embedding_bag: the rows of weight gathered and reduced per bag ('sum', 'mean', 'max'),
+    bags being the rows of a 2-D input or the runs of a 1-D input starting at offsets; padding_idx entries are
+    left out of every bag; an empty bag gives zeros. (max_norm and scale_grad_by_freq are refused when converting.)"""
+    if input.ndim == 2:
+        bags, length = input.shape
+        segment = ops.arange(bags * length) // length   # position j belongs to bag j // length
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    else:
+        bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+        # a bag per offset: position j belongs to the number of bag starts after the first that are <= j
+        starts = offsets[1:bags].astype(ms.int64)
+        segment = (ops.arange(input.shape[0]).astype(ms.int64).expand_dims(1) >= starts.expand_dims(0)).astype(
+            ms.int32).sum(1)
+    rows = ops.gather(weight, input, 0)
+    keep = ops.ones(input.shape, weight.dtype)
+    if padding_idx is not None:
+        keep = (input != (padding_idx % weight.shape[0])).astype(weight.dtype)
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise ValueError("embedding_bag: per_sample_weights is only supported for mode='sum'")
+        rows = rows * per_sample_weights.expand_dims(-1)
+    segment = segment.astype(ms.int32)
+    count = ops.unsorted_segment_sum(keep, segment, bags).expand_dims(-1)
+    if mode == "max":
+        low = ops.full_like(rows, float("-inf"))
+        top = ops.unsorted_segment_max(ops.where(keep.expand_dims(-1) > 0, rows, low), segment, bags)
+        return ops.where(count > 0, top, ops.zeros_like(top))
+    total = ops.unsorted_segment_sum(rows * keep.expand_dims(-1), segment, bags)
+    if mode == "sum":
+        return total
+    return total / ops.maximum(count, ops.ones_like(count))
+
+
+class EmbeddingBag(nn.Cell):
+    """torch.nn.EmbeddingBag: parameter `weight` (num_embeddings, embedding_dim) drawn from N(0, 1), the padding_idx
+    row zeroed, as torch."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None):
+        super().__init__()
+        if _weight is None:
+            w = ops.standard_normal((num_embeddings, embedding_dim))
+            if padding_idx is not None:   # (no item assignment: in-place writes are unreliable on CPU PyNative)
+                pad = (ops.arange(num_embeddings) == padding_idx % num_embeddings).expand_dims(1)
+                w = ops.where(pad, ops.zeros_like(w), w)
+        else:
+            w = _weight
+        self.weight = ms.Parameter(w, name="weight")
+        self.mode, self.include_last_offset, self.padding_idx = mode, include_last_offset, padding_idx
+
+    def construct(self, input, offsets=None, per_sample_weights=None):
+        return embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                             include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+
+def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
+    """torch.Tensor.index_reduce: the slices of input at index along dim reduced ('prod', 'mean', 'amax', 'amin')
+    with the slices of source, with or without input's own values; untouched slices stay as they are."""
+    n = input.shape[dim]
+    x, s = ops.moveaxis(input, dim, 0), ops.moveaxis(source, dim, 0)
+    seg = index.astype(ms.int32)
+    touched = ops.unsorted_segment_sum(ops.ones(seg.shape, x.dtype), seg, n).reshape((n,) + (1,) * (x.ndim - 1))
+    if reduce == "prod":
+        got = ops.unsorted_segment_prod(s, seg, n)
+        out = got * x if include_self else got
+    elif reduce == "mean":
+        total = ops.unsorted_segment_sum(s, seg, n) + (x if include_self else 0)
+        out = total / ops.maximum(touched + (1 if include_self else 0), ops.ones_like(touched))
+    elif reduce in ("amax", "amin"):
+        pick = ops.unsorted_segment_max if reduce == "amax" else ops.unsorted_segment_min
+        got = pick(s, seg, n)
+        if include_self:
+            got = ops.maximum(got, x) if reduce == "amax" else ops.minimum(got, x)
+        out = got
+    else:
+        raise ValueError(f"index_reduce: reduce argument must be either prod, mean, amax or amin, got {reduce}")
+    return ops.moveaxis(ops.where(touched > 0, out, x), 0, dim)
+
+
+def tensor_nanquantile(input, q, dim=None, keepdim=False):
+    """torch.nanquantile for a number q with linear interpolation: the quantile of the values that are not NaN
+    along dim (NaN where all are NaN); ops.nanquantile has no CPU kernel."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError("quantile() q must be in the range [0, 1]")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else dim % input.ndim
+    valid = ops.logical_not(ops.isnan(x)).astype(ms.int32).sum(d, keepdims=True)
+    ordered = ops.sort(ops.where(ops.isnan(x), ops.full_like(x, float("inf")), x), d)[0]   # NaN last
+    pos = q * (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)
+    low = ops.floor(pos)
+    hi_i = ops.minimum(low + 1, (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)).astype(ms.int64)
+    lo = ops.gather_elements(ordered, d, low.astype(ms.int64))
+    hi = ops.gather_elements(ordered, d, hi_i)
+    out = lo + (pos - low) * (hi - lo)
+    out = ops.where(valid > 0, out, ops.full_like(out, float("nan")))
+    if dim is None:
+        return out.reshape(())
+    return out if keepdim else out.squeeze(d)
+
+
+class LinearCrossEntropyLoss(nn.Cell):
+    """torch.nn.LinearCrossEntropyLoss with out_features=(): cross_entropy(linear(input), target), the projection a
+    `linear` Dense (parameters linear.weight, linear.bias as torch); ignore_index=None ignores no class index."""
+
+    def __init__(self, in_features, num_classes, out_features=(), bias=False, reduction="mean", weight=None,
+                 ignore_index=None, label_smoothing=0.0, options=None):
+        super().__init__()
+        self.linear = nn.Dense(in_features, num_classes, has_bias=bias)
+        self.weight, self.reduction, self.label_smoothing = weight, reduction, label_smoothing
+        self.ignore_index = -100 if ignore_index is None else ignore_index
+
+    def construct(self, input, target):
+        return ops.cross_entropy(self.linear(input), target, self.weight, self.ignore_index, self.reduction,
+                                 self.label_smoothing)
+
+
+def _nnx_intervals(sample, size, out, pool):
+    """torch's window starts of fractional max pooling for one dimension: sample (N, C) in [0, 1), float32
+    arithmetic truncated as torch's kernel does; the last window ends at the input's end."""
+    if out == 1:
+        return ops.full(sample.shape + (1,), size - pool, dtype=ms.int64)
+    alpha = ms.Tensor((size - pool) / (out - 1), ms.float32)
+    i = ops.arange(out - 1).astype(ms.float32)
+    s = sample.astype(ms.float32).expand_dims(-1)
+    starts = ((i + s) * alpha).astype(ms.int64) - (s * alpha).astype(ms.int64)
+    return ops.concat([starts, ops.full(sample.shape + (1,), size - pool, dtype=ms.int64)], -1)
+
+
+def _nnx_fractional_max_pool(input, nd, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    unbatched = input.ndim == nd + 1
+    x = input.expand_dims(0) if unbatched else input
+    k = _nnx_tuple(kernel_size, nd)
+    sizes = x.shape[2:]
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"fractional_max_pool{nd}d requires specifying either an output_size or an output_ratio")
+        out = tuple(int(s * r) for s, r in zip(sizes, _nnx_tuple(output_ratio, nd)))
+    else:
+        out = _nnx_tuple(output_size, nd)
+    n, c = x.shape[0], x.shape[1]
+    samples = ops.rand((n, c, nd), dtype=x.dtype) if _random_samples is None else _random_samples
+    # torch's sample order: (W, H) for 2-d, (T, H, W) for 3-d
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    flat = ops.zeros((n, c) + (1,) * (2 * nd), ms.int64)
+    for d in range(nd):
+        starts = _nnx_intervals(samples[:, :, order[d]], sizes[d], out[d], k[d])       # (N, C, out_d)
+        pos = starts.expand_dims(-1) + ops.arange(k[d]).astype(ms.int64)              # (N, C, out_d, k_d)
+        stride = 1
+        for later in sizes[d + 1:]:
+            stride *= later
+        shape = [n, c] + [1] * (2 * nd)
+        shape[2 + d], shape[2 + nd + d] = out[d], k[d]
+        flat = flat + (pos * stride).reshape(shape)                                   # (N, C, out..., k...)
+    flat = ops.broadcast_to(flat, (n, c) + out + k).reshape(n, c, -1)
+    values = ops.gather_elements(x.reshape(n, c, -1), 2, flat).reshape((n, c) + out + (-1,))
+    best = ops.argmax(values, -1, keepdim=True)
+    result = ops.gather_elements(values, nd + 2, best).squeeze(-1)
+    indices = ops.gather_elements(flat.reshape((n, c) + out + (-1,)), nd + 2, best).squeeze(-1)
+    if unbatched:
+        result, indices = result[0], indices[0]
+    return (result, indices) if return_indices else result
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """torch.nn.functional.fractional_max_pool2d: torch's window starts from one uniform sample per (sample,
+    channel, dimension) (MindSpore's FractionalMaxPool places its windows differently)."""
+    return _nnx_fractional_max_pool(input, 2, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _nnx_fractional_max_pool(input, 3, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+class FractionalMaxPool2d(nn.Cell):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        if output_size is None and output_ratio is None:
+            raise ValueError("FractionalMaxPool requires specifying either an output size, or a pooling ratio")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices = return_indices
+        # a buffer in torch (in its state_dict): a Parameter without gradient here
+        self._random_samples = None if _random_samples is None else ms.Parameter(
+            _random_samples, name="_random_samples", requires_grad=False)
+
+    def construct(self, input):
+        return _nnx_fractional_max_pool(input, self._nd, self.kernel_size, self.output_size, self.output_ratio,
+                                        self.return_indices, self._random_samples)
+
+
+class FractionalMaxPool3d(FractionalMaxPool2d):
+    _nd = 3
