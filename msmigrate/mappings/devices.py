@@ -39,6 +39,14 @@ mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args
              "mindspore.set_device, so the value only matters where the program inspects it; unlike torch, "
              "device == 'cpu' is True; inside construct under GRAPH mode it is a plain string (no .type/.index)",
         test=f"{T}::test_device_values")
+mapping("torch.set_default_device", "_ms_compat.set_default_device", args=("device",), target_args=("device",),
+        status=DIFFERENCE,
+        note="kept as the value torch.get_default_device() reads back; MindSpore places tensors by "
+             "mindspore.set_device (the device of the whole program), not by this setting",
+        test=f"{T}::test_default_device")
+mapping("torch.get_default_device", "_ms_compat.get_default_device",
+        note="'cpu' unless set_default_device or a `with torch.device(...)` block chose another (a "
+             "torch.device is also a context manager after conversion)", test=f"{T}::test_default_device")
 mapping("torch.cuda.is_available", "expr:_ms_compat.backend.on_accelerator", status=DIFFERENCE,
         note="True when MindSpore runs on a GPU or Ascend (mindspore.get_context('device_target')), False on "
              "CPU", test=f"{T}::test_device_values")

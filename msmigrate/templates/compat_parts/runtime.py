@@ -78,6 +78,37 @@ class Device(str):
             return f"device(type={self.type!r})"
         return f"device(type={self.type!r}, index={self.index})"
 
+    # `with torch.device("meta"):` makes it torch's default device until the block ends
+    def __enter__(self):
+        _default_devices.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_devices.pop()       # `with` blocks end innermost first
+        return False
+
+
+# torch's default device, as a value the program reads back (set_default_device, `with
+# torch.device(...)`): the global setting first, the innermost `with` last. MindSpore itself
+# still places every tensor on the device of its context.
+_default_devices = [None]
+
+
+def set_default_device(device):
+    """torch.set_default_device(device); None is torch's default, the CPU."""
+    _default_devices[0] = None if device is None else Device(device)
+
+
+def get_default_device():
+    """torch.get_default_device(): 'cpu' unless set; an accelerator without an index gets the
+    one MindSpore runs on (torch gives the current one)."""
+    device = next((d for d in reversed(_default_devices) if d is not None), None)
+    if device is None:
+        return Device("cpu")
+    if device.index is None and device.type not in ("cpu", "meta"):
+        return Device(device.type, ms.get_context("device_id"))
+    return device
+
 
 def _device_index(device):
     if device is None:
