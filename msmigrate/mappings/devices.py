@@ -37,7 +37,8 @@ _CONTEXT = "answered from MindSpore's context (the device chosen once for the pr
 mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args=("type", "index"),
         note="kept as the device string ('cpu', 'cuda:0') with .type/.index; MindSpore places tensors by "
              "mindspore.set_device, so the value only matters where the program inspects it; unlike torch, "
-             "device == 'cpu' is True; inside construct under GRAPH mode it is a plain string (no .type/.index)",
+             "device == 'cpu' is True, and a MindSpore tensor's .device ('CPU', 'GPU:0') equals torch.device('cpu') / "
+             "torch.device('cuda:0'); inside construct under GRAPH mode it is a plain string (no .type/.index)",
         test=f"{T}::test_device_values")
 mapping("torch.set_default_device", "_ms_compat.set_default_device", args=("device",), target_args=("device",),
         status=DIFFERENCE,

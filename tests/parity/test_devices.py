@@ -291,6 +291,9 @@ def fn():
         torch.set_default_device(None)
     seen.append(str(torch.get_default_device()))
     seen.append(torch.get_default_device() == torch.device("cpu"))
+    # a tensor's device against the default (transformers: no device context manager in use)
+    made = torch.zeros(2).device
+    seen += [made == torch.get_default_device(), made != torch.device("cpu"), str(torch.device(made))]
     return seen
 '''
 
@@ -300,7 +303,8 @@ def test_default_device():
     block first, restored when a block ends, also by an exception)."""
     t = load_torch(DEFAULT_DEVICE_SRC)["fn"]()
     mod, code, sites = load_converted(DEFAULT_DEVICE_SRC)
-    assert mod.fn() == t == ["cpu", "meta", "cpu cpu", "meta", "cpu", "meta", "meta", True, "cpu", True]
+    assert mod.fn() == t == ["cpu", "meta", "cpu cpu", "meta", "cpu", "meta", "meta", True, "cpu", True,
+                                   True, False, "cpu"]
     assert_no_todo(sites)
     assert_sites(sites, "torch.get_default_device", "torch.set_default_device", "torch.device")
 

@@ -48,6 +48,15 @@ class _Backend:
 backend = _Backend()
 
 
+_MS_DEVICE_TYPES = {"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}
+
+
+def _torch_device_text(text):
+    """'GPU:0' (MindSpore's name) -> 'cuda:0' (torch's); torch's names are kept."""
+    kind, sep, index = text.partition(":")
+    return _MS_DEVICE_TYPES.get(kind, kind) + sep + index
+
+
 class Device(str):
     """torch.device(...) kept as its string ('cpu', 'cuda', 'cuda:1'), so str(device),
     f-strings and comparisons with strings work, with torch's .type and .index.
@@ -57,12 +66,25 @@ class Device(str):
     def __new__(cls, type="cpu", index=None):
         if isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type          # torch.device(0) is cuda:0
-        text = str(type)
+        text = _torch_device_text(str(type))     # torch.device(x.device): MindSpore's 'CPU' is 'cpu'
         if index is not None:
             if ":" in text:
                 raise ValueError(f"device {text!r} already has an index")
             text = f"{text}:{int(index)}"
         return super().__new__(cls, text)
+
+    # a MindSpore tensor's .device is 'CPU' / 'GPU:0' / 'Ascend:0': equal to torch's 'cpu' / 'cuda:0' / 'npu:0'
+    # (`x.device == torch.device("cpu")`; the subclass's __eq__ also answers `'CPU' == device`)
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return str.__eq__(self, _torch_device_text(other))
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = str.__hash__
 
     @property
     def type(self):
