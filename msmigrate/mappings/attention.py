@@ -1,7 +1,8 @@
 """Attention: F.scaled_dot_product_attention and the nn.Transformer family."""
 from __future__ import annotations
 
-from ..records import DIFFERENCE, mapping
+from ..callsite import UnsupportedSite
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_attention.py"
 _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
@@ -56,3 +57,14 @@ mapping("torch.nn.attention.sdpa_kernel", "_ms_compat.sdpa_kernel", args=("backe
 _SDP_KERNEL_ARGS = ("enable_flash", "enable_math", "enable_mem_efficient", "enable_cudnn")
 mapping("torch.backends.cuda.sdp_kernel", "_ms_compat.sdpa_kernel", args=_SDP_KERNEL_ARGS,
         target_args=_SDP_KERNEL_ARGS, note=_KERNEL_NOTE, test=f"{T}::test_sdpa_kernel_choice")
+
+# ------------------------------------------------------------------ flex attention's block mask, as a type
+_BLOCK_MASK_NOTE = ("the type only (annotations, isinstance): block masks come from create_block_mask (flex "
+                    "attention), which has no MindSpore counterpart, so no converted value is one and isinstance "
+                    "answers False; building one directly is a TODO")
+
+
+@rule("torch.nn.attention.flex_attention.BlockMask", "_ms_compat.BlockMask", note=_BLOCK_MASK_NOTE,
+      test=f"{T}::test_block_mask_type")
+def _block_mask(ctx):
+    raise UnsupportedSite("flex attention's BlockMask has no MindSpore counterpart")

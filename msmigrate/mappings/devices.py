@@ -37,8 +37,17 @@ _CONTEXT = "answered from MindSpore's context (the device chosen once for the pr
 mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args=("type", "index"),
         note="kept as the device string ('cpu', 'cuda:0') with .type/.index; MindSpore places tensors by "
              "mindspore.set_device, so the value only matters where the program inspects it; unlike torch, "
-             "device == 'cpu' is True; inside construct under GRAPH mode it is a plain string (no .type/.index)",
+             "device == 'cpu' is True, and a MindSpore tensor's .device ('CPU', 'GPU:0') equals torch.device('cpu') / "
+             "torch.device('cuda:0'); inside construct under GRAPH mode it is a plain string (no .type/.index)",
         test=f"{T}::test_device_values")
+mapping("torch.set_default_device", "_ms_compat.set_default_device", args=("device",), target_args=("device",),
+        status=DIFFERENCE,
+        note="kept as the value torch.get_default_device() reads back; MindSpore places tensors by "
+             "mindspore.set_device (the device of the whole program), not by this setting",
+        test=f"{T}::test_default_device")
+mapping("torch.get_default_device", "_ms_compat.get_default_device",
+        note="'cpu' unless set_default_device or a `with torch.device(...)` block chose another (a "
+             "torch.device is also a context manager after conversion)", test=f"{T}::test_default_device")
 mapping("torch.cuda.is_available", "expr:_ms_compat.backend.on_accelerator", status=DIFFERENCE,
         note="True when MindSpore runs on a GPU or Ascend (mindspore.get_context('device_target')), False on "
              "CPU", test=f"{T}::test_device_values")

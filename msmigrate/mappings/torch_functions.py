@@ -457,8 +457,10 @@ def _simple(source, target, args, target_args, rename=None, test=T_SHAPE, note="
 
 
 for _name in ("cat", "concat", "concatenate"):
-    _simple(f"torch.{_name}", "mindspore.ops.cat", ("tensors", "axis" if _name == "concatenate" else "dim"),
-            ("tensors", "axis"), rename={"dim": "axis"}, note="dim -> axis")
+    _simple(f"torch.{_name}", "_ms_compat.cat", ("tensors", "axis" if _name == "concatenate" else "dim"),
+            ("tensors", "axis"), rename={"dim": "axis"},
+            note="ops.cat (dim -> axis); a 1-D empty tensor beside tensors of another rank is left out, as torch "
+                 "does (templates/compat_parts/legacy_cat.py)")
 _simple("torch.stack", "mindspore.ops.stack", ("tensors", "dim"), ("tensors", "axis"), rename={"dim": "axis"},
         note="dim -> axis")
 _simple("torch.split", "mindspore.ops.split", ("tensor", "split_size_or_sections", "dim"),

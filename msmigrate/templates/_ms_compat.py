@@ -331,35 +331,37 @@ def _std_for(shape, mode, nonlinearity, a):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
-def kaiming_normal_(param, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+# generator=: accepted because a reference to the torch function (`init = torch.nn.init.normal_`) is
+# called with torch's keywords; the values come from MindSpore's global seed (as for torch.Generator)
+def kaiming_normal_(param, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     return _set(param, init.Normal(sigma=_std_for(param.shape, mode, nonlinearity, a)))
 
 
-def kaiming_uniform_(param, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(param, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     bound = math.sqrt(3.0) * _std_for(param.shape, mode, nonlinearity, a)
     return _set(param, init.Uniform(scale=bound))
 
 
-def xavier_uniform_(param, gain=1.0):
+def xavier_uniform_(param, gain=1.0, generator=None):
     fan_in, fan_out = _fans(param.shape)
     return _set(param, init.Uniform(scale=gain * math.sqrt(6.0 / (fan_in + fan_out))))
 
 
-def xavier_normal_(param, gain=1.0):
+def xavier_normal_(param, gain=1.0, generator=None):
     fan_in, fan_out = _fans(param.shape)
     return _set(param, init.Normal(sigma=gain * math.sqrt(2.0 / (fan_in + fan_out))))
 
 
-def normal_(param, mean=0.0, std=1.0):
+def normal_(param, mean=0.0, std=1.0, generator=None):
     return _set(param, init.Normal(sigma=std, mean=mean))
 
 
-def uniform_(param, a=0.0, b=1.0):
+def uniform_(param, a=0.0, b=1.0, generator=None):
     data = init_stream().uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
     return _assign(param, ms.Tensor(data))
 
 
-def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     return _set(param, init.TruncatedNormal(sigma=std, mean=mean, a=a, b=b))
 
 
@@ -379,7 +381,7 @@ def ones_(param):
     return constant_(param, 1)
 
 
-def orthogonal_(param, gain=1.0):
+def orthogonal_(param, gain=1.0, generator=None):
     return _set(param, init.Orthogonal(gain=gain))
 
 

@@ -301,3 +301,39 @@ def test_is_causal_needs_a_mask(entry):
     mod, code, sites = load_converted(REFUSE_SRC)
     with pytest.raises(RuntimeError, match="is_causal"):
         getattr(mod, entry)(ms.Tensor(np.zeros((2, 5, 8), np.float32)))
+
+
+BLOCK_MASK_SRC = '''
+import torch
+from torch.nn.attention.flex_attention import BlockMask
+
+
+def kind(mask: "torch.Tensor | BlockMask | None"):
+    if isinstance(mask, (torch.Tensor, BlockMask)) and len(mask.shape) == 4:
+        return "4d"
+    return "block" if isinstance(mask, BlockMask) else "other"
+
+
+def fn(x):
+    return [kind(x), kind(x[0]), kind(None)]
+
+
+def build():
+    return BlockMask(None)
+'''
+
+
+def test_block_mask_type():
+    """flex attention's BlockMask as a type: isinstance checks answer as torch's for every value a converted
+    program can hold (none is a BlockMask); building one is a TODO that raises."""
+    x = rnd(1, 1, 2, 2)
+    import torch
+    want = load_torch(BLOCK_MASK_SRC)["fn"](torch.from_numpy(x))
+    mod, code, sites = load_converted(BLOCK_MASK_SRC)
+    import mindspore as ms
+    assert mod.fn(ms.Tensor(x)) == want == ["4d", "other", "other"]
+    statuses = [s.status for s in sites if s.api == "torch.nn.attention.flex_attention.BlockMask"]
+    assert statuses.count("converted") == 2 and statuses.count("todo") == 1, statuses   # 2 checks, 1 build
+    assert "isinstance(mask, (ms.Tensor, _ms_compat.BlockMask))" in code
+    with pytest.raises(mod._ms_compat.MigrationError, match="BlockMask"):
+        mod.build()

@@ -265,6 +265,50 @@ def test_process_switches():
         mod.wide()
 
 
+# ------------------------------------------------------------------------------ default device
+DEFAULT_DEVICE_SRC = '''
+import torch
+
+
+def fn():
+    seen = [str(torch.get_default_device())]
+    try:
+        with torch.device("meta"):
+            seen.append(str(torch.get_default_device()))
+            with torch.device("cpu") as inner:
+                seen.append(f"{torch.get_default_device()} {inner}")
+            seen.append(torch.get_default_device().type)
+        seen.append(str(torch.get_default_device()))
+        torch.set_default_device("meta")
+        seen.append(str(torch.get_default_device()))
+        try:
+            with torch.device("cpu"):
+                raise KeyError("inside")
+        except KeyError:
+            seen.append(str(torch.get_default_device()))
+        seen.append(torch.get_default_device() != torch.device("cpu"))
+    finally:
+        torch.set_default_device(None)
+    seen.append(str(torch.get_default_device()))
+    seen.append(torch.get_default_device() == torch.device("cpu"))
+    # a tensor's device against the default (transformers: no device context manager in use)
+    made = torch.zeros(2).device
+    seen += [made == torch.get_default_device(), made != torch.device("cpu"), str(torch.device(made))]
+    return seen
+'''
+
+
+def test_default_device():
+    """get_default_device reads back set_default_device and `with torch.device(...)` (innermost
+    block first, restored when a block ends, also by an exception)."""
+    t = load_torch(DEFAULT_DEVICE_SRC)["fn"]()
+    mod, code, sites = load_converted(DEFAULT_DEVICE_SRC)
+    assert mod.fn() == t == ["cpu", "meta", "cpu cpu", "meta", "cpu", "meta", "meta", True, "cpu", True,
+                                   True, False, "cpu"]
+    assert_no_todo(sites)
+    assert_sites(sites, "torch.get_default_device", "torch.set_default_device", "torch.device")
+
+
 # ------------------------------------------------------------------------------ DataParallel
 DP_SRC = '''
 import torch

@@ -25,8 +25,11 @@ RANDOM_CASES = {
     "kaiming_normal_selu": "nn.init.kaiming_normal_(w, nonlinearity='selu', mode='fan_out')",
     "trunc_normal_kw": "nn.init.trunc_normal_(tensor=w, mean=0.5, std=1.0, a=-1.0, b=1.5)",
     "sparse_kw": "nn.init.sparse_(tensor=w, sparsity=0.25, std=0.1)",
+    # an initialiser held as a value (a table of them) is called with torch's keywords, generator= included
+    "normal_ref_gen": "{'f': nn.init.normal_}['f'](w, mean=1.0, std=0.5, generator=torch.Generator().manual_seed(3))",
+    "trunc_normal_ref_gen": "{'f': nn.init.trunc_normal_}['f'](w, std=0.5, a=-1.0, b=1.0, generator=None)",
 }
-BOUNDED = {"uniform_kw", "xavier_uniform_kw", "kaiming_uniform_kw", "trunc_normal_kw"}
+BOUNDED = {"uniform_kw", "xavier_uniform_kw", "kaiming_uniform_kw", "trunc_normal_kw", "trunc_normal_ref_gen"}
 
 EXACT_CASES = {
     "constant_kw": ("(3, 5)", "nn.init.constant_(tensor=w, val=2.5)"),

@@ -288,6 +288,16 @@ def fn(x, y):
     return (torch.cat([x, y], dim=1), torch.concat((x, y)), torch.concatenate([x, y], axis=2), torch.stack([x, y]),
             torch.stack((x, y), dim=-1), torch.cat([x, y], 1), torch.cat((x,)))
 """, [X, Y], grad=True),
+    # torch leaves a 1-D empty tensor out beside tensors of other ranks (an accumulator grown by cat),
+    # promoting the result's dtype with it
+    _case(["torch.cat", "torch.concat"], """
+def fn(x, y, i):
+    acc = torch.zeros(0)
+    for t in (x, y):
+        acc = torch.cat([acc, t], dim=1)
+    return (acc, torch.concat((x, torch.empty(0), y), -1), torch.cat([torch.zeros(0), x[0, 0]]),
+            torch.cat([torch.zeros(0), i]), torch.cat([i, torch.zeros(0, dtype=torch.int32)]))
+""", [X, Y, INTS]),
     _case(["torch.split", "torch.chunk"], """
 def fn(x, v):
     return (torch.split(v, 2) + torch.split(v, [1, 4], dim=0) + torch.split(x, 1, 1) + torch.chunk(x, 3, dim=1)

@@ -57,3 +57,13 @@ class sdpa_kernel:
 
     def __exit__(self, *exc):
         return False
+
+
+class BlockMask:
+    """torch.nn.attention.flex_attention.BlockMask, as a type only (annotations, isinstance). Block masks
+    are made by flex attention's create_block_mask, which MindSpore has no counterpart of (its calls stay
+    TODO sites): no value of a converted program is one, so isinstance(x, BlockMask) is False."""
+
+    def __init__(self, *args, **kwargs):
+        raise MigrationError("torch.nn.attention.flex_attention.BlockMask cannot be built: flex attention has "
+                             "no MindSpore counterpart")

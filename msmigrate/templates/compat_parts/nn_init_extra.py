@@ -34,7 +34,7 @@ def dirac_(param, groups=1):
     return _assign(param, ms.Tensor(value))
 
 
-def sparse_(param, sparsity, std=0.01):
+def sparse_(param, sparsity, std=0.01, generator=None):
     """torch.nn.init.sparse_: N(0, std) values with ceil(sparsity * rows) zeros in every column
     (a dense tensor; the random stream differs from torch's)."""
     if len(param.shape) != 2:

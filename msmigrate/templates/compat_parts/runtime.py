@@ -48,6 +48,15 @@ class _Backend:
 backend = _Backend()
 
 
+_MS_DEVICE_TYPES = {"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}
+
+
+def _torch_device_text(text):
+    """'GPU:0' (MindSpore's name) -> 'cuda:0' (torch's); torch's names are kept."""
+    kind, sep, index = text.partition(":")
+    return _MS_DEVICE_TYPES.get(kind, kind) + sep + index
+
+
 class Device(str):
     """torch.device(...) kept as its string ('cpu', 'cuda', 'cuda:1'), so str(device),
     f-strings and comparisons with strings work, with torch's .type and .index.
@@ -57,12 +66,25 @@ class Device(str):
     def __new__(cls, type="cpu", index=None):
         if isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type          # torch.device(0) is cuda:0
-        text = str(type)
+        text = _torch_device_text(str(type))     # torch.device(x.device): MindSpore's 'CPU' is 'cpu'
         if index is not None:
             if ":" in text:
                 raise ValueError(f"device {text!r} already has an index")
             text = f"{text}:{int(index)}"
         return super().__new__(cls, text)
+
+    # a MindSpore tensor's .device is 'CPU' / 'GPU:0' / 'Ascend:0': equal to torch's 'cpu' / 'cuda:0' / 'npu:0'
+    # (`x.device == torch.device("cpu")`; the subclass's __eq__ also answers `'CPU' == device`)
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return str.__eq__(self, _torch_device_text(other))
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = str.__hash__
 
     @property
     def type(self):
@@ -77,6 +99,37 @@ class Device(str):
         if self.index is None:
             return f"device(type={self.type!r})"
         return f"device(type={self.type!r}, index={self.index})"
+
+    # `with torch.device("meta"):` makes it torch's default device until the block ends
+    def __enter__(self):
+        _default_devices.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_devices.pop()       # `with` blocks end innermost first
+        return False
+
+
+# torch's default device, as a value the program reads back (set_default_device, `with
+# torch.device(...)`): the global setting first, the innermost `with` last. MindSpore itself
+# still places every tensor on the device of its context.
+_default_devices = [None]
+
+
+def set_default_device(device):
+    """torch.set_default_device(device); None is torch's default, the CPU."""
+    _default_devices[0] = None if device is None else Device(device)
+
+
+def get_default_device():
+    """torch.get_default_device(): 'cpu' unless set; an accelerator without an index gets the
+    one MindSpore runs on (torch gives the current one)."""
+    device = next((d for d in reversed(_default_devices) if d is not None), None)
+    if device is None:
+        return Device("cpu")
+    if device.index is None and device.type not in ("cpu", "meta"):
+        return Device(device.type, ms.get_context("device_id"))
+    return device
 
 
 def _device_index(device):

@@ -2,7 +2,7 @@ import os
 from io import open
 
 import mindspore as ms
-from mindspore import ops
+import _ms_compat
 
 
 class Dictionary(object):
@@ -46,6 +46,6 @@ class Corpus(object):
                 for word in words:
                     ids.append(self.dictionary.word2idx[word])
                 idss.append(ms.Tensor(ids).astype(ms.int64))
-            ids = ops.cat(idss)
+            ids = _ms_compat.cat(idss)
 
         return ids

@@ -176,5 +176,5 @@ class GPT(nn.Cell):
             logits = logits[:, -1, :] / temperature
             probs = ops.softmax(logits, axis=-1)
             idx_next = ops.multinomial(probs, 1, False).astype(ms.int64)
-            idx = ops.cat((idx, idx_next), axis=1)
+            idx = _ms_compat.cat((idx, idx_next), axis=1)
         return idx
