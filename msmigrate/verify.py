@@ -40,6 +40,8 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from .terminal import result_table, rich_console
+
 __all__ = [
     "InputSpec",
     "OutputDiff",
@@ -1015,42 +1017,30 @@ def format_report(result: VerifyResult) -> str:
 
 def _print_report(result: VerifyResult, stream: Any = None) -> None:
     stream = stream or sys.stdout
-    if hasattr(stream, "isatty") and stream.isatty():
-        try:
-            from rich.console import Console
-            from rich.markup import escape
-            from rich.table import Table
-        except ImportError:
-            pass
-        else:
-            con = Console(file=stream)
-            con.print(f"[bold]msmigrate verify[/bold]: torch {result.torch_spec} vs mindspore {result.ms_spec}",
-                      highlight=False)
-            con.print("inputs: " + "; ".join(InputSpec(tuple(i["shape"]), i["dtype"]).describe()
-                                             for i in result.inputs)
-                      + f"   seed {result.seed}   rtol {result.rtol:g}", highlight=False)
-            if result.weights:
-                con.print(f"weights: {result.weights}", highlight=False, markup=False)
-            if result.error:
-                con.print("[red]ERROR[/red]: ", end="")
-                con.print(result.error, highlight=False, markup=False)
-            rows = _rows(result)
-            if rows:
-                table = Table(show_edge=False, pad_edge=False)
-                for h in ["mode", "output", "shape", "max|d|", "rel", "tol", "result"]:
-                    table.add_column(h, justify="right" if h in ("max|d|", "rel", "tol") else "left")
-                for r in rows:
-                    style = "green" if r[-1] == "ok" else "red"
-                    table.add_row(*map(escape, r[:-1]), f"[{style}]{escape(r[-1])}[/{style}]")
-                con.print(table)
-            if result.divergence is not None:
-                con.print("[yellow]first divergent layer (pynative)[/yellow]: ", end="", highlight=False)
-                con.print(result.divergence.describe(), highlight=False, markup=False)
-            if result.localization and not result.passed:
-                con.print(f"localisation: {result.localization}", highlight=False, markup=False)
-            con.print("[bold green]RESULT: PASS[/bold green]" if result.passed
-                      else "[bold red]RESULT: FAIL[/bold red]")
-            return
+    con = rich_console(stream)
+    if con is not None:
+        con.print(f"[bold]msmigrate verify[/bold]: torch {result.torch_spec} vs mindspore {result.ms_spec}",
+                  highlight=False)
+        con.print("inputs: " + "; ".join(InputSpec(tuple(i["shape"]), i["dtype"]).describe()
+                                         for i in result.inputs)
+                  + f"   seed {result.seed}   rtol {result.rtol:g}", highlight=False)
+        if result.weights:
+            con.print(f"weights: {result.weights}", highlight=False, markup=False)
+        if result.error:
+            con.print("[red]ERROR[/red]: ", end="")
+            con.print(result.error, highlight=False, markup=False)
+        rows = _rows(result)
+        if rows:
+            con.print(result_table(["mode", "output", "shape", "max|d|", "rel", "tol", "result"], rows,
+                                   right=("max|d|", "rel", "tol")))
+        if result.divergence is not None:
+            con.print("[yellow]first divergent layer (pynative)[/yellow]: ", end="", highlight=False)
+            con.print(result.divergence.describe(), highlight=False, markup=False)
+        if result.localization and not result.passed:
+            con.print(f"localisation: {result.localization}", highlight=False, markup=False)
+        con.print("[bold green]RESULT: PASS[/bold green]" if result.passed
+                  else "[bold red]RESULT: FAIL[/bold red]")
+        return
     print(format_report(result), file=stream)
 
 

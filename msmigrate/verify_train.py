@@ -49,6 +49,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from .terminal import result_table, rich_console, spinner
 from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpec, VerifyUsageError,
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
                      _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
@@ -970,54 +971,43 @@ def _footnotes(result: TrainVerifyResult) -> list:
 
 def print_train_report(result: TrainVerifyResult, stream: Any = None) -> None:
     stream = stream or sys.stdout
-    if hasattr(stream, "isatty") and stream.isatty():
-        try:
-            from rich.console import Console
-            from rich.markup import escape
-            from rich.table import Table
-        except ImportError:
-            pass
-        else:
-            con = Console(file=stream)
-            for line in _header(result):
-                con.print(line, highlight=False, markup=False)
-            if result.error:
-                con.print("[red]ERROR[/red]: " + escape(result.error), highlight=False)
-            n = len(result.configs)
-            for k, c in enumerate(result.configs, 1):
-                con.print()
-                con.print(f"[bold][{k}/{n}] optimizer {escape(c.optimizer)}[/bold]"
-                          + (f"   scheduler [bold]{escape(c.scheduler)}[/bold]" if c.scheduler else ""),
-                          highlight=False)
-                if c.ms_optimizer:
-                    con.print("  converted: optimizer = " + c.ms_optimizer
-                              + (f"; scheduler = {c.ms_scheduler}" if c.ms_scheduler else ""),
-                              highlight=False, markup=False)
-                if c.error:
-                    con.print("  [red]ERROR[/red]: " + escape(c.error), highlight=False)
-                rows = [r for m in c.modes for r in _step_rows(m)]
-                if rows:
-                    table = Table(show_edge=False, pad_edge=False)
-                    for h in _STEP_HEADER:
-                        table.add_column(h, justify="left" if h in ("mode", "result") else "right")
-                    for r in rows:
-                        style = "green" if r[-1] == "ok" else "red"
-                        table.add_row(*map(escape, r[:-1]), f"[{style}]{escape(r[-1])}[/{style}]")
-                    con.print(table)
-                for m in c.modes:
-                    style = "green" if m.status == "pass" else "red"
-                    con.print(f"  [{style}]" + escape(_weights_line(m)) + f"[/{style}]", highlight=False)
-                    for n in m.notes:
-                        con.print(f"  [yellow]note ({m.mode})[/yellow]: " + escape(n), highlight=False)
-                if not result.error:
-                    con.print("  [bold green]PASS[/bold green]" if c.passed else "  [bold red]FAIL[/bold red]")
-            done = sum(c.passed for c in result.configs)
+    con = rich_console(stream)
+    if con is not None:
+        from rich.markup import escape
+        for line in _header(result):
+            con.print(line, highlight=False, markup=False)
+        if result.error:
+            con.print("[red]ERROR[/red]: " + escape(result.error), highlight=False)
+        n = len(result.configs)
+        for k, c in enumerate(result.configs, 1):
             con.print()
-            con.print(f"[bold green]RESULT: PASS[/bold green] ({done}/{n} configurations)" if result.passed
-                      else f"[bold red]RESULT: FAIL[/bold red] ({done}/{n} configurations)", highlight=False)
-            for line in _footnotes(result):
-                con.print(line, highlight=False, markup=False, style="dim")
-            return
+            con.print(f"[bold][{k}/{n}] optimizer {escape(c.optimizer)}[/bold]"
+                      + (f"   scheduler [bold]{escape(c.scheduler)}[/bold]" if c.scheduler else ""),
+                      highlight=False)
+            if c.ms_optimizer:
+                con.print("  converted: optimizer = " + c.ms_optimizer
+                          + (f"; scheduler = {c.ms_scheduler}" if c.ms_scheduler else ""),
+                          highlight=False, markup=False)
+            if c.error:
+                con.print("  [red]ERROR[/red]: " + escape(c.error), highlight=False)
+            rows = [r for m in c.modes for r in _step_rows(m)]
+            if rows:
+                con.print(result_table(_STEP_HEADER, rows, right=[h for h in _STEP_HEADER
+                                                                 if h not in ("mode", "result")]))
+            for m in c.modes:
+                style = "green" if m.status == "pass" else "red"
+                con.print(f"  [{style}]" + escape(_weights_line(m)) + f"[/{style}]", highlight=False)
+                for n in m.notes:
+                    con.print(f"  [yellow]note ({m.mode})[/yellow]: " + escape(n), highlight=False)
+            if not result.error:
+                con.print("  [bold green]PASS[/bold green]" if c.passed else "  [bold red]FAIL[/bold red]")
+        done = sum(c.passed for c in result.configs)
+        con.print()
+        con.print(f"[bold green]RESULT: PASS[/bold green] ({done}/{n} configurations)" if result.passed
+                  else f"[bold red]RESULT: FAIL[/bold red] ({done}/{n} configurations)", highlight=False)
+        for line in _footnotes(result):
+            con.print(line, highlight=False, markup=False, style="dim")
+        return
     print(format_train_report(result), file=stream)
 
 
@@ -1028,15 +1018,7 @@ def run_train_cli(args: Any, specs: list) -> int:
     """``msmigrate verify --train``: called by :func:`msmigrate.verify._main_verify` (passed by cli.py) with its parsed
     arguments; returns the exit status (VerifyUsageError propagates: exit 2)."""
     quiet = getattr(args, "quiet", False)
-    status = None
-    if not quiet and sys.stderr.isatty():
-        try:
-            from rich.console import Console
-            status = Console(stderr=True).status("verify --train", spinner="dots")
-        except ImportError:
-            status = None
-    if status is not None:
-        status.start()
+    status = None if quiet else spinner("verify --train")
     try:
         result = verify_train(
             args.torch, args.ms or args.torch, specs,
