@@ -30,10 +30,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, List, Optional, Sequence, Union
 
-from .verify import (InputSpec, VerifyUsageError, _ArgParser, _build, _check_top_level, _detail, _DtypeAction,
+from .verify import (InputSpec, VerifyUsageError, _ArgParser, _build, _check_top_level, _DtypeAction,
                      cli_entry, _flatten, _fmt, _import_roots, _InputAction, _jsonable, _ms_leaf, _ms_to_np, _one_line,
                      _parse_spec, _run_worker, _TorchBlocker, compare_arrays, make_inputs,
-                     parse_input_spec, run_worker_job, write_json_result)
+                     parse_input_spec, record_error, run_worker_job, write_json_result)
 
 __all__ = ["ExportResult", "export_mindir", "main_export", "mindir_path"]
 
@@ -102,14 +102,12 @@ def _load_checkpoint(ms: Any, net: Any, ckpt: str, result: ExportResult) -> bool
     try:
         params = ms.load_checkpoint(ckpt)
     except Exception as e:  # noqa: BLE001
-        result.error = f"cannot read checkpoint {ckpt}: {_one_line(e)}"
-        result.error_detail = _detail(e)
+        record_error(result, f"cannot read checkpoint {ckpt}", e)
         return False
     try:
         not_loaded, unused = ms.load_param_into_net(net, params, strict_load=True)
     except Exception as e:  # noqa: BLE001  (e.g. a shape that does not fit)
-        result.error = f"checkpoint {ckpt} does not fit the network: {_one_line(e)}"
-        result.error_detail = _detail(e)
+        record_error(result, f"checkpoint {ckpt} does not fit the network", e)
         return False
     not_loaded, unused = list(not_loaded or ()), list(unused or ())
     if not_loaded or unused:
@@ -205,9 +203,7 @@ def export_mindir(spec: str, path: Union[None, str, Sequence[str]], inputs_spec:
     except VerifyUsageError:
         raise
     except Exception as e:  # noqa: BLE001
-        result.error = f"building {spec} failed: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, f"building {spec} failed", e)
     finally:
         result.torch_imported = "torch" in sys.modules
     result.timings["build_s"] = time.perf_counter() - t1
@@ -248,9 +244,7 @@ def export_mindir(spec: str, path: Union[None, str, Sequence[str]], inputs_spec:
     except VerifyUsageError:
         raise
     except Exception as e:  # noqa: BLE001
-        result.error = f"{stage} failed: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, f"{stage} failed", e)
     for i, (p, want) in enumerate(expected):
         have = got[i][1] if i < len(got) else None
         c = compare_arrays(want, have, rtol=0.0)  # max|d| only: the tolerance here is absolute

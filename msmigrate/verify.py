@@ -258,6 +258,14 @@ def _detail(exc: BaseException, limit: int = 8000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+def record_error(result: Any, what: str, exc: BaseException) -> Any:
+    """`result` (a verify, verify --train or export result) failed at `what`: its one-line error and,
+    for --json, the traceback. Returns `result`."""
+    result.error = f"{what}: {_one_line(exc)}"
+    result.error_detail = _detail(exc)
+    return result
+
+
 def _user_site(exc: BaseException) -> str:
     """" (at FILE:LINE)" for the innermost traceback frame in the user's code (not msmigrate, not an
     installed library, not the standard library); "" when there is none."""
@@ -483,7 +491,8 @@ def unjson_floats(x: dict) -> dict:
     return {k: _unjson_float(v) for k, v in x.items()}
 
 
-def _fmt(x: Optional[float]) -> str:
+def _fmt(x: Optional[float], fmt: str = ".2e") -> str:
+    """A number for a report's table ("-" for none, nan and inf spelt out)."""
     if x is None:
         return "-"
     if isinstance(x, str):
@@ -492,7 +501,7 @@ def _fmt(x: Optional[float]) -> str:
         return "nan"
     if math.isinf(x):
         return "inf"
-    return f"{x:.2e}"
+    return format(x, fmt)
 
 
 # --------------------------------------------------------------------------- torch side
@@ -572,6 +581,24 @@ class _TorchRecorder:
         self._seen = {}
 
 
+def build_torch_model(spec: str, path: Any, seed: int) -> Any:
+    """The torch model ``spec`` builds, with torch and NumPy seeded by ``seed`` first. Raises
+    :class:`VerifyUsageError` when it cannot be built or is not a torch.nn.Module."""
+    import torch
+
+    torch.manual_seed(seed)
+    np.random.seed(seed % (2 ** 32))
+    try:
+        model = _build(spec, path, "torch")
+    except VerifyUsageError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise VerifyUsageError(f"torch: building {spec} failed: {_one_line(e)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise VerifyUsageError(f"torch: {spec} returned {type(model).__name__}, not a torch.nn.Module")
+    return model
+
+
 def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: Any,
                  out_npz: str, seed: int = 0, per_layer: bool = True,
                  int_high: int = DEFAULT_INT_HIGH) -> dict:
@@ -588,17 +615,8 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
 
     t_import = time.perf_counter() - t0
     specs = _normalize_inputs(inputs_spec)
-    torch.manual_seed(seed)
-    np.random.seed(seed % (2 ** 32))
     t1 = time.perf_counter()
-    try:
-        model = _build(spec, path, "torch")
-    except VerifyUsageError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise VerifyUsageError(f"torch: building {spec} failed: {_one_line(e)}") from None
-    if not isinstance(model, torch.nn.Module):
-        raise VerifyUsageError(f"torch: {spec} returned {type(model).__name__}, not a torch.nn.Module")
+    model = build_torch_model(spec, path, seed)
     model.eval()
     t_build = time.perf_counter() - t1
     inputs = make_inputs(specs, seed, int_high)
@@ -782,13 +800,9 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
         summary = getattr(report, "summary", None)
         result.weights = summary() if callable(summary) else ""
     except WeightsMismatchError as e:
-        result.error = f"weights do not match: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, "weights do not match", e)
     except Exception as e:  # noqa: BLE001
-        result.error = f"loading the torch weights failed: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, "loading the torch weights failed", e)
     result.timings["ms_load_weights_s"] = time.perf_counter() - t2
     net.set_train(False)
 

@@ -53,8 +53,8 @@ from .terminal import result_table, rich_console, spinner
 from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpec, VerifyUsageError,
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
                      _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
-                     compare_arrays, make_inputs, result_dict, run_worker_job, unjson_floats,
-                     without_derived, write_json_result)
+                     build_torch_model, compare_arrays, make_inputs, record_error, result_dict, run_worker_job,
+                     unjson_floats, without_derived, write_json_result)
 
 __all__ = ["TrainConfig", "StepDiff", "ParamDiff", "TrainModeResult", "TrainConfigResult",
            "TrainVerifyResult", "parse_optim_spec", "torch_train_source", "convert_train_source",
@@ -438,16 +438,7 @@ def record_torch_train(spec: str, path: Union[None, str, Sequence[str]], inputs_
 
     specs = _normalize_inputs(inputs_spec)
     configs = [TrainConfig(**c) if isinstance(c, dict) else c for c in configs]
-    torch.manual_seed(seed)
-    np.random.seed(seed % (2 ** 32))
-    try:
-        model = _build(spec, path, "torch")
-    except VerifyUsageError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise VerifyUsageError(f"torch: building {spec} failed: {_one_line(e)}") from None
-    if not isinstance(model, torch.nn.Module):
-        raise VerifyUsageError(f"torch: {spec} returned {type(model).__name__}, not a torch.nn.Module")
+    model = build_torch_model(spec, path, seed)
     t_build = time.perf_counter() - t0
 
     arrays: dict = {}
@@ -714,8 +705,7 @@ def _check_train_loaded(spec, path, data, meta, package, workdir, modes, rtol) -
             try:
                 loop = importlib.import_module(entry["module"])
             except Exception as e:  # noqa: BLE001
-                cfg.error = f"importing the converted training loop failed: {_one_line(e)}"
-                cfg.error_detail = _detail(e)
+                record_error(cfg, "importing the converted training loop failed", e)
                 continue
             final = {k: data[f"c{i}/sd/{k}"] for k in mc["sd_keys"]}
             for mode in modes:
@@ -866,18 +856,6 @@ def verify_train(torch_spec: str, ms_spec: Optional[str] = None, inputs: Any = N
 # --------------------------------------------------------------------------- reporting
 
 
-def _num(x: Optional[float], fmt: str = ".7g") -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf"
-    return format(x, fmt)
-
-
 def _header(result: TrainVerifyResult) -> list:
     loss = result.loss + (f" ({result.classes} classes)" if result.classes else "")
     lines = [f"msmigrate verify --train {result.steps}: torch {result.torch_spec} vs mindspore {result.ms_spec}",
@@ -902,7 +880,7 @@ def _step_rows(m: TrainModeResult) -> list:
         word = "ok" if s.passed else "FAIL"
         if s.note:
             word += f" ({s.note})"
-        rows.append([m.mode, str(s.step), _num(s.lr_torch, ".4g"), _num(s.loss_torch), _num(s.loss_ms),
+        rows.append([m.mode, str(s.step), _fmt(s.lr_torch, ".4g"), _fmt(s.loss_torch, ".7g"), _fmt(s.loss_ms, ".7g"),
                      _fmt(s.rel), word])
     return rows
 
