@@ -27,6 +27,7 @@ This module imports neither torch nor mindspore at import time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -258,6 +259,13 @@ def _detail(exc: BaseException, limit: int = 8000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+def reported(result: Any, print_report: Callable[[Any], None], json_path: Optional[str]) -> int:
+    """A command's end: its report printed, its --json file written; returns its exit status."""
+    print_report(result)
+    write_json_result(json_path, result)
+    return result.exit_code
+
+
 def record_error(result: Any, what: str, exc: BaseException) -> Any:
     """`result` (a verify, verify --train or export result) failed at `what`: its one-line error and,
     for --json, the traceback. Returns `result`."""
@@ -425,8 +433,26 @@ class LayerDivergence:
                 f"{what}; {'; '.join(notes)}")
 
 
+class Verdict:
+    """Base of the commands' result dataclasses: exit status 0 when `passed`, else 1."""
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def to_dict(self) -> dict:
+        return _jsonable(result_dict(self))
+
+
+def from_known_fields(cls: Any, d: dict) -> Any:
+    """An instance of the dataclass `cls` from the entries of `d` that are its fields (a --json file
+    written by another version may have more)."""
+    known = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in d.items() if k in known})
+
+
 @dataclass
-class VerifyResult:
+class VerifyResult(Verdict):
     torch_spec: str = ""
     ms_spec: str = ""
     rtol: float = DEFAULT_RTOL
@@ -449,27 +475,18 @@ class VerifyResult:
     def passed(self) -> bool:
         return self.error is None and bool(self.modes) and all(m.status == "pass" for m in self.modes)
 
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.passed else 1
-
-    def to_dict(self) -> dict:
-        return _jsonable(result_dict(self))
-
     @classmethod
     def from_dict(cls, d: dict) -> "VerifyResult":
         d = without_derived(d)
-        fix = unjson_floats
         modes = []
         for m in d.pop("modes", []):
             m = dict(m)
-            m["outputs"] = [OutputDiff(**fix(o)) for o in m.get("outputs", [])]
+            m["outputs"] = [OutputDiff(**unjson_floats(o)) for o in m.get("outputs", [])]
             modes.append(ModeResult(**m))
         div = d.pop("divergence", None)
-        known = set(cls.__dataclass_fields__)
-        r = cls(**{k: v for k, v in d.items() if k in known})
+        r = from_known_fields(cls, d)
         r.modes = modes
-        r.divergence = LayerDivergence(**fix(div)) if div else None
+        r.divergence = LayerDivergence(**unjson_floats(div)) if div else None
         return r
 
 
@@ -741,6 +758,14 @@ def check_mindspore(spec: str, path: Union[None, str, Sequence[str]], npz: str,
     everything the converted net does wrong ends up in the returned result."""
     _assert_no_torch("before check_mindspore")
     modes = _normalize_modes(modes)
+    with torch_record(npz) as (data, meta):
+        return _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking)
+
+
+@contextlib.contextmanager
+def torch_record(npz: str, kind: Optional[str] = None):
+    """(arrays, metadata) of a torch record (record_torch; kind "train": record_torch_train), closed
+    after the with block. Raises VerifyUsageError when it cannot be read or is another record."""
     try:
         data = np.load(npz, allow_pickle=False)
         meta = json.loads(str(data["meta"]))
@@ -749,7 +774,9 @@ def check_mindspore(spec: str, path: Union[None, str, Sequence[str]], npz: str,
     try:
         if meta.get("format") != NPZ_FORMAT:
             raise VerifyUsageError(f"{npz}: unsupported record format {meta.get('format')!r}")
-        return _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking)
+        if kind is not None and meta.get("kind") != kind:
+            raise VerifyUsageError(f"{npz}: not a --{kind} record")
+        yield data, meta
     finally:
         data.close()
 
@@ -1073,6 +1100,14 @@ class _InputAction(argparse.Action):
         setattr(ns, self.dest, items)
 
 
+def add_input_arguments(p: argparse.ArgumentParser, example: str) -> None:
+    """--input SHAPE[:DTYPE] (repeated for several inputs) and --dtype of the preceding --input."""
+    p.add_argument("--input", dest="inputs", action=_InputAction, metavar="SHAPE[:DTYPE]",
+                   help=f"input shape, e.g. {example}; repeat for several inputs")
+    p.add_argument("--dtype", action=_DtypeAction, metavar="DTYPE",
+                   help="dtype of the preceding --input (float32 default; int64 for indices)")
+
+
 class _DtypeAction(argparse.Action):
     def __call__(self, parser, ns, values, option_string=None):
         items = list(getattr(ns, "inputs", None) or [])
@@ -1094,10 +1129,7 @@ def _make_parser() -> argparse.ArgumentParser:
     p.add_argument("--ms", metavar="MODULE:CALLABLE",
                    help="MindSpore net factory (default: same spec as --torch)")
     p.add_argument("--ms-path", metavar="DIR", help="import root for --ms (default: cwd)")
-    p.add_argument("--input", dest="inputs", action=_InputAction, metavar="SHAPE[:DTYPE]",
-                   help="input shape, e.g. 2,3,64,64; repeat for several inputs")
-    p.add_argument("--dtype", action=_DtypeAction, metavar="DTYPE",
-                   help="dtype of the preceding --input (float32 default; int64 for indices)")
+    add_input_arguments(p, "2,3,64,64")
     p.add_argument("--int-high", type=int, default=DEFAULT_INT_HIGH, metavar="N",
                    help=f"integer inputs are drawn from [0, N) (default {DEFAULT_INT_HIGH})")
     p.add_argument("--mode", default="both", choices=["both", "pynative", "graph"])
@@ -1266,9 +1298,7 @@ def _main_verify(argv: list, train=None) -> int:
         if tmp_ctx is not None:
             tmp_ctx.cleanup()
 
-    _print_report(result)
-    write_json_result(args.json, result)
-    return result.exit_code
+    return reported(result, _print_report, args.json)
 
 
 # --------------------------------------------------------------------------- workers

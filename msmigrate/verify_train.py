@@ -54,7 +54,7 @@ from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpe
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
                      _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
                      build_torch_model, compare_arrays, make_inputs, record_error, result_dict, run_worker_job,
-                     unjson_floats, without_derived, write_json_result)
+                     reported, torch_record, unjson_floats, Verdict, from_known_fields, without_derived)
 
 __all__ = ["TrainConfig", "StepDiff", "ParamDiff", "TrainModeResult", "TrainConfigResult",
            "TrainVerifyResult", "parse_optim_spec", "torch_train_source", "convert_train_source",
@@ -271,7 +271,7 @@ class TrainConfigResult:
 
 
 @dataclass
-class TrainVerifyResult:
+class TrainVerifyResult(Verdict):
     torch_spec: str = ""
     ms_spec: str = ""
     steps: int = DEFAULT_STEPS
@@ -294,10 +294,6 @@ class TrainVerifyResult:
     @property
     def passed(self) -> bool:
         return self.error is None and bool(self.configs) and all(c.passed for c in self.configs)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.passed else 1
 
     def config(self, optimizer: str, scheduler: Optional[str] = None) -> TrainConfigResult:
         """The result for a spec as given (canonicalised like the CLI does)."""
@@ -329,8 +325,7 @@ class TrainVerifyResult:
                 m["worst"] = [ParamDiff(**fix(p)) for p in m.get("worst", [])]
                 modes.append(TrainModeResult(**m))
             configs.append(TrainConfigResult(**c, modes=modes))
-        known = set(cls.__dataclass_fields__)
-        r = cls(**{k: v for k, v in d.items() if k in known})
+        r = from_known_fields(cls, d)
         r.configs = configs
         return r
 
@@ -642,17 +637,8 @@ def check_mindspore_train(spec: str, path: Union[None, str, Sequence[str]], npz:
         raise RuntimeError("torch is imported in the MindSpore process; check_mindspore_train must run in a "
                            "process that never imports torch")
     modes = _normalize_modes(modes)
-    try:
-        data = np.load(npz, allow_pickle=False)
-        meta = json.loads(str(data["meta"]))
-    except Exception as e:  # noqa: BLE001
-        raise VerifyUsageError(f"cannot read torch record {npz}: {_one_line(e)}") from None
-    try:
-        if meta.get("format") != NPZ_FORMAT or meta.get("kind") != "train":
-            raise VerifyUsageError(f"{npz}: not a --train record")
+    with torch_record(npz, "train") as (data, meta):
         return _check_train_loaded(spec, path, data, meta, package, workdir, modes, rtol)
-    finally:
-        data.close()
 
 
 def _check_train_loaded(spec, path, data, meta, package, workdir, modes, rtol) -> TrainVerifyResult:
@@ -1008,9 +994,7 @@ def run_train_cli(args: Any, specs: list) -> int:
     finally:
         if status is not None:
             status.stop()
-    print_train_report(result)
-    write_json_result(args.json, result)
-    return result.exit_code
+    return reported(result, print_train_report, args.json)
 
 
 # --------------------------------------------------------------------------- workers
