@@ -395,6 +395,8 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
             results.append(FileResult(rel, "failed", reason=why))
         results.sort(key=lambda r: r.rel)
         return TreeResult(src, out, results, 0, {k: v for k, v in outputs.items() if v is not None})
+    from .helper_notes import annotate_first_uses   # why each helper stands there, at its first use
+    outputs = annotate_first_uses(outputs, compat_source(), COMPAT)
     # write
     out_root.mkdir(parents=True, exist_ok=True)
     compat_dirs = set()

@@ -30,10 +30,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, List, Optional, Sequence, Union
 
-from .verify import (InputSpec, VerifyUsageError, _ArgParser, _build, _check_top_level, _detail, _DtypeAction,
-                     cli_entry, _flatten, _fmt, _import_roots, _InputAction, _jsonable, _ms_leaf, _ms_to_np, _one_line,
-                     _parse_spec, _run_worker, _TorchBlocker, compare_arrays, make_inputs,
-                     parse_input_spec, run_worker_job, write_json_result)
+from .verify import (InputSpec, VerifyUsageError, Verdict, _ArgParser, _build, _check_top_level, _flatten, _fmt,
+                     _import_roots, _jsonable, _ms_leaf, _ms_to_np, _one_line, _parse_spec, _run_worker,
+                     _TorchBlocker, add_input_arguments, cli_entry, compare_arrays, from_known_fields, make_inputs,
+                     parse_input_spec, record_error, reported, run_worker_job)
 
 __all__ = ["ExportResult", "export_mindir", "main_export", "mindir_path"]
 
@@ -50,7 +50,7 @@ def mindir_path(out: Union[str, os.PathLike]) -> str:
 
 
 @dataclass
-class ExportResult:
+class ExportResult(Verdict):
     spec: str = ""
     path: str = ""                  # the MindIR file written
     inputs: list = field(default_factory=list)   # [{"shape", "dtype"}]
@@ -77,10 +77,6 @@ class ExportResult:
         vals = [o["max_abs"] for o in self.outputs if o.get("max_abs") is not None]
         return max(vals) if vals else None
 
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.passed else 1
-
     def to_dict(self) -> dict:
         d = asdict(self)
         d.update(passed=self.passed, exit_code=self.exit_code, max_abs=self.max_abs)
@@ -88,8 +84,7 @@ class ExportResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ExportResult":
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return from_known_fields(cls, d)
 
 
 # --------------------------------------------------------------------------- MindSpore side
@@ -102,14 +97,12 @@ def _load_checkpoint(ms: Any, net: Any, ckpt: str, result: ExportResult) -> bool
     try:
         params = ms.load_checkpoint(ckpt)
     except Exception as e:  # noqa: BLE001
-        result.error = f"cannot read checkpoint {ckpt}: {_one_line(e)}"
-        result.error_detail = _detail(e)
+        record_error(result, f"cannot read checkpoint {ckpt}", e)
         return False
     try:
         not_loaded, unused = ms.load_param_into_net(net, params, strict_load=True)
     except Exception as e:  # noqa: BLE001  (e.g. a shape that does not fit)
-        result.error = f"checkpoint {ckpt} does not fit the network: {_one_line(e)}"
-        result.error_detail = _detail(e)
+        record_error(result, f"checkpoint {ckpt} does not fit the network", e)
         return False
     not_loaded, unused = list(not_loaded or ()), list(unused or ())
     if not_loaded or unused:
@@ -205,9 +198,7 @@ def export_mindir(spec: str, path: Union[None, str, Sequence[str]], inputs_spec:
     except VerifyUsageError:
         raise
     except Exception as e:  # noqa: BLE001
-        result.error = f"building {spec} failed: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, f"building {spec} failed", e)
     finally:
         result.torch_imported = "torch" in sys.modules
     result.timings["build_s"] = time.perf_counter() - t1
@@ -248,9 +239,7 @@ def export_mindir(spec: str, path: Union[None, str, Sequence[str]], inputs_spec:
     except VerifyUsageError:
         raise
     except Exception as e:  # noqa: BLE001
-        result.error = f"{stage} failed: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, f"{stage} failed", e)
     for i, (p, want) in enumerate(expected):
         have = got[i][1] if i < len(got) else None
         c = compare_arrays(want, have, rtol=0.0)  # max|d| only: the tolerance here is absolute
@@ -316,10 +305,7 @@ def _make_parser() -> argparse.ArgumentParser:
     p.add_argument("--ms", required=True, metavar="MODULE:CALLABLE",
                    help="MindSpore net factory, called with no arguments (e.g. torchvision.models:resnet18)")
     p.add_argument("--path", metavar="DIR", help="import root for --ms, e.g. the converted tree (default: cwd)")
-    p.add_argument("--input", dest="inputs", action=_InputAction, metavar="SHAPE[:DTYPE]",
-                   help="input shape, e.g. 1,3,224,224; repeat for several inputs")
-    p.add_argument("--dtype", action=_DtypeAction, metavar="DTYPE",
-                   help="dtype of the preceding --input (float32 default; int64 for indices)")
+    add_input_arguments(p, "1,3,224,224")
     p.add_argument("-o", "--out", required=True, metavar="FILE.mindir",
                    help="the MindIR file to write (.mindir is appended when the name lacks it)")
     p.add_argument("--ckpt", metavar="W.ckpt", help="MindSpore checkpoint to load first (e.g. from msmigrate weights)")
@@ -381,9 +367,7 @@ def _main_export(argv: List[str]) -> int:
             msg = (status or {}).get("message") or f"the MindSpore worker failed: {tail}"
             result = ExportResult(spec=args.ms, path=out, seed=args.seed, mode=args.mode, atol=args.atol,
                                   inputs=[{"shape": list(s.shape), "dtype": s.dtype} for s in specs], error=msg)
-    print(format_report(result))
-    write_json_result(args.json, result)
-    return result.exit_code
+    return reported(result, lambda r: print(format_report(r)), args.json)
 
 
 # --------------------------------------------------------------------------- worker

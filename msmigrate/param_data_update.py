@@ -71,13 +71,10 @@ def rewrite(loop: cst.For, ms: str) -> Optional[Tuple[cst.For, List[Tuple[str, i
             return None
         if any(a.star for a in call.args):
             return None
-        pos = [code_of(a.value).strip() for a in call.args if a.keyword is None]
-        kw = {a.keyword.value: code_of(a.value).strip() for a in call.args if a.keyword is not None}
-        value = _NEW_VALUE[ph[0]](var, pos, kw, ms)
-        if value is None:
+        assign = _assignment(st, call, ph[0], var, ms)
+        if assign is None:
             return None
-        lead = [ln for ln in st.leading_lines if ln.comment is None or "msmigrate: TODO" not in ln.comment.value]
-        out.append(cst.parse_statement(f"{ms}.ops.assign({var}, {value})\n").with_changes(leading_lines=lead))
+        out.append(assign)
         resolved.append(ph)
     if not out:
         return None
@@ -98,10 +95,17 @@ def rewrite_statement(st: cst.CSTNode, ms: str) -> Optional[Tuple[cst.SimpleStat
     target = receiver[:-len(".data")]
     if "." not in target or not all(part.isidentifier() for part in target.split(".")):
         return None   # a bare name: rewrite() above, in its loop; a call or subscript: evaluated twice, or a copy
+    assign = _assignment(st, call, ph[0], target, ms)
+    return (assign, ph) if assign is not None else None
+
+
+def _assignment(st: cst.CSTNode, call: cst.Call, api: str, target: str, ms: str) -> Optional[cst.SimpleStatementLine]:
+    """`ms.ops.assign(target, <the value api(...) would leave in target>)`, with the statement's comments
+    but its TODO line; None where the new value has no expression."""
     pos = [code_of(a.value).strip() for a in call.args if a.keyword is None]
     kw = {a.keyword.value: code_of(a.value).strip() for a in call.args if a.keyword is not None}
-    value = _NEW_VALUE[ph[0]](target, pos, kw, ms)
+    value = _NEW_VALUE[api](target, pos, kw, ms)
     if value is None:
         return None
     lead = [ln for ln in st.leading_lines if ln.comment is None or "msmigrate: TODO" not in ln.comment.value]
-    return cst.parse_statement(f"{ms}.ops.assign({target}, {value})\n").with_changes(leading_lines=lead), ph
+    return cst.parse_statement(f"{ms}.ops.assign({target}, {value})\n").with_changes(leading_lines=lead)

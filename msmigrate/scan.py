@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from typing import Dict, List
 
 from .registry import CONVERTED, DIFFERENCE, TODO, lookup
+from .terminal import rich_console
 
 
 def _has_mapping(api: str) -> bool:
@@ -73,8 +74,8 @@ def print_inventory(inv: Dict, quiet: bool = False, stream=None) -> None:
              str(r["converted_with_difference"]), str(r["todo"]), r["target"] or "-",
              {"record": "yes", "rule": "rule"}.get(r.get("how", ""), "NO")) for r in inv["apis"]]
     head = ("torch API", "sites", "files", "converted", "with diff.", "TODO", "becomes", "mapping")
-    if stream.isatty():
-        from rich.console import Console
+    console = rich_console(stream)
+    if console is not None:
         from rich.table import Table
 
         t = Table(title=f"torch APIs in {inv['path']}")
@@ -83,7 +84,7 @@ def print_inventory(inv: Dict, quiet: bool = False, stream=None) -> None:
         for r in rows:
             style = "red" if r[7] == "NO" else ("yellow" if r[5] != "0" else None)
             t.add_row(*r, style=style)
-        Console(file=stream).print(t)
+        console.print(t)
     else:
         widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
         widths[6] = min(widths[6], 48)

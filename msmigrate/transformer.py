@@ -448,13 +448,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if done is None:
             return updated
         updated, resolved = done
-        for s in self.sites:
-            if s.status == R.TODO and (s.api, s.line) in set(resolved):
-                s.status, s.target = R.CONVERTED, "mindspore.ops.assign"
-                s.note = "the parameter's new value assigned to it (in-place methods may change nothing)"
-                s.test = "tests/test_train_loop.py::test_weight_clipping_after_the_step"
-                self._todo_count -= 1
-        self.need.add("ms")
+        self._assigned_sites(set(resolved), "the parameter's new value assigned to it (in-place methods may change "
+                             "nothing)", "tests/test_train_loop.py::test_weight_clipping_after_the_step")
         return updated
 
     def _parameter_value_change(self, st):
@@ -464,14 +459,17 @@ class TorchToMindSpore(cst.CSTTransformer):
         if done is None:
             return st
         st, resolved = done
+        self._assigned_sites({resolved}, "the tensor's new value assigned to it (in-place methods may change nothing)",
+                             "tests/parity/test_library_idioms_timm.py::test_library_idioms")
+        return st
+
+    def _assigned_sites(self, resolved, note, test):
+        """The TODO sites of the placeholders `resolved` ((api, line)) became `ms.ops.assign` statements."""
         for s in self.sites:
-            if s.status == R.TODO and (s.api, s.line) == resolved:
-                s.status, s.target = R.CONVERTED, "mindspore.ops.assign"
-                s.note = "the tensor's new value assigned to it (in-place methods may change nothing)"
-                s.test = "tests/parity/test_library_idioms_timm.py::test_library_idioms"
+            if s.status == R.TODO and (s.api, s.line) in resolved:
+                s.status, s.target, s.note, s.test = R.CONVERTED, "mindspore.ops.assign", note, test
                 self._todo_count -= 1
         self.need.add("ms")
-        return st
 
     def leave_CompFor(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)

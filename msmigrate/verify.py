@@ -27,6 +27,7 @@ This module imports neither torch nor mindspore at import time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -39,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
+
+from .terminal import result_table, rich_console
 
 __all__ = [
     "InputSpec",
@@ -256,6 +259,21 @@ def _detail(exc: BaseException, limit: int = 8000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
+def reported(result: Any, print_report: Callable[[Any], None], json_path: Optional[str]) -> int:
+    """A command's end: its report printed, its --json file written; returns its exit status."""
+    print_report(result)
+    write_json_result(json_path, result)
+    return result.exit_code
+
+
+def record_error(result: Any, what: str, exc: BaseException) -> Any:
+    """`result` (a verify, verify --train or export result) failed at `what`: its one-line error and,
+    for --json, the traceback. Returns `result`."""
+    result.error = f"{what}: {_one_line(exc)}"
+    result.error_detail = _detail(exc)
+    return result
+
+
 def _user_site(exc: BaseException) -> str:
     """" (at FILE:LINE)" for the innermost traceback frame in the user's code (not msmigrate, not an
     installed library, not the standard library); "" when there is none."""
@@ -415,8 +433,26 @@ class LayerDivergence:
                 f"{what}; {'; '.join(notes)}")
 
 
+class Verdict:
+    """Base of the commands' result dataclasses: exit status 0 when `passed`, else 1."""
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def to_dict(self) -> dict:
+        return _jsonable(result_dict(self))
+
+
+def from_known_fields(cls: Any, d: dict) -> Any:
+    """An instance of the dataclass `cls` from the entries of `d` that are its fields (a --json file
+    written by another version may have more)."""
+    known = set(cls.__dataclass_fields__)
+    return cls(**{k: v for k, v in d.items() if k in known})
+
+
 @dataclass
-class VerifyResult:
+class VerifyResult(Verdict):
     torch_spec: str = ""
     ms_spec: str = ""
     rtol: float = DEFAULT_RTOL
@@ -439,27 +475,18 @@ class VerifyResult:
     def passed(self) -> bool:
         return self.error is None and bool(self.modes) and all(m.status == "pass" for m in self.modes)
 
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.passed else 1
-
-    def to_dict(self) -> dict:
-        return _jsonable(result_dict(self))
-
     @classmethod
     def from_dict(cls, d: dict) -> "VerifyResult":
         d = without_derived(d)
-        fix = unjson_floats
         modes = []
         for m in d.pop("modes", []):
             m = dict(m)
-            m["outputs"] = [OutputDiff(**fix(o)) for o in m.get("outputs", [])]
+            m["outputs"] = [OutputDiff(**unjson_floats(o)) for o in m.get("outputs", [])]
             modes.append(ModeResult(**m))
         div = d.pop("divergence", None)
-        known = set(cls.__dataclass_fields__)
-        r = cls(**{k: v for k, v in d.items() if k in known})
+        r = from_known_fields(cls, d)
         r.modes = modes
-        r.divergence = LayerDivergence(**fix(div)) if div else None
+        r.divergence = LayerDivergence(**unjson_floats(div)) if div else None
         return r
 
 
@@ -481,7 +508,8 @@ def unjson_floats(x: dict) -> dict:
     return {k: _unjson_float(v) for k, v in x.items()}
 
 
-def _fmt(x: Optional[float]) -> str:
+def _fmt(x: Optional[float], fmt: str = ".2e") -> str:
+    """A number for a report's table ("-" for none, nan and inf spelt out)."""
     if x is None:
         return "-"
     if isinstance(x, str):
@@ -490,7 +518,7 @@ def _fmt(x: Optional[float]) -> str:
         return "nan"
     if math.isinf(x):
         return "inf"
-    return f"{x:.2e}"
+    return format(x, fmt)
 
 
 # --------------------------------------------------------------------------- torch side
@@ -570,6 +598,24 @@ class _TorchRecorder:
         self._seen = {}
 
 
+def build_torch_model(spec: str, path: Any, seed: int) -> Any:
+    """The torch model ``spec`` builds, with torch and NumPy seeded by ``seed`` first. Raises
+    :class:`VerifyUsageError` when it cannot be built or is not a torch.nn.Module."""
+    import torch
+
+    torch.manual_seed(seed)
+    np.random.seed(seed % (2 ** 32))
+    try:
+        model = _build(spec, path, "torch")
+    except VerifyUsageError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise VerifyUsageError(f"torch: building {spec} failed: {_one_line(e)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise VerifyUsageError(f"torch: {spec} returned {type(model).__name__}, not a torch.nn.Module")
+    return model
+
+
 def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: Any,
                  out_npz: str, seed: int = 0, per_layer: bool = True,
                  int_high: int = DEFAULT_INT_HIGH) -> dict:
@@ -586,17 +632,8 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
 
     t_import = time.perf_counter() - t0
     specs = _normalize_inputs(inputs_spec)
-    torch.manual_seed(seed)
-    np.random.seed(seed % (2 ** 32))
     t1 = time.perf_counter()
-    try:
-        model = _build(spec, path, "torch")
-    except VerifyUsageError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise VerifyUsageError(f"torch: building {spec} failed: {_one_line(e)}") from None
-    if not isinstance(model, torch.nn.Module):
-        raise VerifyUsageError(f"torch: {spec} returned {type(model).__name__}, not a torch.nn.Module")
+    model = build_torch_model(spec, path, seed)
     model.eval()
     t_build = time.perf_counter() - t1
     inputs = make_inputs(specs, seed, int_high)
@@ -722,6 +759,14 @@ def check_mindspore(spec: str, path: Union[None, str, Sequence[str]], npz: str,
     everything the converted net does wrong ends up in the returned result."""
     _assert_no_torch("before check_mindspore")
     modes = _normalize_modes(modes)
+    with torch_record(npz) as (data, meta):
+        return _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking)
+
+
+@contextlib.contextmanager
+def torch_record(npz: str, kind: Optional[str] = None):
+    """(arrays, metadata) of a torch record (record_torch; kind "train": record_torch_train), closed
+    after the with block. Raises VerifyUsageError when it cannot be read or is another record."""
     try:
         data = np.load(npz, allow_pickle=False)
         meta = json.loads(str(data["meta"]))
@@ -730,7 +775,9 @@ def check_mindspore(spec: str, path: Union[None, str, Sequence[str]], npz: str,
     try:
         if meta.get("format") != NPZ_FORMAT:
             raise VerifyUsageError(f"{npz}: unsupported record format {meta.get('format')!r}")
-        return _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking)
+        if kind is not None and meta.get("kind") != kind:
+            raise VerifyUsageError(f"{npz}: not a --{kind} record")
+        yield data, meta
     finally:
         data.close()
 
@@ -784,13 +831,9 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
         summary = getattr(report, "summary", None)
         result.weights = summary() if callable(summary) else ""
     except WeightsMismatchError as e:
-        result.error = f"weights do not match: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, "weights do not match", e)
     except Exception as e:  # noqa: BLE001
-        result.error = f"loading the torch weights failed: {_one_line(e)}"
-        result.error_detail = _detail(e)
-        return result
+        return record_error(result, "loading the torch weights failed", e)
     result.timings["ms_load_weights_s"] = time.perf_counter() - t2
     net.set_train(False)
 
@@ -1021,42 +1064,30 @@ def format_report(result: VerifyResult) -> str:
 
 def _print_report(result: VerifyResult, stream: Any = None) -> None:
     stream = stream or sys.stdout
-    if hasattr(stream, "isatty") and stream.isatty():
-        try:
-            from rich.console import Console
-            from rich.markup import escape
-            from rich.table import Table
-        except ImportError:
-            pass
-        else:
-            con = Console(file=stream)
-            con.print(f"[bold]msmigrate verify[/bold]: torch {result.torch_spec} vs mindspore {result.ms_spec}",
-                      highlight=False)
-            con.print("inputs: " + "; ".join(InputSpec(tuple(i["shape"]), i["dtype"]).describe()
-                                             for i in result.inputs)
-                      + f"   seed {result.seed}   rtol {result.rtol:g}", highlight=False)
-            if result.weights:
-                con.print(f"weights: {result.weights}", highlight=False, markup=False)
-            if result.error:
-                con.print("[red]ERROR[/red]: ", end="")
-                con.print(result.error, highlight=False, markup=False)
-            rows = _rows(result)
-            if rows:
-                table = Table(show_edge=False, pad_edge=False)
-                for h in ["mode", "output", "shape", "max|d|", "rel", "tol", "result"]:
-                    table.add_column(h, justify="right" if h in ("max|d|", "rel", "tol") else "left")
-                for r in rows:
-                    style = "green" if r[-1] == "ok" else "red"
-                    table.add_row(*map(escape, r[:-1]), f"[{style}]{escape(r[-1])}[/{style}]")
-                con.print(table)
-            if result.divergence is not None:
-                con.print("[yellow]first divergent layer (pynative)[/yellow]: ", end="", highlight=False)
-                con.print(result.divergence.describe(), highlight=False, markup=False)
-            if result.localization and not result.passed:
-                con.print(f"localisation: {result.localization}", highlight=False, markup=False)
-            con.print("[bold green]RESULT: PASS[/bold green]" if result.passed
-                      else "[bold red]RESULT: FAIL[/bold red]")
-            return
+    con = rich_console(stream)
+    if con is not None:
+        con.print(f"[bold]msmigrate verify[/bold]: torch {result.torch_spec} vs mindspore {result.ms_spec}",
+                  highlight=False)
+        con.print("inputs: " + "; ".join(InputSpec(tuple(i["shape"]), i["dtype"]).describe()
+                                         for i in result.inputs)
+                  + f"   seed {result.seed}   rtol {result.rtol:g}", highlight=False)
+        if result.weights:
+            con.print(f"weights: {result.weights}", highlight=False, markup=False)
+        if result.error:
+            con.print("[red]ERROR[/red]: ", end="")
+            con.print(result.error, highlight=False, markup=False)
+        rows = _rows(result)
+        if rows:
+            con.print(result_table(["mode", "output", "shape", "max|d|", "rel", "tol", "result"], rows,
+                                   right=("max|d|", "rel", "tol")))
+        if result.divergence is not None:
+            con.print("[yellow]first divergent layer (pynative)[/yellow]: ", end="", highlight=False)
+            con.print(result.divergence.describe(), highlight=False, markup=False)
+        if result.localization and not result.passed:
+            con.print(f"localisation: {result.localization}", highlight=False, markup=False)
+        con.print("[bold green]RESULT: PASS[/bold green]" if result.passed
+                  else "[bold red]RESULT: FAIL[/bold red]")
+        return
     print(format_report(result), file=stream)
 
 
@@ -1073,6 +1104,14 @@ class _InputAction(argparse.Action):
         items = list(getattr(ns, self.dest, None) or [])
         items.append([values, None])
         setattr(ns, self.dest, items)
+
+
+def add_input_arguments(p: argparse.ArgumentParser, example: str) -> None:
+    """--input SHAPE[:DTYPE] (repeated for several inputs) and --dtype of the preceding --input."""
+    p.add_argument("--input", dest="inputs", action=_InputAction, metavar="SHAPE[:DTYPE]",
+                   help=f"input shape, e.g. {example}; repeat for several inputs")
+    p.add_argument("--dtype", action=_DtypeAction, metavar="DTYPE",
+                   help="dtype of the preceding --input (float32 default; int64 for indices)")
 
 
 class _DtypeAction(argparse.Action):
@@ -1096,10 +1135,7 @@ def _make_parser() -> argparse.ArgumentParser:
     p.add_argument("--ms", metavar="MODULE:CALLABLE",
                    help="MindSpore net factory (default: same spec as --torch)")
     p.add_argument("--ms-path", metavar="DIR", help="import root for --ms (default: cwd)")
-    p.add_argument("--input", dest="inputs", action=_InputAction, metavar="SHAPE[:DTYPE]",
-                   help="input shape, e.g. 2,3,64,64; repeat for several inputs")
-    p.add_argument("--dtype", action=_DtypeAction, metavar="DTYPE",
-                   help="dtype of the preceding --input (float32 default; int64 for indices)")
+    add_input_arguments(p, "2,3,64,64")
     p.add_argument("--int-high", type=int, default=DEFAULT_INT_HIGH, metavar="N",
                    help=f"integer inputs are drawn from [0, N) (default {DEFAULT_INT_HIGH})")
     p.add_argument("--mode", default="both", choices=["both", "pynative", "graph"])
@@ -1268,9 +1304,7 @@ def _main_verify(argv: list, train=None) -> int:
         if tmp_ctx is not None:
             tmp_ctx.cleanup()
 
-    _print_report(result)
-    write_json_result(args.json, result)
-    return result.exit_code
+    return reported(result, _print_report, args.json)
 
 
 # --------------------------------------------------------------------------- workers

@@ -49,11 +49,12 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
+from .terminal import result_table, rich_console, spinner
 from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpec, VerifyUsageError,
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
                      _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
-                     compare_arrays, make_inputs, result_dict, run_worker_job, unjson_floats,
-                     without_derived, write_json_result)
+                     build_torch_model, compare_arrays, make_inputs, record_error, result_dict, run_worker_job,
+                     reported, torch_record, unjson_floats, Verdict, from_known_fields, without_derived)
 
 __all__ = ["TrainConfig", "StepDiff", "ParamDiff", "TrainModeResult", "TrainConfigResult",
            "TrainVerifyResult", "parse_optim_spec", "torch_train_source", "convert_train_source",
@@ -270,7 +271,7 @@ class TrainConfigResult:
 
 
 @dataclass
-class TrainVerifyResult:
+class TrainVerifyResult(Verdict):
     torch_spec: str = ""
     ms_spec: str = ""
     steps: int = DEFAULT_STEPS
@@ -293,10 +294,6 @@ class TrainVerifyResult:
     @property
     def passed(self) -> bool:
         return self.error is None and bool(self.configs) and all(c.passed for c in self.configs)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.passed else 1
 
     def config(self, optimizer: str, scheduler: Optional[str] = None) -> TrainConfigResult:
         """The result for a spec as given (canonicalised like the CLI does)."""
@@ -328,8 +325,7 @@ class TrainVerifyResult:
                 m["worst"] = [ParamDiff(**fix(p)) for p in m.get("worst", [])]
                 modes.append(TrainModeResult(**m))
             configs.append(TrainConfigResult(**c, modes=modes))
-        known = set(cls.__dataclass_fields__)
-        r = cls(**{k: v for k, v in d.items() if k in known})
+        r = from_known_fields(cls, d)
         r.configs = configs
         return r
 
@@ -437,16 +433,7 @@ def record_torch_train(spec: str, path: Union[None, str, Sequence[str]], inputs_
 
     specs = _normalize_inputs(inputs_spec)
     configs = [TrainConfig(**c) if isinstance(c, dict) else c for c in configs]
-    torch.manual_seed(seed)
-    np.random.seed(seed % (2 ** 32))
-    try:
-        model = _build(spec, path, "torch")
-    except VerifyUsageError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        raise VerifyUsageError(f"torch: building {spec} failed: {_one_line(e)}") from None
-    if not isinstance(model, torch.nn.Module):
-        raise VerifyUsageError(f"torch: {spec} returned {type(model).__name__}, not a torch.nn.Module")
+    model = build_torch_model(spec, path, seed)
     t_build = time.perf_counter() - t0
 
     arrays: dict = {}
@@ -650,17 +637,8 @@ def check_mindspore_train(spec: str, path: Union[None, str, Sequence[str]], npz:
         raise RuntimeError("torch is imported in the MindSpore process; check_mindspore_train must run in a "
                            "process that never imports torch")
     modes = _normalize_modes(modes)
-    try:
-        data = np.load(npz, allow_pickle=False)
-        meta = json.loads(str(data["meta"]))
-    except Exception as e:  # noqa: BLE001
-        raise VerifyUsageError(f"cannot read torch record {npz}: {_one_line(e)}") from None
-    try:
-        if meta.get("format") != NPZ_FORMAT or meta.get("kind") != "train":
-            raise VerifyUsageError(f"{npz}: not a --train record")
+    with torch_record(npz, "train") as (data, meta):
         return _check_train_loaded(spec, path, data, meta, package, workdir, modes, rtol)
-    finally:
-        data.close()
 
 
 def _check_train_loaded(spec, path, data, meta, package, workdir, modes, rtol) -> TrainVerifyResult:
@@ -713,8 +691,7 @@ def _check_train_loaded(spec, path, data, meta, package, workdir, modes, rtol) -
             try:
                 loop = importlib.import_module(entry["module"])
             except Exception as e:  # noqa: BLE001
-                cfg.error = f"importing the converted training loop failed: {_one_line(e)}"
-                cfg.error_detail = _detail(e)
+                record_error(cfg, "importing the converted training loop failed", e)
                 continue
             final = {k: data[f"c{i}/sd/{k}"] for k in mc["sd_keys"]}
             for mode in modes:
@@ -865,18 +842,6 @@ def verify_train(torch_spec: str, ms_spec: Optional[str] = None, inputs: Any = N
 # --------------------------------------------------------------------------- reporting
 
 
-def _num(x: Optional[float], fmt: str = ".7g") -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf"
-    return format(x, fmt)
-
-
 def _header(result: TrainVerifyResult) -> list:
     loss = result.loss + (f" ({result.classes} classes)" if result.classes else "")
     lines = [f"msmigrate verify --train {result.steps}: torch {result.torch_spec} vs mindspore {result.ms_spec}",
@@ -901,7 +866,7 @@ def _step_rows(m: TrainModeResult) -> list:
         word = "ok" if s.passed else "FAIL"
         if s.note:
             word += f" ({s.note})"
-        rows.append([m.mode, str(s.step), _num(s.lr_torch, ".4g"), _num(s.loss_torch), _num(s.loss_ms),
+        rows.append([m.mode, str(s.step), _fmt(s.lr_torch, ".4g"), _fmt(s.loss_torch, ".7g"), _fmt(s.loss_ms, ".7g"),
                      _fmt(s.rel), word])
     return rows
 
@@ -970,54 +935,43 @@ def _footnotes(result: TrainVerifyResult) -> list:
 
 def print_train_report(result: TrainVerifyResult, stream: Any = None) -> None:
     stream = stream or sys.stdout
-    if hasattr(stream, "isatty") and stream.isatty():
-        try:
-            from rich.console import Console
-            from rich.markup import escape
-            from rich.table import Table
-        except ImportError:
-            pass
-        else:
-            con = Console(file=stream)
-            for line in _header(result):
-                con.print(line, highlight=False, markup=False)
-            if result.error:
-                con.print("[red]ERROR[/red]: " + escape(result.error), highlight=False)
-            n = len(result.configs)
-            for k, c in enumerate(result.configs, 1):
-                con.print()
-                con.print(f"[bold][{k}/{n}] optimizer {escape(c.optimizer)}[/bold]"
-                          + (f"   scheduler [bold]{escape(c.scheduler)}[/bold]" if c.scheduler else ""),
-                          highlight=False)
-                if c.ms_optimizer:
-                    con.print("  converted: optimizer = " + c.ms_optimizer
-                              + (f"; scheduler = {c.ms_scheduler}" if c.ms_scheduler else ""),
-                              highlight=False, markup=False)
-                if c.error:
-                    con.print("  [red]ERROR[/red]: " + escape(c.error), highlight=False)
-                rows = [r for m in c.modes for r in _step_rows(m)]
-                if rows:
-                    table = Table(show_edge=False, pad_edge=False)
-                    for h in _STEP_HEADER:
-                        table.add_column(h, justify="left" if h in ("mode", "result") else "right")
-                    for r in rows:
-                        style = "green" if r[-1] == "ok" else "red"
-                        table.add_row(*map(escape, r[:-1]), f"[{style}]{escape(r[-1])}[/{style}]")
-                    con.print(table)
-                for m in c.modes:
-                    style = "green" if m.status == "pass" else "red"
-                    con.print(f"  [{style}]" + escape(_weights_line(m)) + f"[/{style}]", highlight=False)
-                    for n in m.notes:
-                        con.print(f"  [yellow]note ({m.mode})[/yellow]: " + escape(n), highlight=False)
-                if not result.error:
-                    con.print("  [bold green]PASS[/bold green]" if c.passed else "  [bold red]FAIL[/bold red]")
-            done = sum(c.passed for c in result.configs)
+    con = rich_console(stream)
+    if con is not None:
+        from rich.markup import escape
+        for line in _header(result):
+            con.print(line, highlight=False, markup=False)
+        if result.error:
+            con.print("[red]ERROR[/red]: " + escape(result.error), highlight=False)
+        n = len(result.configs)
+        for k, c in enumerate(result.configs, 1):
             con.print()
-            con.print(f"[bold green]RESULT: PASS[/bold green] ({done}/{n} configurations)" if result.passed
-                      else f"[bold red]RESULT: FAIL[/bold red] ({done}/{n} configurations)", highlight=False)
-            for line in _footnotes(result):
-                con.print(line, highlight=False, markup=False, style="dim")
-            return
+            con.print(f"[bold][{k}/{n}] optimizer {escape(c.optimizer)}[/bold]"
+                      + (f"   scheduler [bold]{escape(c.scheduler)}[/bold]" if c.scheduler else ""),
+                      highlight=False)
+            if c.ms_optimizer:
+                con.print("  converted: optimizer = " + c.ms_optimizer
+                          + (f"; scheduler = {c.ms_scheduler}" if c.ms_scheduler else ""),
+                          highlight=False, markup=False)
+            if c.error:
+                con.print("  [red]ERROR[/red]: " + escape(c.error), highlight=False)
+            rows = [r for m in c.modes for r in _step_rows(m)]
+            if rows:
+                con.print(result_table(_STEP_HEADER, rows, right=[h for h in _STEP_HEADER
+                                                                 if h not in ("mode", "result")]))
+            for m in c.modes:
+                style = "green" if m.status == "pass" else "red"
+                con.print(f"  [{style}]" + escape(_weights_line(m)) + f"[/{style}]", highlight=False)
+                for n in m.notes:
+                    con.print(f"  [yellow]note ({m.mode})[/yellow]: " + escape(n), highlight=False)
+            if not result.error:
+                con.print("  [bold green]PASS[/bold green]" if c.passed else "  [bold red]FAIL[/bold red]")
+        done = sum(c.passed for c in result.configs)
+        con.print()
+        con.print(f"[bold green]RESULT: PASS[/bold green] ({done}/{n} configurations)" if result.passed
+                  else f"[bold red]RESULT: FAIL[/bold red] ({done}/{n} configurations)", highlight=False)
+        for line in _footnotes(result):
+            con.print(line, highlight=False, markup=False, style="dim")
+        return
     print(format_train_report(result), file=stream)
 
 
@@ -1028,15 +982,7 @@ def run_train_cli(args: Any, specs: list) -> int:
     """``msmigrate verify --train``: called by :func:`msmigrate.verify._main_verify` (passed by cli.py) with its parsed
     arguments; returns the exit status (VerifyUsageError propagates: exit 2)."""
     quiet = getattr(args, "quiet", False)
-    status = None
-    if not quiet and sys.stderr.isatty():
-        try:
-            from rich.console import Console
-            status = Console(stderr=True).status("verify --train", spinner="dots")
-        except ImportError:
-            status = None
-    if status is not None:
-        status.start()
+    status = None if quiet else spinner("verify --train")
     try:
         result = verify_train(
             args.torch, args.ms or args.torch, specs,
@@ -1048,9 +994,7 @@ def run_train_cli(args: Any, specs: list) -> int:
     finally:
         if status is not None:
             status.stop()
-    print_train_report(result)
-    write_json_result(args.json, result)
-    return result.exit_code
+    return reported(result, print_train_report, args.json)
 
 
 # --------------------------------------------------------------------------- workers

@@ -251,9 +251,10 @@ def test_training_corpus_helpers_are_less_than_half():
     assert len(figures) == 6 and len(reads) > 30
     # guards against growth, about 10% over the figures when written (the issue's "less than half of
     # 2,267-3,736" is not met: load() reads torch.save files, --init-weights, with the torch files section
-    # and the checkpoints section, 1,160 lines, in every program; see bench/helper_size.py --why)
-    bounds = {"cifar_resnet": 3230, "dcgan": 3300, "lstm_lm": 2360, "mnist_cnn": 2980, "transformer_lm": 2640,
-              "vae": 2930}
+    # and the checkpoints section, 1,160 lines, in every program; see bench/helper_size.py --why). The
+    # distributed section went when compile_step stopped naming it (about 110 lines each).
+    bounds = {"cifar_resnet": 3110, "dcgan": 3190, "lstm_lm": 2240, "mnist_cnn": 2860, "transformer_lm": 2520,
+              "vae": 2820}
     assert all(figures[name][0] <= bound for name, bound in bounds.items()), (figures, bounds)
 
 

@@ -1432,6 +1432,14 @@ class datasets:
             # abstract, as in torchvision: each dataset defines it
             raise NotImplementedError(f"{type(self).__name__} does not define __len__()")
 
+        def _transformed(self, sample, target):
+            """(transform(sample), target_transform(target)), each where it is given."""
+            if self.transform is not None:
+                sample = self.transform(sample)
+            if self.target_transform is not None:
+                target = self.target_transform(target)
+            return sample, target
+
         def __repr__(self):
             lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}"]
             if self.root is not None:
@@ -1486,12 +1494,7 @@ class datasets:
             self._targets = np.ascontiguousarray(_dl_numpy(value))
 
         def __getitem__(self, index):
-            img, target = Image.fromarray(self._data[index]), int(self._targets[index])
-            if self.transform is not None:
-                img = self.transform(img)
-            if self.target_transform is not None:
-                target = self.target_transform(target)
-            return img, target
+            return self._transformed(Image.fromarray(self._data[index]), int(self._targets[index]))
 
         def __len__(self):
             return len(self._data)
@@ -1534,12 +1537,7 @@ class datasets:
             self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
 
         def __getitem__(self, index):
-            img, target = Image.fromarray(self.data[index]), self.targets[index]
-            if self.transform is not None:
-                img = self.transform(img)
-            if self.target_transform is not None:
-                target = self.target_transform(target)
-            return img, target
+            return self._transformed(Image.fromarray(self.data[index]), self.targets[index])
 
         def __len__(self):
             return len(self.data)
@@ -1622,12 +1620,7 @@ class datasets:
 
         def __getitem__(self, index):
             path, target = self.samples[index]
-            sample = self.loader(path)
-            if self.transform is not None:
-                sample = self.transform(sample)
-            if self.target_transform is not None:
-                target = self.target_transform(target)
-            return sample, target
+            return self._transformed(self.loader(path), target)
 
         def __len__(self):
             return len(self.samples)

@@ -86,6 +86,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise MigrationError(f"init_process_group(world_size={world_size}) but msrun started {size} "
                              f"workers: msrun's --worker_num decides the number of processes")
     _GROUP.update(initialized=True, rank=my_rank, size=size)
+    if average_gradients_in not in STEP_CHECKS:   # compile_step's safety net (the train section)
+        STEP_CHECKS.append(average_gradients_in)
 
 
 def _group():

@@ -327,6 +327,14 @@ def _before_update(optimizer, gradients):
     return gradients
 
 
+def _coupled_decay(self, weight_decay, params, gradients):
+    """_decay_weight of NAdam and RAdam: torch's weight_decay added to the gradient, unless
+    decoupled_weight_decay (then _before_update shrinks the parameters instead)."""
+    if self.decoupled_weight_decay:
+        return gradients
+    return _ms_optim.Optimizer._decay_weight(self, weight_decay, params, gradients)
+
+
 class NAdam(_TorchOptimizer, _ms_optim.NAdam):
     """torch.optim.NAdam (momentum_decay, weight_decay, decoupled_weight_decay, maximize: same numbers)."""
 
@@ -335,10 +343,7 @@ class NAdam(_TorchOptimizer, _ms_optim.NAdam):
         super().__init__(params, lr, _floats(betas), eps, weight_decay, momentum_decay)
         _torch_options(self, decoupled_weight_decay, maximize)
 
-    def _decay_weight(self, weight_decay, params, gradients):
-        if self.decoupled_weight_decay:
-            return gradients
-        return _ms_optim.Optimizer._decay_weight(self, weight_decay, params, gradients)
+    _decay_weight = _coupled_decay
 
     # (MindSpore's compiler resolves super() wrongly in these classes: the bases are named)
     def construct(self, gradients):
@@ -353,10 +358,7 @@ class RAdam(_TorchOptimizer, _ms_optim.RAdam):
         super().__init__(params, lr, _floats(betas), eps, weight_decay)
         _torch_options(self, decoupled_weight_decay, maximize)
 
-    def _decay_weight(self, weight_decay, params, gradients):
-        if self.decoupled_weight_decay:
-            return gradients
-        return _ms_optim.Optimizer._decay_weight(self, weight_decay, params, gradients)
+    _decay_weight = _coupled_decay
 
     def construct(self, gradients):
         return _ms_optim.RAdam.construct(self, _before_update(self, gradients))

@@ -17,6 +17,9 @@ def set_device(target):
 
 
 _COMPILED_STEPS = {}
+# what compile_step also runs on each step: init_process_group (the distributed section) adds its
+# data-parallel safety net here, so a program that starts no process group is written without it
+STEP_CHECKS = []
 
 
 def compile_step(step, host_calls=False):
@@ -34,7 +37,8 @@ def compile_step(step, host_calls=False):
     for cell in cells:
         train_mode_by_default(cell)
     distinct_parameter_names(step)
-    average_gradients_in(step)      # data parallel: a safety net, see the distributed section
+    for check in STEP_CHECKS:       # data parallel: average_gradients_in, see the distributed section
+        check(step)
     if ms.get_context("mode") != ms.GRAPH_MODE:
         return step
     if host_calls:

@@ -18,6 +18,8 @@ class BasicBlock(nn.Cell):
                  downsample: Optional[nn.Cell] = None, norm_layer=None) -> None:
         super().__init__()
         if norm_layer is None:
+            # _ms_compat.BatchNorm2d (helper): the class as a value: torch's momentum (MindSpore's is 1 - momentum),
+            # isinstance() works
             norm_layer = _ms_compat.BatchNorm2d
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = norm_layer(planes)

@@ -18,6 +18,7 @@ from models import ResNet18
 # msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
 # msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
 ms.set_context(mode=ms.GRAPH_MODE)
+# _ms_compat.set_device (helper): warns instead of raising once MindSpore's runtime has started
 _ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
 # msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
 os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
@@ -45,6 +46,7 @@ parser.add_argument('--save', default='checkpoint/ckpt.pth', help='where the bes
 parser.add_argument('--metrics', default='', help='append one JSON line per optimizer step to this file')
 args = parser.parse_args()
 
+# _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
 ms.set_seed(seed=args.seed)
 best_acc = 0  # best test accuracy
@@ -53,6 +55,8 @@ global_step = 0
 
 # Data
 print('==> Preparing data..')
+# _ms_compat.transforms (helper): torchvision's results: PIL images through PIL, tensors [..., C, H, W] (dataset.vision:
+# HWC)
 normalize = _ms_compat.transforms.Normalize((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010))
 if args.deterministic:
     transform_train = _ms_compat.transforms.Compose([_ms_compat.transforms.ToTensor(), normalize])
@@ -69,8 +73,10 @@ transform_test = _ms_compat.transforms.Compose([
     normalize,
 ])
 
+# _ms_compat.datasets (helper): reads torchvision's files and gives (PIL image, int label) samples
 trainset = _ms_compat.datasets.CIFAR10(
     root=args.data, train=True, download=False, transform=transform_train)
+# _ms_compat.DataLoader (helper): torch's loop: len(), samplers, workers, collate, batches of mindspore Tensors
 trainloader = _ms_compat.DataLoader(
     trainset, batch_size=args.batch_size, shuffle=not args.deterministic, num_workers=args.workers,
     drop_last=True)
@@ -90,15 +96,23 @@ if device == 'cuda':
     pass
 
 if args.init_weights:
+    # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step sees
+    # the values
+    # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(net, _ms_compat.load(args.init_weights))
 
+# _ms_compat.CrossEntropyLoss (helper): takes int64 class indices and probabilities (nn.CrossEntropyLoss: int32 indices)
 criterion = _ms_compat.CrossEntropyLoss(label_smoothing=args.label_smoothing)
+# _ms_compat.SGD (helper): torch's param_groups: frozen parameters left out, group['lr'] = x seen by a compiled step
 optimizer = _ms_compat.SGD(net.trainable_params(), lr=args.lr,
                       momentum=args.momentum, weight_decay=args.weight_decay)
 if args.sched == 'onecycle':
+    # _ms_compat.OneCycleLR (helper): torch's formula, written into the lr Parameters between steps (nothing recompiles)
     scheduler = _ms_compat.OneCycleLR(optimizer, max_lr=args.lr, epochs=args.epochs,
                                               steps_per_epoch=len(trainloader))
 else:
+    # _ms_compat.CosineAnnealingLR (helper): torch's formula, written into the lr Parameters between steps (nothing
+    # recompiles)
     scheduler = _ms_compat.CosineAnnealingLR(optimizer, T_max=args.epochs)
 
 if args.resume:
@@ -140,6 +154,8 @@ def train(epoch):
         (loss, outputs), grads = grad_fn(inputs, targets)
         optimizer(grads)
         return loss, outputs
+    # _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by
+    # op in PYNATIVE mode
     train_step = _ms_compat.compile_step(train_step)
     for batch_idx, (inputs, targets) in enumerate(trainloader):
         loss, outputs = train_step(inputs, targets)
@@ -182,6 +198,8 @@ def test(epoch):
     acc = 100.*correct/total
     if acc > best_acc:
         print('Saving..')
+        # _ms_compat.state_dict (helper): also answers torch's names (Cell.state_dict: gamma, beta, moving_mean...);
+        # optimizers in torch's layout
         state = {
             'net': _ms_compat.state_dict(net),
             'optimizer': _ms_compat.state_dict(optimizer),
@@ -190,6 +208,8 @@ def test(epoch):
         }
         if os.path.dirname(args.save) and not os.path.isdir(os.path.dirname(args.save)):
             os.makedirs(os.path.dirname(args.save))
+        # _ms_compat.save (helper): nested dicts, lists and numbers at exactly this path (save_checkpoint: flat, appends
+        # .ckpt)
         _ms_compat.save(state, args.save)
         best_acc = acc
 

@@ -20,6 +20,7 @@ from models import Discriminator, Generator, weights_init
 # msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
 # msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
 ms.set_context(mode=ms.GRAPH_MODE)
+# _ms_compat.set_device (helper): warns instead of raising once MindSpore's runtime has started
 _ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
 # msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
 os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
@@ -64,6 +65,9 @@ random.seed(opt.manualSeed)
 ms.set_seed(seed=opt.manualSeed)
 rng = np.random.default_rng(opt.manualSeed)
 
+# _ms_compat.datasets (helper): reads torchvision's files and gives (PIL image, int label) samples
+# _ms_compat.transforms (helper): torchvision's results: PIL images through PIL, tensors [..., C, H, W] (dataset.vision:
+# HWC)
 dataset = _ms_compat.datasets.ImageFolder(root=opt.dataroot,
                            transform=_ms_compat.transforms.Compose([
                                _ms_compat.transforms.Resize(opt.imageSize),
@@ -73,8 +77,10 @@ dataset = _ms_compat.datasets.ImageFolder(root=opt.dataroot,
                            ]))
 nc = 3
 
+# _ms_compat.DataLoader (helper): torch's loop: len(), samplers, workers, collate, batches of mindspore Tensors
 dataloader = _ms_compat.DataLoader(dataset, batch_size=opt.batchSize,
                                          shuffle=not opt.deterministic, num_workers=int(opt.workers))
+# _ms_compat.Device (helper): torch.device as a string with .type and .index: MindSpore places tensors by its context
 device = _ms_compat.Device("cuda:0" if opt.cuda else "cpu")
 ngpu = 1
 nz = int(opt.nz)
@@ -82,8 +88,12 @@ ngf = int(opt.ngf)
 ndf = int(opt.ndf)
 
 netG = Generator(nz, ngf, nc)
+# _ms_compat.module_apply (helper): torch's order: every sub-module, children first, then the module itself
 _ms_compat.module_apply(netG, weights_init)
 if opt.netG != '':
+    # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step sees
+    # the values
+    # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(netG, _ms_compat.load(opt.netG))
 print(netG)
 
@@ -99,6 +109,7 @@ real_label = 1
 fake_label = 0
 
 # setup optimizer
+# _ms_compat.Adam (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias correction)
 optimizerD = _ms_compat.Adam(netD.trainable_params(), lr=opt.lr, betas=(opt.beta1, 0.999))
 optimizerG = _ms_compat.Adam(netG.trainable_params(), lr=opt.lr, betas=(opt.beta1, 0.999))
 
@@ -124,6 +135,8 @@ def train_step_D(batch_size, real_cpu, noise):
     (loss_D, output_6, errD_fake, errD_real, fake, label, output), grads = grad_fn_D(batch_size, real_cpu, noise)
     optimizerD(grads)
     return loss_D, output_6, errD_fake, errD_real, fake, label, output
+# _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by op
+# in PYNATIVE mode
 train_step_D = _ms_compat.compile_step(train_step_D)
 
 # msmigrate: the forward computation of the training step (differentiated by grad_fn_G)
@@ -174,6 +187,10 @@ for epoch in range(opt.niter):
         if opt.dry_run or (opt.max_steps and step >= opt.max_steps):
             break
     # do checkpointing
+    # _ms_compat.save (helper): nested dicts, lists and numbers at exactly this path (save_checkpoint: flat, appends
+    # .ckpt)
+    # _ms_compat.state_dict (helper): also answers torch's names (Cell.state_dict: gamma, beta, moving_mean...);
+    # optimizers in torch's layout
     _ms_compat.save(_ms_compat.state_dict(netG), '%s/netG_epoch_%d.pth' % (opt.outf, epoch))
     _ms_compat.save(_ms_compat.state_dict(netD), '%s/netD_epoch_%d.pth' % (opt.outf, epoch))
     if opt.dry_run or (opt.max_steps and step >= opt.max_steps):

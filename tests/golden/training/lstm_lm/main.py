@@ -21,6 +21,7 @@ import model
 # msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
 # msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
 ms.set_context(mode=ms.GRAPH_MODE)
+# _ms_compat.set_device (helper): warns instead of raising once MindSpore's runtime has started
 _ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
 # msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
 os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
@@ -71,6 +72,8 @@ args = parser.parse_args()
 
 # Set the random seed manually for reproducibility.
 ms.set_seed(seed=args.seed)
+# _ms_compat.Device (helper): torch.device as a string with .type and .index: MindSpore places tensors by its context
+# _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = _ms_compat.Device("cuda" if _ms_compat.backend.on_accelerator else "cpu")
 
 ###############################################################################
@@ -115,13 +118,18 @@ ntokens = len(corpus.dictionary)
 dropout = 0.0 if args.deterministic else args.dropout
 model = model.RNNModel(ntokens, args.emsize, args.nhid, args.nlayers, dropout, args.tied)
 if args.init_weights:
+    # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step sees
+    # the values
+    # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
 
 criterion = nn.NLLLoss()
 lr = args.lr
 if args.optimizer == 'adam':
+    # _ms_compat.Adam (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias correction)
     optimizer = _ms_compat.Adam(model.trainable_params(), lr=lr)
 else:
+    # _ms_compat.SGD (helper): torch's param_groups: frozen parameters left out, group['lr'] = x seen by a compiled step
     optimizer = _ms_compat.SGD(model.trainable_params(), lr=lr)
 metrics = open(args.metrics, 'a') if args.metrics else None
 global_step = 0
@@ -189,9 +197,13 @@ def train():
     # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
     def train_step(data, hidden, targets):
         (loss, hidden_1, hidden), grads = grad_fn(data, hidden, targets)
+        # _ms_compat.clip_grad_norm (helper): torch's scaling, max_norm / (total_norm + 1e-6), and the total norm
+        # returned
         grads, grad_norm = _ms_compat.clip_grad_norm(grads, args.clip)
         optimizer(grads)
         return loss, hidden_1, hidden
+    # _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by
+    # op in PYNATIVE mode
     train_step = _ms_compat.compile_step(train_step)
     for batch, i in enumerate(range(0, train_data.shape[0] - 1, args.bptt)):
         data, targets = get_batch(train_data, i)
@@ -237,6 +249,10 @@ try:
             metrics.write(json.dumps({'epoch': epoch, 'val_loss': val_loss, 'val_ppl': math.exp(val_loss)}) + '\n')
         # Save the model if the validation loss is the best we've seen so far.
         if not best_val_loss or val_loss < best_val_loss:
+            # _ms_compat.save (helper): nested dicts, lists and numbers at exactly this path (save_checkpoint: flat,
+            # appends .ckpt)
+            # _ms_compat.state_dict (helper): also answers torch's names (Cell.state_dict: gamma, beta, moving_mean...);
+            # optimizers in torch's layout
             _ms_compat.save(_ms_compat.state_dict(model), args.save)
             best_val_loss = val_loss
         elif args.optimizer == 'sgd':

@@ -33,6 +33,8 @@ class RNNModel(nn.Cell):
 
     def init_weights(self):
         initrange = 0.1
+        # _ms_compat.uniform_ (helper): fills a Parameter or a plain Tensor, drawn from the initializers' own NumPy
+        # stream
         _ms_compat.uniform_(self.encoder.embedding_table, -initrange, initrange)
         self.decoder.bias.set_data(ms.common.initializer.initializer(ms.common.initializer.Zero(), self.decoder.bias.shape, self.decoder.bias.dtype))
         _ms_compat.uniform_(self.decoder.weight, -initrange, initrange)
@@ -46,6 +48,8 @@ class RNNModel(nn.Cell):
         return ops.log_softmax(decoded, 1), hidden
 
     def init_hidden(self, bsz):
+        # _ms_compat.parameters (helper): no buffers (BatchNorm statistics, register_buffer), unlike
+        # Cell.get_parameters()
         weight = next(_ms_compat.parameters(self))
         return (ops.zeros((self.nlayers, bsz, self.nhid), weight.dtype),
                 ops.zeros((self.nlayers, bsz, self.nhid), weight.dtype))

@@ -18,6 +18,7 @@ from model import Net
 # msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
 # msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
 ms.set_context(mode=ms.GRAPH_MODE)
+# _ms_compat.set_device (helper): warns instead of raising once MindSpore's runtime has started
 _ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
 # msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
 os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
@@ -38,6 +39,8 @@ def train(args, model, device, train_loader, optimizer, epoch, step, metrics=Non
         loss, grads = grad_fn(data, target)
         optimizer(grads)
         return loss
+    # _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by
+    # op in PYNATIVE mode
     train_step = _ms_compat.compile_step(train_step)
     for batch_idx, (data, target) in enumerate(train_loader):
         loss = train_step(data, target)
@@ -103,10 +106,13 @@ def main():
     parser.add_argument('--save', default='', metavar='PATH',
                         help='save the trained model state_dict to PATH')
     args = parser.parse_args()
+    # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
     use_cuda = not args.no_cuda and _ms_compat.backend.on_accelerator
 
     ms.set_seed(seed=args.seed)
 
+    # _ms_compat.Device (helper): torch.device as a string with .type and .index: MindSpore places tensors by its
+    # context
     device = _ms_compat.Device("cuda" if use_cuda else "cpu")
 
     train_kwargs = {'batch_size': args.batch_size, 'shuffle': not args.deterministic}
@@ -117,12 +123,16 @@ def main():
         train_kwargs.update(cuda_kwargs)
         test_kwargs.update(cuda_kwargs)
 
+    # _ms_compat.transforms (helper): torchvision's results: PIL images through PIL, tensors [..., C, H, W]
+    # (dataset.vision: HWC)
     transform = _ms_compat.transforms.Compose([
         _ms_compat.transforms.ToTensor(),
         _ms_compat.transforms.Normalize((0.1307,), (0.3081,))
     ])
+    # _ms_compat.datasets (helper): reads torchvision's files and gives (PIL image, int label) samples
     dataset1 = _ms_compat.datasets.MNIST(args.data, train=True, download=False, transform=transform)
     dataset2 = _ms_compat.datasets.MNIST(args.data, train=False, transform=transform)
+    # _ms_compat.DataLoader (helper): torch's loop: len(), samplers, workers, collate, batches of mindspore Tensors
     train_loader = _ms_compat.DataLoader(dataset1, **train_kwargs)
     test_loader = _ms_compat.DataLoader(dataset2, **test_kwargs)
 
@@ -131,10 +141,17 @@ def main():
     else:
         model = Net()
     if args.init_weights:
+        # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step
+        # sees the values
+        # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore
+        # checkpoints
         _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
+    # _ms_compat.Adadelta (helper): torch's param_groups: frozen parameters left out, group['lr'] = x seen by a compiled
+    # step
     optimizer = _ms_compat.Adadelta(model.trainable_params(), lr=args.lr)
 
     metrics = open(args.metrics, 'a') if args.metrics else None
+    # _ms_compat.StepLR (helper): torch's formula, written into the lr Parameters between steps (nothing recompiles)
     scheduler = _ms_compat.StepLR(optimizer, step_size=1, gamma=args.gamma)
     step = 0
     for epoch in range(1, args.epochs + 1):
@@ -151,6 +168,10 @@ def main():
     if metrics is not None:
         metrics.close()
     if args.save:
+        # _ms_compat.save (helper): nested dicts, lists and numbers at exactly this path (save_checkpoint: flat, appends
+        # .ckpt)
+        # _ms_compat.state_dict (helper): also answers torch's names (Cell.state_dict: gamma, beta, moving_mean...);
+        # optimizers in torch's layout
         _ms_compat.save(_ms_compat.state_dict(model), args.save)
 
 

@@ -34,6 +34,7 @@ class CausalSelfAttention(nn.Cell):
         self.n_head = config.n_head
         self.n_embd = config.n_embd
         # causal mask to ensure that attention is only applied to the left in the input sequence
+        # _ms_compat.register_buffer (helper): torch saves persistent buffers: a Parameter with requires_grad=False
         _ms_compat.register_buffer(self, "bias", ops.tril(ops.ones((config.block_size, config.block_size)))
                              .view(1, 1, config.block_size, config.block_size))
         self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
@@ -82,6 +83,8 @@ class Block(nn.Cell):
 
     def __init__(self, config):
         super().__init__()
+        # _ms_compat.LayerNorm (helper): torch's normalized_shape, axes counted from the input's rank (MindSpore:
+        # begin_norm_axis)
         self.ln_1 = _ms_compat.LayerNorm(config.n_embd, eps=1e-05)
         self.attn = CausalSelfAttention(config)
         self.ln_2 = _ms_compat.LayerNorm(config.n_embd, eps=1e-05)
@@ -109,10 +112,14 @@ class GPT(nn.Cell):
         self.lm_head = nn.Dense(config.n_embd, config.vocab_size, has_bias=False)
 
         # init all weights
+        # _ms_compat.module_apply (helper): torch's order: every sub-module, children first, then the module itself
         _ms_compat.module_apply(self, self._init_weights)
         # apply special scaled init to the residual projections, per GPT-2 paper
+        # _ms_compat.named_parameters (helper): torch's names (LayerNorm weight/bias) and no buffers, unlike
+        # parameters_and_names()
         for pn, p in _ms_compat.named_parameters(self):
             if pn.endswith('c_proj.weight'):
+                # _ms_compat.normal_ (helper): fills a Parameter or a plain Tensor (param.data)
                 _ms_compat.normal_(p, mean=0.0, std=0.02/math.sqrt(2 * config.n_layer))
         self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
@@ -162,6 +169,8 @@ class GPT(nn.Cell):
         num_nodecay_params = sum(p.numel() for p in nodecay_params)
         print(f"num decayed parameter tensors: {len(decay_params)}, with {num_decay_params:,} parameters")
         print(f"num non-decayed parameter tensors: {len(nodecay_params)}, with {num_nodecay_params:,} parameters")
+        # _ms_compat.AdamW (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias
+        # correction)
         optimizer = _ms_compat.AdamW(optim_groups, lr=learning_rate, betas=betas)
         return optimizer
 

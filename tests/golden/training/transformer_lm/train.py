@@ -20,6 +20,7 @@ from model import GPT, GPTConfig
 # msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
 # msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
 ms.set_context(mode=ms.GRAPH_MODE)
+# _ms_compat.set_device (helper): warns instead of raising once MindSpore's runtime has started
 _ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
 # msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
 os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
@@ -56,6 +57,7 @@ args = parser.parse_args()
 
 ms.set_seed(seed=args.seed)
 rng = np.random.default_rng(args.seed)
+# _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
 
 # data: characters to integers
@@ -90,6 +92,9 @@ config = GPTConfig(block_size=args.block_size, vocab_size=vocab_size, n_layer=ar
                    n_embd=args.n_embd, dropout=0.0 if args.deterministic else args.dropout, bias=True)
 model = GPT(config)
 if args.init_weights:
+    # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step sees
+    # the values
+    # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
 print(f"{sum(p.numel() for p in _ms_compat.parameters(model)) / 1e6:.2f}M parameters")
 
@@ -104,6 +109,7 @@ def lr_lambda(it):
     return 0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
+# _ms_compat.LambdaLR (helper): torch's formula, written into the lr Parameters between steps (nothing recompiles)
 scheduler = _ms_compat.LambdaLR(optimizer, lr_lambda)
 
 
@@ -135,9 +141,13 @@ grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
 def train_step(xb, yb):
     loss, grads = grad_fn(xb, yb)
     if args.grad_clip > 0:
+        # _ms_compat.clip_grad_norm (helper): torch's scaling, max_norm / (total_norm + 1e-6), and the total norm
+        # returned
         grads, grad_norm = _ms_compat.clip_grad_norm(grads, args.grad_clip)
     optimizer(grads)
     return loss
+# _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by op
+# in PYNATIVE mode
 train_step = _ms_compat.compile_step(train_step)
 for it in range(args.max_iters):
     if it % args.eval_interval == 0 and it > 0:
@@ -162,6 +172,10 @@ for it in range(args.max_iters):
 if metrics is not None:
     metrics.close()
 if args.save:
+    # _ms_compat.save (helper): nested dicts, lists and numbers at exactly this path (save_checkpoint: flat, appends
+    # .ckpt)
+    # _ms_compat.state_dict (helper): also answers torch's names (Cell.state_dict: gamma, beta, moving_mean...);
+    # optimizers in torch's layout
     _ms_compat.save({'model': _ms_compat.state_dict(model), 'optimizer': _ms_compat.state_dict(optimizer), 'iter': it + 1,
                 'config': vars(config)}, args.save)
 if args.sample_len > 0:

@@ -19,6 +19,7 @@ from model import VAE, loss_function
 # msmigrate: GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)
 # msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)
 ms.set_context(mode=ms.GRAPH_MODE)
+# _ms_compat.set_device (helper): warns instead of raising once MindSpore's runtime has started
 _ms_compat.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))
 # msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path
 os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')
@@ -53,14 +54,20 @@ parser.add_argument('--metrics', type=str, default='', metavar='FILE',
 parser.add_argument('--save', type=str, default='', metavar='PATH',
                     help='save the trained model state_dict to PATH')
 args = parser.parse_args()
+# _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 args.cuda = not args.no_cuda and _ms_compat.backend.on_accelerator
 
 ms.set_seed(seed=args.seed)
 rng = np.random.default_rng(args.seed)
 
+# _ms_compat.Device (helper): torch.device as a string with .type and .index: MindSpore places tensors by its context
 device = _ms_compat.Device("cuda" if args.cuda else "cpu")
 
 kwargs = {'num_workers': 1, 'pin_memory': True} if args.cuda else {}
+# _ms_compat.DataLoader (helper): torch's loop: len(), samplers, workers, collate, batches of mindspore Tensors
+# _ms_compat.datasets (helper): reads torchvision's files and gives (PIL image, int label) samples
+# _ms_compat.transforms (helper): torchvision's results: PIL images through PIL, tensors [..., C, H, W] (dataset.vision:
+# HWC)
 train_loader = _ms_compat.DataLoader(
     _ms_compat.datasets.MNIST(args.data, train=True, download=False,
                    transform=_ms_compat.transforms.ToTensor()),
@@ -71,7 +78,11 @@ test_loader = _ms_compat.DataLoader(
 
 model = VAE(latent=args.latent)
 if args.init_weights:
+    # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step sees
+    # the values
+    # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
+# _ms_compat.Adam (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias correction)
 optimizer = _ms_compat.Adam(model.trainable_params(), lr=args.lr)
 metrics = open(args.metrics, 'a') if args.metrics else None
 global_step = 0
@@ -101,6 +112,8 @@ def train(epoch):
         loss, grads = grad_fn(data, eps)
         optimizer(grads)
         return loss
+    # _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by
+    # op in PYNATIVE mode
     train_step = _ms_compat.compile_step(train_step)
     for batch_idx, (data, _) in enumerate(train_loader):
         eps = noise(data.shape[0])
@@ -148,4 +161,8 @@ if __name__ == "__main__":
     if metrics is not None:
         metrics.close()
     if args.save:
+        # _ms_compat.save (helper): nested dicts, lists and numbers at exactly this path (save_checkpoint: flat, appends
+        # .ckpt)
+        # _ms_compat.state_dict (helper): also answers torch's names (Cell.state_dict: gamma, beta, moving_mean...);
+        # optimizers in torch's layout
         _ms_compat.save(_ms_compat.state_dict(model), args.save)

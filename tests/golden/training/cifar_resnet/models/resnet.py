@@ -58,6 +58,8 @@ class ResNet(nn.Cell):
         for stride in strides:
             layers.append(block(self.in_planes, planes, stride))
             self.in_planes = planes * block.expansion
+        # _ms_compat.Sequential (helper): also runs children assigned as attributes, as subclasses of torch's Sequential
+        # do
         return _ms_compat.Sequential(*layers)
 
     def construct(self, x):
