@@ -46,6 +46,8 @@ class Corpus(object):
                 for word in words:
                     ids.append(self.dictionary.word2idx[word])
                 idss.append(ms.Tensor(ids).astype(ms.int64))
+            # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
+            # other ranks
             ids = _ms_compat.cat(idss)
 
         return ids

@@ -185,5 +185,7 @@ class GPT(nn.Cell):
             logits = logits[:, -1, :] / temperature
             probs = ops.softmax(logits, axis=-1)
             idx_next = ops.multinomial(probs, 1, False).astype(ms.int64)
+            # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
+            # other ranks
             idx = _ms_compat.cat((idx, idx_next), axis=1)
         return idx
