@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .deps import converted_before, imports_dependency
 from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
@@ -89,6 +90,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         np_sites = np_sites + feature_sites   # getattr(torch.X, "name", default) (torch_feature_probes.py)
     if ".forward" in source:   # cls.forward / type(self).forward in a module class (forward_refs.py)
         module = rename_class_forward_refs(module, index, module_name)
+    if might_call_backward(source):   # torch.autograd.backward(loss) as loss.backward() (autograd_backward.py)
+        info = index.modules.get(module_name)
+        module = rewrite_autograd_backward(module, info.imports if info else {})
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)

@@ -1707,3 +1707,35 @@ def train(objs, batches):
 """
     code, sites, _ = run_both(src, _batches(extra=4), models=("G", "D"), weight_atol=1e-5)
     assert not [s for s in sites if s.status == TODO], code
+
+
+def test_autograd_backward_function_converts_as_tensor_backward():
+    """torch.autograd.backward(loss) (and ([loss]), with torch's keywords) is loss.backward() in torch:
+    the converted loop trains as torch's does; several tensors at once stay a TODO site."""
+    src = MLP + """
+
+def make():
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    return {"model": model, "optimizer": optimizer}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for i, (x, y) in enumerate(batches):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        torch.autograd.backward([loss], retain_graph=None)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def two(a, b):
+    torch.autograd.backward([a.sum(), b.sum()])
+"""
+    code, sites, _ = run_both(src, _batches(n=3), modes=("graph",))
+    assert "torch.autograd.backward" not in code.split("def two")[0] and "train_step(x, y)" in code
+    todo = [s for s in sites if s.status == TODO]
+    assert [s.api for s in todo] == ["torch.autograd.backward"] and "several tensors" in todo[0].note

@@ -2,7 +2,8 @@
 transforms (torch.autograd.functional), all in the emitted runtime (templates/compat_parts/autograd.py)."""
 from __future__ import annotations
 
-from ..records import DIFFERENCE, mapping
+from ..callsite import UnsupportedSite
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_autograd.py"
 
@@ -56,7 +57,14 @@ mapping("torch.autograd.grad", None,
              "same function (msmigrate/higher_order_grad.py: mindspore.grad of that computation); elsewhere torch's "
              "recorded graph has no MindSpore counterpart; write instead: ms.grad(fn, grad_position)(inputs) over a "
              "function computing the output")
-mapping("torch.autograd.backward", None,
-        note="fills .grad of the leaves of torch's recorded graph: no MindSpore counterpart (the training-loop "
-             "rewrite converts loss.backward() + optimizer.step()); write instead: ms.value_and_grad over the loss "
-             "function")
+@rule("torch.autograd.backward", "mindspore.value_and_grad", status=DIFFERENCE,
+      args=("tensors", "grad_tensors", "retain_graph", "create_graph", "grad_variables", "inputs"),
+      note="with one tensor it is tensors.backward(gradient=grad_tensors, ...), which is how the converter "
+           "reads it (msmigrate/autograd_backward.py) before the training-loop rewrite converts it as "
+           "Tensor.backward; several tensors at once (torch sums their gradients) stay a TODO; write instead: "
+           "backward() of their sum",
+      test="tests/test_train_loop.py::test_autograd_backward_function_converts_as_tensor_backward")
+def _autograd_backward(ctx):
+    # what reaches the record is what autograd_backward.py could not write as Tensor.backward()
+    raise UnsupportedSite("torch.autograd.backward over several tensors (or a starred argument): torch sums "
+                          "their gradients; write instead: (a + b).backward() over one tensor")
