@@ -88,16 +88,17 @@ def _record_loss(value):
     STATE["losses"].append(float(value))
 
 
-IN_GRAPH = 0    # > 0 while a Cell or compiled step runs (GRAPH mode: while it is compiled)
+# [0] > 0 while a Cell or compiled step runs (GRAPH mode: while it is compiled). A list read through a
+# closure: GRAPH mode resolves a patched function's globals in sys.modules["__main__"], the program's.
+IN_GRAPH = [0]
 
 
 def in_graph(fn, *args, **kwargs):
-    global IN_GRAPH
-    IN_GRAPH += 1
+    IN_GRAPH[0] += 1
     try:
         return fn(*args, **kwargs)
     finally:
-        IN_GRAPH -= 1
+        IN_GRAPH[0] -= 1
 
 
 def _shape(shape):
@@ -340,9 +341,10 @@ def patch_ms_noise(ops, t, graph=False):
             _patch(ops, name, draw)
             return
         own = getattr(ops, name)
+        depth = IN_GRAPH
 
         def eager_draw(*a, **k):
-            if IN_GRAPH:    # read when a construct/step is compiled (a constant there): MindSpore's draw
+            if depth[0]:    # read when a construct/step is compiled (a constant there): MindSpore's draw
                 return own(*a, **k)
             return draw(*a, **k)
         _patch(ops, name, eager_draw)
@@ -408,7 +410,9 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
             status, error = "error", f"SystemExit({e.code})"
     except BaseException:   # noqa: BLE001 - reported, never swallowed silently
         status = "error"
-        error = traceback.format_exc(limit=-6)[-3000:]
+        # the exception's own first lines (MindSpore puts its message before a long trace) and the tail
+        head = "".join(traceback.format_exception_only(*sys.exc_info()[:2])).strip().splitlines()[:3]
+        error = "\n".join(head)[:600] + "\n...\n" + traceback.format_exc(limit=-6)[-3000:]
     finally:
         if capture is None:
             sys.modules["__main__"] = previous_main

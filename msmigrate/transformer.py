@@ -19,7 +19,8 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import callable_graph_safe, map_lambda_as_generator
+from .graph_idioms import (all_any_graph_safe, callable_graph_safe, map_lambda_as_generator,
+                           map_partial_as_generator)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
@@ -1486,10 +1487,19 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._convert_partial(original, updated)
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
+            first = original.args[0].value if original.args else None
+            if isinstance(first, cst.Call) and self._qname_any(first.func) == "functools.partial":
+                return map_partial_as_generator(updated, "_map_item") or updated   # msmigrate/graph_idioms.py
             return map_lambda_as_generator(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
         if isinstance(func, cst.Name) and func.value == "callable" and "callable" not in self._imports \
                 and not self._shadowed("callable"):
             safe = callable_graph_safe(updated, COMPAT)           # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = True
+                return safe
+        if isinstance(func, cst.Name) and func.value in ("all", "any") and self._in_forward() \
+                and func.value not in self._imports and not self._shadowed(func.value):
+            safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py
             if safe is not None:
                 self.uses_compat = True
                 return safe

@@ -12,3 +12,23 @@ def is_callable(obj):
     if not isinstance(obj, object):   # only a function graph (GRAPH mode) is no object
         return True
     return callable(obj)
+
+
+# all()/any() over a list or generator inside a compiled construct are evaluated by MindSpore's
+# Python fallback at run time, where the module's own functions are not defined ("name
+# 'divisible_by' is not defined" for lucidrains' `assert all([divisible_by(d, f) for d in x.shape])`);
+# a loop over the values compiles (unrolled for a constant list, as the shapes are).
+def all_true(values):
+    """all(values), also inside GRAPH mode."""
+    for value in values:
+        if not value:
+            return False
+    return True
+
+
+def any_true(values):
+    """any(values), also inside GRAPH mode."""
+    for value in values:
+        if value:
+            return True
+    return False
