@@ -187,7 +187,7 @@ def test_module_apply_init(results):
         # deviations by about sigma/sqrt(n) (one standard error); allow 5 of them (BatchNorm's 64 weights
         # at sigma 0.02 give 0.0125 for the std, so a wrong std such as the default 1.0 still fails)
         n, sigma = value.size, float(value.std())
-        assert abs(mean - float(value.mean())) <= 5 * sigma * np.sqrt(2 / n) + 1e-7, (name, mean, float(value.mean()))
+        assert abs(mean - float(value.mean())) <= 5 * sigma * np.sqrt(2 / n) + 1e-7, (name, mean, value.mean())
         assert abs(std - sigma) <= 5 * sigma / np.sqrt(n) + 1e-7, (name, std, sigma)
     # deterministic inits through isinstance / type(m) == checks: identical values
     expected = ns["checks"]()
