@@ -112,6 +112,8 @@ def _dropout_family(kind: str):
             return ctx.expr(f"({x}, ops.ones_like({x}, dtype=ms.bool_))" if kind == "native" else x)
         if train != "True":
             raise UnsupportedSite(f"train={train} must be a literal True/False")
+        if kind in ("alpha", "feature_alpha"):   # the F.alpha_dropout helpers (training=True)
+            return ctx.expr(f"_ms_compat.{kind}_dropout({x}, {p}, True)")
         return ctx.expr(f"_ms_compat.{kind}_dropout({x}, {p})")
     return fn
 

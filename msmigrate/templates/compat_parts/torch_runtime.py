@@ -176,34 +176,12 @@ def binomial(count, prob):
     return hits.astype(ms.int32).sum(0).astype(prob.dtype)
 
 
-# torch.alpha_dropout's constants: SELU's negative saturation value -scale * alpha
-_ALPHA = -1.7580993408473766
-
-
 def _keep_mask(x, p, channels):
     shape = x.shape[:2] + (1,) * (x.ndim - 2) if channels else x.shape
     return ops.rand(shape, dtype=ms.float32) >= p
 
 
-def _alpha_dropout(x, p, channels):
-    if p == 0:
-        return x
-    if p == 1:
-        return x * 0
-    keep = _keep_mask(x, p, channels).astype(x.dtype)
-    a = 1.0 / ((1 - p) * (1 + p * _ALPHA ** 2)) ** 0.5
-    return (x * keep + _ALPHA * (1 - keep)) * a - a * _ALPHA * p
-
-
-def alpha_dropout(input, p):
-    """torch.alpha_dropout(input, p, train=True): dropped elements set to SELU's saturation, mean and variance
-    kept by an affine map."""
-    return _alpha_dropout(input, p, False)
-
-
-def feature_alpha_dropout(input, p):
-    """torch.feature_alpha_dropout(input, p, train=True): alpha dropout of whole channels."""
-    return _alpha_dropout(input, p, True)
+# torch.alpha_dropout / feature_alpha_dropout(input, p, train=True): nn_extra.py's F.alpha_dropout with training
 
 
 def feature_dropout(input, p):
