@@ -289,9 +289,9 @@ def _assign(param, value):
     """Fill a Parameter (set_data) or a plain Tensor such as `param.data` (in place, copy_)."""
     if isinstance(param, ms.Parameter):
         param.set_data(value)
-    else:
-        param.copy_(value)
-    return param
+        return param
+    param.copy_(value)
+    return value   # the filled value: copy_ into a view (p[i]) does not reach p, `p[i] = fill(...)` does
 
 
 def _set(param, init_obj):
