@@ -12,10 +12,13 @@ embedding_table) apply to the target as usual:
     x[i].normal_(...)              ->  x[i] = x[i].clone().normal_(...)
 
 A random initialiser's value depends only on the shape and dtype, which the clone carries; the
-helpers return the filled tensor. Only statements are rewritten (their value is unused)."""
+helpers return the filled tensor. Only statements are rewritten (their value is unused), and only
+where the subscripted thing is surely a tensor: `x[i] = 0` on a list or ParameterList would replace
+its element instead of filling the Parameter it holds (which the helpers already do through
+set_data), so `params[i]` with an unknown `params` keeps the call form."""
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
@@ -26,6 +29,12 @@ _CONSTANT = {"zeros_": "0", "ones_": "1"}
 # Tensor methods that fill in place: deterministic ones become the value, random ones a filled clone
 _METHOD_VALUE = {"zero_": "0", "fill_": None}
 _METHOD_RANDOM = {"normal_", "uniform_"}
+# attributes that hold one tensor, and the torch calls that make one (`self.w = nn.Parameter(...)`)
+_TENSOR_ATTRS = {"weight", "bias", "data"}
+_MAKERS = {"torch.nn.Parameter", "torch.nn.parameter.Parameter"} | {
+    f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "randn", "rand", "randint", "tensor", "arange",
+                           "eye", "linspace", "normal", "empty_like", "zeros_like", "ones_like", "full_like",
+                           "randn_like", "rand_like")}
 
 
 def might_init_subscript(source: str) -> bool:
@@ -49,11 +58,40 @@ def _assign(target: cst.Subscript, value: cst.BaseExpression) -> cst.Assign:
     return cst.Assign(targets=[cst.AssignTarget(target)], value=value)
 
 
-class _InitSubscripts(cst.CSTTransformer):
+class _TensorNames(cst.CSTVisitor):
+    """Names (`w`) and attribute names (`self.w`) this module binds to a freshly made tensor."""
+
     def __init__(self, imports: Dict[str, str]):
         super().__init__()
         self.imports = imports
+        self.names: Set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and _qualified(node.value.func, self.imports) in _MAKERS:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    self.names.add(t.target.value)
+                elif isinstance(t.target, cst.Attribute):
+                    self.names.add(t.target.attr.value)
+
+
+class _InitSubscripts(cst.CSTTransformer):
+    def __init__(self, imports: Dict[str, str], tensors: Set[str]):
+        super().__init__()
+        self.imports = imports
+        self.tensors = tensors
         self.no_grad = 0
+
+    def _is_tensor_part(self, node: cst.BaseExpression) -> bool:
+        """x[1:3], x[i, j] (a list takes neither with nn.init), or a subscript of a known tensor."""
+        if not isinstance(node, cst.Subscript):
+            return False
+        if len(node.slice) > 1 or any(isinstance(e.slice, cst.Slice) for e in node.slice):
+            return True
+        base = node.value
+        if isinstance(base, cst.Attribute):
+            return base.attr.value in _TENSOR_ATTRS or base.attr.value in self.tensors
+        return isinstance(base, cst.Name) and base.value in self.tensors
 
     def _is_no_grad(self, node: cst.With) -> bool:
         return any(isinstance(item.item, cst.Call)
@@ -80,7 +118,7 @@ class _InitSubscripts(cst.CSTTransformer):
             return None
         fn = name[len(INIT):]
         tensor = _tensor_arg(call)
-        if tensor is None or not isinstance(tensor.value, cst.Subscript):
+        if tensor is None or not self._is_tensor_part(tensor.value):
             return None
         target = tensor.value
         if fn in _CONSTANT:
@@ -95,7 +133,7 @@ class _InitSubscripts(cst.CSTTransformer):
 
     def _method_call(self, call: cst.Call) -> Optional[cst.Assign]:
         func = call.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Subscript):
+        if not isinstance(func, cst.Attribute) or not self._is_tensor_part(func.value):
             return None
         target, method = func.value, func.attr.value
         if method == "zero_" and not call.args:
@@ -108,4 +146,6 @@ class _InitSubscripts(cst.CSTTransformer):
 
 
 def rewrite_init_subscripts(module: cst.Module, imports: Dict[str, str]) -> cst.Module:
-    return module.visit(_InitSubscripts(imports))
+    names = _TensorNames(imports)
+    module.visit(names)
+    return module.visit(_InitSubscripts(imports, names.names))

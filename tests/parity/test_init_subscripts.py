@@ -26,7 +26,8 @@ class Net(nn.Module):
         self.fc = nn.Linear(3, 8)
         self.w = nn.Parameter(torch.empty(5, 3))
         self.v = nn.Parameter(torch.empty(6, 3))
-        for p in (self.emb.weight, self.fc.weight, self.fc.bias, self.w, self.v):
+        self.ps = nn.ParameterList([nn.Parameter(torch.empty(2, 3)) for _ in range(2)])
+        for p in (self.emb.weight, self.fc.weight, self.fc.bias, self.w, self.v, self.ps[0], self.ps[1]):
             nn.init.constant_(p, 7.0)
         # deterministic fills of part of a parameter
         nn.init.zeros_(self.emb.weight[PAD])
@@ -46,6 +47,15 @@ class Net(nn.Module):
             self.v[3].uniform_(-1.0, 1.0)
             self.emb.weight.data[5].zero_()
             self.w.data[4].fill_(4.0)
+        # an element of a ParameterList is a whole Parameter: filled as before, not replaced
+        nn.init.zeros_(self.ps[1])
+
+
+def part():
+    t = torch.full((4, 3), 7.0)
+    nn.init.ones_(t[1])
+    init.constant_(t[:, 2], 0.5)
+    return t
 
 
 def make():
@@ -86,3 +96,6 @@ def test_init_subscripts_write_through():
         np.testing.assert_array_equal(m[fixed], t[fixed], err_msg=name)
     assert (ms_values["emb"].asnumpy()[[0, 2, 5]] == [[1], [0], [0]]).all()
     assert (ms_values["v"].asnumpy()[:2] == [[3], [0]]).all()
+    assert isinstance(mnet.ps[1], type(mnet.w)) and (mnet.ps[1].asnumpy() == 0).all()
+    np.testing.assert_array_equal(mnet.ps[0].asnumpy(), np.full((2, 3), OLD, np.float32))
+    np.testing.assert_array_equal(mod.part().asnumpy(), load_torch(SRC)["part"]().numpy())
