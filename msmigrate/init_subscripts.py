@@ -8,7 +8,7 @@ embedding_table) apply to the target as usual:
 
     init.zeros_(x[i])              ->  x[i] = 0                 (ones_: 1, constant_: its value)
     init.normal_(x[i], std=.02)    ->  x[i] = init.normal_(x[i].clone(), std=.02)
-    x[i].fill_(v) / x[i].zero_()   ->  x[i] = v / x[i] = 0      (inside `with torch.no_grad():`)
+    x[i].fill_(v) / x[i].zero_()   ->  x[i] = v / x[i] = 0      (in `with torch.no_grad():`, or on `.data`)
     x[i].normal_(...)              ->  x[i] = x[i].clone().normal_(...)
 
 A random initialiser's value depends only on the shape and dtype, which the clone carries; the
@@ -109,7 +109,7 @@ class _InitSubscripts(cst.CSTTransformer):
         call = updated.value
         if not isinstance(call, cst.Call):
             return updated
-        made = self._init_call(call) or (self._method_call(call) if self.no_grad else None)
+        made = self._init_call(call) or self._method_call(call)
         return made if made is not None else updated
 
     def _init_call(self, call: cst.Call) -> Optional[cst.Assign]:
@@ -136,6 +136,8 @@ class _InitSubscripts(cst.CSTTransformer):
         if not isinstance(func, cst.Attribute) or not self._is_tensor_part(func.value):
             return None
         target, method = func.value, func.attr.value
+        if not self.no_grad and not (isinstance(target.value, cst.Attribute) and target.value.attr.value == "data"):
+            return None   # outside no_grad only `.data[i]`: elsewhere an autograd-tracked fill stays a TODO
         if method == "zero_" and not call.args:
             return _assign(target, cst.Integer("0"))
         if method == "fill_" and len(call.args) == 1 and not call.args[0].star:

@@ -47,6 +47,9 @@ class Net(nn.Module):
             self.v[3].uniform_(-1.0, 1.0)
             self.emb.weight.data[5].zero_()
             self.w.data[4].fill_(4.0)
+        # `.data` needs no no_grad (HF's `module.weight.data[module.padding_idx].zero_()`)
+        self.v.data[5].fill_(-1.0)
+        self.fc.weight.data[0].zero_()
         # an element of a ParameterList is a whole Parameter: filled as before, not replaced
         nn.init.zeros_(self.ps[1])
 
@@ -95,7 +98,8 @@ def test_init_subscripts_write_through():
         # the deterministic fills equal torch's, and every entry not filled keeps its old value
         np.testing.assert_array_equal(m[fixed], t[fixed], err_msg=name)
     assert (ms_values["emb"].asnumpy()[[0, 2, 5]] == [[1], [0], [0]]).all()
-    assert (ms_values["v"].asnumpy()[:2] == [[3], [0]]).all()
+    assert (ms_values["v"].asnumpy()[[0, 1, 5]] == [[3], [0], [-1]]).all()
+    assert (ms_values["fc.weight"].asnumpy()[0] == 0).all()
     assert isinstance(mnet.ps[1], type(mnet.w)) and (mnet.ps[1].asnumpy() == 0).all()
     np.testing.assert_array_equal(mnet.ps[0].asnumpy(), np.full((2, 3), OLD, np.float32))
     np.testing.assert_array_equal(mod.part().asnumpy(), load_torch(SRC)["part"]().numpy())
