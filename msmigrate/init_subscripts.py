@@ -64,7 +64,8 @@ class _TensorNames(cst.CSTVisitor):
     def __init__(self, imports: Dict[str, str]):
         super().__init__()
         self.imports = imports
-        self.names: Set[str] = set()
+        self.names: Set[str] = set()   # w = torch.zeros(...)
+        self.attrs: Set[str] = set()   # self.w = nn.Parameter(...)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and _qualified(node.value.func, self.imports) in _MAKERS:
@@ -72,11 +73,11 @@ class _TensorNames(cst.CSTVisitor):
                 if isinstance(t.target, cst.Name):
                     self.names.add(t.target.value)
                 elif isinstance(t.target, cst.Attribute):
-                    self.names.add(t.target.attr.value)
+                    self.attrs.add(t.target.attr.value)
 
 
 class _InitSubscripts(cst.CSTTransformer):
-    def __init__(self, imports: Dict[str, str], tensors: Set[str]):
+    def __init__(self, imports: Dict[str, str], tensors: _TensorNames):
         super().__init__()
         self.imports = imports
         self.tensors = tensors
@@ -90,8 +91,8 @@ class _InitSubscripts(cst.CSTTransformer):
             return True
         base = node.value
         if isinstance(base, cst.Attribute):
-            return base.attr.value in _TENSOR_ATTRS or base.attr.value in self.tensors
-        return isinstance(base, cst.Name) and base.value in self.tensors
+            return base.attr.value in _TENSOR_ATTRS or base.attr.value in self.tensors.attrs
+        return isinstance(base, cst.Name) and base.value in self.tensors.names
 
     def _is_no_grad(self, node: cst.With) -> bool:
         return any(isinstance(item.item, cst.Call)
@@ -150,4 +151,4 @@ class _InitSubscripts(cst.CSTTransformer):
 def rewrite_init_subscripts(module: cst.Module, imports: Dict[str, str]) -> cst.Module:
     names = _TensorNames(imports)
     module.visit(names)
-    return module.visit(_InitSubscripts(imports, names.names))
+    return module.visit(_InitSubscripts(imports, names))

@@ -291,7 +291,14 @@ def _assign(param, value):
         param.set_data(value)
         return param
     param.copy_(value)
-    return value   # the filled value: copy_ into a view (p[i]) does not reach p, `p[i] = fill(...)` does
+    try:   # a view, p[i]: copy_ reaches nothing (small) or fails when next synchronised (large)
+        reached = np.array_equal(param.asnumpy(), value.asnumpy(), equal_nan=True)
+    except RuntimeError:
+        reached = False
+    if not reached:
+        raise MigrationError("filling part of a tensor in place (init.normal_(p[i])) does not reach p in "
+                             "MindSpore: assign instead, p[i] = value")
+    return value   # the filled value, for `p[i] = fill(...)`
 
 
 def _set(param, init_obj):

@@ -5,6 +5,7 @@ equal torch's; random ones must have changed exactly their rows, with the right 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from msmigrate.registry import TODO
 from tests.parity.harness import load_converted, load_torch
@@ -61,6 +62,11 @@ def part():
     return t
 
 
+def unknown(w):
+    nn.init.normal_(w[0])   # w may be a list of Parameters: the call form stays, and a tensor's view is refused
+    return w
+
+
 def make():
     return Net()
 '''
@@ -103,3 +109,16 @@ def test_init_subscripts_write_through():
     assert isinstance(mnet.ps[1], type(mnet.w)) and (mnet.ps[1].asnumpy() == 0).all()
     np.testing.assert_array_equal(mnet.ps[0].asnumpy(), np.full((2, 3), OLD, np.float32))
     np.testing.assert_array_equal(mod.part().asnumpy(), load_torch(SRC)["part"]().numpy())
+
+
+def test_unknown_subscript_is_loud():
+    """`init.normal_(w[0])` with `w` unknown keeps the call form (right for a list of Parameters); on a
+    tensor the view's fill would reach nothing, so it stops instead of silently keeping the row."""
+    import mindspore as ms
+
+    mod, code, sites = load_converted(SRC)
+    assert "_ms_compat.normal_(w[0])" in code, code
+    params = [ms.Parameter(ms.Tensor(np.full((2, 3), OLD, np.float32)), name=f"p{i}") for i in range(2)]
+    assert (mod.unknown(params)[0].asnumpy() != OLD).all()
+    with pytest.raises(mod._ms_compat.MigrationError, match="does not reach"):
+        mod.unknown(ms.Tensor(np.full((4, 3), OLD, np.float32)))
