@@ -15,7 +15,8 @@ A random initialiser's value depends only on the shape and dtype, which the clon
 helpers return the filled tensor. Only statements are rewritten (their value is unused), and only
 where the subscripted thing is surely a tensor: `x[i] = 0` on a list or ParameterList would replace
 its element instead of filling the Parameter it holds (which the helpers already do through
-set_data), so `params[i]` with an unknown `params` keeps the call form."""
+set_data), so `params[i]` with an unknown `params` keeps the call form; if it is a tensor after all,
+_ms_compat._assign sees the fill did not reach it and raises MigrationError."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Set
@@ -26,8 +27,7 @@ from .autograd_backward import _qualified
 
 INIT = "torch.nn.init."
 _CONSTANT = {"zeros_": "0", "ones_": "1"}
-# Tensor methods that fill in place: deterministic ones become the value, random ones a filled clone
-_METHOD_VALUE = {"zero_": "0", "fill_": None}
+# Tensor methods that fill in place with a random value (zero_/fill_ become the value)
 _METHOD_RANDOM = {"normal_", "uniform_"}
 # attributes that hold one tensor, and the torch calls that make one (`self.w = nn.Parameter(...)`)
 _TENSOR_ATTRS = {"weight", "bias", "data"}
