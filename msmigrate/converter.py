@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
+from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .deps import converted_before, imports_dependency
 from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
@@ -93,6 +94,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_call_backward(source):   # torch.autograd.backward(loss) as loss.backward() (autograd_backward.py)
         info = index.modules.get(module_name)
         module = rewrite_autograd_backward(module, info.imports if info else {})
+    if might_init_subscript(source):   # nn.init.zeros_(w[i]) as w[i] = 0 (init_subscripts.py)
+        info = index.modules.get(module_name)
+        module = rewrite_init_subscripts(module, info.imports if info else {})
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)

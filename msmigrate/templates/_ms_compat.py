@@ -289,9 +289,16 @@ def _assign(param, value):
     """Fill a Parameter (set_data) or a plain Tensor such as `param.data` (in place, copy_)."""
     if isinstance(param, ms.Parameter):
         param.set_data(value)
-    else:
-        param.copy_(value)
-    return param
+        return param
+    param.copy_(value)
+    try:   # a view, p[i]: copy_ reaches nothing (small) or fails when next synchronised (large)
+        reached = np.array_equal(param.asnumpy(), value.asnumpy(), equal_nan=True)
+    except RuntimeError:
+        reached = False
+    if not reached:
+        raise MigrationError("filling part of a tensor in place (init.normal_(p[i])) does not reach p in "
+                             "MindSpore: assign instead, p[i] = value")
+    return value   # the filled value, for `p[i] = fill(...)`
 
 
 def _set(param, init_obj):
