@@ -349,12 +349,18 @@ def safetensors_load_file(filename, device="cpu"):
 
 
 # ============================================================ state_dict / load_state_dict
+# class -> its torch-layout state_dict; the optimizers section registers its layout here, so a tree
+# that builds no optimizer is written without it (runtime_prune: a registration needs both sections)
+_STATE_DICT_LAYOUTS = {}
+
+
 def state_dict(obj, **kwargs):
     """torch's obj.state_dict() for a model (MindSpore's Cell.state_dict: MindSpore names),
     a mindspore.experimental.optim optimizer (torch's layout: {'state': {index: {...}},
     'param_groups': [...]}) or an LR scheduler; other objects' own state_dict()."""
-    if isinstance(obj, _experimental_optimizer()):
-        return _optimizer_state_dict(obj)
+    for cls, layout in _STATE_DICT_LAYOUTS.items():
+        if isinstance(obj, cls):
+            return layout(obj)
     if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
         return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
     if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
@@ -559,37 +565,6 @@ def _optimizer_slots(opt):
              if isinstance(v, ParameterTuple) and k != "parameters" and len(v) == count}
     step = next((getattr(opt, n) for n in _STEP_NAMES if isinstance(getattr(opt, n, None), Parameter)), None)
     return slots, step
-
-
-def _optimizer_state_dict(opt):
-    slots, step = _optimizer_slots(opt)
-    state = {}
-    for i in range(len(opt.parameters)):
-        state[i] = {"step": step} if step is not None else {}
-        state[i].update((name, values[i]) for name, values in slots.items())
-    groups = []
-    for g, group in enumerate(opt.param_groups):
-        saved = {}
-        for k, v in group.items():
-            if isinstance(v, tuple):  # betas, with a Parameter where a scheduler cycles beta1
-                v = tuple(_group_number(group, k, x) for x in v)
-            elif isinstance(v, ms.Tensor):
-                v = _group_number(group, k, v) if v.size == 1 else None
-            if k != "params" and v is not None and not isinstance(v, ParameterTuple):
-                saved[k] = v
-        saved["params"] = list(range(opt.group_start_id[g], opt.group_start_id[g + 1]))
-        groups.append(saved)
-    return {"state": state, "param_groups": groups}
-
-
-def _group_number(group, key, value):
-    """A hyper-parameter as torch's state_dict has it: a Python number. The optimizers section's
-    param groups remember the float64 value they last wrote into a float32 Parameter (.exact)."""
-    if not isinstance(value, ms.Tensor):
-        return value
-    number = value.asnumpy().item()
-    exact = getattr(group, "exact", {}).get(key)
-    return exact if isinstance(exact, float) and np.float32(exact) == np.float32(number) else number
 
 
 def _set_value(param, value, what):
