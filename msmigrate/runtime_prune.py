@@ -220,9 +220,11 @@ def _units(source: str) -> List[_Unit]:
             u.always = _patches_import(u.node, imported)
     for u in units:
         table = _registry_of(u.node)
-        if table is not None and not any(table in v.defines for v in units if v.section == u.section and v is not u):
-            u.defines.discard(table)
+        if table is not None and not any(table in v.defines for v in units
+                                          if v.section == u.section and _registry_of(v.node) is None):
             u.registers = table
+    for u in units:
+        u.defines.discard(u.registers)
     defined = set().union(*(u.defines for u in units)) if units else set()
     for u in units:
         u.members = _namespace_members(u.node, lines, defined)

@@ -51,10 +51,8 @@ _LAYOUT_KEY = "__torch_save_layout__"
 
 # ============================================================ save / load
 def save(obj, f):
-    """torch.save(obj, f): write `obj` (tensors inside dicts/lists, numbers, strings) as a
-    MindSpore checkpoint at `f` (a path or a binary file object). A whole model
-    (torch.save(model, ...)) is saved as its parameters: load() of that file raises,
-    since the model cannot be rebuilt from a checkpoint; use model.state_dict()."""
+    """torch.save(obj, f): `obj` (tensors in dicts/lists, numbers, strings) as a MindSpore checkpoint at
+    `f` (a path or binary file). A whole model is saved as its parameters (load() of it raises)."""
     entries = _Entries()
     if isinstance(obj, nn.Cell):
         layout = {"cell": type(obj).__qualname__}
@@ -183,8 +181,7 @@ def _write_checkpoint(entries, append, f):
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RuntimeError(f"Parent directory {folder} does not exist.")
-    # mindspore.save_checkpoint appends '.ckpt' to other names: write next to the target,
-    # then rename, which also replaces an older file in one step
+    # save_checkpoint appends '.ckpt' to other names: write beside the target, then rename (one step)
     tmp = f"{path}.{os.getpid()}.tmp.ckpt"
     try:
         ms.save_checkpoint(entries, tmp, append_dict=append)
@@ -349,20 +346,16 @@ def safetensors_load_file(filename, device="cpu"):
 
 
 # ============================================================ state_dict / load_state_dict
-# class -> its torch-layout state_dict; the optimizers section registers its layout here, so a tree
-# that builds no optimizer is written without it (runtime_prune: a registration needs both sections)
+# class -> its state_dict in torch's layout, filled by the optimizers section (kept only with it)
 _STATE_DICT_LAYOUTS = {}
 
 
 def state_dict(obj, **kwargs):
-    """torch's obj.state_dict() for a model (MindSpore's Cell.state_dict: MindSpore names),
-    a mindspore.experimental.optim optimizer (torch's layout: {'state': {index: {...}},
-    'param_groups': [...]}) or an LR scheduler; other objects' own state_dict()."""
+    """torch's obj.state_dict(): a model's (Cell.state_dict, MindSpore names), an optimizer's or LR
+    scheduler's in torch's layout, other objects' own."""
     for cls, layout in _STATE_DICT_LAYOUTS.items():
         if isinstance(obj, cls):
             return layout(obj)
-    if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
-        return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
     if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
         return _StateDict(obj.state_dict(**kwargs))
     return obj.state_dict(**kwargs)

@@ -1018,7 +1018,14 @@ def _group_number(group, key, value):
     return exact if isinstance(exact, float) and np.float32(exact) == np.float32(number) else number
 
 
+def _scheduler_state_dict(scheduler):
+    if hasattr(scheduler, "state_dict"):
+        return scheduler.state_dict()
+    return {k: v for k, v in vars(scheduler).items() if k != "optimizer" and not callable(v)}
+
+
 _STATE_DICT_LAYOUTS[_ms_optim.Optimizer] = _optimizer_state_dict
+_STATE_DICT_LAYOUTS[_ms_optim.lr_scheduler.LRScheduler] = _scheduler_state_dict
 
 
 # torch.optim and torch.optim.lr_scheduler used as values: getattr(torch.optim, config.name)
