@@ -8,7 +8,9 @@ From the root names (what the converted code reads as `_ms_compat.NAME`) the tra
 over "uses" decides the definitions kept. A statement that defines no name (a call, a loop
 filling a table, `Cls.attr = ...`) is kept when it uses a kept definition or when its section
 (the part of the runtime between two `# ====` banners) keeps any definition: it is that
-section's set-up. No part of the runtime has to declare anything: new parts and definitions are
+section's set-up. A registration `TABLE[key] = value` is kept when both its section and TABLE are:
+a branch of a helper needed only where the tree uses two parts of the runtime (state_dict's
+optimizer layout, registered by the optimizers section) is written only then. No part of the runtime has to declare anything: new parts and definitions are
 pruned the same way.
 
 A namespace is pruned member by member: a class that only holds classes, static methods and
@@ -43,6 +45,7 @@ class _Unit:
     members: Optional[dict] = None   # a namespace (class or table): {member name: _Member}
     ns_name: Optional[str] = None
     kept_paths: Set[str] = field(default_factory=set)   # "ns.member", "ns.table.member" reached
+    registers: Optional[str] = None   # TABLE of another section this `TABLE[key] = value` fills
 
     @property
     def kept_members(self) -> Set[str]:
@@ -215,6 +218,13 @@ def _units(source: str) -> List[_Unit]:
         if not isinstance(u.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
             u.defines |= _augmented_names(u.node, imported)
             u.always = _patches_import(u.node, imported)
+    for u in units:
+        table = _registry_of(u.node)
+        if table is not None and not any(table in v.defines for v in units
+                                          if v.section == u.section and _registry_of(v.node) is None):
+            u.registers = table
+    for u in units:
+        u.defines.discard(u.registers)
     defined = set().union(*(u.defines for u in units)) if units else set()
     for u in units:
         u.members = _namespace_members(u.node, lines, defined)
@@ -407,6 +417,9 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
                 keep = True   # the module docstring
             elif isinstance(u.node, ast.Expr) and isinstance(u.node.value, ast.Constant):
                 keep = False   # a section's docstring: it describes the whole section, mostly pruned
+            elif u.registers is not None:
+                # `TABLE[key] = value`: one section registering into another's table, needed when both are
+                keep = u.section in kept_sections and u.registers in needed
             else:
                 keep = u.section in kept_sections or any(
                     n in needed for n in u.uses if not any(n in v.defines for v in units if v.is_import))
@@ -419,6 +432,14 @@ def kept_units(source: str, roots: Iterable[str], keep_imports: bool = False,
                 todo.extend(u.uses - needed)
     kept -= {i for i in kept if not _deleted_names_bound(units[i], [units[j] for j in kept if j != i])}
     return [u for i, u in enumerate(units) if i in kept or (keep_imports and u.is_import)]
+
+
+def _registry_of(node: ast.stmt) -> Optional[str]:
+    """TABLE for a registration `TABLE[key] = value` into a table of the runtime."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+            and isinstance(node.targets[0].value, ast.Name):
+        return node.targets[0].value.id
+    return None
 
 
 def _unit_label(unit: _Unit, lines: List[str]) -> str:
@@ -610,7 +631,7 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
     number of their uses and the files' lines."""
     roots: Set[str] = set(ALWAYS_KEPT)
     uses = lines = 0
-    whole = False
+    whole = native_optimizer = False
     for path in files:
         try:
             code = path.read_text(encoding="utf-8")
@@ -619,6 +640,7 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
         if code.startswith(HELPER_MARK):
             continue   # an earlier helper copied along
         lines += code.count("\n")   # every converted line counts in the uses per 100 lines
+        native_optimizer = native_optimizer or "experimental.optim" in code
         if module not in code:
             continue
         used = compat_references(code, module)
@@ -627,6 +649,10 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
             continue
         roots.update(used)
         uses += sum(1 for n in used if "." not in n)   # `ns.member` counts once, as `ns`
+    if native_optimizer and "state_dict" in roots:
+        # a mindspore.experimental.optim optimizer written in the tree (a torch.optim.Optimizer subclass)
+        # names no helper: its state_dict() in torch's layout is kept by this root
+        roots.add("_optimizer_state_dict")
     return (None if whole else roots), uses, lines
 
 

@@ -51,10 +51,8 @@ _LAYOUT_KEY = "__torch_save_layout__"
 
 # ============================================================ save / load
 def save(obj, f):
-    """torch.save(obj, f): write `obj` (tensors inside dicts/lists, numbers, strings) as a
-    MindSpore checkpoint at `f` (a path or a binary file object). A whole model
-    (torch.save(model, ...)) is saved as its parameters: load() of that file raises,
-    since the model cannot be rebuilt from a checkpoint; use model.state_dict()."""
+    """torch.save(obj, f): `obj` (tensors in dicts/lists, numbers, strings) as a MindSpore checkpoint at
+    `f` (a path or binary file). A whole model is saved as its parameters (load() of it raises)."""
     entries = _Entries()
     if isinstance(obj, nn.Cell):
         layout = {"cell": type(obj).__qualname__}
@@ -183,8 +181,7 @@ def _write_checkpoint(entries, append, f):
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise RuntimeError(f"Parent directory {folder} does not exist.")
-    # mindspore.save_checkpoint appends '.ckpt' to other names: write next to the target,
-    # then rename, which also replaces an older file in one step
+    # save_checkpoint appends '.ckpt' to other names: write beside the target, then rename (one step)
     tmp = f"{path}.{os.getpid()}.tmp.ckpt"
     try:
         ms.save_checkpoint(entries, tmp, append_dict=append)
@@ -349,14 +346,16 @@ def safetensors_load_file(filename, device="cpu"):
 
 
 # ============================================================ state_dict / load_state_dict
+# class -> its state_dict in torch's layout, filled by the optimizers section (kept only with it)
+_STATE_DICT_LAYOUTS = {}
+
+
 def state_dict(obj, **kwargs):
-    """torch's obj.state_dict() for a model (MindSpore's Cell.state_dict: MindSpore names),
-    a mindspore.experimental.optim optimizer (torch's layout: {'state': {index: {...}},
-    'param_groups': [...]}) or an LR scheduler; other objects' own state_dict()."""
-    if isinstance(obj, _experimental_optimizer()):
-        return _optimizer_state_dict(obj)
-    if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "state_dict"):
-        return {k: v for k, v in vars(obj).items() if k != "optimizer" and not callable(v)}
+    """torch's obj.state_dict(): a model's (Cell.state_dict, MindSpore names), an optimizer's or LR
+    scheduler's in torch's layout, other objects' own."""
+    for cls, layout in _STATE_DICT_LAYOUTS.items():
+        if isinstance(obj, cls):
+            return layout(obj)
     if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
         return _StateDict(obj.state_dict(**kwargs))
     return obj.state_dict(**kwargs)
@@ -559,37 +558,6 @@ def _optimizer_slots(opt):
              if isinstance(v, ParameterTuple) and k != "parameters" and len(v) == count}
     step = next((getattr(opt, n) for n in _STEP_NAMES if isinstance(getattr(opt, n, None), Parameter)), None)
     return slots, step
-
-
-def _optimizer_state_dict(opt):
-    slots, step = _optimizer_slots(opt)
-    state = {}
-    for i in range(len(opt.parameters)):
-        state[i] = {"step": step} if step is not None else {}
-        state[i].update((name, values[i]) for name, values in slots.items())
-    groups = []
-    for g, group in enumerate(opt.param_groups):
-        saved = {}
-        for k, v in group.items():
-            if isinstance(v, tuple):  # betas, with a Parameter where a scheduler cycles beta1
-                v = tuple(_group_number(group, k, x) for x in v)
-            elif isinstance(v, ms.Tensor):
-                v = _group_number(group, k, v) if v.size == 1 else None
-            if k != "params" and v is not None and not isinstance(v, ParameterTuple):
-                saved[k] = v
-        saved["params"] = list(range(opt.group_start_id[g], opt.group_start_id[g + 1]))
-        groups.append(saved)
-    return {"state": state, "param_groups": groups}
-
-
-def _group_number(group, key, value):
-    """A hyper-parameter as torch's state_dict has it: a Python number. The optimizers section's
-    param groups remember the float64 value they last wrote into a float32 Parameter (.exact)."""
-    if not isinstance(value, ms.Tensor):
-        return value
-    number = value.asnumpy().item()
-    exact = getattr(group, "exact", {}).get(key)
-    return exact if isinstance(exact, float) and np.float32(exact) == np.float32(number) else number
 
 
 def _set_value(param, value, what):

@@ -17,8 +17,7 @@ _INIT_STREAM = vars(init).setdefault("_msmigrate_init_stream", {"state": None, "
 
 
 def init_stream():
-    """The RandomState weight initialisation draws from: derived again whenever the global stream
-    moved (the program drew from it or seeded it) since the last initialisation."""
+    """The RandomState initializers draw from, derived again whenever the global stream moved."""
     _, keys, pos, has_gauss, cached = np.random.get_state()
     seed = _global_seed()
     state = (keys[:4].tobytes(), int(pos), int(has_gauss), float(cached), seed)
@@ -38,8 +37,7 @@ init._numpy_seed = _initializer_seed
 
 
 def _reseeding(set_global):
-    """np.random.seed / set_state that also start the initializers' stream anew: seeding the global
-    stream back to a state it had before gives the weights it gave then."""
+    """np.random.seed / set_state that also restart the initializers' stream (same seed, same weights)."""
     def reseed(*args, **kwargs):
         _INIT_STREAM["state"] = None
         return set_global(*args, **kwargs)

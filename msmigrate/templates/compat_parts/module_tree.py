@@ -176,8 +176,7 @@ class ParameterDict(nn.Cell):
 
 
 # ------------------------------------------------------------ torch's names for a cell's parameters
-# this module's own containers say so with a `torch_container` class attribute, so that a tree using none
-# of them is written without them (runtime_prune keeps what names reach)
+# (this module's own containers have a `torch_container` class attribute)
 _CONTAINERS = (nn.CellList, nn.SequentialCell, nn.CellDict)
 # MindSpore layers' parameter names that torch spells differently; None: a buffer in torch
 _TORCH_PARAM_NAME = {"gamma": "weight", "beta": "bias", "embedding_table": "weight",
@@ -299,9 +298,8 @@ def parameters(cell, recurse=True):
 
 # ------------------------------------------------------------ isinstance against torch's classes
 class TorchClass(type):
-    """Metaclass of the adapters below: a torch layer class passed around as a value
-    (whitelist = (nn.Linear,)) became an adapter, while nn.Linear(...) calls became nn.Dense:
-    isinstance() and issubclass() against the adapter answer for the MindSpore class too."""
+    """Metaclass of the adapters a torch class held as a value becomes (norm = nn.BatchNorm2d):
+    isinstance() and issubclass() against one answer for the MindSpore class too."""
 
     def __instancecheck__(cls, obj):
         return type.__instancecheck__(cls, obj) or isinstance(obj, cls.ms_class)
@@ -322,7 +320,9 @@ def _torch_class(adapter, ms_class):
                                                       "__doc__": adapter.__doc__})
 
 
-# torch class -> what converted code builds for a direct call of it (mappings/layers.py)
+# torch class -> what converted code builds for a direct call of it (mappings/layers.py); not Sequential
+# (add_module tells subclasses of torch's Sequential from plain SequentialCells by class) nor the
+# InstanceNorms (built as GroupNorm subclasses: a GroupNorm is no InstanceNorm)
 Linear = _torch_class(Linear, nn.Dense)
 Conv2d = _torch_class(Conv2d, nn.Conv2d)
 BatchNorm1d = _torch_class(BatchNorm1d, nn.BatchNorm1d)
@@ -343,5 +343,3 @@ ELU = _torch_class(ELU, nn.ELU)
 Mish = _torch_class(Mish, nn.Mish)
 Hardswish = _torch_class(Hardswish, nn.HSwish)
 Hardsigmoid = _torch_class(Hardsigmoid, nn.HSigmoid)
-# not Sequential (add_module tells subclasses of torch's Sequential from plain SequentialCells by
-# class) nor the InstanceNorms (built as GroupNorm subclasses: a GroupNorm is no InstanceNorm)

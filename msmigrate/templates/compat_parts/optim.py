@@ -986,6 +986,48 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
+# ------------------------------------------------------------------ state_dict in torch's layout
+def _optimizer_state_dict(opt):
+    slots, step = _optimizer_slots(opt)
+    state = {}
+    for i in range(len(opt.parameters)):
+        state[i] = {"step": step} if step is not None else {}
+        state[i].update((name, values[i]) for name, values in slots.items())
+    groups = []
+    for g, group in enumerate(opt.param_groups):
+        saved = {}
+        for k, v in group.items():
+            if isinstance(v, tuple):  # betas, with a Parameter where a scheduler cycles beta1
+                v = tuple(_group_number(group, k, x) for x in v)
+            elif isinstance(v, ms.Tensor):
+                v = _group_number(group, k, v) if v.size == 1 else None
+            if k != "params" and v is not None and not isinstance(v, ParameterTuple):
+                saved[k] = v
+        saved["params"] = list(range(opt.group_start_id[g], opt.group_start_id[g + 1]))
+        groups.append(saved)
+    return {"state": state, "param_groups": groups}
+
+
+def _group_number(group, key, value):
+    """A hyper-parameter as torch's state_dict has it: a Python number. The optimizers section's
+    param groups remember the float64 value they last wrote into a float32 Parameter (.exact)."""
+    if not isinstance(value, ms.Tensor):
+        return value
+    number = value.asnumpy().item()
+    exact = getattr(group, "exact", {}).get(key)
+    return exact if isinstance(exact, float) and np.float32(exact) == np.float32(number) else number
+
+
+def _scheduler_state_dict(scheduler):
+    if hasattr(scheduler, "state_dict"):
+        return scheduler.state_dict()
+    return {k: v for k, v in vars(scheduler).items() if k != "optimizer" and not callable(v)}
+
+
+_STATE_DICT_LAYOUTS[_ms_optim.Optimizer] = _optimizer_state_dict
+_STATE_DICT_LAYOUTS[_ms_optim.lr_scheduler.LRScheduler] = _scheduler_state_dict
+
+
 # torch.optim and torch.optim.lr_scheduler used as values: getattr(torch.optim, config.name)
 lr_scheduler_module = types.SimpleNamespace(
     LRScheduler=LRScheduler, _LRScheduler=LRScheduler, StepLR=StepLR, MultiStepLR=MultiStepLR,
