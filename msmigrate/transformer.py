@@ -157,6 +157,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._type_refs: Set[int] = set()    # class references used as types (isinstance, bases)
         self._base_refs: Set[int] = set()    # class references used as base classes
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
+        self.dispatched: Set[int] = set()    # branches of run-time method choices already written (untyped_methods)
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
         # ids of NEW nodes (placeholders of dropped calls, rebinding calls) -> the node itself: holding the
         # node keeps its id from being reused by a later node once the placeholder is freed (a docstring
@@ -615,6 +616,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                     f"# msmigrate: TODO Tensor.backward: {why}. Original: {original}"))])
         return loop.with_changes(body=loop.body.with_changes(body=new_body))
 
+    def visit_IfExp(self, node):
+        UM.mark_dispatched(self, node)
+
     def leave_IfExp(self, original, updated):
         return updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
 
@@ -1012,6 +1016,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        UM.mark_dispatched(self, node)
         TN.visit_call(self, node)   # getattr/hasattr/dir over a torch module
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
             t = node.args[1].value

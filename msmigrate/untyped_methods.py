@@ -82,9 +82,23 @@ def _from_other(tr, node: cst.BaseExpression) -> bool:
             and tr._torch_qname(root) is None)
 
 
+def mark_dispatched(tr, node: cst.CSTNode) -> None:
+    """The object's-own-method branch of a choice this module wrote (`... if _ms_compat.is_tensor(x) else
+    x.repeat(2, 1)`, `_ms_compat.on_tensor(r, lambda ..., lambda _ms_r: _ms_r.repeat(2, 1))`) is left as it is:
+    converting converted code again changes nothing."""
+    if isinstance(node, cst.IfExp) and isinstance(node.test, cst.Call) \
+            and code_of(node.test.func) == "_ms_compat.is_tensor":
+        tr.dispatched.add(id(node.orelse))
+    elif isinstance(node, cst.Call) and code_of(node.func) == "_ms_compat.on_tensor" and len(node.args) == 3 \
+            and isinstance(node.args[2].value, cst.Lambda):
+        tr.dispatched.add(id(node.args[2].value.body))
+
+
 def dispatch(tr, original: cst.Call, updated: cst.Call, m) -> Optional[cst.BaseExpression]:
     """The run-time choice for `recv.name(...)` of a DIFFERING name on an untyped receiver (None: not one)."""
     if original.func.attr.value not in DIFFERING or any(a.star for a in original.args):
+        return None
+    if id(original) in tr.dispatched:
         return None
     if _from_other(tr, original.func.value):
         return None

@@ -56,7 +56,8 @@ composed("torch.pca_lowrank", "(lambda _ms_c: (lambda _ms_s, _ms_u, _ms_v: (_ms_
 composed("torch.frexp", "_ms_compat.frexp({input})", ("input",), status=DIFFERENCE,
          note="(mantissa, int32 exponent), 0.5 <= |mantissa| < 1; computed in float64; subnormal inputs: inside "
               "GRAPH mode (ms.jit) MindSpore flushes them to zero, giving (0, 0) where torch gives their mantissa and "
-              "exponent (PyNative matches torch; float64 subnormals lose precision)", test=T_VAL)
+              "exponent (PyNative matches torch unless another library set the CPU's flush-to-zero mode; float64 "
+              "subnormals lose precision)", test=T_VAL)
 composed("torch.rrelu", "ops.leaky_relu({input}, ({lower} + {upper}) / 2)", ("input", "lower", "upper", "training"),
          defaults={"lower": "0.125", "upper": "0.3333333333333333", "training": "False"},
          only={"training": ("False",)}, target="mindspore.ops.leaky_relu",

@@ -35,9 +35,9 @@ CTC_T = np.array([[1, 2, 2], [3, 1, 4]], np.int64)
 _RECON = "(lambda u, s, v: (u @ torch.diag(s) @ v.T, s))"
 
 VALUES = [
+    # no float32 subnormals: GRAPH mode flushes them to zero (the record states it), and so does PyNative once
+    # another library in the process has set the CPU's flush-to-zero mode (seen under pytest-xdist)
     case("torch.frexp", "x, y: (torch.frexp(x), torch.frexp(y.double()))", [SPECIAL[~(np.abs(SPECIAL) < 1e-30)], X]),
-    # float32 subnormals (PyNative only: GRAPH mode flushes them to zero, as the record states)
-    case("torch.frexp", "x: torch.frexp(x)", [SPECIAL], graph=False),
     case("torch.lu", "a: torch.lu(a)", [A], graph=False, rtol=1e-4, atol=1e-5),
     case(["torch.lu", "torch.lu_solve"], "a, b: (lambda lu, piv: torch.lu_solve(b, lu, piv))(*torch.lu(a))", [A, B],
          graph=False, rtol=1e-4, atol=1e-5),
