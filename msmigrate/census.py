@@ -75,6 +75,11 @@ RULES: Tuple[Rule, ...] = (
          "torch.linalg.matrix_rank / eig / eigh / lstsq / solve, which convert"),
     Rule(r"torch\.autograd", r"variable", OUT_OF_SCOPE,
          "removed from torch: torch.autograd.variable(...) raises RuntimeError in torch itself", "torch.tensor(...)"),
+    Rule(r"torch\.autograd", r"NestedIOFunction", OUT_OF_SCOPE,
+         "a legacy base class torch keeps only for backward compatibility: in torch 2.x neither calling an instance "
+         "nor Fn.apply(...) of a subclass works (AttributeError in torch itself, "
+         "tests/parity/test_autograd.py::test_legacy_function_fails_in_torch)",
+         "a torch.autograd.Function subclass with static forward(ctx, ...) / backward(ctx, ...), which converts"),
     Rule(r"torch\.autograd", r"(ProfilerConfig|ProfilerEvent|ProfilerState|DeviceType|kineto_available)",
          OUT_OF_SCOPE, "the autograd profiler's C++ state types and build probe: they describe profiling runs "
          "(timings), not what a model computes", "mindspore.Profiler for profiling"),

@@ -49,9 +49,15 @@ mapping("torch.autograd.gradcheck", "_ms_compat.gradcheck", args=_GRADCHECK_ARGS
 for _src in ("torch.autograd.gradcheck.gradcheck",):
     mapping(_src, "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS, status=DIFFERENCE,
             note="as torch.autograd.gradcheck", test=f"{T}::test_checks")
-mapping("torch.autograd.gradgradcheck", None,
-        note="second-order finite-difference check: not converted; write instead: _ms_compat.gradcheck of a "
-             "function returning ms.grad of func")
+_GRADGRADCHECK_ARGS = ("func", "inputs", "grad_outputs")
+for _src in ("torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradgradcheck"):
+    mapping(_src, "_ms_compat.gradgradcheck", args=_GRADGRADCHECK_ARGS, target_args=_GRADGRADCHECK_ARGS,
+            status=DIFFERENCE,
+            note="gradcheck of the first gradient (v^T J as a function of the inputs and of v): MindSpore's "
+                 "second-order gradients against finite differences of its first-order ones; grad_outputs left "
+                 "out are random normal (seeded); a custom Function's backward marked once_differentiable is "
+                 "differentiated again here (torch raises)",
+            test=f"{T}::test_checks")
 mapping("torch.autograd.grad", None,
         note="converted where the computation from the inputs (names) to the output is straight-line code of the "
              "same function (msmigrate/higher_order_grad.py: mindspore.grad of that computation); elsewhere torch's "

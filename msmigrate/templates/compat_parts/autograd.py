@@ -130,8 +130,17 @@ def _sum_output(func, xs):
     return scalar
 
 
+def _distinct(xs):
+    """The inputs, a tensor given twice copied: ms.grad gives each position of one tensor object the sum
+    of its gradients (grad_position=(0, 1) over (x, x) -> (2 + 3, 2 + 3) for 2a + 3b, MindSpore 2.10 PYNATIVE),
+    torch differentiates each input on its own."""
+    return tuple(x.copy() if isinstance(x, ms.Tensor) and any(x is y for y in xs[:i]) else x
+                 for i, x in enumerate(xs))
+
+
 def _jacobian_of(func, xs):
     """d func(*xs) / d xs as torch nests it: [output][input] blocks of shape out.shape + in.shape."""
+    xs = _distinct(tuple(xs))
     out = func(*xs)
     outs, _ = _as_tuple(out)
     rows = []
@@ -176,7 +185,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.vjp -> (func(inputs), v^T J), through mindspore.vjp."""
     xs, many_in = _as_tuple(inputs)
-    out, pullback = ms.vjp(func, *xs)
+    out, pullback = ms.vjp(func, *_distinct(xs))
     if v is None:
         if isinstance(out, (tuple, list)) or out.size != 1:
             raise MigrationError("torch.autograd.functional.vjp: v may be left out only for a single-element output")
@@ -250,24 +259,59 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             full[i] = d
         return func(*full)
     _, rows = _jacobian_of(on_diff, [xs[i] for i in diff])
-    for k, row in enumerate(rows):
-        for slot, i in enumerate(diff):
-            x = xs[i].asnumpy()
-            analytical = row[slot].asnumpy().reshape(-1, x.size)
-            numerical = np.zeros_like(analytical)
-            for j in range(x.size):
-                shifted = []
-                for sign in (1.0, -1.0):
-                    y = x.copy().reshape(-1)
-                    y[j] += sign * eps
-                    full = [xs[m] for m in diff]
-                    full[slot] = ms.Tensor(y.reshape(x.shape))
-                    outs, _ = _as_tuple(on_diff(*full))
-                    shifted.append(outs[k].asnumpy().reshape(-1).astype(np.float64))
-                numerical[:, j] = (shifted[0] - shifted[1]) / (2 * eps)
+    for slot, i in enumerate(diff):
+        x = xs[i].asnumpy()
+        # one pair of shifted evaluations per input element serves every output
+        numericals = [np.zeros((row[slot].size // max(x.size, 1), x.size)) for row in rows]
+        for j in range(x.size):
+            shifted = []
+            for sign in (1.0, -1.0):
+                y = x.copy().reshape(-1)
+                y[j] += sign * eps
+                full = [xs[m] for m in diff]
+                full[slot] = ms.Tensor(y.reshape(x.shape))
+                outs, _ = _as_tuple(on_diff(*full))
+                shifted.append([o.asnumpy().reshape(-1).astype(np.float64) for o in outs])
+            for k, numerical in enumerate(numericals):
+                numerical[:, j] = (shifted[0][k] - shifted[1][k]) / (2 * eps)
+        for k, row in enumerate(rows):
+            analytical, numerical = row[slot].asnumpy().reshape(-1, x.size), numericals[k]
             if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
                 if raise_exception:
                     raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
                                        f"numerical:{numerical}\nanalytical:{analytical}\n")
                 return False
     return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, gen_non_contig_grad_outputs=False,
+                  raise_exception=True, nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """torch.autograd.gradgradcheck: gradcheck of the vector-Jacobian product (v^T J, the first gradient
+    as a function of the inputs and of v), so MindSpore's second-order gradients are checked against finite
+    differences of its first-order ones. grad_outputs left out: random normal v (torch: random too)."""
+    xs, _ = _as_tuple(inputs)
+    diff = [i for i, x in enumerate(xs) if isinstance(x, ms.Tensor) and x.dtype in (ms.float16, ms.float32, ms.float64)]
+    if not diff:
+        raise ValueError("gradgradcheck expects at least one floating-point input tensor")
+    outs, _ = _as_tuple(func(*xs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        vs = tuple(ms.Tensor(rng.standard_normal(tuple(o.shape)), o.dtype) for o in outs)
+    else:
+        vs, _ = _as_tuple(grad_outputs)
+
+    def first_gradient(*ds_and_vs):
+        ds, v = ds_and_vs[:len(diff)], ds_and_vs[len(diff):]
+
+        def weighted(*ys):
+            full = list(xs)
+            for i, y in zip(diff, ys):
+                full[i] = y
+            res, _ = _as_tuple(func(*full))
+            return sum((r * w).sum() for r, w in zip(res, v))
+        g = ms.grad(weighted, grad_position=tuple(range(len(ds))))(*ds)
+        return g if isinstance(g, tuple) else (g,)
+    return gradcheck(first_gradient, tuple(xs[i] for i in diff) + tuple(vs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
