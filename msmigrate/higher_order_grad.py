@@ -92,6 +92,7 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     of a placeholder written without its arguments (a module-level definition)."""
     out = list(body)
     done: List[str] = []
+    generated: set = set()     # the functions written here: a later grad may take them into its function
     for i, stmt in enumerate(body):
         found = _placeholder_args(stmt, lazy_calls)
         if found is None:
@@ -111,13 +112,19 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
         if any(k not in ("outputs", "inputs", "grad_outputs", "create_graph", "retain_graph", "only_inputs",
                          "allow_unused", "materialize_grads") for k in args):
             continue     # is_grads_batched: stays a TODO
-        general = _general_form(body, i, target, args, indexed, ms)
+        # the block as rewritten so far: a derivative of a derivative (d2u from du) takes the first one's
+        # function and gradient into its own function
+        seen: List[cst.BaseStatement] = []
+        for st in out[:i]:
+            seen.extend(st if isinstance(st, list) else [st])
+        general = _general_form(seen + list(body[i:]), len(seen), target, args, indexed, ms, generated)
         if general is not None:
             kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
             stmts, inputs_bound_at = general
             for k in inputs_bound_at:
-                out[k] = _without_requires_grad(out[k])
+                _replace_in(out, seen[k], _without_requires_grad(seen[k]))
             out[i] = [stmts[0].with_changes(leading_lines=kept + list(stmts[0].leading_lines))] + stmts[1:]
+            generated.add(stmts[0].name.value)
             done.append(_where(call))
             continue
         if "allow_unused" in args or "materialize_grads" in args:
@@ -183,7 +190,18 @@ def _flag(args, name: str) -> Optional[bool]:
     return {"True": True, "False": False}.get(v)
 
 
-def _general_form(body, i: int, target: str, args, indexed: bool, ms: str):
+def _replace_in(out: list, old: cst.BaseStatement, new: cst.BaseStatement) -> None:
+    """Put `new` where `old` is in the block being rewritten (an entry or inside a rewritten entry's list)."""
+    for k, st in enumerate(out):
+        if st is old:
+            out[k] = new
+            return
+        if isinstance(st, list) and any(x is old for x in st):
+            out[k] = [new if x is old else x for x in st]
+            return
+
+
+def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, generated=frozenset()):
     """torch.autograd.grad of one output name over one or more input names, its result unpacked
     (`g, = ...`, `gx, gw = ...`), taken whole or indexed with [0] beyond the one-input form below:
     (statements replacing the call, indices of the inputs' bindings) or None (stays a TODO).
@@ -194,8 +212,9 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str):
         out_expr = out_expr.elements[0].value       # [y] for one output
     if xs is None or isinstance(out_expr, (cst.Tuple, cst.List)) or (
             indexed and len(xs) == 1 and isinstance(out_expr, cst.Name)
-            and "allow_unused" not in args and "materialize_grads" not in args):
-        return None     # the one-input `[0]` form: the rewrite below
+            and "allow_unused" not in args and "materialize_grads" not in args
+            and any(xs[0] in assigns(body[k]) for k in range(i))):
+        return None     # the one-input `[0]` form of an input bound in the block: the rewrite below
     allow_unused, materialize = _flag(args, "allow_unused"), _flag(args, "materialize_grads")
     if allow_unused is None or materialize is None or len(set(xs)) != len(xs):
         return None
@@ -212,7 +231,8 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str):
     for k in range(i - 1, first, -1):
         bound = assigns(body[k])
         if bound & needed:
-            if not isinstance(body[k], cst.SimpleStatementLine) or bound & set(xs):
+            if bound & set(xs) or not (isinstance(body[k], cst.SimpleStatementLine) or (
+                    isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)):
                 return None
             chosen.append(k)
             needed = (needed - bound) | set(reads(body[k]))

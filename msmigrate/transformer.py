@@ -25,6 +25,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import higher_order_grad as HOG
+from . import no_grad_values as NG
 from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
@@ -738,6 +739,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         body = updated.body
         if isinstance(body, cst.IndentedBlock):
             stmts = list(body.body)
+            if stmts and id(original) in getattr(self, "_training_withs", ()) and any(
+                    qn in NG.NO_GRAD_CONTEXTS for qn, _, _ in dropped_notes):
+                rebinds = NG.constant_rebinds(stmts, self.names["ms"])   # msmigrate/no_grad_values.py
+                if rebinds:
+                    self.need.add("ms")
+                    stmts += rebinds
             if stmts:
                 extra = [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
                 stmts[0] = stmts[0].with_changes(
@@ -771,6 +778,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        self._training_withs = NG.training_withs(node)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)

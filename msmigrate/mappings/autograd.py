@@ -19,7 +19,8 @@ for _src in ("torch.autograd.function.FunctionCtx", "torch.autograd.function.Bac
     mapping(_src, "_ms_compat.FunctionCtx", note="the ctx type (annotations and isinstance checks)",
             test=f"{T}::test_custom_functions")
 mapping("torch.autograd.function.once_differentiable", "_ms_compat.once_differentiable",
-        note="backward is used as written (a bprop's result is not differentiated again)",
+        note="backward is used as written; a second-order gradient differentiates backward's operations again "
+             "(torch raises there instead)",
         test=f"{T}::test_custom_functions")
 
 _FUNCTIONAL = {
@@ -58,11 +59,24 @@ for _src in ("torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradgradc
                  "out are random normal (seeded); a custom Function's backward marked once_differentiable is "
                  "differentiated again here (torch raises)",
             test=f"{T}::test_checks")
-mapping("torch.autograd.grad", None,
-        note="converted where the computation from the inputs (names) to the output is straight-line code of the "
-             "same function (msmigrate/higher_order_grad.py: mindspore.grad of that computation); elsewhere torch's "
-             "recorded graph has no MindSpore counterpart; write instead: ms.grad(fn, grad_position)(inputs) over a "
-             "function computing the output")
+_GRAD_NOTE = ("converted where the computation from the inputs (names) to the output is straight-line code of the "
+              "same function, a derivative of a derivative included (msmigrate/higher_order_grad.py: mindspore.grad "
+              "of that computation, differentiable again); elsewhere (loops, several outputs, is_grads_batched) "
+              "torch's recorded graph has no MindSpore counterpart and the call stays a TODO that raises; write "
+              "instead: ms.grad(fn, grad_position)(inputs) over a function computing the output. MindSpore 2.10 "
+              "PYNATIVE gives a zero mixed second derivative through x @ w / ops.matmul (nn.Dense/linear are right)")
+
+
+@rule("torch.autograd.grad", "mindspore.grad", status=DIFFERENCE,
+      args=("outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "only_inputs", "allow_unused",
+            "is_grads_batched", "materialize_grads"),
+      note=_GRAD_NOTE, test=f"{T}::test_autograd_grad_outside_a_train_step")
+def _autograd_grad(ctx):
+    # the call becomes a raising placeholder here; higher_order_grad.py then replaces the placeholders whose
+    # computation it can take into a function (the statements of the block from the inputs to the output)
+    raise UnsupportedSite("torch.autograd.grad is converted where its output is computed from its input names by "
+                          "straight-line statements of the same function (no loop, one output); here it is not; "
+                          "write instead: ms.grad(fn, grad_position)(inputs) over a function computing the output")
 @rule("torch.autograd.backward", "mindspore.value_and_grad", status=DIFFERENCE,
       args=("tensors", "grad_tensors", "retain_graph", "create_graph", "grad_variables", "inputs"),
       note="with one tensor it is tensors.backward(gradient=grad_tensors, ...), which is how the converter "
@@ -74,3 +88,16 @@ def _autograd_backward(ctx):
     # what reaches the record is what autograd_backward.py could not write as Tensor.backward()
     raise UnsupportedSite("torch.autograd.backward over several tensors (or a starred argument): torch sums "
                           "their gradients; write instead: (a + b).backward() over one tensor")
+
+# the saved-tensor machinery of torch's recorded graph: MindSpore keeps no graph a program can inspect or hook
+_SAVED = ("MindSpore differentiates functions (ms.grad / value_and_grad) and keeps no recorded graph whose saved "
+          "tensors a program can inspect, pack or unpack")
+mapping("torch.autograd.SavedTensor", None,
+        note=f"the object a torch graph node holds for a saved tensor (grad_fn._raw_saved_*): {_SAVED}; write "
+             "instead: nothing for inspection (the values are those forward computed)")
+for _src in ("torch.autograd.graph.saved_tensors_hooks", "torch.autograd.graph.save_on_cpu",
+             "torch.autograd.graph.disable_saved_tensors_hooks"):
+    mapping(_src, None,
+            note=f"pack/unpack hooks on the tensors saved for backward: {_SAVED}; write instead: to save memory, "
+                 "recompute activations (Cell.recompute() or mindspore.recompute on the block); hooks that change "
+                 "the saved values have no counterpart")

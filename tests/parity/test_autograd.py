@@ -259,6 +259,15 @@ def fn(x, w):
     return g.detach(), h[0].detach(), h[1].detach()
 
 
+def pinn(x, w):
+    """a physics-informed residual: u'' from u' from u, differentiable again (create_graph) for training w"""
+    x.requires_grad_(True)
+    u = torch.tanh(x * w).sin() + x ** 3 * w   # elementwise: MindSpore 2.10 loses x @ w's mixed 2nd derivative
+    du = torch.autograd.grad(u, x, torch.ones_like(u), create_graph=True)[0]
+    d2u = torch.autograd.grad(du, x, torch.ones_like(du), create_graph=True)[0]
+    return u, du, d2u
+
+
 def unused(x, w):
     x.requires_grad_()
     w.requires_grad_()
@@ -273,9 +282,22 @@ def unused(x, w):
 def test_autograd_grad_outside_a_train_step():
     """torch.autograd.grad on the values of straight-line code: the computation from the inputs to the
     output becomes a function and mindspore.grad its vector-Jacobian product (grad_outputs, several
-    inputs, unpacked results; allow_unused's None and materialize_grads' zeros)."""
+    inputs, unpacked results; allow_unused's None and materialize_grads' zeros); a second derivative taken
+    from the first (a physics-informed residual) with its gradient w.r.t. the weights."""
     code, sites = check_function(GRAD_SRC, [rnd(2, 3), rnd(2, 3, seed=1)], graph=False)
     no_todo(sites)
+    # a derivative of a derivative of inputs that are the function's parameters, and its gradient w.r.t. w
+    import mindspore as ms
+    import torch
+
+    x, w, c = rnd(3, 2), rnd(3, 2, seed=1), rnd(3, 2, seed=2)
+    check_function(GRAD_SRC, [x, w], entry="pinn", graph=False, rtol=1e-4, atol=1e-5)
+    tw = torch.from_numpy(w).requires_grad_()
+    (load_torch(GRAD_SRC)["pinn"](torch.from_numpy(x), tw)[2] * torch.from_numpy(c)).sum().backward()
+    mod, code, _ = load_converted(GRAD_SRC)
+    mw = ms.grad(lambda w_: (mod.pinn(ms.Tensor(x), w_)[2] * ms.Tensor(c)).sum())(ms.Tensor(w))
+    assert_close(mw, tw.grad, rtol=1e-4, atol=1e-5)
+    assert "def _du_of_x(x, _sens):" in code
     mod, code, _ = load_converted(GRAD_SRC)
     out = mod.unused(*[__import__("mindspore").Tensor(a) for a in (rnd(3), rnd(3, seed=1))])
     ref = load_torch(GRAD_SRC)["unused"](*[__import__("torch").from_numpy(a) for a in (rnd(3), rnd(3, seed=1))])
@@ -413,3 +435,55 @@ def test_legacy_function_fails_in_torch():
         assert type(exc).__name__ == "MigrationError" and ":6" in str(exc), exc
     else:
         raise AssertionError("the converted NestedIOFunction subclass ran")
+
+
+NO_GRAD_TARGET_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def make():
+    return nn.Linear(3, 2)
+
+
+def train(model, xs, ys):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for x, y in zip(xs, ys):
+        with torch.no_grad():
+            target = model(x) * 0.5 + y       # a bootstrapped target: a constant for this step
+        pred = model(x)
+        loss = ((pred - target) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+'''
+
+
+def test_no_grad_values_stay_constants_in_a_train_step():
+    """A value computed under `with torch.no_grad():` inside the train step carries no gradient, as in
+    torch (the context is removed, the value rebound through stop_gradient): losses and trained weights
+    follow torch; differentiating through the target would give other weights."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(2)]
+    ys = [rng.standard_normal((4, 2)).astype(np.float32) for _ in range(2)]
+    torch.manual_seed(0)
+    ns = load_torch(NO_GRAD_TARGET_SRC)
+    tnet = ns["make"]()
+    sd = {k: v.detach().numpy().copy() for k, v in tnet.state_dict().items()}
+    t_losses = ns["train"](tnet, [torch.from_numpy(a) for a in xs], [torch.from_numpy(a) for a in ys])
+    mod, code, sites = load_converted(NO_GRAD_TARGET_SRC)
+    no_todo(sites)
+    assert "target = ms.ops.stop_gradient(target)" in code
+    mnet = mod.make()
+    load_torch_state_dict(mnet, sd, strict=True)
+    ms.set_context(mode=ms.PYNATIVE_MODE)     # the same step op by op: no graph compile in the test
+    m_losses = mod.train(mnet, [ms.Tensor(a) for a in xs], [ms.Tensor(a) for a in ys])
+    np.testing.assert_allclose(m_losses, t_losses, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(mnet.weight.asnumpy(), tnet.weight.detach().numpy(), rtol=1e-4, atol=1e-5)

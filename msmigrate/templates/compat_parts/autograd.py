@@ -107,8 +107,8 @@ class Function:
 
 
 def once_differentiable(fn):
-    """torch.autograd.function.once_differentiable: backward is never differentiated again here
-    (a bprop's result has no gradient of its own in PYNATIVE mode)."""
+    """torch.autograd.function.once_differentiable: backward is used as written; a second-order gradient
+    differentiates its operations again (PYNATIVE mode), where torch raises."""
     return fn
 
 

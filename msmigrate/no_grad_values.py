@@ -1,0 +1,86 @@
+"""`with torch.no_grad(): t = teacher(x)` in a function that calls backward(): the values stay constants.
+
+The converter removes the no_grad context (MindSpore records gradients only inside grad/value_and_grad).
+Where the block's statements end up inside a train step's forward function, torch's no_grad meant that
+no gradient flows through the values bound there (a target, an EMA teacher's output); without the
+context MindSpore would differentiate through them, a silently different gradient. So the names the
+block binds at its top level are rebound through ops.stop_gradient after it (value unchanged; a no-op
+outside a gradient computation)."""
+from __future__ import annotations
+
+from typing import List, Set
+
+import libcst as cst
+
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+                              "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
+
+
+class _BackwardScopes(cst.CSTVisitor):
+    """ids of the With nodes inside a function (or module top level) whose code calls `.backward(`."""
+
+    def __init__(self) -> None:
+        self.withs: Set[int] = set()
+        self._stack: List[List[int]] = [[]]
+        self._calls: List[bool] = [False]
+
+    def visit_FunctionDef(self, node) -> None:
+        self._stack.append([])
+        self._calls.append(False)
+
+    def leave_FunctionDef(self, node) -> None:
+        withs, calls = self._stack.pop(), self._calls.pop()
+        if calls:
+            self.withs.update(withs)
+            self._calls[-1] = True     # a nested step function: its enclosing function trains too
+        else:
+            self._stack[-1].extend(withs)   # an enclosing function that calls backward still counts them
+
+    def visit_With(self, node) -> None:
+        self._stack[-1].append(id(node))
+
+    def visit_Call(self, node) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            self._calls[-1] = True
+
+    def leave_Module(self, node) -> None:
+        if self._calls[0]:
+            self.withs.update(self._stack[0])
+
+
+def training_withs(module: cst.Module) -> Set[int]:
+    v = _BackwardScopes()
+    module.visit(v)
+    return v.withs
+
+
+def _bound_names(stmts) -> List[str]:
+    """Names bound by the plain assignments at the top level of the block (`t = ...`, `a, b = ...`)."""
+    names: List[str] = []
+    for st in stmts:
+        if not isinstance(st, cst.SimpleStatementLine):
+            continue
+        for small in st.body:
+            targets = []
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            for t in targets:
+                elems = [e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]
+                for e in elems:
+                    if isinstance(e, cst.Name) and e.value not in names:
+                        names.append(e.value)
+    return names
+
+
+def constant_rebinds(stmts, ms: str) -> List[cst.BaseStatement]:
+    """`t = ms.ops.stop_gradient(t)` for each name the no_grad block binds at its top level."""
+    names = _bound_names(stmts)
+    if not names:
+        return []
+    out = [cst.parse_statement(f"{n} = {ms}.ops.stop_gradient({n})\n") for n in names]
+    note = cst.EmptyLine(comment=cst.Comment(
+        "# msmigrate: torch.no_grad(): values computed without gradient, as in torch"))
+    out[0] = out[0].with_changes(leading_lines=[note])
+    return out
