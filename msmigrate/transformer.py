@@ -26,6 +26,7 @@ from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import higher_order_grad as HOG
 from . import no_grad_values as NG
+from . import diagonal_fill as DF
 from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
@@ -1757,6 +1758,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"references to the same tensor do not see the change")
             self._rebinds[id(out)] = out
             return out
+        if name == "fill_diagonal_" and self._receiver_kind(original.func.value) in ("tensor", "unknown"):
+            out = DF.rebinding(self, original, updated)              # msmigrate/diagonal_fill.py
+            if out is not None:
+                self._rebinds[id(out)] = out
+                return out
         from .inplace_forms import needs_cast_back, out_of_place
 
         found = out_of_place(name)   # the Tensor.op record, or torch.op with the receiver first

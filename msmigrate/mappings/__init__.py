@@ -25,7 +25,7 @@ from . import package_probes, pytree_nodes, torch_library  # noqa: F401,E402
 # torch.autograd: custom Functions, torch.autograd.functional
 from . import autograd  # noqa: F401,E402
 # torch.Tensor's in-place random fills (x.exponential_(), x.bernoulli_(p)...)
-from . import random_fills  # noqa: F401,E402
+from . import random_fills, diagonal_fill  # noqa: F401,E402
 
 # more torch.* functions: top-level copies of functional ops, one-expression functions
 from . import torch_functions_more, torch_complex, torch_nn_more, torch_functional_more  # noqa: F401,E402
