@@ -5,7 +5,7 @@ Where the block's statements end up inside a train step's forward function, torc
 no gradient flows through the values bound there (a target, an EMA teacher's output); without the
 context MindSpore would differentiate through them, a silently different gradient. So the names the
 block binds at its top level are rebound through ops.stop_gradient after it (value unchanged; a no-op
-outside a gradient computation)."""
+outside a gradient computation; Parameters and other objects are left as they are)."""
 from __future__ import annotations
 
 from typing import List, Set
@@ -74,12 +74,13 @@ def _bound_names(stmts) -> List[str]:
     return names
 
 
-def constant_rebinds(stmts, ms: str) -> List[cst.BaseStatement]:
-    """`t = ms.ops.stop_gradient(t)` for each name the no_grad block binds at its top level."""
+def constant_rebinds(stmts) -> List[cst.BaseStatement]:
+    """`t = _ms_compat.no_grad_value(t)` (ops.stop_gradient of a tensor; a Parameter, Cell or other object
+    unchanged) for each name the no_grad block binds at its top level."""
     names = _bound_names(stmts)
     if not names:
         return []
-    out = [cst.parse_statement(f"{n} = {ms}.ops.stop_gradient({n})\n") for n in names]
+    out = [cst.parse_statement(f"{n} = _ms_compat.no_grad_value({n})\n") for n in names]
     note = cst.EmptyLine(comment=cst.Comment(
         "# msmigrate: torch.no_grad(): values computed without gradient, as in torch"))
     out[0] = out[0].with_changes(leading_lines=[note])

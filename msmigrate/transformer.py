@@ -742,9 +742,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             stmts = list(body.body)
             if stmts and id(original) in getattr(self, "_training_withs", ()) and any(
                     qn in NG.NO_GRAD_CONTEXTS for qn, _, _ in dropped_notes):
-                rebinds = NG.constant_rebinds(stmts, self.names["ms"])   # msmigrate/no_grad_values.py
+                rebinds = NG.constant_rebinds(stmts)   # msmigrate/no_grad_values.py
                 if rebinds:
-                    self.need.add("ms")
+                    self.uses_compat = True
                     stmts += rebinds
             if stmts:
                 extra = [cst.EmptyLine(comment=cst.Comment(c)) for c in comments]
