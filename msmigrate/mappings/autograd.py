@@ -109,3 +109,9 @@ for _src in ("torch.autograd.graph.saved_tensors_hooks", "torch.autograd.graph.s
             note=f"pack/unpack hooks on the tensors saved for backward: {_SAVED}; write instead: to save memory, "
                  "recompute activations (Cell.recompute() or mindspore.recompute on the block); hooks that change "
                  "the saved values have no counterpart")
+
+mapping("torch.func.grad", "_ms_compat.func_grad", args=("func", "argnums", "has_aux"),
+        target_args=("func", "argnums", "has_aux"),
+        note="mindspore.grad(func, grad_position=argnums); has_aux: func's (output, aux) gives (grads, aux) as torch "
+             "(PYNATIVE: aux is read back from the call); nested for higher derivatives (" + MATMUL_SECOND_ORDER + ")",
+        status=DIFFERENCE, test=f"{T}::test_func_grad")

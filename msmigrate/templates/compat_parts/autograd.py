@@ -315,3 +315,21 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return g if isinstance(g, tuple) else (g,)
     return gradcheck(first_gradient, tuple(xs[i] for i in diff) + tuple(vs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)
+
+
+# ---------------------------------------------------------------- torch.func
+def func_grad(func, argnums=0, has_aux=False):
+    """torch.func.grad: the gradient function of a single-element func with respect to argument(s) argnums
+    (mindspore.grad); with has_aux func returns (output, aux) and the gradient function (grads, aux)."""
+    if not has_aux:
+        return ms.grad(func, grad_position=argnums)
+
+    def grad_and_aux(*args):
+        held = {}
+
+        def output(*xs):
+            out, aux = func(*xs)
+            held["aux"] = aux
+            return out
+        return ms.grad(output, grad_position=argnums)(*args), held["aux"]
+    return grad_and_aux
