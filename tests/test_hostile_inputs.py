@@ -182,6 +182,22 @@ def test_pickle_cannot_replace_methods_of_what_it_returns(tmp_path, capsys):
     assert set(read_torch_weights(good)) == {"weight", "bias"}
 
 
+def test_code_reaching_pickles_are_refused_by_name(tmp_path, capsys):
+    """Payloads that reach os.system without naming it: getattr(__import__('os'), 'system') and eval;
+    a protocol-0 (text) pickle too. Each is refused at its first global, before anything runs."""
+    marker = tmp_path / "PWNED"
+    cmd = f"touch {marker}".encode()
+    chain = (b"\x80\x02cbuiltins\ngetattr\ncbuiltins\n__import__\nX\x02\x00\x00\x00os\x85RX\x06\x00\x00\x00system"
+             b"\x86RX" + struct.pack("<I", len(cmd)) + cmd + b"\x85R.")
+    text = b"c__builtin__\neval\n(V__import__('os').system('" + cmd + b"')\ntR."
+    for i, blob in enumerate((chain, text)):
+        p = tmp_path / f"reach{i}.pth"
+        p.write_bytes(blob)
+        msg = _one_line_weights_error(capsys, p, tmp_path)
+        assert ("refusing to load" if i == 0 else "unrecognised weights format") in msg, msg
+    assert not marker.exists()
+
+
 def test_float8_tensors_read_exactly(tmp_path):
     bits = torch.arange(256, dtype=torch.uint8)
     sd = {name: bits.view(dt) for name, dt in (("e4m3", torch.float8_e4m3fn), ("e5m2", torch.float8_e5m2))}
