@@ -264,8 +264,7 @@ class _RestrictedUnpickler(pickle._Unpickler):
     so a file cannot make this process run anything. Subclasses give the allow-list."""
 
     dispatch = dict(pickle._Unpickler.dispatch)
-    allowed = {}
-    buildable = ()
+    allowed, buildable, hint = {}, (), ""
 
     def __init__(self, file, source, encoding="utf-8"):
         super().__init__(file, encoding=encoding)
@@ -278,8 +277,8 @@ class _RestrictedUnpickler(pickle._Unpickler):
         if allowed is not None:
             return allowed
         raise UnsafeCheckpointError(
-            f"refusing to load {self.source}: it needs '{module}.{name}', which is not a container, number, "
-            f"string or array of numbers, and loading it could run code from the file (nothing was run)")
+            f"refusing to load {self.source}: it needs '{module}.{name}', which is not a tensor, container, "
+            f"number or string, and loading it could run code from the file (nothing was run){self.hint}")
 
     # --- opcodes that build hashable containers: count their size as a tree
     def _sized(self, obj, items, record=True):
@@ -366,29 +365,25 @@ class _TorchUnpickler(_RestrictedUnpickler):
     """Unpickles a torch checkpoint: every global the pickle names must be in
     _TORCH_PICKLE_GLOBALS; storages come from persistent records."""
 
+    allowed = _TORCH_PICKLE_GLOBALS
     buildable = (_PickledOrderedDict, _TorchName, _TorchStorage, _TorchTensor, _Allowed)
+    hint = ". If the file holds a whole model or other Python objects, save only state_dicts and plain values in torch"
 
     def __init__(self, file, source, storages):
         super().__init__(file, source)
         self.storages = storages
 
     def find_class(self, module, name):
-        allowed = _TORCH_PICKLE_GLOBALS.get((module, name))
-        if allowed is not None:
-            return allowed
         if module == "torch" and name in _UNSUPPORTED_DTYPES:
             raise UnsafeCheckpointError(f"{self.source} holds tensors of dtype torch.{name}, which cannot be read "
                                         f"without torch (nothing was run); convert them with torch first, "
                                         f"e.g. to float32")
-        if module.startswith("torch"):
+        if module.startswith("torch") and (module, name) not in _TORCH_PICKLE_GLOBALS:
             raise TorchObjectError(
                 f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
                 f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
                 f"torch, then load it into the converted model with load_state_dict")
-        raise UnsafeCheckpointError(
-            f"refusing to load {self.source}: it needs '{module}.{name}', which is not a tensor, container, "
-            f"number or string, and loading it could run code from the file (nothing was run). If the file "
-            f"holds a whole model or other Python objects, save only state_dicts and plain values in torch")
+        return super().find_class(module, name)
 
     def persistent_load(self, pid):
         # ('storage', storage class, key, location, number of elements[, view])
