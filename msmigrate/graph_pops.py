@@ -13,7 +13,7 @@ from typing import Set
 
 import libcst as cst
 
-from .inplace_values import _STATEMENTS, _Scan
+from .inplace_values import _STATEMENTS, ScopeLocalVisitor, _Scan
 
 
 def _is_pop(node: cst.CSTNode) -> bool:
@@ -79,20 +79,11 @@ def _fresh_value(node: cst.BaseExpression) -> bool:
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "list")
 
 
-class _Bindings(cst.CSTVisitor):
+class _Bindings(ScopeLocalVisitor):
     """Per name of one function (not its nested ones): are all its bindings fresh lists?"""
 
     def __init__(self) -> None:
         self.fresh: dict = {}
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def _bind(self, target, value) -> None:
         if isinstance(target, cst.Name):

@@ -106,15 +106,8 @@ def _targets(stmt) -> Set[str]:
     return names
 
 
-class _Function(cst.CSTVisitor):
-    """One function body (nested functions and classes left to their own pass)."""
-
-    def __init__(self, local_names) -> None:
-        self.local_names = local_names
-        self.inplace_receivers: Dict[str, int] = {}
-        self.candidates = []      # (call, statement, names assigned earlier in its block, in a loop)
-        self._loops = 0
-        self._assigned: List[Set[str]] = [set()]
+class ScopeLocalVisitor(cst.CSTVisitor):
+    """Visits one function body: nested functions, classes and lambdas are scopes of their own."""
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -124,6 +117,17 @@ class _Function(cst.CSTVisitor):
 
     def visit_Lambda(self, node) -> bool:
         return False
+
+
+class _Function(ScopeLocalVisitor):
+    """One function body (nested functions and classes left to their own pass)."""
+
+    def __init__(self, local_names) -> None:
+        self.local_names = local_names
+        self.inplace_receivers: Dict[str, int] = {}
+        self.candidates = []      # (call, statement, names assigned earlier in its block, in a loop)
+        self._loops = 0
+        self._assigned: List[Set[str]] = [set()]
 
     def visit_Call(self, node: cst.Call) -> None:
         if _is_inplace_call(node):

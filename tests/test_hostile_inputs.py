@@ -182,6 +182,22 @@ def test_pickle_cannot_replace_methods_of_what_it_returns(tmp_path, capsys):
     assert set(read_torch_weights(good)) == {"weight", "bias"}
 
 
+def test_code_reaching_pickles_are_refused_by_name(tmp_path, capsys):
+    """Payloads that reach os.system without naming it: getattr(__import__('os'), 'system') and eval;
+    a protocol-0 (text) pickle too. Each is refused at its first global, before anything runs."""
+    marker = tmp_path / "PWNED"
+    cmd = f"touch {marker}".encode()
+    chain = (b"\x80\x02cbuiltins\ngetattr\ncbuiltins\n__import__\nX\x02\x00\x00\x00os\x85RX\x06\x00\x00\x00system"
+             b"\x86RX" + struct.pack("<I", len(cmd)) + cmd + b"\x85R.")
+    text = b"c__builtin__\neval\n(V__import__('os').system('" + cmd + b"')\ntR."
+    for i, blob in enumerate((chain, text)):
+        p = tmp_path / f"reach{i}.pth"
+        p.write_bytes(blob)
+        msg = _one_line_weights_error(capsys, p, tmp_path)
+        assert ("refusing to load" if i == 0 else "unrecognised weights format") in msg, msg
+    assert not marker.exists()
+
+
 def test_float8_tensors_read_exactly(tmp_path):
     bits = torch.arange(256, dtype=torch.uint8)
     sd = {name: bits.view(dt) for name, dt in (("e4m3", torch.float8_e4m3fn), ("e5m2", torch.float8_e5m2))}
@@ -221,6 +237,14 @@ def test_emitted_runtime_uses_the_same_reader(tmp_path):
         with pytest.raises(pickle.UnpicklingError):
             compat.load(str(tmp_path / name))
     assert converter.compat_source().count("class _TorchUnpickler(") == 1, "one unpickler in the runtime"
+    # its CIFAR10 dataset reads batches with the same restricted unpickler: a payload never runs
+    marker, batches = tmp_path / "PWNED", tmp_path / "cifar" / "cifar-10-batches-py"
+    batches.mkdir(parents=True)
+    for name in ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5", "test_batch"):
+        (batches / name).write_bytes(b"cposix\nsystem\n(S'touch " + str(marker).encode() + b"'\ntR.")
+    with pytest.raises(pickle.UnpicklingError, match="posix.system"):
+        compat.datasets.CIFAR10(str(tmp_path / "cifar"))
+    assert not marker.exists()
     assert "class _TorchUnpickler(" not in (ROOT / "msmigrate" / "weights.py").read_text(), "and none in weights.py"
     ok = tmp_path / "ok.pth"
     torch.save({"w": torch.arange(4.0).bfloat16()}, ok)
@@ -228,6 +252,67 @@ def test_emitted_runtime_uses_the_same_reader(tmp_path):
     import mindspore as ms
 
     assert got["w"].dtype == ms.bfloat16 and got["w"].astype(ms.float32).asnumpy().tolist() == [0, 1, 2, 3]
+
+
+def _py2_cifar_batch(data: np.ndarray, labels) -> bytes:
+    """The bytes Python 2's cPickle (protocol 2) writes for CIFAR's {'data': uint8 array, 'labels': [...]}:
+    the array's bytes are a Python 2 str (BINSTRING), its dtype numpy.dtype('u1', 0, 1) plus its state."""
+    rows, cols = data.shape
+    dtype = (b"cnumpy\ndtype\nU\x02u1K\x00K\x01\x87R(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb")
+    array = (b"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85U\x01b\x87R"
+             b"(K\x01M" + struct.pack("<H", rows) + b"M" + struct.pack("<H", cols) + b"\x86" + dtype + b"\x89"
+             b"T" + struct.pack("<I", data.nbytes) + data.tobytes() + b"tb")
+    label_list = b"](" + b"".join(b"K" + bytes([v]) for v in labels) + b"e"
+    return b"\x80\x02}(U\x04data" + array + b"U\x06labels" + label_list + b"u."
+
+
+def test_cifar_batches_are_read_by_the_restricted_unpickler(tmp_path):
+    """The emitted CIFAR10/CIFAR100 datasets read their "python version" batches with the runtime's one
+    restricted unpickler: genuine batches (Python 2's cPickle, pickle.dump at protocols 0-4) read as
+    pickle.load reads them; a payload that would call os.system, or an object array, is refused."""
+    from msmigrate.weights import _tf
+
+    rng = np.random.default_rng(0)
+    data, labels = rng.integers(0, 256, (3, 3072), dtype=np.uint8), [3, 1, 9]
+    py2 = tmp_path / "data_batch_1"
+    py2.write_bytes(_py2_cifar_batch(data, labels))
+    got = _tf.read_numpy_pickle(py2)
+    assert got["labels"] == labels and got["data"].dtype == np.uint8
+    np.testing.assert_array_equal(got["data"], data)
+    np.testing.assert_array_equal(pickle.loads(py2.read_bytes(), encoding="latin1")["data"], data)
+    entry = {"batch_label": "training batch 1 of 5", "labels": labels, "data": data, "filenames": ["a.png"],
+             "big_endian": np.arange(6, dtype=">f4").reshape(2, 3), "fortran": np.asfortranarray(np.eye(2, 3)),
+             "scalar": np.int64(7), "raw": b"\x00\xff"}
+    for protocol in range(5):
+        blob = tmp_path / f"p{protocol}"
+        blob.write_bytes(pickle.dumps(entry, protocol=protocol))
+        got, want = _tf.read_numpy_pickle(blob), pickle.loads(blob.read_bytes(), encoding="latin1")
+        assert got.keys() == want.keys()
+        for k, v in want.items():
+            if isinstance(v, np.ndarray):
+                np.testing.assert_array_equal(got[k], v)
+            else:
+                assert got[k] == v and type(got[k]) is type(v), (protocol, k)
+    marker = tmp_path / "PWNED"
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {marker}",)
+
+    hostile = [pickle.dumps({"data": Payload(), "labels": []}, protocol=p) for p in (0, 2, 4)]
+    hostile += [pickle.dumps({"data": np.array([Payload()], dtype=object)}, protocol=2),   # object array
+                b"\x80\x02cnumpy\nndarray\n)R.",                       # calling the array type itself
+                b"\x80\x02cnumpy\ndtype\nU\x02u1\x85R}b."]               # a dtype given a dict as state
+    for i, blob in enumerate(hostile):
+        p = tmp_path / f"hostile{i}"
+        p.write_bytes(blob)
+        with pytest.raises(pickle.UnpicklingError) as e:
+            _tf.read_numpy_pickle(p)
+        assert "\n" not in str(e.value)
+        assert p.read_bytes() == blob
+    assert not marker.exists()
+    source = converter.compat_source()
+    assert "pickle.load(" not in source and "pickle.loads(" not in source and "read_numpy_pickle(meta)" in source
 
 
 # ------------------------------------------------------------------------------------------ weights: safetensors

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Dict, Optional, Sequence, Tuple
 
+import libcst as cst
+
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, rule
 
@@ -21,6 +23,25 @@ _SLOT = re.compile(r"\{([A-Za-z_]\w*)\}")
 OUT_NOTE = "out= has no MindSpore counterpart (MindSpore functions return new tensors): assign the result"
 # torch factory arguments with no meaning in MindSpore (placement, autograd flag, layout)
 FACTORY_DROP = ("device", "requires_grad", "layout", "pin_memory")
+
+
+def translated_order(b, known: Sequence[str]):
+    """The arguments of a bound call in their order; *args/**kwargs or one outside `known` is a TODO."""
+    if b.starred:
+        raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+    for name in b.order:
+        if name not in known:
+            raise UnsupportedSite(f"argument {name.lstrip('_')} is not translated")
+    return list(b.order)
+
+
+def through_twin(ctx, name: str, record, args):
+    """The call name(*args) converted by `record` (the twin's own), reported once, as the site's name."""
+    call = cst.Call(func=cst.Name(name), args=args)
+    before = len(ctx.tr.sites)
+    out = ctx.tr._apply(call, call, record, record.source, receiver=None)
+    del ctx.tr.sites[before:]
+    return out
 
 
 def _paren(code: str) -> str:

@@ -17,7 +17,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
-from .compose import composed
+from .compose import composed, through_twin, translated_order
 
 T = "tests/parity/test_tensor_nn_extra.py"
 T_PROP, T_METHOD = f"{T}::test_tensor_properties", f"{T}::test_tensor_methods"
@@ -138,20 +138,10 @@ def _with_indices(name: str):
 
     def convert(ctx):
         b = ctx.bound
-        if b.starred:
-            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
-        args = []
-        for p in b.order:
-            if p not in twin.args:
-                raise UnsupportedSite(f"argument {p.lstrip('_')} is not translated")
-            if p != "return_indices":
-                args.append(cst.Arg(b.value(p), keyword=cst.Name(p)))
+        args = [cst.Arg(b.value(p), keyword=cst.Name(p)) for p in translated_order(b, twin.args)
+                if p != "return_indices"]
         args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("return_indices")))
-        call = cst.Call(func=cst.Name(name), args=args)
-        before = len(ctx.tr.sites)
-        out = ctx.tr._apply(call, call, twin, twin.source, receiver=None)
-        del ctx.tr.sites[before:]   # reported once, under the _with_indices name
-        return out
+        return through_twin(ctx, name, twin, args)   # reported once, under the _with_indices name
 
     rule(F + name + "_with_indices", twin.target, args=twin.args, status=twin.status, test=T_FUNC,
          note=f"as torch.nn.functional.{name}(..., return_indices=True)" + (f": {twin.note}" if twin.note else ""))(

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
-from .compose import composed
+from .compose import composed, through_twin, translated_order
 
 T = "tests/parity/test_torch_functions_more.py"
 T_TWINS = T_EXPR = f"{T}::test_torch_functions_more"
@@ -29,12 +29,8 @@ def _as_functional(name: str, twin: str, params: Sequence[str], rename: Dict[str
 
     def convert(ctx):
         b = ctx.bound
-        if b.starred:
-            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
         args = []
-        for p in b.order:
-            if p not in params:
-                raise UnsupportedSite(f"argument {p.lstrip('_')} is not translated")
+        for p in translated_order(b, params):
             if p in drop:
                 continue
             code = b.code(p)
@@ -58,11 +54,7 @@ def _as_functional(name: str, twin: str, params: Sequence[str], rename: Dict[str
         if "reduction" in params and not b.has("reduction"):
             # measured (torch 2.13): the top-level losses called without reduction return the unreduced loss
             args.append(cst.Arg(cst.parse_expression("'none'"), keyword=cst.Name("reduction")))
-        call = cst.Call(func=cst.Name(twin), args=args)
-        before = len(ctx.tr.sites)
-        out = ctx.tr._apply(call, call, fn, fn.source, receiver=None)
-        del ctx.tr.sites[before:]   # reported once, as the torch.* name
-        return out
+        return through_twin(ctx, twin, fn, args)   # reported once, as the torch.* name
 
     rule(f"torch.{name}", fn.target, args=tuple(params), status=fn.status, test=T_RANDOM if twin == "dropout" else T_TWINS,
          note=f"as torch.nn.functional.{twin} with keyword arguments"

@@ -57,7 +57,6 @@ import math
 import multiprocessing
 import numbers
 import os
-import pickle
 import queue
 import random
 import traceback
@@ -1524,16 +1523,14 @@ class datasets:
                 raise _tv_missing("Dataset", folder, download)
             data, self.targets = [], []
             for name in (self.train_list if train else self.test_list):
-                with open(os.path.join(folder, name), "rb") as f:
-                    entry = pickle.load(f, encoding="latin1")
+                entry = read_numpy_pickle(os.path.join(folder, name))   # runs nothing from the file
                 data.append(entry["data"])
                 self.targets.extend(entry["labels"] if "labels" in entry else entry["fine_labels"])
             self.data = np.vstack(data).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1))   # HWC
             meta = os.path.join(folder, self.meta["filename"])
             if not os.path.isfile(meta):
                 raise _tv_missing("Dataset metadata file", meta, download)
-            with open(meta, "rb") as f:
-                self.classes = pickle.load(f, encoding="latin1")[self.meta["key"]]
+            self.classes = read_numpy_pickle(meta)[self.meta["key"]]
             self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
 
         def __getitem__(self, index):

@@ -5,7 +5,8 @@ the standard library and NumPy). torch.save files are pickles: they are read by 
 restricted unpickler that only accepts what a checkpoint of tensors needs. Every global
 the pickle names must be in _TORCH_PICKLE_GLOBALS (each entry says why it is safe);
 anything else is refused with UnsafeCheckpointError before it can run. The pickle cannot
-modify (BUILD) what it is given, so it cannot choose what this code later calls.
+modify (BUILD) what it is given, so it cannot choose what this code later calls. The same
+unpickler, with its own allow-list, reads plain pickles of NumPy arrays (CIFAR's batches).
 
 Sizes come from the file and are checked before memory is spent: at most 32 dimensions
 (NumPy's limit), tensors and zip entries within MSMIGRATE_MAX_EXPANSION times the file's
@@ -257,49 +258,27 @@ def _short(x, limit=80):
     return f"<{type(x).__name__}>"
 
 
-class _TorchUnpickler(pickle._Unpickler):
-    """Unpickles a torch checkpoint (pure Python, so each opcode can be checked); every
-    global the pickle names must be in _TORCH_PICKLE_GLOBALS, so a file cannot make this
-    process run anything."""
+class _RestrictedUnpickler(pickle._Unpickler):
+    """The one restricted unpickler (pure Python, so each opcode can be checked): every global
+    the pickle names must be in `allowed`, and only the records in `buildable` accept BUILD,
+    so a file cannot make this process run anything. Subclasses give the allow-list."""
 
     dispatch = dict(pickle._Unpickler.dispatch)
+    allowed, buildable, hint = {}, (), ""
 
-    def __init__(self, file, source, storages):
-        super().__init__(file, encoding="utf-8")
-        self.source, self.storages = source, storages
+    def __init__(self, file, source, encoding="utf-8"):
+        super().__init__(file, encoding=encoding)
+        self.source = source
         self._sizes = {}      # id -> size of a tuple/frozenset counted as a tree
         self._keep = []       # keeps those objects alive, so their ids stay theirs
 
     def find_class(self, module, name):
-        allowed = _TORCH_PICKLE_GLOBALS.get((module, name))
+        allowed = self.allowed.get((module, name))
         if allowed is not None:
             return allowed
-        if module == "torch" and name in _UNSUPPORTED_DTYPES:
-            raise UnsafeCheckpointError(f"{self.source} holds tensors of dtype torch.{name}, which cannot be read "
-                                        f"without torch (nothing was run); convert them with torch first, "
-                                        f"e.g. to float32")
-        if module.startswith("torch"):
-            raise TorchObjectError(
-                f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
-                f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
-                f"torch, then load it into the converted model with load_state_dict")
         raise UnsafeCheckpointError(
             f"refusing to load {self.source}: it needs '{module}.{name}', which is not a tensor, container, "
-            f"number or string, and loading it could run code from the file (nothing was run). If the file "
-            f"holds a whole model or other Python objects, save only state_dicts and plain values in torch")
-
-    def persistent_load(self, pid):
-        # ('storage', storage class, key, location, number of elements[, view])
-        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
-                and isinstance(pid[1], _TorchName) and pid[1].dtype and isinstance(pid[4], int)
-                and not isinstance(pid[4], bool) and pid[4] >= 0 and isinstance(pid[2], (str, int))):
-            raise UnsafeCheckpointError(f"refusing to load {self.source}: unknown persistent record {_short(pid)}")
-        if len(pid) > 5 and pid[5] is not None:
-            raise pickle.UnpicklingError(f"{self.source}: storage views of the oldest torch format are not supported")
-        key = str(pid[2])
-        if key not in self.storages:
-            self.storages[key] = _TorchStorage(key, pid[1].dtype, pid[4])
-        return self.storages[key]
+            f"number or string, and loading it could run code from the file (nothing was run){self.hint}")
 
     # --- opcodes that build hashable containers: count their size as a tree
     def _sized(self, obj, items, record=True):
@@ -363,7 +342,7 @@ class _TorchUnpickler(pickle._Unpickler):
     def load_build(self):
         state = self.stack.pop()
         inst = self.stack[-1]
-        if not isinstance(inst, (_PickledOrderedDict, _TorchName, _TorchStorage, _TorchTensor, _Allowed)):
+        if not isinstance(inst, self.buildable):
             raise UnsafeCheckpointError(f"the pickle modifies a {type(inst).__name__}, which a checkpoint never does")
         inst.__setstate__(state)
 
@@ -380,6 +359,44 @@ class _TorchUnpickler(pickle._Unpickler):
                      (pickle.ADDITEMS, load_additems), (pickle.BUILD, load_build)):
         dispatch[_op[0]] = _fn
     del _op, _fn
+
+
+class _TorchUnpickler(_RestrictedUnpickler):
+    """Unpickles a torch checkpoint: every global the pickle names must be in
+    _TORCH_PICKLE_GLOBALS; storages come from persistent records."""
+
+    allowed = _TORCH_PICKLE_GLOBALS
+    buildable = (_PickledOrderedDict, _TorchName, _TorchStorage, _TorchTensor, _Allowed)
+    hint = ". If the file holds a whole model or other Python objects, save only state_dicts and plain values in torch"
+
+    def __init__(self, file, source, storages):
+        super().__init__(file, source)
+        self.storages = storages
+
+    def find_class(self, module, name):
+        if module == "torch" and name in _UNSUPPORTED_DTYPES:
+            raise UnsafeCheckpointError(f"{self.source} holds tensors of dtype torch.{name}, which cannot be read "
+                                        f"without torch (nothing was run); convert them with torch first, "
+                                        f"e.g. to float32")
+        if module.startswith("torch") and (module, name) not in _TORCH_PICKLE_GLOBALS:
+            raise TorchObjectError(
+                f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
+                f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
+                f"torch, then load it into the converted model with load_state_dict")
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        # ('storage', storage class, key, location, number of elements[, view])
+        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
+                and isinstance(pid[1], _TorchName) and pid[1].dtype and isinstance(pid[4], int)
+                and not isinstance(pid[4], bool) and pid[4] >= 0 and isinstance(pid[2], (str, int))):
+            raise UnsafeCheckpointError(f"refusing to load {self.source}: unknown persistent record {_short(pid)}")
+        if len(pid) > 5 and pid[5] is not None:
+            raise pickle.UnpicklingError(f"{self.source}: storage views of the oldest torch format are not supported")
+        key = str(pid[2])
+        if key not in self.storages:
+            self.storages[key] = _TorchStorage(key, pid[1].dtype, pid[4])
+        return self.storages[key]
 
 
 class _BoundedFile:
@@ -402,8 +419,13 @@ class _BoundedFile:
 
 
 def _unpickle(fh, source, storages):
+    return _run_unpickler(_TorchUnpickler(fh, source, storages), source)
+
+
+def _run_unpickler(unpickler, source, leaf=None):
+    """What the unpickler reads, with every failure as a one-line pickle.UnpicklingError."""
     try:
-        obj = _TorchUnpickler(fh, source, storages).load()
+        obj = unpickler.load()
     except pickle.UnpicklingError as e:
         if str(e).startswith(str(source)) or "refusing to load" in str(e):
             raise
@@ -416,7 +438,7 @@ def _unpickle(fh, source, storages):
     except Exception as e:  # noqa: BLE001 - a truncated or corrupt file
         raise pickle.UnpicklingError(f"{source}: corrupt or truncated checkpoint ({type(e).__name__}: "
                                      f"{_one_line_text(e)})") from None
-    return _plain_containers(obj, source)
+    return _plain_containers(obj, source, leaf)
 
 
 def _one_line_text(e, limit=200):
@@ -424,9 +446,10 @@ def _one_line_text(e, limit=200):
     return s if len(s) <= limit else s[:limit - 3] + "..."
 
 
-def _plain_containers(obj, source):
-    """The unpickled structure with collections.OrderedDict in place of the stand-in; shared
-    sub-objects stay shared (a crafted file can share a list 2**60 times over)."""
+def _plain_containers(obj, source, leaf=None):
+    """The unpickled structure with collections.OrderedDict in place of the stand-in (and
+    leaf(x) in place of every other value, when given); shared sub-objects stay shared (a
+    crafted file can share a list 2**60 times over)."""
     done, busy = {}, set()
 
     def walk(x):
@@ -451,12 +474,117 @@ def _plain_containers(obj, source):
             busy.discard(key)
             done[key] = out
             return out
-        return x
+        return x if leaf is None else leaf(x)
 
     try:
         return walk(obj)
     except RecursionError:
         raise pickle.UnpicklingError(f"{source}: the pickle nests too deeply (corrupt or hostile file)") from None
+
+
+# ------------------------------------------------------------ NumPy arrays in plain pickles
+# CIFAR's "python version" batches (pickle.dump of dicts, lists, strings and NumPy arrays, protocols
+# 0-4). numpy.dtype and _reconstruct build inert records; an array is made from the pickle's own
+# bytes only after checks: a plain numeric dtype (no object arrays, whose items could be anything),
+# at most 32 dimensions, exactly shape x item size bytes. No NumPy function is called by the pickle.
+_NUMPY_CODES = ("b1", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", "c8", "c16")
+
+
+class _NumpyDtype:
+    __slots__ = ("code", "order")
+
+    def __init__(self, code):
+        self.code, self.order = code, "="
+
+    def __setstate__(self, state):
+        # (version, byte order, subarray, names, fields, item size, alignment, flags[, metadata])
+        if not (isinstance(state, tuple) and len(state) in (8, 9) and state[1] in ("<", ">", "|", "=")
+                and state[2:5] == (None, None, None)):
+            raise UnsafeCheckpointError("the pickle gives a NumPy dtype fields or a byte order a plain array "
+                                        "never has")
+        self.order = "=" if state[1] == "|" else state[1]
+
+    def numpy(self):
+        return np.dtype(self.code).newbyteorder(self.order)
+
+
+def _numpy_dtype(code, align=False, copy=True):
+    if code not in _NUMPY_CODES or align:
+        raise UnsafeCheckpointError(f"the pickle asks for NumPy dtype {_short(code)}, not a plain number type")
+    return _NumpyDtype(code)
+
+
+def _numpy_values(dtype, raw, shape, fortran=False):
+    if not isinstance(dtype, _NumpyDtype):
+        raise pickle.UnpicklingError("malformed NumPy array record: dtype")
+    if isinstance(raw, str):   # Python 2 pickles hold the bytes as a str (read as latin1)
+        raw = raw.encode("latin1")
+    dt, numel = dtype.numpy(), 1
+    for n in _ints(shape, "shape"):
+        numel *= n
+    if not isinstance(raw, bytes) or len(raw) != numel * dt.itemsize:
+        raise pickle.UnpicklingError(f"malformed NumPy array record: not {numel} values of {dt}")
+    flat = np.frombuffer(raw, dt, count=numel)
+    return flat.reshape(shape, order="F" if fortran else "C").astype(dt.newbyteorder("="))
+
+
+class _NumpyArray:
+    """What _reconstruct gives the pickle; BUILD hands it the dtype, shape and bytes."""
+    __slots__ = ("value",)
+
+    def __setstate__(self, state):
+        # (version, shape, dtype, is_fortran, bytes); NumPy < 1.0 wrote it without the version
+        if isinstance(state, tuple) and len(state) == 4:
+            state = (1,) + state
+        if not (isinstance(state, tuple) and len(state) == 5 and isinstance(state[3], (bool, int))):
+            raise pickle.UnpicklingError("malformed NumPy array record")
+        self.value = _numpy_values(state[2], state[4], state[1], bool(state[3]))
+
+
+_NDARRAY = _TorchName("numpy.ndarray")
+
+
+def _numpy_reconstruct(subtype, shape, typecode):
+    if subtype is not _NDARRAY:
+        raise UnsafeCheckpointError("the pickle rebuilds an array of a type other than numpy.ndarray")
+    return _NumpyArray()
+
+
+def _numpy_scalar(dtype, raw):
+    return _numpy_values(dtype, raw, ())[()]
+
+
+# why each is safe: the functions above only check data and build arrays from the pickle's bytes
+_NUMPY_PICKLE_GLOBALS = {
+    ("numpy", "ndarray"): _NDARRAY,
+    ("numpy", "dtype"): _Allowed(_numpy_dtype),
+    ("numpy.core.multiarray", "_reconstruct"): _Allowed(_numpy_reconstruct),
+    ("numpy._core.multiarray", "_reconstruct"): _Allowed(_numpy_reconstruct),   # as NumPy 2 names it
+    ("numpy.core.multiarray", "scalar"): _Allowed(_numpy_scalar),
+    ("numpy._core.multiarray", "scalar"): _Allowed(_numpy_scalar),
+    ("_codecs", "encode"): _Allowed(_latin1_bytes),
+}
+
+
+class _NumpyPickleUnpickler(_RestrictedUnpickler):
+    allowed = _NUMPY_PICKLE_GLOBALS
+    buildable = (_TorchName, _Allowed, _NumpyDtype, _NumpyArray)
+
+
+def _numpy_leaf(x):
+    if isinstance(x, _NumpyArray):
+        if not hasattr(x, "value"):
+            raise pickle.UnpicklingError("malformed NumPy array record: no values")
+        return x.value
+    return x.numpy() if isinstance(x, _NumpyDtype) else x
+
+
+def read_numpy_pickle(path):
+    """A plain pickle of dicts, lists, strings, numbers and NumPy arrays of numbers (CIFAR's
+    "python version" batches), read by the restricted unpickler: strings as latin1, like
+    torchvision; anything else the pickle names is refused before it can run."""
+    with open(path, "rb") as fh:
+        return _run_unpickler(_NumpyPickleUnpickler(_BoundedFile(fh), path, "latin1"), path, _numpy_leaf)
 
 
 # ------------------------------------------------------------ limits
