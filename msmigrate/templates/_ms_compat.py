@@ -296,6 +296,22 @@ def _assign(param, value):
     return value   # the filled value, for `p[i] = fill(...)`
 
 
+def fill_part(base, index, fill, *args, **kwargs):
+    """torch's `fill(base[index], ...)`, `fill` filling its argument in place (init.zeros_, an own init
+    wrapper), where `base[index]` may be part of a tensor: MindSpore's part is a view the fill does not
+    reach, so it is filled as a tensor of its own and assigned back. An element of a list or dict of
+    tensors is filled itself."""
+    if not isinstance(base, ms.Tensor):
+        return fill(base[index], *args, **kwargs)
+    part = base[index].copy()
+    result = fill(part, *args, **kwargs)
+    # the fill's result where it is a tensor like the part (a fill whose in-place form returns its value)
+    filled = result if isinstance(result, ms.Tensor) and result.shape == part.shape \
+        and result.dtype == part.dtype else part
+    base[index] = filled
+    return result
+
+
 def _set(param, init_obj):
     value = init.initializer(init_obj, param.shape, param.dtype)
     if not isinstance(param, ms.Parameter):
