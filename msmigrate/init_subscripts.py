@@ -32,6 +32,7 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from .autograd_backward import _qualified
+from .callsite import dotted_name
 from .records import COMPAT
 
 INIT = "torch.nn.init."
@@ -100,10 +101,15 @@ def _fill_part(target: cst.Subscript, fill: cst.BaseExpression, rest) -> Optiona
     return cst.Expr(cst.Call(func=cst.Attribute(cst.Name(COMPAT), cst.Name(FILL_PART)), args=args))
 
 
-def _in_place_name(func: cst.BaseExpression) -> bool:
-    """`zeros_`, `init.zeros_`: a name ending in one underscore, torch's mark of an in-place function."""
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name.endswith("_") and not name.endswith("__") and name.strip("_") != ""
+def _in_place_function(func: cst.BaseExpression, imports: Dict[str, str]) -> bool:
+    """`zeros_`, `init.zeros_`: a function (a plain name, or one read from an imported module, never an
+    object's method: in `dst.copy_(src[i])` dst is filled) whose name ends in one underscore, torch's
+    mark of an in-place function."""
+    name = dotted_name(func)
+    if not name or ("." in name and name.partition(".")[0] not in imports):
+        return False
+    last = name.rpartition(".")[2]
+    return last.endswith("_") and not last.endswith("__") and last.strip("_") != ""
 
 
 class _TensorNames(cst.CSTVisitor):
@@ -131,6 +137,7 @@ class _InitSubscripts(cst.CSTTransformer):
         self.tensors = tensors
         self.no_grad = 0
         self.fill_parts = 0   # _ms_compat.fill_part calls written
+        self.statement_calls: Set[int] = set()   # ids of calls that are a whole statement
 
     def _is_tensor_part(self, node: cst.BaseExpression) -> bool:
         """x[1:3], x[i, j] (a list takes neither with nn.init), or a subscript of a known tensor."""
@@ -154,6 +161,24 @@ class _InitSubscripts(cst.CSTTransformer):
     def leave_With(self, original: cst.With, updated: cst.With) -> cst.With:
         self.no_grad -= self._is_no_grad(original)
         return updated
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.statement_calls.add(id(node.value))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`y = init.zeros_(w[i])`, the fill's value used: through fill_part, which returns it (a
+        statement is left to leave_Expr, which may assign instead)."""
+        if id(original) in self.statement_calls:
+            return updated
+        name = _qualified(updated.func, self.imports) or ""
+        tensor = _tensor_arg(updated) if name.startswith(INIT) and name.endswith("_") else None
+        if tensor is None or not isinstance(tensor.value, cst.Subscript):
+            return updated
+        made = _fill_part(tensor.value, updated.func, [a for a in updated.args if a is not tensor])
+        if made is None:
+            return updated
+        self.fill_parts += 1
+        return made.value
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr):
         call = updated.value
@@ -222,7 +247,8 @@ class _InitSubscripts(cst.CSTTransformer):
 
     def _own_fill(self, call: cst.Call) -> Optional[cst.Expr]:
         """`init.zeros_(m.weight[pad])` with a function that is not torch's (an own init wrapper)."""
-        if not _in_place_name(call.func) or (_qualified(call.func, self.imports) or "").startswith("torch."):
+        if not _in_place_function(call.func, self.imports) or \
+                (_qualified(call.func, self.imports) or "").startswith("torch."):
             return None
         if not call.args or call.args[0].keyword is not None or call.args[0].star:
             return None
