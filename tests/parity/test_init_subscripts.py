@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from msmigrate.registry import TODO
-from tests.parity.harness import load_converted, load_torch
+from tests.parity.harness import check_function, load_converted, load_torch
 
 OLD = 7.0   # every parameter starts as this constant, so untouched entries are known exactly
 
@@ -118,6 +118,15 @@ def copies(dst, src):
     return dst, src
 
 
+def plain_init(t):   # no `_` mark: its caller's row is a view the fill does not reach in MindSpore
+    nn.init.zeros_(t)
+
+
+def through_plain_init(w):
+    plain_init(w[1])
+    return w
+
+
 def untyped_tensors():
     w, ps, row = untyped(torch.full((6, 3), 7.0), [torch.full((2,), 7.0), torch.full((3, 2), 7.0)], 0)
     return w, ps[0], ps[1], row
@@ -216,3 +225,19 @@ def test_own_init_wrapper_on_a_row_writes_through():
     rest = np.ones(len(want), bool)
     rest[4] = False
     np.testing.assert_array_equal(got[rest], want[rest])
+
+
+def test_fill_of_a_view_out_of_sight_is_loud():
+    """`plain_init(w[1])` filling its argument with nn.init.zeros_: nothing marks the call as a fill,
+    so the view reaches the helper, whose copy would not reach `w`; it stops instead of keeping the row.
+    A tensor of its own is still filled in place, also in a compiled function (ms.jit)."""
+    import mindspore as ms
+
+    mod, code, sites = load_converted(SRC)
+    with pytest.raises(mod._ms_compat.MigrationError, match="does not reach"):
+        mod.through_plain_init(ms.Tensor(np.full((4, 3), OLD, np.float32)))
+    own = ms.Tensor(np.full((2, 3), OLD, np.float32))
+    mod.plain_init(own)
+    assert (own.asnumpy() == 0).all()
+    check_function("import torch\ndef fn(x):\n    y = x * 1\n    y.fill_(2.0)\n    return y + x\n",
+                   [np.ones((2, 3), np.float32)])
