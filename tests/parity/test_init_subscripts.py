@@ -81,6 +81,9 @@ def init_weights(module):   # an argument: its type is not known where its rows 
     if isinstance(module, nn.Embedding):
         own_zeros_(module.weight[module.padding_idx])
         own_normal_(module.weight[4], std=0.02)
+        nn.init.ones_(module.weight[0])
+        w = module.weight
+        w.data[1].fill_(-2.0)
 
 
 def applied():
@@ -221,6 +224,7 @@ def test_own_init_wrapper_on_a_row_writes_through():
     want = torch_ns["applied"]().detach().numpy()
     got = mod.applied().asnumpy()
     assert (got[3] == 0).all() and (want[3] == 0).all()
+    assert (got[0] == 1).all() and (got[1] == -2).all() and (got[2] == OLD).all()
     assert (np.abs(got[4]) < 0.2).all() and np.unique(got[4]).size > 1, got[4]
     rest = np.ones(len(want), bool)
     rest[4] = False
