@@ -3,7 +3,7 @@ converted (WORK/ms/transformers), built from small configs and run without torch
 transformers under torch with the same weights (msmigrate.weights).
 
     python bench/library_imports.py --packages transformers
-    python bench/hf_source_models.py [--work DIR] [--models bert,gpt2,llama,roberta,qwen2]
+    python bench/hf_source_models.py [--work DIR] [--models bert,gpt2,llama,roberta,qwen2,mistral,qwen2_moe]
 """
 from __future__ import annotations
 
@@ -25,12 +25,20 @@ MODELS = {
     "llama": ("LlamaConfig", "LlamaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
                                                 num_attention_heads=2, num_key_value_heads=2,
                                                 intermediate_size=37, max_position_embeddings=64)),
-    # not converted by library_imports.py by default: --models bert,gpt2,llama,roberta,qwen2 there
+    # not converted by library_imports.py by default: --models bert,gpt2,llama,roberta,... there
     "roberta": ("RobertaConfig", "RobertaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
                                                       num_attention_heads=2, intermediate_size=37)),
     "qwen2": ("Qwen2Config", "Qwen2Model", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
                                                 num_attention_heads=2, num_key_value_heads=1,
                                                 intermediate_size=37, max_position_embeddings=64)),
+    "mistral": ("MistralConfig", "MistralModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                      num_attention_heads=2, num_key_value_heads=1,
+                                                      intermediate_size=37, max_position_embeddings=64)),
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                          num_attention_heads=2, num_key_value_heads=1,
+                                                          intermediate_size=37, moe_intermediate_size=16,
+                                                          shared_expert_intermediate_size=24, num_experts=4,
+                                                          num_experts_per_tok=2, max_position_embeddings=64)),
 }
 
 REFERENCE = r"""
