@@ -3,7 +3,7 @@ converted (WORK/ms/transformers), built from small configs and run without torch
 transformers under torch with the same weights (msmigrate.weights).
 
     python bench/library_imports.py --packages transformers
-    python bench/hf_source_models.py [--work DIR]
+    python bench/hf_source_models.py [--work DIR] [--models bert,gpt2,llama,roberta,qwen2,mistral,qwen2_moe]
 """
 from __future__ import annotations
 
@@ -25,6 +25,20 @@ MODELS = {
     "llama": ("LlamaConfig", "LlamaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
                                                 num_attention_heads=2, num_key_value_heads=2,
                                                 intermediate_size=37, max_position_embeddings=64)),
+    # not converted by library_imports.py by default: --models bert,gpt2,llama,roberta,... there
+    "roberta": ("RobertaConfig", "RobertaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                      num_attention_heads=2, intermediate_size=37)),
+    "qwen2": ("Qwen2Config", "Qwen2Model", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                num_attention_heads=2, num_key_value_heads=1,
+                                                intermediate_size=37, max_position_embeddings=64)),
+    "mistral": ("MistralConfig", "MistralModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                      num_attention_heads=2, num_key_value_heads=1,
+                                                      intermediate_size=37, max_position_embeddings=64)),
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                          num_attention_heads=2, num_key_value_heads=1,
+                                                          intermediate_size=37, moe_intermediate_size=16,
+                                                          shared_expert_intermediate_size=24, num_experts=4,
+                                                          num_experts_per_tok=2, max_position_embeddings=64)),
 }
 
 REFERENCE = r"""
@@ -92,17 +106,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, default=ROOT / "bench" / "_work" / "library_imports")
     ap.add_argument("--tolerance", type=float, default=1e-4, help="max |diff| relative to the output's scale")
+    ap.add_argument("--models", default="bert,gpt2,llama", help=f"of {', '.join(MODELS)}")
     a = ap.parse_args(argv)
+    models = {n: MODELS[n] for n in a.models.split(",")}
     work = a.work.resolve()
     if not (work / "ms" / "transformers" / "__init__.py").exists():
         print(f"no converted transformers under {work / 'ms'}: run bench/library_imports.py --packages transformers")
         return 2
     models_dir = work / "hf_models"
     models_dir.mkdir(parents=True, exist_ok=True)
-    ref = result(subprocess.run([sys.executable, "-c", REFERENCE, str(ROOT), str(models_dir), json.dumps(MODELS)],
+    ref = result(subprocess.run([sys.executable, "-c", REFERENCE, str(ROOT), str(models_dir), json.dumps(models)],
                                 capture_output=True, text=True, env=env()))
-    names = {n: v for n, v in MODELS.items() if ref.get(n) is None}
-    for n in MODELS:
+    names = {n: v for n, v in models.items() if ref.get(n) is None}
+    for n in models:
         if ref.get(n):
             print(f"{n}: reference failed under torch: {ref[n]}")
     got = result(subprocess.run([sys.executable, "-c", CONVERTED, str(ROOT), str(work / "ms"), str(models_dir),

@@ -134,9 +134,10 @@ def prepare_whole(work: Path, package: str):
     return src, modules_of(src, package)
 
 
-def prepare_transformers(work: Path):
+def prepare_transformers(work: Path, models=MODELS):
     orig = installed("transformers")
-    p = subprocess.run([PY, "-c", CLOSURE % (str(ROOT), MODELS)], capture_output=True, text=True, env=env(), timeout=900)
+    p = subprocess.run([PY, "-c", CLOSURE % (str(ROOT), tuple(models))], capture_output=True, text=True, env=env(),
+                       timeout=900)
     mods = result_line(p.stdout)
     if mods is None:
         raise RuntimeError(f"could not import transformers' models: {p.stderr[-1500:]}")
@@ -185,6 +186,7 @@ def main(argv=None):
     ap.add_argument("--packages", default="torchvision,transformers,timm")
     ap.add_argument("--work", type=Path, default=ROOT / "bench" / "_work" / "library_imports")
     ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--models", default=",".join(MODELS), help="transformers models whose modules are converted")
     a = ap.parse_args(argv)
     a.work = a.work.resolve()
     a.work.mkdir(parents=True, exist_ok=True)
@@ -194,7 +196,7 @@ def main(argv=None):
             print(f"{package}: not installed")
             continue
         try:
-            src, mods = prepare_transformers(a.work) if package == "transformers" else prepare_whole(a.work, package)
+            src, mods = prepare_transformers(a.work, a.models.split(",")) if package == "transformers" else prepare_whole(a.work, package)
         except RuntimeError as e:
             print(f"{package}: {e}")
             summary[package] = {"error": str(e)[-1500:]}

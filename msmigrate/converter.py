@@ -94,9 +94,10 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_call_backward(source):   # torch.autograd.backward(loss) as loss.backward() (autograd_backward.py)
         info = index.modules.get(module_name)
         module = rewrite_autograd_backward(module, info.imports if info else {})
+    fills_parts = False
     if might_init_subscript(source):   # nn.init.zeros_(w[i]) as w[i] = 0 (init_subscripts.py)
         info = index.modules.get(module_name)
-        module = rewrite_init_subscripts(module, info.imports if info else {})
+        module, fills_parts = rewrite_init_subscripts(module, info.imports if info else {})
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)
@@ -104,7 +105,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
                                                      statement_lines(module, tree), COMPAT)
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
     tr.stmt_lines = statement_lines(module, tree)
-    tr.uses_compat = bool(probe_sites)
+    tr.uses_compat = bool(probe_sites) or fills_parts   # _ms_compat.fill_part written by the pre-pass
     new = module.visit(tr)
     return new.code, np_sites + probe_sites + tr.sites, tr.uses_compat
 

@@ -286,14 +286,39 @@ def _assign(param, value):
         param.set_data(value)
         return param
     param.copy_(value)
-    try:   # a view, p[i]: copy_ reaches nothing (small) or fails when next synchronised (large)
+    _refuse_unreached(param, value)
+    return value   # the filled value, for `p[i] = fill(...)`
+
+
+def _refuse_unreached(param, value, views_only=False):
+    """MigrationError where an in-place fill of a view, p[i], did not reach p: copy_ reaches nothing
+    (small) or fails when next synchronised (large). views_only: a tensor with storage of its own is
+    not read back (the fill's hot path)."""
+    if views_only and param.storage_offset() == 0 and param.untyped_storage().nbytes() == param.nbytes:
+        return
+    try:
         reached = np.array_equal(param.asnumpy(), value.asnumpy(), equal_nan=True)
     except RuntimeError:
         reached = False
     if not reached:
         raise MigrationError("filling part of a tensor in place (init.normal_(p[i])) does not reach p in "
                              "MindSpore: assign instead, p[i] = value")
-    return value   # the filled value, for `p[i] = fill(...)`
+
+
+def fill_part(base, index, fill, *args, **kwargs):
+    """torch's `fill(base[index], ...)`, `fill` filling its argument in place (init.zeros_, an own init
+    wrapper), where `base[index]` may be part of a tensor: MindSpore's part is a view the fill does not
+    reach, so it is filled as a tensor of its own and assigned back. An element of a list or dict of
+    tensors is filled itself."""
+    if not isinstance(base, ms.Tensor):
+        return fill(base[index], *args, **kwargs)
+    part = base[index].copy()
+    result = fill(part, *args, **kwargs)
+    # the fill's result where it is a tensor like the part (a fill whose in-place form returns its value)
+    filled = result if isinstance(result, ms.Tensor) and result.shape == part.shape \
+        and result.dtype == part.dtype else part
+    base[index] = filled
+    return result
 
 
 def _set(param, init_obj):
@@ -371,6 +396,8 @@ def constant_(param, val):
     if not isinstance(param, ms.Parameter):   # a plain tensor (x.fill_(v)), also inside a compiled step,
         value = ops.full_like(param, val)     # where initializer objects cannot be built; the filled value
         param.copy_(value)                    # is returned (a graph does not hand back the copied-into input)
+        if not _compiling(_draw_probe):       # run op by op: a view the copy did not reach stops here
+            _refuse_unreached(param, value, views_only=True)
         return value
     return _set(param, init.Constant(val))
 

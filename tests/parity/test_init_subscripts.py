@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from msmigrate.registry import TODO
-from tests.parity.harness import load_converted, load_torch
+from tests.parity.harness import check_function, load_converted, load_torch
 
 OLD = 7.0   # every parameter starts as this constant, so untouched entries are known exactly
 
@@ -63,8 +63,76 @@ def part():
 
 
 def unknown(w):
-    nn.init.normal_(w[0])   # w may be a list of Parameters: the call form stays, and a tensor's view is refused
+    nn.init.normal_(w[0])   # w may be a list of Parameters or a tensor: decided when it runs
     return w
+
+
+def own_zeros_(tensor):   # an init wrapper of the project's own, as transformers.initialization has
+    if not getattr(tensor, "_is_initialized", False):
+        return init.zeros_(tensor)
+    return tensor
+
+
+def own_normal_(tensor, mean=0.0, std=1.0):
+    return init.normal_(tensor, mean=mean, std=std)
+
+
+def init_weights(module):   # an argument: its type is not known where its rows are filled
+    if isinstance(module, nn.Embedding):
+        own_zeros_(module.weight[module.padding_idx])
+        own_normal_(module.weight[4], std=0.02)
+        nn.init.ones_(module.weight[0])
+        w = module.weight
+        w.data[1].fill_(-2.0)
+
+
+def applied():
+    emb = nn.Embedding(3000, 16, padding_idx=3)   # large: an in-place copy into a view fails (InplaceCopy)
+    nn.init.constant_(emb.weight, 7.0)
+    emb.apply(init_weights)
+    return emb.weight
+
+
+def untyped(w, ps, i):
+    nn.init.zeros_(w[i])
+    init.constant_(w[i + 1], -3.0)
+    init.ones_(ps[i])
+    with torch.no_grad():
+        w[3].fill_(2.5)
+        ps[1][0].zero_()
+    w.data[5].fill_(-1.0)
+    own_zeros_(w[0, 1])
+    own_zeros_(w[1:3, 2])
+    row = nn.init.constant_(w[2], 0.25)   # the fill's value used
+    return w, ps, row
+
+
+def untyped_parameters():
+    lin = nn.Linear(3, 6)
+    ps = nn.ParameterList([nn.Parameter(torch.full((2,), 7.0)), nn.Parameter(torch.full((3, 2), 7.0))])
+    nn.init.constant_(lin.weight, 7.0)
+    w, ps, row = untyped(lin.weight, ps, 0)
+    return w, ps[0], ps[1], row
+
+
+def copies(dst, src):
+    with torch.no_grad():
+        dst.copy_(src[1])   # an object's in-place method: dst is filled, not src's row
+    return dst, src
+
+
+def plain_init(t):   # no `_` mark: its caller's row is a view the fill does not reach in MindSpore
+    nn.init.zeros_(t)
+
+
+def through_plain_init(w):
+    plain_init(w[1])
+    return w
+
+
+def untyped_tensors():
+    w, ps, row = untyped(torch.full((6, 3), 7.0), [torch.full((2,), 7.0), torch.full((3, 2), 7.0)], 0)
+    return w, ps[0], ps[1], row
 
 
 def make():
@@ -111,14 +179,69 @@ def test_init_subscripts_write_through():
     np.testing.assert_array_equal(mod.part().asnumpy(), load_torch(SRC)["part"]().numpy())
 
 
-def test_unknown_subscript_is_loud():
-    """`init.normal_(w[0])` with `w` unknown keeps the call form (right for a list of Parameters); on a
-    tensor the view's fill would reach nothing, so it stops instead of silently keeping the row."""
+def test_unknown_subscript_writes_through():
+    """`init.normal_(w[0])` with `w` unknown: filled through _ms_compat.fill_part, right for a list of
+    Parameters (the element is filled) and for a tensor (its row is filled and assigned back)."""
     import mindspore as ms
 
     mod, code, sites = load_converted(SRC)
-    assert "_ms_compat.normal_(w[0])" in code, code
+    assert "_ms_compat.fill_part(w, 0, _ms_compat.normal_)" in code, code
     params = [ms.Parameter(ms.Tensor(np.full((2, 3), OLD, np.float32)), name=f"p{i}") for i in range(2)]
-    assert (mod.unknown(params)[0].asnumpy() != OLD).all()
+    got = mod.unknown(params)
+    assert (got[0].asnumpy() != OLD).all() and (got[1].asnumpy() == OLD).all()
+    got = mod.unknown(ms.Tensor(np.full((4, 3), OLD, np.float32))).asnumpy()
+    assert (got[0] != OLD).all() and np.unique(got[0]).size == 3 and (got[1:] == OLD).all(), got
+
+
+def test_fills_of_untyped_subscripts_match_torch():
+    """Fills of a subscript of an argument (nn.init, Tensor methods under no_grad and on .data, an own
+    init wrapper): on a Parameter with a ParameterList, and on a plain tensor with a list of tensors,
+    every value equals torch's."""
+    import mindspore as ms
+    import torch
+
+    torch_ns = load_torch(SRC)
+    mod, code, sites = load_converted(SRC)
+    assert not [s for s in sites if s.status == TODO], code
+    for name in ("untyped_parameters", "untyped_tensors"):
+        want = [t.detach().numpy() for t in torch_ns[name]()]
+        got = [t.asnumpy() for t in getattr(mod, name)()]
+        for w, g in zip(want, got):
+            np.testing.assert_array_equal(g, w, err_msg=name)
+    a, b = np.zeros(3, np.float32), np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = [t.numpy() for t in torch_ns["copies"](torch.tensor(a), torch.tensor(b))]
+    got = [t.asnumpy() for t in mod.copies(ms.Tensor(a), ms.Tensor(b))]
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_own_init_wrapper_on_a_row_writes_through():
+    """transformers' `_init_weights(module)`: `init.zeros_(module.weight[module.padding_idx])` through the
+    library's own init wrapper, on a table large enough that an in-place copy into a view fails."""
+    torch_ns = load_torch(SRC)
+    mod, code, sites = load_converted(SRC)
+    assert "_ms_compat.fill_part(module.embedding_table, module.padding_idx, own_zeros_)" in code, code
+    want = torch_ns["applied"]().detach().numpy()
+    got = mod.applied().asnumpy()
+    assert (got[3] == 0).all() and (want[3] == 0).all()
+    assert (got[0] == 1).all() and (got[1] == -2).all() and (got[2] == OLD).all()
+    assert (np.abs(got[4]) < 0.2).all() and np.unique(got[4]).size > 1, got[4]
+    rest = np.ones(len(want), bool)
+    rest[4] = False
+    np.testing.assert_array_equal(got[rest], want[rest])
+
+
+def test_fill_of_a_view_out_of_sight_is_loud():
+    """`plain_init(w[1])` filling its argument with nn.init.zeros_: nothing marks the call as a fill,
+    so the view reaches the helper, whose copy would not reach `w`; it stops instead of keeping the row.
+    A tensor of its own is still filled in place, also in a compiled function (ms.jit)."""
+    import mindspore as ms
+
+    mod, code, sites = load_converted(SRC)
     with pytest.raises(mod._ms_compat.MigrationError, match="does not reach"):
-        mod.unknown(ms.Tensor(np.full((4, 3), OLD, np.float32)))
+        mod.through_plain_init(ms.Tensor(np.full((4, 3), OLD, np.float32)))
+    own = ms.Tensor(np.full((2, 3), OLD, np.float32))
+    mod.plain_init(own)
+    assert (own.asnumpy() == 0).all()
+    check_function("import torch\ndef fn(x):\n    y = x * 1\n    y.fill_(2.0)\n    return y + x\n",
+                   [np.ones((2, 3), np.float32)])
