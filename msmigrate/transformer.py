@@ -169,6 +169,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
+        self._graph_pops_refused: Dict[int, bool] = {}   # pops GRAPH mode gets wrong: refused there
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -796,9 +797,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
             params = {p.name.value for p in _all_params(node.params)}
             self._graph_pops |= GP.list_pops(node, self._scopes[-1]["bound"] - params)
+            if node.name.value != "__init__":
+                self._graph_pops_refused.update(GP.refused_pops(node, self._graph_pops, params))
         elif (node.name.value in self._graph_functions and not self._funcs and not self._classes
               or set(TL.reads(node.body)) & self._torch_heads):   # a helper of construct or of a train step
             self._graph_pops |= GP.list_pops(node, GP.fresh_lists(node))
+            self._graph_pops_refused.update(GP.refused_pops(
+                node, self._graph_pops, {p.name.value for p in _all_params(node.params)}))
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1467,6 +1472,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                        set(scope["reads"]) | scope["bound"] | scope["shadows"])
             self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
             result = cst.Name(tmp)
+        elif id(original) in self._graph_pops_refused and result is updated:
+            result = GP.refuse_in_graph(self, original, result, self._graph_pops_refused[id(original)])
         if id(original) in self._inplace_values and id(result) in self._rebinds:
             # its rebinding goes before the statement (leave_SimpleStatementLine); the call reads x
             self._rebinds.pop(id(result))

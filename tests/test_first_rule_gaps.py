@@ -233,3 +233,81 @@ def test_augmented_assignment_reaches_the_aliasing_name_as_in_torch():
         got = run(ms.Tensor(a), ms.Tensor(b), 3)
         assert_close(got[:3], expected[:3])
         assert tuple(got[3:]) == (3, 4)               # a number: `first` keeps the old value, as in Python
+
+
+# ------------------------------------------------------------------ 1b. pops GRAPH mode gets wrong
+POP_OF_ARGUMENT = """
+import torch
+import torch.nn as nn
+
+
+def merge(x, hs):
+    last = hs.pop()  # SITE
+    return x * last * 3
+
+
+def flat_shape(x, keep_last):
+    dims = list(x.shape)
+    if not keep_last:
+        dims.pop()
+    return x.reshape(dims + [1] * (2 - len(dims)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        a = self.fc(x)
+        hs = [a * 5, a, a * 2]
+        b = merge(a, hs)
+        return flat_shape(b, True) * len(hs) + hs[-1]
+
+
+class Cond(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        a = self.fc(x)
+        hs = [a * 5, a * 2]
+        y = hs.pop() * hs[0]  # LOCAL
+        return y * hs[-1]
+"""
+
+
+def test_list_pop_of_an_argument_is_right_op_by_op_and_refused_when_compiled():
+    """GRAPH mode compiles both pops wrong (the caller's list keeps its length; a popped tensor of a
+    list read again in the statement loses its gradient): PyNative matches torch, compiling stops naming the line."""
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    lines = {tag: next(i for i, t in enumerate(POP_OF_ARGUMENT.splitlines(), 1) if f"# {tag}" in t)
+             for tag in ("SITE", "LOCAL")}
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    ns = load_torch(POP_OF_ARGUMENT)
+    mod, code, _ = load_converted(POP_OF_ARGUMENT)
+    assert "graph_pop(dims" not in code, code     # a local list's pop as a statement is rewritten as slicing
+    error = sys.modules["_ms_compat"].MigrationError
+    for make, tag in (("Net", "SITE"), ("Cond", "LOCAL")):
+        torch.manual_seed(0)
+        tnet = ns[make]()
+        t_x = torch.from_numpy(x)
+        tnet(t_x).sum().backward()
+        t_grad = tnet.fc.weight.grad.numpy()
+        mnet = getattr(mod, make)()
+        load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+
+        def loss_of(xs):
+            return mnet(xs).sum()
+        step = ms.value_and_grad(loss_of, None, mnet.trainable_params())
+        loss, grads = step(ms.Tensor(x))                       # PyNative: the pop as in torch
+        np.testing.assert_allclose(float(loss), float(tnet(t_x).sum()), rtol=1e-5)
+        np.testing.assert_allclose(grads[0].asnumpy(), t_grad, rtol=1e-4, atol=1e-5)
+        with pytest.raises(error, match=rf"list\.pop\(\) at \S+:{lines[tag]}\b"):
+            ms.jit(step)(ms.Tensor(x))
