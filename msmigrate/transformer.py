@@ -42,6 +42,7 @@ from . import graph_pops as GP
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
+from . import device_reads as DR
 from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -783,6 +784,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
+        self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (device_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -1054,6 +1056,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
 
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: device_reads.py
+        if device is not None:
+            return device
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too

@@ -311,3 +311,44 @@ def test_list_pop_of_an_argument_is_right_op_by_op_and_refused_when_compiled():
         np.testing.assert_allclose(grads[0].asnumpy(), t_grad, rtol=1e-4, atol=1e-5)
         with pytest.raises(error, match=rf"list\.pop\(\) at \S+:{lines[tag]}\b"):
             ms.jit(step)(ms.Tensor(x))
+
+
+# ------------------------------------------------------------------ 6. where a tensor lives
+DEVICE_READS = """
+import torch
+
+
+class Holder:
+    device = "cuda:1"
+    is_cuda = "own"
+
+
+def probe(x, holder):
+    dev = x.device
+    return (x.device.type, x.device.index, str(x.device), repr(x.device), x.device == torch.device("cpu"),
+            x.is_cuda, x.is_cpu, dev.type == "cuda", "cuda" in str(dev), f"{x.device}", holder.device,
+            holder.is_cuda, torch.zeros(2, device=x.device).to(x.device) + x.to(dev))
+
+
+def scale(x):
+    if x.device.type == "cuda":
+        return x * 3
+    return x * 2
+"""
+
+
+def test_device_reads_answer_as_torch():
+    """MindSpore's Tensor.device is 'CPU', with no .type/.index and no is_cuda: each read answers as torch
+    does on a CPU run; an object's own `.device` is left alone."""
+    import mindspore as ms
+    import torch
+
+    x = np.arange(2, dtype=np.float32)
+    ns = load_torch(DEVICE_READS)
+    mod, code, _ = load_converted(DEVICE_READS)
+    expected = ns["probe"](torch.from_numpy(x), ns["Holder"]())
+    got = mod.probe(ms.Tensor(x), mod.Holder())
+    assert got[:-1] == expected[:-1], code
+    assert_close(got[-1], expected[-1])
+    for run in (mod.scale, ms.jit(mod.scale)):
+        assert_close(run(ms.Tensor(x)), ns["scale"](torch.from_numpy(x)))

@@ -1,0 +1,74 @@
+"""Reading where a tensor lives: `x.device` (then `.type`, `.index`, `str(...)`, `==`), `x.is_cuda`,
+`x.is_cpu`. MindSpore's Tensor.device is the string 'CPU' / 'GPU:0': `x.device.type` raises, `str(x.device)`
+is 'CPU' where torch prints 'cpu', and there is no is_cuda. Such a read on a value that may be a tensor (not
+a module, not `self`) becomes `_ms_compat.device_of(x)` / `_ms_compat.is_on_device(x, 'cuda', 'is_cuda')`
+(templates/compat_parts/device_reads.py): torch's answer on a tensor, the object's own attribute on
+anything else. Where the read is an argument that a mapping drops (`device=x.device`, `.to(x.device)`), the
+call's own rule decides from the original code, as before."""
+from __future__ import annotations
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from . import records as R
+
+_NAMES = {"device": None, "is_cuda": "cuda", "is_cpu": "cpu"}
+NOTE = ("MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
+        ".type and .index; is_cuda / is_cpu from it")
+
+
+class _Stores(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.ids: Set[int] = set()
+
+    def _target(self, node) -> None:
+        if isinstance(node, cst.Attribute) and node.attr.value in _NAMES:
+            self.ids.add(id(node))
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._target(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._target(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target)
+
+
+def store_targets(module: cst.Module) -> Set[int]:
+    """ids of the `X.device` / `X.is_cuda` nodes that are written, not read."""
+    v = _Stores()
+    module.visit(v)
+    return v.ids
+
+
+def device_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.BaseExpression]:
+    name = original.attr.value
+    if name not in _NAMES or id(original) in tr._device_stores:
+        return None
+    if any(q == "mindspore" or q.startswith("mindspore.") for q in tr._imports.values()):
+        return None                                     # converted code, converted again
+    recv = original.value
+    if isinstance(recv, cst.Name) and recv.value == "self":
+        return None                                     # a module's own attribute (`self.device = device`)
+    if tr._torch_qname(original) is not None or tr._receiver_kind(recv) in ("module", "other"):
+        return None
+    if name == "device":
+        tr._record(original, "Tensor.device", "_ms_compat.device_of", R.CONVERTED, NOTE)
+        return cst.Call(func=tr._render_template("_ms_compat.device_of"), args=[cst.Arg(updated.value)])
+    tr._record(original, "Tensor." + name, "_ms_compat.is_on_device", R.CONVERTED, NOTE)
+    return cst.Call(func=tr._render_template("_ms_compat.is_on_device"),
+                    args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(_NAMES[name]))),
+                          cst.Arg(cst.SimpleString(repr(name)))])
