@@ -42,7 +42,7 @@ from . import graph_pops as GP
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
-from . import device_reads as DR
+from . import tensor_reads as DR
 from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -784,7 +784,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
-        self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (device_reads.py)
+        self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -1056,7 +1056,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
 
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: device_reads.py
+        device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
         if device is not None:
             return device
         if id(original) in self._skip:
@@ -1514,6 +1514,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return safe
+        if DR.is_builtin_abs_of_tensor(self, original):   # `abs(z)`: real for a complex tensor, tensor_reads.py
+            return DR.builtin_abs(self, original, updated)
         if isinstance(func, cst.Name) and func.value in ("all", "any") and self._in_forward() \
                 and func.value not in self._imports and not self._shadowed(func.value):
             safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py

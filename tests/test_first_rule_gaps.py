@@ -352,3 +352,27 @@ def test_device_reads_answer_as_torch():
     assert_close(got[-1], expected[-1])
     for run in (mod.scale, ms.jit(mod.scale)):
         assert_close(run(ms.Tensor(x)), ns["scale"](torch.from_numpy(x)))
+
+
+# ------------------------------------------------------------------ 7. complex magnitude and parts
+COMPLEX_PARTS = """
+import torch
+
+
+def fn(re, im):
+    z = torch.complex(re, im)
+    spec = torch.view_as_real(z)
+    return (abs(z), torch.abs(z) * 2, z.abs() + re.abs(), torch.absolute(z), z.real * 3, z.imag, torch.angle(z),
+            spec, z.abs().pow(2).sum())
+"""
+
+
+def test_complex_magnitude_and_parts_are_real_as_in_torch():
+    """MindSpore's ops.abs keeps a complex tensor complex and its Tensor.real/.imag are methods: |z|, z.real
+    and z.imag are real tensors, values and gradients as torch (PyNative and GRAPH)."""
+    from .parity.harness import check_function
+
+    re = np.array([3.0, -1.0, 0.5], np.float32)
+    im = np.array([4.0, 2.0, -0.25], np.float32)
+    code, _ = check_function(COMPLEX_PARTS, [re, im], grad=True)
+    assert "_ms_compat.magnitude(z)" in code and "_ms_compat.real_part(z)" in code, code

@@ -40,7 +40,7 @@ mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args
              "device == 'cpu' is True, and a MindSpore tensor's .device ('CPU', 'GPU:0') equals torch.device('cpu') / "
              "torch.device('cuda:0'); inside construct under GRAPH mode it is a plain string (no .type/.index)",
         test=f"{T}::test_device_values")
-# `x.device.type`, `str(x.device)`, `x.is_cuda`: MindSpore's Tensor.device is 'CPU' (msmigrate/device_reads.py)
+# `x.device.type`, `str(x.device)`, `x.is_cuda`: MindSpore's Tensor.device is 'CPU' (msmigrate/tensor_reads.py)
 for _name, _target in (("device", "expr:_ms_compat.device_of({self})"),
                        ("is_cuda", "expr:_ms_compat.is_on_device({self}, 'cuda', 'is_cuda')"),
                        ("is_cpu", "expr:_ms_compat.is_on_device({self}, 'cpu', 'is_cpu')")):
