@@ -1,19 +1,10 @@
 """`list.pop()` where a compiled graph computes something else (msmigrate/graph_pops.py): on a list the
 function got as an argument (GRAPH mode does not shorten the caller's list) or a tensor popped from a
 local list the converter could not rewrite as indexing (GRAPH mode loses its gradient). PyNative pops
-as written; compiling a graph that reaches such a pop raises MigrationError naming the original line."""
+as written; compiling a graph that reaches such a pop raises MigrationError naming the original line.
+(_compiling: host_draws.py)"""
 from mindspore import Tensor as _PopTensor
 from mindspore.ops.primitive import constexpr as _pop_constexpr
-
-
-def _pop_probe():
-    return 0
-
-
-@_pop_constexpr(check=False)
-def _pop_compiling(func):
-    """True inside a graph being compiled (a function argument reaches a constexpr there as None)."""
-    return func is None
 
 
 @_pop_constexpr(check=False)
@@ -28,7 +19,7 @@ def _refuse_pop(any_item, where):
 
 def graph_pop(item, any_item, where):
     """The popped item, in PyNative; compiling a graph that reaches the pop raises MigrationError."""
-    if _pop_compiling(_pop_probe):
+    if _compiling(_draw_probe):
         # nested in an expression, GRAPH mode's pop gives (shorter list, item): refused as well
         if any_item or isinstance(item, (_PopTensor, tuple, list)):
             _refuse_pop(any_item, where)
