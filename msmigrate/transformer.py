@@ -43,6 +43,7 @@ from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
 from . import tensor_reads as DR
+from . import inplace_arguments as IA
 from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -792,6 +793,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
+        self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
         self._inplace_values |= values
@@ -1747,6 +1749,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1] if self._funcs and self._scopes else None
         if scope is not None and original.func.value.value not in scope["shadows"] | scope["bound"]:
             return None   # a name of an enclosing scope: `x = ...` would make it local (UnboundLocalError)
+        if scope is not None and original.func.value.value in scope.get("mutated_only", ()) \
+                and name not in ("requires_grad_", "detach_"):   # only the caller sees it: inplace_arguments.py
+            return self._todo(original, "Tensor." + name, IA.WHY, updated)
         if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
             # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step
             # (train_loop.py) sees which value of `label` each loss reads

@@ -376,3 +376,50 @@ def test_complex_magnitude_and_parts_are_real_as_in_torch():
     im = np.array([4.0, 2.0, -0.25], np.float32)
     code, _ = check_function(COMPLEX_PARTS, [re, im], grad=True)
     assert "_ms_compat.magnitude(z)" in code and "_ms_compat.real_part(z)" in code, code
+
+
+# ------------------------------------------------------------------ 8. in place on an argument, for the caller
+INPLACE_FOR_THE_CALLER = """
+import torch
+
+
+def mask_out(x, mask):
+    x.masked_fill_(mask, -1.0)  # SITE
+
+
+def squash(x):
+    x.clamp_(min=0.0, max=2.0)
+    return x * 3
+
+
+def fn(w):
+    h = w * 2
+    return squash(h)
+
+
+def caller(w):
+    h = w * 2
+    mask_out(h, h > 3)
+    return h
+"""
+
+
+def test_inplace_op_only_for_the_caller_stops_naming_its_line():
+    """A rebinding of a parameter the function uses for nothing else would leave the caller's tensor as it
+    was (torch changes it): the statement raises naming its line. A parameter also read keeps the rebinding,
+    right for the function's own result."""
+    import sys
+
+    import mindspore as ms
+    import torch
+
+    from .parity.harness import check_function
+
+    line = next(i for i, t in enumerate(INPLACE_FOR_THE_CALLER.splitlines(), 1) if "# SITE" in t)
+    w = np.array([0.5, 1.0, 2.0, -1.0], np.float32)
+    code, _ = check_function(INPLACE_FOR_THE_CALLER, [w], grad=True, graph=False)
+    assert "x = ops.clamp(x, min=0.0, max=2.0)" in code, code
+    mod, _, _ = load_converted(INPLACE_FOR_THE_CALLER)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"masked_fill_ at \S+:{line}\b"):
+        mod.caller(ms.Tensor(w))
+    assert load_torch(INPLACE_FOR_THE_CALLER)["caller"](torch.from_numpy(w))[2] == -1.0   # torch: the caller's h
