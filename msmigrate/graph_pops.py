@@ -165,3 +165,68 @@ def graph_functions(module: cst.Module, torch_heads: Set[str], cell_classes: Set
         found.add(name)
         todo.extend(n for n in read_by[name] if n in functions)
     return found
+
+
+# ---------------------------------------------------------------- pops the rewrite cannot carry
+# Two more pops compile in GRAPH mode and compute something else there (measured on 2.10):
+# - `hs.pop()` on a list the function got as an argument: the caller's list keeps its length (the
+#   pop is not seen outside the compiled function; PyNative and torch shorten it);
+# - a pop of a local list that the rewrite above leaves (under an `if`, read twice in a statement):
+#   the gradient reaching a popped tensor is lost (0 where torch gives 4).
+# Such a call becomes `_ms_compat.graph_pop(<the pop>, any_item, "file:line")`: the popped item in
+# PyNative; compiling a graph that reaches it raises MigrationError naming the line (for a local list
+# only when the item is a tensor: a list of ints, a shape, pops right).
+
+
+def _int_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer)
+
+
+class _AllPops(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls = []
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+                and node.func.attr.value == "pop"
+                and (not node.args or len(node.args) == 1 and not node.args[0].keyword
+                     and not node.args[0].star and _int_literal(node.args[0].value))):
+            self.calls.append(node)
+
+
+def refused_pops(function: cst.FunctionDef, rewritten: Set[int], params: Set[str]) -> dict:
+    """{id of a `name.pop()` call: any_item} for the pops of this function (not its nested ones) that
+    the rewrite above does not carry: on a parameter (any item refused when compiled) or on a list the
+    function builds (a tensor item refused). `name.pop(key)` (a dict) and other receivers are left."""
+    v = _AllPops()
+    function.body.visit(v)
+    local = fresh_lists(function)
+    out = {}
+    for call in v.calls:
+        name = call.func.value.value
+        if id(call) in rewritten:
+            continue
+        if name in params:
+            out[id(call)] = True
+        elif name in local:
+            out[id(call)] = False
+    return out
+
+
+def refuse_in_graph(tr, original: cst.Call, result: cst.BaseExpression, any_item: bool) -> cst.BaseExpression:
+    """`_ms_compat.graph_pop(result, any_item, where)` (templates/compat_parts/graph_pops.py)."""
+    where = f"{tr.module_name}:{tr._line(original)}"
+    return cst.Call(func=tr._render_template("_ms_compat.graph_pop"),
+                    args=[cst.Arg(result), cst.Arg(cst.Name(str(any_item))),
+                          cst.Arg(cst.SimpleString(repr(where)))])

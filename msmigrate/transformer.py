@@ -44,6 +44,8 @@ from . import graph_pops as GP
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
+from . import tensor_reads as DR
+from . import inplace_arguments as IA
 from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -171,6 +173,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
+        self._graph_pops_refused: Dict[int, bool] = {}   # pops GRAPH mode gets wrong: refused there
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -791,6 +794,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
+        self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -798,6 +802,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
+        self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
         self._inplace_values |= values
@@ -805,9 +810,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
             params = {p.name.value for p in _all_params(node.params)}
             self._graph_pops |= GP.list_pops(node, self._scopes[-1]["bound"] - params)
+            if node.name.value != "__init__":
+                self._graph_pops_refused.update(GP.refused_pops(node, self._graph_pops, params))
         elif (node.name.value in self._graph_functions and not self._funcs and not self._classes
               or set(TL.reads(node.body)) & self._torch_heads):   # a helper of construct or of a train step
             self._graph_pops |= GP.list_pops(node, GP.fresh_lists(node))
+            self._graph_pops_refused.update(GP.refused_pops(
+                node, self._graph_pops, {p.name.value for p in _all_params(node.params)}))
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1058,6 +1067,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
 
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
+        if device is not None:
+            return device
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too
@@ -1476,6 +1488,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                        set(scope["reads"]) | scope["bound"] | scope["shadows"])
             self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
             result = cst.Name(tmp)
+        elif id(original) in self._graph_pops_refused and result is updated:
+            result = GP.refuse_in_graph(self, original, result, self._graph_pops_refused[id(original)])
         if id(original) in self._inplace_values and id(result) in self._rebinds:
             # its rebinding goes before the statement (leave_SimpleStatementLine); the call reads x
             self._rebinds.pop(id(result))
@@ -1511,6 +1525,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return safe
+        if DR.is_builtin_abs_of_tensor(self, original):   # `abs(z)`: real for a complex tensor, tensor_reads.py
+            return DR.builtin_abs(self, original, updated)
         if isinstance(func, cst.Name) and func.value in ("all", "any") and self._in_forward() \
                 and func.value not in self._imports and not self._shadowed(func.value):
             safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py
@@ -1742,6 +1758,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1] if self._funcs and self._scopes else None
         if scope is not None and original.func.value.value not in scope["shadows"] | scope["bound"]:
             return None   # a name of an enclosing scope: `x = ...` would make it local (UnboundLocalError)
+        if scope is not None and original.func.value.value in scope.get("mutated_only", ()) \
+                and name not in ("requires_grad_", "detach_"):   # only the caller sees it: inplace_arguments.py
+            return self._todo(original, "Tensor." + name, IA.WHY, updated)
         if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
             # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step
             # (train_loop.py) sees which value of `label` each loss reads

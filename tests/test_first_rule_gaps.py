@@ -233,3 +233,193 @@ def test_augmented_assignment_reaches_the_aliasing_name_as_in_torch():
         got = run(ms.Tensor(a), ms.Tensor(b), 3)
         assert_close(got[:3], expected[:3])
         assert tuple(got[3:]) == (3, 4)               # a number: `first` keeps the old value, as in Python
+
+
+# ------------------------------------------------------------------ 1b. pops GRAPH mode gets wrong
+POP_OF_ARGUMENT = """
+import torch
+import torch.nn as nn
+
+
+def merge(x, hs):
+    last = hs.pop()  # SITE
+    return x * last * 3
+
+
+def flat_shape(x, keep_last):
+    dims = list(x.shape)
+    if not keep_last:
+        dims.pop()
+    return x.reshape(dims + [1] * (2 - len(dims)))
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        a = self.fc(x)
+        hs = [a * 5, a, a * 2]
+        b = merge(a, hs)
+        return flat_shape(b, True) * len(hs) + hs[-1]
+
+
+class Cond(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        a = self.fc(x)
+        hs = [a * 5, a * 2]
+        y = hs.pop() * hs[0]  # LOCAL
+        return y * hs[-1]
+"""
+
+
+def test_list_pop_of_an_argument_is_right_op_by_op_and_refused_when_compiled():
+    """GRAPH mode compiles both pops wrong (the caller's list keeps its length; a popped tensor of a
+    list read again in the statement loses its gradient): PyNative matches torch, compiling stops naming the line."""
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    lines = {tag: next(i for i, t in enumerate(POP_OF_ARGUMENT.splitlines(), 1) if f"# {tag}" in t)
+             for tag in ("SITE", "LOCAL")}
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    ns = load_torch(POP_OF_ARGUMENT)
+    mod, code, _ = load_converted(POP_OF_ARGUMENT)
+    assert "graph_pop(dims" not in code, code     # a local list's pop as a statement is rewritten as slicing
+    error = sys.modules["_ms_compat"].MigrationError
+    for make, tag in (("Net", "SITE"), ("Cond", "LOCAL")):
+        torch.manual_seed(0)
+        tnet = ns[make]()
+        t_x = torch.from_numpy(x)
+        tnet(t_x).sum().backward()
+        t_grad = tnet.fc.weight.grad.numpy()
+        mnet = getattr(mod, make)()
+        load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+
+        def loss_of(xs):
+            return mnet(xs).sum()
+        step = ms.value_and_grad(loss_of, None, mnet.trainable_params())
+        loss, grads = step(ms.Tensor(x))                       # PyNative: the pop as in torch
+        np.testing.assert_allclose(float(loss), float(tnet(t_x).sum()), rtol=1e-5)
+        np.testing.assert_allclose(grads[0].asnumpy(), t_grad, rtol=1e-4, atol=1e-5)
+        with pytest.raises(error, match=rf"list\.pop\(\) at \S+:{lines[tag]}\b"):
+            ms.jit(step)(ms.Tensor(x))
+
+
+# ------------------------------------------------------------------ 6. where a tensor lives
+DEVICE_READS = """
+import torch
+
+
+class Holder:
+    device = "cuda:1"
+    is_cuda = "own"
+
+
+def probe(x, holder):
+    dev = x.device
+    return (x.device.type, x.device.index, str(x.device), repr(x.device), x.device == torch.device("cpu"),
+            x.is_cuda, x.is_cpu, dev.type == "cuda", "cuda" in str(dev), f"{x.device}", holder.device,
+            holder.is_cuda, torch.zeros(2, device=x.device).to(x.device) + x.to(dev))
+
+
+def scale(x):
+    if x.device.type == "cuda":
+        return x * 3
+    return x * 2
+"""
+
+
+def test_device_reads_answer_as_torch():
+    """MindSpore's Tensor.device is 'CPU', with no .type/.index and no is_cuda: each read answers as torch
+    does on a CPU run; an object's own `.device` is left alone."""
+    import mindspore as ms
+    import torch
+
+    x = np.arange(2, dtype=np.float32)
+    ns = load_torch(DEVICE_READS)
+    mod, code, _ = load_converted(DEVICE_READS)
+    expected = ns["probe"](torch.from_numpy(x), ns["Holder"]())
+    got = mod.probe(ms.Tensor(x), mod.Holder())
+    assert got[:-1] == expected[:-1], code
+    assert_close(got[-1], expected[-1])
+    for run in (mod.scale, ms.jit(mod.scale)):
+        assert_close(run(ms.Tensor(x)), ns["scale"](torch.from_numpy(x)))
+
+
+# ------------------------------------------------------------------ 7. complex magnitude and parts
+COMPLEX_PARTS = """
+import torch
+
+
+def fn(re, im):
+    z = torch.complex(re, im)
+    spec = torch.view_as_real(z)
+    return (abs(z), torch.abs(z) * 2, z.abs() + re.abs(), torch.absolute(z), z.real * 3, z.imag, torch.angle(z),
+            spec, z.abs().pow(2).sum())
+"""
+
+
+def test_complex_magnitude_and_parts_are_real_as_in_torch():
+    """MindSpore's ops.abs keeps a complex tensor complex and its Tensor.real/.imag are methods: |z|, z.real
+    and z.imag are real tensors, values and gradients as torch (PyNative and GRAPH)."""
+    from .parity.harness import check_function
+
+    re = np.array([3.0, -1.0, 0.5], np.float32)
+    im = np.array([4.0, 2.0, -0.25], np.float32)
+    code, _ = check_function(COMPLEX_PARTS, [re, im], grad=True)
+    assert "_ms_compat.magnitude(z)" in code and "_ms_compat.real_part(z)" in code, code
+
+
+# ------------------------------------------------------------------ 8. in place on an argument, for the caller
+INPLACE_FOR_THE_CALLER = """
+import torch
+
+
+def mask_out(x, mask):
+    x.masked_fill_(mask, -1.0)  # SITE
+
+
+def squash(x):
+    x.clamp_(min=0.0, max=2.0)
+    return x * 3
+
+
+def fn(w):
+    h = w * 2
+    return squash(h)
+
+
+def caller(w):
+    h = w * 2
+    mask_out(h, h > 3)
+    return h
+"""
+
+
+def test_inplace_op_only_for_the_caller_stops_naming_its_line():
+    """A rebinding of a parameter the function uses for nothing else would leave the caller's tensor as it
+    was (torch changes it): the statement raises naming its line. A parameter also read keeps the rebinding,
+    right for the function's own result."""
+    import sys
+
+    import mindspore as ms
+    import torch
+
+    from .parity.harness import check_function
+
+    line = next(i for i, t in enumerate(INPLACE_FOR_THE_CALLER.splitlines(), 1) if "# SITE" in t)
+    w = np.array([0.5, 1.0, 2.0, -1.0], np.float32)
+    code, _ = check_function(INPLACE_FOR_THE_CALLER, [w], grad=True, graph=False)
+    assert "x = ops.clamp(x, min=0.0, max=2.0)" in code, code
+    mod, _, _ = load_converted(INPLACE_FOR_THE_CALLER)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"masked_fill_ at \S+:{line}\b"):
+        mod.caller(ms.Tensor(w))
+    assert load_torch(INPLACE_FOR_THE_CALLER)["caller"](torch.from_numpy(w))[2] == -1.0   # torch: the caller's h

@@ -40,6 +40,13 @@ mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args
              "device == 'cpu' is True, and a MindSpore tensor's .device ('CPU', 'GPU:0') equals torch.device('cpu') / "
              "torch.device('cuda:0'); inside construct under GRAPH mode it is a plain string (no .type/.index)",
         test=f"{T}::test_device_values")
+# `x.device.type`, `str(x.device)`, `x.is_cuda`: MindSpore's Tensor.device is 'CPU' (msmigrate/tensor_reads.py)
+for _name, _target in (("device", "expr:_ms_compat.device_of({self})"),
+                       ("is_cuda", "expr:_ms_compat.is_on_device({self}, 'cuda', 'is_cuda')"),
+                       ("is_cpu", "expr:_ms_compat.is_on_device({self}, 'cpu', 'is_cpu')")):
+    mapping(f"Tensor.{_name}", _target, test="tests/test_first_rule_gaps.py::test_device_reads_answer_as_torch",
+            note="MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
+                 ".type and .index, is_cuda / is_cpu from it; another object's own attribute is read as written")
 mapping("torch.set_default_device", "_ms_compat.set_default_device", args=("device",), target_args=("device",),
         status=DIFFERENCE,
         note="kept as the value torch.get_default_device() reads back; MindSpore places tensors by "

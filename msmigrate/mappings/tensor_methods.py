@@ -541,10 +541,14 @@ mapping("Tensor.log_softmax", "mindspore.ops.log_softmax", args=("dim", "dtype")
         rename={"dim": "axis"}, unsupported={"dtype": "log_softmax(dtype=...) casts first"},
         unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=f"{T}::test_elementwise")
 _UNARY_TORCH_ONLY = ("sigmoid", "tanh", "relu", "rsqrt", "neg")
-_UNARY_GENERIC = ("exp", "log", "sqrt", "abs", "floor", "ceil", "sign")
+_UNARY_GENERIC = ("exp", "log", "sqrt", "floor", "ceil", "sign")
 for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
             test=f"{T}::test_elementwise")
+for _n in ("abs", "absolute"):     # of a complex tensor, the real magnitude (ops.abs keeps the complex dtype)
+    mapping(f"Tensor.{_n}", "_ms_compat.magnitude", target_args=("value",), tensor_only=True,
+            test="tests/test_first_rule_gaps.py::test_complex_magnitude_and_parts_are_real_as_in_torch",
+            note="ops.abs; of a complex tensor, its real magnitude (ops.abs keeps the complex dtype)")
 mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
 mapping("Tensor.is_floating_point", "mindspore.ops.is_floating_point", target_args=("input",), tensor_only=True,
         test=f"{T}::test_unary_math_methods")

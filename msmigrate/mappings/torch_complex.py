@@ -10,6 +10,7 @@ from ..records import mapping
 from .compose import composed
 
 T = "tests/parity/test_torch_complex.py::test_complex"
+T_ABS = "tests/test_first_rule_gaps.py::test_complex_magnitude_and_parts_are_real_as_in_torch"
 
 for _name in ("conj", "conj_physical"):
     composed(f"torch.{_name}", "ops.conj({input})", ("input",), test=T,
@@ -38,3 +39,8 @@ for _src, _dst in (("cfloat", "complex64"), ("cdouble", "complex128"), ("uint16"
             if _src.startswith("uint") else "")
 for _src, _dst in (("cfloat", "complex64"), ("cdouble", "complex128")):
     mapping(f"Tensor.{_src}", f"expr:{{self}}.astype(ms.{_dst})", args=("memory_format",), test=T)
+
+# `z.real`, `z.imag` (attributes in torch, methods on a MindSpore tensor): msmigrate/tensor_reads.py
+for _name in ("real", "imag"):
+    mapping(f"Tensor.{_name}", f"expr:_ms_compat.{_name}_part({{self}})", test=T_ABS,
+            note=f"MindSpore's Tensor.{_name} is a method: ops.{_name}")

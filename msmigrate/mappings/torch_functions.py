@@ -692,7 +692,12 @@ for _name, _target in (("exp", "exp"), ("log", "log"), ("log1p", "log1p"), ("sqr
                        ("sigmoid", "sigmoid"), ("tanh", "tanh"), ("erf", "erf"), ("sin", "sin"), ("cos", "cos")):
     _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input",), ("x",) if _name == "sqrt" else ("input",),
             rename={"input": "x"} if _name == "sqrt" else {}, test=T_MATH, note=_UNARY_NOTE)
-for _name, _target in (("abs", "abs"), ("absolute", "abs"), ("neg", "neg"), ("negative", "neg"),
+# abs of a complex tensor: its real magnitude, as torch (ops.abs keeps the complex dtype)
+for _name in ("abs", "absolute"):
+    _simple(f"torch.{_name}", "_ms_compat.magnitude", ("input",), ("value",), rename={"input": "value"},
+            test="tests/test_first_rule_gaps.py::test_complex_magnitude_and_parts_are_real_as_in_torch",
+            note="ops.abs; of a complex tensor, its real magnitude (ops.abs keeps the complex dtype)")
+for _name, _target in (("neg", "neg"), ("negative", "neg"),
                        ("sign", "sign"), ("floor", "floor"), ("ceil", "ceil"), ("relu", "relu")):
     _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input",), ("input",), test=T_MATH)
 _simple("torch.round", "mindspore.ops.round", ("input",), ("input",), test=T_MATH,

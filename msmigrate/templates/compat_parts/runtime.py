@@ -88,11 +88,11 @@ class Device(str):
 
     @property
     def type(self):
-        return self.partition(":")[0]
+        return str(self).partition(":")[0]     # a plain str: a subclass's partition may give self back
 
     @property
     def index(self):
-        idx = self.partition(":")[2]
+        idx = str(self).partition(":")[2]
         return int(idx) if idx else None
 
     def __repr__(self):

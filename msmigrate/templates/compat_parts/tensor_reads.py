@@ -1,0 +1,43 @@
+"""Tensor reads whose MindSpore value differs from torch's (msmigrate/tensor_reads.py). A MindSpore tensor's
+.device is the string 'CPU' (or 'GPU:0'), with no .type or .index, and it has no is_cuda: torch's answers
+come from it ('cpu', None; 'cuda', 0). Its .real/.imag are methods, and ops.abs of a complex tensor stays
+complex (torch: the real magnitude). Any other object keeps its own attribute or builtin."""
+from mindspore import Tensor as _DeviceTensor
+from mindspore import ops
+
+
+def device_of(value):
+    """torch's device of a tensor, as _ms_compat.Device ('cpu' where MindSpore says 'CPU')."""
+    if isinstance(value, _DeviceTensor):
+        return Device(value.device)
+    return value.device
+
+
+def is_on_device(value, kind, attribute):
+    """`x.is_cuda` (kind 'cuda') / `x.is_cpu` (kind 'cpu') of a tensor; another object's own attribute."""
+    if isinstance(value, _DeviceTensor):
+        return Device(value.device).type == kind
+    return getattr(value, attribute)
+
+
+def magnitude(value):
+    """torch.abs: a complex tensor's |z| is a real tensor (MindSpore's ops.abs keeps the complex dtype)."""
+    if isinstance(value, _DeviceTensor):
+        if ops.is_complex(value):
+            return ops.real(ops.abs(value))
+        return ops.abs(value)
+    return abs(value)
+
+
+def real_part(value):
+    """`z.real` of a tensor (MindSpore's Tensor.real is a method): the real part, a real tensor itself."""
+    if isinstance(value, _DeviceTensor):
+        return ops.real(value)
+    return value.real
+
+
+def imag_part(value):
+    """`z.imag` of a tensor (MindSpore's Tensor.imag is a method)."""
+    if isinstance(value, _DeviceTensor):
+        return ops.imag(value)
+    return value.imag
