@@ -1,0 +1,65 @@
+"""Locals of forward that GRAPH mode refuses or silently cuts the gradient at, as converted: values
+and input gradients in GRAPH mode (and PyNative) against torch.
+
+- a name bound only inside an `if` of forward and read after it (x-transformers' memory tokens:
+  `if has_mem: every = self.every` ... `if has_mem: if exists(every): ...`): GRAPH mode refuses the
+  name ("not defined in false branch"); msmigrate/graph_branch_names.py binds it to None first.
+- `self.mask = self.mask.to(dtype=x.dtype, device=x.device) if self.mask is not None else None` in
+  forward (CLIP's attention block): stored on self inside construct the mask is a run-time object,
+  and every value computed from it has a zero gradient in GRAPH mode (only a warning);
+  msmigrate/graph_attr_casts.py makes it a local of construct."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .test_graph_safety import check_graph, rnd  # noqa: E402
+
+SRC = '''
+import torch
+import torch.nn as nn
+
+
+def exists(v):
+    return v is not None
+
+
+class Net(nn.Module):
+    def __init__(self, mask):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.num_mem = 2
+        self.every = 3
+        self.attn_mask = mask
+
+    def forward(self, x):
+        has_mem = self.num_mem > 0
+        if has_mem:
+            every = self.every
+            if exists(every):
+                x = x * every
+        if self.num_mem > 5:
+            extra = 1.0
+        elif self.num_mem > 1:
+            extra = 2.0
+        self.attn_mask = self.attn_mask.to(dtype=x.dtype, device=x.device) if self.attn_mask is not None else None
+        h = self.fc(x) + self.attn_mask
+        if has_mem:
+            if exists(every):
+                h = h / every
+        return h * extra + self.attn_mask
+
+
+def make():
+    return Net(torch.arange(8, dtype=torch.float64).reshape(2, 4) / 8)
+'''
+
+
+def test_branch_names_and_attribute_recast_in_graph():
+    code, sites = check_graph(SRC, rnd(2, 4), (2, 4))
+    assert "every = None\n" in code and "extra = None\n" in code, code
+    assert "attn_mask = self.attn_mask.astype(x.dtype)" in code and "+ attn_mask" in code, code
+    recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
+    assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast
