@@ -49,6 +49,14 @@ class _Names(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.seen.add(node.value)
 
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)       # `.attr` names no local
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)       # `f(k=v)`: k names no local
+        return False
+
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             self._targets(t.target)

@@ -16,7 +16,11 @@ _ms_compat.is_callable answers for it too, and as callable() everywhere else.
 
 `all([f(d) for d in x.shape])` / `any(...)` inside construct: GRAPH mode evaluates the builtin by its
 Python fallback at run time, without the module's functions ("name 'f' is not defined");
-_ms_compat.all_true / any_true are the same loop written where GRAPH mode compiles it."""
+_ms_compat.all_true / any_true are the same loop written where GRAPH mode compiles it.
+
+`a ^ b` inside construct (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode
+compiles `^` to BitXor, which refuses two bools; _ms_compat.xor is `!=` on two bools, `^` on anything
+else (ints, tensors), decided per call on the values' types."""
 from __future__ import annotations
 
 from typing import Optional
@@ -88,3 +92,13 @@ def all_any_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
         return None
     target = _GRAPH_SAFE_REDUCTIONS[call.func.value]
     return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(target)))
+
+
+def xor_graph_safe(node: cst.BinaryOperation, compat: str) -> Optional[cst.Call]:
+    """`a ^ b` -> `<compat>.xor(a, b)`, or None when the operation is not `^`."""
+    if not isinstance(node.operator, cst.BitXor):
+        return None
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("xor")),
+                    args=[cst.Arg(node.left, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                          cst.Arg(node.right)],
+                    lpar=node.lpar, rpar=node.rpar)

@@ -7,7 +7,10 @@ and input gradients in GRAPH mode (and PyNative) against torch.
 - `self.mask = self.mask.to(dtype=x.dtype, device=x.device) if self.mask is not None else None` in
   forward (CLIP's attention block): stored on self inside construct the mask is a run-time object,
   and every value computed from it has a zero gradient in GRAPH mode (only a warning);
-  msmigrate/graph_attr_casts.py makes it a local of construct."""
+  msmigrate/graph_attr_casts.py makes it a local of construct.
+- `a ^ b` on two bools (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode's
+  BitXor takes integers only; _ms_compat.xor (msmigrate/graph_idioms.py), checked here on bools, ints
+  and bool tensors."""
 from __future__ import annotations
 
 import pytest
@@ -33,8 +36,10 @@ class Net(nn.Module):
         self.num_mem = 2
         self.every = 3
         self.attn_mask = mask
+        self.cross = False
 
     def forward(self, x):
+        assert not (self.cross ^ exists(self.every)) or self.every == 3, "flags disagree"
         has_mem = self.num_mem > 0
         if has_mem:
             every = self.every
@@ -49,7 +54,8 @@ class Net(nn.Module):
         if has_mem:
             if exists(every):
                 h = h / every
-        return h * extra + self.attn_mask
+        flip = ((x > 0) ^ (h > 0)).float()
+        return h * extra * (self.every ^ 1) + self.attn_mask + flip
 
 
 def make():
@@ -60,6 +66,7 @@ def make():
 def test_branch_names_and_attribute_recast_in_graph():
     code, sites = check_graph(SRC, rnd(2, 4), (2, 4))
     assert "every = None\n" in code and "extra = None\n" in code, code
+    assert "_ms_compat.xor(self.cross, exists(self.every))" in code and "_ms_compat.xor(self.every, 1)" in code
     assert "attn_mask = self.attn_mask.astype(x.dtype)" in code and "+ attn_mask" in code, code
     recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
     assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast

@@ -32,3 +32,13 @@ def any_true(values):
         if value:
             return True
     return False
+
+
+# `a ^ b` on two Python bools (x-transformers: `assert not (self.cross_attend ^ exists(context))`):
+# GRAPH mode compiles it to BitXor, which takes integers only ("only integer types are supported,
+# but got ... BoolImm"); on bools xor is `!=`. Anything else (ints, tensors) keeps `^`.
+def xor(a, b):
+    """a ^ b, also on two bools inside GRAPH mode."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a != b
+    return a ^ b
