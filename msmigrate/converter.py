@@ -23,6 +23,7 @@ from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
 from .graph_branch_names import bind_branch_names, might_bind_in_branch
+from .graph_idioms import split_device_tuples
 from .deps import converted_before, imports_dependency
 from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
@@ -113,6 +114,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     new = module.visit(tr)
     if might_bind_in_branch(source):   # a name only an `if` of construct binds (graph_branch_names.py)
         new = bind_branch_names(new)
+    if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)
+        new = split_device_tuples(new)
     return new.code, np_sites + probe_sites + tr.sites, tr.uses_compat
 
 

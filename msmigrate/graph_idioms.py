@@ -102,3 +102,88 @@ def xor_graph_safe(node: cst.BinaryOperation, compat: str) -> Optional[cst.Call]
                     args=[cst.Arg(node.left, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                           cst.Arg(node.right)],
                     lpar=node.lpar, rpar=node.rpar)
+
+
+# `seq_len, device = x.shape[1], x.device` in construct (x-transformers' positional embeddings): in GRAPH
+# mode a tensor's device is a negligible value that poisons the whole tuple, and later uses of seq_len fail
+# ("For 'Cast', the input 'dtype' expect a type, but got AbstractNegligible" in ops.arange(seq_len)).
+# As one assignment per name, on the same line, each name gets its own value.
+def _device_read(node) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "device"
+
+
+def split_device_tuple(assign: cst.Assign) -> Optional[list]:
+    """`a, b = e1, x.device` -> [`a = e1`, `b = x.device`], or None when the assignment is not a plain
+    tuple of names from a tuple of as many values, one of them a `.device` read, none reading the names."""
+    if len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple)
+            and len(target.elements) == len(value.elements) > 1):
+        return None
+    names = []
+    for el in target.elements:
+        if not isinstance(el, cst.Element) or not isinstance(el.value, cst.Name):
+            return None
+        names.append(el.value.value)
+    values = [el.value for el in value.elements]
+    if len(set(names)) != len(names) or any(isinstance(el, cst.StarredElement) for el in value.elements):
+        return None
+    if not any(_device_read(v) for v in values):
+        return None
+    read = set()
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            read.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)       # `.device` names no local
+            return False
+    value.visit(_Reads())
+    if read & set(names):
+        return None
+    return [cst.Assign(targets=[cst.AssignTarget(cst.Name(n))], value=v) for n, v in zip(names, values)]
+
+
+class _DeviceTuples(cst.CSTTransformer):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.construct = 0
+
+    def visit_ClassDef(self, node) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def visit_FunctionDef(self, node) -> None:
+        if self.depth and node.name.value in ("construct", "forward"):
+            self.construct += 1
+
+    def leave_FunctionDef(self, original, updated):
+        if self.depth and original.name.value in ("construct", "forward"):
+            self.construct -= 1
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self.construct:
+            return updated
+        body, changed = [], False
+        for small in updated.body:
+            split = split_device_tuple(small) if isinstance(small, cst.Assign) else None
+            if split:
+                body.extend(split)
+                changed = True
+            else:
+                body.append(small)
+        if not changed:
+            return updated
+        body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
+        return updated.with_changes(body=body)
+
+
+def split_device_tuples(module: cst.Module) -> cst.Module:
+    """The pass over converted code: every such assignment of a construct split (on its own line)."""
+    return module.visit(_DeviceTuples())

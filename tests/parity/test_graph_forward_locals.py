@@ -10,7 +10,10 @@ and input gradients in GRAPH mode (and PyNative) against torch.
   msmigrate/graph_attr_casts.py makes it a local of construct.
 - `a ^ b` on two bools (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode's
   BitXor takes integers only; _ms_compat.xor (msmigrate/graph_idioms.py), checked here on bools, ints
-  and bool tensors."""
+  and bool tensors.
+- `n, device = x.shape[1], x.device` (x-transformers' positional embedding): in GRAPH mode the device
+  poisons the tuple, and `torch.arange(n)` fails ("expect a type, but got AbstractNegligible"); one
+  assignment per name (msmigrate/graph_idioms.py)."""
 from __future__ import annotations
 
 import pytest
@@ -55,6 +58,8 @@ class Net(nn.Module):
             if exists(every):
                 h = h / every
         flip = ((x > 0) ^ (h > 0)).float()
+        n, device = x.shape[1], x.device
+        flip = flip + torch.arange(n, device=device).float()
         return h * extra * (self.every ^ 1) + self.attn_mask + flip
 
 
@@ -68,5 +73,6 @@ def test_branch_names_and_attribute_recast_in_graph():
     assert "every = None\n" in code and "extra = None\n" in code, code
     assert "_ms_compat.xor(self.cross, exists(self.every))" in code and "_ms_compat.xor(self.every, 1)" in code
     assert "attn_mask = self.attn_mask.astype(x.dtype)" in code and "+ attn_mask" in code, code
+    assert "n = x.shape[1]; device = x.device" in code, code
     recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
     assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast
