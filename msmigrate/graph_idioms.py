@@ -187,3 +187,21 @@ class _DeviceTuples(cst.CSTTransformer):
 def split_device_tuples(module: cst.Module) -> cst.Module:
     """The pass over converted code: every such assignment of a construct split (on its own line)."""
     return module.visit(_DeviceTuples())
+
+
+def set_membership_as_tuple(target: cst.ComparisonTarget) -> Optional[cst.ComparisonTarget]:
+    """`x in {2, 3}` -> `x in (2, 3)` (x-transformers: `assert condition.ndim in {2, 3}`): GRAPH mode has
+    no set expression ("Unsupported expression 'Set'"); membership in the displayed values is the same
+    question. None when the comparison is not `in`/`not in` a set display without starred items."""
+    if not (isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(target.comparator, cst.Set)):
+        return None
+    items = target.comparator.elements
+    if any(isinstance(el, cst.StarredElement) for el in items):
+        return None
+    elements = [el.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                if i < len(items) - 1 else el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                for i, el in enumerate(items)]
+    if len(elements) == 1:
+        elements = [elements[0].with_changes(comma=cst.Comma())]
+    return target.with_changes(comparator=cst.Tuple(elements=elements, lpar=[cst.LeftParen()],
+                                                    rpar=[cst.RightParen()]))

@@ -20,7 +20,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import (all_any_graph_safe, callable_graph_safe, map_lambda_as_generator,
-                           map_partial_as_generator, xor_graph_safe)
+                           map_partial_as_generator, set_membership_as_tuple, xor_graph_safe)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
@@ -1247,6 +1247,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
             self.uses_compat = True
             return xor_graph_safe(updated, COMPAT)
+        return updated
+
+    def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
+        if self._in_forward():   # `x in {2, 3}`: msmigrate/graph_idioms.py
+            return set_membership_as_tuple(updated) or updated
         return updated
 
     def leave_UnaryOperation(self, original: cst.UnaryOperation, updated: cst.UnaryOperation):

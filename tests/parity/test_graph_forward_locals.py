@@ -13,7 +13,9 @@ and input gradients in GRAPH mode (and PyNative) against torch.
   and bool tensors.
 - `n, device = x.shape[1], x.device` (x-transformers' positional embedding): in GRAPH mode the device
   poisons the tuple, and `torch.arange(n)` fails ("expect a type, but got AbstractNegligible"); one
-  assignment per name (msmigrate/graph_idioms.py)."""
+  assignment per name (msmigrate/graph_idioms.py).
+- `x.ndim in {2, 3}` (x-transformers): GRAPH mode has no set expression; a tuple display
+  (msmigrate/graph_idioms.py)."""
 from __future__ import annotations
 
 import pytest
@@ -43,6 +45,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         assert not (self.cross ^ exists(self.every)) or self.every == 3, "flags disagree"
+        assert x.ndim in {2, 3} and x.shape[0] not in {0}
         has_mem = self.num_mem > 0
         if has_mem:
             every = self.every
@@ -73,6 +76,7 @@ def test_branch_names_and_attribute_recast_in_graph():
     assert "every = None\n" in code and "extra = None\n" in code, code
     assert "_ms_compat.xor(self.cross, exists(self.every))" in code and "_ms_compat.xor(self.every, 1)" in code
     assert "attn_mask = self.attn_mask.astype(x.dtype)" in code and "+ attn_mask" in code, code
+    assert "x.ndim in (2, 3) and x.shape[0] not in (0,)" in code, code
     assert "n = x.shape[1]; device = x.device" in code, code
     recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
     assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast
