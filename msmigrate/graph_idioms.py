@@ -205,3 +205,49 @@ def set_membership_as_tuple(target: cst.ComparisonTarget) -> Optional[cst.Compar
         elements = [elements[0].with_changes(comma=cst.Comma())]
     return target.with_changes(comparator=cst.Tuple(elements=elements, lpar=[cst.LeftParen()],
                                                     rpar=[cst.RightParen()]))
+
+
+# `tuple(i for b in blocks for i in range(b))` in construct or a function it calls (x-transformers'
+# layer execution order): GRAPH mode takes one `for` per comprehension ("The 'generators' supports 1
+# 'comprehension' in ListComp/GeneratorExp, but got 2"). Nested one-`for` comprehensions, flattened by
+# _ms_compat.flatten, give the same items in the same order. A generator becomes a list, so only where
+# it is consumed whole: the sole argument of one of these builtins.
+CONSUMERS = {"tuple", "list", "sum", "max", "min", "sorted", "set", "frozenset", "len"}
+
+
+def _one_for(elt, comp: cst.CompFor, compat: str) -> cst.BaseExpression:
+    inner = comp.inner_for_in
+    single = comp.with_changes(inner_for_in=None)
+    if inner is None:
+        return cst.ListComp(elt=elt, for_in=single)
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("flatten")),
+                    args=[cst.Arg(cst.ListComp(elt=_one_for(elt, inner, compat), for_in=single))])
+
+
+def single_for_comprehension(node, compat: str) -> Optional[cst.BaseExpression]:
+    """`[E for a in A for b in B]` -> `<compat>.flatten([[E for b in B] for a in A])`; a generator the same
+    way (the caller checks it is consumed whole); None when there is one `for` or an async one."""
+    if not isinstance(node, (cst.ListComp, cst.GeneratorExp)) or node.for_in.inner_for_in is None:
+        return None
+    comp = node.for_in
+    while comp is not None:
+        if comp.asynchronous is not None:
+            return None
+        comp = comp.inner_for_in
+    out = _one_for(node.elt, node.for_in, compat)
+    return out.with_changes(lpar=node.lpar, rpar=node.rpar) if isinstance(node, cst.ListComp) else out
+
+
+# `[a for a in (1, 2) if a]` in GRAPH mode (MindSpore 2.10) gives [1]: a comprehension's condition that is
+# a plain value, not a comparison, is tested wrongly (silently: items go missing). bool(a) is tested right.
+def comprehension_condition_as_bool(comp_if: cst.CompIf) -> Optional[cst.CompIf]:
+    """`if v` in a comprehension -> `if bool(v)`, or None when v is already a comparison, a `not`, or a
+    call of bool()."""
+    test = comp_if.test
+    if isinstance(test, cst.Comparison) or (isinstance(test, cst.UnaryOperation)
+                                              and isinstance(test.operator, cst.Not)):
+        return None
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "bool":
+        return None
+    return comp_if.with_changes(test=cst.Call(func=cst.Name("bool"), args=[cst.Arg(test.with_changes(
+        lpar=[], rpar=[]) if hasattr(test, "lpar") else test)]))

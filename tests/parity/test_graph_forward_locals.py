@@ -15,7 +15,11 @@ and input gradients in GRAPH mode (and PyNative) against torch.
   poisons the tuple, and `torch.arange(n)` fails ("expect a type, but got AbstractNegligible"); one
   assignment per name (msmigrate/graph_idioms.py).
 - `x.ndim in {2, 3}` (x-transformers): GRAPH mode has no set expression; a tuple display
-  (msmigrate/graph_idioms.py)."""
+  (msmigrate/graph_idioms.py).
+- a comprehension with two `for`s in forward or a function it calls (x-transformers' layer execution
+  order): GRAPH mode takes one per comprehension; nested ones, flattened (msmigrate/graph_idioms.py).
+- `[a for a in (1, 2) if a]` is [1] in GRAPH mode (a plain value as a comprehension's condition, silently);
+  the condition becomes bool(a) (msmigrate/graph_idioms.py)."""
 from __future__ import annotations
 
 import pytest
@@ -32,6 +36,10 @@ import torch.nn as nn
 
 def exists(v):
     return v is not None
+
+
+def execute_order(blocks, size):
+    return tuple(i for b in blocks for i in range(b * size, (b + 1) * size))
 
 
 class Net(nn.Module):
@@ -61,6 +69,8 @@ class Net(nn.Module):
             if exists(every):
                 h = h / every
         flip = ((x > 0) ^ (h > 0)).float()
+        order = execute_order((1, 0), 2)
+        flip = flip * sum([a * b for a in (1, 2) if a for b in order if b > 0]) + flip[:, list(order)]
         n, device = x.shape[1], x.device
         flip = flip + torch.arange(n, device=device).float()
         return h * extra * (self.every ^ 1) + self.attn_mask + flip
@@ -77,6 +87,9 @@ def test_branch_names_and_attribute_recast_in_graph():
     assert "_ms_compat.xor(self.cross, exists(self.every))" in code and "_ms_compat.xor(self.every, 1)" in code
     assert "attn_mask = self.attn_mask.astype(x.dtype)" in code and "+ attn_mask" in code, code
     assert "x.ndim in (2, 3) and x.shape[0] not in (0,)" in code, code
+    assert "return tuple(_ms_compat.flatten([[i for i in range(b * size, (b + 1) * size)] for b in blocks]))" \
+        in code, code
+    assert "for a in (1, 2) if bool(a)" in code, code
     assert "n = x.shape[1]; device = x.device" in code, code
     recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
     assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast

@@ -42,3 +42,14 @@ def xor(a, b):
     if isinstance(a, bool) and isinstance(b, bool):
         return a != b
     return a ^ b
+
+
+# A comprehension with two `for`s in a compiled graph: GRAPH mode takes one `for` per comprehension,
+# so msmigrate nests them and flattens the parts here (items in the same order).
+def flatten(parts):
+    """[item for part in parts for item in part], also inside GRAPH mode."""
+    out = []
+    for part in parts:
+        for item in part:
+            out.append(item)
+    return out
