@@ -12,10 +12,11 @@ the gradient stops there. Measured on 2.10: `self.m = self.m.astype(x.dtype); re
 gives all-zero input gradients, with only a warning. As a local of forward it is an ordinary graph
 value.
 
-Only a statement of forward's own body (not inside an `if` or a loop) that stores on `self.A` a
-device/dtype move of `self.A` itself (`.to`, `.type`, `.type_as`, `.float`, `.half`, `.double`,
+Only a statement of the own body (not inside an `if` or a loop) of forward or another method of the
+class that defines forward (CLIP's is in `attention`, which forward calls; not __init__ nor weight
+initialisers) that stores on `self.A` a device/dtype move of `self.A` itself (`.to`, `.type`, `.type_as`, `.float`, `.half`, `.double`,
 `.bfloat16`, `.cpu`, `.cuda`, `.contiguous`, chained, optionally under `... if self.A is not None else
-None`), where forward stores nothing else on `self.A`. The reads of `self.A` after the statement read
+None`), where that method stores nothing else on `self.A`. The reads of `self.A` after the statement read
 the local. What differs: the attribute keeps the value it had (torch's holds the cast one). Each call
 casts it again to that call's dtype, so forward computes the same values unless calls alternate
 dtypes through a narrowing cast; the site is reported as a difference."""
@@ -123,21 +124,30 @@ class _ReadsAsLocal(cst.CSTTransformer):
         return updated
 
 
+_NOT_GRAPH = {"__init__", "reset_parameters", "_init_weights", "init_weights"}
+
+
+def _defines_forward(node: cst.ClassDef) -> bool:
+    return any(isinstance(st, cst.FunctionDef) and st.name.value == "forward" for st in node.body.body)
+
+
 class _Forwards(cst.CSTTransformer):
     def __init__(self, lines: Dict[int, int]) -> None:
         self.lines = lines
-        self.depth = 0
+        self.classes: List[bool] = []      # per enclosing class: does it define forward (a Module)?
         self.sites: List[Site] = []
 
     def visit_ClassDef(self, node) -> None:
-        self.depth += 1
+        self.classes.append(isinstance(node.body, cst.IndentedBlock) and _defines_forward(node))
 
     def leave_ClassDef(self, original, updated):
-        self.depth -= 1
+        self.classes.pop()
         return updated
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if self.depth == 0 or original.name.value != "forward" or not isinstance(original.body, cst.IndentedBlock):
+        # forward, or another method of a Module's class (forward may call it: `self.attention(x)`)
+        if not (self.classes and self.classes[-1]) or original.name.value in _NOT_GRAPH \
+                or not isinstance(original.body, cst.IndentedBlock):
             return updated
         scan = _Stores()
         original.visit(scan)

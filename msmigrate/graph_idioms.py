@@ -114,22 +114,28 @@ def _device_read(node) -> bool:
 
 def split_device_tuple(assign: cst.Assign) -> Optional[list]:
     """`a, b = e1, x.device` -> [`a = e1`, `b = x.device`], or None when the assignment is not a plain
-    tuple of names from a tuple of as many values, one of them a `.device` read, none reading the names."""
+    tuple of names from a tuple of values, one of them a `.device` read, none reading the names. One
+    starred value (`b, c, h, w, device = *img.shape, img.device`, lucidrains' diffusion) takes the names
+    the others leave: `b, c, h, w = img.shape` (which checks the length as the unpacking did)."""
     if len(assign.targets) != 1:
         return None
     target, value = assign.targets[0].target, assign.value
     if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple)
-            and len(target.elements) == len(value.elements) > 1):
+            and len(target.elements) > 1):
         return None
     names = []
     for el in target.elements:
         if not isinstance(el, cst.Element) or not isinstance(el.value, cst.Name):
             return None
         names.append(el.value.value)
+    starred = [i for i, el in enumerate(value.elements) if isinstance(el, cst.StarredElement)]
     values = [el.value for el in value.elements]
-    if len(set(names)) != len(names) or any(isinstance(el, cst.StarredElement) for el in value.elements):
+    if len(set(names)) != len(names) or len(starred) > 1:
         return None
-    if not any(_device_read(v) for v in values):
+    width = len(names) - (len(values) - 1) if starred else 1
+    if (width < 1) or (not starred and len(values) != len(names)):
+        return None
+    if not any(_device_read(v) for i, v in enumerate(values) if i not in starred):
         return None
     read = set()
 
@@ -143,7 +149,19 @@ def split_device_tuple(assign: cst.Assign) -> Optional[list]:
     value.visit(_Reads())
     if read & set(names):
         return None
-    return [cst.Assign(targets=[cst.AssignTarget(cst.Name(n))], value=v) for n, v in zip(names, values)]
+    out, k = [], 0
+    for i, v in enumerate(values):
+        if i in starred:
+            group = names[k:k + width]
+            k += width
+            tgt = cst.Tuple(elements=[cst.Element(cst.Name(n)) for n in group], lpar=[], rpar=[]) \
+                if len(group) > 1 else cst.Tuple(elements=[cst.Element(cst.Name(group[0]), comma=cst.Comma())],
+                                                 lpar=[], rpar=[])
+            out.append(cst.Assign(targets=[cst.AssignTarget(tgt)], value=v))
+        else:
+            out.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(names[k]))], value=v))
+            k += 1
+    return out
 
 
 class _DeviceTuples(cst.CSTTransformer):
