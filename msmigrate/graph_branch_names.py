@@ -138,7 +138,6 @@ class _Forward(cst.CSTTransformer):
     """Inserts the `name = None` lines into one function body (statements in source order)."""
 
     def __init__(self, function: cst.FunctionDef) -> None:
-        self.order: List[cst.CSTNode] = []       # every statement, in source order
         self.excluded: Set[str] = set()
         for p in (list(function.params.params) + list(function.params.kwonly_params)
                   + list(function.params.posonly_params)):
