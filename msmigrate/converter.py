@@ -21,6 +21,9 @@ import libcst as cst
 
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
+from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
+from .graph_branch_names import bind_branch_names, might_bind_in_branch
+from .graph_idioms import split_device_tuples
 from .deps import converted_before, imports_dependency
 from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
@@ -98,6 +101,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_init_subscript(source):   # nn.init.zeros_(w[i]) as w[i] = 0 (init_subscripts.py)
         info = index.modules.get(module_name)
         module, fills_parts = rewrite_init_subscripts(module, info.imports if info else {})
+    if might_recast_attribute(source):   # `self.m = self.m.to(x.dtype)` in forward (graph_attr_casts.py)
+        module, recast_sites = recast_attributes_as_locals(module, statement_lines(module, tree))
+        np_sites = np_sites + recast_sites
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)
@@ -107,6 +113,10 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     tr.stmt_lines = statement_lines(module, tree)
     tr.uses_compat = bool(probe_sites) or fills_parts   # _ms_compat.fill_part written by the pre-pass
     new = module.visit(tr)
+    if might_bind_in_branch(source):   # a name only an `if` of construct binds (graph_branch_names.py)
+        new = bind_branch_names(new)
+    if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)
+        new = split_device_tuples(new)
     return new.code, np_sites + probe_sites + tr.sites, tr.uses_compat
 
 

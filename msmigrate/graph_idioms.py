@@ -16,7 +16,11 @@ _ms_compat.is_callable answers for it too, and as callable() everywhere else.
 
 `all([f(d) for d in x.shape])` / `any(...)` inside construct: GRAPH mode evaluates the builtin by its
 Python fallback at run time, without the module's functions ("name 'f' is not defined");
-_ms_compat.all_true / any_true are the same loop written where GRAPH mode compiles it."""
+_ms_compat.all_true / any_true are the same loop written where GRAPH mode compiles it.
+
+`a ^ b` inside construct (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode
+compiles `^` to BitXor, which refuses two bools; _ms_compat.xor is `!=` on two bools, `^` on anything
+else (ints, tensors), decided per call on the values' types."""
 from __future__ import annotations
 
 from typing import Optional
@@ -88,3 +92,180 @@ def all_any_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
         return None
     target = _GRAPH_SAFE_REDUCTIONS[call.func.value]
     return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(target)))
+
+
+def xor_graph_safe(node: cst.BinaryOperation, compat: str) -> Optional[cst.Call]:
+    """`a ^ b` -> `<compat>.xor(a, b)`, or None when the operation is not `^`."""
+    if not isinstance(node.operator, cst.BitXor):
+        return None
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("xor")),
+                    args=[cst.Arg(node.left, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                          cst.Arg(node.right)],
+                    lpar=node.lpar, rpar=node.rpar)
+
+
+# `seq_len, device = x.shape[1], x.device` in construct (x-transformers' positional embeddings): in GRAPH
+# mode a tensor's device is a negligible value that poisons the whole tuple, and later uses of seq_len fail
+# ("For 'Cast', the input 'dtype' expect a type, but got AbstractNegligible" in ops.arange(seq_len)).
+# As one assignment per name, on the same line, each name gets its own value.
+def _device_read(node) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "device"
+
+
+def split_device_tuple(assign: cst.Assign) -> Optional[list]:
+    """`a, b = e1, x.device` -> [`a = e1`, `b = x.device`], or None when the assignment is not a plain
+    tuple of names from a tuple of values, one of them a `.device` read, none reading the names. One
+    starred value (`b, c, h, w, device = *img.shape, img.device`, lucidrains' diffusion) takes the names
+    the others leave: `b, c, h, w = img.shape` (which checks the length as the unpacking did)."""
+    if len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple)
+            and len(target.elements) > 1):
+        return None
+    names = []
+    for el in target.elements:
+        if not isinstance(el, cst.Element) or not isinstance(el.value, cst.Name):
+            return None
+        names.append(el.value.value)
+    starred = [i for i, el in enumerate(value.elements) if isinstance(el, cst.StarredElement)]
+    values = [el.value for el in value.elements]
+    if len(set(names)) != len(names) or len(starred) > 1:
+        return None
+    width = len(names) - (len(values) - 1) if starred else 1
+    if (width < 1) or (not starred and len(values) != len(names)):
+        return None
+    if not any(_device_read(v) for i, v in enumerate(values) if i not in starred):
+        return None
+    read = set()
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            read.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)       # `.device` names no local
+            return False
+    value.visit(_Reads())
+    if read & set(names):
+        return None
+    out, k = [], 0
+    for i, v in enumerate(values):
+        if i in starred:
+            group = names[k:k + width]
+            k += width
+            tgt = cst.Tuple(elements=[cst.Element(cst.Name(n)) for n in group], lpar=[], rpar=[]) \
+                if len(group) > 1 else cst.Tuple(elements=[cst.Element(cst.Name(group[0]), comma=cst.Comma())],
+                                                 lpar=[], rpar=[])
+            out.append(cst.Assign(targets=[cst.AssignTarget(tgt)], value=v))
+        else:
+            out.append(cst.Assign(targets=[cst.AssignTarget(cst.Name(names[k]))], value=v))
+            k += 1
+    return out
+
+
+class _DeviceTuples(cst.CSTTransformer):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.construct = 0
+
+    def visit_ClassDef(self, node) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def visit_FunctionDef(self, node) -> None:
+        if self.depth and node.name.value in ("construct", "forward"):
+            self.construct += 1
+
+    def leave_FunctionDef(self, original, updated):
+        if self.depth and original.name.value in ("construct", "forward"):
+            self.construct -= 1
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self.construct:
+            return updated
+        body, changed = [], False
+        for small in updated.body:
+            split = split_device_tuple(small) if isinstance(small, cst.Assign) else None
+            if split:
+                body.extend(split)
+                changed = True
+            else:
+                body.append(small)
+        if not changed:
+            return updated
+        body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
+        return updated.with_changes(body=body)
+
+
+def split_device_tuples(module: cst.Module) -> cst.Module:
+    """The pass over converted code: every such assignment of a construct split (on its own line)."""
+    return module.visit(_DeviceTuples())
+
+
+def set_membership_as_tuple(target: cst.ComparisonTarget) -> Optional[cst.ComparisonTarget]:
+    """`x in {2, 3}` -> `x in (2, 3)` (x-transformers: `assert condition.ndim in {2, 3}`): GRAPH mode has
+    no set expression ("Unsupported expression 'Set'"); membership in the displayed values is the same
+    question. None when the comparison is not `in`/`not in` a set display without starred items."""
+    if not (isinstance(target.operator, (cst.In, cst.NotIn)) and isinstance(target.comparator, cst.Set)):
+        return None
+    items = target.comparator.elements
+    if any(isinstance(el, cst.StarredElement) for el in items):
+        return None
+    elements = [el.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                if i < len(items) - 1 else el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                for i, el in enumerate(items)]
+    if len(elements) == 1:
+        elements = [elements[0].with_changes(comma=cst.Comma())]
+    return target.with_changes(comparator=cst.Tuple(elements=elements, lpar=[cst.LeftParen()],
+                                                    rpar=[cst.RightParen()]))
+
+
+# `tuple(i for b in blocks for i in range(b))` in construct or a function it calls (x-transformers'
+# layer execution order): GRAPH mode takes one `for` per comprehension ("The 'generators' supports 1
+# 'comprehension' in ListComp/GeneratorExp, but got 2"). Nested one-`for` comprehensions, flattened by
+# _ms_compat.flatten, give the same items in the same order. A generator becomes a list, so only where
+# it is consumed whole: the sole argument of one of these builtins.
+CONSUMERS = {"tuple", "list", "sum", "max", "min", "sorted", "set", "frozenset", "len"}
+
+
+def _one_for(elt, comp: cst.CompFor, compat: str) -> cst.BaseExpression:
+    inner = comp.inner_for_in
+    single = comp.with_changes(inner_for_in=None)
+    if inner is None:
+        return cst.ListComp(elt=elt, for_in=single)
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("flatten")),
+                    args=[cst.Arg(cst.ListComp(elt=_one_for(elt, inner, compat), for_in=single))])
+
+
+def single_for_comprehension(node, compat: str) -> Optional[cst.BaseExpression]:
+    """`[E for a in A for b in B]` -> `<compat>.flatten([[E for b in B] for a in A])`; a generator the same
+    way (the caller checks it is consumed whole); None when there is one `for` or an async one."""
+    if not isinstance(node, (cst.ListComp, cst.GeneratorExp)) or node.for_in.inner_for_in is None:
+        return None
+    comp = node.for_in
+    while comp is not None:
+        if comp.asynchronous is not None:
+            return None
+        comp = comp.inner_for_in
+    out = _one_for(node.elt, node.for_in, compat)
+    return out.with_changes(lpar=node.lpar, rpar=node.rpar) if isinstance(node, cst.ListComp) else out
+
+
+# `[a for a in (1, 2) if a]` in GRAPH mode (MindSpore 2.10) gives [1]: a comprehension's condition that is
+# a plain value, not a comparison, is tested wrongly (silently: items go missing). bool(a) is tested right.
+def comprehension_condition_as_bool(comp_if: cst.CompIf) -> Optional[cst.CompIf]:
+    """`if v` in a comprehension -> `if bool(v)`, or None when v is already a comparison, a `not`, or a
+    call of bool()."""
+    test = comp_if.test
+    if isinstance(test, cst.Comparison) or (isinstance(test, cst.UnaryOperation)
+                                              and isinstance(test.operator, cst.Not)):
+        return None
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "bool":
+        return None
+    return comp_if.with_changes(test=cst.Call(func=cst.Name("bool"), args=[cst.Arg(test.with_changes(
+        lpar=[], rpar=[]) if hasattr(test, "lpar") else test)]))

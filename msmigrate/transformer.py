@@ -20,7 +20,9 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import (all_any_graph_safe, callable_graph_safe, map_lambda_as_generator,
-                           map_partial_as_generator)
+                           map_partial_as_generator, set_membership_as_tuple, single_for_comprehension,
+                           comprehension_condition_as_bool,
+                           xor_graph_safe, CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
@@ -1264,6 +1266,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return qn, t.target
         return None
 
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
+            self.uses_compat = True
+            return xor_graph_safe(updated, COMPAT)
+        return updated
+
+    def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
+        if self._in_forward():   # `x in {2, 3}`: msmigrate/graph_idioms.py
+            return set_membership_as_tuple(updated) or updated
+        return updated
+
     def leave_UnaryOperation(self, original: cst.UnaryOperation, updated: cst.UnaryOperation):
         # `~x` on an integer tensor is bitwise in torch, a logical not in MindSpore
         if isinstance(updated.operator, cst.BitInvert) and self._is_tensor_expr(original.expression):
@@ -1533,6 +1546,31 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return safe
+        if isinstance(func, cst.Name) and func.value in WHOLE_CONSUMERS and len(updated.args) == 1 \
+                and not updated.args[0].keyword and not updated.args[0].star and self._in_graph_code() \
+                and func.value not in self._imports and not self._shadowed(func.value):
+            nested = single_for_comprehension(updated.args[0].value, COMPAT)   # msmigrate/graph_idioms.py
+            if nested is not None:
+                self.uses_compat = True
+                return updated.with_changes(args=[updated.args[0].with_changes(value=nested)])
+        return updated
+
+    def _in_graph_code(self) -> bool:
+        """In construct, or in a module-level function that construct (or a train step) may call."""
+        return self._in_forward() or bool(self._funcs) and not self._classes \
+            and self._funcs[0].name in self._graph_functions
+
+    def leave_CompIf(self, original: cst.CompIf, updated: cst.CompIf):
+        if self._in_graph_code() and not self._shadowed("bool"):   # msmigrate/graph_idioms.py
+            return comprehension_condition_as_bool(updated) or updated
+        return updated
+
+    def leave_ListComp(self, original: cst.ListComp, updated: cst.ListComp):
+        if self._in_graph_code():   # two `for`s: msmigrate/graph_idioms.py
+            nested = single_for_comprehension(updated, COMPAT)
+            if nested is not None:
+                self.uses_compat = True
+                return nested
         return updated
 
     def _convert_api_call(self, original: cst.Call, updated: cst.Call, qn: str):

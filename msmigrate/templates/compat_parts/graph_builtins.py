@@ -32,3 +32,24 @@ def any_true(values):
         if value:
             return True
     return False
+
+
+# `a ^ b` on two Python bools (x-transformers: `assert not (self.cross_attend ^ exists(context))`):
+# GRAPH mode compiles it to BitXor, which takes integers only ("only integer types are supported,
+# but got ... BoolImm"); on bools xor is `!=`. Anything else (ints, tensors) keeps `^`.
+def xor(a, b):
+    """a ^ b, also on two bools inside GRAPH mode."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a != b
+    return a ^ b
+
+
+# A comprehension with two `for`s in a compiled graph: GRAPH mode takes one `for` per comprehension,
+# so msmigrate nests them and flattens the parts here (items in the same order).
+def flatten(parts):
+    """[item for part in parts for item in part], also inside GRAPH mode."""
+    out = []
+    for part in parts:
+        for item in part:
+            out.append(item)
+    return out

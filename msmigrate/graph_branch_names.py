@@ -1,0 +1,298 @@
+"""A name that forward binds only inside an `if` and reads after it, bound to None before the `if`.
+
+    if has_memory_tokens:            mem_every = None
+        mem_every = self.every       if has_memory_tokens:
+    ...                          ->      mem_every = self.every
+    if has_memory_tokens:            ...
+        if exists(mem_every): ...    if has_memory_tokens:
+                                         if exists(mem_every): ...
+
+Python reads such a name only on the paths that bound it. MindSpore's GRAPH mode resolves every name
+at parse time, over both branches, and refuses the name ("The local variable 'k' is not defined in
+false branch, but defined in true branch"; across two `if`s, "NameError: The name 'mem_every' is not
+defined"), even when the condition is a constant. With the binding before the `if` it compiles, and
+every path that Python runs reads what it read. Only a path on which the original raises
+UnboundLocalError now reads None instead.
+
+A pass over the converted code (inserted lines would shift the statement lines that sites name), on
+the `construct` (or `forward`) methods of classes. The name
+must be a local the `if` binds, read after it, and not seen anywhere in the function before it (nor a
+parameter, nor declared global/nonlocal): the inserted line can then change no value Python reads."""
+from __future__ import annotations
+
+from typing import List, Set
+
+import libcst as cst
+
+
+def might_bind_in_branch(source: str) -> bool:
+    return "def forward" in source and "if " in source
+
+
+class _Names(cst.CSTVisitor):
+    """Names bound (assignment targets, for/with/except targets, walrus, imports, defs) and all Names
+    seen, of one statement; nested functions, classes and comprehensions bind in their own scope."""
+
+    def __init__(self) -> None:
+        self.bound: Set[str] = set()
+        self.seen: Set[str] = set()
+
+    def _targets(self, node) -> None:
+        if isinstance(node, cst.Name):
+            self.bound.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._targets(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._targets(node.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.seen.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)       # `.attr` names no local
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)       # `f(k=v)`: k names no local
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._targets(t.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._targets(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._targets(node.name.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._targets(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        name = node.asname.name if node.asname else node.name
+        if isinstance(name, cst.Name):
+            self.bound.add(name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.bound.add(node.name.value)
+        self.seen |= _seen(node.body)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.bound.add(node.name.value)
+        return True
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.seen |= _seen(node.body)
+        return False
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        self.seen |= _seen(node.iter)
+        for cond in node.ifs:
+            self.seen |= _seen(cond)
+        if node.inner_for_in is not None:
+            self.seen |= _seen(node.inner_for_in)
+        return False
+
+
+def _seen(node) -> Set[str]:
+    v = _Names()
+    node.visit(v)
+    return v.seen | v.bound
+
+
+def _names(node) -> _Names:
+    v = _Names()
+    node.visit(v)
+    return v
+
+
+def _branches(node: cst.If) -> List[cst.CSTNode]:
+    out: List[cst.CSTNode] = [node.body]
+    rest = node.orelse
+    while isinstance(rest, cst.If):
+        out.append(rest.body)
+        rest = rest.orelse
+    if rest is None:
+        out.append(None)            # the path through no branch
+    else:
+        out.append(rest.body)
+    return out
+
+
+class _Forward(cst.CSTTransformer):
+    """Inserts the `name = None` lines into one function body (statements in source order)."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.excluded: Set[str] = set()
+        for p in (list(function.params.params) + list(function.params.kwonly_params)
+                  + list(function.params.posonly_params)):
+            self.excluded.add(p.name.value)
+        for p in (function.params.star_arg, function.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self.excluded.add(p.name.value)
+        self.function = function
+
+    def plan(self) -> dict:
+        """{id(if statement): [names]} for the whole function."""
+        statements: List[cst.CSTNode] = []
+
+        class _Order(cst.CSTVisitor):
+            def visit_FunctionDef(inner, node) -> bool:
+                return node is self.function
+
+            def visit_ClassDef(inner, node) -> bool:
+                return False
+
+            def visit_Lambda(inner, node) -> bool:
+                return False
+
+            def visit_SimpleStatementLine(inner, node) -> bool:
+                statements.append(node)
+                return False
+
+            def visit_If(inner, node) -> None:
+                statements.append(node)
+
+            def visit_Global(inner, node) -> None:
+                self.excluded.update(n.name.value for n in node.names if isinstance(n.name, cst.Name))
+
+            def visit_Nonlocal(inner, node) -> None:
+                self.excluded.update(n.name.value for n in node.names if isinstance(n.name, cst.Name))
+
+            def visit_For(inner, node) -> None:
+                statements.append(node)
+
+            def visit_While(inner, node) -> None:
+                statements.append(node)
+
+            def visit_With(inner, node) -> None:
+                statements.append(node)
+
+            def visit_Try(inner, node) -> None:
+                statements.append(node)
+
+        self.function.visit(_Order())
+        plan = {}
+        before: Set[str] = set(self.excluded)
+        for i, st in enumerate(statements):
+            if isinstance(st, cst.If):
+                # names the `if` binds, not bound on every path through it
+                per_branch = [_names(b).bound if b is not None else set() for b in _branches(st)]
+                bound_somewhere = set().union(*per_branch) - before
+                everywhere = set.intersection(*per_branch) if per_branch else set()
+                candidates = bound_somewhere - everywhere
+                if candidates:
+                    after: Set[str] = set()
+                    end = _last_descendant_index(statements, i, st)
+                    for later in statements[end + 1:]:
+                        after |= _header_seen(later)
+                    names = sorted(n for n in candidates if n in after)
+                    if names:
+                        plan[id(st)] = names
+                        before |= set(names)
+                before |= _header_seen(st)
+            else:
+                before |= _header_seen(st)
+        return plan
+
+
+def _header_seen(st) -> Set[str]:
+    """Names seen in a statement, for compound ones only their own header (their bodies are
+    statements of their own in the order)."""
+    if isinstance(st, cst.SimpleStatementLine):
+        return _seen(st)
+    if isinstance(st, cst.If):
+        return _seen(st.test)
+    if isinstance(st, cst.For):
+        return _seen(st.target) | _seen(st.iter)
+    if isinstance(st, cst.While):
+        return _seen(st.test)
+    if isinstance(st, cst.With):
+        out: Set[str] = set()
+        for item in st.items:
+            out |= _seen(item)
+        return out
+    if isinstance(st, cst.Try):
+        out = set()
+        for h in st.handlers:
+            if h.type is not None:
+                out |= _seen(h.type)
+            if h.name is not None:
+                out |= _seen(h.name)
+        return out
+    return _seen(st)
+
+
+def _last_descendant_index(statements, i, node) -> int:
+    """Index of the last statement of the order that lies inside statements[i] (an `if`)."""
+    inside = set()
+
+    class _Ids(cst.CSTVisitor):
+        def on_visit(self, n) -> bool:
+            inside.add(id(n))
+            return True
+
+    node.visit(_Ids())
+    j = i
+    while j + 1 < len(statements) and id(statements[j + 1]) in inside:
+        j += 1
+    return j
+
+
+class _Insert(cst.CSTTransformer):
+    def __init__(self, plan: dict) -> None:
+        self.plan = plan
+
+    def on_leave(self, original, updated):
+        if isinstance(updated, (cst.IndentedBlock, cst.Module)) and isinstance(original, type(updated)):
+            # ids refer to the original statements: map through the original body
+            new = []
+            for orig, upd in zip(original.body, updated.body):
+                names = self.plan.get(id(orig))
+                if names:
+                    for n in names:
+                        new.append(cst.SimpleStatementLine(body=[cst.Assign(
+                            targets=[cst.AssignTarget(cst.Name(n))], value=cst.Name("None"))]))
+                new.append(upd)
+            return updated.with_changes(body=new)
+        return updated
+
+
+class _Classes(cst.CSTTransformer):
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def visit_ClassDef(self, node) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if self.depth == 0 or original.name.value not in ("forward", "construct"):
+            return updated
+        plan = _Forward(original).plan()
+        if not plan:
+            return updated
+        return original.visit(_Insert(plan))
+
+
+def bind_branch_names(module: cst.Module) -> cst.Module:
+    """The pre-pass: `name = None` before each `if` of a forward that alone binds a name read after it."""
+    return module.visit(_Classes())

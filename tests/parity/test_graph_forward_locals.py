@@ -1,0 +1,102 @@
+"""Locals of forward that GRAPH mode refuses or silently cuts the gradient at, as converted: values
+and input gradients in GRAPH mode (and PyNative) against torch.
+
+- a name bound only inside an `if` of forward and read after it (x-transformers' memory tokens:
+  `if has_mem: every = self.every` ... `if has_mem: if exists(every): ...`): GRAPH mode refuses the
+  name ("not defined in false branch"); msmigrate/graph_branch_names.py binds it to None first.
+- `self.mask = self.mask.to(dtype=x.dtype, device=x.device) if self.mask is not None else None` in
+  a method forward calls (CLIP's attention block): stored on self inside construct the mask is a run-time object,
+  and every value computed from it has a zero gradient in GRAPH mode (only a warning);
+  msmigrate/graph_attr_casts.py makes it a local of construct.
+- `a ^ b` on two bools (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode's
+  BitXor takes integers only; _ms_compat.xor (msmigrate/graph_idioms.py), checked here on bools, ints
+  and bool tensors.
+- `n, device = x.shape[1], x.device` (x-transformers' positional embedding): in GRAPH mode the device
+  poisons the tuple, and `torch.arange(n)` fails ("expect a type, but got AbstractNegligible"); one
+  assignment per name (msmigrate/graph_idioms.py); a starred shape takes the names the others leave
+  (`b, c, h, w, device = *img.shape, img.device`, lucidrains' diffusion).
+- `x.ndim in {2, 3}` (x-transformers): GRAPH mode has no set expression; a tuple display
+  (msmigrate/graph_idioms.py).
+- a comprehension with two `for`s in forward or a function it calls (x-transformers' layer execution
+  order): GRAPH mode takes one per comprehension; nested ones, flattened (msmigrate/graph_idioms.py).
+- `[a for a in (1, 2) if a]` is [1] in GRAPH mode (a plain value as a comprehension's condition, silently);
+  the condition becomes bool(a) (msmigrate/graph_idioms.py)."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .test_graph_safety import check_graph, rnd  # noqa: E402
+
+SRC = '''
+import torch
+import torch.nn as nn
+
+
+def exists(v):
+    return v is not None
+
+
+def execute_order(blocks, size):
+    return tuple(i for b in blocks for i in range(b * size, (b + 1) * size))
+
+
+class Net(nn.Module):
+    def __init__(self, mask):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.num_mem = 2
+        self.every = 3
+        self.attn_mask = mask
+        self.cross = False
+
+    def forward(self, x):
+        assert not (self.cross ^ exists(self.every)) or self.every == 3, "flags disagree"
+        assert x.ndim in {2, 3} and x.shape[0] not in {0}
+        has_mem = self.num_mem > 0
+        if has_mem:
+            every = self.every
+            if exists(every):
+                x = x * every
+        if self.num_mem > 5:
+            extra = 1.0
+        elif self.num_mem > 1:
+            extra = 2.0
+        h = self.attend(x)
+        if has_mem:
+            if exists(every):
+                h = h / every
+        flip = ((x > 0) ^ (h > 0)).float()
+        order = execute_order((1, 0), 2)
+        flip = flip * sum([a * b for a in (1, 2) if a for b in order if b > 0]) + flip[:, list(order)]
+        n, device = x.shape[1], x.device
+        rows, cols, device, k = *x.shape, x.device, 2
+        flip = flip * (rows * cols + k)
+        flip = flip + torch.arange(n, device=device).float()
+        return h * extra * (self.every ^ 1) + flip
+
+    def attend(self, x):
+        self.attn_mask = self.attn_mask.to(dtype=x.dtype, device=x.device) if self.attn_mask is not None else None
+        return self.fc(x) + self.attn_mask * 2 + self.attn_mask
+
+
+def make():
+    return Net(torch.arange(8, dtype=torch.float64).reshape(2, 4) / 8)
+'''
+
+
+def test_branch_names_and_attribute_recast_in_graph():
+    code, sites = check_graph(SRC, rnd(2, 4), (2, 4))
+    assert "every = None\n" in code and "extra = None\n" in code, code
+    assert "_ms_compat.xor(self.cross, exists(self.every))" in code and "_ms_compat.xor(self.every, 1)" in code
+    assert "attn_mask = self.attn_mask.astype(x.dtype)" in code and "+ attn_mask * 2 + attn_mask" in code, code
+    assert "x.ndim in (2, 3) and x.shape[0] not in (0,)" in code, code
+    assert "return tuple(_ms_compat.flatten([[i for i in range(b * size, (b + 1) * size)] for b in blocks]))" \
+        in code, code
+    assert "for a in (1, 2) if bool(a)" in code, code
+    assert "n = x.shape[1]; device = x.device" in code, code
+    assert "rows, cols = x.shape; device = x.device; k = 2" in code, code
+    recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
+    assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast
