@@ -109,6 +109,9 @@ def xor_graph_safe(node: cst.BinaryOperation, compat: str) -> Optional[cst.Call]
 # ("For 'Cast', the input 'dtype' expect a type, but got AbstractNegligible" in ops.arange(seq_len)).
 # As one assignment per name, on the same line, each name gets its own value.
 def _device_read(node) -> bool:
+    """`x.device`, or the converted read `_ms_compat.device_of(x)` (tensor_reads.py)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value == "device_of"
     return isinstance(node, cst.Attribute) and node.attr.value == "device"
 
 

@@ -96,7 +96,7 @@ def test_branch_names_and_attribute_recast_in_graph():
     assert "return tuple(_ms_compat.flatten([[i for i in range(b * size, (b + 1) * size)] for b in blocks]))" \
         in code, code
     assert "for a in (1, 2) if bool(a)" in code, code
-    assert "n = x.shape[1]; device = x.device" in code, code
-    assert "rows, cols = x.shape; device = x.device; k = 2" in code, code
+    assert "n = x.shape[1]; device = _ms_compat.device_of(x)" in code, code
+    assert "rows, cols = x.shape; device = _ms_compat.device_of(x); k = 2" in code, code
     recast = [s for s in sites if s.api == "Module.__setattr__ (in forward)"]
     assert len(recast) == 1 and recast[0].status == "converted-with-difference", recast
