@@ -435,6 +435,16 @@ def hf_dir_one(name: str, work: Path) -> dict:
     else:
         row["error"] = (r.stderr or r.stdout).strip()[-400:]
     row["lines"] = [x for x in r.stdout.splitlines() if x.startswith("msmigrate hf: ") and "check:" not in x]
+    if kind == "encoder" and r.returncode == 0:   # another batch and sequence length than the traced 2x12
+        g = torch.Generator().manual_seed(5)
+        ids, mask = torch.randint(0, VOCAB, (3, 7), generator=g), padded_mask(3, 7, left=False)
+        with torch.no_grad():
+            y = getattr(model(input_ids=ids, attention_mask=mask), ARCHS[name][4])
+        np.savez(out / "other-io.npz", x0=ids.numpy(), x1=mask.numpy(), y=y.numpy())
+        r2 = subprocess.run([sys.executable, __file__, "--len-check", str(out)], capture_output=True, text=True,
+                            env=env, timeout=1200)
+        line = [x for x in r2.stdout.splitlines() if x.startswith("LEN ")]
+        row["other_shape"] = json.loads(line[-1][4:]) if line else {"error": (r2.stderr or r2.stdout).strip()[-400:]}
     if kind == "decoder" and r.returncode == 0:   # greedy tokens of the written generate() against HF's
         g = torch.Generator().manual_seed(1)
         ids = torch.randint(0, VOCAB, (BATCH, 8), generator=g)
@@ -450,6 +460,34 @@ def hf_dir_one(name: str, work: Path) -> dict:
         line = [x for x in r.stdout.splitlines() if x.startswith("GEN ")]
         row["generate"] = json.loads(line[-1][4:]) if line else {"error": (r.stderr or r.stdout).strip()[-400:]}
     return row
+
+
+def len_check(out: Path) -> dict:
+    """Torch-free: the written model on other-io.npz (batch 3, sequence 7), PYNATIVE and GRAPH."""
+    sys.modules["torch"] = None
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["traced_model"] = mod
+    spec.loader.exec_module(mod)
+    import mindspore as ms
+
+    io = np.load(out / "other-io.npz")
+    tol = 1e-4 * max(1.0, float(np.abs(io["y"]).max()))
+    res = {"shape": list(io["x0"].shape)}
+    for mode in ("pynative", "graph"):
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        try:
+            got = mod.create_model()(ms.Tensor(io["x0"]), ms.Tensor(io["x1"]))
+            got = got[0] if isinstance(got, (tuple, list)) else got
+            d = float(np.abs(got.asnumpy() - io["y"]).max())
+            res[mode] = {"max_abs_diff": d, "pass": d <= tol}
+        except Exception as exc:  # noqa: BLE001
+            res[mode] = {"pass": False, "error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+    return res
 
 
 def main_hf_dir(a, work: Path) -> int:
@@ -468,8 +506,9 @@ def main_hf_dir(a, work: Path) -> int:
         print(json.dumps(rows[arch], default=str), flush=True)
     print("\n`msmigrate hf` on a save_pretrained folder; the converted side checked in processes where torch cannot "
           "be imported (max|d| of the logits, PYNATIVE / GRAPH; causal LMs: decode step, and greedy generate() of "
-          f"{NEW_TOKENS} tokens against HF's)")
-    print(f"{'architecture':12} {'rc':>3} {'pynative':>12} {'graph':>12} {'step graph':>12} {'generate':>10}  problem")
+          f"{NEW_TOKENS} tokens against HF's; text encoders: also batch 3, sequence 7, not the traced 2x12)")
+    print(f"{'architecture':12} {'rc':>3} {'pynative':>12} {'graph':>12} {'step graph':>12} {'generate':>10} "
+          f"{'3x7 (PYN / GRAPH)':>19}  problem")
     ok = 0
     for arch in archs:
         r = rows[arch]
@@ -482,11 +521,17 @@ def main_hf_dir(a, work: Path) -> int:
         gen = r.get("generate")
         gcell = "-" if gen is None else ("identical" if all((gen.get(m) or {}).get("identical")
                                                              for m in ("pynative", "graph")) else "DIFFERENT")
-        passed = r.get("rc") == 0 and bool(c.get("ok")) and gcell != "DIFFERENT"
+        other = r.get("other_shape")
+        ocell = "-" if other is None else " / ".join(
+            f"{'pass' if (other.get(m) or {}).get('pass') else 'FAIL'} {(other.get(m) or {}).get('max_abs_diff', 0):.1e}"
+            for m in ("pynative", "graph"))
+        passed = (r.get("rc") == 0 and bool(c.get("ok")) and gcell != "DIFFERENT"
+                  and (other is None or all((other.get(m) or {}).get("pass") for m in ("pynative", "graph"))))
         ok += passed
-        why = r.get("error", "") or ("" if passed else json.dumps(gen or c)[:200])
+        why = r.get("error", "") or ("" if passed else json.dumps(
+            {k: r[k] for k in ("other_shape", "generate", "check") if r.get(k)})[:300])
         print(f"{arch:12} {r.get('rc', '-')!s:>3} {cell('pynative'):>12} {cell('graph'):>12} {cell('step_graph'):>12} "
-              f"{gcell:>10}  {why}")
+              f"{gcell:>10} {ocell:>19}  {why}")
     print(f"\nmsmigrate hf end to end: {ok}/{len(archs)}")
     return 0 if ok == len(archs) else 1
 
@@ -505,6 +550,7 @@ def main(argv=None) -> int:
     p.add_argument("--ft-one", help=argparse.SUPPRESS)
     p.add_argument("--hf-dir", action="store_true", help="`msmigrate hf` on save_pretrained folders (bert, gpt2)")
     p.add_argument("--hf-one", help=argparse.SUPPRESS)
+    p.add_argument("--len-check", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     work = Path(a.work)
     if a.one:
@@ -518,6 +564,9 @@ def main(argv=None) -> int:
         return 0
     if a.ft_one:
         print("ROW " + json.dumps(ft_one(a.ft_one, work, a.optimizer), default=str), flush=True)
+        return 0
+    if a.len_check:
+        print("LEN " + json.dumps(len_check(Path(a.len_check))), flush=True)
         return 0
     if a.hf_one:
         print("ROW " + json.dumps(hf_dir_one(a.hf_one, work), default=str), flush=True)

@@ -8,8 +8,6 @@ def causal_lm_forward(model):
     the position ids that generate() derives from the mask (cumsum - 1, 0 on padding) computed inside
     the graph, so that rerunning the whole sequence gives generate()'s logits for left-padded batches.
     The instance's class is swapped for a subclass (same name): state_dict keys stay the HF keys."""
-    import torch
-
     base = type(model)
 
     class Traced(base):
@@ -21,10 +19,18 @@ def causal_lm_forward(model):
 
     Traced.__name__ = Traced.__qualname__ = base.__name__
     model.__class__ = Traced
-    seq = torch.export.Dim("seq", min=2, max=int(getattr(model.config, "max_position_embeddings", 0)
-                                                  or getattr(model.config, "n_positions", 1024)))
+    return model, token_dims(model.config)
+
+
+def token_dims(config):
+    """torch.export dynamic shapes of (input_ids, attention_mask): batch and sequence free, the sequence
+    up to the model's position table."""
+    import torch
+
+    seq = torch.export.Dim("seq", min=2, max=int(getattr(config, "max_position_embeddings", 0)
+                                                  or getattr(config, "n_positions", 1024)))
     batch = torch.export.Dim("batch", min=1, max=1024)
-    return model, ({0: batch, 1: seq}, {0: batch, 1: seq})
+    return ({0: batch, 1: seq}, {0: batch, 1: seq})
 
 
 def _cache_kwarg(cls) -> str:
@@ -286,7 +292,7 @@ def main_hf(argv=None) -> int:
         kind = "vision model: pixel_values -> " + field
     elif task == "text":
         field = "last_hidden_state" if arch.endswith("Model") else "logits"
-        model = text_forward(model, field)
+        model, dyn = text_forward(model, field), token_dims(config)
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)))
         kind = f"text encoder: (input_ids, attention_mask) -> {field}"
     else:
