@@ -16,6 +16,9 @@ The model keeps its Hugging Face defaults (use_cache=True for decoders), as a ne
                                                  # qwen2): 5 fine-tuning steps (AdamW by default), traced training
                                                  # forward vs torch: per-step loss and first-step gradients,
                                                  # PYNATIVE and GRAPH
+    python bench/hf_zoo.py --hf-dir              # bert, gpt2 (--archs: any text or vision model of ARCHS):
+                                                 # save_pretrained folder -> `msmigrate hf` CLI -> torch-free
+                                                 # check; causal LMs also greedy generate() against HF's
 
 Prints one row per architecture and the pass counts."""
 from __future__ import annotations
@@ -63,8 +66,24 @@ ARCHS = {
                      max_source_positions=30, max_target_positions=40, decoder_start_token_id=1,
                      pad_token_id=0, bos_token_id=1, eos_token_id=2), "audio", "logits"),
     "clip": ("CLIPModel", "CLIPConfig", None, "clip", "logits_per_image"),
+    # more of the same families, outside the acceptance list (--archs gemma,phi3,...): what generalises
+    "gemma": ("GemmaForCausalLM", "GemmaConfig", dict(_DEC, head_dim=8), "decoder", "logits"),
+    "gemma2": ("Gemma2ForCausalLM", "Gemma2Config", dict(_DEC, head_dim=8, sliding_window=8), "decoder", "logits"),
+    "phi3": ("Phi3ForCausalLM", "Phi3Config", dict(_DEC, pad_token_id=0), "decoder", "logits"),
+    "qwen3": ("Qwen3ForCausalLM", "Qwen3Config", dict(_DEC, head_dim=8), "decoder", "logits"),
+    "distilbert": ("DistilBertForMaskedLM", "DistilBertConfig",
+                   dict(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=4, hidden_dim=37, max_position_embeddings=64),
+                   "encoder", "logits"),
+    "electra": ("ElectraForSequenceClassification", "ElectraConfig", dict(_TEXT, embedding_size=16, num_labels=3),
+                "encoder", "logits"),
+    "deit": ("DeiTForImageClassificationWithTeacher", "DeiTConfig", dict(_VIS, num_labels=10), "image", "logits"),
+    "bart": ("BartForConditionalGeneration", "BartConfig",
+             dict(vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                  decoder_attention_heads=4, encoder_ffn_dim=37, decoder_ffn_dim=37, max_position_embeddings=64,
+                  pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2), "seq2seq", "logits"),
 }
-DEFAULT = [a for a in ARCHS if a != "mixtral"]
+EXTRA = ["gemma", "gemma2", "phi3", "qwen3", "distilbert", "electra", "deit", "bart"]
+DEFAULT = [a for a in ARCHS if a != "mixtral" and a not in EXTRA]
 
 
 def hide_torchvision():
@@ -160,7 +179,7 @@ def one(name: str, work: Path) -> dict:
     return row
 
 
-GEN_ARCHS = ["gpt2", "llama", "qwen2", "mistral", "t5"]
+GEN_ARCHS = ["gpt2", "llama", "qwen2", "mistral", "t5"]   # --archs: also gemma, gemma2, phi3, qwen3, bart
 NEW_TOKENS = 16
 
 
@@ -381,6 +400,142 @@ def main_finetune(a, work: Path) -> int:
     return 0 if ok == len(archs) else 1
 
 
+HF_DIR_DEFAULT = ["bert", "gpt2"]
+
+
+def hf_dir_one(name: str, work: Path) -> dict:
+    """A tiny model written by save_pretrained (with a BERT WordPiece tokenizer for the encoders),
+    converted by the `msmigrate hf` command line in its own process; the command's own torch-free check
+    (PYNATIVE and GRAPH logits, and the decode step of a causal LM) is read back, and for a causal LM
+    the written generate() is run in a process without torch against HF's greedy tokens (gen_check)."""
+    hide_torchvision()
+    import numpy as np
+    import torch
+    import transformers
+
+    cls_name, _, _, kind, _ = ARCHS[name]
+    torch.manual_seed(0)
+    model = getattr(transformers, cls_name)(_config(name)).eval()
+    src, out = work / f"hf_{name}" / "src", work / f"hf_{name}" / "out"
+    model.save_pretrained(src)
+    if kind == "encoder":
+        vocab = src / "vocab.txt"
+        vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+                                    + [f"w{i}" for i in range(VOCAB - 5)]) + "\n")
+        transformers.BertTokenizer(str(vocab)).save_pretrained(src)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "msmigrate.cli", "hf", str(src), "-o", str(out)], capture_output=True,
+                       text=True, env=env, timeout=1800, cwd=str(ROOT))
+    row = {"arch": name, "rc": r.returncode, "seconds": round(time.perf_counter() - t, 1),
+           "written": sorted(p.name for p in out.iterdir()) if out.is_dir() else []}
+    line = [x for x in r.stdout.splitlines() if "torch-free check: " in x]
+    if line:
+        row["check"] = json.loads(line[-1].split("torch-free check: ", 1)[1])
+    else:
+        row["error"] = (r.stderr or r.stdout).strip()[-400:]
+    row["lines"] = [x for x in r.stdout.splitlines() if x.startswith("msmigrate hf: ") and "check:" not in x]
+    if kind == "encoder" and r.returncode == 0:   # another batch and sequence length than the traced 2x12
+        g = torch.Generator().manual_seed(5)
+        ids, mask = torch.randint(0, VOCAB, (3, 7), generator=g), padded_mask(3, 7, left=False)
+        with torch.no_grad():
+            y = getattr(model(input_ids=ids, attention_mask=mask), ARCHS[name][4])
+        np.savez(out / "other-io.npz", x0=ids.numpy(), x1=mask.numpy(), y=y.numpy())
+        r2 = subprocess.run([sys.executable, __file__, "--len-check", str(out)], capture_output=True, text=True,
+                            env=env, timeout=1200)
+        line = [x for x in r2.stdout.splitlines() if x.startswith("LEN ")]
+        row["other_shape"] = json.loads(line[-1][4:]) if line else {"error": (r2.stderr or r2.stdout).strip()[-400:]}
+    if kind == "decoder" and r.returncode == 0:   # greedy tokens of the written generate() against HF's
+        g = torch.Generator().manual_seed(1)
+        ids = torch.randint(0, VOCAB, (BATCH, 8), generator=g)
+        mask = padded_mask(BATCH, 8, left=True)
+        gc = model.generation_config
+        with torch.no_grad():
+            ref = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False)
+        np.savez(out / "gen-io.npz", ids=ids.numpy(), mask=mask.numpy(), ref=ref.numpy(),
+                 eos=np.array(-1 if gc.eos_token_id is None else np.atleast_1d(gc.eos_token_id)[0]),
+                 pad=np.array(-1 if gc.pad_token_id is None else gc.pad_token_id), start=np.array(-1))
+        r = subprocess.run([sys.executable, __file__, "--gen-check", str(out)], capture_output=True, text=True,
+                           env=env, timeout=1200)
+        line = [x for x in r.stdout.splitlines() if x.startswith("GEN ")]
+        row["generate"] = json.loads(line[-1][4:]) if line else {"error": (r.stderr or r.stdout).strip()[-400:]}
+    return row
+
+
+def len_check(out: Path) -> dict:
+    """Torch-free: the written model on other-io.npz (batch 3, sequence 7), PYNATIVE and GRAPH."""
+    sys.modules["torch"] = None
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["traced_model"] = mod
+    spec.loader.exec_module(mod)
+    import mindspore as ms
+
+    io = np.load(out / "other-io.npz")
+    tol = 1e-4 * max(1.0, float(np.abs(io["y"]).max()))
+    res = {"shape": list(io["x0"].shape)}
+    for mode in ("pynative", "graph"):
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        try:
+            got = mod.create_model()(ms.Tensor(io["x0"]), ms.Tensor(io["x1"]))
+            got = got[0] if isinstance(got, (tuple, list)) else got
+            d = float(np.abs(got.asnumpy() - io["y"]).max())
+            res[mode] = {"max_abs_diff": d, "pass": d <= tol}
+        except Exception as exc:  # noqa: BLE001
+            res[mode] = {"pass": False, "error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+    return res
+
+
+def main_hf_dir(a, work: Path) -> int:
+    archs = [x for x in a.archs.split(",") if x in ARCHS] if a.archs != ",".join(DEFAULT) else HF_DIR_DEFAULT
+    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
+    rows = {}
+    for arch in archs:
+        cmd = [sys.executable, __file__, "--hf-one", arch, "--work", str(work)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
+            line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
+            rows[arch] = json.loads(line[-1][4:]) if line else {
+                "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
+        except subprocess.TimeoutExpired:
+            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
+        print(json.dumps(rows[arch], default=str), flush=True)
+    print("\n`msmigrate hf` on a save_pretrained folder; the converted side checked in processes where torch cannot "
+          "be imported (max|d| of the logits, PYNATIVE / GRAPH; causal LMs: decode step, and greedy generate() of "
+          f"{NEW_TOKENS} tokens against HF's; text encoders: also batch 3, sequence 7, not the traced 2x12)")
+    print(f"{'architecture':12} {'rc':>3} {'pynative':>12} {'graph':>12} {'step graph':>12} {'generate':>10} "
+          f"{'3x7 (PYN / GRAPH)':>19}  problem")
+    ok = 0
+    for arch in archs:
+        r = rows[arch]
+        c = r.get("check") or {}
+
+        def cell(m):
+            v = c.get(m)
+            return f"{'pass' if v.get('pass') else 'FAIL'} {v['max_abs_diff']:.1e}" if v and "max_abs_diff" in v \
+                else ("FAIL" if v else "-")
+        gen = r.get("generate")
+        gcell = "-" if gen is None else ("identical" if all((gen.get(m) or {}).get("identical")
+                                                             for m in ("pynative", "graph")) else "DIFFERENT")
+        other = r.get("other_shape")
+        ocell = "-" if other is None else " / ".join(
+            f"{'pass' if (other.get(m) or {}).get('pass') else 'FAIL'} {(other.get(m) or {}).get('max_abs_diff', 0):.1e}"
+            for m in ("pynative", "graph"))
+        passed = (r.get("rc") == 0 and bool(c.get("ok")) and gcell != "DIFFERENT"
+                  and (other is None or all((other.get(m) or {}).get("pass") for m in ("pynative", "graph"))))
+        ok += passed
+        why = r.get("error", "") or ("" if passed else json.dumps(
+            {k: r[k] for k in ("other_shape", "generate", "check") if r.get(k)})[:300])
+        print(f"{arch:12} {r.get('rc', '-')!s:>3} {cell('pynative'):>12} {cell('graph'):>12} {cell('step_graph'):>12} "
+              f"{gcell:>10} {ocell:>19}  {why}")
+    print(f"\nmsmigrate hf end to end: {ok}/{len(archs)}")
+    return 0 if ok == len(archs) else 1
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--work", default=str(ROOT / "bench" / "_work" / "hf_zoo"))
@@ -393,6 +548,9 @@ def main(argv=None) -> int:
     p.add_argument("--finetune", action="store_true", help="fine-tuning steps (bert_cls, gpt2, llama) instead")
     p.add_argument("--optimizer", default="adamw", choices=sorted(FT_HP), help="with --finetune")
     p.add_argument("--ft-one", help=argparse.SUPPRESS)
+    p.add_argument("--hf-dir", action="store_true", help="`msmigrate hf` on save_pretrained folders (bert, gpt2)")
+    p.add_argument("--hf-one", help=argparse.SUPPRESS)
+    p.add_argument("--len-check", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     work = Path(a.work)
     if a.one:
@@ -407,8 +565,16 @@ def main(argv=None) -> int:
     if a.ft_one:
         print("ROW " + json.dumps(ft_one(a.ft_one, work, a.optimizer), default=str), flush=True)
         return 0
+    if a.len_check:
+        print("LEN " + json.dumps(len_check(Path(a.len_check))), flush=True)
+        return 0
+    if a.hf_one:
+        print("ROW " + json.dumps(hf_dir_one(a.hf_one, work), default=str), flush=True)
+        return 0
     if a.generate:
         return main_generate(a, work)
+    if a.hf_dir:
+        return main_hf_dir(a, work)
     if a.finetune:
         return main_finetune(a, work)
     archs = [x for x in a.archs.split(",") if x]
@@ -450,7 +616,8 @@ def main(argv=None) -> int:
 
 
 def main_generate(a, work: Path) -> int:
-    archs = [x for x in a.archs.split(",") if x in GEN_ARCHS] if a.archs != ",".join(DEFAULT) else GEN_ARCHS
+    archs = ([x for x in a.archs.split(",") if ARCHS.get(x, ("",) * 5)[3] in ("decoder", "seq2seq")]
+             if a.archs != ",".join(DEFAULT) else GEN_ARCHS)
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
     rows = {}
     for arch in archs:

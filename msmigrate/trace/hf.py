@@ -8,8 +8,6 @@ def causal_lm_forward(model):
     the position ids that generate() derives from the mask (cumsum - 1, 0 on padding) computed inside
     the graph, so that rerunning the whole sequence gives generate()'s logits for left-padded batches.
     The instance's class is swapped for a subclass (same name): state_dict keys stay the HF keys."""
-    import torch
-
     base = type(model)
 
     class Traced(base):
@@ -21,10 +19,18 @@ def causal_lm_forward(model):
 
     Traced.__name__ = Traced.__qualname__ = base.__name__
     model.__class__ = Traced
-    seq = torch.export.Dim("seq", min=2, max=int(getattr(model.config, "max_position_embeddings", 0)
-                                                  or getattr(model.config, "n_positions", 1024)))
+    return model, token_dims(model.config)
+
+
+def token_dims(config):
+    """torch.export dynamic shapes of (input_ids, attention_mask): batch and sequence free, the sequence
+    up to the model's position table."""
+    import torch
+
+    seq = torch.export.Dim("seq", min=2, max=int(getattr(config, "max_position_embeddings", 0)
+                                                  or getattr(config, "n_positions", 1024)))
     batch = torch.export.Dim("batch", min=1, max=1024)
-    return model, ({0: batch, 1: seq}, {0: batch, 1: seq})
+    return ({0: batch, 1: seq}, {0: batch, 1: seq})
 
 
 def _cache_kwarg(cls) -> str:
@@ -180,6 +186,27 @@ def image_forward(model, output):
     return model
 
 
+def hf_task(cls, config):
+    """What `msmigrate hf` traces for a transformers class: "causal" (LM with generate()), "seq2seq" (text
+    encoder-decoder with generate()), "vision" (pixel_values), "text" (input_ids, attention_mask), or None."""
+    import inspect
+
+    arch = cls.__name__
+    # the parameters of forward as written (inspect follows __wrapped__ through transformers' decorators)
+    params = set(inspect.signature(cls.forward).parameters)
+    vocab = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
+    if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
+        return "causal"
+    if (config.is_encoder_decoder and arch.endswith("ForConditionalGeneration")
+            and {"input_ids", "decoder_input_ids"} <= params):
+        return "seq2seq"
+    if "pixel_values" in params and "input_ids" not in params and not vocab:
+        return "vision"
+    if vocab and "input_ids" in params and "pixel_values" not in params and not config.is_encoder_decoder:
+        return "text"
+    return None
+
+
 def _hide_broken_torchvision(notes):
     """transformers imports torchvision whenever it finds it; a torchvision built for another torch fails
     at import (`operator torchvision::nms does not exist`). Hide it then, and say so."""
@@ -208,7 +235,6 @@ def main_hf(argv=None) -> int:
     LMs), generation_config.json and the tokenizer
     files copied through, trace-report.md naming every op and its max|d|."""
     import argparse
-    import inspect
     import json
     import shutil
     import sys
@@ -242,14 +268,14 @@ def main_hf(argv=None) -> int:
     g = torch.Generator().manual_seed(0)
     vocab = getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", None)
     dyn, generate, decode = None, False, None
-    if arch.endswith("ForCausalLM") or arch.endswith("LMHeadModel"):
+    task = hf_task(cls, config)
+    if task == "causal":
         model, dyn, step = causal_lm_graphs(model)
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq), left=True))
         decode = step(*args)
         generate, kind = True, ("causal LM: prefill (input_ids, attention_mask) -> (logits, KV cache), decode step "
                                 "with the KV cache in and out, generate() (greedy or sampled)")
-    elif (config.is_encoder_decoder and arch.endswith("ForConditionalGeneration")
-          and {"input_ids", "decoder_input_ids"} <= set(inspect.signature(inspect.unwrap(cls.forward)).parameters)
+    elif (task == "seq2seq"
           and getattr(model.generation_config, "decoder_start_token_id", None) is not None):
         model, dyn, step = seq2seq_graphs(model)
         start = torch.full((a.batch, 1), int(model.generation_config.decoder_start_token_id), dtype=torch.long)
@@ -257,15 +283,16 @@ def main_hf(argv=None) -> int:
         decode = step(*args)
         generate, kind = "seq2seq", ("encoder-decoder LM: (input_ids, attention_mask, decoder start) -> (logits, "
                                      "encoder output, KV cache), decode step with the cache in and out, generate()")
-    elif "pixel_values" in cls.forward.__code__.co_varnames and not vocab:
+    elif task == "vision":
         size = getattr(config, "image_size", 224)
         size = size if isinstance(size, int) else size[0]
-        model = image_forward(model, "logits" if hasattr(model, "classifier") else "last_hidden_state")
-        args = (torch.randn(a.batch, getattr(config, "num_channels", 3), size, size, generator=g),)
-        kind = "vision model: pixel_values -> " + ("logits" if hasattr(model, "classifier") else "last_hidden_state")
-    elif vocab and "input_ids" in cls.forward.__code__.co_varnames and not config.is_encoder_decoder:
         field = "last_hidden_state" if arch.endswith("Model") else "logits"
-        model = text_forward(model, field)
+        model = image_forward(model, field)
+        args = (torch.randn(a.batch, getattr(config, "num_channels", 3), size, size, generator=g),)
+        kind = "vision model: pixel_values -> " + field
+    elif task == "text":
+        field = "last_hidden_state" if arch.endswith("Model") else "logits"
+        model, dyn = text_forward(model, field), token_dims(config)
         args = (torch.randint(0, vocab, (a.batch, a.seq), generator=g), padding_mask((a.batch, a.seq)))
         kind = f"text encoder: (input_ids, attention_mask) -> {field}"
     else:

@@ -176,6 +176,21 @@ def test_msmigrate_hf_causal_lm_folder_and_greedy_generate(tmp_path):
     assert [row[:10] for row in greedy] != sampled and sampled[0][:6] == ids.tolist()[0] and 6 < len(sampled[0]) <= 10
 
 
+def test_hf_task_reads_forward_through_transformers_decorators():
+    """transformers wraps forward in decorators whose code takes (*args, **kwargs): the task `msmigrate hf`
+    picks comes from the signature as written, so BERT and ViT are traced (they were refused before)."""
+    from msmigrate.trace.hf import _hide_broken_torchvision, hf_task
+
+    _hide_broken_torchvision([])
+    import transformers as t
+
+    assert "input_ids" not in t.BertModel.forward.__code__.co_varnames   # the wrapper, not BERT's forward
+    assert hf_task(t.BertModel, t.BertConfig()) == "text"
+    assert hf_task(t.BertForMaskedLM, t.BertConfig()) == "text"
+    assert hf_task(t.ViTForImageClassification, t.ViTConfig()) == "vision"
+    assert hf_task(t.CLIPModel, t.CLIPConfig()) is None          # text and image inputs: refused with a message
+
+
 def test_sampling_filters_restrict_the_draw():
     """The emitted select_tokens(): after top-k only the k largest logits are drawn, after top-p only the
     smallest set of tokens whose probability reaches p; a seeded ops.Multinomial repeats its draws."""
