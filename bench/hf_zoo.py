@@ -242,7 +242,9 @@ def gen_one(name: str, work: Path) -> dict:
     np.savez(out / "gen-io.npz", ids=ids.numpy(), mask=mask.numpy(), ref=ref.numpy(),
              eos=np.array(-1 if eos is None else np.atleast_1d(eos)[0]),
              pad=np.array(-1 if gc.pad_token_id is None else gc.pad_token_id),
-             start=np.array(-1 if not seq2seq else gc.decoder_start_token_id))
+             start=np.array(-1 if not seq2seq else gc.decoder_start_token_id),
+             forced_bos=np.array(-1 if gc.forced_bos_token_id is None else gc.forced_bos_token_id),
+             forced_eos=np.array(-1 if gc.forced_eos_token_id is None else np.atleast_1d(gc.forced_eos_token_id)[0]))
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
     r = subprocess.run([sys.executable, __file__, "--gen-check", str(out)], capture_output=True, text=True, env=env,
                        timeout=1200)
@@ -277,11 +279,14 @@ def gen_check(out: Path) -> dict:
             net = mod.create_model()
             start = int(io["start"]) if "start" in io.files else -1
             extra = {"decoder_start_token_id": start} if start >= 0 else {}
+            for key in ("forced_bos", "forced_eos"):   # BART-style configs (transformers' logits processors)
+                if key in io.files and int(io[key]) >= 0:
+                    extra[key + "_token_id"] = int(io[key])
             got = mod.generate(net, io["ids"], io["mask"], max_new_tokens=NEW_TOKENS, eos_token_id=eos,
                                pad_token_id=pad, **extra)
             ref = io["ref"]
             same = got.shape == ref.shape and bool((got == ref).all())
-            prompt = 1 if extra else io["ids"].shape[1]   # an encoder-decoder returns the decoder ids
+            prompt = 1 if start >= 0 else io["ids"].shape[1]   # an encoder-decoder returns the decoder ids
             res[mode] = {"identical": same, "new_tokens": int(got.shape[1] - prompt)}
             if not same:
                 res[mode]["got"] = got[:, prompt:].tolist()

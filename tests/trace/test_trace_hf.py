@@ -221,6 +221,31 @@ def test_sampling_filters_restrict_the_draw():
     assert (drawn(top_k=2) == k2).all()            # the same seed draws the same tokens
 
 
+def test_forced_tokens_as_transformers_logits_processors():
+    """The emitted force_tokens() against transformers' ForcedBOS/ForcedEOS logits processors followed by
+    greedy argmax (BART's config sets both; without them bart's last generated token differed)."""
+    import numpy as np
+    from transformers.generation.logits_process import (ForcedBOSTokenLogitsProcessor,
+                                                        ForcedEOSTokenLogitsProcessor)
+
+    from msmigrate.trace.generate_src import FORCE_TOKENS
+
+    ns = {"np": np}
+    exec(FORCE_TOKENS, ns)  # noqa: S102 - the code model.py carries
+    force = ns["force_tokens"]
+    scores = torch.randn(3, 11, generator=torch.Generator().manual_seed(3))
+    for cur_len in (1, 2, 5, 6):
+        ids = torch.zeros(3, cur_len, dtype=torch.long)
+        for bos, eos in ((0, 2), (None, [7, 4]), (5, None), (None, None)):
+            ref = scores.clone()
+            if bos is not None:
+                ref = ForcedBOSTokenLogitsProcessor(bos)(ids, ref)
+            if eos is not None:
+                ref = ForcedEOSTokenLogitsProcessor(max_length=7, eos_token_id=eos)(ids, ref)
+            got = force(scores.numpy().argmax(-1).astype(np.int64), cur_len, 7, bos, eos)
+            assert got.tolist() == ref.argmax(-1).tolist(), (cur_len, bos, eos)
+
+
 class FullyMaskedRows(nn.Module):
     """Attention over a left-padded batch: the padding queries may attend to nothing (torch gives 0)."""
 
