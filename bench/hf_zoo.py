@@ -255,19 +255,24 @@ def gen_one(name: str, work: Path) -> dict:
     return row
 
 
-def gen_check(out: Path) -> dict:
-    """In a process where torch cannot be imported: the traced model.py's generate() against HF's tokens,
-    and the decode step's median time in GRAPH mode on the recorded step inputs (trace-io.npz)."""
+def _torch_free_model(out: Path):
+    """The written model.py imported in this process after torch has been made unimportable."""
     sys.modules["torch"] = None
     import importlib.util
-
-    import numpy as np
 
     spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules["traced_model"] = mod
     spec.loader.exec_module(mod)
+    return mod
+
+
+def gen_check(out: Path) -> dict:
+    """In a process where torch cannot be imported: the traced model.py's generate() against HF's tokens,
+    and the decode step's median time in GRAPH mode on the recorded step inputs (trace-io.npz)."""
+    mod = _torch_free_model(out)
     import mindspore as ms
+    import numpy as np
 
     io = np.load(out / "gen-io.npz")
     eos = None if int(io["eos"]) < 0 else int(io["eos"])
@@ -469,16 +474,9 @@ def hf_dir_one(name: str, work: Path) -> dict:
 
 def len_check(out: Path) -> dict:
     """Torch-free: the written model on other-io.npz (batch 3, sequence 7), PYNATIVE and GRAPH."""
-    sys.modules["torch"] = None
-    import importlib.util
-
-    import numpy as np
-
-    spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["traced_model"] = mod
-    spec.loader.exec_module(mod)
+    mod = _torch_free_model(out)
     import mindspore as ms
+    import numpy as np
 
     io = np.load(out / "other-io.npz")
     tol = 1e-4 * max(1.0, float(np.abs(io["y"]).max()))
@@ -495,20 +493,26 @@ def len_check(out: Path) -> dict:
     return res
 
 
-def main_hf_dir(a, work: Path) -> int:
-    archs = [x for x in a.archs.split(",") if x in ARCHS] if a.archs != ",".join(DEFAULT) else HF_DIR_DEFAULT
+def _rows_of_subprocesses(flag: str, archs, work: Path, timeout: int) -> dict:
+    """One subprocess per architecture (`flag ARCH`), its last `ROW {json}` line, printed as it comes."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
     rows = {}
     for arch in archs:
-        cmd = [sys.executable, __file__, "--hf-one", arch, "--work", str(work)]
+        cmd = [sys.executable, __file__, flag, arch, "--work", str(work)]
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
             line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
             rows[arch] = json.loads(line[-1][4:]) if line else {
                 "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
         except subprocess.TimeoutExpired:
-            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
+            rows[arch] = {"arch": arch, "error": f"timeout after {timeout} s"}
         print(json.dumps(rows[arch], default=str), flush=True)
+    return rows
+
+
+def main_hf_dir(a, work: Path) -> int:
+    archs = [x for x in a.archs.split(",") if x in ARCHS] if a.archs != ",".join(DEFAULT) else HF_DIR_DEFAULT
+    rows = _rows_of_subprocesses("--hf-one", archs, work, a.timeout)
     print("\n`msmigrate hf` on a save_pretrained folder; the converted side checked in processes where torch cannot "
           "be imported (max|d| of the logits, PYNATIVE / GRAPH; causal LMs: decode step, and greedy generate() of "
           f"{NEW_TOKENS} tokens against HF's; text encoders: also batch 3, sequence 7, not the traced 2x12)")
@@ -583,18 +587,7 @@ def main(argv=None) -> int:
     if a.finetune:
         return main_finetune(a, work)
     archs = [x for x in a.archs.split(",") if x]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), ONEDNN_MAX_CPU_ISA="AVX2")
-    rows = {}
-    for arch in archs:
-        cmd = [sys.executable, __file__, "--one", arch, "--work", str(work)]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout, env=env)
-            line = [x for x in r.stdout.splitlines() if x.startswith("ROW ")]
-            rows[arch] = json.loads(line[-1][4:]) if line else {
-                "arch": arch, "error": ((r.stderr or r.stdout).strip().splitlines() or ["failed"])[-1][:300]}
-        except subprocess.TimeoutExpired:
-            rows[arch] = {"arch": arch, "error": f"timeout after {a.timeout} s"}
-        print(json.dumps(rows[arch], default=str), flush=True)
+    rows = _rows_of_subprocesses("--one", archs, work, a.timeout)
     work.mkdir(parents=True, exist_ok=True)
     (work / "results.json").write_text(json.dumps(rows, indent=1, default=str))
     print(f"\n{'architecture':12} {'pynative':>12} {'graph':>12}  seconds / problem")

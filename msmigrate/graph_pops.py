@@ -184,18 +184,9 @@ def _int_literal(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Integer)
 
 
-class _AllPops(cst.CSTVisitor):
+class _AllPops(ScopeLocalVisitor):
     def __init__(self) -> None:
         self.calls = []
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         if (isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
