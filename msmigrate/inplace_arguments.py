@@ -52,3 +52,11 @@ def mutated_only(function: cst.FunctionDef, params: Set[str]) -> Set[str]:
     v = _Uses(set(params) - {"self", "cls"})
     function.body.visit(v)
     return {n for n, k in v.receivers.items() if v.uses.get(n, 0) == k}
+
+
+def rebinds(name: str) -> bool:
+    """Whether the statement `x.<name>(...)` becomes a rebinding `x = ...` (the out-of-place form that
+    inplace_forms.py finds, or fill_/zero_/fill_diagonal_), not a write into the tensor itself."""
+    from .inplace_forms import out_of_place
+
+    return name in ("fill_", "zero_", "fill_diagonal_") or out_of_place(name) is not None

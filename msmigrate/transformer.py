@@ -1797,7 +1797,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if scope is not None and original.func.value.value not in scope["shadows"] | scope["bound"]:
             return None   # a name of an enclosing scope: `x = ...` would make it local (UnboundLocalError)
         if scope is not None and original.func.value.value in scope.get("mutated_only", ()) \
-                and name not in ("requires_grad_", "detach_"):   # only the caller sees it: inplace_arguments.py
+                and name not in ("requires_grad_", "detach_") and IA.rebinds(name):
+            # only the caller sees it (inplace_arguments.py); a fill written into the tensor itself
+            # (`_ms_compat.exponential_(a, 2.0)`) reaches the caller and is converted as usual
             return self._todo(original, "Tensor." + name, IA.WHY, updated)
         if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
             # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step

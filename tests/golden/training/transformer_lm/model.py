@@ -156,7 +156,7 @@ class GPT(nn.Cell):
         # start with all of the candidate parameters
         param_dict = {pn: p for pn, p in _ms_compat.named_parameters(self)}
         # filter out those that do not require grad
-        param_dict = {pn: p for pn, p in param_dict.items() if p.requires_grad}
+        param_dict = {pn: p for pn, p in param_dict.items() if bool(p.requires_grad)}
         # create optim groups. Any parameters that is 2D will be weight decayed, otherwise no.
         # i.e. all weight tensors in matmuls + embeddings decay, all biases and layernorms don't.
         decay_params = [p for n, p in param_dict.items() if p.ndim >= 2]

@@ -156,6 +156,10 @@ if __name__ == "__main__":
         sample = ops.randn((16, args.latent))
         sample = model.decode(sample)
         print('sample mean intensity: {:.4f}'.format(sample.mean().item()))
+        # msmigrate: torch.no_grad(): values computed without gradient, as in torch
+        # _ms_compat.no_grad_value (helper): The value with no gradient flowing through it, as torch's no_grad made it:
+        # tensors (also in tuples and lists) through...
+        sample = _ms_compat.no_grad_value(sample)
         if args.max_steps and global_step >= args.max_steps:
             break
     if metrics is not None:
