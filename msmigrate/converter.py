@@ -22,6 +22,7 @@ import libcst as cst
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
+from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
 from .graph_branch_names import bind_branch_names, might_bind_in_branch
 from .graph_idioms import split_device_tuples
 from .deps import converted_before, imports_dependency
@@ -104,6 +105,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_recast_attribute(source):   # `self.m = self.m.to(x.dtype)` in forward (graph_attr_casts.py)
         module, recast_sites = recast_attributes_as_locals(module, statement_lines(module, tree))
         np_sites = np_sites + recast_sites
+    if might_store_attribute(source):   # `self.c = h * 2; return self.c.sum()` in forward (graph_attr_stores.py)
+        module = read_stored_attributes_as_locals(module)
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)
