@@ -48,6 +48,7 @@ from . import untyped_methods as UM
 from . import host_draws as HD
 from . import tensor_reads as DR
 from . import inplace_arguments as IA
+from . import inplace_views as IVW
 from . import aug_aliases as AA
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -173,6 +174,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
+        self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
         self._graph_pops_refused: Dict[int, bool] = {}   # pops GRAPH mode gets wrong: refused there
@@ -798,6 +800,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
+        self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
@@ -805,6 +808,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
+        self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
         self._inplace_values |= values
@@ -1706,6 +1710,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if m is None:
             return updated
         api = m.source
+        if id(original) in self._view_conflicts or IVW.chained_view_receiver(original):   # inplace_views.py
+            return self._todo(original, api, self._view_conflicts.get(id(original), IVW.WHY_CHAIN), updated)
         if (name == "register_buffer" and original.args and isinstance(original.args[0].value, cst.SimpleString)
                 and self._classes):
             self._classes[-1].attr_types[original.args[0].value.evaluated_value] = "tensor"

@@ -1,0 +1,173 @@
+"""In-place ops through a view: `c = a.view(6); c.add_(2)`, `s = a[1:]; s.mul_(3)`, `a.narrow(0, 1, 1).zero_()`.
+
+In torch a view shares its base's memory, so a change through one name shows through the other. In
+MindSpore 2.10 `view`, `narrow`, `transpose`, slicing... return copies (and the in-place op becomes a
+rebinding of the name, inplace_forms.py): the base keeps its values, silently. So:
+- an in-place op whose receiver is a view call of a named tensor (`a.narrow(0, 1, 1).zero_()`,
+  `self.buf.view(-1).fill_(0)`) is refused (a TODO that raises when reached);
+- a name bound to a view of a local name (or a plain alias `c = a`) and then changed in place, where the
+  other name is read after the change (also: a later pass of the loop), or is a parameter of the
+  function (the caller's tensor) or an attribute (`self.buf`), is refused at the in-place call. The same
+  with the roles swapped (`a` changed in place, then the view read).
+Where neither name is read after the change nothing differs, and the site converts as before."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from .inplace_values import ScopeLocalVisitor
+
+# torch methods whose result may share the receiver's memory
+VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "t", "transpose", "swapaxes", "swapdims",
+    "permute", "squeeze", "unsqueeze", "narrow", "select", "expand", "expand_as", "diagonal", "movedim",
+    "moveaxis", "unfold", "as_strided", "detach", "contiguous", "view_as_real", "view_as_complex", "adjoint"})
+VIEW_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# in-place names that change no value
+_NO_CHANGE = frozenset({"requires_grad_", "share_memory_", "detach_", "retain_grad_", "pin_memory_"})
+
+WHY_CHAIN = ("in place on a view: MindSpore's view/narrow/transpose/... return a copy, so the tensor it was "
+             "taken from would not change; assign the changed part instead (x[...] = value) or rebind the name")
+
+
+def _why_named(view: str, base: str) -> str:
+    return (f"in place on `{view}`, which shares memory with `{base}` in torch (a view or an alias): MindSpore's "
+            f"views are copies, so `{base}` would not see the change; compute the new value and assign it to "
+            f"both names (or x[...] = value)")
+
+
+def inplace_name(call: cst.Call) -> Optional[str]:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        name = func.attr.value
+        if name.endswith("_") and not name.endswith("__") and name not in _NO_CHANGE:
+            return name
+    return None
+
+
+def _basic_index(sub: cst.Subscript) -> bool:
+    for el in sub.slice:
+        s = el.slice
+        if isinstance(s, cst.Slice):
+            continue
+        v = s.value
+        if isinstance(v, cst.UnaryOperation) and isinstance(v.expression, cst.Integer):
+            continue
+        if isinstance(v, (cst.Integer, cst.Ellipsis, cst.Name)):
+            continue      # a Name is an int in the common case; a tensor index would copy (refusal then is cautious)
+        return False
+    return True
+
+
+def _strip(node: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
+    """(root, whether a view method call was stripped) of a chain of views."""
+    called = False
+    while True:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in VIEW_METHODS:
+            node, called = node.func.value, True
+        elif isinstance(node, cst.Attribute) and node.attr.value in VIEW_ATTRS:
+            node = node.value
+        elif isinstance(node, cst.Subscript) and _basic_index(node):
+            node = node.value
+        else:
+            return node, called
+
+
+def _held(root) -> bool:
+    """A tensor someone else can still read: a name or an attribute chain on a name."""
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name)
+
+
+def chained_view_receiver(call: cst.Call) -> bool:
+    """`a.narrow(0, 1, 1).zero_()`: an in-place method on a view method call of a held tensor."""
+    if inplace_name(call) is None:
+        return False
+    root, called = _strip(call.func.value)
+    return called and _held(root)
+
+
+def _view_of(value) -> Optional[cst.BaseExpression]:
+    """The base of `c = <value>` when value is a view of it (or the plain alias `a`)."""
+    if isinstance(value, cst.Name):
+        return value
+    root, _ = _strip(value)
+    if root is value or not _held(root):
+        return None
+    return root
+
+
+class _Events(ScopeLocalVisitor):
+    def __init__(self) -> None:
+        self.pos = 0
+        self.loops: List[int] = []
+        self.views: List[Tuple[int, str, cst.BaseExpression, Tuple[int, ...]]] = []   # pos, view name, base
+        self.binds: List[Tuple[int, str]] = []
+        self.mutations: List[Tuple[int, str, cst.Call, Tuple[int, ...]]] = []
+        self.reads: List[Tuple[int, str, Tuple[int, ...]]] = []
+        self._loop_ids = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While)):
+            self._loop_ids += 1
+            self.loops.append(self._loop_ids)
+        if isinstance(node, cst.SimpleStatementLine):
+            self.pos += 1
+            for st in node.body:
+                if isinstance(st, cst.Assign):
+                    for t in st.targets:
+                        if isinstance(t.target, cst.Name):
+                            self.binds.append((self.pos, t.target.value))
+                    if len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
+                        base = _view_of(st.value)
+                        if base is not None:
+                            self.views.append((self.pos, st.targets[0].target.value, base, tuple(self.loops)))
+        if isinstance(node, cst.Call) and inplace_name(node) and isinstance(node.func.value, cst.Name):
+            self.mutations.append((self.pos, node.func.value.value, node, tuple(self.loops)))
+        if isinstance(node, cst.Name):
+            self.reads.append((self.pos, node.value, tuple(self.loops)))
+        if isinstance(node, cst.Attribute):
+            node.value.visit(self)
+            return False
+        if isinstance(node, cst.Arg):
+            node.value.visit(self)
+            return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.For, cst.While)):
+            self.loops.pop()
+        super().on_leave(original_node)
+
+
+def conflicting_calls(body: cst.CSTNode, params: Set[str]) -> Dict[int, str]:
+    """ids of the in-place calls of one scope (a function body or a module's top level) that change a
+    tensor through one name while another name that shares its memory in torch is read after: why."""
+    ev = _Events()
+    body.visit(ev)
+    out: Dict[int, str] = {}
+    for vpos, view, base, _ in ev.views:
+        base_name = base.value if isinstance(base, cst.Name) else None
+        if base_name == view:
+            continue            # `x = x.view(...)`: the old tensor has no name left
+        for mpos, name, call, mloops in ev.mutations:
+            if mpos <= vpos or name not in (view, base_name):
+                continue
+            if any(vpos < p < mpos and n in (view, base_name) for p, n in ev.binds):
+                continue        # one of them was bound to another tensor in between
+            other = base_name if name == view else view
+            if other is None:   # the base is an attribute (`self.buf`): state others read
+                out[id(call)] = _why_named(view, _code(base))
+                continue
+            if other in params:
+                out[id(call)] = _why_named(view, other)
+                continue
+            if any(n == other and (p > mpos or set(loops) & set(mloops)) for p, n, loops in ev.reads):
+                out[id(call)] = _why_named(view, base_name or _code(base))
+    return out
+
+
+def _code(node) -> str:
+    return cst.Module(body=[]).code_for_node(node)
