@@ -23,6 +23,7 @@ from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
+from .inplace_callers import might_change_arguments, rebind_changed_arguments
 from .graph_branch_names import bind_branch_names, might_bind_in_branch
 from .graph_idioms import split_device_tuples
 from .deps import converted_before, imports_dependency
@@ -107,6 +108,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         np_sites = np_sites + recast_sites
     if might_store_attribute(source):   # `self.c = h * 2; return self.c.sum()` in forward (graph_attr_stores.py)
         module = read_stored_attributes_as_locals(module)
+    arg_refusals = {}
+    if might_change_arguments(source):   # `y = f(x, m)` where f changes x in place: `y = x = f(x, m)` (inplace_callers.py)
+        module, arg_refusals = rebind_changed_arguments(module)
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)
@@ -114,6 +118,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
                                                      statement_lines(module, tree), COMPAT)
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
     tr.stmt_lines = statement_lines(module, tree)
+    tr._arg_refusals = arg_refusals
     tr.uses_compat = bool(probe_sites) or fills_parts   # _ms_compat.fill_part written by the pre-pass
     new = module.visit(tr)
     if might_bind_in_branch(source):   # a name only an `if` of construct binds (graph_branch_names.py)

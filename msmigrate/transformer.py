@@ -175,6 +175,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
+        self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
         self._graph_pops_refused: Dict[int, bool] = {}   # pops GRAPH mode gets wrong: refused there
@@ -1521,6 +1522,8 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _leave_call(self, original: cst.Call, updated: cst.Call):
         if id(original) in self._skip_calls:
             return updated
+        if id(original) in self._arg_refusals:   # the callee changes an argument in place (inplace_callers.py)
+            return self._todo(original, "argument changed in place", self._arg_refusals[id(original)], updated)
         func = original.func
         qn = self._torch_qname(func)
         if qn is not None:

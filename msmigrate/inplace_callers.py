@@ -1,0 +1,361 @@
+"""A function that changes an argument in place and the caller that reads its own tensor after the call:
+
+    def f(x, m):
+        x.masked_fill_(m, 0.)
+        return x
+
+    y = f(x, m)
+    print(x)          # torch: the filled tensor
+
+The converter writes `x.masked_fill_(m, 0.)` as the rebinding `x = ops.masked_fill(x, m, 0.)`
+(inplace_forms.py; MindSpore 2.10's own in-place ops do nothing or have no kernel on CPU, measured:
+add_/sub_/mul_ leave the tensor as it was, masked_fill_/zero_/fill_/clamp_ are unregistered). Inside f
+that is right; the caller's `x` keeps its old value. Writing the new value back into the caller's tensor
+(`x[...] = new`, `x.copy_(new)`) corrupts MindSpore's gradients (an op that saved the tensor reads the
+overwritten memory in backward), so the fix is on the caller's side, on the torch source:
+- where every `return` of f returns that parameter and the call is the whole value of a statement
+  (`y = f(x, m)`, `f(x, m)`), the caller binds the result to its own name too (`y = x = f(x, m)`,
+  `x = f(x, m)`): in torch the same program (f returns the very tensor it changed), in MindSpore the
+  caller's name now holds the changed value;
+- else, where the caller reads that name after the call (also: in a later pass of a loop around it),
+  or passed an attribute (`self.h`) or a part of a tensor (`a[0]`), the call is refused: a TODO that
+  raises MigrationError when reached (transformer: `_arg_refusals`).
+Callees are this file's functions called by name, methods called as `self.m(...)`, and the forward of
+this file's Module classes called through `self.block(...)` (`self.block = Block(...)` in __init__) or a
+local `net = Block(...)`. A parameter used for nothing but in-place changes is refused in the function
+itself (inplace_arguments.py)."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from . import inplace_arguments as IA
+from .inplace_values import ScopeLocalVisitor
+from .inplace_views import _held, _strip
+
+WHY = ("changes the argument `{arg}` in place in {callee}; torch's caller sees the change, MindSpore's "
+       "in-place form is a rebinding inside the function, so the caller's tensor would keep its old "
+       "value; return the changed tensor and assign it in the caller")
+
+
+def might_change_arguments(source: str) -> bool:
+    return "_(" in source
+
+
+def _params(fn: cst.FunctionDef) -> List[str]:
+    p = fn.params
+    return [x.name.value for x in list(p.posonly_params) + list(p.params)]
+
+
+class _Body(ScopeLocalVisitor):
+    """In-place receivers and returns of one function body."""
+
+    def __init__(self) -> None:
+        self.receivers: Set[str] = set()
+        self.returns: List[cst.Return] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value != "detach_"
+                and IA.rebinds(f.attr.value)):
+            self.receivers.add(f.value.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns.append(node)
+
+
+class Callee:
+    """A function whose parameters it changes in place: name -> position, and the parameter it returns
+    (every return returns it), if any."""
+
+    def __init__(self, fn: cst.FunctionDef, method: bool) -> None:
+        names = _params(fn)
+        if method and names:
+            names = names[1:]
+        self.positions = {n: i for i, n in enumerate(names)}
+        self.kwonly = {x.name.value for x in fn.params.kwonly_params}
+        self.star = fn.params.star_arg is not None and isinstance(fn.params.star_arg, cst.Param)
+        body = _Body()
+        fn.body.visit(body)
+        only = IA.mutated_only(fn, set(names) | self.kwonly)      # refused in the function itself
+        self.changed = {n for n in body.receivers & (set(names) | self.kwonly) if n not in only}
+        last = fn.body.body[-1] if isinstance(fn.body, cst.IndentedBlock) and fn.body.body else None
+        ends = (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
+                and isinstance(last.body[0], cst.Return))
+        values = {r.value.value if isinstance(r.value, cst.Name) else None for r in body.returns}
+        self.returned = values.pop() if ends and len(values) == 1 else None
+        self.name = fn.name.value
+
+    def args(self, call: cst.Call) -> Optional[List[Tuple[str, cst.BaseExpression]]]:
+        """(parameter, argument) for the changed parameters; None where the call cannot be matched."""
+        out = []
+        pos = 0
+        for a in call.args:
+            if a.star:
+                return None
+            if a.keyword is not None:
+                if a.keyword.value in self.changed:
+                    out.append((a.keyword.value, a.value))
+                continue
+            name = next((n for n, i in self.positions.items() if i == pos), None)
+            pos += 1
+            if name is None:
+                if not self.star:
+                    return None
+                continue
+            if name in self.changed:
+                out.append((name, a.value))
+        return out
+
+
+def _init_types(cls: cst.ClassDef, classes: Set[str]) -> Dict[str, str]:
+    """`self.block = Block(...)` in __init__: attribute -> class name of this file."""
+    out: Dict[str, str] = {}
+    for st in cls.body.body:
+        if isinstance(st, cst.FunctionDef) and st.name.value == "__init__":
+            for node in _assigns(st):
+                t, v = node
+                if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                        and isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in classes):
+                    out[t.attr.value] = v.func.value
+    return out
+
+
+def _assigns(fn) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    class V(ScopeLocalVisitor):
+        def __init__(self):
+            self.out = []
+
+        def visit_Assign(self, node):
+            for t in node.targets:
+                self.out.append((t.target, node.value))
+    v = V()
+    fn.body.visit(v)
+    return v.out
+
+
+class Index:
+    """This file's callees with changed parameters."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.functions: Dict[str, Callee] = {}
+        self.methods: Dict[str, Dict[str, Callee]] = {}      # class -> method -> callee
+        self.attr_classes: Dict[str, Dict[str, str]] = {}    # class -> self attribute -> class
+        classes = {st.name.value for st in module.body if isinstance(st, cst.ClassDef)}
+        for st in module.body:
+            if isinstance(st, cst.FunctionDef):
+                c = Callee(st, False)
+                if c.changed:
+                    self.functions[st.name.value] = c
+            elif isinstance(st, cst.ClassDef) and isinstance(st.body, cst.IndentedBlock):
+                ms = {}
+                for m in st.body.body:
+                    if isinstance(m, cst.FunctionDef) and not m.decorators:
+                        c = Callee(m, True)
+                        if c.changed:
+                            ms[m.name.value] = c
+                self.methods[st.name.value] = ms
+                self.attr_classes[st.name.value] = _init_types(st, classes)
+
+    def __bool__(self) -> bool:
+        return bool(self.functions) or any(self.methods.values())
+
+    def callee(self, call: cst.Call, cls: Optional[str], locals_: Dict[str, str], shadowed: Set[str]):
+        f = call.func
+        if isinstance(f, cst.Name):
+            if f.value in locals_:
+                return self.methods.get(locals_[f.value], {}).get("forward")
+            if f.value not in shadowed:
+                return self.functions.get(f.value)
+            return None
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" and cls:
+            own = self.methods.get(cls, {}).get(f.attr.value)
+            if own is not None:
+                return own
+            sub = self.attr_classes.get(cls, {}).get(f.attr.value)
+            if sub is not None:
+                return self.methods.get(sub, {}).get("forward")
+        return None
+
+
+def _target_code(node) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class _Scope(ScopeLocalVisitor):
+    """One scope's statements in order: binds, reads, and the calls of the index's callees."""
+
+    def __init__(self, index: Index, cls: Optional[str], locals_: Dict[str, str], shadowed: Set[str]) -> None:
+        self.index, self.cls, self.locals_, self.shadowed = index, cls, locals_, shadowed
+        self.pos = 0
+        self.loops: List[int] = []
+        self._loop_ids = 0
+        self.stmt: Optional[cst.CSTNode] = None
+        self.binds: List[Tuple[int, str]] = []
+        self.reads: List[Tuple[int, str, Tuple[int, ...], int]] = []      # pos, name, loops, id
+        self.calls: List[Tuple[int, cst.Call, Callee, cst.CSTNode, Tuple[int, ...]]] = []
+        self.stmt_binds: Dict[int, Set[str]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.For, cst.While)):
+            self._loop_ids += 1
+            self.loops.append(self._loop_ids)
+        if isinstance(node, cst.SimpleStatementLine):
+            self.pos += 1
+            self.stmt = node
+            names = set()
+            for st in node.body:
+                if isinstance(st, cst.Assign):
+                    for t in st.targets:
+                        names |= _names(t.target)
+            self.stmt_binds[id(node)] = names
+            self.binds.extend((self.pos, n) for n in names)
+        if isinstance(node, cst.For):
+            self.binds.extend((self.pos + 1, n) for n in _names(node.target))
+        if isinstance(node, cst.Call):
+            c = self.index.callee(node, self.cls, self.locals_, self.shadowed)
+            if c is not None:
+                self.calls.append((self.pos, node, c, self.stmt, tuple(self.loops)))
+        if isinstance(node, cst.Name):
+            self.reads.append((self.pos, node.value, tuple(self.loops), id(node)))
+        if isinstance(node, cst.Attribute):
+            node.value.visit(self)
+            return False
+        if isinstance(node, cst.Arg):
+            node.value.visit(self)
+            return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.For, cst.While)):
+            self.loops.pop()
+        super().on_leave(original_node)
+
+
+def _names(target) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: Set[str] = set()
+        for e in target.elements:
+            out |= _names(e.value)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value)
+    return set()
+
+
+def _read_after(scope: _Scope, pos: int, loops, name: str, skip: int) -> bool:
+    nxt = min((p for p, n in scope.binds if n == name and p > pos), default=None)
+    for p, n, rloops, rid in scope.reads:
+        if n != name or rid == skip:
+            continue
+        if set(rloops) & set(loops):
+            return True
+        if p >= pos and (nxt is None or p < nxt):
+            return True
+    return False
+
+
+def _whole_value(stmt, call) -> Optional[cst.BaseSmallStatement]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        st = stmt.body[0]
+        if isinstance(st, (cst.Assign, cst.Expr)) and st.value is call:
+            return st
+    return None
+
+
+def _scope_parts(module: cst.Module):
+    """(scope node, class name, function) for the module's top level and every function in it."""
+    out = [(module, None, None)]
+
+    def walk(body, cls):
+        for st in body:
+            if isinstance(st, cst.FunctionDef):
+                out.append((st.body, cls, st))
+                if isinstance(st.body, cst.IndentedBlock):
+                    walk(st.body.body, cls)
+            elif isinstance(st, cst.ClassDef) and isinstance(st.body, cst.IndentedBlock):
+                walk(st.body.body, st.name.value)
+            elif isinstance(st, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
+                for child in st.children:
+                    if isinstance(child, cst.IndentedBlock):
+                        walk(child.body, cls)
+    walk(module.body, None)
+    return out
+
+
+def _local_classes(fn, index: Index) -> Dict[str, str]:
+    if fn is None:
+        return {}
+    return {t.value: v.func.value for t, v in _assigns(fn)
+            if isinstance(t, cst.Name) and isinstance(v, cst.Call) and isinstance(v.func, cst.Name)
+            and v.func.value in index.methods and "forward" in index.methods[v.func.value]}
+
+
+class _Rebind(cst.CSTTransformer):
+    def __init__(self, targets: Dict[int, cst.BaseExpression]) -> None:
+        self.targets = targets
+
+    def leave_SimpleStatementLine(self, original, updated):
+        t = self.targets.get(id(original))
+        if t is None:
+            return updated
+        st = updated.body[0]
+        new = cst.AssignTarget(target=t)
+        if isinstance(st, cst.Assign):
+            st = st.with_changes(targets=list(st.targets) + [new])
+        else:
+            st = cst.Assign(targets=[new], value=st.value)
+        return updated.with_changes(body=[st])
+
+
+def _analyse(module: cst.Module, index: Index):
+    """(statement id -> target to add, call id -> why)."""
+    rebinds: Dict[int, cst.BaseExpression] = {}
+    refused: Dict[int, str] = {}
+    for node, cls, fn in _scope_parts(module):
+        locals_ = _local_classes(fn, index)
+        shadowed = set(_params(fn)) if fn is not None else set()
+        if fn is not None:
+            shadowed |= {t.value for t, _ in _assigns(fn) if isinstance(t, cst.Name)} - set(locals_)
+        scope = _Scope(index, cls, locals_, shadowed)
+        node.visit(scope)
+        for pos, call, callee, stmt, loops in scope.calls:
+            matched = callee.args(call)
+            if matched is None:
+                continue
+            for param, arg in matched:
+                whole = _whole_value(stmt, call)
+                root, _ = _strip(arg)
+                plain = isinstance(arg, cst.Name) or (isinstance(arg, cst.Attribute) and _held(arg))
+                if whole is not None and callee.returned == param and plain and id(stmt) not in rebinds:
+                    targets = {_target_code(t.target) for t in getattr(whole, "targets", ())}
+                    if _target_code(arg) not in targets:
+                        rebinds[id(stmt)] = arg
+                    continue
+                why = WHY.format(arg=_target_code(arg), callee=f"`{callee.name}`")
+                if isinstance(arg, cst.Name):
+                    if arg.value in scope.stmt_binds.get(id(stmt), set()):
+                        continue         # `x = f(x)`: the caller's old tensor has no name left
+                    if _read_after(scope, pos, loops, arg.value, id(arg)):
+                        refused[id(call)] = why
+                elif arg is not root or isinstance(arg, cst.Attribute):
+                    if _held(root):
+                        refused[id(call)] = why    # `f(a[0])`, `f(self.h)`: a tensor others hold
+    return rebinds, refused
+
+
+def rebind_changed_arguments(module: cst.Module):
+    """The pre-pass on the torch source: (module, {call id: why} of the calls to refuse). The ids are
+    of nodes in the returned module, which the transformer visits."""
+    index = Index(module)
+    if not index:
+        return module, {}
+    rebinds, _ = _analyse(module, index)
+    if rebinds:
+        module = module.visit(_Rebind(rebinds))
+        index = Index(module)
+    _, refused = _analyse(module, index)
+    return module, refused
