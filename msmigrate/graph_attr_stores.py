@@ -15,8 +15,8 @@ attribute still holds the value after the call (PyNative and GRAPH), for reads f
 Only a statement of the own body (not inside an `if` or a loop) of forward or another method of a class
 that defines forward (not __init__ nor weight initialisers), `self.A = value` with one target, where the
 method stores `self.A` nowhere else than in such statements. The reads of `self.A` in the statements
-after it (up to its next store) read the local; the value itself (`self.A = self.A * 0.5 + x`) reads the
-attribute as before. In torch the two forms are the same program (the local and the attribute are one
+after it (up to and including the value of its next store) read the local; the store's own value
+(`self.A = self.A * 0.5 + x`) reads the attribute as before. In torch the two forms are the same program (the local and the attribute are one
 object), so nothing differs. Runs after graph_attr_casts.py (whose re-casts become locals outright)."""
 from __future__ import annotations
 
@@ -96,8 +96,10 @@ class _Methods(cst.CSTTransformer):
             body[i] = st.with_changes(body=[assign.with_changes(
                 targets=[assign.targets[0], cst.AssignTarget(target=cst.Name(local))])])
             reads = _ReadsAsLocal(attr, local)
-            # the next store's value still reads the attribute: it is the same object
             body[i + 1:end] = [later.visit(reads) for later in body[i + 1:end]]
+            if end < len(body):     # the next store's value is read before it stores: the local too
+                nxt = body[end].body[0]
+                body[end] = body[end].with_changes(body=[nxt.with_changes(value=nxt.value.visit(reads))])
             changed = True
         if not changed:
             return updated
