@@ -54,6 +54,25 @@ class _Body(ScopeLocalVisitor):
     def __init__(self) -> None:
         self.receivers: Set[str] = set()
         self.returns: List[cst.Return] = []
+        self.bound: Set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.bound |= _names(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.bound |= _names(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.bound |= _names(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.bound |= _names(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self.bound |= _names(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bound |= _names(node.target)
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
@@ -84,7 +103,9 @@ class Callee:
         ends = (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
                 and isinstance(last.body[0], cst.Return))
         values = {r.value.value if isinstance(r.value, cst.Name) else None for r in body.returns}
-        self.returned = values.pop() if ends and len(values) == 1 else None
+        returned = values.pop() if ends and len(values) == 1 else None
+        # `x = x * 2; return x` returns another tensor than the caller's: no identity to rebind to
+        self.returned = returned if returned not in body.bound else None
         self.name = fn.name.value
 
     def args(self, call: cst.Call) -> Optional[List[Tuple[str, cst.BaseExpression]]]:

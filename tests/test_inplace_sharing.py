@@ -67,6 +67,18 @@ def rebinds(a):
     return x
 
 
+def twice(x):
+    x.add_(1)
+    x = x * 2
+    return x
+
+
+def returns_another(a):
+    x = a * 1
+    y = twice(x)
+    return x + y
+
+
 class Scale(nn.Module):
     def forward(self, x):
         x.mul_(3)
@@ -104,6 +116,7 @@ def test_caller_sees_an_argument_changed_in_place_or_the_call_is_refused():
     assert_close(grad, ta.grad, what="gradient")
     assert_close(mod.rebinds(ms.Tensor(a)), ns["rebinds"](torch.from_numpy(a)))    # `x = bump(x)`: unchanged
     _refused(mod.reads_after, ARGUMENT, "z = bump(x)", ms.Tensor(a))
+    _refused(mod.returns_another, ARGUMENT, "y = twice(x)", ms.Tensor(a))    # not the caller's tensor returned
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     _graph_gradients(ARGUMENT, "Net", [x])      # through `self.scale(h)`, a Module's forward
 
