@@ -55,6 +55,16 @@ def _store_attr(st) -> str:
     return ""
 
 
+def _construction(value) -> bool:
+    """`nn.Parameter(...)`, `Block(...)`: an object built (a Cell keeps Parameters and Cells in registries of
+    its own), no value computed in the graph."""
+    if not isinstance(value, cst.Call):
+        return False
+    f = value.func
+    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    return name[:1].isupper()
+
+
 class _Methods(cst.CSTTransformer):
     def __init__(self) -> None:
         self.classes: List[bool] = []
@@ -84,7 +94,7 @@ class _Methods(cst.CSTTransformer):
         changed = False
         for i, st in enumerate(body):
             attr = _store_attr(st)
-            if not attr or scan.stores.get(attr) != top[attr]:
+            if not attr or scan.stores.get(attr) != top[attr] or _construction(st.body[0].value):
                 continue     # also stored inside an `if`/loop, a tuple target, `+=`: left as it is
             end = next((j for j in range(i + 1, len(body)) if _store_attr(body[j]) == attr), len(body))
             if not _reads(body[i + 1:end], attr):
