@@ -53,3 +53,23 @@ def flatten(parts):
         for item in part:
             out.append(item)
     return out
+
+
+# `it = iter(xs)` read only by `next(it, d)` in a compiled construct (msmigrate/graph_iters.py):
+# GRAPH mode's next() gives (item, rest) and takes no default, so the iterator is the sequence
+# itself, read by indexing and slicing; a list, tuple or tensor as it is, anything else as a tuple.
+def graph_iter(values):
+    """The sequence iter(values) walks, as something to index and slice, also inside GRAPH mode."""
+    if isinstance(values, (list, tuple, ms.Tensor)):
+        return values
+    return tuple(values)
+
+
+# `mems = mems.copy() if exists(mems) else [None] * n` in a compiled construct, the argument a list
+# (msmigrate/graph_pops.py list_copies): GRAPH mode's list.copy() gives something that fails when
+# indexed in a loop ("'int' object is not subscriptable"); list(x) is the same copy and compiles.
+def list_copy(values):
+    """values.copy(), also of a list inside GRAPH mode."""
+    if isinstance(values, list):
+        return list(values)
+    return values.copy()

@@ -1,0 +1,70 @@
+"""Lists popped from the front and iterators read by next() inside construct, GRAPH and PyNative
+against torch (values and input gradients): x-transformers' AttentionLayers copies its `mems`
+argument (`mems = mems.copy() if exists(mems) else [None] * n`), takes `mems.pop(0) if mems else
+None` per layer and `next(iter_attn_cache, None)` per attention block. GRAPH mode's own pop and next
+compute something else (msmigrate/graph_pops.py, msmigrate/graph_iters.py)."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .test_graph_safety import check_graph, rnd  # noqa: E402
+
+SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Layers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x, mems=None, scales=None):
+        mems = mems.copy() if mems is not None else [None] * 3
+        it = iter(scales if scales is not None else [])
+        rows = iter(x)                       # a tensor: its rows
+        outs = []
+        for layer in self.layers:
+            mem = mems.pop(0) if mems else None
+            x = layer(x)
+            if mem is not None:
+                x = x + mem
+            s = next(it, None)
+            if s is not None:
+                x = x * s
+            x = x + next(rows)
+            outs.append(x)
+        last = outs.pop()
+        first = outs.pop(0)
+        return last * first + outs.pop(-1)
+
+
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Layers()
+
+    def forward(self, x):
+        mems = [x * 2, None, x.sin()]
+        a = self.inner(x, mems=mems, scales=(x.cos(), x * 0.5))
+        b = self.inner(x)                    # no mems, no scales: the empty iterator's default
+        return a + b + len(mems)             # the caller's list keeps its length
+
+
+def make():
+    return Wrapper()
+'''
+
+
+def test_pops_and_next_compile_with_torchs_values_and_gradients():
+    code, _ = check_graph(SRC, rnd(3, 4), (3, 4))
+    # the rewritten forms, not GRAPH mode's pop/next
+    assert "mems_popped = mems[0] if mems_popping else None" in code
+    assert "mems = mems[1:] if mems_popping else mems" in code
+    assert "it_next = it[0] if len(it) else None" in code
+    assert "rows_next = rows[0]" in code
+    assert "outs_popped = outs[0]" in code and "outs = outs[1:]" in code
+    assert "next(" not in code and ".pop(" not in code
