@@ -1559,11 +1559,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(func)
         if qn is not None:
             return self._convert_api_call(original, updated, qn)
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Attribute) and self._qname_any(func) != "functools.partial":
             return self._convert_method_call(original, updated)
         if isinstance(func, cst.Name) and func.value == "partial" or \
                 isinstance(func, cst.Attribute) and func.attr.value == "partial":
-            return self._convert_partial(original, updated)
+            result = self._convert_partial(original, updated)
+            if (isinstance(result, cst.Call) and result.func.deep_equals(updated.func)
+                    and self._qname_any(original.func) == "functools.partial"):   # compiled: graph_builtins.py
+                result = result.with_changes(func=self._render_template("_ms_compat.partial"))
+            return result
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
             first = original.args[0].value if original.args else None

@@ -73,3 +73,23 @@ def list_copy(values):
     if isinstance(values, list):
         return list(values)
     return values.copy()
+
+
+# functools.partial held by a Cell (x-transformers' `self.attn_fn = partial(softmax_fn, dtype=...)`):
+# compiled, MindSpore calls a functools.partial object through its Python fallback, whose result has
+# no static shape and no gradient (measured on 2.10: d/dx 0 where PyNative gives the true value). A
+# jit_class is compiled like the rest of the graph; call-time keywords override bound ones as in
+# functools (a loop, since GRAPH mode cannot merge two dicts with `{**a, **b}`).
+@ms.jit_class
+class partial:
+    """functools.partial(func, *args, **keywords), also called inside GRAPH mode."""
+
+    def __init__(self, func, *args, **keywords):
+        self.func, self.args, self.keywords = func, args, keywords
+
+    def __call__(self, *args, **keywords):
+        kept = {}
+        for k, v in self.keywords.items():
+            if k not in keywords:
+                kept[k] = v
+        return self.func(*self.args, *args, **kept, **keywords)
