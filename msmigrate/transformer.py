@@ -44,6 +44,7 @@ from . import partial_rules as PR
 from . import inplace_values as IV
 from . import graph_pops as GP
 from . import graph_iters as GI
+from . import graph_objects as GO
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -1521,6 +1522,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
+        if result is updated and self._in_forward():    # `LayerIntermediates(...)` in construct: graph_objects.py
+            plain = GO.plain_class(self, original.func)
+            if plain is not None:
+                result = GO.refuse_in_graph(self, original, result, plain)
         if id(original) in self._graph_pops and result is updated:
             scope = self._scopes[-1]
             tmp, lines = GP.rebindings(original.func.value.value,
