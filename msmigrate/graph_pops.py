@@ -6,7 +6,13 @@ gradient reaching the popped tensor is wrong (measured on 2.10: 2.80 where PyNat
 7.60). Indexing and slicing are right in both modes, so `h.pop()` becomes `h_popped = h[-1]` and
 `h = h[:-1]` before its statement and the call reads h_popped. A rebinding, so only for a list the
 function itself binds (a parameter's caller would not see the pop), read nowhere else in the
-statement, popped unconditionally, with no argument."""
+statement, popped unconditionally, with no argument, -1 or 0 (`h_popped = h[0]; h = h[1:]`).
+
+Two more forms (x-transformers' AttentionLayers): a parameter the function first rebinds to its own
+list (`mems = mems.copy() if exists(mems) else [None] * n`, rebound_params) counts as a list it binds;
+and `x = h.pop(0) if test else other` takes the test once, before the pop as Python does:
+`h_popping = test; h_popped = h[0] if h_popping else None; h = h[1:] if h_popping else h;
+x = h_popped if h_popping else other`."""
 from __future__ import annotations
 
 from typing import Set
