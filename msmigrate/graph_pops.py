@@ -6,7 +6,13 @@ gradient reaching the popped tensor is wrong (measured on 2.10: 2.80 where PyNat
 7.60). Indexing and slicing are right in both modes, so `h.pop()` becomes `h_popped = h[-1]` and
 `h = h[:-1]` before its statement and the call reads h_popped. A rebinding, so only for a list the
 function itself binds (a parameter's caller would not see the pop), read nowhere else in the
-statement, popped unconditionally, with no argument."""
+statement, popped unconditionally, with no argument, -1 or 0 (`h_popped = h[0]; h = h[1:]`).
+
+Two more forms (x-transformers' AttentionLayers): a parameter the function first rebinds to its own
+list (`mems = mems.copy() if exists(mems) else [None] * n`, rebound_params) counts as a list it binds;
+and `x = h.pop(0) if test else other` takes the test once, before the pop as Python does:
+`h_popping = test; h_popped = h[0] if h_popping else None; h = h[1:] if h_popping else h;
+x = h_popped if h_popping else other`."""
 from __future__ import annotations
 
 from typing import Set
@@ -18,13 +24,30 @@ from .inplace_values import _STATEMENTS, ScopeLocalVisitor, _Scan
 
 def _is_pop(node: cst.CSTNode) -> bool:
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name) and node.func.attr.value == "pop" and not node.args)
+            and isinstance(node.func.value, cst.Name) and node.func.attr.value == "pop"
+            and pop_index(node) is not None)
+
+
+def pop_index(call: cst.Call):
+    """-1 for `h.pop()` / `h.pop(-1)`, 0 for `h.pop(0)` (the ends, which slicing takes); None otherwise."""
+    if not call.args:
+        return -1
+    if len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+        return None
+    v = call.args[0].value
+    if isinstance(v, cst.Integer) and v.value == "0":
+        return 0
+    if (isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus)
+            and isinstance(v.expression, cst.Integer) and v.expression.value == "1"):
+        return -1
+    return None
 
 
 class _Lines(cst.CSTVisitor):
     def __init__(self, local_lists) -> None:
         self.local_lists = local_lists
         self.calls = []
+        self.guarded = {}       # id of `h.pop(0) if test else other`: its pop call
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -35,6 +58,10 @@ class _Lines(cst.CSTVisitor):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         if len(node.body) != 1 or not isinstance(node.body[0], _STATEMENTS):
             return False
+        guarded = _guarded_pop(node.body[0], self.local_lists)
+        if guarded is not None:
+            self.guarded[id(guarded)] = guarded.body
+            return False
         scan = _Scan(_is_pop)
         node.body[0].visit(scan)
         for call in scan.calls:
@@ -44,22 +71,58 @@ class _Lines(cst.CSTVisitor):
         return False
 
 
+def _guarded_pop(stmt, local_lists):
+    """`x = h.pop(0) if test else other` (x-transformers: `layer_mem = mems.pop(0) if mems else None`):
+    the IfExp, when its body is a pop of a local list and neither test nor other pops it."""
+    if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, cst.IfExp)):
+        return None
+    ifexp = stmt.value
+    call = ifexp.body
+    if not (_is_pop(call) and call.func.value.value in local_lists):
+        return None
+    rest = _AllPops()
+    ifexp.test.visit(rest)
+    ifexp.orelse.visit(rest)
+    stmt.targets[0].visit(rest)
+    return None if rest.calls else ifexp
+
+
 def list_pops(function: cst.FunctionDef, local_names) -> Set[int]:
     """ids of the `name.pop()` calls of this function (not its nested ones) to rewrite; local_names:
     the names the function binds other than as parameters."""
+    return pops_to_rewrite(function, local_names)[0]
+
+
+def pops_to_rewrite(function: cst.FunctionDef, local_names):
+    """(ids of the unconditional `name.pop()` calls, {id of a guarded pop's IfExp: its pop call})."""
     lines = _Lines(local_names)
     function.body.visit(lines)
-    return {id(c) for c in lines.calls}
+    return {id(c) for c in lines.calls}, lines.guarded
 
 
-def rebindings(receiver: str, taken):
-    """(temp name, [(name, value code)]) for `receiver.pop()`."""
-    name = f"{receiver}_popped"
-    i = 2
-    while name in taken:
-        name = f"{receiver}_popped{i}"
+def rebindings(receiver: str, taken, index: int = -1):
+    """(temp name, [(name, value code)]) for `receiver.pop()` (index -1) or `receiver.pop(0)`."""
+    name = _temp(f"{receiver}_popped", taken)
+    rest = f"{receiver}[1:]" if index == 0 else f"{receiver}[:-1]"
+    return name, [(name, f"{receiver}[{index}]"), (receiver, rest)]
+
+
+def guarded_rebindings(receiver: str, taken, index: int, test: str):
+    """(popping name, popped name, [(name, value code)]) for `receiver.pop(index) if test else other`:
+    the test evaluated once, before the pop as Python does; the IfExp then reads the two names."""
+    popping = _temp(f"{receiver}_popping", taken)
+    popped = _temp(f"{receiver}_popped", taken | {popping})
+    rest = f"{receiver}[1:]" if index == 0 else f"{receiver}[:-1]"
+    return popping, popped, [(popping, test), (popped, f"{receiver}[{index}] if {popping} else None"),
+                             (receiver, f"{rest} if {popping} else {receiver}")]
+
+
+def _temp(name: str, taken) -> str:
+    out, i = name, 2
+    while out in taken:
+        out = f"{name}{i}"
         i += 1
-    return name, [(name, f"{receiver}[-1]"), (receiver, f"{receiver}[:-1]")]
+    return out
 
 
 # ---------------------------------------------------------------- outside a Module's methods
@@ -74,6 +137,11 @@ _FRESH = (cst.List, cst.ListComp)
 def _fresh_value(node: cst.BaseExpression) -> bool:
     if isinstance(node, _FRESH):
         return True
+    if isinstance(node, cst.IfExp):                                 # `m.copy() if m else [None] * n`
+        return _fresh_value(node.body) and _fresh_value(node.orelse)
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy"
+            and not node.args and isinstance(node.func.value, cst.Name)):
+        return True                                                  # `mems.copy()`: a new list
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         return isinstance(node.left, cst.List)                      # `[None] * n`
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "list")
@@ -128,6 +196,45 @@ def fresh_lists(function: cst.FunctionDef) -> Set[str]:
     params = {p.name.value for p in list(function.params.params) + list(function.params.kwonly_params)
               + list(function.params.posonly_params)}
     return {n for n, ok in v.fresh.items() if ok and n not in params and n not in _globals(function)}
+
+
+def rebound_params(function: cst.FunctionDef, params: Set[str]) -> Set[str]:
+    """Parameters the function rebinds to a list it builds before anything else reads them
+    (`mems = mems.copy() if exists(mems) else [None] * n` as a statement of the body itself), and
+    binds to nothing but such lists: their pops shorten the function's own list, not the caller's."""
+    v = _Bindings()
+    function.body.visit(v)
+    out = set()
+    for name in params:
+        if not v.fresh.get(name):
+            continue
+        for st in function.body.body:
+            if not any(isinstance(n, cst.Name) and n.value == name for n in _walk(st)):
+                continue
+            # the first statement naming it rebinds it (its value may read the argument)
+            if (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
+                    and isinstance(st.body[0], cst.Assign) and len(st.body[0].targets) == 1
+                    and isinstance(st.body[0].targets[0].target, cst.Name)
+                    and st.body[0].targets[0].target.value == name):
+                out.add(name)
+            break
+    return out - _globals(function)
+
+
+def list_copies(function: cst.FunctionDef, names: Set[str]) -> Set[int]:
+    """ids of the `name.copy()` calls that rebind those parameters (rebound_params): compiled, MindSpore's
+    list.copy() of a list argument gives something else ("'int' object is not subscriptable" when
+    indexed in a loop, measured on 2.10); _ms_compat.list_copy is list(x) on a list."""
+    out = set()
+    for node in _walk(function.body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and node.targets[0].target.value in names:
+            for sub in _walk(node.value):
+                if (isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and not sub.args
+                        and sub.func.attr.value == "copy" and isinstance(sub.func.value, cst.Name)
+                        and sub.func.value.value == node.targets[0].target.value):
+                    out.add(id(sub))
+    return out
 
 
 def _globals(function: cst.FunctionDef) -> Set[str]:
@@ -196,19 +303,20 @@ class _AllPops(ScopeLocalVisitor):
             self.calls.append(node)
 
 
-def refused_pops(function: cst.FunctionDef, rewritten: Set[int], params: Set[str]) -> dict:
+def refused_pops(function: cst.FunctionDef, rewritten: Set[int], params: Set[str],
+                 rebound: Set[str] = frozenset()) -> dict:
     """{id of a `name.pop()` call: any_item} for the pops of this function (not its nested ones) that
     the rewrite above does not carry: on a parameter (any item refused when compiled) or on a list the
     function builds (a tensor item refused). `name.pop(key)` (a dict) and other receivers are left."""
     v = _AllPops()
     function.body.visit(v)
-    local = fresh_lists(function)
+    local = fresh_lists(function) | set(rebound)
     out = {}
     for call in v.calls:
         name = call.func.value.value
         if id(call) in rewritten:
             continue
-        if name in params:
+        if name in params and name not in rebound:
             out[id(call)] = True
         elif name in local:
             out[id(call)] = False

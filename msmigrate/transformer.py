@@ -43,6 +43,8 @@ from . import default_mode as DM
 from . import partial_rules as PR
 from . import inplace_values as IV
 from . import graph_pops as GP
+from . import graph_iters as GI
+from . import graph_objects as GO
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -179,6 +181,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
         self._graph_pops_refused: Dict[int, bool] = {}   # pops GRAPH mode gets wrong: refused there
+        self._graph_guarded_pops: Dict[int, cst.Call] = {}   # `h.pop(0) if h else None`: its IfExp
+        self._graph_iters: Set[int] = set()         # `it = iter(xs)` read by next() only (graph_iters.py)
+        self._graph_nexts: Set[int] = set()
+        self._graph_copies: Set[int] = set()        # `mems.copy()` rebinding a popped argument
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -630,7 +636,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         UM.mark_dispatched(self, node)
 
     def leave_IfExp(self, original, updated):
-        return updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
+        updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
+        if id(original) in self._graph_guarded_pops:    # `mems.pop(0) if mems else None`: graph_pops.py
+            call, scope = self._graph_guarded_pops[id(original)], self._scopes[-1]
+            popping, popped, lines = GP.guarded_rebindings(
+                call.func.value.value, set(scope["reads"]) | scope["bound"] | scope["shadows"],
+                GP.pop_index(call), cst.Module([]).code_for_node(updated.test))
+            self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
+            updated = updated.with_changes(test=cst.Name(popping), body=cst.Name(popped))
+        return updated
 
     def leave_Assert(self, original, updated):
         return updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
@@ -803,6 +817,19 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
         self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
 
+    def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
+        """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
+        pops, guarded = GP.pops_to_rewrite(node, local)
+        self._graph_copies |= GP.list_copies(node, rebound)
+        self._graph_pops |= pops
+        self._graph_guarded_pops.update(guarded)
+        if refuse:
+            self._graph_pops_refused.update(GP.refused_pops(
+                node, self._graph_pops | {id(c) for c in guarded.values()}, params, rebound))
+        iters, nexts = GI.graph_iterators(node, params)
+        self._graph_iters |= iters
+        self._graph_nexts |= nexts
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._push_comments(node)
         self._push_scope(node.body)
@@ -816,14 +843,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_stmt_calls |= values
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
             params = {p.name.value for p in _all_params(node.params)}
-            self._graph_pops |= GP.list_pops(node, self._scopes[-1]["bound"] - params)
-            if node.name.value != "__init__":
-                self._graph_pops_refused.update(GP.refused_pops(node, self._graph_pops, params))
+            rebound = GP.rebound_params(node, params)    # `mems = mems.copy() if mems else [None] * n`
+            self._graph_list_rewrites(node, (self._scopes[-1]["bound"] - params) | rebound, params, rebound,
+                                      node.name.value != "__init__")
         elif (node.name.value in self._graph_functions and not self._funcs and not self._classes
               or set(TL.reads(node.body)) & self._torch_heads):   # a helper of construct or of a train step
-            self._graph_pops |= GP.list_pops(node, GP.fresh_lists(node))
-            self._graph_pops_refused.update(GP.refused_pops(
-                node, self._graph_pops, {p.name.value for p in _all_params(node.params)}))
+            params = {p.name.value for p in _all_params(node.params)}
+            rebound = GP.rebound_params(node, params)
+            self._graph_list_rewrites(node, GP.fresh_lists(node) | rebound, params, rebound, True)
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1500,10 +1527,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
+        if result is updated and self._in_forward():    # `LayerIntermediates(...)` in construct: graph_objects.py
+            plain = GO.plain_class(self, original.func)
+            if plain is not None:
+                result = GO.refuse_in_graph(self, original, result, plain)
         if id(original) in self._graph_pops and result is updated:
             scope = self._scopes[-1]
             tmp, lines = GP.rebindings(original.func.value.value,
-                                       set(scope["reads"]) | scope["bound"] | scope["shadows"])
+                                       set(scope["reads"]) | scope["bound"] | scope["shadows"],
+                                       GP.pop_index(original))
+            self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
+            result = cst.Name(tmp)
+        elif id(original) in self._graph_copies and result is updated:
+            result = cst.Call(func=self._render_template("_ms_compat.list_copy"), args=[cst.Arg(updated.func.value)])
+        elif id(original) in self._graph_iters and result is updated:
+            result = cst.Call(func=self._render_template("_ms_compat.graph_iter"), args=[updated.args[0]])
+        elif id(original) in self._graph_nexts and result is updated:
+            scope = self._scopes[-1]
+            default = cst.Module([]).code_for_node(updated.args[1].value) if len(updated.args) > 1 else None
+            tmp, lines = GI.next_rebindings(original, default,
+                                            set(scope["reads"]) | scope["bound"] | scope["shadows"])
             self._hoisted_inplace.extend((name, cst.parse_expression(code)) for name, code in lines)
             result = cst.Name(tmp)
         elif id(original) in self._graph_pops_refused and result is updated:
@@ -1528,11 +1571,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(func)
         if qn is not None:
             return self._convert_api_call(original, updated, qn)
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, cst.Attribute) and self._qname_any(func) != "functools.partial":
             return self._convert_method_call(original, updated)
         if isinstance(func, cst.Name) and func.value == "partial" or \
                 isinstance(func, cst.Attribute) and func.attr.value == "partial":
-            return self._convert_partial(original, updated)
+            result = self._convert_partial(original, updated)
+            if (isinstance(result, cst.Call) and result.func.deep_equals(updated.func)
+                    and self._qname_any(original.func) == "functools.partial"):   # compiled: graph_builtins.py
+                result = result.with_changes(func=self._render_template("_ms_compat.partial"))
+            return result
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
             first = original.args[0].value if original.args else None

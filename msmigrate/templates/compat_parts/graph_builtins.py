@@ -53,3 +53,43 @@ def flatten(parts):
         for item in part:
             out.append(item)
     return out
+
+
+# `it = iter(xs)` read only by `next(it, d)` in a compiled construct (msmigrate/graph_iters.py):
+# GRAPH mode's next() gives (item, rest) and takes no default, so the iterator is the sequence
+# itself, read by indexing and slicing; a list, tuple or tensor as it is, anything else as a tuple.
+def graph_iter(values):
+    """The sequence iter(values) walks, as something to index and slice, also inside GRAPH mode."""
+    if isinstance(values, (list, tuple, ms.Tensor)):
+        return values
+    return tuple(values)
+
+
+# `mems = mems.copy() if exists(mems) else [None] * n` in a compiled construct, the argument a list
+# (msmigrate/graph_pops.py list_copies): GRAPH mode's list.copy() gives something that fails when
+# indexed in a loop ("'int' object is not subscriptable"); list(x) is the same copy and compiles.
+def list_copy(values):
+    """values.copy(), also of a list inside GRAPH mode."""
+    if isinstance(values, list):
+        return list(values)
+    return values.copy()
+
+
+# functools.partial held by a Cell (x-transformers' `self.attn_fn = partial(softmax_fn, dtype=...)`):
+# compiled, MindSpore calls a functools.partial object through its Python fallback, whose result has
+# no static shape and no gradient (measured on 2.10: d/dx 0 where PyNative gives the true value). A
+# jit_class is compiled like the rest of the graph; call-time keywords override bound ones as in
+# functools (a loop, since GRAPH mode cannot merge two dicts with `{**a, **b}`).
+@ms.jit_class
+class partial:
+    """functools.partial(func, *args, **keywords), also called inside GRAPH mode."""
+
+    def __init__(self, func, *args, **keywords):
+        self.func, self.args, self.keywords = func, args, keywords
+
+    def __call__(self, *args, **keywords):
+        kept = {}
+        for k, v in self.keywords.items():
+            if k not in keywords:
+                kept[k] = v
+        return self.func(*self.args, *args, **kept, **keywords)

@@ -7,6 +7,14 @@ def torch_einsum(equation, *operands):
     as an einops pattern, contracted by einops_einsum (ops.einsum has no CPU kernel)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    return einops_einsum(*operands, _torch_einsum_pattern(equation))
+
+
+# The equation is read with plain Python string methods, which GRAPH mode does not compile (nor a
+# raise of MigrationError): ops.constexpr runs it while compiling, on the constant equation.
+@ops.constexpr
+def _torch_einsum_pattern(equation):
+    """torch's equation ('bhid,bhjd->bhij') as an einops pattern ('b h i d, b h j d -> b h i j')."""
     eq = equation.replace(" ", "")
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
@@ -23,4 +31,4 @@ def torch_einsum(equation, *operands):
     if any(len(set(t.replace("...", ""))) != len(t.replace("...", "")) for t in terms):
         raise MigrationError(f"torch.einsum({equation!r}): a letter repeated inside one operand (a diagonal) "
                              "is not converted")
-    return einops_einsum(*operands, ", ".join(axes(t) for t in terms) + " -> " + axes(rhs))
+    return ", ".join(axes(t) for t in terms) + " -> " + axes(rhs)
