@@ -24,9 +24,9 @@ For each program:
    numpy stream), dropout off; each side stops after K losses (Tensor.backward values on the
    torch side, the first value of each _ms_compat.compile_step step on the converted side).
    The converted program runs twice in a process that cannot import torch: PYNATIVE (the
-   runner turns the program's mode line to PYNATIVE so numpy noise can be drawn: the loss
-   comparison) and GRAPH (as converted; MindSpore's own generator draws noise inside compiled
-   steps, so programs with in-step noise are only checked to run there).
+   runner turns the program's mode line to PYNATIVE) and GRAPH (as converted; noise inside compiled
+   steps is drawn from the same numpy stream when the graph runs, by msmigrate.draw_replay's ordered
+   side-effect ops), both compared with torch's losses.
    Drivers also print `VALUE name number` lines (logits, samples), compared the same way.
 3. `msmigrate verify` (PYNATIVE and GRAPH) of every model whose first call took tensors only,
    the model built by running the program up to that call (bench/_rw_capture.py).
