@@ -192,13 +192,14 @@ class RecordedDraws:
         return None
 
 
-def install(ms: Any, source: Callable, compat_modules=()) -> Callable[[], None]:
+def install(ms: Any, source: Callable, compat_modules=(), takers: Optional[dict] = None) -> Callable[[], None]:
     """Replace mindspore.ops' random functions (and the in-place fills of each `_ms_compat` module in
     `compat_modules`) by draws from ``source(op, kind, template, params) -> ndarray``; returns the undo function.
+    `takers` (see replay_functions) draws inside graphs some other way.
 
     Install before a graph that draws is compiled: the compiled graph keeps the replaying ops."""
     undo = []
-    for op, fn in replay_functions(ms, source).items():
+    for op, fn in replay_functions(ms, source, takers).items():
         undo.append((ms.ops, op, getattr(ms.ops, op)))
         setattr(ms.ops, op, fn)
     for compat in compat_modules:
@@ -214,11 +215,12 @@ def install(ms: Any, source: Callable, compat_modules=()) -> Callable[[], None]:
     return restore
 
 
-def replay_functions(ms: Any, source: Callable) -> dict:
-    """{name: a stand-in for mindspore.ops.<name>} (MS_OPS) whose draws come from ``source(op, kind, template,
-    params)`` when they run (params: [low, high] for integers, else unused)."""
+def pyfunc_takers(ms: Any, source: Callable) -> dict:
+    """{op: take(template, params)}: a Custom "pyfunc" op that asks ``source`` when it runs (ordered: side_effect_io).
+    MindSpore cannot run it inside a graph that also holds values it interprets at run time (JIT fallback: its
+    AnyType kernel graphs need a PrimitivePy); BankDraws has no such limit."""
     ops = ms.ops
-    zeros, zeros_like, tensor = ops.zeros, ops.zeros_like, ms.Tensor
+    zeros_like = ops.zeros_like
 
     def zero_grads(template, params, out, dout):    # a draw does not depend on its template
         return zeros_like(template), zeros_like(params)
@@ -231,8 +233,52 @@ def replay_functions(ms: Any, source: Callable) -> dict:
                           bprop=zero_grads)
         prim.add_prim_attr("side_effect_io", True)     # draws run in program order, as torch's do
         return prim
+    return {op: custom(op, kind) for op, kind in MS_OPS.items()}
 
-    prims = {op: custom(op, kind) for op, kind in MS_OPS.items()}
+
+class BankDraws:
+    """Torch's recorded draws for a compiled graph (verify's GRAPH run, where the forward runs once): all of them,
+    flattened in order, in a Parameter the graph reads from at an offset held in a second Parameter and advanced by
+    each draw (Parameter updates keep program order). Plain MindSpore ops: any graph, gradients unaffected. The
+    per-draw kind and shape checks are PyNative's (RecordedDraws); here the numbers taken are counted."""
+
+    def __init__(self, ms: Any, arrays: list):
+        flat = [np.asarray(a, np.float64).ravel() for a in arrays]
+        self.total = int(sum(f.size for f in flat))
+        self.bank = ms.Parameter(ms.Tensor(np.concatenate(flat + [np.zeros(1)])), name="msmigrate_draw_bank",
+                                 requires_grad=False)
+        self.offset = ms.Parameter(ms.Tensor(0, ms.int64), name="msmigrate_draw_offset", requires_grad=False)
+        self.ms = ms
+
+    def taken(self) -> int:
+        return int(self.offset.asnumpy())
+
+    def takers(self) -> dict:
+        ms, ops = self.ms, self.ms.ops
+        bank, offset, i64, tensor = self.bank, self.offset, ms.int64, ms.Tensor
+        gather, arange, reshape, assign_add = ops.gather, ops.arange, ops.reshape, ops.assign_add
+
+        def take(template, params):
+            n = template.size
+            start = offset + 0          # read before the update below
+            assign_add(offset, tensor(n, i64))
+            return reshape(gather(bank, start + arange(n, dtype=i64), 0), template.shape).astype(template.dtype)
+
+        def take_permutation(x, params):
+            n = x.shape[0]
+            start = offset + 0
+            assign_add(offset, tensor(n, i64))
+            return gather(x, gather(bank, start + arange(n, dtype=i64), 0).astype(i64), 0)
+        return {op: take_permutation if kind == "permutation" else take for op, kind in MS_OPS.items()}
+
+
+def replay_functions(ms: Any, source: Callable, takers: Optional[dict] = None) -> dict:
+    """{name: a stand-in for mindspore.ops.<name>} (MS_OPS) whose draws come from ``source(op, kind, template,
+    params)`` when they run (params: [low, high] for integers, else unused), or from `takers` ({op: take(template,
+    params)}, BankDraws.takers) when given."""
+    ops = ms.ops
+    zeros, zeros_like, tensor = ops.zeros, ops.zeros_like, ms.Tensor
+    prims = takers if takers is not None else pyfunc_takers(ms, source)
     f32, i64, i32 = ms.float32, ms.int64, ms.int32
     none = tensor(np.zeros(1, np.float32))
     p_randn, p_rand, p_std, p_normal = prims["randn"], prims["rand"], prims["standard_normal"], prims["normal"]
@@ -299,16 +345,31 @@ def compat_modules() -> list:
 
 
 class replaying:
-    """with replaying(ms, source): the forward inside draws from `source` (reset first); nothing when source is None."""
+    """with replaying(ms, source): the forward inside draws from `source` (reset first); nothing when source is None.
+    bank=True (a compiled forward): the draws come from a BankDraws of the same record, `self.bank`."""
 
-    def __init__(self, ms: Any, source: Optional[RecordedDraws]):
+    def __init__(self, ms: Any, source: Optional[RecordedDraws], bank: bool = False):
         self.ms, self.source, self._undo = ms, source, None
+        self.bank = BankDraws(ms, source.arrays) if bank and source is not None else None
 
     def __enter__(self):
         if self.source is not None:
             self.source.reset()
-            self._undo = install(self.ms, self.source, compat_modules())
-        return self.source
+            takers = self.bank.takers() if self.bank is not None else None
+            self._undo = install(self.ms, self.source, compat_modules(), takers)
+        return self
+
+    def problem(self) -> Optional[str]:
+        """After the forward: why its draws did not line up with torch's (None when they did)."""
+        if self.source is None:
+            return None
+        if self.bank is None:
+            return self.source.problem()
+        taken, total = self.bank.taken(), self.bank.total
+        if taken == total:
+            return None
+        return (f"the compiled model took {taken} random numbers where torch's forward drew {total} "
+                f"({describe(self.source.draws)}); run PyNative for the draw that differs")
 
     def __exit__(self, *exc):
         if self._undo is not None:

@@ -856,7 +856,7 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
         np.random.set_state(draws)
         t = time.perf_counter()
         try:
-            with replaying(ms, replay):
+            with replaying(ms, replay, bank=mode == "graph") as replayed:
                 out = net(*inputs)
                 ms_flat = _flatten(out, leaf, to_np)
         except Exception as e:  # noqa: BLE001
@@ -864,8 +864,8 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
             result.modes.append(ModeResult(mode=mode, status="error", error=error,
                                            error_detail=_detail(e), seconds=time.perf_counter() - t))
             continue
-        if replay is not None and replay.problem():
-            result.modes.append(ModeResult(mode=mode, status="error", error=replay.problem(),
+        if replayed.problem():
+            result.modes.append(ModeResult(mode=mode, status="error", error=replayed.problem(),
                                            seconds=time.perf_counter() - t))
             continue
         diffs = _compare_outputs(torch_flat, ms_flat, rtol)
