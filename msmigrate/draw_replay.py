@@ -12,10 +12,12 @@ by the generator's state changing between recorded draws, and reported.
 
 MindSpore side, :func:`install`: the mindspore.ops random functions converted code calls (ops.randn, randint,
 randn_like, bernoulli...) and the converted in-place fills (_ms_compat.normal_...) are replaced by functions that
-hand each draw to ``source(op, template, params)`` at run time, in program order, in PyNative and inside compiled
-graphs alike: the draw is a Custom "pyfunc" op marked ``side_effect_io`` (ordered like print) whose output is what the
-source returns for a template of the draw's shape and dtype. :class:`RecordedDraws` is verify's source: the k-th draw
-of the converted model is torch's k-th draw, checked for kind and shape."""
+hand each draw to ``source(op, kind, template, params)`` at run time, in program order, in PyNative and inside
+compiled graphs alike: the draw is a Custom "pyfunc" op marked ``side_effect_io`` (ordered like print) whose output is
+what the source returns for a template of the draw's shape and dtype. :class:`RecordedDraws` is verify's source: the
+k-th draw of the converted model is torch's k-th draw, checked for kind and shape. A compiled forward that verify
+calls once takes torch's draws from a Parameter instead (:class:`BankDraws`): MindSpore cannot run a pyfunc op in a
+graph that also holds values it interprets at run time (JIT fallback, e.g. a tensor's `.device`)."""
 from __future__ import annotations
 
 import os
