@@ -306,7 +306,7 @@ def install_ms(script_dir, mode):
             out = out.astype(like.dtype)
         return out
     # GRAPH: a compiled construct or step draws through a side-effect op that calls numpy when it runs
-    patch_ms_noise(ops, t, graph=mode == "graph")
+    patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise")
 
     if _ms_compat is not None:
         def sampler_iter(self):
@@ -343,16 +343,18 @@ def _noise_source(op, kind, template, params):
     raise RuntimeError(f"the runner has no {kind} stream for {op}")
 
 
-def patch_ms_noise(ops, t, graph=False):
+def patch_ms_noise(ops, t, graph=False, own=False):
+    """own: compiled graphs draw with MindSpore's own generator (a pyfunc op cannot run in a graph that holds
+    JIT-fallback values: real_world.py reruns such a program so)."""
     import mindspore as ms
     from msmigrate.draw_replay import replay_functions
-    compiled = replay_functions(ms, _noise_source) if graph else {}
+    compiled = replay_functions(ms, _noise_source) if graph and not own else {}
 
     def patch(name, draw):
         if not graph:
             _patch(ops, name, draw)
             return
-        inside = compiled[name]
+        inside = getattr(ops, name) if own else compiled[name]
         depth = IN_GRAPH
 
         def eager_draw(*a, **k):
@@ -441,9 +443,9 @@ def main(argv=None):
     p.add_argument("--weights", required=True)
     p.add_argument("--losses", type=int, default=6)
     p.add_argument("--cwd")
-    p.add_argument("--mode", choices=("pynative", "graph"), default="pynative",
-                   help="MindSpore side: pynative forces op-by-op runs (numpy noise possible); graph keeps "
-                        "the program's GRAPH mode line and MindSpore's own random generator")
+    p.add_argument("--mode", choices=("pynative", "graph", "graph-own-noise"), default="pynative",
+                   help="MindSpore side: pynative forces op-by-op runs; graph keeps the program's GRAPH mode line "
+                        "(compiled draws from the numpy stream too); graph-own-noise: MindSpore's generator in graphs")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
