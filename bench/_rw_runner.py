@@ -21,8 +21,8 @@ What the runner does, the same way on both sides:
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
 - same noise: torch.randn/rand/randn_like/rand_like/randint and their MindSpore ops
-  counterparts draw from one numpy RandomState(1234) on both sides (GRAPH runs: outside Cells and
-  compiled steps only; inside, MindSpore's own generator);
+  counterparts draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
+  compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks);
 - losses: torch side, every Tensor.backward() records the value being differentiated;
@@ -305,9 +305,8 @@ def install_ms(script_dir, mode):
         elif like is not None:
             out = out.astype(like.dtype)
         return out
-    # GRAPH: a compiled construct or step cannot call numpy, so MindSpore's own generator draws the
-    # noise there; what the program draws outside them (CLIP's driver: its random inputs) is aligned
-    patch_ms_noise(ops, t, graph=mode == "graph")
+    # GRAPH: a compiled construct or step draws through a side-effect op that calls numpy when it runs
+    patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise")
 
     if _ms_compat is not None:
         def sampler_iter(self):
@@ -333,19 +332,36 @@ def install_ms(script_dir, mode):
     return ms
 
 
-def patch_ms_noise(ops, t, graph=False):
+def _noise_source(op, kind, template, params):
+    """Draws of compiled steps (msmigrate.draw_replay): what the torch side's patched function draws, in order."""
+    if kind == "normal":
+        return NOISE.standard_normal(template.shape).astype(np.float32)
+    if kind == "uniform":
+        return NOISE.random_sample(template.shape).astype(np.float32)
+    if kind == "integer":
+        return NOISE.randint(int(params[0]), int(params[1]), template.shape).astype(np.int64)
+    raise RuntimeError(f"the runner has no {kind} stream for {op}")
+
+
+def patch_ms_noise(ops, t, graph=False, own=False):
+    """own: compiled graphs draw with MindSpore's own generator (a pyfunc op cannot run in a graph that holds
+    JIT-fallback values: real_world.py reruns such a program so)."""
     import mindspore as ms
+    from msmigrate.draw_replay import replay_functions
+    compiled = replay_functions(ms, _noise_source) if graph and not own else {}
 
     def patch(name, draw):
         if not graph:
             _patch(ops, name, draw)
             return
-        own = getattr(ops, name)
+        inside = getattr(ops, name) if own else compiled[name]
         depth = IN_GRAPH
 
         def eager_draw(*a, **k):
-            if depth[0]:    # read when a construct/step is compiled (a constant there): MindSpore's draw
-                return own(*a, **k)
+            # read when a construct/step is compiled (a constant there): a draw from the stream when the
+            # compiled graph runs (a side-effect op, in program order); outside graphs, drawn here
+            if depth[0]:
+                return inside(*a, **k)
             return draw(*a, **k)
         _patch(ops, name, eager_draw)
     patch("randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
@@ -427,9 +443,9 @@ def main(argv=None):
     p.add_argument("--weights", required=True)
     p.add_argument("--losses", type=int, default=6)
     p.add_argument("--cwd")
-    p.add_argument("--mode", choices=("pynative", "graph"), default="pynative",
-                   help="MindSpore side: pynative forces op-by-op runs (numpy noise possible); graph keeps "
-                        "the program's GRAPH mode line and MindSpore's own random generator")
+    p.add_argument("--mode", choices=("pynative", "graph", "graph-own-noise"), default="pynative",
+                   help="MindSpore side: pynative forces op-by-op runs; graph keeps the program's GRAPH mode line "
+                        "(compiled draws from the numpy stream too); graph-own-noise: MindSpore's generator in graphs")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     args = a.args[1:] if a.args[:1] == ["--"] else a.args

@@ -470,6 +470,8 @@ class VerifyResult(Verdict):
     launch_blocking: bool = False  # PyNative ran with mindspore.runtime.launch_blocking()
     versions: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
+    draws: list = field(default_factory=list)  # torch's random draws in the forward (msmigrate.draw_replay)
+    draws_unrecorded: list = field(default_factory=list)  # where torch's generator moved outside them
 
     @property
     def passed(self) -> bool:
@@ -648,8 +650,10 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
     recorder = _TorchRecorder(model) if per_layer else None
     t2 = time.perf_counter()
     np.random.seed(seed % (2 ** 32))   # NumPy draws in forward: the MindSpore side reseeds alike
+    from .draw_replay import TorchDraws
+    draws = TorchDraws(torch, skip_dirs=[os.path.dirname(os.path.abspath(__file__))])
     try:
-        with torch.no_grad():
+        with torch.no_grad(), draws:    # torch's random draws, replayed on the MindSpore side
             out = model(*[torch.from_numpy(a.copy()) for a in inputs])
     except Exception as e:  # noqa: BLE001
         raise VerifyUsageError(f"torch: forward of {spec} on inputs "
@@ -665,6 +669,7 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
         arrays[f"out/{i}"] = a
     if recorder is not None:
         arrays.update(recorder.arrays)
+    arrays.update({f"draw/{i}": a for i, a in enumerate(draws.arrays)})
     meta = {
         "format": NPZ_FORMAT,
         "torch_spec": spec,
@@ -676,6 +681,8 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
         "outputs": [p for p, _ in flat],
         "per_layer": bool(per_layer),
         "layers": recorder.layers if recorder is not None else [],
+        "draws": draws.draws,
+        "draws_unrecorded": draws.unrecorded,
         "torch_version": torch.__version__,
         "timings": {"torch_import_s": t_import, "torch_build_s": t_build, "torch_run_s": t_run},
     }
@@ -841,16 +848,25 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
     torch_flat = [(p, data[f"out/{i}"]) for i, p in enumerate(meta["outputs"])]
     leaf, to_np = _ms_leaf(ms), _ms_to_np(ms)
     ms_modes = {"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}
+    from .draw_replay import recorded_source, replaying
+    replay = recorded_source(data, meta)    # torch's random draws in its forward, fed to the converted one
+    result.draws, result.draws_unrecorded = meta.get("draws", []), meta.get("draws_unrecorded", [])
     for mode in modes:
         ms.set_context(mode=ms_modes[mode])
         np.random.set_state(draws)
         t = time.perf_counter()
         try:
-            out = net(*inputs)
-            ms_flat = _flatten(out, leaf, to_np)
+            with replaying(ms, replay, bank=mode == "graph") as replayed:
+                out = net(*inputs)
+                ms_flat = _flatten(out, leaf, to_np)
         except Exception as e:  # noqa: BLE001
-            result.modes.append(ModeResult(mode=mode, status="error", error=_one_line(e),
+            error = replay.error if replay is not None and replay.error else _one_line(e)
+            result.modes.append(ModeResult(mode=mode, status="error", error=error,
                                            error_detail=_detail(e), seconds=time.perf_counter() - t))
+            continue
+        if replayed.problem():
+            result.modes.append(ModeResult(mode=mode, status="error", error=replayed.problem(),
+                                           seconds=time.perf_counter() - t))
             continue
         diffs = _compare_outputs(torch_flat, ms_flat, rtol)
         status = "pass" if all(d.passed for d in diffs) else "fail"
@@ -868,7 +884,8 @@ def _check_loaded(spec, path, data, meta, modes, rtol, localize, launch_blocking
             t3 = time.perf_counter()
             ms.set_context(mode=ms.PYNATIVE_MODE)
             np.random.set_state(draws)
-            _localize(ms, net, inputs, meta, data, rtol, result)
+            with replaying(ms, replay):
+                _localize(ms, net, inputs, meta, data, rtol, result)
             result.timings["ms_localize_s"] = time.perf_counter() - t3
     result.torch_imported_on_ms_side = "torch" in sys.modules
     _assert_no_torch("after check_mindspore")
@@ -1038,6 +1055,13 @@ def _rows(result: VerifyResult) -> list:
     return rows
 
 
+def _draws_line(result: VerifyResult) -> str:
+    from .draw_replay import summary
+
+    text = summary(result.draws, result.draws_unrecorded)
+    return f"random draws: {text}" if text else ""
+
+
 def format_report(result: VerifyResult) -> str:
     """Plain-text report (the CLI uses rich instead when stdout is a terminal)."""
     lines = [f"msmigrate verify: torch {result.torch_spec} vs mindspore {result.ms_spec}",
@@ -1045,6 +1069,8 @@ def format_report(result: VerifyResult) -> str:
              f"   seed {result.seed}   rtol {result.rtol:g}"]
     if result.weights:
         lines.append(f"weights: {result.weights}")
+    if _draws_line(result):
+        lines.append(_draws_line(result))
     if result.error:
         lines.append(f"ERROR: {result.error}")
     header = ["mode", "output", "shape", "max|d|", "rel", "tol", "result"]
@@ -1073,6 +1099,8 @@ def _print_report(result: VerifyResult, stream: Any = None) -> None:
                   + f"   seed {result.seed}   rtol {result.rtol:g}", highlight=False)
         if result.weights:
             con.print(f"weights: {result.weights}", highlight=False, markup=False)
+        if _draws_line(result):
+            con.print(_draws_line(result), highlight=False, markup=False)
         if result.error:
             con.print("[red]ERROR[/red]: ", end="")
             con.print(result.error, highlight=False, markup=False)

@@ -605,6 +605,40 @@ def test_containers_grown():
     assert_converted(sites, "torch.nn.Sequential", "torch.nn.ModuleList")
 
 
+GROWN_LISTS_SRC = '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    """Two lists built empty and grown with lists of layers (a U-Net's downs/ups)."""
+    def __init__(self):
+        super().__init__()
+        self.downs = nn.ModuleList([])
+        self.ups = nn.ModuleList([])
+        for _ in range(2):
+            self.downs.append(nn.ModuleList([nn.Linear(4, 4)]))
+            self.ups.append(nn.ModuleList([nn.Linear(4, 4)]))
+
+    def forward(self, x):
+        for (down,), (up,) in zip(self.downs, self.ups):
+            x = up(down(x))
+        return x
+
+
+def make():
+    return Net()
+'''
+
+
+def test_empty_lists_grown_name_parameters_by_path():
+    """Parameters appended to an empty list get its attribute path (MindSpore's CellList names them from the
+    entries already there: both lists' weights were "0.0.weight", tied when torch's weights load)."""
+    mod, _, _ = load_converted(GROWN_LISTS_SRC)
+    names = [p.name for p in mod.make().get_parameters()]
+    assert names == [f"{side}.{i}.0.{w}" for side in ("downs", "ups") for i in range(2) for w in ("weight", "bias")]
+    check_layer(GROWN_LISTS_SRC, [rnd(3, 4)], graph=True)
+
+
 MODULE_LIST_ITERABLES = '''
 import torch
 import torch.nn as nn

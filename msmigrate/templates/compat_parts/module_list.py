@@ -11,8 +11,21 @@ class ModuleList(nn.CellList):
     is returned by indexing and iteration (a Cell's child slot may hold None)."""
 
     def _prefix(self):
-        """CellList's parameter-name prefix, read from the entries that are cells."""
-        return _get_prefix_and_index(OrderedDict((k, c) for k, c in self._cells.items() if c is not None))[0]
+        """The parameter-name prefix of this list's entries: a parameter's full name less its path inside its entry
+        (MindSpore's CellList guesses it from the names' parts, wrongly for a list of lists with one entry); with
+        no parameter yet (`self.downs = ModuleList()` grown by append) the prefix its parent gave it, so that two
+        lists grown alike do not name their parameters the same ("0.0.weight")."""
+        for key, cell in self._cells.items():
+            for path, param in (cell.parameters_and_names() if cell is not None else ()):
+                tail = f"{key}.{path}"
+                if param.name == tail or param.name.endswith("." + tail):
+                    return param.name[: len(param.name) - len(tail)]
+                return _get_prefix_and_index(OrderedDict((k, c) for k, c in self._cells.items() if c is not None))[0]
+        return getattr(self, "_attached_prefix", "")
+
+    def update_parameters_name(self, prefix="", recurse=True):
+        self._attached_prefix = prefix     # the attribute path its parent gave it ("downs.")
+        super().update_parameters_name(prefix, recurse)
 
     def extend(self, cells):
         for cell in list(cells):
