@@ -18,14 +18,17 @@ T = "tests/parity/test_torch_special.py"
 T_VAL = f"{T}::test_special_values"
 _INT = "integer tensors are not promoted to float as torch does: cast them first"
 _ONE = ("input",)
+# Bessel Y and K are undefined below 0: torch gives NaN there, ops.bessel_y*/k* give -inf/inf (and
+# ops.bessel_y1 NaN at 0, where torch gives -inf)
+_NEG_NAN = "ops.where({{input}} < 0, float('nan'), ops.{op}({{input}}))"
 
 for _name, _template in (
         ("bessel_j0", "ops.bessel_j0({input})"), ("bessel_j1", "ops.bessel_j1({input})"),
-        ("bessel_y0", "ops.bessel_y0({input})"), ("bessel_y1", "ops.bessel_y1({input})"),
+        ("bessel_y0", _NEG_NAN.format(op="bessel_y0")), ("bessel_y1", "ops.where({input} == 0, float('-inf'), " + _NEG_NAN.format(op="bessel_y1") + ")"),
         ("modified_bessel_i0", "ops.bessel_i0({input})"), ("modified_bessel_i1", "ops.bessel_i1({input})"),
-        ("modified_bessel_k0", "ops.bessel_k0({input})"), ("modified_bessel_k1", "ops.bessel_k1({input})"),
-        ("scaled_modified_bessel_k0", "ops.bessel_k0e({input})"),
-        ("scaled_modified_bessel_k1", "ops.bessel_k1e({input})"),
+        ("modified_bessel_k0", _NEG_NAN.format(op="bessel_k0")), ("modified_bessel_k1", _NEG_NAN.format(op="bessel_k1")),
+        ("scaled_modified_bessel_k0", _NEG_NAN.format(op="bessel_k0e")),
+        ("scaled_modified_bessel_k1", _NEG_NAN.format(op="bessel_k1e")),
         ("i0", "ops.bessel_i0({input})"), ("i0e", "ops.bessel_i0e({input})"), ("i1", "ops.bessel_i1({input})"),
         ("i1e", "ops.bessel_i1e({input})"),
         ("digamma", "ops.digamma({input})"), ("psi", "ops.digamma({input})"), ("gammaln", "ops.lgamma({input})"),
@@ -45,7 +48,9 @@ for _name, _template in (
                   "{input}) + 0.75 / ({input} ** 4)))"),
 ):
     _note = _INT
-    if _name in ("entr", "ndtr", "spherical_bessel_j0"):
+    if "{input} < 0" in _template:
+        _note = "NaN below 0, as torch (ops.bessel_y*/k* give -inf/inf there); " + _INT
+    elif _name in ("entr", "ndtr", "spherical_bessel_j0"):
         _note = "composed from ops (" + {"entr": "-x log x, 0 at 0, -inf below 0", "ndtr": "0.5 erfc(-x / sqrt 2)",
                                         "spherical_bessel_j0": "sin(x) / x = sinc(x / pi)"}[_name] + "); " + _INT
     elif _name in ("log_ndtr", "erfcx"):
@@ -102,7 +107,7 @@ _POLY = {"chebyshev_polynomial_t": "chebyshev_t", "chebyshev_polynomial_u": "che
 for _name, _kind in _POLY.items():
     composed(f"torch.special.{_name}", f"_ms_compat.special_orthogonal_polynomial('{_kind}', {{input}}, {{n}})",
              ("input", "n"), test=f"{T}::test_special_polynomials",
-             note="the three-term recurrence unrolled over an integer n (GRAPH mode: a Python int n; a tensor n, one "
+             note="the three-term recurrence unrolled over n (a float n is truncated to an integer, as torch; GRAPH mode: a Python int n; a tensor n, one "
                   "degree per element, is read in PyNative); float32 rounding of the recurrence")
 mapping("torch.special.airy_ai", None, note="MindSpore has no Airy function: scipy.special.airy on .asnumpy() values")
 mapping("torch.special.ndtri", None,
