@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..records import DIFFERENCE, mapping
 from .compose import composed
-from .torch_linalg import _INV_NOTE, INVERSE
+from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE
 from .torch_special import LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
 
 T = "tests/parity/test_torch_math.py"
@@ -54,8 +54,11 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
                    ("igamma", "igamma"), ("igammac", "igammac"), ("fmax", "fmax"), ("kron", "kron"),
                    ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
     _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
-    composed(f"torch.{_name}", f"ops.{_op}({{input}}, {{{_second}}})", ("input", _second),
+    composed(f"torch.{_name}", f"ops.{_op}({{input}}, {{{_second}}})" if _name != "nextafter" else
+             BROADCAST_PAIR.format(op="nextafter", rest=""), ("input", _second),
+             target="mindspore.ops.nextafter" if _name == "nextafter" else None,
              note="float64 result, as torch" if _name == "float_power" else
+             "the inputs are broadcast first (ops.nextafter does not broadcast)" if _name == "nextafter" else
              "NaN: the other value is taken, as in torch" if _name == "fmax" else "",
              test=T_MAT if _name in ("kron", "inner", "outer", "ger", "mv") else T_EW)
 composed("torch.heaviside", "ops.heaviside({input}, {values})", ("input", "values"), test=T_EW)
@@ -144,8 +147,10 @@ composed("torch.take", "ops.gather(ops.reshape({input}, (-1,)), ops.where({index
          "{index}), 0)", ("input", "index"), target="mindspore.ops.gather",
          note="gather from the flattened input (ops.take has no CPU kernel); negative indices count from the end",
          test=T_MAT)
-composed("torch.cross", "ops.cross({input}, {other}, {dim})", ("input", "other", "dim"), defaults={"dim": "None"},
-         note="dim=None: the first dimension of size 3, as torch (which warns about it)", test=T_MAT)
+composed("torch.cross", BROADCAST_PAIR.format(op="cross", rest=", {dim}"), ("input", "other", "dim"),
+         defaults={"dim": "None"}, target="mindspore.ops.cross",
+         note="dim=None: the first dimension of size 3, as torch (which warns about it); the inputs are broadcast "
+              "first (ops.cross does not broadcast)", test=T_MAT)
 composed("torch.vander", "(ops.flip(ops.vander({x}, {N}), (-1,)) if {increasing} else ops.vander({x}, {N}))",
          ("x", "N", "increasing"), defaults={"N": "None", "increasing": "False"}, target="mindspore.ops.vander",
          test=T_MAT)

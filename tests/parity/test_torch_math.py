@@ -106,6 +106,9 @@ MAT = [
          [A, V], grad=True),
     case("torch.take", "a, i: torch.take(a, i)", [A, np.array([[0, 5], [15, -3]], np.int64)], grad=True),
     case("torch.cross", "a, b: (torch.cross(a, b), torch.cross(a.T, b.T, dim=1))", [R[:3], R[1:4]], grad=True),
+    # broadcast operands (ops.cross / ops.nextafter alone gave zeros or unrelated rows)
+    case("torch.cross", "a, b: (torch.cross(a[:1], b, dim=-1), torch.cross(b, a[:1], dim=1))", [R[:3], R[1:4]], grad=True),
+    case("torch.nextafter", "x, y: (torch.nextafter(x[:, :1], y[0]), torch.nextafter(x, y[0]))", [Y, X]),
     case("torch.vander", "x: (torch.vander(x), torch.vander(x, N=3), torch.vander(x, 3, True))", [V]),
     case(["torch.addmv", "torch.addr", "torch.addbmm"],
          "a, v, w, b: (torch.addmv(v, a, w), torch.addmv(v, a, w, beta=0.5, alpha=2), torch.addr(a, v, w),"
