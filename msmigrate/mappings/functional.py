@@ -715,21 +715,12 @@ rule(P + "smooth_l1_loss", "mindspore.ops.smooth_l1_loss",
      target_args=("input", "target", "beta", "reduction"),
      note="MindSpore defaults to reduction='none': passed explicitly; beta=0 becomes l1_loss", test=_LOSS)(
     _loss_rule(extra_checks=_smooth_l1_checks))
-def _bce_checks(ctx):
-    b = ctx.bound
-    if not _given(b, "weight"):
-        return None
-    # MindSpore 2.10 reads past a weight that is only broadcastable (silently wrong values): expand it
-    red = f", reduction={b.code('reduction')}" if b.has("reduction") else ""
-    return _let(ctx, {"input": _need(b, "input"), "target": _need(b, "target"), "weight": b.code("weight")},
-                "ops.binary_cross_entropy({input}, {target}, ops.broadcast_to({weight}, {input}.shape)" + red + ")")
-
-
-rule(P + "binary_cross_entropy", "mindspore.ops.binary_cross_entropy",
+rule(P + "binary_cross_entropy", "_ms_compat.binary_cross_entropy",
      args=("input", "target", "weight", "size_average", "reduce", "reduction"),
-     target_args=("logits", "labels", "weight", "reduction"),
-     note="a weight is broadcast to the input's shape first (MindSpore 2.10 mis-reads a broadcastable weight)",
-     test=_LOSS)(_loss_rule({"input": "logits", "target": "labels"}, extra_checks=_bce_checks))
+     target_args=("input", "target", "weight", "reduction"),
+     note="_ms_compat.binary_cross_entropy: the loss per element, reduced after (MindSpore 2.10 doubles the "
+          "mean/sum of a one-element input), a weight expanded to the input's shape (it mis-reads a broadcastable "
+          "one)", test=_LOSS)(_loss_rule())
 rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits",
      args=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
      target_args=("input", "target", "weight", "pos_weight", "reduction"), test=_LOSS)(_loss_rule())

@@ -447,6 +447,7 @@ def fn(logits, tgt, wi, a, b, lg4, tgt4, onehot):
         F.smooth_l1_loss(a, b, reduction=RED, beta=0.0),
         F.binary_cross_entropy(F.sigmoid(a), y, reduction=RED),
         F.binary_cross_entropy(F.sigmoid(a), y, wc, reduction=RED),
+        F.binary_cross_entropy(F.sigmoid(a[:1, :1]), y[:1, :1], reduction=RED),   # one element
         F.binary_cross_entropy_with_logits(a, y, reduction=RED),
         F.binary_cross_entropy_with_logits(a, y, wc, reduction=RED, pos_weight=wc * 2),
         F.kl_div(F.log_softmax(a, 1), probs, reduction=RED),
