@@ -437,12 +437,13 @@ def _adaptive_1d(kind):
         ri = b.code("return_indices") or "False"
         if ri not in ("True", "False"):
             raise UnsupportedSite("return_indices must be a literal True/False")
+        # the unit height goes before the length (-2), so unbatched (C, L) input works too
         if kind == "avg":
-            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, 2), (1, {n})), 2)")
-        call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, 2), (1, {n}), {ri})"
+            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n})), -2)")
+        call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n}), {ri})"
         if ri == "True":
-            return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], 2), ops.squeeze(out_[1], 2)))({call})")
-        return ctx.expr(f"ops.squeeze({call}, 2)")
+            return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], -2), ops.squeeze(out_[1], -2)))({call})")
+        return ctx.expr(f"ops.squeeze({call}, -2)")
     return r
 
 

@@ -236,7 +236,9 @@ j = F.adaptive_avg_pool2d(x, (4, 5))
 j2 = F.adaptive_avg_pool2d(x, (None, 5))
 k = F.adaptive_max_pool2d(x, (4, 5))
 l = F.adaptive_max_pool1d(x1, 4)
-return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l
+i1 = F.adaptive_avg_pool1d(x1[0], 5)        # unbatched (C, L)
+l1 = F.adaptive_max_pool1d(x1[0], (4,))
+return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1
 ''', "x, x1")
 
 POOL_IDX_SRC = src('''
@@ -244,7 +246,8 @@ a, ai = F.max_pool2d(x, 3, 2, 1, return_indices=True)
 b, bi = F.max_pool1d(x1, 3, 2, 1, return_indices=True)
 c, ci = F.adaptive_max_pool2d(x, 3, True)
 d, di = F.adaptive_max_pool1d(x1 * 2, 4, return_indices=True)
-return a, ai, b, bi, c, ci, d, di
+e, ei = F.adaptive_max_pool1d(x1[1], 4, return_indices=True)
+return a, ai, b, bi, c, ci, d, di, e, ei
 ''', "x, x1")
 
 
