@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +47,8 @@ SHAPE_ONLY = ("empty", "new_empty", "empty_like", "empty_strided", "empty_permut
               "bernoulli", "multinomial", "normal", "rand_like", "randn_like", "randint_like", "randint",
               "uniform", "cauchy", "exponential", "geometric", "log_normal", "nn.functional.dropout",
               "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
-              "nn.functional.feature_alpha_dropout", "nn.functional.rrelu", "nn.functional.gumbel_softmax")
+              "nn.functional.feature_alpha_dropout", "nn.functional.rrelu", "nn.functional.gumbel_softmax",
+              "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d")
 # namespaces: OpInfo name prefix -> how the call is written in the generated program
 PREFIXES = (("nn.functional.", "F.", "nn.functional"), ("linalg.", "torch.linalg.", "linalg"),
             ("special.", "torch.special.", "special"), ("fft.", "torch.fft.", "fft"),
@@ -104,6 +106,11 @@ class CaseWriter:
         if isinstance(v, dict):
             return "{" + ", ".join(f"{k!r}: {self.lit(x)}" for k, x in v.items()) + "}"
         raise Unrepresentable(type(v).__name__)
+
+
+def random_kwargs(kwargs) -> bool:
+    """A dropout probability above 0 (scaled_dot_product_attention's dropout_p) draws random numbers."""
+    return any(k.startswith("dropout") and isinstance(v, float) and v > 0 for k, v in kwargs.items())
 
 
 def call_forms(op):
@@ -176,7 +183,7 @@ def generate(ops, samples: int, src: Path):
                 body += [f"def {cid}():"] + w.lines + [f"    return {call}", ""]
                 arrays.update(w.arrays)
                 cases.append(dict(module=mod, case=cid, op=op.name, ns=ns, first=first, last=len(body),
-                                  shape_only=op.name in SHAPE_ONLY, call=call))
+                                  shape_only=op.name in SHAPE_ONLY or random_kwargs(sample.kwargs), call=call))
         if not any(c["module"] == mod for c in cases):
             continue
         (src / f"{mod}.py").write_text("\n".join(body) + "\n")
@@ -321,6 +328,7 @@ def main(argv=None):
         return runner_main(work / "out", work / "res", args.runner)
 
     t0 = time.time()
+    warnings.filterwarnings("ignore")
     from torch.testing._internal.common_methods_invocations import op_db
     ops = list(op_db)
     if args.ops:
@@ -341,6 +349,8 @@ def main(argv=None):
     for m, names in by_mod.items():
         for n, r in run_module(work / "src" / f"{m}.py", names).items():
             expected[(m, n)] = r
+    with open(work / "expected.pkl", "wb") as f:
+        pickle.dump(expected, f)
     t_gen = time.time() - t0
 
     t1 = time.time()

@@ -67,6 +67,10 @@ INDEX = [
          "a, i: (torch.select(a, 0, 1), torch.select(a, 1, -1), torch.select(a, dim=1, index=2),"
          " torch.take_along_dim(a, i, 1), torch.take_along_dim(a, i), torch.take_along_dim(a, i % 3, dim=0))",
          [A, np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 0, 0]], np.int64)], grad=True),
+    # indices broadcast outside dim: one index row for every row, one input row for many index rows
+    case(T + "take_along_dim", "a, i: (torch.take_along_dim(a, i[:1], 1), torch.take_along_dim(a[:1], i, 1),"
+         " torch.take_along_dim(a, i[:, :1] % 3, dim=0))", [A, np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 0, 0]], np.int64)],
+         grad=True),
     case(T + "index_copy", "a, b, i: (torch.index_copy(a, 0, i, b), torch.index_copy(a, 1, i, b[:, :3]))",
          [A, B, IDX], grad=True),
     case(T + "kthvalue", "a: (torch.kthvalue(a, 2), torch.kthvalue(a, 1, 0), torch.kthvalue(a, 3, dim=1, keepdim=True))",
