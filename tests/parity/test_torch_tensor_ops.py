@@ -45,6 +45,8 @@ IDX = np.array([0, 2, 1], np.int64)
 INDEX = [
     case(T + "masked_fill", "a: (torch.masked_fill(a, a > 0, 2.0), torch.masked_fill(a, a < 0, value=-1.0))", [A],
          grad=True),
+    case(T + "masked_fill", "a, i: (torch.masked_fill(a, a > 0, 2), torch.masked_fill(i, i > 0, 5),"
+         " torch.masked_fill(a > 0, a < 1, True), torch.masked_fill(a, a < 0, a[0, 0]))", [A, IDX]),
     case(T + "index_add", "a, b, i: (torch.index_add(a, 0, i, b), torch.index_add(a, 0, i, b, alpha=2), a * 1,"
          " torch.index_add(a, 1, i * 0, b[:, :3]), torch.index_add(a.T, dim=-1, index=i, source=b.T))",
          [A, B, IDX], grad=True),
