@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..records import mapping
 from .compose import composed
+from .torch_linalg import BROADCAST_PAIR
 
 T = "tests/parity/test_torch_special.py"
 T_VAL = f"{T}::test_special_values"
@@ -73,8 +74,10 @@ composed("torch.special.xlog1py", "ops.where(ops.logical_and({input} == 0, ops.l
          "ops.zeros_like({input} * {other}), {input} * ops.log1p({other}))", ("input", "other"),
          note="composed: x * log1p(y), 0 where x == 0 (NaN y stays NaN, as in torch); tensors only; " + _INT,
          test=T_VAL)
-composed("torch.special.zeta", "ops.zeta({input}, {other})", ("input", "other"),
-         note="Hurwitz zeta; tensors only (a number argument: wrap it in ms.Tensor)", test=T_VAL)
+composed("torch.special.zeta", BROADCAST_PAIR.format(op="zeta", rest=""), ("input", "other"),
+         target="mindspore.ops.zeta",
+         note="Hurwitz zeta; the inputs are broadcast first (ops.zeta does not broadcast); tensors only (a number "
+              "argument: wrap it in ms.Tensor)", test=T_VAL)
 composed("torch.special.gammainc", "ops.igamma({input}, {other})", ("input", "other"),
          note="regularized lower incomplete gamma; no gradient with respect to input (torch has none either)",
          test=T_VAL)
