@@ -402,6 +402,10 @@ rule(P + "max_pool1d", None, args=("input", "kernel_size", "stride", "padding", 
 def _avg_pool(nd):
     def r(ctx):
         b = ctx.bound
+        if nd == 1:   # ops.avg_pool1d takes ints only: torch's 1-tuples (kernel_size=(3,)) unwrapped
+            for name in ("kernel_size", "stride", "padding"):
+                if _given(b, name) and _one(b.code(name)) != b.code(name):
+                    b.set(name, _one(b.code(name)))
         if not _given(b, "stride"):
             k = _need(b, "kernel_size")
             b.remove("stride")

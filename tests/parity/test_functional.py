@@ -236,9 +236,10 @@ j = F.adaptive_avg_pool2d(x, (4, 5))
 j2 = F.adaptive_avg_pool2d(x, (None, 5))
 k = F.adaptive_max_pool2d(x, (4, 5))
 l = F.adaptive_max_pool1d(x1, 4)
+h3 = F.avg_pool1d(x1, (3,), (2,), (1,))     # 1-tuples, as torch accepts them
 i1 = F.adaptive_avg_pool1d(x1[0], 5)        # unbatched (C, L)
 l1 = F.adaptive_max_pool1d(x1[0], (4,))
-return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1
+return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1, h3
 ''', "x, x1")
 
 POOL_IDX_SRC = src('''
