@@ -135,7 +135,8 @@ composed("torch.trapezoid", "ops.trapz({y}, {x}, dx={dx}, dim={dim})", ("y", "x"
          defaults={"x": "None", "dx": "1.0", "dim": "-1"}, test=T_RED)
 composed("torch.trapz", "ops.trapz({y}, {x}, dim={dim})", ("y", "x", "dim"), defaults={"x": "None", "dim": "-1"},
          test=T_RED)
-composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, {maxnorm})", ("input", "p", "dim", "maxnorm"), test=T_RED)
+composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, float({maxnorm}))", ("input", "p", "dim", "maxnorm"),
+         target="mindspore.ops.renorm", note="maxnorm passed as a float (ops.renorm refuses an int)", test=T_RED)
 
 # ---------------------------------------------------------------- matrix functions of the torch namespace
 composed("torch.diag_embed", "ops.diag_embed({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
