@@ -215,16 +215,21 @@ def to_numpy(v, depth=0):
     return ("<type>", type(v).__name__)
 
 
-def run_module(path: Path, names):
-    """{case: ('ok', value) | ('err', type, message)} for the named case functions of one module file."""
-    out = {}
+def run_module(path: Path, names, done=None, before_case=None):
+    """{case: ('ok', value) | ('err', type, message)} for the named case functions of one module file.
+    done: results already known (skipped); before_case(name, results so far) runs before each case."""
+    out = dict(done or {})
     try:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     except BaseException as e:  # noqa: BLE001 - recorded as the result of every case
-        return {n: ("err", type(e).__name__, str(e)[:400]) for n in names}
+        return {n: out.get(n, ("err", type(e).__name__, str(e)[:400])) for n in names}
     for n in names:
+        if n in out:
+            continue
+        if before_case:
+            before_case(n, out)
         try:
             out[n] = ("ok", to_numpy(getattr(mod, n)()))
         except BaseException as e:  # noqa: BLE001 - recorded, classified later
@@ -250,8 +255,13 @@ def runner_main(out_dir: Path, res_dir: Path, modules):
     for c in table:
         by_mod[c["module"]].append(c["case"])
     for m in modules:
-        (res_dir / "current").write_text(m)
-        res = run_module(out_dir / f"{m}.py", by_mod[m])
+        part = res_dir / f"{m}.part"   # the cases done before a crash of this module (resumed after it)
+        done = pickle.loads(part.read_bytes()) if part.exists() else {}
+
+        def before_case(name, results, m=m, part=part):
+            part.write_bytes(pickle.dumps(results))
+            (res_dir / "current").write_text(f"{m}:{name}")
+        res = run_module(out_dir / f"{m}.py", by_mod[m], done, before_case)
         with open(res_dir / f"{m}.pkl", "wb") as f:
             pickle.dump(res, f)
 
@@ -377,12 +387,12 @@ def main(argv=None):
             pass
         done = [m for m in todo_mods if (work / "res" / f"{m}.pkl").exists()]
         rest = [m for m in todo_mods if m not in done]
-        if rest and cur.exists() and cur.read_text() in rest:  # the process died inside this module
-            dead = cur.read_text()
-            with open(work / "res" / f"{dead}.pkl", "wb") as f:
-                pickle.dump({n: ("err", "ProcessDied", "the runner process died (crash or timeout)")
-                             for n in by_mod[dead]}, f)
-            rest.remove(dead)
+        dead_mod, _, dead_case = cur.read_text().partition(":") if cur.exists() else ("", "", "")
+        if rest and dead_mod in rest:  # the process died in this case: recorded, the module resumes after it
+            part = work / "res" / f"{dead_mod}.part"
+            partial = pickle.loads(part.read_bytes()) if part.exists() else {}
+            partial[dead_case] = ("err", "ProcessDied", "the runner process died (crash or timeout)")
+            part.write_bytes(pickle.dumps(partial))
         elif rest and len(rest) == len(todo_mods):
             print("runner made no progress; stopping")
             break
