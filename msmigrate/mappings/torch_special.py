@@ -11,7 +11,7 @@ Integer inputs are not promoted to float as torch does: cast them first.
 """
 from __future__ import annotations
 
-from ..records import mapping
+from ..records import CONVERTED, DIFFERENCE, mapping
 from .compose import composed
 from .torch_linalg import BROADCAST_PAIR
 
@@ -19,6 +19,8 @@ T = "tests/parity/test_torch_special.py"
 T_VAL = f"{T}::test_special_values"
 _INT = "integer tensors are not promoted to float as torch does: cast them first"
 _ONE = ("input",)
+ERFINV_TAILS = ("ops.erfinv loses precision near -1 and 1 (at |x| = 0.997 the result is off by 0.3%, more "
+                "closer to 1)")
 # Bessel Y and K are undefined below 0: torch gives NaN there, ops.bessel_y*/k* give -inf/inf (and
 # ops.bessel_y1 NaN at 0, where torch gives -inf)
 _NEG_NAN = "ops.where({{input}} < 0, float('nan'), ops.{op}({{input}}))"
@@ -57,7 +59,10 @@ for _name, _template in (
     elif _name in ("log_ndtr", "erfcx"):
         _note = ("composed: the closed form evaluated in float64, an asymptotic series where it would under/"
                  "overflow; " + _INT)
-    composed(f"torch.special.{_name}", _template, _ONE, note=_note, test=T_VAL)
+    if _name == "erfinv":
+        _note += "; " + ERFINV_TAILS
+    composed(f"torch.special.{_name}", _template, _ONE, note=_note, test=T_VAL,
+             status=DIFFERENCE if _name == "erfinv" else CONVERTED)
 
 # ops.logit(x, eps)'s gradient turns NaN once ops.logit ran with another eps in the process (seen on CPU, 2.10):
 # log(z / (1 - z)) of the clamped input instead, whose gradient is torch's (0 outside [eps, 1 - eps])
