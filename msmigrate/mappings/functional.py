@@ -402,6 +402,10 @@ rule(P + "max_pool1d", None, args=("input", "kernel_size", "stride", "padding", 
 def _avg_pool(nd):
     def r(ctx):
         b = ctx.bound
+        if nd == 1:   # ops.avg_pool1d takes ints only: torch's 1-tuples (kernel_size=(3,)) unwrapped
+            for name in ("kernel_size", "stride", "padding"):
+                if _given(b, name) and _one(b.code(name)) != b.code(name):
+                    b.set(name, _one(b.code(name)))
         if not _given(b, "stride"):
             k = _need(b, "kernel_size")
             b.remove("stride")
@@ -437,12 +441,13 @@ def _adaptive_1d(kind):
         ri = b.code("return_indices") or "False"
         if ri not in ("True", "False"):
             raise UnsupportedSite("return_indices must be a literal True/False")
+        # the unit height goes before the length (-2), so unbatched (C, L) input works too
         if kind == "avg":
-            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, 2), (1, {n})), 2)")
-        call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, 2), (1, {n}), {ri})"
+            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n})), -2)")
+        call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n}), {ri})"
         if ri == "True":
-            return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], 2), ops.squeeze(out_[1], 2)))({call})")
-        return ctx.expr(f"ops.squeeze({call}, 2)")
+            return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], -2), ops.squeeze(out_[1], -2)))({call})")
+        return ctx.expr(f"ops.squeeze({call}, -2)")
     return r
 
 
@@ -715,21 +720,12 @@ rule(P + "smooth_l1_loss", "mindspore.ops.smooth_l1_loss",
      target_args=("input", "target", "beta", "reduction"),
      note="MindSpore defaults to reduction='none': passed explicitly; beta=0 becomes l1_loss", test=_LOSS)(
     _loss_rule(extra_checks=_smooth_l1_checks))
-def _bce_checks(ctx):
-    b = ctx.bound
-    if not _given(b, "weight"):
-        return None
-    # MindSpore 2.10 reads past a weight that is only broadcastable (silently wrong values): expand it
-    red = f", reduction={b.code('reduction')}" if b.has("reduction") else ""
-    return _let(ctx, {"input": _need(b, "input"), "target": _need(b, "target"), "weight": b.code("weight")},
-                "ops.binary_cross_entropy({input}, {target}, ops.broadcast_to({weight}, {input}.shape)" + red + ")")
-
-
-rule(P + "binary_cross_entropy", "mindspore.ops.binary_cross_entropy",
+rule(P + "binary_cross_entropy", "_ms_compat.binary_cross_entropy",
      args=("input", "target", "weight", "size_average", "reduce", "reduction"),
-     target_args=("logits", "labels", "weight", "reduction"),
-     note="a weight is broadcast to the input's shape first (MindSpore 2.10 mis-reads a broadcastable weight)",
-     test=_LOSS)(_loss_rule({"input": "logits", "target": "labels"}, extra_checks=_bce_checks))
+     target_args=("input", "target", "weight", "reduction"),
+     note="_ms_compat.binary_cross_entropy: the loss per element, reduced after (MindSpore 2.10 doubles the "
+          "mean/sum of a one-element input), a weight expanded to the input's shape (it mis-reads a broadcastable "
+          "one)", test=_LOSS)(_loss_rule())
 rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits",
      args=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
      target_args=("input", "target", "weight", "pos_weight", "reduction"), test=_LOSS)(_loss_rule())

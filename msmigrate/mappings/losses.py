@@ -83,15 +83,10 @@ mapping(N + "HuberLoss", "mindspore.nn.HuberLoss", args=("reduction", "delta"), 
         note="the same arguments", test=f"{T}::test_regression")
 
 
-def _bce_class(ctx):
-    # MindSpore 2.10 mis-reads a weight that is only broadcastable to the input
-    return "_ms_compat.BCELoss" if _given(ctx.bound, "weight") else None
-
-
-_record(N + "BCELoss", "mindspore.nn.BCELoss", ("weight",) + _LEGACY + ("reduction",), ("weight", "reduction"),
+_record(N + "BCELoss", "_ms_compat.BCELoss", ("weight",) + _LEGACY + ("reduction",), ("weight", "reduction"),
         "test_binary_classes",
-        "with a weight -> _ms_compat.BCELoss, which expands the weight to the input's shape first (MindSpore 2.10 "
-        "mis-reads a weight that is only broadcastable: silently wrong values)", checks=_bce_class)
+        "_ms_compat.BCELoss: the loss per element, reduced after (MindSpore 2.10's nn.BCELoss doubles the mean/sum of "
+        "a one-element input) with a weight expanded to the input's shape (it mis-reads a broadcastable one)")
 _record(N + "BCEWithLogitsLoss", "mindspore.nn.BCEWithLogitsLoss",
         ("weight",) + _LEGACY + ("reduction", "pos_weight"), ("reduction", "weight", "pos_weight"),
         "test_binary_classes", "the same arguments in another order (passed by keyword)")

@@ -232,8 +232,27 @@ mapping("Tensor.narrow", "mindspore.ops.narrow", args=("dim", "start", "length")
 
 
 # ------------------------------------------------------------------ indexing
-mapping("Tensor.masked_fill", "mindspore.ops.masked_fill", args=("mask", "value"),
-        target_args=("input_x", "mask", "value"), test=f"{T}::test_index_methods")
+# ops.masked_fill has CPU kernels for a float value of the input's float dtype only: an int value (x.masked_fill(m,
+# 0)), an int/bool input or a value tensor of another dtype fail. A float literal stays as written; any other value
+# is cast to the input's dtype, which is what torch does with it.
+_FLOAT_LITERAL = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+|float\((['\"])-?inf\3\))$")
+
+
+def _masked_fill(ctx):
+    b = ctx.bound
+    if b.starred or not b.has("mask") or not b.has("value"):
+        raise UnsupportedSite("mask and value must be given")
+    x, mask, value = _arg(ctx), ctx.code("mask"), ctx.code("value")
+    if _FLOAT_LITERAL.match(value.replace(" ", "")):
+        return ctx.expr(f"ops.masked_fill({x}, {mask}, {value})")
+    if re.match(r"^[A-Za-z_]\w*$", x):
+        return ctx.expr(f"ops.masked_fill({x}, {mask}, ops.cast({value}, {x}.dtype))")
+    return ctx.expr(f"(lambda _ms_x: ops.masked_fill(_ms_x, {mask}, ops.cast({value}, _ms_x.dtype)))({x})")
+
+
+rule("Tensor.masked_fill", "mindspore.ops.masked_fill", args=("mask", "value"),
+     note="a value other than a float literal is cast to the input's dtype, as torch (ops.masked_fill has kernels "
+          "for a float value of a float input only)", test=f"{T}::test_index_methods")(_masked_fill)
 mapping("Tensor.index_select", "mindspore.ops.index_select", args=("dim", "index"),
         target_args=("input", "axis", "index"), rename={"dim": "axis"}, test=f"{T}::test_index_methods")
 mapping("Tensor.gather", "mindspore.ops.gather_elements", args=("dim", "index", "sparse_grad"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..records import mapping
 from .compose import composed
+from .torch_linalg import BROADCAST_PAIR
 
 T = "tests/parity/test_torch_complex.py::test_complex"
 T_ABS = "tests/test_first_rule_gaps.py::test_complex_magnitude_and_parts_are_real_as_in_torch"
@@ -22,7 +23,9 @@ composed("torch.angle", "ops.angle({input} if ops.is_complex({input}) else {inpu
          "{input}.dtype == ms.float64 else ms.complex64))", ("input",), target="mindspore.ops.angle", test=T,
          note="a real input is taken as complex (ops.angle has no real kernel): 0 for x >= 0, pi for x < 0, as torch")
 composed("torch.complex", "ops.Complex()({real}, {imag})", ("real", "imag"), target="mindspore.ops.Complex", test=T)
-composed("torch.polar", "ops.polar({abs}, {angle})", ("abs", "angle"), test=T)
+composed("torch.polar", BROADCAST_PAIR.format(op="polar", rest="").replace("{input}", "{abs}").replace(
+    "{other}", "{angle}"), ("abs", "angle"), target="mindspore.ops.polar",
+    note="the inputs are broadcast first (ops.polar wants equal shapes)", test=T)
 for _name in ("view_as_real", "view_as_real_copy"):
     composed(f"torch.{_name}", "ops.stack([ops.real({input}), ops.imag({input})], -1)", ("input",),
              target="mindspore.ops.stack", test=T, note="a new tensor (real, imag) in a last dimension of 2, not a view")

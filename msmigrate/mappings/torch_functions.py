@@ -771,6 +771,9 @@ def _norm(ctx):
     x = b.code("input")
     p = b.code("p") if _given(b, "p") else "'fro'"
     dim = b.code("dim") if _given(b, "dim") else None
+    if dim and dim.startswith("[") and dim.endswith("]"):   # ops.vector_norm takes an int or a tuple dim
+        inner = dim[1:-1].strip().rstrip(",")
+        dim = f"({inner},)" if "," not in inner else f"({inner})"
     keep = b.code("keepdim") if b.has("keepdim") else None
     try:
         pv = _lit(p)

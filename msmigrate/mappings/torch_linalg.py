@@ -41,8 +41,13 @@ composed(L + "slogdet", "ops.slogdet({A})", ("A",), test=T_VAL,
 composed(L + "cholesky", "ops.cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"}, test=T_VAL,
          status=DIFFERENCE, note="values as torch; no gradient on CPU (CholeskyGrad has no CPU kernel: "
                                  "differentiating it raises)")
-composed(L + "cross", "ops.cross({input}, {other}, {dim})", ("input", "other", "dim"), defaults={"dim": "-1"},
-         test=T_VAL)
+# ops.cross / ops.nextafter do not broadcast (shapes (1, 3) and (5, 3) gave zeros or unrelated values): both
+# inputs are broadcast to their common shape first (found by adding zero tensors, which also works in GRAPH mode)
+BROADCAST_PAIR = ("(lambda _ms_s: ops.{op}(ops.broadcast_to({{input}}, _ms_s), ops.broadcast_to({{other}}, _ms_s){rest}))"
+                  "((ops.zeros_like({{input}}) + ops.zeros_like({{other}})).shape)")
+composed(L + "cross", BROADCAST_PAIR.format(op="cross", rest=", {dim}"), ("input", "other", "dim"),
+         defaults={"dim": "-1"}, target="mindspore.ops.cross",
+         note="the inputs are broadcast first (ops.cross does not broadcast)", test=T_VAL)
 composed(L + "diagonal", "ops.diagonal({A}, {offset}, {dim1}, {dim2})", ("A", "offset", "dim1", "dim2"),
          defaults={"offset": "0", "dim1": "-2", "dim2": "-1"}, test=T_VAL)
 composed(L + "householder_product", "ops.orgqr({A}, {tau})", ("A", "tau"), test=T_VAL)

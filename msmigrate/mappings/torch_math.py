@@ -8,10 +8,10 @@ to float as torch does: cast them first.
 """
 from __future__ import annotations
 
-from ..records import DIFFERENCE, mapping
+from ..records import CONVERTED, DIFFERENCE, mapping
 from .compose import composed
-from .torch_linalg import _INV_NOTE, INVERSE
-from .torch_special import LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
+from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE
+from .torch_special import ERFINV_TAILS, LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
 
 T = "tests/parity/test_torch_math.py"
 T_EW = f"{T}::test_elementwise"
@@ -35,7 +35,9 @@ for _name, _op, _note in (
         ("real", "real", "the real part (a real tensor is returned as is)"), ("msort", "msort", ""),
         ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
         ("trace", "trace", ""), ("det", "det", ""), ("logdet", "logdet", "")):
-    composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note, test=T_EW if _name not in (
+    composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note + (
+                 "; " + ERFINV_TAILS if _name == "erfinv" else ""), status=DIFFERENCE if _name == "erfinv" else
+             CONVERTED, test=T_EW if _name not in (
             "trace", "det", "logdet", "msort", "argwhere") else T_MAT if _name != "msort" else T_RED)
 mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in MindSpore 2.10: a truncated series or "
         "scipy.linalg.expm on .asnumpy() values")
@@ -54,8 +56,11 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
                    ("igamma", "igamma"), ("igammac", "igammac"), ("fmax", "fmax"), ("kron", "kron"),
                    ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
     _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
-    composed(f"torch.{_name}", f"ops.{_op}({{input}}, {{{_second}}})", ("input", _second),
+    composed(f"torch.{_name}", f"ops.{_op}({{input}}, {{{_second}}})" if _name != "nextafter" else
+             BROADCAST_PAIR.format(op="nextafter", rest=""), ("input", _second),
+             target="mindspore.ops.nextafter" if _name == "nextafter" else None,
              note="float64 result, as torch" if _name == "float_power" else
+             "the inputs are broadcast first (ops.nextafter does not broadcast)" if _name == "nextafter" else
              "NaN: the other value is taken, as in torch" if _name == "fmax" else "",
              test=T_MAT if _name in ("kron", "inner", "outer", "ger", "mv") else T_EW)
 composed("torch.heaviside", "ops.heaviside({input}, {values})", ("input", "values"), test=T_EW)
@@ -132,7 +137,8 @@ composed("torch.trapezoid", "ops.trapz({y}, {x}, dx={dx}, dim={dim})", ("y", "x"
          defaults={"x": "None", "dx": "1.0", "dim": "-1"}, test=T_RED)
 composed("torch.trapz", "ops.trapz({y}, {x}, dim={dim})", ("y", "x", "dim"), defaults={"x": "None", "dim": "-1"},
          test=T_RED)
-composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, {maxnorm})", ("input", "p", "dim", "maxnorm"), test=T_RED)
+composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, float({maxnorm}))", ("input", "p", "dim", "maxnorm"),
+         target="mindspore.ops.renorm", note="maxnorm passed as a float (ops.renorm refuses an int)", test=T_RED)
 
 # ---------------------------------------------------------------- matrix functions of the torch namespace
 composed("torch.diag_embed", "ops.diag_embed({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
@@ -144,8 +150,10 @@ composed("torch.take", "ops.gather(ops.reshape({input}, (-1,)), ops.where({index
          "{index}), 0)", ("input", "index"), target="mindspore.ops.gather",
          note="gather from the flattened input (ops.take has no CPU kernel); negative indices count from the end",
          test=T_MAT)
-composed("torch.cross", "ops.cross({input}, {other}, {dim})", ("input", "other", "dim"), defaults={"dim": "None"},
-         note="dim=None: the first dimension of size 3, as torch (which warns about it)", test=T_MAT)
+composed("torch.cross", BROADCAST_PAIR.format(op="cross", rest=", {dim}"), ("input", "other", "dim"),
+         defaults={"dim": "None"}, target="mindspore.ops.cross",
+         note="dim=None: the first dimension of size 3, as torch (which warns about it); the inputs are broadcast "
+              "first (ops.cross does not broadcast)", test=T_MAT)
 composed("torch.vander", "(ops.flip(ops.vander({x}, {N}), (-1,)) if {increasing} else ops.vander({x}, {N}))",
          ("x", "N", "increasing"), defaults={"N": "None", "increasing": "False"}, target="mindspore.ops.vander",
          test=T_MAT)

@@ -44,7 +44,10 @@ for _name in ("tril_indices", "triu_indices"):
              ("row", "col", "offset", "dtype"), defaults={"offset": "0", "dtype": "ms.int64"}, drop=FACTORY_DROP,
              test=T_SHAPE, note="int64 by default, as in torch; device= is dropped")
 
-composed("torch.masked_fill", "ops.masked_fill({input}, {mask}, {value})", ("input", "mask", "value"), test=T_INDEX)
+composed("torch.masked_fill", "ops.masked_fill({input}, {mask}, ops.cast({value}, {input}.dtype))",
+         ("input", "mask", "value"), target="mindspore.ops.masked_fill",
+         note="the value is cast to the input's dtype, as torch (ops.masked_fill has kernels for a float value of a "
+              "float input only)", test=T_INDEX)
 composed("torch.index_add", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
          "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
          "{source} * {alpha}, {dim}, 'add')", ("input", "dim", "index", "source", "alpha"), defaults={"alpha": "1"},
@@ -144,9 +147,11 @@ composed("torch.vdot", "ops.sum({input} * {other})", ("input", "other"), target=
 composed("torch.select", "ops.squeeze(ops.narrow({input}, {dim}, {index} % {input}.shape[{dim}], 1), {dim})",
          ("input", "dim", "index"), target="mindspore.ops.narrow", note="an int index, negative from the end",
          test=T_INDEX)
-composed("torch.take_along_dim", "ops.gather_elements({input}, {dim}, {indices})", ("input", "indices", "dim"),
+composed("torch.take_along_dim", "_ms_compat.take_along_dim({input}, {indices}, {dim})", ("input", "indices", "dim"),
          absent={"dim": "ops.gather_elements(ops.reshape({input}, (-1,)), 0, ops.reshape({indices}, (-1,)))"},
-         note="indices with the input's shape except along dim (torch also broadcasts them)", test=T_INDEX)
+         target="mindspore.ops.gather_elements",
+         note="input and indices broadcast against each other outside dim, as torch (ops.gather_elements alone "
+              "needs equal shapes)", test=T_INDEX)
 composed("torch.index_copy", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
          "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
          "{source}, {dim}, 'none')", ("input", "dim", "index", "source"),

@@ -236,7 +236,10 @@ j = F.adaptive_avg_pool2d(x, (4, 5))
 j2 = F.adaptive_avg_pool2d(x, (None, 5))
 k = F.adaptive_max_pool2d(x, (4, 5))
 l = F.adaptive_max_pool1d(x1, 4)
-return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l
+h3 = F.avg_pool1d(x1, (3,), (2,), (1,))     # 1-tuples, as torch accepts them
+i1 = F.adaptive_avg_pool1d(x1[0], 5)        # unbatched (C, L)
+l1 = F.adaptive_max_pool1d(x1[0], (4,))
+return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1, h3
 ''', "x, x1")
 
 POOL_IDX_SRC = src('''
@@ -244,7 +247,8 @@ a, ai = F.max_pool2d(x, 3, 2, 1, return_indices=True)
 b, bi = F.max_pool1d(x1, 3, 2, 1, return_indices=True)
 c, ci = F.adaptive_max_pool2d(x, 3, True)
 d, di = F.adaptive_max_pool1d(x1 * 2, 4, return_indices=True)
-return a, ai, b, bi, c, ci, d, di
+e, ei = F.adaptive_max_pool1d(x1[1], 4, return_indices=True)
+return a, ai, b, bi, c, ci, d, di, e, ei
 ''', "x, x1")
 
 
@@ -447,6 +451,7 @@ def fn(logits, tgt, wi, a, b, lg4, tgt4, onehot):
         F.smooth_l1_loss(a, b, reduction=RED, beta=0.0),
         F.binary_cross_entropy(F.sigmoid(a), y, reduction=RED),
         F.binary_cross_entropy(F.sigmoid(a), y, wc, reduction=RED),
+        F.binary_cross_entropy(F.sigmoid(a[:1, :1]), y[:1, :1], reduction=RED),   # one element
         F.binary_cross_entropy_with_logits(a, y, reduction=RED),
         F.binary_cross_entropy_with_logits(a, y, wc, reduction=RED, pos_weight=wc * 2),
         F.kl_div(F.log_softmax(a, 1), probs, reduction=RED),

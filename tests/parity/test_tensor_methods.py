@@ -164,7 +164,10 @@ import torch
 def fn(x: torch.Tensor, y: torch.Tensor, m: torch.Tensor, idx: torch.Tensor):
     # torch reads only src[:index.shape] (its backward fails for a larger src, so no gradients here)
     x0 = x[0]
-    return (x.masked_select(m), m.nonzero(), m.nonzero(as_tuple=True), x.masked_select(mask=x > 0),
+    # int values, an int and a bool input, a value tensor: cast to the input's dtype as torch does
+    fills = (x.masked_fill(m, 0), x.masked_fill(m, True), idx.masked_fill(idx > 0, 7), m.masked_fill(m, False),
+             x.masked_fill(m, y[0, 0, 0]), (x * 2).masked_fill(m, 1))
+    return fills + (x.masked_select(m), m.nonzero(), m.nonzero(as_tuple=True), x.masked_select(mask=x > 0),
             x0.scatter(1, idx, y[0][:, :3]), x0.scatter(1, idx[:, :2], y[0]), x0.scatter(0, idx[:1], y[0]))
 '''
 

@@ -28,6 +28,8 @@ CASES = [
          "x, y, z: (torch.complex(x, y), torch.polar(x.abs(), y), torch.view_as_real(z), torch.view_as_real_copy(z),"
          " torch.view_as_complex(torch.stack([x, y], -1)), torch.view_as_complex_copy(torch.stack([y, x], -1)))",
          [X, Y, Z], typed=True, rtol=1e-5, atol=1e-6),
+    case(T + "polar", "x, y: (torch.polar(x.abs()[:1], y), torch.polar(x.abs(), y[0, 0]))", [X, Y], typed=True,
+         rtol=1e-5, atol=1e-6),   # broadcast operands
     case([T + "adjoint", "Tensor.adjoint"], "z, x: (torch.adjoint(z), z.adjoint(), torch.adjoint(x), x.adjoint())",
          [Z2, X], typed=True, graph=False),
     case([T + "cfloat", T + "cdouble", "Tensor.cfloat", "Tensor.cdouble", T + "uint16", T + "uint32", T + "uint64"],

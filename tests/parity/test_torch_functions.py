@@ -529,7 +529,7 @@ NORMS = _cases(
     _case(["torch.norm", "torch.dist", "torch.cdist"], """
 def fn(x, y, a, b):
     return (torch.norm(x), torch.norm(x, 1), torch.norm(x, p=3, dim=1), torch.norm(x, dim=(0, 1)),
-            torch.norm(x, "fro", 1, True), torch.norm(x, float("inf"), dim=2), torch.norm(x, p=2, dim=-1, keepdim=True),
+            torch.norm(x, "fro", 1, True), torch.norm(x, "fro", [0, 1]), torch.norm(x, 2, [1]), torch.norm(x, float("inf"), dim=2), torch.norm(x, p=2, dim=-1, keepdim=True),
             torch.dist(x, y), torch.dist(x, y, 1), torch.dist(x, y, p=3.0), torch.cdist(a, b), torch.cdist(a, b, p=1.0), torch.cdist(a, b, p=1), torch.cdist(a, b, 2),
             torch.cdist(x, y, compute_mode="use_mm_for_euclid_dist_if_necessary"))
 """, [X, Y, A, B], grad=True, rtol=1e-4, atol=1e-5),

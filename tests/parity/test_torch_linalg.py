@@ -32,6 +32,7 @@ LINALG = [
     case(L + "cholesky", "a: (torch.linalg.cholesky(a), torch.linalg.cholesky(a, upper=True))", [BSPD], **TOL),
     case(L + "cross", "x, y: (torch.linalg.cross(x, y), torch.linalg.cross(x[:3].T, y[:3].T, dim=0))", [V3, W3],
          grad=True),
+    case(L + "cross", "x, y: torch.linalg.cross(x[:1], y)", [V3, W3], grad=True),
     case(L + "diagonal", "a: (torch.linalg.diagonal(a), torch.linalg.diagonal(a, offset=1),"
          " torch.linalg.diagonal(a, dim1=0, dim2=2))", [BA], grad=True),
     case(L + "householder_product", "a, t: torch.linalg.householder_product(a, t)",

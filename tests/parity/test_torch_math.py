@@ -79,7 +79,7 @@ REDUCTIONS = [
          [Y, J[0], P[0]], rtol=1e-4),
     case(["torch.trapezoid", "torch.trapz"], "y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y,"
          " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1))", [Y, np.sort(X, 1)], grad=True),
-    case("torch.renorm", "x: (torch.renorm(x, 2, 0, 1.0), torch.renorm(x, p=1, dim=1, maxnorm=2.0))", [Y],
+    case("torch.renorm", "x: (torch.renorm(x, 2, 0, 1.0), torch.renorm(x, p=1, dim=1, maxnorm=2.0), torch.renorm(x, 1, 1, 2))", [Y],
          grad=True),
     case("torch.msort", "x: torch.msort(x)", [Y]),
 ]
@@ -106,6 +106,9 @@ MAT = [
          [A, V], grad=True),
     case("torch.take", "a, i: torch.take(a, i)", [A, np.array([[0, 5], [15, -3]], np.int64)], grad=True),
     case("torch.cross", "a, b: (torch.cross(a, b), torch.cross(a.T, b.T, dim=1))", [R[:3], R[1:4]], grad=True),
+    # broadcast operands (ops.cross / ops.nextafter alone gave zeros or unrelated rows)
+    case("torch.cross", "a, b: (torch.cross(a[:1], b, dim=-1), torch.cross(b, a[:1], dim=1))", [R[:3], R[1:4]], grad=True),
+    case("torch.nextafter", "x, y: (torch.nextafter(x[:, :1], y[0]), torch.nextafter(x, y[0]))", [Y, X]),
     case("torch.vander", "x: (torch.vander(x), torch.vander(x, N=3), torch.vander(x, 3, True))", [V]),
     case(["torch.addmv", "torch.addr", "torch.addbmm"],
          "a, v, w, b: (torch.addmv(v, a, w), torch.addmv(v, a, w, beta=0.5, alpha=2), torch.addr(a, v, w),"

@@ -45,6 +45,8 @@ IDX = np.array([0, 2, 1], np.int64)
 INDEX = [
     case(T + "masked_fill", "a: (torch.masked_fill(a, a > 0, 2.0), torch.masked_fill(a, a < 0, value=-1.0))", [A],
          grad=True),
+    case(T + "masked_fill", "a, i: (torch.masked_fill(a, a > 0, 2), torch.masked_fill(i, i > 0, 5),"
+         " torch.masked_fill(a > 0, a < 1, True), torch.masked_fill(a, a < 0, a[0, 0]))", [A, IDX]),
     case(T + "index_add", "a, b, i: (torch.index_add(a, 0, i, b), torch.index_add(a, 0, i, b, alpha=2), a * 1,"
          " torch.index_add(a, 1, i * 0, b[:, :3]), torch.index_add(a.T, dim=-1, index=i, source=b.T))",
          [A, B, IDX], grad=True),
@@ -67,6 +69,10 @@ INDEX = [
          "a, i: (torch.select(a, 0, 1), torch.select(a, 1, -1), torch.select(a, dim=1, index=2),"
          " torch.take_along_dim(a, i, 1), torch.take_along_dim(a, i), torch.take_along_dim(a, i % 3, dim=0))",
          [A, np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 0, 0]], np.int64)], grad=True),
+    # indices broadcast outside dim: one index row for every row, one input row for many index rows
+    case(T + "take_along_dim", "a, i: (torch.take_along_dim(a, i[:1], 1), torch.take_along_dim(a[:1], i, 1),"
+         " torch.take_along_dim(a, i[:, :1] % 3, dim=0))", [A, np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 0, 0]], np.int64)],
+         grad=True),
     case(T + "index_copy", "a, b, i: (torch.index_copy(a, 0, i, b), torch.index_copy(a, 1, i, b[:, :3]))",
          [A, B, IDX], grad=True),
     case(T + "kthvalue", "a: (torch.kthvalue(a, 2), torch.kthvalue(a, 1, 0), torch.kthvalue(a, 3, dim=1, keepdim=True))",

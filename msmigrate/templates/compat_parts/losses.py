@@ -38,9 +38,23 @@ class CrossEntropyLoss(nn.Cell):
                                  self.label_smoothing)
 
 
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """torch.nn.functional.binary_cross_entropy. MindSpore 2.10 doubles the 'mean' and 'sum' of a
+    one-element input and mis-reads a weight that is only broadcastable to the input (silently wrong
+    values): the loss is taken per element with the weight expanded, then reduced here."""
+    if weight is not None:
+        weight = ops.broadcast_to(weight, input.shape)
+    loss = ops.binary_cross_entropy(input, target, weight, "none")
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
 class BCELoss(nn.Cell):
-    """torch.nn.BCELoss. MindSpore 2.10 mis-reads a weight that is only broadcastable to
-    the input (silently wrong values), so the weight is expanded to the input's shape."""
+    """torch.nn.BCELoss, reduced as torch (MindSpore's doubles a one-element mean/sum).
+    Computed by binary_cross_entropy above, which also expands a broadcastable weight."""
 
     def __init__(self, weight=None, reduction="mean"):
         super().__init__()
@@ -48,10 +62,7 @@ class BCELoss(nn.Cell):
         self.reduction = reduction
 
     def construct(self, input, target):
-        weight = self.weight
-        if weight is not None:
-            weight = ops.broadcast_to(weight, input.shape)
-        return ops.binary_cross_entropy(input, target, weight, self.reduction)
+        return binary_cross_entropy(input, target, self.weight, self.reduction)
 
 
 def kl_div(input, target, reduction="mean", log_target=False):

@@ -35,6 +35,8 @@ def special_orthogonal_polynomial(kind, x, n):
     """P_n(x) for torch.special.<kind>_polynomial_*(x, n)."""
     if kind.startswith("shifted_"):
         kind, x = kind[len("shifted_"):], 2 * x - 1
+    if isinstance(n, float) or type(n).__module__ == "numpy":
+        n = int(n)   # torch truncates a float degree to an integer
     if isinstance(n, int):
         if n < 0:
             return ops.zeros_like(x)
@@ -44,7 +46,7 @@ def special_orthogonal_polynomial(kind, x, n):
         for k in range(1, n):
             prev, cur = cur, _special_poly_next(kind, x, prev, cur, k)
         return cur
-    degree = n.astype(x.dtype)
+    degree = ops.trunc(n.astype(x.dtype)) if n.is_floating_point() else n.astype(x.dtype)
     out = x * 0 + degree * 0
     prev, cur = ops.ones_like(x), _special_poly_start(kind, x)
     out = ops.where(degree == 0, prev + out, out)

@@ -12,7 +12,7 @@ import random
 
 import numpy as np
 import mindspore as ms
-from mindspore import nn, ops
+from mindspore import ops
 import _ms_compat
 
 from models import Discriminator, Generator, weights_init
@@ -103,7 +103,8 @@ if opt.netD != '':
     _ms_compat.load_state_dict(netD, _ms_compat.load(opt.netD))
 print(netD)
 
-criterion = nn.BCELoss()
+# _ms_compat.BCELoss (helper): torch.nn.BCELoss, reduced as torch (MindSpore's doubles a one-element mean/sum)
+criterion = _ms_compat.BCELoss()
 
 real_label = 1
 fake_label = 0

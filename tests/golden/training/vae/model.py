@@ -1,4 +1,5 @@
 from mindspore import nn, ops
+import _ms_compat
 
 
 class VAE(nn.Cell):
@@ -34,7 +35,8 @@ class VAE(nn.Cell):
 
 # Reconstruction + KL divergence losses summed over all elements and batch
 def loss_function(recon_x, x, mu, logvar):
-    BCE = ops.binary_cross_entropy(recon_x, x.view(-1, recon_x.shape[1]), reduction='sum')
+    # _ms_compat.binary_cross_entropy (helper): torch.nn.functional.binary_cross_entropy
+    BCE = _ms_compat.binary_cross_entropy(recon_x, x.view(-1, recon_x.shape[1]), reduction='sum')
 
     # see Appendix B from VAE paper:
     # Kingma and Welling. Auto-Encoding Variational Bayes. ICLR, 2014
