@@ -395,6 +395,15 @@ def test_net_factory_that_exits_is_an_error(tmp_path, capsys):
     for spec in (f"{mod}:make", f"{mod}_import:make"):
         msg = _one_line_weights_error(capsys, st, tmp_path, "--net", spec, "--path", tmp_path)
         assert "sys.exit(0)" in msg, msg
+    # os._exit ends a process without unwinding: the factory runs in a child process (user_process.py);
+    # the payload also writes a marker after its exit, which must never exist
+    marker = tmp_path / "AFTER_EXIT"
+    (tmp_path / f"{mod}_os.py").write_text(f"import os\n\ndef make():\n    os._exit(0)\n    open({str(marker)!r}, 'w')\n")
+    (tmp_path / f"{mod}_os_import.py").write_text(f"import os\nos._exit(0)\nopen({str(marker)!r}, 'w')\n")
+    for spec in (f"{mod}_os:make", f"{mod}_os_import:make"):
+        msg = _one_line_weights_error(capsys, st, tmp_path, "--net", spec, "--path", tmp_path)
+        assert "ended the process (exit status 0)" in msg and "Traceback" not in msg, msg
+    assert not marker.exists()
 
 
 # ------------------------------------------------------------------------------------------ convert: sources
