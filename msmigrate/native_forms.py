@@ -19,7 +19,6 @@ whole tree proves that difference absent:
 from __future__ import annotations
 
 import ast
-import functools
 import re
 import sys
 from typing import Dict, Iterable, List, Optional, Set
@@ -249,16 +248,10 @@ def _drop_unused_import(code: str, module: str) -> str:
     return "\n".join(rest)
 
 
-@functools.lru_cache(maxsize=2)
-def _helper_units(helper_source: str):
-    from .runtime_prune import _units
-    return _units(helper_source)
-
-
 def _keeps(helper_source: str, roots: Set[str], name: str) -> bool:
     """The helper definitions `roots` need include `name`."""
     from .runtime_prune import kept_units
-    return any(name in u.defines for u in kept_units(helper_source, roots, units=_helper_units(helper_source)))
+    return any(name in u.defines for u in kept_units(helper_source, roots))
 
 
 def native_forms(outputs: Dict[str, Optional[str]], helper_source: str, module: str) -> Dict[str, Optional[str]]:
