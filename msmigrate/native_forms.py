@@ -80,8 +80,8 @@ def _plain_cells(trees: Iterable[ast.Module], local: Set[str], module: str) -> b
                         ms_names.add(a.asname or a.name)
                     elif a.name == module:
                         helper_names.add(a.asname or a.name)
-                    elif a.name.startswith("mindspore."):
-                        return False   # another MindSpore package used as a module: not followed
+                    elif a.name.startswith("mindspore.nn."):
+                        return False   # a package of MindSpore's layers used as a module: not followed
             elif isinstance(node, ast.ImportFrom):
                 name = node.module or ""
                 if node.level == 0 and name.split(".")[0] not in known:

@@ -52,8 +52,8 @@ class Net(nn.Cell):
 {more}'''
 
 
-def _pass(layer="BatchNorm2d", more=""):
-    code = CONVERTED.format(layer=layer, more=more)
+def _pass(layer="BatchNorm2d", more="", imports="from mindspore import nn, ops"):
+    code = CONVERTED.format(layer=layer, more=more).replace("from mindspore import nn, ops", imports)
     return native_forms({"net.py": code}, compat_source(), "_ms_compat")["net.py"]
 
 
@@ -111,6 +111,9 @@ def test_a_difference_the_tree_can_show_keeps_the_helper():
     native = _pass()
     assert "for _, m in self.cells_and_names():" in native and "self.scale = ms.Parameter(" in native
     assert "_ms_compat" not in native, "nothing reads the helper module any more: its import goes"
+    assert "cells_and_names" in _pass(imports="from mindspore import nn\nimport mindspore.ops as ops")
+    # a library outside MindSpore, NumPy and the standard library may build any layer
+    assert "_ms_compat.modules(self)" in _pass(imports="from mindspore import nn, ops\nimport mindcv")
     # BatchNorm3d holds a BatchNorm2d of its own: the loop would reach it
     assert "for m in _ms_compat.modules(self):" in _pass(layer="BatchNorm3d")
     # nn held as a value: any layer may be built
