@@ -415,6 +415,8 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
                 outputs[res.rel] = code
                 bar.advance()
     bar.close()
+    from .native_forms import native_forms   # MindSpore's own form where the tree shows no helper difference
+    outputs = native_forms(outputs, compat_source(), COMPAT)
     if dry_run:
         results.extend(FileResult(p.name if single_out else str(p.relative_to(root)), "copied") for p in other)
         for s in skipped:

@@ -9,6 +9,7 @@ where that line would not compile keeps its text unchanged.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import textwrap
 import tokenize
@@ -63,6 +64,7 @@ for _name in ("StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "La
 del _name
 
 
+@functools.lru_cache(maxsize=2)   # the same runtime for every tree a process converts (callers copy)
 def _docstring_reasons(helper_source: str) -> Dict[str, str]:
     """name -> the first sentence of its docstring, for the helper's top-level definitions."""
     out = {}
@@ -113,7 +115,7 @@ def _annotated(code: str, module: str) -> bool:
 
 def annotate_first_uses(outputs: Dict[str, Optional[str]], helper_source: str, module: str) -> Dict[str, Optional[str]]:
     """`outputs` (path -> converted code) with a comment above each helper's first use in the tree."""
-    reasons = _docstring_reasons(helper_source)
+    reasons = dict(_docstring_reasons(helper_source))
     reasons.update(WHY)
     seen: Set[str] = set()
     result = dict(outputs)

@@ -23,6 +23,8 @@ again with only the entries reached, one per line.
 from __future__ import annotations
 
 import ast
+import functools
+import io
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Set, Tuple
@@ -201,6 +203,7 @@ def _used_names(node: ast.AST, defined: Set[str], bound: frozenset = frozenset()
     return used
 
 
+@functools.lru_cache(maxsize=4)   # the same runtime for every tree a process converts; callers only read the units
 def _units(source: str) -> List[_Unit]:
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -313,16 +316,31 @@ def _reach(path: str, namespaces: dict) -> List[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4)
+def _source_lines(source: str) -> List[str]:
+    return io.StringIO(source, newline="").readlines()   # split at \n, \r\n and \r only, as ast does
+
+
+def _segment(source: str, node: ast.AST) -> str:
+    """ast.get_source_segment, on lines split once (it splits the whole runtime again at each call)."""
+    lines = _source_lines(source)
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset:node.end_col_offset].decode()
+    return "".join([lines[first].encode()[node.col_offset:].decode()] + lines[first + 1:last]
+                   + [lines[last].encode()[:node.end_col_offset].decode()])
+
+
 def _render_table(call: ast.Call, members: dict, prefix: str, kept: Set[str], source: str, indent: int) -> str:
     """A table with only the entries reached, one per line."""
-    func = ast.get_source_segment(source, call.func)
+    func = _segment(source, call.func)
     parts = []
     for kw in call.keywords:
         path = f"{prefix}.{kw.arg}"
         if path in kept:
             m = members[kw.arg]
             value = _render_table(kw.value, m.members, path, kept, source, indent + 4) if m.members is not None \
-                else ast.get_source_segment(source, kw.value)
+                else _segment(source, kw.value)
             parts.append(f"{kw.arg}={value}")
     pad = " " * (indent + 4)
     return f"{func}(\n{pad}" + f",\n{pad}".join(parts) + ")" if parts else f"{func}()"

@@ -624,8 +624,6 @@ def convert_weights_file(in_path, out_ckpt, net=None, strict: bool = True) -> Ma
 
 def build_net(spec: str, path: Optional[str] = None):
     """Import ``MODULE:CALLABLE`` (``path`` first on sys.path) and call it with no arguments."""
-    import mindspore.nn as nn
-
     if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.split(":")):
         raise WeightsError(f"--net must look like MODULE:CALLABLE, got {spec!r}")
     mod_name, attr = spec.split(":")
@@ -651,6 +649,8 @@ def build_net(spec: str, path: Optional[str] = None):
         raise WeightsError(f"{spec}() called sys.exit({e.code!r}) instead of returning a network") from None
     except Exception as e:  # noqa: BLE001
         raise WeightsError(f"{spec}() failed: {type(e).__name__}: {_one_line(e)}") from None
+    import mindspore.nn as nn   # after the user's module, which imports MindSpore itself
+
     if not isinstance(net, nn.Cell):
         raise WeightsError(f"{spec}() returned a {type(net).__name__}, not a mindspore.nn.Cell")
     return net
@@ -675,15 +675,30 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main_weights(argv=None) -> int:
+def main_weights(argv=None, status_file: Optional[str] = None) -> int:
     """``msmigrate weights IN -o OUT.ckpt [--net MODULE:CALLABLE] [--path DIR] [--no-strict]``.
 
-    Exit 0 when written, 1 on a checkpoint/network mismatch, 2 on bad input.
+    Exit 0 when written, 1 on a checkpoint/network mismatch, 2 on bad input. With --net the work runs in a
+    child process (msmigrate/user_process.py): the factory is the user's code and may end its process;
+    ``status_file`` is where that child writes its exit status.
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:  # argparse: --help (0) or a usage error (2)
         return int(e.code) if isinstance(e.code, int) else 2
+    if args.net and status_file is None and args.net.count(":") == 1 and all(args.net.split(":")):
+        from .user_process import run_isolated
+        return run_isolated(__name__, "main_weights", [os.fspath(a) for a in argv], "msmigrate weights",
+                            f"the --net code ({args.net})")
+    status = _main_weights(args)
+    if status_file is not None:
+        from .user_process import write_status
+        write_status(status_file, status)
+    return status
+
+
+def _main_weights(args) -> int:
     os.environ.setdefault("GLOG_v", "3")  # keep MindSpore's own warnings out of the CLI output
     strict = not args.no_strict
     try:

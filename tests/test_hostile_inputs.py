@@ -395,6 +395,15 @@ def test_net_factory_that_exits_is_an_error(tmp_path, capsys):
     for spec in (f"{mod}:make", f"{mod}_import:make"):
         msg = _one_line_weights_error(capsys, st, tmp_path, "--net", spec, "--path", tmp_path)
         assert "sys.exit(0)" in msg, msg
+    # os._exit ends a process without unwinding: the factory runs in a child process (user_process.py);
+    # the payload also writes a marker after its exit, which must never exist
+    marker = tmp_path / "AFTER_EXIT"
+    (tmp_path / f"{mod}_os.py").write_text(f"import os\n\ndef make():\n    os._exit(0)\n    open({str(marker)!r}, 'w')\n")
+    (tmp_path / f"{mod}_os_import.py").write_text(f"import os\nos._exit(0)\nopen({str(marker)!r}, 'w')\n")
+    for spec in (f"{mod}_os:make", f"{mod}_os_import:make"):
+        msg = _one_line_weights_error(capsys, st, tmp_path, "--net", spec, "--path", tmp_path)
+        assert "ended the process (exit status 0)" in msg and "Traceback" not in msg, msg
+    assert not marker.exists()
 
 
 # ------------------------------------------------------------------------------------------ convert: sources
@@ -467,15 +476,15 @@ def _crash_on_m3(args):
 def test_a_crashing_worker_fails_only_its_file(tmp_path, capsys, monkeypatch):
     src = tmp_path / "src"
     src.mkdir()
-    for i in range(10):
-        (src / f"m{i}.py").write_text(OK_PY + "y = 1\n" * 500)
+    for i in range(9):   # just past the parallel pool's threshold (more than 8 files and 4,000 lines)
+        (src / f"m{i}.py").write_text(OK_PY + "y = 1\n" * 446)
     monkeypatch.setattr(converter, "_convert_one", _crash_on_m3)
     out = tmp_path / "out"
     rc, _, err = _run(capsys, "convert", src, "-o", out, "-j", "2")
     assert rc == 1
     files = {f["file"]: f for f in json.loads((out / "msmigrate-report.json").read_text())["files"]}
     assert files["m3.py"]["status"] == "failed" and "crashed" in files["m3.py"]["reason"]
-    assert all(files[f"m{i}.py"]["status"] == "converted" for i in range(10) if i != 3)
+    assert all(files[f"m{i}.py"]["status"] == "converted" for i in range(9) if i != 3)
     assert (out / "m3.py").read_bytes() == (src / "m3.py").read_bytes()
 
 

@@ -1,6 +1,5 @@
 import mindspore as ms
 from mindspore import nn, ops
-from . import _ms_compat
 
 from .layers import BasicBlock, SqueezeExcite
 
@@ -25,11 +24,8 @@ class TinyResNet(nn.Cell):
         self.pool = nn.AdaptiveAvgPool2d((1, 1))
         self.norm = nn.LayerNorm((2 * width,), epsilon=1e-05)
         self.head = nn.Dense(2 * width, num_classes)
-        # _ms_compat.register_buffer (helper): torch saves persistent buffers: a Parameter with requires_grad=False
-        _ms_compat.register_buffer(self, "logit_scale", ops.ones(1) * 2.0)
-        # _ms_compat.modules (helper): torch's modules() skips the inner cells of MindSpore's own layers
-        # (cells_and_names() has them)
-        for m in _ms_compat.modules(self):
+        self.logit_scale = ms.Parameter(ops.ones(1) * 2.0, name="logit_scale", requires_grad=False)
+        for _, m in self.cells_and_names():
             if isinstance(m, nn.Conv2d):
                 m.weight.set_data(ms.common.initializer.initializer(ms.common.initializer.HeNormal(negative_slope=0, mode="fan_out", nonlinearity="relu"), m.weight.shape, m.weight.dtype))
             elif isinstance(m, nn.BatchNorm2d):
