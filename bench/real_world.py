@@ -194,6 +194,8 @@ def extract(gitdir: Path, dest: Path) -> None:
 
 def write_data(kind, root: Path) -> None:
     from tests.corpus import write_cifar10, write_mnist
+    if callable(kind):      # a program set's own writer (bench/_rw_wider.py)
+        return kind(root)
     if kind == "mnist":
         write_mnist(root, n_train=200, n_test=16)
         write_mnist(root / "mnist", n_train=200, n_test=16)
@@ -210,7 +212,7 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     if name in DRIVERS:
         proj.mkdir()
         for part in subdir.split(","):
-            shutil.copytree(src / repo / part, proj / part)
+            (shutil.copy if (src / repo / part).is_file() else shutil.copytree)(src / repo / part, proj / part)
         (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
     else:
         shutil.copytree(src / repo / subdir, proj)
@@ -345,12 +347,19 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run of one side")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
+    ap.add_argument("--set", choices=("default", "wider"), default="default",
+                    help="wider: programs beyond the default set (bench/_rw_wider.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
     src = a.work / "src"
     rows = []
-    for name, repo, subdir, script, args, data in PROGRAMS:
+    programs = PROGRAMS
+    if a.set == "wider":
+        from bench import _rw_wider
+        programs = _rw_wider.PROGRAMS
+        DRIVERS.update(_rw_wider.DRIVERS)
+    for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue
         gitdir = a.mirrors / repo / "repo"
