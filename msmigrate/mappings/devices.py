@@ -43,7 +43,10 @@ mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args
 # `x.device.type`, `str(x.device)`, `x.is_cuda`: MindSpore's Tensor.device is 'CPU' (msmigrate/tensor_reads.py)
 for _name, _target in (("device", "expr:_ms_compat.device_of({self})"),
                        ("is_cuda", "expr:_ms_compat.is_on_device({self}, 'cuda', 'is_cuda')"),
-                       ("is_cpu", "expr:_ms_compat.is_on_device({self}, 'cpu', 'is_cpu')")):
+                       ("is_cpu", "expr:_ms_compat.is_on_device({self}, 'cpu', 'is_cpu')"),
+                       # torch's other device kinds (dcgan: `input.is_cuda or input.is_xpu`): never MindSpore's
+                       *((f"is_{_k}", f"expr:_ms_compat.is_on_device({{self}}, '{_k}', 'is_{_k}')")
+                         for _k in ("xpu", "mps", "meta", "ipu", "maia", "mtia", "vulkan", "xla"))):
     mapping(f"Tensor.{_name}", _target, test="tests/test_first_rule_gaps.py::test_device_reads_answer_as_torch",
             note="MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
                  ".type and .index, is_cuda / is_cpu from it; another object's own attribute is read as written")
