@@ -35,7 +35,7 @@ def train(objs, batches):
         losses.append(loss)
     return losses
 """
-    code, sites, _ = run_both(src, _batches(n=3))
+    code, sites, _ = run_both(src, _batches(n=3), modes=("pynative",))   # GRAPH: test_train_loop.py
     assert "Unconverted" not in code and ".grad" not in code, code
     assert not [s for s in sites if s.status == TODO], [s for s in sites if s.status == TODO]
 
@@ -111,3 +111,43 @@ def test_layer_norm_with_a_bias_that_is_none_at_run_time():
 
     x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
     check_layer(OPTIONAL_BIAS_NORM, [x], grad=True)
+
+
+RECURRENT_BY_NAME = """
+import torch
+import torch.nn as nn
+
+
+class RNNModel(nn.Module):
+    def __init__(self, rnn_type, ninp=4, nhid=6, nlayers=2):
+        super().__init__()
+        if rnn_type in ['LSTM', 'GRU']:
+            self.rnn = getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=0.0)
+        else:
+            self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity='relu')
+        self.extra = getattr(nn, 'RNN')(nhid, 3, 1, 'relu', False, True)
+
+    def forward(self, x):
+        out, hidden = self.rnn(x)
+        out2, _ = self.extra(out.transpose(0, 1))
+        return out, out2
+
+
+def make_lstm():
+    return RNNModel('LSTM')
+
+
+def make_gru():
+    return RNNModel('GRU')
+"""
+
+
+@pytest.mark.parametrize("entry", ["make_lstm", "make_gru"])
+def test_recurrent_layer_by_name(entry):
+    """pytorch/examples word_language_model: `getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=...)` (a
+    name known at run time) raised; LSTM/GRU/RNN take torch's arguments (bias -> has_bias, positions kept)."""
+    import numpy as np
+    from .parity.harness import check_layer
+
+    x = np.random.default_rng(1).standard_normal((5, 3, 4)).astype(np.float32)
+    check_layer(RECURRENT_BY_NAME, [x], entry=entry, graph=False, rtol=1e-4, atol=1e-5)
