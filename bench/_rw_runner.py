@@ -152,7 +152,9 @@ def install_torch():
         for i, m in enumerate(tops):
             if module is m and STATE["models"][i]["inputs"] is None:
                 STATE["models"][i]["inputs"] = [
-                    {"shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", "")}
+                    {"shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
+                     # integer inputs (token ids): verify draws below the largest value the program passed
+                     **({"high": int(a.max()) + 1} if a.dtype in (torch.int32, torch.int64) and a.numel() else {})}
                     if isinstance(a, torch.Tensor) else {"type": type(a).__name__} for a in args]
                 if STATE["capture"] == i:
                     STATE["captured"] = m

@@ -243,6 +243,9 @@ def env_for(side):
     env["MS_DEVICE_TARGET"] = "CPU"
     env.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     env["MPLBACKEND"] = "Agg"
+    # torch.load's default before torch 2.6 (weights_only=False), which programs that torch.save numpy
+    # arrays were written for (pytorch/examples time_sequence_prediction); the converted side ignores it
+    env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
     return env
 
 
@@ -319,6 +322,9 @@ def verify_models(name, torch_script, ms_script, args, torch_rec, run: Path, tim
         for x in ins:
             dtype = x["dtype"]
             cmd += ["--input", ",".join(map(str, x["shape"])) + (f":{dtype}" if dtype != "float32" else "")]
+        highs = [x["high"] for x in ins if x.get("high", 0) > 0]
+        if highs:       # token ids below the vocabulary the program used (minGPT: 3)
+            cmd += ["--int-high", str(min(highs))]
         try:
             p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=2 * timeout + 60)
         except subprocess.TimeoutExpired:
