@@ -16,6 +16,8 @@ def device_of(value):
 def is_on_device(value, kind, attribute):
     """`x.is_cuda` (kind 'cuda') / `x.is_cpu` (kind 'cpu') of a tensor; another object's own attribute."""
     if isinstance(value, _DeviceTensor):
+        if kind not in ("cpu", "cuda", "npu"):
+            return False    # is_xpu, is_mps...: never MindSpore's; a constant, so GRAPH mode drops the branch
         return Device(value.device).type == kind
     return getattr(value, attribute)
 
