@@ -53,7 +53,7 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"losses": [], "step_losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0}
 NOISE = np.random.RandomState(1234)
 INSTANCES = []
@@ -163,11 +163,23 @@ def install_torch():
     torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
 
     backward = torch.Tensor.backward
+    pending = []
 
     def recording_backward(self, *a, **k):
-        _record_loss(self.detach().sum().item())
+        value = self.detach().sum().item()
+        _record_loss(value)
+        pending.append(value)
         return backward(self, *a, **k)
     _patch(torch.Tensor, "backward", recording_backward)
+
+    # the backward() values summed per optimizer step (dcgan: errD_real.backward(); errD_fake.backward();
+    # optimizerD.step(), which the conversion differentiates as one loss)
+    def grouped(optimizer, args, kwargs):
+        if pending:
+            STATE["step_losses"].append(float(sum(pending)))
+            pending.clear()
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    register_optimizer_step_post_hook(grouped)
 
     def identity(input, *a, **k):
         return input
@@ -418,7 +430,8 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     finally:
         if capture is None:
             sys.modules["__main__"] = previous_main
-    return {"status": status, "error": error, "losses": STATE["losses"], "models": STATE["models"]}
+    return {"status": status, "error": error, "losses": STATE["losses"], "step_losses": STATE["step_losses"],
+            "models": STATE["models"]}
 
 
 def main(argv=None):

@@ -152,3 +152,30 @@ def test_recurrent_layer_by_name(entry):
 
     x = np.random.default_rng(1).standard_normal((5, 3, 4)).astype(np.float32)
     check_layer(RECURRENT_BY_NAME, [x], entry=entry, graph=False, rtol=1e-4, atol=1e-5)
+
+
+FORMATTED = """
+import torch
+
+
+def fn(x):
+    losses = {"train": x.mean(), "val": x.sum()}
+    n = 7
+    return (f"step {n:3d}: train loss {losses['train']:.4f}, val loss {losses['val']:.2f}",
+            "lr {:.3e} loss {} / {best:.1f}".format(x[0], n, best=x.max()),
+            "{0:.2f}-{0:.1f}".format(x.min()))
+"""
+
+
+def test_tensor_formatted_with_a_spec():
+    """nanoGPT's train.py: f"{losses['train']:.4f}" of a 0-d tensor (torch formats its number) raised
+    TypeError in MindSpore (Tensor has no __format__); "{:.4f}".format(t) too."""
+    import mindspore as ms
+    import numpy as np
+    import torch
+    from .parity.harness import load_converted, load_torch
+
+    x = np.array([0.5, 1.25, 3.0], np.float32)
+    mod, code, _ = load_converted(FORMATTED)
+    assert "_ms_compat.format_value(losses['train']):.4f" in code, code
+    assert mod.fn(ms.Tensor(x)) == load_torch(FORMATTED)["fn"](torch.from_numpy(x))
