@@ -113,9 +113,9 @@ NANOGPT_TRAIN_ARGS = [
     "--log_interval=1", "--gradient_accumulation_steps=2", "--warmup_iters=2", "--lr_decay_iters=4",
     "--always_save_checkpoint=False", "--out_dir=out"]
 WLM_ARGS = ["--data", "./data/tiny", "--epochs", "2", "--emsize", "16", "--nhid", "16", "--nlayers", "2",
-            "--batch_size", "4", "--bptt", "8", "--dropout", "0", "--save", "model.pt", "--use-optimizer"]
-# --use-optimizer: without it the update is `p.data.add_(p.grad, alpha=-lr)` in the else branch of
-# `if args.use_optimizer: optimizer.step()`, a step split over an if/else that stays a raising TODO
+            "--batch_size", "4", "--bptt", "8", "--dropout", "0", "--save", "model.pt"]
+# (--use-optimizer changes nothing converted: the step is `if args.use_optimizer: optimizer.step()
+# else: for p in model.parameters(): p.data.add_(p.grad, alpha=-lr)`, an update split over an if/else)
 
 # (name, repo, directory of the program in the repo, script, args, data)
 PROGRAMS = [

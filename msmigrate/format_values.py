@@ -33,6 +33,19 @@ def _plain(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _maybe_tensor(tr, node: cst.BaseExpression) -> bool:
+    """A name, attribute, subscript or call that may hold a tensor; arithmetic only when known to be one
+    (`100. * i / len(loader)` stays as written)."""
+    if _plain(node) or tr._receiver_kind(node) == "other":
+        return False
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and tr._receiver_kind(node.func.value) == "other":
+        return False    # time.time(), np.mean(...): a function of another module
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+        return True
+    return tr._receiver_kind(node) == "tensor"
+
+
 def _wrap(tr, value: cst.BaseExpression) -> cst.BaseExpression:
     return cst.Call(func=tr._render_template(HELPER), args=[cst.Arg(value)])
 
@@ -41,7 +54,7 @@ def field(tr, original: cst.FormattedStringExpression,
           updated: cst.FormattedStringExpression) -> cst.FormattedStringExpression:
     """`{value:spec}` in an f-string."""
     if original.format_spec is None or not original.format_spec or original.conversion is not None \
-            or _plain(original.expression) or tr._receiver_kind(original.expression) == "other":
+            or not _maybe_tensor(tr, original.expression):
         return updated
     return updated.with_changes(expression=_wrap(tr, updated.expression))
 
@@ -95,7 +108,7 @@ def format_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.Call]
         key = o.keyword.value if o.keyword is not None else position
         if o.keyword is None:
             position += 1
-        if key in keys and not _plain(o.value) and tr._receiver_kind(o.value) != "other":
+        if key in keys and _maybe_tensor(tr, o.value):
             args[i] = u.with_changes(value=_wrap(tr, u.value))
             changed = True
     return updated.with_changes(args=args) if changed else None
