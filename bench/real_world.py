@@ -2,6 +2,7 @@
 `msmigrate convert` (no manual edit) and run against the originals.
 
     python bench/real_world.py --mirrors /work/.mirror [--only gan,vae] [--losses 6] [--no-verify]
+    python bench/real_world.py --mirrors /work/.mirror --set wider     # bench/_rw_wider.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
