@@ -179,3 +179,34 @@ def test_tensor_formatted_with_a_spec():
     mod, code, _ = load_converted(FORMATTED)
     assert "_ms_compat.format_value(losses['train']):.4f" in code, code
     assert mod.fn(ms.Tensor(x)) == load_torch(FORMATTED)["fn"](torch.from_numpy(x))
+
+
+ACCELERATOR = """
+import torch
+
+
+def fn():
+    use_accel = torch.accelerator.is_available()
+    if use_accel:
+        device = torch.accelerator.current_accelerator()
+    else:
+        device = torch.device("cpu")
+    return (use_accel, str(device), torch.accelerator.current_accelerator(), torch.accelerator.device_count(),
+            torch.zeros(2, device=device).sum().item())
+
+
+def wait():
+    torch.accelerator.synchronize()     # CPU-only torch raises here; nothing to wait for on a MindSpore CPU run
+"""
+
+
+def test_torch_accelerator_queries():
+    """pytorch/examples (mnist, vae, dcgan, word_language_model...) choose their device with
+    torch.accelerator.is_available() / current_accelerator(): TODOs that raised unless --no-accel was
+    given; they answer as CPU torch does on a MindSpore CPU run."""
+    from .parity.harness import load_converted, load_torch
+
+    mod, code, sites = load_converted(ACCELERATOR)
+    assert not [s for s in sites if s.status == TODO], [s for s in sites if s.status == TODO]
+    assert mod.fn() == load_torch(ACCELERATOR)["fn"]()
+    assert mod.wait() is None
