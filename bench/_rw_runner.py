@@ -53,7 +53,7 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"losses": [], "step_losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0}
 NOISE = np.random.RandomState(1234)
 INSTANCES = []
@@ -152,7 +152,9 @@ def install_torch():
         for i, m in enumerate(tops):
             if module is m and STATE["models"][i]["inputs"] is None:
                 STATE["models"][i]["inputs"] = [
-                    {"shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", "")}
+                    {"shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
+                     # integer inputs (token ids): verify draws below the largest value the program passed
+                     **({"high": int(a.max()) + 1} if a.dtype in (torch.int32, torch.int64) and a.numel() else {})}
                     if isinstance(a, torch.Tensor) else {"type": type(a).__name__} for a in args]
                 if STATE["capture"] == i:
                     STATE["captured"] = m
@@ -161,11 +163,23 @@ def install_torch():
     torch.nn.modules.module.register_module_forward_pre_hook(pre_hook)
 
     backward = torch.Tensor.backward
+    pending = []
 
     def recording_backward(self, *a, **k):
-        _record_loss(self.detach().sum().item())
+        value = self.detach().sum().item()
+        _record_loss(value)
+        pending.append(value)
         return backward(self, *a, **k)
     _patch(torch.Tensor, "backward", recording_backward)
+
+    # the backward() values summed per optimizer step (dcgan: errD_real.backward(); errD_fake.backward();
+    # optimizerD.step(), which the conversion differentiates as one loss)
+    def grouped(optimizer, args, kwargs):
+        if pending:
+            STATE["step_losses"].append(float(sum(pending)))
+            pending.clear()
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    register_optimizer_step_post_hook(grouped)
 
     def identity(input, *a, **k):
         return input
@@ -432,7 +446,8 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     finally:
         if capture is None:
             sys.modules["__main__"] = previous_main
-    return {"status": status, "error": error, "losses": STATE["losses"], "models": STATE["models"]}
+    return {"status": status, "error": error, "losses": STATE["losses"], "step_losses": STATE["step_losses"],
+            "models": STATE["models"]}
 
 
 def main(argv=None):

@@ -62,6 +62,8 @@ def rewrite(loop: cst.For, ms: str) -> Optional[Tuple[cst.For, List[Tuple[str, i
             and MU._PARAM_SOURCES.match(code_of(loop.iter).strip())):
         return None
     var = loop.target.value
+    if MU._reads_grad(loop.body, var):
+        return None     # `p.data.add_(-lr * p.grad)`: a hand-written update (manual_update.py), in the step
     out: List[cst.BaseStatement] = []
     resolved: List[Tuple[str, int]] = []
     for st in loop.body.body:

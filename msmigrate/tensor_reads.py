@@ -20,6 +20,8 @@ import libcst as cst
 from . import records as R
 
 _NAMES = {"device": None, "is_cuda": "cuda", "is_cpu": "cpu", "real": None, "imag": None}
+# torch's other device kinds (dcgan's `input.is_cuda or input.is_xpu`): False for a MindSpore tensor
+_NAMES.update({f"is_{k}": k for k in ("xpu", "mps", "meta", "ipu", "maia", "mtia", "vulkan", "xla")})
 _PARTS = {"real": "_ms_compat.real_part", "imag": "_ms_compat.imag_part"}
 NOTE = ("MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
         ".type and .index; is_cuda / is_cpu from it")

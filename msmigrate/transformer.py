@@ -36,6 +36,7 @@ from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
 from . import torch_namespace as TN
+from . import format_values as FV
 from . import placeholders as PH
 from . import out_argument as OA
 from . import module_cast as MC
@@ -1097,6 +1098,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         return self._convert_reference(original, updated, qn)
 
+    def leave_FormattedStringExpression(self, original, updated):
+        return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
 
@@ -1531,6 +1535,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             plain = GO.plain_class(self, original.func)
             if plain is not None:
                 result = GO.refuse_in_graph(self, original, result, plain)
+        if result is updated:       # `"{:.4f}".format(loss)` of a 0-d tensor: format_values.py
+            result = FV.format_call(self, original, updated) or updated
         if id(original) in self._graph_pops and result is updated:
             scope = self._scopes[-1]
             tmp, lines = GP.rebindings(original.func.value.value,

@@ -9,5 +9,5 @@ from ..records import ADAPTERS as _ADAPTERS
 for _name in ("ReLU", "ReLU6", "SiLU", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "GELU",
               "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential",
               "LeakyReLU", "ELU", "Mish", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-              "ModuleDict"):
+              "ModuleDict", "LSTM", "GRU", "RNN"):
     _ADAPTERS[f"torch.nn.{_name}"] = f"_ms_compat.{_name}"

@@ -43,7 +43,10 @@ mapping("torch.device", "_ms_compat.Device", args=("type", "index"), target_args
 # `x.device.type`, `str(x.device)`, `x.is_cuda`: MindSpore's Tensor.device is 'CPU' (msmigrate/tensor_reads.py)
 for _name, _target in (("device", "expr:_ms_compat.device_of({self})"),
                        ("is_cuda", "expr:_ms_compat.is_on_device({self}, 'cuda', 'is_cuda')"),
-                       ("is_cpu", "expr:_ms_compat.is_on_device({self}, 'cpu', 'is_cpu')")):
+                       ("is_cpu", "expr:_ms_compat.is_on_device({self}, 'cpu', 'is_cpu')"),
+                       # torch's other device kinds (dcgan: `input.is_cuda or input.is_xpu`): never MindSpore's
+                       *((f"is_{_k}", f"expr:_ms_compat.is_on_device({{self}}, '{_k}', 'is_{_k}')")
+                         for _k in ("xpu", "mps", "meta", "ipu", "maia", "mtia", "vulkan", "xla"))):
     mapping(f"Tensor.{_name}", _target, test="tests/test_first_rule_gaps.py::test_device_reads_answer_as_torch",
             note="MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
                  ".type and .index, is_cuda / is_cpu from it; another object's own attribute is read as written")
@@ -184,3 +187,21 @@ _FALLBACK = ("under GRAPH mode (ms.jit / GRAPH_MODE) MindSpore 2.10 runs this on
              "(ops.stop_gradient(t) for a value that must not carry gradient)")
 CONSTRUCT_NOTES["Tensor.numpy"] = _FALLBACK
 CONSTRUCT_NOTES["Tensor.tolist"] = _FALLBACK
+
+# torch.accelerator (torch 2.6+): the generic form of torch.cuda's queries (pytorch/examples choose their
+# device with `torch.accelerator.is_available()` / `current_accelerator()`)
+_ACC = "tests/test_wider_programs.py::test_torch_accelerator_queries"
+mapping("torch.accelerator.is_available", "expr:_ms_compat.backend.on_accelerator", status=DIFFERENCE,
+        note="True when MindSpore runs on a GPU or Ascend, False on CPU", test=_ACC)
+mapping("torch.accelerator.current_accelerator", "_ms_compat.current_accelerator", args=("check_available",),
+        target_args=("check_available",), status=DIFFERENCE,
+        note="the device MindSpore runs on ('cuda' for a GPU, 'npu' for Ascend) as a torch.device string; "
+             "None on a CPU run", test=_ACC)
+mapping("torch.accelerator.device_count", "expr:_ms_compat.backend.device_count", status=DIFFERENCE,
+        note="the accelerators of the kind MindSpore runs on; 0 on a CPU run", test=_ACC)
+for _name in ("current_device_index", "current_device_idx"):
+    mapping(f"torch.accelerator.{_name}", "expr:_ms_compat.backend.device_id",
+            note="mindspore.get_context('device_id')", test=_ACC)
+mapping("torch.accelerator.synchronize", "_ms_compat.cuda_synchronize", args=("device",), target_args=("device",),
+        note="waits for queued device work (mindspore.runtime.synchronize) on an accelerator; nothing on CPU",
+        test=_ACC)

@@ -589,8 +589,12 @@ def _layer_norm(ctx):
     else:
         k = f"len({{shape}})"
     eps = b.code("eps") or "1e-05"
-    w = "{weight}" if _given(b, "weight") else "ops.ones({shape}, {input}.dtype)"
-    bias = "{bias}" if _given(b, "bias") else "ops.zeros({shape}, {input}.dtype)"
+    w, bias = "ops.ones({shape}, {input}.dtype)", "ops.zeros({shape}, {input}.dtype)"
+    # a weight/bias given as a value may be None at run time (nanoGPT's LayerNorm with bias=False)
+    if _given(b, "weight"):
+        w = "{weight}" if _is_literal(b.code("weight")) else f"({{weight}} if {{weight}} is not None else {w})"
+    if _given(b, "bias"):
+        bias = "{bias}" if _is_literal(b.code("bias")) else f"({{bias}} if {{bias}} is not None else {bias})"
     values = {"input": _need(b, "input"), "shape": shape}
     if _given(b, "weight"):
         values["weight"] = b.code("weight")

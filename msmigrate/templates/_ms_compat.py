@@ -664,6 +664,32 @@ class Linear(nn.Dense):
         self.out_features = out_features
 
 
+class LSTM(nn.LSTM):
+    """torch.nn.LSTM reached as a value (`getattr(nn, rnn_type)(...)`): torch's arguments."""
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        if proj_size:
+            raise MigrationError("nn.LSTM proj_size: LSTM projections have no MindSpore counterpart")
+        super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
+                         dropout=dropout, bidirectional=bidirectional)
+
+
+class GRU(nn.GRU):
+    """torch.nn.GRU reached as a value: torch's arguments."""
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
+                         dropout=dropout, bidirectional=bidirectional)
+
+
+class RNN(nn.RNN):
+    """torch.nn.RNN reached as a value: torch's arguments."""
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
+                         batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
+
+
 class Conv2d(nn.Conv2d):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):

@@ -13,9 +13,30 @@ def device_of(value):
     return value.device
 
 
+class _CompiledDevice:
+    """Read while GRAPH mode compiles (properties, like _Backend's): a compiled graph runs on the
+    context's device, so there a tensor's device kind is a constant and a branch it guards folds."""
+
+    @property
+    def graph_mode(self):
+        return ms.get_context("mode") == ms.GRAPH_MODE
+
+    @property
+    def kind(self):
+        return _MS_DEVICE_TYPES.get(ms.get_context("device_target"), "")
+
+
+_compiled_device = _CompiledDevice()
+
+
 def is_on_device(value, kind, attribute):
     """`x.is_cuda` (kind 'cuda') / `x.is_cpu` (kind 'cpu') of a tensor; another object's own attribute."""
     if isinstance(value, _DeviceTensor):
+        if kind not in ("cpu", "cuda", "npu"):
+            return False    # is_xpu, is_mps...: never MindSpore's; a constant, so GRAPH mode drops the branch
+        if _compiled_device.graph_mode:
+            # dcgan's `if input.is_cuda and self.ngpu > 1: data_parallel(...)`: a constant in GRAPH mode
+            return _compiled_device.kind == kind
         return Device(value.device).type == kind
     return getattr(value, attribute)
 

@@ -271,8 +271,10 @@ _ms_compat.load_state_dict(model, _ms_compat.load(args.save))
 # Run on test data.
 test_loss = evaluate(test_data)
 print('=' * 89)
+# _ms_compat.format_value (helper): `{value:.4f}`: a 0-d tensor's number (torch's self.item().__format__(spec));
+# anything else as it is
 print('| End of training | test loss {:5.2f} | test ppl {:8.2f}'.format(
-    test_loss, math.exp(test_loss)))
+    _ms_compat.format_value(test_loss), math.exp(test_loss)))
 print('=' * 89)
 if metrics is not None:
     metrics.write(json.dumps({'test_loss': test_loss, 'test_ppl': math.exp(test_loss)}) + '\n')

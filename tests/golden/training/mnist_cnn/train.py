@@ -68,8 +68,10 @@ def test(model, device, test_loader):
 
     test_loss /= len(test_loader.dataset)
     accuracy = 100. * correct / len(test_loader.dataset)
+    # _ms_compat.format_value (helper): `{value:.4f}`: a 0-d tensor's number (torch's self.item().__format__(spec));
+    # anything else as it is
     print('\nTest set: Average loss: {:.4f}, Accuracy: {}/{} ({:.0f}%)\n'.format(
-        test_loss, correct, len(test_loader.dataset), accuracy))
+        _ms_compat.format_value(test_loss), correct, len(test_loader.dataset), _ms_compat.format_value(accuracy)))
     return test_loss, accuracy
 
 

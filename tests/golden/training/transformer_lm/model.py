@@ -167,8 +167,8 @@ class GPT(nn.Cell):
         ]
         num_decay_params = sum(p.numel() for p in decay_params)
         num_nodecay_params = sum(p.numel() for p in nodecay_params)
-        print(f"num decayed parameter tensors: {len(decay_params)}, with {num_decay_params:,} parameters")
-        print(f"num non-decayed parameter tensors: {len(nodecay_params)}, with {num_nodecay_params:,} parameters")
+        print(f"num decayed parameter tensors: {len(decay_params)}, with {_ms_compat.format_value(num_decay_params):,} parameters")
+        print(f"num non-decayed parameter tensors: {len(nodecay_params)}, with {_ms_compat.format_value(num_nodecay_params):,} parameters")
         # _ms_compat.AdamW (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias
         # correction)
         optimizer = _ms_compat.AdamW(optim_groups, lr=learning_rate, betas=betas)

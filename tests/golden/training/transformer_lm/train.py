@@ -152,7 +152,7 @@ train_step = _ms_compat.compile_step(train_step)
 for it in range(args.max_iters):
     if it % args.eval_interval == 0 and it > 0:
         losses = estimate_loss()
-        print(f"step {it}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+        print(f"step {it}: train loss {_ms_compat.format_value(losses['train']):.4f}, val loss {_ms_compat.format_value(losses['val']):.4f}")
         if metrics is not None:
             metrics.write(json.dumps({'iter': it, 'train_loss': losses['train'], 'val_loss': losses['val']}) + '\n')
 
@@ -164,7 +164,7 @@ for it in range(args.max_iters):
         metrics.write(json.dumps({'step': it + 1, 'loss': loss.item(), 'lr': scheduler.get_last_lr()[0]}) + '\n')
     if it % args.log_interval == 0:
         t1 = time.time()
-        print(f"iter {it}: loss {loss.item():.4f}, lr {scheduler.get_last_lr()[0]:.2e}, time {(t1 - t0) * 1000:.0f}ms")
+        print(f"iter {it}: loss {loss.item():.4f}, lr {_ms_compat.format_value(scheduler.get_last_lr()[0]):.2e}, time {(t1 - t0) * 1000:.0f}ms")
         t0 = t1
     if args.max_steps and it + 1 >= args.max_steps:
         break

@@ -143,7 +143,9 @@ def test(epoch):
         test_loss += loss_function(recon_batch, data, mu, logvar).item()
 
     test_loss /= len(test_loader.dataset)
-    print('====> Test set loss: {:.4f}'.format(test_loss))
+    # _ms_compat.format_value (helper): `{value:.4f}`: a 0-d tensor's number (torch's self.item().__format__(spec));
+    # anything else as it is
+    print('====> Test set loss: {:.4f}'.format(_ms_compat.format_value(test_loss)))
     return test_loss
 
 
