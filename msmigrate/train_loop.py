@@ -658,6 +658,63 @@ def apply_outer_step(loop: cst.CSTNode, step: OuterStep, acc: str, info: LoopInf
     return loop.with_changes(body=loop.body.with_changes(body=out or [_line("pass")])), updates
 
 
+def update_choice(loop: cst.CSTNode, info: LoopInfo) -> Optional[cst.CSTNode]:
+    """word_language_model's update chosen by an `if` (converted code):
+
+        ...; loss.backward(); clip_grad_norm_(...)
+        if args.use_optimizer: optimizer.step()
+        else: for p in model.parameters(): p.data.add_(p.grad, alpha=-lr)
+
+    becomes one `if` holding two train steps, the statements from the loop's start to the update copied
+    into both branches (each then rewritten as a step under an `if`, its definitions inside the branch, so
+    the optimizer is looked up only where it is used):
+
+        if args.use_optimizer: <statements>; loss.backward(); clip; optimizer.step()
+        else: <statements>; loss.backward(); clip; <hand-written update>
+
+    Only when the test calls nothing and reads nothing the loop body assigns (it has the same value at the
+    top of the body as after backward()), one plain backward() precedes it, and only clipping lies between.
+    Returns the loop so split (None: not this shape)."""
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    body = list(loop.body.body)
+    backs = [k for k, st in enumerate(body) if _method(_stmt_call(st), "backward") is not None]
+    if len(backs) != 1 or code_of(body[backs[0]]).count("backward") != 1:
+        return None
+    b = backs[0]
+    recv = _method(_stmt_call(body[b]), "backward")
+    if isinstance(recv, cst.Call) or _stmt_call(body[b]).args:
+        return None     # scaler.scale(loss), backward(gradient...): not this shape
+    k = b + 1
+    while k < len(body) and _clip_statement(body[k]):
+        k += 1
+    if k >= len(body):
+        return None
+    st = body[k]
+    if not (isinstance(st, cst.If) and isinstance(st.orelse, cst.Else) and isinstance(st.body, cst.IndentedBlock)
+            and isinstance(st.orelse.body, cst.IndentedBlock)
+            and len(st.body.body) == 1 and len(st.orelse.body.body) == 1):
+        return None
+    loop_bound: Set[str] = set()
+    for x in body:
+        loop_bound |= assigns(x)
+    calls = _CallsAndOps()
+    walk(st.test, calls)
+    if calls.calls or set(reads(st.test)) & loop_bound:
+        return None
+    probe = StepGroup(backwards=[], losses=[])
+    first, second = st.body.body[0], st.orelse.body.body[0]
+    if not ((_step_of(first, probe, info) and MU.find(second) is not None)
+            or (_step_of(second, probe, info) and MU.find(first) is not None)):
+        return None
+    if any(_method(_stmt_call(x), "backward") is not None or re.search(r"\.grad\b", code_of(x)) for x in body[k + 1:]):
+        return None
+    shared = body[:k]
+    split = st.with_changes(body=st.body.with_changes(body=shared + [first]),
+                            orelse=st.orelse.with_changes(body=st.orelse.body.with_changes(body=shared + [second])))
+    return loop.with_changes(body=loop.body.with_changes(body=[split] + body[k + 1:]))
+
+
 def _conditional_clips(stmt: cst.CSTNode, group: StepGroup, loop_bound: Set[str]) -> List[cst.Call]:
     """`if args.clip > 0: clip_grad_norm_(...)` (nanoGPT's form, with `scaler.unscale_(opt)`
     possibly inside): the clip calls, when the test reads nothing the loop body assigns

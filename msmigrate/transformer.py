@@ -517,6 +517,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._in_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
+            updated = self._update_choice(original, updated, loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer)
             if rw is not None and rw.accumulator is not None:
@@ -539,6 +540,21 @@ class TorchToMindSpore(cst.CSTTransformer):
         if before:
             return cst.FlattenSentinel(list(before) + [updated])
         return updated
+
+    def _update_choice(self, original, updated, loops):
+        """`if use_optimizer: optimizer.step() else: <hand-written update>` after backward()
+        (train_loop.update_choice): one train step in each branch."""
+        split = TL.update_choice(updated, self._loop_info())
+        if split is None:
+            return updated
+        per_iteration = set().union(TL.assigns(original), *(bound for _, bound in loops))
+        choice = split.body.body[0]
+        branches = []
+        for branch in (choice, choice.orelse):
+            rw = TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+            branches.append(branch if rw is None else self._apply_rewrite(branch, rw))
+        choice = branches[0].with_changes(orelse=branches[1])
+        return split.with_changes(body=split.body.with_changes(body=[choice] + list(split.body.body[1:])))
 
     def _outer_accumulation_step(self, original, updated):
         """The loop around a loop of micro steps (train_loop.outer_accumulation): its step applies the

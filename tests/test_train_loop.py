@@ -749,6 +749,65 @@ def test_inner_loop_accumulation_outside_the_shape_stays_a_todo(change):
     assert [s for s in sites if s.status == TODO and s.api == "Tensor.backward"]
 
 
+CHOSEN_UPDATE = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)}
+
+
+def train(objs, batches, use_optimizer=USE, lr=0.2, clip=0.25):
+    model = objs["model"]
+    if use_optimizer:
+        optimizer = objs["optimizer"]       # no optimizer at all otherwise
+    losses = []
+    for x, y in batches:
+        if use_optimizer:
+            optimizer.zero_grad()
+        else:
+            model.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        if use_optimizer:
+            optimizer.step()
+        else:
+            for p in model.parameters():
+                p.data.add_(p.grad, alpha=-lr)
+        losses.append(loss.item())
+    return losses
+"""
+
+
+@pytest.mark.parametrize("use_optimizer, mode", [(True, "graph"), (False, "pynative")], ids=["optimizer", "by_hand"])
+def test_update_chosen_by_an_if(use_optimizer, mode):
+    """word_language_model: `if args.use_optimizer: optimizer.step() else: <hand-written update>` after
+    backward() and clipping: a train step in each branch, the one the condition picks runs."""
+    src = CHOSEN_UPDATE.replace("USE", str(use_optimizer))
+    batches = _batches(n=4)
+    code, sites, got = run_both(src, batches, modes=(mode,))
+    import torch
+    torch.manual_seed(0)
+    ns = load_torch(src)
+    expected = ns["train"](ns["make"](), [tuple(torch.from_numpy(a) for a in b) for b in batches])
+    np.testing.assert_allclose(got[mode], expected, rtol=1e-5)
+    assert code.count("_ms_compat.compile_step(train_step)") == 2 and "optimizer(grads)" in code
+    assert "ms.ops.assign(p, p + (-lr) * (p_grad))" in code
+    assert not [s for s in sites if s.status == TODO], code
+
+
+def test_update_chosen_by_a_per_batch_value_stays_a_todo():
+    """The test of the `if` reads what the loop computes (it may differ between the top of the body and the
+    update): the branches are not split, the backward() stays a TODO that raises."""
+    from .parity.harness import convert_snippet
+    src = CHOSEN_UPDATE.replace("USE", "True")
+    old = "        if use_optimizer:\n            optimizer.step()"
+    assert old in src
+    code, sites = convert_snippet(src.replace(old, "        if loss.item() > 1.0:\n            optimizer.step()"))
+    assert "Unconverted('Tensor.backward'" in code and "compile_step" not in code
+    assert [s for s in sites if s.status == TODO and s.api == "Tensor.backward"]
+
+
 # ------------------------------------------------------------------ train-step soundness
 # Every loop shape below runs through run_both, which also checks that every parameter torch
 # changed changed by the same amount in the converted step (assert_same_updates).
