@@ -1281,6 +1281,18 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                 "write this train step with mindspore.value_and_grad by hand")
     fwd_stmts = [body[k] for k in chosen]
     inputs, _ = _inputs(fwd_stmts, g.losses)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    for k in outside:
+        # word_language_model's `if args.model == 'Transformer': output = model(data) else: hidden =
+        # repackage_hidden(hidden); output, hidden = model(data, hidden)`: kept out of the step for its data
+        # call, it still calls the network, and the step would take the network's output as a constant
+        st = body[k]
+        if not isinstance(st, cst.SimpleStatementLine) and assigns(st) & set(inputs) and any(
+                r not in library and r not in assigns(st) for r in call_roots(st)):
+            return (f"the loss is computed from `{_short(st)}`, which calls the network but holds a data call "
+                    "(.item(), NumPy, a batch helper) the train step cannot hold: value_and_grad would take the "
+                    "network's output as a constant and lose its gradients; write this train step with "
+                    "mindspore.value_and_grad by hand")
     params = [n for n in inputs if n in per_iteration]
     if not reaches_network(fwd_stmts, g.losses, params, info):
         compound = [k for k in outside if not isinstance(body[k], cst.SimpleStatementLine)]

@@ -549,10 +549,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         per_iteration = set().union(TL.assigns(original), *(bound for _, bound in loops))
         choice = split.body.body[0]
-        branches = []
-        for branch in (choice, choice.orelse):
-            rw = TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
-            branches.append(branch if rw is None else self._apply_rewrite(branch, rw))
+        rws = [TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+               for branch in (choice, choice.orelse)]
+        if any(rw is None or rw.problems or not rw.steps for rw in rws):
+            return updated      # not both steps: the loop as it was (its backward() a TODO)
+        branches = [self._apply_rewrite(branch, rw) for branch, rw in zip((choice, choice.orelse), rws)]
         choice = branches[0].with_changes(orelse=branches[1])
         return split.with_changes(body=split.body.with_changes(body=[choice] + list(split.body.body[1:])))
 

@@ -808,6 +808,35 @@ def test_update_chosen_by_a_per_batch_value_stays_a_todo():
     assert [s for s in sites if s.status == TODO and s.api == "Tensor.backward"]
 
 
+def test_network_call_in_an_if_with_a_data_call_stays_a_todo():
+    """word_language_model's `if args.model == 'Transformer': ... else: hidden = repackage_hidden(hidden);
+    output, hidden = model(data, hidden)`: the `if` holds a data call, so the step cannot hold it, but it
+    calls the network: the step would take the output as a constant (every gradient zero). A TODO."""
+    from .parity.harness import convert_snippet
+    src = MLP + """
+
+def repackage(h):
+    return h.detach()
+
+
+def train(model, optimizer, batches, plain=False):
+    h = None
+    for x, y in batches:
+        optimizer.zero_grad()
+        if plain:
+            out = model(x)
+        else:
+            h = repackage(x)
+            out = model(h)
+        loss = F.cross_entropy(out, y)
+        loss.backward()
+        optimizer.step()
+"""
+    code, sites = convert_snippet(src)
+    assert "Unconverted('Tensor.backward'" in code and "compile_step" not in code, code
+    assert [s for s in sites if s.status == TODO and "calls the network" in s.note]
+
+
 # ------------------------------------------------------------------ train-step soundness
 # Every loop shape below runs through run_both, which also checks that every parameter torch
 # changed changed by the same amount in the converted step (assert_same_updates).
