@@ -1288,7 +1288,8 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
         # call, it still calls the network, and the step would take the network's output as a constant
         st = body[k]
         if not isinstance(st, cst.SimpleStatementLine) and assigns(st) & set(inputs) and any(
-                r not in library and r not in assigns(st) for r in call_roots(st)):
+                c.split(".", 1)[0] not in library and c.split(".", 1)[0] not in assigns(st)
+                and not _is_data_call(c, info.host_functions) for c in _named_calls(st)):
             return (f"the loss is computed from `{_short(st)}`, which calls the network but holds a data call "
                     "(.item(), NumPy, a batch helper) the train step cannot hold: value_and_grad would take the "
                     "network's output as a constant and lose its gradients; write this train step with "
@@ -1308,6 +1309,21 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                 "see a constant and every gradient would be zero: write this train step with "
                 "mindspore.value_and_grad by hand")
     return None
+
+
+def _named_calls(node: cst.CSTNode) -> List[str]:
+    """The called names of a piece of code that are plain dotted names (`model`, `self.net.forward`), not
+    methods of a computed value (`rng.standard_normal(s).astype`)."""
+    found: List[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            code = code_of(call.func).strip()
+            if re.fullmatch(r"\w+(\.\w+)*", code):
+                found.append(code)
+
+    walk(node, _V())
+    return found
 
 
 def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
