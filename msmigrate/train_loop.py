@@ -334,6 +334,7 @@ class StepGroup:
     tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
     host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
     host_ifs: Set[int] = field(default_factory=set)   # `if loss.item() > m:` the step holds (_host_condition)
+    outer: bool = False    # the step follows this loop in the enclosing loop (outer_accumulation)
 
 
 @dataclass
@@ -363,6 +364,7 @@ class Rewrite:
     problems: List[Tuple[int, str]]         # (statement index, why): backward()s left as TODOs
     steps: int = 0                          # train steps written
     resolved: List[Tuple[str, int]] = field(default_factory=list)   # TODO placeholders the step replaced
+    accumulator: Optional[str] = None       # the summed gradients the enclosing loop applies (outer_accumulation)
 
 
 def _is_optimizer(code: str, info: LoopInfo) -> bool:
@@ -372,7 +374,8 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
     return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
 
 
-def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo,
+                outer_step: Optional["OuterStep"] = None) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
@@ -455,6 +458,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo) -> Tuple[List[StepG
     if leaves:
         pending.leaves, pending.step = leaves, pending.backwards[-1]
         groups.append(pending)
+    elif pending is not None and outer_step is not None and not groups and pending.scaler == outer_step.scaler \
+            and not pending.clips and not pending.extras and not by_hand:
+        # nanoGPT's micro steps: the gradients add up over this loop, the enclosing loop steps once
+        pending.optimizer, pending.step, pending.accumulate, pending.outer = \
+            outer_step.optimizer, pending.backwards[-1], True, True
+        groups.append(pending)
     elif pending is not None:
         for b in pending.backwards:
             problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
@@ -536,6 +545,174 @@ def _accumulation_if(stmt: cst.If, g: StepGroup, acc: str) -> cst.If:
         else:
             out.append(inner)
     return stmt.with_changes(body=stmt.body.with_changes(body=out))
+
+
+@dataclass
+class OuterStep:
+    """The update an enclosing loop makes after a loop of backward()s (outer_accumulation)."""
+    optimizer: str
+    scaler: Optional[str]
+
+
+_CLIP_CALL = re.compile(r"(^|\.)clip_grad_(norm|value)_$")
+
+
+def _clip_statement(stmt: cst.CSTNode) -> bool:
+    _, call = _assigned_call(stmt)
+    return call is not None and bool(_CLIP_CALL.search(_call_name(call)))
+
+
+def _calls_method(node: cst.CSTNode, name: str) -> List[str]:
+    """Receivers of the `x.name(...)` calls in a piece of code."""
+    found: List[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            r = _method(call, name)
+            if r is not None:
+                found.append(code_of(r).strip())
+
+    walk(node, _V())
+    return found
+
+
+def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -> Optional[OuterStep]:
+    """nanoGPT's gradient accumulation, judged on the original torch code:
+
+        for it in range(iters):
+            for micro_step in range(accum):
+                loss = model(x, y) / accum
+                scaler.scale(loss).backward()          # or loss.backward()
+            if grad_clip != 0.0:
+                scaler.unscale_(optimizer); torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+            scaler.step(optimizer); scaler.update()    # or optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+    The inner loop's backward()s add their gradients up; the enclosing loop updates once and clears them.
+    Accepted only when, outside the inner loop, the enclosing body holds no other backward(), no `.grad`,
+    exactly one step of the optimizer, a zero_grad() of it at its top level, and between the inner loop and
+    the step only clipping and unscale_() (also under a plain `if`); the inner loop clears nothing."""
+    if not (isinstance(outer, (cst.For, cst.While)) and isinstance(outer.body, cst.IndentedBlock)
+            and isinstance(inner, (cst.For, cst.While)) and inner.orelse is None and outer.orelse is None):
+        return None
+    body = list(outer.body.body)
+    pos = next((k for k, st in enumerate(body) if st is inner), None)
+    if pos is None or _calls_method(inner, "zero_grad") or _calls_method(inner, "step") \
+            or ".grad" in code_of(inner).replace(".grad_", ""):
+        return None
+    backs = [r for r in _calls_method(inner, "backward")]
+    scalers = {code_of(_method(r, "scale")).strip() for r in (cst.parse_expression(b) for b in backs)
+               if isinstance(r, cst.Call) and _method(r, "scale") is not None}
+    if not backs or len(scalers) > 1:
+        return None
+    scaler = next(iter(scalers), None)
+    rest = body[:pos] + body[pos + 1:]
+    if any(_calls_method(st, "backward") for st in rest) or any(re.search(r"\.grad\b", code_of(st)) for st in rest):
+        return None
+    probe = StepGroup(backwards=[], losses=[], scaler=scaler)
+    steps = [(k, _step_of(st, probe, info)) for k, st in enumerate(body) if k > pos and _step_of(st, probe, info)]
+    if len(steps) != 1 or sum(len(_calls_method(st, "step")) for st in rest) != 1:
+        return None
+    k_step, optimizer = steps[0]
+
+    def between(st: cst.CSTNode) -> bool:
+        r = _method(_stmt_call(st), "unscale_")
+        if r is not None:
+            return scaler is not None and code_of(r).strip() == scaler
+        if isinstance(st, cst.If) and st.orelse is None and isinstance(st.body, cst.IndentedBlock):
+            return all(between(x) for x in st.body.body)
+        return _clip_statement(st)
+
+    if not all(between(st) for st in body[pos + 1:k_step]):
+        return None
+    cleared = any(_method(_stmt_call(st), "zero_grad") is not None
+                  and code_of(_method(_stmt_call(st), "zero_grad")).strip() == optimizer for st in rest)
+    if not cleared or any(z != optimizer for st in rest for z in _calls_method(st, "zero_grad")):
+        return None
+    return OuterStep(optimizer, scaler)
+
+
+def apply_outer_step(loop: cst.CSTNode, step: OuterStep, acc: str, info: LoopInfo
+                     ) -> Tuple[cst.CSTNode, List[cst.CSTNode]]:
+    """The enclosing loop of outer_accumulation (converted code): its clipping works on the summed
+    gradients `acc`, its step is `optimizer(acc)` followed by a new sum (torch's zero_grad(), which the
+    main pass removed), the scaler's unscale_()/update() go. Returns the loop and the statements (of the
+    loop given) that were the step."""
+    g = StepGroup(backwards=[], losses=[], scaler=step.scaler, optimizer=step.optimizer)
+    out: List[cst.BaseStatement] = []
+    updates: List[cst.CSTNode] = []
+    for st in loop.body.body:
+        if isinstance(st, cst.If) and st.orelse is None and isinstance(st.body, cst.IndentedBlock) and \
+                any(_clip_statement(x) for x in st.body.body):
+            out.append(_accumulation_if(st, g, acc))
+            continue
+        if _step_of(st, g, info) == step.optimizer or _clip_statement(st) or any(
+                g.scaler is not None and _method(_stmt_call(st), n) is not None
+                and code_of(_method(_stmt_call(st), n)).strip() == g.scaler for n in ("update", "unscale_")):
+            if _step_of(st, g, info) == step.optimizer:
+                updates.append(st)
+            new = _accumulation_if(cst.If(test=cst.Name("True"), body=cst.IndentedBlock(body=[st])), g, acc)
+            out.extend(new.body.body)
+            continue
+        out.append(st)
+    return loop.with_changes(body=loop.body.with_changes(body=out or [_line("pass")])), updates
+
+
+def update_choice(loop: cst.CSTNode, info: LoopInfo) -> Optional[cst.CSTNode]:
+    """word_language_model's update chosen by an `if` (converted code):
+
+        ...; loss.backward(); clip_grad_norm_(...)
+        if args.use_optimizer: optimizer.step()
+        else: for p in model.parameters(): p.data.add_(p.grad, alpha=-lr)
+
+    becomes one `if` holding two train steps, the statements from the loop's start to the update copied
+    into both branches (each then rewritten as a step under an `if`, its definitions inside the branch, so
+    the optimizer is looked up only where it is used):
+
+        if args.use_optimizer: <statements>; loss.backward(); clip; optimizer.step()
+        else: <statements>; loss.backward(); clip; <hand-written update>
+
+    Only when the test calls nothing and reads nothing the loop body assigns (it has the same value at the
+    top of the body as after backward()), one plain backward() precedes it, and only clipping lies between.
+    Returns the loop so split (None: not this shape)."""
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    body = list(loop.body.body)
+    backs = [k for k, st in enumerate(body) if _method(_stmt_call(st), "backward") is not None]
+    if len(backs) != 1 or code_of(body[backs[0]]).count("backward") != 1:
+        return None
+    b = backs[0]
+    recv = _method(_stmt_call(body[b]), "backward")
+    if isinstance(recv, cst.Call) or _stmt_call(body[b]).args:
+        return None     # scaler.scale(loss), backward(gradient...): not this shape
+    k = b + 1
+    while k < len(body) and _clip_statement(body[k]):
+        k += 1
+    if k >= len(body):
+        return None
+    st = body[k]
+    if not (isinstance(st, cst.If) and isinstance(st.orelse, cst.Else) and isinstance(st.body, cst.IndentedBlock)
+            and isinstance(st.orelse.body, cst.IndentedBlock)
+            and len(st.body.body) == 1 and len(st.orelse.body.body) == 1):
+        return None
+    loop_bound: Set[str] = set()
+    for x in body:
+        loop_bound |= assigns(x)
+    calls = _CallsAndOps()
+    walk(st.test, calls)
+    if calls.calls or set(reads(st.test)) & loop_bound:
+        return None
+    probe = StepGroup(backwards=[], losses=[])
+    first, second = st.body.body[0], st.orelse.body.body[0]
+    if not ((_step_of(first, probe, info) and MU.find(second) is not None)
+            or (_step_of(second, probe, info) and MU.find(first) is not None)):
+        return None
+    if any(_method(_stmt_call(x), "backward") is not None or re.search(r"\.grad\b", code_of(x)) for x in body[k + 1:]):
+        return None
+    shared = body[:k]
+    split = st.with_changes(body=st.body.with_changes(body=shared + [first]),
+                            orelse=st.orelse.with_changes(body=st.orelse.body.with_changes(body=shared + [second])))
+    return loop.with_changes(body=loop.body.with_changes(body=[split] + body[k + 1:]))
 
 
 def _conditional_clips(stmt: cst.CSTNode, group: StepGroup, loop_bound: Set[str]) -> List[cst.Call]:
@@ -1104,6 +1281,19 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                 "write this train step with mindspore.value_and_grad by hand")
     fwd_stmts = [body[k] for k in chosen]
     inputs, _ = _inputs(fwd_stmts, g.losses)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    for k in outside:
+        # word_language_model's `if args.model == 'Transformer': output = model(data) else: hidden =
+        # repackage_hidden(hidden); output, hidden = model(data, hidden)`: kept out of the step for its data
+        # call, it still calls the network, and the step would take the network's output as a constant
+        st = body[k]
+        if not isinstance(st, cst.SimpleStatementLine) and assigns(st) & set(inputs) and any(
+                c.split(".", 1)[0] not in library and c.split(".", 1)[0] not in assigns(st)
+                and not _is_data_call(c, info.host_functions) for c in _named_calls(st)):
+            return (f"the loss is computed from `{_short(st)}`, which calls the network but holds a data call "
+                    "(.item(), NumPy, a batch helper) the train step cannot hold: value_and_grad would take the "
+                    "network's output as a constant and lose its gradients; write this train step with "
+                    "mindspore.value_and_grad by hand")
     params = [n for n in inputs if n in per_iteration]
     if not reaches_network(fwd_stmts, g.losses, params, info):
         compound = [k for k in outside if not isinstance(body[k], cst.SimpleStatementLine)]
@@ -1119,6 +1309,21 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                 "see a constant and every gradient would be zero: write this train step with "
                 "mindspore.value_and_grad by hand")
     return None
+
+
+def _named_calls(node: cst.CSTNode) -> List[str]:
+    """The called names of a piece of code that are plain dotted names (`model`, `self.net.forward`), not
+    methods of a computed value (`rng.standard_normal(s).astype`)."""
+    found: List[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            code = code_of(call.func).strip()
+            if re.fullmatch(r"\w+(\.\w+)*", code):
+                found.append(code)
+
+    walk(node, _V())
+    return found
 
 
 def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
@@ -1362,11 +1567,12 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
 
 
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
-                 inline_defs: bool = False, closed_over: Set[str] = frozenset()) -> Optional[Rewrite]:
+                 inline_defs: bool = False, closed_over: Set[str] = frozenset(),
+                 outer_step: Optional[OuterStep] = None) -> Optional[Rewrite]:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info)
+    groups, problems = find_groups(body, info, outer_step)
     if not groups:
         return Rewrite(loop, [], set(), [], problems) if problems else None
 
@@ -1442,6 +1648,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     many = len(groups) > 1
     taken = set(info.taken) | per_iteration
     region_start = 0
+    accumulator: Optional[str] = None
     earlier_sliced: Set[int] = set()     # statements of the slices of the steps written so far
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
@@ -1462,9 +1669,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             total = " + ".join(f"({c})" if not re.fullmatch(r"[\w.]+", c) else c for c in loss_codes)
         # statements the slice interleaves with that read what it computes run after the step;
         # a value the slice overwrites later is handed over under its own name
+        # so does one that rebinds an input of the step after the slice (nanoGPT's `X, Y = get_batch('train')`
+        # between the loss and backward()): the step reads the values the loss was computed from
         later = [j for j in range(region_start, last)
                  if j not in in_any_slice and j not in special and j not in frozen
-                 and set(reads(body[j])) & computed]
+                 and (set(reads(body[j])) & computed or (chosen and j > chosen[-1] and assigns(body[j]) & set(inputs)))]
         later = _with_dependents(body, later, last, in_any_slice | special | frozen, inputs)
         keyed: List[Tuple[float, cst.BaseStatement]] = []
         for j in chosen:
@@ -1583,7 +1792,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 leading_lines=call_stmt.leading_lines)
             replace[last] = ([d for d in defs[len(defs) - n_defs - 1:]] if inline_defs else []) + [
                 call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + moved
-            replace[g.step] = [_accumulation_if(body[g.step], g, acc)]
+            if g.outer:     # the enclosing loop clips, applies and clears (apply_outer_step)
+                accumulator = acc
+            else:
+                replace[g.step] = [_accumulation_if(body[g.step], g, acc)]
             for e in g.extras:
                 if _method(_stmt_call(body[e]), "zero_grad") is not None:
                     replace[e] = [_line(f"{acc} = None").with_changes(leading_lines=body[e].leading_lines)]
@@ -1596,7 +1808,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
                           "MindSpore Parameter may change nothing)"))
             resolved.extend(g.manual.resolved)
-        else:
+        elif not g.outer:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
                           "the update runs inside the train step"))
         if g.scaler:
@@ -1613,4 +1825,5 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups), resolved)
+    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups), resolved,
+                   accumulator)

@@ -207,6 +207,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._drawing_objects: Set[str] = set()     # instances of classes drawing with NumPy (train_loop)
         self._todo_count = 0
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
+        self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         info = index.modules.get(module_name)
@@ -515,7 +516,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         rw = None
         if not self._in_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
-            rw = TL.rewrite_loop(updated, self._loop_info())
+            updated = self._outer_accumulation_step(original, updated)
+            updated = self._update_choice(original, updated, loops)
+            outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
+            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer)
+            if rw is not None and rw.accumulator is not None:
+                self._outer_steps[id(self._loop_nodes[-1])] = (outer, rw.accumulator)
         if rw is not None:
             updated = self._apply_rewrite(updated, rw)
             if rw.steps:
@@ -533,6 +539,35 @@ class TorchToMindSpore(cst.CSTTransformer):
         updated = self._pop_comments(updated)
         if before:
             return cst.FlattenSentinel(list(before) + [updated])
+        return updated
+
+    def _update_choice(self, original, updated, loops):
+        """`if use_optimizer: optimizer.step() else: <hand-written update>` after backward()
+        (train_loop.update_choice): one train step in each branch."""
+        split = TL.update_choice(updated, self._loop_info())
+        if split is None:
+            return updated
+        per_iteration = set().union(TL.assigns(original), *(bound for _, bound in loops))
+        choice = split.body.body[0]
+        rws = [TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+               for branch in (choice, choice.orelse)]
+        if any(rw is None or rw.problems or not rw.steps for rw in rws):
+            return updated      # not both steps: the loop as it was (its backward() a TODO)
+        branches = [self._apply_rewrite(branch, rw) for branch, rw in zip((choice, choice.orelse), rws)]
+        choice = branches[0].with_changes(orelse=branches[1])
+        return split.with_changes(body=split.body.with_changes(body=[choice] + list(split.body.body[1:])))
+
+    def _outer_accumulation_step(self, original, updated):
+        """The loop around a loop of micro steps (train_loop.outer_accumulation): its step applies the
+        gradients the inner loop summed."""
+        pending = self._outer_steps.pop(id(original), None)
+        if pending is None:
+            return updated
+        step, acc = pending
+        updated, steps = TL.apply_outer_step(updated, step, acc, self._loop_info())
+        for st in steps:
+            self._site_at(st, "Optimizer.step", f"{step.optimizer}({acc})", R.CONVERTED,
+                          "the gradients summed over the inner loop's micro steps, applied once")
         return updated
 
     def _higher_order_grads(self, updated: cst.FunctionDef) -> cst.FunctionDef:
