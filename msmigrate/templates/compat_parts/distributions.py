@@ -47,6 +47,29 @@ def _dist_clamp_probs(p):
     return ops.clamp(p, eps, 1 - eps)
 
 
+def _dist_params(dist, validate_args, positive=(), **params):
+    """torch's parameter handling: the parameters broadcast together (broadcast_all) onto attributes of their
+    names, the batch shape theirs, and those named in `positive` checked > 0 when validating."""
+    for name, value in zip(params, _dist_broadcast_all(*params.values())):
+        setattr(dist, name, value)
+    Distribution.__init__(dist, tuple(value.shape), (), validate_args)
+    what = f"parameters {' and '.join(positive)}" if len(positive) > 1 else f"parameter {''.join(positive)}"
+    for name in positive if dist._validate_args else ():
+        got = "" if len(positive) > 1 else f", got {getattr(dist, name)}"
+        _dist_check(getattr(dist, name) > 0, f"Expected {what} of {type(dist).__name__} to be positive{got}")
+
+
+def _dist_probs_logits(probs, logits, *others):
+    """torch's probs/logits pair (exactly one given) -> (*others, probs, logits), broadcast with `others`."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        *others, probs = _dist_broadcast_all(*others, probs)
+        return (*others, probs, ops.log(_dist_clamp_probs(probs)) - ops.log1p(-_dist_clamp_probs(probs)))
+    *others, logits = _dist_broadcast_all(*others, logits)
+    return (*others, ops.sigmoid(logits), logits)
+
+
 class Distribution:
     """The shared part of torch.distributions.Distribution."""
 
@@ -77,17 +100,18 @@ class Distribution:
         return f"{type(self).__name__}()"
 
 
-class Normal(Distribution):
+class _DistLocScale(Distribution):
+    """A location and a positive scale (Normal, Laplace, Cauchy, Gumbel)."""
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _dist_broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check(self.scale > 0, f"Expected parameter scale of Normal to be positive, got {self.scale}")
+        _dist_params(self, validate_args, ("scale",), loc=loc, scale=scale)
 
-    mean = property(lambda self: self.loc)
     mode = property(lambda self: self.loc)
+
+
+class Normal(_DistLocScale):
+    mean = property(lambda self: self.loc)
     stddev = property(lambda self: self.scale)
     variance = property(lambda self: self.scale ** 2)
 
@@ -115,8 +139,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = _dist_broadcast_all(low, high)
-        super().__init__(tuple(self.low.shape), (), validate_args)
+        _dist_params(self, validate_args, low=low, high=high)
         if self._validate_args:
             _dist_check(self.low < self.high, "Expected parameter low of Uniform to be less than high")
 
@@ -151,19 +174,12 @@ class Uniform(Distribution):
 class Bernoulli(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = _dist_broadcast_all(probs)
-            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
-            check = (self.probs >= 0) & (self.probs <= 1)
-        else:
-            (self.logits,) = _dist_broadcast_all(logits)
-            self.probs = ops.sigmoid(self.logits)
-            check = ops.isfinite(self.logits) | ~ops.isnan(self.logits)
+        self.probs, self.logits = _dist_probs_logits(probs, logits)
         super().__init__(tuple(self.probs.shape), (), validate_args)
         if self._validate_args:
-            _dist_check(check, "Expected parameter of Bernoulli to satisfy its constraint")
+            _dist_check((self.probs >= 0) & (self.probs <= 1) if probs is not None
+                        else ops.isfinite(self.logits) | ~ops.isnan(self.logits),
+                        "Expected parameter of Bernoulli to satisfy its constraint")
 
     mean = property(lambda self: self.probs)
     variance = property(lambda self: self.probs * (1 - self.probs))
@@ -246,10 +262,7 @@ class Exponential(Distribution):
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = _dist_broadcast_all(rate)
-        super().__init__(tuple(self.rate.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check(self.rate > 0, f"Expected parameter rate of Exponential to be positive, got {self.rate}")
+        _dist_params(self, validate_args, ("rate",), rate=rate)
 
     mean = property(lambda self: 1 / self.rate)
     mode = property(lambda self: ops.zeros_like(self.rate))
@@ -277,17 +290,8 @@ class Exponential(Distribution):
         return 1.0 - ops.log(self.rate)
 
 
-class Laplace(Distribution):
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _dist_broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check(self.scale > 0, f"Expected parameter scale of Laplace to be positive, got {self.scale}")
-
+class Laplace(_DistLocScale):
     mean = property(lambda self: self.loc)
-    mode = property(lambda self: self.loc)
     stddev = property(lambda self: (2 ** 0.5) * self.scale)
     variance = property(lambda self: 2 * self.scale ** 2)
 
@@ -322,11 +326,7 @@ class Gamma(Distribution):
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = _dist_broadcast_all(concentration, rate)
-        super().__init__(tuple(self.rate.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.concentration > 0) & (self.rate > 0),
-                        "Expected parameters concentration and rate of Gamma to be positive")
+        _dist_params(self, validate_args, ("concentration", "rate"), concentration=concentration, rate=rate)
 
     mean = property(lambda self: self.concentration / self.rate)
     mode = property(lambda self: ops.clamp((self.concentration - 1) / self.rate, min=0))
@@ -552,17 +552,8 @@ def _dist_eps(x):
     return float(np.finfo(_dist_np_dtype(x.dtype)).eps)
 
 
-class Cauchy(Distribution):
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _dist_broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check(self.scale > 0, f"Expected parameter scale of Cauchy to be positive, got {self.scale}")
-
+class Cauchy(_DistLocScale):
     mean = property(lambda self: ops.full_like(self.loc, float("nan")))
-    mode = property(lambda self: self.loc)
     variance = property(lambda self: ops.full_like(self.loc, float("inf")))
 
     def rsample(self, sample_shape=()):
@@ -662,17 +653,8 @@ class LogNormal(Distribution):
         return self.base_dist.entropy() + self.loc
 
 
-class Gumbel(Distribution):
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = _dist_broadcast_all(loc, scale)
-        super().__init__(tuple(self.loc.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check(self.scale > 0, f"Expected parameter scale of Gumbel to be positive, got {self.scale}")
-
+class Gumbel(_DistLocScale):
     mean = property(lambda self: self.loc + self.scale * _EULER_GAMMA)
-    mode = property(lambda self: self.loc)
     stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
     variance = property(lambda self: (math.pi ** 2 / 6) * self.scale ** 2)
 
@@ -698,17 +680,10 @@ class Gumbel(Distribution):
 class Geometric(Distribution):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = _dist_broadcast_all(probs)
-            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
-            if validate_args is not False:
-                _dist_check((self.probs > 0) & (self.probs <= 1),
-                            "Expected parameter probs of Geometric to be within (0, 1]")
-        else:
-            (self.logits,) = _dist_broadcast_all(logits)
-            self.probs = ops.sigmoid(self.logits)
+        self.probs, self.logits = _dist_probs_logits(probs, logits)
+        if probs is not None and validate_args is not False:
+            _dist_check((self.probs > 0) & (self.probs <= 1),
+                        "Expected parameter probs of Geometric to be within (0, 1]")
         super().__init__(tuple(self.probs.shape), (), validate_args)
 
     mean = property(lambda self: 1.0 / self.probs - 1.0)
@@ -747,11 +722,7 @@ class StudentT(Distribution):
     has_rsample = True
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        self.df, self.loc, self.scale = _dist_broadcast_all(df, loc, scale)
-        super().__init__(tuple(self.df.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.df > 0) & (self.scale > 0), "Expected parameters df and scale of StudentT to be "
-                                                          "positive")
+        _dist_params(self, validate_args, ("df", "scale"), df=df, loc=loc, scale=scale)
 
     @property
     def mean(self):
@@ -791,15 +762,9 @@ class Weibull(Distribution):
     has_rsample = True
 
     def __init__(self, scale, concentration, validate_args=None):
-        self.scale, self.concentration = _dist_broadcast_all(scale, concentration)
-        super().__init__(tuple(self.scale.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.scale > 0) & (self.concentration > 0),
-                        "Expected parameters scale and concentration of Weibull to be positive")
+        _dist_params(self, validate_args, ("scale", "concentration"), scale=scale, concentration=concentration)
 
-    @property
-    def mean(self):
-        return self.scale * ops.exp(ops.lgamma(1 + 1 / self.concentration))
+    mean = property(lambda self: self.scale * ops.exp(ops.lgamma(1 + 1 / self.concentration)))
 
     @property
     def variance(self):
@@ -827,11 +792,7 @@ class Pareto(Distribution):
     has_rsample = True
 
     def __init__(self, scale, alpha, validate_args=None):
-        self.scale, self.alpha = _dist_broadcast_all(scale, alpha)
-        super().__init__(tuple(self.scale.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.scale > 0) & (self.alpha > 0), "Expected parameters scale and alpha of Pareto to be "
-                                                             "positive")
+        _dist_params(self, validate_args, ("scale", "alpha"), scale=scale, alpha=alpha)
 
     @property
     def mean(self):
@@ -893,22 +854,21 @@ def _dist_clamp_by_zero(x):
     return (ops.clamp(x, min=0) + x - ops.clamp(x, max=0)) / 2
 
 
+def _dist_trials(dist, total_count, probs, logits, validate_args, probs_ok):
+    """Binomial/NegativeBinomial's parameters: total_count (as the probs' dtype) and torch's probs/logits pair,
+    checked (total_count >= 0, probs_ok(probs)) when validating."""
+    total_count, dist.probs, dist.logits = _dist_probs_logits(probs, logits, total_count)
+    dist.total_count = total_count.astype(dist.probs.dtype)
+    Distribution.__init__(dist, tuple(dist.probs.shape), (), validate_args)
+    if dist._validate_args:
+        _dist_check((dist.total_count >= 0) & probs_ok(dist.probs),
+                    f"Expected parameters of {type(dist).__name__} to satisfy their constraints")
+
+
 class Binomial(Distribution):
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = _dist_broadcast_all(total_count, probs)
-            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
-        else:
-            self.total_count, self.logits = _dist_broadcast_all(total_count, logits)
-            self.probs = ops.sigmoid(self.logits)
-        self.total_count = self.total_count.astype(self.probs.dtype)
-        super().__init__(tuple(self.probs.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.total_count >= 0) & (self.probs >= 0) & (self.probs <= 1),
-                        "Expected parameters of Binomial to satisfy their constraints")
+        _dist_trials(self, total_count, probs, logits, validate_args, lambda p: (p >= 0) & (p <= 1))
 
     mean = property(lambda self: self.total_count * self.probs)
     variance = property(lambda self: self.total_count * self.probs * (1 - self.probs))
@@ -1152,19 +1112,7 @@ class TransformedDistribution(Distribution):
 class NegativeBinomial(Distribution):
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = _dist_broadcast_all(total_count, probs)
-            self.logits = ops.log(_dist_clamp_probs(self.probs)) - ops.log1p(-_dist_clamp_probs(self.probs))
-        else:
-            self.total_count, self.logits = _dist_broadcast_all(total_count, logits)
-            self.probs = ops.sigmoid(self.logits)
-        self.total_count = self.total_count.astype(self.probs.dtype)
-        super().__init__(tuple(self.probs.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.total_count >= 0) & (self.probs >= 0) & (self.probs < 1),
-                        "Expected parameters of NegativeBinomial to satisfy their constraints")
+        _dist_trials(self, total_count, probs, logits, validate_args, lambda p: (p >= 0) & (p < 1))
 
     mean = property(lambda self: self.total_count * ops.exp(self.logits))
     variance = property(lambda self: self.total_count * ops.exp(self.logits) / ops.sigmoid(-self.logits))
@@ -1231,11 +1179,8 @@ class Kumaraswamy(Distribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = _dist_broadcast_all(concentration1, concentration0)
-        super().__init__(tuple(self.concentration1.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.concentration1 > 0) & (self.concentration0 > 0),
-                        "Expected parameters of Kumaraswamy to be positive")
+        _dist_params(self, validate_args, ("concentration1", "concentration0"), concentration1=concentration1,
+                     concentration0=concentration0)
 
     mean = property(lambda self: _dist_kumaraswamy_moments(self.concentration1, self.concentration0, 1))
     variance = property(lambda self: _dist_kumaraswamy_moments(self.concentration1, self.concentration0, 2)
@@ -1325,16 +1270,10 @@ class FisherSnedecor(Distribution):
     has_rsample = True
 
     def __init__(self, df1, df2, validate_args=None):
-        self.df1, self.df2 = _dist_broadcast_all(df1, df2)
-        super().__init__(tuple(self.df1.shape), (), validate_args)
-        if self._validate_args:
-            _dist_check((self.df1 > 0) & (self.df2 > 0), "Expected parameters df1 and df2 of FisherSnedecor to be "
-                                                         "positive")
+        _dist_params(self, validate_args, ("df1", "df2"), df1=df1, df2=df2)
 
-    @property
-    def mean(self):
-        df2 = self.df2
-        return ops.select(df2 <= 2, ops.full_like(df2, float("nan")), df2 / (df2 - 2))
+    mean = property(lambda self: ops.select(self.df2 <= 2, ops.full_like(self.df2, float("nan")),
+                                            self.df2 / (self.df2 - 2)))
 
     @property
     def variance(self):
