@@ -277,21 +277,14 @@ def _einops_plan(pattern, operation, shape, lengths):
     return init, reduced, (None if perm == tuple(range(len(perm))) else perm), expand, bcast, final
 
 
+# einops' reduction names -> the mindspore.ops function taking (x, axes)
+_EINOPS_REDUCTIONS = {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin", "prod": "prod", "any": "any",
+                      "all": "all"}
+
+
 def _einops_reduce(x, reduction, axes):
-    if reduction == "mean":
-        return ops.mean(x, axes)
-    if reduction == "sum":
-        return ops.sum(x, axes)
-    if reduction == "max":
-        return ops.amax(x, axes)
-    if reduction == "min":
-        return ops.amin(x, axes)
-    if reduction == "prod":
-        return ops.prod(x, axes)
-    if reduction == "any":
-        return ops.any(x, axes)
-    if reduction == "all":
-        return ops.all(x, axes)
+    if isinstance(reduction, str):
+        return getattr(ops, _EINOPS_REDUCTIONS[reduction])(x, axes)
     return reduction(x, axes)   # einops also takes a function(tensor, axes)
 
 
