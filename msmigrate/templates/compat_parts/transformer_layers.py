@@ -37,21 +37,44 @@ def _clones(cell, n):
     return nn.CellList([copy.deepcopy(cell) for _ in range(n)])
 
 
-class TransformerEncoderLayer(nn.Cell):
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+class _TransformerLayer(nn.Cell):
+    """What torch's encoder and decoder layers share: their sub-layers, created in torch's order (the
+    decoder layer's cross-attention, third norm and dropout included: n_blocks 3), and the self-attention
+    and feed-forward blocks."""
+
+    def __init__(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                 norm_first, bias, n_blocks):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        if n_blocks == 3:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first)
         self.linear1 = nn.Dense(d_model, dim_feedforward, has_bias=bias)
         self.dropout = nn.Dropout(p=dropout)
         self.linear2 = nn.Dense(dim_feedforward, d_model, has_bias=bias)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.dropout1 = nn.Dropout(p=dropout)
-        self.dropout2 = nn.Dropout(p=dropout)
+        for i in range(1, n_blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        for i in range(1, n_blocks + 1):
+            setattr(self, f"dropout{i}", nn.Dropout(p=dropout))
         self.activation = _transformer_activation(activation)
         self.batch_first = batch_first
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _feed_forward(self, x):
+        # torch's _ff_block before its last dropout (dropout2 in the encoder layer, dropout3 in the decoder's)
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, 2)
         # the layer qualifies for torch's nested-tensor fast path (TransformerEncoder.__init__'s checks)
         relu_or_gelu = activation in ("relu", "gelu") or activation is ops.relu or activation is ops.gelu or \
             isinstance(activation, (nn.ReLU, nn.GELU))
@@ -68,35 +91,15 @@ class TransformerEncoderLayer(nn.Cell):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+        return self.dropout2(self._feed_forward(x))
 
 
-class TransformerDecoderLayer(nn.Cell):
+class TransformerDecoderLayer(_TransformerLayer):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first)
-        self.linear1 = nn.Dense(d_model, dim_feedforward, has_bias=bias)
-        self.dropout = nn.Dropout(p=dropout)
-        self.linear2 = nn.Dense(dim_feedforward, d_model, has_bias=bias)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
-        self.dropout1 = nn.Dropout(p=dropout)
-        self.dropout2 = nn.Dropout(p=dropout)
-        self.dropout3 = nn.Dropout(p=dropout)
-        self.activation = _transformer_activation(activation)
-        self.batch_first = batch_first
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, 3)
 
     def construct(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                   memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
@@ -111,19 +114,13 @@ class TransformerDecoderLayer(nn.Cell):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout3(x)
+        return self.dropout3(self._feed_forward(x))
 
 
 class TransformerEncoder(nn.Cell):
@@ -189,20 +186,12 @@ class Transformer(nn.Cell):
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        if custom_encoder is not None:
-            self.encoder = custom_encoder
-        else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps,
-                                                                                   bias=bias))
-        if custom_decoder is not None:
-            self.decoder = custom_decoder
-        else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps,
-                                                                                   bias=bias))
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+        self.encoder = custom_encoder if custom_encoder is not None else TransformerEncoder(
+            TransformerEncoderLayer(*layer_args), num_encoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
+        self.decoder = custom_decoder if custom_decoder is not None else TransformerDecoder(
+            TransformerDecoderLayer(*layer_args), num_decoder_layers, LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.d_model = d_model
         self.nhead = nhead
         self.batch_first = batch_first
