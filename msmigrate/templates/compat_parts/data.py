@@ -1356,21 +1356,14 @@ class transforms:
 
         to_grayscale = rgb_to_grayscale
 
-        @staticmethod
-        def adjust_brightness(img, brightness_factor):
-            return transforms.ColorJitter._adjust(img, 0, brightness_factor)
-
-        @staticmethod
-        def adjust_contrast(img, contrast_factor):
-            return transforms.ColorJitter._adjust(img, 1, contrast_factor)
-
-        @staticmethod
-        def adjust_saturation(img, saturation_factor):
-            return transforms.ColorJitter._adjust(img, 2, saturation_factor)
-
-        @staticmethod
-        def adjust_hue(img, hue_factor):
-            return transforms.ColorJitter._adjust(img, 3, hue_factor)
+        # ColorJitter's adjustments 0..3, with torchvision's argument names
+        adjust_brightness = staticmethod(lambda img, brightness_factor: transforms.ColorJitter._adjust(
+            img, 0, brightness_factor))
+        adjust_contrast = staticmethod(lambda img, contrast_factor: transforms.ColorJitter._adjust(
+            img, 1, contrast_factor))
+        adjust_saturation = staticmethod(lambda img, saturation_factor: transforms.ColorJitter._adjust(
+            img, 2, saturation_factor))
+        adjust_hue = staticmethod(lambda img, hue_factor: transforms.ColorJitter._adjust(img, 3, hue_factor))
 
         @staticmethod
         def get_dimensions(img):
@@ -1408,6 +1401,13 @@ def _tv_read_idx(path):
     shape = [int.from_bytes(data[4 * (i + 1):4 * (i + 2)], "big") for i in range(nd)]
     arr = np.frombuffer(data, dtype=dtype, offset=4 * (nd + 1))
     return arr.astype(arr.dtype.newbyteorder("=")).reshape(shape)
+
+
+def _tv_array_property(name):
+    """A Tensor sharing memory with the array attribute `name` samples are read from (MNIST's data/targets);
+    assigning a new value (e.g. a filtered subset) replaces that array."""
+    return property(lambda self: ms.Tensor.from_numpy(getattr(self, name)),
+                    lambda self, value: setattr(self, name, np.ascontiguousarray(_dl_numpy(value))))
 
 
 def _tv_missing(what, where, download):
@@ -1474,23 +1474,8 @@ class datasets:
         def class_to_idx(self):
             return {c: i for i, c in enumerate(self.classes)}
 
-        # data/targets are Tensors sharing memory with the arrays samples are read from;
-        # assigning new data/targets (e.g. a filtered subset) replaces those arrays
-        @property
-        def data(self):
-            return ms.Tensor.from_numpy(self._data)
-
-        @data.setter
-        def data(self, value):
-            self._data = np.ascontiguousarray(_dl_numpy(value))
-
-        @property
-        def targets(self):
-            return ms.Tensor.from_numpy(self._targets)
-
-        @targets.setter
-        def targets(self, value):
-            self._targets = np.ascontiguousarray(_dl_numpy(value))
+        data = _tv_array_property("_data")
+        targets = _tv_array_property("_targets")
 
         def __getitem__(self, index):
             return self._transformed(Image.fromarray(self._data[index]), int(self._targets[index]))
