@@ -438,8 +438,7 @@ class LRScheduler:
 
 class StepLR(LRScheduler):
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        self.step_size = step_size
-        self.gamma = gamma
+        self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -483,8 +482,7 @@ class ExponentialLR(LRScheduler):
 
 class CosineAnnealingLR(LRScheduler):
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        self.T_max = T_max
-        self.eta_min = eta_min
+        self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -525,11 +523,10 @@ class _LambdaScheduler(LRScheduler):
 
     def load_state_dict(self, state_dict):
         state_dict = dict(state_dict)
-        lr_lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
+        for fn, saved in zip(self.lr_lambdas, state_dict.pop("lr_lambdas")):
             if saved is not None:
                 fn.__dict__.update(saved)
+        self.__dict__.update(state_dict)
 
 
 class LambdaLR(_LambdaScheduler):
@@ -550,9 +547,7 @@ class LinearLR(LRScheduler):
             raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
-        self.start_factor = start_factor
-        self.end_factor = end_factor
-        self.total_iters = total_iters
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -574,17 +569,15 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
-        self.factor = factor
-        self.total_iters = total_iters
+        self.factor, self.total_iters = factor, total_iters
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         lrs = self._group_lrs()
-        if self.last_epoch == 0:
-            return [lr * self.factor for lr in lrs]
-        if self.last_epoch != self.total_iters:
+        if self.last_epoch not in (0, self.total_iters):
             return lrs
-        return [lr * (1.0 / self.factor) for lr in lrs]
+        factor = self.factor if self.last_epoch == 0 else 1.0 / self.factor
+        return [lr * factor for lr in lrs]
 
     def _get_closed_form_lr(self):
         return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
@@ -593,8 +586,7 @@ class ConstantLR(LRScheduler):
 
 class PolynomialLR(LRScheduler):
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
-        self.total_iters = total_iters
-        self.power = power
+        self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -659,10 +651,9 @@ class SequentialLR(LRScheduler):
 
     def load_state_dict(self, state_dict):
         state_dict = dict(state_dict)
-        saved = state_dict.pop("_schedulers")
+        for scheduler, saved in zip(self._schedulers, state_dict.pop("_schedulers")):
+            scheduler.load_state_dict(saved)
         self.__dict__.update(state_dict)
-        for scheduler, s in zip(self._schedulers, saved):
-            scheduler.load_state_dict(s)
 
 
 class ChainedScheduler(SequentialLR):
