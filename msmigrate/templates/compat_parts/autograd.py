@@ -211,28 +211,25 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return out, (tangents if many_out else tangents[0])
 
 
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """torch.autograd.functional.vhp -> (func(inputs), v^T H) for a single-element func."""
+def _hessian_product(func, inputs, v, product):
+    """(func(inputs), the second value of product(gradient of func, inputs, v)): vjp gives v^T H, jvp H v."""
     xs, many_in = _as_tuple(inputs)
     scalar = _sum_output(func, xs)
     out = func(*xs)
 
     def gradient(*ys):
         return ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
-    _, result = vjp(gradient, xs if many_in else xs[0], v)
-    return out, result
+    return out, product(gradient, xs if many_in else xs[0], v)[1]
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """torch.autograd.functional.vhp -> (func(inputs), v^T H) for a single-element func."""
+    return _hessian_product(func, inputs, v, vjp)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.hvp -> (func(inputs), H v) for a single-element func (forward over reverse)."""
-    xs, many_in = _as_tuple(inputs)
-    scalar = _sum_output(func, xs)
-    out = func(*xs)
-
-    def gradient(*ys):
-        return ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
-    _, result = jvp(gradient, xs if many_in else xs[0], v)
-    return out, result
+    return _hessian_product(func, inputs, v, jvp)
 
 
 # ---------------------------------------------------------------- checks
