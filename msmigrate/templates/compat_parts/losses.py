@@ -13,11 +13,7 @@ from mindspore import nn, ops
 
 def _loss_reduce(loss, reduction):
     """torch's reduction argument: 'mean', 'sum' or 'none'."""
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 # ----------------------------------------------------------------- classification
@@ -44,12 +40,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     values): the loss is taken per element with the weight expanded, then reduced here."""
     if weight is not None:
         weight = ops.broadcast_to(weight, input.shape)
-    loss = ops.binary_cross_entropy(input, target, weight, "none")
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
+    return _loss_reduce(ops.binary_cross_entropy(input, target, weight, "none"), reduction)
 
 
 class BCELoss(nn.Cell):
@@ -103,12 +94,16 @@ def soft_margin_loss(input, target, reduction="mean"):
     return _loss_reduce(ops.log1p(ops.exp(-target * input)), reduction)
 
 
-class SoftMarginLoss(nn.Cell):
-    """torch.nn.SoftMarginLoss: see soft_margin_loss."""
+class _ReductionLoss(nn.Cell):
+    """A loss module whose only argument is torch's reduction."""
 
     def __init__(self, reduction="mean"):
         super().__init__()
         self.reduction = reduction
+
+
+class SoftMarginLoss(_ReductionLoss):
+    """torch.nn.SoftMarginLoss: see soft_margin_loss."""
 
     def construct(self, input, target):
         return soft_margin_loss(input, target, self.reduction)
@@ -156,12 +151,8 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     return _loss_reduce(loss, reduction)
 
 
-class MultiLabelMarginLoss(nn.Cell):
+class MultiLabelMarginLoss(_ReductionLoss):
     """torch.nn.MultiLabelMarginLoss: see multilabel_margin_loss."""
-
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
 
     def construct(self, input, target):
         return multilabel_margin_loss(input, target, self.reduction)
