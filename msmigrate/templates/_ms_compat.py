@@ -552,8 +552,7 @@ def _activation(base):
     class Activation(base):
         def __init__(self, inplace=False):
             super().__init__()
-    Activation.__name__ = base.__name__
-    Activation.__qualname__ = base.__name__
+    Activation.__name__ = Activation.__qualname__ = base.__name__
     return Activation
 
 
@@ -617,8 +616,7 @@ def _batch_norm(base):
                 raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
-    BatchNorm.__name__ = base.__name__
-    BatchNorm.__qualname__ = base.__name__
+    BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
     return BatchNorm
 
 
@@ -637,8 +635,7 @@ def _instance_norm(name):
             if track_running_stats:
                 raise MigrationError(f"{name} track_running_stats=True is not converted")
             super().__init__(num_features, num_features, eps=eps, affine=affine)
-    InstanceNorm.__name__ = name
-    InstanceNorm.__qualname__ = name
+    InstanceNorm.__name__ = InstanceNorm.__qualname__ = name
     return InstanceNorm
 
 
