@@ -2,21 +2,13 @@
 compiled graph (msmigrate/graph_objects.py). MindSpore builds it through its Python fallback: every
 tensor it holds, and every tensor returned next to it, gets no static shape and no gradient (measured on
 2.10: d/dx 0 where PyNative and torch give the true value). PyNative builds it as written; compiling a
-graph that reaches it raises MigrationError naming the original line. (_compiling: host_draws.py)"""
-from mindspore.ops.primitive import constexpr as _obj_constexpr
-
-
-@_obj_constexpr(check=False)
-def _refuse_object(cls_name, where):
-    raise MigrationError(
-        f"{cls_name}(...) at {where} builds a Python object inside a compiled graph (GRAPH mode or ms.jit): "
-        f"MindSpore runs it through its Python fallback, where the tensors it holds lose their gradient "
-        f"and their static shape. Return tensors, tuples or dicts of tensors instead, or run this network in "
-        f"PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+graph that reaches it raises MigrationError naming the original line. (_pynative_only: host_draws.py)"""
 
 
 def graph_object(obj, cls_name, where):
     """The object, in PyNative; compiling a graph that builds it raises MigrationError."""
-    if _compiling(_draw_probe):
-        _refuse_object(cls_name, where)
-    return obj
+    return _pynative_only(
+        obj, "{}(...) at {} builds a Python object inside a compiled graph (GRAPH mode or ms.jit): MindSpore runs "
+        "it through its Python fallback, where the tensors it holds lose their gradient and their static shape. "
+        "Return tensors, tuples or dicts of tensors instead, or run this network in PYNATIVE mode "
+        "(ms.set_context(mode=ms.PYNATIVE_MODE))", cls_name, where)

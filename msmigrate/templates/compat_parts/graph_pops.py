@@ -2,19 +2,8 @@
 function got as an argument (GRAPH mode does not shorten the caller's list) or a tensor popped from a
 local list the converter could not rewrite as indexing (GRAPH mode loses its gradient). PyNative pops
 as written; compiling a graph that reaches such a pop raises MigrationError naming the original line.
-(_compiling: host_draws.py)"""
+(_compiling, _refuse_compiled: host_draws.py)"""
 from mindspore import Tensor as _PopTensor
-from mindspore.ops.primitive import constexpr as _pop_constexpr
-
-
-@_pop_constexpr(check=False)
-def _refuse_pop(any_item, where):
-    why = ("the caller's list would keep its length" if any_item
-           else "the gradient reaching the popped tensor would be lost")
-    raise MigrationError(
-        f"list.pop() at {where} inside a compiled graph (GRAPH mode or ms.jit): MindSpore compiles it, but "
-        f"{why}. Pop by indexing in the function that builds the list (`item = h[-1]; h = h[:-1]`) and "
-        f"return the shorter list, or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
 
 
 def graph_pop(item, any_item, where):
@@ -22,5 +11,10 @@ def graph_pop(item, any_item, where):
     if _compiling(_draw_probe):
         # nested in an expression, GRAPH mode's pop gives (shorter list, item): refused as well
         if any_item or isinstance(item, (_PopTensor, tuple, list)):
-            _refuse_pop(any_item, where)
+            _refuse_compiled(
+                "list.pop() at {} inside a compiled graph (GRAPH mode or ms.jit): MindSpore compiles it, but {}. Pop "
+                "by indexing in the function that builds the list (`item = h[-1]; h = h[:-1]`) and return the "
+                "shorter list, or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))", where,
+                "the caller's list would keep its length" if any_item
+                else "the gradient reaching the popped tensor would be lost")
     return item

@@ -17,15 +17,21 @@ def _compiling(func):
 
 
 @_constexpr(check=False)
-def _refuse_draw(api, where):
-    raise MigrationError(
-        f"{api} at {where} draws on the host inside a compiled graph (GRAPH mode or ms.jit): MindSpore would "
-        f"draw once, while compiling, and reuse that sample on every call. Run this network in PYNATIVE mode "
-        f"(ms.set_context(mode=ms.PYNATIVE_MODE)) or draw with MindSpore ops (ops.randn...)")
+def _refuse_compiled(message, *args):
+    """Stops compiling a graph: MigrationError(message.format(*args)), naming the original line."""
+    raise MigrationError(message.format(*args))
+
+
+def _pynative_only(value, message, *args):
+    """The value, in PyNative; compiling a graph that reaches it raises MigrationError(message.format(*args))."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(message, *args)
+    return value
 
 
 def host_draw(value, api, where):
     """The draw's value, in PyNative; compiling a graph that reaches it raises MigrationError."""
-    if _compiling(_draw_probe):
-        _refuse_draw(api, where)
-    return value
+    return _pynative_only(
+        value, "{} at {} draws on the host inside a compiled graph (GRAPH mode or ms.jit): MindSpore would draw "
+        "once, while compiling, and reuse that sample on every call. Run this network in PYNATIVE mode "
+        "(ms.set_context(mode=ms.PYNATIVE_MODE)) or draw with MindSpore ops (ops.randn...)", api, where)
