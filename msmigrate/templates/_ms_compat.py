@@ -171,6 +171,23 @@ def _from_placeholder(error):
     return False
 
 
+class _NullContext:
+    """A context manager and decorator that changes nothing, for torch's calls MindSpore needs no counterpart
+    of (autocast, sdpa_kernel, record_function in compat_parts/runtime.py, attention.py, debugging.py)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, fn):
+        return fn
+
+
 # ----------------------------------------------------------------- tensors
 def legacy_tensor(dtype, *args):
     """torch.Tensor(...) / torch.FloatTensor(...) and friends: sizes give a (zero-filled)

@@ -45,18 +45,9 @@ class SDPBackend:
     ERROR, MATH, FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION, OVERRIDEABLE = -1, 0, 1, 2, 3, 4
 
 
-class sdpa_kernel:
+class sdpa_kernel(_NullContext):
     """torch.nn.attention.sdpa_kernel / torch.backends.cuda.sdp_kernel: which of torch's kernels may run.
     scaled_dot_product_attention here has one implementation, so the choice changes nothing."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 class BlockMask:

@@ -189,22 +189,13 @@ class ProfilerOpTable(list):
         return self.table()
 
 
-class record_function:
+class record_function(_NullContext):
     """torch.profiler.record_function outside a `with` line (a decorator, or start/stop by
     hand): MindSpore 2.10 has no public user range on CPU/GPU (mindspore.profiler.mstx
     marks ranges on Ascend only), so this marks nothing; the code inside runs unchanged."""
 
     def __init__(self, name, args=None):
         self.name = name
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def __call__(self, fn):
-        return fn
 
 
 # ---------------------------------------------------------------------------- hooks

@@ -244,23 +244,11 @@ def set_num_threads(num):
 
 # ----------------------------------------------------------------- mixed precision
 @ms.jit_class   # a `with` inside construct/ms.jit needs a jit_class object
-class autocast:
+class autocast(_NullContext):
     """torch.autocast / torch.cuda.amp.autocast kept where it is not a plain `with` line
     (assigned, `with ... as name`, used as a decorator): it does nothing, the code runs in
     the network's own precision. MindSpore sets mixed precision on the network instead:
     net = mindspore.amp.auto_mixed_precision(net, 'O1')."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def __call__(self, fn):
-        return fn
 
 
 class GradScaler:
