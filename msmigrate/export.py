@@ -22,12 +22,16 @@ This module imports neither torch nor mindspore at import time.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import os
 import sys
 import tempfile
 import time
+import types
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, List, Optional, Sequence, Union
 
 from .verify import (InputSpec, VerifyUsageError, Verdict, _ArgParser, _build, _check_top_level, _flatten, _fmt,
@@ -116,36 +120,29 @@ def _load_checkpoint(ms: Any, net: Any, ckpt: str, result: ExportResult) -> bool
     return True
 
 
-def _ms_export(ms: Any, net: Any, inputs: list, file_name: str) -> Optional[str]:
-    """mindspore.export(..., file_format="MINDIR"). It compiles in MindSpore's strict
-    syntax mode, which refuses Python that GRAPH mode runs through its fallback (e.g.
-    torchvision's `_log_api_usage_once(fn)` reading `fn.__module__`); such a network is
-    exported again in lax mode (MS_DEV_JIT_SYNTAX_LEVEL=2). Returns a note saying so, or
-    None. Either way the caller proves the file by reloading it."""
-    level = ms.get_context("jit_syntax_level")
-    try:
-        ms.export(net, *inputs, file_name=file_name, file_format="MINDIR")
+@functools.lru_cache(maxsize=1)
+def _runtime_deploy() -> types.ModuleType:
+    """The emitted runtime's deployment section (templates/compat_parts/deploy.py) as a module of its own:
+    converted programs and `msmigrate export` write MindIR through the same strict-then-lax export."""
+    path = Path(__file__).resolve().parent / "templates" / "compat_parts" / "deploy.py"
+    spec = importlib.util.spec_from_file_location("msmigrate._runtime_deploy", path)
+    deploy = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(deploy)
+    return deploy
+
+
+def _ms_export(net: Any, inputs: list, file_name: str) -> Optional[str]:
+    """mindspore.export(..., file_format="MINDIR"), as the converted programs' helper does it (strict syntax
+    mode, then lax mode for a network that strict mode refuses, e.g. torchvision's `_log_api_usage_once(fn)`
+    reading `fn.__module__`). Returns a note when lax mode was needed, or None. Either way the caller proves
+    the file by reloading it."""
+    strict_error = _runtime_deploy()._export_lax_fallback(net, inputs, file_name, "MINDIR")
+    if strict_error is None:
         return None
-    except Exception as e:  # noqa: BLE001
-        if "strict mode" not in str(e):
-            raise
-        strict_error = _one_line(e, 200)
-    finally:
-        ms.set_context(jit_syntax_level=level)  # export leaves STRICT set when it fails
-    old = os.environ.get("MS_DEV_JIT_SYNTAX_LEVEL")
-    os.environ["MS_DEV_JIT_SYNTAX_LEVEL"] = "2"
-    try:
-        ms.export(net, *inputs, file_name=file_name, file_format="MINDIR")
-    finally:
-        ms.set_context(jit_syntax_level=level)
-        if old is None:
-            os.environ.pop("MS_DEV_JIT_SYNTAX_LEVEL", None)
-        else:
-            os.environ["MS_DEV_JIT_SYNTAX_LEVEL"] = old
-    return f"exported in MindSpore's lax syntax mode (strict mode refused: {strict_error})"
+    return f"exported in MindSpore's lax syntax mode (strict mode refused: {_one_line(strict_error, 200)})"
 
 
-def _export_to(ms: Any, net: Any, inputs: list, out: str) -> Optional[str]:
+def _export_to(net: Any, inputs: list, out: str) -> Optional[str]:
     """mindspore.export into a temporary folder beside ``out``, then moved to ``out``:
     MindSpore chmods the folder it writes into to 0700 and the file to read-only, which
     the user's output folder and a later re-export should not get. Returns _ms_export's note."""
@@ -153,7 +150,7 @@ def _export_to(ms: Any, net: Any, inputs: list, out: str) -> Optional[str]:
     os.makedirs(parent, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent, prefix=".msmigrate-export-") as tmp:
         written = os.path.join(tmp, "model.mindir")
-        note = _ms_export(ms, net, inputs, written)
+        note = _ms_export(net, inputs, written)
         if not os.path.isfile(written):
             raise RuntimeError(f"mindspore.export wrote no {written}")
         umask = os.umask(0)
@@ -226,7 +223,7 @@ def export_mindir(spec: str, path: Union[None, str, Sequence[str]], inputs_spec:
             raise VerifyUsageError(f"{spec} returned no tensor output: nothing to compare")
         stage = "mindspore.export"
         t4 = time.perf_counter()
-        note = _export_to(ms, net, inputs, out)
+        note = _export_to(net, inputs, out)
         if note:
             result.notes.append(note)
         result.timings["export_s"] = time.perf_counter() - t4

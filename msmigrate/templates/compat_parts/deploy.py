@@ -15,8 +15,11 @@ Where torch differs
     helpers write at exactly the path the program gives (or into a writable binary file
     object), so the rest of the program finds the file where it expects it.
 """
+import os
 import shutil
 import tempfile
+
+import mindspore as ms   # _export_lax_fallback also serves `msmigrate export` (msmigrate/export.py)
 
 
 def _example_inputs(args):
@@ -45,14 +48,16 @@ def _no_extras(**given):
 def _export_lax_fallback(net, inputs, file_name, file_format):
     """mindspore.export compiles in strict syntax mode, which refuses plain Python that GRAPH
     mode runs through its fallback (e.g. reading fn.__module__ for logging); such a network is
-    exported again in lax mode (MS_DEV_JIT_SYNTAX_LEVEL=2), as GRAPH mode would run it."""
+    exported again in lax mode (MS_DEV_JIT_SYNTAX_LEVEL=2), as GRAPH mode would run it.
+    Returns strict mode's refusal when the lax export was needed, else None."""
     level = ms.get_context("jit_syntax_level")
     try:
         ms.export(net, *inputs, file_name=file_name, file_format=file_format)
-        return
+        return None
     except Exception as exc:
         if "strict mode" not in str(exc):
             raise
+        strict_error = exc
     finally:
         ms.set_context(jit_syntax_level=level)  # a failed export leaves STRICT set
     old = os.environ.get("MS_DEV_JIT_SYNTAX_LEVEL")
@@ -65,6 +70,7 @@ def _export_lax_fallback(net, inputs, file_name, file_format):
             os.environ.pop("MS_DEV_JIT_SYNTAX_LEVEL", None)
         else:
             os.environ["MS_DEV_JIT_SYNTAX_LEVEL"] = old
+    return strict_error
 
 
 def _write_graph(net, inputs, f, file_format, training=False):
