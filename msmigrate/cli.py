@@ -416,15 +416,34 @@ def main(argv: Optional[List[str]] = None) -> int:
     if cmd not in COMMANDS:
         print(f"msmigrate: error: unknown command {cmd!r} ({', '.join(COMMANDS)})", file=sys.stderr)
         return EXIT_USAGE
-    from .extras import missing_requirement, one_line_error
+    from .extras import missing_requirement
 
     missing = None if {"-h", "--help"} & set(rest) else missing_requirement(cmd)
     if missing:
         print(missing, file=sys.stderr)
         return EXIT_USAGE
+    return run_command(cmd, rest, isolate=cmd in USER_CODE_COMMANDS and not {"-h", "--help"} & set(rest))
+
+
+# Commands that call the user's MODULE:CALLABLE in their own process (verify, export and weights --net have
+# workers of their own): they run in a child process (user_process.py), so that code which ends its process
+# (sys.exit, os._exit, a native crash) fails the command instead of choosing msmigrate's exit status.
+USER_CODE_COMMANDS = ("trace", "keras")
+
+
+def run_command(cmd: str, rest: List[str], isolate: bool = False, in_child: bool = False) -> int:
+    from .extras import one_line_error
+
     try:
+        if isolate:
+            from .user_process import run_isolated
+            return run_isolated("msmigrate.cli", "command_in_child", [cmd, *rest], f"msmigrate {cmd}", "the user's code")
         return COMMANDS[cmd][0](rest)
-    except SystemExit as exc:  # argparse
+    except SystemExit as exc:  # argparse; in the child (no --help there) also the user's code calling sys.exit
+        if in_child and exc.code in (0, None):
+            print(f"msmigrate {cmd}: error: the user's code called sys.exit({exc.code!r}) before the command "
+                  "finished; nothing was written", file=sys.stderr)
+            return EXIT_USAGE
         return EXIT_USAGE if exc.code not in (0, None) else EXIT_OK
     except KeyboardInterrupt:
         print("msmigrate: interrupted", file=sys.stderr)
@@ -432,6 +451,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as exc:  # one line, never a raw traceback (MSMIGRATE_TRACEBACK=1 shows it)
         print(one_line_error(cmd, exc), file=sys.stderr)
         return 1
+
+
+def command_in_child(argv: List[str], status_file: str) -> None:
+    """The child side of an isolated command: its exit status goes to ``status_file`` (user_process.py)."""
+    from .user_process import write_status
+    write_status(status_file, run_command(argv[0], argv[1:], in_child=True))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from . import inplace_values as IV
 from . import graph_pops as GP
 from . import graph_iters as GI
 from . import graph_objects as GO
+from . import graph_state as GS
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -849,6 +850,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
+        self._state_reads = GS.module_state_reads(node, cell_classes)   # `if self.state is None`: graph_state.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
         self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
@@ -1137,7 +1139,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        return GR.track(self, original, self._leave_attribute(original, updated))   # `x.grad`: see leave_Module
+        result = GS.wrap_read(self, original, self._leave_attribute(original, updated))   # graph_state.py
+        return GR.track(self, original, result)   # `x.grad`: see leave_Module
+
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        return GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
 
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
         device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py

@@ -423,3 +423,58 @@ def test_inplace_op_only_for_the_caller_stops_naming_its_line():
     with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"masked_fill_ at \S+:{line}\b"):
         mod.caller(ms.Tensor(w))
     assert load_torch(INPLACE_FOR_THE_CALLER)["caller"](torch.from_numpy(w))[2] == -1.0   # torch: the caller's h
+
+
+# ------------------------------------------------------------------ state forward keeps across its calls
+STATE_ACROSS_CALLS = """
+import torch
+import torch.nn as nn
+
+
+class Tracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.first = None
+        self.register_buffer("avg", torch.zeros(4))
+        self.calls = 0
+
+    def forward(self, x):
+        y = self.lin(x)
+        if self.first is None:
+            self.first = y.detach().mean()
+        else:
+            y = y + self.first
+        self.avg = self.avg * 0.5 + y.detach().mean(0)
+        self.calls += 1
+        return y + self.avg
+"""
+
+
+def test_state_read_across_forward_calls_runs_in_pynative_and_stops_graph_naming_its_line():
+    """Compiled, MindSpore decided `self.first is None` once (measured: the else branch never ran, silently);
+    the buffer and the counter it keeps right. PyNative matches torch call after call; GRAPH stops."""
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    torch.manual_seed(0)
+    tnet = load_torch(STATE_ACROSS_CALLS)["Tracker"]()
+    mod, code, _ = load_converted(STATE_ACROSS_CALLS)
+    assert "_ms_compat.graph_state(self.first, 'self.first'" in code, code
+    assert "graph_state(self.avg" not in code and "graph_state(self.calls" not in code, code
+    net = mod.Tracker()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    xs = [np.random.RandomState(i).randn(2, 4).astype(np.float32) for i in range(3)]
+    for x in xs:
+        assert_close(net(ms.Tensor(x)), tnet(torch.from_numpy(x)))
+    assert net.calls == tnet.calls == 3
+    line = STATE_ACROSS_CALLS.splitlines().index("        if self.first is None:") + 1
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"self\.first at \S+:{line}\b"):
+            mod.Tracker()(ms.Tensor(xs[0]))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

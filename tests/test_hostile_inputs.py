@@ -406,6 +406,29 @@ def test_net_factory_that_exits_is_an_error(tmp_path, capsys):
     assert not marker.exists()
 
 
+def test_trace_and_keras_factory_that_exits_is_an_error(tmp_path, capsys):
+    """`trace` and `keras MODULE:CALLABLE` call the user's factory in a child process (cli.USER_CODE_COMMANDS):
+    sys.exit(0) or os._exit(0) there is a one-line error and exit 2, never msmigrate exiting 0 with nothing
+    written; the payload's marker, written after its exit, never exists."""
+    pytest.importorskip("torch")
+    marker = tmp_path / "AFTER_EXIT"
+    mod = f"exiting_user_{os.getpid()}"
+    (tmp_path / f"{mod}.py").write_text(
+        f"import os, sys\n\ndef hard():\n    os._exit(0)\n    open({str(marker)!r}, 'w')\n\n"
+        f"def soft():\n    sys.exit(0)\n")
+    cases = [("trace", f"{mod}:hard", "ended the process (exit status 0)", ["--input", "1,3"]),
+             ("keras", f"{mod}:soft", "called sys.exit(0)", [])]
+    for cmd, spec, said, extra in cases:
+        out = tmp_path / f"out_{cmd}"
+        rc = main([cmd, spec if cmd == "keras" else "--torch", *([] if cmd == "keras" else [spec]),
+                   "--path", str(tmp_path), *extra, "-o", str(out)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2, (cmd, err)
+        assert err[-1].startswith(f"msmigrate {cmd}: error: the user's code {said}"), (cmd, err)
+        assert not out.exists()
+    assert not marker.exists()
+
+
 # ------------------------------------------------------------------------------------------ convert: sources
 
 DEEP = {
