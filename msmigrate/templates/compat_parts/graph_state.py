@@ -2,21 +2,13 @@
 forward stores self.prev; msmigrate/graph_state.py). PyNative reads it as written. Compiled (GRAPH mode,
 ms.jit), MindSpore decides the read while compiling and reuses the graph on the next call (measured on
 2.10: the first call's branch and value again, silently); so compiling stops with MigrationError naming
-the original line. (_compiling: host_draws.py)"""
-from mindspore.ops.primitive import constexpr as _state_constexpr
-
-
-@_state_constexpr(check=False)
-def _refuse_state(attr, where):
-    raise MigrationError(
-        f"{attr} at {where} reads state that forward keeps across calls, inside a compiled graph (GRAPH mode "
-        f"or ms.jit): MindSpore decides the read while compiling and reuses it on every call. Keep the state "
-        f"in a buffer (register_buffer, a Parameter MindSpore updates in the graph), pass it in and return "
-        f"it, or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+the original line. (_pynative_only: host_draws.py)"""
 
 
 def graph_state(value, attr, where):
     """Compiled, MindSpore decides this read once, while compiling (measured): PyNative reads it; GRAPH raises."""
-    if _compiling(_draw_probe):
-        _refuse_state(attr, where)
-    return value
+    return _pynative_only(
+        value, "{} at {} reads state that forward keeps across calls, inside a compiled graph (GRAPH mode or "
+        "ms.jit): MindSpore decides the read while compiling and reuses it on every call. Keep the state in a "
+        "buffer (register_buffer, a Parameter MindSpore updates in the graph), pass it in and return it, or run "
+        "this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))", attr, where)
