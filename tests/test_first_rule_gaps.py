@@ -434,10 +434,9 @@ import torch.nn as nn
 class Tracker(nn.Module):
     def __init__(self):
         super().__init__()
-        self.lin = nn.Linear(4, 4)
-        self.first = None
         self.register_buffer("avg", torch.zeros(4))
-        self.calls = 0
+        self.calls, self.first = 0, None
+        self.lin = nn.Linear(4, 4)
 
     def forward(self, x):
         y = self.lin(x)
