@@ -490,6 +490,7 @@ def drift(installed: Dict[str, Dict[str, Tuple[str, str]]],
 
 
 def write_surface(path=None) -> str:
+    import textwrap
     from pathlib import Path
 
     import torch
@@ -500,13 +501,20 @@ def write_surface(path=None) -> str:
     lines = ['"""The public names of torch\'s main namespaces (kind, canonical origin when it differs), as data.',
              f"Generated from torch {version} by `python -m msmigrate.census --regenerate`; do not edit by hand.",
              'tests/test_census.py regenerates it from the installed torch and fails when it drifts."""',
-             "", f'TORCH_VERSION = "{version}"', "", "SURFACE = {"]
+             "", f'TORCH_VERSION = "{version}"', "",
+             "# (namespace, name) -> (kind, origin). Each line names its namespace: a name that two namespaces",
+             "# export (torch.conv1d, torch.nn.functional.conv1d) stands on two lines that differ.",
+             "_NAMES = {"]
     for ns, names in data.items():
-        lines.append(f"    {ns!r}: {{")
         for n, (kind, origin) in names.items():
-            lines.append(f"        {n!r}: ({kind!r}, {origin!r}),")
-        lines.append("    },")
-    lines.append("}")
+            lines.append(f"    ({ns!r}, {n!r}): ({kind!r}, {origin!r}),")
+    lines += ["}", "", "# namespace -> {name: (kind, origin)}",
+              "SURFACE = {namespace: {} for namespace in (",
+              *textwrap.wrap(", ".join(repr(ns) for ns in data) + ",", 116, initial_indent="    ",
+                             subsequent_indent="    ", break_long_words=False, break_on_hyphens=False),
+              ")}",
+              "for (_namespace, _name), _kind_origin in _NAMES.items():",
+              "    SURFACE[_namespace][_name] = _kind_origin"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return f"{sum(len(v) for v in data.values())} names from torch {version} written to {path}"
 
