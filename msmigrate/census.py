@@ -47,6 +47,45 @@ class Rule:
 
 ANY = r".*"
 INTERNAL = "internal to torch (private name or implementation helper), not part of the model-writing API"
+# The last rules: what is left of a namespace is one TODO group (namespace regex, reason, what to write
+# instead), after every rule above.
+_REST_OF_NAMESPACE: Tuple[Tuple[str, str, str], ...] = (
+    (r"torch\.distributions",
+     "this torch.distributions class or function has no mapping record (Normal, Uniform, Bernoulli, "
+     "Categorical, Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson, MultivariateNormal, Independent, "
+     "kl_divergence have)",
+     "mindspore.nn.probability.distribution (Normal, Bernoulli, Categorical...) with explicit parameters"),
+    (r"torch\.signal(\.windows)?", "window functions have no mapping records",
+     "numpy/scipy.signal.windows computed once and wrapped with ms.Tensor(...)"),
+    (r"torch\.fft", "this FFT function has no mapping record",
+     "mindspore.ops.fft / ops.ifft / ops.rfft (MindSpore 2.x) where available, or numpy.fft on .asnumpy()"),
+    (r"torch\.linalg", "this torch.linalg function has no mapping record",
+     "mindspore.ops (ops.matrix_inverse, ops.svd, ops.qr, ops.norm...) or mindspore.mint.linalg"),
+    (r"torch\.special", "this torch.special function has no mapping record",
+     "mindspore.ops (ops.erf, ops.lgamma, ops.digamma, ops.xlogy...) or scipy.special on values"),
+    (r"torch\.autograd", "autograd graph machinery has no mapping record",
+     "ms.grad / ms.value_and_grad / ms.ops.GradOperation over a function; custom backward via "
+     "nn.Cell.bprop"),
+    (r"torch\.amp", "torch.amp has no mapping record here",
+     "mindspore.amp.auto_mixed_precision(net, 'O1') and mindspore.amp.DynamicLossScaler"),
+    (r"torch\.optim(\.lr_scheduler)?", "this optimizer/scheduler has no mapping record",
+     "the nearest mindspore.nn optimizer / mindspore.experimental.optim(.lr_scheduler) class, checked by "
+     "`msmigrate verify --train`"),
+    (r"torch\.utils\.data", "this data utility has no mapping record",
+     "mindspore.dataset (GeneratorDataset, samplers, .batch/.shuffle/.map)"),
+    (r"torch\.nn\.utils", "this torch.nn.utils helper has no mapping record",
+     "mindspore.ops.clip_by_global_norm / ms.Parameter manipulation by hand"),
+    (r"torch\.nn\.init", "this initializer has no mapping record",
+     "mindspore.common.initializer (initializer(Normal(...), shape)) and param.set_data(...)"),
+    (r"torch\.nn\.functional", "this functional op has no mapping record",
+     "the mindspore.ops / mindspore.mint.nn.functional function of the same name where it exists"),
+    (r"torch\.nn", "this torch.nn layer/class has no mapping record",
+     "the mindspore.nn / mindspore.mint.nn Cell of the same name where it exists, as a Cell subclass"),
+    (r"torch(\.Tensor)?", "no mapping record",
+     "the mindspore.ops / ms.Tensor method of the same name where it exists; check values with "
+     "`msmigrate verify`"),
+)
+
 # first matching rule wins; rules only apply to names without a registry record
 RULES: Tuple[Rule, ...] = (
     # --- out of scope ----------------------------------------------------------------------------------
@@ -167,39 +206,7 @@ RULES: Tuple[Rule, ...] = (
                            r"as_subclass|new_tensor|new_empty_strided|type|is_inference)", TODO,
          "a torch.Tensor device/autograd-graph/named-tensor method with no record",
          "MindSpore computes gradients functionally (ms.grad / ms.value_and_grad); devices via set_context"),
-    Rule(r"torch\.distributions", ANY, TODO,
-         "this torch.distributions class or function has no mapping record (Normal, Uniform, Bernoulli, Categorical, "
-         "Exponential, Laplace, Gamma, Beta, Dirichlet, Poisson, MultivariateNormal, Independent, kl_divergence have)",
-         "mindspore.nn.probability.distribution (Normal, Bernoulli, Categorical...) with explicit parameters"),
-    Rule(r"torch\.signal(\.windows)?", ANY, TODO, "window functions have no mapping records",
-         "numpy/scipy.signal.windows computed once and wrapped with ms.Tensor(...)"),
-    Rule(r"torch\.fft", ANY, TODO, "this FFT function has no mapping record",
-         "mindspore.ops.fft / ops.ifft / ops.rfft (MindSpore 2.x) where available, or numpy.fft on .asnumpy()"),
-    Rule(r"torch\.linalg", ANY, TODO, "this torch.linalg function has no mapping record",
-         "mindspore.ops (ops.matrix_inverse, ops.svd, ops.qr, ops.norm...) or mindspore.mint.linalg"),
-    Rule(r"torch\.special", ANY, TODO, "this torch.special function has no mapping record",
-         "mindspore.ops (ops.erf, ops.lgamma, ops.digamma, ops.xlogy...) or scipy.special on values"),
-    Rule(r"torch\.autograd", ANY, TODO, "autograd graph machinery has no mapping record",
-         "ms.grad / ms.value_and_grad / ms.ops.GradOperation over a function; custom backward via "
-         "nn.Cell.bprop"),
-    Rule(r"torch\.amp", ANY, TODO, "torch.amp has no mapping record here",
-         "mindspore.amp.auto_mixed_precision(net, 'O1') and mindspore.amp.DynamicLossScaler"),
-    Rule(r"torch\.optim(\.lr_scheduler)?", ANY, TODO, "this optimizer/scheduler has no mapping record",
-         "the nearest mindspore.nn optimizer / mindspore.experimental.optim(.lr_scheduler) class, checked by "
-         "`msmigrate verify --train`"),
-    Rule(r"torch\.utils\.data", ANY, TODO, "this data utility has no mapping record",
-         "mindspore.dataset (GeneratorDataset, samplers, .batch/.shuffle/.map)"),
-    Rule(r"torch\.nn\.utils", ANY, TODO, "this torch.nn.utils helper has no mapping record",
-         "mindspore.ops.clip_by_global_norm / ms.Parameter manipulation by hand"),
-    Rule(r"torch\.nn\.init", ANY, TODO, "this initializer has no mapping record",
-         "mindspore.common.initializer (initializer(Normal(...), shape)) and param.set_data(...)"),
-    Rule(r"torch\.nn\.functional", ANY, TODO, "this functional op has no mapping record",
-         "the mindspore.ops / mindspore.mint.nn.functional function of the same name where it exists"),
-    Rule(r"torch\.nn", ANY, TODO, "this torch.nn layer/class has no mapping record",
-         "the mindspore.nn / mindspore.mint.nn Cell of the same name where it exists, as a Cell subclass"),
-    Rule(r"torch(\.Tensor)?", ANY, TODO, "no mapping record",
-         "the mindspore.ops / ms.Tensor method of the same name where it exists; check values with "
-         "`msmigrate verify`"),
+    *(Rule(namespace, ANY, TODO, reason, instead) for namespace, reason, instead in _REST_OF_NAMESPACE),
 )
 
 
@@ -483,6 +490,7 @@ def drift(installed: Dict[str, Dict[str, Tuple[str, str]]],
 
 
 def write_surface(path=None) -> str:
+    import textwrap
     from pathlib import Path
 
     import torch
@@ -493,13 +501,20 @@ def write_surface(path=None) -> str:
     lines = ['"""The public names of torch\'s main namespaces (kind, canonical origin when it differs), as data.',
              f"Generated from torch {version} by `python -m msmigrate.census --regenerate`; do not edit by hand.",
              'tests/test_census.py regenerates it from the installed torch and fails when it drifts."""',
-             "", f'TORCH_VERSION = "{version}"', "", "SURFACE = {"]
+             "", f'TORCH_VERSION = "{version}"', "",
+             "# (namespace, name) -> (kind, origin). Each line names its namespace: a name that two namespaces",
+             "# export (torch.conv1d, torch.nn.functional.conv1d) stands on two lines that differ.",
+             "_NAMES = {"]
     for ns, names in data.items():
-        lines.append(f"    {ns!r}: {{")
         for n, (kind, origin) in names.items():
-            lines.append(f"        {n!r}: ({kind!r}, {origin!r}),")
-        lines.append("    },")
-    lines.append("}")
+            lines.append(f"    ({ns!r}, {n!r}): ({kind!r}, {origin!r}),")
+    lines += ["}", "", "# namespace -> {name: (kind, origin)}",
+              "SURFACE = {namespace: {} for namespace in (",
+              *textwrap.wrap(", ".join(repr(ns) for ns in data) + ",", 116, initial_indent="    ",
+                             subsequent_indent="    ", break_long_words=False, break_on_hyphens=False),
+              ")}",
+              "for (_namespace, _name), _kind_origin in _NAMES.items():",
+              "    SURFACE[_namespace][_name] = _kind_origin"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return f"{sum(len(v) for v in data.values())} names from torch {version} written to {path}"
 

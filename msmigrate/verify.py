@@ -1248,6 +1248,17 @@ def _run_worker(kind: str, job: dict, workdir: str, timeout: Optional[float],
     return proc.returncode, status, (tail[-1].strip() if tail else f"exit status {proc.returncode}")
 
 
+def _worker_result(status: Optional[dict], result_file: str, result_type):
+    """The result the MindSpore worker wrote to `result_file`, as `result_type` (from_dict); None when the
+    worker did not finish. A usage error the worker reported is raised."""
+    if status and status.get("usage"):
+        raise VerifyUsageError(status.get("message"))
+    if os.path.exists(result_file) and status and status.get("ok"):
+        with open(result_file) as f:
+            return result_type.from_dict(json.load(f))
+    return None
+
+
 def cli_entry(command: str, run: Callable[[list], int], argv: Optional[Sequence[str]]) -> int:
     """Runs a command's parsed main (`msmigrate verify`, `msmigrate export`): a usage error is one line and
     exit 2, Ctrl-C exit 130, --help exit 0."""
@@ -1318,12 +1329,8 @@ def _main_verify(argv: list, train=None) -> int:
         rc, status, tail = _run_worker("_check-ms", {
             "spec": ms_spec, "path": ms_path, "npz": npz, "modes": list(modes), "rtol": args.rtol,
             "result_file": result_file}, workdir, args.timeout)
-        if status and status.get("usage"):
-            raise VerifyUsageError(status.get("message"))
-        if os.path.exists(result_file) and status and status.get("ok"):
-            with open(result_file) as f:
-                result = VerifyResult.from_dict(json.load(f))
-        else:
+        result = _worker_result(status, result_file, VerifyResult)
+        if result is None:
             msg = (status or {}).get("message") or f"MindSpore side failed: {tail}"
             result = VerifyResult(torch_spec=args.torch, ms_spec=ms_spec, rtol=args.rtol, seed=args.seed,
                                   inputs=[{"shape": list(s.shape), "dtype": s.dtype} for s in specs],

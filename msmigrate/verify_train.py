@@ -52,7 +52,7 @@ import numpy as np
 from .terminal import result_table, rich_console, spinner
 from .verify import (DEFAULT_INT_HIGH, DEFAULT_RTOL, MODES, NPZ_FORMAT, InputSpec, VerifyUsageError,
                      _build, _check_top_level, _detail, _fmt, _import_roots, _jsonable, _normalize_inputs,
-                     _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker,
+                     _normalize_modes, _one_line, _parse_spec, _run_worker, _TorchBlocker, _worker_result,
                      build_torch_model, compare_arrays, make_inputs, record_error, result_dict, run_worker_job,
                      reported, torch_record, unjson_floats, Verdict, from_known_fields, without_derived)
 
@@ -821,12 +821,8 @@ def verify_train(torch_spec: str, ms_spec: Optional[str] = None, inputs: Any = N
             "spec": ms_spec, "path": ms_roots, "npz": npz, "package": package, "workdir": workdir,
             "modes": list(modes), "rtol": rtol, "result_file": result_file}, workdir, timeout,
             module="msmigrate.verify_train")
-        if status and status.get("usage"):
-            raise VerifyUsageError(status.get("message"))
-        if os.path.exists(result_file) and status and status.get("ok"):
-            with open(result_file) as f:
-                result = TrainVerifyResult.from_dict(json.load(f))
-        else:
+        result = _worker_result(status, result_file, TrainVerifyResult)
+        if result is None:
             result = TrainVerifyResult(
                 torch_spec=torch_spec, ms_spec=ms_spec, steps=steps, rtol=rtol, seed=seed,
                 inputs=meta["inputs"], loss=meta["loss"], classes=meta["classes"],

@@ -91,12 +91,11 @@ def main_keras(argv: Optional[Sequence[str]] = None) -> int:
     p.add_argument("model", help="a .keras/.h5 file, a SavedModel directory, or MODULE:CALLABLE returning a model")
     p.add_argument("-o", "--out", required=True, help="output directory")
     p.add_argument("--path", help="directory to import MODULE from (MODULE:CALLABLE form)")
-    p.add_argument("--keep-nhwc", action="store_true",
-                   help="the converted model takes channels-last (NHWC) inputs like Keras and returns spatial "
-                        "outputs channels-last; it transposes once at each boundary (default: NCHW in and out)")
-    p.add_argument("--check", action="store_true",
-                   help="also run Keras and the converted model on a seeded random input and compare "
-                        "(PyNative and GRAPH mode)")
+    p.add_argument("--keep-nhwc", action="store_true", help="the converted model takes channels-last (NHWC) inputs "
+                   "like Keras and returns spatial outputs channels-last; it transposes once at each boundary "
+                   "(default: NCHW in and out)")
+    p.add_argument("--check", action="store_true", help="also run Keras and the converted model on a seeded random "
+                   "input and compare (PyNative and GRAPH mode)")
     args = p.parse_args(list(argv))
     from .load import load_keras_model
     from .worker import WorkerError

@@ -294,6 +294,36 @@ def _check_channels_last(layer):
                                    "(only channels_last models)")
 
 
+def _channelwise_input(ctx, args) -> Sym:
+    """The input of a layer with per-channel constants: a flattened (NCHW-order) tensor back in Keras order."""
+    x = _first(args)
+    return ctx.to(x, "cl") if x.layout == "flat" else x
+
+
+def _spatial_input(ctx, layer, args) -> Sym:
+    """The input of a channels_last spatial layer (pooling, padding...), channels-first."""
+    _check_channels_last(layer)
+    return ctx.spatial(_first(args))
+
+
+def _output(ctx, layer, node, expr: str, layout: str, became: str, note: str = "", flat_from=None) -> Sym:
+    """The layer's output ``NAME = expr`` in construct(), and its report row (``became``, ``note``)."""
+    y = ctx.assign(layer.name, expr, _out_shape(node), layout, flat_from)
+    ctx.row(layer, became, note)
+    return y
+
+
+def _cell_output(ctx, layer, node, x: Sym, code: str, layout: str, note: str, weights=None, activation=None,
+                 variant: str = "", extra_init: Sequence[str] = ()) -> Sym:
+    """The layer as the cell ``self.ATTR = code`` (holding ``weights``) applied to ``x``, then its activation;
+    the report row shows ``code`` and the activation."""
+    attr, _ = ctx.cell(layer, code, weights, variant=variant, extra_init=extra_init)
+    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), layout)
+    y, act = apply_act(ctx, layer, y, activation)
+    ctx.row(layer, code + act, note)
+    return y
+
+
 @handles("Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout",
          "AlphaDropout", "ActivityRegularization", "StochasticDepth", "Identity")
 def _identity(ctx, layer, node, args, kwargs):
@@ -311,18 +341,15 @@ def _input_layer(ctx, layer, node, args, kwargs):
 def _activation(ctx, layer, node, args, kwargs):
     x = _first(args)
     name = _act_name(layer.activation)
-    y = ctx.assign(layer.name, act_expr(name, x), _out_shape(node), x.layout, x.flat_from)
-    ctx.row(layer, act_expr(name, Sym("x", x.shape, x.layout)))
-    return y
+    return _output(ctx, layer, node, act_expr(name, x), x.layout, act_expr(name, Sym("x", x.shape, x.layout)),
+                   flat_from=x.flat_from)
 
 
 @handles("ReLU")
 def _relu(ctx, layer, node, args, kwargs):
     x = _first(args)
     expr = _relu_template(layer)
-    y = ctx.assign(layer.name, expr.format(x=x.var), _out_shape(node), x.layout, x.flat_from)
-    ctx.row(layer, expr.format(x="x"))
-    return y
+    return _output(ctx, layer, node, expr.format(x=x.var), x.layout, expr.format(x="x"), flat_from=x.flat_from)
 
 
 def _relu_template(layer) -> str:
@@ -342,18 +369,15 @@ def _relu_template(layer) -> str:
 def _leaky(ctx, layer, node, args, kwargs):
     x = _first(args)
     a = float(getattr(layer, "negative_slope", getattr(layer, "alpha", 0.3)))
-    y = ctx.assign(layer.name, f"ops.leaky_relu({x.var}, {a})", _out_shape(node), x.layout, x.flat_from)
-    ctx.row(layer, f"ops.leaky_relu(x, {a})")
-    return y
+    return _output(ctx, layer, node, f"ops.leaky_relu({x.var}, {a})", x.layout, f"ops.leaky_relu(x, {a})",
+                   flat_from=x.flat_from)
 
 
 @handles("ELU")
 def _elu(ctx, layer, node, args, kwargs):
     x = _first(args)
     a = float(layer.alpha)
-    y = ctx.assign(layer.name, f"ops.elu({x.var}, {a})", _out_shape(node), x.layout, x.flat_from)
-    ctx.row(layer, f"ops.elu(x, {a})")
-    return y
+    return _output(ctx, layer, node, f"ops.elu({x.var}, {a})", x.layout, f"ops.elu(x, {a})", flat_from=x.flat_from)
 
 
 @handles("Softmax")
@@ -367,21 +391,17 @@ def _softmax(ctx, layer, node, args, kwargs):
     if x.layout == "flat":
         x = ctx.to(x, "cl")
     ax = ms_axis(axes[0], x.rank, x.layout)
-    y = ctx.assign(layer.name, f"ops.softmax({x.var}, axis={ax})", _out_shape(node), x.layout)
-    ctx.row(layer, f"ops.softmax(x, axis={ax})", "axis translated to channels-first" if x.layout == "cf" else "")
-    return y
+    return _output(ctx, layer, node, f"ops.softmax({x.var}, axis={ax})", x.layout, f"ops.softmax(x, axis={ax})",
+                   "axis translated to channels-first" if x.layout == "cf" else "")
 
 
 @handles("PReLU")
 def _prelu(ctx, layer, node, args, kwargs):
-    x = _first(args)
-    if x.layout == "flat":
-        x = ctx.to(x, "cl")
+    x = _channelwise_input(ctx, args)
     alpha = np.asarray(layer.alpha)
     a = ctx.constant(layer.name + "_alpha", const_for(alpha, x.rank, x.layout), trainable=True)
-    y = ctx.assign(layer.name, f"ops.where({x.var} >= 0, {x.var}, {a} * {x.var})", _out_shape(node), x.layout)
-    ctx.row(layer, "ops.where(x >= 0, x, alpha * x)", "alpha is a trainable Parameter, laid out like x")
-    return y
+    return _output(ctx, layer, node, f"ops.where({x.var} >= 0, {x.var}, {a} * {x.var})", x.layout,
+                   "ops.where(x >= 0, x, alpha * x)", "alpha is a trainable Parameter, laid out like x")
 
 
 def _conv_common(layer, rank):
@@ -417,12 +437,8 @@ def _conv(ctx, layer, node, args, kwargs):
     code = (f"{cls}({cin}, {cout}, kernel_size={_shape_tuple(k)}, stride={_shape_tuple(s)}, pad_mode='{pad}'"
             + (f", dilation={_shape_tuple(d)}" if any(v != 1 for v in d) else "")
             + (f", group={groups}" if groups != 1 else "") + f", has_bias={bool(layer.use_bias)})")
-    attr, _ = ctx.cell(layer, code, weights)
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), "cf")
-    y, act = apply_act(ctx, layer, y, layer.activation)
-    ctx.row(layer, code + act, "kernel HWIO -> OIHW" + ("; TF 'same' padding = MindSpore pad_mode='same'"
-                                                       if pad == "same" else ""))
-    return y
+    return _cell_output(ctx, layer, node, x, code, "cf", "kernel HWIO -> OIHW" + (
+        "; TF 'same' padding = MindSpore pad_mode='same'" if pad == "same" else ""), weights, layer.activation)
 
 
 @handles("DepthwiseConv2D")
@@ -439,11 +455,8 @@ def _dwconv(ctx, layer, node, args, kwargs):
     code = (f"nn.Conv2d({cin}, {cin * mult}, kernel_size={k}, stride={s}, pad_mode='{pad}'"
             + (f", dilation={d}" if any(v != 1 for v in d) else "")
             + f", group={cin}, has_bias={bool(layer.use_bias)})")
-    attr, _ = ctx.cell(layer, code, weights)
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), "cf")
-    y, act = apply_act(ctx, layer, y, layer.activation)
-    ctx.row(layer, code + act, "depthwise kernel (kh,kw,in,mult) -> (in*mult,1,kh,kw)")
-    return y
+    return _cell_output(ctx, layer, node, x, code, "cf", "depthwise kernel (kh,kw,in,mult) -> (in*mult,1,kh,kw)",
+                        weights, layer.activation)
 
 
 @handles("SeparableConv2D")
@@ -483,11 +496,8 @@ def _convt(ctx, layer, node, args, kwargs):
         weights["bias"] = np.asarray(layer.bias)
     code = (f"nn.Conv2dTranspose({cin}, {cout}, kernel_size={k}, stride={s}, pad_mode='{pad}', "
             f"has_bias={bool(layer.use_bias)})")
-    attr, _ = ctx.cell(layer, code, weights)
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), "cf")
-    y, act = apply_act(ctx, layer, y, layer.activation)
-    ctx.row(layer, code + act, "kernel (kh,kw,out,in) -> (in,out,kh,kw)")
-    return y
+    return _cell_output(ctx, layer, node, x, code, "cf", "kernel (kh,kw,out,in) -> (in,out,kh,kw)", weights,
+                        layer.activation)
 
 
 @handles("Dense")
@@ -524,11 +534,8 @@ def _dense(ctx, layer, node, args, kwargs):
             weights["bias"] = np.asarray(layer.bias)
         code = f"nn.Dense({cin}, {cout}, has_bias={bool(layer.use_bias)})"
         layout = "cl"
-    attr, _ = ctx.cell(layer, code, weights, variant="" if layout == "cl" else "conv")
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), layout)
-    y, act = apply_act(ctx, layer, y, layer.activation)
-    ctx.row(layer, code + act, note)
-    return y
+    return _cell_output(ctx, layer, node, x, code, layout, note, weights, layer.activation,
+                        variant="" if layout == "cl" else "conv")
 
 
 @handles("BatchNormalization")
@@ -563,10 +570,7 @@ def _bn(ctx, layer, node, args, kwargs):
         extra.append(f"self.{{attr}}.{prefix}beta.requires_grad = False  # Keras center=False: beta fixed at 0")
         notes.append("center=False: beta frozen at 0")
     code = f"{cls}({c}, eps={eps!r}, momentum={mom!r})"
-    attr, _ = ctx.cell(layer, code, weights, extra_init=extra)
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), x.layout)
-    ctx.row(layer, code, "; ".join(notes))
-    return y
+    return _cell_output(ctx, layer, node, x, code, x.layout, "; ".join(notes), weights, extra_init=extra)
 
 
 @handles("LayerNormalization")
@@ -589,15 +593,12 @@ def _ln(ctx, layer, node, args, kwargs):
         x = ctx.to(x, "cl")
         code = f"nn.LayerNorm(({c},), begin_norm_axis=-1, begin_params_axis=-1, epsilon={eps!r})"
         note = f"epsilon={eps:g} from Keras (MindSpore default 1e-7)"
-    attr, _ = ctx.cell(layer, code, {"gamma": gamma, "beta": beta}, variant="" if x.layout == "cl" else "cf")
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), x.layout)
-    ctx.row(layer, code, note)
-    return y
+    return _cell_output(ctx, layer, node, x, code, x.layout, note, {"gamma": gamma, "beta": beta},
+                        variant="" if x.layout == "cl" else "cf")
 
 
 def _pool(ctx, layer, node, args, kind):
-    _check_channels_last(layer)
-    x = ctx.spatial(_first(args))
+    x = _spatial_input(ctx, layer, args)
     rank = x.rank - 2
     if rank != 2:
         raise KerasConversionError(f"{layer.name}: only 2-D pooling is supported")
@@ -606,14 +607,11 @@ def _pool(ctx, layer, node, args, kind):
     pad = layer.padding
     cls = "nn.MaxPool2d" if kind == "max" else "nn.AvgPool2d"
     code = f"{cls}(kernel_size={k}, stride={s}, pad_mode='{pad}')"
-    attr, _ = ctx.cell(layer, code)
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), "cf")
     note = ""
     if pad == "same":
         note = ("TF 'same' padding = MindSpore pad_mode='same' (asymmetric pad, "
                 + ("padding never wins the max)" if kind == "max" else "padded cells not counted in the mean)"))
-    ctx.row(layer, code, note)
-    return y
+    return _cell_output(ctx, layer, node, x, code, "cf", note)
 
 
 @handles("MaxPooling2D")
@@ -627,17 +625,15 @@ def _avgpool(ctx, layer, node, args, kwargs):
 
 
 def _global_pool(ctx, layer, node, args, kind):
-    _check_channels_last(layer)
-    x = ctx.spatial(_first(args))
+    x = _spatial_input(ctx, layer, args)
     axes = tuple(range(2, x.rank))
     keep = bool(getattr(layer, "keepdims", False))
     if kind == "avg":
         expr = f"ops.mean({x.var}, {axes}, keep_dims={keep})"
     else:
         expr = f"ops.amax({x.var}, {axes}, keepdims={keep})"
-    y = ctx.assign(layer.name, expr, _out_shape(node), "cf" if keep else "cl")
-    ctx.row(layer, expr.replace(x.var, "x", 1), "keepdims output stays channels-first (N, C, 1, 1)" if keep else "")
-    return y
+    return _output(ctx, layer, node, expr, "cf" if keep else "cl", expr.replace(x.var, "x", 1),
+                   "keepdims output stays channels-first (N, C, 1, 1)" if keep else "")
 
 
 @handles("GlobalAveragePooling2D", "GlobalAveragePooling1D", "GlobalAveragePooling3D")
@@ -652,39 +648,32 @@ def _gmp(ctx, layer, node, args, kwargs):
 
 @handles("ZeroPadding2D")
 def _zpad(ctx, layer, node, args, kwargs):
-    _check_channels_last(layer)
-    x = ctx.spatial(_first(args))
+    x = _spatial_input(ctx, layer, args)
     (t, b), (l, r) = [tuple(int(v) for v in p) for p in layer.padding]
     expr = f"ops.pad({x.var}, ({l}, {r}, {t}, {b}))"
-    y = ctx.assign(layer.name, expr, _out_shape(node), "cf")
-    ctx.row(layer, f"ops.pad(x, ({l}, {r}, {t}, {b}))", "(left, right, top, bottom) on the last two axes")
-    return y
+    return _output(ctx, layer, node, expr, "cf", f"ops.pad(x, ({l}, {r}, {t}, {b}))",
+                   "(left, right, top, bottom) on the last two axes")
 
 
 @handles("Cropping2D")
 def _crop(ctx, layer, node, args, kwargs):
-    _check_channels_last(layer)
-    x = ctx.spatial(_first(args))
+    x = _spatial_input(ctx, layer, args)
     (t, b), (l, r) = [tuple(int(v) for v in p) for p in layer.cropping]
     h, w = x.shape[1], x.shape[2]
-    expr = f"{x.var}[:, :, {t}:{h - b}, {l}:{w - r}]"
-    y = ctx.assign(layer.name, expr, _out_shape(node), "cf")
-    ctx.row(layer, f"x[:, :, {t}:{h - b}, {l}:{w - r}]", "static crop from the built input shape")
-    return y
+    window = f"[:, :, {t}:{h - b}, {l}:{w - r}]"
+    return _output(ctx, layer, node, x.var + window, "cf", "x" + window, "static crop from the built input shape")
 
 
 @handles("UpSampling2D")
 def _upsample(ctx, layer, node, args, kwargs):
-    _check_channels_last(layer)
-    x = ctx.spatial(_first(args))
+    x = _spatial_input(ctx, layer, args)
     if layer.interpolation != "nearest":
         raise KerasConversionError(f"{layer.name}: UpSampling2D(interpolation={layer.interpolation!r}) "
                                    "is not supported yet (nearest only)")
     sh, sw = _pair(layer.size)
     expr = f"ops.repeat_elements(ops.repeat_elements({x.var}, {sh}, 2), {sw}, 3)"
-    y = ctx.assign(layer.name, expr, _out_shape(node), "cf")
-    ctx.row(layer, f"ops.repeat_elements(..., ({sh}, {sw}))", "nearest upsampling as repeats")
-    return y
+    return _output(ctx, layer, node, expr, "cf", f"ops.repeat_elements(..., ({sh}, {sw}))",
+                   "nearest upsampling as repeats")
 
 
 @handles("Flatten")
@@ -730,32 +719,25 @@ def _reshape(ctx, layer, node, args, kwargs):
 def _permute(ctx, layer, node, args, kwargs):
     x = ctx.to(_first(args), "cl")
     perm = (0,) + tuple(int(d) for d in layer.dims)
-    y = ctx.assign(layer.name, f"ops.transpose({x.var}, {perm})", _out_shape(node), "cl")
-    ctx.row(layer, f"ops.transpose(x, {perm})", "in Keras (channels-last) order")
-    return y
+    return _output(ctx, layer, node, f"ops.transpose({x.var}, {perm})", "cl", f"ops.transpose(x, {perm})",
+                   "in Keras (channels-last) order")
 
 
 @handles("Rescaling")
 def _rescaling(ctx, layer, node, args, kwargs):
-    x = _first(args)
-    if x.layout == "flat":
-        x = ctx.to(x, "cl")
+    x = _channelwise_input(ctx, args)
     parts = []
     for what, v in (("scale", layer.scale), ("offset", layer.offset)):
         a = np.asarray(v, dtype=np.float32)
         parts.append(repr(float(a)) if a.ndim == 0
                      else ctx.constant(f"{layer.name}_{what}", const_for(a, x.rank, x.layout)))
     expr = x.var + ("" if parts[0] == "1.0" else f" * {parts[0]}") + ("" if parts[1] == "0.0" else f" + {parts[1]}")
-    y = ctx.assign(layer.name, expr, _out_shape(node), x.layout, x.flat_from)
-    ctx.row(layer, expr.replace(x.var, "x", 1))
-    return y
+    return _output(ctx, layer, node, expr, x.layout, expr.replace(x.var, "x", 1), flat_from=x.flat_from)
 
 
 @handles("Normalization")
 def _normalization(ctx, layer, node, args, kwargs):
-    x = _first(args)
-    if x.layout == "flat":
-        x = ctx.to(x, "cl")
+    x = _channelwise_input(ctx, args)
     mean = np.asarray(layer.mean, dtype=np.float32)
     std = np.maximum(np.sqrt(np.asarray(layer.variance, dtype=np.float32)), 1e-7)  # keras.backend.epsilon()
     mean = mean.reshape(mean.shape[-(x.rank - 1):]) if mean.ndim >= x.rank else mean
@@ -766,21 +748,17 @@ def _normalization(ctx, layer, node, args, kwargs):
         expr = f"{x.var} * {sd} + {m}"
     else:
         expr = f"({x.var} - {m}) / {sd}"
-    y = ctx.assign(layer.name, expr, _out_shape(node), x.layout)
-    ctx.row(layer, expr.replace(x.var, "x"), "mean and max(sqrt(variance), 1e-7) stored as frozen Parameters")
-    return y
+    return _output(ctx, layer, node, expr, x.layout, expr.replace(x.var, "x"),
+                   "mean and max(sqrt(variance), 1e-7) stored as frozen Parameters")
 
 
 @handles("LayerScale")
 def _layerscale(ctx, layer, node, args, kwargs):
-    x = _first(args)
-    if x.layout == "flat":
-        x = ctx.to(x, "cl")
+    x = _channelwise_input(ctx, args)
     g = const_for(np.asarray(layer.gamma, dtype=np.float32), x.rank, x.layout)
     gamma = ctx.constant(layer.name + "_gamma", g, trainable=True)
-    y = ctx.assign(layer.name, f"{x.var} * {gamma}", _out_shape(node), x.layout)
-    ctx.row(layer, f"x * {gamma}", "per-channel scale (trainable Parameter)")
-    return y
+    return _output(ctx, layer, node, f"{x.var} * {gamma}", x.layout, f"x * {gamma}",
+                   "per-channel scale (trainable Parameter)")
 
 
 @handles("Embedding")
@@ -790,10 +768,8 @@ def _embedding(ctx, layer, node, args, kwargs):
         raise KerasConversionError(f"{layer.name}: Embedding(mask_zero=True) (masking) is not supported yet")
     table = np.asarray(layer.embeddings)
     code = f"nn.Embedding({table.shape[0]}, {table.shape[1]})"
-    attr, _ = ctx.cell(layer, code, {"embedding_table": table})
-    y = ctx.assign(layer.name, f"self.{attr}({x.var})", _out_shape(node), "cl")
-    ctx.row(layer, code, "integer ids (int32) in; table copied as embedding_table")
-    return y
+    return _cell_output(ctx, layer, node, x, code, "cl", "integer ids (int32) in; table copied as embedding_table",
+                        {"embedding_table": table})
 
 
 def _rnn_weights(layer, kind: str, suffix: str = "") -> Dict[str, np.ndarray]:
@@ -937,10 +913,8 @@ def _concat(ctx, layer, node, args, kwargs):
         xs = [ctx.to(x, "cl") for x in xs]
     ax = ms_axis(layer.axis, xs[0].rank, xs[0].layout)
     expr = f"ops.concat(({', '.join(x.var for x in xs)},), axis={ax})"
-    y = ctx.assign(layer.name, expr, _out_shape(node), xs[0].layout)
-    ctx.row(layer, f"ops.concat(..., axis={ax})",
-            f"Keras axis {layer.axis} -> {ax} (channels-first)" if xs[0].layout == "cf" else "")
-    return y
+    return _output(ctx, layer, node, expr, xs[0].layout, f"ops.concat(..., axis={ax})",
+                   f"Keras axis {layer.axis} -> {ax} (channels-first)" if xs[0].layout == "cf" else "")
 
 
 # Keras 3 operations recorded in a functional graph by writing ``x + 3.0``, ``x * y``... (keras.src.ops.numpy)

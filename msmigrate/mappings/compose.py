@@ -11,7 +11,7 @@ plain name is evaluated once, through a lambda (which also runs inside ms.jit).
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -33,6 +33,31 @@ def translated_order(b, known: Sequence[str]):
         if name not in known:
             raise UnsupportedSite(f"argument {name.lstrip('_')} is not translated")
     return list(b.order)
+
+
+def tensor_args(b) -> List[str]:
+    """The arguments of a call of *tensors (block_diag(a, b, c), broadcast_tensors(*xs)), in order: each one's
+    code, a starred one with its `*`; a keyword argument, **kwargs or no argument at all is a TODO."""
+    parts = []
+    for arg in b.call.args:
+        if arg.keyword is not None or arg.star == "**":
+            raise UnsupportedSite("keyword arguments are not translated")
+        parts.append(("*" if arg.star == "*" else "") + code_of(arg.value).strip())
+    if not parts:
+        raise UnsupportedSite("no tensors given")
+    return parts
+
+
+def linear_q(b) -> float:
+    """The q of a quantile call (given), when it is a number written out and interpolation is 'linear' (or not
+    given); anything else is a TODO."""
+    try:
+        q = float(b.code("q"))
+    except ValueError:
+        raise UnsupportedSite(f"q={b.code('q')}: only a number written out is translated (a tensor of q is not)")
+    if b.code("interpolation") not in (None, "'linear'", '"linear"'):
+        raise UnsupportedSite(f"interpolation={b.code('interpolation')}: only 'linear' is translated")
+    return q
 
 
 def through_twin(ctx, name: str, record, args):
@@ -120,14 +145,7 @@ def variadic(source: str, target: str, note: str = "", test: str = "", status: s
     """A torch function of *tensors (block_diag(a, b, c)): the positional arguments, starred ones included, pass
     through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead."""
     def fn(ctx):
-        b = ctx.bound
-        parts = []
-        for arg in b.call.args:
-            if arg.keyword is not None or arg.star == "**":
-                raise UnsupportedSite("keyword arguments are not translated")
-            parts.append(("*" if arg.star == "*" else "") + code_of(arg.value).strip())
-        if not parts:
-            raise UnsupportedSite("no tensors given")
+        parts = tensor_args(ctx.bound)
         if join is None:
             return ctx.expr(f"{target}({', '.join(parts)})")
         if any(p.startswith("*") for p in parts):

@@ -17,7 +17,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
-from .compose import composed, through_twin, translated_order
+from .compose import composed, linear_q, through_twin, translated_order
 
 T = "tests/parity/test_tensor_nn_extra.py"
 T_PROP, T_METHOD = f"{T}::test_tensor_properties", f"{T}::test_tensor_methods"
@@ -106,11 +106,7 @@ for _d in ("1d", "2d", "3d"):
 def _adaptive_max_pool3d(forced):
     def convert(ctx):
         b = ctx.bound
-        if b.starred:
-            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
-        for p in b.order:
-            if p not in ("input", "output_size", "return_indices"):
-                raise UnsupportedSite(f"argument {p.lstrip('_')} is not translated")
+        translated_order(b, ("input", "output_size", "return_indices"))
         if not b.has("input") or not b.has("output_size"):
             raise UnsupportedSite("arguments input and output_size are required")
         ri = "True" if forced else (b.code("return_indices") or "False")
@@ -214,12 +210,7 @@ def _nanquantile(ctx):
     b = ctx.bound
     if b.starred or any(p not in ("q", "dim", "keepdim", "interpolation") for p in b.order) or not b.has("q"):
         raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
-    try:
-        q = float(b.code("q"))
-    except ValueError:
-        raise UnsupportedSite(f"q={b.code('q')}: only a number written out is translated (a tensor of q is not)")
-    if b.code("interpolation") not in (None, "'linear'", '"linear"'):
-        raise UnsupportedSite(f"interpolation={b.code('interpolation')}: only 'linear' is translated")
+    q = linear_q(b)
     return ctx.expr(f"_ms_compat.tensor_nanquantile({ctx.receiver_code()}, {q}, {b.code('dim') or 'None'}, "
                     f"{b.code('keepdim') or 'False'})")
 

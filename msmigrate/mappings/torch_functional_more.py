@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..callsite import UnsupportedSite
 from ..records import rule
-from .compose import composed
+from .compose import composed, translated_order
 
 T = "tests/parity/test_torch_functional_more.py::test_functional_more"
 P = "torch.nn.functional."
@@ -47,11 +47,7 @@ _IN_NOTE = ("the input's own statistics (use_input_stats=True, no running statis
 def _instance_norm(params):
     def convert(ctx):
         b = ctx.bound
-        if b.starred:
-            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
-        for p in b.order:
-            if p not in params:
-                raise UnsupportedSite(f"argument {p.lstrip('_')} is not translated")
+        translated_order(b, params)
         for p in ("running_mean", "running_var"):
             if b.code(p) not in (None, "None"):
                 raise UnsupportedSite(f"{p}: {_IN_NOTE}")

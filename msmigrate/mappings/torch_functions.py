@@ -25,15 +25,9 @@ from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_torch_functions.py"
-T_CREATE = f"{T}::test_creation"
-T_TENSOR = f"{T}::test_tensor_constructors"
-T_RANDOM = f"{T}::test_random"
-T_SHAPE = f"{T}::test_shape_ops"
-T_MATH = f"{T}::test_math"
-T_RED = f"{T}::test_reductions"
-T_CMP = f"{T}::test_comparison"
-T_NORM = f"{T}::test_norms"
-T_TODO = f"{T}::test_todo_sites"
+T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
+    "test_creation", "test_tensor_constructors", "test_random", "test_shape_ops", "test_math", "test_reductions",
+    "test_comparison", "test_norms", "test_todo_sites"))
 # index results in torch's int64 (values and dtypes compared)
 T_IDX = "tests/parity/test_index_dtypes.py::test_index_dtypes"
 
@@ -160,11 +154,17 @@ def _no_starred(b) -> None:
         raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
 
 
-# ================================================================= creation
-def _tensor(ctx):
+def _checked(ctx, known: Sequence[str], drop: Sequence[str] = _FACTORY_DROP):
+    """The site's bound arguments: no *args/**kwargs, and only `known` ones (_check_args)."""
     b = ctx.bound
     _no_starred(b)
-    _check_args(b, ("data", "dtype"))
+    _check_args(b, known, drop)
+    return b
+
+
+# ================================================================= creation
+def _tensor(ctx):
+    b = _checked(ctx, ("data", "dtype"))
     if not b.has("data"):
         raise UnsupportedSite("no data given")
     return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", _dtype(b))])
@@ -264,9 +264,7 @@ def _fill_dtype(code: str) -> str:
 
 
 def _full(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("size", "fill_value", "dtype"))
+    b = _checked(ctx, ("size", "fill_value", "dtype"))
     if not (b.has("size") and b.has("fill_value")):
         raise UnsupportedSite("size and fill_value are required")
     fill = b.code("fill_value")
@@ -301,9 +299,7 @@ mapping("torch.eye", "mindspore.ops.eye", args=("n", "m"), target_args=("n", "m"
 
 
 def _linspace(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("start", "end", "steps", "dtype"))
+    b = _checked(ctx, ("start", "end", "steps", "dtype"))
     text = f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})"
     if _dtype(b):
         text += f".astype({_dtype(b)})"
@@ -315,9 +311,7 @@ rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
 
 
 def _logspace(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("start", "end", "steps", "base", "dtype"))
+    b = _checked(ctx, ("start", "end", "steps", "base", "dtype"))
     base = b.code("base") if _given(b, "base") else "10.0"
     # ops.logspace only takes an int base and float start/end: build base ** linspace instead
     text = f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))"
@@ -342,14 +336,20 @@ for _name in ("rand_like", "randn_like"):
             note="the input's shape and dtype; " + _RANDOM_NOTE, test=T_RANDOM)
 
 
-def _randint(ctx):
+def _bound_without_low(ctx, names: Sequence[str]):
+    """The bound arguments of randint(high, size) / randint_like(input, high), torch's overloads without
+    `low`: with two positional arguments and no `names[-1]`, each of `names` (low first) moves to the next."""
     b = ctx.bound
     _no_starred(b)
     pos = [n for n in b.order if b.positional.get(n)]
-    if len(pos) == 2 and not b.has("size"):
-        # randint(high, size): the overload without low
-        b.rename("high", "size")
-        b.rename("low", "high")
+    if len(pos) == 2 and not b.has(names[-1]):
+        for old, new in reversed(list(zip(names, names[1:]))):
+            b.rename(old, new)
+    return b
+
+
+def _randint(ctx):
+    b = _bound_without_low(ctx, ("low", "high", "size"))
     _check_args(b, ("low", "high", "size", "dtype"))
     if not (b.has("high") and b.has("size")):
         raise UnsupportedSite("high and size are required")
@@ -362,11 +362,7 @@ rule("torch.randint", "mindspore.ops.randint", args=("low", "high", "size"), sta
 
 
 def _randint_like(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    pos = [n for n in b.order if b.positional.get(n)]
-    if len(pos) == 2 and not b.has("high"):
-        b.rename("low", "high")
+    b = _bound_without_low(ctx, ("low", "high"))
     _check_args(b, ("input", "low", "high", "dtype"))
     low = b.code("low") if b.has("low") else "0"
     return _call(ctx, "ops.randint_like", [b.code("input"), low, b.code("high")], [("dtype", _dtype(b))])
@@ -377,9 +373,7 @@ rule("torch.randint_like", "mindspore.ops.randint_like", args=("input", "low", "
 
 
 def _randperm(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("n", "dtype"))
+    b = _checked(ctx, ("n", "dtype"))
     dtype = _dtype(b) or "ms.int64"
     return ctx.expr(f"ops.shuffle(ops.arange({b.code('n')}, dtype={dtype}))")
 
@@ -390,9 +384,7 @@ rule("torch.randperm", "mindspore.ops.shuffle", args=("n",), status=DIFFERENCE,
 
 
 def _normal(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("mean", "std", "size", "dtype"))
+    b = _checked(ctx, ("mean", "std", "size", "dtype"))
     mean = b.code("mean") if b.has("mean") else "0.0"
     std = b.code("std") if b.has("std") else "1.0"
     if _dtype(b):
@@ -417,9 +409,7 @@ rule("torch.normal", "mindspore.ops.normal", args=("mean", "std", "size"), statu
 
 
 def _bernoulli(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "p"))
+    b = _checked(ctx, ("input", "p"))
     x = b.code("input")
     if _given(b, "p"):
         return _call(ctx, "ops.bernoulli", [x], [("p", b.code("p"))])
@@ -432,9 +422,7 @@ rule("torch.bernoulli", "mindspore.ops.bernoulli", args=("input", "p"), status=D
 
 
 def _multinomial(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "num_samples", "replacement"))
+    b = _checked(ctx, ("input", "num_samples", "replacement"))
     repl = b.code("replacement") if b.has("replacement") else "False"
     return ctx.expr(f"ops.multinomial({b.code('input')}, {b.code('num_samples')}, {repl}).astype(ms.int64)")
 
@@ -505,9 +493,7 @@ _simple("torch.tensordot", "mindspore.ops.tensor_dot", ("a", "b", "dims"), ("x1"
 
 
 def _where(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("condition", "input", "other"))
+    b = _checked(ctx, ("condition", "input", "other"))
     if b.has("input") or b.has("other"):
         if not (b.has("input") and b.has("other")):
             raise UnsupportedSite("where needs both input and other")
@@ -522,9 +508,7 @@ rule("torch.where", "mindspore.ops.where", args=("condition", "input", "other"),
 
 
 def _repeat_interleave(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "repeats", "dim"), drop=("output_size",))
+    b = _checked(ctx, ("input", "repeats", "dim"), drop=("output_size",))
     if not b.has("repeats"):
         raise UnsupportedSite("torch.repeat_interleave(repeats) (the index form) is not translated")
     x = b.code("input")
@@ -567,9 +551,7 @@ rule("torch.meshgrid", "mindspore.ops.meshgrid", args=("tensors",),
 
 
 def _diag(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "diagonal"))
+    b = _checked(ctx, ("input", "diagonal"))
     k = b.code("diagonal") if _given(b, "diagonal") else "0"
     return ctx.expr(_once(b.code("input"),
                           lambda v: f"(ops.diagflat({v}, {k}) if {v}.ndim == 1 else ops.diagonal({v}, {k}))"))
@@ -653,9 +635,7 @@ rule("torch.einsum", None, args=("equation",), status=DIFFERENCE,
 # ================================================================= math
 def _alpha_op(op: str):
     def fn(ctx):
-        b = ctx.bound
-        _no_starred(b)
-        _check_args(b, ("input", "other", "alpha"))
+        b = _checked(ctx, ("input", "other", "alpha"))
         other = b.code("other")
         if _given(b, "alpha") and b.code("alpha") != "1":
             alpha = b.code("alpha") if _SIMPLE.match(b.code("alpha")) else f"({b.code('alpha')})"
@@ -721,9 +701,7 @@ _simple("torch.softmax", "mindspore.ops.softmax", ("input", "dim", "dtype"), ("i
 
 
 def _log_softmax(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim", "dtype"))
+    b = _checked(ctx, ("input", "dim", "dtype"))
     x = b.code("input")
     if _dtype(b):
         x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
@@ -742,9 +720,7 @@ _simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "d
 _simple("torch.logsumexp", "mindspore.ops.logsumexp", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"),
         test=T_RED)
 def _dist(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "other", "p"))
+    b = _checked(ctx, ("input", "other", "p"))
     p = b.code("p") if _given(b, "p") else "2"
     return ctx.expr(f"ops.vector_norm(ops.sub({b.code('input')}, {b.code('other')}), {p})")
 
@@ -765,9 +741,7 @@ rule("torch.cdist", "mindspore.ops.cdist", args=("x1", "x2", "p", "compute_mode"
 
 
 def _norm(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "p", "dim", "keepdim", "dtype"))
+    b = _checked(ctx, ("input", "p", "dim", "keepdim", "dtype"))
     x = b.code("input")
     p = b.code("p") if _given(b, "p") else "'fro'"
     dim = b.code("dim") if _given(b, "dim") else None
@@ -807,9 +781,7 @@ _simple("torch.sum", "mindspore.ops.sum", ("input", "dim", "keepdim"), ("input",
 
 
 def _mean(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim", "keepdim", "dtype"))
+    b = _checked(ctx, ("input", "dim", "keepdim", "dtype"))
     x = b.code("input")
     if _dtype(b):
         x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
@@ -862,9 +834,7 @@ def _max_min(kind: str):
     elementwise = "maximum" if kind == "max" else "minimum"
 
     def fn(ctx):
-        b = ctx.bound
-        _no_starred(b)
-        _check_args(b, ("input", "dim", "keepdim", "other"))
+        b = _checked(ctx, ("input", "dim", "keepdim", "other"))
         x = b.code("input")
         if b.has("other"):
             return _call(ctx, f"ops.{elementwise}", [x, b.code("other")])
@@ -914,9 +884,7 @@ _simple("torch.argmax", "mindspore.ops.argmax", ("input", "dim", "keepdim"), ("i
 
 
 def _argmin(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim", "keepdim"))
+    b = _checked(ctx, ("input", "dim", "keepdim"))
     pos = [b.code("input")]
     if _given(b, "dim"):
         pos.append(b.code("dim"))
@@ -933,9 +901,7 @@ _simple("torch.all", "mindspore.ops.all", ("input", "dim", "keepdim"), ("input",
 @rule("torch.any", None, args=("input", "dim", "keepdim"), test=T_RED,
       note="the input is cast to bool first: MindSpore 2.10's any of a float or int tensor is wrong on CPU")
 def _any(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim", "keepdim", "out"))
+    b = _checked(ctx, ("input", "dim", "keepdim", "out"))
     x = b.code("input")
     if not isinstance(b.value("input"), cst.Comparison):     # `torch.any(x > 0)` is bool already
         x = (x if re.fullmatch(r"[\w.]+", x) else f"({x})") + ".astype(ms.bool_)"
@@ -950,9 +916,7 @@ def _int64_indices(call: str) -> str:
 
 
 def _topk(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "k", "dim", "largest", "sorted"))
+    b = _checked(ctx, ("input", "k", "dim", "largest", "sorted"))
     pos = [b.code("input"), b.code("k")]
     kw = [(n, b.code(n)) for n in ("dim", "largest", "sorted") if _given(b, n)]
     return ctx.expr(_int64_indices(f"ops.topk({', '.join(pos + [f'{k}={v}' for k, v in kw])})"))
@@ -963,9 +927,7 @@ rule("torch.topk", "mindspore.ops.topk", args=("input", "k", "dim", "largest", "
 
 
 def _sort(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim", "descending", "stable"))
+    b = _checked(ctx, ("input", "dim", "descending", "stable"))
     b.remove("stable")  # ops.sort is stable (verified with ties, ascending and descending)
     kw = [("axis", b.code("dim") if _given(b, "dim") else None),
           ("descending", b.code("descending") if b.has("descending") else None)]
@@ -979,9 +941,7 @@ rule("torch.sort", "mindspore.ops.sort", args=("input", "dim", "descending"), st
 
 
 def _argsort(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim", "descending", "stable"))
+    b = _checked(ctx, ("input", "dim", "descending", "stable"))
     b.remove("stable")
     kw = [("axis", b.code("dim") if _given(b, "dim") else None),
           ("descending", b.code("descending") if b.has("descending") else None)]
@@ -994,9 +954,7 @@ rule("torch.argsort", "mindspore.ops.argsort", args=("input", "dim", "descending
 
 
 def _unique(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "sorted", "return_inverse", "return_counts", "dim"))
+    b = _checked(ctx, ("input", "sorted", "return_inverse", "return_counts", "dim"))
     flags = {}
     for name in ("return_inverse", "return_counts"):
         flags[name] = b.code(name) if b.has(name) else "False"
@@ -1027,9 +985,7 @@ rule("torch.unique", "mindspore.ops.unique", args=("input", "sorted", "return_in
 
 
 def _count_nonzero(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "dim"))
+    b = _checked(ctx, ("input", "dim"))
     pos = [f"ops.ne({b.code('input')}, 0)"]
     if _given(b, "dim"):
         pos.append(b.code("dim"))
@@ -1058,9 +1014,7 @@ _simple("torch.logical_not", "mindspore.ops.logical_not", ("input",), ("input",)
 
 
 def _allclose(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "other", "rtol", "atol", "equal_nan"))
+    b = _checked(ctx, ("input", "other", "rtol", "atol", "equal_nan"))
     kw = [(n, b.code(n)) for n in ("rtol", "atol", "equal_nan") if b.has(n)]
     args = ", ".join([b.code("input"), b.code("other")] + [f"{k}={v}" for k, v in kw])
     return ctx.expr(f"bool(ops.isclose({args}).all())")
@@ -1071,9 +1025,7 @@ rule("torch.allclose", "mindspore.ops.isclose", args=("input", "other", "rtol", 
 
 
 def _equal(ctx):
-    b = ctx.bound
-    _no_starred(b)
-    _check_args(b, ("input", "other"))
+    b = _checked(ctx, ("input", "other"))
     a, o = b.code("input"), b.code("other")
     if _SIMPLE.match(a) and _SIMPLE.match(o):
         return ctx.expr(f"({a}.shape == {o}.shape and bool(ops.equal({a}, {o}).all()))")

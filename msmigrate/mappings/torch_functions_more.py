@@ -14,7 +14,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
-from .compose import composed, through_twin, translated_order
+from .compose import composed, linear_q, tensor_args, through_twin, translated_order
 
 T = "tests/parity/test_torch_functions_more.py"
 T_TWINS = T_EXPR = f"{T}::test_torch_functions_more"
@@ -237,14 +237,7 @@ mapping("torch.newaxis", "None", note="None (an indexing alias, as numpy.newaxis
 
 
 def _broadcast_tensors(ctx):
-    b = ctx.bound
-    parts = []
-    for arg in b.call.args:
-        if arg.keyword is not None or arg.star == "**":
-            raise UnsupportedSite("keyword arguments are not translated")
-        parts.append(("*" if arg.star == "*" else "") + ctx.tr_code(arg.value))
-    if not parts:
-        raise UnsupportedSite("no tensors given")
+    parts = tensor_args(ctx.bound)
     return ctx.expr("(lambda *_ms_t: (lambda _ms_s: tuple(ops.broadcast_to(_ms_a, _ms_s) for _ms_a in _ms_t))("
                     "sum(ops.zeros_like(_ms_a, dtype=ms.float32) for _ms_a in _ms_t).shape))(" + ", ".join(parts) + ")")
 
@@ -270,12 +263,7 @@ def _quantile(ctx):
     params = ("input", "q", "dim", "keepdim", "interpolation")
     if b.starred or any(p not in params for p in b.order) or not b.has("input") or not b.has("q"):
         raise UnsupportedSite("arguments beyond input, q, dim, keepdim, interpolation='linear' are not translated")
-    try:
-        q = float(b.code("q"))
-    except ValueError:
-        raise UnsupportedSite(f"q={b.code('q')}: only a number written out is translated (a tensor of q is not)")
-    if b.code("interpolation") not in (None, "'linear'", '"linear"'):
-        raise UnsupportedSite(f"interpolation={b.code('interpolation')}: only 'linear' is translated")
+    q = linear_q(b)
     if not 0.0 <= q <= 1.0:
         raise UnsupportedSite(f"q={q} is outside [0, 1] (torch raises)")
     x, dim, keep = b.code("input"), b.code("dim"), b.code("keepdim") or "False"

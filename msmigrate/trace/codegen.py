@@ -467,17 +467,7 @@ class Generator:
         out.append("        super().__init__()")
         out += self.init_lines() or ["        pass"]
         out.append("")
-        args = ", ".join(self.var[n] for n in self.user_inputs)
-        out.append(f"    def construct(self, {args}):")
-        last_mod = None
-        for node, var, code, mod in self.lines:
-            if var is None:
-                continue
-            if mod != last_mod and mod:
-                out.append(f"        # {mod}")
-                last_mod = mod
-            out.append(f"        {var} = {code}")
-        out.append(f"        return {self.output_code()}")
+        out += self.construct_lines()
         out.append("")
         out.append("")
         if self.tied:
@@ -488,6 +478,22 @@ class Generator:
         create = CREATE_MODEL.replace("CLASS", self.class_name)
         out.append(create.replace(_LOAD, _LOAD_TIED) if self.tied else create)
         return "\n".join(out) + "\n"
+
+    def construct_lines(self) -> List[str]:
+        """`def construct(...)` of the class: one line per converted node, a comment where the torch module
+        changes, then the return."""
+        args = ", ".join(self.var[n] for n in self.user_inputs)
+        out = [f"    def construct(self, {args}):"]
+        last_mod = None
+        for _node, var, code, mod in self.lines:
+            if var is None:
+                continue
+            if mod != last_mod and mod:
+                out.append(f"        # {mod}")
+                last_mod = mod
+            out.append(f"        {var} = {code}")
+        out.append(f"        return {self.output_code()}")
+        return out
 
     def output_code(self) -> str:
         import torch

@@ -298,9 +298,8 @@ def main_trace(argv=None) -> int:
     p.add_argument("--mindir", action="store_true", help="also export model.mindir and check it through nn.GraphCell")
     p.add_argument("--static-batch", action="store_true", help="do not try a dynamic batch dimension")
     p.add_argument("--no-check", action="store_true", help="skip the torch-free PYNATIVE/GRAPH check")
-    p.add_argument("--train", action="store_true",
-                   help="trace the training-mode forward, for fine-tuning (make forward return the loss; dropout "
-                        "must be 0; see msmigrate/trace/finetune.py)")
+    p.add_argument("--train", action="store_true", help="trace the training-mode forward, for fine-tuning (make "
+                   "forward return the loss; dropout must be 0; see msmigrate/trace/finetune.py)")
     a = p.parse_args(argv)
     import torch
 
@@ -324,18 +323,24 @@ def main_trace(argv=None) -> int:
     except CaptureError as exc:
         print(f"msmigrate trace: error: {exc}", file=sys.stderr)
         return 1
+    return print_outcome("msmigrate trace", res, f"{res.out_dir / 'model.py'}, model.ckpt, trace-report.md"
+                         + (", model.mindir" if a.mindir else ""))
+
+
+def print_outcome(prog: str, res: TraceResult, written: str) -> int:
+    """The end of a trace command: the nodes without a converter (exit status 1), or what was `written`, the
+    PyNative difference, the first diverging node and the torch-free check (0 when it all passed)."""
     if res.missing:
-        print(f"msmigrate trace: {len(res.missing)} graph node(s) without a converter:", file=sys.stderr)
+        print(f"{prog}: {len(res.missing)} graph node(s) without a converter:", file=sys.stderr)
         for op, why, where in res.missing[:20]:
             print(f"  {op}: {why}" + (f" at {where}" if where else ""), file=sys.stderr)
         return 1
-    print(f"msmigrate trace: wrote {res.out_dir / 'model.py'}, model.ckpt, trace-report.md"
-          + (", model.mindir" if a.mindir else ""))
-    print(f"msmigrate trace: PyNative max|d| {_fmt(res.pynative_diff)} (tolerance {res.tol:.1e})")
+    print(f"{prog}: wrote {written}")
+    print(f"{prog}: PyNative max|d| {_fmt(res.pynative_diff)} (tolerance {res.tol:.1e})")
     if res.first_bad:
         b = res.first_bad
-        print(f"msmigrate trace: first diverging node {b['node']} ({b['op']}): {_fmt(b['max_abs_diff'])} "
+        print(f"{prog}: first diverging node {b['node']} ({b['op']}): {_fmt(b['max_abs_diff'])} "
               f"{b.get('error', '')}", file=sys.stderr)
     if res.check:
-        print("msmigrate trace: torch-free check: " + json.dumps(res.check))
+        print(f"{prog}: torch-free check: " + json.dumps(res.check))
     return 0 if res.ok else 1

@@ -235,7 +235,6 @@ def main_hf(argv=None) -> int:
     LMs), generation_config.json and the tokenizer
     files copied through, trace-report.md naming every op and its max|d|."""
     import argparse
-    import json
     import shutil
     import sys
     from pathlib import Path
@@ -256,7 +255,7 @@ def main_hf(argv=None) -> int:
     import torch
     import transformers
 
-    from .core import _fmt, padding_mask, trace_model
+    from .core import padding_mask, print_outcome, trace_model
 
     config = transformers.AutoConfig.from_pretrained(str(src), local_files_only=True)
     arch = (getattr(config, "architectures", None) or [None])[0]
@@ -309,19 +308,6 @@ def main_hf(argv=None) -> int:
     if getattr(model, "generation_config", None) is not None:
         model.generation_config.to_json_file(str(out / "generation_config.json"))
     print(f"msmigrate hf: {arch}, {kind}")
-    if res.missing:
-        print(f"msmigrate hf: {len(res.missing)} graph node(s) without a converter:", file=sys.stderr)
-        for op_, why, where in res.missing[:20]:
-            print(f"  {op_}: {why}" + (f" at {where}" if where else ""), file=sys.stderr)
-        return 1
-    print(f"msmigrate hf: wrote {out / 'model.py'}, model.ckpt, trace-report.md"
-          + (", generation_config.json" if (out / "generation_config.json").exists() else "")
-          + (f", {', '.join(copied)}" if copied else ""))
-    print(f"msmigrate hf: PyNative max|d| {_fmt(res.pynative_diff)} (tolerance {res.tol:.1e})")
-    if res.first_bad:
-        b = res.first_bad
-        print(f"msmigrate hf: first diverging node {b['node']} ({b['op']}): {_fmt(b['max_abs_diff'])} "
-              f"{b.get('error', '')}", file=sys.stderr)
-    if res.check:
-        print("msmigrate hf: torch-free check: " + json.dumps(res.check))
-    return 0 if res.ok else 1
+    return print_outcome("msmigrate hf", res, f"{out / 'model.py'}, model.ckpt, trace-report.md"
+                         + (", generation_config.json" if (out / "generation_config.json").exists() else "")
+                         + (f", {', '.join(copied)}" if copied else ""))

@@ -51,18 +51,8 @@ def step_source(gen: Generator, base: Generator) -> str:
              "        super().__init__(auto_prefix=False)  # the shared members keep the model's parameter names"]
     for k in members:
         lines.append(f"        self.{k} = net.{k}" if _ident(k) else f"        setattr(self, {k!r}, getattr(net, {k!r}))")
-    args = ", ".join(gen.var[n] for n in gen.user_inputs)
     lines.append("")
-    lines.append(f"    def construct(self, {args}):")
-    last_mod = None
-    for _node, var, code, mod in gen.lines:
-        if var is None:
-            continue
-        if mod != last_mod and mod:
-            lines.append(f"        # {mod}")
-            last_mod = mod
-        lines.append(f"        {var} = {code}")
-    lines.append(f"        return {gen.output_code()}")
+    lines += gen.construct_lines()
     return "\n".join(lines)
 
 

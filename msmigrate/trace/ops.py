@@ -14,6 +14,7 @@ one node each."""
 from __future__ import annotations
 
 import operator
+import re
 from typing import Callable, Dict
 
 from ..records import name_registry
@@ -68,16 +69,6 @@ def _div_mode(e):
     return f"ops.trunc({a} / {b})" if e.is_float() else f"ops.cast(ops.trunc(ops.cast({a}, ms.float64) / {b}), {e.dtype_code()})"
 
 
-@op("aten.floor_divide.default", "aten.floor_divide.Scalar")
-def _floordiv(e):
-    return f"ops.floor_divide({e.c(e.a['self'])}, {e.c(e.a['other'])})"
-
-
-@op("aten.remainder.Tensor", "aten.remainder.Scalar")
-def _remainder(e):
-    return f"ops.remainder({e.c(e.a['self'])}, {e.c(e.a['other'])})"
-
-
 @op("aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor")
 def _pow(e):
     ex = e.a["exponent"]
@@ -86,11 +77,6 @@ def _pow(e):
     if ex == 0.5:
         return f"ops.sqrt({e.c(e.a['self'])})"
     return f"ops.pow({e.c(e.a['self'])}, {e.c(ex)})"
-
-
-@op("aten.pow.Scalar")
-def _pow_scalar(e):
-    return f"ops.pow({e.c(e.a['self'])}, {e.c(e.a['exponent'])})"
 
 
 for _n, _f in (("maximum", "ops.maximum"), ("minimum", "ops.minimum"), ("logical_and", "ops.logical_and"),
@@ -113,38 +99,36 @@ for _n, _f in _UNARY.items():
     op(f"aten.{_n}.default")(lambda e, _f=_f: f"{_f}({e.c(e.a['self'])})")
 
 
+# Converters that are one expression over the node's arguments: {name} is the code of the argument `name`.
+_TEMPLATES = {
+    ("aten.floor_divide.default", "aten.floor_divide.Scalar"): "ops.floor_divide({self}, {other})",
+    ("aten.remainder.Tensor", "aten.remainder.Scalar"): "ops.remainder({self}, {other})",
+    ("aten.pow.Scalar",): "ops.pow({self}, {exponent})",
+    ("aten.silu.default",): "{self} * ops.sigmoid({self})",
+    ("aten.hardtanh.default",): "ops.clamp({self}, {min_val}, {max_val})",
+    ("aten.hardswish.default",): "{self} * ops.clamp({self} + 3.0, 0.0, 6.0) / 6.0",
+    ("aten.hardsigmoid.default",): "ops.clamp({self} + 3.0, 0.0, 6.0) / 6.0",
+    ("aten.leaky_relu.default",): "ops.where({self} > 0, {self}, {self} * {negative_slope})",
+    ("aten.clamp_min.default",): "ops.clamp({self}, {min}, None)",
+    ("aten.clamp_max.default",): "ops.clamp({self}, None, {max})",
+    ("aten.expand_as.default",): "ops.broadcast_to({self}, {other}.shape)",
+    ("aten.t.default", "aten.numpy_T.default"): "ops.transpose({self}, (1, 0))",
+}
+
+
+def _template(text: str) -> Callable:
+    names = set(re.findall(r"\{(\w+)\}", text))
+    return lambda e: text.format(**{n: e.c(e.a[n]) for n in names})
+
+
+for _names, _text in _TEMPLATES.items():
+    op(*_names)(_template(_text))
+
+
 @op("aten.gelu.default")
 def _gelu(e):
     approx = e.a.get("approximate", "none")
     return f"gelu({e.c(e.a['self'])})" if approx == "none" else f"gelu({e.c(e.a['self'])}, {approx!r})"
-
-
-@op("aten.silu.default")
-def _silu(e):
-    x = e.c(e.a["self"])
-    return f"{x} * ops.sigmoid({x})"
-
-
-@op("aten.hardtanh.default")
-def _hardtanh(e):
-    return f"ops.clamp({e.c(e.a['self'])}, {e.c(e.a['min_val'])}, {e.c(e.a['max_val'])})"
-
-
-@op("aten.hardswish.default")
-def _hardswish(e):
-    x = e.c(e.a["self"])
-    return f"{x} * ops.clamp({x} + 3.0, 0.0, 6.0) / 6.0"
-
-
-@op("aten.hardsigmoid.default")
-def _hardsigmoid(e):
-    return f"ops.clamp({e.c(e.a['self'])} + 3.0, 0.0, 6.0) / 6.0"
-
-
-@op("aten.leaky_relu.default")
-def _leaky(e):
-    x = e.c(e.a["self"])
-    return f"ops.where({x} > 0, {x}, {x} * {e.c(e.a['negative_slope'])})"
 
 
 @op("aten.elu.default")
@@ -164,16 +148,6 @@ def _softplus(e):
 @op("aten.clamp.default", "aten.clamp.Tensor")
 def _clamp(e):
     return f"ops.clamp({e.c(e.a['self'])}, {e.c(e.a.get('min'))}, {e.c(e.a.get('max'))})"
-
-
-@op("aten.clamp_min.default")
-def _clamp_min(e):
-    return f"ops.clamp({e.c(e.a['self'])}, {e.c(e.a['min'])}, None)"
-
-
-@op("aten.clamp_max.default")
-def _clamp_max(e):
-    return f"ops.clamp({e.c(e.a['self'])}, None, {e.c(e.a['max'])})"
 
 
 @op("aten._softmax.default", "aten.softmax.int")
@@ -300,11 +274,6 @@ def _transpose(e):
     return f"ops.swapaxes({e.c(e.a['self'])}, {e.a['dim0']}, {e.a['dim1']})"
 
 
-@op("aten.t.default", "aten.numpy_T.default")
-def _t(e):
-    return f"ops.transpose({e.c(e.a['self'])}, (1, 0))"
-
-
 @op("aten.unsqueeze.default")
 def _unsqueeze(e):
     return f"ops.expand_dims({e.c(e.a['self'])}, {e.a['dim']})"
@@ -342,11 +311,6 @@ def _expand(e):
         else:
             parts.append(e.c(s))
     return f"ops.broadcast_to({e.c(e.a['self'])}, ({', '.join(parts)},))"
-
-
-@op("aten.expand_as.default")
-def _expand_as(e):
-    return f"ops.broadcast_to({e.c(e.a['self'])}, {e.c(e.a['other'])}.shape)"
 
 
 @op("aten.repeat.default")
@@ -530,13 +494,14 @@ def _copy(e):
 
 
 # ------------------------------------------------------------------ creation
-@op("aten.zeros.default", "aten.ones.default", "aten.empty.memory_format")
+@op("aten.zeros.default", "aten.ones.default", "aten.empty.memory_format",
+    "aten.new_zeros.default", "aten.new_ones.default", "aten.new_empty.default")
 def _zeros(e):
-    f = "ops.ones" if ".ones." in e.name else "ops.zeros"
+    f = "ops.ones" if "ones" in e.name else "ops.zeros"
     return f"{f}({e.shape_code(e.a['size'])}, {e.dtype_code()})"
 
 
-@op("aten.full.default")
+@op("aten.full.default", "aten.new_full.default")
 def _full(e):
     return f"ops.full({e.shape_code(e.a['size'])}, {e.c(e.a['fill_value'])}, dtype={e.dtype_code()})"
 
@@ -550,17 +515,6 @@ def _zeros_like(e):
 @op("aten.full_like.default")
 def _full_like(e):
     return f"ops.full({e.c(e.a['self'])}.shape, {e.c(e.a['fill_value'])}, dtype={e.dtype_code()})"
-
-
-@op("aten.new_zeros.default", "aten.new_ones.default", "aten.new_empty.default")
-def _new_zeros(e):
-    f = "ops.ones" if "ones" in e.name else "ops.zeros"
-    return f"{f}({e.shape_code(e.a['size'])}, {e.dtype_code()})"
-
-
-@op("aten.new_full.default")
-def _new_full(e):
-    return f"ops.full({e.shape_code(e.a['size'])}, {e.c(e.a['fill_value'])}, dtype={e.dtype_code()})"
 
 
 @op("aten.arange.default", "aten.arange.start", "aten.arange.start_step")
