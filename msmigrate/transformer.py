@@ -19,7 +19,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import (all_any_graph_safe, callable_graph_safe, map_lambda_as_generator,
+from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, map_lambda_as_generator,
                            map_partial_as_generator, set_membership_as_tuple, single_for_comprehension,
                            comprehension_condition_as_bool,
                            xor_graph_safe, CONSUMERS as WHOLE_CONSUMERS)
@@ -1640,6 +1640,12 @@ class TorchToMindSpore(cst.CSTTransformer):
             safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py
             if safe is not None:
                 self.uses_compat = True
+                return safe
+        if isinstance(func, cst.Name) and func.value == "dict" and self._in_graph_code() \
+                and "dict" not in self._imports and not self._shadowed("dict"):
+            safe = dict_call_graph_safe(updated, COMPAT)          # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = self.uses_compat or isinstance(safe, cst.Call)
                 return safe
         if isinstance(func, cst.Name) and func.value in WHOLE_CONSUMERS and len(updated.args) == 1 \
                 and not updated.args[0].keyword and not updated.args[0].star and self._in_graph_code() \
