@@ -1621,6 +1621,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     and self._qname_any(original.func) == "functools.partial"):   # compiled: graph_builtins.py
                 result = result.with_changes(func=self._render_template("_ms_compat.partial"))
             return result
+        if self._qname_any(func) == "contextlib.nullcontext":   # entered in a compiled step: runtime.py
+            return updated.with_changes(func=self._render_template("_ms_compat.nullcontext"))
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
             first = original.args[0].value if original.args else None
