@@ -787,7 +787,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             kept.append(item)
         if not dropped_notes:
-            return self._pop_comments(updated)
+            checks = GO.entered_objects_checked(self, original, updated)   # `with ctx:` in construct
+            return cst.FlattenSentinel([*checks, self._pop_comments(updated)]) if checks \
+                else self._pop_comments(updated)
         for qn, why, orig_item in dropped_notes:
             m = R.lookup(qn)
             self._record(orig_item, qn, "(removed)", m.status if m is not None else R.CONVERTED, why)
@@ -1612,6 +1614,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(func)
         if qn is not None:
             return self._convert_api_call(original, updated, qn)
+        if self._qname_any(func) == "contextlib.nullcontext":   # entered in a compiled step: runtime.py
+            return updated.with_changes(func=self._render_template("_ms_compat.nullcontext"))
         if isinstance(func, cst.Attribute) and self._qname_any(func) != "functools.partial":
             return self._convert_method_call(original, updated)
         if isinstance(func, cst.Name) and func.value == "partial" or \
@@ -1621,8 +1625,6 @@ class TorchToMindSpore(cst.CSTTransformer):
                     and self._qname_any(original.func) == "functools.partial"):   # compiled: graph_builtins.py
                 result = result.with_changes(func=self._render_template("_ms_compat.partial"))
             return result
-        if self._qname_any(func) == "contextlib.nullcontext":   # entered in a compiled step: runtime.py
-            return updated.with_changes(func=self._render_template("_ms_compat.nullcontext"))
         if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
                 and "map" not in self._imports and not self._shadowed("map"):
             first = original.args[0].value if original.args else None

@@ -64,3 +64,60 @@ def test_with_nullcontext_or_autocast_in_compiled_step():
     autocast = [s for s in sites if s.api == "torch.amp.autocast"]
     assert autocast and all(s.status == DIFFERENCE and "float32" in s.note for s in autocast)
     assert len(results["graph"]) == 2
+
+
+ENTERED_IN_CONSTRUCT = """
+import contextlib
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, ctx):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.ctx = ctx
+
+    def forward(self, x):
+        with self.ctx:
+            y = self.fc(x)
+        return y
+
+
+def make_null():
+    return Net(contextlib.nullcontext())
+
+
+def make_other():
+    return Net(contextlib.suppress(KeyError))
+"""
+
+
+def test_with_over_an_object_in_construct_is_checked_when_compiled():
+    import mindspore as ms
+    import numpy as np
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    from .parity.harness import load_converted, load_torch
+    mod, code, _ = load_converted(ENTERED_IN_CONSTRUCT)
+    assert "_ms_compat.graph_context(self.ctx, " in code.split("def construct")[1].split("with self.ctx:")[0]
+    torch.manual_seed(0)
+    t_net = load_torch(ENTERED_IN_CONSTRUCT)["make_null"]()
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    expected = t_net(torch.from_numpy(x)).detach().numpy()
+    sd = {k: v.detach().numpy() for k, v in t_net.state_dict().items()}
+    try:
+        for mode in (ms.GRAPH_MODE, ms.PYNATIVE_MODE):
+            ms.set_context(mode=mode)
+            net = mod.make_null()         # _ms_compat.nullcontext, a jit_class: entered in GRAPH mode too
+            load_torch_state_dict(net, sd, strict=True)
+            np.testing.assert_allclose(net(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+        other = mod.make_other()          # contextlib.suppress: runs in PyNative ...
+        load_torch_state_dict(other, sd, strict=True)
+        np.testing.assert_allclose(other(ms.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-6)
+        ms.set_context(mode=ms.GRAPH_MODE)    # ... and stops, naming the line, when compiled
+        with pytest.raises(Exception, match=r"the `with` at \S+:14 enters an object that is no mindspore.jit_class"):
+            mod.make_other()(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -20,3 +20,26 @@ def graph_object(obj, cls_name, where):
     if _compiling(_draw_probe):
         _refuse_object(cls_name, where)
     return obj
+
+
+# `with self.ctx:` / `with ctx:` over an object inside a compiled construct: MindSpore enters only
+# jit_class objects and otherwise stops with its own TypeError ("Only support jit_class instance, but got
+# PythonObject(...)"), naming no line of the original program; checked before the `with`, as a statement
+# (a call in the `with` line itself breaks MindSpore's parser: "issubclass() arg 1 must be a class").
+@_obj_constexpr(check=False)
+def _is_jit_class_object(obj):
+    return bool(getattr(type(obj), "__ms_class__", False))
+
+
+@_obj_constexpr(check=False)
+def _refuse_context(where):
+    raise MigrationError(
+        f"the `with` at {where} enters an object that is no mindspore.jit_class inside a compiled graph (GRAPH "
+        f"mode or ms.jit), which MindSpore cannot enter. Make its class a @mindspore.jit_class, move the `with` "
+        f"out of construct, or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def graph_context(obj, where):
+    """Nothing in PyNative; compiling a graph that enters obj, not a jit_class object, raises MigrationError."""
+    if _compiling(_draw_probe) and not _is_jit_class_object(obj):
+        _refuse_context(where)
