@@ -38,13 +38,13 @@ class Net(nn.Module):
 
 
 def make():
-    model = Net()
-    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+    net = Net()
+    return {"model": net, "optimizer": torch.optim.Adam(net.parameters(), lr=0.01)}
 
 
 def train(objs, batches):
-    model, optimizer = objs["model"], objs["optimizer"]
     losses = []
+    model, optimizer = objs["model"], objs["optimizer"]
     for x, y in batches:
         with ctx:
             loss = F.cross_entropy(model(x), y)
