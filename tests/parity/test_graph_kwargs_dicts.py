@@ -7,7 +7,8 @@ time the call it feeds runs in the interpreter and fails ("Nested execution duri
 _ms_compat.dict_merge (msmigrate/graph_idioms.py). Values and input gradients against torch."""
 from __future__ import annotations
 
-import numpy as np
+import types
+
 import pytest
 
 pytest.importorskip("torch")
@@ -65,5 +66,6 @@ def test_dict_merge_keeps_dict_semantics():
     merge = mod._ms_compat.dict_merge
     assert list(merge({"a": 1, "b": 2}, c=3)) == ["a", "b", "c"]      # dict(**a, c=3)'s order
     assert merge({}, c=3) == {"c": 3}
+    assert merge(types.MappingProxyType({"a": 1}), c=3) == {"a": 1, "c": 3}    # a mapping, not a dict
     with pytest.raises(TypeError, match="multiple values for keyword argument 'a'"):
         merge({"a": 1}, a=2)

@@ -55,7 +55,7 @@ def dict_merge(base, **more):
             raise TypeError(f"dict() got multiple values for keyword argument '{key}'")
     if not base:
         return more
-    merged = base.copy()
+    merged = base.copy() if isinstance(base, dict) else dict(base)    # any mapping, as dict(**m) takes
     merged.update(more)
     return merged
 
