@@ -20,7 +20,15 @@ _ms_compat.all_true / any_true are the same loop written where GRAPH mode compil
 
 `a ^ b` inside construct (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode
 compiles `^` to BitXor, which refuses two bools; _ms_compat.xor is `!=` on two bools, `^` on anything
-else (ints, tensors), decided per call on the values' types."""
+else (ints, tensors), decided per call on the values' types.
+
+`dict(k=v, ...)` / `dict(**kwargs, k=v)` inside construct (x-transformers' TransformerWrapper:
+`kwargs = dict(**kwargs, pos=pos, ...)`, then `self.attn_layers(x, **kwargs)`): GRAPH mode builds a
+dict() call by its Python fallback; when a value is known only at run time the dict is a run-time
+Python object, the call it feeds runs in the interpreter and fails there ("dict() argument after **
+must be a mapping, not tuple", "Nested execution during JIT execution"). A dict display compiles; a
+merge is _ms_compat.dict_merge (copy and update, which compile; `{**a, 'k': v}` compiles but drops
+its literal keys when the unpacked dict is empty, measured on 2.10)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -77,6 +85,31 @@ def callable_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
     if call.args[0].keyword is not None or call.args[0].star:
         return None
     return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("is_callable")))
+
+
+def dict_call_graph_safe(call: cst.Call, compat: str) -> Optional[cst.BaseExpression]:
+    """`dict(k=v, ...)` -> `{'k': v, ...}`; `dict(**a, k=v, **b)` -> `<compat>.dict_merge(a, k=v, **b)`
+    (the keys in the same order, a key given twice a TypeError as in dict()); None when the call has
+    a positional argument (a mapping or pairs, kept) or no argument."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "dict" and call.args):
+        return None
+    if any(a.keyword is None and a.star != "**" for a in call.args):
+        return None
+    if all(a.keyword is not None for a in call.args):
+        last = len(call.args) - 1
+        return cst.Dict(elements=[
+            cst.DictElement(key=cst.SimpleString(repr(a.keyword.value)), value=a.value,
+                            comma=cst.MaybeSentinel.DEFAULT if i == last else
+                            cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for i, a in enumerate(call.args)], lpar=call.lpar, rpar=call.rpar)
+    first, rest = call.args[0], list(call.args[1:])
+    if first.star == "**":
+        base = first.with_changes(star="", whitespace_after_star=cst.SimpleWhitespace(""))
+    else:                       # `dict(k=v, **a)`: nothing before the first keyword
+        base, rest = cst.Arg(cst.Dict(elements=[]), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), \
+            list(call.args)
+    return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("dict_merge")),
+                             args=[base, *rest])
 
 
 _GRAPH_SAFE_REDUCTIONS = {"all": "all_true", "any": "any_true"}

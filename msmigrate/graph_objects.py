@@ -7,7 +7,17 @@ shape ("DynamicSequence does not support dictionary type" further on). So the ca
 `_ms_compat.graph_object(Cls(...), "Cls", "file:line")`: the object in PyNative; compiling a graph
 that reaches it raises MigrationError naming the line (templates/compat_parts/graph_objects.py).
 Only classes of the project whose bases are none or `object` (Modules, autograd Functions, named
-tuples, enums and exceptions derive from something)."""
+tuples, enums and exceptions derive from something).
+
+`with ctx:` / `with self.ctx:` in construct, over an object made elsewhere: MindSpore enters only
+jit_class objects, and otherwise stops compiling with an error that names no line of the program; a
+statement before the `with`, `_ms_compat.graph_context(ctx, "file:line")`, raises MigrationError naming it
+(nothing in PyNative). A call in the `with` line builds its object there (a jit_class of _ms_compat, or
+MindSpore's own refusal) and is not checked.
+
+No graph-safe form replaces such objects (measured on 2.10): a jit_class instance built inside a graph
+takes constants only ("all arguments are required to be constants"), and a namedtuple built there
+fails ("'int' object has no attribute '__len__'")."""
 from __future__ import annotations
 
 from typing import Optional
@@ -38,3 +48,16 @@ def refuse_in_graph(tr, original: cst.Call, result: cst.BaseExpression, cls_name
     return cst.Call(func=tr._render_template("_ms_compat.graph_object"),
                     args=[cst.Arg(result), cst.Arg(cst.SimpleString(repr(cls_name))),
                           cst.Arg(cst.SimpleString(repr(where)))])
+
+
+def entered_objects_checked(tr, original: cst.With, updated: cst.With) -> list:
+    """`_ms_compat.graph_context(ITEM, "module:line")` statements for the items of a `with` in construct
+    that are names or attributes (an object made elsewhere); [] outside construct."""
+    if not tr._in_forward():
+        return []
+    where = f"{tr.module_name}:{tr._line(original)}"
+    return [cst.SimpleStatementLine(body=[cst.Expr(cst.Call(
+        func=tr._render_template("_ms_compat.graph_context"),
+        args=[cst.Arg(item.item, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+              cst.Arg(cst.SimpleString(repr(where)))]))])
+        for orig, item in zip(original.items, updated.items) if isinstance(orig.item, (cst.Name, cst.Attribute))]

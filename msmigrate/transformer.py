@@ -19,7 +19,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import (all_any_graph_safe, callable_graph_safe, map_lambda_as_generator,
+from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, map_lambda_as_generator,
                            map_partial_as_generator, set_membership_as_tuple, single_for_comprehension,
                            comprehension_condition_as_bool,
                            xor_graph_safe, CONSUMERS as WHOLE_CONSUMERS)
@@ -788,7 +788,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             kept.append(item)
         if not dropped_notes:
-            return self._pop_comments(updated)
+            checks = GO.entered_objects_checked(self, original, updated)   # `with ctx:` in construct
+            return cst.FlattenSentinel([*checks, self._pop_comments(updated)]) if checks \
+                else self._pop_comments(updated)
         for qn, why, orig_item in dropped_notes:
             m = R.lookup(qn)
             self._record(orig_item, qn, "(removed)", m.status if m is not None else R.CONVERTED, why)
@@ -1618,6 +1620,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(func)
         if qn is not None:
             return self._convert_api_call(original, updated, qn)
+        if self._qname_any(func) == "contextlib.nullcontext":   # entered in a compiled step: runtime.py
+            return updated.with_changes(func=self._render_template("_ms_compat.nullcontext"))
         if isinstance(func, cst.Attribute) and self._qname_any(func) != "functools.partial":
             return self._convert_method_call(original, updated)
         if isinstance(func, cst.Name) and func.value == "partial" or \
@@ -1646,6 +1650,12 @@ class TorchToMindSpore(cst.CSTTransformer):
             safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py
             if safe is not None:
                 self.uses_compat = True
+                return safe
+        if isinstance(func, cst.Name) and func.value == "dict" and self._in_graph_code() \
+                and "dict" not in self._imports and not self._shadowed("dict"):
+            safe = dict_call_graph_safe(updated, COMPAT)          # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = self.uses_compat or isinstance(safe, cst.Call)
                 return safe
         if isinstance(func, cst.Name) and func.value in WHOLE_CONSUMERS and len(updated.args) == 1 \
                 and not updated.args[0].keyword and not updated.args[0].star and self._in_graph_code() \

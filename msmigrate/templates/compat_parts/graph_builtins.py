@@ -44,6 +44,21 @@ def xor(a, b):
     return a ^ b
 
 
+# `dict(**kwargs, k=v)` in a compiled construct (msmigrate/graph_idioms.py): GRAPH mode builds a
+# dict() call by its Python fallback, at run time when a value is known only then, and the call the
+# dict feeds fails in the interpreter. copy() and update() compile (a loop of `out[k] = v` does not
+# with such a value: "'tuple' object does not support item assignment", measured on 2.10).
+def dict_merge(base, **more):
+    """dict(**base, **more), also inside GRAPH mode: base's keys first, a key in both a TypeError."""
+    for key in more:
+        if key in base:
+            raise TypeError(f"dict() got multiple values for keyword argument '{key}'")
+    if not base:
+        return more
+    merged = base.copy() if isinstance(base, dict) else dict(base)    # any mapping, as dict(**m) takes
+    merged.update(more)
+    return merged
+
 # A comprehension with two `for`s in a compiled graph: GRAPH mode takes one `for` per comprehension,
 # so msmigrate nests them and flattens the parts here (items in the same order).
 def flatten(parts):

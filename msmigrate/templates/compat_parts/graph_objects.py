@@ -3,6 +3,7 @@ compiled graph (msmigrate/graph_objects.py). MindSpore builds it through its Pyt
 tensor it holds, and every tensor returned next to it, gets no static shape and no gradient (measured on
 2.10: d/dx 0 where PyNative and torch give the true value). PyNative builds it as written; compiling a
 graph that reaches it raises MigrationError naming the original line. (_pynative_only: host_draws.py)"""
+from mindspore.ops.primitive import constexpr as _obj_constexpr
 
 
 def graph_object(obj, cls_name, where):
@@ -12,3 +13,24 @@ def graph_object(obj, cls_name, where):
         "it through its Python fallback, where the tensors it holds lose their gradient and their static shape. "
         "Return tensors, tuples or dicts of tensors instead, or run this network in PYNATIVE mode "
         "(ms.set_context(mode=ms.PYNATIVE_MODE))", cls_name, where)
+
+
+# `with self.ctx:` / `with ctx:` over an object inside a compiled construct: MindSpore enters only
+# jit_class objects and otherwise stops with its own TypeError ("Only support jit_class instance, but got
+# PythonObject(...)"), naming no line of the original program; checked before the `with`, as a statement
+# (a call in the `with` line itself breaks MindSpore's parser: "issubclass() arg 1 must be a class").
+@_obj_constexpr(check=False)
+def _is_jit_class_object(obj):
+    return bool(getattr(type(obj), "__ms_class__", False))
+
+
+_CONTEXT_REFUSAL = (
+    "the `with` at {} enters an object that is no mindspore.jit_class inside a compiled graph (GRAPH mode or "
+    "ms.jit), which MindSpore cannot enter. Make its class a @mindspore.jit_class, move the `with` out of "
+    "construct, or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def graph_context(obj, where):
+    """Nothing in PyNative; compiling a graph that enters obj, not a jit_class object, raises MigrationError."""
+    if _compiling(_draw_probe) and not _is_jit_class_object(obj):
+        _refuse_compiled(_CONTEXT_REFUSAL, where)

@@ -251,6 +251,23 @@ class autocast(_NullContext):
     net = mindspore.amp.auto_mixed_precision(net, 'O1')."""
 
 
+# `ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(...)` then `with ctx:` in the
+# train step (nanoGPT's train.py): compiled, MindSpore enters only jit_class objects ("Only support
+# jit_class instance, but got PythonObject(type: <class 'contextlib.nullcontext'>...)").
+@ms.jit_class
+class nullcontext:
+    """contextlib.nullcontext(enter_result=None), also entered inside construct/ms.jit."""
+
+    def __init__(self, enter_result=None):
+        self.enter_result = enter_result
+
+    def __enter__(self):
+        return self.enter_result
+
+    def __exit__(self, *exc):
+        return False
+
+
 class GradScaler:
     """torch.cuda.amp.GradScaler / torch.amp.GradScaler with loss scaling switched off.
 

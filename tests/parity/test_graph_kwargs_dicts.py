@@ -1,0 +1,71 @@
+"""`dict(...)` built inside a compiled construct and forwarded with `**` (x-transformers'
+TransformerWrapper: `kwargs = dict(**kwargs, pos=pos, ...)` then `self.attn_layers(x, **kwargs)`).
+
+GRAPH mode (MindSpore 2.10) builds a dict() call by its Python fallback; with a value known only at run
+time the call it feeds runs in the interpreter and fails ("Nested execution during JIT execution",
+"dict() argument after ** must be a mapping, not tuple"). Converted: a dict display, or
+_ms_compat.dict_merge (msmigrate/graph_idioms.py). Values and input gradients against torch."""
+from __future__ import annotations
+
+import types
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .test_graph_safety import check_graph, rnd  # noqa: E402
+
+KWARGS_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, offset=None, scale=1.0, shift=None, **kwargs):
+        y = self.fc(x) * (offset + scale)
+        return y if shift is None else y + shift
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Scaled()
+
+    def run(self, x, **kwargs):
+        kwargs = dict(**kwargs, offset=x.sum())          # run-time value next to the caller's keys
+        return self.inner(x, **kwargs)
+
+    def forward(self, x, **kwargs):
+        plain = dict(offset=x.mean(), scale=2.0)         # keywords only
+        merged = dict(shift=x[:, :3], **plain)           # keyword first, then a mapping
+        return self.run(x) + self.run(x, scale=3.0) + self.inner(x, **merged)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_dict_calls_forwarded_with_double_star_in_graph():
+    code, _ = check_graph(KWARGS_SRC, rnd(2, 4), (2, 3))
+    compiled_forms = ("_ms_compat.dict_merge(kwargs, offset=x.sum())",        # a merge: copy and update
+                      "{'offset': ops.mean(x), 'scale': 2.0}",                 # keywords only: a display
+                      "_ms_compat.dict_merge({}, shift=x[:, :3], **plain)")
+    missing = [form for form in compiled_forms if form not in code]
+    assert not missing, (missing, code)
+
+
+def test_dict_merge_keeps_dict_semantics():
+    from .harness import load_converted
+    mod, _, _ = load_converted(KWARGS_SRC)
+    merge = mod._ms_compat.dict_merge
+    assert list(merge({"a": 1, "b": 2}, c=3)) == ["a", "b", "c"]      # dict(**a, c=3)'s order
+    assert merge({}, c=3) == {"c": 3}
+    assert merge(types.MappingProxyType({"a": 1}), c=3) == {"a": 1, "c": 3}    # a mapping, not a dict
+    with pytest.raises(TypeError, match="multiple values for keyword argument 'a'"):
+        merge({"a": 1}, a=2)
