@@ -28,6 +28,7 @@ import libcst as cst
 
 from .records import DIFFERENCE
 from .sites import Site, shorten
+from .visitor_bases import BindingTargets, ClassScopes
 
 _MOVES = {"to", "type", "type_as", "float", "half", "double", "bfloat16", "cpu", "cuda", "contiguous"}
 NOTE = ("GRAPH mode: a tensor stored on self in construct stops the gradient (PyExecute); the re-cast "
@@ -73,23 +74,20 @@ def _recast_value(value, attr: str) -> bool:
     return False
 
 
-class _Stores(cst.CSTVisitor):
+class _Stores(BindingTargets):
     """Attributes of self stored anywhere in a function (assignment, augmented, annotated, del), and all
     Names seen."""
+
+    binders = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.For)
 
     def __init__(self) -> None:
         self.stores: Dict[str, int] = {}
         self.names: Set[str] = set()
 
-    def _target(self, node) -> None:
-        attr = _self_attr(node)
+    def bind(self, target, value) -> None:
+        attr = _self_attr(target)
         if attr is not None:
             self.stores[attr] = self.stores.get(attr, 0) + 1
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for el in node.elements:
-                self._target(el.value)
-        elif isinstance(node, cst.StarredElement):
-            self._target(node.value)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
@@ -97,21 +95,6 @@ class _Stores(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)       # `.attr` names no local
         return False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._target(node.target)
 
 
 class _ReadsAsLocal(cst.CSTTransformer):
@@ -128,27 +111,31 @@ _NOT_GRAPH = {"__init__", "reset_parameters", "_init_weights", "init_weights"}
 
 
 def _defines_forward(node: cst.ClassDef) -> bool:
-    return any(isinstance(st, cst.FunctionDef) and st.name.value == "forward" for st in node.body.body)
+    return isinstance(node.body, cst.IndentedBlock) and any(
+        isinstance(st, cst.FunctionDef) and st.name.value == "forward" for st in node.body.body)
 
 
-class _Forwards(cst.CSTTransformer):
-    def __init__(self, lines: Dict[int, int]) -> None:
-        self.lines = lines
-        self.classes: List[bool] = []      # per enclosing class: does it define forward (a Module)?
-        self.sites: List[Site] = []
-
-    def visit_ClassDef(self, node) -> None:
-        self.classes.append(isinstance(node.body, cst.IndentedBlock) and _defines_forward(node))
-
-    def leave_ClassDef(self, original, updated):
-        self.classes.pop()
-        return updated
+class GraphMethods(ClassScopes):
+    """Rewrites, in leave_graph_method, each method that may run in a Module's graph: forward, or
+    another method of a class that defines forward (forward may call it: `self.attention(x)`)."""
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        # forward, or another method of a Module's class (forward may call it: `self.attention(x)`)
-        if not (self.classes and self.classes[-1]) or original.name.value in _NOT_GRAPH \
+        if not (self.classes and _defines_forward(self.classes[-1])) or original.name.value in _NOT_GRAPH \
                 or not isinstance(original.body, cst.IndentedBlock):
             return updated
+        return self.leave_graph_method(original, updated)
+
+    def leave_graph_method(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        raise NotImplementedError
+
+
+class _Forwards(GraphMethods):
+    def __init__(self, lines: Dict[int, int]) -> None:
+        super().__init__()
+        self.lines = lines
+        self.sites: List[Site] = []
+
+    def leave_graph_method(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         scan = _Stores()
         original.visit(scan)
         taken = set(scan.names)

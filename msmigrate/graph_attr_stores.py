@@ -20,11 +20,11 @@ after it (up to and including the value of its next store) read the local; the s
 object), so nothing differs. Runs after graph_attr_casts.py (whose re-casts become locals outright)."""
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict
 
 import libcst as cst
 
-from .graph_attr_casts import _NOT_GRAPH, _defines_forward, _ReadsAsLocal, _self_attr, _Stores
+from .graph_attr_casts import GraphMethods, _ReadsAsLocal, _self_attr, _Stores
 
 
 def might_store_attribute(source: str) -> bool:
@@ -65,21 +65,8 @@ def _construction(value) -> bool:
     return name[:1].isupper()
 
 
-class _Methods(cst.CSTTransformer):
-    def __init__(self) -> None:
-        self.classes: List[bool] = []
-
-    def visit_ClassDef(self, node) -> None:
-        self.classes.append(isinstance(node.body, cst.IndentedBlock) and _defines_forward(node))
-
-    def leave_ClassDef(self, original, updated):
-        self.classes.pop()
-        return updated
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if not (self.classes and self.classes[-1]) or original.name.value in _NOT_GRAPH \
-                or not isinstance(updated.body, cst.IndentedBlock):
-            return updated
+class _Methods(GraphMethods):
+    def leave_graph_method(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         body = list(updated.body.body)
         top: Dict[str, int] = {}
         for st in body:

@@ -24,63 +24,33 @@ from typing import List, Set
 
 import libcst as cst
 
+from .visitor_bases import BindingTargets, ClassScopes, NameReads
+
 
 def might_bind_in_branch(source: str) -> bool:
     return "def forward" in source and "if " in source
 
 
-class _Names(cst.CSTVisitor):
+class _Names(BindingTargets, NameReads):
     """Names bound (assignment targets, for/with/except targets, walrus, imports, defs) and all Names
     seen, of one statement; nested functions, classes and comprehensions bind in their own scope."""
+
+    binders = (cst.Assign, cst.AugAssign, cst.For, cst.WithItem, cst.ExceptHandler, cst.NamedExpr)
 
     def __init__(self) -> None:
         self.bound: Set[str] = set()
         self.seen: Set[str] = set()
 
-    def _targets(self, node) -> None:
-        if isinstance(node, cst.Name):
-            self.bound.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for el in node.elements:
-                self._targets(el.value)
-        elif isinstance(node, cst.StarredElement):
-            self._targets(node.value)
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.seen.add(node.value)
 
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)       # `.attr` names no local
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)       # `f(k=v)`: k names no local
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._targets(t.target)
-
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._targets(node.asname.name)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._targets(node.name.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
+        if node.value is not None:       # `x: int` alone binds nothing
+            self.unpack(node.target)
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         name = node.asname.name if node.asname else node.name
@@ -273,19 +243,9 @@ class _Insert(cst.CSTTransformer):
         return updated
 
 
-class _Classes(cst.CSTTransformer):
-    def __init__(self) -> None:
-        self.depth = 0
-
-    def visit_ClassDef(self, node) -> None:
-        self.depth += 1
-
-    def leave_ClassDef(self, original, updated):
-        self.depth -= 1
-        return updated
-
+class _Classes(ClassScopes):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if self.depth == 0 or original.name.value not in ("forward", "construct"):
+        if not self.classes or original.name.value not in ("forward", "construct"):
             return updated
         plan = _Forward(original).plan()
         if not plan:

@@ -35,6 +35,8 @@ from typing import Optional
 
 import libcst as cst
 
+from .visitor_bases import ClassScopes
+
 
 def map_lambda_as_generator(call: cst.Call) -> Optional[cst.GeneratorExp]:
     """`map(lambda t: EXPR, SEQ)` -> `(EXPR for t in SEQ)` (lazy, as map is), or None when the call
@@ -200,24 +202,17 @@ def split_device_tuple(assign: cst.Assign) -> Optional[list]:
     return out
 
 
-class _DeviceTuples(cst.CSTTransformer):
+class _DeviceTuples(ClassScopes):
     def __init__(self) -> None:
-        self.depth = 0
+        super().__init__()
         self.construct = 0
 
-    def visit_ClassDef(self, node) -> None:
-        self.depth += 1
-
-    def leave_ClassDef(self, original, updated):
-        self.depth -= 1
-        return updated
-
     def visit_FunctionDef(self, node) -> None:
-        if self.depth and node.name.value in ("construct", "forward"):
+        if self.classes and node.name.value in ("construct", "forward"):
             self.construct += 1
 
     def leave_FunctionDef(self, original, updated):
-        if self.depth and original.name.value in ("construct", "forward"):
+        if self.classes and original.name.value in ("construct", "forward"):
             self.construct -= 1
         return updated
 

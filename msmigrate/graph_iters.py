@@ -17,7 +17,8 @@ from typing import Dict, Set
 
 import libcst as cst
 
-from .inplace_values import _STATEMENTS, ScopeLocalVisitor, _Scan
+from .inplace_values import _STATEMENTS, _Scan
+from .visitor_bases import BindingTargets, NameReads, ScopeLocalVisitor
 
 
 def _is_iter_call(node: cst.BaseExpression) -> bool:
@@ -31,8 +32,10 @@ def _is_next_call(node: cst.CSTNode) -> bool:
             and isinstance(node.args[0].value, cst.Name))
 
 
-class _Uses(ScopeLocalVisitor):
+class _Uses(BindingTargets, ScopeLocalVisitor):
     """Bindings of each name (iter(...) or not) and the `next(name, ...)` calls, per statement."""
+
+    binders = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem, cst.CompFor)
 
     def __init__(self) -> None:
         self.iter_bound: Dict[str, bool] = {}     # name: every binding is `name = iter(...)`
@@ -40,40 +43,15 @@ class _Uses(ScopeLocalVisitor):
         self.next_reads: Dict[str, int] = {}      # reads of a name as next()'s iterator, hoistable
         self.next_calls: Dict[str, list] = {}
 
-    def _bind(self, target, value) -> None:
+    def bind(self, target, value) -> None:
         if isinstance(target, cst.Name):
             ok = value is not None and _is_iter_call(value)
             self.iter_bound[target.value] = self.iter_bound.get(target.value, True) and ok
             if ok:
                 self.iter_calls.setdefault(target.value, []).append(value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind(el.value, None)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value, None)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value if len(node.targets) == 1 else None)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, None)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, None)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, None)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, None)
+        self.unpack(node.target)                  # `(it := iter(xs))`: an iterator kept as written
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if len(node.body) != 1 or not isinstance(node.body[0], _STATEMENTS):
@@ -94,17 +72,9 @@ def _all_name_reads(function: cst.FunctionDef) -> Dict[str, int]:
     attribute names and keyword names."""
     counts: Dict[str, int] = {}
 
-    class V(cst.CSTVisitor):
+    class V(NameReads):
         def visit_Name(self, node: cst.Name) -> None:
             counts[node.value] = counts.get(node.value, 0) + 1
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
 
     function.body.visit(V())
     return counts

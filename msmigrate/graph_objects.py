@@ -44,10 +44,16 @@ def plain_class(tr, func: cst.BaseExpression) -> Optional[str]:
 
 
 def refuse_in_graph(tr, original: cst.Call, result: cst.BaseExpression, cls_name: str) -> cst.BaseExpression:
+    return graph_refusal(tr, "_ms_compat.graph_object", original, result, cst.SimpleString(repr(cls_name)))
+
+
+def graph_refusal(tr, helper: str, original: cst.Call, result: cst.BaseExpression,
+                  detail: cst.BaseExpression) -> cst.BaseExpression:
+    """`helper(result, detail, "file:line")`: a compat helper that gives the value in PyNative and
+    raises MigrationError naming the original line when a compiled graph reaches it."""
     where = f"{tr.module_name}:{tr._line(original)}"
-    return cst.Call(func=tr._render_template("_ms_compat.graph_object"),
-                    args=[cst.Arg(result), cst.Arg(cst.SimpleString(repr(cls_name))),
-                          cst.Arg(cst.SimpleString(repr(where)))])
+    return cst.Call(func=tr._render_template(helper),
+                    args=[cst.Arg(result), cst.Arg(detail), cst.Arg(cst.SimpleString(repr(where)))])
 
 
 def entered_objects_checked(tr, original: cst.With, updated: cst.With) -> list:

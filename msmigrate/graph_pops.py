@@ -19,7 +19,9 @@ from typing import Set
 
 import libcst as cst
 
-from .inplace_values import _STATEMENTS, ScopeLocalVisitor, _Scan
+from .graph_objects import graph_refusal
+from .inplace_values import _STATEMENTS, _Scan
+from .visitor_bases import BindingTargets, ScopeLocalVisitor
 
 
 def _is_pop(node: cst.CSTNode) -> bool:
@@ -147,46 +149,23 @@ def _fresh_value(node: cst.BaseExpression) -> bool:
     return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "list")
 
 
-class _Bindings(ScopeLocalVisitor):
+class _Bindings(BindingTargets, ScopeLocalVisitor):
     """Per name of one function (not its nested ones): are all its bindings fresh lists?"""
+
+    binders = (cst.Assign, cst.AnnAssign, cst.For, cst.WithItem, cst.NamedExpr, cst.CompFor)
 
     def __init__(self) -> None:
         self.fresh: dict = {}
 
-    def _bind(self, target, value) -> None:
+    def bind(self, target, value) -> None:
         if isinstance(target, cst.Name):
             ok = value is not None and _fresh_value(value)
             self.fresh[target.value] = self.fresh.get(target.value, True) and ok
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind(el.value, None)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value, None)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value if len(node.targets) == 1 else None)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         # `h += [x]` keeps h a list; `h += other` could make nothing else of a list either
         if isinstance(node.target, cst.Name) and not isinstance(node.value, _FRESH):
             self.fresh[node.target.value] = False
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, None)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, None)
 
 
 def fresh_lists(function: cst.FunctionDef) -> Set[str]:
@@ -325,7 +304,4 @@ def refused_pops(function: cst.FunctionDef, rewritten: Set[int], params: Set[str
 
 def refuse_in_graph(tr, original: cst.Call, result: cst.BaseExpression, any_item: bool) -> cst.BaseExpression:
     """`_ms_compat.graph_pop(result, any_item, where)` (templates/compat_parts/graph_pops.py)."""
-    where = f"{tr.module_name}:{tr._line(original)}"
-    return cst.Call(func=tr._render_template("_ms_compat.graph_pop"),
-                    args=[cst.Arg(result), cst.Arg(cst.Name(str(any_item))),
-                          cst.Arg(cst.SimpleString(repr(where)))])
+    return graph_refusal(tr, "_ms_compat.graph_pop", original, result, cst.Name(str(any_item)))

@@ -30,6 +30,7 @@ import libcst as cst
 
 from . import records as R
 from .graph_attr_casts import _NOT_GRAPH, _self_attr
+from .graph_objects import graph_refusal
 
 
 def _call_name(node) -> str:
@@ -160,13 +161,10 @@ def module_state_reads(module: cst.Module, cell_classes: Set[str]) -> Dict[int, 
 
 
 def _guard(tr, original: cst.CSTNode, value: cst.BaseExpression, attr: str) -> cst.Call:
-    where = f"{tr.module_name}:{tr._line(original)}"
     tr._record(original, f"self.{attr}", "_ms_compat.graph_state", R.DIFFERENCE,
                "state kept across forward calls: runs in PyNative; compiling a graph that reaches it (GRAPH "
                "mode) raises MigrationError, since MindSpore would decide the read while compiling")
-    return cst.Call(func=tr._render_template("_ms_compat.graph_state"),
-                    args=[cst.Arg(value), cst.Arg(cst.SimpleString(repr(f"self.{attr}"))),
-                          cst.Arg(cst.SimpleString(repr(where)))])
+    return graph_refusal(tr, "_ms_compat.graph_state", original, value, cst.SimpleString(repr(f"self.{attr}")))
 
 
 def wrap_read(tr, original: cst.Attribute, result: cst.BaseExpression) -> cst.BaseExpression:

@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import inplace_arguments as IA
-from .inplace_values import ScopeLocalVisitor
+from .visitor_bases import BindingTargets, ScopeLocalVisitor, StatementOrder
 from .inplace_views import _held, _strip
 
 WHY = ("changes the argument `{arg}` in place in {callee}; torch's caller sees the change, MindSpore's "
@@ -48,31 +48,19 @@ def _params(fn: cst.FunctionDef) -> List[str]:
     return [x.name.value for x in list(p.posonly_params) + list(p.params)]
 
 
-class _Body(ScopeLocalVisitor):
+class _Body(BindingTargets, ScopeLocalVisitor):
     """In-place receivers and returns of one function body."""
+
+    binders = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)
 
     def __init__(self) -> None:
         self.receivers: Set[str] = set()
         self.returns: List[cst.Return] = []
         self.bound: Set[str] = set()
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.bound |= _names(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.bound |= _names(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.bound |= _names(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self.bound |= _names(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self.bound |= _names(node.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.bound |= _names(node.target)
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
@@ -204,26 +192,19 @@ def _target_code(node) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-class _Scope(ScopeLocalVisitor):
+class _Scope(StatementOrder):
     """One scope's statements in order: binds, reads, and the calls of the index's callees."""
 
     def __init__(self, index: Index, cls: Optional[str], locals_: Dict[str, str], shadowed: Set[str]) -> None:
+        super().__init__()
         self.index, self.cls, self.locals_, self.shadowed = index, cls, locals_, shadowed
-        self.pos = 0
-        self.loops: List[int] = []
-        self._loop_ids = 0
         self.stmt: Optional[cst.CSTNode] = None
         self.binds: List[Tuple[int, str]] = []
-        self.reads: List[Tuple[int, str, Tuple[int, ...], int]] = []      # pos, name, loops, id
         self.calls: List[Tuple[int, cst.Call, Callee, cst.CSTNode, Tuple[int, ...]]] = []
         self.stmt_binds: Dict[int, Set[str]] = {}
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.For, cst.While)):
-            self._loop_ids += 1
-            self.loops.append(self._loop_ids)
+    def event(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
-            self.pos += 1
             self.stmt = node
             names = set()
             for st in node.body:
@@ -238,20 +219,6 @@ class _Scope(ScopeLocalVisitor):
             c = self.index.callee(node, self.cls, self.locals_, self.shadowed)
             if c is not None:
                 self.calls.append((self.pos, node, c, self.stmt, tuple(self.loops)))
-        if isinstance(node, cst.Name):
-            self.reads.append((self.pos, node.value, tuple(self.loops), id(node)))
-        if isinstance(node, cst.Attribute):
-            node.value.visit(self)
-            return False
-        if isinstance(node, cst.Arg):
-            node.value.visit(self)
-            return False
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.For, cst.While)):
-            self.loops.pop()
-        super().on_leave(original_node)
 
 
 def _names(target) -> Set[str]:

@@ -13,6 +13,8 @@ from typing import Dict, List, Set
 
 import libcst as cst
 
+from .visitor_bases import ScopeLocalVisitor
+
 # statements whose value is evaluated once, after nothing else of the statement that could read x
 _STATEMENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)
 # parts of an expression evaluated conditionally or later
@@ -104,19 +106,6 @@ def _targets(stmt) -> Set[str]:
         elif isinstance(node, (cst.Tuple, cst.List)):
             names |= {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
     return names
-
-
-class ScopeLocalVisitor(cst.CSTVisitor):
-    """Visits one function body: nested functions, classes and lambdas are scopes of their own."""
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
 
 class _Function(ScopeLocalVisitor):

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from .inplace_values import ScopeLocalVisitor
+from .visitor_bases import StatementOrder
 
 # torch methods whose result may share the receiver's memory
 VIEW_METHODS = frozenset({
@@ -99,22 +99,15 @@ def _view_of(value) -> Optional[cst.BaseExpression]:
     return root
 
 
-class _Events(ScopeLocalVisitor):
+class _Events(StatementOrder):
     def __init__(self) -> None:
-        self.pos = 0
-        self.loops: List[int] = []
+        super().__init__()
         self.views: List[Tuple[int, str, cst.BaseExpression, Tuple[int, ...]]] = []   # pos, view name, base
         self.binds: List[Tuple[int, str]] = []
         self.mutations: List[Tuple[int, str, cst.Call, Tuple[int, ...]]] = []
-        self.reads: List[Tuple[int, str, Tuple[int, ...]]] = []
-        self._loop_ids = 0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.For, cst.While)):
-            self._loop_ids += 1
-            self.loops.append(self._loop_ids)
+    def event(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
-            self.pos += 1
             for st in node.body:
                 if isinstance(st, cst.Assign):
                     for t in st.targets:
@@ -126,20 +119,6 @@ class _Events(ScopeLocalVisitor):
                             self.views.append((self.pos, st.targets[0].target.value, base, tuple(self.loops)))
         if isinstance(node, cst.Call) and inplace_name(node) and isinstance(node.func.value, cst.Name):
             self.mutations.append((self.pos, node.func.value.value, node, tuple(self.loops)))
-        if isinstance(node, cst.Name):
-            self.reads.append((self.pos, node.value, tuple(self.loops)))
-        if isinstance(node, cst.Attribute):
-            node.value.visit(self)
-            return False
-        if isinstance(node, cst.Arg):
-            node.value.visit(self)
-            return False
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.For, cst.While)):
-            self.loops.pop()
-        super().on_leave(original_node)
 
 
 def conflicting_calls(body: cst.CSTNode, params: Set[str]) -> Dict[int, str]:
@@ -164,7 +143,7 @@ def conflicting_calls(body: cst.CSTNode, params: Set[str]) -> Dict[int, str]:
             if other in params:
                 out[id(call)] = _why_named(view, other)
                 continue
-            if any(n == other and (p > mpos or set(loops) & set(mloops)) for p, n, loops in ev.reads):
+            if any(n == other and (p > mpos or set(loops) & set(mloops)) for p, n, loops, _ in ev.reads):
                 out[id(call)] = _why_named(view, base_name or _code(base))
     return out
 

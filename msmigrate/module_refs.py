@@ -12,11 +12,16 @@ from typing import Set
 import libcst as cst
 
 from .train_loop import walk
+from .visitor_bases import BindingTargets
 
 EMITTED_ROOTS = ("ms", "nn", "ops", "mindspore", "_ms_compat")
 
 
-class _Refs(cst.CSTVisitor):
+class _Refs(BindingTargets):
+    # every name the file binds anywhere: targets, `as` names, defs, parameters, global/nonlocal
+    binders = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.AsName, cst.NamedExpr,
+               cst.FunctionDef, cst.ClassDef, cst.Param, cst.NameItem)
+
     def __init__(self) -> None:
         self.roots: Set[str] = set()
         self.bound: Set[str] = set()
@@ -47,47 +52,9 @@ class _Refs(cst.CSTVisitor):
             if isinstance(name, cst.Name):
                 self.bound.add(name.value)
 
-    def _targets(self, node) -> None:
-        if isinstance(node, cst.Name):
-            self.bound.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for e in node.elements:
-                self._targets(e.value)
-        elif isinstance(node, cst.StarredElement):
-            self._targets(node.value)
-
-    def visit_AssignTarget(self, node) -> None:
-        self._targets(node.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node) -> None:
-        self._targets(node.target)
-
-    def visit_CompFor(self, node) -> None:
-        self._targets(node.target)
-
-    def visit_AsName(self, node) -> None:
-        self._targets(node.name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._targets(node.target)
-
-    def visit_FunctionDef(self, node) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_ClassDef(self, node) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_Param(self, node) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_NameItem(self, node) -> None:   # global/nonlocal
-        self.bound.add(node.name.value)
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
 
 
 def unbound_roots(module: cst.Module) -> Set[str]:

@@ -69,15 +69,27 @@ def resolve_relative(current_module: str, is_package: bool, level: int, name: Op
     return base
 
 
+def resolve_head(dotted: str, imports: Dict[str, str]) -> Optional[str]:
+    """`a.b.c` with its head `a` replaced by what a file's import table binds it to (local name ->
+    qualified name); None where the file imports no `a` (a local name)."""
+    head, _, rest = dotted.partition(".")
+    full = imports.get(head)
+    if full is None:
+        return None
+    return full + ("." + rest if rest else "")
+
+
 def _dotted(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    if isinstance(node, ast.Subscript):  # Generic[T] style bases
-        return _dotted(node.value)
-    return None
+    """`a.b.c` of an ast expression as its dotted text, the base of `Generic[T]` as `Generic`; None
+    for anything else. (callsite.dotted_name is the same for libcst nodes.)"""
+    parts: List[str] = []
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+        elif not isinstance(node, ast.Subscript):   # Generic[T] style bases
+            return None
+        node = node.value
+    return ".".join([node.id] + parts[::-1])
 
 
 def _scan_module(info: ModuleInfo, source: str) -> None:
@@ -121,12 +133,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             d = _dotted(b)
             if not d:
                 continue
-            head, _, rest = d.partition(".")
-            if head in imports:
-                d = imports[head] + ("." + rest if rest else "")
-            else:
-                d = f"{info.name}.{d}"
-            bases.append(d)
+            imported = resolve_head(d, imports)
+            bases.append(imported if imported is not None else f"{info.name}.{d}")
         info.classes.setdefault(node.name, bases)
 
 

@@ -18,6 +18,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from . import records as R
+from .visitor_bases import BindingTargets
 
 _NAMES = {"device": None, "is_cuda": "cuda", "is_cpu": "cpu", "real": None, "imag": None}
 # torch's other device kinds (dcgan's `input.is_cuda or input.is_xpu`): False for a MindSpore tensor
@@ -29,33 +30,15 @@ NOTE = ("MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('
 PART_NOTE = "MindSpore's Tensor.real / .imag are methods: ops.real / ops.imag (another object's own attribute)"
 
 
-class _Stores(cst.CSTVisitor):
+class _Stores(BindingTargets):
+    binders = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.Del)
+
     def __init__(self) -> None:
         self.ids: Set[int] = set()
 
-    def _target(self, node) -> None:
-        if isinstance(node, cst.Attribute) and node.attr.value in _NAMES:
-            self.ids.add(id(node))
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for el in node.elements:
-                self._target(el.value)
-        elif isinstance(node, cst.StarredElement):
-            self._target(node.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._target(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._target(node.target)
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Attribute) and target.attr.value in _NAMES:
+            self.ids.add(id(target))
 
 
 def store_targets(module: cst.Module) -> Set[int]:

@@ -21,6 +21,7 @@ import libcst as cst
 
 from .registry import CONVERTED, DIFFERENCE, TODO, lookup
 from .callsite import dotted_name as _dotted
+from .project_index import resolve_head
 from .sites import Site, shorten
 
 COMPAT = "_ms_compat"
@@ -121,13 +122,8 @@ class TFToMindSpore(cst.CSTTransformer):
     # ------------------------------------------------------------- helpers
     def qname(self, node) -> Optional[str]:
         d = _dotted(node)
-        if d is None:
-            return None
-        head, _, rest = d.partition(".")
-        full = self.imports.get(head)
-        if full is None:
-            return None
-        return canonical(full + ("." + rest if rest else ""))
+        full = None if d is None else resolve_head(d, self.imports)
+        return None if full is None else canonical(full)
 
     def _site(self, api, target, status, note="", code="", test=""):
         self.sites.append(Site(self._line, api, target, status, note, shorten(code), test))

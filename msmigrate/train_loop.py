@@ -46,6 +46,7 @@ import libcst as cst
 
 from . import manual_update as MU
 from .callsite import code_of
+from .visitor_bases import BindingTargets, single_targets
 
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
 SCHEDULER_NAME = re.compile(r"sched|lr_?s", re.I)
@@ -125,43 +126,28 @@ class _Reads(cst.CSTVisitor):
         walk(node.value, self)
         return False
 
-    def _target(self, t: cst.BaseExpression) -> None:
-        if isinstance(t, cst.Name):
-            return
-        if isinstance(t, (cst.Tuple, cst.List)):
-            for e in t.elements:
-                self._target(e.value)
-        elif isinstance(t, cst.StarredElement):
-            self._target(t.value)
-        else:
-            walk(t, self)   # x[i] = v, obj.a = v read x / obj
+    def _beside_target(self, target: cst.BaseExpression, *parts: Optional[cst.CSTNode]) -> bool:
+        """A binding node: what its target reads (x[i] = v, obj.a = v read x / obj), then what its
+        other parts read, in order (the annotation of `x: T = v` is no read)."""
+        for single in single_targets(target):
+            if not isinstance(single, cst.Name):
+                walk(single, self)
+        for part in parts:
+            if part is not None:
+                walk(part, self)
+        return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
-        self._target(node.target)
-        return False
+        return self._beside_target(node.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
-        self._target(node.target)
-        if node.value is not None:
-            walk(node.value, self)
-        return False
+        return self._beside_target(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> bool:
-        self._target(node.target)
-        walk(node.iter, self)
-        walk(node.body, self)
-        if node.orelse is not None:
-            walk(node.orelse, self)
-        return False
+        return self._beside_target(node.target, node.iter, node.body, node.orelse)
 
     def visit_CompFor(self, node: cst.CompFor) -> bool:
-        self._target(node.target)
-        walk(node.iter, self)
-        for cond in node.ifs:
-            walk(cond, self)
-        if node.inner_for_in is not None:
-            walk(node.inner_for_in, self)
-        return False
+        return self._beside_target(node.target, node.iter, *node.ifs, node.inner_for_in)
 
     def visit_Param(self, node: cst.Param) -> bool:
         if node.default is not None:
@@ -233,48 +219,24 @@ def grad_reads(node: cst.CSTNode) -> Set[str]:
     return set(v.names)
 
 
-class _Assigns(cst.CSTVisitor):
+class _Assigns(BindingTargets):
     """Names bound by a piece of code (assignment, for/with/except targets, defs, imports)."""
+
+    # not CompFor: comprehension variables do not leak
+    binders = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr,
+               cst.FunctionDef, cst.ClassDef)
 
     def __init__(self) -> None:
         self.names: Set[str] = set()
 
-    def _target(self, t) -> None:
-        if isinstance(t, cst.Name):
-            self.names.add(t.value)
-        elif isinstance(t, (cst.Tuple, cst.List)):
-            for e in t.elements:
-                self._target(e.value)
-        elif isinstance(t, cst.StarredElement):
-            self._target(t.value)
-
-    def visit_AssignTarget(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node) -> None:
-        self._target(node.target)
-
-    def visit_CompFor(self, node) -> None:
-        pass   # comprehension variables do not leak
-
-    def visit_AsName(self, node) -> None:
-        self._target(node.name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._target(node.target)
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
 
     def visit_FunctionDef(self, node) -> bool:
-        self.names.add(node.name.value)
         return False
 
     def visit_ClassDef(self, node) -> bool:
-        self.names.add(node.name.value)
         return False
 
 
@@ -1079,15 +1041,8 @@ class _Called(cst.CSTVisitor):
             self.names.add(node.func.value)
 
 
-class _UsedAsObject(cst.CSTVisitor):
+class _UsedAsObject(_Called):
     """Names that are called (`model(x)`) or whose attributes are used (`opt.param_groups`)."""
-
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name):
-            self.names.add(node.func.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.attr.value not in ("shape", "dtype", "ndim", "T"):
@@ -1594,7 +1549,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         per_iteration: Set[str] = set(extra_per_iteration)
         if isinstance(loop, cst.For):
             targets = _Assigns()
-            targets._target(loop.target)
+            targets.unpack(loop.target)
             per_iteration |= targets.names
         for st in body:
             per_iteration |= assigns(st)

@@ -17,7 +17,7 @@ from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CO
                       DROPPED_DECORATORS)
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
-from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_relative
+from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, map_lambda_as_generator,
                            map_partial_as_generator, set_membership_as_tuple, single_for_comprehension,
@@ -234,13 +234,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         Resolution uses the file's import table from the project pre-pass instead of
         libcst's scope analysis, which costs more than the whole conversion."""
         dotted = self._dotted(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        full = self._imports.get(head)
-        if full is None:
-            return None
-        return self.index.resolve_alias(full + ("." + rest if rest else ""))
+        full = None if dotted is None else resolve_head(dotted, self._imports)
+        return None if full is None else self.index.resolve_alias(full)
 
     def _torch_qname(self, node: cst.CSTNode) -> Optional[str]:
         name = self._qname_any(node)
@@ -585,18 +580,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not done:
             return None
         lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
+        # api -> (target, note, test) of the sites the rewrite resolved
+        resolved = {
+            HOG.API: ("mindspore.ops.GradOperation",
+                      "the gradient of a function of the inputs (the statements from inputs to outputs); "
+                      "differentiable again inside a train step",
+                      "tests/test_train_loop.py::test_gradient_penalty_matches_torch"),
+            HOG.VARIABLE: ("identity",
+                           "requires_grad=True: the tensor itself; torch.autograd.grad with respect to it became "
+                           "the gradient of a function of it (mindspore.ops.GradOperation)",
+                           "tests/test_train_loop.py::test_gradient_penalty_in_the_loop_matches_torch")}
         for s in self.sites:
-            if s.status == R.TODO and s.api == HOG.API and s.line in lines:
-                s.status, s.target = R.DIFFERENCE, "mindspore.ops.GradOperation"
-                s.note = ("the gradient of a function of the inputs (the statements from inputs to outputs); "
-                          "differentiable again inside a train step")
-                s.test = "tests/test_train_loop.py::test_gradient_penalty_matches_torch"
-                self._todo_count -= 1
-            elif s.status == R.TODO and s.api == HOG.VARIABLE and s.line in lines:
-                s.status, s.target = R.DIFFERENCE, "identity"
-                s.note = ("requires_grad=True: the tensor itself; torch.autograd.grad with respect to it became "
-                          "the gradient of a function of it (mindspore.ops.GradOperation)")
-                s.test = "tests/test_train_loop.py::test_gradient_penalty_in_the_loop_matches_torch"
+            if s.status == R.TODO and s.api in resolved and s.line in lines:
+                s.status = R.DIFFERENCE
+                s.target, s.note, s.test = resolved[s.api]
                 self._todo_count -= 1
         self.need.add("ms")
         return body
