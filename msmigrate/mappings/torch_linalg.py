@@ -19,6 +19,8 @@ from .compose import composed
 
 T = "tests/parity/test_torch_linalg.py"
 T_VAL = f"{T}::test_linalg_values"
+# the records whose shapes or arguments go through templates/compat_parts/linalg_shapes.py
+T_SHAPES = "tests/parity/test_linalg_shapes.py::test_linalg_shapes"
 L = "torch.linalg."
 
 # ops.inverse returns finite garbage for a singular matrix where torch raises: solve A X = I instead (raises too)
@@ -35,9 +37,11 @@ composed(L + "cholesky_ex", "(ops.cholesky({A}, {upper}), ops.zeros({A}.shape[:-
          ("A", "upper", "check_errors"), defaults={"upper": "False", "check_errors": "False"},
          target="mindspore.ops.cholesky", status=DIFFERENCE, note="(L, info) " + _EX + "; no gradient on CPU",
          test=T_VAL)
-composed(L + "det", "ops.det({A})", ("A",), test=T_VAL)
-composed(L + "slogdet", "ops.slogdet({A})", ("A",), test=T_VAL,
-         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes)")
+composed(L + "det", "_ms_compat.linalg_det({A})", ("A",), target="mindspore.ops.det", test=T_SHAPES,
+         note="ops.det; 0x0 and 1x1 matrices (which ops.det refuses) as torch: 1 and the entry")
+composed(L + "slogdet", "_ms_compat.linalg_slogdet({A})", ("A",), target="mindspore.ops.slogdet", test=T_SHAPES,
+         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes); "
+              "0x0 and 1x1 matrices (which ops.slogdet refuses) as torch")
 composed(L + "cholesky", "ops.cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"}, test=T_VAL,
          status=DIFFERENCE, note="values as torch; no gradient on CPU (CholeskyGrad has no CPU kernel: "
                                  "differentiating it raises)")
@@ -53,53 +57,58 @@ composed(L + "diagonal", "ops.diagonal({A}, {offset}, {dim1}, {dim2})", ("A", "o
 composed(L + "householder_product", "ops.orgqr({A}, {tau})", ("A", "tau"), test=T_VAL)
 composed(L + "matmul", "ops.matmul({input}, {other})", ("input", "other"), test=T_VAL)
 composed(L + "matrix_power", "ops.matrix_power({A}, {n})", ("A", "n"), test=T_VAL)
-composed(L + "pinv", "ops.pinv({A})", ("A", "atol", "rtol", "hermitian"),
-         defaults={"atol": "None", "rtol": "None", "hermitian": "False"},
-         only={"atol": ("None",), "rtol": ("None",), "hermitian": ("False",)},
-         note="default tolerances only (atol=/rtol=/hermitian=True are TODO)", test=T_VAL)
+# torch's positional form is pinv(A, rcond, hermitian) (rcond: rtol); atol/rtol are keyword-only
+composed(L + "pinv", "_ms_compat.linalg_pinv({A}, {atol}, {rtol}, {hermitian}, {rcond})",
+         ("A", "rcond", "hermitian", "atol", "rtol"),
+         defaults={"atol": "None", "rtol": "None", "hermitian": "False", "rcond": "None"}, target="mindspore.ops.svd",
+         test=T_SHAPES,
+         note="V diag(1/s) U^T over the singular values above torch's tolerance max(atol, rtol * largest) (rtol "
+              "defaulting to eps * max(m, n), or 0 when only atol is given); hermitian=True reads the lower triangle, "
+              "as torch; an empty matrix gives an empty result")
 composed(L + "qr", "ops.qr({A}, {mode})", ("A", "mode"), defaults={"mode": "'reduced'"}, test=T_VAL,
          note="returns a plain (Q, R) tuple (no .Q/.R attributes); mode 'reduced'/'complete' as in torch")
 composed(L + "solve", "(ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == "
          "{A}.shape[:-1] else ops.matrix_solve({A}, {B}))", ("A", "B", "left"), defaults={"left": "True"},
          only={"left": ("True",)}, note="a vector (or batch of vectors) B is solved as a one-column matrix, as torch "
          "decides; left=False is a TODO", test=T_VAL)
-composed(L + "solve_triangular", "ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {B})",
+composed(L + "solve_triangular", "ops.matrix_solve(_ms_compat.linalg_triangle({A}, {upper}, {unitriangular}), {B})",
          ("A", "B", "upper", "left", "unitriangular"), defaults={"left": "True", "unitriangular": "False"},
-         only={"left": ("True",), "unitriangular": ("False",)},
-         note="a general solve of the triangle torch reads (the other triangle is ignored, as in torch); "
-              "left=False / unitriangular=True are TODO", test=T_VAL)
-composed(L + "svd", "(lambda _ms_s, _ms_u, _ms_v: (_ms_u, _ms_s, _ms_v.swapaxes(-1, -2)))(*ops.svd({A}, "
-         "{full_matrices}))", ("A", "full_matrices", "driver"), defaults={"full_matrices": "True", "driver": "None"},
-         only={"driver": ("None",)}, target="mindspore.ops.svd",
+         only={"left": ("True",)}, target="mindspore.ops.matrix_solve", test=T_SHAPES,
+         note="a general solve of the triangle torch reads (the other triangle is ignored, as in torch; a unit "
+              "diagonal with unitriangular=True); left=False is a TODO")
+composed(L + "svd", "_ms_compat.linalg_svd({A}, {full_matrices})", ("A", "full_matrices", "driver"),
+         defaults={"full_matrices": "True", "driver": "None"}, only={"driver": ("None",)}, target="mindspore.ops.svd",
          note="(U, S, Vh) as torch returns them (ops.svd gives (S, U, V)); full_matrices passed explicitly (torch "
               "defaults to True, ops.svd to False); singular vectors are unique only up to sign, as in torch; a "
-              "plain tuple (no .U/.S/.Vh attributes)", test=T_VAL)
-composed(L + "svdvals", "ops.svd({A}, compute_uv=False)", ("A", "driver"), defaults={"driver": "None"},
-         only={"driver": ("None",)}, test=T_VAL)
+              "plain tuple (no .U/.S/.Vh attributes); an empty matrix gives torch's empty/identity factors",
+         test=T_SHAPES)
+composed(L + "svdvals", "_ms_compat.linalg_svdvals({A})", ("A", "driver"), defaults={"driver": "None"},
+         only={"driver": ("None",)}, target="mindspore.ops.svd", test=T_SHAPES,
+         note="ops.svd(compute_uv=False); an empty matrix has no singular values, as in torch")
 composed(L + "cond", "(lambda _ms_s: _ms_s[..., 0] / _ms_s[..., -1])(ops.svd({A}, compute_uv=False))",
          ("A", "p"), defaults={"p": "None"}, only={"p": ("None", "2")}, target="mindspore.ops.svd",
          note="the 2-norm condition number from the singular values; other p are TODO", test=T_VAL)
-composed(L + "matrix_rank", "(lambda _ms_s: (_ms_s > _ms_s.max(axis=-1, keepdims=True) * max({A}.shape[-2:]) * "
-         "1.1920928955078125e-07).sum(-1).astype(ms.int64))(ops.svd({A}, compute_uv=False))",
-         ("A", "atol", "rtol", "hermitian", "tol"),
+# torch's positional form is matrix_rank(A, tol, hermitian); atol/rtol are keyword-only
+composed(L + "matrix_rank", "_ms_compat.linalg_matrix_rank({A}, {atol}, {rtol}, {hermitian}, {tol})",
+         ("A", "tol", "hermitian", "atol", "rtol"),
          defaults={"atol": "None", "rtol": "None", "hermitian": "False", "tol": "None"},
-         only={"atol": ("None",), "rtol": ("None",), "hermitian": ("False",), "tol": ("None",)},
-         target="mindspore.ops.svd", note="singular values above max(m, n) * eps(float32) * the largest, torch's "
-         "default tolerance for float32 input (float64 input uses float32's eps here); tolerances given are TODO",
-         test=T_VAL)
+         target="mindspore.ops.svd", note="the singular values above torch's tolerance max(atol, rtol * largest) "
+         "(rtol defaulting to eps * max(m, n), or 0 when only atol is given; tol= is atol with rtol 0); "
+         "hermitian=True reads the lower triangle, as torch; int64", test=T_SHAPES)
 _SL = "_ms_compat.ms_scipy_linalg."
 _ONE_MATRIX = "one matrix (mindspore.scipy.linalg is 2-D only: a batch raises ValueError)"
 _EIGH_GRAD = ("the gradient with respect to A differs from torch's: MindSpore's flows only into the triangle it reads, "
               "torch's is symmetric (the same for the eigenvalues' sum, not for general losses)")
-composed(L + "eigvalsh", _SL + "eigh({A}, lower={UPLO} != 'U', eigvals_only=True)", ("A", "UPLO"),
+_BATCH_LOOP = "a batch runs matrix by matrix (mindspore.scipy.linalg.eigh is 2-D only)"
+composed(L + "eigvalsh", "_ms_compat.linalg_eigh({A}, lower={UPLO} != 'U', eigvals_only=True)", ("A", "UPLO"),
          defaults={"UPLO": "'L'"}, target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
-         note="ascending eigenvalues from the UPLO triangle, as torch; " + _EIGH_GRAD + "; " + _ONE_MATRIX,
-         test=T_VAL)
-composed(L + "eigh", _SL + "eigh({A}, lower={UPLO} != 'U')", ("A", "UPLO"), defaults={"UPLO": "'L'"},
+         note="ascending eigenvalues from the UPLO triangle, as torch; " + _EIGH_GRAD + "; " + _BATCH_LOOP,
+         test=T_SHAPES)
+composed(L + "eigh", "_ms_compat.linalg_eigh({A}, lower={UPLO} != 'U')", ("A", "UPLO"), defaults={"UPLO": "'L'"},
          target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
          note="(eigenvalues ascending, eigenvectors) from the UPLO triangle; " + _EIGH_GRAD + "; eigenvectors are "
-              "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _ONE_MATRIX,
-         test=T_VAL)
+              "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _BATCH_LOOP,
+         test=T_SHAPES)
 composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL + "lu_factor({A}))", ("A", "pivot"),
          defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
          note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _ONE_MATRIX,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import FACTORY_DROP, composed, variadic
+from .edge_args import T_EDGE, split_points_as_list
 
 T = "tests/parity/test_torch_tensor_ops.py"
 T_SHAPE = f"{T}::test_stack_split"
@@ -22,11 +23,19 @@ for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
              note="one tensor (several tensors, which torch returns as a tuple, are a TODO)")
 for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
     composed(f"torch.{_name}", f"ops.{_name}({{tensors}})", ("tensors",), test=T_SHAPE)
-for _name in ("hsplit", "vsplit", "dsplit"):
+for _name in ("vsplit", "dsplit"):
     composed(f"torch.{_name}", f"ops.{_name}({{input}}, {{indices_or_sections}})", ("input", "indices_or_sections"),
              test=T_SHAPE, note="returns a tuple of tensors")
+# torch.hsplit splits a 1-D tensor along its only axis (ops.hsplit raises there)
+composed("torch.hsplit", "(ops.hsplit({input}, {indices_or_sections}) if {input}.ndim > 1 else "
+         "ops.tensor_split({input}, {indices_or_sections}, axis=0))", ("input", "indices_or_sections"), test=T_EDGE,
+         target="mindspore.ops.hsplit", note="returns a tuple of tensors; a 1-D input is split along its only axis, "
+         "as torch does (torch also raises when an int does not divide it; this does not)")
 composed("torch.tensor_split", "ops.tensor_split({input}, {indices_or_sections}, axis={dim})",
-         ("input", "indices_or_sections", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
+         ("input", "indices_or_sections", "dim"), defaults={"dim": "0"}, test=T_EDGE,
+         prepare=split_points_as_list("indices_or_sections"),
+         note="indices_or_sections given as a tensor (torch: a 0-d tensor of sections or 1-D split points) is read "
+              "with .tolist()")
 composed("torch.rot90", "ops.rot90({input}, {k}, {dims})", ("input", "k", "dims"),
          defaults={"k": "1", "dims": "(0, 1)"}, test=T_SHAPE)
 composed("torch.fliplr", "ops.fliplr({input})", ("input",), test=T_SHAPE)

@@ -1,0 +1,57 @@
+"""Parity of the torch.linalg records that go through templates/compat_parts/linalg_shapes.py: empty matrices
+(svd, svdvals, pinv, matrix_rank), 0x0 and 1x1 determinants, pinv/matrix_rank tolerances and hermitian=True,
+unitriangular solves, eigh of a batch. Values in PyNative and ms.jit, gradients where MindSpore differentiates."""
+from __future__ import annotations
+
+import numpy as np
+
+from tests.parity.table_harness import assert_every_record_cased, case, run_table
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((4, 4)).astype(np.float32)
+BA = RNG.standard_normal((2, 4, 4)).astype(np.float32)
+B = RNG.standard_normal((4, 2)).astype(np.float32)
+R = RNG.standard_normal((5, 3)).astype(np.float32)
+ONE = RNG.standard_normal((3, 1, 1)).astype(np.float32)
+E00, E50, EB = np.zeros((0, 0), np.float32), np.zeros((5, 0), np.float32), np.zeros((0, 3, 3), np.float32)
+# singular values 3, 1, 1e-3: tolerances between them change the rank and the pseudo-inverse
+U3, _, V3 = np.linalg.svd(RNG.standard_normal((3, 3)))
+GRADED = (U3 @ np.diag([3.0, 1.0, 1e-3]) @ V3).astype(np.float32)
+TOL = dict(rtol=1e-4, atol=1e-4)
+L = "torch.linalg."
+
+SHAPES = [
+    case([L + "det", L + "slogdet", "torch.det", "torch.logdet", "torch.slogdet"],
+         "o, e: (torch.linalg.det(o), torch.linalg.slogdet(o), torch.det(o), torch.logdet(o.abs()), torch.slogdet(o),"
+         " torch.linalg.det(e), torch.linalg.slogdet(e), torch.logdet(e))", [ONE, E00], grad=True, **TOL),
+    case([L + "det", "torch.logdet"], "a: (torch.linalg.det(a), torch.logdet(a @ a.mT))", [BA], grad=True, **TOL),
+    case([L + "svd", L + "svdvals", "torch.svd"],
+         "e, f: (torch.linalg.svd(e), torch.linalg.svd(f), torch.linalg.svd(f, full_matrices=False), torch.svd(f),"
+         " torch.linalg.svdvals(f), torch.linalg.svdvals(e))", [E50, EB]),
+    case([L + "svd", "torch.svd"], "a: (lambda u, s, vh: (u @ torch.diag(s) @ vh, torch.svd(a)[1]))"
+         "(*torch.linalg.svd(a, full_matrices=False))", [R], **TOL),
+    case([L + "pinv", "torch.pinverse"],
+         "g, r, e: (torch.linalg.pinv(g), torch.linalg.pinv(g, rtol=0.01), torch.linalg.pinv(g, atol=0.5),"
+         " torch.linalg.pinv(g, hermitian=True), torch.linalg.pinv(r, 0.1), torch.linalg.pinv(r, atol=0.1, rtol=0.2), torch.pinverse(g, rcond=0.01),"
+         " torch.pinverse(r), torch.linalg.pinv(e), torch.linalg.pinv(g, atol=torch.tensor(0.5)))", [GRADED, R, E50],
+         **TOL),
+    case(L + "matrix_rank", "g, b, e: (torch.linalg.matrix_rank(g), torch.linalg.matrix_rank(g, rtol=0.01),"
+         " torch.linalg.matrix_rank(g, atol=2.0), torch.linalg.matrix_rank(g, hermitian=True),"
+         " torch.linalg.matrix_rank(g, atol=0.5, rtol=0.0), torch.linalg.matrix_rank(b), torch.linalg.matrix_rank(e),"
+         " torch.linalg.matrix_rank(g, tol=0.01))", [GRADED, BA, EB]),
+    case(L + "solve_triangular", "a, b: (torch.linalg.solve_triangular(a, b, upper=True, unitriangular=True),"
+         " torch.linalg.solve_triangular(a, b, upper=False, unitriangular=True), torch.linalg.solve_triangular(a, b,"
+         " upper=True))", [A + 4 * np.eye(4, dtype=np.float32), B], grad=True, **TOL),
+    case([L + "eigh", L + "eigvalsh"], "s: (torch.linalg.eigvalsh(s), torch.linalg.eigvalsh(s, UPLO='U'),"
+         " (lambda w, v: (w, v @ torch.diag_embed(w) @ v.mT))(*torch.linalg.eigh(s)), torch.linalg.eigh(s[0])[0])",
+         [BA + BA.swapaxes(-1, -2)], **TOL),
+]
+
+
+def test_linalg_shapes():
+    failures = run_table(SHAPES)
+    assert not failures, "\n".join(failures)
+
+
+def test_every_linalg_shapes_record_has_a_case():
+    assert_every_record_cased("tests/parity/test_linalg_shapes.py", {"test_linalg_shapes": SHAPES})
