@@ -24,9 +24,9 @@ T_SHAPES = "tests/parity/test_linalg_shapes.py::test_linalg_shapes"
 L = "torch.linalg."
 
 # ops.inverse returns finite garbage for a singular matrix where torch raises: solve A X = I instead (raises too)
-INVERSE = "ops.matrix_solve({A}, ops.broadcast_to(ops.eye({A}.shape[-1], {A}.shape[-1], {A}.dtype), {A}.shape))"
+INVERSE = "_ms_compat.linalg_inv({A})"
 _INV_NOTE = ("A X = I solved with ops.matrix_solve, which raises for a singular matrix as torch does (ops.inverse "
-             "returns finite wrong values there)")
+             "returns finite wrong values there); an empty matrix is returned as is")
 composed(L + "inv", INVERSE, ("A",), target="mindspore.ops.matrix_solve", note=_INV_NOTE, test=T_VAL)
 _EX = ("with info always 0: MindSpore raises where torch would return info > 0 (as torch does with "
        "check_errors=True); a plain tuple")
@@ -121,12 +121,12 @@ composed(L + "lu_solve", _SL + "lu_solve(({LU}, {pivots} - 1), {B})", ("LU", "pi
 composed(L + "lu", "(lambda _ms_p, _ms_l, _ms_u: (_ms_p.astype(_ms_l.dtype), _ms_l, _ms_u))(*" + _SL + "lu({A}))",
          ("A", "pivot"), defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu",
          note="(P, L, U) with A = P @ L @ U, as torch; a plain tuple; " + _ONE_MATRIX, test=T_VAL)
-composed(L + "lstsq", _SL + "lstsq({A}, {B}, {rcond})", ("A", "B", "rcond", "driver"),
-         defaults={"rcond": "None", "driver": "None"}, only={"driver": ("None", "'gelsy'")},
-         target="mindspore.scipy.linalg.lstsq",
-         note="(solution, residuals, rank, singular_values) as torch's default CPU driver gelsy returns them, but a "
+composed(L + "lstsq", "_ms_compat.linalg_lstsq({A}, {B}, {rcond}, {driver})", ("A", "B", "rcond", "driver"),
+         defaults={"rcond": "None", "driver": "None"}, target="mindspore.scipy.linalg.lstsq",
+         note="(solution, residuals, rank, singular_values) filled as torch's driver fills them (gelsy, the CPU "
+              "default: no residuals or singular values; gels: residuals when m > n; gelsd/gelss: all four), but a "
               "plain tuple: write [0] for .solution (attribute access raises AttributeError); " + _ONE_MATRIX,
-         test=T_VAL)
+         test=T_SHAPES)
 composed(L + "tensorinv", "(lambda _ms_a: ops.reshape(ops.inverse(ops.flatten(ops.flatten(_ms_a, start_dim={ind}), "
          "start_dim=0, end_dim={ind} - 1)), _ms_a.shape[{ind}:] + _ms_a.shape[:{ind}]))({A})", ("A", "ind"),
          defaults={"ind": "2"}, target="mindspore.ops.inverse",

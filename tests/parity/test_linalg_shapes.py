@@ -42,6 +42,12 @@ SHAPES = [
     case(L + "solve_triangular", "a, b: (torch.linalg.solve_triangular(a, b, upper=True, unitriangular=True),"
          " torch.linalg.solve_triangular(a, b, upper=False, unitriangular=True), torch.linalg.solve_triangular(a, b,"
          " upper=True))", [A + 4 * np.eye(4, dtype=np.float32), B], grad=True, **TOL),
+    case(L + "lstsq", "w, t, b4: (torch.linalg.lstsq(w, b4[:2], driver='gels'), torch.linalg.lstsq(t, b4, driver='gels'),"
+         " torch.linalg.lstsq(t, b4, driver='gelsd'), torch.linalg.lstsq(t, b4, driver='gelss')[1:],"
+         " torch.linalg.lstsq(t, b4)[0], torch.linalg.lstsq(w, b4[:2], driver='gelsd')[0])",
+         [R[:2].copy(), R[:4].copy(), RNG.standard_normal((4, 2)).astype(np.float32)], rtol=1e-3, atol=1e-3),
+    case([L + "inv", L + "eigh", L + "eigvalsh"], "e, f: (torch.linalg.inv(e), torch.linalg.inv(f), torch.linalg.eigh(e),"
+         " torch.linalg.eigvalsh(f))", [E00, EB], graph=False),
     case([L + "eigh", L + "eigvalsh"], "s: (torch.linalg.eigvalsh(s), torch.linalg.eigvalsh(s, UPLO='U'),"
          " (lambda w, v: (w, v @ torch.diag_embed(w) @ v.mT))(*torch.linalg.eigh(s)), torch.linalg.eigh(s[0])[0])",
          [BA + BA.swapaxes(-1, -2)], **TOL),

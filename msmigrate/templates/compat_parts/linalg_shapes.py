@@ -133,12 +133,38 @@ def linalg_triangle(A, upper, unitriangular=False):
 
 def linalg_eigh(A, lower=True, eigvals_only=False):
     """mindspore.scipy.linalg.eigh (2-D only) over every matrix of a batch, stacked back."""
+    batch = _la_batch(A)
+    if 0 in A.shape:   # no eigenpairs (MindSpore's kernel would crash on an empty matrix)
+        w = ops.zeros(batch + A.shape[-1:], A.dtype)
+        return w if eigvals_only else (w, A + 0)
     if A.ndim == 2:
         return ms_scipy_linalg.eigh(A, lower=lower, eigvals_only=eigvals_only)
-    batch = _la_batch(A)
     flat = A.reshape((-1,) + A.shape[-2:])
     parts = [ms_scipy_linalg.eigh(flat[i], lower=lower, eigvals_only=eigvals_only) for i in range(flat.shape[0])]
     if eigvals_only:
         return ops.stack(parts).reshape(batch + A.shape[-1:])
     w = ops.stack([p[0] for p in parts]).reshape(batch + A.shape[-1:])
     return w, ops.stack([p[1] for p in parts]).reshape(A.shape)
+
+
+def linalg_inv(A):
+    """torch.linalg.inv as the solve A X = I (ops.inverse returns finite garbage for a singular matrix, where
+    ops.matrix_solve raises as torch does); an empty matrix is its own inverse (MatrixSolve would crash)."""
+    if 0 in A.shape:
+        return A + 0
+    return ops.matrix_solve(A, _la_eye(_la_batch(A), A.shape[-1], A.dtype))
+
+
+def linalg_lstsq(A, B, rcond=None, driver=None):
+    """torch.linalg.lstsq (one matrix): (solution, residuals, rank, singular_values) as the driver fills them.
+    gelsy (torch's CPU default): no residuals, no singular values; gels: residuals when m > n, no rank or
+    singular values; gelsd/gelss: all four, residuals when m > n and A has full rank."""
+    x, res, rank, s = ms_scipy_linalg.lstsq(A, B, rcond)
+    if driver in (None, "gelsy"):
+        return x, res, rank, s
+    m, n = A.shape[-2:]
+    full = m > n and (driver == "gels" or int(rank) == n)
+    res = ((ops.matmul(A, x) - B) ** 2).sum(-2) if full else ops.zeros((0,), A.dtype)
+    if driver == "gels":
+        return x, res, ops.zeros((0,), ms.int64), ops.zeros((0,), A.dtype)
+    return x, res, rank, ops.svd(A, compute_uv=False)
