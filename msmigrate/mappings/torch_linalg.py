@@ -113,11 +113,12 @@ composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL 
          defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
          note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _ONE_MATRIX,
          test=T_VAL)
-composed(L + "lu_solve", _SL + "lu_solve(({LU}, {pivots} - 1), {B})", ("LU", "pivots", "B", "left", "adjoint"),
-         defaults={"left": "True", "adjoint": "False"}, only={"left": ("True",), "adjoint": ("False",)},
+composed(L + "lu_solve", "_ms_compat.linalg_lu_solve({LU}, {pivots}, {B}, {left}, {adjoint})",
+         ("LU", "pivots", "B", "left", "adjoint"), defaults={"left": "True", "adjoint": "False"},
          target="mindspore.scipy.linalg.lu_solve",
-         note="torch's 1-based pivots made 0-based; left=False/adjoint=True are TODO; PyNative only (it does not "
-              "compile in GRAPH mode: TensorScatterUpdate rejects its indices there); " + _ONE_MATRIX, test=T_VAL)
+         note="torch's 1-based pivots made 0-based; adjoint=True (real matrices: the transpose) and left=False "
+              "solve with the factored matrix rebuilt from LU and the pivots; PyNative only (it does not compile in GRAPH "
+              "mode: TensorScatterUpdate rejects its indices there); " + _ONE_MATRIX, test=T_SHAPES)
 composed(L + "lu", "(lambda _ms_p, _ms_l, _ms_u: (_ms_p.astype(_ms_l.dtype), _ms_l, _ms_u))(*" + _SL + "lu({A}))",
          ("A", "pivot"), defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu",
          note="(P, L, U) with A = P @ L @ U, as torch; a plain tuple; " + _ONE_MATRIX, test=T_VAL)
@@ -135,8 +136,11 @@ composed(L + "tensorsolve", "(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(
          "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})", ("A", "B", "dims"),
          defaults={"dims": "None"}, only={"dims": ("None",)}, target="mindspore.ops.matrix_solve",
          note="A seen as a (B.numel(), rest) matrix; dims= is a TODO", test=T_VAL)
-composed(L + "vander", "ops.flip(ops.vander({x}, {N}), (-1,))", ("x", "N"), defaults={"N": "None"},
-         note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases)", test=T_VAL)
+# ops.vander takes one 1-D vector: a batch (or a 0-d x) is flattened and its rows reshaped back, as torch's
+composed(L + "vander", "ops.flip(ops.vander({x}.reshape(-1), {x}.shape[-1] if {N} is None else {N}), (-1,))"
+         ".reshape(({x}.shape or (1,)) + (-1,))", ("x", "N"), defaults={"N": "None"}, target="mindspore.ops.vander",
+         note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases); batches of "
+              "vectors as torch", test=T_SHAPES)
 composed(L + "vecdot", "ops.vecdot({x}, {y}, axis={dim})", ("x", "y", "dim"), defaults={"dim": "-1"}, test=T_VAL)
 
 composed(L + "solve_ex", "((ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == "

@@ -48,6 +48,11 @@ SHAPES = [
          [R[:2].copy(), R[:4].copy(), RNG.standard_normal((4, 2)).astype(np.float32)], rtol=1e-3, atol=1e-3),
     case([L + "inv", L + "eigh", L + "eigvalsh"], "e, f: (torch.linalg.inv(e), torch.linalg.inv(f), torch.linalg.eigh(e),"
          " torch.linalg.eigvalsh(f))", [E00, EB], graph=False),
+    case([L + "lu_factor", L + "lu_solve"], "a, b: (lambda lu, p: (torch.linalg.lu_solve(lu, p, b, adjoint=True),"
+         " torch.linalg.lu_solve(lu, p, b.mT, left=False), torch.linalg.lu_solve(lu, p, b.mT, adjoint=True, left=False),"
+         " torch.linalg.lu_solve(lu, p, b)))(*torch.linalg.lu_factor(a))", [A, B], graph=False, **TOL),
+    case(L + "vander", "x, m: (torch.linalg.vander(x), torch.linalg.vander(x, N=3), torch.linalg.vander(m),"
+         " torch.linalg.vander(x[0], N=2))", [R[:, 0].copy(), R[:2].copy()], grad=True),
     case([L + "eigh", L + "eigvalsh"], "s: (torch.linalg.eigvalsh(s), torch.linalg.eigvalsh(s, UPLO='U'),"
          " (lambda w, v: (w, v @ torch.diag_embed(w) @ v.mT))(*torch.linalg.eigh(s)), torch.linalg.eigh(s[0])[0])",
          [BA + BA.swapaxes(-1, -2)], **TOL),

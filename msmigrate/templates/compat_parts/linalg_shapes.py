@@ -168,3 +168,30 @@ def linalg_lstsq(A, B, rcond=None, driver=None):
     if driver == "gels":
         return x, res, ops.zeros((0,), ms.int64), ops.zeros((0,), A.dtype)
     return x, res, rank, ops.svd(A, compute_uv=False)
+
+
+def _la_lu_matrix(LU, pivots):
+    """The matrix A = P L U that lu_factor factored, from the packed LU and torch's 1-based pivots (row i was
+    swapped with row pivots[i] - 1, in order)."""
+    n = LU.shape[-1]
+    M = ops.matmul(ops.tril(LU, -1) + ops.eye(n, n, LU.dtype), ops.triu(LU))
+    perm = list(range(n))
+    for i, p in enumerate(pivots.asnumpy().tolist()):
+        perm[i], perm[p - 1] = perm[p - 1], perm[i]
+    rows = [0] * n
+    for k, r in enumerate(perm):
+        rows[r] = k
+    return M[ms.Tensor(rows, ms.int32)]
+
+
+def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
+    """torch.linalg.lu_solve (one real matrix) from torch's 1-based pivots: A X = B through lu_solve; A^T X = B
+    (adjoint) and X A = B / X A^T = B (left=False) as solves with the factored matrix rebuilt (mindspore.scipy's
+    lu_solve(trans=1) does not solve the transposed system)."""
+    if left and not adjoint:
+        return ms_scipy_linalg.lu_solve((LU, pivots - 1), B)
+    A = _la_lu_matrix(LU, pivots)
+    if left:
+        return ops.matrix_solve(A.swapaxes(-1, -2), B)
+    At = A if adjoint else A.swapaxes(-1, -2)
+    return ops.matrix_solve(At, B.swapaxes(-1, -2)).swapaxes(-1, -2)
