@@ -119,9 +119,10 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
 
 
 def variadic(source: str, target: str, note: str = "", test: str = "", status: str = CONVERTED,
-             join: Optional[str] = None):
+             join: Optional[str] = None, one: Optional[str] = None):
     """A torch function of *tensors (block_diag(a, b, c)): the positional arguments, starred ones included, pass
-    through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead."""
+    through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead;
+    `one` ("{0}") is the template for a single, unstarred tensor."""
     def fn(ctx):
         b = ctx.bound
         parts = []
@@ -131,6 +132,8 @@ def variadic(source: str, target: str, note: str = "", test: str = "", status: s
             parts.append(("*" if arg.star == "*" else "") + code_of(arg.value).strip())
         if not parts:
             raise UnsupportedSite("no tensors given")
+        if one is not None and len(parts) == 1 and not parts[0].startswith("*"):
+            return ctx.expr(one.format(parts[0]))
         if join is None:
             return ctx.expr(f"{target}({', '.join(parts)})")
         if any(p.startswith("*") for p in parts):

@@ -306,13 +306,16 @@ def _linspace(ctx):
     _no_starred(b)
     _check_args(b, ("start", "end", "steps", "dtype"))
     text = f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})"
+    if b.code("steps") == "0":   # torch's empty result (ops.linspace refuses 0 steps)
+        text = "ops.zeros((0,), ms.float32)"
     if _dtype(b):
         text += f".astype({_dtype(b)})"
     return ctx.expr(text)
 
 
 rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
-     note="float32; dtype= casts the result; " + _FACTORY_NOTE, test=T_CREATE)(_linspace)
+     note="float32; dtype= casts the result; steps=0 (a literal) is torch's empty tensor; " + _FACTORY_NOTE,
+     test=T_CREATE)(_linspace)
 
 
 def _logspace(ctx):
@@ -322,6 +325,8 @@ def _logspace(ctx):
     base = b.code("base") if _given(b, "base") else "10.0"
     # ops.logspace only takes an int base and float start/end: build base ** linspace instead
     text = f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))"
+    if b.code("steps") == "0":   # torch's empty result (ops.linspace refuses 0 steps)
+        text = "ops.zeros((0,), ms.float32)"
     if _dtype(b):
         text += f".astype({_dtype(b)})"
     return ctx.expr(text)

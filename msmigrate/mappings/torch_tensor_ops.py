@@ -43,7 +43,9 @@ composed("torch.flipud", "ops.flipud({input})", ("input",), test=T_SHAPE)
 composed("torch.t", "ops.t({input})", ("input",), test=T_SHAPE, note="0-D and 1-D tensors unchanged, as in torch")
 composed("torch.ravel", "ops.reshape({input}, (-1,))", ("input",), test=T_SHAPE)
 variadic("torch.block_diag", "ops.block_diag", test=T_SHAPE)
-variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_SHAPE)
+# torch returns a single tensor as it is (ops.cartesian_prod gives it a second axis)
+variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_EDGE, one="{0}",
+         note="a single tensor is returned as it is, as torch does")
 variadic("torch.chain_matmul", "ops.matmul", join="ops.matmul", test=T_SHAPE,
          note="the matrices multiplied left to right with ops.matmul")
 composed("torch.combinations", "ops.combinations({input}, {r}, {with_replacement})",
