@@ -33,7 +33,7 @@ _EX = ("with info always 0: MindSpore raises where torch would return info > 0 (
 composed(L + "inv_ex", "(" + INVERSE + ", ops.zeros({A}.shape[:-2], ms.int32))", ("A", "check_errors"),
          defaults={"check_errors": "False"}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
          note="(inverse, info) " + _EX, test=T_VAL)
-composed(L + "cholesky_ex", "(ops.cholesky({A}, {upper}), ops.zeros({A}.shape[:-2], ms.int32))",
+composed(L + "cholesky_ex", "(_ms_compat.linalg_cholesky({A}, {upper}), ops.zeros({A}.shape[:-2], ms.int32))",
          ("A", "upper", "check_errors"), defaults={"upper": "False", "check_errors": "False"},
          target="mindspore.ops.cholesky", status=DIFFERENCE, note="(L, info) " + _EX + "; no gradient on CPU",
          test=T_VAL)
@@ -42,9 +42,10 @@ composed(L + "det", "_ms_compat.linalg_det({A})", ("A",), target="mindspore.ops.
 composed(L + "slogdet", "_ms_compat.linalg_slogdet({A})", ("A",), target="mindspore.ops.slogdet", test=T_SHAPES,
          note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes); "
               "0x0 and 1x1 matrices (which ops.slogdet refuses) as torch")
-composed(L + "cholesky", "ops.cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"}, test=T_VAL,
-         status=DIFFERENCE, note="values as torch; no gradient on CPU (CholeskyGrad has no CPU kernel: "
-                                 "differentiating it raises)")
+composed(L + "cholesky", "_ms_compat.linalg_cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"},
+         test=T_SHAPES, target="mindspore.ops.cholesky", status=DIFFERENCE,
+         note="values as torch (an empty matrix too); no gradient on CPU (CholeskyGrad has no CPU kernel: "
+              "differentiating it raises)")
 # ops.cross / ops.nextafter do not broadcast (shapes (1, 3) and (5, 3) gave zeros or unrelated values): both
 # inputs are broadcast to their common shape first (found by adding zero tensors, which also works in GRAPH mode)
 BROADCAST_PAIR = ("(lambda _ms_s: ops.{op}(ops.broadcast_to({{input}}, _ms_s), ops.broadcast_to({{other}}, _ms_s){rest}))"
@@ -109,10 +110,11 @@ composed(L + "eigh", "_ms_compat.linalg_eigh({A}, lower={UPLO} != 'U')", ("A", "
          note="(eigenvalues ascending, eigenvectors) from the UPLO triangle; " + _EIGH_GRAD + "; eigenvectors are "
               "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _BATCH_LOOP,
          test=T_SHAPES)
-composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL + "lu_factor({A}))", ("A", "pivot"),
+_RECT = "a rectangular matrix by partial-pivot elimination (mindspore.scipy.linalg.lu_factor is square only)"
+composed(L + "lu_factor", "_ms_compat.linalg_lu_factor({A})", ("A", "pivot"),
          defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
-         note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _ONE_MATRIX,
-         test=T_VAL)
+         note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _RECT + "; " +
+              _ONE_MATRIX, test=T_SHAPES)
 composed(L + "lu_solve", "_ms_compat.linalg_lu_solve({LU}, {pivots}, {B}, {left}, {adjoint})",
          ("LU", "pivots", "B", "left", "adjoint"), defaults={"left": "True", "adjoint": "False"},
          target="mindspore.scipy.linalg.lu_solve",
@@ -132,10 +134,12 @@ composed(L + "tensorinv", "(lambda _ms_a: ops.reshape(ops.inverse(ops.flatten(op
          "start_dim=0, end_dim={ind} - 1)), _ms_a.shape[{ind}:] + _ms_a.shape[:{ind}]))({A})", ("A", "ind"),
          defaults={"ind": "2"}, target="mindspore.ops.inverse",
          note="the inverse of A seen as a (prod(shape[:ind]), prod(shape[ind:])) matrix, reshaped back", test=T_VAL)
-composed(L + "tensorsolve", "(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(ops.reshape(_ms_a, (_ms_b.size, -1)), "
-         "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})", ("A", "B", "dims"),
-         defaults={"dims": "None"}, only={"dims": ("None",)}, target="mindspore.ops.matrix_solve",
-         note="A seen as a (B.numel(), rest) matrix; dims= is a TODO", test=T_VAL)
+_TENSORSOLVE = ("(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(ops.reshape(_ms_a, (_ms_b.size, -1)), "
+                "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})")
+composed(L + "tensorsolve", _TENSORSOLVE.replace("({A}, {B})", "(ops.movedim({A}, tuple({dims}), tuple(range(-len({dims}), "
+         "0))), {B})"), ("A", "B", "dims"), defaults={"dims": "None"}, absent={"dims": _TENSORSOLVE},
+         target="mindspore.ops.matrix_solve", note="A seen as a (B.numel(), rest) matrix; dims= moves those axes "
+         "of A last first, as torch", test=T_SHAPES)
 # ops.vander takes one 1-D vector: a batch (or a 0-d x) is flattened and its rows reshaped back, as torch's
 composed(L + "vander", "ops.flip(ops.vander({x}.reshape(-1), {x}.shape[-1] if {N} is None else {N}), (-1,))"
          ".reshape(({x}.shape or (1,)) + (-1,))", ("x", "N"), defaults={"N": "None"}, target="mindspore.ops.vander",
@@ -148,21 +152,22 @@ composed(L + "solve_ex", "((ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}
          ("A", "B", "left", "check_errors"), defaults={"left": "True", "check_errors": "False"},
          only={"left": ("True",)}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
          note="(result, info) " + _EX + "; left=False is a TODO", test=T_VAL)
-composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1, ops.zeros((), ms.int32)))(*" + _SL +
-         "lu_factor({A}))", ("A", "pivot", "check_errors"), defaults={"pivot": "True", "check_errors": "False"},
+composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p, ops.zeros((), ms.int32)))(*"
+         "_ms_compat.linalg_lu_factor({A}))", ("A", "pivot", "check_errors"), defaults={"pivot": "True", "check_errors": "False"},
          only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor", status=DIFFERENCE,
-         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _ONE_MATRIX, test=T_VAL)
+         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _RECT + "; " + _ONE_MATRIX,
+         test=T_SHAPES)
 composed(L + "matrix_exp", "_ms_compat.linalg_matrix_exp({input})", ("input",), target="_ms_compat.linalg_matrix_exp",
          note="ops.matrix_exp has no CPU kernel: scaling and squaring with a degree-13 Pade approximant (ops.matmul, "
               "ops.matrix_solve), as scipy.linalg.expm; agrees with torch to float rounding, gradients included",
          test=T_VAL)
 _EIG = ("ops.eig computes the same eigenvalues, but LAPACK (torch) and MindSpore order them differently, and each "
         "eigenvector is unique only up to a complex phase: sort them (e.g. by real part) where order matters")
-composed(L + "eigvals", "ops.eig({input})[0]", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
-         note="complex eigenvalues; " + _EIG, test=T_VAL)
-composed(L + "eig", "ops.eig({input})", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
-         note="(eigenvalues, eigenvectors), complex; " + _EIG + "; a plain tuple (no .eigenvalues/.eigenvectors)",
-         test=T_VAL)
+composed(L + "eigvals", "_ms_compat.linalg_eig({input})[0]", ("input",), target="mindspore.ops.eig",
+         status=DIFFERENCE, note="complex eigenvalues (none for an empty matrix); " + _EIG, test=T_SHAPES)
+composed(L + "eig", "_ms_compat.linalg_eig({input})", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
+         note="(eigenvalues, eigenvectors), complex (none for an empty matrix); " + _EIG + "; a plain tuple (no "
+              ".eigenvalues/.eigenvectors)", test=T_SHAPES)
 mapping(L + "LinAlgError", "_ms_compat.LinAlgError", status=DIFFERENCE,
         test=f"{T}::test_singular_and_indefinite_inputs_raise",
         note="MindSpore raises ValueError (a singular solve/inverse) or RuntimeError (Cholesky) where torch raises "

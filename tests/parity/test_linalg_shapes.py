@@ -53,6 +53,15 @@ SHAPES = [
          " torch.linalg.lu_solve(lu, p, b)))(*torch.linalg.lu_factor(a))", [A, B], graph=False, **TOL),
     case(L + "vander", "x, m: (torch.linalg.vander(x), torch.linalg.vander(x, N=3), torch.linalg.vander(m),"
          " torch.linalg.vander(x[0], N=2))", [R[:, 0].copy(), R[:2].copy()], grad=True),
+    case([L + "lu_factor", L + "lu_factor_ex"], "w, t: (torch.linalg.lu_factor(w), torch.linalg.lu_factor(t),"
+         " torch.linalg.lu_factor_ex(t), torch.linalg.lu_factor(w.mT), torch.linalg.lu_factor_ex(t[:3, :3]))",
+         [R[:3].T.copy(), R.copy()], graph=False, **TOL),
+    case([L + "eig", L + "eigvals", L + "cholesky", L + "cholesky_ex"], "e, s: (torch.linalg.eig(e), torch.linalg.eigvals(e),"
+         " torch.linalg.cholesky(e), torch.linalg.cholesky_ex(e), torch.linalg.cholesky(s, upper=True))",
+         [E00, A @ A.T + 4 * np.eye(4, dtype=np.float32)], graph=False, **TOL),
+    case(L + "tensorsolve", "a, b: (torch.linalg.tensorsolve(a, b, dims=(0,)), torch.linalg.tensorsolve(a, b),"
+         " torch.linalg.tensorsolve(a, b, dims=[1, 0]))", [A.reshape(2, 2, 2, 2) + 0, B[:, 0].reshape(2, 2) + 0],
+         **TOL),
     case([L + "eigh", L + "eigvalsh"], "s: (torch.linalg.eigvalsh(s), torch.linalg.eigvalsh(s, UPLO='U'),"
          " (lambda w, v: (w, v @ torch.diag_embed(w) @ v.mT))(*torch.linalg.eigh(s)), torch.linalg.eigh(s[0])[0])",
          [BA + BA.swapaxes(-1, -2)], **TOL),

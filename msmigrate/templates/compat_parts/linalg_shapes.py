@@ -195,3 +195,42 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
         return ops.matrix_solve(A.swapaxes(-1, -2), B)
     At = A if adjoint else A.swapaxes(-1, -2)
     return ops.matrix_solve(At, B.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+def linalg_lu_factor(A):
+    """torch.linalg.lu_factor (one matrix): (LU, 1-based int32 pivots). A square matrix through
+    mindspore.scipy.linalg.lu_factor; a rectangular one (which it refuses) by Gaussian elimination with partial
+    pivoting, LAPACK's getrf: the first largest |entry| of each column below the diagonal is the pivot."""
+    m, n = A.shape[-2:]
+    if m == n:
+        lu, piv = ms_scipy_linalg.lu_factor(A)
+        return lu, piv + 1
+    LU, pivots = A, []
+    for k in range(min(m, n)):
+        p = k + int(ops.argmax(ops.abs(LU[k:, k])))
+        pivots.append(p + 1)
+        if p != k:
+            order = list(range(m))
+            order[k], order[p] = p, k
+            LU = ops.gather(LU, ms.Tensor(order, ms.int32), 0)
+        if k + 1 < m:
+            rest = LU[k + 1:]
+            low = rest[:, k:k + 1] / LU[k, k]
+            rest = ops.concat([rest[:, :k], low, rest[:, k + 1:] - low * LU[k:k + 1, k + 1:]], 1)
+            LU = ops.concat([LU[:k + 1], rest], 0)
+    return LU, ms.Tensor(pivots, ms.int32)
+
+
+def linalg_eig(A):
+    """ops.eig, with no eigenpairs for an empty matrix (the kernel would crash)."""
+    if 0 in A.shape:
+        ctype = ms.complex128 if A.dtype == ms.float64 else ms.complex64
+        return ops.zeros(A.shape[:-1], ctype), ops.zeros(A.shape, ctype)
+    return ops.eig(A)
+
+
+def linalg_cholesky(A, upper=False):
+    """ops.cholesky, with an empty matrix returned as it is (the kernel would crash)."""
+    if 0 in A.shape:
+        return A + 0
+    return ops.cholesky(A, upper)
