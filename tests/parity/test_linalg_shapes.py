@@ -1,6 +1,7 @@
 """Parity of the torch.linalg records that go through templates/compat_parts/linalg_shapes.py: empty matrices
 (svd, svdvals, pinv, matrix_rank), 0x0 and 1x1 determinants, pinv/matrix_rank tolerances and hermitian=True,
-unitriangular solves, eigh of a batch. Values in PyNative and ms.jit, gradients where MindSpore differentiates."""
+unitriangular solves, eigh of a batch, rectangular lu_factor, lstsq drivers, lu_solve adjoint/left, vecdot of
+empty vectors. Values in PyNative and ms.jit, gradients where MindSpore differentiates."""
 from __future__ import annotations
 
 import numpy as np
@@ -62,6 +63,9 @@ SHAPES = [
     case(L + "tensorsolve", "a, b: (torch.linalg.tensorsolve(a, b, dims=(0,)), torch.linalg.tensorsolve(a, b),"
          " torch.linalg.tensorsolve(a, b, dims=[1, 0]))", [A.reshape(2, 2, 2, 2) + 0, B[:, 0].reshape(2, 2) + 0],
          **TOL),
+    case(L + "vecdot", "x, y, e: (torch.linalg.vecdot(x, y), torch.linalg.vecdot(x, y[:1], dim=-1),"
+         " torch.linalg.vecdot(x, y, dim=0), torch.linalg.vecdot(e, e), torch.linalg.vecdot(e, e, dim=0))",
+         [R, R * 2, np.zeros(0, np.float32)], grad=True),
     case([L + "eigh", L + "eigvalsh"], "s: (torch.linalg.eigvalsh(s), torch.linalg.eigvalsh(s, UPLO='U'),"
          " (lambda w, v: (w, v @ torch.diag_embed(w) @ v.mT))(*torch.linalg.eigh(s)), torch.linalg.eigh(s[0])[0])",
          [BA + BA.swapaxes(-1, -2)], **TOL),

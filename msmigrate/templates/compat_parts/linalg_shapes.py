@@ -234,3 +234,13 @@ def linalg_cholesky(A, upper=False):
     if 0 in A.shape:
         return A + 0
     return ops.cholesky(A, upper)
+
+
+def linalg_vecdot(x, y, dim=-1):
+    """torch.linalg.vecdot of real tensors: the sum of the broadcast products along dim; 0 for empty vectors
+    (ops.vecdot and ops.sum leave the result of an empty reduction uninitialised)."""
+    p = x * y
+    axis = dim % p.ndim
+    if p.shape[axis] == 0:
+        return ops.zeros(p.shape[:axis] + p.shape[axis + 1:], p.dtype)
+    return ops.sum(p, axis)
