@@ -529,7 +529,11 @@ def _norm(ctx):
     if ordc is not None:
         parts.append(f"ord={ordc}")
     if b.has("dim") and b.code("dim") != "None":
-        parts.append(f"axis={ctx.code('dim')}")
+        dim = ctx.code("dim")
+        if dim.startswith("[") and dim.endswith("]"):   # ops.vector_norm takes an int or a tuple, not a list
+            inner = dim[1:-1].strip().rstrip(",")
+            dim = f"({inner},)" if inner else "()"
+        parts.append(f"axis={dim}")
     if b.has("keepdim"):
         parts.append(f"keepdims={ctx.code('keepdim')}")
     return ctx.expr(f"ops.vector_norm({', '.join(parts)})")
