@@ -94,9 +94,11 @@ composed("torch.kthvalue", "(lambda _ms_v, _ms_i: (ops.narrow(_ms_v, {dim}, {k} 
          note="the k-th smallest from a stable ops.sort: a plain (values, int64 indices) tuple (no .values/.indices "
               "attributes); with ties the index may be another of the equal elements", test=T_INDEX)
 
-composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / ops.sqrt(ops.outer(ops.diagonal(_ms_c), "
-         "ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",), target="mindspore.ops.cov",
-         note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch; a 2-D input (variables in rows)", test=T_MISC)
+# one variable (a 1-D input or one row): the covariance is 0-d and torch returns c / c
+composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / _ms_c if _ms_c.ndim == 0 else _ms_c / ops.sqrt(ops.outer("
+         "ops.diagonal(_ms_c), ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",),
+         target="mindspore.ops.cov", note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch (variables in "
+         "rows; one variable, a 1-D input or one row, gives the 0-d c / c, as torch)", test=T_EDGE)
 composed("torch.cumulative_trapezoid", "(lambda _ms_y: ops.cumsum((ops.narrow(_ms_y, {dim}, 1, _ms_y.shape[{dim}] - 1)"
          " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * ({dx} / 2), {dim}))({y})",
          ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"}, only={"x": ("None",)},

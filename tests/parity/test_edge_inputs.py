@@ -2,7 +2,8 @@
 (msmigrate/mappings/edge_args.py and its users): a tensor start (narrow), a tensor of split points (tensor_split), an
 empty dim tuple (squeeze), a tensor bound that broadcasts the input (clamp_min/clamp_max), a float fill of an int
 tensor (masked_fill), a 0-d PReLU slope, a 1-D hsplit, area interpolation to sizes that do not divide evenly,
-zero steps (linspace/logspace), a single tensor's cartesian_prod and a list of dims (Tensor.norm).
+zero steps (linspace/logspace), a single tensor's cartesian_prod, a list of dims (Tensor.norm) and
+one variable's corrcoef.
 Values, dtypes and gradients against torch on the same inputs."""
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ EDGE = [
          [V10[:3].copy(), np.array(1.5, np.float32)]),   # no gradients: torch's of a 0-step linspace is NaN
     case(["Tensor.norm"], "x: (x.norm('fro', [0, 1]), x.norm(dim=[1]), x.norm(2, [0, 2], True))", [X3], grad=True,
          typed=True),
+    case([T + "corrcoef"], "a, v: (torch.corrcoef(a), torch.corrcoef(v), torch.corrcoef(a[:1]), v.corrcoef())",
+         [A, V10], grad=True, typed=True),
     case(["torch.nn.functional.interpolate"],
          "x3, x4, x5: (torch.nn.functional.interpolate(x3, (3,), mode='area'),"
          " torch.nn.functional.interpolate(x3, size=10, mode='area'),"
