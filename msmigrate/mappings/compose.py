@@ -11,7 +11,7 @@ plain name is evaluated once, through a lambda (which also runs inside ms.jit).
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -89,12 +89,13 @@ def fill(template: str, values: Dict[str, str]) -> str:
 def composed(source: str, template: str, args: Sequence[str], defaults: Optional[Dict[str, str]] = None,
              note: str = "", test: str = "", status: str = CONVERTED, target: Optional[str] = None,
              drop: Tuple[str, ...] = (), literal: Tuple[str, ...] = (), only: Optional[Dict[str, Tuple[str, ...]]] = None,
-             absent: Optional[Dict[str, str]] = None):
+             absent: Optional[Dict[str, str]] = None, prepare: Optional[Callable] = None):
     """Declare the record. `target` is the MindSpore name the report shows (default: the template's first
     call); `drop` lists torch arguments that mean nothing in MindSpore (device=...); `literal` lists arguments
     that must be written as literals (their value shapes the emitted code, e.g. a Python int n); `only` maps an
     argument to the values (source code) the template supports, any other value is a TODO; `absent` maps an
-    argument to the template used when the call does not give it (torch.median(x) vs torch.median(x, dim)), the first absent one listed wins."""
+    argument to the template used when the call does not give it (torch.median(x) vs torch.median(x, dim)), the first absent one listed wins;
+    `prepare(ctx)` may rewrite an argument of the bound call first (mappings/edge_args.py)."""
     defaults = dict(defaults or {})
     known = tuple(args)
 
@@ -102,6 +103,8 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
         b = ctx.bound
         if b.starred:
             raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+        if prepare is not None:
+            prepare(ctx)
         values: Dict[str, str] = {}
         chosen = next((t for a, t in (absent or {}).items() if not b.has(a) or b.code(a) == "None"), template)
         for name in b.order:
@@ -141,11 +144,14 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
 
 
 def variadic(source: str, target: str, note: str = "", test: str = "", status: str = CONVERTED,
-             join: Optional[str] = None):
+             join: Optional[str] = None, one: Optional[str] = None):
     """A torch function of *tensors (block_diag(a, b, c)): the positional arguments, starred ones included, pass
-    through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead."""
+    through in order; any keyword argument is a TODO. `join` ("ops.matmul") folds them left to right instead;
+    `one` ("{0}") is the template for a single, unstarred tensor."""
     def fn(ctx):
         parts = tensor_args(ctx.bound)
+        if one is not None and len(parts) == 1 and not parts[0].startswith("*"):
+            return ctx.expr(one.format(parts[0]))
         if join is None:
             return ctx.expr(f"{target}({', '.join(parts)})")
         if any(p.startswith("*") for p in parts):

@@ -22,6 +22,8 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
+from .compose import composed
+from .edge_args import T_EDGE
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -176,7 +178,9 @@ _simple("tanh", "mindspore.ops.tanh", ("input",), ("input",))
 _simple("softplus", "mindspore.ops.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"))
 _simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})
 _simple("logsigmoid", "mindspore.ops.logsigmoid", ("input",), ("x",), {"input": "x"})
-_simple("prelu", "mindspore.ops.prelu", ("input", "weight"), ("input", "weight"))
+# torch's weight may be 0-d (one slope); ops.prelu takes a 1-D weight only
+composed(P + "prelu", "ops.prelu({input}, ops.reshape({weight}, (-1,)))", ("input", "weight"), test=T_EDGE,
+         target="mindspore.ops.prelu", note="the weight is passed 1-D (torch also takes a 0-d slope)")
 _simple("glu", "mindspore.ops.glu", ("input", "dim"), ("x", "axis"), {"input": "x", "dim": "axis"})
 _simple("gelu", "mindspore.ops.gelu", ("input", "approximate"), ("input", "approximate"),
         note="approximate='none'/'tanh' as in torch")
@@ -477,6 +481,9 @@ def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
                               "torch -0.75: values differ (by up to 0.25 on unit-variance data)")
     if mode not in _MODES:
         raise UnsupportedSite(f"mode {mode!r} is not converted")
+    if mode == "area":   # adaptive average pooling, as torch; ops.interpolate's 1-D area needs an even division
+        return ctx.expr(f"_ms_compat.interpolate_area({_need(b, 'input')}, {b.code('size') or 'None'}, "
+                        f"{b.code('scale_factor') or 'None'})")
     if default_ac is not None and not b.has("align_corners"):
         b.set("align_corners", default_ac)
     if b.has("mode") or mode_code != "'nearest'":
@@ -514,6 +521,7 @@ def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
 _INTERP_ARGS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias")
 _INTERP_MS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor")
 _INTERP_NOTE = ("exact for size=, integer scale factors, recompute_scale_factor=True and align_corners=True; "
+                "mode='area' is torch's adaptive average pooling (_ms_compat.interpolate_area); "
                 "fractional or variable scale factors, bicubic and antialias are TODOs")
 rule(P + "interpolate", "mindspore.ops.interpolate", args=_INTERP_ARGS, target_args=_INTERP_MS,
      note=_INTERP_NOTE, test=_RES)(_interpolate)

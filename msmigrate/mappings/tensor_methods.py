@@ -31,6 +31,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
+from .edge_args import CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE, empty_dims_keep, tensor_start_as_int
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -195,7 +196,8 @@ def _unflatten(ctx):
 rule("Tensor.unflatten", None, args=("dim", "sizes"), note="a reshape that splits one axis",
      test=f"{T}::test_shape_methods")(_unflatten)
 mapping("Tensor.squeeze", "mindspore.ops.squeeze", args=("dim",), target_args=("input", "axis"),
-        rename={"dim": "axis"}, tensor_only=True, test=f"{T}::test_shape_methods")
+        rename={"dim": "axis"}, tensor_only=True, rule=empty_dims_keep(_arg), test=T_EDGE,
+        note="dim=() squeezes nothing, as in torch")
 mapping("Tensor.unsqueeze", "mindspore.ops.unsqueeze", args=("dim",), target_args=("input", "dim"),
         test=f"{T}::test_shape_methods")
 
@@ -228,14 +230,14 @@ mapping("Tensor.split", "mindspore.ops.split", args=("split_size", "dim"),
 mapping("Tensor.unbind", "mindspore.ops.unbind", args=("dim",), target_args=("input", "dim"),
         test=f"{T}::test_split_methods")
 mapping("Tensor.narrow", "mindspore.ops.narrow", args=("dim", "start", "length"),
-        target_args=("input", "axis", "start", "length"), rename={"dim": "axis"}, test=f"{T}::test_split_methods")
+        target_args=("input", "axis", "start", "length"), rename={"dim": "axis"}, rule=tensor_start_as_int("start"),
+        note="a start that is not a literal is passed as int(start) (torch also takes a 0-d tensor)", test=T_EDGE)
 
 
 # ------------------------------------------------------------------ indexing
 # ops.masked_fill has CPU kernels for a float value of the input's float dtype only: an int value (x.masked_fill(m,
-# 0)), an int/bool input or a value tensor of another dtype fail. A float literal stays as written; any other value
-# is cast to the input's dtype, which is what torch does with it.
-_FLOAT_LITERAL = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+|float\((['\"])-?inf\3\))$")
+# 0)), an int/bool input or a value tensor of another dtype fail. The value is cast to the input's dtype, which is
+# what torch does with it (a float literal too: an int input's x.masked_fill(m, 0.5) fills 0, as torch).
 
 
 def _masked_fill(ctx):
@@ -243,16 +245,14 @@ def _masked_fill(ctx):
     if b.starred or not b.has("mask") or not b.has("value"):
         raise UnsupportedSite("mask and value must be given")
     x, mask, value = _arg(ctx), ctx.code("mask"), ctx.code("value")
-    if _FLOAT_LITERAL.match(value.replace(" ", "")):
-        return ctx.expr(f"ops.masked_fill({x}, {mask}, {value})")
     if re.match(r"^[A-Za-z_]\w*$", x):
         return ctx.expr(f"ops.masked_fill({x}, {mask}, ops.cast({value}, {x}.dtype))")
     return ctx.expr(f"(lambda _ms_x: ops.masked_fill(_ms_x, {mask}, ops.cast({value}, _ms_x.dtype)))({x})")
 
 
 rule("Tensor.masked_fill", "mindspore.ops.masked_fill", args=("mask", "value"),
-     note="a value other than a float literal is cast to the input's dtype, as torch (ops.masked_fill has kernels "
-          "for a float value of a float input only)", test=f"{T}::test_index_methods")(_masked_fill)
+     note="the value is cast to the input's dtype, as torch (ops.masked_fill has kernels for a float value of a "
+          "float input only)", test=T_EDGE)(_masked_fill)
 mapping("Tensor.index_select", "mindspore.ops.index_select", args=("dim", "index"),
         target_args=("input", "axis", "index"), rename={"dim": "axis"}, test=f"{T}::test_index_methods")
 mapping("Tensor.gather", "mindspore.ops.gather_elements", args=("dim", "index", "sparse_grad"),
@@ -529,7 +529,11 @@ def _norm(ctx):
     if ordc is not None:
         parts.append(f"ord={ordc}")
     if b.has("dim") and b.code("dim") != "None":
-        parts.append(f"axis={ctx.code('dim')}")
+        dim = ctx.code("dim")
+        if dim.startswith("[") and dim.endswith("]"):   # ops.vector_norm takes an int or a tuple, not a list
+            inner = dim[1:-1].strip().rstrip(",")
+            dim = f"({inner},)" if inner else "()"
+        parts.append(f"axis={dim}")
     if b.has("keepdim"):
         parts.append(f"keepdims={ctx.code('keepdim')}")
     return ctx.expr(f"ops.vector_norm({', '.join(parts)})")
@@ -599,8 +603,10 @@ mapping("Tensor.clamp", "mindspore.ops.clamp", args=("min", "max"), target_args=
         test=f"{T}::test_elementwise")
 mapping("Tensor.clip", "mindspore.ops.clamp", args=("min", "max"), target_args=("input", "min", "max"),
         tensor_only=True, test=f"{T}::test_elementwise")
-mapping("Tensor.clamp_min", "expr:ops.clamp({self}, min={min})", args=("min",), test=f"{T}::test_elementwise")
-mapping("Tensor.clamp_max", "expr:ops.clamp({self}, max={max})", args=("max",), test=f"{T}::test_elementwise")
+mapping("Tensor.clamp_min", "expr:" + CLAMP_MIN.format(x="{self}", bound="{min}"), args=("min",), test=T_EDGE,
+        note=CLAMP_NOTE)
+mapping("Tensor.clamp_max", "expr:" + CLAMP_MAX.format(x="{self}", bound="{max}"), args=("max",), test=T_EDGE,
+        note=CLAMP_NOTE)
 
 
 def _add_sub(op: str):

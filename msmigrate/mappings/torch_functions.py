@@ -23,6 +23,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
+from .edge_args import T_EDGE, empty_dims_keep, tensor_start_as_int
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -301,13 +302,16 @@ mapping("torch.eye", "mindspore.ops.eye", args=("n", "m"), target_args=("n", "m"
 def _linspace(ctx):
     b = _checked(ctx, ("start", "end", "steps", "dtype"))
     text = f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})"
+    if b.code("steps") == "0":   # torch's empty result (ops.linspace refuses 0 steps)
+        text = "ops.zeros((0,), ms.float32)"
     if _dtype(b):
         text += f".astype({_dtype(b)})"
     return ctx.expr(text)
 
 
 rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
-     note="float32; dtype= casts the result; " + _FACTORY_NOTE, test=T_CREATE)(_linspace)
+     note="float32; dtype= casts the result; steps=0 (a literal) is torch's empty tensor; " + _FACTORY_NOTE,
+     test=T_CREATE)(_linspace)
 
 
 def _logspace(ctx):
@@ -315,6 +319,8 @@ def _logspace(ctx):
     base = b.code("base") if _given(b, "base") else "10.0"
     # ops.logspace only takes an int base and float start/end: build base ** linspace instead
     text = f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))"
+    if b.code("steps") == "0":   # torch's empty result (ops.linspace refuses 0 steps)
+        text = "ops.zeros((0,), ms.float32)"
     if _dtype(b):
         text += f".astype({_dtype(b)})"
     return ctx.expr(text)
@@ -435,13 +441,13 @@ rule("torch.multinomial", "mindspore.ops.multinomial", args=("input", "num_sampl
 
 # ================================================================= shape ops
 def _simple(source, target, args, target_args, rename=None, test=T_SHAPE, note="", status=CONVERTED,
-            drop=(), extra=None, unsupported=None, unsupported_ok=None):
+            drop=(), extra=None, unsupported=None, unsupported_ok=None, rule_fn=None):
     unsup = dict(_OUT)
     unsup.update(unsupported or {})
     ok = dict(_OUT_OK)
     ok.update(unsupported_ok or {})
     mapping(source, target, args=args, target_args=target_args, rename=rename or {}, drop=tuple(drop),
-            extra=extra or {}, unsupported=unsup, unsupported_ok=ok, note=note, status=status, test=test)
+            extra=extra or {}, unsupported=unsup, unsupported_ok=ok, note=note, status=status, test=test, rule=rule_fn)
 
 
 for _name in ("cat", "concat", "concatenate"):
@@ -460,7 +466,8 @@ _simple("torch.flatten", "mindspore.ops.flatten", ("input", "start_dim", "end_di
         extra={"start_dim": "0"}, note="start_dim is always passed: torch defaults to 0, ops.flatten to 1")
 _simple("torch.reshape", "mindspore.ops.reshape", ("input", "shape"), ("input", "shape"))
 _simple("torch.squeeze", "mindspore.ops.squeeze", ("input", "dim"), ("input", "axis"), rename={"dim": "axis"},
-        note="a dim whose size is not 1 is left alone, as in torch")
+        note="a dim whose size is not 1 is left alone, as in torch; dim=() squeezes nothing, as in torch",
+        rule_fn=empty_dims_keep(lambda ctx: ctx.code("input")), test=T_EDGE)
 _simple("torch.unsqueeze", "mindspore.ops.unsqueeze", ("input", "dim"), ("input", "dim"))
 for _name, _a in (("transpose", ("dim0", "dim1")), ("swapdims", ("dim0", "dim1")), ("swapaxes", ("axis0", "axis1"))):
     _simple(f"torch.{_name}", "mindspore.ops.swapaxes", ("input",) + _a, ("input", "axis0", "axis1"),
@@ -471,7 +478,8 @@ for _name in ("movedim", "moveaxis"):
     _simple(f"torch.{_name}", "mindspore.ops.movedim", ("input", "source", "destination"),
             ("x", "source", "destination"), rename={"input": "x"})
 _simple("torch.narrow", "mindspore.ops.narrow", ("input", "dim", "start", "length"),
-        ("input", "axis", "start", "length"), rename={"dim": "axis"})
+        ("input", "axis", "start", "length"), rename={"dim": "axis"}, rule_fn=tensor_start_as_int("start"),
+        note="a start that is not a literal is passed as int(start) (torch also takes a 0-d tensor)", test=T_EDGE)
 _simple("torch.gather", "mindspore.ops.gather_elements", ("input", "dim", "index"), ("input", "dim", "index"),
         drop=("sparse_grad",), note="ops.gather_elements (ops.gather is index_select-like)")
 _simple("torch.index_select", "mindspore.ops.index_select", ("input", "dim", "index"),

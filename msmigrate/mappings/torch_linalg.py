@@ -19,28 +19,33 @@ from .compose import composed
 
 T = "tests/parity/test_torch_linalg.py"
 T_VAL = f"{T}::test_linalg_values"
+# the records whose shapes or arguments go through templates/compat_parts/linalg_shapes.py
+T_SHAPES = "tests/parity/test_linalg_shapes.py::test_linalg_shapes"
 L = "torch.linalg."
 
 # ops.inverse returns finite garbage for a singular matrix where torch raises: solve A X = I instead (raises too)
-INVERSE = "ops.matrix_solve({A}, ops.broadcast_to(ops.eye({A}.shape[-1], {A}.shape[-1], {A}.dtype), {A}.shape))"
+INVERSE = "_ms_compat.linalg_inv({A})"
 _INV_NOTE = ("A X = I solved with ops.matrix_solve, which raises for a singular matrix as torch does (ops.inverse "
-             "returns finite wrong values there)")
+             "returns finite wrong values there); an empty matrix is returned as is")
 composed(L + "inv", INVERSE, ("A",), target="mindspore.ops.matrix_solve", note=_INV_NOTE, test=T_VAL)
 _EX = ("with info always 0: MindSpore raises where torch would return info > 0 (as torch does with "
        "check_errors=True); a plain tuple")
 composed(L + "inv_ex", "(" + INVERSE + ", ops.zeros({A}.shape[:-2], ms.int32))", ("A", "check_errors"),
          defaults={"check_errors": "False"}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
          note="(inverse, info) " + _EX, test=T_VAL)
-composed(L + "cholesky_ex", "(ops.cholesky({A}, {upper}), ops.zeros({A}.shape[:-2], ms.int32))",
+composed(L + "cholesky_ex", "(_ms_compat.linalg_cholesky({A}, {upper}), ops.zeros({A}.shape[:-2], ms.int32))",
          ("A", "upper", "check_errors"), defaults={"upper": "False", "check_errors": "False"},
          target="mindspore.ops.cholesky", status=DIFFERENCE, note="(L, info) " + _EX + "; no gradient on CPU",
          test=T_VAL)
-composed(L + "det", "ops.det({A})", ("A",), test=T_VAL)
-composed(L + "slogdet", "ops.slogdet({A})", ("A",), test=T_VAL,
-         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes)")
-composed(L + "cholesky", "ops.cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"}, test=T_VAL,
-         status=DIFFERENCE, note="values as torch; no gradient on CPU (CholeskyGrad has no CPU kernel: "
-                                 "differentiating it raises)")
+composed(L + "det", "_ms_compat.linalg_det({A})", ("A",), target="mindspore.ops.det", test=T_SHAPES,
+         note="ops.det; 0x0 and 1x1 matrices (which ops.det refuses) as torch: 1 and the entry")
+composed(L + "slogdet", "_ms_compat.linalg_slogdet({A})", ("A",), target="mindspore.ops.slogdet", test=T_SHAPES,
+         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1] (no .sign/.logabsdet attributes); "
+              "0x0 and 1x1 matrices (which ops.slogdet refuses) as torch")
+composed(L + "cholesky", "_ms_compat.linalg_cholesky({A}, {upper})", ("A", "upper"), defaults={"upper": "False"},
+         test=T_SHAPES, target="mindspore.ops.cholesky", status=DIFFERENCE,
+         note="values as torch (an empty matrix too); no gradient on CPU (CholeskyGrad has no CPU kernel: "
+              "differentiating it raises)")
 # ops.cross / ops.nextafter do not broadcast (shapes (1, 3) and (5, 3) gave zeros or unrelated values): both
 # inputs are broadcast to their common shape first (found by adding zero tensors, which also works in GRAPH mode)
 BROADCAST_PAIR = ("(lambda _ms_s: ops.{op}(ops.broadcast_to({{input}}, _ms_s), ops.broadcast_to({{other}}, _ms_s){rest}))"
@@ -53,103 +58,120 @@ composed(L + "diagonal", "ops.diagonal({A}, {offset}, {dim1}, {dim2})", ("A", "o
 composed(L + "householder_product", "ops.orgqr({A}, {tau})", ("A", "tau"), test=T_VAL)
 composed(L + "matmul", "ops.matmul({input}, {other})", ("input", "other"), test=T_VAL)
 composed(L + "matrix_power", "ops.matrix_power({A}, {n})", ("A", "n"), test=T_VAL)
-composed(L + "pinv", "ops.pinv({A})", ("A", "atol", "rtol", "hermitian"),
-         defaults={"atol": "None", "rtol": "None", "hermitian": "False"},
-         only={"atol": ("None",), "rtol": ("None",), "hermitian": ("False",)},
-         note="default tolerances only (atol=/rtol=/hermitian=True are TODO)", test=T_VAL)
+# torch's positional form is pinv(A, rcond, hermitian) (rcond: rtol); atol/rtol are keyword-only
+composed(L + "pinv", "_ms_compat.linalg_pinv({A}, {atol}, {rtol}, {hermitian}, {rcond})",
+         ("A", "rcond", "hermitian", "atol", "rtol"),
+         defaults={"atol": "None", "rtol": "None", "hermitian": "False", "rcond": "None"}, target="mindspore.ops.svd",
+         test=T_SHAPES,
+         note="V diag(1/s) U^T over the singular values above torch's tolerance max(atol, rtol * largest) (rtol "
+              "defaulting to eps * max(m, n), or 0 when only atol is given); hermitian=True reads the lower triangle, "
+              "as torch; an empty matrix gives an empty result")
 composed(L + "qr", "ops.qr({A}, {mode})", ("A", "mode"), defaults={"mode": "'reduced'"}, test=T_VAL,
          note="returns a plain (Q, R) tuple (no .Q/.R attributes); mode 'reduced'/'complete' as in torch")
 composed(L + "solve", "(ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == "
          "{A}.shape[:-1] else ops.matrix_solve({A}, {B}))", ("A", "B", "left"), defaults={"left": "True"},
          only={"left": ("True",)}, note="a vector (or batch of vectors) B is solved as a one-column matrix, as torch "
          "decides; left=False is a TODO", test=T_VAL)
-composed(L + "solve_triangular", "ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {B})",
+composed(L + "solve_triangular", "ops.matrix_solve(_ms_compat.linalg_triangle({A}, {upper}, {unitriangular}), {B})",
          ("A", "B", "upper", "left", "unitriangular"), defaults={"left": "True", "unitriangular": "False"},
-         only={"left": ("True",), "unitriangular": ("False",)},
-         note="a general solve of the triangle torch reads (the other triangle is ignored, as in torch); "
-              "left=False / unitriangular=True are TODO", test=T_VAL)
-composed(L + "svd", "(lambda _ms_s, _ms_u, _ms_v: (_ms_u, _ms_s, _ms_v.swapaxes(-1, -2)))(*ops.svd({A}, "
-         "{full_matrices}))", ("A", "full_matrices", "driver"), defaults={"full_matrices": "True", "driver": "None"},
-         only={"driver": ("None",)}, target="mindspore.ops.svd",
+         only={"left": ("True",)}, target="mindspore.ops.matrix_solve", test=T_SHAPES,
+         note="a general solve of the triangle torch reads (the other triangle is ignored, as in torch; a unit "
+              "diagonal with unitriangular=True); left=False is a TODO")
+composed(L + "svd", "_ms_compat.linalg_svd({A}, {full_matrices})", ("A", "full_matrices", "driver"),
+         defaults={"full_matrices": "True", "driver": "None"}, only={"driver": ("None",)}, target="mindspore.ops.svd",
          note="(U, S, Vh) as torch returns them (ops.svd gives (S, U, V)); full_matrices passed explicitly (torch "
               "defaults to True, ops.svd to False); singular vectors are unique only up to sign, as in torch; a "
-              "plain tuple (no .U/.S/.Vh attributes)", test=T_VAL)
-composed(L + "svdvals", "ops.svd({A}, compute_uv=False)", ("A", "driver"), defaults={"driver": "None"},
-         only={"driver": ("None",)}, test=T_VAL)
+              "plain tuple (no .U/.S/.Vh attributes); an empty matrix gives torch's empty/identity factors",
+         test=T_SHAPES)
+composed(L + "svdvals", "_ms_compat.linalg_svdvals({A})", ("A", "driver"), defaults={"driver": "None"},
+         only={"driver": ("None",)}, target="mindspore.ops.svd", test=T_SHAPES,
+         note="ops.svd(compute_uv=False); an empty matrix has no singular values, as in torch")
 composed(L + "cond", "(lambda _ms_s: _ms_s[..., 0] / _ms_s[..., -1])(ops.svd({A}, compute_uv=False))",
          ("A", "p"), defaults={"p": "None"}, only={"p": ("None", "2")}, target="mindspore.ops.svd",
          note="the 2-norm condition number from the singular values; other p are TODO", test=T_VAL)
-composed(L + "matrix_rank", "(lambda _ms_s: (_ms_s > _ms_s.max(axis=-1, keepdims=True) * max({A}.shape[-2:]) * "
-         "1.1920928955078125e-07).sum(-1).astype(ms.int64))(ops.svd({A}, compute_uv=False))",
-         ("A", "atol", "rtol", "hermitian", "tol"),
+# torch's positional form is matrix_rank(A, tol, hermitian); atol/rtol are keyword-only
+composed(L + "matrix_rank", "_ms_compat.linalg_matrix_rank({A}, {atol}, {rtol}, {hermitian}, {tol})",
+         ("A", "tol", "hermitian", "atol", "rtol"),
          defaults={"atol": "None", "rtol": "None", "hermitian": "False", "tol": "None"},
-         only={"atol": ("None",), "rtol": ("None",), "hermitian": ("False",), "tol": ("None",)},
-         target="mindspore.ops.svd", note="singular values above max(m, n) * eps(float32) * the largest, torch's "
-         "default tolerance for float32 input (float64 input uses float32's eps here); tolerances given are TODO",
-         test=T_VAL)
+         target="mindspore.ops.svd", note="the singular values above torch's tolerance max(atol, rtol * largest) "
+         "(rtol defaulting to eps * max(m, n), or 0 when only atol is given; tol= is atol with rtol 0); "
+         "hermitian=True reads the lower triangle, as torch; int64", test=T_SHAPES)
 _SL = "_ms_compat.ms_scipy_linalg."
 _ONE_MATRIX = "one matrix (mindspore.scipy.linalg is 2-D only: a batch raises ValueError)"
 _EIGH_GRAD = ("the gradient with respect to A differs from torch's: MindSpore's flows only into the triangle it reads, "
               "torch's is symmetric (the same for the eigenvalues' sum, not for general losses)")
-composed(L + "eigvalsh", _SL + "eigh({A}, lower={UPLO} != 'U', eigvals_only=True)", ("A", "UPLO"),
+_BATCH_LOOP = "a batch runs matrix by matrix (mindspore.scipy.linalg.eigh is 2-D only)"
+composed(L + "eigvalsh", "_ms_compat.linalg_eigh({A}, lower={UPLO} != 'U', eigvals_only=True)", ("A", "UPLO"),
          defaults={"UPLO": "'L'"}, target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
-         note="ascending eigenvalues from the UPLO triangle, as torch; " + _EIGH_GRAD + "; " + _ONE_MATRIX,
-         test=T_VAL)
-composed(L + "eigh", _SL + "eigh({A}, lower={UPLO} != 'U')", ("A", "UPLO"), defaults={"UPLO": "'L'"},
+         note="ascending eigenvalues from the UPLO triangle, as torch; " + _EIGH_GRAD + "; " + _BATCH_LOOP,
+         test=T_SHAPES)
+composed(L + "eigh", "_ms_compat.linalg_eigh({A}, lower={UPLO} != 'U')", ("A", "UPLO"), defaults={"UPLO": "'L'"},
          target="mindspore.scipy.linalg.eigh", status=DIFFERENCE,
          note="(eigenvalues ascending, eigenvectors) from the UPLO triangle; " + _EIGH_GRAD + "; eigenvectors are "
-              "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _ONE_MATRIX,
-         test=T_VAL)
-composed(L + "lu_factor", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1))(*" + _SL + "lu_factor({A}))", ("A", "pivot"),
+              "unique only up to sign, as in torch; a plain tuple (no .eigenvalues/.eigenvectors); " + _BATCH_LOOP,
+         test=T_SHAPES)
+_RECT = "a rectangular matrix by partial-pivot elimination (mindspore.scipy.linalg.lu_factor is square only)"
+composed(L + "lu_factor", "_ms_compat.linalg_lu_factor({A})", ("A", "pivot"),
          defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
-         note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _ONE_MATRIX,
-         test=T_VAL)
-composed(L + "lu_solve", _SL + "lu_solve(({LU}, {pivots} - 1), {B})", ("LU", "pivots", "B", "left", "adjoint"),
-         defaults={"left": "True", "adjoint": "False"}, only={"left": ("True",), "adjoint": ("False",)},
+         note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _RECT + "; " +
+              _ONE_MATRIX, test=T_SHAPES)
+composed(L + "lu_solve", "_ms_compat.linalg_lu_solve({LU}, {pivots}, {B}, {left}, {adjoint})",
+         ("LU", "pivots", "B", "left", "adjoint"), defaults={"left": "True", "adjoint": "False"},
          target="mindspore.scipy.linalg.lu_solve",
-         note="torch's 1-based pivots made 0-based; left=False/adjoint=True are TODO; PyNative only (it does not "
-              "compile in GRAPH mode: TensorScatterUpdate rejects its indices there); " + _ONE_MATRIX, test=T_VAL)
+         note="torch's 1-based pivots made 0-based; adjoint=True (real matrices: the transpose) and left=False "
+              "solve with the factored matrix rebuilt from LU and the pivots; PyNative only (it does not compile in GRAPH "
+              "mode: TensorScatterUpdate rejects its indices there); " + _ONE_MATRIX, test=T_SHAPES)
 composed(L + "lu", "(lambda _ms_p, _ms_l, _ms_u: (_ms_p.astype(_ms_l.dtype), _ms_l, _ms_u))(*" + _SL + "lu({A}))",
          ("A", "pivot"), defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu",
          note="(P, L, U) with A = P @ L @ U, as torch; a plain tuple; " + _ONE_MATRIX, test=T_VAL)
-composed(L + "lstsq", _SL + "lstsq({A}, {B}, {rcond})", ("A", "B", "rcond", "driver"),
-         defaults={"rcond": "None", "driver": "None"}, only={"driver": ("None", "'gelsy'")},
-         target="mindspore.scipy.linalg.lstsq",
-         note="(solution, residuals, rank, singular_values) as torch's default CPU driver gelsy returns them, but a "
+composed(L + "lstsq", "_ms_compat.linalg_lstsq({A}, {B}, {rcond}, {driver})", ("A", "B", "rcond", "driver"),
+         defaults={"rcond": "None", "driver": "None"}, target="mindspore.scipy.linalg.lstsq",
+         note="(solution, residuals, rank, singular_values) filled as torch's driver fills them (gelsy, the CPU "
+              "default: no residuals or singular values; gels: residuals when m > n; gelsd/gelss: all four), but a "
               "plain tuple: write [0] for .solution (attribute access raises AttributeError); " + _ONE_MATRIX,
-         test=T_VAL)
+         test=T_SHAPES)
 composed(L + "tensorinv", "(lambda _ms_a: ops.reshape(ops.inverse(ops.flatten(ops.flatten(_ms_a, start_dim={ind}), "
          "start_dim=0, end_dim={ind} - 1)), _ms_a.shape[{ind}:] + _ms_a.shape[:{ind}]))({A})", ("A", "ind"),
          defaults={"ind": "2"}, target="mindspore.ops.inverse",
          note="the inverse of A seen as a (prod(shape[:ind]), prod(shape[ind:])) matrix, reshaped back", test=T_VAL)
-composed(L + "tensorsolve", "(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(ops.reshape(_ms_a, (_ms_b.size, -1)), "
-         "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})", ("A", "B", "dims"),
-         defaults={"dims": "None"}, only={"dims": ("None",)}, target="mindspore.ops.matrix_solve",
-         note="A seen as a (B.numel(), rest) matrix; dims= is a TODO", test=T_VAL)
-composed(L + "vander", "ops.flip(ops.vander({x}, {N}), (-1,))", ("x", "N"), defaults={"N": "None"},
-         note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases)", test=T_VAL)
-composed(L + "vecdot", "ops.vecdot({x}, {y}, axis={dim})", ("x", "y", "dim"), defaults={"dim": "-1"}, test=T_VAL)
+_TENSORSOLVE = ("(lambda _ms_a, _ms_b: ops.reshape(ops.matrix_solve(ops.reshape(_ms_a, (_ms_b.size, -1)), "
+                "ops.reshape(_ms_b, (-1, 1))), _ms_a.shape[_ms_b.ndim:]))({A}, {B})")
+composed(L + "tensorsolve", _TENSORSOLVE.replace("({A}, {B})", "(ops.movedim({A}, tuple({dims}), tuple(range(-len({dims}), "
+         "0))), {B})"), ("A", "B", "dims"), defaults={"dims": "None"}, absent={"dims": _TENSORSOLVE},
+         target="mindspore.ops.matrix_solve", note="A seen as a (B.numel(), rest) matrix; dims= moves those axes "
+         "of A last first, as torch", test=T_SHAPES)
+# ops.vander takes one 1-D vector: a batch (or a 0-d x) is flattened and its rows reshaped back, as torch's
+composed(L + "vander", "ops.flip(ops.vander({x}.reshape(-1), {x}.shape[-1] if {N} is None else {N}), (-1,))"
+         ".reshape(({x}.shape or (1,)) + (-1,))", ("x", "N"), defaults={"N": "None"}, target="mindspore.ops.vander",
+         note="increasing powers, as torch.linalg.vander (ops.vander, like torch.vander, decreases); batches of "
+              "vectors as torch", test=T_SHAPES)
+# ops.vecdot of empty vectors returns uninitialised memory where torch returns 0
+composed(L + "vecdot", "_ms_compat.linalg_vecdot({x}, {y}, {dim})", ("x", "y", "dim"), defaults={"dim": "-1"},
+         target="mindspore.ops.sum",
+         note="the sum of the broadcast products along dim (0 for empty vectors, as torch); real tensors (complex x "
+              "would need its conjugate)", test=T_SHAPES)
 
 composed(L + "solve_ex", "((ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == "
          "{A}.shape[:-1] else ops.matrix_solve({A}, {B})), ops.zeros({A}.shape[:-2], ms.int32))",
          ("A", "B", "left", "check_errors"), defaults={"left": "True", "check_errors": "False"},
          only={"left": ("True",)}, target="mindspore.ops.matrix_solve", status=DIFFERENCE,
          note="(result, info) " + _EX + "; left=False is a TODO", test=T_VAL)
-composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p + 1, ops.zeros((), ms.int32)))(*" + _SL +
-         "lu_factor({A}))", ("A", "pivot", "check_errors"), defaults={"pivot": "True", "check_errors": "False"},
+composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p, ops.zeros((), ms.int32)))(*"
+         "_ms_compat.linalg_lu_factor({A}))", ("A", "pivot", "check_errors"), defaults={"pivot": "True", "check_errors": "False"},
          only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor", status=DIFFERENCE,
-         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _ONE_MATRIX, test=T_VAL)
+         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _RECT + "; " + _ONE_MATRIX,
+         test=T_SHAPES)
 composed(L + "matrix_exp", "_ms_compat.linalg_matrix_exp({input})", ("input",), target="_ms_compat.linalg_matrix_exp",
          note="ops.matrix_exp has no CPU kernel: scaling and squaring with a degree-13 Pade approximant (ops.matmul, "
               "ops.matrix_solve), as scipy.linalg.expm; agrees with torch to float rounding, gradients included",
          test=T_VAL)
 _EIG = ("ops.eig computes the same eigenvalues, but LAPACK (torch) and MindSpore order them differently, and each "
         "eigenvector is unique only up to a complex phase: sort them (e.g. by real part) where order matters")
-composed(L + "eigvals", "ops.eig({input})[0]", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
-         note="complex eigenvalues; " + _EIG, test=T_VAL)
-composed(L + "eig", "ops.eig({input})", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
-         note="(eigenvalues, eigenvectors), complex; " + _EIG + "; a plain tuple (no .eigenvalues/.eigenvectors)",
-         test=T_VAL)
+composed(L + "eigvals", "_ms_compat.linalg_eig({input})[0]", ("input",), target="mindspore.ops.eig",
+         status=DIFFERENCE, note="complex eigenvalues (none for an empty matrix); " + _EIG, test=T_SHAPES)
+composed(L + "eig", "_ms_compat.linalg_eig({input})", ("input",), target="mindspore.ops.eig", status=DIFFERENCE,
+         note="(eigenvalues, eigenvectors), complex (none for an empty matrix); " + _EIG + "; a plain tuple (no "
+              ".eigenvalues/.eigenvectors)", test=T_SHAPES)
 mapping(L + "LinAlgError", "_ms_compat.LinAlgError", status=DIFFERENCE,
         test=f"{T}::test_singular_and_indefinite_inputs_raise",
         note="MindSpore raises ValueError (a singular solve/inverse) or RuntimeError (Cholesky) where torch raises "

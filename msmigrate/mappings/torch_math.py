@@ -9,8 +9,9 @@ to float as torch does: cast them first.
 from __future__ import annotations
 
 from ..records import CONVERTED, DIFFERENCE, mapping
+from .edge_args import CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE
 from .compose import composed
-from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE
+from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE, T_SHAPES
 from .torch_special import ERFINV_TAILS, LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
 
 T = "tests/parity/test_torch_math.py"
@@ -34,7 +35,7 @@ for _name, _op, _note in (
         ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
         ("real", "real", "the real part (a real tensor is returned as is)"), ("msort", "msort", ""),
         ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
-        ("trace", "trace", ""), ("det", "det", ""), ("logdet", "logdet", "")):
+        ("trace", "trace", "")):
     composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note + (
                  "; " + ERFINV_TAILS if _name == "erfinv" else ""), status=DIFFERENCE if _name == "erfinv" else
              CONVERTED, test=T_EW if _name not in (
@@ -44,8 +45,14 @@ mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in Mind
 composed("torch.inverse", INVERSE.replace("{A}", "{input}"), ("input",), target="mindspore.ops.matrix_solve",
          note=_INV_NOTE, test=T_MAT)
 composed("torch.imag", "ops.imag({input})", ("input",), note="complex input only, as in torch", test=T_EW)
-composed("torch.slogdet", "ops.slogdet({input})", ("input",), test=T_MAT,
-         note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1]")
+# ops.det/logdet/slogdet refuse 0x0 and 1x1 matrices: templates/compat_parts/linalg_shapes.py answers those as torch
+composed("torch.det", "_ms_compat.linalg_det({input})", ("input",), target="mindspore.ops.det", test=T_SHAPES,
+         note="ops.det; 0x0 and 1x1 matrices as torch")
+composed("torch.logdet", "_ms_compat.linalg_logdet({input})", ("input",), target="mindspore.ops.logdet",
+         test=T_SHAPES, note="ops.logdet (NaN for a negative determinant, as torch); 0x0 and 1x1 matrices as torch")
+composed("torch.slogdet", "_ms_compat.linalg_slogdet({input})", ("input",), target="mindspore.ops.slogdet",
+         test=T_SHAPES, note="returns a plain (sign, logabsdet) tuple: unpack it or index [0]/[1]; 0x0 and 1x1 "
+                             "matrices as torch")
 
 # ---------------------------------------------------------------- elementwise, two tensors (or a number)
 for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("hypot", "hypot"),
@@ -73,10 +80,10 @@ composed("torch.logit", LOGIT, ("input", "eps"), absent=LOGIT_NO_EPS, target="mi
 composed("torch.polygamma", "ops.polygamma(ms.Tensor({n}), {input})", ("n", "input"),
          note="n wrapped in ms.Tensor (ops.polygamma takes a Tensor order)", test=T_EW)
 composed("torch.mvlgamma", "ops.mvlgamma({input}, {p})", ("input", "p"), test=T_EW)
-composed("torch.clamp_min", "ops.clamp({input}, min={min})", ("input", "min"), test=T_EW,
-         status=DIFFERENCE, note="NaN inputs: MindSpore gives the bound where torch propagates NaN")
-composed("torch.clamp_max", "ops.clamp({input}, max={max})", ("input", "max"), test=T_EW,
-         status=DIFFERENCE, note="NaN inputs: MindSpore gives the bound where torch propagates NaN")
+composed("torch.clamp_min", CLAMP_MIN.format(x="{input}", bound="{min}"), ("input", "min"), test=T_EDGE,
+         target="mindspore.ops.maximum", note=CLAMP_NOTE)
+composed("torch.clamp_max", CLAMP_MAX.format(x="{input}", bound="{max}"), ("input", "max"), test=T_EDGE,
+         target="mindspore.ops.minimum", note=CLAMP_NOTE)
 composed("torch.rsub", "({other} - {alpha} * {input})", ("input", "other", "alpha"), defaults={"alpha": "1"},
          target="mindspore.ops.sub", note="other - alpha * input", test=T_EW)
 composed("torch.addcmul", "ops.addcmul({input}, {tensor1}, {tensor2}, {value})", ("input", "tensor1", "tensor2", "value"),
@@ -170,15 +177,17 @@ composed("torch.cholesky_solve", "ops.cholesky_solve({B}, {L}, {upper})", ("B", 
          defaults={"upper": "False"}, test=T_MAT)
 composed("torch.cholesky_inverse", "ops.cholesky_inverse({L}, {upper})", ("L", "upper"), defaults={"upper": "False"},
          test=T_MAT)
-composed("torch.svd", "(lambda _ms_s, _ms_u, _ms_v: (_ms_u, _ms_s, _ms_v))(*ops.svd({input}, not {some}))",
+composed("torch.svd", "(lambda _ms_u, _ms_s, _ms_vh: (_ms_u, _ms_s, _ms_vh.swapaxes(-1, -2)))(*_ms_compat.linalg_svd("
+         "{input}, not {some}))",
          ("input", "some", "compute_uv"), defaults={"some": "True", "compute_uv": "True"},
          only={"compute_uv": ("True",)}, target="mindspore.ops.svd",
          note="(U, S, V) as torch.svd returns them (V not transposed); some=True is the reduced form; singular "
               "vectors are unique only up to sign; compute_uv=False is a TODO", test=T_MAT)
 composed("torch.qr", "ops.qr({input}, 'reduced' if {some} else 'complete')", ("input", "some"),
          defaults={"some": "True"}, note="a plain (Q, R) tuple; some=False is mode 'complete'", test=T_MAT)
-composed("torch.pinverse", "ops.pinv({input})", ("input", "rcond"), defaults={"rcond": "1e-15"},
-         only={"rcond": ("1e-15",)}, note="torch's default rcond only (another rcond is a TODO)", test=T_MAT)
+composed("torch.pinverse", "_ms_compat.linalg_pinv({input}, rtol={rcond})", ("input", "rcond"),
+         defaults={"rcond": "1e-15"}, target="mindspore.ops.svd", test=T_SHAPES,
+         note="torch.linalg.pinv with rtol=rcond: V diag(1/s) U^T over the singular values above rcond * the largest")
 composed("torch.fmin", "ops.where(ops.isnan({other}), {input}, ops.where(ops.isnan({input}), {other}, "
          "ops.minimum({input}, {other})))", ("input", "other"), target="mindspore.ops.minimum",
          note="composed (ops.fmin has no CPU kernel): a NaN operand yields the other value, as in torch", test=T_EW)

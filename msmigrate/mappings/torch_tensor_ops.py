@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import FACTORY_DROP, composed, variadic
+from .edge_args import T_EDGE, split_points_as_list
 
 T = "tests/parity/test_torch_tensor_ops.py"
 T_SHAPE = f"{T}::test_stack_split"
@@ -22,11 +23,19 @@ for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
              note="one tensor (several tensors, which torch returns as a tuple, are a TODO)")
 for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
     composed(f"torch.{_name}", f"ops.{_name}({{tensors}})", ("tensors",), test=T_SHAPE)
-for _name in ("hsplit", "vsplit", "dsplit"):
+for _name in ("vsplit", "dsplit"):
     composed(f"torch.{_name}", f"ops.{_name}({{input}}, {{indices_or_sections}})", ("input", "indices_or_sections"),
              test=T_SHAPE, note="returns a tuple of tensors")
+# torch.hsplit splits a 1-D tensor along its only axis (ops.hsplit raises there)
+composed("torch.hsplit", "(ops.hsplit({input}, {indices_or_sections}) if {input}.ndim > 1 else "
+         "ops.tensor_split({input}, {indices_or_sections}, axis=0))", ("input", "indices_or_sections"), test=T_EDGE,
+         target="mindspore.ops.hsplit", note="returns a tuple of tensors; a 1-D input is split along its only axis, "
+         "as torch does (torch also raises when an int does not divide it; this does not)")
 composed("torch.tensor_split", "ops.tensor_split({input}, {indices_or_sections}, axis={dim})",
-         ("input", "indices_or_sections", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
+         ("input", "indices_or_sections", "dim"), defaults={"dim": "0"}, test=T_EDGE,
+         prepare=split_points_as_list("indices_or_sections"),
+         note="indices_or_sections given as a tensor (torch: a 0-d tensor of sections or 1-D split points) is read "
+              "with .tolist()")
 composed("torch.rot90", "ops.rot90({input}, {k}, {dims})", ("input", "k", "dims"),
          defaults={"k": "1", "dims": "(0, 1)"}, test=T_SHAPE)
 composed("torch.fliplr", "ops.fliplr({input})", ("input",), test=T_SHAPE)
@@ -34,7 +43,9 @@ composed("torch.flipud", "ops.flipud({input})", ("input",), test=T_SHAPE)
 composed("torch.t", "ops.t({input})", ("input",), test=T_SHAPE, note="0-D and 1-D tensors unchanged, as in torch")
 composed("torch.ravel", "ops.reshape({input}, (-1,))", ("input",), test=T_SHAPE)
 variadic("torch.block_diag", "ops.block_diag", test=T_SHAPE)
-variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_SHAPE)
+# torch returns a single tensor as it is (ops.cartesian_prod gives it a second axis)
+variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_EDGE, one="{0}",
+         note="a single tensor is returned as it is, as torch does")
 variadic("torch.chain_matmul", "ops.matmul", join="ops.matmul", test=T_SHAPE,
          note="the matrices multiplied left to right with ops.matmul")
 composed("torch.combinations", "ops.combinations({input}, {r}, {with_replacement})",
@@ -83,9 +94,11 @@ composed("torch.kthvalue", "(lambda _ms_v, _ms_i: (ops.narrow(_ms_v, {dim}, {k} 
          note="the k-th smallest from a stable ops.sort: a plain (values, int64 indices) tuple (no .values/.indices "
               "attributes); with ties the index may be another of the equal elements", test=T_INDEX)
 
-composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / ops.sqrt(ops.outer(ops.diagonal(_ms_c), "
-         "ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",), target="mindspore.ops.cov",
-         note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch; a 2-D input (variables in rows)", test=T_MISC)
+# one variable (a 1-D input or one row): the covariance is 0-d and torch returns c / c
+composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / _ms_c if _ms_c.ndim == 0 else _ms_c / ops.sqrt(ops.outer("
+         "ops.diagonal(_ms_c), ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",),
+         target="mindspore.ops.cov", note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch (variables in "
+         "rows; one variable, a 1-D input or one row, gives the 0-d c / c, as torch)", test=T_EDGE)
 composed("torch.cumulative_trapezoid", "(lambda _ms_y: ops.cumsum((ops.narrow(_ms_y, {dim}, 1, _ms_y.shape[{dim}] - 1)"
          " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * ({dx} / 2), {dim}))({y})",
          ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"}, only={"x": ("None",)},

@@ -2,6 +2,8 @@
 written with torch's formulas and defaults (mappings/tensor_nn_extra.py; proven against torch by
 tests/parity/test_tensor_nn_extra.py). Random ones (RReLU in training, alpha dropout) draw from MindSpore's
 stream: the same distribution as torch, not the same numbers."""
+import math
+
 import mindspore as ms
 from mindspore import nn, ops
 
@@ -438,3 +440,19 @@ class FractionalMaxPool2d(nn.Cell):
 
 class FractionalMaxPool3d(FractionalMaxPool2d):
     _nd = 3
+
+
+def interpolate_area(input, size=None, scale_factor=None):
+    """F.interpolate(mode='area'): torch's adaptive average pooling to the output size (size, or floor(in * factor)
+    per spatial axis). MindSpore's area resize pools a 1-D input only when the length divides evenly: 1-D runs as
+    2-D pooling over a unit height."""
+    nd = input.ndim - 2
+    if size is not None:
+        out = _nnx_tuple(size, nd)
+    else:
+        out = tuple(int(math.floor(n * float(f))) for n, f in zip(input.shape[2:], _nnx_tuple(scale_factor, nd)))
+    if nd == 1:
+        return ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims(input, -2), (1, out[0])), -2)
+    if nd == 2:
+        return ops.adaptive_avg_pool2d(input, out)
+    return ops.adaptive_avg_pool3d(input, out)

@@ -50,7 +50,7 @@ class CausalSelfAttention(nn.Cell):
 
         # causal self-attention; Self-attend: (B, nh, T, hs) x (B, nh, hs, T) -> (B, nh, T, T)
         att = (q @ ops.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
-        att = ops.masked_fill(att, self.bias[:, :, :T, :T] == 0, float('-inf'))
+        att = ops.masked_fill(att, self.bias[:, :, :T, :T] == 0, ops.cast(float('-inf'), att.dtype))
         att = ops.softmax(att, axis=-1)
         att = self.attn_dropout(att)
         y = att @ v  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)

@@ -1,0 +1,57 @@
+"""Argument forms torch accepts where the MindSpore op does not, shared by the records of a torch function and of
+its Tensor method: a tensor where ops.narrow takes an int (narrow's start), a tensor of split points where
+ops.tensor_split takes a list (tensor_split's indices_or_sections), an empty dim tuple (squeeze(x, ()), which
+squeezes nothing in torch and every unit axis in MindSpore).
+
+Each is a rule that rewrites the one argument and returns None, so the record's own mapping (target, renames,
+out= refusal) converts the rest. A literal argument stays as written.
+"""
+from __future__ import annotations
+
+import re
+
+_INT_LITERAL = re.compile(r"^-?\s*\d+$")
+_SEQ_LITERAL = re.compile(r"^[\[(][-\d\s,]*[\])]$")
+_EMPTY = ("()", "[]", "tuple()", "list()")
+# the parity test of the records that use these rules
+T_EDGE = "tests/parity/test_edge_inputs.py::test_edge_inputs"
+
+# clamp_min/clamp_max with one bound: ops.clamp neither broadcasts the input to a tensor bound's shape (a (5, 1) input
+# and a (5,) bound raise) nor keeps NaN inputs; ops.maximum/minimum broadcast, and `x != x` keeps torch's NaN (with
+# torch's zero gradient there)
+CLAMP_MIN = "(lambda _ms_x: ops.where(_ms_x != _ms_x, ops.stop_gradient(_ms_x), ops.maximum(_ms_x, {bound})))({x})"
+CLAMP_MAX = "(lambda _ms_x: ops.where(_ms_x != _ms_x, ops.stop_gradient(_ms_x), ops.minimum(_ms_x, {bound})))({x})"
+CLAMP_NOTE = "ops.maximum/minimum (they broadcast a tensor bound as torch does); NaN inputs stay NaN, as in torch"
+
+
+def tensor_start_as_int(name: str):
+    """A rule: `name` (a Python int or a one-element tensor in torch) passed as int(...) unless it is a literal."""
+    def rule_fn(ctx):
+        code = ctx.bound.code(name)
+        if code is not None and not _INT_LITERAL.match(code):
+            ctx.bound.set(name, f"int({code})")
+        return None
+    return rule_fn
+
+
+def split_points_as_list(name: str):
+    """A rule: `name` (an int, a list, or a 0-d / 1-D int tensor in torch) read as a Python int or list."""
+    def rule_fn(ctx):
+        code = ctx.bound.code(name)
+        if code is not None and not (_INT_LITERAL.match(code) or _SEQ_LITERAL.match(code)):
+            ctx.bound.set(name, f"({code}.tolist() if isinstance({code}, ms.Tensor) else {code})"
+                          if re.match(r"^[A-Za-z_][\w.]*$", code) else
+                          f"(lambda _ms_v: _ms_v.tolist() if isinstance(_ms_v, ms.Tensor) else _ms_v)({code})")
+        return None
+    return rule_fn
+
+
+def empty_dims_keep(receiver_code):
+    """A rule for squeeze: an empty literal dim tuple squeezes nothing (the input itself); else None.
+    receiver_code(ctx) gives the input's code (the receiver of a method, the first argument of a function)."""
+    def rule_fn(ctx):
+        code = ctx.bound.code("dim")
+        if code is not None and code.replace(" ", "") in _EMPTY:
+            return ctx.expr(receiver_code(ctx))
+        return None
+    return rule_fn
