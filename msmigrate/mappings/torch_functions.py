@@ -299,14 +299,19 @@ mapping("torch.eye", "mindspore.ops.eye", args=("n", "m"), target_args=("n", "m"
         test=T_CREATE)
 
 
-def _linspace(ctx):
-    b = _checked(ctx, ("start", "end", "steps", "dtype"))
-    text = f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})"
-    if b.code("steps") == "0":   # torch's empty result (ops.linspace refuses 0 steps)
+def _spaced(ctx, b, text: str):
+    """linspace/logspace's expression: torch's empty result for a literal steps=0 (ops.linspace refuses 0
+    steps), cast to dtype= when given."""
+    if b.code("steps") == "0":
         text = "ops.zeros((0,), ms.float32)"
     if _dtype(b):
         text += f".astype({_dtype(b)})"
     return ctx.expr(text)
+
+
+def _linspace(ctx):
+    b = _checked(ctx, ("start", "end", "steps", "dtype"))
+    return _spaced(ctx, b, f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})")
 
 
 rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
@@ -318,12 +323,7 @@ def _logspace(ctx):
     b = _checked(ctx, ("start", "end", "steps", "base", "dtype"))
     base = b.code("base") if _given(b, "base") else "10.0"
     # ops.logspace only takes an int base and float start/end: build base ** linspace instead
-    text = f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))"
-    if b.code("steps") == "0":   # torch's empty result (ops.linspace refuses 0 steps)
-        text = "ops.zeros((0,), ms.float32)"
-    if _dtype(b):
-        text += f".astype({_dtype(b)})"
-    return ctx.expr(text)
+    return _spaced(ctx, b, f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))")
 
 
 rule("torch.logspace", "mindspore.ops.pow", args=("start", "end", "steps", "base"),
