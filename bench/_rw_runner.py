@@ -323,8 +323,10 @@ def install_ms(script_dir, mode):
             _patch(ops, name, identity)
     # MindSpore's attention dropout (nn.MultiheadAttention, scaled dot-product attention) is its own helper
     from mindspore.ops.function import nn_func
+    def no_dropout(x, p, training):     # a def: GRAPH mode parses it (a lambda inside a call it cannot)
+        return x
     if hasattr(nn_func, "_inner_dropout"):
-        _patch(nn_func, "_inner_dropout", lambda x, p, training: x)
+        _patch(nn_func, "_inner_dropout", no_dropout)
 
     def t(arr, like=None, dtype=None, **_):
         out = ms.Tensor(np.ascontiguousarray(arr))
