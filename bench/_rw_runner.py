@@ -24,7 +24,8 @@ What the runner does, the same way on both sides:
   counterparts draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
-  identities (their masks cannot match across frameworks);
+  identities (their masks cannot match across frameworks), attention dropout too (torch's
+  scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
 - losses: torch side, every Tensor.backward() records the value being differentiated;
   MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
   value it returns (the converted step returns its loss first). After K recorded losses the
@@ -186,6 +187,15 @@ def install_torch():
     for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
         if hasattr(F, name):
             _patch(F, name, identity)
+    # attention dropout (nn.MultiheadAttention with need_weights=False) is scaled_dot_product_attention's own
+    sdpa = F.scaled_dot_product_attention
+
+    def sdpa_without_dropout(*args, **kwargs):
+        if len(args) > 4:
+            args = args[:4] + (0.0,) + args[5:]
+        kwargs.pop("dropout_p", None)
+        return sdpa(*args, **kwargs)
+    _patch(F, "scaled_dot_product_attention", sdpa_without_dropout)
 
     def t(arr, like=None, dtype=None, device=None, **_):
         out = torch.from_numpy(np.ascontiguousarray(arr))
@@ -311,6 +321,12 @@ def install_ms(script_dir, mode):
     for name in ("dropout", "dropout1d", "dropout2d", "dropout3d"):
         if hasattr(ops, name):
             _patch(ops, name, identity)
+    # MindSpore's attention dropout (nn.MultiheadAttention, scaled dot-product attention) is its own helper
+    from mindspore.ops.function import nn_func
+    def no_dropout(x, p, training):     # a def: GRAPH mode parses it (a lambda inside a call it cannot)
+        return x
+    if hasattr(nn_func, "_inner_dropout"):
+        _patch(nn_func, "_inner_dropout", no_dropout)
 
     def t(arr, like=None, dtype=None, **_):
         out = ms.Tensor(np.ascontiguousarray(arr))

@@ -1626,9 +1626,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # a value the slice overwrites later is handed over under its own name
         # so does one that rebinds an input of the step after the slice (nanoGPT's `X, Y = get_batch('train')`
         # between the loss and backward()): the step reads the values the loss was computed from
+        # (what the slice computes only after a statement reads is, there, the step's input: word_language_model's
+        # `hidden = repackage_hidden(hidden)` before `output, hidden = model(data, hidden)` stays before the step)
         later = [j for j in range(region_start, last)
                  if j not in in_any_slice and j not in special and j not in frozen
-                 and (set(reads(body[j])) & computed or (chosen and j > chosen[-1] and assigns(body[j]) & set(inputs)))]
+                 and (set(reads(body[j])) & {n for c in chosen if c < j for st in rewritten[c] for n in assigns(st)}
+                      or (chosen and j > chosen[-1] and assigns(body[j]) & set(inputs)))]
         later = _with_dependents(body, later, last, in_any_slice | special | frozen, inputs)
         keyed: List[Tuple[float, cst.BaseStatement]] = []
         for j in chosen:

@@ -26,6 +26,8 @@ from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_gr
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
+from . import step_choice as SC
+from . import mixed_narrowing as MN
 from . import higher_order_grad as HOG
 from . import no_grad_values as NG
 from . import diagonal_fill as DF
@@ -192,9 +194,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
         self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
+        self._module_cells: Set[str] = set()    # and to modules (`seq = Sequence()`: seq.double() casts a model)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
-        self._narrow: List[Dict[str, str]] = []  # isinstance() narrowing per block: name -> torch class
-        self._pending_narrow: Dict[int, Dict[str, str]] = {}
+        # isinstance() narrowing per block: name -> torch class, or the tuple of the test's torch classes where
+        # they rename parameters differently (mixed_narrowing.py)
+        self._narrow: List[Dict[str, object]] = []
+        self._pending_narrow: Dict[int, Dict[str, object]] = {}
+        self._stores: Set[int] = set()       # ids of assignment targets (`m.bias = v`)
         self.touched = False                  # the file uses torch at all
         # training-loop rewriting (msmigrate/train_loop.py)
         self.optimizers: Set[str] = set()     # expressions bound to torch.optim constructors
@@ -513,9 +519,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._in_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
-            updated = self._update_choice(original, updated, loops)
+            updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer)
+            if rw is not None and rw.problems and not rw.steps:
+                chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
+                if chosen is not updated:
+                    updated = chosen
+                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer)
             if rw is not None and rw.accumulator is not None:
                 self._outer_steps[id(self._loop_nodes[-1])] = (outer, rw.accumulator)
         if rw is not None:
@@ -537,20 +548,41 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.FlattenSentinel(list(before) + [updated])
         return updated
 
-    def _update_choice(self, original, updated, loops):
-        """`if use_optimizer: optimizer.step() else: <hand-written update>` after backward()
-        (train_loop.update_choice): one train step in each branch."""
-        split = TL.update_choice(updated, self._loop_info())
+    def _step_choice(self, original, updated, loops, split):
+        """A loop whose train step an `if` chooses, split into one `if` holding the step in each branch
+        (train_loop.update_choice: the update; step_choice.network_choice: the forward computation): each
+        branch rewritten as a loop body, or split again on another such `if` inside it. The loop as it was
+        (its backward() a TODO) unless every branch gets a sound step."""
         if split is None:
             return updated
         per_iteration = set().union(TL.assigns(original), *(bound for _, bound in loops))
+        plan = self._choice_plan(split, per_iteration, depth=0)
+        return updated if plan is None else self._apply_choice(plan)
+
+    def _choice_plan(self, split, per_iteration, depth):
+        """(split, [(branch, its Rewrite or the plan of its own split)]), None where a branch gets no sound
+        step. Nothing is reported before every branch has one (the rewrites are applied by _apply_choice)."""
         choice = split.body.body[0]
-        rws = [TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
-               for branch in (choice, choice.orelse)]
-        if any(rw is None or rw.problems or not rw.steps for rw in rws):
-            return updated      # not both steps: the loop as it was (its backward() a TODO)
-        branches = [self._apply_rewrite(branch, rw) for branch, rw in zip((choice, choice.orelse), rws)]
-        choice = branches[0].with_changes(orelse=branches[1])
+        plans = []
+        for branch in (choice, choice.orelse):
+            rw = TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+            if rw is not None and rw.steps and not rw.problems:
+                plans.append((branch, rw))
+                continue
+            inner = None
+            if depth < 3:       # word_language_model: the update chosen by one flag, the network call by another
+                inner = TL.update_choice(branch, self._loop_info()) or SC.network_choice(branch)
+            sub = None if inner is None else self._choice_plan(inner, per_iteration, depth + 1)
+            if sub is None:
+                return None
+            plans.append((branch, sub))
+        return split, plans
+
+    def _apply_choice(self, plan):
+        split, plans = plan
+        done = [self._apply_rewrite(branch, sub) if isinstance(sub, TL.Rewrite) else self._apply_choice(sub)
+                for branch, sub in plans]
+        choice = done[0].with_changes(orelse=done[1])
         return split.with_changes(body=split.body.with_changes(body=[choice] + list(split.body.body[1:])))
 
     def _outer_accumulation_step(self, original, updated):
@@ -1210,13 +1242,32 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         family = self._layer_family(original.value)
         if family is None:
-            return updated
+            return self._mixed_param_attr(original, updated)
         new = PARAM_RENAMES[family].get(attr)
         if not new:
             return updated
         self._record(original, f"{family}.{attr}", new, R.CONVERTED,
                      f"MindSpore names this parameter {new}")
         return updated.with_changes(attr=cst.Name(new))
+
+    def _mixed_names(self, original: cst.Attribute) -> List[str]:
+        """The names `m.attr` has across the classes of a mixed isinstance() narrowing of `m` (mixed_narrowing.py;
+        empty: one name for all)."""
+        if not (isinstance(original.value, cst.Name) and original.attr.value in _RENAMED_ATTRS):
+            return []
+        classes = MN.narrowed_classes(self._narrow, original.value.value)
+        return [] if classes is None else MN.names_by_class(classes, original.attr.value, LAYER_FAMILY, PARAM_RENAMES)
+
+    def _mixed_param_attr(self, original: cst.Attribute, updated: cst.Attribute):
+        """`m.bias` where `isinstance(m, (nn.BatchNorm2d, nn.Linear))`: the name the cell has, chosen at run time
+        (an assignment target: leave_Assign's setattr)."""
+        names = self._mixed_names(original)
+        if not names or id(original) in self._stores:
+            return updated
+        self._record(original, f"mixed.{original.attr.value}", " / ".join(names), R.CONVERTED,
+                     "the classes of the isinstance() test name this parameter differently in MindSpore: the name "
+                     "the cell has, chosen at run time")
+        return MN.chosen_attribute(updated.value, names)
 
     def _layer_family(self, node: cst.BaseExpression) -> Optional[str]:
         if isinstance(node, cst.Name) and node.value == "self" and self._classes and self._classes[-1].layer_family:
@@ -1228,7 +1279,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Name):
             for narrow in reversed(self._narrow):
                 if node.value in narrow:
-                    return narrow[node.value]
+                    found = narrow[node.value]
+                    return found if isinstance(found, str) else None    # several classes: no one type
             return LR.name_layer(self, node.value)
         if isinstance(node, cst.Attribute):
             owner = node.value
@@ -1318,7 +1370,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if fams and fams <= {"batchnorm", "affine_norm"}:
             fams = {"affine_norm"} if len(fams) > 1 else fams   # weight/bias rename alike
         if len(fams) != 1:
-            return {}
+            # several families (BatchNorm2d and Linear): each parameter access chooses by the cell (mixed_narrowing.py)
+            torch_classes = tuple(q for q in (self._torch_qname(e) for e in elems) if q is not None)
+            return {obj.value: torch_classes} if any(LAYER_FAMILY.get(q) in PARAM_RENAMES for q in torch_classes) \
+                else {}
         fam = fams.pop()
         if fam in PARAM_RENAMES:
             # any member of the family: pick a representative torch name
@@ -1328,9 +1383,25 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
+        self._stores.add(id(node.target))
 
     def visit_AugAssign(self, node) -> None:
         self._skip.add(id(node.target))
+        self._stores.add(id(node.target))
+
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        names = self._mixed_names(original.target) if isinstance(original.target, cst.Attribute) else []
+        if not names:
+            return updated
+        # `m.bias += v` under a mixed isinstance() narrowing: setattr(m, <name>, getattr(m, <name>) + v)
+        self._record(original, f"mixed.{original.target.attr.value}", " / ".join(names), R.CONVERTED,
+                     "the classes of the isinstance() test name this parameter differently in MindSpore: "
+                     "updated under the name the cell has, chosen at run time")
+        obj = updated.target.value
+        op = cst.BinaryOperation(left=cst.Call(func=cst.Name("getattr"), args=[
+            cst.Arg(obj), cst.Arg(MN.chosen_name(obj, names))]), operator=_BINARY_OF_AUG[type(updated.operator)](),
+            right=updated.value)
+        return MN.chosen_assignment(updated.target, names, op)
 
     def visit_AnnAssign(self, node) -> None:
         self._skip.add(id(node.target))
@@ -1376,6 +1447,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         todo = UT.attribute_store(self, original)   # `x.requires_grad = True` on a tensor: a TODO
         if todo is not None:
             return todo
+        target = original.targets[0].target if len(original.targets) == 1 else None
+        names = self._mixed_names(target) if isinstance(target, cst.Attribute) else []
+        if names:       # `m.bias = v` under isinstance(m, (nn.BatchNorm2d, nn.Linear)): mixed_narrowing.py
+            self._record(original, f"mixed.{target.attr.value}", " / ".join(names), R.CONVERTED,
+                         "the classes of the isinstance() test name this parameter differently in MindSpore: "
+                         "set under the name the cell has, chosen at run time")
+            return MN.chosen_assignment(updated.targets[0].target, names, updated.value)
         hit = self._torch_target(original)
         if hit is not None:
             qn, node = hit
@@ -1443,12 +1521,16 @@ class TorchToMindSpore(cst.CSTTransformer):
                         ctx.tensors.add(n)
                     elif layer or cell_call:
                         ctx.cells.add(n)
-            elif not self._classes:   # a script's top level: `label = torch.full(...)`
+            elif not self._classes:   # a script's top level: `label = torch.full(...)`, `seq = Sequence()`
                 for n in names:
+                    self._module_tensors.discard(n)
+                    self._module_cells.discard(n)
                     if is_tensor and isinstance(tgt, cst.Name):
                         self._module_tensors.add(n)
-                    else:
-                        self._module_tensors.discard(n)
+                    elif isinstance(tgt, cst.Name) and (cell_call or layer in LAYER_FAMILY or (
+                            layer and layer.startswith("torch.nn.") and layer not in _TENSOR_FACTORIES
+                            and layer.rsplit(".", 1)[-1][:1].isupper())):
+                        self._module_cells.add(n)
             if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
                     and tgt.value.value == "self" and self._classes):
                 if layer in _TENSOR_FACTORIES or is_tensor:
@@ -1550,6 +1632,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     return "other"
             elif not self._classes and node.value in self._module_tensors:
                 return "tensor"
+            elif not self._classes and node.value in self._module_cells:
+                return "module"
             if self._qname_any(node) is not None and not self._shadowed(node.value):
                 return "other"   # an imported module or object that is not torch
             return "unknown"
@@ -2132,3 +2216,6 @@ _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torc
                      "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
+_BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (
+    "Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power", "MatrixMultiply", "LeftShift",
+    "RightShift", "BitAnd", "BitOr", "BitXor")}

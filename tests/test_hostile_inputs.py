@@ -218,16 +218,7 @@ def test_float8_tensors_read_exactly(tmp_path):
 def test_emitted_runtime_uses_the_same_reader(tmp_path):
     """The converted program's load() refuses the same files (it is the same unpickler)."""
     pytest.importorskip("mindspore")
-    helper = tmp_path / "helper"
-    helper.mkdir()
-    (helper / "_ms_compat.py").write_text(converter.compat_source(), encoding="utf-8")
-    sys.path.insert(0, str(helper))
-    try:
-        sys.modules.pop("_ms_compat", None)
-        compat = importlib.import_module("_ms_compat")
-    finally:
-        sys.path.remove(str(helper))
-        sys.modules.pop("_ms_compat", None)
+    compat = _emitted_compat(tmp_path)
     cases = {"dims.pth": None, "dag.pth": _dag_key_pickle(),
              "trick.pth": b"\x80\x02ccollections\nOrderedDict\n)R}X\x04\x00\x00\x00keysK\x01sb."}
     torch.save({"w": torch.zeros([1] * 40)}, tmp_path / "dims.pth")
@@ -252,6 +243,80 @@ def test_emitted_runtime_uses_the_same_reader(tmp_path):
     import mindspore as ms
 
     assert got["w"].dtype == ms.bfloat16 and got["w"].astype(ms.float32).asnumpy().tolist() == [0, 1, 2, 3]
+
+
+def _emitted_compat(tmp_path):
+    """The converted program's runtime (_ms_compat), as converter.compat_source() writes it."""
+    helper = tmp_path / "helper"
+    helper.mkdir()
+    (helper / "_ms_compat.py").write_text(converter.compat_source(), encoding="utf-8")
+    sys.path.insert(0, str(helper))
+    try:
+        sys.modules.pop("_ms_compat", None)
+        return importlib.import_module("_ms_compat")
+    finally:
+        sys.path.remove(str(helper))
+        sys.modules.pop("_ms_compat", None)
+
+
+def test_torch_saved_numpy_arrays_load_and_payloads_never_run(tmp_path, capsys):
+    """pytorch/examples time_sequence_prediction: `torch.save(np_array, f)`, then `torch.load(f)`. The one
+    restricted unpickler reads NumPy's array records (what torch.load(weights_only=True) reads with numpy's
+    _reconstruct, ndarray, dtype and dtype classes allowed) as torch does, in the converted program and in
+    `msmigrate weights`; a payload that would run code, an object array, or a call of an allowed NumPy name
+    is still refused and nothing of it runs."""
+    pytest.importorskip("mindspore")
+    compat = _emitted_compat(tmp_path)
+    rng = np.random.default_rng(0)
+    genuine = {
+        "wave": np.sin(rng.standard_normal((4, 6))),                       # float64, as generate_sine_wave.py
+        "big_endian": np.arange(6, dtype=">f4").reshape(2, 3), "fortran": np.asfortranarray(np.eye(2, 3)),
+        "ids": rng.integers(0, 9, 5), "scalar": np.float32(2.5), "kind": type(np.dtype("f8")),
+        "w": torch.arange(3.0)}
+    path = tmp_path / "traindata.pt"
+    torch.save(genuine, path)
+    want = torch.load(path, weights_only=False)
+    got = compat.load(str(path))
+    assert got.keys() == want.keys()
+    for k in ("wave", "big_endian", "fortran", "ids"):
+        assert isinstance(got[k], np.ndarray) and got[k].dtype == want[k].dtype.newbyteorder("="), k
+        np.testing.assert_array_equal(got[k], want[k])
+    assert got["scalar"] == want["scalar"] and got["scalar"].dtype == np.float32
+    assert got["kind"] is want["kind"]
+    assert got["w"].asnumpy().tolist() == [0.0, 1.0, 2.0]
+    torch.save(genuine["wave"], path)       # the array itself, as the example saves it
+    np.testing.assert_array_equal(compat.load(str(path)), genuine["wave"])
+    torch.save({"fc.weight": torch.ones(2, 3), "fc.bias": np.arange(2, dtype=np.float32)}, path)
+    weights = read_torch_weights(path)        # `msmigrate weights` reads the same records
+    np.testing.assert_array_equal(weights["fc.bias"], [0, 1])
+    assert weights["fc.weight"].shape == (2, 3)
+
+    marker = tmp_path / "PWNED"
+
+    class Payload:
+        def __reduce__(self):
+            return os.system, (f"touch {marker}",)
+
+    class CallsDtypeClass:      # an allowed name called by the pickle
+        def __reduce__(self):
+            return type(np.dtype("f8")), ()
+
+    class CallsReconstruct:     # _reconstruct of an allowed class other than ndarray
+        def __reduce__(self):
+            return np.core.multiarray._reconstruct, (np.dtype, (0,), b"b")
+
+    for i, obj in enumerate((Payload(), {"x": np.zeros(2), "y": Payload()}, np.array([Payload()], dtype=object),
+                             CallsDtypeClass(), CallsReconstruct())):
+        p = tmp_path / f"hostile{i}.pt"
+        torch.save(obj, p)
+        blob = p.read_bytes()
+        with pytest.raises(pickle.UnpicklingError) as e:
+            compat.load(str(p))
+        assert "\n" not in str(e.value)
+        with pytest.raises(WeightsError):
+            read_torch_weights(p)
+        assert p.read_bytes() == blob
+    assert not marker.exists()
 
 
 def _py2_cifar_batch(data: np.ndarray, labels) -> bytes:

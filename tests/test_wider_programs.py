@@ -207,3 +207,48 @@ def test_torch_accelerator_queries():
     assert not [s for s in sites if s.status == TODO], [s for s in sites if s.status == TODO]
     assert mod.fn() == load_torch(ACCELERATOR)["fn"]()
     assert mod.wait() is None
+
+
+SCRIPT_MODEL_CAST = """
+import torch
+import torch.nn as nn
+
+
+class Sequence(nn.Module):
+    def __init__(self, width=3):
+        super(Sequence, self).__init__()
+        self.fc, self.act = nn.Linear(width, 2), nn.Tanh()
+
+    def forward(self, x):
+        return self.act(self.fc(x)) * 3
+
+
+seq = Sequence()
+seq.double()
+
+
+def fn(x):
+    return seq(x)
+"""
+
+
+def test_model_built_at_a_script_top_level_is_cast_as_a_model():
+    """pytorch/examples time_sequence_prediction: `seq = Sequence(); seq.double()` at the top level of the
+    script was taken for a tensor (`seq.astype(ms.float64)`: AttributeError on a Cell): the model's
+    parameters are cast, as torch's Module.double() does."""
+    import mindspore as ms
+    import numpy as np
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    from .parity.harness import assert_close, load_converted, load_torch, no_todo
+
+    mod, code, sites = load_converted(SCRIPT_MODEL_CAST)
+    no_todo(sites)
+    assert "seq.astype" not in code, code
+    t_ns = load_torch(SCRIPT_MODEL_CAST)
+    assert all(p.dtype == ms.float64 for p in mod.seq.get_parameters())
+    load_torch_state_dict(mod.seq, {k: v.numpy() for k, v in t_ns["seq"].state_dict().items()}, strict=True)
+    x = np.random.default_rng(1).standard_normal((4, 3))
+    got = mod.fn(ms.Tensor(x))
+    assert got.dtype == ms.float64
+    assert_close(got, t_ns["fn"](torch.from_numpy(x)), rtol=1e-12, atol=1e-12)

@@ -361,127 +361,6 @@ class _RestrictedUnpickler(pickle._Unpickler):
     del _op, _fn
 
 
-class _TorchUnpickler(_RestrictedUnpickler):
-    """Unpickles a torch checkpoint: every global the pickle names must be in
-    _TORCH_PICKLE_GLOBALS; storages come from persistent records."""
-
-    allowed = _TORCH_PICKLE_GLOBALS
-    buildable = (_PickledOrderedDict, _TorchName, _TorchStorage, _TorchTensor, _Allowed)
-    hint = ". If the file holds a whole model or other Python objects, save only state_dicts and plain values in torch"
-
-    def __init__(self, file, source, storages):
-        super().__init__(file, source)
-        self.storages = storages
-
-    def find_class(self, module, name):
-        if module == "torch" and name in _UNSUPPORTED_DTYPES:
-            raise UnsafeCheckpointError(f"{self.source} holds tensors of dtype torch.{name}, which cannot be read "
-                                        f"without torch (nothing was run); convert them with torch first, "
-                                        f"e.g. to float32")
-        if module.startswith("torch") and (module, name) not in _TORCH_PICKLE_GLOBALS:
-            raise TorchObjectError(
-                f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
-                f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
-                f"torch, then load it into the converted model with load_state_dict")
-        return super().find_class(module, name)
-
-    def persistent_load(self, pid):
-        # ('storage', storage class, key, location, number of elements[, view])
-        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
-                and isinstance(pid[1], _TorchName) and pid[1].dtype and isinstance(pid[4], int)
-                and not isinstance(pid[4], bool) and pid[4] >= 0 and isinstance(pid[2], (str, int))):
-            raise UnsafeCheckpointError(f"refusing to load {self.source}: unknown persistent record {_short(pid)}")
-        if len(pid) > 5 and pid[5] is not None:
-            raise pickle.UnpicklingError(f"{self.source}: storage views of the oldest torch format are not supported")
-        key = str(pid[2])
-        if key not in self.storages:
-            self.storages[key] = _TorchStorage(key, pid[1].dtype, pid[4])
-        return self.storages[key]
-
-
-class _BoundedFile:
-    """A file as the unpickler reads it: a length read from the file never asks for more
-    bytes than the file holds."""
-
-    def __init__(self, fh):
-        self.fh = fh
-        self.left = max(os.fstat(fh.fileno()).st_size - fh.tell(), 0)
-
-    def read(self, n=-1):
-        data = self.fh.read(self.left if n is None or n < 0 or n > self.left else n)
-        self.left -= len(data)
-        return data
-
-    def readline(self, limit=-1):
-        data = self.fh.readline(min(self.left, 2 ** 20) if limit is None or limit < 0 else min(limit, self.left))
-        self.left -= len(data)
-        return data
-
-
-def _unpickle(fh, source, storages):
-    return _run_unpickler(_TorchUnpickler(fh, source, storages), source)
-
-
-def _run_unpickler(unpickler, source, leaf=None):
-    """What the unpickler reads, with every failure as a one-line pickle.UnpicklingError."""
-    try:
-        obj = unpickler.load()
-    except pickle.UnpicklingError as e:
-        if str(e).startswith(str(source)) or "refusing to load" in str(e):
-            raise
-        raise type(e)(f"{source}: {e}") from None
-    except RecursionError:
-        raise pickle.UnpicklingError(f"{source}: the pickle nests too deeply (corrupt or hostile file)") from None
-    except MemoryError:
-        raise CheckpointLimitError(f"{source}: the pickle needs more memory than there is (corrupt or hostile "
-                                   f"file)") from None
-    except Exception as e:  # noqa: BLE001 - a truncated or corrupt file
-        raise pickle.UnpicklingError(f"{source}: corrupt or truncated checkpoint ({type(e).__name__}: "
-                                     f"{_one_line_text(e)})") from None
-    return _plain_containers(obj, source, leaf)
-
-
-def _one_line_text(e, limit=200):
-    s = " ".join(str(e).split())
-    return s if len(s) <= limit else s[:limit - 3] + "..."
-
-
-def _plain_containers(obj, source, leaf=None):
-    """The unpickled structure with collections.OrderedDict in place of the stand-in (and
-    leaf(x) in place of every other value, when given); shared sub-objects stay shared (a
-    crafted file can share a list 2**60 times over)."""
-    done, busy = {}, set()
-
-    def walk(x):
-        key = id(x)
-        if key in done:
-            return done[key]
-        if isinstance(x, (dict, list, tuple, set, frozenset)):
-            if key in busy:
-                raise pickle.UnpicklingError(f"{source}: the pickle holds a container inside itself (corrupt or "
-                                             f"hostile file)")
-            busy.add(key)
-            if isinstance(x, dict):
-                out = collections.OrderedDict() if isinstance(x, _PickledOrderedDict) else {}
-                for k, v in x.items():
-                    out[k] = walk(v)
-            elif isinstance(x, list):
-                out = [walk(v) for v in x]
-            elif isinstance(x, tuple):
-                out = tuple(walk(v) for v in x)
-            else:
-                out = x   # sets hold hashable items: no stand-ins (an OrderedDict is not hashable)
-            busy.discard(key)
-            done[key] = out
-            return out
-        return x if leaf is None else leaf(x)
-
-    try:
-        return walk(obj)
-    except RecursionError:
-        raise pickle.UnpicklingError(f"{source}: the pickle nests too deeply (corrupt or hostile file)") from None
-
-
 # ------------------------------------------------------------ NumPy arrays in plain pickles
 # CIFAR's "python version" batches (pickle.dump of dicts, lists, strings and NumPy arrays, protocols
 # 0-4). numpy.dtype and _reconstruct build inert records; an array is made from the pickle's own
@@ -564,6 +443,14 @@ _NUMPY_PICKLE_GLOBALS = {
     ("numpy._core.multiarray", "scalar"): _Allowed(_numpy_scalar),
     ("_codecs", "encode"): _Allowed(_latin1_bytes),
 }
+# NumPy's dtype classes (type(np.dtype("f8")) is numpy.dtypes.Float64DType), which torch's weights_only loading
+# also accepts: values only, the class itself once loaded (_numpy_leaf); called by the pickle, refused
+_NUMPY_DTYPE_CLASSES = {"Bool": "b1", "Int8": "i1", "UInt8": "u1", "Int16": "i2", "UInt16": "u2", "Int32": "i4",
+                        "UInt32": "u4", "Int64": "i8", "UInt64": "u8", "Float16": "f2", "Float32": "f4",
+                        "Float64": "f8", "Complex64": "c8", "Complex128": "c16"}
+for _n in _NUMPY_DTYPE_CLASSES:
+    _NUMPY_PICKLE_GLOBALS[("numpy.dtypes", _n + "DType")] = _TorchName(f"numpy.dtypes.{_n}DType")
+del _n
 
 
 class _NumpyPickleUnpickler(_RestrictedUnpickler):
@@ -576,7 +463,134 @@ def _numpy_leaf(x):
         if not hasattr(x, "value"):
             raise pickle.UnpicklingError("malformed NumPy array record: no values")
         return x.value
+    if isinstance(x, _TorchName) and x.name == "numpy.ndarray":      # the class as a value
+        return np.ndarray
+    if isinstance(x, _TorchName) and x.name.startswith("numpy.dtypes."):
+        return type(np.dtype(_NUMPY_DTYPE_CLASSES[x.name[len("numpy.dtypes."):-len("DType")]]))
     return x.numpy() if isinstance(x, _NumpyDtype) else x
+
+
+class _TorchUnpickler(_RestrictedUnpickler):
+    """Unpickles a torch checkpoint: every global the pickle names must be in
+    _TORCH_PICKLE_GLOBALS; storages come from persistent records."""
+
+    # with NumPy's array records: torch.save of a NumPy array (time_sequence_prediction's traindata.pt), which
+    # torch.load(weights_only=True) reads once numpy's _reconstruct, ndarray and dtype are allowed
+    allowed = {**_TORCH_PICKLE_GLOBALS, **_NUMPY_PICKLE_GLOBALS}
+    buildable = (_PickledOrderedDict, _TorchName, _TorchStorage, _TorchTensor, _Allowed, _NumpyDtype, _NumpyArray)
+    hint = ". If the file holds a whole model or other Python objects, save only state_dicts and plain values in torch"
+
+    def __init__(self, file, source, storages):
+        super().__init__(file, source)
+        self.storages = storages
+
+    def find_class(self, module, name):
+        if module == "torch" and name in _UNSUPPORTED_DTYPES:
+            raise UnsafeCheckpointError(f"{self.source} holds tensors of dtype torch.{name}, which cannot be read "
+                                        f"without torch (nothing was run); convert them with torch first, "
+                                        f"e.g. to float32")
+        if module.startswith("torch") and (module, name) not in _TORCH_PICKLE_GLOBALS:
+            raise TorchObjectError(
+                f"{self.source} holds a pickled torch object ({module}.{name}), e.g. a whole model saved with "
+                f"torch.save(model): torch classes cannot be loaded in MindSpore. Save model.state_dict() with "
+                f"torch, then load it into the converted model with load_state_dict")
+        return super().find_class(module, name)
+
+    def persistent_load(self, pid):
+        # ('storage', storage class, key, location, number of elements[, view])
+        if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"
+                and isinstance(pid[1], _TorchName) and pid[1].dtype and isinstance(pid[4], int)
+                and not isinstance(pid[4], bool) and pid[4] >= 0 and isinstance(pid[2], (str, int))):
+            raise UnsafeCheckpointError(f"refusing to load {self.source}: unknown persistent record {_short(pid)}")
+        if len(pid) > 5 and pid[5] is not None:
+            raise pickle.UnpicklingError(f"{self.source}: storage views of the oldest torch format are not supported")
+        key = str(pid[2])
+        if key not in self.storages:
+            self.storages[key] = _TorchStorage(key, pid[1].dtype, pid[4])
+        return self.storages[key]
+
+
+class _BoundedFile:
+    """A file as the unpickler reads it: a length read from the file never asks for more
+    bytes than the file holds."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.left = max(os.fstat(fh.fileno()).st_size - fh.tell(), 0)
+
+    def read(self, n=-1):
+        data = self.fh.read(self.left if n is None or n < 0 or n > self.left else n)
+        self.left -= len(data)
+        return data
+
+    def readline(self, limit=-1):
+        data = self.fh.readline(min(self.left, 2 ** 20) if limit is None or limit < 0 else min(limit, self.left))
+        self.left -= len(data)
+        return data
+
+
+def _unpickle(fh, source, storages):
+    return _run_unpickler(_TorchUnpickler(fh, source, storages), source, _numpy_leaf)
+
+
+def _run_unpickler(unpickler, source, leaf=None):
+    """What the unpickler reads, with every failure as a one-line pickle.UnpicklingError."""
+    try:
+        obj = unpickler.load()
+    except pickle.UnpicklingError as e:
+        if str(e).startswith(str(source)) or "refusing to load" in str(e):
+            raise
+        raise type(e)(f"{source}: {e}") from None
+    except RecursionError:
+        raise pickle.UnpicklingError(f"{source}: the pickle nests too deeply (corrupt or hostile file)") from None
+    except MemoryError:
+        raise CheckpointLimitError(f"{source}: the pickle needs more memory than there is (corrupt or hostile "
+                                   f"file)") from None
+    except Exception as e:  # noqa: BLE001 - a truncated or corrupt file
+        raise pickle.UnpicklingError(f"{source}: corrupt or truncated checkpoint ({type(e).__name__}: "
+                                     f"{_one_line_text(e)})") from None
+    return _plain_containers(obj, source, leaf)
+
+
+def _one_line_text(e, limit=200):
+    s = " ".join(str(e).split())
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
+def _plain_containers(obj, source, leaf=None):
+    """The unpickled structure with collections.OrderedDict in place of the stand-in (and
+    leaf(x) in place of every other value, when given); shared sub-objects stay shared (a
+    crafted file can share a list 2**60 times over)."""
+    done, busy = {}, set()
+
+    def walk(x):
+        key = id(x)
+        if key in done:
+            return done[key]
+        if isinstance(x, (dict, list, tuple, set, frozenset)):
+            if key in busy:
+                raise pickle.UnpicklingError(f"{source}: the pickle holds a container inside itself (corrupt or "
+                                             f"hostile file)")
+            busy.add(key)
+            if isinstance(x, dict):
+                out = collections.OrderedDict() if isinstance(x, _PickledOrderedDict) else {}
+                for k, v in x.items():
+                    out[k] = walk(v)
+            elif isinstance(x, list):
+                out = [walk(v) for v in x]
+            elif isinstance(x, tuple):
+                out = tuple(walk(v) for v in x)
+            else:
+                out = x   # sets hold hashable items: no stand-ins (an OrderedDict is not hashable)
+            busy.discard(key)
+            done[key] = out
+            return out
+        return x if leaf is None else leaf(x)
+
+    try:
+        return walk(obj)
+    except RecursionError:
+        raise pickle.UnpicklingError(f"{source}: the pickle nests too deeply (corrupt or hostile file)") from None
 
 
 def read_numpy_pickle(path):

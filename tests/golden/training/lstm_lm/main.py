@@ -188,29 +188,28 @@ def train():
 
     # msmigrate: the forward computation of the training step (differentiated by grad_fn)
     def forward_fn(data, hidden, targets):
-        hidden_1 = hidden
         output, hidden = model(data, hidden)
         loss = criterion(output, targets)
-        return loss, hidden_1, hidden
+        return loss, hidden
     grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
 
     # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
     def train_step(data, hidden, targets):
-        (loss, hidden_1, hidden), grads = grad_fn(data, hidden, targets)
+        (loss, hidden), grads = grad_fn(data, hidden, targets)
         # _ms_compat.clip_grad_norm (helper): torch's scaling, max_norm / (total_norm + 1e-6), and the total norm
         # returned
         grads, grad_norm = _ms_compat.clip_grad_norm(grads, args.clip)
         optimizer(grads)
-        return loss, hidden_1, hidden
+        return loss, hidden
     # _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by
     # op in PYNATIVE mode
     train_step = _ms_compat.compile_step(train_step)
     for batch, i in enumerate(range(0, train_data.shape[0] - 1, args.bptt)):
         data, targets = get_batch(train_data, i)
-        loss, hidden_1, hidden = train_step(data, hidden, targets)
         # Starting each batch, we detach the hidden state from how it was previously produced.
         # If we didn't, the model would try backpropagating all the way to start of the dataset.
-        hidden_1 = repackage_hidden(hidden_1)
+        hidden = repackage_hidden(hidden)
+        loss, hidden = train_step(data, hidden, targets)
 
         global_step += 1
         total_loss += loss.item()

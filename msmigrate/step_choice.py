@@ -1,0 +1,100 @@
+"""A train step chosen by an `if` on a value fixed for the iteration: one train step per branch.
+
+pytorch/examples word_language_model picks its network's call by a command-line flag:
+
+    if args.model == 'Transformer':
+        output = model(data)
+    else:
+        hidden = repackage_hidden(hidden)        # data for the step: the state carried across steps, detached
+        output, hidden = model(data, hidden)
+    loss = criterion(output, targets); loss.backward(); ...; optimizer.step()
+
+One train step cannot hold that `if` (a branch makes data, `hidden` exists in one branch only), and a
+step that left it outside would take the network's output as a constant. When the test calls nothing
+and reads nothing that the statements before it change, it has the same value at the top of the
+loop body, so the body from its start to the end of the step is written once per branch, each with
+its branch inlined, under the same test (decided at run time, as in torch):
+
+    if args.model == 'Transformer': <statements before>; output = model(data); loss = ...; loss.backward(); ...
+    else: <statements before>; hidden = repackage_hidden(hidden); output, hidden = model(data, hidden); ...
+
+Each branch is then rewritten as a loop body of its own (train_loop.rewrite_loop): the hidden state an
+input of its step and one of its outputs. The statements after the step stay after the `if`.
+"""
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Sequence, Set
+
+import libcst as cst
+
+from . import train_loop as TL
+from .callsite import code_of
+
+# what belongs to the update: backward(), step(), clipping, .grad reads (converted: tensor_grad)
+_STEP_PART = re.compile(r"\.(backward|step)\(|clip_grad|tensor_grad|\.grad\b")
+
+
+def _changed_objects(stmts: Sequence[cst.CSTNode]) -> Set[str]:
+    """Names that statements bind, call (`model.train()` may change `model.training`) or assign into
+    (`args.model = ...`, `cfg[k] = ...`)."""
+    found: Set[str] = set()
+    for st in stmts:
+        found |= TL.assigns(st) | set(TL.call_roots(st))
+
+    class _Targets(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and TL._root(node.target):
+                found.add(TL._root(node.target))
+            return True
+
+    for st in stmts:
+        TL.walk(st, _Targets())
+    return found
+
+
+def fixed_test(test: cst.BaseExpression, before: Sequence[cst.CSTNode]) -> bool:
+    """The test calls nothing and reads nothing the statements `before` it change: evaluated at the
+    top of the loop body it has the value it has where it stands."""
+    calls = TL._CallsAndOps()
+    TL.walk(test, calls)
+    return not calls.calls and not set(TL.reads(test)) & _changed_objects(before)
+
+
+def network_choice(block: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """The block (a loop, or a branch of a split made before) split on the first `if` before its first
+    backward() whose test is fixed (fixed_test), that holds no part of the update and binds a name the
+    statements after it up to the update read: `[if test: <before> <if's body> <to the update>
+    else: <before> <else's body> <to the update>] + <the rest>`. An `elif` stays an `if` in the else
+    branch (split again there). None: no such `if`."""
+    if not isinstance(block.body, cst.IndentedBlock):
+        return None
+    body = list(block.body.body)
+    backs = [j for j, st in enumerate(body) if TL._method(TL._stmt_call(st), "backward") is not None]
+    if not backs:
+        return None
+    end = 1 + max(j for j, st in enumerate(body) if j in backs or _STEP_PART.search(code_of(st)))
+    for k in range(backs[0]):
+        st = body[k]
+        if not isinstance(st, cst.If) or not isinstance(st.body, cst.IndentedBlock) or \
+                _STEP_PART.search(code_of(st)):
+            continue
+        later: Set[str] = set()
+        for x in body[k + 1:end]:
+            later |= set(TL.reads(x))
+        if not TL.assigns(st) & later or not fixed_test(st.test, body[:k]):
+            continue
+        other: List[cst.BaseStatement]
+        if isinstance(st.orelse, cst.Else):
+            other = list(st.orelse.body.body)
+        elif isinstance(st.orelse, cst.If):
+            other = [st.orelse.with_changes(leading_lines=())]
+        else:
+            other = []
+        before, after = list(body[:k]), list(body[k + 1:end])
+        split = st.with_changes(
+            leading_lines=st.leading_lines if k == 0 else (),
+            body=st.body.with_changes(body=before + list(st.body.body) + after),
+            orelse=cst.Else(body=cst.IndentedBlock(body=before + other + after)))
+        return block.with_changes(body=block.body.with_changes(body=[split] + body[end:]))
+    return None
