@@ -159,7 +159,7 @@ def make():
 
 def test_inplace_rebinding_in_construct():
     code, sites = check_graph(INPLACE_SRC, rnd(3, 4), (3, 4))
-    assert "y = ops.masked_fill(y, x > 1.0, 0.0)" in code
+    assert "y = ops.masked_fill(y, x > 1.0, ops.cast(0.0, y.dtype))" in code   # the value in y's dtype, as torch
     assert "y = ops.clamp(y, min=-0.5, max=0.8)" in code
 
 
