@@ -38,7 +38,8 @@ CONTAINERS = frozenset(("Cell", "SequentialCell", "CellList", "CellDict"))
 # helper functions that build no cell (read or write parameters, files, the module tree)
 CELL_FREE_HELPERS = frozenset(("modules", "named_modules", "children", "named_children", "parameters",
                                "named_parameters", "register_buffer", "state_dict", "load_state_dict",
-                               "save", "load", "MigrationError", "os"))
+                               "save", "load", "MigrationError", "os",
+                               "reduce_sum", "reduce_mean", "reduce_any", "reduce_logsumexp"))
 _OWN_PARAMS = "_own_params"   # the helper that reads the buffer mark (module_tree section)
 
 

@@ -1893,6 +1893,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 m = mm
             elif tm is not None and tm.tensor_only and _has_torch_keywords(original):
                 m = tm
+            elif tm is not None and name in UM.EMPTY_SAFE and UM.tensor_comparison(self, func.value):
+                m = tm      # `(x > 0).sum()`: the empty-safe reduction (templates/compat_parts/empty_reductions.py)
             elif tm is not None and name in UM.DIFFERING:   # `x.repeat(2, 1)`: decided at run time
                 return UM.dispatch(self, original, updated, tm) or updated
         if m is None:

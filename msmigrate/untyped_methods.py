@@ -41,6 +41,18 @@ DIFFERING = {
     "equal": "elementwise (torch: one bool for the whole tensors)",
     "mode": "no such Tensor method",
 }
+# methods MindSpore's tensor has with torch's meaning except on an empty tensor: on a comparison of tensors
+# (`(x > 0).sum()`, a bool tensor) they take the tensor form, torch's value for an empty input
+EMPTY_SAFE = ("sum", "mean")
+
+
+def tensor_comparison(tr, receiver: cst.BaseExpression) -> bool:
+    """`(x > 0)` / `(x > 0)[i]` of a tensor x."""
+    while isinstance(receiver, cst.Subscript):
+        receiver = receiver.value
+    return isinstance(receiver, cst.Comparison) and tr._tensorish(receiver)
+
+
 NOTE = "receiver of unknown type: torch's meaning on a MindSpore tensor, the object's own method otherwise " \
        "(decided at run time)"
 _VAR = "_ms_r"
@@ -106,7 +118,10 @@ def dispatch(tr, original: cst.Call, updated: cst.Call, m) -> Optional[cst.BaseE
     while isinstance(base, cst.Subscript):
         base = base.value
     if original.func.attr.value == "any" and isinstance(base, cst.Comparison):
-        return None     # `(y > 100).any()`: MindSpore's any is right on a bool tensor
+        if not tensor_comparison(tr, base):
+            return None     # `(y > 100).any()` of untyped values: MindSpore's any is right on a non-empty bool tensor
+        # `(x > 0).any()` of a tensor: the tensor form, torch's False for an empty one (empty_reductions.py)
+        return tr._apply(original, updated, m, m.source, receiver=updated.func.value)
     receiver = updated.func.value
     simple = _simple(receiver)
     call = updated

@@ -725,8 +725,20 @@ _simple("torch.cumsum", "mindspore.ops.cumsum", ("input", "dim"), ("x", "axis"),
         rename={"input": "x", "dim": "axis"}, test=T_MATH, status=DIFFERENCE, note="dim -> axis; " + _INT_ACC)
 _simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "dim"), test=T_MATH,
         status=DIFFERENCE, note=_INT_ACC)
-_simple("torch.logsumexp", "mindspore.ops.logsumexp", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"),
-        test=T_RED)
+T_EMPTY = "tests/parity/test_empty_reductions.py::test_functions"
+T_EMPTY_ANY = "tests/parity/test_empty_reductions.py::test_any"
+_EMPTY_NOTE = ("through _ms_compat.reduce_{0} (templates/compat_parts/empty_reductions.py): MindSpore 2.10's "
+               "kernel leaves the result uninitialised for an input with no elements; torch gives {1}")
+
+
+def _logsumexp(ctx):
+    b = _checked(ctx, ("input", "dim", "keepdim"))
+    return _call(ctx, "_ms_compat.reduce_logsumexp", [b.code("input"), b.code("dim")],
+                 [("keepdim", b.code("keepdim") if b.has("keepdim") else None)])
+
+
+rule("torch.logsumexp", "mindspore.ops.logsumexp", args=("input", "dim", "keepdim"),
+     note=_EMPTY_NOTE.format("logsumexp", "-inf"), test=T_EMPTY)(_logsumexp)
 def _dist(ctx):
     b = _checked(ctx, ("input", "other", "p"))
     p = b.code("p") if _given(b, "p") else "2"
@@ -784,8 +796,16 @@ _simple("torch.linalg.matrix_norm", "mindspore.ops.matrix_norm", ("A", "ord", "d
 
 
 # ================================================================= reductions
-_simple("torch.sum", "mindspore.ops.sum", ("input", "dim", "keepdim"), ("input", "dim", "keepdim"), test=T_RED,
-        note="ints and bools sum to int64, as in torch")
+def _sum(ctx):
+    b = _checked(ctx, ("input", "dim", "keepdim", "dtype"))
+    pos = [b.code("input")] + ([b.code("dim")] if _given(b, "dim") else [])
+    return _call(ctx, "_ms_compat.reduce_sum", pos,
+                 [("keepdim", b.code("keepdim") if b.has("keepdim") else None), ("dtype", _dtype(b))])
+
+
+rule("torch.sum", "mindspore.ops.sum", args=("input", "dim", "keepdim"), test=T_EMPTY,
+     note="ints and bools sum to int64, as in torch; " + _EMPTY_NOTE.format("sum", "0") + " (also with a dim: "
+          "a 1-D input summed over its dim is one)")(_sum)
 
 
 def _mean(ctx):
@@ -796,11 +816,12 @@ def _mean(ctx):
     pos = [x]
     if _given(b, "dim"):
         pos.append(b.code("dim"))
-    return _call(ctx, "ops.mean", pos, [("keep_dims", b.code("keepdim") if b.has("keepdim") else None)])
+    return _call(ctx, "_ms_compat.reduce_mean", pos, [("keepdim", b.code("keepdim") if b.has("keepdim") else None)])
 
 
 rule("torch.mean", "mindspore.ops.mean", args=("input", "dim", "keepdim"),
-     note="dim -> axis, keepdim -> keep_dims; dtype casts the input first, as in torch", test=T_RED)(_mean)
+     note="dtype casts the input first, as in torch; " + _EMPTY_NOTE.format("mean", "nan") + " (also when a "
+          "dim is reduced)", test=T_EMPTY)(_mean)
 _simple("torch.prod", "mindspore.ops.prod", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
         rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED)
 for _name in ("amax", "amin"):
@@ -906,16 +927,17 @@ _simple("torch.all", "mindspore.ops.all", ("input", "dim", "keepdim"), ("input",
         rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED, note="bool result for any input dtype")
 
 
-@rule("torch.any", None, args=("input", "dim", "keepdim"), test=T_RED,
-      note="the input is cast to bool first: MindSpore 2.10's any of a float or int tensor is wrong on CPU")
+@rule("torch.any", None, args=("input", "dim", "keepdim"), test=T_EMPTY_ANY,
+      note="the input is cast to bool first: MindSpore 2.10's any of a float or int tensor is wrong on CPU; "
+           + _EMPTY_NOTE.format("any", "False") + " (also when a dim is reduced)")
 def _any(ctx):
     b = _checked(ctx, ("input", "dim", "keepdim", "out"))
     x = b.code("input")
     if not isinstance(b.value("input"), cst.Comparison):     # `torch.any(x > 0)` is bool already
         x = (x if re.fullmatch(r"[\w.]+", x) else f"({x})") + ".astype(ms.bool_)"
-    return _call(ctx, "ops.any", [x],
-                 [("axis", b.code("dim") if _given(b, "dim") else None),
-                  ("keep_dims", b.code("keepdim") if b.has("keepdim") else None)])
+    return _call(ctx, "_ms_compat.reduce_any", [x],
+                 [("dim", b.code("dim") if _given(b, "dim") else None),
+                  ("keepdim", b.code("keepdim") if b.has("keepdim") else None)])
 
 
 def _int64_indices(call: str) -> str:

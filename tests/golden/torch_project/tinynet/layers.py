@@ -44,6 +44,6 @@ class SqueezeExcite(nn.Cell):
         self.fc2 = nn.Dense(channels // reduction, channels)
 
     def construct(self, x: ms.Tensor) -> ms.Tensor:
-        s = ops.mean(x, axis=(2, 3))
+        s = _ms_compat.reduce_mean(x, (2, 3))
         s = ops.sigmoid(self.fc2(ops.relu(self.fc1(s))))
         return x * s.view(s.shape[0], -1, 1, 1)

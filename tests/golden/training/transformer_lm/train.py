@@ -122,7 +122,7 @@ def estimate_loss():
             X, Y = get_batch(split)
             logits, loss = model(X, Y)
             losses[k] = loss.item()
-        out[split] = ops.mean(losses).item()
+        out[split] = _ms_compat.reduce_mean(losses).item()
     model.set_train(True)
     return out
 

@@ -42,6 +42,6 @@ def loss_function(recon_x, x, mu, logvar):
     # Kingma and Welling. Auto-Encoding Variational Bayes. ICLR, 2014
     # https://arxiv.org/abs/1312.6114
     # 0.5 * sum(1 + log(sigma^2) - mu^2 - sigma^2)
-    KLD = -0.5 * ops.sum(1 + logvar - mu.pow(2) - logvar.exp())
+    KLD = -0.5 * _ms_compat.reduce_sum(1 + logvar - mu.pow(2) - logvar.exp())
 
     return BCE + KLD
