@@ -263,12 +263,19 @@ def test_collectives_two_workers(tmp_path):
     (tmp_path / "ms_out").mkdir()
     bin_dir = Path(sys.executable).parent
     # both jobs at once: most of their time is start-up and waiting for the other processes
-    torch_job = Job([str(bin_dir / "torchrun"), "--nproc_per_node=2", f"--master_port={free_port()}",
-                     str(src / "main.py"), str(tmp_path / "torch_out")], tmp_path, torch=True)
+    def torch_run():
+        return Job([str(bin_dir / "torchrun"), "--nproc_per_node=2", f"--master_port={free_port()}",
+                    str(src / "main.py"), str(tmp_path / "torch_out")], tmp_path, torch=True)
+    torch_job = torch_run()
     ms_job = Job([str(bin_dir / "msrun"), "--worker_num=2", "--local_worker_num=2", f"--master_port={free_port()}",
                   f"--log_dir={tmp_path / 'msrun_log'}", "--join=True", "--cluster_time_out=120",
                   str(tmp_path / "ms" / "main.py"), str(tmp_path / "ms_out")], tmp_path, torch=False)
-    torch_job.finish()
+    try:
+        torch_job.finish()
+    except RuntimeError as exc:   # the reference, not the conversion: torch's gloo worker once aborted
+        if "exitcode: -6" not in str(exc):   # ("terminate called without an active exception"); run it again
+            raise
+        torch_run().finish()
     ms_job.finish()
     for rank in (0, 1):
         expected = json.loads((tmp_path / "torch_out" / f"out_{rank}.json").read_text())
