@@ -27,8 +27,12 @@ else (ints, tensors), decided per call on the values' types.
 dict() call by its Python fallback; when a value is known only at run time the dict is a run-time
 Python object, the call it feeds runs in the interpreter and fails there ("dict() argument after **
 must be a mapping, not tuple", "Nested execution during JIT execution"). A dict display compiles; a
-merge is _ms_compat.dict_merge (copy and update, which compile; `{**a, 'k': v}` compiles but drops
-its literal keys when the unpacked dict is empty, measured on 2.10)."""
+merge is _ms_compat.dict_merge (copy and update, which compile).
+
+`{**a, 'k': v}` / `{'k': v, **a}` inside construct: GRAPH mode compiles the display but builds it wrongly
+when a value is known only at run time (measured on 2.10, silently: with `a` an empty **kwargs, d['k'] is
+`((),)`; with `a` holding a tensor, its values become tuples; with 'k' also in `a`, the literal wins).
+_ms_compat.dict_union(a, {'k': v}) merges the parts by update(), as the display does."""
 from __future__ import annotations
 
 from typing import Optional
@@ -112,6 +116,33 @@ def dict_call_graph_safe(call: cst.Call, compat: str) -> Optional[cst.BaseExpres
             list(call.args)
     return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("dict_merge")),
                              args=[base, *rest])
+
+
+def dict_display_graph_safe(display: cst.Dict, compat: str) -> Optional[cst.Call]:
+    """`{**a, 'k': v, **b}` -> `<compat>.dict_union(a, {'k': v}, b)` (each run of plain items a display of
+    its own, the parts in source order), or None when the display unpacks nothing."""
+    if not any(isinstance(el, cst.StarredDictElement) for el in display.elements):
+        return None
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    parts, run = [], []
+
+    def close_run() -> None:
+        if run:
+            items = [el.with_changes(comma=comma) for el in run[:-1]] + \
+                [run[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+            parts.append(cst.Dict(elements=items))
+            run.clear()
+    for el in display.elements:
+        if isinstance(el, cst.StarredDictElement):
+            close_run()
+            parts.append(el.value)
+        else:
+            run.append(el)
+    close_run()
+    args = [cst.Arg(part, comma=comma if i < len(parts) - 1 else cst.MaybeSentinel.DEFAULT)
+            for i, part in enumerate(parts)]
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("dict_union")), args=args,
+                    lpar=display.lpar, rpar=display.rpar)
 
 
 _GRAPH_SAFE_REDUCTIONS = {"all": "all_true", "any": "any_true"}

@@ -19,9 +19,9 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, map_lambda_as_generator,
-                           map_partial_as_generator, set_membership_as_tuple, single_for_comprehension,
-                           comprehension_condition_as_bool,
+from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, dict_display_graph_safe,
+                           map_lambda_as_generator, map_partial_as_generator, set_membership_as_tuple,
+                           single_for_comprehension, comprehension_condition_as_bool,
                            xor_graph_safe, CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
@@ -1751,6 +1751,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         """In construct, or in a module-level function that construct (or a train step) may call."""
         return self._in_forward() or bool(self._funcs) and not self._classes \
             and self._funcs[0].name in self._graph_functions
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict):
+        if self._in_graph_code():   # `{**a, ...}`: msmigrate/graph_idioms.py
+            safe = dict_display_graph_safe(updated, COMPAT)
+            if safe is not None:
+                self.uses_compat = True
+                return safe
+        return updated
 
     def leave_CompIf(self, original: cst.CompIf, updated: cst.CompIf):
         if self._in_graph_code() and not self._shadowed("bool"):   # msmigrate/graph_idioms.py

@@ -69,3 +69,59 @@ def test_dict_merge_keeps_dict_semantics():
     assert merge(types.MappingProxyType({"a": 1}), c=3) == {"a": 1, "c": 3}    # a mapping, not a dict
     with pytest.raises(TypeError, match="multiple values for keyword argument 'a'"):
         merge({"a": 1}, a=2)
+
+
+DISPLAY_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Shift(nn.Module):
+    def forward(self, x, offset=0.0, scale=1.0):
+        return x * scale + offset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.shift = Shift()
+
+    def added(self, h, **kwargs):
+        kw = {**kwargs, 'offset': h.sum()}           # kwargs empty in one call: the literal key kept
+        return kw['offset'] * len(kw) + self.shift(h, **kw)
+
+    def defaulted(self, h, **kwargs):
+        kw = {'offset': h.mean(), **kwargs}          # the caller's offset wins over the literal one
+        return self.shift(h, **kw) * len(kw)
+
+    def forward(self, x):
+        h = self.fc(x)
+        both = {**{'scale': h.max()}, **{'offset': h.min()}}
+        return (self.added(h) + self.added(h, scale=h.std()) + self.defaulted(h)
+                + self.defaulted(h, offset=h[0, 0]) + self.shift(h, **both))
+
+
+def make():
+    return Net()
+'''
+
+
+def test_dict_displays_with_double_star_in_graph():
+    """Measured before the rewrite, GRAPH mode (2.10): kw['offset'] was `((),)` with kwargs empty, a
+    tensor in kwargs became a tuple, and the literal offset won over the caller's."""
+    code, _ = check_graph(DISPLAY_SRC, rnd(2, 4), (2, 3))
+    compiled_forms = ("_ms_compat.dict_union(kwargs, {'offset': h.sum()})",
+                      "_ms_compat.dict_union({'offset': h.mean()}, kwargs)",
+                      "_ms_compat.dict_union({'scale': ",)
+    missing = [form for form in compiled_forms if form not in code]
+    assert not missing, (missing, code)
+
+
+def test_dict_union_keeps_display_semantics():
+    from .harness import load_converted
+    mod, _, _ = load_converted(DISPLAY_SRC)
+    union = mod._ms_compat.dict_union
+    assert list(union({"a": 1, "b": 2}, {"c": 3, "a": 4}).items()) == list({**{"a": 1, "b": 2}, "c": 3, "a": 4}.items())
+    assert union({}, {"c": 3}) == {"c": 3} and union() == {}
+    assert union(types.MappingProxyType({"a": 1}), {"a": 2}) == {"a": 2}     # a mapping, as `**m` takes

@@ -53,10 +53,20 @@ def dict_merge(base, **more):
     for key in more:
         if key in base:
             raise TypeError(f"dict() got multiple values for keyword argument '{key}'")
-    if not base:
-        return more
-    merged = base.copy() if isinstance(base, dict) else dict(base)    # any mapping, as dict(**m) takes
-    merged.update(more)
+    return dict_union(base, more)
+
+
+# `{**a, 'k': v}` / `{'k': v, **a}` in a compiled construct (msmigrate/graph_idioms.py): GRAPH mode builds
+# such a display wrongly when a value is known only at run time (measured on 2.10: with `a` an empty
+# **kwargs, d['k'] is `((),)`; with `a` holding a tensor its values become tuples; with `'k'` also in
+# `a`, the literal wins where Python keeps a's). An empty **kwargs is an empty tuple there, which
+# neither copy() nor `out[k] = v` take, so empty parts are skipped; update() compiles.
+def dict_union(*parts):
+    """{**parts[0], **parts[1], ...}, also inside GRAPH mode: keys in first-seen order, the last value wins."""
+    merged = {}
+    for part in parts:
+        if part:
+            merged.update(part)     # any mapping, as `**m` takes
     return merged
 
 # A comprehension with two `for`s in a compiled graph: GRAPH mode takes one `for` per comprehension,
