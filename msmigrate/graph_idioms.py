@@ -145,6 +145,33 @@ def dict_display_graph_safe(display: cst.Dict, compat: str) -> Optional[cst.Call
                     lpar=display.lpar, rpar=display.rpar)
 
 
+# `n ** -1` on two Python ints in construct gives 0 in GRAPH mode (2.10), silently; _ms_compat.power raises
+# an int to a negative int as a float. An exponent written as a number other than a negative int is
+# raised right as it is.
+def _plain_exponent(exp: cst.BaseExpression) -> bool:
+    if isinstance(exp, (cst.Integer, cst.Float)):
+        return True
+    return isinstance(exp, cst.UnaryOperation) and isinstance(exp.operator, (cst.Minus, cst.Plus)) \
+        and isinstance(exp.expression, cst.Float)
+
+
+def power_graph_safe(node, compat: str) -> Optional[cst.Call]:
+    """`a ** b` / `pow(a, b)` -> `<compat>.power(a, b)`, or None when it is neither or b is a number other
+    than a negative int (`x ** 2`, `d ** -0.5`)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
+        base, exp = node.left, node.right
+    elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "pow"
+          and len(node.args) == 2 and not any(a.keyword or a.star for a in node.args)):
+        base, exp = node.args[0].value, node.args[1].value
+    else:
+        return None
+    if _plain_exponent(exp):
+        return None
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("power")),
+                    args=[cst.Arg(base, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(exp)],
+                    lpar=node.lpar, rpar=node.rpar)
+
+
 _GRAPH_SAFE_REDUCTIONS = {"all": "all_true", "any": "any_true"}
 
 

@@ -20,7 +20,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, dict_display_graph_safe,
-                           map_lambda_as_generator, map_partial_as_generator, set_membership_as_tuple,
+                           map_lambda_as_generator, map_partial_as_generator, power_graph_safe, set_membership_as_tuple,
                            single_for_comprehension, comprehension_condition_as_bool,
                            xor_graph_safe, CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
@@ -1417,6 +1417,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
             self.uses_compat = True
             return xor_graph_safe(updated, COMPAT)
+        if isinstance(updated.operator, cst.Power) and self._in_graph_code() \
+                and not self._is_tensor_expr(original.left):   # `n ** -1` on ints: msmigrate/graph_idioms.py
+            safe = power_graph_safe(updated, COMPAT)
+            if safe is not None:
+                self.uses_compat = True
+                return safe
         return updated
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
@@ -1729,6 +1735,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(func, cst.Name) and func.value in ("all", "any") and self._in_forward() \
                 and func.value not in self._imports and not self._shadowed(func.value):
             safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = True
+                return safe
+        if isinstance(func, cst.Name) and func.value == "pow" and self._in_graph_code() \
+                and "pow" not in self._imports and not self._shadowed("pow") \
+                and not (original.args and self._is_tensor_expr(original.args[0].value)):
+            safe = power_graph_safe(updated, COMPAT)              # GRAPH mode: msmigrate/graph_idioms.py
             if safe is not None:
                 self.uses_compat = True
                 return safe

@@ -44,6 +44,15 @@ def xor(a, b):
     return a ^ b
 
 
+# `d ** -1` / pow(d, -1) on two Python ints in a compiled construct (`x * self.dim ** -1`): GRAPH mode
+# (2.10) gives the int 0 where Python gives the float 0.25, silently; a float base is raised right.
+def power(base, exp):
+    """base ** exp, also on two ints inside GRAPH mode (a negative int exponent gives a float)."""
+    if isinstance(base, int) and isinstance(exp, int) and exp < 0:
+        return float(base) ** exp
+    return base ** exp
+
+
 # `dict(**kwargs, k=v)` in a compiled construct (msmigrate/graph_idioms.py): GRAPH mode builds a
 # dict() call by its Python fallback, at run time when a value is known only then, and the call the
 # dict feeds fails in the interpreter. copy() and update() compile (a loop of `out[k] = v` does not

@@ -1,0 +1,58 @@
+"""Python arithmetic on plain numbers inside a compiled construct, as converted (msmigrate/graph_idioms.py):
+values and input gradients in GRAPH mode (and PyNative) against torch.
+
+- `n ** -1` / pow(n, -1) on two Python ints: GRAPH mode (MindSpore 2.10) gives the int 0 where Python gives
+  the float (measured: `x * self.dim ** -1` was `x * 0`, silently); converted to _ms_compat.power."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .test_graph_safety import check_graph, rnd  # noqa: E402
+
+POWER_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.dim = dim
+        self.p = -2
+
+    def forward(self, x):
+        h = self.fc(x)
+        n = x.shape[-1]
+        grow = 0
+        for i in range(3):
+            grow = grow + 2 ** i                      # a non-negative int power stays an int
+        return (h * self.dim ** -1 + n ** self.p + pow(n, -1) + (-2) ** -1 + h ** 2 * 2 ** -2
+                + h * n ** -0.5 + grow)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_int_to_negative_int_power_in_graph():
+    code, _ = check_graph(POWER_SRC, rnd(2, 4), (2, 4))
+    compiled_forms = ("_ms_compat.power(self.dim, -1)", "_ms_compat.power(n, self.p)", "_ms_compat.power(n, -1)",
+                      "_ms_compat.power((-2), -1)", "h ** 2", "n ** -0.5")
+    missing = [form for form in compiled_forms if form not in code]
+    assert not missing, (missing, code)
+
+
+def test_power_keeps_python_semantics():
+    from .harness import load_converted
+    mod, _, _ = load_converted(POWER_SRC)
+    power = mod._ms_compat.power
+    for base, exp in ((4, -1), (-3, -3), (2, 3), (2.0, -1), (True, -1), (4, 0.5), (-8, 2)):
+        got, want = power(base, exp), base ** exp
+        assert got == want and type(got) is type(want), (base, exp, got, want)
+    with pytest.raises(ZeroDivisionError):
+        power(0, -1)
