@@ -49,6 +49,7 @@ from . import graph_pops as GP
 from . import graph_iters as GI
 from . import graph_objects as GO
 from . import graph_state as GS
+from . import graph_mutations as GM
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -189,6 +190,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_iters: Set[int] = set()         # `it = iter(xs)` read by next() only (graph_iters.py)
         self._graph_nexts: Set[int] = set()
         self._graph_copies: Set[int] = set()        # `mems.copy()` rebinding a popped argument
+        self._graph_changes_refused: Dict[int, str] = {}   # `acc.append(h)` on an argument (graph_mutations.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -895,6 +897,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if refuse:
             self._graph_pops_refused.update(GP.refused_pops(
                 node, self._graph_pops | {id(c) for c in guarded.values()}, params, rebound))
+            self._graph_changes_refused.update(GM.refused_changes(node))
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1450,6 +1453,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if id(original) in self._graph_changes_refused:   # `cache['k'] = v` on an argument: graph_mutations.py
+            self.uses_compat = True
+            updated = updated.with_changes(value=GM.refuse_in_graph(
+                self, original, updated.value, self._graph_changes_refused[id(original)]))
         todo = UT.attribute_store(self, original)   # `x.requires_grad = True` on a tensor: a TODO
         if todo is not None:
             return todo
@@ -1703,6 +1710,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         if id(original) in self._arg_refusals:   # the callee changes an argument in place (inplace_callers.py)
             return self._todo(original, "argument changed in place", self._arg_refusals[id(original)], updated)
+        if id(original) in self._graph_changes_refused:   # a list/dict argument changed: graph_mutations.py
+            self.uses_compat = True
+            return GM.refuse_in_graph(self, original, updated, self._graph_changes_refused[id(original)])
         func = original.func
         qn = self._torch_qname(func)
         if qn is not None:
@@ -2004,6 +2014,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         if id(updated.value) in self._rebinds:
             target = original.value.func.value
             return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=updated.value)
+        if (self._in_graph_code() and isinstance(original.value, cst.Call)
+                and original.value.deep_equals(updated.value) and isinstance(original.value.func, cst.Attribute)
+                and not self._is_tensor_expr(original.value.func.value)):   # `l.sort()`: graph_mutations.py
+            params = self._scopes[-1].get("params", set()) if self._scopes else set()
+            store = GM.sort_remove_as_slice_store(updated, COMPAT, params)
+            if store is not None:
+                self.uses_compat = self.uses_compat or "list_removed" in code_of(store.value)
+                return store
         return updated
 
     def _rebind_inplace(self, original: cst.Call, updated: cst.Call):

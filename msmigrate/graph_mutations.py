@@ -1,0 +1,114 @@
+"""Lists and dicts changed in place inside code GRAPH mode compiles (construct, a method it calls, a
+module-level helper), where MindSpore 2.10 computes something else than Python, silently (measured):
+
+- `l.sort(...)` and `l.remove(v)` on a list leave the list as it was. `l[:] = sorted(l, ...)` and
+  `l[:] = _ms_compat.list_removed(l, v)` compile right, and are the same change in Python.
+- a function that changes a list or dict it was given (`acc.append(h)`, `cache.update(k=v)`,
+  `cache['k'] = v`, `names.sort()`): compiled, the function changes a copy; the caller's list or dict
+  stays as it was (`self.collect(x, acc)` then `len(acc)`: the old length). Such a change is refused there: it raises
+  MigrationError naming the original line when a compiled graph reaches it, and runs in PyNative.
+  `**kwargs` is the function's own dict, and a parameter the function rebinds may hold its own list:
+  both are left as they are."""
+from __future__ import annotations
+
+from typing import Dict, Optional, Set
+
+import libcst as cst
+
+from .graph_objects import graph_refusal
+from .train_loop import assigns
+from .visitor_bases import ScopeLocalVisitor
+
+# list and dict methods that change the object in place and that no tensor has; sort too, as a statement
+# of its own with list.sort's keywords only (Tensor.sort(dim, descending=...) returns a new tensor)
+_CHANGES = frozenset({"append", "extend", "insert", "remove", "clear", "update", "reverse", "setdefault"})
+_SORT_KEYWORDS = frozenset({"key", "reverse"})
+
+
+def _change(call: cst.Call, statement: bool) -> Optional[str]:
+    """The receiver's name when `call` is `name.<method that changes it>(...)` (`statement`: the whole
+    of an expression statement)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    if func.attr.value == "sort":
+        if not statement or any(a.keyword is None or a.keyword.value not in _SORT_KEYWORDS for a in call.args):
+            return None
+    elif func.attr.value not in _CHANGES:
+        return None
+    return func.value.value
+
+
+class _Changes(ScopeLocalVisitor):
+    """The calls and stores that change a name in place, in one function's own body (not in nested functions)."""
+
+    def __init__(self) -> None:
+        self.calls = []
+        self.statements: Set[int] = set()
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self.statements.add(id(node.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`cache['k'] = v`: a store by a string key (a dict's; no tensor takes one)."""
+        for t in node.targets:
+            sub = t.target
+            if (isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name) and len(sub.slice) == 1
+                    and isinstance(sub.slice[0].slice, cst.Index)
+                    and isinstance(sub.slice[0].slice.value, (cst.SimpleString, cst.FormattedString))):
+                self.calls.append((sub.value.value, node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = _change(node, id(node) in self.statements)
+        if name is not None:
+            self.calls.append((name, node))
+
+
+def refused_changes(function: cst.FunctionDef) -> Dict[int, str]:
+    """{id of a call or assignment: "name.method" / "name[...] ="} for the in-place changes of a positional
+    or keyword parameter that the function never rebinds (a rebound one may hold a list of its own)."""
+    p = function.params
+    params = {q.name.value for q in list(p.params) + list(p.kwonly_params) + list(p.posonly_params)}
+    params -= {"self", "cls"}
+    bound = assigns(function.body)
+    v = _Changes()
+    function.body.visit(v)
+    out = {}
+    for name, node in v.calls:
+        if name in params and name not in bound:
+            out[id(node)] = f"{name}.{node.func.attr.value}" if isinstance(node, cst.Call) else f"{name}[...] ="
+    return out
+
+
+def refuse_in_graph(tr, original: cst.CSTNode, result: cst.BaseExpression, what: str) -> cst.BaseExpression:
+    """`_ms_compat.graph_argument_change(result, "acc.append", "file:line")`
+    (templates/compat_parts/graph_mutations.py)."""
+    return graph_refusal(tr, "_ms_compat.graph_argument_change", original, result, cst.SimpleString(repr(what)))
+
+
+def sort_remove_as_slice_store(expr: cst.Expr, compat: str, params: Set[str]) -> Optional[cst.Assign]:
+    """`l.sort(...)` -> `l[:] = sorted(l, ...)`; `l.remove(v)` -> `l[:] = <compat>.list_removed(l, v)`; None
+    for any other statement, a receiver that is a parameter (refused above), or sort with a positional
+    argument (a tensor's)."""
+    call = expr.value
+    if not isinstance(call, cst.Call):
+        return None
+    name = _change(call, True)
+    method = call.func.attr.value if name is not None else None
+    if name is None or name in params or method not in ("sort", "remove"):
+        return None
+    if any(a.star for a in call.args):
+        return None
+    receiver = cst.Name(name)
+    if method == "sort":
+        value = cst.Call(func=cst.Name("sorted"),
+                         args=[cst.Arg(receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                               if call.args else cst.Arg(receiver), *call.args])
+    else:
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            return None
+        value = cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("list_removed")),
+                         args=[cst.Arg(receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                               call.args[0]])
+    whole = cst.Subscript(value=cst.Name(name), slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=None))])
+    return cst.Assign(targets=[cst.AssignTarget(whole)], value=value, semicolon=expr.semicolon)
