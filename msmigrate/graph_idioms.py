@@ -18,6 +18,9 @@ _ms_compat.is_callable answers for it too, and as callable() everywhere else.
 Python fallback at run time, without the module's functions ("name 'f' is not defined");
 _ms_compat.all_true / any_true are the same loop written where GRAPH mode compiles it.
 
+`round(v)` inside construct: GRAPH mode stops compiling ("Cast failed ... Int64Imm", no line named);
+_ms_compat.round_even is the same ties-to-even rounding written with floor.
+
 `a ^ b` inside construct (x-transformers: `assert not (self.cross_attend ^ exists(context))`): GRAPH mode
 compiles `^` to BitXor, which refuses two bools; _ms_compat.xor is `!=` on two bools, `^` on anything
 else (ints, tensors), decided per call on the values' types.
@@ -172,12 +175,12 @@ def power_graph_safe(node, compat: str) -> Optional[cst.Call]:
                     lpar=node.lpar, rpar=node.rpar)
 
 
-_GRAPH_SAFE_REDUCTIONS = {"all": "all_true", "any": "any_true"}
+_GRAPH_SAFE_REDUCTIONS = {"all": "all_true", "any": "any_true", "round": "round_even"}
 
 
 def all_any_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
-    """`all(x)` / `any(x)` -> `<compat>.all_true(x)` / `any_true(x)`, or None when the call is not of
-    that form (the builtin with one positional argument)."""
+    """`all(x)` / `any(x)` / `round(x)` -> `<compat>.all_true(x)` / `any_true(x)` / `round_even(x)`, or None
+    when the call is not of that form (the builtin with one positional argument)."""
     if not (isinstance(call.func, cst.Name) and call.func.value in _GRAPH_SAFE_REDUCTIONS
             and len(call.args) == 1):
         return None

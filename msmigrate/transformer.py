@@ -1742,7 +1742,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return safe
         if DR.is_builtin_abs_of_tensor(self, original):   # `abs(z)`: real for a complex tensor, tensor_reads.py
             return DR.builtin_abs(self, original, updated)
-        if isinstance(func, cst.Name) and func.value in ("all", "any") and self._in_forward() \
+        if isinstance(func, cst.Name) and func.value in ("all", "any", "round") and self._in_forward() \
                 and func.value not in self._imports and not self._shadowed(func.value):
             safe = all_any_graph_safe(updated, COMPAT)            # GRAPH mode: msmigrate/graph_idioms.py
             if safe is not None:

@@ -2,7 +2,9 @@
 values and input gradients in GRAPH mode (and PyNative) against torch.
 
 - `n ** -1` / pow(n, -1) on two Python ints: GRAPH mode (MindSpore 2.10) gives the int 0 where Python gives
-  the float (measured: `x * self.dim ** -1` was `x * 0`, silently); converted to _ms_compat.power."""
+  the float (measured: `x * self.dim ** -1` was `x * 0`, silently); converted to _ms_compat.power.
+- `round(v)`: GRAPH mode stops compiling ("Cast failed, original value: 2, type: Int64Imm", no line named);
+  converted to _ms_compat.round_even (ties to even, as Python and torch round)."""
 from __future__ import annotations
 
 import pytest
@@ -56,3 +58,43 @@ def test_power_keeps_python_semantics():
         assert got == want and type(got) is type(want), (base, exp, got, want)
     with pytest.raises(ZeroDivisionError):
         power(0, -1)
+
+
+ROUND_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, scale=1.5):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.scale = scale
+
+    def forward(self, x):
+        h = self.fc(x)
+        n = round(x.shape[-1] * self.scale)           # 6.0 -> 6
+        ties = round(2.5) * 100 + round(3.5) * 10 + round(-2.5)
+        return h[:, :3] * n + ties + round(x.shape[0] / 3) + round(float(x.shape[1]) - 0.5)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_round_in_graph():
+    code, _ = check_graph(ROUND_SRC, rnd(2, 4), (2, 3))
+    assert "_ms_compat.round_even(2.5)" in code and "_ms_compat.round_even(x.shape[0] / 3)" in code, code
+
+
+def test_round_even_keeps_python_semantics():
+    from .harness import load_converted
+    mod, _, _ = load_converted(ROUND_SRC)
+    round_even = mod._ms_compat.round_even
+    for value in (2.5, 3.5, -2.5, -0.4, 0.5, 1.5, 2.6, -3.7, 7, -7, 1e6 + 0.5):
+        got, want = round_even(value), round(value)
+        assert got == want and type(got) is type(want), (value, got, want)
+    import mindspore as ms
+    with pytest.raises(TypeError, match="__round__"):     # as torch: a Tensor has no __round__
+        round_even(ms.Tensor(1.5))

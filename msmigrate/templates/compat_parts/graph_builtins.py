@@ -53,6 +53,20 @@ def power(base, exp):
     return base ** exp
 
 
+# `round(v)` in a compiled construct (`int(round(h * scale))`): GRAPH mode (2.10) stops compiling with
+# "Cast failed, original value: 2, type: Int64Imm", naming no line; the same ties-to-even rounding,
+# written with floor, compiles. torch's Tensor has no __round__: round(tensor) is a TypeError there too.
+def round_even(value):
+    """round(value) with one argument, also inside GRAPH mode: the nearest int, ties to the even one."""
+    if isinstance(value, ms.Tensor):
+        raise TypeError("type Tensor doesn't define __round__ method")
+    low = math.floor(value)
+    rest = value - low
+    if rest > 0.5 or (rest == 0.5 and low % 2 == 1):
+        return int(low) + 1
+    return int(low)
+
+
 # `dict(**kwargs, k=v)` in a compiled construct (msmigrate/graph_idioms.py): GRAPH mode builds a
 # dict() call by its Python fallback, at run time when a value is known only then, and the call the
 # dict feeds fails in the interpreter. copy() and update() compile (a loop of `out[k] = v` does not
