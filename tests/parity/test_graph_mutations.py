@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
+from .harness import assert_close, load_converted, load_torch  # noqa: E402
 from .test_graph_safety import check_graph, rnd  # noqa: E402
 
 SORT_SRC = '''
@@ -50,7 +51,6 @@ def test_local_list_sort_and_remove_in_graph():
 
 
 def test_list_removed_keeps_list_remove_semantics():
-    from .harness import load_converted
     mod, _, _ = load_converted(SORT_SRC)
     removed = mod._ms_compat.list_removed
     for values, item in (([3, 1, 3], 3), (["a", "b"], "b"), ([1.0, 2], 2.0)):
@@ -92,8 +92,6 @@ def test_list_argument_changed_runs_op_by_op_and_is_refused_when_compiled():
     import mindspore as ms
     import torch
     from msmigrate.weights import load_torch_state_dict
-
-    from .harness import assert_close, load_converted, load_torch
     line = next(i for i, t in enumerate(ARGUMENT_SRC.splitlines(), 1) if "# SITE" in t)
     x = rnd(2, 4)
     torch.manual_seed(0)
