@@ -3,6 +3,9 @@ module-level helper), where MindSpore 2.10 computes something else than Python, 
 
 - `l.sort(...)` and `l.remove(v)` on a list leave the list as it was. `l[:] = sorted(l, ...)` and
   `l[:] = _ms_compat.list_removed(l, v)` compile right, and are the same change in Python.
+- `v = d.pop('k'[, default])` on a dict (a local one, or **kwargs): GRAPH mode stops compiling, naming no
+  line ("For 'TupleGetItem', input[0] should be Sequence"); `v = d.get('k', default)` (or `d['k']`) and
+  `d = _ms_compat.dict_without(d, 'k')` compile, and are the same for the function's own dict.
 - a function that changes a list or dict it was given (`acc.append(h)`, `cache.update(k=v)`,
   `cache['k'] = v`, `names.sort()`): compiled, the function changes a copy; the caller's list or dict
   stays as it was (`self.collect(x, acc)` then `len(acc)`: the old length). Such a change is refused there: it raises
@@ -78,6 +81,60 @@ def refused_changes(function: cst.FunctionDef) -> Dict[int, str]:
         if name in params and name not in bound:
             out[id(node)] = f"{name}.{node.func.attr.value}" if isinstance(node, cst.Call) else f"{name}[...] ="
     return out
+
+
+def _dict_pop(value: cst.BaseExpression) -> Optional[str]:
+    """The receiver's name when `value` is `name.pop('key')` / `name.pop('key', default)` (a string key: a dict's)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop"
+            and isinstance(value.func.value, cst.Name) and len(value.args) in (1, 2)):
+        return None
+    if any(a.keyword is not None or a.star for a in value.args) or \
+            not isinstance(value.args[0].value, (cst.SimpleString, cst.FormattedString)):
+        return None
+    return value.func.value.value
+
+
+class _DictPops(ScopeLocalVisitor):
+    def __init__(self) -> None:
+        self.found = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        name = _dict_pop(node.value)
+        if name is not None and len(node.targets) == 1:
+            self.found.append((name, node))
+
+
+def own_dict_pops(function: cst.FunctionDef) -> Set[int]:
+    """ids of the assignments `v = d.pop('k'...)` whose dict is the function's own: its **kwargs, or a name
+    that is no parameter (a parameter's caller would see the pop: left as it is)."""
+    p = function.params
+    given = {q.name.value for q in list(p.params) + list(p.kwonly_params) + list(p.posonly_params)}
+    if isinstance(p.star_arg, cst.Param):
+        given.add(p.star_arg.name.value)
+    v = _DictPops()
+    function.body.visit(v)
+    return {id(node) for name, node in v.found if name not in given}
+
+
+def split_dict_pop(assign: cst.Assign, compat: str) -> Optional[cst.FlattenSentinel]:
+    """`v = d.pop('k', default)` -> `v = d.get('k', default); d = <compat>.dict_without(d, 'k')`
+    (`d['k']` without a default: KeyError as pop's); None when the statement is no longer of that form."""
+    name = _dict_pop(assign.value)
+    if name is None:
+        return None
+    call = assign.value
+    key = call.args[0].value
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if len(call.args) == 2:
+        read = cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("get")),
+                        args=[cst.Arg(key, comma=comma), cst.Arg(call.args[1].value)])
+    else:
+        read = cst.Subscript(value=cst.Name(name), slice=[cst.SubscriptElement(cst.Index(key))])
+    rest = cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("dict_without")),
+                    args=[cst.Arg(cst.Name(name), comma=comma), cst.Arg(key)])
+    return cst.FlattenSentinel([assign.with_changes(value=read, semicolon=cst.MaybeSentinel.DEFAULT),
+                                cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=rest,
+                                           semicolon=assign.semicolon)])
 
 
 def refuse_in_graph(tr, original: cst.CSTNode, result: cst.BaseExpression, what: str) -> cst.BaseExpression:

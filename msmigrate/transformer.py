@@ -191,6 +191,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_nexts: Set[int] = set()
         self._graph_copies: Set[int] = set()        # `mems.copy()` rebinding a popped argument
         self._graph_changes_refused: Dict[int, str] = {}   # `acc.append(h)` on an argument (graph_mutations.py)
+        self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -898,6 +899,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._graph_pops_refused.update(GP.refused_pops(
                 node, self._graph_pops | {id(c) for c in guarded.values()}, params, rebound))
             self._graph_changes_refused.update(GM.refused_changes(node))
+            self._graph_dict_pops |= GM.own_dict_pops(node)
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1453,6 +1455,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if id(original) in self._graph_dict_pops:   # `v = kwargs.pop('k', d)`: graph_mutations.py
+            split = GM.split_dict_pop(updated, COMPAT)
+            if split is not None:
+                self.uses_compat = True
+                return split
         if id(original) in self._graph_changes_refused:   # `cache['k'] = v` on an argument: graph_mutations.py
             self.uses_compat = True
             updated = updated.with_changes(value=GM.refuse_in_graph(

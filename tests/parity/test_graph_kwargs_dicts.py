@@ -125,3 +125,39 @@ def test_dict_union_keeps_display_semantics():
     assert list(union({"a": 1, "b": 2}, {"c": 3, "a": 4}).items()) == list({**{"a": 1, "b": 2}, "c": 3, "a": 4}.items())
     assert union({}, {"c": 3}) == {"c": 3} and union() == {}
     assert union(types.MappingProxyType({"a": 1}), {"a": 2}) == {"a": 2}     # a mapping, as `**m` takes
+
+
+POP_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def run(self, h, **kwargs):
+        scale = kwargs.pop('scale', 2.0)             # GRAPH mode (2.10) stopped compiling here
+        mask = kwargs.pop('mask', None)
+        out = h * scale if mask is None else h * scale * mask
+        return out + len(kwargs)
+
+    def forward(self, x):
+        h = self.fc(x)
+        parts = {'a': h, 'b': h * 2}
+        a = parts.pop('a')
+        return self.run(h) + self.run(h, scale=h.sum(), mask=h > 0, other=1) + a * len(parts) + parts['b']
+
+
+def make():
+    return Net()
+'''
+
+
+def test_dict_pops_in_graph():
+    code, _ = check_graph(POP_SRC, rnd(2, 4), (2, 3))
+    compiled_forms = ("scale = kwargs.get('scale', 2.0); kwargs = _ms_compat.dict_without(kwargs, 'scale')",
+                      "a = parts['a']; parts = _ms_compat.dict_without(parts, 'a')")
+    missing = [form for form in compiled_forms if form not in code]
+    assert not missing, (missing, code)

@@ -25,6 +25,14 @@ def list_removed(values, item):
     return out
 
 
+# `v = d.pop('k')` in a compiled construct stops compiling (2.10: "For 'TupleGetItem', input[0] should be
+# Sequence"); the read and this copy without the key compile (also for an empty **kwargs, which GRAPH
+# mode holds as an empty tuple).
+def dict_without(values, key):
+    """The dict `values` less `key` (what `values.pop(key)` leaves), also inside GRAPH mode."""
+    return {k: v for k, v in values.items() if k != key}
+
+
 def graph_argument_change(value, what, where):
     """The change's result, in PyNative; compiling a graph that reaches it raises MigrationError."""
     return _pynative_only(value, _ARGUMENT_CHANGE_REFUSAL, what, where)
