@@ -13,6 +13,9 @@ import re
 _INT_LITERAL = re.compile(r"^-?\s*\d+$")
 _SEQ_LITERAL = re.compile(r"^[\[(][-\d\s,]*[\])]$")
 _EMPTY = ("()", "[]", "tuple()", "list()")
+# torch takes a 0-d input of an op along a dim as a one-element vector (templates/compat_parts/scalar_as_vector.py)
+AS_VECTOR_NOTE = "a 0-d input is a one-element vector, as torch (templates/compat_parts/scalar_as_vector.py)"
+INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x, {dim}, _ms_i), {input}, {index})"
 # the parity test of the records that use these rules
 T_EDGE = "tests/parity/test_edge_inputs.py::test_edge_inputs"
 
@@ -55,3 +58,14 @@ def empty_dims_keep(receiver_code):
             return ctx.expr(receiver_code(ctx))
         return None
     return rule_fn
+
+
+def nonzero_code(x: str, as_tuple: bool) -> str:
+    """torch.nonzero / Tensor.nonzero of the input code `x`: a 0-d input is found as a one-element vector, so
+    as_tuple gives its one index tensor and the (n, ndim) rows keep none of that column ((n, 0), as torch)."""
+    found = f"ops.nonzero(ops.atleast_1d({x}))"
+    if as_tuple:    # one index tensor per dimension, the columns (ops.nonzero(as_tuple=True) has no CPU kernel)
+        return f"ops.unbind({found}, 1)"
+    if re.match(r"^[A-Za-z_][\w.]*$", x):
+        return f"{found}[:, :{x}.ndim]"
+    return f"(lambda _ms_x: ops.nonzero(ops.atleast_1d(_ms_x))[:, :_ms_x.ndim])({x})"

@@ -23,7 +23,8 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
-from .edge_args import T_EDGE, empty_dims_keep, tensor_start_as_int
+from .compose import composed
+from .edge_args import AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, empty_dims_keep, tensor_start_as_int
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -482,8 +483,8 @@ _simple("torch.narrow", "mindspore.ops.narrow", ("input", "dim", "start", "lengt
         note="a start that is not a literal is passed as int(start) (torch also takes a 0-d tensor)", test=T_EDGE)
 _simple("torch.gather", "mindspore.ops.gather_elements", ("input", "dim", "index"), ("input", "dim", "index"),
         drop=("sparse_grad",), note="ops.gather_elements (ops.gather is index_select-like)")
-_simple("torch.index_select", "mindspore.ops.index_select", ("input", "dim", "index"),
-        ("input", "axis", "index"), rename={"dim": "axis"})
+composed("torch.index_select", INDEX_SELECT, ("input", "dim", "index"), target="mindspore.ops.index_select",
+         note=AS_VECTOR_NOTE, test=T_SHAPE)
 _simple("torch.masked_select", "mindspore.ops.masked_select", ("input", "mask"), ("input", "mask"))
 _simple("torch.flip", "mindspore.ops.flip", ("input", "dims"), ("input", "dims"))
 _simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"),
@@ -721,8 +722,9 @@ rule("torch.log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "dt
 
 _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
             "pass dtype=ms.int64 for long sums")
-_simple("torch.cumsum", "mindspore.ops.cumsum", ("input", "dim"), ("x", "axis"),
-        rename={"input": "x", "dim": "axis"}, test=T_MATH, status=DIFFERENCE, note="dim -> axis; " + _INT_ACC)
+composed("torch.cumsum", "_ms_compat.as_vector(lambda _ms_x: ops.cumsum(_ms_x, {dim}, dtype={dtype}), {input})",
+         ("input", "dim", "dtype"), absent={"dtype": "_ms_compat.as_vector(lambda _ms_x: ops.cumsum(_ms_x, {dim}), "
+                                            "{input})"}, target="mindspore.ops.cumsum", test=T_MATH, status=DIFFERENCE, note=_INT_ACC + "; " + AS_VECTOR_NOTE)
 _simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "dim"), test=T_MATH,
         status=DIFFERENCE, note=_INT_ACC)
 T_EMPTY = "tests/parity/test_empty_reductions.py::test_functions"

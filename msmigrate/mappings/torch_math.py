@@ -9,7 +9,7 @@ to float as torch does: cast them first.
 from __future__ import annotations
 
 from ..records import CONVERTED, DIFFERENCE, mapping
-from .edge_args import CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE
+from .edge_args import AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE
 from .compose import composed
 from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE, T_SHAPES
 from .torch_special import ERFINV_TAILS, LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
@@ -95,11 +95,13 @@ composed("torch.nan_to_num", "ops.nan_to_num({input}, {nan}, {posinf}, {neginf})
          note="nan passed explicitly (torch's default 0.0); infinities become the dtype's extremes", test=T_EW)
 
 # ---------------------------------------------------------------- reductions and scans
-composed("torch.logcumsumexp", "ops.logcumsumexp({input}, {dim})", ("input", "dim"), test=T_RED)
+composed("torch.logcumsumexp", "_ms_compat.as_vector(lambda _ms_x: ops.logcumsumexp(_ms_x, {dim}), {input})",
+         ("input", "dim"), target="mindspore.ops.logcumsumexp", note=AS_VECTOR_NOTE, test=T_RED)
 for _name in ("cummax", "cummin"):
-    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*ops.{_name}({{input}}, "
-             f"{{dim}}))", ("input", "dim"), target=f"mindspore.ops.{_name}", test=T_RED,
-             note="a plain (values, indices) tuple with int64 indices (no .values/.indices attributes)")
+    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*_ms_compat.as_vector("
+             f"ops.{_name}, {{input}}, {{dim}}))", ("input", "dim"),
+             target=f"mindspore.ops.{_name}", test=T_RED,
+             note="a plain (values, indices) tuple with int64 indices (no .values/.indices attributes); " + AS_VECTOR_NOTE)
 composed("torch.nansum", "ops.nansum({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
          defaults={"dim": "None", "keepdim": "False", "dtype": "None"}, test=T_RED)
 composed("torch.nanmean", "ops.nanmean({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),

@@ -303,6 +303,8 @@ class EmbeddingBag(nn.Cell):
 def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
     """torch.Tensor.index_reduce: the slices of input at index along dim reduced ('prod', 'mean', 'amax', 'amin')
     with the slices of source, with or without input's own values; untouched slices stay as they are."""
+    if input.ndim == 0:     # a one-element vector, as torch
+        return as_vector(lambda x, i, s: tensor_index_reduce(x, dim, i, s, reduce, include_self), input, index, source)
     n = input.shape[dim]
     x, s = ops.moveaxis(input, dim, 0), ops.moveaxis(source, dim, 0)
     seg = index.astype(ms.int32)
@@ -329,6 +331,8 @@ def tensor_nanquantile(input, q, dim=None, keepdim=False):
     along dim (NaN where all are NaN); ops.nanquantile has no CPU kernel."""
     if not 0.0 <= q <= 1.0:
         raise ValueError("quantile() q must be in the range [0, 1]")
+    if input.ndim == 0:     # a one-element vector (its quantile is itself), as torch
+        return as_vector(lambda x: tensor_nanquantile(x, q, dim, keepdim), input)
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else dim % input.ndim
     valid = ops.logical_not(ops.isnan(x)).astype(ms.int32).sum(d, keepdims=True)
