@@ -16,6 +16,9 @@ _EMPTY = ("()", "[]", "tuple()", "list()")
 # torch takes a 0-d input of an op along a dim as a one-element vector (templates/compat_parts/scalar_as_vector.py)
 AS_VECTOR_NOTE = "a 0-d input is a one-element vector, as torch (templates/compat_parts/scalar_as_vector.py)"
 INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x, {dim}, _ms_i), {input}, {index})"
+# batch-first ops whose MindSpore kernel rejects an input with no samples (templates/compat_parts/empty_batch.py)
+EMPTY_BATCH_NOTE = ("an input with no samples (N = 0) gives torch's empty result (templates/compat_parts/"
+                    "empty_batch.py)")
 # the parity test of the records that use these rules
 T_EDGE = "tests/parity/test_edge_inputs.py::test_edge_inputs"
 

@@ -23,7 +23,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import composed
-from .edge_args import T_EDGE
+from .edge_args import EMPTY_BATCH_NOTE, T_EDGE
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -446,8 +446,9 @@ def _adaptive_1d(kind):
         if ri not in ("True", "False"):
             raise UnsupportedSite("return_indices must be a literal True/False")
         # the unit height goes before the length (-2), so unbatched (C, L) input works too
-        if kind == "avg":
-            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n})), -2)")
+        if kind == "avg":   # AdaptiveAvgPool2D rejects an input with no samples (N = 0): EMPTY_BATCH
+            return ctx.expr(f"_ms_compat.on_empty_batch(lambda _ms_x: ops.squeeze(ops.adaptive_avg_pool2d("
+                            f"ops.expand_dims(_ms_x, -2), (1, {n})), -2), {_need(b, 'input')})")
         call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n}), {ri})"
         if ri == "True":
             return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], -2), ops.squeeze(out_[1], -2)))({call})")
@@ -457,7 +458,7 @@ def _adaptive_1d(kind):
 
 rule(P + "adaptive_avg_pool1d", None, args=("input", "output_size"),
      note="runs as adaptive_avg_pool2d over a unit height (MindSpore's adaptive_avg_pool1d needs the length to "
-          "divide evenly)", test=_POOL)(_adaptive_1d("avg"))
+          "divide evenly); " + EMPTY_BATCH_NOTE, test=_POOL)(_adaptive_1d("avg"))
 rule(P + "adaptive_max_pool1d", None, args=("input", "output_size", "return_indices"),
      note="runs as adaptive_max_pool2d over a unit height (MindSpore's adaptive_max_pool1d needs the length to "
           "divide evenly)", test=_POOL)(_adaptive_1d("max"))
@@ -534,10 +535,21 @@ rule(P + "upsample_bilinear", "mindspore.ops.interpolate", args=("input", "size"
      test=_RES)(lambda ctx: _interpolate(ctx, "'bilinear'", "True"))
 
 
+def _pad_empty_batch(ctx):
+    """reflect / replicate / circular padding (PadV3 rejects an input with no samples, N = 0): EMPTY_BATCH."""
+    b = ctx.bound
+    mode = b.code("mode")
+    if mode is None or mode.strip("'\"") == "constant" or b.starred or not (b.has("input") and b.has("pad")):
+        return None
+    args = ", ".join(b.code(n) for n in ("input", "pad", "mode", "value") if b.has(n))
+    return ctx.expr(f"_ms_compat.on_empty_batch(ops.pad, {args})")
+
+
 _simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
-        {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad",
+        {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad", rule=_pad_empty_batch,
         note="constant padding of any length; reflect/replicate/circular need 2 values on a 2-3-d input, 4 on "
-             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there)")
+             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there); in those modes "
+             + EMPTY_BATCH_NOTE)
 _simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_factor"), ("input", "upscale_factor"),
         test=f"{T}::test_unfold_shuffle")
 _simple("pixel_unshuffle", "mindspore.ops.pixel_unshuffle", ("input", "downscale_factor"),

@@ -744,14 +744,19 @@ def _roll(ctx):
             raise UnsupportedSite("roll with several shifts and no dims")
         s = ctx.code("shifts")
         flat = f"ops.reshape({x}, (-1,))"
-        return ctx.expr(f"ops.reshape({_roll_one(flat, s, '0', n=f'{x}.size')}, {x}.shape)")
+        return ctx.expr(_unless_empty(f"ops.reshape({_roll_one(flat, s, '0', n=f'{x}.size')}, {x}.shape)", x))
     if (sl is None) != (dl is None) or (sl is not None and len(sl) != len(dl)):
         raise UnsupportedSite("roll shifts and dims must both be ints or both tuples of one length")
     pairs = list(zip(sl, dl)) if sl is not None else [(ctx.code("shifts"), ctx.code("dims"))]
     out = x
     for s, d in pairs:
         out = _roll_one(out, s, d, n=f"{x}.shape[{d}]")
-    return ctx.expr(out)
+    return ctx.expr(_unless_empty(out, x))
+
+
+def _unless_empty(rolled: str, x: str) -> str:
+    """A tensor with no elements rolls to itself, as torch (the `% n` of an empty dimension divides by zero)."""
+    return f"({rolled} if {x}.size else {x})"
 
 
 def _roll_one(x: str, s: str, d: str, n: str) -> str:
@@ -760,7 +765,8 @@ def _roll_one(x: str, s: str, d: str, n: str) -> str:
 
 
 rule("Tensor.roll", None, args=("shifts", "dims"),
-     note="built from cat + narrow: MindSpore's Roll has no CPU kernel", test=f"{T}::test_order_methods")(_roll)
+     note="built from cat + narrow: MindSpore's Roll has no CPU kernel; a tensor with no elements is returned as it "
+          "is, as torch", test=f"{T}::test_order_methods")(_roll)
 # Tensor.topk / sort / argsort: twins of the torch functions (int64 indices), mappings/tensor_twins.py
 
 

@@ -191,34 +191,53 @@ composed(F + "conv_tbc", "ops.transpose(ops.conv1d(ops.transpose({input}, (1, 2,
          note="ops.conv1d over (B, C_in, T) with the weight as (C_out, C_in, K), transposed back to (T', B, C_out)")
 
 # ------------------------------------------------------------------ more torch.Tensor methods
-def _index_reduce(ctx):
-    b = ctx.bound
-    params = ("dim", "index", "source", "reduce", "include_self")
-    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params[:4]):
-        raise UnsupportedSite("dim, index, source and reduce are required; other arguments are not translated")
-    args = ", ".join(b.code(p) for p in params[:4])
-    return ctx.expr(f"_ms_compat.tensor_index_reduce({ctx.receiver_code()}, {args}, {b.code('include_self') or 'True'})")
+def _index_reduce(function: bool):
+    """Tensor.index_reduce (the receiver) and torch.index_reduce (input first) through one helper."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        params = ("dim", "index", "source", "reduce", "include_self")
+        known = params + (("input", "out") if function else ())
+        if b.starred or any(p not in known for p in b.order) or not all(b.has(p) for p in params[:4]) or \
+                (function and not b.has("input")) or b.code("out") not in (None, "None"):
+            raise UnsupportedSite("dim, index, source and reduce are required; other arguments are not translated")
+        args = ", ".join(b.code(p) for p in params[:4])
+        x = b.code("input") if function else ctx.receiver_code()
+        return ctx.expr(f"_ms_compat.tensor_index_reduce({x}, {args}, {b.code('include_self') or 'True'})")
+    return rule_fn
 
 
+_INDEX_REDUCE_NOTE = ("reduce 'prod', 'mean', 'amax', 'amin' with or without the receiver's own values, through "
+                      "ops.unsorted_segment_*; untouched slices stay as they are, as torch; a 0-d input is a "
+                      "one-element vector, as torch")
 rule("Tensor.index_reduce", "_ms_compat.tensor_index_reduce", args=("dim", "index", "source", "reduce", "include_self"),
-     tensor_only=True, test=T_METHOD,
-     note="reduce 'prod', 'mean', 'amax', 'amin' with or without the receiver's own values, through "
-          "ops.unsorted_segment_*; untouched slices stay as they are, as torch")(_index_reduce)
+     tensor_only=True, test=T_METHOD, note=_INDEX_REDUCE_NOTE)(_index_reduce(False))
+rule("torch.index_reduce", "_ms_compat.tensor_index_reduce",
+     args=("input", "dim", "index", "source", "reduce", "include_self", "out"), test=T_FUNC,
+     note=_INDEX_REDUCE_NOTE)(_index_reduce(True))
 
 
-def _nanquantile(ctx):
-    b = ctx.bound
-    if b.starred or any(p not in ("q", "dim", "keepdim", "interpolation") for p in b.order) or not b.has("q"):
-        raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
-    q = linear_q(b)
-    return ctx.expr(f"_ms_compat.tensor_nanquantile({ctx.receiver_code()}, {q}, {b.code('dim') or 'None'}, "
-                    f"{b.code('keepdim') or 'False'})")
+def _nanquantile(function: bool):
+    """Tensor.nanquantile (the receiver) and torch.nanquantile (input first) through one helper."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        known = ("q", "dim", "keepdim", "interpolation") + (("input", "out") if function else ())
+        if b.starred or any(p not in known for p in b.order) or not b.has("q") or (function and not b.has("input")) \
+                or b.code("out") not in (None, "None"):
+            raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
+        q = linear_q(b)
+        x = b.code("input") if function else ctx.receiver_code()
+        return ctx.expr(f"_ms_compat.tensor_nanquantile({x}, {q}, {b.code('dim') or 'None'}, "
+                        f"{b.code('keepdim') or 'False'})")
+    return rule_fn
 
 
+_NANQUANTILE_NOTE = ("the values that are not NaN sorted along dim, linear interpolation between the neighbouring "
+                     "order statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation "
+                     "'linear'; a 0-d input is its own quantile")
 rule("Tensor.nanquantile", "_ms_compat.tensor_nanquantile", args=("q", "dim", "keepdim", "interpolation"),
-     tensor_only=True, test=T_METHOD,
-     note="the values that are not NaN sorted along dim, linear interpolation between the neighbouring order "
-          "statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation 'linear'")(_nanquantile)
+     tensor_only=True, test=T_METHOD, note=_NANQUANTILE_NOTE)(_nanquantile(False))
+rule("torch.nanquantile", "_ms_compat.tensor_nanquantile", args=("input", "q", "dim", "keepdim", "interpolation", "out"),
+     test=T_FUNC, note=_NANQUANTILE_NOTE)(_nanquantile(True))
 
 # ------------------------------------------------------------------ linear cross entropy
 _LCE_NOTE = ("cross_entropy(linear(input, linear_weight, linear_bias), target, ...) as torch's reference; a 2-D "

@@ -8,11 +8,13 @@ from __future__ import annotations
 from ..callsite import UnsupportedSite
 from ..records import rule
 from .compose import composed, translated_order
+from .edge_args import EMPTY_BATCH_NOTE
 
 T = "tests/parity/test_torch_functional_more.py::test_functional_more"
 P = "torch.nn.functional."
 
-composed(P + "adaptive_avg_pool3d", "ops.adaptive_avg_pool3d({input}, {output_size})", ("input", "output_size"), test=T)
+composed(P + "adaptive_avg_pool3d", "_ms_compat.on_empty_batch(ops.adaptive_avg_pool3d, {input}, {output_size})",
+         ("input", "output_size"), target="mindspore.ops.adaptive_avg_pool3d", note=EMPTY_BATCH_NOTE, test=T)
 composed(P + "avg_pool3d", "ops.avg_pool3d({input}, {kernel_size}, {stride}, {padding}, {ceil_mode}, "
          "{count_include_pad}, ({divisor_override} or 0))",
          ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),

@@ -493,9 +493,10 @@ _simple("torch.broadcast_to", "mindspore.ops.broadcast_to", ("input", "size"), (
         rename={"size": "shape"})
 _simple("torch.tril", "mindspore.ops.tril", ("input", "diagonal"), ("input", "diagonal"))
 _simple("torch.triu", "mindspore.ops.triu", ("input", "diagonal"), ("input", "diagonal"))
-_simple("torch.roll", "mindspore.numpy.roll", ("input", "shifts", "dims"), ("a", "shift", "axis"),
-        rename={"input": "a", "shifts": "shift", "dims": "axis"},
-        note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch")
+composed("torch.roll", "(ms.numpy.roll({input}, {shifts}, {dims}) if {input}.size else {input})",
+         ("input", "shifts", "dims"), defaults={"dims": "None"}, target="mindspore.numpy.roll", test=T_SHAPE,
+         note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch; "
+              "a tensor with no elements is returned as it is, as torch (mindspore.numpy.roll divides by its size)")
 _simple("torch.tensordot", "mindspore.ops.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
         rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
         note="dims (int or two lists) -> axes; torch's default dims=2 is passed")

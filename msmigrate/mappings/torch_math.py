@@ -33,7 +33,7 @@ for _name, _op, _note in (
         ("rad2deg", "rad2deg", ""), ("deg2rad", "deg2rad", ""), ("i0", "bessel_i0", _INT), ("sinc", "sinc", _INT),
         ("positive", "positive", ""), ("bitwise_not", "invert", "integer and bool tensors"),
         ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
-        ("real", "real", "the real part (a real tensor is returned as is)"), ("msort", "msort", ""),
+        ("msort", "msort", ""),
         ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
         ("trace", "trace", "")):
     composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note + (
@@ -45,6 +45,9 @@ mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in Mind
 composed("torch.inverse", INVERSE.replace("{A}", "{input}"), ("input",), target="mindspore.ops.matrix_solve",
          note=_INV_NOTE, test=T_MAT)
 composed("torch.imag", "ops.imag({input})", ("input",), note="complex input only, as in torch", test=T_EW)
+# a real tensor is itself (the Real kernel also rejects an empty one)
+composed("torch.real", "(ops.real({input}) if ops.is_complex({input}) else {input})", ("input",), test=T_EW,
+         target="mindspore.ops.real", note="the real part (a real tensor is returned as is)")
 # ops.det/logdet/slogdet refuse 0x0 and 1x1 matrices: templates/compat_parts/linalg_shapes.py answers those as torch
 composed("torch.det", "_ms_compat.linalg_det({input})", ("input",), target="mindspore.ops.det", test=T_SHAPES,
          note="ops.det; 0x0 and 1x1 matrices as torch")
@@ -112,9 +115,7 @@ for _name in ("median", "nanmedian"):
              absent={"dim": f"ops.{_name}(ops.reshape({{input}}, (-1,)), 0)[0]"}, target=f"mindspore.ops.{_name}",
              note="no dim: the lower median of all elements; dim: a plain (values, int64 indices) tuple "
                   "(no .values/.indices attributes)", test=T_RED)
-for _name in ("nanquantile",):   # torch.quantile: mappings/torch_functions_more.py
-    mapping(f"torch.{_name}", None, note=f"ops.{_name} has no CPU kernel in MindSpore 2.10: sort along the dim and "
-            "interpolate between the two neighbouring order statistics (linear), or use numpy on .asnumpy() values")
+# torch.quantile: mappings/torch_functions_more.py; torch.nanquantile: mappings/tensor_nn_extra.py
 composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input}, {dim}, {keepdim}))",
          ("input", "dim", "keepdim"), defaults={"dim": "None", "keepdim": "False"}, target="mindspore.ops.amin",
          status=DIFFERENCE, note="a plain (min, max) tuple (no .min/.max attributes); NaN inputs: MindSpore ignores "

@@ -87,6 +87,13 @@ METHODS = [
 ]
 _F = "torch.nn.functional."
 FUNCTIONAL = [
+    case(["torch.index_reduce"],
+         "m, i, s: (torch.index_reduce(m, 0, i, s[:, :4], 'prod'), torch.index_reduce(m, 1, i[:3], s[:, :3], 'amin',"
+         " include_self=False), torch.index_reduce(input=m, dim=0, index=i, source=s[:, :4], reduce='mean'))",
+         [np.concatenate([M, M[:1]]), TARGET_ROWS, SRC], grad=True, graph=False),
+    case(["torch.nanquantile"],     # values only, as Tensor.nanquantile's case
+         "n: (torch.nanquantile(n, 0.5, dim=1), torch.nanquantile(n, 0.3, 1, True), torch.nanquantile(n[:2], 0.25),"
+         " torch.nanquantile(n[0, 0], 0.5, dim=0))", [NANS], graph=False),
     case([_F + "max_unpool1d", _F + "max_pool1d_with_indices"],
          "x: (lambda v, i: (v, i, torch.nn.functional.max_unpool1d(v, i, 2),"
          " torch.nn.functional.max_unpool1d(v, i, kernel_size=2, stride=2, output_size=[9])))"
