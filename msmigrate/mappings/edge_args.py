@@ -72,3 +72,17 @@ def nonzero_code(x: str, as_tuple: bool) -> str:
     if re.match(r"^[A-Za-z_][\w.]*$", x):
         return f"{found}[:, :{x}.ndim]"
     return f"(lambda _ms_x: ops.nonzero(ops.atleast_1d(_ms_x))[:, :_ms_x.ndim])({x})"
+
+
+def padding_per_side(name: str = "padding"):
+    """A rule for avg_pool2d/3d: torch's one padding per spatial dim (ph, pw) written out becomes MindSpore's
+    two per dim (ph, ph, pw, pw) (ops.avg_pool2d/3d take an int or one per side); an int or a name stays."""
+    def rule_fn(ctx):
+        code = ctx.bound.code(name)
+        if code is None or not _SEQ_LITERAL.match(code.strip()):
+            return None
+        values = [v.strip() for v in code.strip()[1:-1].split(",") if v.strip()]
+        if len(values) > 1:
+            ctx.bound.set(name, "(" + ", ".join(v for v in values for _ in (0, 1)) + ")")
+        return None
+    return rule_fn

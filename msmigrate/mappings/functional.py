@@ -23,7 +23,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import composed
-from .edge_args import EMPTY_BATCH_NOTE, T_EDGE
+from .edge_args import EMPTY_BATCH_NOTE, T_EDGE, padding_per_side
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -417,6 +417,8 @@ def _avg_pool(nd):
         if b.has("divisor_override"):
             if b.code("divisor_override") == "None":
                 b.remove("divisor_override")
+        if nd == 2:
+            padding_per_side()(ctx)
         b.rename("input", "input_x")
         return None
     return r
@@ -429,8 +431,9 @@ rule(P + "avg_pool1d", "mindspore.ops.avg_pool1d",
 rule(P + "avg_pool2d", "mindspore.ops.avg_pool2d",
      args=("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
      target_args=("input_x", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
-     note="stride defaults to kernel_size in torch and to 1 in MindSpore: always passed; "
-          "batched (N, C, H, W) input only", test=_POOL)(_avg_pool(2))
+     note="stride defaults to kernel_size in torch and to 1 in MindSpore: always passed; a padding per dim written "
+          "out, (ph, pw), is passed per side, (ph, ph, pw, pw); batched (N, C, H, W) input only",
+     test=_POOL)(_avg_pool(2))
 
 _simple("adaptive_avg_pool2d", "mindspore.ops.adaptive_avg_pool2d", ("input", "output_size"),
         ("input", "output_size"), test=_POOL)

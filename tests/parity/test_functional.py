@@ -237,9 +237,10 @@ j2 = F.adaptive_avg_pool2d(x, (None, 5))
 k = F.adaptive_max_pool2d(x, (4, 5))
 l = F.adaptive_max_pool1d(x1, 4)
 h3 = F.avg_pool1d(x1, (3,), (2,), (1,))     # 1-tuples, as torch accepts them
+g2 = F.avg_pool2d(x, (4, 5), (2, 3), (2, 1), True, True, 2)    # a padding per dim
 i1 = F.adaptive_avg_pool1d(x1[0], 5)        # unbatched (C, L)
 l1 = F.adaptive_max_pool1d(x1[0], (4,))
-return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1, h3
+return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1, h3, g2
 ''', "x, x1")
 
 POOL_IDX_SRC = src('''

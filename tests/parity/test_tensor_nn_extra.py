@@ -119,7 +119,9 @@ FUNCTIONAL = [
          "i, w, o, b, ol, s: (torch.nn.functional.embedding_bag(i, w, o), torch.nn.functional.embedding_bag(i, w, o,"
          " mode='max'), torch.nn.functional.embedding_bag(b, w, mode='sum', padding_idx=0),"
          " torch.nn.functional.embedding_bag(i, w, ol, mode='sum', per_sample_weights=s, include_last_offset=True),"
-         " torch.nn.functional.embedding_bag(b, w, padding_idx=-10))", [WORDS, TABLE, OFFSETS, BAGS, OFFSETS_LAST, PSW],
+         " torch.nn.functional.embedding_bag(b, w, padding_idx=-10),"
+         " torch.nn.functional.embedding_bag(w, i, o, mode='sum', per_sample_weights=s))",   # the legacy order
+         [WORDS, TABLE, OFFSETS, BAGS, OFFSETS_LAST, PSW],
          grad=True, graph=False),
     case([_F + "conv_tbc"], "x, w, b: (torch.nn.functional.conv_tbc(x, w, b), torch.nn.functional.conv_tbc(x, w, b, 1),"
                             " torch.nn.functional.conv_tbc(x, w[:1], b, pad=2))", [TBC, TBC_W, TBC_B],

@@ -246,6 +246,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """torch.nn.functional.embedding_bag: the rows of weight gathered and reduced per bag ('sum', 'mean', 'max'),
     bags being the rows of a 2-D input or the runs of a 1-D input starting at offsets; padding_idx entries are
     left out of every bag; an empty bag gives zeros. (max_norm and scale_grad_by_freq are refused when converting.)"""
+    if weight.dtype == ms.int64 and ops.is_floating_point(input):
+        input, weight = weight, input       # the legacy (weight, input) order, which torch still swaps back
     if input.ndim == 2:
         bags, length = input.shape
         segment = ops.arange(bags * length) // length   # position j belongs to bag j // length
