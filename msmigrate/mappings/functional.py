@@ -178,9 +178,10 @@ _simple("tanh", "mindspore.ops.tanh", ("input",), ("input",))
 _simple("softplus", "mindspore.ops.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"))
 _simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})
 _simple("logsigmoid", "mindspore.ops.logsigmoid", ("input",), ("x",), {"input": "x"})
-# torch's weight may be 0-d (one slope); ops.prelu takes a 1-D weight only
-composed(P + "prelu", "ops.prelu({input}, ops.reshape({weight}, (-1,)))", ("input", "weight"), test=T_EDGE,
-         target="mindspore.ops.prelu", note="the weight is passed 1-D (torch also takes a 0-d slope)")
+# torch's weight may be 0-d (one slope); ops.prelu takes a 1-D weight only, and no input without elements
+composed(P + "prelu", "(ops.prelu({input}, ops.reshape({weight}, (-1,))) if {input}.size else {input})",
+         ("input", "weight"), test=T_EDGE, target="mindspore.ops.prelu",
+         note="the weight is passed 1-D (torch also takes a 0-d slope); an input with no elements is returned as it is")
 _simple("glu", "mindspore.ops.glu", ("input", "dim"), ("x", "axis"), {"input": "x", "dim": "axis"})
 _simple("gelu", "mindspore.ops.gelu", ("input", "approximate"), ("input", "approximate"),
         note="approximate='none'/'tanh' as in torch")
@@ -643,6 +644,8 @@ def _batch_norm(ctx):
         if not _given(b, name):
             b.remove(name)
             b.set(name, f"ops.{fill}({rv})")
+    if b.code("training") in (None, "False") and b.has("momentum"):
+        b.remove("momentum")     # unused without training (MindSpore checks it is in (0, 1], torch does not)
     # keep torch's positional order for the arguments that follow
     for name in ("training", "momentum", "eps"):
         if name in b.order:
@@ -656,8 +659,9 @@ def _batch_norm(ctx):
 rule(P + "batch_norm", "mindspore.ops.batch_norm",
      args=("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
      target_args=("input_x", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
-     note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here; with training=True the "
-          "running statistics are updated in place as in torch", test=_NORM)(_batch_norm)
+     note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here (and is left out without "
+          "training, where torch does not use it); with training=True the running statistics are updated in place "
+          "as in torch", test=_NORM)(_batch_norm)
 
 
 def _embedding(ctx):

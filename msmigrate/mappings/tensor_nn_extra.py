@@ -112,14 +112,22 @@ def _adaptive_max_pool3d(forced):
         ri = "True" if forced else (b.code("return_indices") or "False")
         if ri not in ("True", "False"):
             raise UnsupportedSite("return_indices must be a literal True/False (the result's structure depends on it)")
-        call = f"ops.adaptive_max_pool3d({b.code('input')}, {b.code('output_size')}, {ri})"
+        size = b.code("output_size")
+        parts = [p.strip() for p in size.strip()[1:-1].split(",")] if size.strip()[:1] in "([" else []
+        if "None" in parts:     # torch keeps the input's size where output_size says None
+            size = "(" + ", ".join(f"_ms_x.shape[{i - len(parts)}]" if p == "None" else p
+                                   for i, p in enumerate(parts)) + ")"
+            call = f"(lambda _ms_x: ops.adaptive_max_pool3d(_ms_x, {size}, {ri}))({b.code('input')})"
+        else:
+            call = f"ops.adaptive_max_pool3d({b.code('input')}, {size}, {ri})"
         if ri == "False":
             return ctx.expr(call)
         return ctx.expr(f"(lambda _ms_o: (_ms_o[0], _ms_o[1].astype(ms.int64)))({call})")
     return convert
 
 
-_AMP3_NOTE = "indices as int64 (ops.adaptive_max_pool3d returns int32)"
+_AMP3_NOTE = ("indices as int64 (ops.adaptive_max_pool3d returns int32); a None in a tuple output_size written out "
+              "keeps the input's size there, as torch")
 rule(F + "adaptive_max_pool3d", "mindspore.ops.adaptive_max_pool3d", args=("input", "output_size", "return_indices"),
      test=T_FUNC, note=_AMP3_NOTE)(_adaptive_max_pool3d(False))
 rule(F + "adaptive_max_pool3d_with_indices", "mindspore.ops.adaptive_max_pool3d",

@@ -114,7 +114,9 @@ FUNCTIONAL = [
     case([_F + "adaptive_max_pool3d", _F + "adaptive_max_pool3d_with_indices"],
          "v: (torch.nn.functional.adaptive_max_pool3d(v, (2, 2, 3)),"
          " torch.nn.functional.adaptive_max_pool3d(v, 2, return_indices=True),"
-         " torch.nn.functional.adaptive_max_pool3d_with_indices(v, (1, 2, 2)))", [VOL], graph=False),
+         " torch.nn.functional.adaptive_max_pool3d_with_indices(v, (1, 2, 2)),"
+         " torch.nn.functional.adaptive_max_pool3d(v, (None, 2, None)),"
+         " torch.nn.functional.adaptive_max_pool3d(v[0], (None, None, None), True))", [VOL], graph=False),
     case([_F + "embedding_bag"],
          "i, w, o, b, ol, s: (torch.nn.functional.embedding_bag(i, w, o), torch.nn.functional.embedding_bag(i, w, o,"
          " mode='max'), torch.nn.functional.embedding_bag(b, w, mode='sum', padding_idx=0),"
