@@ -62,7 +62,9 @@ PROPERTIES = [
 ]
 METHODS = [
     case(["Tensor.index_put"], "m, r, c, v: (m.index_put((r, c), v), m.index_put((r, c), v, accumulate=True),"
-                               " m.index_put(indices=(r,), values=v[:1]))", [M, ROWS, COLS, VALS],
+                               " m.index_put(indices=(r,), values=v[:1]), m.index_put((r[:1],), m[:1] * 2),"
+                               " m.index_put((r,), m[:3], accumulate=True), m.index_put((m[:, 0] > 0,), v[0]),"
+                               " m.index_put((r - 3, c), v))", [M, ROWS, COLS, VALS],
          typed=True, grad=True),
     case(["Tensor.index_reduce"],
          "m, i, s: (m.index_reduce(0, i, s[:, :4], 'prod'), m.index_reduce(0, i, s[:, :4], 'mean'),"

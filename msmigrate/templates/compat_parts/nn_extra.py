@@ -302,6 +302,27 @@ class EmbeddingBag(nn.Cell):
                              include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
 
 
+def tensor_index_put(input, indices, values, accumulate=False):
+    """torch.Tensor.index_put: input with the elements at `indices` (a tuple of int or bool index tensors, one per
+    leading dimension; a bool one stands for the indices of its True elements) replaced by `values` (broadcast),
+    or added to them (accumulate=True: repeated indices add up). MindSpore's index_put takes int indices and 1-D
+    values only."""
+    idx = []
+    for i in indices:
+        if i.dtype == ms.bool_:
+            idx.extend(ops.unbind(ops.nonzero(i), 1))
+        else:
+            idx.append(i.astype(ms.int64))
+    zeros = ops.zeros((), ms.int64)
+    for i in idx:
+        zeros = zeros + ops.zeros_like(i)       # the shape the index tensors broadcast to
+    pos = ops.stack([(ops.broadcast_to(i, zeros.shape) % input.shape[d]) for d, i in enumerate(idx)], -1)
+    updates = ops.broadcast_to(values.astype(input.dtype), zeros.shape + input.shape[len(idx):])
+    if accumulate:
+        return ops.tensor_scatter_add(input, pos, updates)
+    return ops.tensor_scatter_update(input, pos, updates)
+
+
 def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
     """torch.Tensor.index_reduce: the slices of input at index along dim reduced ('prod', 'mean', 'amax', 'amin')
     with the slices of source, with or without input's own values; untouched slices stay as they are."""
