@@ -35,19 +35,25 @@ for _name in ("T", "mT", "H", "mH", "shape", "ndim", "dtype", "nbytes", "itemsiz
                  + (" (the values without gradient, as torch's detached view: MindSpore's x.data stops the "
                     "gradient in PyNative and GRAPH mode; writes through it are other records' business)"
                     if _name == "data" else ""))
-def _index_put(ctx):
-    b = ctx.bound
-    translated_order(b, ("indices", "values", "accumulate"))
-    if not (b.has("indices") and b.has("values")):
-        raise UnsupportedSite("indices and values are required")
-    return ctx.expr(f"_ms_compat.tensor_index_put({ctx.receiver_code()}, {b.code('indices')}, {b.code('values')}, "
-                    f"{b.code('accumulate') or 'False'})")
+def _index_put(function: bool):
+    """Tensor.index_put (the receiver) and torch.index_put (input first) through one helper."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        translated_order(b, ("input",) * function + ("indices", "values", "accumulate"))
+        if not (b.has("indices") and b.has("values")) or (function and not b.has("input")):
+            raise UnsupportedSite("input, indices and values are required")
+        x = b.code("input") if function else ctx.receiver_code()
+        return ctx.expr(f"_ms_compat.tensor_index_put({x}, {b.code('indices')}, {b.code('values')}, "
+                        f"{b.code('accumulate') or 'False'})")
+    return rule_fn
 
 
+_INDEX_PUT_NOTE = ("indices is a tuple of int or bool index tensors, one per leading dimension, as in torch; values "
+                   "broadcast; a scatter (MindSpore's index_put takes int indices and 1-D values only)")
 rule("Tensor.index_put", "_ms_compat.tensor_index_put", args=("indices", "values", "accumulate"), tensor_only=True,
-     test=T_METHOD, note="indices is a tuple of int or bool index tensors, one per leading dimension, as in torch; "
-                         "values broadcast; a scatter (MindSpore's index_put takes int indices and 1-D values only)"
-     )(_index_put)
+     test=T_METHOD, note=_INDEX_PUT_NOTE)(_index_put(False))
+rule("torch.index_put", "_ms_compat.tensor_index_put", args=("input", "indices", "values", "accumulate"),
+     test=T_FUNC, note=_INDEX_PUT_NOTE)(_index_put(True))
 mapping("Tensor.matrix_exp", "expr:_ms_compat.linalg_matrix_exp({self})", tensor_only=True, test=T_METHOD,
         note="ops.matrix_exp has no CPU kernel: torch.linalg.matrix_exp's helper (scaling and squaring, Pade)")
 

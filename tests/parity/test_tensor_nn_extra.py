@@ -89,6 +89,9 @@ METHODS = [
 ]
 _F = "torch.nn.functional."
 FUNCTIONAL = [
+    case(["torch.index_put"], "m, r, c, v: (torch.index_put(m, (r, c), v), torch.index_put(m, (r,), m[:3] * 2, True),"
+                              " torch.index_put(input=m, indices=(m[:, 1] < 0,), values=v[1], accumulate=False))",
+         [M, ROWS, COLS, VALS], grad=True),
     case(["torch.index_reduce"],
          "m, i, s: (torch.index_reduce(m, 0, i, s[:, :4], 'prod'), torch.index_reduce(m, 1, i[:3], s[:, :3], 'amin',"
          " include_self=False), torch.index_reduce(input=m, dim=0, index=i, source=s[:, :4], reduce='mean'))",
