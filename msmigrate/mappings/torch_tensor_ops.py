@@ -48,8 +48,11 @@ variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_EDGE, one="{0}",
          note="a single tensor is returned as it is, as torch does")
 variadic("torch.chain_matmul", "ops.matmul", join="ops.matmul", test=T_SHAPE,
          note="the matrices multiplied left to right with ops.matmul")
-composed("torch.combinations", "ops.combinations({input}, {r}, {with_replacement})",
-         ("input", "r", "with_replacement"), defaults={"r": "2", "with_replacement": "False"}, test=T_SHAPE)
+# ops.combinations gives (0,) where there is no combination; torch (0, r)
+composed("torch.combinations", "ops.reshape(ops.combinations({input}, {r}, {with_replacement}), (-1, {r}))",
+         ("input", "r", "with_replacement"), defaults={"r": "2", "with_replacement": "False"},
+         target="mindspore.ops.combinations", note="(k, r) rows, (0, r) where r exceeds the elements, as torch",
+         test=T_SHAPE)
 for _name in ("tril_indices", "triu_indices"):
     composed(f"torch.{_name}", f"ops.{_name}({{row}}, {{col}}, {{offset}}, dtype={{dtype}})",
              ("row", "col", "offset", "dtype"), defaults={"offset": "0", "dtype": "ms.int64"}, drop=FACTORY_DROP,
