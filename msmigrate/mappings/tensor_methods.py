@@ -31,8 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, T_EDGE, empty_dims_keep,
-                        nonzero_code, tensor_start_as_int)
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, MM_EMPTY_INNER, MM_NOTE,
+                        T_EDGE, empty_dims_keep, nonzero_code, tensor_start_as_int)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -656,7 +656,8 @@ mapping("Tensor.div", "mindspore.ops.div", args=("other",), target_args=("input"
         test=f"{T}::test_arithmetic")
 mapping("Tensor.matmul", "mindspore.ops.matmul", args=("other",), target_args=("input", "other"),
         test=f"{T}::test_arithmetic")
-mapping("Tensor.mm", "mindspore.ops.mm", args=("mat2",), target_args=("input", "mat2"), test=f"{T}::test_arithmetic")
+mapping("Tensor.mm", "expr:" + MM_EMPTY_INNER.replace("{input}", "{self}"), args=("mat2",),
+        tensor_only=True, note=MM_NOTE, test=f"{T}::test_arithmetic")
 mapping("Tensor.bmm", "mindspore.ops.bmm", args=("mat2",), target_args=("input_x", "mat2"),
         test=f"{T}::test_arithmetic")
 for _n, _ms in (("eq", "equal"), ("ne", "ne"), ("gt", "gt"), ("ge", "ge"), ("lt", "lt"), ("le", "le")):

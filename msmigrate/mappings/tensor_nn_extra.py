@@ -260,7 +260,8 @@ _NANQUANTILE_NOTE = ("the values that are not NaN sorted along dim, linear inter
                      "'linear'; a 0-d input is its own quantile")
 rule("Tensor.nanquantile", "_ms_compat.tensor_nanquantile", args=("q", "dim", "keepdim", "interpolation"),
      tensor_only=True, test=T_METHOD, note=_NANQUANTILE_NOTE)(_nanquantile(False))
-rule("torch.nanquantile", "_ms_compat.tensor_nanquantile", args=("input", "q", "dim", "keepdim", "interpolation", "out"),
+rule("torch.nanquantile", "_ms_compat.tensor_nanquantile",
+     args=("input", "q", "dim", "keepdim", "interpolation", "out"),
      test=T_FUNC, note=_NANQUANTILE_NOTE)(_nanquantile(True))
 
 # ------------------------------------------------------------------ linear cross entropy

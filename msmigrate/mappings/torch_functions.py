@@ -24,7 +24,8 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, empty_dims_keep, tensor_start_as_int
+from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, MM_EMPTY_INNER, MM_NOTE, T_EDGE, empty_dims_keep,
+                        tensor_start_as_int)
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -668,7 +669,8 @@ for _name in ("div", "divide"):
 _simple("torch.true_divide", "mindspore.ops.div", ("dividend", "divisor"), ("input", "other"),
         rename={"dividend": "input", "divisor": "other"}, test=T_MATH)
 _simple("torch.matmul", "mindspore.ops.matmul", ("input", "other"), ("input", "other"), test=T_MATH)
-_simple("torch.mm", "mindspore.ops.mm", ("input", "mat2"), ("input", "mat2"), test=T_MATH)
+# an inner dimension of 0: ops.mm leaves its result uninitialised, torch gives zeros
+composed("torch.mm", MM_EMPTY_INNER, ("input", "mat2"), target="mindspore.ops.mm", test=T_MATH, note=MM_NOTE)
 _simple("torch.bmm", "mindspore.ops.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
         test=T_MATH)
 _simple("torch.addmm", "mindspore.ops.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"), test=T_MATH,

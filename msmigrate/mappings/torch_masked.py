@@ -23,7 +23,8 @@ for _name, _what in (("sum", "sum (0)"), ("prod", "product (1)"), ("amax", "maxi
 mapping("torch.masked.norm", "_ms_compat.masked_norm", args=("input", "ord", "dim") + _KW,
         target_args=("input", "ord", "dim") + _KW, note=_NOTE.format(what="norm (0; +inf for ord=-inf)"), test=T)
 for _name in ("var", "std"):
-    mapping(f"torch.masked.{_name}", f"_ms_compat.masked_{_name}", args=("input", "dim", "unbiased", "correction") + _KW,
+    mapping(f"torch.masked.{_name}", f"_ms_compat.masked_{_name}",
+            args=("input", "dim", "unbiased", "correction") + _KW,
             target_args=("input", "dim", "unbiased", "correction") + _KW,
             note=_NOTE.format(what="sum (0): squared deviations from the mean of the elements kept over their count "
                                    "less the correction"), test=T)

@@ -1,7 +1,8 @@
 """Inputs with no elements that torch takes and a MindSpore kernel rejects: roll of an empty tensor (itself),
 reflect / replicate / circular padding, unfold and adaptive average pooling of a batch with no samples (torch's
-empty result, templates/compat_parts/empty_batch.py), conj / real of an empty real tensor (itself); and complex()
-of parts that broadcast. Each case also runs an ordinary input: values, dtypes and shapes against torch."""
+empty result, templates/compat_parts/empty_batch.py), conj / real of an empty real tensor (itself), mm with an inner
+dimension of 0 (zeros); and complex() of parts that broadcast. Each case also runs an ordinary input: values, dtypes
+and shapes against torch."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,6 +37,8 @@ EMPTIES = [
          " torch.nn.functional.adaptive_avg_pool3d(e5, (2, 3, 1)),"
          " torch.nn.functional.adaptive_avg_pool3d(x[None], (1, 2, 2)))",
          [np.zeros((0, 8, 8), np.float32), X3, np.zeros((0, 2, 4, 4, 4), np.float32)], grad=True),
+    case(["torch.mm", "Tensor.mm"], "a, b, m: (torch.mm(a, b), a.mm(b), torch.mm(m, m.T), m.T.mm(m))",
+         [np.zeros((5, 0), np.float32), np.zeros((0, 10), np.float32), X3[0]], typed=True),
     case(["torch.conj", "Tensor.conj", "torch.real", "torch.complex"],
          "e, z, v, c: (torch.conj(e), e.conj(), torch.real(e), torch.conj(z), z.conj(), torch.real(z), torch.real(v),"
          " torch.complex(v, c), torch.complex(c, v[0]))", [EMPTY, Z, V, COL], typed=True),
