@@ -12,7 +12,7 @@ import libcst as cst
 from . import registry as R
 from .callsite import code_of
 from .sites import Site, shorten
-from .records import PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES  # noqa: F401
+from .records import COMPAT, PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES  # noqa: F401
 from .torch_tensor_names import TENSOR_ATTRIBUTES
 
 
@@ -78,12 +78,16 @@ def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Op
 
 def _tuple_op(tr, call: cst.Call) -> Optional[str]:
     """The ops function behind a converted (values, indices) call: `ops.max(...)`, or the records' wrapper that
-    casts the indices to int64, `(lambda _ms_v, _ms_i: (...))(*ops.sort(...))`."""
+    casts the indices to int64, `(lambda _ms_v, _ms_i: (...))(*ops.sort(...))`, of the op itself or of the op
+    run on a 0-d input as a vector, `_ms_compat.as_vector(ops.cummax, x, 0)`."""
     func = call.func
     if isinstance(func, cst.Lambda) and [p.name.value for p in func.params.params] == ["_ms_v", "_ms_i"] \
             and len(call.args) == 1 and call.args[0].star == "*" and isinstance(call.args[0].value, cst.Call):
         call = call.args[0].value
         func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "as_vector" and isinstance(func.value, cst.Name)
+                and func.value.value == COMPAT and call.args):
+            func = call.args[0].value
     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
             and func.value.value == tr.names["ops"] and func.attr.value in TUPLE_RESULTS):
         return func.attr.value

@@ -13,7 +13,7 @@ from . import numerics, attention, patches, channel_dropout, private_bases  # no
 
 # torch.fft, torch.special, torch.linalg and torch's elementwise/reduction math, one module per family
 from . import torch_fft, torch_special, torch_linalg, torch_math, torch_tensor_ops, torch_functional_aliases  # noqa: F401,E402,E501
-from . import torch_signal_windows  # noqa: F401,E402
+from . import torch_signal_windows, torch_masked  # noqa: F401,E402
 
 # torch.nn.init structured initialisers, torch.nn.utils, torch.distributions
 from . import torch_nn_init, torch_nn_utils, torch_distributions  # noqa: F401,E402

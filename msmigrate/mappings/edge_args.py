@@ -13,6 +13,16 @@ import re
 _INT_LITERAL = re.compile(r"^-?\s*\d+$")
 _SEQ_LITERAL = re.compile(r"^[\[(][-\d\s,]*[\])]$")
 _EMPTY = ("()", "[]", "tuple()", "list()")
+# torch takes a 0-d input of an op along a dim as a one-element vector (templates/compat_parts/scalar_as_vector.py)
+AS_VECTOR_NOTE = "a 0-d input is a one-element vector, as torch (templates/compat_parts/scalar_as_vector.py)"
+INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x, {dim}, _ms_i), {input}, {index})"
+# batch-first ops whose MindSpore kernel rejects an input with no samples (templates/compat_parts/empty_batch.py)
+EMPTY_BATCH_NOTE = ("an input with no samples (N = 0) gives torch's empty result (templates/compat_parts/"
+                    "empty_batch.py)")
+# an inner dimension of 0: ops.mm leaves its result uninitialised, torch gives zeros
+MM_EMPTY_INNER = ("(ops.mm({input}, {mat2}) if {input}.shape[1] else ops.zeros(({input}.shape[0], {mat2}.shape[1]), "
+                  "{input}.dtype))")
+MM_NOTE = "zeros where the inner dimension is 0, as torch (ops.mm leaves that result uninitialised)"
 # the parity test of the records that use these rules
 T_EDGE = "tests/parity/test_edge_inputs.py::test_edge_inputs"
 
@@ -53,5 +63,30 @@ def empty_dims_keep(receiver_code):
         code = ctx.bound.code("dim")
         if code is not None and code.replace(" ", "") in _EMPTY:
             return ctx.expr(receiver_code(ctx))
+        return None
+    return rule_fn
+
+
+def nonzero_code(x: str, as_tuple: bool) -> str:
+    """torch.nonzero / Tensor.nonzero of the input code `x`: a 0-d input is found as a one-element vector, so
+    as_tuple gives its one index tensor and the (n, ndim) rows keep none of that column ((n, 0), as torch)."""
+    found = f"ops.nonzero(ops.atleast_1d({x}))"
+    if as_tuple:    # one index tensor per dimension, the columns (ops.nonzero(as_tuple=True) has no CPU kernel)
+        return f"ops.unbind({found}, 1)"
+    if re.match(r"^[A-Za-z_][\w.]*$", x):
+        return f"{found}[:, :{x}.ndim]"
+    return f"(lambda _ms_x: ops.nonzero(ops.atleast_1d(_ms_x))[:, :_ms_x.ndim])({x})"
+
+
+def padding_per_side(name: str = "padding"):
+    """A rule for avg_pool2d/3d: torch's one padding per spatial dim (ph, pw) written out becomes MindSpore's
+    two per dim (ph, ph, pw, pw) (ops.avg_pool2d/3d take an int or one per side); an int or a name stays."""
+    def rule_fn(ctx):
+        code = ctx.bound.code(name)
+        if code is None or not _SEQ_LITERAL.match(code.strip()):
+            return None
+        values = [v.strip() for v in code.strip()[1:-1].split(",") if v.strip()]
+        if len(values) > 1:
+            ctx.bound.set(name, "(" + ", ".join(v for v in values for _ in (0, 1)) + ")")
         return None
     return rule_fn

@@ -23,7 +23,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import composed
-from .edge_args import T_EDGE
+from .edge_args import EMPTY_BATCH_NOTE, T_EDGE, padding_per_side
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -178,9 +178,10 @@ _simple("tanh", "mindspore.ops.tanh", ("input",), ("input",))
 _simple("softplus", "mindspore.ops.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"))
 _simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})
 _simple("logsigmoid", "mindspore.ops.logsigmoid", ("input",), ("x",), {"input": "x"})
-# torch's weight may be 0-d (one slope); ops.prelu takes a 1-D weight only
-composed(P + "prelu", "ops.prelu({input}, ops.reshape({weight}, (-1,)))", ("input", "weight"), test=T_EDGE,
-         target="mindspore.ops.prelu", note="the weight is passed 1-D (torch also takes a 0-d slope)")
+# torch's weight may be 0-d (one slope); ops.prelu takes a 1-D weight only, and no input without elements
+composed(P + "prelu", "(ops.prelu({input}, ops.reshape({weight}, (-1,))) if {input}.size else {input})",
+         ("input", "weight"), test=T_EDGE, target="mindspore.ops.prelu",
+         note="the weight is passed 1-D (torch also takes a 0-d slope); an input with no elements is returned as it is")
 _simple("glu", "mindspore.ops.glu", ("input", "dim"), ("x", "axis"), {"input": "x", "dim": "axis"})
 _simple("gelu", "mindspore.ops.gelu", ("input", "approximate"), ("input", "approximate"),
         note="approximate='none'/'tanh' as in torch")
@@ -417,6 +418,8 @@ def _avg_pool(nd):
         if b.has("divisor_override"):
             if b.code("divisor_override") == "None":
                 b.remove("divisor_override")
+        if nd == 2:
+            padding_per_side()(ctx)
         b.rename("input", "input_x")
         return None
     return r
@@ -429,8 +432,9 @@ rule(P + "avg_pool1d", "mindspore.ops.avg_pool1d",
 rule(P + "avg_pool2d", "mindspore.ops.avg_pool2d",
      args=("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
      target_args=("input_x", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
-     note="stride defaults to kernel_size in torch and to 1 in MindSpore: always passed; "
-          "batched (N, C, H, W) input only", test=_POOL)(_avg_pool(2))
+     note="stride defaults to kernel_size in torch and to 1 in MindSpore: always passed; a padding per dim written "
+          "out, (ph, pw), is passed per side, (ph, ph, pw, pw); batched (N, C, H, W) input only",
+     test=_POOL)(_avg_pool(2))
 
 _simple("adaptive_avg_pool2d", "mindspore.ops.adaptive_avg_pool2d", ("input", "output_size"),
         ("input", "output_size"), test=_POOL)
@@ -446,8 +450,9 @@ def _adaptive_1d(kind):
         if ri not in ("True", "False"):
             raise UnsupportedSite("return_indices must be a literal True/False")
         # the unit height goes before the length (-2), so unbatched (C, L) input works too
-        if kind == "avg":
-            return ctx.expr(f"ops.squeeze(ops.adaptive_avg_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n})), -2)")
+        if kind == "avg":   # AdaptiveAvgPool2D rejects an input with no samples (N = 0): EMPTY_BATCH
+            return ctx.expr(f"_ms_compat.on_empty_batch(lambda _ms_x: ops.squeeze(ops.adaptive_avg_pool2d("
+                            f"ops.expand_dims(_ms_x, -2), (1, {n})), -2), {_need(b, 'input')})")
         call = f"ops.adaptive_max_pool2d(ops.expand_dims({_need(b, 'input')}, -2), (1, {n}), {ri})"
         if ri == "True":
             return ctx.expr(f"(lambda out_: (ops.squeeze(out_[0], -2), ops.squeeze(out_[1], -2)))({call})")
@@ -457,7 +462,7 @@ def _adaptive_1d(kind):
 
 rule(P + "adaptive_avg_pool1d", None, args=("input", "output_size"),
      note="runs as adaptive_avg_pool2d over a unit height (MindSpore's adaptive_avg_pool1d needs the length to "
-          "divide evenly)", test=_POOL)(_adaptive_1d("avg"))
+          "divide evenly); " + EMPTY_BATCH_NOTE, test=_POOL)(_adaptive_1d("avg"))
 rule(P + "adaptive_max_pool1d", None, args=("input", "output_size", "return_indices"),
      note="runs as adaptive_max_pool2d over a unit height (MindSpore's adaptive_max_pool1d needs the length to "
           "divide evenly)", test=_POOL)(_adaptive_1d("max"))
@@ -534,10 +539,21 @@ rule(P + "upsample_bilinear", "mindspore.ops.interpolate", args=("input", "size"
      test=_RES)(lambda ctx: _interpolate(ctx, "'bilinear'", "True"))
 
 
+def _pad_empty_batch(ctx):
+    """reflect / replicate / circular padding (PadV3 rejects an input with no samples, N = 0): EMPTY_BATCH."""
+    b = ctx.bound
+    mode = b.code("mode")
+    if mode is None or mode.strip("'\"") == "constant" or b.starred or not (b.has("input") and b.has("pad")):
+        return None
+    args = ", ".join(b.code(n) for n in ("input", "pad", "mode", "value") if b.has(n))
+    return ctx.expr(f"_ms_compat.on_empty_batch(ops.pad, {args})")
+
+
 _simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
-        {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad",
+        {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad", rule=_pad_empty_batch,
         note="constant padding of any length; reflect/replicate/circular need 2 values on a 2-3-d input, 4 on "
-             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there)")
+             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there); in those modes "
+             + EMPTY_BATCH_NOTE)
 _simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_factor"), ("input", "upscale_factor"),
         test=f"{T}::test_unfold_shuffle")
 _simple("pixel_unshuffle", "mindspore.ops.pixel_unshuffle", ("input", "downscale_factor"),
@@ -628,6 +644,8 @@ def _batch_norm(ctx):
         if not _given(b, name):
             b.remove(name)
             b.set(name, f"ops.{fill}({rv})")
+    if b.code("training") in (None, "False") and b.has("momentum"):
+        b.remove("momentum")     # unused without training (MindSpore checks it is in (0, 1], torch does not)
     # keep torch's positional order for the arguments that follow
     for name in ("training", "momentum", "eps"):
         if name in b.order:
@@ -641,8 +659,9 @@ def _batch_norm(ctx):
 rule(P + "batch_norm", "mindspore.ops.batch_norm",
      args=("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
      target_args=("input_x", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
-     note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here; with training=True the "
-          "running statistics are updated in place as in torch", test=_NORM)(_batch_norm)
+     note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here (and is left out without "
+          "training, where torch does not use it); with training=True the running statistics are updated in place "
+          "as in torch", test=_NORM)(_batch_norm)
 
 
 def _embedding(ctx):

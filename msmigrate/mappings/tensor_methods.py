@@ -31,7 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE, empty_dims_keep, tensor_start_as_int
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, MM_EMPTY_INNER, MM_NOTE,
+                        T_EDGE, empty_dims_keep, nonzero_code, tensor_start_as_int)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -253,8 +254,8 @@ def _masked_fill(ctx):
 rule("Tensor.masked_fill", "mindspore.ops.masked_fill", args=("mask", "value"),
      note="the value is cast to the input's dtype, as torch (ops.masked_fill has kernels for a float value of a "
           "float input only)", test=T_EDGE)(_masked_fill)
-mapping("Tensor.index_select", "mindspore.ops.index_select", args=("dim", "index"),
-        target_args=("input", "axis", "index"), rename={"dim": "axis"}, test=f"{T}::test_index_methods")
+mapping("Tensor.index_select", "expr:" + INDEX_SELECT.replace("{input}", "{self}"), args=("dim", "index"),
+        tensor_only=True, note=AS_VECTOR_NOTE, test=f"{T}::test_index_methods")
 mapping("Tensor.gather", "mindspore.ops.gather_elements", args=("dim", "index", "sparse_grad"),
         target_args=("input", "dim", "index"),
         unsupported={"sparse_grad": "sparse gradients are not available"}, unsupported_ok={"sparse_grad": ("False",)},
@@ -289,15 +290,14 @@ mapping("Tensor.masked_select", "mindspore.ops.masked_select", args=("mask",), t
 def _nonzero(ctx):
     as_tuple = ctx.code("as_tuple")
     x = _self(ctx)
-    if as_tuple in (None, "False"):
-        return ctx.expr(f"ops.nonzero({x})")
-    if as_tuple == "True":
-        return ctx.expr(f"ops.unbind(ops.nonzero({x}), 1)")
+    if as_tuple in (None, "False", "True"):
+        return ctx.expr(nonzero_code(x, as_tuple == "True"))
     raise UnsupportedSite("as_tuple must be a literal True/False")
 
 
 rule("Tensor.nonzero", None, args=("as_tuple",), tensor_only=True,
-     note="as_tuple=True unbinds the (n, ndim) result, since ops.nonzero(as_tuple=True) has no CPU kernel",
+     note="as_tuple=True unbinds the (n, ndim) result, since ops.nonzero(as_tuple=True) has no CPU kernel; a 0-d "
+          "input gives torch's (n, 0) rows",
      test=f"{T}::test_index_methods")(_nonzero)
 
 
@@ -575,12 +575,12 @@ def _cumsum(ctx):
     if dim is None:
         raise UnsupportedSite("cumsum needs dim")
     dt = f", dtype={ctx.code('dtype')}" if b.has("dtype") else ""
-    return ctx.expr(f"{_self(ctx)}.cumsum({dim}{dt})")
+    return ctx.expr(f"_ms_compat.as_vector(lambda _ms_x: _ms_x.cumsum({dim}{dt}), {_self(ctx)})")
 
 
 rule("Tensor.cumsum", None, args=("dim",), tensor_only=True,
      note="dim passed positionally (the keyword fails in GRAPH mode); a bool/int32 input sums to int32 "
-          "(torch: int64)", test=f"{T}::test_reductions")(_cumsum)
+          "(torch: int64); " + AS_VECTOR_NOTE, test=f"{T}::test_reductions")(_cumsum)
 
 # ------------------------------------------------------------------ activations and elementwise
 mapping("Tensor.softmax", "mindspore.ops.softmax", args=("dim",), target_args=("input", "axis"),
@@ -656,7 +656,8 @@ mapping("Tensor.div", "mindspore.ops.div", args=("other",), target_args=("input"
         test=f"{T}::test_arithmetic")
 mapping("Tensor.matmul", "mindspore.ops.matmul", args=("other",), target_args=("input", "other"),
         test=f"{T}::test_arithmetic")
-mapping("Tensor.mm", "mindspore.ops.mm", args=("mat2",), target_args=("input", "mat2"), test=f"{T}::test_arithmetic")
+mapping("Tensor.mm", "expr:" + MM_EMPTY_INNER.replace("{input}", "{self}"), args=("mat2",),
+        tensor_only=True, note=MM_NOTE, test=f"{T}::test_arithmetic")
 mapping("Tensor.bmm", "mindspore.ops.bmm", args=("mat2",), target_args=("input_x", "mat2"),
         test=f"{T}::test_arithmetic")
 for _n, _ms in (("eq", "equal"), ("ne", "ne"), ("gt", "gt"), ("ge", "ge"), ("lt", "lt"), ("le", "le")):
@@ -744,14 +745,19 @@ def _roll(ctx):
             raise UnsupportedSite("roll with several shifts and no dims")
         s = ctx.code("shifts")
         flat = f"ops.reshape({x}, (-1,))"
-        return ctx.expr(f"ops.reshape({_roll_one(flat, s, '0', n=f'{x}.size')}, {x}.shape)")
+        return ctx.expr(_unless_empty(f"ops.reshape({_roll_one(flat, s, '0', n=f'{x}.size')}, {x}.shape)", x))
     if (sl is None) != (dl is None) or (sl is not None and len(sl) != len(dl)):
         raise UnsupportedSite("roll shifts and dims must both be ints or both tuples of one length")
     pairs = list(zip(sl, dl)) if sl is not None else [(ctx.code("shifts"), ctx.code("dims"))]
     out = x
     for s, d in pairs:
         out = _roll_one(out, s, d, n=f"{x}.shape[{d}]")
-    return ctx.expr(out)
+    return ctx.expr(_unless_empty(out, x))
+
+
+def _unless_empty(rolled: str, x: str) -> str:
+    """A tensor with no elements rolls to itself, as torch (the `% n` of an empty dimension divides by zero)."""
+    return f"({rolled} if {x}.size else {x})"
 
 
 def _roll_one(x: str, s: str, d: str, n: str) -> str:
@@ -760,7 +766,8 @@ def _roll_one(x: str, s: str, d: str, n: str) -> str:
 
 
 rule("Tensor.roll", None, args=("shifts", "dims"),
-     note="built from cat + narrow: MindSpore's Roll has no CPU kernel", test=f"{T}::test_order_methods")(_roll)
+     note="built from cat + narrow: MindSpore's Roll has no CPU kernel; a tensor with no elements is returned as it "
+          "is, as torch", test=f"{T}::test_order_methods")(_roll)
 # Tensor.topk / sort / argsort: twins of the torch functions (int64 indices), mappings/tensor_twins.py
 
 

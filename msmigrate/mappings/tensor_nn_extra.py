@@ -35,9 +35,25 @@ for _name in ("T", "mT", "H", "mH", "shape", "ndim", "dtype", "nbytes", "itemsiz
                  + (" (the values without gradient, as torch's detached view: MindSpore's x.data stops the "
                     "gradient in PyNative and GRAPH mode; writes through it are other records' business)"
                     if _name == "data" else ""))
-mapping("Tensor.index_put", "method:index_put", args=("indices", "values", "accumulate"),
-        target_args=("indices", "values", "accumulate"), tensor_only=True, test=T_METHOD,
-        note="indices is a tuple of index tensors, one per leading dimension, as in torch")
+def _index_put(function: bool):
+    """Tensor.index_put (the receiver) and torch.index_put (input first) through one helper."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        translated_order(b, ("input",) * function + ("indices", "values", "accumulate"))
+        if not (b.has("indices") and b.has("values")) or (function and not b.has("input")):
+            raise UnsupportedSite("input, indices and values are required")
+        x = b.code("input") if function else ctx.receiver_code()
+        return ctx.expr(f"_ms_compat.tensor_index_put({x}, {b.code('indices')}, {b.code('values')}, "
+                        f"{b.code('accumulate') or 'False'})")
+    return rule_fn
+
+
+_INDEX_PUT_NOTE = ("indices is a tuple of int or bool index tensors, one per leading dimension, as in torch; values "
+                   "broadcast; a scatter (MindSpore's index_put takes int indices and 1-D values only)")
+rule("Tensor.index_put", "_ms_compat.tensor_index_put", args=("indices", "values", "accumulate"), tensor_only=True,
+     test=T_METHOD, note=_INDEX_PUT_NOTE)(_index_put(False))
+rule("torch.index_put", "_ms_compat.tensor_index_put", args=("input", "indices", "values", "accumulate"),
+     test=T_FUNC, note=_INDEX_PUT_NOTE)(_index_put(True))
 mapping("Tensor.matrix_exp", "expr:_ms_compat.linalg_matrix_exp({self})", tensor_only=True, test=T_METHOD,
         note="ops.matrix_exp has no CPU kernel: torch.linalg.matrix_exp's helper (scaling and squaring, Pade)")
 
@@ -112,14 +128,22 @@ def _adaptive_max_pool3d(forced):
         ri = "True" if forced else (b.code("return_indices") or "False")
         if ri not in ("True", "False"):
             raise UnsupportedSite("return_indices must be a literal True/False (the result's structure depends on it)")
-        call = f"ops.adaptive_max_pool3d({b.code('input')}, {b.code('output_size')}, {ri})"
+        size = b.code("output_size")
+        parts = [p.strip() for p in size.strip()[1:-1].split(",")] if size.strip()[:1] in "([" else []
+        if "None" in parts:     # torch keeps the input's size where output_size says None
+            size = "(" + ", ".join(f"_ms_x.shape[{i - len(parts)}]" if p == "None" else p
+                                   for i, p in enumerate(parts)) + ")"
+            call = f"(lambda _ms_x: ops.adaptive_max_pool3d(_ms_x, {size}, {ri}))({b.code('input')})"
+        else:
+            call = f"ops.adaptive_max_pool3d({b.code('input')}, {size}, {ri})"
         if ri == "False":
             return ctx.expr(call)
         return ctx.expr(f"(lambda _ms_o: (_ms_o[0], _ms_o[1].astype(ms.int64)))({call})")
     return convert
 
 
-_AMP3_NOTE = "indices as int64 (ops.adaptive_max_pool3d returns int32)"
+_AMP3_NOTE = ("indices as int64 (ops.adaptive_max_pool3d returns int32); a None in a tuple output_size written out "
+              "keeps the input's size there, as torch")
 rule(F + "adaptive_max_pool3d", "mindspore.ops.adaptive_max_pool3d", args=("input", "output_size", "return_indices"),
      test=T_FUNC, note=_AMP3_NOTE)(_adaptive_max_pool3d(False))
 rule(F + "adaptive_max_pool3d_with_indices", "mindspore.ops.adaptive_max_pool3d",
@@ -191,34 +215,54 @@ composed(F + "conv_tbc", "ops.transpose(ops.conv1d(ops.transpose({input}, (1, 2,
          note="ops.conv1d over (B, C_in, T) with the weight as (C_out, C_in, K), transposed back to (T', B, C_out)")
 
 # ------------------------------------------------------------------ more torch.Tensor methods
-def _index_reduce(ctx):
-    b = ctx.bound
-    params = ("dim", "index", "source", "reduce", "include_self")
-    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params[:4]):
-        raise UnsupportedSite("dim, index, source and reduce are required; other arguments are not translated")
-    args = ", ".join(b.code(p) for p in params[:4])
-    return ctx.expr(f"_ms_compat.tensor_index_reduce({ctx.receiver_code()}, {args}, {b.code('include_self') or 'True'})")
+def _index_reduce(function: bool):
+    """Tensor.index_reduce (the receiver) and torch.index_reduce (input first) through one helper."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        params = ("dim", "index", "source", "reduce", "include_self")
+        known = params + (("input", "out") if function else ())
+        if b.starred or any(p not in known for p in b.order) or not all(b.has(p) for p in params[:4]) or \
+                (function and not b.has("input")) or b.code("out") not in (None, "None"):
+            raise UnsupportedSite("dim, index, source and reduce are required; other arguments are not translated")
+        args = ", ".join(b.code(p) for p in params[:4])
+        x = b.code("input") if function else ctx.receiver_code()
+        return ctx.expr(f"_ms_compat.tensor_index_reduce({x}, {args}, {b.code('include_self') or 'True'})")
+    return rule_fn
 
 
+_INDEX_REDUCE_NOTE = ("reduce 'prod', 'mean', 'amax', 'amin' with or without the receiver's own values, through "
+                      "ops.unsorted_segment_*; untouched slices stay as they are, as torch; a 0-d input is a "
+                      "one-element vector, as torch")
 rule("Tensor.index_reduce", "_ms_compat.tensor_index_reduce", args=("dim", "index", "source", "reduce", "include_self"),
-     tensor_only=True, test=T_METHOD,
-     note="reduce 'prod', 'mean', 'amax', 'amin' with or without the receiver's own values, through "
-          "ops.unsorted_segment_*; untouched slices stay as they are, as torch")(_index_reduce)
+     tensor_only=True, test=T_METHOD, note=_INDEX_REDUCE_NOTE)(_index_reduce(False))
+rule("torch.index_reduce", "_ms_compat.tensor_index_reduce",
+     args=("input", "dim", "index", "source", "reduce", "include_self", "out"), test=T_FUNC,
+     note=_INDEX_REDUCE_NOTE)(_index_reduce(True))
 
 
-def _nanquantile(ctx):
-    b = ctx.bound
-    if b.starred or any(p not in ("q", "dim", "keepdim", "interpolation") for p in b.order) or not b.has("q"):
-        raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
-    q = linear_q(b)
-    return ctx.expr(f"_ms_compat.tensor_nanquantile({ctx.receiver_code()}, {q}, {b.code('dim') or 'None'}, "
-                    f"{b.code('keepdim') or 'False'})")
+def _nanquantile(function: bool):
+    """Tensor.nanquantile (the receiver) and torch.nanquantile (input first) through one helper."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        known = ("q", "dim", "keepdim", "interpolation") + (("input", "out") if function else ())
+        if b.starred or any(p not in known for p in b.order) or not b.has("q") or (function and not b.has("input")) \
+                or b.code("out") not in (None, "None"):
+            raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
+        q = linear_q(b)
+        x = b.code("input") if function else ctx.receiver_code()
+        return ctx.expr(f"_ms_compat.tensor_nanquantile({x}, {q}, {b.code('dim') or 'None'}, "
+                        f"{b.code('keepdim') or 'False'})")
+    return rule_fn
 
 
+_NANQUANTILE_NOTE = ("the values that are not NaN sorted along dim, linear interpolation between the neighbouring "
+                     "order statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation "
+                     "'linear'; a 0-d input is its own quantile")
 rule("Tensor.nanquantile", "_ms_compat.tensor_nanquantile", args=("q", "dim", "keepdim", "interpolation"),
-     tensor_only=True, test=T_METHOD,
-     note="the values that are not NaN sorted along dim, linear interpolation between the neighbouring order "
-          "statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation 'linear'")(_nanquantile)
+     tensor_only=True, test=T_METHOD, note=_NANQUANTILE_NOTE)(_nanquantile(False))
+rule("torch.nanquantile", "_ms_compat.tensor_nanquantile",
+     args=("input", "q", "dim", "keepdim", "interpolation", "out"),
+     test=T_FUNC, note=_NANQUANTILE_NOTE)(_nanquantile(True))
 
 # ------------------------------------------------------------------ linear cross entropy
 _LCE_NOTE = ("cross_entropy(linear(input, linear_weight, linear_bias), target, ...) as torch's reference; a 2-D "

@@ -14,7 +14,9 @@ T = "tests/parity/test_torch_complex.py::test_complex"
 T_ABS = "tests/test_first_rule_gaps.py::test_complex_magnitude_and_parts_are_real_as_in_torch"
 
 for _name in ("conj", "conj_physical"):
-    composed(f"torch.{_name}", "ops.conj({input})", ("input",), test=T,
+    # a real tensor is itself (the Conj kernel also rejects an empty one)
+    composed(f"torch.{_name}", "(ops.conj({input}) if ops.is_complex({input}) else {input})", ("input",), test=T,
+             target="mindspore.ops.conj",
              note="computed at once (MindSpore has no lazy conjugate view); a real tensor is returned unchanged")
 for _name in ("resolve_conj", "resolve_neg"):
     composed(f"torch.{_name}", "{input}", ("input",), target="identity", test=T,
@@ -22,7 +24,9 @@ for _name in ("resolve_conj", "resolve_neg"):
 composed("torch.angle", "ops.angle({input} if ops.is_complex({input}) else {input}.astype(ms.complex128 if "
          "{input}.dtype == ms.float64 else ms.complex64))", ("input",), target="mindspore.ops.angle", test=T,
          note="a real input is taken as complex (ops.angle has no real kernel): 0 for x >= 0, pi for x < 0, as torch")
-composed("torch.complex", "ops.Complex()({real}, {imag})", ("real", "imag"), target="mindspore.ops.Complex", test=T)
+composed("torch.complex", BROADCAST_PAIR.format(op="Complex()", rest="").replace("{input}", "{real}").replace(
+    "{other}", "{imag}"), ("real", "imag"), target="mindspore.ops.Complex",
+    note="the parts are broadcast first (ops.Complex wants equal shapes)", test=T)
 composed("torch.polar", BROADCAST_PAIR.format(op="polar", rest="").replace("{input}", "{abs}").replace(
     "{other}", "{angle}"), ("abs", "angle"), target="mindspore.ops.polar",
     note="the inputs are broadcast first (ops.polar wants equal shapes)", test=T)

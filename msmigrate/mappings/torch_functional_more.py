@@ -8,18 +8,21 @@ from __future__ import annotations
 from ..callsite import UnsupportedSite
 from ..records import rule
 from .compose import composed, translated_order
+from .edge_args import EMPTY_BATCH_NOTE, padding_per_side
 
 T = "tests/parity/test_torch_functional_more.py::test_functional_more"
 P = "torch.nn.functional."
 
-composed(P + "adaptive_avg_pool3d", "ops.adaptive_avg_pool3d({input}, {output_size})", ("input", "output_size"), test=T)
+composed(P + "adaptive_avg_pool3d", "_ms_compat.on_empty_batch(ops.adaptive_avg_pool3d, {input}, {output_size})",
+         ("input", "output_size"), target="mindspore.ops.adaptive_avg_pool3d", note=EMPTY_BATCH_NOTE, test=T)
 composed(P + "avg_pool3d", "ops.avg_pool3d({input}, {kernel_size}, {stride}, {padding}, {ceil_mode}, "
          "{count_include_pad}, ({divisor_override} or 0))",
          ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
          defaults={"padding": "0", "ceil_mode": "False", "count_include_pad": "True", "divisor_override": "None"},
          absent={"stride": "ops.avg_pool3d({input}, {kernel_size}, {kernel_size}, {padding}, {ceil_mode}, "
                            "{count_include_pad}, ({divisor_override} or 0))"},
-         note="stride defaults to the kernel size, as torch (ops.avg_pool3d's default is 1)", test=T)
+         prepare=padding_per_side(), note="stride defaults to the kernel size, as torch (ops.avg_pool3d's default is "
+                                          "1); a padding per dim written out is passed per side", test=T)
 # ops.max_pool3d refuses lists for the sizes (torch takes both): each becomes a tuple
 _SIZES = "(tuple(_ms_a) if isinstance(_ms_a, list) else _ms_a for _ms_a in ({kernel_size}, {stride}, {padding}, {dilation}))"
 _MP3 = "(lambda _ms_k, _ms_s, _ms_p, _ms_dl: ops.max_pool3d({input}, _ms_k, _ms_s, _ms_p, _ms_dl, {ceil_mode}, %s))(*" + _SIZES + ")"

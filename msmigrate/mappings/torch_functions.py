@@ -23,7 +23,9 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
-from .edge_args import T_EDGE, empty_dims_keep, tensor_start_as_int
+from .compose import composed
+from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, MM_EMPTY_INNER, MM_NOTE, T_EDGE, empty_dims_keep,
+                        tensor_start_as_int)
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -482,8 +484,8 @@ _simple("torch.narrow", "mindspore.ops.narrow", ("input", "dim", "start", "lengt
         note="a start that is not a literal is passed as int(start) (torch also takes a 0-d tensor)", test=T_EDGE)
 _simple("torch.gather", "mindspore.ops.gather_elements", ("input", "dim", "index"), ("input", "dim", "index"),
         drop=("sparse_grad",), note="ops.gather_elements (ops.gather is index_select-like)")
-_simple("torch.index_select", "mindspore.ops.index_select", ("input", "dim", "index"),
-        ("input", "axis", "index"), rename={"dim": "axis"})
+composed("torch.index_select", INDEX_SELECT, ("input", "dim", "index"), target="mindspore.ops.index_select",
+         note=AS_VECTOR_NOTE, test=T_SHAPE)
 _simple("torch.masked_select", "mindspore.ops.masked_select", ("input", "mask"), ("input", "mask"))
 _simple("torch.flip", "mindspore.ops.flip", ("input", "dims"), ("input", "dims"))
 _simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"),
@@ -492,9 +494,10 @@ _simple("torch.broadcast_to", "mindspore.ops.broadcast_to", ("input", "size"), (
         rename={"size": "shape"})
 _simple("torch.tril", "mindspore.ops.tril", ("input", "diagonal"), ("input", "diagonal"))
 _simple("torch.triu", "mindspore.ops.triu", ("input", "diagonal"), ("input", "diagonal"))
-_simple("torch.roll", "mindspore.numpy.roll", ("input", "shifts", "dims"), ("a", "shift", "axis"),
-        rename={"input": "a", "shifts": "shift", "dims": "axis"},
-        note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch")
+composed("torch.roll", "(ms.numpy.roll({input}, {shifts}, {dims}) if {input}.size else {input})",
+         ("input", "shifts", "dims"), defaults={"dims": "None"}, target="mindspore.numpy.roll", test=T_SHAPE,
+         note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch; "
+              "a tensor with no elements is returned as it is, as torch (mindspore.numpy.roll divides by its size)")
 _simple("torch.tensordot", "mindspore.ops.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
         rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
         note="dims (int or two lists) -> axes; torch's default dims=2 is passed")
@@ -666,7 +669,8 @@ for _name in ("div", "divide"):
 _simple("torch.true_divide", "mindspore.ops.div", ("dividend", "divisor"), ("input", "other"),
         rename={"dividend": "input", "divisor": "other"}, test=T_MATH)
 _simple("torch.matmul", "mindspore.ops.matmul", ("input", "other"), ("input", "other"), test=T_MATH)
-_simple("torch.mm", "mindspore.ops.mm", ("input", "mat2"), ("input", "mat2"), test=T_MATH)
+# an inner dimension of 0: ops.mm leaves its result uninitialised, torch gives zeros
+composed("torch.mm", MM_EMPTY_INNER, ("input", "mat2"), target="mindspore.ops.mm", test=T_MATH, note=MM_NOTE)
 _simple("torch.bmm", "mindspore.ops.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
         test=T_MATH)
 _simple("torch.addmm", "mindspore.ops.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"), test=T_MATH,
@@ -721,8 +725,9 @@ rule("torch.log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "dt
 
 _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
             "pass dtype=ms.int64 for long sums")
-_simple("torch.cumsum", "mindspore.ops.cumsum", ("input", "dim"), ("x", "axis"),
-        rename={"input": "x", "dim": "axis"}, test=T_MATH, status=DIFFERENCE, note="dim -> axis; " + _INT_ACC)
+composed("torch.cumsum", "_ms_compat.as_vector(lambda _ms_x: ops.cumsum(_ms_x, {dim}, dtype={dtype}), {input})",
+         ("input", "dim", "dtype"), absent={"dtype": "_ms_compat.as_vector(lambda _ms_x: ops.cumsum(_ms_x, {dim}), "
+                                            "{input})"}, target="mindspore.ops.cumsum", test=T_MATH, status=DIFFERENCE, note=_INT_ACC + "; " + AS_VECTOR_NOTE)
 _simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "dim"), test=T_MATH,
         status=DIFFERENCE, note=_INT_ACC)
 T_EMPTY = "tests/parity/test_empty_reductions.py::test_functions"

@@ -140,11 +140,13 @@ composed("torch.slice_copy", "(lambda _ms_x: _ms_x[(slice(None),) * ({dim} % _ms
          " {step}),)])({input})", ("input", "dim", "start", "end", "step"),
          defaults={"dim": "0", "start": "None", "end": "None", "step": "1"}, target="mindspore.Tensor.__getitem__",
          note="input[..., start:end:step, ...] along dim (a new tensor)", test=T_EXPR)
+# a 0-d input is one window of its one element (shape (1,)), as torch
 _UNFOLD = ("(lambda _ms_x, _ms_d: ops.moveaxis(ops.stack([ops.narrow(_ms_x, _ms_d, _ms_i * {step}, {size})"
-           " for _ms_i in range((_ms_x.shape[_ms_d] - {size}) // {step} + 1)], _ms_d), _ms_d + 1, -1))"
-           "({input}, {dimension} % {input}.ndim)")
+           " for _ms_i in range((_ms_x.shape[_ms_d] - {size}) // {step} + 1)], _ms_d), _ms_d + 1, -1)"
+           " if _ms_x.ndim else ops.reshape(_ms_x, (1,))[:{size}])({input}, {dimension} % max({input}.ndim, 1))")
 composed("torch.unfold_copy", _UNFOLD, ("input", "dimension", "size", "step"), target="mindspore.ops.stack",
-         note="the windows of `size` elements every `step` along `dimension`, as a new last dimension", test=T_EXPR)
+         note="the windows of `size` elements every `step` along `dimension`, as a new last dimension (a 0-d "
+              "input: its one element, shape (1,), as torch)", test=T_EXPR)
 
 
 # ---------------------------------------------------------------- tensor methods of their own
@@ -277,12 +279,13 @@ def _quantile(ctx):
             f"ops.narrow(_ms_s, _ms_d, int(_ms_p), 1), ops.narrow(_ms_s, _ms_d, min(int(_ms_p) + 1, _ms_s.shape[_ms_d] - 1),"
             f" 1)))(ops.sort(_ms_x, _ms_d)[0], {q} * (_ms_x.shape[_ms_d] - 1))")
     body = pick if keep == "True" else f"ops.squeeze({pick}, _ms_d)"
-    return ctx.expr(f"(lambda _ms_x, _ms_d: {body})({x}, {dim} % {x}.ndim)")
+    # a 0-d input is a one-element vector (its quantile is itself, 0-d), as torch
+    return ctx.expr(f"_ms_compat.as_vector(lambda _ms_v: (lambda _ms_x, _ms_d: {body})(_ms_v, {dim} % _ms_v.ndim), {x})")
 
 
 rule("torch.quantile", "mindspore.ops.sort", args=("input", "q", "dim", "keepdim", "interpolation"), test=T_EXPR,
      note="sorted along dim, linear interpolation between the neighbouring order statistics (ops.quantile has no "
-          "CPU kernel); q a number written out, interpolation 'linear'")(_quantile)
+          "CPU kernel); q a number written out, interpolation 'linear'; a 0-d input is its own quantile")(_quantile)
 
 
 def _scatter_reduce(ctx):
@@ -312,7 +315,7 @@ rule("torch.scatter_reduce", "mindspore.ops.tensor_scatter_elements",
      note="reduce 'sum' and 'mean' (float tensors), with or without the input's own values; 'prod', 'amax', 'amin' "
           "are not translated (no such TensorScatterElements reduction on CPU)")(_scatter_reduce)
 composed("torch.nonzero_static", "(lambda _ms_i: ops.concat([_ms_i, ops.full(({size}, _ms_i.shape[1]), {fill_value}, "
-         "dtype=ms.int64)])[:{size}])(ops.nonzero({input}))", ("input", "size", "fill_value"),
+         "dtype=ms.int64)])[:{size}])(ops.nonzero(ops.atleast_1d({input}))[:, :{input}.ndim])", ("input", "size", "fill_value"),
          defaults={"fill_value": "-1"}, target="mindspore.ops.nonzero", test=T_EXPR,
          note="the first `size` int64 indices of the non-zero elements, padded with fill_value (not inside ms.jit)")
 

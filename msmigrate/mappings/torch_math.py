@@ -9,7 +9,7 @@ to float as torch does: cast them first.
 from __future__ import annotations
 
 from ..records import CONVERTED, DIFFERENCE, mapping
-from .edge_args import CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE
+from .edge_args import AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE
 from .compose import composed
 from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE, T_SHAPES
 from .torch_special import ERFINV_TAILS, LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
@@ -33,7 +33,7 @@ for _name, _op, _note in (
         ("rad2deg", "rad2deg", ""), ("deg2rad", "deg2rad", ""), ("i0", "bessel_i0", _INT), ("sinc", "sinc", _INT),
         ("positive", "positive", ""), ("bitwise_not", "invert", "integer and bool tensors"),
         ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
-        ("real", "real", "the real part (a real tensor is returned as is)"), ("msort", "msort", ""),
+        ("msort", "msort", ""),
         ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
         ("trace", "trace", "")):
     composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note + (
@@ -45,6 +45,9 @@ mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in Mind
 composed("torch.inverse", INVERSE.replace("{A}", "{input}"), ("input",), target="mindspore.ops.matrix_solve",
          note=_INV_NOTE, test=T_MAT)
 composed("torch.imag", "ops.imag({input})", ("input",), note="complex input only, as in torch", test=T_EW)
+# a real tensor is itself (the Real kernel also rejects an empty one)
+composed("torch.real", "(ops.real({input}) if ops.is_complex({input}) else {input})", ("input",), test=T_EW,
+         target="mindspore.ops.real", note="the real part (a real tensor is returned as is)")
 # ops.det/logdet/slogdet refuse 0x0 and 1x1 matrices: templates/compat_parts/linalg_shapes.py answers those as torch
 composed("torch.det", "_ms_compat.linalg_det({input})", ("input",), target="mindspore.ops.det", test=T_SHAPES,
          note="ops.det; 0x0 and 1x1 matrices as torch")
@@ -95,11 +98,13 @@ composed("torch.nan_to_num", "ops.nan_to_num({input}, {nan}, {posinf}, {neginf})
          note="nan passed explicitly (torch's default 0.0); infinities become the dtype's extremes", test=T_EW)
 
 # ---------------------------------------------------------------- reductions and scans
-composed("torch.logcumsumexp", "ops.logcumsumexp({input}, {dim})", ("input", "dim"), test=T_RED)
+composed("torch.logcumsumexp", "_ms_compat.as_vector(lambda _ms_x: ops.logcumsumexp(_ms_x, {dim}), {input})",
+         ("input", "dim"), target="mindspore.ops.logcumsumexp", note=AS_VECTOR_NOTE, test=T_RED)
 for _name in ("cummax", "cummin"):
-    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*ops.{_name}({{input}}, "
-             f"{{dim}}))", ("input", "dim"), target=f"mindspore.ops.{_name}", test=T_RED,
-             note="a plain (values, indices) tuple with int64 indices (no .values/.indices attributes)")
+    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*_ms_compat.as_vector("
+             f"ops.{_name}, {{input}}, {{dim}}))", ("input", "dim"),
+             target=f"mindspore.ops.{_name}", test=T_RED,
+             note="a plain (values, indices) tuple with int64 indices (no .values/.indices attributes); " + AS_VECTOR_NOTE)
 composed("torch.nansum", "ops.nansum({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
          defaults={"dim": "None", "keepdim": "False", "dtype": "None"}, test=T_RED)
 composed("torch.nanmean", "ops.nanmean({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
@@ -110,9 +115,7 @@ for _name in ("median", "nanmedian"):
              absent={"dim": f"ops.{_name}(ops.reshape({{input}}, (-1,)), 0)[0]"}, target=f"mindspore.ops.{_name}",
              note="no dim: the lower median of all elements; dim: a plain (values, int64 indices) tuple "
                   "(no .values/.indices attributes)", test=T_RED)
-for _name in ("nanquantile",):   # torch.quantile: mappings/torch_functions_more.py
-    mapping(f"torch.{_name}", None, note=f"ops.{_name} has no CPU kernel in MindSpore 2.10: sort along the dim and "
-            "interpolate between the two neighbouring order statistics (linear), or use numpy on .asnumpy() values")
+# torch.quantile: mappings/torch_functions_more.py; torch.nanquantile: mappings/tensor_nn_extra.py
 composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input}, {dim}, {keepdim}))",
          ("input", "dim", "keepdim"), defaults={"dim": "None", "keepdim": "False"}, target="mindspore.ops.amin",
          status=DIFFERENCE, note="a plain (min, max) tuple (no .min/.max attributes); NaN inputs: MindSpore ignores "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import FACTORY_DROP, composed, variadic
-from .edge_args import T_EDGE, split_points_as_list
+from .edge_args import T_EDGE, nonzero_code, split_points_as_list
 
 T = "tests/parity/test_torch_tensor_ops.py"
 T_SHAPE = f"{T}::test_stack_split"
@@ -48,8 +48,11 @@ variadic("torch.cartesian_prod", "ops.cartesian_prod", test=T_EDGE, one="{0}",
          note="a single tensor is returned as it is, as torch does")
 variadic("torch.chain_matmul", "ops.matmul", join="ops.matmul", test=T_SHAPE,
          note="the matrices multiplied left to right with ops.matmul")
-composed("torch.combinations", "ops.combinations({input}, {r}, {with_replacement})",
-         ("input", "r", "with_replacement"), defaults={"r": "2", "with_replacement": "False"}, test=T_SHAPE)
+# ops.combinations gives (0,) where there is no combination; torch (0, r)
+composed("torch.combinations", "ops.reshape(ops.combinations({input}, {r}, {with_replacement}), (-1, {r}))",
+         ("input", "r", "with_replacement"), defaults={"r": "2", "with_replacement": "False"},
+         target="mindspore.ops.combinations", note="(k, r) rows, (0, r) where r exceeds the elements, as torch",
+         test=T_SHAPE)
 for _name in ("tril_indices", "triu_indices"):
     composed(f"torch.{_name}", f"ops.{_name}({{row}}, {{col}}, {{offset}}, dtype={{dtype}})",
              ("row", "col", "offset", "dtype"), defaults={"offset": "0", "dtype": "ms.int64"}, drop=FACTORY_DROP,
@@ -59,14 +62,20 @@ composed("torch.masked_fill", "ops.masked_fill({input}, {mask}, ops.cast({value}
          ("input", "mask", "value"), target="mindspore.ops.masked_fill",
          note="the value is cast to the input's dtype, as torch (ops.masked_fill has kernels for a float value of a "
               "float input only)", test=T_INDEX)
-composed("torch.index_add", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
-         "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
-         "{source} * {alpha}, {dim}, 'add')", ("input", "dim", "index", "source", "alpha"), defaults={"alpha": "1"},
+# the source rows scattered along dim (index_add / index_copy); a 0-d input runs as a one-element vector
+_SCATTER_ROWS = ("_ms_compat.as_vector(lambda _ms_x, _ms_i, _ms_s: ops.tensor_scatter_elements(_ms_x, ops.broadcast_to("
+                 "ops.reshape(_ms_i, tuple(-1 if _ms_d == {dim} % _ms_s.ndim else 1 for _ms_d in range(_ms_s.ndim))), "
+                 "_ms_s.shape), _ms_s{scale}, {dim}, '{how}'), {input}, {index}, {source})")
+_AS_VECTOR = "; a 0-d input is a one-element vector, as torch (templates/compat_parts/scalar_as_vector.py)"
+composed("torch.index_add", _SCATTER_ROWS.replace("{scale}", " * {alpha}").replace("{how}", "add"),
+         ("input", "dim", "index", "source", "alpha"), defaults={"alpha": "1"},
          target="mindspore.ops.tensor_scatter_elements",
          note="a scatter-add of the source along dim, repeated indices accumulate (ops.index_add writes into its "
-              "input in place); alpha scales the source", test=T_INDEX)
-composed("torch.index_fill", "ops.index_fill({input}, {dim}, {index}.astype(ms.int32), {value})",
-         ("input", "dim", "index", "value"), note="int32 indices (ops.index_fill takes no int64)", test=T_INDEX)
+              "input in place); alpha scales the source" + _AS_VECTOR, test=T_INDEX)
+composed("torch.index_fill", "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_fill(_ms_x, {dim}, "
+         "_ms_i.astype(ms.int32), {value}), {input}, {index})",
+         ("input", "dim", "index", "value"), target="mindspore.ops.index_fill",
+         note="int32 indices (ops.index_fill takes no int64)" + _AS_VECTOR, test=T_INDEX)
 composed("torch.scatter", "ops.scatter({input}, {dim}, {index}, ops.slice({src}, (0,) * {index}.ndim, {index}.shape))", ("input", "dim", "index", "src", "reduce"),
          defaults={"reduce": "None"}, only={"reduce": ("None",)},
          note="a tensor src, cut to the index's shape as torch reads it (a number src/value= and reduce= are TODO)",
@@ -145,14 +154,12 @@ def _nonzero(ctx):
     as_tuple = b.code("as_tuple") if b.has("as_tuple") else "False"
     if as_tuple not in ("True", "False"):
         raise UnsupportedSite(f"as_tuple={as_tuple} must be a literal True/False (it decides what is returned)")
-    found = f"ops.nonzero({b.code('input')})"
-    # as_tuple: one index tensor per dimension, the columns of the (n, ndim) result
-    return ctx.expr(f"ops.unbind({found}, 1)" if as_tuple == "True" else found)
+    return ctx.expr(nonzero_code(b.code("input"), as_tuple == "True"))
 
 
 rule("torch.nonzero", "mindspore.ops.nonzero", args=("input", "as_tuple"),
      note="int64 indices, one row each; as_tuple=True: the columns of that result, one int64 tensor per "
-          "dimension (ops.nonzero(as_tuple=True) has no CPU kernel)",
+          "dimension (ops.nonzero(as_tuple=True) has no CPU kernel); a 0-d input gives torch's (n, 0) rows",
      test="tests/parity/test_index_dtypes.py::test_index_dtypes")(_nonzero)
 composed("torch.unbind", "ops.unbind({input}, {dim})", ("input", "dim"), defaults={"dim": "0"}, test=T_SHAPE)
 composed("torch.vdot", "ops.sum({input} * {other})", ("input", "other"), target="mindspore.ops.sum",
@@ -165,10 +172,9 @@ composed("torch.take_along_dim", "_ms_compat.take_along_dim({input}, {indices}, 
          target="mindspore.ops.gather_elements",
          note="input and indices broadcast against each other outside dim, as torch (ops.gather_elements alone "
               "needs equal shapes)", test=T_INDEX)
-composed("torch.index_copy", "ops.tensor_scatter_elements({input}, ops.broadcast_to(ops.reshape({index}, "
-         "tuple(-1 if _ms_d == {dim} % {source}.ndim else 1 for _ms_d in range({source}.ndim))), {source}.shape), "
-         "{source}, {dim}, 'none')", ("input", "dim", "index", "source"),
-         target="mindspore.ops.tensor_scatter_elements", note="a scatter of the source rows along dim", test=T_INDEX)
+composed("torch.index_copy", _SCATTER_ROWS.replace("{scale}", "").replace("{how}", "none"),
+         ("input", "dim", "index", "source"), target="mindspore.ops.tensor_scatter_elements",
+         note="a scatter of the source rows along dim" + _AS_VECTOR, test=T_INDEX)
 composed("torch.scalar_tensor", "ms.Tensor({s}, {dtype})", ("s", "dtype"), defaults={"dtype": "ms.float32"},
          drop=FACTORY_DROP, target="mindspore.Tensor", note="float32 by default, as torch", test=T_MISC)
 composed("torch.unflatten", "(lambda _ms_x, _ms_d: ops.reshape(_ms_x, _ms_x.shape[:_ms_d] + tuple({sizes}) + "

@@ -1,8 +1,8 @@
 """Parity of the records that convert argument forms torch accepts and the MindSpore op does not
 (msmigrate/mappings/edge_args.py and its users): a tensor start (narrow), a tensor of split points (tensor_split), an
 empty dim tuple (squeeze), a tensor bound that broadcasts the input (clamp_min/clamp_max), a float fill of an int
-tensor (masked_fill), a 0-d PReLU slope, a 1-D hsplit, area interpolation to sizes that do not divide evenly,
-zero steps (linspace/logspace), a single tensor's cartesian_prod, a list of dims (Tensor.norm) and
+tensor (masked_fill), a 0-d PReLU slope (and a PReLU input with no elements), a 1-D hsplit, area interpolation to
+sizes that do not divide evenly, zero steps (linspace/logspace), a single tensor's cartesian_prod, a list of dims (Tensor.norm) and
 one variable's corrcoef.
 Values, dtypes and gradients against torch on the same inputs."""
 from __future__ import annotations
@@ -43,6 +43,8 @@ EDGE = [
     case(["torch.nn.functional.prelu", T + "prelu"],
          "x, w0, w: (torch.nn.functional.prelu(x, w0), torch.nn.functional.prelu(x, weight=w), torch.prelu(x, w0))",
          [X3, np.array(0.25, np.float32), np.array([0.1, -0.3, 0.7], np.float32)], grad=True),
+    case(["torch.nn.functional.prelu"], "e, w0: torch.nn.functional.prelu(e, w0)",      # no elements: itself
+         [np.zeros((1, 0, 3), np.float32), np.array(0.25, np.float32)]),
     case([T + "cartesian_prod", T + "linspace", T + "logspace"],
          "v, s: (torch.cartesian_prod(v), torch.cartesian_prod(v, v[:2]), torch.linspace(-2.0, 3, 0),"
          " torch.linspace(s, 3, 0, dtype=torch.float32), torch.logspace(0, -3, 0, 2.0), torch.linspace(0, 1, 5))",

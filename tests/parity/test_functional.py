@@ -237,9 +237,10 @@ j2 = F.adaptive_avg_pool2d(x, (None, 5))
 k = F.adaptive_max_pool2d(x, (4, 5))
 l = F.adaptive_max_pool1d(x1, 4)
 h3 = F.avg_pool1d(x1, (3,), (2,), (1,))     # 1-tuples, as torch accepts them
+g2 = F.avg_pool2d(x, (4, 5), (2, 3), (2, 1), True, True, 2)    # a padding per dim
 i1 = F.adaptive_avg_pool1d(x1[0], 5)        # unbatched (C, L)
 l1 = F.adaptive_max_pool1d(x1[0], (4,))
-return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1, h3
+return a, b, c, d, d2, e, f, f2, g, h, h2, i, j, j2, k, l, i1, l1, h3, g2
 ''', "x, x1")
 
 POOL_IDX_SRC = src('''
@@ -350,7 +351,8 @@ BN_SRC = src('''
 a = F.batch_norm(x, rm, rv, gc, bc)
 b = F.batch_norm(x * 2, rm, rv, None, None, False, 0.1, 1e-3)
 c = F.batch_norm(x[:, :, 0], rm, rv, weight=gc, bias=bc, eps=1e-4)
-return a, b, c
+d = F.batch_norm(x, rm, rv, gc, bc, training=False, momentum=-1.2)   # unused without training (MindSpore checks it)
+return a, b, c, d
 ''', "x, rm, rv, gc, bc")
 
 
@@ -371,7 +373,7 @@ def test_batch_norm_eval():
     code, sites = check_function(BN_SRC, inputs, rtol=1e-4, atol=1e-4)
     assert_sites(sites, "batch_norm")
     mod, _, _ = load_converted(BN_SRC)
-    w = [rnd(2, 4, 3, 3, seed=7), rnd(2, 4, 3, 3, seed=8), rnd(2, 4, 3, seed=9)]
+    w = [rnd(2, 4, 3, 3, seed=7), rnd(2, 4, 3, 3, seed=8), rnd(2, 4, 3, seed=9), rnd(2, 4, 3, 3, seed=10)]
     t = [torch.from_numpy(a) for a in inputs]
     for i in (0, 3, 4):
         t[i].requires_grad_(True)

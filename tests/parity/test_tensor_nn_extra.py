@@ -62,7 +62,9 @@ PROPERTIES = [
 ]
 METHODS = [
     case(["Tensor.index_put"], "m, r, c, v: (m.index_put((r, c), v), m.index_put((r, c), v, accumulate=True),"
-                               " m.index_put(indices=(r,), values=v[:1]))", [M, ROWS, COLS, VALS],
+                               " m.index_put(indices=(r,), values=v[:1]), m.index_put((r[:1],), m[:1] * 2),"
+                               " m.index_put((r,), m[:3], accumulate=True), m.index_put((m[:, 0] > 0,), v[0]),"
+                               " m.index_put((r - 3, c), v))", [M, ROWS, COLS, VALS],
          typed=True, grad=True),
     case(["Tensor.index_reduce"],
          "m, i, s: (m.index_reduce(0, i, s[:, :4], 'prod'), m.index_reduce(0, i, s[:, :4], 'mean'),"
@@ -87,6 +89,16 @@ METHODS = [
 ]
 _F = "torch.nn.functional."
 FUNCTIONAL = [
+    case(["torch.index_put"], "m, r, c, v: (torch.index_put(m, (r, c), v), torch.index_put(m, (r,), m[:3] * 2, True),"
+                              " torch.index_put(input=m, indices=(m[:, 1] < 0,), values=v[1], accumulate=False))",
+         [M, ROWS, COLS, VALS], grad=True),
+    case(["torch.index_reduce"],
+         "m, i, s: (torch.index_reduce(m, 0, i, s[:, :4], 'prod'), torch.index_reduce(m, 1, i[:3], s[:, :3], 'amin',"
+         " include_self=False), torch.index_reduce(input=m, dim=0, index=i, source=s[:, :4], reduce='mean'))",
+         [np.concatenate([M, M[:1]]), TARGET_ROWS, SRC], grad=True, graph=False),
+    case(["torch.nanquantile"],     # values only, as Tensor.nanquantile's case
+         "n: (torch.nanquantile(n, 0.5, dim=1), torch.nanquantile(n, 0.3, 1, True), torch.nanquantile(n[:2], 0.25),"
+         " torch.nanquantile(n[0, 0], 0.5, dim=0))", [NANS], graph=False),
     case([_F + "max_unpool1d", _F + "max_pool1d_with_indices"],
          "x: (lambda v, i: (v, i, torch.nn.functional.max_unpool1d(v, i, 2),"
          " torch.nn.functional.max_unpool1d(v, i, kernel_size=2, stride=2, output_size=[9])))"
@@ -107,12 +119,16 @@ FUNCTIONAL = [
     case([_F + "adaptive_max_pool3d", _F + "adaptive_max_pool3d_with_indices"],
          "v: (torch.nn.functional.adaptive_max_pool3d(v, (2, 2, 3)),"
          " torch.nn.functional.adaptive_max_pool3d(v, 2, return_indices=True),"
-         " torch.nn.functional.adaptive_max_pool3d_with_indices(v, (1, 2, 2)))", [VOL], graph=False),
+         " torch.nn.functional.adaptive_max_pool3d_with_indices(v, (1, 2, 2)),"
+         " torch.nn.functional.adaptive_max_pool3d(v, (None, 2, None)),"
+         " torch.nn.functional.adaptive_max_pool3d(v[0], (None, None, None), True))", [VOL], graph=False),
     case([_F + "embedding_bag"],
          "i, w, o, b, ol, s: (torch.nn.functional.embedding_bag(i, w, o), torch.nn.functional.embedding_bag(i, w, o,"
          " mode='max'), torch.nn.functional.embedding_bag(b, w, mode='sum', padding_idx=0),"
          " torch.nn.functional.embedding_bag(i, w, ol, mode='sum', per_sample_weights=s, include_last_offset=True),"
-         " torch.nn.functional.embedding_bag(b, w, padding_idx=-10))", [WORDS, TABLE, OFFSETS, BAGS, OFFSETS_LAST, PSW],
+         " torch.nn.functional.embedding_bag(b, w, padding_idx=-10),"
+         " torch.nn.functional.embedding_bag(w, i, o, mode='sum', per_sample_weights=s))",   # the legacy order
+         [WORDS, TABLE, OFFSETS, BAGS, OFFSETS_LAST, PSW],
          grad=True, graph=False),
     case([_F + "conv_tbc"], "x, w, b: (torch.nn.functional.conv_tbc(x, w, b), torch.nn.functional.conv_tbc(x, w, b, 1),"
                             " torch.nn.functional.conv_tbc(x, w[:1], b, pad=2))", [TBC, TBC_W, TBC_B],

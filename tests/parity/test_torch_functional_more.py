@@ -19,7 +19,8 @@ CASES = [
     case([F + "adaptive_avg_pool3d", F + "avg_pool3d"],
          "v: (torch.nn.functional.adaptive_avg_pool3d(v, (2, 2, 2)), torch.nn.functional.adaptive_avg_pool3d(v, 1),"
          " torch.nn.functional.avg_pool3d(v, 2), torch.nn.functional.avg_pool3d(v, 3, 1, 1),"
-         " torch.nn.functional.avg_pool3d(v, 2, stride=1, count_include_pad=False, divisor_override=None))", [VOL],
+         " torch.nn.functional.avg_pool3d(v, 2, stride=1, count_include_pad=False, divisor_override=None),"
+         " torch.nn.functional.avg_pool3d(v, (2, 3, 2), stride=(1, 2, 2), padding=(0, 1, 1), ceil_mode=True))", [VOL],
          graph=False),
     case([F + "max_pool3d", F + "max_pool3d_with_indices", "torch.max_pool3d"],
          "v: (torch.nn.functional.max_pool3d(v, 2), torch.nn.functional.max_pool3d(v, 3, 1, 1),"

@@ -33,7 +33,7 @@ STACK = [
          "a, b, v: (torch.block_diag(a, b[:2], v[None]), torch.cartesian_prod(v, v[:2]), torch.chain_matmul(a, b.T, a),"
          " torch.block_diag(*[a, b]))", [A, B, V], grad=True, rtol=1e-4),
     case(T + "combinations", "v: (torch.combinations(v), torch.combinations(v, 3), torch.combinations(v, r=2,"
-         " with_replacement=True))", [V], grad=True),
+         " with_replacement=True), torch.combinations(v[:1]), torch.combinations(v[:2], 3))", [V], grad=True),
     case([T + "tril_indices", T + "triu_indices"],
          ": (torch.tril_indices(3, 4), torch.tril_indices(3, 4, 1), torch.triu_indices(4, 3, -1),"
          " torch.triu_indices(3, 3, dtype=torch.int32), torch.tril_indices(2, 2, device='cpu'))", []),

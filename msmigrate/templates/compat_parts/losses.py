@@ -84,8 +84,12 @@ class KLDivLoss(nn.Cell):
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="mean"):
     """torch.nn.functional.multi_margin_loss. ops.multi_margin_loss refuses a float margin
-    (torch's default is 1.0); its primitive takes one."""
-    return ops.MultiMarginLoss(p, float(margin), reduction)(input, target, weight)
+    (torch's default is 1.0); its primitive takes one. An unbatched (C,) or 0-d input is one sample, as torch."""
+    shape = target.shape     # of the per-sample losses
+    if input.ndim < 2:
+        input, target = input.reshape(1, -1), target.reshape(1)
+    loss = ops.MultiMarginLoss(p, float(margin), reduction)(input, target, weight)
+    return loss.reshape(shape) if reduction == "none" else loss
 
 
 def soft_margin_loss(input, target, reduction="mean"):
@@ -134,10 +138,10 @@ def multilabel_margin_loss(input, target, reduction="mean"):
     """torch.nn.functional.multilabel_margin_loss, torch's formula (MindSpore's kernel has no
     CPU version): the target classes of a sample are the indices before its first -1; for
     each target class j and non-target class i add max(0, 1 - (x[j] - x[i])), divide by C."""
-    unbatched = input.ndim == 1
+    unbatched = input.ndim < 2      # (C,), or 0-d: one class
     if unbatched:
-        input = input.expand_dims(0)
-        target = target.expand_dims(0)
+        input = input.reshape(1, -1)
+        target = target.reshape(1, -1)
     num_classes = input.shape[1]
     valid = ops.cumprod((target >= 0).astype(input.dtype), 1)        # 1 up to the first -1
     classes = ops.arange(num_classes).astype(target.dtype).reshape(1, 1, -1)

@@ -246,6 +246,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     """torch.nn.functional.embedding_bag: the rows of weight gathered and reduced per bag ('sum', 'mean', 'max'),
     bags being the rows of a 2-D input or the runs of a 1-D input starting at offsets; padding_idx entries are
     left out of every bag; an empty bag gives zeros. (max_norm and scale_grad_by_freq are refused when converting.)"""
+    if weight.dtype == ms.int64 and ops.is_floating_point(input):
+        input, weight = weight, input       # the legacy (weight, input) order, which torch still swaps back
     if input.ndim == 2:
         bags, length = input.shape
         segment = ops.arange(bags * length) // length   # position j belongs to bag j // length
@@ -300,9 +302,32 @@ class EmbeddingBag(nn.Cell):
                              include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
 
 
+def tensor_index_put(input, indices, values, accumulate=False):
+    """torch.Tensor.index_put: input with the elements at `indices` (a tuple of int or bool index tensors, one per
+    leading dimension; a bool one stands for the indices of its True elements) replaced by `values` (broadcast),
+    or added to them (accumulate=True: repeated indices add up). MindSpore's index_put takes int indices and 1-D
+    values only."""
+    idx = []
+    for i in indices:
+        if i.dtype == ms.bool_:
+            idx.extend(ops.unbind(ops.nonzero(i), 1))
+        else:
+            idx.append(i.astype(ms.int64))
+    zeros = ops.zeros((), ms.int64)
+    for i in idx:
+        zeros = zeros + ops.zeros_like(i)       # the shape the index tensors broadcast to
+    pos = ops.stack([(ops.broadcast_to(i, zeros.shape) % input.shape[d]) for d, i in enumerate(idx)], -1)
+    updates = ops.broadcast_to(values.astype(input.dtype), zeros.shape + input.shape[len(idx):])
+    if accumulate:
+        return ops.tensor_scatter_add(input, pos, updates)
+    return ops.tensor_scatter_update(input, pos, updates)
+
+
 def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
     """torch.Tensor.index_reduce: the slices of input at index along dim reduced ('prod', 'mean', 'amax', 'amin')
     with the slices of source, with or without input's own values; untouched slices stay as they are."""
+    if input.ndim == 0:     # a one-element vector, as torch
+        return as_vector(lambda x, i, s: tensor_index_reduce(x, dim, i, s, reduce, include_self), input, index, source)
     n = input.shape[dim]
     x, s = ops.moveaxis(input, dim, 0), ops.moveaxis(source, dim, 0)
     seg = index.astype(ms.int32)
@@ -329,6 +354,8 @@ def tensor_nanquantile(input, q, dim=None, keepdim=False):
     along dim (NaN where all are NaN); ops.nanquantile has no CPU kernel."""
     if not 0.0 <= q <= 1.0:
         raise ValueError("quantile() q must be in the range [0, 1]")
+    if input.ndim == 0:     # a one-element vector (its quantile is itself), as torch
+        return as_vector(lambda x: tensor_nanquantile(x, q, dim, keepdim), input)
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else dim % input.ndim
     valid = ops.logical_not(ops.isnan(x)).astype(ms.int32).sum(d, keepdims=True)

@@ -11,6 +11,8 @@ def _pair_size(size):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold: (N, C, H, W) -> (N, C*kh*kw, L); (C, H, W) -> (C*kh*kw, L)."""
+    if input.ndim == 4 and input.shape[0] == 0:     # no samples: im2col rejects it, torch gives (0, C*kh*kw, L)
+        return on_empty_batch(unfold, input, kernel_size, dilation, padding, stride)
     if input.ndim == 3:
         return ops.unfold(input.expand_dims(0), kernel_size, dilation, padding, stride)[0]
     return ops.unfold(input, kernel_size, dilation, padding, stride)
