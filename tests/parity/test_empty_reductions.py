@@ -74,3 +74,70 @@ def test_integer_sums(mask):
     ints = np.arange(12, dtype=np.int64).reshape(4, 3) - 5
     code, _ = check_function(INTS, [ints, mask])
     assert code.count("_ms_compat.reduce_sum(") == 4, code
+
+
+# prod / nansum / nanmean / norms / std / var / median / count_nonzero: torch's 1 / 0 / nan / 0 / nan / nan / 0
+MORE_FUNCTIONS = '''
+import torch
+def fn(x, m):
+    s = x[m]
+    rows = x[m[:, 0]]
+    return (torch.prod(s), torch.prod(rows, 0), torch.nansum(s), torch.nansum(rows, 0), torch.nanmean(s),
+            torch.norm(s), torch.norm(rows, dim=0), torch.linalg.vector_norm(s, 1), torch.std(s), torch.var(rows, 0),
+            torch.var_mean(s), torch.std_mean(rows, 0), torch.median(s), torch.count_nonzero(s),
+            torch.count_nonzero(rows, 0))
+'''
+
+MORE_METHODS = '''
+import torch
+def fn(x: torch.Tensor, m: torch.Tensor):
+    s = x[m]
+    rows = x[m[:, 0]]
+    return s.prod(), rows.prod(0), s.std(), rows.var(0), s.norm(), rows.norm(dim=0), s.nansum(), s.median()
+'''
+
+# torch refuses these when the reduced dim is empty: the converted code raises too (no garbage value)
+REFUSED = ["torch.amax(s, 0)", "torch.amin(rows, 0)", "torch.max(s)", "torch.min(s)", "s.max()", "s.amax()",
+           "s.min()", "torch.median(rows, 0)[0]", "torch.linalg.vector_norm(s, float('inf'))"]
+
+
+@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+def test_more_functions(mask):
+    code, sites = check_function(MORE_FUNCTIONS, [X, mask], rtol=1e-5, atol=1e-6)
+    expect(sites, code, converted=["torch.prod", "torch.nansum", "torch.nanmean", "torch.norm",
+                                   "torch.linalg.vector_norm", "torch.std", "torch.var", "torch.var_mean",
+                                   "torch.std_mean", "torch.median", "torch.count_nonzero"])
+
+
+@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+def test_more_gradients(mask):
+    code, _ = check_function('''
+import torch
+def fn(x, m):
+    s = x[m]
+    return torch.prod(x[m[:, 0]], 0), torch.norm(s), torch.nansum(s), x[m[:, 0]].std(0)
+''', [X, mask], grad=True, rtol=1e-5, atol=1e-5)
+    assert "_ms_compat.reduce_prod(" in code and "_ms_compat.reduce_vector_norm(" in code, code
+
+
+@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+def test_more_methods(mask):
+    code, sites = check_function(MORE_METHODS, [X, mask], rtol=1e-5, atol=1e-6)
+    expect(sites, code, converted=["Tensor.prod", "Tensor.std", "Tensor.var", "Tensor.norm"])
+
+
+@pytest.mark.parametrize("expr", REFUSED)
+def test_refused_reductions_raise(expr):
+    import mindspore as ms
+
+    from tests.parity.harness import load_converted, load_torch
+    src = f"import torch\ndef fn(x: torch.Tensor, m: torch.Tensor):\n    s = x[m]\n    rows = x[m[:, 0]]\n" \
+          f"    return {expr}\n"
+    check_function(src, [X, SOME])                      # a value where there is something to reduce
+    with pytest.raises(Exception):
+        load_torch(src)["fn"](*[__import__("torch").from_numpy(a) for a in (X, NONE)])
+    mod, code, _ = load_converted(src)
+    args = [ms.Tensor(X), ms.Tensor(NONE)]
+    for run in (mod.fn, ms.jit(mod.fn)):
+        with pytest.raises(ValueError, match="non-zero size|empty input"):     # the inf norm: ops' own error
+            run(*args)
