@@ -141,3 +141,35 @@ def test_refused_reductions_raise(expr):
     for run in (mod.fn, ms.jit(mod.fn)):
         with pytest.raises(ValueError, match="non-zero size|empty input"):     # the inf norm: ops' own error
             run(*args)
+
+
+# receivers the converter cannot type (untyped parameters, a function's result): decided at run time
+# (untyped_methods.DIFFERING), the empty-safe form on a MindSpore tensor
+UNTYPED = '''
+import torch
+def get(x, m):
+    return x[m]
+def fn(x, m):
+    s = x[m]
+    rows = x[m[:, 0]]
+    return (s.sum(), s.mean(), get(x, m).sum(), get(x, m).mean(0), rows.prod(0), s.norm(), (s > 0).sum(),
+            rows.sum(1), rows.mean(dim=0, keepdim=True))
+'''
+
+
+@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+def test_untyped_receivers(mask):
+    code, _ = check_function(UNTYPED, [X, mask], grad=True, rtol=1e-5, atol=1e-6)
+    assert "(_ms_compat.reduce_sum(s) if _ms_compat.is_tensor(s) else s.sum())" in code, code
+
+
+def test_untyped_receivers_keep_numpy_methods():
+    """On a NumPy array the same converted calls are the array's own methods."""
+    from tests.parity.harness import load_converted
+    mod, code, _ = load_converted(UNTYPED.rsplit("    return", 1)[0] + "    return s.sum(), get(x, m).mean(0), "
+                                  "rows.prod(0), (s > 0).sum(), rows.sum(1)\n")
+    assert "_ms_compat.reduce_prod(rows, 0) if _ms_compat.is_tensor(rows)" in code, code
+    x, m = X.astype(np.float64), SOME
+    s, rows = x[m], x[m[:, 0]]
+    for g, w in zip(mod.fn(x, m), (s.sum(), s.mean(0), rows.prod(0), (s > 0).sum(), rows.sum(1))):
+        assert isinstance(g, (np.ndarray, np.generic)) and np.allclose(g, w), (g, w)
