@@ -287,7 +287,7 @@ rule(P + "normalize", None, args=("input", "p", "dim", "eps", "out"),
 # ----------------------------------------------------------------------------- linear, dropout
 _LIN = f"{T}::test_linear_dropout"
 _simple("linear", "_ms_compat.dense", ("input", "weight", "bias"), ("input", "weight", "bias"),
-        test="tests/parity/test_empty_products.py::test_functions",
+        test="tests/parity/test_empty_products.py::test_affine",
         note="weight is (out, in) in both; ops.dense through _ms_compat.dense (templates/compat_parts/"
              "empty_products.py): the bias alone when in_features is 0, as torch (MindSpore 2.10's kernel leaves "
              "that product uninitialised)")

@@ -497,7 +497,7 @@ _simple("torch.roll", "mindspore.numpy.roll", ("input", "shifts", "dims"), ("a",
         note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch")
 _simple("torch.tensordot", "_ms_compat.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
         rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
-        test="tests/parity/test_empty_products.py::test_functions",
+        test="tests/parity/test_empty_products.py::test_static_shapes",
         note="dims (int or two lists) -> axes; torch's default dims=2 is passed; ops.tensor_dot through "
              "_ms_compat.tensor_dot (templates/compat_parts/empty_products.py): torch's zeros when the contracted "
              "dims are empty (MindSpore 2.10's kernel leaves that result uninitialised)")
@@ -680,10 +680,10 @@ _simple("torch.mm", "_ms_compat.mm", ("input", "mat2"), ("input", "mat2"), test=
 _simple("torch.bmm", "_ms_compat.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
         test=f"{T_PRODUCTS}::test_functions", note=EMPTY_PRODUCT_NOTE.format("bmm"))
 _simple("torch.addmm", "_ms_compat.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"),
-        test=f"{T_PRODUCTS}::test_functions",
+        test=f"{T_PRODUCTS}::test_affine",
         note="beta * input + alpha * (mat1 @ mat2); " + EMPTY_PRODUCT_NOTE.format("addmm"))
 _simple("torch.baddbmm", "_ms_compat.baddbmm", ("input", "batch1", "batch2"), ("input", "batch1", "batch2"),
-        test=f"{T_PRODUCTS}::test_functions",
+        test=f"{T_PRODUCTS}::test_affine",
         note="beta * input + alpha * (batch1 @ batch2); " + EMPTY_PRODUCT_NOTE.format("baddbmm"))
 _simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
         note="a number base is allowed, as in torch")
