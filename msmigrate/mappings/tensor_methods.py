@@ -440,7 +440,9 @@ mapping("Tensor.prod", "_ms_compat.reduce_prod", args=("dim", "keepdim"), target
 for _n in ("amax", "amin"):
     mapping(f"Tensor.{_n}", f"_ms_compat.reduce_{_n}", args=("dim", "keepdim"),
             target_args=("input", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"},
-            test=f"{T}::test_reductions")
+            test="tests/parity/test_empty_reductions.py::test_refused_reductions_raise",
+            note="torch's error when the reduced dim is empty (templates/compat_parts/empty_reductions.py: "
+                 "MindSpore 2.10 gives uninitialised values)")
 mapping("Tensor.argmax", "mindspore.ops.argmax", args=("dim", "keepdim"), target_args=("input", "dim", "keepdim"),
         tensor_only=True, test=f"{T}::test_reductions")
 # Tensor.argmin: a twin of torch.argmin (int64 indices), mappings/tensor_twins.py

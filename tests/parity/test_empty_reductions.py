@@ -173,3 +173,31 @@ def test_untyped_receivers_keep_numpy_methods():
     s, rows = x[m], x[m[:, 0]]
     for g, w in zip(mod.fn(x, m), (s.sum(), s.mean(0), rows.prod(0), (s > 0).sum(), rows.sum(1))):
         assert isinstance(g, (np.ndarray, np.generic)) and np.allclose(g, w), (g, w)
+
+
+# einops.reduce over an axis of length 0: torch's 0 / nan / 1 (its error for max, as einops on torch)
+EINOPS = '''
+import torch
+from einops import reduce
+def fn(x: torch.Tensor, m: torch.Tensor):
+    s = x[:, m[0]]
+    return reduce(s, 'b n -> b', 'sum'), reduce(s, 'b n -> b', 'mean'), reduce(s, 'b n -> b', 'prod')
+'''
+
+
+@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+def test_einops_reduce(mask):
+    code, _ = check_function(EINOPS, [X, mask], grad=True, rtol=1e-5, atol=1e-6)
+    assert "_ms_compat.reduce_sum(s, (1,))" in code and "_ms_compat.reduce_prod(s, (1,))" in code, code
+
+
+def test_einops_max_of_nothing_raises():
+    import mindspore as ms
+
+    from tests.parity.harness import load_converted
+    mod, code, _ = load_converted(EINOPS.replace("'sum'), reduce(s, 'b n -> b', 'mean'), reduce(s, 'b n -> b', 'prod')",
+                                                 "'max')"))
+    assert "_ms_compat.reduce_amax(s, (1,))" in code, code
+    for run in (mod.fn, ms.jit(mod.fn)):
+        with pytest.raises(ValueError, match="non-zero size"):
+            run(ms.Tensor(X), ms.Tensor(NONE))
