@@ -802,8 +802,11 @@ rule("torch.norm", "mindspore.ops.vector_norm", args=("input", "p", "dim", "keep
      note="p='fro'/number -> ops.vector_norm over dim (all elements when dim is None), 'nuc' -> "
           "ops.matrix_norm, as torch.norm computes them; a p held in a variable must be a number",
      test=T_NORM)(_norm)
-_simple("torch.linalg.norm", "mindspore.ops.norm", ("input", "ord", "dim", "keepdim"), ("A", "ord", "dim", "keepdim"),
-        rename={"input": "A"}, test=T_NORM, note="same ord/dim rules (vector or matrix norm) as torch.linalg.norm")
+_simple("torch.linalg.norm", "_ms_compat.reduce_norm", ("input", "ord", "dim", "keepdim"),
+        ("A", "ord", "dim", "keepdim"), rename={"input": "A"}, test=T_EMPTY_MORE,
+        note="ops.norm: same ord/dim rules (vector or matrix norm) as torch.linalg.norm; 0 for an input with no "
+             "elements, as torch (templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised "
+             "values)")
 _simple("torch.linalg.vector_norm", "_ms_compat.reduce_vector_norm", ("x", "ord", "dim", "keepdim"),
         ("x", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE,
         note="0 for an input with no elements, as torch (its error for the inf norms); " +

@@ -83,7 +83,8 @@ def fn(x, m):
     s = x[m]
     rows = x[m[:, 0]]
     return (torch.prod(s), torch.prod(rows, 0), torch.nansum(s), torch.nansum(rows, 0), torch.nanmean(s),
-            torch.norm(s), torch.norm(rows, dim=0), torch.linalg.vector_norm(s, 1), torch.std(s), torch.var(rows, 0),
+            torch.norm(s), torch.norm(rows, dim=0), torch.linalg.vector_norm(s, 1), torch.linalg.norm(s),
+            torch.linalg.norm(rows), torch.std(s), torch.var(rows, 0),
             torch.var_mean(s), torch.std_mean(rows, 0), torch.median(s), torch.count_nonzero(s),
             torch.count_nonzero(rows, 0))
 '''
@@ -105,7 +106,7 @@ REFUSED = ["torch.amax(s, 0)", "torch.amin(rows, 0)", "torch.max(s)", "torch.min
 def test_more_functions(mask):
     code, sites = check_function(MORE_FUNCTIONS, [X, mask], rtol=1e-5, atol=1e-6)
     expect(sites, code, converted=["torch.prod", "torch.nansum", "torch.nanmean", "torch.norm",
-                                   "torch.linalg.vector_norm", "torch.std", "torch.var", "torch.var_mean",
+                                   "torch.linalg.vector_norm", "torch.linalg.norm", "torch.std", "torch.var", "torch.var_mean",
                                    "torch.std_mean", "torch.median", "torch.count_nonzero"])
 
 

@@ -61,6 +61,13 @@ def reduce_vector_norm(x, ord=2, axis=None, keepdims=False, dtype=None):
     return _filled(x, ops.vector_norm(x, ord, axis, keepdims, dtype=dtype), 0)
 
 
+def reduce_norm(A, ord=None, dim=None, keepdim=False, dtype=None):
+    """torch.linalg.norm (ops.norm): 0 for an input with no elements, torch's error for the inf norms."""
+    if ord in (float("inf"), float("-inf")):
+        return _nonempty(A, ops.norm(A, ord, dim, keepdim, dtype=dtype), "linalg.norm")
+    return _filled(A, ops.norm(A, ord, dim, keepdim, dtype=dtype), 0)
+
+
 def reduce_std(input, axis=None, ddof=0, keepdims=False):
     return _filled(input, ops.std(input, axis, ddof, keepdims), float("nan"))
 
