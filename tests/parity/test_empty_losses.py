@@ -7,15 +7,8 @@ selects some elements, in PyNative and GRAPH mode, values and gradients.
 """
 from __future__ import annotations
 
-import numpy as np
-import pytest
 
-from tests.parity.harness import check_function
-from tests.parity.test_tensor_methods import expect
-
-X = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
-NONE = np.zeros((4, 3), bool)
-SOME = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0], [0, 1, 0]], bool)
+from tests.parity.test_empty_reductions import MASKS, check_masked    # the same inputs and masks
 
 FUNCTIONS = '''
 import torch
@@ -53,20 +46,18 @@ def fn(x: torch.Tensor, m: torch.Tensor):
 '''
 
 
-@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+@MASKS
 def test_functions(mask):
-    code, sites = check_function(FUNCTIONS, [X, mask], grad=True, rtol=1e-5, atol=1e-6)
-    expect(sites, code, converted=["torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss",
-                                   "torch.nn.functional.binary_cross_entropy"])
+    code = check_masked(FUNCTIONS, mask, ["torch.nn.functional.mse_loss", "torch.nn.functional.l1_loss",
+                                          "torch.nn.functional.binary_cross_entropy"])
     assert "_ms_compat.mse_loss(s, s * 0.5)" in code, code
 
 
-@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+@MASKS
 def test_modules(mask):
-    code, sites = check_function(MODULES, [X, mask], grad=True, rtol=1e-5, atol=1e-6)
-    expect(sites, code, converted=["torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.BCELoss"])
+    check_masked(MODULES, mask, ["torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.BCELoss"])
 
 
-@pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+@MASKS
 def test_masked_loss(mask):
-    check_function(MASKED, [X, mask], grad=True, rtol=1e-5, atol=1e-6)
+    check_masked(MASKED, mask)

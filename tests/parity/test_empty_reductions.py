@@ -16,6 +16,15 @@ from tests.parity.test_tensor_methods import expect
 X = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
 NONE = np.zeros((4, 3), bool)
 SOME = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 0], [0, 1, 0]], bool)
+MASKS = pytest.mark.parametrize("mask", [NONE, SOME], ids=["empty", "some"])
+
+
+def check_masked(src: str, mask, converted=(), grad: bool = True) -> str:
+    """Values (and gradients) of `fn(X, mask)` against torch, PyNative and GRAPH; the converted code."""
+    code, sites = check_function(src, [X, mask], grad=grad, rtol=1e-5, atol=1e-6)
+    if converted:
+        expect(sites, code, converted=list(converted))
+    return code
 
 FUNCTIONS = '''
 import torch
