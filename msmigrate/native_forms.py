@@ -39,7 +39,10 @@ CONTAINERS = frozenset(("Cell", "SequentialCell", "CellList", "CellDict"))
 CELL_FREE_HELPERS = frozenset(("modules", "named_modules", "children", "named_children", "parameters",
                                "named_parameters", "register_buffer", "state_dict", "load_state_dict",
                                "save", "load", "MigrationError", "os",
-                               "reduce_sum", "reduce_mean", "reduce_any", "reduce_logsumexp"))
+                               "reduce_sum", "reduce_mean", "reduce_any", "reduce_logsumexp", "reduce_prod",
+                               "reduce_nansum", "reduce_nanmean", "reduce_vector_norm", "reduce_norm", "reduce_std", "reduce_var",
+                               "reduce_std_mean", "reduce_var_mean", "reduce_amax", "reduce_amin", "median_all",
+                               "median_dim", "matmul", "mm", "bmm", "mv", "dense", "addmm", "baddbmm", "inner", "tensor_dot"))
 _OWN_PARAMS = "_own_params"   # the helper that reads the buffer mark (module_tree section)
 
 

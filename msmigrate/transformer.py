@@ -1428,6 +1428,15 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return safe
+        if isinstance(updated.operator, cst.MatrixMultiply) and not all(
+                self._receiver_kind(e) == "other" or UM.numpy_call(self, e) for e in (original.left, original.right)):
+            # `a @ b` of tensors or of values that may be ones: torch's zeros when the contracted dim is empty
+            # (compat_parts/empty_products.py; `@` itself for anything else)
+            m = R.lookup("Tensor.__matmul__")
+            self._record(original, m.source, m.target, m.status, m.note)
+            left, right = (code_of(e.with_changes(lpar=[], rpar=[])).strip() for e in (updated.left, updated.right))
+            return self._render_template(f"{m.target}({left}, {right})").with_changes(
+                lpar=updated.lpar, rpar=updated.rpar)
         return updated
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):

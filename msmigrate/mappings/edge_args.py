@@ -19,10 +19,6 @@ INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x
 # batch-first ops whose MindSpore kernel rejects an input with no samples (templates/compat_parts/empty_batch.py)
 EMPTY_BATCH_NOTE = ("an input with no samples (N = 0) gives torch's empty result (templates/compat_parts/"
                     "empty_batch.py)")
-# an inner dimension of 0: ops.mm leaves its result uninitialised, torch gives zeros
-MM_EMPTY_INNER = ("(ops.mm({input}, {mat2}) if {input}.shape[1] else ops.zeros(({input}.shape[0], {mat2}.shape[1]), "
-                  "{input}.dtype))")
-MM_NOTE = "zeros where the inner dimension is 0, as torch (ops.mm leaves that result uninitialised)"
 # the parity test of the records that use these rules
 T_EDGE = "tests/parity/test_edge_inputs.py::test_edge_inputs"
 

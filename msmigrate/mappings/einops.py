@@ -36,8 +36,11 @@ def _load_planner() -> types.ModuleType:
 PLANNER = _load_planner()
 
 # reduction name -> the mindspore.ops function taking (x, axes)
-_REDUCTIONS = {"mean": "ops.mean", "sum": "ops.sum", "max": "ops.amax", "min": "ops.amin",
-               "prod": "ops.prod", "any": "ops.any", "all": "ops.all"}
+# the empty-safe reductions (templates/compat_parts/empty_reductions.py): an axis of length 0 reduces to
+# torch's 0 / nan / 1 / False, and max / min raise as einops on torch does
+_REDUCTIONS = {"mean": "_ms_compat.reduce_mean", "sum": "_ms_compat.reduce_sum", "max": "_ms_compat.reduce_amax",
+               "min": "_ms_compat.reduce_amin", "prod": "_ms_compat.reduce_prod", "any": "_ms_compat.reduce_any",
+               "all": "ops.all"}
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$|^\d+$")
 
 

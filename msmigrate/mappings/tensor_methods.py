@@ -31,7 +31,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, MM_EMPTY_INNER, MM_NOTE,
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT,
                         T_EDGE, empty_dims_keep, nonzero_code, tensor_start_as_int)
 
 T = "tests/parity/test_tensor_methods.py"
@@ -434,12 +434,15 @@ mapping("Tensor.mean", "mindspore.ops.mean", args=("dim", "keepdim"), target_arg
         unsupported={"dtype": "mean(dtype=...) casts first: write x.astype(dtype).mean(...)"},
         unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=T_EMPTY,
         rule=_empty_safe("mean"), note=_EMPTY_NOTE.format("mean", "nan") + " (also when a dim is reduced)")
-mapping("Tensor.prod", "mindspore.ops.prod", args=("dim", "keepdim"), target_args=("input", "axis", "keep_dims"),
-        rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True, test=f"{T}::test_reductions")
+mapping("Tensor.prod", "_ms_compat.reduce_prod", args=("dim", "keepdim"), target_args=("input", "axis", "keep_dims"),
+        rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True, test=T_EMPTY.replace("methods", "more_methods"),
+        note=_EMPTY_NOTE.format("prod", "1"))
 for _n in ("amax", "amin"):
-    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", args=("dim", "keepdim"),
+    mapping(f"Tensor.{_n}", f"_ms_compat.reduce_{_n}", args=("dim", "keepdim"),
             target_args=("input", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"},
-            test=f"{T}::test_reductions")
+            test="tests/parity/test_empty_reductions.py::test_refused_reductions_raise",
+            note="torch's error when the reduced dim is empty (templates/compat_parts/empty_reductions.py: "
+                 "MindSpore 2.10 gives uninitialised values)")
 mapping("Tensor.argmax", "mindspore.ops.argmax", args=("dim", "keepdim"), target_args=("input", "dim", "keepdim"),
         tensor_only=True, test=f"{T}::test_reductions")
 # Tensor.argmin: a twin of torch.argmin (int64 indices), mappings/tensor_twins.py
@@ -488,7 +491,7 @@ def _max_min(op: str, elementwise: str):
         if not b.has("dim"):
             if b.has("keepdim"):
                 raise UnsupportedSite("keepdim without dim")
-            return ctx.expr(f"{x}.{op}()")
+            return ctx.expr(f"_ms_compat.reduce_a{op}({_arg(ctx)})")    # torch's error for an empty input
         dim = ctx.code("dim")
         if b.positional.get("dim"):
             kind = _looks_like_dim(ctx, _original(ctx, ("dim", "keepdim")).value("dim"), dim)
@@ -529,7 +532,7 @@ def _std_var(op: str):
         parts.append(f"ddof={ddof}")
         if b.has("keepdim"):
             parts.append(f"keepdims={ctx.code('keepdim')}")
-        return ctx.expr(f"ops.{op}({', '.join(parts)})")
+        return ctx.expr(f"_ms_compat.reduce_{op}({', '.join(parts)})")     # nan for an empty input
     return fn
 
 
@@ -561,7 +564,7 @@ def _norm(ctx):
         parts.append(f"axis={dim}")
     if b.has("keepdim"):
         parts.append(f"keepdims={ctx.code('keepdim')}")
-    return ctx.expr(f"ops.vector_norm({', '.join(parts)})")
+    return ctx.expr(f"_ms_compat.reduce_vector_norm({', '.join(parts)})")     # 0 for an empty input
 
 
 rule("Tensor.norm", None, args=("p", "dim", "keepdim", "dtype"), tensor_only=True,
@@ -654,12 +657,14 @@ mapping("Tensor.mul", "mindspore.ops.mul", args=("other",), target_args=("input"
         test=f"{T}::test_arithmetic")
 mapping("Tensor.div", "mindspore.ops.div", args=("other",), target_args=("input", "other"), tensor_only=True,
         test=f"{T}::test_arithmetic")
-mapping("Tensor.matmul", "mindspore.ops.matmul", args=("other",), target_args=("input", "other"),
-        test=f"{T}::test_arithmetic")
-mapping("Tensor.mm", "expr:" + MM_EMPTY_INNER.replace("{input}", "{self}"), args=("mat2",),
-        tensor_only=True, note=MM_NOTE, test=f"{T}::test_arithmetic")
-mapping("Tensor.bmm", "mindspore.ops.bmm", args=("mat2",), target_args=("input_x", "mat2"),
-        test=f"{T}::test_arithmetic")
+_PRODUCT_NOTE = ("through _ms_compat.{0} (templates/compat_parts/empty_products.py): torch's zeros when the "
+                 "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)")
+mapping("Tensor.matmul", "_ms_compat.matmul", args=("other",), target_args=("input", "other"),
+        note=_PRODUCT_NOTE.format("matmul"), test="tests/parity/test_empty_products.py::test_methods")
+mapping("Tensor.mm", "_ms_compat.mm", args=("mat2",), target_args=("input", "mat2"),
+        note=_PRODUCT_NOTE.format("mm"), test="tests/parity/test_empty_products.py::test_methods")
+mapping("Tensor.bmm", "_ms_compat.bmm", args=("mat2",), target_args=("input_x", "mat2"),
+        note=_PRODUCT_NOTE.format("bmm"), test="tests/parity/test_empty_products.py::test_methods")
 for _n, _ms in (("eq", "equal"), ("ne", "ne"), ("gt", "gt"), ("ge", "ge"), ("lt", "lt"), ("le", "le")):
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_ms}", args=("other",), target_args=("input", "other"),
             tensor_only=True, test=f"{T}::test_arithmetic")
@@ -780,6 +785,10 @@ mapping("Tensor.remainder", "expr:ops.remainder({self}, {other})", args=("other"
 mapping("Tensor.fmod", "expr:ops.fmod({self}, {other})", args=("other",),
         note="the sign of the dividend, as in torch", test=f"{T}::test_inplace")
 
+mapping("Tensor.__matmul__", "_ms_compat.matmul", args=("other",), target_args=("input", "other"),
+        note="a @ b of tensors, or of values the converter cannot type (`@` itself for anything but a tensor), "
+             + _PRODUCT_NOTE.format("matmul"),
+        test="tests/parity/test_empty_products.py::test_methods")
 mapping("Tensor.__invert__", "_ms_compat.invert", target_args=("x",),
         note="~x on a tensor: bitwise not on integer tensors (MindSpore's ~ is a logical not there), "
              "logical not on bool tensors", test="tests/parity/test_real_programs.py::test_inplace_rebinds")

@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, MM_EMPTY_INNER, MM_NOTE, T_EDGE, empty_dims_keep,
+from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, empty_dims_keep,
                         tensor_start_as_int)
 
 T = "tests/parity/test_torch_functions.py"
@@ -498,9 +498,12 @@ composed("torch.roll", "(ms.numpy.roll({input}, {shifts}, {dims}) if {input}.siz
          ("input", "shifts", "dims"), defaults={"dims": "None"}, target="mindspore.numpy.roll", test=T_SHAPE,
          note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch; "
               "a tensor with no elements is returned as it is, as torch (mindspore.numpy.roll divides by its size)")
-_simple("torch.tensordot", "mindspore.ops.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
+_simple("torch.tensordot", "_ms_compat.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
         rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
-        note="dims (int or two lists) -> axes; torch's default dims=2 is passed")
+        test="tests/parity/test_empty_products.py::test_static_shapes",
+        note="dims (int or two lists) -> axes; torch's default dims=2 is passed; ops.tensor_dot through "
+             "_ms_compat.tensor_dot (templates/compat_parts/empty_products.py): torch's zeros when the contracted "
+             "dims are empty (MindSpore 2.10's kernel leaves that result uninitialised)")
 
 
 def _where(ctx):
@@ -633,7 +636,8 @@ def _einsum(ctx):
     product = " * ".join(parts)
     if contracted:
         dims = tuple(range(len(rhs), len(order)))
-        product = f"ops.sum({product}, dim={dims if len(dims) > 1 else dims[0]})"
+        # the empty-safe sum: a contracted letter of length 0 sums to torch's 0 (empty_reductions.py)
+        product = f"_ms_compat.reduce_sum({product}, dim={dims if len(dims) > 1 else dims[0]})"
     return ctx.expr(product)
 
 
@@ -668,15 +672,22 @@ for _name in ("div", "divide"):
             note="true division (ints give float32); rounding_mode 'trunc'/'floor' as in torch")
 _simple("torch.true_divide", "mindspore.ops.div", ("dividend", "divisor"), ("input", "other"),
         rename={"dividend": "input", "divisor": "other"}, test=T_MATH)
-_simple("torch.matmul", "mindspore.ops.matmul", ("input", "other"), ("input", "other"), test=T_MATH)
-# an inner dimension of 0: ops.mm leaves its result uninitialised, torch gives zeros
-composed("torch.mm", MM_EMPTY_INNER, ("input", "mat2"), target="mindspore.ops.mm", test=T_MATH, note=MM_NOTE)
-_simple("torch.bmm", "mindspore.ops.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
-        test=T_MATH)
-_simple("torch.addmm", "mindspore.ops.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"), test=T_MATH,
-        note="beta * input + alpha * (mat1 @ mat2)")
-_simple("torch.baddbmm", "mindspore.ops.baddbmm", ("input", "batch1", "batch2"), ("input", "batch1", "batch2"),
-        test=T_MATH, note="beta * input + alpha * (batch1 @ batch2)")
+T_PRODUCTS = "tests/parity/test_empty_products.py"
+# MindSpore 2.10's matmul kernels leave the result uninitialised when the contracted dim is empty
+EMPTY_PRODUCT_NOTE = ("through _ms_compat.{0} (templates/compat_parts/empty_products.py): torch's zeros when the "
+                      "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)")
+_simple("torch.matmul", "_ms_compat.matmul", ("input", "other"), ("input", "other"), test=f"{T_PRODUCTS}::test_functions",
+        note=EMPTY_PRODUCT_NOTE.format("matmul"))
+_simple("torch.mm", "_ms_compat.mm", ("input", "mat2"), ("input", "mat2"), test=f"{T_PRODUCTS}::test_functions",
+        note=EMPTY_PRODUCT_NOTE.format("mm"))
+_simple("torch.bmm", "_ms_compat.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
+        test=f"{T_PRODUCTS}::test_functions", note=EMPTY_PRODUCT_NOTE.format("bmm"))
+_simple("torch.addmm", "_ms_compat.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"),
+        test=f"{T_PRODUCTS}::test_affine",
+        note="beta * input + alpha * (mat1 @ mat2); " + EMPTY_PRODUCT_NOTE.format("addmm"))
+_simple("torch.baddbmm", "_ms_compat.baddbmm", ("input", "batch1", "batch2"), ("input", "batch1", "batch2"),
+        test=f"{T_PRODUCTS}::test_affine",
+        note="beta * input + alpha * (batch1 @ batch2); " + EMPTY_PRODUCT_NOTE.format("baddbmm"))
 _simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
         note="a number base is allowed, as in torch")
 _UNARY_NOTE = "integer tensors are not promoted to float as torch does: cast them first"
@@ -732,6 +743,7 @@ _simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "d
         status=DIFFERENCE, note=_INT_ACC)
 T_EMPTY = "tests/parity/test_empty_reductions.py::test_functions"
 T_EMPTY_ANY = "tests/parity/test_empty_reductions.py::test_any"
+T_EMPTY_MORE = "tests/parity/test_empty_reductions.py::test_more_functions"
 _EMPTY_NOTE = ("through _ms_compat.reduce_{0} (templates/compat_parts/empty_reductions.py): MindSpore 2.10's "
                "kernel leaves the result uninitialised for an input with no elements; torch gives {1}")
 
@@ -779,23 +791,30 @@ def _norm(ctx):
     except Exception:
         pv = None
     if pv == "fro":
-        return _call(ctx, "ops.vector_norm", [x, "2"], [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
+        return _call(ctx, "_ms_compat.reduce_vector_norm", [x, "2"],
+                     [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
     if pv == "nuc":
         return _call(ctx, "ops.matrix_norm", [x, "'nuc'"],
                      [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
     if isinstance(pv, str):
         raise UnsupportedSite(f"p={p}")
-    return _call(ctx, "ops.vector_norm", [x, p], [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
+    return _call(ctx, "_ms_compat.reduce_vector_norm", [x, p],
+                 [("axis", dim), ("keepdims", keep), ("dtype", _dtype(b))])
 
 
 rule("torch.norm", "mindspore.ops.vector_norm", args=("input", "p", "dim", "keepdim", "out", "dtype"),
      note="p='fro'/number -> ops.vector_norm over dim (all elements when dim is None), 'nuc' -> "
           "ops.matrix_norm, as torch.norm computes them; a p held in a variable must be a number",
      test=T_NORM)(_norm)
-_simple("torch.linalg.norm", "mindspore.ops.norm", ("input", "ord", "dim", "keepdim"), ("A", "ord", "dim", "keepdim"),
-        rename={"input": "A"}, test=T_NORM, note="same ord/dim rules (vector or matrix norm) as torch.linalg.norm")
-_simple("torch.linalg.vector_norm", "mindspore.ops.vector_norm", ("x", "ord", "dim", "keepdim"),
-        ("x", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
+_simple("torch.linalg.norm", "_ms_compat.reduce_norm", ("input", "ord", "dim", "keepdim"),
+        ("A", "ord", "dim", "keepdim"), rename={"input": "A"}, test=T_EMPTY_MORE,
+        note="ops.norm: same ord/dim rules (vector or matrix norm) as torch.linalg.norm; 0 for an input with no "
+             "elements, as torch (templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised "
+             "values)")
+_simple("torch.linalg.vector_norm", "_ms_compat.reduce_vector_norm", ("x", "ord", "dim", "keepdim"),
+        ("x", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE,
+        note="0 for an input with no elements, as torch (its error for the inf norms); " +
+             "templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised values")
 _simple("torch.linalg.matrix_norm", "mindspore.ops.matrix_norm", ("A", "ord", "dim", "keepdim"),
         ("A", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
 
@@ -827,11 +846,13 @@ def _mean(ctx):
 rule("torch.mean", "mindspore.ops.mean", args=("input", "dim", "keepdim"),
      note="dtype casts the input first, as in torch; " + _EMPTY_NOTE.format("mean", "nan") + " (also when a "
           "dim is reduced)", test=T_EMPTY)(_mean)
-_simple("torch.prod", "mindspore.ops.prod", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
-        rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_RED)
+_simple("torch.prod", "_ms_compat.reduce_prod", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
+        rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_EMPTY_MORE, note=_EMPTY_NOTE.format("prod", "1"))
 for _name in ("amax", "amin"):
-    _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keepdims"),
-            rename={"dim": "axis", "keepdim": "keepdims"}, test=T_RED, status=DIFFERENCE, note=_NAN_NOTE)
+    _simple(f"torch.{_name}", f"_ms_compat.reduce_{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keepdims"),
+            rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE, status=DIFFERENCE,
+            note=_NAN_NOTE + "; torch's error when the reduced dim is empty (MindSpore 2.10 gives uninitialised "
+                 "values; templates/compat_parts/empty_reductions.py)")
 
 
 def _std_var(target: str):
@@ -861,7 +882,7 @@ _STD_NOTE = ("ddof passed explicitly: torch's default is unbiased (correction=1)
 for _name in ("std", "var", "std_mean", "var_mean"):
     rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input", "dim", "unbiased", "keepdim"),
          note=_STD_NOTE + ("; returns (std/var, mean) as torch" if "mean" in _name else ""),
-         test=T_RED)(_std_var(f"ops.{_name}"))
+         test=T_EMPTY_MORE)(_std_var(f"_ms_compat.reduce_{_name}"))
 
 
 def _max_min(kind: str):
@@ -875,7 +896,7 @@ def _max_min(kind: str):
         if not b.has("dim"):
             if b.has("keepdim"):
                 raise UnsupportedSite("keepdim without dim")
-            return _call(ctx, f"ops.a{kind}", [x])
+            return _call(ctx, f"_ms_compat.reduce_a{kind}", [x])     # torch's error for an empty input
         d = b.code("dim")
         keep = b.code("keepdim") if b.has("keepdim") else None
         value = b.value("dim")
@@ -1024,7 +1045,7 @@ def _count_nonzero(ctx):
     pos = [f"ops.ne({b.code('input')}, 0)"]
     if _given(b, "dim"):
         pos.append(b.code("dim"))
-    return _call(ctx, "ops.sum", pos)
+    return _call(ctx, "_ms_compat.reduce_sum", pos)     # 0 for an empty input (empty_reductions.py)
 
 
 rule("torch.count_nonzero", "mindspore.ops.sum", args=("input", "dim"),

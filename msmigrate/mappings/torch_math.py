@@ -66,18 +66,24 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
                    ("igamma", "igamma"), ("igammac", "igammac"), ("fmax", "fmax"), ("kron", "kron"),
                    ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
     _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
-    composed(f"torch.{_name}", f"ops.{_op}({{input}}, {{{_second}}})" if _name != "nextafter" else
-             BROADCAST_PAIR.format(op="nextafter", rest=""), ("input", _second),
-             target="mindspore.ops.nextafter" if _name == "nextafter" else None,
+    _guarded = _name in ("inner", "mv")     # torch's zeros over an empty contracted dim (empty_products.py)
+    composed(f"torch.{_name}", f"{'_ms_compat' if _guarded else 'ops'}.{_op}({{input}}, {{{_second}}})"
+             if _name != "nextafter" else BROADCAST_PAIR.format(op="nextafter", rest=""), ("input", _second),
+             target="mindspore.ops.nextafter" if _name == "nextafter" else f"mindspore.ops.{_op}" if _guarded else None,
              note="float64 result, as torch" if _name == "float_power" else
+             "through _ms_compat." + _op + " (templates/compat_parts/empty_products.py): torch's zeros when the "
+             "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)" if _guarded else
              "the inputs are broadcast first (ops.nextafter does not broadcast)" if _name == "nextafter" else
              "NaN: the other value is taken, as in torch" if _name == "fmax" else "",
-             test=T_MAT if _name in ("kron", "inner", "outer", "ger", "mv") else T_EW)
+             test=f"tests/parity/test_empty_products.py::{'test_functions' if _name == 'mv' else 'test_static_shapes'}"
+             if _guarded else
+             T_MAT if _name in ("kron", "outer", "ger") else T_EW)
 composed("torch.heaviside", "ops.heaviside({input}, {values})", ("input", "values"), test=T_EW)
 composed("torch.xlogy", XLOGY, ("input", "other"), target="mindspore.ops.xlogy",
          note="0 where x == 0 and y is not NaN, as torch (ops.xlogy gives NaN at x = y = 0); tensors only", test=T_EW)
-composed("torch.dot", "ops.sum({input} * {tensor})", ("input", "tensor"), target="mindspore.ops.sum",
-         note="the 1-D inner product as a sum of products (ops.dot is a matrix product of >= 2-D inputs)", test=T_MAT)
+composed("torch.dot", "_ms_compat.reduce_sum({input} * {tensor})", ("input", "tensor"), target="mindspore.ops.sum",
+         note="the 1-D inner product as a sum of products (ops.dot is a matrix product of >= 2-D inputs), 0 for "
+         "empty vectors as torch (the empty-safe sum, templates/compat_parts/empty_reductions.py)", test=T_MAT)
 composed("torch.logit", LOGIT, ("input", "eps"), absent=LOGIT_NO_EPS, target="mindspore.ops.log",
          note=LOGIT_NOTE, test=T_EW)
 composed("torch.polygamma", "ops.polygamma(ms.Tensor({n}), {input})", ("n", "input"),
@@ -105,16 +111,28 @@ for _name in ("cummax", "cummin"):
              f"ops.{_name}, {{input}}, {{dim}}))", ("input", "dim"),
              target=f"mindspore.ops.{_name}", test=T_RED,
              note="a plain (values, indices) tuple with int64 indices (no .values/.indices attributes); " + AS_VECTOR_NOTE)
-composed("torch.nansum", "ops.nansum({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
-         defaults={"dim": "None", "keepdim": "False", "dtype": "None"}, test=T_RED)
-composed("torch.nanmean", "ops.nanmean({input}, {dim}, {keepdim}, dtype={dtype})", ("input", "dim", "keepdim", "dtype"),
-         defaults={"dim": "None", "keepdim": "False", "dtype": "None"}, test=T_RED)
-for _name in ("median", "nanmedian"):
-    composed(f"torch.{_name}", f"(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*ops.{_name}({{input}}, {{dim}}, "
-             f"{{keepdim}}))", ("input", "dim", "keepdim"), defaults={"keepdim": "False"},
-             absent={"dim": f"ops.{_name}(ops.reshape({{input}}, (-1,)), 0)[0]"}, target=f"mindspore.ops.{_name}",
-             note="no dim: the lower median of all elements; dim: a plain (values, int64 indices) tuple "
-                  "(no .values/.indices attributes)", test=T_RED)
+_EMPTY = ("; {0} for an input with no elements, as torch (templates/compat_parts/empty_reductions.py: MindSpore "
+          "2.10's kernel leaves that result uninitialised)")
+composed("torch.nansum", "_ms_compat.reduce_nansum({input}, {dim}, {keepdim}, dtype={dtype})",
+         ("input", "dim", "keepdim", "dtype"), defaults={"dim": "None", "keepdim": "False", "dtype": "None"},
+         target="mindspore.ops.nansum", note=_EMPTY.format("0")[2:],
+         test="tests/parity/test_empty_reductions.py::test_more_functions")
+composed("torch.nanmean", "_ms_compat.reduce_nanmean({input}, {dim}, {keepdim}, dtype={dtype})",
+         ("input", "dim", "keepdim", "dtype"), defaults={"dim": "None", "keepdim": "False", "dtype": "None"},
+         target="mindspore.ops.nanmean", note=_EMPTY.format("nan")[2:],
+         test="tests/parity/test_empty_reductions.py::test_more_functions")
+composed("torch.median", "(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*_ms_compat.median_dim({input}, "
+         "{dim}, {keepdim}))", ("input", "dim", "keepdim"), defaults={"keepdim": "False"},
+         absent={"dim": "_ms_compat.median_all({input})"}, target="mindspore.ops.median",
+         note="no dim: the lower median of all elements (nan when there is none, as torch); dim: a plain (values, "
+              "int64 indices) tuple (no .values/.indices attributes), torch's error for an empty dim "
+              "(templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised values)",
+         test="tests/parity/test_empty_reductions.py::test_more_functions")
+composed("torch.nanmedian", "(lambda _ms_v, _ms_i: (_ms_v, _ms_i.astype(ms.int64)))(*ops.nanmedian({input}, {dim}, "
+         "{keepdim}))", ("input", "dim", "keepdim"), defaults={"keepdim": "False"},
+         absent={"dim": "ops.nanmedian(ops.reshape({input}, (-1,)), 0)[0]"}, target="mindspore.ops.nanmedian",
+         note="no dim: the lower median of all elements; dim: a plain (values, int64 indices) tuple "
+              "(no .values/.indices attributes)", test=T_RED)
 # torch.quantile: mappings/torch_functions_more.py; torch.nanquantile: mappings/tensor_nn_extra.py
 composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input}, {dim}, {keepdim}))",
          ("input", "dim", "keepdim"), defaults={"dim": "None", "keepdim": "False"}, target="mindspore.ops.amin",

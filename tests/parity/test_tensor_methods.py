@@ -712,8 +712,13 @@ def fn(x: torch.Tensor):
 
 def test_non_tensor_receivers_untouched():
     code, sites = check_function(NOT_TENSORS, [X], graph=False)
-    assert not [s for s in sites if s.api.startswith("Tensor.")], [(s.api, s.code) for s in sites]
-    for frag in ("items.append(1)", 'd.get("a", 0)', "s.add(3)", "arr.sum() + arr.mean()", "a.sum() + a.max()",
+    # sum/max of an untyped value (`helper(a)`, `arr2`) are chosen at run time: MindSpore's differ on an empty
+    # tensor (untyped_methods.DIFFERING); on the NumPy arrays here the array's own methods run
+    chosen = [s for s in sites if s.api.startswith("Tensor.") and "decided at run time" in s.note]
+    assert sorted(s.code for s in chosen) == ["a.max()", "a.sum()", "arr2.sum()"], [(s.api, s.code) for s in chosen]
+    assert not [s for s in sites if s.api.startswith("Tensor.") and s not in chosen], [(s.api, s.code) for s in sites]
+    for frag in ("items.append(1)", 'd.get("a", 0)', "s.add(3)", "arr.sum() + arr.mean()",
+                 "(_ms_compat.reduce_sum(a) if _ms_compat.is_tensor(a) else a.sum())",
                  '"a,b".split(",")', "arr.reshape(3, 1).transpose(1, 0).flatten()"):
         assert frag in code, (frag, code)
 

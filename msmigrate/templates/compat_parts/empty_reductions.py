@@ -1,37 +1,104 @@
-"""sum / mean / any / logsumexp that give torch's value when the input has no elements.
+"""Reductions that give torch's value when the input has no elements.
 
 MindSpore 2.10's CPU reduction kernels leave their output uninitialised for an empty input
 (a sum of nothing is garbage, any() True, mean() -inf; torch: 0, False, nan, and -inf for
-logsumexp): `loss[mask].sum()` with no positive is such a reduction. The test on the element
-count costs nothing in PyNative and is folded while compiling a static shape; under GRAPH mode
-a dynamic one (`x[mask]`) makes it a branch, which compiles and differentiates as well.
+logsumexp): `loss[mask].sum()` with no positive is such a reduction. The same holds for prod over
+an empty dim (torch: 1), nansum (0), nanmean (nan), vector norms (0), the median of nothing (nan),
+and var/std, which MindSpore gives as 0 (torch: nan). Where torch refuses the reduction (amax /
+amin / max / min of nothing, the median along an empty dim) the helper raises as torch does.
+The test on the element count costs nothing in PyNative and is folded while compiling a static
+shape; under GRAPH mode a dynamic one (`x[mask]`) makes it a branch, which compiles and
+differentiates as well.
 """
 from mindspore import ops
 
 
-def reduce_sum(x, dim=None, keepdim=False, dtype=None):
-    out = ops.sum(x, dim, keepdim, dtype=dtype)
-    if ops.size(x) == 0:
-        return ops.zeros_like(out)
+def _filled(x, out, value):
+    """`out`, or `value` in its shape when `x` has no elements (an empty `out` stays empty)."""
+    if x.size == 0:     # a Python int in PyNative (ops.size costs a dispatch, ~30 us)
+        return ops.full_like(out, value)
     return out
+
+
+def _nonempty(x, out, name):
+    """`out`, after torch's error when a reduction of `x` has no element to pick from."""
+    if x.size == 0 and out.size > 0:
+        raise ValueError(name + "(): Expected reduction dim to have non-zero size (the input has no elements)")
+    return out
+
+
+def reduce_sum(x, dim=None, keepdim=False, dtype=None):
+    return _filled(x, ops.sum(x, dim, keepdim, dtype=dtype), 0)
 
 
 def reduce_mean(x, dim=None, keepdim=False):
-    out = ops.mean(x, dim, keepdim)
-    if ops.size(x) == 0:
-        return ops.full_like(out, float("nan"))
-    return out
+    return _filled(x, ops.mean(x, dim, keepdim), float("nan"))
 
 
 def reduce_any(x, dim=None, keepdim=False):
-    out = ops.any(x, dim, keepdim)
-    if ops.size(x) == 0:
-        return ops.zeros_like(out)
-    return out
+    return _filled(x, ops.any(x, dim, keepdim), False)
 
 
 def reduce_logsumexp(x, dim, keepdim=False):
-    out = ops.logsumexp(x, dim, keepdim)
-    if ops.size(x) == 0:
-        return ops.full_like(out, float("-inf"))
-    return out
+    return _filled(x, ops.logsumexp(x, dim, keepdim), float("-inf"))
+
+
+def reduce_prod(input, axis=None, keep_dims=False, dtype=None):
+    return _filled(input, ops.prod(input, axis, keep_dims, dtype), 1)
+
+
+def reduce_nansum(input, axis=None, keepdims=False, dtype=None):
+    return _filled(input, ops.nansum(input, axis, keepdims, dtype=dtype), 0)
+
+
+def reduce_nanmean(input, axis=None, keepdims=False, dtype=None):
+    return _filled(input, ops.nanmean(input, axis, keepdims, dtype=dtype), float("nan"))
+
+
+def reduce_vector_norm(x, ord=2, axis=None, keepdims=False, dtype=None):
+    if ord in (float("inf"), float("-inf")):      # torch: the inf norm of nothing has no identity
+        return _nonempty(x, ops.vector_norm(x, ord, axis, keepdims, dtype=dtype), "linalg.vector_norm")
+    return _filled(x, ops.vector_norm(x, ord, axis, keepdims, dtype=dtype), 0)
+
+
+def reduce_norm(A, ord=None, dim=None, keepdim=False, dtype=None):
+    """torch.linalg.norm (ops.norm): 0 for an input with no elements, torch's error for the inf norms."""
+    if ord in (float("inf"), float("-inf")):
+        return _nonempty(A, ops.norm(A, ord, dim, keepdim, dtype=dtype), "linalg.norm")
+    return _filled(A, ops.norm(A, ord, dim, keepdim, dtype=dtype), 0)
+
+
+def reduce_std(input, axis=None, ddof=0, keepdims=False):
+    return _filled(input, ops.std(input, axis, ddof, keepdims), float("nan"))
+
+
+def reduce_var(input, axis=None, ddof=0, keepdims=False):
+    return _filled(input, ops.var(input, axis, ddof, keepdims), float("nan"))
+
+
+def reduce_std_mean(input, axis=None, ddof=0, keepdims=False):
+    spread, mean = ops.std_mean(input, axis, ddof, keepdims)
+    return _filled(input, spread, float("nan")), _filled(input, mean, float("nan"))
+
+
+def reduce_var_mean(input, axis=None, ddof=0, keepdims=False):
+    spread, mean = ops.var_mean(input, axis, ddof, keepdims)
+    return _filled(input, spread, float("nan")), _filled(input, mean, float("nan"))
+
+
+def reduce_amax(input, axis=None, keepdims=False):
+    return _nonempty(input, ops.amax(input, axis, keepdims), "amax")
+
+
+def reduce_amin(input, axis=None, keepdims=False):
+    return _nonempty(input, ops.amin(input, axis, keepdims), "amin")
+
+
+def median_all(x):
+    """torch.median(x): the lower median of all elements, nan when there is none."""
+    return _filled(x, ops.median(ops.reshape(x, (-1,)), 0)[0], float("nan"))
+
+
+def median_dim(input, axis=-1, keepdims=False):
+    values, indices = ops.median(input, axis, keepdims)
+    return _nonempty(input, values, "median"), indices

@@ -12,8 +12,20 @@ from mindspore import nn, ops
 
 
 def _loss_reduce(loss, reduction):
-    """torch's reduction argument: 'mean', 'sum' or 'none'."""
-    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+    """torch's reduction argument: 'mean', 'sum' or 'none'; the mean of an empty batch is nan and its sum 0,
+    as torch (the empty-safe reductions of empty_reductions.py)."""
+    return reduce_mean(loss) if reduction == "mean" else reduce_sum(loss) if reduction == "sum" else loss
+
+
+# ----------------------------------------------------------------- regression
+def mse_loss(input, target, reduction="mean"):
+    """torch.nn.functional.mse_loss: ops.mse_loss's 'mean' of an empty batch is inf or garbage (torch: nan)."""
+    return _loss_reduce(ops.mse_loss(input, target, "none"), reduction)
+
+
+def l1_loss(input, target, reduction="mean"):
+    """torch.nn.functional.l1_loss: ops.l1_loss's 'mean' of an empty batch is inf or garbage (torch: nan)."""
+    return _loss_reduce(ops.l1_loss(input, target, "none"), reduction)
 
 
 # ----------------------------------------------------------------- classification
@@ -104,6 +116,20 @@ class _ReductionLoss(nn.Cell):
     def __init__(self, reduction="mean"):
         super().__init__()
         self.reduction = reduction
+
+
+class MSELoss(_ReductionLoss):
+    """torch.nn.MSELoss: see mse_loss (nn.MSELoss's mean of an empty batch is inf in PyNative)."""
+
+    def construct(self, input, target):
+        return mse_loss(input, target, self.reduction)
+
+
+class L1Loss(_ReductionLoss):
+    """torch.nn.L1Loss: see l1_loss."""
+
+    def construct(self, input, target):
+        return l1_loss(input, target, self.reduction)
 
 
 class SoftMarginLoss(_ReductionLoss):

@@ -166,7 +166,9 @@ def train(epoch):
         train_loss += loss.item()
         _, predicted = (ops.max(outputs, 1) if _ms_compat.is_tensor(outputs) else outputs.max(1))
         total += targets.shape[0]
-        correct += predicted.eq(targets).sum().item()
+        # _ms_compat.on_tensor (helper): tensor_form(x) for a MindSpore tensor, method(x) (the call as written)
+        # otherwise
+        correct += _ms_compat.on_tensor(predicted.eq(targets), lambda _ms_r: _ms_compat.reduce_sum(_ms_r), lambda _ms_r: _ms_r.sum()).item()
         log_metrics(step=global_step, epoch=epoch, loss=loss.item(), lr=scheduler.get_last_lr()[0])
         if batch_idx % args.log_interval == 0:
             print('[%d/%d] Loss: %.3f | Acc: %.3f%% (%d/%d)'
@@ -188,7 +190,7 @@ def test(epoch):
         test_loss += loss.item()
         _, predicted = (ops.max(outputs, 1) if _ms_compat.is_tensor(outputs) else outputs.max(1))
         total += targets.shape[0]
-        correct += predicted.eq(targets).sum().item()
+        correct += _ms_compat.on_tensor(predicted.eq(targets), lambda _ms_r: _ms_compat.reduce_sum(_ms_r), lambda _ms_r: _ms_r.sum()).item()
 
     print('Test Loss: %.3f | Acc: %.3f%% (%d/%d)'
           % (test_loss/(batch_idx+1), 100.*correct/total, correct, total))

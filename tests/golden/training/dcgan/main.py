@@ -170,11 +170,11 @@ for epoch in range(opt.niter):
         else:
             noise = ops.randn((batch_size, nz, 1, 1))
         loss_D, output_6, errD_fake, errD_real, fake, label, output = train_step_D(batch_size, real_cpu, noise)
-        D_x = output_6.mean().item()
-        D_G_z1 = output.mean().item()
+        D_x = (_ms_compat.reduce_mean(output_6) if _ms_compat.is_tensor(output_6) else output_6.mean()).item()
+        D_G_z1 = (_ms_compat.reduce_mean(output) if _ms_compat.is_tensor(output) else output.mean()).item()
         errD = errD_real + errD_fake
         errG, fake, label, output = train_step_G(batch_size, real_cpu, noise, fake)
-        D_G_z2 = output.mean().item()
+        D_G_z2 = (_ms_compat.reduce_mean(output) if _ms_compat.is_tensor(output) else output.mean()).item()
         step += 1
 
         if metrics is not None:

@@ -49,11 +49,13 @@ class CausalSelfAttention(nn.Cell):
         v = ops.swapaxes(v.view(B, T, self.n_head, C // self.n_head), 1, 2)  # (B, nh, T, hs)
 
         # causal self-attention; Self-attend: (B, nh, T, hs) x (B, nh, hs, T) -> (B, nh, T, T)
-        att = (q @ ops.swapaxes(k, -2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
+        # _ms_compat.matmul (helper): torch.matmul / `a @ b`; of values that are no tensor (NumPy arrays, a `@` the
+        # converter could not type), the `@` oper...
+        att = (_ms_compat.matmul(q, ops.swapaxes(k, -2, -1))) * (1.0 / math.sqrt(k.shape[-1]))
         att = ops.masked_fill(att, self.bias[:, :, :T, :T] == 0, ops.cast(float('-inf'), att.dtype))
         att = ops.softmax(att, axis=-1)
         att = self.attn_dropout(att)
-        y = att @ v  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)
+        y = _ms_compat.matmul(att, v)  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)
         y = ops.swapaxes(y, 1, 2).view(B, T, C)  # re-assemble all head outputs side by side
 
         # output projection

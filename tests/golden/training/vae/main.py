@@ -157,7 +157,7 @@ if __name__ == "__main__":
             metrics.write(json.dumps({'epoch': epoch, 'test_loss': test_loss}) + '\n')
         sample = ops.randn((16, args.latent))
         sample = model.decode(sample)
-        print('sample mean intensity: {:.4f}'.format(sample.mean().item()))
+        print('sample mean intensity: {:.4f}'.format((_ms_compat.reduce_mean(sample) if _ms_compat.is_tensor(sample) else sample.mean()).item()))
         # msmigrate: torch.no_grad(): values computed without gradient, as in torch
         # _ms_compat.no_grad_value (helper): The value with no gradient flowing through it, as torch's no_grad made it:
         # tensors (also in tuples and lists) through...
