@@ -266,8 +266,10 @@ rule("torch.nn.LayerNorm", "mindspore.nn.LayerNorm",
           "-> _ms_compat.LayerNorm (an nn.LayerNorm subclass with torch's arguments); params gamma/beta",
      test=f"{T}::test_norms")(_layer_norm)
 mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
-        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype"),
+        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype", "bias"),
         target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
+        unsupported={"bias": "a GroupNorm with a weight and no bias: MindSpore's affine=True trains both"},
+        unsupported_ok={"bias": ("True",)},
         note="params gamma/beta", test=f"{T}::test_norms")
 
 
