@@ -78,12 +78,12 @@ for _name in ("LPPool1d", "LPPool2d"):
             target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
 
 # recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
-_CELL_NOTE = "hx must be given (MindSpore's cells have no zero default state)"
-mapping(N + "RNNCell", "mindspore.nn.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
-                                                      "dtype"),
-        target_args=("input_size", "hidden_size", "has_bias", "nonlinearity"), rename={"bias": "has_bias"},
-        drop=("device", "dtype"), note=_CELL_NOTE, test=T)
+_CELL_NOTE = ("MindSpore's cell with torch's arguments (templates/compat_parts/recurrent_cells.py): hx optional "
+              "(zeros, as torch), an unbatched input (features,) is a batch of one")
+mapping(N + "RNNCell", "_ms_compat.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
+                                                    "dtype"),
+        target_args=("input_size", "hidden_size", "bias", "nonlinearity"), drop=("device", "dtype"),
+        note=_CELL_NOTE, test=T)
 for _name in ("LSTMCell", "GRUCell"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
-            target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
-            note=_CELL_NOTE, test=T)
+    mapping(N + _name, f"_ms_compat.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+            target_args=("input_size", "hidden_size", "bias"), drop=("device", "dtype"), note=_CELL_NOTE, test=T)

@@ -33,8 +33,11 @@ C5 = RNG.standard_normal((3, 5)).astype(np.float32)
 LAYERS += [
     ("nn.RNNCell(4, 5)", (X4, H5)), ("nn.RNNCell(4, 5, bias=False, nonlinearity='relu')", (X4, H5)),
     ("nn.LSTMCell(4, 5)", (X4, (H5, C5))), ("nn.GRUCell(4, 5, False)", (X4, H5)), ("nn.GRUCell(4, 5)", (X4, H5)),
+    # torch's zero state when hx is left out, and an unbatched input (features,) with its state (hidden,)
+    ("nn.RNNCell(4, 5)", (X4,)), ("nn.LSTMCell(4, 5)", (X4,)), ("nn.GRUCell(4, 5)", (X4[0],)),
+    ("nn.RNNCell(4, 5, nonlinearity='relu')", (X4[0], H5[0])), ("nn.LSTMCell(4, 5)", (X4[0], (H5[0], C5[0]))),
 ]
-GRAPH = (0, 10, 15, 22, 29)
+GRAPH = (0, 10, 15, 22, 29, 41, 44)
 T = "tests/parity/test_torch_nn_more.py::"
 
 
