@@ -78,7 +78,7 @@ for _name in ("LPPool1d", "LPPool2d"):
             target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
 
 # recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
-_CELL_NOTE = ("MindSpore's cell with torch's arguments (templates/compat_parts/recurrent_cells.py): hx optional "
+_CELL_NOTE = ("MindSpore's cell with torch's arguments (templates/compat_parts/recurrent.py): hx optional "
               "(zeros, as torch), an unbatched input (features,) is a batch of one")
 mapping(N + "RNNCell", "_ms_compat.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
                                                     "dtype"),

@@ -800,6 +800,21 @@ def test_recurrent_initial_state():
     check_layer(src, [x, h0], graph=False, rtol=1e-4, atol=1e-5, call=lambda net, x, h: net(x, h))
 
 
+@pytest.mark.parametrize("expr,graph", [("nn.LSTM(4, 6, num_layers=2)", True), ("nn.GRU(4, 6, batch_first=True)", False),
+                                        ("nn.RNN(4, 6, bidirectional=True, nonlinearity='relu')", False)])
+def test_recurrent_unbatched(expr, graph):
+    """torch's unbatched input (seq, features), with and without a state (layers, hidden): a batch of one."""
+    x = rnd(5, 4)
+    check_layer(layer_src(expr), [x], graph=graph, rtol=1e-4, atol=1e-5)
+    layers = (2 if "num_layers=2" in expr or "bidirectional" in expr else 1)
+    h0, c0 = rnd(layers, 6, seed=4), rnd(layers, 6, seed=5)
+    if expr.startswith("nn.LSTM"):
+        check_layer(layer_src(expr), [x, h0, c0], graph=False, rtol=1e-4, atol=1e-5,
+                    call=lambda net, x, h, c: net(x, (h, c)))
+    else:
+        check_layer(layer_src(expr), [x, h0], graph=False, rtol=1e-4, atol=1e-5, call=lambda net, x, h: net(x, h))
+
+
 # ------------------------------------------------------------------------------------- resampling, padding
 @pytest.mark.parametrize("expr,shape,graph", [
     ("nn.Upsample(scale_factor=2)", (2, 3, 4, 5), True),

@@ -1,7 +1,31 @@
-"""torch.nn.RNNCell / GRUCell / LSTMCell: MindSpore's cells with torch's arguments and calls. torch's hx is
-optional (zeros when left out) and an unbatched input (features,) with an unbatched state (hidden,) is a batch
-of one; MindSpore's cells take neither. Same parameter names (weight_ih, weight_hh, bias_ih, bias_hh)."""
+"""torch's recurrent calls on MindSpore's layers. torch.nn.LSTM/GRU/RNN (_ms_compat.py's classes) take an
+unbatched input (seq, features) with states (layers, hidden): a batch of one. torch.nn.RNNCell/GRUCell/LSTMCell
+(here): hx optional (zeros when left out), an unbatched input (features,) with states (hidden,) a batch of one;
+MindSpore's layers take neither. Same parameter names (weight_ih, weight_hh, bias_ih, bias_hh...)."""
 from mindspore import nn, ops
+
+
+def _state_batch(hx, add):
+    """A state (layers, hidden) as a batch of one (layers, 1, hidden), or back; LSTM's (h, c) each."""
+    if hx is None:
+        return None
+    if isinstance(hx, tuple):
+        return tuple(_state_batch(h, add) for h in hx)
+    return hx.expand_dims(1) if add else hx.squeeze(1)
+
+
+def _sequence_inputs(x, hx, batch_first):
+    """(x, hx, unbatched) as MindSpore's LSTM/GRU/RNN take them."""
+    if x.ndim == 3:
+        return x, hx, False
+    return x.expand_dims(0 if batch_first else 1), _state_batch(hx, True), True
+
+
+def _sequence_outputs(result, unbatched, batch_first):
+    if not unbatched:
+        return result
+    out, h = result
+    return out.squeeze(0 if batch_first else 1), _state_batch(h, False)
 
 
 def _cell_inputs(x, hx, hidden_size, pair):
