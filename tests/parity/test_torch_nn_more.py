@@ -94,3 +94,22 @@ def test_every_layer_record_has_a_case():
     cased = {"torch.nn." + expr.split("(")[0].split(".")[1] for expr, _ in LAYERS}
     mine = {m.source for m in all_mappings() if m.test == T + "test_layers"}
     assert mine and mine <= cased, sorted(mine - cased)
+
+
+
+def test_selu_input_gradient():
+    """nn.SELU's input gradient, negative inputs and 0 included (MindSpore 2.10's nn.SeLU gets it wrong there),
+    PyNative and GRAPH."""
+    import mindspore as ms
+    import torch
+    x = np.array([[-3.0, -1.0, -0.25, 0.0, 0.5, 2.0]], np.float32)
+    src = "import torch.nn as nn\ndef make():\n    return nn.SELU()\n"
+    t = torch.from_numpy(x.copy()).requires_grad_(True)
+    load_torch(src)["make"]()(t).sum().backward()
+    net = load_converted(src)[0].make()
+
+    def total(v):
+        return net(v).sum()
+    grad = ms.grad(total)
+    assert_close(grad(ms.Tensor(x)), t.grad, 1e-5, 1e-6, "pynative")
+    assert_close(ms.jit(grad)(ms.Tensor(x)), t.grad, 1e-5, 1e-6, "graph")
