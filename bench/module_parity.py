@@ -26,9 +26,7 @@ Bench-only dependency: the ModuleInfo database imports `expecttest`; it is not a
 """
 from __future__ import annotations
 
-import argparse
 import collections
-import json
 import shutil
 import sys
 import time
@@ -38,8 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from opinfo_parity import (CaseWriter, Unrepresentable, convert_run_classify, runner_main,  # noqa: E402
-                           summarize, torch_expected)
+from opinfo_parity import CaseWriter, Unrepresentable, bench_args, run_bench, runner_main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "bench" / "_work" / "modules"
@@ -189,15 +186,8 @@ def generate(infos, samples: int, src: Path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--modules", default="", help="comma-separated ModuleInfo names, e.g. nn.Conv2d (default: all)")
-    ap.add_argument("--limit", type=int, default=0, help="only the first N module classes (after --modules)")
-    ap.add_argument("--samples", type=int, default=3, help="samples per module class")
-    ap.add_argument("--work", default=str(WORK))
-    ap.add_argument("--json", default="", help="write every case's result here")
-    ap.add_argument("--show", type=int, default=30, help="failure classes to print")
-    ap.add_argument("--runner", nargs="*", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    args = bench_args(argv, __doc__, "modules", "comma-separated ModuleInfo names, e.g. nn.Conv2d (default: all)", 30,
+                      WORK)
     work = Path(args.work)
     if args.runner is not None:
         return runner_main(work / "out", work / "res", args.runner)
@@ -205,40 +195,22 @@ def main(argv=None):
     t0 = time.time()
     warnings.filterwarnings("ignore")
     from torch.testing._internal.common_modules import module_db
-    infos = list(module_db)
-    if args.modules:
-        wanted = set(args.modules.split(","))
-        infos = [i for i in infos if i.name in wanted]
+    infos = [i for i in module_db if not args.modules or i.name in args.modules.split(",")]
     if args.limit:
         infos = infos[:args.limit]
     shutil.rmtree(work, ignore_errors=True)
-    cases, skipped = generate(infos, args.samples, work / "src")
-    (work / "res").mkdir(parents=True)
-    (work / "cases.json").write_text(json.dumps(cases))
-    expected = torch_expected(work, cases)
-    t_gen = time.time() - t0
-
-    ran = convert_run_classify(work, cases, expected, Path(__file__).resolve())
-    if ran is None:
-        return 2
-    results, t_conv, t_run = ran
-    summarize(results, skipped, args.show, label="family")
+    rc, results = run_bench(work, generate(infos, args.samples, work / "src"), t0, Path(__file__).resolve(), args,
+                            label="family")
+    counted = [r for r in results if r["cls"] != "torch_rejects"]
     by_mode = collections.defaultdict(collections.Counter)
-    for r in results:
-        if r["cls"] != "torch_rejects":
-            by_mode[r["mode"]][r["cls"]] += 1
-    print("\nby mode: " + "; ".join(f"{m} {c['pass']}/{sum(c.values())} pass" for m, c in sorted(by_mode.items())))
     per_class = collections.defaultdict(collections.Counter)
-    for r in results:
-        if r["cls"] != "torch_rejects":
-            per_class[r["op"]][r["cls"]] += 1
+    for r in counted:
+        by_mode[r["mode"]][r["cls"]] += 1
+        per_class[r["op"]][r["cls"]] += 1
+    print("by mode: " + "; ".join(f"{m} {c['pass']}/{sum(c.values())} pass" for m, c in sorted(by_mode.items())))
     print("module classes with every case passing: "
           f"{sum(c['pass'] == sum(c.values()) for c in per_class.values())}/{len(per_class)}")
-    print(f"seconds: generate+torch {t_gen:.0f}, convert {t_conv:.0f}, run {t_run:.0f}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
-    return 0
-
+    return rc
 
 
 if __name__ == "__main__":

@@ -398,16 +398,41 @@ def convert_run_classify(work: Path, cases, expected, script: Path):
     return results, t_conv, t_run
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ops", default="", help="comma-separated OpInfo names (default: all)")
-    ap.add_argument("--limit", type=int, default=0, help="only the first N ops (after --ops)")
-    ap.add_argument("--samples", type=int, default=3, help="sample inputs per op")
-    ap.add_argument("--work", default=str(WORK))
+def bench_args(argv, doc: str, what: str, what_help: str, show: int, work: Path = WORK):
+    """The options both parity benches take (`--ops`/`--modules` is `what`); the runner's too."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument(f"--{what}", default="", help=what_help)
+    ap.add_argument("--limit", type=int, default=0, help=f"only the first N (after --{what})")
+    ap.add_argument("--samples", type=int, default=3, help="sample inputs per entry")
+    ap.add_argument("--work", default=str(work))
     ap.add_argument("--json", default="", help="write every case's result here")
-    ap.add_argument("--show", type=int, default=25, help="failure classes to print")
+    ap.add_argument("--show", type=int, default=show, help="failure classes to print")
     ap.add_argument("--runner", nargs="*", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def run_bench(work: Path, generated, t0: float, script: Path, args, label: str = "namespace"):
+    """After generate(): the torch results, the conversion, the torch-free run and the tables. Returns
+    (exit code, results)."""
+    cases, skipped = generated
+    (work / "res").mkdir(parents=True)
+    (work / "cases.json").write_text(json.dumps(cases))
+    expected = torch_expected(work, cases)
+    t_gen = time.time() - t0
+
+    ran = convert_run_classify(work, cases, expected, script)
+    if ran is None:
+        return 2, []
+    results, t_conv, t_run = ran
+    summarize(results, skipped, args.show, label)
+    print(f"seconds: generate+torch {t_gen:.0f}, convert {t_conv:.0f}, run {t_run:.0f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0, results
+
+
+def main(argv=None):
+    args = bench_args(argv, __doc__, "ops", "comma-separated OpInfo names (default: all)", 25)
     work = Path(args.work)
     if args.runner is not None:
         return runner_main(work / "out", work / "res", args.runner)
@@ -422,21 +447,7 @@ def main(argv=None):
     if args.limit:
         ops = ops[:args.limit]
     shutil.rmtree(work, ignore_errors=True)
-    cases, skipped = generate(ops, args.samples, work / "src")
-    (work / "res").mkdir(parents=True)
-    (work / "cases.json").write_text(json.dumps(cases))
-    expected = torch_expected(work, cases)
-    t_gen = time.time() - t0
-
-    ran = convert_run_classify(work, cases, expected, Path(__file__).resolve())
-    if ran is None:
-        return 2
-    results, t_conv, t_run = ran
-    summarize(results, skipped, args.show)
-    print(f"seconds: generate+torch {t_gen:.0f}, convert {t_conv:.0f}, run {t_run:.0f}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
-    return 0
+    return run_bench(work, generate(ops, args.samples, work / "src"), t0, Path(__file__).resolve(), args)[0]
 
 
 CLASSES = ("pass", "todo", "noted", "silent", "convert_error")

@@ -47,28 +47,22 @@ def _cell_output(out, unbatched, pair):
     return (out[0].squeeze(0), out[1].squeeze(0)) if pair else out.squeeze(0)
 
 
-class RNNCell(nn.RNNCell):
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
-        super().__init__(input_size, hidden_size, has_bias=bias, nonlinearity=nonlinearity)
+def _torch_cell(base, pair):
+    """base (a MindSpore cell) with torch's arguments and calls; pair: the state is (h, c)."""
+    class Cell(base):
+        def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+            if base is nn.RNNCell:
+                super().__init__(input_size, hidden_size, has_bias=bias, nonlinearity=nonlinearity)
+            else:
+                super().__init__(input_size, hidden_size, has_bias=bias)
 
-    def construct(self, x, hx=None):
-        x, hx, unbatched = _cell_inputs(x, hx, self.hidden_size, False)
-        return _cell_output(super().construct(x, hx), unbatched, False)
-
-
-class GRUCell(nn.GRUCell):
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, has_bias=bias)
-
-    def construct(self, x, hx=None):
-        x, hx, unbatched = _cell_inputs(x, hx, self.hidden_size, False)
-        return _cell_output(super().construct(x, hx), unbatched, False)
+        def construct(self, x, hx=None):
+            x, hx, unbatched = _cell_inputs(x, hx, self.hidden_size, pair)
+            return _cell_output(super().construct(x, hx), unbatched, pair)
+    Cell.__name__ = Cell.__qualname__ = base.__name__
+    return Cell
 
 
-class LSTMCell(nn.LSTMCell):
-    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, has_bias=bias)
-
-    def construct(self, x, hx=None):
-        x, hx, unbatched = _cell_inputs(x, hx, self.hidden_size, True)
-        return _cell_output(super().construct(x, hx), unbatched, True)
+RNNCell = _torch_cell(nn.RNNCell, False)
+GRUCell = _torch_cell(nn.GRUCell, False)
+LSTMCell = _torch_cell(nn.LSTMCell, True)
