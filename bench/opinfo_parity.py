@@ -323,52 +323,35 @@ def classify(case, expected, got, sites):
     return "silent", detail
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ops", default="", help="comma-separated OpInfo names (default: all)")
-    ap.add_argument("--limit", type=int, default=0, help="only the first N ops (after --ops)")
-    ap.add_argument("--samples", type=int, default=3, help="sample inputs per op")
-    ap.add_argument("--work", default=str(WORK))
-    ap.add_argument("--json", default="", help="write every case's result here")
-    ap.add_argument("--show", type=int, default=25, help="failure classes to print")
-    ap.add_argument("--runner", nargs="*", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    work = Path(args.work)
-    if args.runner is not None:
-        return runner_main(work / "out", work / "res", args.runner)
-
-    t0 = time.time()
-    warnings.filterwarnings("ignore")
-    from torch.testing._internal.common_methods_invocations import op_db
-    ops = list(op_db)
-    if args.ops:
-        wanted = set(args.ops.split(","))
-        ops = [o for o in ops if o.name in wanted or f"{o.name}.{o.variant_test_name}" in wanted]
-    if args.limit:
-        ops = ops[:args.limit]
-    shutil.rmtree(work, ignore_errors=True)
-    cases, skipped = generate(ops, args.samples, work / "src")
-    (work / "res").mkdir(parents=True)
-    (work / "cases.json").write_text(json.dumps(cases))
-    expected = {}
+def torch_expected(work: Path, cases):
+    """{(module, case): run_module's result} of the generated torch programs in work/src, run here by torch."""
+    import torch
     by_mod = collections.defaultdict(list)
     for c in cases:
         by_mod[c["module"]].append(c["case"])
-    import torch
+    expected = {}
     torch.manual_seed(0)
     for m, names in by_mod.items():
         for n, r in run_module(work / "src" / f"{m}.py", names).items():
             expected[(m, n)] = r
     with open(work / "expected.pkl", "wb") as f:
         pickle.dump(expected, f)
-    t_gen = time.time() - t0
+    return expected
 
+
+def convert_run_classify(work: Path, cases, expected, script: Path):
+    """Converts work/src into work/out, runs every case torch-free (`script --runner`, resuming after a case
+    that kills the process) and classifies them: (results, convert seconds, run seconds), None when the
+    conversion wrote no report. expected: {(module, case): run_module's result under torch}."""
+    by_mod = collections.defaultdict(list)
+    for c in cases:
+        by_mod[c["module"]].append(c["case"])
     t1 = time.time()
     conv = subprocess.run([sys.executable, "-m", "msmigrate", "convert", str(work / "src"), "-o", str(work / "out"),
                            "-q", "-j", "2"], cwd=ROOT, capture_output=True, text=True)
     if not (work / "out" / "msmigrate-report.json").exists():
         print(conv.stdout[-3000:], conv.stderr[-3000:])
-        return 2
+        return None
     report = json.loads((work / "out" / "msmigrate-report.json").read_text())
     files = {Path(f["file"]).stem: f for f in report["files"]}
     t_conv = time.time() - t1
@@ -380,7 +363,7 @@ def main(argv=None):
         cur = work / "res" / "current"
         cur.unlink(missing_ok=True)
         try:
-            subprocess.run([sys.executable, str(Path(__file__).resolve()), "--work", str(work), "--runner",
+            subprocess.run([sys.executable, str(script), "--work", str(work), "--runner",
                             *todo_mods], env=env, cwd=work, timeout=max(300, 10 * len(todo_mods)),
                            capture_output=True)
         except subprocess.TimeoutExpired:
@@ -412,23 +395,71 @@ def main(argv=None):
             got = pickle.loads(pk.read_bytes()).get(c["case"]) if pk.exists() else ("err", "NotRun", "")
             cls, detail = classify(c, exp[1], got, files[m].get("sites", []))
         results.append(dict(c, cls=cls, detail=detail))
-    summarize(results, skipped, args.show)
+    return results, t_conv, t_run
+
+
+def bench_args(argv, doc: str, what: str, what_help: str, show: int, work: Path = WORK):
+    """The options both parity benches take (`--ops`/`--modules` is `what`); the runner's too."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument(f"--{what}", default="", help=what_help)
+    ap.add_argument("--limit", type=int, default=0, help=f"only the first N (after --{what})")
+    ap.add_argument("--samples", type=int, default=3, help="sample inputs per entry")
+    ap.add_argument("--work", default=str(work))
+    ap.add_argument("--json", default="", help="write every case's result here")
+    ap.add_argument("--show", type=int, default=show, help="failure classes to print")
+    ap.add_argument("--runner", nargs="*", help=argparse.SUPPRESS)
+    return ap.parse_args(argv)
+
+
+def run_bench(work: Path, generated, t0: float, script: Path, args, label: str = "namespace"):
+    """After generate(): the torch results, the conversion, the torch-free run and the tables. Returns
+    (exit code, results)."""
+    cases, skipped = generated
+    (work / "res").mkdir(parents=True)
+    (work / "cases.json").write_text(json.dumps(cases))
+    expected = torch_expected(work, cases)
+    t_gen = time.time() - t0
+
+    ran = convert_run_classify(work, cases, expected, script)
+    if ran is None:
+        return 2, []
+    results, t_conv, t_run = ran
+    summarize(results, skipped, args.show, label)
     print(f"seconds: generate+torch {t_gen:.0f}, convert {t_conv:.0f}, run {t_run:.0f}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
-    return 0
+    return 0, results
+
+
+def main(argv=None):
+    args = bench_args(argv, __doc__, "ops", "comma-separated OpInfo names (default: all)", 25)
+    work = Path(args.work)
+    if args.runner is not None:
+        return runner_main(work / "out", work / "res", args.runner)
+
+    t0 = time.time()
+    warnings.filterwarnings("ignore")
+    from torch.testing._internal.common_methods_invocations import op_db
+    ops = list(op_db)
+    if args.ops:
+        wanted = set(args.ops.split(","))
+        ops = [o for o in ops if o.name in wanted or f"{o.name}.{o.variant_test_name}" in wanted]
+    if args.limit:
+        ops = ops[:args.limit]
+    shutil.rmtree(work, ignore_errors=True)
+    return run_bench(work, generate(ops, args.samples, work / "src"), t0, Path(__file__).resolve(), args)[0]
 
 
 CLASSES = ("pass", "todo", "noted", "silent", "convert_error")
 
 
-def summarize(results, skipped, show):
+def summarize(results, skipped, show, label="namespace"):
     counted = [r for r in results if r["cls"] != "torch_rejects"]
     by_ns = collections.defaultdict(collections.Counter)
     for r in counted:
         by_ns[r["ns"]][r["cls"]] += 1
         by_ns["ALL"][r["cls"]] += 1
-    print(f"{'namespace':14s} {'cases':>6s} " + " ".join(f"{c:>13s}" for c in CLASSES) + "   pass%")
+    print(f"{label:14s} {'cases':>6s} " + " ".join(f"{c:>13s}" for c in CLASSES) + "   pass%")
     for ns in sorted(by_ns, key=lambda n: (n == "ALL", n)):
         cnt = by_ns[ns]
         total = sum(cnt.values())
@@ -443,7 +474,7 @@ def summarize(results, skipped, show):
             key = (r["cls"], r["ns"], r["op"], r["detail"].split(":")[0][:60])
             fails[key] += 1
             example.setdefault(key, r["call"][:90] + "  | " + r["detail"][:100])
-    print(f"\ntop failure classes (class, namespace, op, what):")
+    print(f"\ntop failure classes (class, {label}, op, what):")
     for key, n in fails.most_common(show):
         print(f"  {n:3d}  {key[0]:7s} {key[1]:13s} {key[2]:28s} {key[3]}\n        e.g. {example[key]}")
     reasons = collections.Counter(r["detail"].split(":")[0][:50] for r in counted if r["cls"] == "silent")

@@ -125,6 +125,9 @@ def apply_mapping(bound: BoundCall, m: Mapping) -> List[str]:
             ok = m.unsupported_ok.get(name, ())
             if bound.code(name) not in ok:
                 raise UnsupportedSite(f"argument {name}={bound.code(name)}: {why}")
+            if m.rule is None and name not in m.target_args and name not in m.rename:
+                # the value that changes nothing (LSTM's proj_size=0, out=None), for a target without the argument
+                bound.remove(name)
     for name, bad in m.unsupported_values.items():
         if bound.has(name) and bound.code(name) in bad:
             raise UnsupportedSite(f"argument {name}={bound.code(name)} has no MindSpore counterpart")

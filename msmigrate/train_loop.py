@@ -1489,7 +1489,22 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     used = _UsedAsObject()
     walk(fn.body, used)
     data_params = {p for p in params if p not in used.names and p not in ("self", "cls")}
-    return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True)
+    # `m = nn.Conv2d(...); m.load_state_dict(sd); m.eval(); y = m(x); y.backward()`: the layer is built before
+    # the step, and what is done to it (weights loaded, eval) happens before the step too
+    return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True,
+                        closed_over=_built_objects(body))
+
+
+def _built_objects(stmts: Sequence[cst.BaseStatement]) -> Set[str]:
+    """Names bound to an object built once (`model = Net()`, `opt = _ms_compat.SGD(...)`: a class, by its
+    name): the step closes over them, and the statements building them stay out of it."""
+    names: Set[str] = set()
+    for st in stmts:
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
+            value = st.body[0].value
+            if isinstance(value, cst.Call) and re.match(r"_*[A-Z]", code_of(value.func).strip().rsplit(".", 1)[-1]):
+                names |= assigns(st)
+    return names
 
 
 def rewrite_module(module: cst.Module, info: LoopInfo) -> Optional[Tuple[cst.FunctionDef, Rewrite]]:
@@ -1512,12 +1527,7 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
     used = _Called()
     for st in stmts:
         walk(st, used)
-        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
-            value = st.body[0].value
-            # `model = Net()`, `opt = _ms_compat.SGD(...)`: an object built once (a class, by its name)
-            if isinstance(value, cst.Call) and re.match(r"_*[A-Z]", code_of(value.func).strip().rsplit(".", 1)[-1]):
-                used.names |= assigns(st)
-    rw = rewrite_loop(fn, info, inline_defs=True, closed_over=used.names)
+    rw = rewrite_loop(fn, info, inline_defs=True, closed_over=used.names | _built_objects(stmts))
     return None if rw is None else (fn, rw)
 
 

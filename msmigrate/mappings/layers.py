@@ -266,8 +266,10 @@ rule("torch.nn.LayerNorm", "mindspore.nn.LayerNorm",
           "-> _ms_compat.LayerNorm (an nn.LayerNorm subclass with torch's arguments); params gamma/beta",
      test=f"{T}::test_norms")(_layer_norm)
 mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
-        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype"),
+        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype", "bias"),
         target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
+        unsupported={"bias": "a GroupNorm with a weight and no bias: MindSpore's affine=True trains both"},
+        unsupported_ok={"bias": ("True",)},
         note="params gamma/beta", test=f"{T}::test_norms")
 
 
@@ -440,16 +442,17 @@ mapping("torch.nn.MultiheadAttention", "_ms_compat.MultiheadAttention",
         note="a subclass of nn.MultiheadAttention that returns torch's (output, weights or None): "
              "MindSpore returns a 1-tuple when need_weights=False", test=f"{T}::test_attention")
 for _name in ("LSTM", "GRU", "RNN"):
-    mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}",
+    mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}",
             args=("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional",
                   "proj_size", "device", "dtype") if _name != "RNN" else
             ("input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first", "dropout",
              "bidirectional", "device", "dtype"),
-            target_args=("input_size", "hidden_size", "num_layers"),
-            rename={"bias": "has_bias"}, drop=_NO_DEVICE,
+            target_args=("input_size", "hidden_size", "num_layers"), drop=_NO_DEVICE,
             unsupported={"proj_size": "LSTM projections have no MindSpore counterpart"},
             unsupported_ok={"proj_size": ("0",)},
-            note="same gate layout and parameter names", test=f"{T}::test_recurrent")
+            note="MindSpore's layer with torch's arguments (a subclass): same gate layout and parameter names; an "
+                 "unbatched input (seq, features) with states (layers, hidden) is a batch of one, as in torch",
+            test=f"{T}::test_recurrent")
 
 # ------------------------------------------------------------------ resampling & padding
 def _upsample(ctx):

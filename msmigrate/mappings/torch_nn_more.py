@@ -16,8 +16,9 @@ T = "tests/parity/test_torch_nn_more.py::test_layers"
 N = "torch.nn."
 
 mapping(N + "CELU", "mindspore.nn.CELU", args=("alpha", "inplace"), target_args=("alpha",), drop=("inplace",), test=T)
-mapping(N + "SELU", "mindspore.nn.SeLU", args=("inplace",), drop=("inplace",), test=T,
-        note="mindspore.nn.SeLU (mint.nn.SELU has no CPU kernel)")
+mapping(N + "SELU", "_ms_compat.SELU", args=("inplace",), drop=("inplace",), test=T,
+        note="scale * elu(x, alpha) with torch's constants (templates/compat_parts/nn_extra.py): the gradient of "
+             "MindSpore 2.10's nn.SeLU is wrong for negative inputs on CPU (mint.nn.SELU has no CPU kernel)")
 for _name in ("Softshrink", "Hardshrink"):
     mapping(N + _name, f"mindspore.mint.nn.{_name}", args=("lambd",), target_args=("lambd",), test=T)
 mapping(N + "Threshold", "mindspore.nn.Threshold", args=("threshold", "value", "inplace"),
@@ -78,12 +79,12 @@ for _name in ("LPPool1d", "LPPool2d"):
             target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
 
 # recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
-_CELL_NOTE = "hx must be given (MindSpore's cells have no zero default state)"
-mapping(N + "RNNCell", "mindspore.nn.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
-                                                      "dtype"),
-        target_args=("input_size", "hidden_size", "has_bias", "nonlinearity"), rename={"bias": "has_bias"},
-        drop=("device", "dtype"), note=_CELL_NOTE, test=T)
+_CELL_NOTE = ("MindSpore's cell with torch's arguments (templates/compat_parts/recurrent.py): hx optional "
+              "(zeros, as torch), an unbatched input (features,) is a batch of one")
+mapping(N + "RNNCell", "_ms_compat.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
+                                                    "dtype"),
+        target_args=("input_size", "hidden_size", "bias", "nonlinearity"), drop=("device", "dtype"),
+        note=_CELL_NOTE, test=T)
 for _name in ("LSTMCell", "GRUCell"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
-            target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
-            note=_CELL_NOTE, test=T)
+    mapping(N + _name, f"_ms_compat.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+            target_args=("input_size", "hidden_size", "bias"), drop=("device", "dtype"), note=_CELL_NOTE, test=T)

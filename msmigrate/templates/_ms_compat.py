@@ -679,7 +679,7 @@ class Linear(nn.Dense):
 
 
 class LSTM(nn.LSTM):
-    """torch.nn.LSTM reached as a value (`getattr(nn, rnn_type)(...)`): torch's arguments."""
+    """torch.nn.LSTM: torch's arguments; an unbatched input (seq, features) is a batch of one (recurrent.py)."""
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         if proj_size:
@@ -687,21 +687,35 @@ class LSTM(nn.LSTM):
         super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
                          dropout=dropout, bidirectional=bidirectional)
 
+    def construct(self, x, hx=None, seq_length=None):
+        # nn.LSTM.construct, not super(): _torch_class (module_tree.py) subclasses this class, and GRAPH mode
+        # resolves super() from the instance's class (a recursion)
+        x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)
+        return _sequence_outputs(nn.LSTM.construct(self, x, hx, seq_length), unbatched, self.batch_first)
+
 
 class GRU(nn.GRU):
-    """torch.nn.GRU reached as a value: torch's arguments."""
+    """torch.nn.GRU: torch's arguments; an unbatched input is a batch of one."""
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
                          dropout=dropout, bidirectional=bidirectional)
 
+    def construct(self, x, hx=None, seq_length=None):
+        x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)
+        return _sequence_outputs(nn.GRU.construct(self, x, hx, seq_length), unbatched, self.batch_first)
+
 
 class RNN(nn.RNN):
-    """torch.nn.RNN reached as a value: torch's arguments."""
+    """torch.nn.RNN: torch's arguments; an unbatched input is a batch of one."""
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
                          batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
+
+    def construct(self, x, hx=None, seq_length=None):
+        x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)
+        return _sequence_outputs(nn.RNN.construct(self, x, hx, seq_length), unbatched, self.batch_first)
 
 
 class Conv2d(nn.Conv2d):

@@ -33,8 +33,11 @@ C5 = RNG.standard_normal((3, 5)).astype(np.float32)
 LAYERS += [
     ("nn.RNNCell(4, 5)", (X4, H5)), ("nn.RNNCell(4, 5, bias=False, nonlinearity='relu')", (X4, H5)),
     ("nn.LSTMCell(4, 5)", (X4, (H5, C5))), ("nn.GRUCell(4, 5, False)", (X4, H5)), ("nn.GRUCell(4, 5)", (X4, H5)),
+    # torch's zero state when hx is left out, and an unbatched input (features,) with its state (hidden,)
+    ("nn.RNNCell(4, 5)", (X4,)), ("nn.LSTMCell(4, 5)", (X4,)), ("nn.GRUCell(4, 5)", (X4[0],)),
+    ("nn.RNNCell(4, 5, nonlinearity='relu')", (X4[0], H5[0])), ("nn.LSTMCell(4, 5)", (X4[0], (H5[0], C5[0]))),
 ]
-GRAPH = (0, 10, 15, 22, 29)
+GRAPH = (0, 10, 15, 22, 29, 41, 44)
 T = "tests/parity/test_torch_nn_more.py::"
 
 
@@ -91,3 +94,22 @@ def test_every_layer_record_has_a_case():
     cased = {"torch.nn." + expr.split("(")[0].split(".")[1] for expr, _ in LAYERS}
     mine = {m.source for m in all_mappings() if m.test == T + "test_layers"}
     assert mine and mine <= cased, sorted(mine - cased)
+
+
+
+def test_selu_input_gradient():
+    """nn.SELU's input gradient, negative inputs and 0 included (MindSpore 2.10's nn.SeLU gets it wrong there),
+    PyNative and GRAPH."""
+    import mindspore as ms
+    import torch
+    x = np.array([[-3.0, -1.0, -0.25, 0.0, 0.5, 2.0]], np.float32)
+    src = "import torch.nn as nn\ndef make():\n    return nn.SELU()\n"
+    t = torch.from_numpy(x.copy()).requires_grad_(True)
+    load_torch(src)["make"]()(t).sum().backward()
+    net = load_converted(src)[0].make()
+
+    def total(v):
+        return net(v).sum()
+    grad = ms.grad(total)
+    assert_close(grad(ms.Tensor(x)), t.grad, 1e-5, 1e-6, "pynative")
+    assert_close(ms.jit(grad)(ms.Tensor(x)), t.grad, 1e-5, 1e-6, "graph")

@@ -160,6 +160,24 @@ class HingeEmbeddingLoss(nn.Cell):
         return hinge_embedding_loss(input, target, self.margin, self.reduction)
 
 
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """torch.nn.functional.margin_ranking_loss: an integer target (+1/-1) is promoted to the inputs' dtype, as
+    torch's arithmetic does (ops.margin_ranking_loss refuses a target of another dtype)."""
+    return ops.margin_ranking_loss(input1, input2, target.astype(input1.dtype), margin, reduction)
+
+
+class MarginRankingLoss(nn.Cell):
+    """torch.nn.MarginRankingLoss: see margin_ranking_loss."""
+
+    def __init__(self, margin=0.0, reduction="mean"):
+        super().__init__()
+        self.margin = margin
+        self.reduction = reduction
+
+    def construct(self, input1, input2, target):
+        return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
 def multilabel_margin_loss(input, target, reduction="mean"):
     """torch.nn.functional.multilabel_margin_loss, torch's formula (MindSpore's kernel has no
     CPU version): the target classes of a sample are the indices before its first -1; for

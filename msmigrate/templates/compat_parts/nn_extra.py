@@ -25,6 +25,20 @@ class Softplus(nn.Cell):
         return ops.softplus(input, self.beta, self.threshold)
 
 
+class SELU(nn.Cell):
+    """torch.nn.SELU: scale * elu(x, alpha) with torch's constants (the gradient of MindSpore 2.10's nn.SeLU is
+    wrong for negative inputs on CPU)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def construct(self, input):
+        # the negative part through where, not minimum(x, 0): at 0 torch's gradient is scale * alpha, and
+        # minimum's gradient at a tie is halved
+        negative = ops.where(input > 0, ops.zeros_like(input), input)
+        return 1.0507009873554805 * ops.where(input > 0, input, 1.6732632423543772 * ops.expm1(negative))
+
+
 def _nnx_clamped_norm(v, dim, eps):
     # torch divides each input by its norm clamped to eps; the clamp is invisible to the gradient
     n = ops.norm(v, 2, dim, keepdim=True)

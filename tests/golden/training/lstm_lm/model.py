@@ -11,7 +11,9 @@ class RNNModel(nn.Cell):
         self.ntoken = ntoken
         self.drop = nn.Dropout(p=dropout)
         self.encoder = nn.Embedding(ntoken, ninp, embedding_table=ms.common.initializer.Normal(1.0))
-        self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
+        # _ms_compat.LSTM (helper): torch.nn.LSTM: torch's arguments; an unbatched input (seq, features) is a batch of
+        # one (recurrent.py)
+        self.rnn = _ms_compat.LSTM(ninp, nhid, nlayers, dropout=dropout)
         self.decoder = nn.Dense(nhid, ntoken)
 
         # Optionally tie weights as in:
