@@ -316,6 +316,8 @@ class LoopInfo:
     # names bound to instances of the module's classes that draw with NumPy in a method (AAE's Encoder
     # samples z with np.random in forward): a step calling one runs op by op (drawing_objects)
     drawing_objects: Set[str] = field(default_factory=set)
+    # optimizers built by torch.optim.LBFGS: their step() re-evaluates a closure, one without is torch's TypeError
+    closure_only: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -379,6 +381,11 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
             rc = code_of(recv).strip()
             if pending.scaler is not None and rc == pending.scaler and len(call.args) == 1:
                 pending.optimizer = code_of(call.args[0].value).strip()
+            elif not call.args and rc in info.closure_only:
+                problems.extend((b, f"{rc}.step() without a closure: torch's LBFGS re-evaluates the loss through "
+                                 "step(closure) (and raises TypeError without one)") for b in pending.backwards)
+                pending = None
+                continue
             elif not call.args and _is_optimizer(rc, info):
                 pending.optimizer = rc
             else:

@@ -206,6 +206,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         # training-loop rewriting (msmigrate/train_loop.py)
         self.optimizers: Set[str] = set()     # expressions bound to torch.optim constructors
         self._stepped_closures: Dict[int, SCL.SteppedClosure] = {}   # step_closure.stepped_closures
+        self.closure_only_optimizers: Set[str] = set()   # bound to torch.optim.LBFGS (step needs a closure)
         self._scopes: List[dict] = []         # per function/module: read counts, bound names, loops
         self._out_lines: Dict[int, int] = {}  # id(converted statement) -> source line
         self._out_nodes: List[cst.CSTNode] = []  # those statements, held so that their ids stay theirs
@@ -656,6 +657,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            taken=scope["bound"], host_functions=self._host_functions,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
+                           closure_only=self.closure_only_optimizers,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1489,6 +1491,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         layer = self._torch_qname(value.func) if isinstance(value, cst.Call) else None
         if layer and layer.startswith("torch.optim.") and ".lr_scheduler." not in layer:
             self.optimizers.update(code_of(t.target).strip() for t in original.targets)
+            if layer == "torch.optim.LBFGS":
+                self.closure_only_optimizers.update(code_of(t.target).strip() for t in original.targets)
         cell_call = self._is_cell_call(value)
         numpy_made = UM.numpy_call(self, value)
         for t in original.targets:

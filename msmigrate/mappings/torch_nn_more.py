@@ -83,7 +83,10 @@ mapping(N + "RNNCell", "mindspore.nn.RNNCell", args=("input_size", "hidden_size"
                                                       "dtype"),
         target_args=("input_size", "hidden_size", "has_bias", "nonlinearity"), rename={"bias": "has_bias"},
         drop=("device", "dtype"), note=_CELL_NOTE, test=T)
-for _name in ("LSTMCell", "GRUCell"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
-            target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
-            note=_CELL_NOTE, test=T)
+mapping(N + "GRUCell", "mindspore.nn.GRUCell", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+        target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
+        note=_CELL_NOTE, test=T)
+mapping(N + "LSTMCell", "_ms_compat.LSTMCell", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+        target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
+        note=_CELL_NOTE + "; mindspore.nn.LSTMCell computing in the inputs' dtype (MindSpore's takes float16/float32 "
+                          "only; a model made .double() runs in float64)", test=T)
