@@ -35,6 +35,7 @@ import libcst as cst
 
 from . import train_loop as TL
 from .callsite import code_of
+from .visitor_bases import ScopeLocalVisitor
 
 
 @dataclass
@@ -104,21 +105,14 @@ def stepped_closures(module: cst.Module) -> Dict[int, SteppedClosure]:
     return blocks.found
 
 
-class _Returns(cst.CSTVisitor):
+class _Returns(ScopeLocalVisitor):
+    """The closure's own return statements (not those of functions defined in it)."""
+
     def __init__(self) -> None:
         self.count = 0
 
     def visit_Return(self, node) -> None:
         self.count += 1
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
 
 
 def _final_return(body) -> Optional[cst.Return]:

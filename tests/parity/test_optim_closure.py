@@ -63,7 +63,7 @@ def train(steps):
         losses.append(float(returned))
     return model, losses
 '''
-LBFGS = "torch.optim.LBFGS(model.parameters(), lr=0.8, max_iter={max_iter}, history_size=3, line_search_fn={ls})"
+LBFGS = "torch.optim.LBFGS(model.parameters(), lr={lr}, max_iter={max_iter}, history_size=3, line_search_fn={ls})"
 
 
 def _initial(dtype):
@@ -92,27 +92,39 @@ def _check(losses, params, rtol, dtype="float64"):
     # as many closure evaluations, each with torch's loss
     assert len(t_losses) == len(m_losses), (t_losses, m_losses)
     np.testing.assert_allclose(m_losses, t_losses, rtol=rtol)
+    scale = max(np.abs(t).max() for t in params[0])     # a parameter near 0 is compared at the others' scale
     for t, m, start in zip(*params, _initial(dtype)):
-        np.testing.assert_allclose(m, t, rtol=rtol, atol=rtol * np.abs(t).max())
+        np.testing.assert_allclose(m, t, rtol=rtol, atol=rtol * scale)
         # what torch changed has changed here too (no zero gradients)
         moved = np.abs(t - start) > 1e-3 * np.abs(start).max()
         assert moved.any() and (np.abs(m - start)[moved] > 0).all()
 
 
-@pytest.mark.parametrize("ls,dtype,rtol", [
-    (None, "float64", 1e-9),
-    ("'strong_wolfe'", "float64", 1e-9),
-    ("'strong_wolfe'", "float32", 1e-5),
+@pytest.mark.parametrize("ls,dtype,lr,search,rtol", [
+    (None, "float64", 0.8, set(), 1e-9),
+    # lr=0.05: the first trial is too short, the search extrapolates; lr=30: too long, it zooms in
+    ("'strong_wolfe'", "float64", 0.05, {"extrapolate"}, 1e-9),
+    ("'strong_wolfe'", "float64", 30, {"zoom"}, 1e-9),
+    ("'strong_wolfe'", "float32", 0.8, set(), 1e-5),
 ])
-def test_lbfgs(ls, dtype, rtol):
-    code, losses, params = _train_both(LBFGS.format(max_iter=4, ls=ls), dtype)
+def test_lbfgs(ls, dtype, lr, search, rtol, monkeypatch):
+    import _ms_compat  # emitted next to the converted snippets
+    seen = set()
+    cubic = _ms_compat._cubic_minimum
+
+    def spy(*args, bounds=None):
+        seen.add("zoom" if bounds is None else "extrapolate")
+        return cubic(*args, bounds=bounds)
+    monkeypatch.setattr(_ms_compat, "_cubic_minimum", spy)
+    code, losses, params = _train_both(LBFGS.format(lr=lr, max_iter=3, ls=ls), dtype)
     assert "_ms_compat.LBFGS(" in code and "return loss, grads" in code, code
+    assert seen == search      # the line search's branch this case is about was taken
     _check(losses, params, rtol, dtype)
 
 
 def test_lbfgs_graph_mode():
     """The closure's gradient step compiled (GRAPH mode, as converted programs run), L-BFGS op by op."""
-    _, losses, params = _train_both(LBFGS.format(max_iter=4, ls="'strong_wolfe'"), graph=True)
+    _, losses, params = _train_both(LBFGS.format(lr=0.8, max_iter=3, ls="'strong_wolfe'"), graph=True)
     _check(losses, params, 1e-9)
 
 
@@ -123,7 +135,7 @@ def test_lbfgs_graph_mode():
 def test_other_optimizers_step_closure(optimizer):
     """SGD/Adam evaluate the closure once, then update with its gradients, and return its loss (float32:
     MindSpore's SGD kernel takes no float64)."""
-    _, losses, params = _train_both(optimizer, "float32", steps=4)
+    _, losses, params = _train_both(optimizer, "float32", steps=3)
     _check(losses, params, 1e-5, "float32")
 
 
@@ -180,7 +192,7 @@ def test_unprovable_closure_raises_at_its_backward(case):
 def test_step_closure_of_an_unconverted_closure_raises():
     """A closure msmigrate did not convert returns no gradients: step() refuses it rather than update
     with none."""
-    mod, _, _ = load_converted(SRC.format(dtype="float64", optimizer=LBFGS.format(max_iter=2, ls=None)))
+    mod, _, _ = load_converted(SRC.format(dtype="float64", optimizer=LBFGS.format(lr=1, max_iter=2, ls=None)))
     from _ms_compat import MigrationError
     model = mod.Net()
     x, y = mod.data()
