@@ -297,6 +297,7 @@ class StepGroup:
     host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
     host_ifs: Set[int] = field(default_factory=set)   # `if loss.item() > m:` the step holds (_host_condition)
     outer: bool = False    # the step follows this loop in the enclosing loop (outer_accumulation)
+    closure: bool = False  # the body of a closure passed to optimizer.step(closure): it returns the gradients
 
 
 @dataclass
@@ -315,6 +316,8 @@ class LoopInfo:
     # names bound to instances of the module's classes that draw with NumPy in a method (AAE's Encoder
     # samples z with np.random in forward): a step calling one runs op by op (drawing_objects)
     drawing_objects: Set[str] = field(default_factory=set)
+    # optimizers built by torch.optim.LBFGS: their step() re-evaluates a closure, one without is torch's TypeError
+    closure_only: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -336,8 +339,8 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
     return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
 
 
-def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo,
-                outer_step: Optional["OuterStep"] = None) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
+                closure_of: Optional[str] = None) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
@@ -378,6 +381,11 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo,
             rc = code_of(recv).strip()
             if pending.scaler is not None and rc == pending.scaler and len(call.args) == 1:
                 pending.optimizer = code_of(call.args[0].value).strip()
+            elif not call.args and rc in info.closure_only:
+                problems.extend((b, f"{rc}.step() without a closure: torch's LBFGS re-evaluates the loss through "
+                                 "step(closure) (and raises TypeError without one)") for b in pending.backwards)
+                pending = None
+                continue
             elif not call.args and _is_optimizer(rc, info):
                 pending.optimizer = rc
             else:
@@ -411,6 +419,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo,
             r = _method(call, name)
             if r is not None and pending.scaler is not None and code_of(r).strip() == pending.scaler:
                 pending.extras.append(i)
+    if pending is not None and closure_of is not None and not groups:
+        # the body of `def closure(): ...` stepped by `closure_of.step(closure)` (step_closure.py): its
+        # step computes the gradients for that optimizer and hands them back instead of applying them
+        pending.optimizer, pending.step, pending.closure = closure_of, pending.backwards[-1], True
+        groups.append(pending)
+        pending = None
     leaves = _grad_leaves(body, pending) if pending is not None else []
     by_hand = MU.tensor_updates(body, pending.backwards[-1]) if pending is not None and not leaves \
         and len(pending.backwards) == 1 else None
@@ -1533,11 +1547,11 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
 
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
-                 outer_step: Optional[OuterStep] = None) -> Optional[Rewrite]:
+                 outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None) -> Optional[Rewrite]:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info, outer_step)
+    groups, problems = find_groups(body, info, outer_step, closure_of)
     if not groups:
         return Rewrite(loop, [], set(), [], problems) if problems else None
 
@@ -1680,7 +1694,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         closures |= {n for n in inputs if n not in per_iteration}
         fwd = _unique("forward_fn" + sfx, taken)
         gfn = _unique("grad_fn" + sfx, taken)
-        step = _unique(("grad_step" if g.accumulate else "train_step") + sfx, taken)
+        step = _unique(("grad_step" if g.accumulate or g.closure else "train_step") + sfx, taken)
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
@@ -1735,8 +1749,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 step_lines.append(f"{if_cond}grads = _ms_compat.clip_grad_value(grads, {rest})")
                 sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
                               "the gradients are clipped inside the train step"))
-        if g.accumulate:
-            extra_outs.append("grads")      # summed in the loop, applied in the `if`
+        if g.accumulate or g.closure:
+            extra_outs.append("grads")      # summed in the loop and applied in the `if`; or the closure's result
         elif g.manual is not None:
             step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
         else:
@@ -1776,7 +1790,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
                           "MindSpore Parameter may change nothing)"))
             resolved.extend(g.manual.resolved)
-        elif not g.outer:
+        elif not g.outer and not g.closure:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
                           "the update runs inside the train step"))
         if g.scaler:

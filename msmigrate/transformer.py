@@ -27,6 +27,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import step_choice as SC
+from . import step_closure as SCL
 from . import mixed_narrowing as MN
 from . import higher_order_grad as HOG
 from . import no_grad_values as NG
@@ -207,6 +208,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.touched = False                  # the file uses torch at all
         # training-loop rewriting (msmigrate/train_loop.py)
         self.optimizers: Set[str] = set()     # expressions bound to torch.optim constructors
+        self._stepped_closures: Dict[int, SCL.SteppedClosure] = {}   # step_closure.stepped_closures
+        self.closure_only_optimizers: Set[str] = set()   # bound to torch.optim.LBFGS (step needs a closure)
         self._scopes: List[dict] = []         # per function/module: read counts, bound names, loops
         self._out_lines: Dict[int, int] = {}  # id(converted statement) -> source line
         self._out_nodes: List[cst.CSTNode] = []  # those statements, held so that their ids stay theirs
@@ -641,8 +644,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         body = self._higher_order_grads_in(list(updated.body.body))
         return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
 
-    def _train_step_function(self, updated: cst.FunctionDef) -> cst.FunctionDef:
-        """backward()/step() at the top level of a function body (a per-batch step function)."""
+    def _train_step_function(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """backward()/step() at the top level of a function body (a per-batch step function), or a closure
+        passed to optimizer.step(closure) (step_closure.py)."""
+        closure = self._stepped_closures.get(id(original))
+        if closure is not None:
+            rw = SCL.rewrite(original, updated, closure, self._loop_info())
+            if rw is not None:
+                return self._apply_rewrite(updated, rw)
         rw = TL.rewrite_function(updated, self._loop_info())
         return updated if rw is None else self._apply_rewrite(updated, rw)
 
@@ -651,6 +660,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            taken=scope["bound"], host_functions=self._host_functions,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
+                           closure_only=self.closure_only_optimizers,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -873,6 +883,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
         self._training_withs = NG.training_withs(node)
+        self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
@@ -954,7 +965,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._in_forward() or self._funcs[-1].name not in ("forward", "construct"):
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
-            updated = self._train_step_function(updated)
+            updated = self._train_step_function(original, updated)
         updated = self._higher_order_grads(updated)
         ctx = self._funcs.pop()
         self._scopes.pop()
@@ -1509,6 +1520,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         layer = self._torch_qname(value.func) if isinstance(value, cst.Call) else None
         if layer and layer.startswith("torch.optim.") and ".lr_scheduler." not in layer:
             self.optimizers.update(code_of(t.target).strip() for t in original.targets)
+            if layer == "torch.optim.LBFGS":
+                self.closure_only_optimizers.update(code_of(t.target).strip() for t in original.targets)
         cell_call = self._is_cell_call(value)
         numpy_made = UM.numpy_call(self, value)
         for t in original.targets:

@@ -76,12 +76,12 @@ def _optimizer_rule(ctx):
 _optimizer_rule.handles_starred = True  # the helper classes take torch's keywords: **config passes through
 
 
-def _optimizer(name, args, note, test=None):
+def _optimizer(name, args, note, test=None, test_file=T):
     target_args = tuple(a for a in args if a not in _IMPL_FLAGS)
     rule(O + name, "_ms_compat." + name, args=args, target_args=target_args,
          note=note + "; model.parameters() -> model.trainable_params() (get_parameters() also yields "
                      "BatchNorm's moving statistics); " + _IMPL_NOTE,
-         test=f"{T}::{test or 'test_' + name.lower()}")(_optimizer_rule)
+         test=f"{test_file}::{test or 'test_' + name.lower()}")(_optimizer_rule)
 
 
 _P = ("params", "lr")
@@ -120,6 +120,13 @@ _optimizer("ASGD", _P + ("lambd", "alpha", "t0", "weight_decay", "foreach", "max
            "mindspore.experimental.optim.ASGD (same numbers; the averaged parameters are in .ax)")
 _optimizer("Rprop", _P + ("etas", "step_sizes", "capturable", "foreach", "maximize", "differentiable"),
            "mindspore.experimental.optim.Rprop (same numbers)")
+_optimizer("LBFGS", _P + ("max_iter", "max_eval", "tolerance_grad", "tolerance_change", "history_size",
+                          "line_search_fn"),
+           "torch's algorithm written in the helper (MindSpore 2.10 has none: mindspore.scipy.optimize's LBFGS is a "
+           "functional minimizer with another line search and no lr/max_eval): two-loop recursion, first step "
+           "lr * min(1, 1/|g|_1), strong_wolfe line search, torch's stopping rules; optimizer.step(closure) runs "
+           "the converted closure, which returns (loss, gradients) (msmigrate/step_closure.py)",
+           test_file="tests/parity/test_optim_closure.py")
 
 mapping(O + "Optimizer", "mindspore.experimental.optim.Optimizer", args=("params", "defaults"),
         target_args=("params", "defaults"), status=DIFFERENCE,
@@ -128,7 +135,6 @@ mapping(O + "Optimizer", "mindspore.experimental.optim.Optimizer", args=("params
              "construct(self, gradients) updating the Parameters with ops.assign",
         test=f"{T}::test_optimizer_base_and_namespace")
 for _name, _why in (
-        ("LBFGS", "no L-BFGS in MindSpore 2.10, and its step(closure) re-evaluates the model"),
         ("SparseAdam", "no sparse-gradient Adam in mindspore.experimental.optim"),
         ("Adafactor", "no Adafactor in mindspore.experimental.optim 2.10 (mindspore.nn.AdaFactor "
                       "follows the paper, not torch's variant)"),

@@ -113,3 +113,51 @@ def test_selu_input_gradient():
     grad = ms.grad(total)
     assert_close(grad(ms.Tensor(x)), t.grad, 1e-5, 1e-6, "pynative")
     assert_close(ms.jit(grad)(ms.Tensor(x)), t.grad, 1e-5, 1e-6, "graph")
+
+
+DOUBLE_LSTM = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(4, 5)
+
+    def forward(self, x, h, c):
+        h, c = self.cell(x, (h, c))
+        return self.cell(x, (h, c))
+
+
+def make():
+    torch.manual_seed(0)
+    net = Net()
+    net.double()
+    return net
+"""
+
+
+def test_lstm_cell_in_float64():
+    """A model made .double() (time_sequence_prediction) runs its LSTMCell in float64, where MindSpore's own
+    cell takes float16/float32 only: values and gradients as torch's (PyNative and compiled)."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    tnet = load_torch(DOUBLE_LSTM)["make"]()
+    mod, code, sites = load_converted(DOUBLE_LSTM)
+    assert not [(s.api, s.note) for s in sites if s.status == TODO], code
+    net = mod.make()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    args = [a.astype(np.float64) for a in (X4, H5, C5)]
+    t_args = [torch.from_numpy(a.copy()).requires_grad_() for a in args]
+    want = tnet(*t_args)
+    sum(w.sum() for w in want).backward()
+    m_args = [ms.Tensor(a) for a in args]
+    got = net(*m_args)
+    assert got[0].dtype == ms.float64
+    assert_close(got, want, 1e-12, 1e-12, "LSTMCell float64")
+    assert_close(ms.jit(net.construct)(*m_args), want, 1e-12, 1e-12, "LSTMCell float64 graph")
+    grads = ms.grad(lambda *a: sum(o.sum() for o in net(*a)), grad_position=(0, 1, 2))(*m_args)
+    assert_close(grads, [a.grad for a in t_args], 1e-12, 1e-12, "LSTMCell float64 gradients")

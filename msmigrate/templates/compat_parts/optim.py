@@ -162,6 +162,18 @@ class _TorchOptimizer:
         super().__init__(optimizer_params(params), *args, **kwargs)
         self.groups_complete = True
 
+    def step(self, closure=None):
+        """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients)
+        (msmigrate/step_closure.py); the update runs on those gradients and the loss is returned.
+        Without a closure the update has no gradients to use: a converted train step calls
+        `optimizer(grads)` instead, so a step() reached here was not part of one."""
+        if closure is None:
+            raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, the "
+                                 "update needs the gradients value_and_grad returns (optimizer(grads))")
+        loss, grads = closure_loss_and_grads(closure())
+        self(grads)
+        return loss
+
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
             raise MigrationError("add_param_group() on a built optimizer: MindSpore's optimizers size their "
@@ -171,6 +183,17 @@ class _TorchOptimizer:
         group = ParamGroup(self.param_groups[-1])
         group.exact["lr"] = float(lr)
         self.param_groups[-1] = group
+
+
+def closure_loss_and_grads(result):
+    """What a converted closure returned: (loss, gradients). Anything else comes from a closure
+    msmigrate did not convert, whose gradients would be missing."""
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], (tuple, list)):
+        return result
+    raise MigrationError("optimizer.step(closure): the closure returned no gradients. msmigrate converts a closure "
+                         "defined right before the step that calls zero_grad(), computes a loss, calls "
+                         "loss.backward() and returns a value; this one was not converted (see the migration "
+                         "report)")
 
 
 def _floats(values):
