@@ -77,13 +77,14 @@ for _name in ("LPPool1d", "LPPool2d"):
     mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
             target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
 
-# recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
-_CELL_NOTE = "hx must be given (MindSpore's cells have no zero default state)"
-mapping(N + "RNNCell", "mindspore.nn.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
-                                                      "dtype"),
+# recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh); _ms_compat's
+# subclasses of MindSpore's cells take hx as torch does (omitted: zeros) and an unbatched input
+_CELL_NOTE = "MindSpore's cell; hx omitted starts from zeros and a 1-D input is unbatched, as in torch"
+mapping(N + "RNNCell", "_ms_compat.RNNCell", args=("input_size", "hidden_size", "bias", "nonlinearity", "device",
+                                                  "dtype"),
         target_args=("input_size", "hidden_size", "has_bias", "nonlinearity"), rename={"bias": "has_bias"},
         drop=("device", "dtype"), note=_CELL_NOTE, test=T)
 for _name in ("LSTMCell", "GRUCell"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
+    mapping(N + _name, f"_ms_compat.{_name}", args=("input_size", "hidden_size", "bias", "device", "dtype"),
             target_args=("input_size", "hidden_size", "has_bias"), rename={"bias": "has_bias"}, drop=("device", "dtype"),
             note=_CELL_NOTE, test=T)
