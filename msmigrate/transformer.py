@@ -56,6 +56,7 @@ from . import tensor_reads as DR
 from . import inplace_arguments as IA
 from . import inplace_views as IVW
 from . import aug_aliases as AA
+from . import range_indices as RI
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -315,6 +316,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         return self._in_cell_method() and self._funcs[-1].name not in ("__init__", "reset_parameters",
                                                                         "_init_weights", "init_weights")
 
+    def _in_module_forward(self) -> bool:
+        """Inside a Module's forward itself (its other methods may train: forward-forward's Layer.train)."""
+        return self._in_forward() and self._funcs[-1].name in ("forward", "construct")
+
     # ----------------------------------------------------------- statements
     def _push_comments(self, node=None) -> None:
         self._comments.append([])
@@ -516,7 +521,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._loop_nodes.pop()
         before = self._hoist.pop(id(original), [])
         rw = None
-        if not self._in_forward():   # a backward() inside construct is no training loop
+        if not self._in_module_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
             updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
@@ -946,7 +951,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if not self._in_forward() or self._funcs[-1].name not in ("forward", "construct"):
+        if not self._in_module_forward():
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
             updated = self._train_step_function(updated)
@@ -1441,6 +1446,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
                 and self._torch_qname(original.value) is not None):
             return updated.value
+        # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
+        if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
+            return RI.listed(updated) or updated
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
@@ -1899,6 +1907,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return UM.dispatch(self, original, updated, tm) or updated
         if m is None:
             return updated
+        if m is mm and _beyond_positional(original, m.args):
+            return updated      # not torch's method: the program's own (forward-forward's Layer.train(x_pos, x_neg))
         api = m.source
         if id(original) in self._view_conflicts or IVW.chained_view_receiver(original):   # inplace_views.py
             return self._todo(original, api, self._view_conflicts.get(id(original), IVW.WHY_CHAIN), updated)
@@ -2208,6 +2218,13 @@ def _with_names(stmt, keep):
 def _has_torch_keywords(call: cst.Call) -> bool:
     return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim", "dtype", "device")
                for a in call.args)
+
+
+def _beyond_positional(call: cst.Call, params) -> bool:
+    """More positional arguments than torch's method takes: a method of the program's own of that name."""
+    if any(a.star for a in call.args):
+        return False
+    return sum(a.keyword is None for a in call.args) > len(params)
 
 
 _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functorch", "timm",
