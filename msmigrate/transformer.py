@@ -195,6 +195,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
         self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
+        self._module_others: Set[str] = set()   # and to instances of the project's plain classes (no Modules)
         self._module_cells: Set[str] = set()    # and to modules (`seq = Sequence()`: seq.double() casts a model)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         # isinstance() narrowing per block: name -> torch class, or the tuple of the test's torch classes where
@@ -1523,6 +1524,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
+                    if isinstance(tgt, cst.Name) and self._plain_instance(value):
+                        ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if layer in LAYER_FAMILY and isinstance(tgt, cst.Name):
                         ctx.layers[n] = layer      # its parameters by torch's names (_rename_param_attr)
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
@@ -1533,6 +1536,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 for n in names:
                     self._module_tensors.discard(n)
                     self._module_cells.discard(n)
+                    self._module_others.discard(n)
+                    if isinstance(tgt, cst.Name) and self._plain_instance(value):
+                        self._module_others.add(n)
                     if is_tensor and isinstance(tgt, cst.Name):
                         self._module_tensors.add(n)
                     elif isinstance(tgt, cst.Name) and (cell_call or layer in LAYER_FAMILY or (
@@ -1550,6 +1556,14 @@ class TorchToMindSpore(cst.CSTTransformer):
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
         return updated
+
+    def _plain_instance(self, node: cst.BaseExpression) -> bool:
+        """`Trainer(...)` of a project class that is surely no Module (ProjectIndex.is_plain_class)."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+            return False
+        if self._funcs and node.func.value in self._scopes[-1]["bound"]:
+            return False    # the function binds the name itself: not the class
+        return self.index.is_plain_class(self.module_name, node.func.value)
 
     def _is_cell_call(self, node: cst.BaseExpression) -> bool:
         """`Net(...)` for a project Module class, also followed by `.to(...)`/`.cuda()`/`.cpu()`/`.train()`/
@@ -1642,6 +1656,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return "tensor"
             elif not self._classes and node.value in self._module_cells:
                 return "module"
+            elif not self._classes and node.value in self._module_others:
+                return "other"
             if self._qname_any(node) is not None and not self._shadowed(node.value):
                 return "other"   # an imported module or object that is not torch
             return "unknown"
