@@ -166,6 +166,9 @@ def shakespeare_like(root: Path):
     (prog / "input.txt").write_text("".join(rs.choice(list("abcdefgh \n"), 600)), encoding="utf-8")
 
 
+# third-party torch packages a program imports, converted with it (`msmigrate convert --deps`)
+DEPS = {"ex_imagenet": ["torchvision"]}
+
 MNIST_ARGS = ["--epochs", "2", "--batch-size", "64", "--test-batch-size", "8"]
 NANOGPT_TRAIN_ARGS = [
     "--dataset=tiny", "--device=cpu", "--compile=False", "--dtype=float32", "--batch_size=2", "--block_size=16",
@@ -206,6 +209,9 @@ PROGRAMS = [
       "1"], mnist_beside),
     ("ex_mingpt_ddp", EXAMPLES, "distributed/minGPT-ddp/mingpt/model.py,distributed/minGPT-ddp/mingpt/char_dataset.py",
      "driver.py", [], shakespeare_like),
+    ("ex_imagenet", EXAMPLES, "imagenet", "main.py",
+     ["--dummy", "-a", "resnet18", "-b", "2", "--epochs", "1", "--workers", "0", "--print-freq", "1", "--no-accel",
+      "--lr", "0.01"], None),
     ("nanogpt_model", NANOGPT, "model.py", "driver.py", [], None),
     ("nanogpt_train", NANOGPT, ".", "train.py", NANOGPT_TRAIN_ARGS, nanogpt_data),
     ("mingpt", MINGPT, "mingpt", "driver.py", [], None),
@@ -229,6 +235,14 @@ with torch.no_grad():
     print("VALUE logits", float(model(images).abs().mean()))
 '''
 
+# nanoGPT's and minGPT-ddp's step (inside the drivers' loops): zero_grad, backward, clipping, step
+_CLIPPED_STEP = '''    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    print("loss", loss.item())
+'''
+
 # Drivers: our own code, through the libraries' documented entry points.
 DRIVERS = {
     # minGPT-ddp's model and dataset, one process: its Trainer's _run_batch (no DDP, no AMP on this CPU)
@@ -246,12 +260,7 @@ optimizer = create_optimizer(model, OptimizerConfig(learning_rate=1e-3, weight_d
 loader = DataLoader(dataset, batch_size=4, shuffle=True)
 for step, (source, targets) in enumerate(loader):
     _, loss = model(source, targets)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    print("loss", loss.item())
-    if step == 3:
+''' + _CLIPPED_STEP + '''    if step == 3:
         break
 model.eval()
 with torch.no_grad():
@@ -269,12 +278,7 @@ idx = torch.randint(0, 64, (2, 16))
 targets = torch.randint(0, 64, (2, 16))
 for step in range(3):
     logits, loss = model(idx, targets)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    print("loss", loss.item())
-model.eval()
+''' + _CLIPPED_STEP + '''model.eval()
 with torch.no_grad():
     logits, _ = model(idx)
 print("VALUE logits", float(logits.abs().mean()))

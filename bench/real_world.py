@@ -381,6 +381,7 @@ def main(argv=None):
         from bench import _rw_wider
         programs = _rw_wider.PROGRAMS
         DRIVERS.update(_rw_wider.DRIVERS)
+        DEPS.update(_rw_wider.DEPS)
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue
