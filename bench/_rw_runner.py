@@ -20,8 +20,8 @@ What the runner does, the same way on both sides:
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
-- same noise: torch.randn/rand/randn_like/rand_like/randint and their MindSpore ops
-  counterparts draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
+- same noise: torch.randn/rand/randn_like/rand_like/randint/randperm and their MindSpore ops
+  counterparts (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks), attention dropout too (torch's
@@ -216,6 +216,7 @@ def install_torch():
             size = a[-1]
         return torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     _patch(torch, "randint", randint)
+    _patch(torch, "randperm", lambda n, **k: t(NOISE.permutation(int(n)).astype(np.int64), **k))
 
     import torch.utils.data as tud
 
@@ -370,6 +371,8 @@ def _noise_source(op, kind, template, params):
         return NOISE.random_sample(template.shape).astype(np.float32)
     if kind == "integer":
         return NOISE.randint(int(params[0]), int(params[1]), template.shape).astype(np.int64)
+    if kind == "permutation":       # ops.shuffle(x): x's rows in torch.randperm's order
+        return template[NOISE.permutation(template.shape[0])]
     raise RuntimeError(f"the runner has no {kind} stream for {op}")
 
 
@@ -403,6 +406,8 @@ def patch_ms_noise(ops, t, graph=False, own=False):
     def randint(low, high, size, **k):
         return ms.Tensor(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     patch("randint", randint)
+    # torch.randperm(n) converts to ops.shuffle(ops.arange(n)): the arange in the stream's permutation order
+    patch("shuffle", lambda x, seed=None: t(x.asnumpy()[NOISE.permutation(x.shape[0])]))
 
 
 def patch_ms_augmentation(compat):
@@ -426,6 +431,26 @@ def patch_ms_augmentation(compat):
     _patch(transforms.RandomCrop, "get_params", staticmethod(crop_params))
 
 
+def serve_urls():
+    """RW_URLS (a JSON file {url: local file}): requests.get of those URLs answers the local file, on both sides
+    (nothing can be downloaded here; gcn downloads its dataset on every run). Other URLs are left alone."""
+    path = os.environ.get("RW_URLS")
+    if not path:
+        return
+    import requests
+    served = json.loads(Path(path).read_text())
+    get = requests.get
+
+    def local_get(url, *a, **k):
+        if url not in served:
+            return get(url, *a, **k)
+        response = requests.models.Response()
+        response.status_code, response.url = 200, url
+        response.raw = open(served[url], "rb")
+        return response
+    _patch(requests, "get", local_get)
+
+
 # ------------------------------------------------------------------ running
 def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative"):
     """Runs the program under the patches; returns the record (and the captured model)."""
@@ -437,6 +462,7 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
         install_torch()
     else:
         install_ms(script.parent, mode)
+    serve_urls()
     os.chdir(cwd or script.parent)
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))

@@ -7,6 +7,11 @@ measure the converter on code it was not built against.
   (LSTM and Transformer, a tiny synthetic corpus), regression, time_sequence_prediction (a small
   traindata.pt written as generate_sine_wave.py writes it), siamese_network, super_resolution (a
   synthetic BSDS300 folder): the programs as written, made small through their own flags.
+- pytorch/examples, not written against: mnist_forward_forward (MNIST in its own ./data), gcn (a synthetic
+  cora.tgz served for its download URL), gat (synthetic ./cora files), mnist_hogwild (one training process),
+  distributed/minGPT-ddp's model and CharDataset through a one-process driver (its Trainer needs torchrun, DDP
+  and an accelerator), imagenet with --dummy (torchvision's FakeData and resnet18, torchvision converted with it;
+  its losses differ from the first step: the data is not yet aligned across the sides).
 - karpathy/nanoGPT: model.py's GPT through a driver (configure_optimizers, AdamW steps), and
   train.py itself with a config override on the command line and synthetic train.bin/val.bin/meta.pkl.
 - karpathy/minGPT: GPT and its Trainer through a driver.
@@ -106,6 +111,65 @@ def nanogpt_data(root: Path):
         pickle.dump({"vocab_size": 64}, f)
 
 
+def mnist_in_program(root: Path):
+    """MNIST idx files where mnist_forward_forward reads them: './data/' in the program's directory."""
+    from tests.corpus import write_mnist
+    prog = _prog(root)
+    if prog is not None:
+        write_mnist(prog / "data", n_train=200, n_test=64)
+
+
+CORA_URL = "https://linqs-data.soe.ucsc.edu/public/lbc/cora.tgz"
+
+
+def _cora_files(d: Path):
+    """cora/cora.content ('<paper id> <binary word features...> <class>', tab-separated) and cora/cora.cites
+    ('<cited id> <citing id>'), as LINQS's cora.tgz holds them: 1700 nodes (the programs split off 1000 and
+    1200 test nodes, then validation nodes, before the training ones), 24 features, 4 classes."""
+    rs = np.random.RandomState(11)
+    n, f = 1700, 24
+    ids = rs.choice(np.arange(1000, 900000), n, replace=False)
+    labels = rs.randint(0, 4, n)
+    feats = (rs.random_sample((n, f)) < 0.2).astype(int)
+    feats[np.arange(n), labels * 6 + rs.randint(0, 6, n)] = 1     # every node has a word; the class shows
+    classes = ["Case_Based", "Neural_Networks", "Theory", "Rule_Learning"]
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "cora.content").write_text("".join(
+        f"{ids[i]}\t" + "\t".join(map(str, feats[i])) + f"\t{classes[labels[i]]}\n" for i in range(n)))
+    edges = rs.randint(0, n, (3000, 2))
+    (d / "cora.cites").write_text("".join(f"{ids[a]}\t{ids[b]}\n" for a, b in edges if a != b))
+
+
+def cora_download(root: Path):
+    """gcn downloads cora.tgz on every run: the archive is written to RUN/<side>/data and served for its URL
+    (bench/_rw_runner.py's RW_URLS)."""
+    import json
+    import tarfile
+    _cora_files(root / "cora")
+    with tarfile.open(root / "cora.tgz", "w:gz") as tgz:
+        tgz.add(root / "cora", arcname="cora")
+    (root / "urls.json").write_text(json.dumps({CORA_URL: str(root / "cora.tgz")}))
+
+
+def cora_present(root: Path):
+    """gat reads ./cora/cora.{content,cites} and downloads only when they are absent."""
+    prog = _prog(root)
+    if prog is not None:
+        _cora_files(prog / "cora")
+
+
+def shakespeare_like(root: Path):
+    """minGPT-ddp's CharDataset reads one text file (fsspec.open(path)): a small one beside the driver."""
+    prog = _prog(root)
+    if prog is None:
+        return
+    rs = np.random.RandomState(12)
+    (prog / "input.txt").write_text("".join(rs.choice(list("abcdefgh \n"), 600)), encoding="utf-8")
+
+
+# third-party torch packages a program imports, converted with it (`msmigrate convert --deps`)
+DEPS = {"ex_imagenet": ["torchvision"]}
+
 MNIST_ARGS = ["--epochs", "2", "--batch-size", "64", "--test-batch-size", "8"]
 NANOGPT_TRAIN_ARGS = [
     "--dataset=tiny", "--device=cpu", "--compile=False", "--dtype=float32", "--batch_size=2", "--block_size=16",
@@ -135,6 +199,20 @@ PROGRAMS = [
     ("ex_super_resolution", EXAMPLES, "super_resolution", "main.py",
      ["--upscale_factor", "2", "--batchSize", "4", "--testBatchSize", "4", "--nEpochs", "2", "--threads", "0"],
      bsds300),
+    ("ex_forward_forward", EXAMPLES, "mnist_forward_forward", "main.py",
+     ["--epochs", "3", "--train_size", "64", "--test_size", "16", "--no_accel", "--log-interval", "1"],
+     mnist_in_program),
+    ("ex_gcn", EXAMPLES, "gcn", "main.py", ["--epochs", "6", "--val-every", "1", "--no-accel"], cora_download),
+    ("ex_gat", EXAMPLES, "gat", "main.py",
+     ["--epochs", "6", "--hidden-dim", "8", "--num-heads", "2", "--val-every", "1", "--no-accel"], cora_present),
+    ("ex_hogwild", EXAMPLES, "mnist_hogwild", "main.py",
+     ["--epochs", "1", "--batch-size", "32", "--test-batch-size", "16", "--num-processes", "1", "--log-interval",
+      "1"], mnist_beside),
+    ("ex_mingpt_ddp", EXAMPLES, "distributed/minGPT-ddp/mingpt/model.py,distributed/minGPT-ddp/mingpt/char_dataset.py",
+     "driver.py", [], shakespeare_like),
+    ("ex_imagenet", EXAMPLES, "imagenet", "main.py",
+     ["--dummy", "-a", "resnet18", "-b", "2", "--epochs", "1", "--workers", "0", "--print-freq", "1", "--no-accel",
+      "--lr", "0.01"], None),
     ("nanogpt_model", NANOGPT, "model.py", "driver.py", [], None),
     ("nanogpt_train", NANOGPT, ".", "train.py", NANOGPT_TRAIN_ARGS, nanogpt_data),
     ("mingpt", MINGPT, "mingpt", "driver.py", [], None),
@@ -158,8 +236,38 @@ with torch.no_grad():
     print("VALUE logits", float(model(images).abs().mean()))
 '''
 
+# nanoGPT's and minGPT-ddp's step (inside the drivers' loops): zero_grad, backward, clipping, step
+_CLIPPED_STEP = '''    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    print("loss", loss.item())
+'''
+
 # Drivers: our own code, through the libraries' documented entry points.
 DRIVERS = {
+    # minGPT-ddp's model and dataset, one process: its Trainer's _run_batch (no DDP, no AMP on this CPU)
+    "ex_mingpt_ddp": '''
+import torch
+from torch.utils.data import DataLoader
+from model import GPT, GPTConfig, OptimizerConfig, create_optimizer
+from char_dataset import CharDataset, DataConfig
+
+dataset = CharDataset(DataConfig(path="input.txt", block_size=16, train_split=0.9, truncate=1.0))
+config = GPTConfig(n_layer=2, n_head=2, n_embd=32, vocab_size=dataset.vocab_size, block_size=dataset.block_size,
+                   embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0)
+model = GPT(config)
+optimizer = create_optimizer(model, OptimizerConfig(learning_rate=1e-3, weight_decay=0.1))
+loader = DataLoader(dataset, batch_size=4, shuffle=True)
+for step, (source, targets) in enumerate(loader):
+    _, loss = model(source, targets)
+''' + _CLIPPED_STEP + '''    if step == 3:
+        break
+model.eval()
+with torch.no_grad():
+    logits, _ = model(source)
+print("VALUE logits", float(logits.abs().mean()))
+''',
     "nanogpt_model": '''
 import torch
 from model import GPTConfig, GPT
@@ -171,12 +279,7 @@ idx = torch.randint(0, 64, (2, 16))
 targets = torch.randint(0, 64, (2, 16))
 for step in range(3):
     logits, loss = model(idx, targets)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    print("loss", loss.item())
-model.eval()
+''' + _CLIPPED_STEP + '''model.eval()
 with torch.no_grad():
     logits, _ = model(idx)
 print("VALUE logits", float(logits.abs().mean()))

@@ -212,8 +212,9 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     proj.parent.mkdir(parents=True)
     if name in DRIVERS:
         proj.mkdir()
-        for part in subdir.split(","):
-            (shutil.copy if (src / repo / part).is_file() else shutil.copytree)(src / repo / part, proj / part)
+        for part in subdir.split(","):      # each next to the driver, under its own name
+            (shutil.copy if (src / repo / part).is_file() else shutil.copytree)(src / repo / part,
+                                                                                proj / Path(part).name)
         (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
     else:
         shutil.copytree(src / repo / subdir, proj)
@@ -254,9 +255,13 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     cmd = [PY, str(ROOT / "bench" / "_rw_runner.py"), "--side", side, "--script", str(script),
            "--record", str(record), "--weights", str(weights), "--losses", str(losses), "--mode", mode,
            "--", *args]
+    env = env_for(side)
+    urls = record.parent / side / "data" / "urls.json"     # a data writer's local copies of downloads
+    if urls.exists():
+        env["RW_URLS"] = str(urls)
     t = time.perf_counter()
     try:
-        p = subprocess.run(cmd, cwd=script.parent, env=env_for(side), capture_output=True, text=True,
+        p = subprocess.run(cmd, cwd=script.parent, env=env, capture_output=True, text=True,
                            timeout=timeout)
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
@@ -376,6 +381,7 @@ def main(argv=None):
         from bench import _rw_wider
         programs = _rw_wider.PROGRAMS
         DRIVERS.update(_rw_wider.DRIVERS)
+        DEPS.update(_rw_wider.DEPS)
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue

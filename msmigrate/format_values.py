@@ -6,7 +6,9 @@ format string passed to Tensor.__format__"; nanoGPT's train.py prints its estima
 that way). A field with a format spec whose value may be a tensor becomes
 `_ms_compat.format_value(value)` (templates/compat_parts/format_values.py): the number for a 0-d
 tensor, the value itself otherwise (a tensor of more dimensions still raises, as in torch). Fields
-without a spec, or with a !r/!s conversion, format through str/repr and are left alone."""
+without a spec, or with a !r/!s conversion, format through str/repr and are left alone. A format string
+not written at the call whose values come as `**mapping` (AverageMeter's `fmtstr.format(**self.__dict__)`)
+becomes `_ms_compat.format_str(fmtstr, **mapping)`: the same rule, applied when it runs."""
 from __future__ import annotations
 
 import string
@@ -87,9 +89,24 @@ def _spec_fields(text: str) -> Optional[Set[Union[int, str]]]:
     return out
 
 
+MAPPED = "_ms_compat.format_str"
+
+
+def _mapped_format(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.Call]:
+    """`fmtstr.format(**self.__dict__)`: a format string not written at the call, its values in a mapping
+    (which fields carry a spec, and which values are tensors, is known only when it runs):
+    `_ms_compat.format_str(fmtstr, **self.__dict__)`, str.format with format_value on fields with a spec."""
+    if not any(a.star == "**" for a in original.args) or tr._receiver_kind(original.func.value) == "other":
+        return None
+    return cst.Call(func=tr._render_template(MAPPED), args=[cst.Arg(updated.func.value)] + list(updated.args))
+
+
 def format_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.Call]:
     """`"...{:.4f}...".format(a, b=...)` on a string literal: the arguments of fields with a spec."""
     f = original.func
+    if isinstance(f, cst.Attribute) and f.attr.value == "format" and not isinstance(
+            f.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return _mapped_format(tr, original, updated)
     if not (isinstance(f, cst.Attribute) and f.attr.value == "format" and isinstance(f.value, cst.SimpleString)):
         return None
     try:

@@ -333,6 +333,23 @@ class ProjectIndex:
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes
 
+    def is_plain_class(self, module: str, class_name: str, depth: int = 0) -> bool:
+        """A project class that is surely no Module: its bases are `object` or such classes of the project (a
+        trainer's own train()/parameters() are its methods, not torch's)."""
+        qname = self.resolve_alias(f"{module}.{class_name}")
+        if depth > 20 or not self._is_project_class(qname) or qname in self.cell_classes or qname in self.cell_mixins:
+            return False
+        owner, _, name = qname.rpartition(".")
+        for base in self.modules[owner].classes[name]:
+            resolved = self.resolve_alias(base)
+            if resolved in ("object", "builtins.object") or (
+                    resolved == f"{owner}.object" and "object" not in self.modules[owner].defined):
+                continue    # the builtin (a base name the module does not bind is read as the module's)
+            b_module, _, b_name = resolved.rpartition(".")
+            if not self.is_plain_class(b_module, b_name, depth + 1):
+                return False
+        return True
+
     def reaches_autograd_function(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) defines a torch.autograd.Function
         subclass: its backward runs op by op, so a program importing one starts in PYNATIVE mode."""

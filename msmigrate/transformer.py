@@ -58,6 +58,7 @@ from . import tensor_reads as DR
 from . import inplace_arguments as IA
 from . import inplace_views as IVW
 from . import aug_aliases as AA
+from . import range_indices as RI
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -198,6 +199,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
         self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
+        self._module_others: Set[str] = set()   # and to instances of the project's plain classes (no Modules)
         self._module_cells: Set[str] = set()    # and to modules (`seq = Sequence()`: seq.double() casts a model)
         self._comments: List[List[str]] = []  # TODO comments per enclosing statement
         # isinstance() narrowing per block: name -> torch class, or the tuple of the test's torch classes where
@@ -320,6 +322,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         there return tensors; in __init__ they build things."""
         return self._in_cell_method() and self._funcs[-1].name not in ("__init__", "reset_parameters",
                                                                         "_init_weights", "init_weights")
+
+    def _in_module_forward(self) -> bool:
+        """Inside a Module's forward itself (its other methods may train: forward-forward's Layer.train)."""
+        return self._in_forward() and self._funcs[-1].name in ("forward", "construct")
 
     # ----------------------------------------------------------- statements
     def _push_comments(self, node=None) -> None:
@@ -522,7 +528,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._loop_nodes.pop()
         before = self._hoist.pop(id(original), [])
         rw = None
-        if not self._in_forward():   # a backward() inside construct is no training loop
+        if not self._in_module_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
             updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
@@ -962,7 +968,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if not self._in_forward() or self._funcs[-1].name not in ("forward", "construct"):
+        if not self._in_module_forward():
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
             updated = self._train_step_function(original, updated)
@@ -1472,6 +1478,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
                 and self._torch_qname(original.value) is not None):
             return updated.value
+        # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
+        if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
+            return RI.listed(updated) or updated
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
@@ -1557,6 +1566,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
+                    if isinstance(tgt, cst.Name) and self._plain_instance(value):
+                        ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if layer in LAYER_FAMILY and isinstance(tgt, cst.Name):
                         ctx.layers[n] = layer      # its parameters by torch's names (_rename_param_attr)
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
@@ -1567,6 +1578,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 for n in names:
                     self._module_tensors.discard(n)
                     self._module_cells.discard(n)
+                    self._module_others.discard(n)
+                    if isinstance(tgt, cst.Name) and self._plain_instance(value):
+                        self._module_others.add(n)
                     if is_tensor and isinstance(tgt, cst.Name):
                         self._module_tensors.add(n)
                     elif isinstance(tgt, cst.Name) and (cell_call or layer in LAYER_FAMILY or (
@@ -1584,6 +1598,14 @@ class TorchToMindSpore(cst.CSTTransformer):
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
         return updated
+
+    def _plain_instance(self, node: cst.BaseExpression) -> bool:
+        """`Trainer(...)` of a project class that is surely no Module (ProjectIndex.is_plain_class)."""
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+            return False
+        if self._funcs and node.func.value in self._scopes[-1]["bound"]:
+            return False    # the function binds the name itself: not the class
+        return self.index.is_plain_class(self.module_name, node.func.value)
 
     def _is_cell_call(self, node: cst.BaseExpression) -> bool:
         """`Net(...)` for a project Module class, also followed by `.to(...)`/`.cuda()`/`.cpu()`/`.train()`/
@@ -1676,6 +1698,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return "tensor"
             elif not self._classes and node.value in self._module_cells:
                 return "module"
+            elif not self._classes and node.value in self._module_others:
+                return "other"
             if self._qname_any(node) is not None and not self._shadowed(node.value):
                 return "other"   # an imported module or object that is not torch
             return "unknown"
@@ -1959,6 +1983,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return UM.dispatch(self, original, updated, tm) or updated
         if m is None:
             return updated
+        if m is mm and _beyond_positional(original, m.args):
+            return updated      # not torch's method: the program's own (forward-forward's Layer.train(x_pos, x_neg))
         api = m.source
         if id(original) in self._view_conflicts or IVW.chained_view_receiver(original):   # inplace_views.py
             return self._todo(original, api, self._view_conflicts.get(id(original), IVW.WHY_CHAIN), updated)
@@ -2276,6 +2302,13 @@ def _with_names(stmt, keep):
 def _has_torch_keywords(call: cst.Call) -> bool:
     return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim", "dtype", "device")
                for a in call.args)
+
+
+def _beyond_positional(call: cst.Call, params) -> bool:
+    """More positional arguments than torch's method takes: a method of the program's own of that name."""
+    if any(a.star for a in call.args):
+        return False
+    return sum(a.keyword is None for a in call.args) > len(params)
 
 
 _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functorch", "timm",

@@ -367,12 +367,32 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix and name else (prefix or name)
 
 
-def _walk_cells(net):
-    """Every (path, cell), shared sub-cells once per path (torch's state_dict repeats them too)."""
+def _is_optimizer(cell) -> bool:
+    """A MindSpore optimizer (a Cell) or _ms_compat's torch-style one (param_groups)."""
+    import mindspore.nn as nn
+
+    return isinstance(cell, nn.Optimizer) or hasattr(cell, "param_groups")
+
+
+def optimizer_state(net) -> Dict[int, str]:
+    """{id: name} of the parameters that only optimizers held as attributes of ``net`` own (their moments,
+    step counts): a torch module's state_dict never holds them, since a torch optimizer is no Module
+    (mnist_forward_forward's Layer keeps its Adam in self.opt)."""
+    own = {id(p) for _, cell in _walk_cells(net) for p in cell._params.values() if p is not None}
+    state: Dict[int, str] = {}
+    for _, cell in _walk_cells(net, into_optimizers=True):
+        if cell is not net and _is_optimizer(cell):
+            state.update((id(p), p.name) for _, p in cell.parameters_and_names() if id(p) not in own)
+    return state
+
+
+def _walk_cells(net, into_optimizers: bool = False):
+    """Every (path, cell), shared sub-cells once per path (torch's state_dict repeats them too); not into
+    optimizers held as attributes (optimizer_state) unless asked."""
     stack: List[int] = []
 
     def rec(prefix, cell):
-        if id(cell) in stack:
+        if id(cell) in stack or (not into_optimizers and cell is not net and _is_optimizer(cell)):
             return
         stack.append(id(cell))
         yield prefix, cell
@@ -505,8 +525,9 @@ def convert_state_dict(net, state: Mapping[str, Any], strict: bool = True):
                 report.consumed.append((key, f"{type(cell).__name__} has no counterpart"))
 
     # parameters the cell walk did not reach (e.g. held in a ParameterTuple): identical name
+    skipped = optimizer_state(net)
     for name, param in net.parameters_and_names():
-        if id(param) not in visited:
+        if id(param) not in visited and id(param) not in skipped:
             visited[id(param)] = param
             place(param, name, _Rule((name,)), "", name)
 
@@ -555,7 +576,7 @@ def load_torch_state_dict(net, path_or_dict, strict: bool = True) -> MappingRepo
     except (RuntimeError, TypeError, ValueError) as e:
         raise WeightsError(f"load_param_into_net failed: {_one_line(e)}") from None
     expected_missing = {n for n, _, _ in report.missing} | {n for n, _ in report.defaulted} | \
-        {n for n, _, _, _ in report.shape_mismatch}
+        {n for n, _, _, _ in report.shape_mismatch} | set(optimizer_state(net).values())
     surprise = [n for n in not_loaded if n not in expected_missing]
     for n in surprise:
         report.missing.append((n, (), "(not reached by the name mapping)"))

@@ -346,11 +346,12 @@ for _name in ("rand_like", "randn_like"):
 
 def _bound_without_low(ctx, names: Sequence[str]):
     """The bound arguments of randint(high, size) / randint_like(input, high), torch's overloads without
-    `low`: with two positional arguments and no `names[-1]`, each of `names` (low first) moves to the next."""
+    `low`: with two positional arguments and no `names[-1]`, or `low` positional and no `high` (randint(10,
+    size=(2,))), each of `names` (low first) moves to the next."""
     b = ctx.bound
     _no_starred(b)
     pos = [n for n in b.order if b.positional.get(n)]
-    if len(pos) == 2 and not b.has(names[-1]):
+    if (len(pos) == 2 and not b.has(names[-1])) or (b.positional.get(names[0]) and not b.has(names[1])):
         for old, new in reversed(list(zip(names, names[1:]))):
             b.rename(old, new)
     return b

@@ -37,7 +37,14 @@ LAYERS += [
     ("nn.RNNCell(4, 5)", (X4,)), ("nn.LSTMCell(4, 5)", (X4,)), ("nn.GRUCell(4, 5)", (X4[0],)),
     ("nn.RNNCell(4, 5, nonlinearity='relu')", (X4[0], H5[0])), ("nn.LSTMCell(4, 5)", (X4[0], (H5[0], C5[0]))),
 ]
-GRAPH = (0, 10, 15, 22, 29, 41, 44)
+# hx omitted (torch starts from zeros) and unbatched 1-D inputs, compiled too
+CELLS_AS_TORCH_CALLS = len(LAYERS)
+LAYERS += [
+    ("nn.RNNCell(4, 5)", (X4,)), ("nn.LSTMCell(4, 5)", (X4,)), ("nn.GRUCell(4, 5)", (X4,)),
+    ("nn.RNNCell(4, 5, nonlinearity='relu')", (X4[0],)), ("nn.LSTMCell(4, 5, bias=False)", (X4[0],)),
+    ("nn.GRUCell(4, 5)", (X4[0], H5[0])), ("nn.LSTMCell(4, 5)", (X4[0], (H5[0], C5[0]))),
+]
+GRAPH = (0, 10, 15, 22, 29, 41, 44) + tuple(range(CELLS_AS_TORCH_CALLS, len(LAYERS)))
 T = "tests/parity/test_torch_nn_more.py::"
 
 

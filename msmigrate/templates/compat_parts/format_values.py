@@ -7,3 +7,22 @@ def format_value(value):
     if isinstance(value, ms.Tensor) and value.ndim == 0:
         return value.item()
     return value
+
+
+import string
+
+
+class _SpecFormatter(string.Formatter):
+    """str.format where a field with a spec formats a 0-d tensor as its number (format_value)."""
+
+    def format_field(self, value, format_spec):
+        return super().format_field(format_value(value) if format_spec else value, format_spec)
+
+
+def format_str(text, *args, **kwargs):
+    """`text.format(*args, **kwargs)` whose values come from a mapping (AverageMeter's
+    `fmtstr.format(**self.__dict__)`, values that may be 0-d tensors): fields with a spec as format_value
+    gives them; an object that is no string formats with its own format()."""
+    if not isinstance(text, str):
+        return text.format(*args, **kwargs)
+    return _SpecFormatter().vformat(text, args, kwargs)
