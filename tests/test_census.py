@@ -103,7 +103,8 @@ def test_api_tensor_method_and_canonical_path():
     assert rc == 0 and out.startswith("Tensor.view -> method:view") and "test_shape_methods" in out
     rc, out = _api("torch.nn.modules.loss.MSELoss")
     assert rc == 0 and out.startswith("torch.nn.modules.loss.MSELoss is torch.nn.MSELoss\n")
-    assert "\ntorch.nn.MSELoss -> mindspore.nn.MSELoss\n" in out
+    # _ms_compat's MSELoss: torch's nan for the mean of an empty batch (mindspore.nn.MSELoss gives inf)
+    assert "\ntorch.nn.MSELoss -> _ms_compat.MSELoss\n" in out and "test_losses.py" in out
     rc, out = _api("torch.linalg.ldl_factor_ex")
     assert rc == 0 and "todo" in out and "write instead: mindspore.ops" in out
     rc, out = _api("torch.not_a_torch_name")
