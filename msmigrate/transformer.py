@@ -885,6 +885,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
         self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"])   # `z = x.add_(1)` at the top level too
+        self._inplace_values |= values
+        self._inplace_stmt_calls |= values
 
     def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
         """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
@@ -1381,6 +1384,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             return {obj.value: rep}
         return {obj.value: fam}
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # `r = torch.add(a, b, out=c)` can become `r = c = ops.cast(ops.add(a, b), c.dtype)`
+        if OA.is_out_statement(node.value) and all(isinstance(t.target, cst.Name) for t in node.targets):
+            self._out_stmt_calls.add(id(node.value))
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
         self._stores.add(id(node.target))
@@ -1444,6 +1452,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        out_target = self._out_targets.get(id(updated.value))
+        if out_target is not None and out_target[1] is updated.value:   # out= also rebinds its name
+            return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=cst.Name(out_target[0]))])
         todo = UT.attribute_store(self, original)   # `x.requires_grad = True` on a tensor: a TODO
         if todo is not None:
             return todo

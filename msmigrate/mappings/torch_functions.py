@@ -168,10 +168,30 @@ def _tensor(ctx):
     b = _checked(ctx, ("data", "dtype"))
     if not b.has("data"):
         raise UnsupportedSite("no data given")
-    return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", _dtype(b))])
+    dtype = _dtype(b)
+    if dtype is None and _complex_literal(b.code("data")):
+        dtype = "ms.complex64"   # torch's default complex dtype; MindSpore would infer complex128
+    return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", dtype)])
 
 
-_TENSOR_NOTE = ("python floats -> float32, ints -> int64, bools -> bool, numpy arrays keep their dtype "
+def _complex_literal(code: str) -> bool:
+    """Whether the data is a literal (nested lists/tuples of numbers) holding a Python complex number."""
+    try:
+        value = ast.literal_eval(code)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, complex):
+            return True
+    return False
+
+
+_TENSOR_NOTE = ("python floats -> float32, ints -> int64, bools -> bool, complex -> complex64, numpy arrays keep "
+                "their dtype "
                 "(as in torch); " + _FACTORY_NOTE)
 rule("torch.tensor", "mindspore.Tensor", args=("data",), note=_TENSOR_NOTE, test=T_TENSOR)(_tensor)
 rule("torch.as_tensor", "mindspore.Tensor", args=("data", "dtype", "device"),
