@@ -292,8 +292,14 @@ def worker_main(side: str, work: Path, queue_file: Path):
     os.chdir(scratch)
     signal.signal(signal.SIGALRM, _alarm)
     devnull = open(os.devnull, "w")
+    conf = work / "reuse.json"
+    reused = json.loads(conf.read_text()) if conf.exists() else None
     for name in queue:
         if (res / f"{name}.pkl").exists():
+            continue
+        if reused and (Path(reused["prev"]) / "res" / side / f"{name}.pkl").exists() and reusable(
+                Path(reused["prev"]), work, name, side, reused["helper_same"]):   # done by the earlier run meanwhile
+            shutil.copyfile(Path(reused["prev"]) / "res" / side / f"{name}.pkl", res / f"{name}.pkl")
             continue
         (queue_file.with_suffix(".current")).write_text(name)
         c = table[name]
@@ -374,6 +380,37 @@ def run_side(side: str, work: Path, names, jobs: int):
             if left:
                 queues[k] = left
                 start(k)
+
+
+def reusable(prev: Path, work: Path, name: str, side: str, helper_same: bool) -> bool:
+    """Whether the earlier run's result of this case stands: same program text (the converted side: and the same
+    helper where it imports it); a program runs the same way twice (seeded)."""
+    tree = "src" if side == "torch" else "out"
+    old, new = prev / tree / f"{name}.py", work / tree / f"{name}.py"
+    if not old.exists():
+        return False
+    text = new.read_text()
+    return text == old.read_text() and (helper_same or "_ms_compat" not in text)
+
+
+def reuse(prev: Path, work: Path, names, side: str):
+    """Copies the earlier results that stand (reusable); returns (copied, the names left: the changed programs
+    first, then the unchanged ones the earlier run has no result for yet, which the workers copy when it has)."""
+    helper = "out/_ms_compat.py"
+    helper_same = side == "torch" or ((prev / helper).exists() and (prev / helper).read_bytes() ==
+                                      (work / helper).read_bytes())
+    (work / "reuse.json").write_text(json.dumps({"prev": str(prev), "helper_same": helper_same}))
+    (work / "res" / side).mkdir(parents=True, exist_ok=True)
+    copied, changed, waiting = 0, [], []
+    for name in names:
+        if not reusable(prev, work, name, side, helper_same):
+            changed.append(name)
+        elif (prev / "res" / side / f"{name}.pkl").exists():
+            shutil.copyfile(prev / "res" / side / f"{name}.pkl", work / "res" / side / f"{name}.pkl")
+            copied += 1
+        else:
+            waiting.append(name)
+    return copied, changed + waiting
 
 
 # ------------------------------------------------------------------ classification and the summary
@@ -471,6 +508,8 @@ def main(argv=None):
     ap.add_argument("--work", default=str(WORK))
     ap.add_argument("--json", default="", help="write every case's result here")
     ap.add_argument("--show", type=int, default=30, help="failure classes to print")
+    ap.add_argument("--reuse", default="", help="an earlier --work dir: a case whose program (and, for the converted "
+                    "side, _ms_compat.py where it imports it) is unchanged keeps its result from there")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = Path(args.work)
@@ -500,7 +539,12 @@ def main(argv=None):
     (work / "cases.json").write_text(json.dumps(cases))
     names = [c["case"] for c in cases]
     print(f"{len(stems)} test files, {len(cases)} cases extracted")
-    run_side("torch", work, names, args.jobs)
+    prev = Path(args.reuse) if args.reuse else None
+    torch_names = names
+    if prev:
+        copied, torch_names = reuse(prev, work, names, "torch")
+        print(f"torch results reused from {prev}: {copied}")
+    run_side("torch", work, torch_names, args.jobs)
     t_torch = time.time() - t0
 
     t1 = time.time()
@@ -515,6 +559,9 @@ def main(argv=None):
 
     t2 = time.time()
     runnable = [n for n in names if files.get(n, {}).get("status") in ("converted", "unchanged")]
+    if prev:
+        copied, runnable = reuse(prev, work, runnable, "ms")
+        print(f"torch-free results reused from {prev}: {copied} (+ those it finishes meanwhile)")
     run_side("ms", work, runnable, args.jobs)
     t_run = time.time() - t2
 

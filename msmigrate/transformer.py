@@ -146,6 +146,11 @@ class ClassContext:
     layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
 
 
+# tensor classes whose call makes a tensor (the legacy typed constructors)
+TENSOR_CLASS_CALLS = frozenset("torch." + n + "Tensor" for n in (
+    "", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -1578,6 +1583,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             qn = self._torch_qname(func)
             if qn in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
                 return True   # Variable(x) is the tensor x since torch 0.4
+            if qn in TENSOR_CLASS_CALLS:
+                return True   # `torch.Tensor([[1., 2.]])`, `torch.LongTensor(3)`: a tensor made by its class
             if qn:
                 last = qn.rsplit(".", 1)[-1]
                 return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends",

@@ -23,7 +23,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
-from .edge_args import T_EDGE, empty_dims_keep, tensor_start_as_int
+from .edge_args import T_EDGE, dims_as_tuple, empty_dims_keep, tensor_start_as_int
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -506,8 +506,9 @@ _simple("torch.index_select", "mindspore.ops.index_select", ("input", "dim", "in
         ("input", "axis", "index"), rename={"dim": "axis"})
 _simple("torch.masked_select", "mindspore.ops.masked_select", ("input", "mask"), ("input", "mask"))
 _simple("torch.flip", "mindspore.ops.flip", ("input", "dims"), ("input", "dims"))
-_simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"),
-        note="fewer dims than the input prepend ones, as in torch")
+_simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"), rule_fn=dims_as_tuple("dims"),
+        note="fewer dims than the input prepend ones, as in torch; an int or a list of counts as a tuple",
+        test="tests/parity/test_script_level_forms.py::test_tile_counts")
 _simple("torch.broadcast_to", "mindspore.ops.broadcast_to", ("input", "size"), ("input", "shape"),
         rename={"size": "shape"})
 _simple("torch.tril", "mindspore.ops.tril", ("input", "diagonal"), ("input", "diagonal"))

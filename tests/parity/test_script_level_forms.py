@@ -63,3 +63,25 @@ def test_used_inplace_results_at_top_level():
 def test_complex_literals_are_complex64():
     code = _check(COMPLEX_SRC, ["z", "w", "c", "ang", "re", "prod"])
     assert code.count("dtype=ms.complex64") == 3, code
+
+
+TILE_SRC = """
+import torch
+x = torch.tensor([1, 2, 3])
+a = 4
+r_list = x.repeat([4, 2, 3])
+r_name = x.repeat(a)
+r_args = x.repeat(2, 2)
+y = torch.Tensor([[1., 2.], [3., 4.]])
+t_list = y.tile([2, 1])
+t_int = y.tile(2)
+t_fn = torch.tile(y, [3])
+t_fn_tuple = torch.tile(y, (2, 2))
+"""
+
+
+def test_tile_counts():
+    """repeat/tile counts as an int, a list or a name: ops.tile takes a tuple only. `y = torch.Tensor(...)`
+    is known as a tensor, so its methods convert (MindSpore's own Tensor.tile refuses a list and an int)."""
+    code = _check(TILE_SRC, ["r_list", "r_name", "r_args", "t_list", "t_int", "t_fn", "t_fn_tuple"])
+    assert "y.tile(" not in code, code
