@@ -187,7 +187,8 @@ def snapshot(v, depth=0):
         if t.dtype in (torch.bfloat16, torch.float16) or t.is_quantized:
             t = (t.dequantize() if t.is_quantized else t).float()
         return ("T", np.asarray(t.cpu().numpy()), name, bool(v.requires_grad))
-    if mod.startswith("mindspore") and hasattr(v, "asnumpy"):
+    if hasattr(v, "asnumpy") and "mindspore" in sys.modules and isinstance(v, sys.modules["mindspore"].Tensor):
+        # a Parameter too (its class is made at run time, outside the mindspore package)
         import mindspore as ms
         name = str(v.dtype).lower()
         t = v.astype(ms.float32) if name in ("bfloat16", "float16") else v
@@ -413,17 +414,31 @@ def reuse(prev: Path, work: Path, names, side: str):
     return copied, changed + waiting
 
 
+def converted_files(work: Path, jobs: int, again: bool):
+    """{case: its report entry} after `msmigrate convert` of the whole tree (kept from before unless `again`);
+    None, with the converter's output printed, where it wrote no report."""
+    report = work / "out" / "msmigrate-report.json"
+    if again or not report.exists():
+        cmd = [sys.executable, "-m", "msmigrate", "convert", str(work / "src"), "-o", str(work / "out"), "-q",
+               "-j", str(jobs)]
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if not report.exists():
+            print(done.stdout[-3000:], done.stderr[-3000:])
+            return None
+    return {Path(f["file"]).stem: f for f in json.loads(report.read_text())["files"]}
+
+
 # ------------------------------------------------------------------ classification and the summary
 def classify(c, exp, got, file_entry):
-    """(class, detail, loose_pass, requires_grad_differs) of one case."""
+    """(class, detail, loose pass, requires_grad: 'differs' / 'unknown' / '') of one case."""
     if exp[0] != "ok":
-        return "torch_error", f"{exp[1]}: {exp[2][:100]}", False, False
+        return "torch_error", f"{exp[1]}: {exp[2][:100]}", False, ""
     if not file_entry or file_entry.get("status") not in ("converted", "unchanged"):
-        return "convert_error", (file_entry or {}).get("reason", "no output")[:120], False, False
+        return "convert_error", (file_entry or {}).get("reason", "no output")[:120], False, ""
     sites = file_entry.get("sites", [])
     todo = [s for s in sites if s["status"] == "todo"]
     noted = [s for s in sites if s["status"] == "converted-with-difference" and s["note"]]
-    loose, grad = False, False
+    loose, grad = False, ""
     if got[0] == "ok":
         strict = dict(rtol=c.get("rtol", 1e-6), atol=c.get("atol", 0.0))
         diff = ""
@@ -438,14 +453,16 @@ def classify(c, exp, got, file_entry):
         loose = all(got[1].get(n, ("missing",))[0] != "missing" and not compare(
             exp[1][n], got[1][n], c, max(strict["rtol"], LOOSE_RTOL), max(strict["atol"], LOOSE_ATOL))
             for n in c["names"])
-        grad = any(exp[1][n][0] == "T" and got[1].get(n, ("",))[0] == "T" and got[1][n][3] is not None and
-                   bool(got[1][n][3]) != exp[1][n][3] for n in c["names"])
+        pairs = [(exp[1][n], got[1][n]) for n in c["names"] if exp[1][n][0] == "T" and got[1].get(n, ("",))[0] == "T"]
+        # MindSpore keeps requires_grad on Parameters only: a plain tensor's flag is unknown (None)
+        grad = "differs" if any(g[3] is not None and bool(g[3]) != e[3] for e, g in pairs) else \
+            "unknown" if any(g[3] is None and e[3] for e, g in pairs) else ""
         if not diff:
             return "pass", "", True, grad
         detail = diff
     else:
         if got[1] == "MigrationError":
-            return "todo", got[2][:120], False, False
+            return "todo", got[2][:120], False, ""
         detail = f"{got[1]}: {got[2][:120]}"
     if todo:
         return "todo", todo[0]["api"] + ": " + todo[0]["note"][:100], loose, grad
@@ -482,7 +499,9 @@ def summarize(results, counts, show):
     custom = [r for r in counted if r["custom_compare"]]
     print(f"shape/dtype only (the peer's own compare): {len(custom)} cases, "
           f"{sum(r['cls'] == 'pass' for r in custom)} pass; "
-          f"requires_grad differs (not part of pass): {sum(r['grad_differs'] for r in counted)}")
+          f"requires_grad (not part of pass): differs in {sum(r['grad_differs'] == 'differs' for r in counted)} "
+          f"cases, unknown in {sum(r['grad_differs'] == 'unknown' for r in counted)} (torch's True on a MindSpore "
+          f"tensor that is no Parameter, which has no such flag)")
     print(f"not counted: torch_error {len(results) - len(counted)}; "
           + "; ".join(f"{k}: {v}" for k, v in counts.most_common()))
     fails = [r for r in counted if r["cls"] in ("silent", "noted", "convert_error")]
@@ -510,6 +529,7 @@ def main(argv=None):
     ap.add_argument("--show", type=int, default=30, help="failure classes to print")
     ap.add_argument("--reuse", default="", help="an earlier --work dir: a case whose program (and, for the converted "
                     "side, _ms_compat.py where it imports it) is unchanged keeps its result from there")
+    ap.add_argument("--resume", action="store_true", help="continue a run stopped part-way in --work (same cases)")
     ap.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = Path(args.work)
@@ -532,11 +552,16 @@ def main(argv=None):
         cs, cn = extract(s, sources[s])
         cases += cs
         counts.update(cn)
-    shutil.rmtree(work, ignore_errors=True)
-    (work / "src").mkdir(parents=True)
-    for c in cases:
-        (work / "src" / f"{c['case']}.py").write_text(c["code"])
-    (work / "cases.json").write_text(json.dumps(cases))
+    if not (args.resume and (work / "cases.json").exists()):
+        shutil.rmtree(work, ignore_errors=True)
+        (work / "src").mkdir(parents=True)
+        for c in cases:
+            (work / "src" / f"{c['case']}.py").write_text(c["code"])
+        (work / "cases.json").write_text(json.dumps(cases))
+    else:   # a run stopped part-way: its programs, conversion and results stand; the cases left run
+        cases = json.loads((work / "cases.json").read_text())
+        for c in cases:
+            c["code"] = ""
     names = [c["case"] for c in cases]
     print(f"{len(stems)} test files, {len(cases)} cases extracted")
     prev = Path(args.reuse) if args.reuse else None
@@ -548,13 +573,9 @@ def main(argv=None):
     t_torch = time.time() - t0
 
     t1 = time.time()
-    conv = subprocess.run([sys.executable, "-m", "msmigrate", "convert", str(work / "src"), "-o", str(work / "out"),
-                           "-q", "-j", str(args.jobs)], cwd=ROOT, capture_output=True, text=True)
-    if not (work / "out" / "msmigrate-report.json").exists():
-        print(conv.stdout[-3000:], conv.stderr[-3000:])
+    files = converted_files(work, args.jobs, again=not args.resume)
+    if files is None:
         return 2
-    report = json.loads((work / "out" / "msmigrate-report.json").read_text())
-    files = {Path(f["file"]).stem: f for f in report["files"]}
     t_conv = time.time() - t1
 
     t2 = time.time()

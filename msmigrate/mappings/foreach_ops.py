@@ -6,10 +6,13 @@ The in-place form `torch._foreach_abs_(tensors)` on a list name replaces the lis
 `(tensors.__setitem__(slice(None), [...]) or tensors)`, an expression whose value is the list, as torch
 returns it (torch 2.13; older versions returned None). torch changes
 the tensors themselves, so other references to them do not see the change (a difference, stated); a list
-that is no plain name (`torch._foreach_abs_([a, b])`, which changes a and b) stays a TODO.
+of tensors made in place (`torch._foreach_abs_([torch.tensor(..), ..])`) is seen by nothing else: the new list;
+any other (`torch._foreach_abs_([a, b])`, which changes a and b) stays a TODO.
 Proven by tests/parity/test_foreach_ops.py.
 """
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 
@@ -36,6 +39,15 @@ def _each(ctx, base) -> str:
     return f"[{code_of(one).strip()} for {_ITEM} in {b.code('self')}]"
 
 
+def _fresh_display(code: str) -> bool:
+    """A list/tuple display of calls (`[torch.tensor(..), torch.ones(2)]`): tensors made here, seen by nothing else."""
+    try:
+        node = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.List, ast.Tuple)) and bool(node.elts) and all(isinstance(e, ast.Call) for e in node.elts)
+
+
 def _out_of_place(base):
     def convert(ctx):
         return ctx.expr(_each(ctx, base))
@@ -45,6 +57,8 @@ def _out_of_place(base):
 def _in_place(base, name: str):
     def convert(ctx):
         target = ctx.bound.code("self")
+        if target is not None and _fresh_display(target):   # no other name sees these tensors: the new list
+            return ctx.expr(_each(ctx, base))
         if target is None or not target.isidentifier():
             raise UnsupportedSite(f"torch.{name} on a list that is no plain name changes the tensors in it, which a "
                                   f"MindSpore list cannot: write `tensors = torch.{name[:-1]}(tensors)`")

@@ -54,6 +54,21 @@ def test_foreach_ops():
             np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6, err_msg=op)
 
 
+DISPLAY_SRC = """
+import torch
+r = torch._foreach_sqrt_([torch.tensor([4.0, 9.0]), torch.tensor([[0.25]])])
+"""
+
+
+def test_foreach_in_place_on_made_tensors():
+    want = load_torch(DISPLAY_SRC)["r"]
+    mod, code, sites = load_converted(DISPLAY_SRC)
+    assert not [s for s in sites if s.status == TODO], code
+    assert len(mod.r) == len(want)
+    for g, w in zip(mod.r, want):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6)
+
+
 def test_foreach_in_place_on_a_display_is_a_todo():
     src = "import torch\ndef f(a, b):\n    torch._foreach_exp_([a, b])\n    return a, b\n"
     _, code, sites = load_converted(src)
