@@ -197,9 +197,12 @@ def snapshot(v, depth=0):
         return ("N", v.copy())
     if v is None or isinstance(v, (bool, int, float, complex, str, np.number, np.bool_)):
         plain = next((t for t in (bool, int, float, complex, str) if type(v) is t), None)  # subclasses: as a value
-        return ("S", type(v).__name__, v if plain or v is None else
-                v.item() if isinstance(v, (np.number, np.bool_)) else str(v) if isinstance(v, str) else v.__reduce__()[1][0]
-                if False else (float(v) if isinstance(v, float) else complex(v) if isinstance(v, complex) else int(v)))
+        if plain or v is None:
+            return ("S", type(v).__name__, v)
+        if isinstance(v, (np.number, np.bool_)):
+            return ("S", type(v).__name__, v.item())
+        base = next(t for t in (bool, int, float, complex, str) if isinstance(v, t))
+        return ("S", type(v).__name__, base(v))   # a subclass's value, picklable without its module
     if isinstance(v, (list, tuple)):   # torch.Size included
         return ("Q", [snapshot(x, depth + 1) for x in v])
     if isinstance(v, dict):
@@ -586,6 +589,7 @@ def main(argv=None):
     run_side("ms", work, runnable, args.jobs)
     t_run = time.time() - t2
 
+    sys.path.insert(0, str(work / "out"))   # results of the first versions may name the converted tree's helper
     results = []
     for c in cases:
         exp = pickle.loads((work / "res" / "torch" / f"{c['case']}.pkl").read_bytes())
