@@ -216,6 +216,8 @@ def compare(exp, got, c, rtol, atol):
     """'' when got matches exp under the case's checks, else what differs."""
     check_value = c.get("check_value", True) and not c["custom_compare"]
     check_dtype = c.get("check_dtype", True)
+    if got[:2] == ("O", "Unconverted"):
+        return "an Unconverted placeholder stands for the value"
     if exp[0] == "O":
         return ""   # an object with no value form (a module, a generator...): the program ran
     if exp[0] == "Q" or exp[0] == "D":
