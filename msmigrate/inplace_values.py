@@ -142,15 +142,15 @@ class _Function(ScopeLocalVisitor):
         super().on_leave(original_node)
 
 
-def hoistable_calls(function: cst.FunctionDef, local_names) -> Set[int]:
-    """ids of the in-place calls of this function whose rebinding can go before their statement
+def hoistable_calls(function, local_names) -> Set[int]:
+    """ids of the in-place calls of this function (or of a module's top level) whose rebinding can go before their statement
     without another name missing a change torch would show through it: the receiver is changed
     in place nowhere else in the function, no name the statement assigns is (`z = y.add_(1)` then
     `y.mul_(2)`: torch's z sees the second change), and inside a loop the receiver is a fresh tensor
     of this pass, assigned earlier in the same block (else torch's `res.append(x.mul_(2))` appends
     the same tensor each pass)."""
     scan = _Function(local_names)
-    function.body.visit(scan)
+    (function.body if isinstance(function, cst.FunctionDef) else function).visit(scan)
     ids = set()
     for call, stmt, assigned_before, in_loop in scan.candidates:
         name = call.func.value.value

@@ -1,10 +1,11 @@
 """torch's `out=` keyword: `torch.add(a, b, out=c)` as a whole statement becomes
-`c = ops.cast(<converted torch.add(a, b)>, c.dtype)`.
+`c = ops.cast(<converted torch.add(a, b)>, c.dtype)`, and the value of a plain assignment
+`r = torch.add(a, b, out=c)` becomes `r = c = ops.cast(...)` (torch returns `out` itself).
 
 MindSpore functions return new tensors and take no output argument. torch writes the result into `out`,
 resizing it to the result's shape and casting it to out's dtype; rebinding the name to the cast result
 computes the same values. Other references to the same tensor do not see the change, and an `out=` that
-is not a plain name (a tuple, a slice, an attribute), or a call whose result is used, stays a TODO."""
+is not a plain name (a tuple, a slice, an attribute), or a call whose result is used otherwise, stays a TODO."""
 from __future__ import annotations
 
 from typing import Optional

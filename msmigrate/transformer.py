@@ -149,6 +149,11 @@ class ClassContext:
     layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
 
 
+# tensor classes whose call makes a tensor (the legacy typed constructors)
+TENSOR_CLASS_CALLS = frozenset("torch." + n + "Tensor" for n in (
+    "", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -905,6 +910,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
         self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"])   # `z = x.add_(1)` at the top level too
+        self._inplace_values |= values
+        self._inplace_stmt_calls |= values
 
     def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
         """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
@@ -1403,6 +1411,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             return {obj.value: rep}
         return {obj.value: fam}
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # `r = torch.add(a, b, out=c)` can become `r = c = ops.cast(ops.add(a, b), c.dtype)`
+        if OA.is_out_statement(node.value) and all(isinstance(t.target, cst.Name) for t in node.targets):
+            self._out_stmt_calls.add(id(node.value))
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
         self._stores.add(id(node.target))
@@ -1484,6 +1497,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        out_target = self._out_targets.get(id(updated.value))
+        if out_target is not None and out_target[1] is updated.value:   # out= also rebinds its name
+            return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=cst.Name(out_target[0]))])
         if id(original) in self._graph_dict_pops:   # `v = kwargs.pop('k', d)`: graph_mutations.py
             split = GM.split_dict_pop(updated, COMPAT)
             if split is not None:
@@ -1631,6 +1647,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             qn = self._torch_qname(func)
             if qn in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
                 return True   # Variable(x) is the tensor x since torch 0.4
+            if qn in TENSOR_CLASS_CALLS:
+                return True   # `torch.Tensor([[1., 2.]])`, `torch.LongTensor(3)`: a tensor made by its class
             if qn:
                 last = qn.rsplit(".", 1)[-1]
                 return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends",

@@ -34,6 +34,8 @@ from . import torch_functions_more, torch_complex, torch_nn_more, torch_function
 from . import tensor_twins  # noqa: F401,E402
 # torch's in-place functions (torch.relu_(x)) as rebindings of their out-of-place records
 from . import torch_inplace_functions  # noqa: F401,E402
+# torch._foreach_OP(tensors): the converted op over each tensor of a list
+from . import foreach_ops  # noqa: F401,E402
 # torch.compiler.disable and torch._dynamo.disable used as values
 from . import compiler_hints, library_internals  # noqa: F401,E402
 # torch's random state, dtype promotion and autocast queries, ChainDataset/StackDataset; more torch.* functions

@@ -1,7 +1,8 @@
 """Argument forms torch accepts where the MindSpore op does not, shared by the records of a torch function and of
 its Tensor method: a tensor where ops.narrow takes an int (narrow's start), a tensor of split points where
 ops.tensor_split takes a list (tensor_split's indices_or_sections), an empty dim tuple (squeeze(x, ()), which
-squeezes nothing in torch and every unit axis in MindSpore).
+squeezes nothing in torch and every unit axis in MindSpore), an int or a list of tile counts (ops.tile takes a
+tuple).
 
 Each is a rule that rewrites the one argument and returns None, so the record's own mapping (target, renames,
 out= refusal) converts the rest. A literal argument stays as written.
@@ -36,6 +37,30 @@ def tensor_start_as_int(name: str):
         code = ctx.bound.code(name)
         if code is not None and not _INT_LITERAL.match(code):
             ctx.bound.set(name, f"int({code})")
+        return None
+    return rule_fn
+
+
+def dims_tuple(code: str) -> str:
+    """tile/repeat counts as torch takes them (an int, a list, a tuple, a torch.Size) as the tuple ops.tile takes
+    (it refuses an int and a list)."""
+    code = code.strip()
+    if _INT_LITERAL.match(code):
+        return f"({code},)"
+    if code.startswith("[") and code.endswith("]"):
+        inner = code[1:-1].strip().rstrip(",")
+        return f"({inner}{',' if inner and ',' not in inner else ''})"
+    if code.startswith("(") and code.endswith(")") and "," in code:
+        return code
+    return f"(lambda _ms_v: tuple(_ms_v) if isinstance(_ms_v, (list, tuple)) else (_ms_v,))({code})"
+
+
+def dims_as_tuple(name: str):
+    """A rule: `name` (tile's dims) as the tuple ops.tile takes (dims_tuple)."""
+    def rule_fn(ctx):
+        code = ctx.bound.code(name)
+        if code is not None:
+            ctx.bound.set(name, dims_tuple(code))
         return None
     return rule_fn
 

@@ -31,8 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT,
-                        T_EDGE, empty_dims_keep, nonzero_code, tensor_start_as_int)
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, T_EDGE, dims_tuple,
+                        empty_dims_keep, nonzero_code, tensor_start_as_int)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -216,7 +216,7 @@ mapping("Tensor.expand_as", "expr:ops.broadcast_to({self}, {other}.shape)", args
 
 @_starred
 def _repeat(ctx):
-    return ctx.expr(f"ops.tile({_arg(ctx)}, {_sizes(ctx, 'repeats')})")
+    return ctx.expr(f"ops.tile({_arg(ctx)}, {dims_tuple(_sizes(ctx, 'repeats'))})")
 
 
 rule("Tensor.repeat", None, args=("repeats",), tensor_only=True,

@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, empty_dims_keep,
+from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, dims_as_tuple, empty_dims_keep,
                         tensor_start_as_int)
 
 T = "tests/parity/test_torch_functions.py"
@@ -170,10 +170,30 @@ def _tensor(ctx):
     b = _checked(ctx, ("data", "dtype"))
     if not b.has("data"):
         raise UnsupportedSite("no data given")
-    return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", _dtype(b))])
+    dtype = _dtype(b)
+    if dtype is None and _complex_literal(b.code("data")):
+        dtype = "ms.complex64"   # torch's default complex dtype; MindSpore would infer complex128
+    return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", dtype)])
 
 
-_TENSOR_NOTE = ("python floats -> float32, ints -> int64, bools -> bool, numpy arrays keep their dtype "
+def _complex_literal(code: str) -> bool:
+    """Whether the data is a literal (nested lists/tuples of numbers) holding a Python complex number."""
+    try:
+        value = ast.literal_eval(code)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, complex):
+            return True
+    return False
+
+
+_TENSOR_NOTE = ("python floats -> float32, ints -> int64, bools -> bool, complex -> complex64, numpy arrays keep "
+                "their dtype "
                 "(as in torch); " + _FACTORY_NOTE)
 rule("torch.tensor", "mindspore.Tensor", args=("data",), note=_TENSOR_NOTE, test=T_TENSOR)(_tensor)
 rule("torch.as_tensor", "mindspore.Tensor", args=("data", "dtype", "device"),
@@ -489,8 +509,9 @@ composed("torch.index_select", INDEX_SELECT, ("input", "dim", "index"), target="
          note=AS_VECTOR_NOTE, test=T_SHAPE)
 _simple("torch.masked_select", "mindspore.ops.masked_select", ("input", "mask"), ("input", "mask"))
 _simple("torch.flip", "mindspore.ops.flip", ("input", "dims"), ("input", "dims"))
-_simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"),
-        note="fewer dims than the input prepend ones, as in torch")
+_simple("torch.tile", "mindspore.ops.tile", ("input", "dims"), ("input", "dims"), rule_fn=dims_as_tuple("dims"),
+        note="fewer dims than the input prepend ones, as in torch; an int or a list of counts as a tuple",
+        test="tests/parity/test_script_level_forms.py::test_tile_counts")
 _simple("torch.broadcast_to", "mindspore.ops.broadcast_to", ("input", "size"), ("input", "shape"),
         rename={"size": "shape"})
 _simple("torch.tril", "mindspore.ops.tril", ("input", "diagonal"), ("input", "diagonal"))

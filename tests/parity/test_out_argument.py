@@ -46,7 +46,7 @@ DTYPES = {"float64_out": "torch.float64"}
 TODO_SRC = '''
 import torch
 def g(x: torch.Tensor, y: torch.Tensor, c: torch.Tensor, v: torch.Tensor):
-    z = torch.add(x, y, out=c)
+    z = torch.add(x, y, out=c) * 2
     torch.max(x, 0, out=(c, v))
     torch.mul(x, y, out=c[0])
     return z
@@ -79,6 +79,32 @@ def test_out_rebinds_match_torch():
         got = getattr(mod, f"f_{name}")(ms.Tensor(x.copy()), ms.Tensor(y.copy()))
         assert str(got.dtype).lower() == str(want.dtype).replace("torch.", ""), (name, got.dtype, want.dtype)
         assert_close(got, want, rtol=1e-5, atol=1e-5, what=name)
+
+
+ASSIGNED_SRC = '''
+import torch
+def f(x: torch.Tensor, y: torch.Tensor):
+    c = torch.empty(0)
+    r = torch.addmm(x, y, y.T, beta=0.5, alpha=2.0, out=c)
+    return r, c
+'''
+
+
+def test_out_in_an_assignment_binds_both_names():
+    """`r = torch.f(..., out=c)`: torch returns out itself (resized), so r and c both hold the result."""
+    import mindspore as ms
+    import torch
+
+    tns = load_torch(ASSIGNED_SRC)
+    mod, code, sites = load_converted(ASSIGNED_SRC)
+    assert not [s for s in sites if s.status == TODO], code
+    assert "r = c = " in code, code
+    x = _rng.standard_normal((3, 3)).astype(np.float32)
+    want = tns["f"](torch.from_numpy(x), torch.from_numpy(A[:, :3].copy()))
+    got = mod.f(ms.Tensor(x), ms.Tensor(A[:, :3].copy()))
+    for g, w, what in zip(got, want, ("r", "c")):
+        assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (what, g.dtype, w.dtype)
+        assert_close(g, w, rtol=1e-5, atol=1e-5, what=what)
 
 
 def test_out_elsewhere_is_a_todo():

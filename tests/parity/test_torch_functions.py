@@ -606,14 +606,14 @@ TODO_SRC = """
 import torch
 def fn(x, y, ts, a):
     e = torch.einsum(equation_var, x, y)
-    c = torch.cat([x, y], dim=0, out=a)
+    c = torch.cat([x, y], dim=0, out=a) * 2
     r = torch.round(x, decimals=2)
     u = torch.unique(x, dim=0)
     g = torch.meshgrid(ts)
     i = torch.repeat_interleave(x)
     n = torch.normal(0.0, 1.0)
-    s = torch.sum(x, out=a)
-    z = torch.zeros(2, out=a)
+    s = torch.sum(x, out=a) + 1
+    z = torch.zeros(2, out=a[0])
     return x
 def ok():
     return torch.ones(2)

@@ -1,0 +1,91 @@
+"""bench/peer_api_suite.py: the extraction of one-API cases from a per-API test file (ast only, nothing run),
+and the comparison rules, on a test file written here in the peer's layout."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+_BENCH = Path(__file__).resolve().parent.parent / "bench" / "peer_api_suite.py"
+_spec = importlib.util.spec_from_file_location("peer_api_suite", _BENCH)
+P = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(P)
+
+SOURCE = '''
+import textwrap
+from apibase import APIBase
+
+
+class ShapeOnlyAPIBase(APIBase):
+    def compare(self, name, a, b, *args, **kwargs):
+        assert a.shape == b.shape
+
+
+obj = APIBase("torch.Tensor.neg")
+obj_random = ShapeOnlyAPIBase("torch.nn.functional.dropout")
+
+
+def test_case_1():
+    pytorch_code = textwrap.dedent(
+        """
+        import torch
+        result = torch.tensor([1., -2.]).neg()
+        """
+    )
+    obj.run(pytorch_code, ["result"], rtol=1e-4, check_dtype=False)
+
+
+def _test_case_2():
+    pytorch_code = textwrap.dedent("""
+        import torch
+        result = torch.tensor([1]).neg()
+    """)
+    obj.run(pytorch_code, ["result"])
+
+
+def test_case_3():
+    code = "import torch\\ny = torch.ones(2)\\n"
+    obj.run(code)
+    obj_random.run(code, ["y"], unsupport=False)
+
+
+def test_case_4():
+    pytorch_code = build()   # no literal program: counted apart
+    obj.run(pytorch_code, ["result"])
+'''
+
+
+def test_extract_cases():
+    cases, counts = P.extract("test_Tensor_neg", SOURCE)
+    assert [c["case"] for c in cases] == ["Tensor_neg__case_1", "Tensor_neg__case_3_0", "Tensor_neg__case_3_1"]
+    first = cases[0]
+    assert first["code"].startswith("\nimport torch\nresult = torch.tensor([1., -2.]).neg()")
+    assert (first["names"], first["rtol"], first["check_dtype"], first["ns"]) == (["result"], 1e-4, False, "Tensor")
+    assert cases[1]["names"] == [] and not cases[1]["custom_compare"]      # runs without error, nothing compared
+    assert cases[2]["custom_compare"] and cases[2]["api"] == "torch.nn.functional.dropout"
+    assert cases[2]["ns"] == "nn.functional"
+    assert counts["disabled by the peer (_test_case_N)"] == 1 and counts["program with no literal form"] == 1
+
+
+def test_namespaces():
+    assert [P.namespace(a) for a in ("torch.addmm", "torch.nn.Linear", "torch.linalg.norm", "torch.cuda.is_available",
+                                     "torch.utils.data.DataLoader", "torch.distributions.Normal")] == \
+        ["torch", "nn", "linalg", "other", "utils.data", "distributions"]
+
+
+def test_compare_rules():
+    case = {"custom_compare": False}
+    f32 = ("T", np.array([1.0, 2.0], np.float32), "float32", False)
+    assert P.compare(f32, ("T", np.array([1.0, 2.0000001], np.float32), "float32", None), case, 1e-6, 0.0) == ""
+    assert P.compare(f32, ("T", np.array([1.0, 2.001], np.float32), "float32", None), case, 1e-6, 0.0) == "values"
+    i64 = ("T", np.array([1, 2]), "int64", False)
+    assert P.compare(i64, ("T", np.array([1, 2], np.int32), "int32", None), case, 1e-6, 0.0) == "dtype int64 vs int32"
+    assert P.compare(i64, ("T", np.array([1, 2], np.int32), "int32", None), dict(case, check_dtype=False), 1e-6, 0) == ""
+    assert P.compare(("S", "int", 3), ("S", "float", 3.0), case, 1e-6, 0.0).startswith("type int")
+    seq = ("Q", [("S", "int", 2), ("S", "int", 3)])
+    assert P.compare(seq, ("Q", [("S", "int", 2)]), case, 1e-6, 0.0) == "length 2 vs 1"
+    assert P.compare(f32, seq, case, 1e-6, 0.0) == "type tensor vs sequence"
+    shape_only = dict(case, custom_compare=True)
+    assert P.compare(f32, ("T", np.array([7.0, 8.0], np.float32), "float32", None), shape_only, 1e-6, 0.0) == ""
+    assert P.snapshot((1, 2.5, None)) == ("Q", [("S", "int", 1), ("S", "float", 2.5), ("S", "NoneType", None)])
