@@ -91,7 +91,14 @@ def _tuple_op(tr, call: cst.Call) -> Optional[str]:
     if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
             and func.value.value == tr.names["ops"] and func.attr.value in TUPLE_RESULTS):
         return func.attr.value
+    if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == COMPAT
+            and func.attr.value in _COMPAT_TUPLE_OPS):
+        return _COMPAT_TUPLE_OPS[func.attr.value]
     return None
+
+
+# helpers standing for an ops function with a (values, indices) result (compat_parts/empty_reductions.py)
+_COMPAT_TUPLE_OPS = {"median_dim": "median"}
 
 
 def _unmapped_tensor_property(tr, attr: cst.Attribute) -> Optional[str]:

@@ -155,8 +155,12 @@ def _none_kept(x, mask, dim):
 
 def masked_softmax(input, dim, dtype=None, mask=None):
     x = _fill(input, mask, float("-inf"), dtype)
-    out = ops.softmax(x, dim)
-    return out if mask is None else ops.where(_none_kept(x, mask, dim), ops.full((), float("nan"), dtype=x.dtype), out)
+    if mask is None:
+        return ops.softmax(x, dim)
+    none = _none_kept(x, mask, dim)
+    # MindSpore 2.10's CPU softmax gives 0 for a slice of all -inf, and garbage in the slices after it
+    out = ops.softmax(ops.where(none, ops.zeros_like(x), x), dim)
+    return ops.where(none, ops.full((), float("nan"), dtype=x.dtype), out)
 
 
 def masked_log_softmax(input, dim, dtype=None, mask=None):
