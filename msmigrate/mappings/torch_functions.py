@@ -741,8 +741,9 @@ _simple("torch.fmod", "mindspore.ops.fmod", ("input", "other"), ("input", "other
         note="the sign of the dividend, as in torch")
 _simple("torch.remainder", "mindspore.ops.remainder", ("input", "other"), ("input", "other"), test=T_MATH,
         note="the sign of the divisor (Python %), as in torch")
-_simple("torch.softmax", "mindspore.ops.softmax", ("input", "dim", "dtype"), ("input", "axis"),
-        rename={"dim": "axis"}, test=T_MATH, note="dim -> axis; dtype casts the input first, as in torch")
+_simple("torch.softmax", "_ms_compat.softmax", ("input", "dim", "dtype"), ("input", "axis"),
+        rename={"dim": "axis"}, test="tests/parity/test_softmax_slices.py::test_softmax_forms",
+        note="dim -> axis; dtype casts the input first, as in torch; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it")
 
 
 def _log_softmax(ctx):

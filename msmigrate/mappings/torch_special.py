@@ -97,7 +97,7 @@ composed("torch.special.logsumexp", "_ms_compat.reduce_logsumexp({input}, {dim},
          ("input", "dim", "keepdim"), defaults={"keepdim": "False"}, target="mindspore.ops.logsumexp",
          note="-inf for an input with no elements, as torch (templates/compat_parts/"
          "empty_reductions.py: MindSpore 2.10's kernel leaves that result uninitialised)", test="tests/parity/test_empty_reductions.py::test_functions")
-composed("torch.special.softmax", "ops.softmax({input}, {dim})", ("input", "dim", "dtype"),
+composed("torch.special.softmax", "_ms_compat.softmax({input}, {dim})", ("input", "dim", "dtype"),
          defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
          test=T_VAL)
 composed("torch.special.log_softmax", "ops.log_softmax({input}, {dim})", ("input", "dim", "dtype"),

@@ -18,4 +18,4 @@ class ImplicitDimSoftmax(nn.Cell):
         axis = 0 if x.ndim in (0, 1, 3) else 1
         if self.log:
             return ops.log_softmax(x, axis)
-        return ops.softmax(x, axis)
+        return softmax(x, axis)   # compat_parts/softmax_slices.py

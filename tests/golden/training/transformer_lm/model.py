@@ -53,7 +53,9 @@ class CausalSelfAttention(nn.Cell):
         # converter could not type), the `@` oper...
         att = (_ms_compat.matmul(q, ops.swapaxes(k, -2, -1))) * (1.0 / math.sqrt(k.shape[-1]))
         att = ops.masked_fill(att, self.bias[:, :, :T, :T] == 0, ops.cast(float('-inf'), att.dtype))
-        att = ops.softmax(att, axis=-1)
+        # _ms_compat.softmax (helper): ops.softmax, but a slice of all -inf gives torch's nan (MindSpore's CPU kernel:
+        # 0, and garbage after it)
+        att = _ms_compat.softmax(att, axis=-1)
         att = self.attn_dropout(att)
         y = _ms_compat.matmul(att, v)  # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)
         y = ops.swapaxes(y, 1, 2).view(B, T, C)  # re-assemble all head outputs side by side
@@ -185,7 +187,7 @@ class GPT(nn.Cell):
             logits, _ = self(idx_cond)
             # pluck the logits at the final step and scale by desired temperature
             logits = logits[:, -1, :] / temperature
-            probs = ops.softmax(logits, axis=-1)
+            probs = _ms_compat.softmax(logits, axis=-1)
             idx_next = ops.multinomial(probs, 1, False).astype(ms.int64)
             # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
             # other ranks
