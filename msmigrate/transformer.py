@@ -1582,25 +1582,26 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
-                    if isinstance(tgt, cst.Name) and self._plain_instance(value):
+                    if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if layer in LAYER_FAMILY and isinstance(tgt, cst.Name):
                         ctx.layers[n] = layer      # its parameters by torch's names (_rename_param_attr)
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
                         ctx.tensors.add(n)
-                    elif layer or cell_call:
+                    elif (layer and layer not in _PLAIN_NN_RESULTS) or cell_call:
                         ctx.cells.add(n)
             elif not self._classes:   # a script's top level: `label = torch.full(...)`, `seq = Sequence()`
                 for n in names:
                     self._module_tensors.discard(n)
                     self._module_cells.discard(n)
                     self._module_others.discard(n)
-                    if isinstance(tgt, cst.Name) and self._plain_instance(value):
+                    if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         self._module_others.add(n)
                     if is_tensor and isinstance(tgt, cst.Name):
                         self._module_tensors.add(n)
                     elif isinstance(tgt, cst.Name) and (cell_call or layer in LAYER_FAMILY or (
                             layer and layer.startswith("torch.nn.") and layer not in _TENSOR_FACTORIES
+                            and layer not in _PLAIN_NN_RESULTS
                             and layer.rsplit(".", 1)[-1][:1].isupper())):
                         self._module_cells.add(n)
             if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
@@ -2335,6 +2336,9 @@ _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functo
 # calls whose result assigned to self.X makes X a tensor attribute (parameters, buffers)
 _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor",
                      "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
+# torch.nn calls whose result is a plain object, no module: `packed.double()` is the object's own cast
+_PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pack_padded_sequence",
+                     "torch.nn.utils.rnn.pack_sequence"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
 _BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (

@@ -84,5 +84,10 @@ mapping(R + "unpad_sequence", "_ms_compat.unpad_sequence", args=("padded_sequenc
         target_args=("padded_sequences", "lengths", "batch_first"), test=T_R)
 mapping(R + "unpack_sequence", "_ms_compat.unpack_sequence", args=("packed_sequences",),
         target_args=("packed_sequences",), test=T_R)
-mapping(R + "PackedSequence", "_ms_compat.PackedSequence", test=T_R,
-        note="the type, for isinstance checks; building one directly from (data, batch_sizes) is not converted")
+mapping(R + "PackedSequence", "_ms_compat.PackedSequence",
+        args=("data", "batch_sizes", "sorted_indices", "unsorted_indices"),
+        target_args=("data", "batch_sizes", "sorted_indices", "unsorted_indices"),
+        test="tests/parity/test_nn_utils_reparam.py::test_packed_sequence_from_fields",
+        note="the type (isinstance checks) and torch's constructor: (data, batch_sizes, sorted_indices, "
+             "unsorted_indices) read back as given and unpacked into the padded batch for pad_packed_sequence "
+             "and the recurrent cells; .to(dtype)/.double()/... cast the data, devices are dropped")

@@ -419,3 +419,64 @@ def test_rnn_packing():
     got, want = mod.round_trip(*map(ms.Tensor, seqs)), tns["round_trip"](*map(torch.from_numpy, seqs))
     assert got[2] is True is want[2]
     assert_close(got[:2], want[:2])
+
+
+FIELDS_SRC = '''
+import torch
+from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
+
+
+def fields(data, batch_sizes, sorted_indices):
+    p = PackedSequence(data, batch_sizes, sorted_indices=sorted_indices)
+    q = torch.nn.utils.rnn.PackedSequence(data=data, batch_sizes=batch_sizes)
+    padded, lens = pad_packed_sequence(p, batch_first=True, padding_value=-2.0)
+    return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices, q.data, q[1], padded, lens
+
+
+def given_unsorted(data, batch_sizes):
+    p = PackedSequence(data, batch_sizes, torch.tensor([1, 0, 2]), torch.tensor([0, 1, 2]))
+    return p.unsorted_indices, pad_packed_sequence(p)[0]
+
+
+def casts(data, batch_sizes):
+    p = PackedSequence(data, batch_sizes)
+    d = p.double()
+    return d.data, d.batch_sizes, p.to("cpu").data, p.is_cuda
+
+
+def padded_sum(data, batch_sizes, sorted_indices, w):
+    p = PackedSequence(data, batch_sizes, sorted_indices)
+    return (pad_packed_sequence(p, batch_first=True)[0] * w).sum()
+'''
+
+
+def test_packed_sequence_from_fields():
+    """PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices) built directly, as torch's namedtuple:
+    the fields read back as given, unsorted_indices inverted from sorted_indices when not given (kept when
+    given), pad_packed_sequence unpacks it into the original order (values, lengths, gradient of data),
+    .double()/.to('cpu')/.is_cuda as torch."""
+    import mindspore as ms
+    import torch
+
+    tns = load_torch(FIELDS_SRC)
+    mod, code, sites = load_converted(FIELDS_SRC)
+    assert not [(s.api, s.note) for s in sites if s.status == TODO], code
+    # three sequences of lengths 3, 2, 1 (sorted order), 2 features; packed step by step
+    data, sizes, order = rnd(6, 2, seed=51), np.array([3, 2, 1]), np.array([2, 0, 1])
+    want = tns["fields"](torch.from_numpy(data), torch.from_numpy(sizes), torch.from_numpy(order))
+    got = mod.fields(ms.Tensor(data), ms.Tensor(sizes), ms.Tensor(order))
+    assert_close(got, want, rtol=0, atol=0)
+    assert str(got[-1].dtype) == "Int64"
+    assert_close(mod.given_unsorted(ms.Tensor(data), ms.Tensor(sizes)),
+                 tns["given_unsorted"](torch.from_numpy(data), torch.from_numpy(sizes)), rtol=0, atol=0)
+    flat, flat_sizes = rnd(4, seed=52), np.array([2, 2])
+    got = mod.casts(ms.Tensor(flat), ms.Tensor(flat_sizes))
+    want = tns["casts"](torch.from_numpy(flat), torch.from_numpy(flat_sizes))
+    assert got[3] is False is want[3]
+    assert_close(got[:3], want[:3], rtol=0, atol=0)
+    assert str(got[0].dtype) == "Float64" and str(got[1].dtype) == "Int64"
+    w = rnd(3, 3, 2, seed=53)
+    t_data = torch.from_numpy(data).requires_grad_(True)
+    tns["padded_sum"](t_data, torch.from_numpy(sizes), torch.from_numpy(order), torch.from_numpy(w)).backward()
+    m_grad = ms.grad(mod.padded_sum)(ms.Tensor(data), ms.Tensor(sizes), ms.Tensor(order), ms.Tensor(w))
+    assert_close(m_grad, t_data.grad, rtol=0, atol=0, what="gradient")

@@ -2,19 +2,49 @@
 lengths; MindSpore's LSTM/GRU/RNN given seq_length compute what torch computes on the packed batch (outputs
 zero past each length, final states at each sequence's last step, original order), so on first use packing
 lets those cells take a PackedSequence, as torch's do (PyNative: a Python object does not enter a graph).
-.data / .batch_sizes / .sorted_indices / .unsorted_indices are torch's, computed when read."""
+.data / .batch_sizes / .sorted_indices / .unsorted_indices are torch's, computed when read; one built
+directly from torch's fields (data, batch_sizes, ...) keeps them as given and unpacks them into the padded batch."""
 import mindspore as ms
+import numpy as np
 from mindspore import nn, ops
 
 
 class PackedSequence:
-    """torch.nn.utils.rnn.PackedSequence (built by pack_padded_sequence / pack_sequence)."""
+    """torch.nn.utils.rnn.PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices); also built by
+    pack_padded_sequence / pack_sequence."""
 
-    def __init__(self, padded, lengths, sorted_indices):
+    def __init__(self, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if batch_sizes is None:
+            raise MigrationError("PackedSequence(data) without batch_sizes (torch's (data, batch_sizes) tuple "
+                                 "form) is not converted")
+        if unsorted_indices is None and sorted_indices is not None:
+            unsorted_indices = ops.argsort(sorted_indices).astype(ms.int64)    # torch's invert_permutation
+        sizes = [int(b) for b in (batch_sizes.asnumpy() if isinstance(batch_sizes, ms.Tensor) else batch_sizes)]
+        # packed row of sequence i (in sorted order) at step t: offset[t] + i, present while i < batch_sizes[t]
+        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        present = np.arange(sizes[0])[:, None] < np.array(sizes)[None, :]
+        rows = np.where(present, offset[None, :] + np.arange(sizes[0])[:, None], 0)
+        padded = data[ms.Tensor(rows)]
+        keep = ms.Tensor(present.reshape(present.shape + (1,) * (padded.ndim - 2)))
+        padded = ops.where(keep, padded, ops.zeros_like(padded))
+        lengths = present.sum(1).tolist()
+        if unsorted_indices is not None:      # back to the original batch order, as pad_packed_sequence does
+            order = [int(i) for i in unsorted_indices.asnumpy()]
+            padded, lengths = padded[ms.Tensor(order, ms.int64)], [lengths[i] for i in order]
+        self._padded, self._lengths = padded, lengths
+        self.sorted_indices, self.unsorted_indices = sorted_indices, unsorted_indices
+        self._fields = (data, batch_sizes)    # read back as given
+
+    @classmethod
+    def _of_padded(cls, padded, lengths, sorted_indices):
+        """The packing of `padded` (B, T, *), original batch order, Python int lengths."""
+        self = cls.__new__(cls)
         self._padded = padded            # (B, T, *), original batch order
         self._lengths = lengths          # Python ints, original order
+        self._fields = None
         self.sorted_indices = sorted_indices
         self.unsorted_indices = None if sorted_indices is None else ops.argsort(sorted_indices).astype(ms.int64)
+        return self
 
     def _order(self):
         if self.sorted_indices is None:
@@ -23,16 +53,77 @@ class PackedSequence:
 
     @property
     def batch_sizes(self):
+        if self._fields is not None:
+            return self._fields[1]
         return ms.Tensor([sum(1 for n in self._lengths if n > t) for t in range(max(self._lengths))], ms.int64)
 
     @property
     def data(self):
+        if self._fields is not None:
+            return self._fields[0]
         order = self._order()
         rows = [self._padded[b, t] for t in range(max(self._lengths)) for b in order if self._lengths[b] > t]
         return ops.stack(rows)
 
     def __iter__(self):   # torch's namedtuple fields, for `data, batch_sizes, *_ = packed`
         return iter((self.data, self.batch_sizes, self.sorted_indices, self.unsorted_indices))
+
+    def __getitem__(self, index):
+        return tuple(self)[index]
+
+    def __len__(self):
+        return 4
+
+    def _cast(self, dtype):
+        """torch's packed.to(dtype) / .double() ...: the data cast, the sizes and indices kept."""
+        if dtype is None or self.data.dtype == dtype:
+            return self
+        out = PackedSequence._of_padded(self._padded.astype(dtype), self._lengths, self.sorted_indices)
+        out.unsorted_indices = self.unsorted_indices
+        if self._fields is not None:
+            out._fields = (self._fields[0].astype(dtype), self._fields[1])
+        return out
+
+    def to(self, *args, **kwargs):
+        """packed.to(dtype) casts; a device (MindSpore places tensors by its context) is dropped."""
+        dtype = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, ms.Tensor):
+                dtype = a.dtype
+            elif isinstance(a, type(ms.float32)):
+                dtype = a
+        return self._cast(dtype)
+
+    def double(self):
+        return self._cast(ms.float64)
+
+    def float(self):
+        return self._cast(ms.float32)
+
+    def half(self):
+        return self._cast(ms.float16)
+
+    def long(self):
+        return self._cast(ms.int64)
+
+    def int(self):
+        return self._cast(ms.int32)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        return self
+
+    def pin_memory(self):
+        return self
+
+    def is_pinned(self):
+        return False
+
+    @property
+    def is_cuda(self):
+        return is_on_device(self._padded, "cuda", "is_cuda")
 
 
 def _packing_lengths(lengths):
@@ -57,7 +148,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                            "that is <= 0")
     padded = input if batch_first else ops.swapaxes(input, 0, 1)
     _rnn_accept_packed()
-    return PackedSequence(padded[:, :max(lengths)], lengths, sorted_indices)
+    return PackedSequence._of_padded(padded[:, :max(lengths)], lengths, sorted_indices)
 
 
 def pack_sequence(sequences, enforce_sorted=True):
@@ -93,7 +184,7 @@ def _rnn_packed_call(cell, call, packed, hx=None):
     x = packed._padded if cell.batch_first else ops.swapaxes(packed._padded, 0, 1)
     out, h = call(cell, x, hx, seq_length=ms.Tensor(packed._lengths, ms.int32))
     out = out if cell.batch_first else ops.swapaxes(out, 0, 1)
-    result = PackedSequence(out, packed._lengths, packed.sorted_indices)
+    result = PackedSequence._of_padded(out, packed._lengths, packed.sorted_indices)
     return result, h
 
 
