@@ -1,8 +1,8 @@
 """Argument forms torch accepts where the MindSpore op does not, shared by the records of a torch function and of
-its Tensor method: a tensor where ops.narrow takes an int (narrow's start), a tensor of split points where
-ops.tensor_split takes a list (tensor_split's indices_or_sections), an empty dim tuple (squeeze(x, ()), which
-squeezes nothing in torch and every unit axis in MindSpore), an int or a list of tile counts (ops.tile takes a
-tuple).
+its Tensor method: a tensor or a negative start where ops.narrow takes a non-negative int (narrow's start), a tensor
+of split points where ops.tensor_split takes a list (tensor_split's indices_or_sections), an empty dim tuple
+(squeeze(x, ()), which squeezes nothing in torch and every unit axis in MindSpore), an int or a list of tile counts
+(ops.tile takes a tuple).
 
 Each is a rule that rewrites the one argument and returns None, so the record's own mapping (target, renames,
 out= refusal) converts the rest. A literal argument stays as written.
@@ -20,6 +20,8 @@ INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x
 # batch-first ops whose MindSpore kernel rejects an input with no samples (templates/compat_parts/empty_batch.py)
 EMPTY_BATCH_NOTE = ("an input with no samples (N = 0) gives torch's empty result (templates/compat_parts/"
                     "empty_batch.py)")
+NARROW_NOTE = ("a negative start counts from the end and a 0-d tensor start is read as an int, as in torch "
+               "(_ms_compat.narrow)")
 # the parity test of the records that use these rules
 T_EDGE = "tests/parity/test_edge_inputs.py::test_edge_inputs"
 
@@ -31,13 +33,16 @@ CLAMP_MAX = "(lambda _ms_x: ops.where(_ms_x != _ms_x, ops.stop_gradient(_ms_x), 
 CLAMP_NOTE = "ops.maximum/minimum (they broadcast a tensor bound as torch does); NaN inputs stay NaN, as in torch"
 
 
-def tensor_start_as_int(name: str):
-    """A rule: `name` (a Python int or a one-element tensor in torch) passed as int(...) unless it is a literal."""
+def narrow_from_end(input_code):
+    """A rule for narrow / narrow_copy: torch's start may be negative (from the end) or a 0-d tensor, ops.narrow takes a
+    non-negative int; a non-negative int literal stays ops.narrow, any other start goes through _ms_compat.narrow
+    (templates/compat_parts/narrow_from_end.py). input_code(ctx) gives the input's code (the receiver of a method,
+    the first argument of a function)."""
     def rule_fn(ctx):
-        code = ctx.bound.code(name)
-        if code is not None and not _INT_LITERAL.match(code):
-            ctx.bound.set(name, f"int({code})")
-        return None
+        start = ctx.code("start")
+        if ctx.bound.starred or start is None or _INT_LITERAL.match(start) and not start.lstrip().startswith("-"):
+            return None
+        return ctx.expr(f"_ms_compat.narrow({input_code(ctx)}, {ctx.code('dim')}, {start}, {ctx.code('length')})")
     return rule_fn
 
 

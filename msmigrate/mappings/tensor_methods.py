@@ -31,8 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, T_EDGE, dims_tuple,
-                        empty_dims_keep, nonzero_code, tensor_start_as_int)
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, NARROW_NOTE, T_EDGE,
+                        dims_tuple, empty_dims_keep, narrow_from_end, nonzero_code)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -231,8 +231,8 @@ mapping("Tensor.split", "mindspore.ops.split", args=("split_size", "dim"),
 mapping("Tensor.unbind", "mindspore.ops.unbind", args=("dim",), target_args=("input", "dim"),
         test=f"{T}::test_split_methods")
 mapping("Tensor.narrow", "mindspore.ops.narrow", args=("dim", "start", "length"),
-        target_args=("input", "axis", "start", "length"), rename={"dim": "axis"}, rule=tensor_start_as_int("start"),
-        note="a start that is not a literal is passed as int(start) (torch also takes a 0-d tensor)", test=T_EDGE)
+        target_args=("input", "axis", "start", "length"), rename={"dim": "axis"}, rule=narrow_from_end(_arg),
+        note=NARROW_NOTE, test=T_EDGE)
 
 
 # ------------------------------------------------------------------ indexing

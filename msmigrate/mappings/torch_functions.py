@@ -25,7 +25,7 @@ from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
 from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, dims_as_tuple, empty_dims_keep,
-                        tensor_start_as_int)
+                        NARROW_NOTE, narrow_from_end)
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -501,8 +501,9 @@ for _name in ("movedim", "moveaxis"):
     _simple(f"torch.{_name}", "mindspore.ops.movedim", ("input", "source", "destination"),
             ("x", "source", "destination"), rename={"input": "x"})
 _simple("torch.narrow", "mindspore.ops.narrow", ("input", "dim", "start", "length"),
-        ("input", "axis", "start", "length"), rename={"dim": "axis"}, rule_fn=tensor_start_as_int("start"),
-        note="a start that is not a literal is passed as int(start) (torch also takes a 0-d tensor)", test=T_EDGE)
+        ("input", "axis", "start", "length"), rename={"dim": "axis"},
+        rule_fn=narrow_from_end(lambda ctx: ctx.code("input")),
+        note=NARROW_NOTE, test=T_EDGE)
 _simple("torch.gather", "mindspore.ops.gather_elements", ("input", "dim", "index"), ("input", "dim", "index"),
         drop=("sparse_grad",), note="ops.gather_elements (ops.gather is index_select-like)")
 composed("torch.index_select", INDEX_SELECT, ("input", "dim", "index"), target="mindspore.ops.index_select",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import FACTORY_DROP, composed, variadic
-from .edge_args import T_EDGE, nonzero_code, split_points_as_list
+from .edge_args import NARROW_NOTE, T_EDGE, narrow_from_end, nonzero_code, split_points_as_list
 
 T = "tests/parity/test_torch_tensor_ops.py"
 T_SHAPE = f"{T}::test_stack_split"
@@ -221,7 +221,6 @@ for _name, _template, _args, _defaults in (
         ("view_copy", "ops.reshape({input}, {size})", ("input", "size"), {}),
         ("select_copy", "ops.squeeze(ops.narrow({input}, {dim}, {index} % {input}.shape[{dim}], 1), {dim})",
          ("input", "dim", "index"), {}),
-        ("narrow_copy", "ops.narrow({input}, {dim}, {start}, {length})", ("input", "dim", "start", "length"), {}),
         ("unbind_copy", "ops.unbind({input}, {dim})", ("input", "dim"), {"dim": "0"}),
         ("split_copy", "ops.split({tensor}, {split_size}, {dim})", ("tensor", "split_size", "dim"), {"dim": "0"}),
         ("split_with_sizes", "ops.split({input}, {split_sizes}, {dim})", ("input", "split_sizes", "dim"),
@@ -234,3 +233,7 @@ for _name, _template, _args, _defaults in (
         ("unsafe_chunk", "ops.chunk({input}, {chunks}, {dim})", ("input", "chunks", "dim"), {"dim": "0"})):
     composed(f"torch.{_name}", _template, _args, defaults=_defaults, test="tests/parity/test_torch_copy_ops.py::test_copy_variants",
              note="a new tensor, as the *_copy form returns" if "copy" in _name else "returns a tuple of tensors")
+mapping("torch.narrow_copy", "mindspore.ops.narrow", args=("input", "dim", "start", "length"),
+        target_args=("input", "axis", "start", "length"), rename={"dim": "axis"},
+        rule=narrow_from_end(lambda ctx: ctx.code("input")), test=T_EDGE,
+        note="a new tensor, as the *_copy form returns; " + NARROW_NOTE)

@@ -1,5 +1,5 @@
 """Parity of the records that convert argument forms torch accepts and the MindSpore op does not
-(msmigrate/mappings/edge_args.py and its users): a tensor start (narrow), a tensor of split points (tensor_split), an
+(msmigrate/mappings/edge_args.py and its users): a tensor or negative start (narrow, narrow_copy), a tensor of split points (tensor_split), an
 empty dim tuple (squeeze), a tensor bound that broadcasts the input (clamp_min/clamp_max), a float fill of an int
 tensor (masked_fill), a 0-d PReLU slope (and a PReLU input with no elements), a 1-D hsplit, area interpolation to
 sizes that do not divide evenly, zero steps (linspace/logspace), a single tensor's cartesian_prod, a list of dims (Tensor.norm) and
@@ -31,6 +31,14 @@ EDGE = [
          [V10, A], grad=True, typed=True),
     case([T + "narrow", "Tensor.narrow"], "a, s: (torch.narrow(a, 1, s, 2), a.narrow(0, s, 2), torch.narrow(a, 1, 1, 3))",
          [A, np.array(1, np.int64)], grad=True, graph=False, typed=True),
+    # a negative start counts from the end (a literal, a name, a 0-d tensor), as in torch
+    case([T + "narrow", "Tensor.narrow"],
+         "a, s: (torch.narrow(a, -1, s, 1), a.narrow(0, -3, 2), torch.narrow(input=a, dim=1, start=-4, length=4),"
+         " a.narrow(1, 2, 2))", [A, np.array(-2, np.int64)], grad=True, graph=False, typed=True),
+    # no gradients: torch's narrow_copy backward fails on a negative start (size mismatch)
+    case([T + "narrow_copy", "Tensor.narrow_copy"],
+         "a, s: (torch.narrow_copy(a, 1, s, 2), a.narrow_copy(-1, -1, 1), torch.narrow_copy(a, 0, 1, 2),"
+         " a.narrow_copy(0, s, 1))", [A, np.array(-2, np.int64)], graph=False, typed=True),
     case([T + "squeeze", "Tensor.squeeze"],
          "x: (torch.squeeze(x, ()), x.squeeze(()), torch.squeeze(x), x.squeeze(1), torch.squeeze(x, (0, 2)))",
          [np.ones((1, 1, 1, 3), np.float32)], grad=True, typed=True),
