@@ -53,15 +53,25 @@ for _name, _args, _extra in (
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
             test=f"{T2}::test_extra_distributions_match_torch")
 
+_TRANSFORM_NOTE = ("y = t(x), t.inv(y), log|dy/dx| and forward_shape/inverse_shape with torch's formulas "
+                   "(no caching)")
+
+
+def _transform(name, args, test, note=_TRANSFORM_NOTE):
+    """A transform's record, under torch.distributions.NAME and torch.distributions.transforms.NAME (its module)."""
+    for path in ("torch.distributions.", "torch.distributions.transforms."):
+        mapping(path + name, f"_ms_compat.{name}", args=args, target_args=args, drop=("cache_size",), note=note,
+                test=test)
+
+
 for _name, _args in (("ExpTransform", ("cache_size",)), ("AffineTransform", ("loc", "scale", "event_dim", "cache_size")),
                      ("SigmoidTransform", ("cache_size",)), ("TanhTransform", ("cache_size",)),
                      ("AbsTransform", ("cache_size",)), ("PowerTransform", ("exponent", "cache_size")),
                      ("SoftplusTransform", ("cache_size",)), ("ComposeTransform", ("parts", "cache_size"))):
-    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
-            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
-            test=f"{T2}::test_transforms_match_torch")
-mapping("torch.distributions.identity_transform", "_ms_compat.identity_transform",
-        note="ComposeTransform([]), as torch", test=f"{T2}::test_transforms_match_torch")
+    _transform(_name, _args, f"{T2}::test_transforms_match_torch")
+for _path in ("torch.distributions.", "torch.distributions.transforms."):
+    mapping(_path + "identity_transform", "_ms_compat.identity_transform",
+            note="ComposeTransform([]), as torch", test=f"{T2}::test_transforms_match_torch")
 mapping("torch.distributions.register_kl", "_ms_compat.register_kl", args=("type_p", "type_q"),
         target_args=("type_p", "type_q"), note="kl_divergence consults the registered functions first, by the "
         "classes' method resolution order", test=f"{T2}::test_transforms_match_torch")
@@ -78,9 +88,7 @@ for _name, _args, _extra in (
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE + _extra,
             test=f"{T2}::test_mixture_and_counts_match_torch")
 for _name, _args in (("SoftmaxTransform", ("cache_size",)), ("Transform", ("cache_size",))):
-    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
-            drop=("cache_size",), note="y = t(x), t.inv(y) with torch's formulas (no caching)",
-            test=f"{T2}::test_mixture_and_counts_match_torch")
+    _transform(_name, _args, f"{T2}::test_mixture_and_counts_match_torch")
 
 for _name, _args, _extra in (
         ("FisherSnedecor", ("df1", "df2", "validate_args"), _NO_RSAMPLE),
@@ -97,9 +105,7 @@ for _name, _args, _extra in (
 for _name, _args in (("ReshapeTransform", ("in_shape", "out_shape", "cache_size")),
                      ("IndependentTransform", ("base_transform", "reinterpreted_batch_ndims", "cache_size")),
                      ("StickBreakingTransform", ("cache_size",))):
-    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
-            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
-            test=f"{T2}::test_simplex_and_low_rank_match_torch")
+    _transform(_name, _args, f"{T2}::test_simplex_and_low_rank_match_torch")
 
 for _name, _args in (("RelaxedBernoulli", ("temperature", "probs", "logits", "validate_args")),
                      ("RelaxedOneHotCategorical", ("temperature", "probs", "logits", "validate_args"))):
@@ -111,9 +117,7 @@ for _name, _args in (("LowerCholeskyTransform", ("cache_size",)),
                      ("CumulativeDistributionTransform", ("distribution", "cache_size")),
                      ("CatTransform", ("tseq", "dim", "lengths", "cache_size")),
                      ("StackTransform", ("tseq", "dim", "cache_size"))):
-    mapping(f"torch.distributions.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
-            drop=("cache_size",), note="y = t(x), t.inv(y) and log|dy/dx| with torch's formulas (no caching)",
-            test=f"{T2}::test_relaxed_and_structured_match_torch")
+    _transform(_name, _args, f"{T2}::test_relaxed_and_structured_match_torch")
 mapping("torch.distributions.GeneralizedPareto", "_ms_compat.GeneralizedPareto",
         args=("loc", "scale", "concentration", "validate_args"),
         target_args=("loc", "scale", "concentration", "validate_args"), status=DIFFERENCE,
@@ -123,7 +127,5 @@ mapping("torch.distributions.VonMises", "_ms_compat.VonMises", args=("loc", "con
         target_args=("loc", "concentration", "validate_args"), status=DIFFERENCE,
         note="log I0 from ops.bessel_i0e (torch: a polynomial approximation, equal to float32 precision); "
              "torch's rejection sampler; " + _SAMPLE_NOTE, test=f"{T2}::test_relaxed_and_structured_match_torch")
-mapping("torch.distributions.PositiveDefiniteTransform", "_ms_compat.PositiveDefiniteTransform", args=("cache_size",),
-        target_args=("cache_size",), drop=("cache_size",),
-        note="L L^T of the lower-Cholesky transform; the inverse through ops.cholesky",
-        test=f"{T2}::test_relaxed_and_structured_match_torch")
+_transform("PositiveDefiniteTransform", ("cache_size",), f"{T2}::test_relaxed_and_structured_match_torch",
+           "L L^T of the lower-Cholesky transform; the inverse through ops.cholesky")

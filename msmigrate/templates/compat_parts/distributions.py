@@ -941,6 +941,21 @@ class Transform:
     def log_abs_det_jacobian(self, x, y):
         raise NotImplementedError(f"{type(self).__name__} has no log_abs_det_jacobian")
 
+    def forward_shape(self, shape):
+        """The shape of t(x) for an x of `shape` (elementwise: the same, as given)."""
+        return shape
+
+    def inverse_shape(self, shape):
+        return shape
+
+
+def _dist_shapes_broadcast(shape, *params):
+    """torch.broadcast_shapes(shape, param.shape...): a number parameter has shape (); RuntimeError as torch's."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(shape), *(tuple(getattr(p, "shape", ())) for p in params)))
+    except ValueError:
+        raise RuntimeError("Shape mismatch: objects cannot be broadcast to a single shape") from None
+
 
 class _InverseTransform(Transform):
 
@@ -958,6 +973,12 @@ class _InverseTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return -self._inv.log_abs_det_jacobian(y, x)
+
+    def forward_shape(self, shape):
+        return self._inv.inverse_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self._inv.forward_shape(shape)
 
 
 class ExpTransform(Transform):
@@ -983,6 +1004,11 @@ class AffineTransform(Transform):
         scale = self.scale if isinstance(self.scale, ms.Tensor) else ms.Tensor(float(self.scale), x.dtype)
         result = ops.broadcast_to(ops.log(ops.abs(scale)), x.shape)
         return result.sum(tuple(range(-self.event_dim, 0))) if self.event_dim else result
+
+    def forward_shape(self, shape):
+        return _dist_shapes_broadcast(shape, self.loc, self.scale)
+
+    inverse_shape = forward_shape
 
 
 class SigmoidTransform(Transform):
@@ -1027,6 +1053,11 @@ class PowerTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return ops.log(ops.abs(self.exponent * y / x))
 
+    def forward_shape(self, shape):
+        return _dist_shapes_broadcast(shape, self.exponent)
+
+    inverse_shape = forward_shape
+
 
 class SoftplusTransform(Transform):
     _call = staticmethod(ops.softplus)
@@ -1042,7 +1073,10 @@ class ComposeTransform(Transform):
 
     def __init__(self, parts, cache_size=0):
         self.parts = list(parts)
-        self.event_dim = max([p.event_dim for p in self.parts], default=0)
+
+    @property
+    def event_dim(self):    # read when used, as torch's (building one checks nothing of its parts)
+        return max([p.event_dim for p in self.parts], default=0)
 
     def _call(self, x):
         for part in self.parts:
@@ -1061,6 +1095,16 @@ class ComposeTransform(Transform):
             total = total + part.log_abs_det_jacobian(x, y_part)
             x = y_part
         return total
+
+    def forward_shape(self, shape):
+        for part in self.parts:
+            shape = part.forward_shape(shape)
+        return shape
+
+    def inverse_shape(self, shape):
+        for part in reversed(self.parts):
+            shape = part.inverse_shape(shape)
+        return shape
 
 
 identity_transform = ComposeTransform([])
@@ -1262,6 +1306,13 @@ class SoftmaxTransform(Transform):
     def _inverse(self, y):
         return ops.log(y)
 
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    inverse_shape = forward_shape
+
 
 ExponentialFamily = Distribution   # torch's base for exponential families; its Bregman entropy is not used here
 
@@ -1339,6 +1390,21 @@ class ReshapeTransform(Transform):
         batch = tuple(x.shape[:len(x.shape) - len(self.in_shape)])
         return ops.zeros(batch, x.dtype)
 
+    @staticmethod
+    def _reshaped(shape, old, new):
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if shape[cut:] != old:
+            raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+        return shape[:cut] + new
+
+    def forward_shape(self, shape):
+        return self._reshaped(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._reshaped(shape, self.out_shape, self.in_shape)
+
 
 class IndependentTransform(Transform):
 
@@ -1357,6 +1423,12 @@ class IndependentTransform(Transform):
         result = self.base_transform.log_abs_det_jacobian(x, y)
         n = self.reinterpreted_batch_ndims
         return result.sum(tuple(range(-n, 0))) if n else result
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
 
 
 class StickBreakingTransform(Transform):
@@ -1383,6 +1455,16 @@ class StickBreakingTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         x = x - ops.log(self._offset(x.shape[-1], x.dtype))
         return (-x - ops.softplus(-x) + ops.log(y[..., :-1])).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] - 1,)
 
 
 class LogisticNormal(Distribution):
