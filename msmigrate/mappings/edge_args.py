@@ -2,7 +2,7 @@
 its Tensor method: a tensor or a negative start where ops.narrow takes a non-negative int (narrow's start), a tensor
 of split points where ops.tensor_split takes a list (tensor_split's indices_or_sections), an empty dim tuple
 (squeeze(x, ()), which squeezes nothing in torch and every unit axis in MindSpore), an int or a list of tile counts
-(ops.tile takes a tuple).
+(ops.tile takes a tuple), an integer input of a float function (exp, log, sin...: torch computes it in float32).
 
 Each is a rule that rewrites the one argument and returns None, so the record's own mapping (target, renames,
 out= refusal) converts the rest. A literal argument stays as written.
@@ -10,6 +10,11 @@ out= refusal) converts the rest. A literal argument stays as written.
 from __future__ import annotations
 
 import re
+
+import libcst as cst
+
+from ..callsite import UnsupportedSite
+from .compose import OUT_NOTE
 
 _INT_LITERAL = re.compile(r"^-?\s*\d+$")
 _SEQ_LITERAL = re.compile(r"^[\[(][-\d\s,]*[\])]$")
@@ -20,6 +25,77 @@ INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x
 # batch-first ops whose MindSpore kernel rejects an input with no samples (templates/compat_parts/empty_batch.py)
 EMPTY_BATCH_NOTE = ("an input with no samples (N = 0) gives torch's empty result (templates/compat_parts/"
                     "empty_batch.py)")
+# torch's float functions compute an integer or bool input in float32; MindSpore's CPU kernels refuse it
+# (templates/compat_parts/int_promotion.py)
+FLOAT_INPUT_NOTE = ("an integer or bool tensor is computed in float32, as torch promotes it "
+                    "(templates/compat_parts/int_promotion.py)")
+# MindSpore ops whose result is a float tensor whatever the input (the converted float functions among them)
+FLOAT_RESULT_OPS = frozenset(
+    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sigmoid tanh erf erfc erfinv sin cos tan asin acos atan asinh "
+    "acosh atanh sinh cosh lgamma digamma bessel_i0 rad2deg deg2rad softmax log_softmax softplus rand randn "
+    "rand_like randn_like".split())
+
+
+def _surely_float(node: cst.BaseExpression) -> bool:
+    """An expression whose value is a float tensor or number in torch whatever its tensors' dtypes: a true division,
+    arithmetic with a float literal or a float value, a float MindSpore op's result."""
+    if isinstance(node, cst.Float):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _surely_float(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, cst.Divide):
+            return True
+        return isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Power)) and (
+            _surely_float(node.left) or _surely_float(node.right))
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+            isinstance(node.func.value, cst.Name) and node.func.value.value == "ops":
+        return node.func.attr.value in FLOAT_RESULT_OPS
+    return False
+
+
+# torch.nn layers whose output is a float tensor whatever their input (`self.fc(h)` of an nn.Linear attribute)
+_FLOAT_LAYERS = ("torch.nn.Linear", "torch.nn.LazyLinear", "torch.nn.Bilinear", "torch.nn.Conv", "torch.nn.LazyConv",
+                 "torch.nn.ConvTranspose", "torch.nn.Embedding", "torch.nn.BatchNorm", "torch.nn.LayerNorm",
+                 "torch.nn.GroupNorm", "torch.nn.InstanceNorm")
+
+
+def _float_layer_call(ctx, node) -> bool:
+    """`self.NAME(...)` of a layer attribute whose output is a float tensor (_FLOAT_LAYERS)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and
+            isinstance(node.func.value, cst.Name) and node.func.value.value == "self" and ctx.tr._classes):
+        return False
+    layer = ctx.tr._classes[-1].attr_types.get(node.func.attr.value)
+    return isinstance(layer, str) and layer.startswith(_FLOAT_LAYERS)
+
+
+def float_input_code(code: str, ctx=None, node=None) -> str:
+    """`code` as the input of a float function: as written where it is surely a float value (`0.5 * logvar`,
+    `x / n`, `ops.log(p)`, `self.fc(h)` of an nn.Linear), else through _ms_compat.float_input, which promotes an
+    integer or bool tensor."""
+    try:
+        surely = _surely_float(cst.parse_expression(code))
+    except cst.ParserSyntaxError:
+        surely = False
+    surely = surely or (ctx is not None and _float_layer_call(ctx, node))
+    return code if surely else f"_ms_compat.float_input({code})"
+
+
+def float_function(op: str):
+    """A rule for torch.NAME(input) of a float function: ops.<op>(input), the input through float_input_code."""
+    def rule_fn(ctx):
+        b = ctx.bound
+        if b.starred:
+            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+        for name in b.order:
+            if name == "out" and b.code(name) != "None":
+                raise UnsupportedSite(f"argument out={b.code(name)}: {OUT_NOTE}")
+            if name not in ("input", "out"):
+                raise UnsupportedSite(f"argument {name.lstrip('_')} is not translated")
+        if b.code("input") is None:
+            raise UnsupportedSite("argument input is required")
+        return ctx.expr(f"ops.{op}({float_input_code(b.code('input'), ctx, b.value('input'))})")
+    return rule_fn
 NARROW_NOTE = ("a negative start counts from the end and a 0-d tensor start is read as an int, as in torch "
                "(_ms_compat.narrow)")
 # the parity test of the records that use these rules

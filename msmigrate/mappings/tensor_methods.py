@@ -31,8 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, NARROW_NOTE, T_EDGE,
-                        dims_tuple, empty_dims_keep, narrow_from_end, nonzero_code)
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, NARROW_NOTE,
+                        T_EDGE, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -593,9 +593,24 @@ mapping("Tensor.log_softmax", "mindspore.ops.log_softmax", args=("dim", "dtype")
         unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=f"{T}::test_elementwise")
 _UNARY_TORCH_ONLY = ("sigmoid", "tanh", "relu", "rsqrt", "neg")
 _UNARY_GENERIC = ("exp", "log", "sqrt", "floor", "ceil", "sign")
+_FLOAT_FUNCTIONS = ("sigmoid", "tanh", "rsqrt", "exp", "log", "sqrt", "sin", "cos", "tan", "atan", "sinh", "cosh",
+                    "log1p", "expm1")
+
+
+def _float_function(name: str):
+    """x.NAME() of a float function: ops.NAME(x), an integer or bool x promoted to float32 as torch does."""
+    def fn(ctx):
+        return ctx.expr(f"ops.{name}({float_input_code(_arg(ctx), ctx, ctx.receiver)})")
+    return fn
+
+
 for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
-    mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
-            test=f"{T}::test_elementwise")
+    if _n in _FLOAT_FUNCTIONS:
+        rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=_n in _UNARY_GENERIC, note=FLOAT_INPUT_NOTE,
+             test=f"{T}::test_elementwise")(_float_function(_n))
+    else:
+        mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
+                test=f"{T}::test_elementwise")
 for _n in ("abs", "absolute"):     # of a complex tensor, the real magnitude (ops.abs keeps the complex dtype)
     mapping(f"Tensor.{_n}", "_ms_compat.magnitude", target_args=("value",), tensor_only=True,
             test="tests/test_first_rule_gaps.py::test_complex_magnitude_and_parts_are_real_as_in_torch",
@@ -603,7 +618,10 @@ for _n in ("abs", "absolute"):     # of a complex tensor, the real magnitude (op
 mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
 mapping("Tensor.is_floating_point", "mindspore.ops.is_floating_point", target_args=("input",), tensor_only=True,
         test=f"{T}::test_unary_math_methods")
-for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p", "expm1", "reciprocal", "square"):
+for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p", "expm1"):
+    rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=True, note=FLOAT_INPUT_NOTE,
+         test=f"{T}::test_unary_math_methods")(_float_function(_n))
+for _n in ("reciprocal", "square"):
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=True,
             test=f"{T}::test_unary_math_methods")
 

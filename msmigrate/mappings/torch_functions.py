@@ -24,8 +24,8 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, dims_as_tuple, empty_dims_keep,
-                        NARROW_NOTE, narrow_from_end)
+from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, NARROW_NOTE, T_EDGE, dims_as_tuple,
+                        empty_dims_keep, float_function, narrow_from_end)
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -713,11 +713,9 @@ _simple("torch.baddbmm", "_ms_compat.baddbmm", ("input", "batch1", "batch2"), ("
         note="beta * input + alpha * (batch1 @ batch2); " + EMPTY_PRODUCT_NOTE.format("baddbmm"))
 _simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
         note="a number base is allowed, as in torch")
-_UNARY_NOTE = "integer tensors are not promoted to float as torch does: cast them first"
-for _name, _target in (("exp", "exp"), ("log", "log"), ("log1p", "log1p"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"),
-                       ("sigmoid", "sigmoid"), ("tanh", "tanh"), ("erf", "erf"), ("sin", "sin"), ("cos", "cos")):
-    _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input",), ("x",) if _name == "sqrt" else ("input",),
-            rename={"input": "x"} if _name == "sqrt" else {}, test=T_MATH, note=_UNARY_NOTE)
+for _name in ("exp", "log", "log1p", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos"):
+    rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input",), note=FLOAT_INPUT_NOTE,
+         test=T_MATH)(float_function(_name))
 # abs of a complex tensor: its real magnitude, as torch (ops.abs keeps the complex dtype)
 for _name in ("abs", "absolute"):
     _simple(f"torch.{_name}", "_ms_compat.magnitude", ("input",), ("value",), rename={"input": "value"},

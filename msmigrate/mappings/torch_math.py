@@ -3,13 +3,13 @@
 Proven by tests/parity/test_torch_math.py (values and dtypes in PyNative and ms.jit, gradients where they matter).
 Facts (MindSpore 2.10, CPU, checked there): ops.xlogy gives NaN at x = y = 0 (torch 0); ops.fmin has no CPU
 kernel; ops.polygamma takes a Tensor order; ops.svd returns (s, u, v); ops.dot needs 2-D inputs (torch.dot is
-the 1-D inner product); ops.cholesky has no gradient on CPU. Integer inputs of float functions are not promoted
-to float as torch does: cast them first.
+the 1-D inner product); ops.cholesky has no gradient on CPU. Integer inputs of float functions are computed in
+float32, as torch promotes them (MindSpore's CPU kernels refuse them).
 """
 from __future__ import annotations
 
-from ..records import CONVERTED, DIFFERENCE, mapping
-from .edge_args import AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, T_EDGE
+from ..records import CONVERTED, DIFFERENCE, mapping, rule
+from .edge_args import AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, T_EDGE, float_function
 from .compose import composed
 from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE, T_SHAPES
 from .torch_special import ERFINV_TAILS, LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
@@ -18,7 +18,7 @@ T = "tests/parity/test_torch_math.py"
 T_EW = f"{T}::test_elementwise"
 T_RED = f"{T}::test_reductions"
 T_MAT = f"{T}::test_matrix_functions"
-_INT = "integer tensors are not promoted to float as torch does: cast them first"
+_INT = FLOAT_INPUT_NOTE
 
 # ---------------------------------------------------------------- elementwise, one tensor
 for _name, _op, _note in (
@@ -28,18 +28,22 @@ for _name, _op, _note in (
         ("cosh", "cosh", _INT), ("sinh", "sinh", _INT), ("tan", "tan", _INT), ("expm1", "expm1", _INT),
         ("exp2", "exp2", _INT), ("log2", "log2", _INT), ("log10", "log10", _INT), ("erfc", "erfc", _INT),
         ("erfinv", "erfinv", _INT), ("lgamma", "lgamma", _INT), ("digamma", "digamma", _INT),
-        ("reciprocal", "reciprocal", _INT), ("square", "square", ""), ("frac", "frac", ""),
+        ("reciprocal", "reciprocal", ""), ("square", "square", ""), ("frac", "frac", ""),
         ("trunc", "trunc", ""), ("fix", "trunc", ""), ("sgn", "sgn", ""), ("signbit", "signbit", ""),
-        ("rad2deg", "rad2deg", ""), ("deg2rad", "deg2rad", ""), ("i0", "bessel_i0", _INT), ("sinc", "sinc", _INT),
+        ("rad2deg", "rad2deg", _INT), ("deg2rad", "deg2rad", _INT), ("i0", "bessel_i0", _INT), ("sinc", "sinc", ""),
         ("positive", "positive", ""), ("bitwise_not", "invert", "integer and bool tensors"),
         ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
         ("msort", "msort", ""),
         ("argwhere", "argwhere", "int64 indices of the non-zero elements, one row each"),
         ("trace", "trace", "")):
-    composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note + (
-                 "; " + ERFINV_TAILS if _name == "erfinv" else ""), status=DIFFERENCE if _name == "erfinv" else
-             CONVERTED, test=T_EW if _name not in (
-            "trace", "det", "logdet", "msort", "argwhere") else T_MAT if _name != "msort" else T_RED)
+    _test = T_EW if _name not in ("trace", "det", "logdet", "msort", "argwhere") else T_MAT if _name != "msort" \
+        else T_RED
+    if _note == _INT:
+        rule(f"torch.{_name}", f"mindspore.ops.{_op}", args=("input",), test=_test,
+             note=_note + ("; " + ERFINV_TAILS if _name == "erfinv" else ""),
+             status=DIFFERENCE if _name == "erfinv" else CONVERTED)(float_function(_op))
+    else:
+        composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note, test=_test)
 mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in MindSpore 2.10: a truncated series or "
         "scipy.linalg.expm on .asnumpy() values")
 composed("torch.inverse", INVERSE.replace("{A}", "{input}"), ("input",), target="mindspore.ops.matrix_solve",
