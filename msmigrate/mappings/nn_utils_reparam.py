@@ -84,6 +84,9 @@ mapping(R + "unpad_sequence", "_ms_compat.unpad_sequence", args=("padded_sequenc
         target_args=("padded_sequences", "lengths", "batch_first"), test=T_R)
 mapping(R + "unpack_sequence", "_ms_compat.unpack_sequence", args=("packed_sequences",),
         target_args=("packed_sequences",), test=T_R)
+mapping(R + "invert_permutation", "_ms_compat.invert_permutation", args=("permutation",),
+        target_args=("permutation",), test="tests/parity/test_nn_utils_reparam.py::test_packed_sequence_from_fields",
+        note="the inverse permutation (argsort), in the input's dtype; None stays None")
 mapping(R + "PackedSequence", "_ms_compat.PackedSequence",
         args=("data", "batch_sizes", "sorted_indices", "unsorted_indices"),
         target_args=("data", "batch_sizes", "sorted_indices", "unsorted_indices"),

@@ -444,6 +444,11 @@ def casts(data, batch_sizes):
     return d.data, d.batch_sizes, p.to("cpu").data, p.is_cuda
 
 
+def inverted(perm):
+    return (torch.nn.utils.rnn.invert_permutation(perm), torch.nn.utils.rnn.invert_permutation(perm * 1),
+            torch.nn.utils.rnn.invert_permutation(None))
+
+
 def padded_sum(data, batch_sizes, sorted_indices, w):
     p = PackedSequence(data, batch_sizes, sorted_indices)
     return (pad_packed_sequence(p, batch_first=True)[0] * w).sum()
@@ -454,7 +459,7 @@ def test_packed_sequence_from_fields():
     """PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices) built directly, as torch's namedtuple:
     the fields read back as given, unsorted_indices inverted from sorted_indices when not given (kept when
     given), pad_packed_sequence unpacks it into the original order (values, lengths, gradient of data),
-    .double()/.to('cpu')/.is_cuda as torch."""
+    .double()/.to('cpu')/.is_cuda as torch; invert_permutation."""
     import mindspore as ms
     import torch
 
@@ -475,6 +480,10 @@ def test_packed_sequence_from_fields():
     assert got[3] is False is want[3]
     assert_close(got[:3], want[:3], rtol=0, atol=0)
     assert str(got[0].dtype) == "Float64" and str(got[1].dtype) == "Int64"
+    perm = np.array([2, 0, 3, 1], np.int64)
+    got, want = mod.inverted(ms.Tensor(perm)), tns["inverted"](torch.from_numpy(perm))
+    assert got[2] is None is want[2] and str(got[0].dtype) == "Int64"
+    assert_close(got[:2], want[:2], rtol=0, atol=0)
     w = rnd(3, 3, 2, seed=53)
     t_data = torch.from_numpy(data).requires_grad_(True)
     tns["padded_sum"](t_data, torch.from_numpy(sizes), torch.from_numpy(order), torch.from_numpy(w)).backward()

@@ -17,8 +17,8 @@ class PackedSequence:
         if batch_sizes is None:
             raise MigrationError("PackedSequence(data) without batch_sizes (torch's (data, batch_sizes) tuple "
                                  "form) is not converted")
-        if unsorted_indices is None and sorted_indices is not None:
-            unsorted_indices = ops.argsort(sorted_indices).astype(ms.int64)    # torch's invert_permutation
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
         sizes = [int(b) for b in (batch_sizes.asnumpy() if isinstance(batch_sizes, ms.Tensor) else batch_sizes)]
         # packed row of sequence i (in sorted order) at step t: offset[t] + i, present while i < batch_sizes[t]
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -43,7 +43,7 @@ class PackedSequence:
         self._lengths = lengths          # Python ints, original order
         self._fields = None
         self.sorted_indices = sorted_indices
-        self.unsorted_indices = None if sorted_indices is None else ops.argsort(sorted_indices).astype(ms.int64)
+        self.unsorted_indices = invert_permutation(sorted_indices)
         return self
 
     def _order(self):
@@ -124,6 +124,13 @@ class PackedSequence:
     @property
     def is_cuda(self):
         return is_on_device(self._padded, "cuda", "is_cuda")
+
+
+def invert_permutation(permutation):
+    """torch.nn.utils.rnn.invert_permutation: the inverse permutation, in the input's dtype; None stays None."""
+    if permutation is None:
+        return None
+    return ops.argsort(permutation).astype(permutation.dtype)
 
 
 def _packing_lengths(lengths):
