@@ -132,6 +132,18 @@ def linalg_triangle(A, upper, unitriangular=False):
 
 
 def linalg_eigh(A, lower=True, eigvals_only=False):
+    """_la_eigh, with torch's ascending real eigenvalues for a complex Hermitian A (MindSpore's come complex and
+    unordered there), the eigenvectors in the same order."""
+    out = _la_eigh(A, lower, eigvals_only)
+    if A.dtype not in (ms.complex64, ms.complex128):
+        return out
+    w, order = ops.sort(ops.real(out if eigvals_only else out[0]), -1)
+    if eigvals_only:
+        return w
+    return w, ops.gather_elements(out[1], -1, ops.broadcast_to(order[..., None, :], out[1].shape))
+
+
+def _la_eigh(A, lower=True, eigvals_only=False):
     """mindspore.scipy.linalg.eigh (2-D only) over every matrix of a batch, stacked back."""
     batch = _la_batch(A)
     if 0 in A.shape:   # no eigenpairs (MindSpore's kernel would crash on an empty matrix)
