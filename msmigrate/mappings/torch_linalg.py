@@ -67,7 +67,8 @@ composed(L + "pinv", "_ms_compat.linalg_pinv({input}, {atol}, {rtol}, {hermitian
          test=T_SHAPES,
          note="V diag(1/s) U^T over the singular values above torch's tolerance max(atol, rtol * largest) (rtol "
               "defaulting to eps * max(m, n), or 0 when only atol is given); hermitian=True reads the lower triangle, "
-              "as torch; an empty matrix gives an empty result")
+              "as torch; an empty matrix gives an empty result; complex matrices as torch (the conjugate transpose, "
+              "the Hermitian lower triangle)")
 composed(L + "qr", "ops.qr({A}, {mode})", ("A", "mode"), defaults={"mode": "'reduced'"}, test=T_VAL,
          note="returns a plain (Q, R) tuple (no .Q/.R attributes); mode 'reduced'/'complete' as in torch")
 _SOLVE = ("(ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == {A}.shape[:-1] else "

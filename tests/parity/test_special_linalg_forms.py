@@ -90,6 +90,11 @@ LINALG_KEYWORDS = [
          [R], **TOL),
     case(L + "matrix_rank", "a: (torch.linalg.matrix_rank(input=a), torch.linalg.matrix_rank(input=a, atol=1.0,"
          " rtol=0.0, hermitian=True))", [BA]),
+    # complex matrices: real singular values, the conjugate transpose, a Hermitian lower triangle; slogdet's real
+    # logabsdet
+    case([L + "pinv", L + "matrix_rank", L + "slogdet"], "h, c: (torch.linalg.pinv(h), torch.linalg.pinv(h,"
+         " hermitian=True), torch.linalg.pinv(c[:, :2], rtol=1e-6), torch.linalg.matrix_rank(h, hermitian=True),"
+         " torch.linalg.slogdet(h))", [H.astype(np.complex64), HERM], rtol=1e-5, atol=1e-5),
     case([L + "lstsq", L + "tensorinv", L + "tensorsolve"], "a, b: (torch.linalg.lstsq(b=b.T, input=a)[0],"
          " torch.linalg.tensorinv(input=a.reshape(3, 3), ind=1), torch.linalg.tensorsolve(input=a, other=b[0]))",
          [A.astype(F32), B], **TOL),
