@@ -21,7 +21,17 @@ T_VAL = f"{T}::test_special_values"
 T_FORMS = "tests/parity/test_special_linalg_forms.py::test_special_forms"
 T_NDTRI = "tests/parity/test_special_linalg_forms.py::test_ndtri_multigammaln"
 _INT = "integer tensors are not promoted to float as torch does: cast them first"
+# the one-input functions: an integer or bool tensor is promoted to float32 first, as torch does
+
+
+def _promote_int(ctx):
+    b = ctx.bound
+    for name in ("input", "x"):
+        if b.has(name):
+            b.set(name, f"_ms_compat.float_of_int({b.code(name)})")
+
 _ONE = ("input",)
+_PROMOTED = "an integer or bool tensor is promoted to float32 first (_ms_compat.float_of_int), as torch"
 # the functions whose tensor argument torch binds as `x` (x=...), not `input`
 _X_NAMED = ("spherical_bessel_j0", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
 ERFINV_TAILS = ("ops.erfinv loses precision near -1 and 1 (at |x| = 0.997 the result is off by 0.3%, more "
@@ -43,34 +53,38 @@ for _name, _template in (
         ("i1e", "ops.bessel_i1e({input})"),
         ("digamma", "ops.digamma({input})"), ("psi", "ops.digamma({input})"), ("gammaln", "ops.lgamma({input})"),
         ("erf", "ops.erf({input})"), ("erfc", "ops.erfc({input})"), ("erfinv", "ops.erfinv({input})"),
-        ("exp2", "ops.exp2({input})"), ("expm1", "ops.expm1({input})"), ("log1p", "ops.log1p({input})"),
+        ("exp2", "ops.exp2({input})"), ("expm1", "ops.expm1({input})"), ("log1p", "_ms_compat.special_log1p({input})"),
         ("expit", "ops.sigmoid({input})"), ("sinc", "ops.sinc({input})"),
         ("ndtr", "_ms_compat.special_ndtr({input})"),
         ("spherical_bessel_j0", "_ms_compat.special_spherical_bessel_j0({input})"),
         ("entr", "ops.where({input} > 0, -ops.xlogy({input}, {input}), "
                  "ops.where({input} == 0, ops.zeros_like({input}), ops.full_like({input}, float('-inf'))))"),
-        ("log_ndtr", "ops.where({input} < -20, -0.5 * {input} * {input} - ops.log(-{input}) - 0.9189385332046727 "
-                     "+ ops.log(1 - 1 / ({input} * {input}) + 3 / ({input} ** 4)), "
-                     "ops.log(0.5 * ops.erfc({input}.astype(ms.float64) * -0.7071067811865476)).astype("
-                     "{input}.dtype))"),
+        ("log_ndtr", "_ms_compat.special_log_ndtr({input})"),
         ("erfcx", "ops.where({input} < 25, (ops.exp({input}.astype(ms.float64) ** 2) * ops.erfc({input}.astype("
                   "ms.float64))).astype({input}.dtype), 0.5641895835477563 / {input} * (1 - 0.5 / ({input} * "
                   "{input}) + 0.75 / ({input} ** 4)))"),
 ):
-    _note = _INT
+    _note = _PROMOTED
     if "{input} < 0" in _template:
-        _note = "NaN below 0, as torch (ops.bessel_y*/k* give -inf/inf there); " + _INT
+        _note = "NaN below 0, as torch (ops.bessel_y*/k* give -inf/inf there); " + _PROMOTED
     elif _name in ("entr", "ndtr", "spherical_bessel_j0"):
         _note = "composed from ops (" + {"entr": "-x log x, 0 at 0, -inf below 0", "ndtr": "0.5 erfc(-x / sqrt 2)",
-                                        "spherical_bessel_j0": "sin(x) / x = sinc(x / pi)"}[_name] + "); " + _INT
-    elif _name in ("log_ndtr", "erfcx"):
+                                        "spherical_bessel_j0": "sin(x) / x = sinc(x / pi)"}[_name] + "); " + _PROMOTED
+    elif _name == "log_ndtr":
+        _note = ("in float64, cast back: log1p(-ndtr(-x)) above 0, an asymptotic series below -20, log(ndtr) between "
+                 "(special_compose.py); " + _PROMOTED)
+    elif _name == "erfcx":
         _note = ("composed: the closed form evaluated in float64, an asymptotic series where it would under/"
-                 "overflow; " + _INT)
+                 "overflow; " + _PROMOTED)
+    elif _name == "log1p":
+        _note = ("log(u) x / (u - 1), u = 1 + x (special_compose.py): ops.log1p computes log(1 + x), which loses "
+                 "small x (float32: 4.6% off at 1e-6, 0 at 1e-12); " + _PROMOTED)
     if _name == "erfinv":
         _note += "; " + ERFINV_TAILS
     if _name in _X_NAMED:
         _template = _template.replace("{input}", "{x}")
     composed(f"torch.special.{_name}", _template, ("x",) if _name in _X_NAMED else _ONE, note=_note, test=T_VAL,
+             prepare=_promote_int,
              status=DIFFERENCE if _name == "erfinv" else CONVERTED)
 
 # ops.logit(x, eps)'s gradient turns NaN once ops.logit ran with another eps in the process (seen on CPU, 2.10):

@@ -53,6 +53,18 @@ SPECIAL_MORE = [
     # relative precision (-8: 6.106e-16 where it is 6.221e-16; -30: 0)
     case([S + "ndtr", S + "spherical_bessel_j0"], "x: (torch.special.ndtr(x), torch.special.spherical_bessel_j0(x))",
          [np.array([-5.0, -2.0, -0.3, 0.0, 0.7, 3.0, 9.0])], rtol=1e-9, atol=1e-15),
+    # ops.log1p is log(1 + x): small arguments lose every digit without the special_log1p form
+    case([S + "log1p", S + "xlog1py"], "x: (torch.special.log1p(x), torch.special.log1p(x.double()),"
+         " torch.special.xlog1py(x * 0 + 2, x))", [np.array([1e-12, -1e-9, 1e-6, -1e-4, 0.3, 5.0, -0.99], F32)],
+         grad=True, rtol=2e-7, atol=0),
+    # integer and bool tensors: float32 results, as torch's promotion
+    case([S + n for n in ("expit", "expm1", "entr", "erf", "i0e", "ndtr", "log_ndtr", "exp2", "gammaln")],
+         "i, b: (torch.special.expit(i), torch.special.expm1(input=i), torch.special.entr(i), torch.special.erf(b),"
+         " torch.special.i0e(i), torch.special.ndtr(i), torch.special.log_ndtr(i), torch.special.exp2(i),"
+         " torch.special.gammaln(i + 3))", [np.array([-3, -1, 0, 2, 5], np.int64), np.array([True, False])],
+         rtol=1e-6, atol=1e-6),
+    case(S + "log_ndtr", "x: torch.special.log_ndtr(x)", [np.array([-8.0, -3.0, -0.5, 0.0, 2.0, 6.0])], rtol=1e-12,
+         atol=0),
     # a number on either side takes the tensor's dtype, as torch's scalar promotion
     case(S + "xlog1py", "x, i: (torch.special.xlog1py(x, 1.), torch.special.xlog1py(input=x, other=2.5),"
          " torch.special.xlog1py(1., x), torch.special.xlog1py(0, x), torch.special.xlog1py(2, x.double()),"

@@ -2,7 +2,7 @@
 (mappings/torch_special.py; proven against torch by tests/parity/test_special_linalg_forms.py). Measured on CPU:
 ops.exp in float32 is off by up to 6.5e-6 (relative) and ops.log_softmax in float64 by 5e-6 (absolute: a float32
 computation), while the float64 exp/log/erfc/lgamma agree with torch to the last bit; ops.erfinv loses the tails;
-ops.mvlgamma raises where torch returns values; ops.round has no decimals. The softmax family and ndtri therefore
+ops.mvlgamma raises where torch returns values; ops.round has no decimals; ops.log1p is log(1 + x). The softmax family and ndtri therefore
 compute in float64 and cast back to the input's dtype. A Python float constant meeting a float64 tensor is
 rounded to float32 by MindSpore (ops.full_like and ms.Tensor(c, x.dtype) too, inside ms.jit): the irrational
 constants are module-level float64 tensors, cast to the input's dtype."""
@@ -15,6 +15,17 @@ _LOG_PI = ms.Tensor(math.log(math.pi), ms.float64)
 _SQRT2 = ms.Tensor(math.sqrt(2), ms.float64)
 _SQRT_2PI = ms.Tensor(math.sqrt(2 * math.pi), ms.float64)
 _PI = ms.Tensor(math.pi, ms.float64)
+
+
+def special_log1p(x):
+    """torch.log1p: ops.log1p is log(1 + x) on CPU (float32: log1p(1e-6) 4.6% off, log1p(1e-12) = 0; float64: 3e-8
+    off at -1e-9), and float32 ops.log is off by ~6e-8 near 1: log(u) * x / (u - 1) with u = 1 + x in float64,
+    exact to rounding (x itself where u rounds to 1), cast back."""
+    out_type, z = x.dtype, x.astype(ms.float64)
+    u = 1 + z
+    d = u - 1
+    tiny = d == 0
+    return ops.where(tiny, z, ops.log(u) * (z / ops.where(tiny, ops.ones_like(d), d))).astype(out_type)
 
 
 def special_ndtr(x):
@@ -122,4 +133,30 @@ def special_xlog1py(x, y):
         x = ops.zeros_like(y) + x
     if not isinstance(y, ms.Tensor):
         y = ops.zeros_like(x) + y
-    return ops.where(ops.logical_and(x == 0, ops.logical_not(ops.isnan(y))), ops.zeros_like(x * y), x * ops.log1p(y))
+    return ops.where(ops.logical_and(x == 0, ops.logical_not(ops.isnan(y))), ops.zeros_like(x * y),
+                     x * special_log1p(y))
+
+
+def float_of_int(x):
+    """x, or x as float32 when it holds integers or booleans: torch's promotion for its floating functions
+    (MindSpore's special-function kernels refuse integer tensors)."""
+    if x.dtype in (ms.bool_, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8, ms.uint16, ms.uint32, ms.uint64):
+        return x.astype(ms.float32)
+    return x
+
+
+_HALF_LOG_2PI = ms.Tensor(0.5 * math.log(2 * math.pi), ms.float64)
+
+
+def special_log_ndtr(x):
+    """torch.special.log_ndtr in float64, cast back: log1p(-ndtr(-x)) above 0 (log(ndtr) would cancel), an
+    asymptotic series below -20 (where ndtr underflows), log(ndtr(x)) between; each branch sees safe values only,
+    so no NaN reaches the gradient."""
+    z = float_of_int(x)
+    out_type, z = z.dtype, z.astype(ms.float64)
+    zero = ops.zeros_like(z)
+    upper = special_log1p(-special_ndtr(-ops.maximum(z, zero)))
+    tail = ops.minimum(z, zero - 20)
+    series = -0.5 * tail * tail - ops.log(-tail) - _HALF_LOG_2PI + ops.log(1 - 1 / (tail * tail) + 3 / tail ** 4)
+    middle = ops.log(special_ndtr(ops.clamp(z, -20.0, 0.0)))
+    return ops.where(z > 0, upper, ops.where(z < -20, series, middle)).astype(out_type)
