@@ -69,8 +69,10 @@ composed(L + "pinv", "_ms_compat.linalg_pinv({input}, {atol}, {rtol}, {hermitian
               "defaulting to eps * max(m, n), or 0 when only atol is given); hermitian=True reads the lower triangle, "
               "as torch; an empty matrix gives an empty result; complex matrices as torch (the conjugate transpose, "
               "the Hermitian lower triangle)")
-composed(L + "qr", "ops.qr({A}, {mode})", ("A", "mode"), defaults={"mode": "'reduced'"}, test=T_VAL,
-         note="returns a plain (Q, R) tuple (no .Q/.R attributes); mode 'reduced'/'complete' as in torch")
+composed(L + "qr", "_ms_compat.linalg_qr({A}, {mode})", ("A", "mode"), absent={"mode": "ops.qr({A}, 'reduced')"},
+         target="mindspore.ops.qr", test=T_FORMS,
+         note="returns a plain (Q, R) tuple (no .Q/.R attributes); mode 'reduced'/'complete' as in torch, 'r' an empty "
+              "Q and R")
 _SOLVE = ("(ops.matrix_solve({A}, {B}[..., None])[..., 0] if {B}.ndim == 1 or {B}.shape == {A}.shape[:-1] else "
           "ops.matrix_solve({A}, {B}))")
 composed(L + "solve", "_ms_compat.linalg_solve({A}, {B}, {left})", ("A", "B", "left"), absent={"left": _SOLVE},
@@ -122,7 +124,7 @@ _RECT = "a rectangular matrix by partial-pivot elimination (mindspore.scipy.lina
 composed(L + "lu_factor", "_ms_compat.linalg_lu_factor({A})", ("A", "pivot"),
          defaults={"pivot": "True"}, only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor",
          note="(LU, pivots) with torch's 1-based int32 pivots (scipy's are 0-based); a plain tuple; " + _RECT + "; " +
-              _ONE_MATRIX, test=T_SHAPES)
+              "a batch runs matrix by matrix", test=T_SHAPES)
 composed(L + "lu_solve", "_ms_compat.linalg_lu_solve({LU}, {pivots}, {B}, {left}, {adjoint})",
          ("LU", "pivots", "B", "left", "adjoint"), defaults={"left": "True", "adjoint": "False"},
          target="mindspore.scipy.linalg.lu_solve",
@@ -165,11 +167,11 @@ composed(L + "solve_ex", "(_ms_compat.linalg_solve({A}, {B}, {left}), ops.zeros(
          ("A", "B", "left", "check_errors"), defaults={"left": "True", "check_errors": "False"},
          target="mindspore.ops.matrix_solve", status=DIFFERENCE,
          note="(result, info) " + _EX + "; left=False solves the transposed system", test=T_FORMS)
-composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p, ops.zeros((), ms.int32)))(*"
+composed(L + "lu_factor_ex", "(lambda _ms_lu, _ms_p: (_ms_lu, _ms_p, ops.zeros(_ms_lu.shape[:-2], ms.int32)))(*"
          "_ms_compat.linalg_lu_factor({A}))", ("A", "pivot", "check_errors"), defaults={"pivot": "True", "check_errors": "False"},
          only={"pivot": ("True",)}, target="mindspore.scipy.linalg.lu_factor", status=DIFFERENCE,
-         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _RECT + "; " + _ONE_MATRIX,
-         test=T_SHAPES)
+         note="(LU, pivots, info) with torch's 1-based int32 pivots; info " + _EX + "; " + _RECT + "; a batch runs "
+              "matrix by matrix", test=T_SHAPES)
 composed(L + "matrix_exp", "_ms_compat.linalg_matrix_exp({input})", ("input",), target="_ms_compat.linalg_matrix_exp",
          note="ops.matrix_exp has no CPU kernel: scaling and squaring with a degree-13 Pade approximant (ops.matmul, "
               "ops.matrix_solve), as scipy.linalg.expm; agrees with torch to float rounding, gradients included",

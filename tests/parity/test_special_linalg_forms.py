@@ -130,6 +130,11 @@ LINALG = [
          " torch.linalg.solve_triangular(a, b.T, upper=False), torch.linalg.solve_triangular(a, b, upper=False,"
          " left=False, unitriangular=True))", [SPD, B], grad=True, **TOL),
     case(L + "lu", "a: torch.linalg.lu(a)", [BA], **TOL),
+    case(L + "qr", "a: (torch.linalg.qr(a, mode='r'), [t.abs() for t in torch.linalg.qr(A=a, mode='complete')])",
+         [R], **TOL),
+    # a batch of square and of wide matrices, matrix by matrix; torch's info of the batch's shape
+    case([L + "lu_factor", L + "lu_factor_ex"], "a, w: (torch.linalg.lu_factor(a), torch.linalg.lu_factor_ex(w))",
+         [BA, RNG.standard_normal((2, 2, 3)).astype(F32)], graph=False, **TOL),
     # a tall matrix: eliminated row by row in PyNative (the record's note; it does not compile)
     case(L + "lu", "a: torch.linalg.lu(A=a)", [R], graph=False, **TOL),
 ]

@@ -116,3 +116,10 @@ def linalg_lu(A):
     flat = A.reshape((-1,) + A.shape[-2:])
     parts = [linalg_lu(flat[i]) for i in range(flat.shape[0])]
     return tuple(ops.stack([part[k] for part in parts]).reshape(A.shape[:-2] + parts[0][k].shape) for k in range(3))
+
+
+def linalg_qr(A, mode="reduced"):
+    """torch.linalg.qr: ops.qr for 'reduced'/'complete'; mode='r' gives torch's empty Q and the reduced R."""
+    if mode == "r":
+        return ops.zeros((0,), A.dtype), ops.qr(A, "reduced")[1]
+    return ops.qr(A, mode)

@@ -230,9 +230,15 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
 
 
 def linalg_lu_factor(A):
-    """torch.linalg.lu_factor (one matrix): (LU, 1-based int32 pivots). A square matrix through
+    """torch.linalg.lu_factor: (LU, 1-based int32 pivots). A square matrix through
     mindspore.scipy.linalg.lu_factor; a rectangular one (which it refuses) by Gaussian elimination with partial
-    pivoting, LAPACK's getrf: the first largest |entry| of each column below the diagonal is the pivot."""
+    pivoting, LAPACK's getrf: the first largest |entry| of each column below the diagonal is the pivot. A batch runs
+    matrix by matrix."""
+    if A.ndim > 2:
+        flat = A.reshape((-1,) + A.shape[-2:])
+        parts = [linalg_lu_factor(flat[i]) for i in range(flat.shape[0])]
+        return (ops.stack([p[0] for p in parts]).reshape(A.shape),
+                ops.stack([p[1] for p in parts]).reshape(A.shape[:-2] + parts[0][1].shape))
     m, n = A.shape[-2:]
     if m == n:
         lu, piv = ms_scipy_linalg.lu_factor(A)
