@@ -837,8 +837,8 @@ _simple("torch.linalg.vector_norm", "_ms_compat.reduce_vector_norm", ("x", "ord"
         ("x", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE,
         note="0 for an input with no elements, as torch (its error for the inf norms); " +
              "templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised values")
-_simple("torch.linalg.matrix_norm", "mindspore.ops.matrix_norm", ("A", "ord", "dim", "keepdim"),
-        ("A", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
+_simple("torch.linalg.matrix_norm", "mindspore.ops.matrix_norm", ("input", "ord", "dim", "keepdim"),
+        ("A", "ord", "axis", "keepdims"), rename={"input": "A", "dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
 
 
 # ================================================================= reductions

@@ -56,6 +56,7 @@ def reduce_nanmean(input, axis=None, keepdims=False, dtype=None):
 
 
 def reduce_vector_norm(x, ord=2, axis=None, keepdims=False, dtype=None):
+    axis = tuple(axis) if isinstance(axis, list) else axis   # torch takes a list of dims, ops.vector_norm a tuple
     if ord in (float("inf"), float("-inf")):      # torch: the inf norm of nothing has no identity
         return _nonempty(x, ops.vector_norm(x, ord, axis, keepdims, dtype=dtype), "linalg.vector_norm")
     return _filled(x, ops.vector_norm(x, ord, axis, keepdims, dtype=dtype), 0)
@@ -63,6 +64,7 @@ def reduce_vector_norm(x, ord=2, axis=None, keepdims=False, dtype=None):
 
 def reduce_norm(A, ord=None, dim=None, keepdim=False, dtype=None):
     """torch.linalg.norm (ops.norm): 0 for an input with no elements, torch's error for the inf norms."""
+    dim = tuple(dim) if isinstance(dim, list) else dim   # torch takes a list of dims, ops.norm a tuple
     if ord in (float("inf"), float("-inf")):
         return _nonempty(A, ops.norm(A, ord, dim, keepdim, dtype=dtype), "linalg.norm")
     return _filled(A, ops.norm(A, ord, dim, keepdim, dtype=dtype), 0)

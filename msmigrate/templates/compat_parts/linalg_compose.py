@@ -52,3 +52,74 @@ class _LinAlgErrors(tuple):
 
 
 LinAlgError = _LinAlgErrors((ValueError, RuntimeError))
+
+
+def linalg_cond(A, p=None):
+    """torch.linalg.cond: the ratio of extreme singular values for p None/2/-2; for 'fro', 'nuc', inf, -inf, 1 and
+    -1 the norm of A times the norm of its inverse (a singular A raises there, where torch returns inf)."""
+    if p is None or p in (2, -2):
+        s = ops.svd(A, compute_uv=False)
+        return s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    return ops.matrix_norm(A, p) * ops.matrix_norm(linalg_inv(A), p)
+
+
+def linalg_multi_dot(tensors):
+    """torch.linalg.multi_dot of any sequence: ops.matmul left to right (a 1-D first or last tensor is a row or
+    column vector whose dimension leaves the result, as torch; torch picks the cheapest order, same values)."""
+    if isinstance(tensors, ms.Tensor):
+        raise TypeError("linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = ops.matmul(out, t)
+    return out
+
+
+def linalg_solve(A, B, left=True):
+    """torch.linalg.solve: A X = B, or X A = B when left=False (the transposed system); a vector B (or a batch of
+    vectors, B.shape == A.shape[:-1]) is solved as a one-column matrix, as torch decides, when left=True."""
+    if not left:
+        return ops.matrix_solve(A.swapaxes(-1, -2), B.swapaxes(-1, -2)).swapaxes(-1, -2)
+    if B.ndim == 1 or B.shape == A.shape[:-1]:
+        return ops.matrix_solve(A, B[..., None])[..., 0]
+    return ops.matrix_solve(A, B)
+
+
+def linalg_solve_triangular(A, B, upper, left=True, unitriangular=False):
+    """torch.linalg.solve_triangular: a general solve of the triangle torch reads, X A = B when left=False."""
+    T = linalg_triangle(A, upper, unitriangular)
+    if left:
+        return ops.matrix_solve(T, B)
+    return ops.matrix_solve(T.swapaxes(-1, -2), B.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
+def _la_lu_unpack(LU, pivots):
+    """(P, L, U) of one packed m x n LU and its 1-based pivots (row i swapped with row pivots[i] - 1, in order)."""
+    m, n = LU.shape
+    k = min(m, n)
+    perm = list(range(m))
+    for i, p in enumerate(pivots.asnumpy().tolist()):
+        perm[i], perm[p - 1] = perm[p - 1], perm[i]
+    P = ops.eye(m, m, LU.dtype)[:, ms.Tensor(perm, ms.int32)]   # P @ L @ U: row perm[j] of A is row j of L U
+    low = ops.tril(LU[:, :k], -1) + ops.eye(m, k, LU.dtype)
+    return P, low, ops.triu(LU[:k])
+
+
+def linalg_lu(A):
+    """torch.linalg.lu: (P, L, U) with A = P L U, P in A's dtype; mindspore.scipy.linalg.lu (2-D only) over every
+    matrix of a batch, stacked back."""
+    if A.ndim == 2 and A.shape[0] > A.shape[1]:   # tall: mindspore.scipy.linalg.lu refuses it
+        return _la_lu_unpack(*linalg_lu_factor(A))
+    if A.ndim == 2:
+        p, low, up = ms_scipy_linalg.lu(A)
+        return p.astype(A.dtype), low, up
+    flat = A.reshape((-1,) + A.shape[-2:])
+    parts = [linalg_lu(flat[i]) for i in range(flat.shape[0])]
+    return tuple(ops.stack([part[k] for part in parts]).reshape(A.shape[:-2] + parts[0][k].shape) for k in range(3))
+
+
+def linalg_qr(A, mode="reduced"):
+    """torch.linalg.qr: ops.qr for 'reduced'/'complete'; mode='r' gives torch's empty Q and the reduced R."""
+    if mode == "r":
+        return ops.zeros((0,), A.dtype), ops.qr(A, "reduced")[1]
+    return ops.qr(A, mode)

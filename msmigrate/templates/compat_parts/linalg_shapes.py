@@ -1,7 +1,8 @@
 """torch.linalg results on the matrix shapes MindSpore's kernels refuse, and torch's tolerance arguments
 (mappings/torch_linalg.py; proven against torch by tests/parity/test_linalg_shapes.py): empty matrices (ops.svd
 raises, torch returns empty or identity factors), 1x1 and 0x0 determinants (MatrixDeterminant needs 2 rows),
-pinv/matrix_rank with atol/rtol/hermitian, a unit-diagonal triangle, eigh of a batch (mindspore.scipy.linalg.eigh is
+pinv/matrix_rank with atol/rtol/hermitian (complex matrices too: ops.svd's singular values come complex, ops.tril
+has no complex kernel), slogdet's real logabsdet of a complex matrix, a unit-diagonal triangle, eigh of a batch (mindspore.scipy.linalg.eigh is
 2-D only). Shapes are static, so the branches also run inside ms.jit."""
 import mindspore as ms
 from mindspore import ops
@@ -46,10 +47,26 @@ def linalg_svdvals(A):
     return ops.svd(A, compute_uv=False)
 
 
+def _la_complex(A):
+    return A.dtype in (ms.complex64, ms.complex128)
+
+
+def _la_adjoint(A):
+    """The conjugate transpose (the transpose of a real matrix)."""
+    return (ops.conj(A) if _la_complex(A) else A).swapaxes(-1, -2)
+
+
 def _la_lower_symmetric(A):
-    """The symmetric matrix torch's hermitian=True reads: the lower triangle mirrored."""
-    low = ops.tril(A, -1)
-    return low + low.swapaxes(-1, -2) + ops.tril(ops.triu(A))
+    """The symmetric (Hermitian) matrix torch's hermitian=True reads: the lower triangle mirrored (conjugated),
+    the real part of the diagonal. ops.tril has no complex kernel: a complex A is masked by a real triangle."""
+    if not _la_complex(A):
+        low = ops.tril(A, -1)
+        return low + low.swapaxes(-1, -2) + ops.tril(ops.triu(A))
+    n = A.shape[-1]
+    strict = ops.tril(ops.ones((n, n), ms.float32), -1).astype(A.dtype)
+    low = A * strict
+    diag = ops.real(A) * ops.eye(n, n, ops.real(A).dtype)
+    return low + _la_adjoint(low) + diag.astype(A.dtype)
 
 
 def _la_tolerance(s, m, n, atol, rtol):
@@ -74,9 +91,10 @@ def linalg_pinv(A, atol=None, rtol=None, hermitian=False, rcond=None):
     if hermitian:
         A = _la_lower_symmetric(A)
     s, u, v = ops.svd(A, False)
+    s = ops.real(s) if _la_complex(s) else s    # a complex A: real singular values in a complex tensor
     keep = s > _la_tolerance(s, m, n, atol, rtol)
     s_inv = ops.where(keep, 1 / ops.where(keep, s, ops.ones_like(s)), ops.zeros_like(s))
-    return ops.matmul(v * s_inv[..., None, :], u.swapaxes(-1, -2))
+    return ops.matmul(v * s_inv[..., None, :].astype(A.dtype), _la_adjoint(u))
 
 
 def linalg_matrix_rank(A, atol=None, rtol=None, hermitian=False, tol=None):
@@ -89,6 +107,7 @@ def linalg_matrix_rank(A, atol=None, rtol=None, hermitian=False, tol=None):
     if hermitian:
         A = _la_lower_symmetric(A)
     s = ops.svd(A, compute_uv=False)
+    s = ops.real(s) if _la_complex(s) else s
     return (s > _la_tolerance(s, m, n, atol, rtol)).sum(-1).astype(ms.int64)
 
 
@@ -110,7 +129,8 @@ def linalg_slogdet(A):
     if n == 1:
         a = A[..., 0, 0]
         return ops.sign(a), ops.log(ops.abs(a))
-    return ops.slogdet(A)
+    sign, logabsdet = ops.slogdet(A)
+    return sign, (ops.real(logabsdet) if _la_complex(logabsdet) else logabsdet)   # real, as torch
 
 
 def linalg_logdet(A):
@@ -132,6 +152,18 @@ def linalg_triangle(A, upper, unitriangular=False):
 
 
 def linalg_eigh(A, lower=True, eigvals_only=False):
+    """_la_eigh, with torch's ascending real eigenvalues for a complex Hermitian A (MindSpore's come complex and
+    unordered there), the eigenvectors in the same order."""
+    out = _la_eigh(A, lower, eigvals_only)
+    if A.dtype not in (ms.complex64, ms.complex128):
+        return out
+    w, order = ops.sort(ops.real(out if eigvals_only else out[0]), -1)
+    if eigvals_only:
+        return w
+    return w, ops.gather_elements(out[1], -1, ops.broadcast_to(order[..., None, :], out[1].shape))
+
+
+def _la_eigh(A, lower=True, eigvals_only=False):
     """mindspore.scipy.linalg.eigh (2-D only) over every matrix of a batch, stacked back."""
     batch = _la_batch(A)
     if 0 in A.shape:   # no eigenpairs (MindSpore's kernel would crash on an empty matrix)
@@ -198,9 +230,15 @@ def linalg_lu_solve(LU, pivots, B, left=True, adjoint=False):
 
 
 def linalg_lu_factor(A):
-    """torch.linalg.lu_factor (one matrix): (LU, 1-based int32 pivots). A square matrix through
+    """torch.linalg.lu_factor: (LU, 1-based int32 pivots). A square matrix through
     mindspore.scipy.linalg.lu_factor; a rectangular one (which it refuses) by Gaussian elimination with partial
-    pivoting, LAPACK's getrf: the first largest |entry| of each column below the diagonal is the pivot."""
+    pivoting, LAPACK's getrf: the first largest |entry| of each column below the diagonal is the pivot. A batch runs
+    matrix by matrix."""
+    if A.ndim > 2:
+        flat = A.reshape((-1,) + A.shape[-2:])
+        parts = [linalg_lu_factor(flat[i]) for i in range(flat.shape[0])]
+        return (ops.stack([p[0] for p in parts]).reshape(A.shape),
+                ops.stack([p[1] for p in parts]).reshape(A.shape[:-2] + parts[0][1].shape))
     m, n = A.shape[-2:]
     if m == n:
         lu, piv = ms_scipy_linalg.lu_factor(A)
