@@ -31,8 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, NARROW_NOTE,
-                        T_EDGE, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+                        NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -597,10 +597,11 @@ _FLOAT_FUNCTIONS = ("sigmoid", "tanh", "rsqrt", "exp", "log", "sqrt", "sin", "co
                     "log1p", "expm1")
 
 
-def _float_function(name: str):
-    """x.NAME() of a float function: ops.NAME(x), an integer or bool x promoted to float32 as torch does."""
+def _float_function(name: str, target: str = ""):
+    """x.NAME() of a float function: ops.NAME(x) (or `target`(x)), an integer or bool x promoted to float32 as
+    torch does."""
     def fn(ctx):
-        return ctx.expr(f"ops.{name}({float_input_code(_arg(ctx), ctx, ctx.receiver)})")
+        return ctx.expr(f"{target or 'ops.' + name}({float_input_code(_arg(ctx), ctx, ctx.receiver)})")
     return fn
 
 
@@ -618,9 +619,11 @@ for _n in ("abs", "absolute"):     # of a complex tensor, the real magnitude (op
 mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
 mapping("Tensor.is_floating_point", "mindspore.ops.is_floating_point", target_args=("input",), tensor_only=True,
         test=f"{T}::test_unary_math_methods")
-for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "log1p", "expm1"):
+for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "expm1"):
     rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=True, note=FLOAT_INPUT_NOTE,
          test=f"{T}::test_unary_math_methods")(_float_function(_n))
+rule("Tensor.log1p", "_ms_compat.special_log1p", tensor_only=True, note=LOG1P_NOTE + "; " + FLOAT_INPUT_NOTE,
+     test=T_LOG1P)(_float_function("log1p", "_ms_compat.special_log1p"))
 for _n in ("reciprocal", "square"):
     mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=True,
             test=f"{T}::test_unary_math_methods")

@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, NARROW_NOTE, T_EDGE, dims_as_tuple,
+from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
                         empty_dims_keep, float_function, narrow_from_end)
 
 T = "tests/parity/test_torch_functions.py"
@@ -713,9 +713,11 @@ _simple("torch.baddbmm", "_ms_compat.baddbmm", ("input", "batch1", "batch2"), ("
         note="beta * input + alpha * (batch1 @ batch2); " + EMPTY_PRODUCT_NOTE.format("baddbmm"))
 _simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
         note="a number base is allowed, as in torch")
-for _name in ("exp", "log", "log1p", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos"):
+for _name in ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos"):
     rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input",), note=FLOAT_INPUT_NOTE,
          test=T_MATH)(float_function(_name))
+rule("torch.log1p", "_ms_compat.special_log1p", args=("input",), note=LOG1P_NOTE + "; " + FLOAT_INPUT_NOTE,
+     test=T_LOG1P)(float_function("log1p", "_ms_compat.special_log1p"))
 # abs of a complex tensor: its real magnitude, as torch (ops.abs keeps the complex dtype)
 for _name in ("abs", "absolute"):
     _simple(f"torch.{_name}", "_ms_compat.magnitude", ("input",), ("value",), rename={"input": "value"},
