@@ -207,7 +207,8 @@ def snapshot(v, depth=0):
         return ("Q", [snapshot(x, depth + 1) for x in v])
     if isinstance(v, dict):
         return ("D", snapshot(list(v.keys()), depth + 1), snapshot(list(v.values()), depth + 1))
-    if type(v).__name__ in ("dtype", "Type") or (mod.startswith("mindspore") and "dtype" in mod):
+    if type(v).__name__ in ("dtype", "Type") or (mod.startswith("mindspore") and (
+            "dtype" in mod or any(b.__name__ == "Type" for b in type(v).__mro__))):   # ms.float16 is a typing.Float
         return ("dtype", str(v).replace("torch.", "").lower())
     return ("O", type(v).__name__)
 

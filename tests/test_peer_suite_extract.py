@@ -123,3 +123,16 @@ def test_ms_switches_put_back_after_a_case():
     finally:
         restore()
     assert ms.get_context("mode") == before
+
+
+def test_dtype_objects_of_both_frameworks_compare_by_name():
+    """torch.float16 and ms.float16 (a mindspore typing.Float, not a `Type` by class name) are one dtype;
+    float16 against ms.float32 differs."""
+    import mindspore as ms
+    import torch
+    c = dict(custom_compare=False)
+    for t, m in ((torch.float16, ms.float16), (torch.bfloat16, ms.bfloat16), (torch.int64, ms.int64),
+                 (torch.bool, ms.bool_), (torch.complex64, ms.complex64)):
+        assert P.snapshot(m)[0] == "dtype"
+        assert P.compare(P.snapshot(t), P.snapshot(m), c, 1e-6, 0) == ""
+    assert P.compare(P.snapshot(torch.float16), P.snapshot(ms.float32), c, 1e-6, 0) != ""
