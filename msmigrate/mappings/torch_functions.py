@@ -751,11 +751,11 @@ def _log_softmax(ctx):
     x = b.code("input")
     if _dtype(b):
         x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
-    return _call(ctx, "ops.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
+    return _call(ctx, "_ms_compat.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
 
 
-rule("torch.log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "dtype"),
-     note="dim -> axis; dtype casts the input first", test=T_MATH)(_log_softmax)
+rule("torch.log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "dtype"),
+     note="dim -> axis; dtype casts the input first; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)", test=T_MATH)(_log_softmax)
 
 _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
             "pass dtype=ms.int64 for long sums")

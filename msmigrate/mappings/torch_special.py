@@ -100,7 +100,7 @@ composed("torch.special.logsumexp", "_ms_compat.reduce_logsumexp({input}, {dim},
 composed("torch.special.softmax", "_ms_compat.softmax({input}, {dim})", ("input", "dim", "dtype"),
          defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
          test=T_VAL)
-composed("torch.special.log_softmax", "ops.log_softmax({input}, {dim})", ("input", "dim", "dtype"),
+composed("torch.special.log_softmax", "_ms_compat.log_softmax({input}, {dim})", ("input", "dim", "dtype"),
          defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
          test=T_VAL)
 composed("torch.special.round", "ops.round({input})", ("input", "decimals"), defaults={"decimals": "0"},
