@@ -331,13 +331,23 @@ def _spaced(ctx, b, text: str):
     return ctx.expr(text)
 
 
+def _span(b) -> str:
+    """ops.linspace's arguments: float64 ends when dtype=float64 is asked (from Python numbers ops.linspace
+    computes in float32, 1e-7 off; torch computes in the dtype)."""
+    start, end = b.code("start"), b.code("end")
+    if _dtype(b) == "ms.float64":
+        start, end = f"ms.Tensor({start}, ms.float64)", f"ms.Tensor({end}, ms.float64)"
+    return f"{start}, {end}, {b.code('steps')}"
+
+
 def _linspace(ctx):
     b = _checked(ctx, ("start", "end", "steps", "dtype"))
-    return _spaced(ctx, b, f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})")
+    return _spaced(ctx, b, f"ops.linspace({_span(b)})")
 
 
 rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
-     note="float32; dtype= casts the result; steps=0 (a literal) is torch's empty tensor; " + _FACTORY_NOTE,
+     note="float32; dtype= casts the result (float64: computed in float64); steps=0 (a literal) is torch's empty "
+          "tensor; " + _FACTORY_NOTE,
      test=T_CREATE)(_linspace)
 
 
@@ -345,7 +355,7 @@ def _logspace(ctx):
     b = _checked(ctx, ("start", "end", "steps", "base", "dtype"))
     base = b.code("base") if _given(b, "base") else "10.0"
     # ops.logspace only takes an int base and float start/end: build base ** linspace instead
-    return _spaced(ctx, b, f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))")
+    return _spaced(ctx, b, f"ops.pow({base}, ops.linspace({_span(b)}))")
 
 
 rule("torch.logspace", "mindspore.ops.pow", args=("start", "end", "steps", "base"),
