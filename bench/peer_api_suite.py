@@ -207,7 +207,8 @@ def snapshot(v, depth=0):
         return ("Q", [snapshot(x, depth + 1) for x in v])
     if isinstance(v, dict):
         return ("D", snapshot(list(v.keys()), depth + 1), snapshot(list(v.values()), depth + 1))
-    if type(v).__name__ in ("dtype", "Type") or (mod.startswith("mindspore") and "dtype" in mod):
+    if type(v).__name__ in ("dtype", "Type") or (mod.startswith("mindspore") and (
+            "dtype" in mod or any(b.__name__ == "Type" for b in type(v).__mro__))):   # ms.float16 is a typing.Float
         return ("dtype", str(v).replace("torch.", "").lower())
     return ("O", type(v).__name__)
 
@@ -276,6 +277,32 @@ def _alarm(signum, frame):
     raise CaseTimeout(f"the case ran over {CASE_TIMEOUT} s")
 
 
+def torch_switches(torch):
+    """A function that puts back torch's process-wide switches as they are now: a case's
+    `torch.set_default_tensor_type(torch.BFloat16Tensor)` or `set_grad_enabled(False)` would otherwise reach
+    every later case of the same worker (its tensors made bfloat16, its gradients off)."""
+    dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
+    device, threads = torch.get_default_device(), torch.get_num_threads()
+    deterministic, anomaly = torch.are_deterministic_algorithms_enabled(), torch.is_anomaly_enabled()
+
+    def restore():
+        torch.set_default_dtype(dtype)   # also the default tensor type (FloatTensor for float32 on CPU)
+        torch.set_default_device(device)
+        torch.set_grad_enabled(grad)
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+        torch.set_anomaly_enabled(anomaly)
+    return restore
+
+
+def ms_switches(ms):
+    """The same for MindSpore: a converted program's `ms.set_context(mode=ms.GRAPH_MODE)` (the train-step form)
+    must not turn the worker's later programs into GRAPH-mode runs. (ms.set_deterministic cannot be undone:
+    MindSpore refuses a second call; it changes no CPU result here.)"""
+    mode = ms.get_context("mode")
+    return lambda: ms.set_context(mode=mode)
+
+
 def worker_main(side: str, work: Path, queue_file: Path):
     """Runs the listed cases one by one, writing res/<side>/<case>.pkl; `current` names the case running."""
     import random
@@ -289,10 +316,12 @@ def worker_main(side: str, work: Path, queue_file: Path):
         import mindspore as ms
         ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
         seed = ms.set_seed
+        restore = ms_switches(ms)
     else:
         import torch
         torch.set_num_threads(1)
         seed = torch.manual_seed
+        restore = torch_switches(torch)
     scratch = work / "scratch" / queue_file.stem
     scratch.mkdir(parents=True, exist_ok=True)
     os.chdir(scratch)
@@ -310,6 +339,7 @@ def worker_main(side: str, work: Path, queue_file: Path):
         (queue_file.with_suffix(".current")).write_text(name)
         c = table[name]
         path = src / f"{name}.py"
+        restore()
         random.seed(0)
         np.random.seed(0)
         seed(0)

@@ -89,3 +89,50 @@ def test_compare_rules():
     shape_only = dict(case, custom_compare=True)
     assert P.compare(f32, ("T", np.array([7.0, 8.0], np.float32), "float32", None), shape_only, 1e-6, 0.0) == ""
     assert P.snapshot((1, 2.5, None)) == ("Q", [("S", "int", 1), ("S", "float", 2.5), ("S", "NoneType", None)])
+
+
+def test_torch_switches_put_back_after_a_case():
+    """A case that makes bfloat16 the default tensor type or turns gradients off must not reach the next case
+    of the same worker (the full run's 123 'bfloat16 vs float32' cases were that leak)."""
+    import warnings
+
+    import torch
+    restore = P.torch_switches(torch)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # set_default_tensor_type is deprecated
+            torch.set_default_tensor_type(torch.BFloat16Tensor)
+        torch.set_grad_enabled(False)
+        assert torch.tensor([1.5]).dtype == torch.bfloat16 and not torch.is_grad_enabled()
+    finally:
+        restore()
+    assert torch.tensor([1.5]).dtype == torch.float32 and torch.ones(2).dtype == torch.float32
+    assert torch.is_grad_enabled()
+    assert torch.tensor([1.5], requires_grad=True).sin().requires_grad
+
+
+def test_ms_switches_put_back_after_a_case():
+    """A converted train step's `ms.set_context(mode=ms.GRAPH_MODE)` must not turn the worker's later converted
+    programs into GRAPH-mode runs."""
+    import mindspore as ms
+    before = ms.get_context("mode")
+    restore = P.ms_switches(ms)
+    try:
+        ms.set_context(mode=ms.GRAPH_MODE if before != ms.GRAPH_MODE else ms.PYNATIVE_MODE)
+        assert ms.get_context("mode") != before
+    finally:
+        restore()
+    assert ms.get_context("mode") == before
+
+
+def test_dtype_objects_of_both_frameworks_compare_by_name():
+    """torch.float16 and ms.float16 (a mindspore typing.Float, not a `Type` by class name) are one dtype;
+    float16 against ms.float32 differs."""
+    import mindspore as ms
+    import torch
+    c = dict(custom_compare=False)
+    for t, m in ((torch.float16, ms.float16), (torch.bfloat16, ms.bfloat16), (torch.int64, ms.int64),
+                 (torch.bool, ms.bool_), (torch.complex64, ms.complex64)):
+        assert P.snapshot(m)[0] == "dtype"
+        assert P.compare(P.snapshot(t), P.snapshot(m), c, 1e-6, 0) == ""
+    assert P.compare(P.snapshot(torch.float16), P.snapshot(ms.float32), c, 1e-6, 0) != ""

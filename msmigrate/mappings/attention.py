@@ -10,7 +10,8 @@ _SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "s
 mapping("torch.nn.functional.scaled_dot_product_attention", "_ms_compat.scaled_dot_product_attention",
         args=_SDPA_ARGS, target_args=_SDPA_ARGS,
         note="composed from matmul/softmax (bool or float attn_mask, is_causal, scale, enable_gqa; fully masked "
-             "rows give zeros as in torch); dropout_p > 0 draws from MindSpore's random stream",
+             "rows give zeros as in torch; float16/bfloat16 computed in float32 and rounded once, as torch's CPU "
+             "kernels accumulate); dropout_p > 0 draws from MindSpore's random stream",
         test=f"{T}::test_sdpa")
 
 # ------------------------------------------------------------------ the nn.Transformer family

@@ -244,7 +244,7 @@ def _softmax_rule(kind):
                 raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
             # torch's rule, applied to the input's rank at run time
             x = _need(b, "input")
-            op = "_ms_compat.softmax" if kind == "softmax" else f"ops.{kind}"
+            op = f"_ms_compat.{kind}" if kind in ("softmax", "log_softmax") else f"ops.{kind}"
             return ctx.expr(f"{op}({x}, _ms_compat.implicit_softmax_dim({_paren(x)}.ndim))")
         b.remove("_stacklevel")
         dtype = b.code("dtype") if _given(b, "dtype") else None
@@ -253,7 +253,7 @@ def _softmax_rule(kind):
             x = _need(b, "input")
             if dtype:
                 x = f"ops.cast({x}, {dtype})"
-            return ctx.expr(f"ops.log_softmax({x}, {b.code('dim')})")
+            return ctx.expr(f"_ms_compat.log_softmax({x}, {b.code('dim')})")
         if dtype:
             b.set("dtype", dtype)
         b.rename("dim", "axis")
@@ -267,8 +267,8 @@ rule(P + "softmax", "_ms_compat.softmax", args=("input", "dim", "_stacklevel", "
      target_args=("input", "axis"), note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test=_SM)(_softmax_rule("softmax"))
 rule(P + "softmin", "mindspore.ops.softmin", args=("input", "dim", "_stacklevel", "dtype"),
      target_args=("x", "axis"), note="dim -> axis; implicit dim is not converted", test=_SM)(_softmax_rule("softmin"))
-rule(P + "log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
-     target_args=("logits", "axis"), note="dim -> axis; dtype= becomes a cast of the input; implicit dim is not converted",
+rule(P + "log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("input", "axis"), note="dim -> axis; dtype= becomes a cast of the input; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)",
      test=_SM)(_softmax_rule("log_softmax"))
 
 

@@ -359,10 +359,10 @@ def _softmax(ms_name):
     return r
 
 
-for _name, _target in (("Softmax", "_ms_compat.Softmax"), ("LogSoftmax", "mindspore.nn.LogSoftmax")):
+for _name, _target in (("Softmax", "_ms_compat.Softmax"), ("LogSoftmax", "_ms_compat.LogSoftmax")):
     rule(f"torch.nn.{_name}", _target, args=("dim",), target_args=("axis",),
          note="dim -> axis; without dim: _ms_compat.ImplicitDimSoftmax, torch's rule (dim 0 for 0-, 1-, 3-D "
-              "inputs, else 1)" + ("; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it" if _name == "Softmax" else ""), test=f"{T}::test_activations")(_softmax(_name))
+              "inputs, else 1)" + ("; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it" if _name == "Softmax" else "; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)"), test=f"{T}::test_activations")(_softmax(_name))
 
 # ------------------------------------------------------------------ containers
 mapping("torch.nn.Sequential", "mindspore.nn.SequentialCell",

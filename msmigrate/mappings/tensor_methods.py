@@ -588,9 +588,9 @@ rule("Tensor.cumsum", None, args=("dim",), tensor_only=True,
 # ------------------------------------------------------------------ activations and elementwise
 mapping("Tensor.softmax", "_ms_compat.softmax", args=("dim",), target_args=("input", "axis"),
         rename={"dim": "axis"}, note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test="tests/parity/test_softmax_slices.py::test_softmax_forms")
-mapping("Tensor.log_softmax", "mindspore.ops.log_softmax", args=("dim", "dtype"), target_args=("logits", "axis"),
-        rename={"dim": "axis"}, unsupported={"dtype": "log_softmax(dtype=...) casts first"},
-        unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=f"{T}::test_elementwise")
+mapping("Tensor.log_softmax", "_ms_compat.log_softmax", args=("dim", "dtype"), target_args=("input", "axis", "dtype"),
+        rename={"dim": "axis"}, note="dim -> axis; dtype casts the input first, as in torch; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)",
+        test="tests/parity/test_softmax_slices.py::test_log_softmax_float64")
 _UNARY_TORCH_ONLY = ("sigmoid", "tanh", "relu", "rsqrt", "neg")
 _UNARY_GENERIC = ("exp", "log", "sqrt", "floor", "ceil", "sign")
 _FLOAT_FUNCTIONS = ("sigmoid", "tanh", "rsqrt", "exp", "log", "sqrt", "sin", "cos", "tan", "atan", "sinh", "cosh",

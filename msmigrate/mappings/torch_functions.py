@@ -331,13 +331,23 @@ def _spaced(ctx, b, text: str):
     return ctx.expr(text)
 
 
+def _span(b) -> str:
+    """ops.linspace's arguments: float64 ends when dtype=float64 is asked (from Python numbers ops.linspace
+    computes in float32, 1e-7 off; torch computes in the dtype)."""
+    start, end = b.code("start"), b.code("end")
+    if _dtype(b) == "ms.float64":
+        start, end = f"ms.Tensor({start}, ms.float64)", f"ms.Tensor({end}, ms.float64)"
+    return f"{start}, {end}, {b.code('steps')}"
+
+
 def _linspace(ctx):
     b = _checked(ctx, ("start", "end", "steps", "dtype"))
-    return _spaced(ctx, b, f"ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')})")
+    return _spaced(ctx, b, f"ops.linspace({_span(b)})")
 
 
 rule("torch.linspace", "mindspore.ops.linspace", args=("start", "end", "steps"),
-     note="float32; dtype= casts the result; steps=0 (a literal) is torch's empty tensor; " + _FACTORY_NOTE,
+     note="float32; dtype= casts the result (float64: computed in float64); steps=0 (a literal) is torch's empty "
+          "tensor; " + _FACTORY_NOTE,
      test=T_CREATE)(_linspace)
 
 
@@ -345,7 +355,7 @@ def _logspace(ctx):
     b = _checked(ctx, ("start", "end", "steps", "base", "dtype"))
     base = b.code("base") if _given(b, "base") else "10.0"
     # ops.logspace only takes an int base and float start/end: build base ** linspace instead
-    return _spaced(ctx, b, f"ops.pow({base}, ops.linspace({b.code('start')}, {b.code('end')}, {b.code('steps')}))")
+    return _spaced(ctx, b, f"ops.pow({base}, ops.linspace({_span(b)}))")
 
 
 rule("torch.logspace", "mindspore.ops.pow", args=("start", "end", "steps", "base"),
@@ -752,11 +762,11 @@ def _log_softmax(ctx):
     x = b.code("input")
     if _dtype(b):
         x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
-    return _call(ctx, "ops.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
+    return _call(ctx, "_ms_compat.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
 
 
-rule("torch.log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "dtype"),
-     note="dim -> axis; dtype casts the input first", test=T_MATH)(_log_softmax)
+rule("torch.log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "dtype"),
+     note="dim -> axis; dtype casts the input first; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)", test=T_MATH)(_log_softmax)
 
 _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
             "pass dtype=ms.int64 for long sums")

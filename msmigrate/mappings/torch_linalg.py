@@ -48,7 +48,7 @@ composed(L + "cholesky", "_ms_compat.linalg_cholesky({input}, {upper})", ("input
          test=T_SHAPES, target="mindspore.ops.cholesky", status=DIFFERENCE,
          note="values as torch (an empty matrix too); no gradient on CPU (CholeskyGrad has no CPU kernel: "
               "differentiating it raises)")
-# ops.cross / ops.nextafter do not broadcast (shapes (1, 3) and (5, 3) gave zeros or unrelated values): both
+# ops.cross does not broadcast (shapes (1, 3) and (5, 3) gave zeros or unrelated values): both
 # inputs are broadcast to their common shape first (found by adding zero tensors, which also works in GRAPH mode)
 BROADCAST_PAIR = ("(lambda _ms_s: ops.{op}(ops.broadcast_to({{input}}, _ms_s), ops.broadcast_to({{other}}, _ms_s){rest}))"
                   "((ops.zeros_like({{input}}) + ops.zeros_like({{other}})).shape)")

@@ -72,12 +72,13 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
     _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
     _guarded = _name in ("inner", "mv")     # torch's zeros over an empty contracted dim (empty_products.py)
     composed(f"torch.{_name}", f"{'_ms_compat' if _guarded else 'ops'}.{_op}({{input}}, {{{_second}}})"
-             if _name != "nextafter" else BROADCAST_PAIR.format(op="nextafter", rest=""), ("input", _second),
+             if _name != "nextafter" else "_ms_compat.nextafter({input}, {other})", ("input", _second),
              target="mindspore.ops.nextafter" if _name == "nextafter" else f"mindspore.ops.{_op}" if _guarded else None,
              note="float64 result, as torch" if _name == "float_power" else
              "through _ms_compat." + _op + " (templates/compat_parts/empty_products.py): torch's zeros when the "
              "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)" if _guarded else
-             "the inputs are broadcast first (ops.nextafter does not broadcast)" if _name == "nextafter" else
+             "through _ms_compat.nextafter (templates/compat_parts/nextafter.py): broadcast first, float32 stepped "
+             "on its bits (MindSpore 2.10's CPU kernel returns a float32 input unchanged)" if _name == "nextafter" else
              "NaN: the other value is taken, as in torch" if _name == "fmax" else "",
              test=f"tests/parity/test_empty_products.py::{'test_functions' if _name == 'mv' else 'test_static_shapes'}"
              if _guarded else

@@ -21,7 +21,7 @@ for _name, _op, _extra in (("hann", "hann_window", ""), ("hamming", "hamming_win
              test=T)
 
 # the formulas over n = 0..M-1, with torch's denominator (M - 1 when sym, M when periodic)
-_N = "ops.arange({M}, dtype=ms.float32)"
+_N = "_ms_compat.window_points({M}, {dtype})"   # float64 for a float64 window, else float32
 _DEN = "({M} - 1 if {sym} else {M})"
 _CENTER = "(({M} - 1) / 2 if {sym} else {M} / 2)"
 for _name, _formula, _args, _defaults in (
@@ -38,6 +38,7 @@ for _name, _formula, _args, _defaults in (
              defaults=dict({"sym": "True", "dtype": "ms.float32"}, **_defaults),
              absent={"center": _window.replace("{center}", _CENTER)} if _name == "exponential" else None,
              drop=FACTORY_DROP, target="mindspore.ops.arange",
-             note="torch's formula over ops.arange (float32, cast to dtype); sym as in torch", test=T)
+             note="torch's formula over ops.arange (float64 for a float64 window, else float32 cast to dtype; "
+                  "_ms_compat.window_points); sym as in torch", test=T)
 mapping(W + "general_cosine", None, note="write the sum of a[k] * (-1)**k * cos(2 pi k n / (M - 1)) over ops.arange(M) "
         "(a literal list of coefficients), as torch.signal.windows.nuttall's conversion does")

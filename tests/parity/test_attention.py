@@ -337,3 +337,36 @@ def test_block_mask_type():
     assert "isinstance(mask, (ms.Tensor, _ms_compat.BlockMask))" in code
     with pytest.raises(mod._ms_compat.MigrationError, match="BlockMask"):
         mod.build()
+
+
+SDPA_LOW_SRC = '''
+import torch
+import torch.nn.functional as F
+
+
+def fn(q, k, v, fmask, q8, low):
+    dt = torch.bfloat16 if low == "bf16" else torch.float16
+    q, k, v, fmask, q8 = (t.to(dtype=dt) for t in (q, k, v, fmask, q8))
+    a = F.scaled_dot_product_attention(q, k, v)
+    b = F.scaled_dot_product_attention(q, k, v, attn_mask=fmask)
+    c = F.scaled_dot_product_attention(q8, k, v, is_causal=True, enable_gqa=True)
+    return a, b, c
+'''
+
+
+@pytest.mark.parametrize("low", ["bf16", "f16"])
+def test_sdpa_low_precision(low):
+    """bfloat16/float16 attention keeps its dtype, and its values are torch's within one rounding of that
+    dtype (MindSpore's CPU BatchMatMul has no bfloat16 kernel: computed in float32, rounded once)."""
+    import mindspore as ms
+    import torch
+    inputs = [rnd(2, 2, 6, 8), rnd(2, 2, 7, 8, seed=1), rnd(2, 2, 7, 8, seed=2),
+              rnd(2, 1, 6, 7, seed=4) * 0.5, rnd(2, 4, 6, 8, seed=3)]
+    mod, code, sites = load_converted(SDPA_LOW_SRC)
+    no_todo(sites)
+    t_out = load_torch(SDPA_LOW_SRC)["fn"](*[torch.from_numpy(a) for a in inputs], low)
+    m_out = mod.fn(*[ms.Tensor(a) for a in inputs], low)
+    eps = 2.0 ** -8 if low == "bf16" else 2.0 ** -11   # one rounding of the dtype
+    for t, m in zip(t_out, m_out):
+        assert str(m.dtype).lower() == str(t.dtype).replace("torch.", ""), (m.dtype, t.dtype)
+        np.testing.assert_allclose(m.astype(ms.float32).asnumpy(), t.float().numpy(), rtol=2 * eps, atol=2 * eps)

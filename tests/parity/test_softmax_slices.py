@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.parity.harness import assert_close, load_converted, load_torch
+from tests.parity.harness import assert_close, load_converted, load_torch, no_todo
 
 SRC = """
 import torch
@@ -68,3 +68,48 @@ def test_softmax_forms():
             assert_close(got, want, 1e-5, 1e-6, mode)
             assert all(np.isnan(o.asnumpy()[1]).all() for o in got), mode     # torch's nan for the empty row
         assert_close(grad(ms.Tensor(X)), t_x.grad, 1e-5, 1e-6, mode + " gradient")
+
+
+LOG_SRC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+layer = nn.LogSoftmax(dim=-1)
+implicit = nn.LogSoftmax()
+
+
+def fn(x, x32):
+    return (torch.log_softmax(x, 1), F.log_softmax(x, dim=-1), x.log_softmax(-1), layer(x), implicit(x),
+            torch.special.log_softmax(x, 1), F.log_softmax(x32, -1, dtype=torch.float64),
+            torch.log_softmax(x32, 0, dtype=torch.float64), x32.log_softmax(1, dtype=torch.float64),
+            F.log_softmax(x32, -1))
+"""
+
+
+def test_log_softmax_float64():
+    """Every log_softmax form keeps float64 exact (MindSpore 2.10's CPU LogSoftmax computes float64 in float32:
+    ~5e-7 off); a row of all -inf gives torch's nan; float32 keeps MindSpore's kernel; gradients match."""
+    import mindspore as ms
+    import torch
+
+    x = RNG.standard_normal((4, 7)) * 4
+    x[2] = -np.inf
+    mod, code, sites = load_converted(LOG_SRC)
+    no_todo(sites)
+    assert code.count("_ms_compat.log_softmax(") == 8 and "_ms_compat.LogSoftmax(" in code, code
+    t_x = torch.from_numpy(x.copy()).requires_grad_(True)
+    want = load_torch(LOG_SRC)["fn"](t_x, torch.from_numpy(x.astype(np.float32)))
+    rows = [0, 1, 3]
+    sum((w[rows] * (i + 1)).sum() for i, w in enumerate(want[:6])).backward()
+    net = mod.fn
+    got = net(ms.Tensor(x), ms.Tensor(x.astype(np.float32)))
+    for g, w in zip(got, want):
+        assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (g.dtype, w.dtype)
+    assert_close(got[:9], want[:9], 1e-13, 1e-13, "float64")      # was ~5e-7 off
+    assert_close(got[9:], want[9:], 1e-5, 1e-5, "float32")
+    assert np.isnan(got[0].asnumpy()[2]).all()
+
+    def total(v):
+        return sum((o[ms.Tensor(rows)] * (i + 1)).sum() for i, o in enumerate(net(v, ms.Tensor(x.astype(np.float32)))[:6]))
+    assert_close(ms.grad(total)(ms.Tensor(x))[ms.Tensor(rows)], t_x.grad[rows], 1e-12, 1e-12, "gradient")

@@ -16,7 +16,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     is_causal: top-left aligned lower-triangular mask, combined with attn_mask as torch does;
     scale: defaults to 1/sqrt(E); enable_gqa: key/value heads are repeated to the query's;
     dropout_p > 0 drops attention weights whatever the training mode, as torch's function does.
-    Rows where every key is masked give zeros (and zero gradients), as torch 2.13 does."""
+    Rows where every key is masked give zeros (and zero gradients), as torch 2.13 does.
+    float16/bfloat16 inputs are computed in float32 and the result rounded once to their dtype, as torch's CPU
+    kernels accumulate in float32 (MindSpore's CPU BatchMatMul/Tile have no bfloat16 kernel, and its float16
+    matmul/softmax round every intermediate)."""
+    if query.dtype in (ms.float16, ms.bfloat16):
+        low = query.dtype
+        if attn_mask is not None and attn_mask.dtype != ms.bool_:
+            attn_mask = attn_mask.astype(ms.float32)
+        return scaled_dot_product_attention(query.astype(ms.float32), key.astype(ms.float32),
+                                            value.astype(ms.float32), attn_mask, dropout_p, is_causal, scale,
+                                            enable_gqa).astype(low)
     if enable_gqa and key.shape[-3] != query.shape[-3]:
         key = ops.repeat_interleave(key, query.shape[-3] // key.shape[-3], -3)
         value = ops.repeat_interleave(value, query.shape[-3] // value.shape[-3], -3)

@@ -1,0 +1,22 @@
+import mindspore as ms
+from mindspore import ops
+
+# Measured on MindSpore 2.10 CPU: ops.nextafter returns a float32 input unchanged (it steps in float64 and
+# rounds back), and does not broadcast (shapes (1, 3) and (5, 3) gave unrelated values). float32 is stepped on
+# its bits here: the int32 of a float's bits counts its magnitude, so +1 moves away from zero, -1 towards it.
+
+
+def nextafter(input, other):
+    """torch.nextafter: the next float after input towards other, broadcast, float32 exact."""
+    shape = (ops.zeros_like(input) + ops.zeros_like(other)).shape
+    a, b = ops.broadcast_to(input, shape), ops.broadcast_to(other, shape)
+    if a.dtype != ms.float32:
+        return ops.nextafter(a, b)
+    bits = a.view(ms.int32)
+    away = (b > a) == (a > 0)   # towards a larger magnitude
+    stepped = ops.where(away, bits + 1, bits - 1).view(ms.float32)
+    # from zero: the smallest subnormal with other's sign (bits 1, or the sign bit and 1)
+    tiny = ops.where(b > 0, ops.ones_like(bits), ops.full_like(bits, -2147483647)).view(ms.float32)
+    out = ops.where(a == 0, tiny, stepped)
+    out = ops.where(a == b, b, out)
+    return ops.where(ops.isnan(a) | ops.isnan(b), a + b, out)
