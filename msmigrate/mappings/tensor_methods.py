@@ -393,15 +393,21 @@ def _requires_grad_(ctx):
     flag = ctx.code("requires_grad")
     if flag not in (None, "True", "False"):
         raise UnsupportedSite("requires_grad_ with a computed flag")
-    if ctx.tr._is_tensor_expr(ctx.receiver):
+    source = ctx.original.func.value
+    held = isinstance(source, cst.Attribute) and isinstance(source.value, cst.Name) and source.value.value == "self"
+    if not held and (ctx.tr._is_tensor_expr(ctx.receiver) or ctx.tr._is_tensor_expr(source)):
         return ctx.receiver      # a computed tensor: what gets a gradient is chosen by ms.grad
-    return ctx.expr(f"{_self(ctx)}.requires_grad_({flag or 'True'})")
+    if id(ctx.original) in ctx.tr._stmt_calls:
+        return ctx.expr(f"{_self(ctx)}.requires_grad_({flag or 'True'})")
+    # its value is used: MindSpore's requires_grad_ returns None (templates/compat_parts/requires_grad.py)
+    return ctx.expr(f"_ms_compat.requires_grad_({_self(ctx)}, {flag or 'True'})")
 
 
 rule("Tensor.requires_grad_", None, args=("requires_grad",), status=DIFFERENCE,
-     note="on a Parameter, Parameter.requires_grad_ sets the flag; on a computed tensor it is dropped, "
-          "since MindSpore differentiates w.r.t. what ms.grad/value_and_grad are given (grad_position/weights)",
-     test=f"{T}::test_host_methods")(_requires_grad_)
+     note="on a Parameter (self.<name>, a name not known to hold a computed tensor), requires_grad_ sets the flag, "
+          "through _ms_compat.requires_grad_ where its value is used (MindSpore's returns None); on a computed "
+          "tensor it is dropped, since MindSpore differentiates w.r.t. what ms.grad/value_and_grad are given "
+          "(grad_position/weights)", test=f"{T}::test_host_methods")(_requires_grad_)
 
 
 # ------------------------------------------------------------------ reductions
