@@ -203,27 +203,16 @@ def _elu(ctx):
         b.remove("alpha")
         b.rename("input", "input_x")
         return None
-    # MindSpore's Elu kernel only accepts alpha=1.0: compose torch's formula
-    return _let(ctx, {"input": _need(b, "input"), "alpha": alpha},
-                "ops.where({input} > 0, {input}, {alpha} * ops.expm1(ops.minimum({input}, 0.0)))")
+    # MindSpore's Elu kernel only accepts alpha=1.0: torch's formula (templates/compat_parts/nn_extra.py)
+    return ctx.expr(f"_ms_compat.elu({_need(b, 'input')}, {alpha})")
 
 
 rule(P + "elu", "mindspore.ops.elu", args=("input", "alpha", "inplace"), target_args=("input_x",),
-     note="MindSpore's Elu only supports alpha=1.0; other alphas are composed as "
-          "where(x > 0, x, alpha * expm1(min(x, 0)))", test=_ACT)(_elu)
-
-_SELU_ALPHA, _SELU_SCALE = "1.6732632423543772", "1.0507009873554805"
-
-
-def _selu(ctx):
-    b = ctx.bound
-    return _let(ctx, {"input": _need(b, "input")},
-                f"{_SELU_SCALE} * ops.where({{input}} > 0, {{input}}, {_SELU_ALPHA} * ops.expm1(ops.minimum({{input}}, 0.0)))")
-
-
-rule(P + "selu", None, args=("input", "inplace"),
-     note="composed as scale * elu(x, alpha) with torch's constants: the gradient of MindSpore 2.10's ops.selu "
-          "is wrong for negative inputs on CPU", test=_ACT)(_selu)
+     note="MindSpore's Elu only supports alpha=1.0; other alphas through _ms_compat.elu, "
+          "where(x > 0, x, alpha * expm1(x)) with torch's gradient at 0", test=_ACT)(_elu)
+mapping(P + "selu", "_ms_compat.selu", args=("input", "inplace"), target_args=("input",), drop=("inplace",),
+     note="_ms_compat.selu: scale * elu(x, alpha) with torch's constants and torch's gradient at 0 (that of "
+          "MindSpore 2.10's ops.selu is wrong for negative inputs on CPU)", test=_ACT)
 
 # the other in-place activations (F.relu_(x) as a statement) are rebindings: mappings/torch_inplace_functions.py
 for _name in ("rrelu_",):
