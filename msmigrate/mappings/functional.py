@@ -727,8 +727,9 @@ def _no_weight(ctx):
 for _name in ("mse_loss", "l1_loss"):
     rule(P + _name, f"_ms_compat.{_name}", args=("input", "target", "size_average", "reduce", "reduction", "weight"),
          target_args=("input", "target", "reduction"), test="tests/parity/test_empty_losses.py::test_functions",
-         note=f"ops.{_name} per element, reduced as torch (templates/compat_parts/losses.py): nan for the mean of "
-              "an empty batch (ops' own mean gives inf or garbage)")(_loss_rule(extra_checks=_no_weight))
+         note="torch's formula per element, reduced as torch (templates/compat_parts/losses.py): float64 kept "
+              f"(ops.{_name} computes in float32), nan for the mean of an empty batch (ops' own mean gives inf or "
+              "garbage)")(_loss_rule(extra_checks=_no_weight))
 
 
 def _smooth_l1_checks(ctx):
@@ -751,7 +752,7 @@ rule(P + "binary_cross_entropy", "_ms_compat.binary_cross_entropy",
      target_args=("input", "target", "weight", "reduction"),
      note="_ms_compat.binary_cross_entropy: the loss per element, reduced after (MindSpore 2.10 doubles the "
           "mean/sum of a one-element input), a weight expanded to the input's shape (it mis-reads a broadcastable "
-          "one)", test=_LOSS)(_loss_rule())
+          "one); float64 by torch's formula (the kernel takes float16/float32 only)", test=_LOSS)(_loss_rule())
 rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits",
      args=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
      target_args=("input", "target", "weight", "pos_weight", "reduction"), test=_LOSS)(_loss_rule())

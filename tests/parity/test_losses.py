@@ -18,7 +18,7 @@ pytest.importorskip("mindspore")
 
 from msmigrate.registry import CONVERTED, TODO  # noqa: E402
 
-from .harness import check_function, convert_snippet, load_converted  # noqa: E402
+from .harness import assert_close, check_function, convert_snippet, load_converted, load_torch  # noqa: E402
 
 HEADER = '''import torch
 import torch.nn as nn
@@ -154,6 +154,49 @@ def test_regression():
     assert line_of(code, "sl1_c").startswith("nn.L1Loss(")
     assert line_of(code, "sl1_d").startswith("_ms_compat.SmoothL1Loss(")
     assert "reduction='sum'" in line_of(code, "mse_legacy") and "reduction='none'" in line_of(code, "l1_legacy")
+
+
+F64 = snippet('''
+mse = nn.MSELoss(reduction='sum')
+l1 = nn.L1Loss()
+sl1 = nn.SmoothL1Loss(beta=0.5)
+huber = nn.HuberLoss(delta=0.7)
+bce = nn.BCELoss(W4.double())
+''', '''
+F.mse_loss(a, b) + mse(a, b)
+F.mse_loss(a, b, reduction='none')
+F.l1_loss(a, b, reduction='sum') + l1(a, b)
+F.smooth_l1_loss(a, b) + sl1(a, b)
+F.huber_loss(a, b, delta=2.0) + huber(a, b)
+F.huber_loss(a, b, reduction='none')
+F.binary_cross_entropy(p, y) + bce(p, y)
+F.binary_cross_entropy(p, y, reduction='none')
+''', "a, b, p, y")
+
+
+def test_float64():
+    """float64 losses computed in float64, values and gradients (input and target) at rtol 1e-12: MindSpore 2.10's
+    mse/l1/huber losses compute them in float32 and its binary cross entropy takes no float64 (probabilities 0
+    and 1 included, where torch's gradient is finite)."""
+    a, b = rnd(3, 4).astype(np.float64) * 2, rnd(3, 4, seed=1).astype(np.float64)
+    a[0, 0] = b[0, 0]     # a zero difference: torch's L1 gradient is 0 there
+    p = np.random.default_rng(2).uniform(1e-3, 1 - 1e-3, (3, 4))
+    p[0, :3] = [0.0, 1.0, 1e-9]
+    y = np.random.default_rng(3).uniform(0, 1, (3, 4))
+    code, sites = check_function(F64, [a, b, p, y], rtol=1e-12, atol=1e-12)
+    assert_sites(sites, "torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.HuberLoss", "torch.nn.BCELoss",
+                 "torch.nn.functional.huber_loss", "torch.nn.functional.binary_cross_entropy")
+    import mindspore as ms
+    import torch
+    t_in = [torch.from_numpy(v.copy()).requires_grad_(True) for v in (a, b, p, y)]
+    sum(o.sum() * (i + 1) for i, o in enumerate(load_torch(F64)["fn"](*t_in))).backward()
+    fn = load_converted(F64)[0].fn
+
+    def total(*xs):
+        return sum(o.sum() * (i + 1) for i, o in enumerate(fn(*xs)))
+    grad = ms.grad(total, grad_position=(0, 1, 2, 3))
+    for mode, g in (("pynative", grad), ("graph", ms.jit(grad))):
+        assert_close(g(*[ms.Tensor(v) for v in (a, b, p, y)]), [t.grad for t in t_in], 1e-12, 1e-12, mode + " gradient")
 
 
 # ------------------------------------------------------------------------------ binary
