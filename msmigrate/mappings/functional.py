@@ -233,7 +233,7 @@ def _softmax_rule(kind):
                 raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
             # torch's rule, applied to the input's rank at run time
             x = _need(b, "input")
-            op = "_ms_compat.softmax" if kind == "softmax" else f"ops.{kind}"
+            op = "_ms_compat.softmax" if kind == "softmax" else f"ops.{kind}"   # (softmin refused above)
             return ctx.expr(f"{op}({x}, _ms_compat.implicit_softmax_dim({_paren(x)}.ndim))")
         b.remove("_stacklevel")
         dtype = b.code("dtype") if _given(b, "dtype") else None
@@ -246,16 +246,16 @@ def _softmax_rule(kind):
         if dtype:
             b.set("dtype", dtype)
         b.rename("dim", "axis")
-        if kind == "softmin":
-            b.rename("input", "x")
         return None
     return r
 
 
 rule(P + "softmax", "_ms_compat.softmax", args=("input", "dim", "_stacklevel", "dtype"),
      target_args=("input", "axis"), note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test=_SM)(_softmax_rule("softmax"))
-rule(P + "softmin", "mindspore.ops.softmin", args=("input", "dim", "_stacklevel", "dtype"),
-     target_args=("x", "axis"), note="dim -> axis; implicit dim is not converted", test=_SM)(_softmax_rule("softmin"))
+rule(P + "softmin", "_ms_compat.softmin", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("input", "axis"), note="dim -> axis; implicit dim is not converted; through _ms_compat.softmin "
+     "(templates/compat_parts/softmax_slices.py): a slice of all +inf gives torch's nan, where MindSpore 2.10's "
+     "ops.softmin gives 0 and garbage in the slices after it", test=_SM)(_softmax_rule("softmin"))
 rule(P + "log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
      target_args=("logits", "axis"), note="dim -> axis; dtype= becomes a cast of the input; implicit dim is not converted",
      test=_SM)(_softmax_rule("log_softmax"))

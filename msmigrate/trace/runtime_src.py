@@ -286,7 +286,11 @@ def adaptive_avg_pool2d(x, output_size):
 
 
 def softmax(x, axis):
-    return ops.softmax(x, axis)
+    """torch.softmax: a slice of all -inf gives torch's nan (MindSpore 2.10's CPU kernel gives 0 there and
+    garbage in the slices after it); such slices reach the kernel as zeros."""
+    nothing = ops.amax(x, axis, True) == float("-inf")
+    out = ops.softmax(ops.where(nothing, ops.zeros_like(x), x), axis)
+    return ops.where(nothing, ops.full((), float("nan"), dtype=out.dtype), out)
 
 
 def sdpa(q, k, v, mask=None, is_causal=False, scale=None):

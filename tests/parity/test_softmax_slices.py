@@ -67,3 +67,54 @@ def test_softmax_forms():
             assert_close(got, want, 1e-5, 1e-6, mode)
             assert all(np.isnan(o.asnumpy()[1]).all() for o in got), mode     # torch's nan for the empty row
         assert_close(grad(ms.Tensor(X)), t_x.grad, 1e-5, 1e-6, mode + " gradient")
+
+
+OTHER_SRC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.softmin = nn.Softmin(dim=-1)
+        self.softmax2d = nn.Softmax2d()
+
+    def forward(self, x, keep):
+        up = x.masked_fill(~keep, float('inf'))       # softmin's empty slice: all +inf
+        down = x.masked_fill(~keep, float('-inf'))
+        channels = self.softmax2d(down.t().reshape(1, 6, 5, 1)).reshape(6, 5).t()    # dim -3 is the row
+        return (F.softmin(up, dim=1), F.softmin(up, -1, dtype=torch.float64), self.softmin(up), channels,
+                self.softmax2d(down.t().reshape(6, 5, 1)).reshape(6, 5).t())
+
+
+def make():
+    return Net()
+"""
+
+
+def test_softmin_and_softmax2d():
+    """nn.Softmin, F.softmin (a slice of all +inf) and nn.Softmax2d (a position whose channels are all -inf) go
+    through the same guard: torch's nan there, the other slices and their gradient right, PyNative and GRAPH."""
+    import mindspore as ms
+    import torch
+
+    mod, code, _ = load_converted(OTHER_SRC)
+    assert code.count("_ms_compat.softmin(") == 2 and "_ms_compat.Softmin(" in code, code
+    assert "_ms_compat.Softmax2d(" in code, code
+    t_x = torch.from_numpy(X.copy()).requires_grad_(True)
+    want = load_torch(OTHER_SRC)["make"]()(t_x, torch.from_numpy(KEEP))
+    sum((w[ROWS].double() * (i + 1)).sum() for i, w in enumerate(want)).backward()
+    net = mod.make()
+    keep = ms.Tensor(KEEP)
+
+    def total(x):
+        return sum((o[ROWS].astype(ms.float64) * (i + 1)).sum() for i, o in enumerate(net(x, keep)))
+    for mode, run, grad in (("pynative", net, ms.grad(total)), ("graph", ms.jit(net.construct), ms.jit(ms.grad(total)))):
+        for _ in range(2):
+            _dirty_pool()
+            got = run(ms.Tensor(X), keep)
+            assert_close(got, want, 1e-5, 1e-6, mode)
+            assert all(np.isnan(o.asnumpy()[1]).all() for o in got), mode     # torch's nan for the empty slice
+        assert_close(grad(ms.Tensor(X)), t_x.grad, 1e-5, 1e-6, mode + " gradient")

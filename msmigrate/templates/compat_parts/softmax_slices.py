@@ -24,3 +24,27 @@ class Softmax(nn.Cell):
 
     def construct(self, x):
         return softmax(x, self.axis)
+
+
+def softmin(input, axis=-1, dtype=None):
+    """torch.nn.functional.softmin: softmax(-x), so a slice of all +inf gives torch's nan (ops.softmin: 0, and
+    garbage after it)."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    return softmax(-input, axis)
+
+
+class Softmin(Softmax):
+    """torch.nn.Softmin(dim): _ms_compat.softmin as a layer."""
+
+    def construct(self, x):
+        return softmin(x, self.axis)
+
+
+class Softmax2d(nn.Cell):
+    """torch.nn.Softmax2d: _ms_compat.softmax over the channels of a (C, H, W) or (N, C, H, W) input."""
+
+    def construct(self, x):
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead")
+        return softmax(x, -3)
