@@ -47,21 +47,26 @@ def _dirty_pool():
 
 
 def test_softmax_forms():
+    mod, code, _ = load_converted(SRC)
+    assert code.count("_ms_compat.softmax(") == 5 and "_ms_compat.Softmax(" in code, code
+    _against_torch(SRC, mod.make(), calls=3)
+
+
+def _against_torch(src, net, calls):
+    """`net` (the converted make()) against torch's on X with the rows KEEP empties: each output's row 1 is nan,
+    the other rows and their gradient are torch's, PyNative and GRAPH, after `calls` dirty pools each."""
     import mindspore as ms
     import torch
 
-    mod, code, _ = load_converted(SRC)
-    assert code.count("_ms_compat.softmax(") == 5 and "_ms_compat.Softmax(" in code, code
     t_x = torch.from_numpy(X.copy()).requires_grad_(True)
-    want = load_torch(SRC)["make"]()(t_x, torch.from_numpy(KEEP))
+    want = load_torch(src)["make"]()(t_x, torch.from_numpy(KEEP))
     sum((w[ROWS].double() * (i + 1)).sum() for i, w in enumerate(want)).backward()
-    net = mod.make()
     keep = ms.Tensor(KEEP)
 
     def total(x):
         return sum((o[ROWS].astype(ms.float64) * (i + 1)).sum() for i, o in enumerate(net(x, keep)))
     for mode, run, grad in (("pynative", net, ms.grad(total)), ("graph", ms.jit(net.construct), ms.jit(ms.grad(total)))):
-        for _ in range(3):
+        for _ in range(calls):
             _dirty_pool()
             got = run(ms.Tensor(X), keep)
             assert_close(got, want, 1e-5, 1e-6, mode)
@@ -97,24 +102,7 @@ def make():
 def test_softmin_and_softmax2d():
     """nn.Softmin, F.softmin (a slice of all +inf) and nn.Softmax2d (a position whose channels are all -inf) go
     through the same guard: torch's nan there, the other slices and their gradient right, PyNative and GRAPH."""
-    import mindspore as ms
-    import torch
-
     mod, code, _ = load_converted(OTHER_SRC)
     assert code.count("_ms_compat.softmin(") == 2 and "_ms_compat.Softmin(" in code, code
     assert "_ms_compat.Softmax2d(" in code, code
-    t_x = torch.from_numpy(X.copy()).requires_grad_(True)
-    want = load_torch(OTHER_SRC)["make"]()(t_x, torch.from_numpy(KEEP))
-    sum((w[ROWS].double() * (i + 1)).sum() for i, w in enumerate(want)).backward()
-    net = mod.make()
-    keep = ms.Tensor(KEEP)
-
-    def total(x):
-        return sum((o[ROWS].astype(ms.float64) * (i + 1)).sum() for i, o in enumerate(net(x, keep)))
-    for mode, run, grad in (("pynative", net, ms.grad(total)), ("graph", ms.jit(net.construct), ms.jit(ms.grad(total)))):
-        for _ in range(2):
-            _dirty_pool()
-            got = run(ms.Tensor(X), keep)
-            assert_close(got, want, 1e-5, 1e-6, mode)
-            assert all(np.isnan(o.asnumpy()[1]).all() for o in got), mode     # torch's nan for the empty slice
-        assert_close(grad(ms.Tensor(X)), t_x.grad, 1e-5, 1e-6, mode + " gradient")
+    _against_torch(OTHER_SRC, mod.make(), calls=2)
