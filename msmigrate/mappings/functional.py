@@ -23,7 +23,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import composed
-from .edge_args import EMPTY_BATCH_NOTE, T_EDGE, padding_per_side
+from .edge_args import EMPTY_BATCH_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_EDGE, padding_per_side
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -233,16 +233,11 @@ def _softmax_rule(kind):
                 raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
             # torch's rule, applied to the input's rank at run time
             x = _need(b, "input")
-            op = "_ms_compat.softmax" if kind == "softmax" else f"ops.{kind}"   # (softmin refused above)
+            op = f"_ms_compat.{kind}"   # softmax or log_softmax (softmin refused above)
             return ctx.expr(f"{op}({x}, _ms_compat.implicit_softmax_dim({_paren(x)}.ndim))")
         b.remove("_stacklevel")
         dtype = b.code("dtype") if _given(b, "dtype") else None
         b.remove("dtype")
-        if kind == "log_softmax":
-            x = _need(b, "input")
-            if dtype:
-                x = f"ops.cast({x}, {dtype})"
-            return ctx.expr(f"ops.log_softmax({x}, {b.code('dim')})")
         if dtype:
             b.set("dtype", dtype)
         b.rename("dim", "axis")
@@ -256,9 +251,10 @@ rule(P + "softmin", "_ms_compat.softmin", args=("input", "dim", "_stacklevel", "
      target_args=("input", "axis"), note="dim -> axis; implicit dim is not converted; through _ms_compat.softmin "
      "(templates/compat_parts/softmax_slices.py): a slice of all +inf gives torch's nan, where MindSpore 2.10's "
      "ops.softmin gives 0 and garbage in the slices after it", test=_SM)(_softmax_rule("softmin"))
-rule(P + "log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
-     target_args=("logits", "axis"), note="dim -> axis; dtype= becomes a cast of the input; implicit dim is not converted",
-     test=_SM)(_softmax_rule("log_softmax"))
+rule(P + "log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("input", "axis", "dtype"), note="dim -> axis; dtype casts the input first; without dim: torch's "
+     "rank rule (_ms_compat.implicit_softmax_dim); " + LOG_SOFTMAX_NOTE,
+     test=LOG_SOFTMAX_TEST)(_softmax_rule("log_softmax"))
 
 
 def _normalize(ctx):

@@ -31,8 +31,8 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, T_EDGE, dims_tuple,
-                        empty_dims_keep, nonzero_code, tensor_start_as_int)
+from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, INDEX_SELECT, LOG_SOFTMAX_NOTE,
+                        LOG_SOFTMAX_TEST, T_EDGE, dims_tuple, empty_dims_keep, nonzero_code, tensor_start_as_int)
 
 T = "tests/parity/test_tensor_methods.py"
 
@@ -594,9 +594,10 @@ rule("Tensor.cumsum", None, args=("dim",), tensor_only=True,
 # ------------------------------------------------------------------ activations and elementwise
 mapping("Tensor.softmax", "_ms_compat.softmax", args=("dim",), target_args=("input", "axis"),
         rename={"dim": "axis"}, note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test="tests/parity/test_softmax_slices.py::test_softmax_forms")
-mapping("Tensor.log_softmax", "mindspore.ops.log_softmax", args=("dim", "dtype"), target_args=("logits", "axis"),
+mapping("Tensor.log_softmax", "_ms_compat.log_softmax", args=("dim", "dtype"), target_args=("input", "axis"),
         rename={"dim": "axis"}, unsupported={"dtype": "log_softmax(dtype=...) casts first"},
-        unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=f"{T}::test_elementwise")
+        unsupported_ok={"dtype": ("None",)}, drop=("dtype",), note="dim -> axis; " + LOG_SOFTMAX_NOTE,
+        test=LOG_SOFTMAX_TEST)
 _UNARY_TORCH_ONLY = ("sigmoid", "tanh", "relu", "rsqrt", "neg")
 _UNARY_GENERIC = ("exp", "log", "sqrt", "floor", "ceil", "sign")
 for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:

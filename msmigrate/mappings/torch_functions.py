@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, T_EDGE, dims_as_tuple, empty_dims_keep,
+from .edge_args import (AS_VECTOR_NOTE, INDEX_SELECT, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_EDGE, dims_as_tuple, empty_dims_keep,
                         tensor_start_as_int)
 
 T = "tests/parity/test_torch_functions.py"
@@ -751,11 +751,11 @@ def _log_softmax(ctx):
     x = b.code("input")
     if _dtype(b):
         x = f"{x}.astype({_dtype(b)})" if _SIMPLE.match(x) else f"({x}).astype({_dtype(b)})"
-    return _call(ctx, "ops.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
+    return _call(ctx, "_ms_compat.log_softmax", [x], [("axis", b.code("dim") if _given(b, "dim") else None)])
 
 
-rule("torch.log_softmax", "mindspore.ops.log_softmax", args=("input", "dim", "dtype"),
-     note="dim -> axis; dtype casts the input first", test=T_MATH)(_log_softmax)
+rule("torch.log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "dtype"),
+     note="dim -> axis; dtype casts the input first; " + LOG_SOFTMAX_NOTE, test=LOG_SOFTMAX_TEST)(_log_softmax)
 
 _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
             "pass dtype=ms.int64 for long sums")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..records import CONVERTED, DIFFERENCE, mapping
 from .compose import composed
+from .edge_args import LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 from .torch_linalg import BROADCAST_PAIR
 
 T = "tests/parity/test_torch_special.py"
@@ -100,9 +101,10 @@ composed("torch.special.logsumexp", "_ms_compat.reduce_logsumexp({input}, {dim},
 composed("torch.special.softmax", "_ms_compat.softmax({input}, {dim})", ("input", "dim", "dtype"),
          defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
          test=T_VAL)
-composed("torch.special.log_softmax", "ops.log_softmax({input}, {dim})", ("input", "dim", "dtype"),
-         defaults={"dtype": "None"}, only={"dtype": ("None",)}, note="dtype= is a TODO (cast the input first)",
-         test=T_VAL)
+composed("torch.special.log_softmax", "_ms_compat.log_softmax({input}, {dim})", ("input", "dim", "dtype"),
+         defaults={"dtype": "None"}, only={"dtype": ("None",)}, target="_ms_compat.log_softmax",
+         note="dtype= is a TODO (cast the input first); " + LOG_SOFTMAX_NOTE,
+         test=LOG_SOFTMAX_TEST)
 composed("torch.special.round", "ops.round({input})", ("input", "decimals"), defaults={"decimals": "0"},
          only={"decimals": ("0",)}, note="halves to even, as in torch; decimals != 0 has no CPU kernel (a TODO)",
          test=T_VAL)

@@ -17,5 +17,5 @@ class ImplicitDimSoftmax(nn.Cell):
     def construct(self, x):
         axis = 0 if x.ndim in (0, 1, 3) else 1
         if self.log:
-            return ops.log_softmax(x, axis)
-        return softmax(x, axis)   # compat_parts/softmax_slices.py
+            return log_softmax(x, axis)   # compat_parts/softmax_slices.py
+        return softmax(x, axis)

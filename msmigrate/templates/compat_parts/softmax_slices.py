@@ -41,6 +41,22 @@ class Softmin(Softmax):
         return softmin(x, self.axis)
 
 
+def log_softmax(input, axis=-1, dtype=None):
+    """torch.log_softmax as x - logsumexp(x): ops.log_softmax computes a float64 input in float32 (off by ~3e-6).
+    MindSpore 2.10's ops.log_softmax / nn.LogSoftmax are also ~30 ulp off in float32; this form matches torch in
+    both, gradients included, and gives torch's nan over a slice of all -inf."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    return input - ops.logsumexp(input, axis, True)
+
+
+class LogSoftmax(Softmax):
+    """torch.nn.LogSoftmax(dim): _ms_compat.log_softmax as a layer."""
+
+    def construct(self, x):
+        return log_softmax(x, self.axis)
+
+
 class Softmax2d(nn.Cell):
     """torch.nn.Softmax2d: _ms_compat.softmax over the channels of a (C, H, W) or (N, C, H, W) input."""
 
