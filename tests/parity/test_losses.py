@@ -183,20 +183,46 @@ def test_float64():
     p = np.random.default_rng(2).uniform(1e-3, 1 - 1e-3, (3, 4))
     p[0, :3] = [0.0, 1.0, 1e-9]
     y = np.random.default_rng(3).uniform(0, 1, (3, 4))
-    code, sites = check_function(F64, [a, b, p, y], rtol=1e-12, atol=1e-12)
-    assert_sites(sites, "torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.HuberLoss", "torch.nn.BCELoss",
-                 "torch.nn.functional.huber_loss", "torch.nn.functional.binary_cross_entropy")
+    _check_float64(F64, [a, b, p, y], "torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.HuberLoss", "torch.nn.BCELoss",
+                   "torch.nn.functional.huber_loss", "torch.nn.functional.binary_cross_entropy")
+
+
+F64_LOGITS = snippet('''
+bcel = nn.BCEWithLogitsLoss(W4.double(), pos_weight=W4.double() * 2)
+bcel_n = nn.BCEWithLogitsLoss(reduction='none')
+''', '''
+F.binary_cross_entropy_with_logits(a, y) + bcel(a, y)
+F.binary_cross_entropy_with_logits(a * 30, y, W4.double(), reduction='sum', pos_weight=W4.double())
+bcel_n(a, y)
+''', "a, y")
+
+
+def test_float64_logits():
+    """binary_cross_entropy_with_logits / BCEWithLogitsLoss in float64 (MindSpore 2.10's kernel raises a TypeError
+    on it) by torch's formula: values and gradients (input and target) at rtol 1e-12, with weight and pos_weight,
+    logits 0 and up to +-60."""
+    a = rnd(3, 4).astype(np.float64) * 2
+    a[0, 0] = 0.0
+    y = np.random.default_rng(3).uniform(0, 1, (3, 4))
+    _check_float64(F64_LOGITS, [a, y], "torch.nn.BCEWithLogitsLoss",
+                   "torch.nn.functional.binary_cross_entropy_with_logits")
+
+
+def _check_float64(src, inputs, *apis):
+    """Values (PyNative and GRAPH) and the gradient to every input (PyNative and GRAPH) at rtol 1e-12."""
+    code, sites = check_function(src, inputs, rtol=1e-12, atol=1e-12)
+    assert_sites(sites, *apis)
     import mindspore as ms
     import torch
-    t_in = [torch.from_numpy(v.copy()).requires_grad_(True) for v in (a, b, p, y)]
-    sum(o.sum() * (i + 1) for i, o in enumerate(load_torch(F64)["fn"](*t_in))).backward()
-    fn = load_converted(F64)[0].fn
+    t_in = [torch.from_numpy(v.copy()).requires_grad_(True) for v in inputs]
+    sum(o.sum() * (i + 1) for i, o in enumerate(load_torch(src)["fn"](*t_in))).backward()
+    fn = load_converted(src)[0].fn
 
     def total(*xs):
         return sum(o.sum() * (i + 1) for i, o in enumerate(fn(*xs)))
-    grad = ms.grad(total, grad_position=(0, 1, 2, 3))
+    grad = ms.grad(total, grad_position=tuple(range(len(inputs))))
     for mode, g in (("pynative", grad), ("graph", ms.jit(grad))):
-        assert_close(g(*[ms.Tensor(v) for v in (a, b, p, y)]), [t.grad for t in t_in], 1e-12, 1e-12, mode + " gradient")
+        assert_close(g(*[ms.Tensor(v) for v in inputs]), [t.grad for t in t_in], 1e-12, 1e-12, mode + " gradient")
 
 
 # ------------------------------------------------------------------------------ binary

@@ -82,6 +82,31 @@ class _BinaryCrossEntropy64(nn.Cell):
                 dout * (ops.log1p(-input) - ops.log(input)))
 
 
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
+    """torch.nn.functional.binary_cross_entropy_with_logits: MindSpore 2.10's kernel takes no float64 (a
+    TypeError), so float64 is computed by torch's formula,
+    (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m) with m = max(-x, 0)."""
+    if input.dtype != ms.float64:
+        return ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+    m = ops.relu(-input)
+    softplus = ops.log(ops.exp(-m) + ops.exp(-input - m)) + m     # log(1 + exp(-x)), without overflow
+    loss = (1 - target) * input + (softplus if pos_weight is None else (1 + (pos_weight - 1) * target) * softplus)
+    return _loss_reduce(loss if weight is None else loss * weight, reduction)
+
+
+class BCEWithLogitsLoss(nn.Cell):
+    """torch.nn.BCEWithLogitsLoss: see binary_cross_entropy_with_logits (float64 included)."""
+
+    def __init__(self, reduction="mean", weight=None, pos_weight=None):
+        super().__init__()
+        self.reduction = reduction
+        self.weight = weight
+        self.pos_weight = pos_weight
+
+    def construct(self, input, target):
+        return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
+
+
 class BCELoss(nn.Cell):
     """torch.nn.BCELoss, reduced as torch (MindSpore's doubles a one-element mean/sum).
     Computed by binary_cross_entropy above, which also expands a broadcastable weight."""
