@@ -282,7 +282,8 @@ def _without_requires_grad(stmt):
     value = stmt.body[0].value
     if (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value == "requires_grad_"):
-        return stmt.with_changes(body=[stmt.body[0].with_changes(value=value.func.value)])
+        held = value.args[0].value if code_of(value.func).strip() == "_ms_compat.requires_grad_" else value.func.value
+        return stmt.with_changes(body=[stmt.body[0].with_changes(value=held)])
     return stmt
 
 

@@ -187,6 +187,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._removed_stmts: Set[int] = set()  # ids of original statements that went away
         self._current_original_stmt = None
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
+        self._stmt_calls: Set[int] = set()          # every call that is a whole statement (its value unused)
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
         self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
@@ -2062,6 +2063,8 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_Expr(self, node: cst.Expr) -> None:
         # `x.add_(y)` as a whole statement can become `x = ops.add(x, y)`
         call = node.value
+        if isinstance(call, cst.Call):
+            self._stmt_calls.add(id(call))
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
                 and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):

@@ -23,7 +23,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import composed
-from .edge_args import EMPTY_BATCH_NOTE, T_EDGE, padding_per_side
+from .edge_args import EMPTY_BATCH_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_EDGE, padding_per_side
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -203,27 +203,16 @@ def _elu(ctx):
         b.remove("alpha")
         b.rename("input", "input_x")
         return None
-    # MindSpore's Elu kernel only accepts alpha=1.0: compose torch's formula
-    return _let(ctx, {"input": _need(b, "input"), "alpha": alpha},
-                "ops.where({input} > 0, {input}, {alpha} * ops.expm1(ops.minimum({input}, 0.0)))")
+    # MindSpore's Elu kernel only accepts alpha=1.0: torch's formula (templates/compat_parts/nn_extra.py)
+    return ctx.expr(f"_ms_compat.elu({_need(b, 'input')}, {alpha})")
 
 
 rule(P + "elu", "mindspore.ops.elu", args=("input", "alpha", "inplace"), target_args=("input_x",),
-     note="MindSpore's Elu only supports alpha=1.0; other alphas are composed as "
-          "where(x > 0, x, alpha * expm1(min(x, 0)))", test=_ACT)(_elu)
-
-_SELU_ALPHA, _SELU_SCALE = "1.6732632423543772", "1.0507009873554805"
-
-
-def _selu(ctx):
-    b = ctx.bound
-    return _let(ctx, {"input": _need(b, "input")},
-                f"{_SELU_SCALE} * ops.where({{input}} > 0, {{input}}, {_SELU_ALPHA} * ops.expm1(ops.minimum({{input}}, 0.0)))")
-
-
-rule(P + "selu", None, args=("input", "inplace"),
-     note="composed as scale * elu(x, alpha) with torch's constants: the gradient of MindSpore 2.10's ops.selu "
-          "is wrong for negative inputs on CPU", test=_ACT)(_selu)
+     note="MindSpore's Elu only supports alpha=1.0; other alphas through _ms_compat.elu, "
+          "where(x > 0, x, alpha * expm1(x)) with torch's gradient at 0", test=_ACT)(_elu)
+mapping(P + "selu", "_ms_compat.selu", args=("input", "inplace"), target_args=("input",), drop=("inplace",),
+     note="_ms_compat.selu: scale * elu(x, alpha) with torch's constants and torch's gradient at 0 (that of "
+          "MindSpore 2.10's ops.selu is wrong for negative inputs on CPU)", test=_ACT)
 
 # the other in-place activations (F.relu_(x) as a statement) are rebindings: mappings/torch_inplace_functions.py
 for _name in ("rrelu_",):
@@ -244,32 +233,28 @@ def _softmax_rule(kind):
                 raise UnsupportedSite("implicit dim: torch picks it from the input's rank (deprecated); pass dim=")
             # torch's rule, applied to the input's rank at run time
             x = _need(b, "input")
-            op = f"_ms_compat.{kind}" if kind in ("softmax", "log_softmax") else f"ops.{kind}"
+            op = f"_ms_compat.{kind}"   # softmax or log_softmax (softmin refused above)
             return ctx.expr(f"{op}({x}, _ms_compat.implicit_softmax_dim({_paren(x)}.ndim))")
         b.remove("_stacklevel")
         dtype = b.code("dtype") if _given(b, "dtype") else None
         b.remove("dtype")
-        if kind == "log_softmax":
-            x = _need(b, "input")
-            if dtype:
-                x = f"ops.cast({x}, {dtype})"
-            return ctx.expr(f"_ms_compat.log_softmax({x}, {b.code('dim')})")
         if dtype:
             b.set("dtype", dtype)
         b.rename("dim", "axis")
-        if kind == "softmin":
-            b.rename("input", "x")
         return None
     return r
 
 
 rule(P + "softmax", "_ms_compat.softmax", args=("input", "dim", "_stacklevel", "dtype"),
      target_args=("input", "axis"), note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test=_SM)(_softmax_rule("softmax"))
-rule(P + "softmin", "mindspore.ops.softmin", args=("input", "dim", "_stacklevel", "dtype"),
-     target_args=("x", "axis"), note="dim -> axis; implicit dim is not converted", test=_SM)(_softmax_rule("softmin"))
+rule(P + "softmin", "_ms_compat.softmin", args=("input", "dim", "_stacklevel", "dtype"),
+     target_args=("input", "axis"), note="dim -> axis; implicit dim is not converted; through _ms_compat.softmin "
+     "(templates/compat_parts/softmax_slices.py): a slice of all +inf gives torch's nan, where MindSpore 2.10's "
+     "ops.softmin gives 0 and garbage in the slices after it", test=_SM)(_softmax_rule("softmin"))
 rule(P + "log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "_stacklevel", "dtype"),
-     target_args=("input", "axis"), note="dim -> axis; dtype= becomes a cast of the input; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)",
-     test=_SM)(_softmax_rule("log_softmax"))
+     target_args=("input", "axis", "dtype"), note="dim -> axis; dtype casts the input first; without dim: torch's "
+     "rank rule (_ms_compat.implicit_softmax_dim); " + LOG_SOFTMAX_NOTE,
+     test=LOG_SOFTMAX_TEST)(_softmax_rule("log_softmax"))
 
 
 def _normalize(ctx):
@@ -738,8 +723,9 @@ def _no_weight(ctx):
 for _name in ("mse_loss", "l1_loss"):
     rule(P + _name, f"_ms_compat.{_name}", args=("input", "target", "size_average", "reduce", "reduction", "weight"),
          target_args=("input", "target", "reduction"), test="tests/parity/test_empty_losses.py::test_functions",
-         note=f"ops.{_name} per element, reduced as torch (templates/compat_parts/losses.py): nan for the mean of "
-              "an empty batch (ops' own mean gives inf or garbage)")(_loss_rule(extra_checks=_no_weight))
+         note="torch's formula per element, reduced as torch (templates/compat_parts/losses.py): float64 kept "
+              f"(ops.{_name} computes in float32), nan for the mean of an empty batch (ops' own mean gives inf or "
+              "garbage)")(_loss_rule(extra_checks=_no_weight))
 
 
 def _smooth_l1_checks(ctx):
@@ -762,10 +748,12 @@ rule(P + "binary_cross_entropy", "_ms_compat.binary_cross_entropy",
      target_args=("input", "target", "weight", "reduction"),
      note="_ms_compat.binary_cross_entropy: the loss per element, reduced after (MindSpore 2.10 doubles the "
           "mean/sum of a one-element input), a weight expanded to the input's shape (it mis-reads a broadcastable "
-          "one)", test=_LOSS)(_loss_rule())
-rule(P + "binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits",
+          "one); float64 by torch's formula (the kernel takes float16/float32 only)", test=_LOSS)(_loss_rule())
+rule(P + "binary_cross_entropy_with_logits", "_ms_compat.binary_cross_entropy_with_logits",
      args=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
-     target_args=("input", "target", "weight", "pos_weight", "reduction"), test=_LOSS)(_loss_rule())
+     target_args=("input", "target", "weight", "pos_weight", "reduction"),
+     note="ops.binary_cross_entropy_with_logits, and torch's formula for float64 (templates/compat_parts/losses.py: "
+          "MindSpore 2.10's kernel raises a TypeError on it)", test=_LOSS)(_loss_rule())
 
 
 def _kl_div(ctx):

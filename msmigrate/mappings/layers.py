@@ -5,6 +5,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
+from .edge_args import LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 
 T = "tests/parity/test_layers.py"
 _NO_DEVICE = ("device", "dtype")
@@ -359,10 +360,15 @@ def _softmax(ms_name):
     return r
 
 
-for _name, _target in (("Softmax", "_ms_compat.Softmax"), ("LogSoftmax", "_ms_compat.LogSoftmax")):
-    rule(f"torch.nn.{_name}", _target, args=("dim",), target_args=("axis",),
+_SOFTMAX_NOTES = {"Softmax": "through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf "
+                             "gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices "
+                             "after it",
+                  "LogSoftmax": LOG_SOFTMAX_NOTE}
+for _name in ("Softmax", "LogSoftmax"):
+    rule(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("dim",), target_args=("axis",),
          note="dim -> axis; without dim: _ms_compat.ImplicitDimSoftmax, torch's rule (dim 0 for 0-, 1-, 3-D "
-              "inputs, else 1)" + ("; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it" if _name == "Softmax" else "; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)"), test=f"{T}::test_activations")(_softmax(_name))
+              "inputs, else 1); " + _SOFTMAX_NOTES[_name],
+         test=LOG_SOFTMAX_TEST if _name == "LogSoftmax" else f"{T}::test_activations")(_softmax(_name))
 
 # ------------------------------------------------------------------ containers
 mapping("torch.nn.Sequential", "mindspore.nn.SequentialCell",

@@ -58,8 +58,9 @@ for _name in ("NLLLoss", "NLLLoss2d"):
             "the same arguments; (N, C) and (N, C, d1, ...) input with int64 targets")
 for _name in ("MSELoss", "L1Loss"):
     _record(N + _name, f"_ms_compat.{_name}", _LEGACY + ("reduction",), ("reduction",), "test_regression",
-            f"mindspore.nn.{_name}'s computation, reduced as torch (templates/compat_parts/losses.py): nan for the "
-            "mean of an empty batch (MindSpore's gives inf in PyNative; tests/parity/test_empty_losses.py)")
+            "torch's formula, reduced as torch (templates/compat_parts/losses.py): float64 kept (MindSpore 2.10's "
+            f"nn.{_name} computes in float32), nan for the mean of an empty batch (MindSpore's gives inf in PyNative; "
+            "tests/parity/test_empty_losses.py)")
 
 
 def _smooth_l1_class(ctx):
@@ -81,17 +82,21 @@ _record(N + "SmoothL1Loss", "mindspore.nn.SmoothL1Loss", _LEGACY + ("reduction",
         "test_regression",
         "MindSpore defaults to reduction='none': passed explicitly; beta=0 -> nn.L1Loss (torch's own fallback); a "
         "beta known only at run time -> _ms_compat.SmoothL1Loss", checks=_smooth_l1_class)
-mapping(N + "HuberLoss", "mindspore.nn.HuberLoss", args=("reduction", "delta"), target_args=("reduction", "delta"),
-        note="the same arguments", test=f"{T}::test_regression")
+mapping(N + "HuberLoss", "_ms_compat.HuberLoss", args=("reduction", "delta"), target_args=("reduction", "delta"),
+        note="torch's formula (templates/compat_parts/losses.py): MindSpore 2.10's nn.HuberLoss computes a float64 "
+             "loss in float32", test=f"{T}::test_regression")
 
 
 _record(N + "BCELoss", "_ms_compat.BCELoss", ("weight",) + _LEGACY + ("reduction",), ("weight", "reduction"),
         "test_binary_classes",
         "_ms_compat.BCELoss: the loss per element, reduced after (MindSpore 2.10's nn.BCELoss doubles the mean/sum of "
-        "a one-element input) with a weight expanded to the input's shape (it mis-reads a broadcastable one)")
-_record(N + "BCEWithLogitsLoss", "mindspore.nn.BCEWithLogitsLoss",
+        "a one-element input) with a weight expanded to the input's shape (it mis-reads a broadcastable one); float64 "
+        "by torch's formula (the kernel takes float16/float32 only)")
+_record(N + "BCEWithLogitsLoss", "_ms_compat.BCEWithLogitsLoss",
         ("weight",) + _LEGACY + ("reduction", "pos_weight"), ("reduction", "weight", "pos_weight"),
-        "test_binary_classes", "the same arguments in another order (passed by keyword)")
+        "test_binary_classes", "the same arguments in another order (passed by keyword); _ms_compat.BCEWithLogitsLoss: "
+        "mindspore.ops.binary_cross_entropy_with_logits, and torch's formula for float64 (MindSpore 2.10's kernel "
+        "raises a TypeError on it)")
 _record(N + "KLDivLoss", "_ms_compat.KLDivLoss", _LEGACY + ("reduction", "log_target"), ("reduction", "log_target"),
         "test_distributions",
         "_ms_compat.KLDivLoss computes torch's formula (reduction 'batchmean' and log_target included): "
@@ -139,8 +144,9 @@ def _no_weight(ctx):
     return None
 
 
-_record(P + "huber_loss", "mindspore.ops.huber_loss", ("input", "target", "reduction", "delta", "weight"),
-        ("input", "target", "reduction", "delta"), "test_regression", "the same arguments",
+_record(P + "huber_loss", "_ms_compat.huber_loss", ("input", "target", "reduction", "delta", "weight"),
+        ("input", "target", "reduction", "delta"), "test_regression",
+        "torch's formula (templates/compat_parts/losses.py): ops.huber_loss computes a float64 loss in float32",
         checks=_no_weight)
 _record(P + "cosine_embedding_loss", "mindspore.ops.cosine_embedding_loss",
         ("input1", "input2", "target", "margin") + _LEGACY + ("reduction",),

@@ -32,6 +32,7 @@ import libcst as cst
 from ..callsite import BoundCall, UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
 from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+                        LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
 T = "tests/parity/test_tensor_methods.py"
@@ -393,15 +394,21 @@ def _requires_grad_(ctx):
     flag = ctx.code("requires_grad")
     if flag not in (None, "True", "False"):
         raise UnsupportedSite("requires_grad_ with a computed flag")
-    if ctx.tr._is_tensor_expr(ctx.receiver):
+    source = ctx.original.func.value
+    held = isinstance(source, cst.Attribute) and isinstance(source.value, cst.Name) and source.value.value == "self"
+    if not held and (ctx.tr._is_tensor_expr(ctx.receiver) or ctx.tr._is_tensor_expr(source)):
         return ctx.receiver      # a computed tensor: what gets a gradient is chosen by ms.grad
-    return ctx.expr(f"{_self(ctx)}.requires_grad_({flag or 'True'})")
+    if id(ctx.original) in ctx.tr._stmt_calls:
+        return ctx.expr(f"{_self(ctx)}.requires_grad_({flag or 'True'})")
+    # its value is used: MindSpore's requires_grad_ returns None (templates/compat_parts/requires_grad.py)
+    return ctx.expr(f"_ms_compat.requires_grad_({_self(ctx)}, {flag or 'True'})")
 
 
 rule("Tensor.requires_grad_", None, args=("requires_grad",), status=DIFFERENCE,
-     note="on a Parameter, Parameter.requires_grad_ sets the flag; on a computed tensor it is dropped, "
-          "since MindSpore differentiates w.r.t. what ms.grad/value_and_grad are given (grad_position/weights)",
-     test=f"{T}::test_host_methods")(_requires_grad_)
+     note="on a Parameter (self.<name>, a name not known to hold a computed tensor), requires_grad_ sets the flag, "
+          "through _ms_compat.requires_grad_ where its value is used (MindSpore's returns None); on a computed "
+          "tensor it is dropped, since MindSpore differentiates w.r.t. what ms.grad/value_and_grad are given "
+          "(grad_position/weights)", test=f"{T}::test_host_methods")(_requires_grad_)
 
 
 # ------------------------------------------------------------------ reductions
@@ -589,8 +596,8 @@ rule("Tensor.cumsum", None, args=("dim",), tensor_only=True,
 mapping("Tensor.softmax", "_ms_compat.softmax", args=("dim",), target_args=("input", "axis"),
         rename={"dim": "axis"}, note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test="tests/parity/test_softmax_slices.py::test_softmax_forms")
 mapping("Tensor.log_softmax", "_ms_compat.log_softmax", args=("dim", "dtype"), target_args=("input", "axis", "dtype"),
-        rename={"dim": "axis"}, note="dim -> axis; dtype casts the input first, as in torch; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)",
-        test="tests/parity/test_softmax_slices.py::test_log_softmax_float64")
+        rename={"dim": "axis"}, note="dim -> axis; dtype casts the input first, as in torch; " + LOG_SOFTMAX_NOTE,
+        test=LOG_SOFTMAX_TEST)
 _UNARY_TORCH_ONLY = ("sigmoid", "tanh", "relu", "rsqrt", "neg")
 _UNARY_GENERIC = ("exp", "log", "sqrt", "floor", "ceil", "sign")
 _FLOAT_FUNCTIONS = ("sigmoid", "tanh", "rsqrt", "exp", "log", "sqrt", "sin", "cos", "tan", "atan", "sinh", "cosh",

@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
+from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
                         empty_dims_keep, float_function, narrow_from_end)
 
 T = "tests/parity/test_torch_functions.py"
@@ -766,7 +766,7 @@ def _log_softmax(ctx):
 
 
 rule("torch.log_softmax", "_ms_compat.log_softmax", args=("input", "dim", "dtype"),
-     note="dim -> axis; dtype casts the input first; through _ms_compat.log_softmax (templates/compat_parts/softmax_slices.py): float64 computed in float64 (MindSpore 2.10's CPU LogSoftmax computes it in float32)", test=T_MATH)(_log_softmax)
+     note="dim -> axis; dtype casts the input first; " + LOG_SOFTMAX_NOTE, test=LOG_SOFTMAX_TEST)(_log_softmax)
 
 _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int64): "
             "pass dtype=ms.int64 for long sums")

@@ -23,7 +23,9 @@ for _name in ("Softshrink", "Hardshrink"):
     mapping(N + _name, f"mindspore.mint.nn.{_name}", args=("lambd",), target_args=("lambd",), test=T)
 mapping(N + "Threshold", "mindspore.nn.Threshold", args=("threshold", "value", "inplace"),
         target_args=("threshold", "value"), drop=("inplace",), test=T)
-mapping(N + "Softmax2d", "mindspore.nn.Softmax2d", test=T)
+mapping(N + "Softmax2d", "_ms_compat.Softmax2d", test=T,
+        note="_ms_compat.softmax over dim -3 (templates/compat_parts/softmax_slices.py): a slice of all -inf gives "
+             "torch's nan, where MindSpore 2.10's softmax gives 0 and garbage in the slices after it")
 mapping(N + "GLU", "mindspore.nn.GLU", args=("dim",), target_args=("axis",), rename={"dim": "axis"}, test=T)
 mapping(N + "PixelShuffle", "mindspore.nn.PixelShuffle", args=("upscale_factor",), target_args=("upscale_factor",),
         test=T)
@@ -72,8 +74,10 @@ def _softmin(ctx):
     return None
 
 
-rule(N + "Softmin", "mindspore.nn.Softmin", args=("dim",), target_args=("axis",), test=T,
-     note="dim is required (torch's implicit dim is deprecated)")(_softmin)
+rule(N + "Softmin", "_ms_compat.Softmin", args=("dim",), target_args=("axis",), test=T,
+     note="dim is required (torch's implicit dim is deprecated); _ms_compat.softmin (templates/compat_parts/"
+          "softmax_slices.py): a slice of all +inf gives torch's nan, where MindSpore 2.10's gives 0 and garbage "
+          "in the slices after it")(_softmin)
 for _name in ("LPPool1d", "LPPool2d"):
     mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
             target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)

@@ -4,7 +4,7 @@ torch.kthvalue...) -> `mindspore.ops`, or short compositions where the MindSpore
 Proven by tests/parity/test_torch_tensor_ops.py and test_torch_misc_ops.py (values and dtypes in PyNative and ms.jit, gradients where they
 matter). Facts (MindSpore 2.10, CPU, checked there): ops.index_add / ops.index_fill take int32 indices;
 ops.scatter needs a tensor source; ops.select is a where-like op (not torch.select); ops.index_add writes into
-its input in place; ops.selu's gradient is wrong on CPU.
+its input in place; ops.selu's gradient is wrong on CPU (torch.selu: _ms_compat.selu).
 """
 from __future__ import annotations
 
@@ -127,9 +127,9 @@ composed("torch.frobenius_norm", "ops.vector_norm({input}, 2, {dim}, {keepdim})"
          defaults={"keepdim": "False"}, test=T_MISC)
 composed("torch.nuclear_norm", "ops.matrix_norm({input}, 'nuc', {dim}, {keepdim})", ("input", "dim", "keepdim"),
          defaults={"keepdim": "False"}, absent={"dim": "ops.matrix_norm({input}, 'nuc')"}, test=T_MISC)
-composed("torch.selu", "(1.0507009873554805 * ops.where({input} > 0, {input}, 1.6732632423543772 * ops.expm1("
-         "ops.minimum({input}, 0.0))))", ("input",), target="mindspore.ops.expm1", test=T_MISC,
-         note="composed: scale * (x if x > 0 else alpha * (exp(x) - 1)); ops.selu's gradient is wrong on CPU")
+mapping("torch.selu", "_ms_compat.selu", args=("input",), target_args=("input",), test=T_MISC,
+        note="_ms_compat.selu: scale * (x if x > 0 else alpha * (exp(x) - 1)) with torch's gradient at 0; "
+             "ops.selu's gradient is wrong on CPU")
 composed("torch.celu", "ops.celu({input}, {alpha})", ("input", "alpha"), defaults={"alpha": "1.0"}, test=T_MISC)
 composed("torch.hardshrink", "ops.hardshrink({input}, {lambd})", ("input", "lambd"), defaults={"lambd": "0.5"},
          test=T_MISC)

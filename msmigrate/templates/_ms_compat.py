@@ -604,7 +604,7 @@ class ELU(nn.Cell):
         self.alpha = float(alpha)
 
     def construct(self, x):
-        return ops.where(x > 0, x, self.alpha * ops.expm1(ops.minimum(x, 0.0)))
+        return elu(x, self.alpha)   # compat_parts/nn_extra.py
 
 
 class Embedding(nn.Embedding):

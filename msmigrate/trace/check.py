@@ -15,6 +15,21 @@ from pathlib import Path
 import numpy as np
 
 
+def tolerance(want) -> float:
+    """1e-4 relative to torch's largest finite magnitude, 1e-4 at the least."""
+    finite = np.abs(want[np.isfinite(want)])
+    return 1e-4 * max(1.0, float(finite.max()) if finite.size else 1.0)
+
+
+def max_diff(got, want) -> float:
+    """max|got - want|; equal infinities and a nan where torch has one (softmax over a slice of all -inf) count
+    as equal, any other nan as an infinite difference."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    with np.errstate(invalid="ignore"):
+        diff = np.where((got == want) | (np.isnan(got) & np.isnan(want)), 0.0, np.abs(got - want))
+    return float(np.nan_to_num(diff, nan=np.inf).max()) if diff.size else 0.0
+
+
 def run_check(out: Path, mindir: bool = False) -> dict:
     sys.modules["torch"] = None  # any torch import fails loudly
     spec = importlib.util.spec_from_file_location("traced_model", out / "model.py")
@@ -26,7 +41,7 @@ def run_check(out: Path, mindir: bool = False) -> dict:
     io = np.load(out / "trace-io.npz")
     xs = [io[f"x{i}"] for i in range(len([k for k in io.files if k.startswith("x")]))]
     y = io["y"]
-    tol = 1e-4 * max(1.0, float(np.abs(y).max()))
+    tol = tolerance(y)
     res = {"tol": tol}
     ms.set_context(mode=ms.PYNATIVE_MODE)
     net = mod.create_model()
@@ -34,7 +49,7 @@ def run_check(out: Path, mindir: bool = False) -> dict:
 
     def compare(out_):
         out_ = out_[0] if isinstance(out_, (tuple, list)) else out_
-        d = float(np.abs(out_.asnumpy() - y).max())
+        d = max_diff(out_.asnumpy(), y)
         return {"max_abs_diff": d, "pass": bool(d <= tol)}
 
     for mode in ("pynative", "graph"):
@@ -57,7 +72,7 @@ def run_check(out: Path, mindir: bool = False) -> dict:
                 graph = ms.nn.GraphCell(ms.load(str(out / "model.mindir")))
                 one = graph(*[ms.Tensor(x[:1]) for x in xs])
                 one = one[0] if isinstance(one, (tuple, list)) else one
-                d1 = float(np.abs(one.asnumpy() - y[:1]).max())
+                d1 = max_diff(one.asnumpy(), y[:1])
                 res["mindir_batch1"] = {"max_abs_diff": d1, "pass": bool(d1 <= tol)}
             except Exception as exc:  # noqa: BLE001 - fall back to a fixed batch
                 res["mindir_dynamic_error"] = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
@@ -81,7 +96,7 @@ def _check_step(mod, net, io) -> dict:
 
     xs = [ms.Tensor(io[f"s{i}"]) for i in range(len([k for k in io.files if k[0] == "s" and k[1:].isdigit()]))]
     y = io["sy"]
-    tol = 1e-4 * max(1.0, float(np.abs(y).max()))
+    tol = tolerance(y)
     res = {}
     for mode in ("pynative", "graph"):
         ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
@@ -89,7 +104,7 @@ def _check_step(mod, net, io) -> dict:
             step = mod.create_decode_step(net)
             if mode == "graph":
                 step.set_inputs(*mod.decode_step_inputs(xs))
-            d = float(np.abs(step(*xs)[0].asnumpy() - y).max())
+            d = max_diff(step(*xs)[0].asnumpy(), y)
             res[f"step_{mode}"] = {"max_abs_diff": d, "pass": bool(d <= tol)}
         except Exception as exc:  # noqa: BLE001
             res[f"step_{mode}"] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}", "pass": False}

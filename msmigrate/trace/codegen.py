@@ -12,6 +12,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from . import ops as R
+from .check import max_diff, tolerance
 from .ops import Alias, First, NotConverted
 
 RUNTIME_FILE = Path(__file__).with_name("runtime_src.py")
@@ -628,13 +629,7 @@ def compare(ms_val, t_val):
             return 0.0, 0.0, ""
         if y.dtype == np.bool_:
             return float((x != y).sum()), 0.0, ""
-        x64, y64 = x.astype(np.float64), y.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            diff = np.where((x64 == y64) | (np.isnan(x64) & np.isnan(y64)), 0.0, np.abs(x64 - y64))
-        d = float(np.nan_to_num(diff, nan=np.inf).max())
-        finite = np.abs(y64[np.isfinite(y64)])
-        tol = 1e-4 * max(1.0, float(finite.max()) if finite.size else 1.0) if y.dtype.kind == "f" else 0.0
-        return d, tol, ""
+        return max_diff(x, y), tolerance(y.astype(np.float64)) if y.dtype.kind == "f" else 0.0, ""
     try:
         same = ms_val == t_val
     except Exception:  # noqa: BLE001

@@ -14,6 +14,7 @@ from typing import List, Optional
 import numpy as np
 
 from .capture import CaptureError, export
+from .check import max_diff, tolerance
 from .codegen import Generator, record_torch, validate_nodes
 
 
@@ -116,13 +117,13 @@ def trace_model(model, args, out_dir, *, source: str = "", dynamic_batch: bool =
     got = net(*[ms.Tensor(a.detach().numpy()) for a in args])
     got = got[0] if isinstance(got, (tuple, list)) else got
     yy = flat_y.detach().numpy()
-    res.tol = 1e-4 * max(1.0, float(np.abs(yy).max()))
-    res.pynative_diff = float(np.abs(got.asnumpy() - yy).max())
+    res.tol = tolerance(yy)
+    res.pynative_diff = max_diff(got.asnumpy(), yy)
     res.ok = res.pynative_diff <= res.tol
     if step_gen is not None:
         step = ns["create_decode_step"](net)
         got = step(*[ms.Tensor(step_io[f"s{i}"]) for i in range(len(step_io) - 1)])[0].asnumpy()
-        res.step_diff = float(np.abs(got - step_io["sy"]).max())
+        res.step_diff = max_diff(got, step_io["sy"])
         res.notes.append(f"decode step (KV cache in and out), PyNative in the tracing process: logits max|d| "
                          f"{_fmt(res.step_diff)}")
         res.ok = res.ok and res.step_diff <= 1e-4 * max(1.0, float(np.abs(step_io["sy"]).max()))

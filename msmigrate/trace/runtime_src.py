@@ -286,7 +286,17 @@ def adaptive_avg_pool2d(x, output_size):
 
 
 def softmax(x, axis):
-    return ops.softmax(x, axis)
+    """torch.softmax: a slice of all -inf gives torch's nan (MindSpore 2.10's CPU kernel gives 0 there and
+    garbage in the slices after it); such slices reach the kernel as zeros."""
+    nothing = ops.amax(x, axis, True) == float("-inf")
+    out = ops.softmax(ops.where(nothing, ops.zeros_like(x), x), axis)
+    return ops.where(nothing, ops.full((), float("nan"), dtype=out.dtype), out)
+
+
+def log_softmax(x, axis):
+    """torch.log_softmax as x - logsumexp(x): MindSpore 2.10's ops.log_softmax computes a float64 input in
+    float32 (off by ~3e-6) and is ~30 ulp off in float32."""
+    return x - ops.logsumexp(x, axis, True)
 
 
 def sdpa(q, k, v, mask=None, is_causal=False, scale=None):

@@ -15,7 +15,7 @@ pytest.importorskip("mindspore")
 
 from msmigrate.registry import CONVERTED, TODO  # noqa: E402
 
-from .harness import check_function, check_layer, convert_snippet, load_converted, load_torch  # noqa: E402
+from .harness import assert_close, check_function, check_layer, convert_snippet, load_converted, load_torch  # noqa: E402
 
 F_ = "torch.nn.functional."
 
@@ -94,7 +94,39 @@ def test_activations():
                  "elu", "tanhshrink", "hardshrink", "softshrink", "threshold")
     assert "inplace" not in code
     assert "alpha=0.01" in code          # torch's leaky_relu default, passed explicitly
-    assert "ops.elu(x)" in code and "expm1" in code
+    assert "ops.elu(x)" in code and "_ms_compat.elu(x * 2, 0.5)" in code
+
+
+ELU_AT_ZERO_SRC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def fn(x):
+    return (F.selu(x), torch.selu(x * 2), torch.nn.functional.selu(x, inplace=False), F.elu(x, 0.5),
+            F.elu(x, alpha=1.0), nn.ELU(0.3)(x), nn.SELU()(x))
+"""
+
+
+def test_elu_family_gradient_at_zero():
+    """The input gradient of selu (every spelling) and of elu with alpha != 1 at 0 (torch: scale * alpha, alpha),
+    at negative and at positive inputs, PyNative and GRAPH: the negative part is not taken through
+    minimum(x, 0), whose gradient at a tie is halved."""
+    import mindspore as ms
+    import torch
+
+    x = np.array([[-3.0, -1.0, -0.25, 0.0, 0.5, 2.0]], np.float32)
+    mod, code, _ = load_converted(ELU_AT_ZERO_SRC)
+    assert code.count("_ms_compat.selu(") == 3 and "minimum" not in code, code
+    t = torch.from_numpy(x.copy()).requires_grad_(True)
+    want = load_torch(ELU_AT_ZERO_SRC)["fn"](t)
+    sum(w.sum() * (i + 1) for i, w in enumerate(want)).backward()
+
+    def total(v):
+        return sum(o.sum() * (i + 1) for i, o in enumerate(mod.fn(v)))
+    for mode, run, grad in (("pynative", mod.fn, ms.grad(total)), ("graph", ms.jit(mod.fn), ms.jit(ms.grad(total)))):
+        assert_close(run(ms.Tensor(x)), want, 1e-6, 1e-6, mode)
+        assert_close(grad(ms.Tensor(x)), t.grad, 1e-6, 1e-6, mode + " gradient")
 
 
 # ------------------------------------------------------------------------------ softmax family

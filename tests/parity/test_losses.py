@@ -18,7 +18,7 @@ pytest.importorskip("mindspore")
 
 from msmigrate.registry import CONVERTED, TODO  # noqa: E402
 
-from .harness import check_function, convert_snippet, load_converted  # noqa: E402
+from .harness import assert_close, check_function, convert_snippet, load_converted, load_torch  # noqa: E402
 
 HEADER = '''import torch
 import torch.nn as nn
@@ -154,6 +154,75 @@ def test_regression():
     assert line_of(code, "sl1_c").startswith("nn.L1Loss(")
     assert line_of(code, "sl1_d").startswith("_ms_compat.SmoothL1Loss(")
     assert "reduction='sum'" in line_of(code, "mse_legacy") and "reduction='none'" in line_of(code, "l1_legacy")
+
+
+F64 = snippet('''
+mse = nn.MSELoss(reduction='sum')
+l1 = nn.L1Loss()
+sl1 = nn.SmoothL1Loss(beta=0.5)
+huber = nn.HuberLoss(delta=0.7)
+bce = nn.BCELoss(W4.double())
+''', '''
+F.mse_loss(a, b) + mse(a, b)
+F.mse_loss(a, b, reduction='none')
+F.l1_loss(a, b, reduction='sum') + l1(a, b)
+F.smooth_l1_loss(a, b) + sl1(a, b)
+F.huber_loss(a, b, delta=2.0) + huber(a, b)
+F.huber_loss(a, b, reduction='none')
+F.binary_cross_entropy(p, y) + bce(p, y)
+F.binary_cross_entropy(p, y, reduction='none')
+''', "a, b, p, y")
+
+
+def test_float64():
+    """float64 losses computed in float64, values and gradients (input and target) at rtol 1e-12: MindSpore 2.10's
+    mse/l1/huber losses compute them in float32 and its binary cross entropy takes no float64 (probabilities 0
+    and 1 included, where torch's gradient is finite)."""
+    a, b = rnd(3, 4).astype(np.float64) * 2, rnd(3, 4, seed=1).astype(np.float64)
+    a[0, 0] = b[0, 0]     # a zero difference: torch's L1 gradient is 0 there
+    p = np.random.default_rng(2).uniform(1e-3, 1 - 1e-3, (3, 4))
+    p[0, :3] = [0.0, 1.0, 1e-9]
+    y = np.random.default_rng(3).uniform(0, 1, (3, 4))
+    _check_float64(F64, [a, b, p, y], "torch.nn.MSELoss", "torch.nn.L1Loss", "torch.nn.HuberLoss", "torch.nn.BCELoss",
+                   "torch.nn.functional.huber_loss", "torch.nn.functional.binary_cross_entropy")
+
+
+F64_LOGITS = snippet('''
+bcel = nn.BCEWithLogitsLoss(W4.double(), pos_weight=W4.double() * 2)
+bcel_n = nn.BCEWithLogitsLoss(reduction='none')
+''', '''
+F.binary_cross_entropy_with_logits(a, y) + bcel(a, y)
+F.binary_cross_entropy_with_logits(a * 30, y, W4.double(), reduction='sum', pos_weight=W4.double())
+bcel_n(a, y)
+''', "a, y")
+
+
+def test_float64_logits():
+    """binary_cross_entropy_with_logits / BCEWithLogitsLoss in float64 (MindSpore 2.10's kernel raises a TypeError
+    on it) by torch's formula: values and gradients (input and target) at rtol 1e-12, with weight and pos_weight,
+    logits 0 and up to +-60."""
+    a = rnd(3, 4).astype(np.float64) * 2
+    a[0, 0] = 0.0
+    y = np.random.default_rng(3).uniform(0, 1, (3, 4))
+    _check_float64(F64_LOGITS, [a, y], "torch.nn.BCEWithLogitsLoss",
+                   "torch.nn.functional.binary_cross_entropy_with_logits")
+
+
+def _check_float64(src, inputs, *apis):
+    """Values (PyNative and GRAPH) and the gradient to every input (PyNative and GRAPH) at rtol 1e-12."""
+    code, sites = check_function(src, inputs, rtol=1e-12, atol=1e-12)
+    assert_sites(sites, *apis)
+    import mindspore as ms
+    import torch
+    t_in = [torch.from_numpy(v.copy()).requires_grad_(True) for v in inputs]
+    sum(o.sum() * (i + 1) for i, o in enumerate(load_torch(src)["fn"](*t_in))).backward()
+    fn = load_converted(src)[0].fn
+
+    def total(*xs):
+        return sum(o.sum() * (i + 1) for i, o in enumerate(fn(*xs)))
+    grad = ms.grad(total, grad_position=tuple(range(len(inputs))))
+    for mode, g in (("pynative", grad), ("graph", ms.jit(grad))):
+        assert_close(g(*[ms.Tensor(v) for v in inputs]), [t.grad for t in t_in], 1e-12, 1e-12, mode + " gradient")
 
 
 # ------------------------------------------------------------------------------ binary

@@ -47,22 +47,27 @@ def _dirty_pool():
 
 
 def test_softmax_forms():
-    import mindspore as ms
-    import torch
-
     mod, code, _ = load_converted(SRC)
     assert code.count("_ms_compat.softmax(") == 4 and "_ms_compat.Softmax(" in code, code
     assert "_ms_compat.special_softmax(" in code, code     # torch.special.softmax: in float64 (special_compose.py)
+    _against_torch(SRC, mod.make(), calls=3)
+
+
+def _against_torch(src, net, calls):
+    """`net` (the converted make()) against torch's on X with the rows KEEP empties: each output's row 1 is nan,
+    the other rows and their gradient are torch's, PyNative and GRAPH, after `calls` dirty pools each."""
+    import mindspore as ms
+    import torch
+
     t_x = torch.from_numpy(X.copy()).requires_grad_(True)
-    want = load_torch(SRC)["make"]()(t_x, torch.from_numpy(KEEP))
+    want = load_torch(src)["make"]()(t_x, torch.from_numpy(KEEP))
     sum((w[ROWS].double() * (i + 1)).sum() for i, w in enumerate(want)).backward()
-    net = mod.make()
     keep = ms.Tensor(KEEP)
 
     def total(x):
         return sum((o[ROWS].astype(ms.float64) * (i + 1)).sum() for i, o in enumerate(net(x, keep)))
     for mode, run, grad in (("pynative", net, ms.grad(total)), ("graph", ms.jit(net.construct), ms.jit(ms.grad(total)))):
-        for _ in range(3):
+        for _ in range(calls):
             _dirty_pool()
             got = run(ms.Tensor(X), keep)
             assert_close(got, want, 1e-5, 1e-6, mode)
@@ -89,7 +94,7 @@ def fn(x, x32):
 
 def test_log_softmax_float64():
     """Every log_softmax form keeps float64 exact (MindSpore 2.10's CPU LogSoftmax computes float64 in float32:
-    ~5e-7 off); a row of all -inf gives torch's nan; float32 keeps MindSpore's kernel; gradients match."""
+    ~5e-7 off); a row of all -inf gives torch's nan; float32 within 1e-5; gradients match."""
     import mindspore as ms
     import torch
 
@@ -97,7 +102,7 @@ def test_log_softmax_float64():
     x[2] = -np.inf
     mod, code, sites = load_converted(LOG_SRC)
     no_todo(sites)
-    assert code.count("_ms_compat.log_softmax(") == 8 and "_ms_compat.LogSoftmax(" in code, code
+    assert code.count("_ms_compat.log_softmax(") == 7 and "_ms_compat.LogSoftmax(" in code, code
     t_x = torch.from_numpy(x.copy()).requires_grad_(True)
     want = load_torch(LOG_SRC)["fn"](t_x, torch.from_numpy(x.astype(np.float32)))
     rows = [0, 1, 3]
@@ -113,3 +118,37 @@ def test_log_softmax_float64():
     def total(v):
         return sum((o[ms.Tensor(rows)] * (i + 1)).sum() for i, o in enumerate(net(v, ms.Tensor(x.astype(np.float32)))[:6]))
     assert_close(ms.grad(total)(ms.Tensor(x))[ms.Tensor(rows)], t_x.grad[rows], 1e-12, 1e-12, "gradient")
+
+
+OTHER_SRC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.softmin = nn.Softmin(dim=-1)
+        self.softmax2d = nn.Softmax2d()
+
+    def forward(self, x, keep):
+        up = x.masked_fill(~keep, float('inf'))       # softmin's empty slice: all +inf
+        down = x.masked_fill(~keep, float('-inf'))
+        channels = self.softmax2d(down.t().reshape(1, 6, 5, 1)).reshape(6, 5).t()    # dim -3 is the row
+        return (F.softmin(up, dim=1), F.softmin(up, -1, dtype=torch.float64), self.softmin(up), channels,
+                self.softmax2d(down.t().reshape(6, 5, 1)).reshape(6, 5).t())
+
+
+def make():
+    return Net()
+"""
+
+
+def test_softmin_and_softmax2d():
+    """nn.Softmin, F.softmin (a slice of all +inf) and nn.Softmax2d (a position whose channels are all -inf) go
+    through the same guard: torch's nan there, the other slices and their gradient right, PyNative and GRAPH."""
+    mod, code, _ = load_converted(OTHER_SRC)
+    assert code.count("_ms_compat.softmin(") == 2 and "_ms_compat.Softmin(" in code, code
+    assert "_ms_compat.Softmax2d(" in code, code
+    _against_torch(OTHER_SRC, mod.make(), calls=2)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from msmigrate.registry import CONVERTED, DIFFERENCE, TODO
-from tests.parity.harness import check_function, check_layer, convert_snippet, load_converted, load_torch
+from tests.parity.harness import (assert_close, check_function, check_layer, convert_snippet, load_converted,
+                                   load_torch)
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((2, 3, 4)).astype(np.float32)
@@ -320,6 +321,52 @@ def test_requires_grad():
     mod, _, _ = load_converted(REQUIRES_GRAD)
     net = mod.make()
     assert [p.name for p in net.trainable_params()] == ["lin.bias"]
+
+
+REQUIRES_GRAD_VALUES = '''
+import torch
+import torch.nn as nn
+def scale(v):
+    return v * 2
+def fn(t):
+    x = t.clone().requires_grad_(True)
+    y = torch.zeros(3).requires_grad_()
+    z = scale(t.requires_grad_())
+    return x * 3 + y + z
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3))
+        self.b = nn.Parameter(torch.zeros(3))
+        self.frozen = self.b.requires_grad_(False)
+    def forward(self, x):
+        return x * self.w + self.frozen
+def make():
+    return Net()
+'''
+
+
+def test_requires_grad_values():
+    """requires_grad_ whose value is used: torch returns the tensor (MindSpore's returns None), a Parameter's
+    flag is set all the same; values and the gradient, PyNative and GRAPH."""
+    import mindspore as ms
+    import torch
+    mod, code, _ = load_converted(REQUIRES_GRAD_VALUES)
+    assert "_ms_compat.requires_grad_(" in code and "= None" not in code, code
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    t = torch.from_numpy(x.copy()).requires_grad_(True)
+    want = load_torch(REQUIRES_GRAD_VALUES)["fn"](t)
+    want.sum().backward()
+
+    def total(v):
+        return mod.fn(v).sum()
+    grad = ms.grad(total)
+    for mode, run, g in (("pynative", mod.fn, grad), ("graph", ms.jit(mod.fn), ms.jit(grad))):
+        assert_close(run(ms.Tensor(x)), want, 1e-6, 1e-6, mode)
+        assert_close(g(ms.Tensor(x)), t.grad, 1e-6, 1e-6, mode + " gradient")
+    net = mod.make()
+    assert [p.name for p in net.trainable_params()] == ["w"] and net.frozen is net.b
+    assert_close(ms.jit(net.construct)(ms.Tensor(x)), x, 1e-6, 1e-6, "graph layer")
 
 
 # ------------------------------------------------------------------ reductions

@@ -46,6 +46,9 @@ CASES = {
     "hard_acts": (lambda s, x: F.hardswish(x) + F.hardsigmoid(x) + F.relu6(x * 4) + F.hardtanh(x), (r(2, 8) * 4,)),
     "leaky_elu_softplus": (lambda s, x: F.leaky_relu(x, 0.1) + F.elu(x) + F.softplus(x), (r(2, 8),)),
     "softmax_logsoftmax": (lambda s, x: F.softmax(x, -1) + F.log_softmax(x, 1), (r(2, 3, 5),)),
+    # a row of all -inf (every key masked): torch's nan there, the other rows right
+    "softmax_empty_row": (lambda s, x: F.softmax(x.masked_fill(torch.arange(4).reshape(4, 1) == 1, float("-inf")), -1)
+                          + F.softmin(x, 0), (r(4, 6),)),
     # reductions
     "mean_sum": (lambda s, x: x.mean((2, 3), keepdim=True).sum() + x.sum(1).mean(), (r(2, 3, 4, 5),)),
     "amax_max_argmax": (lambda s, x: x.amax(-1) + x.max(dim=1).values.sum() + x.argmax(-1).float(), (r(3, 6),)),

@@ -1280,7 +1280,7 @@ class MixtureSameFamily(Distribution):
     def log_prob(self, x):
         x = ops.expand_dims(_dist_tensor(x), -1 - self._event_ndims)
         log_prob_x = self._component_distribution.log_prob(x)
-        log_mix = ops.log_softmax(self._mixture_distribution.logits, -1)
+        log_mix = log_softmax(self._mixture_distribution.logits, -1)   # compat_parts/softmax_slices.py: float64 kept
         return ops.logsumexp(log_prob_x + log_mix, -1)
 
     def sample(self, sample_shape=()):

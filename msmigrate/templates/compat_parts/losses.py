@@ -18,14 +18,24 @@ def _loss_reduce(loss, reduction):
 
 
 # ----------------------------------------------------------------- regression
+# torch's formulas written out: MindSpore 2.10's ops.mse_loss / l1_loss / huber_loss (and the nn Cells) compute a
+# float64 loss in float32, and their 'mean' of an empty batch is inf or garbage (torch: nan)
 def mse_loss(input, target, reduction="mean"):
-    """torch.nn.functional.mse_loss: ops.mse_loss's 'mean' of an empty batch is inf or garbage (torch: nan)."""
-    return _loss_reduce(ops.mse_loss(input, target, "none"), reduction)
+    """torch.nn.functional.mse_loss."""
+    return _loss_reduce(ops.square(input - target), reduction)
 
 
 def l1_loss(input, target, reduction="mean"):
-    """torch.nn.functional.l1_loss: ops.l1_loss's 'mean' of an empty batch is inf or garbage (torch: nan)."""
-    return _loss_reduce(ops.l1_loss(input, target, "none"), reduction)
+    """torch.nn.functional.l1_loss."""
+    return _loss_reduce(ops.abs(input - target), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """torch.nn.functional.huber_loss: 0.5 * d**2 where |d| < delta, else delta * (|d| - delta / 2)."""
+    diff = input - target
+    size = ops.abs(diff)
+    delta = ms.Tensor(delta, diff.dtype)   # a Python float would meet a float64 tensor as a float32
+    return _loss_reduce(ops.where(size < delta, 0.5 * diff * diff, delta * (size - 0.5 * delta)), reduction)
 
 
 # ----------------------------------------------------------------- classification
@@ -52,7 +62,49 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     values): the loss is taken per element with the weight expanded, then reduced here."""
     if weight is not None:
         weight = ops.broadcast_to(weight, input.shape)
+    if input.dtype == ms.float64:   # the kernel takes float16/float32 only
+        loss = _BinaryCrossEntropy64()(input, target)
+        return _loss_reduce(loss if weight is None else loss * weight, reduction)
     return _loss_reduce(ops.binary_cross_entropy(input, target, weight, "none"), reduction)
+
+
+class _BinaryCrossEntropy64(nn.Cell):
+    """torch's binary cross entropy per element in float64 (logs clamped at -100), with torch's gradients:
+    (input - target) / max(input * (1 - input), 1e-12f) for the input (finite at 0 and 1, where the clamped
+    logs have none) and -logit(input) for the target (unclamped)."""
+
+    def construct(self, input, target):
+        return -(target * ops.clamp(ops.log(input), -100.0) + (1 - target) * ops.clamp(ops.log1p(-input), -100.0))
+
+    def bprop(self, input, target, out, dout):
+        eps = ms.Tensor(9.999999960041972e-13, input.dtype)   # torch's EPSILON, the float32 1e-12
+        return (dout * (input - target) / ops.maximum(input * (1 - input), eps),
+                dout * (ops.log1p(-input) - ops.log(input)))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
+    """torch.nn.functional.binary_cross_entropy_with_logits: MindSpore 2.10's kernel takes no float64 (a
+    TypeError), so float64 is computed by torch's formula,
+    (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m) with m = max(-x, 0)."""
+    if input.dtype != ms.float64:
+        return ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+    m = ops.relu(-input)
+    softplus = ops.log(ops.exp(-m) + ops.exp(-input - m)) + m     # log(1 + exp(-x)), without overflow
+    loss = (1 - target) * input + (softplus if pos_weight is None else (1 + (pos_weight - 1) * target) * softplus)
+    return _loss_reduce(loss if weight is None else loss * weight, reduction)
+
+
+class BCEWithLogitsLoss(nn.Cell):
+    """torch.nn.BCEWithLogitsLoss: see binary_cross_entropy_with_logits (float64 included)."""
+
+    def __init__(self, reduction="mean", weight=None, pos_weight=None):
+        super().__init__()
+        self.reduction = reduction
+        self.weight = weight
+        self.pos_weight = pos_weight
+
+    def construct(self, input, target):
+        return binary_cross_entropy_with_logits(input, target, self.weight, self.pos_weight, self.reduction)
 
 
 class BCELoss(nn.Cell):
@@ -119,7 +171,8 @@ class _ReductionLoss(nn.Cell):
 
 
 class MSELoss(_ReductionLoss):
-    """torch.nn.MSELoss: see mse_loss (nn.MSELoss's mean of an empty batch is inf in PyNative)."""
+    """torch.nn.MSELoss: see mse_loss (nn.MSELoss's mean of an empty batch is inf in PyNative, a float64 loss is
+    computed in float32)."""
 
     def construct(self, input, target):
         return mse_loss(input, target, self.reduction)
@@ -130,6 +183,17 @@ class L1Loss(_ReductionLoss):
 
     def construct(self, input, target):
         return l1_loss(input, target, self.reduction)
+
+
+class HuberLoss(_ReductionLoss):
+    """torch.nn.HuberLoss: see huber_loss."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def construct(self, input, target):
+        return huber_loss(input, target, self.reduction, self.delta)
 
 
 class SoftMarginLoss(_ReductionLoss):

@@ -165,7 +165,7 @@ def masked_softmax(input, dim, dtype=None, mask=None):
 
 def masked_log_softmax(input, dim, dtype=None, mask=None):
     x = _fill(input, mask, float("-inf"), dtype)
-    out = log_softmax(x, dim)   # compat_parts/softmax_slices.py
+    out = log_softmax(x, dim)   # compat_parts/softmax_slices.py: float64 kept (ops.log_softmax: float32)
     return out if mask is None else ops.where(_none_kept(x, mask, dim), ops.full((), float("nan"), dtype=x.dtype), out)
 
 

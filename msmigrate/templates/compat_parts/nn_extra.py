@@ -25,18 +25,28 @@ class Softplus(nn.Cell):
         return ops.softplus(input, self.beta, self.threshold)
 
 
+def elu(input, alpha=1.0):
+    """torch.nn.functional.elu for any alpha (MindSpore's Elu kernel takes alpha=1.0 only)."""
+    # the negative part through where, not minimum(x, 0): at 0 torch's gradient is alpha, and minimum's
+    # gradient at a tie is halved
+    negative = ops.where(input > 0, ops.zeros_like(input), input)
+    return ops.where(input > 0, input, alpha * ops.expm1(negative))
+
+
+def selu(input):
+    """torch.nn.functional.selu: scale * elu(x, alpha) with torch's constants (the gradients of MindSpore 2.10's
+    ops.selu and nn.SeLU are wrong for negative inputs on CPU)."""
+    return 1.0507009873554805 * elu(input, 1.6732632423543772)
+
+
 class SELU(nn.Cell):
-    """torch.nn.SELU: scale * elu(x, alpha) with torch's constants (the gradient of MindSpore 2.10's nn.SeLU is
-    wrong for negative inputs on CPU)."""
+    """torch.nn.SELU: see selu."""
 
     def __init__(self, inplace=False):
         super().__init__()
 
     def construct(self, input):
-        # the negative part through where, not minimum(x, 0): at 0 torch's gradient is scale * alpha, and
-        # minimum's gradient at a tie is halved
-        negative = ops.where(input > 0, ops.zeros_like(input), input)
-        return 1.0507009873554805 * ops.where(input > 0, input, 1.6732632423543772 * ops.expm1(negative))
+        return selu(input)
 
 
 def _nnx_clamped_norm(v, dim, eps):

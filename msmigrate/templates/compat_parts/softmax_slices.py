@@ -27,19 +27,28 @@ class Softmax(nn.Cell):
         return softmax(x, self.axis)
 
 
-# Measured on MindSpore 2.10 CPU: LogSoftmax (ops.log_softmax, nn.LogSoftmax) computes a float64 input in float32
-# (errors ~5e-7 relative, torch's are ~1e-16); its Exp and Log kernels are float64-exact, so float64 is composed
-# from them. Other dtypes keep the one kernel.
+def softmin(input, axis=-1, dtype=None):
+    """torch.nn.functional.softmin: softmax(-x), so a slice of all +inf gives torch's nan (ops.softmin: 0, and
+    garbage after it)."""
+    if dtype is not None:
+        input = input.astype(dtype)
+    return softmax(-input, axis)
+
+
+class Softmin(Softmax):
+    """torch.nn.Softmin(dim): _ms_compat.softmin as a layer."""
+
+    def construct(self, x):
+        return softmin(x, self.axis)
 
 
 def log_softmax(input, axis=-1, dtype=None):
-    """ops.log_softmax, but float64 computed in float64 (MindSpore's kernel: in float32)."""
+    """torch.log_softmax as x - logsumexp(x): ops.log_softmax computes a float64 input in float32 (off by ~3e-6).
+    MindSpore 2.10's ops.log_softmax / nn.LogSoftmax are also ~30 ulp off in float32; this form matches torch in
+    both, gradients included, and gives torch's nan over a slice of all -inf."""
     if dtype is not None:
         input = input.astype(dtype)
-    if input.dtype != ms.float64:
-        return ops.log_softmax(input, axis)
-    shifted = input - ops.stop_gradient(ops.amax(input, axis, True))   # a slice of all -inf: nan, as torch
-    return shifted - ops.log(ops.sum(ops.exp(shifted), axis, True))
+    return input - ops.logsumexp(input, axis, True)
 
 
 class LogSoftmax(Softmax):
@@ -47,3 +56,12 @@ class LogSoftmax(Softmax):
 
     def construct(self, x):
         return log_softmax(x, self.axis)
+
+
+class Softmax2d(nn.Cell):
+    """torch.nn.Softmax2d: _ms_compat.softmax over the channels of a (C, H, W) or (N, C, H, W) input."""
+
+    def construct(self, x):
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead")
+        return softmax(x, -3)

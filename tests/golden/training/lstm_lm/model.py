@@ -47,9 +47,9 @@ class RNNModel(nn.Cell):
         output = self.drop(output)
         decoded = self.decoder(output)
         decoded = decoded.view(-1, self.ntoken)
-        # _ms_compat.log_softmax (helper): ops.log_softmax, but float64 computed in float64 (MindSpore's kernel: in
-        # float32)
-        return _ms_compat.log_softmax(decoded, 1), hidden
+        # _ms_compat.log_softmax (helper): torch.log_softmax as x - logsumexp(x): ops.log_softmax computes a float64
+        # input in float32 (off by ~3e-6)
+        return _ms_compat.log_softmax(decoded, axis=1), hidden
 
     def init_hidden(self, bsz):
         # _ms_compat.parameters (helper): no buffers (BatchNorm statistics, register_buffer), unlike

@@ -26,7 +26,7 @@ class Net(nn.Cell):
         x = ops.relu(x)
         x = self.dropout2(x)
         x = self.fc2(x)
-        # _ms_compat.log_softmax (helper): ops.log_softmax, but float64 computed in float64 (MindSpore's kernel: in
-        # float32)
-        output = _ms_compat.log_softmax(x, 1)
+        # _ms_compat.log_softmax (helper): torch.log_softmax as x - logsumexp(x): ops.log_softmax computes a float64
+        # input in float32 (off by ~3e-6)
+        output = _ms_compat.log_softmax(x, axis=1)
         return output
