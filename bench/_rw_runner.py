@@ -33,6 +33,15 @@ What the runner does, the same way on both sides:
   swallow), so both sides run the same number of steps;
 - the first call of each model records its inputs' shapes and dtypes (for msmigrate verify).
 
+Reference runs of the torch side (--reference, for real_world.py's judgement of a difference over its
+tolerance): every model loads DIR/model{i}.npz (what the plain torch run wrote) instead of writing it,
+data order and noise as above, and
+- float64: torch's default dtype float64 (legacy torch.FloatTensor too; the noise streams' float32
+  values and the weights cast up), so the losses differ from the plain run by float32's rounding alone;
+- native-kernels: float32 through torch's own CPU kernels instead of oneDNN's (torch.backends.mkldnn
+  off): another order of accumulation torch itself ships, to measure how far float32 runs of the same
+  program drift apart.
+
 The record (JSON) holds: losses, models (class, input specs), status ("stopped" when the
 budget ended the run, "finished" when the program ended first, "error" with the traceback's
 last lines)."""
@@ -55,7 +64,8 @@ class BenchStop(BaseException):
 
 
 STATE = {"losses": [], "step_losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
-         "capture": None, "captured": None, "epoch": 0}
+         "capture": None, "captured": None, "epoch": 0, "reference": None}
+REFERENCES = ("float64", "native-kernels")
 NOISE = np.random.RandomState(1234)
 INSTANCES = []
 CACHE = {}
@@ -119,6 +129,11 @@ def install_torch():
     except Exception as e:          # noqa: BLE001 - programs without torchvision still run
         print(f"[runner] torchvision unavailable: {e}", file=sys.stderr)
     torch.manual_seed(0)
+    if STATE["reference"] == "float64":
+        torch.set_default_dtype(torch.float64)
+        _patch(torch, "FloatTensor", torch.DoubleTensor)     # Tensor = torch.FloatTensor (PyTorch-GAN)
+    elif STATE["reference"] == "native-kernels":
+        _patch(torch.backends.mkldnn, "enabled", False)
 
     init = torch.nn.Module.__init__
 
@@ -147,8 +162,12 @@ def install_torch():
         for i, m in enumerate(tops):
             if i < len(STATE["models"]):
                 continue
-            sd = {k: v.detach().cpu().numpy() for k, v in m.state_dict().items()}
-            np.savez(Path(STATE["weights"]) / f"model{i}.npz", **sd)
+            path = Path(STATE["weights"]) / f"model{i}.npz"
+            if STATE["reference"]:      # the plain run's weights (cast to this run's dtypes)
+                with np.load(path) as z:
+                    m.load_state_dict({k: torch.from_numpy(z[k]) for k in z.files})
+            else:
+                np.savez(path, **{k: v.detach().cpu().numpy() for k, v in m.state_dict().items()})
             STATE["models"].append({"class": type(m).__name__, "inputs": None})
         for i, m in enumerate(tops):
             if module is m and STATE["models"][i]["inputs"] is None:
@@ -203,6 +222,8 @@ def install_torch():
             out = out.to(dtype)
         elif like is not None:
             out = out.to(like.dtype)
+        elif out.dtype == torch.float32:    # the default dtype, as torch.randn's (float64 reference runs)
+            out = out.to(torch.get_default_dtype())
         return out
     _patch(torch, "randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
     _patch(torch, "rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
@@ -452,9 +473,9 @@ def serve_urls():
 
 
 # ------------------------------------------------------------------ running
-def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative"):
+def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None):
     """Runs the program under the patches; returns the record (and the captured model)."""
-    STATE.update(limit=limit, weights=weights, capture=capture)
+    STATE.update(limit=limit, weights=weights, capture=capture, reference=reference)
     script = Path(script).resolve()
     random.seed(0)
     np.random.seed(0)
@@ -503,11 +524,13 @@ def main(argv=None):
     p.add_argument("--mode", choices=("pynative", "graph", "graph-own-noise"), default="pynative",
                    help="MindSpore side: pynative forces op-by-op runs; graph keeps the program's GRAPH mode line "
                         "(compiled draws from the numpy stream too); graph-own-noise: MindSpore's generator in graphs")
+    p.add_argument("--reference", choices=REFERENCES,
+                   help="torch side: a reference run from the plain run's weights (see the module's docstring)")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
     Path(a.weights).mkdir(parents=True, exist_ok=True)
-    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode)
+    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode, reference=a.reference)
     Path(a.record).write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(f"[runner] {a.side}: {record['status']}, {len(record['losses'])} losses", file=sys.stderr)
 
