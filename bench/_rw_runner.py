@@ -23,6 +23,8 @@ What the runner does, the same way on both sides:
 - same noise: torch.randn/rand/randn_like/rand_like/randint/randperm and their MindSpore ops
   counterparts (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
+  the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
+  draws nothing: torchvision's FakeData calls it for every image);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks), attention dropout too (torch's
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
@@ -424,11 +426,29 @@ def patch_ms_noise(ops, t, graph=False, own=False):
     patch("randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
     patch("rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
 
+    own_randint = ops.randint
+
     def randint(low, high, size, **k):
+        if _seed_bookkeeping():
+            return own_randint(low, high, size, **k)
         return ms.Tensor(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     patch("randint", randint)
     # torch.randperm(n) converts to ops.shuffle(ops.arange(n)): the arange in the stream's permutation order
     patch("shuffle", lambda x, seed=None: t(x.asnumpy()[NOISE.permutation(x.shape[0])]))
+
+
+def _seed_bookkeeping():
+    """Whether the draw is the converted torch.get_rng_state's (_ms_compat.get_rng_state draws the seed it
+    restarts MindSpore's generators from): torch.get_rng_state draws nothing from the stream, so neither may
+    it (else every FakeData image after the first is drawn one number later than torch's)."""
+    frame = sys._getframe(2)
+    for _ in range(4):      # the patched op, GRAPH runs' eager_draw, the helper
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "get_rng_state" and frame.f_code.co_filename.endswith("_ms_compat.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def patch_ms_augmentation(compat):
