@@ -23,6 +23,8 @@ What the runner does, the same way on both sides:
 - same noise: torch.randn/rand/randn_like/rand_like/randint/randperm and their MindSpore ops
   counterparts (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
+  the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
+  draws nothing: torchvision's FakeData calls it for every image);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks), attention dropout too (torch's
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
@@ -32,6 +34,15 @@ What the runner does, the same way on both sides:
   next one stops the program (a BaseException that a program's `except Exception` does not
   swallow), so both sides run the same number of steps;
 - the first call of each model records its inputs' shapes and dtypes (for msmigrate verify).
+
+Reference runs of the torch side (--reference, for real_world.py's judgement of a difference over its
+tolerance): every model loads DIR/model{i}.npz (what the plain torch run wrote) instead of writing it,
+data order and noise as above, and
+- float64: torch's default dtype float64 (legacy torch.FloatTensor too; the noise streams' float32
+  values and the weights cast up), so the losses differ from the plain run by float32's rounding alone;
+- native-kernels: float32 through torch's own CPU kernels instead of oneDNN's (torch.backends.mkldnn
+  off): another order of accumulation torch itself ships, to measure how far float32 runs of the same
+  program drift apart.
 
 The record (JSON) holds: losses, models (class, input specs), status ("stopped" when the
 budget ended the run, "finished" when the program ended first, "error" with the traceback's
@@ -55,7 +66,8 @@ class BenchStop(BaseException):
 
 
 STATE = {"losses": [], "step_losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
-         "capture": None, "captured": None, "epoch": 0}
+         "capture": None, "captured": None, "epoch": 0, "reference": None}
+REFERENCES = ("float64", "native-kernels")
 NOISE = np.random.RandomState(1234)
 INSTANCES = []
 CACHE = {}
@@ -119,6 +131,11 @@ def install_torch():
     except Exception as e:          # noqa: BLE001 - programs without torchvision still run
         print(f"[runner] torchvision unavailable: {e}", file=sys.stderr)
     torch.manual_seed(0)
+    if STATE["reference"] == "float64":
+        torch.set_default_dtype(torch.float64)
+        _patch(torch, "FloatTensor", torch.DoubleTensor)     # Tensor = torch.FloatTensor (PyTorch-GAN)
+    elif STATE["reference"] == "native-kernels":
+        _patch(torch.backends.mkldnn, "enabled", False)
 
     init = torch.nn.Module.__init__
 
@@ -147,8 +164,12 @@ def install_torch():
         for i, m in enumerate(tops):
             if i < len(STATE["models"]):
                 continue
-            sd = {k: v.detach().cpu().numpy() for k, v in m.state_dict().items()}
-            np.savez(Path(STATE["weights"]) / f"model{i}.npz", **sd)
+            path = Path(STATE["weights"]) / f"model{i}.npz"
+            if STATE["reference"]:      # the plain run's weights (cast to this run's dtypes)
+                with np.load(path) as z:
+                    m.load_state_dict({k: torch.from_numpy(z[k]) for k in z.files})
+            else:
+                np.savez(path, **{k: v.detach().cpu().numpy() for k, v in m.state_dict().items()})
             STATE["models"].append({"class": type(m).__name__, "inputs": None})
         for i, m in enumerate(tops):
             if module is m and STATE["models"][i]["inputs"] is None:
@@ -203,6 +224,8 @@ def install_torch():
             out = out.to(dtype)
         elif like is not None:
             out = out.to(like.dtype)
+        elif out.dtype == torch.float32:    # the default dtype, as torch.randn's (float64 reference runs)
+            out = out.to(torch.get_default_dtype())
         return out
     _patch(torch, "randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
     _patch(torch, "rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
@@ -403,11 +426,29 @@ def patch_ms_noise(ops, t, graph=False, own=False):
     patch("randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
     patch("rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
 
+    own_randint = ops.randint
+
     def randint(low, high, size, **k):
+        if _seed_bookkeeping():
+            return own_randint(low, high, size, **k)
         return ms.Tensor(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     patch("randint", randint)
     # torch.randperm(n) converts to ops.shuffle(ops.arange(n)): the arange in the stream's permutation order
     patch("shuffle", lambda x, seed=None: t(x.asnumpy()[NOISE.permutation(x.shape[0])]))
+
+
+def _seed_bookkeeping():
+    """Whether the draw is the converted torch.get_rng_state's (_ms_compat.get_rng_state draws the seed it
+    restarts MindSpore's generators from): torch.get_rng_state draws nothing from the stream, so neither may
+    it (else every FakeData image after the first is drawn one number later than torch's)."""
+    frame = sys._getframe(2)
+    for _ in range(4):      # the patched op, GRAPH runs' eager_draw, the helper
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "get_rng_state" and frame.f_code.co_filename.endswith("_ms_compat.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def patch_ms_augmentation(compat):
@@ -452,9 +493,9 @@ def serve_urls():
 
 
 # ------------------------------------------------------------------ running
-def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative"):
+def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None):
     """Runs the program under the patches; returns the record (and the captured model)."""
-    STATE.update(limit=limit, weights=weights, capture=capture)
+    STATE.update(limit=limit, weights=weights, capture=capture, reference=reference)
     script = Path(script).resolve()
     random.seed(0)
     np.random.seed(0)
@@ -503,11 +544,13 @@ def main(argv=None):
     p.add_argument("--mode", choices=("pynative", "graph", "graph-own-noise"), default="pynative",
                    help="MindSpore side: pynative forces op-by-op runs; graph keeps the program's GRAPH mode line "
                         "(compiled draws from the numpy stream too); graph-own-noise: MindSpore's generator in graphs")
+    p.add_argument("--reference", choices=REFERENCES,
+                   help="torch side: a reference run from the plain run's weights (see the module's docstring)")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
     Path(a.weights).mkdir(parents=True, exist_ok=True)
-    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode)
+    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode, reference=a.reference)
     Path(a.record).write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(f"[runner] {a.side}: {record['status']}, {len(record['losses'])} losses", file=sys.stderr)
 

@@ -11,7 +11,7 @@ measure the converter on code it was not built against.
   cora.tgz served for its download URL), gat (synthetic ./cora files), mnist_hogwild (one training process),
   distributed/minGPT-ddp's model and CharDataset through a one-process driver (its Trainer needs torchrun, DDP
   and an accelerator), imagenet with --dummy (torchvision's FakeData and resnet18, torchvision converted with it;
-  its losses differ from the first step: the data is not yet aligned across the sides).
+  FakeData's images come from the runner's noise stream on both sides, its get_rng_state draws nothing there).
 - karpathy/nanoGPT: model.py's GPT through a driver (configure_optimizers, AdamW steps), and
   train.py itself with a config override on the command line and synthetic train.bin/val.bin/meta.pkl.
 - karpathy/minGPT: GPT and its Trainer through a driver.

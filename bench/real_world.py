@@ -32,6 +32,16 @@ For each program:
 3. `msmigrate verify` (PYNATIVE and GRAPH) of every model whose first call took tensors only,
    the model built by running the program up to that call (bench/_rw_capture.py).
 
+4. A difference over the tolerance (1e-4 relative) is judged against torch's own float32 rounding:
+   torch runs twice more from the same weights, data and noise (bench/_rw_runner.py --reference):
+   in float64, and in float32 through its own CPU kernels instead of oneDNN's. Where the converted
+   losses are within the tolerance of torch's float64 losses at every step, the row passes ("vs torch
+   float64": torch's float32 run is the one that strayed, e.g. a LeakyReLU input at 2e-7 that float32
+   rounds below 0). Where they are not, but the first loss matches and the converted run is no farther
+   from float64 than one of torch's own float32 runs is, the status is `float32-noise`: a training that
+   amplifies rounding (Adam's first step moves every weight by +-lr, whatever the gradient's size, so a
+   gradient at rounding level flips its sign) - counted apart from the passes, with its figures.
+
 Prints one table: program, TODO count, status, largest relative loss difference (or the error)."""
 from __future__ import annotations
 
@@ -251,10 +261,11 @@ def env_for(side):
     return env
 
 
-def run_side(side, script: Path, args, record: Path, weights: Path, losses, timeout, mode="pynative"):
+def run_side(side, script: Path, args, record: Path, weights: Path, losses, timeout, mode="pynative",
+             reference=None):
     cmd = [PY, str(ROOT / "bench" / "_rw_runner.py"), "--side", side, "--script", str(script),
            "--record", str(record), "--weights", str(weights), "--losses", str(losses), "--mode", mode,
-           "--", *args]
+           *(["--reference", reference] if reference else []), "--", *args]
     env = env_for(side)
     urls = record.parent / side / "data" / "urls.json"     # a data writer's local copies of downloads
     if urls.exists():
@@ -307,6 +318,35 @@ def compare(torch_rec, ms_rec):
     if worst is None:
         return "fail", None, "nothing to compare (no losses or values)"
     return ("pass" if worst <= RTOL else "fail"), worst, note
+
+
+def judge(torch_rec, ms_rec, references):
+    """compare(), and for a difference over RTOL the verdict against torch's own float32 rounding
+    (the module's docstring, step 4). references: a function giving {variant: torch record} (run once)."""
+    status, worst, note = compare(torch_rec, ms_rec)
+    if status != "fail" or worst is None:
+        return status, worst, note
+    refs = references()
+    f64 = refs["float64"]
+    if f64["status"] in ("error", "timeout"):
+        return status, worst, _join(note, f"no float64 reference: {summarize(f64['error'])}")
+    _, to_f64, _ = compare(f64, ms_rec)
+    drift = [compare(f64, r)[1] for r in (torch_rec, refs["native-kernels"]) if r["status"] not in ("error", "timeout")]
+    drift = max((d for d in drift if d is not None), default=None)
+    if to_f64 is None or drift is None:
+        return status, worst, note
+    figures = f"vs torch float64 {to_f64:.1e}; torch float32 vs float64 up to {drift:.1e}"
+    if to_f64 <= RTOL:
+        return "pass", worst, _join(note, figures)
+    firsts = [rel_diff(ms_rec["losses"][:1], losses[:1]) for losses in (torch_rec["losses"], torch_rec.get("step_losses"))
+              if losses]      # per backward() or summed per optimizer step (compare's grouping)
+    if any(f is not None and f <= RTOL for f in firsts) and to_f64 <= drift:
+        return "float32-noise", worst, _join(note, figures)
+    return status, worst, _join(note, figures)
+
+
+def _join(*notes):
+    return "; ".join(n for n in notes if n)
 
 
 def summarize(error):
@@ -404,7 +444,15 @@ def main(argv=None):
             print_row(rows[-1])
             continue
         m_rec = run_side("ms", ms_proj / script, args, run / "ms.json", weights, a.losses, a.timeout)
-        status, worst, note = compare(t_rec, m_rec)
+        refs = {}
+
+        def references():
+            if not refs:
+                # float64 convolutions go through torch's slow native kernels: a longer allowance
+                refs.update({v: run_side("torch", proj / script, args, run / f"torch_{v}.json", weights, a.losses,
+                                         3 * a.timeout, reference=v) for v in ("float64", "native-kernels")})
+            return refs
+        status, worst, note = judge(t_rec, m_rec, references)
         graph = ""
         if not a.no_graph and status != "error":
             g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, a.losses, a.timeout,
@@ -413,7 +461,7 @@ def main(argv=None):
             if own_noise:   # a graph with JIT-fallback values cannot run the stream's pyfunc draws
                 g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, a.losses,
                                  a.timeout, mode="graph-own-noise")
-            g_status, g_worst, g_note = compare(t_rec, g_rec)
+            g_status, g_worst, g_note = judge(t_rec, g_rec, references)
             if own_noise:
                 g_note = (g_note + "; " if g_note else "") + "in-graph noise MindSpore's own (JIT-fallback values)"
             graph = f"graph {g_status}" + (f" {g_worst:.1e}" if g_worst is not None else "") + \
@@ -432,7 +480,9 @@ def main(argv=None):
             if extra:
                 print(f"{'':44}{extra}")
     passed = sum(r[2] == "pass" for r in rows)
-    print(f"\n{passed}/{len(rows)} programs match torch (PYNATIVE losses within {RTOL} relative)")
+    noise = sum(r[2] == "float32-noise" for r in rows)
+    print(f"\n{passed}/{len(rows)} programs match torch (PYNATIVE losses within {RTOL} relative of torch's float32 or "
+          f"float64 run)" + (f"; {noise} more within torch's own float32 drift (float32-noise)" if noise else ""))
     (a.work / "results.json").write_text(json.dumps(rows, indent=1))
     return 0 if passed == len(rows) else 1
 
