@@ -52,6 +52,7 @@ from . import graph_iters as GI
 from . import graph_objects as GO
 from . import graph_state as GS
 from . import graph_mutations as GM
+from . import graph_aliases as GA
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -198,7 +199,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_iters: Set[int] = set()         # `it = iter(xs)` read by next() only (graph_iters.py)
         self._graph_nexts: Set[int] = set()
         self._graph_copies: Set[int] = set()        # `mems.copy()` rebinding a popped argument
-        self._graph_changes_refused: Dict[int, str] = {}   # `acc.append(h)` on an argument (graph_mutations.py)
+        # `acc.append(h)` on an argument (graph_mutations.py), on a list another holder shares (graph_aliases.py):
+        # (refusing helper, what)
+        self._graph_changes_refused: Dict[int, Tuple[str, str]] = {}
         self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
@@ -925,7 +928,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if refuse:
             self._graph_pops_refused.update(GP.refused_pops(
                 node, self._graph_pops | {id(c) for c in guarded.values()}, params, rebound))
-            self._graph_changes_refused.update(GM.refused_changes(node))
+            self._graph_changes_refused.update(
+                {k: (GM.ARGUMENT_CHANGE, what) for k, what in GM.refused_changes(node).items()})
+            for k, what in GA.shared_changes(node).items():   # `m = l; l.append(x)`: graph_aliases.py
+                self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
             self._graph_dict_pops |= GM.own_dict_pops(node)
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
@@ -1425,6 +1431,10 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
+        if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
+            self.uses_compat = True
+            return updated.with_changes(value=GM.refuse_in_graph(
+                self, original, updated.value, self._graph_changes_refused[id(original)]))
         if (type(updated.operator) in _INT_DIVISION_OF_AUG and isinstance(updated.target, cst.Name)
                 and self._in_compiled_arithmetic() and not self._is_tensor_expr(original.target)
                 and not self._is_tensor_expr(original.value)):
