@@ -5,7 +5,9 @@ Compiled, MindSpore 2.10 keeps lists and dicts as values: a change reaches the n
 through and nothing else (measured, silently each time): `m = l; l.append(x)` leaves `len(m)` 1 where
 Python says 2; so do `m.append` (then `len(l)` 1), extend, insert, `l += [x]`, `l[0] = v`,
 `d['k'] = v`, `a = b = []`, `t = (l, 1)`, `ls = [l]`, `hs.append(l)`, `for m in (a, b): m.append(x)`
-(a and b stay as they were), and `l = self.cache; l.append(x)` (self.cache keeps its length). No
+(a and b stay as they were), and `l = self.cache; l.append(x)` (self.cache keeps its length). A pop
+there is no rewrite either (graph_pops.py's `l = l[:-1]` would leave the other holder as it was in
+PyNative too). No
 rewrite gives one object two names there, so such a change is refused: it raises MigrationError naming
 the original line when a compiled graph reaches it, and runs in PyNative (templates/compat_parts/
 graph_mutations.py).
@@ -15,7 +17,9 @@ judged on one function's body: a holder made before the change, or in a loop aro
 bound to what another name, an attribute, a subscript or a loop hands it (`l = m`, `l = self.cache`,
 `for l in lists`). A list built by the function and changed through its one name
 (`outs = []; for ...: outs.append(h)`) is no one else's, and neither is one shared only after its last
-change (`return outs`, `self.out = outs` after the loop). A parameter changed in place is refused by
+change (`return outs`, `self.out = outs` after the loop), nor one the name is bound anew to on every way
+from the sharing to the change (`groups.append(g); g = []`, `row = []` at the top of each loop turn), nor
+a copy (`l[:]`, `list(l)`). A parameter changed in place is refused by
 graph_mutations.py; a parameter the function rebinds from itself (`cache = cache or []`) is left as it
 is there, and here. Not seen: a holder made by a call (`self.keep(l)` storing it) or by a closure."""
 from __future__ import annotations
@@ -72,8 +76,9 @@ def _handed(expr: Optional[cst.BaseExpression], name: str) -> bool:
         return expr.value != name and expr.value not in ("None", "True", "False")
     if isinstance(expr, cst.Attribute):
         return True
-    if isinstance(expr, cst.Subscript):         # `{...}[key]`: an item of a display built here
-        return not isinstance(expr.value, _DISPLAYS + (cst.Dict, cst.Call))
+    if isinstance(expr, cst.Subscript):         # `{...}[key]`: an item of a display built here; `l[:]` a copy
+        return not isinstance(expr.value, _DISPLAYS + (cst.Dict, cst.Call)) and \
+            not any(isinstance(el.slice, cst.Slice) for el in expr.slice)
     if isinstance(expr, cst.IfExp):
         return _handed(expr.body, name) or _handed(expr.orelse, name)
     if isinstance(expr, cst.BooleanOperation):
@@ -196,8 +201,11 @@ class _Events(ScopeLocalVisitor):
 
     def leave_Call(self, node: cst.Call) -> None:
         name = change_receiver(node, id(node) in self.statements)
-        if name is None:
-            return
+        if name is None and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop" and \
+                isinstance(node.func.value, cst.Name):
+            name = node.func.value.value     # a list's or dict's (no tensor has pop)
+        if name is None or not node.args and node.func.attr.value in _KEEPING | {"remove"}:
+            return              # `hook.remove()`: no list's (list.remove takes the item)
         if node.func.attr.value in _KEEPING:
             for arg in node.args:
                 self._holders(arg.value, but=name)
@@ -211,18 +219,19 @@ class _Events(ScopeLocalVisitor):
 
 def _overlaps(shared: Event, change: Event, rebound: List[Event]) -> bool:
     """The holder may still share the object when the change runs: made before it, or after it in a loop around
-    both; unless the name is bound to a new list or dict (`rebound`) in between, in a block around the change
-    (for a holder made after the change: at the top of a loop around both, so each turn changes a new one)."""
-    loops = {b for b, loop in shared[1] if loop} & {b for b, loop in change[1] if loop}
-    if not (shared[0] < change[0] or loops):
+    both; unless the name is bound to a new list or dict (`rebound`) on every way from the one to the other."""
+    common = [b for b in shared[1] if b[1] and b in change[1]]     # the loops around both, outermost first
+    if not (shared[0] < change[0] or common):
         return False
     for at in rebound:
+        if at[1] == shared[1] and shared[0] < at[0] and not shared[0] < change[0] < at[0]:
+            return False        # rebound after the holder is made, in its block (`groups.append(g); g = []`)
         if at[1] != change[1][:len(at[1])] or at[0] >= change[0]:
-            continue
+            continue            # not before the change in a block around it
         if shared[0] < at[0]:
-            return False
-        if shared[0] > change[0] and at[1] and at[1][-1][1] and at[1][-1] in shared[1]:
-            return False
+            return False        # `m = l; l = []; l.append(x)`
+        if shared[0] > change[0] and common and common[-1] in at[1]:
+            return False        # each turn of the loop rebinds it before the change: `row = []` at its top
     return True
 
 

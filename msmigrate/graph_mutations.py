@@ -104,16 +104,17 @@ class _DictPops(ScopeLocalVisitor):
             self.found.append((name, node))
 
 
-def own_dict_pops(function: cst.FunctionDef) -> Set[int]:
+def own_dict_pops(function: cst.FunctionDef, shared: Set[int] = frozenset()) -> Set[int]:
     """ids of the assignments `v = d.pop('k'...)` whose dict is the function's own: its **kwargs, or a name
-    that is no parameter (a parameter's caller would see the pop: left as it is)."""
+    that is no parameter (a parameter's caller would see the pop: left as it is), nor a dict another holder
+    shares (`shared`: ids of such pops, graph_aliases.py)."""
     p = function.params
     given = {q.name.value for q in list(p.params) + list(p.kwonly_params) + list(p.posonly_params)}
     if isinstance(p.star_arg, cst.Param):
         given.add(p.star_arg.name.value)
     v = _DictPops()
     function.body.visit(v)
-    return {id(node) for name, node in v.found if name not in given}
+    return {id(node) for name, node in v.found if name not in given and id(node.value) not in shared}
 
 
 def split_dict_pop(assign: cst.Assign, compat: str) -> Optional[cst.FlattenSentinel]:

@@ -922,6 +922,10 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
         """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
         pops, guarded = GP.pops_to_rewrite(node, local)
+        shared = GA.shared_changes(node) if refuse else {}   # `m = l; l.append(x)`: graph_aliases.py
+        # a pop rewritten as a rebinding (`l = l[:-1]`) would not reach the other holder: refused instead
+        pops -= set(shared)
+        guarded = {k: c for k, c in guarded.items() if id(c) not in shared}
         self._graph_copies |= GP.list_copies(node, rebound)
         self._graph_pops |= pops
         self._graph_guarded_pops.update(guarded)
@@ -930,9 +934,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 node, self._graph_pops | {id(c) for c in guarded.values()}, params, rebound))
             self._graph_changes_refused.update(
                 {k: (GM.ARGUMENT_CHANGE, what) for k, what in GM.refused_changes(node).items()})
-            for k, what in GA.shared_changes(node).items():   # `m = l; l.append(x)`: graph_aliases.py
+            for k, what in shared.items():
                 self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
-            self._graph_dict_pops |= GM.own_dict_pops(node)
+            self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts

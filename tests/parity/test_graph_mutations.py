@@ -169,7 +169,10 @@ class Net(nn.Module):
         cached += [2]
         for m in (a, [h]):
             m.append(h)
-        return h
+        q = [h, h * 2]
+        r = q
+        last = q.pop()
+        return h + last * len(r)
 '''
 
 UNSHARED_SRC = '''
@@ -210,6 +213,27 @@ def make():
 '''
 
 
+REBOUND_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x, hooks):
+        groups, group = [], []
+        for row in x:
+            if len(group) > 1:
+                groups.append(group)
+                group = []
+            group.append(row)
+        copy = groups[:]
+        copy.append(group)
+        for hook in hooks:
+            hook.remove()
+        return copy
+'''
+
+
 def test_list_another_name_holds_changed_is_refused_when_compiled():
     """Measured on 2.10, GRAPH: `seen = hs; hs.append(v)` left len(seen) 1 (Python 2), silently."""
     check_refused_when_compiled(SHARED_SRC, "_ms_compat.graph_shared_change(hs.append(h * 2), 'hs.append'",
@@ -219,8 +243,10 @@ def test_list_another_name_holds_changed_is_refused_when_compiled():
 def test_shared_list_forms_refused_and_unshared_ones_kept():
     from .harness import convert_snippet
     code, _ = convert_snippet(SHARED_FORMS)
-    for what in ("a.append", "kept.append", "d[...] =", "cached +=", "m.append"):
+    for what in ("a.append", "kept.append", "d[...] =", "cached +=", "m.append", "q.pop"):
         assert f"'{what}'" in code, (what, code)
-    assert code.count("graph_shared_change(") == 5, code
+    assert code.count("graph_shared_change(") == 6 and "q[:-1]" not in code, code
     code, _ = check_graph(UNSHARED_SRC, rnd(2, 4), (2, 52))
+    assert "graph_shared_change" not in code, code
+    code, _ = convert_snippet(REBOUND_SRC)       # vit-pytorch's group_by_max_seq_len, a copy, a no-arg remove
     assert "graph_shared_change" not in code, code
