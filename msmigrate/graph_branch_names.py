@@ -1,4 +1,4 @@
-"""A name that forward binds only inside an `if` and reads after it, bound to None before the `if`.
+"""A name that forward binds only inside an `if` or a loop and reads after it, bound to None first.
 
     if has_memory_tokens:            mem_every = None
         mem_every = self.every       if has_memory_tokens:
@@ -10,14 +10,19 @@
 Python reads such a name only on the paths that bound it. MindSpore's GRAPH mode resolves every name
 at parse time, over both branches, and refuses the name ("The local variable 'k' is not defined in
 false branch, but defined in true branch"; across two `if`s, "NameError: The name 'mem_every' is not
-defined"), even when the condition is a constant. With the binding before the `if` it compiles, and
-every path that Python runs reads what it read. Only a path on which the original raises
-UnboundLocalError now reads None instead.
+defined"), even when the condition is a constant. A loop the same way: its target or a name its body
+binds, read after the loop (`for i in range(n): ...` then `i`; pytorch/examples time_sequence_prediction
+reads the first loop's `output` in the second) stops compiling with "UnboundLocalError: The local
+variable 'output' defined in the 'for' loop body cannot be used outside of the loop body" (measured on
+2.10, `for` and `while`). With the binding before the `if` or loop it compiles, and every path that
+Python runs reads what it read. Only a path on which the original raises UnboundLocalError now reads
+None instead. Inside a loop the binding goes before the outermost loop around the statement: a line
+in the loop body would overwrite, in the next iteration, what the last one bound.
 
 A pass over the converted code (inserted lines would shift the statement lines that sites name), on
 the `construct` (or `forward`) methods of classes. The name
-must be a local the `if` binds, read after it, and not seen anywhere in the function before it (nor a
-parameter, nor declared global/nonlocal): the inserted line can then change no value Python reads."""
+must be a local the `if` or loop binds, read after it, and not seen anywhere in the function before it
+(nor a parameter, nor declared global/nonlocal): the inserted line can then change no value Python reads."""
 from __future__ import annotations
 
 from typing import List, Set
@@ -28,7 +33,7 @@ from .visitor_bases import BindingTargets, ClassScopes, NameReads
 
 
 def might_bind_in_branch(source: str) -> bool:
-    return "def forward" in source and "if " in source
+    return "def forward" in source and any(word in source for word in ("if ", "for ", "while "))
 
 
 class _Names(BindingTargets, NameReads):
@@ -118,8 +123,11 @@ class _Forward(cst.CSTTransformer):
         self.function = function
 
     def plan(self) -> dict:
-        """{id(if statement): [names]} for the whole function."""
+        """{id(statement): [names]} for the whole function: the `if` or loop, or the outermost loop
+        around it."""
         statements: List[cst.CSTNode] = []
+        outermost: dict = {}        # id(statement): the outermost loop it lies in (the function's own)
+        loops: List[cst.CSTNode] = []
 
         class _Order(cst.CSTVisitor):
             def visit_FunctionDef(inner, node) -> bool:
@@ -131,54 +139,54 @@ class _Forward(cst.CSTTransformer):
             def visit_Lambda(inner, node) -> bool:
                 return False
 
-            def visit_SimpleStatementLine(inner, node) -> bool:
-                statements.append(node)
-                return False
+            def on_visit(inner, node) -> bool:
+                if isinstance(node, (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try)):
+                    statements.append(node)
+                    if loops:
+                        outermost[id(node)] = loops[0]
+                if isinstance(node, (cst.For, cst.While)):
+                    loops.append(node)
+                if isinstance(node, cst.SimpleStatementLine):
+                    for small in node.body:
+                        if isinstance(small, (cst.Global, cst.Nonlocal)):
+                            self.excluded.update(n.name.value for n in small.names)
+                    return False
+                return super().on_visit(node)
 
-            def visit_If(inner, node) -> None:
-                statements.append(node)
-
-            def visit_Global(inner, node) -> None:
-                self.excluded.update(n.name.value for n in node.names if isinstance(n.name, cst.Name))
-
-            def visit_Nonlocal(inner, node) -> None:
-                self.excluded.update(n.name.value for n in node.names if isinstance(n.name, cst.Name))
-
-            def visit_For(inner, node) -> None:
-                statements.append(node)
-
-            def visit_While(inner, node) -> None:
-                statements.append(node)
-
-            def visit_With(inner, node) -> None:
-                statements.append(node)
-
-            def visit_Try(inner, node) -> None:
-                statements.append(node)
+            def on_leave(inner, node) -> None:
+                if loops and node is loops[-1]:
+                    loops.pop()
+                super().on_leave(node)
 
         self.function.visit(_Order())
-        plan = {}
+        plan: dict = {}
         before: Set[str] = set(self.excluded)
         for i, st in enumerate(statements):
-            if isinstance(st, cst.If):
-                # names the `if` binds, not bound on every path through it
-                per_branch = [_names(b).bound if b is not None else set() for b in _branches(st)]
-                bound_somewhere = set().union(*per_branch) - before
-                everywhere = set.intersection(*per_branch) if per_branch else set()
-                candidates = bound_somewhere - everywhere
+            if isinstance(st, (cst.If, cst.For, cst.While)):
+                candidates = _not_always_bound(st) - before
                 if candidates:
                     after: Set[str] = set()
                     end = _last_descendant_index(statements, i, st)
                     for later in statements[end + 1:]:
                         after |= _header_seen(later)
-                    names = sorted(n for n in candidates if n in after)
+                    names = {n for n in candidates if n in after}
                     if names:
-                        plan[id(st)] = names
-                        before |= set(names)
-                before |= _header_seen(st)
-            else:
-                before |= _header_seen(st)
+                        # inside a loop: once, before the outermost loop (a line before the statement
+                        # itself would overwrite, in the next iteration, what this one bound)
+                        at = id(outermost.get(id(st), st))
+                        plan[at] = sorted(set(plan.get(at, ())) | names)
+                        before |= names
+            before |= _header_seen(st)
         return plan
+
+
+def _not_always_bound(st) -> Set[str]:
+    """Names an `if` binds on some path through it and not on every one; every name a loop binds
+    (its target, its body: no iteration may run)."""
+    if isinstance(st, (cst.For, cst.While)):
+        return set(_names(st).bound)
+    per_branch = [_names(b).bound if b is not None else set() for b in _branches(st)]
+    return set().union(*per_branch) - set.intersection(*per_branch)
 
 
 def _header_seen(st) -> Set[str]:

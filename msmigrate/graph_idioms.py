@@ -38,7 +38,7 @@ when a value is known only at run time (measured on 2.10, silently: with `a` an 
 _ms_compat.dict_union(a, {'k': v}) merges the parts by update(), as the display does."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Set
 
 import libcst as cst
 
@@ -173,6 +173,59 @@ def power_graph_safe(node, compat: str) -> Optional[cst.Call]:
     return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name("power")),
                     args=[cst.Arg(base, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(exp)],
                     lpar=node.lpar, rpar=node.rpar)
+
+
+# `a // b` / `a % b` on two Python ints in compiled code: GRAPH mode (2.10) folds them through a float32
+# quotient, floor(float32(a) / float32(b)), wrong from about 2**24 on, silently (measured: `(2**24 + 1) % 97`
+# is 97, `(3 * (2**24 + 1)) // 7` one too many). _ms_compat.floordiv / mod correct that quotient with int
+# arithmetic (+, -, * and comparisons of ints are exact there), and keep the operator for anything else.
+INT_DIVISIONS = {cst.FloorDivide: "floordiv", cst.Modulo: "mod"}
+_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+
+
+def _float_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Float, cst.Imaginary))
+
+
+def int_division_graph_safe(left: cst.BaseExpression, operator, right: cst.BaseExpression,
+                            compat: str) -> Optional[cst.Call]:
+    """`a // b` / `a % b` -> `<compat>.floordiv(a, b)` / `<compat>.mod(a, b)`, or None for another operator,
+    `"..." % args` (formatting) or a float literal operand (a float's division is not an int's)."""
+    helper = INT_DIVISIONS.get(type(operator))
+    if helper is None or isinstance(left, _STRINGS) or _float_literal(left) or _float_literal(right):
+        return None
+    return cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(helper)),
+                    args=[cst.Arg(left.with_changes(lpar=[], rpar=[]) if _bare(left) else left,
+                                  comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                          cst.Arg(right.with_changes(lpar=[], rpar=[]) if _bare(right) else right)])
+
+
+def training_loop_functions(module: cst.Module) -> Set[str]:
+    """Module-level functions that call `.backward(...)`: training loops, whose statements run in Python (only
+    the step msmigrate/train_loop.py takes out of them is compiled): `batch_idx % args.log_interval` there
+    keeps its operator."""
+    found: Set[str] = set()
+
+    class _Backward(cst.CSTVisitor):
+        hit = False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+                self.hit = True
+    for st in module.body:
+        if isinstance(st, cst.FunctionDef):
+            v = _Backward()
+            st.visit(v)
+            if v.hit:
+                found.add(st.name.value)
+    return found
+
+
+def _bare(node: cst.BaseExpression) -> bool:
+    """Parentheses that only grouped an operand: not needed as a call's argument."""
+    return bool(getattr(node, "lpar", None)) and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.NamedExpr, cst.Yield))
 
 
 _GRAPH_SAFE_REDUCTIONS = {"all": "all_true", "any": "any_true", "round": "round_even"}

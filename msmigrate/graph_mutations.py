@@ -14,7 +14,7 @@ module-level helper), where MindSpore 2.10 computes something else than Python, 
   both are left as they are."""
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -28,7 +28,7 @@ _CHANGES = frozenset({"append", "extend", "insert", "remove", "clear", "update",
 _SORT_KEYWORDS = frozenset({"key", "reverse"})
 
 
-def _change(call: cst.Call, statement: bool) -> Optional[str]:
+def change_receiver(call: cst.Call, statement: bool) -> Optional[str]:
     """The receiver's name when `call` is `name.<method that changes it>(...)` (`statement`: the whole
     of an expression statement)."""
     func = call.func
@@ -62,7 +62,7 @@ class _Changes(ScopeLocalVisitor):
                 self.calls.append((sub.value.value, node))
 
     def visit_Call(self, node: cst.Call) -> None:
-        name = _change(node, id(node) in self.statements)
+        name = change_receiver(node, id(node) in self.statements)
         if name is not None:
             self.calls.append((name, node))
 
@@ -104,16 +104,17 @@ class _DictPops(ScopeLocalVisitor):
             self.found.append((name, node))
 
 
-def own_dict_pops(function: cst.FunctionDef) -> Set[int]:
+def own_dict_pops(function: cst.FunctionDef, shared: Set[int] = frozenset()) -> Set[int]:
     """ids of the assignments `v = d.pop('k'...)` whose dict is the function's own: its **kwargs, or a name
-    that is no parameter (a parameter's caller would see the pop: left as it is)."""
+    that is no parameter (a parameter's caller would see the pop: left as it is), nor a dict another holder
+    shares (`shared`: ids of such pops, graph_aliases.py)."""
     p = function.params
     given = {q.name.value for q in list(p.params) + list(p.kwonly_params) + list(p.posonly_params)}
     if isinstance(p.star_arg, cst.Param):
         given.add(p.star_arg.name.value)
     v = _DictPops()
     function.body.visit(v)
-    return {id(node) for name, node in v.found if name not in given}
+    return {id(node) for name, node in v.found if name not in given and id(node.value) not in shared}
 
 
 def split_dict_pop(assign: cst.Assign, compat: str) -> Optional[cst.FlattenSentinel]:
@@ -137,10 +138,16 @@ def split_dict_pop(assign: cst.Assign, compat: str) -> Optional[cst.FlattenSenti
                                            semicolon=assign.semicolon)])
 
 
-def refuse_in_graph(tr, original: cst.CSTNode, result: cst.BaseExpression, what: str) -> cst.BaseExpression:
-    """`_ms_compat.graph_argument_change(result, "acc.append", "file:line")`
-    (templates/compat_parts/graph_mutations.py)."""
-    return graph_refusal(tr, "_ms_compat.graph_argument_change", original, result, cst.SimpleString(repr(what)))
+ARGUMENT_CHANGE = "_ms_compat.graph_argument_change"
+SHARED_CHANGE = "_ms_compat.graph_shared_change"     # a list another holder shares: graph_aliases.py
+
+
+def refuse_in_graph(tr, original: cst.CSTNode, result: cst.BaseExpression, refusal: Tuple[str, str]
+                    ) -> cst.BaseExpression:
+    """`_ms_compat.graph_argument_change(result, "acc.append", "file:line")` (or graph_shared_change: refusal
+    is (helper, what); templates/compat_parts/graph_mutations.py)."""
+    helper, what = refusal
+    return graph_refusal(tr, helper, original, result, cst.SimpleString(repr(what)))
 
 
 def sort_remove_as_slice_store(expr: cst.Expr, compat: str, params: Set[str]) -> Optional[cst.Assign]:
@@ -150,7 +157,7 @@ def sort_remove_as_slice_store(expr: cst.Expr, compat: str, params: Set[str]) ->
     call = expr.value
     if not isinstance(call, cst.Call):
         return None
-    name = _change(call, True)
+    name = change_receiver(call, True)
     method = call.func.attr.value if name is not None else None
     if name is None or name in params or method not in ("sort", "remove"):
         return None

@@ -19,10 +19,11 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
-from .graph_idioms import (all_any_graph_safe, callable_graph_safe, dict_call_graph_safe, dict_display_graph_safe,
-                           map_lambda_as_generator, map_partial_as_generator, power_graph_safe, set_membership_as_tuple,
-                           single_for_comprehension, comprehension_condition_as_bool,
-                           xor_graph_safe, CONSUMERS as WHOLE_CONSUMERS)
+from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
+                           dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator,
+                           map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
+                           comprehension_condition_as_bool, training_loop_functions, xor_graph_safe,
+                           CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
@@ -51,6 +52,7 @@ from . import graph_iters as GI
 from . import graph_objects as GO
 from . import graph_state as GS
 from . import graph_mutations as GM
+from . import graph_aliases as GA
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -198,7 +200,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_iters: Set[int] = set()         # `it = iter(xs)` read by next() only (graph_iters.py)
         self._graph_nexts: Set[int] = set()
         self._graph_copies: Set[int] = set()        # `mems.copy()` rebinding a popped argument
-        self._graph_changes_refused: Dict[int, str] = {}   # `acc.append(h)` on an argument (graph_mutations.py)
+        # `acc.append(h)` on an argument (graph_mutations.py), on a list another holder shares (graph_aliases.py):
+        # (refusing helper, what)
+        self._graph_changes_refused: Dict[int, Tuple[str, str]] = {}
         self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
@@ -907,6 +911,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
+        self._training_loops = training_loop_functions(node) - self._cell_functions   # graph_idioms.py
         self._state_reads = GS.module_state_reads(node, cell_classes)   # `if self.state is None`: graph_state.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
@@ -918,14 +923,21 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
         """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
         pops, guarded = GP.pops_to_rewrite(node, local)
+        shared = GA.shared_changes(node) if refuse else {}   # `m = l; l.append(x)`: graph_aliases.py
+        # a pop rewritten as a rebinding (`l = l[:-1]`) would not reach the other holder: refused instead
+        pops -= set(shared)
+        guarded = {k: c for k, c in guarded.items() if id(c) not in shared}
         self._graph_copies |= GP.list_copies(node, rebound)
         self._graph_pops |= pops
         self._graph_guarded_pops.update(guarded)
         if refuse:
             self._graph_pops_refused.update(GP.refused_pops(
                 node, self._graph_pops | {id(c) for c in guarded.values()}, params, rebound))
-            self._graph_changes_refused.update(GM.refused_changes(node))
-            self._graph_dict_pops |= GM.own_dict_pops(node)
+            self._graph_changes_refused.update(
+                {k: (GM.ARGUMENT_CHANGE, what) for k, what in GM.refused_changes(node).items()})
+            for k, what in shared.items():
+                self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
+            self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1204,9 +1216,6 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = GS.wrap_read(self, original, self._leave_attribute(original, updated))   # graph_state.py
         return GR.track(self, original, result)   # `x.grad`: see leave_Module
 
-    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
-        return GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
-
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
         device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
         if device is not None:
@@ -1426,6 +1435,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._stores.add(id(node.target))
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
+        if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
+            self.uses_compat = True
+            return updated.with_changes(value=GM.refuse_in_graph(
+                self, original, updated.value, self._graph_changes_refused[id(original)]))
+        if (type(updated.operator) in _INT_DIVISION_OF_AUG and isinstance(updated.target, cst.Name)
+                and self._in_compiled_arithmetic() and not self._is_tensor_expr(original.target)
+                and not self._is_tensor_expr(original.value)):
+            # `n //= d` on ints: `n = _ms_compat.floordiv(n, d)` (msmigrate/graph_idioms.py)
+            safe = int_division_graph_safe(updated.target, _INT_DIVISION_OF_AUG[type(updated.operator)](),
+                                           updated.value, COMPAT)
+            if safe is not None:
+                self.uses_compat = True
+                return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=safe, semicolon=updated.semicolon)
         names = self._mixed_names(original.target) if isinstance(original.target, cst.Attribute) else []
         if not names:
             return updated
@@ -1453,6 +1476,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
             self.uses_compat = True
             return xor_graph_safe(updated, COMPAT)
+        if type(updated.operator) in INT_DIVISIONS and self._in_compiled_arithmetic() \
+                and not self._is_tensor_expr(original.left) and not self._is_tensor_expr(original.right):
+            safe = int_division_graph_safe(updated.left, updated.operator, updated.right, COMPAT)
+            if safe is not None:   # `n % 97` on ints above 2**24: msmigrate/graph_idioms.py
+                self.uses_compat = True
+                return safe.with_changes(lpar=updated.lpar, rpar=updated.rpar)
         if isinstance(updated.operator, cst.Power) and self._in_graph_code() \
                 and not self._is_tensor_expr(original.left):   # `n ** -1` on ints: msmigrate/graph_idioms.py
             safe = power_graph_safe(updated, COMPAT)
@@ -1842,6 +1871,10 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.uses_compat = True
                 return updated.with_changes(args=[updated.args[0].with_changes(value=nested)])
         return updated
+
+    def _in_compiled_arithmetic(self) -> bool:
+        """In GRAPH code, not in a training loop's own statements (msmigrate/graph_idioms.py)."""
+        return self._in_graph_code() and (bool(self._classes) or self._funcs[0].name not in self._training_loops)
 
     def _in_graph_code(self) -> bool:
         """In construct, or in a module-level function that construct (or a train step) may call."""
@@ -2344,6 +2377,7 @@ _PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pa
                      "torch.nn.utils.rnn.pack_sequence"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
+_INT_DIVISION_OF_AUG = {cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo}
 _BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (
     "Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power", "MatrixMultiply", "LeftShift",
     "RightShift", "BitAnd", "BitOr", "BitXor")}

@@ -4,9 +4,13 @@ in PyNative and GRAPH mode (MindSpore 2.10, CPU).
 - `order.sort()` / `order.remove(v)` on a list forward builds: GRAPH mode left the list as it was (measured,
   silently); converted to `order[:] = sorted(order)` / `order[:] = _ms_compat.list_removed(order, v)`.
 - a method that appends to a list (or stores into a dict) it was given: compiled, the caller's list stayed
-  as it was (measured: `len(acc)` the old length, silently); PyNative runs it, compiling stops naming the line."""
+  as it was (measured: `len(acc)` the old length, silently); PyNative runs it, compiling stops naming the line.
+- a list or dict another holder shares, changed in place (`seen = hs; hs.append(v)`: compiled, len(seen) stayed 1,
+  silently; msmigrate/graph_aliases.py): refused the same way; lists built and changed through one name, or
+  shared only after their last change, are kept and compute torch's values in GRAPH mode."""
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -88,23 +92,161 @@ def make():
 '''
 
 
-def test_list_argument_changed_runs_op_by_op_and_is_refused_when_compiled():
+def check_refused_when_compiled(src, form, what):
+    """The converted `src` holds `form`, computes torch's output in PyNative, and compiled raises MigrationError
+    naming `what` at the line marked `# SITE`."""
     import mindspore as ms
     import torch
     from msmigrate.weights import load_torch_state_dict
-    line = next(i for i, t in enumerate(ARGUMENT_SRC.splitlines(), 1) if "# SITE" in t)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE" in t)
     x = rnd(2, 4)
     torch.manual_seed(0)
-    tnet = load_torch(ARGUMENT_SRC)["make"]()
+    tnet = load_torch(src)["make"]()
     t_out = tnet(torch.from_numpy(x))
-    mod, code, _ = load_converted(ARGUMENT_SRC)
-    assert "_ms_compat.graph_argument_change(acc.append(h * 2), 'acc.append'" in code, code
+    mod, code, _ = load_converted(src)
+    assert form in code, code
     net = mod.make()
     load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
     assert_close(net(ms.Tensor(x)), t_out, what="pynative")
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
-        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"acc\.append at \S+:{line}\b"):
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"{re.escape(what)} at \S+:{line}\b"):
             mod.make()(ms.Tensor(x))
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_list_argument_changed_runs_op_by_op_and_is_refused_when_compiled():
+    check_refused_when_compiled(ARGUMENT_SRC, "_ms_compat.graph_argument_change(acc.append(h * 2), 'acc.append'",
+                                "acc.append")
+
+
+# ------------------------------------------------------------------------------ a list two holders share
+SHARED_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        hs = [h]
+        seen = hs
+        hs.append(h * 2)  # SITE
+        return h * len(seen)
+
+
+def make():
+    return Net()
+'''
+
+SHARED_FORMS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.cache = [1]
+
+    def forward(self, x):
+        h = self.fc(x)
+        a = b = []
+        a.append(h)
+        pair = ([h], 1)
+        kept = pair[0]
+        kept.append(h)
+        d = {'h': h}
+        groups = [d]
+        d['g'] = h * 2
+        cached = self.cache
+        cached += [2]
+        for m in (a, [h]):
+            m.append(h)
+        q = [h, h * 2]
+        r = q
+        last = q.pop()
+        return h + last * len(r)
+'''
+
+UNSHARED_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        outs, extra = [], {}
+        h = x
+        groups = []
+        for i in range(2):
+            h = self.fc(h)
+            outs.append(h)
+            outs += [h * i]
+            extra['last'] = h
+            row = []
+            row.append(h)
+            groups.append(row)
+        for o in outs:
+            h = h + o
+        pick = {'a': [x], 'b': [h]}['a']
+        pick.append(h)
+        more = outs + [x]
+        more.append(x)
+        final = outs
+        grouped = (final, extra)
+        return torch.cat(grouped[0] + more + pick + groups[0], dim=1) * grouped[1]['last'].sum()
+
+
+def make():
+    return Net()
+'''
+
+
+REBOUND_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x, hooks):
+        groups, group = [], []
+        for row in x:
+            if len(group) > 1:
+                groups.append(group)
+                group = []
+            group.append(row)
+        copy = groups[:]
+        copy.append(group)
+        for hook in hooks:
+            hook.remove()
+        return copy
+'''
+
+
+def test_list_another_name_holds_changed_is_refused_when_compiled():
+    """Measured on 2.10, GRAPH: `seen = hs; hs.append(v)` left len(seen) 1 (Python 2), silently."""
+    check_refused_when_compiled(SHARED_SRC, "_ms_compat.graph_shared_change(hs.append(h * 2), 'hs.append'",
+                                "hs.append")
+
+
+def test_shared_list_forms_refused_and_unshared_ones_kept():
+    from .harness import convert_snippet
+    code, _ = convert_snippet(SHARED_FORMS)
+    for what in ("a.append", "kept.append", "d[...] =", "cached +=", "m.append", "q.pop"):
+        assert f"'{what}'" in code, (what, code)
+    assert code.count("graph_shared_change(") == 6 and "q[:-1]" not in code, code
+    code, _ = check_graph(UNSHARED_SRC, rnd(2, 4), (2, 52))
+    assert "graph_shared_change" not in code, code
+    code, _ = convert_snippet(REBOUND_SRC)       # vit-pytorch's group_by_max_seq_len, a copy, a no-arg remove
+    assert "graph_shared_change" not in code, code

@@ -53,6 +53,31 @@ def power(base, exp):
     return base ** exp
 
 
+# `a // b` / `a % b` on two ints in a compiled construct: GRAPH mode (2.10) divides through float32, wrong from
+# about 2**24 on, silently (`(2**24 + 1) % 97` is 97). Ints add, multiply and compare exactly there: dividing
+# the remainder again corrects the quotient, and the remainder's sign settles the last step.
+def floordiv(a, b):
+    """a // b, also on two ints inside GRAPH mode."""
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return a // b
+    q = a // b
+    for _ in range(3):                  # each round divides the quotient's error by about 2**22
+        q = q + (a - q * b) // b
+    r = a - q * b
+    if (b > 0 and r < 0) or (b < 0 and r > 0):
+        return q - 1
+    if (b > 0 and r >= b) or (b < 0 and r <= b):
+        return q + 1
+    return q
+
+
+def mod(a, b):
+    """a % b, also on two ints inside GRAPH mode (the sign of b, as Python's)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a - floordiv(a, b) * b
+    return a % b
+
+
 # `round(v)` in a compiled construct (`int(round(h * scale))`): GRAPH mode (2.10) stops compiling with
 # "Cast failed, original value: 2, type: Int64Imm", naming no line; the same ties-to-even rounding,
 # written with floor, compiles. torch's Tensor has no __round__: round(tensor) is a TypeError there too.

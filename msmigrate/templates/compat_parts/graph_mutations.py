@@ -8,6 +8,14 @@ _ARGUMENT_CHANGE_REFUSAL = (
     "list or dict and rebind it in the caller, or run this network in PYNATIVE mode "
     "(ms.set_context(mode=ms.PYNATIVE_MODE))")
 
+# A list or dict another holder shares (`m = l`, `t = (l, 1)`, `l = self.cache`), changed in place: compiled,
+# the change reaches the name it was made through only (2.10, measured; msmigrate/graph_aliases.py).
+_SHARED_CHANGE_REFUSAL = (
+    "{} at {} changes a list or dict that another name or container also holds, inside a compiled graph (GRAPH "
+    "mode or ms.jit): MindSpore keeps lists and dicts as values there, so the change reaches this name only and "
+    "the other holder keeps the old contents. Rebind the other holder after the change (m = l), or run this "
+    "network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
 
 # `l.remove(v)` leaves the list as it was in GRAPH mode (2.10, measured); `l[:] = list_removed(l, v)`
 # is the same change and compiles right.
@@ -36,3 +44,8 @@ def dict_without(values, key):
 def graph_argument_change(value, what, where):
     """The change's result, in PyNative; compiling a graph that reaches it raises MigrationError."""
     return _pynative_only(value, _ARGUMENT_CHANGE_REFUSAL, what, where)
+
+
+def graph_shared_change(value, what, where):
+    """The change's result, in PyNative; compiling a graph that reaches it raises MigrationError."""
+    return _pynative_only(value, _SHARED_CHANGE_REFUSAL, what, where)

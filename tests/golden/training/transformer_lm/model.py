@@ -44,9 +44,10 @@ class CausalSelfAttention(nn.Cell):
 
         # calculate query, key, values for all heads in batch and move head forward to be the batch dim
         q, k, v = ops.split(self.c_attn(x), self.n_embd, axis=2)
-        k = ops.swapaxes(k.view(B, T, self.n_head, C // self.n_head), 1, 2)  # (B, nh, T, hs)
-        q = ops.swapaxes(q.view(B, T, self.n_head, C // self.n_head), 1, 2)  # (B, nh, T, hs)
-        v = ops.swapaxes(v.view(B, T, self.n_head, C // self.n_head), 1, 2)  # (B, nh, T, hs)
+        # _ms_compat.floordiv (helper): a // b, also on two ints inside GRAPH mode
+        k = ops.swapaxes(k.view(B, T, self.n_head, _ms_compat.floordiv(C, self.n_head)), 1, 2)  # (B, nh, T, hs)
+        q = ops.swapaxes(q.view(B, T, self.n_head, _ms_compat.floordiv(C, self.n_head)), 1, 2)  # (B, nh, T, hs)
+        v = ops.swapaxes(v.view(B, T, self.n_head, _ms_compat.floordiv(C, self.n_head)), 1, 2)  # (B, nh, T, hs)
 
         # causal self-attention; Self-attend: (B, nh, T, hs) x (B, nh, hs, T) -> (B, nh, T, T)
         # _ms_compat.matmul (helper): torch.matmul / `a @ b`; of values that are no tensor (NumPy arrays, a `@` the

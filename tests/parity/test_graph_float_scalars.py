@@ -1,0 +1,61 @@
+"""Python float arithmetic inside a compiled construct (MindSpore 2.10, CPU), against torch.
+
+Measured: GRAPH mode computes Python floats as float32 scalars (`0.1 + 0.2` is 0.30000001192092896 there,
+`1.0 / 3.0` 0.3333333432674408, `16777217.0 + 1.0` 16777216.0; an attribute set in __init__ keeps its
+double until arithmetic touches it). Where such a scalar multiplies, divides or shifts a float32 tensor
+it makes no difference: torch and PyNative cast the double to the tensor's float32, and one float32
+rounding of the double equals the float32 operation (checked here: GRAPH's values are PyNative's bit
+for bit, its input gradient within one float32 rounding of PyNative's, both torch's within 1e-5).
+What does differ is in docs/converter.md ("Python floats in GRAPH mode"): a float turned into an int
+(`int(0.29 * 100)` is 29 in GRAPH mode, 28 in Python), and any float64 tensor times a Python float (the
+scalar becomes float32 in PyNative too: 3e-8 relative)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .harness import assert_close  # noqa: E402
+from .test_graph_safety import ms_value_and_grad, rnd, torch_value_and_grad  # noqa: E402
+
+SRC = '''
+import math
+
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, dim=4, temperature=0.07):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.dim = dim
+        self.temperature = temperature
+
+    def forward(self, x):
+        h = self.fc(x)
+        scale = 1.0 / 3.0
+        third = h * scale
+        norm = h / math.sqrt(self.dim) + h * self.dim ** -0.5
+        shifted = (h - 0.1) * (0.1 + 0.2) / self.temperature
+        return third + norm + shifted * 1e-3 + 2.5e-8
+
+
+def make():
+    return Net()
+'''
+
+
+def test_float_scalars_on_float32_tensors_in_graph_are_pynatives_bit_for_bit():
+    x, weights = rnd(3, 4), rnd(3, 4, seed=3)
+    t_out, t_grad, sd = torch_value_and_grad(SRC, x, weights)
+    graph = ms_value_and_grad(SRC, x, weights, sd, graph=True)
+    pynative = ms_value_and_grad(SRC, x, weights, sd, graph=False)
+    assert "scale = 1.0 / 3.0" in graph[2] and "(0.1 + 0.2) / self.temperature" in graph[2], graph[2]
+    for what, (out, grad) in (("graph", graph[:2]), ("pynative", pynative[:2])):
+        assert_close(out, t_out, what=what)
+        assert_close(grad, t_grad, what=what + " gradient")
+    assert (graph[0] == pynative[0]).all(), (graph[0], pynative[0])
+    np.testing.assert_allclose(graph[1], pynative[1], rtol=3e-7, atol=3e-7)   # the backward's own order
