@@ -74,9 +74,7 @@ def _softmin(ctx):
 
 rule(N + "Softmin", "mindspore.nn.Softmin", args=("dim",), target_args=("axis",), test=T,
      note="dim is required (torch's implicit dim is deprecated)")(_softmin)
-for _name in ("LPPool1d", "LPPool2d"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
-            target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
+# LPPool1d/2d/3d: mappings/tensor_nn_extra.py
 
 # recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
 _CELL_NOTE = ("MindSpore's cell with torch's arguments (templates/compat_parts/recurrent.py): hx optional "

@@ -179,21 +179,62 @@ class UpsamplingBilinear2d(nn.Cell):
         return ops.interpolate(input, size=size, mode="bilinear", align_corners=True)
 
 
+def _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    """torch's lp_pool{nd}d: avg_pool(x^p) * (window size), then ^(1/p). torch's sign(out) * relu(abs(out)) is out
+    itself with a zero gradient at out == 0, and a NaN stays NaN (x^1.5 of a negative x): MindSpore's relu and sign
+    turn NaN into 0, so the same value is written out * (out != 0). An unbatched input is a batch of one."""
+    unbatched = input.ndim == nd + 1
+    if unbatched:
+        input = input.expand_dims(0)
+    k = _nnx_tuple(kernel_size, nd)
+    s = k if stride is None else _nnx_tuple(stride, nd)
+    x = input ** norm_type
+    if nd == 1:
+        out = ops.avg_pool1d(x, k[0], s[0], 0, ceil_mode)
+    elif nd == 2:
+        out = ops.avg_pool2d(x, k, s, 0, ceil_mode)
+    else:
+        out = ops.avg_pool3d(x, k, s, 0, ceil_mode)
+    size = 1
+    for n in k:
+        size *= n
+    out = (out * (out != 0).astype(out.dtype) * size) ** (1.0 / norm_type)
+    return out[0] if unbatched else out
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """torch.nn.functional.lp_pool3d: (sum over the window of x^p)^(1/p), as torch computes it from avg_pool3d."""
-    k = _nnx_tuple(kernel_size, 3)
-    s = k if stride is None else _nnx_tuple(stride, 3)
-    out = ops.avg_pool3d(input ** norm_type, k, s, 0, ceil_mode)
-    return (ops.sign(out) * ops.relu(ops.abs(out)) * (k[0] * k[1] * k[2])) ** (1.0 / norm_type)
+    return _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
-class LPPool3d(nn.Cell):
+class _LPPool(nn.Cell):
+    _nd = 1
+
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def construct(self, input):
-        return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        return _nnx_lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode, self._nd)
+
+
+class LPPool1d(_LPPool):
+    _nd = 1
+
+
+class LPPool2d(_LPPool):
+    _nd = 2
+
+
+class LPPool3d(_LPPool):
+    _nd = 3
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
