@@ -10,6 +10,7 @@
 class _Lazy(nn.Cell):
     torch_flat_child = "layer"
     _unbatched_rank = None    # the rank of an unbatched input (its channels are then dimension 0)
+    _batch_of_one = False     # the built layer takes batches only (MindSpore's convolutions): unbatched -> 1
 
     def __init__(self, name, *args, **kwargs):
         super().__init__()
@@ -38,6 +39,8 @@ class _Lazy(nn.Cell):
         if not self._lazy_built:
             raise MigrationError("a torch lazy layer's first call is inside a compiled graph; call it (or the model "
                                  "holding it) once in PyNative mode first, as torch builds it at that call")
+        if self._batch_of_one and args[0].ndim == self._unbatched_rank:
+            return self.layer(args[0].expand_dims(0))[0]
         return self.layer(*args)
 
     def __getattr__(self, name):
@@ -65,7 +68,7 @@ class LazyLinear(_Lazy):
 
 def _lazy_conv(nd, base):
     class LazyConv(_Lazy):
-        _unbatched_rank = nd + 1
+        _unbatched_rank, _batch_of_one = nd + 1, True
 
         def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                      padding_mode="zeros", device=None, dtype=None):
@@ -79,11 +82,6 @@ def _lazy_conv(nd, base):
                                                  for v in (kernel_size, stride, dilation))
             return base(size, out_channels, kernel_size, stride=stride, pad_mode=conv_pad_mode(padding),
                         padding=conv_padding(padding, nd), dilation=dilation, group=groups, has_bias=bias)
-
-        def construct(self, input):
-            if input.ndim == nd + 1:   # unbatched, as torch takes it: a batch of one
-                return super().construct(input.expand_dims(0))[0]
-            return super().construct(input)
     LazyConv.__name__ = LazyConv.__qualname__ = f"LazyConv{nd}d"
     return LazyConv
 
@@ -95,7 +93,7 @@ LazyConv3d = _lazy_conv(3, nn.Conv3d)
 
 def _lazy_conv_transpose(nd, base):
     class LazyConvTranspose(_Lazy):
-        _unbatched_rank = nd + 1
+        _unbatched_rank, _batch_of_one = nd + 1, True
 
         def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
                      dilation=1, padding_mode="zeros", device=None, dtype=None):
@@ -117,11 +115,6 @@ def _lazy_conv_transpose(nd, base):
                                                  for v in (kernel_size, stride, dilation))
             return base(size, out_channels, kernel_size, stride=stride, pad_mode="pad", padding=padding,
                         dilation=dilation, group=groups, has_bias=bias)
-
-        def construct(self, input):
-            if input.ndim == nd + 1:   # unbatched, as torch takes it: a batch of one
-                return super().construct(input.expand_dims(0))[0]
-            return super().construct(input)
     LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = f"LazyConvTranspose{nd}d"
     return LazyConvTranspose
 

@@ -225,16 +225,32 @@ class _LPPool(nn.Cell):
         return _nnx_lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode, self._nd)
 
 
-class LPPool1d(_LPPool):
-    _nd = 1
+LPPool1d = type("LPPool1d", (_LPPool,), {"_nd": 1})
+LPPool2d = type("LPPool2d", (_LPPool,), {"_nd": 2})
+LPPool3d = type("LPPool3d", (_LPPool,), {"_nd": 3})
 
 
-class LPPool2d(_LPPool):
-    _nd = 2
-
-
-class LPPool3d(_LPPool):
-    _nd = 3
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """torch.nn.functional.conv_transpose3d through the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU
+    kernel). torch's output_padding computes its extra rows: the full transposed convolution cropped by padding at
+    the start and padding - output_padding at the end, zeros where output_padding exceeds padding (no input reaches
+    those rows). An unbatched (C, D, H, W) input is a batch of one."""
+    s, p, op, d = (_nnx_tuple(v, 3) for v in (stride, padding, output_padding, dilation))
+    if d[0] != 1:
+        raise MigrationError(f"conv_transpose3d dilation={dilation}: MindSpore's Conv3DTranspose takes a depth "
+                             f"dilation of 1 only")
+    unbatched = input.ndim == 4
+    x = input.expand_dims(0) if unbatched else input
+    conv = ops.Conv3DTranspose(weight.shape[0], weight.shape[1] * groups, weight.shape[2:], pad_mode="pad",
+                               pad=tuple(v for q, o in zip(p, op) for v in (q, max(q - o, 0))), stride=s,
+                               dilation=d, group=groups)
+    out = conv(x, weight)
+    extra = [max(o - q, 0) for q, o in zip(p, op)]
+    if extra != [0, 0, 0]:
+        out = ops.pad(out, (0, extra[2], 0, extra[1], 0, extra[0]))
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
+    return out[0] if unbatched else out
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
