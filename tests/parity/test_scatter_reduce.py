@@ -63,10 +63,11 @@ XI, SI = RNG.integers(-5, 9, 5).astype(np.int64), RNG.integers(-5, 9, 7).astype(
 
 
 def test_scatter_reduce():
+    # GRAPH mode (ms.jit) for one table: compiling all of them would take most of the test's time
     for entry, inputs in (("flat", [X1, S1, I1]), ("matrix", [X2, S2, I2]), ("cube", [X3, S3, I3])):
-        _, sites = check_function(SRC, inputs, entry=entry, grad=True, rtol=1e-5, atol=1e-5)
+        _, sites = check_function(SRC, inputs, entry=entry, grad=True, graph=entry == "matrix", rtol=1e-5, atol=1e-5)
         assert not [s.api for s in sites if s.status == TODO]
         assert {s.api for s in sites} & {"torch.scatter_reduce", "Tensor.scatter_reduce"}
-    check_function(SRC, [X2, rnd(4, 4, seed=7), I2], entry="smaller")
-    code, _ = check_function(SRC, [XI, SI, I1], entry="integers")
+    check_function(SRC, [X2, rnd(4, 4, seed=7), I2], entry="smaller", graph=False)
+    code, _ = check_function(SRC, [XI, SI, I1], entry="integers", graph=False)
     assert "scatter_reduce(" in code
