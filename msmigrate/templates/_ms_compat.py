@@ -658,6 +658,7 @@ def _instance_norm(base, nd):
             self.torch_momentum = float(momentum)
             # MindSpore's BatchNorm meaning: True reads the input's statistics in eval too (no running ones)
             self.use_batch_statistics = None if track_running_stats else True
+            self.set_train(True)   # torch's modules start in training mode
 
         def construct(self, input):
             unbatched = input.ndim == nd + 1

@@ -31,6 +31,12 @@ def instance_unbatched(s, i, v):
     return a(s[1]), y, b.running_mean, b.running_var, c(v[0])
 
 
+def instance_fresh(i):
+    # no train() call: torch's modules start in training mode (instance statistics, running ones updated)
+    b = nn.InstanceNorm2d(3, track_running_stats=True)
+    return b(i), b.running_mean
+
+
 def instance_eval(i, v):
     b = nn.InstanceNorm2d(3, momentum=0.5, track_running_stats=True)
     c = nn.InstanceNorm3d(2, affine=True)
@@ -74,7 +80,7 @@ SEQ, IMG, VOL = rnd(2, 3, 7, seed=1), rnd(2, 3, 4, 5, seed=2), rnd(2, 2, 3, 4, 5
 
 def test_instance_norm():
     for entry, inputs in (("instance_train", [SEQ, IMG, VOL]), ("instance_unbatched", [SEQ, IMG, VOL]),
-                          ("instance_eval", [IMG, VOL])):
+                          ("instance_eval", [IMG, VOL]), ("instance_fresh", [IMG])):
         _, sites = check_function(SRC, inputs, entry=entry, grad=True, graph=False, rtol=1e-4, atol=1e-5)
         assert not [s.api for s in sites if s.status == TODO]
     # a Cell holding them, in PyNative and GRAPH mode, eval then train (running statistics loaded from torch)

@@ -30,6 +30,10 @@ def make():
     return Net()
 
 
+def fresh():
+    return nn.LazyBatchNorm1d(affine=False)
+
+
 def layers():
     return (nn.LazyLinear(3), nn.LazyConv1d(2, 3, stride=2), nn.LazyConv3d(2, (1, 2, 2), bias=False),
             nn.LazyBatchNorm1d(momentum=0.3), nn.LazyBatchNorm3d(), nn.LazyInstanceNorm1d(),
@@ -58,6 +62,9 @@ def test_lazy_layers():
     tns = load_torch(SRC)
     mod, _, _ = load_converted(SRC)
     torch.manual_seed(0)
+    # a fresh one computes in training mode, as torch's (batch statistics)
+    fresh_t, fresh_m = tns["fresh"](), mod.fresh()
+    assert_close(fresh_m(ms.Tensor(INPUTS[3])), fresh_t(torch.from_numpy(INPUTS[3])), 1e-4, 1e-5, "fresh")
     for tl, ml, x in zip(tns["layers"](), mod.layers(), INPUTS):
         tx, mx = torch.from_numpy(x), ms.Tensor(x)
         tl(tx)

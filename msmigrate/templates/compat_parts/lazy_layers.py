@@ -4,7 +4,8 @@
 # layer.weight: the weight loaders and state_dict flatten `torch_flat_child`). Until then the cell holds a frozen
 # placeholder Parameter, so the names its parents give it (net.0.) reach the built layer's parameters, which
 # MindSpore wants unique. The first call must be a direct one (`m(x)`, `model(x)` in PyNative mode): a cell
-# compiled inside a graph before it is built stops with MigrationError.
+# compiled inside a graph before it is built stops with an error saying so. Like torch's, they start in training
+# mode.
 
 
 class _Lazy(nn.Cell):
@@ -18,6 +19,7 @@ class _Lazy(nn.Cell):
         self._lazy_built = False
         self.lazy_placeholder = ms.Parameter(ops.zeros((1,), ms.float32), name="lazy_placeholder",
                                              requires_grad=False)
+        self.set_train(True)   # torch's modules start in training mode (a BatchNorm then uses batch statistics)
 
     def _size(self, x):
         if self._unbatched_rank is None:
@@ -37,8 +39,9 @@ class _Lazy(nn.Cell):
 
     def construct(self, *args):
         if not self._lazy_built:
-            raise MigrationError("a torch lazy layer's first call is inside a compiled graph; call it (or the model "
-                                 "holding it) once in PyNative mode first, as torch builds it at that call")
+            # (a graph raises only Python's own exception types)
+            raise ValueError("a torch lazy layer's first call is inside a compiled graph; call it (or the model "
+                             "holding it) once in PyNative mode first, as torch builds it at that call")
         if self._batch_of_one and args[0].ndim == self._unbatched_rank:
             return self.layer(args[0].expand_dims(0))[0]
         return self.layer(*args)

@@ -237,8 +237,9 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     those rows). An unbatched (C, D, H, W) input is a batch of one."""
     s, p, op, d = (_nnx_tuple(v, 3) for v in (stride, padding, output_padding, dilation))
     if d[0] != 1:
-        raise MigrationError(f"conv_transpose3d dilation={dilation}: MindSpore's Conv3DTranspose takes a depth "
-                             f"dilation of 1 only")
+        # ValueError: a graph raises only Python's own exception types
+        raise ValueError(f"conv_transpose3d dilation={dilation}: MindSpore's Conv3DTranspose takes a depth "
+                         f"dilation of 1 only (not converted)")
     unbatched = input.ndim == 4
     x = input.expand_dims(0) if unbatched else input
     conv = ops.Conv3DTranspose(weight.shape[0], weight.shape[1] * groups, weight.shape[2:], pad_mode="pad",
