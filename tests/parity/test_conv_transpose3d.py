@@ -31,7 +31,7 @@ XG, WG = rnd(1, 4, 2, 3, 3, seed=4), rnd(4, 2, 2, 2, 2, seed=5)
 
 
 def test_conv_transpose3d():
-    _, sites = check_function(SRC, [X, W, B, XG, WG], grad=True, graph=False, rtol=1e-4, atol=1e-4)
+    _, sites = check_function(SRC, [X, W, B, XG, WG], grad=True, rtol=1e-4, atol=1e-4)
     assert {"torch.nn.functional.conv_transpose3d", "torch.conv_transpose3d"} <= {s.api for s in sites}
     assert not [s.api for s in sites if s.status == TODO]
     mod, _, _ = load_converted(SRC)

@@ -242,9 +242,11 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                          f"dilation of 1 only (not converted)")
     unbatched = input.ndim == 4
     x = input.expand_dims(0) if unbatched else input
-    conv = ops.Conv3DTranspose(weight.shape[0], weight.shape[1] * groups, weight.shape[2:], pad_mode="pad",
-                               pad=tuple(v for q, o in zip(p, op) for v in (q, max(q - o, 0))), stride=s,
-                               dilation=d, group=groups)
+    pad = ()
+    for q, o in zip(p, op):   # one comprehension at most in a graph
+        pad = pad + (q, max(q - o, 0))
+    conv = ops.Conv3DTranspose(weight.shape[0], weight.shape[1] * groups, weight.shape[2:], pad_mode="pad", pad=pad,
+                               stride=s, dilation=d, group=groups)
     out = conv(x, weight)
     extra = [max(o - q, 0) for q, o in zip(p, op)]
     if extra != [0, 0, 0]:
