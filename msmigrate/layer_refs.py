@@ -14,9 +14,9 @@ _BLOCKS = (cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try, cst.ExceptHa
            cst.IndentedBlock)
 
 
-def module_layers(module: cst.Module, torch_qname: Callable, families: Dict[str, str]) -> Dict[str, str]:
+def module_layers(module: cst.Module, torch_qname: Callable, families: Callable[[str], bool]) -> Dict[str, str]:
     """Module-level names every binding of which (outside functions and classes, `if __name__ ==
-    "__main__":` blocks included) is a call of one torch layer class of `families`: name -> that class."""
+    "__main__":` blocks included) is a call of one torch layer class `families` accepts: name -> that class."""
     kinds: Dict[str, set] = {}
 
     def visit(stmts) -> None:
@@ -45,14 +45,15 @@ def _children_blocks(st: cst.CSTNode):
             yield from _children_blocks(child)
 
 
-def _bindings(small: cst.CSTNode, torch_qname: Callable, families: Dict[str, str], kinds: Dict[str, set]) -> None:
+def _bindings(small: cst.CSTNode, torch_qname: Callable, families: Callable[[str], bool],
+              kinds: Dict[str, set]) -> None:
     if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
         value = small.value
         layer = None
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(value, cst.Call):
             qn = torch_qname(value.func)
-            layer = qn if qn in families else None
+            layer = qn if qn and families(qn) else None
         for t in targets:
             if isinstance(t, cst.Name):
                 kinds.setdefault(t.value, set()).add(layer if len(targets) == 1 else None)

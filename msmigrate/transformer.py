@@ -53,6 +53,7 @@ from . import graph_objects as GO
 from . import graph_state as GS
 from . import graph_mutations as GM
 from . import graph_aliases as GA
+from . import layer_calls as LC
 from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import host_draws as HD
@@ -80,7 +81,8 @@ LAYER_FAMILY = {
     **{f"torch.nn.BatchNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
     "torch.nn.SyncBatchNorm": "batchnorm",
     "torch.nn.LayerNorm": "affine_norm", "torch.nn.GroupNorm": "affine_norm",
-    **{f"torch.nn.InstanceNorm{d}": "affine_norm" for d in ("1d", "2d", "3d")},
+    # _ms_compat.InstanceNorm*d keep MindSpore's InstanceNorm names: gamma/beta/moving_mean/moving_variance
+    **{f"torch.nn.InstanceNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
     "torch.nn.Embedding": "embedding", "torch.nn.PReLU": "prelu",
     "torch.nn.Linear": "linear",
     **{f"torch.nn.Conv{d}": "conv" for d in ("1d", "2d", "3d")},
@@ -906,7 +908,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
-        self._module_layers = LR.module_layers(node, self._torch_qname, LAYER_FAMILY)   # `emb = nn.Embedding(..)`
+        # `emb = nn.Embedding(..)`: its parameter renames; `m = nn.Linear(..)`: `m(input=x)` (layer_calls.py)
+        self._module_layers = LR.module_layers(node, self._torch_qname,
+                                               lambda qn: qn in LAYER_FAMILY or LC.torch_layer(qn))
         cell_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
@@ -1286,6 +1290,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         new = PARAM_RENAMES[family].get(attr)
         if not new:
             return updated
+        if family == "batchnorm" and self._static_type(original.value) == "torch.nn.BatchNorm3d":
+            # MindSpore's BatchNorm3d keeps its parameters on the BatchNorm2d it runs (bn2d); torch on itself
+            self._record(original, f"{family}.{attr}", f"bn2d.{new}", R.CONVERTED,
+                         f"MindSpore's BatchNorm3d keeps this parameter on its inner bn2d, as {new}")
+            return updated.with_changes(value=cst.Attribute(value=updated.value, attr=cst.Name("bn2d")),
+                                        attr=cst.Name(new))
         self._record(original, f"{family}.{attr}", new, R.CONVERTED,
                      f"MindSpore names this parameter {new}")
         return updated.with_changes(attr=cst.Name(new))
@@ -1614,8 +1624,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
                     if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
-                    if layer in LAYER_FAMILY and isinstance(tgt, cst.Name):
-                        ctx.layers[n] = layer      # its parameters by torch's names (_rename_param_attr)
+                    if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):
+                        # its parameters by torch's names (_rename_param_attr), `m(input=x)` (layer_calls.py)
+                        ctx.layers[n] = layer
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
                         ctx.tensors.add(n)
                     elif (layer and layer not in _PLAIN_NN_RESULTS) or cell_call:
@@ -1767,6 +1778,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        updated = LC.keyword_input(self, original, updated) or updated    # `m(input=x)` of a torch layer
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py

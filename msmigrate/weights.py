@@ -330,6 +330,8 @@ def _class_rules(cell, nn) -> Tuple[Dict[str, _Rule], Tuple[str, ...], Dict[str,
     rules: Dict[str, _Rule] = {}
     consumes: Tuple[str, ...] = ()
     child_remap: Dict[str, str] = {}
+    if getattr(cell, "torch_flat_child", None):
+        child_remap[cell.torch_flat_child] = ""   # a torch lazy layer: its built layer's params are its own
     if isinstance(cell, (nn.Conv1d, nn.Conv1dTranspose)):
         rules["weight"] = _Rule(("weight",), _conv1d_weight)
     elif isinstance(cell, nn.BatchNorm3d):

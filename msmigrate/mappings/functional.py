@@ -356,8 +356,14 @@ for _d in (1, 2):
               "output size (stride/padding/output_padding/dilation must be literals)" +
               ("; 1-d runs as 2-d with a unit height" if _d == 1 else ""),
          test=_CONV)(_conv_transpose(_d))
-mapping(P + "conv_transpose3d", None, note="not converted: no verified CPU path for a 3-d transposed convolution",
-        test=f"{T}::test_todo_sites")
+for _src in (P + "conv_transpose3d", "torch.conv_transpose3d"):   # torch's top-level copy: the same parameters
+    mapping(_src, "_ms_compat.conv_transpose3d",
+            args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+            target_args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+            note="the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU kernel) with torch's output size, "
+                 "output_padding computed as torch (templates/compat_parts/nn_extra.py); a depth dilation of 1 only "
+                 "(an error saying so otherwise); unbatched input too",
+            test="tests/parity/test_conv_transpose3d.py::test_conv_transpose3d")
 
 
 # ----------------------------------------------------------------------------- pooling

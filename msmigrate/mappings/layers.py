@@ -274,25 +274,16 @@ mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
         note="params gamma/beta", test=f"{T}::test_norms")
 
 
-def _instance_norm(ctx):
-    b = ctx.bound
-    n = b.code("num_features")
-    if n is None:
-        raise UnsupportedSite("num_features is required")
-    trs = b.code("track_running_stats")
-    if trs not in (None, "False"):
-        raise UnsupportedSite("track_running_stats: running statistics are not kept by this conversion")
-    eps = b.code("eps") or "1e-05"
-    affine = b.code("affine") or "False"
-    return ctx.expr(f"nn.GroupNorm({n}, {n}, eps={eps}, affine={affine})")
-
-
 for _d in ("1d", "2d", "3d"):
-    rule(f"torch.nn.InstanceNorm{_d}", "mindspore.nn.GroupNorm",
-         args=("num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
-         note="MindSpore's InstanceNorm has no CPU kernel: GroupNorm with one group per channel computes the "
-              "same normalisation on every backend; affine defaults to False as in torch (passed explicitly); "
-              "params gamma/beta", test=f"{T}::test_norms")(_instance_norm)
+    mapping(f"torch.nn.InstanceNorm{_d}", f"_ms_compat.InstanceNorm{_d}",
+            args=("num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+            target_args=("num_features", "eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
+            unsupported_values={"momentum": ("None",)},
+            note="MindSpore's InstanceNorm has no CPU kernel: torch's formula (templates/_ms_compat.py), with torch's "
+                 "arguments and defaults (affine=False); track_running_stats=True updates and reads "
+                 "moving_mean/moving_variance as torch's running_mean/running_var; unbatched input too; "
+                 "params gamma/beta", test="tests/parity/test_instance_norm.py::test_instance_norm")
+
 
 # ------------------------------------------------------------------ dropout
 for _name in ("Dropout",):   # Dropout1d/2d/3d: mappings/channel_dropout.py
@@ -504,3 +495,30 @@ for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "R
               "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
             target_args=("padding", "value"), test=f"{T}::test_padding")
+
+# ------------------------------------------------------------------ lazy layers
+_LAZY_NOTE = ("built at the first call from the input's size, as torch (templates/compat_parts/lazy_layers.py); "
+              "that call must be a direct one, not inside a compiled graph (MigrationError there); parameters under "
+              "torch's names")
+_LAZY_T = "tests/parity/test_lazy_layers.py::test_lazy_layers"
+mapping("torch.nn.LazyLinear", "_ms_compat.LazyLinear", args=("out_features", "bias", "device", "dtype"),
+        target_args=("out_features", "bias"), drop=_NO_DEVICE, note=_LAZY_NOTE, test=_LAZY_T)
+for _d in ("1d", "2d", "3d"):
+    mapping(f"torch.nn.LazyConv{_d}", f"_ms_compat.LazyConv{_d}",
+            args=("out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "padding_mode",
+                  "device", "dtype"),
+            target_args=("out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
+                         "padding_mode"), drop=_NO_DEVICE, unsupported_ok={"padding_mode": ("'zeros'", '"zeros"')},
+            unsupported={"padding_mode": "only zero padding"}, note=_LAZY_NOTE, test=_LAZY_T)
+    mapping(f"torch.nn.LazyConvTranspose{_d}", f"_ms_compat.LazyConvTranspose{_d}",
+            args=("out_channels", "kernel_size", "stride", "padding", "output_padding", "groups", "bias", "dilation",
+                  "padding_mode", "device", "dtype"),
+            target_args=("out_channels", "kernel_size", "stride", "padding", "output_padding", "groups", "bias",
+                         "dilation", "padding_mode"), drop=_NO_DEVICE,
+            unsupported_ok={"padding_mode": ("'zeros'", '"zeros"')}, unsupported={"padding_mode": "only zero padding"},
+            note=_LAZY_NOTE + "; output_padding as the ConvTranspose layers (not in 1-d)", test=_LAZY_T)
+    for _kind in ("BatchNorm", "InstanceNorm"):
+        mapping(f"torch.nn.Lazy{_kind}{_d}", f"_ms_compat.Lazy{_kind}{_d}",
+                args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+                target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
+                unsupported_values={"momentum": ("None",)}, note=_LAZY_NOTE, test=_LAZY_T)

@@ -23,6 +23,7 @@ T = "tests/parity/test_tensor_nn_extra.py"
 T_PROP, T_METHOD = f"{T}::test_tensor_properties", f"{T}::test_tensor_methods"
 T_LAYER, T_RANDOM_LAYER = f"{T}::test_layers", f"{T}::test_random_layers"
 T_FUNC, T_RANDOM_FUNC = f"{T}::test_functional", f"{T}::test_random_functional"
+T_LP_POOL = "tests/parity/test_lp_pool.py::test_lp_pool"
 N, F = "torch.nn.", "torch.nn.functional."
 
 # ------------------------------------------------------------------ torch.Tensor
@@ -96,9 +97,12 @@ mapping(N + "CrossMapLRN2d", "_ms_compat.CrossMapLRN2d", args=("size", "alpha", 
 mapping(N + "UpsamplingBilinear2d", "_ms_compat.UpsamplingBilinear2d", args=("size", "scale_factor"),
         target_args=("size", "scale_factor"), test=T_LAYER,
         note="ops.interpolate(mode='bilinear', align_corners=True) to size or floor(size * scale_factor)")
-mapping(N + "LPPool3d", "_ms_compat.LPPool3d", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
-        target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T_LAYER,
-        note="torch's formula over ops.avg_pool3d: (sum of x^p over the window)^(1/p)")
+_LP_NOTE = ("torch's formula over ops.avg_pool{d}: (sum of x^p over the window)^(1/p); a non-integer p keeps "
+            "torch's NaN for a window whose x^p is NaN (MindSpore's own LPPool turns it into 0); unbatched input too")
+for _d in ("1d", "2d", "3d"):
+    mapping(N + f"LPPool{_d}", f"_ms_compat.LPPool{_d}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
+            target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T_LP_POOL,
+            note=_LP_NOTE.format(d=_d))
 _RANDOM_NOTE = "the same distribution as torch; the random stream differs"
 mapping(N + "RReLU", "_ms_compat.RReLU", args=("lower", "upper", "inplace"), target_args=("lower", "upper"),
         drop=("inplace",), test=T_RANDOM_LAYER,
@@ -175,9 +179,11 @@ composed(F + "gumbel_softmax", "ops.gumbel_softmax({logits}, float({tau}), {hard
          ("logits", "tau", "hard", "eps", "dim"), defaults={"tau": "1", "hard": "False", "eps": "1e-10", "dim": "-1"},
          test=T_RANDOM_FUNC, note="eps is deprecated and unused in torch too; hard=True gives one-hot samples with the "
                                   "soft sample's gradient, as torch; " + _RANDOM_NOTE)
-mapping(F + "lp_pool3d", "_ms_compat.lp_pool3d", args=("input", "norm_type", "kernel_size", "stride", "ceil_mode"),
-        target_args=("input", "norm_type", "kernel_size", "stride", "ceil_mode"), test=T_FUNC,
-        note="torch's formula over ops.avg_pool3d")
+for _d in ("1d", "2d", "3d"):
+    mapping(F + f"lp_pool{_d}", f"_ms_compat.lp_pool{_d}",
+            args=("input", "norm_type", "kernel_size", "stride", "ceil_mode"),
+            target_args=("input", "norm_type", "kernel_size", "stride", "ceil_mode"), test=T_LP_POOL,
+            note=_LP_NOTE.format(d=_d))
 mapping(F + "rrelu", "_ms_compat.rrelu", args=("input", "lower", "upper", "training", "inplace"),
         target_args=("input", "lower", "upper", "training"), drop=("inplace",), test=T_RANDOM_FUNC,
         note="training=False (torch's default): the slope (lower + upper) / 2, exactly; training=True: a slope drawn "

@@ -36,10 +36,7 @@ composed(P + "max_pool3d_with_indices", _MP3 % "True", _MP3_ARGS + ("return_indi
          target="mindspore.ops.max_pool3d", note="(values, int64 indices), as torch", test=T)
 composed("torch.max_pool3d", (_MP3 % "False").replace("{input}", "{self}"), ("self",) + _MP3_ARGS[1:],
          defaults=_MP3_DEFAULTS, target="mindspore.ops.max_pool3d", test=T)
-for _n in ("lp_pool1d", "lp_pool2d"):
-    composed(P + _n, f"ops.{_n}({{input}}, {{norm_type}}, {{kernel_size}}, {{stride}}, {{ceil_mode}})",
-             ("input", "norm_type", "kernel_size", "stride", "ceil_mode"),
-             defaults={"stride": "None", "ceil_mode": "False"}, test=T)
+# lp_pool1d/2d/3d: mappings/tensor_nn_extra.py
 composed(P + "pdist", "ops.pdist({input}, float({p}))", ("input", "p"), defaults={"p": "2"}, test=T)
 
 # instance normalisation with the input's own statistics (biased variance over the spatial dims), as torch

@@ -288,32 +288,13 @@ rule("torch.quantile", "mindspore.ops.sort", args=("input", "q", "dim", "keepdim
           "CPU kernel); q a number written out, interpolation 'linear'; a 0-d input is its own quantile")(_quantile)
 
 
-def _scatter_reduce(ctx):
-    """reduce 'sum' and 'mean' (float tensors), include_self either way; 'prod'/'amax'/'amin' have no
-    TensorScatterElements reduction on MindSpore 2.10 CPU."""
-    b = ctx.bound
-    params = ("input", "dim", "index", "src", "reduce", "include_self")
-    if b.starred or any(p not in params for p in b.order) or not all(b.has(p) for p in params[:5]):
-        raise UnsupportedSite("input, dim, index, src and reduce are required; other arguments are not translated")
-    reduce, include = b.code("reduce").strip("'\""), b.code("include_self") or "True"
-    if reduce not in ("sum", "mean") or include not in ("True", "False"):
-        raise UnsupportedSite(f"reduce={b.code('reduce')}, include_self={include}: only 'sum'/'mean' with a literal "
-                              f"include_self are translated")
-    base = "_ms_x" if include == "True" else "ops.tensor_scatter_elements(_ms_x, _ms_i, ops.zeros_like(_ms_s), _ms_d)"
-    total = f"ops.tensor_scatter_elements({base}, _ms_i, _ms_s, _ms_d, 'add')"
-    if reduce == "mean":
-        start = "ops.ones_like(_ms_x)" if include == "True" else "ops.zeros_like(_ms_x)"
-        count = f"ops.tensor_scatter_elements({start}, _ms_i, ops.ones_like(_ms_s), _ms_d, 'add')"
-        total = f"{total} / ops.maximum({count}, ops.ones_like(_ms_x))"
-    return ctx.expr(f"(lambda _ms_x, _ms_d, _ms_i, _ms_s: {total})({b.code('input')}, {b.code('dim')}, "
-                    f"{b.code('index')}, (lambda _ms_v, _ms_j: _ms_v[tuple(slice(0, _ms_n) for _ms_n in _ms_j.shape)])"
-                    f"({b.code('src')}, {b.code('index')}))")
-
-
-rule("torch.scatter_reduce", "mindspore.ops.tensor_scatter_elements",
-     args=("input", "dim", "index", "src", "reduce", "include_self"), test=T_EXPR,
-     note="reduce 'sum' and 'mean' (float tensors), with or without the input's own values; 'prod', 'amax', 'amin' "
-          "are not translated (no such TensorScatterElements reduction on CPU)")(_scatter_reduce)
+mapping("torch.scatter_reduce", "_ms_compat.scatter_reduce",
+        args=("input", "dim", "index", "src", "reduce", "include_self"),
+        target_args=("input", "dim", "index", "src", "reduce", "include_self"),
+        test="tests/parity/test_scatter_reduce.py::test_scatter_reduce",
+        note="every reduction ('sum', 'prod', 'mean', 'amax', 'amin', also chosen at run time), include_self either "
+             "way: the values reach their flat target positions and MindSpore's unsorted segment reductions combine "
+             "them (templates/compat_parts/scatter_reduce.py; TensorScatterElements reduces by 'add' only on CPU)")
 composed("torch.nonzero_static", "(lambda _ms_i: ops.concat([_ms_i, ops.full(({size}, _ms_i.shape[1]), {fill_value}, "
          "dtype=ms.int64)])[:{size}])(ops.nonzero(ops.atleast_1d({input}))[:, :{input}.ndim])", ("input", "size", "fill_value"),
          defaults={"fill_value": "-1"}, target="mindspore.ops.nonzero", test=T_EXPR,

@@ -78,9 +78,7 @@ rule(N + "Softmin", "_ms_compat.Softmin", args=("dim",), target_args=("axis",), 
      note="dim is required (torch's implicit dim is deprecated); _ms_compat.softmin (templates/compat_parts/"
           "softmax_slices.py): a slice of all +inf gives torch's nan, where MindSpore 2.10's gives 0 and garbage "
           "in the slices after it")(_softmin)
-for _name in ("LPPool1d", "LPPool2d"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("norm_type", "kernel_size", "stride", "ceil_mode"),
-            target_args=("norm_type", "kernel_size", "stride", "ceil_mode"), test=T)
+# LPPool1d/2d/3d: mappings/tensor_nn_extra.py
 
 # recurrent cells: the same parameter names and shapes (weight_ih, weight_hh, bias_ih, bias_hh)
 _CELL_NOTE = ("MindSpore's cell with torch's arguments (templates/compat_parts/recurrent.py): hx optional "

@@ -650,23 +650,52 @@ BatchNorm2d = _batch_norm(nn.BatchNorm2d)
 BatchNorm3d = _batch_norm(nn.BatchNorm3d)
 
 
-def _instance_norm(name):
-    class InstanceNorm(nn.GroupNorm):
-        """torch's InstanceNorm: GroupNorm with one group per channel (MindSpore's InstanceNorm
-        has no CPU kernel); affine defaults to False as in torch."""
+def _instance_norm(base, nd):
+    class InstanceNorm(base):
+        """torch's InstanceNorm{nd}d written with its formula (MindSpore's InstanceNorm kernel has no CPU
+        version): each sample's channels normalised by their own mean and biased variance; with
+        track_running_stats=True, training also updates moving_mean/moving_variance (the batch's mean of the
+        instance means and unbiased variances, momentum as torch's) and eval reads them. affine defaults to
+        False as in torch (gamma/beta then stay frozen at 1/0); an unbatched input is a batch of one."""
 
         def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False,
                      device=None, dtype=None):
-            if track_running_stats:
-                raise MigrationError(f"{name} track_running_stats=True is not converted")
-            super().__init__(num_features, num_features, eps=eps, affine=affine)
-    InstanceNorm.__name__ = InstanceNorm.__qualname__ = name
+            if momentum is None:
+                raise MigrationError(f"{base.__name__} momentum=None (cumulative average) is not converted")
+            super().__init__(num_features, eps=float(eps), momentum=float(momentum), affine=affine)
+            self.torch_momentum = float(momentum)
+            # MindSpore's BatchNorm meaning: True reads the input's statistics in eval too (no running ones)
+            self.use_batch_statistics = None if track_running_stats else True
+            self.set_train(True)   # torch's modules start in training mode
+
+        def construct(self, input):
+            unbatched = input.ndim == nd + 1
+            x = input.expand_dims(0) if unbatched else input
+            axes = tuple(range(2, x.ndim))
+            shape = (1, -1) + (1,) * (x.ndim - 2)
+            if self.training or self.use_batch_statistics:
+                mean = x.mean(axes, True)
+                var = ((x - mean) ** 2).mean(axes, True)
+                if self.training and not self.use_batch_statistics:
+                    count = 1
+                    for n in x.shape[2:]:
+                        count *= n
+                    m = self.torch_momentum
+                    batch_mean = ops.stop_gradient(mean.reshape(x.shape[:2]).mean(0))
+                    batch_var = ops.stop_gradient(var.reshape(x.shape[:2]).mean(0)) * (count / max(count - 1, 1))
+                    ops.assign(self.moving_mean, (1 - m) * self.moving_mean + m * batch_mean)
+                    ops.assign(self.moving_variance, (1 - m) * self.moving_variance + m * batch_var)
+            else:
+                mean, var = self.moving_mean.reshape(shape), self.moving_variance.reshape(shape)
+            y = (x - mean) / ops.sqrt(var + self.eps) * self.gamma.reshape(shape) + self.beta.reshape(shape)
+            return y[0] if unbatched else y
+    InstanceNorm.__name__ = InstanceNorm.__qualname__ = base.__name__
     return InstanceNorm
 
 
-InstanceNorm1d = _instance_norm("InstanceNorm1d")
-InstanceNorm2d = _instance_norm("InstanceNorm2d")
-InstanceNorm3d = _instance_norm("InstanceNorm3d")
+InstanceNorm1d = _instance_norm(nn.InstanceNorm1d, 1)
+InstanceNorm2d = _instance_norm(nn.InstanceNorm2d, 2)
+InstanceNorm3d = _instance_norm(nn.InstanceNorm3d, 3)
 
 
 class Dropout(nn.Dropout):

@@ -591,7 +591,6 @@ return F.grid_sample(x, grid, padding_mode="border", align_corners=False), F.gri
     ("F.relu_(x)", "relu_"), ("F.elu_(x)", "elu_"), ("F.leaky_relu_(x)", "leaky_relu_"),
     ("F.hardtanh_(x)", "hardtanh_"), ("F.threshold_(x, 0.1, 0.0)", "threshold_"), ("F.celu_(x)", "celu_"),
     ("F.selu_(x)", "selu_"), ("F.rrelu_(x)", "rrelu_"),
-    ("F.conv_transpose3d(x, x)", "conv_transpose3d"),
     ("F.conv_transpose2d(x, x, stride=s)", "conv_transpose2d"),
     ("F.grid_sample(x, x, mode='bicubic')", "grid_sample"),
     ("F.max_pool1d(x, 2, return_indices=s)", "max_pool1d"),

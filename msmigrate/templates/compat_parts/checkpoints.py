@@ -516,8 +516,10 @@ def _mindspore_names(net, sd):
             dropped.add(torch_prefix + "num_batches_tracked")
         for name, child in cell._cells.items():
             if child is not None:
-                # torch keeps BatchNorm3d's parameters on itself, MindSpore on its bn2d child
-                bn3d = isinstance(cell, nn.BatchNorm3d) and name == "bn2d"
+                # torch keeps BatchNorm3d's parameters on itself, MindSpore on its bn2d child; a lazy layer's
+                # built layer likewise (lazy_layers.py)
+                bn3d = isinstance(cell, nn.BatchNorm3d) and name == "bn2d" or name == getattr(
+                    cell, "torch_flat_child", None)
                 walk(child, ms_prefix + name + ".", torch_prefix if bn3d else torch_prefix + name + ".")
 
     walk(net, "", "")

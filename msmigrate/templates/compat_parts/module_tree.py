@@ -322,7 +322,7 @@ def _torch_class(adapter, ms_class):
 
 # torch class -> what converted code builds for a direct call of it (mappings/layers.py); not Sequential
 # (add_module tells subclasses of torch's Sequential from plain SequentialCells by class) nor the
-# InstanceNorms (built as GroupNorm subclasses: a GroupNorm is no InstanceNorm)
+# InstanceNorms (converted code builds the helper's own, subclasses of MindSpore's InstanceNorm*d)
 Linear = _torch_class(Linear, nn.Dense)
 Conv2d = _torch_class(Conv2d, nn.Conv2d)
 BatchNorm1d = _torch_class(BatchNorm1d, nn.BatchNorm1d)

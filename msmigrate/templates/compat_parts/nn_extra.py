@@ -189,21 +189,81 @@ class UpsamplingBilinear2d(nn.Cell):
         return ops.interpolate(input, size=size, mode="bilinear", align_corners=True)
 
 
+def _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    """torch's lp_pool{nd}d: avg_pool(x^p) * (window size), then ^(1/p). torch's sign(out) * relu(abs(out)) is out
+    itself with a zero gradient at out == 0, and a NaN stays NaN (x^1.5 of a negative x): MindSpore's relu and sign
+    turn NaN into 0, so the same value is written out * (out != 0). An unbatched input is a batch of one."""
+    unbatched = input.ndim == nd + 1
+    if unbatched:
+        input = input.expand_dims(0)
+    k = _nnx_tuple(kernel_size, nd)
+    s = k if stride is None else _nnx_tuple(stride, nd)
+    x = input ** norm_type
+    if nd == 1:
+        out = ops.avg_pool1d(x, k[0], s[0], 0, ceil_mode)
+    elif nd == 2:
+        out = ops.avg_pool2d(x, k, s, 0, ceil_mode)
+    else:
+        out = ops.avg_pool3d(x, k, s, 0, ceil_mode)
+    size = 1
+    for n in k:
+        size *= n
+    out = (out * (out != 0).astype(out.dtype) * size) ** (1.0 / norm_type)
+    return out[0] if unbatched else out
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """torch.nn.functional.lp_pool3d: (sum over the window of x^p)^(1/p), as torch computes it from avg_pool3d."""
-    k = _nnx_tuple(kernel_size, 3)
-    s = k if stride is None else _nnx_tuple(stride, 3)
-    out = ops.avg_pool3d(input ** norm_type, k, s, 0, ceil_mode)
-    return (ops.sign(out) * ops.relu(ops.abs(out)) * (k[0] * k[1] * k[2])) ** (1.0 / norm_type)
+    return _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
-class LPPool3d(nn.Cell):
+class _LPPool(nn.Cell):
+    _nd = 1
+
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
     def construct(self, input):
-        return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+        return _nnx_lp_pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode, self._nd)
+
+
+LPPool1d = type("LPPool1d", (_LPPool,), {"_nd": 1})
+LPPool2d = type("LPPool2d", (_LPPool,), {"_nd": 2})
+LPPool3d = type("LPPool3d", (_LPPool,), {"_nd": 3})
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """torch.nn.functional.conv_transpose3d through the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU
+    kernel). torch's output_padding computes its extra rows: the full transposed convolution cropped by padding at
+    the start and padding - output_padding at the end, zeros where output_padding exceeds padding (no input reaches
+    those rows). An unbatched (C, D, H, W) input is a batch of one."""
+    s, p, op, d = (_nnx_tuple(v, 3) for v in (stride, padding, output_padding, dilation))
+    if d[0] != 1:
+        # ValueError: a graph raises only Python's own exception types
+        raise ValueError(f"conv_transpose3d dilation={dilation}: MindSpore's Conv3DTranspose takes a depth "
+                         f"dilation of 1 only (not converted)")
+    unbatched = input.ndim == 4
+    x = input.expand_dims(0) if unbatched else input
+    pad = ()
+    for q, o in zip(p, op):   # one comprehension at most in a graph
+        pad = pad + (q, max(q - o, 0))
+    conv = ops.Conv3DTranspose(weight.shape[0], weight.shape[1] * groups, weight.shape[2:], pad_mode="pad", pad=pad,
+                               stride=s, dilation=d, group=groups)
+    out = conv(x, weight)
+    extra = [max(o - q, 0) for q, o in zip(p, op)]
+    if extra != [0, 0, 0]:
+        out = ops.pad(out, (0, extra[2], 0, extra[1], 0, extra[0]))
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1, 1)
+    return out[0] if unbatched else out
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
