@@ -63,3 +63,30 @@ def start_in_training_mode(init: cst.FunctionDef) -> cst.FunctionDef:
         trailing_whitespace=cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),
                                                    comment=cst.Comment(f"# msmigrate: {NOTE}")))
     return init.with_changes(body=body.with_changes(body=list(body.body) + [line]))
+
+
+# a torch.nn constructor as written (`nn.BatchNorm1d(`, `torch.nn.Sequential(`)
+_NN_CONSTRUCTOR = re.compile(r"^(torch\.)?nn\.\w+$")
+
+
+def script_layer_start(original: cst.SimpleStatementLine, converted: cst.CSTNode):
+    """Outside a class, `bn = nn.BatchNorm1d(3)` (or an nn.Sequential holding one): torch's layer starts in
+    training mode, MindSpore's in inference mode, so the converted line is followed by
+    `bn.set_train(True)`. None where the statement is not such an assignment, or was not converted."""
+    if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign):
+        return None
+    assign = original.body[0]
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    value = assign.value
+    if not isinstance(value, cst.Call) or not _NN_CONSTRUCTOR.match(code_of(value.func)) \
+            or not _MODE_DEPENDENT.search(code_of(value)):
+        return None
+    if not isinstance(converted, cst.SimpleStatementLine) or "MigrationError" in code_of(converted) \
+            or "TODO" in code_of(converted):
+        return None
+    name = assign.targets[0].target.value
+    return cst.SimpleStatementLine(
+        body=[cst.Expr(cst.parse_expression(f"{name}.set_train(True)"))],
+        trailing_whitespace=cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),
+                                                   comment=cst.Comment(f"# msmigrate: {NOTE}")))

@@ -383,6 +383,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._out_lines[id(line)] = self._line_of_stmt
                 self._out_nodes.append(line)
             return cst.FlattenSentinel(lines)
+        start = None if self._classes else DM.script_layer_start(original, result)
+        if start is not None:   # `bn = nn.BatchNorm1d(3)` outside a class: torch's training mode (default_mode.py)
+            for line in (result, start):
+                self._out_lines[id(line)] = self._line_of_stmt
+                self._out_nodes.append(line)
+            return cst.FlattenSentinel([result, start])
         if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)

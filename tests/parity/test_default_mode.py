@@ -66,3 +66,39 @@ def test_cells_start_in_training_mode():
     assert_close(m_net(ms.Tensor(x)), t_net(torch.tensor(x)), what="Net after eval()")
     assert mod.Gate().training and float(mod.Gate()(ms.Tensor(1.0))) == 2.0
     assert not mod.Frozen().training and not ns["Frozen"]().training
+
+
+SCRIPT_SRC = '''
+import torch
+import torch.nn as nn
+
+bn = nn.BatchNorm1d(4)
+seq = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))
+lin = nn.Linear(4, 3)
+
+
+def build():
+    layer = torch.nn.BatchNorm1d(4)
+    frozen = nn.BatchNorm1d(4)
+    frozen.eval()
+    return layer, frozen
+'''
+
+
+def test_script_level_layers_start_in_training_mode():
+    """A layer built outside a class (at a script's top level or in a function) starts in torch's training
+    mode: BatchNorm's batch statistics, the same values; a later eval() still wins."""
+    import mindspore as ms
+    import torch
+
+    from msmigrate.weights import load_torch_state_dict
+
+    mod, code, _ = load_converted(SCRIPT_SRC)
+    assert code.count(".set_train(True)") == 4, code       # bn, seq, layer, frozen; not lin
+    ns = load_torch(SCRIPT_SRC)
+    x = np.random.default_rng(1).normal(2.0, 3.0, (8, 4)).astype(np.float32)
+    load_torch_state_dict(mod.seq, ns["seq"].state_dict())
+    pairs = [(mod.bn, ns["bn"]), (mod.seq, ns["seq"])] + list(zip(mod.build(), ns["build"]()))
+    for i, (m, t) in enumerate(pairs):
+        assert m.training == t.training, i
+        assert_close(m(ms.Tensor(x)), t(torch.tensor(x)), what=f"layer {i} in its starting mode")
