@@ -208,7 +208,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
-        self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
+        self._out_targets: Dict[int, Tuple[cst.CSTNode, cst.CSTNode]] = {}   # their converted calls -> (c, call)
         self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._module_others: Set[str] = set()   # and to instances of the project's plain classes (no Modules)
@@ -1545,7 +1545,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         out_target = self._out_targets.get(id(updated.value))
         if out_target is not None and out_target[1] is updated.value:   # out= also rebinds its name
-            return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=cst.Name(out_target[0]))])
+            return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=out_target[0])])
         if id(original) in self._graph_dict_pops:   # `v = kwargs.pop('k', d)`: graph_mutations.py
             split = GM.split_dict_pop(updated, COMPAT)
             if split is not None:
@@ -2130,7 +2130,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Expr(self, original, updated):
         out_target = self._out_targets.get(id(updated.value))
         if out_target is not None and out_target[1] is updated.value:   # `torch.add(a, b, out=c)` -> `c = ...`
-            return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(out_target[0]))],
+            return cst.Assign(targets=[cst.AssignTarget(target=out_target[0])],
                               value=updated.value)
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE
