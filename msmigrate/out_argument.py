@@ -10,8 +10,9 @@ is not a plain name (a slice, an attribute), or a call whose result is used othe
 A function that returns a tuple (torch.sort, torch.max(x, dim), torch.linalg.svd...) takes a tuple of
 tensors: `torch.sort(x, out=(v, i))` becomes `v, i = <converted torch.sort(x)>` (and `r = ...` becomes
 `r = v, i = ...`, r the tuple of both). torch refuses out tensors whose dtype differs from the result's,
-so no cast. `out=name` on such a function (a tuple held in a variable) stays a TODO: the name cannot
-be rebound element by element."""
+so no cast. `out=name` on such a function (a tuple held in a variable) becomes `name = ...` where the
+variable holds freshly built tensors nothing else refers to (fresh_out_tuples.py); elsewhere a TODO: the
+tensors it holds may have other names, which a rebinding would not update."""
 from __future__ import annotations
 
 from typing import Optional
@@ -91,7 +92,8 @@ def convert(tr, original: cst.Call, updated: cst.Call, qn: str) -> Optional[cst.
     target = None if arg is None else out_target(arg.value)
     if target is None:
         return None
-    as_tuple = isinstance(target, cst.Tuple)
+    # a tuple of names, or a variable holding fresh tensors only (fresh_out_tuples.py): rebound as a whole
+    as_tuple = isinstance(target, cst.Tuple) or id(original) in tr._fresh_out_tuples
     tuple_result = returns_tuple(updated, qn)
     if tuple_result is not None and as_tuple != tuple_result:
         return _mismatch(tr, original, updated, qn, arg, as_tuple)
@@ -112,7 +114,7 @@ def convert(tr, original: cst.Call, updated: cst.Call, qn: str) -> Optional[cst.
         tr.sites.pop()   # the site becomes the TODO
         return _mismatch(tr, original, updated, qn, arg, as_tuple, at_run_time=True)
     if as_tuple:
-        site.note = (f"out=({name}) -> rebinding `{name} = ...` (torch requires out's dtypes to equal the "
+        site.note = (f"out={code_of(arg.value).strip()} -> rebinding `{name} = ...` (torch requires out's dtypes to equal the "
                      f"results'); other references to the same tensors do not see the change"
                      + (f"; {site.note}" if site.note else ""))
         result = out
@@ -134,6 +136,7 @@ def _mismatch(tr, original, updated, qn: str, arg: cst.Arg, as_tuple: bool,
                + ("pass dim= as a keyword, or assign the result" if qn in TUPLE_WITH_DIM else "assign the result"))
     else:
         why = (f"out={out}: {qn} here " + ("may return (decided at run time)" if at_run_time else "returns")
-               + " a tuple, and only a tuple/list literal of names can be rebound: "
+               + " a tuple, and only a tuple/list literal of names, or a variable "
+               "assigned fresh tensors (torch.empty...) just before, can be rebound (its tensors may have other names): "
                "assign the result (`v, i = ...`)")
     return tr._todo(original, qn, why, updated)
