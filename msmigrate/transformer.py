@@ -43,6 +43,7 @@ from . import torch_namespace as TN
 from . import format_values as FV
 from . import placeholders as PH
 from . import out_argument as OA
+from .fresh_out_tuples import fresh_out_tuples
 from . import module_cast as MC
 from . import default_mode as DM
 from . import partial_rules as PR
@@ -208,7 +209,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
-        self._out_targets: Dict[int, Tuple[str, cst.CSTNode]] = {}   # their converted calls -> (c, call)
+        self._out_targets: Dict[int, Tuple[cst.CSTNode, cst.CSTNode]] = {}   # their converted calls -> (c, call)
+        self._fresh_out_tuples: Dict[int, str] = {}   # `torch.sort(x, out=out)`, out fresh tensors: -> 'out'
         self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._module_others: Set[str] = set()   # and to instances of the project's plain classes (no Modules)
@@ -913,6 +915,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._host_functions = self._drawing_functions | TL.data_functions(node)
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
+        self._fresh_out_tuples = fresh_out_tuples(node, self._torch_qname)   # `out = (torch.empty(2), ...)`
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
         # `emb = nn.Embedding(..)`: its parameter renames; `m = nn.Linear(..)`: `m(input=x)` (layer_calls.py)
         self._module_layers = LR.module_layers(node, self._torch_qname,
@@ -1545,7 +1548,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         out_target = self._out_targets.get(id(updated.value))
         if out_target is not None and out_target[1] is updated.value:   # out= also rebinds its name
-            return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=cst.Name(out_target[0]))])
+            return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=out_target[0])])
         if id(original) in self._graph_dict_pops:   # `v = kwargs.pop('k', d)`: graph_mutations.py
             split = GM.split_dict_pop(updated, COMPAT)
             if split is not None:
@@ -2130,7 +2133,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Expr(self, original, updated):
         out_target = self._out_targets.get(id(updated.value))
         if out_target is not None and out_target[1] is updated.value:   # `torch.add(a, b, out=c)` -> `c = ...`
-            return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(out_target[0]))],
+            return cst.Assign(targets=[cst.AssignTarget(target=out_target[0])],
                               value=updated.value)
         if id(updated.value) in self._dropped:
             return cst.RemovalSentinel.REMOVE

@@ -1,7 +1,7 @@
 """torch's `out=` keyword (msmigrate/out_argument.py): `torch.f(..., out=c)` as a statement becomes
 `c = ops.cast(<converted torch.f(...)>, c.dtype)`. One converted snippet holds a function per case; each
 runs in torch and converted on the same inputs: values, shapes (out is resized) and dtypes (out's dtype
-is kept) must match. Forms that are no plain rebinding stay TODOs."""
+is kept) must match. Forms that are no plain rebinding stay TODOs; tuples of outputs: test_out_tuple.py."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,7 +47,7 @@ TODO_SRC = '''
 import torch
 def g(x: torch.Tensor, y: torch.Tensor, c: torch.Tensor, v: torch.Tensor):
     z = torch.add(x, y, out=c) * 2
-    torch.max(x, 0, out=(c, v))
+    torch.max(x, 0, out=(c, v[0]))
     torch.mul(x, y, out=c[0])
     return z
 '''
@@ -108,7 +108,8 @@ def test_out_in_an_assignment_binds_both_names():
 
 
 def test_out_elsewhere_is_a_todo():
-    """A used result, a tuple of outputs, a slice as out: each a TODO that names out=."""
+    """A used result, a tuple of outputs holding a slice, a slice as out: each a TODO that names out=
+    (a tuple of names: tests/parity/test_out_tuple.py)."""
     _, code, sites = load_converted(TODO_SRC)
     todo = [s for s in sites if s.status == TODO]
     assert [s.api for s in todo] == ["torch.add", "torch.max", "torch.mul"], code
