@@ -108,3 +108,29 @@ def test_float_rounded_is_pythons_rounding():
                              ("ceil", ("*", 100, 0.07), 8), ("int", ("+", -2.5, 0), -2)):
         got = rounded(kind, tree, "m.py:1")
         assert got == want and type(got) is int, (kind, tree, got, want)
+
+
+RUNTIME_OPERAND_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        k = int(x.abs().sum().item() * 0.5)     # SITE: known only when the graph runs
+        return h * k
+
+
+def make():
+    return Net()
+'''
+
+
+def test_float_rounding_of_a_runtime_value_is_refused_when_compiled():
+    from .test_graph_mutations import check_refused_when_compiled
+    check_refused_when_compiled(RUNTIME_OPERAND_SRC, "_ms_compat.float_rounded('int', ('*', ", "int(...)")
