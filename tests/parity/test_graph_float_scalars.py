@@ -116,14 +116,14 @@ import torch.nn as nn
 
 
 class Net(nn.Module):
-    def __init__(self):
+    def __init__(self, half=0.5):
         super().__init__()
+        self.half = half
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        h = self.fc(x)
-        k = int(x.abs().sum().item() * 0.5)     # SITE: known only when the graph runs
-        return h * k
+        k = int(x.abs().sum().item() * self.half)     # SITE: known only when the graph runs
+        return self.fc(x) * k
 
 
 def make():
