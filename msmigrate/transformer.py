@@ -19,6 +19,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
+from .graph_scalars import float_rounding_graph_safe, percent_format_graph_safe, rounding_name
 from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
                            dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator,
                            map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
@@ -1495,6 +1496,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
             self.uses_compat = True
             return xor_graph_safe(updated, COMPAT)
+        if isinstance(updated.operator, cst.Modulo) and self._in_forward():
+            safe = percent_format_graph_safe(updated, COMPAT)   # `"%d" % x.shape[0]`: msmigrate/graph_scalars.py
+            if safe is not None:
+                self.uses_compat = True
+                return safe
         if type(updated.operator) in INT_DIVISIONS and self._in_compiled_arithmetic() \
                 and not self._is_tensor_expr(original.left) and not self._is_tensor_expr(original.right):
             safe = int_division_graph_safe(updated.left, updated.operator, updated.right, COMPAT)
@@ -1840,6 +1846,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(func)
         if qn is not None:
             return self._convert_api_call(original, updated, qn)
+        rounding = rounding_name("int" if isinstance(func, cst.Name) and func.value == "int" and not self._shadowed("int")
+                                 and "int" not in self._imports else self._qname_any(func))
+        if rounding is not None and self._in_compiled_arithmetic():   # float32 in GRAPH: msmigrate/graph_scalars.py
+            where = f"{self.module_name}:{self._line(original)}"
+            safe = float_rounding_graph_safe(original, updated, rounding, COMPAT, where, self._is_tensor_expr)
+            if safe is not None:
+                self.uses_compat = True
+                return safe
         if self._qname_any(func) == "contextlib.nullcontext":   # entered in a compiled step: runtime.py
             return updated.with_changes(func=self._render_template("_ms_compat.nullcontext"))
         if isinstance(func, cst.Attribute) and self._qname_any(func) != "functools.partial":

@@ -121,7 +121,7 @@ class Net(nn.Module):
         seed = (2 ** 24 + 1) * x.shape[0]
         seed //= 97
         seed %= 1000                                    # 345922 % 1000 = 922
-        label = "%d rows" % x.shape[0]                 # formatting: kept (not read: it cuts GRAPH's gradient)
+        label = "%d rows" % x.shape[0]                 # formatting: _ms_compat.percent_format
         return h * (rest + 1) + over + seed + h % 2 + (-self.n) // 2 ** 20
 
 
@@ -133,7 +133,8 @@ def make():
 def test_int_floordiv_and_mod_above_2_24_in_graph():
     code, _ = check_graph(BIG_INT_SRC, rnd(2, 4), (2, 4))
     for form in ("_ms_compat.mod(self.n, 97)", "_ms_compat.floordiv(self.n * 3, 7)", "seed = _ms_compat.floordiv(seed, 97)",
-                 "seed = _ms_compat.mod(seed, 1000)", 'label = "%d rows" % x.shape[0]', "h % 2",
+                 "seed = _ms_compat.mod(seed, 1000)", 'label = _ms_compat.percent_format("%d rows", x.shape[0])',
+                 "h % 2",
                  "_ms_compat.floordiv(-self.n, 2 ** 20)"):
         assert form in code, (form, code)
 
