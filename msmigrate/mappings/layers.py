@@ -203,12 +203,17 @@ mapping("torch.nn.Flatten", "mindspore.nn.Flatten", args=("start_dim", "end_dim"
 _BN_ARGS = ("num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype")
 
 
-def _batch_norm(ctx):
-    # track_running_stats known only at run time: False means batch statistics in eval too
-    trs = ctx.bound.code("track_running_stats")
-    if trs is not None and trs not in ("True", "False"):
-        ctx.bound.set("track_running_stats", f"None if {trs} else True")
-    return None
+def _batch_norm(dims):
+    def batch_norm(ctx):
+        if ctx.code("momentum") == "None":
+            # torch's cumulative moving average: _ms_compat's layer takes torch's arguments and counts batches
+            return ctx.bound.call.with_changes(func=ctx.render(f"_ms_compat.CumulativeBatchNorm{dims}"))
+        # track_running_stats known only at run time: False means batch statistics in eval too
+        trs = ctx.bound.code("track_running_stats")
+        if trs is not None and trs not in ("True", "False"):
+            ctx.bound.set("track_running_stats", f"None if {trs} else True")
+        return None
+    return batch_norm
 
 
 for _d in ("1d", "2d", "3d"):
@@ -217,11 +222,11 @@ for _d in ("1d", "2d", "3d"):
          transforms={"momentum": "1 - {v}"},
          values={"track_running_stats": {"False": "True", "True": "None"}},
          rename={"track_running_stats": "use_batch_statistics"}, drop=_NO_DEVICE,
-         unsupported_values={"momentum": ("None",)},
          status=DIFFERENCE,
-         note="momentum is 1 - torch momentum (MindSpore weights the old value); "
+         note="momentum is 1 - torch momentum (MindSpore weights the old value); momentum=None (torch's "
+              "cumulative average) -> _ms_compat.CumulativeBatchNorm*d, which counts the training batches; "
               "params gamma/beta/moving_mean/moving_variance",
-         test=f"{T}::test_batchnorm")(_batch_norm)
+         test=f"{T}::test_batchnorm")(_batch_norm(_d))
 
 
 def _int_arithmetic(node) -> bool:

@@ -341,10 +341,12 @@ def test_batchnorm_arguments_variable(args, train):
     assert_converted(sites, "torch.nn.BatchNorm2d")
 
 
-def test_batchnorm_momentum_none_is_todo():
+def test_batchnorm_momentum_none_is_converted():
+    """torch's cumulative average: values in tests/parity/test_batchnorm_cumulative.py."""
     from msmigrate.converter import convert_code
     code, sites, _ = convert_code(layer_src("nn.BatchNorm2d(4, momentum=None)"))
-    assert [s.status for s in sites if s.api == "torch.nn.BatchNorm2d"] == [TODO]
+    assert [s.status for s in sites if s.api == "torch.nn.BatchNorm2d"] == [DIFFERENCE], code
+    assert "_ms_compat.CumulativeBatchNorm2d(4, momentum=None)" in code, code
 
 
 def test_group_norm_without_bias_is_todo():
