@@ -356,7 +356,10 @@ def _class_rules(cell, nn) -> Tuple[Dict[str, _Rule], Tuple[str, ...], Dict[str,
         consumes = ("num_batches_tracked",)
     elif isinstance(cell, nn.GroupNorm):
         aff = _affine_optional(cell)
-        rules.update(gamma=_Rule(("weight",), optional=aff), beta=_Rule(("bias",), optional=aff))
+        beta = getattr(cell, "beta", None)
+        frozen_beta = beta is not None and not beta.requires_grad
+        no_bias = "bias=False: frozen zero beta (torch saves none)" if frozen_beta else ""
+        rules.update(gamma=_Rule(("weight",), optional=aff), beta=_Rule(("bias",), optional=aff or no_bias))
     elif isinstance(cell, nn.LayerNorm):
         rules.update(gamma=_Rule(("weight",)), beta=_Rule(("bias",)))
     elif isinstance(cell, nn.Embedding):

@@ -271,12 +271,20 @@ rule("torch.nn.LayerNorm", "mindspore.nn.LayerNorm",
           "known only at run time, or no affine/bias "
           "-> _ms_compat.LayerNorm (an nn.LayerNorm subclass with torch's arguments); params gamma/beta",
      test=f"{T}::test_norms")(_layer_norm)
-mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
-        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype", "bias"),
-        target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
-        unsupported={"bias": "a GroupNorm with a weight and no bias: MindSpore's affine=True trains both"},
-        unsupported_ok={"bias": ("True",)},
-        note="params gamma/beta", test=f"{T}::test_norms")
+def _group_norm(ctx):
+    bias = ctx.code("bias")
+    if bias not in (None, "True"):
+        # a weight and no bias: _ms_compat's GroupNorm freezes beta at zero
+        return ctx.bound.call.with_changes(func=ctx.render("_ms_compat.GroupNorm"))
+    ctx.bound.remove("bias")
+    return None
+
+
+rule("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
+     args=("num_groups", "num_channels", "eps", "affine", "device", "dtype", "bias"),
+     target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
+     note="params gamma/beta; bias=False (or not known to be True) -> _ms_compat.GroupNorm, beta frozen at zero "
+          "(not trainable, not in torch's state_dict)", test=f"{T}::test_norms")(_group_norm)
 
 
 for _d in ("1d", "2d", "3d"):

@@ -704,8 +704,10 @@ class Dropout(nn.Dropout):
 
 
 class GroupNorm(nn.GroupNorm):
-    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__(num_groups, num_channels, eps=eps, affine=affine)
+        if not bias:
+            self.beta.requires_grad = False   # torch's bias=False: no bias, beta stays zero
 
 
 class Linear(nn.Dense):
