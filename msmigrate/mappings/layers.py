@@ -205,6 +205,9 @@ _BN_ARGS = ("num_features", "eps", "momentum", "affine", "track_running_stats", 
 
 def _batch_norm(dims):
     def batch_norm(ctx):
+        if any(t in (ctx.code("dtype") or "") for t in ("float64", "double")):
+            raise UnsupportedSite("dtype float64: MindSpore's BatchNorm kernel takes float16/float32 only "
+                                  "(torch computes in float64)")
         if ctx.code("momentum") == "None":
             # torch's cumulative moving average: _ms_compat's layer takes torch's arguments and counts batches
             return ctx.bound.call.with_changes(func=ctx.render(f"_ms_compat.CumulativeBatchNorm{dims}"))

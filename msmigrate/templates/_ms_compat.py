@@ -639,6 +639,9 @@ def _batch_norm(base):
                      track_running_stats=True, device=None, dtype=None):
             if momentum is None:
                 raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
+            if dtype == ms.float64:
+                raise MigrationError(f"{base.__name__}(dtype=float64): MindSpore's BatchNorm kernel takes "
+                                     "float16/float32 only")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
