@@ -336,7 +336,8 @@ def _class_rules(cell, nn) -> Tuple[Dict[str, _Rule], Tuple[str, ...], Dict[str,
         rules["weight"] = _Rule(("weight",), _conv1d_weight)
     elif isinstance(cell, nn.BatchNorm3d):
         child_remap["bn2d"] = ""   # torch keeps BN3d params on the BN3d module itself
-        consumes = ("num_batches_tracked",)
+        # _ms_compat's momentum=None layer counts batches on its bn2d child, which loads torch's count
+        consumes = () if "num_batches_tracked" in cell.bn2d._params else ("num_batches_tracked",)
     elif (bn_base is not None and isinstance(cell, bn_base)) or isinstance(
             cell, (nn.BatchNorm1d, nn.BatchNorm2d)):
         stats_optional = "use_batch_statistics=True never reads running stats" \
@@ -355,7 +356,10 @@ def _class_rules(cell, nn) -> Tuple[Dict[str, _Rule], Tuple[str, ...], Dict[str,
         consumes = ("num_batches_tracked",)
     elif isinstance(cell, nn.GroupNorm):
         aff = _affine_optional(cell)
-        rules.update(gamma=_Rule(("weight",), optional=aff), beta=_Rule(("bias",), optional=aff))
+        beta = getattr(cell, "beta", None)
+        frozen_beta = beta is not None and not beta.requires_grad
+        no_bias = "bias=False: frozen zero beta (torch saves none)" if frozen_beta else ""
+        rules.update(gamma=_Rule(("weight",), optional=aff), beta=_Rule(("bias",), optional=aff or no_bias))
     elif isinstance(cell, nn.LayerNorm):
         rules.update(gamma=_Rule(("weight",)), beta=_Rule(("bias",)))
     elif isinstance(cell, nn.Embedding):

@@ -339,7 +339,9 @@ def _conv_transpose(nd):
         body = (f"ops.Conv2DTranspose(out_channel={{w}}.shape[0], kernel_size={ksize}, pad_mode='pad', "
                 f"pad=({p[0]}, {p[0]}, {p[1]}, {p[1]}), stride=({s[0]}, {s[1]}), dilation=({d[0]}, {d[1]}), "
                 f"group={g})({xi}, {wi}, ({{x}}.shape[0], {{w}}.shape[1] * {g}, {out_hw[0]}, {out_hw[1]}))")
-        values = {"x": x, "w": w}
+        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        # float64 has no convolution kernel: a MigrationError naming this line, not MindSpore's TypeError
+        values = {"x": f"_ms_compat.conv_input({x}, 'conv_transpose{nd}d', {where!r})", "w": w}
         if _given(b, "bias"):
             body = f"ops.bias_add({body}, {{bias}})"
             values["bias"] = b.code("bias")
@@ -353,7 +355,8 @@ for _d in (1, 2):
     rule(f"{P}conv_transpose{_d}d", None,
          args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
          note="ops.conv_transpose2d has no CPU kernel: emitted as the Conv2DTranspose primitive with torch's "
-              "output size (stride/padding/output_padding/dilation must be literals)" +
+              "output size (stride/padding/output_padding/dilation must be literals); a float64 input (no "
+              "MindSpore convolution kernel takes it) raises MigrationError naming the line" +
               ("; 1-d runs as 2-d with a unit height" if _d == 1 else ""),
          test=_CONV)(_conv_transpose(_d))
 for _src in (P + "conv_transpose3d", "torch.conv_transpose3d"):   # torch's top-level copy: the same parameters

@@ -203,12 +203,20 @@ mapping("torch.nn.Flatten", "mindspore.nn.Flatten", args=("start_dim", "end_dim"
 _BN_ARGS = ("num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype")
 
 
-def _batch_norm(ctx):
-    # track_running_stats known only at run time: False means batch statistics in eval too
-    trs = ctx.bound.code("track_running_stats")
-    if trs is not None and trs not in ("True", "False"):
-        ctx.bound.set("track_running_stats", f"None if {trs} else True")
-    return None
+def _batch_norm(dims):
+    def batch_norm(ctx):
+        if any(t in (ctx.code("dtype") or "") for t in ("float64", "double")):
+            raise UnsupportedSite("dtype float64: MindSpore's BatchNorm kernel takes float16/float32 only "
+                                  "(torch computes in float64)")
+        if ctx.code("momentum") == "None":
+            # torch's cumulative moving average: _ms_compat's layer takes torch's arguments and counts batches
+            return ctx.bound.call.with_changes(func=ctx.render(f"_ms_compat.CumulativeBatchNorm{dims}"))
+        # track_running_stats known only at run time: False means batch statistics in eval too
+        trs = ctx.bound.code("track_running_stats")
+        if trs is not None and trs not in ("True", "False"):
+            ctx.bound.set("track_running_stats", f"None if {trs} else True")
+        return None
+    return batch_norm
 
 
 for _d in ("1d", "2d", "3d"):
@@ -217,11 +225,11 @@ for _d in ("1d", "2d", "3d"):
          transforms={"momentum": "1 - {v}"},
          values={"track_running_stats": {"False": "True", "True": "None"}},
          rename={"track_running_stats": "use_batch_statistics"}, drop=_NO_DEVICE,
-         unsupported_values={"momentum": ("None",)},
          status=DIFFERENCE,
-         note="momentum is 1 - torch momentum (MindSpore weights the old value); "
+         note="momentum is 1 - torch momentum (MindSpore weights the old value); momentum=None (torch's "
+              "cumulative average) -> _ms_compat.CumulativeBatchNorm*d, which counts the training batches; "
               "params gamma/beta/moving_mean/moving_variance",
-         test=f"{T}::test_batchnorm")(_batch_norm)
+         test=f"{T}::test_batchnorm")(_batch_norm(_d))
 
 
 def _int_arithmetic(node) -> bool:
@@ -266,12 +274,20 @@ rule("torch.nn.LayerNorm", "mindspore.nn.LayerNorm",
           "known only at run time, or no affine/bias "
           "-> _ms_compat.LayerNorm (an nn.LayerNorm subclass with torch's arguments); params gamma/beta",
      test=f"{T}::test_norms")(_layer_norm)
-mapping("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
-        args=("num_groups", "num_channels", "eps", "affine", "device", "dtype", "bias"),
-        target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
-        unsupported={"bias": "a GroupNorm with a weight and no bias: MindSpore's affine=True trains both"},
-        unsupported_ok={"bias": ("True",)},
-        note="params gamma/beta", test=f"{T}::test_norms")
+def _group_norm(ctx):
+    bias = ctx.code("bias")
+    if bias not in (None, "True"):
+        # a weight and no bias: _ms_compat's GroupNorm freezes beta at zero
+        return ctx.bound.call.with_changes(func=ctx.render("_ms_compat.GroupNorm"))
+    ctx.bound.remove("bias")
+    return None
+
+
+rule("torch.nn.GroupNorm", "mindspore.nn.GroupNorm",
+     args=("num_groups", "num_channels", "eps", "affine", "device", "dtype", "bias"),
+     target_args=("num_groups", "num_channels", "eps", "affine"), drop=_NO_DEVICE,
+     note="params gamma/beta; bias=False (or not known to be True) -> _ms_compat.GroupNorm, beta frozen at zero "
+          "(not trainable, not in torch's state_dict)", test=f"{T}::test_norms")(_group_norm)
 
 
 for _d in ("1d", "2d", "3d"):

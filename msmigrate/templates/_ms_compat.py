@@ -639,6 +639,9 @@ def _batch_norm(base):
                      track_running_stats=True, device=None, dtype=None):
             if momentum is None:
                 raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
+            if dtype == ms.float64:
+                raise MigrationError(f"{base.__name__}(dtype=float64): MindSpore's BatchNorm kernel takes "
+                                     "float16/float32 only")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
@@ -704,8 +707,10 @@ class Dropout(nn.Dropout):
 
 
 class GroupNorm(nn.GroupNorm):
-    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None):
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__(num_groups, num_channels, eps=eps, affine=affine)
+        if not bias:
+            self.beta.requires_grad = False   # torch's bias=False: no bias, beta stays zero
 
 
 class Linear(nn.Dense):

@@ -341,18 +341,19 @@ def test_batchnorm_arguments_variable(args, train):
     assert_converted(sites, "torch.nn.BatchNorm2d")
 
 
-def test_batchnorm_momentum_none_is_todo():
+def test_batchnorm_momentum_none_is_converted():
+    """torch's cumulative average: values in tests/parity/test_batchnorm_cumulative.py."""
     from msmigrate.converter import convert_code
     code, sites, _ = convert_code(layer_src("nn.BatchNorm2d(4, momentum=None)"))
-    assert [s.status for s in sites if s.api == "torch.nn.BatchNorm2d"] == [TODO]
+    assert [s.status for s in sites if s.api == "torch.nn.BatchNorm2d"] == [DIFFERENCE], code
+    assert "_ms_compat.CumulativeBatchNorm2d(4, momentum=None)" in code, code
 
 
-def test_group_norm_without_bias_is_todo():
-    """torch 2.x's GroupNorm(bias=False) keeps a weight and no bias: a TODO that raises where it is built."""
-    mod, code, sites = load_converted(layer_src("nn.GroupNorm(2, 4, bias=False)"))
-    assert [s.status for s in sites if s.api == "torch.nn.GroupNorm"] == [TODO]
-    with pytest.raises(mod._ms_compat.MigrationError, match="GroupNorm"):
-        mod.make()
+def test_group_norm_without_bias_is_converted():
+    """torch 2.x's GroupNorm(bias=False): values in tests/parity/test_group_norm_bias.py."""
+    _, code, sites = load_converted(layer_src("nn.GroupNorm(2, 4, bias=False)"))
+    assert [s.status for s in sites if s.api == "torch.nn.GroupNorm"] == [CONVERTED], code
+    assert "_ms_compat.GroupNorm(2, 4, bias=False)" in code, code
 
 
 def test_batchnorm_grad():
