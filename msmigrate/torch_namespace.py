@@ -28,6 +28,7 @@ _INSPECTORS = ("getattr", "hasattr", "dir")
 def one_to_one(namespace: str) -> Dict[str, object]:
     """name -> target for the registry records of `namespace` that convert without argument changes."""
     _ADAPTERS = R.ADAPTERS   # filled with the records (importing registry loads them)
+    from .mappings.edge_args import FLOAT_INPUT_NOTE
     out: Dict[str, str] = {}
     prefix = namespace + "."
     for m in R.all_mappings():
@@ -38,6 +39,10 @@ def one_to_one(namespace: str) -> Dict[str, object]:
             out[name] = _ADAPTERS[m.source]   # a class that takes torch's arguments
             continue
         t = m.target
+        if (m.rule is not None and m.status == R.CONVERTED and FLOAT_INPUT_NOTE in (m.note or "")
+                and tuple(m.args) == ("input",) and t and t.startswith(("mindspore.ops.", "_ms_compat."))):
+            out[name] = (t, "float")   # torch.tanh...: the target, an integer input promoted as the rule does
+            continue
         if (t is None or m.rule is not None or m.status != R.CONVERTED
                 or not t.startswith(("mindspore.", "_ms_compat.")) or " " in t or "(" in t
                 or m.rename or m.transforms or m.values or m.extra or m.unsupported_values):
@@ -100,12 +105,28 @@ class TorchPositions(nn.Cell):
         return self.fn(*args[:self.kept])
 
 
+class TorchFloatInput(nn.Cell):
+    """A float function (torch.tanh, torch.exp...): an integer or bool input promoted to float32 first, as
+    torch does (float_input). A Cell, as TorchPositions."""
+    torch_function = True
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def construct(self, x):
+        return self.fn(float_input(x))
+
+
 def _resolve(entry):
-    """A table entry -> the object: 'mindspore.ops.tanh' / '_ms_compat.ReLU', or (target, kept)."""
+    """A table entry -> the object: 'mindspore.ops.tanh' / '_ms_compat.ReLU', (target, kept), or
+    (target, 'float') for a float function."""
     target = entry if isinstance(entry, str) else entry[0]
     module, _, name = target.rpartition(".")
     fn = globals()[name] if module == "_ms_compat" else getattr(_importlib.import_module(module), name)
-    return fn if isinstance(entry, str) else TorchPositions(fn, entry[1])
+    if isinstance(entry, str):
+        return fn
+    return TorchFloatInput(fn) if entry[1] == "float" else TorchPositions(fn, entry[1])
 
 
 _NO_DEFAULT = object()

@@ -12,11 +12,20 @@ def nextafter(input, other):
     a, b = ops.broadcast_to(input, shape), ops.broadcast_to(other, shape)
     if a.dtype != ms.float32:
         return ops.nextafter(a, b)
-    bits = a.view(ms.int32)
-    away = (b > a) == (a > 0)   # towards a larger magnitude
+    # compared as integers: a CPU thread that treats subnormals as zero (DAZ) would take -1e-45 == 0
+    bits, other_bits = a.view(ms.int32), b.view(ms.int32)
+    key_a, key_b = _nextafter_key(bits), _nextafter_key(other_bits)   # float order, -0 == +0
+    away = (key_b > key_a) == (key_a > 0)   # towards a larger magnitude
     stepped = ops.where(away, bits + 1, bits - 1).view(ms.float32)
     # from zero: the smallest subnormal with other's sign (bits 1, or the sign bit and 1)
-    tiny = ops.where(b > 0, ops.ones_like(bits), ops.full_like(bits, -2147483647)).view(ms.float32)
-    out = ops.where(a == 0, tiny, stepped)
-    out = ops.where(a == b, b, out)
+    tiny = ops.where(key_b > 0, ops.ones_like(bits), ops.full_like(bits, -2147483647)).view(ms.float32)
+    out = ops.where(key_a == 0, tiny, stepped)
+    out = ops.where(key_a == key_b, b, out)
     return ops.where(ops.isnan(a) | ops.isnan(b), a + b, out)
+
+
+def _nextafter_key(bits):
+    """float32 bits -> an int32 in the floats' order (a negative float: minus its magnitude bits; -0 is 0)."""
+    magnitude = ops.bitwise_and(bits, ops.full_like(bits, 0x7FFFFFFF))
+    return ops.where(bits < 0, -magnitude, bits)
+
