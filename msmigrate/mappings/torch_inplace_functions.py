@@ -79,7 +79,7 @@ def _rebinding(name: str, base: Mapping, function_form: bool, namespace: str = "
         if needs_cast_back(name):   # a bool result: torch keeps x's dtype
             from ..callsite import code_of
             out = ctx.expr(f"ops.cast({code_of(out).strip()}, {x.value}.dtype)")
-        tr._out_targets[id(out)] = (x.value, out)   # the statement becomes `x = <out>` (as for out=)
+        tr._out_targets[id(out)] = (x, out)   # the statement becomes `x = <out>` (as for out=)
         return out
 
     return convert
