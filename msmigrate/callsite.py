@@ -45,6 +45,12 @@ def fold_template(template: str, value_code: str) -> str:
     return filled
 
 
+# torch's argument parser (python_arg_parser.cpp, numpy_compatibility_arg_names) also takes NumPy's names
+# for four parameters: `x.sum(axis=0)`, `torch.mean(x, keepdims=True)`, `torch.add(x, x2=y)`
+NUMPY_ARGUMENT_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input",
+                        "x2": "other"}
+
+
 class BoundCall:
     """A call's arguments bound to the source API's parameter names."""
 
@@ -77,6 +83,12 @@ class BoundCall:
                 self.positional[name] = True
             else:
                 name = arg.keyword.value
+                torch_name = NUMPY_ARGUMENT_NAMES.get(name)
+                if name not in params and torch_name in params and torch_name not in self.args:
+                    # a NumPy name that torch accepts for its own (a Python-level torch function without
+                    # the name would have refused it, so the original never passed it to one)
+                    name = torch_name
+                    arg = arg.with_changes(keyword=cst.Name(torch_name))
                 self.positional[name] = False
             self.order.append(name)
             self.args[name] = arg
