@@ -29,7 +29,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from ..callsite import BoundCall, UnsupportedSite
+from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
 from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
@@ -356,12 +356,14 @@ def _to(ctx):
         if _is_device(ctx, a0):
             if a1 is not None and _is_torch_dtype(ctx, a1):
                 return ctx.expr(f"{x}.astype({ctx.code('arg1')})")
-            if a1 is not None:
-                raise UnsupportedSite("cannot tell what the second argument of to() is")
+            if a1 is not None:   # decided at run time
+                return ctx.expr(f"_ms_compat.to_value({x}, {ctx.code('arg0')}, {ctx.code('arg1')})")
             return ctx.receiver
         if _is_tensor(ctx, a0):
             return ctx.expr(f"{x}.astype({_paren(ctx, 'arg0')}.dtype)")
-        raise UnsupportedSite("cannot tell whether the argument of to() is a device, a dtype or a tensor")
+        # a device, a dtype or a tensor the converter cannot tell apart (`x.to(get_device())`): at run time
+        rest = f", {ctx.code('arg1')}" if a1 is not None else ""
+        return ctx.expr(f"_ms_compat.to_value({x}, {ctx.code('arg0')}{rest})")
     if b.has("device") or b.has("non_blocking") or b.has("memory_format") or b.has("copy") or not b.order:
         return ctx.receiver
     raise UnsupportedSite("unrecognised arguments of to()")
@@ -369,7 +371,8 @@ def _to(ctx):
 
 rule("Tensor.to", None, args=("arg0", "arg1", "non_blocking", "copy"),
      note="to(dtype)/to(other) -> astype; to(device) is dropped: MindSpore places tensors by "
-          "ms.set_context(device_target=...)", test=f"{T}::test_dtype_methods")(_to)
+          "ms.set_context(device_target=...); an argument the converter cannot type is decided at run time "
+          "(_ms_compat.to_value)", test=f"{T}::test_dtype_methods")(_to)
 mapping("Tensor.cuda", "identity", args=("device", "non_blocking", "memory_format"),
         note="MindSpore places tensors by ms.set_context(device_target=...)", test=f"{T}::test_dtype_methods")
 mapping("Tensor.cpu", "identity", args=("memory_format",),
@@ -878,16 +881,23 @@ def _module_to(ctx):
     casts every parameter, which has no one-call MindSpore counterpart."""
     b = ctx.bound
     positional = [b.value(n) for n in b.order if b.positional.get(n)]
-    if b.has("dtype") or any(_is_torch_dtype(ctx, v) for v in positional):
-        raise UnsupportedSite("casting a Cell's parameters: use mindspore.amp.auto_mixed_precision or "
-                              "Cell.to_float for compute precision, or cast the checkpoint")
+    module = code_of(ctx.receiver).strip()
+    if b.has("dtype"):
+        return ctx.expr(f"_ms_compat.module_cast({module}, {b.code('dtype')})")
+    ob = _original(ctx, ("arg0", "arg1", "non_blocking", "dtype"))
+    dtypes = [n for n in ("arg0", "arg1") if ob.positional.get(n) and _is_torch_dtype(ctx, ob.value(n))]
+    if dtypes:
+        return ctx.expr(f"_ms_compat.module_cast({module}, {b.code(dtypes[0])})")
     if not all(_is_device(ctx, v) for v in positional):
-        raise UnsupportedSite("cannot tell whether the argument of to() is a device or a dtype")
+        # a device or a dtype the converter cannot tell apart (`model.to(dist_util.dev())`): at run time
+        return ctx.expr(f"_ms_compat.to_value({module}, {', '.join(code_of(v).strip() for v in positional)})")
     return ctx.receiver
 
 
-rule("Module.to", None, args=("arg0", "arg1", "non_blocking"),
-     note="to(device) is dropped: MindSpore places cells by ms.set_context(device_target=...)",
+rule("Module.to", None, args=("arg0", "arg1", "non_blocking", "dtype"),
+     note="to(device) is dropped: MindSpore places cells by ms.set_context(device_target=...); to(dtype) casts the "
+          "floating-point parameters and buffers in place (_ms_compat.module_cast); an argument the converter "
+          "cannot type is decided at run time (_ms_compat.to_value)",
      test=f"{T}::test_module_device_calls")(_module_to)
 mapping("Module.cuda", "identity", args=("device",),
         note="MindSpore places cells by ms.set_context(device_target=...)", test=f"{T}::test_module_device_calls")

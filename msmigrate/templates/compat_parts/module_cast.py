@@ -24,3 +24,24 @@ def cast_tensor_or_module(x, dtype):
     if isinstance(x, nn.Cell):
         return module_cast(x, dtype)
     return x.astype(dtype)
+
+
+def to_value(x, *args, **kwargs):
+    """x.to(...) where the converter could not tell a device from a dtype or a tensor (`x.to(get_device())`),
+    decided at run time as torch decides: a device (a name, torch.device's stand-in, an index) moves nothing
+    (MindSpore places values by its context), a dtype casts, a tensor gives its dtype; on a model a dtype
+    casts its floating-point parameters and buffers in place and the model is returned."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, ms.Tensor):
+            dtype = a.dtype
+        elif isinstance(a, ms.dtype.Type):
+            dtype = a
+        elif not (a is None or isinstance(a, (str, int))):
+            raise TypeError(f"to() received an invalid argument: {type(a).__name__} (a device, a dtype or a "
+                            f"tensor expected)")
+    if isinstance(x, nn.Cell):
+        return x if dtype is None else module_cast(x, dtype)
+    if dtype is None or dtype == x.dtype:
+        return x
+    return x.astype(dtype)
