@@ -50,3 +50,21 @@ mapping("safetensors.torch.save", "_ms_compat.safetensors_save", args=("tensors"
         target_args=("tensors", "metadata"), test=f"{T}::test_safetensors")
 mapping("safetensors.torch.load", "_ms_compat.safetensors_load", args=("data",), target_args=("data",),
         note="tensors come back as mindspore.Tensor", test=f"{T}::test_safetensors")
+
+# torch.hub's weight cache: the same directory as torch's, the file read by _ms_compat.load
+_HUB = "tests/parity/test_hub_weights.py"
+_HUB_NOTE = ("downloads to torch's cache directory ($TORCH_HOME/hub/checkpoints) when the file is not there and "
+             "reads it with _ms_compat.load (torch's format without torch, no pickled code run); tensors come back "
+             "as mindspore.Tensor with torch's names, which the converted load_state_dict accepts; map_location/"
+             "weights_only/progress have no effect")
+for _src in ("torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url"):
+    mapping(_src, "_ms_compat.load_state_dict_from_url",
+            args=("url", "model_dir", "map_location", "progress", "check_hash", "file_name", "weights_only"),
+            target_args=("url", "model_dir", "map_location", "progress", "check_hash", "file_name", "weights_only"),
+            status=DIFFERENCE, note=_HUB_NOTE, test=f"{_HUB}::test_load_state_dict_from_url")
+mapping("torch.hub.download_url_to_file", "_ms_compat.download_url_to_file",
+        args=("url", "dst", "hash_prefix", "progress"), target_args=("url", "dst", "hash_prefix", "progress"),
+        test=f"{_HUB}::test_download_url_to_file")
+mapping("torch.hub.get_dir", "_ms_compat.get_dir", test=f"{_HUB}::test_load_state_dict_from_url")
+mapping("torch.hub.set_dir", "_ms_compat.set_dir", args=("d",), target_args=("d",),
+        test=f"{_HUB}::test_load_state_dict_from_url")
