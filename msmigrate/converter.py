@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
+from .detached_updates import might_update_detached, rewrite_detached_updates
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
@@ -99,6 +100,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_call_backward(source):   # torch.autograd.backward(loss) as loss.backward() (autograd_backward.py)
         info = index.modules.get(module_name)
         module = rewrite_autograd_backward(module, info.imports if info else {})
+    if might_update_detached(source):   # p.detach().zero_() as p.data.zero_() (detached_updates.py)
+        module = rewrite_detached_updates(module)
     fills_parts = False
     if might_init_subscript(source):   # nn.init.zeros_(w[i]) as w[i] = 0 (init_subscripts.py)
         info = index.modules.get(module_name)
