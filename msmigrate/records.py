@@ -48,6 +48,8 @@ class Mapping:
     tensor_only for methods: only rewrite when the receiver is known to be a tensor
                 (names like `add`, `sum`, `copy` also belong to lists, sets, numpy).
     test        the parity test that proves this mapping ("tests/parity/...::test_x").
+    takes_torch_args  the target accepts the source's whole signature (a helper taking torch's parameters,
+                with no meaning for some): a call with *args/**kwargs passes them through unchanged.
     """
 
     source: str
@@ -67,6 +69,7 @@ class Mapping:
     rule: Optional[Callable] = None
     tensor_only: bool = False
     test: str = ""
+    takes_torch_args: bool = False
 
     @property
     def kind(self) -> str:

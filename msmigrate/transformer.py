@@ -1963,6 +1963,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, api, _ADAPTERS[api], R.CONVERTED,
                          f"called with *args/**kwargs: {_ADAPTERS[api]} takes torch's arguments and builds {m.target}")
             return updated.with_changes(func=self.render(_ADAPTERS[api]))
+        if bound.starred and m.takes_torch_args and m.rule is None and not m.unsupported:
+            # the helper takes torch's parameters: torch's *args/**kwargs mean the same to it
+            self._record(original, api, m.target.split(".")[-1] if m.target else api, m.status, m.note)
+            return updated.with_changes(func=self.render(m.target))
         if bound.starred and (m.rename or m.transforms or m.drop or m.rule) and not (
                 m.rule is not None and getattr(m.rule, "handles_starred", False)):
             # a rule marked handles_starred reads bound.starred itself

@@ -20,11 +20,13 @@ for _save in ("torch.save", "torch.serialization.save"):
                   "_disable_byteorder_record"),
             target_args=("obj", "f"),
             drop=("pickle_module", "pickle_protocol", "_use_new_zipfile_serialization", "_disable_byteorder_record"),
-            status=DIFFERENCE, note=_SAVE_NOTE, test=f"{T}::test_training_checkpoint_round_trip")
+            takes_torch_args=True, status=DIFFERENCE, note=_SAVE_NOTE,
+            test=f"{T}::test_training_checkpoint_round_trip")
 for _load in ("torch.load", "torch.serialization.load"):
     mapping(_load, "_ms_compat.load", args=("f", "map_location", "pickle_module", "weights_only", "mmap"),
             target_args=("f",), drop=("map_location", "pickle_module", "weights_only", "mmap"),
-            status=DIFFERENCE, note=_LOAD_NOTE, test=f"{T}::test_torch_checkpoint_loads_into_converted_model")
+            takes_torch_args=True, status=DIFFERENCE, note=_LOAD_NOTE,
+            test=f"{T}::test_torch_checkpoint_loads_into_converted_model")
 
 mapping("Module.state_dict", "_ms_compat.state_dict", args=("destination", "prefix", "keep_vars"),
         target_args=("module",), status=DIFFERENCE,

@@ -611,3 +611,39 @@ def test_safetensors(programs, tmp_path):
     w = mod.load_any(bf)["w"]
     assert w.dtype == ms.bfloat16
     np.testing.assert_array_equal(w.astype(ms.float32).asnumpy(), [0.5, 3.0])
+
+
+WRAPPERS = '''
+import io
+import torch
+
+
+def save_all(*args, **kwargs):
+    return torch.save(*args, **kwargs)
+
+
+def load_bytes(data, **kwargs):
+    return torch.load(io.BytesIO(data), **kwargs)
+
+
+def round_trip(w):
+    buf = io.BytesIO()
+    save_all({"w": w, "step": 3}, buf, pickle_protocol=2)
+    back = load_bytes(buf.getvalue(), map_location="cpu", weights_only=True)
+    return back["w"] * 2, back["step"]
+'''
+
+
+def test_wrappers_passing_torch_arguments_along():
+    """`def save_all(*args, **kwargs): torch.save(*args, **kwargs)` (a training library's wrapper): the helpers
+    take torch's whole signature, so the call converts as it stands (it was a TODO) and computes torch's."""
+    import mindspore as ms
+    ns = load_torch(WRAPPERS)
+    mod, code, sites = load_converted(WRAPPERS)
+    assert not [s for s in sites if s.status == TODO], code
+    assert "_ms_compat.save(*args, **kwargs)" in code and "_ms_compat.load(io.BytesIO(data), **kwargs)" in code
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t_w, t_step = ns["round_trip"](torch.from_numpy(w))
+    m_w, m_step = mod.round_trip(ms.Tensor(w))
+    np.testing.assert_array_equal(m_w.asnumpy(), t_w.numpy())
+    assert m_step == t_step == 3

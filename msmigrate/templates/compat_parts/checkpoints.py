@@ -50,9 +50,11 @@ _LAYOUT_KEY = "__torch_save_layout__"
 
 
 # ============================================================ save / load
-def save(obj, f):
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
     """torch.save(obj, f): `obj` (tensors in dicts/lists, numbers, strings) as a MindSpore checkpoint at
-    `f` (a path or binary file). A whole model is saved as its parameters (load() of it raises)."""
+    `f` (a path or binary file). A whole model is saved as its parameters (load() of it raises). torch's
+    other parameters are taken (a wrapper passing *args/**kwargs along) and have no meaning here."""
     entries = _Entries()
     if isinstance(obj, nn.Cell):
         layout = {"cell": type(obj).__qualname__}
@@ -69,7 +71,7 @@ def save(obj, f):
     _write_checkpoint(entries.items, append, f)
 
 
-def load(f):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """torch.load(f): what save() wrote, a MindSpore checkpoint, a torch.save file or a
     .safetensors file (a path or a binary file object). Tensors come back as
     mindspore.Tensor. map_location/weights_only have no meaning here: nothing is
