@@ -471,12 +471,25 @@ _RES = f"{T}::test_interpolate"
 _MODES = ("nearest", "linear", "bilinear", "trilinear", "area", "nearest-exact")
 
 
+def _interpolate_at_run_time(ctx, mode_code):
+    """_ms_compat.interpolate_checked: the mode and factor checked where they are known (also while a graph
+    compiles), raising MigrationError naming this site for what is not exact."""
+    b = ctx.bound
+    args = [_need(b, "input")] + [f"{n}={b.code(n)}" for n in ("size", "scale_factor") if _given(b, n)]
+    args += [f"mode={mode_code}"] + [f"{n}={b.code(n)}" for n in ("align_corners", "recompute_scale_factor")
+                                     if _given(b, n)]
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return ctx.expr(f"_ms_compat.interpolate_checked({', '.join(args)}, where={where!r})")
+
+
 def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
     b = ctx.bound
     _reject(b, "antialias", ("False",), "antialiased resizing has no MindSpore counterpart")
     b.remove("antialias")
     mode_code = b.code("mode") or default_mode
     mode = _lit_or(mode_code)
+    if not _is_literal(mode_code) and not b.starred and _is_literal(b.code("recompute_scale_factor") or "None"):
+        return _interpolate_at_run_time(ctx, mode_code)   # `mode=self.mode`
     if not isinstance(mode, str):
         raise UnsupportedSite(f"mode={mode_code} is not a literal string (bicubic would not be exact)")
     if mode == "bicubic":
@@ -505,6 +518,8 @@ def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
             pass   # for integer factors torch's 1/scale_factor grid and the output-size grid coincide
         elif ac == "True" and mode in ("linear", "bilinear", "trilinear"):
             pass   # align_corners=True samples on (in - 1) / (out - 1) whatever the factor
+        elif v is None and _is_literal(rc) and not b.starred:
+            return _interpolate_at_run_time(ctx, mode_code)   # `scale_factor=self.factor`
         else:
             raise UnsupportedSite(
                 f"scale_factor={sf}: MindSpore samples on the output-size grid (torch's recompute_scale_factor=True); "
@@ -525,7 +540,9 @@ _INTERP_ARGS = ("input", "size", "scale_factor", "mode", "align_corners", "recom
 _INTERP_MS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor")
 _INTERP_NOTE = ("exact for size=, integer scale factors, recompute_scale_factor=True and align_corners=True; "
                 "mode='area' is torch's adaptive average pooling (_ms_compat.interpolate_area); "
-                "fractional or variable scale factors, bicubic and antialias are TODOs")
+                "a mode or factor known only at run time is checked there (_ms_compat.interpolate_checked: "
+                "MigrationError naming the site where it would differ); fractional literal factors, bicubic and "
+                "antialias are TODOs")
 rule(P + "interpolate", "mindspore.ops.interpolate", args=_INTERP_ARGS, target_args=_INTERP_MS,
      note=_INTERP_NOTE, test=_RES)(_interpolate)
 rule(P + "upsample", "mindspore.ops.interpolate", args=_INTERP_ARGS[:5], target_args=_INTERP_MS,

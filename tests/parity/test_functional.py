@@ -341,13 +341,69 @@ def test_interpolate(group):
 @pytest.mark.parametrize("call,why", [
     ("F.interpolate(x, scale_factor=2, mode='bicubic')", "cubic coefficient"),
     ("F.interpolate(x, scale_factor=1.5)", "scale_factor=1.5"),
-    ("F.interpolate(x, scale_factor=s)", "scale_factor=s"),
-    ("F.interpolate(x, size=(4, 4), mode=m)", "not a literal"),
     ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialias"),
 ])
 def test_interpolate_todo(call, why):
     code, sites = convert_snippet(src(f"return {call}", "x, s=1.5, m='bilinear'"))
     assert_todo(code, sites, "interpolate", why)
+
+
+SCALED_SRC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Up(nn.Module):
+    def __init__(self, factor, mode="nearest"):
+        super().__init__()
+        self.factor = factor
+        self.mode = mode
+
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=self.factor, mode=self.mode)
+
+
+def make_int():
+    return Up(2)
+
+
+def make_pair():
+    return Up((2, 3), "bilinear")
+
+
+def make_fraction():
+    return Up(1.5)
+
+
+def make_bicubic():
+    return Up(2, "bicubic")
+"""
+
+
+@pytest.mark.parametrize("entry", ["make_int", "make_pair"])
+def test_interpolate_factor_known_at_run_time(entry):
+    """`scale_factor=self.factor`: an integer factor at run time is exact (MindSpore's output-size grid is
+    torch's 1/scale_factor grid then), in PyNative and GRAPH mode (check_layer runs both)."""
+    code, sites = check_layer(SCALED_SRC, [rnd(2, 3, 4, 5)], entry=entry)
+    assert "_ms_compat.interpolate_checked(" in code and "msmigrate: TODO" not in code, code
+
+
+def test_interpolate_fractional_factor_at_run_time_raises():
+    import mindspore as ms
+    mod, code, _ = load_converted(SCALED_SRC)
+    helper = __import__("_ms_compat")
+    x = ms.Tensor(rnd(1, 1, 4, 4))
+    line = [i for i, l in enumerate(SCALED_SRC.splitlines(), 1) if "F.interpolate" in l][0]
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode)
+        try:
+            with pytest.raises(helper.MigrationError, match=rf"1\.5\) at __main__:{line}: MindSpore samples"):
+                mod.make_fraction()(x)
+            with pytest.raises(helper.MigrationError, match=rf"at __main__:{line}: MindSpore's bicubic"):
+                mod.make_bicubic()(x)
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 # ------------------------------------------------------------------------------ pad

@@ -567,3 +567,42 @@ def interpolate_area(input, size=None, scale_factor=None):
     if nd == 2:
         return ops.adaptive_avg_pool2d(input, out)
     return ops.adaptive_avg_pool3d(input, out)
+
+
+
+def interpolate_checked(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                        recompute_scale_factor=None, where=""):
+    """F.interpolate whose mode or scale factor is known only at run time (`mode=self.mode`,
+    `scale_factor=self.factor`). MindSpore samples on the output-size grid, which is torch's own grid for
+    integer factors, for recompute_scale_factor=True and for align_corners=True in the linear modes; another
+    factor, bicubic (a different cubic coefficient) or an unknown mode raises MigrationError naming the site."""
+    factor = _interpolate_factor(scale_factor, mode, align_corners, recompute_scale_factor, where)
+    if mode == "area":
+        return interpolate_area(input, size, scale_factor)
+    if factor is None:
+        return ops.interpolate(input, size, None, mode, align_corners)
+    return ops.interpolate(input, None, factor, mode, align_corners, recompute_scale_factor=True)
+
+
+# plain Python on constants, which GRAPH mode does not compile (nor a raise of MigrationError): ops.constexpr
+# runs it while compiling
+@ops.constexpr
+def _interpolate_factor(scale_factor, mode, align_corners, recompute_scale_factor, where):
+    call = f"F.interpolate(mode={mode!r}, scale_factor={scale_factor!r}) at {where}"
+    if mode == "bicubic":
+        raise MigrationError(f"{call}: MindSpore's bicubic resize uses the cubic coefficient -0.5, torch -0.75: "
+                             "values differ (by up to 0.25 on unit-variance data)")
+    if mode not in ("nearest", "linear", "bilinear", "trilinear", "area", "nearest-exact"):
+        raise MigrationError(f"{call}: mode {mode!r} is not converted")
+    if scale_factor is None:
+        return None
+    many = isinstance(scale_factor, (tuple, list))
+    factors = tuple(scale_factor) if many else (scale_factor,)
+    exact = all(f > 0 and float(f).is_integer() for f in factors)
+    if not (exact or recompute_scale_factor or mode == "area"
+            or (align_corners and mode in ("linear", "bilinear", "trilinear"))):
+        raise MigrationError(
+            f"{call}: MindSpore samples on the output-size grid (torch's recompute_scale_factor=True), torch on "
+            "1/scale_factor, which differ for a fractional factor. Pass size=, an integer factor, or "
+            "recompute_scale_factor=True")
+    return tuple(float(f) for f in factors) if many else float(scale_factor)
