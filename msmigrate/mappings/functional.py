@@ -518,7 +518,7 @@ def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
             pass   # for integer factors torch's 1/scale_factor grid and the output-size grid coincide
         elif ac == "True" and mode in ("linear", "bilinear", "trilinear"):
             pass   # align_corners=True samples on (in - 1) / (out - 1) whatever the factor
-        elif v is None and _is_literal(rc) and not b.starred:
+        elif v is None and _is_literal(rc or "None") and not b.starred:
             return _interpolate_at_run_time(ctx, mode_code)   # `scale_factor=self.factor`
         else:
             raise UnsupportedSite(

@@ -364,8 +364,21 @@ class Up(nn.Module):
         return F.interpolate(x, scale_factor=self.factor, mode=self.mode)
 
 
+class Twice(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=self.factor, mode="nearest")
+
+
 def make_int():
     return Up(2)
+
+
+def make_literal_mode():
+    return Twice(2)
 
 
 def make_pair():
@@ -381,7 +394,7 @@ def make_bicubic():
 """
 
 
-@pytest.mark.parametrize("entry", ["make_int", "make_pair"])
+@pytest.mark.parametrize("entry", ["make_int", "make_pair", "make_literal_mode"])
 def test_interpolate_factor_known_at_run_time(entry):
     """`scale_factor=self.factor`: an integer factor at run time is exact (MindSpore's output-size grid is
     torch's 1/scale_factor grid then), in PyNative and GRAPH mode (check_layer runs both)."""
