@@ -133,3 +133,8 @@ for _name, _target, _args in (("Shard", "PlacementShard", ("dim",)), ("Replicate
 mapping(D + "pipelining.pipeline", None,
         note="pipeline parallelism: MindSpore's pipeline_stages (set_auto_parallel_context(pipeline_stages=N), "
              "Cell.pipeline_stage, nn.PipelineCell), GRAPH mode; a redesign, not a translation")
+mapping("torch.nn.SyncBatchNorm.convert_sync_batchnorm", "_ms_compat.convert_sync_batchnorm",
+        args=("module", "process_group"), target_args=("module", "process_group"), status=DIFFERENCE,
+        note="returns the model unchanged in one process (what torch's SyncBatchNorm computes there); with several "
+             "processes it raises MigrationError: the batch statistics would not be synchronised",
+        test=f"{T}::test_convert_sync_batchnorm")

@@ -296,3 +296,35 @@ def test_ddp_example_converts_with_no_todo_and_a_launch_script(tmp_path):
     from bench.ddp_parity import convert
 
     assert convert(tmp_path) == 0
+
+
+SYNC_BN_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def make():
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    return nn.SyncBatchNorm.convert_sync_batchnorm(model)
+'''
+
+
+def test_convert_sync_batchnorm():
+    """One process: the converted model is the model (torch's SyncBatchNorm computes plain batch statistics
+    there), train mode compared with torch's converted model; several processes: MigrationError."""
+    import numpy as np
+    from tests.parity.harness import check_layer
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    code, sites = check_layer(SYNC_BN_SRC, [x], train=True)
+    assert "_ms_compat.convert_sync_batchnorm(model)" in code and all(s.status != "todo" for s in sites)
+    mod, _, _ = load_converted(SYNC_BN_SRC)
+    helper = __import__("_ms_compat")
+    saved = dict(helper._GROUP)
+    helper._GROUP.update(initialized=True, size=2)
+    try:
+        with pytest.raises(helper.MigrationError, match="per process"):
+            mod.make()
+    finally:
+        helper._GROUP.clear()
+        helper._GROUP.update(saved)

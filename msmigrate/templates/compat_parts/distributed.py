@@ -386,3 +386,15 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
         warnings.warn(f"spawn(nprocs={nprocs}) without msrun: only rank 0 runs; start the program with msrun "
                       f"--worker_num={nprocs}")
     fn(rank, *args)
+
+
+def convert_sync_batchnorm(module, process_group=None):
+    """nn.SyncBatchNorm.convert_sync_batchnorm(model): with one process its BatchNorm layers compute what torch's
+    SyncBatchNorm computes, so the model is returned unchanged; with several, MindSpore on this backend has no
+    batch statistics synchronised across processes, and the call raises rather than train differently."""
+    if _GROUP["initialized"] and _group()["size"] > 1:
+        raise MigrationError(
+            "nn.SyncBatchNorm.convert_sync_batchnorm with several processes: the converted BatchNorm layers would "
+            "compute batch statistics per process (torch synchronises them). Use mindspore.nn.SyncBatchNorm "
+            "(Ascend) or plain BatchNorm knowingly")
+    return module
