@@ -129,3 +129,8 @@ mapping("torch.distributions.VonMises", "_ms_compat.VonMises", args=("loc", "con
              "torch's rejection sampler; " + _SAMPLE_NOTE, test=f"{T2}::test_relaxed_and_structured_match_torch")
 _transform("PositiveDefiniteTransform", ("cache_size",), f"{T2}::test_relaxed_and_structured_match_torch",
            "L L^T of the lower-Cholesky transform; the inverse through ops.cholesky")
+mapping("torch.distributions.ContinuousBernoulli", "_ms_compat.ContinuousBernoulli",
+        args=("probs", "logits", "lims", "validate_args"), target_args=("probs", "logits", "lims", "validate_args"),
+        status=DIFFERENCE, note="torch's ContinuousBernoulli formulas on MindSpore ops (the Taylor series inside "
+                                "lims, as torch); " + _SAMPLE_NOTE,
+        test="tests/parity/test_distributions_paths.py::test_continuous_bernoulli_matches_torch")

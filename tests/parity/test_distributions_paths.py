@@ -1,0 +1,158 @@
+"""torch.distributions under their defining modules (torch.distributions.normal.Normal, .kl.kl_divergence,
+@torch.distributions.kl.register_kl), ContinuousBernoulli, and the float32 precision of the distribution and
+transform formulas (MindSpore's CPU exp/log/sigmoid/tanh/erfinv kernels are taken in float64): values against
+torch on the same inputs at torch's own float32 precision; draws by range and statistics."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from msmigrate.registry import TODO
+from tests.parity.harness import assert_close, check_function, load_converted, load_torch, rnd
+from tests.parity.test_distributions import _m, _t
+
+PATHS_SRC = '''
+import torch
+import torch.distributions.kl
+from torch.distributions.gamma import Gamma
+from torch.distributions.transforms import ExpTransform
+
+
+class Shifted(torch.distributions.normal.Normal):
+    pass
+
+
+@torch.distributions.kl.register_kl(Shifted, torch.distributions.normal.Normal)
+def _kl_shifted(p, q):
+    return (p.loc - q.loc).abs()
+
+
+def by_module(loc, scale, x):
+    n = torch.distributions.normal.Normal(loc, scale)
+    t = torch.distributions.studentT.StudentT(torch.full_like(scale, 4.0), loc, scale)
+    lap = torch.distributions.laplace.Laplace(loc, scale)
+    g = Gamma(scale, torch.ones_like(scale))
+    kl = torch.distributions.kl.kl_divergence(n, torch.distributions.normal.Normal(loc + 1.0, scale))
+    mine = torch.distributions.kl.kl_divergence(Shifted(loc, scale), torch.distributions.normal.Normal(2 * loc, scale))
+    return (n.log_prob(x), n.cdf(x), t.log_prob(x), lap.log_prob(x), g.log_prob(scale + x.abs()), kl, mine,
+            ExpTransform()(x))
+'''
+
+CB_SRC = '''
+import torch
+from torch.distributions.continuous_bernoulli import ContinuousBernoulli
+
+
+def continuous_bernoulli(p, logits, x, u):
+    out = []
+    for d in (ContinuousBernoulli(p), ContinuousBernoulli(logits=logits),
+              ContinuousBernoulli(probs=p, lims=(0.1, 0.2), validate_args=False)):
+        out += [d.log_prob(x), d.cdf(x), d.icdf(u), d.entropy(), d.mean, d.variance]
+    return out
+
+
+def cb_log_prob(p, x):
+    return ContinuousBernoulli(p).log_prob(x).sum()
+
+
+def cb_samples(p, n):
+    d = torch.distributions.ContinuousBernoulli(p)
+    return d.sample((n,)), d.rsample((n,)), d.mean
+'''
+
+PRECISION_SRC = '''
+import torch
+from torch.distributions import (Bernoulli, ExpTransform, Gumbel, LogNormal, Normal, SigmoidTransform,
+                                 SoftmaxTransform, StickBreakingTransform, TanhTransform, CatTransform,
+                                 IndependentTransform)
+
+
+def transformed(x):
+    stick = StickBreakingTransform()
+    cat = CatTransform([ExpTransform(), SigmoidTransform()], dim=-1, lengths=[2, 2])
+    ind = IndependentTransform(ExpTransform(), 1)
+    return (ExpTransform()(x), SigmoidTransform()(x), TanhTransform()(x), SoftmaxTransform()(x), stick(x),
+            stick.log_abs_det_jacobian(x, stick(x)), cat(x), ind.log_abs_det_jacobian(x, ind(x)))
+
+
+def tails(loc, scale, u, logits, v, x):
+    n, g, ln = Normal(loc, scale), Gumbel(loc, scale), LogNormal(loc, scale)
+    return (n.icdf(u), g.log_prob(x), g.cdf(x), ln.log_prob(x.exp()), ln.mean,
+            Bernoulli(logits=logits).log_prob(v), Bernoulli(logits=logits).entropy())
+'''
+
+
+def _converted(src):
+    mod, code, sites = load_converted(src)
+    todos = [(s.api, s.note) for s in sites if s.status == TODO]
+    assert not todos, (todos, code)
+    return load_torch(src), mod, code
+
+
+def test_module_paths_match_torch():
+    tns, mod, code = _converted(PATHS_SRC)
+    assert "torch" not in code.replace("_ms_compat", "")
+    loc, scale = rnd(3, 4, seed=1), (np.abs(rnd(3, 4, seed=2)) + 0.5).astype(np.float32)
+    x = rnd(3, 4, seed=3)
+    want = tns["by_module"](*map(_t, (loc, scale, x)))
+    got = mod.by_module(*map(_m, (loc, scale, x)))
+    assert_close(got, want, rtol=1e-5, atol=1e-6, what="by_module")
+
+
+P = np.array([0.05, 0.3, 0.4995, 0.5, 0.7, 0.95], np.float32)       # 0.4995 and 0.5: the Taylor band
+LOGITS = np.array([-3.0, -0.5, 0.0, 0.001, 1.0, 4.0], np.float32)
+X01 = np.array([0.0, 0.1, 0.5, 0.6, 0.9, 1.0], np.float32)
+U = np.array([0.01, 0.2, 0.5, 0.6, 0.8, 0.99], np.float32)
+
+
+def test_continuous_bernoulli_matches_torch():
+    tns, mod, _ = _converted(CB_SRC)
+    want = tns["continuous_bernoulli"](*map(_t, (P, LOGITS, X01, U)))
+    got = mod.continuous_bernoulli(*map(_m, (P, LOGITS, X01, U)))
+    for i, (g, w) in enumerate(zip(got, want)):    # nan where torch's is (lims=(0.1, 0.2) at probs 1/2)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=2e-6, atol=1e-6, equal_nan=True, err_msg=str(i))
+    # d log_prob / d probs as torch (probs is the trained parameter of a VAE decoder)
+    check_function(CB_SRC, [np.array([0.2, 0.35, 0.8], np.float32), np.array([0.1, 0.5, 0.7], np.float32)],
+                   entry="cb_log_prob", grad=True, graph=False, rtol=1e-5, atol=1e-6)
+
+
+def test_continuous_bernoulli_draws():
+    import mindspore as ms
+
+    tns, mod, _ = _converted(CB_SRC)
+    p, n = np.array([0.1, 0.5, 0.9], np.float32), 20000
+    ms.set_seed(0)
+    s, r, mean = mod.cb_samples(_m(p), n)
+    w = tns["cb_samples"](_t(p), n)
+    for g, t in zip((s, r), w[:2]):
+        assert tuple(g.shape) == tuple(t.shape) and str(g.dtype).lower() == "float32"
+        g = g.asnumpy()
+        assert g.min() >= 0.0 and g.max() <= 1.0
+        np.testing.assert_allclose(g.mean(0), w[2].numpy(), atol=6 * 0.3 / np.sqrt(n))
+        np.testing.assert_allclose(g.mean(0), t.numpy().mean(0), atol=8 * 0.3 / np.sqrt(n))
+    np.testing.assert_allclose(mean.asnumpy(), w[2].numpy(), rtol=1e-6)
+
+
+def test_transforms_at_float32_precision():
+    """torch's float32 values to 1e-6 (MindSpore's CPU float32 exp alone is ~3e-6 off)."""
+    tns, mod, _ = _converted(PRECISION_SRC)
+    for x in (rnd(4, seed=5) * 3, rnd(3, 4, seed=6) * 4):
+        x = x.astype(np.float32)
+        want = tns["transformed"](_t(x))
+        got = mod.transformed(_m(x))
+        for i, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-6, atol=1e-7, err_msg=f"output {i}")
+
+
+def test_tails_at_float32_precision():
+    """Normal.icdf near 0 and 1 (MindSpore's erfinv(0.99999) is 2.43, torch's 3.12), Bernoulli at large logits."""
+    tns, mod, _ = _converted(PRECISION_SRC)
+    loc, scale = np.float32([0.0, 1.0, -2.0, 0.5]), np.float32([1.0, 0.5, 2.0, 3.0])
+    u = np.float32([1e-6, 0.003, 0.9995, 0.999995])
+    logits = np.float32([-30.0, -14.0, 15.0, 0.5])
+    v = np.float32([1.0, 1.0, 0.0, 1.0])
+    x = np.float32([-3.0, 0.2, 4.0, 7.5])
+    want = tns["tails"](*map(_t, (loc, scale, u, logits, v, x)))
+    got = mod.tails(*map(_m, (loc, scale, u, logits, v, x)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=2e-6, atol=0, err_msg=f"output {i}")
