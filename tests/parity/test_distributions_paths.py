@@ -62,7 +62,8 @@ def cb_samples(p, n):
 
 PRECISION_SRC = '''
 import torch
-from torch.distributions import (Bernoulli, ExpTransform, Gumbel, LogNormal, Normal, SigmoidTransform,
+from torch.distributions import (AffineTransform, ComposeTransform, PowerTransform, TransformedDistribution,
+                                 Bernoulli, ExpTransform, Gumbel, LogNormal, Normal, SigmoidTransform,
                                  SoftmaxTransform, StickBreakingTransform, TanhTransform, CatTransform,
                                  IndependentTransform)
 
@@ -79,6 +80,17 @@ def tails(loc, scale, u, logits, v, x):
     n, g, ln = Normal(loc, scale), Gumbel(loc, scale), LogNormal(loc, scale)
     return (n.icdf(u), g.log_prob(x), g.cdf(x), ln.log_prob(x.exp()), ln.mean,
             Bernoulli(logits=logits).log_prob(v), Bernoulli(logits=logits).entropy())
+
+
+def monotone(loc, scale, x, u):
+    """cdf/icdf through decreasing transforms: torch flips u -> 1 - u by the transforms' sign."""
+    out = []
+    for ts in ([AffineTransform(0.0, -2.0)], [AffineTransform(loc, -scale)], [ExpTransform(), PowerTransform(-1.5)],
+               [ExpTransform(), AffineTransform(1.0, 3.0)]):
+        d = TransformedDistribution(Normal(loc, scale), ts)
+        y = d.icdf(u)
+        out += [d.cdf(y), y, d.cdf(ts[-1](x) if len(ts) == 1 else ComposeTransform(ts)(x))]
+    return out
 '''
 
 
@@ -156,3 +168,13 @@ def test_tails_at_float32_precision():
     got = mod.tails(*map(_m, (loc, scale, u, logits, v, x)))
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=2e-6, atol=0, err_msg=f"output {i}")
+
+
+def test_transformed_cdf_follows_the_transforms_sign():
+    tns, mod, _ = _converted(PRECISION_SRC)
+    loc, scale = np.float32([0.0, 1.0, -0.5]), np.float32([1.0, 0.5, 2.0])
+    x, u = np.float32([-0.7, 0.2, 1.3]), np.float32([0.1, 0.5, 0.95])
+    want = tns["monotone"](*map(_t, (loc, scale, x, u)))
+    got = mod.monotone(*map(_m, (loc, scale, x, u)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=2e-6, atol=1e-7, err_msg=f"output {i}")

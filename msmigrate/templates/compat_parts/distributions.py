@@ -1082,6 +1082,11 @@ class Transform:
     def inv(self):
         return _InverseTransform(self)
 
+    @property
+    def sign(self):
+        """+1 or -1 (a number, or a tensor where a parameter is one) for a monotone transform, as torch's."""
+        raise NotImplementedError(f"{type(self).__name__} has no sign (not monotone, as in torch)")
+
     def log_abs_det_jacobian(self, x, y):
         raise NotImplementedError(f"{type(self).__name__} has no log_abs_det_jacobian")
 
@@ -1108,6 +1113,7 @@ class _InverseTransform(Transform):
         self.event_dim = transform.event_dim
 
     inv = property(lambda self: self._inv)
+    sign = property(lambda self: self._inv.sign)
 
     def __call__(self, y):
         return self._inv._inverse(y)
@@ -1125,7 +1131,15 @@ class _InverseTransform(Transform):
         return self._inv.forward_shape(shape)
 
 
+def _dist_sign_of(v):
+    """torch's sign of a transform parameter: a number's as an int, a tensor's elementwise."""
+    if isinstance(v, ms.Tensor):
+        return ops.sign(v)
+    return 1 if float(v) > 0 else -1 if float(v) < 0 else 0
+
+
 class ExpTransform(Transform):
+    sign = 1
     _call = staticmethod(_dist_exp)
     _inverse = staticmethod(_dist_log)
 
@@ -1137,6 +1151,8 @@ class AffineTransform(Transform):
 
     def __init__(self, loc, scale, event_dim=0, cache_size=0):
         self.loc, self.scale, self.event_dim = loc, scale, event_dim
+
+    sign = property(lambda self: _dist_sign_of(self.scale))
 
     def _call(self, x):
         return self.loc + self.scale * x
@@ -1156,6 +1172,7 @@ class AffineTransform(Transform):
 
 
 class SigmoidTransform(Transform):
+    sign = 1
 
     def _call(self, x):
         return ops.clamp(_dist_sigmoid(x), _dist_tiny(x), 1.0 - _dist_eps(x))
@@ -1169,6 +1186,7 @@ class SigmoidTransform(Transform):
 
 
 class TanhTransform(Transform):
+    sign = 1
     _call = staticmethod(_dist_tanh)
     _inverse = staticmethod(ops.atanh)
 
@@ -1188,6 +1206,9 @@ class PowerTransform(Transform):
     def __init__(self, exponent, cache_size=0):
         self.exponent = exponent
 
+    # torch broadcasts the exponent to a tensor: its sign is always one
+    sign = property(lambda self: ops.sign(_dist_tensor(self.exponent)))
+
     def _call(self, x):
         return ops.pow(x, self.exponent)
 
@@ -1204,6 +1225,7 @@ class PowerTransform(Transform):
 
 
 class SoftplusTransform(Transform):
+    sign = 1
     _call = staticmethod(_dist_softplus)
 
     def _inverse(self, y):
@@ -1221,6 +1243,13 @@ class ComposeTransform(Transform):
     @property
     def event_dim(self):    # read when used, as torch's (building one checks nothing of its parts)
         return max([p.event_dim for p in self.parts], default=0)
+
+    @property
+    def sign(self):
+        sign = 1
+        for part in self.parts:
+            sign = sign * part.sign
+        return sign
 
     def _call(self, x):
         for part in self.parts:
@@ -1287,13 +1316,23 @@ class TransformedDistribution(Distribution):
             y = x
         return lp + self.base_dist.log_prob(y)
 
+    def _monotonize_cdf(self, value):
+        """torch's: a decreasing chain of transforms flips u -> 1 - u, as sign * (u - 1/2) + 1/2 (also for a sign
+        tensor of +1, whose rounding torch's values carry)."""
+        sign = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
     def cdf(self, value):
         for t in reversed(self.transforms):
             value = t.inv(value)
-        return self.base_dist.cdf(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value):
-        x = self.base_dist.icdf(value)
+        x = self.base_dist.icdf(self._monotonize_cdf(_dist_tensor(value)))
         return self._forward(x)
 
 
@@ -1557,6 +1596,8 @@ class IndependentTransform(Transform):
         self.reinterpreted_batch_ndims = int(reinterpreted_batch_ndims)
         self.event_dim = base_transform.event_dim + self.reinterpreted_batch_ndims
 
+    sign = property(lambda self: self.base_transform.sign)
+
     def _call(self, x):
         return self.base_transform(x)
 
@@ -1705,6 +1746,8 @@ class CumulativeDistributionTransform(Transform):
 
     def __init__(self, distribution, cache_size=0):
         self.distribution = distribution
+
+    sign = 1
 
     def _call(self, x):
         return self.distribution.cdf(x)
