@@ -18,8 +18,12 @@ for _name, _args in (("Normal", ("loc", "scale", "validate_args")), ("Uniform", 
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE,
             test=f"{T}::test_values_match_torch")
 mapping("torch.distributions.kl_divergence", "_ms_compat.kl_divergence", args=("p", "q"), target_args=("p", "q"),
-        note="closed forms for Normal, Uniform, Bernoulli and Categorical pairs (others raise "
-             "NotImplementedError, as torch does for an unregistered pair)", test=f"{T}::test_values_match_torch")
+        note="torch's closed forms for two distributions of one family (Normal, Uniform, Bernoulli, Categorical, "
+             "Beta, Gamma, Exponential, Dirichlet, Laplace, Poisson, Geometric, Cauchy, Gumbel, OneHotCategorical, "
+             "HalfNormal, LogNormal, Independent, MultivariateNormal; a subclass takes its family's) and the "
+             "pairs given to register_kl; a pair across families raises NotImplementedError (torch has a few, "
+             "such as Normal-Laplace)",
+        test="tests/parity/test_distributions_paths.py::test_kl_closed_forms_match_torch")
 
 _NO_RSAMPLE = ("; rsample() raises MigrationError: MindSpore's gamma sampler has no gradient (sample() works)")
 for _name, _args, _extra in (

@@ -178,3 +178,42 @@ def test_transformed_cdf_follows_the_transforms_sign():
     got = mod.monotone(*map(_m, (loc, scale, x, u)))
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=2e-6, atol=1e-7, err_msg=f"output {i}")
+
+
+KL_SRC = '''
+import torch
+from torch.distributions import (Beta, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric, Gumbel, HalfNormal,
+                                 Independent, Laplace, LogNormal, MultivariateNormal, Normal, OneHotCategorical,
+                                 Poisson, kl_divergence)
+
+
+def same_family(a, b, probs, tril):
+    pairs = [(Beta(a, b), Beta(b, a)), (Gamma(a, b), Gamma(b, a)), (Exponential(a), Exponential(b)),
+             (Dirichlet(a), Dirichlet(b)), (Laplace(a, b), Laplace(b, a)), (Poisson(a), Poisson(b)),
+             (Geometric(probs), Geometric(probs.flip(-1))), (Cauchy(a, b), Cauchy(b, a)),
+             (Gumbel(a, b), Gumbel(b, a)), (OneHotCategorical(probs), OneHotCategorical(probs.flip(-1))),
+             (HalfNormal(a), HalfNormal(b)), (LogNormal(a, b), LogNormal(b, a)), (Chi2(a), Gamma(b, a)),
+             (Independent(Normal(a, b), 1), Independent(Normal(b, a), 1)),
+             (MultivariateNormal(a, scale_tril=tril), MultivariateNormal(b, covariance_matrix=tril @ tril.T + torch.eye(3)))]
+    return [kl_divergence(p, q) for p, q in pairs]
+
+
+def unregistered(a, b):
+    return kl_divergence(Laplace(a, b), Cauchy(a, b))     # a pair torch has no form for
+'''
+
+
+def test_kl_closed_forms_match_torch():
+    tns, mod, _ = _converted(KL_SRC)
+    a, b = np.float32([0.5, 1.5, 3.0]), np.float32([2.0, 0.7, 1.2])
+    probs = np.float32([0.2, 0.5, 0.3])
+    tril = np.float32([[1.0, 0.0, 0.0], [0.3, 0.8, 0.0], [-0.2, 0.1, 1.5]])
+    want = tns["same_family"](*map(_t, (a, b, probs, tril)))
+    got = mod.same_family(*map(_m, (a, b, probs, tril)))
+    assert len(got) == len(want) == 15
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"pair {i}")
+    with pytest.raises(NotImplementedError):
+        tns["unregistered"](_t(a), _t(b))
+    with pytest.raises(NotImplementedError):
+        mod.unregistered(_m(a), _m(b))

@@ -1940,29 +1940,136 @@ def _dist_zero_where(x, cond):
     return ops.select(cond, ops.zeros_like(x), x)
 
 
+def _kl_normal(p, q):
+    var_ratio = (p.scale / q.scale) ** 2
+    t1 = ((p.loc - q.loc) / q.scale) ** 2
+    return 0.5 * (var_ratio + t1 - 1 - _dist_log(var_ratio))
+
+
+def _kl_uniform(p, q):
+    result = _dist_log((q.high - q.low) / (p.high - p.low))
+    return _dist_inf_where(result, (q.low > p.low) | (q.high < p.high))
+
+
+def _kl_bernoulli(p, q):
+    t1 = p.probs * (_dist_softplus(-q.logits) - _dist_softplus(-p.logits))
+    t1 = _dist_zero_where(_dist_inf_where(t1, q.probs == 0), p.probs == 0)
+    t2 = (1 - p.probs) * (_dist_softplus(q.logits) - _dist_softplus(p.logits))
+    t2 = _dist_zero_where(_dist_inf_where(t2, q.probs == 1), p.probs == 1)
+    return t1 + t2
+
+
+def _kl_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = _dist_zero_where(_dist_inf_where(t, ops.broadcast_to(q.probs == 0, t.shape)),
+                         ops.broadcast_to(p.probs == 0, t.shape))
+    return t.sum(-1)
+
+
+def _kl_beta(p, q):
+    sum_p, sum_q = p.concentration1 + p.concentration0, q.concentration1 + q.concentration0
+    t1 = ops.lgamma(q.concentration1) + ops.lgamma(q.concentration0) + ops.lgamma(sum_p)
+    t2 = ops.lgamma(p.concentration1) + ops.lgamma(p.concentration0) + ops.lgamma(sum_q)
+    t3 = (p.concentration1 - q.concentration1) * ops.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * ops.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * ops.digamma(sum_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+def _kl_gamma(p, q):
+    t1 = q.concentration * _dist_log(p.rate / q.rate)
+    t2 = ops.lgamma(q.concentration) - ops.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * ops.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+def _kl_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -_dist_log(rate_ratio) + rate_ratio - 1
+
+
+def _kl_dirichlet(p, q):
+    sum_p, sum_q = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = ops.lgamma(sum_p) - ops.lgamma(sum_q)
+    t2 = (ops.lgamma(p.concentration) - ops.lgamma(q.concentration)).sum(-1)
+    t4 = ops.digamma(p.concentration) - ops.expand_dims(ops.digamma(sum_p), -1)
+    return t1 - t2 + ((p.concentration - q.concentration) * t4).sum(-1)
+
+
+def _kl_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = ops.abs(p.loc - q.loc)
+    return -_dist_log(scale_ratio) + loc_abs_diff / q.scale + scale_ratio * _dist_exp(-loc_abs_diff / p.scale) - 1
+
+
+def _kl_poisson(p, q):
+    return p.rate * (_dist_log(p.rate) - _dist_log(q.rate)) - (p.rate - q.rate)
+
+
+def _kl_geometric(p, q):
+    return -p.entropy() - _dist_log1p(-q.probs) / p.probs - q.logits
+
+
+def _kl_cauchy(p, q):
+    return _dist_log((p.scale + q.scale) ** 2 + (p.loc - q.loc) ** 2) - _dist_log(4 * p.scale * q.scale)
+
+
+def _kl_gumbel(p, q):
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t3 = _dist_exp(ct2 + ops.lgamma(1 + ct1) - ct3)
+    return -_dist_log(ct1) - ct2 + ct3 + ct1 * _EULER_GAMMA + t3 - (1 + _EULER_GAMMA)
+
+
+def _kl_onehot(p, q):
+    return _kl_categorical(p._categorical, q._categorical)
+
+
+def _kl_half_or_log_normal(p, q):
+    return _kl_normal(p.base_dist, q.base_dist)
+
+
+def _kl_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    result = kl_divergence(p.base_dist, q.base_dist)
+    n = p.reinterpreted_batch_ndims
+    return result.sum(tuple(range(-n, 0))) if n else result
+
+
+def _kl_mvn(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    n = p.event_shape[0]
+    shape = tuple(np.broadcast_shapes(tuple(p.scale_tril.shape[:-2]), tuple(q.scale_tril.shape[:-2])))
+    q_inv = ops.broadcast_to(ops.inverse(q.scale_tril), shape + (n, n))
+    half_term1 = q._half_log_det() - p._half_log_det()
+    term2 = (ops.matmul(q_inv, ops.broadcast_to(p.scale_tril, shape + (n, n))) ** 2).sum((-2, -1))
+    diff = ops.broadcast_to(q.loc - p.loc, shape + (n,))
+    term3 = (ops.matmul(q_inv, ops.expand_dims(diff, -1)).squeeze(-1) ** 2).sum(-1)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+# torch's closed forms, by the classes' names (both sides the same class)
+_KL_SAME = {"Normal": _kl_normal, "Uniform": _kl_uniform, "Bernoulli": _kl_bernoulli, "Categorical": _kl_categorical,
+            "Beta": _kl_beta, "Gamma": _kl_gamma, "Exponential": _kl_exponential, "Dirichlet": _kl_dirichlet,
+            "Laplace": _kl_laplace, "Poisson": _kl_poisson, "Geometric": _kl_geometric, "Cauchy": _kl_cauchy,
+            "Gumbel": _kl_gumbel, "OneHotCategorical": _kl_onehot, "HalfNormal": _kl_half_or_log_normal,
+            "LogNormal": _kl_half_or_log_normal, "Independent": _kl_independent, "MultivariateNormal": _kl_mvn}
+
+
 def kl_divergence(p, q):
-    """torch.distributions.kl_divergence for the pairs registered here (torch raises
-    NotImplementedError for an unregistered pair, and so does this)."""
+    """torch.distributions.kl_divergence: the functions given to register_kl first (by the classes' method
+    resolution order), then torch's closed forms for a pair of the same family; NotImplementedError for another
+    pair, as torch's for an unregistered one."""
     for tp in type(p).__mro__:
         for tq in type(q).__mro__:
             if (tp, tq) in _KL_REGISTRY:
                 return _KL_REGISTRY[(tp, tq)](p, q)
+    for tp in type(p).__mro__:   # a subclass (Chi2 of Gamma, a program's own Normal) takes its family's form
+        for tq in type(q).__mro__:
+            if tp.__name__ == tq.__name__ and tp.__name__ in _KL_SAME:
+                return _KL_SAME[tp.__name__](p, q)
     pair = (type(p).__name__, type(q).__name__)
-    if pair == ("Normal", "Normal"):
-        var_ratio = (p.scale / q.scale) ** 2
-        t1 = ((p.loc - q.loc) / q.scale) ** 2
-        return 0.5 * (var_ratio + t1 - 1 - _dist_log(var_ratio))
-    if pair == ("Uniform", "Uniform"):
-        result = _dist_log((q.high - q.low) / (p.high - p.low))
-        return _dist_inf_where(result, (q.low > p.low) | (q.high < p.high))
-    if pair == ("Bernoulli", "Bernoulli"):
-        t1 = p.probs * (_dist_softplus(-q.logits) - _dist_softplus(-p.logits))
-        t1 = _dist_zero_where(_dist_inf_where(t1, q.probs == 0), p.probs == 0)
-        t2 = (1 - p.probs) * (_dist_softplus(q.logits) - _dist_softplus(p.logits))
-        t2 = _dist_zero_where(_dist_inf_where(t2, q.probs == 1), p.probs == 1)
-        return t1 + t2
-    if pair == ("Categorical", "Categorical"):
-        t = p.probs * (p.logits - q.logits)
-        t = _dist_zero_where(_dist_inf_where(t, ops.broadcast_to(q.probs == 0, t.shape)), ops.broadcast_to(p.probs == 0, t.shape))
-        return t.sum(-1)
     raise NotImplementedError(f"No KL(p || q) is implemented for {pair[0]} and {pair[1]}")
