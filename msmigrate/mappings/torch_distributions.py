@@ -138,3 +138,7 @@ mapping("torch.distributions.ContinuousBernoulli", "_ms_compat.ContinuousBernoul
         status=DIFFERENCE, note="torch's ContinuousBernoulli formulas on MindSpore ops (the Taylor series inside "
                                 "lims, as torch); " + _SAMPLE_NOTE,
         test="tests/parity/test_distributions_paths.py::test_continuous_bernoulli_matches_torch")
+mapping("torch.distributions.LKJCholesky", "_ms_compat.LKJCholesky", args=("dim", "concentration", "validate_args"),
+        target_args=("dim", "concentration", "validate_args"), status=DIFFERENCE,
+        note="torch's onion-method sampler and log_prob on MindSpore ops; " + _SAMPLE_NOTE,
+        test="tests/parity/test_distributions_paths.py::test_lkj_cholesky_matches_torch")

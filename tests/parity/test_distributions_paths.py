@@ -217,3 +217,41 @@ def test_kl_closed_forms_match_torch():
         tns["unregistered"](_t(a), _t(b))
     with pytest.raises(NotImplementedError):
         mod.unregistered(_m(a), _m(b))
+
+
+LKJ_SRC = '''
+import torch
+from torch.distributions.lkj_cholesky import LKJCholesky
+
+
+def lkj_log_prob(conc, value):
+    return LKJCholesky(3, conc).log_prob(value)
+
+
+def lkj_draws(conc, n):
+    return LKJCholesky(3, concentration=conc).sample((n,))
+'''
+
+
+def test_lkj_cholesky_matches_torch():
+    import mindspore as ms
+    import torch
+
+    tns, mod, _ = _converted(LKJ_SRC)
+    conc = np.float32([0.5, 1.0, 4.0])
+    torch.manual_seed(0)
+    value = tns["lkj_draws"](_t(conc), 4).numpy()           # torch's factors, (4, 3, 3, 3)
+    assert_close(mod.lkj_log_prob(_m(conc), _m(value)), tns["lkj_log_prob"](_t(conc), _t(value)),
+                 rtol=1e-5, atol=1e-5, what="log_prob")
+    ms.set_seed(0)
+    n = 4000
+    got = mod.lkj_draws(_m(conc), n)
+    want = tns["lkj_draws"](_t(conc), n)
+    assert tuple(got.shape) == tuple(want.shape) == (n, 3, 3, 3) and str(got.dtype).lower() == "float32"
+    g, w = got.asnumpy(), want.numpy()
+    assert np.all(np.triu(g, 1) == 0) and np.all(np.diagonal(g, 0, -2, -1) > 0)
+    np.testing.assert_allclose((g ** 2).sum(-1), 1.0, rtol=1e-5)     # rows of a correlation matrix's factor
+    # the correlations' spread per concentration (a larger concentration: closer to the identity)
+    corr_g, corr_w = (g @ g.swapaxes(-1, -2))[..., 1, 0], (w @ w.swapaxes(-1, -2))[..., 1, 0]
+    np.testing.assert_allclose(corr_g.std(0), corr_w.std(0), rtol=0.08)
+    np.testing.assert_allclose(corr_g.mean(0), 0.0, atol=6 * corr_w.std(0).max() / np.sqrt(n))

@@ -1921,6 +1921,43 @@ class VonMises(Distribution):
         return ops.stop_gradient(((x + math.pi + loc) % (2 * math.pi) - math.pi).astype(self.loc.dtype))
 
 
+class LKJCholesky(Distribution):
+    """torch's LKJCholesky: lower Cholesky factors of dim x dim correlation matrices, drawn by torch's vectorised
+    onion method (Beta radii, normal directions), log_prob with torch's normaliser."""
+
+    def __init__(self, dim, concentration=1.0, validate_args=None):
+        if dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = _dist_broadcast_all(concentration)
+        marginal = self.concentration + 0.5 * (dim - 2)
+        offset = ops.concat([ops.zeros((1,), self.concentration.dtype),
+                             ops.arange(dim - 1).astype(self.concentration.dtype)])
+        self._beta = Beta(offset + 0.5, ops.expand_dims(marginal, -1) - 0.5 * offset, validate_args)
+        super().__init__(tuple(self.concentration.shape), (dim, dim), validate_args)
+
+    def sample(self, sample_shape=()):
+        y = ops.expand_dims(self._beta.sample(sample_shape), -1)
+        shape = self._extended_shape(sample_shape)
+        u = ops.tril(ops.standard_normal(shape).astype(y.dtype), -1)
+        norm = ops.sqrt((u ** 2).sum(-1, keepdims=True))
+        first_row = ops.arange(self.dim).reshape(self.dim, 1) == 0    # 0/0 there: zeros, as torch
+        w = ops.sqrt(y) * ops.select(ops.broadcast_to(first_row, shape), ops.zeros_like(u), u / norm)
+        diag = ops.sqrt(ops.clamp(1 - (w ** 2).sum(-1), min=_dist_tiny(w)))
+        return ops.stop_gradient(w + ops.eye(self.dim, self.dim, w.dtype) * ops.expand_dims(diag, -1))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.concentration)
+        diag = ops.diagonal(value, 0, -2, -1)[..., 1:]
+        order = 2 * ops.expand_dims(self.concentration - 1, -1) + self.dim - ops.arange(2, self.dim + 1).astype(
+            value.dtype)
+        unnormalized = (order * _dist_log(diag)).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        normalize = 0.5 * dm1 * math.log(math.pi) + special_multigammaln(alpha - 0.5, dm1) - ops.lgamma(alpha) * dm1
+        return unnormalized - normalize
+
+
 _KL_REGISTRY = {}
 
 
