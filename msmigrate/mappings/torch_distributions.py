@@ -142,3 +142,11 @@ mapping("torch.distributions.LKJCholesky", "_ms_compat.LKJCholesky", args=("dim"
         target_args=("dim", "concentration", "validate_args"), status=DIFFERENCE,
         note="torch's onion-method sampler and log_prob on MindSpore ops; " + _SAMPLE_NOTE,
         test="tests/parity/test_distributions_paths.py::test_lkj_cholesky_matches_torch")
+for _name in ("Constraint", "real", "boolean", "greater_than", "greater_than_eq", "less_than", "interval",
+              "half_open_interval", "integer_interval", "positive", "nonnegative", "unit_interval",
+              "nonnegative_integer", "positive_integer", "simplex", "independent", "lower_triangular",
+              "lower_cholesky", "square", "symmetric", "positive_semidefinite", "positive_definite"):
+    mapping(f"torch.distributions.constraints.{_name}", f"_ms_compat.constraints.{_name}",
+            note="torch's constraint check (a bool tensor over the batch; reads values, so PyNative; the matrix "
+                 "constraints check with NumPy, positive_definite by a Cholesky factorisation as torch)",
+            test="tests/parity/test_distributions_paths.py::test_constraints_match_torch")

@@ -255,3 +255,40 @@ def test_lkj_cholesky_matches_torch():
     corr_g, corr_w = (g @ g.swapaxes(-1, -2))[..., 1, 0], (w @ w.swapaxes(-1, -2))[..., 1, 0]
     np.testing.assert_allclose(corr_g.std(0), corr_w.std(0), rtol=0.08)
     np.testing.assert_allclose(corr_g.mean(0), 0.0, atol=6 * corr_w.std(0).max() / np.sqrt(n))
+
+
+CONSTRAINT_SRC = '''
+import torch
+from torch.distributions import constraints
+
+
+def checks(x, m):
+    out = [constraints.positive_definite.check(m), constraints.positive_semidefinite.check(m),
+           constraints.symmetric.check(m), constraints.lower_cholesky.check(m), constraints.real.check(x),
+           constraints.positive.check(x), constraints.unit_interval.check(x), constraints.interval(-1.0, 0.5).check(x),
+           constraints.greater_than(0.2).check(x), constraints.simplex.check(x.abs() / x.abs().sum(-1, keepdim=True)),
+           constraints.nonnegative_integer.check(x.floor()), constraints.independent(constraints.positive, 1).check(x)]
+    try:
+        constraints.Constraint().check(1)
+    except NotImplementedError:
+        out.append(torch.tensor(1))
+    return out
+
+
+def module_path(m):
+    return torch.distributions.constraints.positive_definite.check(m)
+'''
+
+
+def test_constraints_match_torch():
+    tns, mod, _ = _converted(CONSTRAINT_SRC)
+    x = np.float32([[0.3, -0.5, 2.0], [0.1, 0.2, 0.9]])
+    symmetric = np.float32([[[2, 0.5], [0.5, 1.5]], [[1, 2], [2, 1]], [[1, 0], [0, 0]]])   # pd, indefinite, psd
+    mixed = np.float32([[[2, 0.5], [0.5, 1.5]], [[1, 2], [0, 1]], [[1, 2], [2, 1]], [[1, 0], [0.5, 1]]])
+    for m in (symmetric, mixed):   # one not symmetric: torch answers the symmetry check for the whole batch
+        want = tns["checks"](_t(x), _t(m))
+        got = mod.checks(_m(x), _m(m))
+        assert len(got) == len(want) == 13
+        for i, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_array_equal(g.asnumpy(), w.numpy(), err_msg=f"check {i}")
+        np.testing.assert_array_equal(mod.module_path(_m(m)).asnumpy(), tns["module_path"](_t(m)).numpy())

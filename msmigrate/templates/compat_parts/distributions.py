@@ -1958,6 +1958,115 @@ class LKJCholesky(Distribution):
         return unnormalized - normalize
 
 
+class _DistConstraint:
+    """torch.distributions.constraints.Constraint: check(value) is a bool tensor over the batch (the base raises
+    NotImplementedError, as torch's)."""
+    is_discrete = False
+    event_dim = 0
+    _name = "Constraint"
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return self._name + "()"
+
+
+def _dist_bounded(name, test, bounds):
+    """A constraint class of bounds (lower/upper) with torch's check and repr."""
+    def __init__(self, *args):
+        for attr, v in zip(bounds, args):
+            setattr(self, attr, v)
+
+    def __repr__(self):
+        return f"{name}({', '.join(f'{a}={getattr(self, a)}' for a in bounds)})"
+    return type("_Dist" + name, (_DistConstraint,), {"__init__": __init__, "__repr__": __repr__, "_name": name,
+                                                     "check": lambda self, v: test(self, _dist_tensor(v))})
+
+
+def _dist_matrices_ok(value, test, symmetric_first=False):
+    """test(matrix) -> bool for each matrix of a batch (NumPy on the values: torch's checks read them too). With
+    symmetric_first, torch's order: where any matrix of the batch is not symmetric, the symmetry check is the
+    answer for all of them."""
+    a = value.asnumpy()
+    flat = a.reshape((-1,) + a.shape[-2:])
+    ok = [_dist_symmetric(m) for m in flat] if symmetric_first else [True]
+    if all(ok):
+        ok = [bool(test(m)) for m in flat]
+    return ms.Tensor(np.array(ok, np.bool_).reshape(a.shape[:-2]))
+
+
+def _dist_cholesky_ok(m):
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+class _DistMatrixConstraint(_DistConstraint):
+    event_dim = 2
+
+    def __init__(self, name, test, symmetric_first=False):
+        self._name, self._test, self._symmetric_first = name, test, symmetric_first
+
+    def check(self, value):
+        return _dist_matrices_ok(_dist_tensor(value), self._test, self._symmetric_first)
+
+
+def _dist_symmetric(m):
+    return m.shape[-1] == m.shape[-2] and bool(np.isclose(m, m.T, atol=1e-6).all())
+
+
+class _DistIndependentConstraint(_DistConstraint):
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint, self.reinterpreted_batch_ndims = base_constraint, reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        return result.all(tuple(range(-n, 0))) if n else result
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class constraints:
+    """torch.distributions.constraints: the constraint objects and classes (check() reads values: PyNative)."""
+    Constraint = _DistConstraint
+    real = _dist_bounded("Real", lambda c, v: v == v, ())()
+    boolean = _dist_bounded("Boolean", lambda c, v: (v == 0) | (v == 1), ())()
+    greater_than = _dist_bounded("GreaterThan", lambda c, v: c.lower_bound < v, ("lower_bound",))
+    greater_than_eq = _dist_bounded("GreaterThanEq", lambda c, v: c.lower_bound <= v, ("lower_bound",))
+    less_than = _dist_bounded("LessThan", lambda c, v: v < c.upper_bound, ("upper_bound",))
+    interval = _dist_bounded("Interval", lambda c, v: (c.lower_bound <= v) & (v <= c.upper_bound),
+                             ("lower_bound", "upper_bound"))
+    half_open_interval = _dist_bounded("HalfOpenInterval", lambda c, v: (c.lower_bound <= v) & (v < c.upper_bound),
+                                       ("lower_bound", "upper_bound"))
+    integer_interval = _dist_bounded("IntegerInterval", lambda c, v: (v % 1 == 0) & (c.lower_bound <= v)
+                                     & (v <= c.upper_bound), ("lower_bound", "upper_bound"))
+    positive = greater_than(0.0)
+    nonnegative = greater_than_eq(0.0)
+    unit_interval = interval(0.0, 1.0)
+    nonnegative_integer = _dist_bounded("IntegerGreaterThan", lambda c, v: (v % 1 == 0) & (v >= c.lower_bound),
+                                        ("lower_bound",))(0)
+    positive_integer = _dist_bounded("IntegerGreaterThan", lambda c, v: (v % 1 == 0) & (v >= c.lower_bound),
+                                     ("lower_bound",))(1)
+    simplex = _dist_bounded("Simplex", lambda c, v: (v >= 0).all(-1) & (ops.abs(v.sum(-1) - 1) < 1e-6), ())()
+    independent = _DistIndependentConstraint
+    lower_triangular = _DistMatrixConstraint("LowerTriangular", lambda m: (np.tril(m) == m).all())
+    lower_cholesky = _DistMatrixConstraint("LowerCholesky",
+                                           lambda m: (np.tril(m) == m).all() and (np.diagonal(m) > 0).all())
+    square = _DistMatrixConstraint("Square", lambda m: m.shape[-1] == m.shape[-2])
+    symmetric = _DistMatrixConstraint("Symmetric", _dist_symmetric)
+    positive_semidefinite = _DistMatrixConstraint("PositiveSemidefinite", lambda m: (np.linalg.eigvalsh(m) >= 0).all(),
+                                                  True)
+    positive_definite = _DistMatrixConstraint("PositiveDefinite", _dist_cholesky_ok, True)
+
+
 _KL_REGISTRY = {}
 
 
