@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import registry as R
-from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS,  # noqa: F401
+from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS)
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
@@ -1247,14 +1247,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         return self._rename_param_attr(original, updated)
 
     def _helper_object_method(self, original: cst.Call, updated: cst.Call, qn: str):
-        """A method called on a torch object whose record is one of _ms_compat's objects written with torch's
-        methods (`constraints.positive.check(x)`, `identity_transform.inv(y)`): the object converted, the call
-        kept. None where the owner has no such record (then the call is a TODO)."""
+        """A method called on a torch object whose _ms_compat record has torch's methods (records.METHOD_OWNERS:
+        `constraints.positive.check(x)`, `identity_transform.inv(y)`): the object converted, the call kept. None
+        for any other owner (then the call is a TODO)."""
         owner_qn = qn.rpartition(".")[0]
         owner = R.lookup(owner_qn)
         if not isinstance(original.func, cst.Attribute) or not isinstance(updated.func, cst.Attribute) \
-                or owner is None or owner.rule is not None or owner.args \
-                or not (owner.target or "").startswith(COMPAT + "."):
+                or owner is None or owner.source not in METHOD_OWNERS:
             return None
         receiver = self._convert_reference(original.func.value, updated.func.value, owner_qn)
         self.uses_compat = True

@@ -3,7 +3,7 @@ MindSpore ops). Proven by tests/parity/test_distributions.py: log_prob/cdf/icdf/
 gradients against torch, sample/rsample by shape, dtype and statistics (the random streams differ)."""
 from __future__ import annotations
 
-from ..records import DIFFERENCE, mapping
+from ..records import DIFFERENCE, METHOD_OWNERS, mapping
 
 T = "tests/parity/test_distributions.py"
 T2 = "tests/parity/test_distributions_more.py"
@@ -150,3 +150,6 @@ for _name in ("Constraint", "real", "boolean", "greater_than", "greater_than_eq"
             note="torch's constraint check (a bool tensor over the batch; reads values, so PyNative; the matrix "
                  "constraints check with NumPy, positive_definite by a Cholesky factorisation as torch)",
             test="tests/parity/test_distributions_paths.py::test_constraints_match_torch")
+    METHOD_OWNERS.add(f"torch.distributions.constraints.{_name}")
+for _path in ("torch.distributions.", "torch.distributions.transforms."):
+    METHOD_OWNERS.add(_path + "identity_transform")

@@ -1,4 +1,4 @@
-"""torch.distributions (Normal, Uniform, Bernoulli, Categorical, kl_divergence) on MindSpore ops, with
+"""torch.distributions (the distributions, transforms, constraints, kl_divergence) on MindSpore ops, with
 torch's formulas, shapes and argument checks (validate_args defaults on, as in torch).
 
 sample() draws with MindSpore's generator (ops.standard_normal / ops.rand, seeded by ms.set_seed): the
