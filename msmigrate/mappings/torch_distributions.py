@@ -22,7 +22,8 @@ mapping("torch.distributions.kl_divergence", "_ms_compat.kl_divergence", args=("
              "Beta, Gamma, Exponential, Dirichlet, Laplace, Poisson, Geometric, Cauchy, Gumbel, OneHotCategorical, "
              "HalfNormal, LogNormal, Independent, MultivariateNormal; a subclass takes its family's) and the "
              "pairs given to register_kl; a pair across families raises NotImplementedError (torch has a few, "
-             "such as Normal-Laplace)",
+             "such as Normal-Laplace). Compiles in a GRAPH-mode construct while no pair is registered (the "
+             "registered ones are found by walking the classes: PyNative)",
         test="tests/parity/test_distributions_paths.py::test_kl_closed_forms_match_torch")
 
 _NO_RSAMPLE = ("; rsample() raises MigrationError: MindSpore's gamma sampler has no gradient (sample() works)")

@@ -174,6 +174,7 @@ class _DistLocScale(Distribution):
 
 
 class Normal(_DistLocScale):
+    _kl_family = "Normal"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: self.loc)
     stddev = property(lambda self: self.scale)
     variance = property(lambda self: self.scale ** 2)
@@ -199,6 +200,7 @@ class Normal(_DistLocScale):
 
 
 class Uniform(Distribution):
+    _kl_family = "Uniform"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
@@ -235,6 +237,7 @@ class Uniform(Distribution):
 
 
 class Bernoulli(Distribution):
+    _kl_family = "Bernoulli"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self.probs, self.logits = _dist_probs_logits(probs, logits)
@@ -349,6 +352,7 @@ class ContinuousBernoulli(Distribution):
 
 
 class Categorical(Distribution):
+    _kl_family = "Categorical"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -400,6 +404,7 @@ class Categorical(Distribution):
 
 
 class Exponential(Distribution):
+    _kl_family = "Exponential"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
@@ -432,6 +437,7 @@ class Exponential(Distribution):
 
 
 class Laplace(_DistLocScale):
+    _kl_family = "Laplace"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: self.loc)
     stddev = property(lambda self: (2 ** 0.5) * self.scale)
     variance = property(lambda self: 2 * self.scale ** 2)
@@ -464,6 +470,7 @@ def _dist_no_rsample(name):
 
 
 class Gamma(Distribution):
+    _kl_family = "Gamma"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
@@ -495,6 +502,7 @@ class Gamma(Distribution):
 
 
 class Dirichlet(Distribution):
+    _kl_family = "Dirichlet"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
@@ -538,6 +546,7 @@ class Dirichlet(Distribution):
 
 
 class Beta(Distribution):
+    _kl_family = "Beta"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
@@ -572,6 +581,7 @@ class Beta(Distribution):
 
 
 class Poisson(Distribution):
+    _kl_family = "Poisson"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _dist_broadcast_all(rate)
@@ -598,6 +608,7 @@ class Poisson(Distribution):
 
 
 class MultivariateNormal(Distribution):
+    _kl_family = "MultivariateNormal"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
@@ -648,6 +659,7 @@ class MultivariateNormal(Distribution):
 
 
 class Independent(Distribution):
+    _kl_family = "Independent"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         n = int(reinterpreted_batch_ndims)
@@ -694,6 +706,7 @@ def _dist_eps(x):
 
 
 class Cauchy(_DistLocScale):
+    _kl_family = "Cauchy"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: ops.full_like(self.loc, float("nan")))
     variance = property(lambda self: ops.full_like(self.loc, float("inf")))
 
@@ -748,6 +761,7 @@ class _DistHalf(Distribution):
 
 
 class HalfNormal(_DistHalf):
+    _kl_family = "HalfNormal"   # kl_divergence's closed form (a subclass keeps it)
     def __init__(self, scale, validate_args=None):
         super().__init__(Normal(0.0, scale, validate_args), validate_args)
 
@@ -764,6 +778,7 @@ class HalfCauchy(_DistHalf):
 
 
 class LogNormal(Distribution):
+    _kl_family = "LogNormal"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
@@ -795,6 +810,7 @@ class LogNormal(Distribution):
 
 
 class Gumbel(_DistLocScale):
+    _kl_family = "Gumbel"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: self.loc + self.scale * _EULER_GAMMA)
     stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
     variance = property(lambda self: (math.pi ** 2 / 6) * self.scale ** 2)
@@ -822,6 +838,7 @@ class Gumbel(_DistLocScale):
 
 
 class Geometric(Distribution):
+    _kl_family = "Geometric"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self.probs, self.logits = _dist_probs_logits(probs, logits)
@@ -970,6 +987,7 @@ class Pareto(Distribution):
 
 
 class OneHotCategorical(Distribution):
+    _kl_family = "OneHotCategorical"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args)
@@ -2175,12 +2193,6 @@ def _kl_half_or_log_normal(p, q):
     return _kl_normal(p.base_dist, q.base_dist)
 
 
-def _kl_independent(p, q):
-    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError
-    result = kl_divergence(p.base_dist, q.base_dist)
-    n = p.reinterpreted_batch_ndims
-    return result.sum(tuple(range(-n, 0))) if n else result
 
 
 def _kl_mvn(p, q):
@@ -2197,25 +2209,68 @@ def _kl_mvn(p, q):
     return half_term1 + 0.5 * (term2 + term3 - n)
 
 
-# torch's closed forms, by the classes' names (both sides the same class)
-_KL_SAME = {"Normal": _kl_normal, "Uniform": _kl_uniform, "Bernoulli": _kl_bernoulli, "Categorical": _kl_categorical,
-            "Beta": _kl_beta, "Gamma": _kl_gamma, "Exponential": _kl_exponential, "Dirichlet": _kl_dirichlet,
-            "Laplace": _kl_laplace, "Poisson": _kl_poisson, "Geometric": _kl_geometric, "Cauchy": _kl_cauchy,
-            "Gumbel": _kl_gumbel, "OneHotCategorical": _kl_onehot, "HalfNormal": _kl_half_or_log_normal,
-            "LogNormal": _kl_half_or_log_normal, "Independent": _kl_independent, "MultivariateNormal": _kl_mvn}
+def _kl_same_family(family, p, q):
+    """torch's closed form for two distributions of one family (a chain of string tests, not a table: a
+    GRAPH-mode construct compiles it)."""
+    if family == "Normal":
+        return _kl_normal(p, q)
+    if family == "Uniform":
+        return _kl_uniform(p, q)
+    if family == "Bernoulli":
+        return _kl_bernoulli(p, q)
+    if family == "Categorical":
+        return _kl_categorical(p, q)
+    if family == "Beta":
+        return _kl_beta(p, q)
+    if family == "Gamma":
+        return _kl_gamma(p, q)
+    if family == "Exponential":
+        return _kl_exponential(p, q)
+    if family == "Dirichlet":
+        return _kl_dirichlet(p, q)
+    if family == "Laplace":
+        return _kl_laplace(p, q)
+    if family == "Poisson":
+        return _kl_poisson(p, q)
+    if family == "Geometric":
+        return _kl_geometric(p, q)
+    if family == "Cauchy":
+        return _kl_cauchy(p, q)
+    if family == "Gumbel":
+        return _kl_gumbel(p, q)
+    if family == "OneHotCategorical":
+        return _kl_onehot(p, q)
+    if family == "HalfNormal":
+        return _kl_half_or_log_normal(p, q)
+    if family == "LogNormal":
+        return _kl_half_or_log_normal(p, q)
+    if family == "MultivariateNormal":
+        return _kl_mvn(p, q)
+    raise NotImplementedError(f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}")
 
 
 def kl_divergence(p, q):
     """torch.distributions.kl_divergence: the functions given to register_kl first (by the classes' method
     resolution order), then torch's closed forms for a pair of the same family; NotImplementedError for another
     pair, as torch's for an unregistered one."""
-    for tp in type(p).__mro__:
-        for tq in type(q).__mro__:
-            if (tp, tq) in _KL_REGISTRY:
-                return _KL_REGISTRY[(tp, tq)](p, q)
-    for tp in type(p).__mro__:   # a subclass (Chi2 of Gamma, a program's own Normal) takes its family's form
-        for tq in type(q).__mro__:
-            if tp.__name__ == tq.__name__ and tp.__name__ in _KL_SAME:
-                return _KL_SAME[tp.__name__](p, q)
+    if _KL_REGISTRY:   # (the registered pairs are looked up in PyNative mode only)
+        for tp in type(p).__mro__:
+            for tq in type(q).__mro__:
+                if (tp, tq) in _KL_REGISTRY:
+                    return _KL_REGISTRY[(tp, tq)](p, q)
+    # the family a class or its base declares (Chi2's is Gamma's, a program's own Normal's is Normal's): no walk
+    # over classes, so that a GRAPH-mode construct compiles it
+    family = getattr(p, "_kl_family", None)
+    if family is not None and family == getattr(q, "_kl_family", None):
+        if family != "Independent":
+            return _kl_same_family(family, p, q)
+        if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+            raise NotImplementedError("KL of Independent distributions over different reinterpreted dims")
+        n = p.reinterpreted_batch_ndims
+        # the bases' KL: through kl_divergence where a pair is registered (PyNative), else their family's form
+        # (one level, no recursion: GRAPH mode compiles no recursive function)
+        result = kl_divergence(p.base_dist, q.base_dist) if _KL_REGISTRY else _kl_same_family(
+            getattr(p.base_dist, "_kl_family", None), p.base_dist, q.base_dist)
+        return result.sum(tuple(range(-n, 0))) if n else result
     pair = (type(p).__name__, type(q).__name__)
     raise NotImplementedError(f"No KL(p || q) is implemented for {pair[0]} and {pair[1]}")
