@@ -8,7 +8,7 @@ the mappings. So knowledge never imports the engine (tests/test_import_cycles.py
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, Optional, Tuple
+from typing import Callable, Dict, Iterable, Optional, Set, Tuple
 
 # Site statuses, as they appear in the report.
 CONVERTED = "converted"
@@ -164,6 +164,11 @@ COMPAT = "_ms_compat"
 # torch layer classes passed around as values get an adapter with torch's signature
 # (filled by msmigrate.mappings.adapters).
 ADAPTERS: Dict[str, str] = {}
+
+# torch objects (module-level instances) whose _ms_compat record is written with torch's methods: a method called
+# on one (`constraints.positive.check(x)`) converts the object and keeps the call (filled by the mappings that
+# define such objects, e.g. msmigrate.mappings.torch_distributions).
+METHOD_OWNERS: Set[str] = set()
 
 # API -> why it is a GRAPH-mode hazard inside construct (it still converts; the site is
 # reported as a difference with this note and the note is written above the statement).

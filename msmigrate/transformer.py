@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import registry as R
-from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS,  # noqa: F401
+from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS)
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
@@ -1246,6 +1246,19 @@ class TorchToMindSpore(cst.CSTTransformer):
             return todo
         return self._rename_param_attr(original, updated)
 
+    def _helper_object_method(self, original: cst.Call, updated: cst.Call, qn: str):
+        """A method called on a torch object whose _ms_compat record has torch's methods (records.METHOD_OWNERS:
+        `constraints.positive.check(x)`, `identity_transform.inv(y)`): the object converted, the call kept. None
+        for any other owner (then the call is a TODO)."""
+        owner_qn = qn.rpartition(".")[0]
+        owner = R.lookup(owner_qn)
+        if not isinstance(original.func, cst.Attribute) or not isinstance(updated.func, cst.Attribute) \
+                or owner is None or owner.source not in METHOD_OWNERS:
+            return None
+        receiver = self._convert_reference(original.func.value, updated.func.value, owner_qn)
+        self.uses_compat = True
+        return updated.with_changes(func=updated.func.with_changes(value=receiver))
+
     def _convert_reference(self, original, updated, qn: str):
         """A torch name used as a value (a base class, an annotation, a dtype, a
         layer class passed around)."""
@@ -1947,6 +1960,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)   # records first, then --deps
             return updated
         if m is None:
+            method = self._helper_object_method(original, updated, qn)
+            if method is not None:
+                return method
             return self._todo(original, qn, rule_note(qn) or "no MindSpore mapping known", updated)
         if m.target is None and m.rule is None:
             return self._todo(original, qn, m.note or "no MindSpore counterpart", updated)

@@ -24,10 +24,11 @@ OUT = Path(__file__).resolve().parent.parent / "msmigrate" / "torch_aliases.py"
 # after the first: torch.Tensor, not torch.nn.functional.Tensor).
 PUBLIC = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils", "torch.nn.utils.rnn",
           "torch.nn.parallel", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data",
-          "torch.utils.checkpoint", "torch.autograd", "torch.amp", "torch.linalg", "torch.fft", "torch.special")
+          "torch.utils.checkpoint", "torch.autograd", "torch.amp", "torch.linalg", "torch.fft", "torch.special",
+          "torch.distributions")
 # Modules that hold the canonical (defining) paths; packages are walked recursively.
 CANONICAL_PACKAGES = ("torch.nn.modules", "torch.optim", "torch.utils.data", "torch.nn.utils", "torch.nn.parallel",
-                      "torch.amp")
+                      "torch.amp", "torch.distributions")
 CANONICAL_MODULES = ("torch.functional", "torch._C._nn", "torch._tensor", "torch.nn.parameter",
                      "torch.autograd.grad_mode", "torch.autograd.function", "torch.autograd.functional",
                      "torch.serialization", "torch.random")

@@ -76,6 +76,10 @@ def test_every_alias_is_the_same_object():
     ("torch._tensor.Tensor", "torch.Tensor"),
     ("torch.optim.adam.Adam", "torch.optim.Adam"),
     ("torch.utils.data.dataloader.DataLoader", "torch.utils.data.DataLoader"),
+    ("torch.distributions.normal.Normal", "torch.distributions.Normal"),
+    ("torch.distributions.studentT.StudentT", "torch.distributions.StudentT"),
+    ("torch.distributions.kl.kl_divergence", "torch.distributions.kl_divergence"),
+    ("torch.distributions.transforms.ExpTransform", "torch.distributions.ExpTransform"),
 ])
 def test_canonical_paths_resolve_to_the_public_record(path, public):
     m, pub = lookup(path), lookup(public)

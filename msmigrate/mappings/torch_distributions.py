@@ -3,7 +3,7 @@ MindSpore ops). Proven by tests/parity/test_distributions.py: log_prob/cdf/icdf/
 gradients against torch, sample/rsample by shape, dtype and statistics (the random streams differ)."""
 from __future__ import annotations
 
-from ..records import DIFFERENCE, mapping
+from ..records import DIFFERENCE, METHOD_OWNERS, mapping
 
 T = "tests/parity/test_distributions.py"
 T2 = "tests/parity/test_distributions_more.py"
@@ -18,8 +18,13 @@ for _name, _args in (("Normal", ("loc", "scale", "validate_args")), ("Uniform", 
             status=DIFFERENCE, note=f"torch's {_name} formulas on MindSpore ops; " + _SAMPLE_NOTE,
             test=f"{T}::test_values_match_torch")
 mapping("torch.distributions.kl_divergence", "_ms_compat.kl_divergence", args=("p", "q"), target_args=("p", "q"),
-        note="closed forms for Normal, Uniform, Bernoulli and Categorical pairs (others raise "
-             "NotImplementedError, as torch does for an unregistered pair)", test=f"{T}::test_values_match_torch")
+        note="torch's closed forms for two distributions of one family (Normal, Uniform, Bernoulli, Categorical, "
+             "Beta, Gamma, Exponential, Dirichlet, Laplace, Poisson, Geometric, Cauchy, Gumbel, OneHotCategorical, "
+             "HalfNormal, LogNormal, Independent, MultivariateNormal; a subclass takes its family's) and the "
+             "pairs given to register_kl; a pair across families raises NotImplementedError (torch has a few, "
+             "such as Normal-Laplace). Compiles in a GRAPH-mode construct while no pair is registered (the "
+             "registered ones are found by walking the classes: PyNative)",
+        test="tests/parity/test_distributions_paths.py::test_kl_closed_forms_match_torch")
 
 _NO_RSAMPLE = ("; rsample() raises MigrationError: MindSpore's gamma sampler has no gradient (sample() works)")
 for _name, _args, _extra in (
@@ -129,3 +134,23 @@ mapping("torch.distributions.VonMises", "_ms_compat.VonMises", args=("loc", "con
              "torch's rejection sampler; " + _SAMPLE_NOTE, test=f"{T2}::test_relaxed_and_structured_match_torch")
 _transform("PositiveDefiniteTransform", ("cache_size",), f"{T2}::test_relaxed_and_structured_match_torch",
            "L L^T of the lower-Cholesky transform; the inverse through ops.cholesky")
+mapping("torch.distributions.ContinuousBernoulli", "_ms_compat.ContinuousBernoulli",
+        args=("probs", "logits", "lims", "validate_args"), target_args=("probs", "logits", "lims", "validate_args"),
+        status=DIFFERENCE, note="torch's ContinuousBernoulli formulas on MindSpore ops (the Taylor series inside "
+                                "lims, as torch); " + _SAMPLE_NOTE,
+        test="tests/parity/test_distributions_paths.py::test_continuous_bernoulli_matches_torch")
+mapping("torch.distributions.LKJCholesky", "_ms_compat.LKJCholesky", args=("dim", "concentration", "validate_args"),
+        target_args=("dim", "concentration", "validate_args"), status=DIFFERENCE,
+        note="torch's onion-method sampler and log_prob on MindSpore ops; " + _SAMPLE_NOTE,
+        test="tests/parity/test_distributions_paths.py::test_lkj_cholesky_matches_torch")
+for _name in ("Constraint", "real", "boolean", "greater_than", "greater_than_eq", "less_than", "interval",
+              "half_open_interval", "integer_interval", "positive", "nonnegative", "unit_interval",
+              "nonnegative_integer", "positive_integer", "simplex", "independent", "lower_triangular",
+              "lower_cholesky", "square", "symmetric", "positive_semidefinite", "positive_definite"):
+    mapping(f"torch.distributions.constraints.{_name}", f"_ms_compat.constraints.{_name}",
+            note="torch's constraint check (a bool tensor over the batch; reads values, so PyNative; the matrix "
+                 "constraints check with NumPy, positive_definite by a Cholesky factorisation as torch)",
+            test="tests/parity/test_distributions_paths.py::test_constraints_match_torch")
+    METHOD_OWNERS.add(f"torch.distributions.constraints.{_name}")
+for _path in ("torch.distributions.", "torch.distributions.transforms."):
+    METHOD_OWNERS.add(_path + "identity_transform")

@@ -1,4 +1,4 @@
-"""torch.distributions (Normal, Uniform, Bernoulli, Categorical, kl_divergence) on MindSpore ops, with
+"""torch.distributions (the distributions, transforms, constraints, kl_divergence) on MindSpore ops, with
 torch's formulas, shapes and argument checks (validate_args defaults on, as in torch).
 
 sample() draws with MindSpore's generator (ops.standard_normal / ops.rand, seeded by ms.set_seed): the
@@ -12,6 +12,69 @@ import numpy as np
 from mindspore import ops
 
 _DIST_F32_EPS = float(np.finfo(np.float32).eps)
+
+
+# MindSpore 2.10's CPU float32 exp, expm1, log, log1p, sigmoid, tanh, softplus and logsumexp are 2e-6 to 2e-4 off
+# (torch: ~1 ulp) and its erfinv loses the tails (erfinv(0.99999) = 2.43, not 3.12); their float64 kernels are exact
+# to rounding, so the formulas below take these in float64 and round back once, as torch's float32 kernels do.
+def _dist_in_f64(op, x, *args):
+    out = x.dtype if x.dtype in (ms.float16, ms.float32, ms.bfloat16, ms.float64) else ms.float32
+    return op(x.astype(ms.float64), *args).astype(out)
+
+
+def _dist_exp(x):
+    return _dist_in_f64(ops.exp, x)
+
+
+def _dist_expm1(x):
+    return _dist_in_f64(ops.expm1, x)
+
+
+def _dist_log(x):
+    return _dist_in_f64(ops.log, x)
+
+
+def _dist_log1p(x):
+    return special_log1p(x if x.dtype in (ms.float16, ms.float32, ms.bfloat16, ms.float64) else x.astype(ms.float32))
+
+
+def _dist_sigmoid(x):
+    """1 / (1 + exp(-x)) in x's dtype, as torch's CPU kernel rounds it (sigmoid(15.) is 1 - 6 ulp there)."""
+    return 1 / (1 + _dist_exp(-x))
+
+
+def _dist_tanh(x):
+    return _dist_in_f64(ops.tanh, x)
+
+
+def _dist_softplus(x):
+    """torch's softplus (beta 1, threshold 20): log1p(exp(-|x|)) + relu(x) in float64 (ops.softplus is ~2e-4 off
+    in either dtype)."""
+    return _dist_in_f64(_dist_softplus_f64, x)
+
+
+def _dist_softplus_f64(z):
+    return special_log1p(ops.exp(-ops.abs(z))) + ops.relu(z)
+
+
+def _dist_bce_logits(logits, target):
+    """torch's binary_cross_entropy_with_logits (no reduction), in its own order of operations:
+    (1 - target) * logits - logsigmoid(logits), logsigmoid in float64 (so a tiny loss rounds as torch's)."""
+    return (1 - target) * logits - _dist_in_f64(_dist_logsigmoid_f64, logits)
+
+
+def _dist_logsigmoid_f64(z):
+    return ops.minimum(z, ops.zeros_like(z)) - special_log1p(ops.exp(-ops.abs(z)))
+
+
+def _dist_logsumexp(x, dim, keepdim=False):
+    return _dist_in_f64(ops.logsumexp, x, dim, keepdim)
+
+
+def _dist_erfinv(y):
+    """erfinv(y) = ndtri((y + 1) / 2) / sqrt 2, in float64 (exact for a float32 y)."""
+    out = y.dtype if y.dtype in (ms.float16, ms.float32, ms.bfloat16, ms.float64) else ms.float32
+    return (special_ndtri((y.astype(ms.float64) + 1) / 2) / math.sqrt(2)).astype(out)
 
 
 def _dist_np_dtype(dtype):
@@ -65,9 +128,9 @@ def _dist_probs_logits(probs, logits, *others):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
     if probs is not None:
         *others, probs = _dist_broadcast_all(*others, probs)
-        return (*others, probs, ops.log(_dist_clamp_probs(probs)) - ops.log1p(-_dist_clamp_probs(probs)))
+        return (*others, probs, _dist_log(_dist_clamp_probs(probs)) - _dist_log1p(-_dist_clamp_probs(probs)))
     *others, logits = _dist_broadcast_all(*others, logits)
-    return (*others, ops.sigmoid(logits), logits)
+    return (*others, _dist_sigmoid(logits), logits)
 
 
 class Distribution:
@@ -94,7 +157,7 @@ class Distribution:
         return ops.sqrt(self.variance)
 
     def perplexity(self):
-        return ops.exp(self.entropy())
+        return _dist_exp(self.entropy())
 
     def __repr__(self):
         return f"{type(self).__name__}()"
@@ -111,6 +174,7 @@ class _DistLocScale(Distribution):
 
 
 class Normal(_DistLocScale):
+    _kl_family = "Normal"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: self.loc)
     stddev = property(lambda self: self.scale)
     variance = property(lambda self: self.scale ** 2)
@@ -121,7 +185,7 @@ class Normal(_DistLocScale):
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.loc)
-        return -((value - self.loc) ** 2) / (2 * self.variance) - ops.log(self.scale) - math.log(math.sqrt(2 * math.pi))
+        return -((value - self.loc) ** 2) / (2 * self.variance) - _dist_log(self.scale) - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
         value = _dist_tensor(value, self.loc)
@@ -129,13 +193,14 @@ class Normal(_DistLocScale):
 
     def icdf(self, value):
         value = _dist_tensor(value, self.loc)
-        return self.loc + self.scale * ops.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * _dist_erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ops.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + _dist_log(self.scale)
 
 
 class Uniform(Distribution):
+    _kl_family = "Uniform"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
@@ -158,7 +223,7 @@ class Uniform(Distribution):
             _dist_check((value >= self.low) & (value < self.high),
                    "Expected value argument to be within the support (Interval) of Uniform")
         inside = ((self.low <= value) & (value < self.high)).astype(self.low.dtype)
-        return ops.log(inside) - ops.log(self.high - self.low)
+        return _dist_log(inside) - _dist_log(self.high - self.low)
 
     def cdf(self, value):
         value = _dist_tensor(value, self.low)
@@ -168,10 +233,11 @@ class Uniform(Distribution):
         return _dist_tensor(value, self.low) * (self.high - self.low) + self.low
 
     def entropy(self):
-        return ops.log(self.high - self.low)
+        return _dist_log(self.high - self.low)
 
 
 class Bernoulli(Distribution):
+    _kl_family = "Bernoulli"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self.probs, self.logits = _dist_probs_logits(probs, logits)
@@ -200,14 +266,93 @@ class Bernoulli(Distribution):
             _dist_check((value == 0) | (value == 1), "Expected value argument to be within the support (Boolean) "
                                                 "of Bernoulli")
         logits, value = _dist_broadcast_all(self.logits, value)
-        return -(ops.relu(logits) - logits * value + ops.log1p(ops.exp(-ops.abs(logits))))
+        return -_dist_bce_logits(logits, value)
 
     def entropy(self):
         l, p = self.logits, self.probs
-        return ops.relu(l) - l * p + ops.log1p(ops.exp(-ops.abs(l)))
+        return _dist_bce_logits(l, p)
+
+
+class ContinuousBernoulli(Distribution):
+    """torch's ContinuousBernoulli: density proportional to p^x (1-p)^(1-x) on [0, 1]. Where probs lies in
+    torch's unstable band `lims` around 1/2 the normaliser and moments are its Taylor series, as in torch."""
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        if probs is not None and validate_args is not False:
+            _dist_check((_dist_tensor(probs) >= 0) & (_dist_tensor(probs) <= 1),
+                        "The parameter probs has invalid values")
+        probs, self.logits = _dist_probs_logits(probs, logits)
+        self.probs = _dist_clamp_probs(probs)
+        self._lims = (float(lims[0]), float(lims[1]))
+        super().__init__(tuple(self.probs.shape), (), validate_args)
+
+    def _stable(self):
+        return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
+
+    def _cut(self):
+        """probs outside the unstable band; a stand-in inside it (the Taylor branch is taken there)."""
+        return ops.select(self._stable(), self.probs, ops.full_like(self.probs, self._lims[0]))
+
+    def _log_norm(self):
+        cut = self._cut()
+        below = ops.select(cut <= 0.5, cut, ops.zeros_like(cut))
+        above = ops.select(cut >= 0.5, cut, ops.ones_like(cut))
+        exact = _dist_log(ops.abs(_dist_log1p(-cut) - _dist_log(cut))) - ops.select(
+            cut <= 0.5, _dist_log1p(-2.0 * below), _dist_log(2.0 * above - 1.0))
+        x = (self.probs - 0.5) ** 2
+        return ops.select(self._stable(), exact, math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x)
+
+    @property
+    def mean(self):
+        cut = self._cut()
+        exact = cut / (2.0 * cut - 1.0) + 1.0 / (_dist_log1p(-cut) - _dist_log(cut))
+        x = self.probs - 0.5
+        return ops.select(self._stable(), exact, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x ** 2) * x)
+
+    @property
+    def variance(self):
+        cut = self._cut()
+        exact = cut * (cut - 1.0) / (1.0 - 2.0 * cut) ** 2 + 1.0 / (_dist_log1p(-cut) - _dist_log(cut)) ** 2
+        x = (self.probs - 0.5) ** 2
+        return ops.select(self._stable(), exact, 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x)
+
+    def _check_support(self, value):
+        if self._validate_args:
+            _dist_check((value >= 0) & (value <= 1), "Expected value argument to be within the support (Interval) "
+                                                    "of ContinuousBernoulli")
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(ops.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.probs)
+        self._check_support(value)
+        logits, value = _dist_broadcast_all(self.logits, value)
+        # minus binary_cross_entropy_with_logits(logits, value), plus the log normaliser
+        return -_dist_bce_logits(logits, value) + self._log_norm()
+
+    def cdf(self, value):
+        value = _dist_tensor(value, self.probs)
+        self._check_support(value)
+        cut = self._cut()
+        inner = (cut ** value * (1.0 - cut) ** (1.0 - value) + cut - 1.0) / (2.0 * cut - 1.0)
+        inner = ops.select(ops.broadcast_to(self._stable(), inner.shape), inner, ops.broadcast_to(value, inner.shape))
+        return ops.select(value <= 0.0, ops.zeros_like(inner), ops.select(value >= 1.0, ops.ones_like(inner), inner))
+
+    def icdf(self, value):
+        value = _dist_tensor(value, self.probs)
+        cut = self._cut()
+        exact = (_dist_log1p(-cut + value * (2.0 * cut - 1.0)) - _dist_log1p(-cut)) / (_dist_log(cut) - _dist_log1p(-cut))
+        return ops.select(ops.broadcast_to(self._stable(), exact.shape), exact, ops.broadcast_to(value, exact.shape))
+
+    def entropy(self):
+        log_p0, log_p1 = _dist_log1p(-self.probs), _dist_log(self.probs)
+        return self.mean * (log_p0 - log_p1) - self._log_norm() - log_p0
 
 
 class Categorical(Distribution):
+    _kl_family = "Categorical"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -219,12 +364,12 @@ class Categorical(Distribution):
             if validate_args is not False:
                 _dist_check(probs >= 0, "Expected parameter probs of Categorical to be non-negative")
             self.probs = probs / probs.sum(-1, keepdims=True)
-            self.logits = ops.log(_dist_clamp_probs(self.probs))
+            self.logits = _dist_log(_dist_clamp_probs(self.probs))
         else:
             logits = _dist_tensor(logits)
             if len(logits.shape) < 1:
                 raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self.logits = logits - ops.logsumexp(logits, -1, True)
+            self.logits = logits - _dist_logsumexp(logits, -1, True)
             self.probs = ops.softmax(self.logits, -1)
         self._num_events = self.probs.shape[-1]
         super().__init__(tuple(self.probs.shape[:-1]), (), validate_args)
@@ -259,6 +404,7 @@ class Categorical(Distribution):
 
 
 class Exponential(Distribution):
+    _kl_family = "Exponential"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
@@ -271,26 +417,27 @@ class Exponential(Distribution):
 
     def rsample(self, sample_shape=()):
         u = ops.rand(self._extended_shape(sample_shape), dtype=self.rate.dtype)
-        return -ops.log1p(-u) / self.rate
+        return -_dist_log1p(-u) / self.rate
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.rate)
         if self._validate_args:
             _dist_check(value >= 0, "Expected value argument to be within the support (GreaterThanEq(0)) of "
                                     "Exponential")
-        return ops.log(self.rate) - self.rate * value
+        return _dist_log(self.rate) - self.rate * value
 
     def cdf(self, value):
-        return 1 - ops.exp(-self.rate * _dist_tensor(value, self.rate))
+        return 1 - _dist_exp(-self.rate * _dist_tensor(value, self.rate))
 
     def icdf(self, value):
-        return -ops.log1p(-_dist_tensor(value, self.rate)) / self.rate
+        return -_dist_log1p(-_dist_tensor(value, self.rate)) / self.rate
 
     def entropy(self):
-        return 1.0 - ops.log(self.rate)
+        return 1.0 - _dist_log(self.rate)
 
 
 class Laplace(_DistLocScale):
+    _kl_family = "Laplace"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: self.loc)
     stddev = property(lambda self: (2 ** 0.5) * self.scale)
     variance = property(lambda self: 2 * self.scale ** 2)
@@ -298,22 +445,22 @@ class Laplace(_DistLocScale):
     def rsample(self, sample_shape=()):
         eps = float(np.finfo(_dist_np_dtype(self.loc.dtype)).eps)
         u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype) * (2 - eps) - (1 - eps)
-        return self.loc - self.scale * ops.sign(u) * ops.log1p(-ops.abs(u))
+        return self.loc - self.scale * ops.sign(u) * _dist_log1p(-ops.abs(u))
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.loc)
-        return -ops.log(2 * self.scale) - ops.abs(value - self.loc) / self.scale
+        return -_dist_log(2 * self.scale) - ops.abs(value - self.loc) / self.scale
 
     def cdf(self, value):
         d = _dist_tensor(value, self.loc) - self.loc
-        return 0.5 - 0.5 * ops.sign(d) * ops.expm1(-ops.abs(d) / self.scale)
+        return 0.5 - 0.5 * ops.sign(d) * _dist_expm1(-ops.abs(d) / self.scale)
 
     def icdf(self, value):
         term = _dist_tensor(value, self.loc) - 0.5
-        return self.loc - self.scale * ops.sign(term) * ops.log1p(-2 * ops.abs(term))
+        return self.loc - self.scale * ops.sign(term) * _dist_log1p(-2 * ops.abs(term))
 
     def entropy(self):
-        return 1 + ops.log(2 * self.scale)
+        return 1 + _dist_log(2 * self.scale)
 
 
 def _dist_no_rsample(name):
@@ -323,6 +470,7 @@ def _dist_no_rsample(name):
 
 
 class Gamma(Distribution):
+    _kl_family = "Gamma"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
@@ -350,10 +498,11 @@ class Gamma(Distribution):
 
     def entropy(self):
         c = self.concentration
-        return c - ops.log(self.rate) + ops.lgamma(c) + (1.0 - c) * ops.digamma(c)
+        return c - _dist_log(self.rate) + ops.lgamma(c) + (1.0 - c) * ops.digamma(c)
 
 
 class Dirichlet(Distribution):
+    _kl_family = "Dirichlet"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
@@ -397,6 +546,7 @@ class Dirichlet(Distribution):
 
 
 class Beta(Distribution):
+    _kl_family = "Beta"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
@@ -431,6 +581,7 @@ class Beta(Distribution):
 
 
 class Poisson(Distribution):
+    _kl_family = "Poisson"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _dist_broadcast_all(rate)
@@ -457,6 +608,7 @@ class Poisson(Distribution):
 
 
 class MultivariateNormal(Distribution):
+    _kl_family = "MultivariateNormal"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
@@ -487,7 +639,7 @@ class MultivariateNormal(Distribution):
     variance = property(lambda self: (self.scale_tril ** 2).sum(-1))
 
     def _half_log_det(self):
-        return ops.log(ops.diagonal(self.scale_tril, 0, -2, -1)).sum(-1)
+        return _dist_log(ops.diagonal(self.scale_tril, 0, -2, -1)).sum(-1)
 
     def rsample(self, sample_shape=()):
         eps = ops.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
@@ -507,6 +659,7 @@ class MultivariateNormal(Distribution):
 
 
 class Independent(Distribution):
+    _kl_family = "Independent"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         n = int(reinterpreted_batch_ndims)
@@ -553,6 +706,7 @@ def _dist_eps(x):
 
 
 class Cauchy(_DistLocScale):
+    _kl_family = "Cauchy"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: ops.full_like(self.loc, float("nan")))
     variance = property(lambda self: ops.full_like(self.loc, float("inf")))
 
@@ -562,7 +716,7 @@ class Cauchy(_DistLocScale):
 
     def log_prob(self, value):
         z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
-        return -math.log(math.pi) - ops.log(self.scale) - ops.log1p(z ** 2)
+        return -math.log(math.pi) - _dist_log(self.scale) - _dist_log1p(z ** 2)
 
     def cdf(self, value):
         return ops.atan((_dist_tensor(value, self.loc) - self.loc) / self.scale) / math.pi + 0.5
@@ -571,7 +725,7 @@ class Cauchy(_DistLocScale):
         return ops.tan(math.pi * (_dist_tensor(value, self.loc) - 0.5)) * self.scale + self.loc
 
     def entropy(self):
-        return math.log(4 * math.pi) + ops.log(self.scale)
+        return math.log(4 * math.pi) + _dist_log(self.scale)
 
 
 class _DistHalf(Distribution):
@@ -607,6 +761,7 @@ class _DistHalf(Distribution):
 
 
 class HalfNormal(_DistHalf):
+    _kl_family = "HalfNormal"   # kl_divergence's closed form (a subclass keeps it)
     def __init__(self, scale, validate_args=None):
         super().__init__(Normal(0.0, scale, validate_args), validate_args)
 
@@ -623,6 +778,7 @@ class HalfCauchy(_DistHalf):
 
 
 class LogNormal(Distribution):
+    _kl_family = "LogNormal"   # kl_divergence's closed form (a subclass keeps it)
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
@@ -630,30 +786,31 @@ class LogNormal(Distribution):
         self.loc, self.scale = self.base_dist.loc, self.base_dist.scale
         super().__init__(tuple(self.loc.shape), (), validate_args)
 
-    mean = property(lambda self: ops.exp(self.loc + self.scale ** 2 / 2))
-    mode = property(lambda self: ops.exp(self.loc - self.scale ** 2))
-    variance = property(lambda self: ops.expm1(self.scale ** 2) * ops.exp(2 * self.loc + self.scale ** 2))
+    mean = property(lambda self: _dist_exp(self.loc + self.scale ** 2 / 2))
+    mode = property(lambda self: _dist_exp(self.loc - self.scale ** 2))
+    variance = property(lambda self: _dist_expm1(self.scale ** 2) * _dist_exp(2 * self.loc + self.scale ** 2))
 
     def rsample(self, sample_shape=()):
-        return ops.exp(self.base_dist.rsample(sample_shape))
+        return _dist_exp(self.base_dist.rsample(sample_shape))
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.loc)
         if self._validate_args:
             _dist_check(value > 0, "Expected value argument to be within the support (GreaterThan(0)) of LogNormal")
-        return self.base_dist.log_prob(ops.log(value)) - ops.log(value)
+        return self.base_dist.log_prob(_dist_log(value)) - _dist_log(value)
 
     def cdf(self, value):
-        return self.base_dist.cdf(ops.log(_dist_tensor(value, self.loc)))
+        return self.base_dist.cdf(_dist_log(_dist_tensor(value, self.loc)))
 
     def icdf(self, value):
-        return ops.exp(self.base_dist.icdf(value))
+        return _dist_exp(self.base_dist.icdf(value))
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc
 
 
 class Gumbel(_DistLocScale):
+    _kl_family = "Gumbel"   # kl_divergence's closed form (a subclass keeps it)
     mean = property(lambda self: self.loc + self.scale * _EULER_GAMMA)
     stddev = property(lambda self: (math.pi / math.sqrt(6)) * self.scale)
     variance = property(lambda self: (math.pi ** 2 / 6) * self.scale ** 2)
@@ -661,23 +818,27 @@ class Gumbel(_DistLocScale):
     def rsample(self, sample_shape=()):
         u = ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
         u = ops.clamp(u, _dist_tiny(self.loc), 1 - _dist_eps(self.loc))
-        return self.loc - self.scale * ops.log(-ops.log(u))
+        return self.loc - self.scale * _dist_log(-_dist_log(u))
 
     def log_prob(self, value):
         z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
-        return -(z + ops.exp(-z)) - ops.log(self.scale)
+        return -(z + _dist_exp(-z)) - _dist_log(self.scale)
 
     def cdf(self, value):
-        return ops.exp(-ops.exp(-(_dist_tensor(value, self.loc) - self.loc) / self.scale))
+        # torch's Gumbel is a TransformedDistribution whose transforms' sign is a tensor: its cdf is
+        # sign * (u - 1/2) + 1/2, which rounds values below ~3e-8 to 0 in float32; the same rounding here
+        u = _dist_exp(-_dist_exp(-(_dist_tensor(value, self.loc) - self.loc) / self.scale))
+        return (u - 0.5) + 0.5
 
     def icdf(self, value):
-        return self.loc - self.scale * ops.log(-ops.log(_dist_tensor(value, self.loc)))
+        return self.loc - self.scale * _dist_log(-_dist_log(_dist_tensor(value, self.loc)))
 
     def entropy(self):
-        return ops.log(self.scale) + (1 + _EULER_GAMMA)
+        return _dist_log(self.scale) + (1 + _EULER_GAMMA)
 
 
 class Geometric(Distribution):
+    _kl_family = "Geometric"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self.probs, self.logits = _dist_probs_logits(probs, logits)
@@ -693,7 +854,7 @@ class Geometric(Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         u = ops.clamp(ops.rand(shape, dtype=self.probs.dtype), _dist_tiny(self.probs), 1.0)
-        return ops.stop_gradient(ops.floor(ops.log(u) / ops.log1p(-ops.broadcast_to(self.probs, shape))))
+        return ops.stop_gradient(ops.floor(_dist_log(u) / _dist_log1p(-ops.broadcast_to(self.probs, shape))))
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.probs)
@@ -702,11 +863,11 @@ class Geometric(Distribution):
                                                                    "support (IntegerGreaterThan(0)) of Geometric")
         value, probs = _dist_broadcast_all(value, self.probs)
         probs = ops.select((probs == 1) & (value == 0), ops.zeros_like(probs), probs)
-        return value * ops.log1p(-probs) + ops.log(self.probs)
+        return value * _dist_log1p(-probs) + _dist_log(self.probs)
 
     def entropy(self):
         l, p = self.logits, self.probs
-        return (ops.relu(l) - l * p + ops.log1p(ops.exp(-ops.abs(l)))) / p
+        return _dist_bce_logits(l, p) / p
 
 
 class Chi2(Gamma):
@@ -747,15 +908,15 @@ class StudentT(Distribution):
 
     def log_prob(self, value):
         y = (_dist_tensor(value, self.loc) - self.loc) / self.scale
-        z = (ops.log(self.scale) + 0.5 * ops.log(self.df) + 0.5 * math.log(math.pi)
+        z = (_dist_log(self.scale) + 0.5 * _dist_log(self.df) + 0.5 * math.log(math.pi)
              + ops.lgamma(0.5 * self.df) - ops.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * ops.log1p(y ** 2.0 / self.df) - z
+        return -0.5 * (self.df + 1.0) * _dist_log1p(y ** 2.0 / self.df) - z
 
     def entropy(self):
         lbeta = ops.lgamma(0.5 * self.df) + math.lgamma(0.5) - ops.lgamma(0.5 * (self.df + 1))
-        return (ops.log(self.scale) + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1))
+        return (_dist_log(self.scale) + 0.5 * (self.df + 1) * (ops.digamma(0.5 * (self.df + 1))
                                                              - ops.digamma(0.5 * self.df))
-                + 0.5 * ops.log(self.df) + lbeta)
+                + 0.5 * _dist_log(self.df) + lbeta)
 
 
 class Weibull(Distribution):
@@ -764,28 +925,28 @@ class Weibull(Distribution):
     def __init__(self, scale, concentration, validate_args=None):
         _dist_params(self, validate_args, ("scale", "concentration"), scale=scale, concentration=concentration)
 
-    mean = property(lambda self: self.scale * ops.exp(ops.lgamma(1 + 1 / self.concentration)))
+    mean = property(lambda self: self.scale * _dist_exp(ops.lgamma(1 + 1 / self.concentration)))
 
     @property
     def variance(self):
         c = self.concentration
-        return self.scale ** 2 * (ops.exp(ops.lgamma(1 + 2 / c)) - ops.exp(2 * ops.lgamma(1 + 1 / c)))
+        return self.scale ** 2 * (_dist_exp(ops.lgamma(1 + 2 / c)) - _dist_exp(2 * ops.lgamma(1 + 1 / c)))
 
     def rsample(self, sample_shape=()):
         u = ops.rand(self._extended_shape(sample_shape), dtype=self.scale.dtype)
-        return self.scale * ops.pow(-ops.log1p(-u), 1 / self.concentration)
+        return self.scale * ops.pow(-_dist_log1p(-u), 1 / self.concentration)
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.scale)
         c, z = self.concentration, value / self.scale
-        return ops.log(c / self.scale) + (c - 1) * ops.log(z) - ops.pow(z, c)
+        return _dist_log(c / self.scale) + (c - 1) * _dist_log(z) - ops.pow(z, c)
 
     def cdf(self, value):
-        return 1 - ops.exp(-ops.pow(_dist_tensor(value, self.scale) / self.scale, self.concentration))
+        return 1 - _dist_exp(-ops.pow(_dist_tensor(value, self.scale) / self.scale, self.concentration))
 
     def entropy(self):
         c = self.concentration
-        return _EULER_GAMMA * (1 - 1 / c) + ops.log(self.scale / c) + 1
+        return _EULER_GAMMA * (1 - 1 / c) + _dist_log(self.scale / c) + 1
 
 
 class Pareto(Distribution):
@@ -809,23 +970,24 @@ class Pareto(Distribution):
 
     def rsample(self, sample_shape=()):
         u = ops.rand(self._extended_shape(sample_shape), dtype=self.scale.dtype)
-        return self.scale * ops.exp(-ops.log1p(-u) / self.alpha)
+        return self.scale * _dist_exp(-_dist_log1p(-u) / self.alpha)
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.scale)
         if self._validate_args:
             _dist_check(value >= self.scale, "Expected value argument to be within the support (GreaterThanEq) "
                                              "of Pareto")
-        return ops.log(self.alpha) + self.alpha * ops.log(self.scale) - (self.alpha + 1) * ops.log(value)
+        return _dist_log(self.alpha) + self.alpha * _dist_log(self.scale) - (self.alpha + 1) * _dist_log(value)
 
     def cdf(self, value):
         return 1 - ops.pow(self.scale / _dist_tensor(value, self.scale), self.alpha)
 
     def entropy(self):
-        return ops.log(self.scale / self.alpha) + 1 / self.alpha + 1
+        return _dist_log(self.scale / self.alpha) + 1 / self.alpha + 1
 
 
 class OneHotCategorical(Distribution):
+    _kl_family = "OneHotCategorical"   # kl_divergence's closed form (a subclass keeps it)
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categorical = Categorical(probs, logits, validate_args)
@@ -887,7 +1049,7 @@ class Binomial(Distribution):
             _dist_check((value >= 0) & (value <= self.total_count) & (value == ops.floor(value)),
                         "Expected value argument to be within the support (IntegerInterval) of Binomial")
         n, l = self.total_count, self.logits
-        normalize = n * _dist_clamp_by_zero(l) + n * ops.log1p(ops.exp(-ops.abs(l))) - ops.lgamma(n + 1)
+        normalize = n * _dist_clamp_by_zero(l) + n * _dist_log1p(_dist_exp(-ops.abs(l))) - ops.lgamma(n + 1)
         return value * l - ops.lgamma(value + 1) - ops.lgamma(n - value + 1) - normalize
 
 
@@ -938,6 +1100,11 @@ class Transform:
     def inv(self):
         return _InverseTransform(self)
 
+    @property
+    def sign(self):
+        """+1 or -1 (a number, or a tensor where a parameter is one) for a monotone transform, as torch's."""
+        raise NotImplementedError(f"{type(self).__name__} has no sign (not monotone, as in torch)")
+
     def log_abs_det_jacobian(self, x, y):
         raise NotImplementedError(f"{type(self).__name__} has no log_abs_det_jacobian")
 
@@ -964,6 +1131,7 @@ class _InverseTransform(Transform):
         self.event_dim = transform.event_dim
 
     inv = property(lambda self: self._inv)
+    sign = property(lambda self: self._inv.sign)
 
     def __call__(self, y):
         return self._inv._inverse(y)
@@ -981,9 +1149,17 @@ class _InverseTransform(Transform):
         return self._inv.forward_shape(shape)
 
 
+def _dist_sign_of(v):
+    """torch's sign of a transform parameter: a number's as an int, a tensor's elementwise."""
+    if isinstance(v, ms.Tensor):
+        return ops.sign(v)
+    return 1 if float(v) > 0 else -1 if float(v) < 0 else 0
+
+
 class ExpTransform(Transform):
-    _call = staticmethod(ops.exp)
-    _inverse = staticmethod(ops.log)
+    sign = 1
+    _call = staticmethod(_dist_exp)
+    _inverse = staticmethod(_dist_log)
 
     def log_abs_det_jacobian(self, x, y):
         return x
@@ -994,6 +1170,8 @@ class AffineTransform(Transform):
     def __init__(self, loc, scale, event_dim=0, cache_size=0):
         self.loc, self.scale, self.event_dim = loc, scale, event_dim
 
+    sign = property(lambda self: _dist_sign_of(self.scale))
+
     def _call(self, x):
         return self.loc + self.scale * x
 
@@ -1002,7 +1180,7 @@ class AffineTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         scale = self.scale if isinstance(self.scale, ms.Tensor) else ms.Tensor(float(self.scale), x.dtype)
-        result = ops.broadcast_to(ops.log(ops.abs(scale)), x.shape)
+        result = ops.broadcast_to(_dist_log(ops.abs(scale)), x.shape)
         return result.sum(tuple(range(-self.event_dim, 0))) if self.event_dim else result
 
     def forward_shape(self, shape):
@@ -1012,24 +1190,26 @@ class AffineTransform(Transform):
 
 
 class SigmoidTransform(Transform):
+    sign = 1
 
     def _call(self, x):
-        return ops.clamp(ops.sigmoid(x), _dist_tiny(x), 1.0 - _dist_eps(x))
+        return ops.clamp(_dist_sigmoid(x), _dist_tiny(x), 1.0 - _dist_eps(x))
 
     def _inverse(self, y):
         y = ops.clamp(y, _dist_tiny(y), 1.0 - _dist_eps(y))
-        return ops.log(y) - ops.log1p(-y)
+        return _dist_log(y) - _dist_log1p(-y)
 
     def log_abs_det_jacobian(self, x, y):
-        return -ops.softplus(-x) - ops.softplus(x)
+        return -_dist_softplus(-x) - _dist_softplus(x)
 
 
 class TanhTransform(Transform):
-    _call = staticmethod(ops.tanh)
+    sign = 1
+    _call = staticmethod(_dist_tanh)
     _inverse = staticmethod(ops.atanh)
 
     def log_abs_det_jacobian(self, x, y):
-        return 2.0 * (math.log(2.0) - x - ops.softplus(-2.0 * x))
+        return 2.0 * (math.log(2.0) - x - _dist_softplus(-2.0 * x))
 
 
 class AbsTransform(Transform):
@@ -1044,6 +1224,9 @@ class PowerTransform(Transform):
     def __init__(self, exponent, cache_size=0):
         self.exponent = exponent
 
+    # torch broadcasts the exponent to a tensor: its sign is always one
+    sign = property(lambda self: ops.sign(_dist_tensor(self.exponent)))
+
     def _call(self, x):
         return ops.pow(x, self.exponent)
 
@@ -1051,7 +1234,7 @@ class PowerTransform(Transform):
         return ops.pow(y, 1 / self.exponent)
 
     def log_abs_det_jacobian(self, x, y):
-        return ops.log(ops.abs(self.exponent * y / x))
+        return _dist_log(ops.abs(self.exponent * y / x))
 
     def forward_shape(self, shape):
         return _dist_shapes_broadcast(shape, self.exponent)
@@ -1060,13 +1243,14 @@ class PowerTransform(Transform):
 
 
 class SoftplusTransform(Transform):
-    _call = staticmethod(ops.softplus)
+    sign = 1
+    _call = staticmethod(_dist_softplus)
 
     def _inverse(self, y):
-        return y + ops.log(-ops.expm1(-y))
+        return y + _dist_log(-_dist_expm1(-y))
 
     def log_abs_det_jacobian(self, x, y):
-        return -ops.softplus(-x)
+        return -_dist_softplus(-x)
 
 
 class ComposeTransform(Transform):
@@ -1077,6 +1261,13 @@ class ComposeTransform(Transform):
     @property
     def event_dim(self):    # read when used, as torch's (building one checks nothing of its parts)
         return max([p.event_dim for p in self.parts], default=0)
+
+    @property
+    def sign(self):
+        sign = 1
+        for part in self.parts:
+            sign = sign * part.sign
+        return sign
 
     def _call(self, x):
         for part in self.parts:
@@ -1143,13 +1334,23 @@ class TransformedDistribution(Distribution):
             y = x
         return lp + self.base_dist.log_prob(y)
 
+    def _monotonize_cdf(self, value):
+        """torch's: a decreasing chain of transforms flips u -> 1 - u, as sign * (u - 1/2) + 1/2 (also for a sign
+        tensor of +1, whose rounding torch's values carry)."""
+        sign = 1
+        for t in self.transforms:
+            sign = sign * t.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
     def cdf(self, value):
         for t in reversed(self.transforms):
             value = t.inv(value)
-        return self.base_dist.cdf(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value):
-        x = self.base_dist.icdf(value)
+        x = self.base_dist.icdf(self._monotonize_cdf(_dist_tensor(value)))
         return self._forward(x)
 
 
@@ -1158,11 +1359,11 @@ class NegativeBinomial(Distribution):
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
         _dist_trials(self, total_count, probs, logits, validate_args, lambda p: (p >= 0) & (p < 1))
 
-    mean = property(lambda self: self.total_count * ops.exp(self.logits))
-    variance = property(lambda self: self.total_count * ops.exp(self.logits) / ops.sigmoid(-self.logits))
+    mean = property(lambda self: self.total_count * _dist_exp(self.logits))
+    variance = property(lambda self: self.total_count * _dist_exp(self.logits) / _dist_sigmoid(-self.logits))
 
     def sample(self, sample_shape=()):
-        rate = Gamma(self.total_count, ops.exp(-self.logits), validate_args=False).sample(sample_shape)
+        rate = Gamma(self.total_count, _dist_exp(-self.logits), validate_args=False).sample(sample_shape)
         return Poisson(rate, validate_args=False).sample()
 
     def log_prob(self, value):
@@ -1172,7 +1373,7 @@ class NegativeBinomial(Distribution):
                                                                    "support (IntegerGreaterThan(0)) of "
                                                                    "NegativeBinomial")
         n, l = self.total_count, self.logits
-        unnormalized = n * -ops.softplus(l) + value * -ops.softplus(-l)
+        unnormalized = n * -_dist_softplus(l) + value * -_dist_softplus(-l)
         normalization = -ops.lgamma(n + value) + ops.lgamma(1.0 + value) + ops.lgamma(n)
         normalization = ops.select(n + value == 0, ops.zeros_like(normalization), normalization)
         return unnormalized - normalization
@@ -1207,16 +1408,16 @@ class InverseGamma(Distribution):
 
     def log_prob(self, value):
         value = _dist_tensor(value, self.rate)
-        return self.base_dist.log_prob(1.0 / value) - 2 * ops.log(value)
+        return self.base_dist.log_prob(1.0 / value) - 2 * _dist_log(value)
 
     def entropy(self):
         c = self.concentration
-        return c + ops.log(self.rate) + ops.lgamma(c) - (1 + c) * ops.digamma(c)
+        return c + _dist_log(self.rate) + ops.lgamma(c) - (1 + c) * ops.digamma(c)
 
 
 def _dist_kumaraswamy_moments(a, b, n):
     arg1 = 1 + n / a
-    return b * ops.exp(ops.lgamma(arg1) + ops.lgamma(b) - ops.lgamma(arg1 + b))
+    return b * _dist_exp(ops.lgamma(arg1) + ops.lgamma(b) - ops.lgamma(arg1 + b))
 
 
 class Kumaraswamy(Distribution):
@@ -1238,13 +1439,13 @@ class Kumaraswamy(Distribution):
     def log_prob(self, value):
         x = _dist_tensor(value, self.concentration1)
         a, b = self.concentration1, self.concentration0
-        return ops.log(a) + ops.log(b) + (a - 1) * ops.log(x) + (b - 1) * ops.log1p(-ops.pow(x, a))
+        return _dist_log(a) + _dist_log(b) + (a - 1) * _dist_log(x) + (b - 1) * _dist_log1p(-ops.pow(x, a))
 
     def entropy(self):
         t1 = 1 - 1 / self.concentration1
         t0 = 1 - 1 / self.concentration0
         h0 = ops.digamma(self.concentration0 + 1) + _EULER_GAMMA
-        return t0 + t1 * h0 - ops.log(self.concentration1) - ops.log(self.concentration0)
+        return t0 + t1 * h0 - _dist_log(self.concentration1) - _dist_log(self.concentration0)
 
 
 class MixtureSameFamily(Distribution):
@@ -1281,7 +1482,7 @@ class MixtureSameFamily(Distribution):
         x = ops.expand_dims(_dist_tensor(x), -1 - self._event_ndims)
         log_prob_x = self._component_distribution.log_prob(x)
         log_mix = log_softmax(self._mixture_distribution.logits, -1)   # compat_parts/softmax_slices.py: float64 kept
-        return ops.logsumexp(log_prob_x + log_mix, -1)
+        return _dist_logsumexp(log_prob_x + log_mix, -1)
 
     def sample(self, sample_shape=()):
         sample_shape = _dist_shape(sample_shape)
@@ -1300,11 +1501,11 @@ class SoftmaxTransform(Transform):
         pass
 
     def _call(self, x):
-        probs = ops.exp(x - x.max(-1, keepdims=True))
+        probs = _dist_exp(x - x.max(-1, keepdims=True))
         return probs / probs.sum(-1, keepdims=True)
 
     def _inverse(self, y):
-        return ops.log(y)
+        return _dist_log(y)
 
     def forward_shape(self, shape):
         if len(shape) < 1:
@@ -1345,8 +1546,8 @@ class FisherSnedecor(Distribution):
         value = _dist_tensor(value, self.df1)
         ct1, ct2, ct3 = self.df1 * 0.5, self.df2 * 0.5, self.df1 / self.df2
         t1 = ops.lgamma(ct1 + ct2) - ops.lgamma(ct1) - ops.lgamma(ct2)
-        t2 = ct1 * ops.log(ct3) + (ct1 - 1) * ops.log(value)
-        t3 = (ct1 + ct2) * ops.log1p(ct3 * value)
+        t2 = ct1 * _dist_log(ct3) + (ct1 - 1) * _dist_log(value)
+        t3 = (ct1 + ct2) * _dist_log1p(ct3 * value)
         return t1 + t2 - t3
 
 
@@ -1413,6 +1614,8 @@ class IndependentTransform(Transform):
         self.reinterpreted_batch_ndims = int(reinterpreted_batch_ndims)
         self.event_dim = base_transform.event_dim + self.reinterpreted_batch_ndims
 
+    sign = property(lambda self: self.base_transform.sign)
+
     def _call(self, x):
         return self.base_transform(x)
 
@@ -1441,7 +1644,7 @@ class StickBreakingTransform(Transform):
 
     def _call(self, x):
         k = x.shape[-1]
-        z = ops.clamp(ops.sigmoid(x - ops.log(self._offset(k, x.dtype))), _dist_tiny(x), 1.0 - _dist_eps(x))
+        z = ops.clamp(_dist_sigmoid(x - _dist_log(self._offset(k, x.dtype))), _dist_tiny(x), 1.0 - _dist_eps(x))
         z_cumprod = ops.cumprod(1 - z, -1)
         ones = ops.ones(tuple(x.shape[:-1]) + (1,), x.dtype)
         return ops.cat([z, ones], -1) * ops.cat([ones, z_cumprod], -1)
@@ -1450,11 +1653,11 @@ class StickBreakingTransform(Transform):
         y_crop = y[..., :-1]
         k = y_crop.shape[-1]
         sf = ops.clamp(1 - ops.cumsum(y_crop, -1), min=_dist_tiny(y))
-        return ops.log(y_crop) - ops.log(sf) + ops.log(self._offset(k, y.dtype))
+        return _dist_log(y_crop) - _dist_log(sf) + _dist_log(self._offset(k, y.dtype))
 
     def log_abs_det_jacobian(self, x, y):
-        x = x - ops.log(self._offset(x.shape[-1], x.dtype))
-        return (-x - ops.softplus(-x) + ops.log(y[..., :-1])).sum(-1)
+        x = x - _dist_log(self._offset(x.shape[-1], x.dtype))
+        return (-x - _dist_softplus(-x) + _dist_log(y[..., :-1])).sum(-1)
 
     def forward_shape(self, shape):
         if len(shape) < 1:
@@ -1501,12 +1704,12 @@ class _LogitRelaxedBernoulli(Distribution):
         shape = self._extended_shape(sample_shape)
         probs = _dist_clamp_probs(ops.broadcast_to(self.probs, shape))
         u = _dist_clamp_probs(ops.rand(shape, dtype=probs.dtype))
-        return (ops.log(u) - ops.log1p(-u) + ops.log(probs) - ops.log1p(-probs)) / self.temperature
+        return (_dist_log(u) - _dist_log1p(-u) + _dist_log(probs) - _dist_log1p(-probs)) / self.temperature
 
     def log_prob(self, value):
         logits, value = _dist_broadcast_all(self.logits, _dist_tensor(value, self.logits))
         diff = logits - value * self.temperature
-        return ops.log(self.temperature) + diff - 2 * ops.log1p(ops.exp(diff))
+        return _dist_log(self.temperature) + diff - 2 * _dist_log1p(_dist_exp(diff))
 
 
 class _ExpRelaxedCategorical(Distribution):
@@ -1520,15 +1723,15 @@ class _ExpRelaxedCategorical(Distribution):
 
     def rsample(self, sample_shape=()):
         u = _dist_clamp_probs(ops.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
-        scores = (self.logits - ops.log(-ops.log(u))) / self.temperature
-        return scores - ops.logsumexp(scores, -1, True)
+        scores = (self.logits - _dist_log(-_dist_log(u))) / self.temperature
+        return scores - _dist_logsumexp(scores, -1, True)
 
     def log_prob(self, value):
         k = self._categorical._num_events
         logits, value = _dist_broadcast_all(self.logits, _dist_tensor(value, self.logits))
-        log_scale = math.lgamma(k) + (k - 1) * ops.log(self.temperature)
+        log_scale = math.lgamma(k) + (k - 1) * _dist_log(self.temperature)
         score = logits - value * self.temperature
-        return (score - ops.logsumexp(score, -1, True)).sum(-1) + log_scale
+        return (score - _dist_logsumexp(score, -1, True)).sum(-1) + log_scale
 
 
 class RelaxedBernoulli(TransformedDistribution):
@@ -1551,16 +1754,18 @@ class LowerCholeskyTransform(Transform):
     event_dim = 2
 
     def _call(self, x):
-        return ops.tril(x, -1) + ops.diag_embed(ops.exp(ops.diagonal(x, 0, -2, -1)))
+        return ops.tril(x, -1) + ops.diag_embed(_dist_exp(ops.diagonal(x, 0, -2, -1)))
 
     def _inverse(self, y):
-        return ops.tril(y, -1) + ops.diag_embed(ops.log(ops.diagonal(y, 0, -2, -1)))
+        return ops.tril(y, -1) + ops.diag_embed(_dist_log(ops.diagonal(y, 0, -2, -1)))
 
 
 class CumulativeDistributionTransform(Transform):
 
     def __init__(self, distribution, cache_size=0):
         self.distribution = distribution
+
+    sign = 1
 
     def _call(self, x):
         return self.distribution.cdf(x)
@@ -1657,25 +1862,25 @@ class GeneralizedPareto(Distribution):
         z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
         eq_zero, safe = self._safe()
         y = 1 / safe + ops.ones_like(z)
-        nonzero = ops.select(y == 0, y, y * ops.log1p(safe * z))
-        return -ops.log(self.scale) - ops.select(ops.broadcast_to(eq_zero, z.shape), z, nonzero)
+        nonzero = ops.select(y == 0, y, y * _dist_log1p(safe * z))
+        return -_dist_log(self.scale) - ops.select(ops.broadcast_to(eq_zero, z.shape), z, nonzero)
 
     def log_survival_function(self, value):
         z = (_dist_tensor(value, self.loc) - self.loc) / self.scale
         eq_zero, safe = self._safe()
-        return ops.select(ops.broadcast_to(eq_zero, z.shape), -z, -ops.log1p(safe * z) / safe)
+        return ops.select(ops.broadcast_to(eq_zero, z.shape), -z, -_dist_log1p(safe * z) / safe)
 
     def cdf(self, value):
-        return ops.exp(ops.log1p(-ops.exp(self.log_survival_function(value))))
+        return _dist_exp(_dist_log1p(-_dist_exp(self.log_survival_function(value))))
 
     def icdf(self, value):
         eq_zero, safe = self._safe()
-        logu = ops.log1p(-_dist_tensor(value, self.loc))
-        nonzero = self.loc + self.scale / safe * ops.expm1(-safe * logu)
+        logu = _dist_log1p(-_dist_tensor(value, self.loc))
+        nonzero = self.loc + self.scale / safe * _dist_expm1(-safe * logu)
         return ops.select(ops.broadcast_to(eq_zero, logu.shape), self.loc - self.scale * logu, nonzero)
 
     def entropy(self):
-        return ops.broadcast_to(ops.log(self.scale) + self.concentration + 1, self.batch_shape)
+        return ops.broadcast_to(_dist_log(self.scale) + self.concentration + 1, self.batch_shape)
 
 
 class PositiveDefiniteTransform(Transform):
@@ -1710,7 +1915,7 @@ class VonMises(Distribution):
 
     def log_prob(self, value):
         k = self.concentration
-        log_i0 = ops.log(ops.bessel_i0e(k)) + k
+        log_i0 = _dist_log(ops.bessel_i0e(k)) + k
         return k * ops.cos(_dist_tensor(value, self.loc) - self.loc) - math.log(2 * math.pi) - log_i0
 
     def sample(self, sample_shape=()):
@@ -1727,11 +1932,157 @@ class VonMises(Distribution):
             z = ops.cos(math.pi * u1)
             f = (1 + r * z) / (r + z)
             c = kappa * (r - f)
-            accept = ((c * (2 - c) - u2) > 0) | ((ops.log(c / u2) + 1 - c) >= 0)
+            accept = ((c * (2 - c) - u2) > 0) | ((_dist_log(c / u2) + 1 - c) >= 0)
             x = ops.select(accept & ~done, ops.sign(u3 - 0.5) * ops.acos(f), x)
             done = done | accept
         loc = ops.broadcast_to(self.loc, shape).astype(ms.float64)
         return ops.stop_gradient(((x + math.pi + loc) % (2 * math.pi) - math.pi).astype(self.loc.dtype))
+
+
+class LKJCholesky(Distribution):
+    """torch's LKJCholesky: lower Cholesky factors of dim x dim correlation matrices, drawn by torch's vectorised
+    onion method (Beta radii, normal directions), log_prob with torch's normaliser."""
+
+    def __init__(self, dim, concentration=1.0, validate_args=None):
+        if dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = _dist_broadcast_all(concentration)
+        marginal = self.concentration + 0.5 * (dim - 2)
+        offset = ops.concat([ops.zeros((1,), self.concentration.dtype),
+                             ops.arange(dim - 1).astype(self.concentration.dtype)])
+        self._beta = Beta(offset + 0.5, ops.expand_dims(marginal, -1) - 0.5 * offset, validate_args)
+        super().__init__(tuple(self.concentration.shape), (dim, dim), validate_args)
+
+    def sample(self, sample_shape=()):
+        y = ops.expand_dims(self._beta.sample(sample_shape), -1)
+        shape = self._extended_shape(sample_shape)
+        u = ops.tril(ops.standard_normal(shape).astype(y.dtype), -1)
+        norm = ops.sqrt((u ** 2).sum(-1, keepdims=True))
+        first_row = ops.arange(self.dim).reshape(self.dim, 1) == 0    # 0/0 there: zeros, as torch
+        w = ops.sqrt(y) * ops.select(ops.broadcast_to(first_row, shape), ops.zeros_like(u), u / norm)
+        diag = ops.sqrt(ops.clamp(1 - (w ** 2).sum(-1), min=_dist_tiny(w)))
+        return ops.stop_gradient(w + ops.eye(self.dim, self.dim, w.dtype) * ops.expand_dims(diag, -1))
+
+    def log_prob(self, value):
+        value = _dist_tensor(value, self.concentration)
+        diag = ops.diagonal(value, 0, -2, -1)[..., 1:]
+        order = 2 * ops.expand_dims(self.concentration - 1, -1) + self.dim - ops.arange(2, self.dim + 1).astype(
+            value.dtype)
+        unnormalized = (order * _dist_log(diag)).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        normalize = 0.5 * dm1 * math.log(math.pi) + special_multigammaln(alpha - 0.5, dm1) - ops.lgamma(alpha) * dm1
+        return unnormalized - normalize
+
+
+class _DistConstraint:
+    """torch.distributions.constraints.Constraint: check(value) is a bool tensor over the batch (the base raises
+    NotImplementedError, as torch's)."""
+    is_discrete = False
+    event_dim = 0
+    _name = "Constraint"
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return self._name + "()"
+
+
+def _dist_bounded(name, test, bounds):
+    """A constraint class of bounds (lower/upper) with torch's check and repr."""
+    def __init__(self, *args):
+        for attr, v in zip(bounds, args):
+            setattr(self, attr, v)
+
+    def __repr__(self):
+        return f"{name}({', '.join(f'{a}={getattr(self, a)}' for a in bounds)})"
+    return type("_Dist" + name, (_DistConstraint,), {"__init__": __init__, "__repr__": __repr__, "_name": name,
+                                                     "check": lambda self, v: test(self, _dist_tensor(v))})
+
+
+def _dist_matrices_ok(value, test, symmetric_first=False):
+    """test(matrix) -> bool for each matrix of a batch (NumPy on the values: torch's checks read them too). With
+    symmetric_first, torch's order: where any matrix of the batch is not symmetric, the symmetry check is the
+    answer for all of them."""
+    a = value.asnumpy()
+    flat = a.reshape((-1,) + a.shape[-2:])
+    ok = [_dist_symmetric(m) for m in flat] if symmetric_first else [True]
+    if all(ok):
+        ok = [bool(test(m)) for m in flat]
+    return ms.Tensor(np.array(ok, np.bool_).reshape(a.shape[:-2]))
+
+
+def _dist_cholesky_ok(m):
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+class _DistMatrixConstraint(_DistConstraint):
+    event_dim = 2
+
+    def __init__(self, name, test, symmetric_first=False):
+        self._name, self._test, self._symmetric_first = name, test, symmetric_first
+
+    def check(self, value):
+        return _dist_matrices_ok(_dist_tensor(value), self._test, self._symmetric_first)
+
+
+def _dist_symmetric(m):
+    return m.shape[-1] == m.shape[-2] and bool(np.isclose(m, m.T, atol=1e-6).all())
+
+
+class _DistIndependentConstraint(_DistConstraint):
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint, self.reinterpreted_batch_ndims = base_constraint, reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        return result.all(tuple(range(-n, 0))) if n else result
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class constraints:
+    """torch.distributions.constraints: the constraint objects and classes (check() reads values: PyNative)."""
+    Constraint = _DistConstraint
+    real = _dist_bounded("Real", lambda c, v: v == v, ())()
+    boolean = _dist_bounded("Boolean", lambda c, v: (v == 0) | (v == 1), ())()
+    greater_than = _dist_bounded("GreaterThan", lambda c, v: c.lower_bound < v, ("lower_bound",))
+    greater_than_eq = _dist_bounded("GreaterThanEq", lambda c, v: c.lower_bound <= v, ("lower_bound",))
+    less_than = _dist_bounded("LessThan", lambda c, v: v < c.upper_bound, ("upper_bound",))
+    interval = _dist_bounded("Interval", lambda c, v: (c.lower_bound <= v) & (v <= c.upper_bound),
+                             ("lower_bound", "upper_bound"))
+    half_open_interval = _dist_bounded("HalfOpenInterval", lambda c, v: (c.lower_bound <= v) & (v < c.upper_bound),
+                                       ("lower_bound", "upper_bound"))
+    integer_interval = _dist_bounded("IntegerInterval", lambda c, v: (v % 1 == 0) & (c.lower_bound <= v)
+                                     & (v <= c.upper_bound), ("lower_bound", "upper_bound"))
+    positive = greater_than(0.0)
+    nonnegative = greater_than_eq(0.0)
+    unit_interval = interval(0.0, 1.0)
+    nonnegative_integer = _dist_bounded("IntegerGreaterThan", lambda c, v: (v % 1 == 0) & (v >= c.lower_bound),
+                                        ("lower_bound",))(0)
+    positive_integer = _dist_bounded("IntegerGreaterThan", lambda c, v: (v % 1 == 0) & (v >= c.lower_bound),
+                                     ("lower_bound",))(1)
+    simplex = _dist_bounded("Simplex", lambda c, v: (v >= 0).all(-1) & (ops.abs(v.sum(-1) - 1) < 1e-6), ())()
+    independent = _DistIndependentConstraint
+    lower_triangular = _DistMatrixConstraint("LowerTriangular", lambda m: (np.tril(m) == m).all())
+    lower_cholesky = _DistMatrixConstraint("LowerCholesky",
+                                           lambda m: (np.tril(m) == m).all() and (np.diagonal(m) > 0).all())
+    square = _DistMatrixConstraint("Square", lambda m: m.shape[-1] == m.shape[-2])
+    symmetric = _DistMatrixConstraint("Symmetric", _dist_symmetric)
+    positive_semidefinite = _DistMatrixConstraint("PositiveSemidefinite", lambda m: (np.linalg.eigvalsh(m) >= 0).all(),
+                                                  True)
+    positive_definite = _DistMatrixConstraint("PositiveDefinite", _dist_cholesky_ok, True)
 
 
 _KL_REGISTRY = {}
@@ -1753,29 +2104,173 @@ def _dist_zero_where(x, cond):
     return ops.select(cond, ops.zeros_like(x), x)
 
 
+def _kl_normal(p, q):
+    var_ratio = (p.scale / q.scale) ** 2
+    t1 = ((p.loc - q.loc) / q.scale) ** 2
+    return 0.5 * (var_ratio + t1 - 1 - _dist_log(var_ratio))
+
+
+def _kl_uniform(p, q):
+    result = _dist_log((q.high - q.low) / (p.high - p.low))
+    return _dist_inf_where(result, (q.low > p.low) | (q.high < p.high))
+
+
+def _kl_bernoulli(p, q):
+    t1 = p.probs * (_dist_softplus(-q.logits) - _dist_softplus(-p.logits))
+    t1 = _dist_zero_where(_dist_inf_where(t1, q.probs == 0), p.probs == 0)
+    t2 = (1 - p.probs) * (_dist_softplus(q.logits) - _dist_softplus(p.logits))
+    t2 = _dist_zero_where(_dist_inf_where(t2, q.probs == 1), p.probs == 1)
+    return t1 + t2
+
+
+def _kl_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = _dist_zero_where(_dist_inf_where(t, ops.broadcast_to(q.probs == 0, t.shape)),
+                         ops.broadcast_to(p.probs == 0, t.shape))
+    return t.sum(-1)
+
+
+def _kl_beta(p, q):
+    sum_p, sum_q = p.concentration1 + p.concentration0, q.concentration1 + q.concentration0
+    t1 = ops.lgamma(q.concentration1) + ops.lgamma(q.concentration0) + ops.lgamma(sum_p)
+    t2 = ops.lgamma(p.concentration1) + ops.lgamma(p.concentration0) + ops.lgamma(sum_q)
+    t3 = (p.concentration1 - q.concentration1) * ops.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * ops.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * ops.digamma(sum_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+def _kl_gamma(p, q):
+    t1 = q.concentration * _dist_log(p.rate / q.rate)
+    t2 = ops.lgamma(q.concentration) - ops.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * ops.digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+def _kl_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -_dist_log(rate_ratio) + rate_ratio - 1
+
+
+def _kl_dirichlet(p, q):
+    sum_p, sum_q = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = ops.lgamma(sum_p) - ops.lgamma(sum_q)
+    t2 = (ops.lgamma(p.concentration) - ops.lgamma(q.concentration)).sum(-1)
+    t4 = ops.digamma(p.concentration) - ops.expand_dims(ops.digamma(sum_p), -1)
+    return t1 - t2 + ((p.concentration - q.concentration) * t4).sum(-1)
+
+
+def _kl_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = ops.abs(p.loc - q.loc)
+    return -_dist_log(scale_ratio) + loc_abs_diff / q.scale + scale_ratio * _dist_exp(-loc_abs_diff / p.scale) - 1
+
+
+def _kl_poisson(p, q):
+    return p.rate * (_dist_log(p.rate) - _dist_log(q.rate)) - (p.rate - q.rate)
+
+
+def _kl_geometric(p, q):
+    return -p.entropy() - _dist_log1p(-q.probs) / p.probs - q.logits
+
+
+def _kl_cauchy(p, q):
+    return _dist_log((p.scale + q.scale) ** 2 + (p.loc - q.loc) ** 2) - _dist_log(4 * p.scale * q.scale)
+
+
+def _kl_gumbel(p, q):
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t3 = _dist_exp(ct2 + ops.lgamma(1 + ct1) - ct3)
+    return -_dist_log(ct1) - ct2 + ct3 + ct1 * _EULER_GAMMA + t3 - (1 + _EULER_GAMMA)
+
+
+def _kl_onehot(p, q):
+    return _kl_categorical(p._categorical, q._categorical)
+
+
+def _kl_half_or_log_normal(p, q):
+    return _kl_normal(p.base_dist, q.base_dist)
+
+
+
+
+def _kl_mvn(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    n = p.event_shape[0]
+    shape = tuple(np.broadcast_shapes(tuple(p.scale_tril.shape[:-2]), tuple(q.scale_tril.shape[:-2])))
+    q_inv = ops.broadcast_to(ops.inverse(q.scale_tril), shape + (n, n))
+    half_term1 = q._half_log_det() - p._half_log_det()
+    term2 = (ops.matmul(q_inv, ops.broadcast_to(p.scale_tril, shape + (n, n))) ** 2).sum((-2, -1))
+    diff = ops.broadcast_to(q.loc - p.loc, shape + (n,))
+    term3 = (ops.matmul(q_inv, ops.expand_dims(diff, -1)).squeeze(-1) ** 2).sum(-1)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+def _kl_same_family(family, p, q):
+    """torch's closed form for two distributions of one family (a chain of string tests, not a table: a
+    GRAPH-mode construct compiles it)."""
+    if family == "Normal":
+        return _kl_normal(p, q)
+    if family == "Uniform":
+        return _kl_uniform(p, q)
+    if family == "Bernoulli":
+        return _kl_bernoulli(p, q)
+    if family == "Categorical":
+        return _kl_categorical(p, q)
+    if family == "Beta":
+        return _kl_beta(p, q)
+    if family == "Gamma":
+        return _kl_gamma(p, q)
+    if family == "Exponential":
+        return _kl_exponential(p, q)
+    if family == "Dirichlet":
+        return _kl_dirichlet(p, q)
+    if family == "Laplace":
+        return _kl_laplace(p, q)
+    if family == "Poisson":
+        return _kl_poisson(p, q)
+    if family == "Geometric":
+        return _kl_geometric(p, q)
+    if family == "Cauchy":
+        return _kl_cauchy(p, q)
+    if family == "Gumbel":
+        return _kl_gumbel(p, q)
+    if family == "OneHotCategorical":
+        return _kl_onehot(p, q)
+    if family == "HalfNormal":
+        return _kl_half_or_log_normal(p, q)
+    if family == "LogNormal":
+        return _kl_half_or_log_normal(p, q)
+    if family == "MultivariateNormal":
+        return _kl_mvn(p, q)
+    raise NotImplementedError(f"No KL(p || q) is implemented for {type(p).__name__} and {type(q).__name__}")
+
+
 def kl_divergence(p, q):
-    """torch.distributions.kl_divergence for the pairs registered here (torch raises
-    NotImplementedError for an unregistered pair, and so does this)."""
-    for tp in type(p).__mro__:
-        for tq in type(q).__mro__:
-            if (tp, tq) in _KL_REGISTRY:
-                return _KL_REGISTRY[(tp, tq)](p, q)
+    """torch.distributions.kl_divergence: the functions given to register_kl first (by the classes' method
+    resolution order), then torch's closed forms for a pair of the same family; NotImplementedError for another
+    pair, as torch's for an unregistered one."""
+    if _KL_REGISTRY:   # (the registered pairs are looked up in PyNative mode only)
+        for tp in type(p).__mro__:
+            for tq in type(q).__mro__:
+                if (tp, tq) in _KL_REGISTRY:
+                    return _KL_REGISTRY[(tp, tq)](p, q)
+    # the family a class or its base declares (Chi2's is Gamma's, a program's own Normal's is Normal's): no walk
+    # over classes, so that a GRAPH-mode construct compiles it
+    family = getattr(p, "_kl_family", None)
+    if family is not None and family == getattr(q, "_kl_family", None):
+        if family != "Independent":
+            return _kl_same_family(family, p, q)
+        if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+            raise NotImplementedError("KL of Independent distributions over different reinterpreted dims")
+        n = p.reinterpreted_batch_ndims
+        # the bases' KL: through kl_divergence where a pair is registered (PyNative), else their family's form
+        # (one level, no recursion: GRAPH mode compiles no recursive function)
+        result = kl_divergence(p.base_dist, q.base_dist) if _KL_REGISTRY else _kl_same_family(
+            getattr(p.base_dist, "_kl_family", None), p.base_dist, q.base_dist)
+        return result.sum(tuple(range(-n, 0))) if n else result
     pair = (type(p).__name__, type(q).__name__)
-    if pair == ("Normal", "Normal"):
-        var_ratio = (p.scale / q.scale) ** 2
-        t1 = ((p.loc - q.loc) / q.scale) ** 2
-        return 0.5 * (var_ratio + t1 - 1 - ops.log(var_ratio))
-    if pair == ("Uniform", "Uniform"):
-        result = ops.log((q.high - q.low) / (p.high - p.low))
-        return _dist_inf_where(result, (q.low > p.low) | (q.high < p.high))
-    if pair == ("Bernoulli", "Bernoulli"):
-        t1 = p.probs * (ops.softplus(-q.logits) - ops.softplus(-p.logits))
-        t1 = _dist_zero_where(_dist_inf_where(t1, q.probs == 0), p.probs == 0)
-        t2 = (1 - p.probs) * (ops.softplus(q.logits) - ops.softplus(p.logits))
-        t2 = _dist_zero_where(_dist_inf_where(t2, q.probs == 1), p.probs == 1)
-        return t1 + t2
-    if pair == ("Categorical", "Categorical"):
-        t = p.probs * (p.logits - q.logits)
-        t = _dist_zero_where(_dist_inf_where(t, ops.broadcast_to(q.probs == 0, t.shape)), ops.broadcast_to(p.probs == 0, t.shape))
-        return t.sum(-1)
     raise NotImplementedError(f"No KL(p || q) is implemented for {pair[0]} and {pair[1]}")
