@@ -172,3 +172,35 @@ def test_named_tuple_of_another_module_is_known_to_the_index(tmp_path):
     index = ProjectIndex(tmp_path, sorted(tmp_path.rglob("*.py")))
     assert index.modules["pkg.records"].named_tuples == {
         "Pair": "collections.namedtuple", "Out": "typing.NamedTuple"}
+
+
+def test_mindspore_graph_jit_class_records_take_no_tensors():
+    """Why a jit_class is no record for GRAPH mode (MindSpore 2.10): built inside the graph it takes constant
+    arguments only, and attributes set on one built there read back as its __init__ left them (None)."""
+    from mindspore import nn
+
+    @ms.jit_class
+    class Record:
+        def __init__(self, h=None):
+            self.h = h
+
+    class Built(nn.Cell):
+        def construct(self, x):
+            return Record(x * 2).h.sum()
+
+    class SetAfter(nn.Cell):
+        def construct(self, x):
+            r = Record()
+            r.h = x * 2
+            return r.h.sum()
+
+    x = ms.Tensor(X0)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(TypeError, match="all arguments are required to be constants"):
+            Built()(x)
+        with pytest.raises(AttributeError, match="NoneType"):     # r.h is None there
+            SetAfter()(x)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert float(SetAfter()(x)) == pytest.approx(float(X0.sum() * 2))
