@@ -6,8 +6,9 @@ the tensors returned or computed next to it, lose their gradient (0, measured on
 shape ("DynamicSequence does not support dictionary type" further on). So the call becomes
 `_ms_compat.graph_object(Cls(...), "Cls", "file:line")`: the object in PyNative; compiling a graph
 that reaches it raises MigrationError naming the line (templates/compat_parts/graph_objects.py).
-Only classes of the project whose bases are none or `object` (Modules, autograd Functions, named
-tuples, enums and exceptions derive from something).
+Only classes of the project whose bases are none or `object`, and the project's named tuples
+(`namedtuple(...)`, `class P(NamedTuple)`: measured the same, value right and gradients 0 with no error);
+Modules, autograd Functions, enums and exceptions derive from something else.
 
 `with ctx:` / `with self.ctx:` in construct, over an object made elsewhere: MindSpore enters only
 jit_class objects, and otherwise stops compiling with an error that names no line of the program; a
@@ -15,14 +16,30 @@ statement before the `with`, `_ms_compat.graph_context(ctx, "file:line")`, raise
 (nothing in PyNative). A call in the `with` line builds its object there (a jit_class of _ms_compat, or
 MindSpore's own refusal) and is not checked.
 
-No graph-safe form replaces such objects (measured on 2.10): a jit_class instance built inside a graph
-takes constants only ("all arguments are required to be constants"), and a namedtuple built there
-fails ("'int' object has no attribute '__len__'")."""
+No graph-safe form keeps attribute access (measured on 2.10, tests/parity/test_graph_objects.py): a
+jit_class instance built inside a graph takes constants only ("all arguments are required to be
+constants"), and attributes set on one built there read back as its __init__ left them;
+a namedtuple built there compiles but its gradients are 0. Tuples, lists and dicts built in the graph keep
+their gradients, so a rewrite of the record into one of those (with every attribute access into an index)
+would compile; it needs to know every place an instance reaches (returned, appended, mutated,
+passed as a forward's input, its methods called), which the converter does not track. Measured by hand on
+the converted programs (issue 12): with x-transformers' two dataclasses as dicts and their attribute
+accesses as subscripts, TransformerWrapper compiles, matches torch (verify GRAPH, 4e-7) and its GRAPH
+gradients equal PyNative's; with DETR's NestedTensor so, compiling gets past the backbone and stops in
+SetCriterion (`losses.update(...)`, models/detr.py:237: "The pointer[dict] is null"). Two limits such a
+rewrite must respect: a dict record returned by a sub-Cell and then given a str value (`inter.layer_type
+= 'a'`) fails when the graph runs ("'tuple' object does not support item assignment"), and a field named
+like a dict method (`Intermediates.values`) would make a missed access silent (`obj.values` is a method)."""
 from __future__ import annotations
 
 from typing import Optional
 
 import libcst as cst
+
+
+# `class Out(NamedTuple)`: a named tuple built in a graph goes through the fallback too (measured on 2.10:
+# value right, every gradient through it 0, no error); `class B(namedtuple(...))` has no dotted base (a call).
+_NAMED_TUPLE_BASES = ("typing.NamedTuple", "typing_extensions.NamedTuple")
 
 
 def plain_class(tr, func: cst.BaseExpression) -> Optional[str]:
@@ -35,10 +52,13 @@ def plain_class(tr, func: cst.BaseExpression) -> Optional[str]:
         return None
     module, _, name = qname.rpartition(".")
     info = tr.index.modules.get(module)
+    if info is not None and name in info.named_tuples and name not in info.classes:
+        return name     # `Pair = namedtuple("Pair", ...)`: built through the fallback as well
     if info is None or name not in info.classes:
         return None
     bases = info.classes[name]
-    if any(b.rpartition(".")[2] != "object" for b in bases) or tr.index.is_cell_class(module, name):
+    if any(b not in _NAMED_TUPLE_BASES and b.rpartition(".")[2] != "object" for b in bases) \
+            or tr.index.is_cell_class(module, name):
         return None
     return name
 

@@ -42,6 +42,8 @@ class ModuleInfo:
     stars: List[str] = field(default_factory=list)      # modules this one `from M import *`s (absolute)
     all_names: Optional[List[str]] = None              # its literal `__all__`, if any
     defined: Set[str] = field(default_factory=set)     # names its top level binds itself (def, class, =)
+    # `Pair = namedtuple("Pair", ...)` / `NamedTuple("Pair", [...])` at the top level: name -> the factory
+    named_tuples: Dict[str, str] = field(default_factory=dict)
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -127,6 +129,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             for attr in ("body", "orelse", "finalbody", "handlers"):
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
+    _scan_named_tuples(info, tree)
     for node in classes:
         bases = []
         for b in node.bases:
@@ -136,6 +139,20 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             imported = resolve_head(d, imports)
             bases.append(imported if imported is not None else f"{info.name}.{d}")
         info.classes.setdefault(node.name, bases)
+
+
+_TUPLE_FACTORIES = ("collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple")
+
+
+def _scan_named_tuples(info: ModuleInfo, tree: ast.Module) -> None:
+    """Top-level `Name = namedtuple(...)` (or typing's functional `NamedTuple(...)`) of this module."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            d = _dotted(node.value.func)
+            factory = resolve_head(d, info.imports) if d else None
+            if factory in _TUPLE_FACTORIES:
+                info.named_tuples[node.targets[0].id] = factory
 
 
 def _literal_names(node: ast.AST) -> Optional[List[str]]:

@@ -1,0 +1,206 @@
+"""Records built inside a compiled forward (msmigrate/graph_objects.py), against torch's gradients.
+
+MindSpore 2.10's GRAPH mode builds a namedtuple, a dataclass or any plain object through its Python
+fallback: the forward value is right and every gradient through it is 0, with no error. The first tests
+pin that measurement on MindSpore itself, and that the graph-native containers (tuple, dict) built in the
+same place keep torch's gradients; the others check that the converter refuses the fallback forms when
+compiled (MigrationError naming the line) and keeps them exact in PyNative."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+ms = pytest.importorskip("mindspore")
+
+from .harness import load_converted, load_torch, rnd  # noqa: E402
+
+W0 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+X0 = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+
+
+def _torch_grad():
+    """d/dW of sum((x@W)^2) + sum(x@W): the loss every record below carries."""
+    import torch
+    w = torch.tensor(W0, requires_grad=True)
+    h = torch.from_numpy(X0) @ w
+    ((h * h).sum() + h.sum()).backward()
+    return w.grad.numpy()
+
+
+def _ms_grad(record_net, mode):
+    ms.set_context(mode=mode)
+    try:
+        net = record_net()
+
+        def first_of(x):
+            return net(x)[0]
+        loss_of = first_of if getattr(net, "returns_pair", False) else net
+        return ms.value_and_grad(loss_of, None, net.trainable_params())(ms.Tensor(X0))[1][0].asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def _record_nets():
+    import collections
+
+    from mindspore import nn
+
+    pair = collections.namedtuple("Pair", ["h", "x"])
+
+    class Base(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = ms.Parameter(ms.Tensor(W0), name="w")
+
+    class AsNamedTuple(Base):
+        def construct(self, x):
+            r = pair(ops_matmul(x, self.w), x)
+            return (r.h * r.h).sum() + r.h.sum()
+
+    class BesideNamedTuple(Base):     # the loss itself is no field: it is returned next to the record
+        returns_pair = True
+
+        def construct(self, x):
+            h = ops_matmul(x, self.w)
+            return (h * h).sum() + h.sum(), pair(h, x)
+
+    class AsTuple(Base):
+        def construct(self, x):
+            r = (ops_matmul(x, self.w), x)
+            return (r[0] * r[0]).sum() + r[0].sum()
+
+    class AsDict(Base):
+        def construct(self, x):
+            r = {"h": None, "x": x}
+            r["h"] = ops_matmul(x, self.w)      # set after building, as a dataclass field is
+            return (r["h"] * r["h"]).sum() + r["h"].sum()
+
+    return AsNamedTuple, BesideNamedTuple, AsTuple, AsDict
+
+
+def ops_matmul(a, b):
+    return ms.ops.matmul(a, b)
+
+
+def test_mindspore_graph_zeroes_gradients_through_a_namedtuple_but_not_through_tuples_or_dicts():
+    """The measurement graph_objects.py rests on (MindSpore 2.10): a namedtuple built inside the graph
+    gives gradient 0 silently, also to a loss only returned next to it; a tuple or a dict built there gives
+    torch's gradient, as PyNative does."""
+    expected = _torch_grad()
+    as_namedtuple, beside_namedtuple, as_tuple, as_dict = _record_nets()
+    for net in (as_namedtuple, beside_namedtuple, as_tuple, as_dict):
+        np.testing.assert_allclose(_ms_grad(net, ms.PYNATIVE_MODE), expected, rtol=1e-5, err_msg=net.__name__)
+    for net in (as_tuple, as_dict):
+        np.testing.assert_allclose(_ms_grad(net, ms.GRAPH_MODE), expected, rtol=1e-5, err_msg=net.__name__)
+    for net in (as_namedtuple, beside_namedtuple):
+        assert not np.any(_ms_grad(net, ms.GRAPH_MODE)), f"{net.__name__}: GRAPH now differentiates it"
+
+
+RECORDS_SRC = '''
+import collections
+from typing import NamedTuple
+
+import torch
+import torch.nn as nn
+
+Pair = collections.namedtuple("Pair", ["h", "x"])
+
+
+class Out(NamedTuple):
+    h: torch.Tensor
+    scale: float = 2.0
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        p = Pair(self.fc(x), x)  # SITE Pair
+        o = Out(p.h * p.h)  # SITE Out
+        return o.h * o.scale + p.x
+'''
+
+
+def _site(name):
+    return next(i for i, t in enumerate(RECORDS_SRC.splitlines(), 1) if f"# SITE {name}" in t)
+
+
+def test_named_tuples_built_in_forward_match_torch_op_by_op_and_are_refused_when_compiled():
+    """`Pair = namedtuple(...)` and `class Out(NamedTuple)` built in forward: PyNative's loss and gradients
+    are torch's; compiling stops with MigrationError at the first record's line instead of gradient 0."""
+    import torch
+
+    from msmigrate.weights import load_torch_state_dict
+
+    x = rnd(2, 3)
+    torch.manual_seed(0)
+    tnet = load_torch(RECORDS_SRC)["Net"]()
+    t_x = torch.from_numpy(x)
+    t_loss = tnet(t_x).sum()
+    t_loss.backward()
+    mod, code, _ = load_converted(RECORDS_SRC)
+    assert "_ms_compat.graph_object(Pair(" in code and "_ms_compat.graph_object(Out(" in code, code
+    mnet = mod.Net()
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+
+    def loss_of(xs):
+        return mnet(xs).sum()
+    step = ms.value_and_grad(loss_of, None, mnet.trainable_params())
+    loss, grads = step(ms.Tensor(x))
+    np.testing.assert_allclose(float(loss), float(t_loss.detach()), rtol=1e-5)
+    np.testing.assert_allclose(grads[0].asnumpy(), tnet.fc.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(grads[1].asnumpy(), tnet.fc.bias.grad.numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"Pair\(\.\.\.\) at \S+:{_site('Pair')}\b"):
+        ms.jit(step)(ms.Tensor(x))
+
+
+def test_named_tuple_of_another_module_is_known_to_the_index(tmp_path):
+    """The project index records top-level `Name = namedtuple(...)` so that an import of it elsewhere
+    is recognised as a record class (the factory through its import alias)."""
+    from msmigrate.project_index import ProjectIndex
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "records.py").write_text(
+        "from collections import namedtuple as nt\nimport typing\n"
+        "Pair = nt('Pair', 'h x')\nOut = typing.NamedTuple('Out', [('h', int)])\nother = dict(a=1)\n")
+    index = ProjectIndex(tmp_path, sorted(tmp_path.rglob("*.py")))
+    assert index.modules["pkg.records"].named_tuples == {
+        "Pair": "collections.namedtuple", "Out": "typing.NamedTuple"}
+
+
+def test_mindspore_graph_jit_class_records_take_no_tensors():
+    """Why a jit_class is no record for GRAPH mode (MindSpore 2.10): built inside the graph it takes constant
+    arguments only, and attributes set on one built there read back as its __init__ left them (None)."""
+    from mindspore import nn
+
+    @ms.jit_class
+    class Record:
+        def __init__(self, h=None):
+            self.h = h
+
+    class Built(nn.Cell):
+        def construct(self, x):
+            return Record(x * 2).h.sum()
+
+    class SetAfter(nn.Cell):
+        def construct(self, x):
+            r = Record()
+            r.h = x * 2
+            return r.h.sum()
+
+    x = ms.Tensor(X0)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(TypeError, match="all arguments are required to be constants"):
+            Built()(x)
+        with pytest.raises(AttributeError, match="NoneType"):     # r.h is None there
+            SetAfter()(x)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert float(SetAfter()(x)) == pytest.approx(float(X0.sum() * 2))
