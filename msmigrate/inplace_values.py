@@ -4,8 +4,12 @@ torch's `x.op_(args)` changes x and returns x itself. Where x is a local name re
 statement, evaluated unconditionally, and the arguments call nothing, the rebinding
 `x = <out-of-place form>` (msmigrate/inplace_forms.py) can go right before the statement, the call
 becoming `x`: the statement then reads the changed tensor, as in torch, and x is bound to it after.
-As with the whole-statement form, other names for the same tensor do not see the change. Anywhere
-else (a second read of x in the statement, `a if c else x.add_(1)`, `x.add_(f())`) the site stays a TODO.
+As with the whole-statement form, other names for the same tensor do not see the change. The arguments
+may call (`y = x.lerp_(torch.tensor(...), 0.5)`) where the in-place call is the statement's whole value:
+nothing of the statement runs before it. The function forms `y = torch.relu_(x)` / `F.relu_(input=x)` are
+candidates where they are an assignment's whole value (the rule in mappings/torch_inplace_functions.py makes
+it `y = x = <out-of-place form>`). Anywhere else (a second read of x in the statement,
+`a if c else x.add_(1)`, `z = 2 * x.add_(f())`) the site stays a TODO.
 """
 from __future__ import annotations
 
@@ -29,6 +33,25 @@ def _is_inplace_call(node: cst.BaseExpression) -> bool:
             and not node.func.attr.value.endswith("__"))
 
 
+# the parameter names of the tensor a torch in-place function changes (torch.relu_(input=x))
+_RECEIVER_KEYWORDS = ("input", "self", "x")
+
+
+def function_form_receiver(call: cst.Call):
+    """The tensor name x of a function-form in-place call `m.op_(x, ...)` / `a.b.op_(input=x)`: the first
+    positional argument, else the receiver keyword; None where it is no plain name."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_")
+            and not call.func.attr.value.endswith("__")) or any(a.star for a in call.args):
+        return None
+    first = call.args[0] if call.args else None
+    if first is not None and first.keyword is None:
+        return first.value.value if isinstance(first.value, cst.Name) else None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _RECEIVER_KEYWORDS:
+            return arg.value.value if isinstance(arg.value, cst.Name) else None
+    return None
+
+
 class _Effects(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found = False
@@ -45,6 +68,7 @@ class _Scan(cst.CSTVisitor):
     def __init__(self, wanted=None) -> None:
         self.reads: Dict[str, int] = {}
         self.calls: List[cst.Call] = []
+        self.calling: Set[int] = set()     # ids of those of them whose arguments call something
         self._wanted = wanted or _is_inplace_call
         self._conditional = 0
 
@@ -63,8 +87,10 @@ class _Scan(cst.CSTVisitor):
             effects = _Effects()
             for arg in node.args:
                 arg.value.visit(effects)
-            if not effects.found and not any(arg.star for arg in node.args):
+            if not any(arg.star for arg in node.args):
                 self.calls.append(node)
+                if effects.found:
+                    self.calling.add(id(node))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -82,12 +108,17 @@ def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
     stmt = line.body[0]
     scan = _Scan()
     stmt.visit(scan)
+    whole = getattr(stmt, "value", None)    # the statement's whole value: nothing of it runs before
     calls = []
     for call in scan.calls:
-        name = call.func.value.value
-        if (isinstance(stmt, cst.Expr) and stmt.value is call) or scan.reads.get(name) != 1:
+        if isinstance(stmt, cst.Expr) and stmt.value is call:
             continue
-        if name in local_names:
+        if id(call) in scan.calling and call is not whole:
+            continue
+        name = call.func.value.value
+        if name not in local_names and isinstance(stmt, cst.Assign) and call is whole:
+            name = function_form_receiver(call)     # `y = torch.relu_(x)`
+        if name is not None and scan.reads.get(name) == 1 and name in local_names:
             calls.append(call)
     return calls
 
@@ -122,6 +153,10 @@ class _Function(ScopeLocalVisitor):
         if _is_inplace_call(node):
             name = node.func.value.value
             self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
+            if name not in self.local_names:        # `torch.relu_(x)`: x is changed
+                name = function_form_receiver(node)
+                if name is not None:
+                    self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While)):
@@ -154,6 +189,8 @@ def hoistable_calls(function, local_names) -> Set[int]:
     ids = set()
     for call, stmt, assigned_before, in_loop in scan.candidates:
         name = call.func.value.value
+        if name not in local_names:
+            name = function_form_receiver(call)
         if scan.inplace_receivers.get(name) != 1:
             continue
         if any(scan.inplace_receivers.get(t) for t in _targets(stmt)):

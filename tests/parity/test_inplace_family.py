@@ -160,13 +160,15 @@ def used(x: torch.Tensor, y: torch.Tensor, v: torch.Tensor, k: float):
         res.append(s.mul_(100.0 / k))         # detr's accuracy()  [hoisted-mul_]
     z = y.add_(x, alpha=2)                    # z is y  [hoisted-add_]
     w = (x.sum() + v.mul_(k)).clamp(0, 50)    # [hoisted-mul_]
-    return res[0], res[1], z, y, w, v
+    u = x.clone()
+    d = u.lerp_(torch.full((3, 4), 2.0), x.sum() * 0.1)   # the whole value: calls in its arguments  [hoisted-lerp_]
+    return res[0], res[1], z, y, w, v, d, u
 
 
 def still_todo(x: torch.Tensor, y: torch.Tensor, u: torch.Tensor, q: torch.Tensor, r: torch.Tensor, c: bool):
     a = x.sum() + x.mul_(2)                   # x read before the call  [todo-mul_]
     b = y if c else y.add_(1)                 # evaluated only sometimes  [todo-add_]
-    d = u.sub_(y.sum())                       # the argument calls something  [todo-sub_]
+    d = 2 * u.sub_(y.sum())                   # the argument calls, and the call is no whole value  [todo-sub_]
     e = G.mul_(2)                             # a global: a rebinding would make it local  [todo-mul_]
     f = q.add_(1)                             # q changed again below: f must see it  [todo-add_]
     q.mul_(2)
