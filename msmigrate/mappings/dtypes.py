@@ -7,6 +7,7 @@ from ..callsite import UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
+_T_BF16 = "tests/parity/test_dtypes.py::test_bfloat16_tensor"
 _DTYPES = {
     "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
     "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
@@ -52,9 +53,10 @@ _LEGACY_TYPE_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -
                      "same way when called and, as a type, matches MindSpore tensors of dtype {d}")
 for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
                   ("LongTensor", "int64"), ("IntTensor", "int32"), ("ShortTensor", "int16"),
-                  ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_")):
-    rule(f"torch.{_cls}", f"_ms_compat.{_cls}", test=_T, note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(
-        _legacy_constructor(_dt))
+                  ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_"),
+                  ("BFloat16Tensor", "bfloat16")):
+    rule(f"torch.{_cls}", f"_ms_compat.{_cls}", test=_T if _dt != "bfloat16" else _T_BF16,
+         note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))
     # the CUDA classes name the same tensors: MindSpore places every tensor on the program's device
     rule(f"torch.cuda.{_cls}", f"_ms_compat.{_cls}", test="tests/parity/test_dtypes.py::test_legacy_types_as_values",
          note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))
