@@ -23,9 +23,10 @@ for _src in ("float8_e4m3fn", "float8_e5m2"):
 mapping("torch.dtype", "mindspore.dtype.Type", note="the class of dtypes, for annotations", test=_T)
 
 
-def _legacy_constructor(dtype: str):
+def _legacy_constructor(dtype: str, tensor_keeps_dtype: bool = False):
     """torch.Tensor(...) / torch.FloatTensor(...): data -> a tensor of that dtype (mindspore.Tensor
-    alone would infer int64 from [1, 2]); sizes -> a tensor of that shape."""
+    alone would infer int64 from [1, 2]); sizes -> a tensor of that shape. `tensor_keeps_dtype`: a tensor
+    argument keeps its own dtype (torch.Tensor(int64 tensor) is int64)."""
     def rule_fn(ctx):
         b = ctx.bound
         if b.starred:
@@ -40,14 +41,15 @@ def _legacy_constructor(dtype: str):
             return ctx.expr(f"ms.Tensor({codes[0]}, dtype=ms.{dtype})")
         if values and all(isinstance(v, cst.Integer) for v in values):
             return ctx.expr(f"ops.zeros(({', '.join(codes)},), ms.{dtype})")
-        return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)})")
+        keep = ", keep_tensor_dtype=True" if tensor_keeps_dtype else ""
+        return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)}{keep})")
     return rule_fn
 
 
 _LEGACY_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that shape "
                 "(torch leaves it uninitialised); as a type: mindspore.Tensor (whatever its dtype)")
-rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32"))(
-    _legacy_constructor("float32"))
+rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32") + "; a tensor keeps its dtype")(
+    _legacy_constructor("float32", tensor_keeps_dtype=True))
 _LEGACY_TYPE_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that "
                      "shape (torch leaves it uninitialised); as a value: _ms_compat.{c}, which builds tensors the "
                      "same way when called and, as a type, matches MindSpore tensors of dtype {d}")

@@ -45,6 +45,10 @@ def sized(n):
 
 def from_data(rows: List[List[int]], arr):
     return torch.Tensor(rows), torch.LongTensor(arr), torch.FloatTensor(torch.Tensor(rows))
+
+
+def wraps(t):      # torch.Tensor(tensor): the tensor's own dtype
+    return torch.Tensor(t), torch.Tensor(t * 2)
 '''
 
 
@@ -113,6 +117,10 @@ def test_legacy_typed_constructors():
     for mv, tv in zip(mod.from_data(rows, arr), t["from_data"](rows, arr)):
         assert mv.asnumpy().dtype == tv.numpy().dtype
         np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
+    for a in (np.array([[3, 4], [5, 8]], np.int64), np.ones((2, 2))):
+        for mv, tv in zip(mod.wraps(_to_ms(a)), t["wraps"](torch.from_numpy(a))):
+            assert mv.asnumpy().dtype == tv.numpy().dtype, (mv.dtype, tv.dtype)
+            np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
 
 
 DTYPE_USE_SRC = '''
