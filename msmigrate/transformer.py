@@ -486,6 +486,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_For(self, node) -> None:
         self._push_comments(node)
         self._skip.add(id(node.target))
+        UT.track_tuple_names(self, [node.target], None)     # a loop variable is no (values, indices) result
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
         self._loop_nodes.append(node)
 
@@ -1455,6 +1456,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._stores.add(id(node.target))
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        UT.track_tuple_names(self, [original.target], None)
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
@@ -1552,6 +1554,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
+        UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))
         if out_target is not None and out_target[1] is updated.value:   # out= also rebinds its name
             return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=out_target[0])])
