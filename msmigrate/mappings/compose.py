@@ -121,6 +121,8 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
                 continue
             if name in drop:
                 continue
+            if name == "dtype" and code == "None" and name in defaults:
+                continue    # torch's dtype=None is its default dtype: the record's default
             if name not in known:
                 raise UnsupportedSite(f"argument {name.lstrip('_')} is not translated")
             values[name] = code
