@@ -3,7 +3,6 @@ documents, over ops.arange. Proven by tests/parity/test_torch_signal_windows.py 
 periodic, dtype)."""
 from __future__ import annotations
 
-from ..records import mapping
 from .compose import FACTORY_DROP, composed
 
 T = "tests/parity/test_torch_signal_windows.py::test_windows"
@@ -40,5 +39,11 @@ for _name, _formula, _args, _defaults in (
              drop=FACTORY_DROP, target="mindspore.ops.arange",
              note="torch's formula over ops.arange (float64 for a float64 window, else float32 cast to dtype; "
                   "_ms_compat.window_points); sym as in torch", test=T)
-mapping(W + "general_cosine", None, note="write the sum of a[k] * (-1)**k * cos(2 pi k n / (M - 1)) over ops.arange(M) "
-        "(a literal list of coefficients), as torch.signal.windows.nuttall's conversion does")
+# torch's sum over the coefficients a[k] of (-1)**k * a[k] * cos(2 pi k n / denominator)
+_GENERAL_COSINE = (f"sum((-1) ** _ms_k * _ms_a * ops.cos(6.283185307179586 * _ms_k * {_N} / {_DEN}) "
+                   f"for _ms_k, _ms_a in enumerate({{a}}))")
+composed(W + "general_cosine", f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ({_GENERAL_COSINE}).astype({{dtype}}))",
+         ("M", "a", "sym", "dtype"), defaults={"sym": "True", "dtype": "ms.float32"}, drop=FACTORY_DROP,
+         target="mindspore.ops.cos", test=T,
+         note="torch's sum of (-1)**k * a[k] * cos(2 pi k n / (M - 1 if sym else M)) over ops.arange (float64 for a "
+              "float64 window, else float32 cast to dtype); a is any sequence of numbers")
