@@ -37,6 +37,14 @@ def _is_inplace_call(node: cst.BaseExpression) -> bool:
 _RECEIVER_KEYWORDS = ("input", "self", "x")
 
 
+def _is_function_form(node, torch_function) -> bool:
+    """`torch.relu_(x)` / `nn.functional.relu_(x)`: an in-place call whose function torch_function (the
+    transformer's test) says is torch's."""
+    return (torch_function is not None and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value.endswith("_") and not node.func.attr.value.endswith("__")
+            and torch_function(node))
+
+
 def function_form_receiver(call: cst.Call):
     """The tensor name x of a function-form in-place call `m.op_(x, ...)` / `a.b.op_(input=x)`: the first
     positional argument, else the receiver keyword; None where it is no plain name."""
@@ -98,7 +106,7 @@ class _Scan(cst.CSTVisitor):
             self._conditional -= 1
 
 
-def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
+def _line_calls(line: cst.SimpleStatementLine, local_names, torch_function=None) -> List[cst.Call]:
     """The in-place calls of one statement line whose receiver is a name of `local_names` (the
     function's parameters and assigned names, so that the rebinding does not make a global local)
     read once in the statement. The whole-statement form `x.add_(1)` is not among them (the
@@ -106,7 +114,7 @@ def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
     if len(line.body) != 1 or not isinstance(line.body[0], _STATEMENTS):
         return []
     stmt = line.body[0]
-    scan = _Scan()
+    scan = _Scan(lambda n: _is_inplace_call(n) or _is_function_form(n, torch_function))
     stmt.visit(scan)
     whole = getattr(stmt, "value", None)    # the statement's whole value: nothing of it runs before
     calls = []
@@ -115,9 +123,11 @@ def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
             continue
         if id(call) in scan.calling and call is not whole:
             continue
-        name = call.func.value.value
-        if name not in local_names and isinstance(stmt, cst.Assign) and call is whole:
-            name = function_form_receiver(call)     # `y = torch.relu_(x)`
+        name = call.func.value.value if isinstance(call.func.value, cst.Name) else None
+        if name not in local_names:
+            # `y = torch.relu_(x)`: a torch function's in-place form, an assignment's whole value
+            function_form = _is_function_form(call, torch_function) and isinstance(stmt, cst.Assign) and call is whole
+            name = function_form_receiver(call) if function_form else None
         if name is not None and scan.reads.get(name) == 1 and name in local_names:
             calls.append(call)
     return calls
@@ -142,8 +152,9 @@ def _targets(stmt) -> Set[str]:
 class _Function(ScopeLocalVisitor):
     """One function body (nested functions and classes left to their own pass)."""
 
-    def __init__(self, local_names) -> None:
+    def __init__(self, local_names, torch_function=None) -> None:
         self.local_names = local_names
+        self.torch_function = torch_function
         self.inplace_receivers: Dict[str, int] = {}
         self.candidates = []      # (call, statement, names assigned earlier in its block, in a loop)
         self._loops = 0
@@ -153,10 +164,10 @@ class _Function(ScopeLocalVisitor):
         if _is_inplace_call(node):
             name = node.func.value.value
             self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
-            if name not in self.local_names:        # `torch.relu_(x)`: x is changed
-                name = function_form_receiver(node)
-                if name is not None:
-                    self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
+        if _is_function_form(node, self.torch_function):     # `torch.relu_(x)`: x is changed
+            name = function_form_receiver(node)
+            if name is not None:
+                self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While)):
@@ -164,7 +175,7 @@ class _Function(ScopeLocalVisitor):
         if isinstance(node, cst.IndentedBlock):
             self._assigned.append(set())
         if isinstance(node, cst.SimpleStatementLine):
-            for call in _line_calls(node, self.local_names):
+            for call in _line_calls(node, self.local_names, self.torch_function):
                 self.candidates.append((call, node.body[0], set(self._assigned[-1]), self._loops > 0))
             self._assigned[-1] |= _targets(node.body[0]) if len(node.body) == 1 else set()
         return super().on_visit(node)
@@ -177,18 +188,18 @@ class _Function(ScopeLocalVisitor):
         super().on_leave(original_node)
 
 
-def hoistable_calls(function, local_names) -> Set[int]:
+def hoistable_calls(function, local_names, torch_function=None) -> Set[int]:
     """ids of the in-place calls of this function (or of a module's top level) whose rebinding can go before their statement
     without another name missing a change torch would show through it: the receiver is changed
     in place nowhere else in the function, no name the statement assigns is (`z = y.add_(1)` then
     `y.mul_(2)`: torch's z sees the second change), and inside a loop the receiver is a fresh tensor
     of this pass, assigned earlier in the same block (else torch's `res.append(x.mul_(2))` appends
     the same tensor each pass)."""
-    scan = _Function(local_names)
+    scan = _Function(local_names, torch_function)
     (function.body if isinstance(function, cst.FunctionDef) else function).visit(scan)
     ids = set()
     for call, stmt, assigned_before, in_loop in scan.candidates:
-        name = call.func.value.value
+        name = call.func.value.value if isinstance(call.func.value, cst.Name) else None
         if name not in local_names:
             name = function_form_receiver(call)
         if scan.inplace_receivers.get(name) != 1:

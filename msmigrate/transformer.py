@@ -931,7 +931,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
         self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
-        values = IV.hoistable_calls(node, self._scopes[-1]["bound"])   # `z = x.add_(1)` at the top level too
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"], self._is_torch_call)   # `z = x.add_(1)` at the top level too
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
 
@@ -965,7 +965,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
-        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"], self._is_torch_call)
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
@@ -2132,13 +2132,16 @@ class TorchToMindSpore(cst.CSTTransformer):
         first_arg = updated.args[0].with_changes(value=call.func)
         return updated.with_changes(args=[first_arg] + list(call.args))
 
+    def _is_torch_call(self, call: cst.Call) -> bool:
+        return self._torch_qname(call.func) is not None
+
     def visit_Expr(self, node: cst.Expr) -> None:
-        # `x.add_(y)` as a whole statement can become `x = ops.add(x, y)`
+        # `x.add_(y)` as a whole statement can become `x = ops.add(x, y)`; so can `nn.functional.relu_(x)`
         call = node.value
         if isinstance(call, cst.Call):
             self._stmt_calls.add(id(call))
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
+                and (isinstance(call.func.value, cst.Name) or self._is_torch_call(call)) and call.func.attr.value.endswith("_")
                 and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):
             self._inplace_stmt_calls.add(id(call))
         if OA.is_out_statement(call):

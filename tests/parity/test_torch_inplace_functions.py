@@ -83,12 +83,16 @@ def test_torch_inplace_assigned_value():
         src += f"def {_fn(name)}(x: torch.Tensor):\n    z = {call}\n    return z, x\n"
     src += ("def calls(x: torch.Tensor):\n    z = torch.clamp_(x, min=torch.tensor(-0.5), max=torch.ones(1).sum() * 0.5)\n"
             "    return z, x\n"
-            "top = torch.tensor([-1.2, -0.3, 0.7, 1.4])\ntop_z = torch.sin_(top)\n")
+            "top = torch.tensor([-1.2, -0.3, 0.7, 1.4])\ntop_z = torch.sin_(top)\n"
+            # the function named through a module attribute chain (nn.functional.X_)
+            "import torch.nn as nn\ndef dotted(x: torch.Tensor):\n    z = nn.functional.threshold_(x, 0.5, 0.0)\n"
+            "    return z, x\ndef dotted_statement(x: torch.Tensor):\n    nn.functional.hardtanh_(x, -0.3, 0.9)\n"
+            "    return x, x\n")
     tns = load_torch(src)
     mod, code, sites = load_converted(src)
     assert not [s for s in sites if s.status == TODO], code
     assert "Unconverted(" not in code, code
-    for fn_name in [_fn(name) for name in names] + ["calls"]:
+    for fn_name in [_fn(name) for name in names] + ["calls", "dotted", "dotted_statement"]:
         want = tns[fn_name](torch.from_numpy(A.copy()))
         got = getattr(mod, fn_name)(ms.Tensor(A.copy()))
         for g, w in zip(got, want):
