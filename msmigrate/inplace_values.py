@@ -4,8 +4,12 @@ torch's `x.op_(args)` changes x and returns x itself. Where x is a local name re
 statement, evaluated unconditionally, and the arguments call nothing, the rebinding
 `x = <out-of-place form>` (msmigrate/inplace_forms.py) can go right before the statement, the call
 becoming `x`: the statement then reads the changed tensor, as in torch, and x is bound to it after.
-As with the whole-statement form, other names for the same tensor do not see the change. Anywhere
-else (a second read of x in the statement, `a if c else x.add_(1)`, `x.add_(f())`) the site stays a TODO.
+As with the whole-statement form, other names for the same tensor do not see the change. The arguments
+may call (`y = x.lerp_(torch.tensor(...), 0.5)`) where the in-place call is the statement's whole value:
+nothing of the statement runs before it. The function forms `y = torch.relu_(x)` / `F.relu_(input=x)` are
+candidates where they are an assignment's whole value (the rule in mappings/torch_inplace_functions.py makes
+it `y = x = <out-of-place form>`). Anywhere else (a second read of x in the statement,
+`a if c else x.add_(1)`, `z = 2 * x.add_(f())`) the site stays a TODO.
 """
 from __future__ import annotations
 
@@ -29,6 +33,33 @@ def _is_inplace_call(node: cst.BaseExpression) -> bool:
             and not node.func.attr.value.endswith("__"))
 
 
+# the parameter names of the tensor a torch in-place function changes (torch.relu_(input=x))
+_RECEIVER_KEYWORDS = ("input", "self", "x")
+
+
+def _is_function_form(node, torch_function) -> bool:
+    """`torch.relu_(x)` / `nn.functional.relu_(x)`: an in-place call whose function torch_function (the
+    transformer's test) says is torch's."""
+    return (torch_function is not None and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value.endswith("_") and not node.func.attr.value.endswith("__")
+            and torch_function(node))
+
+
+def function_form_receiver(call: cst.Call):
+    """The tensor name x of a function-form in-place call `m.op_(x, ...)` / `a.b.op_(input=x)`: the first
+    positional argument, else the receiver keyword; None where it is no plain name."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value.endswith("_")
+            and not call.func.attr.value.endswith("__")) or any(a.star for a in call.args):
+        return None
+    first = call.args[0] if call.args else None
+    if first is not None and first.keyword is None:
+        return first.value.value if isinstance(first.value, cst.Name) else None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _RECEIVER_KEYWORDS:
+            return arg.value.value if isinstance(arg.value, cst.Name) else None
+    return None
+
+
 class _Effects(cst.CSTVisitor):
     def __init__(self) -> None:
         self.found = False
@@ -45,6 +76,7 @@ class _Scan(cst.CSTVisitor):
     def __init__(self, wanted=None) -> None:
         self.reads: Dict[str, int] = {}
         self.calls: List[cst.Call] = []
+        self.calling: Set[int] = set()     # ids of those of them whose arguments call something
         self._wanted = wanted or _is_inplace_call
         self._conditional = 0
 
@@ -63,8 +95,10 @@ class _Scan(cst.CSTVisitor):
             effects = _Effects()
             for arg in node.args:
                 arg.value.visit(effects)
-            if not effects.found and not any(arg.star for arg in node.args):
+            if not any(arg.star for arg in node.args):
                 self.calls.append(node)
+                if effects.found:
+                    self.calling.add(id(node))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -72,7 +106,7 @@ class _Scan(cst.CSTVisitor):
             self._conditional -= 1
 
 
-def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
+def _line_calls(line: cst.SimpleStatementLine, local_names, torch_function=None) -> List[cst.Call]:
     """The in-place calls of one statement line whose receiver is a name of `local_names` (the
     function's parameters and assigned names, so that the rebinding does not make a global local)
     read once in the statement. The whole-statement form `x.add_(1)` is not among them (the
@@ -80,14 +114,21 @@ def _line_calls(line: cst.SimpleStatementLine, local_names) -> List[cst.Call]:
     if len(line.body) != 1 or not isinstance(line.body[0], _STATEMENTS):
         return []
     stmt = line.body[0]
-    scan = _Scan()
+    scan = _Scan(lambda n: _is_inplace_call(n) or _is_function_form(n, torch_function))
     stmt.visit(scan)
+    whole = getattr(stmt, "value", None)    # the statement's whole value: nothing of it runs before
     calls = []
     for call in scan.calls:
-        name = call.func.value.value
-        if (isinstance(stmt, cst.Expr) and stmt.value is call) or scan.reads.get(name) != 1:
+        if isinstance(stmt, cst.Expr) and stmt.value is call:
             continue
-        if name in local_names:
+        if id(call) in scan.calling and call is not whole:
+            continue
+        name = call.func.value.value if isinstance(call.func.value, cst.Name) else None
+        if name not in local_names:
+            # `y = torch.relu_(x)`: a torch function's in-place form, an assignment's whole value
+            function_form = _is_function_form(call, torch_function) and isinstance(stmt, cst.Assign) and call is whole
+            name = function_form_receiver(call) if function_form else None
+        if name is not None and scan.reads.get(name) == 1 and name in local_names:
             calls.append(call)
     return calls
 
@@ -111,8 +152,9 @@ def _targets(stmt) -> Set[str]:
 class _Function(ScopeLocalVisitor):
     """One function body (nested functions and classes left to their own pass)."""
 
-    def __init__(self, local_names) -> None:
+    def __init__(self, local_names, torch_function=None) -> None:
         self.local_names = local_names
+        self.torch_function = torch_function
         self.inplace_receivers: Dict[str, int] = {}
         self.candidates = []      # (call, statement, names assigned earlier in its block, in a loop)
         self._loops = 0
@@ -122,6 +164,10 @@ class _Function(ScopeLocalVisitor):
         if _is_inplace_call(node):
             name = node.func.value.value
             self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
+        if _is_function_form(node, self.torch_function):     # `torch.relu_(x)`: x is changed
+            name = function_form_receiver(node)
+            if name is not None:
+                self.inplace_receivers[name] = self.inplace_receivers.get(name, 0) + 1
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, (cst.For, cst.While)):
@@ -129,7 +175,7 @@ class _Function(ScopeLocalVisitor):
         if isinstance(node, cst.IndentedBlock):
             self._assigned.append(set())
         if isinstance(node, cst.SimpleStatementLine):
-            for call in _line_calls(node, self.local_names):
+            for call in _line_calls(node, self.local_names, self.torch_function):
                 self.candidates.append((call, node.body[0], set(self._assigned[-1]), self._loops > 0))
             self._assigned[-1] |= _targets(node.body[0]) if len(node.body) == 1 else set()
         return super().on_visit(node)
@@ -142,18 +188,20 @@ class _Function(ScopeLocalVisitor):
         super().on_leave(original_node)
 
 
-def hoistable_calls(function, local_names) -> Set[int]:
+def hoistable_calls(function, local_names, torch_function=None) -> Set[int]:
     """ids of the in-place calls of this function (or of a module's top level) whose rebinding can go before their statement
     without another name missing a change torch would show through it: the receiver is changed
     in place nowhere else in the function, no name the statement assigns is (`z = y.add_(1)` then
     `y.mul_(2)`: torch's z sees the second change), and inside a loop the receiver is a fresh tensor
     of this pass, assigned earlier in the same block (else torch's `res.append(x.mul_(2))` appends
     the same tensor each pass)."""
-    scan = _Function(local_names)
+    scan = _Function(local_names, torch_function)
     (function.body if isinstance(function, cst.FunctionDef) else function).visit(scan)
     ids = set()
     for call, stmt, assigned_before, in_loop in scan.candidates:
-        name = call.func.value.value
+        name = call.func.value.value if isinstance(call.func.value, cst.Name) else None
+        if name not in local_names:
+            name = function_form_receiver(call)
         if scan.inplace_receivers.get(name) != 1:
             continue
         if any(scan.inplace_receivers.get(t) for t in _targets(stmt)):

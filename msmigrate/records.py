@@ -147,6 +147,8 @@ def canonical(source: str) -> str:
     from the installed torch (msmigrate/torch_aliases.py); a name with its own record stays."""
     from .torch_aliases import ALIASES
 
+    while source.startswith("torch.torch."):   # the torch module is its own attribute: torch.torch.tril
+        source = source[len("torch."):]
     if source in REGISTRY:
         return source
     return ALIASES.get(source, source)

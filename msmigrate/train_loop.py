@@ -37,6 +37,7 @@ updates (manual_update.py) and `.grad` reads after a lone backward() are differe
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -318,6 +319,8 @@ class LoopInfo:
     drawing_objects: Set[str] = field(default_factory=set)
     # optimizers built by torch.optim.LBFGS: their step() re-evaluates a closure, one without is torch's TypeError
     closure_only: Set[str] = field(default_factory=set)
+    # the statements are a module's top level: every name they bind is a global other code may read
+    module_globals: bool = False
 
 
 @dataclass
@@ -1541,7 +1544,8 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
     used = _Called()
     for st in stmts:
         walk(st, used)
-    rw = rewrite_loop(fn, info, inline_defs=True, closed_over=used.names | _built_objects(stmts))
+    rw = rewrite_loop(fn, dataclasses.replace(info, module_globals=True), inline_defs=True,
+                      closed_over=used.names | _built_objects(stmts))
     return None if rw is None else (fn, rw)
 
 
@@ -1684,8 +1688,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for n in sorted(computed):
             if n in aux or n == loss_out:
                 continue
-            if info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs:
-                aux.append(n)     # read elsewhere, or carried to the next iteration (hidden states)
+            if info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs or info.module_globals:
+                aux.append(n)     # read elsewhere (a module's globals by its importers too), or carried to the next iteration (hidden states)
         if loss_out != total:
             for c in loss_codes:
                 if re.fullmatch(r"\w+", c) and c not in aux and info.read_counts.get(c, 0) > inside_reads.get(c, 0):

@@ -486,6 +486,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_For(self, node) -> None:
         self._push_comments(node)
         self._skip.add(id(node.target))
+        UT.track_tuple_names(self, [node.target], None)     # a loop variable is no (values, indices) result
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
         self._loop_nodes.append(node)
 
@@ -930,7 +931,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
         self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
-        values = IV.hoistable_calls(node, self._scopes[-1]["bound"])   # `z = x.add_(1)` at the top level too
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"], self._is_torch_call)   # `z = x.add_(1)` at the top level too
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
 
@@ -964,7 +965,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
-        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"])
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"], self._is_torch_call)
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
@@ -1468,6 +1469,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._stores.add(id(node.target))
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        UT.track_tuple_names(self, [original.target], None)
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
@@ -1565,6 +1567,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
+        UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))
         if out_target is not None and out_target[1] is updated.value:   # out= also rebinds its name
             return updated.with_changes(targets=[*updated.targets, cst.AssignTarget(target=out_target[0])])
@@ -2148,13 +2152,16 @@ class TorchToMindSpore(cst.CSTTransformer):
         first_arg = updated.args[0].with_changes(value=call.func)
         return updated.with_changes(args=[first_arg] + list(call.args))
 
+    def _is_torch_call(self, call: cst.Call) -> bool:
+        return self._torch_qname(call.func) is not None
+
     def visit_Expr(self, node: cst.Expr) -> None:
-        # `x.add_(y)` as a whole statement can become `x = ops.add(x, y)`
+        # `x.add_(y)` as a whole statement can become `x = ops.add(x, y)`; so can `nn.functional.relu_(x)`
         call = node.value
         if isinstance(call, cst.Call):
             self._stmt_calls.add(id(call))
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and isinstance(call.func.value, cst.Name) and call.func.attr.value.endswith("_")
+                and (isinstance(call.func.value, cst.Name) or self._is_torch_call(call)) and call.func.attr.value.endswith("_")
                 and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):
             self._inplace_stmt_calls.add(id(call))
         if OA.is_out_statement(call):

@@ -62,9 +62,14 @@ def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Op
     plain (values, indices) tuple, so the field becomes `[0]` / `[1]`."""
     name = original.attr.value
     call = updated.value
-    if name not in NAMED_FIELDS or not isinstance(call, cst.Call) or not isinstance(original.value, cst.Call):
+    if name not in NAMED_FIELDS:
         return None
-    op = _tuple_op(tr, call)
+    if isinstance(original.value, cst.Name):     # `r = x.topk(2)` earlier in this scope, then `r.values`
+        op = _tuple_names(tr).get(_scope_key(tr, original.value.value))
+    elif isinstance(call, cst.Call) and isinstance(original.value, cst.Call):
+        op = _tuple_op(tr, call)
+    else:
+        return None
     if op is None:
         return None
     if _is_mindspore_code(tr) and original.value is call:
@@ -95,6 +100,31 @@ def _tuple_op(tr, call: cst.Call) -> Optional[str]:
             and func.attr.value in _COMPAT_TUPLE_OPS):
         return _COMPAT_TUPLE_OPS[func.attr.value]
     return None
+
+
+def _tuple_names(tr) -> dict:
+    """{(scope, name): op} of the names whose latest binding, in reading order, is a converted (values, indices)
+    call (track_tuple_names)."""
+    return tr.__dict__.setdefault("_tuple_result_names", {})
+
+
+def _scope_key(tr, name: str):
+    return (id(tr._scopes[-1]) if tr._scopes else 0, name)
+
+
+def track_tuple_names(tr, targets, value: Optional[cst.BaseExpression]) -> None:
+    """An assignment: `r = <converted x.topk(2)>` makes r's `.values`/`.indices` reads `[0]`/`[1]`; any other
+    binding of r ends that."""
+    names = _tuple_names(tr)
+    op = _tuple_op(tr, value) if isinstance(value, cst.Call) and len(targets) == 1 else None
+    for target in targets:
+        for node in ([target] if isinstance(target, cst.Name) else
+                     [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []):
+            if isinstance(node, cst.Name):
+                if op is not None and node is target:
+                    names[_scope_key(tr, node.value)] = op
+                else:
+                    names.pop(_scope_key(tr, node.value), None)
 
 
 # helpers standing for an ops function with a (values, indices) result (compat_parts/empty_reductions.py)

@@ -105,6 +105,27 @@ def fn(x: torch.Tensor):
 '''
 
 
+NAMED_FIELD_NAMES = '''
+import torch
+def fn(x: torch.Tensor):
+    r = x.topk(2, dim=0, largest=False)
+    s = torch.sort(x, 1)
+    m = x.max(1)
+    out = (r.values, r.indices, s.values, s.indices, m.values, m.indices)
+    m = x.sum(1)             # rebound to a tensor: no field reads of it follow
+    return out + (m,)
+'''
+
+
+def test_named_tuple_fields_of_names():
+    """`r = x.topk(2)` then `r.values` / `r.indices`: r holds the converted plain tuple, the fields are [0] / [1]."""
+    x = np.random.default_rng(0).permutation(20).reshape(4, 5).astype(np.float32)  # no ties: same indices
+    code, sites = check_function(NAMED_FIELD_NAMES, [x], graph=False)
+    fields = [s for s in sites if s.api.startswith("torch.return_types.")]
+    assert len(fields) == 6 and all(s.status == "converted" for s in fields), sites
+    assert ".values" not in code and ".indices" not in code, code
+
+
 def test_named_tuple_fields_become_indices():
     x = np.random.default_rng(0).permutation(20).reshape(4, 5).astype(np.float32)  # no ties: same indices
     code, sites = check_function(NAMED_FIELDS, [x], graph=False)

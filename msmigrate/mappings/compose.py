@@ -89,13 +89,16 @@ def fill(template: str, values: Dict[str, str]) -> str:
 def composed(source: str, template: str, args: Sequence[str], defaults: Optional[Dict[str, str]] = None,
              note: str = "", test: str = "", status: str = CONVERTED, target: Optional[str] = None,
              drop: Tuple[str, ...] = (), literal: Tuple[str, ...] = (), only: Optional[Dict[str, Tuple[str, ...]]] = None,
-             absent: Optional[Dict[str, str]] = None, prepare: Optional[Callable] = None):
+             absent: Optional[Dict[str, str]] = None, prepare: Optional[Callable] = None,
+             keywords: Optional[Dict[str, str]] = None):
     """Declare the record. `target` is the MindSpore name the report shows (default: the template's first
     call); `drop` lists torch arguments that mean nothing in MindSpore (device=...); `literal` lists arguments
     that must be written as literals (their value shapes the emitted code, e.g. a Python int n); `only` maps an
     argument to the values (source code) the template supports, any other value is a TODO; `absent` maps an
     argument to the template used when the call does not give it (torch.median(x) vs torch.median(x, dim)), the first absent one listed wins;
-    `prepare(ctx)` may rewrite an argument of the bound call first (mappings/edge_args.py)."""
+    `prepare(ctx)` may rewrite an argument of the bound call first (mappings/edge_args.py); `keywords` maps the
+    keyword names of torch's other overloads to the argument they give (tensor_split(x, sections=3) is
+    indices_or_sections=3)."""
     defaults = dict(defaults or {})
     known = tuple(args)
 
@@ -103,6 +106,9 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
         b = ctx.bound
         if b.starred:
             raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+        for alias, name in (keywords or {}).items():
+            if b.has(alias) and not b.has(name):
+                b.rename(alias, name)
         if prepare is not None:
             prepare(ctx)
         values: Dict[str, str] = {}
@@ -115,6 +121,8 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
                 continue
             if name in drop:
                 continue
+            if name == "dtype" and code == "None" and name in defaults:
+                continue    # torch's dtype=None is its default dtype: the record's default
             if name not in known:
                 raise UnsupportedSite(f"argument {name.lstrip('_')} is not translated")
             values[name] = code

@@ -7,6 +7,7 @@ from ..callsite import UnsupportedSite
 from ..records import DIFFERENCE, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
+_T_BF16 = "tests/parity/test_dtypes.py::test_bfloat16_tensor"
 _DTYPES = {
     "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
     "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
@@ -22,9 +23,10 @@ for _src in ("float8_e4m3fn", "float8_e5m2"):
 mapping("torch.dtype", "mindspore.dtype.Type", note="the class of dtypes, for annotations", test=_T)
 
 
-def _legacy_constructor(dtype: str):
+def _legacy_constructor(dtype: str, tensor_keeps_dtype: bool = False):
     """torch.Tensor(...) / torch.FloatTensor(...): data -> a tensor of that dtype (mindspore.Tensor
-    alone would infer int64 from [1, 2]); sizes -> a tensor of that shape."""
+    alone would infer int64 from [1, 2]); sizes -> a tensor of that shape. `tensor_keeps_dtype`: a tensor
+    argument keeps its own dtype (torch.Tensor(int64 tensor) is int64)."""
     def rule_fn(ctx):
         b = ctx.bound
         if b.starred:
@@ -39,22 +41,24 @@ def _legacy_constructor(dtype: str):
             return ctx.expr(f"ms.Tensor({codes[0]}, dtype=ms.{dtype})")
         if values and all(isinstance(v, cst.Integer) for v in values):
             return ctx.expr(f"ops.zeros(({', '.join(codes)},), ms.{dtype})")
-        return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)})")
+        keep = ", keep_tensor_dtype=True" if tensor_keeps_dtype else ""
+        return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)}{keep})")
     return rule_fn
 
 
 _LEGACY_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that shape "
                 "(torch leaves it uninitialised); as a type: mindspore.Tensor (whatever its dtype)")
-rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32"))(
-    _legacy_constructor("float32"))
+rule("torch.Tensor", "mindspore.Tensor", test=_T, note=_LEGACY_NOTE.format(d="float32") + "; a tensor keeps its dtype")(
+    _legacy_constructor("float32", tensor_keeps_dtype=True))
 _LEGACY_TYPE_NOTE = ("called: data -> mindspore.Tensor(data, dtype={d}); sizes -> a zero-filled tensor of that "
                      "shape (torch leaves it uninitialised); as a value: _ms_compat.{c}, which builds tensors the "
                      "same way when called and, as a type, matches MindSpore tensors of dtype {d}")
 for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("HalfTensor", "float16"),
                   ("LongTensor", "int64"), ("IntTensor", "int32"), ("ShortTensor", "int16"),
-                  ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_")):
-    rule(f"torch.{_cls}", f"_ms_compat.{_cls}", test=_T, note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(
-        _legacy_constructor(_dt))
+                  ("ByteTensor", "uint8"), ("CharTensor", "int8"), ("BoolTensor", "bool_"),
+                  ("BFloat16Tensor", "bfloat16")):
+    rule(f"torch.{_cls}", f"_ms_compat.{_cls}", test=_T if _dt != "bfloat16" else _T_BF16,
+         note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))
     # the CUDA classes name the same tensors: MindSpore places every tensor on the program's device
     rule(f"torch.cuda.{_cls}", f"_ms_compat.{_cls}", test="tests/parity/test_dtypes.py::test_legacy_types_as_values",
          note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))

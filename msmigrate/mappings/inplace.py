@@ -7,8 +7,10 @@ out-of-place form>` (msmigrate/inplace_forms.py); these records are what the rep
 """
 from __future__ import annotations
 
+import libcst as cst
+
 from ..callsite import UnsupportedSite
-from ..inplace_forms import out_of_place, outside_statement_reason
+from ..inplace_forms import needs_cast_back, out_of_place, outside_statement_reason
 from ..records import DIFFERENCE, REGISTRY, mapping, rule
 from ..torch_tensor_names import TENSOR_ATTRIBUTES
 from .tensor_methods import _INPLACE_FN
@@ -16,10 +18,42 @@ from .tensor_methods import _INPLACE_FN
 T = "tests/parity/test_inplace_family.py"
 
 
+# calls that return a new tensor no other name refers to (torch.as_tensor / torch.Tensor(t) may return their
+# argument, x.float() x itself: not among them)
+_FRESH = frozenset("torch." + n for n in (
+    "zeros ones empty full tensor arange linspace logspace eye rand randn randint randperm zeros_like ones_like "
+    "empty_like full_like rand_like randn_like randint_like").split())
+
+
+def _fresh(tr, receiver) -> bool:
+    """`torch.zeros(3, 5)` / `x.clone()`: a new tensor, changed in place before anything else can see it."""
+    if not isinstance(receiver, cst.Call):
+        return False
+    func = receiver.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "clone" and tr._torch_qname(func) is None:
+        return True
+    return tr._torch_qname(func) in _FRESH
+
+
 def _outside_statement(ctx):
     """Reached only where the transformer did not rebind: `y = x.add_(1)`, a chained call, an attribute
-    or subscript receiver, a receiver not known to be a tensor."""
-    raise UnsupportedSite(outside_statement_reason(ctx.original.func.attr.value))
+    or subscript receiver, a receiver not known to be a tensor. On a new tensor (`torch.zeros(3, 5).scatter_(...)`,
+    `x.clone().add_(1)`) the in-place op is its out-of-place form: nothing else refers to that tensor."""
+    name = ctx.original.func.attr.value
+    found = out_of_place(name)
+    if found is None or needs_cast_back(name) or not _fresh(ctx.tr, ctx.original.func.value):
+        raise UnsupportedSite(outside_statement_reason(name))
+    tr, call = ctx.tr, ctx.bound.call
+    m, receiver_first = found
+    recv = call.func.value
+    if receiver_first:
+        plain = call.with_changes(func=cst.Name(name[:-1]), args=[cst.Arg(recv)] + list(call.args))
+    else:
+        plain = call.with_changes(func=call.func.with_changes(attr=cst.Name(name[:-1])))
+    before = len(tr.sites)
+    out = tr._apply(ctx.original, plain, m, m.source, receiver=None if receiver_first else recv)
+    del tr.sites[before:]    # reported once, as Tensor.NAME_
+    return out
 
 
 def _register() -> None:
@@ -33,7 +67,8 @@ def _register() -> None:
                       f"converted>` (MindSpore's in-place arithmetic leaves the tensor unchanged on CPU "
                       f"PyNative); other references to the same tensor do not see the change; a used result "
                       f"(`res.append(x.{name}(...))`) gets that rebinding before its statement where no other name "
-                      f"would miss a change (msmigrate/inplace_values.py); elsewhere a TODO")(
+                      f"would miss a change (msmigrate/inplace_values.py); on a new tensor (`torch.zeros(n)."
+                      f"{name}(...)`, `x.clone().{name}(...)`) the out-of-place form; elsewhere a TODO")(
                 _outside_statement)
         elif name in _INPLACE_FN:
             mapping(f"Tensor.{name}", None, test="tests/parity/test_tensor_methods.py::test_inplace",

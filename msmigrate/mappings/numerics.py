@@ -1,4 +1,4 @@
-"""Numeric limits of dtypes (torch.finfo / torch.iinfo) and memory-format constants."""
+"""Numeric limits of dtypes (torch.finfo / torch.iinfo), memory-format and dense-layout constants."""
 from __future__ import annotations
 
 from ..records import mapping
@@ -19,3 +19,10 @@ for _fmt in ("channels_last", "channels_last_3d", "contiguous_format", "preserve
     mapping(f"torch.{_fmt}", f"expr:'{_fmt}'",
             note="layout hint with no MindSpore counterpart (no user-visible strides); values are unchanged",
             test=f"{T}::test_memory_format_is_a_layout_hint")
+
+# torch.strided is the dense layout, the only one MindSpore tensors have: `layout=torch.strided` is dropped by the
+# factories (torch.zeros, torch.arange, windows, Tensor.new_*) and the constant stays a comparable name. The sparse
+# layouts (torch.sparse_coo...) keep no record: a site naming them is a TODO.
+mapping("torch.strided", "expr:'strided'",
+        note="the dense layout, the only one MindSpore tensors have; layout=torch.strided arguments are dropped",
+        test=f"{T}::test_strided_is_the_dense_layout")

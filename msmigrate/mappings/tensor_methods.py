@@ -710,9 +710,7 @@ def _new(kind: str):
     def fn(ctx):
         b = ctx.bound
         x = _self(ctx)
-        if b.has("requires_grad") and ctx.code("requires_grad") not in ("False",):
-            raise UnsupportedSite("requires_grad=True: MindSpore differentiates w.r.t. what ms.grad is given")
-        for n in _NEW_DROP:
+        for n in _NEW_DROP:     # requires_grad= as for torch.zeros: MindSpore differentiates what ms.grad is given
             b.remove(n)
         dtype = ctx.code("dtype") or f"{x}.dtype"
         if kind == "tensor":
@@ -730,15 +728,15 @@ def _new(kind: str):
     return fn
 
 
-rule("Tensor.new_zeros", None, args=("size",), note="dtype follows the receiver, as in torch",
+rule("Tensor.new_zeros", None, args=("size",), note="dtype follows the receiver, as in torch; requires_grad= is dropped (MindSpore differentiates what ms.grad is given)",
      test=f"{T}::test_creation_methods")(_new("zeros"))
-rule("Tensor.new_ones", None, args=("size",), note="dtype follows the receiver, as in torch",
+rule("Tensor.new_ones", None, args=("size",), note="dtype follows the receiver, as in torch; requires_grad= is dropped (MindSpore differentiates what ms.grad is given)",
      test=f"{T}::test_creation_methods")(_new("ones"))
 rule("Tensor.new_empty", None, args=("size",),
-     note="filled with zeros (torch leaves it uninitialised); dtype follows the receiver",
+     note="filled with zeros (torch leaves it uninitialised); dtype follows the receiver; requires_grad= is dropped",
      test=f"{T}::test_creation_methods")(_new("zeros"))
 rule("Tensor.new_full", None, args=("size", "fill_value"),
-     note="ops.full (Tensor.new_full is Ascend-only); dtype follows the receiver",
+     note="ops.full (Tensor.new_full is Ascend-only); dtype follows the receiver; requires_grad= is dropped",
      test=f"{T}::test_creation_methods")(_new("full"))
 rule("Tensor.new_tensor", None, args=("data",), note="a constant tensor; dtype follows the receiver",
      test=f"{T}::test_creation_methods")(_new("tensor"))

@@ -26,6 +26,7 @@ for _name in ("fftshift", "ifftshift"):
     composed(f"torch.fft.{_name}", f"ops.{_name}({{input}}, {{dim}})", ("input", "dim"), defaults={"dim": "None"},
              test=f"{T}::test_fft_values")
 for _name in ("fftfreq", "rfftfreq"):
-    composed(f"torch.fft.{_name}", f"ops.{_name}({{n}}, {{d}}, {{dtype}})", ("n", "d", "dtype"),
+    composed(f"torch.fft.{_name}", f"ops.{_name}({{n}}, float({{d}}), {{dtype}})", ("n", "d", "dtype"),
              defaults={"d": "1.0", "dtype": "None"}, drop=FACTORY_DROP, test=f"{T}::test_fft_values",
-             note="float32 by default, as in torch; device=/requires_grad= are dropped")
+             note="float32 by default, as in torch; d as a float (the op takes no int); device=/requires_grad= "
+                  "are dropped")

@@ -404,11 +404,15 @@ def _randint_like(ctx):
     b = _bound_without_low(ctx, ("low", "high"))
     _check_args(b, ("input", "low", "high", "dtype"))
     low = b.code("low") if b.has("low") else "0"
-    return _call(ctx, "ops.randint_like", [b.code("input"), low, b.code("high")], [("dtype", _dtype(b))])
+    dtype, high = _dtype(b), b.code("high")
+    # MindSpore draws integer dtypes only; torch's result has the input's (or dtype=) dtype, floats included
+    return ctx.expr(_once(b.code("input"), lambda v: f"ops.randint_like({v}, {low}, {high}, dtype=ms.int64)"
+                                                      f".astype({dtype or v + '.dtype'})"))
 
 
 rule("torch.randint_like", "mindspore.ops.randint_like", args=("input", "low", "high"), status=DIFFERENCE,
-     note="the input's shape and dtype; " + _RANDOM_NOTE, test=T_RANDOM)(_randint_like)
+     note="the input's shape and dtype (a float input gives whole numbers as floats, as torch's); " + _RANDOM_NOTE,
+     test=T_RANDOM)(_randint_like)
 
 
 def _randperm(ctx):

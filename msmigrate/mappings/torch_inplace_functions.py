@@ -4,7 +4,9 @@ statement on a local tensor name becomes `x = <converted torch.relu(x)>`, the ru
 
 The out-of-place form is the `torch.NAME` record (the receiver its first parameter) or else the `Tensor.NAME`
 record; a record is made for every public torch in-place function whose out-of-place form is converted.
-Anywhere else (`y = torch.relu_(x)`, a receiver that is no plain name) the site is a TODO saying how to
+An assignment's whole value `y = torch.relu_(x)` (or `input=x`) becomes `y = x = <...>` where x is read
+nowhere else in the statement and changed in place nowhere else in its function (msmigrate/inplace_values.py).
+Anywhere else (`y = 2 * torch.relu_(x)`, a receiver that is no plain name) the site is a TODO saying how to
 rewrite it. Proven by tests/parity/test_torch_inplace_functions.py.
 """
 from __future__ import annotations
@@ -58,9 +60,12 @@ def _outside(name: str, namespace: str = "torch") -> str:
 def _rebinding(name: str, base: Mapping, function_form: bool, namespace: str = "torch"):
     def convert(ctx):
         tr, call = ctx.tr, ctx.bound.call
-        first = call.args[0] if call.args else None
-        if (id(ctx.original) not in tr._inplace_stmt_calls or first is None or first.keyword is not None
-                or first.star or not isinstance(first.value, cst.Name)):
+        # the changed tensor: the first positional argument, or `input=x` (torch.relu_(input=x))
+        at = 0 if call.args and call.args[0].keyword is None else next(
+            (i for i, a in enumerate(call.args) if a.keyword is not None and a.keyword.value in _RECEIVER_PARAMS), None)
+        first = call.args[at] if at is not None else None
+        if (id(ctx.original) not in tr._inplace_stmt_calls or first is None or first.star
+                or not isinstance(first.value, cst.Name)):
             raise UnsupportedSite(_outside(name, namespace))
         x = first.value
         scope = tr._scopes[-1] if tr._funcs and tr._scopes else None
@@ -72,7 +77,7 @@ def _rebinding(name: str, base: Mapping, function_form: bool, namespace: str = "
             out = tr._apply(ctx.original.with_changes(func=cst.Name(name[:-1])),
                             call.with_changes(func=cst.Name(name[:-1])), base, base.source, receiver=None)
         else:
-            rest = list(call.args[1:])
+            rest = list(call.args[:at]) + list(call.args[at + 1:])
             method = call.with_changes(func=cst.Attribute(value=x, attr=cst.Name(name[:-1])), args=rest)
             out = tr._apply(ctx.original, method, base, base.source, receiver=x)
         del tr.sites[before:]   # reported once, as torch.NAME_

@@ -3,7 +3,6 @@ documents, over ops.arange. Proven by tests/parity/test_torch_signal_windows.py 
 periodic, dtype)."""
 from __future__ import annotations
 
-from ..records import mapping
 from .compose import FACTORY_DROP, composed
 
 T = "tests/parity/test_torch_signal_windows.py::test_windows"
@@ -22,12 +21,15 @@ for _name, _op, _extra in (("hann", "hann_window", ""), ("hamming", "hamming_win
 
 # the formulas over n = 0..M-1, with torch's denominator (M - 1 when sym, M when periodic)
 _N = "_ms_compat.window_points({M}, {dtype})"   # float64 for a float64 window, else float32
+# exp's windows over float64 points, cast after: MindSpore 2.10's CPU float32 exp is ~1e-6 off (torch's ~1e-7); the
+# cosine sums keep float32 (their cancellation near 0 follows torch's float32 rounding)
+_N64 = "_ms_compat.window_points({M}, ms.float64)"
 _DEN = "({M} - 1 if {sym} else {M})"
 _CENTER = "(({M} - 1) / 2 if {sym} else {M} / 2)"
 for _name, _formula, _args, _defaults in (
         ("cosine", f"ops.sin(3.141592653589793 * ({_N} + 0.5) / ({{M}} if {{sym}} else {{M}} + 1))", (), {}),
-        ("gaussian", f"ops.exp(-0.5 * (({_N} - {_CENTER}) / {{std}}) ** 2)", ("std",), {"std": "1.0"}),
-        ("exponential", f"ops.exp(-ops.abs({_N} - {{center}}) / {{tau}})", ("center", "tau"), {"tau": "1.0"}),
+        ("gaussian", f"ops.exp(-0.5 * (({_N64} - {_CENTER}) / {{std}}) ** 2)", ("std",), {"std": "1.0"}),
+        ("exponential", f"ops.exp(-ops.abs({_N64} - {{center}}) / {{tau}})", ("center", "tau"), {"tau": "1.0"}),
         ("general_hamming", f"({{alpha}} - (1 - {{alpha}}) * ops.cos(6.283185307179586 * {_N} / {_DEN}))",
          ("alpha",), {"alpha": "0.54"}),
         ("nuttall", f"(0.3635819 - 0.4891775 * ops.cos(6.283185307179586 * {_N} / {_DEN}) + 0.1365995 * "
@@ -39,6 +41,12 @@ for _name, _formula, _args, _defaults in (
              absent={"center": _window.replace("{center}", _CENTER)} if _name == "exponential" else None,
              drop=FACTORY_DROP, target="mindspore.ops.arange",
              note="torch's formula over ops.arange (float64 for a float64 window, else float32 cast to dtype; "
-                  "_ms_compat.window_points); sym as in torch", test=T)
-mapping(W + "general_cosine", None, note="write the sum of a[k] * (-1)**k * cos(2 pi k n / (M - 1)) over ops.arange(M) "
-        "(a literal list of coefficients), as torch.signal.windows.nuttall's conversion does")
+                  "gaussian/exponential in float64 then cast; _ms_compat.window_points); sym as in torch", test=T)
+# torch's sum over the coefficients a[k] of (-1)**k * a[k] * cos(2 pi k n / denominator)
+_GENERAL_COSINE = (f"sum((-1) ** _ms_k * _ms_a * ops.cos(6.283185307179586 * _ms_k * {_N} / {_DEN}) "
+                   f"for _ms_k, _ms_a in enumerate({{a}}))")
+composed(W + "general_cosine", f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ({_GENERAL_COSINE}).astype({{dtype}}))",
+         ("M", "a", "sym", "dtype"), defaults={"sym": "True", "dtype": "ms.float32"}, drop=FACTORY_DROP,
+         target="mindspore.ops.cos", test=T,
+         note="torch's sum of (-1)**k * a[k] * cos(2 pi k n / (M - 1 if sym else M)) over ops.arange (float64 for a "
+              "float64 window, else float32 cast to dtype); a is any sequence of numbers")

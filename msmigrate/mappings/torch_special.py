@@ -93,8 +93,10 @@ LOGIT = "(lambda _ms_z: ops.log(_ms_z / (1 - _ms_z)))(ops.clamp({input}, {eps}, 
 LOGIT_NO_EPS = {"eps": "(lambda _ms_z: ops.log(_ms_z / (1 - _ms_z)))({input})"}
 LOGIT_NOTE = ("log(z / (1 - z)), z the input clamped to [eps, 1 - eps] when eps is given, as torch (ops.logit's "
               "gradient is unreliable after a call with another eps)")
-XLOGY = ("ops.where(ops.logical_and({input} == 0, ops.logical_not(ops.isnan({other}))), ops.zeros_like({input} * "
-         "{other}), ops.xlogy({input}, {other}))")
+# other may be a Python number (x.xlogy(3.0)): its NaN test reads it broadcast to a tensor (as ones * other: GRAPH
+# mode folds zeros + nan to 0)
+XLOGY = ("ops.where(ops.logical_and({input} == 0, ops.logical_not(ops.isnan(ops.ones_like({input} * {other}) * "
+         "{other}))), ops.zeros_like({input} * {other}), ops.xlogy({input}, {other}))")
 composed("torch.special.xlogy", XLOGY, ("input", "other"), target="mindspore.ops.xlogy",
          note="0 where x == 0 and y is not NaN, as torch (ops.xlogy gives NaN at x = y = 0); tensors only; " + _INT,
          test=T_VAL)

@@ -23,17 +23,20 @@ for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
              note="one tensor (several tensors, which torch returns as a tuple, are a TODO)")
 for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
     composed(f"torch.{_name}", f"ops.{_name}({{tensors}})", ("tensors",), test=T_SHAPE)
+# torch's overloads name the split argument `sections` (an int) or `indices` (split points)
+_SPLIT_KEYWORDS = {"sections": "indices_or_sections", "indices": "indices_or_sections"}
 for _name in ("vsplit", "dsplit"):
     composed(f"torch.{_name}", f"ops.{_name}({{input}}, {{indices_or_sections}})", ("input", "indices_or_sections"),
-             test=T_SHAPE, note="returns a tuple of tensors")
+             test=T_SHAPE, note="returns a tuple of tensors", keywords=_SPLIT_KEYWORDS)
 # torch.hsplit splits a 1-D tensor along its only axis (ops.hsplit raises there)
 composed("torch.hsplit", "(ops.hsplit({input}, {indices_or_sections}) if {input}.ndim > 1 else "
          "ops.tensor_split({input}, {indices_or_sections}, axis=0))", ("input", "indices_or_sections"), test=T_EDGE,
+         keywords=_SPLIT_KEYWORDS,
          target="mindspore.ops.hsplit", note="returns a tuple of tensors; a 1-D input is split along its only axis, "
          "as torch does (torch also raises when an int does not divide it; this does not)")
 composed("torch.tensor_split", "ops.tensor_split({input}, {indices_or_sections}, axis={dim})",
          ("input", "indices_or_sections", "dim"), defaults={"dim": "0"}, test=T_EDGE,
-         prepare=split_points_as_list("indices_or_sections"),
+         prepare=split_points_as_list("indices_or_sections"), keywords=_SPLIT_KEYWORDS,
          note="indices_or_sections given as a tensor (torch: a 0-d tensor of sections or 1-D split points) is read "
               "with .tolist()")
 composed("torch.rot90", "ops.rot90({input}, {k}, {dims})", ("input", "k", "dims"),

@@ -189,11 +189,13 @@ class _NullContext:
 
 
 # ----------------------------------------------------------------- tensors
-def legacy_tensor(dtype, *args):
+def legacy_tensor(dtype, *args, keep_tensor_dtype=False):
     """torch.Tensor(...) / torch.FloatTensor(...) and friends: sizes give a (zero-filled)
-    tensor of that shape, data a tensor of the class's dtype."""
+    tensor of that shape, data a tensor of the class's dtype; torch.Tensor(tensor) keeps the
+    tensor's own dtype (keep_tensor_dtype)."""
     if len(args) == 1 and isinstance(args[0], ms.Tensor):
-        return args[0].astype(dtype)    # first: in a compiled step the size test below cannot take a Tensor
+        # first: in a compiled step the size test below cannot take a Tensor
+        return args[0] if keep_tensor_dtype else args[0].astype(dtype)
     if not args:
         return ms.Tensor(np.zeros((0,), ms.dtype_to_nptype(dtype)))
     if all(isinstance(a, int) and not isinstance(a, bool) for a in args):

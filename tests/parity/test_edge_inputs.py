@@ -29,6 +29,11 @@ EDGE = [
          [V10, np.array([2, 5, 7], np.int64), np.array(3, np.int64)], grad=True, graph=False, typed=True),
     case([T + "hsplit"], "v, a: (torch.hsplit(v, 2), torch.hsplit(v, [3, 4]), torch.hsplit(a, 2), a.hsplit([1]))",
          [V10, A], grad=True, typed=True),
+    # the keyword names of torch's other overloads: sections= (an int), indices= (split points)
+    case([T + "tensor_split", T + "hsplit", T + "vsplit", T + "dsplit"],
+         "a, x: (torch.tensor_split(input=a, sections=3, dim=1), torch.tensor_split(a, indices=(1, 3), dim=-1),"
+         " a.tensor_split(sections=2), torch.hsplit(a, indices=[1, 2]), torch.vsplit(sections=3, input=a),"
+         " torch.dsplit(x, indices=[1, 4]), a.hsplit(sections=2))", [A, X3], grad=True, typed=True),
     case([T + "narrow", "Tensor.narrow"], "a, s: (torch.narrow(a, 1, s, 2), a.narrow(0, s, 2), torch.narrow(a, 1, 1, 3))",
          [A, np.array(1, np.int64)], grad=True, graph=False, typed=True),
     # a negative start counts from the end (a literal, a name, a 0-d tensor), as in torch

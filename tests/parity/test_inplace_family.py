@@ -160,13 +160,15 @@ def used(x: torch.Tensor, y: torch.Tensor, v: torch.Tensor, k: float):
         res.append(s.mul_(100.0 / k))         # detr's accuracy()  [hoisted-mul_]
     z = y.add_(x, alpha=2)                    # z is y  [hoisted-add_]
     w = (x.sum() + v.mul_(k)).clamp(0, 50)    # [hoisted-mul_]
-    return res[0], res[1], z, y, w, v
+    u = x.clone()
+    d = u.lerp_(torch.full((3, 4), 2.0), x.sum() * 0.1)   # the whole value: calls in its arguments  [hoisted-lerp_]
+    return res[0], res[1], z, y, w, v, d, u
 
 
 def still_todo(x: torch.Tensor, y: torch.Tensor, u: torch.Tensor, q: torch.Tensor, r: torch.Tensor, c: bool):
     a = x.sum() + x.mul_(2)                   # x read before the call  [todo-mul_]
     b = y if c else y.add_(1)                 # evaluated only sometimes  [todo-add_]
-    d = u.sub_(y.sum())                       # the argument calls something  [todo-sub_]
+    d = 2 * u.sub_(y.sum())                   # the argument calls, and the call is no whole value  [todo-sub_]
     e = G.mul_(2)                             # a global: a rebinding would make it local  [todo-mul_]
     f = q.add_(1)                             # q changed again below: f must see it  [todo-add_]
     q.mul_(2)
@@ -200,3 +202,38 @@ def test_inplace_value_used_rebinds_before_the_statement():
         assert len(got) == len(want)
         for i, (g, w) in enumerate(zip(got, want)):
             assert_close(g, w, rtol=1e-5, atol=1e-5, what=f"used[{i}]")
+
+
+FRESH_RECEIVER = """
+import torch
+
+
+def fresh(x: torch.Tensor, index: torch.Tensor):
+    return (torch.zeros(3, 5).scatter_(1, index, 1.0), torch.zeros(3, 5).scatter_(dim=0, index=index, src=x),
+            x.clone().abs_(), torch.ones(3, 5).add_(x, alpha=2), torch.full((3, 5), 2.0).mul_(x), x)
+
+
+def shared(x: torch.Tensor):
+    return x.float().abs_()                       # x.float() is x itself: a TODO
+"""
+
+
+def test_inplace_on_a_new_tensor():
+    """`torch.zeros(3, 5).scatter_(...)`, `x.clone().abs_()`: nothing else refers to the tensor changed in place, so the
+    out-of-place form is exact (msmigrate/mappings/inplace.py); x itself unchanged. On `x.float()` (x itself) a TODO."""
+    import mindspore as ms
+    import torch
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    index = np.array([[0], [1], [2]], np.int64)
+    tns = load_torch(FRESH_RECEIVER)
+    mod, code, sites = load_converted(FRESH_RECEIVER)
+    line = FRESH_RECEIVER.splitlines().index("    return x.float().abs_()                       # x.float() is x itself: a TODO") + 1
+    todo = [(s.line, s.api) for s in sites if s.status == TODO]
+    assert todo == [(line, "Tensor.abs_")], (todo, code)
+    want = tns["fresh"](torch.from_numpy(x.copy()), torch.from_numpy(index))
+    got = mod.fresh(ms.Tensor(x.copy()), ms.Tensor(index))
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (i, g.dtype, w.dtype)
+        assert_close(g, w, rtol=1e-6, atol=1e-6, what=f"fresh[{i}]")

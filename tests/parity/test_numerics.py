@@ -131,3 +131,34 @@ def test_float8_names_and_limits():
     no_todo(sites)
     assert mod.Quantized.fp8_dtype == ms.float8_e4m3fn
     assert mod.fields() == load_torch(FLOAT8_SRC)["fields"]()
+
+
+STRIDED_SRC = """
+import torch
+
+
+def made(x):
+    a = torch.zeros(2, 3, layout=torch.strided, dtype=torch.float64)
+    b = torch.arange(1, 6, layout=torch.strided)
+    c = torch.hann_window(6, layout=torch.strided)
+    d = x.new_ones((2,), layout=torch.strided)
+    e = torch.full((2,), 3.5, layout=torch.strided)
+    f = torch.torch.tril(x, diagonal=-1)      # the module is its own attribute
+    return a, b, c, d, e, f, torch.torch.finfo(torch.float32).eps
+"""
+
+
+def test_strided_is_the_dense_layout():
+    """`layout=torch.strided` (the dense layout, MindSpore's only one) converts with no TODO; values and dtypes
+    as torch's. `torch.torch.X` is torch.X."""
+    import mindspore as ms
+    import torch
+
+    code, sites = check_function(STRIDED_SRC, [rnd(3, 3)], entry="made")
+    no_todo(sites)
+    assert "strided" not in code and "torch." not in code, code
+    mod, _, _ = load_converted(STRIDED_SRC)
+    got = mod.made(ms.Tensor(rnd(3, 3)))
+    want = load_torch(STRIDED_SRC)["made"](torch.from_numpy(rnd(3, 3)))
+    for g, w in zip(got[:-1], want[:-1]):
+        assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (g.dtype, w.dtype)

@@ -500,7 +500,9 @@ def fn(x: torch.Tensor, i: torch.Tensor):
     return (x.new_zeros((2, 3)), x.new_zeros(2, 3), i.new_zeros(4), x.new_ones(2, 3), i.new_ones((1, 2)),
             x.new_full((2, 3), 1.5), i.new_full((2,), 7), x.new_empty(2, 3).shape, x.new_tensor([1, 2]),
             i.new_tensor([3, 4]), x.new_zeros((2,), dtype=torch.int32), x.new_ones(3, device=x.device),
-            x.new_full((2,), 2, dtype=torch.float64), x.new_empty((2, 2), dtype=torch.int64).shape)
+            x.new_full((2,), 2, dtype=torch.float64), x.new_empty((2, 2), dtype=torch.int64).shape,
+            x.new_zeros((2,), requires_grad=True).detach(), x.new_full((3,), 1.5, requires_grad=True).detach(),
+            x.new_ones(2, requires_grad=False))
 '''
 
 

@@ -33,7 +33,8 @@ FFT += [
     case("torch.fft.ifftshift", "x: (torch.fft.ifftshift(x), torch.fft.ifftshift(x, (0, 2)))", [R3]),
     case(["torch.fft.fftfreq", "torch.fft.rfftfreq"],
          ": (torch.fft.fftfreq(7), torch.fft.fftfreq(8, d=0.5), torch.fft.rfftfreq(7), torch.fft.rfftfreq(8, 0.1),"
-         " torch.fft.fftfreq(4, dtype=torch.float64), torch.fft.rfftfreq(5, device='cpu'))", []),
+         " torch.fft.fftfreq(4, dtype=torch.float64), torch.fft.rfftfreq(5, device='cpu'), torch.fft.fftfreq(n=5, d=2),"
+         " torch.fft.rfftfreq(6, 3, dtype=None))", []),
     # the usual spectral idioms, with gradients
     case(["torch.fft.rfft", "torch.fft.irfft"], "x: torch.fft.irfft(torch.fft.rfft(x) * 0.5, n=x.shape[-1])", [R],
          grad=True, **TOL),

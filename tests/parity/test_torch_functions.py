@@ -223,7 +223,8 @@ def fn(x, i, p, probs, mean, std):
             torch.normal(0.0, std), torch.normal(mean=mean * 2, std=0.1),
             torch.bernoulli(p), torch.bernoulli(x, 0.8), torch.bernoulli(p * 0.5),
             torch.multinomial(probs, 3), torch.multinomial(probs, 4000, replacement=True),
-            torch.multinomial(probs[0], 2, False), torch.randint(6, size=(4000,)))
+            torch.multinomial(probs[0], 2, False), torch.randint(6, size=(4000,)),
+            torch.randint_like(mean, 0, 3), torch.randint_like(i, 4, dtype=torch.float64))
 """
 R_APIS = ["torch.rand", "torch.randn", "torch.rand_like", "torch.randn_like", "torch.randint",
           "torch.randint_like", "torch.randperm", "torch.normal", "torch.bernoulli", "torch.multinomial"]
@@ -272,6 +273,8 @@ def test_random():
         assert np.abs(freq - probs).max() < 0.04, (mode, freq)
         assert len(set(o[25].tolist())) == 2
         assert o[26].shape == (4000,) and set(np.unique(o[26])) == set(range(6)), mode    # randint(high, size=)
+        # randint_like of a float input / with a float dtype: whole numbers in [low, high) of that dtype
+        assert set(np.unique(o[27])) == {0.0, 1.0, 2.0} and set(np.unique(o[28])) <= {0.0, 1.0, 2.0, 3.0}, mode
     # two calls give different numbers (ops.randperm alone would repeat itself)
     mod, _, _ = load_converted(RANDOM_SRC)
     import mindspore as ms

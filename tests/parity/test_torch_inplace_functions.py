@@ -69,13 +69,46 @@ def test_torch_inplace_functions():
             assert_close(ms.jit(fn)(*[ms.Tensor(a.copy()) for a in inputs]), want, what=name + " graph")
 
 
+def test_torch_inplace_assigned_value():
+    """`z = torch.relu_(x)` / `z = F.leaky_relu_(input=x, ...)`, an assignment's whole value (its arguments may call):
+    `z = x = <out-of-place form>`; z and x equal torch's (msmigrate/inplace_values.py), at a script's top level too."""
+    import mindspore as ms
+    import torch
+
+    names = ["torch.relu_", "torch.clamp_", "torch.sin_", "torch.sigmoid_", "torch.threshold_", "F.leaky_relu_"]
+    src = "import torch\nimport torch.nn.functional as F\n"
+    for name in names:
+        args = CASES[name.split(".")[1]][0]
+        call = f"{name}(x, {args})" if args else f"{name}(input=x)"    # positional, or the receiver by keyword
+        src += f"def {_fn(name)}(x: torch.Tensor):\n    z = {call}\n    return z, x\n"
+    src += ("def calls(x: torch.Tensor):\n    z = torch.clamp_(x, min=torch.tensor(-0.5), max=torch.ones(1).sum() * 0.5)\n"
+            "    return z, x\n"
+            "top = torch.tensor([-1.2, -0.3, 0.7, 1.4])\ntop_z = torch.sin_(top)\n"
+            # the function named through a module attribute chain (nn.functional.X_)
+            "import torch.nn as nn\ndef dotted(x: torch.Tensor):\n    z = nn.functional.threshold_(x, 0.5, 0.0)\n"
+            "    return z, x\ndef dotted_statement(x: torch.Tensor):\n    nn.functional.hardtanh_(x, -0.3, 0.9)\n"
+            "    return x, x\n")
+    tns = load_torch(src)
+    mod, code, sites = load_converted(src)
+    assert not [s for s in sites if s.status == TODO], code
+    assert "Unconverted(" not in code, code
+    for fn_name in [_fn(name) for name in names] + ["calls", "dotted", "dotted_statement"]:
+        want = tns[fn_name](torch.from_numpy(A.copy()))
+        got = getattr(mod, fn_name)(ms.Tensor(A.copy()))
+        for g, w in zip(got, want):
+            assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (fn_name, g.dtype, w.dtype)
+            assert_close(g, w, rtol=1e-5, atol=1e-5, what=fn_name)
+    assert_close(mod.top_z, tns["top_z"], what="top_z")
+    assert_close(mod.top, tns["top"], what="top")
+
+
 def test_torch_inplace_elsewhere_is_a_todo():
-    """`z = torch.relu_(x)` (the result used), or a name of an enclosing scope: a TODO saying how to rewrite it,
-    and code that raises where it runs."""
+    """`z = 2 * torch.relu_(x)` (the result used inside an expression), or a name of an enclosing scope: a TODO
+    saying how to rewrite it, and code that raises where it runs."""
     import mindspore as ms
     import pytest
 
-    src = _snippet("z = {fn}(x{args})", ["torch.relu_", "torch.clamp_"]) + (
+    src = _snippet("z = 2 * {fn}(x{args})", ["torch.relu_", "torch.clamp_"]) + (
         "W = torch.ones(3)\ndef g():\n    torch.relu_(W)\n    return W\n")
     mod, code, sites = load_converted(src)
     todo = {s.api: s.note for s in sites if s.status == TODO}

@@ -42,6 +42,9 @@ ELEMENTWISE += [
     case("torch.float_power", "x, y: (torch.float_power(x, y), torch.float_power(x, 2))", [P, X]),
     case("torch.xlogy", "x, y: torch.xlogy(x, y)", [np.array([0.0, 0.0, 1.0, 2.0], np.float32),
                                                     np.array([0.0, np.nan, 0.5, 3.0], np.float32)]),
+    # a Python number as other (x.xlogy(3.0)), NaN included
+    case("torch.xlogy", "x: (torch.xlogy(x, 3.0), x.xlogy(other=0.5), torch.xlogy(x, float('nan')))",
+         [np.array([0.0, 0.0, 1.0, 2.0], np.float32)]),
     case("torch.imag", "x: torch.imag(x)", [(Y + 1j * X).astype(np.complex64)]),
     case("torch.logit", "x: (torch.logit(x), torch.logit(x, 0.1), torch.logit(x, eps=0.2))", [U], grad=True),
     case("torch.polygamma", "x: (torch.polygamma(1, x), torch.polygamma(n=2, input=x))", [P], rtol=1e-4),

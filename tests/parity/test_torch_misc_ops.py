@@ -41,6 +41,9 @@ MISC = [
          " torch.hamming_window(8, False, 0.5, 0.5), torch.blackman_window(6), torch.bartlett_window(7),"
          " torch.kaiser_window(8), torch.kaiser_window(8, True, 5.0), torch.hann_window(4, dtype=torch.float64))", [],
          rtol=1e-5, atol=1e-6),
+    # dtype=None is torch's default dtype (float32), dtypes compared
+    case([T + "kaiser_window", T + "hann_window"], ": (torch.kaiser_window(7, dtype=None), torch.hann_window(5, dtype=None))",
+         [], rtol=1e-5, atol=1e-6, typed=True),
     case([T + "geqrf", T + "orgqr"],
          "a, c: (lambda q, tau: (q, tau, torch.orgqr(q, tau)))(*torch.geqrf(a))", [np.vstack([A, B[:2]]).astype(np.float32), RNG.standard_normal((5, 2)).astype(
              np.float32)], rtol=1e-4, atol=1e-4),

@@ -15,7 +15,23 @@ WINDOWS += [case(W + "kaiser", ": (torch.signal.windows.kaiser(9, beta=5.0), tor
             case(W + "gaussian", ": torch.signal.windows.gaussian(9, std=2.5, sym=False)", [], atol=1e-6),
             case(W + "exponential", ": (torch.signal.windows.exponential(9, tau=3.0), torch.signal.windows.exponential("
                  "8, center=2.0, tau=0.5, sym=False))", [], atol=1e-6),
-            case(W + "general_hamming", ": torch.signal.windows.general_hamming(8, alpha=0.6)", [], atol=1e-6)]
+            case(W + "general_hamming", ": torch.signal.windows.general_hamming(8, alpha=0.6)", [], atol=1e-6),
+            # float32 windows to torch's float32 rounding (computed in float64, then cast: MindSpore's float32 exp
+            # is ~1e-6 off)
+            case([W + "gaussian", W + "exponential"], ": (torch.signal.windows.gaussian(10, std=1.5),"
+                 " torch.signal.windows.exponential(9, tau=2.0), torch.signal.windows.gaussian(7, sym=False))", [],
+                 rtol=1e-6, atol=0.0, typed=True),
+            # a cosine sum near 0 (alpha=0.4): torch's float32 rounding, at 1e-6
+            case([W + "general_hamming", W + "general_cosine"], ": (torch.signal.windows.general_hamming(10, alpha=0.4,"
+                 " sym=False), torch.signal.windows.general_cosine(10, a=[0.5, 1 - 0.5]))", [], rtol=1e-6, atol=0.0,
+                 typed=True),
+            case(W + "general_cosine", ": (torch.signal.windows.general_cosine(1, a=[0.5, 0.5]),"
+                 " torch.signal.windows.general_cosine(10, a=[0.46, 0.23, 0.31]),"
+                 " torch.signal.windows.general_cosine(M=9, a=[0.5, 1 - 0.5], sym=False),"
+                 " torch.signal.windows.general_cosine(8, a=(0.3635819, 0.4891775, 0.1365995, 0.0106411),"
+                 " dtype=torch.float64), torch.signal.windows.general_cosine(10, a=[0.46, 0.23, 0.31], sym=True,"
+                 " dtype=torch.float64, layout=torch.strided, requires_grad=False))", [], rtol=1e-5, atol=1e-6,
+                 typed=True)]
 
 
 def test_windows():

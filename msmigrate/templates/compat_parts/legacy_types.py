@@ -46,10 +46,11 @@ ShortTensor = _legacy_type("ShortTensor", ms.int16)
 ByteTensor = _legacy_type("ByteTensor", ms.uint8)
 CharTensor = _legacy_type("CharTensor", ms.int8)
 BoolTensor = _legacy_type("BoolTensor", ms.bool_)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", ms.bfloat16)
 
 
 _LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
-                                         ByteTensor, CharTensor, BoolTensor)}
+                                         ByteTensor, CharTensor, BoolTensor, BFloat16Tensor)}
 
 
 def _legacy_dtype(spec):
