@@ -294,6 +294,12 @@ _CONV = f"{T}::test_conv"
 
 def _conv_rule(ctx):
     b = ctx.bound
+    x = _need(b, "input")
+    # float64 has no convolution kernel: a MigrationError naming this line, not MindSpore's TypeError
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    name = (ctx.tr._torch_qname(ctx.original.func) or "conv").rsplit(".", 1)[-1]
+    b.set("input", f"_ms_compat.conv_input({x}, {name!r}, {where!r})")
+    ctx.tr.uses_compat = True
     p = b.code("padding")
     if p is None or _lit_or(p) == 0:
         b.remove("padding")      # MindSpore's functional conv defaults to pad_mode='valid', padding=0
@@ -314,7 +320,8 @@ for _d in (1, 2, 3):
     rule(f"{P}conv{_d}d", f"mindspore.ops.conv{_d}d", args=_CONV_ARGS,
          target_args=("input", "weight", "bias", "stride", "pad_mode", "padding", "dilation", "groups"),
          note="padding -> pad_mode='pad' + padding (int or one value per spatial dim), or pad_mode='same'/'valid'; "
-              "a padding held in a variable must be numeric", test=_CONV)(_conv_rule)
+              "a padding held in a variable must be numeric; a float64 input (no MindSpore convolution kernel takes "
+              "it) raises MigrationError naming the line", test=_CONV)(_conv_rule)
 
 
 def _conv_transpose(nd):
