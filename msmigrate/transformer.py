@@ -1785,6 +1785,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return "other"   # an attribute of an imported module (np.random, ms.numpy)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
             return "module" if self._classes and self._classes[-1].is_cell else "other"
+        if isinstance(node, cst.Call) and LC.torch_layer(self._torch_qname(node.func)):
+            return "module"    # `nn.Conv2d(...).double()`
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             t = self._classes[-1].attr_types.get(node.attr.value) if self._classes else None
             if t == "tensor":

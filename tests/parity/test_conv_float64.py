@@ -71,3 +71,55 @@ def test_conv_float64_names_the_line(which, api, line, graph):
     args = [_to_ms(a.astype(np.float64) if i in (which, which + 1) else a) for i, a in enumerate(CONV_ARGS)]
     with pytest.raises(mod._ms_compat.MigrationError, match=f"{api} at __main__:{line}: a float64 input"):
         (ms.jit(mod.fn) if graph else mod.fn)(*args)
+
+
+DOUBLE_SRC = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.body = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
+
+
+def make_net():
+    return Net()
+
+
+def layer_double():
+    return nn.Conv2d(3, 4, 3).double()
+
+
+def net_double():
+    net = Net()
+    return net.double()
+
+
+def untyped_double():
+    return make_net().double()
+
+
+def linear_double(x):
+    return nn.Linear(3, 2).double()(x).dtype
+"""
+
+
+@pytest.mark.parametrize("fn,line,what", [("layer_double", 18, "Conv2d \\(the module\\)"),
+                                          ("net_double", 23, "Conv2d body.0"),
+                                          ("untyped_double", 27, "Conv2d body.0")])
+def test_module_double_with_a_conv_names_the_line(fn, line, what):
+    """`.double()` of a module holding a conv layer: torch then convolves in float64, which MindSpore cannot; the
+    cast raises MigrationError naming the torch line (before: AttributeError on nn.Conv2d(...).double())."""
+    mod, code, sites = load_converted(DOUBLE_SRC)
+    assert not [s for s in sites if s.status == "todo"], code
+    with pytest.raises(mod._ms_compat.MigrationError, match=f"__main__:{line}: .double\\(\\) of {what}: MindSpore"):
+        getattr(mod, fn)()
+
+
+def test_module_double_without_a_conv_computes_in_float64():
+    import mindspore as ms
+    mod, _, _ = load_converted(DOUBLE_SRC)
+    assert mod.linear_double(_to_ms(rnd(2, 3).astype(np.float64))) == ms.float64
