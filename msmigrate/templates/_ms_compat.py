@@ -588,7 +588,16 @@ Hardswish = _activation(nn.HSwish)
 Hardsigmoid = _activation(nn.HSigmoid)
 Sigmoid = _activation(nn.Sigmoid)
 Tanh = _activation(nn.Tanh)
-Mish = _activation(nn.Mish)
+
+
+class Mish(nn.Cell):
+    """torch.nn.Mish: see mish (compat_parts/nn_extra.py)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def construct(self, input):
+        return mish(input)
 
 
 class LeakyReLU(nn.LeakyReLU):
