@@ -544,8 +544,13 @@ for _d in ("1d", "2d", "3d"):
                          "dilation", "padding_mode"), drop=_NO_DEVICE,
             unsupported_ok={"padding_mode": ("'zeros'", '"zeros"')}, unsupported={"padding_mode": "only zero padding"},
             note=_LAZY_NOTE + "; output_padding as the ConvTranspose layers (not in 1-d)", test=_LAZY_T)
-    for _kind in ("BatchNorm", "InstanceNorm"):
-        mapping(f"torch.nn.Lazy{_kind}{_d}", f"_ms_compat.Lazy{_kind}{_d}",
-                args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
-                target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
-                unsupported_values={"momentum": ("None",)}, note=_LAZY_NOTE, test=_LAZY_T)
+    mapping(f"torch.nn.LazyBatchNorm{_d}", f"_ms_compat.LazyBatchNorm{_d}",
+            args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+            target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
+            note=_LAZY_NOTE + "; momentum=None builds _ms_compat.CumulativeBatchNorm" + _d + " (torch's cumulative "
+                 "average; tests/parity/test_batchnorm_cumulative.py::test_lazy_cumulative)", test=_LAZY_T)
+    mapping(f"torch.nn.LazyInstanceNorm{_d}", f"_ms_compat.LazyInstanceNorm{_d}",
+            args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+            target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
+            unsupported_values={"momentum": ("None",)}, note=_LAZY_NOTE + "; momentum=None as nn.InstanceNorm*d: "
+                                                                          "not converted", test=_LAZY_T)
