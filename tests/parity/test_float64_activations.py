@@ -41,3 +41,10 @@ def test_float32_values():
     check_function(SRC, [_x(np.float32)], rtol=1e-5, atol=1e-6)
     check_function(SRC.replace("F.mish(x), ", "").replace("nn.Mish()(x), ", ""), [_x(np.float32)], grad=True,
                    rtol=1e-5, atol=1e-6)
+
+
+def test_float64_constants_not_rounded():
+    """alpha/beta that float32 cannot hold (0.7, 0.3): the values stay float64-exact, in GRAPH mode too."""
+    src = ("import torch.nn as nn\nimport torch.nn.functional as F\n\n\ndef fn(x):\n"
+           "    return F.celu(x, 0.7), F.softplus(x, beta=0.3), nn.CELU(0.3)(x), F.selu(x)\n")
+    check_function(src, [_x(np.float64)], rtol=1e-13, atol=1e-15)
