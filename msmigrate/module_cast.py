@@ -26,8 +26,9 @@ def untyped_call_receiver(tr, original: cst.Call, updated: cst.Call) -> Optional
     target = f"_ms_compat.cast_tensor_or_module(..., ms.{_CASTS[name]})"
     tr._record(original, f"Module.{name}", target, R.CONVERTED,
                "the receiver may be a model or a tensor: decided at run time")
+    where = f", {tr.module_name + ':' + str(tr._line(original))!r}" if name == "double" else ""   # a float64 conv
     return tr._render_template(f"_ms_compat.cast_tensor_or_module({code_of(updated.func.value).strip()}, "
-                               f"{tr.names['ms']}.{_CASTS[name]})")
+                               f"{tr.names['ms']}.{_CASTS[name]}{where})")
 
 
 def _untyped_call(tr, node: cst.BaseExpression) -> bool:

@@ -33,7 +33,8 @@ LEAF_LAYERS = frozenset((
     "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "PReLU"))
 # the helper's layers of that kind (its Dense and Flatten are Keras layers, its AdaptiveAvgPool1d holds a 2-d pool)
 HELPER_LEAF_LAYERS = frozenset(("BatchNorm1d", "BatchNorm2d", "Conv2d", "Dropout", "Embedding", "GELU", "GroupNorm",
-                                "LayerNorm", "LeakyReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Tanh"))
+                                "LayerNorm", "LeakyReLU", "ReLU", "ReLU6", "SiLU", "Sigmoid", "Tanh",
+                                "any_batch"))   # any_batch: a namespace of the conv layers (subclasses, no inner cell)
 CONTAINERS = frozenset(("Cell", "SequentialCell", "CellList", "CellDict"))
 # helper functions that build no cell (read or write parameters, files, the module tree)
 CELL_FREE_HELPERS = frozenset(("modules", "named_modules", "children", "named_children", "parameters",

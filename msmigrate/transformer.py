@@ -46,6 +46,7 @@ from . import placeholders as PH
 from . import out_argument as OA
 from .fresh_out_tuples import fresh_out_tuples
 from . import module_cast as MC
+from . import batched_convs as BC
 from . import default_mode as DM
 from . import partial_rules as PR
 from . import inplace_values as IV
@@ -240,6 +241,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
+        self.batched_convs: Set[int] = set()   # conv-layer calls whose input is provably batched
         info = index.modules.get(module_name)
         self._imports: Dict[str, str] = info.imports if info is not None else {}
 
@@ -920,6 +922,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._fresh_out_tuples = fresh_out_tuples(node, self._torch_qname)   # `out = (torch.empty(2), ...)`
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
         # `emb = nn.Embedding(..)`: its parameter renames; `m = nn.Linear(..)`: `m(input=x)` (layer_calls.py)
+        self.batched_convs = BC.batched_convs(node, self._torch_qname)   # native conv layers (batched_convs.py)
         self._module_layers = LR.module_layers(node, self._torch_qname,
                                                lambda qn: qn in LAYER_FAMILY or LC.torch_layer(qn))
         cell_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)
@@ -1799,6 +1802,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return "other"   # an attribute of an imported module (np.random, ms.numpy)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
             return "module" if self._classes and self._classes[-1].is_cell else "other"
+        if isinstance(node, cst.Call) and LC.torch_layer(self._torch_qname(node.func)):
+            return "module"    # `nn.Conv2d(...).double()`
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             t = self._classes[-1].attr_types.get(node.attr.value) if self._classes else None
             if t == "tensor":

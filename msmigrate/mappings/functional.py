@@ -163,19 +163,23 @@ def _simple(name, target, torch_args, ms_args, rename=None, drop=(), test=_ACT, 
     mapping(P + name, target, args=torch_args, target_args=ms_args, rename=rename or {}, drop=drop, test=test, **kw)
 
 
+_F64 = " (MindSpore's kernel computes it in float32)"
 _simple("relu", "mindspore.ops.relu", ("input", "inplace"), ("input",), drop=("inplace",),
         note="inplace dropped (ops.relu's own inplace is never emitted)")
 _simple("relu6", "mindspore.ops.relu6", ("input", "inplace"), ("x",), {"input": "x"}, ("inplace",))
-_simple("celu", "mindspore.ops.celu", ("input", "alpha", "inplace"), ("x", "alpha"), {"input": "x"}, ("inplace",))
+_simple("celu", "_ms_compat.celu", ("input", "alpha", "inplace"), ("input", "alpha"), drop=("inplace",),
+        note="ops.celu, and torch's formula in float64 for a float64 input" + _F64)
 _simple("silu", "mindspore.ops.silu", ("input", "inplace"), ("input",), drop=("inplace",))
-_simple("mish", "mindspore.ops.mish", ("input", "inplace"), ("x",), {"input": "x"}, ("inplace",))
+_simple("mish", "_ms_compat.mish", ("input", "inplace"), ("input",), drop=("inplace",),
+        note="ops.mish, and torch's formula in float64 for a float64 input" + _F64)
 _simple("hardswish", "mindspore.ops.hardswish", ("input", "inplace"), ("input",), drop=("inplace",))
 _simple("hardsigmoid", "mindspore.ops.hardsigmoid", ("input", "inplace"), ("input",), drop=("inplace",))
 _simple("hardtanh", "mindspore.ops.hardtanh", ("input", "min_val", "max_val", "inplace"),
         ("input", "min_val", "max_val"), drop=("inplace",))
 _simple("sigmoid", "mindspore.ops.sigmoid", ("input",), ("input",))
 _simple("tanh", "mindspore.ops.tanh", ("input",), ("input",))
-_simple("softplus", "mindspore.ops.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"))
+_simple("softplus", "_ms_compat.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"),
+        note="ops.softplus, and torch's formula in float64 for a float64 input" + _F64)
 _simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})
 _simple("logsigmoid", "mindspore.ops.logsigmoid", ("input",), ("x",), {"input": "x"})
 # torch's weight may be 0-d (one slope); ops.prelu takes a 1-D weight only, and no input without elements
@@ -294,6 +298,12 @@ _CONV = f"{T}::test_conv"
 
 def _conv_rule(ctx):
     b = ctx.bound
+    x = _need(b, "input")
+    # float64 has no convolution kernel: a MigrationError naming this line, not MindSpore's TypeError
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    name = (ctx.tr._torch_qname(ctx.original.func) or "conv").rsplit(".", 1)[-1]
+    b.set("input", f"_ms_compat.conv_input({x}, {name!r}, {where!r})")
+    ctx.tr.uses_compat = True
     p = b.code("padding")
     if p is None or _lit_or(p) == 0:
         b.remove("padding")      # MindSpore's functional conv defaults to pad_mode='valid', padding=0
@@ -314,7 +324,8 @@ for _d in (1, 2, 3):
     rule(f"{P}conv{_d}d", f"mindspore.ops.conv{_d}d", args=_CONV_ARGS,
          target_args=("input", "weight", "bias", "stride", "pad_mode", "padding", "dilation", "groups"),
          note="padding -> pad_mode='pad' + padding (int or one value per spatial dim), or pad_mode='same'/'valid'; "
-              "a padding held in a variable must be numeric", test=_CONV)(_conv_rule)
+              "a padding held in a variable must be numeric; a float64 input (no MindSpore convolution kernel takes "
+              "it) raises MigrationError naming the line", test=_CONV)(_conv_rule)
 
 
 def _conv_transpose(nd):

@@ -105,8 +105,11 @@ def _output_padding(ctx, ndim: int) -> bool:
     return True
 
 
-def _conv_rule(ndim: int, transpose: bool = False):
+def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
     def conv(ctx):
+        if any(t in (ctx.code("dtype") or "") for t in ("float64", "double")):
+            raise UnsupportedSite("dtype float64: MindSpore's convolution kernels take float16/float32 only "
+                                  "(torch computes in float64)")
         if not (transpose and _output_padding(ctx, ndim)):
             _conv_padding(ctx, ndim)
         b = ctx.bound
@@ -122,7 +125,10 @@ def _conv_rule(ndim: int, transpose: bool = False):
             b.set("has_bias", "True")
         b.rename("bias", "has_bias")
         b.rename("groups", "group")
-        return None
+        if id(ctx.original) in ctx.tr.batched_convs:
+            return None
+        # the input may be one unbatched sample, which torch takes and MindSpore's layer does not
+        return f"_ms_compat.any_batch.{ms_name}"
     return conv
 
 
@@ -131,11 +137,13 @@ _CONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
 _MS_CONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
                  "dilation", "group", "has_bias")
 _CONV_NOTE = ("padding -> pad_mode='pad'/'valid'/'same' + padding (MindSpore defaults to 'same'); "
-              "bias -> has_bias (MindSpore defaults to False); groups -> group")
+              "bias -> has_bias (MindSpore defaults to False); groups -> group; the native layer where its input is "
+              "provably batched (msmigrate/batched_convs.py), else _ms_compat.any_batch.<layer>, the same layer "
+              "also taking torch's unbatched sample as a batch of one; dtype float64 is not converted")
 for _nd, _name in ((1, "Conv1d"), (2, "Conv2d"), (3, "Conv3d")):
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=_CONV_ARGS, target_args=_MS_CONV_ARGS,
          note=_CONV_NOTE + ("; weight is stored (out, in, 1, k)" if _nd == 1 else ""),
-         test=f"{T}::test_conv")(_conv_rule(_nd))
+         test=f"{T}::test_conv")(_conv_rule(_nd, _name))
 
 _TCONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
                "groups", "bias", "dilation", "padding_mode", "device", "dtype")
@@ -145,7 +153,7 @@ for _nd, _name, _ms in ((1, "ConvTranspose1d", "Conv1dTranspose"), (2, "ConvTran
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=_TCONV_ARGS, target_args=_MS_TCONV_ARGS,
          note=_CONV_NOTE + "; output_padding -> asymmetric padding (p, p - output_padding) per dim "
          "(MindSpore's own output_padding zero-fills instead of computing those rows)",
-         test=f"{T}::test_conv_transpose")(_conv_rule(_nd, transpose=True))
+         test=f"{T}::test_conv_transpose")(_conv_rule(_nd, _ms, transpose=True))
 
 
 # ------------------------------------------------------------------ pooling
@@ -310,8 +318,11 @@ for _name in ("Dropout",):   # Dropout1d/2d/3d: mappings/channel_dropout.py
 # AlphaDropout: mappings/tensor_nn_extra.py
 
 # ------------------------------------------------------------------ activations
+mapping("torch.nn.Mish", "_ms_compat.Mish", args=("inplace",), target_args=(), test=f"{T}::test_activations",
+        note="nn.Mish's kernel computes a float64 input in float32: a Cell around _ms_compat.mish (torch's formula "
+             "in float64 then)")
 for _name, _ms in (("ReLU", "ReLU"), ("ReLU6", "ReLU6"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"),
-                   ("Hardsigmoid", "HSigmoid"), ("Mish", "Mish")):
+                   ("Hardsigmoid", "HSigmoid")):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=("inplace",), drop=("inplace",),
             note="no inplace argument in MindSpore", test=f"{T}::test_activations")
 for _name in ("Sigmoid", "Tanh", "Softsign", "Tanhshrink", "LogSigmoid"):
@@ -533,8 +544,13 @@ for _d in ("1d", "2d", "3d"):
                          "dilation", "padding_mode"), drop=_NO_DEVICE,
             unsupported_ok={"padding_mode": ("'zeros'", '"zeros"')}, unsupported={"padding_mode": "only zero padding"},
             note=_LAZY_NOTE + "; output_padding as the ConvTranspose layers (not in 1-d)", test=_LAZY_T)
-    for _kind in ("BatchNorm", "InstanceNorm"):
-        mapping(f"torch.nn.Lazy{_kind}{_d}", f"_ms_compat.Lazy{_kind}{_d}",
-                args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
-                target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
-                unsupported_values={"momentum": ("None",)}, note=_LAZY_NOTE, test=_LAZY_T)
+    mapping(f"torch.nn.LazyBatchNorm{_d}", f"_ms_compat.LazyBatchNorm{_d}",
+            args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+            target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
+            note=_LAZY_NOTE + "; momentum=None builds _ms_compat.CumulativeBatchNorm" + _d + " (torch's cumulative "
+                 "average; tests/parity/test_batchnorm_cumulative.py::test_lazy_cumulative)", test=_LAZY_T)
+    mapping(f"torch.nn.LazyInstanceNorm{_d}", f"_ms_compat.LazyInstanceNorm{_d}",
+            args=("eps", "momentum", "affine", "track_running_stats", "device", "dtype"),
+            target_args=("eps", "momentum", "affine", "track_running_stats"), drop=_NO_DEVICE,
+            unsupported_values={"momentum": ("None",)}, note=_LAZY_NOTE + "; momentum=None as nn.InstanceNorm*d: "
+                                                                          "not converted", test=_LAZY_T)

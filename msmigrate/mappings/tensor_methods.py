@@ -905,9 +905,18 @@ mapping("Module.cpu", "identity", note="MindSpore places cells by ms.set_context
 # method (Cell.to_float only sets the compute precision). On a receiver known to be a module; on the
 # result of an untyped call outside a class (`build_model(sd).float()`) msmigrate/module_cast.py decides
 # at run time; elsewhere x.float() stays the tensor cast.
-for _n in ("float", "double", "half", "bfloat16"):
+for _n in ("float", "half", "bfloat16"):
     mapping(f"Module.{_n}", f"expr:_ms_compat.module_cast({{self}}, ms.{_CASTS[_n]})",
             test="tests/parity/test_module_api.py::test_module_dtype_cast",
             note="every floating-point parameter and buffer cast in place (Parameter.set_dtype); returns the "
                  "cell")
+
+
+@rule("Module.double", test="tests/parity/test_module_api.py::test_module_dtype_cast",
+      note="every floating-point parameter and buffer cast in place (Parameter.set_dtype); returns the cell; a "
+           "cell holding a convolution layer (no MindSpore kernel takes float64) raises MigrationError naming "
+           "the line")
+def _module_double(ctx):
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return ctx.expr(f"_ms_compat.module_cast({ctx.receiver_code()}, ms.float64, {where!r})")
 

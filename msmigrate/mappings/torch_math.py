@@ -41,7 +41,8 @@ for _name, _op, _note in (
     if _note == _INT:
         rule(f"torch.{_name}", f"mindspore.ops.{_op}", args=("input",), test=_test,
              note=_note + ("; " + ERFINV_TAILS if _name == "erfinv" else ""),
-             status=DIFFERENCE if _name == "erfinv" else CONVERTED)(float_function(_op))
+             status=DIFFERENCE if _name == "erfinv" else CONVERTED)(
+            float_function(_op, "_ms_compat.special_digamma" if _name == "digamma" else ""))
     else:
         composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note, test=_test)
 mapping("torch.matrix_exp", None, note="ops.matrix_exp has no CPU kernel in MindSpore 2.10: a truncated series or "

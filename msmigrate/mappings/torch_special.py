@@ -51,7 +51,7 @@ for _name, _template in (
         ("scaled_modified_bessel_k1", _NEG_NAN.format(op="bessel_k1e")),
         ("i0", "ops.bessel_i0({input})"), ("i0e", "ops.bessel_i0e({input})"), ("i1", "ops.bessel_i1({input})"),
         ("i1e", "ops.bessel_i1e({input})"),
-        ("digamma", "ops.digamma({input})"), ("psi", "ops.digamma({input})"), ("gammaln", "ops.lgamma({input})"),
+        ("digamma", "_ms_compat.special_digamma({input})"), ("psi", "_ms_compat.special_digamma({input})"), ("gammaln", "ops.lgamma({input})"),
         ("erf", "ops.erf({input})"), ("erfc", "ops.erfc({input})"), ("erfinv", "ops.erfinv({input})"),
         ("exp2", "ops.exp2({input})"), ("expm1", "ops.expm1({input})"), ("log1p", "_ms_compat.special_log1p({input})"),
         ("expit", "ops.sigmoid({input})"), ("sinc", "ops.sinc({input})"),

@@ -590,7 +590,16 @@ Hardswish = _activation(nn.HSwish)
 Hardsigmoid = _activation(nn.HSigmoid)
 Sigmoid = _activation(nn.Sigmoid)
 Tanh = _activation(nn.Tanh)
-Mish = _activation(nn.Mish)
+
+
+class Mish(nn.Cell):
+    """torch.nn.Mish: see mish (compat_parts/nn_extra.py)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def construct(self, input):
+        return mish(input)
 
 
 class LeakyReLU(nn.LeakyReLU):
@@ -762,7 +771,47 @@ class RNN(nn.RNN):
         return _sequence_outputs(nn.RNN.construct(self, x, hx, seq_length), unbatched, self.batch_first)
 
 
-class Conv2d(nn.Conv2d):
+class any_batch:
+    """MindSpore's conv layers also taking torch's unbatched sample (C, *spatial), as a batch of one"""
+    class Conv2d(nn.Conv2d):   # where the converter cannot prove the input batched (msmigrate/batched_convs.py)
+        def construct(self, x):
+            if x.ndim == 3:
+                return nn.Conv2d.construct(self, x.expand_dims(0)).squeeze(0)
+            return nn.Conv2d.construct(self, x)
+
+    class Conv1d(nn.Conv1d):
+        def construct(self, x):
+            if x.ndim == 2:
+                return nn.Conv1d.construct(self, x.expand_dims(0)).squeeze(0)
+            return nn.Conv1d.construct(self, x)
+
+    class Conv3d(nn.Conv3d):
+        def construct(self, x):
+            if x.ndim == 4:
+                return nn.Conv3d.construct(self, x.expand_dims(0)).squeeze(0)
+            return nn.Conv3d.construct(self, x)
+
+    class Conv1dTranspose(nn.Conv1dTranspose):
+        def construct(self, x):
+            if x.ndim == 2:
+                return nn.Conv1dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
+            return nn.Conv1dTranspose.construct(self, x)
+
+    class Conv2dTranspose(nn.Conv2dTranspose):
+        def construct(self, x):
+            if x.ndim == 3:
+                return nn.Conv2dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
+            return nn.Conv2dTranspose.construct(self, x)
+
+    class Conv3dTranspose(nn.Conv3dTranspose):
+        def construct(self, x):
+            if x.ndim == 4:
+                return nn.Conv3dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
+            return nn.Conv3dTranspose.construct(self, x)
+
+
+class Conv2d(any_batch.Conv2d):
+    """torch.nn.Conv2d with torch's arguments, where the class is a value (a conv_layer= argument) or a base."""
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         if padding_mode != "zeros":

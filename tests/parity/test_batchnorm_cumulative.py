@@ -75,3 +75,30 @@ def test_batchnorm_cumulative_graph():
     code, _ = check_layer(SRC, [IMG, VOL], train=True, rtol=1e-4, atol=1e-5)
     assert "num_batches_tracked" not in code       # counted inside _ms_compat, not by the converted code
     check_layer(SRC, [IMG, VOL], train=False, rtol=1e-4, atol=1e-5)
+
+
+LAZY_SRC = """
+import torch
+import torch.nn as nn
+
+
+def lazy_cumulative(s, i, v):
+    a = nn.LazyBatchNorm1d(momentum=None)
+    b = nn.LazyBatchNorm2d(eps=1e-3, momentum=None)
+    c = nn.LazyBatchNorm3d(momentum=None, affine=False)
+    for k in range(3):
+        ya, yb, yc = a(s * (k + 1) + k), b(i - k), c(v * (k + 2))
+    out = (ya, yb, yc, a.running_mean, a.running_var, b.running_mean, b.running_var, c.running_mean, c.running_var)
+    a.eval()
+    b.eval()
+    return out + (a(s), b(i))
+"""
+
+
+def test_lazy_cumulative():
+    """nn.LazyBatchNorm*d(momentum=None) (was a TODO) builds the cumulative layer at its first call: torch's running
+    statistics after three training batches, eval reading them, and the input gradients."""
+    code, sites = check_function(LAZY_SRC, [SEQ, IMG, VOL], entry="lazy_cumulative", grad=True, graph=False,
+                                 rtol=1e-4, atol=1e-5)
+    assert not [s.api for s in sites if s.status == TODO], code
+    assert "_ms_compat.LazyBatchNorm2d(eps=1e-3, momentum=None)" in code, code

@@ -127,7 +127,7 @@ LazyConvTranspose2d = _lazy_conv_transpose(2, nn.Conv2dTranspose)
 LazyConvTranspose3d = _lazy_conv_transpose(3, nn.Conv3dTranspose)
 
 
-def _lazy_norm(name, built, unbatched_rank):
+def _lazy_norm(name, built, unbatched_rank, cumulative=None):
     class LazyNorm(_Lazy):
         _unbatched_rank = unbatched_rank
 
@@ -135,16 +135,18 @@ def _lazy_norm(name, built, unbatched_rank):
                      dtype=None):
             super().__init__(name, eps, momentum, affine, track_running_stats)
 
-        def _build(self, size, *args):
-            return built(size, *args)
+        def _build(self, size, eps, momentum, affine, track_running_stats):
+            if momentum is None and cumulative is not None:   # torch's cumulative moving average
+                return cumulative(size, eps, None, affine, track_running_stats)
+            return built(size, eps, momentum, affine, track_running_stats)
     LazyNorm.__name__ = LazyNorm.__qualname__ = name
     return LazyNorm
 
 
 # BatchNorm1d takes (N, C) and (N, C, L): the channels are dimension 1 either way
-LazyBatchNorm1d = _lazy_norm("LazyBatchNorm1d", BatchNorm1d, 1)
-LazyBatchNorm2d = _lazy_norm("LazyBatchNorm2d", BatchNorm2d, 3)
-LazyBatchNorm3d = _lazy_norm("LazyBatchNorm3d", BatchNorm3d, 4)
+LazyBatchNorm1d = _lazy_norm("LazyBatchNorm1d", BatchNorm1d, 1, CumulativeBatchNorm1d)
+LazyBatchNorm2d = _lazy_norm("LazyBatchNorm2d", BatchNorm2d, 3, CumulativeBatchNorm2d)
+LazyBatchNorm3d = _lazy_norm("LazyBatchNorm3d", BatchNorm3d, 4, CumulativeBatchNorm3d)
 LazyInstanceNorm1d = _lazy_norm("LazyInstanceNorm1d", InstanceNorm1d, 2)
 LazyInstanceNorm2d = _lazy_norm("LazyInstanceNorm2d", InstanceNorm2d, 3)
 LazyInstanceNorm3d = _lazy_norm("LazyInstanceNorm3d", InstanceNorm3d, 4)

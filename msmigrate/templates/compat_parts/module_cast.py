@@ -5,8 +5,18 @@ precision); and the same call on a receiver the converter could not type, decide
 _FLOAT_DTYPES = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 
 
-def module_cast(cell, dtype):
-    """Casts the cell's floating-point parameters and buffers to `dtype`; returns the cell, as torch does."""
+_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)
+
+
+def module_cast(cell, dtype, where=None):
+    """Casts the cell's floating-point parameters and buffers to `dtype`; returns the cell, as torch does. A float64
+    convolution layer would compute nothing (no MindSpore kernel takes float64): the cast stops, naming the line."""
+    if dtype == ms.float64:
+        for name, sub in cell.cells_and_names():
+            if isinstance(sub, _CONVS):
+                raise MigrationError(f"{where or 'a module cast'}: .double() of {type(sub).__name__} "
+                                     f"{name or '(the module)'}: MindSpore's convolution kernels take float16/float32 "
+                                     "only (torch computes it in float64)")
     for param in cell.get_parameters(expand=True):
         if param.dtype in _FLOAT_DTYPES and param.dtype != dtype:
             param.set_dtype(dtype)
@@ -18,11 +28,11 @@ def module_cast(cell, dtype):
     return cell
 
 
-def cast_tensor_or_module(x, dtype):
+def cast_tensor_or_module(x, dtype, where=None):
     """x.float() and the like where x may be a model or a tensor (the result of a call the converter
     could not type): a Cell's parameters are cast in place, a tensor gives a cast copy."""
     if isinstance(x, nn.Cell):
-        return module_cast(x, dtype)
+        return module_cast(x, dtype, where)
     return x.astype(dtype)
 
 

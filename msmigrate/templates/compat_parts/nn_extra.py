@@ -22,7 +22,12 @@ class Softplus(nn.Cell):
         self.beta, self.threshold = beta, threshold
 
     def construct(self, input):
-        return ops.softplus(input, self.beta, self.threshold)
+        return softplus(input, self.beta, self.threshold)
+
+
+def _nnx_const(c, x):
+    """c at x's precision: MindSpore rounds a Python float to float32 before it multiplies a float64 tensor."""
+    return ms.Tensor(c, ms.float64) if x.dtype == ms.float64 else c
 
 
 def elu(input, alpha=1.0):
@@ -30,13 +35,53 @@ def elu(input, alpha=1.0):
     # the negative part through where, not minimum(x, 0): at 0 torch's gradient is alpha, and minimum's
     # gradient at a tie is halved
     negative = ops.where(input > 0, ops.zeros_like(input), input)
-    return ops.where(input > 0, input, alpha * ops.expm1(negative))
+    return ops.where(input > 0, input, _nnx_const(alpha, input) * ops.expm1(negative))
 
 
 def selu(input):
     """torch.nn.functional.selu: scale * elu(x, alpha) with torch's constants (the gradients of MindSpore 2.10's
     ops.selu and nn.SeLU are wrong for negative inputs on CPU)."""
-    return 1.0507009873554805 * elu(input, 1.6732632423543772)
+    return _nnx_const(1.0507009873554805, input) * elu(input, 1.6732632423543772)
+
+
+# softplus, mish and celu: MindSpore's kernels compute a float64 input in float32; torch's formulas in float64 then
+def softplus(input, beta=1.0, threshold=20.0):
+    """torch.nn.functional.softplus: log(1 + exp(beta * x)) / beta, x where beta * x > threshold."""
+    if input.dtype != ms.float64:
+        return ops.softplus(input, beta, threshold)
+    b = _nnx_const(beta, input)
+    scaled = input * b
+    e = ops.exp(ops.where(scaled > threshold, ops.zeros_like(scaled), scaled))   # (minimum halves a tie's gradient)
+    # log1p(e) as Kahan's log(u) * e / (u - 1): MindSpore's log1p loses digits for a tiny e (exp(-30))
+    u = 1 + e
+    log1p = ops.where(u == 1, e, ops.log(u) * e / ops.where(u == 1, ops.ones_like(u), u - 1))
+    return ops.where(scaled > threshold, input, log1p / b)
+
+
+def mish(input, inplace=False):
+    """torch.nn.functional.mish: x * tanh(softplus(x))."""
+    if input.dtype != ms.float64:
+        return ops.mish(input)
+    return input * ops.tanh(softplus(input))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """torch.nn.functional.celu: x if x > 0 else alpha * (exp(x / alpha) - 1)."""
+    if input.dtype != ms.float64:
+        return ops.celu(input, alpha)
+    a = _nnx_const(alpha, input)
+    return ops.where(input > 0, input, a * ops.expm1(ops.where(input > 0, ops.zeros_like(input), input) / a))
+
+
+class CELU(nn.Cell):
+    """torch.nn.CELU: see celu."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+
+    def construct(self, input):
+        return celu(input, self.alpha)
 
 
 class SELU(nn.Cell):

@@ -8,7 +8,9 @@ from . import _ms_compat
 
 def conv3x3(in_planes: int, out_planes: int, stride: int = 1) -> nn.Conv2d:
     """3x3 convolution with padding"""
-    return nn.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, has_bias=False, pad_mode='pad', padding=1)
+    # _ms_compat.any_batch (helper): MindSpore's conv layers also taking torch's unbatched sample (C, *spatial), as a
+    # batch of one
+    return _ms_compat.any_batch.Conv2d(in_planes, out_planes, kernel_size=3, stride=stride, has_bias=False, pad_mode='pad', padding=1)
 
 
 class BasicBlock(nn.Cell):

@@ -6,8 +6,10 @@ import _ms_compat
 class Net(nn.Cell):
     def __init__(self, dropout1=0.25, dropout2=0.5):
         super(Net, self).__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, 1, pad_mode='valid', has_bias=True)
-        self.conv2 = nn.Conv2d(32, 64, 3, 1, pad_mode='valid', has_bias=True)
+        # _ms_compat.any_batch (helper): MindSpore's conv layers also taking torch's unbatched sample (C, *spatial), as
+        # a batch of one
+        self.conv1 = _ms_compat.any_batch.Conv2d(1, 32, 3, 1, pad_mode='valid', has_bias=True)
+        self.conv2 = _ms_compat.any_batch.Conv2d(32, 64, 3, 1, pad_mode='valid', has_bias=True)
         self.dropout1 = nn.Dropout(p=dropout1)
         self.dropout2 = nn.Dropout(p=dropout2)
         self.fc1 = nn.Dense(9216, 128)
