@@ -50,11 +50,9 @@ _LAYOUT_KEY = "__torch_save_layout__"
 
 
 # ============================================================ save / load
-def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
-         _disable_byteorder_record=False):
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True, **_unused):
     """torch.save(obj, f): `obj` (tensors in dicts/lists, numbers, strings) as a MindSpore checkpoint at
-    `f` (a path or binary file). A whole model is saved as its parameters (load() of it raises). torch's
-    other parameters are taken (a wrapper passing *args/**kwargs along) and have no meaning here."""
+    `f` (a path or binary file). A whole model is saved as its parameters (load() of it raises)."""
     entries = _Entries()
     if isinstance(obj, nn.Cell):
         layout = {"cell": type(obj).__qualname__}
