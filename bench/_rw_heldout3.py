@@ -11,7 +11,8 @@ tuned on, run as a new user would.
   Modules, Optim, Translator) through a driver: Transformer forward, training steps with a label-smoothed
   cross entropy (train.py's cal_loss, which imports torchtext at module level: the driver has its own)
   under ScheduledOptim, then Translator's beam search.
-- lucidrains/vector-quantize-pytorch: VectorQuantize (EMA codebook) and ResidualVQ in a small autoencoder.
+- lucidrains/vector-quantize-pytorch: VectorQuantize (EMA codebook) and ResidualVQ in a small autoencoder;
+  FSQ and LFQ (no codebook) under a linear encoder/decoder.
 - lucidrains/perceiver-pytorch: Perceiver (image classification) and PerceiverIO (PerceiverLM).
 
 Entries have real_world.PROGRAMS' shape."""
@@ -48,6 +49,7 @@ PROGRAMS = [
 ] + [
     ("aiayn", AIAYN, "transformer", "driver.py", [], None),
     ("vq", VQ, "vector_quantize_pytorch", "driver.py", [], None),
+    ("vq_scalar", VQ, "vector_quantize_pytorch", "driver.py", [], None),
     ("perceiver", PERCEIVER, "perceiver_pytorch", "driver.py", [], None),
     ("perceiver_io", PERCEIVER, "perceiver_pytorch", "driver.py", [], None),
 ]
@@ -139,6 +141,33 @@ for name, quantizer in (("vq", VectorQuantize(dim=8, codebook_size=16, decay=0.8
     print("VALUE " + name + "_indices", float(indices.float().mean()))
     print("VALUE " + name + "_codebook", float(model.quantize.codebook.abs().mean()) if name == "vq"
           else float(model.quantize.codebooks.abs().mean()))
+''',
+    # the codebook-free quantizers: FSQ (rounding to fixed levels) and LFQ (signs, with an entropy loss)
+    "vq_scalar": '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+from vector_quantize_pytorch import FSQ, LFQ
+
+for name, quantizer in (("fsq", FSQ(levels=[8, 5, 5, 5])), ("lfq", LFQ(codebook_size=16, dim=4,
+                                                                        entropy_loss_weight=0.1))):
+    encode, decode = nn.Linear(6, 4), nn.Linear(4, 6)
+    params = list(encode.parameters()) + list(decode.parameters())
+    optimizer = torch.optim.Adam(params, lr=1e-2)
+    x = torch.randn(2, 10, 6)
+    for step in range(3):
+        optimizer.zero_grad()
+        if name == "fsq":
+            quantized, indices = quantizer(encode(x))
+            aux = 0.0
+        else:
+            quantized, indices, aux = quantizer(encode(x))
+        loss = F.mse_loss(decode(quantized), x) + aux
+        loss.backward()
+        optimizer.step()
+        print("loss", loss.item())
+    print("VALUE " + name + "_indices", float(indices.float().mean()))
+    print("VALUE " + name + "_codes", float(quantizer.indices_to_codes(indices).abs().mean()))
 ''',
     "perceiver": '''
 import torch
