@@ -163,24 +163,17 @@ class _TorchOptimizer:
         self.groups_complete = True
 
     def step(self, closure=None):
-        """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients)
-        (msmigrate/step_closure.py); the update runs on those gradients and the loss is returned.
-        Without a closure: the gradients a converted step held for this optimizer (hold_gradients: a wrapper
-        such as ScheduledOptim steps it in its own method); with none held the update has no gradients to use
-        (a converted train step calls `optimizer(grads)` instead), so a step() reached here was not part of one."""
-        if closure is None:
-            grads = _HELD_GRADIENTS.pop(id(self), None)
-            if grads is None:
-                raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, "
-                                     "the update needs the gradients value_and_grad returns (optimizer(grads))")
-            self(grads)
-            return None
-        loss, grads = closure_loss_and_grads(closure())
+        """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients) (step_closure.py).
+        Without one, the gradients a converted step held for it (hold_gradients: a wrapper's own method steps
+        it); with none held, this step() was part of no converted train step (which calls optimizer(grads))."""
+        if closure is None and id(self) not in _HELD_GRADIENTS:
+            raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, the "
+                                 "update needs the gradients value_and_grad returns (optimizer(grads))")
+        loss, grads = closure_loss_and_grads(closure()) if closure else (None, _HELD_GRADIENTS.pop(id(self)))
         self(grads)
         return loss
 
-    def zero_grad(self, set_to_none=True):
-        """torch's zero_grad: MindSpore keeps no .grad; gradients held for a later step() are dropped."""
+    def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients (hold_gradients) dropped
         _HELD_GRADIENTS.pop(id(self), None)
 
     def add_param_group(self, param_group):
