@@ -25,6 +25,8 @@ What the runner does, the same way on both sides:
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
   the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
   draws nothing: torchvision's FakeData calls it for every image);
+- torch.utils.tensorboard: where the tensorboard package is missing, the torch side gets a SummaryWriter that
+  logs nothing (the converted side's is _ms_compat's own, which needs no package);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks), attention dropout too (torch's
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
@@ -130,6 +132,7 @@ def install_torch():
         allow_synthetic_cifar()     # torchvision next to this CPU torch; no md5 check of synthetic CIFAR
     except Exception as e:          # noqa: BLE001 - programs without torchvision still run
         print(f"[runner] torchvision unavailable: {e}", file=sys.stderr)
+    _tensorboard_stand_in()
     torch.manual_seed(0)
     if STATE["reference"] == "float64":
         torch.set_default_dtype(torch.float64)
@@ -247,6 +250,28 @@ def install_torch():
         return iter(_permutation(len(self.data_source)).tolist())
     _patch(tud.RandomSampler, "__iter__", sampler_iter)
     return torch
+
+
+def _tensorboard_stand_in():
+    """torch.utils.tensorboard needs the tensorboard package; where it is missing, a SummaryWriter that logs
+    nothing stands in (makemore logs its losses through one: nothing the losses depend on)."""
+    try:
+        import torch.utils.tensorboard  # noqa: F401
+        return
+    except ImportError:
+        pass
+    import torch.utils
+
+    class SummaryWriter:
+        def __init__(self, log_dir=None, *a, **k):
+            self.log_dir = log_dir
+
+        def __getattr__(self, name):     # add_scalar, add_histogram, flush, close...
+            return lambda *a, **k: None
+    stand_in = types.ModuleType("torch.utils.tensorboard")
+    stand_in.SummaryWriter = SummaryWriter
+    sys.modules["torch.utils.tensorboard"] = stand_in
+    torch.utils.tensorboard = stand_in
 
 
 # ------------------------------------------------------------------ MindSpore side

@@ -3,6 +3,7 @@
 
     python bench/real_world.py --mirrors /work/.mirror [--only gan,vae] [--losses 6] [--no-verify]
     python bench/real_world.py --mirrors /work/.mirror --set wider     # bench/_rw_wider.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout3  # bench/_rw_heldout3.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -409,19 +410,21 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run of one side")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
-    ap.add_argument("--set", choices=("default", "wider"), default="default",
-                    help="wider: programs beyond the default set (bench/_rw_wider.py)")
+    ap.add_argument("--set", choices=("default", "wider", "heldout3"), default="default",
+                    help="wider: programs beyond the default set (bench/_rw_wider.py); heldout3: repositories the "
+                         "converter was not tuned on (bench/_rw_heldout3.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
     src = a.work / "src"
     rows = []
     programs = PROGRAMS
-    if a.set == "wider":
-        from bench import _rw_wider
-        programs = _rw_wider.PROGRAMS
-        DRIVERS.update(_rw_wider.DRIVERS)
-        DEPS.update(_rw_wider.DEPS)
+    if a.set != "default":
+        from bench import _rw_heldout3, _rw_wider
+        extra = {"wider": _rw_wider, "heldout3": _rw_heldout3}[a.set]
+        programs = extra.PROGRAMS
+        DRIVERS.update(extra.DRIVERS)
+        DEPS.update(extra.DEPS)
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue

@@ -4,6 +4,7 @@ re-exported by project modules. The libcst pass then converts one file at a time
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
@@ -44,6 +45,9 @@ class ModuleInfo:
     defined: Set[str] = field(default_factory=set)     # names its top level binds itself (def, class, =)
     # `Pair = namedtuple("Pair", ...)` / `NamedTuple("Pair", [...])` at the top level: name -> the factory
     named_tuples: Dict[str, str] = field(default_factory=dict)
+    # class name -> (attribute, methods): classes wrapping an optimizer (ScheduledOptim, NoamOpt) whose methods
+    # call `self.<attribute>.step()` (optimizer_wrapper_methods)
+    optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -139,6 +143,31 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             imported = resolve_head(d, imports)
             bases.append(imported if imported is not None else f"{info.name}.{d}")
         info.classes.setdefault(node.name, bases)
+        wrapped = optimizer_wrapper_methods(node)
+        if wrapped is not None:
+            info.optimizer_wrappers.setdefault(node.name, wrapped)
+
+
+def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """(attribute, methods) where methods of the class call `self.<attribute>.step()` (no closure) on one
+    attribute whose name says optimizer: a learning-rate wrapper around a torch optimizer, stepped through its
+    own method (`optimizer.step_and_update_lr()`). None for other classes."""
+    attrs: Set[str] = set()
+    methods: List[str] = []
+    for fn in node.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in ast.walk(fn):
+            f = call.func if isinstance(call, ast.Call) else None
+            if (isinstance(f, ast.Attribute) and f.attr == "step" and not call.args and not call.keywords
+                    and isinstance(f.value, ast.Attribute) and isinstance(f.value.value, ast.Name)
+                    and f.value.value.id == "self" and re.search(r"optim|(^|_)opt", f.value.attr, re.I)):
+                attrs.add(f.value.attr)
+                if fn.name not in methods:
+                    methods.append(fn.name)
+    if len(attrs) != 1:
+        return None
+    return attrs.pop(), tuple(methods)
 
 
 _TUPLE_FACTORIES = ("collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple")
@@ -346,6 +375,30 @@ class ProjectIndex:
 
     def is_cell_mixin(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_mixins
+
+    def wrapper_step_methods(self) -> Dict[str, str]:
+        """method name -> wrapped attribute, over the project's optimizer wrappers: the methods other than step()
+        that step the wrapped optimizer, where every wrapper having that method wraps the same attribute (a loop
+        that takes the wrapper as a parameter, `optimizer.step_and_update_lr()`, is recognised by the method)."""
+        if "_wrapper_step_methods" not in self.__dict__:
+            found: Dict[str, Set[str]] = {}
+            for info in self.modules.values():
+                for attribute, methods in info.optimizer_wrappers.values():
+                    for m in methods:
+                        found.setdefault(m, set()).add(attribute)
+            self._wrapper_step_methods = {m: next(iter(a)) for m, a in found.items() if m != "step" and len(a) == 1}
+        return self._wrapper_step_methods
+
+    def optimizer_wrapper(self, module: str, name: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
+        """(attribute, stepping methods) of the project class `name` (as module `module` reads it) when it wraps
+        an optimizer (optimizer_wrapper_methods), else None."""
+        info = self.modules.get(module)
+        head, _, rest = name.partition(".")
+        full = info.imports.get(head) if info is not None else None
+        qname = self.resolve_alias((full + ("." + rest if rest else "")) if full else f"{module}.{name}")
+        owner, _, cls = qname.rpartition(".")
+        owner_info = self.modules.get(owner)
+        return owner_info.optimizer_wrappers.get(cls) if owner_info is not None else None
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes

@@ -299,6 +299,9 @@ class StepGroup:
     host_ifs: Set[int] = field(default_factory=set)   # `if loss.item() > m:` the step holds (_host_condition)
     outer: bool = False    # the step follows this loop in the enclosing loop (outer_accumulation)
     closure: bool = False  # the body of a closure passed to optimizer.step(closure): it returns the gradients
+    # stepped through a wrapper's method (`sched_opt.step_and_update_lr()`): the step returns the gradients, held
+    # for the wrapped optimizer (_ms_compat.hold_gradients) right before that call, whose own step() applies them
+    wrapper_call: bool = False
 
 
 @dataclass
@@ -321,6 +324,11 @@ class LoopInfo:
     closure_only: Set[str] = field(default_factory=set)
     # the statements are a module's top level: every name they bind is a global other code may read
     module_globals: bool = False
+    # names bound to project classes wrapping an optimizer -> (the attribute holding it, the methods that step
+    # it): `optimizer.step_and_update_lr()` steps `optimizer._optimizer` (project_index.optimizer_wrapper_methods)
+    optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    # the same by method name, for a wrapper the loop receives as a parameter (ProjectIndex.wrapper_step_methods)
+    wrapper_step_methods: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -378,6 +386,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
             pending.losses.append(recv)
             continue
         if pending is None:
+            continue
+        wrapped = _wrapper_step(call, info)
+        if wrapped is not None:
+            pending.optimizer, pending.step, pending.wrapper_call = wrapped, i, True
+            groups.append(pending)
+            pending = None
             continue
         recv = _method(call, "step")
         if recv is not None:
@@ -462,6 +476,19 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
                 g.extras.append(i)
                 break
     return groups, problems
+
+
+def _wrapper_step(call: Optional[cst.Call], info: LoopInfo) -> Optional[str]:
+    """`wrapper.method()` where wrapper wraps an optimizer and method steps it: the wrapped optimizer's code."""
+    if call is None or call.args or not isinstance(call.func, cst.Attribute):
+        return None
+    wrapper, method = code_of(call.func.value).strip(), call.func.attr.value
+    if wrapper in info.optimizer_wrappers:
+        attribute, methods = info.optimizer_wrappers[wrapper]
+        return f"{wrapper}.{attribute}" if method in methods else None
+    if wrapper in info.optimizers or method not in info.wrapper_step_methods:
+        return None
+    return f"{wrapper}.{info.wrapper_step_methods[method]}"
 
 
 def _step_of(stmt: cst.CSTNode, group: StepGroup, info: "LoopInfo") -> Optional[str]:
@@ -1698,7 +1725,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         closures |= {n for n in inputs if n not in per_iteration}
         fwd = _unique("forward_fn" + sfx, taken)
         gfn = _unique("grad_fn" + sfx, taken)
-        step = _unique(("grad_step" if g.accumulate or g.closure else "train_step") + sfx, taken)
+        step = _unique(("grad_step" if g.accumulate or g.closure or g.wrapper_call else "train_step") + sfx, taken)
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
@@ -1753,8 +1780,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 step_lines.append(f"{if_cond}grads = _ms_compat.clip_grad_value(grads, {rest})")
                 sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
                               "the gradients are clipped inside the train step"))
-        if g.accumulate or g.closure:
-            extra_outs.append("grads")      # summed in the loop and applied in the `if`; or the closure's result
+        if g.accumulate or g.closure or g.wrapper_call:
+            # summed in the loop and applied in the `if`; the closure's result; or held for the wrapped optimizer
+            extra_outs.append("grads")
         elif g.manual is not None:
             step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
         else:
@@ -1785,6 +1813,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             for e in g.extras:
                 if _method(_stmt_call(body[e]), "zero_grad") is not None:
                     replace[e] = [_line(f"{acc} = None").with_changes(leading_lines=body[e].leading_lines)]
+        if g.wrapper_call:      # the wrapper's method runs as written; its `self.<optimizer>.step()` applies them
+            replace[g.step] = [_line(f"_ms_compat.hold_gradients({g.optimizer}, grads)").with_changes(
+                leading_lines=body[g.step].leading_lines), body[g.step].with_changes(leading_lines=[])]
+            sites.append((g.step, "Optimizer.step", f"_ms_compat.hold_gradients({g.optimizer}, grads)",
+                          f"{step} returns the gradients; the wrapper's method steps {g.optimizer} with them"))
         for b in g.backwards:
             sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
                           f"gradients of {total} w.r.t. {weights}, from value_and_grad"))
@@ -1794,7 +1827,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
                           "MindSpore Parameter may change nothing)"))
             resolved.extend(g.manual.resolved)
-        elif not g.outer and not g.closure:
+        elif not g.outer and not g.closure and not g.wrapper_call:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
                           "the update runs inside the train step"))
         if g.scaler:

@@ -7,6 +7,7 @@ comment with the original code, a report entry, and a placeholder that raises on
 when that code is reached."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -228,6 +229,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.optimizers: Set[str] = set()     # expressions bound to torch.optim constructors
         self._stepped_closures: Dict[int, SCL.SteppedClosure] = {}   # step_closure.stepped_closures
         self.closure_only_optimizers: Set[str] = set()   # bound to torch.optim.LBFGS (step needs a closure)
+        # expressions bound to project classes wrapping an optimizer -> (its attribute, the methods stepping it)
+        self.optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = {}
         self._scopes: List[dict] = []         # per function/module: read counts, bound names, loops
         self._out_lines: Dict[int, int] = {}  # id(converted statement) -> source line
         self._out_nodes: List[cst.CSTNode] = []  # those statements, held so that their ids stay theirs
@@ -690,7 +693,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            taken=scope["bound"], host_functions=self._host_functions,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
-                           closure_only=self.closure_only_optimizers,
+                           closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
+                           wrapper_step_methods=self.index.wrapper_step_methods(),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1618,6 +1622,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         value = original.value
         is_tensor = self._is_tensor_expr(value)
         layer = self._torch_qname(value.func) if isinstance(value, cst.Call) else None
+        wrapper = self._optimizer_wrapper(value)
+        if wrapper is not None:      # ScheduledOptim(torch.optim.Adam(...), ...): stepped through its methods
+            self.optimizer_wrappers.update((code_of(t.target).strip(), wrapper) for t in original.targets)
         if layer and layer.startswith("torch.optim.") and ".lr_scheduler." not in layer:
             self.optimizers.update(code_of(t.target).strip() for t in original.targets)
             if layer == "torch.optim.LBFGS":
@@ -1699,6 +1706,19 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._funcs and node.func.value in self._scopes[-1]["bound"]:
             return False    # the function binds the name itself: not the class
         return self.index.is_plain_class(self.module_name, node.func.value)
+
+    def _optimizer_wrapper(self, node: cst.BaseExpression):
+        """(attribute, methods) when `node` builds a project class that wraps an optimizer
+        (ProjectIndex.optimizer_wrapper), else None."""
+        if not isinstance(node, cst.Call):
+            return None
+        try:
+            name = code_of(node.func).strip()
+        except Exception:   # noqa: BLE001 - an expression code_of cannot render is no class name
+            return None
+        if not re.fullmatch(r"[A-Za-z_][\w.]*", name):
+            return None
+        return self.index.optimizer_wrapper(self.module_name, name)
 
     def _is_cell_call(self, node: cst.BaseExpression) -> bool:
         """`Net(...)` for a project Module class, also followed by `.to(...)`/`.cuda()`/`.cpu()`/`.train()`/

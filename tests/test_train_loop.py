@@ -1911,3 +1911,91 @@ def two(a, b):
     assert "torch.autograd.backward" not in code.split("def two")[0] and "train_step(x, y)" in code
     todo = [s for s in sites if s.status == TODO]
     assert [s.api for s in todo] == ["torch.autograd.backward"] and "several tensors" in todo[0].note
+
+
+# A learning-rate wrapper around a torch optimizer (attention-is-all-you-need's ScheduledOptim, the annotated
+# transformer's NoamOpt): the loop steps the wrapper's own method, which sets the rate, then steps the optimizer
+WRAPPER = """
+
+class Warmup:
+    def __init__(self, optimizer, base, warmup):
+        self._optimizer = optimizer
+        self.base, self.warmup, self.n_steps = base, warmup, 0
+
+    def STEP_METHOD(self):
+        self.n_steps += 1
+        for group in self._optimizer.param_groups:
+            group["lr"] = self.base * min(self.n_steps / self.warmup, 1.0)
+        self._optimizer.step()
+
+    def zero_grad(self):
+        self._optimizer.zero_grad()
+"""
+
+
+def test_optimizer_wrapper_received_as_a_parameter():
+    """The wrapper reaches the loop as a parameter: recognised by its stepping method's name; the step returns
+    the gradients, held for the wrapped optimizer, and the wrapper's method sets the rate before applying them."""
+    src = MLP + WRAPPER.replace("STEP_METHOD", "step_and_update_lr") + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": Warmup(torch.optim.Adam(model.parameters(), lr=0.0), 0.05, 3)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step_and_update_lr()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, got = run_both(src, _batches())
+    assert "_ms_compat.hold_gradients(optimizer._optimizer, grads)" in code
+    assert "ms.value_and_grad(forward_fn, None, optimizer._optimizer.parameters)" in code
+    assert not [s for s in sites if s.status == TODO], code
+    assert len(set(got["graph"])) == len(got["graph"])      # the rate changes every step: the losses move
+
+
+def test_optimizer_wrapper_stepped_by_step():
+    """A wrapper whose stepping method is step() itself, built where the loop runs (NoamOpt's shape)."""
+    src = MLP + WRAPPER.replace("STEP_METHOD", "step") + """
+
+def make():
+    return {"model": Net()}
+
+
+def train(objs, batches):
+    model = objs["model"]
+    model_opt = Warmup(torch.optim.SGD(model.parameters(), lr=0.0, momentum=0.5), 0.3, 2)
+    losses = []
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        model_opt.zero_grad()
+        loss.backward()
+        model_opt.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "_ms_compat.hold_gradients(model_opt._optimizer, grads)" in code
+    assert not [s for s in sites if s.status == TODO], code
+
+
+def test_optimizer_step_without_gradients_raises():
+    """A converted optimizer's step() with no gradients held (not part of a converted step) raises."""
+    mod, code, _ = load_converted(MLP + """
+
+def make():
+    model = Net()
+    return torch.optim.SGD(model.parameters(), lr=0.1)
+""")
+    optimizer = mod.make()
+    optimizer.zero_grad()
+    compat = __import__(type(optimizer).__module__)
+    with pytest.raises(compat.MigrationError, match="outside a converted train step"):
+        optimizer.step()

@@ -93,6 +93,10 @@ def static_code(tensor: str, pattern: str, operation: str, reduction: Optional[s
     last one puts them back (`x.shape[1:-1]`), so the code between has a known number of axes."""
     left = PLANNER.einops_parse_side(pattern.split("->")[0]) if "->" in pattern else ()
     ell = PLANNER.EINOPS_ELLIPSIS
+    # '(...)' on the right merges the ellipsis' dimensions into one; a bare '...' puts them back as they were.
+    # Planned as one axis, both are the same group: the parse of the right side tells them apart
+    merged_ell = "->" in pattern and any(g != ell and ell in g
+                                         for g in PLANNER.einops_parse_side(pattern.split("->")[1]))
     k = left.index(ell) if ell in left else -1          # input dimensions before the ellipsis
     m = len(left) - k - 1                                # and after it
     ell_shape = (f"{tensor}.shape[{k or ''}:{-m if m else ''}]".replace("[:]", ""),) if k >= 0 else None
@@ -151,10 +155,10 @@ def static_code(tensor: str, pattern: str, operation: str, reduction: Optional[s
     if any(len(g) != 1 for g in out_groups) or block in flat_out:
         final: List[object] = []
         for g in out_groups:
-            if g == (block,):
+            if g == (block,) and not merged_ell:
                 final.append(ell_shape)          # the ellipsis' dimensions, back as they were
             elif block in g:
-                final.append("-1")               # (c ...): the only length not written out
+                final.append("-1")               # (c ...) or (...): the only length not written out
             else:
                 final.append(_product([size[i] for i in g]))
         code = f"{unchanged_since_init or code}.reshape({_shape_code(final)})"

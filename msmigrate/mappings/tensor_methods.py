@@ -24,6 +24,7 @@ proving it on MindSpore 2.10 CPU (why some targets are not the same-named method
 """
 from __future__ import annotations
 
+import ast
 import re
 from typing import List, Optional
 
@@ -274,8 +275,11 @@ def _scatter(ctx):
         raise UnsupportedSite("scatter needs dim, index and src/value")
     x = _self(ctx)
     srcv = b.value("src") if b.has("src") else b.value("value")
-    if isinstance(srcv, (cst.Integer, cst.Float)) or (isinstance(srcv, cst.UnaryOperation)
-                                                      and isinstance(srcv.expression, (cst.Integer, cst.Float))):
+    number = srcv.expression if isinstance(srcv, cst.UnaryOperation) else srcv
+    if isinstance(number, (cst.Integer, cst.Float)):
+        # ScatterValue's CPU kernels take a float value whatever the input's dtype (an int 1, a one-hot's, fails)
+        if isinstance(number, cst.Integer):
+            src = repr(float(ast.literal_eval(src.replace(" ", ""))))
         return ctx.expr(f"ops.scatter({x}, {dim}, {index}, {src})")
     idx = _paren(ctx, "index")
     return ctx.expr(f"ops.scatter({x}, {dim}, {index}, ops.slice({src}, (0,) * {idx}.ndim, {idx}.shape))")

@@ -643,7 +643,8 @@ def _einsum(ctx):
     if len(operands) == 1 and operands[0].startswith(("[", "(")):
         raise UnsupportedSite("operands passed as a list")
     if "." in eq:
-        raise UnsupportedSite("ellipsis (...) in the equation")
+        # the ellipsis' dimensions are known from the operands' shapes only: the run-time helper (einops_einsum)
+        return ctx.expr(f"_ms_compat.torch_einsum({b.code('equation')}, {', '.join(operands)})")
     lhs, _, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
@@ -681,7 +682,8 @@ def _einsum(ctx):
 rule("torch.einsum", None, args=("equation",), status=DIFFERENCE,
      note="ops.einsum has no CPU kernel in MindSpore 2.10: the literal equation is expanded into "
           "permute/expand_dims, a broadcast product and a sum (same values; the product is materialised, "
-          "so memory grows with all letters' sizes)", test=f"{T_MATH.split('::')[0]}::test_einsum")(_einsum)
+          "so memory grows with all letters' sizes); an equation with '...' goes to _ms_compat.torch_einsum (the "
+          "ellipsis' dimensions come from the shapes)", test=f"{T_MATH.split('::')[0]}::test_einsum")(_einsum)
 
 
 # ================================================================= math

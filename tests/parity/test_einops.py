@@ -58,12 +58,20 @@ CASES = [
     ("reduce", "b c ... -> b c", ", 'mean'", (2, 3, 4, 5)),
     ("reduce", "... c -> c", ", 'sum'", (2, 3, 4)),
     ("reduce", "b (n 2) ... -> b n ...", ", 'min'", (2, 4, 3)),
+    # '(...)' on the right: the ellipsis' dimensions merged into one (perceiver's 'b ... d -> b (...) d'), not
+    # put back as they were
+    ("rearrange", "b ... d -> b (...) d", "", (2, 3, 4, 5)),
+    ("rearrange", "b ... d -> b (...) d", "", (2, 5)),           # no dimension: a merged axis of length 1
+    ("rearrange", "... d -> d (...)", "", (2, 3, 4)),
+    ("repeat", "b ... -> b (...) r", ", r=2", (2, 3, 4)),
+    ("reduce", "b ... d -> (...) b", ", 'sum'", (2, 3, 4, 5)),
 ]
 # the run-time helper: a tensor given as an expression whose shape the code needs
 HELPER_CASES = [
     ("rearrange", "b ... d -> b d ...", "", (2, 3, 4, 5)),
     ("rearrange", "b c ... -> b (c ...)", "", (2, 3, 4, 5)),
     ("rearrange", "... (h d) -> ... h d", ", h=2", (2, 3, 4)),
+    ("rearrange", "b ... d -> b (...) d", "", (2, 3, 4, 5)),
     ("repeat", "... -> r ...", ", r=2", (2, 3)),
     ("reduce", "b ... -> b", ", 'max'", (2, 3, 4)),
     ("reduce", "b c ... -> b c", ", 'mean'", (2, 3, 4, 5)),

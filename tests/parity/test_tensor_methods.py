@@ -168,7 +168,9 @@ def fn(x: torch.Tensor, y: torch.Tensor, m: torch.Tensor, idx: torch.Tensor):
     # int values, an int and a bool input, a value tensor: cast to the input's dtype as torch does
     fills = (x.masked_fill(m, 0), x.masked_fill(m, True), idx.masked_fill(idx > 0, 7), m.masked_fill(m, False),
              x.masked_fill(m, y[0, 0, 0]), (x * 2).masked_fill(m, 1))
-    return fills + (x.masked_select(m), m.nonzero(), m.nonzero(as_tuple=True), x.masked_select(mask=x > 0),
+    # an int value (a one-hot: torch.zeros_like(x).scatter(1, idx, 1)), into a float and an int input
+    ints = (x0.scatter(1, idx, 1), x0.scatter(1, idx, value=-2), x0.long().scatter(1, idx, 3))
+    return fills + ints + (x.masked_select(m), m.nonzero(), m.nonzero(as_tuple=True), x.masked_select(mask=x > 0),
             x0.scatter(1, idx, y[0][:, :3]), x0.scatter(1, idx[:, :2], y[0]), x0.scatter(0, idx[:1], y[0]))
 '''
 

@@ -590,6 +590,27 @@ def fn({args}):
     assert "einsum" not in code.split("def fn", 1)[1]
 
 
+@pytest.mark.parametrize("equation,shapes", [
+    ("... i d, j d -> ... i j", [(2, 3, 4, 5), (6, 5)]),         # vector-quantize-pytorch's LFQ distances
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("h b n ... c, h c d -> h b n ... d", [(2, 2, 3, 4, 5), (2, 5, 6)]),
+    ("...i,...i", [(2, 3), (2, 3)]),                              # implicit output: the ellipsis' dimensions
+])
+def test_einsum_ellipsis(equation, shapes):
+    """A literal equation with '...' (its dimensions known from the shapes only) goes to the run-time helper."""
+    rng = np.random.default_rng(2)
+    args = ", ".join(f"a{i}" for i in range(len(shapes)))
+    src = f"""
+import torch
+def fn({args}):
+    return torch.einsum({equation!r}, {args})
+"""
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    code, sites = check_function(src, inputs, grad=True, rtol=1e-4, atol=1e-5)
+    assert f"_ms_compat.torch_einsum({equation!r}, {args})" in code
+    assert [s.status for s in sites if s.api == "torch.einsum"] == ["converted-with-difference"]
+
+
 def test_einsum_fstring_equation():
     """An f-string without placeholders is a literal equation (lucidrains' f"b h i d, b h j d -> b h i j")."""
     rng = np.random.default_rng(1)

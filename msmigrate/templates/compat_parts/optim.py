@@ -163,16 +163,18 @@ class _TorchOptimizer:
         self.groups_complete = True
 
     def step(self, closure=None):
-        """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients)
-        (msmigrate/step_closure.py); the update runs on those gradients and the loss is returned.
-        Without a closure the update has no gradients to use: a converted train step calls
-        `optimizer(grads)` instead, so a step() reached here was not part of one."""
-        if closure is None:
+        """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients) (step_closure.py).
+        Without one, the gradients a converted step held for it (hold_gradients: a wrapper's own method steps
+        it); with none held, this step() was part of no converted train step (which calls optimizer(grads))."""
+        if closure is None and id(self) not in _HELD_GRADIENTS:
             raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, the "
                                  "update needs the gradients value_and_grad returns (optimizer(grads))")
-        loss, grads = closure_loss_and_grads(closure())
+        loss, grads = closure_loss_and_grads(closure()) if closure else (None, _HELD_GRADIENTS.pop(id(self)))
         self(grads)
         return loss
+
+    def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients (hold_gradients) dropped
+        _HELD_GRADIENTS.pop(id(self), None)
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
@@ -183,6 +185,16 @@ class _TorchOptimizer:
         group = ParamGroup(self.param_groups[-1])
         group.exact["lr"] = float(lr)
         self.param_groups[-1] = group
+
+
+# id(optimizer) -> the gradients a converted step computed for it, applied by its next step() (hold_gradients)
+_HELD_GRADIENTS = {}
+
+
+def hold_gradients(optimizer, grads):
+    """The gradients a converted step returned, for `optimizer`'s next step() (called by a wrapper's own method,
+    `sched.step_and_update_lr()`, as torch's step() reads .grad): torch's .grad between backward() and step()."""
+    _HELD_GRADIENTS[id(optimizer)] = grads
 
 
 def closure_loss_and_grads(result):
