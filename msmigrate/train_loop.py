@@ -1663,6 +1663,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
         sliced = set(chosen)
+        # a script's `y.backward(); x.grad` at its top level (rewrite_statements): what the differentiated
+        # statements bind stays defined after them, a module's names being what its importers read
+        script_globals = bool(g.leaves) and isinstance(loop, cst.FunctionDef) and loop.name.value == "_module"
         handed = _handed_over(body, chosen, earlier_sliced, g.losses)
         earlier_sliced |= sliced
         rewritten = {j: _recomputed_with_value_kept(body[j], handed.get(j, []), taken, info.ms) for j in chosen}
@@ -1715,7 +1718,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for n in sorted(computed):
             if n in aux or n == loss_out:
                 continue
-            if info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs:
+            if info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs or script_globals:
                 aux.append(n)     # read elsewhere, or carried to the next iteration (hidden states)
         if loss_out != total:
             for c in loss_codes:

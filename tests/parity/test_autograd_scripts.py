@@ -103,7 +103,7 @@ result = data.grad
 def test_function_apply_in_a_lone_backward():
     """The class is closed over by the differentiated function, not passed to value_and_grad as an argument
     (MindSpore 2.10 PYNATIVE raised AttributeError: type object has no attribute '__code__')."""
-    _, code, _ = _run_both(FUNCTION_SRC, ["result"])
+    _, code, _ = _run_both(FUNCTION_SRC, ["result", "z"])   # z: a script name stays defined after the step
     assert "def forward_fn(data):" in code
 
 
@@ -192,3 +192,31 @@ def test_equal_steps_of_two_scripts_in_one_process():
         src = TWO_SCRIPTS_SRC.format(w=w, lr=lr)
         _run_both(src, ["result"])
     assert ms.get_context("mode") == ms.GRAPH_MODE
+
+
+MODULE_REQUIRES_GRAD_SRC = '''
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+        self.register_buffer("scale", torch.tensor([1.0, 2.0]))
+
+net = Net()
+same = net.requires_grad_(False) is net
+frozen = [p.requires_grad for p in net.parameters()]
+net.fc.requires_grad_(True)
+thawed = [p.requires_grad for p in net.parameters()]
+buffer_flag = net.scale.requires_grad
+'''
+
+
+def test_module_requires_grad_():
+    """Module.requires_grad_ sets the flag of the parameters, the buffers stay without one; it returns the module."""
+    mod, code, _ = load_converted(MODULE_REQUIRES_GRAD_SRC)
+    ref = load_torch(MODULE_REQUIRES_GRAD_SRC)
+    assert "_ms_compat.module_requires_grad_(net, False)" in code
+    for name in ("same", "frozen", "thawed", "buffer_flag"):
+        assert getattr(mod, name) == ref[name], name
+    assert ref["frozen"] == [False, False] and ref["thawed"] == [True, True]

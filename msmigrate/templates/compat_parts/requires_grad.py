@@ -3,7 +3,10 @@ MindSpore's sets the flag (a Parameter's requires_grad) and returns None, torch'
 
 
 def requires_grad_(x, requires_grad=True):
-    """x.requires_grad_(requires_grad), then x itself, as torch returns it."""
+    """x.requires_grad_(requires_grad), then x itself, as torch returns it (a module: the flag of its
+    parameters, module_requires_grad_)."""
+    if isinstance(x, nn.Cell):
+        return module_requires_grad_(x, requires_grad)
     x.requires_grad_(requires_grad)
     return x
 
