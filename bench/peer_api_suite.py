@@ -4,7 +4,8 @@ PaConvert (a torch -> Paddle converter) keeps one test file per torch API (tests
 functions `test_case_N()` assign a torch program to `pytorch_code` and call
 `obj.run(pytorch_code, ["result", ...], rtol=..., atol=..., check_value=..., check_dtype=..., ...)`.
 This bench reads those files at run time from a bare mirror of the repository (nothing of it is copied here),
-extracts every case with `ast` (no test file is executed), and:
+extracts every case with `ast` (no test file is executed; programs built by the peer's tests/*_helper.py
+string templates, as the optimizer and lr_scheduler files do, are made by calling those templates), and:
 
   1. writes each case's program as its own module in a tree and runs it with torch (worker processes, a
      timeout per case), keeping the compared names' values (tensors as NumPy with their dtype name and
@@ -53,11 +54,11 @@ RUN_KEYS = ("rtol", "atol", "check_value", "check_dtype", "check_shape", "check_
 
 
 # ------------------------------------------------------------------ extraction (ast only, nothing executed)
-def mirror_tests(mirror: str):
-    """{file stem: source} of the mirror's tests/test_*.py at HEAD."""
+def mirror_tests(mirror: str, pattern: str = r"tests/test_\w+\.py"):
+    """{file stem: source} of the mirror's tests/test_*.py at HEAD (or the files matching pattern)."""
     names = subprocess.run(["git", "--git-dir", mirror, "ls-tree", "--name-only", "HEAD", "tests/"],
                            capture_output=True, text=True, check=True).stdout.split()
-    names = sorted(n for n in names if re.fullmatch(r"tests/test_\w+\.py", n))
+    names = sorted(n for n in names if re.fullmatch(pattern, n))
     batch = subprocess.run(["git", "--git-dir", mirror, "cat-file", "--batch"],
                            input="".join(f"HEAD:{n}\n" for n in names).encode(), capture_output=True, check=True).stdout
     out, pos = {}, 0
@@ -83,6 +84,40 @@ def _string_value(node):
     return None
 
 
+def _generated_program(node, generators):
+    """The program of `textwrap.dedent(generate_x(<literals>))`, where generate_x is one of the peer's
+    tests/*_helper.py functions (optimizer_helper, lr_scheduler_helper: string templates that wrap one
+    constructor call in a fixed training program), else None. Only these template functions run, on
+    literal arguments; no test file is executed."""
+    if not (isinstance(node, ast.Call) and node.args and
+            (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "dedent"):
+        return None
+    inner = node.args[0]
+    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in generators):
+        return None
+    try:
+        args = [ast.literal_eval(a) for a in inner.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in inner.keywords}
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    import textwrap
+    return textwrap.dedent(generators[inner.func.id](*args, **kwargs))
+
+
+def _generators(tree, helpers):
+    """{name: function} for `from <x>_helper import generate_...` in a test file, loaded from the mirror's
+    tests/<x>_helper.py text."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module in (helpers or {}):
+            space: dict = {}
+            exec(compile(helpers[node.module], node.module + ".py", "exec"), space)
+            for alias in node.names:
+                if alias.name.startswith("generate_") and callable(space.get(alias.name)):
+                    out[alias.asname or alias.name] = space[alias.name]
+    return out
+
+
 def _testers(tree):
     """{object name: (api, custom compare)} for module-level `obj = APIBase("torch.x")` (or a subclass)."""
     subclasses = set()
@@ -102,8 +137,9 @@ def _testers(tree):
     return out
 
 
-def extract(stem: str, source: str):
-    """(cases, counts): one dict per `obj.run(code, names, ...)` in a test_case_N function."""
+def extract(stem: str, source: str, helpers: dict | None = None):
+    """(cases, counts): one dict per `obj.run(code, names, ...)` in a test_case_N function; helpers:
+    {module: source} of the peer's tests/*_helper.py whose generate_* templates some files' programs use."""
     counts = collections.Counter()
     try:
         tree = ast.parse(source)
@@ -111,6 +147,7 @@ def extract(stem: str, source: str):
         counts["file does not parse"] += 1
         return [], counts
     testers = _testers(tree)
+    generators = _generators(tree, helpers)
     cases = []
     for fn in tree.body:
         if not isinstance(fn, ast.FunctionDef) or not re.fullmatch(r"_*test_case_\w+", fn.name):
@@ -122,6 +159,8 @@ def extract(stem: str, source: str):
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 text = _string_value(node.value)
+                if text is None and generators:
+                    text = _generated_program(node.value, generators)
                 if text is not None:
                     strings[node.targets[0].id] = (node.lineno, text)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "run" \
@@ -575,6 +614,7 @@ def main(argv=None):
 
     t0 = time.time()
     sources = mirror_tests(args.mirror)
+    helpers = mirror_tests(args.mirror, r"tests/\w+_helper\.py")
     stems = sorted(sources)
     if args.files:
         wanted = {f if f.startswith("test_") else "test_" + f for f in args.files.split(",")}
@@ -584,7 +624,7 @@ def main(argv=None):
         stems = stems[:args.limit]
     cases, counts = [], collections.Counter()
     for s in stems:
-        cs, cn = extract(s, sources[s])
+        cs, cn = extract(s, sources[s], helpers)
         cases += cs
         counts.update(cn)
     if not (args.resume and (work / "cases.json").exists()):

@@ -302,6 +302,7 @@ class StepGroup:
     # stepped through a wrapper's method (`sched_opt.step_and_update_lr()`): the step returns the gradients, held
     # for the wrapped optimizer (_ms_compat.hold_gradients) right before that call, whose own step() applies them
     wrapper_call: bool = False
+    uncleared: bool = False   # a loop that never clears the gradients: every step applies the sum so far
 
 
 @dataclass
@@ -1512,6 +1513,21 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
     return Rewrite(block.with_changes(body=block.body.with_changes(body=new_body)), [], set(), [], problems)
 
 
+# what clears the gradients in a loop body: zero_grad() of an optimizer or module, `p.grad = None`,
+# `p.grad.zero_()` / `p.grad.data.zero_()`
+_CLEARS_GRADS = re.compile(r"\.zero_grad\(|\.grad\s*=\s*None\b|\.grad(\.data)?\.zero_\(")
+
+
+def _uncleared_steps(loop: cst.CSTNode, body: Sequence[cst.CSTNode], groups: Sequence[StepGroup]) -> List[StepGroup]:
+    """The optimizer steps of a `for`/`while` loop whose body clears no gradients: torch's backward()
+    adds each iteration's gradients to those of the earlier iterations and optimizer.step() applies the
+    growing sum (a step applying the gradients of its own loss would update by another amount)."""
+    if not isinstance(loop, (cst.For, cst.While)) or any(_CLEARS_GRADS.search(code_of(st)) for st in body):
+        return []
+    return [g for g in groups if g.optimizer and not g.accumulate and not g.closure and not g.leaves
+            and g.manual is None]
+
+
 def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
     out: Set[str] = set()
     for st in body:
@@ -1571,18 +1587,33 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
     used = _Called()
     for st in stmts:
         walk(st, used)
+    # classes and functions the script defines (`Fn.apply(x)` of a custom autograd.Function) are closed over:
+    # passed to the step as arguments, a class is no value MindSpore's value_and_grad can take
+    defined = {st.name.value for st in stmts if isinstance(st, (cst.ClassDef, cst.FunctionDef))}
     rw = rewrite_loop(fn, dataclasses.replace(info, module_globals=True), inline_defs=True,
-                      closed_over=used.names | _built_objects(stmts))
+                      closed_over=used.names | _built_objects(stmts) | defined)
     return None if rw is None else (fn, rw)
 
 
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
-                 outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None) -> Optional[Rewrite]:
+                 outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
+                 original: Optional[cst.CSTNode] = None) -> Optional[Rewrite]:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
     groups, problems = find_groups(body, info, outer_step, closure_of)
+    # the loop as written (the converted body has lost its zero_grad() calls); none given: not checked
+    uncleared = [] if original is None else _uncleared_steps(original, original.body.body, groups)
+    if any(g.clips or g.scaler for g in uncleared):
+        # torch clips (or unscales) the growing .grad in place, changing the sum the next iteration adds to
+        problems.extend((b, "no zero_grad() in this loop: torch adds each iteration's gradients to the earlier "
+                            "ones and clips (or unscales) that sum in place; write the sum by hand") for g in groups
+                        for b in g.backwards)
+        return Rewrite(loop, [], set(), [], problems)
+    for g in uncleared:
+        # torch's .grad keeps growing: the gradients are summed over the iterations and never cleared
+        g.accumulate = g.uncleared = True
     if not groups:
         return Rewrite(loop, [], set(), [], problems) if problems else None
 
@@ -1663,6 +1694,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
         sliced = set(chosen)
+        # a script's `y.backward(); x.grad` at its top level (rewrite_statements): what the differentiated
+        # statements bind stays defined after them, a module's names being what its importers read
+        script_globals = bool(g.leaves) and isinstance(loop, cst.FunctionDef) and loop.name.value == "_module"
         handed = _handed_over(body, chosen, earlier_sliced, g.losses)
         earlier_sliced |= sliced
         rewritten = {j: _recomputed_with_value_kept(body[j], handed.get(j, []), taken, info.ms) for j in chosen}
@@ -1715,7 +1749,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for n in sorted(computed):
             if n in aux or n == loss_out:
                 continue
-            if info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs or info.module_globals:
+            if (info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs or info.module_globals
+                    or script_globals):
                 aux.append(n)     # read elsewhere (a module's globals by its importers too), or carried to the next iteration (hidden states)
         if loss_out != total:
             for c in loss_codes:
@@ -1801,6 +1836,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if g.accumulate:
             acc = _unique("accum_grads" + sfx, taken)
             defs.insert(len(defs) - n_defs, _line(f"{acc} = None").with_changes(leading_lines=_comment(
+                "gradients summed over the iterations, never cleared (the loop has no zero_grad(): torch's .grad "
+                "keeps growing)" if g.uncleared else
                 "gradients summed over batches until the optimizer steps (torch's .grad accumulation)")))
             call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})").with_changes(
                 leading_lines=call_stmt.leading_lines)
@@ -1808,6 +1845,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + moved
             if g.outer:     # the enclosing loop clips, applies and clears (apply_outer_step)
                 accumulator = acc
+            elif g.uncleared:   # `optimizer.step()` applies the sum so far, which the next iteration adds to
+                replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(
+                    leading_lines=body[g.step].leading_lines)]
             else:
                 replace[g.step] = [_accumulation_if(body[g.step], g, acc)]
             for e in g.extras:
@@ -1827,6 +1867,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
                           "MindSpore Parameter may change nothing)"))
             resolved.extend(g.manual.resolved)
+        elif g.uncleared:
+            sites.append((g.step, "Optimizer.step", f"{g.optimizer}(accumulated gradients)",
+                          "the loop clears no gradients: each step applies the sum of the gradients of every "
+                          "iteration so far, as torch's growing .grad"))
         elif not g.outer and not g.closure and not g.wrapper_call:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
                           "the update runs inside the train step"))

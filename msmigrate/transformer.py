@@ -560,12 +560,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = self._outer_accumulation_step(original, updated)
             updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
-            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer)
+            # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
+            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original)
             if rw is not None and rw.problems and not rw.steps:
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
                     updated = chosen
-                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer)
+                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original)
             if rw is not None and rw.accumulator is not None:
                 self._outer_steps[id(self._loop_nodes[-1])] = (outer, rw.accumulator)
         if rw is not None:
@@ -1588,7 +1589,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.uses_compat = True
             updated = updated.with_changes(value=GM.refuse_in_graph(
                 self, original, updated.value, self._graph_changes_refused[id(original)]))
-        todo = UT.attribute_store(self, original)   # `x.requires_grad = True` on a tensor: a TODO
+        todo = UT.attribute_store(self, original)   # `x.grad_fn = g` on a tensor: a TODO (requires_grad: a helper)
         if todo is not None:
             return todo
         target = original.targets[0].target if len(original.targets) == 1 else None

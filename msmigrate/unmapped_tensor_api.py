@@ -194,5 +194,26 @@ def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
     name = _unmapped_tensor_property(tr, target)
     if name is None:
         return None
+    flag = original.value.value if isinstance(original.value, cst.Name) else None
+    if name == "requires_grad" and isinstance(target.value, cst.Name) and flag in ("True", "False"):
+        return _requires_grad_store(tr, original, target.value.value, flag)
     ph = tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"))
     return cst.Expr(value=cst.Call(func=ph))
+
+
+REQUIRES_GRAD_STORE_TEST = "tests/parity/test_autograd_scripts.py::test_requires_grad_store"
+REQUIRES_GRAD_STORE_NOTE = (
+    "a Parameter keeps the flag; on another tensor False is ops.stop_gradient (rebinding the name) and True "
+    "changes nothing: what gets a gradient is what mindspore.grad/value_and_grad is given (as for "
+    "torch.tensor(..., requires_grad=True)); a computed tensor is not refused as torch refuses it")
+
+
+def _requires_grad_store(tr, original: cst.Assign, name: str, flag: str) -> cst.SimpleStatementLine:
+    """`x.requires_grad = True/False` on a tensor name: `_ms_compat.set_requires_grad(x, flag)`, the name rebound
+    for False (templates/compat_parts/requires_grad.py)."""
+    tr.uses_compat = True
+    call = f"{COMPAT}.set_requires_grad({name}, {flag})"
+    tr.sites.append(Site(tr._line(original), "Tensor.requires_grad", f"{COMPAT}.set_requires_grad", R.DIFFERENCE,
+                         REQUIRES_GRAD_STORE_NOTE, shorten(code_of(original)), REQUIRES_GRAD_STORE_TEST))
+    code = call if flag == "True" else f"{name} = {call}"
+    return cst.parse_statement(code).body[0]

@@ -28,6 +28,7 @@ def f(x: torch.Tensor, items, table: dict):
     x.index_put_((x,), x)
     g = x.grad_fn
     leaf = x.is_leaf
+    x.requires_grad = len(items) > 0
     x.requires_grad = True
     x.grad.zero_()
     arr = np.zeros(3)
@@ -57,6 +58,8 @@ def test_unmapped_tensor_methods_and_properties_are_todo_sites():
     assert todo == {"Tensor.frexp", "Tensor.chalf", "Tensor.index_put_", "Tensor.grad_fn", "Tensor.is_leaf",
                     "Tensor.requires_grad", "Tensor.grad"}, (todo, code)
     assert "Tensor.grad_fn" in todo and "Tensor.is_leaf" in todo   # reads of unmapped properties
+    # a flag written out is a converted store (tests/parity/test_autograd_scripts.py), a computed one a TODO
+    assert "_ms_compat.set_requires_grad(x, True)" in code, code
     for api in todo:
         assert f"# msmigrate: TODO {api}:" in code, code
     # mapped methods still convert; NumPy arrays, lists, dicts and MindSpore-equivalent properties stay

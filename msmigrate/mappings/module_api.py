@@ -66,6 +66,10 @@ mapping("Module.register_parameter", "expr:setattr({self}, {name}, {param})", ar
 mapping("Module.add_module", "_ms_compat.add_module", args=("name", "module"),
         target_args=("cell", "name", "module"),
         note="insert_child_to_cell, and a SequentialCell also runs the new child", test=f"{T}::test_module_methods")
+mapping("Module.requires_grad_", "_ms_compat.module_requires_grad_", args=("requires_grad",),
+        target_args=("cell", "requires_grad"),
+        note="a Cell has no requires_grad_: the flag of each of torch's parameters (not the buffers), the module "
+             "returned", test="tests/parity/test_autograd_scripts.py::test_module_requires_grad_")
 mapping("Module.zero_grad", "drop", args=("set_to_none",),
         note="MindSpore returns gradients from grad/value_and_grad; nothing accumulates", test=f"{T}::test_module_methods")
 

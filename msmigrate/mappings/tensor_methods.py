@@ -405,9 +405,10 @@ def _requires_grad_(ctx):
     held = isinstance(source, cst.Attribute) and isinstance(source.value, cst.Name) and source.value.value == "self"
     if not held and (ctx.tr._is_tensor_expr(ctx.receiver) or ctx.tr._is_tensor_expr(source)):
         return ctx.receiver      # a computed tensor: what gets a gradient is chosen by ms.grad
-    if id(ctx.original) in ctx.tr._stmt_calls:
+    if id(ctx.original) in ctx.tr._stmt_calls and ctx.tr._receiver_kind(source) == "tensor":
         return ctx.expr(f"{_self(ctx)}.requires_grad_({flag or 'True'})")
-    # its value is used: MindSpore's requires_grad_ returns None (templates/compat_parts/requires_grad.py)
+    # its value is used, or the receiver may be a module (`self.backbone.requires_grad_(False)`): the helper takes both
+    # (MindSpore's requires_grad_ returns None; templates/compat_parts/requires_grad.py)
     return ctx.expr(f"_ms_compat.requires_grad_({_self(ctx)}, {flag or 'True'})")
 
 

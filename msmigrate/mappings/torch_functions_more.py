@@ -366,12 +366,16 @@ def _gradient(ctx):
         raise UnsupportedSite(f"spacing={h}: only a number written out is translated (coordinates are not)")
     x, dim = b.code("input"), b.code("dim")
     dims = "range(_ms_x.ndim)" if dim in (None, "None") else f"(({dim},) if isinstance({dim}, int) else {dim})"
-    one = ("ops.concat([ops.narrow(_ms_x, _ms_d, 1, 1) - ops.narrow(_ms_x, _ms_d, 0, 1), (ops.narrow(_ms_x, _ms_d, 2, "
-           "_ms_x.shape[_ms_d] - 2) - ops.narrow(_ms_x, _ms_d, 0, _ms_x.shape[_ms_d] - 2)) / 2, ops.narrow(_ms_x, _ms_d, "
-           "_ms_x.shape[_ms_d] - 1, 1) - ops.narrow(_ms_x, _ms_d, _ms_x.shape[_ms_d] - 2, 1)], _ms_d)")
-    return ctx.expr(f"(lambda _ms_x: tuple({one} / {h} for _ms_d in {dims}))({x})")
+    # a dim of size 2 has no interior points (ops.narrow refuses a start at the end): the edges only
+    one = ("ops.concat([ops.narrow(_ms_x, _ms_d, 1, 1) - ops.narrow(_ms_x, _ms_d, 0, 1)] + ([(ops.narrow(_ms_x, _ms_d, 2, "
+           "_ms_x.shape[_ms_d] - 2) - ops.narrow(_ms_x, _ms_d, 0, _ms_x.shape[_ms_d] - 2)) / 2] if _ms_x.shape[_ms_d] > 2 "
+           "else []) + [ops.narrow(_ms_x, _ms_d, _ms_x.shape[_ms_d] - 1, 1) - ops.narrow(_ms_x, _ms_d, _ms_x.shape[_ms_d] "
+           "- 2, 1)], _ms_d)")
+    # an integer input gives float32 differences, as torch's (templates: float_input)
+    ctx.tr.uses_compat = True
+    return ctx.expr(f"(lambda _ms_x: tuple({one} / {h} for _ms_d in {dims}))(_ms_compat.float_input({x}))")
 
 
 rule("torch.gradient", "mindspore.ops.narrow", args=("input", "spacing", "dim", "edge_order"), test=T_EXPR,
      note="a tuple of float tensors, one per dim: central differences inside, one-sided at the edges; spacing a "
-          "number, edge_order 1; a dim of size 2 raises (no interior points)")(_gradient)
+          "number, edge_order 1 (a dim of size 2: the one-sided differences only, as torch)")(_gradient)

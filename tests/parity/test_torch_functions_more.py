@@ -121,8 +121,10 @@ CASES = [
          " alpha=0.1, beta=0.5, k=2.0), torch.nn.functional.local_response_norm(s, 5), x.sum_to_size(1, 4),"
          " x.sum_to_size((3, 1)), x.sum_to_size(4), x.sum_to_size(3, 4))", [IMG, SEQ, X], typed=True, grad=True,
          rtol=1e-4, atol=1e-5, graph=False),
-    case(T + "gradient", "x, b: (torch.gradient(x), torch.gradient(x, dim=1), torch.gradient(b, spacing=2.0, dim=(1, 2)),"
-         " torch.gradient(x, spacing=0.5, dim=0, edge_order=1))", [X, BN], graph=False),
+    # b's dim 0 has size 2 (no interior points); i is an integer tensor (float32 differences, as torch)
+    case(T + "gradient", "x, b, i: (torch.gradient(x), torch.gradient(x, dim=1), torch.gradient(b, spacing=2.0, dim=(1, 2)),"
+         " torch.gradient(x, spacing=0.5, dim=0, edge_order=1), torch.gradient(b), torch.gradient(i, spacing=2.0))",
+         [X, BN, np.array([[1, 2, 4, 8], [10, 20, 40, 80]], np.int64)], typed=True, graph=False),
     case(["Tensor.reshape_as", "Tensor.view_as", "Tensor.to_dense"],
          "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense())", [X, BN], typed=True, graph=False),
 ]

@@ -31,7 +31,7 @@ class FunctionCtx:
         """In-place changes of inputs are not tracked by MindSpore: nothing to mark."""
 
     def set_materialize_grads(self, value):
-        self.materialize_grads = value   # MindSpore always hands bprop zero tensors, never None
+        self.materialize_grads = value   # False: an all-zero output gradient reaches backward as None
 
 
 class _FunctionCall(nn.Cell):
@@ -64,6 +64,10 @@ class _FunctionCall(nn.Cell):
         douts = dout if isinstance(dout, tuple) else (dout,)
         # torch hands zeros to backward for an output marked non-differentiable (its use carries no gradient)
         douts = tuple(ops.zeros_like(d) if i in self.non_differentiable else d for i, d in enumerate(douts))
+        if not self.ctx.materialize_grads:
+            # torch hands None for an output the loss does not use; MindSpore hands zeros. None means a zero
+            # gradient to a backward written for set_materialize_grads(False), so an all-zero one is None here
+            douts = tuple(None if isinstance(d, ms.Tensor) and not bool(ops.any(d != 0)) else d for d in douts)
         grads = self.fn.backward(self.ctx, *douts)
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) < len(self.args) or any(g is not None for g in grads[len(self.args):]):

@@ -296,6 +296,14 @@ def parameters(cell, recurse=True):
     return iter([p for _, p in named_parameters(cell, recurse=recurse)])
 
 
+def module_requires_grad_(cell, requires_grad=True):
+    """torch's Module.requires_grad_(flag): the flag of each of torch's parameters (buffers, which
+    register_buffer keeps as Parameters, stay as they are); returns the module."""
+    for p in parameters(cell):
+        p.requires_grad = requires_grad
+    return cell
+
+
 # ------------------------------------------------------------ isinstance against torch's classes
 class TorchClass(type):
     """Metaclass of the adapters a torch class held as a value becomes (norm = nn.BatchNorm2d):

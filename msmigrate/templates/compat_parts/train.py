@@ -87,7 +87,9 @@ def _closure_key(fn, seen=None):
     seen = set() if seen is None else seen
     seen.add(id(fn))
     internal = (getattr(fn, "__module__", None) or "").startswith("mindspore")
-    parts = [fn.__code__]
+    # the module too: a step at a script's top level reads its model and optimizer as globals, and two
+    # scripts run in one process can hold steps of equal code (equal line numbers included), each its own
+    parts = [fn.__code__, id(getattr(fn, "__globals__", None))]
     for cell in fn.__closure__ or ():
         try:
             value = cell.cell_contents
