@@ -619,6 +619,20 @@ class Embedding(nn.Embedding):
             padding_idx += num_embeddings
         super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """torch.nn.Embedding.from_pretrained: the table holds `embeddings` as given (its padding row
+        too), and is frozen (no gradient, not among trainable_params) unless freeze=False."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        emb = cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm)
+        emb.embedding_table.set_data(ms.Tensor(np.asarray(embeddings.asnumpy() if isinstance(embeddings, ms.Tensor)
+                                                          else embeddings)))
+        emb.embedding_table.requires_grad = not freeze
+        return emb
+
     def construct(self, ids):
         out = ops.gather(self.embedding_table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))
         if self.padding_idx is None:
