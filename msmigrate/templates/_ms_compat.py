@@ -201,7 +201,12 @@ def legacy_tensor(dtype, *args):
     if len(args) != 1:
         raise TypeError("expected sizes or one sequence of data")
     data = args[0]
-    return ms.Tensor(np.asarray(data, dtype=ms.dtype_to_nptype(dtype)))
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, ms.Tensor) for d in data):
+        # rows that entered a compiled step as Tensors (NumPy rows there: compile_step's arguments)
+        return ops.stack(list(data)).astype(dtype)
+    # the cast on MindSpore's side (numpy's truncation of floats to integers, rounding to float32 alike):
+    # ms.dtype_to_nptype logs a deprecation warning, which a compiled step cannot call
+    return ms.Tensor(np.asarray(data)).astype(dtype)
 
 
 # ----------------------------------------------------------------- buffers
