@@ -12,6 +12,8 @@ built against, run as a new user would.
 Entries have real_world.PROGRAMS' shape."""
 from __future__ import annotations
 
+from pathlib import Path
+
 CIFAR = "kuangliu+pytorch-cifar"
 NLP = "graykode+nlp-tutorial"
 
@@ -63,7 +65,7 @@ with torch.no_grad():
 '''
 
 DRIVERS = {name: _ARCH_DRIVER.format(ctor=ctor) for name, ctor in ARCHITECTURES}
-DEPS = {"cifar_main": ["torchvision"]}
+DEPS: dict = {}   # torchvision.datasets.CIFAR10 and transforms convert through _ms_compat
 
 NLP_PROGRAMS = [
     ("nlp_nnlm", "1-1.NNLM", "NNLM.py"),
@@ -80,7 +82,16 @@ NLP_PROGRAMS = [
     ("nlp_bert", "5-2.BERT", "BERT.py"),
 ]
 
+def cifar_in_program(root: Path):
+    """CIFAR-10's python batches where main.py reads them: './data' in the program's directory (written into
+    the torch copy, which the conversion copies). 32 training images: one batch of main.py's 128 per epoch."""
+    from tests.corpus import write_cifar10
+    prog = root.parent / "x" / "prog"
+    if prog.is_dir():
+        write_cifar10(prog / "data", n_train=32, n_test=16)
+
+
 # (name, repo, directory of the program in the repo, script, args, data)
-PROGRAMS = [("cifar_main", CIFAR, ".", "main.py", [], "cifar")] + [
+PROGRAMS = [("cifar_main", CIFAR, ".", "main.py", [], cifar_in_program)] + [
     (name, CIFAR, "models", "driver.py", [], None) for name, _ in ARCHITECTURES
 ] + [(name, NLP, d, script, [], None) for name, d, script in NLP_PROGRAMS]
