@@ -4,6 +4,7 @@
     python bench/real_world.py --mirrors /work/.mirror [--only gan,vae] [--losses 6] [--no-verify]
     python bench/real_world.py --mirrors /work/.mirror --set wider     # bench/_rw_wider.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout3  # bench/_rw_heldout3.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout2  # bench/_rw_heldout2.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -47,12 +48,15 @@ Prints one table: program, TODO count, status, largest relative loss difference 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -256,6 +260,9 @@ def env_for(side):
     env["MS_DEVICE_TARGET"] = "CPU"
     env.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     env["MPLBACKEND"] = "Agg"
+    # one string hash on every side: programs that build a vocabulary from list(set(words)) (nlp-tutorial)
+    # number their words in set order, which follows the per-process hash seed
+    env["PYTHONHASHSEED"] = "0"
     # torch.load's default before torch 2.6 (weights_only=False), which programs that torch.save numpy
     # arrays were written for (pytorch/examples time_sequence_prediction); the converted side ignores it
     env["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
@@ -272,13 +279,20 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     if urls.exists():
         env["RW_URLS"] = str(urls)
     t = time.perf_counter()
+    # standard input is a terminal of 24x80: programs that size their progress bar by `stty size`
+    # (pytorch-cifar's utils.py, at import) read it as they would at a console
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     try:
         p = subprocess.run(cmd, cwd=script.parent, env=env, capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, stdin=follower)
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         return {"status": "timeout", "error": f"over {timeout} s", "losses": [], "models": [], "values": {},
                 "seconds": timeout, "stderr": str(e.stderr or "")[-2000:]}
+    finally:
+        os.close(leader)
+        os.close(follower)
     rec = json.loads(record.read_text()) if record.exists() else {
         "status": "error", "error": f"runner exited {p.returncode}: {err[-1500:]}", "losses": [], "models": []}
     rec["values"] = {m.group(1): float(m.group(2)) for m in re.finditer(r"^VALUE (\S+) (\S+)$", out, re.M)}
@@ -410,9 +424,10 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run of one side")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
-    ap.add_argument("--set", choices=("default", "wider", "heldout3"), default="default",
-                    help="wider: programs beyond the default set (bench/_rw_wider.py); heldout3: repositories the "
-                         "converter was not tuned on (bench/_rw_heldout3.py)")
+    ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3"), default="default",
+                    help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
+                         "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
+                         "makemore, attention-is-all-you-need, vector-quantize, perceiver (bench/_rw_heldout3.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
@@ -420,11 +435,11 @@ def main(argv=None):
     rows = []
     programs = PROGRAMS
     if a.set != "default":
-        from bench import _rw_heldout3, _rw_wider
-        extra = {"wider": _rw_wider, "heldout3": _rw_heldout3}[a.set]
-        programs = extra.PROGRAMS
-        DRIVERS.update(extra.DRIVERS)
-        DEPS.update(extra.DEPS)
+        import importlib
+        program_set = importlib.import_module(f"bench._rw_{a.set}")
+        programs = program_set.PROGRAMS
+        DRIVERS.update(program_set.DRIVERS)
+        DEPS.update(program_set.DEPS)
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue

@@ -102,8 +102,7 @@ RULES: Tuple[Rule, ...] = (
                    r"ModuleDict|ParameterDict|JITException|AVG|SUM)", OUT_OF_SCOPE,
          "TorchScript / C++ runtime object or build flag exposed at torch's top level, not a model API",
          "for TorchScript: ms.jit; `msmigrate export` writes MindIR"),
-    Rule(r"torch\.nn\.init", r"(uniform|normal|constant|xavier_uniform|xavier_normal|kaiming_uniform|eye|dirac|"
-                             r"kaiming_normal|orthogonal|sparse)", OUT_OF_SCOPE,
+    Rule(r"torch\.nn\.init", r"(eye|dirac|sparse)", OUT_OF_SCOPE,
          "deprecated alias (torch warns when it is called) of the initializer with a trailing underscore",
          "the `_` form (nn.init.normal_ ...)"),
     Rule(r"torch\.nn\.utils", r"clip_grad_norm", OUT_OF_SCOPE,

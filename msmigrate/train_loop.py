@@ -150,6 +150,35 @@ class _Reads(cst.CSTVisitor):
     def visit_CompFor(self, node: cst.CompFor) -> bool:
         return self._beside_target(node.target, node.iter, *node.ifs, node.inner_for_in)
 
+    def _comprehension(self, node, *elements: cst.CSTNode) -> bool:
+        """A comprehension reads its first iterable in the enclosing scope; its variables are its own
+        (`[chars[i] for i in predicted]` after a loop over `i` reads no `i` of the enclosing scope)."""
+        walk(node.for_in.iter, self)
+        inner = _Reads()
+        for part in elements + tuple(node.for_in.ifs):
+            walk(part, inner)
+        if node.for_in.inner_for_in is not None:
+            walk(node.for_in.inner_for_in, inner)
+        own: Set[str] = set()
+        loop = node.for_in
+        while loop is not None:
+            own |= {t.value for t in single_targets(loop.target) if isinstance(t, cst.Name)}
+            loop = loop.inner_for_in
+        self.names.extend(n for n in inner.names if n not in own)
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return self._comprehension(node, node.elt)
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return self._comprehension(node, node.elt)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return self._comprehension(node, node.elt)
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return self._comprehension(node, node.key, node.value)
+
     def visit_Param(self, node: cst.Param) -> bool:
         if node.default is not None:
             walk(node.default, self)

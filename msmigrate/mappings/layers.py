@@ -459,6 +459,13 @@ rule("torch.nn.Embedding", "mindspore.nn.Embedding",
         note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
              "parameter embedding_table; with padding_idx -> _ms_compat.Embedding (MindSpore's Embedding "
              "still trains the padding row, torch gives it no gradient)", test=f"{T}::test_embedding")(_embedding)
+mapping("torch.nn.Embedding.from_pretrained", "_ms_compat.Embedding.from_pretrained",
+        args=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+        target_args=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
+                     "sparse"),
+        note="a table holding the given rows (the padding row as given, no gradient to it), frozen by default as "
+             "in torch: requires_grad False keeps it out of trainable_params; max_norm raises MigrationError",
+        test=f"{T}::test_embedding_from_pretrained")
 mapping("torch.nn.MultiheadAttention", "_ms_compat.MultiheadAttention",
         args=("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",
               "batch_first", "device", "dtype"),

@@ -133,6 +133,18 @@ for _name, _args in _INIT.items():
         rule(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", **_record)(_native_init(_name))
     else:
         mapping(f"torch.nn.init.{_name}", f"_ms_compat.{_name}", **_record)
+# torch's deprecated aliases without the underscore (init.kaiming_normal, init.constant...: old code such as
+# pytorch-cifar's utils.init_params) call the `_` form with the same arguments and warn: converted as that form
+for _name in ("kaiming_normal_", "kaiming_uniform_", "xavier_uniform_", "xavier_normal_", "normal_", "uniform_",
+              "constant_", "orthogonal_"):
+    _args = tuple(a for a in _INIT[_name] if a != "generator")
+    _record = dict(args=_args, target_args=("param",) + _args[1:], rename={"tensor": "param"},
+                   test=f"{T}::test_init",
+                   note=f"torch's deprecated alias of {_name}, converted as {_name}")
+    if _name in _INIT_NATIVE:
+        rule(f"torch.nn.init.{_name[:-1]}", f"_ms_compat.{_name}", **_record)(_native_init(_name))
+    else:
+        mapping(f"torch.nn.init.{_name[:-1]}", f"_ms_compat.{_name}", **_record)
 mapping("torch.nn.init.calculate_gain", "_ms_compat.calculate_gain", args=("nonlinearity", "param"),
         target_args=("nonlinearity", "param"), test=f"{T}::test_init")
 

@@ -203,7 +203,12 @@ def legacy_tensor(dtype, *args, keep_tensor_dtype=False):
     if len(args) != 1:
         raise TypeError("expected sizes or one sequence of data")
     data = args[0]
-    return ms.Tensor(np.asarray(data, dtype=ms.dtype_to_nptype(dtype)))
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, ms.Tensor) for d in data):
+        # rows that entered a compiled step as Tensors (NumPy rows there: compile_step's arguments)
+        return ops.stack(list(data)).astype(dtype)
+    # the cast on MindSpore's side (numpy's truncation of floats to integers, rounding to float32 alike):
+    # ms.dtype_to_nptype logs a deprecation warning, which a compiled step cannot call
+    return ms.Tensor(np.asarray(data)).astype(dtype)
 
 
 # ----------------------------------------------------------------- buffers
@@ -629,6 +634,20 @@ class Embedding(nn.Embedding):
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
+        """torch.nn.Embedding.from_pretrained: the table holds `embeddings` as given (its padding row
+        too), and is frozen (no gradient, not among trainable_params) unless freeze=False."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        emb = cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm)
+        emb.embedding_table.set_data(ms.Tensor(np.asarray(embeddings.asnumpy() if isinstance(embeddings, ms.Tensor)
+                                                          else embeddings)))
+        emb.embedding_table.requires_grad = not freeze
+        return emb
 
     def construct(self, ids):
         out = ops.gather(self.embedding_table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))

@@ -737,6 +737,49 @@ def test_embedding_init():
     np.testing.assert_array_equal(table[3], 0)
 
 
+FROM_PRETRAINED_SRC = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, freeze, padding_idx):
+        super().__init__()
+        table = torch.arange(24.).reshape(6, 4) / 7 - 1
+        self.pos = nn.Embedding.from_pretrained(table, freeze=freeze, padding_idx=padding_idx)
+        self.out = nn.Linear(4, 3)
+
+    def forward(self, ids):
+        return self.out(self.pos(ids))
+
+
+def frozen():
+    return Net(True, None)
+
+
+def trained():
+    return Net(freeze=False, padding_idx=2)
+"""
+
+
+@pytest.mark.parametrize("entry,graph", [("frozen", True), ("trained", False)])
+def test_embedding_from_pretrained(entry, graph):
+    """nn.Embedding.from_pretrained (nlp-tutorial's sinusoid position table): the given rows (the padding
+    row kept as given), frozen by default: the table is not trained; trained with freeze=False, the padding
+    row excepted."""
+    ids = np.array([[0, 2, 5], [1, 2, 3]], np.int64)
+    code, sites = check_layer(FROM_PRETRAINED_SRC, [ids], entry=entry, graph=graph, grad=True)
+    assert_converted(sites, "torch.nn.Embedding.from_pretrained")
+    tnet = load_torch(FROM_PRETRAINED_SRC)[entry]()
+    mod, _, _ = load_converted(FROM_PRETRAINED_SRC)
+    mnet = getattr(mod, entry)()
+    t_trained = sorted(n for n, p in tnet.named_parameters() if p.requires_grad)
+    m_trained = sorted(p.name for p in mnet.trainable_params())
+    assert len(m_trained) == len(t_trained), (m_trained, t_trained)
+    assert any("pos" in n for n in m_trained) == (entry == "trained")
+    np.testing.assert_array_equal(mnet.pos.embedding_table.asnumpy(), tnet.pos.weight.detach().numpy())
+
+
 # ------------------------------------------------------------------------------------- attention
 @pytest.mark.parametrize("expr,batch_first,graph", [
     ("nn.MultiheadAttention(8, 2)", False, True),

@@ -360,6 +360,16 @@ INIT_CASES = [
     ("nn.Linear(1000, 500)", "nn.init.uniform_(m.weight.data, -0.1, 0.1)", "uniform"),
     ("nn.Linear(64, 32)", "nn.init.orthogonal_(m.weight)", "orthogonal"),
     ("nn.Linear(32, 64)", "nn.init.orthogonal_(m.weight, gain=2.0)", "orthogonal"),
+    # torch's deprecated aliases (pytorch-cifar's utils.init_params): the `_` forms under other names
+    ("nn.Conv2d(64, 128, 3)", "nn.init.kaiming_normal(m.weight, mode='fan_out')", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.kaiming_uniform(m.weight, a=5 ** 0.5)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.xavier_uniform(m.weight)", "uniform"),
+    ("nn.Linear(1000, 500)", "nn.init.xavier_normal(m.weight, gain=2.0)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.normal(m.weight, std=1e-3)", "stats"),
+    ("nn.Linear(1000, 500)", "nn.init.uniform(m.weight, -0.1, 0.3)", "uniform"),
+    ("nn.Linear(10, 5)", "nn.init.constant(m.bias, 0)", "exact"),
+    ("nn.Linear(1000, 500)", "nn.init.constant(m.weight.data, 1)", "exact"),
+    ("nn.Linear(32, 64)", "nn.init.orthogonal(m.weight, gain=2.0)", "orthogonal"),
 ]
 
 

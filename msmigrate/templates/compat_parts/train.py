@@ -75,8 +75,18 @@ class StepCell(nn.Cell):
     def __call__(self, *args, **kwargs):
         # a NumPy array the loop drew (labels, noise) cannot enter a graph; as torch's step would
         # turn it into a tensor (LongTensor(a)), it enters as a Tensor of its own dtype
-        args = tuple(ms.Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+        # (inside a list too: nlp-tutorial's random_batch() gives a list of NumPy rows for torch.Tensor(rows))
+        args = tuple(_graph_argument(a) for a in args)
         return super().__call__(*args, **kwargs)
+
+
+def _graph_argument(value):
+    """A NumPy array as a Tensor of its own dtype, in lists and tuples too (a graph refuses arrays)."""
+    if isinstance(value, np.ndarray):
+        return ms.Tensor(value)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (np.ndarray, list, tuple)) for v in value):
+        return type(value)(_graph_argument(v) for v in value)
+    return value
 
 
 def _closure_key(fn, seen=None):
