@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from .callsite import code_of
+from .callsite import code_of, dotted_name
 
 # in-place methods whose out-of-place twin (the name without "_") takes the same arguments
 _CHAINABLE = {"add_", "sub_", "mul_", "div_", "clamp_", "clamp_min_", "clamp_max_", "clip_", "pow_", "neg_",
@@ -32,15 +32,6 @@ _CHAINABLE = {"add_", "sub_", "mul_", "div_", "clamp_", "clamp_min_", "clamp_max
 
 def might_update_detached(source: str) -> bool:
     return ".detach()." in source or ".data." in source
-
-
-def _dotted(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr.value}" if inner else None
-    return None
 
 
 def _chain(call: cst.Call) -> Optional[Tuple[str, str, List[Tuple[str, cst.Call]]]]:
@@ -57,9 +48,9 @@ def _chain(call: cst.Call) -> Optional[Tuple[str, str, List[Tuple[str, cst.Call]
     links.reverse()
     if (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "detach"):
-        target, how = _dotted(node.func.value), "detach"
+        target, how = dotted_name(node.func.value), "detach"
     elif isinstance(node, cst.Attribute) and node.attr.value == "data":
-        target, how = _dotted(node.value), "data"
+        target, how = dotted_name(node.value), "data"
     else:
         return None
     return (target, how, links) if target else None
