@@ -306,8 +306,7 @@ def module_requires_grad_(cell, requires_grad=True):
 
 # ------------------------------------------------------------ isinstance against torch's classes
 class TorchClass(type):
-    """Metaclass of the adapters a torch class held as a value becomes (norm = nn.BatchNorm2d):
-    isinstance() and issubclass() against one answer for the MindSpore class too."""
+    """Metaclass of a torch class held as a value (nn.BatchNorm2d): isinstance/issubclass answer for MindSpore's too."""
 
     def __instancecheck__(cls, obj):
         return type.__instancecheck__(cls, obj) or isinstance(obj, cls.ms_class)
@@ -315,8 +314,9 @@ class TorchClass(type):
     def __subclasscheck__(cls, sub):
         return type.__subclasscheck__(cls, sub) or issubclass(sub, cls.ms_class)
 
-    def __eq__(cls, other):   # `type(m) == nn.Conv2d`: m's class is the MindSpore one
-        return other is cls or other is cls.ms_class or getattr(other, "_view_of", None) is cls.ms_class
+    def __eq__(cls, other):   # `type(m) == nn.Conv2d`: m's class is the MindSpore one, or its any_batch form
+        return (other is cls or other is cls.ms_class or getattr(other, "_view_of", None) is cls.ms_class
+                or getattr(other, "__qualname__", None) == "any_batch." + cls.ms_class.__name__)
 
     def __hash__(cls):
         return hash(cls.ms_class)
