@@ -793,10 +793,10 @@ class RNN(nn.RNN):
 class any_batch:
     """MindSpore's conv layers also taking torch's unbatched sample (C, *spatial), as a batch of one"""
     class Conv2d(nn.Conv2d):   # where the converter cannot prove the input batched (msmigrate/batched_convs.py)
-        def construct(self, x):
-            if x.ndim == 3:
-                return nn.Conv2d.construct(self, x.expand_dims(0)).squeeze(0)
-            return nn.Conv2d.construct(self, x)
+        def construct(self, x):   # nn.Conv2d's own steps (its construct called by name shares one scope in a graph)
+            y = self.conv2d(x.expand_dims(0) if x.ndim == 3 else x, self.weight)
+            y = self.bias_add(y, self.bias) if self.has_bias else y
+            return y.squeeze(0) if x.ndim == 3 else y
 
     class Conv1d(nn.Conv1d):
         def construct(self, x):
