@@ -9,5 +9,6 @@ from ..records import ADAPTERS as _ADAPTERS
 for _name in ("ReLU", "ReLU6", "SiLU", "Hardswish", "Hardsigmoid", "Sigmoid", "Tanh", "GELU",
               "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential",
               "LeakyReLU", "ELU", "Mish", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-              "ModuleDict", "LSTM", "GRU", "RNN"):
+              "ModuleDict", "LSTM", "GRU", "RNN", "Conv1d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+              "AvgPool1d", "AvgPool2d", "AvgPool3d"):
     _ADAPTERS[f"torch.nn.{_name}"] = f"_ms_compat.{_name}"

@@ -843,6 +843,64 @@ class Conv2d(any_batch.Conv2d):
                              padding=conv_padding(padding), dilation=dilation, group=groups, has_bias=bias)
 
 
+
+def _conv_layer_args(cls, ndim, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                     padding_mode):
+    """torch's Conv1d/Conv3d arguments -> MindSpore's, for the adapters below."""
+    if padding_mode != "zeros":
+        raise MigrationError(f"{cls} padding_mode={padding_mode!r} is not converted")
+    pad = dict(pad_mode=padding) if isinstance(padding, str) else dict(pad_mode="pad",
+                                                                      padding=conv_padding(padding, ndim))
+    return dict(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride,
+                dilation=dilation, group=groups, has_bias=bias, **pad)
+
+
+class Conv1d(any_batch.Conv1d):
+    """torch.nn.Conv1d with torch's arguments, where the class is a value or is called with *args/**kwargs."""
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(**_conv_layer_args("Conv1d", 1, in_channels, out_channels, kernel_size, stride, padding,
+                                            dilation, groups, bias, padding_mode))
+
+
+class Conv3d(any_batch.Conv3d):
+    """torch.nn.Conv3d with torch's arguments, where the class is a value or is called with *args/**kwargs."""
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(**_conv_layer_args("Conv3d", 3, in_channels, out_channels, kernel_size, stride, padding,
+                                            dilation, groups, bias, padding_mode))
+
+
+def _max_pool(base):
+    class MaxPool(base):
+        """torch.nn.MaxPool*d with torch's arguments (stride defaults to kernel_size, as in torch)."""
+        def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+            super().__init__(kernel_size, stride=kernel_size if stride is None else stride, pad_mode="pad",
+                             padding=padding, dilation=dilation, return_indices=return_indices,
+                             ceil_mode=ceil_mode)
+    MaxPool.__name__ = MaxPool.__qualname__ = base.__name__
+    return MaxPool
+
+
+def _avg_pool(base):
+    class AvgPool(base):
+        """torch.nn.AvgPool*d with torch's arguments (stride defaults to kernel_size, as in torch)."""
+        def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                     divisor_override=None):
+            extra = {} if divisor_override is None else dict(divisor_override=divisor_override)
+            super().__init__(kernel_size, stride=kernel_size if stride is None else stride, pad_mode="pad",
+                             padding=padding, ceil_mode=ceil_mode, count_include_pad=count_include_pad, **extra)
+    AvgPool.__name__ = AvgPool.__qualname__ = base.__name__
+    return AvgPool
+
+
+MaxPool1d = _max_pool(nn.MaxPool1d)
+MaxPool2d = _max_pool(nn.MaxPool2d)
+MaxPool3d = _max_pool(nn.MaxPool3d)
+AvgPool1d = _avg_pool(nn.AvgPool1d)
+AvgPool2d = _avg_pool(nn.AvgPool2d)
+AvgPool3d = _avg_pool(nn.AvgPool3d)
+
 def ntuple(n):
     """torch.nn.modules.utils._ntuple: repeat a scalar n times, keep an iterable."""
     def parse(x):

@@ -743,6 +743,62 @@ def test_adapters(train):
         assert f"_ms_compat.{name}" in code, (name, code)
 
 
+
+ADAPTER_ND_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def layer(cls, *args, **kwargs):
+    return cls(*args, **kwargs)
+
+
+def conv1(*args, **kwargs):
+    return nn.Conv1d(*args, **kwargs)
+
+
+def pool3(*args, **kwargs):
+    return nn.AvgPool3d(*args, **kwargs)
+
+
+class Net(nn.Module):
+    def __init__(self, conv3_layer=nn.Conv3d, pool_layers=(nn.MaxPool1d, nn.MaxPool2d, nn.AvgPool1d, nn.AvgPool2d)):
+        super().__init__()
+        self.c1 = conv1(3, 4, 3, padding=1, bias=False)
+        self.c1s = layer(nn.Conv1d, 4, 4, 3, stride=2, padding="valid", groups=2)
+        self.c3 = conv3_layer(2, 3, (1, 3, 3), padding=(0, 1, 1))
+        self.p1 = layer(pool_layers[0], 2)
+        self.p2 = layer(pool_layers[1], 3, stride=1, padding=1)
+        self.a1 = layer(pool_layers[2], 2, count_include_pad=False)
+        self.a2 = layer(pool_layers[3], 2, ceil_mode=True)
+        self.a3 = pool3(kernel_size=(1, 2, 2))
+        self.mp3 = layer(nn.MaxPool3d, (1, 2, 2))
+
+    def forward(self, x1, x3):
+        y1 = self.a1(self.p1(self.c1s(self.c1(x1))))
+        y3 = self.mp3(self.a3(self.c3(x3)))
+        y2 = self.a2(self.p2(y3[:, :, 0]))
+        return y1.sum(-1) + y2.mean((2, 3))[:, :1]
+
+
+def make():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_adapters_conv_nd_and_pools(train):
+    """Conv1d/Conv3d and the Max/AvgPool1-3d classes passed as values or called with *args/**kwargs take
+    torch's arguments (a pool's stride defaults to its kernel, as in torch; padding='valid', groups)."""
+    from .test_layers import check_stateful
+
+    code, sites = check_stateful(ADAPTER_ND_SRC, [rnd(2, 3, 9), rnd(2, 2, 2, 6, 7)], train=train,
+                                 steps=2 if train else 1, graph=not train, rtol=1e-4, atol=1e-4)
+    assert_no_todo(sites)
+    for name in ("Conv1d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
+                 "AvgPool3d"):
+        assert f"_ms_compat.{name}" in code, (name, code)
+
 # ------------------------------------------------------------------------------ module dtype casts
 CAST_SRC = '''
 import torch
