@@ -65,6 +65,7 @@ from . import tensor_reads as DR
 from . import inplace_arguments as IA
 from . import inplace_views as IVW
 from . import aug_aliases as AA
+from . import inplace_holders as IH
 from . import range_indices as RI
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
@@ -913,7 +914,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         # the name may not be the import any more (see _shadowed)
         imported = {a.asname.name.value for imp in _Imports.collect(node) for a in imp.names
                     if a.asname is not None and isinstance(a.asname.name, cst.Name)}   # `import x as y`
-        self._scopes.append({"reads": counts, "bound": bound, "loops": [], "shadows": bound - imported})
+        self._scopes.append({"reads": counts, "bound": bound, "loops": [], "shadows": bound - imported,
+                             "held": IH.held_names(node)})   # `for p in net.parameters(): p.mul_(2)`
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
@@ -2248,11 +2250,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, "Tensor." + name, shorten(code_of(out), 60), R.DIFFERENCE,
                          f"in place -> rebinding `{x} = ...`, a new tensor of the same shape and dtype; other "
                          f"references to the same tensor do not see the change")
+            out = self._written_into_holder(original, out)
             self._rebinds[id(out)] = out
             return out
         if name == "fill_diagonal_" and self._receiver_kind(original.func.value) in ("tensor", "unknown"):
             out = DF.rebinding(self, original, updated)              # msmigrate/diagonal_fill.py
             if out is not None:
+                out = self._written_into_holder(original, out)
                 self._rebinds[id(out)] = out
                 return out
         from .inplace_forms import needs_cast_back, out_of_place
@@ -2282,8 +2286,24 @@ class TorchToMindSpore(cst.CSTTransformer):
         site.status = R.DIFFERENCE
         site.note = (f"in place -> rebinding `{original.func.value.value} = ...` (MindSpore's in-place arithmetic "
                      f"does not change the tensor on CPU); other references to the same tensor do not see the change")
+        out = self._written_into_holder(original, out)
         self._rebinds[id(out)] = out
         return out
+
+    def _written_into_holder(self, original: cst.Call, out: cst.BaseExpression) -> cst.BaseExpression:
+        """`p.mul_(0.5)` where p came from a loop over parameters, a dict entry, an attribute: the new value is
+        written into the tensor the other holders share (msmigrate/inplace_holders.py), outside the code a Cell's
+        construct runs (there an in-place write would change a tensor an op saved for the backward pass)."""
+        x = original.func.value.value
+        in_cell_code = self._in_forward() or bool(self._funcs) and not self._classes \
+            and self._funcs[0].name in self._cell_functions   # what construct runs, or calls by name
+        if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code:
+            return out
+        self.uses_compat = True
+        if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
+            self.sites[-1].note = (f"in place: the out-of-place value written into the tensor `{x}` holds "
+                                   f"(_ms_compat.write_into), which the other holders share")
+        return self._render_template(f"{COMPAT}.write_into({x}, {code_of(out).strip()})")
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):

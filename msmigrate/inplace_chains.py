@@ -1,0 +1,92 @@
+"""Chains of torch in-place methods, rewritten as torch code the main pass converts, before conversion.
+
+torch's `x.op_(...)` returns x itself, so a statement
+
+    mu.mul_(momentum).add_(dp)                    # an optimizer's momentum buffer (dino's LARS)
+
+is exactly the statements `mu.mul_(momentum); mu.add_(dp)` (Python evaluates `dp` after the first call
+returned), which the main pass converts one by one (a rebinding, or a write into the tensor where other
+holders share it: inplace_holders.py). They stay on the one line, so every later line keeps its number.
+
+A chain on a fresh copy changes nothing anyone else holds:
+
+    w = distances.clone().div_(T).exp_()
+
+is `distances.clone().div(T).exp()`. Both only for the methods whose out-of-place twin (the name without
+"_") takes the same arguments (detached_updates._CHAINABLE)."""
+from __future__ import annotations
+
+import re
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from .detached_updates import _CHAINABLE
+
+_CHAIN = re.compile(r"\)\s*\.\s*[a-z_0-9]+_\(")
+
+
+def might_chain_inplace(source: str) -> bool:
+    return bool(_CHAIN.search(source))
+
+
+def _links(node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression]:
+    """The in-place calls of `R.m1_(..).m2_(..)` innermost first, and R."""
+    links: List[cst.Call] = []
+    while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+           and node.func.attr.value in _CHAINABLE):
+        links.append(node)
+        node = node.func.value
+    links.reverse()
+    return links, node
+
+
+def _fresh_copy(node: cst.BaseExpression) -> bool:
+    """`E.clone()`, or an out-of-place twin called on one (`E.clone().div(T)`, what this pass made of the
+    chain's first links): a tensor nobody else holds."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    name = node.func.attr.value
+    if name == "clone":
+        return not node.args
+    return name + "_" in _CHAINABLE and _fresh_copy(node.func.value)
+
+
+def _out_of_place(links: List[cst.Call], base: cst.BaseExpression) -> cst.BaseExpression:
+    out = base
+    for call in links:
+        out = call.with_changes(func=call.func.with_changes(value=out, attr=cst.Name(call.func.attr.value[:-1])))
+    return out
+
+
+class _Rewrite(cst.CSTTransformer):
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        links, base = _links(updated)
+        if links and _fresh_copy(base):
+            return _out_of_place(links, base)
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        body = []
+        for small in updated.body:
+            split = self._split(small)
+            body.extend(split if split is not None else [small])
+        if len(body) == len(updated.body):
+            return updated
+        body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
+        return updated.with_changes(body=body)
+
+    @staticmethod
+    def _split(small: cst.BaseSmallStatement) -> Optional[List[cst.Expr]]:
+        """`x.m1_(a).m2_(b)` as a whole statement on a name: `x.m1_(a)`, `x.m2_(b)`."""
+        if not isinstance(small, cst.Expr):
+            return None
+        links, base = _links(small.value)
+        if len(links) < 2 or not isinstance(base, cst.Name):
+            return None
+        return [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base))) for call in links]
+
+
+def rewrite_inplace_chains(module: cst.Module) -> cst.Module:
+    return module.visit(_Rewrite())

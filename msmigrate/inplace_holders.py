@@ -1,0 +1,88 @@
+"""Local names whose tensor other holders share: `for p in model.parameters(): p.mul_(0.5)`,
+`mu = state['mu']; mu.mul_(m)`, `b = self.buf; b.add_(1)`.
+
+A whole-statement in-place call on a local name becomes the rebinding `x = <out-of-place form>`
+(inplace_forms.py): right where x alone holds the tensor. Where x took the tensor from somewhere else (a
+loop over parameters or a list, a dict entry or list item, an attribute, another name) torch's change
+reaches that holder; the rebinding would leave the parameters, the optimizer state or the buffer as they
+were, with no error. Outside graph code the converter writes the new value into the tensor itself
+(`x = _ms_compat.write_into(x, <out-of-place form>)`). Not in construct or the functions it calls: there
+an in-place write would also change a tensor that an op saved for the backward pass.
+"""
+from __future__ import annotations
+
+from typing import Set
+
+import libcst as cst
+
+# calls that hand out a tensor another holder keeps: `state.get('mu')`, `d.setdefault(k, v)`
+_HANDING_OUT = frozenset(("get", "setdefault", "pop"))
+
+
+def _names(target: cst.BaseExpression) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: Set[str] = set()
+        for el in target.elements:
+            out |= _names(el.value)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value)
+    return set()
+
+
+def _hands_out(value: cst.BaseExpression) -> bool:
+    """A value that is another holder's tensor, not a new one."""
+    if isinstance(value, (cst.Subscript, cst.Attribute, cst.Name)):
+        return True
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _HANDING_OUT)
+
+
+def _fresh_iterable(it: cst.BaseExpression) -> bool:
+    """`range(n)`: numbers, no tensor anyone else holds."""
+    return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+
+
+class _Holders(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    # nested scopes have their own names
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        if not _fresh_iterable(node.iter):
+            self.names |= _names(node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _hands_out(node.value):
+            for t in node.targets:
+                self.names |= _names(t.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _hands_out(node.value):
+            self.names |= _names(node.target)
+
+
+def held_names(scope: cst.CSTNode) -> Set[str]:
+    """Names of this scope (a function's body or a module) bound, somewhere, to a tensor another holder
+    may share: a for-loop target (not over range()), or the value of a subscript, an attribute, another
+    name or a container's get/setdefault/pop."""
+    v = _Holders()
+    if isinstance(scope, cst.FunctionDef):
+        scope = scope.body
+    if isinstance(scope, cst.Module):
+        for st in scope.body:
+            st.visit(v)
+    else:
+        scope.visit(v)
+    return v.names
