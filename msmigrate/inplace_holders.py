@@ -34,7 +34,9 @@ def _names(target: cst.BaseExpression) -> Set[str]:
 
 def _hands_out(value: cst.BaseExpression) -> bool:
     """A value that is another holder's tensor, not a new one."""
-    if isinstance(value, (cst.Subscript, cst.Attribute, cst.Name)):
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "True", "False")
+    if isinstance(value, (cst.Subscript, cst.Attribute)):
         return True
     return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in _HANDING_OUT)
