@@ -88,3 +88,27 @@ def held_names(scope: cst.CSTNode) -> Set[str]:
     else:
         scope.visit(v)
     return v.names
+
+
+def target_names(target: cst.BaseExpression) -> Set[str]:
+    """The names a for-loop target binds (`t`, `(t, m, s)`)."""
+    return _names(target)
+
+
+class _WritesInto(cst.CSTVisitor):
+    def __init__(self, names: Set[str], compat: str) -> None:
+        self.names, self.compat, self.found = names, compat, False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if (isinstance(f, cst.Attribute) and f.attr.value == "write_into" and isinstance(f.value, cst.Name)
+                and f.value.value == self.compat and node.args and isinstance(node.args[0].value, cst.Name)
+                and node.args[0].value.value in self.names):
+            self.found = True
+
+
+def writes_into(body: cst.CSTNode, names: Set[str], compat: str) -> bool:
+    """Whether converted code `body` writes a new value into one of `names` (`_ms_compat.write_into(t, ...)`)."""
+    v = _WritesInto(names, compat)
+    body.visit(v)
+    return v.found

@@ -940,6 +940,7 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
         if j in earlier and not (bound & needed_grad):
             continue
         if j not in group.host_ifs and is_source(st, host) and not _loop_through_network(st, host) and \
+                not _loop_over_computed(body, j, host, skip) and \
                 not _helper_of_network_value(body, j, host, drawing) and not _renames_computed(body, j, host, skip):
             if outside is not None:
                 outside.append(j)
@@ -1004,6 +1005,24 @@ def _loop_through_network(stmt: cst.CSTNode, host: Set[str]) -> bool:
         return False
     inner = assigns(stmt)
     return any(r not in inner and r not in _LIBRARY_ROOTS for r in call_roots(stmt))
+
+
+def _loop_over_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip: Set[int]) -> bool:
+    """`out = model(x); loss = 0; for i in range(T): loss += F.cross_entropy(out[:, i], y[:, i])`: a loop
+    that computes from what an earlier statement of the body computed (the network's output) belongs to
+    the step too (no random draw or host value inside it); left out, the loss would be a constant."""
+    stmt = body[j]
+    if not isinstance(stmt, (cst.For, cst.While)) or stmt.orelse is not None:
+        return False
+    v = _CallsAndOps()
+    walk(stmt, v)
+    if not (v.calls or v.ops) or any(_is_data_call(c, host) for c in v.calls):
+        return False
+    read = set(reads(stmt))
+    for k in range(j):
+        if k not in skip and assigns(body[k]) & read and not is_source(body[k], host):
+            return True
+    return False
 
 
 def _free_reads(st: cst.CSTNode, bound: Set[str], inputs: List[str]) -> None:

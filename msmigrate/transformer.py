@@ -501,7 +501,39 @@ class TorchToMindSpore(cst.CSTTransformer):
         if params is not None:
             updated = updated.with_changes(iter=params)
         updated = self._parameter_value_changes(updated)
+        updated = self._rows_written_back(updated)
         return self._leave_loop(original, updated)
+
+    def _rows_written_back(self, updated: cst.For) -> cst.For:
+        """`for t, m, s in zip(x, mean, std): t.sub_(m)`, its in-place call now a `_ms_compat.write_into(t, ...)`
+        (inplace_holders.py): where x is a tensor, torch's t is a view of x's row and MindSpore's a copy, so
+        each iterable that may be a tensor (a name, an attribute, a subscript) is iterated through
+        `_ms_compat.rows_in_place`, which writes each row back into it (it passes anything else through)."""
+        targets = IH.target_names(updated.target)
+        if not targets or not IH.writes_into(updated.body, targets, COMPAT):
+            return updated
+
+        def wrap(it: cst.BaseExpression) -> cst.BaseExpression:
+            if not isinstance(it, (cst.Name, cst.Attribute, cst.Subscript)):
+                return it
+            self.uses_compat = True
+            return cst.Call(func=cst.parse_expression(f"{COMPAT}.rows_in_place"), args=[cst.Arg(it)])
+
+        it, target = updated.iter, updated.target
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("zip", "enumerate"):
+            # which target each argument feeds: `for t, m in zip(x, mean)`, `for i, t in enumerate(x)`
+            parts = [el.value for el in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
+            if it.func.value == "enumerate":
+                parts = [parts[1]] if len(parts) == 2 else []
+            fed = parts if len(parts) == len(it.args) or it.func.value == "enumerate" else []
+
+            def written(i: int) -> bool:
+                return not fed or i < len(fed) and IH.writes_into(updated.body, IH.target_names(fed[i]), COMPAT)
+
+            args = [a.with_changes(value=wrap(a.value)) if a.keyword is None and not a.star
+                    and (it.func.value == "zip" or i == 0) and written(i) else a for i, a in enumerate(it.args)]
+            return updated.with_changes(iter=it.with_changes(args=args))
+        return updated.with_changes(iter=wrap(it))
 
     def _parameter_value_changes(self, updated):
         """`for p in model.parameters(): p.data.clamp_(-c, c)` (weight clipping): an ops.assign of each new

@@ -1011,6 +1011,30 @@ def train(objs, batches):
     assert "for k in range(2):" in code.split("def forward_fn")[1], code
 
 
+def test_loss_summed_over_a_loop_after_the_network_call():
+    """`out = model(x); for k in ...: loss += crit(out[...], y[...])`: the loop calls no network but computes
+    from its output; it belongs to the step (it was left out and the backward refused)."""
+    src = TRAINER + """
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        loss = 0
+        for k in range(3):
+            loss += F.cross_entropy(out[k * 2:(k + 1) * 2], y[k * 2:(k + 1) * 2])
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, _ = run_both(src, _batches())
+    assert "for k in range(3):" in code.split("def forward_fn")[1].split("def train_step")[0], code
+    assert not [s for s in sites if s.status == "todo"], code
+
+
 def test_unprovable_losses_are_todos():
     """Where the forward function would not reach the network (the loss kept in an attribute a
     method set, a loss that passes through a host value), the backward() is a TODO that raises

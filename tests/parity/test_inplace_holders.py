@@ -50,6 +50,20 @@ class Tracker:
         return self.total
 
 
+def color_normalize(x, mean=(0.485, 0.456, 0.406), std=(0.228, 0.224, 0.225)):
+    for t, m, s in zip(x, mean, std):
+        t.sub_(m).div_(s)
+    return x
+
+
+def first_rows_halved(x, n):
+    for i, row in enumerate(x):
+        if i == n:
+            break
+        row.mul_(0.5)
+    return x
+
+
 def softened(d, T):
     w = d.clone().div_(T).exp_()
     return w, d
@@ -142,3 +156,22 @@ def test_chain_on_a_fresh_copy_leaves_the_original(both):
     np.testing.assert_allclose(m_w.asnumpy(), t_w.numpy(), rtol=1e-5)
     np.testing.assert_allclose(m_d.asnumpy(), d)
     np.testing.assert_allclose(t_d.numpy(), d)
+
+
+def test_rows_of_a_tensor_changed_in_a_loop_reach_the_tensor(both):
+    """`for t, m, s in zip(x, mean, std): t.sub_(m).div_(s)`: torch's rows are views of x; MindSpore's are
+    copies, written back into x (_ms_compat.rows_in_place), also where the loop leaves early."""
+    import mindspore as ms
+    import torch
+    ns, (mod, code, _) = both
+    x = _arr(3, 2, 2)
+    t_out = ns["color_normalize"](torch.from_numpy(x.copy()))
+    m_in = ms.Tensor(x.copy())
+    m_out = mod.color_normalize(m_in)
+    np.testing.assert_allclose(m_in.asnumpy(), t_out.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy(), rtol=1e-6)
+    assert not np.allclose(t_out.numpy(), x)
+    t_out = ns["first_rows_halved"](torch.from_numpy(x.copy()), 2)
+    m_out = mod.first_rows_halved(ms.Tensor(x.copy()), 2)
+    np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy(), rtol=1e-6)
+    assert "rows_in_place(x), mean, std)" in code, code

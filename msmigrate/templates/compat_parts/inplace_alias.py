@@ -26,3 +26,17 @@ def write_into(x, value):
     else:
         x.assign_value(value)
     return x
+
+
+def rows_in_place(xs):
+    """`for t, m in zip(x, mean): t.sub_(m)`: torch's rows are views of x, so the change reaches x; MindSpore's
+    are copies, so each row is written back into x once its iteration is over (or the loop left it)."""
+    if not isinstance(xs, ms.Tensor):
+        yield from xs
+        return
+    for i in range(xs.shape[0]):
+        row = xs[i]
+        try:
+            yield row
+        finally:
+            xs[i] = row
