@@ -24,7 +24,7 @@ the compiled graph read a mask of another call's size (an error where the shapes
 Reads that follow the store in the same call have already become locals (graph_attr_stores.py)."""
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -120,6 +120,15 @@ def _reachable(walks: Dict[str, _Walk]) -> List[str]:
             seen.append(name)
             todo.extend(sorted(walks[name].calls))
     return seen
+
+
+def forward_methods(cls: cst.ClassDef) -> Optional[Set[str]]:
+    """The methods of a Module class that its forward runs (forward and what it calls by `self.NAME(...)`,
+    transitively); None where the class has no forward of its own (a subclass's may call any of them)."""
+    methods = _methods(cls)
+    if "forward" not in methods:
+        return None
+    return set(_reachable({name: _walk(fn) for name, fn in methods.items()}))
 
 
 def _declared_params(walks: Dict[str, _Walk]) -> Set[str]:

@@ -156,6 +156,7 @@ class ClassContext:
     attr_types: Dict[str, str] = field(default_factory=dict)
     mode_dependent: bool = False     # builds Dropout/BatchNorm... or reads self.training (default_mode.py)
     layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
+    forward_methods: Optional[Set[str]] = None   # what its forward runs (graph_state.forward_methods); None: any
 
 
 # tensor classes whose call makes a tensor (the legacy typed constructors)
@@ -1136,7 +1137,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         for b in node.bases:
             self._type_refs.add(id(b.value))
             self._base_refs.add(id(b.value))
-        ctx = ClassContext(node.name.value, is_cell, mode_dependent=is_cell and DM.depends_on_mode(node))
+        ctx = ClassContext(node.name.value, is_cell, mode_dependent=is_cell and DM.depends_on_mode(node),
+                           forward_methods=GS.forward_methods(node) if is_cell else None)
         for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
             ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
         self._class_attr_types[node.name.value] = ctx.attr_types
@@ -2327,8 +2329,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         written into the tensor the other holders share (msmigrate/inplace_holders.py), outside the code a Cell's
         construct runs (there an in-place write would change a tensor an op saved for the backward pass)."""
         x = original.func.value.value
-        in_cell_code = self._in_forward() or bool(self._funcs) and not self._classes \
-            and self._funcs[0].name in self._cell_functions   # what construct runs, or calls by name
+        reached = self._classes[-1].forward_methods if self._classes else None
+        in_cell_code = (self._in_forward() and (reached is None or self._funcs[0].name in reached)
+                        or bool(self._funcs) and not self._classes
+                        and self._funcs[0].name in self._cell_functions)   # what construct runs, or calls by name
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code:
             return out
         self.uses_compat = True

@@ -64,6 +64,23 @@ def first_rows_halved(x, n):
     return x
 
 
+class EmaNet(nn.Module):
+    """An EMA copy kept by the model itself, updated from the training loop, not from forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.online = nn.Linear(3, 2)
+        self.ema = nn.Linear(3, 2)
+
+    @torch.no_grad()
+    def update_ema(self, decay):
+        for e, p in zip(self.ema.parameters(), self.online.parameters()):
+            e.mul_(decay).add_(p, alpha=1 - decay)
+
+    def forward(self, x):
+        return self.online(x) + self.ema(x)
+
+
 def softened(d, T):
     w = d.clone().div_(T).exp_()
     return w, d
@@ -175,3 +192,22 @@ def test_rows_of_a_tensor_changed_in_a_loop_reach_the_tensor(both):
     m_out = mod.first_rows_halved(ms.Tensor(x.copy()), 2)
     np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy(), rtol=1e-6)
     assert "rows_in_place(x), mean, std)" in code, code
+
+
+def test_a_module_method_forward_does_not_run_changes_parameters(both):
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    ns, (mod, code, _) = both
+    torch.manual_seed(2)
+    t = ns["EmaNet"]()
+    m = mod.EmaNet()
+    load_torch_state_dict(m, {k: v.detach().numpy() for k, v in t.state_dict().items()})
+    before = t.ema.weight.detach().numpy().copy()
+    t.update_ema(0.5)
+    m.update_ema(0.5)
+    assert not np.allclose(t.ema.weight.detach().numpy(), before)
+    np.testing.assert_allclose(m.ema.weight.asnumpy(), t.ema.weight.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(m.ema.bias.asnumpy(), t.ema.bias.detach().numpy(), rtol=1e-6)
+    x = _arr(4, 3)
+    np.testing.assert_allclose(m(ms.Tensor(x)).asnumpy(), t(torch.from_numpy(x)).detach().numpy(), rtol=1e-5)
