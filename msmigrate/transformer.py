@@ -2333,7 +2333,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         in_cell_code = (self._in_forward() and (reached is None or self._funcs[0].name in reached)
                         or bool(self._funcs) and not self._classes
                         and self._funcs[0].name in self._cell_functions)   # what construct runs, or calls by name
-        if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code:
+        if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
+                or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values
             return out
         self.uses_compat = True
         if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
