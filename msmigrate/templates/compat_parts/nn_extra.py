@@ -243,6 +243,15 @@ def _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
         input = input.expand_dims(0)
     k = _nnx_tuple(kernel_size, nd)
     s = k if stride is None else _nnx_tuple(stride, nd)
+    if norm_type in (float("inf"), -float("inf")):   # torch: the window's largest (smallest) |x|
+        sign = 1 if norm_type > 0 else -1
+        a = sign * input.abs()
+        if nd == 1:   # a (N, C, 1, L) image
+            out = ops.max_pool2d(a.expand_dims(2), (1, k[0]), (1, s[0]), 0, 1, ceil_mode=ceil_mode).squeeze(2)
+        else:
+            out = (ops.max_pool2d if nd == 2 else ops.max_pool3d)(a, k, s, 0, 1, ceil_mode=ceil_mode)
+        out = sign * out
+        return out[0] if unbatched else out
     x = input ** norm_type
     if nd == 1:
         out = ops.avg_pool1d(x, k[0], s[0], 0, ceil_mode)
@@ -283,6 +292,31 @@ class _LPPool(nn.Cell):
 LPPool1d = type("LPPool1d", (_LPPool,), {"_nd": 1})
 LPPool2d = type("LPPool2d", (_LPPool,), {"_nd": 2})
 LPPool3d = type("LPPool3d", (_LPPool,), {"_nd": 3})
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-05):
+    """torch.nn.functional.instance_norm where running statistics are given: with use_input_stats each instance is
+    normalised by its own statistics and running_mean/running_var move toward their average over the batch, in place
+    (torch's unbiased variance); without, the running statistics normalise."""
+    axes, shape = tuple(range(2, input.ndim)), (1, -1) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        mean, var = input.mean(axes, True), input.var(axes, ddof=0, keepdims=True)
+        count = 1
+        for n in input.shape[2:]:
+            count *= n
+        for stat, batch in ((running_mean, mean), (running_var, var * (count / max(count - 1, 1)))):
+            if stat is not None:
+                batch = ops.stop_gradient(batch).mean(0).reshape(-1).astype(stat.dtype)
+                ops.assign(stat, stat * (1 - momentum) + batch * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (input - mean) / ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    return out if bias is None else out + bias.reshape(shape)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
