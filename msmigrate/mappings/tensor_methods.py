@@ -847,8 +847,8 @@ mapping("Tensor.fill_", "_ms_compat.constant_", args=("value",), target_args=("p
 mapping("Tensor.normal_", "_ms_compat.normal_", args=("mean", "std", "generator"), target_args=("param", "mean", "std"),
         drop=("generator",), status=DIFFERENCE,
         note=_FILL_NOTE + "; the random stream differs from torch's", test=f"{T}::test_fill_in_place")
-mapping("Tensor.uniform_", "_ms_compat.uniform_", args=("a", "b", "generator"), target_args=("param", "a", "b"),
-        drop=("generator",), status=DIFFERENCE,
+mapping("Tensor.uniform_", "_ms_compat.uniform_", args=("from", "to", "generator"), target_args=("param", "a", "b"),
+        rename={"from": "a", "to": "b"}, drop=("generator",), status=DIFFERENCE,
         note=_FILL_NOTE + "; the random stream differs from torch's", test=f"{T}::test_fill_in_place")
 
 _INPLACE_FN = {

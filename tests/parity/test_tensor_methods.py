@@ -705,6 +705,18 @@ def fn(x: torch.Tensor):
 '''
     code, sites = check_function(src, [X], graph=False)
     expect(sites, code, difference=["Tensor.zero_", "Tensor.fill_"])
+    # uniform_'s parameters are named from and to: `to=` given by keyword is the upper bound
+    src = '''
+import torch
+def fn():
+    t = torch.zeros(200, 3)
+    t.uniform_(0.2, to=0.3)
+    return t
+'''
+    mod, code, sites = load_converted(src)
+    assert "b=0.3" in code, code
+    u = mod.fn().asnumpy()
+    assert u.min() >= 0.2 and u.max() <= 0.3 and u.std() > 0.02, (u.min(), u.max())
 
 
 # ------------------------------------------------------------------ an nn.Module forward
