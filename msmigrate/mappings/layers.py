@@ -192,9 +192,11 @@ for _d in ("1d", "2d", "3d"):
     _why = "; 1d: _ms_compat pools through the 2d layer (MindSpore's 1d layer needs L divisible by output_size)"
     mapping(f"torch.nn.AdaptiveAvgPool{_d}", f"{_where}.AdaptiveAvgPool{_d}", args=("output_size",),
             target_args=("output_size",), note=_why if _d == "1d" else "", test=f"{T}::test_pool")
-    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"{_where}.AdaptiveMaxPool{_d}",
+    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"{'mindspore.nn' if _d == '2d' else '_ms_compat'}.AdaptiveMaxPool{_d}",
             args=("output_size", "return_indices"), target_args=("output_size", "return_indices"),
-            note=_why if _d == "1d" else "", test=f"{T}::test_pool")
+            note=_why if _d == "1d" else "3d: _ms_compat's layer keeps the input's size where output_size says None "
+            "and returns int64 indices (MindSpore's refuses None and returns int32)" if _d == "3d" else "",
+            test=f"{T}::test_pool")
 
 
 # ------------------------------------------------------------------ linear & norm

@@ -208,6 +208,8 @@ POOL_CASES = [
     ("nn.AdaptiveMaxPool1d(3, return_indices=True)", (2, 3, 8), True),
     ("nn.AdaptiveAvgPool1d(output_size=4)", (2, 3, 7), False),
     ("nn.AdaptiveMaxPool3d(2)", (1, 2, 4, 6, 6), True),
+    ("nn.AdaptiveMaxPool3d((None, 3, 1))", (1, 2, 4, 6, 6), False),
+    ("nn.AdaptiveMaxPool3d(output_size=(2, None, 2), return_indices=True)", (2, 4, 6, 6), False),
 ]
 
 
@@ -215,6 +217,9 @@ POOL_CASES = [
 def test_pool(expr, shape, graph):
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], graph=graph)
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
+    if "return_indices=True" in expr:     # torch's indices are int64
+        mod, _, _ = load_converted(layer_src(expr))
+        assert str(mod.make()(_to_ms(rnd(*shape)))[1].dtype) == "Int64", expr
 
 
 # ------------------------------------------------------------------------------------- linear

@@ -25,6 +25,7 @@ _UNARY = [("acos", X, True), ("arccos", X, True), ("asin", X, True), ("arcsin", 
           ("trunc", Y, False), ("fix", Y, False), ("sgn", Y, False), ("signbit", Y, False),
           ("rad2deg", Y, True), ("deg2rad", Y, True), ("i0", Y, True),
           ("sinc", np.append(Y, 0.0).astype(np.float32), True), ("positive", Y, True), ("bitwise_not", I, False),
+          ("bitwise_not", I % 2 == 0, False),
           ("isneginf", NANS, False), ("isposinf", NANS, False), ("isreal", Y, False), ("real", Y, True)]
 ELEMENTWISE = [case("torch." + n, f"x: torch.{n}(x)", [inp], grad=g, rtol=1e-4) for n, inp, g in _UNARY]
 ELEMENTWISE += [case("torch." + n, f"x, y: torch.{n}(x, y)", [a, b], grad=g, rtol=1e-4)

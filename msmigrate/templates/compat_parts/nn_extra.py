@@ -294,6 +294,22 @@ LPPool2d = type("LPPool2d", (_LPPool,), {"_nd": 2})
 LPPool3d = type("LPPool3d", (_LPPool,), {"_nd": 3})
 
 
+class AdaptiveMaxPool3d(nn.Cell):
+    """torch.nn.AdaptiveMaxPool3d: a None in output_size keeps the input's size there, and the indices are int64
+    (MindSpore's layer refuses None and returns int32)."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def construct(self, input):
+        size = self.output_size
+        if isinstance(size, (tuple, list)):
+            size = tuple(input.shape[i - 3] if n is None else n for i, n in enumerate(size))
+        out = ops.adaptive_max_pool3d(input, size, self.return_indices)
+        return (out[0], out[1].astype(ms.int64)) if self.return_indices else out
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-05):
     """torch.nn.functional.instance_norm where running statistics are given: with use_input_stats each instance is
