@@ -44,6 +44,9 @@ CASES = [
          " torch.nn.functional.instance_norm(i, rm, rv, w, use_input_stats=False, eps=1e-3),"
          " torch.instance_norm(s, None, None, rm, rv, True, 0.5, 1e-5, False), rm, rv))(torch.zeros(3), torch.ones(3))",
          [IMG, SEQ, W, B], grad=True, rtol=1e-4, atol=1e-4, graph=False),
+    # one tensor as both statistics and the weight: the output reads the values from before the update
+    case(F + "instance_norm", "s, w: (lambda d: (torch.nn.functional.instance_norm(s, d, d, d, d), d))(w * 1)",
+         [SEQ, W], rtol=1e-4, atol=1e-4, graph=False),
 ]
 
 

@@ -318,13 +318,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     axes, shape = tuple(range(2, input.ndim)), (1, -1) + (1,) * (input.ndim - 2)
     if use_input_stats:
         mean, var = input.mean(axes, True), input.var(axes, ddof=0, keepdims=True)
-        count = 1
-        for n in input.shape[2:]:
-            count *= n
-        for stat, batch in ((running_mean, mean), (running_var, var * (count / max(count - 1, 1)))):
-            if stat is not None:
-                batch = ops.stop_gradient(batch).mean(0).reshape(-1).astype(stat.dtype)
-                ops.assign(stat, stat * (1 - momentum) + batch * momentum)
     else:
         if running_mean is None or running_var is None:
             raise ValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
@@ -332,7 +325,17 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     out = (input - mean) / ops.sqrt(var + eps)
     if weight is not None:
         out = out * weight.reshape(shape)
-    return out if bias is None else out + bias.reshape(shape)
+    out = out if bias is None else out + bias.reshape(shape)
+    if use_input_stats:     # after the output, both from the old values (one tensor may be weight and both stats)
+        count = 1
+        for n in input.shape[2:]:
+            count *= n
+        moved = [(stat, stat * (1 - momentum) + ops.stop_gradient(batch).mean(0).reshape(-1).astype(stat.dtype) *
+                  momentum) for stat, batch in ((running_mean, mean), (running_var, var * (count / max(count - 1, 1))))
+                 if stat is not None]
+        for stat, value in moved:
+            ops.assign(stat, value)
+    return out
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
