@@ -531,27 +531,53 @@ def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
     return ops.moveaxis(ops.where(touched > 0, out, x), 0, dim)
 
 
-def tensor_nanquantile(input, q, dim=None, keepdim=False):
-    """torch.nanquantile for a number q with linear interpolation: the quantile of the values that are not NaN
-    along dim (NaN where all are NaN); ops.nanquantile has no CPU kernel."""
-    if not 0.0 <= q <= 1.0:
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def tensor_quantile(input, q, dim=None, keepdim=False, interpolation="linear", ignore_nan=False):
+    """torch.quantile / torch.nanquantile (ignore_nan): q a number or a tensor of them (a leading dim of the
+    result), every interpolation mode, as torch computes them: ranks q * (n - 1) over the sorted values (n those
+    that are not NaN with ignore_nan, NaN where none is; without, NaN where any is); ops.quantile has no CPU kernel."""
+    if interpolation not in _QUANTILE_MODES:
+        raise ValueError(f"quantile() interpolation must be one of {', '.join(_QUANTILE_MODES)}. Got {interpolation}")
+    many = isinstance(q, ms.Tensor) and q.ndim > 0
+    if not isinstance(q, ms.Tensor) and not 0.0 <= q <= 1.0:
         raise ValueError("quantile() q must be in the range [0, 1]")
-    if input.ndim == 0:     # a one-element vector (its quantile is itself), as torch
-        return as_vector(lambda x: tensor_nanquantile(x, q, dim, keepdim), input)
-    x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else dim % input.ndim
-    valid = ops.logical_not(ops.isnan(x)).astype(ms.int32).sum(d, keepdims=True)
-    ordered = ops.sort(ops.where(ops.isnan(x), ops.full_like(x, float("inf")), x), d)[0]   # NaN last
-    pos = q * (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)
-    low = ops.floor(pos)
-    hi_i = ops.minimum(low + 1, (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)).astype(ms.int64)
-    lo = ops.gather_elements(ordered, d, low.astype(ms.int64))
-    hi = ops.gather_elements(ordered, d, hi_i)
-    out = lo + (pos - low) * (hi - lo)
-    out = ops.where(valid > 0, out, ops.full_like(out, float("nan")))
-    if dim is None:
-        return out.reshape(())
-    return out if keepdim else out.squeeze(d)
+    qs = q.reshape(-1).astype(input.dtype) if isinstance(q, ms.Tensor) else ms.Tensor([float(q)], input.dtype)
+    x = input.reshape(-1) if dim is None or input.ndim == 0 else input
+    d = 0 if dim is None or input.ndim == 0 else dim % input.ndim
+    x = ops.moveaxis(x, d, -1)
+    nan = ops.isnan(x)
+    n = x.shape[-1]
+    ordered = ops.sort(ops.where(nan, ops.full_like(x, float("inf")), x), -1)[0]    # NaN (as inf) last
+    if ignore_nan:
+        valid = ops.logical_not(nan).astype(input.dtype).sum(-1, keepdims=True)
+        empty = valid == 0
+    else:
+        valid = ops.full(x.shape[:-1] + (1,), n, dtype=input.dtype)
+        empty = nan.any(-1, keep_dims=True)
+    ranks = qs * ops.maximum(valid - 1, ops.zeros_like(valid))
+    if interpolation == "lower":
+        ranks = ops.floor(ranks)
+    elif interpolation == "higher":
+        ranks = ops.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = ops.round(ranks)     # half to even, as torch
+    below = ops.floor(ranks)
+    low = ops.gather_elements(ordered, -1, below.astype(ms.int64))
+    high = ops.gather_elements(ordered, -1, ops.minimum(ops.ceil(ranks), ops.full_like(ranks, n - 1)).astype(ms.int64))
+    w = ops.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+    out = ops.where(w < 0.5, low + w * (high - low), high - (high - low) * (1 - w))     # torch's lerp
+    out = ops.where(empty, ops.full_like(out, float("nan")), out)
+    out = ops.moveaxis(out, -1, 0)                          # (len(q), ...)
+    if keepdim and input.ndim:
+        out = out.reshape((qs.shape[0],) + (1,) * input.ndim) if dim is None else out.expand_dims(d + 1)
+    return out if many else out[0]
+
+
+def tensor_nanquantile(input, q, dim=None, keepdim=False, interpolation="linear"):
+    """torch.nanquantile: tensor_quantile over the values that are not NaN."""
+    return tensor_quantile(input, q, dim, keepdim, interpolation, True)
 
 
 class LinearCrossEntropyLoss(nn.Cell):
