@@ -310,6 +310,21 @@ class AdaptiveMaxPool3d(nn.Cell):
         return (out[0], out[1].astype(ms.int64)) if self.return_indices else out
 
 
+def embedding_renorm_(weight, input, max_norm, norm_type=2.0):
+    """torch's max_norm of F.embedding (embedding_renorm_): each row input reads whose norm_type-norm exceeds
+    max_norm is scaled to max_norm / (norm + 1e-7), in place and with no gradient; the weight is returned."""
+    w = ops.stop_gradient(weight)
+    index = input.reshape(-1).astype(ms.int32)
+    hit = ops.unsorted_segment_sum(ops.ones(index.shape, ms.float32), index, w.shape[0]) > 0
+    if norm_type in (float("inf"), -float("inf")):
+        norm = ops.amax(w.abs(), -1) if norm_type > 0 else ops.amin(w.abs(), -1)
+    else:
+        norm = (w.abs() ** norm_type).sum(-1) ** (1.0 / norm_type)
+    scale = ops.where(ops.logical_and(hit, norm > max_norm), max_norm / (norm + 1e-7), ops.ones_like(norm))
+    ops.assign(weight, w * scale.expand_dims(-1).astype(w.dtype))
+    return weight
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-05):
     """torch.nn.functional.instance_norm where running statistics are given: with use_input_stats each instance is
