@@ -8,6 +8,8 @@ notes, same TODOs. Proven by tests/parity/test_torch_functions_more.py (values a
 """
 from __future__ import annotations
 
+import re
+
 from typing import Dict, Sequence, Tuple
 
 import libcst as cst
@@ -154,6 +156,8 @@ def _shape_of_other(ctx):
     other = ctx.bound.code("other")
     if ctx.bound.starred or other is None or len(ctx.bound.order) != 1:
         raise UnsupportedSite("one argument, the tensor whose shape to take")
+    if not re.fullmatch(r"[\w.]+", other):
+        other = f"({other})"
     return ctx.expr(f"ops.reshape({ctx.receiver_code()}, {other}.shape)")
 
 
