@@ -527,10 +527,13 @@ rule("torch.nn.Upsample", "mindspore.nn.Upsample",
      note="scale_factor is passed as a float with recompute_scale_factor=True (MindSpore's interpolate "
           "rejects it otherwise): exact for integer scale factors; bicubic needs align_corners=True",
      test=f"{T}::test_upsample")(_upsample)
-for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
-              "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d"):
+for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReplicationPad1d", "ReplicationPad2d"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
             target_args=("padding", "value"), test=f"{T}::test_padding")
+for _name in ("ReflectionPad1d", "ReflectionPad2d"):
+    mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
+            note="MirrorPad, with torch's flat tuple as .padding (MindSpore's layer holds nested pairs there)",
+            test=f"{T}::test_padding")
 
 # ------------------------------------------------------------------ lazy layers
 _LAZY_NOTE = ("built at the first call from the input's size, as torch (templates/compat_parts/lazy_layers.py); "

@@ -927,6 +927,8 @@ PAD_CASES = [
     ("nn.ReflectionPad1d((2, 1))", (1, 2, 5), True),
     ("nn.ReflectionPad2d((1, 2, 2, 0))", (1, 2, 4, 5), True),
     ("nn.ReflectionPad2d(1)", (1, 2, 4, 5), False),
+    ("nn.ReflectionPad1d(2)", (2, 5), False),
+    ("nn.ReflectionPad2d((2, 1, 0, 2))", (2, 4, 5), False),
     ("nn.ReplicationPad1d((0, 3))", (1, 2, 5), True),
     ("nn.ReplicationPad2d((1, 0, 2, 3))", (1, 2, 4, 5), True),
 ]
@@ -937,6 +939,9 @@ def test_padding(expr, shape, graph):
     # asymmetric tuples: the (left, right, top, bottom, front, back) order must survive
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], graph=graph)
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
+    # the layer's padding attribute as torch holds it (code reads it back)
+    mod, _, _ = load_converted(layer_src(expr))
+    assert tuple(mod.make().padding) == tuple(load_torch(layer_src(expr))["make"]().padding), expr
 
 
 MHA_NO_WEIGHTS = '''

@@ -165,6 +165,31 @@ class CircularPad3d(_CircularPad):
     _nd = 3
 
 
+class _ReflectionPad(nn.Cell):
+    """torch.nn.ReflectionPad1d/2d: `padding` holds torch's flat tuple (left, right[, top, bottom]), which torch code
+    reads (MindSpore's layers hold nested pairs); the same MirrorPad."""
+    _nd = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _nnx_tuple(padding, 2 * self._nd)
+        pairs = tuple((self.padding[2 * k], self.padding[2 * k + 1]) for k in range(self._nd))
+        self._pairs = pairs[::-1]      # outermost dim first
+        self._mirror = ops.MirrorPad(mode="REFLECT")
+
+    def construct(self, input):
+        pads = ((0, 0),) * (input.ndim - self._nd) + self._pairs
+        return self._mirror(input, ms.Tensor(pads, ms.int64))
+
+
+class ReflectionPad1d(_ReflectionPad):
+    _nd = 1
+
+
+class ReflectionPad2d(_ReflectionPad):
+    _nd = 2
+
+
 def _nnx_channel_sum(sq, before, after):
     """Sum of sq over the channel window [c - before, c + after] (zero padded), for every channel c (dim 1)."""
     c = ops.cumsum(ops.pad(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
