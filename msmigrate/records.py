@@ -183,6 +183,8 @@ DROPPED_CONTEXTS = {
     "torch.inference_mode": "MindSpore records gradients only inside grad/value_and_grad",
     "torch.enable_grad": "MindSpore computes gradients through grad/value_and_grad",
     "torch.set_grad_enabled": "MindSpore computes gradients through grad/value_and_grad",
+    "torch.autograd.set_grad_enabled": "MindSpore computes gradients through grad/value_and_grad",
+    "torch.autograd.enable_grad": "MindSpore computes gradients through grad/value_and_grad",
     "torch.autograd.no_grad": "MindSpore records gradients only inside grad/value_and_grad",
     "torch.autograd.profiler.record_function": "profiler ranges are not carried over",
     "torch.profiler.record_function": "profiler ranges are not carried over",

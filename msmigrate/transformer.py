@@ -1628,6 +1628,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         todo = UT.attribute_store(self, original)   # `x.grad_fn = g` on a tensor: a TODO (requires_grad: a helper)
         if todo is not None:
             return todo
+        for t in updated.targets:
+            ph = PH.find_placeholder(t.target)
+            if ph is not None:   # `a, x.requires_grad, c = z`: a TODO stored into (a call is no target): raises
+                return cst.Expr(value=PH.reached(ph))
         target = original.targets[0].target if len(original.targets) == 1 else None
         names = self._mixed_names(target) if isinstance(target, cst.Attribute) else []
         if names:       # `m.bias = v` under isinstance(m, (nn.BatchNorm2d, nn.Linear)): mixed_narrowing.py

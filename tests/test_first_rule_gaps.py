@@ -477,3 +477,28 @@ def test_state_read_across_forward_calls_runs_in_pynative_and_stops_graph_naming
             mod.Tracker()(ms.Tensor(xs[0]))
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# ------------------------------------------------------------------ an unconverted attribute as an assignment target
+UNPACKED_INTO_ATTRIBUTE = """
+import torch
+
+
+def fn(z):
+    data = torch.tensor([23.0, 32.0, 43.0])
+    a, data.requires_grad, c = z  # SITE
+    return a, c
+"""
+
+
+def test_unconverted_attribute_unpacked_into_stops_naming_its_line():
+    """`a, x.requires_grad, c = z` stores into a tensor attribute with no MindSpore counterpart: the converted
+    file stays valid Python (a placeholder call is no assignment target) and the statement raises naming its
+    line."""
+    import sys
+
+    line = next(i for i, t in enumerate(UNPACKED_INTO_ATTRIBUTE.splitlines(), 1) if "# SITE" in t)
+    mod, code, _ = load_converted(UNPACKED_INTO_ATTRIBUTE)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"requires_grad at \S+:{line}\b"):
+        mod.fn((True, False, True))
+    assert load_torch(UNPACKED_INTO_ATTRIBUTE)["fn"]((True, False, True)) == (True, True)

@@ -48,18 +48,6 @@ def tensor_args(b) -> List[str]:
     return parts
 
 
-def linear_q(b) -> float:
-    """The q of a quantile call (given), when it is a number written out and interpolation is 'linear' (or not
-    given); anything else is a TODO."""
-    try:
-        q = float(b.code("q"))
-    except ValueError:
-        raise UnsupportedSite(f"q={b.code('q')}: only a number written out is translated (a tensor of q is not)")
-    if b.code("interpolation") not in (None, "'linear'", '"linear"'):
-        raise UnsupportedSite(f"interpolation={b.code('interpolation')}: only 'linear' is translated")
-    return q
-
-
 def through_twin(ctx, name: str, record, args):
     """The call name(*args) converted by `record` (the twin's own), reported once, as the site's name."""
     call = cst.Call(func=cst.Name(name), args=args)

@@ -126,9 +126,10 @@ mapping("torch.set_num_threads", "_ms_compat.set_num_threads", args=("num",), ta
 mapping("torch.set_float32_matmul_precision", "drop", args=("precision",),
         note="TF32 matmul precision switch: MindSpore on CPU computes float32 matmuls in float32",
         test=f"{T}::test_process_switches")
-mapping("torch.set_grad_enabled", "drop", args=("mode",),
-        note="MindSpore records gradients only inside grad/value_and_grad, so switching them off is not needed",
-        test=f"{T}::test_process_switches")
+for _n in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled"):   # the second re-exports the first
+    mapping(_n, "drop", args=("mode",),
+            note="MindSpore records gradients only inside grad/value_and_grad, so switching them off is not needed",
+            test=f"{T}::test_process_switches")
 mapping("torch.get_default_dtype", "expr:ms.float32", note="MindSpore's default float type is float32",
         test=f"{T}::test_process_switches")
 

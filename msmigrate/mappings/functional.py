@@ -692,9 +692,19 @@ rule(P + "batch_norm", "mindspore.ops.batch_norm",
 
 def _embedding(ctx):
     b = ctx.bound
-    _reject(b, "max_norm", ("None",), "max_norm renormalises the weight in place; not converted")
     _reject(b, "scale_grad_by_freq", ("False",), "gradient scaling by frequency has no MindSpore counterpart")
     idx, w = _need(b, "input"), _need(b, "weight")
+    if _given(b, "max_norm"):
+        # torch renormalises the rows input reads in place first (embedding_renorm_, no gradient); input is read
+        # twice (the renormalisation, the lookup), so bound once
+        i = "_ms_i" if not _SIMPLE.match(idx.strip()) else idx
+        w = f"_ms_compat.embedding_renorm_({w}, {i}, {b.code('max_norm')}, {b.code('norm_type') or '2.0'})"
+        look = f"ops.gather({w}, {i}, 0)"
+        if _given(b, "padding_idx"):
+            pad = b.code("padding_idx")
+            look = (f"(lambda _ms_w: ops.gather(ops.where(ops.expand_dims(ops.arange(_ms_w.shape[0]) == {pad} % "
+                    f"_ms_w.shape[0], 1), ops.stop_gradient(_ms_w), _ms_w), {i}, 0))({w})")
+        return ctx.expr(look if i == idx else f"(lambda _ms_i: {look})({idx})")
     if not _given(b, "padding_idx"):
         return ctx.expr(f"ops.gather({w}, {idx}, 0)")
     # torch: the padding row receives no gradient
@@ -707,7 +717,8 @@ def _embedding(ctx):
 rule(P + "embedding", None,
      args=("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
      note="ops.embedding has no CPU kernel: a gather of weight rows; padding_idx rows get no gradient as in "
-          "torch; sparse is ignored", test=_NORM)(_embedding)
+          "torch; max_norm renormalises the rows read in place first (_ms_compat.embedding_renorm_); sparse is "
+          "ignored", test=_NORM)(_embedding)
 
 
 def _one_hot(ctx):

@@ -192,9 +192,11 @@ for _d in ("1d", "2d", "3d"):
     _why = "; 1d: _ms_compat pools through the 2d layer (MindSpore's 1d layer needs L divisible by output_size)"
     mapping(f"torch.nn.AdaptiveAvgPool{_d}", f"{_where}.AdaptiveAvgPool{_d}", args=("output_size",),
             target_args=("output_size",), note=_why if _d == "1d" else "", test=f"{T}::test_pool")
-    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"{_where}.AdaptiveMaxPool{_d}",
+    mapping(f"torch.nn.AdaptiveMaxPool{_d}", f"{'mindspore.nn' if _d == '2d' else '_ms_compat'}.AdaptiveMaxPool{_d}",
             args=("output_size", "return_indices"), target_args=("output_size", "return_indices"),
-            note=_why if _d == "1d" else "", test=f"{T}::test_pool")
+            note=_why if _d == "1d" else "3d: _ms_compat's layer keeps the input's size where output_size says None "
+            "and returns int64 indices (MindSpore's refuses None and returns int32)" if _d == "3d" else "",
+            test=f"{T}::test_pool")
 
 
 # ------------------------------------------------------------------ linear & norm
@@ -525,10 +527,13 @@ rule("torch.nn.Upsample", "mindspore.nn.Upsample",
      note="scale_factor is passed as a float with recompute_scale_factor=True (MindSpore's interpolate "
           "rejects it otherwise): exact for integer scale factors; bicubic needs align_corners=True",
      test=f"{T}::test_upsample")(_upsample)
-for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
-              "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d"):
+for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReplicationPad1d", "ReplicationPad2d"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
             target_args=("padding", "value"), test=f"{T}::test_padding")
+for _name in ("ReflectionPad1d", "ReflectionPad2d"):
+    mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
+            note="MirrorPad, with torch's flat tuple as .padding (MindSpore's layer holds nested pairs there)",
+            test=f"{T}::test_padding")
 
 # ------------------------------------------------------------------ lazy layers
 _LAZY_NOTE = ("built at the first call from the input's size, as torch (templates/compat_parts/lazy_layers.py); "

@@ -66,6 +66,22 @@ mapping("Module.register_parameter", "expr:setattr({self}, {name}, {param})", ar
 mapping("Module.add_module", "_ms_compat.add_module", args=("name", "module"),
         target_args=("cell", "name", "module"),
         note="insert_child_to_cell, and a SequentialCell also runs the new child", test=f"{T}::test_module_methods")
+mapping("Module.register_module", "_ms_compat.add_module", args=("name", "module"),
+        target_args=("cell", "name", "module"), note="torch's alias of add_module",
+        test=f"{T}::test_buffers_and_lookups")
+mapping("Module.named_buffers", "_ms_compat.named_buffers", args=("prefix", "recurse", "remove_duplicate"),
+        target_args=("cell", "prefix", "recurse", "remove_duplicate"), status=DIFFERENCE,
+        note="register_buffer's tensors (persistent ones are Parameters here) and norm layers' running statistics "
+             "under torch's names; MindSpore's BatchNorm keeps no num_batches_tracked, which is not listed",
+        test=f"{T}::test_buffers_and_lookups")
+mapping("Module.buffers", "_ms_compat.buffers", args=("recurse",), target_args=("cell", "recurse"), status=DIFFERENCE,
+        note="as named_buffers: no num_batches_tracked of a BatchNorm", test=f"{T}::test_buffers_and_lookups")
+mapping("Module.get_parameter", "_ms_compat.get_parameter", args=("target",), target_args=("cell", "target"),
+        note="by torch's parameter names (weight for gamma...)", test=f"{T}::test_buffers_and_lookups")
+mapping("Module.get_buffer", "_ms_compat.get_buffer", args=("target",), target_args=("cell", "target"),
+        note="by torch's buffer names (running_mean for moving_mean)", test=f"{T}::test_buffers_and_lookups")
+mapping("Module.get_submodule", "_ms_compat.get_submodule", args=("target",), target_args=("cell", "target"),
+        note="torch's module paths", test=f"{T}::test_buffers_and_lookups")
 mapping("Module.requires_grad_", "_ms_compat.module_requires_grad_", args=("requires_grad",),
         target_args=("cell", "requires_grad"),
         note="a Cell has no requires_grad_: the flag of each of torch's parameters (not the buffers), the module "

@@ -266,14 +266,22 @@ mapping("Tensor.gather", "mindspore.ops.gather_elements", args=("dim", "index", 
 
 
 def _scatter(ctx):
+    """Tensor.scatter and torch.scatter (input first): a tensor src or a number value; reduce='add'/'multiply'
+    is scatter_reduce's 'sum'/'prod' with the input's own values (_ms_compat.scatter_with)."""
     b = ctx.bound
-    if b.has("reduce"):
-        raise UnsupportedSite("scatter(reduce=...) has no exact MindSpore counterpart")
+    if b.starred:
+        raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+    if b.code("out") not in (None, "None"):
+        raise UnsupportedSite(f"argument out={b.code('out')}: not translated")
     dim, index = b.code("dim"), b.code("index")
     src = b.code("src") if b.has("src") else b.code("value")
-    if dim is None or index is None or src is None:
-        raise UnsupportedSite("scatter needs dim, index and src/value")
-    x = _self(ctx)
+    x = _self(ctx) if ctx.receiver is not None else b.code("input")
+    if dim is None or index is None or src is None or x is None:
+        raise UnsupportedSite("scatter needs input, dim, index and src/value")
+    if b.code("reduce") not in (None, "None"):
+        return ctx.expr(f"_ms_compat.scatter_with({x}, {dim}, {index}, {src}, {b.code('reduce')})")
+    if ctx.receiver is None and not isinstance(b.value("input"), _ATOMIC):
+        x = f"({x})"
     srcv = b.value("src") if b.has("src") else b.value("value")
     number = srcv.expression if isinstance(srcv, cst.UnaryOperation) else srcv
     if isinstance(number, (cst.Integer, cst.Float)):
@@ -285,8 +293,10 @@ def _scatter(ctx):
     return ctx.expr(f"ops.scatter({x}, {dim}, {index}, ops.slice({src}, (0,) * {idx}.ndim, {idx}.shape))")
 
 
-rule("Tensor.scatter", None, args=("dim", "index", "src", "reduce"),
-     note="ops.scatter needs src of index's shape: torch reads only src[:index.shape], so it is sliced to that",
+_SCATTER_NOTE = ("ops.scatter needs src of index's shape: torch reads only src[:index.shape], so it is sliced to "
+                 "that; a number value is a float (ScatterValue's CPU kernels); reduce='add'/'multiply' is "
+                 "_ms_compat.scatter_with (scatter_reduce's 'sum'/'prod' with the input's values)")
+rule("Tensor.scatter", None, args=("dim", "index", "src", "reduce"), note=_SCATTER_NOTE,
      test=f"{T}::test_index_methods")(_scatter)
 mapping("Tensor.masked_select", "mindspore.ops.masked_select", args=("mask",), target_args=("input", "mask"),
         test=f"{T}::test_index_methods")
@@ -847,8 +857,8 @@ mapping("Tensor.fill_", "_ms_compat.constant_", args=("value",), target_args=("p
 mapping("Tensor.normal_", "_ms_compat.normal_", args=("mean", "std", "generator"), target_args=("param", "mean", "std"),
         drop=("generator",), status=DIFFERENCE,
         note=_FILL_NOTE + "; the random stream differs from torch's", test=f"{T}::test_fill_in_place")
-mapping("Tensor.uniform_", "_ms_compat.uniform_", args=("a", "b", "generator"), target_args=("param", "a", "b"),
-        drop=("generator",), status=DIFFERENCE,
+mapping("Tensor.uniform_", "_ms_compat.uniform_", args=("from", "to", "generator"), target_args=("param", "a", "b"),
+        rename={"from": "a", "to": "b"}, drop=("generator",), status=DIFFERENCE,
         note=_FILL_NOTE + "; the random stream differs from torch's", test=f"{T}::test_fill_in_place")
 
 _INPLACE_FN = {

@@ -17,7 +17,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
-from .compose import composed, linear_q, through_twin, translated_order
+from .compose import composed, through_twin, translated_order
 
 T = "tests/parity/test_tensor_nn_extra.py"
 T_PROP, T_METHOD = f"{T}::test_tensor_properties", f"{T}::test_tensor_methods"
@@ -246,29 +246,34 @@ rule("torch.index_reduce", "_ms_compat.tensor_index_reduce",
      note=_INDEX_REDUCE_NOTE)(_index_reduce(True))
 
 
-def _nanquantile(function: bool):
-    """Tensor.nanquantile (the receiver) and torch.nanquantile (input first) through one helper."""
+def _quantile(function: bool, nan: bool):
+    """torch.quantile / torch.nanquantile (input first) and the Tensor methods (the receiver) through one helper."""
+    helper = "tensor_nanquantile" if nan else "tensor_quantile"
+
     def rule_fn(ctx):
         b = ctx.bound
-        known = ("q", "dim", "keepdim", "interpolation") + (("input", "out") if function else ())
-        if b.starred or any(p not in known for p in b.order) or not b.has("q") or (function and not b.has("input")) \
-                or b.code("out") not in (None, "None"):
-            raise UnsupportedSite("arguments beyond q, dim, keepdim, interpolation='linear' are not translated")
-        q = linear_q(b)
+        known = ("q", "dim", "keepdim", "interpolation") + (("input",) if function else ())
+        if b.starred or any(p not in known for p in b.order) or not b.has("q") or (function and not b.has("input")):
+            raise UnsupportedSite("arguments beyond input, q, dim, keepdim, interpolation are not translated")
         x = b.code("input") if function else ctx.receiver_code()
-        return ctx.expr(f"_ms_compat.tensor_nanquantile({x}, {q}, {b.code('dim') or 'None'}, "
-                        f"{b.code('keepdim') or 'False'})")
+        return ctx.expr(f"_ms_compat.{helper}({x}, {b.code('q')}, {b.code('dim') or 'None'}, "
+                        f"{b.code('keepdim') or 'False'}, {b.code('interpolation') or repr('linear')})")
     return rule_fn
 
 
-_NANQUANTILE_NOTE = ("the values that are not NaN sorted along dim, linear interpolation between the neighbouring "
-                     "order statistics (ops.nanquantile has no CPU kernel); q a number written out, interpolation "
-                     "'linear'; a 0-d input is its own quantile")
+_QUANTILE_NOTE = ("sorted along dim, the order statistics at ranks q * (n - 1) as torch (ops.quantile/nanquantile "
+                  "have no CPU kernel): q a number or a tensor of them, every interpolation mode; a 0-d input is its "
+                  "own quantile")
+_NANQUANTILE_NOTE = _QUANTILE_NOTE + "; n counts the values that are not NaN"
 rule("Tensor.nanquantile", "_ms_compat.tensor_nanquantile", args=("q", "dim", "keepdim", "interpolation"),
-     tensor_only=True, test=T_METHOD, note=_NANQUANTILE_NOTE)(_nanquantile(False))
-rule("torch.nanquantile", "_ms_compat.tensor_nanquantile",
-     args=("input", "q", "dim", "keepdim", "interpolation", "out"),
-     test=T_FUNC, note=_NANQUANTILE_NOTE)(_nanquantile(True))
+     tensor_only=True, test=T_METHOD, note=_NANQUANTILE_NOTE)(_quantile(False, True))
+rule("torch.nanquantile", "_ms_compat.tensor_nanquantile", args=("input", "q", "dim", "keepdim", "interpolation"),
+     test=T_FUNC, note=_NANQUANTILE_NOTE)(_quantile(True, True))
+rule("Tensor.quantile", "_ms_compat.tensor_quantile", args=("q", "dim", "keepdim", "interpolation"),
+     tensor_only=True, test=T_METHOD, note=_QUANTILE_NOTE)(_quantile(False, False))
+rule("torch.quantile", "_ms_compat.tensor_quantile", args=("input", "q", "dim", "keepdim", "interpolation"),
+     test=T_FUNC, note=_QUANTILE_NOTE)(_quantile(True, False))
+
 
 # ------------------------------------------------------------------ linear cross entropy
 _LCE_NOTE = ("cross_entropy(linear(input, linear_weight, linear_bias), target, ...) as torch's reference; a 2-D "

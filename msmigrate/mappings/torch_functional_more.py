@@ -39,23 +39,25 @@ composed("torch.max_pool3d", (_MP3 % "False").replace("{input}", "{self}"), ("se
 # lp_pool1d/2d/3d: mappings/tensor_nn_extra.py
 composed(P + "pdist", "ops.pdist({input}, float({p}))", ("input", "p"), defaults={"p": "2"}, test=T)
 
-# instance normalisation with the input's own statistics (biased variance over the spatial dims), as torch
-_IN_NOTE = ("the input's own statistics (use_input_stats=True, no running statistics): running_mean/running_var "
-            "are not translated")
+# instance normalisation with the input's own statistics (biased variance over the spatial dims), as torch; given
+# running statistics, _ms_compat.instance_norm moves them (use_input_stats) or normalises with them
+_IN_NOTE = ("the input's own statistics (biased variance) written out; with running_mean/running_var "
+            "_ms_compat.instance_norm, which moves them in place (torch's unbiased variance) or, with "
+            "use_input_stats=False, normalises with them")
 
 
 def _instance_norm(params):
     def convert(ctx):
         b = ctx.bound
         translated_order(b, params)
-        for p in ("running_mean", "running_var"):
-            if b.code(p) not in (None, "None"):
-                raise UnsupportedSite(f"{p}: {_IN_NOTE}")
-        if b.code("use_input_stats") not in (None, "True"):
-            raise UnsupportedSite(f"use_input_stats={b.code('use_input_stats')}: {_IN_NOTE}")
         x, eps = b.code("input"), b.code("eps") or "1e-05"
         if x is None:
             raise UnsupportedSite("argument input is required")
+        if any(b.code(p) not in (None, "None") for p in ("running_mean", "running_var")) or \
+                b.code("use_input_stats") not in (None, "True"):
+            # running statistics read or moved in place: the helper (templates/compat_parts/nn_extra.py)
+            named = ", ".join(f"{p}={b.code(p)}" for p in params[1:] if p != "cudnn_enabled" and b.has(p))
+            return ctx.expr(f"_ms_compat.instance_norm({x}{', ' + named if named else ''})")
         text = (f"(lambda _ms_x, _ms_d: (_ms_x - _ms_x.mean(_ms_d, True)) / ops.sqrt(_ms_x.var(_ms_d, ddof=0, "
                 f"keepdims=True) + {eps}))({x}, tuple(range(2, {x}.ndim)))")
         weight, bias = b.code("weight"), b.code("bias")

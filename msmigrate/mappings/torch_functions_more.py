@@ -8,13 +8,15 @@ notes, same TODOs. Proven by tests/parity/test_torch_functions_more.py (values a
 """
 from __future__ import annotations
 
+import re
+
 from typing import Dict, Sequence, Tuple
 
 import libcst as cst
 
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
-from .compose import composed, linear_q, tensor_args, through_twin, translated_order
+from .compose import composed, tensor_args, through_twin, translated_order
 
 T = "tests/parity/test_torch_functions_more.py"
 T_TWINS = T_EXPR = f"{T}::test_torch_functions_more"
@@ -154,6 +156,8 @@ def _shape_of_other(ctx):
     other = ctx.bound.code("other")
     if ctx.bound.starred or other is None or len(ctx.bound.order) != 1:
         raise UnsupportedSite("one argument, the tensor whose shape to take")
+    if not re.fullmatch(r"[\w.]+", other):
+        other = f"({other})"
     return ctx.expr(f"ops.reshape({ctx.receiver_code()}, {other}.shape)")
 
 
@@ -259,33 +263,7 @@ composed("torch.histogram",
               "translated; without range the data's min and max are read on the host (not inside ms.jit)")
 
 
-def _quantile(ctx):
-    """A number q, linear interpolation between the two neighbouring order statistics (torch's default)."""
-    b = ctx.bound
-    params = ("input", "q", "dim", "keepdim", "interpolation")
-    if b.starred or any(p not in params for p in b.order) or not b.has("input") or not b.has("q"):
-        raise UnsupportedSite("arguments beyond input, q, dim, keepdim, interpolation='linear' are not translated")
-    q = linear_q(b)
-    if not 0.0 <= q <= 1.0:
-        raise UnsupportedSite(f"q={q} is outside [0, 1] (torch raises)")
-    x, dim, keep = b.code("input"), b.code("dim"), b.code("keepdim") or "False"
-    if keep not in ("True", "False"):
-        raise UnsupportedSite("keepdim must be a literal True/False")
-    if dim in (None, "None"):
-        if keep == "True":
-            raise UnsupportedSite("keepdim=True without dim is not translated")
-        x, dim = f"ops.reshape({x}, (-1,))", "0"
-    pick = (f"(lambda _ms_s, _ms_p: (lambda _ms_lo, _ms_hi: _ms_lo + (_ms_p - int(_ms_p)) * (_ms_hi - _ms_lo))("
-            f"ops.narrow(_ms_s, _ms_d, int(_ms_p), 1), ops.narrow(_ms_s, _ms_d, min(int(_ms_p) + 1, _ms_s.shape[_ms_d] - 1),"
-            f" 1)))(ops.sort(_ms_x, _ms_d)[0], {q} * (_ms_x.shape[_ms_d] - 1))")
-    body = pick if keep == "True" else f"ops.squeeze({pick}, _ms_d)"
-    # a 0-d input is a one-element vector (its quantile is itself, 0-d), as torch
-    return ctx.expr(f"_ms_compat.as_vector(lambda _ms_v: (lambda _ms_x, _ms_d: {body})(_ms_v, {dim} % _ms_v.ndim), {x})")
-
-
-rule("torch.quantile", "mindspore.ops.sort", args=("input", "q", "dim", "keepdim", "interpolation"), test=T_EXPR,
-     note="sorted along dim, linear interpolation between the neighbouring order statistics (ops.quantile has no "
-          "CPU kernel); q a number written out, interpolation 'linear'; a 0-d input is its own quantile")(_quantile)
+# torch.quantile: mappings/tensor_nn_extra.py (one helper with torch.nanquantile)
 
 
 mapping("torch.scatter_reduce", "_ms_compat.scatter_reduce",

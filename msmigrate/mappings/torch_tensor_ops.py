@@ -12,6 +12,7 @@ from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import FACTORY_DROP, composed, variadic
 from .edge_args import NARROW_NOTE, T_EDGE, narrow_from_end, nonzero_code, split_points_as_list
+from .tensor_methods import _SCATTER_NOTE, _scatter
 
 T = "tests/parity/test_torch_tensor_ops.py"
 T_SHAPE = f"{T}::test_stack_split"
@@ -79,10 +80,8 @@ composed("torch.index_fill", "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.inde
          "_ms_i.astype(ms.int32), {value}), {input}, {index})",
          ("input", "dim", "index", "value"), target="mindspore.ops.index_fill",
          note="int32 indices (ops.index_fill takes no int64)" + _AS_VECTOR, test=T_INDEX)
-composed("torch.scatter", "ops.scatter({input}, {dim}, {index}, ops.slice({src}, (0,) * {index}.ndim, {index}.shape))", ("input", "dim", "index", "src", "reduce"),
-         defaults={"reduce": "None"}, only={"reduce": ("None",)},
-         note="a tensor src, cut to the index's shape as torch reads it (a number src/value= and reduce= are TODO)",
-         test=T_INDEX)
+rule("torch.scatter", "mindspore.ops.scatter", args=("input", "dim", "index", "src", "reduce"), note=_SCATTER_NOTE,
+     test=T_INDEX)(_scatter)    # Tensor.scatter's rule, the input first
 composed("torch.scatter_add", "ops.tensor_scatter_elements({input}, {index}, ops.slice({src}, (0,) * {index}.ndim, "
          "{index}.shape), {dim}, 'add')", ("input", "dim", "index", "src"),
          note="src is cut to the index's shape, as torch reads it (MindSpore wants equal shapes)", test=T_INDEX)

@@ -244,6 +244,9 @@ def fn(x):
     torch.set_grad_enabled(False)
     with torch.set_grad_enabled(False):
         y = x * 2
+    with torch.autograd.set_grad_enabled(mode=False):
+        y = y + x
+    torch.autograd.set_grad_enabled(True)
     torch.set_grad_enabled(True)
     return y + torch.ones(3, dtype=torch.get_default_dtype())
 
@@ -259,7 +262,7 @@ def test_process_switches():
     st = statuses(sites)
     assert st["torch.set_default_dtype"] == {CONVERTED, TODO}   # float32 goes, float64 has no switch
     assert_sites(sites, "torch.set_float32_matmul_precision", "torch.set_grad_enabled",
-                 "torch.get_default_dtype")
+                 "torch.autograd.set_grad_enabled", "torch.get_default_dtype")
     mod, _, _ = load_converted(PROCESS_SRC)
     with pytest.raises(mod._ms_compat.MigrationError):
         mod.wide()

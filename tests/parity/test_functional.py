@@ -526,10 +526,29 @@ def test_embedding_one_hot():
     assert out[3].dtype == ms.int64 and out[4].dtype == ms.int64
 
 
+EMB_NORM_SRC = src('''
+t = w * 1
+a = F.embedding(idx, t, max_norm=1.5)
+b = F.embedding(idx, t * 3, padding_idx=0, max_norm=2.0, norm_type=1.0)
+c = F.embedding(input=idx[0], weight=t, max_norm=0.5, norm_type=float("inf"))
+return a, b, c, t
+''', "idx, w")
+
+
+def test_embedding_max_norm():
+    """max_norm: the rows idx reads are renormalised in place before the lookup (t changes, unread rows keep their
+    values), torch's gradient through the renormalised rows."""
+    idx = np.array([[1, 2, 3], [9, 3, 0]], np.int64)
+    w = rnd(10, 4) * 2
+    assert (np.linalg.norm(w[[1, 2, 3, 9, 0]], axis=1) > 1.5).any() and (np.linalg.norm(w, axis=1) < 1.5).any()
+    code, sites = check_function(EMB_NORM_SRC, [idx, w], grad=True, rtol=1e-5, atol=1e-6)
+    assert_sites(sites, "embedding")
+
+
 def test_embedding_one_hot_todo():
-    code, sites = convert_snippet(src("return F.one_hot(idx), F.embedding(idx, w, max_norm=1.0)", "idx, w"))
+    code, sites = convert_snippet(src("return F.one_hot(idx), F.embedding(idx, w, scale_grad_by_freq=True)", "idx, w"))
     assert_todo(code, sites, "one_hot", "num_classes")
-    assert_todo(code, sites, "embedding", "max_norm")
+    assert_todo(code, sites, "embedding", "scale_grad_by_freq")
 
 
 # ------------------------------------------------------------------------------ losses

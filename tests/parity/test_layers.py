@@ -208,6 +208,8 @@ POOL_CASES = [
     ("nn.AdaptiveMaxPool1d(3, return_indices=True)", (2, 3, 8), True),
     ("nn.AdaptiveAvgPool1d(output_size=4)", (2, 3, 7), False),
     ("nn.AdaptiveMaxPool3d(2)", (1, 2, 4, 6, 6), True),
+    ("nn.AdaptiveMaxPool3d((None, 3, 1))", (1, 2, 4, 6, 6), False),
+    ("nn.AdaptiveMaxPool3d(output_size=(2, None, 2), return_indices=True)", (2, 4, 6, 6), False),
 ]
 
 
@@ -215,6 +217,9 @@ POOL_CASES = [
 def test_pool(expr, shape, graph):
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], graph=graph)
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
+    if "return_indices=True" in expr:     # torch's indices are int64
+        mod, _, _ = load_converted(layer_src(expr))
+        assert str(mod.make()(_to_ms(rnd(*shape)))[1].dtype) == "Int64", expr
 
 
 # ------------------------------------------------------------------------------------- linear
@@ -922,6 +927,8 @@ PAD_CASES = [
     ("nn.ReflectionPad1d((2, 1))", (1, 2, 5), True),
     ("nn.ReflectionPad2d((1, 2, 2, 0))", (1, 2, 4, 5), True),
     ("nn.ReflectionPad2d(1)", (1, 2, 4, 5), False),
+    ("nn.ReflectionPad1d(2)", (2, 5), False),
+    ("nn.ReflectionPad2d((2, 1, 0, 2))", (2, 4, 5), False),
     ("nn.ReplicationPad1d((0, 3))", (1, 2, 5), True),
     ("nn.ReplicationPad2d((1, 0, 2, 3))", (1, 2, 4, 5), True),
 ]
@@ -932,6 +939,9 @@ def test_padding(expr, shape, graph):
     # asymmetric tuples: the (left, right, top, bottom, front, back) order must survive
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], graph=graph)
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
+    # the layer's padding attribute as torch holds it (code reads it back)
+    mod, _, _ = load_converted(layer_src(expr))
+    assert tuple(mod.make().padding) == tuple(load_torch(layer_src(expr))["make"]().padding), expr
 
 
 MHA_NO_WEIGHTS = '''

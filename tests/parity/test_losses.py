@@ -344,6 +344,8 @@ F.triplet_margin_loss(a, b, c, reduce=False)
 F.triplet_margin_loss(a, b, c)
 F.triplet_margin_with_distance_loss(a, b, c, distance_function=cos_distance, margin=0.5, reduction='none')
 F.triplet_margin_with_distance_loss(a, b, c, swap=True)
+F.triplet_margin_with_distance_loss(a.double(), b.double(), c.double())
+F.triplet_margin_loss(a.double(), b.double(), c.double(), p=3)
 ''', "a, b, c, sign")
 
 

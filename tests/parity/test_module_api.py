@@ -310,6 +310,74 @@ def test_module_methods():
     assert_close(mnet.body(_to_ms(rnd(2, 4))), tnet.body(torch.from_numpy(rnd(2, 4))), what="grown Sequential")
 
 
+LOOKUP_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.arange(3.0))
+        self.register_buffer("tmp", torch.ones(2), persistent=False)
+        self.body = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+        self.register_parameter("w", nn.Parameter(torch.full((3,), 0.5)))
+
+
+def make():
+    m = Net()
+    inner = nn.Module()
+    inner.register_buffer("stat", torch.tensor([4.0, 5.0]))
+    m.register_module("inner", inner)
+    return m
+
+
+def buffer_names(m):
+    return [n for n, _ in m.named_buffers()], [n for n, _ in m.named_buffers(prefix="net", recurse=False)]
+
+
+def buffer_values(m):
+    return [b for b in m.buffers()] + [b for b in m.inner.buffers(recurse=False)]
+
+
+def lookups(m):
+    return (m.get_parameter("body.0.weight"), m.get_parameter("w"), m.get_parameter("body.1.bias"),
+            m.get_buffer("scale"), m.get_buffer("body.1.running_var"), m.get_buffer("inner.stat"),
+            m.get_submodule("body.0").weight, m.get_submodule("inner").stat)
+'''
+
+
+def test_buffers_and_lookups():
+    """buffers()/named_buffers() under torch's names (BatchNorm's running statistics as running_mean/var; MindSpore
+    keeps no num_batches_tracked), get_parameter/get_buffer/get_submodule by torch's paths, register_module."""
+    import torch
+
+    t = load_torch(LOOKUP_SRC)
+    mod, code, sites = load_converted(LOOKUP_SRC)
+    assert_no_todo(sites)
+    assert_sites(sites, "Module.named_buffers", "Module.buffers", "Module.get_parameter", "Module.get_buffer",
+                 "Module.get_submodule", "Module.register_module")
+    torch.manual_seed(0)
+    tnet, mnet = t["make"](), mod.make()
+    t_names, t_own = t["buffer_names"](tnet)
+    assert "body.1.num_batches_tracked" in t_names    # the one buffer MindSpore's BatchNorm has not
+    t_names = [n for n in t_names if not n.endswith("num_batches_tracked")]
+    # torch lists a module's buffers in registration order (persistent and not mixed): compared as sets per module
+    m_names, m_own = mod.buffer_names(mnet)
+    assert sorted(m_names) == sorted(t_names) and sorted(m_own) == sorted(t_own) == ["net.scale", "net.tmp"]
+    t_vals = {n: b for (n, _), b in zip(tnet.named_buffers(), t["buffer_values"](tnet))}
+    m_vals = dict(zip(m_names, mod.buffer_values(mnet)))
+    for n in t_names:
+        np.testing.assert_array_equal(m_vals[n].asnumpy(), t_vals[n].numpy(), err_msg=n)
+    tnet.body[0].weight.data.copy_(torch.from_numpy(mnet.body[0].weight.asnumpy()))
+    for got, want in zip(mod.lookups(mnet), t["lookups"](tnet)):
+        np.testing.assert_array_equal(got.asnumpy(), want.detach().numpy())
+    with pytest.raises(AttributeError):     # a path the module does not have, as torch
+        mod.lookups(mnet.body)
+    with pytest.raises(AttributeError):
+        t["lookups"](tnet.body)
+
+
 def test_state_dict_names_of_norm_layers():
     """state_dict keys differ for norm layers (flagged as a difference): the weight mapping covers them."""
     src = "import torch.nn as nn\ndef make():\n    return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4))\n" \

@@ -170,6 +170,9 @@ def fn(x: torch.Tensor, y: torch.Tensor, m: torch.Tensor, idx: torch.Tensor):
              x.masked_fill(m, y[0, 0, 0]), (x * 2).masked_fill(m, 1))
     # an int value (a one-hot: torch.zeros_like(x).scatter(1, idx, 1)), into a float and an int input
     ints = (x0.scatter(1, idx, 1), x0.scatter(1, idx, value=-2), x0.long().scatter(1, idx, 3))
+    # reduce='add'/'multiply' with a tensor src or a number (repeated indices accumulate into the input's values)
+    ints += (x0.scatter(1, idx, y[0][:, :3], reduce="add"), x0.scatter(1, idx * 0, 1.5, reduce="multiply"),
+             x0.long().scatter(1, idx * 0, 3, reduce="add"), x0.scatter(0, idx[:1], y[0], reduce="multiply"))
     return fills + ints + (x.masked_select(m), m.nonzero(), m.nonzero(as_tuple=True), x.masked_select(mask=x > 0),
             x0.scatter(1, idx, y[0][:, :3]), x0.scatter(1, idx[:, :2], y[0]), x0.scatter(0, idx[:1], y[0]))
 '''
@@ -416,10 +419,10 @@ def test_ambiguous_arguments_are_todo():
     src = '''
 import torch
 def fn(x: torch.Tensor, k, thing, n):
-    return x.max(k), x.min(k, keepdim=True), x.to(thing), x.type(), x.round(decimals=n), x.scatter(0, k, x, reduce="add")
+    return x.max(k), x.min(k, keepdim=True), x.to(thing), x.type(), x.round(decimals=n)
 '''
     code, sites = convert_snippet(src)
-    expect(sites, code, todo=["Tensor.max", "Tensor.min", "Tensor.round", "Tensor.scatter"])
+    expect(sites, code, todo=["Tensor.max", "Tensor.min", "Tensor.round"])
     # x.type() is torch's type name, decided at run time (tests/parity/test_real_programs.py::test_tensor_type);
     # so is x.to(thing) (tests/parity/test_to_run_time.py)
     assert "_ms_compat.tensor_type(x)" in code and "_ms_compat.to_value(x, thing)" in code
@@ -705,6 +708,18 @@ def fn(x: torch.Tensor):
 '''
     code, sites = check_function(src, [X], graph=False)
     expect(sites, code, difference=["Tensor.zero_", "Tensor.fill_"])
+    # uniform_'s parameters are named from and to: `to=` given by keyword is the upper bound
+    src = '''
+import torch
+def fn():
+    t = torch.zeros(200, 3)
+    t.uniform_(0.2, to=0.3)
+    return t
+'''
+    mod, code, sites = load_converted(src)
+    assert "b=0.3" in code, code
+    u = mod.fn().asnumpy()
+    assert u.min() >= 0.2 and u.max() <= 0.3 and u.std() > 0.02, (u.min(), u.max())
 
 
 # ------------------------------------------------------------------ an nn.Module forward

@@ -71,6 +71,8 @@ METHODS = [
          " m.index_reduce(0, i, s[:, :4], 'amax', include_self=False), m.index_reduce(1, i[:3], s[:, :3], 'amin'),"
          " m.index_reduce(dim=0, index=i, source=s[:, :4], reduce='mean', include_self=False))",
          [np.concatenate([M, M[:1]]), TARGET_ROWS, SRC], typed=True, grad=True, graph=False),
+    case(["Tensor.quantile"], "m: (m.quantile(0.3, 1), m.quantile(0.5, interpolation='higher'))", [M], typed=True,
+         graph=False),
     case(["Tensor.nanquantile"],
          "n: (n.nanquantile(0.5, dim=1), n.nanquantile(0.3, 1, True), n.nanquantile(q=1.0, dim=-1),"
          " n[:2].nanquantile(0.25), n.nanquantile(0.0, 0))", [NANS], typed=True, graph=False),
@@ -99,6 +101,20 @@ FUNCTIONAL = [
     case(["torch.nanquantile"],     # values only, as Tensor.nanquantile's case
          "n: (torch.nanquantile(n, 0.5, dim=1), torch.nanquantile(n, 0.3, 1, True), torch.nanquantile(n[:2], 0.25),"
          " torch.nanquantile(n[0, 0], 0.5, dim=0))", [NANS], graph=False),
+    # a tensor of q (a leading dim), every interpolation mode (torch's ranks q * (n - 1)), NaN rows, keepdim without
+    # dim; torch.quantile through the same helper (NaN wherever a NaN is in the slice)
+    case(["torch.nanquantile", "Tensor.nanquantile", "torch.quantile", "Tensor.quantile"],
+         "n, q: (torch.nanquantile(n, q, dim=1), torch.nanquantile(n, 0.3, 1, True, interpolation='lower'),"
+         " n.nanquantile(0.3, dim=-1, interpolation='higher'), n.nanquantile(q, 0, True, interpolation='midpoint'),"
+         " torch.nanquantile(n, q=0.5, dim=1, interpolation='nearest'), torch.quantile(n, q, dim=1),"
+         " torch.quantile(n, 0.45, 0, interpolation='nearest'), n.quantile(q[1], dim=1, keepdim=True),"
+         " torch.quantile(n[1], q, keepdim=True, interpolation='midpoint'), torch.nanquantile(n, 0.75, keepdim=True))",
+         [NANS, np.array([0.25, 0.6, 0.9], np.float32)], typed=True, graph=False),
+    # gradients through the sorted values (no NaN)
+    case(["torch.quantile", "Tensor.quantile", "torch.nanquantile"],
+         "m, q: (torch.quantile(m, q, dim=1), m.quantile(0.3, 0, interpolation='midpoint'),"
+         " torch.quantile(m, 0.6, interpolation='lower'), torch.nanquantile(m, q, dim=0, interpolation='nearest'))",
+         [M, np.array([0.2, 0.5], np.float32)], typed=True, grad=True, graph=False),
     case([_F + "max_unpool1d", _F + "max_pool1d_with_indices"],
          "x: (lambda v, i: (v, i, torch.nn.functional.max_unpool1d(v, i, 2),"
          " torch.nn.functional.max_unpool1d(v, i, kernel_size=2, stride=2, output_size=[9])))"
@@ -283,7 +299,7 @@ def test_refused_arguments_are_todo_sites():
     src = ("import torch\nimport torch.nn as nn\n\ndef make(i: torch.Tensor, w):\n    return nn.EmbeddingBag(10, 3, "
            "max_norm=1.0), torch.nn.functional.embedding_bag(i, w, scale_grad_by_freq=True), "
            "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w), i.lu(get_infos=True), "
-           "i.nanquantile(w), torch.nn.functional.linear_cross_entropy(i, w, i, options=w), "
+           "i.nanquantile(*w), torch.nn.functional.linear_cross_entropy(i, w, i, options=w), "
            "nn.LinearCrossEntropyLoss(4, 3, out_features=(2,)), i.new(w), i.new(2, dtype=w)\n")
     code, sites = convert_snippet(src)
     assert sorted(s.api for s in sites if s.status == TODO) == [

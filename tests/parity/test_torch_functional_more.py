@@ -36,6 +36,17 @@ CASES = [
          " eps=1e-3), torch.nn.functional.instance_norm(v[0]), torch.instance_norm(i, w, b, None, None, True, 0.1,"
          " 1e-5, False), torch.instance_norm(i, None, None, None, None, True, 0.1, 1e-5, True))",
          [IMG, VOL, W, B], grad=True, rtol=1e-4, atol=1e-4, graph=False),
+    # given running statistics: moved in place toward the batch's average (unbiased variance), or, with
+    # use_input_stats=False, the statistics that normalise
+    case([F + "instance_norm", "torch.instance_norm"],
+         "i, s, w, b: (lambda rm, rv: (torch.nn.functional.instance_norm(i, rm, rv, w, b, momentum=0.3), rm.clone(),"
+         " rv.clone(), torch.nn.functional.instance_norm(i * 2 + 1, rm, rv), rm.clone(), rv.clone(),"
+         " torch.nn.functional.instance_norm(i, rm, rv, w, use_input_stats=False, eps=1e-3),"
+         " torch.instance_norm(s, None, None, rm, rv, True, 0.5, 1e-5, False), rm, rv))(torch.zeros(3), torch.ones(3))",
+         [IMG, SEQ, W, B], grad=True, rtol=1e-4, atol=1e-4, graph=False),
+    # one tensor as both statistics and the weight: the output reads the values from before the update
+    case(F + "instance_norm", "s, w: (lambda d: (torch.nn.functional.instance_norm(s, d, d, d, d), d))(w * 1)",
+         [SEQ, W], rtol=1e-4, atol=1e-4, graph=False),
 ]
 
 

@@ -126,7 +126,8 @@ CASES = [
          " torch.gradient(x, spacing=0.5, dim=0, edge_order=1), torch.gradient(b), torch.gradient(i, spacing=2.0))",
          [X, BN, np.array([[1, 2, 4, 8], [10, 20, 40, 80]], np.int64)], typed=True, graph=False),
     case(["Tensor.reshape_as", "Tensor.view_as", "Tensor.to_dense"],
-         "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense())", [X, BN], typed=True, graph=False),
+         "x, b: (x.reshape_as(b[0].T), x.view_as(b[1].T), x.to_dense(), x.reshape_as(other=b[0].T + 1),"
+         " x.view_as(other=b[1].T * 2))", [X, BN], typed=True, graph=False),
 ]
 
 

@@ -25,6 +25,7 @@ _UNARY = [("acos", X, True), ("arccos", X, True), ("asin", X, True), ("arcsin", 
           ("trunc", Y, False), ("fix", Y, False), ("sgn", Y, False), ("signbit", Y, False),
           ("rad2deg", Y, True), ("deg2rad", Y, True), ("i0", Y, True),
           ("sinc", np.append(Y, 0.0).astype(np.float32), True), ("positive", Y, True), ("bitwise_not", I, False),
+          ("bitwise_not", I % 2 == 0, False),
           ("isneginf", NANS, False), ("isposinf", NANS, False), ("isreal", Y, False), ("real", Y, True)]
 ELEMENTWISE = [case("torch." + n, f"x: torch.{n}(x)", [inp], grad=g, rtol=1e-4) for n, inp, g in _UNARY]
 ELEMENTWISE += [case("torch." + n, f"x, y: torch.{n}(x, y)", [a, b], grad=g, rtol=1e-4)
@@ -81,7 +82,7 @@ REDUCTIONS = [
     case("torch.cov", "x, f, a: (torch.cov(x), torch.cov(x, correction=0), torch.cov(x, fweights=f, aweights=a))",
          [Y, J[0], P[0]], rtol=1e-4),
     case(["torch.trapezoid", "torch.trapz"], "y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y,"
-         " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1))", [Y, np.sort(X, 1)], grad=True),
+         " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1), torch.trapezoid(y=y, dx=2))", [Y, np.sort(X, 1)], grad=True),
     case("torch.renorm", "x: (torch.renorm(x, 2, 0, 1.0), torch.renorm(x, p=1, dim=1, maxnorm=2.0), torch.renorm(x, 1, 1, 2))", [Y],
          grad=True),
     case("torch.msort", "x: torch.msort(x)", [Y]),

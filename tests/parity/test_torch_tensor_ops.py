@@ -58,6 +58,11 @@ INDEX = [
     # a src larger than the index: torch reads only the index's shape (no gradient: torch's own backward refuses)
     case([T + "scatter", T + "scatter_add"], "a, b, i: (torch.scatter(a, 1, i, b), torch.scatter_add(a, 1, i, b))",
          [A, B, np.array([[0, 1], [2, 3], [1, 0]], np.int64)]),
+    # a number value; reduce='add'/'multiply' (repeated indices accumulate into the input's own values)
+    case(T + "scatter", "a, b, i: (torch.scatter(a, 1, i, 2.5), torch.scatter(a, 0, i % 3, value=-1),"
+         " torch.scatter(a, 1, i, b[:, :2], reduce='add'), torch.scatter(a, 1, i * 0, b, reduce='multiply'),"
+         " torch.scatter(a, 1, i, 3, reduce='add'), torch.scatter(a.long(), 1, i * 0, 2, reduce='multiply'))",
+         [A, B, np.array([[0, 1], [2, 3], [1, 0]], np.int64)]),
     case([T + "select_scatter", T + "slice_scatter", T + "diagonal_scatter"],
          "a, b: (torch.select_scatter(a, b[0], 0, 1), torch.slice_scatter(a, b[:, :2], 1, 1, 3),"
          " torch.slice_scatter(a, b[:1], start=2), torch.diagonal_scatter(a, b[0, :3]),"
@@ -94,11 +99,11 @@ def test_untranslatable_forms_are_todo():
     from tests.parity.harness import convert_snippet
 
     code, sites = convert_snippet(
-        "import torch\ndef f(a, b, i):\n    x = torch.scatter(a, 1, i, b, reduce='add')\n"
+        "import torch\ndef f(a, b, i):\n    x = torch.unique_consecutive(a, dim=1)\n"
         "    y = torch.unique_consecutive(a, dim=0)\n    z = torch.cumulative_trapezoid(a, b)\n"
         "    return torch.atleast_1d(a, b), torch.chain_matmul(*[a, b]), torch.block_diag(a, out=b), x, y, z\n")
     st = {s.api: s.status for s in sites}
-    for api in ("scatter", "unique_consecutive", "cumulative_trapezoid", "atleast_1d", "chain_matmul", "block_diag"):
+    for api in ("unique_consecutive", "cumulative_trapezoid", "atleast_1d", "chain_matmul", "block_diag"):
         assert st[T + api] == TODO, (api, code)
 
 

@@ -273,7 +273,10 @@ class MultiLabelMarginLoss(_ReductionLoss):
 # ----------------------------------------------------------------- embeddings
 def _loss_pairwise_distance(x1, x2, p, eps):
     # torch.pairwise_distance: the p-norm of x1 - x2 + eps over the last dim
-    return ops.norm(x1 - x2 + eps, p, -1)
+    d = x1 - x2 + eps
+    if d.dtype == ms.float64 and p not in (0, float("inf"), -float("inf")):   # LpNorm has no float64 kernel
+        return (d.abs() ** p).sum(-1) ** (1.0 / p)
+    return ops.norm(d, p, -1)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction="mean"):

@@ -296,6 +296,63 @@ def parameters(cell, recurse=True):
     return iter([p for _, p in named_parameters(cell, recurse=recurse)])
 
 
+_TORCH_BUFFER_NAME = {"moving_mean": "running_mean", "moving_variance": "running_var"}
+
+
+def _own_buffers(cell):
+    """(torch name, tensor) of the buffers torch's module would hold itself: register_buffer's (persistent ones are
+    Parameters here, non-persistent ones Cell buffers) and a norm layer's running statistics (MindSpore's BatchNorm
+    keeps no num_batches_tracked: not listed)."""
+    pairs = [(n, p) for n, p in cell._params.items() if p is not None and getattr(p, "torch_buffer", False)]
+    pairs += [(n, b) for n, b in getattr(cell, "_buffers", {}).items() if b is not None]
+    if _is_layer(cell):
+        stats = list(cell._params.items())
+        for name in _hidden_children(cell):
+            stats += list(cell._cells[name].parameters_and_names())
+        pairs += [(_TORCH_BUFFER_NAME[n.rpartition(".")[2]], p) for n, p in stats
+                  if p is not None and n.rpartition(".")[2] in _TORCH_BUFFER_NAME]
+    return pairs
+
+
+def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
+    """torch's Module.named_buffers(): register_buffer's tensors and norm layers' running statistics."""
+    seen, out = set(), []
+    for path, sub in (named_modules(cell, prefix=prefix) if recurse else [(prefix, cell)]):
+        for name, buf in _own_buffers(sub):
+            if remove_duplicate:
+                if id(buf) in seen:
+                    continue
+                seen.add(id(buf))
+            out.append((f"{path}.{name}" if path else name, buf))
+    return iter(out)
+
+
+def buffers(cell, recurse=True):
+    """torch's Module.buffers()."""
+    return iter([b for _, b in named_buffers(cell, recurse=recurse)])
+
+
+def _module_lookup(found, kind, cell, target):
+    if target not in found:
+        raise AttributeError(f"{type(cell).__name__} has no {kind} `{target}`")
+    return found[target]
+
+
+def get_parameter(cell, target):
+    """torch's Module.get_parameter("sub.weight"), by torch's parameter names."""
+    return _module_lookup(dict(named_parameters(cell, remove_duplicate=False)), "parameter", cell, target)
+
+
+def get_buffer(cell, target):
+    """torch's Module.get_buffer("sub.running_mean")."""
+    return _module_lookup(dict(named_buffers(cell, remove_duplicate=False)), "buffer", cell, target)
+
+
+def get_submodule(cell, target=""):
+    """torch's Module.get_submodule("sub.layer"); "" is the module itself."""
+    return _module_lookup(dict(named_modules(cell, remove_duplicate=False)), "submodule", cell, target)
+
+
 def module_requires_grad_(cell, requires_grad=True):
     """torch's Module.requires_grad_(flag): the flag of each of torch's parameters (buffers, which
     register_buffer keeps as Parameters, stay as they are); returns the module."""

@@ -165,6 +165,31 @@ class CircularPad3d(_CircularPad):
     _nd = 3
 
 
+class _ReflectionPad(nn.Cell):
+    """torch.nn.ReflectionPad1d/2d: `padding` holds torch's flat tuple (left, right[, top, bottom]), which torch code
+    reads (MindSpore's layers hold nested pairs); the same MirrorPad."""
+    _nd = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _nnx_tuple(padding, 2 * self._nd)
+        pairs = tuple((self.padding[2 * k], self.padding[2 * k + 1]) for k in range(self._nd))
+        self._pairs = pairs[::-1]      # outermost dim first
+        self._mirror = ops.MirrorPad(mode="REFLECT")
+
+    def construct(self, input):
+        pads = ((0, 0),) * (input.ndim - self._nd) + self._pairs
+        return self._mirror(input, ms.Tensor(pads, ms.int64))
+
+
+class ReflectionPad1d(_ReflectionPad):
+    _nd = 1
+
+
+class ReflectionPad2d(_ReflectionPad):
+    _nd = 2
+
+
 def _nnx_channel_sum(sq, before, after):
     """Sum of sq over the channel window [c - before, c + after] (zero padded), for every channel c (dim 1)."""
     c = ops.cumsum(ops.pad(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
@@ -243,6 +268,15 @@ def _nnx_lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
         input = input.expand_dims(0)
     k = _nnx_tuple(kernel_size, nd)
     s = k if stride is None else _nnx_tuple(stride, nd)
+    if norm_type in (float("inf"), -float("inf")):   # torch: the window's largest (smallest) |x|
+        sign = 1 if norm_type > 0 else -1
+        a = sign * input.abs()
+        if nd == 1:   # a (N, C, 1, L) image
+            out = ops.max_pool2d(a.expand_dims(2), (1, k[0]), (1, s[0]), 0, 1, ceil_mode=ceil_mode).squeeze(2)
+        else:
+            out = (ops.max_pool2d if nd == 2 else ops.max_pool3d)(a, k, s, 0, 1, ceil_mode=ceil_mode)
+        out = sign * out
+        return out[0] if unbatched else out
     x = input ** norm_type
     if nd == 1:
         out = ops.avg_pool1d(x, k[0], s[0], 0, ceil_mode)
@@ -283,6 +317,65 @@ class _LPPool(nn.Cell):
 LPPool1d = type("LPPool1d", (_LPPool,), {"_nd": 1})
 LPPool2d = type("LPPool2d", (_LPPool,), {"_nd": 2})
 LPPool3d = type("LPPool3d", (_LPPool,), {"_nd": 3})
+
+
+class AdaptiveMaxPool3d(nn.Cell):
+    """torch.nn.AdaptiveMaxPool3d: a None in output_size keeps the input's size there, and the indices are int64
+    (MindSpore's layer refuses None and returns int32)."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def construct(self, input):
+        size = self.output_size
+        if isinstance(size, (tuple, list)):
+            size = tuple(input.shape[i - 3] if n is None else n for i, n in enumerate(size))
+        out = ops.adaptive_max_pool3d(input, size, self.return_indices)
+        return (out[0], out[1].astype(ms.int64)) if self.return_indices else out
+
+
+def embedding_renorm_(weight, input, max_norm, norm_type=2.0):
+    """torch's max_norm of F.embedding (embedding_renorm_): each row input reads whose norm_type-norm exceeds
+    max_norm is scaled to max_norm / (norm + 1e-7), in place and with no gradient; the weight is returned."""
+    w = ops.stop_gradient(weight)
+    index = input.reshape(-1).astype(ms.int32)
+    hit = ops.unsorted_segment_sum(ops.ones(index.shape, ms.float32), index, w.shape[0]) > 0
+    if norm_type in (float("inf"), -float("inf")):
+        norm = ops.amax(w.abs(), -1) if norm_type > 0 else ops.amin(w.abs(), -1)
+    else:
+        norm = (w.abs() ** norm_type).sum(-1) ** (1.0 / norm_type)
+    scale = ops.where(ops.logical_and(hit, norm > max_norm), max_norm / (norm + 1e-7), ops.ones_like(norm))
+    ops.assign(weight, w * scale.expand_dims(-1).astype(w.dtype))
+    return weight
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-05):
+    """torch.nn.functional.instance_norm where running statistics are given: with use_input_stats each instance is
+    normalised by its own statistics and running_mean/running_var move toward their average over the batch, in place
+    (torch's unbiased variance); without, the running statistics normalise."""
+    axes, shape = tuple(range(2, input.ndim)), (1, -1) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        mean, var = input.mean(axes, True), input.var(axes, ddof=0, keepdims=True)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        mean, var = running_mean.reshape(shape), running_var.reshape(shape)
+    out = (input - mean) / ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    out = out if bias is None else out + bias.reshape(shape)
+    if use_input_stats:     # after the output, both from the old values (one tensor may be weight and both stats)
+        count = 1
+        for n in input.shape[2:]:
+            count *= n
+        moved = [(stat, stat * (1 - momentum) + ops.stop_gradient(batch).mean(0).reshape(-1).astype(stat.dtype) *
+                  momentum) for stat, batch in ((running_mean, mean), (running_var, var * (count / max(count - 1, 1))))
+                 if stat is not None]
+        for stat, value in moved:
+            ops.assign(stat, value)
+    return out
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
@@ -478,27 +571,53 @@ def tensor_index_reduce(input, dim, index, source, reduce, include_self=True):
     return ops.moveaxis(ops.where(touched > 0, out, x), 0, dim)
 
 
-def tensor_nanquantile(input, q, dim=None, keepdim=False):
-    """torch.nanquantile for a number q with linear interpolation: the quantile of the values that are not NaN
-    along dim (NaN where all are NaN); ops.nanquantile has no CPU kernel."""
-    if not 0.0 <= q <= 1.0:
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def tensor_quantile(input, q, dim=None, keepdim=False, interpolation="linear", ignore_nan=False):
+    """torch.quantile / torch.nanquantile (ignore_nan): q a number or a tensor of them (a leading dim of the
+    result), every interpolation mode, as torch computes them: ranks q * (n - 1) over the sorted values (n those
+    that are not NaN with ignore_nan, NaN where none is; without, NaN where any is); ops.quantile has no CPU kernel."""
+    if interpolation not in _QUANTILE_MODES:
+        raise ValueError(f"quantile() interpolation must be one of {', '.join(_QUANTILE_MODES)}. Got {interpolation}")
+    many = isinstance(q, ms.Tensor) and q.ndim > 0
+    if not isinstance(q, ms.Tensor) and not 0.0 <= q <= 1.0:
         raise ValueError("quantile() q must be in the range [0, 1]")
-    if input.ndim == 0:     # a one-element vector (its quantile is itself), as torch
-        return as_vector(lambda x: tensor_nanquantile(x, q, dim, keepdim), input)
-    x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else dim % input.ndim
-    valid = ops.logical_not(ops.isnan(x)).astype(ms.int32).sum(d, keepdims=True)
-    ordered = ops.sort(ops.where(ops.isnan(x), ops.full_like(x, float("inf")), x), d)[0]   # NaN last
-    pos = q * (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)
-    low = ops.floor(pos)
-    hi_i = ops.minimum(low + 1, (ops.maximum(valid, ops.ones_like(valid)) - 1).astype(x.dtype)).astype(ms.int64)
-    lo = ops.gather_elements(ordered, d, low.astype(ms.int64))
-    hi = ops.gather_elements(ordered, d, hi_i)
-    out = lo + (pos - low) * (hi - lo)
-    out = ops.where(valid > 0, out, ops.full_like(out, float("nan")))
-    if dim is None:
-        return out.reshape(())
-    return out if keepdim else out.squeeze(d)
+    qs = q.reshape(-1).astype(input.dtype) if isinstance(q, ms.Tensor) else ms.Tensor([float(q)], input.dtype)
+    x = input.reshape(-1) if dim is None or input.ndim == 0 else input
+    d = 0 if dim is None or input.ndim == 0 else dim % input.ndim
+    x = ops.moveaxis(x, d, -1)
+    nan = ops.isnan(x)
+    n = x.shape[-1]
+    ordered = ops.sort(ops.where(nan, ops.full_like(x, float("inf")), x), -1)[0]    # NaN (as inf) last
+    if ignore_nan:
+        valid = ops.logical_not(nan).astype(input.dtype).sum(-1, keepdims=True)
+        empty = valid == 0
+    else:
+        valid = ops.full(x.shape[:-1] + (1,), n, dtype=input.dtype)
+        empty = nan.any(-1, keep_dims=True)
+    ranks = qs * ops.maximum(valid - 1, ops.zeros_like(valid))
+    if interpolation == "lower":
+        ranks = ops.floor(ranks)
+    elif interpolation == "higher":
+        ranks = ops.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = ops.round(ranks)     # half to even, as torch
+    below = ops.floor(ranks)
+    low = ops.gather_elements(ordered, -1, below.astype(ms.int64))
+    high = ops.gather_elements(ordered, -1, ops.minimum(ops.ceil(ranks), ops.full_like(ranks, n - 1)).astype(ms.int64))
+    w = ops.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+    out = ops.where(w < 0.5, low + w * (high - low), high - (high - low) * (1 - w))     # torch's lerp
+    out = ops.where(empty, ops.full_like(out, float("nan")), out)
+    out = ops.moveaxis(out, -1, 0)                          # (len(q), ...)
+    if keepdim and input.ndim:
+        out = out.reshape((qs.shape[0],) + (1,) * input.ndim) if dim is None else out.expand_dims(d + 1)
+    return out if many else out[0]
+
+
+def tensor_nanquantile(input, q, dim=None, keepdim=False, interpolation="linear"):
+    """torch.nanquantile: tensor_quantile over the values that are not NaN."""
+    return tensor_quantile(input, q, dim, keepdim, interpolation, True)
 
 
 class LinearCrossEntropyLoss(nn.Cell):

@@ -43,3 +43,13 @@ def scatter_reduce(input, dim, index, src, reduce, include_self=True):
             seg = ops.maximum(x, seg) if reduce == "amax" else ops.minimum(x, seg)
         out = ops.where(hit, seg, x)
     return out.reshape(shape)
+
+
+def scatter_with(input, dim, index, src, reduce):
+    """Tensor.scatter(dim, index, src or value, reduce='add' | 'multiply') and torch.scatter(..., reduce=):
+    scatter_reduce's 'sum' / 'prod' with the input's own values; a number is that value wherever index is."""
+    if reduce not in ("add", "multiply"):
+        raise ValueError(f"reduce argument must be either add or multiply, got {reduce}")
+    if not isinstance(src, ms.Tensor):
+        src = ops.full(index.shape, src, dtype=input.dtype)
+    return scatter_reduce(input, dim, index, src.astype(input.dtype), "sum" if reduce == "add" else "prod")
