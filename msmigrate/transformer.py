@@ -1840,7 +1840,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
-        if result is updated and self._in_forward():    # `LayerIntermediates(...)` in construct: graph_objects.py
+        if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
                 result = GO.refuse_in_graph(self, original, result, plain)
