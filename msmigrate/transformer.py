@@ -25,6 +25,7 @@ from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_saf
                            dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator,
                            map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
                            comprehension_condition_as_bool, training_loop_functions, xor_graph_safe,
+                           keyword_update_as_display, keyword_updates,
                            CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
@@ -210,6 +211,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         # (refusing helper, what)
         self._graph_changes_refused: Dict[int, Tuple[str, str]] = {}
         self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
+        self._graph_keyword_updates: Set[int] = set()    # `kwargs.update(k=v)` (graph_idioms.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[cst.CSTNode, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -961,6 +963,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             for k, what in shared.items():
                 self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
             self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
+            self._graph_keyword_updates |= keyword_updates(node)
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1840,6 +1843,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
+        if result is updated and id(original) in self._graph_keyword_updates:   # GRAPH mode: graph_idioms.py
+            result = keyword_update_as_display(updated)
         if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
