@@ -20,6 +20,7 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
+from .graph_device_unpacks import split_device_unpack
 from .graph_scalars import float_rounding_graph_safe, percent_format_graph_safe, rounding_name
 from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
                            dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator,
@@ -1701,6 +1702,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     self._classes[-1].attr_types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
+        if self._in_graph_code():   # `b, *axis, device = *x.shape, x.device`: graph_device_unpacks.py
+            return split_device_unpack(updated) or updated
         return updated
 
     def _plain_instance(self, node: cst.BaseExpression) -> bool:
