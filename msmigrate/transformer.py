@@ -1233,8 +1233,16 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         qn = self._torch_qname(original)
         if qn is None:
-            return updated
+            return self._nullcontext_reference(original) or updated
         return self._convert_reference(original, updated, qn)
+
+    def _nullcontext_reference(self, original) -> Optional[cst.BaseExpression]:
+        """`ctx = partial(autocast, ...) if f32 else nullcontext` then `with ctx():` in compiled code: the
+        class entered there must be a jit_class (_ms_compat.nullcontext, compat_parts/runtime.py)."""
+        if self._in_graph_code() and self._qname_any(original) == "contextlib.nullcontext":
+            self.uses_compat = True
+            return self._render_template("_ms_compat.nullcontext")
+        return None
 
     def leave_FormattedStringExpression(self, original, updated):
         return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
@@ -1254,6 +1262,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(original)
         if qn is not None:
             return self._convert_reference(original, updated, qn)
+        null = self._nullcontext_reference(original)     # `contextlib.nullcontext` in compiled code
+        if null is not None:
+            return null
         todo = UT.attribute_read(self, original, updated)   # `x.grad_fn` on a tensor, no record: a TODO
         if todo is not None:
             return todo
@@ -2167,6 +2178,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(first)
         if qn is None:
             return updated
+        null = PR.null_context(self, original, updated, qn)   # partial(torch.amp.autocast, ...): partial_rules.py
+        if null is not None:
+            self.uses_compat = True
+            return null
         m = R.lookup(qn)
         if m is not None and m.rule is not None and qn not in _ADAPTERS:
             return PR.convert(self, original, updated, qn, m) or updated   # partial(F.softmax, dim=-1)
