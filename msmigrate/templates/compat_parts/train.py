@@ -43,10 +43,11 @@ def compile_step(step, host_calls=False):
         return step
     if host_calls:
         return _op_by_op(step)
-    key = _closure_key(step)
+    kept = []
+    key = _closure_key(step, kept=kept)
     if key not in _COMPILED_STEPS:
-        _COMPILED_STEPS[key] = StepCell(step)
-    return _COMPILED_STEPS[key]
+        _COMPILED_STEPS[key] = (StepCell(step), kept)   # kept: the globals keyed by id stay alive
+    return _COMPILED_STEPS[key][0]
 
 
 def _op_by_op(step):
@@ -89,12 +90,13 @@ def _graph_argument(value):
     return value
 
 
-def _closure_key(fn, seen=None):
+def _closure_key(fn, seen=None, kept=None):
     """What a step's graph depends on besides its arguments: the code of the step and of
     the functions it closes over, and the objects (model, loss, optimizer) and plain values
-    they close over. MindSpore's own wrappers (value_and_grad's, jit's) add bookkeeping
-    (hash ids, configs, fresh grad operations) that changes on every call: skipped."""
+    they close over or read as module globals. MindSpore's own wrappers (value_and_grad's, jit's) add
+    bookkeeping (hash ids, configs, fresh grad operations) that changes on every call: skipped."""
     seen = set() if seen is None else seen
+    kept = [] if kept is None else kept
     seen.add(id(fn))
     internal = (getattr(fn, "__module__", None) or "").startswith("mindspore")
     # the module too: a step at a script's top level reads its model and optimizer as globals, and two
@@ -107,7 +109,7 @@ def _closure_key(fn, seen=None):
             value = None
         if callable(value) and hasattr(value, "__code__"):
             if id(value) not in seen:
-                parts.append(_closure_key(value, seen))
+                parts.append(_closure_key(value, seen, kept))
         elif internal and (isinstance(value, (int, float, str, bool, type(None)))
                            or (type(value).__module__.startswith("mindspore")
                                and not isinstance(value, (nn.Cell, ms.ParameterTuple)))):
@@ -116,7 +118,30 @@ def _closure_key(fn, seen=None):
             parts.append((type(value).__name__, value))
         else:
             parts.append(id(value))   # kept alive by the cached step, so the id stays unique
+    if not internal:
+        # a step at a script's top level, written once per model in a loop (`for name, model in ...:
+        # def train_step(): ...`), reads its model, optimizer and grad_fn as globals: keyed by the code
+        # alone, the first model's compiled graph ran for every later one (silently its numbers)
+        module_globals = getattr(fn, "__globals__", None) or {}
+        for name in fn.__code__.co_names:
+            if name in module_globals:
+                part = _global_key(module_globals[name], seen, kept)
+                if part is not None:
+                    parts.append((name, part))
     return tuple(parts)
+
+
+def _global_key(value, seen, kept):
+    """A module global's part of _closure_key: plain values by value, functions by their own key, objects
+    (a Cell, an optimizer) by id; tensors, containers, classes and modules none (data, or fixed)."""
+    if isinstance(value, (int, float, str, bool, type(None))):
+        return (type(value).__name__, value)
+    if callable(value) and hasattr(value, "__code__"):
+        return _closure_key(value, seen, kept) if id(value) not in seen else None
+    if isinstance(value, (type, type(ms), ms.Tensor, np.ndarray, list, tuple, dict, set)):
+        return None
+    kept.append(value)
+    return id(value)
 
 
 def _referenced(fn):
