@@ -95,8 +95,7 @@ def _closure_key(fn, seen=None, kept=None):
     the functions it closes over, and the objects (model, loss, optimizer) and plain values
     they close over or read as module globals. MindSpore's own wrappers (value_and_grad's, jit's) add
     bookkeeping (hash ids, configs, fresh grad operations) that changes on every call: skipped."""
-    seen = set() if seen is None else seen
-    kept = [] if kept is None else kept
+    seen, kept = set() if seen is None else seen, [] if kept is None else kept
     seen.add(id(fn))
     internal = (getattr(fn, "__module__", None) or "").startswith("mindspore")
     # the module too: a step at a script's top level reads its model and optimizer as globals, and two
@@ -118,30 +117,18 @@ def _closure_key(fn, seen=None, kept=None):
             parts.append((type(value).__name__, value))
         else:
             parts.append(id(value))   # kept alive by the cached step, so the id stays unique
-    if not internal:
-        # a step at a script's top level, written once per model in a loop (`for name, model in ...:
-        # def train_step(): ...`), reads its model, optimizer and grad_fn as globals: keyed by the code
-        # alone, the first model's compiled graph ran for every later one (silently its numbers)
-        module_globals = getattr(fn, "__globals__", None) or {}
-        for name in fn.__code__.co_names:
-            if name in module_globals:
-                part = _global_key(module_globals[name], seen, kept)
-                if part is not None:
-                    parts.append((name, part))
+    # a top-level step defined once per model in a loop reads model, optimizer, grad_fn as globals
+    module_globals = {} if internal else getattr(fn, "__globals__", None) or {}
+    for name in (n for n in fn.__code__.co_names if n in module_globals):
+        value = module_globals[name]
+        if isinstance(value, (int, float, str, bool, type(None))):
+            parts.append((name, type(value).__name__, value))
+        elif callable(value) and hasattr(value, "__code__"):
+            parts.append(_closure_key(value, seen, kept) if id(value) not in seen else name)
+        elif not isinstance(value, (type, type(ms), ms.Tensor, np.ndarray, list, tuple, dict, set)):
+            kept.append(value)      # a Cell, an optimizer: by id, kept alive with the compiled step
+            parts.append((name, id(value)))
     return tuple(parts)
-
-
-def _global_key(value, seen, kept):
-    """A module global's part of _closure_key: plain values by value, functions by their own key, objects
-    (a Cell, an optimizer) by id; tensors, containers, classes and modules none (data, or fixed)."""
-    if isinstance(value, (int, float, str, bool, type(None))):
-        return (type(value).__name__, value)
-    if callable(value) and hasattr(value, "__code__"):
-        return _closure_key(value, seen, kept) if id(value) not in seen else None
-    if isinstance(value, (type, type(ms), ms.Tensor, np.ndarray, list, tuple, dict, set)):
-        return None
-    kept.append(value)
-    return id(value)
 
 
 def _referenced(fn):
