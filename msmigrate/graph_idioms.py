@@ -35,14 +35,21 @@ merge is _ms_compat.dict_merge (copy and update, which compile).
 `{**a, 'k': v}` / `{'k': v, **a}` inside construct: GRAPH mode compiles the display but builds it wrongly
 when a value is known only at run time (measured on 2.10, silently: with `a` an empty **kwargs, d['k'] is
 `((),)`; with `a` holding a tensor, its values become tuples; with 'k' also in `a`, the literal wins).
-_ms_compat.dict_union(a, {'k': v}) merges the parts by update(), as the display does."""
+_ms_compat.dict_union(a, {'k': v}) merges the parts by update(), as the display does.
+
+`kwargs.update(k=v)` inside construct (perceiver's PreNorm: `kwargs.update(context=normed_context)`, then
+`self.fn(x, **kwargs)`): GRAPH mode stops compiling ("Got an unexpected keyword argument 'context'", naming
+no line of the program); `kwargs.update({'k': v})` compiles and gives PyNative's values and gradients,
+an empty **kwargs included (measured on 2.10). Only for a dict the function owns (its **kwargs, or a name it
+binds to dict displays and dict() calls only): another object's update(k=v) (tqdm's `update(n=1)`) takes
+no mapping."""
 from __future__ import annotations
 
 from typing import Optional, Set
 
 import libcst as cst
 
-from .visitor_bases import ClassScopes
+from .visitor_bases import BindingTargets, ClassScopes, ScopeLocalVisitor
 
 
 def map_lambda_as_generator(call: cst.Call) -> Optional[cst.GeneratorExp]:
@@ -414,3 +421,52 @@ def comprehension_condition_as_bool(comp_if: cst.CompIf) -> Optional[cst.CompIf]
         return None
     return comp_if.with_changes(test=cst.Call(func=cst.Name("bool"), args=[cst.Arg(test.with_changes(
         lpar=[], rpar=[]) if hasattr(test, "lpar") else test)]))
+
+
+class _DictNames(BindingTargets, ScopeLocalVisitor):
+    """The names one function binds, each with whether every value bound to it is a dict display or dict()."""
+    binders = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.Del, cst.NamedExpr,
+               cst.WithItem, cst.ExceptHandler)
+
+    def __init__(self) -> None:
+        self.dict_only = {}
+
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            made = isinstance(value, cst.Dict) or (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                                                   and value.func.value == "dict")
+            self.dict_only[target.value] = self.dict_only.get(target.value, True) and made
+
+
+class _KeywordUpdates(ScopeLocalVisitor):
+    def __init__(self, dicts: Set[str]) -> None:
+        self.dicts, self.found = dicts, set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "update" and isinstance(func.value, cst.Name)
+                and func.value.value in self.dicts and node.args
+                and all(a.keyword is not None and not a.star for a in node.args)):
+            self.found.add(id(node))
+
+
+def keyword_updates(function: cst.FunctionDef) -> Set[int]:
+    """ids of the calls `d.update(k=v, ...)` (keywords only) in the function's own body whose d is a dict the
+    function owns: its **kwargs, or a name it binds to dict displays and dict() calls only."""
+    names = _DictNames()
+    function.body.visit(names)
+    star = function.params.star_kwarg
+    dicts = {n for n, made in names.dict_only.items() if made}
+    if isinstance(star, cst.Param) and names.dict_only.get(star.name.value, True):
+        dicts.add(star.name.value)
+    if not dicts:
+        return set()
+    v = _KeywordUpdates(dicts)
+    function.body.visit(v)
+    return v.found
+
+
+def keyword_update_as_display(call: cst.Call) -> cst.Call:
+    """`d.update(k=v, ...)` -> `d.update({'k': v, ...})`: the same change to a dict."""
+    return call.with_changes(args=[cst.Arg(dict_call_graph_safe(
+        call.with_changes(func=cst.Name("dict"), lpar=[], rpar=[]), ""))])

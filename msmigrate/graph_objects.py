@@ -1,5 +1,7 @@
 """Instances of plain project classes built in a Module's forward (x-transformers'
-`LayerIntermediates(...)` dataclass, DETR's `NestedTensor(x, mask)` in the backbone).
+`LayerIntermediates(...)` dataclass, DETR's `NestedTensor(x, mask)` in the backbone), or in a
+module-level function forward calls (`def split(h): return Pair(h, ...)`: compiled into the same graph,
+measured the same).
 
 Compiled, MindSpore builds such an object through its Python fallback: the tensors it holds, and
 the tensors returned or computed next to it, lose their gradient (0, measured on 2.10) and their static

@@ -20,11 +20,13 @@ from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, c
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
+from .graph_device_unpacks import split_device_unpack
 from .graph_scalars import float_rounding_graph_safe, percent_format_graph_safe, rounding_name
 from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
                            dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator,
                            map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
                            comprehension_condition_as_bool, training_loop_functions, xor_graph_safe,
+                           keyword_update_as_display, keyword_updates,
                            CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
@@ -212,6 +214,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         # (refusing helper, what)
         self._graph_changes_refused: Dict[int, Tuple[str, str]] = {}
         self._graph_dict_pops: Set[int] = set()     # `v = kwargs.pop('k', d)` (graph_mutations.py)
+        self._graph_keyword_updates: Set[int] = set()    # `kwargs.update(k=v)` (graph_idioms.py)
         self._rebinds: Dict[int, cst.CSTNode] = {}   # converted calls whose statement becomes `x = ...`
         self._out_stmt_calls: Set[int] = set()       # `torch.f(..., out=c)` calls that are whole statements
         self._out_targets: Dict[int, Tuple[cst.CSTNode, cst.CSTNode]] = {}   # their converted calls -> (c, call)
@@ -996,6 +999,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             for k, what in shared.items():
                 self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
             self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
+            self._graph_keyword_updates |= keyword_updates(node)
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1265,8 +1269,16 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         qn = self._torch_qname(original)
         if qn is None:
-            return updated
+            return self._nullcontext_reference(original) or updated
         return self._convert_reference(original, updated, qn)
+
+    def _nullcontext_reference(self, original) -> Optional[cst.BaseExpression]:
+        """`ctx = partial(autocast, ...) if f32 else nullcontext` then `with ctx():` in compiled code: the
+        class entered there must be a jit_class (_ms_compat.nullcontext, compat_parts/runtime.py)."""
+        if self._in_graph_code() and self._qname_any(original) == "contextlib.nullcontext":
+            self.uses_compat = True
+            return self._render_template("_ms_compat.nullcontext")
+        return None
 
     def leave_FormattedStringExpression(self, original, updated):
         return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
@@ -1286,6 +1298,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(original)
         if qn is not None:
             return self._convert_reference(original, updated, qn)
+        null = self._nullcontext_reference(original)     # `contextlib.nullcontext` in compiled code
+        if null is not None:
+            return null
         todo = UT.attribute_read(self, original, updated)   # `x.grad_fn` on a tensor, no record: a TODO
         if todo is not None:
             return todo
@@ -1738,6 +1753,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     self._classes[-1].attr_types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
+        if self._in_graph_code():   # `b, *axis, device = *x.shape, x.device`: graph_device_unpacks.py
+            return split_device_unpack(updated) or updated
         return updated
 
     def _plain_instance(self, node: cst.BaseExpression) -> bool:
@@ -1880,7 +1897,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
-        if result is updated and self._in_forward():    # `LayerIntermediates(...)` in construct: graph_objects.py
+        if result is updated and id(original) in self._graph_keyword_updates:   # GRAPH mode: graph_idioms.py
+            result = keyword_update_as_display(updated)
+        if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
                 result = GO.refuse_in_graph(self, original, result, plain)
@@ -2199,6 +2218,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         qn = self._torch_qname(first)
         if qn is None:
             return updated
+        null = PR.null_context(self, original, updated, qn)   # partial(torch.amp.autocast, ...): partial_rules.py
+        if null is not None:
+            self.uses_compat = True
+            return null
         m = R.lookup(qn)
         if m is not None and m.rule is not None and qn not in _ADAPTERS:
             return PR.convert(self, original, updated, qn, m) or updated   # partial(F.softmax, dim=-1)

@@ -2023,3 +2023,36 @@ def make():
     compat = __import__(type(optimizer).__module__)
     with pytest.raises(compat.MigrationError, match="outside a converted train step"):
         optimizer.step()
+
+
+def test_top_level_step_written_once_per_model_in_a_loop():
+    """A script's top-level loop over two models, each with its step defined in the loop (the converted step
+    reads model, optimizer and grad_fn as module globals): the compiled-step cache keyed it by code alone, and
+    the second model's steps ran the first model's graph in GRAPH mode (silently its losses). Keyed by the
+    globals it reads too, GRAPH's losses are torch's for both models."""
+    import mindspore as ms
+    src = """
+import torch
+import torch.nn as nn
+
+LOSSES = []
+x = torch.linspace(-1.0, 1.0, 12).reshape(3, 4)
+for scale in (1.0, 3.0):
+    model = nn.Linear(4, 1)
+    nn.init.constant_(model.weight, 0.5)
+    nn.init.constant_(model.bias, scale)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        optimizer.zero_grad()
+        loss = (model(x) * scale).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        LOSSES.append(loss.item())
+"""
+    expected = load_torch(src)["LOSSES"]
+    try:
+        mod, code, _ = load_converted(src)      # the script sets GRAPH_MODE and trains at import
+        assert "ms.set_context(mode=ms.GRAPH_MODE)" in code and "_ms_compat.compile_step(train_step)" in code
+        np.testing.assert_allclose(mod.LOSSES, expected, rtol=RTOL)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -64,3 +64,50 @@ def test_all_any_keep_python_semantics():
     for values in ([], [1, 2], [1, 0], (0, 0), iter([True, False]), [[], [1]]):
         as_list = list(values) if not isinstance(values, (list, tuple)) else values
         assert compat.all_true(as_list) is all(as_list) and compat.any_true(as_list) is any(as_list), values
+
+
+CONTEXTS_SRC = '''
+from contextlib import nullcontext
+from functools import partial
+
+import torch.nn as nn
+from torch.amp import autocast
+
+
+class Net(nn.Module):
+    def __init__(self, force_f32=True):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.force_f32 = force_f32
+
+    def forward(self, x):
+        context = partial(autocast, "cuda", enabled=False) if self.force_f32 else nullcontext
+        with context():
+            y = self.fc(x)
+        return y * 2
+
+
+def make():
+    return Net()
+
+
+def make_plain():
+    return Net(force_f32=False)
+'''
+
+
+@pytest.mark.parametrize("entry", ["make", "make_plain"])
+def test_partial_autocast_and_nullcontext_entered_in_graph(entry):
+    """`ctx = partial(autocast, 'cuda', enabled=False) if f32 else nullcontext` then `with ctx():` in forward
+    (vector-quantize's FSQ): GRAPH mode could not call the class through _ms_compat.partial ("The object is not
+    callable") nor enter contextlib's nullcontext; as _ms_compat.autocast / _ms_compat.nullcontext (null
+    contexts, jit_class) values and input gradients match torch in GRAPH and PyNative, on both branches."""
+    from .test_graph_safety import assert_close, ms_value_and_grad, torch_value_and_grad
+
+    x, weights = rnd(2, 4), rnd(2, 3, seed=3)
+    t_out, t_grad, sd = torch_value_and_grad(CONTEXTS_SRC, x, weights, entry)
+    for graph in (True, False):
+        out, grad, code, _ = ms_value_and_grad(CONTEXTS_SRC, x, weights, sd, graph, entry)
+        assert_close(out, t_out, 1e-5, 1e-5, f"graph={graph}")
+        assert_close(grad, t_grad, 1e-5, 1e-5, f"graph={graph} gradient")
+    assert "context = _ms_compat.autocast if self.force_f32 else _ms_compat.nullcontext" in code, code

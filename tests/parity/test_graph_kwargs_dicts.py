@@ -164,3 +164,72 @@ def test_dict_pops_in_graph():
                       "a = parts['a']; parts = _ms_compat.dict_without(parts, 'a')")
     missing = [form for form in compiled_forms if form not in code]
     assert not missing, (missing, code)
+
+
+UPDATE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Mix(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, context=None, gain=None):
+        y = self.fc(x) * context.sum(-1, keepdim=True)
+        return y if gain is None else y * gain
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def update(self, n=1):
+        self.n += n
+
+
+class Normed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+        self.fn = Mix()
+
+    def forward(self, x, **kwargs):
+        if "context" in kwargs:
+            kwargs.update(context=self.norm(kwargs["context"]))
+        else:
+            kwargs.update(context=x, gain=2.0)       # an empty **kwargs, two keys
+        extra = dict(gain=3.0)
+        extra.update(gain=0.5)
+        return self.fn(x, **kwargs) + self.fn(x, context=x, **extra)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Normed()
+        self.counter = Counter()
+
+    def forward(self, x):
+        return self.block(x, context=x * 2) + self.block(x)
+
+
+def make():
+    return Net()
+
+
+def count(c):
+    c.update(n=2)
+    return c.n
+'''
+
+
+def test_keyword_update_of_own_dict_in_graph():
+    """`kwargs.update(context=...)` on construct's **kwargs (empty or not) and on a local dict: GRAPH mode
+    refused the keyword form ("Got an unexpected keyword argument 'context'"); converted to update({...}),
+    values and input gradients match torch in GRAPH and PyNative. update(n=2) of another object is kept."""
+    code, _ = check_graph(UPDATE_SRC, rnd(2, 4), (2, 3))
+    for form in ("kwargs.update({'context': self.norm(kwargs[\"context\"])})",
+                 "kwargs.update({'context': x, 'gain': 2.0})", "extra.update({'gain': 0.5})", "c.update(n=2)"):
+        assert form in code, (form, code)

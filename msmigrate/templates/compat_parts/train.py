@@ -43,10 +43,11 @@ def compile_step(step, host_calls=False):
         return step
     if host_calls:
         return _op_by_op(step)
-    key = _closure_key(step)
+    kept = []
+    key = _closure_key(step, kept=kept)
     if key not in _COMPILED_STEPS:
-        _COMPILED_STEPS[key] = StepCell(step)
-    return _COMPILED_STEPS[key]
+        _COMPILED_STEPS[key] = (StepCell(step), kept)   # kept: the globals keyed by id stay alive
+    return _COMPILED_STEPS[key][0]
 
 
 def _op_by_op(step):
@@ -89,12 +90,12 @@ def _graph_argument(value):
     return value
 
 
-def _closure_key(fn, seen=None):
+def _closure_key(fn, seen=None, kept=None):
     """What a step's graph depends on besides its arguments: the code of the step and of
     the functions it closes over, and the objects (model, loss, optimizer) and plain values
-    they close over. MindSpore's own wrappers (value_and_grad's, jit's) add bookkeeping
-    (hash ids, configs, fresh grad operations) that changes on every call: skipped."""
-    seen = set() if seen is None else seen
+    they close over or read as module globals. MindSpore's own wrappers (value_and_grad's, jit's) add
+    bookkeeping (hash ids, configs, fresh grad operations) that changes on every call: skipped."""
+    seen, kept = set() if seen is None else seen, [] if kept is None else kept
     seen.add(id(fn))
     internal = (getattr(fn, "__module__", None) or "").startswith("mindspore")
     # the module too: a step at a script's top level reads its model and optimizer as globals, and two
@@ -107,7 +108,7 @@ def _closure_key(fn, seen=None):
             value = None
         if callable(value) and hasattr(value, "__code__"):
             if id(value) not in seen:
-                parts.append(_closure_key(value, seen))
+                parts.append(_closure_key(value, seen, kept))
         elif internal and (isinstance(value, (int, float, str, bool, type(None)))
                            or (type(value).__module__.startswith("mindspore")
                                and not isinstance(value, (nn.Cell, ms.ParameterTuple)))):
@@ -116,6 +117,17 @@ def _closure_key(fn, seen=None):
             parts.append((type(value).__name__, value))
         else:
             parts.append(id(value))   # kept alive by the cached step, so the id stays unique
+    # a top-level step defined once per model in a loop reads model, optimizer, grad_fn as globals
+    module_globals = {} if internal else getattr(fn, "__globals__", None) or {}
+    for name in (n for n in fn.__code__.co_names if n in module_globals):
+        value = module_globals[name]
+        if isinstance(value, (int, float, str, bool, type(None))):
+            parts.append((name, type(value).__name__, value))
+        elif callable(value) and hasattr(value, "__code__"):
+            parts.append(_closure_key(value, seen, kept) if id(value) not in seen else name)
+        elif not isinstance(value, (type, type(ms), ms.Tensor, np.ndarray, list, tuple, dict, set)):
+            kept.append(value)      # a Cell, an optimizer: by id, kept alive with the compiled step
+            parts.append((name, id(value)))
     return tuple(parts)
 
 
