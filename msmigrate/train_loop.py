@@ -518,6 +518,8 @@ def _wrapper_step(call: Optional[cst.Call], info: LoopInfo) -> Optional[str]:
         return f"{wrapper}.{attribute}" if method in methods else None
     if wrapper in info.optimizers or method not in info.wrapper_step_methods:
         return None
+    if method == "step":    # an optimizer or a project wrapper (NoamOpt.step()): which one is known at run time
+        return f"_ms_compat.stepped_optimizer({wrapper}, {info.wrapper_step_methods[method]!r})"
     return f"{wrapper}.{info.wrapper_step_methods[method]}"
 
 
