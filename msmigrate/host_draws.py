@@ -41,10 +41,24 @@ def in_graph_code(tr) -> bool:
     return bool(tr._funcs) and not tr._classes and tr._funcs[0].name in tr._cell_functions
 
 
+def _host_read(original: cst.Call, result: cst.Call) -> bool:
+    """`t.numpy()` converted to `t.asnumpy()`: a tensor read on the host (host_value(t, ...) reads it)."""
+    f = original.func
+    return (isinstance(f, cst.Attribute) and f.attr.value == "numpy" and isinstance(result.func, cst.Attribute)
+            and result.func.attr.value == "asnumpy")
+
+
 def wrap(tr, original: cst.Call, result: cst.BaseExpression) -> cst.BaseExpression:
-    """`_ms_compat.host_draw(result, api, where)` for a host draw in graph code; else result."""
+    """`_ms_compat.host_draw(result, api, where)` for a host draw in graph code, `_ms_compat.host_value(...)`
+    for `t.numpy()` there (compiled, MindSpore's JIT fallback reads it once, cut off from the gradient, and a
+    NumPy value a graph returns breaks value_and_grad); else result."""
     if not isinstance(result, cst.Call) or not in_graph_code(tr):
         return result
+    if _host_read(original, result):
+        where = f"{tr.module_name}:{tr._line(original)}"
+        return cst.Call(func=tr._render_template("_ms_compat.host_value"),
+                        args=[cst.Arg(result.func.value), cst.Arg(cst.SimpleString(repr("Tensor.numpy"))),
+                              cst.Arg(cst.SimpleString(repr(where)))])
     api = drawn_api(tr, original)
     if api is None:
         return result
