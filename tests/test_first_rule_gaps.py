@@ -552,3 +552,58 @@ def test_host_read_in_forward_trains_op_by_op_and_refuses_to_compile():
             mod.Attn()(ms_batches[0][0])
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+NUMPY_OF_ITEM_IN_FORWARD = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        scale = np.sqrt(h.abs().sum().item())   # SITE
+        return h * scale
+
+
+def make():
+    return Scaled()
+"""
+
+
+def test_numpy_of_item_in_forward_matches_op_by_op_and_refuses_to_compile():
+    """`np.sqrt(h.sum().item())` in forward: compiled, MindSpore's JIT fallback ran it and the gradient of
+    `h * scale` came out all zero (measured: fc.bias 0 where torch has 3.8), silently. PyNative matches torch,
+    gradients included; compiling stops with MigrationError naming the line."""
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    torch.manual_seed(0)
+    tnet = load_torch(NUMPY_OF_ITEM_IN_FORWARD)["make"]()
+    t_out = tnet(torch.from_numpy(x))
+    t_out.sum().backward()
+    mod, code, _ = load_converted(NUMPY_OF_ITEM_IN_FORWARD)
+    assert "_ms_compat.host_result(np.sqrt(" in code, code
+    net = mod.make()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    out, grads = ms.value_and_grad(lambda t: net(t).sum(), None, net.trainable_params())(ms.Tensor(x))
+    np.testing.assert_allclose(float(out), float(t_out.sum()), rtol=1e-5)
+    for p, g in zip(net.trainable_params(), grads):
+        t_grad = dict(tnet.named_parameters())[p.name].grad.numpy()     # Dense keeps Linear's names
+        np.testing.assert_allclose(g.asnumpy(), t_grad, rtol=1e-4, atol=1e-5, err_msg=p.name)
+    line = next(i for i, text in enumerate(NUMPY_OF_ITEM_IN_FORWARD.splitlines(), 1) if "# SITE" in text)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"numpy\.sqrt at \S+:{line}\b"):
+            net(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -117,6 +117,31 @@ def once_differentiable(fn):
 
 
 # ---------------------------------------------------------------- torch.autograd.functional
+def _op_by_op_transform(transform):
+    """The transform run op by op: ms.grad of a closure per output element over the program's own function,
+    which GRAPH mode would compile (MindSpore 2.10: "The name 'k' is not defined", a raw NameError). Called from
+    Python in GRAPH mode, PYNATIVE is set around it; compiling a graph that reaches it raises MigrationError."""
+    def run(*args, **kwargs):
+        if _compiling(_draw_probe):
+            _refuse_compiled("torch.autograd.functional.{} inside a compiled graph (GRAPH mode construct or "
+                             "ms.jit): it runs op by op only; call it outside the network or run in PYNATIVE "
+                             "mode", transform.__name__)
+        return _in_pynative(transform, args, kwargs)
+    return run
+
+
+def _in_pynative(fn, args, kwargs):
+    """fn(*args, **kwargs) in PYNATIVE mode, the program's mode restored after it (no `try` where a graph
+    compiles: MindSpore's parser rejects it before the guard above could raise)."""
+    if ms.get_context("mode") != ms.GRAPH_MODE:
+        return fn(*args, **kwargs)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        ms.set_context(mode=ms.GRAPH_MODE)
+
+
 def _as_tuple(x):
     return (tuple(x), True) if isinstance(x, (tuple, list)) else ((x,), False)
 
@@ -165,6 +190,7 @@ def _jacobian_of(func, xs):
     return out, rows
 
 
+@_op_by_op_transform
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """torch.autograd.functional.jacobian: one gradient per output element (reverse mode)."""
     xs, many_in = _as_tuple(inputs)
@@ -174,6 +200,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     return tuple(rows) if many_out else rows[0]
 
 
+@_op_by_op_transform
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """torch.autograd.functional.hessian: the jacobian of the gradient of a single-element func."""
     xs, many_in = _as_tuple(inputs)
@@ -186,6 +213,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     return tuple(rows) if many_in else rows[0][0]
 
 
+@_op_by_op_transform
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.vjp -> (func(inputs), v^T J), through mindspore.vjp."""
     xs, many_in = _as_tuple(inputs)
@@ -199,6 +227,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return out, (grads if many_in else grads[0])
 
 
+@_op_by_op_transform
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.jvp -> (func(inputs), J v), with J built op by op (mindspore.jvp would
     compile func, where lambdas and Python state fail)."""
@@ -226,11 +255,13 @@ def _hessian_product(func, inputs, v, product):
     return out, product(gradient, xs if many_in else xs[0], v)[1]
 
 
+@_op_by_op_transform
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.vhp -> (func(inputs), v^T H) for a single-element func."""
     return _hessian_product(func, inputs, v, vjp)
 
 
+@_op_by_op_transform
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.hvp -> (func(inputs), H v) for a single-element func (forward over reverse)."""
     return _hessian_product(func, inputs, v, jvp)
