@@ -4,7 +4,11 @@ construct (or another of its methods but __init__) or in a module function a Cel
 call of the network then reuses one sample (silently different from torch, where each forward draws
 anew). The call becomes `_ms_compat.host_draw(<call>, api, "file:line")`: the value itself in PyNative,
 a MigrationError naming the line when a graph that reaches it is compiled (templates/compat_parts/
-host_draws.py). A train step calling such a network already runs op by op (train_loop.drawing_objects)."""
+host_draws.py). A train step calling such a network already runs op by op (train_loop.drawing_objects).
+
+Host reads there are guarded the same way: `t.numpy()` becomes `_ms_compat.host_value(t, ...)` and a NumPy call
+on a tensor's `.item()` (`np.sqrt(h.sum().item())`) `_ms_compat.host_result(<call>, ...)`. Compiled, MindSpore's
+JIT fallback runs them on the host and silently zeroes the gradient of every expression their values reach."""
 from __future__ import annotations
 
 from typing import Optional
@@ -41,10 +45,53 @@ def in_graph_code(tr) -> bool:
     return bool(tr._funcs) and not tr._classes and tr._funcs[0].name in tr._cell_functions
 
 
+def _host_read(original: cst.Call, result: cst.Call) -> bool:
+    """`t.numpy()` converted to `t.asnumpy()`: a tensor read on the host (host_value(t, ...) reads it)."""
+    f = original.func
+    return (isinstance(f, cst.Attribute) and f.attr.value == "numpy" and isinstance(result.func, cst.Attribute)
+            and result.func.attr.value == "asnumpy")
+
+
+class _ItemCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        self.found |= isinstance(f, cst.Attribute) and f.attr.value == "item" and not node.args
+
+
+def _numpy_of_item(tr, original: cst.Call) -> Optional[str]:
+    """`numpy.sqrt` for `np.sqrt(h.sum().item())`: a NumPy call on a tensor's host value, else None."""
+    q = tr._qname_any(original.func)
+    if not q or not q.startswith("numpy.") or tr._shadowed(code_of(original.func).strip().split(".", 1)[0]):
+        return None
+    items = _ItemCalls()
+    for a in original.args:
+        a.value.visit(items)
+    return q if items.found else None
+
+
+def _guard(tr, helper: str, value: cst.BaseExpression, api: str, original: cst.Call) -> cst.Call:
+    where = f"{tr.module_name}:{tr._line(original)}"
+    return cst.Call(func=tr._render_template(helper), args=[
+        cst.Arg(value), cst.Arg(cst.SimpleString(repr(api))), cst.Arg(cst.SimpleString(repr(where)))])
+
+
 def wrap(tr, original: cst.Call, result: cst.BaseExpression) -> cst.BaseExpression:
-    """`_ms_compat.host_draw(result, api, where)` for a host draw in graph code; else result."""
+    """`_ms_compat.host_draw(result, api, where)` for a host draw in graph code, `_ms_compat.host_value(...)`
+    for `t.numpy()` there (compiled, MindSpore's JIT fallback reads it once, cut off from the gradient, and a
+    NumPy value a graph returns breaks value_and_grad); else result."""
     if not isinstance(result, cst.Call) or not in_graph_code(tr):
         return result
+    if _host_read(original, result):
+        return _guard(tr, "_ms_compat.host_value", result.func.value, "Tensor.numpy", original)
+    read = _numpy_of_item(tr, original)
+    if read is not None:
+        tr._record(original, read, "_ms_compat.host_result", R.DIFFERENCE,
+                   "a NumPy call on a tensor's .item(): runs in PyNative; compiling a graph that reaches it (GRAPH "
+                   "mode) raises MigrationError, since MindSpore would zero the gradient of what its value reaches")
+        return _guard(tr, "_ms_compat.host_result", result, read, original)
     api = drawn_api(tr, original)
     if api is None:
         return result

@@ -377,16 +377,17 @@ class ProjectIndex:
         return f"{module}.{class_name}" in self.cell_mixins
 
     def wrapper_step_methods(self) -> Dict[str, str]:
-        """method name -> wrapped attribute, over the project's optimizer wrappers: the methods other than step()
-        that step the wrapped optimizer, where every wrapper having that method wraps the same attribute (a loop
-        that takes the wrapper as a parameter, `optimizer.step_and_update_lr()`, is recognised by the method)."""
+        """method name -> wrapped attribute, over the project's optimizer wrappers: the methods that step the
+        wrapped optimizer, where every wrapper having that method wraps the same attribute (a loop that takes the
+        wrapper as a parameter, `optimizer.step_and_update_lr()`, is recognised by the method; `step`, which an
+        optimizer has too, is told apart at run time: train_loop._wrapper_step)."""
         if "_wrapper_step_methods" not in self.__dict__:
             found: Dict[str, Set[str]] = {}
             for info in self.modules.values():
                 for attribute, methods in info.optimizer_wrappers.values():
                     for m in methods:
                         found.setdefault(m, set()).add(attribute)
-            self._wrapper_step_methods = {m: next(iter(a)) for m, a in found.items() if m != "step" and len(a) == 1}
+            self._wrapper_step_methods = {m: next(iter(a)) for m, a in found.items() if len(a) == 1}
         return self._wrapper_step_methods
 
     def optimizer_wrapper(self, module: str, name: str) -> Optional[Tuple[str, Tuple[str, ...]]]:

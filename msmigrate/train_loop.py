@@ -518,6 +518,8 @@ def _wrapper_step(call: Optional[cst.Call], info: LoopInfo) -> Optional[str]:
         return f"{wrapper}.{attribute}" if method in methods else None
     if wrapper in info.optimizers or method not in info.wrapper_step_methods:
         return None
+    if method == "step":    # an optimizer or a project wrapper (NoamOpt.step()): which one is known at run time
+        return f"_ms_compat.stepped_optimizer({wrapper}, {info.wrapper_step_methods[method]!r})"
     return f"{wrapper}.{info.wrapper_step_methods[method]}"
 
 
@@ -831,7 +833,7 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
 def drawing_objects(module: cst.Module, numpy_names: Set[str], drawing: Set[str]) -> Set[str]:
     """Names bound (`encoder = Encoder()`, anywhere in the module) to an instance of a class of the module
     whose methods draw on the host: call NumPy (`numpy_names`) or a drawing function of the module
-    (`drawing`, host_functions). Inside a compiled step such a draw is made once, at compile time (or the
+    (`drawing`, host_functions), or read a tensor there (`t.numpy()`). Inside a compiled step such a draw is made once, at compile time (or the
     graph does not compile: MindSpore 2.10 rejects np.random in construct), so a step that calls one runs
     op by op in either mode (compile_step(..., host_calls=True)), as a host helper would."""
     classes: Set[str] = set()
@@ -839,7 +841,8 @@ def drawing_objects(module: cst.Module, numpy_names: Set[str], drawing: Set[str]
         if isinstance(st, cst.ClassDef):
             v = _CallsAndOps()
             walk(st.body, v)
-            if any(c.split(".", 1)[0] in numpy_names or c in drawing for c in v.calls):
+            # `t.numpy()` too: a host read, which a compiled step refuses (host_draws.host_value)
+            if any(c.split(".", 1)[0] in numpy_names or c in drawing or c.endswith(".numpy") for c in v.calls):
                 classes.add(st.name.value)
     if not classes:
         return set()
@@ -1832,6 +1835,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             n_defs += 1
         grad_of = f"{info.ms}.value_and_grad({fwd}, None, {weights}{', has_aux=True' if has_aux else ''})"
         if g.host_helpers or g.host_ifs:    # made where the step runs (op by op): made in GRAPH mode, it compiles
+            if has_aux:     # op by op, an extra output may be a host value (`.numpy()` in the network)
+                grad_of = f"_ms_compat.value_and_grad_host_aux({fwd}, {weights})"
             defs.append(cst.parse_statement(f"def {gfn}(*args):\n    return {grad_of}(*args)\n"))
         else:
             defs.append(_line(f"{gfn} = {grad_of}"))

@@ -529,6 +529,8 @@ def _fmt(x: Optional[float], fmt: str = ".2e") -> str:
 def _torch_to_np(t: Any) -> np.ndarray:
     import torch
 
+    if isinstance(t, np.ndarray):       # a NumPy output (`w.data.numpy()` returned by forward), as _ms_leaf takes
+        return t.copy()
     t = t.detach().cpu()
     if t.dtype in (torch.bfloat16,) or str(t.dtype).startswith("torch.float8"):
         t = t.float()
@@ -662,7 +664,7 @@ def record_torch(spec: str, path: Union[None, str, Sequence[str]], inputs_spec: 
         if recorder is not None:
             recorder.close()
     t_run = time.perf_counter() - t2
-    flat = _flatten(out, lambda o: isinstance(o, torch.Tensor), _torch_to_np)
+    flat = _flatten(out, lambda o: isinstance(o, (torch.Tensor, np.ndarray)), _torch_to_np)
     if not flat:
         raise VerifyUsageError(f"torch: {spec} returned no tensors ({type(out).__name__})")
     for i, (_, a) in enumerate(flat):

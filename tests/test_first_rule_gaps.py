@@ -502,3 +502,133 @@ def test_unconverted_attribute_unpacked_into_stops_naming_its_line():
     with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"requires_grad at \S+:{line}\b"):
         mod.fn((True, False, True))
     assert load_torch(UNPACKED_INTO_ATTRIBUTE)["fn"]((True, False, True)) == (True, True)
+
+
+# ------------------------------------------------------------------ `.numpy()` in forward, returned by the network
+HOST_READ_IN_FORWARD = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Linear(4, 6)
+        self.out = nn.Linear(6, 3)
+
+    def weights(self, h):
+        w = F.softmax(h, 1)
+        return h * w, w.data.numpy()   # SITE
+
+    def forward(self, x):
+        h, w = self.weights(self.emb(x))
+        return self.out(h), w
+
+
+def train(batches, load):
+    model = Attn()
+    load(model)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    criterion = nn.CrossEntropyLoss()
+    losses, maps = [], []
+    for x, y in batches:
+        optimizer.zero_grad()
+        output, attention = model(x)
+        loss = criterion(output, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        maps.append(attention[:, 0])
+    return losses, maps
+"""
+
+
+def test_host_read_in_forward_trains_op_by_op_and_refuses_to_compile():
+    """nlp-tutorial's Bi-LSTM(Attention) shape: the network returns `w.data.numpy()` next to its logits. It was
+    MindSpore's "has_aux ... should be multi output" RuntimeError (a NumPy aux output) in both modes, and a graph
+    parse error compiled. Now the train step runs op by op and hands the NumPy output back as torch does (GRAPH
+    and PYNATIVE); compiling the network itself stops with MigrationError naming the `.numpy()` line."""
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((5, 4)).astype(np.float32), rng.integers(0, 3, 5)) for _ in range(4)]
+    torch.manual_seed(0)
+    ns = load_torch(HOST_READ_IN_FORWARD)
+    init = {k: v.detach().numpy().copy() for k, v in ns["Attn"]().state_dict().items()}
+    t_losses, t_maps = ns["train"]([(torch.from_numpy(x), torch.from_numpy(y)) for x, y in batches],
+                                   lambda m: m.load_state_dict({k: torch.from_numpy(v) for k, v in init.items()}))
+    mod, code, _ = load_converted(HOST_READ_IN_FORWARD)
+    assert "_ms_compat.value_and_grad_host_aux(forward_fn" in code, code
+    ms_batches = [(ms.Tensor(x), ms.Tensor(y)) for x, y in batches]
+    try:
+        for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+            ms.set_context(mode=mode)
+            losses, maps = mod.train(ms_batches, lambda m: load_torch_state_dict(m, init, strict=True))
+            np.testing.assert_allclose(losses, t_losses, rtol=1e-5, err_msg=f"mode {mode}\n{code}")
+            assert all(isinstance(m, np.ndarray) for m in maps), [type(m) for m in maps]
+            np.testing.assert_allclose(np.stack(maps), np.stack(t_maps), rtol=1e-5, atol=1e-6)
+        line = next(i for i, text in enumerate(HOST_READ_IN_FORWARD.splitlines(), 1) if "# SITE" in text)
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"Tensor\.numpy at \S+:{line}\b"):
+            mod.Attn()(ms_batches[0][0])
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+NUMPY_OF_ITEM_IN_FORWARD = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        scale = np.sqrt(h.abs().sum().item())   # SITE
+        return h * scale
+
+
+def make():
+    return Scaled()
+"""
+
+
+def test_numpy_of_item_in_forward_matches_op_by_op_and_refuses_to_compile():
+    """`np.sqrt(h.sum().item())` in forward: compiled, MindSpore's JIT fallback ran it and the gradient of
+    `h * scale` came out all zero (measured: fc.bias 0 where torch has 3.8), silently. PyNative matches torch,
+    gradients included; compiling stops with MigrationError naming the line."""
+    import sys
+
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    torch.manual_seed(0)
+    tnet = load_torch(NUMPY_OF_ITEM_IN_FORWARD)["make"]()
+    t_out = tnet(torch.from_numpy(x))
+    t_out.sum().backward()
+    mod, code, _ = load_converted(NUMPY_OF_ITEM_IN_FORWARD)
+    assert "_ms_compat.host_result(np.sqrt(" in code, code
+    net = mod.make()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    out, grads = ms.value_and_grad(lambda t: net(t).sum(), None, net.trainable_params())(ms.Tensor(x))
+    np.testing.assert_allclose(float(out), float(t_out.sum()), rtol=1e-5)
+    for p, g in zip(net.trainable_params(), grads):
+        t_grad = dict(tnet.named_parameters())[p.name].grad.numpy()     # Dense keeps Linear's names
+        np.testing.assert_allclose(g.asnumpy(), t_grad, rtol=1e-4, atol=1e-5, err_msg=p.name)
+    line = next(i for i, text in enumerate(NUMPY_OF_ITEM_IN_FORWARD.splitlines(), 1) if "# SITE" in text)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"numpy\.sqrt at \S+:{line}\b"):
+            net(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

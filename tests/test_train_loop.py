@@ -2010,6 +2010,37 @@ def train(objs, batches):
     assert not [s for s in sites if s.status == TODO], code
 
 
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_step_wrapper_received_as_a_parameter(wrapped):
+    """A NoamOpt-style wrapper stepped by step() and received as a parameter (the annotated transformer's
+    `run_epoch(..., opt)`): `opt.step()` may step the wrapper or an optimizer, which only the run tells apart
+    (_ms_compat.stepped_optimizer). Both must train as torch (it was `opt.parameters`: AttributeError)."""
+    build = ("Warmup(torch.optim.Adam(model.parameters(), lr=0.0), 0.05, 3)" if wrapped
+             else "torch.optim.Adam(model.parameters(), lr=0.02)")
+    src = MLP + WRAPPER.replace("STEP_METHOD", "step") + f"""
+
+def make():
+    model = Net()
+    return {{"model": model, "optimizer": {build}}}
+
+
+def train(objs, batches):
+    model, opt = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, sites, got = run_both(src, _batches())
+    assert "_ms_compat.hold_gradients(_ms_compat.stepped_optimizer(opt, '_optimizer'), grads)" in code
+    assert not [s for s in sites if s.status == TODO], code
+    assert len(set(got["graph"])) == len(got["graph"])
+
+
 def test_optimizer_step_without_gradients_raises():
     """A converted optimizer's step() with no gradients held (not part of a converted step) raises."""
     mod, code, _ = load_converted(MLP + """

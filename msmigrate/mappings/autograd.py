@@ -38,7 +38,8 @@ _FUNCTIONAL = {
 # mint.matmul loses the term of the matmul's other operand (d/dw of dL/dx is 0 for sum(x @ w)); the
 # ops.MatMul primitive, ops.dense and nn.Dense are right
 MATMUL_SECOND_ORDER = ("MindSpore 2.10 loses the mixed second derivative through x @ w / ops.matmul (cross blocks "
-                       "wrong; nn.Dense/ops.dense are right)")
+                       "wrong; nn.Dense/ops.dense are right) and, op by op, the terms through a reduction (the "
+                       "hessian of sum(y) ** 2 is 0); in GRAPH mode it raises MigrationError")
 for _name, (_args, _note) in _FUNCTIONAL.items():
     second = _name in ("hessian", "vhp", "hvp")
     mapping(f"torch.autograd.functional.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,

@@ -19,8 +19,8 @@ Python if/while/assert on tensor values, `.item()` in arithmetic and the rebindi
 replaces in-place methods all compile and match torch, values and gradients, so they are
 kept as they are. `.asnumpy()` and `.tolist()` also run (through JIT fallback), but the
 gradient of every expression their values reach is silently zero, so inside construct
-they are flagged (CONSTRUCT_NOTES below). An integer `.item()` used as a slice bound or a
-shape fails to compile (a data-dependent shape): that failure is loud.
+they are flagged (CONSTRUCT_NOTES below; `.numpy()` there raises when compiled: host_draws.py).
+An integer `.item()` used as a slice bound or a shape fails to compile (a data-dependent shape): that failure is loud.
 """
 from __future__ import annotations
 
@@ -186,7 +186,11 @@ for _src in ("torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.w
 _FALLBACK = ("under GRAPH mode (ms.jit / GRAPH_MODE) MindSpore 2.10 runs this on the host (JIT fallback) and "
              "silently zeroes the gradient of every expression its value reaches; inside construct keep tensors "
              "(ops.stop_gradient(t) for a value that must not carry gradient)")
-CONSTRUCT_NOTES["Tensor.numpy"] = _FALLBACK
+CONSTRUCT_NOTES["Tensor.numpy"] = (
+    "a host read (_ms_compat.host_value, msmigrate/host_draws.py): runs in PYNATIVE mode; compiling a graph that "
+    "reaches it (GRAPH mode, ms.jit) raises MigrationError naming this line, since MindSpore's JIT fallback "
+    "would silently zero the gradient of every expression its value reaches; a train step calling the network "
+    "runs op by op")
 CONSTRUCT_NOTES["Tensor.tolist"] = _FALLBACK
 
 # torch.accelerator (torch 2.6+): the generic form of torch.cuda's queries (pytorch/examples choose their

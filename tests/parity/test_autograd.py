@@ -246,6 +246,66 @@ def test_functional_transforms():
     assert "_ms_compat.jacobian(f, x)" in code
 
 
+def test_functional_transforms_in_graph_mode():
+    """A program in GRAPH mode (as converted training scripts are) calling the transforms from Python: MindSpore
+    compiled their per-element ms.grad closures and stopped with a raw "NameError: The name 'k' is not defined".
+    jacobian/vjp/jvp now run op by op and match torch; hessian/vhp/hvp (op by op MindSpore 2.10 drops second-
+    order terms through reductions) stop with MigrationError, as any transform reached inside ms.jit does."""
+    import sys
+
+    import mindspore as ms
+    import torch
+
+    inputs = [rnd(2), rnd(2, seed=1), rnd(2, seed=2)]
+    first_order = FUNCTIONAL_SRC.replace("def fn(", "def full(") + '''
+
+def fn(x, y, v):
+    out = [jacobian(f, x)] + list(jacobian(two_out, (x, y))[1]) + list(vjp(f, x, v)) + list(jvp(f, x, v))
+    return out + list(jacobian(g, (x, x)))
+
+
+def second(x):
+    return hessian(lambda a: (a ** 3).sum(), x)
+'''
+    t_out = load_torch(first_order)["fn"](*[torch.from_numpy(a) for a in inputs])
+    mod, _, _ = load_converted(first_order)
+    m_in = [ms.Tensor(a) for a in inputs]
+    error = sys.modules["_ms_compat"].MigrationError
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        assert_close(mod.fn(*m_in), t_out, 1e-4, 1e-5, "GRAPH mode, called from Python")
+        assert ms.get_context("mode") == ms.GRAPH_MODE      # the program's mode is restored
+        with pytest.raises(error, match=r"functional\.hessian in GRAPH mode"):
+            mod.second(m_in[0])
+        with pytest.raises(error, match=r"functional\.jacobian inside a compiled"):
+            ms.jit(mod.fn)(*m_in)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_hessian_through_an_integer_index_stops_with_migration_error():
+    """MindSpore 2.10 PYNATIVE cannot differentiate twice through `y[0]` (a raw TypeError "Only support
+    integers ... but got 0 with type <class 'int'>"); the hessian stops with MigrationError saying so."""
+    import sys
+
+    import torch
+
+    src = '''
+import torch
+from torch.autograd.functional import hessian
+
+
+def indexed(x):
+    return hessian(lambda y: (y ** 3).sum() + (y[0] * y[1]) ** 2, x)
+'''
+    import mindspore as ms
+    x = np.array([1.0, 2.0, 0.5], np.float32)
+    assert load_torch(src)["indexed"](torch.from_numpy(x))[0, 0] == 14      # torch computes it
+    mod, _, _ = load_converted(src)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=r"hessian: MindSpore 2\.10 cannot"):
+        mod.indexed(ms.Tensor(x))
+
+
 GRAD_SRC = '''
 import torch
 

@@ -117,6 +117,63 @@ def once_differentiable(fn):
 
 
 # ---------------------------------------------------------------- torch.autograd.functional
+def _op_by_op_transform(transform):
+    """The transform run op by op: ms.grad of a closure per output element over the program's own function,
+    which GRAPH mode would compile (MindSpore 2.10: "The name 'k' is not defined", a raw NameError). Called from
+    Python in GRAPH mode, PYNATIVE is set around it; compiling a graph that reaches it raises MigrationError."""
+    def run(*args, **kwargs):
+        if _compiling(_draw_probe):
+            _refuse_compiled("torch.autograd.functional.{} inside a compiled graph (GRAPH mode construct or "
+                             "ms.jit): it runs op by op only; call it outside the network or run in PYNATIVE "
+                             "mode", transform.__name__)
+        return _in_pynative(transform, args, kwargs)
+    return run
+
+
+def _second_order_transform(transform):
+    """hessian/vhp/hvp: a gradient of a gradient. Op by op MindSpore 2.10 loses the terms through a reduction
+    (the hessian of sum(y) ** 2 comes out 0, measured; compiled it is 2), and compiled its per-element closures
+    do not parse: a program in GRAPH mode stops with MigrationError instead of either."""
+    message = ("torch.autograd.functional.{} in GRAPH mode: MindSpore 2.10 cannot compile its per-element "
+               "gradients, and op by op it drops the second-order terms through reductions (sum(y) ** 2); compute "
+               "the second derivative with ms.grad of ms.grad inside one ms.jit function")
+
+    def run(*args, **kwargs):
+        if _compiling(_draw_probe):
+            _refuse_compiled(message, transform.__name__)
+        return _unless_graph_mode(transform, args, kwargs, message)
+    return run
+
+
+def _unless_graph_mode(fn, args, kwargs, message):
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        raise MigrationError(message.format(fn.__name__))
+    return _in_pynative(fn, args, kwargs)
+
+
+def _in_pynative(fn, args, kwargs):
+    """fn(*args, **kwargs) in PYNATIVE mode, the program's mode restored after it (no `try` where a graph
+    compiles: MindSpore's parser rejects it before the guard above could raise)."""
+    graph = ms.get_context("mode") == ms.GRAPH_MODE
+    if graph:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as e:
+        # measured, MindSpore 2.10 PYNATIVE: a gradient of a gradient through `y[0]` in the function fails so
+        if "as index, but got" not in str(e):
+            raise
+        # the failed nested gradient leaves MindSpore's op-by-op executor broken for every later gradient
+        from mindspore.common.api import _pynative_executor
+        _pynative_executor.clear_res()
+        raise MigrationError(f"torch.autograd.functional.{fn.__name__}: MindSpore 2.10 cannot take the second "
+                             "derivative through an integer index (y[0]) in the function; write it with "
+                             "slices or ops.gather") from e
+    finally:
+        if graph:
+            ms.set_context(mode=ms.GRAPH_MODE)
+
+
 def _as_tuple(x):
     return (tuple(x), True) if isinstance(x, (tuple, list)) else ((x,), False)
 
@@ -165,6 +222,7 @@ def _jacobian_of(func, xs):
     return out, rows
 
 
+@_op_by_op_transform
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
     """torch.autograd.functional.jacobian: one gradient per output element (reverse mode)."""
     xs, many_in = _as_tuple(inputs)
@@ -174,6 +232,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     return tuple(rows) if many_out else rows[0]
 
 
+@_second_order_transform
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """torch.autograd.functional.hessian: the jacobian of the gradient of a single-element func."""
     xs, many_in = _as_tuple(inputs)
@@ -186,6 +245,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     return tuple(rows) if many_in else rows[0][0]
 
 
+@_op_by_op_transform
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.vjp -> (func(inputs), v^T J), through mindspore.vjp."""
     xs, many_in = _as_tuple(inputs)
@@ -199,6 +259,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return out, (grads if many_in else grads[0])
 
 
+@_op_by_op_transform
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.jvp -> (func(inputs), J v), with J built op by op (mindspore.jvp would
     compile func, where lambdas and Python state fail)."""
@@ -226,11 +287,13 @@ def _hessian_product(func, inputs, v, product):
     return out, product(gradient, xs if many_in else xs[0], v)[1]
 
 
+@_second_order_transform
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.vhp -> (func(inputs), v^T H) for a single-element func."""
     return _hessian_product(func, inputs, v, vjp)
 
 
+@_second_order_transform
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.hvp -> (func(inputs), H v) for a single-element func (forward over reverse)."""
     return _hessian_product(func, inputs, v, jvp)

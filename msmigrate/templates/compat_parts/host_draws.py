@@ -35,3 +35,21 @@ def host_draw(value, api, where):
         value, "{} at {} draws on the host inside a compiled graph (GRAPH mode or ms.jit): MindSpore would draw "
         "once, while compiling, and reuse that sample on every call. Run this network in PYNATIVE mode "
         "(ms.set_context(mode=ms.PYNATIVE_MODE)) or draw with MindSpore ops (ops.randn...)", api, where)
+
+
+_HOST_READ = ("{} at {} reads a tensor on the host inside a compiled graph (GRAPH mode or ms.jit): MindSpore "
+              "would give every value computed from it a zero gradient, and a NumPy value the graph returns stops "
+              "value_and_grad. Run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE)) or keep "
+              "tensors in construct (ops.stop_gradient(t), ops.sqrt...)")
+
+
+def host_value(tensor, api, where):
+    """`tensor.asnumpy()` in graph code (`t.numpy()` in construct), in PyNative; compiling a graph that reaches
+    it raises MigrationError (MindSpore's JIT fallback reads it once, with no gradient through it)."""
+    return _pynative_only(tensor, _HOST_READ, api, where).asnumpy()
+
+
+def host_result(value, api, where):
+    """A NumPy call on a tensor's .item() in graph code (`np.sqrt(h.sum().item())`), in PyNative; compiling a
+    graph that reaches it raises MigrationError, as host_value."""
+    return _pynative_only(value, _HOST_READ, api, where)

@@ -197,6 +197,16 @@ def hold_gradients(optimizer, grads):
     _HELD_GRADIENTS[id(optimizer)] = grads
 
 
+def stepped_optimizer(stepped, attribute):
+    """The optimizer `stepped.step()` updates, where the converter could not tell whether `stepped` is one or a
+    project wrapper whose own step() steps `stepped.<attribute>` (NoamOpt): the one hold_gradients feeds."""
+    for candidate in (stepped, getattr(stepped, attribute, None)):
+        if isinstance(candidate, (_ms_optim.Optimizer, ms.nn.Optimizer)):
+            return candidate
+    raise MigrationError(f"{type(stepped).__name__}.step() in a converted train step: neither an optimizer nor a "
+                         f"wrapper holding one in .{attribute}")
+
+
 def closure_loss_and_grads(result):
     """What a converted closure returned: (loss, gradients). Anything else comes from a closure
     msmigrate did not convert, whose gradients would be missing."""

@@ -61,6 +61,23 @@ def _op_by_op(step):
     return run
 
 
+def value_and_grad_host_aux(forward, weights):
+    """ms.value_and_grad(forward, None, weights, has_aux=True) for a step run op by op, whose extra outputs may
+    be host values (a NumPy array a network made with .numpy(), a list): MindSpore's has_aux takes tensors
+    only, so the others are kept aside while the gradients are taken and returned in their places."""
+    kept = []
+
+    def tensors_only(*args):
+        loss, *aux = forward(*args)
+        kept[:] = aux
+        return (loss, *[a if isinstance(a, ms.Tensor) else ms.Tensor(0) for a in aux])
+
+    def run(*args):
+        (loss, *aux), grads = ms.value_and_grad(tensors_only, None, weights, has_aux=True)(*args)
+        return (loss, *[a if isinstance(k, ms.Tensor) else k for a, k in zip(aux, kept)]), grads
+    return run
+
+
 class StepCell(nn.Cell):
     """A train step compiled as a Cell's graph. In GRAPH mode MindSpore 2.10 runs a Cell
     graph faster than the same function under mindspore.jit (ResNet-18 train step on CPU,
