@@ -173,8 +173,9 @@ class _TorchOptimizer:
         self(grads)
         return loss
 
-    def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients (hold_gradients) dropped
+    def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
         _HELD_GRADIENTS.pop(id(self), None)
+        _HELD_GRADIENTS.pop((id(self), "sum"), None)
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
@@ -195,6 +196,16 @@ def hold_gradients(optimizer, grads):
     """The gradients a converted step returned, for `optimizer`'s next step() (called by a wrapper's own method,
     `sched.step_and_update_lr()`, as torch's step() reads .grad): torch's .grad between backward() and step()."""
     _HELD_GRADIENTS[id(optimizer)] = grads
+
+
+def grad_sum(optimizer, grads):
+    """torch's growing .grad in a loop without zero_grad(): the gradients of every backward() since the
+    optimizer's last zero_grad(), in this loop and the loops (or calls) before it, plus `grads`
+    (held under (id(optimizer), "sum"))."""
+    total = _HELD_GRADIENTS.get((id(optimizer), "sum"))
+    total = grads if total is None else tuple(t + g for t, g in zip(total, grads))
+    _HELD_GRADIENTS[(id(optimizer), "sum")] = total
+    return total
 
 
 def closure_loss_and_grads(result):
