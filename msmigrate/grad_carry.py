@@ -72,8 +72,11 @@ class _Scope(cst.CSTVisitor):
 
 
 def _loop_of(enclosing: List[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """The training loop of a statement: the innermost loop around it that steps (nanoGPT's micro steps: the loop
+    around the loop of backward()s), else the innermost loop."""
     loops = [n for n in enclosing if isinstance(n, _LOOPS)]
-    return loops[-1] if loops else None
+    stepping = [n for n in loops if TL._calls_method(n, "step")]
+    return stepping[-1] if stepping else loops[-1] if loops else None
 
 
 def _reads_earlier_gradients(loop: cst.CSTNode) -> bool:
@@ -165,6 +168,8 @@ def leftover_gradients(module: cst.Module, lines: Dict[int, int]) -> Tuple[Dict[
     converted program, where zero_grad() outside a train step otherwise goes)."""
     out: Dict[int, str] = {}
     kept: Dict[int, cst.CSTNode] = {}
+    if ".backward(" not in module.code:
+        return out, set()
     pending: List[cst.CSTNode] = [module]
     while pending:
         node = pending.pop()

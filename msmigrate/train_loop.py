@@ -1891,6 +1891,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved
         kept = [_line(f"_ms_compat.keep_grads({weights}, {'unclipped_grads' if g.clips else 'grads'})")] if keep else []
+        if info.keep_grads and not keep:
+            # the gradients an earlier step kept are not this step's: a later `.grad` read raises, not reads them
+            kept = [_line(f"_ms_compat.keep_grads({weights}, None)")]
         if keep and g.clips:    # clipped in place where the program clips them
             ci = max(c[0] for c in g.clips)
             replace[ci] = [_line(f"_ms_compat.keep_grads({weights}, grads)").with_changes(
@@ -1904,7 +1907,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             acc = _unique("accum_grads" + sfx, taken)
             summed = _line(f"{acc} = _ms_compat.grad_sum({g.optimizer}, grads)").with_changes(leading_lines=_comment(
                 "torch's growing .grad: every backward() since the optimizer's last zero_grad()"))
-            kept = [_line(f"_ms_compat.keep_grads({weights}, {acc})")] if keep else []
+            if keep:
+                kept = [_line(f"_ms_compat.keep_grads({weights}, {acc})")]
             replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt, summed] + \
                 kept + moved
             replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(leading_lines=body[g.step].leading_lines)]
@@ -1915,7 +1919,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})").with_changes(
                 leading_lines=call_stmt.leading_lines)
             replace[last] = ([d for d in defs[len(defs) - n_defs - 1:]] if inline_defs else []) + [
-                call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + moved
+                call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + kept + moved
             if g.outer:     # the enclosing loop clips, applies and clears (apply_outer_step)
                 accumulator = acc
             else:

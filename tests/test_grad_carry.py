@@ -247,3 +247,31 @@ for epoch in range(2):
         load_converted(src)
     assert type(err.value).__name__ == "MigrationError", err.value
     assert re.search(rf":{line}\b", str(err.value)), (line, str(err.value))
+
+
+def test_grad_read_after_a_step_keeping_none_raises():
+    """A step that keeps no gradients (accumulation under an `if`) drops those an earlier step kept: a later read
+    raises naming its line instead of reading the earlier step's gradients."""
+    src = HEAD + GRAD_HELPER + '''
+for epoch in range(2):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    logged.append(grad_norm(lin))
+opt.zero_grad()
+for i in range(4):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    if (i + 1) % 2 == 0:
+        opt.step()
+        opt.zero_grad()
+    logged.append(grad_norm(lin))
+''' + TAIL
+    ref = load_torch(src)
+    assert len(ref["logged"]) == 6
+    line = [i + 1 for i, text in enumerate(src.splitlines()) if "if p.grad is not None" in text][0]
+    with pytest.raises(Exception) as err:
+        load_converted(src)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert re.search(rf":{line}\b", str(err.value)), (line, str(err.value))

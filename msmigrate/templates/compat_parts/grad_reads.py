@@ -6,7 +6,12 @@ _KEPT_GRADS = {}
 
 def keep_grads(params, grads):
     """The gradients a converted train step returned, for the program's later reads of `p.grad` (logging a
-    norm, `if p.grad is not None`): torch's .grad after backward() (and after clipping, which is in place)."""
+    norm, `if p.grad is not None`): torch's .grad after backward() (and after clipping, which is in place).
+    grads None: a step that keeps none ran, the parameters' earlier ones are dropped (a read then raises)."""
+    if grads is None:
+        for p in params:
+            _KEPT_GRADS.pop(id(p), None)
+        return
     for p, g in zip(params, grads):
         _KEPT_GRADS[id(p)] = (p, g)
 
