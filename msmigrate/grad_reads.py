@@ -18,6 +18,7 @@ from typing import Dict, List, Set, Tuple
 import libcst as cst
 
 from . import registry as R
+from . import train_loop as TL
 from . import unmapped_tensor_api as UT
 from .callsite import code_of
 from .sites import Site, shorten
@@ -53,12 +54,33 @@ def _settings_object(tr, receiver: cst.BaseExpression) -> bool:
                                                            receiver.value)
 
 
+KEPT_NOTE = ("the gradient the last converted train step kept for this parameter (_ms_compat.keep_grads: torch's "
+             ".grad after backward() and clipping); a tensor no step kept raises MigrationError naming this line")
+KEPT_TEST = "tests/test_grad_carry.py::test_grad_reads_after_the_step_match_torch"
+
+
+class _Copies(cst.CSTVisitor):
+    """The receivers (as code) of the noted reads: a conversion that wrote a read twice (`norm(p.grad) if
+    is_tensor(p.grad) else ...`) noted one copy only, the others are the same read."""
+
+    def __init__(self, tracked) -> None:
+        self.tracked, self.receivers = tracked, set()
+
+    def visit_Attribute(self, node) -> None:
+        entry = self.tracked.get(id(node))
+        if entry is not None and entry[2] is node:
+            self.receivers.add(cst.Module([]).code_for_node(node.value))
+
+
 class _Rewrite(cst.CSTTransformer):
-    def __init__(self, tracked: Dict[int, Tuple[int, str, cst.CSTNode]], module_name: str) -> None:
-        self.tracked, self.module_name = tracked, module_name
+    def __init__(self, tracked: Dict[int, Tuple[int, str, cst.CSTNode]], module_name: str,
+                 receivers: Set[str] = frozenset()) -> None:
+        self.tracked, self.module_name, self.receivers = tracked, module_name, receivers
         self.stores: Set[int] = set()
         self.open: List[List[Tuple[int, str]]] = []     # per enclosing statement: the reads it holds
         self.found: List[Tuple[int, str]] = []
+        self.copies: List[List[cst.Attribute]] = []     # per enclosing statement: untracked copies of noted reads
+        self.kept = False                               # a step keeps gradients: the reads are no TODOs
 
     # assignment targets (`p.grad = None`) are no reads
     def visit_AssignTarget(self, node) -> None:
@@ -75,7 +97,12 @@ class _Rewrite(cst.CSTTransformer):
 
     def leave_Attribute(self, original, updated):
         entry = self.tracked.get(id(original))
-        if entry is None or entry[2] is not original or id(original) in self.stores:
+        if id(original) in self.stores:
+            return updated
+        if entry is None or entry[2] is not original:
+            if self.copies and original.attr.value == "grad" and \
+                    cst.Module([]).code_for_node(original.value) in self.receivers:
+                self.copies[-1].append(updated)     # rewritten with the statement's read (_leave)
             return updated
         hit = entry[:2]
         if self.open:
@@ -87,10 +114,16 @@ class _Rewrite(cst.CSTTransformer):
 
     def _enter(self, node) -> None:
         self.open.append([])
+        self.copies.append([])
 
     def _leave(self, original, updated):
-        hits = self.open.pop()
+        hits, copies = self.open.pop(), self.copies.pop()
         if not hits:
+            return updated
+        if copies:
+            where = cst.SimpleString(repr(f"{self.module_name}:{hits[0][0]}"))
+            updated = updated.visit(_CopyReads({id(c) for c in copies}, where))
+        if self.kept:
             return updated
         seen: List[str] = []
         for line, code in hits:
@@ -104,14 +137,33 @@ class _Rewrite(cst.CSTTransformer):
     leave_SimpleStatementLine = leave_If = leave_While = leave_For = leave_With = _leave
 
 
+class _CopyReads(cst.CSTTransformer):
+    def __init__(self, ids: Set[int], where: cst.SimpleString) -> None:
+        self.ids, self.where = ids, where
+
+    def leave_Attribute(self, original, updated):
+        if id(original) not in self.ids:
+            return updated
+        return cst.Call(func=cst.parse_expression("_ms_compat.tensor_grad"),
+                        args=[cst.Arg(updated.value), cst.Arg(self.where)])
+
+
 def rewrite(tr, module: cst.Module) -> cst.Module:
-    """The module with every noted `x.grad` read still in it raising on a tensor; records the sites."""
+    """The module with every noted `x.grad` read as `_ms_compat.tensor_grad(x, where)`: where a train step of
+    the module keeps its gradients (train_loop._keeps_grads) the reads read them, else each one is a TODO
+    (raising on a tensor no step kept); records the sites."""
     tracked = getattr(tr, "_grad_reads", None)
     if not tracked:
         return module
-    rw = _Rewrite(tracked, tr.module_name)
+    copies = _Copies(tracked)
+    TL.walk(module, copies)
+    rw = _Rewrite(tracked, tr.module_name, copies.receivers)
+    rw.kept = bool(getattr(tr, "_keeps_grads", False))
     module = module.visit(rw)
     for line, code in rw.found:
+        if rw.kept:
+            tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, KEPT_NOTE, code, KEPT_TEST))
+            continue
         tr.sites.append(Site(line, API, "", R.TODO, WHY, code, ""))
         tr._todo_count += 1
     if rw.found:

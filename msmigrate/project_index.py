@@ -48,6 +48,7 @@ class ModuleInfo:
     # class name -> (attribute, methods): classes wrapping an optimizer (ScheduledOptim, NoamOpt) whose methods
     # call `self.<attribute>.step()` (optimizer_wrapper_methods)
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -98,6 +99,10 @@ def _dotted(node: ast.AST) -> Optional[str]:
     return ".".join([node.id] + parts[::-1])
 
 
+# `p.grad` read (not assigned, not autograd's `.grad(...)`)
+_GRAD_READ = re.compile(r"\.grad\b(?!\s*(\(|=(?!=)))")
+
+
 def _scan_module(info: ModuleInfo, source: str) -> None:
     try:
         tree = ast.parse(source)
@@ -107,6 +112,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     except (RecursionError, MemoryError):   # nesting too deep for Python's own parser
         info.parse_error = "nested too deeply for Python's parser"
         return
+    info.reads_grad = bool(_GRAD_READ.search(source))
     imports = info.imports
     classes = []
     # imports and classes are statements: walk statement bodies only, not expressions
@@ -375,6 +381,10 @@ class ProjectIndex:
 
     def is_cell_mixin(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_mixins
+
+    def reads_grads(self) -> bool:
+        """Some module reads `x.grad` (train_loop._keeps_grads)."""
+        return any(info.reads_grad for info in self.modules.values())
 
     def wrapper_step_methods(self) -> Dict[str, str]:
         """method name -> wrapped attribute, over the project's optimizer wrappers: the methods that step the

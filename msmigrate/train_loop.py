@@ -359,6 +359,9 @@ class LoopInfo:
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
     # the same by method name, for a wrapper the loop receives as a parameter (ProjectIndex.wrapper_step_methods)
     wrapper_step_methods: Dict[str, str] = field(default_factory=dict)
+    # the project reads `.grad` (a gradient norm logged, `if p.grad is not None`): steps keep their gradients for
+    # those reads (_ms_compat.keep_grads)
+    keep_grads: bool = False
 
 
 @dataclass
@@ -371,6 +374,22 @@ class Rewrite:
     steps: int = 0                          # train steps written
     resolved: List[Tuple[str, int]] = field(default_factory=list)   # TODO placeholders the step replaced
     accumulator: Optional[str] = None       # the summed gradients the enclosing loop applies (outer_accumulation)
+    kept_grads: bool = False                # a step keeps its gradients for later `.grad` reads (_keeps_grads)
+
+
+# a read of `x.grad` (not `x.grad = ...`, not autograd's `.grad(...)`)
+_GRAD_READ = re.compile(r"\.grad\b(?!\s*(\(|=(?!=)))")
+
+
+def _keeps_grads(body: Sequence[cst.CSTNode], g: "StepGroup", info: "LoopInfo") -> bool:
+    """The step returns its gradients and `_ms_compat.keep_grads` holds them for the program's `.grad` reads
+    (torch's .grad after backward(); the unclipped ones until the statement that clips them in place). Only a
+    plain optimizer step (or one summing over a loop that clears nothing), and not where the body reads `.grad`
+    before its backward() (torch's zero_grad() would have cleared it)."""
+    if not info.keep_grads or not g.optimizer or g.closure or g.wrapper_call or g.manual is not None \
+            or g.leaves or g.scaler or g.outer or (g.accumulate and not g.uncleared):
+        return False
+    return not any(_GRAD_READ.search(code_of(st)) for st in body[:g.backwards[0]])
 
 
 def _is_optimizer(code: str, info: LoopInfo) -> bool:
@@ -1649,11 +1668,16 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
-                 original: Optional[cst.CSTNode] = None) -> Optional[Rewrite]:
+                 original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None) -> Optional[Rewrite]:
+    """leftover: why the loop's first step would miss gradients another step left in torch's .grad
+    (grad_carry.py): its backward()s become raising TODOs."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
     groups, problems = find_groups(body, info, outer_step, closure_of)
+    if leftover is not None and groups:
+        problems.extend((b, leftover) for g in groups for b in g.backwards)
+        return Rewrite(loop, [], set(), [], problems)
     # the loop as written (the converted body has lost its zero_grad() calls); none given: not checked
     uncleared = [] if original is None else _uncleared_steps(original, original.body.body, groups)
     if any(g.clips or g.scaler for g in uncleared):
@@ -1742,6 +1766,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     region_start = 0
     accumulator: Optional[str] = None
     earlier_sliced: Set[int] = set()     # statements of the slices of the steps written so far
+    any_kept = False
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
         sliced = set(chosen)
@@ -1843,6 +1868,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
+        keep = _keeps_grads(original_body, g, info)
+        if keep and g.clips:    # torch's .grad between backward() and the clipping: the unclipped gradients
+            step_lines.append("unclipped_grads = grads")
         if info.distributed:
             # torch's DDP averages the gradients across processes during backward(): here right after
             # value_and_grad, before any clipping (an identity when the program runs as one process)
@@ -1875,6 +1903,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
         else:
             step_lines.append(f"{g.optimizer}(grads)")
+            if keep:        # for the program's `.grad` reads after the step
+                extra_outs.extend(["unclipped_grads", "grads"] if g.clips else ["grads"])
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
         step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
@@ -1884,23 +1914,38 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved
-        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + moved
+        kept = [_line(f"_ms_compat.keep_grads({weights}, {'unclipped_grads' if g.clips else 'grads'})")] if keep else []
+        if info.keep_grads and not keep:
+            # the gradients an earlier step kept are not this step's: a later `.grad` read raises, not reads them
+            kept = [_line(f"_ms_compat.keep_grads({weights}, None)")]
+        if keep and g.clips:    # clipped in place where the program clips them
+            ci = max(c[0] for c in g.clips)
+            replace[ci] = [_line(f"_ms_compat.keep_grads({weights}, grads)").with_changes(
+                leading_lines=body[ci].leading_lines)]
+        any_kept = any_kept or keep
+        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + kept + moved
         drop |= (sliced - _read_before_step(body, chosen, region_start, in_any_slice | special)) | set(later)
-        if g.accumulate:
+        if g.accumulate and g.uncleared:
+            # torch's .grad keeps growing, across this loop's iterations and past its end (a second loop, the
+            # next call of a per-epoch function): the sum is held per optimizer until its zero_grad()
+            acc = _unique("accum_grads" + sfx, taken)
+            summed = _line(f"{acc} = _ms_compat.grad_sum({g.optimizer}, grads)").with_changes(leading_lines=_comment(
+                "torch's growing .grad: every backward() since the optimizer's last zero_grad()"))
+            if keep:
+                kept = [_line(f"_ms_compat.keep_grads({weights}, {acc})")]
+            replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt, summed] + \
+                kept + moved
+            replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(leading_lines=body[g.step].leading_lines)]
+        elif g.accumulate:
             acc = _unique("accum_grads" + sfx, taken)
             defs.insert(len(defs) - n_defs, _line(f"{acc} = None").with_changes(leading_lines=_comment(
-                "gradients summed over the iterations, never cleared (the loop has no zero_grad(): torch's .grad "
-                "keeps growing)" if g.uncleared else
                 "gradients summed over batches until the optimizer steps (torch's .grad accumulation)")))
             call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})").with_changes(
                 leading_lines=call_stmt.leading_lines)
             replace[last] = ([d for d in defs[len(defs) - n_defs - 1:]] if inline_defs else []) + [
-                call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + moved
+                call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + kept + moved
             if g.outer:     # the enclosing loop clips, applies and clears (apply_outer_step)
                 accumulator = acc
-            elif g.uncleared:   # `optimizer.step()` applies the sum so far, which the next iteration adds to
-                replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(
-                    leading_lines=body[g.step].leading_lines)]
             else:
                 replace[g.step] = [_accumulation_if(body[g.step], g, acc)]
             for e in g.extras:
@@ -1942,4 +1987,4 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
     return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups), resolved,
-                   accumulator)
+                   accumulator, any_kept)

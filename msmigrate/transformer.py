@@ -33,6 +33,7 @@ from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import step_choice as SC
 from . import step_closure as SCL
+from . import grad_carry as GC
 from . import mixed_narrowing as MN
 from . import higher_order_grad as HOG
 from . import no_grad_values as NG
@@ -409,6 +410,11 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _leave_simple_statement(self, original, updated):
         self._current_original_stmt = original
+        if not updated.body and id(original) in getattr(self, "_kept_clears", ()):
+            # `optimizer.zero_grad()` outside a train step, which empties the gradients a loop clearing none sums
+            # (_ms_compat.grad_sum: grad_carry.py); elsewhere it goes, nothing accumulating in MindSpore
+            self._pop_comment_list()
+            return original.with_changes(leading_lines=updated.leading_lines)
         if not updated.body or _self_assignment(original, updated):
             return self._finish_removed(updated)
         if not self._funcs and not self._classes and self._comments[-1]:
@@ -598,8 +604,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
-            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original)
-            if rw is not None and rw.problems and not rw.steps:
+            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
+                                 leftover=self._leftover_grads.get(id(original)))
+            if rw is not None and rw.problems and not rw.steps and id(original) not in self._leftover_grads:
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
                     updated = chosen
@@ -732,7 +739,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            taken=scope["bound"], host_functions=self._host_functions,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
-                           wrapper_step_methods=self.index.wrapper_step_methods(),
+                           wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -753,6 +760,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.train_steps += 1
             self.need.add("ms")
             self.uses_compat = True
+        if rw.kept_grads:       # the module's `.grad` reads read what a step kept (grad_reads.py)
+            self._keeps_grads = True
         return result
 
     def _site_at(self, stmt, api: str, target: str, status: str, note: str) -> None:
@@ -957,6 +966,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
+        # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
+        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)

@@ -173,8 +173,9 @@ class _TorchOptimizer:
         self(grads)
         return loss
 
-    def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients (hold_gradients) dropped
+    def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
         _HELD_GRADIENTS.pop(id(self), None)
+        _HELD_GRADIENTS.pop((id(self), "sum"), None)
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
@@ -205,6 +206,16 @@ def stepped_optimizer(stepped, attribute):
             return candidate
     raise MigrationError(f"{type(stepped).__name__}.step() in a converted train step: neither an optimizer nor a "
                          f"wrapper holding one in .{attribute}")
+
+
+def grad_sum(optimizer, grads):
+    """torch's growing .grad in a loop without zero_grad(): the gradients of every backward() since the
+    optimizer's last zero_grad(), in this loop and the loops (or calls) before it, plus `grads`
+    (held under (id(optimizer), "sum"))."""
+    total = _HELD_GRADIENTS.get((id(optimizer), "sum"))
+    total = grads if total is None else tuple(t + g for t, g in zip(total, grads))
+    _HELD_GRADIENTS[(id(optimizer), "sum")] = total
+    return total
 
 
 def closure_loss_and_grads(result):

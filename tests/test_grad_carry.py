@@ -1,0 +1,277 @@
+"""Gradients torch keeps in .grad from one training loop to the next (msmigrate/grad_carry.py and
+_ms_compat.grad_sum): two loops over one model and optimizer, with and without zero_grad(), run in torch
+and converted; the parameters after both loops must agree, or the converted program must stop with
+MigrationError naming the original line."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from msmigrate.registry import TODO  # noqa: E402
+
+from .parity.harness import assert_close, load_converted, load_torch  # noqa: E402
+
+HEAD = '''
+import torch
+lin = torch.nn.Linear(3, 2)
+with torch.no_grad():
+    lin.weight.copy_(torch.tensor([[0.2, -0.4, 0.1], [0.3, 0.5, -0.2]]))
+    lin.bias.copy_(torch.tensor([0.1, -0.1]))
+inp = torch.tensor([[1.0, 2.0, -1.0], [0.5, -0.5, 2.0]])
+tgt = torch.tensor([[0.5, -1.0], [1.0, 0.0]])
+opt = torch.optim.SGD(lin.parameters(), lr=0.05, momentum=0.5)
+'''
+TAIL = '''
+weight = lin.weight
+bias = lin.bias
+'''
+
+# shapes whose converted program computes torch's values
+CONVERTED = {
+    # neither loop clears: the second loop's first step applies the first loop's sum plus its own gradient
+    "two_loops_without_zero_grad": '''
+for epoch in range(3):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''',
+    # zero_grad() only before each loop: each loop sums its own gradients
+    "zero_grad_before_each_loop": '''
+opt.zero_grad()
+for epoch in range(3):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+opt.zero_grad()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''',
+    # a per-epoch function without zero_grad(): the sum spans its calls
+    "per_epoch_function_without_zero_grad": '''
+def train(scale):
+    for i in range(2):
+        loss = ((lin(inp) * scale - tgt) ** 2).mean()
+        loss.backward()
+        opt.step()
+train(1.0)
+train(2.0)
+''',
+    # zero_grad() at the top of each epoch, none in the batch loop
+    "zero_grad_per_epoch": '''
+for epoch in range(2):
+    opt.zero_grad()
+    for i in range(3):
+        loss = ((lin(inp) - tgt) ** 2).mean()
+        loss.backward()
+        opt.step()
+''',
+    # a loop clearing at the top of each iteration, then zero_grad(), then a loop clearing nothing
+    "cleared_loop_then_zero_grad_then_uncleared_loop": '''
+for epoch in range(2):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+opt.zero_grad()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''',
+}
+
+# shapes whose second loop's first step would need gradients another step left: a raising TODO
+RAISING = {
+    # the first loop leaves its last gradient; the second adds to it
+    "cleared_loop_then_uncleared_loop": '''
+for epoch in range(2):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''',
+    # the second loop clears at the end of its iterations: its first step adds to the first loop's last gradient
+    "cleared_loop_then_loop_clearing_after_step": '''
+for epoch in range(2):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+''',
+    # model.zero_grad() converts to nothing: it would not empty the sum the converted program holds per optimizer
+    # (both loops raise: the first one is reached first)
+    "module_zero_grad_between_uncleared_loops": '''
+for epoch in range(2):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+lin.zero_grad()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''',
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CONVERTED))
+def test_loops_sharing_gradients_match_torch(shape):
+    src = HEAD + CONVERTED[shape] + TAIL
+    mod, code, sites = load_converted(src)
+    ref = load_torch(src)
+    for name in ("weight", "bias"):
+        assert_close(getattr(mod, name), ref[name].detach(), rtol=1e-5, atol=1e-6, what=f"{shape}: {name}")
+    assert not [s for s in sites if s.status == TODO], code
+    assert ".backward()" not in code
+
+
+@pytest.mark.parametrize("shape", sorted(RAISING))
+def test_loops_missing_earlier_gradients_raise(shape):
+    src = HEAD + RAISING[shape] + TAIL
+    lines = src.splitlines()
+    # the backward() the TODO that is reached names: the second loop's, the first's where both are TODOs
+    backwards = [i + 1 for i, text in enumerate(lines) if text.strip() == "loss.backward()"]
+    second = backwards[0] if shape.startswith("module_zero_grad") else backwards[-1]
+    with pytest.raises(Exception) as err:
+        load_converted(src)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert re.search(rf":{second}\b", str(err.value)), (second, str(err.value))
+
+
+# ------------------------------------------------------------------ `.grad` read after backward()
+GRAD_HELPER = '''
+
+def grad_norm(model):
+    total = 0.0
+    for p in model.parameters():
+        if p.grad is not None:
+            total += p.grad.norm().item() ** 2
+    return total ** 0.5
+
+
+logged = []
+'''
+
+GRAD_READS = {
+    # a norm summed by hand between backward() and step(), a mean after the step, a helper that skips None
+    "norm_mean_and_helper": '''
+for epoch in range(3):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    total_norm = sum(p.grad.norm() ** 2 for p in lin.parameters()) ** 0.5
+    logged.append(total_norm.item())
+    opt.step()
+    logged.append(lin.weight.grad.abs().mean().item())
+    logged.append(grad_norm(lin))
+''',
+    # clip_grad_norm_'s result logged; the gradients read after it are the clipped ones
+    "clipped": '''
+for epoch in range(3):
+    opt.zero_grad()
+    loss = ((lin(inp) * 3 - tgt) ** 2).mean()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(lin.parameters(), 0.5)
+    opt.step()
+    logged.append(norm.item())
+    logged.append(grad_norm(lin))
+''',
+    # read before the clipping (a helper), the norm clip_grad_norm_ returns, read after it: unclipped, then clipped
+    "read_before_clipping": '''
+for epoch in range(3):
+    opt.zero_grad()
+    loss = ((lin(inp) * 3 - tgt) ** 2).mean()
+    loss.backward()
+    logged.append(grad_norm(lin))
+    norm = torch.nn.utils.clip_grad_norm_(lin.parameters(), 0.5)
+    logged.append(grad_norm(lin))
+    opt.step()
+    logged.append(norm.item())
+''',
+    # a loop clearing nothing: .grad is the growing sum
+    "uncleared_sum": '''
+for epoch in range(3):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    logged.append(lin.bias.grad.sum().item())
+''',
+}
+
+
+@pytest.mark.parametrize("shape", sorted(GRAD_READS))
+def test_grad_reads_after_the_step_match_torch(shape):
+    src = HEAD + GRAD_HELPER + GRAD_READS[shape] + TAIL
+    mod, code, sites = load_converted(src)
+    ref = load_torch(src)
+    assert len(ref["logged"]) >= 3
+    assert_close(list(mod.logged), list(ref["logged"]), rtol=1e-5, atol=1e-6, what=f"{shape}: logged values")
+    for name in ("weight", "bias"):
+        assert_close(getattr(mod, name), ref[name].detach(), rtol=1e-5, atol=1e-6, what=f"{shape}: {name}")
+    assert not [s for s in sites if s.status == TODO], code
+    assert "_ms_compat.keep_grads(" in code
+
+
+def test_grad_read_before_the_backward_raises():
+    """After zero_grad() torch's .grad is None until backward(); a read there would see the last step's
+    gradients: the step keeps none and the read stays a TODO that raises naming its line."""
+    src = HEAD + GRAD_HELPER + '''
+for epoch in range(2):
+    opt.zero_grad()
+    logged.append(lin.weight.grad is None)
+    loss = ((lin(inp) * 3 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''' + TAIL
+    line = [i + 1 for i, text in enumerate(src.splitlines()) if "lin.weight.grad is None" in text][0]
+    with pytest.raises(Exception) as err:
+        load_converted(src)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert re.search(rf":{line}\b", str(err.value)), (line, str(err.value))
+
+
+def test_grad_read_after_a_step_keeping_none_raises():
+    """A step that keeps no gradients (accumulation under an `if`) drops those an earlier step kept: a later read
+    raises naming its line instead of reading the earlier step's gradients."""
+    src = HEAD + GRAD_HELPER + '''
+for epoch in range(2):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    logged.append(grad_norm(lin))
+opt.zero_grad()
+for i in range(4):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    if (i + 1) % 2 == 0:
+        opt.step()
+        opt.zero_grad()
+    logged.append(grad_norm(lin))
+''' + TAIL
+    ref = load_torch(src)
+    assert len(ref["logged"]) == 6
+    line = [i + 1 for i, text in enumerate(src.splitlines()) if "if p.grad is not None" in text][0]
+    with pytest.raises(Exception) as err:
+        load_converted(src)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert re.search(rf":{line}\b", str(err.value)), (line, str(err.value))
