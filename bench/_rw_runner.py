@@ -266,18 +266,18 @@ def replay_kinks(torch, F):
     """float64-kinks (the module's docstring): each ReLU call takes the converted run's recorded side."""
     with np.load(STATE["kinks"]) as z:
         KINKS["sides"] = [(tuple(z[f"shape{i}"]), z[f"side{i}"]) for i in range(len(z.files) // 2)]
-    relu = F.relu
+    relu, relu_ = torch.relu, torch.relu_    # F.relu calls torch.relu: the plain ReLU is torch's own
 
     def replayed(input, inplace=False):
         i = KINKS["next"]
         if KINKS["mismatch"] or i >= len(KINKS["sides"]):
             KINKS["unreplayed"] += 1
-            return relu(input, inplace=inplace)
+            return relu_(input) if inplace else relu(input)
         KINKS["next"] += 1
         shape, packed = KINKS["sides"][i]
         if tuple(input.shape) != shape:
             KINKS["mismatch"] = f"ReLU call {i}: {tuple(input.shape)} here, {shape} in the converted run"
-            return relu(input, inplace=inplace)
+            return relu_(input) if inplace else relu(input)
         side = torch.from_numpy(np.unpackbits(packed, count=int(np.prod(shape))).reshape(shape).astype(bool))
         x = input.detach()
         differ = side != (x > 0)
