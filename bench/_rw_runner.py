@@ -44,7 +44,14 @@ data order and noise as above, and
   values and the weights cast up), so the losses differ from the plain run by float32's rounding alone;
 - native-kernels: float32 through torch's own CPU kernels instead of oneDNN's (torch.backends.mkldnn
   off): another order of accumulation torch itself ships, to measure how far float32 runs of the same
-  program drift apart.
+  program drift apart;
+- float64-kinks: float64, and every ReLU (F.relu, torch.relu, Tensor.relu, nn.ReLU) takes the side the
+  converted run took at the same call (--kinks FILE, written by a PYNATIVE run of the converted side with
+  --kinks: ops.relu and nn.ReLU record x > 0 in call order): where an input within float32 rounding of 0
+  fell on the other side in the converted run, this run follows it (value x * side, derivative side) and
+  otherwise computes in float64. The record's "kinks" says how many inputs took the converted side against
+  their own sign and how far from 0 the farthest was (relative to its tensor's largest magnitude); a call
+  whose shape differs stops the replay ("mismatch").
 
 The record (JSON) holds: losses, models (class, input specs), status ("stopped" when the
 budget ended the run, "finished" when the program ended first, "error" with the traceback's
@@ -68,8 +75,9 @@ class BenchStop(BaseException):
 
 
 STATE = {"losses": [], "step_losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
-         "capture": None, "captured": None, "epoch": 0, "reference": None}
-REFERENCES = ("float64", "native-kernels")
+         "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
+REFERENCES = ("float64", "native-kernels", "float64-kinks")
+KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
 NOISE = np.random.RandomState(1234)
 INSTANCES = []
 CACHE = {}
@@ -134,11 +142,13 @@ def install_torch():
         print(f"[runner] torchvision unavailable: {e}", file=sys.stderr)
     _tensorboard_stand_in()
     torch.manual_seed(0)
-    if STATE["reference"] == "float64":
+    if STATE["reference"] in ("float64", "float64-kinks"):
         torch.set_default_dtype(torch.float64)
         _patch(torch, "FloatTensor", torch.DoubleTensor)     # Tensor = torch.FloatTensor (PyTorch-GAN)
     elif STATE["reference"] == "native-kernels":
         _patch(torch.backends.mkldnn, "enabled", False)
+    if STATE["reference"] == "float64-kinks":
+        replay_kinks(torch, F)
 
     init = torch.nn.Module.__init__
 
@@ -252,6 +262,53 @@ def install_torch():
     return torch
 
 
+def replay_kinks(torch, F):
+    """float64-kinks (the module's docstring): each ReLU call takes the converted run's recorded side."""
+    with np.load(STATE["kinks"]) as z:
+        KINKS["sides"] = [(tuple(z[f"shape{i}"]), z[f"side{i}"]) for i in range(len(z.files) // 2)]
+    relu, relu_ = torch.relu, torch.relu_    # F.relu calls torch.relu: the plain ReLU is torch's own
+
+    def replayed(input, inplace=False):
+        i = KINKS["next"]
+        if KINKS["mismatch"] or i >= len(KINKS["sides"]):
+            KINKS["unreplayed"] += 1
+            return relu_(input) if inplace else relu(input)
+        KINKS["next"] += 1
+        shape, packed = KINKS["sides"][i]
+        if tuple(input.shape) != shape:
+            KINKS["mismatch"] = f"ReLU call {i}: {tuple(input.shape)} here, {shape} in the converted run"
+            return relu_(input) if inplace else relu(input)
+        side = torch.from_numpy(np.unpackbits(packed, count=int(np.prod(shape))).reshape(shape).astype(bool))
+        x = input.detach()
+        differ = side != (x > 0)
+        if bool(differ.any()):
+            KINKS["differ"] += int(differ.sum())
+            KINKS["margin"] = max(KINKS["margin"], float(x.abs()[differ].max() / x.abs().max()))
+        mask = side.to(input.dtype)
+        return input.mul_(mask) if inplace else input * mask
+    _patch(F, "relu", replayed)
+    _patch(torch, "relu", replayed)
+    _patch(torch.Tensor, "relu", lambda self: replayed(self))
+
+
+def record_kinks(ms, nn, ops):
+    """The converted side's ReLU sides (x > 0), in call order, for a float64-kinks reference run."""
+    relu = ops.relu
+
+    def recorded(input):
+        KINKS["sides"].append((tuple(input.shape), np.packbits(input.asnumpy() > 0)))
+        return relu(input)
+    _patch(ops, "relu", recorded)
+    _patch(nn.ReLU, "construct", lambda self, x: recorded(x))
+
+
+def save_kinks(path):
+    arrays = {}
+    for i, (shape, side) in enumerate(KINKS["sides"]):
+        arrays[f"shape{i}"], arrays[f"side{i}"] = np.array(shape, np.int64), side
+    np.savez(path, **arrays)
+
+
 def _tensorboard_stand_in():
     """torch.utils.tensorboard needs the tensorboard package; where it is missing, a SummaryWriter that logs
     nothing stands in (makemore logs its losses through one: nothing the losses depend on)."""
@@ -292,6 +349,8 @@ def install_ms(script_dir, mode):
                 k["mode"] = ms.PYNATIVE_MODE
             return set_context(*a, **k)
         _patch(ms, "set_context", pynative_context)
+    if STATE["kinks"]:
+        record_kinks(ms, nn, ops)
     sys.path.insert(0, str(script_dir))
     try:
         import _ms_compat
@@ -518,9 +577,9 @@ def serve_urls():
 
 
 # ------------------------------------------------------------------ running
-def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None):
+def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None, kinks=None):
     """Runs the program under the patches; returns the record (and the captured model)."""
-    STATE.update(limit=limit, weights=weights, capture=capture, reference=reference)
+    STATE.update(limit=limit, weights=weights, capture=capture, reference=reference, kinks=kinks)
     script = Path(script).resolve()
     random.seed(0)
     np.random.seed(0)
@@ -554,8 +613,15 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     finally:
         if capture is None:
             sys.modules["__main__"] = previous_main
-    return {"status": status, "error": error, "losses": STATE["losses"], "step_losses": STATE["step_losses"],
-            "models": STATE["models"]}
+    record = {"status": status, "error": error, "losses": STATE["losses"], "step_losses": STATE["step_losses"],
+              "models": STATE["models"]}
+    if kinks and side == "ms":
+        save_kinks(kinks)
+        record["kinks"] = {"recorded": len(KINKS["sides"])}
+    elif kinks:
+        record["kinks"] = {k: KINKS[k] for k in ("differ", "margin", "mismatch", "unreplayed")} | {
+            "replayed": KINKS["next"], "recorded": len(KINKS["sides"])}
+    return record
 
 
 def main(argv=None):
@@ -571,11 +637,14 @@ def main(argv=None):
                         "(compiled draws from the numpy stream too); graph-own-noise: MindSpore's generator in graphs")
     p.add_argument("--reference", choices=REFERENCES,
                    help="torch side: a reference run from the plain run's weights (see the module's docstring)")
+    p.add_argument("--kinks", help="ms side (pynative): write its ReLU sides here; torch side with --reference "
+                                   "float64-kinks: follow them")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
     Path(a.weights).mkdir(parents=True, exist_ok=True)
-    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode, reference=a.reference)
+    record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode, reference=a.reference,
+                         kinks=a.kinks)
     Path(a.record).write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(f"[runner] {a.side}: {record['status']}, {len(record['losses'])} losses", file=sys.stderr)
 
