@@ -1680,11 +1680,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         return Rewrite(loop, [], set(), [], problems)
     # the loop as written (the converted body has lost its zero_grad() calls); none given: not checked
     uncleared = [] if original is None else _uncleared_steps(original, original.body.body, groups)
-    if any(g.clips or g.scaler for g in uncleared):
-        # torch clips (or unscales) the growing .grad in place, changing the sum the next iteration adds to
+    if any(g.clips or g.scaler or g.wrapper_call for g in uncleared):
+        # torch clips (or unscales) the growing .grad in place, changing the sum the next iteration adds to; a
+        # wrapper's method would be handed this iteration's gradients only (hold_gradients), not the sum
         problems.extend((b, "no zero_grad() in this loop: torch adds each iteration's gradients to the earlier "
-                            "ones and clips (or unscales) that sum in place; write the sum by hand") for g in groups
-                        for b in g.backwards)
+                            "ones and clips, unscales or steps that sum through an optimizer wrapper; write the "
+                            "sum by hand") for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
     for g in uncleared:
         # torch's .grad keeps growing: the gradients are summed over the iterations and never cleared

@@ -2087,3 +2087,21 @@ for scale in (1.0, 3.0):
         np.testing.assert_allclose(mod.LOSSES, expected, rtol=RTOL)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_optimizer_wrapper_in_a_loop_that_clears_nothing_is_a_todo():
+    """No zero_grad() in the loop: torch's wrapper steps the growing sum of the gradients; the held gradients
+    would be this iteration's only (silently different), so the backward() stays a raising TODO."""
+    src = MLP + WRAPPER.replace("STEP_METHOD", "step") + """
+
+def train(batches):
+    model = Net()
+    model_opt = Warmup(torch.optim.SGD(model.parameters(), lr=0.0), 0.3, 2)
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        model_opt.step()
+"""
+    _, code, sites = load_converted(src)
+    assert "hold_gradients" not in code, code
+    assert [s.line for s in sites if s.status == TODO and s.api == "Tensor.backward"], code
