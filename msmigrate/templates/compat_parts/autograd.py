@@ -236,13 +236,46 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
     """torch.autograd.functional.hessian: the jacobian of the gradient of a single-element func."""
     xs, many_in = _as_tuple(inputs)
+    xs = _distinct(xs)
     scalar = _sum_output(func, xs)
+    positions = tuple(range(len(xs)))
+    try:   # compiled (mindspore.jacfwd over jacrev), the second-order terms through reductions are kept
+        h = ms.jacfwd(ms.jacrev(scalar, grad_position=positions), grad_position=positions)(*xs)
+        rows = [[h]] if isinstance(h, ms.Tensor) else [list(r) if isinstance(r, tuple) else [r] for r in h]
+    except (TypeError, RuntimeError, ValueError, OSError):
+        # func does not compile (a lambda inside the call, Python state): op by op, which may drop those
+        # terms, so its result is checked against finite differences of the (first-order) gradient
+        def gradient(*ys):
+            g = ms.grad(scalar, grad_position=positions)(*ys)
+            return g if isinstance(g, tuple) else (g,)
+        _, rows = _jacobian_of(gradient, xs)
+        _check_hessian(gradient, xs, rows)
+    return tuple(tuple(r) for r in rows) if many_in else rows[0][0]
 
-    def gradient(*ys):
-        g = ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
-        return g if isinstance(g, tuple) else (g,)
-    _, rows = _jacobian_of(gradient, xs)
-    return tuple(rows) if many_in else rows[0][0]
+
+def _check_hessian(gradient, xs, rows):
+    """MigrationError where the op-by-op hessian is not the derivative of the gradient (central differences,
+    float32: a loose tolerance, which a dropped second-order term exceeds)."""
+    base = [x.asnumpy().astype(np.float64) for x in xs]
+    for j, x in enumerate(base):
+        eps = 1e-2 * max(1.0, float(np.abs(x).max()) if x.size else 1.0)
+        for k in range(x.size):
+            shifted = []
+            for sign in (1.0, -1.0):
+                moved = x.reshape(-1).copy()
+                moved[k] += sign * eps
+                ys = [ms.Tensor(b.astype(xs[i].asnumpy().dtype)) for i, b in enumerate(base)]
+                ys[j] = ms.Tensor(moved.reshape(x.shape).astype(xs[j].asnumpy().dtype))
+                shifted.append([g.asnumpy().astype(np.float64) for g in gradient(*ys)])
+            for i in range(len(xs)):
+                column = (shifted[0][i] - shifted[1][i]) / (2 * eps)
+                got = rows[i][j].asnumpy().reshape(base[i].shape + (x.size,))[..., k]
+                if not np.allclose(got, column, rtol=5e-2, atol=5e-2 * (1.0 + np.abs(column).max())):
+                    raise MigrationError(
+                        "torch.autograd.functional.hessian: MindSpore 2.10 computes this second derivative op by "
+                        "op without some of its terms (through a reduction such as sum(y) ** 2), and the function "
+                        "does not compile for the exact form (a lambda written inside the call, Python state): "
+                        "define it as a named function of tensors only")
 
 
 @_op_by_op_transform
