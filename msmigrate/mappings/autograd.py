@@ -29,13 +29,13 @@ _FUNCTIONAL = {
     "hessian": (("func", "inputs", "create_graph", "strict", "vectorize", "outer_jacobian_strategy"),
                 "mindspore.jacfwd over mindspore.jacrev of the single-element function where it compiles (exact, "
                 "the terms through reductions and x @ w included); else op by op, checked against finite "
-                "differences of the gradient: MigrationError where MindSpore dropped terms; in GRAPH mode it raises "
-                "MigrationError"),
+                "differences of the gradient: MigrationError where MindSpore dropped terms (through reductions, "
+                "x @ w's cross blocks); in GRAPH mode it raises MigrationError"),
     "vjp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.vjp; v defaults to 1 for a "
                                                                 "single-element output as in torch"),
     "jvp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.jvp"),
-    "vhp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.vjp of ms.grad (v^T H)"),
-    "hvp": (("func", "inputs", "v", "create_graph", "strict"), "mindspore.jvp of ms.grad (H v)"),
+    "vhp": (("func", "inputs", "v", "create_graph", "strict"), "v^T H, H as hessian computes it"),
+    "hvp": (("func", "inputs", "v", "create_graph", "strict"), "H v, H as hessian computes it"),
 }
 # measured against torch (MindSpore 2.10 CPU PYNATIVE): a second derivative through x @ w / ops.matmul /
 # mint.matmul loses the term of the matmul's other operand (d/dw of dL/dx is 0 for sum(x @ w)); the
@@ -44,12 +44,11 @@ MATMUL_SECOND_ORDER = ("MindSpore 2.10 loses the mixed second derivative through
                        "wrong; nn.Dense/ops.dense are right) and, op by op, the terms through a reduction (the "
                        "hessian of sum(y) ** 2 is 0); in GRAPH mode it raises MigrationError")
 for _name, (_args, _note) in _FUNCTIONAL.items():
-    second = _name in ("vhp", "hvp")
+    second = _name in ("hessian", "vhp", "hvp")
     mapping(f"torch.autograd.functional.{_name}", f"_ms_compat.{_name}", args=_args, target_args=_args,
-            status=DIFFERENCE if second or _name == "hessian" else CONVERTED,
-            note=_note + "; create_graph/strict/vectorize/strategy only tune torch's computation"
-            + ("; " + MATMUL_SECOND_ORDER if second else ""),
-            test=f"{T}::test_hessian_through_a_reduction" if _name == "hessian" else f"{T}::test_functional_transforms")
+            status=DIFFERENCE if second else CONVERTED,
+            note=_note + "; create_graph/strict/vectorize/strategy only tune torch's computation",
+            test=f"{T}::test_hessian_through_a_reduction" if second else f"{T}::test_functional_transforms")
 
 mapping("torch.autograd.is_tensor_like", "_ms_compat.is_tensor_like", args=("inp",), target_args=("inp",),
         note="isinstance(x, ms.Tensor): MindSpore has no __torch_function__ protocol", test=f"{T}::test_checks")

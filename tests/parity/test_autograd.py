@@ -600,6 +600,11 @@ def named(x, y):
 
 def inline(x):
     return hessian(lambda a: a.sum() ** 2, x)
+
+
+def products(x, y, v):
+    from torch.autograd.functional import hvp, vhp
+    return vhp(squared_sum, x, v)[1], hvp(mixed, (x, y), (v, y))[1]
 '''
 
 
@@ -625,3 +630,9 @@ def test_hessian_through_a_reduction():
             np.testing.assert_allclose(m_two[i][j].asnumpy(), t_two[i][j].numpy(), rtol=1e-5, atol=1e-6)
     with pytest.raises(sys.modules["_ms_compat"].MigrationError, match="hessian: MindSpore 2.10 computes"):
         mod.inline(ms.Tensor(x))
+    v = np.array([0.3, 0.1, -0.2], np.float32)     # vhp/hvp through the same hessian
+    t_vh, t_hv = ns["products"](torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(v))
+    m_vh, m_hv = mod.products(ms.Tensor(x), ms.Tensor(y), ms.Tensor(v))
+    np.testing.assert_allclose(m_vh.asnumpy(), t_vh.numpy(), rtol=1e-5)
+    for got, want in zip(m_hv, t_hv):
+        np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)

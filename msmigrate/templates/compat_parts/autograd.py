@@ -310,26 +310,37 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _hessian_product(func, inputs, v, product):
-    """(func(inputs), the second value of product(gradient of func, inputs, v)): vjp gives v^T H, jvp H v."""
+    """(func(inputs), v^T H for "vhp" or H v for "hvp"), H the hessian (exact, or a MigrationError: op by op
+    MindSpore drops second-order terms through reductions)."""
     xs, many_in = _as_tuple(inputs)
-    scalar = _sum_output(func, xs)
     out = func(*xs)
-
-    def gradient(*ys):
-        return ms.grad(scalar, grad_position=tuple(range(len(ys))))(*ys)
-    return out, product(gradient, xs if many_in else xs[0], v)[1]
+    if v is None:
+        if any(x.size != 1 for x in xs):
+            raise MigrationError(f"torch.autograd.functional.{product}: v may be left out only for single-element inputs")
+        v = tuple(ops.ones_like(x) for x in xs) if many_in else ops.ones_like(xs[0])
+    vs, _ = _as_tuple(v)
+    h = hessian(func, inputs)   # compiled where func compiles, else checked (see hessian)
+    rows = h if many_in else ((h,),)
+    n = len(xs)
+    if product == "vhp":      # (v^T H)_j = sum_i v_i . H[i][j]
+        res = tuple(sum(ops.matmul(vs[i].reshape(1, -1), rows[i][j].reshape(vs[i].size, -1)) for i in range(n))
+                    .reshape(xs[j].shape) for j in range(n))
+    else:                     # (H v)_i = sum_j H[i][j] . v_j
+        res = tuple(sum(ops.matmul(rows[i][j].reshape(-1, vs[j].size), vs[j].reshape(-1, 1)) for j in range(n))
+                    .reshape(xs[i].shape) for i in range(n))
+    return out, (res if many_in else res[0])
 
 
 @_second_order_transform
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.vhp -> (func(inputs), v^T H) for a single-element func."""
-    return _hessian_product(func, inputs, v, vjp)
+    return _hessian_product(func, inputs, v, "vhp")
 
 
 @_second_order_transform
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """torch.autograd.functional.hvp -> (func(inputs), H v) for a single-element func (forward over reverse)."""
-    return _hessian_product(func, inputs, v, jvp)
+    return _hessian_product(func, inputs, v, "hvp")
 
 
 # ---------------------------------------------------------------- checks
