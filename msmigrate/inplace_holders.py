@@ -15,21 +15,10 @@ from typing import Set
 
 import libcst as cst
 
+from .inplace_callers import _names
+
 # calls that hand out a tensor another holder keeps: `state.get('mu')`, `d.setdefault(k, v)`
 _HANDING_OUT = frozenset(("get", "setdefault", "pop"))
-
-
-def _names(target: cst.BaseExpression) -> Set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out: Set[str] = set()
-        for el in target.elements:
-            out |= _names(el.value)
-        return out
-    if isinstance(target, cst.StarredElement):
-        return _names(target.value)
-    return set()
 
 
 def _hands_out(value: cst.BaseExpression) -> bool:

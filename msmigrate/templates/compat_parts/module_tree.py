@@ -278,16 +278,20 @@ def modules(cell):
 def named_parameters(cell, prefix="", recurse=True, remove_duplicate=True):
     """torch's Module.named_parameters(): torch's names (LayerNorm weight/bias, Embedding weight),
     without buffers (BatchNorm's running statistics, register_buffer)."""
-    seen = set()
-    out = []
-    walk = named_modules(cell, prefix=prefix) if recurse else [(prefix, cell)]
-    for path, sub in walk:
-        for name, param in _own_params(sub):
+    return _named_tensors(cell, _own_params, prefix, recurse, remove_duplicate)
+
+
+def _named_tensors(cell, own, prefix, recurse, remove_duplicate):
+    """(dotted torch name, tensor) of `own(sub)` for cell and, with recurse, every submodule, each tensor once
+    where remove_duplicate (named_parameters, named_buffers)."""
+    seen, out = set(), []
+    for path, sub in (named_modules(cell, prefix=prefix) if recurse else [(prefix, cell)]):
+        for name, t in own(sub):
             if remove_duplicate:
-                if id(param) in seen:
+                if id(t) in seen:
                     continue
-                seen.add(id(param))
-            out.append((f"{path}.{name}" if path else name, param))
+                seen.add(id(t))
+            out.append((f"{path}.{name}" if path else name, t))
     return iter(out)
 
 
@@ -316,15 +320,7 @@ def _own_buffers(cell):
 
 def named_buffers(cell, prefix="", recurse=True, remove_duplicate=True):
     """torch's Module.named_buffers(): register_buffer's tensors and norm layers' running statistics."""
-    seen, out = set(), []
-    for path, sub in (named_modules(cell, prefix=prefix) if recurse else [(prefix, cell)]):
-        for name, buf in _own_buffers(sub):
-            if remove_duplicate:
-                if id(buf) in seen:
-                    continue
-                seen.add(id(buf))
-            out.append((f"{path}.{name}" if path else name, buf))
-    return iter(out)
+    return _named_tensors(cell, _own_buffers, prefix, recurse, remove_duplicate)
 
 
 def buffers(cell, recurse=True):
