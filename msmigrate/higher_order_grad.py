@@ -99,7 +99,9 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
             continue
         stmt = _unguarded(stmt)
         target, call, indexed = found
-        names = ["outputs", "inputs", "grad_outputs"]
+        # torch's positional order
+        names = ["outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "only_inputs",
+                 "allow_unused", "is_grads_batched", "materialize_grads"]
         args = {}
         for k, a in enumerate(call.args):
             key = a.keyword.value if a.keyword is not None else (names[k] if k < len(names) else None)
@@ -109,9 +111,12 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
             args[key] = a.value
         if not args or "outputs" not in args or "inputs" not in args:
             continue
+        if "is_grads_batched" in args and _flag(args, "is_grads_batched") is not False:
+            continue     # is_grads_batched (vmap over grad_outputs): stays a TODO
+        args.pop("is_grads_batched", None)
         if any(k not in ("outputs", "inputs", "grad_outputs", "create_graph", "retain_graph", "only_inputs",
                          "allow_unused", "materialize_grads") for k in args):
-            continue     # is_grads_batched: stays a TODO
+            continue
         # the block as rewritten so far: a derivative of a derivative (d2u from du) takes the first one's
         # function and gradient into its own function
         seen: List[cst.BaseStatement] = []
@@ -227,18 +232,30 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     made = {x: [-1] + [k for k in range(i) if x in assigns(body[k])] for x in xs}
     first = min(m[-1] for m in made.values())
     # the statements after the inputs' bindings that y depends on (none may bind an input again)
-    needed, chosen = {y}, []
+    # (an input's last binding, between the first input's and the call, is a parameter's definition)
+    last = {m[-1]: x for x, m in made.items()}
+    needed, chosen, reached = {y}, [], set()
     for k in range(i - 1, first, -1):
         bound = assigns(body[k])
+        if k in last:
+            if (bound - {last[k]}) & needed:
+                return None
+            if last[k] in needed:
+                reached.add(last[k])
+                needed.discard(last[k])
+            continue
         if bound & needed:
             if bound & set(xs) or not (isinstance(body[k], cst.SimpleStatementLine) or (
                     isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)):
+                return None
+            # a statement before an input's last binding reads another value under that name
+            if any(made[x][-1] > k for x in set(reads(body[k])) & set(xs)):
                 return None
             chosen.append(k)
             needed = (needed - bound) | set(reads(body[k]))
     if not chosen or y in needed:
         return None
-    used = [x for x in xs if x in needed]
+    used = [x for x in xs if x in needed or x in reached]
     if len(used) < len(xs) and not (allow_unused or materialize):
         return None
     if not used:

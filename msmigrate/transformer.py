@@ -2382,6 +2382,10 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
+        # torch.autograd.grad in a script's straight-line code: the gradient of a function, as in a def
+        hog = self._higher_order_grads_in(list(updated.body))
+        if hog is not None:
+            updated = updated.with_changes(body=hog)
         found = TL.rewrite_module(updated, self._loop_info())   # backward() in straight-line code
         if found is not None:
             updated = updated.with_changes(body=list(self._apply_rewrite(*found).body.body))
