@@ -76,10 +76,15 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
                    ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
     _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
     _guarded = _name in ("inner", "mv")     # torch's zeros over an empty contracted dim (empty_products.py)
-    composed(f"torch.{_name}", f"{'_ms_compat' if _guarded else 'ops'}.{_op}({{input}}, {{{_second}}})"
+    _paired = _name in ("logaddexp", "logaddexp2", "igamma", "igammac")   # int / mixed inputs: float_pair
+    composed(f"torch.{_name}", f"ops.{_op}(*_ms_compat.float_pair({{input}}, {{other}}))" if _paired else
+             f"{'_ms_compat' if _guarded else 'ops'}.{_op}({{input}}, {{{_second}}})"
              if _name != "nextafter" else "_ms_compat.nextafter({input}, {other})", ("input", _second),
-             target="mindspore.ops.nextafter" if _name == "nextafter" else f"mindspore.ops.{_op}" if _guarded else None,
+             target=f"mindspore.ops.{_op}" if _paired else
+             "mindspore.ops.nextafter" if _name == "nextafter" else f"mindspore.ops.{_op}" if _guarded else None,
              note="float64 result, as torch" if _name == "float_power" else
+             "an integer or bool input in the other's float dtype (float32 for two), float32 with float64 as "
+             "float64, as torch promotes them (_ms_compat.float_pair; MindSpore 2.10 refuses both)" if _paired else
              "through _ms_compat." + _op + " (templates/compat_parts/empty_products.py): torch's zeros when the "
              "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)" if _guarded else
              "through _ms_compat.nextafter (templates/compat_parts/nextafter.py): broadcast first, float32 stepped "

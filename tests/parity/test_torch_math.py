@@ -40,6 +40,10 @@ ELEMENTWISE += [case("torch." + n, f"x, y: torch.{n}(x, y)", [a, b], grad=g, rto
                                    ("heaviside", np.array([-1.0, 0.0, 2.0, 0.0], np.float32),
                                     np.array([0.5, 0.25, 0.5, 0.75], np.float32), False))]
 ELEMENTWISE += [
+    # an integer input promoted as torch promotes it (MindSpore 2.10's kernels refuse it), float32 with float64
+    case(["torch.logaddexp", "torch.logaddexp2"], "x, i: (torch.logaddexp2(x, i), torch.logaddexp(i, x), "
+         "torch.logaddexp2(x[:1, :1], i), x.logaddexp2(i), torch.logaddexp(x, x.double()))", [Y, I], grad=True),
+    case(["torch.igamma", "torch.igammac"], "x, j: (torch.igamma(x, j), torch.igammac(j, x.double()))", [P, J]),
     case("torch.float_power", "x, y: (torch.float_power(x, y), torch.float_power(x, 2))", [P, X]),
     case("torch.xlogy", "x, y: torch.xlogy(x, y)", [np.array([0.0, 0.0, 1.0, 2.0], np.float32),
                                                     np.array([0.0, np.nan, 0.5, 3.0], np.float32)]),
