@@ -325,12 +325,10 @@ def _lu(ctx):
     b = ctx.bound
     if b.starred or any(p not in ("pivot", "get_infos") for p in b.order):
         raise UnsupportedSite("only pivot and get_infos are translated")
-    if b.code("get_infos") not in (None, "False"):
-        raise UnsupportedSite("get_infos=True: the factorization's info tensor is not translated; use "
-                              "torch.linalg.lu_factor_ex")
-    fn = REGISTRY.get(_LINALG + "lu_factor")
-    args = [cst.Arg(ctx.receiver)] + ([cst.Arg(b.value("pivot"), keyword=cst.Name("pivot"))] if b.has("pivot") else [])
-    call = cst.Call(func=cst.Name("lu_factor"), args=args)
+    fn = REGISTRY.get("torch.lu")
+    args = [cst.Arg(ctx.receiver)] + [cst.Arg(b.value(k), keyword=cst.Name(k)) for k in ("pivot", "get_infos")
+                                      if b.has(k)]
+    call = cst.Call(func=cst.Name("lu"), args=args)
     before = len(ctx.tr.sites)
     out = ctx.tr._apply(call, call, fn, fn.source, receiver=None)
     del ctx.tr.sites[before:]   # reported once, as the method
@@ -352,7 +350,8 @@ def _lu_solve(ctx):
 
 
 rule("Tensor.lu", "mindspore.scipy.linalg.lu_factor", args=("pivot", "get_infos"), tensor_only=True, test=T_METHOD,
-     note="as torch.linalg.lu_factor(x): (LU, 1-based int32 pivots); get_infos=True is a TODO")(_lu)
+     note="as torch.lu(x): (LU, 1-based int32 pivots), a batch matrix by matrix; get_infos=True adds the info "
+          "per matrix")(_lu)
 rule("Tensor.lu_solve", "mindspore.scipy.linalg.lu_solve", args=("LU_data", "LU_pivots"), tensor_only=True,
      test=T_METHOD, note="as torch.linalg.lu_solve(LU_data, LU_pivots, B=x); PyNative only, one matrix (see that "
                          "record)")(_lu_solve)

@@ -18,11 +18,12 @@ _SL = "_ms_compat.ms_scipy_linalg."
 _ONE = "one matrix (mindspore.scipy.linalg is 2-D only)"
 
 # ------------------------------------------------------------------ legacy linear algebra
-composed("torch.lu", "(lambda _ms_lu, _ms_p: (_ms_lu, (_ms_p + 1).astype(ms.int32)))(*" + _SL + "lu_factor({A}))",
-         ("A", "pivot", "get_infos"), defaults={"pivot": "True", "get_infos": "False"},
-         only={"pivot": ("True",), "get_infos": ("False",)}, target="mindspore.scipy.linalg.lu_factor",
-         note="(LU, pivots) as torch.linalg.lu_factor: 1-based int32 pivots; get_infos=True is a TODO; " + _ONE,
-         test=T_VAL)
+composed("torch.lu", "_ms_compat.legacy_lu({A}, {get_infos})", ("A", "pivot", "get_infos"),
+         defaults={"pivot": "True", "get_infos": "False"}, only={"pivot": ("True",)},
+         target="mindspore.scipy.linalg.lu_factor",
+         note="(LU, pivots) as torch.linalg.lu_factor: 1-based int32 pivots; get_infos=True adds the info per "
+              "matrix (the index of U's first zero pivot, else 0); a batch runs matrix by matrix "
+              "(templates/compat_parts/linalg_shapes.py)", test=T_VAL)
 composed("torch.lu_solve", _SL + "lu_solve(({LU_data}, {LU_pivots} - 1), {b})", ("b", "LU_data", "LU_pivots"),
          target="mindspore.scipy.linalg.lu_solve",
          note="torch's 1-based pivots made 0-based; PyNative only (its scatter does not compile in GRAPH mode); "

@@ -77,7 +77,7 @@ METHODS = [
          "n: (n.nanquantile(0.5, dim=1), n.nanquantile(0.3, 1, True), n.nanquantile(q=1.0, dim=-1),"
          " n[:2].nanquantile(0.25), n.nanquantile(0.0, 0))", [NANS], typed=True, graph=False),
     case(["Tensor.lu", "Tensor.lu_solve"],
-         "a, b: (a.lu(), a.lu(pivot=True, get_infos=False), (lambda lu, p: b.lu_solve(lu, p))(*a.lu()),"
+         "a, b: (a.lu(), a.lu(pivot=True, get_infos=False), a.lu(True, True), a.lu(get_infos=True), (lambda lu, p: b.lu_solve(lu, p))(*a.lu()),"
          " (lambda lu, p: b[:, :1].lu_solve(LU_data=lu, LU_pivots=p))(*a.lu()))", [SQ + 2 * np.eye(3, dtype=np.float32),
                                                                                    M[:, :3].copy()],
          typed=True, graph=False, rtol=1e-4, atol=1e-5),
@@ -298,7 +298,7 @@ def test_refused_arguments_are_todo_sites():
 
     src = ("import torch\nimport torch.nn as nn\n\ndef make(i: torch.Tensor, w):\n    return nn.EmbeddingBag(10, 3, "
            "max_norm=1.0), torch.nn.functional.embedding_bag(i, w, scale_grad_by_freq=True), "
-           "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w), i.lu(get_infos=True), "
+           "torch.nn.functional.adaptive_max_pool3d(i, 2, return_indices=w), i.lu(pivot=False), "
            "i.nanquantile(*w), torch.nn.functional.linear_cross_entropy(i, w, i, options=w), "
            "nn.LinearCrossEntropyLoss(4, 3, out_features=(2,)), i.new(w), i.new(2, dtype=w)\n")
     code, sites = convert_snippet(src)

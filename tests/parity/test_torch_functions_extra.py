@@ -14,6 +14,8 @@ from tests.parity.table_harness import assert_every_record_cased, case, run_tabl
 
 RNG = np.random.default_rng(3)
 A = (RNG.standard_normal((4, 4)) + 4 * np.eye(4)).astype(np.float32)
+# A and a singular matrix (its second row twice its first): torch.lu's info is 4 for it (U's last pivot is 0)
+LU_BATCH = np.stack([A, np.array([[1, 2, 3, 4], [2, 4, 6, 8], [1, 0, 1, 0], [0, 1, 0, 1]], np.float32)])
 B = RNG.standard_normal((4, 2)).astype(np.float32)
 # rank 2, so the randomized low-rank SVD of torch is exact and equals the truncated SVD
 LOW = (RNG.standard_normal((6, 2)) @ RNG.standard_normal((2, 5))).astype(np.float32)
@@ -39,6 +41,9 @@ VALUES = [
     # another library in the process has set the CPU's flush-to-zero mode (seen under pytest-xdist)
     case("torch.frexp", "x, y: (torch.frexp(x), torch.frexp(y.double()))", [SPECIAL[~(np.abs(SPECIAL) < 1e-30)], X]),
     case("torch.lu", "a: torch.lu(a)", [A], graph=False, rtol=1e-4, atol=1e-5),
+    # a batch (mindspore.scipy.linalg is 2-D only), and the info of each matrix: 2 for a singular one
+    case("torch.lu", "a: (torch.lu(a), torch.lu(a, get_infos=True), torch.lu(a, True, True))", [LU_BATCH],
+         graph=False, rtol=1e-4, atol=1e-5),
     case(["torch.lu", "torch.lu_solve"], "a, b: (lambda lu, piv: torch.lu_solve(b, lu, piv))(*torch.lu(a))", [A, B],
          graph=False, rtol=1e-4, atol=1e-5),
     case(["torch.lu", "torch.lu_unpack"], "a: (lambda lu, piv: torch.lu_unpack(lu, piv))(*torch.lu(a))", [A],
@@ -166,7 +171,7 @@ def test_untranslated_forms_are_todo():
     from tests.parity.harness import convert_snippet
 
     code, sites = convert_snippet(
-        "import torch\ndef f(a, x, g, p):\n    u = torch.lu(a, get_infos=True)\n    r = torch.rrelu(x, training=True)\n"
+        "import torch\ndef f(a, x, g, p):\n    u = torch.lu(a, pivot=False)\n    r = torch.rrelu(x, training=True)\n"
         "    d = torch.alpha_dropout(x, p, flag)\n    q = torch.poisson(x, generator=g)\n"
         "    s = torch.svd_lowrank(a, M=a)\n    return u, r, d, q, s\n")
     st = {s.api: s.status for s in sites}

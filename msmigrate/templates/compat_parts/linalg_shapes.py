@@ -259,6 +259,17 @@ def linalg_lu_factor(A):
     return LU, ms.Tensor(pivots, ms.int32)
 
 
+def legacy_lu(A, get_infos=False):
+    """torch.lu / Tensor.lu: linalg_lu_factor's (LU, pivots), a batch included; get_infos adds LAPACK's info per
+    matrix: the 1-based index of U's first zero on the diagonal (a singular matrix), else 0."""
+    lu, piv = linalg_lu_factor(A)
+    if not get_infos:
+        return lu, piv
+    zero = (ops.diagonal(lu, 0, -2, -1) == 0).astype(ms.int32)
+    first = ops.argmax(zero, -1).astype(ms.int32) + 1
+    return lu, piv, ops.where(zero.sum(-1) > 0, first, ops.zeros_like(first))
+
+
 def linalg_eig(A):
     """ops.eig, with no eigenpairs for an empty matrix (the kernel would crash)."""
     if 0 in A.shape:
