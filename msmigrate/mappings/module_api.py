@@ -15,10 +15,21 @@ mapping("torch.nn.Module", "mindspore.nn.Cell",
         note="forward() becomes construct(); a new Module is in train mode, a new Cell in eval mode: a Cell "
              "that builds Dropout/BatchNorm/RNN/attention layers or reads self.training ends __init__ with "
              "set_train(True) (msmigrate/default_mode.py)", test=f"{T}::test_cell_conversion")
+def _empty_parameter(ctx):
+    """nn.Parameter() with no data: torch's empty float32 Parameter (mindspore.Parameter requires a value);
+    otherwise the record's renaming."""
+    b = ctx.bound
+    if b.has("data") and ctx.code("data") != "None":
+        return None
+    grad = f", requires_grad={ctx.code('requires_grad')}" if b.has("requires_grad") else ""
+    return ctx.expr(f"ms.Parameter(ops.zeros(0, ms.float32){grad})")
+
+
 for _p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-    mapping(_p, "mindspore.Parameter", args=("data", "requires_grad"), target_args=("default_input",),
-            rename={"data": "default_input"},
-            note="named after the attribute it is assigned to", test=f"{T}::test_parameter_and_buffers")
+    rule(_p, "mindspore.Parameter", args=("data", "requires_grad"), target_args=("default_input",),
+         rename={"data": "default_input"},
+         note="named after the attribute it is assigned to; Parameter() with no data is an empty float32 one, as "
+              "torch's", test=f"{T}::test_parameter_and_buffers")(_empty_parameter)
 
 # ------------------------------------------------------------ Module methods
 mapping("Module.eval", "expr:{self}.set_train(False)", note="Cell.training defaults to False",

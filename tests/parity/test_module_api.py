@@ -951,3 +951,20 @@ def test_module_dtype_cast():
     assert mb.norm.gamma.dtype == ms.float64 and mb.scale.dtype == ms.float64
     assert_close(mod.cast_of_untyped_tensor(_to_ms(x)), t["cast_of_untyped_tensor"](torch.from_numpy(x)),
                  rtol=1e-6, atol=1e-6, what="tensor casts")
+
+
+def test_parameter_with_no_data():
+    """nn.Parameter() with no data: torch's empty float32 Parameter that takes gradients (MindSpore's
+    Parameter requires a value: TypeError before); requires_grad=False kept."""
+    from tests.parity.harness import load_converted, load_torch
+
+    src = ("import torch\nimport torch.nn as nn\n"
+           "empty = nn.Parameter()\nfrozen = torch.nn.parameter.Parameter(requires_grad=False)\n"
+           "given = nn.Parameter(data=None)\n")
+    mod, code, sites = load_converted(src)
+    assert_no_todo(sites)
+    ref = load_torch(src)
+    for name in ("empty", "frozen", "given"):
+        got, want = getattr(mod, name), ref[name]
+        assert tuple(got.shape) == tuple(want.shape) == (0,), (name, code)
+        assert str(got.dtype).lower() == "float32" and got.requires_grad == want.requires_grad, (name, code)
