@@ -1056,28 +1056,17 @@ def _unique(ctx):
         flags[name] = b.code(name) if b.has(name) else "False"
         if flags[name] not in ("True", "False"):
             raise UnsupportedSite(f"{name}={flags[name]} must be a literal True/False (it decides what is returned)")
+    parts = [b.code("input"), flags["return_inverse"], flags["return_counts"]]
     if _given(b, "dim"):
-        raise UnsupportedSite("unique along a dim has no MindSpore counterpart")
-    values = f"ops.sort(ops.unique({b.code('input')})[0])[0]"
-    if flags == {"return_inverse": "False", "return_counts": "False"}:
-        return ctx.expr(values)
-    # torch's inverse and counts refer to the sorted values: each element's position among them (int64)
-    x = b.code("input")
-    # int32 then int64: MindSpore's SearchSorted CPU kernel keeps the output dtype of its first run (ops.bucketize's
-    # int32) and fails on the other
-    inverse = "ops.searchsorted(_ms_u, _ms_x, out_int32=True).astype(ms.int64)"
-    parts = ["_ms_u"]
-    if flags["return_inverse"] == "True":
-        parts.append(inverse)
-    if flags["return_counts"] == "True":
-        parts.append(f"ops.bincount(ops.reshape({inverse}, (-1,)), minlength=_ms_u.shape[0]).astype(ms.int64)")
-    return ctx.expr(f"(lambda _ms_x: (lambda _ms_u: ({', '.join(parts)}))(ops.sort(ops.unique(_ms_x)[0])[0]))({x})")
+        parts.append(b.code("dim"))
+    return ctx.expr(f"_ms_compat.unique({', '.join(parts)})")
 
 
 rule("torch.unique", "mindspore.ops.unique", args=("input", "sorted", "return_inverse", "return_counts", "dim"),
-     note="the flattened unique values, sorted (ops.unique keeps first-appearance order, so its result is sorted); "
-          "return_inverse: each element's position among them (ops.searchsorted, int64); return_counts: "
-          "ops.bincount of those positions (int64); dim= is TODO", test=T_IDX)(_unique)
+     note="the sorted distinct values (sorted=False too, as torch's CPU kernel), each element's position among them "
+          "(int64), their counts (int64), through _ms_compat.unique (templates/compat_parts/unique_values.py): "
+          "ops.unique's inverse mapped through the sort's ranks; float64 and dim= on the host (MindSpore 2.10's "
+          "sort compares float64 as float32), PyNative only there", test=T_IDX)(_unique)
 
 
 def _count_nonzero(ctx):

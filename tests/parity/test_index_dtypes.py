@@ -47,6 +47,13 @@ CASES = [
          "i, f: (torch.unique(i, return_inverse=True), torch.unique(i, return_counts=True),"
          " torch.unique(f, sorted=True, return_inverse=True, return_counts=True),"
          " torch.unique(i.flatten(), return_inverse=False, return_counts=True))", [INTS, FLOATS], graph=False),
+    # float64 values 0.39 apart (MindSpore's sort compared them as float32 and rounded them) and dim=: the
+    # distinct rows/columns, their inverse and counts
+    case(["torch.unique"],
+         "d, i: (torch.unique(input=d, sorted=True, return_inverse=True, return_counts=True), torch.unique(i, dim=0),"
+         " torch.unique(i, sorted=False, return_inverse=True, dim=1), torch.unique(i, return_counts=True, dim=0),"
+         " torch.unique(i, True, True, True, 0), i.unique(dim=1, return_inverse=True))",
+         [np.linspace(-2.5, 5.0, 20), np.array([[2, 0, 2], [1, 1, 0], [2, 0, 2]], np.int64)], graph=False),
     case(["torch.unique_consecutive"],
          "r, f: (torch.unique_consecutive(r, return_inverse=True), torch.unique_consecutive(r, return_counts=True),"
          " torch.unique_consecutive(f.flatten(), return_inverse=True, return_counts=True),"
