@@ -1,4 +1,5 @@
-"""`out = (torch.empty(2), torch.empty(2)); torch.sort(x, out=out)`: a variable holding a tuple of outputs.
+"""`out = (torch.empty(2), torch.empty(2)); torch.sort(x, out=out)`: a variable holding a tuple of outputs
+(a literal, or tuple()/list() of one).
 
 torch writes into the tensors the tuple holds. Rebinding the variable (`out = <converted torch.sort(x)>`,
 msmigrate/out_argument.py) computes the same only where nothing else holds those tensors or the tuple
@@ -56,6 +57,9 @@ def _fresh_tuple_name(stmt: cst.CSTNode, torch_qname: Callable) -> Optional[str]
     if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
         return None
     value = assign.value
+    if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("tuple", "list")
+            and len(value.args) == 1 and not value.args[0].star and value.args[0].keyword is None):
+        value = value.args[0].value     # tuple([torch.empty(2), torch.empty(2)]): the same fresh tensors
     if not isinstance(value, (cst.Tuple, cst.List)) or len(value.elements) < 2:
         return None
     if not all(isinstance(e, cst.Element) and isinstance(e.value, cst.Call)

@@ -155,6 +155,12 @@ def k(x: torch.Tensor):
     alias = outs
     torch.max(x, 1, out=outs)
     return alias[0]
+def m(x: torch.Tensor):
+    out = tuple([torch.tensor(-1.), torch.tensor(-1.)])
+    r = torch.aminmax(x, out=out)
+    pair = list((torch.tensor([-1.0]), torch.tensor([-1.0])))
+    torch.aminmax(x, dim=1, keepdim=False, out=pair)
+    return r[0], r[1], out[0], out[1], pair[0], pair[1]
 '''
 
 
@@ -170,7 +176,7 @@ def test_out_variable_of_fresh_tensors_is_rebound():
     assert "r = out = " in code and "outs = ops.max(" in code, code
     todo = [s for s in sites if s.status == TODO]
     assert [s.api for s in todo] == ["torch.max", "torch.max"] and all("out=" in s.note for s in todo), code
-    for fn in ("f", "g"):
+    for fn in ("f", "g", "m"):     # m: tuple([...]) / list((...)) of fresh tensors, torch.aminmax
         _same(getattr(mod, fn)(ms.Tensor(X.copy())), tns[fn](torch.from_numpy(X.copy())), fn)
     helper = __import__("_ms_compat")
     for fn in (mod.h, mod.k):
