@@ -161,7 +161,10 @@ FUNCTIONAL = [
          "x, u: (torch.nn.functional.fractional_max_pool2d(x, 2, output_size=(3, 4), _random_samples=u),"
          " torch.nn.functional.fractional_max_pool2d(x, (2, 3), output_ratio=(0.5, 0.5), return_indices=True,"
          " _random_samples=u), torch.nn.functional.fractional_max_pool2d_with_indices(x, 2, (2, 2), _random_samples=u),"
-         " torch.nn.functional.fractional_max_pool2d(x[0], 2, 3, _random_samples=u[:1]))", [IMG, U2], graph=False),
+         " torch.nn.functional.fractional_max_pool2d(x[0], 2, 3, _random_samples=u[:1]),"
+         # more samples than the batch holds: torch reads the first ones
+         " torch.nn.functional.fractional_max_pool2d(x[:1], 1, output_ratio=(0.7, 0.7), _random_samples=u))",
+         [IMG, U2], graph=False),
     case([_F + "fractional_max_pool3d", _F + "fractional_max_pool3d_with_indices"],
          "v, u: (torch.nn.functional.fractional_max_pool3d(v, 2, output_size=(2, 2, 4), _random_samples=u),"
          " torch.nn.functional.fractional_max_pool3d_with_indices(v, (1, 2, 2), output_ratio=(0.5, 0.5, 0.5), _random_samples=u))",

@@ -660,7 +660,8 @@ def _nnx_fractional_max_pool(input, nd, kernel_size, output_size, output_ratio, 
     else:
         out = _nnx_tuple(output_size, nd)
     n, c = x.shape[0], x.shape[1]
-    samples = ops.rand((n, c, nd), dtype=x.dtype) if _random_samples is None else _random_samples
+    # torch reads sample (b, c) of a larger _random_samples as well: the first n
+    samples = ops.rand((n, c, nd), dtype=x.dtype) if _random_samples is None else _random_samples[:n]
     # torch's sample order: (W, H) for 2-d, (T, H, W) for 3-d
     order = (1, 0) if nd == 2 else (0, 1, 2)
     flat = ops.zeros((n, c) + (1,) * (2 * nd), ms.int64)
