@@ -19,7 +19,10 @@ for _src, _dst in _DTYPES.items():
     mapping(f"torch.{_src}", f"mindspore.{_dst}", test=_T)
 # MindSpore's float8 types (no NumPy counterpart): names for quantization code and torch.finfo
 for _src in ("float8_e4m3fn", "float8_e5m2"):
-    mapping(f"torch.{_src}", f"mindspore.{_src}", test="tests/parity/test_numerics.py::test_float8_names_and_limits")
+    mapping(f"torch.{_src}", f"mindspore.{_src}", test="tests/parity/test_numerics.py::test_float8_names_and_limits",
+            note="the name (torch.finfo, quantization configs); x.to()/x.type() of it goes through "
+                 "_ms_compat.float8_cast, which raises MigrationError naming the site on CPU (MindSpore 2.10 has no "
+                 "float8 kernels there: tests/parity/test_numerics.py::test_float8_cast_stops_with_migration_error_on_cpu)")
 mapping("torch.dtype", "mindspore.dtype.Type", note="the class of dtypes, for annotations", test=_T)
 
 

@@ -41,7 +41,7 @@ T = "tests/parity/test_tensor_methods.py"
 _INT = re.compile(r"^-?\s*\d+$")
 _DTYPE_NAMES = {"float32", "float", "float64", "double", "float16", "half", "bfloat16", "int8", "int16",
                 "short", "int32", "int", "int64", "long", "uint8", "bool", "complex64", "complex128",
-                "cfloat", "cdouble", "uint16", "uint32", "uint64"}
+                "cfloat", "cdouble", "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"}
 _ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
 
 
@@ -341,6 +341,9 @@ mapping("Tensor.type_as", "expr:{self}.astype({other}.dtype)", args=("other",), 
 
 def _type(ctx):
     dt = ctx.code("dtype")
+    f8 = _float8_cast(ctx, _self(ctx), _original(ctx, ("dtype", "non_blocking")).value("dtype") if dt else None)
+    if f8 is not None:
+        return f8
     if dt is not None and _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
         return ctx.expr(f"{_self(ctx)}.astype({dt})")
     # a legacy tensor type (`Tensor = torch.FloatTensor`, then x.type(Tensor)), a type name, or no
@@ -353,10 +356,24 @@ rule("Tensor.type", None, args=("dtype", "non_blocking"),
      test="tests/parity/test_real_programs.py::test_tensor_type")(_type)
 
 
+def _float8_cast(ctx, x: str, dtype_node) -> Optional[cst.BaseExpression]:
+    """x.to(torch.float8_*) / x.type(...): _ms_compat.float8_cast, which raises MigrationError naming the site
+    where the device has no float8 kernels (MindSpore 2.10's CPU)."""
+    qn = ctx.tr._torch_qname(dtype_node) if dtype_node is not None else None
+    if not (qn or "").startswith("torch.float8_"):
+        return None
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return ctx.expr(f"_ms_compat.float8_cast({x}, ms.{qn[6:]}, {where!r})")
+
+
 def _to(ctx):
     b = ctx.bound
     ob = _original(ctx, ("arg0", "arg1", "non_blocking", "copy"))
     x = _self(ctx)
+    for k in ("dtype", "arg0", "arg1"):
+        f8 = _float8_cast(ctx, x, ob.value(k) if ob.has(k) else None)
+        if f8 is not None:
+            return f8
     if b.has("dtype"):
         return ctx.expr(f"{x}.astype({ctx.code('dtype')})")
     if b.has("other"):

@@ -2,6 +2,7 @@
 msmigrate/mappings/numerics.py)."""
 from __future__ import annotations
 
+import sys
 import numpy as np
 import pytest
 
@@ -162,3 +163,36 @@ def test_strided_is_the_dense_layout():
     want = load_torch(STRIDED_SRC)["made"](torch.from_numpy(rnd(3, 3)))
     for g, w in zip(got[:-1], want[:-1]):
         assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), (g.dtype, w.dtype)
+
+
+FLOAT8_CAST_SRC = """
+import torch
+
+
+def quantize(x: torch.Tensor):
+    return x.to(torch.float8_e4m3fn).float()
+
+
+def quantize_kw(x: torch.Tensor):
+    return x.to(dtype=torch.float8_e5m2).float()
+
+
+def quantize_type(x: torch.Tensor):
+    return x.type(torch.float8_e4m3fn)
+"""
+
+
+def test_float8_cast_stops_with_migration_error_on_cpu():
+    """x.to(torch.float8_*) where MindSpore 2.10 has no float8 kernels (CPU: Cast raises TypeError, a bare
+    error from inside MindSpore before): MigrationError naming the original line. Torch computes it."""
+    import mindspore as ms
+    import torch
+    mod, code, sites = load_converted(FLOAT8_CAST_SRC)
+    assert code.count("_ms_compat.float8_cast(") == 3, code
+    ref = load_torch(FLOAT8_CAST_SRC)
+    x = np.array([1.0, 2.0, 3.3], np.float32)
+    assert ref["quantize"](torch.from_numpy(x)).tolist() == [1.0, 2.0, 3.25]     # torch rounds to float8
+    helper = sys.modules["_ms_compat"]
+    for fn, line in (("quantize", 6), ("quantize_kw", 10), ("quantize_type", 14)):
+        with pytest.raises(helper.MigrationError, match=rf":{line}: MindSpore 2\.10 has no float8"):
+            getattr(mod, fn)(ms.Tensor(x))
