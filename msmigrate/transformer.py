@@ -892,7 +892,31 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._stmt_kinds.pop()
         return result
 
+    def _grad_mode_of(self, calls) -> Optional[bool]:
+        """The grad mode torch runs a `with` body or a decorated function in, from its context managers
+        (no_grad/inference_mode: False, enable_grad: True, set_grad_enabled(<literal>)); None: unchanged."""
+        mode = None
+        for call in calls:
+            qn = self._torch_qname(call.func if isinstance(call, cst.Call) else call)
+            if qn in NG.NO_GRAD_CONTEXTS:
+                mode = False
+            elif qn in ("torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"):
+                mode = True
+            elif qn in ("torch.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled") and isinstance(
+                    call, cst.Call) and len(call.args) == 1 and code_of(call.args[0].value).strip() in ("True", "False"):
+                mode = code_of(call.args[0].value).strip() == "True"
+        return mode
+
+    def lexical_grad_mode(self) -> Optional[bool]:
+        """torch.is_grad_enabled() here, as far as the enclosing `with`s and decorators of this function tell
+        (None: torch's default, or a caller's mode, at run time)."""
+        for mode in reversed(getattr(self, "_grad_modes", [])):
+            if mode is not None:
+                return None if mode == "def" else mode
+        return None
+
     def visit_With(self, node) -> None:
+        self.__dict__.setdefault("_grad_modes", []).append(self._grad_mode_of([i.item for i in node.items]))
         self._push_comments(node)
         for item in node.items:
             call = item.item
@@ -901,6 +925,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._skip_calls.add(id(call))
 
     def leave_With(self, original: cst.With, updated: cst.With):
+        self._grad_modes.pop()
         kept = []
         dropped_notes = []
         for orig_item, item in zip(original.items, updated.items):
@@ -1016,6 +1041,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_nexts |= nexts
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        mode = self._grad_mode_of([d.decorator for d in node.decorators])     # @torch.no_grad()
+        self.__dict__.setdefault("_grad_modes", []).append("def" if mode is None else mode)
         self._push_comments(node)
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
@@ -1062,6 +1089,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self._grad_modes.pop()
         if not self._in_module_forward():
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway

@@ -118,3 +118,20 @@ mapping("torch.func.grad", "_ms_compat.func_grad", args=("func", "argnums", "has
         note="mindspore.grad(func, grad_position=argnums); has_aux: func's (output, aux) gives (grads, aux) as torch "
              "(PYNATIVE: aux is read back from the call); nested for higher derivatives (" + MATMUL_SECOND_ORDER + ")",
         status=DIFFERENCE, test=f"{T}::test_func_grad")
+
+
+def _is_grad_enabled(ctx):
+    """torch's grad mode where the code says it: False under `with torch.no_grad()` / inference_mode /
+    set_grad_enabled(False) or in a function decorated with one, True elsewhere (torch's default)."""
+    if ctx.bound.order:
+        raise UnsupportedSite("torch.is_grad_enabled takes no arguments")
+    return ctx.expr("False" if ctx.tr.lexical_grad_mode() is False else "True")
+
+
+for _src in ("torch.is_grad_enabled",):
+    rule(_src, "True", status=DIFFERENCE, test=f"{T}::test_is_grad_enabled",
+         note="False inside `with torch.no_grad()` / inference_mode() / set_grad_enabled(False) and in a function "
+              "they decorate, True elsewhere, as torch's default; MindSpore records gradients only inside "
+              "grad/value_and_grad, and the converted no_grad does nothing, so a function torch runs under its "
+              "CALLER's no_grad reads True here (its branches on the mode compute the same values unless they "
+              "differ in more than gradient bookkeeping)")(_is_grad_enabled)

@@ -667,3 +667,48 @@ def test_autograd_grad_in_a_script():
     # is_grads_batched=True (a vmap over grad_outputs) stays a TODO
     _, sites = convert_snippet(SCRIPT_GRAD_SRC.replace("is_grads_batched=False", "is_grads_batched=True"))
     assert TODO in [s.status for s in sites if s.api == "torch.autograd.grad"]
+
+
+GRAD_MODE_SRC = '''
+import torch
+
+enabled_at_import = torch.is_grad_enabled()
+
+
+def modes(x):
+    seen = [torch.is_grad_enabled()]
+    with torch.no_grad():
+        seen.append(torch.is_grad_enabled())
+        with torch.enable_grad():
+            seen.append(torch.is_grad_enabled())
+        y = x * 2 if torch.is_grad_enabled() else x * 3
+    with torch.set_grad_enabled(False):
+        seen.append(torch.is_grad_enabled())
+    with torch.inference_mode():
+        seen.append(torch.is_grad_enabled())
+    return seen, y
+
+
+@torch.no_grad()
+def evaluate(x):
+    return torch.is_grad_enabled(), x + 1
+'''
+
+
+def test_is_grad_enabled():
+    """torch.is_grad_enabled() as torch's grad mode where the code sets it: no_grad/inference_mode/
+    set_grad_enabled(False) blocks and decorated functions False, enable_grad inside them True, else True."""
+    import mindspore as ms
+    import torch
+
+    mod, code, sites = load_converted(GRAD_MODE_SRC)
+    no_todo(sites)
+    ref = load_torch(GRAD_MODE_SRC)
+    x = rnd(3)
+    assert mod.enabled_at_import is ref["enabled_at_import"] is True
+    got, want = mod.modes(ms.Tensor(x)), ref["modes"](torch.from_numpy(x))
+    assert got[0] == want[0] == [True, False, True, False, False], code
+    assert_close(got[1], want[1])
+    got, want = mod.evaluate(ms.Tensor(x)), ref["evaluate"](torch.from_numpy(x))
+    assert got[0] is want[0] is False
+    assert_close(got[1], want[1])
