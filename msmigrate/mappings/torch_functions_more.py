@@ -15,7 +15,7 @@ from typing import Dict, Sequence, Tuple
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..records import REGISTRY, mapping, rule
+from ..records import DIFFERENCE, REGISTRY, mapping, rule
 from .compose import composed, tensor_args, through_twin, translated_order
 
 T = "tests/parity/test_torch_functions_more.py"
@@ -118,6 +118,12 @@ def _rms_norm(ctx):
 for _src in ("torch.rms_norm", P + "rms_norm"):
     rule(_src, "mindspore.ops.rsqrt", args=("input", "normalized_shape", "weight", "eps"), note=_RMS_NOTE,
          test=T_EXPR)(_rms_norm)
+composed("torch.as_strided", "_ms_compat.as_strided({input}, {size}, {stride}, {storage_offset})",
+         ("input", "size", "stride", "storage_offset"), defaults={"storage_offset": "None"}, test=T_EXPR,
+         status=DIFFERENCE, target="mindspore.ops.gather",
+         note="the elements the strided view reads from input's values laid out row-major, gathered "
+              "(templates/compat_parts/strided_views.py; differentiable); torch reads the STORAGE, which differs "
+              "when input is itself a non-contiguous view (x.t(), x[:, 1:]): there write the indexing out")
 composed("torch.fill", "ops.full_like({input}, {value})", ("input", "value"), test=T_EXPR,
          note="a new tensor of input's shape and dtype filled with value")
 _SIGNED = "({input}.dtype not in (ms.bool_, ms.uint8, ms.uint16, ms.uint32, ms.uint64))"

@@ -78,6 +78,11 @@ CASES = [
          "f, x: (torch.unravel_index(f, (3, 4)), torch.unravel_index(f, [2, 3, 2]), torch.slice_copy(x, 1, 1, 3),"
          " torch.slice_copy(x), torch.slice_copy(x, -1, 0, None, 2), torch.slice_copy(x, dim=0, start=1))", [FLAT, X],
          graph=False),
+    # sliding windows, an overlapping view, storage_offset; with gradients (overlaps add up)
+    case([T + "as_strided", "Tensor.as_strided"],
+         "x, b: (torch.as_strided(x, (2, 2), (1, 2)), torch.as_strided(input=x, size=(3, 2), stride=(1, 1),"
+         " storage_offset=2), x.as_strided((2, 3), (4, 1), 1), b.as_strided(size=(2, 2, 2), stride=(1, 2, 3)))",
+         [X, BN], grad=True, typed=True),
     case([T + "unfold_copy", "Tensor.unfold"],
          "x, b: (torch.unfold_copy(x, 1, 2, 1), torch.unfold_copy(b, -1, 2, 2), x.unfold(0, 2, 1), b.unfold(1, 3, 1))",
          [X, BN], grad=True, typed=True),
