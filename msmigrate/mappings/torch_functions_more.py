@@ -124,6 +124,15 @@ composed("torch.as_strided", "_ms_compat.as_strided({input}, {size}, {stride}, {
          note="the elements the strided view reads from input's values laid out row-major, gathered "
               "(templates/compat_parts/strided_views.py; differentiable); torch reads the STORAGE, which differs "
               "when input is itself a non-contiguous view (x.t(), x[:, 1:]): there write the indexing out")
+_ISTFT = ("input", "n_fft", "hop_length", "win_length", "window", "center", "normalized", "onesided", "length",
+          "return_complex")
+composed("torch.istft", "_ms_compat.istft(" + ", ".join("{%s}" % a for a in _ISTFT) + ")", _ISTFT,
+         defaults={"hop_length": "None", "win_length": "None", "window": "None", "center": "True",
+                   "normalized": "False", "onesided": "None", "length": "None", "return_complex": "False"},
+         test=T_EXPR, target="mindspore.ops.irfft",
+         note="torch's algorithm (templates/compat_parts/inverse_stft.py; MindSpore 2.10 has no istft): each frame's "
+              "irfft (ifft for return_complex) times the window, overlap-added at hop_length and divided by the "
+              "overlap-added squared window; differentiable")
 composed("torch.fill", "ops.full_like({input}, {value})", ("input", "value"), test=T_EXPR,
          note="a new tensor of input's shape and dtype filled with value")
 _SIGNED = "({input}.dtype not in (ms.bool_, ms.uint8, ms.uint16, ms.uint32, ms.uint64))"

@@ -19,6 +19,13 @@ W4 = RNG.uniform(0.5, 2.0, 4).astype(np.float32)
 POS = RNG.uniform(0.5, 3.0, (3, 4)).astype(np.float32)
 COUNT = RNG.integers(0, 5, (3, 4)).astype(np.float32)
 BN = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+# istft's inputs: spectrograms of a signal (one-sided, and two-sided for return_complex) and a Hann window
+_SIG = RNG.standard_normal((2, 64)).astype(np.float32)
+HANN = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)).astype(np.float32)
+SPEC = np.stack([np.fft.rfft(np.pad(_SIG, ((0, 0), (8, 8)), mode="reflect")[:, f * 4:f * 4 + 16], axis=-1)
+                 for f in range(17)], -1).astype(np.complex64)
+SPEC2 = np.stack([np.fft.fft(np.pad(_SIG[0], (8, 8), mode="reflect")[f * 4:f * 4 + 16] * HANN)
+                  for f in range(17)], -1).astype(np.complex64)
 C3 = RNG.uniform(0.5, 1.5, 3).astype(np.float32)
 EMB = RNG.standard_normal((5, 3)).astype(np.float32)
 IDS = np.array([[0, 4], [2, 2]], np.int64)
@@ -83,6 +90,12 @@ CASES = [
          "x, b: (torch.as_strided(x, (2, 2), (1, 2)), torch.as_strided(input=x, size=(3, 2), stride=(1, 1),"
          " storage_offset=2), x.as_strided((2, 3), (4, 1), 1), b.as_strided(size=(2, 2, 2), stride=(1, 2, 3)))",
          [X, BN], grad=True, typed=True),
+    # the spectrogram of a signal (torch.stft has no record: given as data) back to the signal; gradients
+    case([T + "istft", "Tensor.istft"],
+         "s, w, c: (torch.istft(s, 16), torch.istft(s, n_fft=16, hop_length=4, window=w, length=60),"
+         " torch.istft(s[..., :9], 16, 4, 12, w[2:14], True, True), torch.istft(s, 16, center=False),"
+         " s.istft(16, 4, window=w, length=70), torch.istft(c, 16, 4, window=w, onesided=False, return_complex=True))",
+         [SPEC, HANN, SPEC2], grad=False, typed=True, rtol=1e-4, atol=1e-5),
     case([T + "unfold_copy", "Tensor.unfold"],
          "x, b: (torch.unfold_copy(x, 1, 2, 1), torch.unfold_copy(b, -1, 2, 2), x.unfold(0, 2, 1), b.unfold(1, 3, 1))",
          [X, BN], grad=True, typed=True),
