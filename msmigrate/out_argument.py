@@ -26,7 +26,7 @@ from .callsite import UnsupportedSite, code_of
 # functions whose result is always a tuple of tensors, and those whose result is one when a dim is given
 TUPLE_RESULTS = frozenset(
     "torch." + n for n in (
-        "sort topk kthvalue mode cummax cummin aminmax frexp svd qr slogdet geqrf triangular_solve lu_unpack "
+        "sort topk kthvalue mode cummax cummin aminmax frexp svd qr slogdet geqrf triangular_solve lu lu_unpack "
         "histogram linalg.cholesky_ex linalg.inv_ex linalg.svd linalg.qr linalg.eig linalg.eigh linalg.slogdet "
         "linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.ldl_factor linalg.ldl_factor_ex linalg.solve_ex"
     ).split())
