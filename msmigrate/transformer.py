@@ -730,7 +730,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             rw = SCL.rewrite(original, updated, closure, self._loop_info())
             if rw is not None:
                 return self._apply_rewrite(updated, rw)
-        rw = TL.rewrite_function(updated, self._loop_info())
+        summing_fns = getattr(self, "_summing_functions", {})
+        summing = id(original) in summing_fns     # clears no gradients (grad_carry.py)
+        rw = TL.rewrite_function(updated, self._loop_info(), summing=summing,
+                                 leftover=summing_fns.get(id(original)))
         return updated if rw is None else self._apply_rewrite(updated, rw)
 
     def _loop_info(self) -> TL.LoopInfo:
@@ -968,6 +971,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
         self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines)
+        # step functions clearing no gradients: they apply the sum since the optimizer's zero_grad(), kept
+        self._summing_functions, kept = GC.summing_step_functions(
+            node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name))
+        self._kept_clears = set(self._kept_clears) | kept
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
