@@ -34,6 +34,7 @@ from . import train_loop as TL
 from . import step_choice as SC
 from . import step_closure as SCL
 from . import grad_carry as GC
+from . import cell_rows as CR
 from . import mixed_narrowing as MN
 from . import higher_order_grad as HOG
 from . import no_grad_values as NG
@@ -202,6 +203,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._stmt_calls: Set[int] = set()          # every call that is a whole statement (its value unused)
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
+        self._row_todos: Set[Tuple[str, int]] = set()   # (api, line) of rows' in-place calls left raising
+        self._cell_rows: Dict[int, Set[str]] = {}   # id(loop as written) -> its rows changed in Cell code (cell_rows.py)
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
         self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
@@ -511,6 +514,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if params is not None:
             updated = updated.with_changes(iter=params)
         updated = self._parameter_value_changes(updated)
+        rows = self._cell_rows.pop(id(original), None)
+        if rows:    # rows of a tensor changed in place in Cell code: written back (cell_rows.py)
+            updated = CR.write_back(updated, original, rows, set(self._scopes[-1]["bound"]), COMPAT)
+            self.uses_compat = True
         updated = self._rows_written_back(updated)
         return self._leave_loop(original, updated)
 
@@ -549,7 +556,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         """`for p in model.parameters(): p.data.clamp_(-c, c)` (weight clipping): an ops.assign of each new
         value (param_data_update.py); the placeholders' TODO sites become converted sites."""
         done = PDU.rewrite(updated, self.names["ms"])
-        if done is None:
+        if done is None or set(done[1]) & self._row_todos:   # rows of a tensor (cell_rows.py) raise as they are
             return updated
         updated, resolved = done
         self._assigned_sites(set(resolved), "the parameter's new value assigned to it (in-place methods may change "
@@ -1027,6 +1034,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
+        self._scopes[-1]["function"] = node      # as written (cell_rows.py)
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
@@ -2315,6 +2323,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # only the caller sees it (inplace_arguments.py); a fill written into the tensor itself
             # (`_ms_compat.exponential_(a, 2.0)`) reaches the caller and is converted as usual
             return self._todo(original, "Tensor." + name, IA.WHY, updated)
+        row_why = self._cell_row_change(original)     # `for row in x: row.add_(1)` in construct
+        if row_why is not None:
+            self._row_todos.add(("Tensor." + name, self._line(original)))
+            return self._todo(original, "Tensor." + name, row_why, updated)
         if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
             # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step
             # (train_loop.py) sees which value of `label` each loss reads
@@ -2369,15 +2381,39 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._rebinds[id(out)] = out
         return out
 
+    def _in_cell_code(self) -> bool:
+        """In what a Cell's construct runs, or a module function it calls by name."""
+        reached = self._classes[-1].forward_methods if self._classes else None
+        return (self._in_forward() and (reached is None or self._funcs[0].name in reached)
+                or bool(self._funcs) and not self._classes and self._funcs[0].name in self._cell_functions)
+
+    def _cell_row_change(self, original: cst.Call) -> Optional[str]:
+        """`row.add_(1)` in Cell code where a loop binds row to a row of a tensor (cell_rows.py): None where
+        the loop will write the new row back (recorded for leave_For) or it is no such row; else why not."""
+        x = original.func.value.value
+        scope = self._scopes[-1] if self._scopes else {}
+        if x not in scope.get("held", ()) or original.func.attr.value in ("detach_", "requires_grad_") \
+                or not self._in_cell_code():
+            return None
+        loop = CR.binding_loop(self._loop_nodes, x)
+        if loop is None:
+            return None
+        why = CR.problem(scope.get("function"), loop, x, scope.get("params", set()), scope.get("held", set()))
+        if why is None:
+            self._cell_rows.setdefault(id(loop), set()).add(x)
+        return why
+
     def _written_into_holder(self, original: cst.Call, out: cst.BaseExpression) -> cst.BaseExpression:
         """`p.mul_(0.5)` where p came from a loop over parameters, a dict entry, an attribute: the new value is
         written into the tensor the other holders share (msmigrate/inplace_holders.py), outside the code a Cell's
-        construct runs (there an in-place write would change a tensor an op saved for the backward pass)."""
+        construct runs (there an in-place write would change a tensor an op saved for the backward pass; a row
+        a loop takes from a tensor is written back out of place: cell_rows.py)."""
         x = original.func.value.value
-        reached = self._classes[-1].forward_methods if self._classes else None
-        in_cell_code = (self._in_forward() and (reached is None or self._funcs[0].name in reached)
-                        or bool(self._funcs) and not self._classes
-                        and self._funcs[0].name in self._cell_functions)   # what construct runs, or calls by name
+        in_cell_code = self._in_cell_code()
+        if in_cell_code and self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value \
+                and any(x in rows for rows in self._cell_rows.values()):
+            self.sites[-1].note = (f"in place on a row of a tensor: the new row `{x}` is written back into the "
+                                   "tensor out of place after the statement (_ms_compat.row_replaced)")
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
                 or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values
             return out
