@@ -101,20 +101,88 @@ def problem(fn: Optional[cst.FunctionDef], loop: cst.For, row: str, params: Set[
         where = code_of(source).strip()
     if unknown is not None:
         reason = unknown
-    elif not isinstance(source, cst.Name):
-        reason = "a new value of it would not reach where torch changes it"
-    elif source.value in params and (fn is None or not _assigned_before(fn, loop, source.value)):
-        reason = "it is a parameter, whose change in torch reaches the caller's tensor"
-    elif source.value in held:
-        reason = "it took its tensor from another holder, which a new value would not reach"
     elif row in TL.assigns(loop.body):
         reason = f"`{row}` is rebound in the loop"
     else:
-        v = _Aliases(source.value)
-        if fn is not None:
-            TL.walk(fn.body, v)
-        reason = "another name or container holds it too" if v.found else None
+        reason = _source_reason(fn, loop, source, params, held)
     return None if reason is None else WHY.format(row=row, source=where, reason=reason)
+
+
+def _source_reason(fn: Optional[cst.FunctionDef], anchor: cst.CSTNode, source: cst.BaseExpression,
+                   params: Set[str], held: Set[str]) -> Optional[str]:
+    """Why a new value of `source` (rebound at `anchor`) would not reach what torch changes; None: it would."""
+    if not isinstance(source, cst.Name):
+        return "a new value of it would not reach where torch changes it"
+    if source.value in params and (fn is None or not _assigned_before(fn, anchor, source.value)):
+        return "it is a parameter, whose change in torch reaches the caller's tensor"
+    if source.value in held:
+        return "it took its tensor from another holder, which a new value would not reach"
+    v = _Aliases(source.value)
+    if fn is not None:
+        TL.walk(fn.body, v)
+    return "another name or container holds it too" if v.found else None
+
+
+def _range_index(loops: List[cst.CSTNode], name: str) -> bool:
+    """`name` is the target of an enclosing `for name in range(...)`: a Python int."""
+    for lp in reversed(loops):
+        if isinstance(lp, cst.For) and name in target_names(lp.target):
+            return isinstance(lp.target, cst.Name) and isinstance(lp.iter, cst.Call) \
+                and isinstance(lp.iter.func, cst.Name) and lp.iter.func.value == "range"
+    return False
+
+
+def item_row(call: cst.Call, loops: List[cst.CSTNode]) -> Optional[Tuple[str, str]]:
+    """(x, i) of `x[i].op_(...)` with i an integer literal or a `range()` loop's variable: the row i of x
+    (None for slices, tensors of indices, several indices)."""
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not (isinstance(recv, cst.Subscript) and isinstance(recv.value, cst.Name) and len(recv.slice) == 1
+            and isinstance(recv.slice[0].slice, cst.Index)):
+        return None
+    idx = recv.slice[0].slice.value
+    literal = idx.expression if isinstance(idx, cst.UnaryOperation) and isinstance(idx.operator, cst.Minus) else idx
+    if isinstance(literal, cst.Integer) or isinstance(idx, cst.Name) and _range_index(loops, idx.value):
+        return recv.value.value, code_of(idx).strip()
+    return None
+
+
+def item_problem(fn: Optional[cst.FunctionDef], call: cst.Call, x: str, params: Set[str], held: Set[str]
+                 ) -> Optional[str]:
+    """Why `x[i].op_(...)` cannot rebind x to its copy with row i replaced (None: it can)."""
+    reason = _source_reason(fn, call, cst.Name(x), params, held)
+    return None if reason is None else WHY.format(row=code_of(call.func.value).strip(), source=x, reason=reason)
+
+
+class _Bindings(cst.CSTVisitor):
+    """The values `name` is bound to by plain assignments (`c = self.count`)."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.values = name, []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
+            self.values.append(node.value)
+
+
+# the tensor of an attribute or a container's entry (`c = self.count`, `mu = state.get("mu")`)
+_HANDING_OUT = ("get", "setdefault", "pop")
+
+
+def attribute_problem(fn: Optional[cst.FunctionDef], name: str) -> Optional[str]:
+    """`c = self.count; c.add_(1)` in Cell code (no loop row): torch changes the attribute's (or entry's) tensor,
+    which the rebinding of `c` would leave as it was; why, or None where `name` took no such tensor."""
+    if fn is None:
+        return None
+    v = _Bindings(name)
+    TL.walk(fn.body, v)
+    for value in v.values:
+        if isinstance(value, cst.Attribute) or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in _HANDING_OUT):
+            return (f"in place on `{name}`, which holds the tensor of `{code_of(value).strip()}` in torch: the "
+                    "change reaches it there, and a new value of the local name would not; write the new value "
+                    "to the attribute or entry itself")
+    return None
 
 
 class _WriteBack(cst.CSTTransformer):

@@ -2226,6 +2226,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             # the converted call kept with its value: an id is unique only while its node lives
             self._slice_copies[id(updated)] = (updated, updated.args[0].value)
             return updated
+        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript) \
+                and id(original) in self._stmt_calls and m is tm:
+            row = self._cell_row_item(original, updated)     # `x[0].mul_(2)` in construct: cell_rows.py
+            if row is not None:
+                return row
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
@@ -2300,6 +2305,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:
             target = original.value.func.value
+            if isinstance(target, cst.Subscript):   # `x[0].mul_(2)`: x rebound (_cell_row_item)
+                target = target.value
             return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=updated.value)
         if (self._in_graph_code() and isinstance(original.value, cst.Call)
                 and original.value.deep_equals(updated.value) and isinstance(original.value.func, cst.Attribute)
@@ -2389,19 +2396,57 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _cell_row_change(self, original: cst.Call) -> Optional[str]:
         """`row.add_(1)` in Cell code where a loop binds row to a row of a tensor (cell_rows.py): None where
-        the loop will write the new row back (recorded for leave_For) or it is no such row; else why not."""
+        the loop will write the new row back (recorded for leave_For) or it is no such row; else why not (also
+        for a name holding an attribute's tensor, `c = self.count; c.add_(1)`)."""
         x = original.func.value.value
         scope = self._scopes[-1] if self._scopes else {}
         if x not in scope.get("held", ()) or original.func.attr.value in ("detach_", "requires_grad_") \
                 or not self._in_cell_code():
             return None
         loop = CR.binding_loop(self._loop_nodes, x)
-        if loop is None:
-            return None
+        if loop is None:    # `c = self.count; c.add_(1)`
+            return CR.attribute_problem(scope.get("function"), x)
         why = CR.problem(scope.get("function"), loop, x, scope.get("params", set()), scope.get("held", set()))
         if why is None:
             self._cell_rows.setdefault(id(loop), set()).add(x)
         return why
+
+    def _cell_row_item(self, original: cst.Call, updated: cst.Call):
+        """`x[0].mul_(2)` as a statement in Cell code: `x = _ms_compat.row_replaced(x, 0, <x[0].mul(2)>)`, out
+        of place as cell_rows.py writes rows back; a raising TODO where the new x would not reach what torch
+        changes; None for other subscripts (slices: the TODO as before)."""
+        found = CR.item_row(original, self._loop_nodes) if self._in_cell_code() else None
+        if found is None:
+            return None
+        x, idx = found
+        name = original.func.attr.value
+        scope = self._scopes[-1] if self._scopes else {}
+        why = CR.item_problem(scope.get("function"), original, x, scope.get("params", set()), scope.get("held", set()))
+        if why is not None:
+            return self._todo(original, "Tensor." + name, why, updated)
+        from .inplace_forms import out_of_place
+
+        found_form = out_of_place(name)
+        if found_form is None:
+            return None
+        m, receiver_first = found_form
+        if receiver_first:
+            plain = updated.with_changes(func=cst.Name(name[:-1]),
+                                         args=[cst.Arg(updated.func.value)] + list(updated.args))
+        else:
+            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+        try:
+            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else updated.func.value)
+        except UnsupportedSite:
+            return None
+        site = self.sites[-1]
+        site.api, site.status = "Tensor." + name, R.DIFFERENCE
+        site.note = (f"in place on row {idx} of `{x}`: `{x}` rebound to its copy with that row replaced, out of "
+                     "place (_ms_compat.row_replaced); other references to the old tensor do not see the change")
+        self.uses_compat = True
+        value = cst.parse_expression(f"{COMPAT}.row_replaced({x}, {idx}, {code_of(out).strip()})")
+        self._rebinds[id(value)] = value
+        return value
 
     def _written_into_holder(self, original: cst.Call, out: cst.BaseExpression) -> cst.BaseExpression:
         """`p.mul_(0.5)` where p came from a loop over parameters, a dict entry, an attribute: the new value is

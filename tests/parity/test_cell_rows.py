@@ -1,7 +1,7 @@
 """Rows of a tensor changed in place in a Cell's construct (msmigrate/cell_rows.py): `for row in x:
-row.add_(1)`, `for t, m, s in zip(x, mean, std): t.sub_(m).div_(s)`, `for i, row in enumerate(x)`. torch's rows
-are views, so x changes; the converted rebinding of the row changed its copy only and x stayed as it was, with
-no error. Each layer runs in torch and converted (PYNATIVE with the parameters' gradients, GRAPH for values);
+row.add_(1)`, `for t, m, s in zip(x, mean, std): t.sub_(m).div_(s)`, `for i, row in enumerate(x)`, `x[0].mul_(2)`.
+torch's rows are views, so x changes; the converted rebinding of the row changed its copy only and x stayed as
+it was, with no error (`x[i].op_()` was a raising TODO). Each layer runs in torch and converted (PYNATIVE with the parameters' gradients, GRAPH for values);
 where the new x would not reach what torch changes, the conversion raises MigrationError naming the line."""
 from __future__ import annotations
 
@@ -75,6 +75,26 @@ class ListItems(nn.Module):
         return feats[0] + feats[1]
 
 
+class ItemRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.shift = nn.Parameter(torch.tensor([0.5, -0.25, 1.0]))
+
+    def forward(self, x):
+        x = self.lin(x)
+        x[0].mul_(2)
+        x[-1].add_(x[0])
+        for i in range(x.shape[0]):
+            x[i].add_(self.shift)
+        x[1].clamp_(min=-0.2)
+        return x * 1.5
+
+
+def make_item_rows():
+    return ItemRows()
+
+
 def make_rows_add():
     return RowsAdd()
 
@@ -93,7 +113,7 @@ def make_list_items():
 
 
 @pytest.mark.parametrize("entry", ["make_rows_add", "make_zip_normalize", "make_enumerate_some",
-                                   "make_list_items"])
+                                   "make_list_items", "make_item_rows"])
 def test_rows_changed_in_construct_match_torch(entry):
     x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
     code, sites = check_layer(LAYERS, [x], entry=entry, grad=True, graph=True)
@@ -106,7 +126,7 @@ RAISING = {
     "parameter_rows": '''
     def forward(self, x):
         for row in x:
-            row.add_(1)
+            row.add_(1)  # raises
         return x
 ''',
     # another name holds the tensor: torch's change reaches it
@@ -115,7 +135,7 @@ RAISING = {
         x = x * 1.0
         y = x
         for row in x:
-            row.add_(1)
+            row.add_(1)  # raises
         return y
 ''',
     # the row name rebound: torch's later in-place call changes the new tensor only
@@ -123,10 +143,21 @@ RAISING = {
     def forward(self, x):
         x = x * 1.0
         for row in x:
-            row.add_(1)
+            row.add_(1)  # raises
             row = row * 2
             row.add_(1)
         return x
+''',
+    # not a row: a name holding a buffer's tensor, which torch changes for the next call too
+    "buffer_through_a_name": '''
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(3))
+
+    def forward(self, x):
+        c = self.count
+        c.add_(1)  # raises
+        return x + c
 ''',
 }
 
@@ -135,7 +166,7 @@ RAISING = {
 def test_rows_that_cannot_be_written_back_raise(shape):
     src = "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):" + RAISING[shape] + \
         "\n\nout = Net()(torch.ones(2, 3))\n"
-    line = [i + 1 for i, t in enumerate(src.splitlines()) if "row.add_(1)" in t][0]
+    line = [i + 1 for i, t in enumerate(src.splitlines()) if t.endswith("# raises")][0]
     with pytest.raises(Exception) as err:
         load_converted(src)
     assert type(err.value).__name__ == "MigrationError", err.value
