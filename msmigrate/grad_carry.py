@@ -212,12 +212,21 @@ def _strip_self(code: str) -> str:
 
 
 def _summing_functions(module: cst.Module) -> List[cst.FunctionDef]:
-    """Step functions (a top-level backward() and a step() in the body) whose body clears no gradients
-    (a closure stepped by `opt.step(closure)` has no step() of its own: step_closure.py's)."""
+    """Functions whose body steps an optimizer after a backward() and clears no gradients: a step function (a
+    top-level backward()) or a per-epoch function whose loops clear none (a closure stepped by
+    `opt.step(closure)` has no step() of its own: step_closure.py's)."""
     v = _Functions()
     TL.walk(module, v)
-    return [fn for fn in v.functions if _top_backward(fn) and TL._calls_method(fn.body, "step")
+    return [fn for fn in v.functions if TL._calls_method(fn.body, "backward") and TL._calls_method(fn.body, "step")
             and not _CLEARS.search(code_of(fn.body))]
+
+
+def _step_loops(fn: cst.FunctionDef) -> List[cst.CSTNode]:
+    """The training loops of a per-epoch function (none for a step function's top-level backward())."""
+    sc = _Scope()
+    TL.walk(fn.body, sc)
+    loops = [_loop_of(enclosing) for _, enclosing in sc.backwards]
+    return list({id(lp): lp for lp in loops if lp is not None}.values())
 
 
 def _clears_optimizer(stmt: cst.CSTNode, stepped: Set[str]) -> bool:
@@ -231,17 +240,18 @@ def _clears_optimizer(stmt: cst.CSTNode, stepped: Set[str]) -> bool:
                             and not TL.SCHEDULER_NAME.search(r.rsplit(".", 1)[-1]))
 
 
-def summing_step_functions(module: cst.Module, lines: Dict[int, int],
-                           clearing_callers: Callable[[str], List[str]]) -> Tuple[Dict[int, Optional[str]], Set[int]]:
+def summing_step_functions(module: cst.Module, lines: Dict[int, int], clearing_callers: Callable[[str], List[str]]
+                           ) -> Tuple[Dict[int, Optional[str]], Dict[int, str], Set[int]]:
     """(id(step function as written) -> None where its step sums the gradients since the optimizer's last
-    zero_grad() (`_ms_compat.grad_sum`), or why it is a raising TODO; ids of the `opt.zero_grad()` statements
-    kept to empty the sum). clearing_callers(name): other project modules that call `name` and clear
-    gradients."""
+    zero_grad() (`_ms_compat.grad_sum`), or why it is a raising TODO; id(loop of a per-epoch function clearing
+    none) -> why it is a raising TODO; ids of the `opt.zero_grad()` statements kept to empty the sum).
+    clearing_callers(name): other project modules that call `name` and clear gradients."""
     out: Dict[int, Optional[str]] = {}
+    loops_out: Dict[int, str] = {}
     kept: Set[int] = set()
     functions = _summing_functions(module) if ".backward(" in module.code else []
     if not functions:
-        return out, kept
+        return out, loops_out, kept
     inside = {id(f) for f in functions}
     sc = _Everything(inside)
     TL.walk(module, sc)
@@ -268,10 +278,15 @@ def summing_step_functions(module: cst.Module, lines: Dict[int, int],
             why = (f"this function clears no gradients and {others[0]} calls it and clears them: msmigrate "
                    "cannot carry that module's zero_grad() into the sum this step applies; call "
                    "optimizer.zero_grad() in this function, or sum the gradients by hand")
-        out[id(fn)] = why
+        loops = _step_loops(fn)
+        if loops:       # a per-epoch function: its loops sum (train_loop._uncleared_steps) or raise
+            loops_out.update((id(lp), why.replace("this function's step", "this loop's first step"))
+                             for lp in loops if why is not None)
+        elif _top_backward(fn):
+            out[id(fn)] = why
         if why is None:
             kept |= {id(c) for c, _ in sc.clears}
-    return out, kept
+    return out, loops_out, kept
 
 
 class _Everything(_Scope):

@@ -979,9 +979,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
         self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines)
         # step functions clearing no gradients: they apply the sum since the optimizer's zero_grad(), kept
-        self._summing_functions, kept = GC.summing_step_functions(
+        self._summing_functions, loops, kept = GC.summing_step_functions(
             node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name))
         self._kept_clears = set(self._kept_clears) | kept
+        for loop_id, why in loops.items():      # a per-epoch function's loop: what its callers clear
+            self._leftover_grads.setdefault(loop_id, why)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)

@@ -333,6 +333,17 @@ for i in range(3):
         optimizer.zero_grad()
     train_step(lin, optimizer, inp * (i + 1), tgt)
 ''',
+    # a per-epoch function clearing nothing, its caller clearing before each call: the sum starts again there
+    "per_epoch_function_cleared_by_its_caller": '''
+def train(scale):
+    for i in range(2):
+        loss = ((lin(inp) * scale - tgt) ** 2).mean()
+        loss.backward()
+        opt.step()
+for epoch in range(3):
+    opt.zero_grad()
+    train(1.0 + epoch)
+''',
 }
 
 # step functions whose sum msmigrate cannot hold: the backward() in the function raises
@@ -360,6 +371,17 @@ for i in range(2):
     opt.step()
 for i in range(3):
     train_step(inp * (i + 1), tgt)
+''',
+    # a per-epoch function clearing nothing, its caller clearing by the model: that would not empty the sum
+    "per_epoch_function_cleared_by_the_model": '''
+def train(scale):
+    for i in range(2):
+        loss = ((lin(inp) * scale - tgt) ** 2).mean()
+        loss.backward()
+        opt.step()
+for epoch in range(3):
+    lin.zero_grad()
+    train(1.0 + epoch)
 ''',
 }
 
