@@ -24,7 +24,7 @@ converts to nothing, `p.grad = None`) is a TODO too: that would not empty the he
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -181,3 +181,124 @@ def leftover_gradients(module: cst.Module, lines: Dict[int, int]) -> Tuple[Dict[
             continue
         pending.extend(_scope_problems(node.body if isinstance(node, cst.FunctionDef) else node, lines, out, kept))
     return out, set(kept)
+
+
+# ------------------------------------------------------------------ step functions clearing nothing
+# A per-batch step function (`def train_step(x, y): loss.backward(); opt.step()`) whose body clears nothing
+# applies, in torch, every gradient since the last clear: its callers' zero_grad() (in some callers, or in
+# none). Converted, it sums through `_ms_compat.grad_sum` as a loop clearing nothing does, and the module's
+# `opt.zero_grad()` calls are kept (they empty the sum). What would not empty the sum makes it a raising TODO:
+# another clear (`model.zero_grad()`, `p.grad = None`), a clear in another module calling it (its zero_grad()
+# goes there), or a backward() elsewhere in the module whose step applies fresh gradients (torch's .grad keeps
+# them for this function's first step).
+
+
+class _Functions(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.functions: List[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+
+
+def _top_backward(fn: cst.FunctionDef) -> bool:
+    """backward() at the top level of the body: the shape train_loop.rewrite_function converts."""
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    return any(TL._method(TL._stmt_call(st), "backward") is not None for st in body)
+
+
+def _strip_self(code: str) -> str:
+    return code[5:] if code.startswith("self.") else code
+
+
+def _summing_functions(module: cst.Module) -> List[cst.FunctionDef]:
+    """Functions whose body steps an optimizer after a backward() and clears no gradients: a step function (a
+    top-level backward()) or a per-epoch function whose loops clear none (a closure stepped by
+    `opt.step(closure)` has no step() of its own: step_closure.py's)."""
+    v = _Functions()
+    TL.walk(module, v)
+    return [fn for fn in v.functions if TL._calls_method(fn.body, "backward") and TL._calls_method(fn.body, "step")
+            and not _CLEARS.search(code_of(fn.body))]
+
+
+def _step_loops(fn: cst.FunctionDef) -> List[cst.CSTNode]:
+    """The training loops of a per-epoch function (none for a step function's top-level backward())."""
+    sc = _Scope()
+    TL.walk(fn.body, sc)
+    loops = [_loop_of(enclosing) for _, enclosing in sc.backwards]
+    return list({id(lp): lp for lp in loops if lp is not None}.values())
+
+
+def _clears_optimizer(stmt: cst.CSTNode, stepped: Set[str]) -> bool:
+    """`opt.zero_grad()` alone in its statement, on the optimizer the function steps (by name) or on a name
+    that says optimizer: kept, it empties the held sum (`_TorchOptimizer.zero_grad`)."""
+    receivers = TL._calls_method(stmt, "zero_grad")
+    if len(receivers) != 1 or TL._stmt_call(stmt) is None or re.search(r"\.grad\b", code_of(stmt)):
+        return False
+    r = _strip_self(receivers[0])
+    return r in stepped or (bool(TL.OPTIMIZER_NAME.search(r.rsplit(".", 1)[-1]))
+                            and not TL.SCHEDULER_NAME.search(r.rsplit(".", 1)[-1]))
+
+
+def summing_step_functions(module: cst.Module, lines: Dict[int, int], clearing_callers: Callable[[str], List[str]]
+                           ) -> Tuple[Dict[int, Optional[str]], Dict[int, str], Set[int]]:
+    """(id(step function as written) -> None where its step sums the gradients since the optimizer's last
+    zero_grad() (`_ms_compat.grad_sum`), or why it is a raising TODO; id(loop of a per-epoch function clearing
+    none) -> why it is a raising TODO; ids of the `opt.zero_grad()` statements kept to empty the sum).
+    clearing_callers(name): other project modules that call `name` and clear gradients."""
+    out: Dict[int, Optional[str]] = {}
+    loops_out: Dict[int, str] = {}
+    kept: Set[int] = set()
+    functions = _summing_functions(module) if ".backward(" in module.code else []
+    if not functions:
+        return out, loops_out, kept
+    inside = {id(f) for f in functions}
+    sc = _Everything(inside)
+    TL.walk(module, sc)
+    for fn in functions:
+        stepped = {_strip_self(r) for r in TL._calls_method(fn.body, "step")}
+        why = None
+        for st, enclosing in sc.backwards:
+            scope = next((n for n in reversed(enclosing) if isinstance(n, (cst.FunctionDef,) + _LOOPS)), None)
+            if scope is None or _CLEARS.search(code_of(scope)):
+                why = (f"the backward() at line {lines.get(id(st), '?')} leaves gradients in .grad that this "
+                       "function's step adds to (it clears none): msmigrate carries no gradient from that step "
+                       "into this one; call optimizer.zero_grad() in this function (as the program computes now), "
+                       "or sum the gradients by hand")
+                break
+        for c, _ in sc.clears if why is None else ():
+            if not _clears_optimizer(c, stepped):
+                why = (f"this function clears no gradients, so each step applies their sum since the optimizer's "
+                       f"last zero_grad(), which the converted program holds per optimizer; line "
+                       f"{lines.get(id(c), '?')} clears them another way ({code_of(c).strip()[:60]}), which "
+                       "would not empty that sum: write optimizer.zero_grad() there")
+                break
+        others = clearing_callers(fn.name.value) if why is None else []
+        if others:
+            why = (f"this function clears no gradients and {others[0]} calls it and clears them: msmigrate "
+                   "cannot carry that module's zero_grad() into the sum this step applies; call "
+                   "optimizer.zero_grad() in this function, or sum the gradients by hand")
+        loops = _step_loops(fn)
+        if loops:       # a per-epoch function: its loops sum (train_loop._uncleared_steps) or raise
+            loops_out.update((id(lp), why.replace("this function's step", "this loop's first step"))
+                             for lp in loops if why is not None)
+        elif _top_backward(fn):
+            out[id(fn)] = why
+        if why is None:
+            kept |= {id(c) for c, _ in sc.clears}
+    return out, loops_out, kept
+
+
+class _Everything(_Scope):
+    """The module's backward() calls and clearing statements outside the summing step functions (a summing
+    function clears nothing), nested scopes included, each with its enclosing nodes."""
+
+    def __init__(self, summing: Set[int]) -> None:
+        super().__init__()
+        self.summing = summing
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.FunctionDef) and id(node) in self.summing:
+            return False
+        self.started = False        # into functions and classes: the whole module is one scope here
+        return super().on_visit(node)

@@ -49,6 +49,8 @@ class ModuleInfo:
     # call `self.<attribute>.step()` (optimizer_wrapper_methods)
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
+    # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
+    calls_when_clearing: Set[str] = field(default_factory=set)
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -103,6 +105,11 @@ def _dotted(node: ast.AST) -> Optional[str]:
 _GRAD_READ = re.compile(r"\.grad\b(?!\s*(\(|=(?!=)))")
 
 
+# what clears gradients (train_loop._CLEARS_GRADS), and a called name (`f(`, `obj.f(`)
+_CLEARS_GRADS = re.compile(r"\.zero_grad\(|\.grad\s*=\s*None\b|\.grad(\.data)?\.zero_\(")
+_CALLED = re.compile(r"(\w+)\s*\(")
+
+
 def _scan_module(info: ModuleInfo, source: str) -> None:
     try:
         tree = ast.parse(source)
@@ -113,6 +120,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         info.parse_error = "nested too deeply for Python's parser"
         return
     info.reads_grad = bool(_GRAD_READ.search(source))
+    if _CLEARS_GRADS.search(source):
+        info.calls_when_clearing = set(_CALLED.findall(source))
     imports = info.imports
     classes = []
     # imports and classes are statements: walk statement bodies only, not expressions
@@ -385,6 +394,10 @@ class ProjectIndex:
     def reads_grads(self) -> bool:
         """Some module reads `x.grad` (train_loop._keeps_grads)."""
         return any(info.reads_grad for info in self.modules.values())
+
+    def clearing_callers(self, name: str, module: str) -> List[str]:
+        """Modules other than `module` that call `name` and clear gradients (grad_carry.summing_step_functions)."""
+        return sorted(m for m, info in self.modules.items() if m != module and name in info.calls_when_clearing)
 
     def wrapper_step_methods(self) -> Dict[str, str]:
         """method name -> wrapped attribute, over the project's optimizer wrappers: the methods that step the

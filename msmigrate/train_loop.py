@@ -1594,6 +1594,11 @@ def _uncleared_steps(loop: cst.CSTNode, body: Sequence[cst.CSTNode], groups: Seq
     growing sum (a step applying the gradients of its own loss would update by another amount)."""
     if not isinstance(loop, (cst.For, cst.While)) or any(_CLEARS_GRADS.search(code_of(st)) for st in body):
         return []
+    return _summable(groups)
+
+
+def _summable(groups: Sequence[StepGroup]) -> List[StepGroup]:
+    """The plain optimizer steps among `groups`: those that can apply a held sum of gradients."""
     return [g for g in groups if g.optimizer and not g.accumulate and not g.closure and not g.leaves
             and g.manual is None]
 
@@ -1605,12 +1610,15 @@ def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
     return out
 
 
-def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
+def rewrite_function(fn: cst.FunctionDef, info: LoopInfo, summing: bool = False,
+                     leftover: Optional[str] = None) -> Optional[Rewrite]:
     """A step written as a function called once per batch (`def train_step(model, batch, opt)`):
     the same rewrite, with the step's definitions inside the function, right before the call.
     compile_step() keeps the compiled step across calls, so defining it per call costs little.
     Parameters that the step calls or reads attributes of (model, loss, optimizer) are closed
-    over; the others (tensors) are passed to the step."""
+    over; the others (tensors) are passed to the step. summing: the body clears no gradients, so
+    each call applies the sum since the optimizer's last zero_grad() (grad_carry.summing_step_functions);
+    leftover: why that sum cannot be held (its backward()s become raising TODOs)."""
     params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)
               + list(fn.params.kwonly_params)]
     body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
@@ -1622,7 +1630,7 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     # `m = nn.Conv2d(...); m.load_state_dict(sd); m.eval(); y = m(x); y.backward()`: the layer is built before
     # the step, and what is done to it (weights loaded, eval) happens before the step too
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True,
-                        closed_over=_built_objects(body))
+                        closed_over=_built_objects(body), leftover=leftover, sums_across_calls=summing)
 
 
 def _built_objects(stmts: Sequence[cst.BaseStatement]) -> Set[str]:
@@ -1668,9 +1676,11 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
-                 original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None) -> Optional[Rewrite]:
+                 original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
+                 sums_across_calls: bool = False) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
-    (grad_carry.py): its backward()s become raising TODOs."""
+    (grad_carry.py): its backward()s become raising TODOs. sums_across_calls: a step function clearing
+    no gradients, whose steps apply the held sum (as a loop clearing none)."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
@@ -1679,7 +1689,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         problems.extend((b, leftover) for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
     # the loop as written (the converted body has lost its zero_grad() calls); none given: not checked
-    uncleared = [] if original is None else _uncleared_steps(original, original.body.body, groups)
+    uncleared = _summable(groups) if sums_across_calls else \
+        [] if original is None else _uncleared_steps(original, original.body.body, groups)
     if any(g.clips or g.scaler or g.wrapper_call for g in uncleared):
         # torch clips (or unscales) the growing .grad in place, changing the sum the next iteration adds to; a
         # wrapper's method would be handed this iteration's gradients only (hold_gradients), not the sum

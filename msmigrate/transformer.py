@@ -34,6 +34,7 @@ from . import train_loop as TL
 from . import step_choice as SC
 from . import step_closure as SCL
 from . import grad_carry as GC
+from . import cell_rows as CR
 from . import mixed_narrowing as MN
 from . import higher_order_grad as HOG
 from . import no_grad_values as NG
@@ -202,6 +203,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_stmt_calls: Set[int] = set()  # `x.op_(...)` calls that are whole statements
         self._stmt_calls: Set[int] = set()          # every call that is a whole statement (its value unused)
         self._inplace_values: Set[int] = set()      # those of them whose value is used (inplace_values.py)
+        self._row_todos: Set[Tuple[str, int]] = set()   # (api, line) of rows' in-place calls left raising
+        self._cell_rows: Dict[int, Set[str]] = {}   # id(loop as written) -> its rows changed in Cell code (cell_rows.py)
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
         self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
@@ -511,6 +514,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if params is not None:
             updated = updated.with_changes(iter=params)
         updated = self._parameter_value_changes(updated)
+        rows = self._cell_rows.pop(id(original), None)
+        if rows:    # rows of a tensor changed in place in Cell code: written back (cell_rows.py)
+            updated = CR.write_back(updated, original, rows, set(self._scopes[-1]["bound"]), COMPAT)
+            self.uses_compat = True
         updated = self._rows_written_back(updated)
         return self._leave_loop(original, updated)
 
@@ -549,7 +556,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         """`for p in model.parameters(): p.data.clamp_(-c, c)` (weight clipping): an ops.assign of each new
         value (param_data_update.py); the placeholders' TODO sites become converted sites."""
         done = PDU.rewrite(updated, self.names["ms"])
-        if done is None:
+        if done is None or set(done[1]) & self._row_todos:   # rows of a tensor (cell_rows.py) raise as they are
             return updated
         updated, resolved = done
         self._assigned_sites(set(resolved), "the parameter's new value assigned to it (in-place methods may change "
@@ -730,7 +737,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             rw = SCL.rewrite(original, updated, closure, self._loop_info())
             if rw is not None:
                 return self._apply_rewrite(updated, rw)
-        rw = TL.rewrite_function(updated, self._loop_info())
+        summing_fns = getattr(self, "_summing_functions", {})
+        summing = id(original) in summing_fns     # clears no gradients (grad_carry.py)
+        rw = TL.rewrite_function(updated, self._loop_info(), summing=summing,
+                                 leftover=summing_fns.get(id(original)))
         return updated if rw is None else self._apply_rewrite(updated, rw)
 
     def _loop_info(self) -> TL.LoopInfo:
@@ -993,6 +1003,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
         self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines)
+        # step functions clearing no gradients: they apply the sum since the optimizer's zero_grad(), kept
+        self._summing_functions, loops, kept = GC.summing_step_functions(
+            node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name))
+        self._kept_clears = set(self._kept_clears) | kept
+        for loop_id, why in loops.items():      # a per-epoch function's loop: what its callers clear
+            self._leftover_grads.setdefault(loop_id, why)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
@@ -1047,6 +1063,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node.body)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
+        self._scopes[-1]["function"] = node      # as written (cell_rows.py)
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
@@ -2239,6 +2256,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             # the converted call kept with its value: an id is unique only while its node lives
             self._slice_copies[id(updated)] = (updated, updated.args[0].value)
             return updated
+        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript) \
+                and id(original) in self._stmt_calls and m is tm:
+            row = self._cell_row_item(original, updated)     # `x[0].mul_(2)` in construct: cell_rows.py
+            if row is not None:
+                return row
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
@@ -2313,6 +2335,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:
             target = original.value.func.value
+            if isinstance(target, cst.Subscript):   # `x[0].mul_(2)`: x rebound (_cell_row_item)
+                target = target.value
             return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=updated.value)
         if (self._in_graph_code() and isinstance(original.value, cst.Call)
                 and original.value.deep_equals(updated.value) and isinstance(original.value.func, cst.Attribute)
@@ -2336,6 +2360,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # only the caller sees it (inplace_arguments.py); a fill written into the tensor itself
             # (`_ms_compat.exponential_(a, 2.0)`) reaches the caller and is converted as usual
             return self._todo(original, "Tensor." + name, IA.WHY, updated)
+        row_why = self._cell_row_change(original)     # `for row in x: row.add_(1)` in construct
+        if row_why is not None:
+            self._row_todos.add(("Tensor." + name, self._line(original)))
+            return self._todo(original, "Tensor." + name, row_why, updated)
         if name in ("fill_", "zero_") and self._receiver_kind(original.func.value) == "tensor":
             # `label.fill_(0)` -> `label = ops.full_like(label, 0)`: graph-safe, and a train step
             # (train_loop.py) sees which value of `label` each loss reads
@@ -2390,15 +2418,77 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._rebinds[id(out)] = out
         return out
 
+    def _in_cell_code(self) -> bool:
+        """In what a Cell's construct runs, or a module function it calls by name."""
+        reached = self._classes[-1].forward_methods if self._classes else None
+        return (self._in_forward() and (reached is None or self._funcs[0].name in reached)
+                or bool(self._funcs) and not self._classes and self._funcs[0].name in self._cell_functions)
+
+    def _cell_row_change(self, original: cst.Call) -> Optional[str]:
+        """`row.add_(1)` in Cell code where a loop binds row to a row of a tensor (cell_rows.py): None where
+        the loop will write the new row back (recorded for leave_For) or it is no such row; else why not (also
+        for a name holding an attribute's tensor, `c = self.count; c.add_(1)`)."""
+        x = original.func.value.value
+        scope = self._scopes[-1] if self._scopes else {}
+        if x not in scope.get("held", ()) or original.func.attr.value in ("detach_", "requires_grad_") \
+                or not self._in_cell_code():
+            return None
+        loop = CR.binding_loop(self._loop_nodes, x)
+        if loop is None:    # `c = self.count; c.add_(1)`
+            return CR.attribute_problem(scope.get("function"), x)
+        why = CR.problem(scope.get("function"), loop, x, scope.get("params", set()), scope.get("held", set()))
+        if why is None:
+            self._cell_rows.setdefault(id(loop), set()).add(x)
+        return why
+
+    def _cell_row_item(self, original: cst.Call, updated: cst.Call):
+        """`x[0].mul_(2)` as a statement in Cell code: `x = _ms_compat.row_replaced(x, 0, <x[0].mul(2)>)`, out
+        of place as cell_rows.py writes rows back; a raising TODO where the new x would not reach what torch
+        changes; None for other subscripts (slices: the TODO as before)."""
+        found = CR.item_row(original, self._loop_nodes) if self._in_cell_code() else None
+        if found is None:
+            return None
+        x, idx = found
+        name = original.func.attr.value
+        scope = self._scopes[-1] if self._scopes else {}
+        why = CR.item_problem(scope.get("function"), original, x, scope.get("params", set()), scope.get("held", set()))
+        if why is not None:
+            return self._todo(original, "Tensor." + name, why, updated)
+        from .inplace_forms import out_of_place
+
+        found_form = out_of_place(name)
+        if found_form is None:
+            return None
+        m, receiver_first = found_form
+        if receiver_first:
+            plain = updated.with_changes(func=cst.Name(name[:-1]),
+                                         args=[cst.Arg(updated.func.value)] + list(updated.args))
+        else:
+            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+        try:
+            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else updated.func.value)
+        except UnsupportedSite:
+            return None
+        site = self.sites[-1]
+        site.api, site.status = "Tensor." + name, R.DIFFERENCE
+        site.note = (f"in place on row {idx} of `{x}`: `{x}` rebound to its copy with that row replaced, out of "
+                     "place (_ms_compat.row_replaced); other references to the old tensor do not see the change")
+        self.uses_compat = True
+        value = cst.parse_expression(f"{COMPAT}.row_replaced({x}, {idx}, {code_of(out).strip()})")
+        self._rebinds[id(value)] = value
+        return value
+
     def _written_into_holder(self, original: cst.Call, out: cst.BaseExpression) -> cst.BaseExpression:
         """`p.mul_(0.5)` where p came from a loop over parameters, a dict entry, an attribute: the new value is
         written into the tensor the other holders share (msmigrate/inplace_holders.py), outside the code a Cell's
-        construct runs (there an in-place write would change a tensor an op saved for the backward pass)."""
+        construct runs (there an in-place write would change a tensor an op saved for the backward pass; a row
+        a loop takes from a tensor is written back out of place: cell_rows.py)."""
         x = original.func.value.value
-        reached = self._classes[-1].forward_methods if self._classes else None
-        in_cell_code = (self._in_forward() and (reached is None or self._funcs[0].name in reached)
-                        or bool(self._funcs) and not self._classes
-                        and self._funcs[0].name in self._cell_functions)   # what construct runs, or calls by name
+        in_cell_code = self._in_cell_code()
+        if in_cell_code and self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value \
+                and any(x in rows for rows in self._cell_rows.values()):
+            self.sites[-1].note = (f"in place on a row of a tensor: the new row `{x}` is written back into the "
+                                   "tensor out of place after the statement (_ms_compat.row_replaced)")
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
                 or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values
             return out

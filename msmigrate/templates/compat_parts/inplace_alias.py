@@ -40,3 +40,16 @@ def rows_in_place(xs):
             yield row
         finally:
             xs[i] = row
+
+
+def row_replaced(xs, i, row):
+    """torch's in-place change of row i of x (a view): x with row i replaced, out of place (GRAPH-compatible,
+    differentiable), in x's dtype; a list or tuple gets item i replaced."""
+    if i < 0:
+        i = i + len(xs)
+    if isinstance(xs, list):
+        return xs[:i] + [row] + xs[i + 1:]
+    if isinstance(xs, tuple):
+        return xs[:i] + (row,) + xs[i + 1:]
+    mask = ms.ops.arange(xs.shape[0]).reshape((-1,) + (1,) * (xs.ndim - 1)) == i
+    return ms.ops.where(mask, row.astype(xs.dtype), xs)
