@@ -248,6 +248,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._todo_count = 0
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
+        self._deferred_ifs: Set[int] = set()     # id(update `if`) whose branches the enclosing loop gives steps
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         self.batched_convs: Set[int] = set()   # conv-layer calls whose input is provably batched
@@ -473,22 +474,45 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_If(self, original, updated):
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
-        updated = self._step_under_if(updated)
+        updated = self._step_under_if(original, updated)
         return self._pop_comments(updated)
 
-    def _step_under_if(self, updated):
+    def _step_under_if(self, original, updated):
         """`if i % n_critic == 0: ...; loss.backward(); opt.step()` in a loop: a train step of its
         own, defined in the `if`; the names the enclosing loops bind are its per-iteration inputs."""
         loops = self._scopes[-1]["loops"]
         if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         updated = self._loop_higher_order_grads(updated)
+        if SC.branch_updates(updated) and original in getattr(self._loop_nodes[-1].body, "body", ()):
+            # DINO's `if fp16_scaler is None: <update> else: <scaled update>` in a loop body: the loop splits it
+            # (step_choice.update_branches) or, failing that, gives each branch its step (_branch_steps)
+            self._deferred_ifs.add(id(updated))
+            return updated
         per_iteration = set().union(*(bound for _, bound in loops))
         outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
                  for st in lp.body.body]
-        rw = TL.step_reading_outer_network_values(updated, outer, self._loop_info()) or TL.rewrite_loop(
-            updated, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
-        return updated if rw is None else self._apply_rewrite(updated, rw)
+        return self._branch_step(updated, outer, per_iteration)
+
+    def _branch_step(self, branch, outer, per_iteration):
+        rw = TL.step_reading_outer_network_values(branch, outer, self._loop_info()) or TL.rewrite_loop(
+            branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        return branch if rw is None else self._apply_rewrite(branch, rw)
+
+    def _branch_steps(self, loop, per_iteration, loops):
+        """The loop's deferred update `if`s that no split took: each branch a step of its own (a raising TODO
+        where it reads the loss computed before the `if`), the else branch included."""
+        if not isinstance(loop.body, cst.IndentedBlock):
+            return loop
+        outer = list(loop.body.body) + [st for lp in self._loop_nodes[-len(loops):] if loops
+                                         and isinstance(lp.body, cst.IndentedBlock) for st in lp.body.body]
+        body = []
+        for st in loop.body.body:
+            if id(st) in self._deferred_ifs:
+                st = st.with_changes(body=self._branch_step(st, outer, per_iteration).body,
+                                     orelse=self._branch_step(st.orelse, outer, per_iteration))
+            body.append(st)
+        return loop.with_changes(body=loop.body.with_changes(body=body))
 
     def visit_IndentedBlock(self, node) -> None:
         self._narrow.append(self._pending_narrow.pop(id(node), {}))
@@ -601,7 +625,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._in_module_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
-            updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
+            updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info())
+                                        or SC.update_branches(updated))
+            updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
@@ -655,7 +681,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             inner = None
             if depth < 3:       # word_language_model: the update chosen by one flag, the network call by another
-                inner = TL.update_choice(branch, self._loop_info()) or SC.network_choice(branch)
+                inner = (TL.update_choice(branch, self._loop_info()) or SC.update_branches(branch)
+                         or SC.network_choice(branch))
             sub = None if inner is None else self._choice_plan(inner, per_iteration, depth + 1)
             if sub is None:
                 return None
