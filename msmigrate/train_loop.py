@@ -1619,10 +1619,73 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     used = _UsedAsObject()
     walk(fn.body, used)
     data_params = {p for p in params if p not in used.names and p not in ("self", "cls")}
+    called = called_object_step(fn, body, data_params, info)
+    if called is not None:
+        return called
     # `m = nn.Conv2d(...); m.load_state_dict(sd); m.eval(); y = m(x); y.backward()`: the layer is built before
     # the step, and what is done to it (weights loaded, eval) happens before the step too
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True,
                         closed_over=_built_objects(body))
+
+
+def called_object_step(fn: cst.FunctionDef, body: Sequence[cst.CSTNode], data_params: Set[str],
+                       info: LoopInfo) -> Optional[Rewrite]:
+    """annotated-transformer's loss object: `__call__(self, x, y, norm)` computes the loss from its
+    arguments, `loss.backward()`, `self.opt.step()`, called per batch as `loss_compute(out, y, n)` after
+    `out = model(src)` in the caller. Its step would take `x` (the network's output) as a constant:
+    every gradient before it lost, silently. An object is called through any name, so its callers (what
+    they pass) cannot be followed: a `__call__` whose losses read its arguments gets raising TODOs
+    (its zero_grad() calls go). None: not this shape."""
+    if fn.name.value != "__call__":
+        return None
+    groups, _ = find_groups(list(body), info)
+    if not groups:
+        return None
+    read = sorted(n for n in _step_inputs(body, groups) if n in data_params)
+    if not read:
+        return None
+    why = (f"this __call__ computes its loss from its arguments ({', '.join(read)}), which its caller computes "
+           "(`out = model(x); loss = loss_compute(out, y, ...)`): a train step here would take them as constants "
+           "and lose the gradient through the network; compute the loss and its backward() where the network "
+           "is called (or write this train step with mindspore.value_and_grad by hand)")
+    problems = [(b, why) for g in groups for b in g.backwards]
+    drop = {e for g in groups for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+    new_body = [st for i, st in enumerate(body) if i not in drop] or [_line("pass")]
+    return Rewrite(fn.with_changes(body=fn.body.with_changes(body=new_body)), [], set(), [], problems)
+
+
+class _CallArgRoots(cst.CSTVisitor):
+    """(root of the called function, roots of its arguments) of every call."""
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[Optional[str], Set[str]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((_root(node.func), {r for a in node.args for r in [_root(a.value)] if r}))
+
+
+def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo) -> List[int]:
+    """Statements between a group's last backward() and its step(), other than the clipping, unscaling and
+    clearing it folds in, that pass a network the loss calls (or the optimizer) to a function of the program
+    (DINO's `utils.clip_gradients(student, clip)`, `cancel_gradients_last_layer(epoch, student, n)`), in a
+    project that reads `.grad`: torch runs them on the gradients before the step; the train step would
+    apply the gradients first. Statements of `if`s are not looked into."""
+    if not info.keep_grads or g.step < 0 or not g.backwards or not g.optimizer:
+        return []
+    known = set(g.extras) | set(g.backwards) | {c[0] for c in g.clips} | set(g.clip_conds)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    handed = {r for st in body[:g.backwards[0]] for r in call_roots(st) if r not in library}
+    handed |= {_root(cst.parse_expression(g.optimizer))} - {None}
+    handed.discard("self")      # `self.log(...)` hands over nothing; `f(self.model)` is seen by its attribute
+    found = []
+    for j in range(g.backwards[-1] + 1, g.step):
+        if j in known:
+            continue
+        calls = _CallArgRoots()
+        walk(body[j], calls)
+        if any(f not in library and f not in handed and args & handed for f, args in calls.calls):
+            found.append(j)
+    return found
 
 
 def _built_objects(stmts: Sequence[cst.BaseStatement]) -> Set[str]:
@@ -1686,6 +1749,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         problems.extend((b, "no zero_grad() in this loop: torch adds each iteration's gradients to the earlier "
                             "ones and clips, unscales or steps that sum through an optimizer wrapper; write the "
                             "sum by hand") for g in groups for b in g.backwards)
+        return Rewrite(loop, [], set(), [], problems)
+    changers = [(g, j) for g in groups for j in _gradient_changers(body, g, info)]
+    if changers:
+        problems.extend((b, f"`{_short(body[j])}` runs between this backward() and {g.optimizer}.step() and hands "
+                            "the network or optimizer to a function of the program, which reads .grad: it may "
+                            "change the gradients (clip, zero a layer's) before the step, which a train step "
+                            "would apply first; write this step with mindspore.value_and_grad by hand")
+                        for g, j in changers for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
     for g in uncleared:
         # torch's .grad keeps growing: the gradients are summed over the iterations and never cleared
