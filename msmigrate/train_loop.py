@@ -332,6 +332,8 @@ class StepGroup:
     # for the wrapped optimizer (_ms_compat.hold_gradients) right before that call, whose own step() applies them
     wrapper_call: bool = False
     uncleared: bool = False   # a loop that never clears the gradients: every step applies the sum so far
+    # no step here: the sum is held for the optimizer's step() in another method (held_steps.py)
+    held: bool = False
 
 
 @dataclass
@@ -400,7 +402,8 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
 
 
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
-                closure_of: Optional[str] = None) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+                closure_of: Optional[str] = None, held_for: Optional[str] = None
+                ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
@@ -505,6 +508,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         # nanoGPT's micro steps: the gradients add up over this loop, the enclosing loop steps once
         pending.optimizer, pending.step, pending.accumulate, pending.outer = \
             outer_step.optimizer, pending.backwards[-1], True, True
+        groups.append(pending)
+    elif pending is not None and held_for is not None and not groups and pending.scaler is None \
+            and not pending.clips and not pending.extras and not by_hand:
+        # improved-diffusion's micro-batches: the sum is held for the step() another method calls (held_steps.py)
+        pending.optimizer, pending.step, pending.accumulate, pending.uncleared, pending.held = \
+            held_for, pending.backwards[-1], True, True, True
         groups.append(pending)
     elif pending is not None:
         for b in pending.backwards:
@@ -1731,13 +1740,14 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
-                 original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None) -> Optional[Rewrite]:
+                 original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
+                 held_for: Optional[str] = None) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
     (grad_carry.py): its backward()s become raising TODOs."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info, outer_step, closure_of)
+    groups, problems = find_groups(body, info, outer_step, closure_of, held_for)
     if leftover is not None and groups:
         problems.extend((b, leftover) for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
@@ -2005,9 +2015,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 "torch's growing .grad: every backward() since the optimizer's last zero_grad()"))
             if keep:
                 kept = [_line(f"_ms_compat.keep_grads({weights}, {acc})")]
+            held = [_line(f"_ms_compat.hold_gradients({g.optimizer}, {acc})")] if g.held else []
             replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt, summed] + \
-                kept + moved
-            replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(leading_lines=body[g.step].leading_lines)]
+                held + kept + moved
+            if not g.held:
+                replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(
+                    leading_lines=body[g.step].leading_lines)]
         elif g.accumulate:
             acc = _unique("accum_grads" + sfx, taken)
             defs.insert(len(defs) - n_defs, _line(f"{acc} = None").with_changes(leading_lines=_comment(
@@ -2037,6 +2050,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
                           "MindSpore Parameter may change nothing)"))
             resolved.extend(g.manual.resolved)
+        elif g.held:
+            sites.append((g.step, "Optimizer.step", f"_ms_compat.hold_gradients({g.optimizer}, {acc})",
+                          f"the gradients summed since {g.optimizer}.zero_grad(), held for its step() in another "
+                          "method, as torch's .grad"))
         elif g.uncleared:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(accumulated gradients)",
                           "the loop clears no gradients: each step applies the sum of the gradients of every "

@@ -32,6 +32,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import step_choice as SC
+from . import held_steps as HS
 from . import step_closure as SCL
 from . import grad_carry as GC
 from . import mixed_narrowing as MN
@@ -631,7 +632,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
-                                 leftover=self._leftover_grads.get(id(original)))
+                                 leftover=self._leftover_grads.get(id(original)),
+                                 held_for=self._held_loops.get(id(original)))
             if rw is not None and rw.problems and not rw.steps and id(original) not in self._leftover_grads:
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
@@ -994,7 +996,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
-        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines)
+        # micro-batch loops whose gradients another method's step() applies (held_steps.py)
+        self._held_loops, held_clears = HS.held_gradient_loops(node)
+        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines, self._held_loops)
+        self._kept_clears = set(self._kept_clears) | held_clears
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)

@@ -136,6 +136,7 @@ class TrainLoop:
         self.ema_rate = ema_rate
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
         self.ema_params = [p.detach().clone() for p in self.model.parameters()]
+        self.losses = []
 
     def run_loop(self):
         for batch in self.batches:
@@ -147,6 +148,7 @@ class TrainLoop:
         x, y = batch
         for i in range(0, x.shape[0], self.microbatch):
             loss = F.cross_entropy(self.model(x[i:i + self.microbatch]), y[i:i + self.microbatch])
+            self.losses.append(loss.item())
             loss.backward()
 
     def optimize_normal(self):
@@ -160,8 +162,24 @@ def make():
 """
 
 
-def test_backward_and_step_in_two_methods_raise():
-    src = BACKWARD_AND_STEP_IN_TWO_METHODS
+def test_backward_and_step_in_two_methods():
+    """The micro-batches' gradients add up since zero_grad() and the other method's step() applies their sum
+    (before, the backward() was a raising TODO)."""
+    src = BACKWARD_AND_STEP_IN_TWO_METHODS + """
+
+def train(objs, batches):
+    loop = TrainLoop(objs["model"], batches)
+    loop.run_loop()
+    return loop.losses
+"""
+    code, sites, _ = run_both(src, _batches(n=3))
+    assert "_ms_compat.hold_gradients(self.opt, accum_grads)" in code and "self.opt.zero_grad()" in code, code
+    assert not [s for s in sites if s.status == TODO], code
+
+
+def test_step_in_another_method_without_its_zero_grad_raises():
+    """No zero_grad() of that optimizer before the loop: which sum its step() applies is not followed."""
+    src = BACKWARD_AND_STEP_IN_TWO_METHODS.replace("        self.opt.zero_grad()\n", "")
     _raises_at(src, lambda mod: mod.TrainLoop(mod.make()["model"], _ms_batches()).run_loop(),
                [_line_of(src, "loss.backward()")])
 
