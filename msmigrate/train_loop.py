@@ -364,6 +364,9 @@ class LoopInfo:
     # the project reads `.grad` (a gradient norm logged, `if p.grad is not None`): steps keep their gradients for
     # those reads (_ms_compat.keep_grads)
     keep_grads: bool = False
+    # the module's functions and methods by name -> whether one of that name writes a `.grad` (grad_writers);
+    # a function not listed may write one
+    grad_writers: Dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -1663,14 +1666,45 @@ def called_object_step(fn: cst.FunctionDef, body: Sequence[cst.CSTNode], data_pa
     return Rewrite(fn.with_changes(body=fn.body.with_changes(body=new_body)), [], set(), [], problems)
 
 
-class _CallArgRoots(cst.CSTVisitor):
-    """(root of the called function, roots of its arguments) of every call."""
+def _owner(expr: cst.BaseExpression) -> Optional[str]:
+    """The name an expression belongs to: its root, or `self.<attribute>` for the trainer's own objects."""
+    while isinstance(expr, (cst.Call, cst.Subscript)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    return f"self.{parts[-1]}" if expr.value == "self" and parts else expr.value
+
+
+class _CallOwners(cst.CSTVisitor):
+    """(owner of the called function, its name, owners of its arguments) of every call."""
 
     def __init__(self) -> None:
-        self.calls: List[Tuple[Optional[str], Set[str]]] = []
+        self.calls: List[Tuple[Optional[str], str, Set[str]]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append((_root(node.func), {r for a in node.args for r in [_root(a.value)] if r}))
+        name = node.func.attr.value if isinstance(node.func, cst.Attribute) else code_of(node.func).strip()
+        self.calls.append((_owner(node.func), name, {o for a in node.args for o in [_owner(a.value)] if o}))
+
+
+# `p.grad = ...`, `p.grad[...] = ...`, `p.grad += ...`, `p.grad.mul_(...)`, `p.grad.data.clamp_(...)`
+_GRAD_WRITE = re.compile(r"\.grad\b(\s*\[[^\]]*\])?\s*([-+*/]?=(?!=))|\.grad(\.data)?\.\w+_\(")
+
+
+def grad_writers(module: cst.Module) -> Dict[str, bool]:
+    """Every function and method the module defines, by name -> whether one of that name writes a `.grad`."""
+    out: Dict[str, bool] = {}
+
+    class _Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            name = node.name.value
+            out[name] = out.get(name, False) or bool(_GRAD_WRITE.search(code_of(node)))
+
+    walk(module, _Defs())
+    return out
 
 
 def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo) -> List[int]:
@@ -1678,21 +1712,26 @@ def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo
     clearing it folds in, that pass a network the loss calls (or the optimizer) to a function of the program
     (DINO's `utils.clip_gradients(student, clip)`, `cancel_gradients_last_layer(epoch, student, n)`), in a
     project that reads `.grad`: torch runs them on the gradients before the step; the train step would
-    apply the gradients first. Statements of `if`s are not looked into."""
+    apply the gradients first. A function this module defines that writes no `.grad` (a norm logged) changes
+    none; one defined elsewhere may. Statements of `if`s are not looked into."""
     if not info.keep_grads or g.step < 0 or not g.backwards or not g.optimizer:
         return []
     known = set(g.extras) | set(g.backwards) | {c[0] for c in g.clips} | set(g.clip_conds)
     library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
-    handed = {r for st in body[:g.backwards[0]] for r in call_roots(st) if r not in library}
-    handed |= {_root(cst.parse_expression(g.optimizer))} - {None}
-    handed.discard("self")      # `self.log(...)` hands over nothing; `f(self.model)` is seen by its attribute
+    handed: Set[str] = set()
+    for st in body[:g.backwards[0]]:
+        calls = _CallOwners()
+        walk(st, calls)
+        handed |= {f for f, _, _ in calls.calls if f and f not in library}
+    handed |= {_owner(cst.parse_expression(g.optimizer))} - {None}
     found = []
     for j in range(g.backwards[-1] + 1, g.step):
         if j in known:
             continue
-        calls = _CallArgRoots()
+        calls = _CallOwners()
         walk(body[j], calls)
-        if any(f not in library and f not in handed and args & handed for f, args in calls.calls):
+        if any(f not in library and f not in handed and args & handed and info.grad_writers.get(name, True)
+               for f, name, args in calls.calls):
             found.append(j)
     return found
 

@@ -250,6 +250,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
         self._deferred_ifs: Set[int] = set()     # id(update `if`) whose branches the enclosing loop gives steps
+        self._grad_writers: Dict[str, bool] = {}   # the module's functions by name -> writes a .grad (train_loop)
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         self.batched_convs: Set[int] = set()   # conv-layer calls whose input is provably batched
@@ -769,6 +770,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
+                           grad_writers=self._grad_writers,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -998,6 +1000,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
         # micro-batch loops whose gradients another method's step() applies (held_steps.py)
         self._held_loops, held_clears = HS.held_gradient_loops(node)
+        self._grad_writers = TL.grad_writers(node)   # functions handed the network before a step (_gradient_changers)
         self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines, self._held_loops)
         self._kept_clears = set(self._kept_clears) | held_clears
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}

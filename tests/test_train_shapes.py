@@ -232,3 +232,30 @@ def test_loss_object_called_on_the_networks_output_raises():
     ns["train"](objs, [tuple(torch.from_numpy(a) for a in b) for b in _batches(n=2)])
     assert all((a - p).abs().max() > 0 for a, p in zip(before, objs["model"].parameters()))
     _raises_at(LOSS_OBJECT, lambda mod: mod.train(mod.make(), _ms_batches()), [_line_of(LOSS_OBJECT, "loss.backward()")])
+
+
+def test_gradients_changed_by_a_trainer_method_before_the_step_raise():
+    src = MLP + """
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+
+    def clip(self, model):
+        for p in model.parameters():
+            p.grad.data.clamp_(-0.01, 0.01)
+
+    def run(self, batches):
+        for x, y in batches:
+            self.opt.zero_grad()
+            loss = F.cross_entropy(self.model(x), y)
+            loss.backward()
+            self.clip(self.model)
+            self.opt.step()
+
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+"""
+    _raises_at(src, lambda mod: mod.Trainer(*mod.make().values()).run(_ms_batches()), [_line_of(src, "loss.backward()")])
