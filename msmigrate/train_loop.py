@@ -1731,7 +1731,7 @@ def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo
         calls = _CallOwners()
         walk(body[j], calls)
         if any(f not in library and f not in handed and args & handed and info.grad_writers.get(name, True)
-               for f, name, args in calls.calls):
+               and name != "unscale_" for f, name, args in calls.calls):     # a GradScaler's, folded in
             found.append(j)
     return found
 

@@ -501,6 +501,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
         return branch if rw is None else self._apply_rewrite(branch, rw)
 
+    def _split_reason(self, branch, before, per_iteration):
+        """Why the branch, with the statements before its `if` copied in (update_branches), gets no step
+        (a gradient changer before its step): the reason its TODO gives. None: no such reason."""
+        whole = branch.with_changes(body=branch.body.with_changes(body=list(before) + list(branch.body.body)))
+        rw = TL.rewrite_loop(whole, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        return rw.problems[0][1] if rw is not None and rw.problems and not rw.steps else None
+
     def _branch_steps(self, loop, per_iteration, loops):
         """The loop's deferred update `if`s that no split took: each branch a step of its own (a raising TODO
         where it reads the loss computed before the `if`), the else branch included."""
@@ -511,8 +518,16 @@ class TorchToMindSpore(cst.CSTTransformer):
         body = []
         for st in loop.body.body:
             if id(st) in self._deferred_ifs:
-                st = st.with_changes(body=self._branch_step(st, outer, per_iteration).body,
-                                     orelse=self._branch_step(st.orelse, outer, per_iteration))
+                done = []
+                for branch in (st, st.orelse):
+                    why = self._split_reason(branch, body, per_iteration)
+                    if why is None:
+                        done.append(self._branch_step(branch, outer, per_iteration))
+                        continue
+                    stmts = list(branch.body.body)
+                    backs = [i for i, x in enumerate(stmts) if TL._method(TL._stmt_call(x), "backward") is not None]
+                    done.append(self._apply_rewrite(branch, TL.Rewrite(branch, [], set(), [], [(i, why) for i in backs])))
+                st = st.with_changes(body=done[0].body, orelse=done[1])
             body.append(st)
         return loop.with_changes(body=loop.body.with_changes(body=body))
 
