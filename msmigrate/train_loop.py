@@ -1617,6 +1617,16 @@ def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
     return out
 
 
+def data_params(fn: cst.FunctionDef) -> Set[str]:
+    """The parameters a step function passes to its step (tensors): not self/cls, not called or read
+    attributes of (model, loss, optimizer: closed over)."""
+    params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)
+              + list(fn.params.kwonly_params)]
+    used = _UsedAsObject()
+    walk(fn.body, used)
+    return {p for p in params if p not in used.names and p not in ("self", "cls")}
+
+
 def rewrite_function(fn: cst.FunctionDef, info: LoopInfo) -> Optional[Rewrite]:
     """A step written as a function called once per batch (`def train_step(model, batch, opt)`):
     the same rewrite, with the step's definitions inside the function, right before the call.

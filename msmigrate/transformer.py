@@ -776,7 +776,24 @@ class TorchToMindSpore(cst.CSTTransformer):
             if rw is not None:
                 return self._apply_rewrite(updated, rw)
         rw = TL.rewrite_function(updated, self._loop_info())
+        if rw is None and isinstance(updated.body, cst.IndentedBlock) \
+                and any(SC.branch_updates(st) for st in updated.body.body):
+            return self._function_update_branches(updated)
         return updated if rw is None else self._apply_rewrite(updated, rw)
+
+    def _function_update_branches(self, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """DINO's update `if` in a per-batch function (no loop around it): split as in a loop
+        (step_choice.update_branches), or each branch given its step (a raising TODO where it reads the loss
+        computed before the `if`)."""
+        per_call = TL.data_params(updated)
+        split = SC.update_branches(updated)
+        plan = None if split is None else self._choice_plan(split, per_call, depth=0)
+        if plan is not None:
+            return self._apply_choice(plan)
+        for st in updated.body.body:
+            if SC.branch_updates(st):
+                self._deferred_ifs.add(id(st))
+        return self._branch_steps(updated, per_call, [])
 
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]

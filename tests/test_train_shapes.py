@@ -259,3 +259,45 @@ def make():
     return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
 """
     _raises_at(src, lambda mod: mod.Trainer(*mod.make().values()).run(_ms_batches()), [_line_of(src, "loss.backward()")])
+
+
+# the same choice in a per-batch step function (no loop around the `if`)
+UPDATE_BY_SCALER_PER_BATCH = MLP + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)}
+
+
+def train_one(model, optimizer, x, y, scaler=None):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    if scaler is None:
+        loss.backward()
+        optimizer.step()
+    else:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    return loss.item()
+
+
+def train(objs, batches):
+    scaler = torch.amp.GradScaler("cpu", init_scale=4.0) if USE_FP16 else None
+    return [train_one(objs["model"], objs["optimizer"], x, y, scaler) for x, y in batches]
+"""
+
+
+@pytest.mark.parametrize("use_fp16", [False, True])
+def test_update_chosen_by_a_scaler_flag_in_a_step_function(use_fp16):
+    """Before, both backward()s were copied through unseen (no TODO, no step)."""
+    src = UPDATE_BY_SCALER_PER_BATCH + f"\nUSE_FP16 = {use_fp16}\n"
+    code, sites, _ = run_both(src, _batches(n=3))
+    assert code.count("def train_step(") == 2 and ".backward()" not in code, code
+    assert not [s for s in sites if s.status == TODO], code
+
+
+def test_update_chosen_by_a_loss_value_in_a_step_function_raises():
+    src = UPDATE_BY_SCALER_PER_BATCH.replace("if scaler is None:", "if loss.item() > 0.5:") + "\nUSE_FP16 = True\n"
+    _raises_at(src, lambda mod: mod.train(mod.make(), _ms_batches()),
+               [_line_of(src, "loss.backward()"), _line_of(src, "scaler.scale(loss).backward()")])
