@@ -170,7 +170,8 @@ def test_backward_and_step_in_two_methods():
 def train(objs, batches):
     loop = TrainLoop(objs["model"], batches)
     loop.run_loop()
-    return loop.losses
+    # the EMA of the weights, compared with the losses: its update reads the parameters after each step
+    return loop.losses + [float((p * p).sum()) for p in loop.ema_params]
 """
     code, sites, _ = run_both(src, _batches(n=3))
     assert "_ms_compat.hold_gradients(self.opt, accum_grads)" in code and "self.opt.zero_grad()" in code, code
