@@ -99,7 +99,7 @@ def _optimizer_clear(stmt: cst.CSTNode, optimizers: Set[str]) -> bool:
 
 
 def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[int, str],
-                    kept: Dict[int, cst.CSTNode]) -> List[cst.CSTNode]:
+                    kept: Dict[int, cst.CSTNode], held: Dict[int, str]) -> List[cst.CSTNode]:
     sc = _Scope()
     TL.walk(scope_node, sc)
     step_loops: Dict[int, cst.CSTNode] = {}
@@ -112,7 +112,8 @@ def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[in
             continue
         first, last = sc.pos[id(loop)]
         uncleared = _clears_nothing(loop)
-        optimizers = set(TL._calls_method(loop, "step"))
+        # a loop whose sum another method's step() applies (held_steps.py) steps that optimizer
+        optimizers = set(TL._calls_method(loop, "step")) | ({held[id(loop)]} if id(loop) in held else set())
         why = None
         for st, enclosing in sc.backwards:
             s_first, _ = sc.pos[id(st)]
@@ -162,7 +163,8 @@ def _enclosing_of(sc: _Scope, loop: cst.CSTNode) -> List[cst.CSTNode]:
     return []
 
 
-def leftover_gradients(module: cst.Module, lines: Dict[int, int]) -> Tuple[Dict[int, str], Set[int]]:
+def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional[Dict[int, str]] = None
+                       ) -> Tuple[Dict[int, str], Set[int]]:
     """(id(loop as written) -> why its train step would miss gradients another step left (a raising TODO),
     ids of the `optimizer.zero_grad()` statements that empty the sum of a loop clearing nothing: kept in the
     converted program, where zero_grad() outside a train step otherwise goes)."""
@@ -179,7 +181,8 @@ def leftover_gradients(module: cst.Module, lines: Dict[int, int]) -> Tuple[Dict[
             TL.walk(node.body, sc)
             pending.extend(sc.inner)
             continue
-        pending.extend(_scope_problems(node.body if isinstance(node, cst.FunctionDef) else node, lines, out, kept))
+        pending.extend(_scope_problems(node.body if isinstance(node, cst.FunctionDef) else node, lines, out, kept,
+                                       held or {}))
     return out, set(kept)
 
 

@@ -98,3 +98,49 @@ def network_choice(block: cst.CSTNode) -> Optional[cst.CSTNode]:
             orelse=cst.Else(body=cst.IndentedBlock(body=before + other + after)))
         return block.with_changes(body=block.body.with_changes(body=[split] + body[end:]))
     return None
+
+
+def _has_backward(stmts: Sequence[cst.CSTNode]) -> bool:
+    return any(TL._method(TL._stmt_call(st), "backward") is not None for st in stmts)
+
+
+def branch_updates(st: cst.CSTNode) -> bool:
+    """An `if`/`else` whose two branches each hold a backward() at their top (DINO's fp16 choice)."""
+    return (isinstance(st, cst.If) and isinstance(st.body, cst.IndentedBlock) and isinstance(st.orelse, cst.Else)
+            and isinstance(st.orelse.body, cst.IndentedBlock)
+            and _has_backward(st.body.body) and _has_backward(st.orelse.body.body))
+
+
+def update_branches(block: cst.CSTNode) -> Optional[cst.CSTNode]:
+    """DINO's update chosen by a fixed flag after the loss is computed once:
+
+        loss = crit(model(x), y); ...
+        if fp16_scaler is None: loss.backward(); <clip>; optimizer.step()
+        else: fp16_scaler.scale(loss).backward(); ...; fp16_scaler.step(optimizer); fp16_scaler.update()
+
+    Each branch's step would take `loss` as a constant (computed outside it). When the test calls
+    nothing and reads nothing the statements before it change (fixed_test), both branches hold a
+    backward() at their top (branch_updates) and no update precedes the `if`, the statements before it
+    are copied into both branches: `[if test: <before> <if's body> else: <before> <else's body>] + <the
+    rest>`; each branch is then rewritten as a loop body (every one must get a sound step, or the loop
+    stays as it was). None: not this shape."""
+    if not isinstance(block.body, cst.IndentedBlock):
+        return None
+    body = list(block.body.body)
+    for k, st in enumerate(body):
+        if _has_backward([st]) or TL._method(TL._stmt_call(st), "step") is not None:
+            return None     # an update before any such `if`
+        if not branch_updates(st):
+            continue
+        if not fixed_test(st.test, body[:k]):
+            return None
+        rest = body[k + 1:]
+        if any(_STEP_PART.search(code_of(x)) for x in rest):
+            return None     # another update, or a .grad read, after the chosen ones
+        before = list(body[:k])
+        split = st.with_changes(
+            leading_lines=st.leading_lines if k == 0 else (),
+            body=st.body.with_changes(body=before + list(st.body.body)),
+            orelse=st.orelse.with_changes(body=st.orelse.body.with_changes(body=before + list(st.orelse.body.body))))
+        return block.with_changes(body=block.body.with_changes(body=[split] + rest))
+    return None

@@ -332,6 +332,8 @@ class StepGroup:
     # for the wrapped optimizer (_ms_compat.hold_gradients) right before that call, whose own step() applies them
     wrapper_call: bool = False
     uncleared: bool = False   # a loop that never clears the gradients: every step applies the sum so far
+    # no step here: the sum is held for the optimizer's step() in another method (held_steps.py)
+    held: bool = False
 
 
 @dataclass
@@ -362,6 +364,9 @@ class LoopInfo:
     # the project reads `.grad` (a gradient norm logged, `if p.grad is not None`): steps keep their gradients for
     # those reads (_ms_compat.keep_grads)
     keep_grads: bool = False
+    # the module's functions and methods by name -> whether one of that name writes a `.grad` (grad_writers);
+    # a function not listed may write one
+    grad_writers: Dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -400,7 +405,8 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
 
 
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
-                closure_of: Optional[str] = None) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+                closure_of: Optional[str] = None, held_for: Optional[str] = None
+                ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
@@ -505,6 +511,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         # nanoGPT's micro steps: the gradients add up over this loop, the enclosing loop steps once
         pending.optimizer, pending.step, pending.accumulate, pending.outer = \
             outer_step.optimizer, pending.backwards[-1], True, True
+        groups.append(pending)
+    elif pending is not None and held_for is not None and not groups and pending.scaler is None \
+            and not pending.clips and not pending.extras and not by_hand:
+        # improved-diffusion's micro-batches: the sum is held for the step() another method calls (held_steps.py)
+        pending.optimizer, pending.step, pending.accumulate, pending.uncleared, pending.held = \
+            held_for, pending.backwards[-1], True, True, True
         groups.append(pending)
     elif pending is not None:
         for b in pending.backwards:
@@ -1610,6 +1622,16 @@ def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
     return out
 
 
+def data_params(fn: cst.FunctionDef) -> Set[str]:
+    """The parameters a step function passes to its step (tensors): not self/cls, not called or read
+    attributes of (model, loss, optimizer: closed over)."""
+    params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)
+              + list(fn.params.kwonly_params)]
+    used = _UsedAsObject()
+    walk(fn.body, used)
+    return {p for p in params if p not in used.names and p not in ("self", "cls")}
+
+
 def rewrite_function(fn: cst.FunctionDef, info: LoopInfo, summing: bool = False,
                      leftover: Optional[str] = None) -> Optional[Rewrite]:
     """A step written as a function called once per batch (`def train_step(model, batch, opt)`):
@@ -1627,10 +1649,109 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo, summing: bool = False,
     used = _UsedAsObject()
     walk(fn.body, used)
     data_params = {p for p in params if p not in used.names and p not in ("self", "cls")}
+    called = called_object_step(fn, body, data_params, info)
+    if called is not None:
+        return called
     # `m = nn.Conv2d(...); m.load_state_dict(sd); m.eval(); y = m(x); y.backward()`: the layer is built before
     # the step, and what is done to it (weights loaded, eval) happens before the step too
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True,
                         closed_over=_built_objects(body), leftover=leftover, sums_across_calls=summing)
+
+
+def called_object_step(fn: cst.FunctionDef, body: Sequence[cst.CSTNode], data_params: Set[str],
+                       info: LoopInfo) -> Optional[Rewrite]:
+    """annotated-transformer's loss object: `__call__(self, x, y, norm)` computes the loss from its
+    arguments, `loss.backward()`, `self.opt.step()`, called per batch as `loss_compute(out, y, n)` after
+    `out = model(src)` in the caller. Its step would take `x` (the network's output) as a constant:
+    every gradient before it lost, silently. An object is called through any name, so its callers (what
+    they pass) cannot be followed: a `__call__` whose losses read its arguments gets raising TODOs
+    (its zero_grad() calls go). None: not this shape."""
+    if fn.name.value != "__call__":
+        return None
+    groups, _ = find_groups(list(body), info)
+    if not groups:
+        return None
+    read = sorted(n for n in _step_inputs(body, groups) if n in data_params)
+    if not read:
+        return None
+    why = (f"this __call__ computes its loss from its arguments ({', '.join(read)}), which its caller computes "
+           "(`out = model(x); loss = loss_compute(out, y, ...)`): a train step here would take them as constants "
+           "and lose the gradient through the network; compute the loss and its backward() where the network "
+           "is called (or write this train step with mindspore.value_and_grad by hand)")
+    problems = [(b, why) for g in groups for b in g.backwards]
+    drop = {e for g in groups for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+    new_body = [st for i, st in enumerate(body) if i not in drop] or [_line("pass")]
+    return Rewrite(fn.with_changes(body=fn.body.with_changes(body=new_body)), [], set(), [], problems)
+
+
+def _owner(expr: cst.BaseExpression) -> Optional[str]:
+    """The name an expression belongs to: its root, or `self.<attribute>` for the trainer's own objects."""
+    while isinstance(expr, (cst.Call, cst.Subscript)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return None
+    return f"self.{parts[-1]}" if expr.value == "self" and parts else expr.value
+
+
+class _CallOwners(cst.CSTVisitor):
+    """(owner of the called function, its name, owners of its arguments) of every call."""
+
+    def __init__(self) -> None:
+        self.calls: List[Tuple[Optional[str], str, Set[str]]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = node.func.attr.value if isinstance(node.func, cst.Attribute) else code_of(node.func).strip()
+        self.calls.append((_owner(node.func), name, {o for a in node.args for o in [_owner(a.value)] if o}))
+
+
+# `p.grad = ...`, `p.grad[...] = ...`, `p.grad += ...`, `p.grad.mul_(...)`, `p.grad.data.clamp_(...)`
+_GRAD_WRITE = re.compile(r"\.grad\b(\s*\[[^\]]*\])?\s*([-+*/]?=(?!=))|\.grad(\.data)?\.\w+_\(")
+
+
+def grad_writers(module: cst.Module) -> Dict[str, bool]:
+    """Every function and method the module defines, by name -> whether one of that name writes a `.grad`."""
+    out: Dict[str, bool] = {}
+
+    class _Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            name = node.name.value
+            out[name] = out.get(name, False) or bool(_GRAD_WRITE.search(code_of(node)))
+
+    walk(module, _Defs())
+    return out
+
+
+def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo) -> List[int]:
+    """Statements between a group's last backward() and its step(), other than the clipping, unscaling and
+    clearing it folds in, that pass a network the loss calls (or the optimizer) to a function of the program
+    (DINO's `utils.clip_gradients(student, clip)`, `cancel_gradients_last_layer(epoch, student, n)`), in a
+    project that reads `.grad`: torch runs them on the gradients before the step; the train step would
+    apply the gradients first. A function this module defines that writes no `.grad` (a norm logged) changes
+    none; one defined elsewhere may. Statements of `if`s are not looked into."""
+    if not info.keep_grads or g.step < 0 or not g.backwards or not g.optimizer:
+        return []
+    known = set(g.extras) | set(g.backwards) | {c[0] for c in g.clips} | set(g.clip_conds)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    handed: Set[str] = set()
+    for st in body[:g.backwards[0]]:
+        calls = _CallOwners()
+        walk(st, calls)
+        handed |= {f for f, _, _ in calls.calls if f and f not in library}
+    handed |= {_owner(cst.parse_expression(g.optimizer))} - {None}
+    found = []
+    for j in range(g.backwards[-1] + 1, g.step):
+        if j in known:
+            continue
+        calls = _CallOwners()
+        walk(body[j], calls)
+        if any(f not in library and f not in handed and args & handed and info.grad_writers.get(name, True)
+               and name != "unscale_" for f, name, args in calls.calls):     # a GradScaler's, folded in
+            found.append(j)
+    return found
 
 
 def _built_objects(stmts: Sequence[cst.BaseStatement]) -> Set[str]:
@@ -1677,14 +1798,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
                  original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
-                 sums_across_calls: bool = False) -> Optional[Rewrite]:
+                 sums_across_calls: bool = False, held_for: Optional[str] = None) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
     (grad_carry.py): its backward()s become raising TODOs. sums_across_calls: a step function clearing
     no gradients, whose steps apply the held sum (as a loop clearing none)."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info, outer_step, closure_of)
+    groups, problems = find_groups(body, info, outer_step, closure_of, held_for)
     if leftover is not None and groups:
         problems.extend((b, leftover) for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
@@ -1697,6 +1818,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         problems.extend((b, "no zero_grad() in this loop: torch adds each iteration's gradients to the earlier "
                             "ones and clips, unscales or steps that sum through an optimizer wrapper; write the "
                             "sum by hand") for g in groups for b in g.backwards)
+        return Rewrite(loop, [], set(), [], problems)
+    changers = [(g, j) for g in groups for j in _gradient_changers(body, g, info)]
+    if changers:
+        problems.extend((b, f"`{_short(body[j])}` runs between this backward() and {g.optimizer}.step() and hands "
+                            "the network or optimizer to a function of the program, which reads .grad: it may "
+                            "change the gradients (clip, zero a layer's) before the step, which a train step "
+                            "would apply first; write this step with mindspore.value_and_grad by hand")
+                        for g, j in changers for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
     for g in uncleared:
         # torch's .grad keeps growing: the gradients are summed over the iterations and never cleared
@@ -1945,9 +2074,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 "torch's growing .grad: every backward() since the optimizer's last zero_grad()"))
             if keep:
                 kept = [_line(f"_ms_compat.keep_grads({weights}, {acc})")]
+            held = [_line(f"_ms_compat.hold_gradients({g.optimizer}, {acc})")] if g.held else []
             replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt, summed] + \
-                kept + moved
-            replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(leading_lines=body[g.step].leading_lines)]
+                held + kept + moved
+            if not g.held:
+                replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(
+                    leading_lines=body[g.step].leading_lines)]
         elif g.accumulate:
             acc = _unique("accum_grads" + sfx, taken)
             defs.insert(len(defs) - n_defs, _line(f"{acc} = None").with_changes(leading_lines=_comment(
@@ -1977,6 +2109,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "returned; every change of a parameter is an ops.assign (in-place arithmetic on a "
                           "MindSpore Parameter may change nothing)"))
             resolved.extend(g.manual.resolved)
+        elif g.held:
+            sites.append((g.step, "Optimizer.step", f"_ms_compat.hold_gradients({g.optimizer}, {acc})",
+                          f"the gradients summed since {g.optimizer}.zero_grad(), held for its step() in another "
+                          "method, as torch's .grad"))
         elif g.uncleared:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(accumulated gradients)",
                           "the loop clears no gradients: each step applies the sum of the gradients of every "

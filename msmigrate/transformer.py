@@ -32,6 +32,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import step_choice as SC
+from . import held_steps as HS
 from . import step_closure as SCL
 from . import grad_carry as GC
 from . import cell_rows as CR
@@ -251,6 +252,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._todo_count = 0
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
+        self._deferred_ifs: Set[int] = set()     # id(update `if`) whose branches the enclosing loop gives steps
+        self._grad_writers: Dict[str, bool] = {}   # the module's functions by name -> writes a .grad (train_loop)
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
         self.batched_convs: Set[int] = set()   # conv-layer calls whose input is provably batched
@@ -476,22 +479,60 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_If(self, original, updated):
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
-        updated = self._step_under_if(updated)
+        updated = self._step_under_if(original, updated)
         return self._pop_comments(updated)
 
-    def _step_under_if(self, updated):
+    def _step_under_if(self, original, updated):
         """`if i % n_critic == 0: ...; loss.backward(); opt.step()` in a loop: a train step of its
         own, defined in the `if`; the names the enclosing loops bind are its per-iteration inputs."""
         loops = self._scopes[-1]["loops"]
         if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         updated = self._loop_higher_order_grads(updated)
+        if SC.branch_updates(updated) and original in getattr(self._loop_nodes[-1].body, "body", ()):
+            # DINO's `if fp16_scaler is None: <update> else: <scaled update>` in a loop body: the loop splits it
+            # (step_choice.update_branches) or, failing that, gives each branch its step (_branch_steps)
+            self._deferred_ifs.add(id(updated))
+            return updated
         per_iteration = set().union(*(bound for _, bound in loops))
         outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
                  for st in lp.body.body]
-        rw = TL.step_reading_outer_network_values(updated, outer, self._loop_info()) or TL.rewrite_loop(
-            updated, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
-        return updated if rw is None else self._apply_rewrite(updated, rw)
+        return self._branch_step(updated, outer, per_iteration)
+
+    def _branch_step(self, branch, outer, per_iteration):
+        rw = TL.step_reading_outer_network_values(branch, outer, self._loop_info()) or TL.rewrite_loop(
+            branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        return branch if rw is None else self._apply_rewrite(branch, rw)
+
+    def _split_reason(self, branch, before, per_iteration):
+        """Why the branch, with the statements before its `if` copied in (update_branches), gets no step
+        (a gradient changer before its step): the reason its TODO gives. None: no such reason."""
+        whole = branch.with_changes(body=branch.body.with_changes(body=list(before) + list(branch.body.body)))
+        rw = TL.rewrite_loop(whole, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
+        return rw.problems[0][1] if rw is not None and rw.problems and not rw.steps else None
+
+    def _branch_steps(self, loop, per_iteration, loops):
+        """The loop's deferred update `if`s that no split took: each branch a step of its own (a raising TODO
+        where it reads the loss computed before the `if`), the else branch included."""
+        if not isinstance(loop.body, cst.IndentedBlock):
+            return loop
+        outer = list(loop.body.body) + [st for lp in self._loop_nodes[-len(loops):] if loops
+                                         and isinstance(lp.body, cst.IndentedBlock) for st in lp.body.body]
+        body = []
+        for st in loop.body.body:
+            if id(st) in self._deferred_ifs:
+                done = []
+                for branch in (st, st.orelse):
+                    why = self._split_reason(branch, body, per_iteration)
+                    if why is None:
+                        done.append(self._branch_step(branch, outer, per_iteration))
+                        continue
+                    stmts = list(branch.body.body)
+                    backs = [i for i, x in enumerate(stmts) if TL._method(TL._stmt_call(x), "backward") is not None]
+                    done.append(self._apply_rewrite(branch, TL.Rewrite(branch, [], set(), [], [(i, why) for i in backs])))
+                st = st.with_changes(body=done[0].body, orelse=done[1])
+            body.append(st)
+        return loop.with_changes(body=loop.body.with_changes(body=body))
 
     def visit_IndentedBlock(self, node) -> None:
         self._narrow.append(self._pending_narrow.pop(id(node), {}))
@@ -608,11 +649,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._in_module_forward():   # a backward() inside construct is no training loop
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
-            updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info()))
+            updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info())
+                                        or SC.update_branches(updated))
+            updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
-                                 leftover=self._leftover_grads.get(id(original)))
+                                 leftover=self._leftover_grads.get(id(original)),
+                                 held_for=self._held_loops.get(id(original)))
             if rw is not None and rw.problems and not rw.steps and id(original) not in self._leftover_grads:
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
@@ -662,7 +706,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             inner = None
             if depth < 3:       # word_language_model: the update chosen by one flag, the network call by another
-                inner = TL.update_choice(branch, self._loop_info()) or SC.network_choice(branch)
+                inner = (TL.update_choice(branch, self._loop_info()) or SC.update_branches(branch)
+                         or SC.network_choice(branch))
             sub = None if inner is None else self._choice_plan(inner, per_iteration, depth + 1)
             if sub is None:
                 return None
@@ -741,7 +786,24 @@ class TorchToMindSpore(cst.CSTTransformer):
         summing = id(original) in summing_fns     # clears no gradients (grad_carry.py)
         rw = TL.rewrite_function(updated, self._loop_info(), summing=summing,
                                  leftover=summing_fns.get(id(original)))
+        if rw is None and isinstance(updated.body, cst.IndentedBlock) \
+                and any(SC.branch_updates(st) for st in updated.body.body):
+            return self._function_update_branches(updated)
         return updated if rw is None else self._apply_rewrite(updated, rw)
+
+    def _function_update_branches(self, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """DINO's update `if` in a per-batch function (no loop around it): split as in a loop
+        (step_choice.update_branches), or each branch given its step (a raising TODO where it reads the loss
+        computed before the `if`)."""
+        per_call = TL.data_params(updated)
+        split = SC.update_branches(updated)
+        plan = None if split is None else self._choice_plan(split, per_call, depth=0)
+        if plan is not None:
+            return self._apply_choice(plan)
+        for st in updated.body.body:
+            if SC.branch_updates(st):
+                self._deferred_ifs.add(id(st))
+        return self._branch_steps(updated, per_call, [])
 
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
@@ -750,6 +812,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
+                           grad_writers=self._grad_writers,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1001,8 +1064,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_scope(node)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
+        # micro-batch loops whose gradients another method's step() applies (held_steps.py)
+        self._held_loops, held_clears = HS.held_gradient_loops(node)
+        self._grad_writers = TL.grad_writers(node)   # functions handed the network before a step (_gradient_changers)
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
-        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines)
+        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines, self._held_loops)
+        self._kept_clears = set(self._kept_clears) | held_clears
         # step functions clearing no gradients: they apply the sum since the optimizer's zero_grad(), kept
         self._summing_functions, loops, kept = GC.summing_step_functions(
             node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name))
