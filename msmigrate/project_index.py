@@ -49,6 +49,9 @@ class ModuleInfo:
     # call `self.<attribute>.step()` (optimizer_wrapper_methods)
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
+    # reads `x.requires_grad` of a tensor in a forward (or a module-level function next to a class): a compiled
+    # graph cannot answer it (templates/compat_parts/requires_grad.py), so a program reaching it runs PYNATIVE
+    reads_grad_flag: bool = False
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -140,6 +143,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
+    info.reads_grad_flag = bool(classes) and _reads_grad_flag(tree)
     for node in classes:
         bases = []
         for b in node.bases:
@@ -174,6 +178,23 @@ def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[s
     if len(attrs) != 1:
         return None
     return attrs.pop(), tuple(methods)
+
+
+def _flag_read_in(fn: ast.AST) -> bool:
+    """`name.requires_grad` loaded (not stored) in fn, on a name other than self."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)
+               and isinstance(n.value, ast.Name) and n.value.id != "self" for n in ast.walk(fn))
+
+
+def _reads_grad_flag(tree: ast.Module) -> bool:
+    """A `forward` method, or a module-level function (a helper forward may call), reads `x.requires_grad`."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _flag_read_in(node):
+            return True
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, ast.FunctionDef) and f.name == "forward" and _flag_read_in(f) for f in node.body):
+            return True
+    return False
 
 
 _TUPLE_FACTORIES = ("collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple")
@@ -434,7 +455,16 @@ class ProjectIndex:
     def reaches_autograd_function(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) defines a torch.autograd.Function
         subclass: its backward runs op by op, so a program importing one starts in PYNATIVE mode."""
-        cache = self.__dict__.setdefault("_reaches_autograd_function", {})
+        return self._reaches(module, "autograd_function",
+                             lambda mod, info: any(self.is_autograd_function(f"{mod}.{c}") for c in info.classes))
+
+    def reaches_grad_flag_read(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) reads `x.requires_grad` in a forward
+        (ModuleInfo.reads_grad_flag): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "grad_flag_read", lambda mod, info: info.reads_grad_flag)
+
+    def _reaches(self, module: str, what: str, holds) -> bool:
+        cache = self.__dict__.setdefault("_reaches_" + what, {})
         if module not in cache:
             seen, todo, found = set(), [module], False
             while todo and not found:
@@ -443,7 +473,7 @@ class ProjectIndex:
                 if mod in seen or info is None:
                     continue
                 seen.add(mod)
-                found = any(self.is_autograd_function(f"{mod}.{c}") for c in info.classes)
+                found = holds(mod, info)
                 for target in list(info.imports.values()) + list(info.stars):
                     parts = target.split(".")
                     todo.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1)
