@@ -1913,7 +1913,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
-                result = GO.refuse_in_graph(self, original, result, plain)
+                result = (GO.record_as_tuple(self, original, updated)
+                          or GO.refuse_in_graph(self, original, result, plain))
         if result is updated:       # `"{:.4f}".format(loss)` of a 0-d tensor: format_values.py
             result = FV.format_call(self, original, updated) or updated
         if id(original) in self._graph_pops and result is updated:
