@@ -31,6 +31,7 @@ from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_saf
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
+from . import data_writes as DW
 from . import step_choice as SC
 from . import step_closure as SCL
 from . import grad_carry as GC
@@ -2200,6 +2201,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (name == "register_buffer" and original.args and isinstance(original.args[0].value, cst.SimpleString)
                 and self._classes):
             self._classes[-1].attr_types[original.args[0].value.evaluated_value] = "tensor"
+        if id(original) in self._stmt_calls and m is tm:     # `old.data.lerp_(new, w)`: data_writes.py
+            written = DW.write_through_data(self, original, updated)
+            if written is not None:
+                return written
         if id(original) in self._inplace_stmt_calls and m is tm:
             rebound = self._rebind_inplace(original, updated)
             if rebound is not None:
