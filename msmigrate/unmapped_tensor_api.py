@@ -155,7 +155,7 @@ def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optio
     name = _unmapped_tensor_property(tr, original)
     if name is None:
         return None
-    if name == "requires_grad":
+    if name == "requires_grad" and id(original) not in tr._device_stores:   # a store target stays a TODO
         return _requires_grad_read(tr, original, updated)
     # inside a function the placeholder is called, so the read itself raises (`x.grad_fn is None` would
     # otherwise compare a placeholder); at module level it stays a value that raises when used
