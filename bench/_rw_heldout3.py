@@ -126,9 +126,11 @@ class AutoEncoder(nn.Module):
         return self.decode(quantized), indices, commit_loss.sum()
 
 
-for name, quantizer in (("vq", VectorQuantize(dim=8, codebook_size=16, decay=0.8, commitment_weight=1.0)),
-                        ("rvq", ResidualVQ(dim=8, num_quantizers=2, codebook_size=16))):
-    model = AutoEncoder(quantizer)
+# each quantizer built right before its autoencoder: the runner syncs the weights of the top-level models at
+# their first call, so a quantizer built earlier and wrapped later would go unsynced
+for name, make in (("vq", lambda: VectorQuantize(dim=8, codebook_size=16, decay=0.8, commitment_weight=1.0)),
+                   ("rvq", lambda: ResidualVQ(dim=8, num_quantizers=2, codebook_size=16))):
+    model = AutoEncoder(make())
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     x = torch.randn(2, 10, 6)
     for step in range(3):

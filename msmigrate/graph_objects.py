@@ -11,6 +11,10 @@ that reaches it raises MigrationError naming the line (templates/compat_parts/gr
 Only classes of the project whose bases are none or `object`, and the project's named tuples
 (`namedtuple(...)`, `class P(NamedTuple)`: measured the same, value right and gradients 0 with no error);
 Modules, autograd Functions, enums and exceptions derive from something else.
+A `collections.namedtuple` with literal fields that no module of the project reads by name (no `r.field`,
+getattr, `_asdict`, isinstance: ProjectIndex.record_as_tuple), built with every field, becomes
+`_ms_compat.graph_record(Cls, (values...))` instead: the record in PyNative, the plain tuple in a compiled
+graph (gradients kept; unpacking, indexing and returning see no difference). vector-quantize's LFQ `Return`.
 
 `with ctx:` / `with self.ctx:` in construct, over an object made elsewhere: MindSpore enters only
 jit_class objects, and otherwise stops compiling with an error that names no line of the program; a
@@ -44,12 +48,37 @@ import libcst as cst
 _NAMED_TUPLE_BASES = ("typing.NamedTuple", "typing_extensions.NamedTuple")
 
 
-def plain_class(tr, func: cst.BaseExpression) -> Optional[str]:
-    """The class name when `func` names a plain class of the project, else None."""
+def _project_qname(tr, func: cst.BaseExpression) -> Optional[str]:
     qname = tr._qname_any(func)
     if qname is None and isinstance(func, cst.Name) and not any(   # bound by no enclosing function
             func.value in scope.get("shadows", ()) for scope in tr._scopes[1:]):
         qname = f"{tr.module_name}.{func.value}"
+    return qname
+
+
+def record_as_tuple(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`Return(x, indices, loss)` of a project namedtuple whose fields nothing in the project reads by name
+    (ProjectIndex.record_as_tuple), every field given in order: `_ms_compat.graph_record(Return, (x, indices,
+    loss))`, the record in PyNative and the plain tuple of its values in a compiled graph, where a tuple keeps
+    the gradients the namedtuple loses (templates/compat_parts/graph_objects.py). None otherwise."""
+    qname = _project_qname(tr, original.func)
+    if qname is None:
+        return None
+    module, _, name = qname.rpartition(".")
+    fields = tr.index.record_as_tuple(module, name)
+    args = updated.args
+    if fields is None or len(args) != len(fields) or any(a.star for a in args) or any(
+            a.keyword is not None and a.keyword.value != f for a, f in zip(args, fields)):
+        return None
+    values = cst.Tuple(elements=[cst.Element(a.value) for a in args] if len(args) != 1 else
+                       [cst.Element(args[0].value, comma=cst.Comma())])
+    return cst.Call(func=tr._render_template("_ms_compat.graph_record"),
+                    args=[cst.Arg(updated.func), cst.Arg(values)])
+
+
+def plain_class(tr, func: cst.BaseExpression) -> Optional[str]:
+    """The class name when `func` names a plain class of the project, else None."""
+    qname = _project_qname(tr, func)
     if qname is None:
         return None
     module, _, name = qname.rpartition(".")

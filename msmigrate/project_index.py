@@ -51,6 +51,14 @@ class ModuleInfo:
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
+    # reads `x.requires_grad` of a tensor in a forward (or a module-level function next to a class): a compiled
+    # graph cannot answer it (templates/compat_parts/requires_grad.py), so a program reaching it runs PYNATIVE
+    reads_grad_flag: bool = False
+    # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
+    named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
+    # getattr(x, "name"), and the names isinstance() tests against: how a record's fields may be reached
+    attribute_reads: Set[str] = field(default_factory=set)
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -149,6 +157,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
+    info.reads_grad_flag = bool(classes) and _reads_grad_flag(tree)
+    info.attribute_reads = _attribute_reads(tree)
     for node in classes:
         bases = []
         for b in node.bases:
@@ -185,6 +195,23 @@ def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[s
     return attrs.pop(), tuple(methods)
 
 
+def _flag_read_in(fn: ast.AST) -> bool:
+    """`name.requires_grad` loaded (not stored) in fn, on a name other than self."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)
+               and isinstance(n.value, ast.Name) and n.value.id != "self" for n in ast.walk(fn))
+
+
+def _reads_grad_flag(tree: ast.Module) -> bool:
+    """A `forward` method, or a module-level function (a helper forward may call), reads `x.requires_grad`."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _flag_read_in(node):
+            return True
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, ast.FunctionDef) and f.name == "forward" and _flag_read_in(f) for f in node.body):
+            return True
+    return False
+
+
 _TUPLE_FACTORIES = ("collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple")
 
 
@@ -197,6 +224,47 @@ def _scan_named_tuples(info: ModuleInfo, tree: ast.Module) -> None:
             factory = resolve_head(d, info.imports) if d else None
             if factory in _TUPLE_FACTORIES:
                 info.named_tuples[node.targets[0].id] = factory
+                fields = _namedtuple_fields(node.value) if factory == "collections.namedtuple" else None
+                if fields is not None:
+                    info.named_tuple_fields[node.targets[0].id] = fields
+
+
+def _namedtuple_fields(call: ast.Call) -> Optional[Tuple[str, ...]]:
+    """The literal fields of `namedtuple("P", ["a", "b"])` / `namedtuple("P", "a b")`; None with defaults=,
+    rename= or fields computed."""
+    if len(call.args) != 2 or call.keywords:
+        return None
+    spec = call.args[1]
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        return tuple(spec.value.replace(",", " ").split())
+    names = _literal_names(spec)
+    return tuple(names) if names is not None else None
+
+
+# torch ops whose result is a (values, indices) named tuple: `x.topk(2).indices` reads no project record
+_TORCH_RECORD_OPS = frozenset({"min", "max", "sort", "topk", "median", "mode", "kthvalue", "cummax", "cummin",
+                               "aminmax", "slogdet", "frexp", "lu_unpack", "histogram"})
+
+
+def _attribute_reads(tree: ast.Module) -> Set[str]:
+    reads: Set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            recv = n.value
+            if isinstance(recv, ast.Name) and recv.id == "self":
+                continue
+            if isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) \
+                    and recv.func.attr in _TORCH_RECORD_OPS:
+                continue
+            reads.add(n.attr)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
+                and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+            reads.add(n.args[1].value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "isinstance" \
+                and len(n.args) == 2:
+            reads.update(x.id if isinstance(x, ast.Name) else x.attr for x in ast.walk(n.args[1])
+                         if isinstance(x, (ast.Name, ast.Attribute)))
+    return reads
 
 
 def _literal_names(node: ast.AST) -> Optional[List[str]]:
@@ -447,7 +515,30 @@ class ProjectIndex:
     def reaches_autograd_function(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) defines a torch.autograd.Function
         subclass: its backward runs op by op, so a program importing one starts in PYNATIVE mode."""
-        cache = self.__dict__.setdefault("_reaches_autograd_function", {})
+        return self._reaches(module, "autograd_function",
+                             lambda mod, info: any(self.is_autograd_function(f"{mod}.{c}") for c in info.classes))
+
+    def record_as_tuple(self, module: str, name: str) -> Optional[Tuple[str, ...]]:
+        """The fields of the project's `name = collections.namedtuple(...)` of `module` where no module of the
+        project reads one of them as an attribute (nor `_asdict`/`_replace`/`_fields`, nor tests isinstance
+        against it): built in a compiled graph as a plain tuple, nothing of the project tells the two apart.
+        None otherwise."""
+        info = self.modules.get(module)
+        fields = info.named_tuple_fields.get(name) if info is not None else None
+        if fields is None:
+            return None
+        reached = set(fields) | {"_asdict", "_replace", "_fields", "_field_defaults", name}
+        if any(reached & m.attribute_reads for m in self.modules.values()):
+            return None
+        return fields
+
+    def reaches_grad_flag_read(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) reads `x.requires_grad` in a forward
+        (ModuleInfo.reads_grad_flag): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "grad_flag_read", lambda mod, info: info.reads_grad_flag)
+
+    def _reaches(self, module: str, what: str, holds) -> bool:
+        cache = self.__dict__.setdefault("_reaches_" + what, {})
         if module not in cache:
             seen, todo, found = set(), [module], False
             while todo and not found:
@@ -456,7 +547,7 @@ class ProjectIndex:
                 if mod in seen or info is None:
                     continue
                 seen.add(mod)
-                found = any(self.is_autograd_function(f"{mod}.{c}") for c in info.classes)
+                found = holds(mod, info)
                 for target in list(info.imports.values()) + list(info.stars):
                     parts = target.split(".")
                     todo.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1)

@@ -37,12 +37,12 @@ class _Stores(BindingTargets):
         self.ids: Set[int] = set()
 
     def bind(self, target, value) -> None:
-        if isinstance(target, cst.Attribute) and target.attr.value in _NAMES:
+        if isinstance(target, cst.Attribute) and (target.attr.value in _NAMES or target.attr.value == "requires_grad"):
             self.ids.add(id(target))
 
 
 def store_targets(module: cst.Module) -> Set[int]:
-    """ids of the `X.device` / `X.is_cuda` nodes that are written, not read."""
+    """ids of the `X.device` / `X.is_cuda` / `X.requires_grad` nodes that are written, not read."""
     v = _Stores()
     module.visit(v)
     return v.ids

@@ -31,6 +31,7 @@ from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_saf
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
+from . import data_writes as DW
 from . import step_choice as SC
 from . import held_steps as HS
 from . import step_closure as SCL
@@ -2025,7 +2026,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
-                result = GO.refuse_in_graph(self, original, result, plain)
+                result = (GO.record_as_tuple(self, original, updated)
+                          or GO.refuse_in_graph(self, original, result, plain))
         if result is updated:       # `"{:.4f}".format(loss)` of a 0-d tensor: format_values.py
             result = FV.format_call(self, original, updated) or updated
         if id(original) in self._graph_pops and result is updated:
@@ -2311,6 +2313,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (name == "register_buffer" and original.args and isinstance(original.args[0].value, cst.SimpleString)
                 and self._classes):
             self._classes[-1].attr_types[original.args[0].value.evaluated_value] = "tensor"
+        if id(original) in self._stmt_calls and m is tm:     # `old.data.lerp_(new, w)`: data_writes.py
+            written = DW.write_through_data(self, original, updated)
+            if written is not None:
+                return written
         if id(original) in self._inplace_stmt_calls and m is tm:
             rebound = self._rebind_inplace(original, updated)
             if rebound is not None:
@@ -2616,6 +2622,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
+        elif self.index.reaches_grad_flag_read(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) reads a tensor's "
+                                          "requires_grad, which only PYNATIVE mode can answer")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

@@ -155,6 +155,8 @@ def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optio
     name = _unmapped_tensor_property(tr, original)
     if name is None:
         return None
+    if name == "requires_grad" and id(original) not in tr._device_stores:   # a store target stays a TODO
+        return _requires_grad_read(tr, original, updated)
     # inside a function the placeholder is called, so the read itself raises (`x.grad_fn is None` would
     # otherwise compare a placeholder); at module level it stays a value that raises when used
     return tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"), cst.Call(func=cst.Name("_")))
@@ -206,6 +208,26 @@ REQUIRES_GRAD_STORE_NOTE = (
     "a Parameter keeps the flag; on another tensor False is ops.stop_gradient (rebinding the name) and True "
     "changes nothing: what gets a gradient is what mindspore.grad/value_and_grad is given (as for "
     "torch.tensor(..., requires_grad=True)); a computed tensor is not refused as torch refuses it")
+
+
+REQUIRES_GRAD_READ_TEST = "tests/parity/test_requires_grad_reads.py"
+REQUIRES_GRAD_READ_NOTE = (
+    "a Parameter's flag; on a computed tensor (PyNative) whether a gradient is being recorded now (inside "
+    "grad/value_and_grad): torch's answer for a tensor computed from trainable weights in a train step, and outside "
+    "one under no_grad; torch answers False for a tensor of data only (or under no_grad) inside a train step and "
+    "True in a forward outside one without no_grad, where this reads True and False; a compiled graph that reads "
+    "it raises MigrationError (a program whose forward reads it starts in PYNATIVE mode)")
+
+
+def _requires_grad_read(tr, original: cst.Attribute, updated: cst.Attribute) -> cst.Call:
+    """`x.requires_grad` read on a tensor: `_ms_compat.requires_grad_of(x, "module:line")`
+    (templates/compat_parts/requires_grad.py)."""
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr.sites.append(Site(tr._line(original), "Tensor.requires_grad", f"{COMPAT}.requires_grad_of", R.DIFFERENCE,
+                         REQUIRES_GRAD_READ_NOTE, shorten(code_of(original)), REQUIRES_GRAD_READ_TEST))
+    return cst.Call(func=tr._render_template(f"{COMPAT}.requires_grad_of"),
+                    args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(where)))])
 
 
 def _requires_grad_store(tr, original: cst.Assign, name: str, flag: str) -> cst.SimpleStatementLine:

@@ -3,7 +3,7 @@
 Every record here is proven by tests/parity/test_torch_functions.py, in PyNative and inside
 `ms.jit`. Facts that shaped the records (MindSpore 2.10, CPU, all verified there):
   * `ops.full(size, 1.5)` infers int64 (and fills 1): the dtype is always passed explicitly.
-  * `ops.flatten` defaults start_dim=1 (torch 0); `ops.meshgrid` defaults indexing='xy' (torch 'ij').
+  * `ops.flatten` defaults start_dim=1 (torch 0); torch.meshgrid goes through _ms_compat.meshgrid (ops.meshgrid: 'xy', no one-tensor graph).
   * `ops.diag` of a 2-D tensor builds a 4-D tensor (torch extracts the diagonal).
   * `ops.roll` has no CPU kernel: `mindspore.numpy.roll` is used. `ops.einsum` has none either.
   * `ops.randperm` uses a fixed seed (same permutation on every call): shuffled arange instead.
@@ -588,16 +588,17 @@ def _meshgrid(ctx):
         v = positional[0].value
         if isinstance(v, (cst.List, cst.Tuple)):
             items = [code_of(e).strip().rstrip(",") for e in v.elements]
-        else:
-            raise UnsupportedSite("one argument: cannot tell a tensor from a list of tensors; "
-                                  "write torch.meshgrid(*tensors)")
+        else:       # one tensor or a list of them: the helper tells them apart when it runs
+            items = [code_of(v).strip()]
     else:
         items = [("*" if a.star == "*" else "") + code_of(a.value).strip() for a in positional]
-    return ctx.expr(f"ops.meshgrid({', '.join(items)}, indexing={indexing})")
+    return ctx.expr(f"_ms_compat.meshgrid({', '.join(items)}, indexing={indexing})")
 
 
-rule("torch.meshgrid", "mindspore.ops.meshgrid", args=("tensors",),
-     note="indexing is always passed: torch defaults to 'ij', ops.meshgrid to 'xy'; a list argument is unpacked",
+rule("torch.meshgrid", "_ms_compat.meshgrid", args=("tensors",),
+     note="through _ms_compat.meshgrid (templates/compat_parts/meshgrid.py): ops.meshgrid rejects one tensor in a "
+          "compiled graph (`*[t]`) and 0-d tensors; indexing is always passed (torch's default 'ij'); a list "
+          "argument is unpacked (one name: a tensor or a list, told apart when it runs)",
      test=T_SHAPE)(_meshgrid)
 
 

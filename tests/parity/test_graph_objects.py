@@ -248,3 +248,64 @@ def test_named_tuple_built_in_a_module_level_helper_of_forward():
     line = next(i for i, t in enumerate(HELPER_RECORD_SRC.splitlines(), 1) if "# SITE helper" in t)
     with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"Pair\(\.\.\.\) at \S+:{line}\b"):
         ms_value_and_grad(HELPER_RECORD_SRC, x, weights, sd, graph=True)
+
+
+# a quantizer's result record (vector-quantize-pytorch's LFQ returns `Return(x, indices, aux_loss)`), fields
+# never read by name in the project: unpacked, indexed, returned
+UNREAD_RECORD_SRC = '''
+from collections import namedtuple
+
+import torch
+import torch.nn as nn
+
+Return = namedtuple("Return", ["quantized", "indices", "aux_loss"])
+Breakdown = namedtuple("Breakdown", "sample batch")
+
+
+class Quantize(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+
+    def forward(self, x, breakdown=False):
+        h = self.proj(x)
+        ret = Return(torch.tanh(h), h.argmax(dim=-1), (h * h).mean())  # SITE Return
+        if not breakdown:
+            return ret
+        return ret, Breakdown(h.sum(), h.mean())
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quantize = Quantize()
+
+    def forward(self, x):
+        q, idx, aux = self.quantize(x)
+        (q2, _, aux2), parts = self.quantize(x * 2, breakdown=True)
+        return q * aux + q2 * aux2 + parts[0] + parts[1] * idx.float().unsqueeze(-1)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_named_tuple_whose_fields_are_never_read_is_a_tuple_when_compiled():
+    """Built in a compiled forward as the plain tuple of its values: values and input gradients are torch's in
+    GRAPH and PyNative (a namedtuple there would carry gradient 0); PyNative still returns the record."""
+    from .test_graph_safety import check_graph
+
+    code, sites = check_graph(UNREAD_RECORD_SRC, rnd(2, 3), (2, 3))
+    assert "_ms_compat.graph_record(Return, (" in code and "_ms_compat.graph_record(Breakdown, (" in code, code
+    mod, _, _ = load_converted(UNREAD_RECORD_SRC)
+    out = mod.Quantize()(ms.Tensor(rnd(2, 3)))
+    assert type(out).__name__ == "Return" and out._fields == ("quantized", "indices", "aux_loss")
+
+
+def test_named_tuple_whose_field_is_read_anywhere_stays_refused_when_compiled():
+    """One read of a field by name in the project (`out.indices` in another function) keeps the record's
+    refusal: a compiled graph would hand the reader a plain tuple."""
+    src = UNREAD_RECORD_SRC + "\n\ndef first_indices(model, x):\n    return model(x).indices\n"
+    _, code, _ = load_converted(src)
+    assert "_ms_compat.graph_object(Return(" in code and "_ms_compat.graph_record(Breakdown, (" in code, code

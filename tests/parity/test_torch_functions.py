@@ -341,7 +341,8 @@ def fn(x, v):
 def fn(a, b):
     ts = [a, b]
     return (torch.meshgrid(a, b) + torch.meshgrid([a, b], indexing="xy") + torch.meshgrid(*ts) + torch.meshgrid(
-        (a, b, a), indexing="ij") + torch.meshgrid(*ts, indexing="xy"))
+        (a, b, a), indexing="ij") + torch.meshgrid(*ts, indexing="xy") + torch.meshgrid(ts) + torch.meshgrid(*[a])
+            + torch.meshgrid(a, indexing="xy") + torch.meshgrid(a[0], b))
 """, [_f32(3), _f32(4)], grad=True),
     _case(["torch.tril", "torch.triu", "torch.diag"], """
 def fn(m, v):
@@ -633,7 +634,6 @@ def fn(x, y, ts, a):
     c = torch.cat([x, y], dim=0, out=a) * 2
     r = torch.round(x, decimals=2)
     u = torch.unique(x, dim=0)
-    g = torch.meshgrid(ts)
     i = torch.repeat_interleave(x)
     n = torch.normal(0.0, 1.0)
     s = torch.sum(x, out=a) + 1
@@ -642,7 +642,7 @@ def fn(x, y, ts, a):
 def ok():
     return torch.ones(2)
 """
-TODO_APIS = ["torch.einsum", "torch.cat", "torch.round", "torch.unique", "torch.meshgrid",
+TODO_APIS = ["torch.einsum", "torch.cat", "torch.round", "torch.unique",
              "torch.repeat_interleave", "torch.normal", "torch.sum", "torch.zeros"]
 COVERED["test_todo_sites"] = set(TODO_APIS)
 

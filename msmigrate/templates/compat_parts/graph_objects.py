@@ -15,6 +15,15 @@ def graph_object(obj, cls_name, where):
         "(ms.set_context(mode=ms.PYNATIVE_MODE))", cls_name, where)
 
 
+def graph_record(cls, values):
+    """cls(*values) (a project namedtuple), in PyNative; the plain tuple of values in a compiled graph, where
+    MindSpore builds the namedtuple through its Python fallback and every gradient through it is 0. Used only
+    where nothing in the project reads the record's fields by name (msmigrate/graph_objects.py)."""
+    if _compiling(_draw_probe):
+        return values
+    return cls(*values)
+
+
 # `with self.ctx:` / `with ctx:` over an object inside a compiled construct: MindSpore enters only
 # jit_class objects and otherwise stops with its own TypeError ("Only support jit_class instance, but got
 # PythonObject(...)"), naming no line of the original program; checked before the `with`, as a statement

@@ -1,0 +1,60 @@
+"""`x.data.op_(args)` as a whole statement (`old.data.lerp_(new, 1 - decay)` in an EMA helper,
+`self.w.data.mul_(0.5)` in forward): torch changes x's values in place and records no gradient.
+
+MindSpore's in-place arithmetic leaves the tensor unchanged on CPU (inplace_forms.py), and a rebinding
+`x = ...` would not reach the caller's tensor (x is often a parameter of the function, given a Cell's
+buffer). So the statement becomes `_ms_compat.write_data(x, <converted x.op(args)>, "module:line")`:
+the out-of-place value written into x (ops.assign on a Parameter, in GRAPH and PyNative; assign_value on
+another tensor, PyNative only, a compiled graph raising MigrationError naming the line);
+templates/compat_parts/data_writes.py. x is a name or an attribute chain (`self.ema.avg`)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from . import records as R
+from .callsite import UnsupportedSite, code_of
+
+NOTE = ("in place through .data: the out-of-place value written into the tensor (ops.assign on a Parameter; "
+        "another tensor in PyNative only), no gradient through it, as torch's .data write")
+TEST = "tests/parity/test_data_writes.py"
+
+
+def _holder(expr: cst.BaseExpression) -> bool:
+    """A name or an attribute chain of names (`old`, `self.embed_avg`, `self.q.codebook`)."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """The rewrite of a whole-statement `x.data.op_(...)`; None where it is no such statement."""
+    func = original.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
+            and func.value.attr.value == "data" and _holder(func.value.value)):
+        return None
+    from .inplace_forms import out_of_place   # write_data casts the value back to x's dtype, as torch keeps it
+
+    name = func.attr.value
+    found = out_of_place(name)
+    if found is None:
+        return None
+    m, receiver_first = found
+    # x itself, not `x.data`: write_data stops the gradient of the whole value, and MindSpore 2.10's GRAPH mode
+    # reads `p.data` of a Parameter assigned earlier in the same graph wrongly (tests/parity/test_data_writes.py)
+    receiver = updated.func.value.value
+    if receiver_first:
+        plain = updated.with_changes(func=cst.Name(name[:-1]), args=[cst.Arg(receiver)] + list(updated.args))
+    else:
+        plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+    try:
+        out = tr._apply(original, plain, m, m.source, receiver=None if receiver_first else receiver)
+    except UnsupportedSite:
+        return None
+    site = tr.sites[-1]
+    site.api, site.status, site.note, site.test = "Tensor." + name, R.DIFFERENCE, NOTE, TEST
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    return tr._render_template(f"{R.COMPAT}.write_data({code_of(updated.func.value.value).strip()}, "
+                               f"{code_of(out).strip()}, {where!r})")

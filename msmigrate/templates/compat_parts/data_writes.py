@@ -1,0 +1,27 @@
+"""torch's `x.data.lerp_(new, w)` / `p.data.mul_(d)` as a statement: the value of x changed in place with no
+gradient recorded (an EMA buffer, a codebook passed to a helper). MindSpore's in-place arithmetic leaves the
+tensor unchanged on CPU, so the out-of-place value is written into x itself, where its holders (a Cell's
+Parameter) see it (msmigrate/data_writes.py). (_compiling, _draw_probe, _refuse_compiled: host_draws.py)"""
+import mindspore as ms
+from mindspore import ops
+
+_DATA_WRITE_REFUSAL = (
+    "the in-place write through `.data` at {} changes a tensor that is no Parameter inside a compiled graph "
+    "(GRAPH mode or ms.jit), where only a Parameter can be written. Make it a Parameter (a buffer of the "
+    "module), or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def write_data(x, value, where):
+    """`value` (the out-of-place result, no gradient through it) written into x in x's dtype, as torch's
+    in-place method on x.data; a Parameter through ops.assign (GRAPH and PyNative), another tensor in
+    PyNative only: compiling a graph that writes one raises MigrationError naming the line."""
+    value = ops.stop_gradient(value)
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype)
+    if isinstance(x, ms.Parameter):
+        ops.assign(x, value)
+        return x
+    if _compiling(_draw_probe):
+        _refuse_compiled(_DATA_WRITE_REFUSAL, where)
+    x.assign_value(value)
+    return x

@@ -1,0 +1,96 @@
+"""`x.data.op_(...)` as a statement (msmigrate/data_writes.py, helper templates/compat_parts/data_writes.py):
+vector-quantize-pytorch's `ema_inplace(old, new, decay)` runs `old.data.lerp_(new, (1. - decay) * weight)` on
+a buffer the module passes in; `self.w.data.mul_(d)` in forward. A TODO before (MindSpore's in-place
+arithmetic changes nothing on CPU, a rebinding would not reach the caller's tensor). The value is written into
+the tensor: buffers, parameters, outputs and input gradients over three calls match torch in PyNative and
+GRAPH; a tensor that is no Parameter written in a compiled graph raises MigrationError naming the line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+ms = pytest.importorskip("mindspore")
+
+from .harness import load_converted, load_torch  # noqa: E402
+
+SRC = '''
+import torch
+from torch import nn
+
+
+def ema_inplace(old, new, decay):
+    old.data.lerp_(new, 1. - decay)
+
+
+class Ema(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("avg", torch.zeros(3))
+        self.w = nn.Parameter(torch.tensor([1.0, -2.0, 0.5]))
+
+    def forward(self, x):
+        ema_inplace(self.avg, x.mean(0), 0.8)
+        self.w.data.mul_(0.5)
+        return x * self.avg + x * self.w
+
+
+def scaled_copy(t):
+    u = t * 1.0
+    u.data.add_(t, alpha=2.0)
+    return u
+
+
+class Local(nn.Module):
+    def forward(self, x):
+        u = x * 1.0
+        u.data.mul_(3.0)
+        return u
+'''
+X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], np.float32)
+
+
+def _torch_run():
+    import torch
+    net = load_torch(SRC)["Ema"]()
+    outs = [net(torch.from_numpy(X * (k + 1))).detach().numpy() for k in range(2)]
+    x = torch.from_numpy(X * 3).requires_grad_(True)
+    net(x).sum().backward()
+    return outs, x.grad.numpy(), net.avg.numpy(), net.w.detach().numpy()
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_data_writes_reach_the_buffer_and_parameter(mode):
+    outs, grad, avg, w = _torch_run()
+    mod, code, sites = load_converted(SRC)
+    assert "_ms_compat.write_data(old, " in code and "_ms_compat.write_data(self.w, " in code, code
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        net = mod.Ema()
+        got = [net(ms.Tensor(X * (k + 1))).asnumpy() for k in range(2)]
+
+        def total(x):
+            return net(x).sum()
+        g = ms.grad(total)(ms.Tensor(X * 3)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    for a, b in zip(got, outs):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(g, grad, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(net.avg.asnumpy(), avg, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(net.w.asnumpy(), w, rtol=1e-6, atol=1e-6)
+
+
+def test_data_write_on_a_plain_tensor_in_pynative_and_refused_in_a_graph():
+    import torch
+    mod, code, _ = load_converted(SRC)
+    want = load_torch(SRC)["scaled_copy"](torch.from_numpy(X)).numpy()
+    np.testing.assert_allclose(mod.scaled_copy(ms.Tensor(X)).asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(mod.Local()(ms.Tensor(X)).asnumpy(), X * 3, rtol=1e-6)
+    from _ms_compat import MigrationError
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(MigrationError, match=r"through `\.data` at \S+:31 "):
+            mod.Local()(ms.Tensor(X))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
