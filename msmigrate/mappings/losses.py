@@ -148,10 +148,11 @@ _record(P + "huber_loss", "_ms_compat.huber_loss", ("input", "target", "reductio
         ("input", "target", "reduction", "delta"), "test_regression",
         "torch's formula (templates/compat_parts/losses.py): ops.huber_loss computes a float64 loss in float32",
         checks=_no_weight)
-_record(P + "cosine_embedding_loss", "mindspore.ops.cosine_embedding_loss",
+_record(P + "cosine_embedding_loss", "_ms_compat.cosine_embedding_loss",
         ("input1", "input2", "target", "margin") + _LEGACY + ("reduction",),
         ("input1", "input2", "target", "margin", "reduction"), "test_embeddings",
-        "the same arguments; batched (N, D) inputs only")
+        "torch's formula (templates/compat_parts/losses.py): ops.cosine_embedding_loss takes batched (N, D) inputs "
+        "with an (N,) target only, where torch also takes (D,) inputs and broadcasts the cosine against the target")
 _record(P + "margin_ranking_loss", "_ms_compat.margin_ranking_loss",
         ("input1", "input2", "target", "margin") + _LEGACY + ("reduction",),
         ("input1", "input2", "target", "margin", "reduction"), "test_embeddings", _MRL_NOTE)

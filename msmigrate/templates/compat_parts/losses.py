@@ -224,6 +224,20 @@ class HingeEmbeddingLoss(nn.Cell):
         return hinge_embedding_loss(input, target, self.margin, self.reduction)
 
 
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
+    """torch.nn.functional.cosine_embedding_loss, torch's formula: 1 - cos where target is 1, max(0, cos - margin)
+    where it is -1, the cosine over the target's rank (so a (D,) pair takes a 0-d target) and broadcast against
+    the target as torch does; ops.cosine_embedding_loss takes (N, D) inputs with an (N,) target only."""
+    dim = target.ndim
+    eps = 1e-12   # torch's EPSILON in the magnitudes
+    prod = (input1 * input2).sum(dim)
+    cos = prod / ops.sqrt(((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps))
+    zeros = ops.zeros_like(cos)
+    pos = ops.where(target == 1, 1 - cos, zeros)
+    neg = ops.where(target == -1, ops.relu(cos - margin), zeros)
+    return _loss_reduce(pos + neg, reduction)
+
+
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     """torch.nn.functional.margin_ranking_loss: an integer target (+1/-1) is promoted to the inputs' dtype, as
     torch's arithmetic does (ops.margin_ranking_loss refuses a target of another dtype)."""
