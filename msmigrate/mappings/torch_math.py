@@ -29,7 +29,7 @@ for _name, _op, _note in (
         ("exp2", "exp2", _INT), ("log2", "log2", _INT), ("log10", "log10", _INT), ("erfc", "erfc", _INT),
         ("erfinv", "erfinv", _INT), ("lgamma", "lgamma", _INT), ("digamma", "digamma", _INT),
         ("reciprocal", "reciprocal", ""), ("square", "square", ""), ("frac", "frac", ""),
-        ("trunc", "trunc", ""), ("fix", "trunc", ""), ("sgn", "sgn", ""), ("signbit", "signbit", ""),
+        ("trunc", "trunc", ""), ("fix", "trunc", ""), ("sgn", "sgn", ""),
         ("rad2deg", "rad2deg", _INT), ("deg2rad", "deg2rad", _INT), ("i0", "bessel_i0", _INT), ("sinc", "sinc", ""),
         ("positive", "positive", ""),
         ("isneginf", "isneginf", ""), ("isposinf", "isposinf", ""), ("isreal", "isreal", ""),
@@ -45,6 +45,9 @@ for _name, _op, _note in (
             float_function(_op, "_ms_compat.special_digamma" if _name == "digamma" else ""))
     else:
         composed(f"torch.{_name}", f"ops.{_op}({{input}})", ("input",), note=_note, test=_test)
+# ops.signbit compares with 0, so -0.0 reads False: torch reads the sign bit (1 / -0.0 is -inf)
+composed("torch.signbit", "ops.where({input} == 0, ops.reciprocal({input} * 1.0) < 0, ops.signbit({input}))",
+         ("input",), target="mindspore.ops.signbit", note="the sign bit: True for -0.0 as in torch", test=T_EW)
 # Invert has integer kernels only: a bool tensor is logical_not
 composed("torch.bitwise_not", "(ops.logical_not({input}) if {input}.dtype == ms.bool_ else ops.invert({input}))",
          ("input",), target="mindspore.ops.invert", note="integer tensors; a bool tensor through ops.logical_not",
