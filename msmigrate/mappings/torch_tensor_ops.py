@@ -139,7 +139,8 @@ composed("torch.hardshrink", "ops.hardshrink({input}, {lambd})", ("input", "lamb
          test=T_MISC)
 composed("torch.cosine_similarity", "ops.cosine_similarity({x1}, {x2}, {dim}, {eps})", ("x1", "x2", "dim", "eps"),
          defaults={"dim": "1", "eps": "1e-08"}, test=T_MISC)
-composed("torch.pdist", "ops.pdist({input}, {p})", ("input", "p"), defaults={"p": "2.0"}, test=T_MISC)
+composed("torch.pdist", "ops.pdist({input}, float({p}))", ("input", "p"), defaults={"p": "2"}, test=T_MISC,
+         note="p as a float (ops.pdist refuses an int p)")
 composed("torch.unique_consecutive", "ops.unique_consecutive({input}, {return_inverse}, {return_counts})",
          ("input", "return_inverse", "return_counts", "dim"),
          defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},

@@ -30,7 +30,7 @@ MISC = [
          [A], grad=True),
     case([T + "cosine_similarity", T + "pdist"],
          "a, b: (torch.cosine_similarity(a, b), torch.cosine_similarity(a, b, dim=0, eps=1e-6), torch.pdist(a),"
-         " torch.pdist(a, p=1.0))", [A, B], grad=True, rtol=1e-4),
+         " torch.pdist(a, p=1.0), torch.pdist(a, p=3))", [A, B], grad=True, rtol=1e-4),
     case([T + "floor_divide", T + "vdot"], "a, b, i, j: (torch.floor_divide(a, b), torch.floor_divide(i, j),"
          " torch.floor_divide(i, 3), torch.vdot(a[0], b[0]))",
          [A, B + 2, np.array([7, -7, 5, -5], np.int64), np.array([2, 2, -3, -3], np.int64)]),
