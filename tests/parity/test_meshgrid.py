@@ -38,3 +38,18 @@ OUT = 3 * 3 + 2 * 12 + 2 * 12 + 3 * 36 + 3 * 48 + 2 * 4 + 2 * 12 + 2 * 12
 def test_meshgrid_every_form_in_graph_and_pynative():
     code, _ = check_graph(SRC, rnd(7), (OUT,))
     assert "ops.meshgrid" not in code and code.count("_ms_compat.meshgrid(") == 10, code
+
+
+def test_meshgrid_of_a_2d_tensor_raises_as_torch():
+    """torch refuses a 2-D input; flattening it would build another grid silently."""
+    import mindspore as ms
+    import numpy as np
+    import torch
+
+    from .harness import load_converted
+    src = "import torch\n\ndef grid(a, b):\n    return torch.meshgrid(a, b, indexing='ij')\n"
+    with pytest.raises(RuntimeError, match="0D or 1D"):
+        torch.meshgrid(torch.ones(2, 2), torch.ones(3), indexing="ij")
+    mod, _, _ = load_converted(src)
+    with pytest.raises(ValueError, match="0D or 1D"):
+        mod.grid(ms.Tensor(np.ones((2, 2), np.float32)), ms.Tensor(np.ones(3, np.float32)))

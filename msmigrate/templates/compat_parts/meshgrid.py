@@ -10,6 +10,10 @@ def meshgrid(*tensors, indexing="ij"):
     """torch.meshgrid(*tensors, indexing=...): one grid tensor per input, all of the grid's shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    for t in tensors:
+        if t.ndim > 1:      # torch refuses it too; flattening would be a silent other grid
+            raise ValueError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of "
+                             "{} dimensions".format(t.ndim))
     flat = [ops.reshape(t, (-1,)) for t in tensors]
     axes = list(range(len(flat)))
     if indexing == "xy" and len(flat) > 1:
