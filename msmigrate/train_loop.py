@@ -367,6 +367,9 @@ class LoopInfo:
     # the module's functions and methods by name -> whether one of that name writes a `.grad` (grad_writers);
     # a function not listed may write one
     grad_writers: Dict[str, bool] = field(default_factory=dict)
+    # module functions that clear gradients (`def reset_grad(): d_opt.zero_grad(); g_opt.zero_grad()`): a loop
+    # calling one clears, as one calling zero_grad() itself (clearing_functions)
+    clearing_functions: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -1600,11 +1603,26 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
 _CLEARS_GRADS = re.compile(r"\.zero_grad\(|\.grad\s*=\s*None\b|\.grad(\.data)?\.zero_\(")
 
 
-def _uncleared_steps(loop: cst.CSTNode, body: Sequence[cst.CSTNode], groups: Sequence[StepGroup]) -> List[StepGroup]:
-    """The optimizer steps of a `for`/`while` loop whose body clears no gradients: torch's backward()
-    adds each iteration's gradients to those of the earlier iterations and optimizer.step() applies the
-    growing sum (a step applying the gradients of its own loss would update by another amount)."""
-    if not isinstance(loop, (cst.For, cst.While)) or any(_CLEARS_GRADS.search(code_of(st)) for st in body):
+def clearing_functions(module: cst.Module) -> Set[str]:
+    """Module-level functions whose body clears gradients (zero_grad(), `p.grad = None`): yunjey's GAN
+    tutorial clears both optimizers through `reset_grad()`."""
+    return {st.name.value for st in module.body
+            if isinstance(st, cst.FunctionDef) and _CLEARS_GRADS.search(code_of(st.body))}
+
+
+def _uncleared_steps(loop: cst.CSTNode, body: Sequence[cst.CSTNode], groups: Sequence[StepGroup],
+                     clearing: Set[str] = frozenset()) -> List[StepGroup]:
+    """The optimizer steps of a `for`/`while` loop whose body clears no gradients, itself or by calling one of
+    `clearing` (clearing_functions): torch's backward() adds each iteration's gradients to those of the
+    earlier iterations and optimizer.step() applies the growing sum (a step applying the gradients of its
+    own loss would update by another amount)."""
+    def clears(st: cst.CSTNode) -> bool:
+        if _CLEARS_GRADS.search(code_of(st)):
+            return True
+        calls = _CallsOf(set(clearing))
+        walk(st, calls)
+        return calls.hit
+    if not isinstance(loop, (cst.For, cst.While)) or any(clears(st) for st in body):
         return []
     return _summable(groups)
 
@@ -1811,7 +1829,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         return Rewrite(loop, [], set(), [], problems)
     # the loop as written (the converted body has lost its zero_grad() calls); none given: not checked
     uncleared = _summable(groups) if sums_across_calls else \
-        [] if original is None else _uncleared_steps(original, original.body.body, groups)
+        [] if original is None else _uncleared_steps(original, original.body.body, groups, info.clearing_functions)
     if any(g.clips or g.scaler or g.wrapper_call for g in uncleared):
         # torch clips (or unscales) the growing .grad in place, changing the sum the next iteration adds to; a
         # wrapper's method would be handed this iteration's gradients only (hold_gradients), not the sum

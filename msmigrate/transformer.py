@@ -248,6 +248,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
+        self._clearing_functions: Set[str] = set()   # module functions clearing gradients (train_loop)
         self._drawing_functions: Set[str] = set()   # those of them that call NumPy
         self._drawing_objects: Set[str] = set()     # instances of classes drawing with NumPy (train_loop)
         self._todo_count = 0
@@ -814,6 +815,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
                            grad_writers=self._grad_writers,
+                           clearing_functions=self._clearing_functions,
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1080,6 +1082,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
+        self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
         self._fresh_out_tuples = fresh_out_tuples(node, self._torch_qname)   # `out = (torch.empty(2), ...)`
