@@ -284,6 +284,15 @@ def classify(ns: str, name: str, kind: str = "", origin: str = "", keys: Optiona
             return Entry(ns, name, TODO, m.note or "no MindSpore counterpart (registry record)", "", m.source)
         return Entry(ns, name, CONVERTED, m.note, "", m.source, m.target or f"rule {m.rule.__name__}",
                      m.test, names_existing_test(m.test))
+    if ns == "torch.Tensor" and name == "requires_grad":
+        # converted by the transformer (unmapped_tensor_api.py), with no registry record: a record would make the
+        # property "mapped" and leave its reads as written; not counted as converted until a record holds it
+        from .records import REQUIRES_GRAD_READ_NOTE, REQUIRES_GRAD_READ_TEST, REQUIRES_GRAD_STORE_NOTE
+
+        return Entry(ns, name, TODO, "no registry record: the transformer converts a read to "
+                     f"_ms_compat.requires_grad_of ({REQUIRES_GRAD_READ_NOTE}; {REQUIRES_GRAD_READ_TEST}) and "
+                     f"`x.requires_grad = True/False` to set_requires_grad ({REQUIRES_GRAD_STORE_NOTE})",
+                     "nothing for a Parameter's flag; elsewhere check the branch it guards")
     if ns == "torch.Tensor":
         from .records import PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES
 

@@ -209,3 +209,21 @@ DROPPED_DECORATORS = {
 SAME_MEANING_PROPERTIES = frozenset({"shape", "dtype", "ndim", "T", "mT", "data", "itemsize", "nbytes"})
 # readable on a Parameter (what `self.weight` usually is), not on a computed MindSpore tensor
 PARAMETER_PROPERTIES = frozenset({"requires_grad"})
+
+# how the transformer converts `x.requires_grad` (unmapped_tensor_api.py); the census answers with these
+REQUIRES_GRAD_STORE_TEST = "tests/parity/test_autograd_scripts.py::test_requires_grad_store"
+REQUIRES_GRAD_STORE_NOTE = (
+    "a Parameter keeps the flag; on another tensor False is ops.stop_gradient (rebinding the name) and True "
+    "changes nothing: what gets a gradient is what mindspore.grad/value_and_grad is given (as for "
+    "torch.tensor(..., requires_grad=True)); a computed tensor is not refused as torch refuses it")
+
+
+REQUIRES_GRAD_READ_TEST = "tests/parity/test_requires_grad_reads.py::test_requires_grad_read_in_a_train_step_and_under_no_grad"
+REQUIRES_GRAD_READ_NOTE = (
+    "a Parameter's flag; on a computed tensor (PyNative) whether a gradient is being recorded now (inside "
+    "grad/value_and_grad): torch's answer for a tensor computed from trainable weights in a train step, and outside "
+    "one under no_grad; torch answers False for a tensor of data only (or under no_grad) inside a train step and "
+    "True in a forward outside one without no_grad, where this reads True and False; a compiled graph that reads "
+    "it raises MigrationError (a program whose forward reads it starts in PYNATIVE mode)")
+
+

@@ -13,6 +13,8 @@ from . import registry as R
 from .callsite import code_of
 from .sites import Site, shorten
 from .records import COMPAT, PARAMETER_PROPERTIES, SAME_MEANING_PROPERTIES  # noqa: F401
+from .records import (REQUIRES_GRAD_READ_NOTE, REQUIRES_GRAD_READ_TEST, REQUIRES_GRAD_STORE_NOTE,  # noqa: F401
+                      REQUIRES_GRAD_STORE_TEST)
 from .torch_tensor_names import TENSOR_ATTRIBUTES
 
 
@@ -201,22 +203,6 @@ def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
         return _requires_grad_store(tr, original, target.value.value, flag)
     ph = tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"))
     return cst.Expr(value=cst.Call(func=ph))
-
-
-REQUIRES_GRAD_STORE_TEST = "tests/parity/test_autograd_scripts.py::test_requires_grad_store"
-REQUIRES_GRAD_STORE_NOTE = (
-    "a Parameter keeps the flag; on another tensor False is ops.stop_gradient (rebinding the name) and True "
-    "changes nothing: what gets a gradient is what mindspore.grad/value_and_grad is given (as for "
-    "torch.tensor(..., requires_grad=True)); a computed tensor is not refused as torch refuses it")
-
-
-REQUIRES_GRAD_READ_TEST = "tests/parity/test_requires_grad_reads.py"
-REQUIRES_GRAD_READ_NOTE = (
-    "a Parameter's flag; on a computed tensor (PyNative) whether a gradient is being recorded now (inside "
-    "grad/value_and_grad): torch's answer for a tensor computed from trainable weights in a train step, and outside "
-    "one under no_grad; torch answers False for a tensor of data only (or under no_grad) inside a train step and "
-    "True in a forward outside one without no_grad, where this reads True and False; a compiled graph that reads "
-    "it raises MigrationError (a program whose forward reads it starts in PYNATIVE mode)")
 
 
 def _requires_grad_read(tr, original: cst.Attribute, updated: cst.Attribute) -> cst.Call:

@@ -79,10 +79,9 @@ def test_rules_classify_known_groups():
     assert "compilers" not in C.find("torch.trace").reason
     assert "compilers" not in C.find("torch.linalg.cond").reason
     assert "compilers" in C.find("torch.cond").reason
-    # a property read as written without a record is not counted as converted; one whose record names a parity
-    # test comparing the values is
-    assert (C.find("torch.Tensor.requires_grad").status == C.TODO
-            and "read as written" in C.find("torch.Tensor.requires_grad").reason)
+    # a property converted by the transformer with no record is not counted as converted; its answer says how
+    grad_flag = C.find("torch.Tensor.requires_grad")
+    assert grad_flag.status == C.TODO and "requires_grad_of" in grad_flag.reason
     device = C.find("torch.Tensor.device")      # 'CPU' in MindSpore: a record reads it as torch's device
     assert device.status == C.CONVERTED and device.record == "Tensor.device" and device.test_exists
     shape = C.find("torch.Tensor.shape")
