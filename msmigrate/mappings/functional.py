@@ -15,6 +15,7 @@ Rules of the house:
 """
 from __future__ import annotations
 
+import ast
 import re
 from typing import Dict, Optional, Sequence
 
@@ -753,10 +754,26 @@ def _loss_rule(ms_first=None, extra_checks=None):
     return r
 
 
+def _float_label_smoothing(b):
+    code = b.code("label_smoothing")
+    if code is not None and not _is_float_literal(code):
+        b.set("label_smoothing", f"float({code})")
+    return None
+
+
+def _is_float_literal(code: str) -> bool:
+    try:
+        return isinstance(ast.literal_eval(code), float)
+    except (ValueError, SyntaxError):
+        return False
+
+
 _CE_ARGS = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
 rule(P + "cross_entropy", "mindspore.ops.cross_entropy", args=_CE_ARGS,
      target_args=("input", "target", "weight", "ignore_index", "reduction", "label_smoothing"),
-     note="class indices or probabilities, weight, ignore_index, label_smoothing as in torch", test=_LOSS)(_loss_rule())
+     note="class indices or probabilities, weight, ignore_index, label_smoothing as in torch (a bool or int "
+          "label_smoothing passed as a float: ops.cross_entropy refuses them)", test=_LOSS)(
+    _loss_rule(extra_checks=lambda ctx: _float_label_smoothing(ctx.bound)))
 rule(P + "nll_loss", "mindspore.ops.nll_loss", args=_CE_ARGS[:-1],
      target_args=("inputs", "target", "weight", "ignore_index", "reduction"), test=_LOSS)(
     _loss_rule({"input": "inputs"}))
