@@ -28,11 +28,28 @@ def _holder(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name)
 
 
+def _left_to_parameter_passes(tr, original: cst.Call, receiver: cst.BaseExpression, method: str) -> bool:
+    """The statements the passes over parameter updates turn into `ops.assign` (their one-line native form):
+    a hand-written update reading `.grad` (`p.data.add_(p.grad, alpha=-lr)`: manual_update.py), a change of a
+    loop's variable (`for p in D.parameters(): p.data.clamp_(-c, c)`) and of an attribute chain by a method
+    param_data_update.py knows (`module.weight.data.mul_(s)`): it leaves them raising placeholders to rewrite."""
+    from . import param_data_update as PDU
+
+    if any(".grad" in code_of(a.value) for a in original.args):
+        return True
+    if isinstance(receiver, cst.Name):
+        return any(isinstance(getattr(loop, "target", None), cst.Name) and loop.target.value == receiver.value
+                   for loop in tr._loop_nodes)
+    return f"Tensor.{method}" in PDU._NEW_VALUE
+
+
 def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
     """The rewrite of a whole-statement `x.data.op_(...)`; None where it is no such statement."""
     func = original.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
             and func.value.attr.value == "data" and _holder(func.value.value)):
+        return None
+    if _left_to_parameter_passes(tr, original, func.value.value, func.attr.value):
         return None
     from .inplace_forms import out_of_place   # write_data casts the value back to x's dtype, as torch keeps it
 
