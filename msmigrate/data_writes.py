@@ -14,7 +14,7 @@ from typing import Optional
 import libcst as cst
 
 from . import records as R
-from .callsite import UnsupportedSite, code_of
+from .callsite import code_of
 
 NOTE = ("in place through .data: the out-of-place value written into the tensor (ops.assign on a Parameter; "
         "another tensor in PyNative only), no gradient through it, as torch's .data write")
@@ -60,14 +60,8 @@ def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
     m, receiver_first = found
     # x itself, not `x.data`: write_data stops the gradient of the whole value, and MindSpore 2.10's GRAPH mode
     # reads `p.data` of a Parameter assigned earlier in the same graph wrongly (tests/parity/test_data_writes.py)
-    receiver = updated.func.value.value
-    if receiver_first:
-        plain = updated.with_changes(func=cst.Name(name[:-1]), args=[cst.Arg(receiver)] + list(updated.args))
-    else:
-        plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
-    try:
-        out = tr._apply(original, plain, m, m.source, receiver=None if receiver_first else receiver)
-    except UnsupportedSite:
+    out = tr._apply_out_of_place(original, updated, name, m, receiver_first, receiver=updated.func.value.value)
+    if out is None:
         return None
     site = tr.sites[-1]
     site.api, site.status, site.note, site.test = "Tensor." + name, R.DIFFERENCE, NOTE, TEST

@@ -2424,6 +2424,20 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return store
         return updated
 
+    def _apply_out_of_place(self, original: cst.Call, updated: cst.Call, name: str, m, receiver_first: bool,
+                            receiver: Optional[cst.BaseExpression] = None) -> Optional[cst.BaseExpression]:
+        """`x.op_(args)` converted as its out-of-place record m (`x.op(args)`, or `op(x, args)` where the record
+        is torch.op); receiver: x where it is not the call's own (`x` of `x.data.op_`). None where m refuses it."""
+        receiver = updated.func.value if receiver is None else receiver
+        if receiver_first:
+            plain = updated.with_changes(func=cst.Name(name[:-1]), args=[cst.Arg(receiver)] + list(updated.args))
+        else:
+            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
+        try:
+            return self._apply(original, plain, m, m.source, receiver=None if receiver_first else receiver)
+        except UnsupportedSite:
+            return None
+
     def _rebind_inplace(self, original: cst.Call, updated: cst.Call):
         """`x.add_(y)` statement on a local tensor -> `x = <converted x.add(y)>`. Exact
         unless another name refers to the same tensor (it would not see the change)."""
@@ -2472,14 +2486,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         kind = self._receiver_kind(original.func.value)
         if kind != "tensor" and not (kind == "unknown" and R.lookup("Module." + name) is None):
             return None   # an untyped local (`x = preds.pred_x_start`): clamp_/detach_ are tensor-only names
-        if receiver_first:
-            plain = updated.with_changes(func=cst.Name(name[:-1]),
-                                         args=[cst.Arg(updated.func.value)] + list(updated.args))
-        else:
-            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
-        try:
-            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else updated.func.value)
-        except UnsupportedSite:
+        out = self._apply_out_of_place(original, updated, name, m, receiver_first)
+        if out is None:
             return None
         if needs_cast_back(name):   # a bool result: torch keeps x's dtype
             x = code_of(updated.func.value).strip()
@@ -2536,14 +2544,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if found_form is None:
             return None
         m, receiver_first = found_form
-        if receiver_first:
-            plain = updated.with_changes(func=cst.Name(name[:-1]),
-                                         args=[cst.Arg(updated.func.value)] + list(updated.args))
-        else:
-            plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
-        try:
-            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else updated.func.value)
-        except UnsupportedSite:
+        out = self._apply_out_of_place(original, updated, name, m, receiver_first)
+        if out is None:
             return None
         site = self.sites[-1]
         site.api, site.status = "Tensor." + name, R.DIFFERENCE
