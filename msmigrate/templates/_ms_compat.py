@@ -217,6 +217,8 @@ def register_buffer(cell, name, tensor, persistent=True):
     if tensor is not None and persistent:
         param = ms.Parameter(tensor, name=name, requires_grad=False)
         param.torch_buffer = True   # named_parameters()/parameters() leave it out, as torch does
+        # copy.deepcopy of a Parameter drops its attributes: the cell keeps the names too (an EMA copy's parameters())
+        cell.__dict__.setdefault("_torch_buffer_names", set()).add(name)
         setattr(cell, name, param)
     else:
         cell.register_buffer(name, tensor, persistent=False)

@@ -211,9 +211,15 @@ def _hidden_children(cell):
     return hidden
 
 
+def _is_buffer(cell, name, param):
+    """A persistent buffer held as a Parameter (register_buffer, nn.Buffer); the cell's own record survives
+    copy.deepcopy, which drops the Parameter's mark."""
+    return getattr(param, "torch_buffer", False) or name in cell.__dict__.get("_torch_buffer_names", ())
+
+
 def _own_params(cell):
     """(torch name, Parameter) of the parameters torch's module would hold itself; buffers left out."""
-    pairs = [(n, p) for n, p in cell._params.items() if p is not None and not getattr(p, "torch_buffer", False)]
+    pairs = [(n, p) for n, p in cell._params.items() if p is not None and not _is_buffer(cell, n, p)]
     for name in _hidden_children(cell):
         pairs += [(n, p) for n, p in cell._cells[name].parameters_and_names()]
     if not _is_layer(cell):
@@ -307,7 +313,7 @@ def _own_buffers(cell):
     """(torch name, tensor) of the buffers torch's module would hold itself: register_buffer's (persistent ones are
     Parameters here, non-persistent ones Cell buffers) and a norm layer's running statistics (MindSpore's BatchNorm
     keeps no num_batches_tracked: not listed)."""
-    pairs = [(n, p) for n, p in cell._params.items() if p is not None and getattr(p, "torch_buffer", False)]
+    pairs = [(n, p) for n, p in cell._params.items() if p is not None and _is_buffer(cell, n, p)]
     pairs += [(n, b) for n, b in getattr(cell, "_buffers", {}).items() if b is not None]
     if _is_layer(cell):
         stats = list(cell._params.items())
