@@ -54,6 +54,9 @@ class ModuleInfo:
     # reads `x.requires_grad` of a tensor in a forward (or a module-level function next to a class): a compiled
     # graph cannot answer it (templates/compat_parts/requires_grad.py), so a program reaching it runs PYNATIVE
     reads_grad_flag: bool = False
+    # a forward (or a module-level function next to a class) calls a torch function whose converted helper runs
+    # in Python on the values (PACKING_CALLS): a compiled graph cannot run it, so a program reaching it runs PYNATIVE
+    packs_sequences: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -158,6 +161,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
     info.reads_grad_flag = bool(classes) and _reads_grad_flag(tree)
+    info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.attribute_reads = _attribute_reads(tree)
     for node in classes:
         bases = []
@@ -208,6 +212,29 @@ def _reads_grad_flag(tree: ast.Module) -> bool:
             return True
         if isinstance(node, ast.ClassDef) and any(
                 isinstance(f, ast.FunctionDef) and f.name == "forward" and _flag_read_in(f) for f in node.body):
+            return True
+    return False
+
+
+# torch.nn.utils.rnn's packing: the converted PackedSequence orders rows by the lengths' values (NumPy)
+PACKING_CALLS = frozenset(f"torch.nn.utils.rnn.{n}" for n in (
+    "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "PackedSequence", "unpack_sequence"))
+
+
+def _forward_calls(tree: ast.Module, imports: Dict[str, str], qualified: frozenset) -> bool:
+    """A `forward` method, or a module-level function (a helper forward may call), calls one of `qualified`
+    (through the module's imports: `rnn_utils.pack_padded_sequence`, `nn.utils.rnn.pack_sequence`)."""
+    def calls(fn: ast.AST) -> bool:
+        for node in ast.walk(fn):
+            d = _dotted(node.func) if isinstance(node, ast.Call) else None
+            if d is not None and resolve_head(d, imports) in qualified:
+                return True
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and calls(node):
+            return True
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, ast.FunctionDef) and f.name == "forward" and calls(f) for f in node.body):
             return True
     return False
 
@@ -536,6 +563,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) reads `x.requires_grad` in a forward
         (ModuleInfo.reads_grad_flag): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "grad_flag_read", lambda mod, info: info.reads_grad_flag)
+
+    def reaches_sequence_packing(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) packs sequences in a forward
+        (ModuleInfo.packs_sequences): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "sequence_packing", lambda mod, info: info.packs_sequences)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

@@ -2630,6 +2630,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif self.index.reaches_grad_flag_read(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) reads a tensor's "
                                           "requires_grad, which only PYNATIVE mode can answer")
+        elif self.index.reaches_sequence_packing(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) packs sequences "
+                                          "(PackedSequence orders rows by the lengths' values, op by op only)")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

@@ -239,6 +239,30 @@ def _own_params(cell):
                 continue
             last = _TORCH_PARAM_NAME[last]
         out.append((last, param))
+    return _rnn_order(out)
+
+
+# torch's RNN parameters, layer by layer and direction by direction: weight_ih, weight_hh, bias_ih, bias_hh,
+# weight_hr; MindSpore's RNNs hold every layer's weight_ih first (code zipping or enumerating parameters saw
+# another order)
+_RNN_KINDS = ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr")
+
+
+def _rnn_key(name):
+    """(layer, reverse, kind) of torch's RNN parameter name (weight_hh_l1_reverse), None for other names."""
+    kind, _, rest = name.rpartition("_l")
+    layer, _, tail = rest.partition("_")
+    if kind in _RNN_KINDS and layer.isdigit() and tail in ("", "reverse"):
+        return int(layer), tail == "reverse", _RNN_KINDS.index(kind)
+    return None
+
+
+def _rnn_order(pairs):
+    at = [i for i, (n, _) in enumerate(pairs) if _rnn_key(n) is not None]
+    ordered = sorted((pairs[i] for i in at), key=lambda pair: _rnn_key(pair[0]))
+    out = list(pairs)
+    for i, pair in zip(at, ordered):
+        out[i] = pair
     return out
 
 
