@@ -83,15 +83,19 @@ PARAM_RENAMES = {
     "batchnorm": {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
                   "running_var": "moving_variance"},
     "affine_norm": {"weight": "gamma", "bias": "beta"},
-    "embedding": {"weight": "embedding_table"},
+    "layernorm": {"weight": "gamma", "bias": "beta", "eps": "epsilon"},
+    "embedding": {"weight": "embedding_table", "num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
     "prelu": {"weight": "w"},
     "linear": {"in_features": "in_channels", "out_features": "out_channels"},
     "conv": {"groups": "group"},
+    "leaky_relu": {"negative_slope": "alpha"},
+    "rnn": {"bias": "has_bias"},    # torch's flag (a bool); MindSpore's RNNs hold it as has_bias
 }
 LAYER_FAMILY = {
     **{f"torch.nn.BatchNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
     "torch.nn.SyncBatchNorm": "batchnorm",
-    "torch.nn.LayerNorm": "affine_norm", "torch.nn.GroupNorm": "affine_norm",
+    "torch.nn.LayerNorm": "layernorm", "torch.nn.GroupNorm": "affine_norm",
+    "torch.nn.LeakyReLU": "leaky_relu", **{f"torch.nn.{r}": "rnn" for r in ("LSTM", "GRU", "RNN")},
     # _ms_compat.InstanceNorm*d keep MindSpore's InstanceNorm names: gamma/beta/moving_mean/moving_variance
     **{f"torch.nn.InstanceNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
     "torch.nn.Embedding": "embedding", "torch.nn.PReLU": "prelu",
@@ -1089,8 +1093,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
         # `emb = nn.Embedding(..)`: its parameter renames; `m = nn.Linear(..)`: `m(input=x)` (layer_calls.py)
         self.batched_convs = BC.batched_convs(node, self._torch_qname)   # native conv layers (batched_convs.py)
-        self._module_layers = LR.module_layers(node, self._torch_qname,
-                                               lambda qn: qn in LAYER_FAMILY or LC.torch_layer(qn))
+        # `model = Net()` of a class of this module: "class:Net" (`model.emb.weight` renamed by Net's attribute types)
+        module_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)}
+        self._module_layers = LR.module_layers(
+            node, lambda f: "class:" + f.value if isinstance(f, cst.Name) and f.value in module_classes
+            else self._torch_qname(f),
+            lambda qn: qn.startswith("class:") or qn in LAYER_FAMILY or LC.torch_layer(qn))
         cell_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
@@ -1597,7 +1605,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         matched = [q for q in LAYER_FAMILY
                    if (q.rsplit(".", 1)[-1].startswith(text) if how == "start" else text in q.rsplit(".", 1)[-1])]
         fams = {LAYER_FAMILY[q] for q in matched}
-        if fams and fams <= {"batchnorm", "affine_norm"}:
+        if fams and fams <= {"batchnorm", "affine_norm", "layernorm"}:
             fams = {"affine_norm"} if len(fams) > 1 else fams
         if len(fams) != 1:
             return {}
@@ -1627,7 +1635,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 fams.add("class:" + e.value)
             else:
                 return {}
-        if fams and fams <= {"batchnorm", "affine_norm"}:
+        if fams and fams <= {"batchnorm", "affine_norm", "layernorm"}:
             fams = {"affine_norm"} if len(fams) > 1 else fams   # weight/bias rename alike
         if len(fams) != 1:
             # several families (BatchNorm2d and Linear): each parameter access chooses by the cell (mixed_narrowing.py)
@@ -1852,6 +1860,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):
                         # its parameters by torch's names (_rename_param_attr), `m(input=x)` (layer_calls.py)
                         ctx.layers[n] = layer
+                    elif isinstance(tgt, cst.Name) and self._module_class_call(value):
+                        ctx.layers[n] = "class:" + value.func.value    # `net.emb.weight`: the class's attributes
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
                         ctx.tensors.add(n)
                     elif (layer and layer not in _PLAIN_NN_RESULTS) or cell_call:
@@ -1883,6 +1893,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._in_graph_code():   # `b, *axis, device = *x.shape, x.device`: graph_device_unpacks.py
             return split_device_unpack(updated) or updated
         return updated
+
+    def _module_class_call(self, node: cst.BaseExpression) -> bool:
+        """`Net(...)` of a Module class this file defined above (its attribute types are known)."""
+        return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+            and node.func.value in self._class_attr_types \
+            and not (self._funcs and node.func.value in self._scopes[-1]["bound"])
 
     def _plain_instance(self, node: cst.BaseExpression) -> bool:
         """`Trainer(...)` of a project class that is surely no Module (ProjectIndex.is_plain_class)."""
