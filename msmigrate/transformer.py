@@ -1500,6 +1500,13 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _rename_param_attr(self, original: cst.Attribute, updated: cst.Attribute):
         attr = original.attr.value
+        if attr in _CONV1D_TUPLES and id(original) not in self._stores \
+                and self._static_type(original.value) in _CONV1D_LAYERS:
+            # MindSpore's 1-d convolutions run a 2-d one: kernel_size (1, k) where torch has (k,)
+            self._record(original, f"conv1d.{attr}", f"{attr}[1:]", R.CONVERTED,
+                         f"MindSpore's 1-d convolution holds {attr} as a 2-d one's (1, n): its last entry is torch's")
+            return cst.Subscript(value=updated, slice=[cst.SubscriptElement(
+                slice=cst.Slice(lower=cst.Integer("1"), upper=None))])
         if attr not in _RENAMED_ATTRS:
             return updated
         family = self._layer_family(original.value)
@@ -2782,6 +2789,8 @@ _PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pa
                      "torch.nn.utils.rnn.pack_sequence"}
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
+_CONV1D_LAYERS = ("torch.nn.Conv1d", "torch.nn.ConvTranspose1d")
+_CONV1D_TUPLES = ("kernel_size", "stride", "dilation")
 _INT_DIVISION_OF_AUG = {cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo}
 _BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (
     "Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power", "MatrixMultiply", "LeftShift",
