@@ -25,7 +25,7 @@ from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
-from .inplace_callers import _Rebind, _names, _read_after, _Scope, _scope_parts, _whole_value
+from .inplace_callers import _assigns, _Rebind, _names, _read_after, _Scope, _scope_parts, _whole_value
 from .inplace_views import _held, _strip
 
 # activation -> the position of `inplace` among its positional parameters (functional form, module constructor)
@@ -93,6 +93,29 @@ def _construction(value: cst.BaseExpression) -> str:
     return "plain"
 
 
+def _kinds(assigned: Dict[str, Set[str]]) -> Dict[str, str]:
+    """'inplace' where every assignment builds an in-place activation, 'unknown' where some may."""
+    out = {}
+    for name, ks in assigned.items():
+        if ks == {"inplace"}:
+            out[name] = "inplace"
+        elif ks & {"inplace", "unknown"}:
+            out[name] = "unknown"
+    return out
+
+
+def _local_kinds(node: cst.CSTNode, fn) -> Dict[str, str]:
+    """Names of one scope bound to in-place activations (`act = nn.ReLU(inplace=True)`)."""
+    assigned: Dict[str, Set[str]] = {}
+    pairs = _assigns(fn) if fn is not None else [
+        (t.target, small.value) for st in node.body if isinstance(st, cst.SimpleStatementLine)
+        for small in st.body if isinstance(small, cst.Assign) for t in small.targets]
+    for target, value in pairs:
+        for n in _names(target):
+            assigned.setdefault(n, set()).add(_construction(value) if isinstance(target, cst.Name) else "plain")
+    return _kinds(assigned)
+
+
 def _attribute_kinds(cls: cst.ClassDef) -> Dict[str, str]:
     """self attribute -> 'inplace' / 'unknown' for the attributes of the class built as in-place activations
     (every assignment of an 'inplace' one builds one)."""
@@ -105,13 +128,7 @@ def _attribute_kinds(cls: cst.ClassDef) -> Dict[str, str]:
                 if isinstance(tg, cst.Attribute) and isinstance(tg.value, cst.Name) and tg.value.value == "self":
                     kinds.setdefault(tg.attr.value, set()).add(_construction(node.value))
     cls.body.visit(V())
-    out = {}
-    for attr, ks in kinds.items():
-        if ks == {"inplace"}:
-            out[attr] = "inplace"
-        elif ks & {"inplace", "unknown"}:
-            out[attr] = "unknown"
-    return out
+    return _kinds(kinds)
 
 
 class _Marker:
@@ -131,6 +148,8 @@ class _Activations:
             flag = _inplace_arg(call, FUNCTIONAL[name])
             return _Marker("inplace") if flag else _Marker("unknown") if flag is None else None
         f = call.func
+        if isinstance(f, cst.Name) and f.value in locals_:     # `act = nn.ReLU(inplace=True)` in this scope
+            return _Marker(locals_[f.value])
         if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" and cls:
             kind = self.attributes.get(cls, {}).get(f.attr.value)
             return _Marker(kind) if kind else None
@@ -195,7 +214,7 @@ def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[in
     rebinds: Dict[int, cst.BaseExpression] = {}
     refused: Dict[int, str] = {}
     for node, cls, fn in _scope_parts(module):
-        scope = _Scope(index, cls, {}, set())
+        scope = _Scope(index, cls, _local_kinds(node, fn), set())
         node.visit(scope)
         for pos, call, marker, stmt, loops in scope.calls:
             arg = _input(call)
