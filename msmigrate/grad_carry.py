@@ -115,11 +115,31 @@ def _optimizer_clear(stmt: cst.CSTNode, optimizers: Set[str]) -> bool:
         and not re.search(r"\.grad\s*=\s*None\b|\.grad(\.data)?\.zero_\(", code_of(stmt))
 
 
+def _fresh_step_clears(sc: _Scope, scope_node: cst.CSTNode, checks: Dict[int, Tuple[str, str]]) -> None:
+    """`model.zero_grad()` in a training loop (or a step function's body) stepping one optimizer that it clears
+    no other way: the converted step applies fresh gradients, which is torch's sum only where the module owns
+    every parameter of the optimizer; id -> (module, optimizer) for `_ms_compat.clears_all_gradients`."""
+    for c, cenc in sc.clears:
+        receiver = module_clear(c)
+        unit = _loop_of(cenc) or scope_node
+        stepped = set(TL._calls_method(unit, "step"))
+        if receiver is None or len(stepped) != 1 or not TL._calls_method(unit, "backward") \
+                or _optimizer_clear(c, stepped) or any(_optimizer_clear(o, stepped) for o, oenc in sc.clears
+                                                         if (_loop_of(oenc) or scope_node) is unit):
+            continue
+        optimizer = next(iter(stepped))
+        if not TL.OPTIMIZER_NAME.search(optimizer.rsplit(".", 1)[-1]) or TL.SCHEDULER_NAME.search(optimizer):
+            continue        # a scheduler's or wrapper's step(): not known to be the optimizer
+        checks[id(c)] = (receiver, optimizer)
+
+
 def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[int, str],
-                    kept: Dict[int, cst.CSTNode], held: Dict[int, str], modules: Dict[int, str]
-                    ) -> List[cst.CSTNode]:
+                    kept: Dict[int, cst.CSTNode], held: Dict[int, str], modules: Dict[int, str],
+                    checks: Optional[Dict[int, Tuple[str, str]]] = None) -> List[cst.CSTNode]:
     sc = _Scope()
     TL.walk(scope_node, sc)
+    if checks is not None:
+        _fresh_step_clears(sc, scope_node, checks)
     step_loops: Dict[int, cst.CSTNode] = {}
     for st, enclosing in sc.backwards:
         lp = _loop_of(enclosing)
@@ -189,11 +209,13 @@ def _enclosing_of(sc: _Scope, loop: cst.CSTNode) -> List[cst.CSTNode]:
 
 
 def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional[Dict[int, str]] = None,
-                       modules: Optional[Dict[int, str]] = None) -> Tuple[Dict[int, str], Set[int]]:
+                       modules: Optional[Dict[int, str]] = None, checks: Optional[Dict[int, Tuple[str, str]]] = None
+                       ) -> Tuple[Dict[int, str], Set[int]]:
     """(id(loop as written) -> why its train step would miss gradients another step left (a raising TODO),
     ids of the `optimizer.zero_grad()` statements that empty the sum of a loop clearing nothing: kept in the
     converted program, where zero_grad() outside a train step otherwise goes). `modules` receives, for the kept
-    `model.zero_grad()` statements, id -> the module's code (`_ms_compat.clear_module_grads`)."""
+    `model.zero_grad()` statements, id -> the module's code (`_ms_compat.clear_module_grads`); `checks`, for the
+    `model.zero_grad()` of a step applying fresh gradients, id -> (module, optimizer) (clears_all_gradients)."""
     out: Dict[int, str] = {}
     kept: Dict[int, cst.CSTNode] = {}
     if ".backward(" not in module.code:
@@ -208,7 +230,7 @@ def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional
             pending.extend(sc.inner)
             continue
         pending.extend(_scope_problems(node.body if isinstance(node, cst.FunctionDef) else node, lines, out, kept,
-                                       held or {}, modules if modules is not None else {}))
+                                       held or {}, modules if modules is not None else {}, checks))
     return out, set(kept)
 
 

@@ -132,3 +132,72 @@ for i in range(2):
         load_converted(src)
     assert type(err.value).__name__ == "MigrationError", err.value
     assert f":{line}" in str(err.value), (line, str(err.value))
+
+
+# ------------------------------------------------------------------ model.zero_grad() beside a fresh step
+# A loop (or step function) clearing with `model.zero_grad()` only: the converted step applies fresh gradients,
+# torch's sum only where the module owns every parameter the optimizer updates; else the others' .grad keeps
+# growing in torch, and `_ms_compat.clears_all_gradients` stops the program at the line of the clear.
+FRESH = {
+    "loop_clearing_its_model": '''
+net = torch.nn.Sequential(enc, torch.nn.Tanh(), head)
+opt2 = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.5)
+for i in range(3):
+    net.zero_grad(set_to_none=True)
+    loss = ((net(inp * (i + 1)) - tgt) ** 2).mean()
+    loss.backward()
+    opt2.step()
+''',
+    "trainer_method_clearing_its_model": '''
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def step(self, x, y):
+        self.model.zero_grad()
+        loss = ((self.model(x) - y) ** 2).mean()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+net = torch.nn.Sequential(enc, torch.nn.Tanh(), head)
+trainer = Trainer(net, torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.5))
+losses = [trainer.step(inp - i, tgt) for i in range(3)]
+''',
+}
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
+@pytest.mark.parametrize("shape", sorted(FRESH))
+def test_module_owning_the_optimizer_clears_as_torch(shape, graph):
+    src = HEAD.split("def train_step")[0] + FRESH[shape] + TAIL + ("# GRAPH\n" if graph else "")
+    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
+    try:
+        mod, code, sites = load_converted(src)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    ref = load_torch(src)
+    for i, (got, want) in enumerate(zip(mod.weights, ref["weights"])):
+        assert_close(got, want.detach(), rtol=1e-5, atol=2e-5, what=f"{shape}: parameter {i} (graph={graph})")
+    assert "_ms_compat.clears_all_gradients(" in code, code
+    assert not [s for s in sites if s.status == TODO], code
+
+
+def test_module_owning_part_of_the_optimizer_raises_naming_the_line():
+    """The optimizer updates enc and head, the loop clears enc only: torch's head gradients add up over the
+    iterations, the converted step's would not."""
+    src = HEAD.split("def train_step")[0] + '''
+for i in range(3):
+    enc.zero_grad()
+    loss = ((head(torch.tanh(enc(inp * (i + 1)))) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''' + TAIL
+    fresh = load_torch(src.replace("    enc.zero_grad()", "    opt.zero_grad()"))["weights"]
+    assert (load_torch(src)["weights"][2] - fresh[2]).abs().max().item() > 1e-4   # torch tells them apart
+    line = [i + 1 for i, t in enumerate(src.splitlines()) if t.strip() == "enc.zero_grad()"][0]
+    with pytest.raises(Exception) as err:
+        load_converted(src)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert f":{line}" in str(err.value), (line, str(err.value))

@@ -233,6 +233,20 @@ def clear_module_grads(module, where):
             _HELD_GRADIENTS[key] = (params, tuple(None if id(p) in owned else t for p, t in zip(params, total)))
 
 
+def clears_all_gradients(module, optimizer, where):
+    """torch's `module.zero_grad()` beside a step applying fresh gradients: the same only where the module owns
+    every parameter the optimizer updates (the others' .grad would keep growing in torch)."""
+    if module is optimizer:
+        return
+    owned = {id(p) for p in module.get_parameters()} \
+        if isinstance(module, ms.nn.Cell) and not hasattr(module, "zero_grad") else set()
+    missing = [p.name for p in optimizer.parameters if id(p) not in owned]
+    if missing:
+        raise MigrationError(f"{where}: zero_grad() on {type(module).__name__} leaves the gradients of {missing[0]} "
+                             f"(and {len(missing) - 1} more the optimizer updates) growing in torch, while the "
+                             "converted step applies fresh gradients: clear with optimizer.zero_grad()")
+
+
 def closure_loss_and_grads(result):
     """What a converted closure returned: (loss, gradients). Anything else comes from a closure
     msmigrate did not convert, whose gradients would be missing."""
