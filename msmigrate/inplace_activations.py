@@ -56,16 +56,24 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def _inplace_arg(call: cst.Call, position: int) -> Optional[bool]:
-    """True/False where `inplace` is a literal, None where it is absent (False) or not literal."""
+def _literal(v: cst.BaseExpression) -> Optional[bool]:
+    return {"True": True, "False": False}.get(v.value) if isinstance(v, cst.Name) else None
+
+
+def _argument(call: cst.Call, name: str, position: int) -> Tuple[bool, Optional[bool]]:
+    """(given, its literal value: True/False, None where it is not a literal)."""
     for a in call.args:
-        if a.keyword is not None and a.keyword.value == "inplace":
-            return isinstance(a.value, cst.Name) and a.value.value == "True" or None
+        if a.keyword is not None and a.keyword.value == name:
+            return True, _literal(a.value)
     positional = [a for a in call.args if a.keyword is None and not a.star]
     if position < len(positional):
-        v = positional[position].value
-        return isinstance(v, cst.Name) and v.value == "True" or None
-    return False
+        return True, _literal(positional[position].value)
+    return False, False
+
+
+def _inplace_arg(call: cst.Call, position: int) -> Optional[bool]:
+    """True/False where `inplace` is a literal or absent (False), None where it is not a literal."""
+    return _argument(call, "inplace", position)[1]
 
 
 def _functional_name(call: cst.Call, aliases: Set[str]) -> Optional[str]:
@@ -146,6 +154,8 @@ class _Activations:
         name = _functional_name(call, self.aliases)
         if name is not None:
             flag = _inplace_arg(call, FUNCTIONAL[name])
+            if "dropout" in name and _argument(call, "training", 2) == (True, False):
+                return None     # F.dropout(x, p, training=False, inplace=True) returns x as it is
             return _Marker("inplace") if flag else _Marker("unknown") if flag is None else None
         f = call.func
         if isinstance(f, cst.Name) and f.value in locals_:     # `act = nn.ReLU(inplace=True)` in this scope
