@@ -25,6 +25,7 @@ from .inplace_chains import might_chain_inplace, rewrite_inplace_chains
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
+from .inplace_activations import might_act_in_place, rebind_activated_inputs
 from .inplace_callers import might_change_arguments, rebind_changed_arguments
 from .graph_branch_names import bind_branch_names, might_bind_in_branch
 from .graph_idioms import split_device_tuples
@@ -117,6 +118,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     arg_refusals = {}
     if might_change_arguments(source):   # `y = f(x, m)` where f changes x in place: `y = x = f(x, m)` (inplace_callers.py)
         module, arg_refusals = rebind_changed_arguments(module)
+    if might_act_in_place(source):   # `out = self.act(h)` with inplace=True, h read after: `out = h = ...`
+        module, act_refusals = rebind_activated_inputs(module)
+        arg_refusals = {**arg_refusals, **act_refusals}
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)

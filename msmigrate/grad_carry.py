@@ -18,8 +18,9 @@ clears nothing, or clears only after its first backward()) while another backwar
 Such a loop's backward() becomes a raising TODO naming the line that left the gradients, unless a
 clearing statement stands between them in a block around the loop (`opt.zero_grad()` before it),
 or both loops clear nothing and step the same optimizer (the held sum). A loop clearing nothing
-whose scope clears gradients other than by its optimizer's zero_grad() (`model.zero_grad()`, which
-converts to nothing, `p.grad = None`) is a TODO too: that would not empty the held sum.
+whose scope clears gradients other than by its optimizer's zero_grad() or a module's (`model.zero_grad()`
+becomes `_ms_compat.clear_module_grads(model, where)`: the held sums' entries of that module's parameters
+dropped, as torch clears only their .grad) is a TODO too (`p.grad = None`): that would not empty the held sum.
 """
 from __future__ import annotations
 
@@ -92,16 +93,53 @@ def _clears_nothing(loop: cst.CSTNode) -> bool:
     return not _CLEARS.search(code_of(loop))
 
 
+def module_clear(stmt: cst.CSTNode) -> Optional[str]:
+    """The receiver of `model.zero_grad()` alone in its statement (`set_to_none=` or not), a name or an attribute
+    or subscript chain: torch clears the .grad of that module's parameters, `_ms_compat.clear_module_grads` drops
+    their entries of the held sums (it raises where the receiver turns out to be no module)."""
+    call = TL._stmt_call(stmt)
+    receiver = TL._method(call, "zero_grad") if call is not None else None
+    if receiver is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+            or not isinstance(stmt.body[0], cst.Expr) or len(call.args) > 1 \
+            or any(a.keyword is not None and a.keyword.value != "set_to_none" or a.star for a in call.args):
+        return None
+    node = receiver
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return code_of(receiver).strip() if isinstance(node, cst.Name) else None
+
+
 def _optimizer_clear(stmt: cst.CSTNode, optimizers: Set[str]) -> bool:
     """`opt.zero_grad()` of one of the loop's optimizers: the converted program keeps it (it empties the sum)."""
     return bool(optimizers) and set(TL._calls_method(stmt, "zero_grad")) <= optimizers \
         and not re.search(r"\.grad\s*=\s*None\b|\.grad(\.data)?\.zero_\(", code_of(stmt))
 
 
+def _fresh_step_clears(sc: _Scope, scope_node: cst.CSTNode, checks: Dict[int, Tuple[str, str]]) -> None:
+    """`model.zero_grad()` in a training loop (or a step function's body) stepping one optimizer that it clears
+    no other way: the converted step applies fresh gradients, which is torch's sum only where the module owns
+    every parameter of the optimizer; id -> (module, optimizer) for `_ms_compat.clears_all_gradients`."""
+    for c, cenc in sc.clears:
+        receiver = module_clear(c)
+        unit = _loop_of(cenc) or scope_node
+        stepped = set(TL._calls_method(unit, "step"))
+        if receiver is None or len(stepped) != 1 or not TL._calls_method(unit, "backward") \
+                or _optimizer_clear(c, stepped) or any(_optimizer_clear(o, stepped) for o, oenc in sc.clears
+                                                         if (_loop_of(oenc) or scope_node) is unit):
+            continue
+        optimizer = next(iter(stepped))
+        if not TL.OPTIMIZER_NAME.search(optimizer.rsplit(".", 1)[-1]) or TL.SCHEDULER_NAME.search(optimizer):
+            continue        # a scheduler's or wrapper's step(): not known to be the optimizer
+        checks[id(c)] = (receiver, optimizer)
+
+
 def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[int, str],
-                    kept: Dict[int, cst.CSTNode], held: Dict[int, str]) -> List[cst.CSTNode]:
+                    kept: Dict[int, cst.CSTNode], held: Dict[int, str], modules: Dict[int, str],
+                    checks: Optional[Dict[int, Tuple[str, str]]] = None) -> List[cst.CSTNode]:
     sc = _Scope()
     TL.walk(scope_node, sc)
+    if checks is not None:
+        _fresh_step_clears(sc, scope_node, checks)
     step_loops: Dict[int, cst.CSTNode] = {}
     for st, enclosing in sc.backwards:
         lp = _loop_of(enclosing)
@@ -135,11 +173,17 @@ def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[in
                    "loop (as the program computes now), or sum the gradients by hand")
             break
         emptying: List[cst.CSTNode] = []
+        cleared: Dict[int, str] = {}
         if why is None and uncleared:
             for c, cenc in sc.clears:
                 if _loop_of(cenc) is not None and id(_loop_of(cenc)) in step_loops:
                     continue        # a clear inside another training loop: judged as that loop's backward()
                 if not _optimizer_clear(c, optimizers):
+                    receiver = module_clear(c)
+                    if receiver is not None:
+                        cleared[id(c)] = receiver
+                        emptying.append(c)
+                        continue
                     why = (f"this loop clears no gradients, so each step applies their sum since the optimizer's "
                            f"last zero_grad(), which the converted program holds per optimizer; line "
                            f"{lines.get(id(c), '?')} clears them another way ({code_of(c).strip()[:60]}), which "
@@ -150,6 +194,7 @@ def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[in
             out[id(loop)] = why
         else:
             kept.update((id(c), c) for c in emptying)
+            modules.update(cleared)
     return sc.inner
 
 
@@ -163,11 +208,14 @@ def _enclosing_of(sc: _Scope, loop: cst.CSTNode) -> List[cst.CSTNode]:
     return []
 
 
-def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional[Dict[int, str]] = None
+def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional[Dict[int, str]] = None,
+                       modules: Optional[Dict[int, str]] = None, checks: Optional[Dict[int, Tuple[str, str]]] = None
                        ) -> Tuple[Dict[int, str], Set[int]]:
     """(id(loop as written) -> why its train step would miss gradients another step left (a raising TODO),
     ids of the `optimizer.zero_grad()` statements that empty the sum of a loop clearing nothing: kept in the
-    converted program, where zero_grad() outside a train step otherwise goes)."""
+    converted program, where zero_grad() outside a train step otherwise goes). `modules` receives, for the kept
+    `model.zero_grad()` statements, id -> the module's code (`_ms_compat.clear_module_grads`); `checks`, for the
+    `model.zero_grad()` of a step applying fresh gradients, id -> (module, optimizer) (clears_all_gradients)."""
     out: Dict[int, str] = {}
     kept: Dict[int, cst.CSTNode] = {}
     if ".backward(" not in module.code:
@@ -182,7 +230,7 @@ def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional
             pending.extend(sc.inner)
             continue
         pending.extend(_scope_problems(node.body if isinstance(node, cst.FunctionDef) else node, lines, out, kept,
-                                       held or {}))
+                                       held or {}, modules if modules is not None else {}, checks))
     return out, set(kept)
 
 
@@ -190,8 +238,9 @@ def leftover_gradients(module: cst.Module, lines: Dict[int, int], held: Optional
 # A per-batch step function (`def train_step(x, y): loss.backward(); opt.step()`) whose body clears nothing
 # applies, in torch, every gradient since the last clear: its callers' zero_grad() (in some callers, or in
 # none). Converted, it sums through `_ms_compat.grad_sum` as a loop clearing nothing does, and the module's
-# `opt.zero_grad()` calls are kept (they empty the sum). What would not empty the sum makes it a raising TODO:
-# another clear (`model.zero_grad()`, `p.grad = None`), a clear in another module calling it (its zero_grad()
+# `opt.zero_grad()` calls are kept (they empty the sum), `model.zero_grad()` empties the entries of that module's
+# parameters (clear_module_grads). What would not empty the sum makes it a raising TODO:
+# another clear (`p.grad = None`, `model.zero_grad()` inside an expression), a clear in another module calling it (its zero_grad()
 # goes there), or a backward() elsewhere in the module whose step applies fresh gradients (torch's .grad keeps
 # them for this function's first step).
 
@@ -243,12 +292,14 @@ def _clears_optimizer(stmt: cst.CSTNode, stepped: Set[str]) -> bool:
                             and not TL.SCHEDULER_NAME.search(r.rsplit(".", 1)[-1]))
 
 
-def summing_step_functions(module: cst.Module, lines: Dict[int, int], clearing_callers: Callable[[str], List[str]]
+def summing_step_functions(module: cst.Module, lines: Dict[int, int], clearing_callers: Callable[[str], List[str]],
+                           modules: Optional[Dict[int, str]] = None
                            ) -> Tuple[Dict[int, Optional[str]], Dict[int, str], Set[int]]:
     """(id(step function as written) -> None where its step sums the gradients since the optimizer's last
     zero_grad() (`_ms_compat.grad_sum`), or why it is a raising TODO; id(loop of a per-epoch function clearing
     none) -> why it is a raising TODO; ids of the `opt.zero_grad()` statements kept to empty the sum).
-    clearing_callers(name): other project modules that call `name` and clear gradients."""
+    clearing_callers(name): other project modules that call `name` and clear gradients. `modules` receives, for
+    the kept `model.zero_grad()` statements, id -> the module's code (`_ms_compat.clear_module_grads`)."""
     out: Dict[int, Optional[str]] = {}
     loops_out: Dict[int, str] = {}
     kept: Set[int] = set()
@@ -269,8 +320,11 @@ def summing_step_functions(module: cst.Module, lines: Dict[int, int], clearing_c
                        "into this one; call optimizer.zero_grad() in this function (as the program computes now), "
                        "or sum the gradients by hand")
                 break
+        cleared: Dict[int, str] = {}
         for c, _ in sc.clears if why is None else ():
-            if not _clears_optimizer(c, stepped):
+            if not _clears_optimizer(c, stepped) and module_clear(c) is not None:
+                cleared[id(c)] = module_clear(c)
+            elif not _clears_optimizer(c, stepped):
                 why = (f"this function clears no gradients, so each step applies their sum since the optimizer's "
                        f"last zero_grad(), which the converted program holds per optimizer; line "
                        f"{lines.get(id(c), '?')} clears them another way ({code_of(c).strip()[:60]}), which "
@@ -289,6 +343,8 @@ def summing_step_functions(module: cst.Module, lines: Dict[int, int], clearing_c
             out[id(fn)] = why
         if why is None:
             kept |= {id(c) for c, _ in sc.clears}
+            if modules is not None:
+                modules.update(cleared)
     return out, loops_out, kept
 
 

@@ -422,10 +422,25 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _leave_simple_statement(self, original, updated):
         self._current_original_stmt = original
+        if not updated.body and id(original) in getattr(self, "_owner_checks", {}) \
+                and id(original) not in self._kept_clears:
+            # torch clears that module's .grad only: the same as a fresh step's where it owns the optimizer's all
+            self._pop_comment_list()
+            self.uses_compat = True
+            module, optimizer = self._owner_checks[id(original)]
+            where = f"{self.module_name}:{self._line_of_stmt}"
+            return cst.parse_statement(f"_ms_compat.clears_all_gradients({module}, {optimizer}, {where!r})\n"
+                                       ).with_changes(leading_lines=updated.leading_lines)
         if not updated.body and id(original) in getattr(self, "_kept_clears", ()):
             # `optimizer.zero_grad()` outside a train step, which empties the gradients a loop clearing none sums
             # (_ms_compat.grad_sum: grad_carry.py); elsewhere it goes, nothing accumulating in MindSpore
             self._pop_comment_list()
+            module = self._module_clears.get(id(original))
+            if module is not None:  # torch clears that module's .grad only: its entries of the held sums
+                self.uses_compat = True
+                where = f"{self.module_name}:{self._line_of_stmt}"
+                return cst.parse_statement(f"_ms_compat.clear_module_grads({module}, {where!r})\n").with_changes(
+                    leading_lines=updated.leading_lines)
             return original.with_changes(leading_lines=updated.leading_lines)
         if not updated.body or _self_assignment(original, updated):
             return self._finish_removed(updated)
@@ -1075,11 +1090,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._held_loops, held_clears = HS.held_gradient_loops(node)
         self._grad_writers = TL.grad_writers(node)   # functions handed the network before a step (_gradient_changers)
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
-        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines, self._held_loops)
+        self._module_clears: Dict[int, str] = {}     # kept `model.zero_grad()`: id -> the module's code
+        self._owner_checks: Dict[int, Tuple[str, str]] = {}   # `model.zero_grad()` beside a fresh step
+        self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines, self._held_loops,
+                                                                        self._module_clears, self._owner_checks)
         self._kept_clears = set(self._kept_clears) | held_clears
         # step functions clearing no gradients: they apply the sum since the optimizer's zero_grad(), kept
         self._summing_functions, loops, kept = GC.summing_step_functions(
-            node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name))
+            node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name),
+            self._module_clears)
         self._kept_clears = set(self._kept_clears) | kept
         for loop_id, why in loops.items():      # a per-epoch function's loop: what its callers clear
             self._leftover_grads.setdefault(loop_id, why)

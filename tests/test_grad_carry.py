@@ -32,6 +32,18 @@ bias = lin.bias
 
 # shapes whose converted program computes torch's values
 CONVERTED = {
+    # lin.zero_grad() between them empties the held sum of lin's parameters (_ms_compat.clear_module_grads)
+    "module_zero_grad_between_uncleared_loops": '''
+for epoch in range(2):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+lin.zero_grad()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+''',
     # neither loop clears: the second loop's first step applies the first loop's sum plus its own gradient
     "two_loops_without_zero_grad": '''
 for epoch in range(3):
@@ -116,19 +128,6 @@ for epoch in range(2):
     loss.backward()
     opt.step()
     opt.zero_grad()
-''',
-    # model.zero_grad() converts to nothing: it would not empty the sum the converted program holds per optimizer
-    # (both loops raise: the first one is reached first)
-    "module_zero_grad_between_uncleared_loops": '''
-for epoch in range(2):
-    loss = ((lin(inp) - tgt) ** 2).mean()
-    loss.backward()
-    opt.step()
-lin.zero_grad()
-for epoch in range(2):
-    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
-    loss.backward()
-    opt.step()
 ''',
 }
 
@@ -282,6 +281,27 @@ for i in range(4):
 # whichever caller it is (grad_carry.summing_step_functions). Three steps at least, so that a step applying
 # only its own gradients ends elsewhere.
 STEP_FUNCTIONS = {
+    # lin.zero_grad() before each call: the held sum of lin's parameters emptied (clear_module_grads)
+    "module_zero_grad_in_the_caller": '''
+def train_step(x, y):
+    loss = ((lin(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+for i in range(3):
+    lin.zero_grad()
+    train_step(inp * (i + 1), tgt)
+''',
+    # a per-epoch function clearing nothing, its caller clearing by the model: the sum starts again there
+    "per_epoch_function_cleared_by_the_model": '''
+def train(scale):
+    for i in range(2):
+        loss = ((lin(inp) * scale - tgt) ** 2).mean()
+        loss.backward()
+        opt.step()
+for epoch in range(3):
+    lin.zero_grad()
+    train(1.0 + epoch)
+''',
     "step_function_without_zero_grad": '''
 def train_step(x, y):
     loss = ((lin(x) - y) ** 2).mean()
@@ -348,14 +368,14 @@ for epoch in range(3):
 
 # step functions whose sum msmigrate cannot hold: the backward() in the function raises
 STEP_FUNCTIONS_RAISING = {
-    # lin.zero_grad() converts to nothing: it would not empty the held sum
-    "module_zero_grad_in_the_caller": '''
+    # `p.grad = None` clears one parameter another way: the held sum cannot follow it
+    "grad_set_to_none_in_the_caller": '''
 def train_step(x, y):
     loss = ((lin(x) - y) ** 2).mean()
     loss.backward()
     opt.step()
 for i in range(3):
-    lin.zero_grad()
+    lin.weight.grad = None
     train_step(inp * (i + 1), tgt)
 ''',
     # a loop stepping fresh gradients leaves its last one for the function's first call to add to
@@ -371,17 +391,6 @@ for i in range(2):
     opt.step()
 for i in range(3):
     train_step(inp * (i + 1), tgt)
-''',
-    # a per-epoch function clearing nothing, its caller clearing by the model: that would not empty the sum
-    "per_epoch_function_cleared_by_the_model": '''
-def train(scale):
-    for i in range(2):
-        loss = ((lin(inp) * scale - tgt) ** 2).mean()
-        loss.backward()
-        opt.step()
-for epoch in range(3):
-    lin.zero_grad()
-    train(1.0 + epoch)
 ''',
 }
 

@@ -211,11 +211,40 @@ def stepped_optimizer(stepped, attribute):
 def grad_sum(optimizer, grads):
     """torch's growing .grad in a loop without zero_grad(): the gradients of every backward() since the
     optimizer's last zero_grad(), in this loop and the loops (or calls) before it, plus `grads`
-    (held under (id(optimizer), "sum"))."""
-    total = _HELD_GRADIENTS.get((id(optimizer), "sum"))
-    total = grads if total is None else tuple(t + g for t, g in zip(total, grads))
-    _HELD_GRADIENTS[(id(optimizer), "sum")] = total
+    (held under (id(optimizer), "sum") with the optimizer's parameters; None: cleared by clear_module_grads)."""
+    held = _HELD_GRADIENTS.get((id(optimizer), "sum"))
+    total = grads if held is None else tuple(g if t is None else t + g for t, g in zip(held[1], grads))
+    _HELD_GRADIENTS[(id(optimizer), "sum")] = (tuple(optimizer.parameters), total)
     return total
+
+
+def clear_module_grads(module, where):
+    """torch's `module.zero_grad()` beside a step summing gradients (grad_sum): it clears the .grad of the
+    module's parameters only, so their entries of every held sum are dropped and the others kept."""
+    if isinstance(module, _TorchOptimizer):
+        return module.zero_grad()
+    if not isinstance(module, ms.nn.Cell) or hasattr(module, "zero_grad"):
+        raise MigrationError(f"{where}: zero_grad() on {type(module).__name__}, neither an optimizer nor a module "
+                             "without its own zero_grad(): msmigrate cannot tell which held gradients it clears")
+    owned = {id(p) for p in module.get_parameters()}
+    for key, held in list(_HELD_GRADIENTS.items()):
+        if isinstance(key, tuple) and key[1] == "sum":
+            params, total = held
+            _HELD_GRADIENTS[key] = (params, tuple(None if id(p) in owned else t for p, t in zip(params, total)))
+
+
+def clears_all_gradients(module, optimizer, where):
+    """torch's `module.zero_grad()` beside a step applying fresh gradients: the same only where the module owns
+    every parameter the optimizer updates (the others' .grad would keep growing in torch)."""
+    if module is optimizer:
+        return
+    owned = {id(p) for p in module.get_parameters()} \
+        if isinstance(module, ms.nn.Cell) and not hasattr(module, "zero_grad") else set()
+    missing = [p.name for p in optimizer.parameters if id(p) not in owned]
+    if missing:
+        raise MigrationError(f"{where}: zero_grad() on {type(module).__name__} leaves the gradients of {missing[0]} "
+                             f"(and {len(missing) - 1} more the optimizer updates) growing in torch, while the "
+                             "converted step applies fresh gradients: clear with optimizer.zero_grad()")
 
 
 def closure_loss_and_grads(result):

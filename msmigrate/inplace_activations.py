@@ -1,0 +1,274 @@
+"""In-place activations whose input the program reads afterwards:
+
+    self.act = nn.ReLU(inplace=True)          # in __init__
+    out = self.act(h)
+    return out + h            # torch: h is the activated tensor (the ReLU wrote into it)
+
+    y = F.relu(h, inplace=True); z = h * 2    # the same for the functional form
+
+MindSpore's activations have no in-place form (the mappings drop `inplace=`), so the converted `h` would keep its
+old value. A pre-pass on the torch source, as inplace_callers.py does for functions changing their arguments:
+- where the input is a local name and the call is the whole value of its statement, the statement binds that name
+  too (`out = h = self.act(h)`, `h = F.relu(h, inplace=True)`): the same program in torch, the new value in
+  MindSpore; only where the name is read afterwards (later in its scope, or in a later pass of a loop around it),
+  so that code not reading it keeps its form;
+- where the input is read afterwards but cannot be rebound (the call inside an expression, an attribute or a part
+  of a tensor, a view of one, a name another name aliases, an attribute whose activation msmigrate cannot tell is
+  in-place), the call is refused: a TODO raising MigrationError where it is reached.
+`F.relu_(x)`, `x.relu_()`, `torch.relu_(x)` are rebindings already (inplace_forms.py, torch_inplace_functions.py);
+an activation inside nn.Sequential sees a tensor nobody else holds.
+"""
+from __future__ import annotations
+
+import re
+from typing import Dict, Optional, Set, Tuple
+
+import libcst as cst
+
+from .inplace_callers import _assigns, _Rebind, _names, _read_after, _Scope, _scope_parts, _whole_value
+from .inplace_views import _held, _strip
+
+# activation -> the position of `inplace` among its positional parameters (functional form, module constructor)
+FUNCTIONAL = {"relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1, "elu": 2,
+              "celu": 2, "leaky_relu": 2, "hardtanh": 3, "threshold": 3, "rrelu": 4, "dropout": 3, "dropout1d": 3,
+              "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3}
+MODULES = {"ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 0, "Hardsigmoid": 0, "ELU": 1,
+           "CELU": 1, "LeakyReLU": 1, "Hardtanh": 2, "Threshold": 2, "RReLU": 2, "Dropout": 1, "Dropout1d": 1,
+           "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1}
+_FUNCTIONAL_MODULE = re.compile(r"(^|\.)functional$")
+
+WHY = ("`{call}` changes `{arg}` in place (inplace=True) and the program reads it afterwards; MindSpore's "
+       "activation returns a new tensor, so `{arg}` would keep its old value: write `{name} = act({name})` and read "
+       "the result")
+ALIASED = ("`{call}` changes `{arg}` in place (inplace=True) and `{alias}` holds the same tensor, read afterwards; "
+           "MindSpore's activation returns a new tensor, so `{alias}` would keep its old value: copy it first "
+           "(`{alias} = {arg}.clone()`) if the old value was meant, or read the result")
+UNKNOWN = ("`{call}`: msmigrate cannot tell whether this activation (built with inplace=True by a callable it does "
+           "not know, or not in-place everywhere it is built) changes `{arg}`, which the program reads afterwards; "
+           "build it with inplace=False or read its result only")
+
+
+def might_act_in_place(source: str) -> bool:
+    return "inplace" in source
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _literal(v: cst.BaseExpression) -> Optional[bool]:
+    return {"True": True, "False": False}.get(v.value) if isinstance(v, cst.Name) else None
+
+
+def _argument(call: cst.Call, name: str, position: int) -> Tuple[bool, Optional[bool]]:
+    """(given, its literal value: True/False, None where it is not a literal)."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return True, _literal(a.value)
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if position < len(positional):
+        return True, _literal(positional[position].value)
+    return False, False
+
+
+def _inplace_arg(call: cst.Call, position: int) -> Optional[bool]:
+    """True/False where `inplace` is a literal or absent (False), None where it is not a literal."""
+    return _argument(call, "inplace", position)[1]
+
+
+def _functional_name(call: cst.Call, aliases: Set[str]) -> Optional[str]:
+    f = call.func
+    if isinstance(f, cst.Attribute) and f.attr.value in FUNCTIONAL:
+        owner = _code(f.value)
+        if owner in aliases or _FUNCTIONAL_MODULE.search(owner):
+            return f.attr.value
+    return None
+
+
+def _construction(value: cst.BaseExpression) -> str:
+    """'inplace' for `nn.ReLU(inplace=True)`, 'unknown' for another callable given inplace=True (or an activation
+    whose inplace is not a literal), 'plain' otherwise."""
+    if not isinstance(value, cst.Call):
+        return "plain"
+    f = value.func
+    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+    if name in MODULES:
+        flag = _inplace_arg(value, MODULES[name])
+        return "inplace" if flag else "plain" if flag is False else "unknown"
+    if any(a.keyword is not None and a.keyword.value == "inplace" and not (
+            isinstance(a.value, cst.Name) and a.value.value == "False") for a in value.args):
+        return "unknown"
+    return "plain"
+
+
+def _kinds(assigned: Dict[str, Set[str]]) -> Dict[str, str]:
+    """'inplace' where every assignment builds an in-place activation, 'unknown' where some may."""
+    out = {}
+    for name, ks in assigned.items():
+        if ks == {"inplace"}:
+            out[name] = "inplace"
+        elif ks & {"inplace", "unknown"}:
+            out[name] = "unknown"
+    return out
+
+
+def _local_kinds(node: cst.CSTNode, fn) -> Dict[str, str]:
+    """Names of one scope bound to in-place activations (`act = nn.ReLU(inplace=True)`)."""
+    assigned: Dict[str, Set[str]] = {}
+    pairs = _assigns(fn) if fn is not None else [
+        (t.target, small.value) for st in node.body if isinstance(st, cst.SimpleStatementLine)
+        for small in st.body if isinstance(small, cst.Assign) for t in small.targets]
+    for target, value in pairs:
+        for n in _names(target):
+            assigned.setdefault(n, set()).add(_construction(value) if isinstance(target, cst.Name) else "plain")
+    return _kinds(assigned)
+
+
+def _attribute_kinds(cls: cst.ClassDef) -> Dict[str, str]:
+    """self attribute -> 'inplace' / 'unknown' for the attributes of the class built as in-place activations
+    (every assignment of an 'inplace' one builds one)."""
+    kinds: Dict[str, Set[str]] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                tg = t.target
+                if isinstance(tg, cst.Attribute) and isinstance(tg.value, cst.Name) and tg.value.value == "self":
+                    kinds.setdefault(tg.attr.value, set()).add(_construction(node.value))
+    cls.body.visit(V())
+    return _kinds(kinds)
+
+
+class _Marker:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+
+class _Activations:
+    """Index-like for inplace_callers._Scope: the in-place activation calls of a class's methods or a function."""
+
+    def __init__(self, aliases: Set[str], attributes: Dict[str, Dict[str, str]]) -> None:
+        self.aliases, self.attributes = aliases, attributes
+
+    def callee(self, call: cst.Call, cls: Optional[str], locals_, shadowed):
+        name = _functional_name(call, self.aliases)
+        if name is not None:
+            flag = _inplace_arg(call, FUNCTIONAL[name])
+            if "dropout" in name and _argument(call, "training", 2) == (True, False):
+                return None     # F.dropout(x, p, training=False, inplace=True) returns x as it is
+            return _Marker("inplace") if flag else _Marker("unknown") if flag is None else None
+        f = call.func
+        if isinstance(f, cst.Name) and f.value in locals_:     # `act = nn.ReLU(inplace=True)` in this scope
+            return _Marker(locals_[f.value])
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" and cls:
+            kind = self.attributes.get(cls, {}).get(f.attr.value)
+            return _Marker(kind) if kind else None
+        return None
+
+
+def _input(call: cst.Call) -> Optional[cst.BaseExpression]:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in ("input", "x"):
+            return a.value
+    first = call.args[0] if call.args else None
+    return first.value if first is not None and first.keyword is None and not first.star else None
+
+
+def _bound_before(scope: _Scope, name: str, pos: int) -> bool:
+    return any(n == name and p < pos for p, n in scope.binds)
+
+
+def _local(scope: _Scope, fn, name: str) -> bool:
+    """A name the function binds (a parameter, an assignment): rebinding it makes no local of a global."""
+    if fn is None:
+        return True
+    p = fn.params
+    params = {x.name.value for x in list(p.posonly_params) + list(p.params) + list(p.kwonly_params)}
+    return name in params or any(n == name for _, n in scope.binds)
+
+
+def _aliases(scope: _Scope, fn, name: str) -> Set[str]:
+    """Names bound to `name` itself (`identity = x`) or that `name` was bound to (`x = identity`) in the scope."""
+    out: Set[str] = set()
+    if fn is None:
+        return out
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            targets = set()
+            for t in node.targets:
+                targets |= _names(t.target)
+            if isinstance(node.value, cst.Name):
+                if node.value.value == name:
+                    out.update(targets - {name})
+                elif name in targets:
+                    out.add(node.value.value)
+
+        def visit_FunctionDef(self, node) -> bool:
+            return node is fn
+    fn.visit(V())
+    return out
+
+
+def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[int, str]]:
+    aliases = {"torch.nn.functional"}
+    for line in [n for n in module.body if isinstance(n, cst.SimpleStatementLine)]:
+        for small in line.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                mod = _code(small.module) + "." if isinstance(small, cst.ImportFrom) and small.module else ""
+                for a in small.names:
+                    if mod + _code(a.name) == "torch.nn.functional" and a.asname is not None:
+                        aliases.add(_code(a.asname.name))   # `import torch.nn.functional as F`
+    attributes = {n.name.value: _attribute_kinds(n) for n in _classes(module)}
+    index = _Activations(aliases, attributes)
+    rebinds: Dict[int, cst.BaseExpression] = {}
+    refused: Dict[int, str] = {}
+    for node, cls, fn in _scope_parts(module):
+        scope = _Scope(index, cls, _local_kinds(node, fn), set())
+        node.visit(scope)
+        for pos, call, marker, stmt, loops in scope.calls:
+            arg = _input(call)
+            if arg is None:
+                continue
+            root, _ = _strip(arg)
+            text = dict(call=_code(call)[:80], arg=_code(arg), name=_code(arg))
+            if isinstance(arg, cst.Name):
+                x = arg.value
+                own = x in scope.stmt_binds.get(id(stmt), set())      # `x = act(x)`: the old tensor has no name
+                read = not own and _read_after(scope, pos, loops, x, id(arg))
+                aliased = [a for a in sorted(_aliases(scope, fn, x))
+                           if _bound_before(scope, a, pos) and _read_after(scope, pos, loops, a, -1)]
+                whole = _whole_value(stmt, call)
+                if aliased and marker.kind == "inplace":
+                    refused[id(call)] = ALIASED.format(alias=aliased[0], **text)
+                elif aliased or (read and (whole is None or marker.kind != "inplace" or not _local(scope, fn, x))):
+                    refused[id(call)] = (WHY if marker.kind == "inplace" else UNKNOWN).format(**text)
+                elif read:
+                    rebinds[id(stmt)] = arg
+            elif root is not arg and _held(root) or isinstance(arg, (cst.Attribute, cst.Subscript)):
+                base = root
+                while isinstance(base, (cst.Attribute, cst.Subscript)):
+                    base = base.value
+                if isinstance(base, cst.Name) and _read_after(scope, pos, loops, base.value, -1):
+                    refused[id(call)] = (WHY if marker.kind == "inplace" else UNKNOWN).format(**text)
+    return rebinds, refused
+
+
+def _classes(module: cst.Module):
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            found.append(node)
+    module.visit(V())
+    return found
+
+
+def rebind_activated_inputs(module: cst.Module) -> Tuple[cst.Module, Dict[int, str]]:
+    """The pre-pass on the torch source: (module, {call id: why} of the calls to refuse), ids of nodes in the
+    returned module."""
+    rebinds, _ = _analyse(module)
+    if rebinds:
+        module = module.visit(_Rebind(rebinds))
+    _, refused = _analyse(module)
+    return module, refused

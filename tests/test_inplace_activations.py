@@ -1,0 +1,233 @@
+"""In-place activations whose input the program reads afterwards (msmigrate/inplace_activations.py):
+`out = self.act(h)` with `self.act = nn.ReLU(inplace=True)`, `F.relu(h, inplace=True)`. torch writes the
+activated values into the input; the converted program rebinds the input's name (`out = h = ...`), or stops
+with MigrationError naming the line where that cannot be done. Values and gradients against torch,
+PYNATIVE and GRAPH (ms.jit)."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .parity.harness import assert_close, load_converted, load_torch  # noqa: E402
+
+NETS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        out = self.act(h)
+        return out + h * h
+
+
+class Statement(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.LeakyReLU(0.2, True)
+        self.clip = nn.Hardtanh(-0.3, 0.4, inplace=True)
+
+    def forward(self, x):
+        g = self.fc(x)
+        self.act(g)
+        k = self.fc(x * 2)
+        y = self.clip(k)
+        return g * 2 + y * k
+
+
+class Functional(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = F.elu(h, inplace=True)
+        out = y * h
+        k = self.fc(x * 2)
+        for i in range(2):
+            w = F.leaky_relu(k, 0.1, True)
+            k = k + w * 0.5
+        z = F.relu6(k * 4, inplace=True)
+        return out + z + k
+
+
+class Clean(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+        self.seq = nn.Sequential(nn.Linear(4, 4), nn.ReLU(inplace=True))
+
+    def forward(self, x):
+        x = self.fc(x)
+        x = self.act(x)
+        y = F.relu(self.fc(x), inplace=True)
+        return self.seq(x) + y
+
+
+class Aliased(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        identity = h
+        h = self.act(h)
+        return h + identity
+
+
+class InExpression(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        z = F.relu(h, inplace=True) * 3
+        return z + h
+
+
+class Part(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = self.act(h[0])
+        return y + h
+
+
+def local_activation(x):
+    act = nn.ELU(inplace=True)
+    g = x * 2
+    z = act(g)
+    return z + g * g
+
+
+def make_layer(inplace=False):
+    return nn.ReLU(inplace=inplace)
+
+
+class Unknown(nn.Module):
+    def __init__(self, act_layer=make_layer):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = act_layer(inplace=True)
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = self.act(h)
+        return y + h
+"""
+
+X = np.array([[0.5, -1.0, 2.0, -0.3], [1.5, 0.2, -0.7, 0.9], [-1.2, 0.4, 0.3, -2.0]], np.float32)
+
+
+def _line(text: str) -> int:
+    return next(i for i, line in enumerate(NETS.splitlines(), 1) if text in line)
+
+
+def _torch_run(ns, name):
+    import torch
+    torch.manual_seed(0)
+    net = ns[name]()
+    x = torch.from_numpy(X)
+    out = net(x)
+    out.sum().backward()
+    return net, out.detach(), {k: p.grad.numpy() for k, p in net.named_parameters()}
+
+
+def _converted(mod, net, name):
+    from msmigrate.weights import load_torch_state_dict
+    mnet = getattr(mod, name)()
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in net.state_dict().items()}, strict=True)
+    return mnet
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)     # MindSpore writes rank_0/ (compile failure dumps) into the working directory
+
+
+@pytest.mark.parametrize("name", ["Residual", "Statement", "Functional", "Clean"])
+def test_in_place_activations_match_torch(name):
+    import mindspore as ms
+    from msmigrate.weights import convert_state_dict
+
+    ns = load_torch(NETS)
+    mod, code, _ = load_converted(NETS)
+    net, t_out, t_grads = _torch_run(ns, name)
+    mnet = _converted(mod, net, name)
+    params = mnet.trainable_params()
+    expected, _ = convert_state_dict(mnet, t_grads, strict=False)
+
+    def loss_of(x):
+        return mnet(x).sum()
+    for mode, grad_fn in (("pynative", ms.value_and_grad(loss_of, None, params)),
+                          ("graph", ms.jit(ms.value_and_grad(loss_of, None, params)))):
+        assert_close(mnet(ms.Tensor(X)), t_out, rtol=1e-5, atol=1e-6, what=f"{name} {mode}: output")
+        loss, grads = grad_fn(ms.Tensor(X))
+        np.testing.assert_allclose(float(loss), float(t_out.sum()), rtol=1e-5, err_msg=code)
+        for p, g in zip(params, grads):
+            np.testing.assert_allclose(g.asnumpy(), expected[p.name], rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{name} {mode}: gradient of {p.name}")
+
+
+def test_rebinding_only_where_the_input_is_read_afterwards():
+    _, code, _ = load_converted(NETS)
+    assert "out = h = self.act(h)" in code and "g = self.act(g)" in code and "y = k = self.clip(k)" in code, code
+    clean = code[code.index("class Clean"):code.index("class Aliased")]
+    assert "x = self.act(x)\n" in clean and " = x =" not in clean, clean
+    assert "y = ops.relu(self.fc(x))" in clean, clean
+
+
+def test_changes_the_converted_program_would_miss_raise_naming_the_line():
+    import mindspore as ms
+
+    ns = load_torch(NETS)
+    mod, code, _ = load_converted(NETS)
+    migration_error = sys.modules["_ms_compat"].MigrationError
+    for name, text in (("Aliased", "h = self.act(h)"), ("InExpression", "z = F.relu(h, inplace=True) * 3"),
+                       ("Part", "y = self.act(h[0])"), ("Unknown", "y = self.act(h)\n")):
+        line = next(i for i, ln in enumerate(NETS.splitlines(), 1)
+                    if ln.strip() == text.strip() and i > _line(f"class {name}("))
+        net, _, _ = _torch_run(ns, name)        # torch runs it
+        mnet = _converted(mod, net, name)
+        with pytest.raises(migration_error, match=rf":{line}\b"):
+            mnet(ms.Tensor(X))
+
+
+def test_activation_bound_to_a_local_name_matches_torch():
+    import mindspore as ms
+    import torch
+
+    ns = load_torch(NETS)
+    mod, code, _ = load_converted(NETS)
+    assert "z = g = act(g)" in code, code
+    tx = torch.from_numpy(X).requires_grad_(True)
+    t_out = ns["local_activation"](tx)
+    t_out.sum().backward()
+    for mode, fn in (("pynative", mod.local_activation), ("graph", ms.jit(mod.local_activation))):
+        assert_close(fn(ms.Tensor(X)), t_out.detach(), rtol=1e-5, atol=1e-6, what=f"{mode}: output")
+    def loss_of(t):
+        return mod.local_activation(t).sum()
+    for mode, grad in (("pynative", ms.grad(loss_of)), ("graph", ms.jit(ms.grad(loss_of)))):
+        assert_close(grad(ms.Tensor(X)), tx.grad, rtol=1e-5, atol=1e-6, what=f"{mode}: gradient")
