@@ -51,9 +51,6 @@ class ModuleInfo:
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
-    # reads `x.requires_grad` of a tensor in a forward (or a module-level function next to a class): a compiled
-    # graph cannot answer it (templates/compat_parts/requires_grad.py), so a program reaching it runs PYNATIVE
-    reads_grad_flag: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -157,7 +154,6 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
-    info.reads_grad_flag = bool(classes) and _reads_grad_flag(tree)
     info.attribute_reads = _attribute_reads(tree)
     for node in classes:
         bases = []
@@ -193,23 +189,6 @@ def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[s
     if len(attrs) != 1:
         return None
     return attrs.pop(), tuple(methods)
-
-
-def _flag_read_in(fn: ast.AST) -> bool:
-    """`name.requires_grad` loaded (not stored) in fn, on a name other than self."""
-    return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)
-               and isinstance(n.value, ast.Name) and n.value.id != "self" for n in ast.walk(fn))
-
-
-def _reads_grad_flag(tree: ast.Module) -> bool:
-    """A `forward` method, or a module-level function (a helper forward may call), reads `x.requires_grad`."""
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _flag_read_in(node):
-            return True
-        if isinstance(node, ast.ClassDef) and any(
-                isinstance(f, ast.FunctionDef) and f.name == "forward" and _flag_read_in(f) for f in node.body):
-            return True
-    return False
 
 
 _TUPLE_FACTORIES = ("collections.namedtuple", "typing.NamedTuple", "typing_extensions.NamedTuple")
@@ -531,11 +510,6 @@ class ProjectIndex:
         if any(reached & m.attribute_reads for m in self.modules.values()):
             return None
         return fields
-
-    def reaches_grad_flag_read(self, module: str) -> bool:
-        """Whether `module` or a project module it imports (transitively) reads `x.requires_grad` in a forward
-        (ModuleInfo.reads_grad_flag): a program importing one starts in PYNATIVE mode."""
-        return self._reaches(module, "grad_flag_read", lambda mod, info: info.reads_grad_flag)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

@@ -2627,9 +2627,6 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
-        elif self.index.reaches_grad_flag_read(self.module_name):
-            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) reads a tensor's "
-                                          "requires_grad, which only PYNATIVE mode can answer")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
