@@ -33,6 +33,9 @@ _GRAD_FLAG_REFUSAL = (
     "directly, or run it in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
 
 
+_MS_PACKAGE_DIR = os.path.dirname(ms.__file__)
+
+
 @_constexpr(check=False)
 def _recording_when_compiled(where):
     """While a graph compiles, the answer requires_grad_of gives in PyNative for the same call, as a constant:
@@ -45,7 +48,7 @@ def _recording_when_compiled(where):
         if frame.f_code.co_name == "__call__" and type(owner).__name__ == "StepCell" \
                 and type(owner).__module__ == __name__:
             return True
-        if "mindspore" in frame.f_code.co_filename:
+        if frame.f_code.co_filename.startswith(_MS_PACKAGE_DIR):
             if frame.f_code.co_name == "staging_specialize":
                 break
             direct_cell = direct_cell or frame.f_code.co_name == "compile_and_run"
