@@ -44,6 +44,7 @@ from . import diagonal_fill as DF
 from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
+from . import graph_loop_lambdas as LL
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -2591,6 +2592,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
+        updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
