@@ -10,7 +10,8 @@ function's own names it reads becoming parameters, passed at the call (`_ms_loop
 the same place with the same values, as in Python the lambda read them when called. Passed by position:
 a lambda called with keywords computes wrong values in a compiled graph (2.10: `f(x, 0.5, w=w, k=k)` of
 `lambda t, s, w, k: ...` in a loop, measured). Lambdas inside a nested def, lambda or comprehension (their own
-scope) stay; so do those with defaults or star parameters and calls with keywords or stars."""
+scope) stay; so do those with defaults or star parameters and calls whose arguments are not in the
+parameters' order (keywords given in another order, stars): Python would evaluate them in another order."""
 from __future__ import annotations
 
 from typing import List, Set
@@ -112,6 +113,15 @@ def _simple_params(lam: cst.Lambda) -> bool:
                 or not isinstance(p.star_arg, cst.MaybeSentinel) or any(x.default is not None for x in p.params))
 
 
+def _in_parameter_order(lam: cst.Lambda, call: cst.Call) -> bool:
+    """The call's arguments fill the lambda's parameters in their order (keywords too: `f(x, k=1)` of
+    `lambda t, k`), so passing them all by position evaluates them in the same order; no star arguments."""
+    names = [p.name.value for p in lam.params.params]
+    if len(call.args) != len(names) or any(a.star for a in call.args):
+        return False
+    return all(a.keyword is None or a.keyword.value == n for a, n in zip(call.args, names))
+
+
 class _Hoist(cst.CSTTransformer):
     """Inside one function: replaces each IIFE under a `for` by a call of a hoisted name, collecting
     the assignments to put in front of the outermost loop."""
@@ -149,8 +159,7 @@ class _Hoist(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         lam = updated.func if isinstance(updated.func, cst.Lambda) else None
-        if self.loop_depth == 0 or lam is None or not _simple_params(lam) or any(
-                a.star or a.keyword is not None for a in updated.args):
+        if self.loop_depth == 0 or lam is None or not _simple_params(lam) or not _in_parameter_order(lam, updated):
             return updated
         params = {p.name.value for p in lam.params.params}
         free = [n for n in _names_read(lam.body) if n in self.local_names and n not in params]
@@ -160,7 +169,8 @@ class _Hoist(cst.CSTTransformer):
         self.hoisted.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))],
             value=lam.with_changes(params=lam.params.with_changes(params=new_params), lpar=[], rpar=[]))]))
-        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in updated.args] + [
+        args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)
+                for a in updated.args] + [
             cst.Arg(cst.Name(n)) for n in free]
         return cst.Call(func=cst.Name(name), args=args, lpar=updated.lpar, rpar=updated.rpar)
 

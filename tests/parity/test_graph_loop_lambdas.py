@@ -30,7 +30,7 @@ def kmeans(samples, means):
 def smooth(x, w):
     for k in range(3):
         if k > 0:
-            x = (lambda t, s: torch.tanh(t * s * w) + k)(x, 0.5)
+            x = (lambda t, s: torch.tanh(t * s * w) + k)(x, s=0.5)   # a keyword: passed by position
     return x
 '''
 
