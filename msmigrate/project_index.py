@@ -51,9 +51,6 @@ class ModuleInfo:
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
-    # reads `x.requires_grad` of a tensor in a forward (or a module-level function next to a class): a compiled
-    # graph cannot answer it (templates/compat_parts/requires_grad.py), so a program reaching it runs PYNATIVE
-    reads_grad_flag: bool = False
     # a forward (or a module-level function next to a class) calls a torch function whose converted helper runs
     # in Python on the values (PACKING_CALLS): a compiled graph cannot run it, so a program reaching it runs PYNATIVE
     packs_sequences: bool = False
@@ -160,7 +157,6 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
-    info.reads_grad_flag = bool(classes) and _reads_grad_flag(tree)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.attribute_reads = _attribute_reads(tree)
     for node in classes:
@@ -197,23 +193,6 @@ def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[s
     if len(attrs) != 1:
         return None
     return attrs.pop(), tuple(methods)
-
-
-def _flag_read_in(fn: ast.AST) -> bool:
-    """`name.requires_grad` loaded (not stored) in fn, on a name other than self."""
-    return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)
-               and isinstance(n.value, ast.Name) and n.value.id != "self" for n in ast.walk(fn))
-
-
-def _reads_grad_flag(tree: ast.Module) -> bool:
-    """A `forward` method, or a module-level function (a helper forward may call), reads `x.requires_grad`."""
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _flag_read_in(node):
-            return True
-        if isinstance(node, ast.ClassDef) and any(
-                isinstance(f, ast.FunctionDef) and f.name == "forward" and _flag_read_in(f) for f in node.body):
-            return True
-    return False
 
 
 # torch.nn.utils.rnn's packing: the converted PackedSequence orders rows by the lengths' values (NumPy)
@@ -558,11 +537,6 @@ class ProjectIndex:
         if any(reached & m.attribute_reads for m in self.modules.values()):
             return None
         return fields
-
-    def reaches_grad_flag_read(self, module: str) -> bool:
-        """Whether `module` or a project module it imports (transitively) reads `x.requires_grad` in a forward
-        (ModuleInfo.reads_grad_flag): a program importing one starts in PYNATIVE mode."""
-        return self._reaches(module, "grad_flag_read", lambda mod, info: info.reads_grad_flag)
 
     def reaches_sequence_packing(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) packs sequences in a forward

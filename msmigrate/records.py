@@ -223,7 +223,8 @@ REQUIRES_GRAD_READ_NOTE = (
     "a Parameter's flag; on a computed tensor (PyNative) whether a gradient is being recorded now (inside "
     "grad/value_and_grad): torch's answer for a tensor computed from trainable weights in a train step, and outside "
     "one under no_grad; torch answers False for a tensor of data only (or under no_grad) inside a train step and "
-    "True in a forward outside one without no_grad, where this reads True and False; a compiled graph that reads "
-    "it raises MigrationError (a program whose forward reads it starts in PYNATIVE mode)")
+    "True in a forward outside one without no_grad, where this reads True and False; compiled, the same answer "
+    "is decided while compiling (the converted train step, a Cell called directly), and a graph of the "
+    "program's own ms.jit / ms.grad raises MigrationError naming the line")
 
 

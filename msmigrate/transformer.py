@@ -44,6 +44,7 @@ from . import diagonal_fill as DF
 from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
+from . import graph_loop_lambdas as LL
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -2633,6 +2634,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
+        updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
@@ -2669,9 +2671,6 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
-        elif self.index.reaches_grad_flag_read(self.module_name):
-            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) reads a tensor's "
-                                          "requires_grad, which only PYNATIVE mode can answer")
         elif self.index.reaches_sequence_packing(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) packs sequences "
                                           "(PackedSequence orders rows by the lengths' values, op by op only)")

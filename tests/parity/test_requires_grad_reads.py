@@ -6,13 +6,15 @@ the guarded branch changes the value, so a wrong flag shows in the losses. A com
 (compiled once for calls with and without a gradient): MigrationError naming the original line."""
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
 pytest.importorskip("torch")
 ms = pytest.importorskip("mindspore")
 
-from .harness import assert_close, load_converted, load_torch  # noqa: E402
+from .harness import assert_close, convert_snippet, load_converted, load_torch  # noqa: E402
 
 SRC = '''
 import torch
@@ -51,11 +53,16 @@ losses = torch.tensor(losses)
 '''
 
 
-def test_requires_grad_read_in_a_train_step_and_under_no_grad():
-    mod, code, sites = load_converted(SRC)
-    ref = load_torch(SRC)
+@pytest.mark.parametrize("mode", ["GRAPH_MODE", "PYNATIVE_MODE"])
+def test_requires_grad_read_in_a_train_step_and_under_no_grad(mode, tmp_path, monkeypatch):
+    """The flag read in the train step's gradient (compile_step: compiled in GRAPH) and in a forward under
+    no_grad (a plain call: compiled in GRAPH), against torch's losses and outputs, in either mode."""
+    code, sites = convert_snippet(SRC)
     assert "_ms_compat.requires_grad_of(h, " in code, code
-    assert "ms.set_context(mode=ms.PYNATIVE_MODE)" in code      # the run header: only PyNative can answer
+    assert "ms.set_context(mode=ms.GRAPH_MODE)" in code      # the run header: a compiled graph answers it too
+    assert "_ms_compat.compile_step(" in code, code
+    mod = _load_in_mode(code, mode, tmp_path, monkeypatch)
+    ref = load_torch(SRC)
     for name in ("losses", "evaluated", "weight_flag", "frozen_flag"):
         got = getattr(mod, name)
         want = ref[name].detach().numpy() if hasattr(ref[name], "detach") else ref[name]
@@ -63,13 +70,28 @@ def test_requires_grad_read_in_a_train_step_and_under_no_grad():
     assert [s.status for s in sites if s.api == "Tensor.requires_grad"] == ["converted-with-difference"]
 
 
-def test_requires_grad_read_in_a_compiled_graph_names_the_line():
+def _load_in_mode(code, mode, tmp_path, monkeypatch):
+    """Import the converted program with its mode line set to `mode` (PyNative restored by conftest)."""
+    code = code.replace("ms.set_context(mode=ms.GRAPH_MODE)", f"ms.set_context(mode=ms.{mode})")
+    name = f"ms_grad_flag_{mode.lower()}"
+    (tmp_path / f"{name}.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    load_converted(SRC)      # the whole _ms_compat helper imported, as for every snippet
+    return importlib.import_module(name)
+
+
+def test_requires_grad_read_under_jit_or_grad_outside_the_train_step_names_the_line():
+    """A graph compiled by ms.grad (or ms.jit) may or may not record a gradient: MigrationError naming the
+    original line; a direct GRAPH call (a forward) answers False, as PyNative does outside a gradient."""
     mod, code, _ = load_converted(SRC)
     from _ms_compat import MigrationError
+    x = ms.Tensor(np.array([[1.0, 2.0], [-0.5, 0.75]], np.float32))
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
+        gate = mod.Gate()
+        assert_close(gate(x), x.asnumpy() @ gate.w.asnumpy(), what="forward")      # not doubled: False
         with pytest.raises(MigrationError, match=r"requires_grad` of a computed tensor at \S+:13 is read inside "
-                                                 r"a compiled graph"):
-            mod.Gate()(ms.Tensor(np.ones((2, 2), np.float32)))
+                                                 r"a graph compiled by mindspore.jit or mindspore.grad"):
+            ms.grad(gate)(x)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)

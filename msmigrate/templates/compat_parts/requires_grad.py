@@ -1,6 +1,7 @@
 """Tensor.requires_grad_ where its value is used (`w = p.requires_grad_(False)`, `f(t.requires_grad_())`):
 MindSpore's sets the flag (a Parameter's requires_grad) and returns None, torch's returns the tensor.
 `x.requires_grad` read on a tensor: a Parameter's flag; a computed tensor's through requires_grad_of."""
+import sys
 from mindspore.graph.api import _pynative_executor as _grad_executor
 
 
@@ -26,17 +27,44 @@ def set_requires_grad(x, requires_grad):
 
 
 _GRAD_FLAG_REFUSAL = (
-    "`.requires_grad` of a computed tensor at {} is read inside a compiled graph (GRAPH mode or ms.jit): torch "
-    "answers whether a gradient is being recorded through it, which a graph compiled once for every call cannot "
-    "tell. Run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE)) or drop the test")
+    "`.requires_grad` of a computed tensor at {} is read inside a graph compiled by mindspore.jit or "
+    "mindspore.grad/value_and_grad outside the converted train step (_ms_compat.compile_step): whether a gradient "
+    "is being recorded through it cannot be told there. Call the network from the converted train step or "
+    "directly, or run it in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+_MS_PACKAGE_DIR = os.path.dirname(ms.__file__)
+
+
+@_constexpr(check=False)
+def _recording_when_compiled(where):
+    """While a graph compiles, the answer requires_grad_of gives in PyNative for the same call, as a constant:
+    True inside compile_step's StepCell (the train step's value_and_grad records), False in a Cell called
+    directly in GRAPH mode (a forward, where nothing records); a graph compiled by ms.jit or ms.grad
+    (staging_specialize) may or may not record: MigrationError naming the line."""
+    frame, direct_cell = sys._getframe(1), False
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if frame.f_code.co_name == "__call__" and type(owner).__name__ == "StepCell" \
+                and type(owner).__module__ == __name__:
+            return True
+        if frame.f_code.co_filename.startswith(_MS_PACKAGE_DIR):
+            if frame.f_code.co_name == "staging_specialize":
+                break
+            direct_cell = direct_cell or frame.f_code.co_name == "compile_and_run"
+        frame = frame.f_back
+    else:
+        if direct_cell:
+            return False
+    raise MigrationError(_GRAD_FLAG_REFUSAL.format(where))
 
 
 def requires_grad_of(x, where):
-    """torch's `x.requires_grad`: a Parameter's flag; on a computed tensor, in PyNative, whether MindSpore is
-    recording a gradient now (inside grad/value_and_grad, where a train step's torch forward has grad mode on
-    and the tensor comes from trainable weights); compiling a graph that reads it raises MigrationError."""
+    """torch's `x.requires_grad`: a Parameter's flag; on a computed tensor whether MindSpore is recording a
+    gradient now (inside grad/value_and_grad, where a train step's torch forward has grad mode on and the
+    tensor comes from trainable weights). Compiled: decided while compiling (_recording_when_compiled)."""
     if isinstance(x, ms.Parameter):
         return x.requires_grad
     if _compiling(_draw_probe):
-        _refuse_compiled(_GRAD_FLAG_REFUSAL, where)
+        return _recording_when_compiled(where)
     return bool(_grad_executor.requires_grad())

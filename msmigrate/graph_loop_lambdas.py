@@ -1,0 +1,212 @@
+"""A lambda called where it is written, `(lambda _ms_index: ops.tensor_scatter_elements(t, _ms_index, ...))(idx)`
+(the form many mappings emit), inside a `for` loop of a function.
+
+Compiled (GRAPH mode, ms.jit), MindSpore 2.10 mis-builds a `for` loop whose body defines a lambda: the whole
+function returns None with no error, or compiling stops with "Failure: have return node!" (measured:
+tests/parity/test_graph_loop_lambdas.py; vector-quantize's kmeans). A lambda defined before the loop and
+called in it compiles right, provided every name it reads is bound before the loop. So the lambda moves in
+front of the outermost `for` of its function as `_ms_loop_fnN = lambda params, locals...: body`, the
+function's own names it reads becoming parameters, passed at the call (`_ms_loop_fnN(idx, t)`): called at
+the same place with the same values, as in Python the lambda read them when called. Passed by position:
+a lambda called with keywords computes wrong values in a compiled graph (2.10: `f(x, 0.5, w=w, k=k)` of
+`lambda t, s, w, k: ...` in a loop, measured). Lambdas inside a nested def, lambda or comprehension (their own
+scope) stay; so do those with defaults or star parameters and calls whose arguments are not in the
+parameters' order (keywords given in another order, stars): Python would evaluate them in another order."""
+from __future__ import annotations
+
+from typing import List, Set
+
+import libcst as cst
+
+_PREFIX = "_ms_loop_fn"
+
+
+def _bound_names(node: cst.CSTNode) -> Set[str]:
+    """Names a function binds in its own scope: parameters, assignment/for/with/except/import targets."""
+    names: Set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Param(self, n):
+            names.add(n.name.value)
+
+        def visit_AssignTarget(self, n):
+            _targets(n.target, names)
+
+        def visit_AnnAssign(self, n):
+            _targets(n.target, names)
+
+        def visit_AugAssign(self, n):
+            _targets(n.target, names)
+
+        def visit_For(self, n):
+            _targets(n.target, names)
+
+        def visit_AsName(self, n):
+            _targets(n.name, names)
+
+        def visit_NamedExpr(self, n):
+            _targets(n.target, names)
+
+        def visit_FunctionDef(self, n):
+            names.add(n.name.value)
+            return n is node       # a nested def's own names are not this function's
+
+        def visit_ClassDef(self, n):
+            names.add(n.name.value)
+            return False
+
+        def visit_Lambda(self, n):
+            return False
+
+    node.visit(Collect())
+    return names
+
+
+def _targets(t: cst.BaseExpression, out: Set[str]) -> None:
+    if isinstance(t, cst.Name):
+        out.add(t.value)
+    elif isinstance(t, (cst.Tuple, cst.List)):
+        for e in t.elements:
+            _targets(e.value, out)
+    elif isinstance(t, cst.StarredElement):
+        _targets(t.value, out)
+
+
+def _names_read(body: cst.BaseExpression) -> List[str]:
+    """Plain names the lambda body reads from outside it, in order of appearance (not attributes, not keyword
+    names, not names the body binds itself)."""
+    seen: List[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, n):
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n):
+            n.value.visit(self)
+            return False
+
+        def visit_Param(self, n):
+            own.add(n.name.value)
+            if n.default is not None:
+                n.default.visit(self)
+            return False
+
+        def visit_CompFor(self, n):
+            _targets(n.target, own)
+
+        def visit_NamedExpr(self, n):
+            _targets(n.target, own)
+
+        def visit_Name(self, n):
+            if n.value not in seen:
+                seen.append(n.value)
+
+    own: Set[str] = set()      # bound inside the body itself (an inner lambda's parameter, a comprehension's)
+    body.visit(Collect())
+    return [n for n in seen if n not in own]
+
+
+def _simple_params(lam: cst.Lambda) -> bool:
+    p = lam.params
+    return not (p.posonly_params or p.kwonly_params or p.star_kwarg
+                or not isinstance(p.star_arg, cst.MaybeSentinel) or any(x.default is not None for x in p.params))
+
+
+def _in_parameter_order(lam: cst.Lambda, call: cst.Call) -> bool:
+    """The call's arguments fill the lambda's parameters in their order (keywords too: `f(x, k=1)` of
+    `lambda t, k`), so passing them all by position evaluates them in the same order; no star arguments."""
+    names = [p.name.value for p in lam.params.params]
+    if len(call.args) != len(names) or any(a.star for a in call.args):
+        return False
+    return all(a.keyword is None or a.keyword.value == n for a, n in zip(call.args, names))
+
+
+class _Hoist(cst.CSTTransformer):
+    """Inside one function: replaces each IIFE under a `for` by a call of a hoisted name, collecting
+    the assignments to put in front of the outermost loop."""
+
+    def __init__(self, owner: "_Module", local_names: Set[str]):
+        self.owner, self.local_names, self.loop_depth, self.hoisted = owner, local_names, 0, []
+
+    def visit_FunctionDef(self, node):
+        return False        # its own scope, handled on its own
+
+    def visit_ClassDef(self, node):
+        return False
+
+    def visit_Lambda(self, node):
+        return False
+
+    def visit_ListComp(self, node):
+        return False
+
+    def visit_SetComp(self, node):
+        return False
+
+    def visit_DictComp(self, node):
+        return False
+
+    def visit_GeneratorExp(self, node):
+        return False
+
+    def visit_For(self, node):
+        self.loop_depth += 1
+
+    def leave_For(self, original, updated):
+        self.loop_depth -= 1
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        lam = updated.func if isinstance(updated.func, cst.Lambda) else None
+        if self.loop_depth == 0 or lam is None or not _simple_params(lam) or not _in_parameter_order(lam, updated):
+            return updated
+        params = {p.name.value for p in lam.params.params}
+        free = [n for n in _names_read(lam.body) if n in self.local_names and n not in params]
+        name = self.owner.fresh()
+        new_params = list(lam.params.params) + [cst.Param(cst.Name(n)) for n in free]
+        new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in new_params]
+        self.hoisted.append(cst.SimpleStatementLine(body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Name(name))],
+            value=lam.with_changes(params=lam.params.with_changes(params=new_params), lpar=[], rpar=[]))]))
+        args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)
+                for a in updated.args] + [
+            cst.Arg(cst.Name(n)) for n in free]
+        return cst.Call(func=cst.Name(name), args=args, lpar=updated.lpar, rpar=updated.rpar)
+
+
+class _Module(cst.CSTTransformer):
+    def __init__(self):
+        self.count = 0
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"{_PREFIX}{self.count}"
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        local_names = _bound_names(updated)
+        changed, body = False, []
+        for st in updated.body.body:
+            hoist = _Hoist(self, local_names)
+            new = _in_loops(st, hoist)
+            if hoist.hoisted:
+                changed = True
+                first, *rest = hoist.hoisted
+                body.append(first.with_changes(leading_lines=new.leading_lines))
+                body.extend(rest)
+                new = new.with_changes(leading_lines=[])
+            body.append(new)
+        return updated.with_changes(body=updated.body.with_changes(body=body)) if changed else updated
+
+
+def _in_loops(st: cst.BaseStatement, hoist: _Hoist) -> cst.BaseStatement:
+    """st with the IIFEs under each `for` replaced; their lambdas land in hoist.hoisted, to go in front of st
+    (a statement of the function's body: every loop of the function is inside one)."""
+    return st.visit(hoist)
+
+
+def rewrite(module: cst.Module) -> cst.Module:
+    """Every function's IIFEs inside `for` loops hoisted in front of the loop's top statement."""
+    return module.visit(_Module())
