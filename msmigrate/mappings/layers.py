@@ -436,12 +436,12 @@ for _name in ("ParameterList", "ParameterDict"):
 # ------------------------------------------------------------------ embedding, attention, recurrent
 def _embedding(ctx):
     b = ctx.bound
-    pad = b.code("padding_idx")
-    if pad is None or pad == "None":
+    pad, max_norm = b.code("padding_idx"), b.code("max_norm")
+    if (pad is None or pad == "None") and (max_norm is None or max_norm == "None"):
         return None  # the declarative part of the record does the rest
-    for n, ok in (("max_norm", "None"), ("_weight", "None")):
-        if b.has(n) and b.code(n) != ok:
-            raise UnsupportedSite(f"argument {n}={b.code(n)} has no MindSpore counterpart")
+    if b.has("_weight") and b.code("_weight") != "None":
+        raise UnsupportedSite(f"argument _weight={b.code('_weight')} has no MindSpore counterpart (torch's table "
+                              "shares its storage: pass the weights through the checkpoint instead)")
     # the helper has torch's signature: the arguments are kept as written
     parts = [ctx.tr_code(b.args[n].value) if b.positional.get(n) else f"{n}={ctx.tr_code(b.args[n].value)}"
              for n in b.order]
@@ -455,18 +455,19 @@ rule("torch.nn.Embedding", "mindspore.nn.Embedding",
         rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
         drop=_NO_DEVICE + ("sparse", "scale_grad_by_freq"),
         extra={"embedding_table": "ms.common.initializer.Normal(1.0)"},
-        unsupported={"max_norm": "max_norm renormalisation has no MindSpore counterpart",
-                     "_weight": "pass the weights through the checkpoint instead"},
-        unsupported_ok={"max_norm": ("None",), "_weight": ("None",)},
+        unsupported={"_weight": "pass the weights through the checkpoint instead"},
+        unsupported_ok={"_weight": ("None",)},
         note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
-             "parameter embedding_table; with padding_idx -> _ms_compat.Embedding (MindSpore's Embedding "
-             "still trains the padding row, torch gives it no gradient)", test=f"{T}::test_embedding")(_embedding)
+             "parameter embedding_table; with padding_idx or max_norm -> _ms_compat.Embedding (MindSpore's "
+             "Embedding still trains the padding row, torch gives it no gradient; max_norm renormalises the rows a "
+             "call reads in place, with no gradient, as torch does)",
+        test=f"{T}::test_embedding")(_embedding)
 mapping("torch.nn.Embedding.from_pretrained", "_ms_compat.Embedding.from_pretrained",
         args=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
         target_args=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
                      "sparse"),
         note="a table holding the given rows (the padding row as given, no gradient to it), frozen by default as "
-             "in torch: requires_grad False keeps it out of trainable_params; max_norm raises MigrationError",
+             "in torch: requires_grad False keeps it out of trainable_params; max_norm renormalises read rows as torch",
         test=f"{T}::test_embedding_from_pretrained")
 mapping("torch.nn.MultiheadAttention", "_ms_compat.MultiheadAttention",
         args=("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",

@@ -625,15 +625,17 @@ class ELU(nn.Cell):
 
 class Embedding(nn.Embedding):
     """nn.Embedding with torch's arguments and behaviour: N(0, 1) initialisation, a zero
-    padding_idx row (negative indices allowed) that receives no gradient."""
+    padding_idx row (negative indices allowed) that receives no gradient; with max_norm the rows a
+    call reads are renormalised in place first, with no gradient (torch's embedding_renorm_)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
-        if max_norm is not None or _weight is not None:
-            raise MigrationError("Embedding max_norm/_weight are not converted")
+        if _weight is not None:
+            raise MigrationError("Embedding _weight is not converted (torch shares its storage)")
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
+        self.max_norm, self.norm_type = max_norm, float(norm_type)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -643,14 +645,17 @@ class Embedding(nn.Embedding):
         if embeddings.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        emb = cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm)
+        emb = cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type)
         emb.embedding_table.set_data(ms.Tensor(np.asarray(embeddings.asnumpy() if isinstance(embeddings, ms.Tensor)
                                                           else embeddings)))
         emb.embedding_table.requires_grad = not freeze
         return emb
 
     def construct(self, ids):
-        out = ops.gather(self.embedding_table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))
+        table = self.embedding_table
+        if self.max_norm is not None:
+            table = embedding_renorm_(table, ids, self.max_norm, self.norm_type)   # compat_parts/nn_extra.py
+        out = ops.gather(table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))
         if self.padding_idx is None:
             return out
         keep = ops.expand_dims((ids != self.padding_idx).astype(out.dtype), -1)

@@ -732,6 +732,33 @@ def test_embedding(expr, graph):
     assert_converted(sites, "torch.nn.Embedding")
 
 
+@pytest.mark.parametrize("expr,graph", [
+    ("nn.Embedding(10, 4, max_norm=1.5)", False),
+    ("nn.Embedding(10, 4, padding_idx=0, max_norm=1.0, norm_type=2.6)", True),
+    ("nn.Embedding(num_embeddings=10, embedding_dim=4, max_norm=1.2, norm_type=1.0)", True),
+])
+def test_embedding_max_norm(expr, graph):
+    """max_norm: before the lookup torch scales each row the call reads whose norm exceeds max_norm to
+    max_norm, in place and with no gradient; rows not read keep their values."""
+    import torch
+    idx = np.array([[0, 2, 4, 9], [2, 2, 0, 1]], np.int64)
+    code, sites = check_layer(layer_src(expr), [idx], graph=graph, grad=True)
+    assert_converted(sites, "torch.nn.Embedding")
+    # the table after one call: the rows read are renormalised in both, the others untouched
+    torch.manual_seed(0)
+    tnet = load_torch(layer_src(expr))["make"]()
+    mod, _, _ = load_converted(layer_src(expr))
+    mnet = mod.make()
+    before = tnet.weight.detach().numpy().copy()
+    mnet.embedding_table.set_data(_to_ms(before))
+    t_out = tnet(_to_torch(idx))
+    m_out = mnet(_to_ms(idx))
+    after = tnet.weight.detach().numpy()
+    assert not np.allclose(after, before) and np.array_equal(after[5:9], before[5:9])
+    assert_close(mnet.embedding_table.asnumpy(), after, 1e-5, 1e-6, "table after the call")
+    assert_close(m_out, t_out, 1e-5, 1e-6)
+
+
 def test_embedding_init():
     """The default initialisation is torch's N(0, 1), not MindSpore's N(0, 0.01)."""
     mod, code, sites = load_converted(layer_src("nn.Embedding(1000, 64)"))
