@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
-from .compose import FACTORY_DROP, composed, variadic
+from .compose import FACTORY_DROP, composed, tensor_args, variadic
 from .edge_args import NARROW_NOTE, T_EDGE, narrow_from_end, nonzero_code, split_points_as_list
 from .tensor_methods import _SCATTER_NOTE, _scatter
 
@@ -19,9 +19,25 @@ T_SHAPE = f"{T}::test_stack_split"
 T_INDEX = f"{T}::test_index_scatter"
 T_MISC = "tests/parity/test_torch_misc_ops.py::test_misc"
 
+def _atleast(op: str):
+    """torch.atleast_Nd(*tensors): one tensor (or one list of them) is taken as it is, several are a tuple,
+    none is () -- ops.atleast_Nd takes a tensor or a sequence, as torch's single argument."""
+    def fn(ctx):
+        if not ctx.bound.call.args:
+            return ctx.expr("()")
+        parts = tensor_args(ctx.bound)
+        if not any(p.startswith("*") for p in parts):
+            return ctx.expr(f"{op}({parts[0]})" if len(parts) == 1 else f"{op}(({', '.join(parts)}))")
+        # how many a starred argument holds is known when it runs
+        return ctx.expr(f"(lambda *_ms_t: {op}(_ms_t[0] if len(_ms_t) == 1 else _ms_t))({', '.join(parts)})")
+    fn.handles_starred = True
+    return fn
+
+
 for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
-    composed(f"torch.{_name}", f"ops.{_name}({{input}})", ("input",), test=T_SHAPE,
-             note="one tensor (several tensors, which torch returns as a tuple, are a TODO)")
+    rule(f"torch.{_name}", f"mindspore.ops.{_name}", test=T_SHAPE,
+         note="one tensor (or list of tensors) as it is; several tensors, starred ones too, give a tuple as in "
+              "torch; no argument gives ()")(_atleast(f"ops.{_name}"))
 for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
     composed(f"torch.{_name}", f"ops.{_name}({{tensors}})", ("tensors",), test=T_SHAPE)
 # torch's overloads name the split argument `sections` (an int) or `indices` (split points)
