@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..records import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, METHOD_OWNERS, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _T_BF16 = "tests/parity/test_dtypes.py::test_bfloat16_tensor"
@@ -101,3 +101,5 @@ mapping("torch.__version__", "expr:_ms_compat.TORCH_API_VERSION", status=DIFFERE
         test="tests/parity/test_dtypes.py::test_versions")
 mapping("torchvision.__version__", "expr:_ms_compat.TORCHVISION_API_VERSION", status=DIFFERENCE,
         note=_VERSION_NOTE, test="tests/parity/test_dtypes.py::test_versions")
+# a str: its methods (torch.__version__.split('.')) are called on the converted string as written
+METHOD_OWNERS.update(("torch.__version__", "torchvision.__version__"))

@@ -224,6 +224,11 @@ from packaging import version
 
 def versions():
     return str(torch.__version__), torchvision.__version__, version.parse(torch.__version__) >= version.parse("2.0")
+
+
+def parts():
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return major, minor, torch.__version__.split(sep=".", maxsplit=1)[0], torchvision.__version__.split(".")[0]
 '''
 
 
@@ -238,6 +243,10 @@ def test_versions():
     assert modern is True
     assert tv.split(".")[:2] == torch.__version__.split("+")[0].split(".")[:2], (tv, torch.__version__)
     assert vv.count(".") == 2
+    # str methods of the version are called on the converted string
+    major, minor, head, vhead = mod.parts()
+    assert (major, minor) == tuple(int(p) for p in torch.__version__.split(".")[:2])
+    assert head == torch.__version__.split(sep=".", maxsplit=1)[0] and vhead == vv.split(".")[0]
 
 
 BF16_SRC = """
