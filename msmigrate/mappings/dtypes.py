@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..records import DIFFERENCE, METHOD_OWNERS, mapping, rule
+from ..records import DIFFERENCE, METHOD_OWNERS, VALUE_ATTRS, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _T_BF16 = "tests/parity/test_dtypes.py::test_bfloat16_tensor"
@@ -17,6 +17,7 @@ _DTYPES = {
 }
 for _src, _dst in _DTYPES.items():
     mapping(f"torch.{_src}", f"mindspore.{_dst}", test=_T)
+    VALUE_ATTRS[f"torch.{_src}"] = {"itemsize"}     # bytes per element, as torch's
 # MindSpore's float8 types (no NumPy counterpart): names for quantization code and torch.finfo
 for _src in ("float8_e4m3fn", "float8_e5m2"):
     mapping(f"torch.{_src}", f"mindspore.{_src}", test="tests/parity/test_numerics.py::test_float8_names_and_limits",

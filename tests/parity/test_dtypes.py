@@ -78,6 +78,17 @@ def test_dtype_names():
         assert ms.Tensor(a, dtype=m).asnumpy().dtype == a.dtype, name
 
 
+ITEMSIZE_SRC = "import torch\n\ndef sizes():\n    return [" + ", ".join(f"torch.{n}.itemsize" for n in _NAMES) + "]\n"
+
+
+def test_dtype_itemsize():
+    """torch.<dtype>.itemsize: the bytes per element, read from the converted MindSpore dtype."""
+    t_vals = load_torch(ITEMSIZE_SRC)["sizes"]()
+    mod, code, sites = load_converted(ITEMSIZE_SRC)
+    assert {s.status for s in sites} == {CONVERTED}, [(s.api, s.status, s.note) for s in sites]
+    assert mod.sizes() == t_vals and len(set(t_vals)) == 5, (mod.sizes(), t_vals)
+
+
 def test_tensor_type_names():
     """torch.Tensor / torch.dtype / torch.Size as types (annotations, isinstance)."""
     import torch
