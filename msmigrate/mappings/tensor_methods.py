@@ -32,7 +32,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+from .edge_args import (AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
@@ -676,13 +676,7 @@ def _round(ctx):
     d = ctx.code("decimals")
     if d in (None, "0"):
         return ctx.expr(f"ops.round({_arg(ctx)})")
-    if not _is_int(d):
-        raise UnsupportedSite("round(decimals=...) needs a literal number of decimals")
-    n = int(d.replace(" ", ""))
-    scale = repr(10.0 ** abs(n))
-    if n > 0:       # what torch computes: nearbyint(x * 10^d) / 10^d (MindSpore's CPU Round takes decimals=0 only)
-        return ctx.expr(f"ops.round({x} * {scale}) / {scale}")
-    return ctx.expr(f"ops.round({x} / {scale}) * {scale}")
+    return ctx.expr(round_decimals_code(x, d))
 
 
 rule("Tensor.round", None, args=("decimals",), tensor_only=True,
