@@ -20,6 +20,7 @@ for _src, _dst in _DTYPES.items():
     VALUE_ATTRS[f"torch.{_src}"] = {"itemsize"}     # bytes per element, as torch's
 # MindSpore's float8 types (no NumPy counterpart): names for quantization code and torch.finfo
 for _src in ("float8_e4m3fn", "float8_e5m2"):
+    VALUE_ATTRS[f"torch.{_src}"] = {"itemsize"}
     mapping(f"torch.{_src}", f"mindspore.{_src}", test="tests/parity/test_numerics.py::test_float8_names_and_limits",
             note="the name (torch.finfo, quantization configs); x.to()/x.type() of it goes through "
                  "_ms_compat.float8_cast, which raises MigrationError naming the site on CPU (MindSpore 2.10 has no "

@@ -78,7 +78,9 @@ def test_dtype_names():
         assert ms.Tensor(a, dtype=m).asnumpy().dtype == a.dtype, name
 
 
-ITEMSIZE_SRC = "import torch\n\ndef sizes():\n    return [" + ", ".join(f"torch.{n}.itemsize" for n in _NAMES) + "]\n"
+_MORE_NAMES = ["cfloat", "cdouble", "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"]
+ITEMSIZE_SRC = ("import torch\n\ndef sizes():\n    return ["
+                + ", ".join(f"torch.{n}.itemsize" for n in _NAMES + _MORE_NAMES) + "]\n")
 
 
 def test_dtype_itemsize():
@@ -86,7 +88,7 @@ def test_dtype_itemsize():
     t_vals = load_torch(ITEMSIZE_SRC)["sizes"]()
     mod, code, sites = load_converted(ITEMSIZE_SRC)
     assert {s.status for s in sites} == {CONVERTED}, [(s.api, s.status, s.note) for s in sites]
-    assert mod.sizes() == t_vals and len(set(t_vals)) == 5, (mod.sizes(), t_vals)
+    assert mod.sizes() == t_vals and len(set(t_vals)) == 5 and len(t_vals) == 25, (mod.sizes(), t_vals)
 
 
 def test_tensor_type_names():
