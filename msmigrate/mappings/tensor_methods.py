@@ -162,6 +162,18 @@ mapping("Tensor.ndimension", "expr:{self}.ndim", test=f"{T}::test_shape_methods"
 mapping("Tensor.numel", "method:numel", test=f"{T}::test_shape_methods")
 mapping("Tensor.nelement", "method:numel", test=f"{T}::test_shape_methods")
 mapping("Tensor.element_size", "expr:{self}.itemsize", test=f"{T}::test_shape_methods")
+def _stride(ctx):
+    x, d = _self(ctx), ctx.code("dim")
+    if d in (None, "None"):
+        return ctx.expr(f"tuple({x}.stride())")
+    return ctx.expr(f"(lambda _ms_s, _ms_d: tuple(_ms_s) if _ms_d is None else _ms_s[_ms_d])({x}.stride(), {d})")
+
+
+rule("Tensor.stride", "mindspore.Tensor.stride", args=("dim",), status=DIFFERENCE,
+     test=f"{T}::test_stride",
+     note="the strides of MindSpore's PyNative views, as a tuple (an int for dim): permute, expand, narrow and "
+          "slicing give torch's; an op that copies in MindSpore where torch makes a view gives contiguous strides, "
+          "and a compiled graph has none (MindSpore raises)")(_stride)
 mapping("Tensor.is_contiguous", "expr:True", args=("memory_format",),
         note="MindSpore tensors have no user-visible strides", test=f"{T}::test_shape_methods")
 mapping("Tensor.contiguous", "identity", args=("memory_format",),
