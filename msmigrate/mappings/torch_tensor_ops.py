@@ -219,8 +219,11 @@ for _name in ("hann_window", "hamming_window", "blackman_window", "bartlett_wind
 composed("torch.geqrf", "ops.geqrf({input})", ("input",), test=T_MISC,
          note="a plain (a, tau) tuple, LAPACK's layout as torch")
 composed("torch.orgqr", "ops.orgqr({input}, {tau})", ("input", "tau"), test=T_MISC)
-mapping("torch.ormqr", None, note="ops.ormqr has no CPU kernel in MindSpore 2.10: form Q with torch.orgqr's "
-        "conversion (ops.orgqr) and multiply with ops.matmul")
+composed("torch.ormqr", "_ms_compat.ormqr({input}, {input2}, {input3}, {left}, {transpose})",
+         ("input", "input2", "input3", "left", "transpose"), defaults={"left": "True", "transpose": "False"},
+         target="mindspore.ops.orgqr", test=T_MISC,
+         note="ops.ormqr has no CPU kernel in MindSpore 2.10: the full Q formed by ops.orgqr (the reflectors padded "
+              "to a square) and multiplied with ops.matmul (templates/compat_parts/linalg_compose.py)")
 composed("torch.triangular_solve", "(ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {b}), {A})",
          ("b", "A", "upper", "transpose", "unitriangular"),
          defaults={"upper": "True", "transpose": "False", "unitriangular": "False"},

@@ -47,6 +47,12 @@ MISC = [
     case([T + "geqrf", T + "orgqr"],
          "a, c: (lambda q, tau: (q, tau, torch.orgqr(q, tau)))(*torch.geqrf(a))", [np.vstack([A, B[:2]]).astype(np.float32), RNG.standard_normal((5, 2)).astype(
              np.float32)], rtol=1e-4, atol=1e-4),
+    # Q of 3 reflectors in R^5 applied from either side, transposed or not
+    case(T + "ormqr", "a, c: (lambda q, tau: (torch.ormqr(q, tau, c), torch.ormqr(q, tau, c, transpose=True),"
+         " torch.ormqr(input=q, input2=tau, input3=c.T, left=False), torch.ormqr(q, tau, c.T, False, True)))"
+         "(*torch.geqrf(a))", [np.vstack([A, B[:2]])[:, :3].astype(np.float32),
+                              np.random.default_rng(5).standard_normal((5, 2)).astype(np.float32)], rtol=1e-4,
+         atol=1e-4),
     case(T + "triangular_solve", "b, a: (torch.triangular_solve(b, a), torch.triangular_solve(b, a, upper=False))",
          [B[:, :2], (np.triu(A[:, :3]) + 3 * np.eye(3)).astype(np.float32)], rtol=1e-4, atol=1e-4),
     case(T + "unique_consecutive", "x: torch.unique_consecutive(x)", [np.array([1, 1, 2, 2, 3, 1, 1], np.int64)]),
