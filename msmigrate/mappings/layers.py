@@ -83,12 +83,28 @@ def _output_padding(ctx, ndim: int) -> bool:
     b.remove("output_padding")
     if _literal(op) == 0:
         return False
-    if ndim == 1:
-        raise UnsupportedSite("output_padding: MindSpore's Conv1dTranspose takes one symmetric padding only")
     p = b.code("padding")
     if p is not None and p.strip("'\"") in ("same", "valid") and p[0] in "'\"":
         raise UnsupportedSite("output_padding together with string padding")
     p_val = 0 if p is None else _literal(p)
+    if ndim == 1:
+        # Conv1dTranspose takes one symmetric padding: _ms_compat.any_batch.Conv1dTranspose's output_padding
+        # crops less at the end (the same asymmetric padding)
+        ps, ops_ = _per_dim(p_val, 1), _per_dim(_literal(op), 1)
+        if ps is not None and ops_ is not None and ops_[0] > ps[0]:
+            raise UnsupportedSite(f"output_padding={op} larger than padding={p or 0}: the extra rows hold "
+                                  "only the bias in torch; MindSpore cannot crop less than nothing")
+        v = b.value("padding")
+        if isinstance(v, cst.Tuple) and len(v.elements) == 1:
+            b.set("padding", ctx.tr_code(v.elements[0].value))
+        b.set("pad_mode", "'pad'")
+        if not b.has("padding"):
+            b.set("padding", "0")
+        b.order.remove("padding")
+        b.order.append("padding")
+        b.positional["padding"] = False
+        b.set("output_padding", op)
+        return True
     ps, ops_ = _per_dim(p_val, ndim), _per_dim(_literal(op), ndim)
     b.set("pad_mode", "'pad'")
     if ps is not None and ops_ is not None:
@@ -125,7 +141,7 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
             b.set("has_bias", "True")
         b.rename("bias", "has_bias")
         b.rename("groups", "group")
-        if id(ctx.original) in ctx.tr.batched_convs:
+        if id(ctx.original) in ctx.tr.batched_convs and not b.has("output_padding"):
             return None
         # the input may be one unbatched sample, which torch takes and MindSpore's layer does not
         return f"_ms_compat.any_batch.{ms_name}"
@@ -152,7 +168,8 @@ for _nd, _name, _ms in ((1, "ConvTranspose1d", "Conv1dTranspose"), (2, "ConvTran
                         (3, "ConvTranspose3d", "Conv3dTranspose")):
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=_TCONV_ARGS, target_args=_MS_TCONV_ARGS,
          note=_CONV_NOTE + "; output_padding -> asymmetric padding (p, p - output_padding) per dim "
-         "(MindSpore's own output_padding zero-fills instead of computing those rows)",
+         "(MindSpore's own output_padding zero-fills instead of computing those rows; 1-d: "
+         "_ms_compat.any_batch.Conv1dTranspose(output_padding=) sets that padding on its op)",
          test=f"{T}::test_conv_transpose")(_conv_rule(_nd, _ms, transpose=True))
 
 

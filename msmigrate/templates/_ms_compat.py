@@ -816,6 +816,19 @@ class any_batch:
             return nn.Conv3d.construct(self, x)
 
     class Conv1dTranspose(nn.Conv1dTranspose):
+        def __init__(self, *args, output_padding=0, **kwargs):
+            super().__init__(*args, **kwargs)
+            out_pad = output_padding[0] if isinstance(output_padding, (tuple, list)) else output_padding
+            if out_pad:
+                # torch computes the output_padding rows: crop out_pad fewer at the end (pad_mode 'pad')
+                p = self.padding[2]
+                if out_pad > p:
+                    raise MigrationError(f"output_padding={output_padding} larger than padding={p} is not converted")
+                self.padding = (0, 0, p, p - out_pad)
+                self.conv2d_transpose = ops.Conv2DBackpropInput(
+                    out_channel=self.in_channels, kernel_size=self.kernel_size, mode=1, pad_mode=self.pad_mode,
+                    pad=self.padding, stride=self.stride, dilation=self.dilation, group=self.group)
+
         def construct(self, x):
             if x.ndim == 2:
                 return nn.Conv1dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
