@@ -228,6 +228,7 @@ composed("torch.triangular_solve", "(ops.matrix_solve(ops.triu({A}) if {upper} e
          ("b", "A", "upper", "transpose", "unitriangular"),
          defaults={"upper": "True", "transpose": "False", "unitriangular": "False"},
          only={"transpose": ("False",), "unitriangular": ("False",)}, target="mindspore.ops.matrix_solve",
+         keywords={"input": "b"},   # torch's keyword (its docs say b, which torch refuses)
          note="(solution, A) as torch returns them; transpose=/unitriangular=True are TODO", test=T_MISC)
 
 # torch's *_copy ops (and unsafe_* twins): MindSpore ops always return new tensors, so each is its plain op

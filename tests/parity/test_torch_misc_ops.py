@@ -53,7 +53,8 @@ MISC = [
          "(*torch.geqrf(a))", [np.vstack([A, B[:2]])[:, :3].astype(np.float32),
                               np.random.default_rng(5).standard_normal((5, 2)).astype(np.float32)], rtol=1e-4,
          atol=1e-4),
-    case(T + "triangular_solve", "b, a: (torch.triangular_solve(b, a), torch.triangular_solve(b, a, upper=False))",
+    case(T + "triangular_solve", "b, a: (torch.triangular_solve(b, a), torch.triangular_solve(b, a, upper=False),"
+         " torch.triangular_solve(input=b, A=a))",
          [B[:, :2], (np.triu(A[:, :3]) + 3 * np.eye(3)).astype(np.float32)], rtol=1e-4, atol=1e-4),
     case(T + "unique_consecutive", "x: torch.unique_consecutive(x)", [np.array([1, 1, 2, 2, 3, 1, 1], np.int64)]),
 ]
