@@ -180,11 +180,11 @@ composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, righ
 composed("torch.cov", "ops.cov({input}, correction={correction}, fweights={fweights}, aweights={aweights})",
          ("input", "correction", "fweights", "aweights"),
          defaults={"correction": "1", "fweights": "None", "aweights": "None"}, test=T_RED)
-composed("torch.trapezoid", "ops.trapz({y}, {x}, dx=float({dx}), dim={dim})", ("y", "x", "dx", "dim"),
-         defaults={"x": "None", "dx": "1.0", "dim": "-1"}, note="dx passed as a float (ops.trapz refuses an int)",
-         test=T_RED)
-composed("torch.trapz", "ops.trapz({y}, {x}, dim={dim})", ("y", "x", "dim"), defaults={"x": "None", "dim": "-1"},
-         test=T_RED)
+# torch.trapz is torch.trapezoid (dx= too)
+for _name in ("trapezoid", "trapz"):
+    composed(f"torch.{_name}", "ops.trapz({y}, {x}, dx=float({dx}), dim={dim})", ("y", "x", "dx", "dim"),
+             defaults={"x": "None", "dx": "1.0", "dim": "-1"}, note="dx passed as a float (ops.trapz refuses an int)",
+             test=T_RED)
 composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, float({maxnorm}))", ("input", "p", "dim", "maxnorm"),
          target="mindspore.ops.renorm", note="maxnorm passed as a float (ops.renorm refuses an int)", test=T_RED)
 

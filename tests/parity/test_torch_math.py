@@ -87,7 +87,8 @@ REDUCTIONS = [
     case("torch.cov", "x, f, a: (torch.cov(x), torch.cov(x, correction=0), torch.cov(x, fweights=f, aweights=a))",
          [Y, J[0], P[0]], rtol=1e-4),
     case(["torch.trapezoid", "torch.trapz"], "y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y,"
-         " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1), torch.trapezoid(y=y, dx=2))", [Y, np.sort(X, 1)], grad=True),
+         " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1), torch.trapezoid(y=y, dx=2), torch.trapz(y, dx=2,"
+         " dim=0), torch.trapz(dx=0.5, y=y))", [Y, np.sort(X, 1)], grad=True),
     case("torch.renorm", "x: (torch.renorm(x, 2, 0, 1.0), torch.renorm(x, p=1, dim=1, maxnorm=2.0), torch.renorm(x, 1, 1, 2))", [Y],
          grad=True),
     case("torch.msort", "x: torch.msort(x)", [Y]),
