@@ -126,10 +126,15 @@ composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / _ms_c if _ms_c.ndim
          "ops.diagonal(_ms_c), ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",),
          target="mindspore.ops.cov", note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch (variables in "
          "rows; one variable, a 1-D input or one row, gives the 0-d c / c, as torch)", test=T_EDGE)
+# the spacing: dx, or the differences of the sample points x along dim (a 1-D x lies along dim), as torch
+_TRAPEZOID_SPACING = ("((lambda _ms_x: ops.diff(_ms_x, axis={dim}) if _ms_x.ndim > 1 else ops.diff(_ms_x).reshape(tuple("
+                      "-1 if _ms_i == {dim} % _ms_y.ndim else 1 for _ms_i in range(_ms_y.ndim))))({x}) "
+                      "if {x} is not None else {dx})")
 composed("torch.cumulative_trapezoid", "(lambda _ms_y: ops.cumsum((ops.narrow(_ms_y, {dim}, 1, _ms_y.shape[{dim}] - 1)"
-         " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * ({dx} / 2), {dim}))({y})",
-         ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"}, only={"x": ("None",)},
-         target="mindspore.ops.cumsum", note="evenly spaced samples (dx); sample points x= are a TODO", test=T_MISC)
+         " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * " + _TRAPEZOID_SPACING + " / 2, {dim}))({y})",
+         ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"},
+         target="mindspore.ops.cumsum", note="spacing dx, or the differences of the sample points x (1-D along dim, "
+         "or the shape of y), as torch", test=T_MISC)
 composed("torch.clone", "{input}.copy()", ("input", "memory_format"), defaults={"memory_format": "None"},
          target="mindspore.Tensor.copy", note="memory_format is dropped (MindSpore has one layout)", test=T_MISC,
          drop=("memory_format",))

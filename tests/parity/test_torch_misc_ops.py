@@ -17,7 +17,9 @@ T = "torch."
 MISC = [
     case(T + "corrcoef", "a: torch.corrcoef(a)", [A], grad=True, rtol=1e-4),
     case(T + "cumulative_trapezoid", "a, x: (torch.cumulative_trapezoid(a), torch.cumulative_trapezoid(a, dim=0),"
-         " torch.cumulative_trapezoid(x, dx=0.5, dim=1))", [A, A3], grad=True),
+         " torch.cumulative_trapezoid(x, dx=0.5, dim=1), torch.cumulative_trapezoid(a, a.cumsum(1).exp()),"
+         " torch.cumulative_trapezoid(y=x, x=torch.arange(3.0) ** 2, dim=1),"
+         " torch.cumulative_trapezoid(a, torch.arange(3.0) * 0.5, dim=0))", [A, A3], grad=True),
     case([T + "clone", T + "detach"], "a: (torch.clone(a) * 2, torch.detach(a) * a)", [A], grad=True),
     case([T + "numel", T + "is_nonzero", T + "is_same_size"],
          "a, b, v: torch.tensor([torch.numel(a), torch.is_nonzero(v[:1] + 10), torch.is_same_size(a, b),"
