@@ -383,7 +383,9 @@ def rule_note(api: str) -> Optional[str]:
     hit = _index().get("torch." + api if api.startswith("Tensor.") else api)
     if hit is None:
         e = find(api)
-        if e is None or e.status == CONVERTED:
+        if e is None:
+            return _unlisted_rule_note(api)
+        if e.status == CONVERTED:
             return None
         label = "out of scope" if e.status == OUT_OF_SCOPE else "no conversion"
         return f"{label}: {e.reason}" + (f"; write instead: {e.instead}" if e.instead else "")
@@ -392,6 +394,19 @@ def rule_note(api: str) -> Optional[str]:
         if r.matches(ns, name, kind, origin):
             label = "out of scope" if r.status == OUT_OF_SCOPE else "no conversion"
             return f"{label}: {r.reason}" + (f"; write instead: {r.instead}" if r.instead else "")
+    return None
+
+
+def _unlisted_rule_note(api: str) -> Optional[str]:
+    """A name the census does not list (torch.sparse.mm, torch.utils.dlpack.to_dlpack): the no-conversion rule of
+    its own name, else of the namespace holding it (torch.sparse); out-of-scope rules are not borrowed."""
+    ns, _, name = api.rpartition(".")
+    parent_ns, _, parent = ns.rpartition(".")
+    for r_ns, r_name in ((ns, name), (parent_ns, parent)):
+        for r in RULES:
+            # the rest-of-namespace rules (name ANY) say nothing more than "no record"
+            if r.status == TODO and r.name != ANY and not r.kind and not r.origin and r.matches(r_ns, r_name, "", ""):
+                return f"no conversion: {r.reason}" + (f"; write instead: {r.instead}" if r.instead else "")
     return None
 
 

@@ -172,6 +172,10 @@ ADAPTERS: Dict[str, str] = {}
 # define such objects, e.g. msmigrate.mappings.torch_distributions).
 METHOD_OWNERS: Set[str] = set()
 
+# torch values whose converted value has these attributes with torch's meaning: `torch.float32.itemsize` reads
+# the attribute of the converted value (filled by the mappings that define the values, e.g. mappings.dtypes).
+VALUE_ATTRS: Dict[str, Set[str]] = {}
+
 # API -> why it is a GRAPH-mode hazard inside construct (it still converts; the site is
 # reported as a difference with this note and the note is written above the statement).
 # Filled by msmigrate.mappings.devices.

@@ -15,7 +15,7 @@ import libcst as cst
 
 from . import registry as R
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
-                      DROPPED_DECORATORS)
+                      DROPPED_DECORATORS, VALUE_ATTRS)
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
@@ -1478,6 +1478,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A torch name used as a value (a base class, an annotation, a dtype, a
         layer class passed around)."""
         m = R.lookup(qn)
+        owner_qn, _, attr = qn.rpartition(".")
+        if m is None and attr in VALUE_ATTRS.get(owner_qn, ()) and isinstance(original, cst.Attribute):
+            # `torch.float32.itemsize`: the attribute of the converted value
+            return updated.with_changes(value=self._convert_reference(original.value, updated.value, owner_qn))
         if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)
             return updated
@@ -2216,6 +2220,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             if rebound is not None:
                 return rebound
         m = R.lookup(qn)
+        owner_qn, _, attr = qn.rpartition(".")
+        if m is None and attr in VALUE_ATTRS.get(owner_qn, ()) and isinstance(original, cst.Attribute):
+            # `torch.float32.itemsize`: the attribute of the converted value
+            return updated.with_changes(value=self._convert_reference(original.value, updated.value, owner_qn))
         if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)   # records first, then --deps
             return updated

@@ -122,6 +122,17 @@ def test_census_todo_reaches_the_converter():
     assert "_ms_compat.Unconverted('torch.linalg.ldl_factor_ex'" in code
 
 
+def test_unlisted_name_takes_the_rule_of_its_name_or_namespace():
+    """torch.sparse.mm and torch.utils.dlpack.to_dlpack are no census rows: their TODO gives the sparse-layout and
+    storage reasons (the rule of the namespace, of the name), not a bare 'no mapping known'."""
+    src = ("import torch\nimport torch.utils.dlpack\n\n\ndef f(a, b):\n    return torch.sparse.mm(a, b), "
+           "torch.utils.dlpack.to_dlpack(a)\n")
+    code, sites, _ = convert_code(src)
+    todo = {s.api: s.note for s in sites if s.status == SITE_TODO}
+    assert "sparse/nested tensor layouts are not converted" in todo["torch.sparse.mm"], todo
+    assert "memory layout / storage / pointer API" in todo["torch.utils.dlpack.to_dlpack"], todo
+
+
 def test_census_command_prints_the_table():
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

@@ -41,6 +41,9 @@ from . import compiler_hints, library_internals  # noqa: F401,E402
 # torch's random state, dtype promotion and autocast queries, ChainDataset/StackDataset; more torch.* functions
 from . import torch_runtime, torch_functions_extra  # noqa: F401,E402
 
+# torch.testing.assert_close / assert_allclose on MindSpore tensors
+from . import testing_compare  # noqa: F401,E402
+
 # more Tensor properties/methods, torch.nn layers and functional ops (helpers: templates/compat_parts/nn_extra.py)
 from . import tensor_nn_extra  # noqa: F401,E402
 

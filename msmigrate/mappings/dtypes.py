@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite
-from ..records import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, METHOD_OWNERS, VALUE_ATTRS, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _T_BF16 = "tests/parity/test_dtypes.py::test_bfloat16_tensor"
@@ -17,8 +17,10 @@ _DTYPES = {
 }
 for _src, _dst in _DTYPES.items():
     mapping(f"torch.{_src}", f"mindspore.{_dst}", test=_T)
+    VALUE_ATTRS[f"torch.{_src}"] = {"itemsize"}     # bytes per element, as torch's
 # MindSpore's float8 types (no NumPy counterpart): names for quantization code and torch.finfo
 for _src in ("float8_e4m3fn", "float8_e5m2"):
+    VALUE_ATTRS[f"torch.{_src}"] = {"itemsize"}
     mapping(f"torch.{_src}", f"mindspore.{_src}", test="tests/parity/test_numerics.py::test_float8_names_and_limits",
             note="the name (torch.finfo, quantization configs); x.to()/x.type() of it goes through "
                  "_ms_compat.float8_cast, which raises MigrationError naming the site on CPU (MindSpore 2.10 has no "
@@ -101,3 +103,5 @@ mapping("torch.__version__", "expr:_ms_compat.TORCH_API_VERSION", status=DIFFERE
         test="tests/parity/test_dtypes.py::test_versions")
 mapping("torchvision.__version__", "expr:_ms_compat.TORCHVISION_API_VERSION", status=DIFFERENCE,
         note=_VERSION_NOTE, test="tests/parity/test_dtypes.py::test_versions")
+# a str: its methods (torch.__version__.split('.')) are called on the converted string as written
+METHOD_OWNERS.update(("torch.__version__", "torchvision.__version__"))

@@ -120,6 +120,19 @@ CLAMP_MAX = "(lambda _ms_x: ops.where(_ms_x != _ms_x, ops.stop_gradient(_ms_x), 
 CLAMP_NOTE = "ops.maximum/minimum (they broadcast a tensor bound as torch does); NaN inputs stay NaN, as in torch"
 
 
+def round_decimals_code(x: str, decimals: str) -> str:
+    """torch.round(x, decimals=d) / x.round(decimals=d) as torch computes it, nearbyint(x * 10^d) / 10^d (halves to
+    even; MindSpore's CPU Round kernel takes decimals=0 only). d must be an int literal."""
+    if not _INT_LITERAL.match(decimals.strip()):
+        raise UnsupportedSite("round(decimals=...) needs a literal number of decimals")
+    n = int(decimals.replace(" ", ""))
+    if n == 0:
+        return f"ops.round({x})"
+    scale = repr(10.0 ** abs(n))
+    x = x if re.match(r"^[\w.]+$", x) else f"({x})"
+    return f"ops.round({x} * {scale}) / {scale}" if n > 0 else f"ops.round({x} / {scale}) * {scale}"
+
+
 def narrow_from_end(input_code):
     """A rule for narrow / narrow_copy: torch's start may be negative (from the end) or a 0-d tensor, ops.narrow takes a
     non-negative int; a non-negative int literal stays ops.narrow, any other start goes through _ms_compat.narrow

@@ -728,10 +728,11 @@ def _one_hot(ctx):
     if n is None or _lit_or(n) == -1:
         raise UnsupportedSite("num_classes=-1 infers the class count from the data (max + 1), a data-dependent "
                               "shape: pass num_classes")
-    return ctx.expr(f"ops.one_hot({_need(b, 'tensor')}, {n})")
+    return ctx.expr(f"ops.one_hot({_need(b, 'input')}, {n})")
 
 
-rule(P + "one_hot", None, args=("tensor", "num_classes"),
+# torch's argument is `input` (its docs say `tensor`, which torch refuses as a keyword)
+rule(P + "one_hot", None, args=("input", "num_classes"),
      note="int64 result as in torch; num_classes must be given", test=_NORM)(_one_hot)
 
 

@@ -83,12 +83,28 @@ def _output_padding(ctx, ndim: int) -> bool:
     b.remove("output_padding")
     if _literal(op) == 0:
         return False
-    if ndim == 1:
-        raise UnsupportedSite("output_padding: MindSpore's Conv1dTranspose takes one symmetric padding only")
     p = b.code("padding")
     if p is not None and p.strip("'\"") in ("same", "valid") and p[0] in "'\"":
         raise UnsupportedSite("output_padding together with string padding")
     p_val = 0 if p is None else _literal(p)
+    if ndim == 1:
+        # Conv1dTranspose takes one symmetric padding: _ms_compat.any_batch.Conv1dTranspose's output_padding
+        # crops less at the end (the same asymmetric padding)
+        ps, ops_ = _per_dim(p_val, 1), _per_dim(_literal(op), 1)
+        if ps is not None and ops_ is not None and ops_[0] > ps[0]:
+            raise UnsupportedSite(f"output_padding={op} larger than padding={p or 0}: the extra rows hold "
+                                  "only the bias in torch; MindSpore cannot crop less than nothing")
+        v = b.value("padding")
+        if isinstance(v, cst.Tuple) and len(v.elements) == 1:
+            b.set("padding", ctx.tr_code(v.elements[0].value))
+        b.set("pad_mode", "'pad'")
+        if not b.has("padding"):
+            b.set("padding", "0")
+        b.order.remove("padding")
+        b.order.append("padding")
+        b.positional["padding"] = False
+        b.set("output_padding", op)
+        return True
     ps, ops_ = _per_dim(p_val, ndim), _per_dim(_literal(op), ndim)
     b.set("pad_mode", "'pad'")
     if ps is not None and ops_ is not None:
@@ -125,7 +141,7 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
             b.set("has_bias", "True")
         b.rename("bias", "has_bias")
         b.rename("groups", "group")
-        if id(ctx.original) in ctx.tr.batched_convs:
+        if id(ctx.original) in ctx.tr.batched_convs and not b.has("output_padding"):
             return None
         # the input may be one unbatched sample, which torch takes and MindSpore's layer does not
         return f"_ms_compat.any_batch.{ms_name}"
@@ -152,7 +168,8 @@ for _nd, _name, _ms in ((1, "ConvTranspose1d", "Conv1dTranspose"), (2, "ConvTran
                         (3, "ConvTranspose3d", "Conv3dTranspose")):
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=_TCONV_ARGS, target_args=_MS_TCONV_ARGS,
          note=_CONV_NOTE + "; output_padding -> asymmetric padding (p, p - output_padding) per dim "
-         "(MindSpore's own output_padding zero-fills instead of computing those rows)",
+         "(MindSpore's own output_padding zero-fills instead of computing those rows; 1-d: "
+         "_ms_compat.any_batch.Conv1dTranspose(output_padding=) sets that padding on its op)",
          test=f"{T}::test_conv_transpose")(_conv_rule(_nd, _ms, transpose=True))
 
 
@@ -436,12 +453,12 @@ for _name in ("ParameterList", "ParameterDict"):
 # ------------------------------------------------------------------ embedding, attention, recurrent
 def _embedding(ctx):
     b = ctx.bound
-    pad = b.code("padding_idx")
-    if pad is None or pad == "None":
+    pad, max_norm = b.code("padding_idx"), b.code("max_norm")
+    if (pad is None or pad == "None") and (max_norm is None or max_norm == "None"):
         return None  # the declarative part of the record does the rest
-    for n, ok in (("max_norm", "None"), ("_weight", "None")):
-        if b.has(n) and b.code(n) != ok:
-            raise UnsupportedSite(f"argument {n}={b.code(n)} has no MindSpore counterpart")
+    if b.has("_weight") and b.code("_weight") != "None":
+        raise UnsupportedSite(f"argument _weight={b.code('_weight')} has no MindSpore counterpart (torch's table "
+                              "shares its storage: pass the weights through the checkpoint instead)")
     # the helper has torch's signature: the arguments are kept as written
     parts = [ctx.tr_code(b.args[n].value) if b.positional.get(n) else f"{n}={ctx.tr_code(b.args[n].value)}"
              for n in b.order]
@@ -455,18 +472,19 @@ rule("torch.nn.Embedding", "mindspore.nn.Embedding",
         rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
         drop=_NO_DEVICE + ("sparse", "scale_grad_by_freq"),
         extra={"embedding_table": "ms.common.initializer.Normal(1.0)"},
-        unsupported={"max_norm": "max_norm renormalisation has no MindSpore counterpart",
-                     "_weight": "pass the weights through the checkpoint instead"},
-        unsupported_ok={"max_norm": ("None",), "_weight": ("None",)},
+        unsupported={"_weight": "pass the weights through the checkpoint instead"},
+        unsupported_ok={"_weight": ("None",)},
         note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
-             "parameter embedding_table; with padding_idx -> _ms_compat.Embedding (MindSpore's Embedding "
-             "still trains the padding row, torch gives it no gradient)", test=f"{T}::test_embedding")(_embedding)
+             "parameter embedding_table; with padding_idx or max_norm -> _ms_compat.Embedding (MindSpore's "
+             "Embedding still trains the padding row, torch gives it no gradient; max_norm renormalises the rows a "
+             "call reads in place, with no gradient, as torch does)",
+        test=f"{T}::test_embedding")(_embedding)
 mapping("torch.nn.Embedding.from_pretrained", "_ms_compat.Embedding.from_pretrained",
         args=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
         target_args=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq",
                      "sparse"),
         note="a table holding the given rows (the padding row as given, no gradient to it), frozen by default as "
-             "in torch: requires_grad False keeps it out of trainable_params; max_norm raises MigrationError",
+             "in torch: requires_grad False keeps it out of trainable_params; max_norm renormalises read rows as torch",
         test=f"{T}::test_embedding_from_pretrained")
 mapping("torch.nn.MultiheadAttention", "_ms_compat.MultiheadAttention",
         args=("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim",

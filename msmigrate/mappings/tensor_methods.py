@@ -32,7 +32,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+from .edge_args import (AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
@@ -162,6 +162,18 @@ mapping("Tensor.ndimension", "expr:{self}.ndim", test=f"{T}::test_shape_methods"
 mapping("Tensor.numel", "method:numel", test=f"{T}::test_shape_methods")
 mapping("Tensor.nelement", "method:numel", test=f"{T}::test_shape_methods")
 mapping("Tensor.element_size", "expr:{self}.itemsize", test=f"{T}::test_shape_methods")
+def _stride(ctx):
+    x, d = _self(ctx), ctx.code("dim")
+    if d in (None, "None"):
+        return ctx.expr(f"tuple({x}.stride())")
+    return ctx.expr(f"(lambda _ms_s, _ms_d: tuple(_ms_s) if _ms_d is None else _ms_s[_ms_d])({x}.stride(), {d})")
+
+
+rule("Tensor.stride", "mindspore.Tensor.stride", args=("dim",), status=DIFFERENCE,
+     test=f"{T}::test_stride",
+     note="the strides of MindSpore's PyNative views, as a tuple (an int for dim): permute, expand, narrow and "
+          "slicing give torch's; an op that copies in MindSpore where torch makes a view gives contiguous strides, "
+          "and a compiled graph has none (MindSpore raises)")(_stride)
 mapping("Tensor.is_contiguous", "expr:True", args=("memory_format",),
         note="MindSpore tensors have no user-visible strides", test=f"{T}::test_shape_methods")
 mapping("Tensor.contiguous", "identity", args=("memory_format",),
@@ -676,13 +688,7 @@ def _round(ctx):
     d = ctx.code("decimals")
     if d in (None, "0"):
         return ctx.expr(f"ops.round({_arg(ctx)})")
-    if not _is_int(d):
-        raise UnsupportedSite("round(decimals=...) needs a literal number of decimals")
-    n = int(d.replace(" ", ""))
-    scale = repr(10.0 ** abs(n))
-    if n > 0:       # what torch computes: nearbyint(x * 10^d) / 10^d (MindSpore's CPU Round takes decimals=0 only)
-        return ctx.expr(f"ops.round({x} * {scale}) / {scale}")
-    return ctx.expr(f"ops.round({x} / {scale}) * {scale}")
+    return ctx.expr(round_decimals_code(x, d))
 
 
 rule("Tensor.round", None, args=("decimals",), tensor_only=True,

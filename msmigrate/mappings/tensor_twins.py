@@ -26,7 +26,7 @@ TWINS = (
     "isposinf isreal kron kthvalue lcm ldexp lerp less less_equal lgamma log10 log2 logaddexp logaddexp2 "
     "logcumsumexp logdet logical_and logical_not logical_or logical_xor logit logsumexp matrix_power maximum median "
     "minimum moveaxis movedim msort multiply mv mvlgamma nan_to_num nanmean nanmedian nansum narrow_copy nextafter "
-    "not_equal orgqr outer pinverse polygamma positive prelu qr rad2deg ravel renorm repeat_interleave rot90 scatter_add "
+    "not_equal orgqr ormqr outer pinverse polygamma positive prelu qr rad2deg ravel renorm repeat_interleave rot90 scatter_add "
     "select select_scatter sgn signbit sinc slice_scatter slogdet split_with_sizes subtract svd swapdims take "
     "take_along_dim tensor_split tile trace triangular_solve true_divide trunc unique unique_consecutive "
     "unsafe_chunk unsafe_split unsafe_split_with_sizes vdot vsplit xlogy").split()

@@ -6,7 +6,7 @@ resolve_conj/resolve_neg return their input. Proven by tests/parity/test_torch_c
 """
 from __future__ import annotations
 
-from ..records import mapping
+from ..records import VALUE_ATTRS, mapping
 from .compose import composed
 from .torch_linalg import BROADCAST_PAIR
 
@@ -44,6 +44,7 @@ for _src, _dst in (("cfloat", "complex64"), ("cdouble", "complex128"), ("uint16"
     mapping(f"torch.{_src}", f"mindspore.{_dst}", test=T,
             note="MindSpore's unsigned 16/32/64-bit tensors hold values but have few arithmetic kernels on CPU"
             if _src.startswith("uint") else "")
+    VALUE_ATTRS[f"torch.{_src}"] = {"itemsize"}     # bytes per element, as torch's
 for _src, _dst in (("cfloat", "complex64"), ("cdouble", "complex128")):
     mapping(f"Tensor.{_src}", f"expr:{{self}}.astype(ms.{_dst})", args=("memory_format",), test=T)
 

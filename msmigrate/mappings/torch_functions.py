@@ -25,7 +25,7 @@ from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
 from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
-                        empty_dims_keep, float_function, narrow_from_end)
+                        empty_dims_keep, float_function, narrow_from_end, round_decimals_code)
 
 T = "tests/parity/test_torch_functions.py"
 T_CREATE, T_TENSOR, T_RANDOM, T_SHAPE, T_MATH, T_RED, T_CMP, T_NORM, T_TODO = (f"{T}::{name}" for name in (
@@ -743,9 +743,22 @@ for _name in ("abs", "absolute"):
 for _name, _target in (("neg", "neg"), ("negative", "neg"),
                        ("sign", "sign"), ("floor", "floor"), ("ceil", "ceil"), ("relu", "relu")):
     _simple(f"torch.{_name}", f"mindspore.ops.{_target}", ("input",), ("input",), test=T_MATH)
-_simple("torch.round", "mindspore.ops.round", ("input",), ("input",), test=T_MATH,
+def _round(ctx):
+    b = ctx.bound
+    d = b.code("decimals")
+    if d in (None, "0"):
+        return None     # ops.round as declared
+    if b.code("out") not in (None, "None"):
+        raise UnsupportedSite("out= has no MindSpore counterpart (MindSpore functions return new tensors)")
+    if b.code("input") is None:
+        raise UnsupportedSite("argument input is required")
+    return ctx.expr(round_decimals_code(b.code("input"), d))
+
+
+_simple("torch.round", "mindspore.ops.round", ("input", "decimals"), ("input",), test=T_MATH,
         unsupported={"decimals": "ops.round only supports decimals=0 on CPU"}, unsupported_ok={"decimals": ("0",)},
-        note="halves round to even, as in torch")
+        note="halves round to even, as in torch; decimals=d is computed as torch does, round(x * 10^d) / 10^d",
+        rule_fn=_round)
 for _name in ("clamp", "clip"):
     _simple(f"torch.{_name}", "mindspore.ops.clamp", ("input", "min", "max"), ("input", "min", "max"),
             test=T_MATH, status=DIFFERENCE, note="numbers or tensors as bounds; " + _NAN_NOTE + " (NaN -> bound)")

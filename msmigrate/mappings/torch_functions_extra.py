@@ -28,11 +28,14 @@ composed("torch.lu_solve", _SL + "lu_solve(({LU_data}, {LU_pivots} - 1), {b})", 
          target="mindspore.scipy.linalg.lu_solve",
          note="torch's 1-based pivots made 0-based; PyNative only (its scatter does not compile in GRAPH mode); "
               + _ONE, test=T_VAL)
-composed("torch.lu_unpack", "ops.lu_unpack({LU_data}, {LU_pivots}.astype(ms.int32))",
-         ("LU_data", "LU_pivots", "unpack_data", "unpack_pivots"),
-         defaults={"unpack_data": "True", "unpack_pivots": "True"},
-         only={"unpack_data": ("True",), "unpack_pivots": ("True",)},
-         note="(P, L, U) with A = P @ L @ U; unpack_data/unpack_pivots=False are TODO", test=T_VAL)
+# a part not unpacked is an empty tensor of LU's dtype, as torch returns it
+_LU_PARTS = ("(lambda _ms_p, _ms_l, _ms_u, _ms_e: (_ms_p if {unpack_pivots} else _ms_e, _ms_l if {unpack_data} else "
+             "_ms_e, _ms_u if {unpack_data} else _ms_e))(*ops.lu_unpack({LU_data}, {LU_pivots}.astype(ms.int32)), "
+             "ops.zeros((0,), {LU_data}.dtype))")
+composed("torch.lu_unpack", _LU_PARTS, ("LU_data", "LU_pivots", "unpack_data", "unpack_pivots"),
+         defaults={"unpack_data": "True", "unpack_pivots": "True"}, target="mindspore.ops.lu_unpack",
+         note="(P, L, U) with A = P @ L @ U; with unpack_data/unpack_pivots=False the parts not unpacked are empty "
+              "tensors, as torch's", test=T_VAL)
 
 # torch's randomized low-rank SVD approximates the truncated SVD; the exact truncated SVD is the best rank-q
 # approximation, which torch's result reaches when A has rank <= q (the tests compare reconstructions)

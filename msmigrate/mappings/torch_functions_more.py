@@ -301,14 +301,14 @@ def _mode(ctx):
     if b.starred or any(p not in params for p in b.order) or not b.has("input"):
         raise UnsupportedSite("arguments beyond input, dim, keepdim are not translated")
     dim, keep = b.code("dim") or "-1", b.code("keepdim") or "False"
-    if keep not in ("True", "False"):
-        raise UnsupportedSite("keepdim must be a literal True/False")
     pair = ("(lambda _ms_y: (lambda _ms_c: (lambda _ms_v: (_ms_v, ops.amax(ops.arange(_ms_y.shape[-1], dtype=ms.int64)"
             " * (_ms_y == _ms_v[..., None]).astype(ms.int64), -1)))(ops.amin(ops.where(_ms_c == ops.amax(_ms_c, -1, True),"
             " _ms_y, ops.amax(_ms_y, -1, True)), -1)))((_ms_y[..., :, None] == _ms_y[..., None, :])"
             ".astype(ms.int32).sum(-1)))(ops.moveaxis(_ms_x, _ms_d, -1))")
     if keep == "True":
         pair = f"tuple(ops.expand_dims(_ms_r, _ms_d) for _ms_r in {pair})"
+    elif keep != "False":     # known when it runs
+        pair = f"(lambda _ms_p: tuple(ops.expand_dims(_ms_r, _ms_d) for _ms_r in _ms_p) if {keep} else _ms_p)({pair})"
     x = b.code("input")
     return ctx.expr(f"(lambda _ms_x, _ms_d: {pair})({x}, {dim} % {x}.ndim)")
 

@@ -173,17 +173,18 @@ composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, righ
          ("sorted_sequence", "values", "out_int32", "right", "side", "sorter"),
          defaults={"out_int32": "False", "right": "False", "side": "None", "sorter": "None"},
          only={"sorter": ("None",)}, literal=("out_int32",), target="mindspore.ops.searchsorted",
+         keywords={"input": "values"},   # torch's keyword (its docs say values, which torch refuses)
          note="1-D boundaries with values of any shape go through ops.bucketize (ops.searchsorted wants matching "
               "leading dims); sorter= is a TODO. Every SearchSorted here computes int32 (cast after): MindSpore 2.10's "
               "CPU kernel keeps the output dtype of its first run and fails on the other", test=T_RED)
 composed("torch.cov", "ops.cov({input}, correction={correction}, fweights={fweights}, aweights={aweights})",
          ("input", "correction", "fweights", "aweights"),
          defaults={"correction": "1", "fweights": "None", "aweights": "None"}, test=T_RED)
-composed("torch.trapezoid", "ops.trapz({y}, {x}, dx=float({dx}), dim={dim})", ("y", "x", "dx", "dim"),
-         defaults={"x": "None", "dx": "1.0", "dim": "-1"}, note="dx passed as a float (ops.trapz refuses an int)",
-         test=T_RED)
-composed("torch.trapz", "ops.trapz({y}, {x}, dim={dim})", ("y", "x", "dim"), defaults={"x": "None", "dim": "-1"},
-         test=T_RED)
+# torch.trapz is torch.trapezoid (dx= too)
+for _name in ("trapezoid", "trapz"):
+    composed(f"torch.{_name}", "ops.trapz({y}, {x}, dx=float({dx}), dim={dim})", ("y", "x", "dx", "dim"),
+             defaults={"x": "None", "dx": "1.0", "dim": "-1"}, note="dx passed as a float (ops.trapz refuses an int)",
+             test=T_RED)
 composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, float({maxnorm}))", ("input", "p", "dim", "maxnorm"),
          target="mindspore.ops.renorm", note="maxnorm passed as a float (ops.renorm refuses an int)", test=T_RED)
 
@@ -213,10 +214,11 @@ composed("torch.matrix_power", "ops.matrix_power({input}, {n})", ("input", "n"),
 composed("torch.cholesky", "ops.cholesky({input}, {upper})", ("input", "upper"), defaults={"upper": "False"},
          status=DIFFERENCE, note="no gradient on CPU (CholeskyGrad has no CPU kernel: differentiating it raises)",
          test=T_MAT)
+# torch's keywords are input/input2 (its docs name them B/L, which torch refuses)
 composed("torch.cholesky_solve", "ops.cholesky_solve({B}, {L}, {upper})", ("B", "L", "upper"),
-         defaults={"upper": "False"}, test=T_MAT)
+         defaults={"upper": "False"}, test=T_MAT, keywords={"input": "B", "input2": "L"})
 composed("torch.cholesky_inverse", "ops.cholesky_inverse({L}, {upper})", ("L", "upper"), defaults={"upper": "False"},
-         test=T_MAT)
+         test=T_MAT, keywords={"input": "L"})
 composed("torch.svd", "(lambda _ms_u, _ms_s, _ms_vh: (_ms_u, _ms_s, _ms_vh.swapaxes(-1, -2)))(*_ms_compat.linalg_svd("
          "{input}, not {some}))",
          ("input", "some", "compute_uv"), defaults={"some": "True", "compute_uv": "True"},

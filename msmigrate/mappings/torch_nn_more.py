@@ -68,16 +68,15 @@ rule(N + "UpsamplingNearest2d", "mindspore.mint.nn.UpsamplingNearest2d", args=("
 
 
 def _softmin(ctx):
-    dim = ctx.bound.code("dim")
-    if dim in (None, "None"):
-        raise UnsupportedSite("Softmin without dim: torch picks the dim from the input's rank (deprecated); "
-                              "pass dim explicitly")
+    if not ctx.bound.has("dim"):
+        ctx.bound.set("dim", "None")     # torch's implicit dim, chosen by the layer from the input's rank
     ctx.bound.rename("dim", "axis")
     return None
 
 
 rule(N + "Softmin", "_ms_compat.Softmin", args=("dim",), target_args=("axis",), test=T,
-     note="dim is required (torch's implicit dim is deprecated); _ms_compat.softmin (templates/compat_parts/"
+     note="without dim (deprecated in torch) the dim follows torch's rule from the input's rank (0 for 0-, 1-, "
+          "3-D, else 1); _ms_compat.softmin (templates/compat_parts/"
           "softmax_slices.py): a slice of all +inf gives torch's nan, where MindSpore 2.10's gives 0 and garbage "
           "in the slices after it")(_softmin)
 # LPPool1d/2d/3d: mappings/tensor_nn_extra.py

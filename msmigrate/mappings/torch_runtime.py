@@ -89,3 +89,10 @@ for _m in ("", ".dataset"):
     mapping(f"torch.utils.data{_m}.StackDataset", C + "StackDataset",
             note="tuple samples from positional datasets, dict samples from keyword ones",
             test=f"{T}::test_chain_stack_datasets")
+
+# ------------------------------------------------------------------ printing
+_PRINT_ARGS = ("precision", "threshold", "edgeitems", "linewidth", "profile", "sci_mode")
+mapping("torch.set_printoptions", C + "set_printoptions", args=_PRINT_ARGS, target_args=_PRINT_ARGS,
+        status=DIFFERENCE, test=f"{T}::test_set_printoptions",
+        note="MindSpore tensors print through NumPy: the same options (profile presets as torch's) on "
+             "np.set_printoptions; sci_mode=False suppresses scientific notation; the layout of the text is NumPy's")

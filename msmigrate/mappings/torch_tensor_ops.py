@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
-from .compose import FACTORY_DROP, composed, variadic
+from .compose import FACTORY_DROP, composed, tensor_args, variadic
 from .edge_args import NARROW_NOTE, T_EDGE, narrow_from_end, nonzero_code, split_points_as_list
 from .tensor_methods import _SCATTER_NOTE, _scatter
 
@@ -19,9 +19,25 @@ T_SHAPE = f"{T}::test_stack_split"
 T_INDEX = f"{T}::test_index_scatter"
 T_MISC = "tests/parity/test_torch_misc_ops.py::test_misc"
 
+def _atleast(op: str):
+    """torch.atleast_Nd(*tensors): one tensor (or one list of them) is taken as it is, several are a tuple,
+    none is () -- ops.atleast_Nd takes a tensor or a sequence, as torch's single argument."""
+    def fn(ctx):
+        if not ctx.bound.call.args:
+            return ctx.expr("()")
+        parts = tensor_args(ctx.bound)
+        if not any(p.startswith("*") for p in parts):
+            return ctx.expr(f"{op}({parts[0]})" if len(parts) == 1 else f"{op}(({', '.join(parts)}))")
+        # how many a starred argument holds is known when it runs
+        return ctx.expr(f"(lambda *_ms_t: {op}(_ms_t[0] if len(_ms_t) == 1 else _ms_t))({', '.join(parts)})")
+    fn.handles_starred = True
+    return fn
+
+
 for _name in ("atleast_1d", "atleast_2d", "atleast_3d"):
-    composed(f"torch.{_name}", f"ops.{_name}({{input}})", ("input",), test=T_SHAPE,
-             note="one tensor (several tensors, which torch returns as a tuple, are a TODO)")
+    rule(f"torch.{_name}", f"mindspore.ops.{_name}", test=T_SHAPE,
+         note="one tensor (or list of tensors) as it is; several tensors, starred ones too, give a tuple as in "
+              "torch; no argument gives ()")(_atleast(f"ops.{_name}"))
 for _name in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
     composed(f"torch.{_name}", f"ops.{_name}({{tensors}})", ("tensors",), test=T_SHAPE)
 # torch's overloads name the split argument `sections` (an int) or `indices` (split points)
@@ -110,10 +126,15 @@ composed("torch.corrcoef", "(lambda _ms_c: ops.clamp(_ms_c / _ms_c if _ms_c.ndim
          "ops.diagonal(_ms_c), ops.diagonal(_ms_c))), -1.0, 1.0))(ops.cov({input}))", ("input",),
          target="mindspore.ops.cov", note="cov / sqrt(outer(var, var)), clipped to [-1, 1] as torch (variables in "
          "rows; one variable, a 1-D input or one row, gives the 0-d c / c, as torch)", test=T_EDGE)
+# the spacing: dx, or the differences of the sample points x along dim (a 1-D x lies along dim), as torch
+_TRAPEZOID_SPACING = ("((lambda _ms_x: ops.diff(_ms_x, axis={dim}) if _ms_x.ndim > 1 else ops.diff(_ms_x).reshape(tuple("
+                      "-1 if _ms_i == {dim} % _ms_y.ndim else 1 for _ms_i in range(_ms_y.ndim))))({x}) "
+                      "if {x} is not None else {dx})")
 composed("torch.cumulative_trapezoid", "(lambda _ms_y: ops.cumsum((ops.narrow(_ms_y, {dim}, 1, _ms_y.shape[{dim}] - 1)"
-         " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * ({dx} / 2), {dim}))({y})",
-         ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"}, only={"x": ("None",)},
-         target="mindspore.ops.cumsum", note="evenly spaced samples (dx); sample points x= are a TODO", test=T_MISC)
+         " + ops.narrow(_ms_y, {dim}, 0, _ms_y.shape[{dim}] - 1)) * " + _TRAPEZOID_SPACING + " / 2, {dim}))({y})",
+         ("y", "x", "dx", "dim"), defaults={"x": "None", "dx": "1.0", "dim": "-1"},
+         target="mindspore.ops.cumsum", note="spacing dx, or the differences of the sample points x (1-D along dim, "
+         "or the shape of y), as torch", test=T_MISC)
 composed("torch.clone", "{input}.copy()", ("input", "memory_format"), defaults={"memory_format": "None"},
          target="mindspore.Tensor.copy", note="memory_format is dropped (MindSpore has one layout)", test=T_MISC,
          drop=("memory_format",))
@@ -203,12 +224,16 @@ for _name in ("hann_window", "hamming_window", "blackman_window", "bartlett_wind
 composed("torch.geqrf", "ops.geqrf({input})", ("input",), test=T_MISC,
          note="a plain (a, tau) tuple, LAPACK's layout as torch")
 composed("torch.orgqr", "ops.orgqr({input}, {tau})", ("input", "tau"), test=T_MISC)
-mapping("torch.ormqr", None, note="ops.ormqr has no CPU kernel in MindSpore 2.10: form Q with torch.orgqr's "
-        "conversion (ops.orgqr) and multiply with ops.matmul")
+composed("torch.ormqr", "_ms_compat.ormqr({input}, {input2}, {input3}, {left}, {transpose})",
+         ("input", "input2", "input3", "left", "transpose"), defaults={"left": "True", "transpose": "False"},
+         target="mindspore.ops.orgqr", test=T_MISC,
+         note="ops.ormqr has no CPU kernel in MindSpore 2.10: the full Q formed by ops.orgqr (the reflectors padded "
+              "to a square) and multiplied with ops.matmul (templates/compat_parts/linalg_compose.py)")
 composed("torch.triangular_solve", "(ops.matrix_solve(ops.triu({A}) if {upper} else ops.tril({A}), {b}), {A})",
          ("b", "A", "upper", "transpose", "unitriangular"),
          defaults={"upper": "True", "transpose": "False", "unitriangular": "False"},
          only={"transpose": ("False",), "unitriangular": ("False",)}, target="mindspore.ops.matrix_solve",
+         keywords={"input": "b"},   # torch's keyword (its docs say b, which torch refuses)
          note="(solution, A) as torch returns them; transpose=/unitriangular=True are TODO", test=T_MISC)
 
 # torch's *_copy ops (and unsafe_* twins): MindSpore ops always return new tensors, so each is its plain op

@@ -627,15 +627,17 @@ class ELU(nn.Cell):
 
 class Embedding(nn.Embedding):
     """nn.Embedding with torch's arguments and behaviour: N(0, 1) initialisation, a zero
-    padding_idx row (negative indices allowed) that receives no gradient."""
+    padding_idx row (negative indices allowed) that receives no gradient; with max_norm the rows a
+    call reads are renormalised in place first, with no gradient (torch's embedding_renorm_)."""
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
-        if max_norm is not None or _weight is not None:
-            raise MigrationError("Embedding max_norm/_weight are not converted")
+        if _weight is not None:
+            raise MigrationError("Embedding _weight is not converted (torch shares its storage)")
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
+        self.max_norm, self.norm_type = max_norm, float(norm_type)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -645,14 +647,17 @@ class Embedding(nn.Embedding):
         if embeddings.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
-        emb = cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm)
+        emb = cls(rows, cols, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type)
         emb.embedding_table.set_data(ms.Tensor(np.asarray(embeddings.asnumpy() if isinstance(embeddings, ms.Tensor)
                                                           else embeddings)))
         emb.embedding_table.requires_grad = not freeze
         return emb
 
     def construct(self, ids):
-        out = ops.gather(self.embedding_table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))
+        table = self.embedding_table
+        if self.max_norm is not None:
+            table = embedding_renorm_(table, ids, self.max_norm, self.norm_type)   # compat_parts/nn_extra.py
+        out = ops.gather(table, ids.reshape(-1), 0).reshape(ids.shape + (self.embedding_size,))
         if self.padding_idx is None:
             return out
         keep = ops.expand_dims((ids != self.padding_idx).astype(out.dtype), -1)
@@ -813,6 +818,19 @@ class any_batch:
             return nn.Conv3d.construct(self, x)
 
     class Conv1dTranspose(nn.Conv1dTranspose):
+        def __init__(self, *args, output_padding=0, **kwargs):
+            super().__init__(*args, **kwargs)
+            out_pad = output_padding[0] if isinstance(output_padding, (tuple, list)) else output_padding
+            if out_pad:
+                # torch computes the output_padding rows: crop out_pad fewer at the end (pad_mode 'pad')
+                p = self.padding[2]
+                if out_pad > p:
+                    raise MigrationError(f"output_padding={output_padding} larger than padding={p} is not converted")
+                self.padding = (0, 0, p, p - out_pad)
+                self.conv2d_transpose = ops.Conv2DBackpropInput(
+                    out_channel=self.in_channels, kernel_size=self.kernel_size, mode=1, pad_mode=self.pad_mode,
+                    pad=self.padding, stride=self.stride, dilation=self.dilation, group=self.group)
+
         def construct(self, x):
             if x.ndim == 2:
                 return nn.Conv1dTranspose.construct(self, x.expand_dims(0)).squeeze(0)

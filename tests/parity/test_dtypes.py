@@ -78,6 +78,19 @@ def test_dtype_names():
         assert ms.Tensor(a, dtype=m).asnumpy().dtype == a.dtype, name
 
 
+_MORE_NAMES = ["cfloat", "cdouble", "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"]
+ITEMSIZE_SRC = ("import torch\n\ndef sizes():\n    return ["
+                + ", ".join(f"torch.{n}.itemsize" for n in _NAMES + _MORE_NAMES) + "]\n")
+
+
+def test_dtype_itemsize():
+    """torch.<dtype>.itemsize: the bytes per element, read from the converted MindSpore dtype."""
+    t_vals = load_torch(ITEMSIZE_SRC)["sizes"]()
+    mod, code, sites = load_converted(ITEMSIZE_SRC)
+    assert {s.status for s in sites} == {CONVERTED}, [(s.api, s.status, s.note) for s in sites]
+    assert mod.sizes() == t_vals and len(set(t_vals)) == 5 and len(t_vals) == 25, (mod.sizes(), t_vals)
+
+
 def test_tensor_type_names():
     """torch.Tensor / torch.dtype / torch.Size as types (annotations, isinstance)."""
     import torch
@@ -224,6 +237,11 @@ from packaging import version
 
 def versions():
     return str(torch.__version__), torchvision.__version__, version.parse(torch.__version__) >= version.parse("2.0")
+
+
+def parts():
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    return major, minor, torch.__version__.split(sep=".", maxsplit=1)[0], torchvision.__version__.split(".")[0]
 '''
 
 
@@ -238,6 +256,10 @@ def test_versions():
     assert modern is True
     assert tv.split(".")[:2] == torch.__version__.split("+")[0].split(".")[:2], (tv, torch.__version__)
     assert vv.count(".") == 2
+    # str methods of the version are called on the converted string
+    major, minor, head, vhead = mod.parts()
+    assert (major, minor) == tuple(int(p) for p in torch.__version__.split(".")[:2])
+    assert head == torch.__version__.split(sep=".", maxsplit=1)[0] and vhead == vv.split(".")[0]
 
 
 BF16_SRC = """

@@ -512,7 +512,8 @@ b = F.embedding(idx, w * 2, padding_idx=3)
 c = F.embedding(idx, w, -1, sparse=True)
 d = F.one_hot(idx, 10)
 e = F.one_hot(idx, num_classes=12)
-return a, b, c, d, e
+f = F.one_hot(num_classes=11, input=idx)
+return a, b, c, d, e, f
 ''', "idx, w")
 
 
@@ -523,7 +524,7 @@ def test_embedding_one_hot():
     mod, _, _ = load_converted(EMB_SRC)
     import mindspore as ms
     out = mod.fn(ms.Tensor(idx), ms.Tensor(rnd(10, 4)))
-    assert out[3].dtype == ms.int64 and out[4].dtype == ms.int64
+    assert out[3].dtype == ms.int64 and out[4].dtype == ms.int64 and out[5].dtype == ms.int64
 
 
 EMB_NORM_SRC = src('''

@@ -113,6 +113,9 @@ TCONV_CASES = [
     ("nn.ConvTranspose1d(4, 3, 3)", (2, 4, 6), True),
     ("nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1)", (2, 4, 6), False),
     ("nn.ConvTranspose1d(4, 2, 4, stride=2, padding=1, bias=False)", (2, 4, 6), False),
+    ("nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1)", (2, 4, 6), True),
+    ("nn.ConvTranspose1d(4, 3, 3, 2, (2,), (1,), 1, False)", (2, 4, 6), False),
+    ("nn.ConvTranspose1d(4, 3, 3, 2, 1, 1)", (4, 6), False),
     ("nn.ConvTranspose2d(4, 3, 3, stride=2)", (2, 4, 5, 5), True),
     ("nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1)", (2, 4, 5, 5), False),
     ("nn.ConvTranspose2d(4, 3, (3, 4), stride=(2, 1), padding=(1, 2), bias=False)", (2, 4, 5, 6), False),
@@ -147,6 +150,17 @@ def make():
 '''
 
 
+def test_conv_transpose1d_variable_output_padding():
+    """1-d: the padding known at run time; output_padding > padding there stops with MigrationError."""
+    src = TCONV_VAR_SRC.replace("ConvTranspose2d", "ConvTranspose1d").replace("(1, 0)", "1")
+    code, sites = check_layer(src, [rnd(2, 4, 5)], graph=True, rtol=1e-4, atol=1e-4, grad=True)
+    assert_converted(sites, "torch.nn.ConvTranspose1d")
+    mod, _, _ = load_converted(src)
+    with pytest.raises(Exception, match="output_padding=1 larger than padding=0") as err:
+        mod.Up(0, 1)
+    assert type(err.value).__name__ == "MigrationError"
+
+
 def test_conv_transpose_variable_output_padding():
     code, sites = check_layer(TCONV_VAR_SRC, [rnd(2, 4, 5, 5)], graph=True, rtol=1e-4, atol=1e-4)
     assert "_ms_compat.conv_transpose_padding(pad, out_pad, 2)" in code, code
@@ -154,7 +168,7 @@ def test_conv_transpose_variable_output_padding():
 
 
 @pytest.mark.parametrize("expr", ["nn.ConvTranspose2d(4, 3, 3, stride=2, output_padding=1)",
-                                  "nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=1)"])
+                                  "nn.ConvTranspose1d(4, 3, 3, stride=2, padding=1, output_padding=2)"])
 def test_conv_transpose_unsupported_output_padding(expr):
     """Forms MindSpore cannot express exactly are visible TODOs, not silent guesses."""
     from msmigrate.converter import convert_code
@@ -730,6 +744,33 @@ def test_embedding(expr, graph):
     idx = np.array([[0, 2, 4, 9], [2, 2, 0, 1]], np.int64)
     code, sites = check_layer(layer_src(expr), [idx], graph=graph, grad=True)
     assert_converted(sites, "torch.nn.Embedding")
+
+
+@pytest.mark.parametrize("expr,graph", [
+    ("nn.Embedding(10, 4, max_norm=1.5)", False),
+    ("nn.Embedding(10, 4, padding_idx=0, max_norm=1.0, norm_type=2.6)", True),
+    ("nn.Embedding(num_embeddings=10, embedding_dim=4, max_norm=1.2, norm_type=1.0)", True),
+])
+def test_embedding_max_norm(expr, graph):
+    """max_norm: before the lookup torch scales each row the call reads whose norm exceeds max_norm to
+    max_norm, in place and with no gradient; rows not read keep their values."""
+    import torch
+    idx = np.array([[0, 2, 4, 9], [2, 2, 0, 1]], np.int64)
+    code, sites = check_layer(layer_src(expr), [idx], graph=graph, grad=True)
+    assert_converted(sites, "torch.nn.Embedding")
+    # the table after one call: the rows read are renormalised in both, the others untouched
+    torch.manual_seed(0)
+    tnet = load_torch(layer_src(expr))["make"]()
+    mod, _, _ = load_converted(layer_src(expr))
+    mnet = mod.make()
+    before = tnet.weight.detach().numpy().copy()
+    mnet.embedding_table.set_data(_to_ms(before))
+    t_out = tnet(_to_torch(idx))
+    m_out = mnet(_to_ms(idx))
+    after = tnet.weight.detach().numpy()
+    assert not np.allclose(after, before) and np.array_equal(after[5:9], before[5:9])
+    assert_close(mnet.embedding_table.asnumpy(), after, 1e-5, 1e-6, "table after the call")
+    assert_close(m_out, t_out, 1e-5, 1e-6)
 
 
 def test_embedding_init():

@@ -118,6 +118,30 @@ def test_shape_methods(src, apis):
     assert ".transpose(" not in code and ".size(" not in code and ".repeat(" not in code, code
 
 
+STRIDE_SRC = '''
+import torch
+
+
+def fn(x, d):
+    v = x.permute(2, 0, 1)
+    return (x.stride(), x.stride(0), x.stride(dim=-1), x.stride(dim=None), v.stride(), v.stride(d),
+            x[:, :1].expand(3, 5, 4).stride(), x.narrow(2, 1, 2).stride(), x[..., ::2].stride(), x[0, 0, 0].stride(),
+            x.reshape(12).stride())
+'''
+
+
+def test_stride():
+    """Tensor.stride of a tensor and of views (PyNative): torch's tuples and ints."""
+    import mindspore as ms
+    import torch
+    x = np.arange(12, dtype=np.float32).reshape(3, 1, 4)
+    want = load_torch(STRIDE_SRC)["fn"](torch.from_numpy(x), 1)
+    mod, code, sites = load_converted(STRIDE_SRC)
+    assert {s.status for s in sites if s.api == "Tensor.stride"} == {DIFFERENCE}, code
+    got = mod.fn(ms.Tensor(x), 1)
+    assert got == want and type(got[0]) is tuple and type(got[1]) is int, (got, want)
+
+
 def test_transpose_is_swap_in_graph():
     """Tensor.transpose(a, b) means a permutation inside GRAPH mode: the converted code must swap."""
     code, _ = check_function(SHAPE_LAYOUT, [X], grad=False)

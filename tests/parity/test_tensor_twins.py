@@ -89,6 +89,10 @@ TWINS = [
          "s, l, q: (s.cholesky(), l.cholesky_inverse(), q.cholesky_solve(l), q.det(), s.logdet(), q.slogdet(),"
          " q.inverse(), q.pinverse())", [SPD, L, Q], rtol=1e-3, atol=1e-4, typed=True, graph=False),
     case(_apis("qr", "svd"), "q: (q.qr(), q.svd())", [Q], rtol=1e-3, atol=1e-4, post="abs", typed=True),
+    case(_apis("ormqr"), "a, c: (lambda q, tau: (q.ormqr(tau, c), q.ormqr(input2=tau, transpose=True, input3=c),"
+         " q.ormqr(tau, c.T, False, True)))(*a.geqrf())",
+         [np.random.default_rng(6).standard_normal((5, 3)).astype(np.float32),
+          np.random.default_rng(7).standard_normal((5, 2)).astype(np.float32)], rtol=1e-4, atol=1e-4),
     case(_apis("triangular_solve", "geqrf", "orgqr"),
          "q, l: (q.triangular_solve(l, upper=False), q.geqrf()[0].orgqr(q.geqrf()[1]))", [Q, L], rtol=1e-3,
          atol=1e-4, post="abs", typed=True),

@@ -396,7 +396,8 @@ def fn(x, p):
            "torch.round", "torch.relu"], """
 def fn(x, h):
     return (torch.abs(x), torch.absolute(x), torch.neg(x), torch.negative(x), torch.sign(x), torch.floor(x * 3),
-            torch.ceil(x * 3), torch.round(x * 3), torch.round(h), torch.relu(x), torch.round(x, decimals=0))
+            torch.ceil(x * 3), torch.round(x * 3), torch.round(h), torch.relu(x), torch.round(x, decimals=0),
+            torch.round(x * 7, decimals=1), torch.round(input=x + 1, decimals=2), torch.round(x * 100, decimals=-1))
 """, [X, np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.49], np.float32)], grad=True),
     _case(["torch.clamp", "torch.clip", "torch.maximum", "torch.minimum"], """
 def fn(x, y, lo, hi, i):
@@ -632,7 +633,7 @@ import torch
 def fn(x, y, ts, a):
     e = torch.einsum(equation_var, x, y)
     c = torch.cat([x, y], dim=0, out=a) * 2
-    r = torch.round(x, decimals=2)
+    r = torch.round(x, decimals=len(ts))
     i = torch.repeat_interleave(x)
     n = torch.normal(0.0, 1.0)
     s = torch.sum(x, out=a) + 1

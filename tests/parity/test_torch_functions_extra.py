@@ -48,6 +48,11 @@ VALUES = [
          graph=False, rtol=1e-4, atol=1e-5),
     case(["torch.lu", "torch.lu_unpack"], "a: (lambda lu, piv: torch.lu_unpack(lu, piv))(*torch.lu(a))", [A],
          graph=False, rtol=1e-4, atol=1e-5),
+    # the parts not unpacked are empty tensors of LU's dtype; the flags also known only at run time
+    case(["torch.lu", "torch.lu_unpack"], "a: (lambda lu, piv: (torch.lu_unpack(lu, piv, unpack_data=False),"
+         " torch.lu_unpack(lu, piv, unpack_pivots=False), torch.lu_unpack(lu, piv, True, a.ndim > 5),"
+         " torch.lu_unpack(LU_data=lu, LU_pivots=piv, unpack_data=a.ndim > 5, unpack_pivots=False)))(*torch.lu(a))",
+         [A], graph=False, rtol=1e-4, atol=1e-5, typed=True),
     case("torch.svd_lowrank", f"a: ({_RECON}(*torch.svd_lowrank(a, q=2)), {_RECON}(*torch.svd_lowrank(a, 3, niter=4)))",
          [LOW], graph=False, rtol=1e-3, atol=1e-4),
     case(["torch.grid_sampler", "torch.grid_sampler_2d"],

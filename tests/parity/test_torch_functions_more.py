@@ -132,7 +132,8 @@ CASES = [
          "x: (torch.nonzero_static(x > 0, size=3), torch.nonzero_static(x, size=20, fill_value=-5),"
          " (x < 0).nonzero_static(size=4))", [X], typed=True, graph=False),
     case([T + "mode", "Tensor.mode"],
-         "r, q: (torch.mode(r), torch.mode(r, 0), torch.mode(q, 1, True), r.mode(dim=-1), q.mode(keepdim=True))",
+         "r, q: (torch.mode(r), torch.mode(r, 0), torch.mode(q, 1, True), r.mode(dim=-1), q.mode(keepdim=True),"
+         " torch.mode(input=q, dim=1, keepdim=q.ndim > 1), r.mode(0, r.ndim > 5))",
          [np.array([[1.0, 2.0, 2.0, 3.0, 3.0], [5.0, 4.0, 4.0, 5.0, 0.0]], np.float32), IDS.repeat(3, 1)], typed=True, graph=False),
     case([F + "local_response_norm", "Tensor.sum_to_size"],
          "i, s, x: (torch.nn.functional.local_response_norm(i, 2), torch.nn.functional.local_response_norm(i, 3,"

@@ -81,12 +81,14 @@ REDUCTIONS = [
     case("torch.bucketize", "x, b: (torch.bucketize(x, b), torch.bucketize(x, b, right=True),"
          " torch.bucketize(x, b, out_int32=True))", [Y, np.array([-1.0, 0.0, 1.0, 2.0], np.float32)]),
     case("torch.searchsorted", "s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True),"
-         " torch.searchsorted(s, v, side='right'), torch.searchsorted(s, v, out_int32=True))",
+         " torch.searchsorted(s, v, side='right'), torch.searchsorted(s, v, out_int32=True),"
+         " torch.searchsorted(s, input=v, right=True))",
          [np.array([-1.0, 0.0, 1.0, 2.0], np.float32), Y]),
     case("torch.cov", "x, f, a: (torch.cov(x), torch.cov(x, correction=0), torch.cov(x, fweights=f, aweights=a))",
          [Y, J[0], P[0]], rtol=1e-4),
     case(["torch.trapezoid", "torch.trapz"], "y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y,"
-         " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1), torch.trapezoid(y=y, dx=2))", [Y, np.sort(X, 1)], grad=True),
+         " dx=0.5, dim=0), torch.trapz(y), torch.trapz(y, x, dim=1), torch.trapezoid(y=y, dx=2), torch.trapz(y, dx=2,"
+         " dim=0), torch.trapz(dx=0.5, y=y))", [Y, np.sort(X, 1)], grad=True),
     case("torch.renorm", "x: (torch.renorm(x, 2, 0, 1.0), torch.renorm(x, p=1, dim=1, maxnorm=2.0), torch.renorm(x, 1, 1, 2))", [Y],
          grad=True),
     case("torch.msort", "x: torch.msort(x)", [Y]),
@@ -125,7 +127,8 @@ MAT = [
     case("torch.matrix_power", "a: (torch.matrix_power(a, 2), torch.matrix_power(a, -1))", [A], rtol=1e-3, atol=1e-3),
     case(["torch.cholesky", "torch.cholesky_solve", "torch.cholesky_inverse"],
          "s, l, b: (torch.cholesky(s), torch.cholesky(s, upper=True), torch.cholesky_solve(b, l),"
-         " torch.cholesky_inverse(l))", [SPD, CH, A[:, :2]], rtol=1e-4, atol=1e-4),
+         " torch.cholesky_inverse(l), torch.cholesky_solve(input=b, input2=l, upper=False),"
+         " torch.cholesky_inverse(input=l))", [SPD, CH, A[:, :2]], rtol=1e-4, atol=1e-4),
     case("torch.svd", "a: [t.abs() for t in torch.svd(a)] + [(lambda u, s, v: u @ torch.diag(s) @ v.T)(*torch.svd(a))]",
          [R], rtol=1e-4, atol=1e-4),
     case("torch.svd", "a: (lambda u, s, v: (u[:, :3].abs(), s, v.abs(), torch.tensor(u.shape)))(*torch.svd(a, some=False))",

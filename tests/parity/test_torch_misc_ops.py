@@ -17,7 +17,9 @@ T = "torch."
 MISC = [
     case(T + "corrcoef", "a: torch.corrcoef(a)", [A], grad=True, rtol=1e-4),
     case(T + "cumulative_trapezoid", "a, x: (torch.cumulative_trapezoid(a), torch.cumulative_trapezoid(a, dim=0),"
-         " torch.cumulative_trapezoid(x, dx=0.5, dim=1))", [A, A3], grad=True),
+         " torch.cumulative_trapezoid(x, dx=0.5, dim=1), torch.cumulative_trapezoid(a, a.cumsum(1).exp()),"
+         " torch.cumulative_trapezoid(y=x, x=torch.arange(3.0) ** 2, dim=1),"
+         " torch.cumulative_trapezoid(a, torch.arange(3.0) * 0.5, dim=0))", [A, A3], grad=True),
     case([T + "clone", T + "detach"], "a: (torch.clone(a) * 2, torch.detach(a) * a)", [A], grad=True),
     case([T + "numel", T + "is_nonzero", T + "is_same_size"],
          "a, b, v: torch.tensor([torch.numel(a), torch.is_nonzero(v[:1] + 10), torch.is_same_size(a, b),"
@@ -47,7 +49,14 @@ MISC = [
     case([T + "geqrf", T + "orgqr"],
          "a, c: (lambda q, tau: (q, tau, torch.orgqr(q, tau)))(*torch.geqrf(a))", [np.vstack([A, B[:2]]).astype(np.float32), RNG.standard_normal((5, 2)).astype(
              np.float32)], rtol=1e-4, atol=1e-4),
-    case(T + "triangular_solve", "b, a: (torch.triangular_solve(b, a), torch.triangular_solve(b, a, upper=False))",
+    # Q of 3 reflectors in R^5 applied from either side, transposed or not
+    case(T + "ormqr", "a, c: (lambda q, tau: (torch.ormqr(q, tau, c), torch.ormqr(q, tau, c, transpose=True),"
+         " torch.ormqr(input=q, input2=tau, input3=c.T, left=False), torch.ormqr(q, tau, c.T, False, True)))"
+         "(*torch.geqrf(a))", [np.vstack([A, B[:2]])[:, :3].astype(np.float32),
+                              np.random.default_rng(5).standard_normal((5, 2)).astype(np.float32)], rtol=1e-4,
+         atol=1e-4),
+    case(T + "triangular_solve", "b, a: (torch.triangular_solve(b, a), torch.triangular_solve(b, a, upper=False),"
+         " torch.triangular_solve(input=b, A=a))",
          [B[:, :2], (np.triu(A[:, :3]) + 3 * np.eye(3)).astype(np.float32)], rtol=1e-4, atol=1e-4),
     case(T + "unique_consecutive", "x: torch.unique_consecutive(x)", [np.array([1, 1, 2, 2, 3, 1, 1], np.int64)]),
 ]

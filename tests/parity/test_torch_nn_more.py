@@ -16,7 +16,8 @@ LAYERS = [
     ("nn.CELU()", IMG), ("nn.CELU(0.5, inplace=True)", IMG), ("nn.SELU()", IMG), ("nn.SELU(True)", IMG),
     ("nn.Softshrink()", IMG), ("nn.Softshrink(1.0)", IMG), ("nn.Hardshrink()", IMG), ("nn.Hardshrink(lambd=0.2)", IMG),
     ("nn.Threshold(0.1, 20.0)", IMG), ("nn.Threshold(threshold=-0.5, value=0.0, inplace=True)", IMG),
-    ("nn.Softmin(dim=1)", IMG), ("nn.Softmin(-1)", SEQ), ("nn.Softmax2d()", IMG), ("nn.GLU()", SEQ),
+    ("nn.Softmin(dim=1)", IMG), ("nn.Softmin(-1)", SEQ), ("nn.Softmin()", IMG), ("nn.Softmin()", SEQ),
+    ("nn.Softmin(dim=None)", SEQ[0]), ("nn.Softmax2d()", IMG), ("nn.GLU()", SEQ),
     ("nn.GLU(dim=1)", IMG), ("nn.PixelShuffle(2)", IMG), ("nn.PixelUnshuffle(downscale_factor=1)", IMG),
     ("nn.Unflatten(2, (2, 3))", SEQ), ("nn.Unflatten(dim=1, unflattened_size=[2, 2])", IMG),
     ("nn.ChannelShuffle(2)", IMG), ("nn.ZeroPad1d(2)", SEQ), ("nn.ZeroPad1d((1, 3))", SEQ), ("nn.ZeroPad3d(1)", VOL),
@@ -88,13 +89,6 @@ def test_layers():
         except Exception as exc:   # report every failing layer at once
             failures.append(f"{expr}: {type(exc).__name__}: {str(exc)[:300]}")
     assert not failures, "\n".join(failures)
-
-
-def test_softmin_without_dim_is_a_todo():
-    from tests.parity.harness import convert_snippet
-
-    code, sites = convert_snippet("import torch.nn as nn\ndef make():\n    return nn.Softmin()\n")
-    assert [s.status for s in sites if s.api == "torch.nn.Softmin"] == [TODO], code
 
 
 def test_every_layer_record_has_a_case():

@@ -249,3 +249,40 @@ def test_chain_stack_datasets():
     assert m_out == t_out
     for api in ("torch.utils.data.ChainDataset", "torch.utils.data.StackDataset"):
         assert _statuses(sites, api), (api, code)
+
+
+PRINT_SRC = '''
+import torch
+
+
+def fn(x):
+    torch.set_printoptions(precision=2)
+    short = str(x)
+    torch.set_printoptions(8, 2000, 4, 100, 'full', False)
+    full = str(x)
+    torch.set_printoptions(profile="short", sci_mode=True)
+    preset = str(x)
+    torch.set_printoptions(profile="default")
+    return short, full, preset
+'''
+
+
+def test_set_printoptions():
+    """The digits shown and the elements summarised follow the options, as torch's printing does (the frame
+    around the numbers is each library's own)."""
+    import re
+
+    x = np.array([1.23456789, 2.5, 1e-6] + [0.0] * 1997, np.float32)
+    saved = np.get_printoptions()
+    try:
+        (t_short, t_full, t_preset), (m_short, m_full, m_preset), code, sites = _both(PRINT_SRC, x)
+    finally:
+        np.set_printoptions(**saved)
+        import torch
+        torch.set_printoptions(profile="default")
+    assert _statuses(sites, "torch.set_printoptions") == {DIFFERENCE}
+    for t, m in ((t_short, m_short), (t_full, m_full), (t_preset, m_preset)):
+        # the first number as printed, the elements shown (summarised with '...' or not)
+        assert re.search(r"1\.2\d*", t).group() == re.search(r"1\.2\d*", m).group(), (t[:60], m[:60])
+        assert ("..." in t) == ("..." in m)
+    assert "1.23456788" in m_full and "e-" not in m_full       # precision 8, sci_mode=False, threshold 2000

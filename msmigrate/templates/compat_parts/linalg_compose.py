@@ -123,3 +123,17 @@ def linalg_qr(A, mode="reduced"):
     if mode == "r":
         return ops.zeros((0,), A.dtype), ops.qr(A, "reduced")[1]
     return ops.qr(A, mode)
+
+
+def ormqr(input, tau, other, left=True, transpose=False):
+    """torch.ormqr (ops.ormqr has no CPU kernel): `other` multiplied by the full Q of the Householder reflectors
+    (input, tau), formed by ops.orgqr with the reflectors padded to a square (a zero tau reflects nothing); Q^H with
+    transpose, Q on the right with left=False."""
+    m = input.shape[-2]
+    pad_a = ops.pad(input, (0, m - input.shape[-1]))
+    pad_t = ops.pad(tau, (0, m - tau.shape[-1]))
+    q = ops.orgqr(pad_a, pad_t)
+    if transpose:
+        q = ops.swapaxes(q, -1, -2)
+        q = ops.conj(q) if q.is_complex() else q
+    return ops.matmul(q, other) if left else ops.matmul(other, q)

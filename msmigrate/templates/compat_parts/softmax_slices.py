@@ -36,10 +36,12 @@ def softmin(input, axis=-1, dtype=None):
 
 
 class Softmin(Softmax):
-    """torch.nn.Softmin(dim): _ms_compat.softmin as a layer."""
+    """torch.nn.Softmin(dim): _ms_compat.softmin as a layer; built without dim (axis None), torch's deprecated
+    implicit dim: 0 for 0-, 1- and 3-D inputs, else 1."""
 
     def construct(self, x):
-        return softmin(x, self.axis)
+        axis = self.axis if self.axis is not None else (0 if x.ndim in (0, 1, 3) else 1)
+        return softmin(x, axis)
 
 
 def log_softmax(input, axis=-1, dtype=None):

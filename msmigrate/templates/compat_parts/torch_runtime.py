@@ -267,3 +267,25 @@ class StackDataset:
     def __len__(self):
         return self._length
 
+
+
+# torch.set_printoptions' profiles (torch/_tensor_str.py)
+_PRINT_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+                   "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+                   "full": dict(precision=4, threshold=2 ** 63 - 1, edgeitems=3, linewidth=80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions for MindSpore tensors, which print through NumPy: the same options (a profile's
+    presets first, as torch) on np.set_printoptions, every element with `precision` decimals; sci_mode=False suppresses scientific notation, True or None
+    leave NumPy's choice. Options not given stay as they are, as in torch."""
+    opts = dict(_PRINT_PROFILES[profile]) if profile is not None else {}
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("linewidth", linewidth)):
+        if value is not None:
+            opts[name] = value
+    if sci_mode is not None:
+        opts["suppress"] = not sci_mode
+    if "precision" in opts:
+        opts["floatmode"] = "fixed"     # torch shows `precision` decimals for every element
+    np.set_printoptions(**opts)
