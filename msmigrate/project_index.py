@@ -196,9 +196,10 @@ def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[s
 
 
 def _flag_read_in(fn: ast.AST) -> bool:
-    """`name.requires_grad` loaded (not stored) in fn, on a name other than self."""
+    """`name.requires_grad` (or `f(x).requires_grad`) loaded (not stored) in fn, on a name other than self."""
     return any(isinstance(n, ast.Attribute) and n.attr == "requires_grad" and isinstance(n.ctx, ast.Load)
-               and isinstance(n.value, ast.Name) and n.value.id != "self" for n in ast.walk(fn))
+               and (isinstance(n.value, ast.Name) and n.value.id != "self" or isinstance(n.value, ast.Call))
+               for n in ast.walk(fn))
 
 
 def _reads_grad_flag(tree: ast.Module) -> bool:

@@ -35,8 +35,8 @@ def requires_grad_of(x, where):
     """torch's `x.requires_grad`: a Parameter's flag; on a computed tensor, in PyNative, whether MindSpore is
     recording a gradient now (inside grad/value_and_grad, where a train step's torch forward has grad mode on
     and the tensor comes from trainable weights); compiling a graph that reads it raises MigrationError."""
-    if isinstance(x, ms.Parameter):
-        return x.requires_grad
+    if isinstance(x, ms.Parameter) or not isinstance(x, ms.Tensor):
+        return x.requires_grad   # a Parameter's flag; any other object's own attribute (a read of unknown kind)
     if _compiling(_draw_probe):
         _refuse_compiled(_GRAD_FLAG_REFUSAL, where)
     return bool(_grad_executor.requires_grad())
