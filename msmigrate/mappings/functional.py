@@ -573,13 +573,14 @@ def _pad_empty_batch(ctx):
     if mode is None or mode.strip("'\"") == "constant" or b.starred or not (b.has("input") and b.has("pad")):
         return None
     args = ", ".join(b.code(n) for n in ("input", "pad", "mode", "value") if b.has(n))
-    return ctx.expr(f"_ms_compat.on_empty_batch(ops.pad, {args})")
+    return ctx.expr(f"_ms_compat.on_empty_batch(_ms_compat.pad_by_mode, {args})")
 
 
 _simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
         {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad", rule=_pad_empty_batch,
         note="constant padding of any length; reflect/replicate/circular need 2 values on a 2-3-d input, 4 on "
-             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there); in those modes "
+             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there; reflect on 5-d through "
+             "MirrorPad, _ms_compat.pad_by_mode); in those modes "
              + EMPTY_BATCH_NOTE)
 _simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_factor"), ("input", "upscale_factor"),
         test=f"{T}::test_unfold_shuffle")

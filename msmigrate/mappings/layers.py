@@ -530,7 +530,7 @@ rule("torch.nn.Upsample", "mindspore.nn.Upsample",
 for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReplicationPad1d", "ReplicationPad2d"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
             target_args=("padding", "value"), test=f"{T}::test_padding")
-for _name in ("ReflectionPad1d", "ReflectionPad2d"):
+for _name in ("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
             note="MirrorPad, with torch's flat tuple as .padding (MindSpore's layer holds nested pairs there)",
             test=f"{T}::test_padding")

@@ -429,12 +429,14 @@ e = F.pad(x, (-1, 2, 1, -1))
 f = F.pad(x3, (2, 1), "reflect") + F.pad(x3, (2, 1), "replicate") + F.pad(x3, (2, 1), "circular")
 g = F.pad(x, (1, 1, 0, 1, 1, 0))
 h = F.pad(input=x3, pad=(1, 1), mode="constant", value=-1.0)
-return a, b, c, d, e, f, g, h
-''', "x, x3")
+i = F.pad(x5, (1, 0, 2, 1, 0, 1), "reflect") + F.pad(x5, [0, 1, 1, 2, 1, 0], mode="replicate")   # 5-d reflect: MirrorPad
+return a, b, c, d, e, f, g, h, i
+''', "x, x3, x5")
 
 
 def test_pad():
-    code, sites = check_function(PAD_SRC, [rnd(2, 3, 5, 6), rnd(2, 3, 5, seed=1)], grad=True)
+    code, sites = check_function(PAD_SRC, [rnd(2, 3, 5, 6), rnd(2, 3, 5, seed=1), rnd(2, 2, 3, 4, 3, seed=2)],
+                                 grad=True)
     assert_sites(sites, "pad")
 
 

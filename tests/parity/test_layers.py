@@ -931,6 +931,11 @@ PAD_CASES = [
     ("nn.ReflectionPad2d((2, 1, 0, 2))", (2, 4, 5), False),
     ("nn.ReplicationPad1d((0, 3))", (1, 2, 5), True),
     ("nn.ReplicationPad2d((1, 0, 2, 3))", (1, 2, 4, 5), True),
+    ("nn.ReflectionPad3d((1, 0, 2, 1, 0, 1))", (1, 2, 3, 4, 3), True),
+    ("nn.ReflectionPad3d(1)", (2, 3, 3, 3), False),
+    ("nn.ZeroPad1d((2, 0, 1, 1))", (1, 2, 3), True),       # torch takes any even length (F.pad's)
+    ("nn.ZeroPad1d(1)", (2, 4), False),
+    ("nn.ZeroPad3d((1, 0, 0, 2, 1, 1))", (1, 1, 2, 2, 3), False),
 ]
 
 
