@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..callsite import UnsupportedSite
+from ..callsite import UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
 from .edge_args import LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 
@@ -167,6 +167,10 @@ def _pool_rule(has_dilation: bool):
                 raise UnsupportedSite("kernel_size is required")
             b.set("stride", k)
         b.set("pad_mode", "'pad'")
+        for n in ("kernel_size", "stride", "padding", "dilation"):
+            v = b.value(n)
+            if isinstance(v, cst.List):   # MindSpore's pools take an int or a tuple only (a list: TypeError)
+                b.set(n, "(" + "".join(code_of(e.value) + ", " for e in v.elements) + ")")
         for n in ("padding", "dilation", "return_indices", "ceil_mode", "count_include_pad", "divisor_override"):
             if n in b.order:
                 b.order.remove(n)

@@ -46,8 +46,11 @@ mapping(N + "ReplicationPad3d", "mindspore.nn.ReplicationPad3d", args=("padding"
 
 
 def _upsampling(ctx):
-    """mint's upsampling Cells take scale_factor as a pair of floats (an int is refused)."""
+    """mint's upsampling Cells take scale_factor as a pair of floats (an int is refused), size as a pair."""
     b = ctx.bound
+    size = b.value("size")
+    if isinstance(size, cst.Integer):
+        b.set("size", f"({size.value}, {size.value})")
     sf = b.code("scale_factor")
     if sf in (None, "None"):
         return None
