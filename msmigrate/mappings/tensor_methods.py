@@ -141,9 +141,16 @@ def _starred(fn):
 
 
 # ------------------------------------------------------------------ shape and layout
-mapping("Tensor.view", "method:view",
-        note="MindSpore's Tensor.view(*shape) reshapes like torch's; view(dtype) (bit reinterpretation) "
-             "works only in PyNative", test=f"{T}::test_shape_methods")
+def _view(ctx):
+    """torch's `x.view(size=shape)`: MindSpore's keyword is shape=; positional forms (starred too) as written."""
+    ctx.bound.rename("size", "shape")
+    return None
+
+
+_view.handles_starred = True
+rule("Tensor.view", "method:view",
+     note="MindSpore's Tensor.view(*shape) reshapes like torch's (torch's size= keyword is MindSpore's shape=); "
+          "view(dtype) (bit reinterpretation) works only in PyNative", test=f"{T}::test_shape_methods")(_view)
 mapping("Tensor.reshape", "method:reshape", tensor_only=True, test=f"{T}::test_shape_methods")
 
 
@@ -857,7 +864,7 @@ mapping("Tensor.__invert__", "_ms_compat.invert", target_args=("x",),
 
 # ------------------------------------------------------------------ in-place
 mapping("Tensor.copy_", "method:copy_", args=("src", "non_blocking"), target_args=("src",),
-        drop=("non_blocking",),
+        drop=("non_blocking",), rename={"other": "src"},   # torch's parser also takes src as other=
         note="truly in place on CPU in PyNative and GRAPH mode (broadcasts and casts like torch)",
         test=f"{T}::test_inplace")
 
