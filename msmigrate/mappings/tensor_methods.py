@@ -951,6 +951,19 @@ for _n in ("float", "half", "bfloat16"):
                  "cell")
 
 
+@rule("Module.type", args=("dst_type",), test="tests/parity/test_module_api.py::test_module_type_cast",
+      note="module.type(dtype): every parameter and buffer cast in place, integer ones too, as torch "
+           "(_ms_compat.module_cast with every=True); a dst_type that is no torch dtype (a tensor type name) "
+           "stays a TODO")
+def _module_type(ctx):
+    node = _original(ctx, ("dst_type",)).value("dst_type")
+    if not _is_torch_dtype(ctx, node):
+        raise UnsupportedSite("module.type() with a dst_type that is no torch dtype (a type name string or class)")
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return ctx.expr(f"_ms_compat.module_cast({ctx.receiver_code()}, {ctx.bound.code('dst_type')}, {where!r}, "
+                    "every=True)")
+
+
 @rule("Module.double", test="tests/parity/test_module_api.py::test_module_dtype_cast",
       note="every floating-point parameter and buffer cast in place (Parameter.set_dtype); returns the cell; a "
            "cell holding a convolution layer (no MindSpore kernel takes float64) raises MigrationError naming "
