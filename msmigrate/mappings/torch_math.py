@@ -158,11 +158,11 @@ composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input
                                  "NaN where torch propagates it", test=T_RED)
 composed("torch.histc", "ops.histc({input}, {bins}, {min}, {max})", ("input", "bins", "min", "max"),
          defaults={"bins": "100", "min": "0", "max": "0"}, test=T_RED)
-composed("torch.bincount", "ops.bincount({input}, {weights}, {minlength})", ("input", "weights", "minlength"),
-         defaults={"weights": "None", "minlength": "0"},
-         absent={"weights": "ops.bincount({input}, None, {minlength}).astype(ms.int64)"},
-         note="counts are int64 as in torch (ops.bincount gives float32 counts); weighted sums keep the weights' dtype",
-         test=T_RED)
+mapping("torch.bincount", "_ms_compat.bincount", args=("input", "weights", "minlength"),
+        target_args=("input", "weights", "minlength"), test=T_RED,
+        note="counts are int64 as in torch (ops.bincount gives float32 counts); weighted sums float32 for float32 "
+             "weights, else float64, as torch (ops.unsorted_segment_sum); an empty input gives minlength zeros "
+             "(templates/compat_parts/empty_reductions.py)")
 composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right}).astype(ms.int32 if {out_int32} else "
          "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
          literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)

@@ -78,6 +78,10 @@ REDUCTIONS = [
     case("torch.histc", "x: (torch.histc(x, bins=4, min=-3, max=3), torch.histc(x, 5))", [Y]),
     case("torch.bincount", "x, w: (torch.bincount(x), torch.bincount(x, w), torch.bincount(x, minlength=9))",
          [J.reshape(-1), P.reshape(-1)]),
+    # float64 / int weights sum in float64, float32 ones in float32 (ops.bincount: float32); no elements: zeros
+    case("torch.bincount", "x, w, e: (torch.bincount(x, w.double()), torch.bincount(x, (w * 10).int(), 7),"
+         " torch.bincount(e), torch.bincount(e, minlength=3), torch.bincount(e, e.double(), 2))",
+         [J.reshape(-1), P.reshape(-1), np.zeros(0, np.int64)], graph=False),
     case("torch.bucketize", "x, b: (torch.bucketize(x, b), torch.bucketize(x, b, right=True),"
          " torch.bucketize(x, b, out_int32=True))", [Y, np.array([-1.0, 0.0, 1.0, 2.0], np.float32)]),
     case("torch.searchsorted", "s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True),"

@@ -104,3 +104,16 @@ def median_all(x):
 def median_dim(input, axis=-1, keepdims=False):
     values, indices = ops.median(input, axis, keepdims)
     return _nonempty(input, values, "median"), indices
+
+
+def bincount(input, weights=None, minlength=0):
+    """torch.bincount: int64 counts; weighted sums in float32 for float32 weights, else float64 (ops.bincount
+    sums in float32); an input with no elements gives minlength int64 zeros, weights or not, as torch
+    (ops.bincount's result is unusable)."""
+    if input.size == 0:
+        return ops.zeros(minlength, ms.int64)
+    dtype = ms.int64 if weights is None else ms.float32 if weights.dtype == ms.float32 else ms.float64
+    length = max(int(input.max()) + 1, minlength)
+    if weights is None:
+        return ops.bincount(input, None, minlength).astype(dtype)
+    return ops.unsorted_segment_sum(weights.astype(dtype), input, length)
