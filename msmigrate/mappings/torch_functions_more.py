@@ -139,11 +139,12 @@ _SIGNED = "({input}.dtype not in (ms.bool_, ms.uint8, ms.uint16, ms.uint32, ms.u
 composed("torch.is_signed", _SIGNED, ("input",), target="mindspore.Tensor.dtype", test=T_EXPR,
          note="whether the dtype is signed (floats and signed integers), as a Python bool")
 composed("torch.masked_scatter",
-         "(lambda _ms_x, _ms_m, _ms_s: ops.where(_ms_m, ops.gather(_ms_s.reshape(-1), ops.clamp(ops.cumsum("
-         "_ms_m.astype(ms.int32), 0) - 1, 0), 0), _ms_x.reshape(-1)).reshape(_ms_x.shape))"
-         "({input}, ops.broadcast_to({mask}, {input}.shape).reshape(-1), {source})",
+         "(lambda _ms_x, _ms_m, _ms_s: ops.where(_ms_m.reshape(-1), ops.gather(_ms_s.reshape(-1), ops.clamp(ops.cumsum("
+         "_ms_m.reshape(-1).astype(ms.int32), 0) - 1, 0), 0), ops.broadcast_to(_ms_x, _ms_m.shape).reshape(-1))"
+         ".reshape(_ms_m.shape))({input}, ops.logical_or({mask}, ops.zeros_like({input}).astype(ms.bool_)), {source})",
          ("input", "mask", "source"), target="mindspore.ops.where", test=T_EXPR,
-         note="the True positions of mask (broadcast to input), in row-major order, take source's elements in order")
+         note="input and mask broadcast together (torch's result has their common shape); the True positions of "
+              "mask, in row-major order, take source's elements in order")
 composed("torch.put", "ops.tensor_scatter_elements({input}.reshape(-1), {index}.reshape(-1) % {input}.size,"
          " {source}.reshape(-1), 0).reshape({input}.shape)", ("input", "index", "source", "accumulate"),
          defaults={"accumulate": "False"}, only={"accumulate": ("False",)}, target="mindspore.ops.tensor_scatter_elements",

@@ -81,6 +81,9 @@ CASES = [
     case([T + "masked_scatter", "Tensor.masked_scatter", T + "put", "Tensor.put"],
          "x, y, f, p: (torch.masked_scatter(x, x > 0, y), x.masked_scatter(x[0] < 0, y), torch.put(x, f, y[0]),"
          " x.put(p, y[1, :3]))", [X, Y, FLAT, PUT], grad=True, typed=True),
+    # input broadcast to the mask's shape: torch's result has the common shape
+    case([T + "masked_scatter", "Tensor.masked_scatter"],
+         "x, y: (x[0].masked_scatter(x > 0, y), torch.masked_scatter(x[:1], x < 0, y))", [X, Y], grad=True, typed=True),
     case([T + "unravel_index", T + "slice_copy"],
          "f, x: (torch.unravel_index(f, (3, 4)), torch.unravel_index(f, [2, 3, 2]), torch.slice_copy(x, 1, 1, 3),"
          " torch.slice_copy(x), torch.slice_copy(x, -1, 0, None, 2), torch.slice_copy(x, dim=0, start=1))", [FLAT, X],
