@@ -371,14 +371,24 @@ for _d in (1, 2):
               "MindSpore convolution kernel takes it) raises MigrationError naming the line" +
               ("; 1-d runs as 2-d with a unit height" if _d == 1 else ""),
          test=_CONV)(_conv_transpose(_d))
+def _float64_refused(ctx):
+    """A float64 input has no Conv3DTranspose kernel: a MigrationError naming this line (conv_dtypes.py)."""
+    b = ctx.bound
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    b.set("input", f"_ms_compat.conv_input({_need(b, 'input')}, 'conv_transpose3d', {where!r})")
+    ctx.tr.uses_compat = True
+    return None
+
+
 for _src in (P + "conv_transpose3d", "torch.conv_transpose3d"):   # torch's top-level copy: the same parameters
-    mapping(_src, "_ms_compat.conv_transpose3d",
-            args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
-            target_args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
-            note="the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU kernel) with torch's output size, "
-                 "output_padding computed as torch (templates/compat_parts/nn_extra.py); a depth dilation of 1 only "
-                 "(an error saying so otherwise); unbatched input too",
-            test="tests/parity/test_conv_transpose3d.py::test_conv_transpose3d")
+    rule(_src, "_ms_compat.conv_transpose3d",
+         args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+         target_args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+         note="the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU kernel) with torch's output size, "
+              "output_padding computed as torch (templates/compat_parts/nn_extra.py); a depth dilation of 1 only "
+              "(an error saying so otherwise); unbatched input too; a float64 input (no MindSpore convolution "
+              "kernel takes it) raises MigrationError naming the line",
+         test="tests/parity/test_conv_transpose3d.py::test_conv_transpose3d")(_float64_refused)
 
 
 # ----------------------------------------------------------------------------- pooling
