@@ -374,12 +374,16 @@ for _d in (1, 2):
 def _float64_refused(ctx):
     """A float64 input has no Conv3DTranspose kernel: a MigrationError naming this line (conv_dtypes.py)."""
     b = ctx.bound
+    if not b.has("input"):
+        return None      # `F.conv_transpose3d(*args)`: the helper as it is
     where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
-    b.set("input", f"_ms_compat.conv_input({_need(b, 'input')}, 'conv_transpose3d', {where!r})")
+    b.set("input", f"_ms_compat.conv_input({b.code('input')}, 'conv_transpose3d', {where!r})",
+          positional=b.positional.get("input", False))
     ctx.tr.uses_compat = True
     return None
 
 
+_float64_refused.handles_starred = True   # `F.conv_transpose3d(x, w, **kwargs)`: the helper takes torch's names
 for _src in (P + "conv_transpose3d", "torch.conv_transpose3d"):   # torch's top-level copy: the same parameters
     rule(_src, "_ms_compat.conv_transpose3d",
          args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
