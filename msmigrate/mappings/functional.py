@@ -167,7 +167,8 @@ def _simple(name, target, torch_args, ms_args, rename=None, drop=(), test=_ACT, 
 _F64 = " (MindSpore's kernel computes it in float32)"
 _simple("relu", "mindspore.ops.relu", ("input", "inplace"), ("input",), drop=("inplace",),
         note="inplace dropped (ops.relu's own inplace is never emitted)")
-_simple("relu6", "mindspore.ops.relu6", ("input", "inplace"), ("x",), {"input": "x"}, ("inplace",))
+_simple("relu6", "_ms_compat.relu6", ("input", "inplace"), ("input",), drop=("inplace",),
+        note="ops.relu6, a clamp for float64 (ReLU6's kernel takes float16/float32 only)")
 _simple("celu", "_ms_compat.celu", ("input", "alpha", "inplace"), ("input", "alpha"), drop=("inplace",),
         note="ops.celu, and torch's formula in float64 for a float64 input" + _F64)
 _simple("silu", "mindspore.ops.silu", ("input", "inplace"), ("input",), drop=("inplace",))

@@ -327,8 +327,10 @@ for _name in ("Dropout",):   # Dropout1d/2d/3d: mappings/channel_dropout.py
 mapping("torch.nn.Mish", "_ms_compat.Mish", args=("inplace",), target_args=(), test=f"{T}::test_activations",
         note="nn.Mish's kernel computes a float64 input in float32: a Cell around _ms_compat.mish (torch's formula "
              "in float64 then)")
-for _name, _ms in (("ReLU", "ReLU"), ("ReLU6", "ReLU6"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"),
-                   ("Hardsigmoid", "HSigmoid")):
+mapping("torch.nn.ReLU6", "_ms_compat.ReLU6", args=("inplace",), target_args=(), test=f"{T}::test_activations",
+        note="ReLU6's kernel takes float16/float32 only: a Cell around _ms_compat.relu6 (a clamp for float64); "
+             "inplace taken and unused")
+for _name, _ms in (("ReLU", "ReLU"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"), ("Hardsigmoid", "HSigmoid")):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=("inplace",), drop=("inplace",),
             note="no inplace argument in MindSpore", test=f"{T}::test_activations")
 for _name in ("Sigmoid", "Tanh", "Softsign", "Tanhshrink", "LogSigmoid"):

@@ -720,3 +720,23 @@ def test_functional_as_value():
     s = src("act = F.gelu\nreturn act(x)")
     code, sites = check_function(s, [rnd(3, 4)])
     assert "ops.gelu" in code
+
+
+RELU6_F64 = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def fn(x):
+    return F.relu6(x), nn.ReLU6(inplace=True)(x * 2), F.relu6(x.float())
+'''
+
+
+def test_relu6_of_float64():
+    """F.relu6 / nn.ReLU6 of a float64 input: torch's values in float64 (MindSpore's ReLU6 kernel raised TypeError
+    there), dtypes and the input gradient compared; float32 through ops.relu6."""
+    x = rnd(3, 7, scale=5.0).astype(np.float64)
+    code, sites = check_function(RELU6_F64, [x], grad=True)
+    assert_sites(sites, "relu6")
+    assert "_ms_compat.ReLU6(" in code, code

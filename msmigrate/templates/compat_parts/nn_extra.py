@@ -65,6 +65,23 @@ def mish(input, inplace=False):
     return input * ops.tanh(softplus(input))
 
 
+def relu6(input, inplace=False):
+    """torch.nn.functional.relu6: min(max(x, 0), 6); ReLU6's kernel takes float16/float32 only, float64 clamps."""
+    if input.dtype != ms.float64:
+        return ops.relu6(input)
+    return ops.clamp(input, 0.0, 6.0)
+
+
+class ReLU6(nn.Cell):
+    """torch.nn.ReLU6: see relu6 (float64 too)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def construct(self, input):
+        return relu6(input)
+
+
 def celu(input, alpha=1.0, inplace=False):
     """torch.nn.functional.celu: x if x > 0 else alpha * (exp(x / alpha) - 1)."""
     if input.dtype != ms.float64:
