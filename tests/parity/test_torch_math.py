@@ -40,6 +40,10 @@ ELEMENTWISE += [case("torch." + n, f"x, y: torch.{n}(x, y)", [a, b], grad=g, rto
                                    ("heaviside", np.array([-1.0, 0.0, 2.0, 0.0], np.float32),
                                     np.array([0.5, 0.25, 0.5, 0.75], np.float32), False))]
 ELEMENTWISE += [
+    # a negative zero's sign bit, tensor or number (ops.copysign reads it as positive); an integer input
+    case("torch.copysign", "x, z: (torch.copysign(x, z), torch.copysign(x, -0.0), x.copysign(z * 0),"
+         " torch.copysign(torch.tensor([1, -2, 3]), z[:3]))",
+         [Y[0, :4], np.array([-0.0, 0.0, -1.5, -0.0], np.float32)], graph=False),
     # an integer input promoted as torch promotes it (MindSpore 2.10's kernels refuse it), float32 with float64
     case(["torch.logaddexp", "torch.logaddexp2"], "x, i: (torch.logaddexp2(x, i), torch.logaddexp(i, x), "
          "torch.logaddexp2(x[:1, :1], i), x.logaddexp2(i), torch.logaddexp(x, x.double()))", [Y, I], grad=True),
