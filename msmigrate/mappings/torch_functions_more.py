@@ -270,13 +270,14 @@ rule("torch.broadcast_tensors", "mindspore.ops.broadcast_to", note="each tensor 
     _broadcast_tensors)
 
 composed("torch.histogram",
-         "(lambda _ms_x, _ms_lo, _ms_hi: (ops.histc(_ms_x, {bins}, _ms_lo, _ms_hi), ops.linspace(_ms_lo, _ms_hi, "
-         "{bins} + 1)))({input}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
-         absent={"range": "(lambda _ms_x: (lambda _ms_lo, _ms_hi: (ops.histc(_ms_x, {bins}, _ms_lo, _ms_hi), "
-                          "ops.linspace(_ms_lo, _ms_hi, {bins} + 1)))(float(_ms_x.min()), float(_ms_x.max())))({input})"},
+         "_ms_compat.histogram({input}, {bins}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
+         absent={"range": "(lambda _ms_x: _ms_compat.histogram(_ms_x, {bins}, float(_ms_x.min()), "
+                          "float(_ms_x.max())))({input})"},
          literal=("bins",), target="mindspore.ops.histc", test=T_EXPR,
-         note="(counts, bin edges) for an integer bins, float32 input; weight/density and tensor bins are not "
-              "translated; without range the data's min and max are read on the host (not inside ms.jit)")
+         note="(counts, bin edges) for an integer bins, float32 input through ops.histc, float64 binned in float64 "
+              "(_ms_compat.histogram, templates/compat_parts/empty_reductions.py; no Histogram kernel takes it); "
+              "weight/density and tensor bins are not translated; without range the data's min and max are read on "
+              "the host (not inside ms.jit)")
 
 
 # torch.quantile: mappings/tensor_nn_extra.py (one helper with torch.nanquantile)

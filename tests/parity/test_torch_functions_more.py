@@ -121,6 +121,11 @@ CASES = [
     case([T + "histogram", "Tensor.histogram"],
          "x: (torch.histogram(x, 4), torch.histogram(x, 5, range=(-1.0, 1.0)), x.histogram(3),"
          " x.histogram(bins=2, range=[0.0, 2.0]))", [X], typed=True, graph=False),
+    # float64 (no Histogram kernel): binned in float64, counts and edges float64 as torch; edges and outside values
+    case([T + "histogram", "Tensor.histogram"],
+         "x: (torch.histogram(x.double(), 4), x.double().histogram(bins=4, range=[0., 1.]),"
+         " torch.histogram(torch.tensor([0., 0.25, 0.5, 1.0, 1.5, -0.1], dtype=torch.float64), 4, range=(0., 1.)))",
+         [X], typed=True, graph=False),
     case([T + "quantile", "Tensor.quantile"],
          "x, b: (torch.quantile(x, 0.3), torch.quantile(x, 0.5, dim=1), torch.quantile(x, 1.0, 0, True),"
          " torch.quantile(b, 0.25, -1, interpolation='linear'), x.quantile(0.9, dim=0), x.quantile(0.0))", [X, BN],

@@ -117,3 +117,16 @@ def bincount(input, weights=None, minlength=0):
     if weights is None:
         return ops.bincount(input, None, minlength).astype(dtype)
     return ops.unsorted_segment_sum(weights.astype(dtype), input, length)
+
+
+def histogram(input, bins, lo, hi):
+    """torch.histogram with an integer bins over [lo, hi]: (counts, bin edges) in the input's dtype. ops.histc for
+    float16/float32; a float64 input (no Histogram kernel) is binned in float64: index floor((x - lo) * bins /
+    (hi - lo)), the right edge in the last bin, values outside left out, as torch."""
+    if input.dtype != ms.float64:
+        return ops.histc(input, bins, lo, hi), ops.linspace(lo, hi, bins + 1)
+    edges = ops.linspace(ms.Tensor(lo, ms.float64), ms.Tensor(hi, ms.float64), bins + 1)
+    x = input.reshape(-1)
+    inside = ops.logical_and(x >= lo, x <= hi)
+    index = ops.clamp(ops.floor((x - lo) * bins / (hi - lo)), 0, bins - 1).astype(ms.int32)
+    return ops.unsorted_segment_sum(inside.astype(ms.float64), index, bins), edges
