@@ -72,16 +72,6 @@ def relu6(input, inplace=False):
     return ops.clamp(input, 0.0, 6.0)
 
 
-class ReLU6(nn.Cell):
-    """torch.nn.ReLU6: see relu6 (float64 too)."""
-
-    def __init__(self, inplace=False):
-        super().__init__()
-
-    def construct(self, input):
-        return relu6(input)
-
-
 def celu(input, alpha=1.0, inplace=False):
     """torch.nn.functional.celu: x if x > 0 else alpha * (exp(x / alpha) - 1)."""
     if input.dtype != ms.float64:
