@@ -101,9 +101,24 @@ def _mapped_format(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.Ca
     return cst.Call(func=tr._render_template(MAPPED), args=[cst.Arg(updated.func.value)] + list(updated.args))
 
 
+def _builtin_format(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.Call]:
+    """`format(loss, ".2f")` (the builtin, not shadowed) with a spec: its value through format_value."""
+    if len(original.args) != 2 or any(a.star or a.keyword for a in original.args) or tr._shadowed("format") \
+            or not _maybe_tensor(tr, original.args[0].value):
+        return None
+    spec = original.args[1].value
+    if isinstance(spec, cst.SimpleString) and not spec.evaluated_value:
+        return None      # format(x, ""): str(x), as torch's
+    first = updated.args[0]
+    return updated.with_changes(args=[first.with_changes(value=_wrap(tr, first.value))] + list(updated.args[1:]))
+
+
 def format_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.Call]:
-    """`"...{:.4f}...".format(a, b=...)` on a string literal: the arguments of fields with a spec."""
+    """`"...{:.4f}...".format(a, b=...)` on a string literal: the arguments of fields with a spec;
+    `format(value, spec)`, the builtin, likewise."""
     f = original.func
+    if isinstance(f, cst.Name) and f.value == "format":
+        return _builtin_format(tr, original, updated)
     if isinstance(f, cst.Attribute) and f.attr.value == "format" and not isinstance(
             f.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return _mapped_format(tr, original, updated)

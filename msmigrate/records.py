@@ -210,7 +210,7 @@ DROPPED_DECORATORS = {
 # properties that MindSpore's Tensor has with torch's meaning: reading them is no site
 # (`device` is a string in MindSpore; the `device=` arguments it feeds are dropped by their own records)
 # (not `device`: MindSpore's is 'CPU', read through mappings/devices.py's record)
-SAME_MEANING_PROPERTIES = frozenset({"shape", "dtype", "ndim", "T", "mT", "data", "itemsize", "nbytes"})
+SAME_MEANING_PROPERTIES = frozenset({"shape", "dtype", "ndim", "T", "data", "itemsize", "nbytes"})
 # readable on a Parameter (what `self.weight` usually is), not on a computed MindSpore tensor
 PARAMETER_PROPERTIES = frozenset({"requires_grad"})
 

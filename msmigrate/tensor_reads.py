@@ -24,6 +24,11 @@ _NAMES = {"device": None, "is_cuda": "cuda", "is_cpu": "cpu", "real": None, "ima
 # torch's other device kinds (dcgan's `input.is_cuda or input.is_xpu`): False for a MindSpore tensor
 _NAMES.update({f"is_{k}": k for k in ("xpu", "mps", "meta", "ipu", "maia", "mtia", "vulkan", "xla")})
 _PARTS = {"real": "_ms_compat.real_part", "imag": "_ms_compat.imag_part"}
+# torch takes a 0-d tensor in these (its conjugate; mT: itself), MindSpore's properties refuse it
+_TRANSPOSES = ("H", "mH", "mT")
+_NAMES.update({k: None for k in _TRANSPOSES})
+TRANSPOSE_NOTE = ("MindSpore's property of the same meaning, but a 0-d tensor (torch: its conjugate; mT: itself) "
+                  "through _ms_compat.transposed_read")
 NOTE = ("MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
         ".type and .index; is_cuda / is_cpu from it")
 
@@ -59,6 +64,10 @@ def device_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional
         return None                                     # a module's own attribute (`self.device = device`)
     if tr._torch_qname(original) is not None or tr._receiver_kind(recv) in ("module", "other"):
         return None
+    if name in _TRANSPOSES:
+        tr._record(original, "Tensor." + name, "_ms_compat.transposed_read", R.CONVERTED, TRANSPOSE_NOTE)
+        return cst.Call(func=tr._render_template("_ms_compat.transposed_read"),
+                        args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(name)))])
     if name in _PARTS:
         tr._record(original, "Tensor." + name, _PARTS[name], R.CONVERTED, PART_NOTE)
         return cst.Call(func=tr._render_template(_PARTS[name]), args=[cst.Arg(updated.value)])

@@ -156,6 +156,8 @@ def attribute_read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optio
         return chained
     name = _unmapped_tensor_property(tr, original)
     if name is None:
+        if _requires_grad_of_unknown(tr, original):   # `f(x).requires_grad`: most likely a tensor's flag
+            return _requires_grad_read(tr, original, updated)
         return None
     if name == "requires_grad" and id(original) not in tr._device_stores:   # a store target stays a TODO
         return _requires_grad_read(tr, original, updated)
@@ -203,6 +205,19 @@ def attribute_store(tr, original: cst.Assign) -> Optional[cst.BaseStatement]:
         return _requires_grad_store(tr, original, target.value.value, flag)
     ph = tr._todo(original, "Tensor." + name, WHY.format(kind="attribute"))
     return cst.Expr(value=cst.Call(func=ph))
+
+
+def _requires_grad_of_unknown(tr, attr: cst.Attribute) -> bool:
+    """`.requires_grad` read on a value of unknown kind (a function's result, a name bound by an unknown call):
+    requires_grad_of answers a tensor's flag and reads any other object's own attribute, so the read needs no
+    proof that it is a tensor (a MindSpore tensor has no such attribute: copied through, it raised)."""
+    if attr.attr.value != "requires_grad" or id(attr) in tr._device_stores or _is_mindspore_code(tr):
+        return False
+    recv = attr.value
+    if isinstance(recv, cst.Attribute) and (tr._receiver_kind(recv.value) == "module" or (
+            isinstance(recv.value, cst.Name) and recv.value.value == "self")):
+        return False   # a module's own Parameter (PARAMETER_PROPERTIES), or any attribute of self
+    return tr._receiver_kind(recv) == "unknown"
 
 
 def _requires_grad_read(tr, original: cst.Attribute, updated: cst.Attribute) -> cst.Call:

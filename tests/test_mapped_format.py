@@ -51,3 +51,28 @@ def test_format_of_a_mapping_matches_torch():
     assert "_ms_compat.format_str(fmtstr, **self.__dict__)" in code, code
     got = mod.fn(ms.Tensor(x))
     assert got == load_torch(SRC)["fn"](torch.from_numpy(x)), got
+
+
+
+BUILTIN_SRC = """
+import torch
+
+
+def fn(x):
+    loss = x.sum()
+    count = (x > 1).sum()
+    return format(loss, ".3f"), format(count, "05d"), format(x[0], "+.1e"), format(3.14159, ".1f")
+"""
+
+
+def test_builtin_format_of_a_0d_tensor_matches_torch():
+    """`format(loss, ".3f")`: torch formats a 0-d tensor as its number; MindSpore's Tensor.__format__ raised
+    TypeError."""
+    import mindspore as ms
+    import torch
+
+    x = np.array([0.25, 1.5, 3.0], np.float32)
+    mod, code, _ = load_converted(BUILTIN_SRC)
+    assert 'format(_ms_compat.format_value(loss), ".3f")' in code, code
+    got = mod.fn(ms.Tensor(x))
+    assert got == load_torch(BUILTIN_SRC)["fn"](torch.from_numpy(x)), got

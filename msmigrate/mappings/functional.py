@@ -167,7 +167,8 @@ def _simple(name, target, torch_args, ms_args, rename=None, drop=(), test=_ACT, 
 _F64 = " (MindSpore's kernel computes it in float32)"
 _simple("relu", "mindspore.ops.relu", ("input", "inplace"), ("input",), drop=("inplace",),
         note="inplace dropped (ops.relu's own inplace is never emitted)")
-_simple("relu6", "mindspore.ops.relu6", ("input", "inplace"), ("x",), {"input": "x"}, ("inplace",))
+_simple("relu6", "_ms_compat.relu6", ("input", "inplace"), ("input",), drop=("inplace",),
+        note="ops.relu6, a clamp for float64 (ReLU6's kernel takes float16/float32 only)")
 _simple("celu", "_ms_compat.celu", ("input", "alpha", "inplace"), ("input", "alpha"), drop=("inplace",),
         note="ops.celu, and torch's formula in float64 for a float64 input" + _F64)
 _simple("silu", "mindspore.ops.silu", ("input", "inplace"), ("input",), drop=("inplace",))
@@ -371,14 +372,28 @@ for _d in (1, 2):
               "MindSpore convolution kernel takes it) raises MigrationError naming the line" +
               ("; 1-d runs as 2-d with a unit height" if _d == 1 else ""),
          test=_CONV)(_conv_transpose(_d))
+def _float64_refused(ctx):
+    """A float64 input has no Conv3DTranspose kernel: a MigrationError naming this line (conv_dtypes.py)."""
+    b = ctx.bound
+    if not b.has("input"):
+        return None      # `F.conv_transpose3d(*args)`: the helper as it is
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    b.set("input", f"_ms_compat.conv_input({b.code('input')}, 'conv_transpose3d', {where!r})",
+          positional=b.positional.get("input", False))
+    ctx.tr.uses_compat = True
+    return None
+
+
+_float64_refused.handles_starred = True   # `F.conv_transpose3d(x, w, **kwargs)`: the helper takes torch's names
 for _src in (P + "conv_transpose3d", "torch.conv_transpose3d"):   # torch's top-level copy: the same parameters
-    mapping(_src, "_ms_compat.conv_transpose3d",
-            args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
-            target_args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
-            note="the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU kernel) with torch's output size, "
-                 "output_padding computed as torch (templates/compat_parts/nn_extra.py); a depth dilation of 1 only "
-                 "(an error saying so otherwise); unbatched input too",
-            test="tests/parity/test_conv_transpose3d.py::test_conv_transpose3d")
+    rule(_src, "_ms_compat.conv_transpose3d",
+         args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+         target_args=("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"),
+         note="the Conv3DTranspose primitive (ops.conv_transpose3d has no CPU kernel) with torch's output size, "
+              "output_padding computed as torch (templates/compat_parts/nn_extra.py); a depth dilation of 1 only "
+              "(an error saying so otherwise); unbatched input too; a float64 input (no MindSpore convolution "
+              "kernel takes it) raises MigrationError naming the line",
+         test="tests/parity/test_conv_transpose3d.py::test_conv_transpose3d")(_float64_refused)
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -573,13 +588,14 @@ def _pad_empty_batch(ctx):
     if mode is None or mode.strip("'\"") == "constant" or b.starred or not (b.has("input") and b.has("pad")):
         return None
     args = ", ".join(b.code(n) for n in ("input", "pad", "mode", "value") if b.has(n))
-    return ctx.expr(f"_ms_compat.on_empty_batch(ops.pad, {args})")
+    return ctx.expr(f"_ms_compat.on_empty_batch(_ms_compat.pad_by_mode, {args})")
 
 
 _simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
         {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad", rule=_pad_empty_batch,
         note="constant padding of any length; reflect/replicate/circular need 2 values on a 2-3-d input, 4 on "
-             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there); in those modes "
+             "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there; reflect on 5-d through "
+             "MirrorPad, _ms_compat.pad_by_mode); in those modes "
              + EMPTY_BATCH_NOTE)
 _simple("pixel_shuffle", "mindspore.ops.pixel_shuffle", ("input", "upscale_factor"), ("input", "upscale_factor"),
         test=f"{T}::test_unfold_shuffle")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..callsite import UnsupportedSite
+from ..callsite import UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
 from .edge_args import LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 
@@ -184,6 +184,10 @@ def _pool_rule(has_dilation: bool):
                 raise UnsupportedSite("kernel_size is required")
             b.set("stride", k)
         b.set("pad_mode", "'pad'")
+        for n in ("kernel_size", "stride", "padding", "dilation"):
+            v = b.value(n)
+            if isinstance(v, cst.List):   # MindSpore's pools take an int or a tuple only (a list: TypeError)
+                b.set(n, "(" + "".join(code_of(e.value) + ", " for e in v.elements) + ")")
         for n in ("padding", "dilation", "return_indices", "ceil_mode", "count_include_pad", "divisor_override"):
             if n in b.order:
                 b.order.remove(n)
@@ -340,8 +344,10 @@ for _name in ("Dropout",):   # Dropout1d/2d/3d: mappings/channel_dropout.py
 mapping("torch.nn.Mish", "_ms_compat.Mish", args=("inplace",), target_args=(), test=f"{T}::test_activations",
         note="nn.Mish's kernel computes a float64 input in float32: a Cell around _ms_compat.mish (torch's formula "
              "in float64 then)")
-for _name, _ms in (("ReLU", "ReLU"), ("ReLU6", "ReLU6"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"),
-                   ("Hardsigmoid", "HSigmoid")):
+mapping("torch.nn.ReLU6", "_ms_compat.ReLU6", args=("inplace",), target_args=(), test=f"{T}::test_activations",
+        note="ReLU6's kernel takes float16/float32 only: a Cell around _ms_compat.relu6 (a clamp for float64); "
+             "inplace taken and unused")
+for _name, _ms in (("ReLU", "ReLU"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"), ("Hardsigmoid", "HSigmoid")):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=("inplace",), drop=("inplace",),
             note="no inplace argument in MindSpore", test=f"{T}::test_activations")
 for _name in ("Sigmoid", "Tanh", "Softsign", "Tanhshrink", "LogSigmoid"):
@@ -548,7 +554,7 @@ rule("torch.nn.Upsample", "mindspore.nn.Upsample",
 for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReplicationPad1d", "ReplicationPad2d"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
             target_args=("padding", "value"), test=f"{T}::test_padding")
-for _name in ("ReflectionPad1d", "ReflectionPad2d"):
+for _name in ("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
             note="MirrorPad, with torch's flat tuple as .padding (MindSpore's layer holds nested pairs there)",
             test=f"{T}::test_padding")

@@ -141,9 +141,16 @@ def _starred(fn):
 
 
 # ------------------------------------------------------------------ shape and layout
-mapping("Tensor.view", "method:view",
-        note="MindSpore's Tensor.view(*shape) reshapes like torch's; view(dtype) (bit reinterpretation) "
-             "works only in PyNative", test=f"{T}::test_shape_methods")
+def _view(ctx):
+    """torch's `x.view(size=shape)`: MindSpore's keyword is shape=; positional forms (starred too) as written."""
+    ctx.bound.rename("size", "shape")
+    return None
+
+
+_view.handles_starred = True
+rule("Tensor.view", "method:view",
+     note="MindSpore's Tensor.view(*shape) reshapes like torch's (torch's size= keyword is MindSpore's shape=); "
+          "view(dtype) (bit reinterpretation) works only in PyNative", test=f"{T}::test_shape_methods")(_view)
 mapping("Tensor.reshape", "method:reshape", tensor_only=True, test=f"{T}::test_shape_methods")
 
 
@@ -863,7 +870,7 @@ mapping("Tensor.__invert__", "_ms_compat.invert", target_args=("x",),
 
 # ------------------------------------------------------------------ in-place
 mapping("Tensor.copy_", "method:copy_", args=("src", "non_blocking"), target_args=("src",),
-        drop=("non_blocking",),
+        drop=("non_blocking",), rename={"other": "src"},   # torch's parser also takes src as other=
         note="truly in place on CPU in PyNative and GRAPH mode (broadcasts and casts like torch)",
         test=f"{T}::test_inplace")
 
@@ -948,6 +955,19 @@ for _n in ("float", "half", "bfloat16"):
             test="tests/parity/test_module_api.py::test_module_dtype_cast",
             note="every floating-point parameter and buffer cast in place (Parameter.set_dtype); returns the "
                  "cell")
+
+
+@rule("Module.type", args=("dst_type",), test="tests/parity/test_module_api.py::test_module_type_cast",
+      note="module.type(dtype): every parameter and buffer cast in place, integer ones too, as torch "
+           "(_ms_compat.module_cast with every=True); a dst_type that is no torch dtype (a tensor type name) "
+           "stays a TODO")
+def _module_type(ctx):
+    node = _original(ctx, ("dst_type",)).value("dst_type")
+    if not _is_torch_dtype(ctx, node):
+        raise UnsupportedSite("module.type() with a dst_type that is no torch dtype (a type name string or class)")
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return ctx.expr(f"_ms_compat.module_cast({ctx.receiver_code()}, {ctx.bound.code('dst_type')}, {where!r}, "
+                    "every=True)")
 
 
 @rule("Module.double", test="tests/parity/test_module_api.py::test_module_dtype_cast",

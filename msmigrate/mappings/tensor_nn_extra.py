@@ -27,12 +27,15 @@ T_LP_POOL = "tests/parity/test_lp_pool.py::test_lp_pool"
 N, F = "torch.nn.", "torch.nn.functional."
 
 # ------------------------------------------------------------------ torch.Tensor
-for _name in ("T", "mT", "H", "mH", "shape", "ndim", "dtype", "nbytes", "itemsize", "data"):
+for _name in ("mT", "H", "mH"):
+    mapping(f"Tensor.{_name}", f"expr:_ms_compat.transposed_read({{self}}, '{_name}')", test=T_PROP,
+            note="MindSpore's property of the same meaning (the conjugate transpose on complex tensors for H/mH), "
+                 "but a 0-d tensor, which torch takes (its conjugate; mT: itself) and MindSpore refuses, through "
+                 "_ms_compat.transposed_read (templates/compat_parts/tensor_reads.py)")
+for _name in ("T", "shape", "ndim", "dtype", "nbytes", "itemsize", "data"):
     mapping(f"Tensor.{_name}", f"expr:{{self}}.{_name}", test=T_PROP,
             note="a property MindSpore's Tensor has with torch's meaning: read as written"
                  + (" (shape is a tuple; torch.Size is a tuple too)" if _name == "shape" else "")
-                 + (" (the conjugate transpose on complex tensors, the transpose on real ones)"
-                    if _name in ("H", "mH") else "")
                  + (" (the values without gradient, as torch's detached view: MindSpore's x.data stops the "
                     "gradient in PyNative and GRAPH mode; writes through it are other records' business)"
                     if _name == "data" else ""))

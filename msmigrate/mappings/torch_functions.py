@@ -535,7 +535,7 @@ composed("torch.roll", "(ms.numpy.roll({input}, {shifts}, {dims}) if {input}.siz
          ("input", "shifts", "dims"), defaults={"dims": "None"}, target="mindspore.numpy.roll", test=T_SHAPE,
          note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch; "
               "a tensor with no elements is returned as it is, as torch (mindspore.numpy.roll divides by its size)")
-_simple("torch.tensordot", "_ms_compat.tensor_dot", ("a", "b", "dims"), ("x1", "x2", "axes"),
+_simple("torch.tensordot", "_ms_compat.tensor_dot", ("a", "b", "dims", "out"), ("x1", "x2", "axes"),
         rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
         test="tests/parity/test_empty_products.py::test_static_shapes",
         note="dims (int or two lists) -> axes; torch's default dims=2 is passed; ops.tensor_dot through "

@@ -139,11 +139,12 @@ _SIGNED = "({input}.dtype not in (ms.bool_, ms.uint8, ms.uint16, ms.uint32, ms.u
 composed("torch.is_signed", _SIGNED, ("input",), target="mindspore.Tensor.dtype", test=T_EXPR,
          note="whether the dtype is signed (floats and signed integers), as a Python bool")
 composed("torch.masked_scatter",
-         "(lambda _ms_x, _ms_m, _ms_s: ops.where(_ms_m, ops.gather(_ms_s.reshape(-1), ops.clamp(ops.cumsum("
-         "_ms_m.astype(ms.int32), 0) - 1, 0), 0), _ms_x.reshape(-1)).reshape(_ms_x.shape))"
-         "({input}, ops.broadcast_to({mask}, {input}.shape).reshape(-1), {source})",
+         "(lambda _ms_x, _ms_m, _ms_s: ops.where(_ms_m.reshape(-1), ops.gather(_ms_s.reshape(-1), ops.clamp(ops.cumsum("
+         "_ms_m.reshape(-1).astype(ms.int32), 0) - 1, 0), 0), ops.broadcast_to(_ms_x, _ms_m.shape).reshape(-1))"
+         ".reshape(_ms_m.shape))({input}, ops.logical_or({mask}, ops.zeros_like({input}).astype(ms.bool_)), {source})",
          ("input", "mask", "source"), target="mindspore.ops.where", test=T_EXPR,
-         note="the True positions of mask (broadcast to input), in row-major order, take source's elements in order")
+         note="input and mask broadcast together (torch's result has their common shape); the True positions of "
+              "mask, in row-major order, take source's elements in order")
 composed("torch.put", "ops.tensor_scatter_elements({input}.reshape(-1), {index}.reshape(-1) % {input}.size,"
          " {source}.reshape(-1), 0).reshape({input}.shape)", ("input", "index", "source", "accumulate"),
          defaults={"accumulate": "False"}, only={"accumulate": ("False",)}, target="mindspore.ops.tensor_scatter_elements",
@@ -269,13 +270,14 @@ rule("torch.broadcast_tensors", "mindspore.ops.broadcast_to", note="each tensor 
     _broadcast_tensors)
 
 composed("torch.histogram",
-         "(lambda _ms_x, _ms_lo, _ms_hi: (ops.histc(_ms_x, {bins}, _ms_lo, _ms_hi), ops.linspace(_ms_lo, _ms_hi, "
-         "{bins} + 1)))({input}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
-         absent={"range": "(lambda _ms_x: (lambda _ms_lo, _ms_hi: (ops.histc(_ms_x, {bins}, _ms_lo, _ms_hi), "
-                          "ops.linspace(_ms_lo, _ms_hi, {bins} + 1)))(float(_ms_x.min()), float(_ms_x.max())))({input})"},
+         "_ms_compat.histogram({input}, {bins}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
+         absent={"range": "(lambda _ms_x: _ms_compat.histogram(_ms_x, {bins}, float(_ms_x.min()), "
+                          "float(_ms_x.max())))({input})"},
          literal=("bins",), target="mindspore.ops.histc", test=T_EXPR,
-         note="(counts, bin edges) for an integer bins, float32 input; weight/density and tensor bins are not "
-              "translated; without range the data's min and max are read on the host (not inside ms.jit)")
+         note="(counts, bin edges) for an integer bins, float32 input through ops.histc, float64 binned in float64 "
+              "(_ms_compat.histogram, templates/compat_parts/empty_reductions.py; no Histogram kernel takes it); "
+              "weight/density and tensor bins are not translated; without range the data's min and max are read on "
+              "the host (not inside ms.jit)")
 
 
 # torch.quantile: mappings/tensor_nn_extra.py (one helper with torch.nanquantile)

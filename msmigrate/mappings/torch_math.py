@@ -82,9 +82,11 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
     _paired = _name in ("logaddexp", "logaddexp2", "igamma", "igammac")   # int / mixed inputs: float_pair
     composed(f"torch.{_name}", f"ops.{_op}(*_ms_compat.float_pair({{input}}, {{other}}))" if _paired else
              f"{'_ms_compat' if _guarded else 'ops'}.{_op}({{input}}, {{{_second}}})"
-             if _name != "nextafter" else "_ms_compat.nextafter({input}, {other})", ("input", _second),
+             if _name not in ("nextafter", "copysign") else f"_ms_compat.{_name}({{input}}, {{other}})",
+             ("input", _second),
              target=f"mindspore.ops.{_op}" if _paired else
-             "mindspore.ops.nextafter" if _name == "nextafter" else f"mindspore.ops.{_op}" if _guarded else None,
+             f"mindspore.ops.{_name}" if _name in ("nextafter", "copysign") else
+             f"mindspore.ops.{_op}" if _guarded else None,
              note="float64 result, as torch" if _name == "float_power" else
              "an integer or bool input in the other's float dtype (float32 for two), float32 with float64 as "
              "float64, as torch promotes them (_ms_compat.float_pair; MindSpore 2.10 refuses both)" if _paired else
@@ -92,7 +94,9 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
              "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)" if _guarded else
              "through _ms_compat.nextafter (templates/compat_parts/nextafter.py): broadcast first, float32 stepped "
              "on its bits (MindSpore 2.10's CPU kernel returns a float32 input unchanged)" if _name == "nextafter" else
-             "NaN: the other value is taken, as in torch" if _name == "fmax" else "",
+             "NaN: the other value is taken, as in torch" if _name == "fmax" else
+             "through _ms_compat.copysign (templates/compat_parts/nextafter.py): a negative zero's sign too "
+             "(ops.copysign reads -0.0 as positive)" if _name == "copysign" else "",
              test=f"tests/parity/test_empty_products.py::{'test_functions' if _name == 'mv' else 'test_static_shapes'}"
              if _guarded else
              T_MAT if _name in ("kron", "outer", "ger") else T_EW)
@@ -158,11 +162,11 @@ composed("torch.aminmax", "(ops.amin({input}, {dim}, {keepdim}), ops.amax({input
                                  "NaN where torch propagates it", test=T_RED)
 composed("torch.histc", "ops.histc({input}, {bins}, {min}, {max})", ("input", "bins", "min", "max"),
          defaults={"bins": "100", "min": "0", "max": "0"}, test=T_RED)
-composed("torch.bincount", "ops.bincount({input}, {weights}, {minlength})", ("input", "weights", "minlength"),
-         defaults={"weights": "None", "minlength": "0"},
-         absent={"weights": "ops.bincount({input}, None, {minlength}).astype(ms.int64)"},
-         note="counts are int64 as in torch (ops.bincount gives float32 counts); weighted sums keep the weights' dtype",
-         test=T_RED)
+mapping("torch.bincount", "_ms_compat.bincount", args=("input", "weights", "minlength"),
+        target_args=("input", "weights", "minlength"), test=T_RED,
+        note="counts are int64 as in torch (ops.bincount gives float32 counts); weighted sums float32 for float32 "
+             "weights, else float64, as torch (ops.unsorted_segment_sum); an empty input gives minlength zeros "
+             "(templates/compat_parts/empty_reductions.py)")
 composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right}).astype(ms.int32 if {out_int32} else "
          "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
          literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)

@@ -37,16 +37,20 @@ mapping(N + "Unflatten", "mindspore.nn.Unflatten", args=("dim", "unflattened_siz
         target_args=("axis", "unflattened_size"), rename={"dim": "axis"}, test=T)
 mapping(N + "ChannelShuffle", "mindspore.nn.ChannelShuffle", args=("groups",), target_args=("groups",), test=T)
 for _name in ("ZeroPad1d", "ZeroPad3d"):
-    # mint.nn.ZeroPad1d/3d have no CPU kernel (ConstantPadND): the constant pads with value 0
-    mapping(N + _name, f"mindspore.nn.ConstantPad{_name[-2:]}", args=("padding",), target_args=("padding", "value"),
-            extra={"value": "0.0"}, note=f"mindspore.nn.ConstantPad{_name[-2:]}(padding, 0.0)", test=T)
-for _name in ("ReflectionPad3d", "ReplicationPad3d"):
-    mapping(N + _name, f"mindspore.nn.{_name}", args=("padding",), target_args=("padding",), test=T)
+    # mint.nn.ZeroPad1d/3d have no CPU kernel (ConstantPadND); nn.ConstantPad1d/3d refuse torch's other lengths
+    mapping(N + _name, f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
+            note="ops.pad with zeros (templates/compat_parts/nn_extra.py): any even-length padding, as torch, and "
+                 "torch's flat tuple as .padding", test=T)
+mapping(N + "ReplicationPad3d", "mindspore.nn.ReplicationPad3d", args=("padding",), target_args=("padding",), test=T)
+# ReflectionPad3d: _ms_compat's MirrorPad Cell with the 1d/2d ones (mappings/layers.py)
 
 
 def _upsampling(ctx):
-    """mint's upsampling Cells take scale_factor as a pair of floats (an int is refused)."""
+    """mint's upsampling Cells take scale_factor as a pair of floats (an int is refused), size as a pair."""
     b = ctx.bound
+    size = b.value("size")
+    if isinstance(size, cst.Integer):
+        b.set("size", f"({size.value}, {size.value})")
     sf = b.code("scale_factor")
     if sf in (None, "None"):
         return None

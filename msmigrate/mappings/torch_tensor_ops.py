@@ -215,11 +215,14 @@ for _name in ("hann_window", "hamming_window", "blackman_window", "bartlett_wind
     _defaults = {"periodic": "True", "dtype": "ms.float32", "alpha": "0.54", "beta": "12.0" if _name ==
                  "kaiser_window" else "0.46"}
     _length = "ms.Tensor({window_length})" if _name in ("bartlett_window", "blackman_window") else "{window_length}"
+    # kaiser/hann/hamming of length 0 or 1 come back float64 whatever dtype= says: cast
+    _cast = "" if "ms.Tensor" in _length else ".astype({dtype})"
     composed(f"torch.{_name}", f"ops.{_name}({_length}, {{periodic}}, "
-             + "".join(f"{{{a}}}, " for a in _extra) + "dtype={dtype})",
+             + "".join(f"{{{a}}}, " for a in _extra) + "dtype={dtype})" + _cast,
              ("window_length", "periodic") + _extra + ("dtype",),
              defaults={k: v for k, v in _defaults.items() if k in ("periodic", "dtype") + _extra},
              drop=FACTORY_DROP, test=T_MISC, note="float32 by default, periodic as torch" + (
+                 " (cast: MindSpore's window of length 0 or 1 is float64)" if _cast else "") + (
                  "; the length passed as a Tensor (this op takes no int)" if "ms.Tensor" in _length else ""))
 composed("torch.geqrf", "ops.geqrf({input})", ("input",), test=T_MISC,
          note="a plain (a, tau) tuple, LAPACK's layout as torch")

@@ -591,7 +591,18 @@ def _activation(base):
 
 
 ReLU = _activation(nn.ReLU)
-ReLU6 = _activation(nn.ReLU6)
+
+
+class ReLU6(nn.ReLU6):
+    """torch.nn.ReLU6: see relu6 (compat_parts/nn_extra.py; a float64 input too)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def construct(self, input):
+        return relu6(input)
+
+
 SiLU = _activation(nn.SiLU)
 Hardswish = _activation(nn.HSwish)
 Hardsigmoid = _activation(nn.HSigmoid)

@@ -37,3 +37,14 @@ def test_conv_transpose3d():
     mod, _, _ = load_converted(SRC)
     with pytest.raises(Exception, match="depth dilation"):
         mod.deep(ms.Tensor(X), ms.Tensor(W))
+
+
+def test_conv_transpose3d_of_float64_stops():
+    """A float64 input: torch computes in float64, MindSpore's Conv3DTranspose takes float16/32 only (a raw
+    TypeError from the primitive before): MigrationError saying so."""
+    import numpy as np
+    import sys
+
+    mod, _, _ = load_converted(SRC)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=r"conv_transpose3d at \S+:7: a float64"):
+        mod.fn(*(ms.Tensor(a.astype(np.float64)) for a in (X, W, B, XG, WG)))

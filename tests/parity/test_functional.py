@@ -429,12 +429,14 @@ e = F.pad(x, (-1, 2, 1, -1))
 f = F.pad(x3, (2, 1), "reflect") + F.pad(x3, (2, 1), "replicate") + F.pad(x3, (2, 1), "circular")
 g = F.pad(x, (1, 1, 0, 1, 1, 0))
 h = F.pad(input=x3, pad=(1, 1), mode="constant", value=-1.0)
-return a, b, c, d, e, f, g, h
-''', "x, x3")
+i = F.pad(x5, (1, 0, 2, 1, 0, 1), "reflect") + F.pad(x5, [0, 1, 1, 2, 1, 0], mode="replicate")   # 5-d reflect: MirrorPad
+return a, b, c, d, e, f, g, h, i
+''', "x, x3, x5")
 
 
 def test_pad():
-    code, sites = check_function(PAD_SRC, [rnd(2, 3, 5, 6), rnd(2, 3, 5, seed=1)], grad=True)
+    code, sites = check_function(PAD_SRC, [rnd(2, 3, 5, 6), rnd(2, 3, 5, seed=1), rnd(2, 2, 3, 4, 3, seed=2)],
+                                 grad=True)
     assert_sites(sites, "pad")
 
 
@@ -719,3 +721,23 @@ def test_functional_as_value():
     s = src("act = F.gelu\nreturn act(x)")
     code, sites = check_function(s, [rnd(3, 4)])
     assert "ops.gelu" in code
+
+
+RELU6_F64 = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def fn(x):
+    return F.relu6(x), nn.ReLU6(inplace=True)(x * 2), F.relu6(x.float())
+'''
+
+
+def test_relu6_of_float64():
+    """F.relu6 / nn.ReLU6 of a float64 input: torch's values in float64 (MindSpore's ReLU6 kernel raised TypeError
+    there), dtypes and the input gradient compared; float32 through ops.relu6."""
+    x = rnd(3, 7, scale=5.0).astype(np.float64)
+    code, sites = check_function(RELU6_F64, [x], grad=True)
+    assert_sites(sites, "relu6")
+    assert "_ms_compat.ReLU6(" in code, code

@@ -193,6 +193,8 @@ POOL_CASES = [
     ("nn.MaxPool2d(3, stride=1, padding=1)", (2, 3, 6, 6), False),
     ("nn.MaxPool3d(2)", (1, 2, 4, 6, 6), True),
     ("nn.MaxPool3d(3, 2, 1)", (1, 2, 5, 5, 5), False),
+    ("nn.MaxPool3d(kernel_size=[2, 1, 2], stride=1, ceil_mode=True)", (1, 2, 3, 4, 3), False),   # a list: a tuple
+    ("nn.AvgPool2d([2, 3], stride=[1, 2], padding=[1, 0])", (2, 3, 6, 7), False),
     ("nn.AvgPool1d(2)", (2, 3, 9), True),
     ("nn.AvgPool1d(3, 2, 1)", (2, 3, 9), False),
     ("nn.AvgPool1d(3, 2, 1, count_include_pad=False)", (2, 3, 9), False),
@@ -972,6 +974,11 @@ PAD_CASES = [
     ("nn.ReflectionPad2d((2, 1, 0, 2))", (2, 4, 5), False),
     ("nn.ReplicationPad1d((0, 3))", (1, 2, 5), True),
     ("nn.ReplicationPad2d((1, 0, 2, 3))", (1, 2, 4, 5), True),
+    ("nn.ReflectionPad3d((1, 0, 2, 1, 0, 1))", (1, 2, 3, 4, 3), True),
+    ("nn.ReflectionPad3d(1)", (2, 3, 3, 3), False),
+    ("nn.ZeroPad1d((2, 0, 1, 1))", (1, 2, 3), True),       # torch takes any even length (F.pad's)
+    ("nn.ZeroPad1d(1)", (2, 4), False),
+    ("nn.ZeroPad3d((1, 0, 0, 2, 1, 1))", (1, 1, 2, 2, 3), False),
 ]
 
 

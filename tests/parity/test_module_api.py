@@ -968,3 +968,79 @@ def test_parameter_with_no_data():
         got, want = getattr(mod, name), ref[name]
         assert tuple(got.shape) == tuple(want.shape) == (0,), (name, code)
         assert str(got.dtype).lower() == "float32" and got.requires_grad == want.requires_grad, (name, code)
+
+
+TYPE_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.register_buffer("steps", torch.tensor([1, 2], dtype=torch.int64))
+
+
+def cast(dtype):
+    net = Net()
+    with torch.no_grad():
+        net.fc.weight.copy_(torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]))
+        net.fc.bias.copy_(torch.tensor([0.1, -0.2]))
+    same = net.type(dtype) is net
+    holder = nn.Module()
+    holder.register_buffer("buf", torch.tensor([1.25, 2.5]))
+    holder.type(dst_type=torch.float64)
+    return net, same, holder
+'''
+
+
+def test_module_type_cast():
+    """module.type(dtype) casts every parameter and buffer, integer ones too (a Cell has no .type: AttributeError
+    before); it returns the module."""
+    import mindspore as ms
+    import torch
+
+    t = load_torch(TYPE_SRC)
+    mod, code, sites = load_converted(TYPE_SRC)
+    assert_no_todo(sites)
+    assert_sites(sites, "Module.type")
+    for tdt, mdt in ((torch.float64, ms.float64), (torch.float16, ms.float16)):
+        tn, tsame, th = t["cast"](tdt)
+        mn, msame, mh = mod.cast(mdt)
+        assert tsame and msame
+        assert tn.steps.dtype == tdt and mn.steps.dtype == mdt, code
+        assert mn.fc.weight.dtype == mdt and mh.buf.dtype == ms.float64 and th.buf.dtype == torch.float64
+        assert_close(mn.fc.weight, tn.fc.weight.detach(), what="weight")
+        assert_close(mn.steps, tn.steps, what="integer buffer")
+        assert_close(mh.buf, th.buf, what="holder buffer")
+
+
+APPLY_KEYWORD_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def init(m):
+    if isinstance(m, nn.Linear):
+        nn.init.constant_(m.weight, 0.5)
+
+
+def run(x):
+    net = nn.Sequential(nn.Linear(2, 3, bias=False), nn.Linear(3, 1, bias=False))
+    same = net.apply(fn=init) is net
+    return net(x), same
+'''
+
+
+def test_module_apply_with_fn_keyword():
+    """module.apply(fn=init): torch's keyword (module_apply unpacked positional arguments only: ValueError)."""
+    import torch
+
+    mod, code, sites = load_converted(APPLY_KEYWORD_SRC)
+    assert_no_todo(sites)
+    x = rnd(4, 2)
+    got, gsame = mod.run(_to_ms(x))
+    want, wsame = load_torch(APPLY_KEYWORD_SRC)["run"](torch.from_numpy(x))
+    assert gsame and wsame
+    assert_close(got, want.detach(), what="apply(fn=)")

@@ -65,3 +65,30 @@ def test_unfold_fold_layers():
     code, sites = check_layer(LAYER_SRC, [rnd(2, 3, 6, 8)], grad=True)
     no_todo(sites)
     assert "_ms_compat.Unfold(kernel_size=2, stride=2)" in code and "_ms_compat.Fold(" in code
+
+
+TENSOR_SIZES_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    """nn.Unfold's sizes given as tensors (torch reads their values; ops.unfold takes ints only)."""
+
+    def __init__(self):
+        super().__init__()
+        self.unfold = nn.Unfold(torch.LongTensor([2, 3]), torch.tensor([1, 2]), torch.tensor([1, 0]),
+                                stride=torch.LongTensor([2, 1]))
+
+    def forward(self, x):
+        return self.unfold(x)
+
+
+def make():
+    return Net()
+'''
+
+
+def test_unfold_layer_with_tensor_sizes():
+    code, sites = check_layer(TENSOR_SIZES_SRC, [rnd(2, 3, 6, 8)])
+    no_todo(sites)

@@ -95,3 +95,70 @@ def test_requires_grad_read_under_jit_or_grad_outside_the_train_step_names_the_l
             ms.grad(gate)(x)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+UNKNOWN_KIND_SRC = '''
+import torch
+from torch import nn
+
+
+def doubled(t):
+    return t * 2.0
+
+
+class Holder:
+    requires_grad = 7.0
+
+
+def make_holder():
+    return Holder()
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor([[0.5, -1.0], [1.5, 0.25]]))
+
+    def forward(self, x):
+        h = doubled(x @ self.w)
+        if doubled(h).requires_grad:       # a function's result: its kind is unknown to the converter
+            h = h * 3.0
+        return h
+
+
+x = torch.tensor([[1.0, 2.0], [-0.5, 0.75]])
+model = Gate()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for _ in range(2):
+    opt.zero_grad()
+    loss = (model(x) ** 2).sum()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+losses = torch.tensor(losses)
+leaf = torch.ones(3, requires_grad=True)
+
+
+@torch.inference_mode()
+def frozen(t):
+    return t * 2.0
+
+
+inference_flag = float(frozen(leaf).requires_grad)
+holder_flag = make_holder().requires_grad
+'''
+
+
+def test_requires_grad_read_on_a_function_result():
+    """`f(x).requires_grad` (the receiver's kind unknown to the converter; PaConvert's inference_mode programs
+    read it on a decorated function's result): requires_grad_of answers for a tensor and reads any other
+    object's own attribute; copied through it raised AttributeError on a MindSpore tensor."""
+    mod, code, sites = load_converted(UNKNOWN_KIND_SRC)
+    ref = load_torch(UNKNOWN_KIND_SRC)
+    assert "_ms_compat.requires_grad_of(doubled(h), " in code, code
+    assert "_ms_compat.requires_grad_of(frozen(leaf), " in code, code
+    for name in ("losses", "inference_flag", "holder_flag"):
+        got = getattr(mod, name)
+        want = ref[name].detach().numpy() if hasattr(ref[name], "detach") else ref[name]
+        assert_close(got, want, what=name)

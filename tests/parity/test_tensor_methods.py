@@ -73,7 +73,8 @@ def fn(x: torch.Tensor):
     n = x.numel() + x.dim() + x.ndimension() + x.size(-1) + x.size(dim=1) + x.element_size() + x.nelement()
     h = x * n if x.is_contiguous() else x
     s = x.size()
-    return a, b, c, d, e, f, g, h, x.new_zeros(s)
+    i = x.view(size=[4, 6]) + x.view(size=(4, -1))     # torch's size= keyword (MindSpore's shape=)
+    return a, b, c, d, e, f, g, h, x.new_zeros(s), i
 '''
 
 SHAPE_LAYOUT = '''
@@ -630,7 +631,9 @@ def fn(x, imgs):
         m[: img.shape[1] - 1] = False
     y = x * 1
     y[0].copy_(x[1].int())
-    return out, mask, y
+    z = torch.zeros(4)
+    z.copy_(other=x[0, 0] * 2, non_blocking=True)      # torch's parser takes src as other=
+    return out, mask, y, z
 '''
 
 

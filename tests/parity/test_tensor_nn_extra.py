@@ -53,6 +53,8 @@ PROPERTIES = [
     case([], "m, b: (m.T, m.mT, b.mT, m.H, b.mH, m.T @ m, b.mT.sum(-1))", [M, B], grad=True, typed=True,
          graph=False),
     case([], "c, cb: (c.H, cb.mH, c.T, c.mT)", [C, CB], graph=False, typed=True),
+    # a 0-d tensor: torch's H/mH its conjugate, mT itself (MindSpore's properties raise)
+    case([], "c, m: (c[0, 0].H, c[1, 0].mH, m[0, 1].mT, m[1, 1].H, m[0, 0].T)", [C, M], graph=False, typed=True),
     # x.data is the value without gradient: the gradient flows through the other factor only
     case([], "m: (m.data * m, m.data.sum() + m.sum())", [M], grad=True, typed=True),
     case([], "m, b, i, d: (m.shape, b.shape[1:], m.ndim, i.ndim, m.nbytes, i.nbytes, d.nbytes, m.itemsize,"
@@ -180,7 +182,9 @@ def test_tensor_properties():
     from tests.parity.table_harness import source
 
     code = load_converted(source(PROPERTIES))[1]
-    for read in ("m.data * m", "m.T", "m.mT", "b.mT", "m.H", "b.mH", "c.H", "cb.mH", "m.shape", "m.ndim", "i.nbytes",
+    for read in ("m.data * m", "m.T", "transposed_read(m, 'mT')", "transposed_read(b, 'mT')",
+                 "transposed_read(m, 'H')", "transposed_read(b, 'mH')", "transposed_read(c, 'H')",
+                 "transposed_read(cb, 'mH')", "m.shape", "m.ndim", "i.nbytes",
                  "d.itemsize", "m.dtype == ms.float32", "i.dtype == ms.int64"):
         assert read in code, (read, code)
     failures = run_table(PROPERTIES, graph_every=1)

@@ -81,6 +81,9 @@ CASES = [
     case([T + "masked_scatter", "Tensor.masked_scatter", T + "put", "Tensor.put"],
          "x, y, f, p: (torch.masked_scatter(x, x > 0, y), x.masked_scatter(x[0] < 0, y), torch.put(x, f, y[0]),"
          " x.put(p, y[1, :3]))", [X, Y, FLAT, PUT], grad=True, typed=True),
+    # input broadcast to the mask's shape: torch's result has the common shape
+    case([T + "masked_scatter", "Tensor.masked_scatter"],
+         "x, y: (x[0].masked_scatter(x > 0, y), torch.masked_scatter(x[:1], x < 0, y))", [X, Y], grad=True, typed=True),
     case([T + "unravel_index", T + "slice_copy"],
          "f, x: (torch.unravel_index(f, (3, 4)), torch.unravel_index(f, [2, 3, 2]), torch.slice_copy(x, 1, 1, 3),"
          " torch.slice_copy(x), torch.slice_copy(x, -1, 0, None, 2), torch.slice_copy(x, dim=0, start=1))", [FLAT, X],
@@ -118,6 +121,11 @@ CASES = [
     case([T + "histogram", "Tensor.histogram"],
          "x: (torch.histogram(x, 4), torch.histogram(x, 5, range=(-1.0, 1.0)), x.histogram(3),"
          " x.histogram(bins=2, range=[0.0, 2.0]))", [X], typed=True, graph=False),
+    # float64 (no Histogram kernel): binned in float64, counts and edges float64 as torch; edges and outside values
+    case([T + "histogram", "Tensor.histogram"],
+         "x: (torch.histogram(x.double(), 4), x.double().histogram(bins=4, range=[0., 1.]),"
+         " torch.histogram(torch.tensor([0., 0.25, 0.5, 1.0, 1.5, -0.1], dtype=torch.float64), 4, range=(0., 1.)))",
+         [X], typed=True, graph=False),
     case([T + "quantile", "Tensor.quantile"],
          "x, b: (torch.quantile(x, 0.3), torch.quantile(x, 0.5, dim=1), torch.quantile(x, 1.0, 0, True),"
          " torch.quantile(b, 0.25, -1, interpolation='linear'), x.quantile(0.9, dim=0), x.quantile(0.0))", [X, BN],

@@ -40,6 +40,10 @@ ELEMENTWISE += [case("torch." + n, f"x, y: torch.{n}(x, y)", [a, b], grad=g, rto
                                    ("heaviside", np.array([-1.0, 0.0, 2.0, 0.0], np.float32),
                                     np.array([0.5, 0.25, 0.5, 0.75], np.float32), False))]
 ELEMENTWISE += [
+    # a negative zero's sign bit, tensor or number (ops.copysign reads it as positive); an integer input
+    case("torch.copysign", "x, z: (torch.copysign(x, z), torch.copysign(x, -0.0), x.copysign(z * 0),"
+         " torch.copysign(torch.tensor([1, -2, 3]), z[:3]))",
+         [Y[0, :4], np.array([-0.0, 0.0, -1.5, -0.0], np.float32)], graph=False),
     # an integer input promoted as torch promotes it (MindSpore 2.10's kernels refuse it), float32 with float64
     case(["torch.logaddexp", "torch.logaddexp2"], "x, i: (torch.logaddexp2(x, i), torch.logaddexp(i, x), "
          "torch.logaddexp2(x[:1, :1], i), x.logaddexp2(i), torch.logaddexp(x, x.double()))", [Y, I], grad=True),
@@ -78,6 +82,10 @@ REDUCTIONS = [
     case("torch.histc", "x: (torch.histc(x, bins=4, min=-3, max=3), torch.histc(x, 5))", [Y]),
     case("torch.bincount", "x, w: (torch.bincount(x), torch.bincount(x, w), torch.bincount(x, minlength=9))",
          [J.reshape(-1), P.reshape(-1)]),
+    # float64 / int weights sum in float64, float32 ones in float32 (ops.bincount: float32); no elements: zeros
+    case("torch.bincount", "x, w, e: (torch.bincount(x, w.double()), torch.bincount(x, (w * 10).int(), 7),"
+         " torch.bincount(e), torch.bincount(e, minlength=3), torch.bincount(e, e.double(), 2))",
+         [J.reshape(-1), P.reshape(-1), np.zeros(0, np.int64)], graph=False),
     case("torch.bucketize", "x, b: (torch.bucketize(x, b), torch.bucketize(x, b, right=True),"
          " torch.bucketize(x, b, out_int32=True))", [Y, np.array([-1.0, 0.0, 1.0, 2.0], np.float32)]),
     case("torch.searchsorted", "s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True),"

@@ -46,6 +46,10 @@ MISC = [
     # dtype=None is torch's default dtype (float32), dtypes compared
     case([T + "kaiser_window", T + "hann_window"], ": (torch.kaiser_window(7, dtype=None), torch.hann_window(5, dtype=None))",
          [], rtol=1e-5, atol=1e-6, typed=True),
+    # length 0 and 1: MindSpore's window is float64 there whatever dtype says (dtypes compared)
+    case([T + "kaiser_window", T + "hann_window", T + "hamming_window"],
+         ": (torch.kaiser_window(0), torch.kaiser_window(1), torch.hann_window(1, dtype=torch.float32),"
+         " torch.hamming_window(0), torch.hann_window(1, dtype=torch.float64))", [], typed=True),
     case([T + "geqrf", T + "orgqr"],
          "a, c: (lambda q, tau: (q, tau, torch.orgqr(q, tau)))(*torch.geqrf(a))", [np.vstack([A, B[:2]]).astype(np.float32), RNG.standard_normal((5, 2)).astype(
              np.float32)], rtol=1e-4, atol=1e-4),

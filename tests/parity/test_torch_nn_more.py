@@ -23,7 +23,7 @@ LAYERS = [
     ("nn.ChannelShuffle(2)", IMG), ("nn.ZeroPad1d(2)", SEQ), ("nn.ZeroPad1d((1, 3))", SEQ), ("nn.ZeroPad3d(1)", VOL),
     ("nn.ZeroPad3d((1, 0, 2, 0, 0, 1))", VOL), ("nn.ReflectionPad3d(1)", VOL), ("nn.ReflectionPad3d((1, 2, 0, 1, 1, 0))", VOL),
     ("nn.ReplicationPad3d(2)", VOL), ("nn.ReplicationPad3d((0, 1, 1, 0, 2, 1))", VOL),
-    ("nn.UpsamplingNearest2d(scale_factor=2)", IMG), ("nn.UpsamplingNearest2d(size=(4, 7))", IMG),
+    ("nn.UpsamplingNearest2d(scale_factor=2)", IMG), ("nn.UpsamplingNearest2d(size=(4, 7))", IMG), ("nn.UpsamplingNearest2d(6)", IMG),
     ("nn.UpsamplingNearest2d(scale_factor=(2, 3))", IMG), ("nn.LPPool1d(2, 3)", SEQ), ("nn.LPPool1d(1, 2, stride=1)", SEQ),
     ("nn.LPPool2d(2, 2)", IMG * IMG), ("nn.LPPool2d(norm_type=3, kernel_size=(2, 3), stride=1, ceil_mode=False)", IMG * IMG),
 ]

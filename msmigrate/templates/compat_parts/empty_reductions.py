@@ -104,3 +104,29 @@ def median_all(x):
 def median_dim(input, axis=-1, keepdims=False):
     values, indices = ops.median(input, axis, keepdims)
     return _nonempty(input, values, "median"), indices
+
+
+def bincount(input, weights=None, minlength=0):
+    """torch.bincount: int64 counts; weighted sums in float32 for float32 weights, else float64 (ops.bincount
+    sums in float32); an input with no elements gives minlength int64 zeros, weights or not, as torch
+    (ops.bincount's result is unusable)."""
+    if input.size == 0:
+        return ops.zeros(minlength, ms.int64)
+    dtype = ms.int64 if weights is None else ms.float32 if weights.dtype == ms.float32 else ms.float64
+    length = max(int(input.max()) + 1, minlength)
+    if weights is None:
+        return ops.bincount(input, None, minlength).astype(dtype)
+    return ops.unsorted_segment_sum(weights.astype(dtype), input, length)
+
+
+def histogram(input, bins, lo, hi):
+    """torch.histogram with an integer bins over [lo, hi]: (counts, bin edges) in the input's dtype. ops.histc for
+    float16/float32; a float64 input (no Histogram kernel) is binned in float64: index floor((x - lo) * bins /
+    (hi - lo)), the right edge in the last bin, values outside left out, as torch."""
+    if input.dtype != ms.float64:
+        return ops.histc(input, bins, lo, hi), ops.linspace(lo, hi, bins + 1)
+    edges = ops.linspace(ms.Tensor(lo, ms.float64), ms.Tensor(hi, ms.float64), bins + 1)
+    x = input.reshape(-1)
+    inside = ops.logical_and(x >= lo, x <= hi)
+    index = ops.clamp(ops.floor((x - lo) * bins / (hi - lo)), 0, bins - 1).astype(ms.int32)
+    return ops.unsorted_segment_sum(inside.astype(ms.float64), index, bins), edges

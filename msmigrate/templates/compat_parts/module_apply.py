@@ -83,6 +83,8 @@ def module_apply(cell, *args, **kwargs):
     module itself; returns the module. Anything else that has an apply() keeps its own."""
     if not isinstance(cell, nn.Cell):
         return cell.apply(*args, **kwargs)
+    if not args and "fn" in kwargs:      # module.apply(fn=init)
+        args = (kwargs.pop("fn"),)
     fn, = args
     if kwargs:
         raise TypeError(f"apply() got unexpected keyword arguments {sorted(kwargs)}")

@@ -8,9 +8,11 @@ _FLOAT_DTYPES = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)
 
 
-def module_cast(cell, dtype, where=None):
-    """Casts the cell's floating-point parameters and buffers to `dtype`; returns the cell, as torch does. A float64
-    convolution layer would compute nothing (no MindSpore kernel takes float64): the cast stops, naming the line."""
+def module_cast(cell, dtype, where=None, every=False):
+    """Casts the cell's floating-point parameters and buffers (every=True: all of them, torch's module.type) to
+    `dtype`; returns the cell, as torch does. A float64 convolution layer would compute nothing (no MindSpore kernel
+    takes float64): the cast stops, naming the line."""
+    kinds = None if every else _FLOAT_DTYPES
     if dtype == ms.float64:
         for name, sub in cell.cells_and_names():
             if isinstance(sub, _CONVS):
@@ -18,12 +20,12 @@ def module_cast(cell, dtype, where=None):
                                      f"{name or '(the module)'}: MindSpore's convolution kernels take float16/float32 "
                                      "only (torch computes it in float64)")
     for param in cell.get_parameters(expand=True):
-        if param.dtype in _FLOAT_DTYPES and param.dtype != dtype:
+        if (kinds is None or param.dtype in kinds) and param.dtype != dtype:
             param.set_dtype(dtype)
     for _, sub in cell.cells_and_names():
         buffers = getattr(sub, "_buffers", None) or {}
         for name, buf in list(buffers.items()):
-            if isinstance(buf, ms.Tensor) and buf.dtype in _FLOAT_DTYPES and buf.dtype != dtype:
+            if isinstance(buf, ms.Tensor) and (kinds is None or buf.dtype in kinds) and buf.dtype != dtype:
                 buffers[name] = buf.astype(dtype)
     return cell
 

@@ -29,3 +29,14 @@ def _nextafter_key(bits):
     magnitude = ops.bitwise_and(bits, ops.full_like(bits, 0x7FFFFFFF))
     return ops.where(bits < 0, -magnitude, bits)
 
+
+
+def copysign(input, other):
+    """torch.copysign: |input| with other's sign bit, -0.0's too (ops.copysign reads a negative zero, tensor or
+    number, as positive); the value and dtype of ops.copysign otherwise."""
+    out = ops.copysign(input, other)
+    other = ms.Tensor(other, ms.float32) if isinstance(other, float) else other
+    if not isinstance(other, ms.Tensor) or not other.is_floating_point():
+        return out
+    negative_zero = ops.logical_and(other == 0, 1 / other < 0)
+    return ops.where(negative_zero, -ops.abs(out), out)

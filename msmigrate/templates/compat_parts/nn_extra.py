@@ -65,6 +65,13 @@ def mish(input, inplace=False):
     return input * ops.tanh(softplus(input))
 
 
+def relu6(input, inplace=False):
+    """torch.nn.functional.relu6: min(max(x, 0), 6); ReLU6's kernel takes float16/float32 only, float64 clamps."""
+    if input.dtype != ms.float64:
+        return ops.relu6(input)
+    return ops.clamp(input, 0.0, 6.0)
+
+
 def celu(input, alpha=1.0, inplace=False):
     """torch.nn.functional.celu: x if x > 0 else alpha * (exp(x / alpha) - 1)."""
     if input.dtype != ms.float64:
@@ -166,8 +173,8 @@ class CircularPad3d(_CircularPad):
 
 
 class _ReflectionPad(nn.Cell):
-    """torch.nn.ReflectionPad1d/2d: `padding` holds torch's flat tuple (left, right[, top, bottom]), which torch code
-    reads (MindSpore's layers hold nested pairs); the same MirrorPad."""
+    """torch.nn.ReflectionPad1d/2d/3d: `padding` holds torch's flat tuple (left, right[, top, bottom, front, back]),
+    which torch code reads (MindSpore's layers hold nested pairs, 3d's a 3-tuple); the same MirrorPad."""
     _nd = 1
 
     def __init__(self, padding):
@@ -188,6 +195,40 @@ class ReflectionPad1d(_ReflectionPad):
 
 class ReflectionPad2d(_ReflectionPad):
     _nd = 2
+
+
+class ReflectionPad3d(_ReflectionPad):
+    _nd = 3
+
+
+def pad_by_mode(input, pad, mode, value=None):
+    """torch's F.pad in a reflect/replicate/circular mode: ops.pad, but reflect on a 5-d input (PadV3 stops at
+    4-d there) through MirrorPad, torch's flat pairs (last dim first) laid out outermost first."""
+    if mode != "reflect" or input.ndim < 5:
+        return ops.pad(input, pad, mode) if value is None else ops.pad(input, pad, mode, value)
+    pairs = tuple((pad[2 * k], pad[2 * k + 1]) for k in range(len(pad) // 2))[::-1]
+    return ops.MirrorPad(mode="REFLECT")(input, ms.Tensor(((0, 0),) * (input.ndim - len(pairs)) + pairs, ms.int64))
+
+
+class _ZeroPad(nn.Cell):
+    """torch.nn.ZeroPad1d/3d: zeros on both sides; torch takes any even-length tuple there (F.pad's), which
+    MindSpore's ConstantPad1d/3d refuse, and `padding` holds torch's flat tuple."""
+    _nd = 1
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _nnx_tuple(padding, 2 * self._nd)
+
+    def construct(self, input):
+        return ops.pad(input, self.padding, "constant", 0)
+
+
+class ZeroPad1d(_ZeroPad):
+    _nd = 1
+
+
+class ZeroPad3d(_ZeroPad):
+    _nd = 3
 
 
 def _nnx_channel_sum(sq, before, after):

@@ -9,6 +9,11 @@ def _pair_size(size):
     return (size, size) if isinstance(size, int) else tuple(size)
 
 
+def _int_sizes(size):
+    """A size torch's nn.Unfold/Fold take as a tensor (torch.LongTensor([3, 3])): the ints ops.unfold takes."""
+    return tuple(int(v) for v in size.asnumpy().reshape(-1)) if isinstance(size, ms.Tensor) else size
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.unfold: (N, C, H, W) -> (N, C*kh*kw, L); (C, H, W) -> (C*kh*kw, L)."""
     if input.ndim == 4 and input.shape[0] == 0:     # no samples: im2col rejects it, torch gives (0, C*kh*kw, L)
@@ -31,7 +36,8 @@ class Unfold(nn.Cell):
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+        self.kernel_size, self.dilation, self.padding, self.stride = (
+            _int_sizes(v) for v in (kernel_size, dilation, padding, stride))
 
     def construct(self, input):
         return unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
@@ -42,8 +48,9 @@ class Fold(nn.Cell):
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
-        self.output_size = _pair_size(output_size)
-        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+        self.output_size = _pair_size(_int_sizes(output_size))
+        self.kernel_size, self.dilation, self.padding, self.stride = (
+            _int_sizes(v) for v in (kernel_size, dilation, padding, stride))
 
     def construct(self, input):
         return fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)

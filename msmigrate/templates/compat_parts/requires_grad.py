@@ -63,8 +63,8 @@ def requires_grad_of(x, where):
     """torch's `x.requires_grad`: a Parameter's flag; on a computed tensor whether MindSpore is recording a
     gradient now (inside grad/value_and_grad, where a train step's torch forward has grad mode on and the
     tensor comes from trainable weights). Compiled: decided while compiling (_recording_when_compiled)."""
-    if isinstance(x, ms.Parameter):
-        return x.requires_grad
+    if isinstance(x, ms.Parameter) or not isinstance(x, ms.Tensor):
+        return x.requires_grad   # a Parameter's flag; any other object's own attribute (a read of unknown kind)
     if _compiling(_draw_probe):
         return _recording_when_compiled(where)
     return bool(_grad_executor.requires_grad())

@@ -50,6 +50,14 @@ def magnitude(value):
     return abs(value)
 
 
+def transposed_read(value, name):
+    """`x.H`, `x.mH`, `x.mT` (name): a 0-d tensor, which torch takes (its conjugate for H/mH, itself for mT) and
+    MindSpore's properties refuse; any other value's own property."""
+    if isinstance(value, _DeviceTensor) and value.ndim == 0:
+        return value if name == "mT" else ops.conj(value)
+    return getattr(value, name)
+
+
 def real_part(value):
     """`z.real` of a tensor (MindSpore's Tensor.real is a method): the real part, a real tensor itself."""
     if isinstance(value, _DeviceTensor):
