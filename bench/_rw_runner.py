@@ -245,6 +245,14 @@ def install_torch():
     _patch(torch, "randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
     _patch(torch, "rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
 
+    def normal(mean, std=1.0, size=None, **k):
+        # mean + std * z, z of the broadcast shape of the tensor arguments (or size): what ops.normal draws
+        k.pop("generator", None)
+        shape = _shape((size,)) if size is not None else tuple(torch.broadcast_shapes(
+            *(tuple(v.shape) for v in (mean, std) if isinstance(v, torch.Tensor))))
+        return mean + std * t(NOISE.standard_normal(shape).astype(np.float32), **k)
+    _patch(torch, "normal", normal)
+
     def randint(*a, size=None, **k):
         low, high = (0, a[0]) if len(a) == 1 or (len(a) == 2 and size is None and not isinstance(a[1], int)) \
             else (a[0], a[1])
@@ -509,6 +517,17 @@ def patch_ms_noise(ops, t, graph=False, own=False):
     patch("standard_normal", lambda s, *a, **k: t(NOISE.standard_normal(_shape((s,))).astype(np.float32)))
     patch("randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
     patch("rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
+
+    # torch.normal converts to ops.normal(shape, mean, stddev): mean + std * z, as the torch side draws it (the
+    # replay's normal gives a recorded value, here z: scaled where the step runs)
+    if graph and not own:
+        replay_normal = compiled["normal"]
+
+        def scaled_normal(shape, mean, stddev, seed=None):
+            return mean + stddev * replay_normal(shape, 0.0, 1.0)
+        compiled["normal"] = scaled_normal
+    patch("normal", lambda shape, mean, stddev, seed=None: mean + stddev * t(
+        NOISE.standard_normal(_shape((shape,))).astype(np.float32)))
 
     own_randint = ops.randint
 

@@ -1926,9 +1926,19 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     accumulator: Optional[str] = None
     earlier_sliced: Set[int] = set()     # statements of the slices of the steps written so far
     any_kept = False
+    hoisted: List[cst.BaseStatement] = []     # the step definitions that go before the loop
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
         sliced = set(chosen)
+        # an optimizer the loop itself binds (`for net, opt in zip(nets, optimizers)`): the step's definitions
+        # read it (`opt.parameters`, `opt(grads)`) where they are made, so they are made in the loop, per
+        # iteration (compile_step reuses the compiled step of each optimizer)
+        # (run op by op: compiled steps of one loop share its variables' closure cells, and MindSpore 2.10's
+        # graph of the second optimizer called the first one's update)
+        per_iteration_opt = (g.optimizer is not None and g.manual is None
+                             and bool(set(reads(cst.parse_expression(g.optimizer))) & per_iteration))
+        inline_g = inline_defs or per_iteration_opt
+        first_def = len(defs)
         # a script's `y.backward(); x.grad` at its top level (rewrite_statements): what the differentiated
         # statements bind stays defined after them, a module's names being what its importers read
         script_globals = bool(g.leaves) and isinstance(loop, cst.FunctionDef) and loop.name.value == "_module"
@@ -2069,7 +2079,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
             "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
         defs.append(_line(f"{step} = _ms_compat.compile_step({step}"
-                          f"{', host_calls=True' if g.host_helpers or g.host_ifs else ''})"))
+                          f"{', host_calls=True' if g.host_helpers or g.host_ifs or per_iteration_opt else ''})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved
@@ -2082,7 +2092,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             replace[ci] = [_line(f"_ms_compat.keep_grads({weights}, grads)").with_changes(
                 leading_lines=body[ci].leading_lines)]
         any_kept = any_kept or keep
-        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt] + kept + moved
+        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_g else []) + [call_stmt] + kept + moved
         drop |= (sliced - _read_before_step(body, chosen, region_start, in_any_slice | special)) | set(later)
         if g.accumulate and g.uncleared:
             # torch's .grad keeps growing, across this loop's iterations and past its end (a second loop, the
@@ -2093,7 +2103,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             if keep:
                 kept = [_line(f"_ms_compat.keep_grads({weights}, {acc})")]
             held = [_line(f"_ms_compat.hold_gradients({g.optimizer}, {acc})")] if g.held else []
-            replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_defs else []) + [call_stmt, summed] + \
+            replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_g else []) + [call_stmt, summed] + \
                 held + kept + moved
             if not g.held:
                 replace[g.step] = [_line(f"{g.optimizer}({acc})").with_changes(
@@ -2104,7 +2114,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 "gradients summed over batches until the optimizer steps (torch's .grad accumulation)")))
             call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})").with_changes(
                 leading_lines=call_stmt.leading_lines)
-            replace[last] = ([d for d in defs[len(defs) - n_defs - 1:]] if inline_defs else []) + [
+            replace[last] = ([d for d in defs[len(defs) - n_defs - 1:]] if inline_g else []) + [
                 call_stmt, _line(f"{acc} = _ms_compat.accumulate_grads({acc}, grads)")] + kept + moved
             if g.outer:     # the enclosing loop clips, applies and clears (apply_outer_step)
                 accumulator = acc
@@ -2143,6 +2153,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                           "float32 training needs no loss scaling; for float16 on Ascend use "
                           "mindspore.amp.DynamicLossScaler"))
         region_start = g.step + 1
+        if not inline_g:
+            hoisted.extend(defs[first_def:])
     new_body: List[cst.BaseStatement] = []
     for i, st in enumerate(body):
         if i in replace:
@@ -2152,5 +2164,5 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, [] if inline_defs else defs, closures, sites, problems, len(groups), resolved,
+    return Rewrite(new_loop, hoisted, closures, sites, problems, len(groups), resolved,
                    accumulator, any_kept)

@@ -1307,7 +1307,34 @@ class TorchToMindSpore(cst.CSTTransformer):
         ctx = self._classes.pop()
         if ctx.mode_dependent:
             updated = DM.with_training_init(updated)
+        updated = self._hand_written_optimizer(original, updated)
         return self._pop_comments(updated)
+
+    def _hand_written_optimizer(self, original, updated):
+        """A torch.optim.Optimizer subclass written in the program (its step() reads p.grad and changes the
+        parameters in place): MindSpore's Optimizer base runs construct(gradients), which the class lacks, and
+        the base's construct raises a bare NotImplementedError. Until step() is rewritten by hand, calling the
+        optimizer (what a converted train step does) raises MigrationError naming the original step()."""
+        if not any(code_of(b.value).strip().endswith("experimental.optim.Optimizer") for b in updated.bases):
+            return updated
+        methods = {st.name.value: st for st in original.body.body if isinstance(st, cst.FunctionDef)}
+        if "step" not in methods or "construct" in methods or "__call__" in methods:
+            return updated
+        line = self.stmt_lines.get(id(methods["step"]), self._line(original))
+        why = (f"{original.name.value} is a torch optimizer written by hand: MindSpore applies an optimizer "
+               "through construct(self, gradients), and its step() reads p.grad (which MindSpore does not keep) "
+               "and changes the parameters in place; rewrite step() as construct(self, gradients) updating the "
+               "Parameters with ops.assign")
+        self.sites.append(Site(line, "torch.optim.Optimizer.step", "", R.TODO, why, f"def step(...) of {original.name.value}", ""))
+        self._todo_count += 1
+        self.uses_compat = True
+        where = f"{self.module_name}:{line}"
+        # a placeholder (calling it raises; compile_step raises before compiling a step that holds it)
+        construct = cst.parse_statement(
+            f"construct = {COMPAT}.Unconverted('torch.optim.Optimizer.step', {where!r}, {why!r})\n").with_changes(
+            leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(
+                f"# msmigrate: TODO torch.optim.Optimizer.step: {why}"))])
+        return updated.with_changes(body=updated.body.with_changes(body=list(updated.body.body) + [construct]))
 
     # --------------------------------------------------------------- imports
     def visit_Import(self, node) -> bool:

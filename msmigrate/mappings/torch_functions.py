@@ -442,9 +442,10 @@ def _normal(ctx):
         return ctx.expr(_once(std, lambda s: f"ops.normal({s}.shape, {mean}, {s})"))
     if _is_lit(std, number):
         return ctx.expr(_once(mean, lambda m: f"ops.normal({m}.shape, {m}, {std})"))
-    if not (_SIMPLE.match(mean) and _SIMPLE.match(std)):
-        raise UnsupportedSite("mean and std must be names to size the sample")
-    return ctx.expr(f"ops.normal(({mean} + {std}).shape, {mean}, {std})")
+    if _SIMPLE.match(mean) and _SIMPLE.match(std):
+        return ctx.expr(f"ops.normal(({mean} + {std}).shape, {mean}, {std})")
+    # expressions (`torch.normal(torch.zeros(n, 1), torch.ones(n, 1))`): each evaluated once, through a lambda
+    return ctx.expr(f"(lambda _ms_m, _ms_s: ops.normal((_ms_m + _ms_s).shape, _ms_m, _ms_s))({mean}, {std})")
 
 
 rule("torch.normal", "mindspore.ops.normal", args=("mean", "std", "size"), status=DIFFERENCE,

@@ -284,6 +284,27 @@ def test_random():
         assert not np.array_equal(_np(r1[k]), _np(r2[k])), k
 
 
+NORMAL_OF_EXPRESSIONS_SRC = """
+import torch
+def fn(n):
+    # mean and std built in the call (a tutorial's noise: `torch.normal(torch.zeros(N, 1), torch.ones(N, 1))`)
+    return torch.normal(torch.zeros(n, 1) + 2.0, torch.ones(n, 1) * 0.5), torch.normal(torch.zeros(n, 3), 1 + torch.zeros(1, 3))
+"""
+
+
+def test_normal_of_expressions():
+    """torch.normal of two tensor expressions: converted (each evaluated once), the sample shaped as torch's,
+    drawn with torch's mean and std, in PYNATIVE and GRAPH."""
+    st, code, t, pyn, gr = _both(NORMAL_OF_EXPRESSIONS_SRC, 4000)
+    assert st.get("torch.normal") == {DIFFERENCE}, code
+    for out in (pyn, gr):
+        for a, b in zip(out, t):
+            assert tuple(a.shape) == tuple(b.shape)
+        first, second = _np(out[0]), _np(out[1])
+        assert abs(first.mean() - 2.0) < 0.05 and abs(first.std() - 0.5) < 0.05
+        assert abs(second.mean()) < 0.05 and abs(second.std() - 1.0) < 0.05
+
+
 # =========================================================================== shape ops
 SHAPE = _cases(
     "test_shape_ops",

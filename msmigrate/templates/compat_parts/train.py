@@ -36,6 +36,8 @@ def compile_step(step, host_calls=False):
     cells = [cell for _, cell in _closure_cells(step, [], set())]
     for cell in cells:
         train_mode_by_default(cell)
+        if type(type(cell).__dict__.get("construct")).__name__ == "Unconverted":
+            type(cell).construct()      # a hand-written optimizer's step(): MigrationError naming it
     distinct_parameter_names(step)
     for check in STEP_CHECKS:       # data parallel: average_gradients_in, see the distributed section
         check(step)
