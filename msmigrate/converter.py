@@ -218,6 +218,15 @@ class _time_limit:
         return False
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's message; libcst's ParserSyntaxError can fail to format its own context."""
+    try:
+        text = str(exc)
+    except Exception:       # noqa: BLE001 - the message itself is broken: the file fails with the class name
+        return "(no message)"
+    return text.splitlines()[0] if text else ""
+
+
 def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
                       time_limit: Optional[float] = None) -> Tuple[FileResult, Optional[str]]:
     lines = text.count("\n") + 1
@@ -256,7 +265,7 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         return FileResult(rel, "failed", reason=f"conversion took longer than {time_limit:g} s (the per-file "
                           "time limit); copied unchanged", lines=lines), None
     except Exception as exc:  # a converter bug must not lose the file
-        return FileResult(rel, "failed", reason=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+        return FileResult(rel, "failed", reason=f"{type(exc).__name__}: {_first_line(exc)}",
                           lines=lines), None
     if code == text:
         return FileResult(rel, "unchanged", sites=sites, lines=lines), None

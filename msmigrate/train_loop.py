@@ -1812,6 +1812,15 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
     return None if rw is None else (fn, rw)
 
 
+def _text_reads(text: str) -> Set[str]:
+    """The names an expression's source text reads; none for text that is no expression (an optimizer
+    group's description, "" where a step has none)."""
+    try:
+        return set(reads(cst.parse_expression(text)))
+    except cst.ParserSyntaxError:
+        return set()
+
+
 def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str] = frozenset(),
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
@@ -1936,7 +1945,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # (run op by op: compiled steps of one loop share its variables' closure cells, and MindSpore 2.10's
         # graph of the second optimizer called the first one's update)
         per_iteration_opt = (g.optimizer is not None and g.manual is None
-                             and bool(set(reads(cst.parse_expression(g.optimizer))) & per_iteration))
+                             and bool(_text_reads(g.optimizer) & per_iteration))
         inline_g = inline_defs or per_iteration_opt
         first_def = len(defs)
         # a script's `y.backward(); x.grad` at its top level (rewrite_statements): what the differentiated

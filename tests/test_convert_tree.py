@@ -455,3 +455,16 @@ def test_second_pass_module_methods_and_parameters():
     code = convert_code(src)[0]
     assert "_ms_compat.Unconverted('Tensor.backward'" in code and "ops.stop_gradient(p)" in code, code
     assert convert_code(code)[0] == code
+
+
+def test_a_converter_error_whose_message_fails_fails_its_file_only():
+    """libcst's ParserSyntaxError can fail to format its own message (IndexError in its context): the file
+    is reported failed with the class name; before, the exception escaped the worker and stopped the tree."""
+    from msmigrate.converter import _first_line
+
+    class Broken(Exception):
+        def __str__(self):
+            raise IndexError("list index out of range")
+
+    assert _first_line(Broken()) == "(no message)"
+    assert _first_line(ValueError("first\nsecond")) == "first"
