@@ -20,22 +20,13 @@ an activation inside nn.Sequential sees a tensor nobody else holds.
 """
 from __future__ import annotations
 
-import re
 from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
+from .activation_calls import attribute_kinds, _code, construction_kind, activation_input, kinds_of, call_kind, functional_aliases
 from .inplace_callers import _assigns, _Rebind, _names, _read_after, _Scope, _scope_parts, _whole_value
 from .inplace_views import _held, _strip
-
-# activation -> the position of `inplace` among its positional parameters (functional form, module constructor)
-FUNCTIONAL = {"relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1, "elu": 2,
-              "celu": 2, "leaky_relu": 2, "hardtanh": 3, "threshold": 3, "rrelu": 4, "dropout": 3, "dropout1d": 3,
-              "dropout2d": 3, "dropout3d": 3, "alpha_dropout": 3, "feature_alpha_dropout": 3}
-MODULES = {"ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 0, "Hardsigmoid": 0, "ELU": 1,
-           "CELU": 1, "LeakyReLU": 1, "Hardtanh": 2, "Threshold": 2, "RReLU": 2, "Dropout": 1, "Dropout1d": 1,
-           "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1}
-_FUNCTIONAL_MODULE = re.compile(r"(^|\.)functional$")
 
 WHY = ("`{call}` changes `{arg}` in place (inplace=True) and the program reads it afterwards; MindSpore's "
        "activation returns a new tensor, so `{arg}` would keep its old value: write `{name} = act({name})` and read "
@@ -52,66 +43,6 @@ def might_act_in_place(source: str) -> bool:
     return "inplace" in source
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
-def _literal(v: cst.BaseExpression) -> Optional[bool]:
-    return {"True": True, "False": False}.get(v.value) if isinstance(v, cst.Name) else None
-
-
-def _argument(call: cst.Call, name: str, position: int) -> Tuple[bool, Optional[bool]]:
-    """(given, its literal value: True/False, None where it is not a literal)."""
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return True, _literal(a.value)
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if position < len(positional):
-        return True, _literal(positional[position].value)
-    return False, False
-
-
-def _inplace_arg(call: cst.Call, position: int) -> Optional[bool]:
-    """True/False where `inplace` is a literal or absent (False), None where it is not a literal."""
-    return _argument(call, "inplace", position)[1]
-
-
-def _functional_name(call: cst.Call, aliases: Set[str]) -> Optional[str]:
-    f = call.func
-    if isinstance(f, cst.Attribute) and f.attr.value in FUNCTIONAL:
-        owner = _code(f.value)
-        if owner in aliases or _FUNCTIONAL_MODULE.search(owner):
-            return f.attr.value
-    return None
-
-
-def _construction(value: cst.BaseExpression) -> str:
-    """'inplace' for `nn.ReLU(inplace=True)`, 'unknown' for another callable given inplace=True (or an activation
-    whose inplace is not a literal), 'plain' otherwise."""
-    if not isinstance(value, cst.Call):
-        return "plain"
-    f = value.func
-    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
-    if name in MODULES:
-        flag = _inplace_arg(value, MODULES[name])
-        return "inplace" if flag else "plain" if flag is False else "unknown"
-    if any(a.keyword is not None and a.keyword.value == "inplace" and not (
-            isinstance(a.value, cst.Name) and a.value.value == "False") for a in value.args):
-        return "unknown"
-    return "plain"
-
-
-def _kinds(assigned: Dict[str, Set[str]]) -> Dict[str, str]:
-    """'inplace' where every assignment builds an in-place activation, 'unknown' where some may."""
-    out = {}
-    for name, ks in assigned.items():
-        if ks == {"inplace"}:
-            out[name] = "inplace"
-        elif ks & {"inplace", "unknown"}:
-            out[name] = "unknown"
-    return out
-
-
 def _local_kinds(node: cst.CSTNode, fn) -> Dict[str, str]:
     """Names of one scope bound to in-place activations (`act = nn.ReLU(inplace=True)`)."""
     assigned: Dict[str, Set[str]] = {}
@@ -120,23 +51,8 @@ def _local_kinds(node: cst.CSTNode, fn) -> Dict[str, str]:
         for small in st.body if isinstance(small, cst.Assign) for t in small.targets]
     for target, value in pairs:
         for n in _names(target):
-            assigned.setdefault(n, set()).add(_construction(value) if isinstance(target, cst.Name) else "plain")
-    return _kinds(assigned)
-
-
-def _attribute_kinds(cls: cst.ClassDef) -> Dict[str, str]:
-    """self attribute -> 'inplace' / 'unknown' for the attributes of the class built as in-place activations
-    (every assignment of an 'inplace' one builds one)."""
-    kinds: Dict[str, Set[str]] = {}
-
-    class V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                tg = t.target
-                if isinstance(tg, cst.Attribute) and isinstance(tg.value, cst.Name) and tg.value.value == "self":
-                    kinds.setdefault(tg.attr.value, set()).add(_construction(node.value))
-    cls.body.visit(V())
-    return _kinds(kinds)
+            assigned.setdefault(n, set()).add(construction_kind(value) if isinstance(target, cst.Name) else "plain")
+    return kinds_of(assigned)
 
 
 class _Marker:
@@ -151,27 +67,8 @@ class _Activations:
         self.aliases, self.attributes = aliases, attributes
 
     def callee(self, call: cst.Call, cls: Optional[str], locals_, shadowed):
-        name = _functional_name(call, self.aliases)
-        if name is not None:
-            flag = _inplace_arg(call, FUNCTIONAL[name])
-            if "dropout" in name and _argument(call, "training", 2) == (True, False):
-                return None     # F.dropout(x, p, training=False, inplace=True) returns x as it is
-            return _Marker("inplace") if flag else _Marker("unknown") if flag is None else None
-        f = call.func
-        if isinstance(f, cst.Name) and f.value in locals_:     # `act = nn.ReLU(inplace=True)` in this scope
-            return _Marker(locals_[f.value])
-        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" and cls:
-            kind = self.attributes.get(cls, {}).get(f.attr.value)
-            return _Marker(kind) if kind else None
-        return None
-
-
-def _input(call: cst.Call) -> Optional[cst.BaseExpression]:
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value in ("input", "x"):
-            return a.value
-    first = call.args[0] if call.args else None
-    return first.value if first is not None and first.keyword is None and not first.star else None
+        kind = call_kind(call, self.aliases, self.attributes.get(cls, {}) if cls else {}, locals_)
+        return _Marker(kind) if kind else None
 
 
 def _bound_before(scope: _Scope, name: str, pos: int) -> bool:
@@ -211,15 +108,8 @@ def _aliases(scope: _Scope, fn, name: str) -> Set[str]:
 
 
 def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[int, str]]:
-    aliases = {"torch.nn.functional"}
-    for line in [n for n in module.body if isinstance(n, cst.SimpleStatementLine)]:
-        for small in line.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                mod = _code(small.module) + "." if isinstance(small, cst.ImportFrom) and small.module else ""
-                for a in small.names:
-                    if mod + _code(a.name) == "torch.nn.functional" and a.asname is not None:
-                        aliases.add(_code(a.asname.name))   # `import torch.nn.functional as F`
-    attributes = {n.name.value: _attribute_kinds(n) for n in _classes(module)}
+    aliases = functional_aliases(module)
+    attributes = {n.name.value: attribute_kinds(n) for n in _classes(module)}
     index = _Activations(aliases, attributes)
     rebinds: Dict[int, cst.BaseExpression] = {}
     refused: Dict[int, str] = {}
@@ -227,7 +117,7 @@ def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[in
         scope = _Scope(index, cls, _local_kinds(node, fn), set())
         node.visit(scope)
         for pos, call, marker, stmt, loops in scope.calls:
-            arg = _input(call)
+            arg = activation_input(call)
             if arg is None:
                 continue
             root, _ = _strip(arg)

@@ -22,7 +22,10 @@ overwritten memory in backward), so the fix is on the caller's side, on the torc
   raises MigrationError when reached (transformer: `_arg_refusals`).
 Callees are this file's functions called by name, methods called as `self.m(...)`, and the forward of
 this file's Module classes called through `self.block(...)` (`self.block = Block(...)` in __init__) or a
-local `net = Block(...)`. A parameter used for nothing but in-place changes is refused in the function
+local `net = Block(...)`. An in-place activation of a parameter (`self.act(x)` with nn.ReLU(inplace=True),
+`F.relu(x, inplace=True)`, `F.relu_(x)`, `x.relu_()`; activation_calls.py) changes it the same way, and
+`return self.act(x)` returns x itself; where the activation may or may not be in-place (built by an unknown
+callable), the caller is never rebound, only refused when it reads its tensor afterwards. A parameter used for nothing but in-place changes is refused in the function
 itself (inplace_arguments.py)."""
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from . import activation_calls as AC
 from . import inplace_arguments as IA
 from .visitor_bases import BindingTargets, ScopeLocalVisitor, StatementOrder
 from .inplace_views import _held, _strip
@@ -40,7 +44,7 @@ WHY = ("changes the argument `{arg}` in place in {callee}; torch's caller sees t
 
 
 def might_change_arguments(source: str) -> bool:
-    return "_(" in source
+    return "_(" in source or "inplace" in source
 
 
 def _params(fn: cst.FunctionDef) -> List[str]:
@@ -53,8 +57,10 @@ class _Body(BindingTargets, ScopeLocalVisitor):
 
     binders = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)
 
-    def __init__(self) -> None:
+    def __init__(self, activations: "_ActivationKinds") -> None:
+        self.activations = activations
         self.receivers: Set[str] = set()
+        self.unknown: Set[str] = set()        # given to an activation that may be in-place
         self.returns: List[cst.Return] = []
         self.bound: Set[str] = set()
 
@@ -67,30 +73,62 @@ class _Body(BindingTargets, ScopeLocalVisitor):
         if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value != "detach_"
                 and IA.rebinds(f.attr.value)):
             self.receivers.add(f.value.value)
+        kind = self.activations(node)
+        arg = AC.activation_input(node) if kind else None
+        if isinstance(arg, cst.Name):     # `self.act(x)`, `F.relu(x, inplace=True)`, `F.relu_(x)`
+            (self.receivers if kind == "inplace" else self.unknown).add(arg.value)
+
+    def returned(self, node: cst.Return) -> Optional[str]:
+        """The name a return gives back: `return x`, or `return self.act(x)` of an in-place activation
+        (torch returns its input itself)."""
+        v = node.value
+        if isinstance(v, cst.Name):
+            return v.value
+        if isinstance(v, cst.Call) and self.activations(v) == "inplace":
+            arg = AC.activation_input(v)
+            return arg.value if isinstance(arg, cst.Name) else None
+        f = v.func if isinstance(v, cst.Call) else None
+        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value.endswith("_")
+                and f.attr.value[:-1] in AC.FUNCTIONAL):
+            return f.value.value          # `return x.relu_()`
+        return None
 
     def visit_Return(self, node: cst.Return) -> None:
         self.returns.append(node)
+
+
+class _ActivationKinds:
+    """call -> 'inplace' / 'unknown' / None for the activations of one class's methods (or a function)."""
+
+    def __init__(self, aliases: Set[str], attributes: Dict[str, str]) -> None:
+        self.aliases, self.attributes = aliases, attributes
+
+    def __call__(self, call: cst.Call) -> Optional[str]:
+        return AC.call_kind(call, self.aliases, self.attributes, {}, underscore=True)
 
 
 class Callee:
     """A function whose parameters it changes in place: name -> position, and the parameter it returns
     (every return returns it), if any."""
 
-    def __init__(self, fn: cst.FunctionDef, method: bool) -> None:
+    def __init__(self, fn: cst.FunctionDef, method: bool, activations: "_ActivationKinds") -> None:
         names = _params(fn)
         if method and names:
             names = names[1:]
         self.positions = {n: i for i, n in enumerate(names)}
         self.kwonly = {x.name.value for x in fn.params.kwonly_params}
         self.star = fn.params.star_arg is not None and isinstance(fn.params.star_arg, cst.Param)
-        body = _Body()
+        body = _Body(activations)
         fn.body.visit(body)
         only = IA.mutated_only(fn, set(names) | self.kwonly)      # refused in the function itself
-        self.changed = {n for n in body.receivers & (set(names) | self.kwonly) if n not in only}
+        params = set(names) | self.kwonly
+        # unknown: an activation that may be in-place; the caller's tensor may change, so no rebinding
+        self.unknown = (body.unknown & params) - body.receivers
+        self.changed = {n for n in (body.receivers | body.unknown) & params if n not in only}
         last = fn.body.body[-1] if isinstance(fn.body, cst.IndentedBlock) and fn.body.body else None
         ends = (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
                 and isinstance(last.body[0], cst.Return))
-        values = {r.value.value if isinstance(r.value, cst.Name) else None for r in body.returns}
+        values = {body.returned(r) for r in body.returns}
         returned = values.pop() if ends and len(values) == 1 else None
         # `x = x * 2; return x` returns another tensor than the caller's: no identity to rebind to
         self.returned = returned if returned not in body.bound else None
@@ -152,16 +190,18 @@ class Index:
         self.methods: Dict[str, Dict[str, Callee]] = {}      # class -> method -> callee
         self.attr_classes: Dict[str, Dict[str, str]] = {}    # class -> self attribute -> class
         classes = {st.name.value for st in module.body if isinstance(st, cst.ClassDef)}
+        aliases = AC.functional_aliases(module)
         for st in module.body:
             if isinstance(st, cst.FunctionDef):
-                c = Callee(st, False)
+                c = Callee(st, False, _ActivationKinds(aliases, {}))
                 if c.changed:
                     self.functions[st.name.value] = c
             elif isinstance(st, cst.ClassDef) and isinstance(st.body, cst.IndentedBlock):
                 ms = {}
+                kinds = _ActivationKinds(aliases, AC.attribute_kinds(st))
                 for m in st.body.body:
                     if isinstance(m, cst.FunctionDef) and not m.decorators:
-                        c = Callee(m, True)
+                        c = Callee(m, True, kinds)
                         if c.changed:
                             ms[m.name.value] = c
                 self.methods[st.name.value] = ms
@@ -318,7 +358,8 @@ def _analyse(module: cst.Module, index: Index):
                 whole = _whole_value(stmt, call)
                 root, _ = _strip(arg)
                 plain = isinstance(arg, cst.Name) or (isinstance(arg, cst.Attribute) and _held(arg))
-                if whole is not None and callee.returned == param and plain and id(stmt) not in rebinds:
+                if (whole is not None and callee.returned == param and plain and id(stmt) not in rebinds
+                        and param not in callee.unknown):
                     targets = {_target_code(t.target) for t in getattr(whole, "targets", ())}
                     if _target_code(arg) not in targets:
                         rebinds[id(stmt)] = arg

@@ -231,3 +231,99 @@ def test_activation_bound_to_a_local_name_matches_torch():
         return mod.local_activation(t).sum()
     for mode, grad in (("pynative", ms.grad(loss_of)), ("graph", ms.jit(ms.grad(loss_of)))):
         assert_close(grad(ms.Tensor(X)), tx.grad, rtol=1e-5, atol=1e-6, what=f"{mode}: gradient")
+
+
+# An in-place activation of a function's PARAMETER changes the caller's tensor in torch (inplace_callers.py):
+# the caller binds its own name to the result where the function returns that parameter, else the call raises.
+PARAMS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ActBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.act(x)
+
+
+def act_fn(x):
+    return F.relu(x, inplace=True)
+
+
+def act_method(x):
+    return x.relu_()
+
+
+def act_under(x):
+    F.relu_(x)
+    return x
+
+
+class ParamCaller(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.block = ActBlock()
+
+    def forward(self, x):
+        h = self.fc(x)
+        y = self.block(h)
+        a = self.fc(x * 2)
+        b = act_fn(a)
+        c = self.fc(x * 3)
+        d = act_method(c)
+        e = self.fc(x - 1)
+        act_under(e)
+        return h * 2 + y + a * b + c * d + e * e
+
+
+class ParamRefused(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        z = act_fn(h) * 3
+        return z + h
+"""
+
+
+def test_activation_of_a_parameter_changes_the_callers_tensor_as_in_torch():
+    import mindspore as ms
+    from msmigrate.weights import convert_state_dict
+
+    ns = load_torch(PARAMS)
+    mod, code, _ = load_converted(PARAMS)
+    assert "y = h = self.block(h)" in code and "b = a = act_fn(a)" in code and "e = act_under(e)" in code, code
+    net, t_out, t_grads = _torch_run(ns, "ParamCaller")
+    mnet = _converted(mod, net, "ParamCaller")
+    params = mnet.trainable_params()
+    expected, _ = convert_state_dict(mnet, t_grads, strict=False)
+
+    def loss_of(x):
+        return mnet(x).sum()
+    for mode, grad_fn in (("pynative", ms.value_and_grad(loss_of, None, params)),
+                          ("graph", ms.jit(ms.value_and_grad(loss_of, None, params)))):
+        assert_close(mnet(ms.Tensor(X)), t_out, rtol=1e-5, atol=1e-6, what=f"{mode}: output")
+        loss, grads = grad_fn(ms.Tensor(X))
+        np.testing.assert_allclose(float(loss), float(t_out.sum()), rtol=1e-5, err_msg=code)
+        for p, g in zip(params, grads):
+            np.testing.assert_allclose(g.asnumpy(), expected[p.name], rtol=1e-4, atol=1e-5,
+                                       err_msg=f"{mode}: gradient of {p.name}")
+
+
+def test_activation_of_a_parameter_the_caller_cannot_rebind_raises_naming_the_line():
+    import mindspore as ms
+
+    ns = load_torch(PARAMS)
+    mod, code, _ = load_converted(PARAMS)
+    line = next(i for i, ln in enumerate(PARAMS.splitlines(), 1) if ln.strip() == "z = act_fn(h) * 3")
+    net, _, _ = _torch_run(ns, "ParamRefused")
+    mnet = _converted(mod, net, "ParamRefused")
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf":{line}\b"):
+        mnet(ms.Tensor(X))
