@@ -38,6 +38,26 @@ CASES = [
          " torch.tensor([5, 6], dtype=torch.uint64), (x > 0).to(torch.uint32))", [X], typed=True, graph=False),
 ]
 
+# a real tensor with a complex one, complex64 with complex128: torch computes in the complex dtype; MindSpore 2.10's
+# CPU Mul/Div refuse a mixed pair (compat_parts/complex_operands.py). Ordinary pairs (rounding_mode too) unchanged.
+I32 = np.array([[4, 9, 8, -3]], np.int32)
+MIXED = [
+    case([T + "mul", T + "multiply", "Tensor.mul"],
+         "x, z, i, d: (torch.mul(x, z), torch.multiply(i, z), z.mul(x), x.mul(z.to(torch.complex128)),"
+         " torch.mul(d, z), torch.mul(z, z.to(torch.complex128)), torch.mul(x, i), x.mul(2.5))",
+         [X, Z, I32, X.astype(np.float64)], typed=True),
+    case([T + "div", T + "divide", "Tensor.div"],
+         "x, z, i, d: (torch.divide(input=x, other=z), torch.div(i, z), z.div(i), x.div(z.to(torch.complex128)),"
+         " torch.div(d, z), torch.div(x, i), torch.div(x, i, rounding_mode='floor'),"
+         " x.div(3.0, rounding_mode='trunc'))",
+         [X, Z, I32, X.astype(np.float64)], typed=True),
+]
+
+
+def test_mixed_complex_products_match_torch():
+    failures = run_table(MIXED, graph_every=1)
+    assert not failures, "\n".join(failures)
+
 
 def test_complex():
     failures = run_table(CASES, graph_every=2)
@@ -45,4 +65,5 @@ def test_complex():
 
 
 def test_every_complex_record_has_a_case():
-    assert_every_record_cased("tests/parity/test_torch_complex.py", {"test_complex": CASES})
+    assert_every_record_cased("tests/parity/test_torch_complex.py", {"test_complex": CASES,
+                                                                "test_mixed_complex_products_match_torch": MIXED})
