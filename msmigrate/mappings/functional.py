@@ -696,15 +696,20 @@ def _batch_norm(ctx):
             b.order.append(name)
             b.positional[name] = False
     b.rename("input", "input_x")
+    b.set("where", repr(f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"))
+    b.positional["where"] = False
+    ctx.tr.uses_compat = True
     return None
 
 
-rule(P + "batch_norm", "mindspore.ops.batch_norm",
+rule(P + "batch_norm", "_ms_compat.batch_norm",
      args=("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
-     target_args=("input_x", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
+     target_args=("input_x", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps", "where"),
      note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here (and is left out without "
           "training, where torch does not use it); with training=True the running statistics are updated in place "
-          "as in torch", test=_NORM)(_batch_norm)
+          "as in torch; a float64 input (MindSpore's BatchNorm kernel refuses it) computes torch's formula in "
+          "float64 (templates/compat_parts/float64_batch_norm.py; with training=True in PyNative only, compiling "
+          "raises MigrationError naming the line)", test=_NORM)(_batch_norm)
 
 
 def _embedding(ctx):
