@@ -188,7 +188,7 @@ def test_inplace_value_used_rebinds_before_the_statement():
 
     tns = load_torch(VALUE_USED)
     mod, code, sites = load_converted(VALUE_USED)
-    assert "s = ops.mul(s, 100.0 / k)\n        res.append(s)" in code, code
+    assert "s = _ms_compat.mul(s, 100.0 / k)\n        res.append(s)" in code, code
     st = {(s.line, s.api): s.status for s in sites}
     for i, text in enumerate(VALUE_USED.splitlines(), 1):
         for mark, want in (("hoisted-", DIFFERENCE), ("todo-", TODO)):
