@@ -44,13 +44,17 @@ I32 = np.array([[4, 9, 8, -3]], np.int32)
 MIXED = [
     case([T + "mul", T + "multiply", "Tensor.mul"],
          "x, z, i, d: (torch.mul(x, z), torch.multiply(i, z), z.mul(x), x.mul(z.to(torch.complex128)),"
-         " torch.mul(d, z), torch.mul(z, z.to(torch.complex128)), torch.mul(x, i), x.mul(2.5))",
+         " torch.mul(d, z), torch.mul(z, z.to(torch.complex128)), torch.mul(x, i), x.mul(2.5),"
+         " torch.mul(z, 2.0), z.mul(3))",
          [X, Z, I32, X.astype(np.float64)], typed=True),
     case([T + "div", T + "divide", "Tensor.div"],
          "x, z, i, d: (torch.divide(input=x, other=z), torch.div(i, z), z.div(i), x.div(z.to(torch.complex128)),"
          " torch.div(d, z), torch.div(x, i), torch.div(x, i, rounding_mode='floor'),"
-         " x.div(3.0, rounding_mode='trunc'))",
+         " x.div(3.0, rounding_mode='trunc'), torch.div(z, 2.0), z.div(4))",
          [X, Z, I32, X.astype(np.float64)], typed=True),
+    # a Python complex literal: PyNative only (MindSpore's graph parser takes no complex constant)
+    case([T + "mul", T + "div"], "x, i, d: (torch.mul(x, 2j), d.mul(1 - 1j), torch.mul(i, 0.5j), torch.div(x, 2j),"
+         " d.div(1 + 1j))", [X, I32, X.astype(np.float64)], typed=True, graph=False),
 ]
 
 
