@@ -729,7 +729,7 @@ rule("Tensor.add", None, args=("other", "alpha"), tensor_only=True, note="alpha 
      test=f"{T}::test_arithmetic")(_add_sub("add"))
 rule("Tensor.sub", None, args=("other", "alpha"), tensor_only=True, note="alpha multiplies other",
      test=f"{T}::test_arithmetic")(_add_sub("sub"))
-# a real tensor with a complex one: MindSpore 2.10's CPU Mul/Div refuse the mixed pair (compat_parts/complex_operands.py)
+# a complex operand with another dtype: MindSpore 2.10 CPU Mul/Div refuse the pair (compat_parts/complex_operands.py)
 mapping("Tensor.mul", "_ms_compat.mul", args=("other",), target_args=("input", "other"), tensor_only=True,
         test="tests/parity/test_torch_complex.py::test_mixed_complex_products_match_torch")
 mapping("Tensor.div", "_ms_compat.div", args=("other",), target_args=("input", "other"), tensor_only=True,
