@@ -64,7 +64,9 @@ def _strip(node: cst.BaseExpression) -> Tuple[cst.BaseExpression, bool]:
     """(root, whether a view method call was stripped) of a chain of views."""
     called = False
     while True:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in VIEW_METHODS:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in VIEW_METHODS \
+                and not (isinstance(node.func.value, cst.Name) and node.func.value.value == "self"):
+            # (`self.squeeze(x)` calls a submodule named like a view method: a new tensor)
             node, called = node.func.value, True
         elif isinstance(node, cst.Attribute) and node.attr.value in VIEW_ATTRS:
             node = node.value

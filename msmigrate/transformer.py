@@ -1320,6 +1320,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         methods = {st.name.value: st for st in original.body.body if isinstance(st, cst.FunctionDef)}
         if "step" not in methods or "construct" in methods or "__call__" in methods:
             return updated
+        if any(isinstance(st, cst.SimpleStatementLine) and isinstance(st.body[0], cst.Assign)
+               and any(isinstance(t.target, cst.Name) and t.target.value == "construct" for t in st.body[0].targets)
+               for st in original.body.body):
+            return updated      # a converted file converted again: its placeholder is there
         line = self.stmt_lines.get(id(methods["step"]), self._line(original))
         why = (f"{original.name.value} is a torch optimizer written by hand: MindSpore applies an optimizer "
                "through construct(self, gradients), and its step() reads p.grad (which MindSpore does not keep) "

@@ -45,7 +45,10 @@ def test_optimizer_bound_by_the_loop_itself(mode):
     before the loop they raised NameError; made in it (run op by op, GRAPH too), each network trains under its own
     optimizer (losses and final weights of both networks as torch's). One mode a run: the networks and optimizers
     are module-level."""
-    code, sites, results = run_both(OPTIMIZER_PER_NETWORK, _batches(n=3), modes=(mode,), models=("model", "other"))
+    # a source of its own per mode: load_converted imports one module per source, whose module-level optimizers
+    # would carry the other mode's momentum into this run
+    code, sites, results = run_both(OPTIMIZER_PER_NETWORK + f"# {mode}\n", _batches(n=3), modes=(mode,),
+                                    models=("model", "other"))
     assert set(results) == {mode}
     assert not [s for s in sites if s.status == TODO], [s for s in sites if s.status == TODO]
     assert "grad_fn = ms.value_and_grad(forward_fn, None, opt.parameters)" in code, code
@@ -107,3 +110,13 @@ def test_hand_written_optimizer_raises_naming_its_step(mode):
         assert f":{step_line}" in str(caught.value) and "SignSGD" in str(caught.value)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_hand_written_optimizer_converted_again_is_unchanged():
+    """Converting the converted file again adds no second placeholder (crash_free's idempotence check on timm's
+    optim/lars.py, madgrad.py, nadam.py)."""
+    from msmigrate.converter import convert_code
+    once, _, _ = convert_code(HAND_WRITTEN_OPTIMIZER)
+    twice, _, _ = convert_code(once)
+    assert once.count("construct = _ms_compat.Unconverted(") == 1
+    assert twice == once

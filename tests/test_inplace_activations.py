@@ -356,3 +356,30 @@ def test_activation_of_a_parameter_the_caller_cannot_rebind_raises_naming_the_li
         with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf":{line}\b"):
             mnet(ms.Tensor(X))
     assert "y = h = self.block(h)" not in code[code.index("class MaybeCaller"):], code
+
+
+FIRE = """
+import torch
+from torch import nn
+
+
+class Fire(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.squeeze = nn.Conv2d(3, 2, kernel_size=1)
+        self.squeeze_activation = nn.ReLU(inplace=True)
+        self.expand = nn.Conv2d(2, 4, kernel_size=1)
+        self.expand_activation = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        x = self.squeeze_activation(self.squeeze(x))
+        return torch.cat([self.expand_activation(self.expand(x)), x], 1)
+"""
+
+
+def test_activation_of_a_submodule_named_like_a_view_method_is_left_alone():
+    """torchvision's SqueezeNet: `self.squeeze_activation(self.squeeze(x))`, `self.squeeze` a Conv2d, not
+    Tensor.squeeze (a view of x): the activation writes into the convolution's new tensor, nothing to rebind."""
+    from msmigrate.converter import convert_code
+    code, sites, _ = convert_code(FIRE)
+    assert "Unconverted" not in code and "x = self.squeeze_activation(self.squeeze(x))" in code, code

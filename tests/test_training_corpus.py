@@ -252,7 +252,7 @@ def convert(name: str, out: Path) -> dict:
 # helper lines by program: guards against growth, about 10% over the figures when written (the issue's
 # "less than half of 2,267-3,736" is not met: load() reads torch.save files, --init-weights, with the torch
 # files section and the checkpoints section, 1,160 lines, in every program; see bench/helper_size.py --why)
-HELPER_BOUNDS = {"cifar_resnet": 3110, "dcgan": 3200, "lstm_lm": 2452, "mnist_cnn": 2892, "transformer_lm": 2722,
+HELPER_BOUNDS = {"cifar_resnet": 3110, "dcgan": 3210, "lstm_lm": 2452, "mnist_cnn": 2892, "transformer_lm": 2750,
                  "vae": 2882}
 
 

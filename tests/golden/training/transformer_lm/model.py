@@ -161,8 +161,8 @@ class GPT(nn.Cell):
         # start with all of the candidate parameters
         param_dict = {pn: p for pn, p in _ms_compat.named_parameters(self)}
         # filter out those that do not require grad
-        # _ms_compat.requires_grad_of (helper): torch's `x.requires_grad`: a Parameter's flag; on a computed tensor, in
-        # PyNative, whether MindSpore is recording a gr...
+        # _ms_compat.requires_grad_of (helper): torch's `x.requires_grad`: a Parameter's flag; on a computed tensor
+        # whether MindSpore is recording a gradient now (in...
         param_dict = {pn: p for pn, p in param_dict.items() if bool(_ms_compat.requires_grad_of(p, 'model:149'))}
         # create optim groups. Any parameters that is 2D will be weight decayed, otherwise no.
         # i.e. all weight tensors in matmuls + embeddings decay, all biases and layernorms don't.
