@@ -83,6 +83,8 @@ def fn():
     r = [dist.get_rank(), dist.get_world_size(), dist.is_initialized(), dist.is_available()]
     model = DDP(nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)))
     keys = [sorted(model.state_dict()), sorted(model.module.state_dict())]
+    # freed while its group is alive: a DDP freed after destroy_process_group can hang in gloo's destructor
+    del model
     dist.destroy_process_group()
     return r, t.tolist(), m.tolist(), [x.tolist() for x in parts], b.tolist(), keys, dist.is_initialized()
 '''
