@@ -720,7 +720,7 @@ def test_every_record_has_a_case():
     """Each record of torch_functions.py names a test here whose cases exercise that API."""
     from msmigrate.registry import all_mappings
     mine = [m for m in all_mappings() if m.test.startswith("tests/parity/test_torch_functions.py::")]
-    assert len(mine) > 120     # the records proven here (edge inputs and empty reductions have their own files)
+    assert len(mine) > 100     # the records proven here (edge inputs, empty reductions, complex operands have their own files)
     missing = []
     for m in mine:
         name = m.test.split("::", 1)[1]
