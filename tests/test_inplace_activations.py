@@ -162,18 +162,11 @@ def _converted(mod, net, name):
     return mnet
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)     # MindSpore writes rank_0/ (compile failure dumps) into the working directory
-
-
-@pytest.mark.parametrize("name", ["Residual", "Statement", "Functional", "Clean"])
-def test_in_place_activations_match_torch(name):
+def _assert_matches_torch(ns, mod, code, name):
+    """`name`'s output, loss and every gradient, converted (PYNATIVE and under ms.jit) against torch."""
     import mindspore as ms
     from msmigrate.weights import convert_state_dict
 
-    ns = load_torch(NETS)
-    mod, code, _ = load_converted(NETS)
     net, t_out, t_grads = _torch_run(ns, name)
     mnet = _converted(mod, net, name)
     params = mnet.trainable_params()
@@ -189,6 +182,17 @@ def test_in_place_activations_match_torch(name):
         for p, g in zip(params, grads):
             np.testing.assert_allclose(g.asnumpy(), expected[p.name], rtol=1e-4, atol=1e-5,
                                        err_msg=f"{name} {mode}: gradient of {p.name}")
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)     # MindSpore writes rank_0/ (compile failure dumps) into the working directory
+
+
+@pytest.mark.parametrize("name", ["Residual", "Statement", "Functional", "Clean"])
+def test_in_place_activations_match_torch(name):
+    mod, code, _ = load_converted(NETS)
+    _assert_matches_torch(load_torch(NETS), mod, code, name)
 
 
 def test_rebinding_only_where_the_input_is_read_afterwards():
@@ -319,27 +323,9 @@ class MaybeCaller(nn.Module):
 
 
 def test_activation_of_a_parameter_changes_the_callers_tensor_as_in_torch():
-    import mindspore as ms
-    from msmigrate.weights import convert_state_dict
-
-    ns = load_torch(PARAMS)
     mod, code, _ = load_converted(PARAMS)
     assert "y = h = self.block(h)" in code and "b = a = act_fn(a)" in code and "e = act_under(e)" in code, code
-    net, t_out, t_grads = _torch_run(ns, "ParamCaller")
-    mnet = _converted(mod, net, "ParamCaller")
-    params = mnet.trainable_params()
-    expected, _ = convert_state_dict(mnet, t_grads, strict=False)
-
-    def loss_of(x):
-        return mnet(x).sum()
-    for mode, grad_fn in (("pynative", ms.value_and_grad(loss_of, None, params)),
-                          ("graph", ms.jit(ms.value_and_grad(loss_of, None, params)))):
-        assert_close(mnet(ms.Tensor(X)), t_out, rtol=1e-5, atol=1e-6, what=f"{mode}: output")
-        loss, grads = grad_fn(ms.Tensor(X))
-        np.testing.assert_allclose(float(loss), float(t_out.sum()), rtol=1e-5, err_msg=code)
-        for p, g in zip(params, grads):
-            np.testing.assert_allclose(g.asnumpy(), expected[p.name], rtol=1e-4, atol=1e-5,
-                                       err_msg=f"{mode}: gradient of {p.name}")
+    _assert_matches_torch(load_torch(PARAMS), mod, code, "ParamCaller")
 
 
 def test_activation_of_a_parameter_the_caller_cannot_rebind_raises_naming_the_line():
