@@ -334,6 +334,9 @@ class StepGroup:
     uncleared: bool = False   # a loop that never clears the gradients: every step applies the sum so far
     # no step here: the sum is held for the optimizer's step() in another method (held_steps.py)
     held: bool = False
+    # (statement index, optimizer) of the optimizers stepped right after `optimizer` on the same backward()s
+    # (`encoder_opt.step(); decoder_opt.step()`): differentiated with it, each applies its own share (_co_step)
+    co_steps: List[Tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -444,6 +447,10 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
             pending.losses.append(recv)
             continue
         if pending is None:
+            co = _co_step(call, groups, i, info)
+            if co is not None:
+                groups[-1].co_steps.append((i, co))
+                groups[-1].extras.append(i)
             continue
         wrapped = _wrapper_step(call, info)
         if wrapped is not None:
@@ -536,10 +543,43 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         if r is None:
             continue
         for g in groups:
-            if g.optimizer == code_of(r).strip():
+            if g.optimizer == code_of(r).strip() or code_of(r).strip() in (o for _, o in g.co_steps):
                 g.extras.append(i)
                 break
     return groups, problems
+
+
+def _keep_cleared_co_steps(groups: Sequence[StepGroup], original: Optional[cst.CSTNode]) -> None:
+    """Drops the co-steps (_co_step) of optimizers the loop as written does not clear with zero_grad(): torch's
+    step applies the gradients of every iteration so far, which a step of this iteration's would not; that
+    step() stays as written (and raises, optimizer.step() outside a converted step). None given: all go."""
+    body = original.body.body if original is not None and isinstance(original.body, cst.IndentedBlock) else ()
+    cleared = {m.group(1) for st in body if isinstance(st, cst.SimpleStatementLine)
+               for m in re.finditer(r"([\w.]+)\.zero_grad\(", code_of(st))}
+    for g in groups:
+        for k, o in [c for c in g.co_steps if c[1] not in cleared]:
+            g.co_steps.remove((k, o))
+            g.extras.remove(k)
+
+
+def _co_step(call: Optional[cst.Call], groups: Sequence[StepGroup], i: int, info: LoopInfo) -> Optional[str]:
+    """`decoder_opt.step()` right after the step that closed the last group (`loss.backward();
+    encoder_opt.step(); decoder_opt.step()`, or two losses' backward()s and then both optimizers' steps): the
+    optimizer stepped on the same gradients, else None. torch's backward()s fill every parameter's .grad with
+    the gradient of the sum of the losses; differentiating that sum w.r.t. both optimizers' parameters gives
+    each its share."""
+    recv = _method(call, "step")
+    if recv is None or call.args or not groups:
+        return None
+    g = groups[-1]
+    rc = code_of(recv).strip()
+    if i != max([g.step] + [k for k, _ in g.co_steps]) + 1 or not _is_optimizer(rc, info) \
+            or rc in info.closure_only or rc == g.optimizer or any(rc == o for _, o in g.co_steps):
+        return None
+    if g.scaler or g.accumulate or g.closure or g.wrapper_call or g.manual is not None or g.leaves or g.outer \
+            or g.held or g.uncleared or not g.optimizer:
+        return None
+    return rc
 
 
 def _wrapper_step(call: Optional[cst.Call], info: LoopInfo) -> Optional[str]:
@@ -1651,14 +1691,16 @@ def data_params(fn: cst.FunctionDef) -> Set[str]:
 
 
 def rewrite_function(fn: cst.FunctionDef, info: LoopInfo, summing: bool = False,
-                     leftover: Optional[str] = None) -> Optional[Rewrite]:
+                     leftover: Optional[str] = None, original: Optional[cst.FunctionDef] = None
+                     ) -> Optional[Rewrite]:
     """A step written as a function called once per batch (`def train_step(model, batch, opt)`):
     the same rewrite, with the step's definitions inside the function, right before the call.
     compile_step() keeps the compiled step across calls, so defining it per call costs little.
     Parameters that the step calls or reads attributes of (model, loss, optimizer) are closed
     over; the others (tensors) are passed to the step. summing: the body clears no gradients, so
     each call applies the sum since the optimizer's last zero_grad() (grad_carry.summing_step_functions);
-    leftover: why that sum cannot be held (its backward()s become raising TODOs)."""
+    leftover: why that sum cannot be held (its backward()s become raising TODOs); original: the function as
+    written (with its zero_grad() calls: which optimizers it clears)."""
     params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)
               + list(fn.params.kwonly_params)]
     body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
@@ -1673,7 +1715,8 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo, summing: bool = False,
     # `m = nn.Conv2d(...); m.load_state_dict(sd); m.eval(); y = m(x); y.backward()`: the layer is built before
     # the step, and what is done to it (weights loaded, eval) happens before the step too
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True,
-                        closed_over=_built_objects(body), leftover=leftover, sums_across_calls=summing)
+                        closed_over=_built_objects(body), leftover=leftover, sums_across_calls=summing,
+                        original=original)
 
 
 def called_object_step(fn: cst.FunctionDef, body: Sequence[cst.CSTNode], data_params: Set[str],
@@ -1833,6 +1876,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not body:
         return None
     groups, problems = find_groups(body, info, outer_step, closure_of, held_for)
+    _keep_cleared_co_steps(groups, original)
     if leftover is not None and groups:
         problems.extend((b, leftover) for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
@@ -2030,6 +2074,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                                                        "(differentiated by " + gfn + ")")))
         n_defs = 4      # forward_fn, grad_fn, train_step, compile_step (+ the gradient reducer, the weights)
         weights = f"{g.optimizer}.parameters"
+        if g.co_steps:      # each optimizer's share of the gradients, in the order of `weights`
+            weights = _unique("stepped_params" + sfx, taken)
+            together = ", ".join([g.optimizer] + [o for _, o in g.co_steps])
+            defs.append(_line(f"{weights} = _ms_compat.stepped_together({together})"))
+            n_defs += 1
         if g.manual is not None:
             # the parameters the hand-written update loop iterates (those torch gives a .grad)
             weights = _unique("trained_params" + sfx, taken)
@@ -2079,6 +2128,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             extra_outs.append("grads")
         elif g.manual is not None:
             step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
+        elif g.co_steps:
+            start = "0"
+            for o in [g.optimizer] + [o for _, o in g.co_steps]:
+                end = f"{start} + len({o}.parameters)" if start != "0" else f"len({o}.parameters)"
+                step_lines.append(f"{o}(grads[{'' if start == '0' else start}:{end}])")
+                start = end
+            if keep:
+                extra_outs.extend(["unclipped_grads", "grads"] if g.clips else ["grads"])
         else:
             step_lines.append(f"{g.optimizer}(grads)")
             if keep:        # for the program's `.grad` reads after the step
@@ -2157,6 +2214,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         elif not g.outer and not g.closure and not g.wrapper_call:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
                           "the update runs inside the train step"))
+            for k, o in g.co_steps:
+                sites.append((k, "Optimizer.step", f"{o}(its share of grads) in {step}",
+                              f"stepped on the same backward()s as {g.optimizer}: the gradients are taken w.r.t. "
+                              "both optimizers' parameters, each applies its own"))
         if g.scaler:
             sites.append((g.backwards[0], "torch.cuda.amp.GradScaler.scale", "(removed)",
                           "float32 training needs no loss scaling; for float16 on Ascend use "

@@ -807,7 +807,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         summing_fns = getattr(self, "_summing_functions", {})
         summing = id(original) in summing_fns     # clears no gradients (grad_carry.py)
         rw = TL.rewrite_function(updated, self._loop_info(), summing=summing,
-                                 leftover=summing_fns.get(id(original)))
+                                 leftover=summing_fns.get(id(original)), original=original)
         if rw is None and isinstance(updated.body, cst.IndentedBlock) \
                 and any(SC.branch_updates(st) for st in updated.body.body):
             return self._function_update_branches(updated)

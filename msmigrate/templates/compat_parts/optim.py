@@ -247,6 +247,26 @@ def clears_all_gradients(module, optimizer, where):
                              "converted step applies fresh gradients: clear with optimizer.zero_grad()")
 
 
+def stepped_together(*optimizers):
+    """Optimizers one converted step updates together (train_loop._co_step: `enc_opt.step(); dec_opt.step()` on
+    the same backward()s): their own Parameters (learning rates, step counts, moments) carry the same names in
+    each (`learning_rate_group_0`), which one compiled graph refuses. Those of all but the first get the
+    optimizer's position as a prefix (optimizer state is saved and loaded by position, not by these names).
+    Returns the weights they update, in order: the parameters the step differentiates."""
+    for k, opt in enumerate(optimizers[1:], 1):
+        weights = {id(p) for p in opt.parameters}
+        own = [p for p in opt.get_parameters() if id(p) not in weights] + list(getattr(opt, "lrs", ()))
+        for group in opt.param_groups:
+            own += [v for value in dict.values(group) for v in (value if isinstance(value, tuple) else (value,))
+                    if isinstance(v, ms.Parameter)]
+        seen = set()
+        for p in own:
+            if id(p) not in seen and not p.name.startswith(f"_step{k}."):
+                seen.add(id(p))
+                p.name = f"_step{k}.{p.name}"
+    return tuple(p for opt in optimizers for p in opt.parameters)
+
+
 def closure_loss_and_grads(result):
     """What a converted closure returned: (loss, gradients). Anything else comes from a closure
     msmigrate did not convert, whose gradients would be missing."""
