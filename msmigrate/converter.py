@@ -131,7 +131,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     tr._arg_refusals = arg_refusals
     tr.uses_compat = bool(probe_sites) or fills_parts   # _ms_compat.fill_part written by the pre-pass
     new = module.visit(tr)
-    if might_bind_in_branch(source):   # a name only an `if` of construct binds (graph_branch_names.py)
+    if might_bind_in_branch(source):   # a name only an `if` or loop of a function binds (graph_branch_names.py)
         new = bind_branch_names(new)
     if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)
         new = split_device_tuples(new)
