@@ -74,6 +74,7 @@ from . import inplace_views as IVW
 from . import aug_aliases as AA
 from . import inplace_holders as IH
 from . import range_indices as RI
+from . import complex_operators as CO
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -189,6 +190,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.stmt_lines: Dict[int, int] = {}   # id(statement) -> line, from msmigrate.lines
         self._stmt_line: List[int] = []
         self.uses_compat = False
+        self.complex_operators = False       # `*`, `/` through _ms_compat.times/over (complex_operators.py)
         self.need: Set[str] = set()          # "ms", "nn", "ops", or a module to `import`
         self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
         self._funcs: List[FunctionContext] = []
@@ -1740,6 +1742,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=safe, semicolon=updated.semicolon)
+        if self.complex_operators and not self._known_no_tensors(original.target, original.value):
+            plain = CO.augmented(updated, COMPAT)   # `z *= x`, z complex: complex_operators.py
+            if plain is not None:
+                self.uses_compat = True
+                return plain
         names = self._mixed_names(original.target) if isinstance(original.target, cst.Attribute) else []
         if not names:
             return updated
@@ -1793,7 +1800,27 @@ class TorchToMindSpore(cst.CSTTransformer):
             left, right = (code_of(e.with_changes(lpar=[], rpar=[])).strip() for e in (updated.left, updated.right))
             return self._render_template(f"{m.target}({left}, {right})").with_changes(
                 lpar=updated.lpar, rpar=updated.rpar)
+        if self.complex_operators and not self._known_no_tensors(original.left, original.right):
+            call = CO.operator(updated, COMPAT)   # `z * x`, z complex: complex_operators.py
+            if call is not None:
+                self.uses_compat = True
+                return call
         return updated
+
+    def _known_no_tensors(self, *operands) -> bool:
+        """Every operand known not to be a tensor (`4 * 3 / 2`, `"ab" * 2`)."""
+        for e in operands:
+            if isinstance(e, cst.BinaryOperation):
+                e = [e.left, e.right]
+            elif isinstance(e, cst.UnaryOperation):
+                e = [e.expression]
+            else:
+                if self._receiver_kind(e) != "other":
+                    return False
+                continue
+            if not self._known_no_tensors(*e):
+                return False
+        return True
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
         if self._in_forward():   # `x in {2, 3}`: msmigrate/graph_idioms.py
