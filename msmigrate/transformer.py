@@ -75,6 +75,7 @@ from . import aug_aliases as AA
 from . import inplace_holders as IH
 from . import range_indices as RI
 from . import complex_operators as CO
+from . import conv1d_weights as CW
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -1557,6 +1558,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _rename_param_attr(self, original: cst.Attribute, updated: cst.Attribute):
         attr = original.attr.value
+        weight_read = CW.read(self, original, updated)   # `conv1d.weight.shape`: torch's 3-D (conv1d_weights.py)
+        if weight_read is not None:
+            return weight_read
         if attr in _CONV1D_TUPLES and id(original) not in self._stores \
                 and self._static_type(original.value) in _CONV1D_LAYERS:
             # MindSpore's 1-d convolutions run a 2-d one: kernel_size (1, k) where torch has (k,)
@@ -1837,6 +1841,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        if id(original) not in self._skip:   # `conv1d.weight[:, 0, :]` read: conv1d_weights.py
+            updated = CW.subscript(self, original, updated) or updated
         params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
         if params is not None:
             return params
@@ -1850,6 +1856,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
         # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
         UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))
@@ -2126,6 +2133,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         updated = LC.keyword_input(self, original, updated) or updated    # `m(input=x)` of a torch layer
+        updated = CW.copy_value(self, original, updated) or updated   # `conv1d.weight.copy_(t)`: conv1d_weights.py
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
