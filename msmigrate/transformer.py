@@ -76,6 +76,7 @@ from . import inplace_holders as IH
 from . import range_indices as RI
 from . import complex_operators as CO
 from . import conv1d_weights as CW
+from . import layer_settings as LS
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -1561,6 +1562,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         weight_read = CW.read(self, original, updated)   # `conv1d.weight.shape`: torch's 3-D (conv1d_weights.py)
         if weight_read is not None:
             return weight_read
+        setting = LS.read(self, original, updated)   # `conv.padding`, `bn.momentum`: layer_settings.py
+        if setting is not None:
+            return setting
         if attr in _CONV1D_TUPLES and id(original) not in self._stores \
                 and self._static_type(original.value) in _CONV1D_LAYERS:
             # MindSpore's 1-d convolutions run a 2-d one: kernel_size (1, k) where torch has (k,)
@@ -1857,6 +1861,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
+        momentum = LS.store(self, original, updated)   # `bn.momentum = 0.03`: layer_settings.py
+        if momentum is not None:
+            return momentum
         # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
         UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))
