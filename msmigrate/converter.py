@@ -27,6 +27,7 @@ from .graph_attr_casts import might_recast_attribute, recast_attributes_as_local
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
 from .inplace_activations import might_act_in_place, rebind_activated_inputs
 from .inplace_callers import might_change_arguments, rebind_changed_arguments
+from .complex_operators import makes_complex
 from .graph_branch_names import bind_branch_names, might_bind_in_branch
 from .graph_idioms import split_device_tuples
 from .deps import converted_before, imports_dependency
@@ -130,8 +131,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     tr.stmt_lines = statement_lines(module, tree)
     tr._arg_refusals = arg_refusals
     tr.uses_compat = bool(probe_sites) or fills_parts   # _ms_compat.fill_part written by the pre-pass
+    tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
     new = module.visit(tr)
-    if might_bind_in_branch(source):   # a name only an `if` of construct binds (graph_branch_names.py)
+    if might_bind_in_branch(source):   # a name only an `if` or loop of a function binds (graph_branch_names.py)
         new = bind_branch_names(new)
     if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)
         new = split_device_tuples(new)

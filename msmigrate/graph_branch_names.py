@@ -20,7 +20,7 @@ None instead. Inside a loop the binding goes before the outermost loop around th
 in the loop body would overwrite, in the next iteration, what the last one bound.
 
 A pass over the converted code (inserted lines would shift the statement lines that sites name), on
-the `construct` (or `forward`) methods of classes. The name
+every function: construct (or forward) and the functions it may call, which are compiled with it. The name
 must be a local the `if` or loop binds, read after it, and not seen anywhere in the function before it
 (nor a parameter, nor declared global/nonlocal): the inserted line can then change no value Python reads."""
 from __future__ import annotations
@@ -29,11 +29,11 @@ from typing import List, Set
 
 import libcst as cst
 
-from .visitor_bases import BindingTargets, ClassScopes, NameReads
+from .visitor_bases import BindingTargets, NameReads
 
 
 def might_bind_in_branch(source: str) -> bool:
-    return "def forward" in source and any(word in source for word in ("if ", "for ", "while "))
+    return "def " in source and any(word in source for word in ("if ", "for ", "while "))
 
 
 class _Names(BindingTargets, NameReads):
@@ -251,16 +251,21 @@ class _Insert(cst.CSTTransformer):
         return updated
 
 
-class _Classes(ClassScopes):
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        if not self.classes or original.name.value not in ("forward", "construct"):
-            return updated
-        plan = _Forward(original).plan()
-        if not plan:
-            return updated
-        return original.visit(_Insert(plan))
+class _Plans(cst.CSTVisitor):
+    """The plans of every function of the module (nested ones too), keyed by the original statements."""
+
+    def __init__(self) -> None:
+        self.plan: dict = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.plan.update(_Forward(node).plan())
 
 
 def bind_branch_names(module: cst.Module) -> cst.Module:
-    """The pre-pass: `name = None` before each `if` of a forward that alone binds a name read after it."""
-    return module.visit(_Classes())
+    """The pre-pass: `name = None` before each `if` or loop of a function that alone binds a name read
+    after it. Every function, not only construct: a helper construct calls (vector-quantize's kmeans,
+    `for ...: bins = ...` then `return means, bins`) is compiled with it, and which ones it calls is not
+    known here; in Python the line changes nothing that runs."""
+    plans = _Plans()
+    module.visit(plans)
+    return module.visit(_Insert(plans.plan)) if plans.plan else module

@@ -74,6 +74,9 @@ from . import inplace_views as IVW
 from . import aug_aliases as AA
 from . import inplace_holders as IH
 from . import range_indices as RI
+from . import complex_operators as CO
+from . import conv1d_weights as CW
+from . import layer_settings as LS
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -189,6 +192,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.stmt_lines: Dict[int, int] = {}   # id(statement) -> line, from msmigrate.lines
         self._stmt_line: List[int] = []
         self.uses_compat = False
+        self.complex_operators = False       # `*`, `/` through _ms_compat.times/over (complex_operators.py)
         self.need: Set[str] = set()          # "ms", "nn", "ops", or a module to `import`
         self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
         self._funcs: List[FunctionContext] = []
@@ -1555,6 +1559,12 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _rename_param_attr(self, original: cst.Attribute, updated: cst.Attribute):
         attr = original.attr.value
+        weight_read = CW.read(self, original, updated)   # `conv1d.weight.shape`: torch's 3-D (conv1d_weights.py)
+        if weight_read is not None:
+            return weight_read
+        setting = LS.read(self, original, updated)   # `conv.padding`, `bn.momentum`: layer_settings.py
+        if setting is not None:
+            return setting
         if attr in _CONV1D_TUPLES and id(original) not in self._stores \
                 and self._static_type(original.value) in _CONV1D_LAYERS:
             # MindSpore's 1-d convolutions run a 2-d one: kernel_size (1, k) where torch has (k,)
@@ -1740,6 +1750,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=safe, semicolon=updated.semicolon)
+        if self.complex_operators and not self._known_no_tensors(original.target, original.value):
+            plain = CO.augmented(updated, COMPAT)   # `z *= x`, z complex: complex_operators.py
+            if plain is not None:
+                self.uses_compat = True
+                return plain
         names = self._mixed_names(original.target) if isinstance(original.target, cst.Attribute) else []
         if not names:
             return updated
@@ -1793,7 +1808,27 @@ class TorchToMindSpore(cst.CSTTransformer):
             left, right = (code_of(e.with_changes(lpar=[], rpar=[])).strip() for e in (updated.left, updated.right))
             return self._render_template(f"{m.target}({left}, {right})").with_changes(
                 lpar=updated.lpar, rpar=updated.rpar)
+        if self.complex_operators and not self._known_no_tensors(original.left, original.right):
+            call = CO.operator(updated, COMPAT)   # `z * x`, z complex: complex_operators.py
+            if call is not None:
+                self.uses_compat = True
+                return call
         return updated
+
+    def _known_no_tensors(self, *operands) -> bool:
+        """Every operand known not to be a tensor (`4 * 3 / 2`, `"ab" * 2`)."""
+        for e in operands:
+            if isinstance(e, cst.BinaryOperation):
+                e = [e.left, e.right]
+            elif isinstance(e, cst.UnaryOperation):
+                e = [e.expression]
+            else:
+                if self._receiver_kind(e) != "other":
+                    return False
+                continue
+            if not self._known_no_tensors(*e):
+                return False
+        return True
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
         if self._in_forward():   # `x in {2, 3}`: msmigrate/graph_idioms.py
@@ -1810,6 +1845,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        if id(original) not in self._skip:   # `conv1d.weight[:, 0, :]` read: conv1d_weights.py
+            updated = CW.subscript(self, original, updated) or updated
         params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
         if params is not None:
             return params
@@ -1823,6 +1860,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
+        momentum = LS.store(self, original, updated)   # `bn.momentum = 0.03`: layer_settings.py
+        if momentum is not None:
+            return momentum
         # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
         UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))
@@ -2099,6 +2140,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         updated = LC.keyword_input(self, original, updated) or updated    # `m(input=x)` of a torch layer
+        updated = CW.copy_value(self, original, updated) or updated   # `conv1d.weight.copy_(t)`: conv1d_weights.py
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py

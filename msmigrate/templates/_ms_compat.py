@@ -776,6 +776,7 @@ class LSTM(nn.LSTM):
             raise MigrationError("nn.LSTM proj_size: LSTM projections have no MindSpore counterpart")
         super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
                          dropout=dropout, bidirectional=bidirectional)
+        self.input_size, self.proj_size = input_size, 0   # torch's settings MindSpore's LSTM does not keep
 
     def construct(self, x, hx=None, seq_length=None):
         # nn.LSTM.construct, not super(): _torch_class (module_tree.py) subclasses this class, and GRAPH mode
@@ -790,6 +791,7 @@ class GRU(nn.GRU):
                  bidirectional=False, device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
                          dropout=dropout, bidirectional=bidirectional)
+        self.input_size = input_size
 
     def construct(self, x, hx=None, seq_length=None):
         x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)
@@ -802,6 +804,7 @@ class RNN(nn.RNN):
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
         super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
                          batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
+        self.input_size = input_size
 
     def construct(self, x, hx=None, seq_length=None):
         x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)

@@ -150,3 +150,46 @@ def test_names_a_loop_binds_read_after_it_in_graph():
                        ("last", "while k < 2:"), ("first", "for j in range(3):")):
         assert lines.index(f"{name} = None") + 1 == lines.index(loop), (name, code)
     assert code.count("first = None") == 1, code
+
+
+HELPER_LOOP_SRC = '''
+import torch
+import torch.nn as nn
+
+
+def refine(x, iters=3):
+    for _ in range(iters):
+        x = torch.tanh(x) + 0.25
+        bins = (x > 0.5).sum(dim=-1)
+    return x, bins
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h, bins = refine(self.fc(x))
+        return h * (bins.float()[:, None] + 1) + self.pick(h)
+
+    def pick(self, h):
+        for j in range(2):
+            if j == 1:
+                last = h * 3
+        return last
+
+
+def make():
+    return Net()
+'''
+
+
+def test_names_a_loop_binds_in_a_helper_construct_calls_in_graph():
+    """vector-quantize's kmeans: `for _ in range(num_iters): ... bins = ...` then `return means, bins`, in a
+    function construct calls (and a method of the Cell): GRAPH mode refused it ("define variable 'bins' before
+    'for'"); bound to None before the loop, the unrolled loop binds it on every path torch takes."""
+    code, _ = check_graph(HELPER_LOOP_SRC, rnd(2, 4), (2, 4))
+    lines = [t.strip() for t in code.splitlines()]
+    assert lines.index("bins = None") + 1 == lines.index("for _ in range(iters):"), code
+    assert lines.index("last = None") + 1 == lines.index("for j in range(2):"), code

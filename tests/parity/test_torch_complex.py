@@ -71,3 +71,63 @@ def test_complex():
 def test_every_complex_record_has_a_case():
     assert_every_record_cased("tests/parity/test_torch_complex.py", {"test_complex": CASES,
                                                                 "test_mixed_complex_products_match_torch": MIXED})
+
+
+# `*` and `/` with a complex tensor and a real tensor or Python number: MindSpore 2.10's Mul/Div raise a raw TypeError;
+# in a module that makes complex values they go through _ms_compat.times/over (msmigrate/complex_operators.py)
+OPERATORS = '''
+import torch
+
+
+def rotate(x, y, d, i):
+    z = torch.complex(x, y)
+    w = z * x + x * z - z / 2.0 + 3 / z + d / z
+    w = w + z * 2 + i * z
+    acc = z.clone()
+    alias = acc
+    acc *= x
+    acc /= 2
+    parts = [acc.clone(), acc]
+    parts[0] *= y
+    scale = 4 * 3 / 2
+    return w, acc, alias, parts[0] * scale, x * y / 2, "ab" * 2
+
+
+def spectral(x, y):
+    return torch.view_as_complex(torch.stack([x, y], -1)) * x / y.abs().clamp(min=0.5)
+
+
+def filtered(x, w):
+    f = torch.fft.rfft(x) * w * 0.5
+    return torch.fft.irfft(f / (w + 2.0), n=x.shape[-1])
+'''
+
+
+def test_complex_operators_with_real_operands_match_torch():
+    import mindspore as ms
+    import torch
+    from tests.parity.harness import assert_close, load_converted, load_torch
+    d = X.astype(np.float64)
+    want = load_torch(OPERATORS)["rotate"](*(torch.from_numpy(a) for a in (X, Y, d, I32)))
+    mod, code, _ = load_converted(OPERATORS)
+    got = mod.rotate(*(ms.Tensor(a) for a in (X, Y, d, I32)))
+    assert "acc = _ms_compat.times(acc, x)" in code and "parts[0] = _ms_compat.times(parts[0], y)" in code, code
+    assert "scale = 4 * 3 / 2" in code and '"ab" * 2' in code, code          # no tensor operand: as written
+    assert got[-1] == want[-1]
+    for g, t, what in zip(got[:-1], want[:-1], ("w", "acc", "alias", "part", "real")):
+        assert str(g.dtype).lower() == str(t.dtype).replace("torch.", "").lower(), (what, g.dtype, t.dtype)
+        assert_close(g, t.numpy(), what=what)
+    want = load_torch(OPERATORS)["spectral"](torch.from_numpy(X), torch.from_numpy(Y))
+    assert_close(ms.jit(mod.spectral)(ms.Tensor(X), ms.Tensor(Y)), want.numpy(), what="GRAPH")
+
+
+def test_complex_operator_gradients_match_torch():
+    """MindSpore has no gradient for a complex Mul: a complex tensor times a real one is computed on its parts."""
+    from tests.parity.harness import check_function
+    check_function(OPERATORS, [X[:, :4], np.abs(Y[:, :3]) + 0.1], entry="filtered", grad=True)
+
+
+def test_operators_in_a_module_without_complex_values_stay_as_written():
+    from tests.parity.harness import load_converted
+    _, code, _ = load_converted("import torch\n\n\ndef f(x, y):\n    x *= y\n    return x * y / 2\n")
+    assert "x *= y" in code and "return x * y / 2" in code and "times" not in code, code

@@ -2,7 +2,8 @@
 complex64 with complex128, a Python number; a real tensor with a Python complex): torch computes in the complex
 dtype; MindSpore 2.10's CPU Mul/Div take complex only paired with the same complex dtype (TypeError: Select CPU
 operator[Mul] fail! Unsupported data type). The dtypes are known when a graph compiles, so ms.jit keeps only one
-branch; an ordinary pair goes to ops.mul / ops.div as it is."""
+branch; an ordinary pair goes to ops.mul / ops.div as it is. A real Python number with a complex tensor works in
+MindSpore's `*` and `/` (a failed complex Mul in the same process makes it fail too: measure in a fresh one)."""
 import mindspore as ms
 from mindspore import ops
 
@@ -33,10 +34,60 @@ def _operands(a, b):
     return _cast(a, dtype), _cast(b, dtype)
 
 
+def _real_with_complex(a, b):
+    return isinstance(a, ms.Tensor) and isinstance(b, ms.Tensor) and (a.dtype in _COMPLEX) != (b.dtype in _COMPLEX)
+
+
+def _per_part(a, b, divide):
+    """A complex tensor times (over) a real one, on the real and imaginary parts: MindSpore 2.10 has no gradient
+    for a complex Mul ("gradient not support for complex type"), these real products have torch's."""
+    dtype = _operands(a, b)[0].dtype
+    real = ms.float64 if dtype == ms.complex128 else ms.float32
+    z_first = a.dtype in _COMPLEX     # (not `z is a`: identity is no test in a compiled graph)
+    z, r = (a, b) if z_first else (b, a)
+    re, im, r = ops.real(z).astype(real), ops.imag(z).astype(real), r.astype(real)
+    if not divide:
+        return ops.Complex()(re * r, im * r)
+    if z_first:
+        return ops.Complex()(re / r, im / r)
+    norm = re * re + im * im
+    return ops.Complex()(r * re / norm, -r * im / norm)
+
+
 def mul(input, other):
+    if _real_with_complex(input, other):
+        return _per_part(input, other, False)
     return ops.mul(*_operands(input, other))
 
 
 def div(input, other, rounding_mode=None):
+    if rounding_mode is None and _real_with_complex(input, other):
+        return _per_part(input, other, True)
     input, other = _operands(input, other)
     return ops.div(input, other, rounding_mode=rounding_mode)
+
+
+def _cast_for_operator(a, b):
+    """Two tensors as for torch.mul; a Python complex with a tensor cast; a real Python number with a complex
+    tensor as it is (MindSpore's operator takes it, with its gradient); no tensor: as Python has them."""
+    tensors = isinstance(a, ms.Tensor) + isinstance(b, ms.Tensor)
+    if tensors == 2 or tensors == 1 and (isinstance(a, complex) or isinstance(b, complex)):
+        return _operands(a, b)
+    return a, b
+
+
+def times(a, b):
+    """`a * b` in a module that makes complex tensors (msmigrate/complex_operators.py): as torch.mul where a complex
+    tensor meets another dtype; anything else (ints, strings, lists) as Python does."""
+    if _real_with_complex(a, b):
+        return _per_part(a, b, False)
+    a, b = _cast_for_operator(a, b)
+    return a * b
+
+
+def over(a, b):
+    """`a / b`, the same way."""
+    if _real_with_complex(a, b):
+        return _per_part(a, b, True)
+    a, b = _cast_for_operator(a, b)
+    return a / b

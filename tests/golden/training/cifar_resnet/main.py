@@ -183,6 +183,7 @@ def test(epoch):
     test_loss = 0
     correct = 0
     total = 0
+    batch_idx = None
     for batch_idx, (inputs, targets) in enumerate(testloader):
         outputs = net(inputs)
         loss = criterion(outputs, targets)

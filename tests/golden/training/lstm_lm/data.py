@@ -32,6 +32,9 @@ class Corpus(object):
         assert os.path.exists(path)
         # Add words to the dictionary
         with open(path, 'r', encoding="utf8") as f:
+            line = None
+            word = None
+            words = None
             for line in f:
                 words = line.split() + ['<eos>']
                 for word in words:
@@ -40,6 +43,7 @@ class Corpus(object):
         # Tokenize file content
         with open(path, 'r', encoding="utf8") as f:
             idss = []
+            ids = None
             for line in f:
                 words = line.split() + ['<eos>']
                 ids = []

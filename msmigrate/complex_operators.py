@@ -1,0 +1,62 @@
+"""`a * b` and `a / b` (and `*=`, `/=`) in a module that makes complex tensors.
+
+MindSpore 2.10's Mul and Div take a complex tensor only with the same complex dtype: a complex tensor times a
+real tensor or a Python number raises a raw TypeError ("Select CPU operator[Mul] fail! Unsupported data type",
+measured for `*` and `/` in both orders; `+` and `-` promote as torch does). torch.mul/div already go to
+_ms_compat.mul/div (compat_parts/complex_operands.py). An operator's operand dtypes are known only at run time,
+so the operators become _ms_compat.times/over, which cast as torch promotes and otherwise compute `a * b`
+itself, but only in a module whose source makes complex values (a complex dtype, torch.complex, polar,
+view_as_complex, fft, an imaginary literal): other modules keep their operators as written, and so does an
+operation whose two operands are known not to be tensors. An augmented assignment becomes a plain one on a
+name or an attribute, or on a subscript without calls (evaluated twice, as it has no side effect)."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+_COMPLEX_SOURCE = re.compile(
+    r"\b(complex(32|64|128)|cfloat|cdouble|chalf|view_as_complex\w*|polar|fft|stft)\b|\bcomplex\(|\b\d+(\.\d*)?[jJ]\b")
+
+_HELPERS = {cst.Multiply: "times", cst.Divide: "over"}
+_AUG_HELPERS = {cst.MultiplyAssign: "times", cst.DivideAssign: "over"}
+
+
+def makes_complex(source: str) -> bool:
+    return bool(_COMPLEX_SOURCE.search(source))
+
+
+def _call(helper: str, left, right, compat: str) -> cst.Call:
+    strip = dict(lpar=[], rpar=[])
+    return cst.Call(func=cst.Attribute(cst.Name(compat), cst.Name(helper)),
+                    args=[cst.Arg(left.with_changes(**strip)), cst.Arg(right.with_changes(**strip))])
+
+
+def operator(updated: cst.BinaryOperation, compat: str) -> Optional[cst.BaseExpression]:
+    helper = _HELPERS.get(type(updated.operator))
+    if helper is None:
+        return None
+    return _call(helper, updated.left, updated.right, compat).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+
+def augmented(updated: cst.AugAssign, compat: str) -> Optional[cst.Assign]:
+    helper = _AUG_HELPERS.get(type(updated.operator))
+    target = updated.target
+    if helper is None or not isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+        return None
+    if isinstance(target, cst.Subscript) and _has_call(target):
+        return None
+    return cst.Assign(targets=[cst.AssignTarget(target)], value=_call(helper, target, updated.value, compat),
+                      semicolon=updated.semicolon)
+
+
+def _has_call(node: cst.CSTNode) -> bool:
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, n) -> None:
+            found.append(n)
+
+    node.visit(_Calls())
+    return bool(found)

@@ -1,0 +1,81 @@
+"""Settings of a torch layer read on a layer the converter knows (`self.conv.padding`, `m.momentum` under
+`isinstance(m, nn.BatchNorm2d)`) that MindSpore's layer holds in another form or not at all (measured on 2.10;
+names MindSpore only spells differently are transformer.PARAM_RENAMES):
+
+- a convolution's `padding`/`output_padding`: torch's tuple of one int per spatial dim; MindSpore's an int or
+  (top, bottom, left, right) (a Conv1d's (0, 0, p, p); output_padding as less padding at the end):
+  `_ms_compat.conv_setting(layer, name, dims)`;
+- BatchNorm `momentum`: MindSpore keeps 1 - (1 - torch's): 0.30000000000000004 for 0.3;
+  `_ms_compat.torch_momentum(v)` rounds it back to 15 digits (None, the cumulative average, stays None).
+  Set (`m.momentum = 0.03`, timm's and YOLO's BatchNorm set-up) it changed nothing, silently: MindSpore's
+  layer runs a primitive built with the momentum at construction; `_ms_compat.set_momentum(m, v)` builds it again;
+- a convolution's `transposed`: known from its class;
+- settings MindSpore's layer does not keep (BatchNorm `affine`/`track_running_stats`, LayerNorm
+  `elementwise_affine`, a convolution's `padding_mode`, Embedding `sparse`/`scale_grad_by_freq`, Dropout `inplace`):
+  a TODO that raises MigrationError at its line (a raw AttributeError before).
+An RNN's `input_size` (and LSTM's `proj_size`) the helper layers keep themselves (_ms_compat.LSTM/GRU/RNN)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+_CONV_DIMS = {f"torch.nn.{kind}{d}d": d for kind in ("Conv", "ConvTranspose") for d in (1, 2, 3)}
+_NORMS = {f"torch.nn.BatchNorm{d}" for d in ("1d", "2d", "3d")} | {"torch.nn.SyncBatchNorm"}
+_NOT_KEPT = {
+    **{(n, a): "MindSpore's BatchNorm keeps no such setting" for n in _NORMS
+       for a in ("affine", "track_running_stats")},
+    ("torch.nn.LayerNorm", "elementwise_affine"): "MindSpore's LayerNorm keeps no such setting",
+    **{(n, "padding_mode"): "MindSpore's convolution keeps no padding_mode" for n in _CONV_DIMS},
+    **{("torch.nn.Embedding", a): "MindSpore's Embedding keeps no such setting"
+       for a in ("sparse", "scale_grad_by_freq")},
+    ("torch.nn.Dropout", "inplace"): "MindSpore's Dropout keeps no inplace flag",
+    **{(f"torch.nn.{p}{d}d", a): "MindSpore's pooling layer holds it in another form" for p in ("MaxPool", "AvgPool")
+       for d in (1, 2, 3) for a in ("padding", "dilation")},
+}
+
+
+def _helper(tr, name: str, value: cst.BaseExpression, *extra: str) -> cst.Call:
+    tr.uses_compat = True
+    return cst.Call(func=cst.parse_expression(f"_ms_compat.{name}"),
+                    args=[cst.Arg(value), *(cst.Arg(cst.parse_expression(e)) for e in extra)])
+
+
+def read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.BaseExpression]:
+    """torch's value of `layer.setting` (not an assignment target), or None where nothing changes."""
+    if id(original) in tr._stores:
+        return None
+    attr = original.attr.value
+    layer = tr._static_type(original.value)
+    if layer is None:
+        return None
+    if attr in ("padding", "output_padding") and layer in _CONV_DIMS:
+        tr._record(original, f"conv.{attr}", "_ms_compat.conv_setting", "converted",
+                   "MindSpore holds it as an int or per side; torch's tuple of one int per spatial dim")
+        return _helper(tr, "conv_setting", updated.value, repr(attr), str(_CONV_DIMS[layer]))
+    if attr == "transposed" and layer in _CONV_DIMS:
+        tr._record(original, "conv.transposed", "True/False", "converted", "known from the layer's class")
+        return cst.Name(str("Transpose" in layer))
+    if attr == "momentum" and layer in _NORMS:
+        tr._record(original, "batchnorm.momentum", "_ms_compat.torch_momentum", "converted",
+                   "MindSpore keeps 1 - (1 - momentum): rounded back to torch's value")
+        return _helper(tr, "torch_momentum", updated)
+    why = _NOT_KEPT.get((layer, attr))
+    if why is not None:
+        return tr._todo(original, f"{layer}.{attr}", why)
+    return None
+
+
+def store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
+    """`bn.momentum = v` on a BatchNorm: `_ms_compat.set_momentum(bn, v)`."""
+    if len(original.targets) != 1:
+        return None
+    target = original.targets[0].target
+    if not (isinstance(target, cst.Attribute) and target.attr.value == "momentum"
+            and tr._static_type(target.value) in _NORMS):
+        return None
+    tr._record(original, "batchnorm.momentum (set)", "_ms_compat.set_momentum", "converted",
+               "MindSpore's BatchNorm runs a primitive built with its momentum: built again")
+    owner = updated.targets[0].target.value
+    return cst.Expr(_helper(tr, "set_momentum", owner).with_changes(
+        args=[cst.Arg(owner), cst.Arg(updated.value)]), semicolon=updated.semicolon)

@@ -1,0 +1,35 @@
+"""torch's form of layer settings MindSpore keeps in another (msmigrate/layer_settings.py)."""
+from mindspore import ops
+
+
+def conv_setting(conv, name, dims):
+    """A convolution's padding/output_padding as torch's tuple of `dims` ints, from MindSpore's padding: an int or
+    per side (top, bottom, left, right) ((0, 0, p, p) for a 1-d convolution). A transposed convolution's
+    output_padding is converted as less padding at the end of each dim (padding=(1, 0, 1, 0) for torch's
+    padding=1, output_padding=1)."""
+    v, extra = conv.padding, getattr(conv, "output_padding", 0)
+    if name == "padding" and conv.pad_mode in ("same", "SAME"):
+        return "same"
+    if isinstance(v, int):
+        return (v,) * dims if name == "padding" else (extra,) * dims
+    sides = tuple(v)[-2 * dims:]
+    if name == "padding":
+        return sides[::2]
+    return tuple(sides[i] - sides[i + 1] + extra for i in range(0, 2 * dims, 2))
+
+
+def torch_momentum(v):
+    """BatchNorm momentum as torch holds it: MindSpore's 1 - (1 - m) rounded back (0.30000000000000004 -> 0.3)."""
+    return None if v is None else float(f"{v:.15g}")
+
+
+def set_momentum(bn, v):
+    """`bn.momentum = v`: MindSpore's BatchNorm trains with a primitive built with the momentum at construction
+    (setting the attribute alone changed nothing); built again. BatchNorm3d keeps it on its inner bn2d."""
+    if v is None:
+        raise MigrationError("BatchNorm momentum = None (a cumulative average) set after construction: "
+                             "give momentum=None when building the layer")
+    inner = getattr(bn, "bn2d", bn)
+    for layer in {id(bn): bn, id(inner): inner}.values():
+        layer.momentum = v
+    inner.bn_train = ops.BatchNorm(is_training=True, epsilon=inner.eps, momentum=v, data_format=inner.format)

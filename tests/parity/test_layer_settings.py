@@ -1,0 +1,95 @@
+"""Settings of torch layers read (and BatchNorm's momentum set) on a layer the converter knows, that MindSpore's
+layers hold in another form or not at all (msmigrate/layer_settings.py), against torch. Before: an RNN's input_size
+and LSTM's proj_size a raw AttributeError; a convolution's padding 1 or (0, 0, 2, 2) for torch's (1, 1) and (2,);
+momentum 0.30000000000000004; `bn.momentum = 0.5` silently changed nothing (the running mean kept moving at the
+constructor's rate); affine, elementwise_affine, padding_mode and the like a raw AttributeError, now a
+MigrationError naming the line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+ms = pytest.importorskip("mindspore")
+
+from .harness import assert_close, check_layer, load_converted, load_torch, rnd  # noqa: E402
+
+SRC = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 5, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(3, 6)
+        self.rnn = nn.RNN(2, 3)
+        self.conv = nn.Conv2d(2, 4, 3, padding=(1, 2))
+        self.conv1 = nn.Conv1d(2, 4, 3, padding=2)
+        self.up = nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)
+        self.bn = nn.BatchNorm1d(3, momentum=0.3)
+
+    def settings(self):
+        return (self.lstm.input_size, self.lstm.proj_size, self.gru.input_size, self.rnn.input_size,
+                self.conv.padding, self.conv1.padding, self.up.output_padding, self.up.padding, self.bn.momentum,
+                self.conv.transposed, self.up.transposed)
+
+
+def momentum_set(x):
+    net = Net()
+    for m in net.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.momentum = 0.5
+    net.train()
+    net.bn(x)
+    return net.bn.running_mean, net.bn.momentum
+
+
+def affine():
+    bn = nn.BatchNorm2d(3)
+    return bn.affine
+
+
+class Padded(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 3, 3, padding=1)
+
+    def forward(self, x):
+        return F.pad(self.conv(x), (self.conv.padding[0], 0)) * self.conv.padding[0]
+
+
+def make():
+    return Padded()
+'''
+
+
+def test_layer_settings_read_as_torch():
+    want = load_torch(SRC)["Net"]().settings()
+    mod, code, _ = load_converted(SRC)
+    got = mod.Net().settings()
+    assert got == want == (4, 0, 3, 2, (1, 2), (2,), (1, 1), (1, 1), 0.3, False, True), (got, want)
+
+
+def test_batchnorm_momentum_set_after_construction_trains_at_torchs_rate():
+    import torch
+    x = rnd(4, 3, seed=6)
+    want = load_torch(SRC)["momentum_set"](torch.from_numpy(x))
+    mod, code, _ = load_converted(SRC)
+    assert "_ms_compat.set_momentum(m, 0.5)" in code, code
+    got = mod.momentum_set(ms.Tensor(x))
+    assert got[1] == want[1] == 0.5
+    assert_close(got[0], want[0].numpy(), what="running mean")
+
+
+def test_settings_mindspore_does_not_keep_raise_naming_the_line():
+    mod, code, _ = load_converted(SRC)
+    with pytest.raises(Exception, match=r"BatchNorm2d\.affine at __main__:\d+") as err:
+        mod.affine()
+    assert type(err.value).__name__ == "MigrationError"
+
+
+def test_padding_read_in_construct_graph():
+    check_layer(SRC, [rnd(2, 2, 5, seed=7)], graph=True, grad=True)
