@@ -109,11 +109,14 @@ composed("torch.slice_scatter", "ops.slice_scatter({input}, {src}, {dim}, {start
 composed("torch.diagonal_scatter", "ops.diagonal_scatter({input}, {src}, {offset}, {dim1}, {dim2})",
          ("input", "src", "offset", "dim1", "dim2"), defaults={"offset": "0", "dim1": "0", "dim2": "1"},
          test=T_INDEX)
-composed("torch.isin", "((ops.expand_dims({elements}, -1) == ops.reshape({test_elements}, (-1,))).any(-1) != "
-         "{invert})", ("elements", "test_elements", "assume_unique", "invert"),
+composed("torch.isin", "(_ms_compat.isin_assume_unique({elements}, {test_elements}, {invert}) if {assume_unique} "
+         "else ((ops.expand_dims({elements}, -1) == ops.reshape({test_elements}, (-1,))).any(-1) != {invert}))",
+         ("elements", "test_elements", "assume_unique", "invert"),
          defaults={"assume_unique": "False", "invert": "False"}, target="mindspore.ops.equal",
          note="composed: each element compared with every test element (memory grows with both sizes); tensors "
-              "only", test=T_INDEX)
+              "only; assume_unique=True through _ms_compat.isin_assume_unique (templates/compat_parts/"
+              "isin_sorting.py: torch's sorted-neighbour rule, its answer on repeated values too; on the host)",
+         test=T_INDEX)
 composed("torch.kthvalue", "(lambda _ms_v, _ms_i: (ops.narrow(_ms_v, {dim}, {k} - 1, 1), ops.narrow(_ms_i, {dim}, "
          "{k} - 1, 1).astype(ms.int64)) if {keepdim} else (ops.narrow(_ms_v, {dim}, {k} - 1, 1).squeeze({dim}), "
          "ops.narrow(_ms_i, {dim}, {k} - 1, 1).squeeze({dim}).astype(ms.int64)))(*ops.sort({input}, {dim}))",
