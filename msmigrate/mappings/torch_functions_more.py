@@ -269,15 +269,13 @@ rule("torch.broadcast_tensors", "mindspore.ops.broadcast_to", note="each tensor 
      "(found by adding zero tensors of each shape; incompatible shapes raise, as in torch)", test=T_EXPR)(
     _broadcast_tensors)
 
-composed("torch.histogram",
-         "_ms_compat.histogram({input}, {bins}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
-         absent={"range": "(lambda _ms_x: _ms_compat.histogram(_ms_x, {bins}, float(_ms_x.min()), "
-                          "float(_ms_x.max())))({input})"},
-         literal=("bins",), target="mindspore.ops.histc", test=T_EXPR,
-         note="(counts, bin edges) for an integer bins, float32 input through ops.histc, float64 binned in float64 "
-              "(_ms_compat.histogram, templates/compat_parts/empty_reductions.py; no Histogram kernel takes it); "
-              "weight/density and tensor bins are not translated; without range the data's min and max are read on "
-              "the host (not inside ms.jit)")
+composed("torch.histogram", "_ms_compat.histogram({input}, {bins}, {range}, {weight}, {density})",
+         ("input", "bins", "range", "weight", "density"),
+         defaults={"range": "None", "weight": "None", "density": "False"}, target="mindspore.ops.histc", test=T_EXPR,
+         note="(counts, bin edges) in the input's dtype (_ms_compat.histogram, templates/compat_parts/"
+              "empty_reductions.py): an integer bins through ops.histc for a float32 count, binned by torch's formula "
+              "in the input's dtype otherwise (float64: no Histogram kernel; weight; density); a tensor bins as the "
+              "edges; without range the data's min and max are read on the host (not inside ms.jit)")
 
 
 # torch.quantile: mappings/tensor_nn_extra.py (one helper with torch.nanquantile)
