@@ -81,6 +81,7 @@ CASES.update({
     "index_copy_": ("0, y, w", A, _ROWS, B[:2].copy()), "scatter_add_": ("1, y, w", A, IDX, B),
     "scatter_reduce_": ("1, y, w, reduce='sum'", A, IDX, B), "masked_scatter_": ("y > 0, w", A, B, P),
     "index_reduce_": ("0, y, w, 'prod'", A, _ROWS, B[:2].copy()), "conj_physical_": ("", A),
+    "index_put_": ("(y, y), w, True", A, np.array([0, 2, 0], np.int64), B[0, :3].copy()),
 })
 
 # a few also run compiled (ms.jit): the rebinding is graph-safe
