@@ -104,7 +104,8 @@ NAMED_FIELDS = '''
 import torch
 def fn(x: torch.Tensor):
     return (x.max(dim=1).values, x.min(1).indices, torch.max(x, 0).values, torch.sort(x, dim=1).indices,
-            torch.sort(x, 1, descending=True).values, x.topk(2).values, x.topk(2, dim=0).indices)
+            torch.sort(x, 1, descending=True).values, x.topk(2).values, x.topk(2, dim=0).indices,
+            torch.mode(x, 1).values, x.mode(0).indices)
 '''
 
 
@@ -133,5 +134,5 @@ def test_named_tuple_fields_become_indices():
     x = np.random.default_rng(0).permutation(20).reshape(4, 5).astype(np.float32)  # no ties: same indices
     code, sites = check_function(NAMED_FIELDS, [x], graph=False)
     fields = [s for s in sites if s.api.startswith("torch.return_types.")]
-    assert len(fields) == 7 and all(s.status == "converted" for s in fields), sites
+    assert len(fields) == 9 and all(s.status == "converted" for s in fields), sites
     assert ".values" not in code and ".indices" not in code, code

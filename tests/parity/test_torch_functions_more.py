@@ -151,6 +151,11 @@ CASES = [
          "r, q: (torch.mode(r), torch.mode(r, 0), torch.mode(q, 1, True), r.mode(dim=-1), q.mode(keepdim=True),"
          " torch.mode(input=q, dim=1, keepdim=q.ndim > 1), r.mode(0, r.ndim > 5))",
          [np.array([[1.0, 2.0, 2.0, 3.0, 3.0], [5.0, 4.0, 4.0, 5.0, 0.0]], np.float32), IDS.repeat(3, 1)], typed=True, graph=False),
+    # the named fields of the result (`.values` / `.indices`, read at once or from a name); a 0-d input; graph mode
+    case([T + "mode", "Tensor.mode"],
+         "r, q: (torch.mode(r, 1).values, q.mode(0).indices, torch.mode(r[0, 0]), torch.mode(q, -1, keepdim=True)[1],"
+         " r.mode(1, True).values)",
+         [np.array([[1.0, 2.0, 2.0, 3.0, 3.0], [5.0, 4.0, 4.0, 5.0, 0.0]], np.float32), IDS.repeat(3, 1)], typed=True),
     case([F + "local_response_norm", "Tensor.sum_to_size"],
          "i, s, x: (torch.nn.functional.local_response_norm(i, 2), torch.nn.functional.local_response_norm(i, 3,"
          " alpha=0.1, beta=0.5, k=2.0), torch.nn.functional.local_response_norm(s, 5), x.sum_to_size(1, 4),"
