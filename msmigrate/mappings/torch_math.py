@@ -223,12 +223,15 @@ composed("torch.cholesky_solve", "ops.cholesky_solve({B}, {L}, {upper})", ("B", 
          defaults={"upper": "False"}, test=T_MAT, keywords={"input": "B", "input2": "L"})
 composed("torch.cholesky_inverse", "ops.cholesky_inverse({L}, {upper})", ("L", "upper"), defaults={"upper": "False"},
          test=T_MAT, keywords={"input": "L"})
-composed("torch.svd", "(lambda _ms_u, _ms_s, _ms_vh: (_ms_u, _ms_s, _ms_vh.swapaxes(-1, -2)))(*_ms_compat.linalg_svd("
-         "{input}, not {some}))",
+composed("torch.svd", "(lambda _ms_x: (lambda _ms_u, _ms_s, _ms_vh: (_ms_u, _ms_s, _ms_vh.swapaxes(-1, -2)) if "
+         "{compute_uv} else (ops.zeros(_ms_x.shape[:-1] + _ms_x.shape[-2:-1], _ms_x.dtype), _ms_s, "
+         "ops.zeros(_ms_x.shape[:-2] + _ms_x.shape[-1:] * 2, _ms_x.dtype)))(*_ms_compat.linalg_svd(_ms_x, not {some} and {compute_uv})))"
+         "({input})",
          ("input", "some", "compute_uv"), defaults={"some": "True", "compute_uv": "True"},
-         only={"compute_uv": ("True",)}, target="mindspore.ops.svd",
+         target="mindspore.ops.svd",
          note="(U, S, V) as torch.svd returns them (V not transposed); some=True is the reduced form; singular "
-              "vectors are unique only up to sign; compute_uv=False is a TODO", test=T_MAT)
+              "vectors are unique only up to sign; compute_uv=False: U and V zero-filled, square (m x m, n x n) "
+              "whatever some says, as torch (S from the reduced factorisation, whose gradient MindSpore has)", test=T_MAT)
 composed("torch.qr", "ops.qr({input}, 'reduced' if {some} else 'complete')", ("input", "some"),
          defaults={"some": "True"}, note="a plain (Q, R) tuple; some=False is mode 'complete'", test=T_MAT)
 composed("torch.pinverse", "_ms_compat.linalg_pinv({input}, rtol={rcond})", ("input", "rcond"),

@@ -141,6 +141,10 @@ MAT = [
          [R], rtol=1e-4, atol=1e-4),
     case("torch.svd", "a: (lambda u, s, v: (u[:, :3].abs(), s, v.abs(), torch.tensor(u.shape)))(*torch.svd(a, some=False))",
          [R], rtol=1e-4, atol=1e-4),
+    # compute_uv=False: zero U (m x m) and V (n x n) whatever some says; batched; the singular values' gradient
+    case("torch.svd", "a: (torch.svd(a, compute_uv=False), torch.svd(a.T, some=False, compute_uv=False),"
+         " torch.svd(torch.stack([a, 2 * a]), compute_uv=False), torch.svd(a, True, False)[1])",
+         [R], rtol=1e-4, atol=1e-4, grad=True),
     case("torch.qr", "a: [t.abs() for t in torch.qr(a)] + [t.abs() for t in torch.qr(a, some=False)]", [R],
          rtol=1e-4, atol=1e-4),
     case("torch.pinverse", "a: torch.pinverse(a)", [R], rtol=1e-4, atol=1e-4),
