@@ -170,16 +170,16 @@ mapping("torch.bincount", "_ms_compat.bincount", args=("input", "weights", "minl
 composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right}).astype(ms.int32 if {out_int32} else "
          "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
          literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)
-composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, right={right} or {side} == 'right') if "
-         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, out_int32=True, "
-         "right={right}, side={side}))"
-         ".astype(ms.int32 if {out_int32} else ms.int64)",
+composed("torch.searchsorted", "(lambda _ms_s: (ops.bucketize({values}, _ms_s, right={right} or {side} == 'right') if "
+         "_ms_s.ndim == 1 else ops.searchsorted(_ms_s, {values}, out_int32=True, right={right}, side={side}))"
+         ".astype(ms.int32 if {out_int32} else ms.int64))({sorted_sequence} if {sorter} is None else "
+         "ops.gather_elements({sorted_sequence}, -1, {sorter}))",
          ("sorted_sequence", "values", "out_int32", "right", "side", "sorter"),
          defaults={"out_int32": "False", "right": "False", "side": "None", "sorter": "None"},
-         only={"sorter": ("None",)}, literal=("out_int32",), target="mindspore.ops.searchsorted",
+         literal=("out_int32",), target="mindspore.ops.searchsorted",
          keywords={"input": "values"},   # torch's keyword (its docs say values, which torch refuses)
          note="1-D boundaries with values of any shape go through ops.bucketize (ops.searchsorted wants matching "
-              "leading dims); sorter= is a TODO. Every SearchSorted here computes int32 (cast after): MindSpore 2.10's "
+              "leading dims); with sorter= the sequence is first put in that order (ops.gather_elements). Every SearchSorted here computes int32 (cast after): MindSpore 2.10's "
               "CPU kernel keeps the output dtype of its first run and fails on the other", test=T_RED)
 composed("torch.cov", "ops.cov({input}, correction={correction}, fweights={fweights}, aweights={aweights})",
          ("input", "correction", "fweights", "aweights"),

@@ -92,6 +92,11 @@ REDUCTIONS = [
          " torch.searchsorted(s, v, side='right'), torch.searchsorted(s, v, out_int32=True),"
          " torch.searchsorted(s, input=v, right=True))",
          [np.array([-1.0, 0.0, 1.0, 2.0], np.float32), Y]),
+    # sorter=: the sequence unsorted, its sorting indices given (1-D and per row)
+    case("torch.searchsorted", "s, m, v, w: (torch.searchsorted(s, v, sorter=torch.argsort(s)), torch.searchsorted(m, w,"
+         " right=True, sorter=torch.argsort(m)), torch.searchsorted(m, w, side='left', sorter=torch.argsort(m, dim=-1)))",
+         [np.array([2.0, -1.0, 1.0, 0.0], np.float32), np.array([[1, 3, 9, 7, 5], [2, 4, 6, 8, 10]], np.int64), Y,
+          np.array([[3, 6, 9], [3, 6, 9]], np.int64)]),
     case("torch.cov", "x, f, a: (torch.cov(x), torch.cov(x, correction=0), torch.cov(x, fweights=f, aweights=a))",
          [Y, J[0], P[0]], rtol=1e-4),
     case(["torch.trapezoid", "torch.trapz"], "y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y,"
