@@ -165,11 +165,12 @@ composed("torch.cosine_similarity", "ops.cosine_similarity({x1}, {x2}, {dim}, {e
          defaults={"dim": "1", "eps": "1e-08"}, test=T_MISC)
 composed("torch.pdist", "ops.pdist({input}, float({p}))", ("input", "p"), defaults={"p": "2"}, test=T_MISC,
          note="p as a float (ops.pdist refuses an int p)")
-composed("torch.unique_consecutive", "ops.unique_consecutive({input}, {return_inverse}, {return_counts})",
+composed("torch.unique_consecutive", "ops.unique_consecutive({input}, {return_inverse}, {return_counts}, {dim})",
          ("input", "return_inverse", "return_counts", "dim"),
          defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},
-         literal=("return_inverse", "return_counts"), only={"dim": ("None",)},
-         note="values, and the int64 inverse indices and counts when asked (literal flags); dim= is TODO",
+         literal=("return_inverse", "return_counts"),
+         note="values, and the int64 inverse indices and counts when asked (literal flags); dim= collapses runs of "
+              "equal slices along dim, as torch",
          test="tests/parity/test_index_dtypes.py::test_index_dtypes")
 
 composed("torch.floor_divide", "ops.floor_divide({input}, {other})", ("input", "other"), test=T_MISC,
