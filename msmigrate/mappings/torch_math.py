@@ -77,7 +77,7 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
                    ("bitwise_left_shift", "bitwise_left_shift"), ("bitwise_right_shift", "bitwise_right_shift"),
                    ("igamma", "igamma"), ("igammac", "igammac"), ("fmax", "fmax"), ("kron", "kron"),
                    ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
-    _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
+    _second = {"mv": "vec", "outer": "vec2", "ger": "vec2", "float_power": "exponent"}.get(_name, "other")
     _guarded = _name in ("inner", "mv")     # torch's zeros over an empty contracted dim (empty_products.py)
     _paired = _name in ("logaddexp", "logaddexp2", "igamma", "igammac")   # int / mixed inputs: float_pair
     composed(f"torch.{_name}", f"ops.{_op}(*_ms_compat.float_pair({{input}}, {{other}}))" if _paired else

@@ -48,7 +48,8 @@ ELEMENTWISE += [
     case(["torch.logaddexp", "torch.logaddexp2"], "x, i: (torch.logaddexp2(x, i), torch.logaddexp(i, x), "
          "torch.logaddexp2(x[:1, :1], i), x.logaddexp2(i), torch.logaddexp(x, x.double()))", [Y, I], grad=True),
     case(["torch.igamma", "torch.igammac"], "x, j: (torch.igamma(x, j), torch.igammac(j, x.double()))", [P, J]),
-    case("torch.float_power", "x, y: (torch.float_power(x, y), torch.float_power(x, 2))", [P, X]),
+    case("torch.float_power", "x, y: (torch.float_power(x, y), torch.float_power(x, 2), torch.float_power(x, exponent=y),"
+         " torch.float_power(input=x, exponent=3), x.float_power(exponent=2))", [P, X]),
     case("torch.xlogy", "x, y: torch.xlogy(x, y)", [np.array([0.0, 0.0, 1.0, 2.0], np.float32),
                                                     np.array([0.0, np.nan, 0.5, 3.0], np.float32)]),
     # a Python number as other (x.xlogy(3.0)), NaN included
