@@ -211,7 +211,10 @@ import torch
 
 def fresh(x: torch.Tensor, index: torch.Tensor):
     return (torch.zeros(3, 5).scatter_(1, index, 1.0), torch.zeros(3, 5).scatter_(dim=0, index=index, src=x),
-            x.clone().abs_(), torch.ones(3, 5).add_(x, alpha=2), torch.full((3, 5), 2.0).mul_(x), x)
+            x.clone().abs_(), torch.ones(3, 5).add_(x, alpha=2), torch.full((3, 5), 2.0).mul_(x), x,
+            # a bool result cast back to the new tensor's dtype, as torch's in-place form keeps it
+            torch.tensor([True, False, True]).logical_not_(), torch.ones(3, 5).logical_not_(),
+            x.clone().gt_(0.5), torch.zeros(3, 5).eq_(x.round()))
 
 
 def shared(x: torch.Tensor):
