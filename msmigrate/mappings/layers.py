@@ -518,7 +518,7 @@ rule("torch.nn.LSTM", "_ms_compat.LSTM",
      unsupported_ok={"proj_size": ("0",)},
      note=_RECURRENT_NOTE + "; proj_size > 0: _ms_compat.ProjectedLSTM (templates/compat_parts/projected_lstm.py: "
           "torch's parameters weight_ih/weight_hh/bias_ih/bias_hh/weight_hr per layer and direction, steps run "
-          "one by one, PyNative)",
+          "one by one)",
      test=f"{T}::test_recurrent")(_projected_lstm)
 for _name in ("GRU", "RNN"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}",

@@ -867,7 +867,7 @@ RNN_CASES = [
     ("nn.LSTM(4, 6, 2, bias=False)", False, False),
     ("nn.LSTM(4, 6, proj_size=0)", False, False),     # the default, written out: dropped
     # projections (_ms_compat.ProjectedLSTM): keyword and positional proj_size
-    ("nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=3)", True, False),
+    ("nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=3)", True, True),
     ("nn.LSTM(4, 6, 2, False, False, 0.0, False, 2)", False, False),
     ("nn.GRU(4, 6)", False, True),
     ("nn.GRU(4, 6, num_layers=2, bidirectional=True, batch_first=True)", True, False),

@@ -1,7 +1,8 @@
 """torch.nn.LSTM with proj_size > 0 (MindSpore's LSTM has no projection): each step's hidden state is
 o * tanh(c) projected by weight_hr to proj_size, and that projection is h (the next step's recurrent input, the
 output, h_n); c keeps hidden_size. torch's parameter names, shapes, order and U(-1/sqrt(hidden), 1/sqrt(hidden))
-initialisation; gates i, f, g, o as torch stacks them; dropout between layers. Steps run one by one (PyNative)."""
+initialisation; gates i, f, g, o as torch stacks them; dropout between layers. Steps run one by one (in GRAPH
+mode the loops unroll)."""
 import math
 
 import mindspore as ms
