@@ -869,6 +869,9 @@ RNN_CASES = [
     # projections (_ms_compat.ProjectedLSTM): keyword and positional proj_size
     ("nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=3)", True, True),
     ("nn.LSTM(4, 6, 2, False, False, 0.0, False, 2)", False, False),
+    # a proj_size known only at run time: the class chosen then (0: MindSpore's LSTM)
+    ("nn.LSTM(4, 6, proj_size=int('2'))", False, False),
+    ("nn.LSTM(4, 6, proj_size=int('0'), batch_first=True)", True, False),
     ("nn.GRU(4, 6)", False, True),
     ("nn.GRU(4, 6, num_layers=2, bidirectional=True, batch_first=True)", True, False),
     ("nn.RNN(4, 6)", False, True),
