@@ -21,7 +21,7 @@ from . import records as R
 NOT_A_REBINDING = frozenset({"bernoulli_", "cauchy_", "exponential_", "geometric_", "log_normal_", "normal_",
                              "random_", "uniform_", "resize_", "resize_as_", "set_", "share_memory_",
                              "requires_grad_", "apply_", "map_", "map2_", "as_strided_", "copy_", "fill_",
-                             "zero_", "index_put_", "put_", "fill_diagonal_"})
+                             "zero_", "put_", "fill_diagonal_"})
 
 # out-of-place results of another dtype (bool) than the receiver's: torch's in-place form keeps x's dtype
 CAST_BACK = frozenset({"eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_", "greater_equal_", "less_",

@@ -1,6 +1,7 @@
 """torch's `out=` keyword: `torch.add(a, b, out=c)` as a whole statement becomes
 `c = ops.cast(<converted torch.add(a, b)>, c.dtype)`, and the value of a plain assignment
-`r = torch.add(a, b, out=c)` becomes `r = c = ops.cast(...)` (torch returns `out` itself).
+`r = torch.add(a, b, out=c)` becomes `r = c = ops.cast(...)` (torch returns `out` itself); an unpacking one
+`v, i = torch.mode(x, 1, out=o)` becomes `v, i = o = ...`.
 
 MindSpore functions return new tensors and take no output argument. torch writes the result into `out`,
 resizing it to the result's shape and casting it to out's dtype; rebinding the name to the cast result
@@ -36,6 +37,13 @@ _NOT_TENSORS = ("None", "True", "False")
 
 def out_keyword(call: cst.Call) -> Optional[cst.Arg]:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
+
+
+def plain_target(target: cst.BaseAssignTargetExpression) -> bool:
+    """A name, or a tuple/list of names (`v, i = ...`): an assignment target out= may be chained with."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)
+    return isinstance(target, cst.Name)
 
 
 def is_out_statement(call) -> bool:

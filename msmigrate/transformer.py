@@ -1722,8 +1722,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return {obj.value: fam}
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        # `r = torch.add(a, b, out=c)` can become `r = c = ops.cast(ops.add(a, b), c.dtype)`
-        if OA.is_out_statement(node.value) and all(isinstance(t.target, cst.Name) for t in node.targets):
+        # `r = torch.add(a, b, out=c)` can become `r = c = ops.cast(ops.add(a, b), c.dtype)`, and
+        # `v, i = torch.mode(x, 1, out=o)` `v, i = o = ...`
+        if OA.is_out_statement(node.value) and all(OA.plain_target(t.target) for t in node.targets):
             self._out_stmt_calls.add(id(node.value))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:

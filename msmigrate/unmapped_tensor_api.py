@@ -129,8 +129,9 @@ def track_tuple_names(tr, targets, value: Optional[cst.BaseExpression]) -> None:
                     names.pop(_scope_key(tr, node.value), None)
 
 
-# helpers standing for an ops function with a (values, indices) result (compat_parts/empty_reductions.py)
-_COMPAT_TUPLE_OPS = {"median_dim": "median"}
+# helpers standing for an ops function with a (values, indices) result (compat_parts/empty_reductions.py,
+# mode_values.py)
+_COMPAT_TUPLE_OPS = {"median_dim": "median", "mode": "mode"}
 
 
 def _unmapped_tensor_property(tr, attr: cst.Attribute) -> Optional[str]:

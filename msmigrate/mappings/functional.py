@@ -747,14 +747,17 @@ def _one_hot(ctx):
     b = ctx.bound
     n = b.code("num_classes")
     if n is None or _lit_or(n) == -1:
-        raise UnsupportedSite("num_classes=-1 infers the class count from the data (max + 1), a data-dependent "
-                              "shape: pass num_classes")
+        ctx.tr.uses_compat = True
+        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        return ctx.expr(f"_ms_compat.one_hot_inferred({_need(b, 'input')}, {where!r})")
     return ctx.expr(f"ops.one_hot({_need(b, 'input')}, {n})")
 
 
 # torch's argument is `input` (its docs say `tensor`, which torch refuses as a keyword)
 rule(P + "one_hot", None, args=("input", "num_classes"),
-     note="int64 result as in torch; num_classes must be given", test=_NORM)(_one_hot)
+     note="int64 result as in torch; without num_classes (or -1) the class count is the data's max + 1, read on "
+          "the host (_ms_compat.one_hot_inferred, templates/compat_parts/host_draws.py: PyNative; inside a "
+          "compiled graph MigrationError naming the line)", test=_NORM)(_one_hot)
 
 
 # ----------------------------------------------------------------------------- losses

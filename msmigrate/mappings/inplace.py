@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..callsite import UnsupportedSite
+from ..callsite import UnsupportedSite, code_of
 from ..inplace_forms import needs_cast_back, out_of_place, outside_statement_reason
 from ..records import DIFFERENCE, REGISTRY, mapping, rule
 from ..torch_tensor_names import TENSOR_ATTRIBUTES
@@ -41,18 +41,24 @@ def _outside_statement(ctx):
     `x.clone().add_(1)`) the in-place op is its out-of-place form: nothing else refers to that tensor."""
     name = ctx.original.func.attr.value
     found = out_of_place(name)
-    if found is None or needs_cast_back(name) or not _fresh(ctx.tr, ctx.original.func.value):
+    if found is None or not _fresh(ctx.tr, ctx.original.func.value):
         raise UnsupportedSite(outside_statement_reason(name))
     tr, call = ctx.tr, ctx.bound.call
     m, receiver_first = found
     recv = call.func.value
+    # a result of another dtype (`torch.tensor([1., 0.]).logical_not_()`: bool) is cast back to the new
+    # tensor's, as torch's in-place form keeps it: the tensor is named once, by a lambda's parameter
+    cast_back = needs_cast_back(name)
+    held = cst.Name("_ms_x") if cast_back else recv
     if receiver_first:
-        plain = call.with_changes(func=cst.Name(name[:-1]), args=[cst.Arg(recv)] + list(call.args))
+        plain = call.with_changes(func=cst.Name(name[:-1]), args=[cst.Arg(held)] + list(call.args))
     else:
-        plain = call.with_changes(func=call.func.with_changes(attr=cst.Name(name[:-1])))
+        plain = call.with_changes(func=call.func.with_changes(value=held, attr=cst.Name(name[:-1])))
     before = len(tr.sites)
-    out = tr._apply(ctx.original, plain, m, m.source, receiver=None if receiver_first else recv)
+    out = tr._apply(ctx.original, plain, m, m.source, receiver=None if receiver_first else held)
     del tr.sites[before:]    # reported once, as Tensor.NAME_
+    if cast_back:
+        return ctx.expr(f"(lambda _ms_x: ({code_of(out).strip()}).astype(_ms_x.dtype))({code_of(recv).strip()})")
     return out
 
 
@@ -68,7 +74,8 @@ def _register() -> None:
                       f"PyNative); other references to the same tensor do not see the change; a used result "
                       f"(`res.append(x.{name}(...))`) gets that rebinding before its statement where no other name "
                       f"would miss a change (msmigrate/inplace_values.py); on a new tensor (`torch.zeros(n)."
-                      f"{name}(...)`, `x.clone().{name}(...)`) the out-of-place form; elsewhere a TODO")(
+                      f"{name}(...)`, `x.clone().{name}(...)`) the out-of-place form (cast back to its dtype where the result's "
+                      f"differs); elsewhere a TODO")(
                 _outside_statement)
         elif name in _INPLACE_FN:
             mapping(f"Tensor.{name}", None, test="tests/parity/test_tensor_methods.py::test_inplace",

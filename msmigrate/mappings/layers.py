@@ -498,18 +498,39 @@ mapping("torch.nn.MultiheadAttention", "_ms_compat.MultiheadAttention",
         target_args=("embed_dim", "num_heads", "dropout", "bias"), drop=_NO_DEVICE,
         note="a subclass of nn.MultiheadAttention that returns torch's (output, weights or None): "
              "MindSpore returns a 1-tuple when need_weights=False", test=f"{T}::test_attention")
-for _name in ("LSTM", "GRU", "RNN"):
+def _projected_lstm(ctx):
+    """proj_size given (not 0): _ms_compat.ProjectedLSTM, which has torch's signature (arguments as written);
+    proj_size=0 / None: the declarative part of the record (MindSpore's LSTM)."""
+    b = ctx.bound
+    if not b.has("proj_size") or b.code("proj_size") in ("0", "None"):
+        return None     # the declarative part of the record does the rest
+    parts = [ctx.tr_code(b.args[n].value) if b.positional.get(n) else f"{n}={ctx.tr_code(b.args[n].value)}"
+             for n in b.order]
+    proj = b.code("proj_size")
+    # a proj_size known only at run time: the class chosen then (both take torch's signature)
+    cls = "_ms_compat.ProjectedLSTM" if proj.isdigit() else f"(_ms_compat.ProjectedLSTM if {proj} else _ms_compat.LSTM)"
+    return ctx.expr(f"{cls}({', '.join(parts)})")
+
+
+_RECURRENT_NOTE = ("MindSpore's layer with torch's arguments (a subclass): same gate layout and parameter names; an "
+                   "unbatched input (seq, features) with states (layers, hidden) is a batch of one, as in torch")
+rule("torch.nn.LSTM", "_ms_compat.LSTM",
+     args=("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional", "proj_size",
+           "device", "dtype"),
+     target_args=("input_size", "hidden_size", "num_layers"), drop=_NO_DEVICE,
+     note=_RECURRENT_NOTE + "; proj_size > 0: _ms_compat.ProjectedLSTM (templates/compat_parts/projected_lstm.py: "
+          "torch's parameters weight_ih/weight_hh/bias_ih/bias_hh/weight_hr per layer and direction, steps run "
+          "one by one)",
+     test=f"{T}::test_recurrent")(_projected_lstm)
+for _name in ("GRU", "RNN"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}",
             args=("input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional",
                   "proj_size", "device", "dtype") if _name != "RNN" else
             ("input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first", "dropout",
              "bidirectional", "device", "dtype"),
             target_args=("input_size", "hidden_size", "num_layers"), drop=_NO_DEVICE,
-            unsupported={"proj_size": "LSTM projections have no MindSpore counterpart"},
-            unsupported_ok={"proj_size": ("0",)},
-            note="MindSpore's layer with torch's arguments (a subclass): same gate layout and parameter names; an "
-                 "unbatched input (seq, features) with states (layers, hidden) is a batch of one, as in torch",
-            test=f"{T}::test_recurrent")
+            unsupported={"proj_size": "projections are LSTM's only (torch raises for GRU)"},
+            unsupported_ok={"proj_size": ("0",)}, note=_RECURRENT_NOTE, test=f"{T}::test_recurrent")
 
 # ------------------------------------------------------------------ resampling & padding
 def _upsample(ctx):

@@ -474,9 +474,12 @@ def _empty_safe(helper: str):
         dim = next((ctx.code(n) for n in ("dim", "axis") if b.has(n)), None)
         keep = next((ctx.code(n) for n in ("keepdim", "keep_dims") if b.has(n)), None)
         dtype = ctx.code("dtype") if b.has("dtype") and ctx.code("dtype") != "None" else None
-        if b.starred or (dtype and helper != "sum"):
-            return None     # mean(dtype=...): the record's TODO
-        parts = [_arg(ctx)] + ([dim] if dim is not None and dim != "None" else [])
+        if b.starred or (dtype and helper not in ("sum", "mean")):
+            return None
+        x = _arg(ctx)
+        if dtype and helper == "mean":     # torch casts the input first
+            x, dtype = f"({x}).astype({dtype})", None
+        parts = [x] + ([dim] if dim is not None and dim != "None" else [])
         parts += [f"keepdim={keep}"] if keep is not None else []
         parts += [f"dtype={dtype}"] if dtype else []
         return ctx.expr(f"_ms_compat.reduce_{helper}({', '.join(parts)})")
@@ -492,9 +495,9 @@ mapping("Tensor.sum", "mindspore.ops.sum", args=("dim", "keepdim"), target_args=
         note=_EMPTY_NOTE.format("sum", "0") + " (also with a dim: a 1-D input summed over its dim is one)")
 mapping("Tensor.mean", "mindspore.ops.mean", args=("dim", "keepdim"), target_args=("x", "axis", "keep_dims"),
         rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True,
-        unsupported={"dtype": "mean(dtype=...) casts first: write x.astype(dtype).mean(...)"},
-        unsupported_ok={"dtype": ("None",)}, drop=("dtype",), test=T_EMPTY,
-        rule=_empty_safe("mean"), note=_EMPTY_NOTE.format("mean", "nan") + " (also when a dim is reduced)")
+        drop=("dtype",), test=T_EMPTY, rule=_empty_safe("mean"),
+        note=_EMPTY_NOTE.format("mean", "nan") + " (also when a dim is reduced); dtype casts the input first, as in "
+             "torch")
 mapping("Tensor.prod", "_ms_compat.reduce_prod", args=("dim", "keepdim"), target_args=("input", "axis", "keep_dims"),
         rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True, test=T_EMPTY.replace("methods", "more_methods"),
         note=_EMPTY_NOTE.format("prod", "1"))

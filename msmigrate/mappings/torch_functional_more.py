@@ -34,8 +34,8 @@ composed(P + "max_pool3d", _MP3 % "{return_indices}", _MP3_ARGS + ("return_indic
 composed(P + "max_pool3d_with_indices", _MP3 % "True", _MP3_ARGS + ("return_indices",),
          defaults=dict(_MP3_DEFAULTS, return_indices="True"), only={"return_indices": ("True",)},
          target="mindspore.ops.max_pool3d", note="(values, int64 indices), as torch", test=T)
-composed("torch.max_pool3d", (_MP3 % "False").replace("{input}", "{self}"), ("self",) + _MP3_ARGS[1:],
-         defaults=_MP3_DEFAULTS, target="mindspore.ops.max_pool3d", test=T)
+composed("torch.max_pool3d", _MP3 % "False", _MP3_ARGS, defaults=_MP3_DEFAULTS, target="mindspore.ops.max_pool3d",
+         test=T)    # torch's keyword is input (self= is refused)
 # lp_pool1d/2d/3d: mappings/tensor_nn_extra.py
 composed(P + "pdist", "ops.pdist({input}, float({p}))", ("input", "p"), defaults={"p": "2"}, test=T)
 

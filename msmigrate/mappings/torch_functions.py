@@ -1148,15 +1148,14 @@ def _diff(ctx):
     n = b.code("n") or "1"
     if not n.isdigit():
         raise UnsupportedSite(f"n={n} is not a literal (MindSpore's diff takes n=1 only)")
-    if int(n) != 1 and (b.has("prepend") or b.has("append")):
-        raise UnsupportedSite("prepend/append with n > 1")
-    extra = "".join(f", {k}={b.code(v)}" for k, v in (("axis", "dim"), ("prepend", "prepend"), ("append", "append"))
-                    if b.has(v))
+    axis = f", axis={b.code('dim')}" if b.has("dim") else ""
+    ends = "".join(f", {k}={b.code(k)}" for k in ("prepend", "append") if b.has(k))
     expr = b.code("input")
-    for _ in range(int(n)):
-        expr = f"ops.diff({expr}{extra})"
+    for i in range(int(n)):     # torch joins prepend/append once, before the first difference
+        expr = f"ops.diff({expr}{axis}{ends if i == 0 else ''})"
     return ctx.expr(expr)
 
 
 rule("torch.diff", "mindspore.ops.diff", args=("input", "n", "dim", "prepend", "append"),
-     note="MindSpore's diff takes n=1 only: a literal n nests it", test=f"{T}::test_diff")(_diff)
+     note="MindSpore's diff takes n=1 only: a literal n nests it (prepend/append joined at the first, as torch)",
+     test=f"{T}::test_diff")(_diff)

@@ -94,14 +94,16 @@ composed("torch.empty_permuted", "ops.zeros(tuple({size}), {dtype})", ("size", "
 
 # ------------------------------------------------------------------ random draws
 composed("torch.poisson", "ops.random_poisson(ops.zeros((0,), ms.int32), {input}).astype({input}.dtype)",
-         ("input", "generator"), defaults={"generator": "None"}, only={"generator": ("None",)},
+         ("input", "generator"), defaults={"generator": "None"}, drop=("generator",),
          target="mindspore.ops.random_poisson", status=DIFFERENCE,
-         note="a Poisson draw per rate (MindSpore's stream: same distribution, other numbers); generator= is a TODO",
+         note="a Poisson draw per rate (MindSpore's stream: same distribution, other numbers); generator= is dropped "
+              "(seed with mindspore.set_seed), as for the factories",
          test=T_RANDOM)
 composed("torch.binomial", "_ms_compat.binomial({count}, {prob})", ("count", "prob", "generator"),
-         defaults={"generator": "None"}, only={"generator": ("None",)}, status=DIFFERENCE,
+         defaults={"generator": "None"}, drop=("generator",), status=DIFFERENCE,
          note="count.max() uniform draws per element (PyNative: the count is read on the host); MindSpore's "
-              "stream: same distribution, other numbers; generator= is a TODO", test=T_RANDOM)
+              "stream: same distribution, other numbers; generator= is dropped (seed with mindspore.set_seed), as "
+              "for the factories", test=T_RANDOM)
 
 
 def _dropout_family(kind: str):

@@ -269,15 +269,13 @@ rule("torch.broadcast_tensors", "mindspore.ops.broadcast_to", note="each tensor 
      "(found by adding zero tensors of each shape; incompatible shapes raise, as in torch)", test=T_EXPR)(
     _broadcast_tensors)
 
-composed("torch.histogram",
-         "_ms_compat.histogram({input}, {bins}, float({range}[0]), float({range}[1]))", ("input", "bins", "range"),
-         absent={"range": "(lambda _ms_x: _ms_compat.histogram(_ms_x, {bins}, float(_ms_x.min()), "
-                          "float(_ms_x.max())))({input})"},
-         literal=("bins",), target="mindspore.ops.histc", test=T_EXPR,
-         note="(counts, bin edges) for an integer bins, float32 input through ops.histc, float64 binned in float64 "
-              "(_ms_compat.histogram, templates/compat_parts/empty_reductions.py; no Histogram kernel takes it); "
-              "weight/density and tensor bins are not translated; without range the data's min and max are read on "
-              "the host (not inside ms.jit)")
+composed("torch.histogram", "_ms_compat.histogram({input}, {bins}, {range}, {weight}, {density})",
+         ("input", "bins", "range", "weight", "density"),
+         defaults={"range": "None", "weight": "None", "density": "False"}, target="mindspore.ops.histc", test=T_EXPR,
+         note="(counts, bin edges) in the input's dtype (_ms_compat.histogram, templates/compat_parts/"
+              "empty_reductions.py): an integer bins through ops.histc for a float32 count, binned by torch's formula "
+              "in the input's dtype otherwise (float64: no Histogram kernel; weight; density); a tensor bins as the "
+              "edges; without range the data's min and max are read on the host (not inside ms.jit)")
 
 
 # torch.quantile: mappings/tensor_nn_extra.py (one helper with torch.nanquantile)
@@ -297,27 +295,17 @@ composed("torch.nonzero_static", "(lambda _ms_i: ops.concat([_ms_i, ops.full(({s
 
 
 def _mode(ctx):
-    """The smallest of the most frequent values and the last index holding it, as torch (CPU)."""
     b = ctx.bound
     params = ("input", "dim", "keepdim")
     if b.starred or any(p not in params for p in b.order) or not b.has("input"):
         raise UnsupportedSite("arguments beyond input, dim, keepdim are not translated")
-    dim, keep = b.code("dim") or "-1", b.code("keepdim") or "False"
-    pair = ("(lambda _ms_y: (lambda _ms_c: (lambda _ms_v: (_ms_v, ops.amax(ops.arange(_ms_y.shape[-1], dtype=ms.int64)"
-            " * (_ms_y == _ms_v[..., None]).astype(ms.int64), -1)))(ops.amin(ops.where(_ms_c == ops.amax(_ms_c, -1, True),"
-            " _ms_y, ops.amax(_ms_y, -1, True)), -1)))((_ms_y[..., :, None] == _ms_y[..., None, :])"
-            ".astype(ms.int32).sum(-1)))(ops.moveaxis(_ms_x, _ms_d, -1))")
-    if keep == "True":
-        pair = f"tuple(ops.expand_dims(_ms_r, _ms_d) for _ms_r in {pair})"
-    elif keep != "False":     # known when it runs
-        pair = f"(lambda _ms_p: tuple(ops.expand_dims(_ms_r, _ms_d) for _ms_r in _ms_p) if {keep} else _ms_p)({pair})"
-    x = b.code("input")
-    return ctx.expr(f"(lambda _ms_x, _ms_d: {pair})({x}, {dim} % {x}.ndim)")
+    return ctx.expr(f"_ms_compat.mode({b.code('input')}, {b.code('dim') or '-1'}, {b.code('keepdim') or 'False'})")
 
 
-rule("torch.mode", "mindspore.ops.where", args=("input", "dim", "keepdim"), test=T_EXPR,
+rule("torch.mode", "_ms_compat.mode", args=("input", "dim", "keepdim"), test=T_EXPR,
      note="(values, int64 indices): the smallest most frequent value along dim and the last index holding it, as "
-          "torch on CPU; compares all pairs along dim (memory n^2 per row); a plain tuple")(_mode)
+          "torch on CPU; compares all pairs along dim (memory n^2 per row); a plain tuple (.values/.indices reads "
+          "become [0]/[1]) (templates/compat_parts/mode_values.py)")(_mode)
 composed(P + "local_response_norm",
          "(lambda _ms_x, _ms_n: _ms_x / ({k} + {alpha} * ops.moveaxis((lambda _ms_c: _ms_c[..., _ms_n:] - "
          "_ms_c[..., :-_ms_n])(ops.cumsum(ops.pad(ops.moveaxis(_ms_x * _ms_x, 1, -1), (_ms_n // 2 + 1, "

@@ -77,7 +77,7 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
                    ("bitwise_left_shift", "bitwise_left_shift"), ("bitwise_right_shift", "bitwise_right_shift"),
                    ("igamma", "igamma"), ("igammac", "igammac"), ("fmax", "fmax"), ("kron", "kron"),
                    ("inner", "inner"), ("outer", "outer"), ("ger", "outer"), ("mv", "mv")):
-    _second = {"mv": "vec", "outer": "vec2", "ger": "vec2"}.get(_name, "other")
+    _second = {"mv": "vec", "outer": "vec2", "ger": "vec2", "float_power": "exponent"}.get(_name, "other")
     _guarded = _name in ("inner", "mv")     # torch's zeros over an empty contracted dim (empty_products.py)
     _paired = _name in ("logaddexp", "logaddexp2", "igamma", "igammac")   # int / mixed inputs: float_pair
     composed(f"torch.{_name}", f"ops.{_op}(*_ms_compat.float_pair({{input}}, {{other}}))" if _paired else
@@ -170,16 +170,16 @@ mapping("torch.bincount", "_ms_compat.bincount", args=("input", "weights", "minl
 composed("torch.bucketize", "ops.bucketize({input}, {boundaries}, right={right}).astype(ms.int32 if {out_int32} else "
          "ms.int64)", ("input", "boundaries", "out_int32", "right"), defaults={"out_int32": "False", "right": "False"},
          literal=("out_int32",), target="mindspore.ops.bucketize", test=T_RED)
-composed("torch.searchsorted", "(ops.bucketize({values}, {sorted_sequence}, right={right} or {side} == 'right') if "
-         "{sorted_sequence}.ndim == 1 else ops.searchsorted({sorted_sequence}, {values}, out_int32=True, "
-         "right={right}, side={side}))"
-         ".astype(ms.int32 if {out_int32} else ms.int64)",
+composed("torch.searchsorted", "(lambda _ms_s: (ops.bucketize({values}, _ms_s, right={right} or {side} == 'right') if "
+         "_ms_s.ndim == 1 else ops.searchsorted(_ms_s, {values}, out_int32=True, right={right}, side={side}))"
+         ".astype(ms.int32 if {out_int32} else ms.int64))({sorted_sequence} if {sorter} is None else "
+         "ops.gather_elements({sorted_sequence}, -1, {sorter}))",
          ("sorted_sequence", "values", "out_int32", "right", "side", "sorter"),
          defaults={"out_int32": "False", "right": "False", "side": "None", "sorter": "None"},
-         only={"sorter": ("None",)}, literal=("out_int32",), target="mindspore.ops.searchsorted",
+         literal=("out_int32",), target="mindspore.ops.searchsorted",
          keywords={"input": "values"},   # torch's keyword (its docs say values, which torch refuses)
          note="1-D boundaries with values of any shape go through ops.bucketize (ops.searchsorted wants matching "
-              "leading dims); sorter= is a TODO. Every SearchSorted here computes int32 (cast after): MindSpore 2.10's "
+              "leading dims); with sorter= the sequence is first put in that order (ops.gather_elements). Every SearchSorted here computes int32 (cast after): MindSpore 2.10's "
               "CPU kernel keeps the output dtype of its first run and fails on the other", test=T_RED)
 composed("torch.cov", "ops.cov({input}, correction={correction}, fweights={fweights}, aweights={aweights})",
          ("input", "correction", "fweights", "aweights"),
@@ -223,12 +223,15 @@ composed("torch.cholesky_solve", "ops.cholesky_solve({B}, {L}, {upper})", ("B", 
          defaults={"upper": "False"}, test=T_MAT, keywords={"input": "B", "input2": "L"})
 composed("torch.cholesky_inverse", "ops.cholesky_inverse({L}, {upper})", ("L", "upper"), defaults={"upper": "False"},
          test=T_MAT, keywords={"input": "L"})
-composed("torch.svd", "(lambda _ms_u, _ms_s, _ms_vh: (_ms_u, _ms_s, _ms_vh.swapaxes(-1, -2)))(*_ms_compat.linalg_svd("
-         "{input}, not {some}))",
+composed("torch.svd", "(lambda _ms_x: (lambda _ms_u, _ms_s, _ms_vh: (_ms_u, _ms_s, _ms_vh.swapaxes(-1, -2)) if "
+         "{compute_uv} else (ops.zeros(_ms_x.shape[:-1] + _ms_x.shape[-2:-1], _ms_x.dtype), _ms_s, "
+         "ops.zeros(_ms_x.shape[:-2] + _ms_x.shape[-1:] * 2, _ms_x.dtype)))(*_ms_compat.linalg_svd(_ms_x, not {some} and {compute_uv})))"
+         "({input})",
          ("input", "some", "compute_uv"), defaults={"some": "True", "compute_uv": "True"},
-         only={"compute_uv": ("True",)}, target="mindspore.ops.svd",
+         target="mindspore.ops.svd",
          note="(U, S, V) as torch.svd returns them (V not transposed); some=True is the reduced form; singular "
-              "vectors are unique only up to sign; compute_uv=False is a TODO", test=T_MAT)
+              "vectors are unique only up to sign; compute_uv=False: U and V zero-filled, square (m x m, n x n) "
+              "whatever some says, as torch (S from the reduced factorisation, whose gradient MindSpore has)", test=T_MAT)
 composed("torch.qr", "ops.qr({input}, 'reduced' if {some} else 'complete')", ("input", "some"),
          defaults={"some": "True"}, note="a plain (Q, R) tuple; some=False is mode 'complete'", test=T_MAT)
 composed("torch.pinverse", "_ms_compat.linalg_pinv({input}, rtol={rcond})", ("input", "rcond"),

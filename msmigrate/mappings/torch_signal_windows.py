@@ -22,14 +22,17 @@ for _name, _op, _extra in (("hann", "hann_window", ""), ("hamming", "hamming_win
 # the formulas over n = 0..M-1, with torch's denominator (M - 1 when sym, M when periodic)
 _N = "_ms_compat.window_points({M}, {dtype})"   # float64 for a float64 window, else float32
 # exp's windows over float64 points, cast after: MindSpore 2.10's CPU float32 exp is ~1e-6 off (torch's ~1e-7); the
-# cosine sums keep float32 (their cancellation near 0 follows torch's float32 rounding)
+# cosine sums keep float32 (their cancellation near 0 follows torch's float32 rounding). std, tau and center are
+# float64 tensors: a Python float meeting a float64 tensor is rounded to float32 (std=0.6: 3e-6 off in float64)
 _N64 = "_ms_compat.window_points({M}, ms.float64)"
 _DEN = "({M} - 1 if {sym} else {M})"
 _CENTER = "(({M} - 1) / 2 if {sym} else {M} / 2)"
 for _name, _formula, _args, _defaults in (
         ("cosine", f"ops.sin(3.141592653589793 * ({_N} + 0.5) / ({{M}} if {{sym}} else {{M}} + 1))", (), {}),
-        ("gaussian", f"ops.exp(-0.5 * (({_N64} - {_CENTER}) / {{std}}) ** 2)", ("std",), {"std": "1.0"}),
-        ("exponential", f"ops.exp(-ops.abs({_N64} - {{center}}) / {{tau}})", ("center", "tau"), {"tau": "1.0"}),
+        ("gaussian", f"ops.exp(-0.5 * (({_N64} - {_CENTER}) / ms.Tensor({{std}}, ms.float64)) ** 2)", ("std",),
+         {"std": "1.0"}),
+        ("exponential", f"ops.exp(-ops.abs({_N64} - ms.Tensor({{center}}, ms.float64)) / ms.Tensor({{tau}}, ms.float64))",
+         ("center", "tau"), {"tau": "1.0"}),
         ("general_hamming", f"({{alpha}} - (1 - {{alpha}}) * ops.cos(6.283185307179586 * {_N} / {_DEN}))",
          ("alpha",), {"alpha": "0.54"}),
         ("nuttall", f"(0.3635819 - 0.4891775 * ops.cos(6.283185307179586 * {_N} / {_DEN}) + 0.1365995 * "

@@ -109,11 +109,14 @@ composed("torch.slice_scatter", "ops.slice_scatter({input}, {src}, {dim}, {start
 composed("torch.diagonal_scatter", "ops.diagonal_scatter({input}, {src}, {offset}, {dim1}, {dim2})",
          ("input", "src", "offset", "dim1", "dim2"), defaults={"offset": "0", "dim1": "0", "dim2": "1"},
          test=T_INDEX)
-composed("torch.isin", "((ops.expand_dims({elements}, -1) == ops.reshape({test_elements}, (-1,))).any(-1) != "
-         "{invert})", ("elements", "test_elements", "assume_unique", "invert"),
+composed("torch.isin", "(_ms_compat.isin_assume_unique({elements}, {test_elements}, {invert}) if {assume_unique} "
+         "else ((ops.expand_dims({elements}, -1) == ops.reshape({test_elements}, (-1,))).any(-1) != {invert}))",
+         ("elements", "test_elements", "assume_unique", "invert"),
          defaults={"assume_unique": "False", "invert": "False"}, target="mindspore.ops.equal",
          note="composed: each element compared with every test element (memory grows with both sizes); tensors "
-              "only", test=T_INDEX)
+              "only; assume_unique=True through _ms_compat.isin_assume_unique (templates/compat_parts/"
+              "isin_sorting.py: torch's sorted-neighbour rule, its answer on repeated values too; on the host)",
+         test=T_INDEX)
 composed("torch.kthvalue", "(lambda _ms_v, _ms_i: (ops.narrow(_ms_v, {dim}, {k} - 1, 1), ops.narrow(_ms_i, {dim}, "
          "{k} - 1, 1).astype(ms.int64)) if {keepdim} else (ops.narrow(_ms_v, {dim}, {k} - 1, 1).squeeze({dim}), "
          "ops.narrow(_ms_i, {dim}, {k} - 1, 1).squeeze({dim}).astype(ms.int64)))(*ops.sort({input}, {dim}))",
@@ -162,11 +165,12 @@ composed("torch.cosine_similarity", "ops.cosine_similarity({x1}, {x2}, {dim}, {e
          defaults={"dim": "1", "eps": "1e-08"}, test=T_MISC)
 composed("torch.pdist", "ops.pdist({input}, float({p}))", ("input", "p"), defaults={"p": "2"}, test=T_MISC,
          note="p as a float (ops.pdist refuses an int p)")
-composed("torch.unique_consecutive", "ops.unique_consecutive({input}, {return_inverse}, {return_counts})",
+composed("torch.unique_consecutive", "ops.unique_consecutive({input}, {return_inverse}, {return_counts}, {dim})",
          ("input", "return_inverse", "return_counts", "dim"),
          defaults={"return_inverse": "False", "return_counts": "False", "dim": "None"},
-         literal=("return_inverse", "return_counts"), only={"dim": ("None",)},
-         note="values, and the int64 inverse indices and counts when asked (literal flags); dim= is TODO",
+         literal=("return_inverse", "return_counts"),
+         note="values, and the int64 inverse indices and counts when asked (literal flags); dim= collapses runs of "
+              "equal slices along dim, as torch",
          test="tests/parity/test_index_dtypes.py::test_index_dtypes")
 
 composed("torch.floor_divide", "ops.floor_divide({input}, {other})", ("input", "other"), test=T_MISC,

@@ -40,7 +40,8 @@ import torch
 def fn(x: torch.Tensor, m: torch.Tensor):
     s = x[m]
     return (s.sum(), s.mean(), x[m[:, 0]].mean(0), s.mean(dim=0, keepdim=True), s.logsumexp(0),
-            s.sum(0), x.sum(1), x.mean(1))
+            s.sum(0), x.sum(1), x.mean(1), x.mean(1, True, dtype=torch.float64), s.mean(dtype=torch.float64),
+            x.mean(dim=0, dtype=torch.float32))
 '''
 
 ANY = '''

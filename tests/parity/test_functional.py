@@ -548,9 +548,33 @@ def test_embedding_max_norm():
     assert_sites(sites, "embedding")
 
 
+ONE_HOT_INFERRED_SRC = src('''
+return F.one_hot(idx), F.one_hot(idx, -1), F.one_hot(idx[0], num_classes=-1)
+''', "idx")
+
+
+def test_one_hot_inferred_class_count():
+    """No num_classes (or -1): torch's class count max + 1, read on the host in PyNative (an empty input raises,
+    as in torch); a compiled graph that reaches it stops with MigrationError naming the original line."""
+    import mindspore as ms
+    import pytest
+
+    idx = np.array([[1, 2, 3], [5, 3, 0]], np.int64)
+    code, sites = check_function(ONE_HOT_INFERRED_SRC, [idx], graph=False)
+    assert_sites(sites, "one_hot")
+    mod, code, _ = load_converted(ONE_HOT_INFERRED_SRC)
+    with pytest.raises(RuntimeError, match="empty tensor"):
+        mod.fn(ms.Tensor(idx[:0]))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception, match=r"one_hot without num_classes at \S+:\d+"):
+            ms.jit(mod.fn)(ms.Tensor(idx))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
 def test_embedding_one_hot_todo():
-    code, sites = convert_snippet(src("return F.one_hot(idx), F.embedding(idx, w, scale_grad_by_freq=True)", "idx, w"))
-    assert_todo(code, sites, "one_hot", "num_classes")
+    code, sites = convert_snippet(src("return F.embedding(idx, w, scale_grad_by_freq=True)", "idx, w"))
     assert_todo(code, sites, "embedding", "scale_grad_by_freq")
 
 

@@ -58,6 +58,13 @@ CASES = [
          "r, f: (torch.unique_consecutive(r, return_inverse=True), torch.unique_consecutive(r, return_counts=True),"
          " torch.unique_consecutive(f.flatten(), return_inverse=True, return_counts=True),"
          " torch.unique_consecutive(r))", [RUNS, FLOATS], graph=False),
+    # dim=: runs of equal slices along dim (rows, columns, the last dim), values and int64 inverse/counts
+    case(["torch.unique_consecutive", "Tensor.unique_consecutive"],
+         "r, m: (torch.unique_consecutive(r, dim=0), torch.unique_consecutive(m, return_inverse=True,"
+         " return_counts=True, dim=0), torch.unique_consecutive(m, True, True, 1), m.unique_consecutive(dim=-1),"
+         " m.unique_consecutive(return_counts=True, dim=0))",
+         [RUNS, np.array([[1., 2, 2, 3], [1., 2, 2, 3], [0, 5, 5, 1], [1., 2, 2, 3]], np.float32)], typed=True,
+         graph=False),
     case(["Tensor.unique", "Tensor.unique_consecutive"],
          "i, r: (i.unique(return_inverse=True, return_counts=True), r.unique_consecutive(return_inverse=True))",
          [INTS, RUNS], typed=True, graph=False),

@@ -81,6 +81,7 @@ CASES.update({
     "index_copy_": ("0, y, w", A, _ROWS, B[:2].copy()), "scatter_add_": ("1, y, w", A, IDX, B),
     "scatter_reduce_": ("1, y, w, reduce='sum'", A, IDX, B), "masked_scatter_": ("y > 0, w", A, B, P),
     "index_reduce_": ("0, y, w, 'prod'", A, _ROWS, B[:2].copy()), "conj_physical_": ("", A),
+    "index_put_": ("(y, y), w, True", A, np.array([0, 2, 0], np.int64), B[0, :3].copy()),
 })
 
 # a few also run compiled (ms.jit): the rebinding is graph-safe
@@ -210,7 +211,10 @@ import torch
 
 def fresh(x: torch.Tensor, index: torch.Tensor):
     return (torch.zeros(3, 5).scatter_(1, index, 1.0), torch.zeros(3, 5).scatter_(dim=0, index=index, src=x),
-            x.clone().abs_(), torch.ones(3, 5).add_(x, alpha=2), torch.full((3, 5), 2.0).mul_(x), x)
+            x.clone().abs_(), torch.ones(3, 5).add_(x, alpha=2), torch.full((3, 5), 2.0).mul_(x), x,
+            # a bool result cast back to the new tensor's dtype, as torch's in-place form keeps it
+            torch.tensor([True, False, True]).logical_not_(), torch.ones(3, 5).logical_not_(),
+            x.clone().gt_(0.5), torch.zeros(3, 5).eq_(x.round()))
 
 
 def shared(x: torch.Tensor):

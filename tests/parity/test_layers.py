@@ -866,6 +866,12 @@ RNN_CASES = [
     ("nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True)", True, True),
     ("nn.LSTM(4, 6, 2, bias=False)", False, False),
     ("nn.LSTM(4, 6, proj_size=0)", False, False),     # the default, written out: dropped
+    # projections (_ms_compat.ProjectedLSTM): keyword and positional proj_size
+    ("nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=3)", True, True),
+    ("nn.LSTM(4, 6, 2, False, False, 0.0, False, 2)", False, False),
+    # a proj_size known only at run time: the class chosen then (0: MindSpore's LSTM)
+    ("nn.LSTM(4, 6, proj_size=int('2'))", False, False),
+    ("nn.LSTM(4, 6, proj_size=int('0'), batch_first=True)", True, False),
     ("nn.GRU(4, 6)", False, True),
     ("nn.GRU(4, 6, num_layers=2, bidirectional=True, batch_first=True)", True, False),
     ("nn.RNN(4, 6)", False, True),
@@ -890,6 +896,15 @@ def test_recurrent_initial_state():
     check_layer(src, [x, h0, c0], graph=False, rtol=1e-4, atol=1e-5, call=lambda net, x, h, c: net(x, (h, c)))
     src = layer_src("nn.GRU(4, 6, num_layers=2, bidirectional=True, batch_first=True)")
     check_layer(src, [x, h0], graph=False, rtol=1e-4, atol=1e-5, call=lambda net, x, h: net(x, h))
+    # projected: h0 (layers, batch, proj_size), c0 (layers, batch, hidden); gradients of every parameter;
+    # an unbatched input with its states
+    src = layer_src("nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=2)")
+    check_layer(src, [x, h0[..., :2].copy(), c0], graph=False, rtol=1e-4, atol=1e-5,
+                call=lambda net, x, h, c: net(x, (h, c)))
+    check_layer(src, [x, h0[..., :2].copy(), c0], graph=False, grad=True, rtol=1e-4, atol=1e-5,
+                call=lambda net, x, h, c: net(x, (h, c))[0])
+    check_layer(src, [x[0], h0[:, 0, :2].copy(), c0[:, 0]], graph=False, rtol=1e-4, atol=1e-5,
+                call=lambda net, x, h, c: net(x, (h, c)))
 
 
 @pytest.mark.parametrize("expr,graph", [("nn.LSTM(4, 6, num_layers=2)", True), ("nn.GRU(4, 6, batch_first=True)", False),

@@ -98,6 +98,34 @@ def test_used_result_is_the_tuple_of_outs():
     _same(got, want, "r, v, i")
 
 
+UNPACKED_SRC = '''
+import torch
+def f(x: torch.Tensor):
+    out = [torch.empty(0), torch.empty(0, dtype=torch.long)]
+    values, index = torch.mode(torch.round(x), 1, False, out=out)
+    v, i = torch.empty(0), torch.empty(0, dtype=torch.long)
+    [a, b] = torch.sort(x, 0, out=(v, i))
+    c = torch.empty(0)
+    r0, r1, r2 = torch.add(x, 1.0, out=c)
+    return values, index, out[0], out[1], a, b, v, i, r0, r1, r2, c
+'''
+
+
+def test_unpacked_result_rebinds_the_outs_too():
+    """`values, index = torch.mode(x, 1, out=out)`: the names unpack the result and out is rebound as well
+    (`values, index = out = ...`), as torch, whose result is out's tensors."""
+    import mindspore as ms
+    import torch
+
+    tns = load_torch(UNPACKED_SRC)
+    mod, code, sites = load_converted(UNPACKED_SRC)
+    assert not [s for s in sites if s.status == TODO], code
+    assert "values, index = out = " in code and "[a, b] = v, i = " in code and "r0, r1, r2 = c = " in code, code
+    want = tns["f"](torch.from_numpy(X.copy()))
+    got = mod.f(ms.Tensor(X.copy()))
+    _same(got, want, "unpacked")
+
+
 NAME_OUT_SRC = '''
 import torch
 def f(x: torch.Tensor, y):

@@ -25,7 +25,8 @@ CASES = [
     case([F + "max_pool3d", F + "max_pool3d_with_indices", "torch.max_pool3d"],
          "v: (torch.nn.functional.max_pool3d(v, 2), torch.nn.functional.max_pool3d(v, 3, 1, 1),"
          " torch.nn.functional.max_pool3d(v, 2, return_indices=True), torch.nn.functional.max_pool3d_with_indices(v,"
-         " (2, 2, 1)), torch.max_pool3d(v, 2), torch.max_pool3d(v, [2, 3, 2], [1, 1, 1]))", [VOL]),
+         " (2, 2, 1)), torch.max_pool3d(v, 2), torch.max_pool3d(v, [2, 3, 2], [1, 1, 1]),"
+         " torch.max_pool3d(input=v, kernel_size=3, stride=1, padding=1, ceil_mode=True))", [VOL]),
     case([F + "lp_pool1d", F + "lp_pool2d", F + "pdist"],
          "s, i, p: (torch.nn.functional.lp_pool1d(s, 2, 3), torch.nn.functional.lp_pool1d(s, 1, 2, stride=1),"
          " torch.nn.functional.lp_pool2d(i, 2, 2), torch.nn.functional.lp_pool2d(i, 3, (2, 3), 1),"

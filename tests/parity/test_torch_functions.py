@@ -736,8 +736,9 @@ COVERED["test_diff"] = {"torch.diff"}
 def test_diff():
     src = """
 import torch
-def fn(x, p):
-    return torch.diff(x), torch.diff(x, n=2, dim=0), torch.diff(x, dim=1, prepend=p)
+def fn(x: torch.Tensor, p):
+    return (torch.diff(x), torch.diff(x, n=2, dim=0), torch.diff(x, dim=1, prepend=p),
+            torch.diff(x, 2, 1, p, p[:, :1]), torch.diff(x, n=3, append=p), x.diff(n=2, prepend=p))
 """
     x = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
     p = np.random.default_rng(4).standard_normal((4, 2)).astype(np.float32)

@@ -94,7 +94,8 @@ import torch
 
 
 def fn(rate, count, prob, x, img):
-    return (torch.poisson(rate), torch.binomial(count, prob),
+    # generator= is dropped (MindSpore's global stream): the draws keep their distribution
+    return (torch.poisson(rate, generator=torch.Generator()), torch.binomial(count, prob, generator=torch.Generator()),
             torch.alpha_dropout(x, 0.3, True), torch.alpha_dropout(x, 0.3, False),
             torch.feature_alpha_dropout(img, 0.5, True), torch.feature_alpha_dropout(img, 0.5, train=False),
             torch.feature_dropout(img, 0.5, True), torch.feature_dropout(img, 0.5, False),
@@ -177,10 +178,10 @@ def test_untranslated_forms_are_todo():
 
     code, sites = convert_snippet(
         "import torch\ndef f(a, x, g, p):\n    u = torch.lu(a, pivot=False)\n    r = torch.rrelu(x, training=True)\n"
-        "    d = torch.alpha_dropout(x, p, flag)\n    q = torch.poisson(x, generator=g)\n"
-        "    s = torch.svd_lowrank(a, M=a)\n    return u, r, d, q, s\n")
+        "    d = torch.alpha_dropout(x, p, flag)\n"
+        "    s = torch.svd_lowrank(a, M=a)\n    return u, r, d, s\n")
     st = {s.api: s.status for s in sites}
-    for api in ("torch.lu", "torch.rrelu", "torch.alpha_dropout", "torch.poisson", "torch.svd_lowrank"):
+    for api in ("torch.lu", "torch.rrelu", "torch.alpha_dropout", "torch.svd_lowrank"):
         assert st[api] == TODO, (api, code)
     assert lookup("torch.lu").test.endswith("::test_extra_values")
 

@@ -126,6 +126,14 @@ CASES = [
          "x: (torch.histogram(x.double(), 4), x.double().histogram(bins=4, range=[0., 1.]),"
          " torch.histogram(torch.tensor([0., 0.25, 0.5, 1.0, 1.5, -0.1], dtype=torch.float64), 4, range=(0., 1.)))",
          [X], typed=True, graph=False),
+    # weight, density, a tensor of edges, an empty range (widened by 0.5 each side), equal values, float64
+    case([T + "histogram", "Tensor.histogram"],
+         "x, w: (torch.histogram(x, 4, weight=w), torch.histogram(x, 3, range=(-1.0, 1.0), density=True),"
+         " x.histogram(5, weight=w, density=True), torch.histogram(x, torch.tensor([-1.0, 0.0, 0.5, 2.0])),"
+         " x.histogram(bins=torch.tensor([-0.5, 0.0, 0.5]), weight=w, density=True),"
+         " torch.histogram(x, 3, range=(0.5, 0.5)), torch.histogram(x[:1], 4), torch.histogram(x.double(), 4, "
+         "weight=w.double(), density=True), x.double().histogram(torch.tensor([-2.0, 0.0, 1.0], dtype=torch.float64)))",
+         [X, np.abs(X) + 0.5], typed=True, graph=False),
     case([T + "quantile", "Tensor.quantile"],
          "x, b: (torch.quantile(x, 0.3), torch.quantile(x, 0.5, dim=1), torch.quantile(x, 1.0, 0, True),"
          " torch.quantile(b, 0.25, -1, interpolation='linear'), x.quantile(0.9, dim=0), x.quantile(0.0))", [X, BN],
@@ -143,6 +151,11 @@ CASES = [
          "r, q: (torch.mode(r), torch.mode(r, 0), torch.mode(q, 1, True), r.mode(dim=-1), q.mode(keepdim=True),"
          " torch.mode(input=q, dim=1, keepdim=q.ndim > 1), r.mode(0, r.ndim > 5))",
          [np.array([[1.0, 2.0, 2.0, 3.0, 3.0], [5.0, 4.0, 4.0, 5.0, 0.0]], np.float32), IDS.repeat(3, 1)], typed=True, graph=False),
+    # the named fields of the result (`.values` / `.indices`, read at once or from a name); a 0-d input; graph mode
+    case([T + "mode", "Tensor.mode"],
+         "r, q: (torch.mode(r, 1).values, q.mode(0).indices, torch.mode(r[0, 0]), torch.mode(q, -1, keepdim=True)[1],"
+         " r.mode(1, True).values)",
+         [np.array([[1.0, 2.0, 2.0, 3.0, 3.0], [5.0, 4.0, 4.0, 5.0, 0.0]], np.float32), IDS.repeat(3, 1)], typed=True),
     case([F + "local_response_norm", "Tensor.sum_to_size"],
          "i, s, x: (torch.nn.functional.local_response_norm(i, 2), torch.nn.functional.local_response_norm(i, 3,"
          " alpha=0.1, beta=0.5, k=2.0), torch.nn.functional.local_response_norm(s, 5), x.sum_to_size(1, 4),"

@@ -48,7 +48,8 @@ ELEMENTWISE += [
     case(["torch.logaddexp", "torch.logaddexp2"], "x, i: (torch.logaddexp2(x, i), torch.logaddexp(i, x), "
          "torch.logaddexp2(x[:1, :1], i), x.logaddexp2(i), torch.logaddexp(x, x.double()))", [Y, I], grad=True),
     case(["torch.igamma", "torch.igammac"], "x, j: (torch.igamma(x, j), torch.igammac(j, x.double()))", [P, J]),
-    case("torch.float_power", "x, y: (torch.float_power(x, y), torch.float_power(x, 2))", [P, X]),
+    case("torch.float_power", "x, y: (torch.float_power(x, y), torch.float_power(x, 2), torch.float_power(x, exponent=y),"
+         " torch.float_power(input=x, exponent=3), x.float_power(exponent=2))", [P, X]),
     case("torch.xlogy", "x, y: torch.xlogy(x, y)", [np.array([0.0, 0.0, 1.0, 2.0], np.float32),
                                                     np.array([0.0, np.nan, 0.5, 3.0], np.float32)]),
     # a Python number as other (x.xlogy(3.0)), NaN included
@@ -92,6 +93,11 @@ REDUCTIONS = [
          " torch.searchsorted(s, v, side='right'), torch.searchsorted(s, v, out_int32=True),"
          " torch.searchsorted(s, input=v, right=True))",
          [np.array([-1.0, 0.0, 1.0, 2.0], np.float32), Y]),
+    # sorter=: the sequence unsorted, its sorting indices given (1-D and per row)
+    case("torch.searchsorted", "s, m, v, w: (torch.searchsorted(s, v, sorter=torch.argsort(s)), torch.searchsorted(m, w,"
+         " right=True, sorter=torch.argsort(m)), torch.searchsorted(m, w, side='left', sorter=torch.argsort(m, dim=-1)))",
+         [np.array([2.0, -1.0, 1.0, 0.0], np.float32), np.array([[1, 3, 9, 7, 5], [2, 4, 6, 8, 10]], np.int64), Y,
+          np.array([[3, 6, 9], [3, 6, 9]], np.int64)]),
     case("torch.cov", "x, f, a: (torch.cov(x), torch.cov(x, correction=0), torch.cov(x, fweights=f, aweights=a))",
          [Y, J[0], P[0]], rtol=1e-4),
     case(["torch.trapezoid", "torch.trapz"], "y, x: (torch.trapezoid(y), torch.trapezoid(y, x), torch.trapezoid(y,"
@@ -141,6 +147,10 @@ MAT = [
          [R], rtol=1e-4, atol=1e-4),
     case("torch.svd", "a: (lambda u, s, v: (u[:, :3].abs(), s, v.abs(), torch.tensor(u.shape)))(*torch.svd(a, some=False))",
          [R], rtol=1e-4, atol=1e-4),
+    # compute_uv=False: zero U (m x m) and V (n x n) whatever some says; batched; the singular values' gradient
+    case("torch.svd", "a: (torch.svd(a, compute_uv=False), torch.svd(a.T, some=False, compute_uv=False),"
+         " torch.svd(torch.stack([a, 2 * a]), compute_uv=False), torch.svd(a, True, False)[1])",
+         [R], rtol=1e-4, atol=1e-4, grad=True),
     case("torch.qr", "a: [t.abs() for t in torch.qr(a)] + [t.abs() for t in torch.qr(a, some=False)]", [R],
          rtol=1e-4, atol=1e-4),
     case("torch.pinverse", "a: torch.pinverse(a)", [R], rtol=1e-4, atol=1e-4),

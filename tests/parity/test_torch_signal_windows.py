@@ -21,6 +21,12 @@ WINDOWS += [case(W + "kaiser", ": (torch.signal.windows.kaiser(9, beta=5.0), tor
             case([W + "gaussian", W + "exponential"], ": (torch.signal.windows.gaussian(10, std=1.5),"
                  " torch.signal.windows.exponential(9, tau=2.0), torch.signal.windows.gaussian(7, sym=False))", [],
                  rtol=1e-6, atol=0.0, typed=True),
+            # float64 windows with parameters no float32 holds exactly (std=0.6, tau=0.3, center=2.2): torch's float64
+            # values (PyNative: inside ms.jit MindSpore rounds a float64 constant to float32 too)
+            case([W + "gaussian", W + "exponential"], ": (torch.signal.windows.gaussian(M=10, std=0.6, sym=False,"
+                 " dtype=torch.float64), torch.signal.windows.exponential(9, center=2.2, tau=0.3, sym=False,"
+                 " dtype=torch.float64), torch.signal.windows.exponential(8, tau=0.7, dtype=torch.float64))", [],
+                 rtol=1e-13, atol=0.0, typed=True, graph=False),
             # a cosine sum near 0 (alpha=0.4): torch's float32 rounding, at 1e-6
             case([W + "general_hamming", W + "general_cosine"], ": (torch.signal.windows.general_hamming(10, alpha=0.4,"
                  " sym=False), torch.signal.windows.general_cosine(10, a=[0.5, 1 - 0.5]))", [], rtol=1e-6, atol=0.0,

@@ -119,14 +119,29 @@ def bincount(input, weights=None, minlength=0):
     return ops.unsorted_segment_sum(weights.astype(dtype), input, length)
 
 
-def histogram(input, bins, lo, hi):
-    """torch.histogram with an integer bins over [lo, hi]: (counts, bin edges) in the input's dtype. ops.histc for
-    float16/float32; a float64 input (no Histogram kernel) is binned in float64: index floor((x - lo) * bins /
-    (hi - lo)), the right edge in the last bin, values outside left out, as torch."""
-    if input.dtype != ms.float64:
-        return ops.histc(input, bins, lo, hi), ops.linspace(lo, hi, bins + 1)
-    edges = ops.linspace(ms.Tensor(lo, ms.float64), ms.Tensor(hi, ms.float64), bins + 1)
+def histogram(input, bins, range=None, weight=None, density=False):
+    """torch.histogram: (counts, bin edges) in the input's dtype. An integer bins spans range (else the data's
+    min and max, read on the host), widened by 0.5 each side when empty, as torch; a float32 count without weight
+    or density is ops.histc; otherwise index floor((x - lo) * bins / (hi - lo)) in the input's dtype (float64 has
+    no Histogram kernel), the right edge in the last bin, values outside left out, as torch. A tensor bins gives
+    the edges (bin = the last edge <= x). weight sums weights instead of counting; density divides by the total
+    and the bin widths."""
     x = input.reshape(-1)
-    inside = ops.logical_and(x >= lo, x <= hi)
-    index = ops.clamp(ops.floor((x - lo) * bins / (hi - lo)), 0, bins - 1).astype(ms.int32)
-    return ops.unsorted_segment_sum(inside.astype(ms.float64), index, bins), edges
+    if isinstance(bins, ms.Tensor):
+        edges = bins.astype(input.dtype)
+        lo, hi, n = edges[0], edges[-1], edges.shape[0] - 1
+        index = ops.clamp(ops.searchsorted(edges, x, right=True).astype(ms.int32) - 1, 0, n - 1)
+    else:
+        lo, hi = (float(x.min()), float(x.max())) if range is None and x.size else (0.0, 0.0) if range is None \
+            else (float(range[0]), float(range[1]))
+        lo, hi, n = (lo - 0.5, hi + 0.5, bins) if lo == hi else (lo, hi, bins)
+        edges = ops.linspace(ms.Tensor(lo, input.dtype), ms.Tensor(hi, input.dtype), bins + 1).astype(input.dtype)
+        if weight is None and not density and input.dtype != ms.float64:
+            return ops.histc(input, bins, lo, hi), edges
+        index = ops.clamp(ops.floor((x - lo) * bins / (hi - lo)), 0, bins - 1).astype(ms.int32)
+    inside = ops.logical_and(x >= lo, x <= hi).astype(input.dtype)
+    counts = ops.unsorted_segment_sum(inside if weight is None else inside * weight.reshape(-1).astype(input.dtype),
+                                      index, n)
+    if density:
+        counts = counts / (counts.sum() * (edges[1:] - edges[:-1]))
+    return counts, edges

@@ -53,3 +53,19 @@ def host_result(value, api, where):
     """A NumPy call on a tensor's .item() in graph code (`np.sqrt(h.sum().item())`), in PyNative; compiling a
     graph that reaches it raises MigrationError, as host_value."""
     return _pynative_only(value, _HOST_READ, api, where)
+
+
+_ONE_HOT_REFUSAL = (
+    "F.one_hot without num_classes at {} infers the class count from the data (max + 1), a shape known only when "
+    "the graph runs, inside a compiled graph (GRAPH mode or ms.jit): pass num_classes, or run this network in "
+    "PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def one_hot_inferred(x, where):
+    """F.one_hot(x) / num_classes=-1: torch's class count x.max() + 1, read on the host, as torch does (an empty x
+    raises, as in torch); compiling a graph that reaches it raises MigrationError naming the line."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_ONE_HOT_REFUSAL, where)
+    if x.size == 0:
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
+    return ops.one_hot(x, int(x.max()) + 1)
