@@ -6,7 +6,9 @@ hand-written update, the gradient of a lone backward()) into those values. A rea
 rewrites are done (gradient logging, a helper that inspects `p.grad`) would be an AttributeError far
 from its cause; here it becomes `_ms_compat.tensor_grad(x, "module:line")`, which raises MigrationError
 naming the original site when `x` is a MindSpore tensor and reads the attribute of any other object (a
-program's own `args.grad`). Each one is a TODO: a comment above its statement and a report entry
+program's own `args.grad`). Reads in a forward count too (vector-quantize's `if exists(old.grad)` on a
+buffer: None, as torch's); inside a compiled graph the helper stops compiling with MigrationError naming the
+site (a `.grad` left as written was MindSpore's AttributeError). Each one is a TODO: a comment above its statement and a report entry
 (tests/test_silent_failures.py::test_grad_read_outside_a_step_raises).
 
 The reads are noted while the main pass converts them (track) and rewritten when the module is done
@@ -31,7 +33,7 @@ WHY = ("MindSpore keeps no .grad on a tensor (gradients are the values mindspore
 
 def track(tr, original: cst.Attribute, converted: cst.BaseExpression) -> cst.BaseExpression:
     """Note `x.grad` (as converted) with its original line and code; returns it unchanged."""
-    if (original.attr.value == "grad" and isinstance(converted, cst.Attribute) and not tr._in_forward()
+    if (original.attr.value == "grad" and isinstance(converted, cst.Attribute)
             and tr._receiver_kind(original.value) in ("tensor", "unknown") and not UT._is_mindspore_code(tr)
             and not _settings_object(tr, original.value)):
         # (a module's or an imported object's `grad`, `mindspore.grad`, is no tensor's)

@@ -16,18 +16,34 @@ def keep_grads(params, grads):
         _KEPT_GRADS[id(p)] = (p, g)
 
 
+_GRAD_IN_GRAPH = (
+    "Tensor.grad at {} is read inside a compiled graph (GRAPH mode or ms.jit), where MindSpore keeps no .grad and "
+    "cannot tell a buffer from a trained parameter; run this network in PYNATIVE mode "
+    "(ms.set_context(mode=ms.PYNATIVE_MODE)) or move the read out of construct")
+
+
 def tensor_grad(value, where):
     """torch's `value.grad`: the gradient the last converted train step kept for this parameter (keep_grads);
     None for a parameter that requires no gradient; on any other tensor MigrationError naming the original
-    site (MindSpore tensors keep no gradient); on any other object, the attribute."""
+    site (MindSpore tensors keep no gradient); on any other object, the attribute. Inside a compiled graph
+    neither the kept gradients nor a Parameter's flag can be read: compiling stops with MigrationError naming
+    the site (raised while the graph runs, MindSpore would report only "Unsupported exception type")."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_GRAD_IN_GRAPH, where)
     if isinstance(value, ms.Tensor):
         kept = _KEPT_GRADS.get(id(value))
         if kept is not None and kept[0] is value:
             return kept[1]
         if isinstance(value, ms.Parameter) and not value.requires_grad:
             return None
-        raise MigrationError(
-            f"Tensor.grad at {where} was not converted to MindSpore (MindSpore keeps no .grad on a tensor: "
-            "gradients are the values mindspore.value_and_grad returns); see the '# msmigrate: TODO' comment "
-            "there and the migration report")
+        _no_grad_kept(where)
     return value.grad
+
+
+def _no_grad_kept(where):
+    # its own function: MindSpore's graph parser refuses a `raise` of a non-builtin exception anywhere in a
+    # function a graph calls, even on a branch compiling never reaches
+    raise MigrationError(
+        f"Tensor.grad at {where} was not converted to MindSpore (MindSpore keeps no .grad on a tensor: "
+        "gradients are the values mindspore.value_and_grad returns); see the '# msmigrate: TODO' comment "
+        "there and the migration report")
