@@ -681,6 +681,15 @@ class GELU(nn.GELU):
         super().__init__(approximate=approximate == "tanh")
 
 
+def mark_affine(cell, affine):
+    """Records torch's affine on a norm layer (and BatchNorm3d's inner bn2d): MindSpore's only trace of it is
+    frozen gamma/beta, which a user's freezing leaves too (affine_off reads the record)."""
+    for c in (cell, getattr(cell, "bn2d", None)):
+        if c is not None:
+            c.torch_affine = bool(affine)
+    return cell
+
+
 def _batch_norm(base):
     class BatchNorm(base):
         def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
@@ -692,6 +701,7 @@ def _batch_norm(base):
                                      "float16/float32 only")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
+            mark_affine(self, affine)
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
     return BatchNorm
 
@@ -714,6 +724,7 @@ def _instance_norm(base, nd):
             if momentum is None:
                 raise MigrationError(f"{base.__name__} momentum=None (cumulative average) is not converted")
             super().__init__(num_features, eps=float(eps), momentum=float(momentum), affine=affine)
+            mark_affine(self, affine)
             self.torch_momentum = float(momentum)
             # MindSpore's BatchNorm meaning: True reads the input's statistics in eval too (no running ones)
             self.use_batch_statistics = None if track_running_stats else True
