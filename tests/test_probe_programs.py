@@ -105,3 +105,114 @@ def test_cross_entropy_beside_minus_inf_logits():
     code, sites = check_function(MASKED_CROSS_ENTROPY, [rnd(6, 4), y, y3, x3], grad=True, rtol=1e-5,
                                  atol=1e-6)
     assert "_ms_compat.cross_entropy" in code and "ops.cross_entropy" not in code, code
+
+
+MIXUP = """
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def make():
+    model = Net()
+    return {"model": model, "opt": torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["opt"]
+    X = torch.cat([b[0] for b in batches])
+    Y = torch.cat([b[1] for b in batches])
+    rng = np.random.RandomState(0)
+    losses = []
+    for i in range(0, len(X), 6):
+        x, y = X[i:i + 6], Y[i:i + 6]
+        lam = float(rng.beta(0.4, 0.4))
+        perm = torch.from_numpy(rng.permutation(x.size(0)))
+        mixed = lam * x + (1 - lam) * x[perm]
+        y_a, y_b = y, y[perm]
+        out = model(mixed)
+        loss = lam * F.cross_entropy(out, y_a) + (1 - lam) * F.cross_entropy(out, y_b)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+
+
+def test_mixup_targets_indexed_from_a_sliced_batch():
+    """Mixup: `x, y = X[i:i + n], Y[i:i + n]`, a permutation drawn from len(x), then `y_a, y_b = y, y[perm]`.
+    The slice's index arithmetic counted as computing, so the slice went into the step while the draw and the
+    target pair stayed data reading it: the backward() was refused ('the loss passes through y_a, y_b = ...').
+    Index arithmetic is data now; per-step losses and final weights as torch's, GRAPH and PyNative."""
+    from msmigrate.registry import TODO
+    from .test_train_loop import _batches, run_both
+    code, sites, results = run_both(MIXUP, _batches(n=4))
+    assert not [s for s in sites if s.status == TODO], code
+    assert set(results) == {"graph", "pynative"}
+
+
+RUNNING_BUFFERS = """
+import torch
+import torch.nn as nn
+
+
+class RunningNorm(nn.Module):
+    def __init__(self, dim, momentum=0.1):
+        super().__init__()
+        self.momentum = momentum
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("var", torch.ones(dim))
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        if self.training:
+            with torch.no_grad():
+                self.mean.mul_(1 - self.momentum)
+                self.mean.add_(self.momentum * x.mean(0))
+                self.var.mul_(1 - self.momentum)
+                self.var.add_(self.momentum * x.var(0, unbiased=False))
+                self.count.add_(1)
+        return (x - self.mean) / torch.sqrt(self.var + 1e-5)
+
+
+def make():
+    return RunningNorm(3)
+"""
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_buffer_updated_in_place_in_forward(mode):
+    """A normaliser's running statistics kept in buffers and updated in forward under no_grad:
+    `self.mean.mul_(1 - m)`, `self.count.add_(1)`. In-place methods on an attribute were a raising TODO
+    (MindSpore's in-place arithmetic changes nothing on CPU); on a registered buffer they are the same change
+    through `.data`, assigned into the buffer: outputs and buffers as torch's over three calls."""
+    import mindspore as ms
+    import torch
+    ns = load_torch(RUNNING_BUFFERS)
+    mod, code, sites = load_converted(RUNNING_BUFFERS)
+    assert "Unconverted" not in code, code
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    t = ns["make"]()
+    t_out = [t(torch.from_numpy(x * (k + 1))).numpy() for k in range(3)]
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        m = mod.make()
+        m_out = [m(ms.Tensor(x * (k + 1))).asnumpy() for k in range(3)]
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    for a, b in zip(m_out, t_out):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for name in ("mean", "var", "count"):
+        np.testing.assert_allclose(getattr(m, name).asnumpy(), getattr(t, name).numpy(), rtol=1e-5, atol=1e-6)
