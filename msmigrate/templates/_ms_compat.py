@@ -681,15 +681,6 @@ class GELU(nn.GELU):
         super().__init__(approximate=approximate == "tanh")
 
 
-def mark_affine(cell, affine):
-    """Records torch's affine on a norm layer (and BatchNorm3d's inner bn2d): MindSpore's only trace of it is
-    frozen gamma/beta, which a user's freezing leaves too (affine_off reads the record)."""
-    for c in (cell, getattr(cell, "bn2d", None)):
-        if c is not None:
-            c.torch_affine = bool(affine)
-    return cell
-
-
 def _batch_norm(base):
     class BatchNorm(base):
         def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
@@ -697,11 +688,10 @@ def _batch_norm(base):
             if momentum is None:
                 raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
             if dtype == ms.float64:
-                raise MigrationError(f"{base.__name__}(dtype=float64): MindSpore's BatchNorm kernel takes "
-                                     "float16/float32 only")
+                raise MigrationError(f"{base.__name__}(dtype=float64): MindSpore's BatchNorm takes float16/32 only")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
-            mark_affine(self, affine)
+            self.torch_affine = getattr(self, "bn2d", self).torch_affine = bool(affine)   # read by affine_off
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
     return BatchNorm
 
@@ -724,7 +714,7 @@ def _instance_norm(base, nd):
             if momentum is None:
                 raise MigrationError(f"{base.__name__} momentum=None (cumulative average) is not converted")
             super().__init__(num_features, eps=float(eps), momentum=float(momentum), affine=affine)
-            mark_affine(self, affine)
+            self.torch_affine = bool(affine)   # affine_off reads it
             self.torch_momentum = float(momentum)
             # MindSpore's BatchNorm meaning: True reads the input's statistics in eval too (no running ones)
             self.use_batch_statistics = None if track_running_stats else True

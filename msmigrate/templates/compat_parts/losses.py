@@ -40,21 +40,17 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 
 # ----------------------------------------------------------------- classification
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """torch.nn.functional.cross_entropy. ops.cross_entropy picks each target's log-probability with a one-hot
-    product: a logit of -inf elsewhere in the row (a masked similarity matrix, contrastive losses) gives
-    0 * -inf = nan where torch's loss is finite. Class indices without smoothing are gathered here instead."""
+    """torch's F.cross_entropy. Class indices are gathered: ops.cross_entropy's one-hot product gives nan beside a
+    -inf logit (a masked similarity matrix), where torch's loss is finite."""
     if label_smoothing or target.ndim == input.ndim:   # smoothing, class probabilities: torch's nan too
         return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
-    dim = 1 if input.ndim > 1 else 0
-    keep = target != ignore_index
+    dim, keep = int(input.ndim > 1), target != ignore_index
     index = ops.where(keep, target, ops.zeros_like(target)).astype(ms.int64)
-    logp = ops.gather_elements(ops.log_softmax(input, dim), dim, index.expand_dims(dim)).squeeze(dim)
-    w = ops.ones_like(logp) if weight is None else ops.gather(weight, index.reshape(-1), 0).reshape(index.shape)
+    w = ops.ones(index.shape, input.dtype) if weight is None else ops.gather(weight, index, 0)
     w = ops.where(keep, w, ops.zeros_like(w))
-    loss = ops.where(keep, -logp * w, ops.zeros_like(logp))
-    if reduction == "none":
-        return loss
-    return loss.sum() / w.sum() if reduction == "mean" else loss.sum()
+    loss = -ops.gather_elements(ops.log_softmax(input, dim), dim, index.expand_dims(dim)).squeeze(dim)
+    loss = ops.where(keep, loss * w, ops.zeros_like(w))
+    return loss if reduction == "none" else loss.sum() / w.sum() if reduction == "mean" else loss.sum()
 
 
 class CrossEntropyLoss(nn.Cell):
