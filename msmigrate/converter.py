@@ -21,7 +21,7 @@ import libcst as cst
 
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .detached_updates import might_update_detached, rewrite_detached_updates
-from .inplace_chains import might_chain_inplace, rewrite_inplace_chains
+from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
@@ -105,7 +105,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         module = rewrite_autograd_backward(module, info.imports if info else {})
     if might_update_detached(source):   # p.detach().zero_() as p.data.zero_() (detached_updates.py)
         module = rewrite_detached_updates(module)
-    if might_chain_inplace(source):   # mu.mul_(m).add_(dp) as mu.mul_(m); mu.add_(dp) (inplace_chains.py)
+    if might_chain_inplace(source) or might_update_buffer(source):
+        # mu.mul_(m).add_(dp) as mu.mul_(m); mu.add_(dp); self.buf.mul_(m) as self.buf.data.mul_(m) (inplace_chains.py)
         module = rewrite_inplace_chains(module)
     fills_parts = False
     if might_init_subscript(source):   # nn.init.zeros_(w[i]) as w[i] = 0 (init_subscripts.py)

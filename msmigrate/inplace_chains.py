@@ -59,7 +59,40 @@ def _out_of_place(links: List[cst.Call], base: cst.BaseExpression) -> cst.BaseEx
     return out
 
 
+def _plain_name(node: cst.BaseExpression) -> bool:
+    """`x`, `self.mean`: naming it again (once per link) reads the same tensor and runs nothing."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
 class _Rewrite(cst.CSTTransformer):
+    def __init__(self) -> None:
+        super().__init__()
+        self._buffers: List[set] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._buffers.append(_buffer_names(node))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._buffers.pop()
+        return updated
+
+    def _on_buffer_data(self, small: cst.BaseSmallStatement) -> Optional[cst.BaseSmallStatement]:
+        """A whole statement `self.mean.mul_(m)` on a registered buffer (running statistics updated in forward):
+        `self.mean.data.mul_(m)`, the same change in torch (a buffer carries no gradient), which the main pass
+        assigns into the buffer (ops.assign); MindSpore's in-place arithmetic left it unchanged, so the site was
+        a raising TODO. A chain (`self.mean.mul_(m).add_(v)`) stays that TODO: its `.data.copy_` form computed
+        nan when GRAPH compiled a forward reading the buffer after it."""
+        if not self._buffers or not isinstance(small, cst.Expr):
+            return None
+        links, held = _links(small.value)
+        if not (len(links) == 1 and isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name)
+                and held.value.value == "self" and held.attr.value in self._buffers[-1]):
+            return None
+        data = cst.Attribute(value=held, attr=cst.Name("data"))
+        return small.with_changes(value=links[0].with_changes(func=links[0].func.with_changes(value=data)))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         links, base = _links(updated)
         if links and _fresh_copy(base):
@@ -70,22 +103,43 @@ class _Rewrite(cst.CSTTransformer):
                                   updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         body = []
         for small in updated.body:
-            split = self._split(small)
+            on_buffer = self._on_buffer_data(small)
+            split = [on_buffer] if on_buffer is not None else self._split(small)
             body.extend(split if split is not None else [small])
-        if len(body) == len(updated.body):
+        if len(body) == len(updated.body) and all(a is b for a, b in zip(body, updated.body)):
             return updated
         body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
         return updated.with_changes(body=body)
 
     @staticmethod
     def _split(small: cst.BaseSmallStatement) -> Optional[List[cst.Expr]]:
-        """`x.m1_(a).m2_(b)` as a whole statement on a name: `x.m1_(a)`, `x.m2_(b)`."""
+        """`x.m1_(a).m2_(b)` as a whole statement on a name or an attribute (a buffer's running statistic,
+        `self.mean.mul_(m).add_(v)`): `x.m1_(a)`, `x.m2_(b)`."""
         if not isinstance(small, cst.Expr):
             return None
         links, base = _links(small.value)
-        if len(links) < 2 or not isinstance(base, cst.Name):
+        if len(links) < 2 or not _plain_name(base):
             return None
         return [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base))) for call in links]
+
+
+def _buffer_names(cls: cst.ClassDef) -> set:
+    """The names a class registers as buffers: `self.register_buffer("mean", ...)`."""
+    names = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if isinstance(f, cst.Attribute) and f.attr.value == "register_buffer" and node.args \
+                    and isinstance(node.args[0].value, cst.SimpleString):
+                names.add(node.args[0].value.evaluated_value)
+
+    cls.visit(_Find())
+    return names
+
+
+def might_update_buffer(source: str) -> bool:
+    return "register_buffer" in source and re.search(r"self\.\w+\.[a-z_0-9]+_\(", source) is not None
 
 
 def rewrite_inplace_chains(module: cst.Module) -> cst.Module:

@@ -57,7 +57,10 @@ RANDOM_CALL = re.compile(r"(^|\.)(rand\w*|normal|standard_normal|uniform|bernoul
                          r"random\w*|shuffle|permutation|choice|"
                          # a NumPy Generator's draws (rng.integers...), anything of a module named random
                          r"integers|standard_\w+|binomial|poisson|exponential|geometric|laplace|gumbel|"
-                         r"dirichlet)$|(^|\.)random\.\w+$")
+                         # the other distributions of NumPy's RandomState/Generator (mixup's rng.beta)
+                         r"dirichlet|beta|gamma|lognormal|logistic|chisquare|vonmises|weibull|pareto|triangular|"
+                         r"rayleigh|wald|zipf|logseries|hypergeometric|negative_binomial|multivariate_normal|"
+                         r"multivariate_hypergeometric|noncentral_\w+)$|(^|\.)random\.\w+$")
 CLIP_NORM = "_ms_compat.clip_grad_norm_"
 CLIP_VALUE = "_ms_compat.clip_grad_value_"
 
@@ -857,21 +860,31 @@ def _rhs(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
 
 
 class _CallsAndOps(cst.CSTVisitor):
+    """The calls of a piece of code, and its operators outside subscripts: index arithmetic
+    (`X[i:i + n]`, `seq[:, :-1]`) slices data, it computes nothing a gradient flows through."""
+
     def __init__(self) -> None:
         self.calls: List[str] = []
         self.ops = 0
+        self._index = 0
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(code_of(node.func).strip())
 
+    def visit_SubscriptElement(self, node) -> None:
+        self._index += 1
+
+    def leave_SubscriptElement(self, node) -> None:
+        self._index -= 1
+
     def visit_BinaryOperation(self, node) -> None:
-        self.ops += 1
+        self.ops += not self._index
 
     def visit_UnaryOperation(self, node) -> None:
-        self.ops += 1
+        self.ops += not self._index
 
     def visit_Comparison(self, node) -> None:
-        self.ops += 1
+        self.ops += not self._index
 
 
 HOST_CALL = re.compile(r"(^|\.)(from_numpy|asnumpy|numpy|item|tolist)$")
@@ -1033,16 +1046,20 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
 
 
 def _renames_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip: Set[int]) -> bool:
-    """`d_loss = d_loss_real` (no call, no operator: a source by its form, like `x, y = batch`) naming a value
-    that a computing statement before it bound: part of the step, so the slice follows the name back (left
-    out, the loss would be an input and its gradient through the renamed value lost)."""
+    """`d_loss = d_loss_real`, mixup's `y_a, y_b = y, y[perm]` (no call, no operator: a source by its form, like
+    `x, y = batch`) reading a value that a computing statement before it bound (`x, y = X[i:i + n], ...`): part
+    of the step, so the slice follows the names back (left out, the loss would be an input and its gradient
+    through the renamed value lost, or the step refused). Names bound only by data (`batch` from the loader,
+    `next(it)`) keep it data."""
     st = body[j]
     rhs = _rhs(st)
-    # a plain `a = b` only (`x, y = batch` unpacks data)
-    if not (isinstance(rhs, cst.Name) and isinstance(st.body[0], cst.Assign) and len(st.body[0].targets) == 1
-            and isinstance(st.body[0].targets[0].target, cst.Name)):
+    if rhs is None or not isinstance(st.body[0], cst.Assign):
         return False
-    names = {rhs.value}
+    form = _CallsAndOps()
+    walk(rhs, form)
+    if form.calls or form.ops:   # a draw or a host read reading a computed value stays data
+        return False
+    names = set(reads(rhs))
     for k in range(j - 1, -1, -1):
         bound = assigns(body[k]) & names
         if not bound:

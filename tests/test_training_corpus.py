@@ -251,9 +251,11 @@ def convert(name: str, out: Path) -> dict:
 
 # helper lines by program: guards against growth, about 10% over the figures when written (the issue's
 # "less than half of 2,267-3,736" is not met: load() reads torch.save files, --init-weights, with the torch
-# files section and the checkpoints section, 1,160 lines, in every program; see bench/helper_size.py --why)
-HELPER_BOUNDS = {"cifar_resnet": 3110, "dcgan": 3210, "lstm_lm": 2452, "mnist_cnn": 2892, "transformer_lm": 2750,
-                 "vae": 2882}
+# files section and the checkpoints section, 1,160 lines, in every program; see bench/helper_size.py --why).
+# +14 for mnist_cnn/vae, +9 transformer_lm, +1 dcgan: _ms_compat.cross_entropy (class indices gathered, finite
+# beside a -inf logit) and affine_off (frozen norm parameters stay parameters)
+HELPER_BOUNDS = {"cifar_resnet": 3110, "dcgan": 3211, "lstm_lm": 2452, "mnist_cnn": 2906, "transformer_lm": 2759,
+                 "vae": 2896}
 
 
 def check_helper(name: str, out: Path) -> None:

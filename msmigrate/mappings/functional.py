@@ -794,10 +794,11 @@ def _is_float_literal(code: str) -> bool:
 
 
 _CE_ARGS = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
-rule(P + "cross_entropy", "mindspore.ops.cross_entropy", args=_CE_ARGS,
+rule(P + "cross_entropy", "_ms_compat.cross_entropy", args=_CE_ARGS,
      target_args=("input", "target", "weight", "ignore_index", "reduction", "label_smoothing"),
      note="class indices or probabilities, weight, ignore_index, label_smoothing as in torch (a bool or int "
-          "label_smoothing passed as a float: ops.cross_entropy refuses them)", test=_LOSS)(
+          "label_smoothing passed as a float: ops.cross_entropy refuses them); class indices gathered, as torch "
+          "(ops.cross_entropy's one-hot product gave nan beside a -inf logit)", test=_LOSS)(
     _loss_rule(extra_checks=lambda ctx: _float_label_smoothing(ctx.bound)))
 rule(P + "nll_loss", "mindspore.ops.nll_loss", args=_CE_ARGS[:-1],
      target_args=("inputs", "target", "weight", "ignore_index", "reduction"), test=_LOSS)(

@@ -242,6 +242,10 @@ def _batch_norm(dims):
         if ctx.code("momentum") == "None":
             # torch's cumulative moving average: _ms_compat's layer takes torch's arguments and counts batches
             return ctx.bound.call.with_changes(func=ctx.render(f"_ms_compat.CumulativeBatchNorm{dims}"))
+        if ctx.code("affine") not in (None, "True"):
+            # MindSpore keeps no affine flag (only frozen gamma/beta, which a later freeze leaves too): _ms_compat's
+            # layer takes torch's arguments and records it, so parameters()/state_dict() leave them out as torch
+            return ctx.bound.call.with_changes(func=ctx.render(f"_ms_compat.BatchNorm{dims}"))
         # track_running_stats known only at run time: False means batch statistics in eval too
         trs = ctx.bound.code("track_running_stats")
         if trs is not None and trs not in ("True", "False"):

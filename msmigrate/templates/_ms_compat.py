@@ -688,10 +688,10 @@ def _batch_norm(base):
             if momentum is None:
                 raise MigrationError("BatchNorm momentum=None (cumulative average) has no MindSpore counterpart")
             if dtype == ms.float64:
-                raise MigrationError(f"{base.__name__}(dtype=float64): MindSpore's BatchNorm kernel takes "
-                                     "float16/float32 only")
+                raise MigrationError(f"{base.__name__}(dtype=float64): MindSpore's BatchNorm takes float16/32 only")
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
+            self.torch_affine = getattr(self, "bn2d", self).torch_affine = bool(affine)   # read by affine_off
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
     return BatchNorm
 
@@ -714,6 +714,7 @@ def _instance_norm(base, nd):
             if momentum is None:
                 raise MigrationError(f"{base.__name__} momentum=None (cumulative average) is not converted")
             super().__init__(num_features, eps=float(eps), momentum=float(momentum), affine=affine)
+            self.torch_affine = bool(affine)   # affine_off reads it
             self.torch_momentum = float(momentum)
             # MindSpore's BatchNorm meaning: True reads the input's statistics in eval too (no running ones)
             self.use_batch_statistics = None if track_running_stats else True

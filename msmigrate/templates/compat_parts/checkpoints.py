@@ -509,7 +509,9 @@ def _mindspore_names(net, sd):
             if torch_key != ms_prefix + local or (conv1d and local == "weight"):
                 aliases[torch_key] = (ms_prefix + local, conv1d and local == "weight")
             if local in names and param is not None and not param.requires_grad and (
-                    local in ("gamma", "beta") or getattr(cell, "use_batch_statistics", None) is True):
+                    local in ("gamma", "beta") and affine_off(cell)
+                    or local in ("moving_mean", "moving_variance")
+                    and getattr(cell, "use_batch_statistics", None) is True):
                 # affine=False (frozen gamma/beta) or track_running_stats=False: torch saves nothing
                 frozen[torch_key] = ms_prefix + local
         if "moving_mean" in cell._params:

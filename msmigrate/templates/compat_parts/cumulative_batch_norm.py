@@ -14,6 +14,7 @@ def _cumulative_batch_norm(base):
                 raise MigrationError(f"Cumulative{base.__name__} is torch's momentum=None, got {momentum}")
             super().__init__(num_features, eps=eps, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
+            self.torch_affine = bool(affine)   # affine_off reads it
             self.cumulative = bool(track_running_stats)
             if self.cumulative:
                 self.num_batches_tracked = ms.Parameter(ms.Tensor(0, ms.int64), name="num_batches_tracked",
@@ -52,3 +53,4 @@ class CumulativeBatchNorm3d(nn.BatchNorm3d):
                  device=None, dtype=None):
         super().__init__(num_features, eps=eps, affine=affine)
         self.bn2d = CumulativeBatchNorm2d(num_features, eps, momentum, affine, track_running_stats)
+        self.torch_affine = self.bn2d.torch_affine = bool(affine)

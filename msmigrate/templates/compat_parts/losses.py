@@ -39,9 +39,23 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 
 
 # ----------------------------------------------------------------- classification
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """torch's F.cross_entropy. Class indices are gathered: ops.cross_entropy's one-hot product gives nan beside a
+    -inf logit (a masked similarity matrix), where torch's loss is finite."""
+    if label_smoothing or target.ndim == input.ndim:   # smoothing, class probabilities: torch's nan too
+        return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    dim, keep = int(input.ndim > 1), target != ignore_index
+    index = ops.where(keep, target, ops.zeros_like(target)).astype(ms.int64)
+    w = ops.ones(index.shape, input.dtype) if weight is None else ops.gather(weight, index, 0)
+    w = ops.where(keep, w, ops.zeros_like(w))
+    loss = -ops.gather_elements(ops.log_softmax(input, dim), dim, index.expand_dims(dim)).squeeze(dim)
+    loss = ops.where(keep, loss * w, ops.zeros_like(w))
+    return loss if reduction == "none" else loss.sum() / w.sum() if reduction == "mean" else loss.sum()
+
+
 class CrossEntropyLoss(nn.Cell):
     """torch.nn.CrossEntropyLoss. mindspore.nn.CrossEntropyLoss only takes int32 class
-    indices; ops.cross_entropy takes torch's int64 ones (and class probabilities) and
+    indices; cross_entropy above takes torch's int64 ones (and class probabilities) and
     computes the same weight / ignore_index / label_smoothing semantics."""
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -52,8 +66,7 @@ class CrossEntropyLoss(nn.Cell):
         self.label_smoothing = label_smoothing
 
     def construct(self, input, target):
-        return ops.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
-                                 self.label_smoothing)
+        return cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):

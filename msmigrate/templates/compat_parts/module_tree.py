@@ -217,6 +217,13 @@ def _is_buffer(cell, name, param):
     return getattr(param, "torch_buffer", False) or name in cell.__dict__.get("_torch_buffer_names", ())
 
 
+def affine_off(cell):
+    """torch's affine=False (the layer has no weight/bias): the layer's own record of it (GroupNorm's affine;
+    torch_affine, set by the converter's norm layers). gamma/beta frozen later (a fine-tuned backbone, a momentum
+    target network) are still torch's parameters."""
+    return getattr(cell, "torch_affine", getattr(cell, "affine", True)) is False
+
+
 def _own_params(cell):
     """(torch name, Parameter) of the parameters torch's module would hold itself; buffers left out."""
     pairs = [(n, p) for n, p in cell._params.items() if p is not None and not _is_buffer(cell, n, p)]
@@ -224,11 +231,7 @@ def _own_params(cell):
         pairs += [(n, p) for n, p in cell._cells[name].parameters_and_names()]
     if not _is_layer(cell):
         return pairs
-    gamma, beta = getattr(cell, "gamma", None), getattr(cell, "beta", None)
-    if isinstance(cell, nn.BatchNorm3d):
-        gamma, beta = cell.bn2d.gamma, cell.bn2d.beta
-    frozen_affine = isinstance(gamma, ms.Parameter) and isinstance(beta, ms.Parameter) \
-        and not gamma.requires_grad and not beta.requires_grad   # affine=False: torch has no weight/bias
+    frozen_affine = affine_off(cell)
     out = []
     for name, param in pairs:
         last = name.rpartition(".")[2]   # bn2d.gamma belongs to the BatchNorm3d itself in torch

@@ -151,7 +151,8 @@ class GPT(nn.Cell):
         logits = self.lm_head(x)
 
         if targets is not None:
-            loss = ops.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1), ignore_index=-1)
+            # _ms_compat.cross_entropy (helper): torch's F.cross_entropy
+            loss = _ms_compat.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1), ignore_index=-1)
         else:
             loss = None
 
