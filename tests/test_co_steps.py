@@ -12,9 +12,7 @@ import pytest
 pytest.importorskip("torch")
 ms = pytest.importorskip("mindspore")
 
-from msmigrate.registry import TODO  # noqa: E402
-
-from .parity.harness import assert_close, load_converted, load_torch  # noqa: E402
+from .parity.harness import load_converted, program_weights_match_torch  # noqa: E402
 
 HEAD = '''
 import torch
@@ -99,16 +97,7 @@ for i in range(3):
 @pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
 @pytest.mark.parametrize("shape", sorted(PROGRAMS))
 def test_optimizers_stepped_together_match_torch(shape, graph):
-    src = HEAD + PROGRAMS[shape] + TAIL + ("# GRAPH\n" if graph else "")
-    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
-    try:
-        mod, code, sites = load_converted(src)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    ref = load_torch(src)
-    for i, (got, want) in enumerate(zip(mod.weights, ref["weights"])):
-        assert_close(got, want.detach(), rtol=1e-5, atol=2e-5, what=f"{shape}: parameter {i} (graph={graph})")
-    assert not [s for s in sites if s.status == TODO], code
+    code, sites = program_weights_match_torch(HEAD + PROGRAMS[shape] + TAIL, graph, what=f"{shape}: ")
     assert ".step()" not in code, code
     assert [s for s in sites if s.api == "Optimizer.step" and "share of grads" in s.target], sites
 

@@ -10,9 +10,7 @@ import pytest
 pytest.importorskip("torch")
 ms = pytest.importorskip("mindspore")
 
-from msmigrate.registry import TODO  # noqa: E402
-
-from .parity.harness import assert_close, load_converted, load_torch  # noqa: E402
+from .parity.harness import load_converted, load_torch, program_weights_match_torch  # noqa: E402
 
 HEAD = '''
 import torch
@@ -79,25 +77,8 @@ for i in range(2):
 }
 
 
-def _converted_weights_match_torch(src, graph, what=""):
-    """Converts and runs `src` (its steps compiled when `graph`), compares its final weights with torch's and
-    returns the converted code; no site may be left a TODO."""
-    if graph:   # a converted program differing by a comment: imported again, its steps compiled
-        src = src + "# GRAPH\n"
-    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
-    try:
-        mod, code, sites = load_converted(src)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-    ref = load_torch(src)
-    for i, (got, want) in enumerate(zip(mod.weights, ref["weights"])):
-        assert_close(got, want.detach(), rtol=1e-5, atol=2e-5, what=f"{what}parameter {i} (graph={graph})")
-    assert not [s for s in sites if s.status == TODO], code
-    return code
-
-
 def _check(src, graph):
-    code = _converted_weights_match_torch(src, graph)
+    code, _ = program_weights_match_torch(src, graph)
     assert "_ms_compat.clear_module_grads(" in code and "_ms_compat.grad_sum(" in code, code
     return code
 
@@ -178,7 +159,7 @@ losses = [trainer.step(inp - i, tgt) for i in range(3)]
 @pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
 @pytest.mark.parametrize("shape", sorted(FRESH))
 def test_module_owning_the_optimizer_clears_as_torch(shape, graph):
-    code = _converted_weights_match_torch(HEAD.split("def train_step")[0] + FRESH[shape] + TAIL, graph,
+    code, _ = program_weights_match_torch(HEAD.split("def train_step")[0] + FRESH[shape] + TAIL, graph,
                                           what=f"{shape}: ")
     assert "_ms_compat.clears_all_gradients(" in code, code
 

@@ -218,3 +218,24 @@ def no_todo(sites):
 
     todos = [(s.api, s.note) for s in sites if s.status == TODO]
     assert not todos, todos
+
+
+def program_weights_match_torch(src: str, graph: bool, what: str = ""):
+    """Converts and runs the training program `src` (its steps compiled when `graph`: the source gets a comment,
+    so it is imported again), runs it in torch, and compares the tensors each side lists in its `weights`
+    global; no site may be left a TODO. Returns the converted code and its sites."""
+    import mindspore as ms
+
+    if graph:
+        src = src + "# GRAPH\n"
+    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
+    try:
+        mod, code, sites = load_converted(src)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    ref = load_torch(src)
+    assert len(mod.weights) == len(ref["weights"])
+    for i, (got, want) in enumerate(zip(mod.weights, ref["weights"])):
+        assert_close(got, want.detach(), rtol=1e-5, atol=2e-5, what=f"{what}parameter {i} (graph={graph})")
+    no_todo(sites)
+    return code, sites
