@@ -800,9 +800,10 @@ rule(P + "cross_entropy", "_ms_compat.cross_entropy", args=_CE_ARGS,
           "label_smoothing passed as a float: ops.cross_entropy refuses them); class indices gathered, as torch "
           "(ops.cross_entropy's one-hot product gave nan beside a -inf logit)", test=_LOSS)(
     _loss_rule(extra_checks=lambda ctx: _float_label_smoothing(ctx.bound)))
-rule(P + "nll_loss", "mindspore.ops.nll_loss", args=_CE_ARGS[:-1],
-     target_args=("inputs", "target", "weight", "ignore_index", "reduction"), test=_LOSS)(
-    _loss_rule({"input": "inputs"}))
+rule(P + "nll_loss", "_ms_compat.nll_loss", args=_CE_ARGS[:-1],
+     target_args=("input", "target", "weight", "ignore_index", "reduction"), test=_LOSS,
+     note="each target class's log-probability gathered, as torch (ops.nll_loss's one-hot product gave nan "
+          "beside a -inf log-probability of another class)")(_loss_rule())
 
 
 def _no_weight(ctx):

@@ -53,9 +53,11 @@ _record(N + "CrossEntropyLoss", "_ms_compat.CrossEntropyLoss",
         ("weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"),
         ("weight", "ignore_index", "reduction", "label_smoothing"), "test_classification_classes", _CE_NOTE)
 for _name in ("NLLLoss", "NLLLoss2d"):
-    _record(N + _name, "mindspore.nn.NLLLoss", ("weight", "size_average", "ignore_index", "reduce", "reduction"),
+    _record(N + _name, "_ms_compat.NLLLoss", ("weight", "size_average", "ignore_index", "reduce", "reduction"),
             ("weight", "ignore_index", "reduction"), "test_classification_classes",
-            "the same arguments; (N, C) and (N, C, d1, ...) input with int64 targets")
+            "the same arguments; (N, C) and (N, C, d1, ...) input with int64 targets; each target's "
+            "log-probability gathered, as torch (mindspore.nn.NLLLoss's one-hot product gave nan beside a -inf "
+            "log-probability of another class)")
 for _name in ("MSELoss", "L1Loss"):
     _record(N + _name, f"_ms_compat.{_name}", _LEGACY + ("reduction",), ("reduction",), "test_regression",
             "torch's formula, reduced as torch (templates/compat_parts/losses.py): float64 kept (MindSpore 2.10's "

@@ -40,17 +40,38 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 
 # ----------------------------------------------------------------- classification
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """torch's F.cross_entropy. Class indices are gathered: ops.cross_entropy's one-hot product gives nan beside a
-    -inf logit (a masked similarity matrix), where torch's loss is finite."""
+    """torch's F.cross_entropy. Class indices are gathered (nll_loss): ops.cross_entropy's one-hot product gives
+    nan beside a -inf logit (a masked similarity matrix), where torch's loss is finite."""
     if label_smoothing or target.ndim == input.ndim:   # smoothing, class probabilities: torch's nan too
         return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    return nll_loss(ops.log_softmax(input, int(input.ndim > 1)), target, weight, ignore_index, reduction)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """torch's F.nll_loss: each target class's log-probability gathered, weighted, ignore_index left out; the mean
+    divides by the kept weights, as torch. ops.nll_loss multiplies by a one-hot mask: a -inf log-probability of
+    another class (log_softmax of a masked logit) made the loss nan where torch's is finite."""
     dim, keep = int(input.ndim > 1), target != ignore_index
     index = ops.where(keep, target, ops.zeros_like(target)).astype(ms.int64)
     w = ops.ones(index.shape, input.dtype) if weight is None else ops.gather(weight, index, 0)
     w = ops.where(keep, w, ops.zeros_like(w))
-    loss = -ops.gather_elements(ops.log_softmax(input, dim), dim, index.expand_dims(dim)).squeeze(dim)
+    loss = -ops.gather_elements(input, dim, index.expand_dims(dim)).squeeze(dim)
     loss = ops.where(keep, loss * w, ops.zeros_like(w))
     return loss if reduction == "none" else loss.sum() / w.sum() if reduction == "mean" else loss.sum()
+
+
+class NLLLoss(nn.Cell):
+    """torch.nn.NLLLoss through nll_loss above (mindspore.nn.NLLLoss's one-hot product: nan beside a -inf
+    log-probability)."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__()
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        return nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
 class CrossEntropyLoss(nn.Cell):
