@@ -61,6 +61,7 @@ from . import inplace_values as IV
 from . import graph_pops as GP
 from . import graph_iters as GI
 from . import graph_objects as GO
+from . import graph_records as GRD
 from . import graph_state as GS
 from . import graph_mutations as GM
 from . import graph_aliases as GA
@@ -193,6 +194,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
         self._funcs: List[FunctionContext] = []
         self._classes: List[ClassContext] = []
+        self._call_funcs: Set[int] = set()      # a call's function: `E.m(...)` is no field read (graph_records.py)
         self._class_attr_types: Dict[str, Dict[str, str]] = {}
         self._import_time = 0                # >0 while in decorators/defaults/annotations
         self._annotation = 0                 # >0 inside a type annotation
@@ -361,6 +363,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         there return tensors; in __init__ they build things."""
         return self._in_cell_method() and self._funcs[-1].name not in ("__init__", "reset_parameters",
                                                                         "_init_weights", "init_weights")
+
+    def _in_record_method(self) -> bool:
+        """In a method (not __init__) of a record class built as a dict in compiled graphs (graph_records.py)."""
+        return bool(self._classes and self._funcs) and self._funcs[0].name != "__init__" \
+            and not self._classes[-1].is_cell and self.index.is_graph_record_class(self.module_name,
+                                                                                   self._classes[-1].name)
 
     def _in_module_forward(self) -> bool:
         """Inside a Module's forward itself (its other methods may train: forward-forward's Layer.train)."""
@@ -1429,6 +1437,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        self._call_funcs.add(id(node.func))
         UM.mark_dispatched(self, node)
         TN.visit_call(self, node)   # getattr/hasattr/dir over a torch module
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
@@ -1470,7 +1479,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        result = GS.wrap_read(self, original, self._leave_attribute(original, updated))   # graph_state.py
+        result = self._leave_attribute(original, updated)
+        if result is updated and id(original) not in self._call_funcs and (
+                self._in_graph_code() or self._in_record_method()):   # a record's field: graph_records.py
+            result = GRD.field_read(self, original, updated) or result
+        result = GS.wrap_read(self, original, result)   # graph_state.py
         return GR.track(self, original, result)   # `x.grad`: see leave_Module
 
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
@@ -2107,8 +2120,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
-                result = (GO.record_as_tuple(self, original, updated)
+                result = (GRD.construction(self, original, updated) or GO.record_as_tuple(self, original, updated)
                           or GO.refuse_in_graph(self, original, result, plain))
+        if result is updated and (self._in_graph_code() or self._in_record_method()):
+            result = GRD.method_call(self, original, updated) or result     # `nt.decompose()`: graph_records.py
         if result is updated:       # `"{:.4f}".format(loss)` of a 0-d tensor: format_values.py
             result = FV.format_call(self, original, updated) or updated
         if id(original) in self._graph_pops and result is updated:

@@ -24,6 +24,28 @@ def graph_record(cls, values):
     return cls(*values)
 
 
+def graph_record_dict(cls, fields):
+    """cls(**fields) (a project record class: msmigrate/graph_records.py), in PyNative; the dict of its fields
+    in a compiled graph, where the object would go through the Python fallback and lose every gradient."""
+    if _compiling(_draw_probe):
+        return fields
+    return cls(**fields)
+
+
+def graph_field(obj, name):
+    """obj.name; obj[name] where obj is a record's dict in a compiled graph (graph_record_dict)."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        return obj[name]
+    return getattr(obj, name)
+
+
+def graph_record_method(obj, name, func, *args):
+    """obj.name(*args); the record class's function func on a record's dict in a compiled graph."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        return func(obj, *args)
+    return getattr(obj, name)(*args)
+
+
 # `with self.ctx:` / `with ctx:` over an object inside a compiled construct: MindSpore enters only
 # jit_class objects and otherwise stops with its own TypeError ("Only support jit_class instance, but got
 # PythonObject(...)"), naming no line of the original program; checked before the `with`, as a statement

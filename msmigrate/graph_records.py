@@ -1,0 +1,308 @@
+"""Project record classes built inside a compiled forward, as dicts there (issue 12; the measurements are in
+graph_objects.py's docstring).
+
+A record class is a dataclass, or a plain class whose `__init__` only stores its arguments, with `object` as
+its only base. Built in graph code, `Cls(a, b)` becomes `_ms_compat.graph_record_dict(Cls, {"f": a, "g": b,
+...defaults})`: the object in PyNative (`Cls(**fields)`, the same call), the dict in a compiled graph, where a
+dict keeps the gradients the object loses. Its reads in graph code, `E.f` for a field name f, become
+`_ms_compat.graph_field(E, "f")` (`E["f"]` where E is a dict in a compiled graph, `E.f` otherwise), and calls
+of its methods `E.m(a)` become `_ms_compat.graph_record_method(E, "m", Cls.m, a)` (the class's function on
+the dict, its own `self.f` reads rewritten the same way).
+
+A dict built in a compiled graph is a value: `d["f"] = v` rebinds d alone, and no alias (a list holding it, the
+caller of a function or sub-Cell that writes it, a loop variable) sees the write (measured on 2.10). So a
+class qualifies only where nothing in the project can tell the dict from the object (ProjectIndex.graph_record):
+no field is stored or deleted on anything but `self` anywhere in the project, nor changed in place
+(`E.f.append(x)`, `E.f[i] = v`, `E.f.add_(y)`), nor named in getattr/setattr/hasattr; the class is named only where it is built or imported or in annotations (no isinstance, no base of
+another class); no field is named like a dict attribute (`values`: a read missed would be silent); its defaults
+are literals; its methods other than `__init__`/`__repr__`/`__str__` are undecorated, store nothing on self; no
+dataclasses function, vars() or `__dict__` in the project. Every other record built in graph code keeps
+graph_objects.py's refusal (MigrationError at its line when compiled)."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, Optional, Set, Tuple
+
+import libcst as cst
+
+_DICT_ATTRS = frozenset(dir(dict))
+_ALLOWED_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
+_DATACLASS = ("dataclasses.dataclass", "dataclass")
+
+
+@dataclass(frozen=True)
+class RecordClass:
+    fields: Tuple[str, ...]
+    defaults: Tuple[Tuple[str, str], ...]     # field -> default as source text (a literal)
+    methods: Tuple[str, ...]                  # plain methods the graph may call (no dunder)
+
+
+@dataclass
+class RecordUses:
+    """What a module does that could tell a record's dict from the object."""
+    stored: Set[str]          # attribute names stored or deleted on anything but `self`
+    named: Set[str]           # names in getattr/setattr/hasattr/delattr
+    class_refs: Set[str]      # names read other than as a call's function, in annotations or imports
+    introspects: bool         # vars(), x.__dict__, dataclasses.asdict/replace/fields...
+
+
+def _literal(node: ast.expr) -> Optional[str]:
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bytes):
+        return repr(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)):
+        return repr(-node.operand.value)
+    return None
+
+
+def _field_default(node: ast.expr) -> Optional[str]:
+    """A dataclass field's default as source text: a literal, `field(default=literal)`,
+    `field(default_factory=list|dict)`; None otherwise."""
+    lit = _literal(node)
+    if lit is not None:
+        return lit
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and not node.args \
+            and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "field" \
+            and len(node.keywords) == 1:
+        kw = node.keywords[0]
+        if kw.arg == "default":
+            return _literal(kw.value)
+        if kw.arg == "default_factory" and isinstance(kw.value, ast.Name) and kw.value.id in ("list", "dict"):
+            return "[]" if kw.value.id == "list" else "{}"
+    return None
+
+
+def _is_dataclass_decorator(dec: ast.expr, imports: Dict[str, str]) -> bool:
+    from .project_index import _dotted, resolve_head
+    call = dec if isinstance(dec, ast.Call) else None
+    d = _dotted(call.func if call else dec)
+    if d is None or (resolve_head(d, imports) or d) not in _DATACLASS:
+        return False
+    return call is None or (not call.args and all(
+        k.arg in ("repr", "eq") for k in call.keywords))
+
+
+# calls that change the list/dict/tensor they are called on: on a field's value in a compiled graph they
+# change a copy, the record's dict keeps the old value (a dict or list built in the graph is a value, 2.10)
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                       "popitem", "sort", "reverse"})
+
+
+def _mutated_attribute(n: ast.AST) -> Optional[ast.Attribute]:
+    """`E.f` in `E.f.append(x)`, `E.f.add_(y)`, `E.f[i] = v`, `del E.f[i]`: the attribute whose value changes."""
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Attribute) \
+            and (n.func.attr in _MUTATORS or (n.func.attr.endswith("_") and not n.func.attr.startswith("_"))):
+        return n.func.value
+    if isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Attribute):
+        return n.value
+    return None
+
+
+def _method_ok(fn: ast.FunctionDef) -> bool:
+    """Undecorated, stores nothing on self and passes self nowhere (reads `self.f` and calls only)."""
+    if fn.decorator_list or not fn.args.args or fn.args.args[0].arg != "self":
+        return False
+    if any(_mutated_attribute(n) is not None for n in ast.walk(fn)):
+        return False
+    attr_values = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Attribute)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" \
+                and not isinstance(n.ctx, ast.Load):
+            return False
+        if isinstance(n, ast.Name) and n.id == "self" and id(n) not in attr_values:
+            return False
+    return True
+
+
+def _plain_init_fields(fn: ast.FunctionDef) -> Optional[Tuple[Tuple[str, ...], Dict[str, str]]]:
+    """`def __init__(self, a, b=None): self.a = a; self.b = b`: the fields in order and literal defaults."""
+    a = fn.args
+    if fn.decorator_list or a.vararg or a.kwarg or a.posonlyargs or a.kwonlyargs or not a.args \
+            or a.args[0].arg != "self":
+        return None
+    params = [p.arg for p in a.args[1:]]
+    defaults: Dict[str, str] = {}
+    for p, d in zip(params[len(params) - len(a.defaults):], a.defaults):
+        lit = _literal(d)
+        if lit is None:
+            return None
+        defaults[p] = lit
+    stored = []
+    for st in fn.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+            continue    # docstring
+        target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else \
+            st.target if isinstance(st, ast.AnnAssign) and st.value is not None else None
+        value = st.value if target is not None else None
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self" and isinstance(value, ast.Name) and value.id == target.attr):
+            return None
+        stored.append(target.attr)
+    if sorted(stored) != sorted(params) or len(set(stored)) != len(stored):
+        return None
+    return tuple(params), defaults
+
+
+def scan_record_classes(tree: ast.Module, imports: Dict[str, str]) -> Dict[str, RecordClass]:
+    """The module's top-level classes that could be records (the project-wide conditions: ProjectIndex)."""
+    found: Dict[str, RecordClass] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or node.keywords or any(
+                not (isinstance(b, ast.Name) and b.id == "object") for b in node.bases):
+            continue
+        is_dc = len(node.decorator_list) == 1 and _is_dataclass_decorator(node.decorator_list[0], imports)
+        if node.decorator_list and not is_dc:
+            continue
+        fields, defaults, methods, ok = [], {}, [], True
+        for st in node.body:
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+                continue
+            if isinstance(st, ast.Pass):
+                continue
+            if is_dc and isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.simple \
+                    and "ClassVar" not in ast.dump(st.annotation) and "InitVar" not in ast.dump(st.annotation):
+                fields.append(st.target.id)
+                if st.value is not None:
+                    default = _field_default(st.value)
+                    if default is None:
+                        ok = False
+                    defaults[st.target.id] = default
+                elif defaults:
+                    ok = False
+                continue
+            if isinstance(st, ast.FunctionDef):
+                if st.name == "__init__" and not is_dc:
+                    init = _plain_init_fields(st)
+                    if init is None:
+                        ok = False
+                    else:
+                        fields, defaults = list(init[0]), init[1]
+                    continue
+                if st.name in _ALLOWED_DUNDERS and st.name != "__init__":
+                    continue
+                if st.name.startswith("__") or not _method_ok(st):
+                    ok = False
+                methods.append(st.name)
+                continue
+            ok = False
+        if ok and fields and not (set(fields) & (_DICT_ATTRS | set(methods))):
+            found[node.name] = RecordClass(tuple(fields), tuple(sorted(defaults.items())), tuple(methods))
+    return found
+
+
+def _introspection(node: ast.expr, imports: Dict[str, str]) -> bool:
+    """vars, or a function of dataclasses (through the module's imports)."""
+    from .project_index import _dotted, resolve_head
+    d = _dotted(node)
+    if d == "vars":
+        return True
+    full = resolve_head(d, imports) if d else None
+    return bool(full) and full.startswith("dataclasses.") and full != "dataclasses.dataclass" \
+        and full != "dataclasses.field"
+
+
+def scan_uses(tree: ast.Module, imports: Dict[str, str]) -> RecordUses:
+    uses = RecordUses(set(), set(), set(), False)
+    skip: Set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call):
+            skip.add(id(n.func))
+        elif isinstance(n, (ast.arg, ast.AnnAssign)) and n.annotation is not None:
+            skip.update(id(x) for x in ast.walk(n.annotation))
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+            skip.update(id(x) for x in ast.walk(n.returns))
+    for n in ast.walk(tree):
+        changed = _mutated_attribute(n)
+        if changed is not None and not (isinstance(changed.value, ast.Name) and changed.value.id == "self"):
+            uses.stored.add(changed.attr)
+        if isinstance(n, ast.Attribute):
+            if not isinstance(n.ctx, ast.Load) and not (isinstance(n.value, ast.Name) and n.value.id == "self"):
+                uses.stored.add(n.attr)
+            if n.attr == "__dict__" or (id(n) in skip and _introspection(n, imports)):
+                uses.introspects = True
+            if id(n) not in skip and isinstance(n.ctx, ast.Load):
+                uses.class_refs.add(n.attr)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            if id(n) in skip and _introspection(n, imports):
+                uses.introspects = True
+            elif id(n) not in skip:
+                uses.class_refs.add(n.id)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                and n.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(n.args) >= 2 \
+                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+            uses.named.add(n.args[1].value)
+    return uses
+
+
+# --- the rewrite (transformer.py calls these in graph code) ---
+
+def _record_of(tr, func: cst.BaseExpression) -> Optional[Tuple[str, RecordClass]]:
+    from .graph_objects import _project_qname
+    qname = _project_qname(tr, func)
+    if qname is None:
+        return None
+    module, _, name = qname.rpartition(".")
+    record = tr.index.graph_record(module, name)
+    return (name, record) if record is not None else None
+
+
+def construction(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`Cls(a, g=b)` of a record class: `_ms_compat.graph_record_dict(Cls, {"f": a, "g": b, "h": None})`;
+    None where the call is no record's or its arguments do not name every field once."""
+    found = _record_of(tr, original.func)
+    if found is None:
+        return None
+    _, record = found
+    given: Dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(updated.args):
+        if arg.star:
+            return None
+        name = arg.keyword.value if arg.keyword is not None else (
+            record.fields[i] if i < len(record.fields) else None)
+        if name is None or name not in record.fields or name in given:
+            return None
+        given[name] = arg.value
+    defaults = dict(record.defaults)
+    elements = []
+    for f in record.fields:
+        value = given.get(f)
+        if value is None:
+            if f not in defaults:
+                return None
+            value = cst.parse_expression(defaults[f])
+        elements.append(cst.DictElement(cst.SimpleString(repr(f)), value))
+    return cst.Call(func=tr._render_template("_ms_compat.graph_record_dict"),
+                    args=[cst.Arg(updated.func), cst.Arg(cst.Dict(elements=elements))])
+
+
+def field_read(tr, original: cst.Attribute, updated: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`E.f` read, f a field of a record class: `_ms_compat.graph_field(E, "f")`."""
+    if not isinstance(updated, cst.Attribute) or original.attr.value not in tr.index.graph_record_fields():
+        return None
+    if isinstance(original.value, cst.Name) and original.value.value == "self" and not tr._in_record_method():
+        return None
+    if tr._qname_any(original) is not None:
+        return None      # an imported module's attribute
+    return cst.Call(func=tr._render_template("_ms_compat.graph_field"),
+                    args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value)))])
+
+
+def method_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`E.m(a)`, m a method of exactly one record class that this module names:
+    `_ms_compat.graph_record_method(E, "m", Cls.m, a)`."""
+    func = updated.func
+    if not isinstance(func, cst.Attribute) or any(a.star or a.keyword is not None for a in updated.args):
+        return None
+    if isinstance(original.func.value, cst.Name) and original.func.value.value == "self" \
+            and not tr._in_record_method():
+        return None
+    owner = tr.index.graph_record_method_owner(func.attr.value)
+    if owner is None:
+        return None
+    local = tr.index.local_name_for(tr.module_name, owner)
+    if local is None:
+        return None
+    return cst.Call(func=tr._render_template("_ms_compat.graph_record_method"),
+                    args=[cst.Arg(func.value), cst.Arg(cst.SimpleString(repr(func.attr.value))),
+                          cst.Arg(cst.parse_expression(f"{local}.{func.attr.value}")), *updated.args])
