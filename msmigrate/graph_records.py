@@ -288,6 +288,19 @@ def field_read(tr, original: cst.Attribute, updated: cst.BaseExpression) -> Opti
                     args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value)))])
 
 
+_COPIERS = ("copy.copy", "copy.deepcopy")
+
+
+def copy_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`copy.copy(E)` / `deepcopy(E)` in graph code: `_ms_compat.graph_copy(E, copy.copy)`, E itself where it
+    is a graph dict (copy runs through the fallback there, gradients 0), the copy otherwise."""
+    if tr._qname_any(original.func) not in _COPIERS or len(updated.args) != 1 or updated.args[0].star \
+            or updated.args[0].keyword is not None or not tr.index.graph_record_fields():
+        return None
+    return cst.Call(func=tr._render_template("_ms_compat.graph_copy"),
+                    args=[cst.Arg(updated.args[0].value), cst.Arg(updated.func)])
+
+
 def method_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
     """`E.m(a)`, m a method of exactly one record class that this module names:
     `_ms_compat.graph_record_method(E, "m", Cls.m, a)`."""

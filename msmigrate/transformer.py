@@ -2123,7 +2123,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 result = (GRD.construction(self, original, updated) or GO.record_as_tuple(self, original, updated)
                           or GO.refuse_in_graph(self, original, result, plain))
         if result is updated and (self._in_graph_code() or self._in_record_method()):
-            result = GRD.method_call(self, original, updated) or result     # `nt.decompose()`: graph_records.py
+            result = (GRD.method_call(self, original, updated) or GRD.copy_call(self, original, updated)
+                      or result)     # `nt.decompose()`, `copy(inter)`: graph_records.py
         if result is updated:       # `"{:.4f}".format(loss)` of a 0-d tensor: format_values.py
             result = FV.format_call(self, original, updated) or updated
         if id(original) in self._graph_pops and result is updated:

@@ -362,6 +362,7 @@ def test_mindspore_graph_dict_and_list_writes_reach_no_alias():
 # sub-Cell and in a module-level helper, returned, collected in a list and read; a plain class whose __init__
 # stores its arguments, passed to a sub-Cell that calls its method
 DICT_RECORDS_SRC = '''
+import copy
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -414,7 +415,8 @@ class Net(nn.Module):
             p, inter = b(p)
             inters.append(inter)
         inters.append(summarise(p.tensors))
-        out = p.tensors * inters[0].scale
+        first = copy.copy(inters[0])   # through the fallback a copy's gradients would be 0
+        out = p.tensors * first.scale + first.h
         for i in inters[:2]:
             out = out + i.attn * i.h + i.extras[0]
         return out + inters[2].h * inters[2].scale + (inters[2].attn is None)
@@ -459,6 +461,7 @@ def test_records_built_in_forward_are_dicts_in_a_compiled_graph_with_torch_value
     t_out, t_grads, out, grads, net, code = _param_grads(DICT_RECORDS_SRC, x, graph)
     assert "_ms_compat.graph_record_dict(Inter, {'h': h, 'attn': " in code, code
     assert "'scale': 0.5, 'extras': []})" in code and "graph_record_method(p, 'decompose', Pair.decompose)" in code
+    assert "_ms_compat.graph_copy(inters[0], copy.copy)" in code
     np.testing.assert_allclose(out, t_out, rtol=1e-5, atol=1e-6)
     names = [p.name for p in net.trainable_params()]
     assert len(names) == len(t_grads) == 4

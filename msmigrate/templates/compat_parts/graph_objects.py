@@ -46,6 +46,14 @@ def graph_record_method(obj, name, func, *args):
     return getattr(obj, name)(*args)
 
 
+def graph_copy(obj, copier):
+    """copier(obj) (copy.copy, copy.deepcopy); obj itself where it is a dict in a compiled graph: a dict built
+    there is a value already, and MindSpore runs copy through its Python fallback, every gradient 0 (2.10)."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        return obj
+    return copier(obj)
+
+
 # `with self.ctx:` / `with ctx:` over an object inside a compiled construct: MindSpore enters only
 # jit_class objects and otherwise stops with its own TypeError ("Only support jit_class instance, but got
 # PythonObject(...)"), naming no line of the original program; checked before the `with`, as a statement
