@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-_DICT_ATTRS = frozenset(dir(dict))
+from . import graph_aliases as GA
+from .visitor_bases import single_targets
+
+DICT_ATTRS = frozenset(dir(dict))
 _ALLOWED_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
+# copy.copy/deepcopy of a graph dict give the dict itself (graph_copy): these never run on one
+_COPY_DUNDERS = frozenset({"__copy__", "__deepcopy__"})
 _DATACLASS = ("dataclasses.dataclass", "dataclass")
 
 
@@ -41,8 +46,11 @@ class RecordClass:
 @dataclass
 class RecordUses:
     """What a module does that could tell a record's dict from the object."""
-    stored: Set[str]          # attribute names stored or deleted on anything but `self`
+    stored: Set[str]          # attribute names stored, deleted or changed in place on anything but `self` (but
+    #                           `name.f = v`, judged where it is: field_writes)
     named: Set[str]           # names in getattr/setattr/hasattr/delattr
+    dynamic_getattr: bool     # getattr/hasattr with a computed name (could read `values` of a dict)
+    isinstance_refs: Set[str]     # names isinstance() tests against (graph_isinstance)
     class_refs: Set[str]      # names read other than as a call's function, in annotations or imports
     introspects: bool         # vars(), x.__dict__, dataclasses.asdict/replace/fields...
 
@@ -179,14 +187,14 @@ def scan_record_classes(tree: ast.Module, imports: Dict[str, str]) -> Dict[str, 
                     else:
                         fields, defaults = list(init[0]), init[1]
                     continue
-                if st.name in _ALLOWED_DUNDERS and st.name != "__init__":
+                if st.name in _ALLOWED_DUNDERS | _COPY_DUNDERS and st.name != "__init__":
                     continue
                 if st.name.startswith("__") or not _method_ok(st):
                     ok = False
                 methods.append(st.name)
                 continue
             ok = False
-        if ok and fields and not (set(fields) & (_DICT_ATTRS | set(methods))):
+        if ok and fields and not (set(fields) & set(methods)):
             found[node.name] = RecordClass(tuple(fields), tuple(sorted(defaults.items())), tuple(methods))
     return found
 
@@ -203,8 +211,24 @@ def _introspection(node: ast.expr, imports: Dict[str, str]) -> bool:
 
 
 def scan_uses(tree: ast.Module, imports: Dict[str, str]) -> RecordUses:
-    uses = RecordUses(set(), set(), set(), False)
+    uses = RecordUses(stored=set(), named=set(), dynamic_getattr=False, isinstance_refs=set(), class_refs=set(),
+                      introspects=False)
+    tested: Set[int] = set()            # `isinstance(x, Cls)` / `isinstance(x, (Cls, tuple))`: Cls
     skip: Set[int] = set()
+    simple_writes: Set[int] = set()     # `name.f = v`: one target, a name's attribute
+    copy_methods: Set[int] = set()      # what a class's own __copy__ does (it never runs on a graph dict)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
+                and isinstance(n.targets[0].value, ast.Name):
+            simple_writes.add(id(n.targets[0]))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "isinstance" \
+                and len(n.args) == 2:
+            if isinstance(n.args[1], ast.Name):     # in a tuple of classes: a class reference (refused)
+                tested.add(id(n.args[1]))
+        elif isinstance(n, ast.ClassDef):
+            for fn in n.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name in _COPY_DUNDERS:
+                    copy_methods.update(id(x) for x in ast.walk(fn))
     for n in ast.walk(tree):
         if isinstance(n, ast.Call):
             skip.add(id(n.func))
@@ -217,21 +241,31 @@ def scan_uses(tree: ast.Module, imports: Dict[str, str]) -> RecordUses:
         if changed is not None and not (isinstance(changed.value, ast.Name) and changed.value.id == "self"):
             uses.stored.add(changed.attr)
         if isinstance(n, ast.Attribute):
-            if not isinstance(n.ctx, ast.Load) and not (isinstance(n.value, ast.Name) and n.value.id == "self"):
+            if not isinstance(n.ctx, ast.Load) and not (isinstance(n.value, ast.Name) and n.value.id == "self") \
+                    and id(n) not in simple_writes:
                 uses.stored.add(n.attr)
+            if id(n) in copy_methods:
+                continue
             if n.attr == "__dict__" or (id(n) in skip and _introspection(n, imports)):
                 uses.introspects = True
             if id(n) not in skip and isinstance(n.ctx, ast.Load):
                 uses.class_refs.add(n.attr)
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            if id(n) in copy_methods:
+                continue
             if id(n) in skip and _introspection(n, imports):
                 uses.introspects = True
+            elif id(n) in tested:
+                uses.isinstance_refs.add(n.id)
             elif id(n) not in skip:
                 uses.class_refs.add(n.id)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
                 and n.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(n.args) >= 2 \
                 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
             uses.named.add(n.args[1].value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
+                and len(n.args) >= 2:
+            uses.dynamic_getattr = True
     return uses
 
 
@@ -319,3 +353,141 @@ def method_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseE
     return cst.Call(func=tr._render_template("_ms_compat.graph_record_method"),
                     args=[cst.Arg(func.value), cst.Arg(cst.SimpleString(repr(func.attr.value))),
                           cst.Arg(cst.parse_expression(f"{local}.{func.attr.value}")), *updated.args])
+
+
+def isinstance_call(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`isinstance(E, Cls)` of a record class: `_ms_compat.graph_isinstance(E, Cls, ("f", ...))`, whether E is
+    the record's dict in a compiled graph; refused in PyNative on such a dict a compiled graph returned."""
+    if not (isinstance(original.func, cst.Name) and original.func.value == "isinstance" and len(updated.args) == 2
+            and not any(a.star or a.keyword for a in updated.args)) or tr._shadowed("isinstance"):
+        return None
+    found = _record_of(tr, original.args[1].value) if isinstance(original.args[1].value, cst.Name) else None
+    if found is None:
+        return None
+    fields = cst.parse_expression(repr(tuple(found[1].fields)))
+    return cst.Call(func=tr._render_template("_ms_compat.graph_isinstance"),
+                    args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                          cst.Arg(updated.args[1].value), cst.Arg(fields)])
+
+
+class _FieldWrites(GA._Events):
+    """graph_aliases' holders of each name, plus the record field writes `name.f = v` and what rebinds a name to
+    a new object (a call's result: a record built or returned)."""
+
+    def __init__(self, fields: Set[str]) -> None:
+        super().__init__()
+        self.fields = fields
+        self.writes: List[Tuple[str, GA.Event, cst.Assign]] = []
+        self.fresh: Dict[str, List[GA.Event]] = {}
+        self.aliases: Dict[GA.Event, Tuple[str, str]] = {}     # `h = n` at: (n, h)
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        super().leave_Assign(node)
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value != "self" and target.attr.value in self.fields:
+            self.writes.append((target.value.value, self._at(), node))
+        if isinstance(node.value, cst.Call):
+            for t in node.targets:
+                for part in single_targets(t.target):
+                    if isinstance(part, cst.Name):
+                        self.fresh.setdefault(part.value, []).append(self._at())
+        if isinstance(target, cst.Name) and isinstance(node.value, cst.Name):
+            self.aliases[self._at()] = (node.value.value, target.value)
+
+
+class _NameUses(cst.CSTVisitor):
+    """How a function body uses one name: True while every use reads a field not in `written`, tests it
+    against None (`h is None`, `exists(h)` of a module function that only does that) or binds it."""
+
+    def __init__(self, name: str, written: Set[str], none_tests: Set[str]) -> None:
+        self.name, self.written, self.none_tests = name, written, none_tests
+        self.fine: Set[int] = set()
+        self.ok = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name and node.attr.value not in self.written:
+            self.fine.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.none_tests and len(node.args) == 1:
+            self.fine.add(id(node.args[0].value))
+        if isinstance(node.func, cst.Attribute):
+            self.fine.discard(id(node.func.value))        # `h.method()`: no read
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)) and \
+                isinstance(node.comparisons[0].comparator, cst.Name) and node.comparisons[0].comparator.value == "None":
+            self.fine.add(id(node.left))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.fine.add(id(node.target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self.fine:
+            self.ok = False
+
+
+def none_tests(module: cst.Module) -> Set[str]:
+    """Module-level functions of one parameter that only test it against None (`def exists(v): return v is not
+    None`): a call of one hands its argument nowhere."""
+    out: Set[str] = set()
+    for fn in module.body:
+        if not isinstance(fn, cst.FunctionDef) or len(fn.params.params) != 1 \
+                or isinstance(fn.params.star_arg, cst.Param) or fn.params.kwonly_params or fn.decorators:
+            continue
+        body = fn.body.body
+        stmt = body[0] if len(body) == 1 else None
+        ret = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        cmp = ret.value if isinstance(ret, cst.Return) else None
+        if isinstance(cmp, cst.Comparison) and len(cmp.comparisons) == 1 and isinstance(cmp.left, cst.Name) \
+                and cmp.left.value == fn.params.params[0].name.value \
+                and isinstance(cmp.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                and isinstance(cmp.comparisons[0].comparator, cst.Name) and cmp.comparisons[0].comparator.value == "None":
+            out.add(fn.name.value)
+    return out
+
+
+def field_writes(function: cst.FunctionDef, params: Set[str], fields: Set[str], tests: Set[str]) -> Dict[int, bool]:
+    """{id of an `n.f = v` statement, f a record field: whether no other holder can share n's object when it runs}.
+    Judged on one function's body as graph_aliases.py judges a list's changes: a parameter, or a name another
+    holder shares (a name, a list, a tuple, an argument of append, a loop's target) since it was last bound to a
+    call's result, is shared; a plain alias `h = n` that is only tested against None or read for fields this
+    function never writes on n is not."""
+    v = _FieldWrites(fields)
+    function.body.visit(v)
+    out: Dict[int, bool] = {}
+    for name, at, node in v.writes:
+        written = {n.targets[0].target.attr.value for w, _, n in v.writes if w == name}
+        safe = name not in params and name in v.fresh      # bound here (a global's write would bind a local)
+        for shared in v.shared.get(name, ()):
+            if not safe:
+                break
+            if not GA._overlaps(shared, at, v.fresh.get(name, [])):
+                continue
+            alias = next((h for ev, (n, h) in v.aliases.items() if n == name and ev == shared), None)
+            if alias is not None and alias not in params:
+                uses = _NameUses(alias, written, tests)
+                function.body.visit(uses)
+                if uses.ok:
+                    continue
+            safe = False
+        out[id(node)] = safe
+    return out
+
+
+def field_write(tr, original: cst.Assign, updated: cst.Assign, safe: bool) -> cst.BaseSmallStatement:
+    """`n.f = v`: `n = _ms_compat.graph_field_set(n, "f", v)` where no other holder shares n (a graph dict's
+    write reaches that name alone); else `n.f = _ms_compat.graph_shared_field(n, v, "n.f", "file:line")`,
+    MigrationError when compiled on a dict."""
+    target = updated.targets[0].target
+    name, field = target.value, target.attr.value
+    if safe:
+        return updated.with_changes(targets=[cst.AssignTarget(target=name)], value=cst.Call(
+            func=tr._render_template("_ms_compat.graph_field_set"),
+            args=[cst.Arg(name), cst.Arg(cst.SimpleString(repr(field))), cst.Arg(updated.value)]))
+    where = f"{tr.module_name}:{tr._line(original)}"
+    return updated.with_changes(value=cst.Call(
+        func=tr._render_template("_ms_compat.graph_shared_field"),
+        args=[cst.Arg(name), cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(f"{name.value}.{field}"))),
+              cst.Arg(cst.SimpleString(repr(where)))]))

@@ -556,9 +556,11 @@ class ProjectIndex:
         if record is None or not self.is_plain_class(owner, cls):
             return None
         names = set(record.fields) | set(record.methods)
+        like_dict = bool(set(record.fields) & GR.DICT_ATTRS)    # `values`: a computed getattr would be silent
         for m in self.modules.values():
             uses = m.record_uses
-            if uses is None or uses.introspects or cls in uses.class_refs or names & (uses.stored | uses.named):
+            if uses is None or uses.introspects or cls in uses.class_refs \
+                    or names & (uses.stored | uses.named) or like_dict and uses.dynamic_getattr:
                 return None
         return record
 

@@ -194,7 +194,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
         self._funcs: List[FunctionContext] = []
         self._classes: List[ClassContext] = []
-        self._call_funcs: Set[int] = set()      # a call's function: `E.m(...)` is no field read (graph_records.py)
+        # an attribute's object (`x.tensors.dtype`: x.tensors): a read, where a target or a call's function is none
+        self._receivers: Set[int] = set()
+        self._record_writes: Dict[int, bool] = {}     # `inter.f = v` in graph code: unshared? (graph_records.py)
+        self._none_tests: Set[str] = set()
         self._class_attr_types: Dict[str, Dict[str, str]] = {}
         self._import_time = 0                # >0 while in decorators/defaults/annotations
         self._annotation = 0                 # >0 inside a type annotation
@@ -1093,6 +1096,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         # micro-batch loops whose gradients another method's step() applies (held_steps.py)
@@ -1157,6 +1161,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 {k: (GM.ARGUMENT_CHANGE, what) for k, what in GM.refused_changes(node).items()})
             for k, what in shared.items():
                 self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
+            fields = self.index.graph_record_fields()
+            if fields:      # `inter.layer_type = t`: graph_records.py
+                self._record_writes.update(GRD.field_writes(node, params, fields, self._none_tests))
             self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
             self._graph_keyword_updates |= keyword_updates(node)
         iters, nexts = GI.graph_iterators(node, params)
@@ -1433,11 +1440,11 @@ class TorchToMindSpore(cst.CSTTransformer):
     # ---------------------------------------------------------- expressions
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.value))
+        self._receivers.add(id(node.value))
         self._skip.add(id(node.attr))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
-        self._call_funcs.add(id(node.func))
         UM.mark_dispatched(self, node)
         TN.visit_call(self, node)   # getattr/hasattr/dir over a torch module
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
@@ -1480,8 +1487,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         result = self._leave_attribute(original, updated)
-        if result is updated and id(original) not in self._call_funcs and (
-                self._in_graph_code() or self._in_record_method()):   # a record's field: graph_records.py
+        if result is updated and (id(original) not in self._skip or id(original) in self._receivers) and (
+                self._in_graph_code() or self._in_record_method()
+                or original.attr.value in GRD.DICT_ATTRS):   # a record's field: graph_records.py
             result = GRD.field_read(self, original, updated) or result
         result = GS.wrap_read(self, original, result)   # graph_state.py
         return GR.track(self, original, result)   # `x.grad`: see leave_Module
@@ -1836,6 +1844,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
+            return GRD.field_write(self, original, updated, self._record_writes[id(original)])
         # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
         UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))
@@ -2122,6 +2132,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             if plain is not None:
                 result = (GRD.construction(self, original, updated) or GO.record_as_tuple(self, original, updated)
                           or GO.refuse_in_graph(self, original, result, plain))
+        if result is updated:       # `isinstance(x, LayerIntermediates)` of a record class: graph_records.py
+            result = GRD.isinstance_call(self, original, updated) or result
         if result is updated and (self._in_graph_code() or self._in_record_method()):
             result = (GRD.method_call(self, original, updated) or GRD.copy_call(self, original, updated)
                       or result)     # `nt.decompose()`, `copy(inter)`: graph_records.py
