@@ -10,14 +10,27 @@ of its methods `E.m(a)` become `_ms_compat.graph_record_method(E, "m", Cls.m, a)
 the dict, its own `self.f` reads rewritten the same way).
 
 A dict built in a compiled graph is a value: `d["f"] = v` rebinds d alone, and no alias (a list holding it, the
-caller of a function or sub-Cell that writes it, a loop variable) sees the write (measured on 2.10). So a
-class qualifies only where nothing in the project can tell the dict from the object (ProjectIndex.graph_record):
-no field is stored or deleted on anything but `self` anywhere in the project, nor changed in place
-(`E.f.append(x)`, `E.f[i] = v`, `E.f.add_(y)`), nor named in getattr/setattr/hasattr; the class is named only where it is built or imported or in annotations (no isinstance, no base of
-another class); no field is named like a dict attribute (`values`: a read missed would be silent); its defaults
-are literals; its methods other than `__init__`/`__repr__`/`__str__` are undecorated, store nothing on self; no
-dataclasses function, vars() or `__dict__` in the project. Every other record built in graph code keeps
-graph_objects.py's refusal (MigrationError at its line when compiled)."""
+caller of a function or sub-Cell that writes it, a loop variable) sees the write (measured on 2.10). So a write
+`n.f = v` in graph code becomes `n = _ms_compat.graph_field_set(n, "f", v)` only where no other holder can
+share n's object (field_writes, judged on one function's body as graph_aliases.py judges a list's changes:
+n bound here to a call's result, no name, list, tuple or append holding it since; a plain alias `h = n` only
+tested against None or read for fields this function never writes on n is no holder); any other write
+raises MigrationError at its line when compiled on a dict. Not followed (as graph_aliases.py): a holder made
+inside a call (a function or sub-Cell that returns its argument, or keeps it), and which branch runs (a holder
+made in one branch makes every later write refused). `isinstance(x, Cls)` becomes graph_isinstance (the dict's
+keys); copy.copy/deepcopy in graph code, graph_copy (the dict itself).
+
+A class qualifies only where nothing else in the project can tell the dict from the object
+(ProjectIndex.graph_record): no field is stored other than by `n.f = v` (no `a.b.f =`, `n.f +=`, del, setattr,
+`n.f.append(x)`, `n.f[i] = v`, `n.f.add_(y)`), nor named in getattr/hasattr; the class is named only where it
+is built, imported, in annotations or alone in isinstance (no base of another class, no tuple of classes); a
+field named like a dict attribute (`values`) only where no getattr/hasattr takes a computed name, and its reads
+outside graph code go through graph_field too (a dict a graph returned refuses `.values` there); its defaults are
+literals; its methods other than `__init__`/`__repr__`/`__str__`/`__copy__`/`__deepcopy__` are undecorated and
+store or change nothing on self; no dataclasses function (but in `__copy__`), vars() or `__dict__` in the
+project. Every other record built in graph code keeps graph_objects.py's refusal (MigrationError at its line
+when compiled). A record a compiled graph returns is its dict: reading `r.f` on it outside graph code fails
+with AttributeError."""
 from __future__ import annotations
 
 import ast
