@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -46,7 +46,7 @@ DICT_ATTRS = frozenset(dir(dict))
 _ALLOWED_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
 # copy.copy/deepcopy of a graph dict give the dict itself (graph_copy): these never run on one
 _COPY_DUNDERS = frozenset({"__copy__", "__deepcopy__"})
-_DATACLASS = ("dataclasses.dataclass", "dataclass")
+_DATACLASS = ("dataclasses.dataclass",)
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,14 @@ def _field_default(node: ast.expr) -> Optional[str]:
     return None
 
 
-def _is_dataclass_decorator(dec: ast.expr, imports: Dict[str, str]) -> bool:
-    from .project_index import _dotted, resolve_head
+# what a module's imports make of a name or attribute: `dataclass` -> "dataclasses.dataclass" (the project
+# index's resolution, passed in: this module is imported by it)
+Resolve = Callable[[ast.expr], Optional[str]]
+
+
+def _is_dataclass_decorator(dec: ast.expr, resolve: Resolve) -> bool:
     call = dec if isinstance(dec, ast.Call) else None
-    d = _dotted(call.func if call else dec)
-    if d is None or (resolve_head(d, imports) or d) not in _DATACLASS:
+    if resolve(call.func if call else dec) not in _DATACLASS:
         return False
     return call is None or (not call.args and all(
         k.arg in ("repr", "eq") for k in call.keywords))
@@ -129,7 +132,7 @@ def _method_ok(fn: ast.FunctionDef) -> bool:
     attr_values = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Attribute)}
     for n in ast.walk(fn):
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self" \
-                and not isinstance(n.ctx, ast.Load):
+                and (not isinstance(n.ctx, ast.Load) or n.attr.startswith("__")):   # self.__dict__: no dict's
             return False
         if isinstance(n, ast.Name) and n.id == "self" and id(n) not in attr_values:
             return False
@@ -165,14 +168,14 @@ def _plain_init_fields(fn: ast.FunctionDef) -> Optional[Tuple[Tuple[str, ...], D
     return tuple(params), defaults
 
 
-def scan_record_classes(tree: ast.Module, imports: Dict[str, str]) -> Dict[str, RecordClass]:
+def scan_record_classes(tree: ast.Module, resolve: Resolve) -> Dict[str, RecordClass]:
     """The module's top-level classes that could be records (the project-wide conditions: ProjectIndex)."""
     found: Dict[str, RecordClass] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or node.keywords or any(
                 not (isinstance(b, ast.Name) and b.id == "object") for b in node.bases):
             continue
-        is_dc = len(node.decorator_list) == 1 and _is_dataclass_decorator(node.decorator_list[0], imports)
+        is_dc = len(node.decorator_list) == 1 and _is_dataclass_decorator(node.decorator_list[0], resolve)
         if node.decorator_list and not is_dc:
             continue
         fields, defaults, methods, ok = [], {}, [], True
@@ -212,18 +215,16 @@ def scan_record_classes(tree: ast.Module, imports: Dict[str, str]) -> Dict[str, 
     return found
 
 
-def _introspection(node: ast.expr, imports: Dict[str, str]) -> bool:
+def _introspection(node: ast.expr, resolve: Resolve) -> bool:
     """vars, or a function of dataclasses (through the module's imports)."""
-    from .project_index import _dotted, resolve_head
-    d = _dotted(node)
-    if d == "vars":
+    if isinstance(node, ast.Name) and node.id == "vars":
         return True
-    full = resolve_head(d, imports) if d else None
+    full = resolve(node)
     return bool(full) and full.startswith("dataclasses.") and full != "dataclasses.dataclass" \
         and full != "dataclasses.field"
 
 
-def scan_uses(tree: ast.Module, imports: Dict[str, str]) -> RecordUses:
+def scan_uses(tree: ast.Module, resolve: Resolve) -> RecordUses:
     uses = RecordUses(stored=set(), named=set(), dynamic_getattr=False, isinstance_refs=set(), class_refs=set(),
                       introspects=False)
     tested: Set[int] = set()            # `isinstance(x, Cls)` / `isinstance(x, (Cls, tuple))`: Cls
@@ -259,14 +260,15 @@ def scan_uses(tree: ast.Module, imports: Dict[str, str]) -> RecordUses:
                 uses.stored.add(n.attr)
             if id(n) in copy_methods:
                 continue
-            if n.attr == "__dict__" or (id(n) in skip and _introspection(n, imports)):
+            if n.attr == "__dict__" and not (isinstance(n.value, ast.Name) and n.value.id == "self") \
+                    or id(n) in skip and _introspection(n, resolve):    # another class's own self.__dict__: no record's
                 uses.introspects = True
             if id(n) not in skip and isinstance(n.ctx, ast.Load):
                 uses.class_refs.add(n.attr)
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             if id(n) in copy_methods:
                 continue
-            if id(n) in skip and _introspection(n, imports):
+            if id(n) in skip and _introspection(n, resolve):
                 uses.introspects = True
             elif id(n) in tested:
                 uses.isinstance_refs.add(n.id)

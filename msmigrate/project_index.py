@@ -165,8 +165,11 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     _scan_named_tuples(info, tree)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.attribute_reads = _attribute_reads(tree)
-    info.record_classes = GR.scan_record_classes(tree, imports)
-    info.record_uses = GR.scan_uses(tree, imports)
+    def resolve(node: ast.AST) -> Optional[str]:
+        d = _dotted(node)
+        return (resolve_head(d, imports) or d) if d else None
+    info.record_classes = GR.scan_record_classes(tree, resolve)
+    info.record_uses = GR.scan_uses(tree, resolve)
     for node in classes:
         bases = []
         for b in node.bases:
