@@ -26,16 +26,32 @@ No graph-safe form keeps attribute access (measured on 2.10, tests/parity/test_g
 jit_class instance built inside a graph takes constants only ("all arguments are required to be
 constants"), and attributes set on one built there read back as its __init__ left them;
 a namedtuple built there compiles but its gradients are 0. Tuples, lists and dicts built in the graph keep
-their gradients, so a rewrite of the record into one of those (with every attribute access into an index)
-would compile; it needs to know every place an instance reaches (returned, appended, mutated,
-passed as a forward's input, its methods called), which the converter does not track. Measured by hand on
-the converted programs (issue 12): with x-transformers' two dataclasses as dicts and their attribute
-accesses as subscripts, TransformerWrapper compiles, matches torch (verify GRAPH, 4e-7) and its GRAPH
+their gradients, so project record classes become dicts there (graph_records.py: `graph_record_dict(Cls,
+{...})`, reads `graph_field(E, "f")`, methods `graph_record_method(E, "m", Cls.m, ...)`), measured on 2.10:
+- a helper deciding `isinstance(obj, dict)` while compiling reads `obj["f"]` of a graph dict and `getattr`
+  otherwise (a tensor's `shape` through it is the tensor's); `Cls.m(d)` runs a record's method on the dict;
+  a Cell returning a dict (None values included) hands Python a dict; gradients through all of it equal torch's.
+- A dict or list built in a graph is a value: `d["f"] = v` rebinds d alone; a list holding d, a function or a
+  sub-Cell that writes its argument, a loop variable over a list of them, `list.append` through an alias, all
+  leave the other holder's old value (silently). So a field write is rewritten only where no other holder
+  shares the name since it was bound to a call's result (`n = graph_field_set(n, "f", v)`), and otherwise
+  raises MigrationError at the write when compiled on a dict; `n.f.append(x)`, `n.f[i] = v`, setattr, `n.f +=`
+  keep the class's refusal at its construction.
+- copy.copy / copy.deepcopy of a graph dict: value right, every gradient 0 (Python fallback, warnings only):
+  `graph_copy` gives the dict itself (a value already).
+- A helper's dead branch is parsed: `raise MigrationError` there stops compiling ("Unsupported exception type"),
+  so refusals go through the constexpr `_refuse_compiled`.
+Measured by hand on the converted programs (issue 12): with x-transformers' two dataclasses as dicts and their
+attribute accesses as subscripts, TransformerWrapper compiles, matches torch (verify GRAPH, 4e-7) and its GRAPH
 gradients equal PyNative's; with DETR's NestedTensor so, compiling gets past the backbone and stops in
-SetCriterion (`losses.update(...)`, models/detr.py:237: "The pointer[dict] is null"). Two limits such a
-rewrite must respect: a dict record returned by a sub-Cell and then given a str value (`inter.layer_type
-= 'a'`) fails when the graph runs ("'tuple' object does not support item assignment"), and a field named
-like a dict method (`Intermediates.values`) would make a missed access silent (`obj.values` is a method)."""
+SetCriterion (`losses.update(...)`, models/detr.py:237: "The pointer[dict] is null"). x-transformers' own
+writes are shared by the field-insensitive, path-insensitive judgement (`intermediates.append(inter)` a turn
+earlier where a turn may not rebind inter; `out = (x, intermediates)` in one branch before writes after the
+branches), so its GRAPH run stops at such a write instead (graph_records.py says what is not followed). Two
+limits found by hand: a dict record returned by a sub-Cell and then given a str value (`inter.layer_type = 'a'`)
+fails when the graph runs ("'tuple' object does not support item assignment"), and a field named like a dict
+method (`Intermediates.values`) would make a missed access silent (`obj.values` is a method): graph code reads
+every field through graph_field, and outside it graph_field refuses a dict for such a name."""
 from __future__ import annotations
 
 from typing import Optional

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
+from . import graph_records as GR
+
 # Packages whose code needs torch; a project's own copy of one of them is local.
 TORCH_ECOSYSTEM = (
     "torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functorch",
@@ -59,6 +61,10 @@ class ModuleInfo:
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
     # getattr(x, "name"), and the names isinstance() tests against: how a record's fields may be reached
     attribute_reads: Set[str] = field(default_factory=set)
+    # top-level dataclasses / plain argument-storing classes (graph_records.py), and what the module does that
+    # could tell such a record's graph dict from the object
+    record_classes: Dict[str, "GR.RecordClass"] = field(default_factory=dict)
+    record_uses: Optional["GR.RecordUses"] = None
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -159,6 +165,11 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     _scan_named_tuples(info, tree)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.attribute_reads = _attribute_reads(tree)
+    def resolve(node: ast.AST) -> Optional[str]:
+        d = _dotted(node)
+        return (resolve_head(d, imports) or d) if d else None
+    info.record_classes = GR.scan_record_classes(tree, resolve)
+    info.record_uses = GR.scan_uses(tree, resolve)
     for node in classes:
         bases = []
         for b in node.bases:
@@ -537,6 +548,53 @@ class ProjectIndex:
         if any(reached & m.attribute_reads for m in self.modules.values()):
             return None
         return fields
+
+    def graph_record(self, module: str, name: str) -> Optional["GR.RecordClass"]:
+        """The record class `name` of `module` where nothing in the project tells its graph dict from the object
+        (graph_records.py); None otherwise."""
+        qname = self.resolve_alias(f"{module}.{name}")
+        owner, _, cls = qname.rpartition(".")
+        info = self.modules.get(owner)
+        record = info.record_classes.get(cls) if info is not None else None
+        if record is None or not self.is_plain_class(owner, cls):
+            return None
+        names = set(record.fields) | set(record.methods)
+        like_dict = bool(set(record.fields) & GR.DICT_ATTRS)    # `values`: a computed getattr would be silent
+        for m in self.modules.values():
+            uses = m.record_uses
+            if uses is None or uses.introspects or cls in uses.class_refs \
+                    or names & (uses.stored | uses.named) or like_dict and uses.dynamic_getattr:
+                return None
+        return record
+
+    def _graph_records(self) -> Dict[Tuple[str, str], "GR.RecordClass"]:
+        if "_graph_records_cache" not in self.__dict__:
+            self._graph_records_cache = {
+                (mod, cls): rec for mod, info in self.modules.items() for cls in info.record_classes
+                for rec in [self.graph_record(mod, cls)] if rec is not None}
+        return self._graph_records_cache
+
+    def graph_record_fields(self) -> Set[str]:
+        return {f for rec in self._graph_records().values() for f in rec.fields}
+
+    def graph_record_method_owner(self, method: str) -> Optional[Tuple[str, str]]:
+        """(module, class) of the one record class with this method; None for none or several."""
+        owners = [key for key, rec in self._graph_records().items() if method in rec.methods]
+        return owners[0] if len(owners) == 1 else None
+
+    def is_graph_record_class(self, module: str, name: str) -> bool:
+        return (module, name) in self._graph_records()
+
+    def local_name_for(self, module: str, target: Tuple[str, str]) -> Optional[str]:
+        """The name `module` binds to the class `target` (defined there or imported by name)."""
+        owner, cls = target
+        if owner == module:
+            return cls
+        info = self.modules.get(module)
+        for local, full in (info.imports.items() if info is not None else ()):
+            if self.resolve_alias(full) == f"{owner}.{cls}":
+                return local
+        return None
 
     def reaches_sequence_packing(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) packs sequences in a forward

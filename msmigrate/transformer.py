@@ -61,6 +61,7 @@ from . import inplace_values as IV
 from . import graph_pops as GP
 from . import graph_iters as GI
 from . import graph_objects as GO
+from . import graph_records as GRD
 from . import graph_state as GS
 from . import graph_mutations as GM
 from . import graph_aliases as GA
@@ -197,6 +198,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.names = {"ms": "ms", "nn": "nn", "ops": "ops"}
         self._funcs: List[FunctionContext] = []
         self._classes: List[ClassContext] = []
+        # an attribute's object (`x.tensors.dtype`: x.tensors): a read, where a target or a call's function is none
+        self._receivers: Set[int] = set()
+        self._record_writes: Dict[int, bool] = {}     # `inter.f = v` in graph code: unshared? (graph_records.py)
+        self._none_tests: Set[str] = set()
         self._class_attr_types: Dict[str, Dict[str, str]] = {}
         self._import_time = 0                # >0 while in decorators/defaults/annotations
         self._annotation = 0                 # >0 inside a type annotation
@@ -365,6 +370,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         there return tensors; in __init__ they build things."""
         return self._in_cell_method() and self._funcs[-1].name not in ("__init__", "reset_parameters",
                                                                         "_init_weights", "init_weights")
+
+    def _in_record_method(self) -> bool:
+        """In a method (not __init__) of a record class built as a dict in compiled graphs (graph_records.py)."""
+        return bool(self._classes and self._funcs) and self._funcs[0].name != "__init__" \
+            and not self._classes[-1].is_cell and self.index.is_graph_record_class(self.module_name,
+                                                                                   self._classes[-1].name)
 
     def _in_module_forward(self) -> bool:
         """Inside a Module's forward itself (its other methods may train: forward-forward's Layer.train)."""
@@ -1089,6 +1100,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         # micro-batch loops whose gradients another method's step() applies (held_steps.py)
@@ -1153,6 +1165,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 {k: (GM.ARGUMENT_CHANGE, what) for k, what in GM.refused_changes(node).items()})
             for k, what in shared.items():
                 self._graph_changes_refused.setdefault(k, (GM.SHARED_CHANGE, what))
+            fields = self.index.graph_record_fields()
+            if fields:      # `inter.layer_type = t`: graph_records.py
+                self._record_writes.update(GRD.field_writes(node, params, fields, self._none_tests))
             self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
             self._graph_keyword_updates |= keyword_updates(node)
         iters, nexts = GI.graph_iterators(node, params)
@@ -1429,6 +1444,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     # ---------------------------------------------------------- expressions
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._skip.add(id(node.value))
+        self._receivers.add(id(node.value))
         self._skip.add(id(node.attr))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -1474,7 +1490,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        result = GS.wrap_read(self, original, self._leave_attribute(original, updated))   # graph_state.py
+        result = self._leave_attribute(original, updated)
+        if result is updated and (id(original) not in self._skip or id(original) in self._receivers) and (
+                self._in_graph_code() or self._in_record_method()
+                or original.attr.value in GRD.DICT_ATTRS):   # a record's field: graph_records.py
+            result = GRD.field_read(self, original, updated) or result
+        result = GS.wrap_read(self, original, result)   # graph_state.py
         return GR.track(self, original, result)   # `x.grad`: see leave_Module
 
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
@@ -1861,6 +1882,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
+            return GRD.field_write(self, original, updated, self._record_writes[id(original)])
         updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
         momentum = LS.store(self, original, updated)   # `bn.momentum = 0.03`: layer_settings.py
         if momentum is not None:
@@ -2150,8 +2173,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         if result is updated and self._in_graph_code():   # `LayerIntermediates(...)` in construct: graph_objects.py
             plain = GO.plain_class(self, original.func)
             if plain is not None:
-                result = (GO.record_as_tuple(self, original, updated)
+                result = (GRD.construction(self, original, updated) or GO.record_as_tuple(self, original, updated)
                           or GO.refuse_in_graph(self, original, result, plain))
+        if result is updated:       # `isinstance(x, LayerIntermediates)` of a record class: graph_records.py
+            result = GRD.isinstance_call(self, original, updated) or result
+        if result is updated and (self._in_graph_code() or self._in_record_method()):
+            result = (GRD.method_call(self, original, updated) or GRD.copy_call(self, original, updated)
+                      or result)     # `nt.decompose()`, `copy(inter)`: graph_records.py
         if result is updated:       # `"{:.4f}".format(loss)` of a 0-d tensor: format_values.py
             result = FV.format_call(self, original, updated) or updated
         if id(original) in self._graph_pops and result is updated:

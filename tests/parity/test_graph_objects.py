@@ -309,3 +309,219 @@ def test_named_tuple_whose_field_is_read_anywhere_stays_refused_when_compiled():
     src = UNREAD_RECORD_SRC + "\n\ndef first_indices(model, x):\n    return model(x).indices\n"
     _, code, _ = load_converted(src)
     assert "_ms_compat.graph_object(Return(" in code and "_ms_compat.graph_record(Breakdown, (" in code, code
+
+
+def test_mindspore_graph_dict_and_list_writes_reach_no_alias():
+    """Why a record's dict admits no field write (MindSpore 2.10, graph_records.py): a dict or list built in a
+    compiled graph is a value. `d["h"] = v` rebinds d alone: the list holding d, the caller of a function or of a
+    sub-Cell that writes it, still see the old value, where torch's object shows the write everywhere."""
+    from mindspore import nn
+
+    def write(rec):
+        rec["h"] = rec["h"] + 1
+
+    class InList(nn.Cell):
+        def construct(self, x):
+            rec = {"h": x}
+            recs = [rec]
+            rec["h"] = x + 1
+            return recs[0]["h"] + rec["h"] * 10
+
+    class InFunction(nn.Cell):
+        def construct(self, x):
+            rec = {"h": x}
+            write(rec)
+            return rec["h"]
+
+    class Writer(nn.Cell):
+        def construct(self, rec):
+            rec["h"] = rec["h"] + 1
+            return rec["h"]
+
+    class InSubCell(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.writer = Writer()
+
+        def construct(self, x):
+            rec = {"h": x}
+            self.writer(rec)
+            return rec["h"]
+
+    x = ms.Tensor(X0)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        np.testing.assert_allclose(InList()(x).asnumpy(), X0 + (X0 + 1) * 10)   # torch's object: 11 * (X0 + 1)
+        np.testing.assert_allclose(InFunction()(x).asnumpy(), X0)               # torch's: X0 + 1
+        np.testing.assert_allclose(InSubCell()(x).asnumpy(), X0)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+# records built in forward as dicts in a compiled graph (graph_records.py): a dataclass with defaults built in a
+# sub-Cell and in a module-level helper, returned, collected in a list and read; a plain class whose __init__
+# stores its arguments, passed to a sub-Cell that calls its method
+DICT_RECORDS_SRC = '''
+import copy
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+
+
+def exists(v):
+    return v is not None
+
+
+@dataclass
+class Inter:
+    h: torch.Tensor
+    attn: Optional[torch.Tensor] = None
+    scale: float = 2.0
+    extras: List[torch.Tensor] = field(default_factory=list)
+    values: Optional[torch.Tensor] = None     # named like a dict's method
+
+
+class Pair(object):
+    def __init__(self, tensors, mask=None):
+        self.tensors = tensors
+        self.mask = mask
+
+    def decompose(self):
+        return self.tensors, self.mask
+
+
+def summarise(h):
+    return Inter(h.tanh(), scale=0.5)  # SITE summarise
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, p):
+        x, m = p.decompose()
+        h = self.fc(x)
+        inter = Inter(h, attn=torch.softmax(h, -1), extras=[h * m])  # SITE Inter
+        inter.values = h * 3
+        return Pair(h + x, m), inter
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        p = Pair(x, (x > 0).float())
+        inters = []
+        first = None
+        for b in self.blocks:
+            p, inter = b(p)
+            if not exists(first):
+                first = inter       # a holder of inter's record, reading no field written after
+            inter.scale = inter.scale + len(inters)  # SITE write
+            inters.append(inter)
+        inters.append(summarise(p.tensors))
+        kept = copy.copy(inters[0])   # through the fallback a copy's gradients would be 0
+        out = p.tensors * kept.scale + kept.h + first.values
+        for i in inters[:2]:
+            if isinstance(i, Inter):
+                out = out + i.attn * i.h + i.extras[0] * i.scale
+        return out + inters[2].h * inters[2].scale + (inters[2].attn is None)
+
+
+def make():
+    return Net()
+'''
+
+
+def _param_grads(src, x, graph):
+    """torch's output and d(sum(out^2))/d(parameters), against the converted Net's in GRAPH or PyNative."""
+    import torch
+
+    from msmigrate.weights import load_torch_state_dict
+
+    torch.manual_seed(0)
+    tnet = load_torch(src)["make"]()
+    t_out = tnet(torch.from_numpy(x))
+    (t_out * t_out).sum().backward()
+    t_grads = {k: p.grad.numpy() for k, p in tnet.named_parameters()}
+    mod, code, _ = load_converted(src)
+    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
+    try:
+        net = mod.make()
+        load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+
+        def loss_of(inp):
+            out = net(inp)
+            return (out * out).sum(), out
+        (_, out), grads = ms.value_and_grad(loss_of, None, net.trainable_params(), has_aux=True)(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return t_out.detach().numpy(), t_grads, out.asnumpy(), grads, net, code
+
+
+@pytest.mark.parametrize("graph", [True, False], ids=["graph", "pynative"])
+def test_records_built_in_forward_are_dicts_in_a_compiled_graph_with_torch_values_and_gradients(graph):
+    """GRAPH and PyNative: the output and every parameter's gradient are torch's (a record through the fallback
+    would give gradient 0 in GRAPH: test_mindspore_graph_zeroes_gradients_through_a_namedtuple...)."""
+    x = rnd(2, 3)
+    t_out, t_grads, out, grads, net, code = _param_grads(DICT_RECORDS_SRC, x, graph)
+    assert "_ms_compat.graph_record_dict(Inter, {'h': h, 'attn': " in code, code
+    assert "'scale': 0.5, 'extras': [], 'values': None})" in code and "graph_record_method(p, 'decompose', Pair.decompose)" in code
+    assert "_ms_compat.graph_copy(inters[0], copy.copy)" in code
+    assert "inter = _ms_compat.graph_field_set(inter, 'scale', " in code     # no other holder yet: rebound
+    assert "_ms_compat.graph_isinstance(i, Inter, ('h', 'attn', 'scale', 'extras', 'values'))" in code
+    np.testing.assert_allclose(out, t_out, rtol=1e-5, atol=1e-6)
+    names = [p.name for p in net.trainable_params()]
+    assert len(names) == len(t_grads) == 4
+    for name, g in zip(names, grads):     # MindSpore's parameter names are torch's here (nn.Dense: weight, bias)
+        assert np.any(g.asnumpy()), name
+        np.testing.assert_allclose(g.asnumpy(), t_grads[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_records_keep_their_object_in_pynative():
+    """PyNative builds the class itself (graph_record_dict's Cls(**fields)), with its defaults."""
+    mod, _, _ = load_converted(DICT_RECORDS_SRC)
+    p, inter = mod.Block()(mod.Pair(ms.Tensor(rnd(2, 3)), ms.Tensor(np.ones((2, 3), np.float32))))
+    assert type(p).__name__ == "Pair" and type(inter).__name__ == "Inter"
+    assert inter.scale == 2.0 and len(inter.extras) == 1
+
+
+@pytest.mark.parametrize("anchor, change, refusal", [
+    # the list holds inter's record: in a graph its dict would keep the old h
+    ("            inters.append(inter)\n", "            inter.h = inter.h * 2\n", r"inter\.h = \.\.\. at"),
+    # a parameter: the caller's record would keep the old mask
+    ("        x, m = p.decompose()\n", "        p.mask = p.mask * 2\n", r"p\.mask = \.\.\. at"),
+    # a field's list changed in place, a field named in setattr: the class stays refused where it is built
+    ("        inter.values = h * 3\n", "        inter.extras.append(h)\n", r"Inter\(\.\.\.\) at"),
+    ("        inter.values = h * 3\n", "        setattr(inter, 'attn', h)\n", r"Inter\(\.\.\.\) at"),
+])
+def test_a_record_change_another_holder_would_miss_is_refused_when_compiled(anchor, change, refusal):
+    """A write to a record another holder shares (graph_records.field_writes: a graph dict's write reaches that
+    name alone), or a change the rewrite does not follow: MigrationError naming the line when compiled (the
+    write's, or the record's construction), torch's values in PyNative."""
+    assert anchor in DICT_RECORDS_SRC
+    src = DICT_RECORDS_SRC.replace(anchor, anchor + change.replace("\n", "  # SITE change\n"), 1)
+    x = rnd(2, 3)
+    t_out, t_grads, out, grads, net, code = _param_grads(src, x, graph=False)
+    np.testing.assert_allclose(out, t_out, rtol=1e-5, atol=1e-6)
+    site = "Inter" if refusal.startswith("Inter") else "change"
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if f"# SITE {site}" in t)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"{refusal} \S+:{line}\b"):
+        _param_grads(src, x, graph=True)
+
+
+@pytest.mark.parametrize("use", [
+    "isinstance(inter, (Inter, list))",       # a class in a tuple of classes: not rewritten
+    "dataclasses.asdict(inter)",
+    "inter.__dict__",
+])
+def test_a_record_class_told_apart_from_a_dict_stays_refused(use):
+    src = DICT_RECORDS_SRC.replace("import torch\n", "import dataclasses\n\nimport torch\n", 1) + \
+        f"\n\ndef inspect(inter):\n    return {use}\n"
+    _, code, _ = load_converted(src)
+    assert "_ms_compat.graph_object(Inter(" in code, code

@@ -24,6 +24,79 @@ def graph_record(cls, values):
     return cls(*values)
 
 
+def graph_record_dict(cls, fields):
+    """cls(**fields) (a project record class: msmigrate/graph_records.py), in PyNative; the dict of its fields
+    in a compiled graph, where the object would go through the Python fallback and lose every gradient."""
+    if _compiling(_draw_probe):
+        return fields
+    return cls(**fields)
+
+
+_RECORD_RETURNED = (
+    "{} of a dict: a record built in a compiled graph (GRAPH mode or ms.jit) is the dict of its fields, and a "
+    "graph returns it so; {}. Read its fields by key (r['field']) or run this network in PYNATIVE mode "
+    "(ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def graph_field(obj, name):
+    """obj.name; obj[name] where obj is a record's dict in a compiled graph (graph_record_dict). `values` (a
+    field named like a dict's attribute) of a dict outside a graph raises instead of giving the dict's method."""
+    if isinstance(obj, dict):
+        if _compiling(_draw_probe):
+            return obj[name]
+        if hasattr(dict, name):
+            _refuse_compiled(_RECORD_RETURNED, "." + name, "the dict's own attribute is no field")
+    return getattr(obj, name)
+
+
+def graph_field_set(obj, name, value):
+    """obj.name = value, and obj; a new dict with name set where obj is a record's dict in a compiled graph (the
+    caller rebinds its name: a graph dict is a value; graph_records.field_writes checks no other holder)."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        obj[name] = value
+        return obj
+    setattr(obj, name, value)
+    return obj
+
+
+_SHARED_FIELD = (
+    "{} = ... at {} sets a field of a record another name, list or caller also holds, inside a compiled graph "
+    "(GRAPH mode or ms.jit): there the record is a dict, a value, and the other holder would keep the old "
+    "field. Build a new record instead, or run this network in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def graph_shared_field(obj, value, what, where):
+    """value, for `obj.f = value` where another holder may share obj; compiling it on a record's dict raises."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        _refuse_compiled(_SHARED_FIELD, what, where)
+    return value
+
+
+def graph_isinstance(obj, cls, fields):
+    """isinstance(obj, cls); in a compiled graph, on a dict: whether it is a record of cls (its keys, in order)."""
+    if isinstance(obj, dict):
+        if _compiling(_draw_probe):
+            return tuple(obj.keys()) == fields
+        if tuple(obj) == fields:
+            _refuse_compiled(_RECORD_RETURNED, "isinstance(...)", "no instance of the class")
+    return isinstance(obj, cls)
+
+
+def graph_record_method(obj, name, func, *args):
+    """obj.name(*args); the record class's function func on a record's dict in a compiled graph."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        return func(obj, *args)
+    return getattr(obj, name)(*args)
+
+
+def graph_copy(obj, copier):
+    """copier(obj) (copy.copy, copy.deepcopy); obj itself where it is a dict in a compiled graph: a dict built
+    there is a value already, and MindSpore runs copy through its Python fallback, every gradient 0 (2.10)."""
+    if _compiling(_draw_probe) and isinstance(obj, dict):
+        return obj
+    return copier(obj)
+
+
 # `with self.ctx:` / `with ctx:` over an object inside a compiled construct: MindSpore enters only
 # jit_class objects and otherwise stops with its own TypeError ("Only support jit_class instance, but got
 # PythonObject(...)"), naming no line of the original program; checked before the `with`, as a statement
