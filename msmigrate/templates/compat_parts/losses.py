@@ -61,7 +61,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
 
 
 class NLLLoss(nn.Cell):
-    """torch.nn.NLLLoss through nll_loss above (mindspore.nn.NLLLoss's one-hot product: nan beside a -inf
+    """torch.nn.NLLLoss through _ms_compat.nll_loss (mindspore.nn.NLLLoss's one-hot product: nan beside a -inf
     log-probability)."""
 
     def __init__(self, weight=None, ignore_index=-100, reduction="mean"):

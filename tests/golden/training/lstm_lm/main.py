@@ -12,7 +12,7 @@ import os
 import time
 
 import mindspore as ms
-from mindspore import nn, ops
+from mindspore import ops
 import _ms_compat
 
 import data
@@ -123,7 +123,9 @@ if args.init_weights:
     # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
 
-criterion = nn.NLLLoss()
+# _ms_compat.NLLLoss (helper): torch.nn.NLLLoss through _ms_compat.nll_loss (mindspore.nn.NLLLoss's one-hot product: nan
+# beside a -inf log-probability)
+criterion = _ms_compat.NLLLoss()
 lr = args.lr
 if args.optimizer == 'adam':
     # _ms_compat.Adam (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias correction)

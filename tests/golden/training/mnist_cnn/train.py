@@ -30,7 +30,9 @@ def train(args, model, device, train_loader, optimizer, epoch, step, metrics=Non
     # msmigrate: the forward computation of the training step (differentiated by grad_fn)
     def forward_fn(data, target):
         output = model(data)
-        loss = ops.nll_loss(output, target)
+        # _ms_compat.nll_loss (helper): torch's F.nll_loss: each target class's log-probability gathered, weighted,
+        # ignore_index left out; the mean divides b...
+        loss = _ms_compat.nll_loss(output, target)
         return loss
     grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
 
@@ -62,7 +64,7 @@ def test(model, device, test_loader):
     correct = 0
     for data, target in test_loader:
         output = model(data)
-        test_loss += ops.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
+        test_loss += _ms_compat.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
         pred = ops.argmax(output, dim=1, keepdim=True)  # get the index of the max log-probability
         # _ms_compat.on_tensor (helper): tensor_form(x) for a MindSpore tensor, method(x) (the call as written)
         # otherwise
