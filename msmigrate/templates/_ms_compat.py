@@ -8,6 +8,7 @@ import numpy as np
 import mindspore as ms
 from mindspore import nn, ops
 from mindspore.common import initializer as init
+from mindspore.ops.primitive import constexpr as _migration_constexpr
 
 # MindSpore 2.10's oneDNN runs a partly reference convolution on AVX-512 CPUs, ~100x slower than AVX2
 # (measured: 2 s vs 0.02 s, 3x3 conv on 8x64x32x32); read at the first convolution: import this first.
@@ -16,6 +17,14 @@ os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 
 class MigrationError(RuntimeError):
     """Raised where code that msmigrate could not convert is reached."""
+
+
+@_migration_constexpr(check=False)
+def _raise_migration_error(message):
+    """raise MigrationError(message), also from graph code: MindSpore's graph parser refuses a `raise` of any but
+    Python's own exception types ("Unsupported exception type: MigrationError", naming no line of the original),
+    while a constexpr runs in Python as the graph compiles, so compiling stops with this MigrationError."""
+    raise MigrationError(message)
 
 
 class Unconverted:
@@ -34,7 +43,7 @@ class Unconverted:
                 f"see the '# msmigrate: TODO' comment there and the migration report")
 
     def _fail(self, *args, **kwargs):
-        raise MigrationError(self._message())
+        _raise_migration_error(self._message())   # a TODO reached in a compiled construct too
 
     def reached(self):
         """Written where the program evaluates the unconverted name at run time."""
