@@ -28,13 +28,15 @@ field named like a dict attribute (`values`) only where no getattr/hasattr takes
 outside graph code go through graph_field too (a dict a graph returned refuses `.values` there); its defaults are
 literals; its methods other than `__init__`/`__repr__`/`__str__`/`__copy__`/`__deepcopy__` are undecorated and
 store or change nothing on self; no dataclasses function (but in `__copy__`), vars() or `__dict__` in the
-project. Every other record built in graph code keeps graph_objects.py's refusal (MigrationError at its line
+project, and only classes built where graph code may run (a Module's methods, the module-level functions
+they call, by name: ProjectIndex.graph_reached_names; a Trainer(model, optimizer) built at the top level stays
+an object, its own methods untouched). Every other record built in graph code keeps graph_objects.py's refusal (MigrationError at its line
 when compiled). A record a compiled graph returns is its dict: reading `r.f` on it outside graph code fails
 with AttributeError."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -66,6 +68,10 @@ class RecordUses:
     isinstance_refs: Set[str]     # names isinstance() tests against (graph_isinstance)
     class_refs: Set[str]      # names read other than as a call's function, in annotations or imports
     introspects: bool         # vars(), x.__dict__, dataclasses.asdict/replace/fields...
+    # what graph code may call: the names called in the methods (but __init__) of classes defining forward, and
+    # per module-level function the names it calls (ProjectIndex.graph_reached_names follows them by name)
+    forward_calls: Set[str] = field(default_factory=set)
+    function_calls: Dict[str, Set[str]] = field(default_factory=dict)
 
 
 def _literal(node: ast.expr) -> Optional[str]:
@@ -281,7 +287,27 @@ def scan_uses(tree: ast.Module, resolve: Resolve) -> RecordUses:
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("getattr", "hasattr") \
                 and len(n.args) >= 2:
             uses.dynamic_getattr = True
+    _graph_calls(tree, uses)
     return uses
+
+
+def _called_names(node: ast.AST) -> Set[str]:
+    return {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
+
+
+def _graph_calls(tree: ast.Module, uses: RecordUses) -> None:
+    """A record is built as a dict only where a compiled graph may build it: a Module's methods (forward and what
+    it calls) and the module-level functions they call. A class built elsewhere only (`trainer = Trainer(model,
+    optimizer)` at the top level, whose method steps the optimizer) stays an object."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and any(isinstance(f, ast.FunctionDef) and f.name in ("forward", "construct")
+                                                  for f in node.body):
+            for f in node.body:
+                if isinstance(f, ast.FunctionDef) and f.name != "__init__":
+                    uses.forward_calls |= _called_names(f)
+        elif isinstance(node, ast.FunctionDef):
+            uses.function_calls[node.name] = _called_names(node)
 
 
 # --- the rewrite (transformer.py calls these in graph code) ---

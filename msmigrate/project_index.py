@@ -556,7 +556,7 @@ class ProjectIndex:
         owner, _, cls = qname.rpartition(".")
         info = self.modules.get(owner)
         record = info.record_classes.get(cls) if info is not None else None
-        if record is None or not self.is_plain_class(owner, cls):
+        if record is None or not self.is_plain_class(owner, cls) or cls not in self.graph_reached_names():
             return None
         names = set(record.fields) | set(record.methods)
         like_dict = bool(set(record.fields) & GR.DICT_ATTRS)    # `values`: a computed getattr would be silent
@@ -566,6 +566,21 @@ class ProjectIndex:
                     or names & (uses.stored | uses.named) or like_dict and uses.dynamic_getattr:
                 return None
         return record
+
+    def graph_reached_names(self) -> Set[str]:
+        """The names graph code may call, by name across the project: those called in a Module's methods, and
+        what the module-level functions of those names call, transitively (GR._graph_calls)."""
+        if "_graph_reached_cache" not in self.__dict__:
+            uses = [m.record_uses for m in self.modules.values() if m.record_uses is not None]
+            reached = set().union(*(u.forward_calls for u in uses))
+            grown = True
+            while grown:
+                more = set().union(*(calls for u in uses for name, calls in u.function_calls.items()
+                                     if name in reached))
+                grown = not more <= reached
+                reached |= more
+            self._graph_reached_cache = reached
+        return self._graph_reached_cache
 
     def _graph_records(self) -> Dict[Tuple[str, str], "GR.RecordClass"]:
         if "_graph_records_cache" not in self.__dict__:
