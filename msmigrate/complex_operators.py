@@ -27,10 +27,17 @@ def makes_complex(source: str) -> bool:
     return bool(_COMPLEX_SOURCE.search(source))
 
 
+# operands whose parentheses are part of them as an argument (`(val,) * depth`: a bare `val,` is no argument)
+_KEEP_PARENS = (cst.Tuple, cst.GeneratorExp, cst.NamedExpr, cst.Yield)
+
+
+def _unparenthesized(node):
+    return node if isinstance(node, _KEEP_PARENS) else node.with_changes(lpar=[], rpar=[])
+
+
 def _call(helper: str, left, right, compat: str) -> cst.Call:
-    strip = dict(lpar=[], rpar=[])
     return cst.Call(func=cst.Attribute(cst.Name(compat), cst.Name(helper)),
-                    args=[cst.Arg(left.with_changes(**strip)), cst.Arg(right.with_changes(**strip))])
+                    args=[cst.Arg(_unparenthesized(left)), cst.Arg(_unparenthesized(right))])
 
 
 def operator(updated: cst.BinaryOperation, compat: str) -> Optional[cst.BaseExpression]:

@@ -100,6 +100,12 @@ def spectral(x, y):
 def filtered(x, w):
     f = torch.fft.rfft(x) * w * 0.5
     return torch.fft.irfft(f / (w + 2.0), n=x.shape[-1])
+
+
+def cast_tuple(val, depth=2):
+    # a parenthesised tuple operand keeps its parentheses as the helper's argument (x-transformers' cast_tuple:
+    # `_ms_compat.times(val,, depth)` was invalid Python, the file copied unconverted)
+    return val if isinstance(val, tuple) else (val,) * depth
 '''
 
 
@@ -114,6 +120,7 @@ def test_complex_operators_with_real_operands_match_torch():
     assert "acc = _ms_compat.times(acc, x)" in code and "parts[0] = _ms_compat.times(parts[0], y)" in code, code
     assert "scale = 4 * 3 / 2" in code and '"ab" * 2' in code, code          # no tensor operand: as written
     assert got[-1] == want[-1]
+    assert mod.cast_tuple(3) == load_torch(OPERATORS)["cast_tuple"](3) == (3, 3)
     for g, t, what in zip(got[:-1], want[:-1], ("w", "acc", "alias", "part", "real")):
         assert str(g.dtype).lower() == str(t.dtype).replace("torch.", "").lower(), (what, g.dtype, t.dtype)
         assert_close(g, t.numpy(), what=what)
