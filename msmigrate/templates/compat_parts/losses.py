@@ -57,7 +57,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     w = ops.where(keep, w, ops.zeros_like(w))
     loss = -ops.gather_elements(input, dim, index.expand_dims(dim)).squeeze(dim)
     loss = ops.where(keep, loss * w, ops.zeros_like(w))
-    return loss if reduction == "none" else loss.sum() / w.sum() if reduction == "mean" else loss.sum()
+    # the empty-safe sums (empty_reductions.py): an empty batch's mean is torch's nan (0 / 0), its sum 0
+    return loss if reduction == "none" else reduce_sum(loss) / reduce_sum(w) if reduction == "mean" \
+        else reduce_sum(loss)
 
 
 class NLLLoss(nn.Cell):
