@@ -186,7 +186,25 @@ def _not_always_bound(st) -> Set[str]:
     if isinstance(st, (cst.For, cst.While)):
         return set(_names(st).bound)
     per_branch = [_names(b).bound if b is not None else set() for b in _branches(st)]
-    return set().union(*per_branch) - set.intersection(*per_branch)
+    always = [_always_bound(b) if b is not None else set() for b in _branches(st)]
+    return set().union(*per_branch) - set.intersection(*always)
+
+
+def _always_bound(block) -> Set[str]:
+    """Names every path through a block binds: a loop's body may not run, an `if` binds what all its branches
+    bind (x-transformers' `if not looped: x, inter = ...` / `else: for ...: x, inter = ...`, inter read after
+    the `if`: bound on one path only)."""
+    out: Set[str] = set()
+    for st in getattr(block, "body", ()):
+        if isinstance(st, cst.SimpleStatementLine):
+            out |= _names(st).bound
+        elif isinstance(st, cst.If):
+            out |= set.intersection(*[_always_bound(b) if b is not None else set() for b in _branches(st)])
+        elif isinstance(st, cst.With):
+            out |= _always_bound(st.body) | {n for item in st.items for n in _names(item).bound}
+        elif isinstance(st, (cst.FunctionDef, cst.ClassDef)):
+            out.add(st.name.value)
+    return out
 
 
 def _header_seen(st) -> Set[str]:

@@ -15,9 +15,12 @@ caller of a function or sub-Cell that writes it, a loop variable) sees the write
 share n's object (field_writes, judged on one function's body as graph_aliases.py judges a list's changes:
 n bound here to a call's result, no name, list, tuple or append holding it since; a plain alias `h = n` only
 tested against None or read for fields this function never writes on n is no holder); any other write
-raises MigrationError at its line when compiled on a dict. Not followed (as graph_aliases.py): a holder made
-inside a call (a function or sub-Cell that returns its argument, or keeps it), and which branch runs (a holder
-made in one branch makes every later write refused). `isinstance(x, Cls)` becomes graph_isinstance (the dict's
+raises MigrationError at its line when compiled on a dict. Which branch runs is followed for one form only
+(branch_cover.py): an if/elif chain that rebinds n on every branch, or on the branches of the values a name
+k is tested for (`if kind == 'a': x, n = ...` / `elif kind == 'c': ...`) where the write's `if`s restrict k
+to those values (`if kind in ('a', 'c'): n.f = v`). Not followed (as graph_aliases.py): a holder made inside a
+call (a function or sub-Cell that returns its argument, or keeps it), and any other branching (a holder made
+in one branch makes every later write refused). `isinstance(x, Cls)` becomes graph_isinstance (the dict's
 keys); copy.copy/deepcopy in graph code, graph_copy (the dict itself).
 
 A class qualifies only where nothing else in the project can tell the dict from the object
@@ -41,8 +44,9 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from . import branch_cover as BC
 from . import graph_aliases as GA
-from .visitor_bases import single_targets
+from .visitor_bases import _bound_by, single_targets
 
 DICT_ATTRS = frozenset(dir(dict))
 _ALLOWED_DUNDERS = frozenset({"__init__", "__repr__", "__str__"})
@@ -421,6 +425,43 @@ class _FieldWrites(GA._Events):
         self.writes: List[Tuple[str, GA.Event, cst.Assign]] = []
         self.fresh: Dict[str, List[GA.Event]] = {}
         self.aliases: Dict[GA.Event, Tuple[str, str]] = {}     # `h = n` at: (n, h)
+        # if/elif chains (their first `if`, where it starts), the tests of the `if` bodies around each write
+        # (with where each `if` starts) and where each name is bound: branch_cover's dispatch on a value
+        self.chains: List[Tuple[cst.If, GA.Event]] = []
+        self._elifs: Set[int] = set()
+        self._guards: List[Tuple[cst.BaseExpression, int]] = []
+        self.guards: Dict[int, List[Tuple[cst.BaseExpression, int]]] = {}
+        self.binds: Dict[str, List[int]] = {}
+        self.list_holders: Dict[Tuple[str, GA.Event], str] = {}
+
+    def leave_Call(self, node: cst.Call) -> None:
+        before = {name: len(events) for name, events in self.shared.items()}
+        super().leave_Call(node)
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in GA._KEEPING:
+            for name, events in self.shared.items():
+                for event in events[before.get(name, 0):]:
+                    self.list_holders[(name, event)] = f.value.value     # `hs.append(n)`: hs holds n
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+        if id(node) not in self._elifs:
+            self.chains.append((node, (self.pos, tuple(self.blocks[:-1]))))
+
+    def visit_If_body(self, node: cst.If) -> None:
+        self._guards.append((node.test, self.pos))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._guards.pop()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        go = super().on_visit(node)
+        for target, _ in _bound_by(node):
+            for part in single_targets(target):
+                if isinstance(part, cst.Name):
+                    self.binds.setdefault(part.value, []).append(self.pos)
+        return go
 
     def leave_Assign(self, node: cst.Assign) -> None:
         super().leave_Assign(node)
@@ -428,6 +469,7 @@ class _FieldWrites(GA._Events):
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                 and target.value.value != "self" and target.attr.value in self.fields:
             self.writes.append((target.value.value, self._at(), node))
+            self.guards[id(node)] = list(self._guards)
         if isinstance(node.value, cst.Call):
             for t in node.targets:
                 for part in single_targets(t.target):
@@ -464,6 +506,51 @@ class _NameUses(cst.CSTVisitor):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.fine.add(id(node.target))
 
+    def visit_For(self, node: cst.For) -> None:
+        self.fine.add(id(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.fine.add(id(node.target))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self.fine:
+            self.ok = False
+
+
+class _ListUses(cst.CSTVisitor):
+    """How a function body uses a list `hs` that holds records: True while every use adds to it (`hs.append(r)`,
+    extend, insert), binds it, takes its len(), or loops over it (a for or a comprehension) with a target that
+    itself is only read for fields not in `written` or tested against None (_NameUses). Then no record the list
+    holds is read for a written field through it, nor handed to anyone else."""
+
+    def __init__(self, name: str, written: Set[str], none_tests: Set[str], function: cst.FunctionDef) -> None:
+        self.name, self.written, self.none_tests, self.function = name, written, none_tests, function
+        self.fine: Set[int] = set()
+        self.ok = True
+
+    def _loop(self, target: cst.BaseExpression, iter_: cst.BaseExpression) -> None:
+        if isinstance(iter_, cst.Name) and iter_.value == self.name and isinstance(target, cst.Name):
+            uses = _NameUses(target.value, self.written, self.none_tests)
+            self.function.body.visit(uses)
+            if uses.ok:
+                self.fine.add(id(iter_))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loop(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._loop(node.target, node.iter)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in ("append", "extend", "insert"):
+            self.fine.add(id(f.value))
+        if isinstance(f, cst.Name) and f.value == "len" and len(node.args) == 1:
+            self.fine.add(id(node.args[0].value))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.fine.add(id(node.target))
+
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and id(node) not in self.fine:
             self.ok = False
@@ -494,17 +581,19 @@ def field_writes(function: cst.FunctionDef, params: Set[str], fields: Set[str], 
     Judged on one function's body as graph_aliases.py judges a list's changes: a parameter, or a name another
     holder shares (a name, a list, a tuple, an argument of append, a loop's target) since it was last bound to a
     call's result, is shared; a plain alias `h = n` that is only tested against None or read for fields this
-    function never writes on n is not."""
+    function never writes on n is not, nor a list n was appended to that is only added to, measured with len()
+    or looped over reading such fields (_ListUses: x-transformers' `all_intermediates`)."""
     v = _FieldWrites(fields)
     function.body.visit(v)
     out: Dict[int, bool] = {}
     for name, at, node in v.writes:
         written = {n.targets[0].target.attr.value for w, _, n in v.writes if w == name}
         safe = name not in params and name in v.fresh      # bound here (a global's write would bind a local)
+        rebound = v.fresh.get(name, []) + _covering_chains(v, name, at, node)
         for shared in v.shared.get(name, ()):
             if not safe:
                 break
-            if not GA._overlaps(shared, at, v.fresh.get(name, [])):
+            if not GA._overlaps(shared, at, rebound):
                 continue
             alias = next((h for ev, (n, h) in v.aliases.items() if n == name and ev == shared), None)
             if alias is not None and alias not in params:
@@ -512,8 +601,38 @@ def field_writes(function: cst.FunctionDef, params: Set[str], fields: Set[str], 
                 function.body.visit(uses)
                 if uses.ok:
                     continue
+            holder = v.list_holders.get((name, shared))
+            if holder is not None and holder not in params:
+                list_uses = _ListUses(holder, written, tests, function)
+                function.body.visit(list_uses)
+                if list_uses.ok:
+                    continue
             safe = False
         out[id(node)] = safe
+    return out
+
+
+def _covering_chains(v: _FieldWrites, name: str, at: GA.Event, node: cst.Assign) -> List[GA.Event]:
+    """The if/elif chains before a write to `name` that rebind it on the way to the write (branch_cover): every
+    branch does, or they dispatch on a name k the write's `if`s restrict to values whose branch does, k not
+    bound again from the first of them to the write. Where each starts, as a rebinding of `name`."""
+    out: List[GA.Event] = []
+    guards = v.guards.get(id(node), [])
+    allowed = BC.guard_values(test for test, _ in guards)
+    for chain, start in v.chains:
+        if start[0] >= at[0] or start[1] != at[1][:len(start[1])]:
+            continue            # not before the write, in a block around it
+        cover = BC.chain_cover(chain, name)
+        if cover is None:
+            continue
+        var, values = cover
+        if var is not None:
+            if var not in allowed or not allowed[var] <= values:
+                continue
+            since = min([start[0]] + [pos for _, pos in guards])
+            if any(since < pos < at[0] for pos in v.binds.get(var, [])):
+                continue
+        out.append(start)
     return out
 
 

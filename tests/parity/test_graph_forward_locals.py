@@ -193,3 +193,42 @@ def test_names_a_loop_binds_in_a_helper_construct_calls_in_graph():
     lines = [t.strip() for t in code.splitlines()]
     assert lines.index("bins = None") + 1 == lines.index("for _ in range(iters):"), code
     assert lines.index("last = None") + 1 == lines.index("for j in range(2):"), code
+
+
+BRANCH_LOOP_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, looped):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.looped = looped
+
+    def forward(self, x):
+        if not self.looped:
+            x, gate = self.step(x)
+        else:
+            for _ in range(2):
+                x, gate = self.step(x)
+        return x * gate
+
+    def step(self, x):
+        h = self.fc(x)
+        return x + h.tanh(), h.sigmoid()
+
+
+def make():
+    return Net(True)
+'''
+
+
+def test_a_name_one_branch_binds_and_the_other_binds_in_a_loop_in_graph():
+    """x-transformers' TransformerWrapper: `if not looped: x, inter = f(x)` / `else: for ...: x, inter =
+    f(x)`, inter read after the `if`. The else path binds it only inside a loop, so GRAPH mode refused it
+    ("The local variable 'gate' defined in the 'for' loop body cannot be used outside of the loop body");
+    the `if` does not bind it on every path: bound to None before the `if`."""
+    code, _ = check_graph(BRANCH_LOOP_SRC, rnd(2, 4), (2, 4))
+    lines = [t.strip() for t in code.splitlines()]
+    assert lines.index("gate = None") + 1 == lines.index("if not self.looped:"), code

@@ -525,3 +525,175 @@ def test_a_record_class_told_apart_from_a_dict_stays_refused(use):
         f"\n\ndef inspect(inter):\n    return {use}\n"
     _, code, _ = load_converted(src)
     assert "_ms_compat.graph_object(Inter(" in code, code
+
+
+DISPATCH_SRC = '''
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn as nn
+
+
+def exists(v):
+    return v is not None
+
+
+@dataclass
+class Inter:
+    h: torch.Tensor
+    kind: Optional[str] = None
+
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return x + h.tanh(), Inter(h)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kinds = ('a', 'f', 'c', 'a')
+        self.layers = nn.ModuleList([Attn(), nn.Linear(3, 3), Attn(), Attn()])
+
+    def forward(self, x):
+        inters = []
+        first = None
+        for kind, layer in zip(self.kinds, self.layers):
+            if kind == 'a':
+                x, inter = layer(x)
+            elif kind == 'c':
+                x, inter = layer(x * 2)
+            elif kind == 'f':
+                x = layer(x)
+            if not exists(first) and kind == 'a':
+                first = inter
+            if kind in ('a', 'c'):
+                inter.kind = kind  # SITE write
+                inters.append(inter)
+        out = x + first.h
+        for i in inters:
+            out = out + i.h * (2.0 if i.kind == 'c' else 1.0)
+        return out
+
+
+def make():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("graph", [True, False], ids=["graph", "pynative"])
+def test_a_write_after_a_dispatch_that_rebinds_the_record_matches_torch(graph):
+    """x-transformers' layer loop: `if kind == 'a': x, inter = ...` / `elif kind == 'c': ...` / `elif kind ==
+    'f': x = ...`, then under `if kind in ('a', 'c'):` the write `inter.kind = kind` and `inters.append(inter)`.
+    The list holds last turn's record, but each turn that reaches the write rebinds inter first
+    (branch_cover): the write is rewritten, not refused, and GRAPH gives torch's values and gradients."""
+    x = rnd(2, 3)
+    t_out, t_grads, out, grads, net, code = _param_grads(DISPATCH_SRC, x, graph)
+    assert "inter = _ms_compat.graph_field_set(inter, 'kind', kind)" in code, code
+    np.testing.assert_allclose(out, t_out, rtol=1e-5, atol=1e-6)
+    names = [p.name for p in net.trainable_params()]
+    assert len(names) == len(t_grads) == 8
+    for name, g in zip(names, grads):
+        np.testing.assert_allclose(g.asnumpy(), t_grads[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("old, new", [
+    # 'f' reaches the write without rebinding inter: the write would reach last turn's record, which the list holds
+    ("            if kind in ('a', 'c'):\n", "            if kind in ('a', 'c', 'f'):\n"),
+    # kind bound again between the dispatch and the write: the guard says nothing about the branch taken
+    ("            if not exists(first) and kind == 'a':\n",
+     "            kind = 'c' if kind == 'f' else kind\n            if not exists(first) and kind == 'a':\n"),
+    # the rebinding branches test another name than the guard
+    ("            elif kind == 'c':\n", "            elif x.ndim == 2:\n"),
+])
+def test_a_dispatch_that_does_not_cover_the_write_keeps_it_refused(old, new):
+    assert old in DISPATCH_SRC
+    src = DISPATCH_SRC.replace(old, new, 1)
+    _, code, _ = load_converted(src)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE write" in t)
+    assert f"graph_shared_field(inter, kind, 'inter.kind'" in code and f":{line}'" in code, code
+
+
+LIST_HOLDER_SRC = '''
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.nn as nn
+
+
+@dataclass
+class Inter:
+    hidden: torch.Tensor
+    last: Optional[torch.Tensor] = None
+
+
+class Body(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.fc(x).tanh()
+        return x + h, Inter(h)
+
+
+class Net(nn.Module):
+    def __init__(self, looped):
+        super().__init__()
+        self.body = Body()
+        self.looped = looped
+
+    def forward(self, x):
+        if not self.looped:
+            x, inter = self.body(x)
+        else:
+            every = []
+            for _ in range(2):
+                x, inter = self.body(x)
+                every.append(inter)
+            x = x + sum(i.hidden for i in every) * len(every)
+        inter.last = x * 3  # SITE write
+        return x + inter.last * inter.hidden
+
+
+def make():
+    return Net(True)
+'''
+
+
+@pytest.mark.parametrize("graph", [True, False], ids=["graph", "pynative"])
+def test_a_write_to_a_record_a_list_holds_but_never_reads_for_that_field_matches_torch(graph):
+    """x-transformers' TransformerWrapper: a looped branch appends each turn's record to a list it reads only
+    for another field; `intermediates.last_layer_hiddens = x` after it reaches no one through the list, so it is
+    rewritten (graph_records._ListUses), and GRAPH gives torch's values and gradients."""
+    x = rnd(2, 3)
+    t_out, t_grads, out, grads, net, code = _param_grads(LIST_HOLDER_SRC, x, graph)
+    assert "inter = _ms_compat.graph_field_set(inter, 'last', " in code, code
+    np.testing.assert_allclose(out, t_out, rtol=1e-5, atol=1e-6)
+    for name, g in zip([p.name for p in net.trainable_params()], grads):
+        np.testing.assert_allclose(g.asnumpy(), t_grads[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("old, new", [
+    # the list is read for the written field after the write
+    ("        return x + inter.last * inter.hidden\n",
+     "        return x + inter.last * inter.hidden + (every[-1].last if self.looped else 0)\n"),
+    # a loop over the list reads the written field
+    ("sum(i.hidden for i in every)", "sum(i.hidden + (i.last is None) for i in every)"),
+    # the list is handed on: its holder could read anything
+    ("        return x + inter.last * inter.hidden\n", "        self.keep(every if self.looped else [])\n        return x\n"),
+])
+def test_a_list_that_may_see_the_write_keeps_it_refused(old, new):
+    assert old in LIST_HOLDER_SRC
+    src = LIST_HOLDER_SRC.replace(old, new, 1).replace("        self.looped = looped\n",
+                                                       "        self.looped = looped\n\n    def keep(self, l):\n        return l\n", 1)
+    _, code, _ = load_converted(src)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE write" in t)
+    assert "graph_shared_field(inter, " in code and f":{line}'" in code, code

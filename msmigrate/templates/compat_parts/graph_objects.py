@@ -53,8 +53,9 @@ def graph_field_set(obj, name, value):
     """obj.name = value, and obj; a new dict with name set where obj is a record's dict in a compiled graph (the
     caller rebinds its name: a graph dict is a value; graph_records.field_writes checks no other holder)."""
     if _compiling(_draw_probe) and isinstance(obj, dict):
-        obj[name] = value
-        return obj
+        # a new dict, not obj[name] = value: a field's type may change (None, then a str), which a graph dict's
+        # item store refuses ("'tuple' object does not support item assignment")
+        return {key: (value if key == name else v) for key, v in obj.items()}
     setattr(obj, name, value)
     return obj
 
