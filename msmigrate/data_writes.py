@@ -54,6 +54,8 @@ def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
     from .inplace_forms import out_of_place   # write_data casts the value back to x's dtype, as torch keeps it
 
     name = func.attr.value
+    if name == "copy_":
+        return _copy_through_data(tr, original, updated)
     found = out_of_place(name)
     if found is None:
         return None
@@ -69,3 +71,19 @@ def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
     where = f"{tr.module_name}:{tr._line(original)}"
     return tr._render_template(f"{R.COMPAT}.write_data({code_of(updated.func.value.value).strip()}, "
                                f"{code_of(out).strip()}, {where!r})")
+
+
+def _copy_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """`x.data.copy_(v)` (vector-quantize's `self.embed.data.copy_(embed_normalized)` in forward):
+    `_ms_compat.write_data(x, _ms_compat.broadcast_as(v, x), "module:line")`. Kept as `x.data.copy_(v)`, MindSpore
+    2.10's GRAPH mode wrote the Parameter but a later read of it in the same graph saw the old value (measured:
+    the forward's output off by 0.64, silently); ops.assign orders the write before the reads."""
+    if len(updated.args) != 1 or updated.args[0].keyword is not None or updated.args[0].star:
+        return None
+    tr._record(original, "Tensor.copy_", "_ms_compat.write_data", R.DIFFERENCE, NOTE)
+    tr.sites[-1].test = TEST
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    x = code_of(updated.func.value.value).strip()
+    return tr._render_template(f"{R.COMPAT}.write_data({x}, {R.COMPAT}.broadcast_as({code_of(updated.args[0].value).strip()}, "
+                               f"{x}), {where!r})")

@@ -25,3 +25,12 @@ def write_data(x, value, where):
         _refuse_compiled(_DATA_WRITE_REFUSAL, where)
     x.assign_value(value)
     return x
+
+
+def broadcast_as(value, x):
+    """value broadcast to x's shape, as torch's x.copy_(value) takes it."""
+    if not isinstance(value, ms.Tensor):
+        value = ms.Tensor(value, x.dtype)
+    if value.shape != x.shape:
+        value = ops.broadcast_to(value, x.shape)
+    return value
