@@ -87,3 +87,51 @@ def _copy_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
     x = code_of(updated.func.value.value).strip()
     return tr._render_template(f"{R.COMPAT}.write_data({x}, {R.COMPAT}.broadcast_as({code_of(updated.args[0].value).strip()}, "
                                f"{x}), {where!r})")
+
+
+def _whole(sub: cst.Subscript) -> bool:
+    """`[:]` or `[...]`: the whole tensor."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0], cst.SubscriptElement):
+        return False
+    part = sub.slice[0].slice
+    if isinstance(part, cst.Slice):
+        return part.lower is None and part.upper is None and part.step is None
+    return isinstance(part, cst.Index) and isinstance(part.value, cst.Ellipsis)
+
+
+def _state(expr: cst.BaseExpression) -> bool:
+    """`self.avg`, `self.q.codebook`: an attribute chain on self (a Cell's Parameter or buffer)."""
+    if not isinstance(expr, cst.Attribute):
+        return False
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def whole_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.BaseSmallStatement]:
+    """`self.avg[:] = v` / `self.avg[...] = v` / `self.avg.data[:] = v` in a method: MindSpore 2.10's GRAPH mode
+    left the Parameter unchanged, silently (the forward read v, the buffer kept its old value: measured). Through
+    `.data` or under no_grad (no gradient through the store in torch): `_ms_compat.write_data(x, broadcast_as(v, x),
+    "module:line")`, ops.assign in both modes. Otherwise torch may record a gradient through the store, which an
+    assign would lose: the store stays, its value through `_ms_compat.whole_store_value`, which refuses a
+    Parameter inside a compiled graph (MigrationError naming the line)."""
+    if len(original.targets) != 1 or not isinstance(original.targets[0].target, cst.Subscript):
+        return None
+    sub = original.targets[0].target
+    if not _whole(sub):
+        return None
+    held, through_data = sub.value, False
+    if isinstance(held, cst.Attribute) and held.attr.value == "data":
+        held, through_data = held.value, True
+    if not _state(held) or not tr._funcs or tr._funcs[-1].name == "__init__":
+        return None
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    x = code_of(held).strip()
+    value = code_of(updated.value).strip()
+    if through_data or tr.lexical_grad_mode() is False:
+        tr._record(original, "Tensor.__setitem__", "_ms_compat.write_data", R.DIFFERENCE, NOTE)
+        tr.sites[-1].test = TEST
+        return cst.Expr(value=tr._render_template(
+            f"{R.COMPAT}.write_data({x}, {R.COMPAT}.broadcast_as({value}, {x}), {where!r})"))
+    return updated.with_changes(value=tr._render_template(f"{R.COMPAT}.whole_store_value({x}, {value}, {where!r})"))

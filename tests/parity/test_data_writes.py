@@ -113,6 +113,7 @@ class RunningStats(nn.Module):
         self.register_buffer("avg", torch.zeros(3))
         self.register_buffer("sq", torch.ones(3))
         self.register_buffer("code", torch.full((2, 3), 0.5))
+        self.register_buffer("seen", torch.zeros(()))
 
     def forward(self, x):
         h = self.lin(x)
@@ -122,7 +123,9 @@ class RunningStats(nn.Module):
                 self.sq.mul_(self.decay).addcmul_(h.mean(0), h.mean(0), value=1 - self.decay)
                 self.code.data.copy_(self.code * 0.5 + h[:2])
                 self.code.data.copy_(self.code.sum(0))
-        return (h - self.avg) / (self.sq + 1e-5).sqrt() + self.code.mean(0)
+                self.seen[...] = self.seen + 1
+                self.code[:] = self.code * 0.5
+        return (h - self.avg) / (self.sq + 1e-5).sqrt() + self.code.mean(0) * self.seen
 '''
 
 
@@ -131,7 +134,8 @@ def test_buffer_chains_and_data_copies_read_in_the_same_forward(mode):
     """`self.avg.mul_(d).add_(v, alpha=1 - d)` was a TODO; `self.code.data.copy_(f(self.code))` was kept, and in
     GRAPH mode the forward read the buffer's old value after it (output off by 0.64, silently). Both now write
     through ops.assign (write_data), copy_ broadcasting its value: outputs and buffers are torch's over three
-    training forwards."""
+    training forwards. `self.code[:] = v` and `self.seen[...] = v` (under no_grad) left the Parameter unchanged in
+    GRAPH mode, silently; they become write_data too."""
     import torch
     torch.manual_seed(0)
     tnet = load_torch(BUFFER_UPDATES_SRC)["RunningStats"]()
@@ -150,5 +154,36 @@ def test_buffer_chains_and_data_copies_read_in_the_same_forward(mode):
             np.testing.assert_allclose(net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6, err_msg=str(k))
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
-    for name in ("avg", "sq", "code"):
+    for name in ("avg", "sq", "code", "seen"):
         np.testing.assert_allclose(getattr(net, name).asnumpy(), getattr(tnet, name).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_whole_store_in_grad_mode_is_refused_when_compiled():
+    """`self.code[:] = v` outside no_grad: torch may record a gradient through the store, which ops.assign would
+    lose, so it stays a store; in a compiled graph (where the Parameter would stay unchanged) MigrationError
+    naming the line, in PyNative torch's values."""
+    src = BUFFER_UPDATES_SRC.replace("                self.code[:] = self.code * 0.5\n", "").replace(
+        "        return (h - self.avg)", "        self.code[:] = self.code * 0.5  # SITE\n        return (h - self.avg)")
+    assert "# SITE" in src
+    import torch
+    torch.manual_seed(0)
+    tnet = load_torch(src)["RunningStats"]()
+    mod, code, _ = load_converted(src)
+    assert "self.code[:] = _ms_compat.whole_store_value(self.code, " in code, code
+    from msmigrate.weights import load_torch_state_dict
+    from _ms_compat import MigrationError
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE" in t)
+    for mode in ("pynative", "graph"):
+        net = mod.RunningStats()
+        load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+        ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+        try:
+            if mode == "graph":
+                with pytest.raises(MigrationError, match=rf"whole of a Parameter .* at \S+:{line} "):
+                    net(ms.Tensor(X))
+            else:
+                want = tnet(torch.from_numpy(X)).detach().numpy()
+                np.testing.assert_allclose(net(ms.Tensor(X)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+                np.testing.assert_allclose(net.code.asnumpy(), tnet.code.numpy(), rtol=1e-5, atol=1e-6)
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)

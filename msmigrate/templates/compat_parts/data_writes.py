@@ -34,3 +34,17 @@ def broadcast_as(value, x):
     if value.shape != x.shape:
         value = ops.broadcast_to(value, x.shape)
     return value
+
+
+_WHOLE_STORE_REFUSAL = (
+    "the store into the whole of a Parameter (`x[:] = v`) at {} runs inside a compiled graph (GRAPH mode or "
+    "ms.jit), where MindSpore 2.10 leaves the Parameter unchanged. Write it under torch.no_grad() or through "
+    "x.data (the store then becomes ops.assign), or run this network in PYNATIVE mode "
+    "(ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def whole_store_value(x, value, where):
+    """value, for `x[:] = value` in grad mode; a Parameter inside a compiled graph refuses (msmigrate/data_writes.py)."""
+    if isinstance(x, ms.Parameter) and _compiling(_draw_probe):
+        _refuse_compiled(_WHOLE_STORE_REFUSAL, where)
+    return value
