@@ -434,6 +434,9 @@ def constant_(param, val):
         if not _compiling(_draw_probe):       # run op by op: a view the copy did not reach stops here
             _refuse_unreached(param, value, views_only=True)
         return value
+    if _compiling(_draw_probe):     # `self.count.zero_()` in a compiled forward: no initializer there
+        ops.assign(param, ops.full_like(param, val))
+        return param
     return _set(param, init.Constant(val))
 
 
