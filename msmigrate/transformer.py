@@ -1354,7 +1354,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.sites.append(Site(line, "torch.optim.Optimizer", "_ms_compat.HandWrittenOptimizer", R.CONVERTED,
                                f"{original.name.value}.step() runs on the host, op by op, with each gradient as "
                                "p.grad (a train step reaching it runs op by op in GRAPH mode too)",
-                               f"class {original.name.value}(Optimizer)", ""))
+                               f"class {original.name.value}(Optimizer)", HO.TEST))
         self.uses_compat = True
         bases = [b.with_changes(value=parse_expr(f"{COMPAT}.HandWrittenOptimizer"))
                  if code_of(b.value).strip().endswith("experimental.optim.Optimizer") else b for b in updated.bases]

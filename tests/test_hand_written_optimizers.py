@@ -259,3 +259,71 @@ except Exception as e:
     line = src.splitlines().index("                if p.grad is None:") + 1
     assert mod.outcome.startswith("MigrationError"), mod.outcome
     assert f":{line} " in mod.outcome, mod.outcome
+
+
+def test_compiled_call_refuses_naming_the_optimizer():
+    """The optimizer called inside a graph compile_step did not prepare (a step of the program's own under
+    ms.jit): compiling stops with MigrationError naming the class, never a graph that skips the update."""
+    import mindspore as ms
+
+    mod, _, _ = load_converted(LION + HEAD + "opt = Lion(model.parameters(), lr=1e-2)\n")
+    grads = tuple(ms.ops.ones_like(p) for p in mod.opt.parameters)
+    before = [p.asnumpy().copy() for p in mod.opt.parameters]
+
+    @ms.jit
+    def apply(g):
+        return mod.opt(g)
+
+    with pytest.raises(Exception) as err:
+        apply(grads)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert "Lion is an optimizer written in the program" in str(err.value), err.value
+    for p, b in zip(mod.opt.parameters, before):
+        assert (p.asnumpy() == b).all()
+
+
+def test_sparse_check_reads_false():
+    """AdaBelief's, RAdam's, Ranger's `grad = p.grad.data; if grad.is_sparse: raise RuntimeError(...)`: MindSpore's
+    gradients are dense Tensors (no is_sparse: an AttributeError at the first step); read as False, the step runs
+    (losses and weights as torch's)."""
+    src = IMPORTS + '''
+class Belief(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-16, weight_decay=0.0):
+        super(Belief, self).__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group['params']:
+                if p.grad is None:
+                    continue
+                grad = p.grad.data
+                if grad.is_sparse:
+                    raise RuntimeError('sparse gradients are not supported')
+                state = self.state[p]
+                beta1, beta2 = group['betas']
+                if len(state) == 0:
+                    state['step'] = 0
+                    state['exp_avg'] = torch.zeros_like(p.data, memory_format=torch.preserve_format)
+                    state['exp_avg_var'] = torch.zeros_like(p.data, memory_format=torch.preserve_format)
+                exp_avg, exp_avg_var = state['exp_avg'], state['exp_avg_var']
+                state['step'] += 1
+                if group['weight_decay'] != 0:
+                    grad = grad.add(p.data, alpha=group['weight_decay'])
+                exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+                grad_residual = grad - exp_avg
+                exp_avg_var.mul_(beta2).addcmul_(grad_residual, grad_residual, value=1 - beta2)
+                denom = (exp_avg_var.sqrt() / math.sqrt(1 - beta2 ** state['step'])).add_(group['eps'])
+                p.data.addcdiv_(exp_avg, denom, value=-group['lr'] / (1 - beta1 ** state['step']))
+''' + HEAD + '''
+opt = Belief(model.parameters(), lr=0.01, weight_decay=0.01)
+sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=5)
+for step in range(5):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    sched.step()
+    losses.append(loss.item())
+''' + TAIL
+    code, sites = program_weights_match_torch(src, graph=False, what="is_sparse: ")
+    assert "is_on_device(grad, 'sparse', 'is_sparse')" in code, code

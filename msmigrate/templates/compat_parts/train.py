@@ -20,8 +20,7 @@ _COMPILED_STEPS = {}
 # what compile_step also runs on each step: init_process_group (the distributed section) adds its
 # data-parallel safety net here, so a program that starts no process group is written without it
 STEP_CHECKS = []
-# name -> test(step): the step calls what updates on the host (an optimizer the program wrote: user_optimizers)
-HOST_STEPPED = {}
+HOST_STEPPED = {}   # name -> test(step): it calls what updates on the host (user_optimizers: a program's optimizer)
 
 
 def compile_step(step, host_calls=False):
