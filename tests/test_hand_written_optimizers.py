@@ -189,6 +189,24 @@ for step in range(5):
     loss = opt.step(closure)
     losses.append(loss.item())
 ''',
+    # a subclass whose step() hands its closure to the base's step() (both wrapped by HandWrittenOptimizer)
+    "subclass_super_step": CLOSURE + '''
+class Counted(ClosureMomentum):
+    def step(self, closure=None):
+        self.steps = getattr(self, 'steps', 0) + 1
+        return super().step(closure)
+''' + HEAD + '''
+opt = Counted(model.parameters(), lr=0.1)
+for step in range(5):
+    def closure():
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+    loss = opt.step(closure)
+    losses.append(loss.item())
+losses.append(opt.steps)
+''',
     # two param groups (weight decay in one, its own lr in the other), the lr halved by StepLR every 2 steps
     "two_groups_decay_steplr": DECAY + HEAD + '''
 opt = DecaySGD([{'params': model[0].parameters(), 'weight_decay': 0.1},

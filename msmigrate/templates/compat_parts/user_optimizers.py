@@ -129,8 +129,8 @@ def _closure_gives_gradients(step):
     """The program's step(closure): a converted closure returns (loss, gradients of optimizer.parameters)
     (msmigrate/step_closure.py); step() gets a closure that returns the loss, its gradients become p.grad."""
     def stepped(self, closure=None, *args, **kwargs):
-        if closure is None:
-            return step(self, None, *args, **kwargs)
+        if closure is None or getattr(closure, "gives_loss", False):   # none, or one made here (super().step())
+            return step(self, closure, *args, **kwargs)
 
         def with_gradients():
             result = closure()
@@ -140,6 +140,7 @@ def _closure_gives_gradients(step):
                                      "zero_grad(), computes a loss, calls loss.backward() and returns it)")
             keep_grads(self.parameters, result[1])
             return result[0]
+        with_gradients.gives_loss = True
         return step(self, with_gradients, *args, **kwargs)
     stepped.__name__, stepped.__qualname__, stepped.__doc__ = step.__name__, step.__qualname__, step.__doc__
     return stepped
