@@ -35,6 +35,8 @@ def _left_to_parameter_passes(tr, original: cst.Call, receiver: cst.BaseExpressi
     param_data_update.py knows (`module.weight.data.mul_(s)`): it leaves them raising placeholders to rewrite."""
     from . import param_data_update as PDU
 
+    if any(c.hand_optimizer for c in tr._classes):   # an optimizer's own step(): written into p (hand_optimizers.py)
+        return False
     if any(".grad" in code_of(a.value) for a in original.args):
         return True
     if isinstance(receiver, cst.Name):

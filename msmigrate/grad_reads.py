@@ -15,7 +15,7 @@ The reads are noted while the main pass converts them (track) and rewritten when
 (rewrite), so the step rewrites in between still see `p.grad` as written."""
 from __future__ import annotations
 
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -41,7 +41,40 @@ def track(tr, original: cst.Attribute, converted: cst.BaseExpression) -> cst.Bas
         # the node is kept with its entry: an id is unique only while its object lives, and a step rewrite may
         # drop this node before rewrite() runs (another node could then take its id)
         reads[id(converted)] = (tr._line(original), shorten(code_of(original), 150), converted)
+        if any(getattr(c, "hand_optimizer", False) for c in tr._classes):
+            # in an optimizer's own step(): the gradients its train step hands it (hand_optimizers.py)
+            tr.__dict__.setdefault("_optimizer_grad_reads", set()).add(reads[id(converted)][:2])
     return converted
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: List[cst.Attribute] = []
+
+    def visit_Attribute(self, node) -> None:
+        if node.attr.value == "grad":
+            self.found.append(node)
+
+
+def carry(tr, before: cst.CSTNode, after: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+    """`mu.add_(p.grad)` converted to its out-of-place form (`ops.add(mu, p.grad)`), whose code a mapping writes
+    anew: the noted reads of `before` are noted again in `after` (same receiver code), so they are rewritten too
+    (left as written, `p.grad` was an AttributeError far from its line). Returns `after`."""
+    tracked = getattr(tr, "_grad_reads", None)
+    if not tracked or after is None:
+        return after
+    old, new = _Reads(), _Reads()
+    before.visit(old)
+    entries = {code_of(n.value).strip(): tracked[id(n)] for n in old.found
+               if id(n) in tracked and tracked[id(n)][2] is n}
+    if not entries:
+        return after
+    after.visit(new)
+    for n in new.found:
+        entry = entries.get(code_of(n.value).strip())
+        if entry is not None and not (id(n) in tracked and tracked[id(n)][2] is n):
+            tracked[id(n)] = (entry[0], entry[1], n)
+    return after
 
 
 def _settings_object(tr, receiver: cst.BaseExpression) -> bool:
@@ -59,6 +92,9 @@ def _settings_object(tr, receiver: cst.BaseExpression) -> bool:
 KEPT_NOTE = ("the gradient the last converted train step kept for this parameter (_ms_compat.keep_grads: torch's "
              ".grad after backward() and clipping); a tensor no step kept raises MigrationError naming this line")
 KEPT_TEST = "tests/test_grad_carry.py::test_grad_reads_after_the_step_match_torch"
+OPTIMIZER_NOTE = ("p.grad in an optimizer's own step(): the gradient the converted train step handed it "
+                  "(_ms_compat.HandWrittenOptimizer); without one a read raises MigrationError naming this line")
+HO_TEST = "tests/test_hand_written_optimizers.py"
 
 
 class _Copies(cst.CSTVisitor):
@@ -83,6 +119,7 @@ class _Rewrite(cst.CSTTransformer):
         self.found: List[Tuple[int, str]] = []
         self.copies: List[List[cst.Attribute]] = []     # per enclosing statement: untracked copies of noted reads
         self.kept = False                               # a step keeps gradients: the reads are no TODOs
+        self.quiet: Set[Tuple[int, str]] = set()        # reads in an optimizer's own step(): no TODOs either
 
     # assignment targets (`p.grad = None`) are no reads
     def visit_AssignTarget(self, node) -> None:
@@ -128,7 +165,7 @@ class _Rewrite(cst.CSTTransformer):
         if self.kept:
             return updated
         seen: List[str] = []
-        for line, code in hits:
+        for line, code in (h for h in hits if h not in self.quiet):
             text = f"# msmigrate: TODO {API}: {WHY}. Original: {code}"
             if text not in seen:
                 seen.append(text)
@@ -161,8 +198,12 @@ def rewrite(tr, module: cst.Module) -> cst.Module:
     TL.walk(module, copies)
     rw = _Rewrite(tracked, tr.module_name, copies.receivers)
     rw.kept = bool(getattr(tr, "_keeps_grads", False))
+    rw.quiet = getattr(tr, "_optimizer_grad_reads", set())
     module = module.visit(rw)
     for line, code in rw.found:
+        if (line, code) in rw.quiet:
+            tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, OPTIMIZER_NOTE, code, HO_TEST))
+            continue
         if rw.kept:
             tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, KEPT_NOTE, code, KEPT_TEST))
             continue

@@ -23,7 +23,7 @@ import libcst as cst
 
 from .detached_updates import _CHAINABLE
 
-_CHAIN = re.compile(r"\)\s*\.\s*[a-z_0-9]+_\(")
+_CHAIN = re.compile(r"[)\]]\s*\.\s*[a-z_0-9]+_\(")
 
 
 def might_chain_inplace(source: str) -> bool:
@@ -42,14 +42,17 @@ def _links(node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression
 
 
 def _fresh_copy(node: cst.BaseExpression) -> bool:
-    """`E.clone()`, or an out-of-place twin called on one (`E.clone().div(T)`, what this pass made of the
-    chain's first links): a tensor nobody else holds."""
+    """`E.clone()`, an out-of-place twin called on a tensor (`E.clone().div(T)`, what this pass made of the
+    chain's first links; `v.sqrt()`), or arithmetic (`(v.sqrt() / c)`, Adam's denominator before `.add_(eps)`):
+    a new tensor nobody else holds (never a view of E)."""
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and node.lpar:
+        return True
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
         return False
     name = node.func.attr.value
     if name == "clone":
         return not node.args
-    return name + "_" in _CHAINABLE and _fresh_copy(node.func.value)
+    return name + "_" in _CHAINABLE
 
 
 def _out_of_place(links: List[cst.Call], base: cst.BaseExpression) -> cst.BaseExpression:
@@ -118,15 +121,40 @@ class _Rewrite(cst.CSTTransformer):
         return updated.with_changes(body=body)
 
     @staticmethod
-    def _split(small: cst.BaseSmallStatement) -> Optional[List[cst.Expr]]:
+    def _split(small: cst.BaseSmallStatement) -> Optional[List[cst.BaseSmallStatement]]:
         """`x.m1_(a).m2_(b)` as a whole statement on a name or an attribute (a buffer's running statistic,
-        `self.mean.mul_(m).add_(v)`): `x.m1_(a)`, `x.m2_(b)`."""
+        `self.mean.mul_(m).add_(v)`): `x.m1_(a)`, `x.m2_(b)`. On a dict entry (`state['buf'].mul_(m).add_(g)`,
+        an optimizer's momentum buffer) the entry is named first, `_ms_entry = state['buf']`, so the main pass
+        writes the new value into the tensor the dict holds (inplace_holders.py)."""
         if not isinstance(small, cst.Expr):
             return None
         links, base = _links(small.value)
+        if links and _dict_entry(base):
+            entry = cst.Name(ENTRY)
+            return [cst.Assign(targets=[cst.AssignTarget(entry)], value=base)] + [
+                cst.Expr(value=call.with_changes(func=call.func.with_changes(value=entry))) for call in links]
         if len(links) < 2 or not _plain_name(base):
             return None
         return [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base))) for call in links]
+
+
+ENTRY = "_ms_entry"
+
+
+def _dict_entry(node: cst.BaseExpression) -> bool:
+    """`state['buf']`, `self.state[p]['buf']`: a string key (a mapping's entry, never a view of a tensor) of a
+    name, attribute or subscript chain that reads again without running anything."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.SimpleString)):
+        return False
+    node = node.value
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and not all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Name, cst.SimpleString, cst.Integer))
+                for e in node.slice):
+            return False
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _buffer_names(cls: cst.ClassDef) -> set:

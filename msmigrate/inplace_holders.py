@@ -22,7 +22,9 @@ _HANDING_OUT = frozenset(("get", "setdefault", "pop"))
 
 
 def _hands_out(value: cst.BaseExpression) -> bool:
-    """A value that is another holder's tensor, not a new one."""
+    """A value that is another holder's tensor, not a new one (`m, v = state['m'], state['v']`: either)."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return any(_hands_out(e.value) for e in value.elements if isinstance(e, cst.Element))
     if isinstance(value, cst.Name):
         return value.value not in ("None", "True", "False")
     if isinstance(value, (cst.Subscript, cst.Attribute)):

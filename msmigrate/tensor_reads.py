@@ -22,7 +22,7 @@ from .visitor_bases import BindingTargets
 
 _NAMES = {"device": None, "is_cuda": "cuda", "is_cpu": "cpu", "real": None, "imag": None}
 # torch's other device kinds (dcgan's `input.is_cuda or input.is_xpu`): False for a MindSpore tensor
-_NAMES.update({f"is_{k}": k for k in ("xpu", "mps", "meta", "ipu", "maia", "mtia", "vulkan", "xla")})
+_NAMES.update({f"is_{k}": k for k in ("xpu", "mps", "meta", "ipu", "maia", "mtia", "vulkan", "xla", "sparse")})
 _PARTS = {"real": "_ms_compat.real_part", "imag": "_ms_compat.imag_part"}
 # torch takes a 0-d tensor in these (its conjugate; mT: itself), MindSpore's properties refuse it
 _TRANSPOSES = ("H", "mH", "mT")

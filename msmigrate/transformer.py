@@ -32,6 +32,7 @@ from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
 from . import data_writes as DW
+from . import hand_optimizers as HO
 from . import step_choice as SC
 from . import held_steps as HS
 from . import step_closure as SCL
@@ -172,6 +173,7 @@ class ClassContext:
     mode_dependent: bool = False     # builds Dropout/BatchNorm... or reads self.training (default_mode.py)
     layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
     forward_methods: Optional[Set[str]] = None   # what its forward runs (graph_state.forward_methods); None: any
+    hand_optimizer: bool = False     # a torch Optimizer subclass with its own step() (hand_optimizers.py)
 
 
 # tensor classes whose call makes a tensor (the legacy typed constructors)
@@ -1140,6 +1142,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
         self._cell_functions = GP.graph_functions(node, set(), cell_classes, TL.reads)   # host_draws.py
         self._training_loops = training_loop_functions(node) - self._cell_functions   # graph_idioms.py
+        # `def update_fn(p, grad, exp_avg)` of a hand-written optimizer: its arguments change in place
+        self._optimizer_helpers = HO.helper_functions(node, self._torch_qname) \
+            - self._graph_functions - self._cell_functions - self._training_loops
         self._state_reads = GS.module_state_reads(node, cell_classes)   # `if self.state is None`: graph_state.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
@@ -1182,7 +1187,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["function"] = node      # as written (cell_rows.py)
+        if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
+            self._scopes[-1]["held"] |= self._scopes[-1]["params"]     # hand_optimizers.py
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
+        if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
+            self._scopes[-1]["mutated_only"] = set()    # written into the caller's tensor instead
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"], self._is_torch_call)
@@ -1319,6 +1328,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            forward_methods=GS.forward_methods(node) if is_cell else None)
         for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
             ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
+        ctx.hand_optimizer = not self._classes and HO.is_hand_written(node, self._torch_qname)
         self._class_attr_types[node.name.value] = ctx.attr_types
         self._classes.append(ctx)
 
@@ -1331,33 +1341,24 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _hand_written_optimizer(self, original, updated):
         """A torch.optim.Optimizer subclass written in the program (its step() reads p.grad and changes the
-        parameters in place): MindSpore's Optimizer base runs construct(gradients), which the class lacks, and
-        the base's construct raises a bare NotImplementedError. Until step() is rewritten by hand, calling the
-        optimizer (what a converted train step does) raises MigrationError naming the original step()."""
+        parameters in place): MindSpore's Optimizer base applies an update through construct(gradients), which
+        the class lacks. It is rebased on _ms_compat.HandWrittenOptimizer (compat_parts/user_optimizers.py):
+        torch's param_groups, state and state_dict, and `optimizer(grads)` makes the gradients p.grad and runs
+        the program's own step() on the host."""
         if not any(code_of(b.value).strip().endswith("experimental.optim.Optimizer") for b in updated.bases):
             return updated
         methods = {st.name.value: st for st in original.body.body if isinstance(st, cst.FunctionDef)}
         if "step" not in methods or "construct" in methods or "__call__" in methods:
             return updated
-        if any(isinstance(st, cst.SimpleStatementLine) and isinstance(st.body[0], cst.Assign)
-               and any(isinstance(t.target, cst.Name) and t.target.value == "construct" for t in st.body[0].targets)
-               for st in original.body.body):
-            return updated      # a converted file converted again: its placeholder is there
         line = self.stmt_lines.get(id(methods["step"]), self._line(original))
-        why = (f"{original.name.value} is a torch optimizer written by hand: MindSpore applies an optimizer "
-               "through construct(self, gradients), and its step() reads p.grad (which MindSpore does not keep) "
-               "and changes the parameters in place; rewrite step() as construct(self, gradients) updating the "
-               "Parameters with ops.assign")
-        self.sites.append(Site(line, "torch.optim.Optimizer.step", "", R.TODO, why, f"def step(...) of {original.name.value}", ""))
-        self._todo_count += 1
+        self.sites.append(Site(line, "torch.optim.Optimizer", "_ms_compat.HandWrittenOptimizer", R.CONVERTED,
+                               f"{original.name.value}.step() runs on the host, op by op, with each gradient as "
+                               "p.grad (a train step reaching it runs op by op in GRAPH mode too)",
+                               f"class {original.name.value}(Optimizer)", HO.TEST))
         self.uses_compat = True
-        where = f"{self.module_name}:{line}"
-        # a placeholder (calling it raises; compile_step raises before compiling a step that holds it)
-        construct = cst.parse_statement(
-            f"construct = {COMPAT}.Unconverted('torch.optim.Optimizer.step', {where!r}, {why!r})\n").with_changes(
-            leading_lines=[cst.EmptyLine(indent=True, comment=cst.Comment(
-                f"# msmigrate: TODO torch.optim.Optimizer.step: {why}"))])
-        return updated.with_changes(body=updated.body.with_changes(body=list(updated.body.body) + [construct]))
+        bases = [b.with_changes(value=parse_expr(f"{COMPAT}.HandWrittenOptimizer"))
+                 if code_of(b.value).strip().endswith("experimental.optim.Optimizer") else b for b in updated.bases]
+        return updated.with_changes(bases=bases)
 
     # --------------------------------------------------------------- imports
     def visit_Import(self, node) -> bool:
@@ -2590,9 +2591,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         else:
             plain = updated.with_changes(func=updated.func.with_changes(attr=cst.Name(name[:-1])))
         try:
-            return self._apply(original, plain, m, m.source, receiver=None if receiver_first else receiver)
+            out = self._apply(original, plain, m, m.source, receiver=None if receiver_first else receiver)
         except UnsupportedSite:
             return None
+        return GR.carry(self, updated, out)     # `mu.add_(p.grad)`: the read stays noted (grad_reads.py)
 
     def _rebind_inplace(self, original: cst.Call, updated: cst.Call):
         """`x.add_(y)` statement on a local tensor -> `x = <converted x.add(y)>`. Exact
@@ -2730,7 +2732,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
             self.sites[-1].note = (f"in place: the out-of-place value written into the tensor `{x}` holds "
                                    f"(_ms_compat.write_into), which the other holders share")
-        return self._render_template(f"{COMPAT}.write_into({x}, {code_of(out).strip()})")
+        # the converted value as a node, not re-parsed code: its `p.grad` reads stay tracked (grad_reads.py)
+        return cst.Call(func=parse_expr(f"{COMPAT}.write_into"), args=[cst.Arg(cst.Name(x)), cst.Arg(out)])
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):

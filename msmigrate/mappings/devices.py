@@ -50,6 +50,11 @@ for _name, _target in (("device", "expr:_ms_compat.device_of({self})"),
     mapping(f"Tensor.{_name}", _target, test="tests/test_first_rule_gaps.py::test_device_reads_answer_as_torch",
             note="MindSpore's Tensor.device is 'CPU' / 'GPU:0': read as torch's device ('cpu', 'cuda:0') with "
                  ".type and .index, is_cuda / is_cpu from it; another object's own attribute is read as written")
+# `if grad.is_sparse: raise RuntimeError(...)` (AdaBelief, RAdam, Ranger's step()): a MindSpore Tensor is dense
+mapping("Tensor.is_sparse", "expr:_ms_compat.is_on_device({self}, 'sparse', 'is_sparse')",
+        test="tests/test_hand_written_optimizers.py::test_sparse_check_reads_false",
+        note="False for a MindSpore Tensor (always dense; sparse tensors are COOTensor/CSRTensor, which torch.sparse "
+             "code does not convert to); another object's own attribute is read as written")
 mapping("torch.set_default_device", "_ms_compat.set_default_device", args=("device",), target_args=("device",),
         status=DIFFERENCE,
         note="kept as the value torch.get_default_device() reads back; MindSpore places tensors by "

@@ -20,6 +20,7 @@ _COMPILED_STEPS = {}
 # what compile_step also runs on each step: init_process_group (the distributed section) adds its
 # data-parallel safety net here, so a program that starts no process group is written without it
 STEP_CHECKS = []
+HOST_STEPPED = {}   # name -> test(step): it calls what updates on the host (user_optimizers: a program's optimizer)
 
 
 def compile_step(step, host_calls=False):
@@ -43,7 +44,7 @@ def compile_step(step, host_calls=False):
         check(step)
     if ms.get_context("mode") != ms.GRAPH_MODE:
         return step
-    if host_calls:
+    if host_calls or any(reaches(step) for reaches in HOST_STEPPED.values()):
         return _op_by_op(step)
     kept = []
     key = _closure_key(step, kept=kept)
