@@ -83,8 +83,7 @@ HOST_SIDE = {
     "keras_train.py:Optimizer.apply_gradients": _KERAS,
     "keras_train.py:Optimizer.minimize": _KERAS,
     "keras_train.py:_optimizer_get": _KERAS,
-    "layer_settings.py:set_momentum": "`bn.momentum = v` rebuilds the layer's primitive: a host-side change of a "
-                                      "model (layer_settings.py)",
+    "layer_settings.py:_momentum_rebuilt": _GUARDED + " (set_momentum)",
     "lazy_layers.py:_lazy_conv.LazyConv.__init__": _INIT,
     "lazy_layers.py:_lazy_conv_transpose.LazyConvTranspose.__init__": _INIT,
     "lazy_layers.py:_lazy_conv_transpose.LazyConvTranspose._build": "a lazy layer builds in its Python __call__ "

@@ -249,3 +249,32 @@ def test_all_reduce_in_a_compiled_forward(mode):
     assert "_ms_compat.all_reduce(n)" in code, code
     with pytest.raises(ValueError, match="process group has not been initialized"):
         _run(mode, mod.Net(), ms.Tensor(np.ones((2, 3), np.float32)))
+
+
+# ------------------------------------------------------------------ BatchNorm momentum set in a forward
+MOMENTUM_SRC = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        self.bn.momentum = 0.5
+        return self.bn(x)
+'''
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_batchnorm_momentum_set_in_a_compiled_forward(mode):
+    """set_momentum rebuilds the BatchNorm primitive, which a graph cannot: before, its `raise MigrationError` (for
+    momentum=None) stopped compiling as "Unsupported exception type" for any value; now MigrationError names
+    the line. PyNative's values: tests/parity/test_layer_settings.py."""
+    mod, code, _ = load_converted(MOMENTUM_SRC)
+    line = _line(MOMENTUM_SRC, "        self.bn.momentum = 0.5")
+    assert f"_ms_compat.set_momentum(self.bn, 0.5, '__main__:{line}')" in code, code
+    msg = _refused(mode, mod.Net(), ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
+    assert f"momentum = ...` at __main__:{line} inside a compiled graph" in msg, msg
