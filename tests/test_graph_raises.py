@@ -88,7 +88,7 @@ HOST_SIDE = {
     "lazy_layers.py:_lazy_conv_transpose.LazyConvTranspose.__init__": _INIT,
     "lazy_layers.py:_lazy_conv_transpose.LazyConvTranspose._build": "a lazy layer builds in its Python __call__ "
                                                                      "(construct raises ValueError before built)",
-    "module_cast.py:module_cast": "`.double()` of a module casts its Parameters on the host",
+    "module_cast.py:_cells_cast": _GUARDED + " (module_cast)",
     "module_tree.py:_refuse_while_compiling": (
         "runs in Python: MindSpore calls a Cell's __getitem__/__iter__ while it compiles (measured: "
         "`pl = self.plist; pl[1]` in an ms.jit construct stops with this MigrationError)"),

@@ -278,3 +278,45 @@ def test_batchnorm_momentum_set_in_a_compiled_forward(mode):
     assert f"_ms_compat.set_momentum(self.bn, 0.5, '__main__:{line}')" in code, code
     msg = _refused(mode, mod.Net(), ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
     assert f"momentum = ...` at __main__:{line} inside a compiled graph" in msg, msg
+
+
+# ------------------------------------------------------------------ a module cast in a forward
+MODULE_CAST_SRC = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.fc.double()
+        return self.fc(x.double())
+'''
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_module_cast_in_a_compiled_forward(mode):
+    """module_cast changes Parameters in place, which a graph cannot; its raise (float64 convolutions) stopped
+    compiling as "Unsupported exception type" for any model. Now MigrationError names the line."""
+    mod, code, _ = load_converted(MODULE_CAST_SRC)
+    line = _line(MODULE_CAST_SRC, "        self.fc.double()")
+    assert f"_ms_compat.module_cast(self.fc, ms.float64, '__main__:{line}')" in code, code
+    msg = _refused(mode, mod.Net(), ms.Tensor(np.ones((2, 3), np.float32)))
+    assert f"a module cast (.float()/.double()/.half()/.to(dtype) of a model) at __main__:{line} inside" in msg, msg
+
+
+def test_a_module_cast_in_a_forward_op_by_op():
+    import torch
+    x = np.linspace(-1.0, 1.0, 6, dtype=np.float32).reshape(2, 3)
+    net = load_torch(MODULE_CAST_SRC)["Net"]()
+    mod, _, _ = load_converted(MODULE_CAST_SRC)
+    ms_net = mod.Net()
+    ms_net.fc.weight.set_data(ms.Tensor(net.fc.weight.detach().numpy()))
+    ms_net.fc.bias.set_data(ms.Tensor(net.fc.bias.detach().numpy()))
+    out = ms_net(ms.Tensor(x))
+    want = net(torch.from_numpy(x))
+    assert out.dtype == ms.float64 and want.dtype == torch.float64
+    assert_close(out, want, what="float64 forward", rtol=1e-12, atol=1e-12)
