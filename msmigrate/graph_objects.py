@@ -44,7 +44,9 @@ their gradients, so project record classes become dicts there (graph_records.py:
 Measured by hand on the converted programs (issue 12): with x-transformers' two dataclasses as dicts and their
 attribute accesses as subscripts, TransformerWrapper compiles, matches torch (verify GRAPH, 4e-7) and its GRAPH
 gradients equal PyNative's; with DETR's NestedTensor so, compiling gets past the backbone and stops in
-SetCriterion (`losses.update(...)`, models/detr.py:237: "The pointer[dict] is null"). x-transformers' own
+SetCriterion (`losses.update(...)`, models/detr.py:237: "The pointer[dict] is null"; not the update: the loss dicts
+are built from HungarianMatcher's scipy result, which the graph runs through its fallback; host_draws.py now stops
+there with MigrationError naming models/matcher.py:81). x-transformers' own
 writes are shared by the field-insensitive, path-insensitive judgement (`intermediates.append(inter)` a turn
 earlier where a turn may not rebind inter; `out = (x, intermediates)` in one branch before writes after the
 branches), so its GRAPH run stops at such a write instead (graph_records.py says what is not followed). Two

@@ -7,8 +7,9 @@ a MigrationError naming the line when a graph that reaches it is compiled (templ
 host_draws.py). A train step calling such a network already runs op by op (train_loop.drawing_objects).
 
 Host reads there are guarded the same way: `t.numpy()` becomes `_ms_compat.host_value(t, ...)` and a NumPy call
-on a tensor's `.item()` (`np.sqrt(h.sum().item())`) `_ms_compat.host_result(<call>, ...)`. Compiled, MindSpore's
-JIT fallback runs them on the host and silently zeroes the gradient of every expression their values reach."""
+on a tensor's `.item()` (`np.sqrt(h.sum().item())`) or a SciPy call given a non-literal value (DETR's
+`linear_sum_assignment(c[i])`) `_ms_compat.host_result(<call>, ...)`. Compiled, MindSpore's JIT fallback runs them
+on the host and silently zeroes the gradient of every expression their values reach."""
 from __future__ import annotations
 
 from typing import Optional
@@ -72,6 +73,23 @@ def _numpy_of_item(tr, original: cst.Call) -> Optional[str]:
     return q if items.found else None
 
 
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
+
+
+def _host_library_call(tr, original: cst.Call) -> Optional[str]:
+    """`scipy.optimize.linear_sum_assignment` for `linear_sum_assignment(c[i])`: a SciPy function given a value
+    that is not a literal (a tensor, in graph code), else None. SciPy computes on the host: compiled, MindSpore's
+    JIT fallback runs it when the graph runs, its result a Python object the graph cannot take apart (measured on
+    2.10, DETR's Hungarian matcher: the loss dicts built from its indices fail as "The pointer[dict] is null",
+    naming no line) and the gradient of what it reaches zero, as for host_result's NumPy calls."""
+    q = tr._qname_any(original.func)
+    if not q or not q.startswith("scipy.") or tr._shadowed(code_of(original.func).strip().split(".", 1)[0]):
+        return None
+    if all(isinstance(a.value, _LITERALS) for a in original.args):
+        return None
+    return q
+
+
 def _guard(tr, helper: str, value: cst.BaseExpression, api: str, original: cst.Call) -> cst.Call:
     where = f"{tr.module_name}:{tr._line(original)}"
     return cst.Call(func=tr._render_template(helper), args=[
@@ -92,6 +110,12 @@ def wrap(tr, original: cst.Call, result: cst.BaseExpression) -> cst.BaseExpressi
                    "a NumPy call on a tensor's .item(): runs in PyNative; compiling a graph that reaches it (GRAPH "
                    "mode) raises MigrationError, since MindSpore would zero the gradient of what its value reaches")
         return _guard(tr, "_ms_compat.host_result", result, read, original)
+    lib = _host_library_call(tr, original)
+    if lib is not None:
+        tr._record(original, lib, "_ms_compat.host_result", R.DIFFERENCE,
+                   "a SciPy call on a tensor: runs in PyNative; compiling a graph that reaches it (GRAPH mode) raises "
+                   "MigrationError, since MindSpore would run it on the host, its result unusable by the graph")
+        return _guard(tr, "_ms_compat.host_result", result, lib, original)
     api = drawn_api(tr, original)
     if api is None:
         return result

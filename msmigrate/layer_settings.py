@@ -77,5 +77,6 @@ def store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
     tr._record(original, "batchnorm.momentum (set)", "_ms_compat.set_momentum", "converted",
                "MindSpore's BatchNorm runs a primitive built with its momentum: built again")
     owner = updated.targets[0].target.value
+    where = cst.SimpleString(repr(f"{tr.module_name}:{tr._line(original)}"))   # a compiled graph refuses it
     return cst.Expr(_helper(tr, "set_momentum", owner).with_changes(
-        args=[cst.Arg(owner), cst.Arg(updated.value)]), semicolon=updated.semicolon)
+        args=[cst.Arg(owner), cst.Arg(updated.value), cst.Arg(where)]), semicolon=updated.semicolon)

@@ -2426,7 +2426,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if chained is not None:
             return chained
         if name == "apply" and self._is_autograd_function(func.value):
-            return updated      # Fn.apply(...) of a torch.autograd.Function subclass: _ms_compat.Function.apply
+            # Fn.apply(...) of a torch.autograd.Function subclass (_ms_compat.Function.apply), with its line: a
+            # graph compiling the call stops with MigrationError naming it (compat_parts/autograd.py)
+            where = cst.Arg(cst.SimpleString(repr(f"{self.module_name}:{self._line(original)}")))
+            self.uses_compat = True
+            return updated.with_changes(func=cst.parse_expression(f"{COMPAT}.function_apply"),
+                                        args=[cst.Arg(updated.func.value), where, *updated.args])
         tm = R.lookup("Tensor." + name)
         mm = R.lookup("Module." + name)
         if tm is None and mm is None:

@@ -70,7 +70,7 @@ R = "torch.nn.utils.rnn."
 T_R = "tests/parity/test_nn_utils_reparam.py::test_rnn_packing"
 _PACKED = ("a PackedSequence holding the padded batch and the lengths; MindSpore's LSTM/GRU/RNN take it and run "
            "with seq_length, which computes torch's packed results; .data/.batch_sizes/.sorted_indices are torch's. "
-           "PyNative only: compiling packing in GRAPH mode raises (ms.jit: ValueError: negative dimensions)")
+           "PyNative only: compiling packing in GRAPH mode or ms.jit stops with MigrationError")
 mapping(R + "pack_padded_sequence", "_ms_compat.pack_padded_sequence",
         args=("input", "lengths", "batch_first", "enforce_sorted"),
         target_args=("input", "lengths", "batch_first", "enforce_sorted"), test=T_R, note=_PACKED)

@@ -101,13 +101,31 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        # inside a compiled construct or ms.jit function the compile stops on these lines (GRAPH mode can
-        # neither call get_context nor raise MigrationError), its traceback naming the caller's line
-        if ms.get_context("mode") == ms.GRAPH_MODE:
-            raise MigrationError(f"{cls.__name__}.apply: a custom torch.autograd.Function runs in PYNATIVE mode "
-                                 "only (its backward is called op by op); set ms.set_context(mode=ms.PYNATIVE_MODE)")
-        positions = tuple(i for i, a in enumerate(args) if isinstance(a, ms.Tensor))
-        return _FunctionCall(cls, args, kwargs, positions)(*[args[i] for i in positions])
+        # compiling a construct or ms.jit function that calls it stops with MigrationError (a constexpr: the graph
+        # parser refuses a raise of MigrationError, "Unsupported exception type"), its traceback naming the caller
+        if _compiling(_draw_probe):
+            _refuse_compiled(_FUNCTION_APPLY_REFUSAL, "Function", "")
+        return _function_call(cls, args, kwargs)
+
+
+_FUNCTION_APPLY_REFUSAL = ("{}.apply{}: a custom torch.autograd.Function runs in PYNATIVE mode only (its backward "
+                           "is called op by op); set ms.set_context(mode=ms.PYNATIVE_MODE)")
+
+
+def function_apply(fn, where, *args, **kwargs):
+    """`Fn.apply(...)` written at `where` (the converter's form of the call): compiling a graph that reaches it
+    stops with MigrationError naming that line (in a graph Function.apply's own `cls` is not the class)."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_FUNCTION_APPLY_REFUSAL, "Function", " at " + where)
+    return fn.apply(*args, **kwargs)
+
+
+def _function_call(cls, args, kwargs):
+    """Fn.apply called op by op (a graph compiling the call stops at Function.apply before this)."""
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        raise MigrationError(_FUNCTION_APPLY_REFUSAL.format(cls.__name__, ""))
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, ms.Tensor))
+    return _FunctionCall(cls, args, kwargs, positions)(*[args[i] for i in positions])
 
 
 def once_differentiable(fn):

@@ -15,6 +15,8 @@
 import contextlib
 import warnings
 
+from mindspore.ops.primitive import constexpr as _dist_constexpr
+
 # msmigrate convert --parallel-mode writes this line: "data_parallel" (torch DDP's behaviour),
 # "auto_parallel" (MindSpore chooses how to split each operator) or "semi_auto_parallel" (the
 # shard strategies you add); those two need GRAPH mode on Ascend or GPU.
@@ -164,6 +166,14 @@ def _write_into(tensor, value):
     tensor.copy_(value.astype(tensor.dtype).reshape(tensor.shape))
 
 
+@_dist_constexpr(check=False)
+def _reduce_op_converted(op):
+    """A constexpr: reached in a compiled construct (DETR's SetCriterion all-reduces num_boxes there), the
+    refusal stops compiling as MigrationError (a graph raises only Python's own exception types)."""
+    if op not in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.PRODUCT):
+        raise MigrationError(f"all_reduce with ReduceOp {op!r} is not converted (SUM, AVG, MIN, MAX, PRODUCT are)")
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """torch.distributed.all_reduce: reduces `tensor` across processes and writes the result into
     it, in place, as torch does (every other reference to the tensor sees it too). MindSpore's
@@ -171,8 +181,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     (also on GPU/Ascend, so the code is the same everywhere); AVG is the sum over world_size.
     Host code only (not inside a compiled step)."""
     op = getattr(op, "value", op)
-    if op not in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.PRODUCT):
-        raise MigrationError(f"all_reduce with ReduceOp {op!r} is not converted (SUM, AVG, MIN, MAX, PRODUCT are)")
+    _reduce_op_converted(op)
     if get_world_size() == 1:
         return _finish(async_op)
     if op in (ReduceOp.SUM, ReduceOp.AVG):

@@ -23,9 +23,23 @@ def torch_momentum(v):
     return None if v is None else float(f"{v:.15g}")
 
 
-def set_momentum(bn, v):
+_MOMENTUM_IN_GRAPH = (
+    "`{}.momentum = ...` at {} inside a compiled graph (GRAPH mode construct, ms.jit, the converted train step): "
+    "MindSpore's BatchNorm trains with a primitive built with its momentum, which a graph cannot build again; "
+    "set it outside the network's construct, or run in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def set_momentum(bn, v, where="?"):
     """`bn.momentum = v`: MindSpore's BatchNorm trains with a primitive built with the momentum at construction
-    (setting the attribute alone changed nothing); built again. BatchNorm3d keeps it on its inner bn2d."""
+    (setting the attribute alone changed nothing); built again. BatchNorm3d keeps it on its inner bn2d. Compiling
+    a graph that reaches it stops with MigrationError naming `where` (a raise of MigrationError there stopped
+    compiling as "Unsupported exception type", even for a momentum that is no refusal)."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_MOMENTUM_IN_GRAPH, "BatchNorm", where)
+    _momentum_rebuilt(bn, v)
+
+
+def _momentum_rebuilt(bn, v):
     if v is None:
         raise MigrationError("BatchNorm momentum = None (a cumulative average) set after construction: "
                              "give momentum=None when building the layer")

@@ -8,10 +8,23 @@ _FLOAT_DTYPES = (ms.float16, ms.float32, ms.float64, ms.bfloat16)
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Conv1dTranspose, nn.Conv2dTranspose, nn.Conv3dTranspose)
 
 
+_MODULE_CAST_IN_GRAPH = (
+    "a module cast (.float()/.double()/.half()/.to(dtype) of a model) at {} inside a compiled graph (GRAPH mode "
+    "construct, ms.jit, the converted train step): it changes the model's Parameters in place, which a graph "
+    "cannot; cast the model outside its construct, or run in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
 def module_cast(cell, dtype, where=None, every=False):
     """Casts the cell's floating-point parameters and buffers (every=True: all of them, torch's module.type) to
     `dtype`; returns the cell, as torch does. A float64 convolution layer would compute nothing (no MindSpore kernel
-    takes float64): the cast stops, naming the line."""
+    takes float64): the cast stops, naming the line. Compiling a graph that reaches it stops with MigrationError
+    (a raise of MigrationError there stopped compiling as "Unsupported exception type", naming no line)."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_MODULE_CAST_IN_GRAPH, where)
+    return _cells_cast(cell, dtype, where, every)
+
+
+def _cells_cast(cell, dtype, where, every):
     kinds = None if every else _FLOAT_DTYPES
     if dtype == ms.float64:
         for name, sub in cell.cells_and_names():

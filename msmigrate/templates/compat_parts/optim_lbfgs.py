@@ -151,7 +151,8 @@ class LBFGS(_TorchOptimizer, _ms_optim.Optimizer):
         self.lbfgs_state = {"func_evals": 0, "n_iter": 0}
 
     def construct(self, gradients):
-        raise MigrationError("LBFGS re-evaluates the loss during its step: it updates only through "
+        # `optimizer(grads)` in a compiled train step: raised through a constexpr, which the graph parser accepts
+        _raise_migration_error("LBFGS re-evaluates the loss during its step: it updates only through "
                              "optimizer.step(closure), as torch's LBFGS does")
 
     def _move(self, t, d):

@@ -139,8 +139,16 @@ def _packing_lengths(lengths):
     return [int(n) for n in lengths]
 
 
+_PACKING_IN_GRAPH = ("torch.nn.utils.rnn.{} inside a compiled graph (GRAPH mode construct, ms.jit, the converted "
+                     "train step): a PackedSequence is a Python object built from lengths read on the host, so "
+                     "packing runs op by op only; set ms.set_context(mode=ms.PYNATIVE_MODE)")
+
+
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """torch.nn.utils.rnn.pack_padded_sequence."""
+    if _compiling(_draw_probe):
+        # packing reads the lengths on the host: compiled, MindSpore 2.10 failed with a raw TypeError instead
+        _refuse_compiled(_PACKING_IN_GRAPH, "pack_padded_sequence")
     lengths = _packing_lengths(lengths)
     if enforce_sorted:
         if any(a < b for a, b in zip(lengths, lengths[1:])):

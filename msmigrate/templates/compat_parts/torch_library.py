@@ -3,6 +3,8 @@
 # (converted); a fake (shape) implementation only serves torch's tracing, which converted code never runs
 # under; an autograd formula is not converted, so an operator that has one stops with MigrationError when
 # called rather than let MindSpore differentiate the implementation in its place.
+from mindspore.ops.primitive import constexpr as _library_constexpr
+
 TORCH_LIBRARY_OPS = {}
 
 
@@ -17,17 +19,24 @@ class TorchLibraryOp:
         self.autograd_where = None
 
     def __call__(self, *args, **kwargs):
-        if self.autograd_where is not None:
-            raise MigrationError(f"torch.library operator {self.name!r} (defined at {self.where}) has an autograd "
-                                 f"formula (register_autograd at {self.autograd_where}) that was not converted")
-        if self.fn is None:
-            raise MigrationError(f"torch.library operator {self.name!r} (defined at {self.where}) has no Python "
-                                 "implementation to run")
+        _library_op_refusal(self.name, self.where, self.autograd_where, self.fn is None)
         return self.fn(*args, **kwargs)
 
     def register_fake(self, fn):
         self.fake = fn
         return fn
+
+
+@_library_constexpr(check=False)
+def _library_op_refusal(name, where, autograd_where, unimplemented):
+    """A constexpr: an operator called in a compiled construct stops compiling with this MigrationError (the
+    graph parser refuses a raise of MigrationError: "Unsupported exception type")."""
+    if autograd_where is not None:
+        raise MigrationError(f"torch.library operator {name!r} (defined at {where}) has an autograd "
+                             f"formula (register_autograd at {autograd_where}) that was not converted")
+    if unimplemented:
+        raise MigrationError(f"torch.library operator {name!r} (defined at {where}) has no Python "
+                             "implementation to run")
 
 
 def _library_op(op, where):

@@ -252,13 +252,14 @@ def clip_grad_value(grads, clip_value, foreach=None):
     return tuple(ops.clamp(g, -clip_value, clip_value) for g in grads)
 
 
+# reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_migration_error)
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    raise MigrationError(
+    _raise_migration_error(
         "clip_grad_norm_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
         "returned by value_and_grad with _ms_compat.clip_grad_norm(grads, max_norm) inside the train step")
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    raise MigrationError(
+    _raise_migration_error(
         "clip_grad_value_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
         "returned by value_and_grad with _ms_compat.clip_grad_value(grads, clip_value) inside the train step")
