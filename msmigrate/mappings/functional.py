@@ -864,16 +864,20 @@ def _kl_div(ctx):
         reduce = (f"(lambda l_: ops.sum(l_) if {red} == 'sum' else ops.mean(l_) if {red} == 'mean' else "
                   f"ops.sum(l_) / {{input}}.shape[0] if {red} == 'batchmean' else l_)({{l}})")
     # torch's xlogy(target, target): 0 where target == 0 (MindSpore's xlogy gives nan there)
-    pointwise = ("(ops.where({target} == 0, 0.0, {target} * ops.log(ops.where({target} == 0, 1.0, {target})))"
+    # precise_exp/precise_log: MindSpore's CPU float32 exp and log are 6.5e-6 off (compat_parts/cpu_float32_kernels.py)
+    pointwise = ("(ops.where({target} == 0, 0.0, {target} * _ms_compat.precise_log(ops.where({target} == 0, 1.0, "
+                 "{target})))"
                  " - {target} * {input})")
     if b.code("log_target") == "True":
-        pointwise = "(ops.exp({target}) * ({target} - {input}))"   # the target holds log-probabilities
+        # the target holds log-probabilities
+        pointwise = "(_ms_compat.precise_exp({target}) * ({target} - {input}))"
     return _let(ctx, {"input": _need(b, "input"), "target": _need(b, "target")}, reduce.replace("{l}", pointwise))
 
 
 rule(P + "kl_div", None, args=("input", "target", "size_average", "reduce", "reduction", "log_target"),
      note="composed as torch computes it, xlogy(target, target) - target * input (0 where target == 0), or "
-          "exp(target) * (target - input) with log_target=True, then the reduction "
+          "exp(target) * (target - input) with log_target=True (log and exp through _ms_compat.precise_log/exp: a "
+          "float32 target in float64 on CPU, tests/parity/test_cpu_float32_kernels.py), then the reduction "
           "('batchmean' divides the sum by the batch size): ops.kl_div gives no gradient to the target. "
           "Where a differentiated target is exactly 0 torch's target gradient is nan, this one's is 0",
      test=_LOSS)(_kl_div)

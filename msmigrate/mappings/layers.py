@@ -536,6 +536,39 @@ for _name in ("GRU", "RNN"):
             unsupported={"proj_size": "projections are LSTM's only (torch raises for GRU)"},
             unsupported_ok={"proj_size": ("0",)}, note=_RECURRENT_NOTE, test=f"{T}::test_recurrent")
 
+# torch.nn.RNNBase(mode, ...) builds the layer its mode names (torch's LSTM/GRU/RNN are RNNBase with a fixed mode)
+_RNN_BASE_MODES = {"LSTM": ("torch.nn.LSTM", None), "GRU": ("torch.nn.GRU", None),
+                   "RNN_TANH": ("torch.nn.RNN", "tanh"), "RNN_RELU": ("torch.nn.RNN", "relu")}
+
+
+def _rnn_base(ctx):
+    """The call of the mode's class with the other arguments by name (torch.nn.RNN's positions differ: its
+    fourth is nonlinearity), converted by that class's record; a mode known only at run time stays a TODO."""
+    from ..records import REGISTRY
+    b = ctx.bound
+    mode = _literal(b.code("mode")) if b.has("mode") else None
+    if mode not in _RNN_BASE_MODES:
+        raise UnsupportedSite(f"mode={b.code('mode')}: the layer is chosen only from a literal 'LSTM', 'GRU', "
+                              "'RNN_TANH' or 'RNN_RELU' (write that class instead)")
+    api, nonlinearity = _RNN_BASE_MODES[mode]
+    args = [cst.Arg(keyword=cst.Name(n), value=b.args[n].value) for n in b.order if n != "mode"]
+    if nonlinearity is not None:
+        args.append(cst.Arg(keyword=cst.Name("nonlinearity"), value=cst.SimpleString(repr(nonlinearity))))
+    call = cst.Call(func=cst.Name(api.rsplit(".", 1)[-1]), args=args)
+    tr = ctx.tr
+    before = len(tr.sites)
+    built = tr._apply(call, call, REGISTRY.get(api), api, receiver=None)
+    del tr.sites[before:]   # reported once, as torch.nn.RNNBase
+    return built
+
+
+rule("torch.nn.RNNBase", None,
+     args=("mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional",
+           "proj_size", "device", "dtype"),
+     note="the layer its literal mode names: 'LSTM' -> torch.nn.LSTM's conversion, 'GRU' -> GRU's, 'RNN_TANH' / "
+          "'RNN_RELU' -> RNN's with that nonlinearity (the other arguments passed by name)",
+     test=f"{T}::test_recurrent_base")(_rnn_base)
+
 # ------------------------------------------------------------------ resampling & padding
 def _upsample(ctx):
     b = ctx.bound

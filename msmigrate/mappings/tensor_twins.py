@@ -34,7 +34,7 @@ TWINS = (
 # function's own table (the record names the function's test)
 TWINS_CASED_WITH_FUNCTION = ("masked_scatter put is_signed unfold histogram quantile scatter_reduce nonzero_static mode "
                              "conj conj_physical resolve_conj resolve_neg angle "
-                             "adjoint is_complex as_strided istft "
+                             "adjoint is_complex as_strided istft stft "
                              # index results cast to torch's int64: tests/parity/test_index_dtypes.py
                              "argmin topk sort argsort").split()
 # random draws: proven by statistics (tests/parity/test_torch_functions_more.py::test_random_copies)

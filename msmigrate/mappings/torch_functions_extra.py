@@ -8,7 +8,7 @@ statistics; low-rank factors through their reconstruction)."""
 from __future__ import annotations
 
 from ..callsite import UnsupportedSite
-from ..records import DIFFERENCE, rule
+from ..records import DIFFERENCE, mapping, rule
 from .compose import FACTORY_DROP, composed
 
 T = "tests/parity/test_torch_functions_extra.py"
@@ -62,11 +62,12 @@ composed("torch.frexp", "_ms_compat.frexp({input})", ("input",), status=DIFFEREN
               "GRAPH mode (ms.jit) MindSpore flushes them to zero, giving (0, 0) where torch gives their mantissa and "
               "exponent (PyNative matches torch unless another library set the CPU's flush-to-zero mode; float64 "
               "subnormals lose precision)", test=T_VAL)
-composed("torch.rrelu", "ops.leaky_relu({input}, ({lower} + {upper}) / 2)", ("input", "lower", "upper", "training"),
-         defaults={"lower": "0.125", "upper": "0.3333333333333333", "training": "False"},
-         only={"training": ("False",)}, target="mindspore.ops.leaky_relu",
-         note="torch.rrelu's default training=False: a leaky ReLU with slope (lower + upper) / 2; training=True "
-              "(a random slope per element) is a TODO", test=T_VAL)
+# torch.rrelu is F.rrelu's native function: the same helper, training=True drawing each negative element's slope
+mapping("torch.rrelu", "_ms_compat.rrelu", args=("input", "lower", "upper", "training", "generator"),
+        target_args=("input", "lower", "upper", "training"), drop=("generator",), test=T_VAL,
+        note="training=False (the default): a leaky ReLU with slope (lower + upper) / 2, exactly; training=True: a "
+             "slope drawn from U(lower, upper) per negative element (the same distribution as torch, another random "
+             "stream: generator= is dropped; statistics in test_extra_random)")
 composed("torch.norm_except_dim", "ops.vector_norm({v}, {pow}, tuple(_ms_d for _ms_d in range({v}.ndim) if _ms_d "
          "!= {dim}), True)", ("v", "pow", "dim"), defaults={"pow": "2", "dim": "0"}, literal=("dim",),
          target="mindspore.ops.vector_norm",

@@ -133,6 +133,16 @@ composed("torch.istft", "_ms_compat.istft(" + ", ".join("{%s}" % a for a in _IST
          note="torch's algorithm (templates/compat_parts/inverse_stft.py; MindSpore 2.10 has no istft): each frame's "
               "irfft (ifft for return_complex) times the window, overlap-added at hop_length and divided by the "
               "overlap-added squared window; differentiable")
+_STFT = ("input", "n_fft", "hop_length", "win_length", "window", "center", "pad_mode", "normalized", "onesided",
+         "return_complex")
+composed("torch.stft", "_ms_compat.stft(" + ", ".join("{%s}" % a for a in _STFT) + ")", _STFT,
+         defaults={"hop_length": "None", "win_length": "None", "window": "None", "center": "True",
+                   "pad_mode": "'reflect'", "normalized": "False", "onesided": "None", "return_complex": "None"},
+         test=T_EXPR, target="mindspore.ops.rfft",
+         note="torch's algorithm (templates/compat_parts/forward_stft.py; MindSpore's ops.stft takes other arguments): "
+              "the signal padded by n_fft // 2 (center, pad_mode), frames every hop_length times the window, each "
+              "frame's rfft (fft when two-sided) as (freq, frames); return_complex=False stacks the real and "
+              "imaginary parts last; differentiable")
 composed("torch.fill", "ops.full_like({input}, {value})", ("input", "value"), test=T_EXPR,
          note="a new tensor of input's shape and dtype filled with value")
 _SIGNED = "({input}.dtype not in (ms.bool_, ms.uint8, ms.uint16, ms.uint32, ms.uint64))"

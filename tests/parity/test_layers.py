@@ -888,6 +888,41 @@ def test_recurrent(expr, batch_first, graph):
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
 
 
+# RNNBase(mode, ...): the layer its mode names, the other arguments by name (RNN's positions differ: nonlinearity)
+RNN_BASE_CASES = [
+    ("nn.RNNBase('LSTM', 4, 6, bidirectional=True)", "nn.LSTM(4, 6, bidirectional=True)", False),
+    ("nn.RNNBase('GRU', 4, 6, 2, True, True)", "nn.GRU(4, 6, 2, True, True)", True),
+    ("nn.RNNBase('RNN_RELU', 4, 6, 2, True, False, 0.0, False, 0, 'cpu', None)",
+     "nn.RNN(4, 6, 2, nonlinearity='relu')", False),
+    ("nn.RNNBase(mode='RNN_TANH', hidden_size=6, input_size=4, batch_first=True)", "nn.RNN(4, 6, batch_first=True)",
+     True),
+]
+
+
+@pytest.mark.parametrize("expr,same,batch_first", RNN_BASE_CASES, ids=[c[0] for c in RNN_BASE_CASES])
+def test_recurrent_base(expr, same, batch_first):
+    """torch.nn.RNNBase has no forward of its own: the converted layer holds torch's settings and parameters
+    (names and shapes: torch's RNNBase state_dict loads strictly) and, given those weights, computes what torch's
+    class of that mode computes."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+
+    mod, code, sites = load_converted(layer_src(expr))
+    assert_converted(sites, "torch.nn.RNNBase")
+    torch.manual_seed(0)
+    base = load_torch(layer_src(expr))["make"]()
+    got = mod.make()
+    for name in ("input_size", "hidden_size", "num_layers", "batch_first", "bidirectional"):
+        assert getattr(got, name) == getattr(base, name), (name, getattr(got, name), getattr(base, name))
+    sd = {k: v.detach().numpy() for k, v in base.state_dict().items()}
+    load_torch_state_dict(got, sd, strict=True)
+    twin = load_torch(layer_src(same))["make"]()
+    twin.load_state_dict(base.state_dict())
+    x = rnd(3, 5, 4) if batch_first else rnd(5, 3, 4)
+    assert_close(got(ms.Tensor(x)), twin(torch.from_numpy(x)), 1e-4, 1e-5)
+
+
 def test_recurrent_initial_state():
     layers = 2 * 2
     h0, c0 = rnd(layers, 3, 6, seed=4), rnd(layers, 3, 6, seed=5)

@@ -99,7 +99,8 @@ def fn(rate, count, prob, x, img):
             torch.alpha_dropout(x, 0.3, True), torch.alpha_dropout(x, 0.3, False),
             torch.feature_alpha_dropout(img, 0.5, True), torch.feature_alpha_dropout(img, 0.5, train=False),
             torch.feature_dropout(img, 0.5, True), torch.feature_dropout(img, 0.5, False),
-            torch.native_dropout(x, 0.25, True), torch.native_dropout(x, 0.25, False))
+            torch.native_dropout(x, 0.25, True), torch.native_dropout(x, 0.25, False),
+            torch.rrelu(x, lower=0.02, upper=0.9, training=True), torch.rrelu(x, 0.125, 1 / 3, True, torch.Generator()))
 '''
 
 
@@ -107,7 +108,7 @@ def _stats(out, x, img):
     """What each draw promises, checked on torch's results and the converted ones alike."""
     np_ = [o.detach().numpy() if hasattr(o, "detach") else o.asnumpy() if hasattr(o, "asnumpy")
            else tuple(p.detach().numpy() if hasattr(p, "detach") else p.asnumpy() for p in o) for o in out]
-    pois, binom, ad, ad_eval, fad, fad_eval, fd, fd_eval, (nd, mask), (nd_eval, mask_eval) = np_
+    pois, binom, ad, ad_eval, fad, fad_eval, fd, fd_eval, (nd, mask), (nd_eval, mask_eval), rr, rr_default = np_
     s = {}
     s["poisson_mean"] = pois.reshape(-1, 2).mean(0)              # rates 2 and 7
     s["poisson_integral"] = bool(np.all(pois == np.round(pois)))
@@ -135,7 +136,13 @@ def _stats(out, x, img):
     s["native_keep"] = mask.mean()
     s["eval_identity"] = bool(np.array_equal(ad_eval, x) and np.array_equal(fad_eval, img)
                               and np.array_equal(fd_eval, img) and np.array_equal(nd_eval, x) and mask_eval.all())
-    s["dtypes"] = [str(a.dtype) for a in (pois, binom, ad, fd, nd, mask)]
+    # rrelu in training: x where x >= 0, else x times a slope drawn from U(lower, upper) per element
+    for name, out, (lo, hi) in (("rrelu", rr, (0.02, 0.9)), ("rrelu_default", rr_default, (1 / 8, 1 / 3))):
+        neg = x < 0
+        slope = out[neg] / x[neg]
+        s[name + "_kept"] = bool(np.array_equal(out[~neg], x[~neg]))
+        s[name + "_slope"] = (slope.min() >= lo - 1e-6, slope.max() <= hi + 1e-6, slope.mean(), slope.std())
+    s["dtypes"] = [str(a.dtype) for a in (pois, binom, ad, fd, nd, mask, rr, rr_default)]
     return s
 
 
@@ -167,6 +174,10 @@ def test_extra_random():
         assert abs(s["feature_alpha_rate"] - 0.5) < 0.05
         assert abs(s["feature_dropout_rate"] - 0.5) < 0.05 and abs(s["native_keep"] - 0.75) < 0.02
         assert s["native_scaled"]
+        for name, (lo, hi) in (("rrelu", (0.02, 0.9)), ("rrelu_default", (1 / 8, 1 / 3))):
+            low_ok, high_ok, mean, std = s[name + "_slope"]
+            assert s[name + "_kept"] and low_ok and high_ok, (name, s[name + "_slope"])
+            assert abs(mean - (lo + hi) / 2) < 0.01 and abs(std - (hi - lo) / 12 ** 0.5) < 0.01, (name, mean, std)
     assert m["dtypes"] == t["dtypes"], (m["dtypes"], t["dtypes"])
     for api in ("torch.poisson", "torch.binomial", "torch.alpha_dropout", "torch.feature_alpha_dropout",
                 "torch.feature_dropout", "torch.native_dropout"):
@@ -177,11 +188,11 @@ def test_untranslated_forms_are_todo():
     from tests.parity.harness import convert_snippet
 
     code, sites = convert_snippet(
-        "import torch\ndef f(a, x, g, p):\n    u = torch.lu(a, pivot=False)\n    r = torch.rrelu(x, training=True)\n"
+        "import torch\ndef f(a, x, g, p):\n    u = torch.lu(a, pivot=False)\n    r = x\n"
         "    d = torch.alpha_dropout(x, p, flag)\n"
         "    s = torch.svd_lowrank(a, M=a)\n    return u, r, d, s\n")
     st = {s.api: s.status for s in sites}
-    for api in ("torch.lu", "torch.rrelu", "torch.alpha_dropout", "torch.svd_lowrank"):
+    for api in ("torch.lu", "torch.alpha_dropout", "torch.svd_lowrank"):
         assert st[api] == TODO, (api, code)
     assert lookup("torch.lu").test.endswith("::test_extra_values")
 

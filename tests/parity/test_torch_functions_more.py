@@ -99,6 +99,18 @@ CASES = [
          " torch.istft(s[..., :9], 16, 4, 12, w[2:14], True, True), torch.istft(s, 16, center=False),"
          " s.istft(16, 4, window=w, length=70), torch.istft(c, 16, 4, window=w, onesided=False, return_complex=True))",
          [SPEC, HANN, SPEC2], grad=False, typed=True, rtol=1e-4, atol=1e-5),
+    # the spectrogram of a signal (torch.stft): batched and one signal, windows shorter than n_fft, pad modes,
+    # normalized, two-sided, the real and imaginary parts stacked; gradients to the signal and the window
+    case([T + "stft", "Tensor.stft"],
+         "x, w: (torch.stft(x, 16, return_complex=True), torch.stft(x, n_fft=16, hop_length=4, window=w,"
+         " return_complex=True), torch.stft(x[0], 16, 4, 12, w[2:14], True, 'constant', True, None, True),"
+         " torch.stft(x, 16, center=False, return_complex=False), x.stft(16, 5, window=w, pad_mode='replicate',"
+         " onesided=False, return_complex=True), x[1].stft(n_fft=8, return_complex=False, normalized=True))",
+         [_SIG, HANN], grad=False, typed=True, rtol=1e-4, atol=1e-5),
+    # a complex signal: two-sided, complex result; a window of another dtype
+    case(T + "stft", "c, w: (torch.stft(c, 16, center=False, return_complex=True), torch.stft(c, 16, 4, window=w,"
+         " return_complex=True), torch.stft(c, 8, 2, 8, None, True, 'reflect', False, False, True))",
+         [SPEC2[:, :3].T.copy(), HANN], grad=False, rtol=1e-4, atol=1e-5),
     case([T + "unfold_copy", "Tensor.unfold"],
          "x, b: (torch.unfold_copy(x, 1, 2, 1), torch.unfold_copy(b, -1, 2, 2), x.unfold(0, 2, 1), b.unfold(1, 3, 1))",
          [X, BN], grad=True, typed=True),

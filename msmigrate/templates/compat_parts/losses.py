@@ -44,7 +44,8 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     nan beside a -inf logit (a masked similarity matrix), where torch's loss is finite."""
     if label_smoothing or target.ndim == input.ndim:   # smoothing, class probabilities: torch's nan too
         return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
-    return nll_loss(ops.log_softmax(input, int(input.ndim > 1)), target, weight, ignore_index, reduction)
+    # log_softmax of compat_parts/softmax_slices.py: ops.log_softmax is ~30 ulp off in float32 on CPU
+    return nll_loss(log_softmax(input, int(input.ndim > 1)), target, weight, ignore_index, reduction)
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -160,11 +161,11 @@ def kl_div(input, target, reduction="mean", log_target=False):
     """torch.nn.functional.kl_div, composed as torch computes it. ops.kl_div gives no
     gradient to the target and has no log_target."""
     if log_target:
-        pointwise = ops.exp(target) * (target - input)
+        pointwise = precise_exp(target) * (target - input)    # compat_parts/cpu_float32_kernels.py
     else:
         # torch's xlogy(target, target): 0 where target == 0 (a plain t * log(t) is nan there)
         safe = ops.where(target == 0, ops.ones_like(target), target)
-        pointwise = ops.where(target == 0, ops.zeros_like(target), target * ops.log(safe)) - target * input
+        pointwise = ops.where(target == 0, ops.zeros_like(target), target * precise_log(safe)) - target * input
     if reduction == "batchmean":
         return pointwise.sum() / input.shape[0]
     return _loss_reduce(pointwise, reduction)

@@ -46,9 +46,17 @@ def selu(input):
 
 # softplus, mish and celu: MindSpore's kernels compute a float64 input in float32; torch's formulas in float64 then
 def softplus(input, beta=1.0, threshold=20.0):
-    """torch.nn.functional.softplus: log(1 + exp(beta * x)) / beta, x where beta * x > threshold."""
+    """torch.nn.functional.softplus: log(1 + exp(beta * x)) / beta, x where beta * x > threshold. ops.softplus
+    for float16/bfloat16 and off CPU; on CPU a float32 input computes in float64 and rounds once (ops.softplus
+    there: up to 2e-4 off, its exp 6.5e-6; compat_parts/cpu_float32_kernels.py)."""
+    if float64_on_cpu(input.dtype):
+        return _softplus_f64(input.astype(ms.float64), beta, threshold).astype(ms.float32)
     if input.dtype != ms.float64:
         return ops.softplus(input, beta, threshold)
+    return _softplus_f64(input, beta, threshold)
+
+
+def _softplus_f64(input, beta, threshold):
     b = _nnx_const(beta, input)
     scaled = input * b
     e = ops.exp(ops.where(scaled > threshold, ops.zeros_like(scaled), scaled))   # (minimum halves a tie's gradient)

@@ -213,8 +213,13 @@ def grad_sum(optimizer, grads):
     optimizer's last zero_grad(), in this loop and the loops (or calls) before it, plus `grads`
     (held under (id(optimizer), "sum") with the optimizer's parameters; None: cleared by clear_module_grads)."""
     held = _HELD_GRADIENTS.get((id(optimizer), "sum"))
+    params = tuple(optimizer.parameters)
+    # Python reuses a collected optimizer's id: a sum held for other parameters is a gone optimizer's, not this
+    # one's (the held parameters stay alive, so the same parameters mean torch's .grad still holds that sum)
+    if held is not None and (len(held[0]) != len(params) or any(a is not b for a, b in zip(held[0], params))):
+        held = None
     total = grads if held is None else tuple(g if t is None else t + g for t, g in zip(held[1], grads))
-    _HELD_GRADIENTS[(id(optimizer), "sum")] = (tuple(optimizer.parameters), total)
+    _HELD_GRADIENTS[(id(optimizer), "sum")] = (params, total)
     return total
 
 
