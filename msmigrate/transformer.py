@@ -50,6 +50,7 @@ from . import param_containers as PC
 from . import module_refs as MR
 from . import torch_namespace as TN
 from . import format_values as FV
+from . import sequential_calls as SQ
 from . import placeholders as PH
 from . import out_argument as OA
 from .fresh_out_tuples import fresh_out_tuples
@@ -2177,6 +2178,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        in_order = SQ.immediate_call(self, original, updated)   # `nn.Sequential(*layers)(x)`: sequential_calls.py
+        if in_order is not None:
+            return in_order
         updated = LC.keyword_input(self, original, updated) or updated    # `m(input=x)` of a torch layer
         updated = CW.copy_value(self, original, updated) or updated   # `conv1d.weight.copy_(t)`: conv1d_weights.py
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)

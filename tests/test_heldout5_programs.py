@@ -107,3 +107,52 @@ def test_negative_padding_crops(graph):
     if not graph:
         for _ in range(3):      # the kernel hung on a later call of the same shape
             check_function(NEGATIVE_PADS, [rnd(2, 4, 5), 1], grad=True, graph=False)
+
+
+SEQUENTIAL_PER_CALL = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4)])
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        layers = self.layers if not self.training else [layer for layer in self.layers]
+        x = nn.Sequential(*layers)(x)
+        return self.head(nn.Sequential(nn.Tanh(), nn.Identity())(x))
+
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.Adam(model.parameters(), lr=0.05)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+
+
+def test_sequential_built_and_called_in_forward():
+    """g-mlp-pytorch's gMLP.forward: `nn.Sequential(*layers)(x)`, a container built at each call. In GRAPH mode a
+    SequentialCell built inside the compiled construct is a constant of the graph: the layers' gradients came out
+    0 and the losses left torch's from the second step (silently; PYNATIVE matched). The call becomes
+    `_ms_compat.run_in_order(layers, x)`: per-step losses and final weights as torch's in both modes."""
+    from .test_train_loop import _batches, run_both
+
+    code, sites, results = run_both(SEQUENTIAL_PER_CALL, _batches(n=4))
+    assert set(results) == {"graph", "pynative"}
+    assert "_ms_compat.run_in_order(layers, x)" in code, code
+    assert "_ms_compat.run_in_order((nn.Tanh(), nn.Identity()), x)" in code, code

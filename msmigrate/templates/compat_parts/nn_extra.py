@@ -228,6 +228,14 @@ def pad_constant(input, pad, value=None):
     return ops.pad(input, grow) if value is None else ops.pad(input, grow, "constant", value)
 
 
+def run_in_order(layers, x):
+    """`nn.Sequential(*layers)(x)` in a forward: each layer applied in turn (a SequentialCell built inside a
+    GRAPH-mode construct is a constant there: its layers got no gradient; msmigrate/sequential_calls.py)."""
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
 class _ZeroPad(nn.Cell):
     """torch.nn.ZeroPad1d/3d: zeros on both sides; torch takes any even-length tuple there (F.pad's), which
     MindSpore's ConstantPad1d/3d refuse, and `padding` holds torch's flat tuple."""
