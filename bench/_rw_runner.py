@@ -8,7 +8,9 @@ frameworks' own entry points, identically on both sides.
 What the runner does, the same way on both sides:
 - seeds: random, numpy (np.random.seed(0)), the framework's own;
 - module/cell tracking: every nn.Module (torch) / nn.Cell (MindSpore) construction is
-  recorded in creation order. The *models* are the tracked objects that hold parameters or
+  recorded in creation order, except those built while a module/cell (or a compiled step) runs: a forward
+  that wraps its own layers in a new nn.Sequential at each call builds one per call in torch and PYNATIVE,
+  one while compiling in GRAPH mode. The *models* are the tracked objects that hold parameters or
   buffers and are not inside another such object (optimizers, loss objects and the compiled
   step are left out);
 - same initial weights: torch side, the first time a model (or anything in it) is called,
@@ -32,7 +34,10 @@ What the runner does, the same way on both sides:
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
 - losses: torch side, every Tensor.backward() records the value being differentiated;
   MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
-  value it returns (the converted step returns its loss first). After K recorded losses the
+  value it returns (the converted step returns its loss first), and so does every call, outside such a
+  step, of a function made by mindspore.value_and_grad (a hand-written update of tensors the program
+  differentiates itself: `w1 -= lr * w1.grad`, which the conversion computes without a step). After K
+  recorded losses the
   next one stops the program (a BaseException that a program's `except Exception` does not
   swallow), so both sides run the same number of steps;
 - the first call of each model records its inputs' shapes and dtypes (for msmigrate verify).
@@ -152,10 +157,21 @@ def install_torch():
 
     init = torch.nn.Module.__init__
 
+    forwards = [0]      # module calls under way
+
     def tracked_init(self, *a, **k):
         init(self, *a, **k)
-        INSTANCES.append(self)
+        if not forwards[0]:     # built inside a forward (gMLP's nn.Sequential(*layers) per call): no model
+            INSTANCES.append(self)
     _patch(torch.nn.Module, "__init__", tracked_init)
+
+    def entered(module, args):
+        forwards[0] += 1
+
+    def left(module, args, output):
+        forwards[0] -= 1
+    torch.nn.modules.module.register_module_forward_pre_hook(entered)
+    torch.nn.modules.module.register_module_forward_hook(left)
 
     def models():
         if CACHE.get("n") == len(INSTANCES):
@@ -231,7 +247,7 @@ def install_torch():
         return sdpa(*args, **kwargs)
     _patch(F, "scaled_dot_product_attention", sdpa_without_dropout)
 
-    def t(arr, like=None, dtype=None, device=None, **_):
+    def t(arr, like=None, dtype=None, device=None, requires_grad=False, **_):
         out = torch.from_numpy(np.ascontiguousarray(arr))
         if dtype is not None:
             out = out.to(dtype)
@@ -239,7 +255,8 @@ def install_torch():
             out = out.to(like.dtype)
         elif out.dtype == torch.float32:    # the default dtype, as torch.randn's (float64 reference runs)
             out = out.to(torch.get_default_dtype())
-        return out
+        # `w = torch.randn(D, H, requires_grad=True)`: a leaf the program differentiates (jcjohnson's autograd/)
+        return out.requires_grad_() if requires_grad else out
     _patch(torch, "randn", lambda *s, **k: t(NOISE.standard_normal(_shape(s)).astype(np.float32), **k))
     _patch(torch, "rand", lambda *s, **k: t(NOISE.random_sample(_shape(s)).astype(np.float32), **k))
     _patch(torch, "randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
@@ -370,7 +387,8 @@ def install_ms(script_dir, mode):
 
     def tracked_init(self, *a, **k):
         init(self, *a, **k)
-        INSTANCES.append(self)
+        if not IN_GRAPH[0]:     # built inside a construct or a step (compiled once in GRAPH mode): no model
+            INSTANCES.append(self)
     _patch(nn.Cell, "__init__", tracked_init)
 
     def is_model(c):
@@ -460,6 +478,7 @@ def install_ms(script_dir, mode):
         if hasattr(_ms_compat, "RandomSampler"):
             _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
         patch_ms_augmentation(_ms_compat)
+        record_uncompiled_grads(ms)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
             def recording_compile_step(step, **options):
@@ -476,6 +495,36 @@ def install_ms(script_dir, mode):
                 return run
             _patch(_ms_compat, "compile_step", recording_compile_step)
     return ms
+
+
+def record_uncompiled_grads(ms):
+    """A mindspore.value_and_grad function called outside a compiled step records the value it differentiates
+    (the first of `(value, aux...)`): the losses of a program whose update the conversion wrote without a step.
+    Inside a step (IN_GRAPH, read where the step is compiled, as eager_draw reads it) it is the plain function."""
+    value_and_grad = ms.value_and_grad
+    depth = IN_GRAPH
+
+    def recorded(grad, args, kwargs):
+        if len(STATE["losses"]) >= STATE["limit"]:
+            raise BenchStop()
+        out = grad(*args, **kwargs)
+        value = out[0][0] if isinstance(out[0], (tuple, list)) else out[0]
+        _record_loss(float(value.sum().asnumpy()))
+        return out
+
+    def recording_value_and_grad(fn, *a, **k):
+        grad = value_and_grad(fn, *a, **k)
+        if depth[0]:
+            return grad
+        record = recorded
+
+        def run(*args, **kwargs):
+            # closure names only: a step compiled with this inside resolves globals in the program's module
+            if depth[0]:
+                return grad(*args, **kwargs)
+            return record(grad, args, kwargs)
+        return run
+    _patch(ms, "value_and_grad", recording_value_and_grad)
 
 
 def _noise_source(op, kind, template, params):

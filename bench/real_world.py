@@ -6,6 +6,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout3  # bench/_rw_heldout3.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout4  # bench/_rw_heldout4.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout2  # bench/_rw_heldout2.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout5  # bench/_rw_heldout5.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -461,11 +462,14 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run of one side")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
-    ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4"), default="default",
+    ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5"), default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
                          "makemore, attention-is-all-you-need, vector-quantize, perceiver (bench/_rw_heldout3.py); heldout4: "
-                         "MorvanZhou/PyTorch-Tutorial, PyTorchZeroToAll, lion, byol, mlp-mixer (bench/_rw_heldout4.py)")
+                         "MorvanZhou/PyTorch-Tutorial, PyTorchZeroToAll, lion, byol, mlp-mixer (bench/_rw_heldout4.py); "
+                         "heldout5: ng-video-lecture, pytorch-beginner, jcjohnson/pytorch-examples, siren, g-mlp, "
+                         "lambda-networks, CoCa "
+                         "(bench/_rw_heldout5.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -51,6 +51,7 @@ from . import param_containers as PC
 from . import module_refs as MR
 from . import torch_namespace as TN
 from . import format_values as FV
+from . import sequential_calls as SQ
 from . import placeholders as PH
 from . import out_argument as OA
 from .fresh_out_tuples import fresh_out_tuples
@@ -1759,6 +1760,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
         UT.track_tuple_names(self, [original.target], None)
+        self._track_augmented_tensor(original)
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
@@ -2004,8 +2006,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     self._module_others.discard(n)
                     if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         self._module_others.add(n)
-                    if is_tensor and isinstance(tgt, cst.Name):
-                        self._module_tensors.add(n)
+                    if is_tensor and isinstance(tgt, (cst.Name, cst.Tuple, cst.List)):
+                        self._module_tensors.add(n)     # `_, pred = torch.max(out, 1)`: as in a function
                     elif isinstance(tgt, cst.Name) and (cell_call or layer in LAYER_FAMILY or (
                             layer and layer.startswith("torch.nn.") and layer not in _TENSOR_FACTORIES
                             and layer not in _PLAIN_NN_RESULTS
@@ -2024,6 +2026,19 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._in_graph_code():   # `b, *axis, device = *x.shape, x.device`: graph_device_unpacks.py
             return split_device_unpack(updated) or updated
         return updated
+
+    def _track_augmented_tensor(self, node: cst.AugAssign) -> None:
+        """`acc += (pred == y).float().mean()`: from here on `acc` holds a tensor (a number plus a tensor is one),
+        whatever it was bound to before (`acc = 0.0`): `f"{acc / i:.6f}"` formats it through format_value."""
+        if not isinstance(node.target, cst.Name) or not self._tensorish(node.value):
+            return
+        name = node.target.value
+        if self._funcs:
+            self._funcs[-1].tensors.add(name)
+            self._funcs[-1].others.discard(name)
+        elif not self._classes:
+            self._module_tensors.add(name)
+            self._module_others.discard(name)
 
     def _module_class_call(self, node: cst.BaseExpression) -> bool:
         """`Net(...)` of a Module class this file defined above (its attribute types are known)."""
@@ -2167,6 +2182,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        in_order = SQ.immediate_call(self, original, updated)   # `nn.Sequential(*layers)(x)`: sequential_calls.py
+        if in_order is not None:
+            return in_order
         updated = LC.keyword_input(self, original, updated) or updated    # `m(input=x)` of a torch layer
         updated = CW.copy_value(self, original, updated) or updated   # `conv1d.weight.copy_(t)`: conv1d_weights.py
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)

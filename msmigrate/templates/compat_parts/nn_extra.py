@@ -218,6 +218,32 @@ def pad_by_mode(input, pad, mode, value=None):
     return ops.MirrorPad(mode="REFLECT")(input, ms.Tensor(((0, 0),) * (input.ndim - len(pairs)) + pairs, ms.int64))
 
 
+def pad_constant(input, pad, value=None):
+    """torch's F.pad in constant mode with amounts that may be negative: a negative amount crops its side
+    (ops.narrow), the others pad through ops.pad. MindSpore's CPU pad kernel given a negative amount returns
+    wrong values and after a few calls hangs (g-mlp's token shift, `F.pad(t, (0, 0, amount, -amount))`)."""
+    grow = ()
+    for k in range(len(pad) // 2):
+        axis = input.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if before < 0:
+            input = ops.narrow(input, axis, -before, input.shape[axis] + before)
+        if after < 0:
+            input = ops.narrow(input, axis, 0, input.shape[axis] + after)
+        grow = grow + (max(before, 0), max(after, 0))
+    if max(grow + (0,)) == 0:
+        return input
+    return ops.pad(input, grow) if value is None else ops.pad(input, grow, "constant", value)
+
+
+def run_in_order(layers, x):
+    """`nn.Sequential(*layers)(x)` in a forward: each layer applied in turn (a SequentialCell built inside a
+    GRAPH-mode construct is a constant there: its layers got no gradient; msmigrate/sequential_calls.py)."""
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
 class _ZeroPad(nn.Cell):
     """torch.nn.ZeroPad1d/3d: zeros on both sides; torch takes any even-length tuple there (F.pad's), which
     MindSpore's ConstantPad1d/3d refuse, and `padding` holds torch's flat tuple."""
