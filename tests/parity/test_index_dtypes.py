@@ -97,3 +97,25 @@ def test_index_dtypes():
 
 def test_every_index_record_cased():
     assert_every_record_cased("tests/parity/test_index_dtypes.py", {"test_index_dtypes": CASES})
+
+
+def test_every_emitted_searchsorted_runs_in_int32():
+    """MindSpore 2.10's CPU SearchSorted keeps the output dtype of its first run in the process and fails on the
+    other ("the dimension of `v` and output must be equal"): the histogram helper's int64 ops.searchsorted made
+    the searchsorted case above fail whenever the two ran in one worker (CI). Every ops.searchsorted the runtime
+    and the records emit asks for int32."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2] / "msmigrate"
+    calls = []
+    for path in list((root / "templates").rglob("*.py")) + list((root / "mappings").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"ops\.searchsorted\(", text):
+            depth, end = 0, m.end() - 1
+            for end in range(m.end() - 1, len(text)):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+            calls.append((path.name, text[m.start():end + 1]))
+    assert calls
+    assert [c for c in calls if "out_int32=True" not in c[1]] == []

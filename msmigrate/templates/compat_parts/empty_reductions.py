@@ -130,7 +130,7 @@ def histogram(input, bins, range=None, weight=None, density=False):
     if isinstance(bins, ms.Tensor):
         edges = bins.astype(input.dtype)
         lo, hi, n = edges[0], edges[-1], edges.shape[0] - 1
-        index = ops.clamp(ops.searchsorted(edges, x, right=True).astype(ms.int32) - 1, 0, n - 1)
+        index = ops.clamp(ops.searchsorted(edges, x, out_int32=True, right=True) - 1, 0, n - 1)
     else:
         lo, hi = (float(x.min()), float(x.max())) if range is None and x.size else (0.0, 0.0) if range is None \
             else (float(range[0]), float(range[1]))
