@@ -155,4 +155,4 @@ def test_sequential_built_and_called_in_forward():
     code, sites, results = run_both(SEQUENTIAL_PER_CALL, _batches(n=4))
     assert set(results) == {"graph", "pynative"}
     assert "_ms_compat.run_in_order(layers, x)" in code, code
-    assert "_ms_compat.run_in_order((nn.Tanh(), nn.Identity()), x)" in code, code
+    assert "_ms_compat.run_in_order((_ms_compat.Tanh(), nn.Identity()), x)" in code, code

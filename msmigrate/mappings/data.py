@@ -94,18 +94,21 @@ _TRANSFORMS = {
     "RandomGrayscale": (("p",), True, "", "test_transforms_random"),
     "ColorJitter": (("brightness", "contrast", "saturation", "hue"), True,
                     "torchvision's formulas and random order; exact for given factors", "test_color_jitter"),
+    "GaussianBlur": (("kernel_size", "sigma"), True, "torchvision's kernel and reflect padding; exact for a fixed "
+                     "sigma", "test_gaussian_blur"),
 }
 for _name, (_args, _v2, _note, _test) in _TRANSFORMS.items():
     _mods = ["torchvision.transforms", "torchvision.transforms.transforms"]
     _mods += ["torchvision.transforms.v2"] if _v2 else []
     for _m in _mods:
-        _is_random = _name.startswith("Random") or _name == "ColorJitter"
+        _is_random = _name.startswith("Random") or _name in ("ColorJitter", "GaussianBlur")
         mapping(f"{_m}.{_name}", f"{C}transforms.{_name}", args=_args, target_args=_args,
                 note=(_note + "; " if _note else "") + ("random draws from NumPy's global stream (seeded by "
                       "mindspore.set_seed), not torch's numbers" if _is_random else "same values as torchvision"),
                 status=DIFFERENCE if _is_random else CONVERTED, test=f"{_TV}::{_test}")
 for _name, _args in (("RandomCrop", ("img", "output_size")), ("RandomResizedCrop", ("img", "scale", "ratio")),
-                     ("ColorJitter", ("brightness", "contrast", "saturation", "hue"))):
+                     ("ColorJitter", ("brightness", "contrast", "saturation", "hue")),
+                     ("GaussianBlur", ("sigma_min", "sigma_max"))):
     for _m in ("torchvision.transforms", "torchvision.transforms.transforms"):
         mapping(f"{_m}.{_name}.get_params", f"{C}transforms.{_name}.get_params", args=_args, target_args=_args,
                 status=DIFFERENCE, note="torchvision's rule; random draws from NumPy's global stream",
@@ -134,7 +137,7 @@ _FUNCTIONAL = {
     "rgb_to_grayscale": ("img", "num_output_channels"), "to_grayscale": ("img", "num_output_channels"),
     "adjust_brightness": ("img", "brightness_factor"), "adjust_contrast": ("img", "contrast_factor"),
     "adjust_saturation": ("img", "saturation_factor"), "adjust_hue": ("img", "hue_factor"),
-    "get_dimensions": ("img",), "get_image_size": ("img",),
+    "get_dimensions": ("img",), "get_image_size": ("img",), "gaussian_blur": ("img", "kernel_size", "sigma"),
 }
 # v2.functional: the geometric ones, whose results are the same as v1's (its first argument is `inpt`)
 _V2_FUNCTIONAL = ("pil_to_tensor", "to_pil_image", "normalize", "resize", "center_crop", "crop", "resized_crop",

@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import mapping, rule
 from .compose import composed
-from .edge_args import EMPTY_BATCH_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_EDGE, padding_per_side
+from .edge_args import KERNEL_ERROR_NOTE, T_PRECISE, precise_note, EMPTY_BATCH_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_EDGE, padding_per_side
 
 T = "tests/parity/test_functional.py"
 P = "torch.nn.functional."
@@ -171,15 +171,17 @@ _simple("relu6", "_ms_compat.relu6", ("input", "inplace"), ("input",), drop=("in
         note="ops.relu6, a clamp for float64 (ReLU6's kernel takes float16/float32 only)")
 _simple("celu", "_ms_compat.celu", ("input", "alpha", "inplace"), ("input", "alpha"), drop=("inplace",),
         note="ops.celu, and torch's formula in float64 for a float64 input" + _F64)
-_simple("silu", "mindspore.ops.silu", ("input", "inplace"), ("input",), drop=("inplace",))
+_simple("silu", "mindspore.ops.silu", ("input", "inplace"), ("input",), drop=("inplace",),
+        note=KERNEL_ERROR_NOTE.format(name="silu", error="2.4e-6"))
 _simple("mish", "_ms_compat.mish", ("input", "inplace"), ("input",), drop=("inplace",),
         note="ops.mish, and torch's formula in float64 for a float64 input" + _F64)
 _simple("hardswish", "mindspore.ops.hardswish", ("input", "inplace"), ("input",), drop=("inplace",))
 _simple("hardsigmoid", "mindspore.ops.hardsigmoid", ("input", "inplace"), ("input",), drop=("inplace",))
 _simple("hardtanh", "mindspore.ops.hardtanh", ("input", "min_val", "max_val", "inplace"),
         ("input", "min_val", "max_val"), drop=("inplace",))
-_simple("sigmoid", "mindspore.ops.sigmoid", ("input",), ("input",))
-_simple("tanh", "mindspore.ops.tanh", ("input",), ("input",))
+_simple("sigmoid", "mindspore.ops.sigmoid", ("input",), ("input",),
+        note=KERNEL_ERROR_NOTE.format(name="sigmoid", error="2.3e-6"))
+_simple("tanh", "_ms_compat.precise_tanh", ("input",), ("input",), note=precise_note("tanh"), test=T_PRECISE)
 _simple("softplus", "_ms_compat.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"),
         note="ops.softplus, and torch's formula in float64 for a float64 input" + _F64)
 _simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})

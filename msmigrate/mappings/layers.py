@@ -5,7 +5,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
+from .edge_args import T_PRECISE, precise_note, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 
 T = "tests/parity/test_layers.py"
 _NO_DEVICE = ("device", "dtype")
@@ -354,7 +354,9 @@ mapping("torch.nn.ReLU6", "_ms_compat.ReLU6", args=("inplace",), target_args=(),
 for _name, _ms in (("ReLU", "ReLU"), ("SiLU", "SiLU"), ("Hardswish", "HSwish"), ("Hardsigmoid", "HSigmoid")):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=("inplace",), drop=("inplace",),
             note="no inplace argument in MindSpore", test=f"{T}::test_activations")
-for _name in ("Sigmoid", "Tanh", "Softsign", "Tanhshrink", "LogSigmoid"):
+mapping("torch.nn.Tanh", "_ms_compat.Tanh", test=T_PRECISE,
+        note="a subclass of mindspore.nn.Tanh; " + precise_note("tanh"))
+for _name in ("Sigmoid", "Softsign", "Tanhshrink", "LogSigmoid"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", test=f"{T}::test_activations")
 _GELU_VALUES = {"'none'": "False", '"none"': "False", "'tanh'": "True", '"tanh"': "True"}
 

@@ -32,7 +32,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+from .edge_args import (float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
@@ -670,8 +670,12 @@ def _float_function(name: str, target: str = ""):
 
 
 for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
-    if _n in _FLOAT_FUNCTIONS:
-        rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=_n in _UNARY_GENERIC, note=FLOAT_INPUT_NOTE,
+    if _n in PRECISE_ON_CPU:
+        rule(f"Tensor.{_n}", f"_ms_compat.precise_{_n}", tensor_only=_n in _UNARY_GENERIC,
+             note=precise_note(_n) + "; " + FLOAT_INPUT_NOTE, test=T_PRECISE)(
+            _float_function(_n, f"_ms_compat.precise_{_n}"))
+    elif _n in _FLOAT_FUNCTIONS:
+        rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=_n in _UNARY_GENERIC, note=float_function_note(_n),
              test=f"{T}::test_elementwise")(_float_function(_n))
     else:
         mapping(f"Tensor.{_n}", f"mindspore.ops.{_n}", target_args=("input",), tensor_only=_n in _UNARY_GENERIC,
@@ -683,9 +687,11 @@ for _n in ("abs", "absolute"):     # of a complex tensor, the real magnitude (op
 mapping("Tensor.negative", "mindspore.ops.neg", target_args=("input",), test=f"{T}::test_elementwise")
 mapping("Tensor.is_floating_point", "mindspore.ops.is_floating_point", target_args=("input",), tensor_only=True,
         test=f"{T}::test_unary_math_methods")
-for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh", "expm1"):
+for _n in ("sin", "cos", "tan", "atan", "sinh", "cosh"):
     rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=True, note=FLOAT_INPUT_NOTE,
          test=f"{T}::test_unary_math_methods")(_float_function(_n))
+rule("Tensor.expm1", "_ms_compat.precise_expm1", tensor_only=True, note=precise_note("expm1") + "; " + FLOAT_INPUT_NOTE,
+     test=T_PRECISE)(_float_function("expm1", "_ms_compat.precise_expm1"))
 rule("Tensor.log1p", "_ms_compat.special_log1p", tensor_only=True, note=LOG1P_NOTE + "; " + FLOAT_INPUT_NOTE,
      test=T_LOG1P)(_float_function("log1p", "_ms_compat.special_log1p"))
 for _n in ("reciprocal", "square"):

@@ -9,7 +9,7 @@ float32, as torch promotes them (MindSpore's CPU kernels refuse them).
 from __future__ import annotations
 
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
-from .edge_args import AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, T_EDGE, float_function
+from .edge_args import PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, T_EDGE, float_function
 from .compose import composed
 from .torch_linalg import _INV_NOTE, BROADCAST_PAIR, INVERSE, T_SHAPES
 from .torch_special import ERFINV_TAILS, LOGIT, LOGIT_NO_EPS, LOGIT_NOTE, XLOGY
@@ -38,7 +38,10 @@ for _name, _op, _note in (
         ("trace", "trace", "")):
     _test = T_EW if _name not in ("trace", "det", "logdet", "msort", "argwhere") else T_MAT if _name != "msort" \
         else T_RED
-    if _note == _INT:
+    if _name in PRECISE_ON_CPU:
+        rule(f"torch.{_name}", f"_ms_compat.precise_{_name}", args=("input",), test=T_PRECISE,
+             note=precise_note(_name) + "; " + _note)(float_function(_op, f"_ms_compat.precise_{_name}"))
+    elif _note == _INT:
         rule(f"torch.{_name}", f"mindspore.ops.{_op}", args=("input",), test=_test,
              note=_note + ("; " + ERFINV_TAILS if _name == "erfinv" else ""),
              status=DIFFERENCE if _name == "erfinv" else CONVERTED)(

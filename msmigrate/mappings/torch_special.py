@@ -53,7 +53,7 @@ for _name, _template in (
         ("i1e", "ops.bessel_i1e({input})"),
         ("digamma", "_ms_compat.special_digamma({input})"), ("psi", "_ms_compat.special_digamma({input})"), ("gammaln", "ops.lgamma({input})"),
         ("erf", "ops.erf({input})"), ("erfc", "ops.erfc({input})"), ("erfinv", "ops.erfinv({input})"),
-        ("exp2", "ops.exp2({input})"), ("expm1", "ops.expm1({input})"), ("log1p", "_ms_compat.special_log1p({input})"),
+        ("exp2", "ops.exp2({input})"), ("expm1", "_ms_compat.precise_expm1({input})"), ("log1p", "_ms_compat.special_log1p({input})"),
         ("expit", "ops.sigmoid({input})"), ("sinc", "ops.sinc({input})"),
         ("ndtr", "_ms_compat.special_ndtr({input})"),
         ("spherical_bessel_j0", "_ms_compat.special_spherical_bessel_j0({input})"),

@@ -619,7 +619,15 @@ SiLU = _activation(nn.SiLU)
 Hardswish = _activation(nn.HSwish)
 Hardsigmoid = _activation(nn.HSigmoid)
 Sigmoid = _activation(nn.Sigmoid)
-Tanh = _activation(nn.Tanh)
+
+
+# nn.Tanh with torch's float32 values on CPU (compat_parts/cpu_float32_kernels.py: MindSpore's CPU float32 tanh is 1e-4
+# off); still an instance of MindSpore's
+class Tanh(nn.Tanh):
+    """torch.nn.Tanh: precise_tanh."""
+
+    def construct(self, input):
+        return precise_tanh(input)
 
 
 class Mish(nn.Cell):

@@ -750,6 +750,70 @@ def test_color_jitter():
     assert r(_rgb()).size == (50, 37)
 
 
+BLUR_SRC = '''
+import torch
+import torchvision.transforms as T
+
+
+def blurs():
+    return {"fixed": T.GaussianBlur(5, sigma=1.1), "range_fixed": T.GaussianBlur((3, 5), (0.7, 0.7))}
+
+
+def ranged():
+    return T.GaussianBlur((3, 3), (1.0, 2.0))
+
+
+def in_sequence():
+    return T.Compose([T.RandomApply([T.GaussianBlur((3, 3), (1.5, 1.5))], p=1.0), T.Normalize([0.5] * 3, [0.2] * 3)])
+
+
+class Augment(torch.nn.Module):
+    """BYOL's shape: torchvision's transforms are torch Modules, held by nn.Sequential in a model."""
+
+    def __init__(self):
+        super().__init__()
+        self.aug = torch.nn.Sequential(T.RandomApply(torch.nn.ModuleList([T.ColorJitter(0.8, 0.8, 0.8, 0.2)]), p=0.0),
+                                       T.RandomGrayscale(p=0.0), T.RandomHorizontalFlip(p=1.0),
+                                       T.RandomApply([T.GaussianBlur((3, 3), (1.0, 1.0))], p=1.0),
+                                       T.Normalize(mean=torch.tensor([0.485, 0.456, 0.406]),
+                                                   std=torch.tensor([0.229, 0.224, 0.225])))
+        self.fc = torch.nn.Linear(50, 2)
+
+    def forward(self, x):
+        return self.fc(self.aug(x))
+'''
+
+
+def test_gaussian_blur():
+    """torchvision's GaussianBlur on PIL images, float and uint8 tensors; a fixed sigma is exact, a range
+    draws within it; the BYOL augmentation shape (RandomApply of a blur, then Normalize) composes."""
+    import mindspore as ms
+    import torch
+
+    t = load_torch(BLUR_SRC)
+    mod, code, sites = load_converted(BLUR_SRC)
+    assert all(s.status != "todo" for s in sites), [s.api for s in sites if s.status == "todo"]
+    ours, theirs = mod.blurs(), t["blurs"]()
+    chw = np.random.default_rng(8).random((3, 37, 50)).astype(np.float32)
+    u8 = np.random.default_rng(9).integers(0, 256, (2, 3, 37, 50), dtype=np.uint8)
+    for name in theirs:
+        _same(ours[name](_rgb()), theirs[name](_rgb()), 1, f"{name} PIL rgb")
+        _same(ours[name](_gray()), theirs[name](_gray()), 1, f"{name} PIL gray")
+        _same(ours[name](ms.Tensor(chw)), theirs[name](torch.from_numpy(chw)), 1e-6, f"{name} float tensor")
+        _same(ours[name](ms.Tensor(u8)), theirs[name](torch.from_numpy(u8)), 1, f"{name} uint8 batch")
+    r = mod.ranged()
+    sigmas = [r.get_params(*r.sigma) for _ in range(50)]
+    assert min(sigmas) >= 1.0 and max(sigmas) <= 2.0 and len(set(sigmas)) > 40
+    _same(mod.in_sequence()(ms.Tensor(chw)), t["in_sequence"]()(torch.from_numpy(chw)), 2e-6, "composed")
+    # in nn.Sequential inside a model (a Cell): the augmentation then a layer, the layer's parameters only
+    net, tnet = mod.Augment(), t["Augment"]()
+    assert [n for n, _ in net.parameters_and_names()] == ["fc.weight", "fc.bias"]
+    net.fc.weight.set_data(ms.Tensor(tnet.fc.weight.detach().numpy()))
+    net.fc.bias.set_data(ms.Tensor(tnet.fc.bias.detach().numpy()))
+    batch = np.random.default_rng(3).random((2, 3, 37, 50)).astype(np.float32)
+    _same(net(ms.Tensor(batch)), tnet(torch.from_numpy(batch)), 1e-5, "augment then linear")
+
+
 FUNCTIONAL_SRC = '''
 import torch
 import torchvision.transforms.functional as F
@@ -770,6 +834,7 @@ def apply(img):
         "v2_hflip": F2.hflip(img), "v2_crop": F2.crop(img, 2, 3, 20, 25), "v2_resize": F2.resize(img, [16, 24]),
         "v2_pad": F2.pad(img, [1, 2, 3, 4], fill=5), "v2_center_crop": F2.center_crop(img, [21, 30]),
         "v2_resized_crop": F2.resized_crop(img, 1, 2, 30, 40, [12, 18]),
+        "blur": F.gaussian_blur(img, [3, 5], [0.8, 1.3]), "blur_default_sigma": F.gaussian_blur(img, 5),
     }
 
 
@@ -799,6 +864,8 @@ def test_transforms_functional():
         ours, theirs = mod.apply(m_in), t["apply"](t_in)
         for name in theirs:
             atol = 5e-6 if label == "tensor" and ("resize" in name or name in ("contrast", "hue")) else 0
+            if name.startswith("blur"):
+                atol = 1e-6 if label == "tensor" else 1      # uint8: a sum at .5 may round the other way
             _same(ours[name], theirs[name], atol, f"{name} on {label}")
         assert mod.sizes(m_in) == t["sizes"](t_in)
     ours, theirs = mod.conversions(_rgb()), t["conversions"](_rgb())

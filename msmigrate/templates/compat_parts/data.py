@@ -955,10 +955,11 @@ class transforms:
         def __call__(self, img):
             return self.lambd(img)
 
-    class RandomApply:
+    class RandomApply(nn.Cell):
         """Apply the list of transforms with probability p."""
 
         def __init__(self, transforms, p=0.5):
+            super().__init__()
             self.transforms = list(transforms)
             self.p = p
 
@@ -1033,10 +1034,11 @@ class transforms:
                 arr = arr[:, :, 0]
             return Image.fromarray(arr, mode=self.mode) if self.mode else Image.fromarray(arr)
 
-    class ConvertImageDtype:
+    class ConvertImageDtype(nn.Cell):
         """Tensor -> dtype, rescaling values (uint8 255 <-> float 1.0) like torchvision."""
 
         def __init__(self, dtype):
+            super().__init__()
             self.dtype = dtype
 
         def __call__(self, image):
@@ -1057,10 +1059,11 @@ class transforms:
             out = _tv_convert_dtype(arr, dtype, v2=True) if self.scale else arr.astype(dtype)
             return _dl_tensor(out)
 
-    class Normalize:
+    class Normalize(nn.Cell):
         """(x - mean) / std per channel of a float CHW tensor."""
 
         def __init__(self, mean, std, inplace=False):
+            super().__init__()
             self.mean, self.std, self.inplace = list(mean), list(std), inplace
 
         def __call__(self, tensor):
@@ -1078,8 +1081,9 @@ class transforms:
         def __repr__(self):
             return f"Normalize(mean={self.mean}, std={self.std})"
 
-    class Resize:
+    class Resize(nn.Cell):
         def __init__(self, size, interpolation="bilinear", max_size=None, antialias=True):
+            super().__init__()
             self.size, self.interpolation, self.max_size, self.antialias = size, interpolation, max_size, antialias
 
         def __call__(self, img):
@@ -1089,8 +1093,9 @@ class transforms:
         def __repr__(self):
             return f"Resize(size={self.size}, interpolation={_tv_mode(self.interpolation)}, max_size={self.max_size})"
 
-    class CenterCrop:
+    class CenterCrop(nn.Cell):
         def __init__(self, size):
+            super().__init__()
             self.size = _tv_pair(size)
 
         def __call__(self, img):
@@ -1109,15 +1114,17 @@ class transforms:
         def __repr__(self):
             return f"CenterCrop(size={self.size})"
 
-    class Pad:
+    class Pad(nn.Cell):
         def __init__(self, padding, fill=0, padding_mode="constant"):
+            super().__init__()
             self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
 
         def __call__(self, img):
             return _tv_pad(img, self.padding, self.fill, self.padding_mode)
 
-    class RandomCrop:
+    class RandomCrop(nn.Cell):
         def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+            super().__init__()
             self.size = _tv_pair(size)
             self.padding, self.pad_if_needed, self.fill, self.padding_mode = padding, pad_if_needed, fill, padding_mode
 
@@ -1149,10 +1156,11 @@ class transforms:
         def __repr__(self):
             return f"RandomCrop(size={self.size}, padding={self.padding})"
 
-    class _RandomFlip:
+    class _RandomFlip(nn.Cell):
         axis = -1   # the image axis flipped: -1 width (horizontal), -2 height (vertical)
 
         def __init__(self, p=0.5):
+            super().__init__()
             self.p = p
 
         def __call__(self, img):
@@ -1167,12 +1175,13 @@ class transforms:
     class RandomVerticalFlip(_RandomFlip):
         axis = -2
 
-    class RandomResizedCrop:
+    class RandomResizedCrop(nn.Cell):
         """A random area (scale) and aspect ratio (ratio) crop, resized to size; ten
         tries, then a centre crop, as torchvision."""
 
         def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation="bilinear",
                      antialias=True):
+            super().__init__()
             self.size = _tv_pair(size)
             self.scale, self.ratio, self.interpolation, self.antialias = scale, ratio, interpolation, antialias
 
@@ -1202,8 +1211,9 @@ class transforms:
             top, left, h, w = self.get_params(img, self.scale, self.ratio)
             return _tv_resize(_tv_crop(img, top, left, h, w), self.size, self.interpolation)
 
-    class Grayscale:
+    class Grayscale(nn.Cell):
         def __init__(self, num_output_channels=1):
+            super().__init__()
             self.num_output_channels = num_output_channels
 
         def __call__(self, img):
@@ -1216,8 +1226,9 @@ class transforms:
             arr, as_tensor = _tv_unwrap(img)
             return _tv_wrap(_tv_gray(arr, self.num_output_channels), as_tensor)
 
-    class RandomGrayscale:
+    class RandomGrayscale(nn.Cell):
         def __init__(self, p=0.1):
+            super().__init__()
             self.p = p
 
         def __call__(self, img):
@@ -1225,11 +1236,12 @@ class transforms:
                 return transforms.Grayscale(_tv_channels(img if _tv_is_pil(img) else _tv_unwrap(img)[0]))(img)
             return img
 
-    class ColorJitter:
+    class ColorJitter(nn.Cell):
         """Brightness, contrast, saturation and hue factors drawn uniformly, applied in a
         random order, with torchvision's formulas (PIL's ImageEnhance on PIL images)."""
 
         def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+            super().__init__()
             self.brightness = self._check(brightness, "brightness")
             self.contrast = self._check(contrast, "contrast")
             self.saturation = self._check(saturation, "saturation")
@@ -1299,6 +1311,35 @@ class transforms:
                 out = _tv_convert_dtype(_tv_hsv2rgb(hsv), arr.dtype)
             return _tv_wrap(out, as_tensor)
 
+    class GaussianBlur(nn.Cell):
+        """sigma drawn uniformly from (min, max) per call (a fixed sigma is exact); the blur is
+        functional.gaussian_blur's."""
+
+        def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+            super().__init__()
+            self.kernel_size = _tv_pair(kernel_size, "Kernel size")
+            for ks in self.kernel_size:
+                if ks <= 0 or ks % 2 == 0:
+                    raise ValueError("Kernel size value should be an odd and positive number.")
+            if isinstance(sigma, numbers.Number):
+                if sigma <= 0:
+                    raise ValueError("If sigma is a single number, it must be positive.")
+                sigma = (sigma, sigma)
+            elif isinstance(sigma, (tuple, list)) and len(sigma) == 2:
+                if not 0.0 < sigma[0] <= sigma[1]:
+                    raise ValueError("sigma values should be positive and of the form (min, max).")
+            else:
+                raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+            self.sigma = sigma
+
+        @staticmethod
+        def get_params(sigma_min, sigma_max):
+            return float(np.random.uniform(sigma_min, sigma_max))
+
+        def __call__(self, img):
+            sigma = self.get_params(self.sigma[0], self.sigma[1])
+            return transforms.functional.gaussian_blur(img, self.kernel_size, [sigma, sigma])
+
     class functional:
         """torchvision.transforms.functional: the operations behind the classes above."""
 
@@ -1364,6 +1405,56 @@ class transforms:
         adjust_saturation = staticmethod(lambda img, saturation_factor: transforms.ColorJitter._adjust(
             img, 2, saturation_factor))
         adjust_hue = staticmethod(lambda img, hue_factor: transforms.ColorJitter._adjust(img, 3, hue_factor))
+
+        @staticmethod
+        def gaussian_blur(img, kernel_size, sigma=None):
+            """torchvision's tensor path (PIL images go through it as uint8 arrays): the kernel
+            exp(-x**2 / (2 sigma**2)) normalised per axis in the image's float dtype (float32 for
+            integer images), reflect padding of kernel_size // 2, a per-channel correlation, and
+            integer images rounded back."""
+            if isinstance(kernel_size, int):
+                kernel_size = [kernel_size, kernel_size]
+            if len(kernel_size) != 2:
+                raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(kernel_size)}")
+            if any(k % 2 == 0 or k < 0 for k in kernel_size):
+                raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
+            if sigma is None:
+                sigma = [k * 0.15 + 0.35 for k in kernel_size]
+            if isinstance(sigma, (int, float)):
+                sigma = [float(sigma), float(sigma)]
+            if len(sigma) == 1:
+                sigma = [sigma[0], sigma[0]]
+            if len(sigma) != 2 or min(sigma) <= 0:
+                raise ValueError(f"sigma should have two positive values. Got {sigma}")
+            pil_mode = img.mode if _tv_is_pil(img) else None
+            if pil_mode is not None:
+                arr, as_tensor = np.array(img), False
+                arr = arr[None] if arr.ndim == 2 else arr.transpose(2, 0, 1)
+            else:
+                arr, as_tensor = _tv_unwrap(img)
+            dtype = arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float32)
+
+            def kernel1d(size, s):
+                x = np.linspace(-(size - 1) * 0.5, (size - 1) * 0.5, size).astype(dtype)
+                pdf = np.exp(-0.5 * (x / dtype.type(s)) ** 2)
+                return pdf / pdf.sum()
+
+            kx, ky = kernel1d(kernel_size[0], sigma[0]), kernel1d(kernel_size[1], sigma[1])
+            kernel = ky[:, None] * kx[None, :]
+            px, py = kernel_size[0] // 2, kernel_size[1] // 2
+            pad = [(0, 0)] * (arr.ndim - 2) + [(py, py), (px, px)]
+            padded = np.pad(arr.astype(dtype), pad, mode="reflect")
+            h, w = arr.shape[-2:]
+            out = np.zeros(arr.shape, dtype)
+            for i in range(kernel.shape[0]):
+                for j in range(kernel.shape[1]):
+                    out += kernel[i, j] * padded[..., i:i + h, j:j + w]
+            if arr.dtype.kind in "iu":
+                out = np.round(out)
+            out = out.astype(arr.dtype)
+            if pil_mode is not None:
+                return Image.fromarray(out[0] if out.shape[0] == 1 else out.transpose(1, 2, 0), mode=pil_mode)
+            return _tv_wrap(out, as_tensor)
 
         @staticmethod
         def get_dimensions(img):

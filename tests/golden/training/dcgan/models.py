@@ -1,5 +1,6 @@
 import mindspore as ms
 from mindspore import nn, ops
+import _ms_compat
 
 
 # custom weights initialization called on netG and netD
@@ -17,6 +18,7 @@ class Generator(nn.Cell):
 
     def __init__(self, nz=100, ngf=64, nc=3):
         super(Generator, self).__init__()
+        # _ms_compat.Tanh (helper): torch.nn.Tanh: precise_tanh
         self.main = nn.SequentialCell(
             # input is Z, going into a convolution
             nn.Conv2dTranspose(nz, ngf * 4, 4, 1, has_bias=False, pad_mode='valid'),
@@ -32,7 +34,7 @@ class Generator(nn.Cell):
             nn.ReLU(),
             # state size. (ngf) x 16 x 16
             nn.Conv2dTranspose(ngf, nc, 4, 2, has_bias=False, pad_mode='pad', padding=1),
-            nn.Tanh()
+            _ms_compat.Tanh()
             # state size. (nc) x 32 x 32
         )
         self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
