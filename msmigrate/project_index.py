@@ -56,6 +56,9 @@ class ModuleInfo:
     # a forward (or a module-level function next to a class) calls a torch function whose converted helper runs
     # in Python on the values (PACKING_CALLS): a compiled graph cannot run it, so a program reaching it runs PYNATIVE
     packs_sequences: bool = False
+    # calls x.register_forward_hook(...) or another Module hook registration (MindSpore calls Cell hooks in
+    # PYNATIVE mode only)
+    registers_hooks: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -164,6 +167,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
+    info.registers_hooks = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                               and n.func.attr in HOOK_REGISTRATIONS for n in ast.walk(tree))
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -209,6 +214,10 @@ def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[s
 # torch.nn.utils.rnn's packing: the converted PackedSequence orders rows by the lengths' values (NumPy)
 PACKING_CALLS = frozenset(f"torch.nn.utils.rnn.{n}" for n in (
     "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "PackedSequence", "unpack_sequence"))
+
+
+HOOK_REGISTRATIONS = frozenset(("register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                                "register_full_backward_pre_hook", "register_backward_hook"))
 
 
 def _forward_calls(tree: ast.Module, imports: Dict[str, str], qualified: frozenset) -> bool:
@@ -615,6 +624,12 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) packs sequences in a forward
         (ModuleInfo.packs_sequences): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "sequence_packing", lambda mod, info: info.packs_sequences)
+
+    def reaches_cell_hooks(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) registers a Module hook
+        (ModuleInfo.registers_hooks): MindSpore calls Cell hooks in PYNATIVE mode only, so a program importing
+        one starts in PYNATIVE mode."""
+        return self._reaches(module, "cell_hooks", lambda mod, info: info.registers_hooks)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

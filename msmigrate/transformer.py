@@ -2813,6 +2813,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif self.index.reaches_sequence_packing(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) packs sequences "
                                           "(PackedSequence orders rows by the lengths' values, op by op only)")
+        elif self.index.reaches_cell_hooks(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a Module hook is registered (here or in a module "
+                                          "imported); MindSpore calls Cell hooks in PYNATIVE mode only")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

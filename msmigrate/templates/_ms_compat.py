@@ -813,6 +813,7 @@ class GRU(nn.GRU):
         super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
                          dropout=dropout, bidirectional=bidirectional)
         self.input_size = input_size
+        precise_recurrence(self, "GRU")      # torch's float32 tanh on CPU (compat_parts/cpu_float32_kernels.py)
 
     def construct(self, x, hx=None, seq_length=None):
         x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)
@@ -826,6 +827,7 @@ class RNN(nn.RNN):
         super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
                          batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
         self.input_size = input_size
+        precise_recurrence(self, "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU")
 
     def construct(self, x, hx=None, seq_length=None):
         x, hx, unbatched = _sequence_inputs(x, hx, self.batch_first)

@@ -284,6 +284,74 @@ def test_forward_hooks_capture_and_modify():
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
+LAZY_HOOK_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Wrapper(nn.Module):
+    """BYOL's shape: the forward registers a hook on a hidden layer the first time it runs, and reads it."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        self.hidden = {}
+        self.registered = False
+
+    def _hook(self, module, inputs, output):
+        self.hidden["h"] = output
+
+    def forward(self, x):
+        if not self.registered:
+            self.net[1].register_forward_hook(self._hook)
+            self.registered = True
+        out = self.net(x)
+        return out, self.hidden["h"]
+
+
+def make():
+    return Wrapper()
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    net = make()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    x = torch.randn(5, 4)
+    for step in range(3):
+        out, h = net(x)
+        loss = out.pow(2).mean() + h.mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("loss", loss.item())
+'''
+
+
+def test_a_program_that_registers_hooks_runs_in_pynative_mode_and_a_compiled_registration_stops():
+    """MindSpore calls Cell hooks in PYNATIVE mode only. A program whose tree registers a Module hook starts in
+    PYNATIVE_MODE (its hooks run: the hidden output is read as in torch); a hook registered inside a compiled
+    forward (GRAPH mode, ms.jit) stops compiling with MigrationError instead of MindSpore's "get_context is not
+    supported" or a hook that never runs."""
+    import mindspore as ms
+    import torch
+
+    mod, code, sites = load_converted(LAZY_HOOK_SRC)
+    assert "set_context(mode=ms.PYNATIVE_MODE)" in code and "Module hook is registered" in code, code
+    torch.manual_seed(0)
+    tnet = load_torch(LAZY_HOOK_SRC)["make"]()
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    want = tnet(torch.from_numpy(x))
+    net = mod.make()
+    from msmigrate.weights import load_torch_state_dict
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    assert_close(net(ms.Tensor(x)), want, 1e-6, 1e-6)
+    fresh = mod.make()
+    with pytest.raises(mod._ms_compat.MigrationError, match="register_forward_hook: a hook registered inside a "
+                                                             "compiled graph"):
+        ms.jit(fresh.construct)(ms.Tensor(x))
+
+
 BACKWARD_HOOK_SRC = '''
 import torch
 import torch.nn as nn

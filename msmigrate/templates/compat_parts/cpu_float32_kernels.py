@@ -56,3 +56,38 @@ def precise_tanh(x):
         return ops.tanh(x.astype(ms.float64)).astype(ms.float32)
     return ops.tanh(x)
 
+
+
+def _precise_rnn_tanh_cell(inputs, hidden, w_ih, w_hh, b_ih, b_hh):
+    """mindspore.nn's RNN(tanh) step (nn/layer/rnn_cells.py), its tanh through precise_tanh."""
+    gates = ops.MatMul(False, True)(inputs, w_ih) + ops.MatMul(False, True)(hidden, w_hh)
+    return precise_tanh(gates if b_ih is None else gates + b_ih + b_hh)
+
+
+def _precise_gru_cell(inputs, hidden, w_ih, w_hh, b_ih, b_hh):
+    """mindspore.nn's GRU step (nn/layer/rnn_cells.py), its tanh through precise_tanh."""
+    gi = ops.MatMul(False, True)(inputs, w_ih)
+    gh = ops.MatMul(False, True)(hidden, w_hh)
+    if b_ih is not None:
+        gi, gh = gi + b_ih, gh + b_hh
+    i_r, i_i, i_n = ops.Split(1, 3)(gi)
+    h_r, h_i, h_n = ops.Split(1, 3)(gh)
+    resetgate = ops.Sigmoid()(i_r + h_r)
+    inputgate = ops.Sigmoid()(i_i + h_i)
+    newgate = precise_tanh(i_n + resetgate * h_n)
+    return newgate + inputgate * (hidden - newgate)
+
+
+def precise_recurrence(layer, mode):
+    """On CPU, a GRU or tanh RNN layer's steps with precise_tanh. MindSpore 2.10 runs them as Python steps
+    (nn/layer/rnns.py's _DynamicRNNBase) with its float32 tanh kernel: 7.5e-5 (GRU) and 1.4e-4 (RNN) off torch
+    on saturating weights. LSTM's fused CPU kernel matches torch; other targets keep their kernels."""
+    if ms.get_context("device_target") != "CPU":
+        return
+    from mindspore.nn.layer import rnns
+    if mode == "GRU":
+        steps = rnns._DynamicRNNBase("GRU")    # what _DynamicGRUCPUGPU runs on CPU, with the precise step
+        steps.cell = _precise_gru_cell
+        layer.rnn = steps
+    elif mode == "RNN_TANH":
+        layer.rnn.cell = _precise_rnn_tanh_cell

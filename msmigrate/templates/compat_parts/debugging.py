@@ -203,7 +203,10 @@ class record_function(_NullContext):
 # output or the inputs as in torch, but they run in PYNATIVE mode only: under GRAPH mode
 # (which converted programs set at the top for speed) MindSpore silently never calls them.
 def _warn_hooks_in_graph_mode(kind):
-    if ms.get_context("mode") == ms.GRAPH_MODE:
+    if _compiling(_draw_probe):      # registered inside a compiled graph: the hook would never run
+        _refuse_compiled("{}: a hook registered inside a compiled graph (GRAPH mode, ms.jit) is never called "
+                         "(MindSpore calls Cell hooks in PYNATIVE mode only): run in PYNATIVE_MODE", kind)
+    elif ms.get_context("mode") == ms.GRAPH_MODE:
         _warnings.warn(f"{kind}: MindSpore calls Cell hooks in PYNATIVE mode only; this program runs in GRAPH "
                        f"mode, where the hook never fires. Use ms.set_context(mode=ms.PYNATIVE_MODE) while "
                        f"you need the hook", stacklevel=3)
