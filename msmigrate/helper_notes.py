@@ -44,6 +44,8 @@ WHY: Dict[str, str] = {
     # training
     "compile_step": "compiled once per model and optimizer in GRAPH mode, not again each epoch; op by op in "
                     "PYNATIVE mode",
+    "value_and_grad_reached": "ms.value_and_grad; op by op a parameter the loss did not use gets None, as torch's "
+                              ".grad, and the optimizer skips it",
     "clip_grad_norm": "torch's scaling, max_norm / (total_norm + 1e-6), and the total norm returned",
     "set_device": "warns instead of raising once MindSpore's runtime has started",
     "Device": "torch.device as a string with .type and .index: MindSpore places tensors by its context",

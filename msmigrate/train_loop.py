@@ -1655,6 +1655,18 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
     return Rewrite(block.with_changes(body=block.body.with_changes(body=new_body)), [], set(), [], problems)
 
 
+# zero_grad(set_to_none=False) or `p.grad.zero_()`: torch's .grad of a parameter stays a zero tensor (not None)
+_ZEROES_GRADS = re.compile(r"\.zero_grad\(\s*(set_to_none\s*=\s*)?False\s*\)|\.grad(\.data)?\.zero_\(")
+
+
+def _keeps_zero_grads(original: Optional[cst.CSTNode]) -> bool:
+    """The loop's clearing (the step's removed zero_grad(), a module's, a loop zeroing p.grad) keeps the gradients
+    as zero tensors: a parameter the loss does not use keeps a zero .grad once it had one; torch's optimizers
+    move it. `original`: the loop as written (the body here has lost its zero_grad() calls)."""
+    body = original.body.body if original is not None and isinstance(original.body, cst.IndentedBlock) else ()
+    return any(_ZEROES_GRADS.search(code_of(st)) for st in body)
+
+
 # what clears the gradients in a loop body: zero_grad() of an optimizer or module, `p.grad = None`,
 # `p.grad.zero_()` / `p.grad.data.zero_()`
 _CLEARS_GRADS = re.compile(r"\.zero_grad\(|\.grad\s*=\s*None\b|\.grad(\.data)?\.zero_\(")
@@ -2103,9 +2115,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             defs.append(_line(f"{weights} = tuple(p for p in {g.manual.params} if p.requires_grad)"))
             n_defs += 1
         grad_of = f"{info.ms}.value_and_grad({fwd}, None, {weights}{', has_aux=True' if has_aux else ''})"
+        zeroed = ", zeroed=True" if _keeps_zero_grads(original if original is not None else loop) else ""
+        if g.manual is None:    # a parameter the loss did not use gets None, as torch's .grad (unused_params)
+            grad_of = f"_ms_compat.value_and_grad_reached({fwd}, {weights}{', has_aux=True' if has_aux else ''}{zeroed})"
         if g.host_helpers or g.host_ifs:    # made where the step runs (op by op): made in GRAPH mode, it compiles
             if has_aux:     # op by op, an extra output may be a host value (`.numpy()` in the network)
-                grad_of = f"_ms_compat.value_and_grad_host_aux({fwd}, {weights})"
+                grad_of = f"_ms_compat.value_and_grad_host_aux({fwd}, {weights}{zeroed})"
             defs.append(cst.parse_statement(f"def {gfn}(*args):\n    return {grad_of}(*args)\n"))
         else:
             defs.append(_line(f"{gfn} = {grad_of}"))

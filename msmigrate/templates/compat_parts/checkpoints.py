@@ -585,6 +585,7 @@ def _load_optimizer_state(opt, sd):
                              "optimizer's group")
         index.update((pid, start + j) for j, pid in enumerate(saved["params"]))
     slots, step = _optimizer_slots(opt)
+    steps = {}
     for pid, values in state.items():
         i = index.get(pid)
         if i is None:
@@ -592,6 +593,7 @@ def _load_optimizer_state(opt, sd):
         for name, value in values.items():
             if name == "step" and step is not None:
                 _set_value(step, value, "step")
+                steps[i] = float(_as_numpy(value).reshape(-1)[0])
             elif name in slots:
                 if value is not None:  # torch's SGD keeps momentum_buffer=None before its first step
                     _set_value(slots[name][i], value, f"{name} of parameter {pid}")
@@ -601,6 +603,13 @@ def _load_optimizer_state(opt, sd):
         if values.get("momentum_buffer") is not None and "stat" in slots and "stat" not in values:
             _set_value(slots["stat"][i], np.zeros(slots["stat"][i].shape), "stat")  # torch's buffer exists:
             # MindSpore's SGD then continues like torch instead of restarting the momentum
+    per_param = [steps.get(i, 0.0) for i in range(len(opt.parameters))]
+    differ = bool(steps) and len(set(per_param)) > 1   # torch counts steps per parameter: one was skipped
+    if differ and not hasattr(opt, "param_steps"):
+        raise MigrationError(f"load_state_dict: the parameters of this {type(opt).__name__} have taken different "
+                             "numbers of steps, which MindSpore's optimizer counts once for all")
+    if steps and hasattr(opt, "param_steps"):    # Adam: counted per parameter from here (unused_params)
+        opt.param_steps = per_param if differ else None
     for g, (group, saved) in enumerate(zip(opt.param_groups, groups)):
         for k, v in saved.items():
             if k == "params" or k not in group:

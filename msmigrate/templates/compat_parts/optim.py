@@ -173,6 +173,14 @@ class _TorchOptimizer:
         self(grads)
         return loss
 
+    def __call__(self, gradients):
+        # a gradient None: a parameter the loss did not use (value_and_grad_reached, op by op only), which torch's
+        # step() skips; Adam counting steps per parameter since one was skipped (param_steps)
+        if isinstance(gradients, (tuple, list)) and (any(g is None for g in gradients)
+                                                     or getattr(self, "param_steps", None) is not None):
+            return _skipping_unreached(self, gradients, super().__call__)
+        return super().__call__(gradients)
+
     def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
         _HELD_GRADIENTS.pop(id(self), None)
         _HELD_GRADIENTS.pop((id(self), "sum"), None)
@@ -218,7 +226,8 @@ def grad_sum(optimizer, grads):
     # one's (the held parameters stay alive, so the same parameters mean torch's .grad still holds that sum)
     if held is not None and (len(held[0]) != len(params) or any(a is not b for a, b in zip(held[0], params))):
         held = None
-    total = grads if held is None else tuple(g if t is None else t + g for t, g in zip(held[1], grads))
+    total = grads if held is None else tuple(g if t is None else t if g is None else t + g
+                                             for t, g in zip(held[1], grads))
     _HELD_GRADIENTS[(id(optimizer), "sum")] = (params, total)
     return total
 
@@ -315,8 +324,10 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         self.exp_avg_sq = self.parameters.clone(prefix="exp_avg_sq", init="zeros")
         if any(group["amsgrad"] for group in self.param_groups):
             self.max_exp_avg_sq = self.parameters.clone(prefix="max_exp_avg_sq", init="zeros")
-        # torch counts steps per parameter; they all advance together
+        # torch counts steps per parameter; they all advance together until a step skips a parameter the loss
+        # did not use (op by op: param_steps, one count per parameter, _skipping_unreached)
         self.state_step = ms.Parameter(ms.Tensor(0.0, ms.float32), name="state_step")
+        self.param_steps = None
 
     def construct(self, gradients):
         ops.assign_add(self.state_step, ms.Tensor(1.0, ms.float32))
@@ -337,6 +348,10 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         one_minus_beta1, one_minus_beta2 = _one_minus_exp(log_beta1), _one_minus_exp(log_beta2)
         for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
             param, grad = self.parameters[i], gradients[i]
+            if self.param_steps is not None:
+                step = ms.Tensor(self.param_steps[i], ms.float32)
+                step_size = lr / _one_minus_exp(step * log_beta1)
+                bias_correction2_sqrt = ops.sqrt(_one_minus_exp(step * log_beta2))
             if maximize:
                 grad = -grad
             new_param = param
@@ -1090,9 +1105,10 @@ class OneCycleLR(LRScheduler):
 # ------------------------------------------------------------------ state_dict in torch's layout
 def _optimizer_state_dict(opt):
     slots, step = _optimizer_slots(opt)
+    steps = getattr(opt, "param_steps", None)   # Adam counting per parameter since a step skipped one
     state = {}
     for i in range(len(opt.parameters)):
-        state[i] = {"step": step} if step is not None else {}
+        state[i] = {} if step is None else {"step": step if steps is None else ms.Tensor(steps[i], ms.float32)}
         state[i].update((name, values[i]) for name, values in slots.items())
     groups = []
     for g, group in enumerate(opt.param_groups):

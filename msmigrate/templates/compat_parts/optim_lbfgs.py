@@ -165,6 +165,8 @@ class LBFGS(_TorchOptimizer, _ms_optim.Optimizer):
 
     def _evaluate(self, closure):
         loss, grads = closure_loss_and_grads(closure())
+        # None: a parameter the loss did not use (value_and_grad_reached); torch's LBFGS reads zeros for it
+        grads = tuple(ops.zeros_like(p) if g is None else g for p, g in zip(self.parameters, grads))
         self.lbfgs_state["func_evals"] += 1
         return loss, _flat_grads(grads)
 

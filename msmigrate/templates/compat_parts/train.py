@@ -64,7 +64,7 @@ def _op_by_op(step):
     return run
 
 
-def value_and_grad_host_aux(forward, weights):
+def value_and_grad_host_aux(forward, weights, zeroed=False):
     """ms.value_and_grad(forward, None, weights, has_aux=True) for a step run op by op, whose extra outputs may
     be host values (a NumPy array a network made with .numpy(), a list): MindSpore's has_aux takes tensors
     only, so the others are kept aside while the gradients are taken and returned in their places."""
@@ -76,7 +76,7 @@ def value_and_grad_host_aux(forward, weights):
         return (loss, *[a if isinstance(a, ms.Tensor) else ms.Tensor(0) for a in aux])
 
     def run(*args):
-        (loss, *aux), grads = ms.value_and_grad(tensors_only, None, weights, has_aux=True)(*args)
+        (loss, *aux), grads = value_and_grad_reached(tensors_only, weights, has_aux=True, zeroed=zeroed)(*args)
         return (loss, *[a if isinstance(k, ms.Tensor) else k for a, k in zip(aux, kept)]), grads
     return run
 
@@ -232,24 +232,26 @@ def accumulate_grads(total, grads):
     (None: nothing summed yet, as after optimizer.zero_grad())."""
     if total is None:
         return grads
-    return tuple(t + g for t, g in zip(total, grads))
+    # None: a parameter no backward() reached yet (op by op, value_and_grad_reached), as torch's .grad
+    return tuple(g if t is None else t if g is None else t + g for t, g in zip(total, grads))
 
 
 def clip_grad_norm(grads, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """torch.nn.utils.clip_grad_norm_ on a tuple of gradients: scale them all by
     max_norm / (total_norm + 1e-6) when that is below 1. Returns (grads, total_norm)."""
     norm_type = float(norm_type)
+    present = [g for g in grads if g is not None]   # None: a parameter the loss did not use, skipped as in torch
     if norm_type == float("inf"):
-        total = ops.stack([ops.abs(g).max() for g in grads]).max()
+        total = ops.stack([ops.abs(g).max() for g in present]).max()
     else:
-        total = ops.stack([ops.pow(ops.abs(g), norm_type).sum() for g in grads]).sum() ** (1.0 / norm_type)
+        total = ops.stack([ops.pow(ops.abs(g), norm_type).sum() for g in present]).sum() ** (1.0 / norm_type)
     coef = ops.clamp(max_norm / (total + 1e-6), max=1.0)
-    return tuple(g * coef.astype(g.dtype) for g in grads), total
+    return tuple(None if g is None else g * coef.astype(g.dtype) for g in grads), total
 
 
 def clip_grad_value(grads, clip_value, foreach=None):
     """torch.nn.utils.clip_grad_value_ on a tuple of gradients."""
-    return tuple(ops.clamp(g, -clip_value, clip_value) for g in grads)
+    return tuple(None if g is None else ops.clamp(g, -clip_value, clip_value) for g in grads)
 
 
 # reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_migration_error)

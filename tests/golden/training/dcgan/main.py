@@ -129,7 +129,9 @@ def forward_fn_D(batch_size, real_cpu, noise):
     output = netD(ops.stop_gradient(fake))
     errD_fake = criterion(output, label)
     return errD_real + errD_fake, output_6, errD_fake, errD_real, fake, label, output
-grad_fn_D = ms.value_and_grad(forward_fn_D, None, optimizerD.parameters, has_aux=True)
+# _ms_compat.value_and_grad_reached (helper): ms.value_and_grad; op by op a parameter the loss did not use gets None, as
+# torch's .grad, and the optimizer skips it
+grad_fn_D = _ms_compat.value_and_grad_reached(forward_fn_D, optimizerD.parameters, has_aux=True)
 
 # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
 def train_step_D(batch_size, real_cpu, noise):
@@ -150,7 +152,7 @@ def forward_fn_G(batch_size, real_cpu, noise, fake):
     output = netD(fake)
     errG = criterion(output, label)
     return errG, fake, label, output
-grad_fn_G = ms.value_and_grad(forward_fn_G, None, optimizerG.parameters, has_aux=True)
+grad_fn_G = _ms_compat.value_and_grad_reached(forward_fn_G, optimizerG.parameters, has_aux=True)
 
 # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
 def train_step_G(batch_size, real_cpu, noise, fake):

@@ -193,7 +193,9 @@ def train():
         output, hidden = model(data, hidden)
         loss = criterion(output, targets)
         return loss, hidden
-    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+    # _ms_compat.value_and_grad_reached (helper): ms.value_and_grad; op by op a parameter the loss did not use gets
+    # None, as torch's .grad, and the optimizer skips it
+    grad_fn = _ms_compat.value_and_grad_reached(forward_fn, optimizer.parameters, has_aux=True)
 
     # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
     def train_step(data, hidden, targets):

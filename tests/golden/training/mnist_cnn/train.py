@@ -34,7 +34,9 @@ def train(args, model, device, train_loader, optimizer, epoch, step, metrics=Non
         # ignore_index left out; the mean divides b...
         loss = _ms_compat.nll_loss(output, target)
         return loss
-    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+    # _ms_compat.value_and_grad_reached (helper): ms.value_and_grad; op by op a parameter the loss did not use gets
+    # None, as torch's .grad, and the optimizer skips it
+    grad_fn = _ms_compat.value_and_grad_reached(forward_fn, optimizer.parameters)
 
     # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
     def train_step(data, target):

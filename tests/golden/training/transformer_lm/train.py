@@ -135,7 +135,9 @@ t0 = time.time()
 def forward_fn(xb, yb):
     logits, loss = model(xb, yb)
     return loss
-grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+# _ms_compat.value_and_grad_reached (helper): ms.value_and_grad; op by op a parameter the loss did not use gets None, as
+# torch's .grad, and the optimizer skips it
+grad_fn = _ms_compat.value_and_grad_reached(forward_fn, optimizer.parameters)
 
 # msmigrate: one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)
 def train_step(xb, yb):
