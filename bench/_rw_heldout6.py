@@ -9,9 +9,10 @@ converted as a new user would convert them.
   not installed), then ch05's generate(); and Qwen3Model (RoPE, RMSNorm, grouped-query attention with
   qk-norm), dense and with its mixture-of-experts feed-forward (topk routing, torch.unique over the chosen
   experts, index_add_). The chapters' own scripts (gpt_train.py...) import tiktoken and download their text.
-- lucidrains/ema-pytorch: EMA (deepcopy of the model, lerp_ of its parameters after each optimizer step)
-  and PostHocEMA (Karras EMAs checkpointed with torch.save to a folder, a model synthesized from them by
-  torch.load and a least-squares solve) through a driver.
+- lucidrains/ema-pytorch: EMA (deepcopy of the model, lerp_ of its parameters after each optimizer step through
+  `self.inplace_lerp = partial(inplace_lerp, ...)`) and, as ema_posthoc, PostHocEMA (Karras EMAs checkpointed
+  with torch.save to a folder, a model synthesized from them by torch.load and a least-squares solve), through
+  drivers.
 - lucidrains/tab-transformer-pytorch at a85dfa9 (0.3.0, the last release before it imports
   hyper_connections / x_mlps_pytorch / discrete_continuous_embed_readout, none installed): TabTransformer
   (shared category embeddings, continuous mean/std buffer) and FTTransformer through a driver.
@@ -41,6 +42,7 @@ PROGRAMS = [
     ("rasbt_gpt", RASBT, "pkg/llms_from_scratch", "driver.py", [], None),
     ("rasbt_qwen3", RASBT, "pkg/llms_from_scratch", "driver.py", [], None),
     ("ema", EMA, "ema_pytorch", "driver.py", [], None),
+    ("ema_posthoc", EMA, "ema_pytorch", "driver.py", [], None),
     ("tab_transformer", TAB, "tab_transformer_pytorch", "driver.py", [], None),
     ("performer", PERFORMER, "performer_pytorch", "driver.py", [], None),
     ("performer_reversible", PERFORMER, "performer_pytorch", "driver.py", [], None),
@@ -136,7 +138,7 @@ for name, cfg in (("dense", base), ("moe", moe)):
 import torch
 import torch.nn.functional as F
 from torch import nn
-from ema_pytorch import EMA, PostHocEMA
+from ema_pytorch import EMA
 
 x = torch.randn(8, 6)
 y = torch.randn(8, 2)
@@ -160,14 +162,22 @@ ema.eval()
 with torch.no_grad():
     print("VALUE ema_out", float(ema(x).abs().mean()))
     print("VALUE ema_decay", float(ema.get_current_decay()))
+''',
+    "ema_posthoc": '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+from ema_pytorch import PostHocEMA
 
-net2 = make()
-post = PostHocEMA(net2, sigma_rels=(0.05, 0.28), update_every=1, checkpoint_every_num_steps=1,
+x = torch.randn(8, 6)
+y = torch.randn(8, 2)
+net = nn.Sequential(nn.Linear(6, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 2))
+post = PostHocEMA(net, sigma_rels=(0.05, 0.28), update_every=1, checkpoint_every_num_steps=1,
                   checkpoint_folder="./post-hoc-ema-checkpoints")
-optimizer = torch.optim.Adam(net2.parameters(), lr=1e-2)
+optimizer = torch.optim.Adam(net.parameters(), lr=1e-2)
 for step in range(3):
     optimizer.zero_grad()
-    loss = F.mse_loss(net2(x), y)
+    loss = F.mse_loss(net(x), y)
     loss.backward()
     optimizer.step()
     post.update()
