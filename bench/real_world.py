@@ -7,6 +7,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout4  # bench/_rw_heldout4.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout2  # bench/_rw_heldout2.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout5  # bench/_rw_heldout5.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout6  # bench/_rw_heldout6.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -198,11 +199,12 @@ for step in range(2):
 
 
 # ------------------------------------------------------------------ sources and data
-def extract(gitdir: Path, dest: Path) -> None:
-    """Every blob of HEAD that the mirror holds (large files may be absent: skipped)."""
+def extract(gitdir: Path, dest: Path, rev: str = "HEAD") -> None:
+    """Every blob of REV (HEAD unless a program names a commit) that the mirror holds (large files may be absent:
+    skipped)."""
     if dest.exists():
         return
-    listing = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", "HEAD"],
+    listing = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", rev],
                              capture_output=True, check=True).stdout
     for entry in listing.split(b"\0"):
         if not entry:
@@ -462,14 +464,16 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=240, help="seconds per run of one side")
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
-    ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5"), default="default",
+    ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
+                                      "heldout6"), default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
                          "makemore, attention-is-all-you-need, vector-quantize, perceiver (bench/_rw_heldout3.py); heldout4: "
                          "MorvanZhou/PyTorch-Tutorial, PyTorchZeroToAll, lion, byol, mlp-mixer (bench/_rw_heldout4.py); "
                          "heldout5: ng-video-lecture, pytorch-beginner, jcjohnson/pytorch-examples, siren, g-mlp, "
                          "lambda-networks, CoCa "
-                         "(bench/_rw_heldout5.py)")
+                         "(bench/_rw_heldout5.py); heldout6: LLMs-from-scratch's GPT and Qwen3, ema-pytorch, "
+                         "tab-transformer, performer, linear-attention-transformer (bench/_rw_heldout6.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
@@ -485,11 +489,12 @@ def main(argv=None):
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue
-        gitdir = a.mirrors / repo / "repo"
+        mirror, _, rev = repo.partition("@")     # OWNER+NAME@COMMIT: that commit, not HEAD
+        gitdir = a.mirrors / mirror / "repo"
         if not gitdir.exists():
             rows.append((name, "-", "blocked", f"no mirror {gitdir}", "", ""))
             continue
-        extract(gitdir, src / repo)
+        extract(gitdir, src / repo, rev or "HEAD")
         run = a.work / "runs" / name
         proj = prepare(name, repo, subdir, script, data, src, run)
         ms_proj = run / "ms" / "x" / "prog"

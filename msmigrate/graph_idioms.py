@@ -3,7 +3,9 @@ equivalent form GRAPH mode compiles.
 
 `q, k, v = map(lambda t: rearrange(t, ...), qkv)` (the usual einops idiom): MindSpore's GRAPH
 mode refuses `map` over a lambda that reads a free variable ("The Map operator don't support
-Closure with free variable yet"); a generator expression compiles (and is lazy, like map).
+Closure with free variable yet"); a generator expression compiles (and is lazy, like map). So does
+`map(f, SEQ)` of a name holding such a lambda (`bucket_fn = lambda x: x.reshape(..., bucket_size, e)`), also in
+a module-level function construct calls: `(f(item) for item in SEQ)`.
 
 `k, v = map(partial(ops.cat, axis=-1), ((mk, k), (mv, v)))`: GRAPH mode compiles the forward, but
 its gradient of map over a partial concatenates the tuple of zero gradients of the int shapes
@@ -68,6 +70,19 @@ def map_lambda_as_generator(call: cst.Call) -> Optional[cst.GeneratorExp]:
             or not isinstance(params.star_arg, cst.MaybeSentinel) or params.params[0].default is not None):
         return None
     return cst.GeneratorExp(elt=lam.body, for_in=cst.CompFor(target=params.params[0].name, iter=seq.value))
+
+
+def map_name_as_generator(call: cst.Call, item: str) -> Optional[cst.GeneratorExp]:
+    """`map(f, SEQ)` with f a name or an attribute (linear-attention-transformer's `bucket_fn = lambda x: ...;
+    map(bucket_fn, (q, k, v))`) -> `(f(item) for item in SEQ)`, or None when the call is not of that form."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "map" and len(call.args) == 2):
+        return None
+    fn, seq = call.args
+    if fn.keyword is not None or seq.keyword is not None or fn.star or seq.star \
+            or not isinstance(fn.value, (cst.Name, cst.Attribute)):
+        return None
+    return cst.GeneratorExp(elt=cst.Call(func=fn.value, args=[cst.Arg(cst.Name(item))]),
+                            for_in=cst.CompFor(target=cst.Name(item), iter=seq.value))
 
 
 def map_partial_as_generator(call: cst.Call, item: str) -> Optional[cst.GeneratorExp]:

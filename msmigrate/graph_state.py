@@ -111,9 +111,9 @@ def _kept_by_graph(value) -> bool:
     return _int_literal(value)
 
 
-def _reachable(walks: Dict[str, _Walk]) -> List[str]:
-    """forward and the methods it calls by `self.NAME(...)`, transitively."""
-    seen, todo = [], ["forward"]
+def _reachable(walks: Dict[str, _Walk], entry: str = "forward") -> List[str]:
+    """forward (or another entry) and the methods it calls by `self.NAME(...)`, transitively."""
+    seen, todo = [], [entry]
     while todo:
         name = todo.pop()
         if name not in seen and name in walks and name not in _NOT_GRAPH:
@@ -124,9 +124,14 @@ def _reachable(walks: Dict[str, _Walk]) -> List[str]:
 
 def forward_methods(cls: cst.ClassDef) -> Optional[Set[str]]:
     """The methods of a Module class that its forward runs (forward and what it calls by `self.NAME(...)`,
-    transitively); None where the class has no forward of its own (a subclass's may call any of them)."""
+    transitively; a class overriding __call__ without a forward: what __call__ runs); None where the class has no
+    forward of its own (a subclass's may call any of them)."""
     methods = _methods(cls)
     if "forward" not in methods:
+        if "__call__" in methods:
+            # a Module calling its own way (ema-pytorch's PostHocEMA): __call__ runs, not forward; the other methods
+            # (a model synthesized from checkpoints) run on the host
+            return set(_reachable({name: _walk(fn) for name, fn in methods.items()}, "__call__"))
         return None
     return set(_reachable({name: _walk(fn) for name, fn in methods.items()}))
 

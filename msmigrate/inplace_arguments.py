@@ -11,7 +11,7 @@ when reached, naming its line. A parameter the function also reads or returns ke
 (its local uses are right; the report marks the site as a difference)."""
 from __future__ import annotations
 
-from typing import Dict, Set
+from typing import Dict, List, Set
 
 import libcst as cst
 
@@ -60,3 +60,72 @@ def rebinds(name: str) -> bool:
     from .inplace_forms import out_of_place
 
     return name in ("fill_", "zero_", "fill_diagonal_") or out_of_place(name) is not None
+
+
+# A function whose callers cannot be seen: its changed parameter reaches tensors nobody checks.
+WHY_ESCAPED = ("in place on a parameter of `{fn}`, which this module passes on as a value ({how}): in torch the "
+               "change reaches the caller's tensor, which a MindSpore rebinding would leave unchanged, and the "
+               "callers that would read it cannot be checked; return the new tensor and assign it in the caller")
+
+
+def changed_params(function: cst.FunctionDef, params: Set[str]) -> Set[str]:
+    """The parameters that are the receiver of some whole-statement in-place method call."""
+    v = _Uses(set(params) - {"self", "cls"})
+    function.body.visit(v)
+    return set(v.receivers)
+
+
+class _ValueUses(cst.CSTVisitor):
+    """Where the module names one of its top-level functions other than as the callee of a call:
+    `partial(f, ...)`, `self.fn = f`, `map(f, xs)`, `return f` (name -> the first such use, as code)."""
+
+    def __init__(self, names: Set[str]) -> None:
+        self.names = names
+        self.callees: Set[int] = set()
+        self.defs: Set[int] = set()
+        self.found: Dict[str, str] = {}
+        self._stmt: List[cst.CSTNode] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs.add(id(node.name))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.callees.add(id(node.func))
+
+    # names that are no reference to the function: `obj.f`, `g(f=1)`, `def g(f)`
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.defs.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.defs.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.defs.add(id(node.name))
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._stmt.append(node)
+
+    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._stmt.pop()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names and id(node) not in self.callees and id(node) not in self.defs \
+                and node.value not in self.found:
+            from .callsite import code_of
+            where = code_of(self._stmt[-1]).strip().splitlines()[0] if self._stmt else node.value
+            self.found[node.value] = where[:80]
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> bool:
+        return False
+
+
+def escaping_functions(module: cst.Module) -> Dict[str, str]:
+    """Top-level functions this module uses as values (their calls go through another name, which the
+    callers' check of inplace_callers.py does not follow): name -> the statement that passes it on."""
+    names = {st.name.value for st in module.body if isinstance(st, cst.FunctionDef)}
+    if not names:
+        return {}
+    v = _ValueUses(names)
+    module.visit(v)
+    return v.found

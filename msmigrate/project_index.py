@@ -68,6 +68,9 @@ class ModuleInfo:
     # could tell such a record's graph dict from the object
     record_classes: Dict[str, "GR.RecordClass"] = field(default_factory=dict)
     record_uses: Optional["GR.RecordUses"] = None
+    # `self.A = <call>` in the methods of its classes: A -> the qualified names called ("" for any other value),
+    # so that `model.pos_emb.weight` in another function knows pos_emb is an Embedding (ProjectIndex.attribute_layers)
+    self_attr_values: Dict[str, Set[str]] = field(default_factory=dict)
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -174,6 +177,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         d = _dotted(node)
         return (resolve_head(d, imports) or d) if d else None
     info.record_classes = GR.scan_record_classes(tree, resolve)
+    info.self_attr_values = _self_attr_values(classes, resolve)
     info.record_uses = GR.scan_uses(tree, resolve)
     for node in classes:
         bases = []
@@ -187,6 +191,27 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         wrapped = optimizer_wrapper_methods(node)
         if wrapped is not None:
             info.optimizer_wrappers.setdefault(node.name, wrapped)
+
+
+def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str]]:
+    """`self.A = f(...)` (also annotated, or one of several targets) in the classes' methods: A -> the names f
+    resolves to; "" for a value that is no call, or a call of something unnamed."""
+    out: Dict[str, Set[str]] = {}
+    for cls in classes:
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            elif isinstance(node, ast.AugAssign):
+                targets, value = [node.target], None
+            else:
+                continue
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    called = resolve(value.func) if isinstance(value, ast.Call) else None
+                    out.setdefault(t.attr, set()).add(called or "")
+    return out
 
 
 def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[str, ...]]]:
@@ -517,6 +542,18 @@ class ProjectIndex:
         owner, _, cls = qname.rpartition(".")
         owner_info = self.modules.get(owner)
         return owner_info.optimizer_wrappers.get(cls) if owner_info is not None else None
+
+    def attribute_layers(self, attr: str) -> Set[str]:
+        """What the project's classes assign to `self.<attr>`, across all modules (qualified names of the calls,
+        project re-exports followed; "" for anything else): one torch layer class says what `x.<attr>` is where
+        x's own class is not known (`model.pos_emb.weight` in a function given the model)."""
+        cache = self.__dict__.setdefault("_attribute_layers", {})
+        if attr not in cache:
+            found: Set[str] = set()
+            for info in self.modules.values():
+                found |= {self.resolve_alias(q) if q else "" for q in info.self_attr_values.get(attr, ())}
+            cache[attr] = found
+        return cache[attr]
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes

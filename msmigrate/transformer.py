@@ -23,7 +23,7 @@ from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_device_unpacks import split_device_unpack
 from .graph_scalars import float_rounding_graph_safe, percent_format_graph_safe, rounding_name
 from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
-                           dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator,
+                           dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator, map_name_as_generator,
                            map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
                            comprehension_condition_as_bool, training_loop_functions, xor_graph_safe,
                            keyword_update_as_display, keyword_updates,
@@ -1146,6 +1146,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         # `def update_fn(p, grad, exp_avg)` of a hand-written optimizer: its arguments change in place
         self._optimizer_helpers = HO.helper_functions(node, self._torch_qname) \
             - self._graph_functions - self._cell_functions - self._training_loops
+        self._escaping_functions = IA.escaping_functions(node)   # top-level functions used as values
         self._state_reads = GS.module_state_reads(node, cell_classes)   # `if self.state is None`: graph_state.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
@@ -1193,6 +1194,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["mutated_only"] = set()    # written into the caller's tensor instead
+        elif not self._funcs and not self._classes and node.name.value in self._escaping_functions:
+            # `partial(f, ...)`, `self.fn = f`: callers inplace_callers.py cannot see (inplace_arguments.py)
+            self._scopes[-1]["escaped_changes"] = IA.changed_params(node, self._scopes[-1]["params"]) \
+                - self._scopes[-1]["mutated_only"]
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"], self._is_torch_call)
@@ -1636,7 +1641,18 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Name) and node.value == "self" and self._classes and self._classes[-1].layer_family:
             return self._classes[-1].layer_family
         t = self._static_type(node)
+        if t is None and isinstance(node, cst.Attribute) and not self._known_owner(node.value):
+            # `model.pos_emb.weight` where model's class is not known here: every class of the project that sets
+            # `self.pos_emb` sets one torch layer family (an Embedding), so MindSpore's name is that family's
+            families = {LAYER_FAMILY.get(q) for q in self.index.attribute_layers(node.attr.value)}
+            return families.pop() if len(families) == 1 and None not in families else None
         return LAYER_FAMILY.get(t) if t else None
+
+    def _known_owner(self, node: cst.BaseExpression) -> bool:
+        """`self` in a class, or a name/attribute whose type this module knows: its own attribute types decide."""
+        if isinstance(node, cst.Name) and node.value == "self" and self._classes:
+            return True
+        return self._static_type(node) is not None
 
     def _static_type(self, node: cst.BaseExpression) -> Optional[str]:
         if isinstance(node, cst.Name):
@@ -2266,12 +2282,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                     and self._qname_any(original.func) == "functools.partial"):   # compiled: graph_builtins.py
                 result = result.with_changes(func=self._render_template("_ms_compat.partial"))
             return result
-        if isinstance(func, cst.Name) and func.value == "map" and self._in_forward() \
+        if isinstance(func, cst.Name) and func.value == "map" and (self._in_forward() or self._in_cell_code()) \
                 and "map" not in self._imports and not self._shadowed("map"):
             first = original.args[0].value if original.args else None
             if isinstance(first, cst.Call) and self._qname_any(first.func) == "functools.partial":
                 return map_partial_as_generator(updated, "_map_item") or updated   # msmigrate/graph_idioms.py
-            return map_lambda_as_generator(updated) or updated   # GRAPH mode: msmigrate/graph_idioms.py
+            return map_lambda_as_generator(updated) or map_name_as_generator(updated, "_map_item") \
+                or updated   # GRAPH mode: msmigrate/graph_idioms.py
         if isinstance(func, cst.Name) and func.value == "callable" and "callable" not in self._imports \
                 and not self._shadowed("callable"):
             safe = callable_graph_safe(updated, COMPAT)           # GRAPH mode: msmigrate/graph_idioms.py
@@ -2631,6 +2648,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             # only the caller sees it (inplace_arguments.py); a fill written into the tensor itself
             # (`_ms_compat.exponential_(a, 2.0)`) reaches the caller and is converted as usual
             return self._todo(original, "Tensor." + name, IA.WHY, updated)
+        if scope is not None and original.func.value.value in scope.get("escaped_changes", ()) \
+                and name not in ("requires_grad_", "detach_") and IA.rebinds(name):
+            fn = scope["function"].name.value
+            return self._todo(original, "Tensor." + name,
+                              IA.WHY_ESCAPED.format(fn=fn, how=self._escaping_functions[fn]), updated)
         row_why = self._cell_row_change(original)     # `for row in x: row.add_(1)` in construct
         if row_why is not None:
             self._row_todos.add(("Tensor." + name, self._line(original)))

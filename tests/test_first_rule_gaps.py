@@ -425,6 +425,49 @@ def test_inplace_op_only_for_the_caller_stops_naming_its_line():
     assert load_torch(INPLACE_FOR_THE_CALLER)["caller"](torch.from_numpy(w))[2] == -1.0   # torch: the caller's h
 
 
+INPLACE_THROUGH_A_VALUE = """
+import torch
+from functools import partial
+
+
+def inplace_lerp(tgt, src, weight, *, coerce=False):
+    if coerce:
+        src = src.to(tgt.dtype)
+    tgt.lerp_(src, weight)  # SITE
+
+
+class Averager:
+    def __init__(self):
+        self.lerp = partial(inplace_lerp, coerce=True)
+
+    def update(self, avg, new):
+        self.lerp(avg, new, 0.5)
+
+
+def caller(w):
+    avg = w * 0
+    Averager().update(avg, w)
+    return avg
+"""
+
+
+def test_inplace_op_on_a_parameter_of_a_function_passed_on_stops_naming_its_line():
+    """ema-pytorch's `self.inplace_lerp = partial(inplace_lerp, ...)`: the function also reads the parameter, so
+    the rebinding stayed, and its callers (through another name) were never checked: the average the caller holds
+    stayed at 0 where torch's moves (silently). Now the statement raises naming its line."""
+    import sys
+
+    import mindspore as ms
+    import torch
+
+    line = next(i for i, t in enumerate(INPLACE_THROUGH_A_VALUE.splitlines(), 1) if "# SITE" in t)
+    w = np.array([0.5, 1.0, 2.0, -1.0], np.float32)
+    np.testing.assert_allclose(load_torch(INPLACE_THROUGH_A_VALUE)["caller"](torch.from_numpy(w)).numpy(), w / 2)
+    mod, code, _ = load_converted(INPLACE_THROUGH_A_VALUE)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"lerp_ at \S+:{line}\b"):
+        mod.caller(ms.Tensor(w))
+
+
 # ------------------------------------------------------------------ state forward keeps across its calls
 STATE_ACROSS_CALLS = """
 import torch

@@ -631,8 +631,9 @@ def _einsum(ctx):
     letters, which run on every backend and in GRAPH mode."""
     b = ctx.bound
     eq = _literal_text(b.value("equation"))
-    if eq is None and isinstance(b.value("equation"), cst.FormattedString) and not b.starred:
-        # f"b h i d, {kv_eq} -> b h i j" (x-transformers): the equation is known at run time only
+    if eq is None and not b.starred:
+        # f"b h i d, {kv_eq} -> b h i j" (x-transformers), a name holding one of two literals
+        # (`eq = 'bnd,bne->bde' if one_kv_head else 'bhnd,bhne->bhde'`): the equation is known at run time only
         operands = [b.code(n) for n in b.order if n != "equation"]
         if operands and not (len(operands) == 1 and operands[0].startswith(("[", "("))):
             return ctx.expr(f"_ms_compat.torch_einsum({b.code('equation')}, {', '.join(operands)})")

@@ -171,3 +171,62 @@ def test_rows_that_cannot_be_written_back_raise(shape):
         load_converted(src)
     assert type(err.value).__name__ == "MigrationError", err.value
     assert re.search(rf":{line}\b", str(err.value)), (line, str(err.value))
+
+
+# ------------------------------------------------------------------ a Module that overrides __call__ (no forward)
+CALL_OVERRIDE = '''
+import torch
+from copy import deepcopy
+from torch import nn
+
+
+class Averages(nn.Module):
+    """ema-pytorch's PostHocEMA: calls its models itself (__call__, no forward); synthesize() runs on the host"""
+    def __init__(self):
+        super().__init__()
+        self.models = nn.ModuleList([nn.Linear(3, 2), nn.Linear(3, 2)])
+
+    def params_of(self, model):
+        for p in model.parameters():
+            yield p
+
+    @torch.no_grad()
+    def synthesize(self, weights):
+        out = deepcopy(self.models[0])
+        for i, (model, weight) in enumerate(zip(self.models, weights)):
+            for src, dst in zip(self.params_of(model), self.params_of(out)):
+                if i == 0:
+                    dst.zero_()
+                dst.add_(src * weight)
+        return out
+
+    def __call__(self, x):
+        return tuple(m(x) for m in self.models)
+
+
+def make():
+    return Averages()
+'''
+
+
+def test_methods_of_a_module_overriding_call_are_host_code():
+    """A Module with __call__ and no forward runs only what __call__ reaches as its forward: its other methods
+    (a model synthesized from others' parameters, changed in place in loops over generators) are host code,
+    whose in-place changes are written into the parameters (before: each was taken for a row of a tensor in
+    construct and raised MigrationError). The synthesized model's output is torch's."""
+    import mindspore as ms
+    import torch
+
+    from msmigrate.weights import load_torch_state_dict
+    from tests.parity.harness import load_torch
+
+    torch.manual_seed(0)
+    t_avg = load_torch(CALL_OVERRIDE)["make"]()
+    mod, code, _ = load_converted(CALL_OVERRIDE)
+    m_avg = mod.make()
+    load_torch_state_dict(m_avg, {k: v.detach().numpy() for k, v in t_avg.state_dict().items()}, strict=True)
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    t_out = t_avg.synthesize([0.25, 0.75])(torch.from_numpy(x)).detach().numpy()
+    m_out = m_avg.synthesize([0.25, 0.75])(ms.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(m_out, t_out, rtol=1e-5, atol=1e-6)
+    assert "write_into(dst" in code, code

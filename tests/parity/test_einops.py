@@ -404,3 +404,37 @@ def fn(x):
     code, sites = check_function(src, [x], grad=True)
     assert "ops.transpose((x * 2), (2, 0, 1))" in code and "_ms_compat.reduce_amax(_ms_compat.precise_tanh(_ms_compat.float_input(x)), (1, 2))" in code, code
     assert "_ms_compat.einops_rearrange(x + 1, " in code, code
+
+
+def test_map_of_a_name_holding_a_closure():
+    """linear-attention-transformer's `bucket_fn = lambda x: x.reshape(..., bucket_size, e)` then
+    `b_q, b_k = map(bucket_fn, (q, k))` in a module-level function forward calls: GRAPH mode refused the map over a
+    closure ("The Map operator don't support Closure with free variable yet", naming no line); it becomes
+    `(bucket_fn(item) for item in ...)`. Values and weight gradients in PYNATIVE and GRAPH."""
+    src = '''import torch
+from torch import nn
+
+
+def bucketed_scores(q, k, bucket_size):
+    e = q.shape[-1]
+    bucket_fn = lambda x: x.reshape(*x.shape[:-2], -1, bucket_size, e)
+    b_q, b_k = map(bucket_fn, (q, k))
+    return (b_q * b_k).sum(dim=-1)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.to_q = nn.Linear(4, 4)
+        self.to_k = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return bucketed_scores(self.to_q(x), self.to_k(x), 2)
+
+
+def make():
+    return Net()
+'''
+    x = np.random.default_rng(11).standard_normal((2, 6, 4)).astype(np.float32)
+    code, sites = check_layer(src, [x], grad=True, rtol=1e-4, atol=1e-5)
+    assert "b_q, b_k = (bucket_fn(_map_item) for _map_item in (q, k))" in code, code
