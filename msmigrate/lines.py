@@ -27,13 +27,33 @@ def _block(body) -> List[cst.CSTNode]:
     return []
 
 
+_COMPOUND = {cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef), cst.ClassDef: (ast.ClassDef,),
+             cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,), cst.If: (ast.If,),
+             cst.With: (ast.With, ast.AsyncWith), cst.Try: (ast.Try,), cst.TryStar: (getattr(ast, "TryStar", ast.Try),)}
+_AST_COMPOUND = tuple(t for ts in _COMPOUND.values() for t in ts) + (getattr(ast, "Match", ast.If),)
+
+
 def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int, int]) -> None:
+    """Pairs the statements in order. The pre-passes may have rewritten a statement into several on its line
+    (`m.mul_(b).add_(g)` as `m.mul_(b); m.add_(g)`) or added lines: a line of simple statements takes the
+    source statements of its original line, an added one the line before it, and a compound statement the
+    next source statement of its kind, so the statements after them keep their own lines."""
     j = 0
     for st in cst_body:
         if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            lines[id(st)] = ast_body[j].lineno
-            j += len(st.body)
+            if j < len(ast_body) and not isinstance(ast_body[j], _AST_COMPOUND):
+                line = lines[id(st)] = ast_body[j].lineno
+                j += 1
+                while j < len(ast_body) and ast_body[j].lineno == line \
+                        and not isinstance(ast_body[j], _AST_COMPOUND):
+                    j += 1
+            else:   # a statement a pre-pass added: the line of the one before it
+                lines[id(st)] = ast_body[j - 1].lineno if 0 < j <= len(ast_body) else ast_body[0].lineno
             continue
+        kinds = next((ts for c, ts in _COMPOUND.items() if isinstance(st, c)), None)
+        if kinds is not None:
+            k = next((k for k in range(j, len(ast_body)) if isinstance(ast_body[k], kinds)), None)
+            j = j if k is None else k
         a = ast_body[j]
         j += 1
         lines[id(st)] = getattr(a, "lineno", 0)
