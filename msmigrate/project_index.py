@@ -56,6 +56,9 @@ class ModuleInfo:
     # a forward (or a module-level function next to a class) calls a torch function whose converted helper runs
     # in Python on the values (PACKING_CALLS): a compiled graph cannot run it, so a program reaching it runs PYNATIVE
     packs_sequences: bool = False
+    # a call of torch.distributions (Normal(...), kl_divergence...) anywhere in the module: built in a compiled
+    # graph, a distribution is a Python object no gradient flows through, so a program reaching one runs PYNATIVE
+    builds_distributions: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -164,6 +167,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
+    info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -225,6 +229,16 @@ def _forward_calls(tree: ast.Module, imports: Dict[str, str], qualified: frozens
             return True
         if isinstance(node, ast.ClassDef) and any(
                 isinstance(f, ast.FunctionDef) and f.name == "forward" and calls(f) for f in node.body):
+            return True
+    return False
+
+
+def _calls_under(tree: ast.Module, imports: Dict[str, str], prefix: str) -> bool:
+    """Anything in the module calls a name under `prefix` (through the module's imports: `Normal(...)` after
+    `from torch.distributions import Normal`, `D.Categorical(...)`)."""
+    for node in ast.walk(tree):
+        d = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if d is not None and (resolve_head(d, imports) or "").startswith(prefix):
             return True
     return False
 
@@ -615,6 +629,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) packs sequences in a forward
         (ModuleInfo.packs_sequences): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "sequence_packing", lambda mod, info: info.packs_sequences)
+
+    def reaches_distributions(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) builds a torch.distributions object
+        (ModuleInfo.builds_distributions): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "distributions", lambda mod, info: info.builds_distributions)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

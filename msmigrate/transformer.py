@@ -2813,6 +2813,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif self.index.reaches_sequence_packing(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) packs sequences "
                                           "(PackedSequence orders rows by the lengths' values, op by op only)")
+        elif self.index.reaches_distributions(self.module_name):
+            # MindSpore 2.10 runs a distribution object built in a compiled graph through JIT Fallback: its values
+            # come out right, its gradients zero (a value_and_grad made in GRAPH mode compiles even when called op
+            # by op), so the mode is chosen before the program makes its grad_fn
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: torch.distributions objects (here or in a module imported) "
+                                          "pass no gradient inside a compiled graph (op by op, they do)")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
