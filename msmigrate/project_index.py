@@ -59,6 +59,10 @@ class ModuleInfo:
     # a call of torch.distributions (Normal(...), kl_divergence...) anywhere in the module: built in a compiled
     # graph, a distribution is a Python object no gradient flows through, so a program reaching one runs PYNATIVE
     builds_distributions: bool = False
+    # a forward builds a layer with randomly drawn weights (`nn.Linear(4, 2)(x)`, `nn.Embedding(5, 3)(ids)`): torch
+    # draws a fresh layer per call; a compiled graph builds it once, at compile time (the same weights every step),
+    # or cannot build it at all (an initializer object in construct), so a program reaching one runs PYNATIVE
+    builds_layers_in_forward: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -168,6 +172,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     _scan_named_tuples(info, tree)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
+    info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -240,6 +245,25 @@ def _calls_under(tree: ast.Module, imports: Dict[str, str], prefix: str) -> bool
         d = _dotted(node.func) if isinstance(node, ast.Call) else None
         if d is not None and (resolve_head(d, imports) or "").startswith(prefix):
             return True
+    return False
+
+
+# torch.nn layers whose weights are drawn at random when built (a LayerNorm's, a PReLU's are constants)
+_DRAWN_LAYER = re.compile(r"torch\.nn\.(Lazy)?(Linear|Bilinear|Conv\w*|ConvTranspose\w*|Embedding\w*|RNN\w*|LSTM\w*|"
+                          r"GRU\w*|MultiheadAttention|Transformer\w*)")
+
+
+def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bool:
+    """A `forward` method calls a torch.nn layer constructor whose weights are drawn (_DRAWN_LAYER)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for f in node.body:
+            if isinstance(f, ast.FunctionDef) and f.name == "forward":
+                for call in ast.walk(f):
+                    d = _dotted(call.func) if isinstance(call, ast.Call) else None
+                    if d is not None and _DRAWN_LAYER.fullmatch(resolve_head(d, imports) or ""):
+                        return True
     return False
 
 
@@ -634,6 +658,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) builds a torch.distributions object
         (ModuleInfo.builds_distributions): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "distributions", lambda mod, info: info.builds_distributions)
+
+    def reaches_layers_built_in_forward(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) builds a layer with drawn weights in a
+        forward (ModuleInfo.builds_layers_in_forward): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "forward_layers", lambda mod, info: info.builds_layers_in_forward)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

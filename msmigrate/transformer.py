@@ -2819,6 +2819,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # by op), so the mode is chosen before the program makes its grad_fn
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: torch.distributions objects (here or in a module imported) "
                                           "pass no gradient inside a compiled graph (op by op, they do)")
+        elif self.index.reaches_layers_built_in_forward(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) builds a layer with "
+                                          "drawn weights at each call, as torch does (a compiled graph would build "
+                                          "it once)")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
