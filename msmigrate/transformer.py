@@ -182,6 +182,17 @@ TENSOR_CLASS_CALLS = frozenset("torch." + n + "Tensor" for n in (
     "", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
 
 
+
+# an augmented assignment's operator as the operator module names it (augmented_in_place)
+_STATE_AUG = {cst.AddAssign: "add", cst.SubtractAssign: "sub", cst.MultiplyAssign: "mul", cst.DivideAssign: "truediv",
+              cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod", cst.PowerAssign: "pow"}
+
+def _keyed_by_string(sub: cst.Subscript) -> bool:
+    """`state['slow'].copy_(v)`: a string key reads a dict's tensor, no slice of one: its copy_ stays in place
+    (an assignment `state['slow'] = v` would make the entry the very tensor v, a Parameter changed later)."""
+    return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) and isinstance(
+        sub.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -1762,6 +1773,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         UT.track_tuple_names(self, [original.target], None)
         self._track_augmented_tensor(original)
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
+        op = _STATE_AUG.get(type(updated.operator))
+        if self._classes and self._classes[-1].hand_optimizer and self._funcs and isinstance(updated.target, cst.Name) \
+                and op is not None:
+            # `slow += (fast - slow) * alpha` on a state tensor in a hand-written optimizer: torch changes the
+            # tensor the state holds, MindSpore's `+=` makes a new one (user_optimizers.py's augmented_in_place)
+            self.uses_compat = True
+            return cst.Assign(targets=[cst.AssignTarget(updated.target)], semicolon=updated.semicolon,
+                              value=cst.Call(func=self._render_template(f"{COMPAT}.augmented_in_place"), args=[
+                                  cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value)]))
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
             return updated.with_changes(value=GM.refuse_in_graph(
@@ -2517,7 +2537,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             row = self._cell_row_item(original, updated)     # `x[0].mul_(2)` in construct: cell_rows.py
             if row is not None:
                 return row
-        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
+        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript) \
+                and not (name == "copy_" and _keyed_by_string(func.value)):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
         try:
@@ -2574,7 +2595,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._out_stmt_calls.add(id(call))
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "copy_"
                 and isinstance(call.func.value, cst.Subscript) and len(call.args) == 1 and not call.args[0].keyword
-                and not call.args[0].star):
+                and not call.args[0].star and not _keyed_by_string(call.func.value)):
             self._slice_copies[id(call)] = None
 
     def leave_Expr(self, original, updated):

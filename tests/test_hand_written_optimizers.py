@@ -47,7 +47,7 @@ weights = list(model.parameters()) + [torch.tensor(losses)]
 '''
 # the optimizer's state tensors compared too, where the state has its moments under these names
 STATE_TAIL = '''
-weights += [opt.state[p][name] for p in model.parameters() for name in ('exp_avg', 'exp_avg_sq', 'buf')
+weights += [opt.state[p][name] for p in model.parameters() for name in ('exp_avg', 'exp_avg_sq', 'buf', 'slow_param')
             if name in opt.state[p]]
 '''
 
@@ -250,6 +250,48 @@ losses.append(opt._optimizer.param_groups[0]['lr'])
 '''
 
 
+# Lookahead (Zhang et al.): an Optimizer subclass that never calls Optimizer.__init__; it takes its base
+# optimizer's param_groups, keeps slow weights in its state (`slow_param.copy_(fast.data)`, `slow += ...`, both in
+# place on the state tensor) and every k steps pulls the weights towards them
+LOOKAHEAD = '''
+from collections import defaultdict
+
+
+class Lookahead(Optimizer):
+    def __init__(self, optimizer, k=3, alpha=0.5):
+        self.optimizer = optimizer
+        self.k = k
+        self.alpha = alpha
+        self.param_groups = self.optimizer.param_groups
+        self.state = defaultdict(dict)
+        self.fast_state = self.optimizer.state
+        for group in self.param_groups:
+            group["counter"] = 0
+
+    def update(self, group):
+        for fast in group["params"]:
+            param_state = self.state[fast]
+            if "slow_param" not in param_state:
+                param_state["slow_param"] = torch.zeros_like(fast.data)
+                param_state["slow_param"].copy_(fast.data)
+            slow = param_state["slow_param"]
+            slow += (fast.data - slow) * self.alpha
+            fast.data.copy_(slow)
+
+    def step(self, closure=None):
+        loss = self.optimizer.step(closure)
+        for group in self.param_groups:
+            if group["counter"] == 0:
+                self.update(group)
+            group["counter"] += 1
+            if group["counter"] >= self.k:
+                group["counter"] = 0
+        return loss
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+'''
+
 
 PROGRAMS = {
     "lion": LION + HEAD + "opt = Lion(model.parameters(), lr=1e-2, weight_decay=0.1)\n" + TRAIN,
@@ -299,6 +341,9 @@ losses.append(opt.param_groups[0]['lr'])
 losses.append(opt.param_groups[1]['lr'])
 ''',
     "foreach_lion": FOREACH + HEAD + "opt = ForeachLion(model.parameters(), lr=1e-2, weight_decay=0.1)\n" + TRAIN,
+    "lookahead_sgd": IMPORTS + LOOKAHEAD + HEAD + """
+opt = Lookahead(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5), k=3, alpha=0.5)
+""" + TRAIN + TRAIN,
     "update_function": UPDATE_FN + HEAD + "opt = FnLion(model.parameters(), lr=1e-2, weight_decay=0.1)\n" + TRAIN,
     # the optimizer's state_dict (its moments and step counts) loaded into a fresh optimizer that trains on
     "state_dict_resumed": ADAM + HEAD + '''
