@@ -66,7 +66,53 @@ def test_a_custom_function_applied_in_a_compiled_forward(mode):
     assert "_ms_compat.function_apply(Square, " in code, code
     msg = _refused(mode, mod.Net(), ms.Tensor(np.ones((2, 3), np.float32)))
     line = _line(FUNCTION_SRC, "        return Square.apply(x) + 1")
-    assert f"Function.apply at " in msg and f":{line}:" in msg and "PYNATIVE" in msg, msg
+    assert f"Square.apply at " in msg and f":{line}:" in msg and "PYNATIVE" in msg, msg
+
+
+def test_a_custom_function_applied_op_by_op_in_graph_mode_names_its_line():
+    """Fn.apply outside any construct while the program is in GRAPH mode (its backward needs PYNATIVE): the
+    MigrationError names the class and the original line (before: "Square.apply: ...", no line)."""
+    src = FUNCTION_SRC + "\n\ndef outside(x):\n    return Square.apply(x)\n"
+    mod, code, _ = load_converted(src)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception) as err:
+            mod.outside(ms.Tensor(np.ones((2,), np.float32)))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    msg = str(err.value)
+    assert type(err.value).__name__ == "MigrationError", msg
+    assert "Square.apply at " in msg and f":{_line(src, '    return Square.apply(x)')}:" in msg, msg
+
+
+TOO_MANY_SRC = """
+import torch
+
+
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, g
+
+
+def f(x):
+    return Twice.apply(x).sum()
+"""
+
+
+def test_a_backward_with_too_many_gradients_names_the_apply_line():
+    """torch raises for a backward returning more gradients than forward took inputs; the converted one raises
+    MigrationError naming the class and the original line of its apply."""
+    mod, code, _ = load_converted(TOO_MANY_SRC)
+    with pytest.raises(Exception) as err:
+        ms.grad(mod.f)(ms.Tensor(np.ones((2,), np.float32)))
+    msg = str(err.value)
+    assert "Twice.backward returned 2 gradients" in msg, msg
+    assert f":{_line(TOO_MANY_SRC, '    return Twice.apply(x).sum()')})" in msg, msg
 
 
 def test_a_custom_function_applied_op_by_op_keeps_its_backward():
