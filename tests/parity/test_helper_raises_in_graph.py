@@ -265,7 +265,9 @@ def test_packing_in_a_compiled_forward(mode):
     mod, _, _ = load_converted(PACKING_SRC)
     x = ms.Tensor(np.ones((2, 5, 3), np.float32))
     msg = _refused(mode, mod.Net(), x, ms.Tensor(np.array([3, 5])))
-    assert "pack_padded_sequence inside a compiled graph" in msg, msg
+    line = _line(PACKING_SRC, "        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)")
+    # the original line named (before: "torch.nn.utils.rnn.pack_padded_sequence inside a compiled graph", no line)
+    assert f"pack_padded_sequence at __main__:{line} inside a compiled graph" in msg, msg
 
 
 # ------------------------------------------------------------------ torch.distributed.all_reduce in a forward
