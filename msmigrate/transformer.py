@@ -2463,6 +2463,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x
         if chained is not None:
             return chained
+        if name == "rsample" and not any(a.star for a in updated.args):
+            # dist.rsample(...) with its line: a distribution that cannot build one here stops with MigrationError
+            # naming it (compat_parts/distributions.py's rsample_at)
+            where = cst.Arg(cst.SimpleString(repr(f"{self.module_name}:{self._line(original)}")))
+            self.uses_compat = True
+            return updated.with_changes(func=cst.parse_expression(f"{COMPAT}.rsample_at"),
+                                        args=[cst.Arg(updated.func.value), where, *updated.args])
         if name == "apply" and self._is_autograd_function(func.value):
             # Fn.apply(...) of a torch.autograd.Function subclass (_ms_compat.Function.apply), with its line: a
             # graph compiling the call stops with MigrationError naming it (compat_parts/autograd.py)

@@ -56,3 +56,50 @@ weights = list(net.parameters()) + [torch.tensor(losses)]
 def test_step_building_distributions_trains_as_in_torch(graph):
     code, _ = program_weights_match_torch(PROGRAM, graph, what="distributions in the step: ")
     assert "ms.set_context(mode=ms.PYNATIVE_MODE)" in code, code
+
+
+GAMMA_SRC = '''
+import torch
+from torch import nn
+from torch.distributions import Beta, Gamma
+
+
+def draw(a):
+    return Gamma(a, torch.ones_like(a)).rsample()
+
+
+class Net(nn.Module):
+    def forward(self, a):
+        d = Beta(a, a)
+        return d.rsample((2,))
+'''
+
+
+def _line(src, text):
+    return src.splitlines().index(text) + 1
+
+
+def test_rsample_without_a_gradient_names_its_line():
+    """Gamma/Beta/Dirichlet/Chi2/StudentT.rsample: MindSpore's gamma sampler has no gradient, so the conversion stops
+    with MigrationError; it now names the original line of the rsample() call (converted as
+    _ms_compat.rsample_at(dist, 'file:line', ...)), op by op and inside a compiled construct (there MindSpore runs
+    the distribution in Python and re-raises the message as its RuntimeError)."""
+    import numpy as np
+    import mindspore as ms
+    from .harness import load_converted
+
+    mod, code, _ = load_converted(GAMMA_SRC)
+    a = ms.Tensor(np.float32([1.0, 2.0]))
+    with pytest.raises(Exception) as err:
+        mod.draw(a)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert f"Gamma.rsample at __main__:{_line(GAMMA_SRC, '    return Gamma(a, torch.ones_like(a)).rsample()')}:" \
+        in str(err.value), err.value
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception) as err:
+            mod.Net()(a)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert f"Beta.rsample at __main__:{_line(GAMMA_SRC, '        return d.rsample((2,))')}:" in str(err.value), \
+        err.value
