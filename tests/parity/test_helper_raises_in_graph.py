@@ -368,3 +368,30 @@ def test_a_module_cast_in_a_forward_op_by_op():
     want = net(torch.from_numpy(x))
     assert out.dtype == ms.float64 and want.dtype == torch.float64
     assert_close(out, want, what="float64 forward", rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ a model cast on an untyped receiver in a graph
+UNTYPED_CAST_SRC = '''
+import torch
+
+model = torch.nn.Linear(2, 2)
+
+
+def get():
+    return model
+
+
+def run(x):
+    return get().float()(x)
+'''
+
+
+def test_untyped_module_cast_in_a_compiled_function_names_its_line():
+    """`get().float()` (a receiver the converter cannot type) that is a model inside a compiled function (ms.jit):
+    the refusal names the original line (before: "a module cast ... at None")."""
+    mod, code, _ = load_converted(UNTYPED_CAST_SRC)
+    with pytest.raises(Exception) as err:
+        _run("jit", mod.run, ms.Tensor(np.ones((1, 2), np.float32)))
+    msg = str(err.value)
+    assert f"module cast (.float()/.double()/.half()/.to(dtype) of a model) at " \
+           f"__main__:{_line(UNTYPED_CAST_SRC, '    return get().float()(x)')} inside" in msg, msg
