@@ -6,7 +6,7 @@ The in-place form `torch._foreach_abs_(tensors)` on a list name writes each tens
 (`_ms_compat.foreach_write(...)`, whose value is the list, as torch returns it (torch 2.13; older versions
 returned None)): torch changes the tensors themselves, so a parameter or an optimizer's state tensor in the
 list sees the change; a list of tensors made in place (`torch._foreach_abs_([torch.tensor(..), ..])`) is
-seen by nothing else: the new list; any other display (`torch._foreach_abs_([a, b])`) stays a TODO.
+seen by nothing else: the new list; a display of names (`torch._foreach_abs_([a, b])`) writes into a and b.
 The functions with operands after the list (`torch._foreach_add_(params, updates, alpha=-lr)`, lerp, addcmul...)
 call templates/compat_parts/foreach_lists.py: a loop with torch's per-tensor semantics, in place or not.
 Proven by tests/parity/test_foreach_ops.py.
@@ -56,6 +56,19 @@ def _fresh_display(code: str) -> bool:
     return isinstance(node, (ast.List, ast.Tuple)) and bool(node.elts) and all(isinstance(e, ast.Call) for e in node.elts)
 
 
+def _read_twice_safely(code: str) -> bool:
+    """A name, an attribute chain or a list/tuple display of such (the list is read for the values and written
+    into): reading it again has no effect of its own."""
+    try:
+        node = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+
+    def plain(n) -> bool:
+        return isinstance(n, ast.Name) or isinstance(n, ast.Attribute) and plain(n.value)
+    return plain(node) or isinstance(node, (ast.List, ast.Tuple)) and all(plain(e) for e in node.elts)
+
+
 def _out_of_place(base):
     def convert(ctx):
         return ctx.expr(_each(ctx, base))
@@ -67,9 +80,9 @@ def _in_place(base, name: str):
         target = ctx.bound.code("self")
         if target is not None and _fresh_display(target):   # no other name sees these tensors: the new list
             return ctx.expr(_each(ctx, base))
-        if target is None or not target.isidentifier():
-            raise UnsupportedSite(f"torch.{name} on a list that is no plain name changes the tensors in it, which a "
-                                  f"MindSpore list cannot: write `tensors = torch.{name[:-1]}(tensors)`")
+        if target is None or not _read_twice_safely(target):
+            raise UnsupportedSite(f"torch.{name} on a list that is no name, attribute or display of names: write "
+                                  f"`tensors = <the list>; torch.{name}(tensors)`")
         return ctx.expr(f"_ms_compat.foreach_write({name[len('_foreach_'):-1]!r}, {_where(ctx)!r}, {target}, "
                         f"{_each(ctx, base)})")
     return convert

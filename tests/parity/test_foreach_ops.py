@@ -69,8 +69,22 @@ def test_foreach_in_place_on_made_tensors():
         np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6)
 
 
-def test_foreach_in_place_on_a_display_is_a_todo():
+def test_foreach_in_place_on_a_display_writes_its_tensors():
+    """`torch._foreach_exp_([a, b])` changes a and b themselves (before: a TODO, the list's items could only be
+    replaced)."""
     src = "import torch\ndef f(a, b):\n    torch._foreach_exp_([a, b])\n    return a, b\n"
+    mod, code, sites = load_converted(src)
+    assert not [s for s in sites if s.status == TODO], code
+    import mindspore as ms
+    import torch
+    got = mod.f(ms.Tensor(np.float32([0.5, 1.0])), ms.Tensor(np.float32([[2.0]])))
+    want = load_torch(src)["f"](torch.tensor([0.5, 1.0]), torch.tensor([[2.0]]))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6)
+
+
+def test_foreach_in_place_on_a_call_is_a_todo():
+    src = "import torch\ndef f(m):\n    torch._foreach_exp_(list(m.parameters()))\n"
     _, code, sites = load_converted(src)
     assert [s.api for s in sites if s.status == TODO] == ["torch._foreach_exp_"], code
 
