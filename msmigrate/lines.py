@@ -27,13 +27,45 @@ def _block(body) -> List[cst.CSTNode]:
     return []
 
 
+_COMPOUND = {cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef), cst.ClassDef: (ast.ClassDef,),
+             cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,), cst.If: (ast.If,),
+             cst.With: (ast.With, ast.AsyncWith), cst.Try: (ast.Try,), cst.TryStar: (getattr(ast, "TryStar", ast.Try),)}
+_AST_COMPOUND = tuple(t for ts in _COMPOUND.values() for t in ts) + (getattr(ast, "Match", ast.If),)
+
+
+def _same_kind(following: List[cst.CSTNode], a: ast.stmt) -> bool:
+    """The next converted statement is a compound one of the source statement's kind."""
+    kinds = next((ts for c, ts in _COMPOUND.items() if following and isinstance(following[0], c)), ())
+    return bool(kinds) and isinstance(a, kinds)
+
+
 def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int, int]) -> None:
+    """Pairs the statements in order. The pre-passes may have rewritten a statement into several on its line
+    (`m.mul_(b).add_(g)` as `m.mul_(b); m.add_(g)`) or added lines: a line of simple statements takes the
+    source statements of its original line, an added one the line before it, and a compound statement the
+    next source statement of its kind past simple ones, so the statements after them keep their own lines."""
     j = 0
-    for st in cst_body:
+    for i, st in enumerate(cst_body):
         if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            lines[id(st)] = ast_body[j].lineno
-            j += len(st.body)
+            if j < len(ast_body) and not isinstance(ast_body[j], _AST_COMPOUND):
+                line = lines[id(st)] = ast_body[j].lineno
+                j += 1
+                while j < len(ast_body) and ast_body[j].lineno == line \
+                        and not isinstance(ast_body[j], _AST_COMPOUND):
+                    j += 1
+            elif j < len(ast_body) and not _same_kind(cst_body[i + 1:i + 2], ast_body[j]):
+                lines[id(st)] = ast_body[j].lineno   # a compound statement a pre-pass made simple
+                j += 1
+            else:   # a statement a pre-pass added before a compound one: the line of the one before it
+                lines[id(st)] = ast_body[j - 1].lineno if 0 < j <= len(ast_body) else ast_body[0].lineno
             continue
+        kinds = next((ts for c, ts in _COMPOUND.items() if isinstance(st, c)), None)
+        if kinds is not None:   # past source statements a pre-pass removed, to the next one of its kind
+            k = j
+            while k < len(ast_body) and not isinstance(ast_body[k], _AST_COMPOUND):
+                k += 1
+            if k < len(ast_body) and isinstance(ast_body[k], kinds):
+                j = k
         a = ast_body[j]
         j += 1
         lines[id(st)] = getattr(a, "lineno", 0)

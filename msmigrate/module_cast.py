@@ -26,7 +26,8 @@ def untyped_call_receiver(tr, original: cst.Call, updated: cst.Call) -> Optional
     target = f"_ms_compat.cast_tensor_or_module(..., ms.{_CASTS[name]})"
     tr._record(original, f"Module.{name}", target, R.CONVERTED,
                "the receiver may be a model or a tensor: decided at run time")
-    where = f", {tr.module_name + ':' + str(tr._line(original))!r}" if name == "double" else ""   # a float64 conv
+    # the line: a float64 convolution's refusal and a compiled graph's (module_cast) name it
+    where = f", {tr.module_name + ':' + str(tr._line(original))!r}"
     return tr._render_template(f"_ms_compat.cast_tensor_or_module({code_of(updated.func.value).strip()}, "
                                f"{tr.names['ms']}.{_CASTS[name]}{where})")
 

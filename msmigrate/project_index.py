@@ -59,6 +59,13 @@ class ModuleInfo:
     # calls x.register_forward_hook(...) or another Module hook registration (MindSpore calls Cell hooks in
     # PYNATIVE mode only)
     registers_hooks: bool = False
+    # a call of torch.distributions (Normal(...), kl_divergence...) anywhere in the module: built in a compiled
+    # graph, a distribution is a Python object no gradient flows through, so a program reaching one runs PYNATIVE
+    builds_distributions: bool = False
+    # a forward builds a layer with randomly drawn weights (`nn.Linear(4, 2)(x)`, `nn.Embedding(5, 3)(ids)`): torch
+    # draws a fresh layer per call; a compiled graph builds it once, at compile time (the same weights every step),
+    # or cannot build it at all (an initializer object in construct), so a program reaching one runs PYNATIVE
+    builds_layers_in_forward: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -172,6 +179,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.registers_hooks = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                and n.func.attr in HOOK_REGISTRATIONS for n in ast.walk(tree))
+    info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
+    info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -260,6 +269,35 @@ def _forward_calls(tree: ast.Module, imports: Dict[str, str], qualified: frozens
         if isinstance(node, ast.ClassDef) and any(
                 isinstance(f, ast.FunctionDef) and f.name == "forward" and calls(f) for f in node.body):
             return True
+    return False
+
+
+def _calls_under(tree: ast.Module, imports: Dict[str, str], prefix: str) -> bool:
+    """Anything in the module calls a name under `prefix` (through the module's imports: `Normal(...)` after
+    `from torch.distributions import Normal`, `D.Categorical(...)`)."""
+    for node in ast.walk(tree):
+        d = _dotted(node.func) if isinstance(node, ast.Call) else None
+        if d is not None and (resolve_head(d, imports) or "").startswith(prefix):
+            return True
+    return False
+
+
+# torch.nn layers whose weights are drawn at random when built (a LayerNorm's, a PReLU's are constants)
+_DRAWN_LAYER = re.compile(r"torch\.nn\.(Lazy)?(Linear|Bilinear|Conv\w*|ConvTranspose\w*|Embedding\w*|RNN\w*|LSTM\w*|"
+                          r"GRU\w*|MultiheadAttention|Transformer\w*)")
+
+
+def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bool:
+    """A `forward` method calls a torch.nn layer constructor whose weights are drawn (_DRAWN_LAYER)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for f in node.body:
+            if isinstance(f, ast.FunctionDef) and f.name == "forward":
+                for call in ast.walk(f):
+                    d = _dotted(call.func) if isinstance(call, ast.Call) else None
+                    if d is not None and _DRAWN_LAYER.fullmatch(resolve_head(d, imports) or ""):
+                        return True
     return False
 
 
@@ -667,6 +705,16 @@ class ProjectIndex:
         (ModuleInfo.registers_hooks): MindSpore calls Cell hooks in PYNATIVE mode only, so a program importing
         one starts in PYNATIVE mode."""
         return self._reaches(module, "cell_hooks", lambda mod, info: info.registers_hooks)
+
+    def reaches_distributions(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) builds a torch.distributions object
+        (ModuleInfo.builds_distributions): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "distributions", lambda mod, info: info.builds_distributions)
+
+    def reaches_layers_built_in_forward(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) builds a layer with drawn weights in a
+        forward (ModuleInfo.builds_layers_in_forward): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "forward_layers", lambda mod, info: info.builds_layers_in_forward)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

@@ -182,6 +182,17 @@ TENSOR_CLASS_CALLS = frozenset("torch." + n + "Tensor" for n in (
     "", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
 
 
+
+# an augmented assignment's operator as the operator module names it (augmented_in_place)
+_STATE_AUG = {cst.AddAssign: "add", cst.SubtractAssign: "sub", cst.MultiplyAssign: "mul", cst.DivideAssign: "truediv",
+              cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod", cst.PowerAssign: "pow"}
+
+def _keyed_by_string(sub: cst.Subscript) -> bool:
+    """`state['slow'].copy_(v)`: a string key reads a dict's tensor, no slice of one: its copy_ stays in place
+    (an assignment `state['slow'] = v` would make the entry the very tensor v, a Parameter changed later)."""
+    return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) and isinstance(
+        sub.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -1778,6 +1789,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         UT.track_tuple_names(self, [original.target], None)
         self._track_augmented_tensor(original)
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
+        op = _STATE_AUG.get(type(updated.operator))
+        if self._classes and self._classes[-1].hand_optimizer and self._funcs and isinstance(updated.target, cst.Name) \
+                and op is not None:
+            # `slow += (fast - slow) * alpha` on a state tensor in a hand-written optimizer: torch changes the
+            # tensor the state holds, MindSpore's `+=` makes a new one (user_optimizers.py's augmented_in_place)
+            self.uses_compat = True
+            return cst.Assign(targets=[cst.AssignTarget(updated.target)], semicolon=updated.semicolon,
+                              value=cst.Call(func=self._render_template(f"{COMPAT}.augmented_in_place"), args=[
+                                  cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value)]))
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
             return updated.with_changes(value=GM.refuse_in_graph(
@@ -2460,6 +2480,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x
         if chained is not None:
             return chained
+        if name == "rsample" and not any(a.star for a in updated.args):
+            # dist.rsample(...) with its line: a distribution that cannot build one here stops with MigrationError
+            # naming it (compat_parts/distributions.py's rsample_at)
+            where = cst.Arg(cst.SimpleString(repr(f"{self.module_name}:{self._line(original)}")))
+            self.uses_compat = True
+            return updated.with_changes(func=cst.parse_expression(f"{COMPAT}.rsample_at"),
+                                        args=[cst.Arg(updated.func.value), where, *updated.args])
         if name == "apply" and self._is_autograd_function(func.value):
             # Fn.apply(...) of a torch.autograd.Function subclass (_ms_compat.Function.apply), with its line: a
             # graph compiling the call stops with MigrationError naming it (compat_parts/autograd.py)
@@ -2534,7 +2561,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             row = self._cell_row_item(original, updated)     # `x[0].mul_(2)` in construct: cell_rows.py
             if row is not None:
                 return row
-        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript):
+        if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript) \
+                and not (name == "copy_" and _keyed_by_string(func.value)):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
         try:
@@ -2591,7 +2619,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._out_stmt_calls.add(id(call))
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "copy_"
                 and isinstance(call.func.value, cst.Subscript) and len(call.args) == 1 and not call.args[0].keyword
-                and not call.args[0].star):
+                and not call.args[0].star and not _keyed_by_string(call.func.value)):
             self._slice_copies[id(call)] = None
 
     def leave_Expr(self, original, updated):
@@ -2838,6 +2866,16 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif self.index.reaches_cell_hooks(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a Module hook is registered (here or in a module "
                                           "imported); MindSpore calls Cell hooks in PYNATIVE mode only")
+        elif self.index.reaches_distributions(self.module_name):
+            # MindSpore 2.10 runs a distribution object built in a compiled graph through JIT Fallback: its values
+            # come out right, its gradients zero (a value_and_grad made in GRAPH mode compiles even when called op
+            # by op), so the mode is chosen before the program makes its grad_fn
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: torch.distributions objects (here or in a module imported) "
+                                          "pass no gradient inside a compiled graph (op by op, they do)")
+        elif self.index.reaches_layers_built_in_forward(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) builds a layer with "
+                                          "drawn weights at each call, as torch does (a compiled graph would build "
+                                          "it once)")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

@@ -45,6 +45,11 @@ for step in range(5):
 TAIL = '''
 weights = list(model.parameters()) + [torch.tensor(losses)]
 '''
+# the optimizer's state tensors compared too, where the state has its moments under these names
+STATE_TAIL = '''
+weights += [opt.state[p][name] for p in model.parameters() for name in ('exp_avg', 'exp_avg_sq', 'buf', 'slow_param')
+            if name in opt.state[p]]
+'''
 
 LION = IMPORTS + '''
 class Lion(Optimizer):
@@ -175,6 +180,119 @@ class FnLion(Optimizer):
                 self.update_fn(p, grad, state['exp_avg'], lr, wd, beta1, beta2)
 '''
 
+# lion-pytorch's foreach Lion: the updates as torch._foreach_OP_ calls on lists of the parameters and their state
+# tensors, each changed in place (templates/compat_parts/foreach_lists.py)
+FOREACH = IMPORTS + '''
+class ForeachLion(Optimizer):
+    def __init__(self, params, lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, betas=betas, weight_decay=weight_decay))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            lr, wd, beta1, beta2 = group['lr'], group['weight_decay'], *group['betas']
+            params, grads, exp_avgs = [], [], []
+            for p in filter(lambda p: p.grad is not None, group['params']):
+                state = self.state[p]
+                if len(state) == 0:
+                    state['exp_avg'] = torch.zeros_like(p)
+                params.append(p)
+                grads.append(p.grad)
+                exp_avgs.append(state['exp_avg'])
+            if wd > 0.:
+                torch._foreach_mul_(params, 1. - lr * wd)
+            updates = [t.clone() for t in exp_avgs]
+            torch._foreach_lerp_(updates, grads, 1. - beta1)
+            torch._foreach_sign_(updates)
+            torch._foreach_add_(params, updates, alpha=-lr)
+            torch._foreach_lerp_(exp_avgs, grads, 1. - beta2)
+'''
+
+# an optimizer wrapper that is no Optimizer subclass (attention-is-all-you-need's ScheduledOptim): it sets
+# param_groups' lr before each step of the Adam it holds (this converted before: coverage of the pattern)
+SCHEDULED = '''
+class ScheduledOptim():
+    def __init__(self, optimizer, lr_mul, d_model, n_warmup_steps):
+        self._optimizer = optimizer
+        self.lr_mul = lr_mul
+        self.d_model = d_model
+        self.n_warmup_steps = n_warmup_steps
+        self.n_steps = 0
+
+    def step_and_update_lr(self):
+        self._update_learning_rate()
+        self._optimizer.step()
+
+    def zero_grad(self):
+        self._optimizer.zero_grad()
+
+    def _get_lr_scale(self):
+        d_model = self.d_model
+        n_steps, n_warmup_steps = self.n_steps, self.n_warmup_steps
+        return (d_model ** -0.5) * min(n_steps ** (-0.5), n_steps * n_warmup_steps ** (-1.5))
+
+    def _update_learning_rate(self):
+        self.n_steps += 1
+        lr = self.lr_mul * self._get_lr_scale()
+        for param_group in self._optimizer.param_groups:
+            param_group['lr'] = lr
+'''
+
+SCHEDULED_TRAIN = '''
+opt = ScheduledOptim(torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-09), 2.0, 8, 3)
+for step in range(5):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step_and_update_lr()
+    losses.append(loss.item())
+losses.append(opt._optimizer.param_groups[0]['lr'])
+'''
+
+
+# Lookahead (Zhang et al.): an Optimizer subclass that never calls Optimizer.__init__; it takes its base
+# optimizer's param_groups, keeps slow weights in its state (`slow_param.copy_(fast.data)`, `slow += ...`, both in
+# place on the state tensor) and every k steps pulls the weights towards them
+LOOKAHEAD = '''
+from collections import defaultdict
+
+
+class Lookahead(Optimizer):
+    def __init__(self, optimizer, k=3, alpha=0.5):
+        self.optimizer = optimizer
+        self.k = k
+        self.alpha = alpha
+        self.param_groups = self.optimizer.param_groups
+        self.state = defaultdict(dict)
+        self.fast_state = self.optimizer.state
+        for group in self.param_groups:
+            group["counter"] = 0
+
+    def update(self, group):
+        for fast in group["params"]:
+            param_state = self.state[fast]
+            if "slow_param" not in param_state:
+                param_state["slow_param"] = torch.zeros_like(fast.data)
+                param_state["slow_param"].copy_(fast.data)
+            slow = param_state["slow_param"]
+            slow += (fast.data - slow) * self.alpha
+            fast.data.copy_(slow)
+
+    def step(self, closure=None):
+        loss = self.optimizer.step(closure)
+        for group in self.param_groups:
+            if group["counter"] == 0:
+                self.update(group)
+            group["counter"] += 1
+            if group["counter"] >= self.k:
+                group["counter"] = 0
+        return loss
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+'''
+
+
 PROGRAMS = {
     "lion": LION + HEAD + "opt = Lion(model.parameters(), lr=1e-2, weight_decay=0.1)\n" + TRAIN,
     "adam_bias_correction": ADAM + HEAD + "opt = MyAdam(model.parameters(), lr=0.02)\n" + TRAIN,
@@ -222,6 +340,10 @@ for step in range(5):
 losses.append(opt.param_groups[0]['lr'])
 losses.append(opt.param_groups[1]['lr'])
 ''',
+    "foreach_lion": FOREACH + HEAD + "opt = ForeachLion(model.parameters(), lr=1e-2, weight_decay=0.1)\n" + TRAIN,
+    "lookahead_sgd": IMPORTS + LOOKAHEAD + HEAD + """
+opt = Lookahead(torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5), k=3, alpha=0.5)
+""" + TRAIN + TRAIN,
     "update_function": UPDATE_FN + HEAD + "opt = FnLion(model.parameters(), lr=1e-2, weight_decay=0.1)\n" + TRAIN,
     # the optimizer's state_dict (its moments and step counts) loaded into a fresh optimizer that trains on
     "state_dict_resumed": ADAM + HEAD + '''
@@ -239,8 +361,17 @@ losses.append(opt.param_groups[0]['lr'])
 @pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
 @pytest.mark.parametrize("shape", sorted(PROGRAMS))
 def test_hand_written_optimizer_trains_as_in_torch(shape, graph):
-    code, sites = program_weights_match_torch(PROGRAMS[shape] + TAIL, graph, what=f"{shape}: ")
+    code, sites = program_weights_match_torch(PROGRAMS[shape] + TAIL + STATE_TAIL, graph, what=f"{shape}: ")
     assert "HandWrittenOptimizer" in code, code
+    assert "Unconverted" not in code, code
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["pynative", "graph"])
+def test_optimizer_wrapper_trains_as_in_torch(graph):
+    """ScheduledOptim: not an Optimizer subclass, it holds torch's Adam as self._optimizer, sets each param
+    group's lr and steps it; zero_grad() delegates. Losses, weights and the last lr as torch's."""
+    code, sites = program_weights_match_torch(IMPORTS + SCHEDULED + HEAD + SCHEDULED_TRAIN + TAIL, graph,
+                                              what="ScheduledOptim: ")
     assert "Unconverted" not in code, code
 
 

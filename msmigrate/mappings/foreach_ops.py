@@ -2,12 +2,13 @@
 use them): `torch._foreach_abs(tensors)` becomes `[<converted torch.abs(_ms_t)> for _ms_t in tensors]`, a
 new list of new tensors as torch returns.
 
-The in-place form `torch._foreach_abs_(tensors)` on a list name replaces the list's items:
-`(tensors.__setitem__(slice(None), [...]) or tensors)`, an expression whose value is the list, as torch
-returns it (torch 2.13; older versions returned None). torch changes
-the tensors themselves, so other references to them do not see the change (a difference, stated); a list
-of tensors made in place (`torch._foreach_abs_([torch.tensor(..), ..])`) is seen by nothing else: the new list;
-any other (`torch._foreach_abs_([a, b])`, which changes a and b) stays a TODO.
+The in-place form `torch._foreach_abs_(tensors)` on a list name writes each tensor with its new value
+(`_ms_compat.foreach_write(...)`, whose value is the list, as torch returns it (torch 2.13; older versions
+returned None)): torch changes the tensors themselves, so a parameter or an optimizer's state tensor in the
+list sees the change; a list of tensors made in place (`torch._foreach_abs_([torch.tensor(..), ..])`) is
+seen by nothing else: the new list; a display of names (`torch._foreach_abs_([a, b])`) writes into a and b.
+The functions with operands after the list (`torch._foreach_add_(params, updates, alpha=-lr)`, lerp, addcmul...)
+call templates/compat_parts/foreach_lists.py: a loop with torch's per-tensor semantics, in place or not.
 Proven by tests/parity/test_foreach_ops.py.
 """
 from __future__ import annotations
@@ -17,13 +18,20 @@ import ast
 import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
-from ..records import DIFFERENCE, REGISTRY, rule
+from ..records import REGISTRY, rule
 
 T = "tests/parity/test_foreach_ops.py::test_foreach_ops"
 UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1", "floor", "frac",
          "lgamma", "log", "log10", "log1p", "log2", "neg", "reciprocal", "round", "sigmoid", "sign", "sin", "sinh",
          "sqrt", "tan", "tanh", "trunc")
 _ITEM = "_ms_t"
+# the functions with operands after the list, torch's argument names (templates/compat_parts/foreach_lists.py)
+OPERANDS = {"add": ("self", "other", "alpha"), "sub": ("self", "other", "alpha"), "mul": ("self", "other"),
+            "div": ("self", "other"), "maximum": ("self", "other"), "minimum": ("self", "other"),
+            "clamp_min": ("self", "other"), "clamp_max": ("self", "other"), "pow": ("self", "exponent"),
+            "lerp": ("self", "tensors1", "weight"), "addcmul": ("self", "tensor1", "tensor2", "value"),
+            "addcdiv": ("self", "tensor1", "tensor2", "value"), "copy": ("self", "src", "non_blocking")}
+T_OPERANDS = "tests/parity/test_foreach_ops.py::test_foreach_with_operands"
 
 
 def _each(ctx, base) -> str:
@@ -48,6 +56,19 @@ def _fresh_display(code: str) -> bool:
     return isinstance(node, (ast.List, ast.Tuple)) and bool(node.elts) and all(isinstance(e, ast.Call) for e in node.elts)
 
 
+def _read_twice_safely(code: str) -> bool:
+    """A name, an attribute chain or a list/tuple display of such (the list is read for the values and written
+    into): reading it again has no effect of its own."""
+    try:
+        node = ast.parse(code.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+
+    def plain(n) -> bool:
+        return isinstance(n, ast.Name) or isinstance(n, ast.Attribute) and plain(n.value)
+    return plain(node) or isinstance(node, (ast.List, ast.Tuple)) and all(plain(e) for e in node.elts)
+
+
 def _out_of_place(base):
     def convert(ctx):
         return ctx.expr(_each(ctx, base))
@@ -59,10 +80,43 @@ def _in_place(base, name: str):
         target = ctx.bound.code("self")
         if target is not None and _fresh_display(target):   # no other name sees these tensors: the new list
             return ctx.expr(_each(ctx, base))
-        if target is None or not target.isidentifier():
-            raise UnsupportedSite(f"torch.{name} on a list that is no plain name changes the tensors in it, which a "
-                                  f"MindSpore list cannot: write `tensors = torch.{name[:-1]}(tensors)`")
-        return ctx.expr(f"({target}.__setitem__(slice(None), {_each(ctx, base)}) or {target})")
+        if target is None or not _read_twice_safely(target):
+            raise UnsupportedSite(f"torch.{name} on a list that is no name, attribute or display of names: write "
+                                  f"`tensors = <the list>; torch.{name}(tensors)`")
+        return ctx.expr(f"_ms_compat.foreach_write({name[len('_foreach_'):-1]!r}, {_where(ctx)!r}, {target}, "
+                        f"{_each(ctx, base)})")
+    return convert
+
+
+def _where(ctx) -> str:
+    return f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+
+
+def _operands(ctx, args) -> str:
+    """The call's arguments in torch's order: the list and the operands by position, the options (alpha=,
+    value=) by keyword."""
+    b = ctx.bound
+    if b.starred or any(n not in args for n in b.order):
+        raise UnsupportedSite("a _foreach function's arguments are bound by torch's names here")
+    operands = [n for n in args if n not in _OPTIONS]
+    given = [n for n in operands if b.has(n)]
+    if given != operands[:len(given)]:
+        raise UnsupportedSite("a _foreach function's operands are given in order here")
+    return ", ".join([b.code(n) for n in given] + [f"{n}={b.code(n)}" for n in args if n in _OPTIONS and b.has(n)])
+
+
+_OPTIONS = ("alpha", "value", "non_blocking")
+
+
+def _listed(op: str, args):
+    def convert(ctx):
+        return ctx.expr(f"_ms_compat.foreach_list({op!r}, {_operands(ctx, args)})")
+    return convert
+
+
+def _listed_in_place(op: str, args):
+    def convert(ctx):
+        return ctx.expr(f"_ms_compat.foreach_list_({op!r}, {_where(ctx)!r}, {_operands(ctx, args)})")
     return convert
 
 
@@ -74,10 +128,20 @@ def _register() -> None:
         if op != "zero":
             rule(f"torch._foreach_{op}", base.target, args=("self",), test=T,
                  note=f"a list of the converted torch.{op} of each tensor")(_out_of_place(base))
-        rule(f"torch._foreach_{op}_", base.target, args=("self",), status=DIFFERENCE, test=T,
-             note=f"in place on a list name: its items are replaced by the converted torch."
-                  f"{'zeros_like' if op == 'zero' else op} of each (the result is the list, as in torch); other "
-                  f"references to the same tensors do not see the change")(_in_place(base, f"_foreach_{op}_"))
+        rule(f"torch._foreach_{op}_", base.target, args=("self",), test=T,
+             note=f"in place on a list name: each tensor is written with the converted torch."
+                  f"{'zeros_like' if op == 'zero' else op} of it (the result is the list, as in torch); a tensor "
+                  f"that is no Parameter cannot be written inside a compiled graph (MigrationError naming the "
+                  f"line)")(_in_place(base, f"_foreach_{op}_"))
+    for op, args in OPERANDS.items():
+        what = f"torch.{op}" if op not in ("copy",) else "Tensor.copy_"
+        rule(f"torch._foreach_{op}", "_ms_compat.foreach_list", args=args, test=T_OPERANDS,
+             note=f"a tuple of {what} of each tensor with its item of each list operand (a number or a tensor "
+                  f"stands for every item)")(_listed(op, args))
+        rule(f"torch._foreach_{op}_", "_ms_compat.foreach_list_", args=args, test=T_OPERANDS,
+             note=f"{what} of each tensor with its item of each list operand, written into the tensor itself "
+                  f"as torch does (the result is the list); a tensor that is no Parameter cannot be written "
+                  f"inside a compiled graph (MigrationError naming the line)")(_listed_in_place(op, args))
 
 
 _register()

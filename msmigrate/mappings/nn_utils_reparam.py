@@ -8,7 +8,8 @@ buffers compared in training and eval mode). On a Conv1d/Conv1dTranspose, whose 
 axis 2, the new parameters keep torch's 3-D shapes and dim means torch's axis (wav2vec2's weight_norm(dim=2))."""
 from __future__ import annotations
 
-from ..records import DIFFERENCE, mapping
+from ..callsite import UnsupportedSite
+from ..records import DIFFERENCE, mapping, rule
 
 T = "tests/parity/test_nn_utils_reparam.py"
 U = "torch.nn.utils."
@@ -71,11 +72,25 @@ T_R = "tests/parity/test_nn_utils_reparam.py::test_rnn_packing"
 _PACKED = ("a PackedSequence holding the padded batch and the lengths; MindSpore's LSTM/GRU/RNN take it and run "
            "with seq_length, which computes torch's packed results; .data/.batch_sizes/.sorted_indices are torch's. "
            "PyNative only: compiling packing in GRAPH mode or ms.jit stops with MigrationError")
-mapping(R + "pack_padded_sequence", "_ms_compat.pack_padded_sequence",
-        args=("input", "lengths", "batch_first", "enforce_sorted"),
-        target_args=("input", "lengths", "batch_first", "enforce_sorted"), test=T_R, note=_PACKED)
-mapping(R + "pack_sequence", "_ms_compat.pack_sequence", args=("sequences", "enforce_sorted"),
-        target_args=("sequences", "enforce_sorted"), test=T_R, note=_PACKED)
+
+
+def _with_where(target: str, args):
+    """`target(<the arguments as written>, where='module:line')`: packing refuses a compiled graph naming the line."""
+    def convert(ctx):
+        b = ctx.bound
+        if b.starred or any(n not in args for n in b.order):
+            raise UnsupportedSite("the packing call's arguments are bound by torch's names here")
+        parts = [b.code(n) if b.positional[n] else f"{n}={b.code(n)}" for n in b.order]
+        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        return ctx.expr(f"{target}({', '.join(parts + [f'where={where!r}'])})")
+    return convert
+
+
+_PACK_ARGS = ("input", "lengths", "batch_first", "enforce_sorted")
+rule(R + "pack_padded_sequence", "_ms_compat.pack_padded_sequence", args=_PACK_ARGS, test=T_R,
+     note=_PACKED)(_with_where("_ms_compat.pack_padded_sequence", _PACK_ARGS))
+rule(R + "pack_sequence", "_ms_compat.pack_sequence", args=("sequences", "enforce_sorted"), test=T_R,
+     note=_PACKED)(_with_where("_ms_compat.pack_sequence", ("sequences", "enforce_sorted")))
 mapping(R + "pad_packed_sequence", "_ms_compat.pad_packed_sequence",
         args=("sequence", "batch_first", "padding_value", "total_length"),
         target_args=("sequence", "batch_first", "padding_value", "total_length"), test=T_R,

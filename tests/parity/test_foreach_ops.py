@@ -69,7 +69,104 @@ def test_foreach_in_place_on_made_tensors():
         np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6)
 
 
-def test_foreach_in_place_on_a_display_is_a_todo():
+def test_foreach_in_place_on_a_display_writes_its_tensors():
+    """`torch._foreach_exp_([a, b])` changes a and b themselves (before: a TODO, the list's items could only be
+    replaced)."""
     src = "import torch\ndef f(a, b):\n    torch._foreach_exp_([a, b])\n    return a, b\n"
+    mod, code, sites = load_converted(src)
+    assert not [s for s in sites if s.status == TODO], code
+    import mindspore as ms
+    import torch
+    got = mod.f(ms.Tensor(np.float32([0.5, 1.0])), ms.Tensor(np.float32([[2.0]])))
+    want = load_torch(src)["f"](torch.tensor([0.5, 1.0]), torch.tensor([[2.0]]))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6)
+
+
+def test_foreach_in_place_on_a_call_is_a_todo():
+    src = "import torch\ndef f(m):\n    torch._foreach_exp_(list(m.parameters()))\n"
     _, code, sites = load_converted(src)
     assert [s.api for s in sites if s.status == TODO] == ["torch._foreach_exp_"], code
+
+
+# torch._foreach_OP with operands (templates/compat_parts/foreach_lists.py): each form torch accepts (a list of
+# tensors, a list of numbers, one number, one tensor; alpha=/value=), out of place and in place; in place, the
+# tensors themselves change (`held` keeps the first one by another name, as an optimizer's state does)
+OPERAND_CASES_BY_OP = {
+    "add": ["others()", "others(), alpha=-0.5", "0.25", "[0.5, -2.0]", "torch.tensor(0.75)"],
+    "sub": ["others()", "others(), alpha=3.0", "0.25", "[0.5, -2.0]"],
+    "mul": ["others()", "0.9", "[0.5, -2.0]", "torch.tensor(1.5)"],
+    "div": ["others()", "0.9", "[0.5, -2.0]"],
+    "maximum": ["others()", "0.3"],
+    "minimum": ["others()", "0.3"],
+    "clamp_min": ["others()", "0.3"],
+    "clamp_max": ["others()", "0.3"],
+    "pow": ["2.0", "[2.0, 3.0]"],
+    "lerp": ["others(), 0.3", "others(), 0.8", "others(), others()"],
+    "addcmul": ["others(), others()", "others(), others(), value=0.5", "others(), others(), [0.5, -1.0]"],
+    "addcdiv": ["others(), others()", "others(), others(), value=0.5", "others(), others(), [0.5, -1.0]"],
+    "copy": ["others()"],
+}
+
+
+def _operand_cases() -> str:
+    lines = ["import torch", "",
+             "def lists():",
+             "    return [torch.tensor([0.15, -0.5, 0.85]), torch.tensor([[0.3, 0.7], [0.45, 0.05]])]", "",
+             "def others():",
+             "    return [torch.tensor([0.2, 0.4, -0.6]), torch.tensor([[0.9, 0.1], [0.25, 0.5]])]", "",
+             "def results():", "    out = {}"]
+    for op, cases in OPERAND_CASES_BY_OP.items():
+        for i, args in enumerate(cases):
+            for in_place in ((False, True) if op != "copy" else (True,)):
+                lines += ["    tensors = lists()", "    held = tensors[0]",
+                          f"    r = torch._foreach_{op}{'_' if in_place else ''}(tensors, {args})",
+                          f"    out[({op!r}, {i}, {in_place})] = list(r) + list(tensors) + [held]"]
+    return "\n".join(lines + ["    return out", ""])
+
+
+OPERAND_CASES = _operand_cases()
+
+
+def test_foreach_with_operands():
+    """Values and dtypes as torch's for every case; in place, the returned list is the list itself and the tensor
+    another name holds changed."""
+    mod, code, sites = load_converted(OPERAND_CASES)
+    assert not [s for s in sites if s.status == TODO], code
+    assert "Unconverted" not in code, code
+    want, got = load_torch(OPERAND_CASES)["results"](), mod.results()
+    assert set(want) == set(got) and len(want) >= 50
+    for key in want:
+        assert len(got[key]) == len(want[key]), key
+        for g, w in zip(got[key], want[key]):
+            assert str(g.dtype).lower() == str(w.dtype).replace("torch.", ""), key
+            np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6, atol=1e-7, err_msg=str(key))
+
+
+SHARED_SRC = """
+import torch
+
+
+def step(p, s):
+    params, states = [p], [s]
+    torch._foreach_mul_(params, 0.5)
+    torch._foreach_sqrt_(states)
+    torch._foreach_addcdiv_(params, states, states, value=-0.25)
+    return p, s
+"""
+
+
+def test_foreach_in_place_changes_the_tensors_themselves():
+    """A parameter and a state tensor put in lists and changed by _foreach_OP_: the tensors themselves change
+    (before, a unary in-place form replaced the list's items, so the state tensor kept its old value)."""
+    import mindspore as ms
+
+    mod, code, sites = load_converted(SHARED_SRC)
+    assert not [s for s in sites if s.status == TODO], code
+    p, s = ms.Parameter(ms.Tensor(np.float32([1.0, -2.0])), name="p"), ms.Tensor(np.float32([4.0, 9.0]))
+    mod.step(p, s)
+    import torch
+    tp, ts = torch.tensor([1.0, -2.0]), torch.tensor([4.0, 9.0])
+    load_torch(SHARED_SRC)["step"](tp, ts)
+    np.testing.assert_allclose(p.asnumpy(), tp.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(s.asnumpy(), ts.numpy(), rtol=1e-6)

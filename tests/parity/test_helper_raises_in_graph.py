@@ -66,7 +66,53 @@ def test_a_custom_function_applied_in_a_compiled_forward(mode):
     assert "_ms_compat.function_apply(Square, " in code, code
     msg = _refused(mode, mod.Net(), ms.Tensor(np.ones((2, 3), np.float32)))
     line = _line(FUNCTION_SRC, "        return Square.apply(x) + 1")
-    assert f"Function.apply at " in msg and f":{line}:" in msg and "PYNATIVE" in msg, msg
+    assert f"Square.apply at " in msg and f":{line}:" in msg and "PYNATIVE" in msg, msg
+
+
+def test_a_custom_function_applied_op_by_op_in_graph_mode_names_its_line():
+    """Fn.apply outside any construct while the program is in GRAPH mode (its backward needs PYNATIVE): the
+    MigrationError names the class and the original line (before: "Square.apply: ...", no line)."""
+    src = FUNCTION_SRC + "\n\ndef outside(x):\n    return Square.apply(x)\n"
+    mod, code, _ = load_converted(src)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception) as err:
+            mod.outside(ms.Tensor(np.ones((2,), np.float32)))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    msg = str(err.value)
+    assert type(err.value).__name__ == "MigrationError", msg
+    assert "Square.apply at " in msg and f":{_line(src, '    return Square.apply(x)')}:" in msg, msg
+
+
+TOO_MANY_SRC = """
+import torch
+
+
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, g
+
+
+def f(x):
+    return Twice.apply(x).sum()
+"""
+
+
+def test_a_backward_with_too_many_gradients_names_the_apply_line():
+    """torch raises for a backward returning more gradients than forward took inputs; the converted one raises
+    MigrationError naming the class and the original line of its apply."""
+    mod, code, _ = load_converted(TOO_MANY_SRC)
+    with pytest.raises(Exception) as err:
+        ms.grad(mod.f)(ms.Tensor(np.ones((2,), np.float32)))
+    msg = str(err.value)
+    assert "Twice.backward returned 2 gradients" in msg, msg
+    assert f":{_line(TOO_MANY_SRC, '    return Twice.apply(x).sum()')})" in msg, msg
 
 
 def test_a_custom_function_applied_op_by_op_keeps_its_backward():
@@ -219,7 +265,9 @@ def test_packing_in_a_compiled_forward(mode):
     mod, _, _ = load_converted(PACKING_SRC)
     x = ms.Tensor(np.ones((2, 5, 3), np.float32))
     msg = _refused(mode, mod.Net(), x, ms.Tensor(np.array([3, 5])))
-    assert "pack_padded_sequence inside a compiled graph" in msg, msg
+    line = _line(PACKING_SRC, "        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)")
+    # the original line named (before: "torch.nn.utils.rnn.pack_padded_sequence inside a compiled graph", no line)
+    assert f"pack_padded_sequence at __main__:{line} inside a compiled graph" in msg, msg
 
 
 # ------------------------------------------------------------------ torch.distributed.all_reduce in a forward
@@ -320,3 +368,30 @@ def test_a_module_cast_in_a_forward_op_by_op():
     want = net(torch.from_numpy(x))
     assert out.dtype == ms.float64 and want.dtype == torch.float64
     assert_close(out, want, what="float64 forward", rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------ a model cast on an untyped receiver in a graph
+UNTYPED_CAST_SRC = '''
+import torch
+
+model = torch.nn.Linear(2, 2)
+
+
+def get():
+    return model
+
+
+def run(x):
+    return get().float()(x)
+'''
+
+
+def test_untyped_module_cast_in_a_compiled_function_names_its_line():
+    """`get().float()` (a receiver the converter cannot type) that is a model inside a compiled function (ms.jit):
+    the refusal names the original line (before: "a module cast ... at None")."""
+    mod, code, _ = load_converted(UNTYPED_CAST_SRC)
+    with pytest.raises(Exception) as err:
+        _run("jit", mod.run, ms.Tensor(np.ones((1, 2), np.float32)))
+    msg = str(err.value)
+    assert f"module cast (.float()/.double()/.half()/.to(dtype) of a model) at " \
+           f"__main__:{_line(UNTYPED_CAST_SRC, '    return get().float()(x)')} inside" in msg, msg

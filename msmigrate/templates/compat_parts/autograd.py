@@ -42,6 +42,7 @@ class _FunctionCall(nn.Cell):
         super().__init__()
         self.fn, self.args, self.kwargs, self.tensor_positions = fn, list(args), kwargs, tensor_positions
         self.ctx = None
+        self.at = ""   # " at file:line" of the apply (function_apply), for the messages
         self.non_differentiable = ()
 
     def construct(self, *tensors):
@@ -72,7 +73,7 @@ class _FunctionCall(nn.Cell):
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) < len(self.args) or any(g is not None for g in grads[len(self.args):]):
             raise MigrationError(f"{self.fn.__name__}.backward returned {len(grads)} gradients for "
-                                 f"{len(self.args)} forward inputs")
+                                 f"{len(self.args)} forward inputs (its apply{self.at})")
         return tuple(ops.zeros_like(t) if grads[p] is None else grads[p]
                      for p, t in zip(self.tensor_positions, tensors))
 
@@ -114,18 +115,24 @@ _FUNCTION_APPLY_REFUSAL = ("{}.apply{}: a custom torch.autograd.Function runs in
 
 def function_apply(fn, where, *args, **kwargs):
     """`Fn.apply(...)` written at `where` (the converter's form of the call): compiling a graph that reaches it
-    stops with MigrationError naming that line (in a graph Function.apply's own `cls` is not the class)."""
+    stops with MigrationError naming the class and that line (in a graph Function.apply's own `cls` is not the
+    class); so does its op-by-op run in GRAPH mode, and a backward returning too many gradients."""
     if _compiling(_draw_probe):
-        _refuse_compiled(_FUNCTION_APPLY_REFUSAL, "Function", " at " + where)
+        _refuse_compiled(_FUNCTION_APPLY_REFUSAL, fn.__name__, " at " + where)
+    if isinstance(fn, type) and issubclass(fn, Function) and fn.apply.__func__ is Function.apply.__func__:
+        return _function_call(fn, args, kwargs, where)
     return fn.apply(*args, **kwargs)
 
 
-def _function_call(cls, args, kwargs):
+def _function_call(cls, args, kwargs, where=None):
     """Fn.apply called op by op (a graph compiling the call stops at Function.apply before this)."""
+    at = "" if where is None else " at " + where
     if ms.get_context("mode") == ms.GRAPH_MODE:
-        raise MigrationError(_FUNCTION_APPLY_REFUSAL.format(cls.__name__, ""))
+        raise MigrationError(_FUNCTION_APPLY_REFUSAL.format(cls.__name__, at))
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, ms.Tensor))
-    return _FunctionCall(cls, args, kwargs, positions)(*[args[i] for i in positions])
+    call = _FunctionCall(cls, args, kwargs, positions)
+    call.at = at
+    return call(*[args[i] for i in positions])
 
 
 def once_differentiable(fn):

@@ -152,6 +152,13 @@ class Distribution:
     def rsample(self, sample_shape=()):
         raise NotImplementedError(f"{type(self).__name__} has no rsample (torch: not reparameterizable)")
 
+    def rsample_named(self, where, sample_shape=()):
+        """rsample(), its refusal naming the original line (rsample_at); inside a compiled graph the distribution
+        runs in Python (JIT Fallback), so the refusal comes as MindSpore's RuntimeError with this message."""
+        if getattr(self, "no_rsample", False):
+            _dist_no_rsample(type(self).__name__, where)
+        return self.rsample(sample_shape)
+
     @property
     def stddev(self):
         return ops.sqrt(self.variance)
@@ -463,10 +470,20 @@ class Laplace(_DistLocScale):
         return 1 + _dist_log(2 * self.scale)
 
 
-def _dist_no_rsample(name):
-    raise MigrationError(f"{name}.rsample: MindSpore's gamma sampler (ops.random_gamma) has no gradient, so the "
+def _dist_no_rsample(name, where=None):
+    at = "" if where is None else f" at {where}"
+    raise MigrationError(f"{name}.rsample{at}: MindSpore's gamma sampler (ops.random_gamma) has no gradient, so the "
                          f"reparameterised sample torch differentiates cannot be built; use sample() where no "
                          f"gradient flows through the draw")
+
+
+def rsample_at(dist, where, *args, **kwargs):
+    """`dist.rsample(...)` written at `where` (the converter's form of the call): a distribution without a
+    reparameterised sampler here (Gamma, Beta, Dirichlet, Chi2, StudentT, InverseGamma) stops with MigrationError
+    naming that line; any other object's rsample runs as written."""
+    if isinstance(dist, Distribution):
+        return dist.rsample_named(where, *args, **kwargs)
+    return dist.rsample(*args, **kwargs)
 
 
 class Gamma(Distribution):
@@ -485,6 +502,8 @@ class Gamma(Distribution):
         g = ops.random_gamma(ms.Tensor(np.array(_dist_shape(sample_shape) or (1,), np.int64)),
                              ops.reshape(self.concentration, (-1,)) if self.batch_shape else self.concentration)
         return ops.stop_gradient(ops.reshape(g, shape) / self.rate)
+
+    no_rsample = True   # rsample_at names the call's line
 
     def rsample(self, sample_shape=()):
         _dist_no_rsample("Gamma")
@@ -529,6 +548,8 @@ class Dirichlet(Distribution):
         g = ops.reshape(g, shape)
         return ops.stop_gradient(g / g.sum(-1, keepdims=True))
 
+    no_rsample = True   # rsample_at names the call's line
+
     def rsample(self, sample_shape=()):
         _dist_no_rsample("Dirichlet")
 
@@ -565,6 +586,8 @@ class Beta(Distribution):
 
     def sample(self, sample_shape=()):
         return self._dirichlet.sample(sample_shape)[..., 0]
+
+    no_rsample = True   # rsample_at names the call's line
 
     def rsample(self, sample_shape=()):
         _dist_no_rsample("Beta")
@@ -902,6 +925,8 @@ class StudentT(Distribution):
         x = ops.standard_normal(shape).astype(self.df.dtype)
         z = Chi2(self.df, validate_args=False).sample(sample_shape)
         return ops.stop_gradient(self.loc + self.scale * x * ops.rsqrt(z / self.df))
+
+    no_rsample = True   # rsample_at names the call's line
 
     def rsample(self, sample_shape=()):
         _dist_no_rsample("StudentT")
@@ -1402,6 +1427,8 @@ class InverseGamma(Distribution):
 
     def sample(self, sample_shape=()):
         return 1.0 / self.base_dist.sample(sample_shape)
+
+    no_rsample = True   # rsample_at names the call's line
 
     def rsample(self, sample_shape=()):
         _dist_no_rsample("InverseGamma")

@@ -139,16 +139,16 @@ def _packing_lengths(lengths):
     return [int(n) for n in lengths]
 
 
-_PACKING_IN_GRAPH = ("torch.nn.utils.rnn.{} inside a compiled graph (GRAPH mode construct, ms.jit, the converted "
+_PACKING_IN_GRAPH = ("torch.nn.utils.rnn.{} at {} inside a compiled graph (GRAPH mode construct, ms.jit, the converted "
                      "train step): a PackedSequence is a Python object built from lengths read on the host, so "
                      "packing runs op by op only; set ms.set_context(mode=ms.PYNATIVE_MODE)")
 
 
-def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
-    """torch.nn.utils.rnn.pack_padded_sequence."""
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True, where="a call msmigrate did not see"):
+    """torch.nn.utils.rnn.pack_padded_sequence (where: the original file:line, for the compiled-graph refusal)."""
     if _compiling(_draw_probe):
         # packing reads the lengths on the host: compiled, MindSpore 2.10 failed with a raw TypeError instead
-        _refuse_compiled(_PACKING_IN_GRAPH, "pack_padded_sequence")
+        _refuse_compiled(_PACKING_IN_GRAPH, "pack_padded_sequence", where)
     lengths = _packing_lengths(lengths)
     if enforce_sorted:
         if any(a < b for a, b in zip(lengths, lengths[1:])):
@@ -166,11 +166,13 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     return PackedSequence._of_padded(padded[:, :max(lengths)], lengths, sorted_indices)
 
 
-def pack_sequence(sequences, enforce_sorted=True):
+def pack_sequence(sequences, enforce_sorted=True, where="a call msmigrate did not see"):
     """torch.nn.utils.rnn.pack_sequence: pad_sequence, then pack_padded_sequence."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_PACKING_IN_GRAPH, "pack_sequence", where)
     sequences = list(sequences)
     return pack_padded_sequence(pad_sequence(sequences, batch_first=True), [s.shape[0] for s in sequences],
-                                batch_first=True, enforce_sorted=enforce_sorted)
+                                batch_first=True, enforce_sorted=enforce_sorted, where=where)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):

@@ -28,7 +28,6 @@ class HandWrittenOptimizer:
         self.defaults = dict(defaults)
         self.state = _OptimizerState()
         self.param_groups = []
-        self.parameters = ()
         if isinstance(params, ms.Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {type(params).__name__}")
@@ -50,14 +49,26 @@ class HandWrittenOptimizer:
         if any(id(p) in known for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
-        # what the converted step differentiates: torch's p.grad stays None for a frozen parameter
-        self.parameters = tuple(self.parameters) + tuple(p for p in group["params"] if p.requires_grad)
+
+    @property
+    def parameters(self):
+        """What the converted step differentiates: the param groups' parameters (torch's p.grad stays None for a
+        frozen one). Read from param_groups, so a wrapper that never calls Optimizer.__init__ and takes its base
+        optimizer's groups (Lookahead: `self.param_groups = self.optimizer.param_groups`) has them too."""
+        seen, found = set(), []
+        for group in getattr(self, "param_groups", ()):
+            for p in group["params"]:
+                if id(p) not in seen and p.requires_grad:
+                    seen.add(id(p))
+                    found.append(p)
+        return tuple(found)
 
     def __call__(self, gradients):
         """A converted train step's `optimizer(grads)`: torch's `loss.backward(); optimizer.step()`."""
         if _compiling(_draw_probe):
             _refuse_compiled(_HOST_OPTIMIZER_IN_GRAPH, type(self).__name__)
         keep_grads(self.parameters, gradients)
+        _hold_for_base_optimizers(self, gradients)
         self.step()
         return True
 
@@ -103,6 +114,29 @@ class HandWrittenOptimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
         return "\n".join(lines + [")"])
+
+
+def _hold_for_base_optimizers(optimizer, gradients):
+    """A converted torch optimizer this one holds (Lookahead's self.optimizer, SAM's self.base_optimizer) gets the
+    step's gradients for its own step(), as torch's reads .grad: held for it (hold_gradients, in the order of its
+    parameters). Looked up by name: a program that builds no torch optimizer has neither."""
+    torch_optimizer, hold = globals().get("_TorchOptimizer"), globals().get("hold_gradients")
+    if torch_optimizer is None or hold is None:
+        return
+    by_id = {id(p): g for p, g in zip(optimizer.parameters, gradients)}
+    for inner in vars(optimizer).values():
+        if isinstance(inner, torch_optimizer):
+            hold(inner, tuple(by_id[id(p)] if id(p) in by_id else ops.zeros_like(p) for p in inner.parameters))
+
+
+def augmented_in_place(x, op, value):
+    """`x += value` (op "add", "sub", "mul"...) in a hand-written optimizer's method: on a tensor, the tensor
+    itself changes (x may be a state tensor: `slow = self.state[p]['slow']; slow += ...`), as torch's `+=`;
+    anything else as Python's own `+=` (a number rebound, a list extended in place)."""
+    import operator
+    if isinstance(x, ms.Tensor):
+        return write_into(x, getattr(operator, op)(x, value))
+    return getattr(operator, "i" + op)(x, value)
 
 
 class _OptimizerState(dict):
