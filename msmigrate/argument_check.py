@@ -1,5 +1,6 @@
 """Every argument of a mapped call is one its record handles: nothing torch-shaped is copied through unseen.
 
+Only records whose source has a signature (torch_signature_data.py: torch's own APIs) are judged.
 A record knows the arguments it names (`args`, `kwonly`, `rename`, `drop`, `transforms`, `values`, `unsupported`;
 for an "expr:" template, the slots it fills). Any other argument of the call would reach MindSpore as written (an
 error naming no line, or a value MindSpore ignores or reads otherwise) or vanish, so the site becomes a TODO naming
@@ -100,8 +101,10 @@ def check(m: Mapping, bound: BoundCall, original: Optional[cst.Call] = None) -> 
     if bound.starred or (m.rule is not None and getattr(m.rule, "checks_arguments", False)) or \
             m.target in _KEEP_ALL or m.takes_torch_args:
         return []       # (a target taking torch's whole signature: torch's arguments mean the same to it)
-    known = handled(m)
     params, open_ = torch_params(m.source)
+    if params is None:
+        return []       # no signature of the source (einops' **axes_lengths, another library's API): not judged
+    known = handled(m)
     written = _original_codes(original) if original is not None else {}
     variadic = params is not None and any(p[2] == "*" for p in params.values())
     pos_names = [p[0] for p in params.values() if p[2] in ("p", "*")] if params is not None else []

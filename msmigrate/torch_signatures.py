@@ -21,7 +21,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 Param = Tuple[str, Tuple[str, ...], str]
 Signature = Tuple[Tuple[Param, ...], bool]
 
-_SOURCE_ROOTS = ("torch.", "torchvision.", "Tensor.", "Module.", "Optimizer.")
+# torch's own APIs (torchvision is left out: whether it imports depends on its compiled ops matching torch's build)
+_SOURCE_ROOTS = ("torch.", "Tensor.", "Module.", "Optimizer.")
 
 
 def resolve(source: str):

@@ -192,6 +192,6 @@ mapping("torchvision.utils.make_grid", f"{C}make_grid", args=_GRID_ARGS, target_
         note="computed in NumPy (host code): the same grid as torchvision",
         test="tests/parity/test_vision_utils.py::test_make_grid")
 mapping("torchvision.utils.save_image", f"{C}save_image", args=("tensor", "fp", "format"),
-        target_args=("tensor", "fp", "format"),
+        target_args=("tensor", "fp", "format"), kwonly=_GRID_ARGS[1:],   # torchvision passes **kwargs to make_grid
         note="the grid as torchvision computes it, written with PIL: the same pixels",
         test="tests/parity/test_vision_utils.py::test_save_image")

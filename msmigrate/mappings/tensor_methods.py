@@ -32,7 +32,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+from .edge_args import (PRECISE, PRECISE_NOTE, PRECISE_TEST, AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
@@ -671,7 +671,10 @@ def _float_function(name: str, target: str = ""):
 
 
 for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
-    if _n in _FLOAT_FUNCTIONS:
+    if _n in PRECISE:
+        rule(f"Tensor.{_n}", PRECISE[_n], tensor_only=_n in _UNARY_GENERIC, note=FLOAT_INPUT_NOTE + "; " + PRECISE_NOTE,
+             test=PRECISE_TEST)(_float_function(_n, PRECISE[_n]))
+    elif _n in _FLOAT_FUNCTIONS:
         rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=_n in _UNARY_GENERIC, note=FLOAT_INPUT_NOTE,
              test=f"{T}::test_elementwise")(_float_function(_n))
     else:

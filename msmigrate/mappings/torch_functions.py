@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
+from .edge_args import (PRECISE, PRECISE_NOTE, PRECISE_TEST, AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
                         empty_dims_keep, float_function, narrow_from_end, round_decimals_code)
 
 T = "tests/parity/test_torch_functions.py"
@@ -738,6 +738,10 @@ _simple("torch.baddbmm", "_ms_compat.baddbmm", ("input", "batch1", "batch2"), ("
 _simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
         note="a number base is allowed, as in torch")
 for _name in ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos"):
+    if _name in PRECISE:
+        rule(f"torch.{_name}", PRECISE[_name], args=("input",), note=FLOAT_INPUT_NOTE + "; " + PRECISE_NOTE,
+             test=PRECISE_TEST)(float_function(_name, PRECISE[_name]))
+        continue
     rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input",), note=FLOAT_INPUT_NOTE,
          test=T_MATH)(float_function(_name))
 rule("torch.log1p", "_ms_compat.special_log1p", args=("input",), note=LOG1P_NOTE + "; " + FLOAT_INPUT_NOTE,
