@@ -61,13 +61,17 @@ def torch_params(source: str):
 
 
 def foreign_keywords(m: Mapping, call: cst.Call) -> bool:
-    """A keyword torch's own method does not take: on a receiver of unknown type, the call is another object's
-    method of the same name (a DataFrame's sum(axis=...) is taken as torch's)."""
+    """A keyword torch's own method does not take, or more positional arguments than it takes: on a receiver of
+    unknown type, the call is another object's method of the same name (a DataFrame's sum(numeric_only=True), a
+    NumPy image's transpose(2, 0, 1))."""
     params, open_ = torch_params(m.source)
-    if params is None or open_:
+    if params is None or any(a.star for a in call.args):
         return False
-    return any(a.keyword is not None and a.keyword.value not in params
-               and NUMPY_ARGUMENT_NAMES.get(a.keyword.value) not in params for a in call.args)
+    positional = sum(a.keyword is None for a in call.args)
+    if not any(p[2] == "*" for p in params.values()) and positional > sum(p[2] == "p" for p in params.values()):
+        return True
+    return not open_ and any(a.keyword is not None and a.keyword.value not in params
+                             and NUMPY_ARGUMENT_NAMES.get(a.keyword.value) not in params for a in call.args)
 
 
 def _drop(bound: BoundCall, name: str) -> None:

@@ -131,12 +131,15 @@ def _from_schemas(name: str, method: bool) -> List[List[Param]]:
         if all(_PRIMITIVE.match(str(a.type)) for a in s.arguments):
             continue
         params: List[Param] = []
+        int_lists = set()
         for a in s.arguments:
             pname = a.name
             if pname == "self":
                 if method:
                     continue
                 pname = "input"
+            if str(a.type) in ("List[int]", "List[SymInt]"):
+                int_lists.add(pname)
             if a.has_default_value():
                 dv = _code(a.default_value)
                 default: Tuple[str, ...] = (dv,) if dv is not None else ("?",)
@@ -145,6 +148,10 @@ def _from_schemas(name: str, method: bool) -> List[List[Param]]:
             else:
                 default = ()
             params.append((pname, default, "k" if a.kwarg_only else "p"))
+        positional = [p for p in params if p[2] == "p"]
+        if len(positional) == 1 and positional[0][0] in int_lists:
+            # torch's argument parser takes a lone int-list parameter as varargs too: x.flip(0, 1), zeros(2, 3)
+            params = [(p[0], p[1], "*") if p is positional[0] else p for p in params]
         if any(p[0] == "device" for p in params) and not any(p[0] == "requires_grad" for p in params):
             params.append(("requires_grad", ("False",), "k"))   # the Python binding's factory keyword
         out.append(params)

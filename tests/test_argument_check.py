@@ -118,3 +118,22 @@ def test_every_record_with_a_torch_source_has_its_signature():
     assert not missing, f"records without a committed torch signature (regenerate): {missing[:20]}"
     drifted = sorted(s for s in installed if SIGNATURES.get(s) != installed[s])
     assert not drifted, f"signatures that differ from the installed torch (regenerate): {drifted[:20]}"
+
+
+NUMPY_IMAGE = """
+import numpy as np
+import torch
+
+
+def to_chw(image):
+    return image.transpose(2, 0, 1)
+"""
+
+
+def test_more_positional_arguments_than_torchs_method_takes_leave_another_objects_method_as_written():
+    """`image.transpose(2, 0, 1)` on a receiver of unknown type is NumPy's (torch's transpose takes two dims): the
+    call stays as written, not a TODO for its tensor branch."""
+    mod, code, sites = load_converted(NUMPY_IMAGE)
+    no_todo(sites)
+    assert "image.transpose(2, 0, 1)" in code, code
+    assert mod.to_chw(np.zeros((4, 5, 3))).shape == (3, 4, 5)
