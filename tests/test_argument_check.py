@@ -137,3 +137,25 @@ def test_more_positional_arguments_than_torchs_method_takes_leave_another_object
     no_todo(sites)
     assert "image.transpose(2, 0, 1)" in code, code
     assert mod.to_chw(np.zeros((4, 5, 3))).shape == (3, 4, 5)
+
+
+VARARGS = """
+import torch
+
+
+def run(x):
+    return x.flip(0, 1), torch.zeros(2, 3), x.tile(2, 1), x.permute(1, 0)
+"""
+
+
+def test_a_lone_int_list_parameter_takes_varargs_as_in_torch():
+    """torch's argument parser takes x.flip(0, 1) as x.flip((0, 1)) (a lone int-list parameter): no extra positional
+    argument to refuse."""
+    import mindspore as ms
+    import torch
+
+    mod, code, sites = load_converted(VARARGS)
+    no_todo(sites)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for g, e in zip(mod.run(ms.Tensor(x)), load_torch(VARARGS)["run"](torch.from_numpy(x))):
+        np.testing.assert_array_equal(g.asnumpy(), e.numpy())
