@@ -133,6 +133,8 @@ def check(m: Mapping, bound: BoundCall, original: Optional[cst.Call] = None) -> 
             if param is not None and is_default(written.get(name, code), param[1]):
                 _drop(bound, name)      # torch's default: the call is the one without it
                 continue
+            if param is None and open_:
+                continue    # torch passes it on through **kwargs (skip_init's to the module, StackDataset's items)
         pending.append(name)
     if pending and m.rule is None:
         raise UnsupportedSite(_why(m, bound, pending[0], params, open_, written))
