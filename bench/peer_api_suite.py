@@ -17,7 +17,8 @@ string templates, as the optimizer and lr_scheduler files do, are made by callin
 
 Classes (as bench/opinfo_parity.py): pass / todo (MigrationError, or a TODO in the report for the module) /
 noted (the report's note states a difference) / silent (differs, or another error with no TODO: a first-rule
-defect) / convert_error / torch_error (torch itself fails: not counted). Cases named `_test_case_N` (disabled
+defect) / convert_error / torch_error (torch itself fails: not counted) / nothing_compared (the case names no value
+to compare, or only objects with no value form, and the converted program ran: not counted in the pass rate). Cases named `_test_case_N` (disabled
 by the peer) are skipped and counted apart; files whose test class overrides the comparison (random APIs...)
 are compared on shape and dtype only, and counted apart.
 
@@ -503,12 +504,32 @@ def converted_files(work: Path, jobs: int, again: bool):
 
 
 # ------------------------------------------------------------------ classification and the summary
+def holds_a_value(s) -> bool:
+    """Whether comparing snapshot s compares anything: a tensor, array, scalar or dtype, or a sequence/dict holding
+    one; an object with no value form (a module, a generator: ('O', ...)) and an empty sequence compare nothing."""
+    if s[0] in ("T", "N", "S", "dtype"):
+        return True
+    if s[0] == "Q":
+        return any(holds_a_value(x) for x in s[1])
+    if s[0] == "D":
+        return holds_a_value(s[1]) or holds_a_value(s[2])
+    return False
+
+
+def compares_nothing(c, exp) -> bool:
+    """A case whose torch run names no compared value (no names, or only objects with no value form): its
+    converted run passing says only that it ran, so it is counted apart from the pass rate."""
+    return exp[0] == "ok" and not any(holds_a_value(exp[1][n]) for n in c["names"] if n in exp[1])
+
+
 def classify(c, exp, got, file_entry):
     """(class, detail, loose pass, requires_grad: 'differs' / 'unknown' / '') of one case."""
     if exp[0] != "ok":
         return "torch_error", f"{exp[1]}: {exp[2][:100]}", False, ""
     if not file_entry or file_entry.get("status") not in ("converted", "unchanged"):
         return "convert_error", (file_entry or {}).get("reason", "no output")[:120], False, ""
+    if got[0] == "ok" and compares_nothing(c, exp):
+        return "nothing_compared", "the case names no value to compare: it ran, nothing more is known", False, ""
     sites = file_entry.get("sites", [])
     todo = [s for s in sites if s["status"] == "todo"]
     noted = [s for s in sites if s["status"] == "converted-with-difference" and s["note"]]
@@ -558,7 +579,7 @@ def error_kind(detail: str) -> str:
 
 
 def summarize(results, counts, show):
-    counted = [r for r in results if r["cls"] != "torch_error"]
+    counted = [r for r in results if r["cls"] not in ("torch_error", "nothing_compared")]
     by_ns = collections.defaultdict(collections.Counter)
     for r in counted:
         for key in (r["ns"], "ALL"):
@@ -576,7 +597,8 @@ def summarize(results, counts, show):
           f"requires_grad (not part of pass): differs in {sum(r['grad_differs'] == 'differs' for r in counted)} "
           f"cases, unknown in {sum(r['grad_differs'] == 'unknown' for r in counted)} (torch's True on a MindSpore "
           f"tensor that is no Parameter, which has no such flag)")
-    print(f"not counted: torch_error {len(results) - len(counted)}; "
+    print(f"not counted: torch_error {sum(r['cls'] == 'torch_error' for r in results)}; nothing compared (ran; no "
+          f"value named to compare) {sum(r['cls'] == 'nothing_compared' for r in results)}; "
           + "; ".join(f"{k}: {v}" for k, v in counts.most_common()))
     fails = [r for r in counted if r["cls"] in ("silent", "noted", "convert_error")]
     for title, key in (("failure kinds (class, what)", lambda r: (r["cls"], error_kind(r["detail"]))),

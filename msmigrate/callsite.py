@@ -55,12 +55,15 @@ class BoundCall:
     """A call's arguments bound to the source API's parameter names."""
 
     def __init__(self, call: cst.Call, params: Tuple[str, ...], receiver: Optional[cst.BaseExpression] = None):
-        self.call = call
+        self._call = call
         self.receiver = receiver
-        self.order: List[str] = []              # names in source order
-        self.args: Dict[str, cst.Arg] = {}
+        self._order: List[str] = []              # names in source order
+        self._args: Dict[str, cst.Arg] = {}
         self.positional: Dict[str, bool] = {}
         self.starred: List[cst.Arg] = []          # *args / **kwargs we cannot bind
+        # what a rule read (argument_check.py): names asked for, and whether it read the arguments wholesale
+        self.touched: set = set()
+        self.wholesale = False
         pos = 0
         after_star = False
         for arg in call.args:
@@ -69,8 +72,8 @@ class BoundCall:
                 # arguments after *args cannot be bound by name
                 self.starred.append(arg)
                 name = f"__star{len(self.starred) - 1}"
-                self.order.append(name)
-                self.args[name] = arg
+                self._order.append(name)
+                self._args[name] = arg
                 self.positional[name] = False   # rules that read .starred see them only there
                 after_star = after_star or arg.star == "*"
                 continue
@@ -84,20 +87,42 @@ class BoundCall:
             else:
                 name = arg.keyword.value
                 torch_name = NUMPY_ARGUMENT_NAMES.get(name)
-                if name not in params and torch_name in params and torch_name not in self.args:
+                if name not in params and torch_name in params and torch_name not in self._args:
                     # a NumPy name that torch accepts for its own (a Python-level torch function without
                     # the name would have refused it, so the original never passed it to one)
                     name = torch_name
                     arg = arg.with_changes(keyword=cst.Name(torch_name))
                 self.positional[name] = False
-            self.order.append(name)
-            self.args[name] = arg
+            self._order.append(name)
+            self._args[name] = arg
+
+    # read by a rule, the whole argument list counts as translated (argument_check.py)
+    @property
+    def call(self) -> cst.Call:
+        self.wholesale = True
+        return self._call
+
+    @call.setter
+    def call(self, value: cst.Call) -> None:
+        self._call = value
+
+    @property
+    def order(self) -> List[str]:
+        self.wholesale = True
+        return self._order
+
+    @property
+    def args(self) -> Dict[str, cst.Arg]:
+        self.wholesale = True
+        return self._args
 
     def has(self, name: str) -> bool:
-        return name in self.args
+        self.touched.add(name)
+        return name in self._args
 
     def value(self, name: str) -> Optional[cst.BaseExpression]:
-        a = self.args.get(name)
+        self.touched.add(name)
+        a = self._args.get(name)
         return a.value if a is not None else None
 
     def code(self, name: str) -> Optional[str]:
@@ -105,27 +130,30 @@ class BoundCall:
         return code_of(v).strip() if v is not None else None
 
     def remove(self, name: str) -> None:
-        if name in self.args:
-            del self.args[name]
-            self.order.remove(name)
+        self.touched.add(name)
+        if name in self._args:
+            del self._args[name]
+            self._order.remove(name)
 
     def set(self, name: str, value_code: str, positional: bool = False) -> None:
         """Set or replace an argument's value (keeps the original Arg's whitespace)."""
+        self.touched.add(name)
         expr = parse_expr(value_code)
-        if name in self.args:
-            self.args[name] = self.args[name].with_changes(value=expr)
+        if name in self._args:
+            self._args[name] = self._args[name].with_changes(value=expr)
         else:
-            self.args[name] = cst.Arg(value=expr)
+            self._args[name] = cst.Arg(value=expr)
             self.positional[name] = positional
-            self.order.append(name)
+            self._order.append(name)
 
     def rename(self, old: str, new: str) -> None:
-        if old not in self.args or old == new:
+        self.touched.update((old, new))
+        if old not in self._args or old == new:
             return
-        arg = self.args.pop(old)
-        self.args[new] = arg
+        arg = self._args.pop(old)
+        self._args[new] = arg
         self.positional[new] = self.positional.pop(old)
-        self.order[self.order.index(old)] = new
+        self._order[self._order.index(old)] = new
 
 
 def apply_mapping(bound: BoundCall, m: Mapping) -> List[str]:

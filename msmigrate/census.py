@@ -555,7 +555,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--regenerate", action="store_true", help="rewrite torch_api_surface.py from the installed torch")
     args = p.parse_args(argv)
     if args.regenerate:
+        from .torch_signatures import write_signatures
+
         print(write_surface())
+        print(write_signatures())   # torch's parameter lists for the records (argument_check.py)
         return 0
     es = [e for e in entries() if not args.namespace or e.namespace == args.namespace]
     if args.json:

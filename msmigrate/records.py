@@ -50,6 +50,9 @@ class Mapping:
     test        the parity test that proves this mapping ("tests/parity/...::test_x").
     takes_torch_args  the target accepts the source's whole signature (a helper taking torch's parameters,
                 with no meaning for some): a call with *args/**kwargs passes them through unchanged.
+    kwonly      keyword arguments the record translates besides `args` (torch's keyword-only parameters the target
+                takes under the same name and meaning, or that the rule reads): any argument the record does not
+                name is a TODO unless it carries torch's default (argument_check.py).
     """
 
     source: str
@@ -70,6 +73,7 @@ class Mapping:
     tensor_only: bool = False
     test: str = ""
     takes_torch_args: bool = False
+    kwonly: Tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:

@@ -75,6 +75,7 @@ from . import tensor_reads as DR
 from . import inplace_arguments as IA
 from . import inplace_views as IVW
 from . import aug_aliases as AA
+from . import argument_check as AC
 from . import inplace_holders as IH
 from . import range_indices as RI
 from . import complex_operators as CO
@@ -2403,6 +2404,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _apply(self, original, updated, m: R.Mapping, api: str, receiver: Optional[cst.BaseExpression]):
         params = m.args
         bound = BoundCall(updated, params, receiver)
+        pending = AC.check(m, bound, original if isinstance(original, cst.Call) else None)   # argument_check.py
         if bound.starred and receiver is None and api in _ADAPTERS:
             # *args/**kwargs: the adapter class takes torch's arguments at run time
             self._record(original, api, _ADAPTERS[api], R.CONVERTED,
@@ -2420,6 +2422,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         target = m.target
         if m.rule is not None:
             result = m.rule(RuleContext(self, bound, original, receiver))
+            AC.finish(m, bound, pending, passed_on=not isinstance(result, cst.BaseExpression))
             if isinstance(result, cst.BaseExpression):
                 self._record(original, api, shorten(code_of(result), 60), m.status, m.note)
                 return result
@@ -2513,6 +2516,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif kind == "module":
             m = mm
         else:  # unknown receiver: only names that are distinctly torch's
+            if all(r is None or AC.foreign_keywords(r, original) for r in (tm, mm)):
+                return updated  # a keyword torch's method does not take: another object's method (argument_check.py)
             cast = MC.untyped_call_receiver(self, original, updated)   # `build_model(sd).float()`
             if cast is not None:
                 return cast

@@ -136,3 +136,37 @@ def test_dtype_objects_of_both_frameworks_compare_by_name():
         assert P.snapshot(m)[0] == "dtype"
         assert P.compare(P.snapshot(t), P.snapshot(m), c, 1e-6, 0) == ""
     assert P.compare(P.snapshot(torch.float16), P.snapshot(ms.float32), c, 1e-6, 0) != ""
+
+
+def test_a_case_comparing_nothing_is_counted_apart_from_pass():
+    """A case naming no value (no compared names, or only objects with no value form: a module, an empty list)
+    passed by merely running; it is 'nothing_compared', out of the pass rate, not 'pass'."""
+    case = dict(case="c", api="torch.nn.Linear", ns="nn", names=[], custom_compare=False)
+    entry = {"status": "converted", "sites": []}
+    ran = ("ok", {})
+    assert P.classify(case, ("ok", {}), ran, entry)[0] == "nothing_compared"
+    objects = dict(case, names=["model", "hooks"])
+    exp = ("ok", {"model": ("O", "Linear"), "hooks": ("Q", [])})
+    got = ("ok", {"model": ("O", "Dense"), "hooks": ("Q", [])})
+    assert P.classify(objects, exp, got, entry)[0] == "nothing_compared"
+    # one value among them is compared: an ordinary pass or failure
+    valued = dict(case, names=["model", "y"])
+    exp_v = ("ok", {"model": ("O", "Linear"), "y": ("T", np.ones(2, np.float32), "float32", False)})
+    assert P.classify(valued, exp_v, ("ok", dict(exp_v[1])), entry)[0] == "pass"
+    bad = ("ok", {"model": ("O", "Dense"), "y": ("T", np.zeros(2, np.float32), "float32", False)})
+    assert P.classify(valued, exp_v, bad, entry)[0] == "silent"
+    # a converted run that fails is a failure whatever the case compares
+    assert P.classify(case, ("ok", {}), ("err", "TypeError", "x"), entry)[0] == "silent"
+    results = [dict(cls="nothing_compared", ns="nn", loose=False, custom_compare=False, grad_differs="", api="a",
+                    detail=""), dict(cls="pass", ns="nn", loose=True, custom_compare=False, grad_differs="", api="b",
+                                      detail="")]
+    import collections
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        P.summarize(results, collections.Counter(), 5)
+    text = out.getvalue()
+    assert "nothing compared (ran; no value named to compare) 1" in text, text
+    all_row = next(line for line in text.splitlines() if line.startswith("ALL"))
+    assert all_row.split()[1] == "1" and "100.0" in all_row, all_row    # one counted case, and it passed

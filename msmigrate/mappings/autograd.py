@@ -18,7 +18,7 @@ for _src in ("torch.autograd.Function", "torch.autograd.function.Function"):
 for _src in ("torch.autograd.function.FunctionCtx", "torch.autograd.function.BackwardCFunction"):
     mapping(_src, "_ms_compat.FunctionCtx", note="the ctx type (annotations and isinstance checks)",
             test=f"{T}::test_custom_functions")
-mapping("torch.autograd.function.once_differentiable", "_ms_compat.once_differentiable",
+mapping("torch.autograd.function.once_differentiable", "_ms_compat.once_differentiable", takes_torch_args=True,
         note="backward is used as written; a second-order gradient differentiates backward's operations again "
              "(torch raises there instead)",
         test=f"{T}::test_custom_functions")
@@ -53,18 +53,19 @@ for _name, (_args, _note) in _FUNCTIONAL.items():
 mapping("torch.autograd.is_tensor_like", "_ms_compat.is_tensor_like", args=("inp",), target_args=("inp",),
         note="isinstance(x, ms.Tensor): MindSpore has no __torch_function__ protocol", test=f"{T}::test_checks")
 _GRADCHECK_ARGS = ("func", "inputs")
+# the helpers take torch's whole signature (their keyword options with torch's names and meaning)
 mapping("torch.autograd.gradcheck", "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS,
-        status=DIFFERENCE,
+        status=DIFFERENCE, takes_torch_args=True,
         note="MindSpore's gradients against central finite differences; every floating-point tensor input is "
              "checked (torch: those with requires_grad); the batched/forward-mode options are not checked",
         test=f"{T}::test_checks")
 for _src in ("torch.autograd.gradcheck.gradcheck",):
     mapping(_src, "_ms_compat.gradcheck", args=_GRADCHECK_ARGS, target_args=_GRADCHECK_ARGS, status=DIFFERENCE,
-            note="as torch.autograd.gradcheck", test=f"{T}::test_checks")
+            takes_torch_args=True, note="as torch.autograd.gradcheck", test=f"{T}::test_checks")
 _GRADGRADCHECK_ARGS = ("func", "inputs", "grad_outputs")
 for _src in ("torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradgradcheck"):
     mapping(_src, "_ms_compat.gradgradcheck", args=_GRADGRADCHECK_ARGS, target_args=_GRADGRADCHECK_ARGS,
-            status=DIFFERENCE,
+            status=DIFFERENCE, takes_torch_args=True,
             note="gradcheck of the first gradient (v^T J as a function of the inputs and of v): MindSpore's "
                  "second-order gradients against finite differences of its first-order ones; grad_outputs left "
                  "out are random normal (seeded); a custom Function's backward marked once_differentiable is "

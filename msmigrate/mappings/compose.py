@@ -132,6 +132,7 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
             raise UnsupportedSite(f"argument {unused[0]} without the arguments it goes with")
         return ctx.expr(fill(chosen, {k: v for k, v in values.items() if "{" + k + "}" in chosen}))
 
+    fn.checks_arguments = True   # every argument is checked above (argument_check.py)
     first = re.match(r"[\w.]+", template.lstrip("("))
     head = target or (first.group(0) if first else template)
     shown = target or ("mindspore." + head if head.startswith("ops.") else
@@ -158,5 +159,6 @@ def variadic(source: str, target: str, note: str = "", test: str = "", status: s
         return ctx.expr(text)
 
     fn.handles_starred = True
+    fn.checks_arguments = True
     shown = target if target.startswith("mindspore") else "mindspore." + (join or target)
     rule(source, shown, note=note, status=status, test=test)(fn)

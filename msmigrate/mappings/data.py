@@ -25,6 +25,8 @@ for _mod in ("torch.utils.data", "torch.utils.data.dataset"):
 
 _LOADER_ARGS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn",
                 "pin_memory", "drop_last", "timeout", "worker_init_fn", "multiprocessing_context", "generator")
+# keyword-only in torch, and in _ms_compat.DataLoader (worker process options: no effect on the batches)
+_LOADER_KEYWORDS = ("prefetch_factor", "persistent_workers", "pin_memory_device", "in_order")
 _LOADER_NOTE = ("same batches as torch (batch_size, shuffle, sampler, batch_sampler, drop_last, collate_fn, "
                 "generator), as mindspore Tensors: ints collate to int64 and Python floats to float64 like torch "
                 "(mindspore.nn.CrossEntropyLoss wants int32 labels; ops.cross_entropy takes int64). Workers are "
@@ -57,6 +59,7 @@ _UTILS = {
 for _name, (_mods, _args, _note, _test) in _UTILS.items():
     for _m in _mods:
         mapping(f"torch.utils.data{_m}.{_name}", C + _name, args=_args, target_args=_args, note=_note,
+                kwonly=_LOADER_KEYWORDS if _name == "DataLoader" else (),
                 status=DIFFERENCE if _note == _RANDOM_NOTE else CONVERTED, test=f"{T}::{_test}")
 for _name, _args in _SAMPLERS.items():
     for _m in ("", ".sampler"):
@@ -192,6 +195,6 @@ mapping("torchvision.utils.make_grid", f"{C}make_grid", args=_GRID_ARGS, target_
         note="computed in NumPy (host code): the same grid as torchvision",
         test="tests/parity/test_vision_utils.py::test_make_grid")
 mapping("torchvision.utils.save_image", f"{C}save_image", args=("tensor", "fp", "format"),
-        target_args=("tensor", "fp", "format"),
+        target_args=("tensor", "fp", "format"), kwonly=_GRID_ARGS[1:],   # torchvision passes **kwargs to make_grid
         note="the grid as torchvision computes it, written with PIL: the same pixels",
         test="tests/parity/test_vision_utils.py::test_save_image")

@@ -159,7 +159,8 @@ _AMP_KEPT = ("kept as a context manager/decorator that does nothing (a plain `wi
 for _src in ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"):
     # a plain `with torch.autocast(...):` line and the decorator are removed by the transformer
     # (DROPPED_CONTEXTS / DROPPED_DECORATORS); this record serves the other uses
-    mapping(_src, "_ms_compat.autocast", status=DIFFERENCE, note=_AMP_KEPT, test=f"{T}::test_autocast")
+    mapping(_src, "_ms_compat.autocast", status=DIFFERENCE, note=_AMP_KEPT, test=f"{T}::test_autocast",
+            takes_torch_args=True)
 for _src in ("torch.cuda.amp.custom_fwd", "torch.cuda.amp.custom_bwd", "torch.amp.custom_fwd",
              "torch.amp.custom_bwd"):
     mapping(_src, "identity", args=("fwd" if "fwd" in _src else "bwd",),

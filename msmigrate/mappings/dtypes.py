@@ -67,7 +67,7 @@ for _cls, _dt in (("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("Hal
     # the CUDA classes name the same tensors: MindSpore places every tensor on the program's device
     rule(f"torch.cuda.{_cls}", f"_ms_compat.{_cls}", test="tests/parity/test_dtypes.py::test_legacy_types_as_values",
          note=_LEGACY_TYPE_NOTE.format(d=_dt, c=_cls))(_legacy_constructor(_dt))
-mapping("torch.Size", "tuple", note="shapes are tuples in MindSpore", test=_T)
+mapping("torch.Size", "tuple", args=("iterable",), target_args=("iterable",), note="shapes are tuples in MindSpore", test=_T)
 
 
 # ------------------------------------------------------------------ torch.autograd.Variable

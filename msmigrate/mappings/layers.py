@@ -227,7 +227,15 @@ mapping("torch.nn.Linear", "mindspore.nn.Dense",
         rename={"in_features": "in_channels", "out_features": "out_channels", "bias": "has_bias"},
         drop=_NO_DEVICE, note="Linear -> Dense; bias -> has_bias; weight (out, in) in both",
         test=f"{T}::test_linear")
-mapping("torch.nn.Identity", "mindspore.nn.Identity", test=f"{T}::test_activations")
+def _identity(ctx):
+    """torch's nn.Identity takes any arguments and ignores them (a stand-in for a layer's constructor); MindSpore's
+    takes none."""
+    ctx.bound.order   # every argument is read: ignored, as torch ignores them (argument_check.py)
+    return ctx.expr("nn.Identity()")
+
+
+rule("torch.nn.Identity", "mindspore.nn.Identity", note="its arguments are ignored, as torch ignores them",
+     test="tests/parity/test_declared_arguments.py::test_identity_ignores_its_arguments")(_identity)
 mapping("torch.nn.Flatten", "mindspore.nn.Flatten", args=("start_dim", "end_dim"),
         target_args=("start_dim", "end_dim"), test=f"{T}::test_activations")
 

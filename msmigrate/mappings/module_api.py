@@ -179,7 +179,7 @@ mapping("torch.nn.init.calculate_gain", "_ms_compat.calculate_gain", args=("nonl
 mapping("torch.jit.is_scripting", "expr:False", note="no TorchScript in MindSpore", test=f"{T}::test_jit_hints")
 mapping("torch.jit.is_tracing", "expr:False", note="no TorchScript in MindSpore", test=f"{T}::test_jit_hints")
 mapping("torch._C._get_tracing_state", "expr:None", test=f"{T}::test_jit_hints")
-mapping("torch.jit.annotate", "expr:{the_value}", args=("the_type", "the_value"), test=f"{T}::test_jit_hints")
+mapping("torch.jit.annotate", "expr:{the_value}", args=("the_type", "the_value"), drop=("the_type",), test=f"{T}::test_jit_hints")
 mapping("torch.jit.Final", "typing.Final", test=f"{T}::test_jit_hints")
 for _n in ("torch.jit.unused", "torch.jit.ignore", "torch.jit.export", "torch.jit.script", "torch.compile"):
     mapping(_n, "identity", args=("obj",), note="compiler hint removed; MindSpore compiles with GRAPH_MODE or @mindspore.jit",

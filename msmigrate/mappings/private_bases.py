@@ -15,6 +15,7 @@ mapping("torch.nn.modules.loss._WeightedLoss", "_ms_compat.WeightedLossModule",
         note="as _Loss, plus the weight buffer (a non-trained Parameter, so checkpoints keep it)",
         test=f"{T}::test_private_bases")
 mapping("torch.nn.modules.batchnorm._BatchNorm", "mindspore.nn.layer.normalization._BatchNorm", status=DIFFERENCE,
+        args=("num_features",), target_args=("num_features",),
         note="MindSpore's base of BatchNorm1d/2d/3d: for isinstance(); a subclass takes MindSpore's arguments",
         test=f"{T}::test_private_bases")
 mapping("torch.nn.modules.conv._ConvNd", "mindspore.nn.layer.conv._Conv", status=DIFFERENCE,

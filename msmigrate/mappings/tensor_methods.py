@@ -32,7 +32,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+from .edge_args import (PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
@@ -151,7 +151,7 @@ _view.handles_starred = True
 rule("Tensor.view", "method:view",
      note="MindSpore's Tensor.view(*shape) reshapes like torch's (torch's size= keyword is MindSpore's shape=); "
           "view(dtype) (bit reinterpretation) works only in PyNative", test=f"{T}::test_shape_methods")(_view)
-mapping("Tensor.reshape", "method:reshape", tensor_only=True, test=f"{T}::test_shape_methods")
+mapping("Tensor.reshape", "method:reshape", tensor_only=True, kwonly=("shape",), test=f"{T}::test_shape_methods")
 
 
 def _size(ctx):
@@ -185,7 +185,7 @@ mapping("Tensor.is_contiguous", "expr:True", args=("memory_format",),
         note="MindSpore tensors have no user-visible strides", test=f"{T}::test_shape_methods")
 mapping("Tensor.contiguous", "identity", args=("memory_format",),
         note="MindSpore has no strided views to compact", test=f"{T}::test_shape_methods")
-mapping("Tensor.permute", "method:permute", test=f"{T}::test_shape_methods")
+mapping("Tensor.permute", "method:permute", kwonly=("dims",), test=f"{T}::test_shape_methods")
 mapping("Tensor.transpose", "mindspore.ops.swapaxes", args=("dim0", "dim1"),
         target_args=("input", "axis0", "axis1"), rename={"dim0": "axis0", "dim1": "axis1"}, tensor_only=True,
         note="MindSpore's Tensor.transpose(a, b) means a permutation inside GRAPH mode: ops.swapaxes swaps",
@@ -419,7 +419,7 @@ def _to(ctx):
     raise UnsupportedSite("unrecognised arguments of to()")
 
 
-rule("Tensor.to", None, args=("arg0", "arg1", "non_blocking", "copy"),
+rule("Tensor.to", None, args=("arg0", "arg1", "non_blocking", "copy"), kwonly=("dtype", "other", "device", "memory_format"),
      note="to(dtype)/to(other) -> astype; to(device) is dropped: MindSpore places tensors by "
           "ms.set_context(device_target=...); an argument the converter cannot type is decided at run time "
           "(_ms_compat.to_value)", test=f"{T}::test_dtype_methods")(_to)
@@ -499,6 +499,7 @@ mapping("Tensor.mean", "mindspore.ops.mean", args=("dim", "keepdim"), target_arg
         note=_EMPTY_NOTE.format("mean", "nan") + " (also when a dim is reduced); dtype casts the input first, as in "
              "torch")
 mapping("Tensor.prod", "_ms_compat.reduce_prod", args=("dim", "keepdim"), target_args=("input", "axis", "keep_dims"),
+        kwonly=("dtype",),
         rename={"dim": "axis", "keepdim": "keep_dims"}, tensor_only=True, test=T_EMPTY.replace("methods", "more_methods"),
         note=_EMPTY_NOTE.format("prod", "1"))
 for _n in ("amax", "amin"):
@@ -650,7 +651,7 @@ rule("Tensor.cumsum", None, args=("dim",), tensor_only=True,
           "(torch: int64); " + AS_VECTOR_NOTE, test=f"{T}::test_reductions")(_cumsum)
 
 # ------------------------------------------------------------------ activations and elementwise
-mapping("Tensor.softmax", "_ms_compat.softmax", args=("dim",), target_args=("input", "axis"),
+mapping("Tensor.softmax", "_ms_compat.softmax", args=("dim", "dtype"), target_args=("input", "axis", "dtype"),
         rename={"dim": "axis"}, note="dim -> axis; through _ms_compat.softmax (templates/compat_parts/softmax_slices.py): a slice of all -inf gives torch's nan, where MindSpore 2.10's CPU kernel gives 0 and garbage in the slices after it", test="tests/parity/test_softmax_slices.py::test_softmax_forms")
 mapping("Tensor.log_softmax", "_ms_compat.log_softmax", args=("dim", "dtype"), target_args=("input", "axis", "dtype"),
         rename={"dim": "axis"}, note="dim -> axis; dtype casts the input first, as in torch; " + LOG_SOFTMAX_NOTE,
@@ -674,6 +675,9 @@ for _n in _UNARY_TORCH_ONLY + _UNARY_GENERIC:
         rule(f"Tensor.{_n}", f"_ms_compat.precise_{_n}", tensor_only=_n in _UNARY_GENERIC,
              note=precise_note(_n) + "; " + FLOAT_INPUT_NOTE, test=T_PRECISE)(
             _float_function(_n, f"_ms_compat.precise_{_n}"))
+    elif _n in PRECISE:
+        rule(f"Tensor.{_n}", PRECISE[_n], tensor_only=_n in _UNARY_GENERIC, note=FLOAT_INPUT_NOTE + "; " + PRECISE_NOTE,
+             test=PRECISE_TEST)(_float_function(_n, PRECISE[_n]))
     elif _n in _FLOAT_FUNCTIONS:
         rule(f"Tensor.{_n}", f"mindspore.ops.{_n}", tensor_only=_n in _UNARY_GENERIC, note=float_function_note(_n),
              test=f"{T}::test_elementwise")(_float_function(_n))
@@ -742,6 +746,7 @@ rule("Tensor.sub", None, args=("other", "alpha"), tensor_only=True, note="alpha 
 mapping("Tensor.mul", "_ms_compat.mul", args=("other",), target_args=("input", "other"), tensor_only=True,
         test="tests/parity/test_torch_complex.py::test_mixed_complex_products_match_torch")
 mapping("Tensor.div", "_ms_compat.div", args=("other",), target_args=("input", "other"), tensor_only=True,
+        kwonly=("rounding_mode",),
         test="tests/parity/test_torch_complex.py::test_mixed_complex_products_match_torch")
 _PRODUCT_NOTE = ("through _ms_compat.{0} (templates/compat_parts/empty_products.py): torch's zeros when the "
                  "contracted dim is empty (MindSpore 2.10's kernel leaves that result uninitialised)")

@@ -75,7 +75,7 @@ for _name, _args in (("ExpTransform", ("cache_size",)), ("AffineTransform", ("lo
                      ("SoftplusTransform", ("cache_size",)), ("ComposeTransform", ("parts", "cache_size"))):
     _transform(_name, _args, f"{T2}::test_transforms_match_torch")
 for _path in ("torch.distributions.", "torch.distributions.transforms."):
-    mapping(_path + "identity_transform", "_ms_compat.identity_transform",
+    mapping(_path + "identity_transform", "_ms_compat.identity_transform", takes_torch_args=True,
             note="ComposeTransform([]), as torch", test=f"{T2}::test_transforms_match_torch")
 mapping("torch.distributions.register_kl", "_ms_compat.register_kl", args=("type_p", "type_q"),
         target_args=("type_p", "type_q"), note="kl_divergence consults the registered functions first, by the "
@@ -147,7 +147,7 @@ for _name in ("Constraint", "real", "boolean", "greater_than", "greater_than_eq"
               "half_open_interval", "integer_interval", "positive", "nonnegative", "unit_interval",
               "nonnegative_integer", "positive_integer", "simplex", "independent", "lower_triangular",
               "lower_cholesky", "square", "symmetric", "positive_semidefinite", "positive_definite"):
-    mapping(f"torch.distributions.constraints.{_name}", f"_ms_compat.constraints.{_name}",
+    mapping(f"torch.distributions.constraints.{_name}", f"_ms_compat.constraints.{_name}", takes_torch_args=True,
             note="torch's constraint check (a bool tensor over the batch; reads values, so PyNative; the matrix "
                  "constraints check with NumPy, positive_definite by a Cholesky factorisation as torch)",
             test="tests/parity/test_distributions_paths.py::test_constraints_match_torch")

@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
+from .edge_args import (PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
                         empty_dims_keep, float_function, narrow_from_end, round_decimals_code)
 
 T = "tests/parity/test_torch_functions.py"
@@ -306,17 +306,17 @@ rule("torch.full", "mindspore.ops.full", args=("size", "fill_value"),
 
 for _name, _target in (("zeros_like", "zeros_like"), ("ones_like", "ones_like"), ("empty_like", "zeros_like")):
     mapping(f"torch.{_name}", f"mindspore.ops.{_target}", args=("input",), target_args=("input",),
-            drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
+            kwonly=("dtype",), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
             note=("values are zeros (torch leaves them uninitialised); " if _name == "empty_like" else "")
             + "keeps the input's dtype unless dtype= is given; " + _FACTORY_NOTE, test=T_CREATE)
 mapping("torch.full_like", "mindspore.ops.full_like", args=("input", "fill_value"),
-        target_args=("input", "fill_value"), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
+        target_args=("input", "fill_value"), kwonly=("dtype",), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
         note="keeps the input's dtype (the fill value is cast) unless dtype= is given; " + _FACTORY_NOTE,
         test=T_CREATE)
 mapping("torch.arange", "mindspore.ops.arange", args=("start", "end", "step"),
-        target_args=("start", "end", "step"), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
+        target_args=("start", "end", "step"), kwonly=("dtype",), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK,
         note="int arguments -> int64, any float -> float32, as in torch; " + _FACTORY_NOTE, test=T_CREATE)
-mapping("torch.eye", "mindspore.ops.eye", args=("n", "m"), target_args=("n", "m"),
+mapping("torch.eye", "mindspore.ops.eye", args=("n", "m"), target_args=("n", "m"), kwonly=("dtype",),
         drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK, note="float32 by default; " + _FACTORY_NOTE,
         test=T_CREATE)
 
@@ -370,7 +370,7 @@ for _name in ("rand", "randn"):
          + "; " + _FACTORY_NOTE, test=T_RANDOM)(_size_factory(f"ops.{_name}"))
 for _name in ("rand_like", "randn_like"):
     mapping(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input",), target_args=("input",),
-            drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK, status=DIFFERENCE,
+            kwonly=("dtype",), drop=_FACTORY_DROP, unsupported=_OUT, unsupported_ok=_OUT_OK, status=DIFFERENCE,
             note="the input's shape and dtype; " + _RANDOM_NOTE, test=T_RANDOM)
 
 
@@ -479,13 +479,14 @@ rule("torch.multinomial", "mindspore.ops.multinomial", args=("input", "num_sampl
 
 # ================================================================= shape ops
 def _simple(source, target, args, target_args, rename=None, test=T_SHAPE, note="", status=CONVERTED,
-            drop=(), extra=None, unsupported=None, unsupported_ok=None, rule_fn=None):
+            drop=(), extra=None, unsupported=None, unsupported_ok=None, rule_fn=None, kwonly=()):
     unsup = dict(_OUT)
     unsup.update(unsupported or {})
     ok = dict(_OUT_OK)
     ok.update(unsupported_ok or {})
     mapping(source, target, args=args, target_args=target_args, rename=rename or {}, drop=tuple(drop),
-            extra=extra or {}, unsupported=unsup, unsupported_ok=ok, note=note, status=status, test=test, rule=rule_fn)
+            extra=extra or {}, unsupported=unsup, unsupported_ok=ok, note=note, status=status, test=test, rule=rule_fn,
+            kwonly=tuple(kwonly))
 
 
 for _name in ("cat", "concat", "concatenate"):
@@ -715,10 +716,10 @@ for _name in ("mul", "multiply"):
             note=COMPLEX_NOTE.format("mul"))
 for _name in ("div", "divide"):
     _simple(f"torch.{_name}", "_ms_compat.div", ("input", "other"), ("input", "other"), test=T_COMPLEX,
+            kwonly=("rounding_mode",),
             note="true division (ints give float32); rounding_mode 'trunc'/'floor' as in torch; "
                  + COMPLEX_NOTE.format("div"))
-_simple("torch.true_divide", "mindspore.ops.div", ("dividend", "divisor"), ("input", "other"),
-        rename={"dividend": "input", "divisor": "other"}, test=T_MATH)
+_simple("torch.true_divide", "mindspore.ops.div", ("input", "other"), ("input", "other"), test=T_MATH)
 T_PRODUCTS = "tests/parity/test_empty_products.py"
 # MindSpore 2.10's matmul kernels leave the result uninitialised when the contracted dim is empty
 EMPTY_PRODUCT_NOTE = ("through _ms_compat.{0} (templates/compat_parts/empty_products.py): torch's zeros when the "
@@ -730,10 +731,10 @@ _simple("torch.mm", "_ms_compat.mm", ("input", "mat2"), ("input", "mat2"), test=
 _simple("torch.bmm", "_ms_compat.bmm", ("input", "mat2"), ("input_x", "mat2"), rename={"input": "input_x"},
         test=f"{T_PRODUCTS}::test_functions", note=EMPTY_PRODUCT_NOTE.format("bmm"))
 _simple("torch.addmm", "_ms_compat.addmm", ("input", "mat1", "mat2"), ("input", "mat1", "mat2"),
-        test=f"{T_PRODUCTS}::test_affine",
+        kwonly=("beta", "alpha"), test=f"{T_PRODUCTS}::test_affine",
         note="beta * input + alpha * (mat1 @ mat2); " + EMPTY_PRODUCT_NOTE.format("addmm"))
 _simple("torch.baddbmm", "_ms_compat.baddbmm", ("input", "batch1", "batch2"), ("input", "batch1", "batch2"),
-        test=f"{T_PRODUCTS}::test_affine",
+        kwonly=("beta", "alpha"), test=f"{T_PRODUCTS}::test_affine",
         note="beta * input + alpha * (batch1 @ batch2); " + EMPTY_PRODUCT_NOTE.format("baddbmm"))
 _simple("torch.pow", "mindspore.ops.pow", ("input", "exponent"), ("input", "exponent"), test=T_MATH,
         note="a number base is allowed, as in torch")
@@ -742,6 +743,10 @@ for _name in ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "c
         rule(f"torch.{_name}", f"_ms_compat.precise_{_name}", args=("input",),
              note=precise_note(_name) + "; " + FLOAT_INPUT_NOTE, test=T_PRECISE)(
             float_function(_name, f"_ms_compat.precise_{_name}"))
+        continue
+    if _name in PRECISE:
+        rule(f"torch.{_name}", PRECISE[_name], args=("input",), note=FLOAT_INPUT_NOTE + "; " + PRECISE_NOTE,
+             test=PRECISE_TEST)(float_function(_name, PRECISE[_name]))
         continue
     rule(f"torch.{_name}", f"mindspore.ops.{_name}", args=("input",), note=float_function_note(_name),
          test=T_MATH)(float_function(_name))
@@ -805,7 +810,7 @@ _INT_ACC = ("integer/bool inputs keep their dtype (torch accumulates them in int
 composed("torch.cumsum", "_ms_compat.as_vector(lambda _ms_x: ops.cumsum(_ms_x, {dim}, dtype={dtype}), {input})",
          ("input", "dim", "dtype"), absent={"dtype": "_ms_compat.as_vector(lambda _ms_x: ops.cumsum(_ms_x, {dim}), "
                                             "{input})"}, target="mindspore.ops.cumsum", test=T_MATH, status=DIFFERENCE, note=_INT_ACC + "; " + AS_VECTOR_NOTE)
-_simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "dim"), test=T_MATH,
+_simple("torch.cumprod", "mindspore.ops.cumprod", ("input", "dim"), ("input", "dim"), test=T_MATH, kwonly=("dtype",),
         status=DIFFERENCE, note=_INT_ACC)
 T_EMPTY = "tests/parity/test_empty_reductions.py::test_functions"
 T_EMPTY_ANY = "tests/parity/test_empty_reductions.py::test_any"
@@ -873,16 +878,17 @@ rule("torch.norm", "mindspore.ops.vector_norm", args=("input", "p", "dim", "keep
           "ops.matrix_norm, as torch.norm computes them; a p held in a variable must be a number",
      test=T_NORM)(_norm)
 _simple("torch.linalg.norm", "_ms_compat.reduce_norm", ("input", "ord", "dim", "keepdim"),
-        ("A", "ord", "dim", "keepdim"), rename={"input": "A"}, test=T_EMPTY_MORE,
+        ("A", "ord", "dim", "keepdim"), rename={"input": "A"}, test=T_EMPTY_MORE, kwonly=("dtype",),
         note="ops.norm: same ord/dim rules (vector or matrix norm) as torch.linalg.norm; 0 for an input with no "
              "elements, as torch (templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised "
              "values)")
 _simple("torch.linalg.vector_norm", "_ms_compat.reduce_vector_norm", ("x", "ord", "dim", "keepdim"),
-        ("x", "ord", "axis", "keepdims"), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE,
+        ("x", "ord", "axis", "keepdims"), kwonly=("dtype",), rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE,
         note="0 for an input with no elements, as torch (its error for the inf norms); " +
              "templates/compat_parts/empty_reductions.py: MindSpore 2.10 gives uninitialised values")
 _simple("torch.linalg.matrix_norm", "mindspore.ops.matrix_norm", ("input", "ord", "dim", "keepdim"),
-        ("A", "ord", "axis", "keepdims"), rename={"input": "A", "dim": "axis", "keepdim": "keepdims"}, test=T_NORM)
+        ("A", "ord", "axis", "keepdims"), rename={"input": "A", "dim": "axis", "keepdim": "keepdims"}, test=T_NORM,
+        kwonly=("dtype",))
 
 
 # ================================================================= reductions
@@ -913,7 +919,8 @@ rule("torch.mean", "mindspore.ops.mean", args=("input", "dim", "keepdim"),
      note="dtype casts the input first, as in torch; " + _EMPTY_NOTE.format("mean", "nan") + " (also when a "
           "dim is reduced)", test=T_EMPTY)(_mean)
 _simple("torch.prod", "_ms_compat.reduce_prod", ("input", "dim", "keepdim"), ("input", "axis", "keep_dims"),
-        rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_EMPTY_MORE, note=_EMPTY_NOTE.format("prod", "1"))
+        rename={"dim": "axis", "keepdim": "keep_dims"}, test=T_EMPTY_MORE, note=_EMPTY_NOTE.format("prod", "1"),
+        kwonly=("dtype",))
 for _name in ("amax", "amin"):
     _simple(f"torch.{_name}", f"_ms_compat.reduce_{_name}", ("input", "dim", "keepdim"), ("input", "axis", "keepdims"),
             rename={"dim": "axis", "keepdim": "keepdims"}, test=T_EMPTY_MORE, status=DIFFERENCE,

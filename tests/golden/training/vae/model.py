@@ -18,7 +18,8 @@ class VAE(nn.Cell):
         return self.fc21(h1), self.fc22(h1)
 
     def reparameterize(self, mu, logvar, eps=None):
-        std = ops.exp(0.5*logvar)
+        # _ms_compat.precise_exp (helper): ops.exp(x), a CPU float32 x through float64 (one rounding, as torch's)
+        std = _ms_compat.precise_exp(0.5*logvar)
         if eps is None:
             eps = ops.randn_like(std)
         return mu + eps*std
