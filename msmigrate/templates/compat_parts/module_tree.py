@@ -438,7 +438,7 @@ ReLU = _torch_class(ReLU, nn.ReLU)
 ReLU6 = _torch_class(ReLU6, ReLU6)   # converted code builds the helper's (a float64 input clamped)
 SiLU = _torch_class(SiLU, nn.SiLU)
 Sigmoid = _torch_class(Sigmoid, nn.Sigmoid)
-# Tanh: converted code builds the helper's own class (torch's float32 values on CPU): plain isinstance answers
+Tanh = _torch_class(Tanh, Tanh)   # converted code builds the helper's (torch's float32 values on CPU)
 Embedding = _torch_class(Embedding, nn.Embedding)
 LayerNorm = _torch_class(LayerNorm, nn.LayerNorm)
 ELU = _torch_class(ELU, nn.ELU)
