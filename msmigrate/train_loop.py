@@ -399,9 +399,11 @@ def _keeps_grads(body: Sequence[cst.CSTNode], g: "StepGroup", info: "LoopInfo") 
     """The step returns its gradients and `_ms_compat.keep_grads` holds them for the program's `.grad` reads
     (torch's .grad after backward(); the unclipped ones until the statement that clips them in place). Only a
     plain optimizer step (or one summing over a loop that clears nothing), and not where the body reads `.grad`
-    before its backward() (torch's zero_grad() would have cleared it)."""
+    before its backward() (torch's zero_grad() would have cleared it). A GradScaler's scaling is removed: the
+    kept gradients are torch's .grad with scaling off (CPU, enabled=False) and after unscale_() or
+    scaler.step(opt) (the GradScaler site's note names the scaled values in between)."""
     if not info.keep_grads or not g.optimizer or g.closure or g.wrapper_call or g.manual is not None \
-            or g.leaves or g.scaler or g.outer or (g.accumulate and not g.uncleared):
+            or g.leaves or g.outer or (g.accumulate and not g.uncleared):
         return False
     return not any(_GRAD_READ.search(code_of(st)) for st in body[:g.backwards[0]])
 
@@ -2252,8 +2254,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                               "both optimizers' parameters, each applies its own"))
         if g.scaler:
             sites.append((g.backwards[0], "torch.cuda.amp.GradScaler.scale", "(removed)",
-                          "float32 training needs no loss scaling; for float16 on Ascend use "
-                          "mindspore.amp.DynamicLossScaler"))
+                          "float32 training needs no loss scaling (a `.grad` read between backward() and "
+                          "unscale_() sees the unscaled gradient, torch's with scaling off); for float16 on Ascend "
+                          "use mindspore.amp.DynamicLossScaler"))
         region_start = g.step + 1
         if not inline_g:
             hoisted.extend(defs[first_def:])

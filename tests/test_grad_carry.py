@@ -206,6 +206,21 @@ for epoch in range(3):
     opt.step()
     logged.append(norm.item())
 ''',
+    # a GradScaler (Pytorch-UNet's loop): after scaler.step() torch's .grad is unscaled (disabled here on CPU,
+    # scaled-then-unscaled on CUDA), then clipped; logged per parameter after the step
+    "grad_scaler_unscaled_and_clipped": '''
+scaler = torch.cuda.amp.GradScaler(enabled=False)
+for epoch in range(3):
+    opt.zero_grad(set_to_none=True)
+    loss = ((lin(inp) * 3 - tgt) ** 2).mean()
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(lin.parameters(), 0.5)
+    scaler.step(opt)
+    scaler.update()
+    for name, value in lin.named_parameters():
+        logged.append(value.grad.abs().sum().item())
+''',
     # a loop clearing nothing: .grad is the growing sum
     "uncleared_sum": '''
 for epoch in range(3):

@@ -93,6 +93,14 @@ for _name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "ma
     mapping(f"torch.cuda.{_name}", f"_ms_compat.cuda_{_name}", args=("device",), target_args=("device",),
             note=f"mindspore.runtime.{_name} on an accelerator; 0 on a CPU run", test=f"{T}::test_device_values")
 
+# `except torch.cuda.OutOfMemoryError:` around a training call (retry with checkpointing, a smaller batch)
+for _src in ("torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"):
+    mapping(_src, "_ms_compat.OutOfMemoryError", status=DIFFERENCE,
+            note="a RuntimeError subclass, as torch's, that MindSpore never raises: it reports device memory "
+                 "exhaustion as a plain RuntimeError, so an `except` of this class does not take the handler "
+                 "and the program stops with MindSpore's error (on CPU torch never raises it either)",
+            test=f"{T}::test_out_of_memory_handler")
+
 # single-process multi-GPU replication: MindSpore runs one device per process (data parallel is
 # msrun + mindspore.communication), so the wrapper goes and the network trains on the chosen device
 for _src in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel"):

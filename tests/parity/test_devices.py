@@ -536,3 +536,47 @@ def test_summary_writer(tmp_path):
     assert hp["hparams"] == {"lr": 0.1} and hp["metrics"] == {"loss": 0.25}
     img = np.load(os.path.join(log_dir, "images", "img_0.npy"))
     np.testing.assert_array_equal(img, values.reshape(1, 2, 2))
+
+
+# ------------------------------------------------------------------------------ out-of-memory handlers
+OOM_SRC = '''
+import torch
+
+
+def attempt(fail):
+    if fail == "oom":
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+    if fail == "other":
+        raise RuntimeError("shape mismatch")
+    return "ran"
+
+
+def fn(fail):
+    try:
+        return attempt(fail)
+    except torch.cuda.OutOfMemoryError:
+        return "retried"
+    except torch.OutOfMemoryError:
+        return "unreachable"
+
+
+def kinds():
+    e = torch.OutOfMemoryError("x")
+    return isinstance(e, RuntimeError), isinstance(e, torch.cuda.OutOfMemoryError)
+'''
+
+
+def test_out_of_memory_handler():
+    """`except torch.cuda.OutOfMemoryError:` (Pytorch-UNet's train.py retries with checkpointing) was a TODO: any
+    exception passing the handler stopped the program. It is a RuntimeError subclass, as torch's, that only code
+    raising it raises: the handler takes what torch's takes, and another error passes through it."""
+    t = load_torch(OOM_SRC)
+    mod, code, sites = load_converted(OOM_SRC)
+    assert_no_todo(sites)
+    assert_sites(sites, "torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError")
+    for fail in ("none", "oom"):
+        assert mod.fn(fail) == t["fn"](fail) == {"none": "ran", "oom": "retried"}[fail]
+    for f in (mod.fn, t["fn"]):
+        with pytest.raises(RuntimeError, match="shape mismatch"):
+            f("other")
+    assert mod.kinds() == t["kinds"]() == (True, True)

@@ -268,6 +268,12 @@ class nullcontext:
         return False
 
 
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError / torch.cuda.OutOfMemoryError: a RuntimeError, as torch's. MindSpore reports device
+    memory exhaustion as a plain RuntimeError of its own, so `except OutOfMemoryError:` does not catch it: the
+    program stops with MindSpore's error instead of taking the handler (on CPU torch never raises it either)."""
+
+
 class GradScaler:
     """torch.cuda.amp.GradScaler / torch.amp.GradScaler with loss scaling switched off.
 
