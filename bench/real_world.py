@@ -8,6 +8,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout2  # bench/_rw_heldout2.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout5  # bench/_rw_heldout5.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout6  # bench/_rw_heldout6.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout7  # bench/_rw_heldout7.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -465,7 +466,7 @@ def main(argv=None):
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
-                                      "heldout6"), default="default",
+                                      "heldout6", "heldout7"), default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
                          "makemore, attention-is-all-you-need, vector-quantize, perceiver (bench/_rw_heldout3.py); heldout4: "
@@ -473,7 +474,8 @@ def main(argv=None):
                          "heldout5: ng-video-lecture, pytorch-beginner, jcjohnson/pytorch-examples, siren, g-mlp, "
                          "lambda-networks, CoCa "
                          "(bench/_rw_heldout5.py); heldout6: LLMs-from-scratch's GPT and Qwen3, ema-pytorch, "
-                         "tab-transformer, performer, linear-attention-transformer (bench/_rw_heldout6.py)")
+                         "tab-transformer, performer, linear-attention-transformer (bench/_rw_heldout6.py); "
+                         "heldout7: Pytorch-UNet, a-PyTorch-Tutorial-to-Image-Captioning (bench/_rw_heldout7.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -380,6 +380,11 @@ def _index() -> Dict[str, Tuple[str, str, str, str]]:
 def rule_note(api: str) -> Optional[str]:
     """For a torch name with no registry record: the census rule's reason and what to write instead, as the
     converter's TODO note ("Tensor.frexp" or "torch.linalg.matrix_exp"); None when the census does not list it."""
+    top = api.split(".", 1)[0]
+    if top not in ("torch", "Tensor") and "." in api:
+        # torchvision.models.resnet101, timm.create_model: a package built on torch, converted with the project
+        return (f"no MindSpore mapping known; {top} is a library built on torch: convert it with the project "
+                f"(msmigrate convert --deps {top})")
     hit = _index().get("torch." + api if api.startswith("Tensor.") else api)
     if hit is None:
         e = find(api)

@@ -77,6 +77,21 @@ def carry(tr, before: cst.CSTNode, after: Optional[cst.CSTNode]) -> Optional[cst
     return after
 
 
+def note_gradient_writes(tr, stmt: cst.CSTNode, line: int) -> cst.CSTNode:
+    """`p.grad.data.clamp_(-c, c)` became `ops.assign(p.grad, ops.clamp(p.grad, ...))` (param_data_update.py)
+    from the placeholder's comment, where no read of `p.grad` was left to note: its `.grad` attributes are
+    noted now, reads of the gradient at `line`, so they are rewritten (the assign changes the kept gradient in
+    place) or are TODOs. Returns `stmt`."""
+    if UT._is_mindspore_code(tr):
+        return stmt
+    reads = tr.__dict__.setdefault("_grad_reads", {})
+    found = _Reads()
+    stmt.visit(found)
+    for node in found.found:
+        reads[id(node)] = (line, shorten(code_of(node), 150), node)
+    return stmt
+
+
 def _settings_object(tr, receiver: cst.BaseExpression) -> bool:
     """`args.grad`, `cfg.grad`, `Options().grad`: an argparse result, an instance of a class of the program
     (non_tensor_names.py)."""
@@ -102,18 +117,32 @@ class _Copies(cst.CSTVisitor):
     is_tensor(p.grad) else ...`) noted one copy only, the others are the same read."""
 
     def __init__(self, tracked) -> None:
-        self.tracked, self.receivers = tracked, set()
+        self.tracked, self.receivers, self.present = tracked, set(), set()
 
     def visit_Attribute(self, node) -> None:
         entry = self.tracked.get(id(node))
         if entry is not None and entry[2] is node:
             self.receivers.add(cst.Module([]).code_for_node(node.value))
+            self.present.add(id(node))
+
+
+def _vanished(tracked, present: Set[int]) -> Dict[str, List[Tuple[int, str]]]:
+    """The noted reads whose node a later conversion rebuilt from its code (`(torch.isinf(v.grad) |
+    torch.isnan(v.grad)).any()` as `reduce_any(...)`), by receiver code, in line order: the `.grad` of that
+    receiver left in the converted code is that read."""
+    out: Dict[str, List[Tuple[int, str]]] = {}
+    for key, (line, code, node) in sorted(tracked.items(), key=lambda kv: kv[1][0]):
+        if key not in present and node is not None:
+            out.setdefault(cst.Module([]).code_for_node(node.value), []).append((line, code))
+    return out
 
 
 class _Rewrite(cst.CSTTransformer):
     def __init__(self, tracked: Dict[int, Tuple[int, str, cst.CSTNode]], module_name: str,
-                 receivers: Set[str] = frozenset()) -> None:
+                 receivers: Set[str] = frozenset(), vanished: Optional[Dict[str, List[Tuple[int, str]]]] = None
+                 ) -> None:
         self.tracked, self.module_name, self.receivers = tracked, module_name, receivers
+        self.vanished = vanished or {}
         self.stores: Set[int] = set()
         self.open: List[List[Tuple[int, str]]] = []     # per enclosing statement: the reads it holds
         self.found: List[Tuple[int, str]] = []
@@ -139,11 +168,16 @@ class _Rewrite(cst.CSTTransformer):
         if id(original) in self.stores:
             return updated
         if entry is None or entry[2] is not original:
-            if self.copies and original.attr.value == "grad" and \
-                    cst.Module([]).code_for_node(original.value) in self.receivers:
-                self.copies[-1].append(updated)     # rewritten with the statement's read (_leave)
-            return updated
-        hit = entry[:2]
+            receiver = cst.Module([]).code_for_node(original.value) if original.attr.value == "grad" else None
+            rebuilt = self.vanished.get(receiver) if receiver is not None else None
+            if not rebuilt:
+                if self.copies and receiver in self.receivers:
+                    self.copies[-1].append(updated)     # rewritten with the statement's read (_leave)
+                return updated
+            # a noted read a conversion wrote anew: the first such read of this receiver not yet placed
+            hit = rebuilt.pop(0) if len(rebuilt) > 1 else rebuilt[0]
+        else:
+            hit = entry[:2]
         if self.open:
             self.open[-1].append(hit)
         self.found.append(hit)
@@ -196,7 +230,7 @@ def rewrite(tr, module: cst.Module) -> cst.Module:
         return module
     copies = _Copies(tracked)
     TL.walk(module, copies)
-    rw = _Rewrite(tracked, tr.module_name, copies.receivers)
+    rw = _Rewrite(tracked, tr.module_name, copies.receivers, _vanished(tracked, copies.present))
     rw.kept = bool(getattr(tr, "_keeps_grads", False))
     rw.quiet = getattr(tr, "_optimizer_grad_reads", set())
     module = module.visit(rw)

@@ -340,6 +340,9 @@ class StepGroup:
     # (statement index, optimizer) of the optimizers stepped right after `optimizer` on the same backward()s
     # (`encoder_opt.step(); decoder_opt.step()`): differentiated with it, each applies its own share (_co_step)
     co_steps: List[Tuple[int, str]] = field(default_factory=list)
+    # statements between the backward() and the step change the gradients (_gradient_changers): the step returns
+    # them, kept for those statements as torch's .grad (keep_grads), and the optimizer applies what they leave
+    edited: bool = False
 
 
 @dataclass
@@ -1800,8 +1803,10 @@ class _CallOwners(cst.CSTVisitor):
         self.calls.append((_owner(node.func), name, {o for a in node.args for o in [_owner(a.value)] if o}))
 
 
-# `p.grad = ...`, `p.grad[...] = ...`, `p.grad += ...`, `p.grad.mul_(...)`, `p.grad.data.clamp_(...)`
-_GRAD_WRITE = re.compile(r"\.grad\b(\s*\[[^\]]*\])?\s*([-+*/]?=(?!=))|\.grad(\.data)?\.\w+_\(")
+# `p.grad = ...`, `p.grad[...] = ...`, `p.grad += ...`, `p.grad.mul_(...)`, `p.grad.data.clamp_(...)`, and the
+# last as converted (param_data_update.py): `ops.assign(p.grad, ...)`
+_GRAD_WRITE = re.compile(r"\.grad\b(\s*\[[^\]]*\])?\s*([-+*/]?=(?!=))|\.grad(\.data)?\.\w+_\(|"
+                         r"\bassign\(\s*[\w.]+\.grad\s*,")
 
 
 def grad_writers(module: cst.Module) -> Dict[str, bool]:
@@ -1827,7 +1832,8 @@ def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo
     if not info.keep_grads or g.step < 0 or not g.backwards or not g.optimizer:
         return []
     known = set(g.extras) | set(g.backwards) | {c[0] for c in g.clips} | set(g.clip_conds)
-    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    # (`clip_gradient(optimizer, c)` reads no network: a data function, but one writing .grad)
+    library = _LIBRARY_ROOTS | {info.ms} | {f for f in info.host_functions if not info.grad_writers.get(f, False)}
     handed: Set[str] = set()
     for st in body[:g.backwards[0]]:
         calls = _CallOwners()
@@ -1838,12 +1844,23 @@ def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo
     for j in range(g.backwards[-1] + 1, g.step):
         if j in known:
             continue
+        if _GRAD_WRITE.search(code_of(body[j])):     # `for p in model.parameters(): p.grad.data.clamp_(-c, c)`
+            found.append(j)
+            continue
         calls = _CallOwners()
         walk(body[j], calls)
         if any(f not in library and f not in handed and args & handed and info.grad_writers.get(name, True)
                and name != "unscale_" for f, name, args in calls.calls):     # a GradScaler's, folded in
             found.append(j)
     return found
+
+
+def _editable(g: StepGroup) -> bool:
+    """A plain step (one optimizer, no clipping folded in, no accumulation, closure or wrapper) whose gradients
+    the statements before its step() may change: the step returns them and the optimizer applies them after
+    those statements (StepGroup.edited)."""
+    return not (g.clips or g.accumulate or g.closure or g.wrapper_call or g.manual is not None or g.leaves
+                or g.outer or g.co_steps or g.held or g.uncleared or len(g.backwards) != 1)
 
 
 def _built_objects(stmts: Sequence[cst.BaseStatement]) -> Set[str]:
@@ -1922,6 +1939,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                             "sum by hand") for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
     changers = [(g, j) for g in groups for j in _gradient_changers(body, g, info)]
+    for g in {id(g): g for g, _ in changers}.values():
+        if _editable(g):
+            g.edited = True
+    changers = [(g, j) for g, j in changers if not g.edited]
     if changers:
         problems.extend((b, f"`{_short(body[j])}` runs between this backward() and {g.optimizer}.step() and hands "
                             "the network or optimizer to a function of the program, which reads .grad: it may "
@@ -2089,7 +2110,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         closures |= {n for n in inputs if n not in per_iteration}
         fwd = _unique("forward_fn" + sfx, taken)
         gfn = _unique("grad_fn" + sfx, taken)
-        step = _unique(("grad_step" if g.accumulate or g.closure or g.wrapper_call else "train_step") + sfx, taken)
+        step = _unique(("grad_step" if g.accumulate or g.closure or g.wrapper_call or g.edited else "train_step")
+                       + sfx, taken)
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
@@ -2129,7 +2151,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
         step_lines = [f"{lhs} = {gfn}({arglist})"]
-        keep = _keeps_grads(original_body, g, info)
+        keep = g.edited or _keeps_grads(original_body, g, info)
         if keep and g.clips:    # torch's .grad between backward() and the clipping: the unclipped gradients
             step_lines.append("unclipped_grads = grads")
         if info.distributed:
@@ -2157,8 +2179,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 step_lines.append(f"{if_cond}grads = _ms_compat.clip_grad_value(grads, {rest})")
                 sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
                               "the gradients are clipped inside the train step"))
-        if g.accumulate or g.closure or g.wrapper_call:
-            # summed in the loop and applied in the `if`; the closure's result; or held for the wrapped optimizer
+        if g.accumulate or g.closure or g.wrapper_call or g.edited:
+            # summed in the loop and applied in the `if`; the closure's result; held for the wrapped optimizer; or
+            # kept for the statements changing them before the step
             extra_outs.append("grads")
         elif g.manual is not None:
             step_lines.extend(MU.step_lines(g.manual, weights, info.ms))
@@ -2223,6 +2246,13 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             for e in g.extras:
                 if _method(_stmt_call(body[e]), "zero_grad") is not None:
                     replace[e] = [_line(f"{acc} = None").with_changes(leading_lines=body[e].leading_lines)]
+        if g.edited:    # the statements in between ran on the kept gradients, as on torch's .grad
+            replace[g.step] = [_line(f"{g.optimizer}(_ms_compat.kept_grads({weights}))").with_changes(
+                leading_lines=list(body[g.step].leading_lines) + _comment(
+                    "the gradients as the statements since the gradient step left them (torch's .grad)"))]
+            sites.append((g.step, "Optimizer.step", f"{g.optimizer}(_ms_compat.kept_grads({weights}))",
+                          f"{step} returns the gradients; the statements before this step() change them as torch's "
+                          ".grad (kept, _ms_compat.keep_grads) and the optimizer applies what they leave"))
         if g.wrapper_call:      # the wrapper's method runs as written; its `self.<optimizer>.step()` applies them
             replace[g.step] = [_line(f"_ms_compat.hold_gradients({g.optimizer}, grads)").with_changes(
                 leading_lines=body[g.step].leading_lines), body[g.step].with_changes(leading_lines=[])]
@@ -2245,7 +2275,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(accumulated gradients)",
                           "the loop clears no gradients: each step applies the sum of the gradients of every "
                           "iteration so far, as torch's growing .grad"))
-        elif not g.outer and not g.closure and not g.wrapper_call:
+        elif not g.outer and not g.closure and not g.wrapper_call and not g.edited:
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(grads) in {step}",
                           "the update runs inside the train step"))
             for k, o in g.co_steps:

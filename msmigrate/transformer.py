@@ -663,6 +663,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if done is None:
             return st
         st, resolved = done
+        if re.search(r"\.grad\b", code_of(st)):     # `p.grad.data.clamp_(-c, c)`: the gradient changed in place
+            st = GR.note_gradient_writes(self, st, resolved[1])
         self._assigned_sites({resolved}, "the tensor's new value assigned to it (in-place methods may change nothing)",
                              "tests/parity/test_library_idioms_timm.py::test_library_idioms")
         return st

@@ -225,6 +225,9 @@ def test_torchvision_precedence(tmp_path):
     # without --deps the same names are visible TODOs
     plain = convert_tree(tmp_path, None, dry_run=True, jobs=1)
     assert {s.api for s in plain.sites if s.status == "todo"} >= {"torchvision.models.resnet50"}
+    # ... whose note names the option that converts them
+    todo = next(s for s in plain.sites if s.api == "torchvision.models.resnet50")
+    assert "msmigrate convert --deps torchvision" in todo.note, todo.note
 
 
 def test_converting_the_output_again_changes_nothing(converted):

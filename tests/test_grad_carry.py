@@ -221,6 +221,18 @@ for epoch in range(3):
     for name, value in lin.named_parameters():
         logged.append(value.grad.abs().sum().item())
 ''',
+    # a check whose conversion writes the reads anew (`(isinf(g) | isnan(g)).any()` -> reduce_any(...)): the
+    # reads were left as `value.grad`, MindSpore's AttributeError (Pytorch-UNet's gradient histograms)
+    "finiteness_check_rewritten": '''
+for epoch in range(3):
+    opt.zero_grad()
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    for name, value in lin.named_parameters():
+        if not (torch.isinf(value.grad) | torch.isnan(value.grad)).any():
+            logged.append(value.grad.abs().sum().item())
+''',
     # a loop clearing nothing: .grad is the growing sum
     "uncleared_sum": '''
 for epoch in range(3):

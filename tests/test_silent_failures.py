@@ -136,7 +136,7 @@ PROGRAMS = {
                 if fail:
                     raise ValueError("boom")
                 return 1
-            except torch.cuda.OutOfMemoryError:  # SITE
+            except torch.cuda.CudaError:  # SITE
                 return 0
 
 
@@ -155,13 +155,13 @@ PROGRAMS = {
                 print("BEFORE")
             try:
                 raise ValueError("boom")
-            except (KeyError, torch.cuda.OutOfMemoryError):  # SITE
+            except (KeyError, torch.cuda.CudaError):  # SITE
                 print("AFTER")
     """,
     "except_alias": """
         import torch
 
-        OOM = torch.cuda.OutOfMemoryError  # SITE
+        OOM = torch.cuda.CudaError  # SITE
 
 
         def risky():
@@ -557,7 +557,7 @@ NEVER_REACHED = """
     def guarded(x):
         try:
             return x + 1
-        except torch.cuda.OutOfMemoryError:
+        except torch.cuda.CudaError:
             return 0
 
 

@@ -8,12 +8,31 @@ def keep_grads(params, grads):
     """The gradients a converted train step returned, for the program's later reads of `p.grad` (logging a
     norm, `if p.grad is not None`): torch's .grad after backward() (and after clipping, which is in place).
     grads None: a step that keeps none ran, the parameters' earlier ones are dropped (a read then raises)."""
+    for p in params:        # a `p.grad = value` the program wrote (an attribute) was the last step's
+        if "grad" in getattr(p, "__dict__", ()):
+            delattr(p, "grad")
     if grads is None:
         for p in params:
             _KEPT_GRADS.pop(id(p), None)
         return
     for p, g in zip(params, grads):
         _KEPT_GRADS[id(p)] = (p, g)
+
+
+def kept_grads(params):
+    """The gradients the optimizer applies after the program's statements between backward() and step() changed
+    them as torch's .grad: in place (`ops.assign(tensor_grad(p, ...), ...)` changes the kept tensor) or by
+    `p.grad = value` (an attribute of the Parameter here; None: torch's optimizers skip the parameter)."""
+    out = []
+    for p in params:
+        written = getattr(p, "__dict__", {})
+        if "grad" in written:
+            out.append(written.pop("grad"))
+            _KEPT_GRADS[id(p)] = (p, out[-1])
+        else:
+            kept = _KEPT_GRADS.get(id(p))
+            out.append(kept[1] if kept is not None and kept[0] is p else None)
+    return tuple(out)
 
 
 _GRAD_IN_GRAPH = (
@@ -31,6 +50,8 @@ def tensor_grad(value, where):
     if _compiling(_draw_probe):
         _refuse_compiled(_GRAD_IN_GRAPH, where)
     if isinstance(value, ms.Tensor):
+        if "grad" in getattr(value, "__dict__", ()):     # the program's `p.grad = value` since the step
+            return value.grad
         kept = _KEPT_GRADS.get(id(value))
         if kept is not None and kept[0] is value:
             return kept[1]
