@@ -66,6 +66,10 @@ class ModuleInfo:
     # draws a fresh layer per call; a compiled graph builds it once, at compile time (the same weights every step),
     # or cannot build it at all (an initializer object in construct), so a program reaching one runs PYNATIVE
     builds_layers_in_forward: bool = False
+    # a forward turns a tensor into a Python list (`lengths.tolist()`): the values shape the computation (loop
+    # counts, slice bounds: the image-captioning decoders); in a compiled graph they run through JIT fallback,
+    # which fails on what they shape or zeroes gradients, so a program reaching one runs PYNATIVE
+    lists_in_forward: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -181,6 +185,10 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                                and n.func.attr in HOOK_REGISTRATIONS for n in ast.walk(tree))
     info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
     info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
+    info.lists_in_forward = any(
+        isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist"
+            for n in ast.walk(f)) for c in classes for f in c.body)
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -715,6 +723,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) builds a layer with drawn weights in a
         forward (ModuleInfo.builds_layers_in_forward): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "forward_layers", lambda mod, info: info.builds_layers_in_forward)
+
+    def reaches_lists_in_forward(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) turns a tensor into a Python list in a
+        forward (ModuleInfo.lists_in_forward): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "forward_lists", lambda mod, info: info.lists_in_forward)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

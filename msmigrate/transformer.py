@@ -2883,6 +2883,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) builds a layer with "
                                           "drawn weights at each call, as torch does (a compiled graph would build "
                                           "it once)")
+        elif self.index.reaches_lists_in_forward(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) turns a tensor into "
+                                          "a Python list (.tolist()) whose values shape it; a compiled graph runs "
+                                          "them through JIT fallback, which fails on what they shape")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
