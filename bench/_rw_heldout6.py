@@ -13,6 +13,8 @@ converted as a new user would convert them.
   `self.inplace_lerp = partial(inplace_lerp, ...)`) and, as ema_posthoc, PostHocEMA (Karras EMAs checkpointed
   with torch.save to a folder, a model synthesized from them by torch.load and a least-squares solve), through
   drivers.
+- davda54/sam: SAM (sharpness-aware minimization, sam.py: an Optimizer subclass with first_step()/second_step()
+  around two forward/backward passes per batch, adaptive, over torch.optim.SGD) through a driver.
 - lucidrains/tab-transformer-pytorch at a85dfa9 (0.3.0, the last release before it imports
   hyper_connections / x_mlps_pytorch / discrete_continuous_embed_readout, none installed): TabTransformer
   (shared category embeddings, continuous mean/std buffer) and FTTransformer through a driver.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 RASBT = "rasbt+LLMs-from-scratch"
 EMA = "lucidrains+ema-pytorch"
+SAM = "davda54+sam"
 TAB = "lucidrains+tab-transformer-pytorch@a85dfa9a623d5d7ee18d8b85f2ff3eb3fc9e8b29"
 PERFORMER = "lucidrains+performer-pytorch@dd827c96b2a8b7186d39ac073790e281943e00de"
 LINEAR = "lucidrains+linear-attention-transformer@ab7693ec84fa91600e7f898b2d2290daeb34bbec"
@@ -43,6 +46,7 @@ PROGRAMS = [
     ("rasbt_qwen3", RASBT, "pkg/llms_from_scratch", "driver.py", [], None),
     ("ema", EMA, "ema_pytorch", "driver.py", [], None),
     ("ema_posthoc", EMA, "ema_pytorch", "driver.py", [], None),
+    ("sam", SAM, "sam.py", "driver.py", [], None),
     ("tab_transformer", TAB, "tab_transformer_pytorch", "driver.py", [], None),
     ("performer", PERFORMER, "performer_pytorch", "driver.py", [], None),
     ("performer_reversible", PERFORMER, "performer_pytorch", "driver.py", [], None),
@@ -186,6 +190,27 @@ synthesized = post.synthesize_ema_model(sigma_rel=0.15)
 synthesized.eval()
 with torch.no_grad():
     print("VALUE synthesized_out", float(synthesized(x).abs().mean()))
+''',
+    "sam": '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+from sam import SAM
+
+x = torch.randn(8, 6)
+y = torch.randn(8, 2)
+net = nn.Sequential(nn.Linear(6, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 2))
+optimizer = SAM(net.parameters(), torch.optim.SGD, rho=0.5, adaptive=True, lr=0.1, momentum=0.9, weight_decay=5e-4)
+for step in range(4):
+    loss = F.mse_loss(net(x), y)
+    loss.backward()
+    optimizer.first_step(zero_grad=True)
+    F.mse_loss(net(x), y).backward()
+    optimizer.second_step(zero_grad=True)
+    print("loss", loss.item())
+net.eval()
+with torch.no_grad():
+    print("VALUE sam_out", float(net(x).abs().mean()))
 ''',
     "tab_transformer": '''
 import torch

@@ -473,7 +473,7 @@ def main(argv=None):
                          "MorvanZhou/PyTorch-Tutorial, PyTorchZeroToAll, lion, byol, mlp-mixer (bench/_rw_heldout4.py); "
                          "heldout5: ng-video-lecture, pytorch-beginner, jcjohnson/pytorch-examples, siren, g-mlp, "
                          "lambda-networks, CoCa "
-                         "(bench/_rw_heldout5.py); heldout6: LLMs-from-scratch's GPT and Qwen3, ema-pytorch, "
+                         "(bench/_rw_heldout5.py); heldout6: LLMs-from-scratch's GPT and Qwen3, ema-pytorch, SAM, "
                          "tab-transformer, performer, linear-attention-transformer (bench/_rw_heldout6.py); "
                          "heldout7: Pytorch-UNet, a-PyTorch-Tutorial-to-Image-Captioning (bench/_rw_heldout7.py)")
     a = ap.parse_args(argv)

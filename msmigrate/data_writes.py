@@ -4,8 +4,9 @@
 MindSpore's in-place arithmetic leaves the tensor unchanged on CPU (inplace_forms.py), and a rebinding
 `x = ...` would not reach the caller's tensor (x is often a parameter of the function, given a Cell's
 buffer). So the statement becomes `_ms_compat.write_data(x, <converted x.op(args)>, "module:line")`:
-the out-of-place value written into x (ops.assign on a Parameter, in GRAPH and PyNative; assign_value on
-another tensor, PyNative only, a compiled graph raising MigrationError naming the line);
+the out-of-place value written into x (ops.assign on a Parameter, in GRAPH and PyNative; copy_ into the memory of
+another tensor, which a `p.data` shares with its Parameter, PyNative only, a compiled graph raising MigrationError
+naming the line);
 templates/compat_parts/data_writes.py. x is a name or an attribute chain (`self.ema.avg`)."""
 from __future__ import annotations
 
@@ -137,3 +138,27 @@ def whole_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.B
         return cst.Expr(value=tr._render_template(
             f"{R.COMPAT}.write_data({x}, {R.COMPAT}.broadcast_as({value}, {x}), {where!r})"))
     return updated.with_changes(value=tr._render_template(f"{R.COMPAT}.whole_store_value({x}, {value}, {where!r})"))
+
+
+STORE_NOTE = ("`x.data = v`: v written into x's memory (ops.assign on a Parameter), where a compiled step reading x "
+              "sees it; MindSpore's data setter gives x new memory, which a step compiled before keeps not reading. "
+              "Another shape or dtype: x takes v as torch's")
+
+
+def data_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.BaseSmallStatement]:
+    """`p.data = v` in a function or method other than __init__ (SAM's `p.data = self.state[p]["old_p"]`, an EMA's
+    `ema_p.data = ...`): `_ms_compat.store_data(p, v, "module:line")` (templates/compat_parts/data_writes.py)."""
+    if len(original.targets) != 1 or not tr._funcs or tr._funcs[-1].name == "__init__" or tr._in_graph_code():
+        return None     # (in construct and what it calls the setter stays: a graph compiles the store itself)
+    target = updated.targets[0].target
+    if not (isinstance(target, cst.Attribute) and target.attr.value == "data" and _holder(target.value)):
+        return None
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr._record(original, "Tensor.data", "_ms_compat.store_data", R.DIFFERENCE, STORE_NOTE)
+    tr.sites[-1].test = STORE_TEST
+    return cst.Expr(value=tr._render_template(
+        f"{R.COMPAT}.store_data({code_of(target.value).strip()}, {code_of(updated.value).strip()}, {where!r})"))
+
+
+STORE_TEST = "tests/test_weight_averaging.py"

@@ -62,10 +62,10 @@ def rebinds(name: str) -> bool:
     return name in ("fill_", "zero_", "fill_diagonal_") or out_of_place(name) is not None
 
 
-# A function whose callers cannot be seen: its changed parameter reaches tensors nobody checks.
-WHY_ESCAPED = ("in place on a parameter of `{fn}`, which this module passes on as a value ({how}): in torch the "
-               "change reaches the caller's tensor, which a MindSpore rebinding would leave unchanged, and the "
-               "callers that would read it cannot be checked; return the new tensor and assign it in the caller")
+# A function whose callers cannot be seen (`partial(f, ...)`, `self.fn = f`): its changed parameter reaches tensors
+# nobody checks, so the new value is written into the caller's tensor itself (transformer._written_into_holder:
+# `_ms_compat.write_argument`, which raises MigrationError naming the line where a gradient is being recorded or a
+# graph compiles, where such a write would change a tensor an op saved for the backward pass).
 
 
 def changed_params(function: cst.FunctionDef, params: Set[str]) -> Set[str]:

@@ -50,6 +50,9 @@ class ModuleInfo:
     # class name -> (attribute, methods): classes wrapping an optimizer (ScheduledOptim, NoamOpt) whose methods
     # call `self.<attribute>.step()` (optimizer_wrapper_methods)
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
+    # methods other than step() of its torch Optimizer subclasses that read `p.grad` (SAM's first_step /
+    # second_step): a loop calling one after backward() hands them the gradients (optimizer_grad_methods)
+    optimizer_grad_methods: Set[str] = field(default_factory=set)
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
@@ -208,6 +211,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         wrapped = optimizer_wrapper_methods(node)
         if wrapped is not None:
             info.optimizer_wrappers.setdefault(node.name, wrapped)
+        if any(b in ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer") for b in bases):
+            info.optimizer_grad_methods |= optimizer_grad_methods(node)
 
 
 def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str]]:
@@ -229,6 +234,17 @@ def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str
                     called = resolve(value.func) if isinstance(value, ast.Call) else None
                     out.setdefault(t.attr, set()).add(called or "")
     return out
+
+
+def optimizer_grad_methods(node: ast.ClassDef) -> Set[str]:
+    """The methods of an Optimizer subclass, other than step() and dunders, that read `.grad` (SAM's
+    first_step/second_step): each applies the gradients of the backward() before its call."""
+    found: Set[str] = set()
+    for fn in node.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name != "step" and not fn.name.startswith("__") \
+                and any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(fn)):
+            found.add(fn.name)
+    return found
 
 
 def optimizer_wrapper_methods(node: ast.ClassDef) -> Optional[Tuple[str, Tuple[str, ...]]]:
@@ -577,6 +593,10 @@ class ProjectIndex:
                         found.setdefault(m, set()).add(attribute)
             self._wrapper_step_methods = {m: next(iter(a)) for m, a in found.items() if len(a) == 1}
         return self._wrapper_step_methods
+
+    def optimizer_grad_methods(self) -> Set[str]:
+        """The project's optimizer methods other than step() that read `.grad` (ModuleInfo.optimizer_grad_methods)."""
+        return {m for info in self.modules.values() for m in info.optimizer_grad_methods}
 
     def optimizer_wrapper(self, module: str, name: str) -> Optional[Tuple[str, Tuple[str, ...]]]:
         """(attribute, stepping methods) of the project class `name` (as module `module` reads it) when it wraps

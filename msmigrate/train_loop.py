@@ -334,6 +334,10 @@ class StepGroup:
     # stepped through a wrapper's method (`sched_opt.step_and_update_lr()`): the step returns the gradients, held
     # for the wrapped optimizer (_ms_compat.hold_gradients) right before that call, whose own step() applies them
     wrapper_call: bool = False
+    # stepped through a method of an optimizer the program writes that reads p.grad (SAM's `opt.first_step()`,
+    # `opt.second_step()`): the gradients are given to it as p.grad (_ms_compat.give_gradients) right before
+    # that call, which runs as written (a wrapper_call too)
+    grad_method: bool = False
     uncleared: bool = False   # a loop that never clears the gradients: every step applies the sum so far
     # no step here: the sum is held for the optimizer's step() in another method (held_steps.py)
     held: bool = False
@@ -379,6 +383,9 @@ class LoopInfo:
     # module functions that clear gradients (`def reset_grad(): d_opt.zero_grad(); g_opt.zero_grad()`): a loop
     # calling one clears, as one calling zero_grad() itself (clearing_functions)
     clearing_functions: Set[str] = field(default_factory=set)
+    # methods other than step() of the project's Optimizer subclasses that read `.grad` (SAM's first_step,
+    # second_step: ProjectIndex.optimizer_grad_methods)
+    optimizer_grad_methods: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -459,6 +466,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
             if co is not None:
                 groups[-1].co_steps.append((i, co))
                 groups[-1].extras.append(i)
+            continue
+        by_method = _optimizer_grad_method(call, info)
+        if by_method is not None:
+            pending.optimizer, pending.step, pending.wrapper_call, pending.grad_method = by_method, i, True, True
+            groups.append(pending)
+            pending = None
             continue
         wrapped = _wrapper_step(call, info)
         if wrapped is not None:
@@ -551,6 +564,8 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         if r is None:
             continue
         for g in groups:
+            if g.grad_method and g.optimizer == code_of(r).strip():
+                break   # kept: it clears the p.grad the optimizer's own methods read (give_gradients)
             if g.optimizer == code_of(r).strip() or code_of(r).strip() in (o for _, o in g.co_steps):
                 g.extras.append(i)
                 break
@@ -588,6 +603,43 @@ def _co_step(call: Optional[cst.Call], groups: Sequence[StepGroup], i: int, info
             or g.held or g.uncleared or not g.optimizer:
         return None
     return rc
+
+
+def _optimizer_grad_method(call: Optional[cst.Call], info: LoopInfo) -> Optional[str]:
+    """`opt.first_step(zero_grad=True)` after a backward(): a method of the program's own optimizer class that
+    reads p.grad (LoopInfo.optimizer_grad_methods), called on an optimizer: the optimizer's code, else None."""
+    if call is None or not isinstance(call.func, cst.Attribute) or any(a.star for a in call.args) \
+            or call.func.attr.value not in info.optimizer_grad_methods:
+        return None
+    rc = code_of(call.func.value).strip()
+    return rc if _is_optimizer(rc, info) and rc not in info.closure_only else None
+
+
+class _GradMethodCalls(cst.CSTVisitor):
+    def __init__(self, methods: Set[str]) -> None:
+        self.methods = methods
+        self.receivers: Set[str] = set()
+        self.clears: List[Tuple[str, cst.SimpleStatementLine]] = []
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        r = _method(_stmt_call(node), "zero_grad")
+        if r is not None:
+            self.clears.append((code_of(r).strip(), node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in self.methods:
+            self.receivers.add(code_of(node.func.value).strip())
+
+
+def grad_method_clears(module: cst.Module, methods: Set[str]) -> Set[int]:
+    """ids of the `opt.zero_grad()` statements of optimizers the module steps through a method that reads p.grad
+    (SAM's `opt.first_step()`): kept, they clear the gradients give_gradients hands those methods, which add up
+    as torch's .grad until then."""
+    if not methods or ".zero_grad(" not in module.code:
+        return set()
+    v = _GradMethodCalls(methods)
+    walk(module, v)
+    return {id(st) for r, st in v.clears if r in v.receivers}
 
 
 def _wrapper_step(call: Optional[cst.Call], info: LoopInfo) -> Optional[str]:
@@ -1703,8 +1755,9 @@ def _uncleared_steps(loop: cst.CSTNode, body: Sequence[cst.CSTNode], groups: Seq
 
 def _summable(groups: Sequence[StepGroup]) -> List[StepGroup]:
     """The plain optimizer steps among `groups`: those that can apply a held sum of gradients."""
+    # (a method given the gradients adds them to those its optimizer holds, as torch's .grad: give_gradients)
     return [g for g in groups if g.optimizer and not g.accumulate and not g.closure and not g.leaves
-            and g.manual is None]
+            and g.manual is None and not g.grad_method]
 
 
 def _names_used(body: Sequence[cst.CSTNode]) -> Set[str]:
@@ -2207,7 +2260,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved
         kept = [_line(f"_ms_compat.keep_grads({weights}, {'unclipped_grads' if g.clips else 'grads'})")] if keep else []
-        if info.keep_grads and not keep:
+        if info.keep_grads and not keep and not g.grad_method:
             # the gradients an earlier step kept are not this step's: a later `.grad` read raises, not reads them
             kept = [_line(f"_ms_compat.keep_grads({weights}, None)")]
         if keep and g.clips:    # clipped in place where the program clips them
@@ -2253,7 +2306,13 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             sites.append((g.step, "Optimizer.step", f"{g.optimizer}(_ms_compat.kept_grads({weights}))",
                           f"{step} returns the gradients; the statements before this step() change them as torch's "
                           ".grad (kept, _ms_compat.keep_grads) and the optimizer applies what they leave"))
-        if g.wrapper_call:      # the wrapper's method runs as written; its `self.<optimizer>.step()` applies them
+        if g.grad_method:       # the optimizer's method runs as written and reads them as p.grad
+            method = _stmt_call(body[g.step]).func.attr.value
+            replace[g.step] = [_line(f"_ms_compat.give_gradients({g.optimizer}, grads, {method!r})").with_changes(
+                leading_lines=body[g.step].leading_lines), body[g.step].with_changes(leading_lines=[])]
+            sites.append((g.step, "Optimizer.step", f"_ms_compat.give_gradients({g.optimizer}, grads)",
+                          f"{step} returns the gradients; {g.optimizer}.{method}() reads them as p.grad"))
+        elif g.wrapper_call:      # the wrapper's method runs as written; its `self.<optimizer>.step()` applies them
             replace[g.step] = [_line(f"_ms_compat.hold_gradients({g.optimizer}, grads)").with_changes(
                 leading_lines=body[g.step].leading_lines), body[g.step].with_changes(leading_lines=[])]
             sites.append((g.step, "Optimizer.step", f"_ms_compat.hold_gradients({g.optimizer}, grads)",

@@ -868,6 +868,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
                            grad_writers=self._grad_writers,
                            clearing_functions=self._clearing_functions,
+                           optimizer_grad_methods=self.index.optimizer_grad_methods(),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1128,7 +1129,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._owner_checks: Dict[int, Tuple[str, str]] = {}   # `model.zero_grad()` beside a fresh step
         self._leftover_grads, self._kept_clears = GC.leftover_gradients(node, self.stmt_lines, self._held_loops,
                                                                         self._module_clears, self._owner_checks)
-        self._kept_clears = set(self._kept_clears) | held_clears
+        self._kept_clears = set(self._kept_clears) | held_clears | TL.grad_method_clears(
+            node, self.index.optimizer_grad_methods())   # SAM's opt.zero_grad(): p.grad its methods read
         # step functions clearing no gradients: they apply the sum since the optimizer's zero_grad(), kept
         self._summing_functions, loops, kept = GC.summing_step_functions(
             node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name),
@@ -1927,7 +1929,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
             return GRD.field_write(self, original, updated, self._record_writes[id(original)])
         updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
-        whole = DW.whole_store(self, original, updated)   # `self.avg[:] = v` in a method: data_writes.py
+        whole = DW.whole_store(self, original, updated) or DW.data_store(self, original, updated)   # data_writes.py
         if whole is not None:
             return whole
         momentum = LS.store(self, original, updated)   # `bn.momentum = 0.03`: layer_settings.py
@@ -2272,6 +2274,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # `(x\n .repeat(2)\n .to(device))`: the parentheses that make a multi-line
             # expression legal belong to the outer call; keep them on its replacement
             result = result.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        if result is not updated and getattr(self, "_grad_reads", None):
+            # a mapping that wrote its call anew (`(c * p.grad).norm(p=2)` -> reduce_vector_norm(...)): the
+            # `.grad` reads inside stay noted (grad_reads.py); left as written, MindSpore has no .grad
+            result = GR.carry(self, updated, result)
         return result
 
     def _leave_call(self, original: cst.Call, updated: cst.Call):
@@ -2683,11 +2689,6 @@ class TorchToMindSpore(cst.CSTTransformer):
             # only the caller sees it (inplace_arguments.py); a fill written into the tensor itself
             # (`_ms_compat.exponential_(a, 2.0)`) reaches the caller and is converted as usual
             return self._todo(original, "Tensor." + name, IA.WHY, updated)
-        if scope is not None and original.func.value.value in scope.get("escaped_changes", ()) \
-                and name not in ("requires_grad_", "detach_") and IA.rebinds(name):
-            fn = scope["function"].name.value
-            return self._todo(original, "Tensor." + name,
-                              IA.WHY_ESCAPED.format(fn=fn, how=self._escaping_functions[fn]), updated)
         row_why = self._cell_row_change(original)     # `for row in x: row.add_(1)` in construct
         if row_why is not None:
             self._row_todos.add(("Tensor." + name, self._line(original)))
@@ -2805,6 +2806,19 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and any(x in rows for rows in self._cell_rows.values()):
             self.sites[-1].note = (f"in place on a row of a tensor: the new row `{x}` is written back into the "
                                    "tensor out of place after the statement (_ms_compat.row_replaced)")
+        if self._scopes and x in self._scopes[-1].get("escaped_changes", ()) \
+                and original.func.attr.value not in ("detach_", "requires_grad_"):
+            # a parameter of a function passed on as a value (ema-pytorch's `partial(inplace_lerp, ...)`): its
+            # callers cannot be seen, so the new value goes into the caller's tensor itself, where no gradient is
+            # being recorded and no graph compiles (else MigrationError at run time: inplace_arguments.py)
+            self.uses_compat = True
+            where = f"{self.module_name}:{self._line(original)}"
+            if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
+                self.sites[-1].note = (f"in place on the caller's tensor `{x}`: the out-of-place value written into "
+                                       "it (_ms_compat.write_argument), which raises MigrationError where a "
+                                       "gradient is being recorded")
+            return cst.Call(func=parse_expr(f"{COMPAT}.write_argument"),
+                            args=[cst.Arg(cst.Name(x)), cst.Arg(out), cst.Arg(cst.SimpleString(repr(where)))])
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
                 or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values
             return out

@@ -194,3 +194,21 @@ for _base in ("LRScheduler", "_LRScheduler"):
     mapping(S + _base, "_ms_compat.LRScheduler", args=_OPT + _LAST, target_args=_OPT + _LAST,
             note="a subclass's get_lr() runs as in torch (self.last_epoch, self.base_lrs, group['lr'] as "
                  "Python floats)", test=f"{T}::test_custom_scheduler_subclass")
+
+
+# torch.optim.swa_utils: weight averaging (SWA, EMA) -> templates/compat_parts/swa_utils.py
+_SWA = "torch.optim.swa_utils."
+_SWA_TEST = "tests/test_weight_averaging.py"
+mapping(_SWA + "AveragedModel", "_ms_compat.AveragedModel",
+        args=("model", "device", "avg_fn", "multi_avg_fn", "use_buffers"),
+        target_args=("model", "device", "avg_fn", "multi_avg_fn", "use_buffers"),
+        note="a Cell holding a deep copy of the model as `module`; update_parameters() writes the averages into its "
+             "Parameters (ops.assign), as torch's in-place copy/lerp", test=f"{_SWA_TEST}::test_averaged_model")
+for _name, _args in (("get_ema_multi_avg_fn", ("decay",)), ("get_swa_multi_avg_fn", ()),
+                     ("get_ema_avg_fn", ("decay",)), ("get_swa_avg_fn", ())):
+    mapping(_SWA + _name, f"_ms_compat.{_name}", args=_args, target_args=_args,
+            test=f"{_SWA_TEST}::test_averaged_model")
+mapping(_SWA + "update_bn", "_ms_compat.update_bn", args=("loader", "model", "device"),
+        target_args=("loader", "model", "device"), status=DIFFERENCE,
+        note="the cumulative average of the BatchNorm statistics over the loader, torch's; its batches run op by op "
+             "(PYNATIVE) whatever the mode", test=f"{_SWA_TEST}::test_averaged_model")

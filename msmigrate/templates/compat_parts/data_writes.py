@@ -13,8 +13,9 @@ _DATA_WRITE_REFUSAL = (
 
 def write_data(x, value, where):
     """`value` (the out-of-place result, no gradient through it) written into x in x's dtype, as torch's
-    in-place method on x.data; a Parameter through ops.assign (GRAPH and PyNative), another tensor in
-    PyNative only: compiling a graph that writes one raises MigrationError naming the line."""
+    in-place method on x.data; a Parameter through ops.assign (GRAPH and PyNative), another tensor (a `p.data`,
+    sharing its Parameter's memory) through copy_ in PyNative only: compiling a graph that writes one raises
+    MigrationError naming the line."""
     value = ops.stop_gradient(value)
     if value.dtype != x.dtype:
         value = value.astype(x.dtype)
@@ -23,7 +24,18 @@ def write_data(x, value, where):
         return x
     if _compiling(_draw_probe):
         _refuse_compiled(_DATA_WRITE_REFUSAL, where)
-    x.assign_value(value)
+    into_memory(x, value)     # which the Parameter of a `p.data` shares
+    return x
+
+
+def store_data(x, value, where):
+    """torch's `x.data = value` (SAM's `p.data = old_p`): a value of x's shape and dtype written into x's memory
+    (write_data), where a step compiled before reads it (MindSpore's data setter gives a Parameter new memory, and
+    such a step went on with the old); another shape or dtype, or no tensor: x takes the value, as torch's."""
+    if isinstance(x, ms.Tensor) and isinstance(value, ms.Tensor) and value.shape == x.shape \
+            and value.dtype == x.dtype:
+        return write_data(x, value, where)
+    x.data = value
     return x
 
 

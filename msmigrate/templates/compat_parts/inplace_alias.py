@@ -7,6 +7,7 @@ names held; MindSpore's PyNative `+=` made a new one. The alias follows the chan
 MindSpore's own in-place arithmetic leaves the tensor unchanged on CPU, so the new value is computed out of
 place and written into the tensor itself, where every holder sees it."""
 import mindspore as ms
+from mindspore.common.api import _pynative_executor as _argument_grad_executor
 
 
 def inplace_alias(changed, alias):
@@ -24,8 +25,46 @@ def write_into(x, value):
     if isinstance(x, ms.Parameter):
         ms.ops.assign(x, value)
     else:
-        x.assign_value(value)
+        into_memory(x, value)
     return x
+
+
+def into_memory(x, value):
+    """value written into x's memory (copy_), which a `p.data` shares with its Parameter (assign_value gives x
+    new memory: the Parameter behind it kept its old value). A view into a larger tensor (a row `x[i]`, which
+    MindSpore 2.10's copy_ leaves unchanged or refuses, measured) gets new memory of its own, as before: the
+    rows a loop changes are written back into their tensor (rows_in_place)."""
+    if x.storage_offset() == 0 and x.untyped_storage().nbytes() == x.nbytes:
+        x.copy_(value)
+    else:
+        x.assign_value(value)
+
+
+_ARGUMENT_WRITE_IN_GRAPH = (
+    "the in-place change at {} of a tensor its function was given runs inside a compiled graph (GRAPH mode or "
+    "ms.jit), which cannot write into the caller's tensor; run it in PYNATIVE mode "
+    "(ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def write_argument(x, value, where):
+    """torch's `x.op_(...)` on a parameter of a function passed on as a value (`partial(inplace_lerp, ...)`), whose
+    callers cannot be seen: the new value written into the caller's tensor (write_into), as torch changes it.
+    Where MindSpore is recording a gradient (inside a train step's forward) such a write would change a tensor an
+    op saved for the backward pass: MigrationError naming the line."""
+    if not isinstance(x, ms.Tensor):
+        return value
+    if _compiling(_draw_probe):
+        _refuse_compiled(_ARGUMENT_WRITE_IN_GRAPH, where)
+    if _argument_grad_executor.requires_grad():
+        _argument_write_recorded(where)
+    return write_into(x, value)
+
+
+def _argument_write_recorded(where):
+    # through the constexpr: a graph's parser refuses a `raise` of a non-builtin exception in a function it calls
+    _raise_migration_error(f"the in-place change at {where} writes into a tensor its function was given while a "
+                         "gradient is being recorded (inside a train step's forward): MindSpore's backward pass "
+                         "would read the changed tensor; return the new tensor and assign it in the caller")
 
 
 def rows_in_place(xs):

@@ -116,17 +116,35 @@ class HandWrittenOptimizer:
         return "\n".join(lines + [")"])
 
 
+def give_gradients(optimizer, gradients, method):
+    """torch's `loss.backward(); optimizer.first_step()` (SAM's two steps): a converted step's gradients become the
+    p.grad the program's own method reads, added to those backward()s since its last zero_grad() left, as torch's
+    .grad grows; an optimizer this one holds (SAM's base_optimizer) gets them for its step()."""
+    if not isinstance(optimizer, HandWrittenOptimizer):
+        raise MigrationError(f"{type(optimizer).__name__}.{method}() after backward(): msmigrate hands the gradients "
+                             "only to an optimizer the program writes (a torch.optim.Optimizer subclass)")
+    params = optimizer.parameters
+    total = []
+    for p, g in zip(params, gradients):
+        kept = _KEPT_GRADS.get(id(p))
+        earlier = kept[1] if kept is not None and kept[0] is p else None
+        total.append(g if earlier is None else earlier if g is None else earlier + g)
+    keep_grads(params, total)
+    _hold_for_base_optimizers(optimizer, tuple(total))
+
+
 def _hold_for_base_optimizers(optimizer, gradients):
     """A converted torch optimizer this one holds (Lookahead's self.optimizer, SAM's self.base_optimizer) gets the
     step's gradients for its own step(), as torch's reads .grad: held for it (hold_gradients, in the order of its
-    parameters). Looked up by name: a program that builds no torch optimizer has neither."""
-    torch_optimizer, hold = globals().get("_TorchOptimizer"), globals().get("hold_gradients")
-    if torch_optimizer is None or hold is None:
+    parameters). Looked up by name: a program that builds no torch optimizer has neither (the table, not
+    hold_gradients: a tree's helper keeps the table with the optimizers, hold_gradients only where its code calls it)."""
+    torch_optimizer, held = globals().get("_TorchOptimizer"), globals().get("_HELD_GRADIENTS")
+    if torch_optimizer is None or held is None:
         return
     by_id = {id(p): g for p, g in zip(optimizer.parameters, gradients)}
     for inner in vars(optimizer).values():
-        if isinstance(inner, torch_optimizer):
-            hold(inner, tuple(by_id[id(p)] if id(p) in by_id else ops.zeros_like(p) for p in inner.parameters))
+        if isinstance(inner, torch_optimizer):   # as hold_gradients
+            held[id(inner)] = tuple(by_id[id(p)] if id(p) in by_id else ops.zeros_like(p) for p in inner.parameters)
 
 
 def augmented_in_place(x, op, value):
