@@ -40,7 +40,7 @@ from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
 from .torch_feature_probes import rewrite_feature_probes
-from .undefined_names import read_undefined_names
+from .undefined_names import read_undefined_names, restore_bound_names
 from .forward_refs import rename_class_forward_refs
 from .source_limits import source_problem
 from .sites import Site
@@ -139,6 +139,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined   # _ms_compat.fill_part written by the pre-pass
     tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
     new = module.visit(tr)
+    if reads_undefined:   # a name the conversion binds (a converted loop's train_step) reads as written
+        new = restore_bound_names(new, COMPAT)
     if might_bind_in_branch(source):   # a name only an `if` or loop of a function binds (graph_branch_names.py)
         new = bind_branch_names(new)
     if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)

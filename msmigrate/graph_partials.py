@@ -32,7 +32,8 @@ def might_build_partial(source: str) -> bool:
     return "partial(" in source and "def " in source
 
 
-_PARTIAL = ("_ms_compat.partial", "partial", "functools.partial")
+# functools.partial as the transformer writes it (a project function named `partial` stays as it is)
+_PARTIAL = ("_ms_compat.partial",)
 
 
 def _dotted(node) -> Optional[str]:
@@ -93,6 +94,8 @@ class _Bound(BindingTargets):
     def bind(self, target, value) -> None:
         if isinstance(target, cst.Name):
             self.bound.add(target.value)
+        elif isinstance(target, cst.Attribute) and _dotted(target) is not None:
+            self.bound.add(_dotted(target))   # `self.kernel_fn = ...`: a bound attribute read again changes too
 
 
 def _bound_in(nodes) -> Set[str]:
@@ -168,7 +171,7 @@ def _spans(body: List[cst.BaseStatement]) -> List[tuple]:
         end = next((j for j, later in enumerate(rest) if name in _bound_in([later])), len(rest))
         span = rest[:end]
         reads = _count(span, name)
-        names_read = _root_names(call)
+        names_read = _root_names(call) | {d for a in call.args if (d := _dotted(a.value)) is not None}
         ok = reads.calls > 0 and not reads.other and name not in names_read and not (names_read & _bound_in(span))
         found.append((i, name, call, i + 1 + end, reads.calls if ok else -1))
     return found

@@ -194,6 +194,10 @@ def _keyed_by_string(sub: cst.Subscript) -> bool:
     return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) and isinstance(
         sub.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
+# torch functions and Tensor methods that give a tuple of tensors whose length the arguments decide
+_TUPLE_RESULTS = ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes")
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -630,8 +634,12 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _data_dependent_loop(self, original: cst.For, updated: cst.For) -> cst.For:
         """`for e in torch.unique(idx)` in Cell code: the iterable through `_ms_compat.loop_rows` with its line, which
         refuses a compiled loop over a tensor whose length the data decides (compat_parts/data_dependent_loops.py)."""
-        if not (self._in_cell_code() and self._is_tensor_expr(original.iter)):
+        it = original.iter
+        if not (self._in_cell_code() and self._is_tensor_expr(it)):
             return updated
+        if isinstance(it, cst.Call) and isinstance(it.func, (cst.Name, cst.Attribute)) and \
+                (it.func.value if isinstance(it.func, cst.Name) else it.func.attr.value) in _TUPLE_RESULTS:
+            return updated    # `for part in x.split(1, dim=1)`: a tuple of as many parts as the arguments say
         self.uses_compat = True
         where = cst.Arg(cst.SimpleString(repr(f"{self.module_name}:{self._line(original)}")))
         return updated.with_changes(iter=cst.Call(func=cst.parse_expression(f"{COMPAT}.loop_rows"),

@@ -15,7 +15,8 @@ UndefinedName, a NameError (an `except NameError` still catches it) and a Migrat
 Only names no statement of the module binds (in any scope: an assignment, import, def, class, parameter, loop or
 `with` target, `global` declaration) and that are not builtins are read this way; a module that can define names
 the code does not spell out (`from x import *`, globals(), exec, a module __getattr__, builtins patched) is left
-as written. Runs on the original source, before the other passes, so the positions are the original lines."""
+as written. Runs on the original source, before the other passes, so the positions are the original lines; a name
+that the converted module binds (a converted training loop's `train_step`) is read as written again after it."""
 from __future__ import annotations
 
 import ast
@@ -134,3 +135,28 @@ def read_undefined_names(module: cst.Module, source: str, module_name: str, comp
     tr = _ReadThroughHelper(found, module_name, compat)
     new = MetadataWrapper(module).visit(tr)
     return new, tr.replaced > 0
+
+
+class _ReadAsWritten(cst.CSTTransformer):
+    def __init__(self, names: Set[str], compat: str) -> None:
+        super().__init__()
+        self.names, self.compat = names, compat
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "undefined_name"
+                and isinstance(func.value, cst.Name) and func.value.value == self.compat
+                and updated.args and isinstance(updated.args[0].value, cst.SimpleString)):
+            name = updated.args[0].value.evaluated_value
+            if name in self.names:
+                return cst.Name(name)
+        return updated
+
+
+def restore_bound_names(module: cst.Module, compat: str) -> cst.Module:
+    """The converted module again reading, as written, each name it binds itself."""
+    try:
+        bound = _bound_names(ast.parse(module.code))
+    except SyntaxError:
+        return module
+    return module.visit(_ReadAsWritten(bound, compat))

@@ -75,3 +75,22 @@ def test_a_partial_that_escapes_is_kept():
                  "make = partial(kernel, projection=projection, is_query=False)\n            projection = p2 * 2")
     code, _ = convert_snippet(src)
     assert "make = _ms_compat.partial(kernel, projection=projection, is_query=False)" in code, code
+
+
+def test_a_project_function_named_partial_is_no_functools_partial():
+    src = '''
+import torch
+from torch import nn
+
+
+def partial(f, **kw):
+    return f
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        make = partial(torch.relu, scale=x)
+        return make(x)
+'''
+    code, _ = convert_snippet(src)
+    assert "make = partial(" in code and "return make(x)" in code, code
