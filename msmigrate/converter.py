@@ -30,6 +30,7 @@ from .inplace_callers import might_change_arguments, rebind_changed_arguments
 from .complex_operators import makes_complex
 from .graph_branch_names import bind_branch_names, might_bind_in_branch
 from .graph_idioms import split_device_tuples
+from .graph_partials import inline_graph_partials, might_build_partial
 from .deps import converted_before, imports_dependency
 from .lines import statement_lines
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
@@ -39,6 +40,7 @@ from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
 from .torch_feature_probes import rewrite_feature_probes
+from .undefined_names import read_undefined_names, restore_bound_names
 from .forward_refs import rename_class_forward_refs
 from .source_limits import source_problem
 from .sites import Site
@@ -88,6 +90,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
             return convert_tf_code(source, compat_import, module_name)
     tree = ast.parse(source)
+    # a function's read of a name the module never defines, through the helper with its line (undefined_names.py);
+    # first, on the original positions
+    module, reads_undefined = read_undefined_names(module, source, module_name, COMPAT)
     np_sites: List[Site] = []
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
@@ -131,13 +136,17 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     tr = TorchToMindSpore(module_name, is_package, index, compat_import)
     tr.stmt_lines = statement_lines(module, tree)
     tr._arg_refusals = arg_refusals
-    tr.uses_compat = bool(probe_sites) or fills_parts   # _ms_compat.fill_part written by the pre-pass
+    tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined   # _ms_compat.fill_part written by the pre-pass
     tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
     new = module.visit(tr)
+    if reads_undefined:   # a name the conversion binds (a converted loop's train_step) reads as written
+        new = restore_bound_names(new, COMPAT)
     if might_bind_in_branch(source):   # a name only an `if` or loop of a function binds (graph_branch_names.py)
         new = bind_branch_names(new)
     if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)
         new = split_device_tuples(new)
+    if might_build_partial(source):   # `f = partial(g, k=t)` then `f(x)` in a function: `g(x, k=t)` (graph_partials.py)
+        new = inline_graph_partials(new)
     return new.code, np_sites + probe_sites + tr.sites, tr.uses_compat
 
 

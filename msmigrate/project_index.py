@@ -73,6 +73,10 @@ class ModuleInfo:
     # counts, slice bounds: the image-captioning decoders); in a compiled graph they run through JIT fallback,
     # which fails on what they shape or zeroes gradients, so a program reaching one runs PYNATIVE
     lists_in_forward: bool = False
+    # a forward loops over a tensor whose length the data decides (`for e in torch.unique(idx)`, a mixture of
+    # experts): a compiled graph cannot unroll it (compat_parts/data_dependent_loops.py), so a program reaching one
+    # runs PYNATIVE
+    loops_over_data_rows: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -192,6 +196,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist"
             for n in ast.walk(f)) for c in classes for f in c.body)
+    info.loops_over_data_rows = bool(classes) and _forward_loops_over_data_rows(tree, imports)
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -322,6 +327,36 @@ def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bo
                     d = _dotted(call.func) if isinstance(call, ast.Call) else None
                     if d is not None and _DRAWN_LAYER.fullmatch(resolve_head(d, imports) or ""):
                         return True
+    return False
+
+
+# torch functions (and Tensor methods) whose result's length the data decides
+_DATA_LENGTH = ("unique", "unique_consecutive", "nonzero", "argwhere", "masked_select")
+
+
+def _forward_loops_over_data_rows(tree: ast.Module, imports: Dict[str, str]) -> bool:
+    """A `forward` method loops over a _DATA_LENGTH call's result, directly or through a name it assigned."""
+    def data_length(node) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        d = _dotted(node.func)
+        full = (resolve_head(d, imports) or "") if d else ""
+        if full.startswith("torch.") and full.rsplit(".", 1)[-1] in _DATA_LENGTH:
+            return True
+        return isinstance(node.func, ast.Attribute) and node.func.attr in _DATA_LENGTH and not full
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for f in node.body:
+            if not (isinstance(f, ast.FunctionDef) and f.name == "forward"):
+                continue
+            held = {t.id for a in ast.walk(f) if isinstance(a, ast.Assign) and data_length(a.value)
+                    for t in a.targets if isinstance(t, ast.Name)}
+            for loop in ast.walk(f):
+                if isinstance(loop, ast.For) and (data_length(loop.iter) or isinstance(loop.iter, ast.Name)
+                                                  and loop.iter.id in held):
+                    return True
     return False
 
 
@@ -748,6 +783,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) turns a tensor into a Python list in a
         forward (ModuleInfo.lists_in_forward): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "forward_lists", lambda mod, info: info.lists_in_forward)
+
+    def reaches_data_row_loops(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) loops over a tensor whose length the data
+        decides in a forward (ModuleInfo.loops_over_data_rows): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "data_row_loops", lambda mod, info: info.loops_over_data_rows)
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

@@ -194,6 +194,10 @@ def _keyed_by_string(sub: cst.Subscript) -> bool:
     return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) and isinstance(
         sub.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
+# torch functions and Tensor methods that give a tuple of tensors whose length the arguments decide
+_TUPLE_RESULTS = ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes")
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -612,7 +616,34 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = CR.write_back(updated, original, rows, set(self._scopes[-1]["bound"]), COMPAT)
             self.uses_compat = True
         updated = self._rows_written_back(updated)
+        if "rows_in_place" not in code_of(updated.iter):
+            updated = self._data_dependent_loop(original, updated)
         return self._leave_loop(original, updated)
+
+    def leave_Del(self, original: cst.Del, updated: cst.Del):
+        """`del mask` of local names in Cell code: `mask = None`. MindSpore's GRAPH parser refuses the statement
+        ("Unsupported statement 'Delete'", naming no line; lucidrains' LocalAttention frees its masks so); the name
+        no longer holds the value, and only a path on which Python raises UnboundLocalError now reads None (as for
+        graph_branch_names.py)."""
+        target = updated.target
+        names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        if not self._in_cell_code() or not names or not all(isinstance(n, cst.Name) for n in names):
+            return updated
+        return cst.Assign(targets=[cst.AssignTarget(cst.Name(n.value)) for n in names], value=cst.Name("None"))
+
+    def _data_dependent_loop(self, original: cst.For, updated: cst.For) -> cst.For:
+        """`for e in torch.unique(idx)` in Cell code: the iterable through `_ms_compat.loop_rows` with its line, which
+        refuses a compiled loop over a tensor whose length the data decides (compat_parts/data_dependent_loops.py)."""
+        it = original.iter
+        if not (self._in_cell_code() and self._is_tensor_expr(it)):
+            return updated
+        if isinstance(it, cst.Call) and isinstance(it.func, (cst.Name, cst.Attribute)) and \
+                (it.func.value if isinstance(it.func, cst.Name) else it.func.attr.value) in _TUPLE_RESULTS:
+            return updated    # `for part in x.split(1, dim=1)`: a tuple of as many parts as the arguments say
+        self.uses_compat = True
+        where = cst.Arg(cst.SimpleString(repr(f"{self.module_name}:{self._line(original)}")))
+        return updated.with_changes(iter=cst.Call(func=cst.parse_expression(f"{COMPAT}.loop_rows"),
+                                                  args=[cst.Arg(updated.iter), where]))
 
     def _rows_written_back(self, updated: cst.For) -> cst.For:
         """`for t, m, s in zip(x, mean, std): t.sub_(m)`, its in-place call now a `_ms_compat.write_into(t, ...)`
@@ -2893,6 +2924,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # by op), so the mode is chosen before the program makes its grad_fn
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: torch.distributions objects (here or in a module imported) "
                                           "pass no gradient inside a compiled graph (op by op, they do)")
+        elif self.index.reaches_data_row_loops(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) loops over a tensor "
+                                          "whose length the data decides (torch.unique, nonzero), which a compiled "
+                                          "graph cannot unroll")
         elif self.index.reaches_layers_built_in_forward(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) builds a layer with "
                                           "drawn weights at each call, as torch does (a compiled graph would build "

@@ -68,8 +68,8 @@ HOST_SIDE = {
     "distributed.py:convert_sync_batchnorm": "rebuilds a model's layers, on the host",
     "distributions.py:_dist_no_rsample": (
         "a Distribution object inside a graph runs through MindSpore's Python fallback when the graph runs "
-        "(measured, Gamma(...).rsample() in an ms.jit construct): no compile-time raise reaches it; the message "
-        "arrives as a RuntimeError (a constexpr changes nothing there)"),
+        "(measured, Gamma(...).rsample() in an ms.jit construct), where a raise arrives as a RuntimeError; "
+        "rsample_at refuses a compiling graph first (" + _GUARDED + "), so only op by op reaches it"),
     "grad_reads.py:_no_grad_kept": _GUARDED + " (tensor_grad)",
     "keras_train.py:_keras_activation": _KERAS,
     "keras_train.py:Layer.__init__": _KERAS,

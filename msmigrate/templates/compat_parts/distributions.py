@@ -477,10 +477,27 @@ def _dist_no_rsample(name, where=None):
                          f"gradient flows through the draw")
 
 
+@_migration_constexpr(check=False)
+def _dist_in_graph(dist):
+    """A distribution reaching compiled code: one built in the graph arrives here as the Tensor standing for its
+    JIT Fallback object (a real Tensor has no rsample), one held by a Cell as itself; a Cell comes as None."""
+    return isinstance(dist, (Distribution, ms.Tensor))
+
+
+_DIST_COMPILED = (
+    "rsample at {} inside a compiled graph (GRAPH mode or ms.jit): MindSpore runs a distribution object there "
+    "through its Python fallback, whose samples come out with a zero gradient (Normal(mu, sigma).rsample(): "
+    "measured, mu's gradient 0), and refuses a gamma-based sampler only when the graph runs. Run this network in "
+    "PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
 def rsample_at(dist, where, *args, **kwargs):
     """`dist.rsample(...)` written at `where` (the converter's form of the call): a distribution without a
     reparameterised sampler here (Gamma, Beta, Dirichlet, Chi2, StudentT, InverseGamma) stops with MigrationError
-    naming that line; any other object's rsample runs as written."""
+    naming that line, and so does any distribution's rsample in a graph being compiled (its gradient would be
+    lost); any other object's rsample runs as written."""
+    if _compiling(_draw_probe) and _dist_in_graph(dist):
+        _refuse_compiled(_DIST_COMPILED, where)
     if isinstance(dist, Distribution):
         return dist.rsample_named(where, *args, **kwargs)
     return dist.rsample(*args, **kwargs)
