@@ -101,6 +101,7 @@ HOST_SIDE = {
     "optim.py:stepped_optimizer": _OPTIM,
     "optim.py:clear_module_grads": _OPTIM + " (model.zero_grad(), grad_carry.py)",
     "optim.py:clears_all_gradients": _OPTIM + " (grad_carry.py)",
+    "user_optimizers.py:give_gradients": _OPTIM + " (SAM's first_step/second_step after a converted grad_step)",
     "user_optimizers.py:_closure_gives_gradients.stepped.with_gradients":
         "a hand-written optimizer's step() runs on the host (user_optimizers.py: compile_step runs a step reaching "
         "one op by op, a compiled call of it refuses)",
