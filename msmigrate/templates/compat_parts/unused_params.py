@@ -116,6 +116,7 @@ def _counts_lag(optimizer, stepped):
 
 # id(compiled step) -> {_argument_kind of its arguments: the weights the loss did not reach, or _BRANCHING}
 _REACHED_BY_GRAPH = {}
+_WRAPPED_STEPS = {}     # id(compiled step) -> skipping_unreached_compiled's step
 _BRANCHING = "branches on tensor values"
 
 
@@ -124,6 +125,8 @@ def skipping_unreached_compiled(step, compiled):
     of a new kind (what MindSpore compiles a graph for, so what the forward's Python branches and loops on) runs
     op by op and records the weights the loss did not reach; later calls run compiled, those weights and their
     optimizer state are put back after the step (as _skipping_unreached) and their gradients returned are None."""
+    if id(compiled) in _WRAPPED_STEPS:     # the same step again (defined once per epoch): what compiled it first
+        return _WRAPPED_STEPS[id(compiled)]
     runners = _reached_runners(step, [], set())
     if not runners:
         return compiled
@@ -158,6 +161,7 @@ def skipping_unreached_compiled(step, compiled):
         for opt, s in stepped:
             _count_steps(opt, s)
         return _none_for_skipped(out, [r.weights for r in runners], skipped)
+    _WRAPPED_STEPS[id(compiled)] = run
     return run
 
 
