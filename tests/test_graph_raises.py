@@ -26,8 +26,8 @@ _GUARDED = ("reached only past a compile guard (`if _compiling(_draw_probe): _re
 # "file:qualified name" -> why no compiled graph parses it
 HOST_SIDE = {
     "unused_params.py:_grads_of_reached": "runs op by op only: in GRAPH mode it returns the plain value_and_grad first",
-    "unused_params.py:_skipping_unreached": "reached for a None gradient, which only an op-by-op step gives (a compiled "
-                                            "step's gradients come from the plain value_and_grad)",
+    "unused_params.py:_held_back": "on the host: for a None gradient, which only an op-by-op step gives (a compiled "
+                                   "step's gradients come from the plain value_and_grad), or around a compiled step",
     "checkpoints.py:_load_optimizer_state": "optimizer.load_state_dict, on the host",
     "_ms_compat.py:_refuse_unreached": "init fills (fill_part) run on the host when a model is built",
     "_ms_compat.py:conv_transpose_padding": "a ConvTranspose constructor's argument (mappings/layers.py)",

@@ -349,7 +349,7 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         one_minus_beta1, one_minus_beta2 = _one_minus_exp(log_beta1), _one_minus_exp(log_beta2)
         for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
             param, grad = self.parameters[i], gradients[i]
-            if self.param_steps is not None:
+            if self.param_steps is not None and not _compiling(_draw_probe):     # compiled: one count for all
                 step = ms.Tensor(self.param_steps[i], ms.float32)
                 step_size = lr / _one_minus_exp(step * log_beta1)
                 bias_correction2_sqrt = ops.sqrt(_one_minus_exp(step * log_beta2))

@@ -39,13 +39,13 @@ _MS_PACKAGE_DIR = os.path.dirname(ms.__file__)
 @_constexpr(check=False)
 def _recording_when_compiled(where):
     """While a graph compiles, the answer requires_grad_of gives in PyNative for the same call, as a constant:
-    True inside compile_step's StepCell (the train step's value_and_grad records), False in a Cell called
+    True inside compile_step's StepCell, called or compiled (its value_and_grad records), False in a Cell called
     directly in GRAPH mode (a forward, where nothing records); a graph compiled by ms.jit or ms.grad
     (staging_specialize) may or may not record: MigrationError naming the line."""
     frame, direct_cell = sys._getframe(1), False
     while frame is not None:
         owner = frame.f_locals.get("self")
-        if frame.f_code.co_name == "__call__" and type(owner).__name__ == "StepCell" \
+        if frame.f_code.co_name in ("__call__", "compile") and type(owner).__name__ == "StepCell" \
                 and type(owner).__module__ == __name__:
             return True
         if frame.f_code.co_filename.startswith(_MS_PACKAGE_DIR):

@@ -21,6 +21,8 @@ _COMPILED_STEPS = {}
 # data-parallel safety net here, so a program that starts no process group is written without it
 STEP_CHECKS = []
 HOST_STEPPED = {}   # name -> test(step): it calls what updates on the host (user_optimizers: a program's optimizer)
+# name -> wrap(step, compiled): what runs in place of a compiled step (unused_params: parameters the loss did not use)
+COMPILED_STEP_WRAPPERS = {}
 
 
 def compile_step(step, host_calls=False):
@@ -50,7 +52,10 @@ def compile_step(step, host_calls=False):
     key = _closure_key(step, kept=kept)
     if key not in _COMPILED_STEPS:
         _COMPILED_STEPS[key] = (StepCell(step), kept)   # kept: the globals keyed by id stay alive
-    return _COMPILED_STEPS[key][0]
+    compiled = _COMPILED_STEPS[key][0]
+    for wrap in COMPILED_STEP_WRAPPERS.values():
+        compiled = wrap(step, compiled)
+    return compiled
 
 
 def _op_by_op(step):

@@ -4,8 +4,8 @@ momentum, weight decay and AdamW's decay to them.
 
 Which parameters the loss used is read from PyNative's autograd graph (the BackwardNodes from the loss down to
 the leaves), not guessed from the gradients: a parameter used with an exactly-zero gradient (times 0, a dead
-ReLU) is reached, has a zero .grad in torch and is moved by weight decay. A compiled graph has no such record;
-there the gradients stay MindSpore's (docs/training.md)."""
+ReLU) is reached, has a zero .grad in torch and is moved by weight decay. A compiled graph has no such record:
+its first step runs op by op to take it (skipping_unreached_compiled)."""
 
 
 def _reached_nodes(value):
@@ -43,6 +43,7 @@ def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
         if _compiling(_draw_probe):
             return plain(*args)
         return _grads_of_reached(plain, recording, args, weights, has_aux, zeroed)
+    run.recording, run.weights, run.zeroed = recording, weights, zeroed     # read by skipping_unreached_compiled
     return run
 
 
@@ -72,10 +73,23 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
 
 def _skipping_unreached(optimizer, gradients, update):
     """torch's step() over parameters whose .grad is None: those neither move nor change their state. The update
-    runs on zeros there; the parameters and their per-parameter state (momentum, moments) are put back after.
-    A step count the optimizer shares between parameters (torch keeps one per parameter) is refused, except
-    Adam's (per-parameter counts, param_steps) and Adagrad's without lr_decay (the count is not read)."""
-    skipped = [i for i, g in enumerate(gradients) if g is None]
+    runs on zeros there; the parameters and their per-parameter state (momentum, moments) are put back after."""
+    stepped = [g is not None for g in gradients]
+    saved = _held_back(optimizer, stepped)
+    if ms.get_context("mode") == ms.GRAPH_MODE and _counts_lag(optimizer, stepped):
+        update = _op_by_op(update)      # compiled, Adam counts one step for all (its construct)
+    _count_steps(optimizer, stepped)
+    result = update(tuple(ops.zeros_like(p) if g is None else g for p, g in zip(optimizer.parameters, gradients)))
+    for param, value in saved:
+        ops.assign(param, value)
+    return result
+
+
+def _held_back(optimizer, stepped):
+    """(Parameter, its value) for the parameters a step skips and their per-parameter state. A step count the
+    optimizer shares between parameters (torch keeps one per parameter) is refused, except Adam's (per-parameter
+    counts, param_steps) and Adagrad's without lr_decay (the count is not read)."""
+    skipped = [i for i, s in enumerate(stepped) if not s]
     shared = getattr(optimizer, "step_t", None)
     if skipped and isinstance(shared, ms.Parameter) and not (
             type(optimizer).__name__ == "Adagrad" and all(g.get("lr_decay", 0) == 0 for g in optimizer.param_groups)):
@@ -83,13 +97,135 @@ def _skipping_unreached(optimizer, gradients, update):
             f"{type(optimizer).__name__}.step() with parameters the loss did not use (torch skips them and counts "
             f"steps per parameter; MindSpore's {type(optimizer).__name__} counts one step for all): "
             f"{optimizer.parameters[skipped[0]].name} and {len(skipped) - 1} more")
-    if hasattr(optimizer, "param_steps"):   # Adam: each parameter counts its own steps
+    slots = [v for k, v in vars(optimizer).items() if isinstance(v, ms.ParameterTuple) and len(v) == len(stepped)]
+    return [(slot[i], slot[i].value().copy()) for slot in slots for i in skipped]
+
+
+def _count_steps(optimizer, stepped):     # Adam: each parameter counts its own steps once one was skipped
+    if hasattr(optimizer, "param_steps") and (optimizer.param_steps is not None or not all(stepped)):
         if optimizer.param_steps is None:
-            optimizer.param_steps = [float(optimizer.state_step.asnumpy())] * len(gradients)
-        optimizer.param_steps = [s + (g is not None) for s, g in zip(optimizer.param_steps, gradients)]
-    slots = [v for k, v in vars(optimizer).items() if isinstance(v, ms.ParameterTuple) and len(v) == len(gradients)]
-    saved = [(slot[i], slot[i].value().copy()) for slot in slots for i in skipped]
-    result = update(tuple(ops.zeros_like(p) if g is None else g for p, g in zip(optimizer.parameters, gradients)))
-    for param, value in saved:
-        ops.assign(param, value)
-    return result
+            optimizer.param_steps = [float(optimizer.state_step.asnumpy())] * len(stepped)
+        optimizer.param_steps = [s + t for s, t in zip(optimizer.param_steps, stepped)]
+
+
+def _counts_lag(optimizer, stepped):
+    """An Adam parameter stepped now that counts fewer steps than the optimizer: compiled, Adam counts one for all."""
+    steps = getattr(optimizer, "param_steps", None)
+    return steps is not None and any(t and s != float(optimizer.state_step.asnumpy()) for s, t in zip(steps, stepped))
+
+
+# id(compiled step) -> {_argument_kind of its arguments: the weights the loss did not reach, or _BRANCHING}
+_REACHED_BY_GRAPH = {}
+_WRAPPED_STEPS = {}     # id(compiled step) -> skipping_unreached_compiled's step
+_BRANCHING = "branches on tensor values"
+
+
+def skipping_unreached_compiled(step, compiled):
+    """compile_step's step (GRAPH mode) taking gradients with value_and_grad_reached. Its first call with arguments
+    of a new kind (what MindSpore compiles a graph for, so what the forward's Python branches and loops on) runs
+    op by op and records the weights the loss did not reach; later calls run compiled, those weights and their
+    optimizer state are put back after the step (as _skipping_unreached) and their gradients returned are None."""
+    if id(compiled) in _WRAPPED_STEPS:     # the same step again (defined once per epoch): what compiled it first
+        return _WRAPPED_STEPS[id(compiled)]
+    runners = _reached_runners(step, [], set())
+    if not runners:
+        return compiled
+    probed = _REACHED_BY_GRAPH.setdefault(id(compiled), {})
+    optimizers = [c for _, c in _closure_cells(step, [], set()) if hasattr(c, "param_groups")]
+
+    def run(*args):
+        kind = _argument_kind(args)
+        unreached = probed.get(kind)
+        if unreached is None:
+            compiled.compile(*(_graph_argument(a) for a in args))
+            for r in runners:
+                r.recording.reached = None
+            out = _unjitted(step, args)
+            if all(r.recording.reached is not None for r in runners):
+                probed[kind] = _BRANCHING if _branches_on_tensors(compiled, step) else tuple(
+                    (r, p) for r in runners for p, used in zip(r.weights, r.recording.reached) if not used)
+            return out
+        if unreached is _BRANCHING:
+            return _unjitted(step, args)
+        # zero_grad(set_to_none=False): a weight reached before keeps a zero gradient
+        skipped = {id(p) for r, p in unreached if not (r.zeroed and _ZERO_GRADS_KEPT.get(id(p)) is p)}
+        if not skipped and all(getattr(opt, "param_steps", None) is None for opt in optimizers):
+            return compiled(*args)
+        stepped = [(opt, [id(p) not in skipped for p in opt.parameters]) for opt in optimizers]
+        if any(_counts_lag(opt, s) for opt, s in stepped):
+            return _unjitted(step, args)
+        saved = [kept for opt, s in stepped if not all(s) for kept in _held_back(opt, s)]
+        out = compiled(*args)
+        for param, value in saved:
+            ops.assign(param, value)
+        for opt, s in stepped:
+            _count_steps(opt, s)
+        return _none_for_skipped(out, [r.weights for r in runners], skipped)
+    _WRAPPED_STEPS[id(compiled)] = run
+    return run
+
+
+COMPILED_STEP_WRAPPERS["parameters the loss did not use"] = skipping_unreached_compiled
+
+
+def _branches_on_tensors(compiled, step):
+    """The compiled step holds a Switch (an `if`/`while` on a tensor's value): the weights the loss reaches may
+    change from step to step where its gradients cannot tell. Such a step runs op by op, with a warning."""
+    import re
+    import warnings
+    from mindspore.graph.api import _cell_graph_executor
+    proto = _cell_graph_executor._graph_executor.get_func_graph_proto(compiled.compile_phase, "anf_ir", False)
+    if re.search(rb"/Switch(Layer)?-op\d", proto) is None:
+        return False
+    warnings.warn(f"{step.__name__} ({step.__code__.co_filename}:{step.__code__.co_firstlineno}) branches on "
+                  "tensor values: which parameters the loss uses may change from step to step (torch skips the "
+                  "unused ones), which a compiled graph cannot tell, so it runs op by op (PYNATIVE)")
+    return True
+
+
+def _unjitted(step, args):
+    """The step run op by op, MindSpore's @jit methods (SGD's) too (a graph calling a @jit method that ran as a
+    jit function op by op no longer compiles), its outputs detached as a graph's: the autograd history of a
+    GAN's `fake` would take the next step's gradients into the generator twice."""
+    before = os.environ.get("MS_JIT")
+    os.environ["MS_JIT"] = "0"
+    try:
+        return _detached(_op_by_op(step)(*args))
+    finally:
+        os.environ.pop("MS_JIT") if before is None else os.environ.update(MS_JIT=before)
+
+
+def _detached(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_detached(v) for v in value)
+    return ops.stop_gradient(value) if isinstance(value, ms.Tensor) else value
+
+
+def _reached_runners(fn, found, seen):     # the value_and_grad_reached functions a step calls
+    seen.add(id(fn))
+    for _, value in _referenced(fn):
+        if callable(value) and hasattr(value, "recording") and all(value is not f for f in found):
+            found.append(value)
+        elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
+            _reached_runners(value, found, seen)
+    return found
+
+
+def _argument_kind(value):     # what MindSpore compiles a graph for: shapes and dtypes, Python values (constants)
+    if isinstance(value, (ms.Tensor, np.ndarray)):
+        return ("tensor", tuple(value.shape), str(value.dtype))
+    if isinstance(value, (list, tuple, dict)):
+        return (type(value).__name__,) + tuple(_argument_kind(v) for v in (
+            value.items() if isinstance(value, dict) else value))
+    return (type(value).__name__, value if isinstance(value, (bool, int, float, str, type(None))) else id(value))
+
+
+def _none_for_skipped(out, weight_lists, skipped):
+    """The step's outputs, None for the gradients of skipped weights (found by their shapes), as torch's .grad."""
+    if not isinstance(out, (tuple, list)):
+        return out
+    for weights in weight_lists:
+        if len(out) == len(weights) and all(isinstance(g, ms.Tensor) and g.shape == p.shape
+                                            for g, p in zip(out, weights)):
+            return type(out)(None if id(p) in skipped else g for g, p in zip(out, weights))
+    return type(out)(_none_for_skipped(o, weight_lists, skipped) for o in out)
