@@ -178,8 +178,7 @@ class _TorchOptimizer:
         # step() skips; Adam counting steps per parameter since one was skipped (param_steps)
         if isinstance(gradients, (tuple, list)) and (any(g is None for g in gradients)
                                                      or getattr(self, "param_steps", None) is not None):
-            # op by op: compiled, the per-parameter counts (host values) would be constants of the first graph
-            return _skipping_unreached(self, gradients, self.construct)
+            return _skipping_unreached(self, gradients, super().__call__)
         return super().__call__(gradients)
 
     def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
