@@ -30,6 +30,20 @@ def parse_expr(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
 
 
+# expressions that stay one operand wherever a template puts them (`{x}.dtype`, `{x} * 2`, `for t in {x}`)
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.FormattedString, cst.Float,
+          cst.Imaginary, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.Ellipsis)
+
+
+def operand_code(node: cst.BaseExpression) -> str:
+    """The expression's code as one operand: `a if c else b`, `a + b`, `-1`, `lambda: x` parenthesised (an
+    operator, attribute or comprehension clause after or around them would bind to a part of them)."""
+    text = code_of(node).strip()
+    if isinstance(node, _ATOMS) or getattr(node, "lpar", None):
+        return text
+    return f"({text})"
+
+
 def fold_template(template: str, value_code: str) -> str:
     """Fill a value template like "1 - {v}", folding it when the value is a number
     so `momentum=0.1` reads `momentum=0.9`, not `momentum=1 - 0.1`."""
@@ -128,6 +142,11 @@ class BoundCall:
     def code(self, name: str) -> Optional[str]:
         v = self.value(name)
         return code_of(v).strip() if v is not None else None
+
+    def operand(self, name: str) -> Optional[str]:
+        """The argument's code as one operand of a template (see operand_code)."""
+        v = self.value(name)
+        return operand_code(v) if v is not None else None
 
     def remove(self, name: str) -> None:
         self.touched.add(name)
@@ -249,11 +268,24 @@ def fill_template(template: str, bound: BoundCall, receiver_code: Optional[str] 
     if receiver_code is not None:
         out = out.replace("{self}", receiver_code)
     for name in list(bound.order):
-        out = out.replace("{" + name + "}", bound.code(name) or "")
+        key, start = "{" + name + "}", 0
+        while key in out[start:]:   # (a value's own text is not searched again)
+            at = out.index(key, start)
+            before, after = out[:at].rstrip()[-1:], out[at + len(key):].lstrip()[:1]
+            value = _filled(bound, name, before, after)
+            out, start = out[:at] + value + out[at + len(key):], at + len(value)
     if re.search(r"\{[a-zA-Z_]\w*\}", out):
         missing = re.findall(r"\{([a-zA-Z_]\w*)\}", out)
         raise UnsupportedSite(f"needs argument(s) {', '.join(missing)}")
     return out
+
+
+def _filled(bound: BoundCall, name: str, before: str, after: str) -> str:
+    """An argument's code where the template puts it: as written between delimiters (`f({x}, 2)`), as one
+    operand anywhere else (`{x}.dtype` of `a if c else b` reads `(a if c else b).dtype`)."""
+    if before in ("", "(", "[", ",") and after in ("", ")", "]", ","):
+        return bound.code(name) or ""
+    return bound.operand(name) or ""
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:

@@ -84,27 +84,46 @@ def _local(scope: _Scope, fn, name: str) -> bool:
     return name in params or any(n == name for _, n in scope.binds)
 
 
-def _aliases(scope: _Scope, fn, name: str) -> Set[str]:
-    """Names bound to `name` itself (`identity = x`) or that `name` was bound to (`x = identity`) in the scope."""
+def _aliases(scope: _Scope, fn, name: str, stmt=None) -> Set[str]:
+    """Names bound to `name` itself (`identity = x`) or that `name` was bound to (`x = identity`) in the scope,
+    but for an alias made before a statement of the same block as `stmt` (the call's) that binds `name` again
+    (`shortcut = x; x = conv(x); x = act(x)`: the activation's input is the convolution's new tensor)."""
     out: Set[str] = set()
     if fn is None:
         return out
+    where: Dict[int, Tuple[list, int]] = {}   # statement -> (its block's statements, its index there)
+    made: Dict[str, list] = {}               # alias -> the statements making it
 
     class V(cst.CSTVisitor):
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+            body = list(node.body)
+            where.update((id(st), (body, i)) for i, st in enumerate(body))
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+            self.line = node
+
         def visit_Assign(self, node: cst.Assign) -> None:
             targets = set()
             for t in node.targets:
                 targets |= _names(t.target)
             if isinstance(node.value, cst.Name):
                 if node.value.value == name:
-                    out.update(targets - {name})
+                    for a in targets - {name}:
+                        made.setdefault(a, []).append(self.line)
                 elif name in targets:
-                    out.add(node.value.value)
+                    made.setdefault(node.value.value, []).append(self.line)
 
         def visit_FunctionDef(self, node) -> bool:
             return node is fn
     fn.visit(V())
-    return out
+
+    def rebound_since(line) -> bool:
+        here, there = where.get(id(line)), where.get(id(stmt))
+        if here is None or there is None or here[0] is not there[0] or here[1] >= there[1]:
+            return False
+        between = here[0][here[1] + 1:there[1]]
+        return any(name in scope.stmt_binds.get(id(st), set()) for st in between)
+    return {a for a, lines in made.items() if not all(rebound_since(line) for line in lines)}
 
 
 def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[int, str]]:
@@ -126,7 +145,7 @@ def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[in
                 x = arg.value
                 own = x in scope.stmt_binds.get(id(stmt), set())      # `x = act(x)`: the old tensor has no name
                 read = not own and _read_after(scope, pos, loops, x, id(arg))
-                aliased = [a for a in sorted(_aliases(scope, fn, x))
+                aliased = [a for a in sorted(_aliases(scope, fn, x, stmt))
                            if _bound_before(scope, a, pos) and _read_after(scope, pos, loops, a, -1)]
                 whole = _whole_value(stmt, call)
                 if aliased and marker.kind == "inplace":

@@ -1802,6 +1802,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                 else {}
         fam = fams.pop()
         if fam in PARAM_RENAMES:
+            exact = {self._torch_qname(e) for e in elems}
+            if len(exact) == 1:   # the class itself: a Conv2d holds no Conv1d's (1, k) kernel_size (timm's init)
+                return {obj.value: exact.pop()}
+            if exact & set(_CLASS_SPECIFIC_READS):   # (Conv1d, Conv2d): each read chooses by the cell
+                return {obj.value: tuple(sorted(exact))}
             # any member of the family: pick a representative torch name
             rep = next(k for k, v in LAYER_FAMILY.items() if v == fam)
             return {obj.value: rep}
@@ -3070,6 +3075,8 @@ _PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pa
 
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
 _CONV1D_LAYERS = ("torch.nn.Conv1d", "torch.nn.ConvTranspose1d")
+# layers whose attribute reads convert unlike the rest of their family's (kernel_size[1:], bn2d.gamma)
+_CLASS_SPECIFIC_READS = _CONV1D_LAYERS + ("torch.nn.BatchNorm3d",)
 _CONV1D_TUPLES = ("kernel_size", "stride", "dilation")
 _INT_DIVISION_OF_AUG = {cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo}
 _BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (

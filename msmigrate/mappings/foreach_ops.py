@@ -44,7 +44,7 @@ def _each(ctx, base) -> str:
     before = len(tr.sites)
     one = tr._apply(call, call, base, base.source, receiver=None)
     del tr.sites[before:]   # reported once, as the _foreach function
-    return f"[{code_of(one).strip()} for {_ITEM} in {b.code('self')}]"
+    return f"[{code_of(one).strip()} for {_ITEM} in {b.operand('self')}]"
 
 
 def _fresh_display(code: str) -> bool:

@@ -152,13 +152,15 @@ def list_copy(values):
 # compiled, MindSpore calls a functools.partial object through its Python fallback, whose result has
 # no static shape and no gradient (measured on 2.10: d/dx 0 where PyNative gives the true value). A
 # jit_class is compiled like the rest of the graph; call-time keywords override bound ones as in
-# functools (a loop, since GRAPH mode cannot merge two dicts with `{**a, **b}`).
-@ms.jit_class
-class partial:
-    """functools.partial(func, *args, **keywords), also called inside GRAPH mode."""
+# functools (a loop, since GRAPH mode cannot merge two dicts with `{**a, **b}`). It derives from
+# functools.partial (func, args, keywords kept there): `isinstance(layer, functools.partial)` answers as
+# in torch code (timm's get_norm_act_layer asserts it, then rebinds the keywords).
+import functools as _functools
 
-    def __init__(self, func, *args, **keywords):
-        self.func, self.args, self.keywords = func, args, keywords
+
+@ms.jit_class
+class partial(_functools.partial):
+    """functools.partial(func, *args, **keywords), also called inside GRAPH mode."""
 
     def __call__(self, *args, **keywords):
         kept = {}
