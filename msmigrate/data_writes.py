@@ -150,6 +150,8 @@ def data_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Ba
     `ema_p.data = ...`): `_ms_compat.store_data(p, v, "module:line")` (templates/compat_parts/data_writes.py)."""
     if len(original.targets) != 1 or not tr._funcs or tr._funcs[-1].name == "__init__" or tr._in_graph_code():
         return None     # (in construct and what it calls the setter stays: a graph compiles the store itself)
+    if not _torch_module(tr):
+        return None     # MindSpore code already (msmigrate's own output converted again must not change)
     target = updated.targets[0].target
     if not (isinstance(target, cst.Attribute) and target.attr.value == "data" and _holder(target.value)):
         return None
@@ -162,3 +164,11 @@ def data_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Ba
 
 
 STORE_TEST = "tests/test_weight_averaging.py"
+
+
+def _torch_module(tr) -> bool:
+    """The module imports a torch name, itself or through the project."""
+    from .project_index import is_torch_name
+
+    info = tr.index.modules.get(tr.module_name)
+    return info is None or any(is_torch_name(q) for q in info.imports.values()) or tr.index.reaches_torch(info)

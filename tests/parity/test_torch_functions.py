@@ -683,6 +683,7 @@ def make():
 # =========================================================================== TODO sites
 TODO_SRC = """
 import torch
+equation_var = "ij,jk->ik"
 def fn(x, y, ts, a):
     e = torch.einsum(equation_var, x, y)
     c = torch.cat([x, y], dim=0, out=a) * 2
