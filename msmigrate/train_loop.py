@@ -1086,6 +1086,10 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             continue
         if j in earlier and not (bound & needed_grad):
             continue
+        if j not in group.host_ifs and _carried_host_update(body, j, host):
+            if outside is not None:
+                outside.append(j)
+            continue
         if j not in group.host_ifs and is_source(st, host) and not _loop_through_network(st, host) and \
                 not _loop_over_computed(body, j, host, skip) and \
                 not _helper_of_network_value(body, j, host, drawing) and not _renames_computed(body, j, host, skip):
@@ -1100,6 +1104,30 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
         needed |= set(reads(st))
     chosen.reverse()
     return chosen
+
+
+def _carried_host_update(body: Sequence[cst.CSTNode], j: int, host: Set[str]) -> bool:
+    """`if step % 3 == 0: beta = step / 6`, `beta += 0.05`, `beta = min(1.0, beta * 2)`: a value the loop carries
+    from one iteration to the next (bound under an `if`, or from its own value), computed from host values only
+    (library calls, no network, nothing the body computed before it). It stays in the loop and the step takes
+    its value as an input: moved into the forward function, the binding would make the name local there, and the
+    loop's next iteration would read the old value again (or None)."""
+    st = body[j]
+    bound = assigns(st)
+    if not bound:
+        return False
+    if isinstance(st, cst.If):
+        pass
+    elif isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
+            isinstance(st.body[0], (cst.Assign, cst.AugAssign)):
+        if not (isinstance(st.body[0], cst.AugAssign) or bound & set(reads(st.body[0].value))):
+            return False
+    else:
+        return False
+    if any(root not in _LIBRARY_ROOTS and root not in host for root in call_roots(st)):
+        return False
+    read = set(reads(st))
+    return not any(assigns(body[k]) & read and not is_source(body[k], host) for k in range(j))
 
 
 def _renames_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip: Set[int]) -> bool:

@@ -280,8 +280,10 @@ def train(objs, batches):
     return losses
 """
     code, sites, _ = run_both(src, _batches())
-    # the hidden state is both read and computed by the step: an input and an output
-    assert "loss, hidden = train_step(hidden, x, y)" in code
+    # the hidden state is both read and computed by the step: an input and an output; its detach() (a value
+    # the loop carries, computed on the host) runs in the loop before the step
+    assert "loss, hidden = train_step(x, hidden, y)" in code, code
+    assert code.index("hidden = ops.stop_gradient(hidden)") < code.index("loss, hidden = train_step("), code
 
 
 def test_scheduler_and_grad_scaler():

@@ -36,6 +36,7 @@ def compile_step(step, host_calls=False):
     time, and mindspore.jit would compile it again (seconds per epoch). So compiled
     steps are kept per (code, what the step closes over): the same model, loss and
     optimizer objects reuse the compiled step; a different object or value compiles anew."""
+    install_graph_choice()      # a graph follows the values it reads (graph_constants.py)
     cells = [cell for _, cell in _closure_cells(step, [], set())]
     for cell in cells:
         train_mode_by_default(cell)
@@ -60,10 +61,10 @@ def compile_step(step, host_calls=False):
 
 def _op_by_op(step):
     """The step run in PYNATIVE mode (the program's GRAPH mode restored after it)."""
-    def run(*args):
+    def run(*args, **kwargs):
         ms.set_context(mode=ms.PYNATIVE_MODE)
         try:
-            return step(*args)
+            return step(*args, **kwargs)
         finally:
             ms.set_context(mode=ms.GRAPH_MODE)
     return run
@@ -89,7 +90,8 @@ def value_and_grad_host_aux(forward, weights, zeroed=False):
 class StepCell(nn.Cell):
     """A train step compiled as a Cell's graph. In GRAPH mode MindSpore 2.10 runs a Cell
     graph faster than the same function under mindspore.jit (ResNet-18 train step on CPU,
-    measured side by side: 1.24x torch's step time against 2.04x), so the step is wrapped."""
+    measured side by side: 1.24x torch's step time against 2.04x), so the step is wrapped.
+    Which of its graphs runs follows the plain values it reads (graph_constants.py)."""
 
     def __init__(self, step):
         super().__init__(auto_prefix=False)
@@ -104,6 +106,24 @@ class StepCell(nn.Cell):
         # (inside a list too: nlp-tutorial's random_batch() gives a list of NumPy rows for torch.Tensor(rows))
         args = tuple(_graph_argument(a) for a in args)
         return super().__call__(*args, **kwargs)
+
+
+def _unjitted(step, args, kwargs=None):
+    """The step run op by op, MindSpore's @jit methods (SGD's) too (a graph calling a @jit method that ran as a
+    jit function op by op no longer compiles), its outputs detached as a graph's: the autograd history of a
+    GAN's `fake` would take the next step's gradients into the generator twice."""
+    before = os.environ.get("MS_JIT")
+    os.environ["MS_JIT"] = "0"
+    try:
+        return _detached(_op_by_op(step)(*args, **(kwargs or {})))
+    finally:
+        os.environ.pop("MS_JIT") if before is None else os.environ.update(MS_JIT=before)
+
+
+def _detached(value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_detached(v) for v in value)
+    return ops.stop_gradient(value) if isinstance(value, ms.Tensor) else value
 
 
 def _graph_argument(value):

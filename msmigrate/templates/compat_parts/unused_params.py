@@ -183,24 +183,6 @@ def _branches_on_tensors(compiled, step):
     return True
 
 
-def _unjitted(step, args):
-    """The step run op by op, MindSpore's @jit methods (SGD's) too (a graph calling a @jit method that ran as a
-    jit function op by op no longer compiles), its outputs detached as a graph's: the autograd history of a
-    GAN's `fake` would take the next step's gradients into the generator twice."""
-    before = os.environ.get("MS_JIT")
-    os.environ["MS_JIT"] = "0"
-    try:
-        return _detached(_op_by_op(step)(*args))
-    finally:
-        os.environ.pop("MS_JIT") if before is None else os.environ.update(MS_JIT=before)
-
-
-def _detached(value):
-    if isinstance(value, (tuple, list)):
-        return type(value)(_detached(v) for v in value)
-    return ops.stop_gradient(value) if isinstance(value, ms.Tensor) else value
-
-
 def _reached_runners(fn, found, seen):     # the value_and_grad_reached functions a step calls
     seen.add(id(fn))
     for _, value in _referenced(fn):

@@ -1,0 +1,214 @@
+"""The graph a compiled Cell runs follows the plain values it reads.
+
+A MindSpore graph takes the plain values its code reads as constants: a cell's `self.temperature`, a flag, the
+training flag of a sub-cell, a number a train step closes over. MindSpore 2.10 compiles a Cell's graph once per
+argument kinds and does not compile it again when the program changes those values between calls: the model
+(or the converted train step) kept computing with the old value, silently (measured: `model.t = 3.0`,
+`model.drop.eval()` and a loop's annealed KL weight changed nothing, in a direct call and in the train step).
+torch reads them anew on every call.
+
+So each call of a Cell in GRAPH mode first reads those values (graph_constants_of) and runs the graph compiled
+for them: MindSpore keys a Cell's graphs by its create_time, which is pointed at one per set of values (a new
+set compiles once; train/eval alternating compiles twice and then reuses both). Values that keep changing (a new
+set fewer than _RECOMPILE_MIN_CALLS calls after the last, from the third graph on, or more than _MAX_GRAPHS sets)
+make the cell run op by op from then on, with a warning naming what changed."""
+import mindspore as ms
+from mindspore import nn, ops
+
+# a cell whose constants change again fewer calls than this after the last change runs op by op
+_RECOMPILE_MIN_CALLS = 20
+_MAX_GRAPHS = 16
+# what MindSpore itself keeps on every Cell (compile phases, ids, flags); `training` is the program's
+_CELL_BOOKKEEPING = frozenset(vars(nn.Cell())) - {"training"}
+_READ_NAMES = {}    # a class -> the attribute names a graph of it reads
+# attributes msmigrate's cells keep for the steps run op by op and read only then (not compiled into graphs)
+HOST_STATE = frozenset({"param_steps"})
+
+
+def graph_constants_of(cell):
+    """(what, value) of everything a graph of `cell` takes as a constant that the program can change between
+    calls: of each cell it runs (its sub-cells; for a train step, the cells its functions reach) the training
+    flag, the plain attributes (numbers, strings, bools, None, short tuples of them) that the constructs or the
+    step's functions read, and which sub-cells and Parameters it holds; for a train step also the plain values
+    its functions close over or read as globals (_closure_key) and the attributes of the program's plain
+    objects it reads through (a Trainer's `self`)."""
+    step = _step_of(cell)
+    if step is None:
+        return tuple(_tree_constants([("", cell)], set(), []))
+    out = [("(values the step reads)", _closure_key(step))]
+    read = _step_names(step, set(), set())
+    _tree_constants(_closure_cells(step, [], set()), read, out)
+    for name, holder in _closure_holders(step, [], set()):
+        for attr, value in vars(holder).items():
+            if attr in read and _plain(value):
+                out.append((f"{name}.{attr}", tuple(value) if isinstance(value, list) else value))
+    return tuple(out)
+
+
+def _tree_constants(roots, read, out):
+    tree = [(".".join(n for n in (name, sub) if n) or type(c).__name__, c)
+            for name, cell in roots for sub, c in cell.cells_and_names()]
+    for _, cell in tree:
+        read |= _read_names(type(cell))
+    for name, cell in tree:
+        attrs = vars(cell)
+        for attr in read.intersection(attrs):
+            value = attrs[attr]
+            if attr not in _CELL_BOOKKEEPING and _plain(value):
+                out.append((f"{name}.{attr}", tuple(value) if isinstance(value, list) else value))
+        out.append((f"{name}.training", cell.training))
+        out.append((f"{name} (sub-cells and Parameters)",
+                    tuple(map(id, cell._cells.values())) + tuple(map(id, cell._params.values()))))
+    return out
+
+
+def _plain(value):
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return True
+    return isinstance(value, (tuple, list)) and len(value) <= 16 and all(
+        isinstance(v, (bool, int, float, str, type(None))) for v in value)
+
+
+def _read_names(cls):
+    """The names that `cls.construct` and the methods and properties of `cls` it calls read (what a graph of it
+    can take as constants), less the host-side bookkeeping of msmigrate's own cells (HOST_STATE)."""
+    if cls not in _READ_NAMES:
+        import types
+        names, done = set(), set()
+        codes = [getattr(getattr(cls, "construct", None), "__code__", None)]
+        while codes:
+            code = codes.pop()
+            if code is None or id(code) in done:
+                continue
+            done.add(id(code))
+            names.update(code.co_names)
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            for name in code.co_names:
+                attr = getattr(cls, name, None)
+                attr = attr.fget if isinstance(attr, property) else attr
+                codes.append(getattr(attr, "__code__", None) if isinstance(attr, types.FunctionType) else None)
+        _READ_NAMES[cls] = names - HOST_STATE
+    return _READ_NAMES[cls]
+
+
+def _step_names(fn, names, seen):
+    """The names the step's functions (and the methods of the objects they reach through) read."""
+    seen.add(id(fn))
+    names.update(fn.__code__.co_names)
+    for _, value in _referenced(fn):
+        if callable(value) and hasattr(value, "__code__") and id(value) not in seen:
+            _step_names(value, names, seen)
+        elif _holds_cells(value):
+            for name in list(names):
+                method = getattr(type(value), name, None)
+                if callable(method) and hasattr(method, "__code__") and id(method) not in seen:
+                    _step_names(method, names, seen)
+    return names
+
+
+def _closure_holders(fn, found, seen):
+    """(name, object) of the program's plain objects (a Trainer's `self`) the step's functions reach."""
+    seen.add(id(fn))
+    for name, value in _referenced(fn):
+        if callable(value) and hasattr(value, "__code__") and id(value) not in seen:
+            _closure_holders(value, found, seen)
+        elif _holds_cells(value) and all(value is not h for _, h in found):
+            found.append((name, value))
+    return found
+
+
+class _GraphChoice:
+    """A cell's graphs by constants (as create_time values), and how often the constants changed."""
+
+    def __init__(self):
+        self.times, self.last, self.calls, self.unjitted, self.chosen = {}, None, 0, False, False
+
+
+def _graph_choice(cell):
+    choice = cell.__dict__.get("_ms_graph_choice")
+    if choice is None:
+        choice = _GraphChoice()
+        object.__setattr__(cell, "_ms_graph_choice", choice)
+    return choice
+
+
+def _choose_graph(cell):
+    """Point the cell's create_time at the graph for its current constants. Returns (run compiled, new set)."""
+    choice = _graph_choice(cell)
+    if choice.unjitted:
+        return False, False
+    constants = graph_constants_of(cell)
+    time, new = choice.times.get(constants), False
+    if time is None:
+        if choice.times and (len(choice.times) >= _MAX_GRAPHS or len(choice.times) >= 2
+                             and choice.calls < _RECOMPILE_MIN_CALLS):
+            choice.unjitted = True
+            _warn_changing_constants(cell, choice.last, constants)
+            return False, False
+        time = cell._create_time if not choice.times else max(choice.times.values()) + 1
+        choice.times[constants], choice.calls, new = time, 0, True
+    choice.last = constants
+    if cell._create_time != time:
+        object.__setattr__(cell, "_create_time", time)
+    return True, new
+
+
+def _warn_changing_constants(cell, before, now):
+    import warnings
+    old = dict(before or ())
+    changed = [what for what, value in now if what in old and old[what] != value] or ["values it reads"]
+    step = _step_of(cell)
+    what = (f"{step.__name__} ({step.__code__.co_filename}:{step.__code__.co_firstlineno})" if step is not None
+            else type(cell).__name__)
+    warnings.warn(f"{what}: {', '.join(changed[:3])} changed between calls again and again; a compiled graph takes "
+                  "them as constants, so it runs op by op (PYNATIVE) from now on")
+
+
+def _compile_for_constants(self, *args, **kwargs):
+    """Cell.compile for the graph of the current constants."""
+    choice = _graph_choice(self)
+    if choice.chosen:        # compile_and_run chose already
+        choice.chosen = False
+    else:
+        _choose_graph(self)
+    return nn.Cell._ms_original_compile(self, *args, **kwargs)
+
+
+def _compile_and_run_for_constants(self, *args, **kwargs):
+    """Cell.compile_and_run (a Cell called in GRAPH mode) running the graph of the current constants, or op by
+    op once they keep changing."""
+    choice = _graph_choice(self)
+    compiled, new = _choose_graph(self)
+    if not compiled:
+        step = _step_of(self)
+        return _unjitted(step if step is not None else self.construct, args, kwargs)
+    choice.calls += 1
+    choice.chosen = True
+    try:
+        out = nn.Cell._ms_original_compile_and_run(self, *args, **kwargs)
+    finally:
+        choice.chosen = False
+    if new:     # what compiling set itself (MindSpore's bookkeeping on the cells) is no change of the program's
+        after = graph_constants_of(self)
+        choice.times.setdefault(after, self._create_time)
+        choice.last = after
+    return out
+
+
+def _step_of(cell):
+    """The train step a compile_step StepCell runs (by name: two converted trees in one process each have one)."""
+    return cell.__dict__.get("step") if type(cell).__name__ == "StepCell" else None
+
+
+def install_graph_choice():
+    """Cell.compile and Cell.compile_and_run choosing the graph of the current constants. MindSpore's own
+    methods are kept on the class once: a second converted tree imported into the same process installs its
+    own, which call MindSpore's."""
+    if "_ms_original_compile" not in vars(nn.Cell):
+        nn.Cell._ms_original_compile, nn.Cell._ms_original_compile_and_run = nn.Cell.compile, nn.Cell.compile_and_run
+    nn.Cell.compile = _compile_for_constants
+    nn.Cell.compile_and_run = _compile_and_run_for_constants
+
+
+# on import: a program compiling its model directly (evaluation before training) is covered too
+install_graph_choice()
