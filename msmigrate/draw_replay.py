@@ -331,9 +331,18 @@ def replay_functions(ms: Any, source: Callable, takers: Optional[dict] = None) -
     return {op: local[op] for op in MS_OPS}
 
 
+_GRAPH_FILLS = {"normal_": "standard_normal", "uniform_": "rand"}   # a fill the helper also draws inside a graph
+
+
 def _fill(ms: Any, compat: Any, source: Callable, name: str, kind: str) -> Callable:
-    """A converted in-place fill (x.normal_() -> _ms_compat.normal_(x)): a host draw, PyNative only, as the helper."""
+    """A converted in-place fill (x.normal_() -> _ms_compat.normal_(x)): a host draw; inside a compiled graph (the
+    helper's normal_/uniform_ of a plain tensor draw there) the replaying op install() put in mindspore.ops, whose
+    value is torch's draw itself (its mean and std, or bounds, already applied)."""
     def fill(x, *args, **kwargs):
+        if name in _GRAPH_FILLS and not isinstance(x, ms.Parameter) and compat._compiling(compat._draw_probe):
+            value = getattr(ms.ops, _GRAPH_FILLS[name])(tuple(x.shape)).astype(x.dtype)
+            x.copy_(value)
+            return value
         template = np.zeros(tuple(x.shape), ms.dtype_to_nptype(x.dtype))
         value = source(f"_ms_compat.{name}", kind, template, np.zeros(1, np.float32))
         return compat._assign(x, ms.Tensor(np.asarray(value).astype(template.dtype)))

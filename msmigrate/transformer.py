@@ -1556,6 +1556,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
         if device is not None:
             return device
+        internal = _MODULE_INTERNALS.get(original.attr.value)
+        if internal is not None and id(original) not in self._stores:
+            # Beta-VAE's weight_init: `for block in self._modules: for m in self._modules[block]: kaiming_init(m)`
+            self._record(original, f"Module.{original.attr.value}", internal, R.CONVERTED,
+                         f"a Cell's own sub-cells / Parameters by name (torch's Module.{original.attr.value})")
+            self.sites[-1].test = "tests/test_module_internals.py"
+            return updated.with_changes(attr=cst.Name(internal))
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too
@@ -2256,6 +2263,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return "module"
         if self._is_tensor_expr(node):
             return "tensor"
+        if isinstance(node, cst.Attribute) and node.attr.value == "data" \
+                and self._receiver_kind(node.value) in ("tensor", "unknown"):
+            return "tensor"     # `std.data.new(...)`: a tensor's data in torch code (a Dataset's is `self.data`)
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
@@ -2955,13 +2965,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         ]
         body = list(module.body)
         pos = 0
+        # after the last import before the first definition or block: Beta-VAE's solver.py calls
+        # warnings.filterwarnings() between `import warnings` and `import os` (the header reads os, ms, _ms_compat)
         for i, st in enumerate(body):
-            if isinstance(st, cst.SimpleStatementLine) and all(
-                    isinstance(x, (cst.Import, cst.ImportFrom)) for x in st.body):
-                pos = i + 1
-            elif i == 0 and isinstance(st, cst.SimpleStatementLine) and isinstance(st.body[0], cst.Expr):
-                pos = 1   # the docstring
-            else:
+            if isinstance(st, cst.SimpleStatementLine):
+                if all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in st.body):
+                    pos = i + 1
+                elif i == 0 and isinstance(st.body[0], cst.Expr):
+                    pos = 1   # the docstring
+            elif not isinstance(st, (cst.If, cst.Try)):     # (`try: import x` and its fallbacks go on)
                 break
         return module.with_changes(body=body[:pos] + header + body[pos:])
 
@@ -3073,6 +3085,9 @@ _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torc
 _PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pack_padded_sequence",
                      "torch.nn.utils.rnn.pack_sequence"}
 
+# torch.nn.Module's dictionaries of its own children and parameters, by name: MindSpore's Cell keeps the same
+# ordered name -> object dictionaries under these names
+_MODULE_INTERNALS = {"_modules": "_cells", "_parameters": "_params"}
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
 _CONV1D_LAYERS = ("torch.nn.Conv1d", "torch.nn.ConvTranspose1d")
 # layers whose attribute reads convert unlike the rest of their family's (kernel_size[1:], bn2d.gamma)

@@ -2107,3 +2107,77 @@ def train(batches):
     _, code, sites = load_converted(src)
     assert "hold_gradients" not in code, code
     assert [s.line for s in sites if s.status == TODO and s.api == "Tensor.backward"], code
+
+
+def test_run_header_after_the_imports_code_runs_between():
+    """Beta-VAE's solver.py: `import warnings` / `warnings.filterwarnings("ignore")` / `import os` ... `import torch`.
+    The mode line the converted program starts with reads ms, os and _ms_compat: it goes after the last import of
+    the module's head, not after the first run of imports (there it raised NameError: name 'ms' is not defined)."""
+    src = '''"""a trainer"""
+
+import warnings
+warnings.filterwarnings("ignore")
+
+import os
+import torch
+import torch.nn.functional as F
+''' + MLP.replace("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n", "import torch.nn as nn\n") + """
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    header = code.index("ms.set_context(mode=ms.GRAPH_MODE)")
+    assert max(code.index("import mindspore as ms"), code.index("import _ms_compat"),
+               code.index("import torch.nn") if "import torch.nn" in code else 0,
+               code.index("from mindspore import nn")) < header, code
+
+
+def test_noise_drawn_into_a_new_tensor_in_a_compiled_step():
+    """Beta-VAE's reparametrize: `eps = std.data.new(std.size()).normal_()` in forward (a receiver the converter
+    cannot type: `std` comes from a parameter). `x.new(t.size())` is zeros of t's shape with x's dtype, and
+    normal_ on a plain tensor inside a compiled step draws with the graph (an initializer cannot be built there).
+    The draws differ from torch's, so the check is the noise's use: with std 0 the loss is torch's."""
+    src = MLP + """
+
+
+def noisy(mu, logvar):
+    std = logvar.div(2).exp()
+    eps = std.data.new(std.size()).normal_()
+    return mu + std * eps * 0.0, eps
+
+
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    losses = []
+    for x, y in batches:
+        optimizer.zero_grad()
+        out = model(x)
+        z, eps = noisy(out, out)
+        loss = F.cross_entropy(z, y)
+        loss.backward()
+        optimizer.step()
+        assert eps.shape == out.shape and float(eps.std()) > 0.3
+        losses.append(loss.item())
+    return losses
+"""
+    code, _, _ = run_both(src, _batches())
+    assert "ops.zeros(tuple(std.shape), std.data.dtype)" in code or "ops.zeros(tuple(std.shape)" in code, code

@@ -129,6 +129,24 @@ CLAMP_MAX = "(lambda _ms_x: ops.where(_ms_x != _ms_x, ops.stop_gradient(_ms_x), 
 CLAMP_NOTE = "ops.maximum/minimum (they broadcast a tensor bound as torch does); NaN inputs stay NaN, as in torch"
 
 
+_NUMBER_LITERAL = re.compile(r"^-?\s*(\d+\.?\d*(e-?\d+)?|\.\d+)$")
+
+
+def mixed_clamp_bounds(input_code):
+    """A rule for clamp/clip with both bounds, one a number written out and the other not (Beta-VAE's
+    `torch.clamp(c, 0, self.C_max.data[0])`): ops.clamp refuses a number beside a tensor bound ("Failed calling
+    ClampTensor"), so the bounds are applied one after the other, as clamp_min/clamp_max (CLAMP_MIN/CLAMP_MAX:
+    numbers or tensors, broadcast, NaN kept). Both numbers, or neither: ops.clamp as the record says."""
+    def rule_fn(ctx):
+        lo, hi = ctx.code("min"), ctx.code("max")
+        if ctx.bound.starred or lo is None or hi is None or lo.strip() == "None" or hi.strip() == "None":
+            return None
+        if bool(_NUMBER_LITERAL.match(lo.strip())) == bool(_NUMBER_LITERAL.match(hi.strip())):
+            return None
+        return ctx.expr(CLAMP_MAX.format(x=CLAMP_MIN.format(x=input_code(ctx), bound=lo), bound=hi))
+    return rule_fn
+
+
 def round_decimals_code(x: str, decimals: str) -> str:
     """torch.round(x, decimals=d) / x.round(decimals=d) as torch computes it, nearbyint(x * 10^d) / 10^d (halves to
     even; MindSpore's CPU Round kernel takes decimals=0 only). d must be an int literal."""

@@ -32,7 +32,7 @@ import libcst as cst
 
 from ..callsite import BoundCall, UnsupportedSite, code_of
 from ..records import DIFFERENCE, mapping, rule
-from .edge_args import (PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
+from .edge_args import (mixed_clamp_bounds, PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, round_decimals_code, CLAMP_MAX, CLAMP_MIN, CLAMP_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE,
                         LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST,
                         NARROW_NOTE, T_EDGE, T_LOG1P, dims_tuple, empty_dims_keep, float_input_code, narrow_from_end, nonzero_code)
 
@@ -717,9 +717,9 @@ rule("Tensor.round", None, args=("decimals",), tensor_only=True,
 mapping("Tensor.pow", "mindspore.ops.pow", args=("exponent",), target_args=("input", "exponent"), tensor_only=True,
         test=f"{T}::test_elementwise")
 mapping("Tensor.clamp", "mindspore.ops.clamp", args=("min", "max"), target_args=("input", "min", "max"),
-        test=f"{T}::test_elementwise")
+        rule=mixed_clamp_bounds(_arg), test=f"{T}::test_elementwise")
 mapping("Tensor.clip", "mindspore.ops.clamp", args=("min", "max"), target_args=("input", "min", "max"),
-        tensor_only=True, test=f"{T}::test_elementwise")
+        rule=mixed_clamp_bounds(_arg), tensor_only=True, test=f"{T}::test_elementwise")
 mapping("Tensor.clamp_min", "expr:" + CLAMP_MIN.format(x="{self}", bound="{min}"), args=("min",), test=T_EDGE,
         note=CLAMP_NOTE)
 mapping("Tensor.clamp_max", "expr:" + CLAMP_MAX.format(x="{self}", bound="{max}"), args=("max",), test=T_EDGE,

@@ -362,7 +362,15 @@ rule("Tensor.lu_solve", "mindspore.scipy.linalg.lu_solve", args=("LU_data", "LU_
 # ------------------------------------------------------------------ legacy constructor x.new(...)
 _NEW_NOTE = ("the legacy constructor with the receiver's dtype: x.new(2, 3) (sizes written as integers) gives zeros "
              "of that shape (torch leaves the memory uninitialized), x.new([1, 2]) (a list or tuple written out) a "
-             "tensor of that data, x.new() an empty one; other forms are TODO")
+             "tensor of that data, x.new(t.size()) / x.new(t.shape) zeros of t's shape, x.new() an empty one; other "
+             "forms are TODO")
+
+
+def _a_size(v) -> bool:
+    """`t.size()` / `t.shape`: a shape, not data."""
+    if isinstance(v, cst.Attribute):
+        return v.attr.value == "shape"
+    return isinstance(v, cst.Call) and not v.args and isinstance(v.func, cst.Attribute) and v.func.attr.value == "size"
 
 
 def _new(ctx):
@@ -379,6 +387,8 @@ def _new(ctx):
         return ctx.expr(f"ops.zeros(({sizes}), {x}.dtype)")
     if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
         return ctx.expr(f"ms.Tensor({ctx.tr_code(values[0])}, {x}.dtype)")
+    if len(values) == 1 and _a_size(values[0]):     # Beta-VAE's `std.data.new(std.size()).normal_()`
+        return ctx.expr(f"ops.zeros(tuple({ctx.tr_code(values[0])}), {x}.dtype)")
     raise UnsupportedSite("x.new(...) with sizes or data not written out (a name, a tensor, torch.Size) is not "
                           "translated: " + _NEW_NOTE)
 

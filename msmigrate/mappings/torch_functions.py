@@ -24,7 +24,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
 from .compose import composed
-from .edge_args import (PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
+from .edge_args import (mixed_clamp_bounds, PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
                         empty_dims_keep, float_function, narrow_from_end, round_decimals_code)
 
 T = "tests/parity/test_torch_functions.py"
@@ -778,7 +778,9 @@ _simple("torch.round", "mindspore.ops.round", ("input", "decimals"), ("input",),
         rule_fn=_round)
 for _name in ("clamp", "clip"):
     _simple(f"torch.{_name}", "mindspore.ops.clamp", ("input", "min", "max"), ("input", "min", "max"),
-            test=T_MATH, status=DIFFERENCE, note="numbers or tensors as bounds; " + _NAN_NOTE + " (NaN -> bound)")
+            test=T_MATH, status=DIFFERENCE, rule_fn=mixed_clamp_bounds(lambda ctx: ctx.code("input")),
+            note="numbers or tensors as bounds (a number written out beside a bound that is not: the bounds one "
+                 "after the other, ops.maximum then ops.minimum); " + _NAN_NOTE + " (NaN -> bound)")
 for _name in ("maximum", "minimum"):
     _simple(f"torch.{_name}", f"mindspore.ops.{_name}", ("input", "other"), ("input", "other"), test=T_MATH,
             status=DIFFERENCE, note=_NAN_NOTE + " (returns the other value)")

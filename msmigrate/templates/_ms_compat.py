@@ -415,10 +415,20 @@ def xavier_normal_(param, gain=1.0, generator=None):
 
 
 def normal_(param, mean=0.0, std=1.0, generator=None):
+    if not isinstance(param, ms.Parameter) and _compiling(_draw_probe):
+        # a tensor filled in a compiled forward (Beta-VAE's `std.data.new(std.size()).normal_()`): drawn by the
+        # graph, where initializer objects cannot be built; the filled value is returned
+        value = (ops.standard_normal(param.shape) * std + mean).astype(param.dtype)
+        param.copy_(value)
+        return value
     return _set(param, init.Normal(sigma=std, mean=mean))
 
 
 def uniform_(param, a=0.0, b=1.0, generator=None):
+    if not isinstance(param, ms.Parameter) and _compiling(_draw_probe):     # as normal_
+        value = (ops.uniform(param.shape, ms.Tensor(a, ms.float32), ms.Tensor(b, ms.float32))).astype(param.dtype)
+        param.copy_(value)
+        return value
     data = init_stream().uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
     return _assign(param, ms.Tensor(data))
 

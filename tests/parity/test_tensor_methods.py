@@ -462,7 +462,7 @@ def fn(x: torch.Tensor, y: torch.Tensor):
             x.relu(), x.exp(), p.log(), p.sqrt(), p.rsqrt(), x.abs(), x.neg(), x.negative(), x.pow(2), p.pow(y),
             x.pow(exponent=3), x.clamp(-0.5, 0.5), x.clamp(min=0.0), x.clamp(max=0.2), x.clamp_min(0.1),
             x.clamp_max(0.2), x.clip(-0.3, 0.3), x.floor(), x.ceil(), (x * 3).round(), (x * 30).round(decimals=1),
-            (x * 300).round(decimals=-1), x.sign())
+            (x * 300).round(decimals=-1), x.sign(), x.clamp(-0.5, y.max().detach()), x.clip(y.min().detach(), 0.3))
 '''
 
 

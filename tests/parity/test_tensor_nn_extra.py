@@ -85,7 +85,8 @@ METHODS = [
          typed=True, graph=False, rtol=1e-4, atol=1e-5),
     # x.new(sizes) is uninitialized in torch: its shape and dtype are compared, its values are not
     case(["Tensor.new"], "m, i: (m.new(2, 3).shape, m.new(4).shape, m.new(2, 3).dtype == torch.float32, m.new([1, 2]),"
-                         " m.new((1.5, -2.0)), i.new([[3, 4]]), m.new().shape, i.new(2).dtype == torch.int64)",
+                         " m.new((1.5, -2.0)), i.new([[3, 4]]), m.new().shape, i.new(2).dtype == torch.int64,"
+                         " m.data.new(i.size()).shape, m.new(m.shape).dtype == torch.float32)",
          [M, I64], typed=True, graph=False),
     # the helper's gradients and GRAPH mode: tests/parity/test_torch_linalg.py (torch.linalg.matrix_exp)
     case(["Tensor.matrix_exp"], "s, b: (s.matrix_exp(), (b[:, :3, :3] * 0.3).matrix_exp())", [SQ, B], typed=True,

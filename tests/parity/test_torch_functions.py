@@ -424,7 +424,7 @@ def fn(x, h):
 def fn(x, y, lo, hi, i):
     return (torch.clamp(x, -0.5, 0.5), torch.clamp(x, min=0.0), torch.clamp(x, max=0.2), torch.clip(x, -1, 0.3),
             torch.clamp(x, lo, hi), torch.clamp(i, -1, 1), torch.clamp(x, min=None, max=0.1), torch.maximum(x, y),
-            torch.minimum(x, y), torch.clip(x, min=y))
+            torch.minimum(x, y), torch.clip(x, min=y), torch.clamp(x, 0, hi[0, 0].detach()), torch.clip(x, lo[0].detach(), 0.3))
 """, [X, Y, np.float32(-0.3) * np.ones((4,), np.float32), np.full((3, 1), 0.4, np.float32), INTS], grad=True),
     _case(["torch.softmax", "torch.log_softmax", "torch.atan2", "torch.arctan2", "torch.lerp"], """
 def fn(x, y, w):
