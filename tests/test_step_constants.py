@@ -187,3 +187,26 @@ with torch.no_grad():
 losses = [float(o.sum()) for o in outs]
 ''' + TAIL
     run_both(src, mode)
+
+
+@MODES
+def test_a_number_the_loop_increments(mode):
+    """`beta = min(1.0, beta + 0.25)` each step (a warm-up written from its own value): the loop keeps it, the
+    step takes the current value."""
+    src = NET + '''
+def train():
+    beta = 0.0
+    for step in range(5):
+        beta = min(1.0, beta + 0.25)
+        opt.zero_grad()
+        out = model(x)
+        loss = ((out - y) ** 2).mean() + beta * out.abs().mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+
+
+model.drop.p = 0.0
+train()
+''' + TAIL
+    run_both(src, mode)
