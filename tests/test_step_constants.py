@@ -210,3 +210,41 @@ model.drop.p = 0.0
 train()
 ''' + TAIL
     run_both(src, mode)
+
+
+@MODES
+def test_a_module_setting_the_forward_reads(mode):
+    """A module-level setting read by a function the forward calls, changed by the program between calls (a
+    sampling temperature kept as a global): read as torch reads it."""
+    src = '''
+import torch
+
+SCALE = 1.0
+
+
+def scaled(h):
+    return h * SCALE
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return scaled(self.a(x))
+
+
+model = Net()
+with torch.no_grad():
+    for i, p in enumerate(model.parameters()):
+        p.copy_(torch.linspace(-0.5, 0.5, p.numel()).reshape(p.shape))
+x = torch.linspace(-1, 1, 8).reshape(2, 4)
+outs = []
+with torch.no_grad():
+    for s in (1.0, 3.0, 1.0, 0.5):
+        SCALE = s
+        outs.append(model(x))
+losses = [float(o.sum()) for o in outs]
+''' + TAIL
+    run_both(src, mode)

@@ -21,6 +21,7 @@ _MAX_GRAPHS = 16
 # what MindSpore itself keeps on every Cell (compile phases, ids, flags); `training` is the program's
 _CELL_BOOKKEEPING = frozenset(vars(nn.Cell())) - {"training"}
 _READ_NAMES = {}    # a class -> the attribute names a graph of it reads
+_GLOBAL_READS = {}  # a class -> [(module globals, names of plain values there its graph reads)]
 # attributes msmigrate's cells keep for the steps run op by op and read only then (not compiled into graphs)
 HOST_STATE = frozenset({"param_steps"})
 
@@ -48,8 +49,14 @@ def graph_constants_of(cell):
 def _tree_constants(roots, read, out):
     tree = [(".".join(n for n in (name, sub) if n) or type(c).__name__, c)
             for name, cell in roots for sub, c in cell.cells_and_names()]
-    for _, cell in tree:
-        read |= _read_names(type(cell))
+    classes = {type(cell) for _, cell in tree}
+    for cls in classes:
+        read |= _read_names(cls)
+    for space, names in {id(g): (g, n) for cls in classes for g, n in _GLOBAL_READS[cls]}.values():
+        for name in sorted(names):      # a module setting the forward reads (`TEMPERATURE = 0.5`, changed later)
+            value = space.get(name)
+            if _plain(value):
+                out.append((f"{space.get('__name__')}.{name}", tuple(value) if isinstance(value, list) else value))
     for name, cell in tree:
         attrs = vars(cell)
         for attr in read.intersection(attrs):
@@ -70,24 +77,35 @@ def _plain(value):
 
 
 def _read_names(cls):
-    """The names that `cls.construct` and the methods and properties of `cls` it calls read (what a graph of it
-    can take as constants), less the host-side bookkeeping of msmigrate's own cells (HOST_STATE)."""
+    """The names that `cls.construct` and the methods, properties and module functions it calls read (what a graph
+    of it can take as constants), less the host-side bookkeeping of msmigrate's own cells (HOST_STATE); and the
+    module globals among them, as (globals, names) pairs (_GLOBAL_READS)."""
     if cls not in _READ_NAMES:
         import types
-        names, done = set(), set()
-        codes = [getattr(getattr(cls, "construct", None), "__code__", None)]
+        names, done, global_reads = set(), set(), {}
+        construct = getattr(cls, "construct", None)
+        codes = [(getattr(construct, "__code__", None), getattr(construct, "__globals__", None))]
         while codes:
-            code = codes.pop()
+            code, space = codes.pop()
             if code is None or id(code) in done:
                 continue
             done.add(id(code))
             names.update(code.co_names)
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            codes += [(c, space) for c in code.co_consts if isinstance(c, types.CodeType)]
             for name in code.co_names:
                 attr = getattr(cls, name, None)
                 attr = attr.fget if isinstance(attr, property) else attr
-                codes.append(getattr(attr, "__code__", None) if isinstance(attr, types.FunctionType) else None)
+                if isinstance(attr, types.FunctionType):
+                    codes.append((attr.__code__, attr.__globals__))
+                elif space is not None and name in space and not (space.get("__name__") or "").startswith(
+                        ("mindspore", "numpy")):
+                    value = space[name]
+                    if isinstance(value, types.FunctionType):    # a module function the forward calls
+                        codes.append((value.__code__, value.__globals__))
+                    elif _plain(value):
+                        global_reads.setdefault(id(space), (space, set()))[1].add(name)
         _READ_NAMES[cls] = names - HOST_STATE
+        _GLOBAL_READS[cls] = list(global_reads.values())
     return _READ_NAMES[cls]
 
 
