@@ -229,7 +229,7 @@ def _api(argv: List[str]) -> int:
     candidates = [name]
     for short, full in (("nn.functional.", "torch.nn.functional."), ("F.", "torch.nn.functional."),
                         ("nn.", "torch.nn."), ("Tensor.", "Tensor."), ("Module.", "Module."),
-                        ("torch.Tensor.", "Tensor.")):
+                        ("torch.Tensor.", "Tensor."), ("torch.nn.Module.", "Module."), ("nn.Module.", "Module.")):
         if name.startswith(short):
             candidates.append(full + name[len(short):])
     if not name.startswith(("torch.", "Tensor.", "Module.")):

@@ -1556,13 +1556,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
         if device is not None:
             return device
-        internal = _MODULE_INTERNALS.get(original.attr.value)
+        internal = R.REGISTRY.get(f"Module.{original.attr.value}") if original.attr.value in _MODULE_INTERNALS else None
         if internal is not None and id(original) not in self._stores:
-            # Beta-VAE's weight_init: `for block in self._modules: for m in self._modules[block]: kaiming_init(m)`
-            self._record(original, f"Module.{original.attr.value}", internal, R.CONVERTED,
-                         f"a Cell's own sub-cells / Parameters by name (torch's Module.{original.attr.value})")
-            self.sites[-1].test = "tests/test_module_internals.py"
-            return updated.with_changes(attr=cst.Name(internal))
+            # `self._modules` / `self._parameters`: the record's attribute (mappings/module_api.py)
+            self._record(original, internal.source, internal.target, internal.status, internal.note)
+            self.sites[-1].test = internal.test
+            return updated.with_changes(attr=cst.Name(internal.target.rsplit(".", 1)[1]))
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too
@@ -3087,7 +3086,7 @@ _PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pa
 
 # torch.nn.Module's dictionaries of its own children and parameters, by name: MindSpore's Cell keeps the same
 # ordered name -> object dictionaries under these names
-_MODULE_INTERNALS = {"_modules": "_cells", "_parameters": "_params"}
+_MODULE_INTERNALS = ("_modules", "_parameters")     # torch Module dicts read by attribute: records Module._modules...
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
 _CONV1D_LAYERS = ("torch.nn.Conv1d", "torch.nn.ConvTranspose1d")
 # layers whose attribute reads convert unlike the rest of their family's (kernel_size[1:], bn2d.gamma)

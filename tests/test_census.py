@@ -106,6 +106,9 @@ def test_api_tensor_method_and_canonical_path():
     assert "\ntorch.nn.MSELoss -> _ms_compat.MSELoss\n" in out and "test_losses.py" in out
     rc, out = _api("torch.linalg.ldl_factor_ex")
     assert rc == 0 and "todo" in out and "write instead: mindspore.ops" in out
+    # a Module attribute the converter renames answers from its record, under torch's full path too
+    rc, out = _api("torch.nn.Module._modules")
+    assert rc == 0 and out.startswith("Module._modules -> expr:{self}._cells") and "test_module_internals" in out
     rc, out = _api("torch.not_a_torch_name")
     assert rc != 0 and "no mapping for" in out
 

@@ -32,6 +32,13 @@ for _p in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
               "torch's", test=f"{T}::test_parameter_and_buffers")(_empty_parameter)
 
 # ------------------------------------------------------------ Module methods
+# A Cell's own sub-cells and Parameters by attribute name, under MindSpore's names for torch's dicts (Beta-VAE's
+# weight_init: `for block in self._modules: for m in self._modules[block]: ...`). The transformer renames the
+# attribute where it is read; a store to it stays as written.
+for _attr, _target in (("_modules", "_cells"), ("_parameters", "_params")):
+    mapping(f"Module.{_attr}", f"expr:{{self}}.{_target}",
+            note=f"a Cell's own sub-cells / Parameters by name (torch's Module.{_attr}, MindSpore's Cell.{_target})",
+            test="tests/test_module_internals.py::test_modules_and_parameters_by_name")
 mapping("Module.eval", "expr:{self}.set_train(False)", note="Cell.training defaults to False",
         test=f"{T}::test_module_methods")
 
