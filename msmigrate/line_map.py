@@ -24,6 +24,10 @@ _MARK_RE = re.compile(r"  #@msmigrate-line:(\d+)@")
 Spans = List[Tuple[int, int, int]]
 
 
+_HOLDS_STATEMENTS = (cst.Module, cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler,
+                     cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
+
 class _Marker(cst.CSTTransformer):
     def __init__(self, lines: Dict[int, int]):
         super().__init__()
@@ -34,6 +38,9 @@ class _Marker(cst.CSTTransformer):
             return ws.with_changes(comment=cst.Comment(ws.comment.value + _MARK.format(line)))
         return ws.with_changes(whitespace=cst.SimpleWhitespace(ws.whitespace.value + _MARK.format(line)[:2]),
                                comment=cst.Comment(_MARK.format(line)[2:]))
+
+    def on_visit(self, node) -> bool:   # only what holds statements: not their expressions (time)
+        return isinstance(node, _HOLDS_STATEMENTS)
 
     def on_leave(self, original, updated):
         updated = super().on_leave(original, updated)
