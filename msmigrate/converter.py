@@ -33,6 +33,7 @@ from .graph_idioms import split_device_tuples
 from .graph_partials import inline_graph_partials, might_build_partial
 from .deps import converted_before, imports_dependency
 from .lines import statement_lines
+from .line_map import LINES_FILE, follow_edits, line_table, mark_statements, unmark
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
 
 from .project_index import ProjectIndex
@@ -71,6 +72,8 @@ class FileResult:
     reason: str = ""
     lines: int = 0
     compat_dir: Optional[str] = None   # where this file expects _ms_compat.py (relative)
+    # (first, last converted line, original line) per converted statement (line_map.py): _ms_lines.json
+    spans: List[Tuple[int, int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"file": self.rel, "status": self.status, "reason": self.reason, "lines": self.lines,
@@ -79,8 +82,10 @@ class FileResult:
 
 def convert_code(source: str, module_name: str = "__main__", is_package: bool = False,
                  index: Optional[ProjectIndex] = None,
-                 compat_import: Optional[Tuple[int, str]] = None) -> Tuple[str, List[Site], bool]:
-    """Convert one module's source. Returns (new code, sites, uses_compat)."""
+                 compat_import: Optional[Tuple[int, str]] = None,
+                 spans: Optional[list] = None) -> Tuple[str, List[Site], bool]:
+    """Convert one module's source. Returns (new code, sites, uses_compat). `spans`, a list: filled with the
+    original line of each converted statement (line_map.py)."""
     if index is None:
         path = Path(*module_name.split(".")).with_suffix(".py")
         index = ProjectIndex(Path("."), [path], {path: source})
@@ -93,6 +98,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     # a function's read of a name the module never defines, through the helper with its line (undefined_names.py);
     # first, on the original positions
     module, reads_undefined = read_undefined_names(module, source, module_name, COMPAT)
+    if spans is not None:   # each statement marked with its original line (line_map.py)
+        module = mark_statements(module, statement_lines(module, tree))
     np_sites: List[Site] = []
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
@@ -147,7 +154,11 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         new = split_device_tuples(new)
     if might_build_partial(source):   # `f = partial(g, k=t)` then `f(x)` in a function: `g(x, k=t)` (graph_partials.py)
         new = inline_graph_partials(new)
-    return new.code, np_sites + probe_sites + tr.sites, tr.uses_compat
+    code = new.code
+    if spans is not None:
+        code, found = unmark(code)
+        spans.extend(found)
+    return code, np_sites + probe_sites + tr.sites, tr.uses_compat
 
 
 def compat_source() -> str:
@@ -271,7 +282,8 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
         compat_import = (0, COMPAT)
     try:
         with _time_limit(time_limit):
-            code, sites, uses_compat = convert_code(text, info.name, info.is_package, index, compat_import)
+            spans: list = []
+            code, sites, uses_compat = convert_code(text, info.name, info.is_package, index, compat_import, spans)
             compile(code, str(path), "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
     except _FileTimeLimit:
         return FileResult(rel, "failed", reason=f"conversion took longer than {time_limit:g} s (the per-file "
@@ -281,7 +293,7 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
                           lines=lines), None
     if code == text:
         return FileResult(rel, "unchanged", sites=sites, lines=lines), None
-    res = FileResult(rel, "converted", sites=sites, lines=lines)
+    res = FileResult(rel, "converted", sites=sites, lines=lines, spans=spans)
     if uses_compat:
         res.compat_dir = str(helper_dir.relative_to(index.root)) if helper_dir != index.root else "."
     return res, code
@@ -447,6 +459,7 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
                 bar.advance()
     bar.close()
     from .native_forms import native_forms   # MindSpore's own form where the tree shows no helper difference
+    converted = dict(outputs)
     outputs = native_forms(outputs, compat_source(), COMPAT)
     if dry_run:
         results.extend(FileResult(p.name if single_out else str(p.relative_to(root)), "copied") for p in other)
@@ -457,6 +470,9 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         return TreeResult(src, out, results, 0, {k: v for k, v in outputs.items() if v is not None})
     from .helper_notes import annotate_first_uses   # why each helper stands there, at its first use
     outputs = annotate_first_uses(outputs, compat_source(), COMPAT)
+    for res in results:   # the original lines follow those passes' edits
+        if res.spans and outputs.get(res.rel) != converted.get(res.rel):
+            res.spans = follow_edits(res.spans, converted[res.rel], outputs[res.rel])
     # write
     out_root.mkdir(parents=True, exist_ok=True)
     compat_dirs = set()
@@ -498,6 +514,8 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
         helper, helper_figures = helper_for_files(helper, [p for p in written if p.is_file() and not p.is_symlink()],
                                                   COMPAT)
         write_text(out_root, out_root / f"{COMPAT}.py", helper)
+        if "def original_line(" in helper:   # an error naming a converted line: the original's (line_map.py)
+            write_text(out_root, out_root / LINES_FILE, line_table(results, single_out, out_root))
     for d in compat_dirs:
         if d != ".":   # a package's `from .. import _ms_compat` finds a stand-in for the top one
             write_text(out_root, out_root / d / f"{COMPAT}.py", shim(COMPAT, len(Path(d).parts)))

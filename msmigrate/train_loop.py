@@ -47,6 +47,7 @@ import libcst as cst
 
 from . import manual_update as MU
 from .callsite import code_of
+from .line_map import mark_of
 from .visitor_bases import BindingTargets, single_targets
 
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
@@ -2231,7 +2232,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             defs.append(_line(f"{gfn} = {grad_of}"))
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
-        step_lines = [f"{lhs} = {gfn}({arglist})"]
+        step_lines = [f"{lhs} = {gfn}({arglist}){mark_of(body[g.backwards[0]])}"]   # original lines (line_map.py)
         keep = g.edited or _keeps_grads(original_body, g, info)
         if keep and g.clips:    # torch's .grad between backward() and the clipping: the unclipped gradients
             step_lines.append("unclipped_grads = grads")
@@ -2275,16 +2276,17 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             if keep:
                 extra_outs.extend(["unclipped_grads", "grads"] if g.clips else ["grads"])
         else:
-            step_lines.append(f"{g.optimizer}(grads)")
+            step_lines.append(f"{g.optimizer}(grads){mark_of(body[g.step])}")
             if keep:        # for the program's `.grad` reads after the step
                 extra_outs.extend(["unclipped_grads", "grads"] if g.clips else ["grads"])
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
-        step_def = cst.parse_statement(f"def {step}({arglist}):\n" + "".join(f"    {s}\n" for s in step_lines))
+        step_def = cst.parse_statement(f"def {step}({arglist}):{mark_of(loop)}\n"
+                                       + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
             "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
         defs.append(_line(f"{step} = _ms_compat.compile_step({step}"
                           f"{', host_calls=True' if g.host_helpers or g.host_ifs or per_iteration_opt else ''})"))
-        call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist})")
+        call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist}){mark_of(body[g.backwards[0]])}")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved
         kept = [_line(f"_ms_compat.keep_grads({weights}, {'unclipped_grads' if g.clips else 'grads'})")] if keep else []

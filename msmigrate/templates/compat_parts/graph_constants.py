@@ -12,6 +12,8 @@ for them: MindSpore keys a Cell's graphs by its create_time, which is pointed at
 set compiles once; train/eval alternating compiles twice and then reuses both). Values that keep changing (a new
 set fewer than _RECOMPILE_MIN_CALLS calls after the last, from the third graph on, or more than _MAX_GRAPHS sets)
 make the cell run op by op from then on, with a warning naming what changed."""
+import os
+
 import mindspore as ms
 from mindspore import nn, ops
 
@@ -22,6 +24,7 @@ _MAX_GRAPHS = 16
 _CELL_BOOKKEEPING = frozenset(vars(nn.Cell())) - {"training"}
 _READ_NAMES = {}    # a class -> the attribute names a graph of it reads
 _GLOBAL_READS = {}  # a class -> [(module globals, names of plain values there its graph reads)]
+_COMPILE_ERRORS = (TypeError, ValueError, RuntimeError, IndexError, KeyError, AttributeError, NameError)
 # attributes msmigrate's cells keep for the steps run op by op and read only then (not compiled into graphs)
 HOST_STATE = frozenset({"param_steps"})
 
@@ -189,7 +192,11 @@ def _compile_for_constants(self, *args, **kwargs):
         choice.chosen = False
     else:
         _choose_graph(self)
-    return nn.Cell._ms_original_compile(self, *args, **kwargs)
+    try:
+        return nn.Cell._ms_original_compile(self, *args, **kwargs)
+    except _COMPILE_ERRORS as exc:
+        raise_at_original_line(exc)
+        raise
 
 
 def _compile_and_run_for_constants(self, *args, **kwargs):
@@ -204,6 +211,9 @@ def _compile_and_run_for_constants(self, *args, **kwargs):
     choice.chosen = True
     try:
         out = nn.Cell._ms_original_compile_and_run(self, *args, **kwargs)
+    except _COMPILE_ERRORS as exc:
+        raise_at_original_line(exc)
+        raise
     finally:
         choice.chosen = False
     if new:     # what compiling set itself (MindSpore's bookkeeping on the cells) is no change of the program's
@@ -211,6 +221,54 @@ def _compile_and_run_for_constants(self, *args, **kwargs):
         choice.times.setdefault(after, self._create_time)
         choice.last = after
     return out
+
+
+def raise_at_original_line(exc):
+    """A MindSpore error compiling a graph as a MigrationError naming the original line of the innermost converted
+    line in its trace (in analyze_fail.ir only for one raised in Python: a layer's argument check), its text kept."""
+    import re, time
+    text, ir = str(exc), os.path.join(ms.get_context("save_graphs_path") or ".", "rank_" + os.environ.get(
+        "RANK_ID", "0"), "om", "analyze_fail.ir")
+    try:
+        if "In file " not in text and text and time.time() - os.path.getmtime(ir) < 30:
+            with open(ir) as f:     # this error's dump (MindSpore wrote it just now)
+                dump = f.read(1 << 20)
+            text = dump.split("# IR entry", 1)[0] if text.splitlines()[0] in dump else text
+    except OSError:
+        pass
+    found = [(original_line(p, n), p, n) for p, n in re.findall(r"In file (.+?):(\d+)", text)]
+    found = [f for f in found if f[0]]
+    if found and not isinstance(exc, MigrationError):
+        raise MigrationError(f"{found[-1][0]} (converted: {found[-1][1]}:{found[-1][2]}): MindSpore cannot compile "
+                             f"this in GRAPH mode: {type(exc).__name__}: {exc}") from exc
+
+
+def original_line(path, line, _table=[]):     # _table: the file, read once
+    """"file:line" of the original of a converted file's line: its innermost statement in _ms_lines.json (written
+    beside this helper by msmigrate/line_map.py); None where it names none."""
+    import json
+    here = os.path.dirname(os.path.realpath(__file__))
+    if not _table:
+        try:
+            with open(os.path.join(here, "_ms_lines.json")) as f:
+                _table.append(json.load(f))
+        except (OSError, ValueError):
+            _table.append({})
+    try:
+        entry = _table[0].get(os.path.relpath(os.path.realpath(path), here).replace(os.sep, "/"), {})
+    except ValueError:      # another drive
+        return None
+    spans = [s for s in entry.get("spans", ()) if s[0] <= int(line) <= s[1]]
+    return f"{entry['source']}:{min(spans, key=lambda s: s[1] - s[0])[2]}" if spans else None
+
+
+def calling_line(frame=None):
+    """The original line of the innermost converted line running (a refusal on the host names it)."""
+    import sys
+    frame = frame or sys._getframe(1)
+    while frame is not None and not original_line(frame.f_code.co_filename, frame.f_lineno):
+        frame = frame.f_back
+    return frame and original_line(frame.f_code.co_filename, frame.f_lineno)
 
 
 def _step_of(cell):

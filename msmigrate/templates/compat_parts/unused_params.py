@@ -93,9 +93,11 @@ def _held_back(optimizer, stepped):
     shared = getattr(optimizer, "step_t", None)
     if skipped and isinstance(shared, ms.Parameter) and not (
             type(optimizer).__name__ == "Adagrad" and all(g.get("lr_decay", 0) == 0 for g in optimizer.param_groups)):
+        where = calling_line()      # the original opt.step()
         raise MigrationError(
-            f"{type(optimizer).__name__}.step() with parameters the loss did not use (torch skips them and counts "
-            f"steps per parameter; MindSpore's {type(optimizer).__name__} counts one step for all): "
+            f"{where + ': ' if where else ''}{type(optimizer).__name__}.step() with parameters the loss did not use "
+            f"(torch skips them and counts steps per parameter; MindSpore's {type(optimizer).__name__} counts one step "
+            f"for all): "
             f"{optimizer.parameters[skipped[0]].name} and {len(skipped) - 1} more")
     slots = [v for k, v in vars(optimizer).items() if isinstance(v, ms.ParameterTuple) and len(v) == len(stepped)]
     return [(slot[i], slot[i].value().copy()) for slot in slots for i in skipped]
