@@ -126,12 +126,14 @@ class Net(nn.Module):
         self.b = nn.Linear(9, 4)
         self.left = nn.ConstantPad1d((1, 0), -0.5)
         self.top = nn.ZeroPad2d((0, 0, 1, 0))
+        self.lrn = nn.LocalResponseNorm(2)
 
     def forward(self, x):
         h = F.pad(self.a(x), (1, 2))                              # (2, 3, 9)
         h = h + F.pad(self.depthwise(h), (1, 1), value=0.5)       # a padded depth-wise convolution
         h = h + F.pad(h, (0, 0, 1, -1))                           # a shift: one side padded, the other cropped
         h = h + self.left(h)[..., :9] * self.top(h)[:, :3]        # the padding layers
+        h = h + self.lrn(h)                                       # pads the channels' squares inside
         return self.b(h)
 
 
@@ -157,8 +159,8 @@ def test_padding_in_a_compiled_step(graph):
     pad kernel inside a compiled train step (GRAPH mode, CPU) gives the layers before it a wrong gradient from the
     step's second run on, and zero after (measured: the Linear before the pad stopped moving), silently; the bench
     saw only the eval output after training move (1.7e-4). MindSpore's ConstantPad1d/ZeroPad2d Cells run the same
-    kernel. Constant padding is now built by concatenation (_ms_compat.pad_constant, and the _ms_compat padding
-    layers through it): the parameters after four SGD steps, PYNATIVE and GRAPH, vs torch."""
+    kernel, and _ms_compat.LocalResponseNorm padded through it. Constant padding is now built by concatenation
+    (_ms_compat.pad_constant, and the _ms_compat padding layers and LocalResponseNorm through it): the parameters after four SGD steps, PYNATIVE and GRAPH, vs torch."""
     from .parity.harness import program_weights_match_torch
 
     code, _ = program_weights_match_torch(PADDED_STEPS, graph)

@@ -307,7 +307,7 @@ class ConstantPad3d(_ConstantPad):
 
 def _nnx_channel_sum(sq, before, after):
     """Sum of sq over the channel window [c - before, c + after] (zero padded), for every channel c (dim 1)."""
-    c = ops.cumsum(ops.pad(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
+    c = ops.cumsum(pad_constant(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
     return ops.moveaxis(c[..., before + after + 1:] - c[..., :-(before + after + 1)], -1, 1)
 
 
