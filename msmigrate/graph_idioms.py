@@ -20,6 +20,11 @@ _ms_compat.is_callable answers for it too, and as callable() everywhere else.
 Python fallback at run time, without the module's functions ("name 'f' is not defined");
 _ms_compat.all_true / any_true are the same loop written where GRAPH mode compiles it.
 
+`functools.reduce(lambda acc, el: acc | (t == el), ids, init)` inside construct (mlm-pytorch's
+mask_with_tokens): GRAPH mode evaluates reduce by its Python fallback at run time, without the variables the
+lambda reads ("name 't' is not defined"); _ms_compat.fold_left / fold_left_first are reduce's loop written
+where GRAPH mode compiles it.
+
 `round(v)` inside construct: GRAPH mode stops compiling ("Cast failed ... Int64Imm", no line named);
 _ms_compat.round_even is the same ties-to-even rounding written with floor.
 
@@ -262,6 +267,15 @@ def all_any_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
     if call.args[0].keyword is not None or call.args[0].star:
         return None
     target = _GRAPH_SAFE_REDUCTIONS[call.func.value]
+    return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(target)))
+
+
+def reduce_graph_safe(call: cst.Call, compat: str) -> Optional[cst.Call]:
+    """`functools.reduce(f, seq, init)` / `reduce(f, seq)` -> `<compat>.fold_left(f, seq, init)` /
+    `fold_left_first(f, seq)`, or None when the call is not of that form (keywords, stars)."""
+    if len(call.args) not in (2, 3) or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    target = "fold_left" if len(call.args) == 3 else "fold_left_first"
     return call.with_changes(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(target)))
 
 

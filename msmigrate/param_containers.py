@@ -86,6 +86,53 @@ def call(tr, original: cst.Call, updated: cst.Call):
     return None
 
 
+_SEQUENCES = ("torch.nn.Sequential", "torch.nn.ModuleList")
+
+
+def sequence_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -> dict:
+    """`self.X = nn.Sequential(nn.Conv2d(...), nn.BatchNorm2d(...))` or `nn.ModuleList([...])` (original code, no
+    starred entry): {"X[0]": "torch.nn.Conv2d", "X[1]": ..., "X[-1]": "torch.nn.BatchNorm2d", ...}, so that
+    `self.X[-1].weight` gets MindSpore's parameter name (gamma) as `self.bn.weight` would (a BottleBlock's
+    `nn.init.zeros_(self.net[-1].weight)`). Only literal calls of mapped torch layers; a ModuleList's entries
+    from its end are left out (an append() moves them)."""
+    if layer not in _SEQUENCES or not isinstance(value, cst.Call):
+        return {}
+    args = value.args
+    if layer == "torch.nn.ModuleList":
+        if len(args) != 1 or not isinstance(args[0].value, (cst.List, cst.Tuple)) or args[0].keyword is not None:
+            return {}
+        entries = list(args[0].value.elements)
+        if any(isinstance(e, cst.StarredElement) for e in entries):
+            return {}
+        entries = [e.value for e in entries]
+    else:
+        if any(a.star or a.keyword is not None for a in args):
+            return {}
+        entries = [a.value for a in args]
+    out = {}
+    for i, entry in enumerate(entries):
+        if isinstance(entry, cst.Call):
+            qn = tr._torch_qname(entry.func)
+            if qn is not None and R.lookup(qn) is not None:
+                out[f"{attr}[{i}]"] = qn
+                if layer == "torch.nn.Sequential":
+                    out[f"{attr}[{i - len(entries)}]"] = qn
+    return out
+
+
+def constant_index(sub: cst.Subscript) -> Optional[int]:
+    """The integer of `x[3]` / `x[-1]`; None for any other subscript."""
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    v = sub.slice[0].slice.value
+    if isinstance(v, cst.Integer):
+        return int(v.evaluated_value)
+    if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus) and isinstance(v.expression,
+                                                                                            cst.Integer):
+        return -int(v.expression.evaluated_value)
+    return None
+
+
 def dict_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -> dict:
     """`self.X = nn.ModuleDict(dict(k=nn.Embedding(...)))` or `nn.ModuleDict({"k": ...})` (original code):
     {"X.k": "torch.nn.Embedding"}, so that `self.X.k.weight` gets MindSpore's parameter name as

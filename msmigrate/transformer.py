@@ -25,7 +25,7 @@ from .graph_scalars import float_rounding_graph_safe, percent_format_graph_safe,
 from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
                            dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator, map_name_as_generator,
                            map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
-                           comprehension_condition_as_bool, training_loop_functions, xor_graph_safe,
+                           comprehension_condition_as_bool, training_loop_functions, xor_graph_safe, reduce_graph_safe,
                            keyword_update_as_display, keyword_updates,
                            CONSUMERS as WHOLE_CONSUMERS)
 from .sites import Site, shorten
@@ -1726,6 +1726,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             owner_t = self._static_type(owner)
             if owner_t and owner_t.startswith("class:"):
                 return self._class_attr_types.get(owner_t[6:], {}).get(node.attr.value)
+        if (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and self._classes
+                and isinstance(node.value.value, cst.Name) and node.value.value.value == "self"):
+            i = PC.constant_index(node)     # an entry of a Sequential/ModuleList attribute (PC.sequence_entry_types)
+            if i is not None:
+                return self._classes[-1].attr_types.get(f"{node.value.attr.value}[{i}]")
         return None
 
     def _class_name_of(self, node: cst.BaseExpression) -> Optional[str]:
@@ -2101,9 +2106,14 @@ class TorchToMindSpore(cst.CSTTransformer):
                 if layer in _TENSOR_FACTORIES or is_tensor:
                     self._classes[-1].attr_types[tgt.attr.value] = "tensor"
                 elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
-                    self._classes[-1].attr_types[tgt.attr.value] = layer
+                    types = self._classes[-1].attr_types
+                    for stale in [k for k in types if k.startswith(tgt.attr.value + "[")]:
+                        del types[stale]    # entries of what the attribute held before
+                    types[tgt.attr.value] = layer
                     # `self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(...)))`: self.transformer.wte's type
-                    self._classes[-1].attr_types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
+                    types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
+                    # `self.net = nn.Sequential(..., nn.BatchNorm2d(c))`: self.net[-1]'s type
+                    types.update(PC.sequence_entry_types(self, tgt.attr.value, layer, value))
                 elif cell_call and isinstance(value.func, cst.Name):
                     self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
         if self._in_graph_code():   # `b, *axis, device = *x.shape, x.device`: graph_device_unpacks.py
@@ -2347,6 +2357,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return safe
         if self._qname_any(func) == "contextlib.nullcontext":   # entered in a compiled step: runtime.py
             return updated.with_changes(func=self._render_template("_ms_compat.nullcontext"))
+        if self._qname_any(func) == "functools.reduce" and self._in_graph_code():
+            safe = reduce_graph_safe(updated, COMPAT)             # GRAPH mode: msmigrate/graph_idioms.py
+            if safe is not None:
+                self.uses_compat = True
+                return safe
         if isinstance(func, cst.Attribute) and self._qname_any(func) != "functools.partial":
             return self._convert_method_call(original, updated)
         if isinstance(func, cst.Name) and func.value == "partial" or \

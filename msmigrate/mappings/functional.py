@@ -583,24 +583,17 @@ rule(P + "upsample_bilinear", "mindspore.ops.interpolate", args=("input", "size"
      test=_RES)(lambda ctx: _interpolate(ctx, "'bilinear'", "True"))
 
 
-def _non_negative_literals(node) -> bool:
-    """`(1, 2, 0, 1)`: a tuple or list of integer literals none of which is negative."""
-    return isinstance(node, (cst.Tuple, cst.List)) and all(
-        isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in node.elements)
-
-
 def _pad_rule(ctx):
-    """Constant padding whose amounts may be negative (`F.pad(t, (0, 0, amount, -amount))`, g-mlp's token
-    shift): _ms_compat.pad_constant, which crops those sides itself (MindSpore's CPU kernel, given a negative
-    amount, returns wrong values and after a few calls hangs). reflect / replicate / circular padding (PadV3
-    rejects an input with no samples, N = 0): EMPTY_BATCH."""
+    """Constant padding: _ms_compat.pad_constant, which crops (negative amounts) and concatenates itself, not
+    through MindSpore's CPU pad kernel (given a negative amount, g-mlp's token shift `F.pad(t, (0, 0, amount,
+    -amount))`, it returns wrong values and after a few calls hangs; in a compiled train step its gradient goes
+    wrong from the second run on, conformer's padded depth-wise convolution). reflect / replicate / circular
+    padding (PadV3 rejects an input with no samples, N = 0): EMPTY_BATCH."""
     b = ctx.bound
     mode = b.code("mode")
     if b.starred or not (b.has("input") and b.has("pad")):
         return None
     if mode is None or mode.strip("'\"") == "constant":
-        if _non_negative_literals(b.value("pad")):
-            return None
         value = f", {b.code('value')}" if b.has("value") else ""
         return ctx.expr(f"_ms_compat.pad_constant({b.code('input')}, {b.code('pad')}{value})")
     args = ", ".join(b.code(n) for n in ("input", "pad", "mode", "value") if b.has(n))
@@ -609,7 +602,9 @@ def _pad_rule(ctx):
 
 _simple("pad", "mindspore.ops.pad", ("input", "pad", "mode", "value"), ("input_x", "padding", "mode", "value"),
         {"input": "input_x", "pad": "padding"}, test=f"{T}::test_pad", rule=_pad_rule,
-        note="constant padding of any length (amounts that may be negative crop through _ms_compat.pad_constant); reflect/replicate/circular need 2 values on a 2-3-d input, 4 on "
+        note="constant padding of any length through _ms_compat.pad_constant (negative amounts crop; not "
+             "MindSpore's pad kernel, whose gradient goes wrong in a compiled step); reflect/replicate/circular need "
+             "2 values on a 2-3-d input, 4 on "
              "3-4-d, 6 on 4-5-d (torch also takes 2 on a 4-d input; MindSpore raises there; reflect on 5-d through "
              "MirrorPad, _ms_compat.pad_by_mode); in those modes "
              + EMPTY_BATCH_NOTE)

@@ -619,9 +619,16 @@ rule("torch.nn.Upsample", "mindspore.nn.Upsample",
      note="scale_factor is passed as a float with recompute_scale_factor=True (MindSpore's interpolate "
           "rejects it otherwise): exact for integer scale factors; bicubic needs align_corners=True",
      test=f"{T}::test_upsample")(_upsample)
-for _name in ("ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReplicationPad1d", "ReplicationPad2d"):
+for _name in ("ReplicationPad1d", "ReplicationPad2d"):
     mapping(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=("padding", "value"),
             target_args=("padding", "value"), test=f"{T}::test_padding")
+_CONSTANT_PAD_NOTE = ("_ms_compat.pad_constant (concatenation), not MindSpore's pad kernel, whose gradient in a "
+                      "compiled train step goes wrong from the step's second run on; torch's flat tuple as .padding")
+mapping("torch.nn.ZeroPad2d", "_ms_compat.ZeroPad2d", args=("padding",), target_args=("padding",),
+        note=_CONSTANT_PAD_NOTE, test=f"{T}::test_padding")
+for _name in ("ConstantPad1d", "ConstantPad2d", "ConstantPad3d"):
+    mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("padding", "value"), target_args=("padding", "value"),
+            note=_CONSTANT_PAD_NOTE, test=f"{T}::test_padding")
 for _name in ("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"):
     mapping(f"torch.nn.{_name}", f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
             note="MirrorPad, with torch's flat tuple as .padding (MindSpore's layer holds nested pairs there)",

@@ -39,8 +39,8 @@ mapping(N + "ChannelShuffle", "mindspore.nn.ChannelShuffle", args=("groups",), t
 for _name in ("ZeroPad1d", "ZeroPad3d"):
     # mint.nn.ZeroPad1d/3d have no CPU kernel (ConstantPadND); nn.ConstantPad1d/3d refuse torch's other lengths
     mapping(N + _name, f"_ms_compat.{_name}", args=("padding",), target_args=("padding",),
-            note="ops.pad with zeros (templates/compat_parts/nn_extra.py): any even-length padding, as torch, and "
-                 "torch's flat tuple as .padding", test=T)
+            note="zeros concatenated (_ms_compat.pad_constant, templates/compat_parts/nn_extra.py): any even-length "
+                 "padding, as torch, and torch's flat tuple as .padding", test=T)
 mapping(N + "ReplicationPad3d", "mindspore.nn.ReplicationPad3d", args=("padding",), target_args=("padding",), test=T)
 # ReflectionPad3d: _ms_compat's MirrorPad Cell with the 1d/2d ones (mappings/layers.py)
 

@@ -18,6 +18,26 @@ def is_callable(obj):
 # Python fallback at run time, where the module's own functions are not defined ("name
 # 'divisible_by' is not defined" for lucidrains' `assert all([divisible_by(d, f) for d in x.shape])`);
 # a loop over the values compiles (unrolled for a constant list, as the shapes are).
+def fold_left(function, values, initial):
+    """functools.reduce(function, values, initial), also inside GRAPH mode (where reduce runs by the Python
+    fallback, without the variables a lambda reads)."""
+    acc = initial
+    for value in values:
+        acc = function(acc, value)
+    return acc
+
+
+def fold_left_first(function, values):
+    """functools.reduce(function, values), also inside GRAPH mode."""
+    values = tuple(values)
+    if not values:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    acc = values[0]
+    for value in values[1:]:
+        acc = function(acc, value)
+    return acc
+
+
 def all_true(values):
     """all(values), also inside GRAPH mode."""
     for value in values:

@@ -219,10 +219,12 @@ def pad_by_mode(input, pad, mode, value=None):
 
 
 def pad_constant(input, pad, value=None):
-    """torch's F.pad in constant mode with amounts that may be negative: a negative amount crops its side
-    (ops.narrow), the others pad through ops.pad. MindSpore's CPU pad kernel given a negative amount returns
-    wrong values and after a few calls hangs (g-mlp's token shift, `F.pad(t, (0, 0, amount, -amount))`)."""
-    grow = ()
+    """torch's F.pad in constant mode: a negative amount crops its side (ops.narrow), a positive one concatenates a
+    block of the value there. Not MindSpore's pad kernel: on CPU (2.10), given a negative amount it returns wrong
+    values and after a few calls hangs (g-mlp's token shift, `F.pad(t, (0, 0, amount, -amount))`); inside a
+    compiled train step its gradient is wrong from the step's second run on, and then zero for the layers before
+    it, silently (conformer's DepthWiseConv1d; tests/test_heldout9_programs.py)."""
+    fill = 0 if value is None else value
     for k in range(len(pad) // 2):
         axis = input.ndim - 1 - k
         before, after = pad[2 * k], pad[2 * k + 1]
@@ -230,10 +232,16 @@ def pad_constant(input, pad, value=None):
             input = ops.narrow(input, axis, -before, input.shape[axis] + before)
         if after < 0:
             input = ops.narrow(input, axis, 0, input.shape[axis] + after)
-        grow = grow + (max(before, 0), max(after, 0))
-    if max(grow + (0,)) == 0:
-        return input
-    return ops.pad(input, grow) if value is None else ops.pad(input, grow, "constant", value)
+        parts = (input,)
+        if before > 0:
+            parts = (ops.full(input.shape[:axis] + (before,) + input.shape[axis + 1:], fill, dtype=input.dtype),
+                     ) + parts
+        if after > 0:
+            parts = parts + (ops.full(input.shape[:axis] + (after,) + input.shape[axis + 1:], fill,
+                                      dtype=input.dtype),)
+        if len(parts) > 1:
+            input = ops.concat(parts, axis)
+    return input
 
 
 def run_in_order(layers, x):
@@ -245,8 +253,9 @@ def run_in_order(layers, x):
 
 
 class _ZeroPad(nn.Cell):
-    """torch.nn.ZeroPad1d/3d: zeros on both sides; torch takes any even-length tuple there (F.pad's), which
-    MindSpore's ConstantPad1d/3d refuse, and `padding` holds torch's flat tuple."""
+    """torch.nn.ZeroPad1d/2d/3d: zeros on both sides; torch takes any even-length tuple there (F.pad's), which
+    MindSpore's ConstantPad1d/3d refuse, and `padding` holds torch's flat tuple. Through pad_constant, not
+    MindSpore's pad kernel (its gradient in a compiled train step goes wrong from the step's second run on)."""
     _nd = 1
 
     def __init__(self, padding):
@@ -254,20 +263,51 @@ class _ZeroPad(nn.Cell):
         self.padding = _nnx_tuple(padding, 2 * self._nd)
 
     def construct(self, input):
-        return ops.pad(input, self.padding, "constant", 0)
+        return pad_constant(input, self.padding, 0)
 
 
 class ZeroPad1d(_ZeroPad):
     _nd = 1
 
 
+class ZeroPad2d(_ZeroPad):
+    _nd = 2
+
+
 class ZeroPad3d(_ZeroPad):
+    _nd = 3
+
+
+class _ConstantPad(nn.Cell):
+    """torch.nn.ConstantPad1d/2d/3d: `value` on each side through pad_constant (concatenation), not MindSpore's
+    ConstantPad Cells, whose pad kernel's gradient in a compiled train step goes wrong from the step's second run
+    on, and then is zero for the layers before it (measured on 2.10, CPU: tests/test_heldout9_programs.py)."""
+    _nd = 1
+
+    def __init__(self, padding, value):
+        super().__init__()
+        self.padding = _nnx_tuple(padding, 2 * self._nd)
+        self.value = value
+
+    def construct(self, input):
+        return pad_constant(input, self.padding, self.value)
+
+
+class ConstantPad1d(_ConstantPad):
+    _nd = 1
+
+
+class ConstantPad2d(_ConstantPad):
+    _nd = 2
+
+
+class ConstantPad3d(_ConstantPad):
     _nd = 3
 
 
 def _nnx_channel_sum(sq, before, after):
     """Sum of sq over the channel window [c - before, c + after] (zero padded), for every channel c (dim 1)."""
-    c = ops.cumsum(ops.pad(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
+    c = ops.cumsum(pad_constant(ops.moveaxis(sq, 1, -1), (before + 1, after)), -1)
     return ops.moveaxis(c[..., before + after + 1:] - c[..., :-(before + after + 1)], -1, 1)
 
 
