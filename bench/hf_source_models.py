@@ -3,7 +3,7 @@ converted (WORK/ms/transformers), built from small configs and run without torch
 transformers under torch with the same weights (msmigrate.weights).
 
     python bench/library_imports.py --packages transformers
-    python bench/hf_source_models.py [--work DIR] [--models bert,gpt2,llama,roberta,qwen2,mistral,qwen2_moe]
+    python bench/hf_source_models.py [--work DIR] [--models bert,gpt2,llama,gpt2_lm,llama_lm,roberta,qwen2,...]
 """
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ MODELS = {
     "llama": ("LlamaConfig", "LlamaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
                                                 num_attention_heads=2, num_key_value_heads=2,
                                                 intermediate_size=37, max_position_embeddings=64)),
+    # the language-model heads (their output: logits)
+    "gpt2_lm": ("GPT2Config", "GPT2LMHeadModel", dict(vocab_size=99, n_embd=32, n_layer=2, n_head=2, n_positions=64)),
+    "llama_lm": ("LlamaConfig", "LlamaForCausalLM", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
+                                                         num_attention_heads=2, num_key_value_heads=2,
+                                                         intermediate_size=37, max_position_embeddings=64)),
     # not converted by library_imports.py by default: --models bert,gpt2,llama,roberta,... there
     "roberta": ("RobertaConfig", "RobertaModel", dict(vocab_size=99, hidden_size=32, num_hidden_layers=2,
                                                       num_attention_heads=2, intermediate_size=37)),
@@ -57,7 +62,8 @@ for name, (cfg, cls, kw) in models.items():
         torch.manual_seed(0)
         net = getattr(transformers, cls)(getattr(transformers, cfg)(**kw)).eval()
         with torch.no_grad():
-            np.save(f"{work}/{name}.want.npy", net(torch.from_numpy(ids)).last_hidden_state.numpy())
+            res = net(torch.from_numpy(ids))
+            np.save(f"{work}/{name}.want.npy", (res.logits if "logits" in res else res.last_hidden_state).numpy())
         torch.save(net.state_dict(), f"{work}/{name}.pth")
         out[name] = None
     except Exception as e:
@@ -90,7 +96,8 @@ for name, (cfg, cls, kw) in models.items():
         load_torch_state_dict(net, f"{work}/{name}.pth")
         net.set_train(False)
         step = "forward"
-        got = net(ids).last_hidden_state.asnumpy()
+        res = net(ids)
+        got = (res.logits if "logits" in res else res.last_hidden_state).asnumpy()
         want = np.load(f"{work}/{name}.want.npy")
         out[name] = {"ok": True, "max_abs_diff": float(np.abs(got - want).max()), "scale": float(np.abs(want).max())}
     except Exception as e:
@@ -106,7 +113,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", type=Path, default=ROOT / "bench" / "_work" / "library_imports")
     ap.add_argument("--tolerance", type=float, default=1e-4, help="max |diff| relative to the output's scale")
-    ap.add_argument("--models", default="bert,gpt2,llama", help=f"of {', '.join(MODELS)}")
+    ap.add_argument("--models", default="bert,gpt2,llama,gpt2_lm,llama_lm", help=f"of {', '.join(MODELS)}")
     a = ap.parse_args(argv)
     models = {n: MODELS[n] for n in a.models.split(",")}
     work = a.work.resolve()

@@ -77,6 +77,10 @@ class ModuleInfo:
     # experts): a compiled graph cannot unroll it (compat_parts/data_dependent_loops.py), so a program reaching one
     # runs PYNATIVE
     loops_over_data_rows: bool = False
+    # a forward calls a host library on a tensor (DETR's `linear_sum_assignment(c[i])`, `np.sqrt(h.sum().item())`):
+    # converted to _ms_compat.host_result (host_draws.py), computed op by op and refused by a compiled graph (its
+    # value would reach the graph with no gradient), so a program reaching one runs PYNATIVE
+    host_results_in_forward: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -197,6 +201,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist"
             for n in ast.walk(f)) for c in classes for f in c.body)
     info.loops_over_data_rows = bool(classes) and _forward_loops_over_data_rows(tree, imports)
+    info.host_results_in_forward = bool(classes) and _forward_host_results(tree, imports)
     info.attribute_reads = _attribute_reads(tree)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -327,6 +332,26 @@ def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bo
                     d = _dotted(call.func) if isinstance(call, ast.Call) else None
                     if d is not None and _DRAWN_LAYER.fullmatch(resolve_head(d, imports) or ""):
                         return True
+    return False
+
+
+def _forward_host_results(tree: ast.Module, imports: Dict[str, str]) -> bool:
+    """A `forward` method calls what host_draws.py makes `_ms_compat.host_result`: a SciPy function given a value
+    that is not a literal, or a NumPy function given a tensor's `.item()`."""
+    def host_result(call: ast.Call) -> bool:
+        d = _dotted(call.func)
+        full = (resolve_head(d, imports) or "") if d else ""
+        if full.startswith("scipy."):
+            return not all(isinstance(a, ast.Constant) for a in call.args + [k.value for k in call.keywords])
+        return full.startswith("numpy.") and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "item" and not n.args
+            for a in call.args for n in ast.walk(a))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
+                    isinstance(c, ast.Call) and host_result(c) for c in ast.walk(f)) for f in node.body):
+            return True
     return False
 
 
@@ -783,6 +808,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) turns a tensor into a Python list in a
         forward (ModuleInfo.lists_in_forward): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "forward_lists", lambda mod, info: info.lists_in_forward)
+
+    def reaches_host_results(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) calls a host library on a tensor in a
+        forward (ModuleInfo.host_results_in_forward): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "host_results", lambda mod, info: info.host_results_in_forward)
 
     def reaches_data_row_loops(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) loops over a tensor whose length the data

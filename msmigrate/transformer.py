@@ -1552,12 +1552,18 @@ class TorchToMindSpore(cst.CSTTransformer):
         result = GS.wrap_read(self, original, result)   # graph_state.py
         return GR.track(self, original, result)   # `x.grad`: see leave_Module
 
+    def _own_plain_attribute(self, original: cst.Attribute) -> bool:
+        """`self._modules` in a class that is no Module (transformers' `_LazyModule(ModuleType)` keeps a set under
+        that name): the class's own attribute, not torch's Module dictionary."""
+        return (isinstance(original.value, cst.Name) and original.value.value == "self" and bool(self._classes)
+                and not self._classes[-1].is_cell)
+
     def _leave_attribute(self, original: cst.Attribute, updated: cst.Attribute):
         device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
         if device is not None:
             return device
         internal = R.REGISTRY.get(f"Module.{original.attr.value}") if original.attr.value in _MODULE_INTERNALS else None
-        if internal is not None and id(original) not in self._stores:
+        if internal is not None and id(original) not in self._stores and not self._own_plain_attribute(original):
             # `self._modules` / `self._parameters`: the record's attribute (mappings/module_api.py)
             self._record(original, internal.source, internal.target, internal.status, internal.note)
             self.sites[-1].test = internal.test
@@ -2965,6 +2971,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) turns a tensor into "
                                           "a Python list (.tolist()) whose values shape it; a compiled graph runs "
                                           "them through JIT fallback, which fails on what they shape")
+        elif self.index.reaches_host_results(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) calls SciPy or NumPy "
+                                          "on a tensor's values (_ms_compat.host_result), which a compiled graph "
+                                          "refuses (its result would reach the graph with no gradient)")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

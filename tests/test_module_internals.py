@@ -61,3 +61,42 @@ def test_modules_and_parameters_by_name():
     # every layer was reached: the constants of each block, not MindSpore's random initialisation
     dense = [p for n, p in mod.net.parameters_and_names() if n.startswith("decoder") and n.endswith("weight")]
     assert dense and all(np.allclose(p.asnumpy(), 0.1) for p in dense)
+
+
+PLAIN = '''
+import types
+import torch.nn as nn
+
+
+class LazyModule(types.ModuleType):
+    def __init__(self, name, keys):
+        super().__init__(name)
+        self._modules = set()
+        self._parameters = {"n": len(keys)}
+        for k in keys:
+            self._modules = self._modules.union({k})
+        self.count = self._parameters["n"]
+
+    def __getattr__(self, name):
+        if name in self._modules:
+            return name.upper()
+        raise AttributeError(name)
+
+
+lazy = LazyModule("lazy", ["a", "b"])
+value = lazy.a
+count = lazy.count
+layer = nn.Linear(2, 2)
+'''
+
+
+def test_a_plain_class_keeps_its_own_modules_attribute():
+    """A class that is no torch Module, with attributes of its own named `_modules` / `_parameters`
+    (transformers' `_LazyModule(ModuleType)`: `self._modules = self._modules.union(...)`): rewritten to the
+    Cell's names, `self._cells` was read where only `self._modules` was set, and its `__getattr__` recursed
+    without end (RecursionError importing the converted transformers)."""
+    code, sites = H.convert_snippet(PLAIN)
+    assert "_cells" not in code and "_params" not in code, code
+    mod, _, _ = H.load_converted(PLAIN)
+    want = H.load_torch(PLAIN)
+    assert mod.value == want["value"] == "A" and mod.count == want["count"] == 2
