@@ -650,9 +650,12 @@ def _gmp(ctx, layer, node, args, kwargs):
 def _zpad(ctx, layer, node, args, kwargs):
     x = _spatial_input(ctx, layer, args)
     (t, b), (l, r) = [tuple(int(v) for v in p) for p in layer.padding]
-    expr = f"ops.pad({x.var}, ({l}, {r}, {t}, {b}))"
-    return _output(ctx, layer, node, expr, "cf", f"ops.pad(x, ({l}, {r}, {t}, {b}))",
-                   "(left, right, top, bottom) on the last two axes")
+    # zeros concatenated (zero_pad), not MindSpore's pad kernel: its gradient inside a compiled train step (GRAPH
+    # mode, CPU, 2.10) goes wrong from the step's second run on, then is zero for the layers before it
+    ctx.helpers.add("zero_pad")
+    expr = f"zero_pad({x.var}, ({l}, {r}, {t}, {b}))"
+    return _output(ctx, layer, node, expr, "cf", f"zero_pad(x, ({l}, {r}, {t}, {b}))",
+                   "(left, right, top, bottom) on the last two axes, zeros concatenated")
 
 
 @handles("Cropping2D")
@@ -1095,6 +1098,21 @@ class ChannelsFirstLayerNorm(nn.Cell):
         y = (x - mean) / ops.sqrt(var + self.eps)
         shape = (1, -1) + (1,) * (x.ndim - 2)
         return y * ops.reshape(self.gamma, shape) + ops.reshape(self.beta, shape)
+''',
+    "zero_pad": '''
+def zero_pad(x, pad):
+    """Zeros around the last len(pad) // 2 axes (pad: before/after pairs, last axis first), concatenated: not
+    MindSpore's pad kernel, whose gradient inside a compiled train step (GRAPH mode, CPU) goes wrong."""
+    for k in range(len(pad) // 2):
+        axis = x.ndim - 1 - k
+        parts = (x,)
+        if pad[2 * k] > 0:
+            parts = (ops.zeros(x.shape[:axis] + (pad[2 * k],) + x.shape[axis + 1:], x.dtype),) + parts
+        if pad[2 * k + 1] > 0:
+            parts = parts + (ops.zeros(x.shape[:axis] + (pad[2 * k + 1],) + x.shape[axis + 1:], x.dtype),)
+        if len(parts) > 1:
+            x = ops.concat(parts, axis)
+    return x
 ''',
 }
 

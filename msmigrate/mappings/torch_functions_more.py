@@ -318,11 +318,13 @@ rule("torch.mode", "_ms_compat.mode", args=("input", "dim", "keepdim"), test=T_E
           "become [0]/[1]) (templates/compat_parts/mode_values.py)")(_mode)
 composed(P + "local_response_norm",
          "(lambda _ms_x, _ms_n: _ms_x / ({k} + {alpha} * ops.moveaxis((lambda _ms_c: _ms_c[..., _ms_n:] - "
-         "_ms_c[..., :-_ms_n])(ops.cumsum(ops.pad(ops.moveaxis(_ms_x * _ms_x, 1, -1), (_ms_n // 2 + 1, "
-         "(_ms_n - 1) // 2)), -1)), -1, 1) / _ms_n) ** {beta})({input}, {size})",
+         "_ms_c[..., :-_ms_n])(ops.cumsum(_ms_compat.pad_constant(ops.moveaxis(_ms_x * _ms_x, 1, -1), "
+         "(_ms_n // 2 + 1, (_ms_n - 1) // 2)), -1)), -1, 1) / _ms_n) ** {beta})({input}, {size})",
          ("input", "size", "alpha", "beta", "k"), defaults={"alpha": "0.0001", "beta": "0.75", "k": "1.0"},
          target="mindspore.ops.cumsum", test=T_EXPR,
-         note="torch's formula: x / (k + alpha * mean of x^2 over `size` neighbouring channels, zero padded)^beta")
+         note="torch's formula: x / (k + alpha * mean of x^2 over `size` neighbouring channels, zero padded)^beta; "
+              "the zeros concatenated (_ms_compat.pad_constant: MindSpore's pad kernel's gradient goes wrong in a "
+              "compiled step)")
 
 
 def _sum_to_size(ctx):

@@ -448,7 +448,8 @@ def _pad(e):
     pad = list(e.a["pad"])
     if any(isinstance(p, int) and p < 0 for p in pad):
         raise NotConverted("negative padding")
-    return f"ops.pad({e.c(e.a['self'])}, {tuple(pad)!r}, value={e.c(float(e.a.get('value', 0) or 0))})"
+    # concatenation (runtime constant_pad), not the pad kernel: its gradient in a compiled train step goes wrong
+    return f"constant_pad({e.c(e.a['self'])}, {tuple(pad)!r}, {e.c(float(e.a.get('value', 0) or 0))})"
 
 
 _TRAIN_DROPOUT = ("dropout with p > 0 in a training-mode trace: its random masks cannot match torch's; set the "

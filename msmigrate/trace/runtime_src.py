@@ -261,7 +261,24 @@ def pad_or_crop(x, pads, value):
         x = x[:, :, max(-top, 0):h - max(-bottom, 0), max(-left, 0):w - max(-right, 0)]
         top, bottom, left, right = max(top, 0), max(bottom, 0), max(left, 0), max(right, 0)
     if top or bottom or left or right:
-        x = ops.pad(x, (left, right, top, bottom), value=value)
+        x = constant_pad(x, (left, right, top, bottom), value)
+    return x
+
+
+def constant_pad(x, pad, value=0.0):
+    """torch's constant padding (flat pairs, last dim first; amounts >= 0): blocks of `value` concatenated, not
+    MindSpore's pad kernel, whose gradient inside a compiled train step (GRAPH mode, CPU, 2.10) goes wrong from
+    the step's second run on, and then is zero for the layers before it."""
+    for k in range(len(pad) // 2):
+        axis = x.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        parts = (x,)
+        if before > 0:
+            parts = (ops.full(x.shape[:axis] + (before,) + x.shape[axis + 1:], value, dtype=x.dtype),) + parts
+        if after > 0:
+            parts = parts + (ops.full(x.shape[:axis] + (after,) + x.shape[axis + 1:], value, dtype=x.dtype),)
+        if len(parts) > 1:
+            x = ops.concat(parts, axis)
     return x
 
 

@@ -20,13 +20,16 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     x = input.expand_dims(0) if unbatched else input
     if center:
         side = n_fft // 2
-        x = ops.pad(x.expand_dims(1), (side, side), mode=pad_mode).squeeze(1)
+        if pad_mode == "constant":      # concatenation, not the pad kernel (its gradient in a compiled step)
+            x = pad_constant(x, (side, side))
+        else:
+            x = ops.pad(x.expand_dims(1), (side, side), mode=pad_mode).squeeze(1)
     real_type = ms.float64 if x.dtype in (ms.float64, ms.complex128) else ms.float32
     if window is None:
         window = ops.ones(win_length, real_type)
     if win_length < n_fft:      # centred in n_fft, as torch pads it
         left = (n_fft - win_length) // 2
-        window = ops.pad(window, (left, n_fft - win_length - left))
+        window = pad_constant(window, (left, n_fft - win_length - left))
     if complex_input and window.dtype != x.dtype:     # MindSpore's CPU Mul takes no complex-real pair
         window = window.astype(x.dtype)
     count = 1 + (x.shape[-1] - n_fft) // hop

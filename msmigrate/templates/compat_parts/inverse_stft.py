@@ -15,7 +15,7 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, 
         window = ops.ones(win_length, ms.float32 if x.dtype == ms.complex64 else ms.float64)
     if win_length < n_fft:      # centred in n_fft, as torch pads it
         left = (n_fft - win_length) // 2
-        window = ops.pad(window, (left, n_fft - win_length - left))
+        window = pad_constant(window, (left, n_fft - win_length - left))
     onesided = x.shape[-2] != n_fft if onesided is None else onesided
     norm = "ortho" if normalized else "backward"
     spec = x.swapaxes(-1, -2)                                       # (batch, frames, freq)
@@ -43,5 +43,5 @@ def istft(x, n_fft, hop_length=None, win_length=None, window=None, center=True, 
         raise RuntimeError("istft: window overlap add min < 1e-11 (the window and hop_length do not satisfy NOLA)")
     y = y / envelope.astype(y.dtype)
     if length is not None and y.shape[-1] < int(length):
-        y = ops.pad(y, (0, int(length) - y.shape[-1]))
+        y = pad_constant(y, (0, int(length) - y.shape[-1]))     # not the pad kernel (its gradient in a graph)
     return y[0] if unbatched else y

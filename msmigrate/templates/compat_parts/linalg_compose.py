@@ -130,8 +130,8 @@ def ormqr(input, tau, other, left=True, transpose=False):
     (input, tau), formed by ops.orgqr with the reflectors padded to a square (a zero tau reflects nothing); Q^H with
     transpose, Q on the right with left=False."""
     m = input.shape[-2]
-    pad_a = ops.pad(input, (0, m - input.shape[-1]))
-    pad_t = ops.pad(tau, (0, m - tau.shape[-1]))
+    pad_a = pad_constant(input, (0, m - input.shape[-1]))     # concatenation, not the pad kernel (its gradient)
+    pad_t = pad_constant(tau, (0, m - tau.shape[-1]))
     q = ops.orgqr(pad_a, pad_t)
     if transpose:
         q = ops.swapaxes(q, -1, -2)

@@ -350,6 +350,8 @@ class CrossMapLRN2d(LocalResponseNorm):
         # over channels [c - p, c + size - 1 - p], p = int(size - (size - 1) / 2)
         scale = self._scale(input)
         p = int(self.size - (self.size - 1) / 2)
+        # ops.pad kept: its values are right (its gradient is what goes wrong in a compiled step) and no gradient
+        # of a bprop is taken
         ratio = ops.pad(dout * out / scale, (0, 0, 0, 0, p, self.size - 1 - p))
         channels = input.shape[1]
         accum = ratio[:, 0:channels]
@@ -513,7 +515,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     out = conv(x, weight)
     extra = [max(o - q, 0) for q, o in zip(p, op)]
     if extra != [0, 0, 0]:
-        out = ops.pad(out, (0, extra[2], 0, extra[1], 0, extra[0]))
+        out = pad_constant(out, (0, extra[2], 0, extra[1], 0, extra[0]))   # not the pad kernel (its gradient)
     if bias is not None:
         out = out + bias.reshape(1, -1, 1, 1, 1)
     return out[0] if unbatched else out
