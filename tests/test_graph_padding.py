@@ -9,6 +9,7 @@ those modes, MirrorPad) were measured right in a compiled step: kept, with a pro
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -70,9 +71,8 @@ class Net(nn.Module):
     def forward(self, x):
         h = self.a(x).reshape(2, 24)
         s = torch.stft(h, 8, 2, 6, self.window, center=True, pad_mode="constant", return_complex=True)
-        y = torch.istft(torch.stft(h, 8, 2, window=self.synthesis, return_complex=True), 8, 2, window=self.synthesis,
-                        length=30)
-        return (s.abs() ** 2).mean() + (y * y).mean() + y[:, -1].mean()
+        r = torch.stft(h, 8, 3, window=self.synthesis, center=True, pad_mode="reflect", return_complex=True)
+        return (s.abs() ** 2).mean() + s.real[:, 1:3].sum() + (r.abs() ** 2).mean()
 """ + _TRAIN
 
 MODES = """
@@ -110,10 +110,13 @@ def test_norms_and_transposed_conv_padding_in_a_compiled_step(graph):
 
 @pytest.mark.parametrize("graph", [False, True])
 def test_stft_istft_padding_in_a_compiled_step(graph):
-    """torch.stft with pad_mode='constant' and a window shorter than n_fft (both padded), torch.istft with a
-    length beyond the overlap-added signal (padded with zeros): the window a parameter, so every pad is on the
-    gradient's path. Parameters after three SGD steps, PYNATIVE and GRAPH, vs torch."""
-    program_weights_match_torch(SPECTRA, graph)
+    """torch.stft with pad_mode='constant' and a window shorter than n_fft (both padded; reflect too): the
+    windows parameters, so every pad is on the gradient's path. Parameters after three SGD steps, PYNATIVE and
+    GRAPH, vs torch. (torch.istft's zeros past the signal go the same way, but its NOLA check branches on a
+    tensor, so a step holding it runs op by op: no compiled step to test.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)       # the step compiles (no fallback to op by op)
+        program_weights_match_torch(SPECTRA, graph)
 
 
 @pytest.mark.parametrize("graph", [False, True])
