@@ -110,3 +110,24 @@ def test_device_read_compiles_without_the_python_fallback():
         assert out.shape == (2, 3, 4)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE, jit_syntax_level=level)
+
+
+def test_device_read_in_a_jit_function_of_pynative_mode():
+    """ms.jit in PYNATIVE mode: the forward with the device read compiles under strict syntax (no fallback), and
+    a read run by Python keeps the tensor's own device."""
+    import mindspore as ms
+    import numpy as np
+
+    from .parity.harness import load_converted
+
+    mod, _, _ = load_converted(MASKED)
+    net = mod.make()
+    x = ms.Tensor(np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4))
+    level = ms.get_context("jit_syntax_level")
+    ms.set_context(mode=ms.PYNATIVE_MODE, jit_syntax_level=ms.STRICT)
+    try:
+        assert ms.jit(net.construct)(x).shape == (2, 3, 4)
+        assert str(mod._ms_compat.device_of(x)) == "cpu"          # run by Python: the tensor's own device
+        assert mod._ms_compat.device_of(x).type == "cpu"
+    finally:
+        ms.set_context(jit_syntax_level=level)
