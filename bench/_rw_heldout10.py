@@ -2,7 +2,7 @@
 converted as a new user would convert them, each trained for a few steps through a short driver (our code, the
 libraries' documented entry points, or the program's own training loop on its own data generator).
 
-    python bench/real_world.py --mirrors /work/.mirror --set heldout10 [--only tcn_copymem,tcn_adding,halonet,axial,rotary,antixk_vae]
+    python bench/real_world.py --mirrors /work/.mirror --set heldout10 [--only tcn_copymem,halonet,rotary]
 
 - locuslab/TCN, two drivers: tcn_copymem, the copy-memory task (TCN.copy_memory's data_generator, numpy-drawn
   digits, and its TCN: TemporalConvNet of weight_norm'd dilated Conv1d layers, Chomp1d slicing, 1x1 downsample,

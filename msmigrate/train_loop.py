@@ -323,8 +323,8 @@ class StepGroup:
     scaler: Optional[str] = None
     clips: List[Tuple[int, Optional[str], cst.Call]] = field(default_factory=list)
     extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
-    # clip_grad_norm_/clip_grad_value_ statements between a zero_grad() of this step's optimizer (or of the
-    # module whose parameters they clip) and its backward(): torch clips cleared gradients, nothing (removed)
+    # clip_grad_norm_ statements between a zero_grad() of this step's optimizer (or of the module whose
+    # parameters they clip) and its backward(): torch clips cleared gradients, nothing (removed; _take_cleared_clips)
     cleared_clips: List[int] = field(default_factory=list)
     clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
@@ -581,9 +581,10 @@ def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode]
     """TCN's copymem_test.py: `optimizer.zero_grad(); out = model(x); loss = ...; clip_grad_norm_(
     model.parameters(), clip); loss.backward(); optimizer.step()`. The clipping runs on the gradients zero_grad()
     just cleared (None since torch 2.0, or zeros with set_to_none=False): it changes nothing, and its result (0,
-    the norm) is not used. It goes with the step's zero_grad() when, since the last backward() or step(), the loop as written
-    (`original`: the converted body has lost its zero_grad() calls) cleared the module whose `.parameters()` it
-    clips, or this step's optimizer in a body stepping no other; otherwise it stays (and raises, naming its line)."""
+    the norm) is not used. It goes with the step's zero_grad() when, since the last backward() or step(), the
+    loop as written (`original`: the converted body has lost its zero_grad() calls) cleared the module whose
+    `.parameters()` it clips, or this step's optimizer in a body stepping no other; otherwise it stays (and
+    raises, naming its line)."""
     if original is None or not isinstance(getattr(original, "body", None), cst.IndentedBlock):
         return
     cleared_at: List[Optional[Set[str]]] = []     # per clipping statement as written: what was cleared before it
@@ -607,8 +608,8 @@ def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode]
         g = next((g for g in groups if g.backwards and g.backwards[0] > i), None)
         # clip_grad_value_ of gradients set to None is torch's RuntimeError ("Expected !nested_tensorlist[0]
         # .empty()"): it stays, and raises
-        if not norm or not cleared or g is None or not g.optimizer or g.manual is not None or g.leaves or g.accumulate \
-                or g.outer or any(h.backwards and h.backwards[0] < i < h.step for h in groups):
+        if not norm or not cleared or g is None or not g.optimizer or g.manual is not None or g.leaves \
+                or g.accumulate or g.outer or any(h.backwards and h.backwards[0] < i < h.step for h in groups):
             continue
         args = list(_assigned_call(body[i])[1].args)
         first = code_of(args[0].value).strip() if args else ""

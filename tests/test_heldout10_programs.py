@@ -174,7 +174,8 @@ def fn(x, y):
 
 def test_cat_leaving_out_empty_operands_keeps_torch_dtype_and_shape():
     """The operands _ms_compat.cat leaves out still take part in torch's dtype promotion (an empty float64 beside
-    float32 gives float64), and a cat of operands all empty keeps its shape; values and the gradient of x and y."""
+    float32 gives float64), and a cat of operands all empty keeps its shape: values (PYNATIVE and GRAPH), dtypes and
+    shapes vs torch."""
     check_function(CAT_DTYPES, [rnd(2, 3), rnd(2, 2, seed=1)], grad=False)
     import torch
 
