@@ -555,6 +555,11 @@ class ProjectIndex:
                     for name, qn in exports.items():
                         if name in info.defined or name in info.imports:
                             continue
+                        if qn == f"{info.name}.{name}":
+                            # the starred module imported this name from this one (PyTorch-VAE's models/__init__
+                            # star-imports vanilla_vae, which did `from models import BaseVAE`): it rebinds the
+                            # name to what it already is; another star import of this module binds it
+                            continue
                         info.imports[name] = qn
                         if src is not None and src.all_names is not None:
                             self.star_exports.add(f"{src.name}.{name}")

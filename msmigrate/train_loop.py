@@ -323,6 +323,9 @@ class StepGroup:
     scaler: Optional[str] = None
     clips: List[Tuple[int, Optional[str], cst.Call]] = field(default_factory=list)
     extras: List[int] = field(default_factory=list)   # zero_grad / scaler.update / unscale_: removed
+    # clip_grad_norm_ statements between a zero_grad() of this step's optimizer (or of the module whose
+    # parameters they clip) and its backward(): torch clips cleared gradients, nothing (removed; _take_cleared_clips)
+    cleared_clips: List[int] = field(default_factory=list)
     clip_conds: Dict[int, str] = field(default_factory=dict)   # `if cond:` around clips (statement index)
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
@@ -571,6 +574,52 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
                 g.extras.append(i)
                 break
     return groups, problems
+
+
+def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode],
+                        original: Optional[cst.CSTNode]) -> None:
+    """TCN's copymem_test.py: `optimizer.zero_grad(); out = model(x); loss = ...; clip_grad_norm_(
+    model.parameters(), clip); loss.backward(); optimizer.step()`. The clipping runs on the gradients zero_grad()
+    just cleared (None since torch 2.0, or zeros with set_to_none=False): it changes nothing, and its result (0,
+    the norm) is not used. It goes with the step's zero_grad() when, since the last backward() or step(), the
+    loop as written (`original`: the converted body has lost its zero_grad() calls) cleared the module whose
+    `.parameters()` it clips, or this step's optimizer in a body stepping no other; otherwise it stays (and
+    raises, naming its line)."""
+    if original is None or not isinstance(getattr(original, "body", None), cst.IndentedBlock):
+        return
+    cleared_at: List[Optional[Set[str]]] = []     # per clipping statement as written: what was cleared before it
+    seen: Set[str] = set()
+    for st in original.body.body:
+        call = _stmt_call(st)
+        zr = _method(call, "zero_grad")
+        if zr is not None:
+            seen.add(code_of(zr).strip())
+        elif _method(call, "backward") is not None or _method(call, "step") is not None:
+            seen = set()
+        target, ccall = _assigned_call(st)
+        if ccall is not None and _CLIP_CALL.search(_call_name(ccall)):
+            cleared_at.append(set(seen) if target is None else None)
+    here = [i for i, st in enumerate(body)
+            if _assigned_call(st)[1] is not None and _call_name(_assigned_call(st)[1]) in (CLIP_NORM, CLIP_VALUE)]
+    norms = [_call_name(_assigned_call(body[i])[1]) == CLIP_NORM for i in here]
+    if len(here) != len(cleared_at):
+        return
+    for i, cleared, norm in zip(here, cleared_at, norms):
+        g = next((g for g in groups if g.backwards and g.backwards[0] > i), None)
+        # clip_grad_value_ of gradients set to None is torch's RuntimeError ("Expected !nested_tensorlist[0]
+        # .empty()"): it stays, and raises
+        if not norm or not cleared or g is None or not g.optimizer or g.manual is not None or g.leaves \
+                or g.accumulate or g.outer or any(h.backwards and h.backwards[0] < i < h.step for h in groups):
+            continue
+        args = list(_assigned_call(body[i])[1].args)
+        first = code_of(args[0].value).strip() if args else ""
+        m = re.fullmatch(r"_ms_compat\.parameters\(([\w.]+)\)|([\w.]+)\.(?:parameters|trainable_params)\(\)", first)
+        owner = (m.group(1) or m.group(2)) if m else None
+        # the step's optimizer cleared: taken for the parameters clipped where the loop steps one optimizer only
+        # (a GAN's `opt_d.zero_grad(); clip(G.parameters())` would clip G's kept gradients)
+        if (g.optimizer in cleared and len(groups) == 1) or (owner is not None and owner in cleared):
+            g.cleared_clips.append(i)
+            g.extras.append(i)
 
 
 def _keep_cleared_co_steps(groups: Sequence[StepGroup], original: Optional[cst.CSTNode]) -> None:
@@ -2007,6 +2056,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         return None
     groups, problems = find_groups(body, info, outer_step, closure_of, held_for)
     _keep_cleared_co_steps(groups, original)
+    _take_cleared_clips(groups, body, original)
     if leftover is not None and groups:
         problems.extend((b, leftover) for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
@@ -2261,6 +2311,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 step_lines.append(f"{if_cond}grads = _ms_compat.clip_grad_value(grads, {rest})")
                 sites.append((ci, "torch.nn.utils.clip_grad_value_", f"_ms_compat.clip_grad_value in {step}",
                               "the gradients are clipped inside the train step"))
+        for ci in g.cleared_clips:
+            sites.append((ci, "torch.nn.utils.clip_grad_norm_", "removed",
+                          "runs between zero_grad() and backward(): torch clips cleared gradients, nothing"))
         if g.accumulate or g.closure or g.wrapper_call or g.edited:
             # summed in the loop and applied in the `if`; the closure's result; held for the wrapped optimizer; or
             # kept for the statements changing them before the step

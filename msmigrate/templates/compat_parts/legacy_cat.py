@@ -1,23 +1,40 @@
 # torch.cat's legacy rule: a 1-D empty tensor (shape (0,)) may stand beside tensors of any rank and
 # is left out (`acc = torch.tensor([])` grown by cat, a key/value cache's first step); ops.cat wants
 # one rank. The result's dtype is still promoted with it, as torch does. Written with what GRAPH
-# mode compiles (comprehensions over the static shapes, no generator arguments).
+# mode compiles (a plan of the static shapes, computed while compiling).
 
 # torch's promotion order among tensors with dimensions: bool < integers < floating < complex
 _CAT_PROMOTION = (ms.bool_, ms.uint8, ms.int8, ms.int16, ms.int32, ms.int64, ms.float16, ms.bfloat16, ms.float32,
                   ms.float64, ms.complex64, ms.complex128)
 
 
-def _legacy_empty(t):
-    return t.ndim == 1 and t.shape[0] == 0
+@ops.constexpr
+def _cat_plan(shapes, axis):
+    """The indices of the operands cat joins; None where it joins them all. Computed from the static shapes
+    with plain Python (GRAPH mode runs it while compiling: a comprehension keeping tensors by a condition stops
+    MindSpore's graph compiler, "The pointer[seq_abs] is null")."""
+    n = len(shapes)
+    kept = [i for i in range(n) if not (len(shapes[i]) == 1 and shapes[i][0] == 0)]
+    if not kept or max(len(shapes[i]) for i in kept) == 1:
+        kept = list(range(n))
+    filled = [i for i in kept if len(shapes[i]) > 0 and shapes[i][axis % len(shapes[i])] > 0]
+    if filled:
+        ref = shapes[filled[0]]
+        a = axis % len(ref)
+        # of the others' rank and sizes off the joined axis, and none along it: the result is the same without it
+        kept = [i for i in kept if not (len(shapes[i]) == len(ref) and shapes[i][a] == 0
+                                       and all(shapes[i][d] == ref[d] for d in range(len(ref)) if d != a))]
+    return None if len(kept) == n or not kept else tuple(kept)
 
 
 def cat(tensors, axis=0):
-    """torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of other ranks."""
-    kept = tuple(t for t in tensors if not _legacy_empty(t))
-    if len(kept) == len(tensors) or not kept or max([t.ndim for t in kept]) == 1:
+    """torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of other ranks, and
+    tensors empty along the joined axis: MindSpore's gradient of an empty slice stops where it is joined
+    (StridedSliceGrad "input memory out of bounds", CPU; rotary-embedding-torch's `t[..., :start_index]`)."""
+    kept = _cat_plan(tuple([t.shape for t in tensors]), axis)
+    if kept is None:
         return ops.cat(tensors, axis)
-    out = ops.cat(kept, axis)
+    out = ops.cat([tensors[i] for i in kept], axis)
     for t in tensors:
         if _CAT_PROMOTION.index(t.dtype) > _CAT_PROMOTION.index(out.dtype):
             out = out.astype(t.dtype)

@@ -279,14 +279,22 @@ def clip_grad_value(grads, clip_value, foreach=None):
     return tuple(None if g is None else ops.clamp(g, -clip_value, clip_value) for g in grads)
 
 
-# reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_migration_error)
+@_migration_constexpr(check=False)
+def _raise_at_calling_line(message):
+    """_raise_migration_error, the message led by the original line of the converted code running (calling_line:
+    the clipping statement on the host; the call of the compiled step where a graph compiles it)."""
+    where = calling_line()
+    raise MigrationError(f"{where}: {message}" if where else message)
+
+
+# reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_at_calling_line)
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    _raise_migration_error(
+    _raise_at_calling_line(
         "clip_grad_norm_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
         "returned by value_and_grad with _ms_compat.clip_grad_norm(grads, max_norm) inside the train step")
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    _raise_migration_error(
+    _raise_at_calling_line(
         "clip_grad_value_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
         "returned by value_and_grad with _ms_compat.clip_grad_value(grads, clip_value) inside the train step")

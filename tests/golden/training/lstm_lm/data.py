@@ -51,7 +51,7 @@ class Corpus(object):
                     ids.append(self.dictionary.word2idx[word])
                 idss.append(ms.Tensor(ids).astype(ms.int64))
             # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
-            # other ranks
+            # other ranks, and tensors empty alon...
             ids = _ms_compat.cat(idss)
 
         return ids

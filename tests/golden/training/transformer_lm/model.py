@@ -194,6 +194,6 @@ class GPT(nn.Cell):
             probs = _ms_compat.softmax(logits, axis=-1)
             idx_next = ops.multinomial(probs, 1, False).astype(ms.int64)
             # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
-            # other ranks
+            # other ranks, and tensors empty alon...
             idx = _ms_compat.cat((idx, idx_next), axis=1)
         return idx
