@@ -71,3 +71,15 @@ def test_defined_names_are_left_as_written():
                                        "        SELF_VALUE = 5.0")) == {}
     assert undefined_reads("from m import *\n" + SRC) == {}
     assert undefined_reads("def f():\n    return len(__name__)\n") == {}
+
+
+def test_a_refusal_mindspore_hands_back_as_a_plain_name_error_is_raised_again():
+    # raised on MindSpore's analysis threads while a graph compiles, a refusal can come back as a plain NameError
+    # carrying its text (seen once under xdist); the compile wrapper raises the refusal itself again
+    mod, _, _ = load_converted(SRC)
+    helper = mod._ms_compat
+    text = "name 'X' is not defined (m:3 reads it; the program never defines it)"
+    with pytest.raises(NameError) as err:
+        helper.raise_at_original_line(NameError(f"UndefinedName: {text}\n\nAt:\n  _ms_compat.py(1): undefined_name"))
+    assert type(err.value) is helper.UndefinedName and str(err.value) == text
+    helper.raise_at_original_line(NameError("name 'y' is not defined"))     # Python's own: left to the caller

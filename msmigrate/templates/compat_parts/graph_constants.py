@@ -227,6 +227,12 @@ def raise_at_original_line(exc):
     """A MindSpore error compiling a graph as a MigrationError naming the original line of the innermost converted
     line in its trace (in analyze_fail.ir only for one raised in Python: a layer's argument check), its text kept."""
     import re, time
+    # a refusal raised while compiling (a constexpr), handed back by MindSpore as a plain NameError/RuntimeError
+    # whose text is pybind's "Type: message\n\nAt:\n...": raised again as itself
+    own = re.search(r"^(\w+): (.*?)(?:\n\nAt:|\Z)", str(exc), re.M | re.S)
+    cls = own and globals().get(own.group(1))
+    if not isinstance(exc, MigrationError) and isinstance(cls, type) and issubclass(cls, MigrationError):
+        raise cls(own.group(2)) from exc
     text, ir = str(exc), os.path.join(ms.get_context("save_graphs_path") or ".", "rank_" + os.environ.get(
         "RANK_ID", "0"), "om", "analyze_fail.ir")
     try:
