@@ -176,3 +176,26 @@ def test_table_written_with_the_helper(tmp_path):
     convert_tree(src, tmp_path / "out")
     table = json.loads((tmp_path / "out" / "_ms_lines.json").read_text())
     assert table["train.py"]["source"] == "train.py" and table["train.py"]["spans"]
+
+
+def test_another_trees_helper_names_this_trees_lines(tmp_path):
+    # two converted trees in one process: the Cell.compile hook running is the helper of the last tree imported,
+    # and the converted file in a compile error's trace may be the other tree's (its _ms_lines.json, not the hook's)
+    import importlib.util
+    import mindspore as ms
+    for name, source in (("a", TRY_FORWARD), ("b", FLOAT64_STEP)):
+        (tmp_path / f"src_{name}").mkdir()
+        (tmp_path / f"src_{name}" / f"train_{name}.py").write_text(source)
+        convert_tree(tmp_path / f"src_{name}", tmp_path / f"out_{name}")
+    spans = json.loads((tmp_path / "out_a" / "_ms_lines.json").read_text())["train_a.py"]["spans"]
+    start, end, orig = next(s for s in spans if s[0] == s[1])      # one line's statement
+    hooks = ms.nn.Cell.compile, ms.nn.Cell.compile_and_run
+    spec = importlib.util.spec_from_file_location("tree_b_ms_compat", tmp_path / "out_b" / "_ms_compat.py")
+    helper_b = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(helper_b)
+        assert helper_b.original_line(tmp_path / "out_a" / "train_a.py", end) == f"train_a.py:{orig}"
+        assert helper_b.original_line(tmp_path / "out_b" / "train_b.py", 10 ** 6) is None
+        assert helper_b.original_line(tmp_path / "src_a" / "train_a.py", start) is None    # no converted tree's
+    finally:
+        ms.nn.Cell.compile, ms.nn.Cell.compile_and_run = hooks

@@ -228,10 +228,12 @@ def raise_at_original_line(exc):
     line in its trace (in analyze_fail.ir only for one raised in Python: a layer's argument check), its text kept."""
     import re, time
     # a refusal raised while compiling (a constexpr), handed back by MindSpore as a plain NameError/RuntimeError
-    # whose text is pybind's "Type: message\n\nAt:\n...": raised again as itself
-    own = re.search(r"^(\w+): (.*?)(?:\n\nAt:|\Z)", str(exc), re.M | re.S)
-    cls = own and globals().get(own.group(1))
-    if not isinstance(exc, MigrationError) and isinstance(cls, type) and issubclass(cls, MigrationError):
+    # whose text is pybind's "Type: message\n\nAt:\n  <helper file>(line): ...": raised again as itself, the class
+    # of the helper that raised it (the Cell.compile hook running is the last converted tree's to install it)
+    own = re.search(r"^(\w+): (.*?)\n\nAt:\n\s*(.+?)\(\d+\)", str(exc), re.M | re.S)
+    cls = own and (getattr(_module_of_file(own.group(3)), own.group(1), None) or globals().get(own.group(1)))
+    if not isinstance(exc, MigrationError) and isinstance(cls, type) \
+            and any(b.__name__ == "MigrationError" for b in cls.__mro__):
         raise cls(own.group(2)) from exc
     text, ir = str(exc), os.path.join(ms.get_context("save_graphs_path") or ".", "rank_" + os.environ.get(
         "RANK_ID", "0"), "om", "analyze_fail.ir")
@@ -249,21 +251,31 @@ def raise_at_original_line(exc):
                              f"this in GRAPH mode: {type(exc).__name__}: {exc}") from exc
 
 
-def original_line(path, line, _table=[]):     # _table: the file, read once
-    """"file:line" of the original of a converted file's line: its innermost statement in _ms_lines.json (written
-    beside this helper by msmigrate/line_map.py); None where it names none."""
+def _module_of_file(path):
+    """The loaded module read from path (a helper named in a trace); None where none is."""
+    import sys
+    path = os.path.realpath(path)
+    return next((m for m in list(sys.modules.values())
+                 if os.path.realpath(getattr(m, "__file__", None) or "/") == path), None)
+
+
+def original_line(path, line, _tables={}):     # _tables: each tree's file, read once
+    """"file:line" of the original of a converted file's line: its innermost statement in the _ms_lines.json of
+    its tree (written beside the tree's helper by msmigrate/line_map.py, found above the file: two converted trees
+    in one process each have theirs); None where it names none."""
     import json
-    here = os.path.dirname(os.path.realpath(__file__))
-    if not _table:
+    path = os.path.realpath(path)
+    here = os.path.dirname(path)
+    while here not in _tables and not os.path.isfile(os.path.join(here, "_ms_lines.json")) \
+            and os.path.dirname(here) != here:
+        here = os.path.dirname(here)
+    if here not in _tables:
         try:
             with open(os.path.join(here, "_ms_lines.json")) as f:
-                _table.append(json.load(f))
+                _tables[here] = json.load(f)
         except (OSError, ValueError):
-            _table.append({})
-    try:
-        entry = _table[0].get(os.path.relpath(os.path.realpath(path), here).replace(os.sep, "/"), {})
-    except ValueError:      # another drive
-        return None
+            _tables[here] = {}
+    entry = _tables[here].get(os.path.relpath(path, here).replace(os.sep, "/"), {})
     spans = [s for s in entry.get("spans", ()) if s[0] <= int(line) <= s[1]]
     return f"{entry['source']}:{min(spans, key=lambda s: s[1] - s[0])[2]}" if spans else None
 
