@@ -78,6 +78,7 @@ from . import aug_aliases as AA
 from . import argument_check as AC
 from . import inplace_holders as IH
 from . import range_indices as RI
+from . import numpy_indices as NI
 from . import complex_operators as CO
 from . import conv1d_weights as CW
 from . import layer_settings as LS
@@ -1145,7 +1146,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         imported = {a.asname.name.value for imp in _Imports.collect(node) for a in imp.names
                     if a.asname is not None and isinstance(a.asname.name, cst.Name)}   # `import x as y`
         self._scopes.append({"reads": counts, "bound": bound, "loops": [], "shadows": bound - imported,
-                             "held": IH.held_names(node)})   # `for p in net.parameters(): p.mul_(2)`
+                             "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
+                             "numpy": NI.numpy_names(node, self._numpy_aliases())})   # `pos = np.random.choice(..)`
+
+    def _numpy_aliases(self) -> Set[str]:
+        return {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
+
+    def _numpy_values(self) -> Set[str]:
+        """The names holding a NumPy value here: each by the innermost scope that binds it."""
+        seen: Set[str] = set()
+        numpy: Set[str] = set()
+        for scope in reversed(self._scopes):
+            numpy |= scope["numpy"] - seen
+            seen |= scope["bound"] | scope["numpy"]
+        return numpy
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
@@ -1975,7 +1989,14 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated.value
         # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
-            return RI.listed(updated) or updated
+            updated = RI.listed(updated) or updated
+        # `x[i, pos[0]]`, pos a NumPy array (numpy_indices.py)
+        if self._receiver_kind(original.value) != "other":
+            aliases = self._numpy_aliases()
+            host = NI.wrapped(updated, aliases, self._numpy_values(), COMPAT) if aliases else None
+            if host is not None:
+                self.uses_compat = True
+                return host
         return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):

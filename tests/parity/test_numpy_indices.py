@@ -1,0 +1,106 @@
+"""NumPy integers and integer/bool arrays indexing a tensor on the host (locuslab/TCN's adding-problem data
+generator writes `X_mask[i, 0, positions[0]] = 1`, positions from np.random.choice): torch takes them, MindSpore's
+tensor indexing refused them ("IndexError: Unsupported Python object type received: <class 'numpy.int64'>",
+naming no line of the program). Such an index is now read through _ms_compat.host_index
+(msmigrate/numpy_indices.py): each form below reads and writes what torch does."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+ms = pytest.importorskip("mindspore")
+
+from .harness import load_converted, load_torch  # noqa: E402
+
+SRC = '''
+import numpy as np
+import torch
+
+
+def generate(n, length):
+    np.random.seed(0)
+    mask = torch.zeros([n, 1, length])
+    target = torch.zeros([n, 1])
+    values = torch.arange(n * length, dtype=torch.float32).reshape(n, 1, length) / 10
+    for i in range(n):
+        positions = np.random.choice(length, size=2, replace=False)
+        mask[i, 0, positions[0]] = 1
+        mask[i, 0, positions[1] - 0] = 1
+        target[i, 0] = values[i, 0, positions[0]] + values[i, 0, positions[1]]
+    return mask, target
+
+
+def reads(x):
+    np.random.seed(1)
+    perm = np.random.permutation(x.shape[0])
+    keep = np.array([1, 0, 1, 1, 0]) > 0
+    rows = np.array([[0, 1], [2, 3]])
+    best = np.argmax(np.array([3.0, 9.0, 1.0]))
+    out = []
+    for j in np.arange(3):
+        out.append(x[j, best].sum())
+    return [x[perm], x[keep], x[rows], x[:, best], x[np.int64(4)], torch.stack(out)]
+
+
+class Pick(torch.nn.Module):
+    def forward(self, x):
+        order = np.array([2, 0, 1])
+        return x[order] * 2 + x[order[0]]
+'''
+
+
+def test_numpy_indices_read_and_write_as_torch():
+    mod, code, _ = load_converted(SRC)
+    assert code.count("_ms_compat.host_index(") == 13, code
+    assert "perm = np.random.permutation" in code      # NumPy's own calls stay as written
+    want = load_torch(SRC)
+    for got, ref in zip(mod.generate(4, 7), want["generate"](4, 7)):
+        np.testing.assert_array_equal(got.asnumpy(), ref.numpy())
+    x = np.arange(60, dtype=np.float32).reshape(5, 3, 4)
+    got = mod.reads(ms.Tensor(x))
+    ref = want["reads"](torch.from_numpy(x))
+    assert len(got) == len(ref) == 6
+    for g, r in zip(got, ref):
+        assert tuple(g.shape) == tuple(r.shape)
+        np.testing.assert_array_equal(g.asnumpy(), r.numpy())
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph_mode"])
+def test_numpy_index_in_a_forward(mode):
+    # MindSpore refuses a NumPy index in a compiled graph too; the helper compiles
+    mod, code, _ = load_converted(SRC)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    want = load_torch(SRC)["Pick"]()(torch.from_numpy(x)).numpy()
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph_mode" else ms.PYNATIVE_MODE)
+    try:
+        got = mod.Pick()(ms.Tensor(x)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_indexing_numpy_is_left_alone():
+    from msmigrate.converter import convert_code
+    src = '''import numpy as np
+import torch
+from torch import nn
+
+
+def pick(a, x):
+    idx = np.argsort(a)
+    first = idx[0]
+    lst = [1, 2, 3]
+    return idx[first], np.sort(a)[idx], x[first], lst[first]
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        order = np.arange(3)
+        return x[order], order[1:]
+'''
+    code = convert_code(src, "m")[0]
+    # a Python list takes the Python int as it took the NumPy one
+    assert "return idx[first], np.sort(a)[idx], x[_ms_compat.host_index(first)], lst[_ms_compat.host_index(first)]" \
+        in code, code
+    assert "return x[_ms_compat.host_index(order)], order[1:]" in code, code
