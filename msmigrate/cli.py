@@ -94,7 +94,10 @@ def _convert(argv: List[str]) -> int:
               f"{s['converted_with_difference']} converted with a difference, {s['todo']} TODO "
               f"({s['conversion_rate'] * 100:.1f}% converted, {s['proven_rate'] * 100:.1f}% proven by a parity "
               f"test); files: {s['files']['converted']} converted, {s['files']['unchanged']} unchanged, "
-              f"{s['files']['copied']} copied, {s['files']['failed']} failed")
+              f"{s['files']['copied']} copied, {s['files']['failed']} failed"
+              # the rate above leaves out the files that failed: what it is with their torch uses counted
+              + (f" ({s['conversion_rate_with_failed_files'] * 100:.1f}% converted counting the "
+                 f"{s['torch_refs_in_failed_files']} torch uses in them)" if s["files"]["failed"] else ""))
         print(f"msmigrate: report: {report_dir / 'msmigrate-report.md'} "
               f"(and {report_dir / 'msmigrate-report.html'})")
         for d in tree.dependencies:

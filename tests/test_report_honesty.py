@@ -64,6 +64,16 @@ def _convert(tmp_path):
     return src, out, json.loads((out / "msmigrate-report.json").read_text())
 
 
+def test_the_summary_line_counts_the_files_that_failed(tmp_path, capsys):
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"ok.py": "import torch\nx = torch.ones(2)\n", "bad.py": TREE["bad.py"]})
+    assert main(["convert", str(src), "-o", str(out)]) == 1
+    printed = capsys.readouterr()
+    assert "(100.0% converted, " in printed.out       # ok.py's one site
+    assert "1 failed (33.3% converted counting the 2 torch uses in them)" in printed.out, printed.out
+    assert "bad.py: " in printed.err and "(copied unchanged)" in printed.err
+
+
 def _test_exists(test: str) -> bool:
     file, _, func = test.partition("::")
     path = ROOT / file
