@@ -109,6 +109,28 @@ def test_layer_zoo_nchw_and_keep_nhwc(tmp_path):
         _assert_pass(res)
 
 
+def test_padding_cropping_upsampling_in_1d_and_3d(tmp_path):
+    """ZeroPadding, Cropping and UpSampling of every spatial rank (int, per-axis and (before, after) forms)."""
+    inp = keras.Input((9, 3))
+    x = L.Conv1D(4, 3, padding="same")(inp)
+    x = L.ZeroPadding1D((1, 2))(x)
+    x = L.Cropping1D((2, 0))(x)
+    x = L.UpSampling1D(2)(x)
+    x = L.ZeroPadding1D(1)(x)
+    one = L.Dense(3)(L.Flatten()(x))
+    inp3 = keras.Input((3, 4, 2, 2))
+    v = L.ZeroPadding3D(((1, 0), (0, 2), (1, 1)))(inp3)
+    v = L.Cropping3D((1, (1, 0), 0))(v)
+    v = L.UpSampling3D((2, 1, 3))(v)
+    v = L.ZeroPadding3D(1)(v)
+    three = L.Dense(2)(L.Flatten()(v))
+    m = _randomize(keras.Model([inp, inp3], [one, three, L.GlobalAveragePooling3D()(v)], name="ranks"))
+    conv, res = convert_and_check(m, str(tmp_path / "ranks"))
+    src = open(conv.model_py).read()
+    assert "ops.pad(" not in src and "zero_pad(" in src, src
+    _assert_pass(res)
+
+
 def test_sequences_and_recurrent_layers(tmp_path):
     inp = keras.Input((7,), dtype="int32")
     x = L.Embedding(20, 6)(inp)

@@ -646,37 +646,56 @@ def _gmp(ctx, layer, node, args, kwargs):
     return _global_pool(ctx, layer, node, args, "max")
 
 
-@handles("ZeroPadding2D")
+def _spatial_pairs(value, n: int):
+    """Keras' padding/cropping of an n-D spatial layer as n (before, after) pairs, first spatial axis first: an int,
+    n ints (symmetric per axis), or n pairs."""
+    if isinstance(value, int):
+        return [(value, value)] * n
+    value = list(value)
+    if n == 1 and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return [tuple(int(v) for v in value)]
+    return [(int(v), int(v)) if isinstance(v, int) else tuple(int(w) for w in v) for v in value]
+
+
+def _spatial_rank(layer) -> int:
+    return int(type(layer).__name__[-2])     # ZeroPadding3D -> 3
+
+
+@handles("ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D")
 def _zpad(ctx, layer, node, args, kwargs):
     x = _spatial_input(ctx, layer, args)
-    (t, b), (l, r) = [tuple(int(v) for v in p) for p in layer.padding]
+    pairs = _spatial_pairs(layer.padding, _spatial_rank(layer))
+    pad = tuple(v for pair in reversed(pairs) for v in pair)    # last axis first, as torch's F.pad
     # zeros concatenated (zero_pad), not MindSpore's pad kernel: its gradient inside a compiled train step (GRAPH
     # mode, CPU, 2.10) goes wrong from the step's second run on, then is zero for the layers before it
     ctx.helpers.add("zero_pad")
-    expr = f"zero_pad({x.var}, ({l}, {r}, {t}, {b}))"
-    return _output(ctx, layer, node, expr, "cf", f"zero_pad(x, ({l}, {r}, {t}, {b}))",
-                   "(left, right, top, bottom) on the last two axes, zeros concatenated")
+    expr = f"zero_pad({x.var}, {pad})"
+    return _output(ctx, layer, node, expr, "cf", f"zero_pad(x, {pad})",
+                   "(before, after) per spatial axis, last axis first; zeros concatenated")
 
 
-@handles("Cropping2D")
+@handles("Cropping1D", "Cropping2D", "Cropping3D")
 def _crop(ctx, layer, node, args, kwargs):
     x = _spatial_input(ctx, layer, args)
-    (t, b), (l, r) = [tuple(int(v) for v in p) for p in layer.cropping]
-    h, w = x.shape[1], x.shape[2]
-    window = f"[:, :, {t}:{h - b}, {l}:{w - r}]"
+    pairs = _spatial_pairs(layer.cropping, _spatial_rank(layer))
+    sizes = x.shape[1:-1]       # the built (channels-last) input's spatial sizes
+    window = "[:, :, " + ", ".join(f"{a}:{int(n) - b}" for (a, b), n in zip(pairs, sizes)) + "]"
     return _output(ctx, layer, node, x.var + window, "cf", "x" + window, "static crop from the built input shape")
 
 
-@handles("UpSampling2D")
+@handles("UpSampling1D", "UpSampling2D", "UpSampling3D")
 def _upsample(ctx, layer, node, args, kwargs):
     x = _spatial_input(ctx, layer, args)
-    if layer.interpolation != "nearest":
+    if getattr(layer, "interpolation", "nearest") != "nearest":
         raise KerasConversionError(f"{layer.name}: UpSampling2D(interpolation={layer.interpolation!r}) "
                                    "is not supported yet (nearest only)")
-    sh, sw = _pair(layer.size)
-    expr = f"ops.repeat_elements(ops.repeat_elements({x.var}, {sh}, 2), {sw}, 3)"
-    return _output(ctx, layer, node, expr, "cf", f"ops.repeat_elements(..., ({sh}, {sw}))",
-                   "nearest upsampling as repeats")
+    n = _spatial_rank(layer)
+    sizes = (int(layer.size),) if n == 1 else tuple(int(v) for v in layer.size)
+    expr = x.var
+    for axis, k in enumerate(sizes, start=2):
+        if k != 1:
+            expr = f"ops.repeat_elements({expr}, {k}, {axis})"
+    return _output(ctx, layer, node, expr, "cf", f"ops.repeat_elements(..., {sizes})", "nearest upsampling as repeats")
 
 
 @handles("Flatten")
