@@ -109,26 +109,49 @@ def test_layer_zoo_nchw_and_keep_nhwc(tmp_path):
         _assert_pass(res)
 
 
-def test_padding_cropping_upsampling_in_1d_and_3d(tmp_path):
-    """ZeroPadding, Cropping and UpSampling of every spatial rank (int, per-axis and (before, after) forms)."""
+def test_padding_cropping_upsampling_pooling_in_1d_and_3d(tmp_path):
+    """ZeroPadding, Cropping, UpSampling and pooling of every spatial rank (int, per-axis and (before, after)
+    forms; 'same' and 'valid' pooling)."""
     inp = keras.Input((9, 3))
     x = L.Conv1D(4, 3, padding="same")(inp)
     x = L.ZeroPadding1D((1, 2))(x)
     x = L.Cropping1D((2, 0))(x)
     x = L.UpSampling1D(2)(x)
     x = L.ZeroPadding1D(1)(x)
+    x = L.MaxPooling1D(2)(x)
+    x = L.AveragePooling1D(3, strides=1, padding="same")(x)
+    x = L.AveragePooling1D(2, padding="valid")(x)
     one = L.Dense(3)(L.Flatten()(x))
     inp3 = keras.Input((3, 4, 2, 2))
     v = L.ZeroPadding3D(((1, 0), (0, 2), (1, 1)))(inp3)
     v = L.Cropping3D((1, (1, 0), 0))(v)
     v = L.UpSampling3D((2, 1, 3))(v)
     v = L.ZeroPadding3D(1)(v)
+    v = L.MaxPooling3D((2, 1, 2), strides=1, padding="same")(v)
+    v = L.AveragePooling3D(2, padding="same")(v)
     three = L.Dense(2)(L.Flatten()(v))
     m = _randomize(keras.Model([inp, inp3], [one, three, L.GlobalAveragePooling3D()(v)], name="ranks"))
     conv, res = convert_and_check(m, str(tmp_path / "ranks"))
     src = open(conv.model_py).read()
     assert "ops.pad(" not in src and "zero_pad(" in src, src
     _assert_pass(res)
+
+
+def test_augmentation_layers_are_identity_at_inference(tmp_path):
+    from msmigrate.keras.convert import _AUGMENTATIONS
+    needs = {"RandomRotation": (0.2,), "RandomZoom": (0.2,), "RandomTranslation": (0.2, 0.2),
+             "RandomContrast": (0.5,), "RandomBrightness": (0.3,), "RandomHue": (0.3,), "RandomSaturation": (0.3,),
+             "RandomSharpness": (0.3,), "RandomShear": (0.2,), "RandomPosterization": ((0, 255),),
+             "RandomColorDegeneration": (0.5,)}
+    inp = keras.Input((16, 16, 3))
+    x = inp
+    for name in _AUGMENTATIONS:
+        x = getattr(L, name)(*needs.get(name, ()))(x)
+    m = _randomize(keras.Model(inp, L.Conv2D(4, 3)(x), name="augment"))
+    conv, res = convert_and_check(m, str(tmp_path / "augment"))
+    _assert_pass(res)
+    report = (tmp_path / "augment" / "keras-report.md").read_text()
+    assert report.count("identity at inference") >= len(_AUGMENTATIONS)
 
 
 def test_sequences_and_recurrent_layers(tmp_path):

@@ -324,8 +324,18 @@ def _cell_output(ctx, layer, node, x: Sym, code: str, layout: str, note: str, we
     return y
 
 
+# the image augmentation layers return their input unchanged at inference (each checked against Keras 3 by
+# tests/test_keras.py::test_augmentation_layers_are_identity_at_inference); not AutoContrast and Equalization,
+# which change every image
+_AUGMENTATIONS = ("RandomFlip", "RandomRotation", "RandomZoom", "RandomTranslation", "RandomContrast",
+                  "RandomBrightness", "RandomHue", "RandomSaturation", "RandomSharpness", "RandomShear",
+                  "RandomGrayscale", "RandomColorJitter", "RandomErasing", "RandomGaussianBlur", "RandomPerspective",
+                  "RandomPosterization", "RandomInvert", "RandomElasticTransform", "RandomColorDegeneration",
+                  "Solarization", "MixUp", "CutMix", "AugMix", "RandAugment")
+
+
 @handles("Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout",
-         "AlphaDropout", "ActivityRegularization", "StochasticDepth", "Identity")
+         "AlphaDropout", "ActivityRegularization", "StochasticDepth", "Identity", *_AUGMENTATIONS)
 def _identity(ctx, layer, node, args, kwargs):
     x = _first(args)
     ctx.row(layer, "(nothing: identity at inference)", "training-time only layer; dropped")
@@ -600,12 +610,12 @@ def _ln(ctx, layer, node, args, kwargs):
 def _pool(ctx, layer, node, args, kind):
     x = _spatial_input(ctx, layer, args)
     rank = x.rank - 2
-    if rank != 2:
-        raise KerasConversionError(f"{layer.name}: only 2-D pooling is supported")
-    k = _pair(layer.pool_size)
-    s = _pair(layer.strides if layer.strides is not None else layer.pool_size)
+    k = _pair(layer.pool_size, rank)
+    s = _pair(layer.strides if layer.strides is not None else layer.pool_size, rank)
+    if rank == 1:
+        k, s = k[0], s[0]
     pad = layer.padding
-    cls = "nn.MaxPool2d" if kind == "max" else "nn.AvgPool2d"
+    cls = f"nn.{'Max' if kind == 'max' else 'Avg'}Pool{rank}d"
     code = f"{cls}(kernel_size={k}, stride={s}, pad_mode='{pad}')"
     note = ""
     if pad == "same":
@@ -614,12 +624,12 @@ def _pool(ctx, layer, node, args, kind):
     return _cell_output(ctx, layer, node, x, code, "cf", note)
 
 
-@handles("MaxPooling2D")
+@handles("MaxPooling1D", "MaxPooling2D", "MaxPooling3D")
 def _maxpool(ctx, layer, node, args, kwargs):
     return _pool(ctx, layer, node, args, "max")
 
 
-@handles("AveragePooling2D")
+@handles("AveragePooling1D", "AveragePooling2D", "AveragePooling3D")
 def _avgpool(ctx, layer, node, args, kwargs):
     return _pool(ctx, layer, node, args, "avg")
 
