@@ -109,11 +109,13 @@ def test_layer_zoo_nchw_and_keep_nhwc(tmp_path):
         _assert_pass(res)
 
 
-def test_padding_cropping_upsampling_pooling_in_1d_and_3d(tmp_path):
-    """ZeroPadding, Cropping, UpSampling and pooling of every spatial rank (int, per-axis and (before, after)
-    forms; 'same' and 'valid' pooling)."""
+def test_spatial_layers_in_1d_and_3d(tmp_path):
+    """ZeroPadding, Cropping, UpSampling, pooling and convolutions of every spatial rank (int, per-axis and
+    (before, after) forms; 'same' and 'valid' pooling; Conv1D's 'causal' padding, dilated too)."""
     inp = keras.Input((9, 3))
     x = L.Conv1D(4, 3, padding="same")(inp)
+    x = L.Conv1D(5, 3, padding="causal", dilation_rate=2, activation="relu")(x)
+    x = L.Conv1D(4, 2, padding="causal")(x)
     x = L.ZeroPadding1D((1, 2))(x)
     x = L.Cropping1D((2, 0))(x)
     x = L.UpSampling1D(2)(x)
@@ -123,7 +125,9 @@ def test_padding_cropping_upsampling_pooling_in_1d_and_3d(tmp_path):
     x = L.AveragePooling1D(2, padding="valid")(x)
     one = L.Dense(3)(L.Flatten()(x))
     inp3 = keras.Input((3, 4, 2, 2))
-    v = L.ZeroPadding3D(((1, 0), (0, 2), (1, 1)))(inp3)
+    v = L.Conv3D(3, (2, 3, 1), padding="same")(inp3)
+    v = L.Conv3D(2, 2, strides=(1, 2, 1), padding="valid", activation="tanh")(L.ZeroPadding3D(1)(v))
+    v = L.ZeroPadding3D(((1, 0), (0, 2), (1, 1)))(v)
     v = L.Cropping3D((1, (1, 0), 0))(v)
     v = L.UpSampling3D((2, 1, 3))(v)
     v = L.ZeroPadding3D(1)(v)

@@ -420,7 +420,7 @@ def _conv_common(layer, rank):
     s = _pair(layer.strides, rank)
     d = _pair(layer.dilation_rate, rank)
     pad = layer.padding
-    if pad == "causal":
+    if pad == "causal" and type(layer).__name__ != "Conv1D":
         raise KerasConversionError(f"{layer.name}: padding='causal' is not supported yet")
     return k, s, d, pad
 
@@ -429,9 +429,9 @@ def _shape_tuple(t):
     return t[0] if len(t) == 1 else t
 
 
-@handles("Conv2D", "Conv1D")
+@handles("Conv1D", "Conv2D", "Conv3D")
 def _conv(ctx, layer, node, args, kwargs):
-    rank = 2 if type(layer).__name__ == "Conv2D" else 1
+    rank = _spatial_rank(layer)
     x = ctx.spatial(_first(args))
     k, s, d, pad = _conv_common(layer, rank)
     kernel = np.asarray(layer.kernel)  # (*k, in/groups, out)
@@ -443,12 +443,20 @@ def _conv(ctx, layer, node, args, kwargs):
     weights = {"weight": w}
     if layer.use_bias:
         weights["bias"] = np.asarray(layer.bias)
-    cls = "nn.Conv2d" if rank == 2 else "nn.Conv1d"
-    code = (f"{cls}({cin}, {cout}, kernel_size={_shape_tuple(k)}, stride={_shape_tuple(s)}, pad_mode='{pad}'"
+    notes = ["kernel " + {1: "WIO -> OIW", 2: "HWIO -> OIHW", 3: "DHWIO -> OIDHW"}[rank]]
+    if pad == "causal":     # Keras: zeros before the sequence, d * (k - 1) of them, then a 'valid' convolution
+        ctx.helpers.add("zero_pad")
+        x = ctx.assign(layer.name + "_causal", f"zero_pad({x.var}, ({d[0] * (k[0] - 1)}, 0))",
+                       x.shape[:1] + (None if x.shape[1] is None else x.shape[1] + d[0] * (k[0] - 1),) + x.shape[2:],
+                       "cf")
+        pad = "valid"
+        notes.append(f"padding='causal': {d[0] * (k[0] - 1)} zeros concatenated before the sequence, then 'valid'")
+    elif pad == "same":
+        notes.append("TF 'same' padding = MindSpore pad_mode='same'")
+    code = (f"nn.Conv{rank}d({cin}, {cout}, kernel_size={_shape_tuple(k)}, stride={_shape_tuple(s)}, pad_mode='{pad}'"
             + (f", dilation={_shape_tuple(d)}" if any(v != 1 for v in d) else "")
             + (f", group={groups}" if groups != 1 else "") + f", has_bias={bool(layer.use_bias)})")
-    return _cell_output(ctx, layer, node, x, code, "cf", "kernel HWIO -> OIHW" + (
-        "; TF 'same' padding = MindSpore pad_mode='same'" if pad == "same" else ""), weights, layer.activation)
+    return _cell_output(ctx, layer, node, x, code, "cf", "; ".join(notes), weights, layer.activation)
 
 
 @handles("DepthwiseConv2D")
