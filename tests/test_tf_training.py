@@ -140,6 +140,19 @@ def test_layers_and_models_match_keras(zoo):
         _assert_rel(tf_r[key], ms_r[key], 1e-4)
 
 
+def test_sequence_layers_match_keras(zoo):
+    """Embedding, Conv1D ('causal' dilated, 'same', strided 'valid'), MaxPooling1D, AveragePooling1D 'same',
+    LayerNormalization, Multiply/Subtract/Average/Maximum/Minimum, GlobalAverage/MaxPooling1D: the outputs, then
+    3 SGD steps through them (the losses, and the embedding table the gradients reached). Not Adam: Keras squares
+    each looked-up row's gradient before summing an id's rows (see the Embedding record)."""
+    tf_r, ms_r = zoo
+    assert np.abs(tf_r["sequence_out"]).max() > 0
+    _assert_rel(tf_r["sequence_out"], ms_r["sequence_out"], 1e-4)
+    _assert_rel(tf_r["sequence_losses"], ms_r["sequence_losses"], 1e-4)
+    assert abs(tf_r["sequence_losses"][0] - tf_r["sequence_losses"][-1]) > 1e-3
+    np.testing.assert_allclose(tf_r["sequence_embeddings"], ms_r["sequence_embeddings"], rtol=1e-4, atol=1e-6)
+
+
 def test_optimizers_schedules_losses_match_keras(zoo):
     """4 GradientTape steps per combination: RMSprop (plain; centered + momentum), SGD with a
     PiecewiseConstantDecay schedule, Adam amsgrad with CosineDecay, SGD momentum; losses CategoricalCrossentropy

@@ -42,6 +42,17 @@ for _name, _test in (("Dense", TAPE), ("Conv2D", TAPE), ("MaxPooling2D", TAPE), 
                      ("GlobalMaxPooling2D", LAY), ("Flatten", TAPE), ("Reshape", LAY), ("Activation", LAY),
                      ("ReLU", LAY), ("Add", LAY), ("Concatenate", LAY), ("Input", TAPE), ("Layer", LAY)):
     _k("layers." + _name, _test, _LAYOUT)
+SEQ = f"{T}::test_sequence_layers_match_keras"
+for _name in ("Conv1D", "MaxPooling1D", "MaxPool1D", "AveragePooling1D", "AvgPool1D", "GlobalAveragePooling1D",
+              "GlobalMaxPooling1D", "Subtract", "Multiply", "Average", "Maximum", "Minimum"):
+    _k("layers." + _name, SEQ, "(batch, steps, channels) in and out, Keras' weight layout; Conv1D's 'causal' "
+       "padding as zeros before the sequence" if _name == "Conv1D" else _LAYOUT)
+_k("layers.Embedding", SEQ, "a lookup in Keras' (input_dim, output_dim) table, initialised uniformly in "
+   "[-0.05, 0.05]; mask_zero=True raises MigrationError. Its gradient is the dense table's: TensorFlow hands "
+   "Keras' optimizers one gradient row per looked-up id (IndexedSlices), and Adam, RMSprop and the others that "
+   "square the gradient square each row before summing the rows of an id repeated in a batch (measured: 6e-2 "
+   "apart after 3 Adam steps); SGD and momentum update the same", status=DIFFERENCE)
+_k("layers.LayerNormalization", SEQ, "over the last axis (only), Keras' epsilon 1e-3, the biased variance")
 _k("layers.Dropout", LAY, "rate = probability to drop, as in Keras; active only in training; the random stream "
    "differs from TensorFlow's", status=DIFFERENCE)
 _k("layers.BatchNormalization", FIT, "Keras' epsilon 1e-3 and momentum 0.99 convention; biased batch variance for "

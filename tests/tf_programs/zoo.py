@@ -71,6 +71,33 @@ init(func, "func")
 x_fn = rng.normal(size=(2, 8, 8, 2)).astype(np.float32)
 results["functional"] = np.asarray(func(x_fn))
 
+# ---------------------------------------------------------------- sequences
+tokens_in = keras.Input(shape=(10,), dtype="int32")
+e = layers.Embedding(12, 6)(tokens_in)
+c1 = layers.Conv1D(5, 3, padding="causal", dilation_rate=2, activation="relu")(e)
+c2 = layers.Conv1D(5, 2, padding="same")(e)
+m1 = layers.MaxPooling1D(2)(layers.Multiply()([c1, c2]))
+m2 = layers.AveragePooling1D(3, strides=2, padding="same")(layers.Subtract()([c1, c2]))
+n = layers.LayerNormalization()(layers.Average()([m1, m2]))
+v = layers.Conv1D(4, 2, strides=2)(layers.Maximum()([n, layers.Minimum()([m1, m2])]))
+pooled = layers.Concatenate()([layers.GlobalAveragePooling1D()(v), layers.GlobalMaxPooling1D()(n)])
+seq = keras.Model(tokens_in, layers.Dense(3)(pooled))
+init(seq, "seq")
+tokens = rng.integers(0, 12, size=(4, 10)).astype(np.int32)
+seq_labels = np.array([0, 2, 1, 2])
+seq_opt = keras.optimizers.SGD(0.1)
+seq_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+results["sequence_out"] = np.asarray(seq(tokens))
+seq_losses = []
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        loss = seq_loss(seq_labels, seq(tokens, training=True))
+    grads = tape.gradient(loss, seq.trainable_variables)
+    seq_opt.apply_gradients(zip(grads, seq.trainable_variables))
+    seq_losses.append(float(loss))
+results["sequence_losses"] = seq_losses
+results["sequence_embeddings"] = np.asarray(seq.get_weights()[0])
+
 # ---------------------------------------------------------------- optimizers, schedules, losses
 x_tab = rng.normal(size=(8, 6)).astype(np.float32)
 labels = rng.integers(0, 3, size=(8,))

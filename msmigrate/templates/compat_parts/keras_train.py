@@ -45,7 +45,8 @@ def _keras_unique_name(base):
 
 # classes whose names would clash with the torch helpers in this module carry a "Keras" prefix here;
 # Keras names layers and models after the class without it ("dropout", "sequential", "adam")
-_KERAS_PREFIXED = ("KerasSequential", "KerasDropout", "KerasReLU", "KerasSGD", "KerasAdam", "KerasRMSprop")
+_KERAS_PREFIXED = ("KerasSequential", "KerasDropout", "KerasReLU", "KerasSGD", "KerasAdam", "KerasRMSprop",
+                   "KerasEmbedding")
 
 
 def _snake(name):
@@ -447,6 +448,166 @@ class Concatenate(_Merge):
 
     def _merge(self, xs):
         return ops.concat(xs, self.axis)
+
+
+class Subtract(_Merge):
+    def _merge(self, xs):
+        return xs[0] - xs[1]
+
+
+class Multiply(_Merge):
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out * x
+        return out
+
+
+class Average(Add):
+    def _merge(self, xs):
+        return Add._merge(self, xs) / len(xs)
+
+
+class Maximum(_Merge):
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = ops.maximum(out, x)
+        return out
+
+
+class Minimum(_Merge):
+    def _merge(self, xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = ops.minimum(out, x)
+        return out
+
+
+# sequences (batch, steps, features), channels-last as Keras keeps them
+class KerasEmbedding(Layer):
+    """Keras Embedding: a lookup of integer ids in `embeddings` (input_dim, output_dim), initialised uniformly in
+    [-0.05, 0.05] as Keras does."""
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, input_length=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if mask_zero:
+            raise MigrationError("Embedding(mask_zero=True): Keras' masks are not supported by _ms_compat; pad "
+                                 "with an id the loss ignores, or mask the outputs in the program")
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self._embeddings_init = "random_uniform" if embeddings_initializer == "uniform" else embeddings_initializer
+
+    def build(self, input_shape):
+        self.embeddings = self.add_weight((self.input_dim, self.output_dim), self._embeddings_init,
+                                          name="embeddings")
+
+    def construct(self, x, training=None):
+        return ops.gather(self.embeddings, ops.cast(x, ms.int32), 0)
+
+
+class Conv1D(Layer):
+    """Keras Conv1D on (batch, steps, channels): the kernel kept in Keras' (k, in, out) layout, run as a 2-D
+    convolution of height 1; padding 'valid', 'same' (MindSpore's, the extra zero at the end as Keras) or 'causal'
+    (d * (k - 1) zeros concatenated before the sequence, then 'valid')."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 activation=None, use_bias=True, **kwargs):
+        super().__init__(**kwargs)
+        _check_channels_last(data_format)
+        one = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)   # noqa: E731
+        self.filters, self.kernel_size = filters, one(kernel_size)
+        self.strides, self.dilation = one(strides), one(dilation_rate)
+        self.padding, self.use_bias = padding.lower(), use_bias
+        self.activation = _keras_activation(activation)
+
+    def build(self, input_shape):
+        self.kernel = self.add_weight((self.kernel_size, input_shape[-1], self.filters), self._kernel_init,
+                                      name="kernel")
+        if self.use_bias:
+            self.bias = self.add_weight((self.filters,), self._bias_init, name="bias")
+
+    def construct(self, x, training=None):
+        x = ops.transpose(x, (0, 2, 1))
+        pad = self.padding
+        if pad == "causal":
+            left = self.dilation * (self.kernel_size - 1)
+            if left:
+                x = ops.concat((ops.zeros(x.shape[:2] + (left,), x.dtype), x), 2)
+            pad = "valid"
+        w = ops.expand_dims(ops.transpose(self.kernel, (2, 1, 0)), 2)     # (k, in, out) -> (out, in, 1, k)
+        y = ops.conv2d(ops.expand_dims(x, 2), w, stride=(1, self.strides), pad_mode=pad,
+                       dilation=(1, self.dilation))
+        y = ops.transpose(ops.squeeze(y, 2), (0, 2, 1))
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not None else y
+
+
+class _Pool1D(Layer):
+    _cell = None
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        _check_channels_last(data_format)
+        one = lambda v: int(v[0]) if isinstance(v, (tuple, list)) else int(v)   # noqa: E731
+        size = one(pool_size)
+        self.pool = self._cell(kernel_size=(1, size), stride=(1, one(strides) if strides is not None else size),
+                               pad_mode=padding.lower())
+
+    def construct(self, x, training=None):
+        y = self.pool(ops.expand_dims(ops.transpose(x, (0, 2, 1)), 2))
+        return ops.transpose(ops.squeeze(y, 2), (0, 2, 1))
+
+
+class MaxPooling1D(_Pool1D):
+    _cell = nn.MaxPool2d
+
+
+class AveragePooling1D(_Pool1D):
+    _cell = nn.AvgPool2d
+
+
+class GlobalAveragePooling1D(Layer):
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        _check_channels_last(data_format)
+        self.keepdims = keepdims
+
+    def construct(self, x, training=None):
+        return ops.mean(x, 1, keep_dims=self.keepdims)
+
+
+class GlobalMaxPooling1D(GlobalAveragePooling1D):
+    def construct(self, x, training=None):
+        return ops.amax(x, 1, keepdims=self.keepdims)
+
+
+class LayerNormalization(Layer):
+    """Keras LayerNormalization over the last axis: epsilon 1e-3 (Keras' default), the biased variance."""
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, **kwargs):
+        super().__init__(**kwargs)
+        if axis not in (-1, [-1], (-1,)):
+            raise MigrationError("LayerNormalization: only axis=-1 is supported by _ms_compat")
+        self.epsilon, self.center, self.scale = float(epsilon), center, scale
+
+    def build(self, input_shape):
+        c = input_shape[-1]
+        if self.scale:
+            self.gamma = self.add_weight((c,), "ones", name="gamma")
+        if self.center:
+            self.beta = self.add_weight((c,), "zeros", name="beta")
+
+    def construct(self, x, training=None):
+        mean = ops.mean(x, -1, keep_dims=True)
+        var = ops.mean(ops.square(x - mean), -1, keep_dims=True)
+        y = (x - mean) * ops.rsqrt(var + self.epsilon)
+        if self.scale:
+            y = y * self.gamma
+        if self.center:
+            y = y + self.beta
+        return y
 
 
 # ------------------------------------------------------------------ models
@@ -1354,7 +1515,10 @@ keras = _types.SimpleNamespace(
         MaxPool2D=MaxPooling2D, AveragePooling2D=AveragePooling2D, AvgPool2D=AveragePooling2D,
         GlobalAveragePooling2D=GlobalAveragePooling2D, GlobalMaxPooling2D=GlobalMaxPooling2D, Flatten=Flatten,
         Reshape=Reshape, Activation=Activation, ReLU=KerasReLU, Dropout=KerasDropout, BatchNormalization=BatchNormalization,
-        Add=Add, Concatenate=Concatenate),
+        Add=Add, Concatenate=Concatenate, Subtract=Subtract, Multiply=Multiply, Average=Average, Maximum=Maximum,
+        Minimum=Minimum, Embedding=KerasEmbedding, Conv1D=Conv1D, MaxPooling1D=MaxPooling1D, MaxPool1D=MaxPooling1D,
+        AveragePooling1D=AveragePooling1D, AvgPool1D=AveragePooling1D, GlobalAveragePooling1D=GlobalAveragePooling1D,
+        GlobalMaxPooling1D=GlobalMaxPooling1D, LayerNormalization=LayerNormalization),
     losses=losses, metrics=metrics_, optimizers=optimizers,
     callbacks=_types.SimpleNamespace(Callback=Callback, History=History, EarlyStopping=EarlyStopping),
     utils=_types.SimpleNamespace(to_categorical=to_categorical, set_random_seed=set_random_seed))
