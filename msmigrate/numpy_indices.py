@@ -3,7 +3,8 @@ integer arrays as with Python ones; MindSpore's tensor indexing refuses them ("I
 object type received: <class 'numpy.int64'>", naming no line of the program). An index element that holds a
 NumPy value, as far as its function shows (a name every binding of which is a NumPy call, an element of one, a
 loop over one, or a NumPy call written in place), is read through `_ms_compat.host_index`: a NumPy number as
-Python's, an array as a tensor, which both MindSpore and NumPy index with as with the NumPy value.
+Python's (every container takes it as the NumPy one), an array as a tensor where it indexes a tensor (on a value
+not known to be one, the helper is given that value: a DataFrame or an h5py dataset keeps its NumPy index).
 
 In a Module's methods too: MindSpore refuses a NumPy index in a compiled graph as well, and compiles the helper."""
 from __future__ import annotations
@@ -122,17 +123,33 @@ def is_numpy_value(node: cst.BaseExpression, numpy_aliases: Set[str], numpy: Set
     return False
 
 
-def wrapped(subscript: cst.Subscript, numpy_aliases: Set[str], numpy: Set[str],
-            compat: str) -> Optional[cst.Subscript]:
-    """The subscript with each element holding a NumPy value read through the helper (None when none does)."""
+def _plain(node: cst.BaseExpression) -> bool:
+    """A name, or attributes and constant subscripts of one: read twice, it is the same value."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Subscript) and not all(
+                isinstance(el.slice, cst.Index) and isinstance(el.slice.value, (cst.Integer, cst.SimpleString))
+                for el in node.slice):
+            return False
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def wrapped(subscript: cst.Subscript, numpy_aliases: Set[str], numpy: Set[str], compat: str,
+            tensor: bool) -> Optional[cst.Subscript]:
+    """The subscript with each element holding a NumPy value read through the helper (None when none does).
+    `tensor`: the subscripted value is known to be a tensor; else the helper is given it too (an array index
+    becomes a tensor only for a tensor: pandas, h5py and the like keep theirs), or, where reading it twice could
+    differ (a call), nothing changes."""
     if is_numpy_value(subscript.value, numpy_aliases, numpy) or _root(subscript.value) in numpy_aliases:
         return None     # NumPy indexing NumPy
+    if not tensor and not _plain(subscript.value):
+        return None
     changed = False
     elements = []
     for el in subscript.slice:
         if isinstance(el.slice, cst.Index) and is_numpy_value(el.slice.value, numpy_aliases, numpy):
-            call = cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(HELPER)),
-                            args=[cst.Arg(value=el.slice.value)])
+            args = [cst.Arg(value=el.slice.value)] + ([] if tensor else [cst.Arg(value=subscript.value)])
+            call = cst.Call(func=cst.Attribute(value=cst.Name(compat), attr=cst.Name(HELPER)), args=args)
             el = el.with_changes(slice=el.slice.with_changes(value=call))
             changed = True
         elements.append(el)

@@ -1991,9 +1991,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
             updated = RI.listed(updated) or updated
         # `x[i, pos[0]]`, pos a NumPy array (numpy_indices.py)
-        if self._receiver_kind(original.value) != "other":
+        kind = self._receiver_kind(original.value)
+        if kind != "other":
             aliases = self._numpy_aliases()
-            host = NI.wrapped(updated, aliases, self._numpy_values(), COMPAT) if aliases else None
+            host = NI.wrapped(updated, aliases, self._numpy_values(), COMPAT, kind == "tensor") if aliases else None
             if host is not None:
                 self.uses_compat = True
                 return host

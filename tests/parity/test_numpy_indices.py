@@ -43,6 +43,18 @@ def reads(x):
     return [x[perm], x[keep], x[rows], x[:, best], x[np.int64(4)], torch.stack(out)]
 
 
+class Table:
+    """Not a tensor (a DataFrame, an h5py dataset): its own indexing sees the NumPy index it was given."""
+    def __getitem__(self, key):
+        return type(key).__name__
+
+
+def table_keys(table):
+    rows = np.array([0, 2])
+    first = rows[0]
+    return [table[rows], table[first], table[rows[1:]]]
+
+
 class Pick(torch.nn.Module):
     def forward(self, x):
         order = np.array([2, 0, 1])
@@ -52,7 +64,7 @@ class Pick(torch.nn.Module):
 
 def test_numpy_indices_read_and_write_as_torch():
     mod, code, _ = load_converted(SRC)
-    assert code.count("_ms_compat.host_index(") == 13, code
+    assert code.count("_ms_compat.host_index(") == 16, code
     assert "perm = np.random.permutation" in code      # NumPy's own calls stay as written
     want = load_torch(SRC)
     for got, ref in zip(mod.generate(4, 7), want["generate"](4, 7)):
@@ -64,6 +76,13 @@ def test_numpy_indices_read_and_write_as_torch():
     for g, r in zip(got, ref):
         assert tuple(g.shape) == tuple(r.shape)
         np.testing.assert_array_equal(g.asnumpy(), r.numpy())
+
+
+def test_a_value_not_known_to_be_a_tensor_keeps_its_numpy_array_index():
+    mod, code, _ = load_converted(SRC)
+    assert "table[_ms_compat.host_index(rows, table)]" in code, code
+    assert load_torch(SRC)["table_keys"](load_torch(SRC)["Table"]()) == ["ndarray", "int64", "ndarray"]
+    assert mod.table_keys(mod.Table()) == ["ndarray", "int", "ndarray"]    # a Python int for a NumPy one
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph_mode"])
@@ -100,7 +119,8 @@ class Net(nn.Module):
         return x[order], order[1:]
 '''
     code = convert_code(src, "m")[0]
-    # a Python list takes the Python int as it took the NumPy one
-    assert "return idx[first], np.sort(a)[idx], x[_ms_compat.host_index(first)], lst[_ms_compat.host_index(first)]" \
-        in code, code
+    # values not known to be tensors give the helper themselves; a Python list takes the Python int as it took
+    # the NumPy one
+    assert ("return idx[first], np.sort(a)[idx], x[_ms_compat.host_index(first, x)], "
+            "lst[_ms_compat.host_index(first, lst)]") in code, code
     assert "return x[_ms_compat.host_index(order)], order[1:]" in code, code
