@@ -153,6 +153,17 @@ def test_sequence_layers_match_keras(zoo):
     np.testing.assert_allclose(tf_r["sequence_embeddings"], ms_r["sequence_embeddings"], rtol=1e-4, atol=1e-6)
 
 
+def test_recurrent_layers_match_keras(zoo):
+    """LSTM (return_sequences; return_state) and GRU (reset_after, return_state) after an Embedding: the outputs,
+    3 SGD-with-momentum steps (losses) and every weight after them."""
+    tf_r, ms_r = zoo
+    assert np.abs(tf_r["recurrent_out"]).max() > 0
+    _assert_rel(tf_r["recurrent_out"], ms_r["recurrent_out"], 1e-4)
+    _assert_rel(tf_r["recurrent_losses"], ms_r["recurrent_losses"], 1e-4)
+    assert abs(tf_r["recurrent_losses"][0] - tf_r["recurrent_losses"][-1]) > 1e-3
+    np.testing.assert_allclose(tf_r["recurrent_weights"], ms_r["recurrent_weights"], rtol=1e-4, atol=1e-6)
+
+
 def test_optimizers_schedules_losses_match_keras(zoo):
     """4 GradientTape steps per combination: RMSprop (plain; centered + momentum), SGD with a
     PiecewiseConstantDecay schedule, Adam amsgrad with CosineDecay, SGD momentum; losses CategoricalCrossentropy

@@ -52,6 +52,12 @@ _k("layers.Embedding", SEQ, "a lookup in Keras' (input_dim, output_dim) table, i
    "Keras' optimizers one gradient row per looked-up id (IndexedSlices), and Adam, RMSprop and the others that "
    "square the gradient square each row before summing the rows of an id repeated in a batch (measured: 6e-2 "
    "apart after 3 Adam steps); SGD and momentum update the same", status=DIFFERENCE)
+RNN = f"{T}::test_recurrent_layers_match_keras"
+_k("layers.LSTM", RNN, "one step at a time (op by op), Keras' gate order i, f, c, o and weights kernel / "
+   "recurrent_kernel / bias (unit_forget_bias), return_sequences and return_state; go_backwards, stateful and "
+   "dropout raise MigrationError")
+_k("layers.GRU", RNN, "reset_after=True (Keras' default; False raises MigrationError): gates z, r, h, bias "
+   "(2, 3*units), return_sequences and return_state")
 _k("layers.LayerNormalization", SEQ, "over the last axis (only), Keras' epsilon 1e-3, the biased variance")
 _k("layers.Dropout", LAY, "rate = probability to drop, as in Keras; active only in training; the random stream "
    "differs from TensorFlow's", status=DIFFERENCE)

@@ -98,6 +98,24 @@ for _ in range(3):
 results["sequence_losses"] = seq_losses
 results["sequence_embeddings"] = np.asarray(seq.get_weights()[0])
 
+rnn_in = keras.Input(shape=(10,), dtype="int32")
+r_seq = layers.LSTM(5, return_sequences=True)(layers.Embedding(12, 6)(rnn_in))
+r_out, r_h = layers.GRU(4, return_state=True)(r_seq)
+l_out, l_h, l_c = layers.LSTM(3, return_state=True)(r_seq)
+rnn = keras.Model(rnn_in, layers.Dense(3)(layers.Concatenate()([r_out, r_h, l_out, l_h, l_c])))
+init(rnn, "rnn")
+results["recurrent_out"] = np.asarray(rnn(tokens))
+rnn_opt = keras.optimizers.SGD(0.1, momentum=0.9)
+rnn_losses = []
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        loss = seq_loss(seq_labels, rnn(tokens, training=True))
+    grads = tape.gradient(loss, rnn.trainable_variables)
+    rnn_opt.apply_gradients(zip(grads, rnn.trainable_variables))
+    rnn_losses.append(float(loss))
+results["recurrent_losses"] = rnn_losses
+results["recurrent_weights"] = np.concatenate([w.ravel() for w in rnn.get_weights()])
+
 # ---------------------------------------------------------------- optimizers, schedules, losses
 x_tab = rng.normal(size=(8, 6)).astype(np.float32)
 labels = rng.integers(0, 3, size=(8,))

@@ -46,7 +46,7 @@ def _keras_unique_name(base):
 # classes whose names would clash with the torch helpers in this module carry a "Keras" prefix here;
 # Keras names layers and models after the class without it ("dropout", "sequential", "adam")
 _KERAS_PREFIXED = ("KerasSequential", "KerasDropout", "KerasReLU", "KerasSGD", "KerasAdam", "KerasRMSprop",
-                   "KerasEmbedding")
+                   "KerasEmbedding", "KerasLSTM", "KerasGRU")
 
 
 def _snake(name):
@@ -107,9 +107,11 @@ def _glorot_uniform(shape, fan_in, fan_out):
 class KerasTensor:
     """A symbolic input (keras.Input) or a layer output in a functional model: only its shape is known."""
 
-    def __init__(self, shape, layer=None, parents=(), kwargs=None):
+    def __init__(self, shape, layer=None, parents=(), kwargs=None, index=None, call=None):
         self.shape = tuple(shape)       # with the batch dimension (None)
         self.layer, self.parents, self.kwargs = layer, tuple(parents), dict(kwargs or {})
+        # one of several outputs (an LSTM's [output, h, c]): its index, and the call the outputs share
+        self.index, self.call = index, call if call is not None else self
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):
@@ -166,6 +168,12 @@ class Layer(nn.Cell):
                 std = math.sqrt(2.0 / (fan_in + fan_out)) if initializer == "glorot_normal" else math.sqrt(2.0 / fan_in)
                 std /= 0.87962566103423978      # the truncated normal's standard deviation ratio
                 value = np.clip(np.random.normal(0.0, std, shape), -2 * std, 2 * std)
+        elif initializer == "orthogonal":   # Keras: Q of a normal matrix's QR, signs from R's diagonal
+            rows, cols = int(np.prod(shape[:-1])), shape[-1]
+            a = np.random.normal(0.0, 1.0, (max(rows, cols), min(rows, cols)))
+            q, r = np.linalg.qr(a)
+            q = q * np.sign(np.diag(r))
+            value = (q.T if rows < cols else q).reshape(shape)
         elif initializer == "random_normal":
             value = np.random.normal(0.0, 0.05, shape).astype(np.float32)
         elif initializer == "random_uniform":
@@ -215,6 +223,10 @@ class Layer(nn.Cell):
         parents = list(inputs) if many else [inputs]
         zeros = [ms.Tensor(np.zeros((1,) + p.shape[1:], np.float32)) for p in parents]
         out = self(zeros if many else zeros[0], **kwargs)
+        if isinstance(out, (list, tuple)):
+            call = object()
+            return [KerasTensor((None,) + tuple(o.shape[1:]), self, parents, kwargs, i, call)
+                    for i, o in enumerate(out)]
         return KerasTensor((None,) + tuple(out.shape[1:]), self, parents, kwargs)
 
     @property
@@ -544,6 +556,100 @@ class Conv1D(Layer):
         return self.activation(y) if self.activation is not None else y
 
 
+class _Recurrent(Layer):
+    """Keras' LSTM/GRU over (batch, steps, features), one step at a time (run op by op): Keras' weights `kernel`
+    (in, gates*units), `recurrent_kernel` (units, gates*units) and `bias`, in Keras' gate order."""
+    _gates = 0
+
+    def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
+                 return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
+                 dropout=0.0, recurrent_dropout=0.0, recurrent_initializer="orthogonal", **kwargs):
+        super().__init__(**kwargs)
+        if go_backwards or stateful or dropout or recurrent_dropout:
+            raise MigrationError(f"{type(self).__name__[5:]}(go_backwards/stateful/dropout/recurrent_dropout) is not "
+                                 "supported by _ms_compat")
+        self.units, self.use_bias = int(units), use_bias
+        self.activation = _keras_activation(activation)
+        self.recurrent_activation = _keras_activation(recurrent_activation)
+        self.return_sequences, self.return_state = return_sequences, return_state
+        self._recurrent_init = recurrent_initializer
+
+    def build(self, input_shape):
+        n = self._gates * self.units
+        self.kernel = self.add_weight((input_shape[-1], n), self._kernel_init, name="kernel")
+        self.recurrent_kernel = self.add_weight((self.units, n), self._recurrent_init, name="recurrent_kernel")
+        if self.use_bias:
+            self.bias = self.add_weight(self._bias_shape(), self._initial_bias(), name="bias")
+
+    def _bias_shape(self):
+        return (self._gates * self.units,)
+
+    def _initial_bias(self):
+        return self._bias_init
+
+    def construct(self, x, training=None):
+        batch, steps = x.shape[0], x.shape[1]
+        state = [ops.zeros((batch, self.units), x.dtype) for _ in range(self._states)]
+        inputs = ops.matmul(x, self.kernel)       # every step's input part at once
+        outputs = []
+        for t in range(steps):
+            state = self._step(inputs[:, t], state)
+            outputs.append(state[0])
+        out = ops.stack(outputs, 1) if self.return_sequences else state[0]
+        return [out] + state if self.return_state else out
+
+
+class KerasLSTM(_Recurrent):
+    """Gates i, f, c, o as Keras orders them; unit_forget_bias (the forget gate's bias starts at 1) as Keras."""
+    _gates, _states = 4, 2
+
+    def __init__(self, units, unit_forget_bias=True, **kwargs):
+        super().__init__(units, **kwargs)
+        self.unit_forget_bias = unit_forget_bias
+
+    def _initial_bias(self):
+        if self._bias_init != "zeros" or not self.unit_forget_bias:
+            return self._bias_init
+        u = self.units
+        return np.concatenate([np.zeros(u), np.ones(u), np.zeros(2 * u)]).astype(np.float32)
+
+    def _step(self, x_t, state):
+        h, c = state
+        z = x_t + ops.matmul(h, self.recurrent_kernel)
+        if self.use_bias:
+            z = z + self.bias
+        u = self.units
+        i, f = self.recurrent_activation(z[:, :u]), self.recurrent_activation(z[:, u:2 * u])
+        c = f * c + i * self.activation(z[:, 2 * u:3 * u])
+        h = self.recurrent_activation(z[:, 3 * u:]) * self.activation(c)
+        return [h, c]
+
+
+class KerasGRU(_Recurrent):
+    """Keras' GRU with reset_after=True (its default): gates z, r, h; bias (2, 3 * units), the input's row and the
+    recurrent one, the reset gate applied after the recurrent matmul."""
+    _gates, _states = 3, 1
+
+    def __init__(self, units, reset_after=True, **kwargs):
+        super().__init__(units, **kwargs)
+        if not reset_after:
+            raise MigrationError("GRU(reset_after=False) is not supported by _ms_compat")
+
+    def _bias_shape(self):
+        return (2, 3 * self.units)
+
+    def _step(self, x_t, state):
+        h = state[0]
+        r_all = ops.matmul(h, self.recurrent_kernel)
+        if self.use_bias:
+            x_t, r_all = x_t + self.bias[0], r_all + self.bias[1]
+        u = self.units
+        z = self.recurrent_activation(x_t[:, :u] + r_all[:, :u])
+        r = self.recurrent_activation(x_t[:, u:2 * u] + r_all[:, u:2 * u])
+        candidate = self.activation(x_t[:, 2 * u:] + r * r_all[:, 2 * u:])
+        return [z * h + (1 - z) * candidate]
+
+
 class _Pool1D(Layer):
     _cell = None
 
@@ -649,12 +755,16 @@ class Model(Layer):
 
     def _run_functional(self, x, training):
         values = {id(t): v for t, v in zip(self._inputs, list(x) if self._multi_in else [x])}
+        calls = {}      # a layer call with several outputs runs once
         for t in self._functional:
-            args = [values[id(p)] for p in t.parents]
-            kw = dict(t.kwargs)
-            if training is not None:
-                kw["training"] = training
-            values[id(t)] = t.layer(args if len(args) > 1 else args[0], **kw)
+            if id(t.call) not in calls:
+                args = [values[id(p)] for p in t.parents]
+                kw = dict(t.kwargs)
+                if training is not None:
+                    kw["training"] = training
+                calls[id(t.call)] = t.layer(args if len(args) > 1 else args[0], **kw)
+            out = calls[id(t.call)]
+            values[id(t)] = out if t.index is None else out[t.index]
         outs = [values[id(o)] for o in self._outputs]
         return tuple(outs) if self._multi_out else outs[0]
 
@@ -1518,7 +1628,7 @@ keras = _types.SimpleNamespace(
         Add=Add, Concatenate=Concatenate, Subtract=Subtract, Multiply=Multiply, Average=Average, Maximum=Maximum,
         Minimum=Minimum, Embedding=KerasEmbedding, Conv1D=Conv1D, MaxPooling1D=MaxPooling1D, MaxPool1D=MaxPooling1D,
         AveragePooling1D=AveragePooling1D, AvgPool1D=AveragePooling1D, GlobalAveragePooling1D=GlobalAveragePooling1D,
-        GlobalMaxPooling1D=GlobalMaxPooling1D, LayerNormalization=LayerNormalization),
+        GlobalMaxPooling1D=GlobalMaxPooling1D, LayerNormalization=LayerNormalization, LSTM=KerasLSTM, GRU=KerasGRU),
     losses=losses, metrics=metrics_, optimizers=optimizers,
     callbacks=_types.SimpleNamespace(Callback=Callback, History=History, EarlyStopping=EarlyStopping),
     utils=_types.SimpleNamespace(to_categorical=to_categorical, set_random_seed=set_random_seed))
