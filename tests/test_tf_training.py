@@ -164,6 +164,20 @@ def test_recurrent_layers_match_keras(zoo):
     np.testing.assert_allclose(tf_r["recurrent_weights"], ms_r["recurrent_weights"], rtol=1e-4, atol=1e-6)
 
 
+def test_multi_head_attention_matches_keras(zoo):
+    """MultiHeadAttention: cross-attention in a functional model (value_dim, output_shape, the attention scores
+    returned), and a subclassed causal self-attention block built at its first call: outputs, scores, 3 SGD steps
+    and the weights after them."""
+    tf_r, ms_r = zoo
+    for key in ("attention_out", "attention_scores"):
+        assert np.abs(tf_r[key]).max() > 0
+        print(key, "largest difference", np.abs(tf_r[key] - ms_r[key]).max())
+        np.testing.assert_allclose(tf_r[key], ms_r[key], rtol=1e-4, atol=1e-5)   # sums of products near 0
+    _assert_rel(tf_r["block_losses"], ms_r["block_losses"], 1e-4)
+    assert abs(tf_r["block_losses"][0] - tf_r["block_losses"][-1]) > 1e-3
+    np.testing.assert_allclose(tf_r["block_weights"], ms_r["block_weights"], rtol=1e-4, atol=1e-6)
+
+
 def test_optimizers_schedules_losses_match_keras(zoo):
     """4 GradientTape steps per combination: RMSprop (plain; centered + momentum), SGD with a
     PiecewiseConstantDecay schedule, Adam amsgrad with CosineDecay, SGD momentum; losses CategoricalCrossentropy

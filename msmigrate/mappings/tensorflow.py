@@ -58,6 +58,9 @@ _k("layers.LSTM", RNN, "one step at a time (op by op), Keras' gate order i, f, c
    "dropout raise MigrationError")
 _k("layers.GRU", RNN, "reset_after=True (Keras' default; False raises MigrationError): gates z, r, h, bias "
    "(2, 3*units), return_sequences and return_state")
+_k("layers.MultiHeadAttention", f"{T}::test_multi_head_attention_matches_keras", "Keras' weights and order "
+   "(query, key, value, output), the query scaled by 1/sqrt(key_dim), masks (attention_mask, use_causal_mask) as "
+   "-1e9 scores, return_attention_scores; attention_axes raises MigrationError")
 _k("layers.LayerNormalization", SEQ, "over the last axis (only), Keras' epsilon 1e-3, the biased variance")
 _k("layers.Dropout", LAY, "rate = probability to drop, as in Keras; active only in training; the random stream "
    "differs from TensorFlow's", status=DIFFERENCE)

@@ -116,6 +116,42 @@ for _ in range(3):
 results["recurrent_losses"] = rnn_losses
 results["recurrent_weights"] = np.concatenate([w.ravel() for w in rnn.get_weights()])
 
+class Block(keras.Model):     # a subclassed transformer block, first called inside the tape
+    def __init__(self):
+        super().__init__()
+        self.emb = layers.Embedding(12, 8)
+        self.att = layers.MultiHeadAttention(num_heads=2, key_dim=3)
+        self.norm = layers.LayerNormalization()
+        self.out = layers.Dense(3)
+
+    def call(self, x, training=False):
+        h = self.emb(x)
+        h = self.norm(h + self.att(h, h, use_causal_mask=True))
+        return self.out(h[:, -1])
+
+
+att_in = keras.Input(shape=(10, 6))
+att_mem = keras.Input(shape=(4, 5))
+a_out, a_scores = layers.MultiHeadAttention(3, 2, value_dim=4, output_shape=7)(att_in, att_mem,
+                                                                              return_attention_scores=True)
+att = keras.Model([att_in, att_mem], [a_out, a_scores])
+init(att, "att")
+att_x, att_m = rng.normal(size=(2, 10, 6)).astype(np.float32), rng.normal(size=(2, 4, 5)).astype(np.float32)
+results["attention_out"], results["attention_scores"] = [np.asarray(v) for v in att([att_x, att_m])]
+block = Block()
+block(tokens[:1])
+init(block, "block")
+block_opt = keras.optimizers.SGD(0.1)
+block_losses = []
+for _ in range(3):
+    with tf.GradientTape() as tape:
+        loss = seq_loss(seq_labels, block(tokens, training=True))
+    grads = tape.gradient(loss, block.trainable_variables)
+    block_opt.apply_gradients(zip(grads, block.trainable_variables))
+    block_losses.append(float(loss))
+results["block_losses"] = block_losses
+results["block_weights"] = np.concatenate([w.ravel() for w in block.get_weights()])
+
 # ---------------------------------------------------------------- optimizers, schedules, losses
 x_tab = rng.normal(size=(8, 6)).astype(np.float32)
 labels = rng.integers(0, 3, size=(8,))

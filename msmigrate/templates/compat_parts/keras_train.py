@@ -208,6 +208,8 @@ class Layer(nn.Cell):
 
     def __call__(self, *args, **kwargs):
         first = args[0] if args else None
+        if len(args) > 1 and isinstance(first, KerasTensor):    # layer(query, value): one list of parents
+            return self._symbolic_call(list(args), kwargs)
         if isinstance(first, KerasTensor) or (isinstance(first, (list, tuple)) and first
                                               and isinstance(first[0], KerasTensor)):
             return self._symbolic_call(first, kwargs)
@@ -648,6 +650,72 @@ class KerasGRU(_Recurrent):
         r = self.recurrent_activation(x_t[:, u:2 * u] + r_all[:, u:2 * u])
         candidate = self.activation(x_t[:, 2 * u:] + r * r_all[:, 2 * u:])
         return [z * h + (1 - z) * candidate]
+
+
+class MultiHeadAttention(Layer):
+    """Keras MultiHeadAttention over (batch, steps, features): Keras' weights (query/key/value kernels
+    (in, heads, dim) with (heads, dim) biases, the output kernel (heads, value_dim, out)), the query scaled by
+    1/sqrt(key_dim), masked scores set to -1e9 as Keras' softmax does, dropout on the scores in training."""
+
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True, output_shape=None,
+                 attention_axes=None, **kwargs):
+        super().__init__(**kwargs)
+        if attention_axes is not None:
+            raise MigrationError("MultiHeadAttention(attention_axes=...) is not supported by _ms_compat")
+        self.num_heads, self.key_dim = int(num_heads), int(key_dim)
+        self.value_dim = int(value_dim) if value_dim is not None else self.key_dim
+        self.dropout, self.use_bias = float(dropout), use_bias
+        self._output_dim = output_shape
+
+    def _maybe_build(self, shape):
+        pass    # built on the first call, which sees the query's and the value's widths (_UNBUILT until then)
+
+    def _build(self, q_dim, k_dim, v_dim):
+        h, kd, vd = self.num_heads, self.key_dim, self.value_dim
+        for name, width, dim in (("query", q_dim, kd), ("key", k_dim, kd), ("value", v_dim, vd)):
+            setattr(self, f"{name}_kernel", self.add_weight((width, h, dim), self._kernel_init, name=f"{name}.kernel"))
+            if self.use_bias:
+                setattr(self, f"{name}_bias", self.add_weight((h, dim), self._bias_init, name=f"{name}.bias"))
+        out = self._output_dim if self._output_dim is not None else q_dim
+        out = out[-1] if isinstance(out, (tuple, list)) else int(out)
+        self.output_kernel = self.add_weight((h, vd, out), self._kernel_init, name="output.kernel")
+        if self.use_bias:
+            self.output_bias = self.add_weight((out,), self._bias_init, name="output.bias")
+
+    def _project(self, x, name):
+        kernel = getattr(self, f"{name}_kernel")
+        y = ops.tensor_dot(x, kernel, ((2,), (0,)))         # (B, T, heads, dim)
+        return y + getattr(self, f"{name}_bias") if self.use_bias else y
+
+    def construct(self, query, value=None, key=None, attention_mask=None, return_attention_scores=False,
+                  training=None, use_causal_mask=False):
+        if value is None and isinstance(query, (list, tuple)):    # a functional model's replay: [query, value, key]
+            query, value, key = (list(query) + [None])[:3]
+        key = value if key is None else key
+        query, value, key = _as_tensor(query), _as_tensor(value), _as_tensor(key)
+        if not self.built:
+            self._build(query.shape[-1], key.shape[-1], value.shape[-1])
+            self.built = True
+            _UNBUILT.discard(self)
+        q = self._project(query, "query") * (1.0 / math.sqrt(float(self.key_dim)))
+        k, v = self._project(key, "key"), self._project(value, "value")
+        scores = ops.matmul(ops.transpose(q, (0, 2, 1, 3)), ops.transpose(k, (0, 2, 3, 1)))   # (B, heads, T, S)
+        mask = None if attention_mask is None else ops.cast(attention_mask, ms.bool_)
+        if use_causal_mask:
+            causal = ms.Tensor(np.tril(np.ones((scores.shape[2], scores.shape[3]), np.bool_)))
+            mask = causal if mask is None else ops.logical_and(mask, causal)
+        if mask is not None:
+            while mask.ndim < 4:
+                mask = ops.expand_dims(mask, -3)
+            scores = ops.where(mask, scores, ops.full_like(scores, -1e9))
+        scores = ops.softmax(scores, -1)
+        active = self.training if training is None else training
+        probs = ops.dropout(scores, p=self.dropout, training=True) if active and self.dropout > 0 else scores
+        out = ops.transpose(ops.matmul(probs, ops.transpose(v, (0, 2, 1, 3))), (0, 2, 1, 3))   # (B, T, heads, vd)
+        out = ops.tensor_dot(out, self.output_kernel, ((2, 3), (0, 1)))
+        if self.use_bias:
+            out = out + self.output_bias
+        return (out, scores) if return_attention_scores else out
 
 
 class _Pool1D(Layer):
@@ -1628,7 +1696,8 @@ keras = _types.SimpleNamespace(
         Add=Add, Concatenate=Concatenate, Subtract=Subtract, Multiply=Multiply, Average=Average, Maximum=Maximum,
         Minimum=Minimum, Embedding=KerasEmbedding, Conv1D=Conv1D, MaxPooling1D=MaxPooling1D, MaxPool1D=MaxPooling1D,
         AveragePooling1D=AveragePooling1D, AvgPool1D=AveragePooling1D, GlobalAveragePooling1D=GlobalAveragePooling1D,
-        GlobalMaxPooling1D=GlobalMaxPooling1D, LayerNormalization=LayerNormalization, LSTM=KerasLSTM, GRU=KerasGRU),
+        GlobalMaxPooling1D=GlobalMaxPooling1D, LayerNormalization=LayerNormalization, LSTM=KerasLSTM, GRU=KerasGRU,
+        MultiHeadAttention=MultiHeadAttention),
     losses=losses, metrics=metrics_, optimizers=optimizers,
     callbacks=_types.SimpleNamespace(Callback=Callback, History=History, EarlyStopping=EarlyStopping),
     utils=_types.SimpleNamespace(to_categorical=to_categorical, set_random_seed=set_random_seed))
