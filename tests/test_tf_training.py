@@ -140,28 +140,28 @@ def test_layers_and_models_match_keras(zoo):
         _assert_rel(tf_r[key], ms_r[key], 1e-4)
 
 
+def _assert_trained_alike(tf_r, ms_r, out, losses, weights):
+    """The model's first output (`out`), its training losses (which must move) and its weights after them."""
+    if out is not None:
+        assert np.abs(tf_r[out]).max() > 0
+        _assert_rel(tf_r[out], ms_r[out], 1e-4)
+    _assert_rel(tf_r[losses], ms_r[losses], 1e-4)
+    assert abs(tf_r[losses][0] - tf_r[losses][-1]) > 1e-3
+    np.testing.assert_allclose(tf_r[weights], ms_r[weights], rtol=1e-4, atol=1e-6)
+
+
 def test_sequence_layers_match_keras(zoo):
     """Embedding, Conv1D ('causal' dilated, 'same', strided 'valid'), MaxPooling1D, AveragePooling1D 'same',
     LayerNormalization, Multiply/Subtract/Average/Maximum/Minimum, GlobalAverage/MaxPooling1D: the outputs, then
     3 SGD steps through them (the losses, and the embedding table the gradients reached). Not Adam: Keras squares
     each looked-up row's gradient before summing an id's rows (see the Embedding record)."""
-    tf_r, ms_r = zoo
-    assert np.abs(tf_r["sequence_out"]).max() > 0
-    _assert_rel(tf_r["sequence_out"], ms_r["sequence_out"], 1e-4)
-    _assert_rel(tf_r["sequence_losses"], ms_r["sequence_losses"], 1e-4)
-    assert abs(tf_r["sequence_losses"][0] - tf_r["sequence_losses"][-1]) > 1e-3
-    np.testing.assert_allclose(tf_r["sequence_embeddings"], ms_r["sequence_embeddings"], rtol=1e-4, atol=1e-6)
+    _assert_trained_alike(*zoo, "sequence_out", "sequence_losses", "sequence_embeddings")
 
 
 def test_recurrent_layers_match_keras(zoo):
     """LSTM (return_sequences; return_state) and GRU (reset_after, return_state) after an Embedding: the outputs,
     3 SGD-with-momentum steps (losses) and every weight after them."""
-    tf_r, ms_r = zoo
-    assert np.abs(tf_r["recurrent_out"]).max() > 0
-    _assert_rel(tf_r["recurrent_out"], ms_r["recurrent_out"], 1e-4)
-    _assert_rel(tf_r["recurrent_losses"], ms_r["recurrent_losses"], 1e-4)
-    assert abs(tf_r["recurrent_losses"][0] - tf_r["recurrent_losses"][-1]) > 1e-3
-    np.testing.assert_allclose(tf_r["recurrent_weights"], ms_r["recurrent_weights"], rtol=1e-4, atol=1e-6)
+    _assert_trained_alike(*zoo, "recurrent_out", "recurrent_losses", "recurrent_weights")
 
 
 def test_multi_head_attention_matches_keras(zoo):
@@ -173,9 +173,7 @@ def test_multi_head_attention_matches_keras(zoo):
         assert np.abs(tf_r[key]).max() > 0
         print(key, "largest difference", np.abs(tf_r[key] - ms_r[key]).max())
         np.testing.assert_allclose(tf_r[key], ms_r[key], rtol=1e-4, atol=1e-5)   # sums of products near 0
-    _assert_rel(tf_r["block_losses"], ms_r["block_losses"], 1e-4)
-    assert abs(tf_r["block_losses"][0] - tf_r["block_losses"][-1]) > 1e-3
-    np.testing.assert_allclose(tf_r["block_weights"], ms_r["block_weights"], rtol=1e-4, atol=1e-6)
+    _assert_trained_alike(tf_r, ms_r, None, "block_losses", "block_weights")
 
 
 def test_optimizers_schedules_losses_match_keras(zoo):

@@ -88,14 +88,21 @@ seq_labels = np.array([0, 2, 1, 2])
 seq_opt = keras.optimizers.SGD(0.1)
 seq_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 results["sequence_out"] = np.asarray(seq(tokens))
-seq_losses = []
-for _ in range(3):
-    with tf.GradientTape() as tape:
-        loss = seq_loss(seq_labels, seq(tokens, training=True))
-    grads = tape.gradient(loss, seq.trainable_variables)
-    seq_opt.apply_gradients(zip(grads, seq.trainable_variables))
-    seq_losses.append(float(loss))
-results["sequence_losses"] = seq_losses
+
+
+def tape_steps(model, opt, steps=3):
+    """`steps` GradientTape steps of the model on the token batch; their losses."""
+    losses = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = seq_loss(seq_labels, model(tokens, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        losses.append(float(loss))
+    return losses
+
+
+results["sequence_losses"] = tape_steps(seq, seq_opt)
 results["sequence_embeddings"] = np.asarray(seq.get_weights()[0])
 
 rnn_in = keras.Input(shape=(10,), dtype="int32")
@@ -105,15 +112,7 @@ l_out, l_h, l_c = layers.LSTM(3, return_state=True)(r_seq)
 rnn = keras.Model(rnn_in, layers.Dense(3)(layers.Concatenate()([r_out, r_h, l_out, l_h, l_c])))
 init(rnn, "rnn")
 results["recurrent_out"] = np.asarray(rnn(tokens))
-rnn_opt = keras.optimizers.SGD(0.1, momentum=0.9)
-rnn_losses = []
-for _ in range(3):
-    with tf.GradientTape() as tape:
-        loss = seq_loss(seq_labels, rnn(tokens, training=True))
-    grads = tape.gradient(loss, rnn.trainable_variables)
-    rnn_opt.apply_gradients(zip(grads, rnn.trainable_variables))
-    rnn_losses.append(float(loss))
-results["recurrent_losses"] = rnn_losses
+results["recurrent_losses"] = tape_steps(rnn, keras.optimizers.SGD(0.1, momentum=0.9))
 results["recurrent_weights"] = np.concatenate([w.ravel() for w in rnn.get_weights()])
 
 class Block(keras.Model):     # a subclassed transformer block, first called inside the tape
@@ -141,15 +140,7 @@ results["attention_out"], results["attention_scores"] = [np.asarray(v) for v in 
 block = Block()
 block(tokens[:1])
 init(block, "block")
-block_opt = keras.optimizers.SGD(0.1)
-block_losses = []
-for _ in range(3):
-    with tf.GradientTape() as tape:
-        loss = seq_loss(seq_labels, block(tokens, training=True))
-    grads = tape.gradient(loss, block.trainable_variables)
-    block_opt.apply_gradients(zip(grads, block.trainable_variables))
-    block_losses.append(float(loss))
-results["block_losses"] = block_losses
+results["block_losses"] = tape_steps(block, keras.optimizers.SGD(0.1))
 results["block_weights"] = np.concatenate([w.ravel() for w in block.get_weights()])
 
 # ---------------------------------------------------------------- optimizers, schedules, losses

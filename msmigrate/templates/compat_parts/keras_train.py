@@ -341,18 +341,20 @@ class AveragePooling2D(_Pool2D):
 
 
 class GlobalAveragePooling2D(Layer):
+    _axes = (1, 2)      # the spatial axes of a channels-last tensor
+
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
         _check_channels_last(data_format)
         self.keepdims = keepdims
 
     def construct(self, x, training=None):
-        return ops.mean(x, (1, 2), keep_dims=self.keepdims)
+        return ops.mean(x, self._axes, keep_dims=self.keepdims)
 
 
 class GlobalMaxPooling2D(GlobalAveragePooling2D):
     def construct(self, x, training=None):
-        return ops.amax(x, (1, 2), keepdims=self.keepdims)
+        return ops.amax(x, self._axes, keepdims=self.keepdims)
 
 
 class Flatten(Layer):
@@ -742,19 +744,12 @@ class AveragePooling1D(_Pool1D):
     _cell = nn.AvgPool2d
 
 
-class GlobalAveragePooling1D(Layer):
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
-        super().__init__(**kwargs)
-        _check_channels_last(data_format)
-        self.keepdims = keepdims
-
-    def construct(self, x, training=None):
-        return ops.mean(x, 1, keep_dims=self.keepdims)
+class GlobalAveragePooling1D(GlobalAveragePooling2D):
+    _axes = (1,)
 
 
-class GlobalMaxPooling1D(GlobalAveragePooling1D):
-    def construct(self, x, training=None):
-        return ops.amax(x, 1, keepdims=self.keepdims)
+class GlobalMaxPooling1D(GlobalMaxPooling2D):
+    _axes = (1,)
 
 
 class LayerNormalization(Layer):
