@@ -12,6 +12,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout8  # bench/_rw_heldout8.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout9  # bench/_rw_heldout9.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout10  # bench/_rw_heldout10.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout11  # bench/_rw_heldout11.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -438,7 +439,7 @@ def verify_models(name, torch_script, ms_script, args, torch_rec, run: Path, tim
                "--no-per-layer"]
         for x in ins:
             dtype = x["dtype"]
-            cmd += ["--input", ",".join(map(str, x["shape"])) + (f":{dtype}" if dtype != "float32" else "")]
+            cmd += ["--input", (",".join(map(str, x["shape"])) or "()") + (f":{dtype}" if dtype != "float32" else "")]
         highs = [x["high"] for x in ins if x.get("high", 0) > 0]
         if highs:       # token ids below the vocabulary the program used (minGPT: 3)
             cmd += ["--int-high", str(min(highs))]
@@ -471,7 +472,8 @@ def main(argv=None):
     ap.add_argument("--no-verify", action="store_true")
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
-                                      "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"), default="default",
+                                      "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11"),
+                    default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
                          "makemore, attention-is-all-you-need, vector-quantize, perceiver (bench/_rw_heldout3.py); heldout4: "
@@ -484,7 +486,8 @@ def main(argv=None):
                          "heldout8: Gumbel_Softmax_VAE, Beta-VAE (bench/_rw_heldout8.py); heldout9: conformer, "
                          "nystrom-attention, sksq96/pytorch-vae, mlm-pytorch, bottleneck-transformer "
                          "(bench/_rw_heldout9.py); heldout10: locuslab/TCN, halonet, axial-attention, "
-                         "rotary-embedding-torch, AntixK/PyTorch-VAE (bench/_rw_heldout10.py)")
+                         "rotary-embedding-torch, AntixK/PyTorch-VAE (bench/_rw_heldout10.py); heldout11: "
+                         "spro/practical-pytorch's char-RNNs and sequence mask (bench/_rw_heldout11.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -28,7 +28,7 @@ from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_
 from .inplace_activations import might_act_in_place, rebind_activated_inputs
 from .inplace_callers import might_change_arguments, rebind_changed_arguments
 from .complex_operators import makes_complex
-from .graph_branch_names import bind_branch_names, might_bind_in_branch
+from .graph_branch_names import bind_branch_names, made_step_functions, might_bind_in_branch
 from .graph_idioms import split_device_tuples
 from .graph_partials import inline_graph_partials, might_build_partial
 from .deps import converted_before, imports_dependency
@@ -148,7 +148,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     new = module.visit(tr)
     if reads_undefined:   # a name the conversion binds (a converted loop's train_step) reads as written
         new = restore_bound_names(new, COMPAT)
-    if might_bind_in_branch(source):   # a name only an `if` or loop of a function binds (graph_branch_names.py)
+    if might_bind_in_branch(source) or made_step_functions(source, new):
+        # a name only an `if` or loop of a function binds (graph_branch_names.py); the functions a converted
+        # training loop became too (its forward_fn returns the `output` the loop body bound)
         new = bind_branch_names(new)
     if ".device" in source:   # `n, device = x.shape[1], x.device` in construct (graph_idioms.py)
         new = split_device_tuples(new)

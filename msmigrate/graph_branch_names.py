@@ -36,6 +36,13 @@ def might_bind_in_branch(source: str) -> bool:
     return "def " in source and any(word in source for word in ("if ", "for ", "while "))
 
 
+def made_step_functions(source: str, converted: cst.Module) -> bool:
+    """A module without a `def` whose conversion wrote functions (a training loop's forward_fn and train_step),
+    with an `if` or loop that one of them may hold."""
+    return "def " not in source and any(word in source for word in ("if ", "for ", "while ")) and any(
+        isinstance(st, cst.FunctionDef) for st in converted.body)
+
+
 class _Names(BindingTargets, NameReads):
     """Names bound (assignment targets, for/with/except targets, walrus, imports, defs) and all Names
     seen, of one statement; nested functions, classes and comprehensions bind in their own scope."""

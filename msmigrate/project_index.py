@@ -519,6 +519,7 @@ class ProjectIndex:
             self.by_path[path] = info
         self.local_tops: Set[str] = {n.split(".")[0] for n in self.modules if n}
         self.star_exports: Set[str] = set()   # "module.name" that a star import of a project module brings in
+        self._resolve_sibling_imports()
         self._resolve_star_imports()
         # every absolute name some project module imports (to keep re-exported names alive)
         self.imported_names: Set[str] = {v for info in self.modules.values() for v in info.imports.values()}
@@ -536,6 +537,36 @@ class ProjectIndex:
         out = {n: q for n, q in info.imports.items() if not n.startswith("_")}
         out.update({n: q for n, q in own.items() if not n.startswith("_")})
         return out
+
+    def sibling(self, module_name: str, dotted: str) -> str:
+        """`dotted` as an absolute import of module `module_name` finds it: a module of the same directory when that
+        directory is no package (scripts beside their modules, run from there: practical-pytorch's
+        char-rnn-classification/train.py does `from data import *`), named here with the directory's prefix
+        (`char-rnn-classification.data`); otherwise `dotted` as written."""
+        info = self.modules.get(module_name)
+        if info is None or info.is_package or "." not in module_name:
+            return dotted
+        prefix = module_name.rsplit(".", 1)[0]
+        if prefix in self.modules:      # a package (its __init__.py): absolute imports are absolute
+            return dotted
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            head = ".".join(parts[:i])
+            if head in self.modules:
+                return dotted
+            if f"{prefix}.{head}" in self.modules:
+                return f"{prefix}.{dotted}"
+        return dotted
+
+    def _resolve_sibling_imports(self) -> None:
+        """Absolute imports of a module beside the importing one in a directory that is no package (sibling()):
+        the import table and the star imports name the project module."""
+        for info in self.modules.values():
+            if info.is_package or "." not in info.name or info.name.rsplit(".", 1)[0] in self.modules:
+                continue
+            for local, qn in list(info.imports.items()):
+                info.imports[local] = self.sibling(info.name, qn)
+            info.stars = [self.sibling(info.name, base) for base in info.stars]
 
     def _resolve_star_imports(self) -> None:
         """`from .parts import *`: the names it binds join the importing module's import table (star

@@ -1021,7 +1021,37 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     walk(rhs, v)
     if not v.calls and not v.ops:
         return True
-    return any(_is_data_call(c, host) for c in v.calls)
+    data = [c for c in v.calls if _is_data_call(c, host)]
+    return bool(data) and not _helper_of_network_output(rhs, data, host)
+
+
+def _helper_of_network_output(rhs: cst.BaseExpression, data: List[str], host: Set[str]) -> bool:
+    """`loss = masked_loss(model(inputs), targets, lengths)`: a function of the program that data_functions takes
+    for a batch maker (it never calls its parameters: `logits.view(...)`, `torch.gather(...)`), given what a network
+    call returns: the loss computes from the network there, the statement belongs to the step. Only where every
+    data call is such a function (no draw, no host value) and the network is called by its name."""
+    if not all(c in host and "." not in c and not RANDOM_CALL.search(c) and not HOST_CALL.search(c) and c != "next"
+               for c in data):
+        return False
+    for node in _calls_in(rhs):
+        if isinstance(node.func, cst.Name) and node.func.value in data:
+            for arg in node.args:
+                for inner in _calls_in(arg.value):
+                    name = inner.func.value if isinstance(inner.func, cst.Name) else None
+                    if name and name not in _LIBRARY_ROOTS and not _is_data_call(name, host):
+                        return True
+    return False
+
+
+def _calls_in(node: cst.CSTNode) -> List[cst.Call]:
+    found: List[cst.Call] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    walk(node, _V())
+    return found
 
 
 def drawing_objects(module: cst.Module, numpy_names: Set[str], drawing: Set[str]) -> Set[str]:

@@ -1486,7 +1486,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated
         level = len(updated.relative)
         mod = code_of(updated.module).strip() if updated.module is not None else None
-        base = resolve_relative(self.module_name, self.is_package, level, mod) if level else (mod or "")
+        base = resolve_relative(self.module_name, self.is_package, level, mod) if level else \
+            self.index.sibling(self.module_name, mod or "")
         if base.split(".", 1)[0] not in self.index.local_tops:
             return updated
         keep = []

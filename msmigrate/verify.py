@@ -104,6 +104,8 @@ def _parse_dtype(text: str) -> str:
 
 
 def _parse_shape(text: str) -> tuple:
+    if str(text).strip() in ("()", "scalar"):      # a 0-d tensor (a character index fed one at a time)
+        return ()
     parts = [p.strip() for p in str(text).replace("x", ",").split(",")]
     if not parts or any(p == "" for p in parts):
         raise VerifyUsageError(f"bad input shape {text!r} (expected e.g. 2,3,64,64)")
@@ -142,7 +144,7 @@ def parse_input_spec(obj: Any, dtype: Optional[str] = None) -> InputSpec:
     if isinstance(obj, InputSpec):
         return InputSpec(obj.shape, _parse_dtype(dtype or obj.dtype))
     if isinstance(obj, dict):
-        return InputSpec(_parse_shape(",".join(map(str, obj["shape"]))),
+        return InputSpec(_parse_shape(",".join(map(str, obj["shape"])) or "()"),
                          _parse_dtype(dtype or obj.get("dtype", "float32")))
     if isinstance(obj, str):
         shape_text, _, dt = obj.partition(":")

@@ -200,9 +200,10 @@ def _read_ms_checkpoint(path):
         return {k: (v.value() if isinstance(v, Parameter) else v) for k, v in raw.items()}
     layout = json.loads(layout)
     if isinstance(layout, dict) and "cell" in layout:
+        where = calling_line()      # the original torch.load line
         raise MigrationError(
-            f"{path} holds a whole model ({layout['cell']}) saved with torch.save(model): MindSpore cannot "
-            f"rebuild a model object from a checkpoint. Create the model and call "
+            (f"{where}: " if where else "") + f"{path} holds a whole model ({layout['cell']}) saved with "
+            f"torch.save(model): MindSpore cannot rebuild a model object from a checkpoint. Create the model and call "
             f"model.load_state_dict(load(path)) instead")
     return _decode(layout, raw)
 
