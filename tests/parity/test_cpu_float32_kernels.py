@@ -104,7 +104,7 @@ class Plain(nn.Module):
     def forward(self, x, p):
         g = x.clone()
         g.tanh_()
-        return (torch.tanh(x), x.tanh(), F.tanh(x), self.tanh(x), g,
+        return (torch.tanh(x), x.tanh(), F.tanh(x), self.tanh(x), g, F.tanh(input=x),
                 torch.expm1(x), x.expm1(), torch.special.expm1(x),
                 torch.log(p), p.log(), torch.log2(p), torch.log10(p))
 
