@@ -10,9 +10,9 @@ W = "torch.signal.windows."
 _NOTE = "sym=True (torch's default) is MindSpore's periodic=False; float32 unless dtype= is given"
 
 for _name, _op, _extra in (("hann", "hann_window", ""), ("hamming", "hamming_window", ""),
-                           ("blackman", "blackman_window", ""), ("bartlett", "bartlett_window", ""),
+                           ("bartlett", "bartlett_window", ""),
                            ("kaiser", "kaiser_window", ", {beta}")):
-    _length = "ms.Tensor({M})" if _name in ("blackman", "bartlett") else "{M}"
+    _length = "ms.Tensor({M})" if _name == "bartlett" else "{M}"
     composed(W + _name, f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ops.{_op}({_length}, not {{sym}}{_extra}, "
              f"dtype={{dtype}}))", ("M", "sym", "dtype") + (("beta",) if _name == "kaiser" else ()),
              defaults={"sym": "True", "dtype": "ms.float32", "beta": "12.0"} if _name == "kaiser" else
@@ -45,11 +45,15 @@ for _name, _formula, _args, _defaults in (
              drop=FACTORY_DROP, target="mindspore.ops.arange",
              note="torch's formula over ops.arange (float64 for a float64 window, else float32 cast to dtype; "
                   "gaussian/exponential in float64 then cast; _ms_compat.window_points); sym as in torch", test=T)
-# torch's sum over the coefficients a[k] of (-1)**k * a[k] * cos(2 pi k n / denominator)
-_GENERAL_COSINE = (f"sum((-1) ** _ms_k * _ms_a * ops.cos(6.283185307179586 * _ms_k * {_N} / {_DEN}) "
-                   f"for _ms_k, _ms_a in enumerate({{a}}))")
-composed(W + "general_cosine", f"(ops.ones(1, {{dtype}}) if {{M}} == 1 else ({_GENERAL_COSINE}).astype({{dtype}}))",
-         ("M", "a", "sym", "dtype"), defaults={"sym": "True", "dtype": "ms.float32"}, drop=FACTORY_DROP,
-         target="mindspore.ops.cos", test=T,
-         note="torch's sum of (-1)**k * a[k] * cos(2 pi k n / (M - 1 if sym else M)) over ops.arange (float64 for a "
-              "float64 window, else float32 cast to dtype); a is any sequence of numbers")
+# torch's general_cosine: its linspace of the angles and its sum's order, in the window's dtype (float64, else float32)
+composed(W + "general_cosine", "_ms_compat.general_cosine_window({M}, {a}, {sym}, {dtype})", ("M", "a", "sym", "dtype"),
+         defaults={"sym": "True", "dtype": "ms.float32"}, drop=FACTORY_DROP, target="_ms_compat.general_cosine_window",
+         test=T, note="torch's sum of (-1)**k * a[k] * cos(k * linspace(0, 2 pi (M - 1) / (M - 1 if sym else M), M)) "
+                      "(float64 for a float64 window, else float32 cast to dtype; templates/compat_parts/"
+                      "window_points.py); a is any sequence of numbers")
+# torch's blackman is general_cosine with a = (0.42, 0.5, 0.08), summed in that order: its ends are 0.42 - 0.5 + 0.08
+# rounded (-1.4e-17 in float64, -1.5e-8 in float32); ops.blackman_window gives 0 there and other float32 roundings
+composed(W + "blackman", "_ms_compat.general_cosine_window({M}, (0.42, 0.5, 0.08), {sym}, {dtype})",
+         ("M", "sym", "dtype"), defaults={"sym": "True", "dtype": "ms.float32"}, drop=FACTORY_DROP,
+         target="_ms_compat.general_cosine_window", test=T,
+         note="torch's general_cosine with a = (0.42, 0.5, 0.08) (_ms_compat.general_cosine_window); sym as in torch")

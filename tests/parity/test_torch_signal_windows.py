@@ -37,7 +37,18 @@ WINDOWS += [case(W + "kaiser", ": (torch.signal.windows.kaiser(9, beta=5.0), tor
                  " torch.signal.windows.general_cosine(8, a=(0.3635819, 0.4891775, 0.1365995, 0.0106411),"
                  " dtype=torch.float64), torch.signal.windows.general_cosine(10, a=[0.46, 0.23, 0.31], sym=True,"
                  " dtype=torch.float64, layout=torch.strided, requires_grad=False))", [], rtol=1e-5, atol=1e-6,
-                 typed=True)]
+                 typed=True),
+            # blackman and general_cosine as torch computes them (its linspace of angles, its sum's order): float64
+            # to 1e-13 with the ends' -1.4e-17 (ops.blackman_window: 0, and Python coefficients rounded to float32 by
+            # a float64 tensor: 1.5e-8 off), float32 at torch's rounding
+            case([W + "blackman", W + "general_cosine"], ": (torch.signal.windows.blackman(M=5, sym=True,"
+                 " dtype=torch.float64), torch.signal.windows.blackman(6, sym=False, dtype=torch.float64),"
+                 " torch.signal.windows.general_cosine(7, a=[0.46, 0.23, 0.31], dtype=torch.float64),"
+                 " torch.signal.windows.blackman(0, dtype=torch.float64))", [], rtol=1e-13, atol=0.0, typed=True,
+                 graph=False),
+            case([W + "blackman", W + "general_cosine"], ": (torch.signal.windows.blackman(5),"
+                 " torch.signal.windows.blackman(12, sym=False), torch.signal.windows.general_cosine(9, a=[0.42, 0.5,"
+                 " 0.08]))", [], rtol=1e-6, atol=0.0, typed=True)]
 
 
 def test_windows():

@@ -47,6 +47,14 @@ def precise_log10(x):
     return _through_float64(ops.log10, x)
 
 
+def precise_sigmoid(x):
+    """ops.sigmoid(x), a CPU float32 x through float64 (MindSpore's float32 kernel: 2.3e-6 off); an integer or bool x
+    as float32, as torch promotes it. torch._foreach_sigmoid's items (torch.sigmoid keeps ops.sigmoid, noted)."""
+    if x.dtype in (ms.bool_, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8):
+        x = x.astype(ms.float32)
+    return _through_float64(ops.sigmoid, x)
+
+
 def precise_tanh(x):
     """ops.tanh(x), a CPU float32 x through float64 (MindSpore's float32 kernel: 1e-4 off, above 1 near 5)."""
     return _through_float64(ops.tanh, x)
