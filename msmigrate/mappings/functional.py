@@ -181,7 +181,7 @@ _simple("hardtanh", "mindspore.ops.hardtanh", ("input", "min_val", "max_val", "i
         ("input", "min_val", "max_val"), drop=("inplace",))
 _simple("sigmoid", "mindspore.ops.sigmoid", ("input",), ("input",),
         note=KERNEL_ERROR_NOTE.format(name="sigmoid", error="2.3e-6"))
-_simple("tanh", "_ms_compat.precise_tanh", ("input",), ("x",), {"input": "x"}, note=precise_note("tanh"), test=T_PRECISE)
+_simple("tanh", "_ms_compat.precise_tanh", ("input",), ("input",), note=precise_note("tanh"), test=T_PRECISE)
 _simple("softplus", "_ms_compat.softplus", ("input", "beta", "threshold"), ("input", "beta", "threshold"),
         note="ops.softplus, and torch's formula in float64 for a float64 input" + _F64)
 _simple("softsign", "mindspore.ops.softsign", ("input",), ("x",), {"input": "x"})

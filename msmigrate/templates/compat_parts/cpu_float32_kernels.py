@@ -55,9 +55,9 @@ def precise_sigmoid(x):
     return _through_float64(ops.sigmoid, x)
 
 
-def precise_tanh(x):
-    """ops.tanh(x), a CPU float32 x through float64 (MindSpore's float32 kernel: 1e-4 off, above 1 near 5)."""
-    return _through_float64(ops.tanh, x)
+def precise_tanh(input):     # torch's argument name: F.tanh(input=x) converts one to one
+    """ops.tanh(input), a CPU float32 input through float64 (MindSpore's float32 kernel: 1e-4 off, above 1 near 5)."""
+    return _through_float64(ops.tanh, input)
 
 
 
