@@ -11,7 +11,14 @@ the same place with the same values, as in Python the lambda read them when call
 a lambda called with keywords computes wrong values in a compiled graph (2.10: `f(x, 0.5, w=w, k=k)` of
 `lambda t, s, w, k: ...` in a loop, measured). Lambdas inside a nested def, lambda or comprehension (their own
 scope) stay; so do those with defaults or star parameters and calls whose arguments are not in the
-parameters' order (keywords given in another order, stars): Python would evaluate them in another order."""
+parameters' order (keywords given in another order, stars): Python would evaluate them in another order.
+
+A lambda handed on as a value in a loop (`_ms_compat.on_tensor(x, lambda _ms_r: _ms_r.mean(), ...)`, which the
+untyped-method mappings emit, or `sorted(xs, key=lambda t: ...)`) mis-builds the same way. It moves in front of
+the loop as written when the function's names it reads keep one value through the loop. When it reads names the
+loop binds and it is a call's argument, what moves is a factory of it, `_ms_loop_fnN = lambda i: (lambda r: r * i)`,
+called where the lambda was (`f(x, _ms_loop_fnN(i))`): the callee gets a lambda reading the values of that moment.
+One stored in a loop and reading what the loop changes stays (Python reads those names when it is called)."""
 from __future__ import annotations
 
 from typing import List, Set
@@ -128,6 +135,11 @@ class _Hoist(cst.CSTTransformer):
 
     def __init__(self, owner: "_Module", local_names: Set[str]):
         self.owner, self.local_names, self.loop_depth, self.hoisted = owner, local_names, 0, []
+        # names the top statement holding the loops binds (the loops' headers and bodies among them): a lambda
+        # moved in front of that statement must not read them from there
+        self.loop_bound: Set[str] = set()
+        self.called: Set[int] = set()         # lambdas called where written (leave_Call hoists those)
+        self.passed: Set[int] = set()         # lambdas given as a call's argument
 
     def visit_FunctionDef(self, node):
         return False        # its own scope, handled on its own
@@ -137,6 +149,34 @@ class _Hoist(cst.CSTTransformer):
 
     def visit_Lambda(self, node):
         return False
+
+    def visit_Call(self, node):
+        if isinstance(node.func, cst.Lambda):
+            self.called.add(id(node.func))
+        self.passed.update(id(a.value) for a in node.args if isinstance(a.value, cst.Lambda))
+
+    def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda):
+        """A lambda handed on as a value in a loop (`on_tensor(x, lambda _ms_r: _ms_r.mean(), ...)`,
+        `sorted(xs, key=lambda t: ...)`): defined in front of the loop instead, as written, when the
+        function's names it reads keep one value through the loop, so it reads what it read in the loop."""
+        if self.loop_depth == 0 or id(original) in self.called or not _simple_params(updated):
+            return updated
+        params = {p.name.value for p in updated.params.params}
+        free = [n for n in _names_read(updated.body) if n in self.local_names and n not in params]
+        varying = [n for n in free if n in self.loop_bound]
+        if varying and id(original) not in self.passed:
+            return updated      # stored, it may be called after those names changed: Python reads them then
+        name = self.owner.fresh()
+        value = updated.with_changes(lpar=[], rpar=[])
+        if varying:     # passed on where it is made: a factory taking what the loop changes, called in the loop
+            value = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in varying]),
+                               body=updated.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+        self.hoisted.append(cst.SimpleStatementLine(body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Name(name))], value=value)]))
+        if varying:
+            return cst.Call(func=cst.Name(name), args=[cst.Arg(cst.Name(n)) for n in varying],
+                            lpar=updated.lpar, rpar=updated.rpar)
+        return cst.Name(name, lpar=updated.lpar, rpar=updated.rpar)
 
     def visit_ListComp(self, node):
         return False
@@ -190,6 +230,7 @@ class _Module(cst.CSTTransformer):
         changed, body = False, []
         for st in updated.body.body:
             hoist = _Hoist(self, local_names)
+            hoist.loop_bound = _bound_names(st)
             new = _in_loops(st, hoist)
             if hoist.hoisted:
                 changed = True

@@ -238,6 +238,70 @@ def reads(node: cst.CSTNode) -> List[str]:
     return v.names
 
 
+def _target_names(target: cst.BaseExpression) -> Set[str]:
+    return {t.value for t in single_targets(target) if isinstance(t, cst.Name)}
+
+
+def _loop_targets(node: cst.CSTNode) -> Set[str]:
+    """The names `for` statements in `node` bind."""
+    names: Set[str] = set()
+
+    class _Fors(cst.CSTVisitor):
+        def visit_For(self, loop: cst.For) -> None:
+            names.update(_target_names(loop.target))
+
+    walk(node, _Fors())
+    return names
+
+
+def loop_bound_reads(node: cst.CSTNode) -> Dict[str, int]:
+    """The reads of each name made inside a loop that binds it first: `for i in ...:` (its body) and a
+    comprehension's `for i in`. Such a read sees the loop's own value, so it does not make the value a
+    name held before the loop live: `for i in range(n): print(words[i])` reads no `i` of a step before it."""
+    counts: Dict[str, int] = {}
+
+    def count(part: Optional[cst.CSTNode], bound: Set[str]) -> None:
+        if part is None or not bound:
+            return
+        for n in reads(part):
+            if n in bound:
+                counts[n] = counts.get(n, 0) + 1
+
+    class _Loops(cst.CSTVisitor):
+        def visit_For(self, loop: cst.For) -> None:
+            count(loop.body, _target_names(loop.target))
+
+        def visit_CompFor(self, comp: cst.CompFor) -> None:
+            bound = _target_names(comp.target)
+            count(comp.inner_for_in, bound)
+            for cond in comp.ifs:
+                count(cond, bound)
+
+        def _comprehension(self, node) -> None:
+            bound: Set[str] = set()
+            comp = node.for_in
+            while comp is not None:
+                bound |= _target_names(comp.target)
+                comp = comp.inner_for_in
+            for part in ((node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,)):
+                count(part, bound)
+
+        def visit_ListComp(self, node) -> None:
+            self._comprehension(node)
+
+        def visit_SetComp(self, node) -> None:
+            self._comprehension(node)
+
+        def visit_GeneratorExp(self, node) -> None:
+            self._comprehension(node)
+
+        def visit_DictComp(self, node) -> None:
+            self._comprehension(node)
+
+    walk(node, _Loops())
+    return counts
+
+
 class _GradReads(_Reads):
     """Names read where a gradient can flow: not inside `x.detach()` or `stop_gradient(x)`."""
 
@@ -373,6 +437,8 @@ class LoopInfo:
     closure_only: Set[str] = field(default_factory=set)
     # the statements are a module's top level: every name they bind is a global other code may read
     module_globals: bool = False
+    # of read_counts, the reads made inside a loop binding the name first (loop_bound_reads)
+    loop_reads: Dict[str, int] = field(default_factory=dict)
     # names bound to project classes wrapping an optimizer -> (the attribute holding it, the methods that step
     # it): `optimizer.step_and_update_lr()` steps `optimizer._optimizer` (project_index.optimizer_wrapper_methods)
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
@@ -2258,8 +2324,20 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for x in g.losses:
             for n in reads(x):
                 inside_reads[n] = inside_reads.get(n, 0) + 1
+        # a loop variable of the step's own loops (`for i in range(k): loss = loss + ...`) is live after the step
+        # only where a read outside a loop rebinding it sees it: a Python int handed out as an extra output
+        # breaks MindSpore's has_aux (the step's `i` is not the `i` of `for i in ...: print(words[i])`)
+        own_loops = {n for st in fwd_stmts for n in _loop_targets(st)}
+        inside_loop_reads: Dict[str, int] = {}
+        for st in fwd_stmts:
+            for n, k in loop_bound_reads(st).items():
+                inside_loop_reads[n] = inside_loop_reads.get(n, 0) + k
         for n in sorted(computed):
             if n in aux or n == loss_out:
+                continue
+            if (n in own_loops and n not in inputs
+                    and info.read_counts.get(n, 0) - info.loop_reads.get(n, 0)
+                    <= inside_reads.get(n, 0) - inside_loop_reads.get(n, 0)):
                 continue
             if (info.read_counts.get(n, 0) > inside_reads.get(n, 0) or n in inputs or info.module_globals
                     or script_globals):

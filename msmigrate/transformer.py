@@ -894,7 +894,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
-                           taken=scope["bound"], host_functions=self._host_functions,
+                           loop_reads=scope["loop_reads"], taken=scope["bound"], host_functions=self._host_functions,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
@@ -1145,7 +1145,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         # the name may not be the import any more (see _shadowed)
         imported = {a.asname.name.value for imp in _Imports.collect(node) for a in imp.names
                     if a.asname is not None and isinstance(a.asname.name, cst.Name)}   # `import x as y`
-        self._scopes.append({"reads": counts, "bound": bound, "loops": [], "shadows": bound - imported,
+        self._scopes.append({"reads": counts, "loop_reads": TL.loop_bound_reads(node), "bound": bound, "loops": [],
+                             "shadows": bound - imported,
                              "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
                              "numpy": NI.numpy_names(node, self._numpy_aliases())})   # `pos = np.random.choice(..)`
 

@@ -2181,3 +2181,41 @@ def train(objs, batches):
 """
     code, _, _ = run_both(src, _batches())
     assert "ops.zeros(tuple(std.shape), std.data.dtype)" in code or "ops.zeros(tuple(std.shape)" in code, code
+
+
+# ------------------------------------------------------------------ the step's own loop index is no extra output
+LOOP_INDEX = """
+import torch
+import torch.nn as nn
+
+words = ["a", "b", "c"]
+for i in range(len(words)):          # another loop binding i, read before the training loop
+    print(words[i])
+
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.2, -0.1, 0.3]]))
+    model.bias.fill_(0.05)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for step in range(3):
+    opt.zero_grad()
+    loss = 0
+    for i in range(2):               # the step's own loop: its i is read nowhere after it
+        loss = loss + model(x * (i + 1)).pow(2).mean()
+    loss.backward()
+    opt.step()
+weights = [model.weight, model.bias]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_loop_index_of_the_step_is_not_returned_from_it(graph):
+    """`for i in range(2): loss = loss + ...` inside the step, with `i` read elsewhere in the module only by
+    another loop binding it: the forward returned `i` as an extra output (a Python int), which MindSpore's has_aux
+    refuses in both modes ("that forward function should be multi output"). In GRAPH mode the step's
+    `on_tensor(..., lambda ...)` in the loop also returned None (graph_loop_lambdas.py). Parameters after three
+    SGD steps vs torch."""
+    from .parity.harness import program_weights_match_torch
+    code, _ = program_weights_match_torch(LOOP_INDEX, graph)
+    assert "return loss\n" in code, code

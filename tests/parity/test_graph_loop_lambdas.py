@@ -83,3 +83,59 @@ class Cluster(torch.nn.Module):
 def torch_tensor(a):
     import torch
     return torch.from_numpy(a)
+
+
+# ------------------------------------------------------------------ a lambda handed on as a value in a loop
+PASSED = '''
+import torch
+
+
+def apply(t, fn):
+    return fn(t)
+
+
+def scaled(x, w):
+    scale = w.sum()
+    for k in range(3):
+        x = apply(x, lambda t: torch.tanh(t * scale))          # reads a name the loop leaves alone
+        x = apply(x, lambda t: t * (k + 1) + w)                 # reads the loop's own k: a factory of it
+    return x
+
+
+def untyped(x, scales):
+    total = 0
+    for s in scales:
+        total = total + (x * s).pow(2).mean()                   # a method on an untyped value: on_tensor's lambdas
+    return total
+'''
+
+
+def test_lambdas_passed_in_a_loop_move_in_front_and_compute_torchs_values_in_graph():
+    x, w = rnd(2, 3, seed=3), rnd(2, 3, seed=4)
+    code, _ = check_function(PASSED, [x, w], entry="scaled", grad=True)   # values (both modes), PyNative grads
+    fn = code[code.index("def scaled"):code.index("def untyped")]
+    loop = fn.index("for k in range(3)")
+    assert fn.index("= lambda t: _ms_compat.precise_tanh") < loop and fn.index("= lambda k: (lambda t:") < loop, fn
+    torch = pytest.importorskip("torch")
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    load_torch(PASSED)["scaled"](tx, tw).sum().backward()
+    mod, _, _ = load_converted(PASSED)
+    def total(a, b):
+        return mod.scaled(a, b).sum()
+    grads = ms.jit(ms.grad(total, grad_position=(0, 1)))(ms.Tensor(x), ms.Tensor(w))
+    assert_close(grads[0].asnumpy(), tx.grad.numpy())
+    assert_close(grads[1].asnumpy(), tw.grad.numpy())
+
+
+def test_untyped_method_in_a_loop_of_a_compiled_function_is_not_none():
+    torch = pytest.importorskip("torch")
+    x = rnd(2, 3, seed=5)
+    want = load_torch(PASSED)["untyped"](torch.tensor(x), (1.0, 2.0)).item()
+    mod, _, _ = load_converted(PASSED)
+    code = open(mod.__file__).read()
+    assert "_ms_compat.on_tensor" in code, code      # the construct under test is emitted
+    def run(a):
+        return mod.untyped(a, (1.0, 2.0))
+    got = ms.jit(run)(ms.Tensor(x))
+    assert got is not None
+    assert_close(np.asarray(got.asnumpy()), np.asarray(want, np.float32))

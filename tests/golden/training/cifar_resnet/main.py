@@ -159,6 +159,8 @@ def train(epoch):
     # _ms_compat.compile_step (helper): compiled once per model and optimizer in GRAPH mode, not again each epoch; op by
     # op in PYNATIVE mode
     train_step = _ms_compat.compile_step(train_step)
+    _ms_loop_fn1 = lambda _ms_r: _ms_compat.reduce_sum(_ms_r)
+    _ms_loop_fn2 = lambda _ms_r: _ms_r.sum()
     for batch_idx, (inputs, targets) in enumerate(trainloader):
         loss, outputs = train_step(inputs, targets)
         if args.sched == 'onecycle':
@@ -170,7 +172,7 @@ def train(epoch):
         total += targets.shape[0]
         # _ms_compat.on_tensor (helper): tensor_form(x) for a MindSpore tensor, method(x) (the call as written)
         # otherwise
-        correct += _ms_compat.on_tensor(predicted.eq(targets), lambda _ms_r: _ms_compat.reduce_sum(_ms_r), lambda _ms_r: _ms_r.sum()).item()
+        correct += _ms_compat.on_tensor(predicted.eq(targets), _ms_loop_fn1, _ms_loop_fn2).item()
         log_metrics(step=global_step, epoch=epoch, loss=loss.item(), lr=scheduler.get_last_lr()[0])
         if batch_idx % args.log_interval == 0:
             print('[%d/%d] Loss: %.3f | Acc: %.3f%% (%d/%d)'
@@ -185,6 +187,8 @@ def test(epoch):
     test_loss = 0
     correct = 0
     total = 0
+    _ms_loop_fn3 = lambda _ms_r: _ms_compat.reduce_sum(_ms_r)
+    _ms_loop_fn4 = lambda _ms_r: _ms_r.sum()
     batch_idx = None
     for batch_idx, (inputs, targets) in enumerate(testloader):
         outputs = net(inputs)
@@ -193,7 +197,7 @@ def test(epoch):
         test_loss += loss.item()
         _, predicted = (ops.max(outputs, 1) if _ms_compat.is_tensor(outputs) else outputs.max(1))
         total += targets.shape[0]
-        correct += _ms_compat.on_tensor(predicted.eq(targets), lambda _ms_r: _ms_compat.reduce_sum(_ms_r), lambda _ms_r: _ms_r.sum()).item()
+        correct += _ms_compat.on_tensor(predicted.eq(targets), _ms_loop_fn3, _ms_loop_fn4).item()
 
     print('Test Loss: %.3f | Acc: %.3f%% (%d/%d)'
           % (test_loss/(batch_idx+1), 100.*correct/total, correct, total))

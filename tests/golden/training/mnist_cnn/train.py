@@ -64,13 +64,15 @@ def test(model, device, test_loader):
     model.set_train(False)
     test_loss = 0
     correct = 0
+    _ms_loop_fn1 = lambda _ms_r: _ms_compat.reduce_sum(_ms_r)
+    _ms_loop_fn2 = lambda _ms_r: _ms_r.sum()
     for data, target in test_loader:
         output = model(data)
         test_loss += _ms_compat.nll_loss(output, target, reduction='sum').item()  # sum up batch loss
         pred = ops.argmax(output, dim=1, keepdim=True)  # get the index of the max log-probability
         # _ms_compat.on_tensor (helper): tensor_form(x) for a MindSpore tensor, method(x) (the call as written)
         # otherwise
-        correct += _ms_compat.on_tensor(pred.eq(ops.reshape(target, pred.shape)), lambda _ms_r: _ms_compat.reduce_sum(_ms_r), lambda _ms_r: _ms_r.sum()).item()
+        correct += _ms_compat.on_tensor(pred.eq(ops.reshape(target, pred.shape)), _ms_loop_fn1, _ms_loop_fn2).item()
 
     test_loss /= len(test_loader.dataset)
     accuracy = 100. * correct / len(test_loader.dataset)
