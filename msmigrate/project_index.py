@@ -29,8 +29,30 @@ _MODULE_BASE_PREFIXES = ("torch.nn.",)
 TORCH_SUBMODULES = ("safetensors.torch", "einops")
 
 
+# Hugging Face transformers is framework-neutral at its top (configs, tokenizers work without torch), but its
+# models, Trainer, pipelines, data collators and schedules are torch code: names of those are torch names
+# (TF* and Flax* classes are not), so their uses are sites, not copied through unseen.
+_HF_TORCH_NAMES = re.compile(
+    r"(?!TF|Flax)(\w*(Model|ModelMixin|LMHead\w*)|\w+For[A-Z]\w*|AutoModel\w*|\w*Trainer|pipeline|PreTrainedModel"
+    r"|GenerationMixin|DataCollator\w*|default_data_collator|AdamW|Adafactor|get_\w*schedule\w*)")
+
+
+def _hf_torch_name(qname: str) -> bool:
+    """transformers.BertModel, transformers.models.bert.modeling_bert.BertLayer: torch; transformers.BertConfig,
+    transformers.AutoTokenizer, transformers.TFBertModel: not."""
+    parts = qname.split(".")
+    if len(parts) < 2:
+        return False
+    if any(p == "modeling_utils" or (p.startswith("modeling_") and not p.startswith(("modeling_tf_", "modeling_flax_")))
+           for p in parts[1:-1]):
+        return True
+    return any(_HF_TORCH_NAMES.fullmatch(p) for p in parts[1:])     # BertModel.from_pretrained too
+
+
 def is_torch_name(qname: str) -> bool:
     top = qname.split(".", 1)[0]
+    if top == "transformers":
+        return _hf_torch_name(qname)
     return top in TORCH_ECOSYSTEM or any(qname == m or qname.startswith(m + ".") for m in TORCH_SUBMODULES)
 
 

@@ -70,6 +70,7 @@ from . import graph_aliases as GA
 from . import layer_calls as LC
 from . import layer_refs as LR
 from . import untyped_methods as UM
+from . import hf_return_tensors as HF
 from . import host_draws as HD
 from . import tensor_reads as DR
 from . import inplace_arguments as IA
@@ -1466,6 +1467,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.uses_compat = self.uses_compat or needs_bootstrap(self.index, self.module_name)   # sys.path
             return updated
         if updated.relative or updated.module is None or not self._is_foreign_torch(code_of(updated.module).strip()):
+            mixed = self._drop_torch_names_of_neutral_package(original, updated)
+            if mixed is not None:
+                return mixed
             return self._drop_project_torch_aliases(updated)
         dotted = code_of(updated.module).strip()
         self.touched = True
@@ -1479,6 +1483,30 @@ class TorchToMindSpore(cst.CSTTransformer):
         if keep:
             return cst.FlattenSentinel(keep)
         return cst.RemovalSentinel.REMOVE
+
+    def _drop_torch_names_of_neutral_package(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        """`from transformers import BertConfig, BertModel`: a package neutral at its top whose torch names
+        (project_index.is_torch_name) are sites where used; those names leave the import (re-exported ones are
+        assigned their conversion), the rest stay. None when the import names none."""
+        if updated.relative or updated.module is None or isinstance(updated.names, cst.ImportStar):
+            return None
+        dotted = code_of(updated.module).strip()
+        if dotted.split(".", 1)[0] in self.index.local_tops or is_dependency_name(self.index, dotted):
+            return None
+        torch_names = [a for a in updated.names if is_torch_name(f"{dotted}.{code_of(a.name).strip()}")]
+        if not torch_names:
+            return None
+        self.touched = True
+        reexports = []
+        for alias in torch_names:
+            local = alias.asname.name.value if alias.asname else code_of(alias.name).strip()
+            if f"{self.module_name}.{local}" in self.index.imported_names:
+                reexports.append(self._reexport(local, f"{dotted}.{code_of(alias.name).strip()}", original))
+        rest = _with_names(updated, [a for a in updated.names if a not in torch_names])
+        stmts = ([] if isinstance(rest, cst.RemovalSentinel) else [rest]) + reexports
+        if not stmts:
+            return cst.RemovalSentinel.REMOVE
+        return cst.FlattenSentinel(stmts) if len(stmts) > 1 else stmts[0]
 
     def _drop_project_torch_aliases(self, updated: cst.ImportFrom):
         """`from .common import nn, F` where common re-exports torch modules: every use
@@ -2313,6 +2341,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return in_order
         updated = LC.keyword_input(self, original, updated) or updated    # `m(input=x)` of a torch layer
         updated = CW.copy_value(self, original, updated) or updated   # `conv1d.weight.copy_(t)`: conv1d_weights.py
+        asked = HF.converted(self, original, updated)   # `tokenizer(texts, return_tensors="pt")`: hf_return_tensors.py
+        if asked is not None:
+            return asked
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
