@@ -18,7 +18,9 @@ untyped-method mappings emit, or `sorted(xs, key=lambda t: ...)`) mis-builds the
 the loop as written when the function's names it reads keep one value through the loop. When it reads names the
 loop binds and it is a call's argument, what moves is a factory of it, `_ms_loop_fnN = lambda i: (lambda r: r * i)`,
 called where the lambda was (`f(x, _ms_loop_fnN(i))`): the callee gets a lambda reading the values of that moment.
-One stored in a loop and reading what the loop changes stays (Python reads those names when it is called)."""
+One stored in a loop and reading what the loop changes stays (Python reads those names when it is called).
+A comprehension inside a loop is the same (`[f(x, lambda t: t * j) for j in ...]`; one outside loops compiles
+right and stays): its lambdas move, the names its own `for`s bind counted among those the loop changes."""
 from __future__ import annotations
 
 from typing import List, Set
@@ -140,6 +142,7 @@ class _Hoist(cst.CSTTransformer):
         self.loop_bound: Set[str] = set()
         self.called: Set[int] = set()         # lambdas called where written (leave_Call hoists those)
         self.passed: Set[int] = set()         # lambdas given as a call's argument
+        self.comp_bound: List[Set[str]] = []  # the names the comprehensions around the current node bind
 
     def visit_FunctionDef(self, node):
         return False        # its own scope, handled on its own
@@ -162,8 +165,8 @@ class _Hoist(cst.CSTTransformer):
         if self.loop_depth == 0 or id(original) in self.called or not _simple_params(updated):
             return updated
         params = {p.name.value for p in updated.params.params}
-        free = [n for n in _names_read(updated.body) if n in self.local_names and n not in params]
-        varying = [n for n in free if n in self.loop_bound]
+        free = [n for n in _names_read(updated.body) if n in self._visible() and n not in params]
+        varying = [n for n in free if n in self.loop_bound or any(n in b for b in self.comp_bound)]
         if varying and id(original) not in self.passed:
             return updated      # stored, it may be called after those names changed: Python reads them then
         name = self.owner.fresh()
@@ -178,17 +181,30 @@ class _Hoist(cst.CSTTransformer):
                             lpar=updated.lpar, rpar=updated.rpar)
         return cst.Name(name, lpar=updated.lpar, rpar=updated.rpar)
 
-    def visit_ListComp(self, node):
-        return False
+    # a comprehension in a loop mis-builds the same way with a lambda in it (outside loops it compiles right):
+    # its lambdas move too, what its own `for`s bind counted among the names the loop changes
+    def _enter_comprehension(self, node) -> bool:
+        if self.loop_depth == 0:
+            return False
+        bound: Set[str] = set()
+        comp = node.for_in
+        while comp is not None:
+            _targets(comp.target, bound)
+            comp = comp.inner_for_in
+        self.comp_bound.append(bound)
+        return True
 
-    def visit_SetComp(self, node):
-        return False
+    def _leave_comprehension(self, original, updated):
+        if self.loop_depth and self.comp_bound:
+            self.comp_bound.pop()
+        return updated
 
-    def visit_DictComp(self, node):
-        return False
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
-    def visit_GeneratorExp(self, node):
-        return False
+    def _visible(self) -> Set[str]:
+        """The function's names and those of the comprehensions around here."""
+        return self.local_names.union(*self.comp_bound)
 
     def visit_For(self, node):
         self.loop_depth += 1
@@ -202,7 +218,7 @@ class _Hoist(cst.CSTTransformer):
         if self.loop_depth == 0 or lam is None or not _simple_params(lam) or not _in_parameter_order(lam, updated):
             return updated
         params = {p.name.value for p in lam.params.params}
-        free = [n for n in _names_read(lam.body) if n in self.local_names and n not in params]
+        free = [n for n in _names_read(lam.body) if n in self._visible() and n not in params]
         name = self.owner.fresh()
         new_params = list(lam.params.params) + [cst.Param(cst.Name(n)) for n in free]
         new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in new_params]

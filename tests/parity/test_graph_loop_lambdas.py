@@ -102,6 +102,13 @@ def scaled(x, w):
     return x
 
 
+def in_comprehension(x, w):
+    for k in range(2):
+        x = torch.stack([apply(x * j, lambda t: t + w * j) for j in range(2)]).sum(0)       # reads the comp's j
+        x = torch.stack([(lambda t: torch.sin(t) * j)(x) for j in range(1, 3)]).sum(0)     # called where written
+    return x
+
+
 def untyped(x, scales):
     total = 0
     for s in scales:
@@ -113,7 +120,7 @@ def untyped(x, scales):
 def test_lambdas_passed_in_a_loop_move_in_front_and_compute_torchs_values_in_graph():
     x, w = rnd(2, 3, seed=3), rnd(2, 3, seed=4)
     code, _ = check_function(PASSED, [x, w], entry="scaled", grad=True)   # values (both modes), PyNative grads
-    fn = code[code.index("def scaled"):code.index("def untyped")]
+    fn = code[code.index("def scaled"):code.index("def in_comprehension")]
     loop = fn.index("for k in range(3)")
     assert fn.index("= lambda t: _ms_compat.precise_tanh") < loop and fn.index("= lambda k: (lambda t:") < loop, fn
     torch = pytest.importorskip("torch")
@@ -139,3 +146,21 @@ def test_untyped_method_in_a_loop_of_a_compiled_function_is_not_none():
     got = ms.jit(run)(ms.Tensor(x))
     assert got is not None
     assert_close(np.asarray(got.asnumpy()), np.asarray(want, np.float32))
+
+
+def test_lambdas_in_a_comprehension_in_a_loop_values_and_gradients_in_graph():
+    """A comprehension in a loop with a lambda in it returns None compiled, as a loop body does; outside loops
+    it compiles right (and stays as written)."""
+    x, w = rnd(2, 3, seed=6), rnd(2, 3, seed=7)
+    code, _ = check_function(PASSED, [x, w], entry="in_comprehension", grad=True)
+    fn = code[code.index("def in_comprehension"):code.index("def untyped")]
+    assert "lambda" not in fn[fn.index("for k in range(2)"):], fn
+    torch = pytest.importorskip("torch")
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    load_torch(PASSED)["in_comprehension"](tx, tw).sum().backward()
+    mod, _, _ = load_converted(PASSED)
+    def total(a, b):
+        return mod.in_comprehension(a, b).sum()
+    grads = ms.jit(ms.grad(total, grad_position=(0, 1)))(ms.Tensor(x), ms.Tensor(w))
+    assert_close(grads[0].asnumpy(), tx.grad.numpy())
+    assert_close(grads[1].asnumpy(), tw.grad.numpy())
