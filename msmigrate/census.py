@@ -156,8 +156,6 @@ RULES: Tuple[Rule, ...] = (
               r"_use_cudnn_ctc_loss|new_.*storage.*|resize_.*|resize_as_.*)", TODO,
          "memory layout / storage / pointer API: MindSpore tensors expose no storage, strides or pointers",
          "work on values (ms.Tensor(numpy_array), .asnumpy(), ops.reshape) instead of the memory layout"),
-    Rule(r"torch", r"vmap", TODO, "torch.vmap has no mapping record",
-         "mindspore.vmap(fn, in_axes, out_axes) (same idea, check in_dims -> in_axes by hand)"),
     Rule(r"torch", r"(jit|compile|compiler|import_ir_module.*|.*script.*|.*_jit_.*|export|fx|.*onnx.*|"
               r".*graph.*|Graph.*|cond|while_loop|vmap|func|functional_call|library|.*Library.*|.*dispatch.*|"
               r".*Dispatch.*|"

@@ -136,3 +136,15 @@ for _src in ("torch.is_grad_enabled",):
               "grad/value_and_grad, and the converted no_grad does nothing, so a function torch runs under its "
               "CALLER's no_grad reads True here (its branches on the mode compute the same values unless they "
               "differ in more than gradient bookkeeping)")(_is_grad_enabled)
+
+for _src in ("torch.vmap", "torch.func.vmap"):
+    mapping(_src, "_ms_compat.vmap", args=("func", "in_dims", "out_dims", "randomness"),
+            target_args=("func", "in_dims", "out_dims", "randomness"), kwonly=("chunk_size",),
+            unsupported={"randomness": "torch draws per slice ('different') or once ('same') inside a mapped "
+                                       "function; the helper calls the function once per slice, so its draws differ "
+                                       "from torch's; write instead: draw outside the mapped function"},
+            unsupported_ok={"randomness": ("'error'", '"error"')},
+            note="func called once per slice of the mapped dimension, the results stacked at out_dims (nested "
+                 "tuples/lists/dicts too): torch's values and gradients; mindspore.vmap batches op by op and "
+                 "mis-batches some (x.T transposes the mapped dimension too, MindSpore 2.10), so it is not used",
+            test=f"{T}::test_vmap")

@@ -466,3 +466,53 @@ def func_grad(func, argnums=0, has_aux=False):
             return out
         return ms.grad(output, grad_position=argnums)(*args), held["aux"]
     return grad_and_aux
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """torch.vmap / torch.func.vmap: func mapped over a dimension of its arguments, one call per slice, the results
+    stacked at out_dims (nested tuples, lists and dicts of tensors too). mindspore.vmap batches each op instead and
+    mis-batches some (x.T transposes the mapped dimension too, measured on 2.10); chunk_size only bounds torch's
+    memory use."""
+    def mapped(*args):
+        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError(f"vmap: in_dims has {len(dims)} entries for {len(args)} arguments")
+
+        def size_of(arg, dim):
+            if dim is None:
+                return None
+            if isinstance(arg, (tuple, list)):
+                return next((s for s in (size_of(a, dim) for a in arg) if s is not None), None)
+            if isinstance(arg, dict):
+                return next((s for s in (size_of(a, dim) for a in arg.values()) if s is not None), None)
+            return arg.shape[dim]
+
+        def part(arg, dim, i):
+            if dim is None:
+                return arg
+            if isinstance(arg, (tuple, list)):
+                return type(arg)(part(a, dim, i) for a in arg)
+            if isinstance(arg, dict):
+                return {k: part(a, dim, i) for k, a in arg.items()}
+            return arg.narrow(dim, i, 1).squeeze(dim)
+
+        sizes = [s for s in (size_of(a, d) for a, d in zip(args, dims)) if s is not None]
+        if not sizes:
+            raise ValueError("vmap: at least one argument must be mapped over (in_dims all None)")
+        if any(s != sizes[0] for s in sizes):
+            raise ValueError(f"vmap: the mapped dimensions differ in size: {sizes}")
+        outs = [func(*[part(a, d, i) for a, d in zip(args, dims)]) for i in range(sizes[0])]
+
+        def stack(results, dim):
+            first = results[0]
+            if isinstance(first, (tuple, list)):
+                ds = dim if isinstance(dim, (tuple, list)) else (dim,) * len(first)
+                return type(first)(stack([r[k] for r in results], ds[k]) for k in range(len(first)))
+            if isinstance(first, dict):
+                return {k: stack([r[k] for r in results], dim) for k in first}
+            if not isinstance(first, ms.Tensor):
+                first = ms.Tensor(first)
+                results = [ms.Tensor(r) for r in results]
+            return ops.stack(results, dim % (first.ndim + 1))
+        return stack(outs, out_dims)
+    return mapped
