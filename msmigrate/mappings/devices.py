@@ -79,6 +79,11 @@ mapping("torch.cuda.set_device", "_ms_compat.cuda_set_device", args=("device",),
         status=DIFFERENCE,
         note="mindspore.set_device(target, id) on an accelerator (MindSpore accepts it before its first "
              "operation; later it warns and keeps the device); nothing on CPU", test=f"{T}::test_device_values")
+mapping("torch.cuda.device", "_ms_compat.cuda_device", args=("device",), target_args=("device",),
+        status=DIFFERENCE,
+        note="a `with` block choosing the device as torch.cuda.set_device does (nothing on CPU, nor for None or a "
+             "negative index, torch's no-op); MindSpore keeps one device for the program, so leaving the block "
+             "restores nothing", test=f"{T}::test_device_values")
 mapping("torch.cuda.get_device_name", "_ms_compat.cuda_get_device_name", args=("device",),
         target_args=("device",), status=DIFFERENCE,
         note="the accelerator's name; on a CPU run the processor's name (torch raises there)",

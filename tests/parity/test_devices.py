@@ -69,7 +69,8 @@ def fn():
 
 
 def host():
-    torch.cuda.set_device(0)
+    with torch.cuda.device(-1):         # torch's no-op index (SimCLR's `with torch.cuda.device(args.gpu_index)`)
+        torch.cuda.set_device(0)
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
@@ -122,7 +123,7 @@ def test_device_values():
     assert current == 0
     assert isinstance(name, str) and name
     assert memory == [0, 0, 0, 0]
-    assert_sites(sites, "torch.cuda.set_device", "torch.cuda.synchronize", "torch.cuda.empty_cache",
+    assert_sites(sites, "torch.cuda.device", "torch.cuda.set_device", "torch.cuda.synchronize", "torch.cuda.empty_cache",
                  "torch.cuda.current_device", "torch.cuda.get_device_name", "torch.cuda.memory_allocated",
                  "torch.cuda.max_memory_allocated", "torch.cuda.memory_reserved",
                  "torch.cuda.max_memory_reserved", "torch.cuda.reset_peak_memory_stats")

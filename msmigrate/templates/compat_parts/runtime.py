@@ -158,6 +158,23 @@ def cuda_set_device(device):
                       f"{ms.get_context('device_id')} ({exc})")
 
 
+class cuda_device:
+    """torch.cuda.device(i) as a `with` block: torch makes device i current inside it and does nothing for
+    None or a negative index. MindSpore runs the program on one device: i is chosen as cuda_set_device
+    chooses it (nothing on CPU), and the block's values are the same on any device."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        if self.device is not None and not (isinstance(self.device, int) and self.device < 0):
+            cuda_set_device(self.device)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def cuda_synchronize(device=None):
     """torch.cuda.synchronize(): wait for queued device work; nothing to wait for on CPU."""
     if backend.target != "CPU":
