@@ -17,7 +17,7 @@ def _cat_plan(shapes, axis):
     kept = [i for i in range(n) if not (len(shapes[i]) == 1 and shapes[i][0] == 0)]
     if not kept or max(len(shapes[i]) for i in kept) == 1:
         kept = list(range(n))
-    filled = [i for i in kept if len(shapes[i]) > 0 and shapes[i][axis % len(shapes[i])] > 0]
+    filled = [i for i in kept if len(shapes[i]) > 0 and shapes[i][axis % len(shapes[i])] != 0]   # None: unknown, a mask's pick
     if filled:
         ref = shapes[filled[0]]
         a = axis % len(ref)

@@ -1,0 +1,58 @@
+"""Constructs found by bench/real_world.py --set heldout14 (bench/_rw_heldout14.py: sthalles/SimCLR's trainer) in a
+program the converter was never run on, each reduced to a minimal torch snippet of our own run against its
+conversion."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("mindspore")
+
+from .parity.harness import program_weights_match_torch  # noqa: E402
+
+# ------------------------------------------------------------------ boolean-mask selections joined in a train step
+MASKED_CONTRAST = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Linear(4, 3)
+with torch.no_grad():
+    model.weight.copy_(torch.linspace(-1, 1, 12).reshape(3, 4))
+    model.bias.fill_(0.1)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+criterion = nn.CrossEntropyLoss()
+
+
+def contrast(features, batch, views, temperature):
+    labels = torch.cat([torch.arange(batch) for i in range(views)], dim=0)
+    labels = (labels.unsqueeze(0) == labels.unsqueeze(1)).float()
+    features = F.normalize(features, dim=1)
+    sim = torch.matmul(features, features.T)
+    mask = torch.eye(labels.shape[0], dtype=torch.bool)
+    labels = labels[~mask].view(labels.shape[0], -1)
+    sim = sim[~mask].view(sim.shape[0], -1)
+    positives = sim[labels.bool()].view(labels.shape[0], -1)
+    negatives = sim[~labels.bool()].view(sim.shape[0], -1)
+    logits = torch.cat([positives, negatives], dim=1) / temperature
+    return logits, torch.zeros(logits.shape[0], dtype=torch.long)
+
+
+x = torch.linspace(-2, 2, 24).reshape(6, 4)
+for step in range(3):
+    logits, labels = contrast(model(x), 3, 2, 0.5)
+    loss = criterion(logits, labels)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+weights = [model.weight, model.bias]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_boolean_mask_selections_joined_by_cat_in_a_compiled_step(graph):
+    """SimCLR's info_nce_loss: `sim[~mask].view(n, -1)` and `sim[labels.bool()]` give tensors whose sizes a
+    compiled graph does not know; torch.cat of them stopped GRAPH compilation in _ms_compat.cat's plan (which
+    compared the unknown size, None, with 0). The parameters after three Adam steps, PYNATIVE and GRAPH, vs torch."""
+    code, _ = program_weights_match_torch(MASKED_CONTRAST, graph)
+    assert "_ms_compat.cat([positives, negatives]" in code, code
