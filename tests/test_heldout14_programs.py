@@ -56,3 +56,39 @@ def test_boolean_mask_selections_joined_by_cat_in_a_compiled_step(graph):
     compared the unknown size, None, with 0). The parameters after three Adam steps, PYNATIVE and GRAPH, vs torch."""
     code, _ = program_weights_match_torch(MASKED_CONTRAST, graph)
     assert "_ms_compat.cat([positives, negatives]" in code, code
+
+
+# ------------------------------------------------------------------ an optimizer over tensors made with requires_grad
+RAW_TENSORS = """\
+    import torch
+
+    x = torch.linspace(-1, 1, 12).reshape(4, 3)
+    y = torch.linspace(0, 1, 4).reshape(4, 1)
+    w = torch.full((3, 1), 0.1, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.1)
+    for t in range(3):
+        loss = ((x @ w - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(w.detach().numpy().ravel())
+"""
+
+
+def test_optimizer_over_plain_tensors_stops_naming_the_line(tmp_path):
+    """`torch.optim.SGD([w])` with `w = torch.full(..., requires_grad=True)` (the linear-regression-from-scratch
+    idiom): MindSpore's optimizers take Parameters only, and the helper read `p.requires_grad` of the plain tensor
+    (AttributeError, no line of the program). It now stops with MigrationError naming the optimizer's line."""
+    import subprocess
+    import sys
+
+    from msmigrate.cli import main
+    from tests.treeutil import write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"prog.py": RAW_TENSORS})
+    main(["convert", str(src), "-o", str(out), "-q"])
+    r = subprocess.run([sys.executable, "prog.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "MigrationError: prog.py:6: the optimizer is given a Tensor that is no Parameter" in r.stderr, \
+        r.stderr[-2000:]

@@ -96,6 +96,10 @@ def _trainable(params):
     for p in params:
         if isinstance(p, tuple):  # named_parameters(): (name, parameter)
             p = p[1]
+        if isinstance(p, ms.Tensor) and not isinstance(p, ms.Parameter):   # torch.tensor(..., requires_grad=True)
+            raise MigrationError(f"{calling_line()}: the optimizer is given a {type(p).__name__} that is no "
+                                 "Parameter (a tensor made with requires_grad=True): MindSpore's optimizers update "
+                                 "Parameters; write it as ms.Parameter(<tensor>, name='...')")
         if p.requires_grad:
             out.append(p)
     return out
