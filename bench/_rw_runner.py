@@ -22,7 +22,8 @@ What the runner does, the same way on both sides:
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
-- same noise: torch.randn/rand/randn_like/rand_like/randint/randperm and their MindSpore ops
+- same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps)
+  and their MindSpore ops
   counterparts (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
   the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
@@ -278,6 +279,8 @@ def install_torch():
         return torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     _patch(torch, "randint", randint)
     _patch(torch, "randperm", lambda n, **k: t(NOISE.permutation(int(n)).astype(np.int64), **k))
+    _patch(torch, "multinomial", lambda p, n, replacement=False, **k: torch.from_numpy(
+        multinomial_draw(p.detach().double().numpy(), n, replacement)))
 
     import torch.utils.data as tud
 
@@ -540,6 +543,18 @@ def _noise_source(op, kind, template, params):
     raise RuntimeError(f"the runner has no {kind} stream for {op}")
 
 
+def multinomial_draw(p, n, replacement):
+    """torch.multinomial's / ops.multinomial's indices, by the inverse of the rows' distribution at uniform draws of
+    the stream (one per sample: with replacement, or a single sample)."""
+    if n > 1 and not replacement:
+        raise RuntimeError("the runner draws multinomial samples without replacement one at a time only")
+    rows = p.reshape(-1, p.shape[-1])
+    cdf = np.cumsum(rows / rows.sum(-1, keepdims=True), -1)
+    u = NOISE.random_sample((rows.shape[0], n))
+    idx = np.minimum((u[:, :, None] > cdf[:, None, :]).sum(-1), p.shape[-1] - 1)
+    return idx.reshape(p.shape[:-1] + (n,)).astype(np.int64)
+
+
 def patch_ms_noise(ops, t, graph=False, own=False):
     """own: compiled graphs draw with MindSpore's own generator (a pyfunc op cannot run in a graph that holds
     JIT-fallback values: real_world.py reruns such a program so)."""
@@ -587,6 +602,13 @@ def patch_ms_noise(ops, t, graph=False, own=False):
     patch("randint", randint)
     # torch.randperm(n) converts to ops.shuffle(ops.arange(n)): the arange in the stream's permutation order
     patch("shuffle", lambda x, seed=None: t(x.asnumpy()[NOISE.permutation(x.shape[0])]))
+    own_multinomial = ops.multinomial
+
+    def multinomial(p, n, replacement=True, seed=None):     # outside graphs only (sample.py's sampling loop)
+        if IN_GRAPH[0]:
+            return own_multinomial(p, n, replacement)
+        return ms.Tensor(multinomial_draw(p.asnumpy().astype(np.float64), n, replacement))
+    _patch(ops, "multinomial", multinomial)
 
 
 def _seed_bookkeeping():

@@ -43,7 +43,13 @@ def _left_to_parameter_passes(tr, original: cst.Call, receiver: cst.BaseExpressi
     if isinstance(receiver, cst.Name):
         return any(isinstance(getattr(loop, "target", None), cst.Name) and loop.target.value == receiver.value
                    for loop in tr._loop_nodes)
-    return f"Tensor.{method}" in PDU._NEW_VALUE
+    new_value = PDU._NEW_VALUE.get(f"Tensor.{method}")
+    if new_value is None or any(a.star for a in original.args):
+        return False
+    # only what its new-value form takes: `self.avg.data.add_(v, alpha=1 - d)` (an EMA in forward) has none there
+    pos = [code_of(a.value).strip() for a in original.args if a.keyword is None]
+    kw = {a.keyword.value: code_of(a.value).strip() for a in original.args if a.keyword is not None}
+    return new_value(code_of(receiver).strip(), pos, kw, "ms") is not None
 
 
 def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
@@ -139,6 +145,41 @@ def whole_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.B
             f"{R.COMPAT}.write_data({x}, {R.COMPAT}.broadcast_as({value}, {x}), {where!r})"))
     return updated.with_changes(value=tr._render_template(f"{R.COMPAT}.whole_store_value({x}, {value}, {where!r})"))
 
+
+ROWS = "_ms_rows"
+ROWS_NOTE = ("`x.data[i] = v` in a method: x's new value built on a copy (its rows i set to v) and written into x "
+             "(ops.assign), no gradient through it, as torch's store into x.data; MindSpore's store into a "
+             "Parameter's .data under a gradient (value_and_grad, the converted train step) left it unchanged")
+
+
+def rows_store(tr, original: cst.Assign, updated: cst.Assign):
+    """`self.w.data[idx] = v` in a method other than __init__ (pixelsnail's causal convolution zeroing
+    `self.conv.weight_v.data[:, :, -1, c:]` in forward before the convolution reads it): PYNATIVE MindSpore left the
+    Parameter unchanged under value_and_grad, silently (the forward read the old weights). On one line, so every
+    later line keeps its number: `_ms_rows = ops.deepcopy(x); _ms_rows[idx] = v; _ms_compat.write_data(x, _ms_rows,
+    "module:line")`, the store on a copy, written into x by ops.assign (GRAPH and PYNATIVE)."""
+    if len(original.targets) != 1 or not isinstance(updated.targets[0].target, cst.Subscript):
+        return None
+    sub = updated.targets[0].target
+    held = sub.value
+    if _whole(sub) or not (isinstance(held, cst.Attribute) and held.attr.value == "data" and _state(held.value)):
+        return None
+    if not tr._funcs or tr._funcs[-1].name == "__init__":
+        return None
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    x = code_of(held.value).strip()
+    tr._record(original, "Tensor.__setitem__", "_ms_compat.write_data", R.DIFFERENCE, ROWS_NOTE)
+    tr.sites[-1].test = ROWS_TEST
+    tr.need.add("ops")
+    ops = tr.names["ops"]
+    return cst.FlattenSentinel([
+        cst.Assign(targets=[cst.AssignTarget(cst.Name(ROWS))], value=cst.parse_expression(f"{ops}.deepcopy({x})")),
+        updated.with_changes(targets=[cst.AssignTarget(sub.with_changes(value=cst.Name(ROWS)))]),
+        cst.Expr(value=tr._render_template(f"{R.COMPAT}.write_data({x}, {ROWS}, {where!r})"))])
+
+
+ROWS_TEST = "tests/test_heldout13_programs.py::test_rows_of_a_parameter_stored_through_data_in_forward"
 
 STORE_NOTE = ("`x.data = v`: v written into x's memory (ops.assign on a Parameter), where a compiled step reading x "
               "sees it; MindSpore's data setter gives x new memory, which a step compiled before keeps not reading. "

@@ -89,9 +89,17 @@ class _Rewrite(cst.CSTTransformer):
         self.avg.mul(d).add(v, alpha=1 - d))`, the same value in torch, which data_writes.py writes with one
         ops.assign (its `.data.copy_` form, kept as it was, computed wrongly when GRAPH compiled a forward
         reading the buffer after it; through ops.assign it is torch's: tests/parity/test_data_writes.py)."""
-        if not self._buffers or not isinstance(small, cst.Expr):
+        if not isinstance(small, cst.Expr):
             return None
         links, held = _links(small.value)
+        if len(links) > 1 and _data_of_attribute(held):
+            # `self.size.data.mul_(d).add_(v, alpha=1 - d)` (vq-vae-2's EMA codebook in forward): the chain's value
+            # written through .data at once, `self.size.data.copy_(self.size.mul(d).add(v, alpha=1 - d))`
+            copy = cst.Call(func=cst.Attribute(value=held, attr=cst.Name("copy_")),
+                            args=[cst.Arg(_out_of_place(links, held.value))])
+            return small.with_changes(value=copy)
+        if not self._buffers:
+            return None
         if not (links and isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name)
                 and held.value.value == "self" and held.attr.value in self._buffers[-1]):
             return None
@@ -155,6 +163,13 @@ def _dict_entry(node: cst.BaseExpression) -> bool:
             return False
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def _data_of_attribute(node: cst.BaseExpression) -> bool:
+    """`self.size.data`, `ema.avg.data`: `.data` of an attribute chain of names (never a bare name: a loop's
+    `p.data.mul_(m).add_(g)` is split for param_data_update.py's loop rewrite)."""
+    return (isinstance(node, cst.Attribute) and node.attr.value == "data" and isinstance(node.value, cst.Attribute)
+            and _plain_name(node.value))
 
 
 def _buffer_names(cls: cst.ClassDef) -> set:

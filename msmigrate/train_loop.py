@@ -302,6 +302,31 @@ def loop_bound_reads(node: cst.CSTNode) -> Dict[str, int]:
     return counts
 
 
+class _WrittenReads(_Reads):
+    """The reads of converted code counted as the torch code it came from read: a run-time choice the conversion
+    wrote (`(reduce_mean(x) if _ms_compat.is_tensor(x) else x.mean())`, `_ms_compat.on_tensor(r, lambda ..,
+    lambda ..)`) names its receiver three times where torch's `x.mean()` read it once."""
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        if isinstance(node.test, cst.Call) and code_of(node.test.func).strip() == "_ms_compat.is_tensor":
+            walk(node.orelse, self)
+            return False
+        return True
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if code_of(node.func).strip() == "_ms_compat.on_tensor" and len(node.args) == 3:
+            walk(node.args[0].value, self)
+            return False
+        return True
+
+
+def written_reads(node: cst.CSTNode) -> List[str]:
+    """reads() of converted code, a name read as often as in the torch code it came from (_WrittenReads)."""
+    v = _WrittenReads()
+    walk(node, v)
+    return v.names
+
+
 class _GradReads(_Reads):
     """Names read where a gradient can flow: not inside `x.detach()` or `stop_gradient(x)`."""
 
@@ -2082,6 +2107,28 @@ def _gradient_changers(body: Sequence[cst.CSTNode], g: StepGroup, info: LoopInfo
     return found
 
 
+def _setting_changers(body: Sequence[cst.CSTNode], g: StepGroup) -> List[int]:
+    """Statements between a group's last backward() and its step(), other than those it folds in, that may change
+    the optimizer's settings before the step: one naming the optimizer (`optimizer.param_groups[0]['lr'] = lr`,
+    `adjust_lr(optimizer, it)`) or calling another object's step() (vq-vae-2's `scheduler.step()` there, a
+    CycleScheduler writing each group's lr). torch's step() applies the new learning rate; a train step applying
+    the gradients at once would run with the old one and the statement after it, silently."""
+    if g.step < 0 or not g.backwards or not g.optimizer:
+        return []
+    known = set(g.extras) | set(g.backwards) | {c[0] for c in g.clips} | set(g.clip_conds)
+    owner = _owner(cst.parse_expression(g.optimizer))
+    found = []
+    for j in range(g.backwards[-1] + 1, g.step):
+        if j in known:
+            continue
+        calls = _CallOwners()
+        walk(body[j], calls)
+        if (owner is not None and re.search(rf"(?<![\w.]){re.escape(owner)}\b", code_of(body[j]))) or any(
+                name == "step" and f != owner for f, name, _ in calls.calls):
+            found.append(j)
+    return found
+
+
 def _editable(g: StepGroup) -> bool:
     """A plain step (one optimizer, no clipping folded in, no accumulation, closure or wrapper) whose gradients
     the statements before its step() may change: the step returns them and the optimizer applies them after
@@ -2167,10 +2214,19 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                             "sum by hand") for g in groups for b in g.backwards)
         return Rewrite(loop, [], set(), [], problems)
     changers = [(g, j) for g in groups for j in _gradient_changers(body, g, info)]
-    for g in {id(g): g for g, _ in changers}.values():
+    settings = [(g, j) for g in groups for j in _setting_changers(body, g)]
+    for g in {id(g): g for g, _ in changers + settings}.values():
         if _editable(g):
             g.edited = True
     changers = [(g, j) for g, j in changers if not g.edited]
+    settings = [(g, j) for g, j in settings if not g.edited and all(g is not h or j != k for h, k in changers)]
+    if settings:
+        problems.extend((b, f"`{_short(body[j])}` runs between this backward() and {g.optimizer}.step() and may "
+                            "change the optimizer's settings (its learning rate) before the step, which a train step "
+                            "applying the gradients at once would run with the old ones; move it after the step, or "
+                            "write this step with mindspore.value_and_grad by hand")
+                        for g, j in settings for b in g.backwards)
+        return Rewrite(loop, [], set(), [], problems)
     if changers:
         problems.extend((b, f"`{_short(body[j])}` runs between this backward() and {g.optimizer}.step() and hands "
                             "the network or optimizer to a function of the program, which reads .grad: it may "
@@ -2318,11 +2374,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             moved.append(st)
         fwd_body = [st for _, st in sorted(keyed, key=lambda kv: kv[0])]
         inside_reads: Dict[str, int] = {}
-        for st in fwd_stmts:
-            for n in reads(st):
+        for st in fwd_stmts:      # converted statements, compared with the torch code's counts
+            for n in written_reads(st):
                 inside_reads[n] = inside_reads.get(n, 0) + 1
         for x in g.losses:
-            for n in reads(x):
+            for n in written_reads(x):
                 inside_reads[n] = inside_reads.get(n, 0) + 1
         # a loop variable of the step's own loops (`for i in range(k): loss = loss + ...`) is live after the step
         # only where a read outside a loop rebinding it sees it: a Python int handed out as an extra output

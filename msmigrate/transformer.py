@@ -2034,7 +2034,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
             return GRD.field_write(self, original, updated, self._record_writes[id(original)])
         updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
-        whole = DW.whole_store(self, original, updated) or DW.data_store(self, original, updated)   # data_writes.py
+        whole = (DW.whole_store(self, original, updated) or DW.rows_store(self, original, updated)
+                 or DW.data_store(self, original, updated))   # data_writes.py
         if whole is not None:
             return whole
         momentum = LS.store(self, original, updated)   # `bn.momentum = 0.03`: layer_settings.py

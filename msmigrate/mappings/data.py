@@ -191,10 +191,13 @@ for _src in ("torchvision.datasets.VisionDataset", "torchvision.datasets.vision.
 
 # ------------------------------------------------------------------ torchvision.utils
 _GRID_ARGS = ("tensor", "nrow", "padding", "normalize", "value_range", "scale_each", "pad_value")
-mapping("torchvision.utils.make_grid", f"{C}make_grid", args=_GRID_ARGS, target_args=_GRID_ARGS,
+# `range`: torchvision's name for value_range before 0.12 (a keyword make_grid read from **kwargs), in programs
+# written for it (vq-vae-2's `save_image(..., normalize=True, range=(-1, 1))`)
+_OLD_RANGE = {"range": "value_range"}
+mapping("torchvision.utils.make_grid", f"{C}make_grid", args=_GRID_ARGS, target_args=_GRID_ARGS, rename=_OLD_RANGE,
         note="computed in NumPy (host code): the same grid as torchvision",
         test="tests/parity/test_vision_utils.py::test_make_grid")
 mapping("torchvision.utils.save_image", f"{C}save_image", args=("tensor", "fp", "format"),
-        target_args=("tensor", "fp", "format"), kwonly=_GRID_ARGS[1:],   # torchvision passes **kwargs to make_grid
+        target_args=("tensor", "fp", "format"), kwonly=_GRID_ARGS[1:], rename=_OLD_RANGE,   # **kwargs to make_grid
         note="the grid as torchvision computes it, written with PIL: the same pixels",
         test="tests/parity/test_vision_utils.py::test_save_image")

@@ -135,6 +135,18 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
                 v = b.value(n)
                 if isinstance(v, cst.Tuple) and len(v.elements) == 1:
                     b.set(n, ctx.tr_code(v.elements[0].value))
+        else:
+            # MindSpore's layers take an int or a tuple, torch's a list too (TypeError naming no line): a list
+            # written here becomes a tuple; a kernel size known at run time only (pixelsnail's `kernel_size`, a
+            # parameter its callers give as `[kernel // 2, kernel]`) goes through _ms_compat.conv_size (a stride or
+            # dilation so given still stops with MindSpore's TypeError)
+            for n in ("kernel_size", "stride", "dilation"):
+                v = b.value(n)
+                if isinstance(v, cst.List):
+                    b.set(n, "(" + "".join(ctx.tr_code(e.value) + ", " for e in v.elements) + ")")
+                elif n == "kernel_size" and isinstance(v, (cst.Name, cst.Attribute, cst.Subscript)):
+                    b.set(n, f"_ms_compat.conv_size({ctx.tr_code(v)})")
+                    ctx.tr.uses_compat = True
         for n in _NO_DEVICE:
             b.remove(n)
         if not b.has("bias"):

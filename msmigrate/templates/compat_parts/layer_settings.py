@@ -18,6 +18,11 @@ def conv_setting(conv, name, dims):
     return tuple(sides[i] - sides[i + 1] + extra for i in range(0, 2 * dims, 2))
 
 
+def conv_size(v):
+    """A convolution's kernel_size/stride/dilation as MindSpore's layers take it: torch's list as a tuple."""
+    return tuple(v) if isinstance(v, list) else v
+
+
 def torch_momentum(v):
     """BatchNorm momentum as torch holds it: MindSpore's 1 - (1 - m) rounded back (0.30000000000000004 -> 0.3)."""
     return None if v is None else float(f"{v:.15g}")
