@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
+from .trained_tensors import might_train_tensors, rewrite_trained_tensors
 from .detached_updates import might_update_detached, rewrite_detached_updates
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
@@ -115,6 +116,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_call_backward(source):   # torch.autograd.backward(loss) as loss.backward() (autograd_backward.py)
         info = index.modules.get(module_name)
         module = rewrite_autograd_backward(module, info.imports if info else {})
+    if might_train_tensors(source):   # w = torch.randn(.., requires_grad=True) in SGD([w]): nn.Parameter (trained_tensors.py)
+        info = index.modules.get(module_name)
+        module = rewrite_trained_tensors(module, info.imports if info else {})
     if might_update_detached(source):   # p.detach().zero_() as p.data.zero_() (detached_updates.py)
         module = rewrite_detached_updates(module)
     if might_chain_inplace(source) or might_update_buffer(source):

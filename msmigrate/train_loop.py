@@ -464,6 +464,8 @@ class LoopInfo:
     module_globals: bool = False
     # of read_counts, the reads made inside a loop binding the name first (loop_bound_reads)
     loop_reads: Dict[str, int] = field(default_factory=dict)
+    # names the enclosing function/module binds to nn.Parameter(...) made by hand (`w = nn.Parameter(...)`)
+    parameter_names: Set[str] = field(default_factory=set)
     # names bound to project classes wrapping an optimizer -> (the attribute holding it, the methods that step
     # it): `optimizer.step_and_update_lr()` steps `optimizer._optimizer` (project_index.optimizer_wrapper_methods)
     optimizer_wrappers: Dict[str, Tuple[str, Tuple[str, ...]]] = field(default_factory=dict)
@@ -1543,6 +1545,9 @@ def reaches_network(stmts: Sequence[cst.CSTNode], losses: Sequence[cst.BaseExpre
         for r in call_roots(node):
             if r not in inside and r not in library:
                 return True
+        # a parameter made by hand read from outside (`loss = ((x @ w - y) ** 2).mean()`, w = nn.Parameter(...))
+        if any(n in info.parameter_names and n not in inside for n in reads(node)):
+            return True
     return False
 
 

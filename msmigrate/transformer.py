@@ -892,10 +892,35 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._deferred_ifs.add(id(st))
         return self._branch_steps(updated, per_call, [])
 
+    def _parameter_names(self, scope_node: cst.CSTNode) -> Set[str]:
+        """Names the scope itself binds to a parameter made by hand, `w = nn.Parameter(torch.zeros(3))` (not in
+        nested functions or classes): a loss computed from them reaches trained parameters with no network call."""
+        names: Set[str] = set()
+        owner = self
+
+        class _Assigns(cst.CSTVisitor):
+            def visit_FunctionDef(self, node) -> bool:
+                return False
+
+            def visit_ClassDef(self, node) -> bool:
+                return False
+
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+                        and isinstance(node.value, cst.Call)
+                        and owner._qname_any(node.value.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+                    names.add(node.targets[0].target.value)
+
+        body = scope_node.body if isinstance(scope_node, (cst.Module, cst.IndentedBlock)) else []
+        for st in body:
+            st.visit(_Assigns())
+        return names
+
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
-                           loop_reads=scope["loop_reads"], taken=scope["bound"], host_functions=self._host_functions,
+                           loop_reads=scope["loop_reads"], parameter_names=self._parameter_names(scope["node"]),
+                           taken=scope["bound"], host_functions=self._host_functions,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
@@ -1146,7 +1171,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         # the name may not be the import any more (see _shadowed)
         imported = {a.asname.name.value for imp in _Imports.collect(node) for a in imp.names
                     if a.asname is not None and isinstance(a.asname.name, cst.Name)}   # `import x as y`
-        self._scopes.append({"reads": counts, "loop_reads": TL.loop_bound_reads(node), "bound": bound, "loops": [],
+        self._scopes.append({"node": node, "reads": counts, "loop_reads": TL.loop_bound_reads(node), "bound": bound,
+                             "loops": [],
                              "shadows": bound - imported,
                              "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
                              "numpy": NI.numpy_names(node, self._numpy_aliases())})   # `pos = np.random.choice(..)`

@@ -59,13 +59,45 @@ def test_boolean_mask_selections_joined_by_cat_in_a_compiled_step(graph):
 
 
 # ------------------------------------------------------------------ an optimizer over tensors made with requires_grad
-RAW_TENSORS = """\
+FROM_SCRATCH = """
+import torch
+from torch.autograd import Variable
+
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+y = torch.linspace(0, 1, 4).reshape(4, 1)
+w = torch.full((3, 1), 0.1, requires_grad=True)
+v = Variable(torch.full((3, 1), 0.2), requires_grad=True)
+b = torch.nn.Parameter(torch.zeros(1))
+opt = torch.optim.SGD([w, v, b], lr=0.1)
+for t in range(3):
+    loss = ((x @ w + x @ v + b - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = [w, v, b]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_tensors_made_to_train_given_to_an_optimizer(graph):
+    """The from-scratch regression idiom: `w = torch.full(..., requires_grad=True)`, `Variable(t,
+    requires_grad=True)` and `nn.Parameter(...)` in `torch.optim.SGD([w, v, b])`, the loss computed from them with no
+    network call. Before: the tensors became plain MindSpore tensors (the optimizer helper failed on them with an
+    AttributeError) and backward() was a TODO ("not computed from a call of the network"). Now they are Parameters
+    (trained_tensors.py) and the step differentiates with respect to them: the weights after three SGD steps vs
+    torch, both modes."""
+    code, _ = program_weights_match_torch(FROM_SCRATCH, graph)
+    assert "w = ms.Parameter(ops.full((3, 1), 0.1" in code, code
+
+
+INDIRECT = """\
     import torch
 
     x = torch.linspace(-1, 1, 12).reshape(4, 3)
     y = torch.linspace(0, 1, 4).reshape(4, 1)
     w = torch.full((3, 1), 0.1, requires_grad=True)
-    opt = torch.optim.SGD([w], lr=0.1)
+    params = [w]
+    opt = torch.optim.SGD(params, lr=0.1)
     for t in range(3):
         loss = ((x @ w - y) ** 2).mean()
         opt.zero_grad()
@@ -76,9 +108,9 @@ RAW_TENSORS = """\
 
 
 def test_optimizer_over_plain_tensors_stops_naming_the_line(tmp_path):
-    """`torch.optim.SGD([w])` with `w = torch.full(..., requires_grad=True)` (the linear-regression-from-scratch
-    idiom): MindSpore's optimizers take Parameters only, and the helper read `p.requires_grad` of the plain tensor
-    (AttributeError, no line of the program). It now stops with MigrationError naming the optimizer's line."""
+    """The same idiom with the list built apart (`params = [w]; SGD(params)`), which the rewrite does not follow:
+    the optimizer helper read `p.requires_grad` of the plain tensor (AttributeError, no line of the program). It
+    stops with MigrationError naming the optimizer's line."""
     import subprocess
     import sys
 
@@ -86,9 +118,9 @@ def test_optimizer_over_plain_tensors_stops_naming_the_line(tmp_path):
     from tests.treeutil import write_tree
 
     src, out = tmp_path / "src", tmp_path / "out"
-    write_tree(src, {"prog.py": RAW_TENSORS})
+    write_tree(src, {"prog.py": INDIRECT})
     main(["convert", str(src), "-o", str(out), "-q"])
     r = subprocess.run([sys.executable, "prog.py"], cwd=out, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0
-    assert "MigrationError: prog.py:6: the optimizer is given a Tensor that is no Parameter" in r.stderr, \
+    assert "MigrationError: prog.py:7: the optimizer is given a Tensor that is no Parameter" in r.stderr, \
         r.stderr[-2000:]

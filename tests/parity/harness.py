@@ -34,13 +34,18 @@ def convert_snippet(torch_src: str):
     return code, sites
 
 
-def load_converted(torch_src: str):
-    """Convert a snippet and import it as a module. Returns (module, code, sites)."""
+def load_converted(torch_src: str, pynative: bool = False):
+    """Convert a snippet and import it as a module. Returns (module, code, sites). pynative: the converted
+    program's own mode line (`ms.set_context(mode=ms.GRAPH_MODE)`, written for a training program) set to
+    PYNATIVE_MODE in the imported copy, so importing it does not switch the process to GRAPH mode."""
     code, sites = convert_snippet(torch_src)
-    name = "ms_snippet_" + hashlib.sha1(code.encode()).hexdigest()[:16]
+    run = code      # what is imported; `code`, returned, is the conversion as written
+    if pynative:
+        run = re.sub(r"\bset_context\(mode=(\w+)\.GRAPH_MODE\)", r"set_context(mode=\1.PYNATIVE_MODE)", code)
+    name = "ms_snippet_" + hashlib.sha1(run.encode()).hexdigest()[:16]
     path = _TMP / f"{name}.py"
     if not path.exists():
-        path.write_text(code, encoding="utf-8")
+        path.write_text(run, encoding="utf-8")
     importlib.invalidate_caches()
     helper = sys.modules.get("_ms_compat")
     if helper is None or Path(getattr(helper, "__file__", "") or "").parent != _TMP:
@@ -230,7 +235,9 @@ def program_weights_match_torch(src: str, graph: bool, what: str = ""):
         src = src + "# GRAPH\n"
     ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE)
     try:
-        mod, code, sites = load_converted(src)
+        mod, code, sites = load_converted(src, pynative=not graph)
+        # the program ran in the mode asked for: its mode line (if any) said so
+        assert graph or not re.search(r"mode=\w+\.GRAPH_MODE", open(mod.__file__).read())
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     ref = load_torch(src)

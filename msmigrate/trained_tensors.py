@@ -1,0 +1,154 @@
+"""`w = torch.randn(3, 1, requires_grad=True)` (or `Variable(t, requires_grad=True)`) given to an optimizer in the
+same scope, `opt = torch.optim.SGD([w, b], lr=...)`: the from-scratch regression idiom. MindSpore's optimizers
+update Parameters only, so this pre-pass writes such a tensor as what it is in torch, a leaf that trains:
+`w = torch.nn.Parameter(torch.randn(3, 1))` (requires_grad=True, as nn.Parameter's default). The converter then
+makes it an ms.Parameter, and the train step differentiates the loss with respect to it (train_loop.py counts a
+read of a hand-made parameter as reaching trained weights). Only names listed in an optimizer call's literal
+list or tuple, bound once in that scope by such a call, are rewritten."""
+from __future__ import annotations
+
+from typing import Dict, Optional, Set
+
+import libcst as cst
+
+from .callsite import dotted_name
+
+_FACTORIES = {"torch.tensor", "torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.full", "torch.empty",
+              "torch.randint", "torch.arange", "torch.linspace", "torch.eye", "torch.normal", "torch.as_tensor"}
+_VARIABLES = {"torch.autograd.Variable", "torch.autograd.variable.Variable"}
+
+
+def might_train_tensors(source: str) -> bool:
+    return "requires_grad=True" in source and "optim." in source
+
+
+def _qualified(func: cst.BaseExpression, imports: Dict[str, str]) -> Optional[str]:
+    name = dotted_name(func)
+    if not name:
+        return None
+    head, _, rest = name.partition(".")
+    if head not in imports:
+        return None
+    return imports[head] + ("." + rest if rest else "")
+
+
+def _requires_grad_true(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value == "requires_grad" and isinstance(a.value, cst.Name)
+               and a.value.value == "True" for a in call.args)
+
+
+class _Scope(cst.CSTTransformer):
+    """One scope's statements (the module's or a function's), not nested functions or classes."""
+
+    def __init__(self, imports: Dict[str, str], names: Set[str]):
+        self.imports, self.names = imports, names
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if not (len(updated.targets) == 1 and isinstance(updated.targets[0].target, cst.Name)
+                and updated.targets[0].target.value in self.names and isinstance(updated.value, cst.Call)):
+            return updated
+        call = updated.value
+        q = _qualified(call.func, self.imports)
+        args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == "requires_grad")]
+        if q in _VARIABLES:
+            if not args or args[0].keyword is not None or len(args) != 1:
+                return updated
+            value = args[0].value          # Variable(data, requires_grad=True): the data
+        elif q in _FACTORIES:
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            value = call.with_changes(args=args)
+        else:
+            return updated
+        param = cst.parse_expression("torch.nn.Parameter(x)")
+        torch_alias = next((a for a, full in self.imports.items() if full == "torch"), None)
+        if torch_alias is None:
+            return updated
+        param = param.with_changes(func=cst.parse_expression(f"{torch_alias}.nn.Parameter"), args=[cst.Arg(value)])
+        return updated.with_changes(value=param)
+
+
+def _optimized_names(scope_body, imports: Dict[str, str]) -> Set[str]:
+    """Names in the literal list/tuple of an optimizer constructor's first argument (or params=) in this scope."""
+    names: Set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:
+            q = _qualified(node.func, imports) or ""
+            if not q.startswith("torch.optim.") or q.startswith("torch.optim.lr_scheduler"):
+                return
+            first = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "params"), None)
+            if isinstance(first, (cst.List, cst.Tuple)):
+                names.update(e.value.value for e in first.elements if isinstance(e.value, cst.Name))
+
+    for st in scope_body:
+        st.visit(_V())
+    return names
+
+
+def _bound_by_trainable_call(scope_body, names: Set[str], imports: Dict[str, str]) -> Set[str]:
+    """Of `names`, those bound exactly once in this scope, by a factory or Variable call with requires_grad=True."""
+    bound: Dict[str, int] = {}
+    good: Set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value in names:
+                    bound[t.target.value] = bound.get(t.target.value, 0) + 1
+                    if (len(node.targets) == 1 and isinstance(node.value, cst.Call) and _requires_grad_true(node.value)
+                            and _qualified(node.value.func, imports) in _FACTORIES | _VARIABLES):
+                        good.add(t.target.value)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value in names:
+                bound[node.target.value] = bound.get(node.target.value, 0) + 1
+
+        def visit_For(self, node: cst.For) -> None:
+            if isinstance(node.target, cst.Name) and node.target.value in names:
+                bound[node.target.value] = bound.get(node.target.value, 0) + 2
+
+    for st in scope_body:
+        st.visit(_V())
+    return {n for n in good if bound.get(n) == 1}
+
+
+def _rewrite_scope(body, imports: Dict[str, str]):
+    names = _bound_by_trainable_call(body, _optimized_names(body, imports), imports)
+    if not names:
+        return body
+    return [st.visit(_Scope(imports, names)) for st in body]
+
+
+class _Functions(cst.CSTTransformer):
+    def __init__(self, imports: Dict[str, str]):
+        self.imports = imports
+
+    def leave_FunctionDef(self, original, updated: cst.FunctionDef):
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        return updated.with_changes(body=updated.body.with_changes(body=_rewrite_scope(updated.body.body,
+                                                                                      self.imports)))
+
+
+def rewrite_trained_tensors(module: cst.Module, imports: Dict[str, str]) -> cst.Module:
+    module = module.with_changes(body=_rewrite_scope(module.body, imports))
+    return module.visit(_Functions(imports))
