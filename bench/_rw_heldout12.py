@@ -28,6 +28,12 @@ repositories' own modules, trained as their train scripts train them).
   - textcnn_static: the same with `-static` (the embedding's `requires_grad = False`) and `-optimizer adadelta`.
   - textcnn_eval: train.eval (reduction='sum' cross-entropy, accuracy) and train.predict (clean_str, the vocab's
     stoi, `torch.max(output, 1)`) of an untrained model; the accuracy, the logits of two sentences printed.
+  - textcnn_legacy: the repository at c3059f4, before it dropped torchtext (not installed here): model.py
+    (`from torch.autograd import Variable`) and train.py's train and eval over batches of our own shaped as
+    torchtext's legacy Iterator yields them (`.text` (length, batch), `.label` counted from 1, `.batch_size`,
+    `.dataset`): `feature.t_(), target.sub_(1)` (one tuple statement writing both in place),
+    `torch.max(logit, 1)[1].view(target.size()).data == target.data`, `F.cross_entropy(..., size_average=False)`,
+    accuracy as a tensor; eval every 3 steps, the best model saved; the accuracy and logits after training printed.
   (main.py itself is not run: its MR branch downloads the dataset.)
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
@@ -35,6 +41,8 @@ from __future__ import annotations
 
 CYCLEGAN = "aitorzip+PyTorch-CycleGAN@67da8f9e2b69bd68763451803c7700aaccc92f18"
 TEXTCNN = "Shawn1993+cnn-text-classification-pytorch@93415f08168a1ae60635320569f6eca0ae3a40bb"
+# the repository before it dropped torchtext (7b34030): train.py reads torchtext's legacy batches
+TEXTCNN_LEGACY = "Shawn1993+cnn-text-classification-pytorch@c3059f4e191aa7111cdd8b48c595cd4f69aa2527"
 
 # (name, repo, directory of the program in the repo, script, args, data)
 PROGRAMS = [
@@ -43,6 +51,7 @@ PROGRAMS = [
     ("textcnn_train", TEXTCNN, "model.py,train.py,mydatasets.py", "driver.py", [], None),
     ("textcnn_static", TEXTCNN, "model.py,train.py,mydatasets.py", "driver.py", [], None),
     ("textcnn_eval", TEXTCNN, "model.py,train.py,mydatasets.py", "driver.py", [], None),
+    ("textcnn_legacy", TEXTCNN_LEGACY, "model.py,train.py", "driver.py", [], None),
 ]
 
 DEPS: dict = {}
@@ -214,6 +223,45 @@ with torch.no_grad():
 ''',
     "textcnn_train": _TEXTCNN_TRAIN.replace("__CHANGES__", ""),
     "textcnn_static": _TEXTCNN_TRAIN.replace("__CHANGES__", ', static=True, optimizer="adadelta", lr=1.0'),
+    "textcnn_legacy": '''
+import argparse
+import torch
+import model
+import train
+
+
+class Batch:                 # what torchtext's legacy Iterator yields: text (length, batch), labels from 1
+    def __init__(self, text, label):
+        self.text, self.label, self.batch_size = text, label, text.size(1)
+
+
+class Batches:
+    def __init__(self, texts, labels, batch_size):
+        self.texts, self.labels, self.batch_size = texts, labels, batch_size
+        self.dataset = list(range(texts.size(0)))
+
+    def __iter__(self):      # new tensors at each pass, as torchtext's
+        for i in range(0, self.texts.size(0), self.batch_size):
+            yield Batch(self.texts[i:i + self.batch_size].t().clone(), self.labels[i:i + self.batch_size].clone())
+
+
+g = torch.Generator().manual_seed(3)
+texts = torch.randint(1, 30, (44, 9), generator=g)
+labels = (texts[:, :3].sum(1) % 2) + 1
+args = argparse.Namespace(lr=0.01, epochs=1, log_interval=1, test_interval=3, save_interval=500, save_dir="snapshot",
+                          early_stop=1000, save_best=True, dropout=0.5, embed_num=30, embed_dim=12, class_num=2,
+                          kernel_num=4, kernel_sizes=[3, 4, 5], static=False, cuda=False)
+train_iter = Batches(texts[:36], labels[:36], 8)
+dev_iter = Batches(texts[36:], labels[36:], 8)
+cnn = model.CNN_Text(args)
+train.train(train_iter, dev_iter, cnn, args)
+accuracy = train.eval(dev_iter, cnn, args)
+print("VALUE accuracy", float(accuracy))
+with torch.no_grad():
+    logit = cnn(texts[36:])
+print("VALUE logit_sum", float(logit.sum()))
+print("VALUE logit_abs", float(logit.abs().sum()))
+''',
     "textcnn_eval": _MR_DATA + '''
 import torch
 from torch.utils.data import DataLoader

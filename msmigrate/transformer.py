@@ -2930,7 +2930,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.sites[-1].note = (f"in place: the out-of-place value written into the tensor `{x}` holds "
                                    f"(_ms_compat.write_into), which the other holders share")
         # the converted value as a node, not re-parsed code: its `p.grad` reads stay tracked (grad_reads.py)
-        return cst.Call(func=parse_expr(f"{COMPAT}.write_into"), args=[cst.Arg(cst.Name(x)), cst.Arg(out)])
+        args = [cst.Arg(cst.Name(x)), cst.Arg(out)]
+        if original.func.attr.value in _RESHAPING_IN_PLACE:     # `feature.t_()`: x's own shape changes
+            args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("reshapes"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        return cst.Call(func=parse_expr(f"{COMPAT}.write_into"), args=args)
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
@@ -3140,6 +3144,8 @@ _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functo
          "pytorch_lightning", "lightning", "torchmetrics"}
 
 # calls whose result assigned to self.X makes X a tensor attribute (parameters, buffers)
+# in-place methods changing the tensor's own shape (every holder of it sees the new shape)
+_RESHAPING_IN_PLACE = {"t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_"}
 # torch classes whose MindSpore class is no constructor of torch's arguments: bound to a name, the helper that is
 _BOUND_CONSTRUCTORS = {"torch.Tensor": "_ms_compat.Tensor"}
 _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor",

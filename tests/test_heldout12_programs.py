@@ -142,3 +142,56 @@ def test_buffer_written_in_place_read_by_two_steps(tmp_path):
     and the tensors after three steps of each, PYNATIVE and GRAPH, vs torch."""
     code = _matches_torch(tmp_path, BUFFER_TWO_STEPS)
     assert "def forward_fn_D(real_A, fake)" in code, code
+
+
+# ------------------------------------------------------------------ t_() on a batch's tensor, in a tuple statement
+LEGACY_BATCHES = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Batch:                # torchtext's legacy batches: text (length, batch), labels from 1
+        def __init__(self, text, label):
+            self.text, self.label = text, label
+
+
+    emb = nn.Embedding(10, 3)
+    head = nn.Linear(3, 2)
+    with torch.no_grad():
+        emb.weight.copy_(torch.linspace(-1, 1, 30).reshape(10, 3))
+        head.weight.copy_(torch.linspace(0.5, -0.5, 6).reshape(2, 3))
+        head.bias.zero_()
+
+
+    def train(batches):
+        optimizer = torch.optim.SGD(list(emb.parameters()) + list(head.parameters()), lr=0.5)
+        out = []
+        for batch in batches:
+            feature, target = batch.text, batch.label
+            feature.t_(), target.sub_(1)  # batch first, index align
+            optimizer.zero_grad()
+            logit = head(emb(feature).mean(1))
+            loss = F.cross_entropy(logit, target)
+            loss.backward()
+            optimizer.step()
+            out += [loss.item(), *batch.text.shape, float(batch.text[0].sum()), int(batch.label.sum())]
+        return out
+
+
+    batches = [Batch((torch.arange(12).reshape(4, 3) * (k + 1)) % 10, torch.tensor([1, 2, 2])) for k in range(3)]
+    out = train(batches)
+    print("OUT", repr(out + [float(p.sum()) for p in (emb.weight, head.weight, head.bias)]))
+    """
+
+
+def test_transpose_in_place_of_a_batch_tensor(tmp_path):
+    """cnn-text-classification's train.py before it dropped torchtext: `feature, target = batch.text, batch.label`
+    then `feature.t_(), target.sub_(1)` (batch first, labels from 0). The tensor others hold (the batch's) got the
+    out-of-place value written into its memory, _ms_compat.write_into(feature, ops.t(feature)): MindSpore's copy_
+    refused the (batch, length) value for a (length, batch) tensor. t_(), transpose_(), squeeze_() and unsqueeze_()
+    change the tensor's own shape in torch, which every holder sees: write_into gives it the new value's shape
+    (reshapes=True). The losses, the batch's tensors after the statement and the parameters after three SGD
+    steps, PYNATIVE and GRAPH, vs torch."""
+    code = _matches_torch(tmp_path, LEGACY_BATCHES)
+    assert "reshapes=True" in code, code
