@@ -68,6 +68,13 @@ TENSOR_ALIAS = """\
     input_A = Tensor(3, 4)
     target_real = Variable(Tensor(3).fill_(1.0), requires_grad=False)
     assert isinstance(input_A, Tensor) and not isinstance(3, Tensor)
+
+
+    class Own(Tensor):
+        pass
+
+
+    assert issubclass(Own, Tensor) and not issubclass(int, Tensor)
     optimizer = torch.optim.Adam(list(gen.parameters()) + list(disc.parameters()), lr=0.05)
     criterion = nn.MSELoss()
     losses = []
@@ -92,7 +99,7 @@ def test_torch_tensor_bound_to_a_name_and_called_with_sizes(tmp_path):
     constructor takes (input_data, dtype, shape): `Tensor(1, 3, 32, 32)` raised "'shape' should be set to None",
     and `Tensor(3)` would have been the scalar 3. torch.Tensor bound to a name is now _ms_compat.Tensor: called,
     it builds as torch's constructor (sizes: a tensor of that shape; data: float32; a tensor keeps its dtype);
-    as a type it matches every tensor. The losses and parameters after two Adam steps, and the tensors built,
+    as a type it matches every tensor, and a class deriving from it derives from mindspore.Tensor. The losses and parameters after two Adam steps, and the tensors built,
     PYNATIVE and GRAPH, vs torch."""
     code = _matches_torch(tmp_path, TENSOR_ALIAS)
     assert "Tensor = _ms_compat.Tensor" in code, code

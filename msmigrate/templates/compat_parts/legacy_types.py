@@ -27,6 +27,13 @@ class _LegacyTensorType:
     def __repr__(self):
         return f"<legacy tensor type {self.__name__} ({self.dtype})>"
 
+    # `class T(Tensor)`, `issubclass(cls, Tensor)` through a name bound to torch.Tensor: MindSpore's tensor class
+    def __mro_entries__(self, bases):
+        return (ms.Tensor,)
+
+    def __subclasscheck__(self, cls):
+        return self.any_dtype and issubclass(cls, ms.Tensor)
+
     # `torch.FloatTensor | None` in an annotation evaluated when the def runs (transformers' signatures)
     def __or__(self, other):
         return _typing.Union[self, other]
