@@ -13,7 +13,9 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout9  # bench/_rw_heldout9.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout10  # bench/_rw_heldout10.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout11  # bench/_rw_heldout11.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout12  # bench/_rw_heldout12.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout13  # bench/_rw_heldout13.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout14  # bench/_rw_heldout14.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -474,7 +476,7 @@ def main(argv=None):
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
-                                      "heldout13", "heldout14"),
+                                      "heldout12", "heldout13", "heldout14"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -489,7 +491,8 @@ def main(argv=None):
                          "nystrom-attention, sksq96/pytorch-vae, mlm-pytorch, bottleneck-transformer "
                          "(bench/_rw_heldout9.py); heldout10: locuslab/TCN, halonet, axial-attention, "
                          "rotary-embedding-torch, AntixK/PyTorch-VAE (bench/_rw_heldout10.py); heldout11: "
-                         "spro/practical-pytorch's char-RNNs and sequence mask (bench/_rw_heldout11.py); "
+                         "spro/practical-pytorch's char-RNNs and sequence mask (bench/_rw_heldout11.py); heldout12: "
+                         "aitorzip/PyTorch-CycleGAN, Shawn1993/cnn-text-classification-pytorch (bench/_rw_heldout12.py); "
                          "heldout13: rosinality/vq-vae-2-pytorch (bench/_rw_heldout13.py); heldout14: "
                          "sthalles/SimCLR's trainer (bench/_rw_heldout14.py)")
     a = ap.parse_args(argv)

@@ -1518,11 +1518,13 @@ def _root(expr: cst.BaseExpression) -> Optional[str]:
 class _CallRoots(cst.CSTVisitor):
     def __init__(self) -> None:
         self.roots: List[str] = []
+        self.calls: List[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         r = _root(node.func)
         if r is not None:
             self.roots.append(r)
+            self.calls.append(node)
 
 
 def call_roots(node: cst.CSTNode) -> List[str]:
@@ -1819,6 +1821,21 @@ def _handed_over(body: Sequence[cst.CSTNode], chosen: Sequence[int], earlier: Se
             if names:
                 out[j] = names
     return out
+
+
+_IN_PLACE_METHOD = re.compile(r"[a-z]\w*[a-z0-9]_")
+
+
+def _writes_in_place_only(stmt: cst.CSTNode) -> bool:
+    """`real_A = Variable(input_A.copy_(batch['A']))`: every call of the program's own objects is a tensor method
+    writing in place (a trailing underscore): the statement calls no network. Held by an earlier step's slice, it
+    ran there: the value it bound is handed over as it is, not run again (a second run writes again: `n.add_(1)`
+    counts twice, and MindSpore refuses an in-place write into a tensor the step receives)."""
+    v = _CallRoots()
+    walk(stmt, v)
+    own = [c for c, r in zip(v.calls, v.roots) if r not in _LIBRARY_ROOTS]
+    return bool(own) and all(isinstance(c.func, cst.Attribute) and _IN_PLACE_METHOD.fullmatch(c.func.attr.value)
+                             for c in own)
 
 
 def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], taken: Set[str],
@@ -2337,8 +2354,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # statements bind stays defined after them, a module's names being what its importers read
         script_globals = bool(g.leaves) and isinstance(loop, cst.FunctionDef) and loop.name.value == "_module"
         handed = _handed_over(body, chosen, earlier_sliced, g.losses)
+        rewritten = {j: [] if j in earlier_sliced and _writes_in_place_only(body[j])
+                     else _recomputed_with_value_kept(body[j], handed.get(j, []), taken, info.ms) for j in chosen}
         earlier_sliced |= sliced
-        rewritten = {j: _recomputed_with_value_kept(body[j], handed.get(j, []), taken, info.ms) for j in chosen}
         fwd_stmts = [st for j in chosen for st in rewritten[j]]
         inputs, computed = _inputs(fwd_stmts, g.losses)
         sfx = _suffix(g.optimizer or ("manual" if g.manual is not None else "grad"), many)

@@ -228,6 +228,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._annotation = 0                 # >0 inside a type annotation
         self._type_refs: Set[int] = set()    # class references used as types (isinstance, bases)
         self._base_refs: Set[int] = set()    # class references used as base classes
+        self._bound_values: Set[int] = set()  # what an assignment binds (`Tensor = torch.Tensor`, an IfExp's branches)
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
         self.dispatched: Set[int] = set()    # branches of run-time method choices already written (untyped_methods)
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
@@ -1708,6 +1709,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._annotation or id(original) in self._type_refs:
             self._record(original, qn, target, status, note)
             return self.render(target)
+        if qn in _BOUND_CONSTRUCTORS and id(original) in self._bound_values:
+            # `Tensor = torch.Tensor`, then `Tensor(n, c, h, w)` elsewhere: mindspore.Tensor would take the sizes
+            # for data, dtype and shape; the helper builds as torch's constructor and is a type for isinstance
+            target = _BOUND_CONSTRUCTORS[qn]
+            self._record(original, qn, target, R.CONVERTED,
+                         f"bound to a name: called, {target} builds as {qn}(...) does; as a type it matches tensors")
+            self.uses_compat = True
+            return self.render(target)
         if m.args and (m.rename or m.transforms or m.drop or m.extra or m.rule):
             status = R.DIFFERENCE
             note = (note + "; " if note else "") + "used as a value: arguments given elsewhere are not translated"
@@ -1904,6 +1913,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         # `v, i = torch.mode(x, 1, out=o)` `v, i = o = ...`
         if OA.is_out_statement(node.value) and all(OA.plain_target(t.target) for t in node.targets):
             self._out_stmt_calls.add(id(node.value))
+        value = node.value
+        while isinstance(value, cst.IfExp):     # `Tensor = torch.cuda.FloatTensor if cuda else torch.Tensor`
+            self._bound_values.add(id(value.body))
+            value = value.orelse
+        self._bound_values.add(id(value))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
@@ -2975,7 +2989,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.sites[-1].note = (f"in place: the out-of-place value written into the tensor `{x}` holds "
                                    f"(_ms_compat.write_into), which the other holders share")
         # the converted value as a node, not re-parsed code: its `p.grad` reads stay tracked (grad_reads.py)
-        return cst.Call(func=parse_expr(f"{COMPAT}.write_into"), args=[cst.Arg(cst.Name(x)), cst.Arg(out)])
+        args = [cst.Arg(cst.Name(x)), cst.Arg(out)]
+        if original.func.attr.value in _RESHAPING_IN_PLACE:     # `feature.t_()`: x's own shape changes
+            args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("reshapes"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        return cst.Call(func=parse_expr(f"{COMPAT}.write_into"), args=args)
 
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
@@ -3185,6 +3203,10 @@ _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functo
          "pytorch_lightning", "lightning", "torchmetrics"}
 
 # calls whose result assigned to self.X makes X a tensor attribute (parameters, buffers)
+# in-place methods changing the tensor's own shape (every holder of it sees the new shape)
+_RESHAPING_IN_PLACE = {"t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_"}
+# torch classes whose MindSpore class is no constructor of torch's arguments: bound to a name, the helper that is
+_BOUND_CONSTRUCTORS = {"torch.Tensor": "_ms_compat.Tensor"}
 _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor",
                      "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 # torch.nn calls whose result is a plain object, no module: `packed.double()` is the object's own cast

@@ -15,14 +15,17 @@ def inplace_alias(changed, alias):
     return changed if isinstance(alias, ms.Tensor) else alias
 
 
-def write_into(x, value):
+def write_into(x, value, reshapes=False):
     """torch's `x.op_(...)` on a tensor others hold: `value` (the out-of-place result) written into x, in
-    x's dtype as torch keeps it; returns x."""
+    x's dtype as torch keeps it; returns x. reshapes: t_(), squeeze_(), unsqueeze_(), transpose_(), which
+    give x itself a new shape, as every holder of x sees it in torch (assign_value: x's new shape and memory)."""
     if not isinstance(x, ms.Tensor):
         return value
     if value.dtype != x.dtype:
         value = value.astype(x.dtype)
-    if isinstance(x, ms.Parameter):
+    if reshapes and value.shape != x.shape and not isinstance(x, ms.Parameter):
+        x.assign_value(value)
+    elif isinstance(x, ms.Parameter):
         ms.ops.assign(x, value)
     else:
         into_memory(x, value)

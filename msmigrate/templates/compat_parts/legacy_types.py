@@ -1,7 +1,8 @@
 # torch's typed tensor classes used as values (`Tensor = torch.cuda.FloatTensor if cuda else
 # torch.FloatTensor`, then `Tensor(n, 1)`, `Tensor(array)`, `isinstance(x, Tensor)`): called,
 # they build a tensor as torch's legacy constructor does (legacy_tensor); as a type they match
-# MindSpore tensors of their dtype.
+# MindSpore tensors of their dtype. torch.Tensor bound to a name (`Tensor = torch.Tensor`, then
+# `Tensor(n, c, h, w)`) is Tensor below: torch.Tensor's constructor, and as a type any tensor.
 
 import typing as _typing
 
@@ -12,18 +13,26 @@ class _LegacyTensorType:
     (MindSpore's graph compiler calls a jit_class object; a class with a metaclass __call__ it
     runs through Python, and value_and_grad then fails on the tensor this makes: LongTensor(labels))."""
 
-    def __init__(self, name, dtype):
+    def __init__(self, name, dtype, any_dtype=False):
         self.__name__ = name
         self.dtype = dtype
+        self.any_dtype = any_dtype      # torch.Tensor: a tensor argument keeps its dtype, every tensor matches
 
     def __instancecheck__(self, obj):
-        return isinstance(obj, ms.Tensor) and obj.dtype == self.dtype
+        return isinstance(obj, ms.Tensor) and (self.any_dtype or obj.dtype == self.dtype)
 
     def __call__(self, *args):
-        return legacy_tensor(self.dtype, *args)
+        return legacy_tensor(self.dtype, *args, keep_tensor_dtype=self.any_dtype)
 
     def __repr__(self):
         return f"<legacy tensor type {self.__name__} ({self.dtype})>"
+
+    # `class T(Tensor)`, `issubclass(cls, Tensor)` through a name bound to torch.Tensor: MindSpore's tensor class
+    def __mro_entries__(self, bases):
+        return (ms.Tensor,)
+
+    def __subclasscheck__(self, cls):
+        return self.any_dtype and issubclass(cls, ms.Tensor)
 
     # `torch.FloatTensor | None` in an annotation evaluated when the def runs (transformers' signatures)
     def __or__(self, other):
@@ -47,6 +56,7 @@ ByteTensor = _legacy_type("ByteTensor", ms.uint8)
 CharTensor = _legacy_type("CharTensor", ms.int8)
 BoolTensor = _legacy_type("BoolTensor", ms.bool_)
 BFloat16Tensor = _legacy_type("BFloat16Tensor", ms.bfloat16)
+Tensor = _LegacyTensorType("Tensor", ms.float32, any_dtype=True)
 
 
 _LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,

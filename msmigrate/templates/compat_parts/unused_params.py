@@ -56,7 +56,12 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
     if ms.get_context("mode") == ms.GRAPH_MODE:     # a step called as it is in GRAPH mode: compiled there
         return plain(*args)
     recording.reached = None
+    received = _plain_tensors(args)
     value, grads = ms.value_and_grad(recording, None, weights, has_aux=has_aux)(*args)
+    for t in received:
+        # PyNative marks what the step received as a leaf requiring grad: CycleGAN's real_A (an alias of the
+        # input_A buffer, `input_A.copy_(batch)`) was then refused by the next step's in-place copy into it
+        t.requires_grad_(False)
     if recording.reached is None:
         raise MigrationError("value_and_grad_reached: the forward ran without recording which parameters the loss "
                              "used")
@@ -69,6 +74,16 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
             g = None
         out.append(g)
     return value, tuple(out)
+
+
+def _plain_tensors(args):
+    """The tensors a step receives (as arguments, or in a list, tuple or dict) that require no gradient."""
+    found = []
+    for a in args:
+        for t in (a.values() if isinstance(a, dict) else a if isinstance(a, (list, tuple)) else (a,)):
+            if isinstance(t, ms.Tensor) and not isinstance(t, ms.Parameter) and not t._requires_grad:
+                found.append(t)
+    return found
 
 
 def _skipping_unreached(optimizer, gradients, update):
