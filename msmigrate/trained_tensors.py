@@ -12,6 +12,7 @@ from typing import Dict, Optional, Set
 import libcst as cst
 
 from .callsite import dotted_name
+from .project_index import resolve_head
 
 _FACTORIES = {"torch.tensor", "torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.full", "torch.empty",
               "torch.randint", "torch.arange", "torch.linspace", "torch.eye", "torch.normal", "torch.as_tensor"}
@@ -24,12 +25,17 @@ def might_train_tensors(source: str) -> bool:
 
 def _qualified(func: cst.BaseExpression, imports: Dict[str, str]) -> Optional[str]:
     name = dotted_name(func)
-    if not name:
-        return None
-    head, _, rest = name.partition(".")
-    if head not in imports:
-        return None
-    return imports[head] + ("." + rest if rest else "")
+    return resolve_head(name, imports) if name else None
+
+
+class _OwnScope(cst.CSTVisitor):
+    """Visits one scope's statements: nested functions and classes are scopes of their own."""
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
 
 
 def _requires_grad_true(call: cst.Call) -> bool:
@@ -78,13 +84,7 @@ def _optimized_names(scope_body, imports: Dict[str, str]) -> Set[str]:
     """Names in the literal list/tuple of an optimizer constructor's first argument (or params=) in this scope."""
     names: Set[str] = set()
 
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node) -> bool:
-            return False
-
-        def visit_ClassDef(self, node) -> bool:
-            return False
-
+    class _V(_OwnScope):
         def visit_Call(self, node: cst.Call) -> None:
             q = _qualified(node.func, imports) or ""
             if not q.startswith("torch.optim.") or q.startswith("torch.optim.lr_scheduler"):
@@ -103,13 +103,7 @@ def _bound_by_trainable_call(scope_body, names: Set[str], imports: Dict[str, str
     bound: Dict[str, int] = {}
     good: Set[str] = set()
 
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node) -> bool:
-            return False
-
-        def visit_ClassDef(self, node) -> bool:
-            return False
-
+    class _V(_OwnScope):
         def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
                 if isinstance(t.target, cst.Name) and t.target.value in names:

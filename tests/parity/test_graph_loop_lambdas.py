@@ -51,12 +51,18 @@ def test_converted_scatter_add_in_a_loop_compiles_to_torchs_values():
 def test_programs_own_lambda_in_a_loop_values_and_gradients_in_graph():
     x, w = rnd(2, 3, seed=1), rnd(2, 3, seed=2)
     check_function(SRC, [x, w], entry="smooth", grad=True)              # values (both modes), PyNative grads
+    _graph_gradients_match(SRC, "smooth", x, w)
+
+
+def _graph_gradients_match(src, entry, x, w):
+    """The gradients of sum(entry(x, w)) with respect to both arguments, compiled (ms.jit), vs torch's."""
     torch = pytest.importorskip("torch")
     tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    load_torch(SRC)["smooth"](tx, tw).sum().backward()
-    mod, _, _ = load_converted(SRC)
+    load_torch(src)[entry](tx, tw).sum().backward()
+    mod, _, _ = load_converted(src)
+
     def total(a, b):
-        return mod.smooth(a, b).sum()
+        return getattr(mod, entry)(a, b).sum()
     grads = ms.jit(ms.grad(total, grad_position=(0, 1)))(ms.Tensor(x), ms.Tensor(w))
     assert_close(list(grads), [tx.grad, tw.grad], what="GRAPH gradient")
 
@@ -123,15 +129,7 @@ def test_lambdas_passed_in_a_loop_move_in_front_and_compute_torchs_values_in_gra
     fn = code[code.index("def scaled"):code.index("def in_comprehension")]
     loop = fn.index("for k in range(3)")
     assert fn.index("= lambda t: _ms_compat.precise_tanh") < loop and fn.index("= lambda k: (lambda t:") < loop, fn
-    torch = pytest.importorskip("torch")
-    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    load_torch(PASSED)["scaled"](tx, tw).sum().backward()
-    mod, _, _ = load_converted(PASSED)
-    def total(a, b):
-        return mod.scaled(a, b).sum()
-    grads = ms.jit(ms.grad(total, grad_position=(0, 1)))(ms.Tensor(x), ms.Tensor(w))
-    assert_close(grads[0].asnumpy(), tx.grad.numpy())
-    assert_close(grads[1].asnumpy(), tw.grad.numpy())
+    _graph_gradients_match(PASSED, "scaled", x, w)
 
 
 def test_untyped_method_in_a_loop_of_a_compiled_function_is_not_none():
@@ -155,12 +153,4 @@ def test_lambdas_in_a_comprehension_in_a_loop_values_and_gradients_in_graph():
     code, _ = check_function(PASSED, [x, w], entry="in_comprehension", grad=True)
     fn = code[code.index("def in_comprehension"):code.index("def untyped")]
     assert "lambda" not in fn[fn.index("for k in range(2)"):], fn
-    torch = pytest.importorskip("torch")
-    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
-    load_torch(PASSED)["in_comprehension"](tx, tw).sum().backward()
-    mod, _, _ = load_converted(PASSED)
-    def total(a, b):
-        return mod.in_comprehension(a, b).sum()
-    grads = ms.jit(ms.grad(total, grad_position=(0, 1)))(ms.Tensor(x), ms.Tensor(w))
-    assert_close(grads[0].asnumpy(), tx.grad.numpy())
-    assert_close(grads[1].asnumpy(), tw.grad.numpy())
+    _graph_gradients_match(PASSED, "in_comprehension", x, w)
