@@ -3,7 +3,6 @@ char-RNNs and sequence mask) in programs the converter was never run on, each re
 our own run against its conversion."""
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 
@@ -14,7 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
 from msmigrate.cli import main  # noqa: E402
-from tests.treeutil import write_tree  # noqa: E402
+from tests.treeutil import run_printed, write_tree  # noqa: E402
 
 from .parity.harness import program_weights_match_torch  # noqa: E402
 
@@ -79,27 +78,8 @@ TRAIN = """\
     """
 
 
-RUN = """
-import runpy
-import sys
-sys.path.insert(0, ".")
-if sys.argv[1] == "ms":
-    sys.modules["torch"] = None
-runpy.run_path(sys.argv[2], run_name="__main__")
-"""
-
-
 def _run(root, side, mode=""):
-    script = "train.py"
-    if mode == "pynative":      # the converted program's mode line turned to PYNATIVE, in a copy
-        code = (root / "scripts" / script).read_text()
-        assert "mode=ms.GRAPH_MODE" in code
-        script = "train_pynative.py"
-        (root / "scripts" / script).write_text(code.replace("mode=ms.GRAPH_MODE", "mode=ms.PYNATIVE_MODE"))
-    r = subprocess.run([sys.executable, "-c", RUN, side, script], cwd=root / "scripts", capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ast.literal_eval(r.stdout.split("OUT", 1)[1].strip())
+    return run_printed(root / "scripts", side, mode)
 
 
 def test_script_star_importing_its_sibling_modules(tmp_path):

@@ -3,10 +3,6 @@ Shawn1993/cnn-text-classification-pytorch) in programs the converter was never r
 torch snippet of our own run against its conversion."""
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
@@ -14,31 +10,11 @@ pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
 from msmigrate.cli import main  # noqa: E402
-from tests.treeutil import write_tree  # noqa: E402
-
-RUN = """
-import runpy
-import sys
-sys.path.insert(0, ".")
-if sys.argv[1] == "ms":
-    sys.modules["torch"] = None
-runpy.run_path(sys.argv[2], run_name="__main__")
-"""
+from tests.treeutil import run_printed, write_tree  # noqa: E402
 
 
 def _run(root, side, mode=""):
-    """The program (`OUT` and a list of numbers printed), under torch or converted; `mode`: the converted program's
-    mode line turned to PYNATIVE in a copy ("pynative") or as converted (GRAPH)."""
-    script = "train.py"
-    if mode == "pynative":
-        code = (root / script).read_text()
-        assert "mode=ms.GRAPH_MODE" in code
-        script = "train_pynative.py"
-        (root / script).write_text(code.replace("mode=ms.GRAPH_MODE", "mode=ms.PYNATIVE_MODE"))
-    r = subprocess.run([sys.executable, "-c", RUN, side, script], cwd=root, capture_output=True, text=True,
-                       timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return ast.literal_eval(r.stdout.split("OUT", 1)[1].strip())
+    return run_printed(root, side, mode)
 
 
 def _matches_torch(tmp_path, program):
