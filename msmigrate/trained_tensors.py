@@ -4,7 +4,8 @@ update Parameters only, so this pre-pass writes such a tensor as what it is in t
 `w = torch.nn.Parameter(torch.randn(3, 1))` (requires_grad=True, as nn.Parameter's default). The converter then
 makes it an ms.Parameter, and the train step differentiates the loss with respect to it (train_loop.py counts a
 read of a hand-made parameter as reaching trained weights). Only names listed in an optimizer call's literal
-list or tuple, bound once in that scope by such a call, are rewritten."""
+list or tuple (directly, through a name bound once to one, or in literal param groups `{"params": [w], ...}`),
+bound once in that scope by such a call, are rewritten."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Set
@@ -80,9 +81,67 @@ class _Scope(cst.CSTTransformer):
         return updated.with_changes(value=param)
 
 
-def _optimized_names(scope_body, imports: Dict[str, str]) -> Set[str]:
-    """Names in the literal list/tuple of an optimizer constructor's first argument (or params=) in this scope."""
+def _literal_lists(scope_body) -> Dict[str, cst.BaseExpression]:
+    """Names bound exactly once in this scope, to a literal list or tuple: `params = [w, b]`."""
+    seen: Dict[str, int] = {}
+    values: Dict[str, cst.BaseExpression] = {}
+
+    class _V(_OwnScope):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                for n in _bound_names(t.target):
+                    seen[n] = seen.get(n, 0) + 1
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and isinstance(node.value, (cst.List, cst.Tuple)):
+                values[node.targets[0].target.value] = node.value
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            for n in _bound_names(node.target):
+                seen[n] = seen.get(n, 0) + 2
+
+        def visit_For(self, node: cst.For) -> None:
+            for n in _bound_names(node.target):
+                seen[n] = seen.get(n, 0) + 2
+
+    for st in scope_body:
+        st.visit(_V())
+    return {n: v for n, v in values.items() if seen.get(n) == 1}
+
+
+def _bound_names(target: cst.BaseExpression) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_bound_names(e.value) for e in target.elements)) if target.elements else set()
+    return set()
+
+
+def _listed_names(value: cst.BaseExpression, lists: Dict[str, cst.BaseExpression]) -> Set[str]:
+    """Names a params value lists: `[w, b]`, a name bound to such a literal, or param groups
+    `[{"params": [w], "lr": ...}, {"params": b}]`."""
+    if isinstance(value, cst.Name) and value.value in lists:
+        value = lists[value.value]
+    if not isinstance(value, (cst.List, cst.Tuple)):
+        return set()
     names: Set[str] = set()
+    for e in value.elements:
+        if isinstance(e.value, cst.Name):
+            names.add(e.value.value)
+        elif isinstance(e.value, cst.Dict):
+            for el in e.value.elements:
+                if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) \
+                        and el.key.evaluated_value == "params":
+                    group = el.value
+                    names |= {group.value} if isinstance(group, cst.Name) and group.value not in lists \
+                        else _listed_names(group, lists)
+    return names
+
+
+def _optimized_names(scope_body, imports: Dict[str, str]) -> Set[str]:
+    """Names an optimizer constructor's first argument (or params=) lists in this scope: a literal list or tuple, a
+    name bound once to one, or literal param groups."""
+    names: Set[str] = set()
+    lists = _literal_lists(scope_body)
 
     class _V(_OwnScope):
         def visit_Call(self, node: cst.Call) -> None:
@@ -90,8 +149,8 @@ def _optimized_names(scope_body, imports: Dict[str, str]) -> Set[str]:
             if not q.startswith("torch.optim.") or q.startswith("torch.optim.lr_scheduler"):
                 return
             first = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "params"), None)
-            if isinstance(first, (cst.List, cst.Tuple)):
-                names.update(e.value.value for e in first.elements if isinstance(e.value, cst.Name))
+            if first is not None:
+                names.update(_listed_names(first, lists))
 
     for st in scope_body:
         st.visit(_V())

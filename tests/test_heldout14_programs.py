@@ -90,13 +90,46 @@ def test_tensors_made_to_train_given_to_an_optimizer(graph):
     assert "w = ms.Parameter(ops.full((3, 1), 0.1" in code, code
 
 
+GROUPED = """
+import torch
+
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+y = torch.linspace(0, 1, 4).reshape(4, 1)
+w = torch.full((3, 1), 0.1, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+c = torch.ones(1, requires_grad=True)
+params = [w]
+opt = torch.optim.SGD([{"params": params}, {"params": b, "lr": 0.05}], lr=0.1)
+opt2 = torch.optim.Adam(params=(c,), lr=0.01)
+for t in range(3):
+    loss = ((x @ w * c + b - y) ** 2).mean()
+    opt.zero_grad()
+    opt2.zero_grad()
+    loss.backward()
+    opt.step()
+    opt2.step()
+weights = [w, b, c]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_tensors_made_to_train_listed_apart_or_in_param_groups(graph):
+    """The tensors reach the optimizer through a name bound once to a literal list (`params = [w]`), through literal
+    param groups (`[{"params": params}, {"params": b, "lr": 0.05}]`) and a `params=` tuple. Before, only a literal
+    first argument was followed, and these stopped with MigrationError at the optimizer. The weights after three
+    steps of both optimizers vs torch, both modes."""
+    code, _ = program_weights_match_torch(GROUPED, graph)
+    assert "b = ms.Parameter(" in code and "c = ms.Parameter(" in code, code
+
+
 INDIRECT = """\
     import torch
 
     x = torch.linspace(-1, 1, 12).reshape(4, 3)
     y = torch.linspace(0, 1, 4).reshape(4, 1)
     w = torch.full((3, 1), 0.1, requires_grad=True)
-    params = [w]
+    params = []
+    params.append(w)
     opt = torch.optim.SGD(params, lr=0.1)
     for t in range(3):
         loss = ((x @ w - y) ** 2).mean()
@@ -108,7 +141,8 @@ INDIRECT = """\
 
 
 def test_optimizer_over_plain_tensors_stops_naming_the_line(tmp_path):
-    """The same idiom with the list built apart (`params = [w]; SGD(params)`), which the rewrite does not follow:
+    """The same idiom with the list built by appends (`params = []; params.append(w)`), which the rewrite does not
+    follow:
     the optimizer helper read `p.requires_grad` of the plain tensor (AttributeError, no line of the program). It
     stops with MigrationError naming the optimizer's line."""
     import subprocess
@@ -122,5 +156,5 @@ def test_optimizer_over_plain_tensors_stops_naming_the_line(tmp_path):
     main(["convert", str(src), "-o", str(out), "-q"])
     r = subprocess.run([sys.executable, "prog.py"], cwd=out, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0
-    assert "MigrationError: prog.py:7: the optimizer is given a Tensor that is no Parameter" in r.stderr, \
+    assert "MigrationError: prog.py:8: the optimizer is given a Tensor that is no Parameter" in r.stderr, \
         r.stderr[-2000:]
