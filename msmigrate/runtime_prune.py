@@ -650,6 +650,7 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
     roots: Set[str] = set(ALWAYS_KEPT)
     uses = lines = 0
     whole = native_optimizer = False
+    codes: List[str] = []     # the string literals of all files name what a run-time torch_getattr may need
     for path in files:
         try:
             code = path.read_text(encoding="utf-8")
@@ -657,6 +658,7 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
             continue
         if code.startswith(HELPER_MARK):
             continue   # an earlier helper copied along
+        codes.append(code)
         lines += code.count("\n")   # every converted line counts in the uses per 100 lines
         native_optimizer = native_optimizer or "experimental.optim" in code
         if module not in code:
@@ -667,6 +669,9 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
             continue
         roots.update(used)
         uses += sum(1 for n in used if "." not in n)   # `ns.member` counts once, as `ns`
+    if "torch_getattr" in roots:
+        from .torch_namespace import helper_roots_for_names
+        roots |= helper_roots_for_names(codes)
     if native_optimizer and "state_dict" in roots:
         # a mindspore.experimental.optim optimizer written in the tree (a torch.optim.Optimizer subclass)
         # names no helper: its state_dict() in torch's layout is kept by this root

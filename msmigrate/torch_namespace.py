@@ -118,11 +118,18 @@ class TorchFloatInput(nn.Cell):
         return self.fn(float_input(x))
 
 
-def _resolve(entry):
+def _resolve(entry, namespace, where):
     """A table entry -> the object: 'mindspore.ops.tanh' / '_ms_compat.ReLU', (target, kept), or
     (target, 'float') for a float function."""
     target = entry if isinstance(entry, str) else entry[0]
     module, _, name = target.rpartition(".")
+    if module == "_ms_compat" and name not in globals():
+        # this helper was written with the parts the converted tree names; a name that is no string literal
+        # anywhere in the tree (read from a config file) had its part left out
+        raise MigrationError(f"getattr({namespace}, ...) at {where} asks for {target.split('.')[-1]!r}, whose "
+                             f"converted form ({target}) was not written into this helper: no string literal of "
+                             "the converted tree names it. Name it once in the code (say, in the list of choices) "
+                             "and convert again")
     fn = globals()[name] if module == "_ms_compat" else getattr(_importlib.import_module(module), name)
     if isinstance(entry, str):
         return fn
@@ -136,7 +143,7 @@ def torch_getattr(namespace, name, where, default=_NO_DEFAULT):
     """getattr(<torch module>, name[, default]) for a name known at run time."""
     entry = TORCH_CONVERTED[namespace].get(name)
     if entry is not None:
-        return _resolve(entry)
+        return _resolve(entry, namespace, where)
     if name not in TORCH_NAMES[namespace]:
         if default is not _NO_DEFAULT:
             return default
@@ -266,6 +273,34 @@ def leave_call(tr, original: cst.Call, updated: cst.Call):
         return tr._render_template(f"_ms_compat.torch_getattr({ns!r}, {code_of(updated.args[1].value).strip()}, "
                                    f"{where!r}{extra})")
     return None
+
+
+def helper_roots_for_names(codes) -> set:
+    """The helper parts a run-time getattr may need: `_ms_compat.torch_getattr(ns, name, ...)` resolves `name`
+    through the table to a helper definition only when it is called, so the helper pruning (runtime_prune.py)
+    keeps, for the namespaces the tree looks up so, the definitions of the names that a string literal of the tree
+    spells (the default of `act="GELU"`, a list of choices). Another name stops at the look-up naming the site."""
+    import ast
+    looked_up: set = set()
+    literals: set = set()
+    for code in codes:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                literals.add(node.value)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "torch_getattr" and node.args and isinstance(node.args[0], ast.Constant):
+                looked_up.add(node.args[0].value)
+    roots = set()
+    for ns in looked_up & set(NAMESPACES):
+        for name, entry in one_to_one(ns).items():
+            target = entry if isinstance(entry, str) else entry[0]
+            if name in literals and target.startswith("_ms_compat."):
+                roots.add(target[len("_ms_compat."):])
+    return roots
 
 
 # ------------------------------------------------------------------ getattr(torch, "version").hip

@@ -516,3 +516,65 @@ def test_tables_keep_the_entries_read():
     exec(compile(whole, "whole", "exec"), ns)
     assert ns["keras"].layers.Conv2D is ns["Conv"] and ns["keras"].losses.mae(1, 2) == 1
     assert "Conv2D=Conv),\n    losses=losses" in whole, "a table kept whole keeps its text"
+
+
+RUNTIME_NAMES = {
+    "act.txt": "Hardswish\n",
+    "train.py": """
+        import torch
+        import torch.nn as nn
+
+        CHOICES = ("GELU", "Tanh")
+
+
+        class Block(nn.Module):
+            def __init__(self, act="SiLU"):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+                self.act = getattr(nn, act)()
+
+            def forward(self, x):
+                return self.act(self.fc(x))
+
+
+        torch.manual_seed(0)
+        x = torch.linspace(-2, 2, 6).reshape(2, 3)
+        outs = []
+        for name in (None,) + CHOICES:
+            block = Block() if name is None else Block(name)
+            with torch.no_grad():
+                block.fc.weight.copy_(torch.linspace(-1, 1, 9).reshape(3, 3))
+                block.fc.bias.fill_(0.1)
+            outs.append([round(v, 5) for v in block(x).flatten().tolist()])
+        try:
+            with open("act.txt") as f:
+                Block(f.read().strip())
+            outs.append("built")
+        except Exception as e:
+            outs.append(type(e).__name__ + ": " + str(e))
+        print("OUT", outs)
+    """,
+}
+
+
+def test_names_looked_up_at_run_time_keep_their_helpers(tmp_path):
+    """`getattr(nn, act)()` with `act` known at run time goes through _ms_compat.torch_getattr's table, which names
+    helper classes (_ms_compat.GELU, SiLU...) by string: the helper written for the tree dropped them, and the
+    look-up failed with KeyError naming no line. Now the definitions of the names spelled by a string literal of
+    the tree (a default, a tuple of choices) are kept, and their layers compute torch's values; a name read from
+    a file, whose helper was left out, stops with MigrationError naming the look-up's original line."""
+    from tests.treeutil import run_printed
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, RUNTIME_NAMES)
+    convert_tree(src, out)
+    helper = (out / "_ms_compat.py").read_text()
+    assert "class GELU" in helper or "GELU =" in helper, "GELU's definition left out"
+    assert "class Hardswish" not in helper      # no literal names it
+    want = run_printed(src, "torch", script="train.py")
+    assert want[-1] == "built"
+    got = run_printed(out, "ms", script="train.py")
+    assert len(got) == len(want)
+    for g, w in zip(got[:-1], want[:-1]):
+        assert g == pytest.approx(w, abs=2e-5)
+    assert got[-1].startswith("MigrationError: getattr(torch.nn, ...) at train:12 asks for 'Hardswish'"), got[-1]
