@@ -195,6 +195,52 @@ def test_convolution_sizes_given_as_lists(graph):
     assert "_ms_compat.conv_size(kernel_size)" in code and "stride=(1, 2, )" in code, code
 
 
+SIZES_AT_RUN_TIME = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, cfg, strides=[2, 1], dil=[1, 2], stride=1):
+        super().__init__()
+        self.c = nn.Conv2d(2, 3, 3, stride=strides, padding=(1, 2), dilation=dil)
+        self.d = nn.Conv2d(3, 3, 1, stride=stride)
+        self.p = nn.MaxPool2d(kernel_size=list(cfg["pool"]), stride=cfg["pool"])
+        self.t = nn.ConvTranspose2d(3, 2, 3, stride=strides, padding=[1, 1], output_padding=[1, 0])
+        self.a = nn.AvgPool2d(strides)
+
+    def forward(self, x):
+        h = self.d(self.c(x))
+        return self.a(self.t(h)).sum() + self.p(h).sum()
+
+
+model = Net({"pool": [2, 1]})
+with torch.no_grad():
+    for k, p in enumerate(model.parameters()):
+        p.copy_(torch.linspace(-0.5, 0.5, p.numel()).reshape(p.shape) * (k + 1))
+x = torch.linspace(-1, 1, 2 * 2 * 8 * 8).reshape(2, 2, 8, 8)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
+for step in range(2):
+    optimizer.zero_grad()
+    loss = model(x).pow(2)
+    loss.backward()
+    optimizer.step()
+weights = list(model.parameters())
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_strides_dilations_and_pool_sizes_known_at_run_time_as_lists(graph):
+    """Strides, dilations and pool sizes that are lists only at run time (a list default, a config's entry,
+    `list(...)`): MindSpore's conv and pool layers stopped with a TypeError naming no line. They go through
+    _ms_compat.conv_size; a parameter with an int default (`stride=1`, a ResNet block's) is left as written. The
+    parameters after two SGD steps, both modes."""
+    code, _ = program_weights_match_torch(SIZES_AT_RUN_TIME, graph)
+    assert "stride=_ms_compat.conv_size(strides)" in code and "dilation=_ms_compat.conv_size(dil)" in code, code
+    assert "stride=stride" in code, code
+    assert "nn.MaxPool2d(kernel_size=_ms_compat.conv_size(list(cfg[\"pool\"]))" in code, code
+
+
 # ------------------------------------------------------------------ rows of a parameter zeroed through .data in forward
 CAUSAL_ZERO = """
 import torch

@@ -121,6 +121,40 @@ def _output_padding(ctx, ndim: int) -> bool:
     return True
 
 
+def _sizes_as_tuples(ctx, names, code) -> None:
+    """Size arguments as MindSpore's layers take them (an int or a tuple; torch's also a list): a list literal
+    written as a tuple; a value known at run time through _ms_compat.conv_size, except a parameter of the
+    enclosing function whose default is an int or None (a ResNet block's `stride=1`)."""
+    b = ctx.bound
+    for n in names:
+        v = b.value(n)
+        if isinstance(v, cst.List):
+            b.set(n, "(" + "".join(code(e.value) + ", " for e in v.elements) + ")")
+        elif isinstance(v, (cst.Attribute, cst.Subscript)) or (isinstance(v, cst.Name) and not _int_parameter(
+                ctx, v.value)) or (isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list"):
+            if b.code(n) in ("None", "True", "False"):
+                continue
+            b.set(n, f"_ms_compat.conv_size({ctx.tr_code(v)})")
+            ctx.tr.uses_compat = True
+
+
+def _int_parameter(ctx, name: str) -> bool:
+    """`name` is a parameter of the innermost function defining it, with an int or None default."""
+    for scope in reversed(getattr(ctx.tr, "_scopes", [])):
+        fn = scope.get("function")
+        if fn is None:
+            continue
+        params = fn.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.name.value == name:
+                d = p.default
+                return isinstance(d, cst.Integer) or (isinstance(d, cst.Name) and d.value == "None") or (
+                    isinstance(d, cst.UnaryOperation) and isinstance(d.expression, cst.Integer))
+        if name in scope.get("params", ()):
+            return False
+    return False
+
+
 def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
     def conv(ctx):
         if any(t in (ctx.code("dtype") or "") for t in ("float64", "double")):
@@ -137,16 +171,10 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
                     b.set(n, ctx.tr_code(v.elements[0].value))
         else:
             # MindSpore's layers take an int or a tuple, torch's a list too (TypeError naming no line): a list
-            # written here becomes a tuple; a kernel size known at run time only (pixelsnail's `kernel_size`, a
-            # parameter its callers give as `[kernel // 2, kernel]`) goes through _ms_compat.conv_size (a stride or
-            # dilation so given still stops with MindSpore's TypeError)
-            for n in ("kernel_size", "stride", "dilation"):
-                v = b.value(n)
-                if isinstance(v, cst.List):
-                    b.set(n, "(" + "".join(ctx.tr_code(e.value) + ", " for e in v.elements) + ")")
-                elif n == "kernel_size" and isinstance(v, (cst.Name, cst.Attribute, cst.Subscript)):
-                    b.set(n, f"_ms_compat.conv_size({ctx.tr_code(v)})")
-                    ctx.tr.uses_compat = True
+            # written here becomes a tuple; a size known at run time only (pixelsnail's `kernel_size`, a
+            # parameter its callers give as `[kernel // 2, kernel]`; a stride read from a YAML config) goes
+            # through _ms_compat.conv_size
+            _sizes_as_tuples(ctx, ("kernel_size", "stride", "dilation"), ctx.tr_code)
         for n in _NO_DEVICE:
             b.remove(n)
         if not b.has("bias"):
@@ -196,10 +224,8 @@ def _pool_rule(has_dilation: bool):
                 raise UnsupportedSite("kernel_size is required")
             b.set("stride", k)
         b.set("pad_mode", "'pad'")
-        for n in ("kernel_size", "stride", "padding", "dilation"):
-            v = b.value(n)
-            if isinstance(v, cst.List):   # MindSpore's pools take an int or a tuple only (a list: TypeError)
-                b.set(n, "(" + "".join(code_of(e.value) + ", " for e in v.elements) + ")")
+        # MindSpore's pools take an int or a tuple only (a list: TypeError naming no line)
+        _sizes_as_tuples(ctx, ("kernel_size", "stride", "padding", "dilation"), code_of)
         for n in ("padding", "dilation", "return_indices", "ceil_mode", "count_include_pad", "divisor_override"):
             if n in b.order:
                 b.order.remove(n)
