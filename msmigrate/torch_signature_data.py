@@ -1392,6 +1392,7 @@ SIGNATURES = {
     'torch.nn.Softplus': ((('beta', ('1.0',), 'p'), ('threshold', ('20.0',), 'p')), False),
     'torch.nn.Softshrink': ((('lambd', ('0.5',), 'p'),), False),
     'torch.nn.Softsign': ((('args', (), '*'),), True),
+    'torch.nn.SyncBatchNorm': ((('num_features', (), 'p'), ('eps', ('1e-05',), 'p'), ('momentum', ('0.1',), 'p'), ('affine', ('True',), 'p'), ('track_running_stats', ('True',), 'p'), ('process_group', ('None',), 'p'), ('device', ('None',), 'p'), ('dtype', ('None',), 'p'), ('bias', ('True',), 'k')), False),
     'torch.nn.SyncBatchNorm.convert_sync_batchnorm': ((('module', (), 'p'), ('process_group', ('None',), 'p')), False),
     'torch.nn.Tanh': ((('args', (), '*'),), True),
     'torch.nn.Tanhshrink': ((('args', (), '*'),), True),

@@ -68,6 +68,7 @@ HOST_SIDE = {
     "deploy.py:export_save": _DEPLOY,
     "distributed.py:init_process_group": "process-group set-up, on the host",
     "distributed.py:convert_sync_batchnorm": "rebuilds a model's layers, on the host",
+    "distributed.py:SyncBatchNorm.__init__": "builds a layer, on the host",
     "distributions.py:_dist_no_rsample": (
         "a Distribution object inside a graph runs through MindSpore's Python fallback when the graph runs "
         "(measured, Gamma(...).rsample() in an ms.jit construct), where a raise arrives as a RuntimeError; "

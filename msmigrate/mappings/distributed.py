@@ -133,6 +133,13 @@ for _name, _target, _args in (("Shard", "PlacementShard", ("dim",)), ("Replicate
 mapping(D + "pipelining.pipeline", None,
         note="pipeline parallelism: MindSpore's pipeline_stages (set_auto_parallel_context(pipeline_stages=N), "
              "Cell.pipeline_stage, nn.PipelineCell), GRAPH mode; a redesign, not a translation")
+mapping("torch.nn.SyncBatchNorm", "_ms_compat.SyncBatchNorm",
+        args=("num_features", "eps", "momentum", "affine", "track_running_stats", "process_group", "device", "dtype"),
+        target_args=("num_features", "eps", "momentum", "affine", "track_running_stats", "process_group", "device",
+                     "dtype"), status=DIFFERENCE,
+        note="one process: BatchNorm over any input rank (N, C, *), what torch's SyncBatchNorm computes there; "
+             "several processes: building one raises MigrationError (no synchronised batch statistics here)",
+        test=f"{T}::test_sync_batchnorm_layer")
 mapping("torch.nn.SyncBatchNorm.convert_sync_batchnorm", "_ms_compat.convert_sync_batchnorm",
         args=("module", "process_group"), target_args=("module", "process_group"), status=DIFFERENCE,
         note="returns the model unchanged in one process (what torch's SyncBatchNorm computes there); with several "

@@ -330,3 +330,63 @@ def test_convert_sync_batchnorm():
     finally:
         helper._GROUP.clear()
         helper._GROUP.update(saved)
+
+
+SYNC_BN_LAYERS_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, norm_layer=nn.SyncBatchNorm):
+        super().__init__()
+        self.conv = nn.Conv1d(3, 4, 3)
+        self.bn = nn.SyncBatchNorm(4, momentum=0.2)
+        self.fc = nn.Linear(4, 5)
+        self.bn2 = norm_layer(5, affine=False)
+
+    def forward(self, x):
+        h = self.bn(self.conv(x))
+        return self.bn2(self.fc(h.mean(-1)))
+
+
+def make():
+    return Net()
+'''
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_sync_batchnorm_layer(train):
+    """nn.SyncBatchNorm as a layer (on a (N, C, L) input and a (N, C) one, and passed as norm_layer): in one
+    process torch's computes plain batch statistics; the converted layer's outputs, gradients (train) and running
+    statistics after the call match torch's. Several processes: building one raises MigrationError naming the
+    line."""
+    import numpy as np
+    from tests.parity.harness import check_layer
+
+    x = np.random.default_rng(0).standard_normal((4, 3, 7)).astype(np.float32)
+    code, sites = check_layer(SYNC_BN_LAYERS_SRC, [x], train=train, grad=train)
+    assert "_ms_compat.SyncBatchNorm(4, momentum=0.2)" in code and all(s.status != "todo" for s in sites), code
+    mod, _, _ = load_converted(SYNC_BN_LAYERS_SRC)
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    tnet, mnet = load_torch(SYNC_BN_LAYERS_SRC)["make"](), mod.make()
+    load_torch_state_dict(mnet, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    tnet.train(train)
+    mnet.set_train(train)
+    for _ in range(2):
+        tnet(torch.from_numpy(x))
+        mnet(ms.Tensor(x))
+    for t_bn, m_bn in ((tnet.bn, mnet.bn), (tnet.bn2, mnet.bn2)):
+        np.testing.assert_allclose(m_bn.moving_mean.asnumpy(), t_bn.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(m_bn.moving_variance.asnumpy(), t_bn.running_var.numpy(), rtol=1e-5, atol=1e-6)
+    helper = __import__("_ms_compat")
+    saved = dict(helper._GROUP)
+    helper._GROUP.update(initialized=True, size=2)
+    try:
+        with pytest.raises(helper.MigrationError, match="nn.SyncBatchNorm with several processes"):
+            mod.make()
+    finally:
+        helper._GROUP.clear()
+        helper._GROUP.update(saved)

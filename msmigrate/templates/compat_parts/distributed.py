@@ -397,6 +397,29 @@ def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     fn(rank, *args)
 
 
+class SyncBatchNorm(nn.BatchNorm2d):
+    """nn.SyncBatchNorm: in one process what torch's computes there (plain batch statistics), over inputs of any
+    rank (N, C, *), normalised as a (N, C, L, 1) view. With several processes MindSpore on this backend has no
+    batch statistics synchronised across them: building one raises rather than train differently."""
+
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        if _GROUP["initialized"] and _GROUP["size"] > 1:
+            raise MigrationError(f"{calling_line()}: nn.SyncBatchNorm with several processes: its batch statistics "
+                                 "would be computed per process (torch synchronises them). Use "
+                                 "mindspore.nn.SyncBatchNorm (Ascend) or BatchNorm knowingly")
+        if momentum is None:
+            raise MigrationError(f"{calling_line()}: SyncBatchNorm momentum=None (cumulative average) is not "
+                                 "converted")
+        super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
+                         use_batch_statistics=None if track_running_stats else True)
+        self.torch_affine = bool(affine)   # affine_off reads it
+
+    def construct(self, x):
+        shape = x.shape
+        return nn.BatchNorm2d.construct(self, x.reshape(shape[0], shape[1], -1, 1)).reshape(shape)
+
+
 def convert_sync_batchnorm(module, process_group=None):
     """nn.SyncBatchNorm.convert_sync_batchnorm(model): with one process its BatchNorm layers compute what torch's
     SyncBatchNorm computes, so the model is returned unchanged; with several, MindSpore on this backend has no
