@@ -14,6 +14,17 @@ mapping("torch.nn.functional.scaled_dot_product_attention", "_ms_compat.scaled_d
              "kernels accumulate); dropout_p > 0 draws from MindSpore's random stream",
         test=f"{T}::test_sdpa")
 
+_MHA_ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias", "bias_k",
+             "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias", "training",
+             "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight", "q_proj_weight",
+             "k_proj_weight", "v_proj_weight", "static_k", "static_v", "average_attn_weights", "is_causal")
+mapping("torch.nn.functional.multi_head_attention_forward", "_ms_compat.multi_head_attention_forward",
+        args=_MHA_ARGS, target_args=_MHA_ARGS,
+        note="MindSpore's own function (ops.function.nn_func), with torch's need_weights=False answered (output, "
+             "None) and a bool key_padding_mask next to a float attn_mask combined as torch does; dropout_p > 0 "
+             "draws from MindSpore's random stream",
+        test=f"{T}::test_multi_head_attention_forward")
+
 # ------------------------------------------------------------------ the nn.Transformer family
 _LAYER_ARGS = ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
                "norm_first", "bias", "device", "dtype")

@@ -43,6 +43,61 @@ def test_sdpa():
     assert "_ms_compat.scaled_dot_product_attention" in code
 
 
+POOL_SRC = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class AttnPool(nn.Module):
+    """An attention pool over a feature map: the mean as the query, separate q/k/v projections."""
+    def __init__(self, hw=6, dim=8, heads=2, out=5):
+        super().__init__()
+        self.pos = nn.Parameter(torch.linspace(-0.5, 0.5, (hw + 1) * dim).reshape(hw + 1, dim))
+        self.q, self.k, self.v = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.c = nn.Linear(dim, out)
+        self.packed = nn.Linear(dim, 3 * dim)
+        self.heads = heads
+
+    def forward(self, x, pad):
+        x = x.flatten(start_dim=2).permute(2, 0, 1)                 # (HW, N, C)
+        x = torch.cat([x.mean(dim=0, keepdim=True), x], dim=0) + self.pos[:, None, :]
+        pooled, _ = F.multi_head_attention_forward(
+            query=x[:1], key=x, value=x, embed_dim_to_check=x.shape[-1], num_heads=self.heads,
+            q_proj_weight=self.q.weight, k_proj_weight=self.k.weight, v_proj_weight=self.v.weight,
+            in_proj_weight=None, in_proj_bias=torch.cat([self.q.bias, self.k.bias, self.v.bias]),
+            bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0, out_proj_weight=self.c.weight,
+            out_proj_bias=self.c.bias, use_separate_proj_weight=True, training=self.training, need_weights=False)
+        mask = torch.zeros(x.shape[0], x.shape[0])
+        out, weights = F.multi_head_attention_forward(
+            x, x, x, x.shape[-1], self.heads, self.packed.weight, self.packed.bias, None, None, False, 0.0,
+            self.c.weight, self.c.bias, key_padding_mask=pad, attn_mask=mask, average_attn_weights=False)
+        return pooled.squeeze(0), out, weights
+
+
+def make():
+    return AttnPool()
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_multi_head_attention_forward(graph):
+    """F.multi_head_attention_forward as an attention pool calls it (separate q/k/v weights, need_weights=False:
+    (output, None)) and with a packed in-projection, a bool key_padding_mask next to a float attn_mask, and
+    per-head weights: outputs and the gradients of every parameter vs torch, in PYNATIVE and GRAPH."""
+    pad = np.zeros((2, 7), dtype=bool)
+    pad[1, 5:] = True
+    x = rnd(2, 8, 2, 3, seed=5)
+
+    def call(net, x, pad):
+        pooled, out, weights = net(x, pad)
+        return pooled, out, weights
+
+    code, sites = check_layer(POOL_SRC, [x, pad], call=call, grad=True, graph=graph)
+    no_todo(sites)
+    assert code.count("_ms_compat.multi_head_attention_forward(") == 2, code
+
+
 def test_sdpa_dropout_statistics():
     """dropout_p > 0 drops weights even outside training, as torch's function does."""
     src = SDPA_SRC.replace("def fn(", "def drop(q, k, v):\n    return F.scaled_dot_product_attention(q, k, v, "

@@ -1,4 +1,4 @@
-"""Attention with torch's semantics: F.scaled_dot_product_attention.
+"""Attention with torch's semantics: F.scaled_dot_product_attention, F.multi_head_attention_forward.
 
 Built from ordinary mindspore.ops calls (PyNative and GRAPH mode, gradients included).
 """
@@ -6,6 +6,7 @@ import math
 
 import mindspore as ms
 from mindspore import ops
+from mindspore.ops.function.nn_func import multi_head_attention_forward as _ms_multi_head_attention_forward
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -68,3 +69,27 @@ class BlockMask:
     def __init__(self, *args, **kwargs):
         raise MigrationError("torch.nn.attention.flex_attention.BlockMask cannot be built: flex attention has "
                              "no MindSpore counterpart")
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch.nn.functional.multi_head_attention_forward: MindSpore's own (ops.function.nn_func), which takes no
+    need_weights (torch returns (output, None) without them) and computes in the dtype it is given (the query's
+    here). A bool key_padding_mask next to a float attn_mask becomes -inf/0 first, as torch combines the pair."""
+    if attn_mask is not None and key_padding_mask is not None:
+        if key_padding_mask.dtype == ms.bool_ and attn_mask.dtype != ms.bool_:
+            key_padding_mask = ops.masked_fill(ops.zeros(key_padding_mask.shape, attn_mask.dtype),
+                                               key_padding_mask, float("-inf"))
+    out, weights = _ms_multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                                     in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
+                                                     out_proj_bias, training, key_padding_mask, attn_mask,
+                                                     use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                                                     v_proj_weight, static_k, static_v, average_attn_weights,
+                                                     is_causal, False, False, query.dtype)
+    if need_weights:
+        return out, weights
+    return out, None
