@@ -229,6 +229,7 @@ SIGNATURES = {
     'Tensor.fmod_': ((('divisor', (), 'p'), ('other', (), 'p')), False),
     'Tensor.frac': ((('out', ('None',), 'k'),), False),
     'Tensor.frac_': ((), False),
+    'Tensor.frexp': ((('mantissa', (), 'k'), ('exponent', (), 'k')), False),
     'Tensor.gather': ((('dim', (), 'p'), ('index', (), 'p'), ('sparse_grad', ('False',), 'k'), ('out', ('None',), 'k')), False),
     'Tensor.gcd': ((('other', (), 'p'), ('out', ('None',), 'k')), False),
     'Tensor.gcd_': ((('other', (), 'p'),), False),

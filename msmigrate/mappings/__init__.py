@@ -47,5 +47,8 @@ from . import testing_compare  # noqa: F401,E402
 # more Tensor properties/methods, torch.nn layers and functional ops (helpers: templates/compat_parts/nn_extra.py)
 from . import tensor_nn_extra  # noqa: F401,E402
 
+# the method twins of torch functions recorded after tensor_twins (Tensor.frexp is torch.frexp's)
+tensor_twins._register()
+
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402

@@ -21,7 +21,7 @@ TWINS = (
     "bitwise_not bitwise_or bitwise_right_shift bitwise_xor broadcast_to cholesky cholesky_inverse cholesky_solve "
     "copysign corrcoef count_nonzero cov cross cummax cummin cumprod deg2rad det diag diag_embed diagflat diagonal "
     "diagonal_scatter diff digamma dist divide dot dsplit equal erf erfc erfinv exp2 fix fliplr flipud float_power "
-    "fmax fmin frac gcd geqrf ger greater greater_equal hardshrink heaviside histc hsplit hypot i0 igamma igammac "
+    "fmax fmin frac frexp gcd geqrf ger greater greater_equal hardshrink heaviside histc hsplit hypot i0 igamma igammac "
     "index_add index_copy index_fill inner inverse is_nonzero is_same_size isclose isfinite isinf isnan isneginf "
     "isposinf isreal kron kthvalue lcm ldexp lerp less less_equal lgamma log10 log2 logaddexp logaddexp2 "
     "logcumsumexp logdet logical_and logical_not logical_or logical_xor logit logsumexp matrix_power maximum median "

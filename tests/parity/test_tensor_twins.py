@@ -72,6 +72,7 @@ TWINS = [
                "bitwise_right_shift", "ldexp"),
          "i, j, y: (i.gcd(j), i.lcm(j), i.bitwise_and(j), i.bitwise_or(j), i.bitwise_xor(j), i.bitwise_not(),"
          " i.bitwise_left_shift(j), i.bitwise_right_shift(j), y.ldexp(j))", [I, J, Y], typed=True),
+    case(_apis("frexp"), "y, x: (y.frexp(), (x * 1e5).frexp())", [Y, X], typed=True),
     case(_apis("igamma", "igammac", "logit", "polygamma", "mvlgamma"),
          "p, q, u: (p.igamma(q), p.igammac(q), u.logit(), u.logit(0.1), u.logit(eps=0.2), p.polygamma(1),"
          " q.mvlgamma(2))", [P, P1, U], rtol=1e-4, typed=True),
