@@ -928,6 +928,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            grad_writers=self._grad_writers,
                            clearing_functions=self._clearing_functions,
                            optimizer_grad_methods=self.index.optimizer_grad_methods(),
+                           lazy_calls=getattr(self, "_lazy_calls", {}),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
