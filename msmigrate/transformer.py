@@ -126,6 +126,10 @@ NON_TENSOR_ANNOTATIONS = {"int", "bool", "str", "float", "list", "dict", "tuple"
                           "Optional[str]", "Optional[float]"}
 
 
+# the containers whose items are modules, iterated in order (a ModuleDict iterates its keys)
+_MODULE_SEQUENCES = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+                     "torch.nn.modules.container.Sequential")
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -606,8 +610,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._skip.add(id(node.target))
         UT.track_tuple_names(self, [node.target], None)     # a loop variable is no (values, indices) result
+        self._track_module_loop_variable(node)
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
         self._loop_nodes.append(node)
+
+    def _track_module_loop_variable(self, node: cst.For) -> None:
+        """`for flow in self.flows:` (or `self.flows[::-1]`) over an nn.ModuleList / nn.Sequential attribute: the
+        loop variable is a module, so `flow.forward(x)` names its construct (nflib's NormalizingFlow)."""
+        if not (self._funcs and self._classes and isinstance(node.target, cst.Name)):
+            return
+        it = node.iter
+        if isinstance(it, cst.Subscript) and len(it.slice) == 1 and isinstance(it.slice[0].slice, cst.Slice):
+            it = it.value
+        if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"):
+            return
+        if self._classes[-1].attr_types.get(it.attr.value) in _MODULE_SEQUENCES:
+            ctx = self._funcs[-1]
+            name = node.target.value
+            ctx.tensors.discard(name)
+            ctx.others.discard(name)
+            ctx.cells.add(name)
 
     def leave_For(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
@@ -2286,6 +2308,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return True   # Variable(x) is the tensor x since torch 0.4
             if qn in TENSOR_CLASS_CALLS:
                 return True   # `torch.Tensor([[1., 2.]])`, `torch.LongTensor(3)`: a tensor made by its class
+            if qn and qn.startswith("torch.nn.init.") and qn.endswith("_") and not qn.rsplit(".", 1)[-1].startswith("_"):
+                return True   # `Q = torch.nn.init.orthogonal_(torch.randn(d, d))`: an initialiser returns its tensor
             if qn:
                 last = qn.rsplit(".", 1)[-1]
                 return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends",
