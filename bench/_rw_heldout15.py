@@ -11,8 +11,8 @@ small synthetic data drawn from fixed seeds.
     samples, F.binary_cross_entropy_with_logits(..., size_average=False) / B, `loss.data.item()`, Adam with
     weight decay) on a small synthetic binarized_mnist.npz in the real format (train_data / valid_data /
     test_data, float32 0/1 rows of 784), run.py's epoch loop (StepLR stepped with the epoch) written by the
-    driver: run.py's main block calls `.cuda()` unconditionally, so the driver sets run.py's module globals
-    (args, xtr, xte, model, opt) as its main block would and calls run.run_epoch.
+    driver: run.py's main block calls `.cuda()` unconditionally, so the driver runs that block's statements
+    without them and hands run.py's module globals (args, xtr, xte, model, opt) to run.run_epoch.
   - made_check: made.py's `__main__` self-check run as the program itself: per output k, a fresh
     `Variable(torch.from_numpy(x), requires_grad=True)`, `model(xtr)[0, k].backward()`, and `xtr.grad` read to
     list the inputs output k depends on (the autoregressive property).
@@ -144,28 +144,32 @@ import torch
 import run
 from made import MADE
 
+# run.py's main block, without its .cuda() calls
+args = argparse.Namespace(data_path="../../data/binarized_mnist.npz", hiddens="48,48", num_masks=3,
+                          resample_every=2, samples=2)
 np.random.seed(42)
 torch.manual_seed(42)
-mnist = np.load("../../data/binarized_mnist.npz")
-run.args = argparse.Namespace(data_path="../../data/binarized_mnist.npz", hiddens="48,48", num_masks=3,
-                              resample_every=2, samples=2)
-run.xtr = torch.from_numpy(mnist["train_data"])
-run.xte = torch.from_numpy(mnist["valid_data"])
-hidden_list = list(map(int, run.args.hiddens.split(",")))
-run.model = MADE(run.xtr.size(1), hidden_list, run.xtr.size(1), num_masks=run.args.num_masks)
-run.opt = torch.optim.Adam(run.model.parameters(), 1e-3, weight_decay=1e-4)
-scheduler = torch.optim.lr_scheduler.StepLR(run.opt, step_size=1, gamma=0.5)
+mnist = np.load(args.data_path)
+xtr, xte = mnist["train_data"], mnist["valid_data"]
+xtr = torch.from_numpy(xtr)
+xte = torch.from_numpy(xte)
+hidden_list = list(map(int, args.hiddens.split(",")))
+model = MADE(xtr.size(1), hidden_list, xtr.size(1), num_masks=args.num_masks)
+opt = torch.optim.Adam(model.parameters(), 1e-3, weight_decay=1e-4)
+scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+# run_epoch reads them as run.py's globals
+run.args, run.xtr, run.xte, run.model, run.opt = args, xtr, xte, model, opt
 for epoch in range(2):
     print("epoch %d" % (epoch, ))
     scheduler.step(epoch)
     run.run_epoch("test", upto=1)
     run.run_epoch("train")
-run.model.eval()
+model.eval()
 with torch.no_grad():
-    logits = run.model(run.xte[:8])
+    logits = model(xte[:8])
 print("VALUE logits_sum", float(logits.sum()))
 print("VALUE logits_abs", float(logits.abs().sum()))
-print("VALUE lr", run.opt.param_groups[0]["lr"])
+print("VALUE lr", opt.param_groups[0]["lr"])
 ''',
 }
 for _kind in ("realnvp", "maf", "iaf", "glow", "nsf"):

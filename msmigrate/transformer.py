@@ -130,6 +130,42 @@ NON_TENSOR_ANNOTATIONS = {"int", "bool", "str", "float", "list", "dict", "tuple"
 _MODULE_SEQUENCES = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
                      "torch.nn.modules.container.Sequential")
 
+
+def _basic_index(node: cst.BaseExpression) -> bool:
+    """An index element that selects by position: a slice, an int literal, None, `...`."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Ellipsis)) or (isinstance(node, cst.Name) and node.value == "None")
+
+
+def _without_trailing_full_slices(sub: cst.Subscript) -> cst.Subscript:
+    """`w[mask, :]` as `w[mask,]` (the same selection in torch and NumPy: trailing full slices select what an index
+    leaves out). MindSpore 2.10 miscounts the dimensions a boolean mask of two or more dimensions covers when a
+    slice follows it: `w[mask, :]` of a (6, 1, 5) w and a (6, 1) mask gives (4, 1) instead of torch's (4, 5),
+    silently (nflib's spline flows: `unnormalized_widths[inside_intvl_mask, :]`). Only where an element before the
+    slices may be an array or tensor index (not a slice, an int literal, None or `...`)."""
+    elems = list(sub.slice)
+    if len(elems) < 2:
+        return sub
+    end = len(elems)
+    while end > 0:
+        s = elems[end - 1].slice
+        if not (isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None):
+            break
+        end -= 1
+    if end == len(elems) or end == 0:
+        return sub
+    if all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and _basic_index(e.slice.value))
+           for e in elems[:end]):
+        return sub
+    if any(isinstance(e.slice, cst.Index) and e.slice.star is not None for e in elems[:end]):
+        return sub    # `x[*idx, :]`: the count of the unpacked elements is unknown
+    kept = elems[:end]
+    # one element keeps its comma: `w[idx,]` indexes with idx itself where idx may be a tuple (`w[idx]` would
+    # spread it over the dimensions)
+    kept[-1] = kept[-1].with_changes(comma=cst.Comma() if len(kept) == 1 else cst.MaybeSentinel.DEFAULT)
+    return sub.with_changes(slice=kept)
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -2080,6 +2116,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
                 and self._torch_qname(original.value) is not None):
             return updated.value
+        if self._receiver_kind(original.value) != "other":   # `w[mask, :]`: w[mask]
+            updated = _without_trailing_full_slices(updated)
         # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
             updated = RI.listed(updated) or updated
