@@ -1947,8 +1947,12 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
     inputs = _step_inputs(body, groups)
     computed: Set[str] = set()
     for st in outer:
-        if st is not block and not is_source(st, info.host_functions) and \
-                any(r not in _LIBRARY_ROOTS for r in call_roots(st)):
+        if st is block:
+            continue
+        # a network call's value, or one computed from such a value (run.py's `xbhat += model(xb)` then
+        # `loss = F.binary_cross_entropy_with_logits(xbhat, xb)` before `if split == 'train': loss.backward()`)
+        if not is_source(st, info.host_functions) and (
+                any(r not in _LIBRARY_ROOTS for r in call_roots(st)) or computed & set(reads(st))):
             computed |= assigns(st)
     read = [n for n in inputs if n in computed]
     if not read:

@@ -225,3 +225,52 @@ def test_two_dimensional_mask_then_full_slice(graph):
     parameters after three Adam steps and the selection vs torch."""
     code, _ = program_weights_match_torch(MASK_SLICE, graph)
     assert "widths[inside,]" in code, code
+
+
+# ------------------------------------------------------------------ a step under an `if` reading the loss made before it
+UNDER_IF = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    model = nn.Linear(4, 4)
+    opt = torch.optim.Adam(model.parameters(), 1e-2)
+    x = torch.linspace(0, 1, 32).reshape(8, 4)
+
+
+    def run_epoch(split):
+        for step in range(3):
+            xbhat = torch.zeros_like(x)
+            for s in range(2):
+                xbhat += model(x)
+            xbhat /= 2
+            loss = F.binary_cross_entropy_with_logits(xbhat, x, reduction='sum')
+            if split == 'train':
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+
+    run_epoch('train')
+"""
+
+
+def test_step_under_if_reading_the_loss_stops_naming_the_line(tmp_path):
+    """pytorch-made's run_epoch: the logits summed over a loop of network calls, the loss computed from them by a
+    library function, and `loss.backward()` under `if split == 'train':`. The step of the `if` alone would take the
+    loss as a constant; it stayed a raising TODO whose reason said the loss was not computed from a network call.
+    The values an `if` step reads are now followed through what is computed from a network call's value, so the
+    reason names the read (`loss`); it stops with MigrationError naming the backward()'s line."""
+    import subprocess
+    import sys
+
+    from msmigrate.cli import main
+    from tests.treeutil import write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"prog.py": UNDER_IF})
+    main(["convert", str(src), "-o", str(out), "-q"])
+    r = subprocess.run([sys.executable, "prog.py"], cwd=out, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert ("MigrationError: Tensor.backward at prog:19 was not converted to MindSpore (this step under an `if` "
+            "reads loss, computed by a network call outside the `if`") in r.stderr, r.stderr[-2000:]
