@@ -111,7 +111,7 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
              note: str = "", test: str = "", status: str = CONVERTED, target: Optional[str] = None,
              drop: Tuple[str, ...] = (), literal: Tuple[str, ...] = (), only: Optional[Dict[str, Tuple[str, ...]]] = None,
              absent: Optional[Dict[str, str]] = None, prepare: Optional[Callable] = None,
-             keywords: Optional[Dict[str, str]] = None):
+             keywords: Optional[Dict[str, str]] = None, star_args: bool = False):
     """Declare the record. `target` is the MindSpore name the report shows (default: the template's first
     call); `drop` lists torch arguments that mean nothing in MindSpore (device=...); `literal` lists arguments
     that must be written as literals (their value shapes the emitted code, e.g. a Python int n); `only` maps an
@@ -119,14 +119,16 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
     argument to the template used when the call does not give it (torch.median(x) vs torch.median(x, dim)), the first absent one listed wins;
     `prepare(ctx)` may rewrite an argument of the bound call first (mappings/edge_args.py); `keywords` maps the
     keyword names of torch's other overloads to the argument they give (tensor_split(x, sections=3) is
-    indices_or_sections=3)."""
+    indices_or_sections=3). `star_args`: a call given *args binds them through torch's positional parameters
+    (starred_call), for a record whose torch API is one Python function (no overloads whose positional orders
+    differ, which torch_signature_data.py's union of them cannot tell)."""
     defaults = dict(defaults or {})
     known = tuple(args)
 
     def fn(ctx):
         b = ctx.bound
         if b.starred:
-            if keywords or prepare is not None or literal or only or absent:
+            if not star_args or keywords or prepare is not None or literal or only or absent:
                 raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
             return ctx.expr(starred_call(source, template, known, defaults, b.call))
         for alias, name in (keywords or {}).items():
