@@ -481,7 +481,7 @@ def install_ms(script_dir, mode):
         if hasattr(_ms_compat, "RandomSampler"):
             _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
         patch_ms_augmentation(_ms_compat)
-        record_uncompiled_grads(ms)
+        record_uncompiled_grads(ms, load_weights)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
             def recording_compile_step(step, **options):
@@ -500,16 +500,20 @@ def install_ms(script_dir, mode):
     return ms
 
 
-def record_uncompiled_grads(ms):
+def record_uncompiled_grads(ms, load_weights):
     """A mindspore.value_and_grad function called outside a compiled step records the value it differentiates
     (the first of `(value, aux...)`): the losses of a program whose update the conversion wrote without a step.
-    Inside a step (IN_GRAPH, read where the step is compiled, as eager_draw reads it) it is the plain function."""
+    Inside a step (IN_GRAPH, read where the step is compiled, as eager_draw reads it) it is the plain function.
+    Before the call the models built so far load torch's weights, as at a compiled step's call: in GRAPH mode
+    the function runs compiled, its Cells' calls never reaching the patched Cell.__call__ (made.py's check
+    differentiating `model(xtr)[0, k]` with respect to xtr)."""
     value_and_grad = ms.value_and_grad
     depth = IN_GRAPH
 
     def recorded(grad, args, kwargs):
         if len(STATE["losses"]) >= STATE["limit"]:
             raise BenchStop()
+        load_weights()
         out = grad(*args, **kwargs)
         value = out[0][0] if isinstance(out[0], (tuple, list)) else out[0]
         _record_loss(float(value.sum().asnumpy()))

@@ -1,7 +1,9 @@
-"""`forward` named through the class inside a torch module class: `cls.forward` (in __init_subclass__ or a
-classmethod), `type(self).forward`, `self.__class__.forward`. The converted class (an nn.Cell) defines
-`construct` instead, so these references name `construct` (transformers' GradientCheckpointingLayer wraps
-each subclass's forward in __init_subclass__)."""
+"""`forward` named through the class or the instance inside a torch module class: `cls.forward` (in
+__init_subclass__ or a classmethod), `type(self).forward`, `self.__class__.forward`, `self.forward`. The converted
+class (an nn.Cell) defines `construct` instead, and a Cell's call runs `self.construct`, so these references name
+`construct` (transformers' GradientCheckpointingLayer wraps each subclass's forward in __init_subclass__;
+pytorch-normalizing-flows' IAF swaps `self.forward, self.backward = self.backward, self.forward` in __init__,
+which MindSpore's call honours through the instance attribute `construct`, in PYNATIVE and GRAPH)."""
 from __future__ import annotations
 
 from typing import List, Optional
@@ -15,6 +17,8 @@ def _class_ref(node: cst.BaseExpression, cls_name: Optional[str]) -> bool:
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "type" \
             and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "self":
         return True   # type(self)
+    if isinstance(node, cst.Name) and node.value == "self":
+        return True   # `self.forward, self.backward = self.backward, self.forward` (an inverse flow swapping them)
     return isinstance(node, cst.Attribute) and node.attr.value == "__class__" and isinstance(node.value, cst.Name) \
         and node.value.value == "self"
 
@@ -27,6 +31,7 @@ class _ForwardRefs(cst.CSTTransformer):
         self._cells: List[bool] = []
         self._cls: List[Optional[str]] = []
         self.changed = False
+        self._called: set = set()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._cells.append(self.index.is_cell_class(self.module_name, node.name.value))
@@ -45,8 +50,15 @@ class _ForwardRefs(cst.CSTTransformer):
         self._cls.pop()
         return updated
 
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                and node.func.value.value == "self":
+            self._called.add(id(node.func))     # `self.forward(x)`: the main pass converts the call
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if not self._cells or not self._cells[-1] or updated.attr.value != "forward":
+            return updated
+        if id(original) in self._called:
             return updated
         if _class_ref(updated.value, self._cls[-1] if self._cls else None):
             self.changed = True

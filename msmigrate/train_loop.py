@@ -483,6 +483,9 @@ class LoopInfo:
     # methods other than step() of the project's Optimizer subclasses that read `.grad` (SAM's first_step,
     # second_step: ProjectIndex.optimizer_grad_methods)
     optimizer_grad_methods: Set[str] = field(default_factory=set)
+    # `module:line` -> the arguments of a placeholder written without them (a module-level definition): a
+    # rewrite that converts the site after all reads them (higher_order_grad.py's lazy_calls)
+    lazy_calls: Dict[str, cst.Call] = field(default_factory=dict)
 
 
 @dataclass
@@ -1769,7 +1772,7 @@ class _GradAttr(cst.CSTTransformer):
 
 
 def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, outs: List[str], aux: List[str],
-                    info: "LoopInfo", taken: Set[str], replace, sites, moved) -> None:
+                    info: "LoopInfo", taken: Set[str], replace, sites, moved, resolved) -> None:
     """The gradient of the loss with respect to the tensors whose .grad is read, where the
     backward() was: `loss, (x_grad,) = ms.value_and_grad(forward_fn, (0,))(x, ...)`; the later reads
     of `x.grad` read `x_grad`."""
@@ -1790,6 +1793,7 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
                  f"{', has_aux=True' if aux else ''})({', '.join(params)})")
     updates = [MU.rebinding(body[j], grads) for j in g.tensor_updates]
     replace[last] = [fdef, call] + updates + moved
+    _variable_leaves(g, body, last, info, replace, sites, resolved)
     for j in range(last + 1, len(body)):
         if j in g.extras:
             continue
@@ -1799,6 +1803,31 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
     sites.append((last, "Tensor.backward", f"mindspore.value_and_grad over {', '.join(g.leaves)}",
                   f"the gradients of {code_of(g.losses[0]).strip()} with respect to {', '.join(g.leaves)} "
                   f"(torch's .grad), computed where backward() was"))
+
+
+def _variable_leaves(g: StepGroup, body, last: int, info: "LoopInfo", replace, sites, resolved) -> None:
+    """A leaf bound by `x = Variable(data, requires_grad=True)` (a placeholder: no mapping gives gradients with
+    respect to data) whose gradient value_and_grad now takes (made.py's autoregressive check: `xtr =
+    Variable(torch.from_numpy(x), requires_grad=True)`, `model(xtr)[0, k].backward()`, `xtr.grad` read): `x =
+    data`, the gradient being that of the function of x written where backward() was; the placeholder's TODO
+    resolved."""
+    from .higher_order_grad import VARIABLE, _variable_data     # (higher_order_grad imports this module)
+    for n in g.leaves:
+        made = [j for j in range(last) if n in assigns(body[j])]
+        if len(made) != 1 or made[0] in replace:
+            continue
+        found = _variable_data(body[made[0]], n, info.lazy_calls)
+        if found is None:
+            continue
+        stmt, where = found
+        line = where.rsplit(":", 1)[-1]
+        if not line.isdigit():
+            continue
+        replace[made[0]] = [stmt]
+        resolved.append((VARIABLE, int(line)))
+        sites.append((made[0], VARIABLE, "identity",
+                      f"requires_grad=True: the tensor itself; the gradient of {code_of(g.losses[0]).strip()} with "
+                      f"respect to {n} (its .grad) is taken by mindspore.value_and_grad where backward() was"))
 
 
 def _handed_over(body: Sequence[cst.CSTNode], chosen: Sequence[int], earlier: Set[int],
@@ -1918,8 +1947,12 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
     inputs = _step_inputs(body, groups)
     computed: Set[str] = set()
     for st in outer:
-        if st is not block and not is_source(st, info.host_functions) and \
-                any(r not in _LIBRARY_ROOTS for r in call_roots(st)):
+        if st is block:
+            continue
+        # a network call's value, or one computed from such a value (run.py's `xbhat += model(xb)` then
+        # `loss = F.binary_cross_entropy_with_logits(xbhat, xb)` before `if split == 'train': loss.backward()`)
+        if not is_source(st, info.host_functions) and (
+                any(r not in _LIBRARY_ROOTS for r in call_roots(st)) or computed & set(reads(st))):
             computed |= assigns(st)
     read = [n for n in inputs if n in computed]
     if not read:
@@ -2435,7 +2468,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
         if g.leaves:
-            _leaf_gradients(g, body, params, fwd, fwd_body, outs, aux, info, taken, replace, sites, moved)
+            _leaf_gradients(g, body, params, fwd, fwd_body, outs, aux, info, taken, replace, sites, moved, resolved)
             drop |= sliced | set(later)
             region_start = last + 1
             continue

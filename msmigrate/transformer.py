@@ -126,6 +126,46 @@ NON_TENSOR_ANNOTATIONS = {"int", "bool", "str", "float", "list", "dict", "tuple"
                           "Optional[str]", "Optional[float]"}
 
 
+# the containers whose items are modules, iterated in order (a ModuleDict iterates its keys)
+_MODULE_SEQUENCES = ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList",
+                     "torch.nn.modules.container.Sequential")
+
+
+def _basic_index(node: cst.BaseExpression) -> bool:
+    """An index element that selects by position: a slice, an int literal, None, `...`."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Ellipsis)) or (isinstance(node, cst.Name) and node.value == "None")
+
+
+def _without_trailing_full_slices(sub: cst.Subscript) -> cst.Subscript:
+    """`w[mask, :]` as `w[mask,]` (the same selection in torch and NumPy: trailing full slices select what an index
+    leaves out). MindSpore 2.10 miscounts the dimensions a boolean mask of two or more dimensions covers when a
+    slice follows it: `w[mask, :]` of a (6, 1, 5) w and a (6, 1) mask gives (4, 1) instead of torch's (4, 5),
+    silently (nflib's spline flows: `unnormalized_widths[inside_intvl_mask, :]`). Only where an element before the
+    slices may be an array or tensor index (not a slice, an int literal, None or `...`)."""
+    elems = list(sub.slice)
+    if len(elems) < 2:
+        return sub
+    end = len(elems)
+    while end > 0:
+        s = elems[end - 1].slice
+        if not (isinstance(s, cst.Slice) and s.lower is None and s.upper is None and s.step is None):
+            break
+        end -= 1
+    if end == len(elems) or end == 0:
+        return sub
+    if all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and _basic_index(e.slice.value))
+           for e in elems[:end]):
+        return sub
+    if any(isinstance(e.slice, cst.Index) and e.slice.star is not None for e in elems[:end]):
+        return sub    # `x[*idx, :]`: the count of the unpacked elements is unknown
+    kept = elems[:end]
+    # one element keeps its comma: `w[idx,]` indexes with idx itself where idx may be a tuple (`w[idx]` would
+    # spread it over the dimensions)
+    kept[-1] = kept[-1].with_changes(comma=cst.Comma() if len(kept) == 1 else cst.MaybeSentinel.DEFAULT)
+    return sub.with_changes(slice=kept)
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -606,8 +646,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._push_comments(node)
         self._skip.add(id(node.target))
         UT.track_tuple_names(self, [node.target], None)     # a loop variable is no (values, indices) result
+        self._track_module_loop_variable(node)
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
         self._loop_nodes.append(node)
+
+    def _track_module_loop_variable(self, node: cst.For) -> None:
+        """`for flow in self.flows:` (or `self.flows[::-1]`) over an nn.ModuleList / nn.Sequential attribute: the
+        loop variable is a module, so `flow.forward(x)` names its construct (nflib's NormalizingFlow)."""
+        if not (self._funcs and self._classes and isinstance(node.target, cst.Name)):
+            return
+        it = node.iter
+        if isinstance(it, cst.Subscript) and len(it.slice) == 1 and isinstance(it.slice[0].slice, cst.Slice):
+            it = it.value
+        if not (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name) and it.value.value == "self"):
+            return
+        if self._classes[-1].attr_types.get(it.attr.value) in _MODULE_SEQUENCES:
+            ctx = self._funcs[-1]
+            name = node.target.value
+            ctx.tensors.discard(name)
+            ctx.others.discard(name)
+            ctx.cells.add(name)
 
     def leave_For(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
@@ -928,6 +986,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            grad_writers=self._grad_writers,
                            clearing_functions=self._clearing_functions,
                            optimizer_grad_methods=self.index.optimizer_grad_methods(),
+                           lazy_calls=getattr(self, "_lazy_calls", {}),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -2057,6 +2116,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (isinstance(updated.value, cst.Name) and updated.value.value == "object"
                 and self._torch_qname(original.value) is not None):
             return updated.value
+        if self._receiver_kind(original.value) != "other":   # `w[mask, :]`: w[mask]
+            updated = _without_trailing_full_slices(updated)
         # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
             updated = RI.listed(updated) or updated
@@ -2285,6 +2346,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return True   # Variable(x) is the tensor x since torch 0.4
             if qn in TENSOR_CLASS_CALLS:
                 return True   # `torch.Tensor([[1., 2.]])`, `torch.LongTensor(3)`: a tensor made by its class
+            if qn and qn.startswith("torch.nn.init.") and qn.endswith("_") and not qn.rsplit(".", 1)[-1].startswith("_"):
+                return True   # `Q = torch.nn.init.orthogonal_(torch.randn(d, d))`: an initialiser returns its tensor
             if qn:
                 last = qn.rsplit(".", 1)[-1]
                 return last[:1].islower() and not qn.startswith(("torch.nn.init", "torch.cuda", "torch.distributed", "torch.jit", "torch.backends",

@@ -74,11 +74,44 @@ def fill(template: str, values: Dict[str, str]) -> str:
     return f"(lambda {', '.join(params.values())}: {body})({', '.join(values[n] for n in shared)})"
 
 
+def starred_call(source: str, template: str, known: Sequence[str], defaults: Dict[str, str], call: cst.Call) -> str:
+    """A call given `*args` (`torch.lu_unpack(*A.lu())`, Invertible1x1Conv's LU parametrisation): the template as a
+    lambda with torch's positional parameters, their defaults and nothing else, called with the arguments as
+    written, so Python binds them as torch's signature does (a count torch refuses is the same TypeError).
+    Only where torch's signature (torch_signature_data.py) takes no *args of its own and its positional
+    parameters are the record's arguments in order; anything else stays a TODO."""
+    from ..torch_signatures import signature
+
+    why = "*args/**kwargs cannot be translated argument by argument"
+    sig = signature(source)
+    if sig is None or sig[1] or any(kind == "*" for _, _, kind in sig[0]):
+        raise UnsupportedSite(why)
+    positional = [name for name, _, kind in sig[0] if kind == "p"]
+    if positional != list(known) or any(n not in known for n in _SLOT.findall(template)):
+        raise UnsupportedSite(why)
+    args = list(call.args)
+    if any(a.keyword is not None or a.star == "**" for a in args) or [a.star for a in args].count("*") != 1 \
+            or args[-1].star != "*":
+        raise UnsupportedSite(why)
+    params, defaulted = [], False
+    for name in known:
+        if name in defaults:
+            params.append(f"_ms_{name}={defaults[name]}")
+            defaulted = True
+        elif defaulted:
+            raise UnsupportedSite(why)
+        else:
+            params.append(f"_ms_{name}")
+    body = fill(template, {n: f"_ms_{n}" for n in known})
+    given = ", ".join(("*" if a.star else "") + code_of(a.value).strip() for a in args)
+    return f"(lambda {', '.join(params)}: {body})({given})"
+
+
 def composed(source: str, template: str, args: Sequence[str], defaults: Optional[Dict[str, str]] = None,
              note: str = "", test: str = "", status: str = CONVERTED, target: Optional[str] = None,
              drop: Tuple[str, ...] = (), literal: Tuple[str, ...] = (), only: Optional[Dict[str, Tuple[str, ...]]] = None,
              absent: Optional[Dict[str, str]] = None, prepare: Optional[Callable] = None,
-             keywords: Optional[Dict[str, str]] = None):
+             keywords: Optional[Dict[str, str]] = None, star_args: bool = False):
     """Declare the record. `target` is the MindSpore name the report shows (default: the template's first
     call); `drop` lists torch arguments that mean nothing in MindSpore (device=...); `literal` lists arguments
     that must be written as literals (their value shapes the emitted code, e.g. a Python int n); `only` maps an
@@ -86,14 +119,18 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
     argument to the template used when the call does not give it (torch.median(x) vs torch.median(x, dim)), the first absent one listed wins;
     `prepare(ctx)` may rewrite an argument of the bound call first (mappings/edge_args.py); `keywords` maps the
     keyword names of torch's other overloads to the argument they give (tensor_split(x, sections=3) is
-    indices_or_sections=3)."""
+    indices_or_sections=3). `star_args`: a call given *args binds them through torch's positional parameters
+    (starred_call), for a record whose torch API is one Python function (no overloads whose positional orders
+    differ, which torch_signature_data.py's union of them cannot tell)."""
     defaults = dict(defaults or {})
     known = tuple(args)
 
     def fn(ctx):
         b = ctx.bound
         if b.starred:
-            raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+            if not star_args or keywords or prepare is not None or literal or only or absent:
+                raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+            return ctx.expr(starred_call(source, template, known, defaults, b.call))
         for alias, name in (keywords or {}).items():
             if b.has(alias) and not b.has(name):
                 b.rename(alias, name)
@@ -133,6 +170,7 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
         return ctx.expr(fill(chosen, {k: v for k, v in values.items() if "{" + k + "}" in chosen}))
 
     fn.checks_arguments = True   # every argument is checked above (argument_check.py)
+    fn.handles_starred = True    # *args: starred_call, or a TODO
     first = re.match(r"[\w.]+", template.lstrip("("))
     head = target or (first.group(0) if first else template)
     shown = target or ("mindspore." + head if head.startswith("ops.") else

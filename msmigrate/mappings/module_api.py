@@ -15,11 +15,32 @@ mapping("torch.nn.Module", "mindspore.nn.Cell",
         note="forward() becomes construct(); a new Module is in train mode, a new Cell in eval mode: a Cell "
              "that builds Dropout/BatchNorm/RNN/attention layers or reads self.training ends __init__ with "
              "set_train(True) (msmigrate/default_mode.py)", test=f"{T}::test_cell_conversion")
+# torch's calls that allocate a new tensor: a Parameter made from one holds storage of its own already
+_FRESH = re.compile(r"^torch\.(zeros|ones|full|empty|randn|rand|randint|normal|eye|tensor|Tensor|FloatTensor|"
+                    r"DoubleTensor|LongTensor|as_tensor|from_numpy|zeros_like|ones_like|full_like|empty_like|"
+                    r"randn_like|rand_like|randint_like|arange|linspace|logspace|randperm)$")
+
+
+def _fresh(tr, node: cst.BaseExpression) -> bool:
+    """The original data expression is a call allocating a new tensor (not a view of another one)."""
+    return isinstance(node, cst.Call) and bool(_FRESH.match(tr._torch_qname(node.func) or ""))
+
+
 def _empty_parameter(ctx):
     """nn.Parameter() with no data: torch's empty float32 Parameter (mindspore.Parameter requires a value);
-    otherwise the record's renaming."""
+    data computed from another tensor (not a fresh factory call) through _ms_compat.parameter_data, which gives the
+    Parameter storage of its own (compat_parts/parameter_storage.py); otherwise the record's renaming."""
     b = ctx.bound
     if b.has("data") and ctx.code("data") != "None":
+        original = ctx.original.args[0].value if ctx.original.args and ctx.original.args[0].keyword is None \
+            and not ctx.original.args[0].star else None
+        for a in ctx.original.args:
+            if a.keyword is not None and a.keyword.value == "data":
+                original = a.value
+        if original is not None and not _fresh(ctx.tr, original) and not isinstance(
+                original, (cst.Integer, cst.Float, cst.List, cst.Tuple)):
+            b.set("data", f"_ms_compat.parameter_data({ctx.code('data')})", positional=b.positional.get("data", True))
+            ctx.tr.uses_compat = True
         return None
     grad = f", requires_grad={ctx.code('requires_grad')}" if b.has("requires_grad") else ""
     return ctx.expr(f"ms.Parameter(ops.zeros(0, ms.float32){grad})")

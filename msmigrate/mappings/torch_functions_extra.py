@@ -33,7 +33,7 @@ _LU_PARTS = ("(lambda _ms_p, _ms_l, _ms_u, _ms_e: (_ms_p if {unpack_pivots} else
              "_ms_e, _ms_u if {unpack_data} else _ms_e))(*ops.lu_unpack({LU_data}, {LU_pivots}.astype(ms.int32)), "
              "ops.zeros((0,), {LU_data}.dtype))")
 composed("torch.lu_unpack", _LU_PARTS, ("LU_data", "LU_pivots", "unpack_data", "unpack_pivots"),
-         defaults={"unpack_data": "True", "unpack_pivots": "True"}, target="mindspore.ops.lu_unpack",
+         defaults={"unpack_data": "True", "unpack_pivots": "True"}, target="mindspore.ops.lu_unpack", star_args=True,
          note="(P, L, U) with A = P @ L @ U; with unpack_data/unpack_pivots=False the parts not unpacked are empty "
               "tensors, as torch's", test=T_VAL)
 
