@@ -248,12 +248,15 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     if run.exists():
         shutil.rmtree(run)
     proj.parent.mkdir(parents=True)
-    if name in DRIVERS:
+    if name in DRIVERS or "," in subdir:
+        # a driver, or a script with the package it imports (`torchdiffeq,examples/ode_demo.py`), each part
+        # under its own name in one directory
         proj.mkdir()
         for part in subdir.split(","):      # each next to the driver, under its own name
             (shutil.copy if (src / repo / part).is_file() else shutil.copytree)(src / repo / part,
                                                                                 proj / Path(part).name)
-        (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
+        if name in DRIVERS:
+            (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
     else:
         shutil.copytree(src / repo / subdir, proj)
     for side in ("torch", "ms"):
