@@ -130,7 +130,8 @@ def _stable_tops(stateful, subs):
 
 def _unwrapped(state):
     """A torch state_dict whose every key starts with one attribute name (`base_func.net.0.weight`: the model as
-    the torch side first called it, inside a wrapper), without that name; None where the keys have no one prefix."""
+    the torch side first called it, inside a wrapper, or wrappers: tried again), without that name; None where the
+    keys have no one prefix."""
     heads = {k.split(".", 1)[0] for k in state}
     if len(heads) != 1 or any("." not in k for k in state):
         return None
@@ -448,13 +449,15 @@ def install_ms(script_dir, mode):
                 sd = {k: z[k] for k in z.files}
             try:
                 load_torch_state_dict(c, sd, strict=True)
-            except Exception as first:      # noqa: BLE001 - retried without a wrapper's prefix, else raised
+            except Exception as first:      # noqa: BLE001 - retried without wrappers' prefixes, else raised
                 inner = _unwrapped(sd)
+                while inner is not None:
+                    try:
+                        load_torch_state_dict(c, inner, strict=True)
+                        break
+                    except Exception:       # noqa: BLE001 - one wrapper fewer
+                        inner = _unwrapped(inner)
                 if inner is None:
-                    raise
-                try:
-                    load_torch_state_dict(c, inner, strict=True)
-                except Exception:           # noqa: BLE001 - the first error, as it was
                     raise first from None
             entry["load"] = "ok"
 
@@ -663,7 +666,8 @@ def patch_ms_augmentation(compat):
     def flip(self, img):
         return compat._tv_flip(img, self.axis) if NOISE.random_sample((1,)).astype(np.float32)[0] < self.p \
             else img
-    _patch(transforms._RandomFlip, "__call__", flip)
+    if hasattr(transforms, "_RandomFlip"):     # a helper pruned to what the program uses may have crops only
+        _patch(transforms._RandomFlip, "__call__", flip)
     def crop_params(img, output_size):
         h, w = compat._tv_hw(img if compat._tv_is_pil(img) else compat._tv_unwrap(img)[0])
         th, tw = output_size

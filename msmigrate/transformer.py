@@ -2702,6 +2702,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                 # `ops.neg(x)`: the MindSpore module the output refers to as ops/nn/ms (a second pass),
                 # or the file's own object of that name (torch/_inductor's `ops`): no tensor either way
                 return updated
+            if name == "numel" and tm is not None and not original.args:
+                # `shape.numel()` of a torch.Size: a tuple once converted (size_numel.py)
+                self.uses_compat = True
+                self._record(original, "Tensor.numel", "_ms_compat.numel", R.CONVERTED,
+                             "receiver of unknown type: a tensor's numel(), or the product of a shape's sizes (a "
+                             "torch.Size is a tuple in MindSpore)")
+                return cst.Call(func=cst.parse_expression("_ms_compat.numel"), args=[cst.Arg(updated.func.value)])
             if tm is not None and not tm.tensor_only:
                 m = tm
             elif mm is not None and not mm.tensor_only:

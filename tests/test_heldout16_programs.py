@@ -65,3 +65,55 @@ def test_no_grad_decorated_results_carry_no_gradient(graph):
     code, _ = program_weights_match_torch(NO_GRAD_RESULTS, graph)
     assert "return _ms_compat.no_grad_value(last * " in code, code
     assert "return _ms_compat.no_grad_value((_ms_compat" in code or "no_grad_value((self.lin" in code, code
+
+
+# ------------------------------------------------------------------ torch.Size.numel() of shapes kept in a list
+SHAPE_NUMEL = """
+import torch
+import torch.nn as nn
+
+
+def flat_to_shape(flat, shapes):
+    parts, total = [], 0
+    for shape in shapes:
+        nxt = total + shape.numel()
+        parts.append(flat[..., total:nxt].view((*shape,)))
+        total = nxt
+    return tuple(parts)
+
+
+class Split(nn.Module):
+    def __init__(self, shapes):
+        super().__init__()
+        self.shapes = shapes
+        self.lin = nn.Linear(5, 5)
+
+    def forward(self, x):
+        a, b = flat_to_shape(self.lin(x), self.shapes)
+        return (a * 2).sum() + (b ** 2).sum() + torch.Size([2, 3]).numel()
+
+
+y = (torch.zeros(2), torch.zeros(3, 1))
+model = Split([t.shape for t in y])
+with torch.no_grad():
+    model.lin.weight.copy_(torch.linspace(-1, 1, 25).reshape(5, 5))
+    model.lin.bias.fill_(0.1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+x = torch.linspace(-1, 1, 5)
+for step in range(3):
+    loss = model(x)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+weights = [model.lin.weight, model.lin.bias]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_numel_of_a_shape(graph):
+    """torchdiffeq's _flat_to_shape: `total + shape.numel()` over the shapes of a tuple state (`[y.shape for y in
+    y0]`). A torch.Size is a tuple once converted: `shape.numel()` stopped with AttributeError ('tuple' object has
+    no attribute 'numel'). On a receiver of unknown type `.numel()` is now `_ms_compat.numel(...)` (a tensor's
+    numel, a shape's product): the parameters after three SGD steps vs torch, PYNATIVE and GRAPH."""
+    code, _ = program_weights_match_torch(SHAPE_NUMEL, graph)
+    assert "total + _ms_compat.numel(shape)" in code, code
