@@ -17,7 +17,8 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
 
 
 class _BackwardScopes(cst.CSTVisitor):
-    """ids of the With nodes inside a function (or module top level) whose code calls `.backward(`."""
+    """ids of the With nodes inside any function, and at the top level of a module whose code calls
+    `.backward(`."""
 
     def __init__(self) -> None:
         self.withs: Set[int] = set()
@@ -30,11 +31,11 @@ class _BackwardScopes(cst.CSTVisitor):
 
     def leave_FunctionDef(self, node) -> None:
         withs, calls = self._stack.pop(), self._calls.pop()
+        # every block inside a function: a function of a file that never calls backward (a library's helper)
+        # may still be called inside another file's train step (ops.stop_gradient is a no-op outside one)
+        self.withs.update(withs)
         if calls:
-            self.withs.update(withs)
             self._calls[-1] = True     # a nested step function: its enclosing function trains too
-        else:
-            self._stack[-1].extend(withs)   # an enclosing function that calls backward still counts them
 
     def visit_With(self, node) -> None:
         self._stack[-1].append(id(node))

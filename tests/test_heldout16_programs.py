@@ -8,6 +8,11 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("mindspore")
 
+import numpy as np  # noqa: E402
+
+from msmigrate.cli import main  # noqa: E402
+from tests.treeutil import run_printed, write_tree  # noqa: E402
+
 from .parity.harness import program_weights_match_torch  # noqa: E402
 
 # ------------------------------------------------------------------ @torch.no_grad() results inside a train step
@@ -117,3 +122,55 @@ def test_numel_of_a_shape(graph):
     numel, a shape's product): the parameters after three SGD steps vs torch, PYNATIVE and GRAPH."""
     code, _ = program_weights_match_torch(SHAPE_NUMEL, graph)
     assert "total + _ms_compat.numel(shape)" in code, code
+
+
+# ------------------------------------------------------------------ a library's no_grad block, another file's train step
+LIBRARY = """\
+    import torch
+
+
+    def next_scale(error, last):
+        # a helper of a library whose files never call backward
+        with torch.no_grad():
+            factor = torch.clamp(0.9 / error.abs().sqrt(), 0.2, 5.0)
+            scaled = last * factor
+        return scaled
+"""
+
+TRAIN = """\
+    import torch
+    import torch.nn as nn
+    from solver import next_scale
+
+    model = nn.Linear(3, 2)
+    with torch.no_grad():
+        model.weight.copy_(torch.linspace(-1, 1, 6).reshape(2, 3))
+        model.bias.fill_(0.1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.linspace(-2, 2, 12).reshape(4, 3)
+    scale = torch.tensor(0.5)
+    for step in range(3):
+        out = model(x)
+        scale = next_scale(((out - 0.3) ** 2).mean(), scale)
+        loss = ((out * scale - 0.2) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print("OUT", [float(v) for v in model.weight.detach().reshape(-1)] + [float(v) for v in model.bias.detach()])
+"""
+
+
+def test_no_grad_block_of_a_library_function(tmp_path):
+    """The same step size computed under `with torch.no_grad():` in a function of a library file that never calls
+    backward (torchdiffeq's _nextafter holds one), called from another file's train step. The block's names were
+    rebound through _ms_compat.no_grad_value only in files that call backward, so the step differentiated through
+    `scaled`, silently. Now every no_grad block inside a function is: the weights after three steps vs torch,
+    PYNATIVE and GRAPH."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"solver.py": LIBRARY, "train.py": TRAIN})
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    assert "scaled = _ms_compat.no_grad_value(scaled)" in (out / "solver.py").read_text()
+    want = run_printed(src, "torch")
+    for mode in ("pynative", "graph"):
+        got = run_printed(out, "ms", mode)
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-6, err_msg=mode)
