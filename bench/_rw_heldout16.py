@@ -10,13 +10,15 @@ short driver of ours (the package copied next to the program, both converted as 
     ODEFunc (Linear-Tanh-Linear of y**3) trained by RMSprop through odeint's default dopri5 (adaptive steps:
     while loops on error ratios, float64 time tensors, _UncheckedAssign's custom autograd Function writing
     `scratch.data[index]`), numpy's random batches, the evaluation solve at test_freq.
-  - odeint_fixed: a driver of ours: a small ODEFunc integrated by odeint with the fixed-grid solvers euler,
-    midpoint and rk4 (step_size option and the given grid), the solutions and the gradients of a loss with
-    respect to the function's parameters and y0 printed, then three SGD steps.
-  - odeint_adaptive: the same with the adaptive solvers dopri5 and bosh3 (rtol/atol loose enough for a few
-    steps), values and gradients.
-  - odeint_adjoint: odeint_adjoint (OdeintAdjointMethod, a custom torch.autograd.Function whose backward solves
-    the augmented system with torch.autograd.grad inside) with rk4 and dopri5: values and gradients.
+  - odeint_fixed: a driver of ours: a small ODEFunc (Linear-Tanh-Linear plus a term in t) and a trained initial
+    state (an nn.Parameter) given to odeint with the fixed-grid solvers euler, midpoint and rk4 (step_size 0.1), two
+    SGD steps each (two parameter groups), then the solution under no_grad and the trained tensors printed: the
+    losses carry the values, the printed sums the gradients.
+  - odeint_adaptive: the same with the adaptive solvers dopri5 and bosh3 (rtol 1e-3, atol 1e-4), three steps each.
+  - odeint_adjoint: the same through odeint_adjoint with rk4 and dopri5 (OdeintAdjointMethod, a custom
+    torch.autograd.Function whose backward solves the augmented system with torch.autograd.grad of the function's
+    output with respect to t, y and the parameters inside it): not converted, it stops with a MigrationError naming
+    adjoint.py:94 when the first backward reaches it.
   - odenet_mnist: examples/odenet_mnist.py's ODEfunc/ODEBlock (ConcatConv2d, GroupNorm, the nfe counter) in a
     small network trained two steps on synthetic images by a driver of ours (the script's torchvision loaders do
     not import next to this torch; its module is imported with a torchvision stand-in).
