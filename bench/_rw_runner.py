@@ -80,7 +80,7 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"losses": [], "step_losses": [], "models": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"losses": [], "step_losses": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
@@ -109,6 +109,33 @@ def _permutation(n):
     perm = np.random.RandomState(1000 + STATE["epoch"]).permutation(n)
     STATE["epoch"] += 1
     return perm
+
+
+def _stable_tops(stateful, subs):
+    """The models, in the order they were recorded (STATE["model_objs"]) then the new ones: the tracked objects
+    holding parameters or buffers that no other such object holds. A module built after a model was recorded that
+    wraps it (torchdiffeq's odeint wraps the given function in a new _PerturbFunc at each call: built outside a
+    forward in torch, inside the compiled step on the converted side) is no new model: the recorded one stays."""
+    recorded = STATE["model_objs"]
+    inner = set()
+    for m in stateful:
+        for sub in subs(m):
+            if sub is not m:
+                inner.add(id(sub))
+    held = {id(sub) for m in recorded for sub in subs(m)}
+    new = [m for m in stateful if id(m) not in inner and id(m) not in held
+           and not any(id(sub) in held for sub in subs(m))]
+    return list(recorded) + new
+
+
+def _unwrapped(state):
+    """A torch state_dict whose every key starts with one attribute name (`base_func.net.0.weight`: the model as
+    the torch side first called it, inside a wrapper, or wrappers: tried again), without that name; None where the
+    keys have no one prefix."""
+    heads = {k.split(".", 1)[0] for k in state}
+    if len(heads) != 1 or any("." not in k for k in state):
+        return None
+    return {k.split(".", 1)[1]: v for k, v in state.items()}
 
 
 def _record_loss(value):
@@ -178,12 +205,7 @@ def install_torch():
         if CACHE.get("n") == len(INSTANCES):
             return CACHE["tops"]
         stateful = [m for m in INSTANCES if len(m.state_dict()) > 0]
-        inner = set()
-        for m in stateful:
-            for sub in m.modules():
-                if sub is not m:
-                    inner.add(id(sub))
-        tops = [m for m in stateful if id(m) not in inner]
+        tops = _stable_tops(stateful, lambda m: list(m.modules()))
         CACHE.update(n=len(INSTANCES), tops=tops, inside={id(s) for m in tops for s in m.modules()})
         return tops
 
@@ -201,6 +223,7 @@ def install_torch():
             else:
                 np.savez(path, **{k: v.detach().cpu().numpy() for k, v in m.state_dict().items()})
             STATE["models"].append({"class": type(m).__name__, "inputs": None})
+            STATE["model_objs"].append(m)
         for i, m in enumerate(tops):
             if module is m and STATE["models"][i]["inputs"] is None:
                 STATE["models"][i]["inputs"] = [
@@ -406,12 +429,7 @@ def install_ms(script_dir, mode):
         if CACHE.get("n") == len(INSTANCES):
             return CACHE["tops"]
         stateful = [c for c in INSTANCES if is_model(c)]
-        inner = set()
-        for c in stateful:
-            for _, sub in c.cells_and_names():
-                if sub is not c:
-                    inner.add(id(sub))
-        tops = [c for c in stateful if id(c) not in inner]
+        tops = _stable_tops(stateful, lambda c: [sub for _, sub in c.cells_and_names()])
         CACHE.update(n=len(INSTANCES), tops=tops)
         return tops
 
@@ -423,12 +441,24 @@ def install_ms(script_dir, mode):
             path = Path(STATE["weights"]) / f"model{i}.npz"
             entry = {"class": type(c).__name__, "inputs": None}
             STATE["models"].append(entry)
+            STATE["model_objs"].append(c)
             if not path.exists():
                 entry["load"] = "no torch weights for this model"
                 continue
             with np.load(path) as z:
                 sd = {k: z[k] for k in z.files}
-            load_torch_state_dict(c, sd, strict=True)
+            try:
+                load_torch_state_dict(c, sd, strict=True)
+            except Exception as first:      # noqa: BLE001 - retried without wrappers' prefixes, else raised
+                inner = _unwrapped(sd)
+                while inner is not None:
+                    try:
+                        load_torch_state_dict(c, inner, strict=True)
+                        break
+                    except Exception:       # noqa: BLE001 - one wrapper fewer
+                        inner = _unwrapped(inner)
+                if inner is None:
+                    raise first from None
             entry["load"] = "ok"
 
     call = nn.Cell.__call__
@@ -640,7 +670,8 @@ def patch_ms_augmentation(compat):
     def flip(self, img):
         return compat._tv_flip(img, self.axis) if NOISE.random_sample((1,)).astype(np.float32)[0] < self.p \
             else img
-    _patch(transforms._RandomFlip, "__call__", flip)
+    if hasattr(transforms, "_RandomFlip"):     # a helper pruned to what the program uses may have crops only
+        _patch(transforms._RandomFlip, "__call__", flip)
     def crop_params(img, output_size):
         h, w = compat._tv_hw(img if compat._tv_is_pil(img) else compat._tv_unwrap(img)[0])
         th, tw = output_size

@@ -17,6 +17,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout13  # bench/_rw_heldout13.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout14  # bench/_rw_heldout14.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout15  # bench/_rw_heldout15.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout16  # bench/_rw_heldout16.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -248,12 +249,15 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     if run.exists():
         shutil.rmtree(run)
     proj.parent.mkdir(parents=True)
-    if name in DRIVERS:
+    if name in DRIVERS or "," in subdir:
+        # a driver, or a script with the package it imports (`torchdiffeq,examples/ode_demo.py`), each part
+        # under its own name in one directory
         proj.mkdir()
         for part in subdir.split(","):      # each next to the driver, under its own name
             (shutil.copy if (src / repo / part).is_file() else shutil.copytree)(src / repo / part,
                                                                                 proj / Path(part).name)
-        (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
+        if name in DRIVERS:
+            (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
     else:
         shutil.copytree(src / repo / subdir, proj)
     for side in ("torch", "ms"):
@@ -477,7 +481,7 @@ def main(argv=None):
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
-                                      "heldout12", "heldout13", "heldout14", "heldout15"),
+                                      "heldout12", "heldout13", "heldout14", "heldout15", "heldout16"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -496,7 +500,8 @@ def main(argv=None):
                          "aitorzip/PyTorch-CycleGAN, Shawn1993/cnn-text-classification-pytorch (bench/_rw_heldout12.py); "
                          "heldout13: rosinality/vq-vae-2-pytorch (bench/_rw_heldout13.py); heldout14: "
                          "sthalles/SimCLR's trainer (bench/_rw_heldout14.py); heldout15: karpathy/pytorch-made, "
-                         "karpathy/pytorch-normalizing-flows (bench/_rw_heldout15.py)")
+                         "karpathy/pytorch-normalizing-flows (bench/_rw_heldout15.py); heldout16: rtqichen/torchdiffeq's "
+                         "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -17,7 +17,8 @@ NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.au
 
 
 class _BackwardScopes(cst.CSTVisitor):
-    """ids of the With nodes inside a function (or module top level) whose code calls `.backward(`."""
+    """ids of the With nodes inside any function, and at the top level of a module whose code calls
+    `.backward(`."""
 
     def __init__(self) -> None:
         self.withs: Set[int] = set()
@@ -30,11 +31,11 @@ class _BackwardScopes(cst.CSTVisitor):
 
     def leave_FunctionDef(self, node) -> None:
         withs, calls = self._stack.pop(), self._calls.pop()
+        # every block inside a function: a function of a file that never calls backward (a library's helper)
+        # may still be called inside another file's train step (ops.stop_gradient is a no-op outside one)
+        self.withs.update(withs)
         if calls:
-            self.withs.update(withs)
             self._calls[-1] = True     # a nested step function: its enclosing function trains too
-        else:
-            self._stack[-1].extend(withs)   # an enclosing function that calls backward still counts them
 
     def visit_With(self, node) -> None:
         self._stack[-1].append(id(node))
@@ -85,3 +86,55 @@ def constant_rebinds(stmts) -> List[cst.BaseStatement]:
         "# msmigrate: torch.no_grad(): values computed without gradient, as in torch"))
     out[0] = out[0].with_changes(leading_lines=[note])
     return out
+
+
+NO_GRAD_RESULTS_NOTE = ("the function's results are returned through _ms_compat.no_grad_value (ops.stop_gradient): "
+                        "no gradient flows through them when it is called inside a gradient computation (a train "
+                        "step), as torch's no_grad computes them without one")
+
+
+class _Results(cst.CSTTransformer):
+    """`return v` / `yield v` of the function itself (not of a function, lambda or class nested in it) ->
+    `return _ms_compat.no_grad_value(v)`."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original, updated):
+        self.depth -= 1
+        return updated
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    @staticmethod
+    def _wrapped(value):
+        if isinstance(value, cst.Tuple) and not value.lpar:     # `return a, b`: one argument
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.Call(func=cst.parse_expression("_ms_compat.no_grad_value"), args=[cst.Arg(value)])
+
+    def leave_Return(self, original, updated):
+        if updated.value is None:
+            return updated
+        return updated.with_changes(value=self._wrapped(updated.value))
+
+    def leave_Yield(self, original, updated):
+        if updated.value is None or isinstance(updated.value, cst.From):
+            return updated
+        return updated.with_changes(value=self._wrapped(updated.value))
+
+
+def results_without_gradient(func: cst.FunctionDef):
+    """A function decorated with @torch.no_grad() (the decorator removed): its results through
+    _ms_compat.no_grad_value. Without the decorator MindSpore would differentiate through what it returns when a
+    train step calls it (torchdiffeq's _optimal_step_size: the next step size, a function of the error estimate,
+    which torch's gradient does not see), a silently different gradient. Returns (function, changed)."""
+    new = func.visit(_Results())
+    return new, not new.deep_equals(func)

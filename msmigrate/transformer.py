@@ -1397,15 +1397,22 @@ class TorchToMindSpore(cst.CSTTransformer):
         ctx = self._funcs.pop()
         self._scopes.pop()
         new_decorators = []
+        no_grad = None      # the last grad-mode decorator, the outermost: no_grad/inference_mode or not
         for orig_dec, dec in zip(original.decorators, updated.decorators):
             target = orig_dec.decorator
             qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
             if qn in DROPPED_DECORATORS:
-                self._record(orig_dec, qn, "(removed)", R.CONVERTED, DROPPED_CONTEXTS.get(
-                    qn, "torch compiler/autograd hint; MindSpore needs no counterpart here"))
+                if qn in NG.NO_GRAD_CONTEXTS and no_grad is None:
+                    no_grad = orig_dec
+                why = NG.NO_GRAD_RESULTS_NOTE if qn in NG.NO_GRAD_CONTEXTS else DROPPED_CONTEXTS.get(
+                    qn, "torch compiler/autograd hint; MindSpore needs no counterpart here")
+                self._record(orig_dec, qn, "(removed)", R.CONVERTED, why)
                 continue
             new_decorators.append(dec)
         updated = updated.with_changes(decorators=new_decorators)
+        if no_grad is not None:     # @torch.no_grad(): its results carry no gradient (no_grad_values.py)
+            updated, changed = NG.results_without_gradient(updated)
+            self.uses_compat = self.uses_compat or changed
         if ctx.in_cell and original.name.value == "forward":
             self._record(original.name, "Module.forward", "construct", R.CONVERTED,
                          "nn.Cell runs construct()")
@@ -2758,6 +2765,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                 # `ops.neg(x)`: the MindSpore module the output refers to as ops/nn/ms (a second pass),
                 # or the file's own object of that name (torch/_inductor's `ops`): no tensor either way
                 return updated
+            if name == "numel" and tm is not None and not original.args:
+                # `shape.numel()` of a torch.Size: a tuple once converted (size_numel.py)
+                self.uses_compat = True
+                self._record(original, "Tensor.numel", "_ms_compat.numel", R.CONVERTED,
+                             "receiver of unknown type: a tensor's numel(), or the product of a shape's sizes (a "
+                             "torch.Size is a tuple in MindSpore)")
+                return cst.Call(func=cst.parse_expression("_ms_compat.numel"), args=[cst.Arg(updated.func.value)])
             if tm is not None and not tm.tensor_only:
                 m = tm
             elif mm is not None and not mm.tensor_only:

@@ -173,8 +173,10 @@ class GPT(nn.Cell):
             {'params': decay_params, 'weight_decay': weight_decay},
             {'params': nodecay_params, 'weight_decay': 0.0}
         ]
-        num_decay_params = sum(p.numel() for p in decay_params)
-        num_nodecay_params = sum(p.numel() for p in nodecay_params)
+        # _ms_compat.numel (helper): torch's `.numel()` of a tensor or of a torch.Size (`shape.numel()`, `[y.shape for y
+        # in ys]`'s items): a converted tor...
+        num_decay_params = sum(_ms_compat.numel(p) for p in decay_params)
+        num_nodecay_params = sum(_ms_compat.numel(p) for p in nodecay_params)
         print(f"num decayed parameter tensors: {len(decay_params)}, with {_ms_compat.format_value(num_decay_params):,} parameters")
         print(f"num non-decayed parameter tensors: {len(nodecay_params)}, with {_ms_compat.format_value(num_nodecay_params):,} parameters")
         # _ms_compat.AdamW (helper): torch's update (mindspore.experimental.optim.Adam adds eps before the bias
@@ -196,4 +198,6 @@ class GPT(nn.Cell):
             # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
             # other ranks, and tensors empty alon...
             idx = _ms_compat.cat((idx, idx_next), axis=1)
-        return idx
+        # _ms_compat.no_grad_value (helper): The value with no gradient flowing through it, as torch's no_grad made it:
+        # tensors (also in tuples and lists) through...
+        return _ms_compat.no_grad_value(idx)

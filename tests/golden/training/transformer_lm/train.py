@@ -96,7 +96,7 @@ if args.init_weights:
     # the values
     # _ms_compat.load (helper): reads torch.save files without torch or running pickled code, and MindSpore checkpoints
     _ms_compat.load_state_dict(model, _ms_compat.load(args.init_weights))
-print(f"{sum(p.numel() for p in _ms_compat.parameters(model)) / 1e6:.2f}M parameters")
+print(f"{sum(_ms_compat.numel(p) for p in _ms_compat.parameters(model)) / 1e6:.2f}M parameters")
 
 optimizer = model.configure_optimizers(args.weight_decay, args.lr, (0.9, args.beta2))
 
@@ -124,7 +124,7 @@ def estimate_loss():
             losses[k] = loss.item()
         out[split] = _ms_compat.reduce_mean(losses).item()
     model.set_train(True)
-    return out
+    return _ms_compat.no_grad_value(out)
 
 
 metrics = open(args.metrics, 'a') if args.metrics else None
