@@ -321,12 +321,17 @@ def test_convert_sync_batchnorm():
     code, sites = check_layer(SYNC_BN_SRC, [x], train=True)
     assert "_ms_compat.convert_sync_batchnorm(model)" in code and all(s.status != "todo" for s in sites)
     mod, _, _ = load_converted(SYNC_BN_SRC)
+    _refused_with_two_processes(mod.make, "per process")
+
+
+def _refused_with_two_processes(make, match):
+    """`make()` with the converted helper's process group set to two processes raises MigrationError."""
     helper = __import__("_ms_compat")
     saved = dict(helper._GROUP)
     helper._GROUP.update(initialized=True, size=2)
     try:
-        with pytest.raises(helper.MigrationError, match="per process"):
-            mod.make()
+        with pytest.raises(helper.MigrationError, match=match):
+            make()
     finally:
         helper._GROUP.clear()
         helper._GROUP.update(saved)
@@ -381,12 +386,4 @@ def test_sync_batchnorm_layer(train):
     for t_bn, m_bn in ((tnet.bn, mnet.bn), (tnet.bn2, mnet.bn2)):
         np.testing.assert_allclose(m_bn.moving_mean.asnumpy(), t_bn.running_mean.numpy(), rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(m_bn.moving_variance.asnumpy(), t_bn.running_var.numpy(), rtol=1e-5, atol=1e-6)
-    helper = __import__("_ms_compat")
-    saved = dict(helper._GROUP)
-    helper._GROUP.update(initialized=True, size=2)
-    try:
-        with pytest.raises(helper.MigrationError, match="nn.SyncBatchNorm with several processes"):
-            mod.make()
-    finally:
-        helper._GROUP.clear()
-        helper._GROUP.update(saved)
+    _refused_with_two_processes(mod.make, "nn.SyncBatchNorm with several processes")
