@@ -48,6 +48,7 @@ import libcst as cst
 from . import manual_update as MU
 from .callsite import code_of
 from .line_map import mark_of
+from .variable_leaves import VARIABLE, variable_data
 from .visitor_bases import BindingTargets, single_targets
 
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
@@ -1811,12 +1812,11 @@ def _variable_leaves(g: StepGroup, body, last: int, info: "LoopInfo", replace, s
     Variable(torch.from_numpy(x), requires_grad=True)`, `model(xtr)[0, k].backward()`, `xtr.grad` read): `x =
     data`, the gradient being that of the function of x written where backward() was; the placeholder's TODO
     resolved."""
-    from .higher_order_grad import VARIABLE, _variable_data     # (higher_order_grad imports this module)
     for n in g.leaves:
         made = [j for j in range(last) if n in assigns(body[j])]
         if len(made) != 1 or made[0] in replace:
             continue
-        found = _variable_data(body[made[0]], n, info.lazy_calls)
+        found = variable_data(body[made[0]], n, info.lazy_calls)
         if found is None:
             continue
         stmt, where = found

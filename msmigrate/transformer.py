@@ -666,6 +666,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             ctx.tensors.discard(name)
             ctx.others.discard(name)
             ctx.cells.add(name)
+            # a module, but any module of the list: what calling it returns is not known to be a tensor (a block
+            # may return a tuple of records)
+            ctx.__dict__.setdefault("any_module_calls", set()).add(name)
 
     def leave_For(self, original, updated):
         params = PC.iterated(self, original.iter, updated.iter)   # `for p in self.plist` (ParameterList)
@@ -2369,7 +2372,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                     return self._in_forward()
                 return self._is_tensor_expr(recv)
             if isinstance(func, cst.Name) and self._funcs and func.value in self._funcs[-1].cells:
-                return True
+                return func.value not in self._funcs[-1].__dict__.get("any_module_calls", ())
             return False
         if isinstance(node, cst.BinaryOperation):
             return self._is_tensor_expr(node.left) or self._is_tensor_expr(node.right)

@@ -148,7 +148,8 @@ def test_knowledge_never_imports_the_engine():
     """msmigrate/mappings/ imports only the record types, the rule API and its own modules."""
     allowed = {"msmigrate.records", "msmigrate.callsite", "msmigrate.inplace_forms", "msmigrate.sites",
                "msmigrate.torch_aliases", "msmigrate.torch_names", "msmigrate.torch_tensor_names",
-               "msmigrate.torch_api_surface"}   # the last four: data generated from torch
+               "msmigrate.torch_api_surface", "msmigrate.torch_signature_data"}   # the last five: data generated
+    # from torch
     graph = import_graph()
     wrong = {m: sorted(t for t in deps if not t.startswith("msmigrate.mappings") and t not in allowed)
              for m, deps in graph.items() if m.startswith("msmigrate.mappings")}

@@ -80,10 +80,10 @@ def starred_call(source: str, template: str, known: Sequence[str], defaults: Dic
     written, so Python binds them as torch's signature does (a count torch refuses is the same TypeError).
     Only where torch's signature (torch_signature_data.py) takes no *args of its own and its positional
     parameters are the record's arguments in order; anything else stays a TODO."""
-    from ..torch_signatures import signature
+    from ..torch_signature_data import SIGNATURES   # data generated from torch (no engine import)
 
     why = "*args/**kwargs cannot be translated argument by argument"
-    sig = signature(source)
+    sig = SIGNATURES.get(source)
     if sig is None or sig[1] or any(kind == "*" for _, _, kind in sig[0]):
         raise UnsupportedSite(why)
     positional = [name for name, _, kind in sig[0] if kind == "p"]
