@@ -2768,7 +2768,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 # `ops.neg(x)`: the MindSpore module the output refers to as ops/nn/ms (a second pass),
                 # or the file's own object of that name (torch/_inductor's `ops`): no tensor either way
                 return updated
-            if name == "numel" and tm is not None and not original.args:
+            if name == "numel" and tm is not None and not original.args and any(
+                    q == "torch" or q.startswith("torch.") for q in self._imports.values()):
+                # (a file importing no torch, such as converted output, names MindSpore's numel)
                 # `shape.numel()` of a torch.Size: a tuple once converted (size_numel.py)
                 self.uses_compat = True
                 self._record(original, "Tensor.numel", "_ms_compat.numel", R.CONVERTED,
