@@ -1637,6 +1637,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     # ---------------------------------------------------------- expressions
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        UT.mark_field_receiver(self, node)      # `r.sort(-1).indices`: r is a tensor
         self._skip.add(id(node.value))
         self._receivers.add(id(node.value))
         self._skip.add(id(node.attr))
@@ -1710,8 +1711,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated.with_changes(attr=cst.Name(internal.target.rsplit(".", 1)[1]))
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
-            # no reference of its own, but a layer's parameter keeps MindSpore's name there too
-            return self._rename_param_attr(original, updated)
+            # no reference of its own, but a layer's parameter keeps MindSpore's name there too;
+            # `x.topk(2).values.sum()`: the field of a converted (values, indices) call is still its index
+            return UT.named_tuple_field(self, original, updated) or self._rename_param_attr(original, updated)
         qn = self._torch_qname(original)
         if qn is not None:
             return self._convert_reference(original, updated, qn)
@@ -2429,7 +2431,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return "other"
             if self._qname_any(node) is not None and not self._shadowed(node.value):
                 return "other"   # an imported module or object that is not torch
-            return "unknown"
+            return "tensor" if id(node) in UT.field_receivers(self) else "unknown"
         if isinstance(node, cst.Attribute) and self._qname_any(node) is not None:
             return "other"   # an attribute of an imported module (np.random, ms.numpy)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
@@ -2447,6 +2449,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Attribute) and node.attr.value == "data" \
                 and self._receiver_kind(node.value) in ("tensor", "unknown"):
             return "tensor"     # `std.data.new(...)`: a tensor's data in torch code (a Dataset's is `self.data`)
+        if id(node) in UT.field_receivers(self):
+            return "tensor"     # `r.topk(2).values`: only a tensor's method has that result
         return "unknown"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):

@@ -70,6 +70,12 @@ def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Op
         op = _tuple_names(tr).get(_scope_key(tr, original.value.value))
     elif isinstance(call, cst.Call) and isinstance(original.value, cst.Call):
         op = _tuple_op(tr, call)
+        if op is None:
+            decided = _run_time_field(tr, original, call, name)
+            if decided is not None:
+                return decided
+    elif isinstance(call, cst.IfExp) and isinstance(original.value, cst.Call):
+        return _run_time_field(tr, original, call, name)
     else:
         return None
     if op is None:
@@ -81,6 +87,44 @@ def named_tuple_field(tr, original: cst.Attribute, updated: cst.Attribute) -> Op
                          f"ops.{op} returns a plain (values, indices) tuple", shorten(code_of(original)),
                          RETURN_TYPES_TEST))
     return cst.Subscript(value=call, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
+
+
+def _run_time_field(tr, original: cst.Attribute, decided: cst.BaseExpression,
+                    name: str) -> Optional[cst.BaseExpression]:
+    """`f(x).max(-1).values` on a receiver typed at run time (untyped_methods.py; a pandas Series' max also
+    has `.values`): the field is read in each branch, `[0]` of the converted call's plain tuple and `.values`
+    of the call as written: `_ms_compat.on_tensor(f(x), lambda _ms_r: ops.max(_ms_r, -1)[0],
+    lambda _ms_r: _ms_r.max(-1).values)`, `(ops.max(r, -1)[0] if _ms_compat.is_tensor(r) else r.max(-1).values)`."""
+    i = NAMED_FIELDS[name]
+
+    def field(e):
+        return cst.Subscript(value=e, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(i))))])
+
+    if isinstance(decided, cst.Call) and code_of(decided.func) == f"{COMPAT}.on_tensor" and len(decided.args) == 3:
+        tensor_form, method = decided.args[1].value, decided.args[2].value
+        if not (isinstance(tensor_form, cst.Lambda) and isinstance(method, cst.Lambda)
+                and isinstance(tensor_form.body, cst.Call)):
+            return None
+        op = _tuple_op(tr, tensor_form.body)
+        if op is None:
+            return None
+        out = decided.with_changes(args=[
+            decided.args[0],
+            decided.args[1].with_changes(value=tensor_form.with_changes(body=field(tensor_form.body))),
+            decided.args[2].with_changes(value=method.with_changes(
+                body=cst.Attribute(value=method.body, attr=cst.Name(name))))])
+    elif isinstance(decided, cst.IfExp) and isinstance(decided.body, cst.Call):
+        op = _tuple_op(tr, decided.body)
+        if op is None:
+            return None
+        out = decided.with_changes(body=field(decided.body),
+                                   orelse=cst.Attribute(value=decided.orelse, attr=cst.Name(name)))
+    else:
+        return None
+    tr.sites.append(Site(tr._line(original), "torch.return_types." + name, f"[{i}]", R.CONVERTED,
+                         f"ops.{op} returns a plain (values, indices) tuple (on a MindSpore tensor; the call as "
+                         "written on anything else)", shorten(code_of(original)), RETURN_TYPES_TEST))
+    return out
 
 
 def _tuple_op(tr, call: cst.Call) -> Optional[str]:
@@ -102,6 +146,28 @@ def _tuple_op(tr, call: cst.Call) -> Optional[str]:
             and func.attr.value in _COMPAT_TUPLE_OPS):
         return _COMPAT_TUPLE_OPS[func.attr.value]
     return None
+
+
+# Tensor methods whose torch result is a named (values, indices) tuple. No NumPy array, list or pandas object
+# has a method of these names whose result has `.indices`. A pandas Series' max/min/median/mode result has
+# `.values` too: those calls are decided at run time (untyped_methods.py, _run_time_field); sort, topk and
+# kthvalue have no pandas twin, and pandas' cummax/cummin on a tensor program's value is taken for a tensor's
+# (ops.cummax of a Series fails loudly, never silently)
+FIELD_METHODS = {"indices": frozenset({"min", "max", "sort", "topk", "median", "nanmedian", "cummax", "cummin",
+                                       "kthvalue", "mode"}),
+                 "values": frozenset({"sort", "topk", "kthvalue", "nanmedian", "cummax", "cummin"})}
+
+
+def mark_field_receiver(tr, node: cst.Attribute) -> None:
+    """visit_Attribute: the receiver of `r.sort(-1).values`, `r.max(1).indices` is a tensor (FIELD_METHODS)."""
+    call = node.value
+    if node.attr.value in NAMED_FIELDS and isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+            and call.func.attr.value in FIELD_METHODS[node.attr.value]:
+        field_receivers(tr).add(id(call.func.value))
+
+
+def field_receivers(tr) -> set:
+    return tr.__dict__.setdefault("_named_field_receivers", set())
 
 
 def _tuple_names(tr) -> dict:

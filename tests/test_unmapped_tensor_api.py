@@ -5,6 +5,7 @@ naming the site); values that are not tensors keep their methods; `.values`/`.in
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -119,6 +120,32 @@ def fn(x: torch.Tensor):
     m = x.sum(1)             # rebound to a tensor: no field reads of it follow
     return out + (m,)
 '''
+
+
+UNTYPED_NAMED_FIELDS = '''
+import torch
+def scaled(t):
+    return t * 0.5
+def fn(r):
+    # r has no annotation: only a tensor method has the named fields read here
+    return (r.sort(-1).indices, r.sort(-1, descending=True).values, r.max(-1).values, r.min(dim=0).indices,
+            r.topk(2).values.sum(), r.cummax(0).values, r.cummin(0).indices, r.kthvalue(2, 0).values,
+            r.median(1).values, scaled(r).softmax(-1).max(-1).values, scaled(r).topk(3).indices)
+'''
+
+
+def test_named_tuple_fields_of_untyped_receivers():
+    """`r.sort(-1).indices` with r of no known type, `f(x).softmax(-1).max(-1).values`: MindSpore's
+    sort/topk/max return a plain tuple (and int32 indices), so the field is [0] / [1] of the converted call,
+    also where the receiver is typed at run time; values and dtypes as torch's, PyNative and GRAPH."""
+    x = np.random.default_rng(0).permutation(20).reshape(4, 5).astype(np.float32)  # no ties: same indices
+    code, sites = check_function(UNTYPED_NAMED_FIELDS, [x])
+    fields = re.findall(r"\.(?:values|indices)\b", code)
+    as_written = re.findall(r"(?:else r|_ms_r)\.\w+\([^()]*\)\.(?:values|indices)\b", code)
+    assert len(fields) == len(as_written) == 3, code    # only in the branches for what is no MindSpore tensor
+    # sort/topk/kthvalue or `.indices`: decided while converting; max/median `.values` (a pandas Series' max
+    # has one too): at run time, the field read in each branch
+    assert "is_tensor(r) else r.sort" not in code and "r.max(-1).values" in code, code
 
 
 def test_named_tuple_fields_of_names():
