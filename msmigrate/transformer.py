@@ -237,6 +237,27 @@ def _keyed_by_string(sub: cst.Subscript) -> bool:
         sub.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 # torch functions and Tensor methods that give a tuple of tensors whose length the arguments decide
+# methods of a train step (train_loop.py finds each as a statement of its own)
+_STEP_METHODS = frozenset({"backward", "step", "zero_grad"})
+
+
+def _split_step_calls(line) -> Optional[List[cst.SimpleStatementLine]]:
+    """`opt_a.step(); opt_b.step()`, `optimizer.zero_grad(); loss.backward()`: one statement per line, so the
+    train-step analysis sees each call (the line's comment stays on its last statement). None: no such line."""
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) < 2 or not any(
+            isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and isinstance(st.value.func, cst.Attribute)
+            and st.value.func.attr.value in _STEP_METHODS for st in line.body):
+        return None
+    out = []
+    for k, st in enumerate(line.body):
+        last = k == len(line.body) - 1
+        out.append(cst.SimpleStatementLine(
+            body=[st.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)],
+            leading_lines=line.leading_lines if k == 0 else [],
+            trailing_whitespace=line.trailing_whitespace if last else cst.TrailingWhitespace()))
+    return out
+
+
 _TUPLE_RESULTS = ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes")
 
 
@@ -493,6 +514,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._out_lines[id(line)] = self._line_of_stmt
                 self._out_nodes.append(line)
             return cst.FlattenSentinel([result, start])
+        lines = _split_step_calls(result)   # `opt.zero_grad(); loss.backward(); opt.step()` on one line
+        if lines is not None:
+            for line in lines:
+                self._out_lines[id(line)] = self._line_of_stmt
+                self._out_nodes.append(line)
+            return cst.FlattenSentinel(lines)
         if isinstance(result, cst.CSTNode):     # module level too: straight-line train steps
             self._out_lines[id(result)] = self._line_of_stmt
             self._out_nodes.append(result)
