@@ -82,6 +82,49 @@ def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
                                f"{code_of(out).strip()}, {where!r})")
 
 
+NO_GRAD_NOTE = ("in place under no_grad on a parameter or a module's tensor: the out-of-place value written into "
+                "it (ops.assign on a Parameter; another tensor in PyNative only), as torch's in-place change every "
+                "reference (the optimizer's) sees")
+
+
+def write_under_no_grad(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+    """A whole statement `W.clamp_(min=0)` under no_grad (projected gradient descent after the step, weight
+    clipping), W a name this scope or the module binds to `nn.Parameter(...)`, or `self.w.clamp_(0, 1)` /
+    `model.fc.weight.mul_(s)`, an attribute chain (a module's parameter or buffer): torch changes the tensor the
+    optimizer holds. A rebinding `W = ops.clamp(W, min=0)` would leave the optimizer's Parameter unchanged,
+    silently; so `_ms_compat.write_data(W, <converted W.clamp(min=0)>, "module:line")`, as `W.data.clamp_`."""
+    func = original.func
+    if tr.lexical_grad_mode() is not False or not isinstance(func, cst.Attribute) \
+            or not func.attr.value.endswith("_") or func.attr.value in ("requires_grad_", "detach_", "copy_"):
+        return None
+    receiver = func.value
+    if isinstance(receiver, cst.Name):
+        names = set()
+        for scope in (tr._scopes[-1], tr._scopes[0]) if tr._scopes else ():
+            names |= tr._parameter_names(scope["node"])
+        if receiver.value not in names or (tr._funcs and receiver.value in tr._scopes[-1]["shadows"]
+                                           and receiver.value not in tr._parameter_names(tr._scopes[-1]["node"])):
+            return None
+    elif not (isinstance(receiver, cst.Attribute) and _holder(receiver) and receiver.attr.value != "data"
+              and tr._receiver_kind(receiver) in ("tensor", "unknown")):
+        return None
+    from .inplace_forms import out_of_place
+
+    found = out_of_place(func.attr.value)
+    if found is None:
+        return None
+    m, receiver_first = found
+    out = tr._apply_out_of_place(original, updated, func.attr.value, m, receiver_first, receiver=updated.func.value)
+    if out is None:
+        return None
+    site = tr.sites[-1]
+    site.api, site.status, site.note, site.test = "Tensor." + func.attr.value, R.DIFFERENCE, NO_GRAD_NOTE, TEST
+    tr.uses_compat = True
+    where = f"{tr.module_name}:{tr._line(original)}"
+    return tr._render_template(f"{R.COMPAT}.write_data({code_of(updated.func.value).strip()}, "
+                               f"{code_of(out).strip()}, {where!r})")
+
+
 def _copy_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
     """`x.data.copy_(v)` (vector-quantize's `self.embed.data.copy_(embed_normalized)` in forward):
     `_ms_compat.write_data(x, _ms_compat.broadcast_as(v, x), "module:line")`. Kept as `x.data.copy_(v)`, MindSpore

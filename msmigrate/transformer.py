@@ -2829,7 +2829,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and self._classes):
             self._classes[-1].attr_types[original.args[0].value.evaluated_value] = "tensor"
         if id(original) in self._stmt_calls and m is tm:     # `old.data.lerp_(new, w)`: data_writes.py
-            written = DW.write_through_data(self, original, updated)
+            written = DW.write_through_data(self, original, updated) or DW.write_under_no_grad(self, original, updated)
             if written is not None:
                 return written
         if id(original) in self._inplace_stmt_calls and m is tm:
