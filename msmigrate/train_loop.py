@@ -481,6 +481,10 @@ class LoopInfo:
     # module functions that clear gradients (`def reset_grad(): d_opt.zero_grad(); g_opt.zero_grad()`): a loop
     # calling one clears, as one calling zero_grad() itself (clearing_functions)
     clearing_functions: Set[str] = field(default_factory=set)
+    # methods of the module's classes that only call backward() on one of their parameters (a trainer's
+    # `def backward(self, loss): loss.backward()`) -> that parameter's position: `self.backward(loss)` in a loop is
+    # loss.backward() (backward_methods)
+    backward_methods: Dict[str, int] = field(default_factory=dict)
     # methods other than step() of the project's Optimizer subclasses that read `.grad` (SAM's first_step,
     # second_step: ProjectIndex.optimizer_grad_methods)
     optimizer_grad_methods: Set[str] = field(default_factory=set)
@@ -540,6 +544,9 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
     for i, stmt in enumerate(body):
         call = _stmt_call(stmt)
         recv = _method(call, "backward")
+        if isinstance(recv, cst.Name) and recv.value == "self":   # the class's own method, no tensor's
+            recv = _own_backward(call, info)
+            call = None if recv is None else cst.Call(func=cst.Attribute(value=recv, attr=cst.Name("backward")))
         if recv is not None:
             scaler = None
             inner = _method(recv if isinstance(recv, cst.Call) else None, "scale")
@@ -1204,6 +1211,9 @@ class _CallsOf(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self" \
+                and f"self.{f.attr.value}" in self.names:
+            self.hit = True     # a method of the class (clearing_functions)
         while isinstance(f, cst.Attribute):
             f = f.value
         if isinstance(f, cst.Name) and f.value in self.names:
@@ -1985,9 +1995,55 @@ _CLEARS_GRADS = re.compile(r"\.zero_grad\(|\.grad\s*=\s*None\b|\.grad(\.data)?\.
 
 def clearing_functions(module: cst.Module) -> Set[str]:
     """Module-level functions whose body clears gradients (zero_grad(), `p.grad = None`): yunjey's GAN
-    tutorial clears both optimizers through `reset_grad()`."""
-    return {st.name.value for st in module.body
-            if isinstance(st, cst.FunctionDef) and _CLEARS_GRADS.search(code_of(st.body))}
+    tutorial clears both optimizers through `reset_grad()`; and `self.m` for a method m of the module's classes
+    that clears them (a trainer's `def optimizer_step(self): self.opt.step(); self.opt.zero_grad()`), where every
+    class defining m clears in it (a `self.m()` call is not tied to one class here)."""
+    out = {st.name.value for st in module.body
+           if isinstance(st, cst.FunctionDef) and _CLEARS_GRADS.search(code_of(st.body))}
+    methods: Dict[str, bool] = {}
+    for cls in module.body:
+        if not (isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock)):
+            continue
+        for st in cls.body.body:
+            if isinstance(st, cst.FunctionDef):
+                clears = bool(_CLEARS_GRADS.search(code_of(st.body)))
+                methods[st.name.value] = methods.get(st.name.value, True) and clears
+    return out | {f"self.{m}" for m, clears in methods.items() if clears}
+
+
+def backward_methods(module: cst.Module) -> Dict[str, int]:
+    """Methods of the module's classes whose body (past a docstring) is `<parameter>.backward()` alone: name ->
+    the parameter's position after self, where every class defining a method of that name agrees."""
+    found: Dict[str, Optional[int]] = {}
+    for cls in module.body:
+        if not (isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock)):
+            continue
+        for fn in cls.body.body:
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            body = list(fn.body.body) if isinstance(fn.body, cst.IndentedBlock) else []
+            if body and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+                    and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, cst.SimpleString):
+                body = body[1:]   # the docstring
+            call = _stmt_call(body[0]) if len(body) == 1 else None
+            recv = _method(call, "backward")
+            params = [p.name.value for p in fn.params.params]
+            pos = None
+            if recv is not None and not call.args and isinstance(recv, cst.Name) and params[:1] == ["self"] \
+                    and recv.value in params[1:] and not fn.decorators:
+                pos = params.index(recv.value) - 1
+            name = fn.name.value
+            found[name] = pos if name not in found or found[name] == pos else None
+    return {name: pos for name, pos in found.items() if pos is not None}
+
+
+def _own_backward(call: Optional[cst.Call], info: "LoopInfo") -> Optional[cst.BaseExpression]:
+    """`self.backward(loss)`: the tensor a method of backward_methods calls backward() on (loss); None when the
+    call is no such method's."""
+    pos = info.backward_methods.get(call.func.attr.value) if call is not None else None
+    if pos is None or len(call.args) != pos + 1 or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    return call.args[pos].value
 
 
 def _uncleared_steps(loop: cst.CSTNode, body: Sequence[cst.CSTNode], groups: Sequence[StepGroup],

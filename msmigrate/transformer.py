@@ -346,6 +346,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._clearing_functions: Set[str] = set()   # module functions clearing gradients (train_loop)
+        self._backward_methods: Dict[str, int] = {}     # methods calling backward() on a parameter (train_loop)
         self._drawing_functions: Set[str] = set()   # those of them that call NumPy
         self._drawing_objects: Set[str] = set()     # instances of classes drawing with NumPy (train_loop)
         self._todo_count = 0
@@ -1015,6 +1016,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
                            grad_writers=self._grad_writers,
                            clearing_functions=self._clearing_functions,
+                           backward_methods=self._backward_methods,
                            optimizer_grad_methods=self.index.optimizer_grad_methods(),
                            lazy_calls=getattr(self, "_lazy_calls", {}),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
@@ -1305,6 +1307,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
+        self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
         self._fresh_out_tuples = fresh_out_tuples(node, self._torch_qname)   # `out = (torch.empty(2), ...)`

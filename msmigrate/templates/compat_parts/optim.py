@@ -204,10 +204,15 @@ class _TorchOptimizer:
 _HELD_GRADIENTS = {}
 
 
+# id(optimizer) -> its parameters, in the order of the gradients held for it (clip_grad_norm_ on the host)
+_HELD_PARAMETERS = {}
+
+
 def hold_gradients(optimizer, grads):
     """The gradients a converted step returned, for `optimizer`'s next step() (called by a wrapper's own method,
     `sched.step_and_update_lr()`, as torch's step() reads .grad): torch's .grad between backward() and step()."""
     _HELD_GRADIENTS[id(optimizer)] = grads
+    _HELD_PARAMETERS[id(optimizer)] = tuple(optimizer.parameters)
 
 
 def stepped_optimizer(stepped, attribute):

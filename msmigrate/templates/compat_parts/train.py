@@ -287,14 +287,53 @@ def _raise_at_calling_line(message):
     raise MigrationError(f"{where}: {message}" if where else message)
 
 
-# reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_at_calling_line)
+def _held_gradients_of(parameters):
+    """On the host, between a converted step and the step() of a wrapper's own method (hold_gradients: a trainer's
+    `def optimizer_step(self): clip_grad_norm_(self.model.parameters(), c); self.opt.step()`): (the optimizer's
+    key, its held gradients, the positions of `parameters` among them), torch's .grad of those parameters; None
+    where no held gradients cover them all. Looked up by name: a tree holding no gradients has neither table."""
+    held, owners = globals().get("_HELD_GRADIENTS"), globals().get("_HELD_PARAMETERS")
+    if not held or not owners:
+        return None
+    wanted = [p for p in (parameters if isinstance(parameters, (list, tuple)) else list(parameters))
+              if isinstance(p, ms.Parameter)]
+    for key, params in owners.items():
+        grads = held.get(key)
+        where = {id(p): i for i, p in enumerate(params)}
+        if grads is not None and wanted and all(id(p) in where for p in wanted):
+            return key, grads, [where[id(p)] for p in wanted]
+    return None
+
+
+# reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_at_calling_line); on
+# the host, gradients held for a wrapper's step() are clipped where they are held
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    _raise_at_calling_line(
-        "clip_grad_norm_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
-        "returned by value_and_grad with _ms_compat.clip_grad_norm(grads, max_norm) inside the train step")
+    found = _held_gradients_of(parameters)
+    if found is None:
+        _raise_at_calling_line(
+            "clip_grad_norm_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
+            "returned by value_and_grad with _ms_compat.clip_grad_norm(grads, max_norm) inside the train step")
+    key, grads, picked = found
+    clipped, total = clip_grad_norm([grads[i] for i in picked], max_norm, norm_type)
+    if error_if_nonfinite and not bool(ops.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
+                           "non-finite, so it cannot be clipped.")
+    _set_held(key, grads, picked, clipped)
+    return total
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    _raise_at_calling_line(
-        "clip_grad_value_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
-        "returned by value_and_grad with _ms_compat.clip_grad_value(grads, clip_value) inside the train step")
+    found = _held_gradients_of(parameters)
+    if found is None:
+        _raise_at_calling_line(
+            "clip_grad_value_ clips the .grad of parameters, which MindSpore does not keep: clip the gradients "
+            "returned by value_and_grad with _ms_compat.clip_grad_value(grads, clip_value) inside the train step")
+    key, grads, picked = found
+    _set_held(key, grads, picked, clip_grad_value([grads[i] for i in picked], clip_value))
+
+
+def _set_held(key, grads, picked, new):
+    out = list(grads)
+    for i, g in zip(picked, new):
+        out[i] = g
+    globals()["_HELD_GRADIENTS"][key] = tuple(out)
