@@ -70,9 +70,22 @@ def _plain_name(node: cst.BaseExpression) -> bool:
 
 
 class _Rewrite(cst.CSTTransformer):
-    def __init__(self) -> None:
+    def __init__(self, module_buffers: frozenset = frozenset()) -> None:
         super().__init__()
         self._buffers: List[set] = []
+        self._module_buffers = module_buffers   # every class's buffer names: `self.book.usage` of a submodule
+
+    def _is_buffer(self, held: cst.BaseExpression) -> bool:
+        """`self.mean`, a buffer of this class, or `self.book.usage`, a chain from self ending in a name some
+        class of the file registers as a buffer (a submodule's running statistic)."""
+        if not (self._buffers and isinstance(held, cst.Attribute)):
+            return False
+        if isinstance(held.value, cst.Name):
+            return held.value.value == "self" and held.attr.value in self._buffers[-1]
+        root = held.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and root.value == "self" and held.attr.value in self._module_buffers
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._buffers.append(_buffer_names(node))
@@ -98,10 +111,7 @@ class _Rewrite(cst.CSTTransformer):
             copy = cst.Call(func=cst.Attribute(value=held, attr=cst.Name("copy_")),
                             args=[cst.Arg(_out_of_place(links, held.value))])
             return small.with_changes(value=copy)
-        if not self._buffers:
-            return None
-        if not (links and isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name)
-                and held.value.value == "self" and held.attr.value in self._buffers[-1]):
+        if not (links and self._is_buffer(held)):
             return None
         data = cst.Attribute(value=held, attr=cst.Name("data"))
         if len(links) > 1:
@@ -188,8 +198,12 @@ def _buffer_names(cls: cst.ClassDef) -> set:
 
 
 def might_update_buffer(source: str) -> bool:
-    return "register_buffer" in source and re.search(r"self\.\w+\.[a-z_0-9]+_\(", source) is not None
+    return "register_buffer" in source and re.search(r"self(\.\w+)+\.[a-z_0-9]+_\(", source) is not None
 
 
 def rewrite_inplace_chains(module: cst.Module) -> cst.Module:
-    return module.visit(_Rewrite())
+    buffers = set()
+    for node in module.body:
+        if isinstance(node, cst.ClassDef):
+            buffers |= _buffer_names(node)
+    return module.visit(_Rewrite(frozenset(buffers)))
