@@ -144,3 +144,38 @@ def update_branches(block: cst.CSTNode) -> Optional[cst.CSTNode]:
             orelse=st.orelse.with_changes(body=st.orelse.body.with_changes(body=before + list(st.orelse.body.body))))
         return block.with_changes(body=block.body.with_changes(body=[split] + rest))
     return None
+
+
+def guarded_update(block: cst.CSTNode, deferred: Set[int]) -> Optional[cst.CSTNode]:
+    """karpathy/pytorch-made's update taken only in training, after the loss is computed for both splits:
+
+        xbhat = model(x); loss = crit(xbhat, x); losses.append(loss.item())
+        if split == 'train': opt.zero_grad(); loss.backward(); opt.step()
+
+    A step of the `if` alone would take `loss` as a constant (computed outside it). `deferred`: the `if`s
+    (train_loop.step_reading_outer_network_values's shape) left for this split. When the test is fixed
+    (fixed_test), no update precedes the `if` and none follows, the statements before it are copied into
+    both branches: `[if test: <before> <if's body> else: <before> <else's body>] + <the rest>`; the first
+    branch is then a loop body with its step, the other holds no update. None: not this shape."""
+    if not isinstance(block.body, cst.IndentedBlock):
+        return None
+    body = list(block.body.body)
+    for k, st in enumerate(body):
+        if id(st) not in deferred:
+            if _STEP_PART.search(code_of(st)):
+                return None     # an update before the `if`
+            continue
+        if not k or isinstance(st.orelse, cst.If) or not fixed_test(st.test, body[:k]):
+            return None
+        other = list(st.orelse.body.body) if isinstance(st.orelse, cst.Else) else []
+        rest = body[k + 1:]
+        if any(_STEP_PART.search(code_of(x)) for x in other + rest):
+            return None
+        before = list(body[:k])
+        split = st.with_changes(
+            leading_lines=body[0].leading_lines,
+            body=st.body.with_changes(body=[before[0].with_changes(leading_lines=())] + before[1:]
+                                      + list(st.body.body)),
+            orelse=cst.Else(body=cst.IndentedBlock(body=before + other)))
+        return block.with_changes(body=block.body.with_changes(body=[split] + rest))
+    return None

@@ -353,6 +353,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
         self._deferred_ifs: Set[int] = set()     # id(update `if`) whose branches the enclosing loop gives steps
+        self._guarded_ifs: Set[int] = set()      # of those, `if split == "train": <update>` alone (guarded_update)
         self._grad_writers: Dict[str, bool] = {}   # the module's functions by name -> writes a .grad (train_loop)
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
@@ -624,7 +625,29 @@ class TorchToMindSpore(cst.CSTTransformer):
         per_iteration = set().union(*(bound for _, bound in loops))
         outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
                  for st in lp.body.body]
+        if self._in_loop_body(original) and not isinstance(updated.orelse, cst.If) \
+                and TL.step_reading_outer_network_values(updated, outer, self._loop_info()) is not None:
+            # made's `if split == 'train': <update>` reading the loss computed before it: the loop splits on
+            # the test (step_choice.guarded_update) or, failing that, the update stays a TODO (_branch_steps)
+            self._deferred_ifs.add(id(updated))
+            self._guarded_ifs.add(id(updated))
+            return updated
         return self._branch_step(updated, outer, per_iteration)
+
+    def _in_loop_body(self, original) -> bool:
+        """A statement of the innermost loop's body, or of a `with` there that the conversion drops
+        (`with torch.set_grad_enabled(phase == 'train'):` around the forward and its update, as in torch's
+        fine-tuning tutorial): a statement of the loop's body once converted."""
+        body = getattr(self._loop_nodes[-1].body, "body", ())
+        if original in body:
+            return True
+        for st in body:
+            if isinstance(st, cst.With) and original in getattr(st.body, "body", ()) and all(
+                    item.asname is None and (self._torch_qname(item.item.func) if isinstance(item.item, cst.Call)
+                                             else self._torch_qname(item.item)) in DROPPED_CONTEXTS
+                    for item in st.items):
+                return True
+        return False
 
     def _branch_step(self, branch, outer, per_iteration):
         rw = TL.step_reading_outer_network_values(branch, outer, self._loop_info()) or TL.rewrite_loop(
@@ -647,6 +670,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                                          and isinstance(lp.body, cst.IndentedBlock) for st in lp.body.body]
         body = []
         for st in loop.body.body:
+            if id(st) in self._guarded_ifs:     # its TODO, as a step of the `if` alone
+                body.append(self._branch_step(st, outer, per_iteration))
+                continue
             if id(st) in self._deferred_ifs:
                 done = []
                 for branch in (st, st.orelse):
@@ -827,7 +853,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = self._loop_higher_order_grads(updated)
             updated = self._outer_accumulation_step(original, updated)
             updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info())
-                                        or SC.update_branches(updated))
+                                        or SC.update_branches(updated)
+                                        or SC.guarded_update(updated, self._guarded_ifs))
             updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
@@ -877,6 +904,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         choice = split.body.body[0]
         plans = []
         for branch in (choice, choice.orelse):
+            if ".backward(" not in code_of(branch.body):
+                plans.append((branch, None))   # guarded_update's other branch: no update, as written
+                continue
             rw = TL.rewrite_loop(branch, self._loop_info(), extra_per_iteration=per_iteration, inline_defs=True)
             if rw is not None and rw.steps and not rw.problems:
                 plans.append((branch, rw))
@@ -893,8 +923,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _apply_choice(self, plan):
         split, plans = plan
-        done = [self._apply_rewrite(branch, sub) if isinstance(sub, TL.Rewrite) else self._apply_choice(sub)
-                for branch, sub in plans]
+        done = [branch if sub is None else self._apply_rewrite(branch, sub) if isinstance(sub, TL.Rewrite)
+                else self._apply_choice(sub) for branch, sub in plans]
         choice = done[0].with_changes(orelse=done[1])
         return split.with_changes(body=split.body.with_changes(body=[choice] + list(split.body.body[1:])))
 
