@@ -910,7 +910,8 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
     The inner loop's backward()s add their gradients up; the enclosing loop updates once and clears them.
     Accepted only when, outside the inner loop, the enclosing body holds no other backward(), no `.grad`,
     exactly one step of the optimizer, a zero_grad() of it at its top level, and between the inner loop and
-    the step only clipping and unscale_() (also under a plain `if`); the inner loop clears nothing."""
+    the step only clipping and unscale_() (also under a plain `if`) and statements that clear, step, scale or clip
+    nothing (a print of the loss); the inner loop clears nothing."""
     if not (isinstance(outer, (cst.For, cst.While)) and isinstance(outer.body, cst.IndentedBlock)
             and isinstance(inner, (cst.For, cst.While)) and inner.orelse is None and outer.orelse is None):
         return None
@@ -940,7 +941,14 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
             return scaler is not None and code_of(r).strip() == scaler
         if isinstance(st, cst.If) and st.orelse is None and isinstance(st.body, cst.IndentedBlock):
             return all(between(x) for x in st.body.body)
-        return _clip_statement(st)
+        if _clip_statement(st):
+            return True
+        # PaLM's train.py: `print(f"training loss: {loss.item()}")` between the micro steps and the clipping.
+        # A statement that clears, steps, scales or clips nothing (backward() and .grad are ruled out above)
+        # runs where it stood, before the update, as in torch
+        return not isinstance(st, cst.If) and not any(
+            _calls_method(st, n) for n in ("zero_grad", "step", "update", "unscale_", "scale")) \
+            and "clip_grad_" not in code_of(st)
 
     if not all(between(st) for st in body[pos + 1:k_step]):
         return None

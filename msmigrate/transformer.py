@@ -1885,6 +1885,12 @@ class TorchToMindSpore(cst.CSTTransformer):
             i = PC.constant_index(node)     # an entry of a Sequential/ModuleList attribute (PC.sequence_entry_types)
             if i is not None:
                 return self._classes[-1].attr_types.get(f"{node.value.attr.value}[{i}]")
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self._funcs \
+                and LR.name_layer(self, node.value.value) in ("torch.nn.Sequential", "torch.nn.ModuleList"):
+            i = PC.constant_index(node)     # an entry of a function's own Sequential (PC.sequence_entry_types)
+            owner = next((c for c in reversed(self._funcs) if node.value.value in c.layers), None)
+            if i is not None and owner is not None:
+                return owner.layers.get(f"{node.value.value}[{i}]")
         return None
 
     def _class_name_of(self, node: cst.BaseExpression) -> Optional[str]:
@@ -2243,6 +2249,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.tensors.discard(n)
                     ctx.cells.discard(n)
                     ctx.layers.pop(n, None)
+                    for stale in [k for k in ctx.layers if k.startswith(n + "[")]:
+                        del ctx.layers[stale]     # the entries of the Sequential the name held before
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
@@ -2251,6 +2259,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):
                         # its parameters by torch's names (_rename_param_attr), `m(input=x)` (layer_calls.py)
                         ctx.layers[n] = layer
+                        # `net = nn.Sequential(nn.Embedding(...), ...)`: net[0]'s type (`net[0].weight`, PaLM's tie)
+                        ctx.layers.update(PC.sequence_entry_types(self, n, layer, value))
                     elif isinstance(tgt, cst.Name) and self._module_class_call(value):
                         ctx.layers[n] = "class:" + value.func.value    # `net.emb.weight`: the class's attributes
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor
