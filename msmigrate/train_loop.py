@@ -2240,6 +2240,70 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
     return None if rw is None else (fn, rw)
 
 
+def hoist_data_arguments(body: Sequence[cst.CSTNode], info: "LoopInfo") -> Optional[List[cst.CSTNode]]:
+    """PaLM's train.py: `loss = model(next(train_loader))` (or `model(get_batch())`): the network is called on
+    what a data call returns, in one statement, which as a whole is data for the step (is_source) and so
+    stayed out of it: the loss was no network call's (a raising TODO). The data call goes to a statement of its
+    own before, `_ms_input = next(train_loader)` then `loss = model(_ms_input)`: the batch is an input of the
+    step, the call part of it. Only for `target = f(...)` whose arguments are each a data call (_is_data_call)
+    or an expression calling nothing (so that Python's order of evaluation is kept), f no data call itself.
+    Returns the new body (None: nothing to hoist)."""
+    taken = _names_used(body)
+    out: List[cst.CSTNode] = []
+    changed = False
+    for st in body:
+        if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign)
+                and len(st.body[0].targets) == 1 and isinstance(st.body[0].value, cst.Call)):
+            out.append(st)
+            continue
+        call = st.body[0].value
+        if _is_data_call(_call_name(call), info.host_functions) or not re.fullmatch(r"[\w.]+", _call_name(call)):
+            out.append(st)
+            continue
+        plan = []
+        for arg in call.args:
+            inner = _calls_in(arg.value)
+            if not inner:
+                plan.append(None)
+            elif (isinstance(arg.value, cst.Call) and not arg.star
+                  and _is_data_call(_call_name(arg.value), info.host_functions)
+                  and all(_is_data_call(_call_name(c), info.host_functions) for c in inner)):
+                plan.append(arg)
+            else:
+                plan = []
+                break
+        if not any(plan):
+            out.append(st)
+            continue
+        new_args = []
+        for arg, hoist in zip(call.args, plan):
+            if hoist is None:
+                new_args.append(arg)
+                continue
+            k = 0
+            while f"_ms_input{k or ''}" in taken:
+                k += 1
+            name = f"_ms_input{k or ''}"
+            taken.add(name)
+            out.append(st.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))],
+                                                        value=arg.value)]))
+            st = st.with_changes(leading_lines=[])
+            new_args.append(arg.with_changes(value=cst.Name(name)))
+        out.append(st.with_changes(body=[st.body[0].with_changes(value=call.with_changes(args=new_args))],
+                                   leading_lines=[]))
+        changed = True
+    return out if changed else None
+
+
+def with_data_arguments_hoisted(loop: cst.CSTNode, info: "LoopInfo") -> cst.CSTNode:
+    """The loop with hoist_data_arguments applied to its body, where the body calls backward() itself."""
+    if not isinstance(getattr(loop, "body", None), cst.IndentedBlock) or not any(
+            _calls_method(st, "backward") for st in loop.body.body):
+        return loop
+    body = hoist_data_arguments(list(loop.body.body), info)
+    return loop if body is None else loop.with_changes(body=loop.body.with_changes(body=body))
+
+
 def _text_reads(text: str) -> Set[str]:
     """The names an expression's source text reads; none for text that is no expression (an optimizer
     group's description, "" where a step has none)."""

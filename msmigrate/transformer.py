@@ -802,6 +802,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                         or SC.update_branches(updated))
             updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
+            # `loss = model(next(loader))`: the batch read in a statement of its own (hoist_data_arguments)
+            updated = TL.with_data_arguments_hoisted(updated, self._loop_info())
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
                                  leftover=self._leftover_grads.get(id(original)),
@@ -2134,6 +2136,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated.value
         if self._receiver_kind(original.value) != "other":   # `w[mask, :]`: w[mask]
             updated = _without_trailing_full_slices(updated)
+        updated = self._tensor_slice_bounds(original, updated)
         # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
             updated = RI.listed(updated) or updated
@@ -2146,6 +2149,32 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.uses_compat = True
                 return host
         return updated
+
+    def _tensor_slice_bounds(self, original: cst.Subscript, updated: cst.Subscript) -> cst.Subscript:
+        """PaLM's train.py: `start = torch.randint(0, n - seq_len, (1,))` then `data[start: start + seq_len + 1]`.
+        torch takes a one-element integer tensor as a slice bound (Tensor.__index__); MindSpore's indexing refuses
+        one of shape (1,) ("Only integer scalar tensors can be converted to a scalar index"). A bound known to be
+        a tensor is read through its __index__(), torch's conversion (an error for a float tensor or one of several
+        elements). Not in a Module's forward (compiled in GRAPH mode, where a slice's bounds are compile-time
+        values)."""
+        if self._in_forward() or len(original.slice) != len(updated.slice):
+            return updated
+        elements = list(updated.slice)
+        changed = False
+        for k, (o, u) in enumerate(zip(original.slice, updated.slice)):
+            if not (isinstance(o.slice, cst.Slice) and isinstance(u.slice, cst.Slice)):
+                continue
+            parts = {}
+            for part in ("lower", "upper", "step"):
+                ob, ub = getattr(o.slice, part), getattr(u.slice, part)
+                if ob is not None and ub is not None and self._tensorish(ob):
+                    value = ub if isinstance(ub, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else \
+                        ub.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                    parts[part] = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("__index__")))
+            if parts:
+                elements[k] = u.with_changes(slice=u.slice.with_changes(**parts))
+                changed = True
+        return updated.with_changes(slice=elements) if changed else updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
