@@ -181,8 +181,8 @@ def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[in
             if s_first < first and any(a_last < sc.pos[id(c)][0] < first and id(cenc[-1]) in around
                                        for c, cenc in sc.clears if cenc):
                 continue            # cleared in between, in a block around the loop
-            if s_first < first and other is not None and _ends_cleared(other):
-                continue            # the earlier loop clears after its last backward() in every iteration
+            if other is not None and _ends_cleared(other):
+                continue            # the other loop clears after its last backward() in every iteration
             why = (f"the backward() at line {lines.get(id(st), '?')} leaves gradients in .grad that this loop's "
                    "first step adds to (it clears them only after its first backward(), or never); msmigrate "
                    "carries no gradient from another step into this one: call optimizer.zero_grad() before the "

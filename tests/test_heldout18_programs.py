@@ -151,3 +151,75 @@ def test_a_clearing_statement_between_micro_steps_and_update_stays_a_todo():
     code, sites = convert_snippet(src)
     assert "accum_grads" not in code
     assert [s for s in sites if s.status == TODO and s.api == "Tensor.backward"], code
+
+
+# ------------------------------------------------------------------ the network called on a batch helper's result
+LOADER = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEQ = 4
+data = torch.arange(60) % 7
+
+
+def batch(k, n=2):
+    rows = []
+    for j in range(n):
+        start = torch.tensor([(7 * k + 3 * j) % (data.size(0) - SEQ)])     # PaLM draws it: torch.randint(.., (1,))
+        rows.append(data[start: start + SEQ + 1].long())      # PaLM's train.py: a (1,) tensor as slice bound
+    return torch.stack(rows)
+
+
+def cycle(rows):
+    while True:
+        for r in rows:
+            yield r
+
+
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(7, 5)
+        self.out = nn.Linear(5, 7)
+
+    def forward(self, x):
+        logits = self.out(self.emb(x[:, :-1]))
+        return F.cross_entropy(logits.transpose(1, 2), x[:, 1:])
+
+
+torch.manual_seed(0)
+model = Wrapper()
+with torch.no_grad():
+    for i, p in enumerate(model.parameters()):
+        p.copy_(torch.linspace(-0.3, 0.3, p.numel()).reshape(p.shape) * (1 + 0.2 * i))
+loader = cycle([data[i:i + SEQ + 1].reshape(1, -1).repeat(2, 1) for i in range(0, 40, 5)])
+optim = torch.optim.Adam(model.parameters(), lr=0.01)
+for i in range(3):
+    loss = model(next(loader))
+    loss.backward()
+    optim.step()
+    optim.zero_grad()
+for i in range(2):
+    for k in range(2):
+        loss = model(batch(2 * i + k))
+        loss.backward()
+    print("training loss", loss.item())
+    optim.step()
+    optim.zero_grad()
+weights = list(model.parameters())
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_network_called_on_a_data_call_and_tensor_slice_bounds(graph):
+    """PaLM's train.py: `loss = model(next(train_loader))` and a batch maker slicing with `rand_start =
+    torch.randint(0, n, (1,))` (`data[rand_start: rand_start + seq_len + 1]`). Before: the statement, holding a
+    data call, stayed out of the train step, and its loss was no network call's (a raising TODO); and MindSpore's
+    indexing refused the (1,)-shaped bound (TypeError). Now the data call is read in a statement of its own
+    before the step (`_ms_input = next(loader)`; `loss = model(_ms_input)`) and the bound through its
+    `__index__()`. The second loop (micro steps after a loop that clears after each step) needs no leftover
+    gradient either. The weights after five updates vs torch, both modes."""
+    code, _ = program_weights_match_torch(LOADER, graph)
+    assert "_ms_input = next(loader)" in code and "model(_ms_input)" in code, code
+    assert "data[start.__index__(): (start + SEQ + 1).__index__()]" in code, code

@@ -394,3 +394,11 @@ def test_result_json_round_trip():
     r2 = V.VerifyResult.from_dict(d)
     assert r2.modes[0].outputs[0].max_abs == float("inf") and r2.divergence.name == "x"
     assert "RESULT: FAIL" in V.format_report(r2) and "'x'" in V.format_report(r2)
+
+
+def test_an_empty_dimension_is_a_shape_a_negative_one_is_not():
+    """TabTransformer's categories-only model is called with a (6, 0) continuous input (bench/_rw_heldout18.py):
+    torch takes the empty tensor, and verify builds it too; a negative size stays a usage error."""
+    assert V._parse_shape("6,0") == (6, 0)
+    with pytest.raises(V.VerifyUsageError, match="must not be negative"):
+        V._parse_shape("6,-1")
