@@ -2155,9 +2155,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         torch takes a one-element integer tensor as a slice bound (Tensor.__index__); MindSpore's indexing refuses
         one of shape (1,) ("Only integer scalar tensors can be converted to a scalar index"). A bound known to be
         a tensor is read through its __index__(), torch's conversion (an error for a float tensor or one of several
-        elements). Not in a Module's forward (compiled in GRAPH mode, where a slice's bounds are compile-time
-        values)."""
-        if self._in_forward() or len(original.slice) != len(updated.slice):
+        elements). Not in a Module's forward, nor in a loop calling backward() (a statement a train step takes,
+        both compiled in GRAPH mode, which has no such conversion of a traced tensor)."""
+        if self._in_forward() or len(original.slice) != len(updated.slice) \
+                or any(TL._calls_method(loop, "backward") for loop in self._loop_nodes):
             return updated
         elements = list(updated.slice)
         changed = False
