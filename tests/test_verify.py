@@ -360,7 +360,8 @@ def test_parse_input_spec_and_make_inputs():
     assert V.parse_input_spec("2,16", "long") == V.InputSpec((2, 16), "int64")
     assert V.parse_input_spec(((4, 5), "int32")) == V.InputSpec((4, 5), "int32")
     with pytest.raises(V.VerifyUsageError):
-        V.parse_input_spec("2,0")
+        V.parse_input_spec("2,-3")
+    assert V.parse_input_spec("2,0") == V.InputSpec((2, 0), "float32")   # an empty dimension, as torch takes it
     a1 = V.make_inputs(["2,3", "4:int64"], seed=3, int_high=7)
     a2 = V.make_inputs(["2,3", "4:int64"], seed=3, int_high=7)
     assert a1[0].dtype == np.float32 and a1[1].dtype == np.int64
