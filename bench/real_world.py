@@ -18,6 +18,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout14  # bench/_rw_heldout14.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout15  # bench/_rw_heldout15.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout16  # bench/_rw_heldout16.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout18  # bench/_rw_heldout18.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -481,7 +482,8 @@ def main(argv=None):
     ap.add_argument("--no-graph", action="store_true", help="skip the GRAPH-mode run of converted programs")
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
-                                      "heldout12", "heldout13", "heldout14", "heldout15", "heldout16"),
+                                      "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
+                                      "heldout18"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -501,7 +503,8 @@ def main(argv=None):
                          "heldout13: rosinality/vq-vae-2-pytorch (bench/_rw_heldout13.py); heldout14: "
                          "sthalles/SimCLR's trainer (bench/_rw_heldout14.py); heldout15: karpathy/pytorch-made, "
                          "karpathy/pytorch-normalizing-flows (bench/_rw_heldout15.py); heldout16: rtqichen/torchdiffeq's "
-                         "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py)")
+                         "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py); heldout18: PaLM-pytorch, "
+                         "tab-transformer (categories only), slot-attention, mixture-of-experts (bench/_rw_heldout18.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -89,6 +89,20 @@ def _reads_earlier_gradients(loop: cst.CSTNode) -> bool:
     return first_back is not None and (first_clear is None or first_clear >= first_back)
 
 
+def _ends_cleared(loop: cst.CSTNode) -> bool:
+    """Every iteration of the loop ends with its gradients cleared: a statement of its body's top level that
+    clears (`optimizer.zero_grad()` after the step, PaLM's train.py) follows the last one holding a backward(),
+    and nothing in the loop leaves an iteration early (break, continue, return, raise): after the loop, .grad
+    holds nothing its backward()s added (the gradients a following loop's first step would add to)."""
+    body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+    if getattr(loop, "orelse", None) is not None or re.search(r"\b(break|continue|return|raise|yield)\b",
+                                                              code_of(loop)):
+        return False
+    last_back = max((i for i, st in enumerate(body) if TL._calls_method(st, "backward")), default=None)
+    return last_back is not None and any(isinstance(st, cst.SimpleStatementLine) and _CLEARS.search(code_of(st))
+                                         for st in body[last_back + 1:])
+
+
 def _clears_nothing(loop: cst.CSTNode) -> bool:
     return not _CLEARS.search(code_of(loop))
 
@@ -167,6 +181,8 @@ def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[in
             if s_first < first and any(a_last < sc.pos[id(c)][0] < first and id(cenc[-1]) in around
                                        for c, cenc in sc.clears if cenc):
                 continue            # cleared in between, in a block around the loop
+            if other is not None and _ends_cleared(other):
+                continue            # the other loop clears after its last backward() in every iteration
             why = (f"the backward() at line {lines.get(id(st), '?')} leaves gradients in .grad that this loop's "
                    "first step adds to (it clears them only after its first backward(), or never); msmigrate "
                    "carries no gradient from another step into this one: call optimizer.zero_grad() before the "

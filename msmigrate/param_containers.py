@@ -90,8 +90,8 @@ _SEQUENCES = ("torch.nn.Sequential", "torch.nn.ModuleList")
 
 
 def sequence_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -> dict:
-    """`self.X = nn.Sequential(nn.Conv2d(...), nn.BatchNorm2d(...))` or `nn.ModuleList([...])` (original code, no
-    starred entry): {"X[0]": "torch.nn.Conv2d", "X[1]": ..., "X[-1]": "torch.nn.BatchNorm2d", ...}, so that
+    """`self.X = nn.Sequential(nn.Conv2d(...), nn.BatchNorm2d(...))` or `nn.ModuleList([...])` (original code; also
+    a local name `X = nn.Sequential(...)`): {"X[0]": "torch.nn.Conv2d", "X[1]": ..., "X[-1]": "torch.nn.BatchNorm2d", ...}, so that
     `self.X[-1].weight` gets MindSpore's parameter name (gamma) as `self.bn.weight` would (a BottleBlock's
     `nn.init.zeros_(self.net[-1].weight)`). Only literal calls of mapped torch layers; a ModuleList's entries
     from its end are left out (an append() moves them)."""
@@ -101,21 +101,24 @@ def sequence_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -
     if layer == "torch.nn.ModuleList":
         if len(args) != 1 or not isinstance(args[0].value, (cst.List, cst.Tuple)) or args[0].keyword is not None:
             return {}
-        entries = list(args[0].value.elements)
-        if any(isinstance(e, cst.StarredElement) for e in entries):
-            return {}
-        entries = [e.value for e in entries]
+        entries = [None if isinstance(e, cst.StarredElement) else e.value for e in args[0].value.elements]
     else:
-        if any(a.star or a.keyword is not None for a in args):
+        if any(a.keyword is not None for a in args):
             return {}
-        entries = [a.value for a in args]
+        entries = [None if a.star else a.value for a in args]
+    # a starred entry (`nn.Sequential(emb, *[Block() for _ in range(depth)], norm, head)`, PaLM) has a length
+    # known only at run time: the entries before the first one keep their index from the start, those after the
+    # last one their index from the end
+    first_star = next((i for i, e in enumerate(entries) if e is None), len(entries))
+    last_star = max((i for i, e in enumerate(entries) if e is None), default=-1)
     out = {}
     for i, entry in enumerate(entries):
         if isinstance(entry, cst.Call):
             qn = tr._torch_qname(entry.func)
             if qn is not None and R.lookup(qn) is not None:
-                out[f"{attr}[{i}]"] = qn
-                if layer == "torch.nn.Sequential":
+                if i < first_star:
+                    out[f"{attr}[{i}]"] = qn
+                if layer == "torch.nn.Sequential" and i > last_star:
                     out[f"{attr}[{i - len(entries)}]"] = qn
     return out
 

@@ -917,7 +917,8 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
     The inner loop's backward()s add their gradients up; the enclosing loop updates once and clears them.
     Accepted only when, outside the inner loop, the enclosing body holds no other backward(), no `.grad`,
     exactly one step of the optimizer, a zero_grad() of it at its top level, and between the inner loop and
-    the step only clipping and unscale_() (also under a plain `if`); the inner loop clears nothing."""
+    the step only clipping and unscale_() (also under a plain `if`) and statements that clear, step, scale or clip
+    nothing (a print of the loss); the inner loop clears nothing."""
     if not (isinstance(outer, (cst.For, cst.While)) and isinstance(outer.body, cst.IndentedBlock)
             and isinstance(inner, (cst.For, cst.While)) and inner.orelse is None and outer.orelse is None):
         return None
@@ -947,7 +948,14 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
             return scaler is not None and code_of(r).strip() == scaler
         if isinstance(st, cst.If) and st.orelse is None and isinstance(st.body, cst.IndentedBlock):
             return all(between(x) for x in st.body.body)
-        return _clip_statement(st)
+        if _clip_statement(st):
+            return True
+        # PaLM's train.py: `print(f"training loss: {loss.item()}")` between the micro steps and the clipping.
+        # A statement that clears, steps, scales or clips nothing (backward() and .grad are ruled out above)
+        # runs where it stood, before the update, as in torch
+        return not isinstance(st, cst.If) and not any(
+            _calls_method(st, n) for n in ("zero_grad", "step", "update", "unscale_", "scale")) \
+            and "clip_grad_" not in code_of(st)
 
     if not all(between(st) for st in body[pos + 1:k_step]):
         return None
@@ -2286,6 +2294,70 @@ def rewrite_statements(stmts: List[cst.BaseStatement], info: LoopInfo
     rw = rewrite_loop(fn, dataclasses.replace(info, module_globals=True), inline_defs=True,
                       closed_over=used.names | _built_objects(stmts) | defined)
     return None if rw is None else (fn, rw)
+
+
+def hoist_data_arguments(body: Sequence[cst.CSTNode], info: "LoopInfo") -> Optional[List[cst.CSTNode]]:
+    """PaLM's train.py: `loss = model(next(train_loader))` (or `model(get_batch())`): the network is called on
+    what a data call returns, in one statement, which as a whole is data for the step (is_source) and so
+    stayed out of it: the loss was no network call's (a raising TODO). The data call goes to a statement of its
+    own before, `_ms_input = next(train_loader)` then `loss = model(_ms_input)`: the batch is an input of the
+    step, the call part of it. Only for `target = f(...)` whose arguments are each a data call (_is_data_call)
+    or an expression calling nothing (so that Python's order of evaluation is kept), f no data call itself.
+    Returns the new body (None: nothing to hoist)."""
+    taken = _names_used(body)
+    out: List[cst.CSTNode] = []
+    changed = False
+    for st in body:
+        if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign)
+                and len(st.body[0].targets) == 1 and isinstance(st.body[0].value, cst.Call)):
+            out.append(st)
+            continue
+        call = st.body[0].value
+        if _is_data_call(_call_name(call), info.host_functions) or not re.fullmatch(r"[\w.]+", _call_name(call)):
+            out.append(st)
+            continue
+        plan = []
+        for arg in call.args:
+            inner = _calls_in(arg.value)
+            if not inner:
+                plan.append(None)
+            elif (isinstance(arg.value, cst.Call) and not arg.star
+                  and _is_data_call(_call_name(arg.value), info.host_functions)
+                  and all(_is_data_call(_call_name(c), info.host_functions) for c in inner)):
+                plan.append(arg)
+            else:
+                plan = []
+                break
+        if not any(plan):
+            out.append(st)
+            continue
+        new_args = []
+        for arg, hoist in zip(call.args, plan):
+            if hoist is None:
+                new_args.append(arg)
+                continue
+            k = 0
+            while f"_ms_input{k or ''}" in taken:
+                k += 1
+            name = f"_ms_input{k or ''}"
+            taken.add(name)
+            out.append(st.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))],
+                                                        value=arg.value)]))
+            st = st.with_changes(leading_lines=[])
+            new_args.append(arg.with_changes(value=cst.Name(name)))
+        out.append(st.with_changes(body=[st.body[0].with_changes(value=call.with_changes(args=new_args))],
+                                   leading_lines=[]))
+        changed = True
+    return out if changed else None
+
+
+def with_data_arguments_hoisted(loop: cst.CSTNode, info: "LoopInfo") -> cst.CSTNode:
+    """The loop with hoist_data_arguments applied to its body, where the body calls backward() itself."""
+    if not isinstance(getattr(loop, "body", None), cst.IndentedBlock) or not any(
+            _calls_method(st, "backward") for st in loop.body.body):
+        return loop
+    body = hoist_data_arguments(list(loop.body.body), info)
+    return loop if body is None else loop.with_changes(body=loop.body.with_changes(body=body))
 
 
 def _text_reads(text: str) -> Set[str]:

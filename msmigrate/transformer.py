@@ -857,6 +857,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                         or SC.guarded_update(updated, self._guarded_ifs))
             updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
+            # `loss = model(next(loader))`: the batch read in a statement of its own (hoist_data_arguments)
+            updated = TL.with_data_arguments_hoisted(updated, self._loop_info())
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
                                  leftover=self._leftover_grads.get(id(original)),
@@ -1947,6 +1949,12 @@ class TorchToMindSpore(cst.CSTTransformer):
             i = PC.constant_index(node)     # an entry of a Sequential/ModuleList attribute (PC.sequence_entry_types)
             if i is not None:
                 return self._classes[-1].attr_types.get(f"{node.value.attr.value}[{i}]")
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self._funcs \
+                and LR.name_layer(self, node.value.value) in ("torch.nn.Sequential", "torch.nn.ModuleList"):
+            i = PC.constant_index(node)     # an entry of a function's own Sequential (PC.sequence_entry_types)
+            owner = next((c for c in reversed(self._funcs) if node.value.value in c.layers), None)
+            if i is not None and owner is not None:
+                return owner.layers.get(f"{node.value.value}[{i}]")
         return None
 
     def _class_name_of(self, node: cst.BaseExpression) -> Optional[str]:
@@ -2190,6 +2198,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated.value
         if self._receiver_kind(original.value) != "other":   # `w[mask, :]`: w[mask]
             updated = _without_trailing_full_slices(updated)
+        updated = self._tensor_slice_bounds(original, updated)
         # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
             updated = RI.listed(updated) or updated
@@ -2202,6 +2211,33 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.uses_compat = True
                 return host
         return updated
+
+    def _tensor_slice_bounds(self, original: cst.Subscript, updated: cst.Subscript) -> cst.Subscript:
+        """PaLM's train.py: `start = torch.randint(0, n - seq_len, (1,))` then `data[start: start + seq_len + 1]`.
+        torch takes a one-element integer tensor as a slice bound (Tensor.__index__); MindSpore's indexing refuses
+        one of shape (1,) ("Only integer scalar tensors can be converted to a scalar index"). A bound known to be
+        a tensor is read through its __index__(), torch's conversion (an error for a float tensor or one of several
+        elements). Not in a Module's forward, nor in a loop calling backward() (a statement a train step takes,
+        both compiled in GRAPH mode, which has no such conversion of a traced tensor)."""
+        if self._in_forward() or len(original.slice) != len(updated.slice) \
+                or any(TL._calls_method(loop, "backward") for loop in self._loop_nodes):
+            return updated
+        elements = list(updated.slice)
+        changed = False
+        for k, (o, u) in enumerate(zip(original.slice, updated.slice)):
+            if not (isinstance(o.slice, cst.Slice) and isinstance(u.slice, cst.Slice)):
+                continue
+            parts = {}
+            for part in ("lower", "upper", "step"):
+                ob, ub = getattr(o.slice, part), getattr(u.slice, part)
+                if ob is not None and ub is not None and self._tensorish(ob):
+                    value = ub if isinstance(ub, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) else \
+                        ub.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                    parts[part] = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("__index__")))
+            if parts:
+                elements[k] = u.with_changes(slice=u.slice.with_changes(**parts))
+                changed = True
+        return updated.with_changes(slice=elements) if changed else updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
@@ -2305,6 +2341,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.tensors.discard(n)
                     ctx.cells.discard(n)
                     ctx.layers.pop(n, None)
+                    for stale in [k for k in ctx.layers if k.startswith(n + "[")]:
+                        del ctx.layers[stale]     # the entries of the Sequential the name held before
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
@@ -2313,6 +2351,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):
                         # its parameters by torch's names (_rename_param_attr), `m(input=x)` (layer_calls.py)
                         ctx.layers[n] = layer
+                        # `net = nn.Sequential(nn.Embedding(...), ...)`: net[0]'s type (`net[0].weight`, PaLM's tie)
+                        ctx.layers.update(PC.sequence_entry_types(self, n, layer, value))
                     elif isinstance(tgt, cst.Name) and self._module_class_call(value):
                         ctx.layers[n] = "class:" + value.func.value    # `net.emb.weight`: the class's attributes
                     if is_tensor or layer in _TENSOR_FACTORIES:   # nn.Parameter(...) is a tensor

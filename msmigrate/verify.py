@@ -113,8 +113,9 @@ def _parse_shape(text: str) -> tuple:
         shape = tuple(int(p) for p in parts)
     except ValueError:
         raise VerifyUsageError(f"bad input shape {text!r} (expected e.g. 2,3,64,64)") from None
-    if any(d <= 0 for d in shape):
-        raise VerifyUsageError(f"bad input shape {text!r}: dimensions must be positive")
+    if any(d < 0 for d in shape):
+        # 0 is a size torch takes (TabTransformer's categories-only model called with a (6, 0) continuous input)
+        raise VerifyUsageError(f"bad input shape {text!r}: dimensions must not be negative")
     _check_input_size(text, shape)
     return shape
 

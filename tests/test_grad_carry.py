@@ -102,8 +102,38 @@ for epoch in range(2):
 ''',
 }
 
+# PaLM's train.py shape, twice (bench/_rw_heldout18.py): each loop clears after its step, at the end of every
+# iteration, so the first leaves no gradient for the second's first step
+CONVERTED["loops_ending_cleared"] = '''
+for epoch in range(2):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+'''
+
 # shapes whose second loop's first step would need gradients another step left: a raising TODO
 RAISING = {
+    # the first loop's last iteration leaves before its zero_grad(): its gradient stays
+    "loop_leaving_before_its_clear": '''
+for epoch in range(2):
+    loss = ((lin(inp) - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    if epoch == 1:
+        continue
+    opt.zero_grad()
+for epoch in range(2):
+    loss = ((lin(inp) * 2 - tgt) ** 2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+''',
     # the first loop leaves its last gradient; the second adds to it
     "cleared_loop_then_uncleared_loop": '''
 for epoch in range(2):

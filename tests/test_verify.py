@@ -360,7 +360,8 @@ def test_parse_input_spec_and_make_inputs():
     assert V.parse_input_spec("2,16", "long") == V.InputSpec((2, 16), "int64")
     assert V.parse_input_spec(((4, 5), "int32")) == V.InputSpec((4, 5), "int32")
     with pytest.raises(V.VerifyUsageError):
-        V.parse_input_spec("2,0")
+        V.parse_input_spec("2,-3")
+    assert V.parse_input_spec("2,0") == V.InputSpec((2, 0), "float32")   # an empty dimension, as torch takes it
     a1 = V.make_inputs(["2,3", "4:int64"], seed=3, int_high=7)
     a2 = V.make_inputs(["2,3", "4:int64"], seed=3, int_high=7)
     assert a1[0].dtype == np.float32 and a1[1].dtype == np.int64
@@ -394,3 +395,11 @@ def test_result_json_round_trip():
     r2 = V.VerifyResult.from_dict(d)
     assert r2.modes[0].outputs[0].max_abs == float("inf") and r2.divergence.name == "x"
     assert "RESULT: FAIL" in V.format_report(r2) and "'x'" in V.format_report(r2)
+
+
+def test_an_empty_dimension_is_a_shape_a_negative_one_is_not():
+    """TabTransformer's categories-only model is called with a (6, 0) continuous input (bench/_rw_heldout18.py):
+    torch takes the empty tensor, and verify builds it too; a negative size stays a usage error."""
+    assert V._parse_shape("6,0") == (6, 0)
+    with pytest.raises(V.VerifyUsageError, match="must not be negative"):
+        V._parse_shape("6,-1")

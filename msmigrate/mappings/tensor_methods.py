@@ -352,9 +352,26 @@ for _n in ("triu", "tril"):
 # ------------------------------------------------------------------ dtype, device, autograd
 _CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
           "int": "int32", "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool_"}
+# torch's cast to an integer or boolean dtype gives a tensor that carries no gradient; MindSpore's Cast passes
+# the gradient through (cast to the integer dtype and back), so `(x.bool().float() * y).sum()` would give x the
+# gradient y (or 1 wherever it is nonzero) where torch gives it none: MixtureOfExperts' dispatch tensor,
+# `combine_tensor.bool().to(combine_tensor)`. The cast stops the gradient, as torch's does
+_INTEGRAL = {"int64", "int32", "int16", "int8", "uint8", "bool_"}
+_INTEGRAL_TORCH = {f"torch.{n}" for n in ("int64", "long", "int32", "int", "int16", "short", "int8", "uint8",
+                                          "uint16", "uint32", "uint64", "bool")}
 for _n, _dt in _CASTS.items():
-    mapping(f"Tensor.{_n}", f"expr:{{self}}.astype(ms.{_dt})", args=("memory_format",),
-            test=f"{T}::test_dtype_methods")
+    mapping(f"Tensor.{_n}", f"expr:ops.stop_gradient({{self}}.astype(ms.{_dt}))" if _dt in _INTEGRAL
+            else f"expr:{{self}}.astype(ms.{_dt})", args=("memory_format",),
+            note="a cast to an integer or boolean dtype stops the gradient, as torch's does" if _dt in _INTEGRAL
+            else "", test=f"{T}::test_dtype_methods")
+
+
+def _cast(ctx, x: str, dtype_code: str, dtype_node) -> cst.BaseExpression:
+    """`x.astype(dtype)`; a dtype that is surely torch's integer or boolean one stops the gradient (_INTEGRAL)."""
+    qn = ctx.tr._torch_qname(dtype_node) if dtype_node is not None else None
+    if qn in _INTEGRAL_TORCH:
+        return ctx.expr(f"ops.stop_gradient({x}.astype({dtype_code}))")
+    return ctx.expr(f"{x}.astype({dtype_code})")
 mapping("Tensor.type_as", "expr:{self}.astype({other}.dtype)", args=("other",), test=f"{T}::test_dtype_methods")
 
 
@@ -364,7 +381,7 @@ def _type(ctx):
     if f8 is not None:
         return f8
     if dt is not None and _is_torch_dtype(ctx, _original(ctx, ("dtype", "non_blocking")).value("dtype")):
-        return ctx.expr(f"{_self(ctx)}.astype({dt})")
+        return _cast(ctx, _self(ctx), dt, _original(ctx, ("dtype", "non_blocking")).value("dtype"))
     # a legacy tensor type (`Tensor = torch.FloatTensor`, then x.type(Tensor)), a type name, or no
     # argument (the type's name): decided at run time, and a receiver that is no tensor keeps its type()
     return ctx.expr(f"_ms_compat.tensor_type({_self(ctx)}{', ' + dt if dt is not None else ''})")
@@ -394,7 +411,7 @@ def _to(ctx):
         if f8 is not None:
             return f8
     if b.has("dtype"):
-        return ctx.expr(f"{x}.astype({ctx.code('dtype')})")
+        return _cast(ctx, x, ctx.code('dtype'), ob.value("dtype") if ob.has("dtype") else None)
     if b.has("other"):
         return ctx.expr(f"{x}.astype({ctx.code('other')}.dtype)")
     a0, a1 = ob.value("arg0"), ob.value("arg1")
@@ -402,10 +419,10 @@ def _to(ctx):
         a1 = None
     if a0 is not None and ob.positional.get("arg0"):
         if _is_torch_dtype(ctx, a0):
-            return ctx.expr(f"{x}.astype({ctx.code('arg0')})")
+            return _cast(ctx, x, ctx.code('arg0'), a0)
         if _is_device(ctx, a0):
             if a1 is not None and _is_torch_dtype(ctx, a1):
-                return ctx.expr(f"{x}.astype({ctx.code('arg1')})")
+                return _cast(ctx, x, ctx.code('arg1'), a1)
             if a1 is not None:   # decided at run time
                 return ctx.expr(f"_ms_compat.to_value({x}, {ctx.code('arg0')}, {ctx.code('arg1')})")
             return ctx.receiver

@@ -2,6 +2,7 @@ import os
 from io import open
 
 import mindspore as ms
+from mindspore import ops
 import _ms_compat
 
 
@@ -49,7 +50,7 @@ class Corpus(object):
                 ids = []
                 for word in words:
                     ids.append(self.dictionary.word2idx[word])
-                idss.append(ms.Tensor(ids).astype(ms.int64))
+                idss.append(ops.stop_gradient(ms.Tensor(ids).astype(ms.int64)))
             # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
             # other ranks, and tensors empty alon...
             ids = _ms_compat.cat(idss)
