@@ -109,10 +109,12 @@ for _src in ("torch.cuda.OutOfMemoryError", "torch.OutOfMemoryError"):
 # single-process multi-GPU replication: MindSpore runs one device per process (data parallel is
 # msrun + mindspore.communication), so the wrapper goes and the network trains on the chosen device
 for _src in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel"):
-    mapping(_src, "identity", args=("module", "device_ids", "output_device", "dim"), status=DIFFERENCE,
-            note="the network itself, on the device MindSpore was given (one device per process); for "
-                 "several devices launch with msrun and reduce gradients with nn.DistributedGradReducer. "
-                 "`model.module` (the wrapped network) does not exist: use the network",
+    mapping(_src, "_ms_compat.DataParallel", args=("module", "device_ids", "output_device", "dim"),
+            target_args=("module", "device_ids", "output_device", "dim"), status=DIFFERENCE,
+            note="runs the network itself, on the device MindSpore was given (one device per process), and keeps "
+                 "it as `.module`; for several devices launch with msrun and reduce gradients with "
+                 "nn.DistributedGradReducer. Its parameters keep the network's names (torch's state_dict of the "
+                 "wrapper prefixes them with 'module.')",
             test=f"{T}::test_data_parallel")
 
 # ------------------------------------------------------------------ seeds and determinism

@@ -332,10 +332,45 @@ def make():
 
 
 def test_data_parallel():
-    """DataParallel(net) is the network itself (torch runs the wrapper's forward = the module's)."""
+    """DataParallel(net) runs the network itself (torch runs the wrapper's forward = the module's)."""
     code, sites = check_layer(DP_SRC, [np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)])
-    assert "DataParallel" not in code
+    assert "_ms_compat.DataParallel(net)" in code, code
     assert_sites(sites, "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", status=(DIFFERENCE,))
+
+
+DP_MODULE_SRC = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+with torch.no_grad():
+    for i, p in enumerate(net.parameters()):
+        p.copy_(torch.linspace(-1, 1, p.numel()).reshape(p.shape) * (1 - 0.3 * i))
+model = nn.DataParallel(net)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 12).reshape(3, 4)
+for step in range(3):
+    loss = F.mse_loss(model(x), torch.ones(3, 2))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+state = model.module.state_dict()                  # a checkpoint of the wrapped network, as programs save it
+fresh = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+fresh.load_state_dict(state)
+assert model.module is net
+weights = [model.module[0].weight, model.module[2].bias, fresh(x)]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_data_parallel_module(graph):
+    """`model.module` of a DataParallel wrapper (its layers, its state_dict for a checkpoint): an AttributeError
+    when the wrapper was dropped; now the wrapper keeps the network as `.module` and trains it as torch does."""
+    from .harness import program_weights_match_torch
+
+    code, _ = program_weights_match_torch(DP_MODULE_SRC, graph)
+    assert "_ms_compat.DataParallel(net)" in code, code
 
 
 # ------------------------------------------------------------------------------ mixed precision
