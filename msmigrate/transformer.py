@@ -34,6 +34,7 @@ from . import train_loop as TL
 from . import data_writes as DW
 from . import hand_optimizers as HO
 from . import step_choice as SC
+from . import sparse_products as SPP
 from . import held_steps as HS
 from . import step_closure as SCL
 from . import grad_carry as GC
@@ -1254,6 +1255,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        self._sparse_file = SPP.builds_sparse(node)   # sparse matrices built or multiplied (sparse_products.py)
         self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
@@ -2508,7 +2510,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             # a mapping that wrote its call anew (`(c * p.grad).norm(p=2)` -> reduce_vector_norm(...)): the
             # `.grad` reads inside stay noted (grad_reads.py); left as written, MindSpore has no .grad
             result = GR.carry(self, updated, result)
-        return result
+        return SPP.retarget(self, result)   # a product of a sparse matrix: sparse_products.py
 
     def _leave_call(self, original: cst.Call, updated: cst.Call):
         if id(original) in self._skip_calls:
