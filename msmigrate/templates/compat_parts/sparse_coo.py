@@ -76,29 +76,46 @@ def sparse_values(input):
 
 def sparse_t(input):
     """The transpose of a sparse matrix: its row and column indices swapped."""
-    return SparseCOOTensor(input.indices[:, ::-1], input.values, (input.shape[1], input.shape[0]))
+    # an ms.COOTensor (a compiled graph builds no subclass of it)
+    return ms.COOTensor(input.indices[:, ::-1], input.values, (input.shape[1], input.shape[0]))
 
 
 def _sparse_dense(a, b):
+    """a (sparse, N x M) times b (dense, M or M x K; the leading dims of a batched b carried as columns)."""
     rows, cols = a.indices[:, 0], a.indices[:, 1]
     if b.ndim == 1:
         return ops.unsorted_segment_sum(a.values * ops.gather(b, cols, 0), rows, a.shape[0])
+    if b.ndim > 2:      # (..., M, K): each matrix of the batch
+        moved = ops.moveaxis(b, -2, 0)
+        flat = moved.reshape(moved.shape[0], -1)
+        out = ops.unsorted_segment_sum(ops.expand_dims(a.values, 1) * ops.gather(flat, cols, 0), rows, a.shape[0])
+        return ops.moveaxis(out.reshape((a.shape[0],) + moved.shape[1:]), 0, -2)
     return ops.unsorted_segment_sum(ops.expand_dims(a.values, 1) * ops.gather(b, cols, 0), rows, a.shape[0])
 
 
 def sparse_matmul(input, other):
-    """sparse @ dense, dense @ sparse (the transpose of sparse^T @ dense^T)."""
-    if isinstance(input, ms.COOTensor) and isinstance(other, ms.COOTensor):
-        _raise_migration_error("a product of two sparse matrices is not converted (its result is sparse in torch)")
-    if isinstance(other, ms.COOTensor) and input.ndim != 2:
-        _raise_migration_error(f"a product of a dense tensor of {input.ndim} dims and a sparse matrix is not "
-                               "converted")
-    if isinstance(input, ms.COOTensor) and other.ndim not in (1, 2):
-        _raise_migration_error(f"a product of a sparse matrix and a dense tensor of {other.ndim} dims is not "
-                               "converted")
+    """sparse @ dense; dense @ sparse as the transpose of sparse^T @ dense^T (a batched dense operand: each of its
+    matrices); sparse @ sparse: the dense values of torch's sparse result."""
     if isinstance(input, ms.COOTensor):
+        if isinstance(other, ms.COOTensor):     # torch's result is sparse: here its dense values
+            return _sparse_dense(input, _dense_values(other))
         return _sparse_dense(input, other)
-    return _sparse_dense(sparse_t(other), input.T).T
+    if input.ndim == 1:
+        return _sparse_dense(sparse_t(other), input)
+    return ops.swapaxes(_sparse_dense(sparse_t(other), ops.swapaxes(input, -1, -2)), -1, -2)
+
+
+def sparse_to_dense(input):
+    """`x.to_dense()` in a file that builds sparse matrices: a sparse matrix's dense values (duplicates summed, as
+    torch), a dense tensor as is."""
+    if isinstance(input, ms.COOTensor):
+        return _dense_values(input)
+    return input
+
+
+def _dense_values(a):
+    # summed by a scatter-add: COOTensor.to_dense sums duplicate entries op by op but not in a compiled graph
+    return ops.tensor_scatter_add(ops.zeros(a.shape, a.values.dtype), a.indices, a.values)
 
 
 def spmm(input, mat2):
