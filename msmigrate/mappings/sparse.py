@@ -21,10 +21,12 @@ def _coo(ctx):
     b = ctx.bound
     if b.starred:
         raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
-    for name in ("device", "requires_grad", "check_invariants", "is_coalesced"):
+    for name in ("device", "pin_memory", "requires_grad", "check_invariants", "is_coalesced", "layout", "out"):
         code = b.code(name) if b.has(name) else None
         if name == "requires_grad" and code not in (None, "False"):
             raise UnsupportedSite("requires_grad=True of a sparse tensor: its values are not trained as a Parameter")
+        if name == "out" and code not in (None, "None"):
+            raise UnsupportedSite("out= of a sparse tensor")
         if b.has(name):
             b.remove(name)
     _where(ctx)
@@ -32,7 +34,8 @@ def _coo(ctx):
 
 
 rule("torch.sparse_coo_tensor", "_ms_compat.sparse_coo_tensor",
-     args=("indices", "values", "size", "dtype", "device", "requires_grad", "check_invariants", "is_coalesced"),
+     args=("indices", "values", "size", "dtype", "device", "pin_memory", "requires_grad", "check_invariants",
+           "is_coalesced", "layout", "out"),
      target_args=("indices", "values", "size", "dtype", "where"), note=NOTE, test=T)(_coo)
 
 
@@ -47,12 +50,18 @@ rule("torch.sparse.FloatTensor", "_ms_compat.sparse_float_tensor", args=("indice
 
 
 def _product(ctx):
+    b = ctx.bound
+    for name in ("out", "out_dtype"):
+        if b.has(name) and b.code(name) != "None":
+            raise UnsupportedSite(f"{name}= of a sparse product is not translated")
+        if b.has(name):
+            b.remove(name)
     ctx.tr.uses_compat = True
     return None
 
 
 for _name in ("torch.spmm", "torch.sparse.mm"):
-    rule(_name, "_ms_compat.spmm", args=("input", "mat2"), target_args=("input", "mat2"),
+    rule(_name, "_ms_compat.spmm", args=("input", "mat2", "out", "out_dtype"), target_args=("input", "mat2"),
          note="a sparse matrix (compat_parts/sparse_coo.py) times a dense one: each stored value times the dense row "
               "its column selects, summed into its row (ops.unsorted_segment_sum: torch's sum, differentiable in the "
               "values and the dense matrix); two dense matrices: mm", test=T)(_product)
