@@ -168,3 +168,38 @@ def test_sparse_layouts_not_converted_stop_naming_the_line(tmp_path):
         r = subprocess.run([sys.executable, script], cwd=out, capture_output=True, text=True, timeout=300)
         assert r.returncode != 0
         assert f"MigrationError: {script[:-3]}:{line}: only 2-D sparse COO matrices" in r.stderr, r.stderr[-2000:]
+
+
+# ------------------------------------------------------------------ leaky_relu's gradient at an input of exactly 0
+LEAKY_AT_ZERO = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+lin = nn.Linear(3, 4)
+with torch.no_grad():
+    lin.weight.copy_(torch.tensor([[1., -1, 0], [0.5, 0, -0.5], [0, 0, 0], [1, 1, 1]]))
+    lin.bias.zero_()
+act = nn.LeakyReLU(0.2)
+optimizer = torch.optim.SGD(lin.parameters(), lr=0.1)
+x = torch.tensor([[1., 1, 2], [0, 0, 0], [2, -1, 3]])     # pre-activations of exactly 0 in every row
+for step in range(2):
+    optimizer.zero_grad()
+    h = lin(x)
+    loss = (act(h) * torch.linspace(1, 2, 4)).sum() + (F.leaky_relu(h, 0.3) ** 2).sum() \\
+        + F.leaky_relu(h - h.detach()).sum()
+    loss.backward()
+    optimizer.step()
+weights = [lin.weight, lin.bias]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_leaky_relu_gradient_at_zero(graph):
+    """Found reducing SpGAT (`torch.exp(-self.leakyrelu(...))` of attention scores that are exactly 0): MindSpore's
+    ops.leaky_relu and nn.LeakyReLU compute torch's values as a maximum whose gradient at an input of exactly 0 is
+    (1 + slope) / 2; torch's is the slope. Before: the weights after a step differed silently. Now F.leaky_relu and
+    nn.LeakyReLU convert to `ops.where(x > 0, x, x * slope)` (_ms_compat.leaky_relu, _ms_compat.LeakyReLU): the
+    weights after two SGD steps vs torch, both modes."""
+    code, _ = program_weights_match_torch(LEAKY_AT_ZERO, graph)
+    assert "_ms_compat.LeakyReLU(0.2)" in code and "_ms_compat.leaky_relu(h, 0.3)" in code, code
