@@ -5,7 +5,9 @@ that builds or multiplies sparse matrices go through the same helpers (sparse_pr
 from ..records import rule
 from ..callsite import UnsupportedSite
 
-T = "tests/test_heldout17_programs.py"
+T = "tests/test_heldout17_programs.py::"
+T_GCN = T + "test_graph_convolution_over_a_sparse_adjacency"
+T_FUNCTION = T + "test_custom_function_over_a_sparse_coo_matrix"
 NOTE = ("an ms.COOTensor with torch's entries (duplicates kept, as torch keeps them until coalesce()); 2-D "
         "matrices with one value per entry only (any other raises MigrationError naming the line); "
         "templates/compat_parts/sparse_coo.py")
@@ -36,7 +38,7 @@ def _coo(ctx):
 rule("torch.sparse_coo_tensor", "_ms_compat.sparse_coo_tensor",
      args=("indices", "values", "size", "dtype", "device", "pin_memory", "requires_grad", "check_invariants",
            "is_coalesced", "layout", "out"),
-     target_args=("indices", "values", "size", "dtype", "where"), note=NOTE, test=T)(_coo)
+     target_args=("indices", "values", "size", "dtype", "where"), note=NOTE, test=T_FUNCTION)(_coo)
 
 
 def _float_tensor(ctx):
@@ -46,7 +48,7 @@ def _float_tensor(ctx):
 
 rule("torch.sparse.FloatTensor", "_ms_compat.sparse_float_tensor", args=("indices", "values", "size"),
      target_args=("indices", "values", "size", "where"),
-     note="float32 values; " + NOTE, test=T)(_float_tensor)
+     note="float32 values; " + NOTE, test=T_GCN)(_float_tensor)
 
 
 def _product(ctx):
@@ -64,4 +66,4 @@ for _name in ("torch.spmm", "torch.sparse.mm"):
     rule(_name, "_ms_compat.spmm", args=("input", "mat2", "out", "out_dtype"), target_args=("input", "mat2"),
          note="a sparse matrix (compat_parts/sparse_coo.py) times a dense one: each stored value times the dense row "
               "its column selects, summed into its row (ops.unsorted_segment_sum: torch's sum, differentiable in the "
-              "values and the dense matrix); two dense matrices: mm", test=T)(_product)
+              "values and the dense matrix); two dense matrices: mm", test=T_GCN)(_product)
