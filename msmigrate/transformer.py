@@ -2080,7 +2080,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             m = R.lookup("Tensor.__matmul__")
             self._record(original, m.source, m.target, m.status, m.note)
             left, right = (code_of(e.with_changes(lpar=[], rpar=[])).strip() for e in (updated.left, updated.right))
-            return self._render_template(f"{m.target}({left}, {right})").with_changes(
+            # a sparse matrix's `@` (sparse_products.py)
+            return SPP.retarget(self, self._render_template(f"{m.target}({left}, {right})")).with_changes(
                 lpar=updated.lpar, rpar=updated.rpar)
         if self.complex_operators and not self._known_no_tensors(original.left, original.right):
             call = CO.operator(updated, COMPAT)   # `z * x`, z complex: complex_operators.py

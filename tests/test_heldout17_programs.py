@@ -225,7 +225,7 @@ BUILT_APART = {
         x = torch.linspace(-1, 1, 6).reshape(3, 2)
         w = torch.tensor([[1.0, -2.0], [0.5, 3.0]])
         y = torch.mm(adj, torch.mm(x, w))
-        z = torch.matmul(x.t(), adj)
+        z = torch.matmul(x.t(), adj) + (adj @ x).t() @ adj
         print("OUT", [[round(float(v), 5) for v in t.reshape(-1)] for t in (y, z, adj.to_dense())])
     """,
 }
@@ -233,7 +233,7 @@ BUILT_APART = {
 
 def test_sparse_matrix_built_in_another_module(tmp_path):
     """pygcn builds the sparse adjacency in utils.py and multiplies it in layers.py. A module that names no sparse
-    API (`torch.mm(adj, ...)`, `torch.matmul(x.t(), adj)`, `adj.to_dense()`) in a project where another builds sparse
+    API (`torch.mm(adj, ...)`, `torch.matmul(x.t(), adj)`, `adj @ x`, `adj.to_dense()`) in a project where another builds sparse
     matrices goes through the sparse-aware helpers too (the project index's builds_sparse): the products and the
     dense values (duplicate entries summed) vs torch. Before: `ops.mm` refused the COOTensor with MindSpore's
     TypeError."""
