@@ -18,6 +18,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout14  # bench/_rw_heldout14.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout15  # bench/_rw_heldout15.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout16  # bench/_rw_heldout16.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout17  # bench/_rw_heldout17.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout18  # bench/_rw_heldout18.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -483,7 +484,7 @@ def main(argv=None):
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-                                      "heldout18"),
+                                      "heldout17", "heldout18"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -503,8 +504,10 @@ def main(argv=None):
                          "heldout13: rosinality/vq-vae-2-pytorch (bench/_rw_heldout13.py); heldout14: "
                          "sthalles/SimCLR's trainer (bench/_rw_heldout14.py); heldout15: karpathy/pytorch-made, "
                          "karpathy/pytorch-normalizing-flows (bench/_rw_heldout15.py); heldout16: rtqichen/torchdiffeq's "
-                         "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py); heldout18: PaLM-pytorch, "
-                         "tab-transformer (categories only), slot-attention, mixture-of-experts (bench/_rw_heldout18.py)")
+                         "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py); heldout17: tkipf/pygcn, "
+                         "Diego999/pyGAT's train.py, dense and sparse (bench/_rw_heldout17.py); heldout18: "
+                         "PaLM-pytorch, tab-transformer (categories only), slot-attention, mixture-of-experts "
+                         "(bench/_rw_heldout18.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
@@ -522,6 +525,8 @@ def main(argv=None):
             continue
         mirror, _, rev = repo.partition("@")     # OWNER+NAME@COMMIT: that commit, not HEAD
         gitdir = a.mirrors / mirror / "repo"
+        if (gitdir / ".git").is_dir():     # a mirror kept as a checkout's .git (tkipf+pygcn/repo/.git)
+            gitdir = gitdir / ".git"
         if not gitdir.exists():
             rows.append((name, "-", "blocked", f"no mirror {gitdir}", "", ""))
             continue

@@ -75,6 +75,7 @@ class ModuleInfo:
     # methods other than step() of its torch Optimizer subclasses that read `p.grad` (SAM's first_step /
     # second_step): a loop calling one after backward() hands them the gradients (optimizer_grad_methods)
     optimizer_grad_methods: Set[str] = field(default_factory=set)
+    builds_sparse: bool = False   # names a torch sparse constructor or product (sparse_products.py)
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
@@ -184,6 +185,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         info.parse_error = "nested too deeply for Python's parser"
         return
     info.reads_grad = bool(_GRAD_READ.search(source))
+    from .sparse_products import SPARSE_NAMES
+    info.builds_sparse = bool(SPARSE_NAMES.search(source))
     if _CLEARS_GRADS.search(source):
         info.calls_when_clearing = set(_CALLED.findall(source))
     imports = info.imports
@@ -548,6 +551,8 @@ class ProjectIndex:
         # names a star import takes through `__all__` must stay bound in the converted module
         self.imported_names |= self.star_exports
         self.cell_classes: Set[str] = self._cell_closure()
+        # a sparse matrix built in one module may be multiplied in another (sparse_products.py)
+        self.builds_sparse = any(info.builds_sparse for info in self.modules.values())
         self.cell_mixins: Set[str] = self._cell_mixins()
 
     def _exports(self, info: ModuleInfo) -> Dict[str, str]:

@@ -1788,6 +1788,8 @@ SIGNATURES = {
     'torch.slogdet': ((('input', (), 'p'), ('sign', (), 'k'), ('logabsdet', (), 'k')), False),
     'torch.softmax': ((('input', (), 'p'), ('dim', (), 'p'), ('dtype', ('None',), 'p'), ('out', ('None',), 'k')), False),
     'torch.sort': ((('input', (), 'p'), ('dim', ('-1',), 'p'), ('descending', ('False',), 'p'), ('stable', ('False',), 'k'), ('out', ('None',), 'k'), ('values', (), 'k'), ('indices', (), 'k')), False),
+    'torch.sparse.mm': ((('input', (), 'p'), ('mat2', (), 'p'), ('out', ('None',), 'k'), ('out_dtype', (), 'p')), False),
+    'torch.sparse_coo_tensor': ((('indices', (), 'p'), ('values', (), 'p'), ('size', ('None',), '*'), ('dtype', ('None',), 'k'), ('device', ('None',), 'k'), ('pin_memory', ('False', 'None'), 'k'), ('requires_grad', ('False',), 'k'), ('check_invariants', ('None',), 'k'), ('is_coalesced', ('None',), 'k'), ('layout', ('None',), 'k'), ('out', ('None',), 'k')), False),
     'torch.special.airy_ai': ((('input', (), 'p'), ('out', ('None',), 'k')), False),
     'torch.special.bessel_j0': ((('input', (), 'p'), ('out', ('None',), 'k')), False),
     'torch.special.bessel_j1': ((('input', (), 'p'), ('out', ('None',), 'k')), False),

@@ -34,6 +34,7 @@ from . import train_loop as TL
 from . import data_writes as DW
 from . import hand_optimizers as HO
 from . import step_choice as SC
+from . import sparse_products as SPP
 from . import held_steps as HS
 from . import step_closure as SCL
 from . import grad_carry as GC
@@ -1315,6 +1316,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        self._sparse_file = SPP.builds_sparse(node, self.index)   # sparse matrices built or multiplied (sparse_products.py)
         self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
@@ -2148,7 +2150,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             m = R.lookup("Tensor.__matmul__")
             self._record(original, m.source, m.target, m.status, m.note)
             left, right = (code_of(e.with_changes(lpar=[], rpar=[])).strip() for e in (updated.left, updated.right))
-            return self._render_template(f"{m.target}({left}, {right})").with_changes(
+            # a sparse matrix's `@` (sparse_products.py)
+            return SPP.retarget(self, self._render_template(f"{m.target}({left}, {right})")).with_changes(
                 lpar=updated.lpar, rpar=updated.rpar)
         if self.complex_operators and not self._known_no_tensors(original.left, original.right):
             call = CO.operator(updated, COMPAT)   # `z * x`, z complex: complex_operators.py
@@ -2612,7 +2615,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             # a mapping that wrote its call anew (`(c * p.grad).norm(p=2)` -> reduce_vector_norm(...)): the
             # `.grad` reads inside stay noted (grad_reads.py); left as written, MindSpore has no .grad
             result = GR.carry(self, updated, result)
-        return result
+        return SPP.retarget(self, result)   # a product of a sparse matrix: sparse_products.py
 
     def _leave_call(self, original: cst.Call, updated: cst.Call):
         if id(original) in self._skip_calls:

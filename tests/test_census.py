@@ -126,13 +126,13 @@ def test_census_todo_reaches_the_converter():
 
 
 def test_unlisted_name_takes_the_rule_of_its_name_or_namespace():
-    """torch.sparse.mm and torch.utils.dlpack.to_dlpack are no census rows: their TODO gives the sparse-layout and
+    """torch.sparse.sum and torch.utils.dlpack.to_dlpack are no census rows: their TODO gives the sparse-layout and
     storage reasons (the rule of the namespace, of the name), not a bare 'no mapping known'."""
-    src = ("import torch\nimport torch.utils.dlpack\n\n\ndef f(a, b):\n    return torch.sparse.mm(a, b), "
+    src = ("import torch\nimport torch.utils.dlpack\n\n\ndef f(a, b):\n    return torch.sparse.sum(a), "
            "torch.utils.dlpack.to_dlpack(a)\n")
     code, sites, _ = convert_code(src)
     todo = {s.api: s.note for s in sites if s.status == SITE_TODO}
-    assert "sparse/nested tensor layouts are not converted" in todo["torch.sparse.mm"], todo
+    assert "sparse/nested tensor layouts are not converted" in todo["torch.sparse.sum"], todo
     assert "memory layout / storage / pointer API" in todo["torch.utils.dlpack.to_dlpack"], todo
 
 

@@ -52,3 +52,5 @@ tensor_twins._register()
 
 # last: the in-place methods (`x.add_(y)`) as rebindings of whatever out-of-place records exist by now
 from . import inplace  # noqa: F401,E402
+# torch's sparse COO matrices and their products with dense ones
+from . import sparse  # noqa: F401,E402

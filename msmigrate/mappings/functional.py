@@ -193,9 +193,10 @@ composed(P + "prelu", "(ops.prelu({input}, ops.reshape({weight}, (-1,))) if {inp
 _simple("glu", "mindspore.ops.glu", ("input", "dim"), ("x", "axis"), {"input": "x", "dim": "axis"})
 _simple("gelu", "mindspore.ops.gelu", ("input", "approximate"), ("input", "approximate"),
         note="approximate='none'/'tanh' as in torch")
-_simple("leaky_relu", "mindspore.ops.leaky_relu", ("input", "negative_slope", "inplace"), ("input", "alpha"),
+_simple("leaky_relu", "_ms_compat.leaky_relu", ("input", "negative_slope", "inplace"), ("input", "alpha"),
         {"negative_slope": "alpha"}, ("inplace",), extra={"alpha": "0.01"},
-        note="MindSpore's default slope is 0.2, torch's 0.01: passed explicitly")
+        note="torch's default slope 0.01 passed explicitly; ops.where(x > 0, x, x * slope): torch's gradient (the "
+             "slope) at an input of exactly 0, where MindSpore's leaky_relu gives (1 + slope) / 2")
 _simple("tanhshrink", "mindspore.ops.tanhshrink", ("input",), ("input",))
 _simple("hardshrink", "mindspore.ops.hardshrink", ("input", "lambd"), ("input", "lambd"))
 _simple("softshrink", "mindspore.ops.softshrink", ("input", "lambd"), ("input", "lambd"))

@@ -419,9 +419,10 @@ rule("torch.nn.GELU", "mindspore.nn.GELU", args=("approximate",), target_args=()
      values={"approximate": _GELU_VALUES}, extra={"approximate": "False"},
      note="MindSpore defaults to the tanh approximation; torch to the exact erf form: passed explicitly",
      test=f"{T}::test_activations")(_gelu)
-mapping("torch.nn.LeakyReLU", "mindspore.nn.LeakyReLU", args=("negative_slope", "inplace"),
-        target_args=("alpha",), rename={"negative_slope": "alpha"}, drop=("inplace",),
-        extra={"alpha": "0.01"}, note="default slope 0.2 in MindSpore, 0.01 in torch: passed explicitly",
+mapping("torch.nn.LeakyReLU", "_ms_compat.LeakyReLU", args=("negative_slope", "inplace"),
+        target_args=("negative_slope",), drop=("inplace",),
+        note="an nn.LeakyReLU with torch's default slope 0.01 and torch's gradient (the slope) at an input of exactly "
+             "0 (MindSpore's: (1 + slope) / 2); _ms_compat.leaky_relu",
         test=f"{T}::test_activations")
 
 

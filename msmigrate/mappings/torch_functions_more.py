@@ -196,11 +196,15 @@ for _name in ("reshape_as", "view_as"):
 def _dense(ctx):
     if ctx.bound.order:
         raise UnsupportedSite("dtype / masked_grad are not translated")
+    if getattr(ctx.tr, "_sparse_file", False):    # a file that builds sparse matrices (sparse_products.py)
+        ctx.tr.uses_compat = True
+        return ctx.expr(f"_ms_compat.sparse_to_dense({ctx.receiver_code()})")
     return ctx.expr(ctx.receiver_code())
 
 
 rule("Tensor.to_dense", "identity", args=("dtype", "masked_grad"), test=T_EXPR,
-     note="a dense tensor is returned as is (sparse tensors are not converted)")(_dense)
+     note="a dense tensor is returned as is; in a file that builds sparse matrices (sparse_products.py), "
+          "_ms_compat.sparse_to_dense: a sparse matrix's dense values")(_dense)
 
 # ---------------------------------------------------------------- top-level ops returning (values, indices)
 for _name, _twin, _params in (("adaptive_max_pool1d", "adaptive_max_pool1d", ("self", "output_size")),

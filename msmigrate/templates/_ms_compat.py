@@ -651,8 +651,13 @@ class Mish(nn.Cell):
 
 
 class LeakyReLU(nn.LeakyReLU):
+    """torch.nn.LeakyReLU: leaky_relu's gradient at 0 (the slope, as torch; compat_parts/nn_extra.py)."""
+
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__(alpha=negative_slope)
+
+    def construct(self, x):
+        return leaky_relu(x, self.alpha)
 
 
 class ELU(nn.Cell):

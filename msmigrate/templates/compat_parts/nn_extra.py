@@ -38,6 +38,13 @@ def elu(input, alpha=1.0):
     return ops.where(input > 0, input, _nnx_const(alpha, input) * ops.expm1(negative))
 
 
+def leaky_relu(input, alpha=0.01):
+    """torch's leaky_relu: x where x > 0, else x * slope. MindSpore's ops.leaky_relu (and nn.LeakyReLU) computes the
+    same values as a maximum, whose gradient at an input of exactly 0 is (1 + slope) / 2; torch's is the slope (a
+    zero-padded border, a row of zeros, an attention score of 0 in pyGAT's SpGAT)."""
+    return ops.where(input > 0, input, input * alpha)
+
+
 def selu(input):
     """torch.nn.functional.selu: scale * elu(x, alpha) with torch's constants (the gradients of MindSpore 2.10's
     ops.selu and nn.SeLU are wrong for negative inputs on CPU)."""

@@ -48,18 +48,20 @@ class Discriminator(nn.Cell):
 
     def __init__(self, ndf=64, nc=3):
         super(Discriminator, self).__init__()
+        # _ms_compat.LeakyReLU (helper): torch.nn.LeakyReLU: leaky_relu's gradient at 0 (the slope, as torch;
+        # compat_parts/nn_extra.py)
         self.main = nn.SequentialCell(
             # input is (nc) x 32 x 32
             nn.Conv2d(nc, ndf, 4, 2, has_bias=False, pad_mode='pad', padding=1),
-            nn.LeakyReLU(0.2),
+            _ms_compat.LeakyReLU(0.2),
             # state size. (ndf) x 16 x 16
             nn.Conv2d(ndf, ndf * 2, 4, 2, has_bias=False, pad_mode='pad', padding=1),
             nn.BatchNorm2d(ndf * 2),
-            nn.LeakyReLU(0.2),
+            _ms_compat.LeakyReLU(0.2),
             # state size. (ndf*2) x 8 x 8
             nn.Conv2d(ndf * 2, ndf * 4, 4, 2, has_bias=False, pad_mode='pad', padding=1),
             nn.BatchNorm2d(ndf * 4),
-            nn.LeakyReLU(0.2),
+            _ms_compat.LeakyReLU(0.2),
             # state size. (ndf*4) x 4 x 4
             nn.Conv2d(ndf * 4, 1, 4, 1, has_bias=False, pad_mode='valid'),
             nn.Sigmoid()
