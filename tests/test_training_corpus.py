@@ -261,7 +261,8 @@ def convert(name: str, out: Path) -> dict:
 # +37 transformer_lm: _ms_compat.numel (`p.numel()` of an untyped receiver: a tensor's, or a torch.Size's product)
 # and no_grad_value (the results of its @torch.no_grad() generate/estimate_loss carry no gradient)
 # +30 dcgan: _ms_compat.LeakyReLU and leaky_relu (torch's gradient, the slope, at an input of exactly 0)
-HELPER_BOUNDS = {"cifar_resnet": 3729, "dcgan": 3897, "lstm_lm": 3132, "mnist_cnn": 3534, "transformer_lm": 3440,
+# +18 cifar_resnet: _ms_compat.DataParallel (its `net = torch.nn.DataParallel(net)` on cuda keeps `.module`)
+HELPER_BOUNDS = {"cifar_resnet": 3747, "dcgan": 3897, "lstm_lm": 3132, "mnist_cnn": 3534, "transformer_lm": 3440,
                  "vae": 3513}
 
 

@@ -93,7 +93,9 @@ classes = ('plane', 'car', 'bird', 'cat', 'deer',
 print('==> Building model..')
 net = ResNet18()
 if device == 'cuda':
-    pass
+    # _ms_compat.DataParallel (helper): torch.nn.DataParallel: the wrapped network, run as it is on the device MindSpore
+    # was given; device_ids, output_device...
+    net = _ms_compat.DataParallel(net)
 
 if args.init_weights:
     # _ms_compat.load_state_dict (helper): takes torch's names and layouts and writes in place, so a compiled step sees
