@@ -354,7 +354,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
         self._deferred_ifs: Set[int] = set()     # id(update `if`) whose branches the enclosing loop gives steps
-        self._guarded_ifs: Set[int] = set()      # of those, `if split == "train": <update>` alone (guarded_update)
+        # of those, `if split == "train": <update>` alone (guarded_update) -> its raising TODOs where no split holds it
+        self._guarded_ifs: Dict[int, TL.Rewrite] = {}
         self._grad_writers: Dict[str, bool] = {}   # the module's functions by name -> writes a .grad (train_loop)
         self._stmt_kinds: List[str] = []      # placeholders.DEFINE/RUN/MAIN per enclosing statement
         self._placeholder_names: Set[str] = set()  # module-level names bound to placeholders
@@ -626,13 +627,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         per_iteration = set().union(*(bound for _, bound in loops))
         outer = [st for lp in self._loop_nodes[-len(loops):] if isinstance(lp.body, cst.IndentedBlock)
                  for st in lp.body.body]
-        if self._in_loop_body(original) and not isinstance(updated.orelse, cst.If) \
-                and TL.step_reading_outer_network_values(updated, outer, self._loop_info()) is not None:
+        todo = TL.step_reading_outer_network_values(updated, outer, self._loop_info())
+        if todo is not None and self._in_loop_body(original) and not isinstance(updated.orelse, cst.If):
             # made's `if split == 'train': <update>` reading the loss computed before it: the loop splits on
-            # the test (step_choice.guarded_update) or, failing that, the update stays a TODO (_branch_steps)
+            # the test (step_choice.guarded_update) or, failing that, the update stays this TODO (_branch_steps)
             self._deferred_ifs.add(id(updated))
-            self._guarded_ifs.add(id(updated))
+            self._guarded_ifs[id(updated)] = todo
             return updated
+        if todo is not None:
+            return self._apply_rewrite(updated, todo)
         return self._branch_step(updated, outer, per_iteration)
 
     def _in_loop_body(self, original) -> bool:
@@ -671,8 +674,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                          and isinstance(lp.body, cst.IndentedBlock) for st in lp.body.body]
         body = []
         for st in loop.body.body:
-            if id(st) in self._guarded_ifs:     # its TODO, as a step of the `if` alone
-                body.append(self._branch_step(st, outer, per_iteration))
+            if id(st) in self._guarded_ifs:     # no split held it: its TODO, as found where the `if` was left
+                body.append(self._apply_rewrite(st, self._guarded_ifs[id(st)]))
                 continue
             if id(st) in self._deferred_ifs:
                 done = []
