@@ -7,8 +7,8 @@ frameworks' own entry points, identically on both sides.
 
 What the runner does, the same way on both sides:
 - seeds: random, numpy (np.random.seed(0)), the framework's own;
-- module/cell tracking: every nn.Module (torch) / nn.Cell (MindSpore) construction is
-  recorded in creation order, except those built while a module/cell (or a compiled step) runs: a forward
+- module/cell tracking: every nn.Module (torch) / nn.Cell (MindSpore) construction (copy.deepcopy's too: a
+  target network) is recorded in creation order, except those built while a module/cell (or a compiled step) runs: a forward
   that wraps its own layers in a new nn.Sequential at each call builds one per call in torch and PYNATIVE,
   one while compiling in GRAPH mode. The *models* are the tracked objects that hold parameters or
   buffers and are not inside another such object (optimizers, loss objects and the compiled
@@ -192,6 +192,14 @@ def install_torch():
         if not forwards[0]:     # built inside a forward (gMLP's nn.Sequential(*layers) per call): no model
             INSTANCES.append(self)
     _patch(torch.nn.Module, "__init__", tracked_init)
+    setstate = torch.nn.Module.__setstate__
+
+    def tracked_setstate(self, state):
+        # copy.deepcopy(model) builds without __init__ (TD3's target networks): a model too, its weights aligned
+        setstate(self, state)
+        if not forwards[0]:
+            INSTANCES.append(self)
+    _patch(torch.nn.Module, "__setstate__", tracked_setstate)
 
     def entered(module, args):
         forwards[0] += 1
@@ -416,6 +424,13 @@ def install_ms(script_dir, mode):
         if not IN_GRAPH[0]:     # built inside a construct or a step (compiled once in GRAPH mode): no model
             INSTANCES.append(self)
     _patch(nn.Cell, "__init__", tracked_init)
+    setstate = nn.Cell.__setstate__
+
+    def tracked_setstate(self, state):     # copy.deepcopy(cell), as on the torch side
+        setstate(self, state)
+        if not IN_GRAPH[0]:
+            INSTANCES.append(self)
+    _patch(nn.Cell, "__setstate__", tracked_setstate)
 
     def is_model(c):
         if hasattr(c, "param_groups") or isinstance(c, nn.Optimizer) or type(c).__name__ == "StepCell":

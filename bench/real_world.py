@@ -20,6 +20,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout16  # bench/_rw_heldout16.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout17  # bench/_rw_heldout17.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout18  # bench/_rw_heldout18.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout19  # bench/_rw_heldout19.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -210,6 +211,11 @@ for step in range(2):
 }
 
 
+# Files of ours written beside a program before it is converted (a set's FILES: bench/_rw_heldout19.py's
+# synthetic `gym` package), by program name: {relative path: text}.
+FILES: dict = {}
+
+
 # ------------------------------------------------------------------ sources and data
 def extract(gitdir: Path, dest: Path, rev: str = "HEAD") -> None:
     """Every blob of REV (HEAD unless a program names a commit) that the mirror holds (large files may be absent:
@@ -262,6 +268,9 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
             (proj / script).write_text(DRIVERS[name].lstrip(), encoding="utf-8")
     else:
         shutil.copytree(src / repo / subdir, proj)
+    for rel, text in FILES.get(name, {}).items():
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(text.lstrip(), encoding="utf-8")
     for side in ("torch", "ms"):
         (run / side / "data").mkdir(parents=True, exist_ok=True)
         if data:
@@ -484,7 +493,7 @@ def main(argv=None):
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-                                      "heldout17", "heldout18"),
+                                      "heldout17", "heldout18", "heldout19"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -507,7 +516,8 @@ def main(argv=None):
                          "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py); heldout17: tkipf/pygcn, "
                          "Diego999/pyGAT's train.py, dense and sparse (bench/_rw_heldout17.py); heldout18: "
                          "PaLM-pytorch, tab-transformer (categories only), slot-attention, mixture-of-experts "
-                         "(bench/_rw_heldout18.py)")
+                         "(bench/_rw_heldout18.py); heldout19: sfujim/TD3's main.py and agents, "
+                         "pranz24/pytorch-soft-actor-critic's main.py and SAC (bench/_rw_heldout19.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
@@ -520,6 +530,7 @@ def main(argv=None):
         programs = program_set.PROGRAMS
         DRIVERS.update(program_set.DRIVERS)
         DEPS.update(program_set.DEPS)
+        FILES.update(getattr(program_set, "FILES", {}))
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue

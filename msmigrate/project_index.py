@@ -116,6 +116,24 @@ class ModuleInfo:
     # `self.A = <call>` in the methods of its classes: A -> the qualified names called ("" for any other value),
     # so that `model.pos_emb.weight` in another function knows pos_emb is an Embedding (ProjectIndex.attribute_layers)
     self_attr_values: Dict[str, Set[str]] = field(default_factory=dict)
+    # class name -> its methods that draw with the host's generators (`np.random.randint`, `random.sample`): a
+    # replay buffer's sample() (ProjectIndex.host_sampling_methods)
+    host_sampling_methods: Dict[str, Set[str]] = field(default_factory=dict)
+
+
+def _host_sampling_methods(node: ast.ClassDef, resolve) -> Set[str]:
+    """The methods of a class that call a draw of NumPy's or Python's random module (by their qualified names)."""
+    found: Set[str] = set()
+    for fn in node.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("__"):
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call):
+                q = resolve(n.func) or ""
+                if q.startswith(("numpy.random.", "random.")):
+                    found.add(fn.name)
+                    break
+    return found
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
@@ -243,6 +261,9 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             imported = resolve_head(d, imports)
             bases.append(imported if imported is not None else f"{info.name}.{d}")
         info.classes.setdefault(node.name, bases)
+        sampling = _host_sampling_methods(node, resolve)
+        if sampling:
+            info.host_sampling_methods[node.name] = sampling
         wrapped = optimizer_wrapper_methods(node)
         if wrapped is not None:
             info.optimizer_wrappers.setdefault(node.name, wrapped)
@@ -716,6 +737,41 @@ class ProjectIndex:
                         found.setdefault(m, set()).add(attribute)
             self._wrapper_step_methods = {m: next(iter(a)) for m, a in found.items() if len(a) == 1}
         return self._wrapper_step_methods
+
+    def host_sampling_methods(self) -> Set[str]:
+        """Names of methods that plain classes of the project (no Module: is_plain_class) define drawing with the
+        host's generators (a replay buffer's `sample(batch_size)`: `np.random.randint` indices, `random.sample`).
+        A call of one on an object that is no network (`replay_buffer.sample(batch_size)`) makes the step's data, as
+        `next(it)` does: run inside a compiled step it would draw once, at compile time, and an earlier step's
+        statement recomputed by a later step (train_loop._handed_over) would draw twice."""
+        if "_host_sampling_methods" not in self.__dict__:
+            self._host_sampling_methods = {
+                m for name, info in self.modules.items() for cls, methods in info.host_sampling_methods.items()
+                if self.is_plain_class(name, cls) for m in methods}
+        return self._host_sampling_methods
+
+    def attribute_cells(self, attr: str) -> bool:
+        """Whether some project class assigns `self.<attr>` a call of anything but a plain project class (a
+        network, or something not known): `self.<attr>.sample(...)` may then compute through parameters."""
+        made = self.attribute_layers(attr)
+        if not made:
+            return True
+        for q in made:
+            module, _, cls = q.rpartition(".")
+            if not q or not self.is_plain_class(module, cls):
+                return True
+        return False
+
+    def host_sampling_calls(self) -> Set[str]:
+        """The calls of host_sampling_methods that make data, as train_loop's host set holds them: `*.sample` for a
+        receiver that is a bare name other than self (`replay_buffer.sample(...)`: a function's parameter or a
+        local), `self.memory.sample` where every value the project's classes give `self.memory` is a plain class."""
+        methods = self.host_sampling_methods()
+        if not methods:
+            return set()
+        attrs = {a for info in self.modules.values() for a in info.self_attr_values}
+        return {f"*.{m}" for m in methods} | {f"self.{a}.{m}" for a in attrs if not self.attribute_cells(a)
+                                              for m in methods}
 
     def optimizer_grad_methods(self) -> Set[str]:
         """The project's optimizer methods other than step() that read `.grad` (ModuleInfo.optimizer_grad_methods)."""

@@ -1112,7 +1112,12 @@ HOST_CALL = re.compile(r"(^|\.)(from_numpy|asnumpy|numpy|item|tolist)$")
 def _is_data_call(c: str, host: Set[str]) -> bool:
     """A call whose result is data for the step: a random draw, `next(it)`, a host value
     (.item(), from_numpy), or a module function that computes on the host (host_functions)."""
-    return bool(RANDOM_CALL.search(c) or HOST_CALL.search(c)) or c == "next" or c in host
+    if c in host or bool(RANDOM_CALL.search(c) or HOST_CALL.search(c)) or c == "next":
+        return True
+    # a host-drawing method of a plain class of the project on a bare name (`replay_buffer.sample(batch_size)`:
+    # ProjectIndex.host_sampling_calls' `*.sample`)
+    head, _, method = c.partition(".")
+    return bool(method) and "." not in method and head != "self" and f"*.{method}" in host
 
 
 def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
@@ -1572,6 +1577,10 @@ def reaches_network(stmts: Sequence[cst.CSTNode], losses: Sequence[cst.BaseExpre
         # a parameter made by hand read from outside (`loss = ((x @ w - y) ** 2).mean()`, w = nn.Parameter(...))
         if any(n in info.parameter_names and n not in inside for n in reads(node)):
             return True
+        # `self.log_alpha` (a class's parameter made by hand: info.parameter_names' `self.` entries)
+        text = code_of(node)
+        if any(n.startswith("self.") and re.search(re.escape(n) + r"\b", text) for n in info.parameter_names):
+            return True
     return False
 
 
@@ -1952,6 +1961,39 @@ def _step_inputs(body: Sequence[cst.CSTNode], groups: Sequence[StepGroup]) -> Li
     return inputs
 
 
+_DETACHING = re.compile(r"(^|\.)(stop_gradient|detach|no_grad_value)$")
+
+
+def _read_attached(body: Sequence[cst.CSTNode], name: str) -> bool:
+    """Whether some statement reads `name` outside a detaching call (ops.stop_gradient(...), x.detach())."""
+    class _V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.detached, self.hit = 0, False
+
+        def _detaching(self, node: cst.Call) -> bool:
+            f = node.func
+            text = f.value if isinstance(f, cst.Name) else (code_of(f).strip() if isinstance(f, cst.Attribute)
+                                                            else "")
+            return bool(_DETACHING.search(text))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if self._detaching(node):
+                self.detached += 1
+
+        def leave_Call(self, node: cst.Call) -> None:
+            if self._detaching(node):
+                self.detached -= 1
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name and not self.detached:
+                self.hit = True
+
+    v = _V()
+    for st in body:
+        walk(st, v)
+    return v.hit
+
+
 def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode],
                                       info: LoopInfo) -> Optional[Rewrite]:
     """A step under an `if` that reads a value the enclosing loop computed with a network call
@@ -1972,7 +2014,9 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
         if not is_source(st, info.host_functions) and (
                 any(r not in _LIBRARY_ROOTS for r in call_roots(st)) or computed & set(reads(st))):
             computed |= assigns(st)
-    read = [n for n in inputs if n in computed]
+    # a value read only detached (`(log_pi + target).detach()`, SAC's temperature loss: converted to
+    # ops.stop_gradient) carries no gradient in torch either: a constant of the step is what torch computes
+    read = [n for n in inputs if n in computed and _read_attached(body, n)]
     if not read:
         return None
     why = (f"this step under an `if` reads {', '.join(read)}, computed by a network call outside the `if`: "

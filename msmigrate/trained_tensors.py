@@ -39,6 +39,16 @@ class _OwnScope(cst.CSTVisitor):
         return False
 
 
+def _target_name(target: cst.BaseExpression) -> Optional[str]:
+    """`w` or `self.log_alpha` (SAC's entropy temperature, `Adam([self.log_alpha], ...)`): the name an optimizer's
+    list gives it; None for any other target."""
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return "self." + target.attr.value
+    return None
+
+
 def _requires_grad_true(call: cst.Call) -> bool:
     return any(a.keyword is not None and a.keyword.value == "requires_grad" and isinstance(a.value, cst.Name)
                and a.value.value == "True" for a in call.args)
@@ -57,8 +67,8 @@ class _Scope(cst.CSTTransformer):
         return False
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
-        if not (len(updated.targets) == 1 and isinstance(updated.targets[0].target, cst.Name)
-                and updated.targets[0].target.value in self.names and isinstance(updated.value, cst.Call)):
+        if not (len(updated.targets) == 1 and _target_name(updated.targets[0].target) in self.names
+                and isinstance(updated.value, cst.Call)):
             return updated
         call = updated.value
         q = _qualified(call.func, self.imports)
@@ -125,8 +135,8 @@ def _listed_names(value: cst.BaseExpression, lists: Dict[str, cst.BaseExpression
         return set()
     names: Set[str] = set()
     for e in value.elements:
-        if isinstance(e.value, cst.Name):
-            names.add(e.value.value)
+        if _target_name(e.value) is not None:
+            names.add(_target_name(e.value))
         elif isinstance(e.value, cst.Dict):
             for el in e.value.elements:
                 if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString) \
@@ -165,15 +175,17 @@ def _bound_by_trainable_call(scope_body, names: Set[str], imports: Dict[str, str
     class _V(_OwnScope):
         def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
-                if isinstance(t.target, cst.Name) and t.target.value in names:
-                    bound[t.target.value] = bound.get(t.target.value, 0) + 1
+                name = _target_name(t.target)
+                if name in names:
+                    bound[name] = bound.get(name, 0) + 1
                     if (len(node.targets) == 1 and isinstance(node.value, cst.Call) and _requires_grad_true(node.value)
                             and _qualified(node.value.func, imports) in _FACTORIES | _VARIABLES):
-                        good.add(t.target.value)
+                        good.add(name)
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.target.value in names:
-                bound[node.target.value] = bound.get(node.target.value, 0) + 1
+            name = _target_name(node.target)
+            if name in names:
+                bound[name] = bound.get(name, 0) + 1
 
         def visit_For(self, node: cst.For) -> None:
             if isinstance(node.target, cst.Name) and node.target.value in names:

@@ -995,6 +995,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             rw = SCL.rewrite(original, updated, closure, self._loop_info())
             if rw is not None:
                 return self._apply_rewrite(updated, rw)
+        updated = self._function_update_ifs(updated)
         summing_fns = getattr(self, "_summing_functions", {})
         summing = id(original) in summing_fns     # clears no gradients (grad_carry.py)
         rw = TL.rewrite_function(updated, self._loop_info(), summing=summing,
@@ -1003,6 +1004,35 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and any(SC.branch_updates(st) for st in updated.body.body):
             return self._function_update_branches(updated)
         return updated if rw is None else self._apply_rewrite(updated, rw)
+
+    def _function_update_ifs(self, updated: cst.FunctionDef) -> cst.FunctionDef:
+        """An update under an `if` (its else, if any, updating nothing) at the top of a function body that is no loop's (TD3's delayed actor
+        update `if self.total_it % self.policy_freq == 0: actor_loss = ...; actor_loss.backward();
+        self.actor_optimizer.step()`, after the critic's step at the function's top): a train step of its own,
+        defined in the `if`, as an `if` in a loop body gets (_step_under_if); a branch reading a network value
+        computed before it keeps its raising TODO. Left alone, its backward() was no site at all."""
+        if self._scopes[-1]["loops"] or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        changed = False
+        for k, st in enumerate(body):
+            if not (isinstance(st, cst.If) and isinstance(st.body, cst.IndentedBlock)
+                    and (st.orelse is None or (isinstance(st.orelse, cst.Else)
+                                               and not SC._has_backward(getattr(st.orelse.body, "body", ()))))
+                    and SC._has_backward(st.body.body)
+                    and any(TL._method(TL._stmt_call(x), "step") is not None for x in st.body.body)):
+                continue
+            # the function's parameters and the names its statements bind before the `if` are the step's inputs
+            # (closed over, a compiled step would keep the values of its first call)
+            bound = {x.name.value for x in (*updated.params.params, *updated.params.kwonly_params,
+                                            *updated.params.posonly_params)}
+            for x in body[:k]:
+                bound |= TL.assigns(x)
+            new = self._branch_step(st, body[:k], bound - {"self"})
+            if new is not st:
+                body[k] = new
+                changed = True
+        return updated.with_changes(body=updated.body.with_changes(body=body)) if changed else updated
 
     def _function_update_branches(self, updated: cst.FunctionDef) -> cst.FunctionDef:
         """DINO's update `if` in a per-batch function (no loop around it): split as in a loop
@@ -1040,13 +1070,39 @@ class TorchToMindSpore(cst.CSTTransformer):
         body = scope_node.body if isinstance(scope_node, (cst.Module, cst.IndentedBlock)) else []
         for st in body:
             st.visit(_Assigns())
+        # `self.log_alpha = nn.Parameter(...)` in a method of the class (SAC's temperature, made a Parameter by
+        # trained_tensors.py): a loss reading `self.log_alpha` reaches it
+        if self._classes and self._funcs:
+            names |= self._self_parameters.get(self._classes[-1].name, set())
         return names
+
+    def _hand_made_self_parameters(self, module: cst.Module) -> Dict[str, Set[str]]:
+        """class name -> `self.<attr>` its methods bind to nn.Parameter(...) (at any depth of their bodies)."""
+        owner = self
+        found: Dict[str, Set[str]] = {}
+        for cls in module.body:
+            if not isinstance(cls, cst.ClassDef):
+                continue
+            attrs: Set[str] = set()
+
+            class _V(cst.CSTVisitor):
+                def visit_Assign(self, node: cst.Assign) -> None:
+                    t = node.targets[0].target if len(node.targets) == 1 else None
+                    if (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                            and isinstance(node.value, cst.Call) and owner._qname_any(node.value.func)
+                            in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+                        attrs.add("self." + t.attr.value)
+            cls.visit(_V())
+            if attrs:
+                found[cls.name.value] = attrs
+        return found
 
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            loop_reads=scope["loop_reads"], parameter_names=self._parameter_names(scope["node"]),
-                           taken=scope["bound"], host_functions=self._host_functions,
+                           taken=scope["bound"],
+                           host_functions=self._host_functions | self.index.host_sampling_calls(),
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
@@ -1343,6 +1399,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
+        self._self_parameters = self._hand_made_self_parameters(node)
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
