@@ -22,9 +22,9 @@ What the runner does, the same way on both sides:
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
-- same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps)
-  and their MindSpore ops
-  counterparts (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
+- same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps),
+  Tensor.normal_ of a tensor that is no Parameter (Normal.rsample draws so), and their MindSpore ops
+  counterparts (_ms_compat.normal_ of such a tensor) (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
   the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
   draws nothing: torchvision's FakeData calls it for every image);
@@ -294,6 +294,18 @@ def install_torch():
     _patch(torch, "randn_like", lambda x, **k: t(NOISE.standard_normal(tuple(x.shape)).astype(np.float32), like=x, **k))
     _patch(torch, "rand_like", lambda x, **k: t(NOISE.random_sample(tuple(x.shape)).astype(np.float32), like=x, **k))
 
+    tensor_normal_ = torch.Tensor.normal_
+
+    def aligned_normal_(self, mean=0.0, std=1.0, *, generator=None):
+        # a tensor filled with noise (Normal.rsample's `torch.empty(shape).normal_()`, SAC's `self.noise.normal_(0.,
+        # std=0.1)`): drawn from the stream; a Parameter's initialisation (nn.init.normal_) stays torch's own
+        if isinstance(self, torch.nn.Parameter):
+            return tensor_normal_(self, mean, std, generator=generator)
+        with torch.no_grad():
+            self.copy_(mean + std * t(NOISE.standard_normal(tuple(self.shape)).astype(np.float32), like=self))
+        return self
+    _patch(torch.Tensor, "normal_", aligned_normal_)
+
     def normal(mean, std=1.0, size=None, **k):
         # mean + std * z, z of the broadcast shape of the tensor arguments (or size): what ops.normal draws
         k.pop("generator", None)
@@ -520,6 +532,18 @@ def install_ms(script_dir, mode):
     # GRAPH: a compiled construct or step draws through a side-effect op that calls numpy when it runs
     patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise")
 
+    if _ms_compat is not None and hasattr(_ms_compat, "normal_"):
+        own_normal_ = _ms_compat.normal_
+
+        def aligned_normal_(param, mean=0.0, std=1.0, generator=None):
+            # the torch side's Tensor.normal_ (above): a plain tensor filled outside a compiled graph draws from the
+            # stream (inside one, _ms_compat.normal_ draws by ops.standard_normal, replayed from it)
+            if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
+                return own_normal_(param, mean, std, generator)
+            value = (t(NOISE.standard_normal(tuple(param.shape)).astype(np.float32)) * std + mean).astype(param.dtype)
+            param.copy_(value)
+            return param
+        _patch(_ms_compat, "normal_", aligned_normal_)
     if _ms_compat is not None:
         def sampler_iter(self):
             return iter(_permutation(len(self.data_source)).tolist())

@@ -221,6 +221,29 @@ def _holds_cells(value):
     return hasattr(value, "__dict__") and not module.startswith(("mindspore", "builtins", "numpy"))
 
 
+def _reaches_object_tensor(fn, seen=None):
+    """A step reading a tensor that a plain object of the program holds as an attribute (SAC's agent: its entropy
+    temperature `self.log_alpha`, a Parameter trained by an Adam of its own, and `self.alpha =
+    self.log_alpha.exp()`, rebound after every update and read by the policy's step): a compiled graph takes such
+    an attribute as the value it had when it was compiled (graph_constants follows plain numbers, not tensors:
+    `self.alpha` stayed at its first tensor, the temperature's gradient was zero after the first call), so the
+    step runs op by op in GRAPH mode too."""
+    seen = set() if seen is None else seen
+    seen.add(id(fn))
+    for _, value in _referenced(fn):
+        if callable(value) and hasattr(value, "__code__") and not isinstance(value, nn.Cell):
+            if id(value) not in seen and _reaches_object_tensor(value, seen):
+                return True
+        elif _holds_cells(value):
+            used = set(fn.__code__.co_names)
+            if any(attr in used and isinstance(held, ms.Tensor) for attr, held in vars(value).items()):
+                return True
+    return False
+
+
+HOST_STEPPED["tensors held by plain objects"] = _reaches_object_tensor
+
+
 def train_mode_by_default(cell):
     """A torch module starts in training mode, a MindSpore cell in eval mode. A network that
     the program never switched either way (set_train() never called: MindSpore's phase is
