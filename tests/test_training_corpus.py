@@ -262,8 +262,10 @@ def convert(name: str, out: Path) -> dict:
 # and no_grad_value (the results of its @torch.no_grad() generate/estimate_loss carry no gradient)
 # +30 dcgan: _ms_compat.LeakyReLU and leaky_relu (torch's gradient, the slope, at an input of exactly 0)
 # +18 cifar_resnet: _ms_compat.DataParallel (its `net = torch.nn.DataParallel(net)` on cuda keeps `.module`)
-HELPER_BOUNDS = {"cifar_resnet": 3747, "dcgan": 3897, "lstm_lm": 3132, "mnist_cnn": 3534, "transformer_lm": 3440,
-                 "vae": 3513}
+# +23 each: compile_step's _reaches_object_tensor (a step reading a tensor a plain object holds, SAC's
+# `self.alpha`/`self.log_alpha`, runs op by op in GRAPH mode: a graph froze it; tests/test_heldout19_programs.py)
+HELPER_BOUNDS = {"cifar_resnet": 3770, "dcgan": 3920, "lstm_lm": 3155, "mnist_cnn": 3557, "transformer_lm": 3463,
+                 "vae": 3536}
 
 
 def check_helper(name: str, out: Path) -> None:
