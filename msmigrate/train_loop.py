@@ -1115,9 +1115,10 @@ def _is_data_call(c: str, host: Set[str]) -> bool:
     if c in host or bool(RANDOM_CALL.search(c) or HOST_CALL.search(c)) or c == "next":
         return True
     # a host-drawing method of a plain class of the project on a bare name (`replay_buffer.sample(batch_size)`:
-    # ProjectIndex.host_sampling_calls' `*.sample`)
+    # ProjectIndex.host_sampling_calls' `*.sample`), unless the module uses that name as a network (`!model`)
     head, _, method = c.partition(".")
-    return bool(method) and "." not in method and head != "self" and f"*.{method}" in host
+    return (bool(method) and "." not in method and head != "self" and f"*.{method}" in host
+            and f"!{head}" not in host)
 
 
 def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:

@@ -1102,7 +1102,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
                            loop_reads=scope["loop_reads"], parameter_names=self._parameter_names(scope["node"]),
                            taken=scope["bound"],
-                           host_functions=self._host_functions | self.index.host_sampling_calls(),
+                           host_functions=self._host_functions | self.index.host_sampling_calls()
+                           | self._network_like,
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
@@ -1400,6 +1401,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._drawing_functions = TL.host_functions(node, numpy_names)
         self._host_functions = self._drawing_functions | TL.data_functions(node)
         self._self_parameters = self._hand_made_self_parameters(node)
+        # names used as networks (`model.parameters()`, `model.eval()`): a host-drawing method name of a plain class
+        # called on one (`model.sample(n)` of a VAE) is no replay buffer's draw (train_loop._is_data_call's `!name`)
+        self._network_like = {"!" + n for n in re.findall(
+            r"\b([A-Za-z_]\w*)\.(?:parameters|named_parameters|state_dict|forward|eval|zero_grad|modules|children)\(",
+            node.code)} if self.index.host_sampling_methods() else set()
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
         self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)

@@ -178,3 +178,63 @@ def test_requires_grad_attribute_trained_by_its_own_optimizer(graph):
     code, _ = program_weights_match_torch(TEMPERATURE, graph)
     assert "self.log_alpha = ms.Parameter(" in code, code
     assert "def train_step(log_pi" in code, code
+
+
+# ------------------------------------------------------------------ a network's own sample() is no replay buffer's
+NETWORK_SAMPLE = _NETS + """
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 1)
+        with torch.no_grad():
+            self.l.weight.copy_(torch.tensor([[0.3, -0.2, 0.4]]))
+            self.l.bias.fill_(0.1)
+
+    def sample(self, z):
+        return torch.tanh(self.l(z))
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(1, 1)
+        with torch.no_grad():
+            self.l.weight.fill_(0.7)
+            self.l.bias.fill_(-0.2)
+
+    def forward(self, x):
+        return self.l(x)
+
+
+np.random.seed(0)
+gen = Generator()
+disc = Discriminator()
+opt_g = torch.optim.Adam(gen.parameters(), lr=1e-2)
+opt_d = torch.optim.Adam(disc.parameters(), lr=1e-2)
+buffer = Buffer(20)
+for it in range(3):
+    state, target = buffer.sample(4)
+    fake = gen.sample(state)
+    d_loss = F.mse_loss(disc(fake.detach()), target)
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss = -disc(fake).mean()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+after = torch.from_numpy(np.random.rand(3))
+weights = [*gen.parameters(), *disc.parameters(), after]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_network_sample_method_still_carries_the_gradient(graph):
+    """The replay-buffer rule above keys on the method's name (`sample`, which the program's plain Buffer class
+    defines with np.random): a network's own `gen.sample(state)` (a name the module uses as a network:
+    `gen.parameters()`) stays in the steps, recomputed by the generator's step for its gradient, while
+    `buffer.sample(4)` is drawn once. Weights of both networks after three iterations and the host generator's next
+    draw vs torch."""
+    code, _ = program_weights_match_torch(NETWORK_SAMPLE, graph)
+    assert "fake_recomputed" in code, code
