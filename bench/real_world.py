@@ -20,6 +20,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout16  # bench/_rw_heldout16.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout17  # bench/_rw_heldout17.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout18  # bench/_rw_heldout18.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout21  # bench/_rw_heldout21.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -255,7 +256,7 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
         # a driver, or a script with the package it imports (`torchdiffeq,examples/ode_demo.py`), each part
         # under its own name in one directory
         proj.mkdir()
-        for part in subdir.split(","):      # each next to the driver, under its own name
+        for part in filter(None, subdir.split(",")):      # each next to the driver, under its own name
             (shutil.copy if (src / repo / part).is_file() else shutil.copytree)(src / repo / part,
                                                                                 proj / Path(part).name)
         if name in DRIVERS:
@@ -484,7 +485,7 @@ def main(argv=None):
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-                                      "heldout17", "heldout18"),
+                                      "heldout17", "heldout18", "heldout21"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -507,7 +508,8 @@ def main(argv=None):
                          "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py); heldout17: tkipf/pygcn, "
                          "Diego999/pyGAT's train.py, dense and sparse (bench/_rw_heldout17.py); heldout18: "
                          "PaLM-pytorch, tab-transformer (categories only), slot-attention, mixture-of-experts "
-                         "(bench/_rw_heldout18.py)")
+                         "(bench/_rw_heldout18.py); heldout21: pytorch/examples' reinforce and actor_critic, "
+                         "seungeunrho/minimalRL (bench/_rw_heldout21.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

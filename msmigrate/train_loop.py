@@ -46,6 +46,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from . import manual_update as MU
+from . import taped_steps as TS
 from .callsite import code_of
 from .line_map import mark_of
 from .variable_leaves import VARIABLE, variable_data
@@ -504,6 +505,7 @@ class Rewrite:
     resolved: List[Tuple[str, int]] = field(default_factory=list)   # TODO placeholders the step replaced
     accumulator: Optional[str] = None       # the summed gradients the enclosing loop applies (outer_accumulation)
     kept_grads: bool = False                # a step keeps its gradients for later `.grad` reads (_keeps_grads)
+    taped: bool = False                     # a group runs as written, differentiated from PyNative's record
 
 
 # a read of `x.grad` (not `x.grad = ...`, not autograd's `.grad(...)`)
@@ -2428,11 +2430,13 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     after_step: Dict[int, List[str]] = {}      # id(group) -> `self.loss = loss` after its step
     starts: Dict[int, int] = {}
     start = 0
+    written_losses = {id(g): list(g.losses) for g in groups}    # as written (localize renames attributes)
     for g in groups:
         starts[id(g)] = start
         after_step[id(g)] = localize_attribute_losses(body, g, start, used)
         start = g.step + 1
-    frozen: Set[int] = set()        # statements of groups left as TODOs: untouched
+    frozen: Set[int] = set()        # statements of groups left as TODOs (or taped): untouched
+    taped_sites: List[Tuple[int, str, str, str]] = []     # backward()s of the taped groups (taped_steps.py)
     unsound_drop: Set[int] = set()  # their zero_grad() calls (no MindSpore counterpart; the TODO raises)
     while True:
         special: Set[int] = set()
@@ -2473,15 +2477,23 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if cond is not None:
             g.host_ifs.add(cond)            # the step holds it, run op by op: slice again
             continue
-        problems.extend((b, why) for b in g.backwards)
         for j in range(starts[id(g)], g.step + 1):
             body[j] = original_body[j]
         frozen |= set(range(starts[id(g)], g.step + 1))
-        unsound_drop |= {e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+        zero_grads = [e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None]
+        if TS.tapeable(g, body, zero_grads, info.distributed):
+            # run as written, differentiated from PyNative's record of what ran (taped_steps.py)
+            g.losses = written_losses[id(g)]
+            unsound_drop |= set(TS.taped_statements(g, body))
+            taped_sites.extend((b, "Tensor.backward", f"{TS.COMPAT}.tape_backward", TS.NOTE) for b in g.backwards)
+        else:
+            problems.extend((b, why) for b in g.backwards)
+            unsound_drop |= set(zero_grads)
         groups = [x for x in groups if x is not g]
         if not groups:
             new_body = [st for i, st in enumerate(body) if i not in unsound_drop] or [_line("pass")]
-            return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), [], problems)
+            return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), taped_sites,
+                           problems, steps=len(taped_sites), taped=bool(taped_sites))
 
     for g, chosen in zip(groups, slices):     # a network that draws with NumPy in its forward: op by op
         g.host_helpers |= {r for k in chosen for r in call_roots(body[k])} & set(info.drawing_objects)
@@ -2789,5 +2801,5 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, hoisted, closures, sites, problems, len(groups), resolved,
-                   accumulator, any_kept)
+    return Rewrite(new_loop, hoisted, closures, sites + taped_sites, problems, len(groups) + len(taped_sites),
+                   resolved, accumulator, any_kept, taped=bool(taped_sites))

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import registry as R
+from . import taped_steps as TS
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS, VALUE_ATTRS)
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
@@ -345,6 +346,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_nodes: List[cst.CSTNode] = []  # those statements, held so that their ids stay theirs
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
+        self._taped = False      # a backward() differentiated from PyNative's record (taped_steps.py)
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._clearing_functions: Set[str] = set()   # module functions clearing gradients (train_loop)
         self._backward_methods: Dict[str, int] = {}     # methods calling backward() on a parameter (train_loop)
@@ -1077,6 +1079,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.uses_compat = True
         if rw.kept_grads:       # the module's `.grad` reads read what a step kept (grad_reads.py)
             self._keeps_grads = True
+        if rw.taped:            # the run header starts PyNative's record (taped_steps.py)
+            self._taped = True
         return result
 
     def _site_at(self, stmt, api: str, target: str, status: str, note: str) -> None:
@@ -3236,7 +3240,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A program with a converted train step chooses its mode and device once, at the top."""
         ms_name = self.names["ms"]
         mode, why = "GRAPH_MODE", "GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)"
-        if self.index.reaches_autograd_function(self.module_name):
+        if self._taped:
+            mode, why = "PYNATIVE_MODE", TS.MODE_WHY
+        elif self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
         elif self.index.reaches_sequence_packing(self.module_name):
@@ -3273,6 +3279,10 @@ class TorchToMindSpore(cst.CSTTransformer):
                     "# msmigrate: " + why,
                     "# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)")]),
             cst.parse_statement(f"{COMPAT}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
+            *([cst.parse_statement(f"{COMPAT}.open_tape()\n").with_changes(leading_lines=[cst.EmptyLine(
+                comment=cst.Comment("# msmigrate: PyNative records the operations from here: a backward() of a "
+                                    "loss built before its step is differentiated from that record"))])]
+              if self._taped else []),
             # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);
             # read at the first convolution, so setting it here is in time
             cst.parse_statement("os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')\n").with_changes(
