@@ -1646,6 +1646,57 @@ def broken_chain(body: Sequence[cst.CSTNode], chosen: Sequence[int], outside: Se
     return None
 
 
+_MUTATORS = {"append", "extend", "insert", "appendleft", "extendleft", "add", "update", "reverse", "sort", "pop",
+             "popleft", "remove", "clear", "setdefault", "discard"}
+
+
+class _Mutated(cst.CSTVisitor):
+    """Names a statement changes without binding them: `xs.append(v)`, `d[k] = v`, `xs[i] += v`."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _MUTATORS:
+            self.names.add(f.value.value)
+
+    def _subscript(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.names.add(target.value.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._subscript(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._subscript(node.target)
+
+
+def fed_back(body: Sequence[cst.CSTNode], chosen: Sequence[int]) -> Optional[int]:
+    """PPO's advantages: `delta = (td_target - v(s)).detach().numpy()`, then a loop outside the step that
+    fills `advantage_lst` from delta, then `advantage = torch.tensor(advantage_lst)` inside it. A statement
+    left out of the step that reads what the step computes before it and fills (without binding) a name the
+    step reads after it: no order of the step and that statement computes the loss (the index; None: none)."""
+    picked = set(chosen)
+    tainted: Set[str] = set()       # what the step computes, and what statements left out derive from it
+    for j in range(min(chosen, default=0), max(chosen, default=0)):
+        if j in picked:
+            tainted |= assigns(body[j])
+            continue
+        if not set(reads(body[j])) & tainted:
+            continue
+        found = _Mutated()
+        walk(body[j], found)
+        tainted |= assigns(body[j]) | found.names
+        after: Set[str] = set()
+        for c in chosen:
+            if c > j:
+                after |= set(reads(body[c]))
+        if found.names & after:
+            return j
+    return None
+
+
 def _host_helper(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
                  info: "LoopInfo") -> Optional[str]:
     """WGAN-GP's `gp = compute_gradient_penalty(D, real, fake)`: a helper of the program that draws on the
@@ -1708,6 +1759,11 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
         return (f"the loss passes through `{_short(body[j])}`, which the train step cannot hold (a loop, or a "
                 "host value such as .item() or NumPy): value_and_grad would not differentiate through it; "
                 "write this train step with mindspore.value_and_grad by hand")
+    j = fed_back(body, chosen)
+    if j is not None:
+        return (f"the loss reads what `{_short(body[j])}` fills from values the step computes (a host loop, "
+                "NumPy): a train step cannot run it in between; write this train step with "
+                "mindspore.value_and_grad by hand")
     fwd_stmts = [body[k] for k in chosen]
     inputs, _ = _inputs(fwd_stmts, g.losses)
     library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)

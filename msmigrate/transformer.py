@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import registry as R
+from . import python_sequences as PS
 from . import taped_steps as TS
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS, VALUE_ATTRS)
@@ -1307,7 +1308,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                              "loops": [],
                              "shadows": bound - imported,
                              "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
-                             "numpy": NI.numpy_names(node, self._numpy_aliases())})   # `pos = np.random.choice(..)`
+                             "numpy": NI.numpy_names(node, self._numpy_aliases()),   # `pos = np.random.choice(..)`
+                             "sequences": PS.sequence_names(node)})     # `returns = deque()`
+
+    def python_sequence(self, name: str) -> bool:
+        """`name` holds a deque or a range here (python_sequences.py), by the innermost scope that binds it."""
+        for scope in reversed(self._scopes):
+            if name in scope["sequences"]:
+                return True
+            if name in scope["bound"]:
+                return False
+        return False
 
     def _numpy_aliases(self) -> Set[str]:
         return {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}

@@ -26,6 +26,14 @@ def open_tape():
     _TAPE["open"] = True
 
 
+def close_tape():
+    """Stop recording (the losses kept are dropped): a process that goes on without the converted program."""
+    if _TAPE["open"]:
+        _tape_executor.end_graph(_tape_graph, ops.zeros(()))
+        _tape_executor.set_grad_flag(False)
+    _TAPE["open"], _TAPE["losses"] = False, []
+
+
 def tape_backward(loss, gradient=None):
     """torch's `loss.backward(gradient)`: the loss is kept; the next tape_step() differentiates it."""
     if not _TAPE["open"]:
