@@ -4,7 +4,8 @@ torch.tensor(data) takes any sequence; mindspore.Tensor takes lists, tuples, num
 `collections.deque` or a `range` with a TypeError ("the type of 'input_data' should be one of ..."). pytorch/
 examples' reinforce.py builds its returns with `returns = deque(); returns.appendleft(R)` and calls
 `torch.tensor(returns)`. A name every binding of which in its scope is such a call (`deque(...)`,
-`collections.deque(...)`, `range(...)`) is read through `list(...)` by the torch.tensor mapping."""
+`collections.deque(...)`, `range(...)`), or a conversion of itself (`returns = torch.tensor(returns)`), is
+read through `list(...)` by the torch.tensor mapping."""
 from __future__ import annotations
 
 from typing import Dict, Set
@@ -48,6 +49,8 @@ class _Bindings(cst.CSTVisitor):
         value = node.value
         is_sequence = isinstance(value, cst.Call) and code_of(value.func).strip() in _SEQUENCE_CALLS
         for t in node.targets:
+            if _converts_itself(t.target, value):
+                continue    # `returns = torch.tensor(returns)`: what it reads is an earlier binding's value
             self._bind(t.target, is_sequence)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -65,6 +68,13 @@ class _Bindings(cst.CSTVisitor):
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target, False)
+
+
+def _converts_itself(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`name = f(name, ...)`: the name converted in place (the call reads the binding before it)."""
+    return isinstance(target, cst.Name) and isinstance(value, cst.Call) and bool(value.args) \
+        and value.args[0].keyword is None and not value.args[0].star \
+        and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == target.value
 
 
 def sequence_names(scope: cst.CSTNode) -> Set[str]:

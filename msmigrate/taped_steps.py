@@ -29,6 +29,8 @@ COMPAT = "_ms_compat"
 NOTE = ("the loss was built before this train step's statements (a rollout, another function, a loop): "
         "PyNative's record of the operations since the last step is differentiated (_ms_compat.tape_step); "
         "PYNATIVE mode only")
+NO_GRAD_NOTE = ("mindspore._no_grad(): this file's backward() is differentiated from PyNative's record of the "
+                "operations, which must not hold what runs here (weights written in place)")
 MODE_WHY = ("PYNATIVE_MODE: a backward() differentiates a loss built before its train step (a rollout, "
             "another function), from PyNative's record of the operations (_ms_compat.open_tape); a compiled "
             "graph records none")
@@ -52,11 +54,25 @@ def _with_call(stmt: cst.SimpleStatementLine, code: str) -> cst.SimpleStatementL
     return stmt.with_changes(body=[cst.Expr(cst.parse_expression(code))])
 
 
-def taped_statements(group, body: List[cst.CSTNode]) -> List[int]:
-    """Rewrites the group's backward() and step() statements in `body` in place; returns the indices of
-    the co-steps folded into the first step (to be dropped)."""
+def taped_statements(group, body: List[cst.CSTNode], step: bool = True) -> List[int]:
+    """Rewrites the group's backward() and (step: its own) step() statements in `body` in place; returns the
+    indices of the co-steps folded into the first step (to be dropped)."""
     for b, loss in zip(group.backwards, group.losses):
         body[b] = _with_call(body[b], f"{COMPAT}.tape_backward({code_of(loss).strip()})")
+    if not step:
+        return []
     optimizers = [group.optimizer] + [o for _, o in group.co_steps]
     body[group.step] = _with_call(body[group.step], f"{COMPAT}.tape_step({', '.join(optimizers)})")
     return [c for c, _ in group.co_steps]
+
+
+def taped_step_in(block: cst.CSTNode, optimizer: str) -> cst.CSTNode:
+    """The enclosing function or loop of a loop of taped backward()s (train_loop.taped_outer_step) with its
+    `optimizer.step()` written `_ms_compat.tape_step(optimizer)`."""
+    body = list(block.body.body)
+    for k, st in enumerate(body):
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Expr) \
+                and code_of(st.body[0].value).strip() == f"{optimizer}.step()":
+            body[k] = _with_call(st, f"{COMPAT}.tape_step({optimizer})")
+            return block.with_changes(body=block.body.with_changes(body=body))
+    return block

@@ -442,6 +442,9 @@ class StepGroup:
     # statements between the backward() and the step change the gradients (_gradient_changers): the step returns
     # them, kept for those statements as torch's .grad (keep_grads), and the optimizer applies what they leave
     edited: bool = False
+    # the step follows this loop in the enclosing function or loop, on losses no step here can hold: taped
+    # (taped_steps.py, taped_outer_step)
+    taped_outer: bool = False
 
 
 @dataclass
@@ -533,7 +536,7 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
 
 
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
-                closure_of: Optional[str] = None, held_for: Optional[str] = None
+                closure_of: Optional[str] = None, held_for: Optional[str] = None, taped_for: Optional[str] = None
                 ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
@@ -658,6 +661,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         # improved-diffusion's micro-batches: the sum is held for the step() another method calls (held_steps.py)
         pending.optimizer, pending.step, pending.accumulate, pending.uncleared, pending.held = \
             held_for, pending.backwards[-1], True, True, True
+        groups.append(pending)
+    elif pending is not None and taped_for is not None and not groups and pending.scaler is None \
+            and not pending.clips and not pending.extras and not by_hand:
+        # REINFORCE's `for r, prob in self.data[::-1]: loss = -torch.log(prob) * R; loss.backward()`, the step
+        # after the loop: the losses are kept on the tape, the enclosing step differentiates their sum
+        pending.optimizer, pending.step, pending.taped_outer = taped_for, pending.backwards[-1], True
         groups.append(pending)
     elif pending is not None:
         for b in pending.backwards:
@@ -966,6 +975,45 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
     if not cleared or any(z != optimizer for st in rest for z in _calls_method(st, "zero_grad")):
         return None
     return OuterStep(optimizer, scaler)
+
+
+def taped_outer_step(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -> Optional[str]:
+    """The optimizer whose step() follows `inner` (a loop of backward()s, no step) in `outer` (the enclosing
+    function or loop), where outer_accumulation found no step the loop's losses could be summed into:
+    REINFORCE's `train_net` clears, keeps one backward() per saved probability in a loop, and steps once.
+    The loop's backward()s are taped and that step becomes tape_step (taped_steps.py). Only when the
+    enclosing body clears that optimizer before the loop, calls backward() nowhere else, reads no `.grad`,
+    steps it once after the loop and clips or clears nothing in between, and the loop itself clears, steps
+    and reads `.grad` nowhere."""
+    if isinstance(outer, cst.IndentedBlock):        # a function's body (the transformer's scope node)
+        body = list(outer.body)
+    elif isinstance(outer, (cst.For, cst.While, cst.FunctionDef)) and isinstance(outer.body, cst.IndentedBlock):
+        body = list(outer.body.body)
+    else:
+        return None
+    if not (isinstance(inner, (cst.For, cst.While)) and inner.orelse is None):
+        return None
+    pos = next((k for k, st in enumerate(body) if st is inner), None)
+    if pos is None or not _calls_method(inner, "backward") or _calls_method(inner, "zero_grad") \
+            or _calls_method(inner, "step") or re.search(r"\.grad\b", code_of(inner)):
+        return None
+    rest = body[:pos] + body[pos + 1:]
+    if any(_calls_method(st, "backward") for st in rest) or any(re.search(r"\.grad\b", code_of(st)) for st in rest):
+        return None
+    steps = []
+    for k in range(pos + 1, len(body)):
+        recv = _method(_stmt_call(body[k]), "step")
+        if recv is not None and not _stmt_call(body[k]).args and _is_optimizer(code_of(recv).strip(), info):
+            steps.append((k, code_of(recv).strip()))
+    if len(steps) != 1:
+        return None
+    k_step, optimizer = steps[0]
+    if any(_calls_method(st, n) for st in body[pos + 1:k_step] for n in ("zero_grad", "unscale_", "scale")) \
+            or any("clip_grad_" in code_of(st) for st in body[pos + 1:k_step]):
+        return None
+    cleared = any(_method(_stmt_call(st), "zero_grad") is not None
+                  and code_of(_method(_stmt_call(st), "zero_grad")).strip() == optimizer for st in body[:pos])
+    return optimizer if cleared else None
 
 
 def apply_outer_step(loop: cst.CSTNode, step: OuterStep, acc: str, info: LoopInfo
@@ -2431,14 +2479,23 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
                  original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
-                 sums_across_calls: bool = False, held_for: Optional[str] = None) -> Optional[Rewrite]:
+                 sums_across_calls: bool = False, held_for: Optional[str] = None,
+                 taped_for: Optional[str] = None) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
     (grad_carry.py): its backward()s become raising TODOs. sums_across_calls: a step function clearing
     no gradients, whose steps apply the held sum (as a loop clearing none)."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info, outer_step, closure_of, held_for)
+    groups, problems = find_groups(body, info, outer_step, closure_of, held_for, taped_for)
+    outer_taped = [g for g in groups if g.taped_outer]
+    if outer_taped and leftover is None:
+        # kept on the tape; the enclosing step (taped_outer_step) differentiates them
+        g = outer_taped[0]
+        TS.taped_statements(g, body, step=False)
+        sites = [(b, "Tensor.backward", f"{TS.COMPAT}.tape_backward", TS.NOTE) for b in g.backwards]
+        return Rewrite(loop.with_changes(body=loop.body.with_changes(body=body)), [], set(), sites, problems,
+                       steps=len(sites), taped=True)
     _keep_cleared_co_steps(groups, original)
     _take_cleared_clips(groups, body, original)
     if leftover is not None and groups:

@@ -348,6 +348,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
         self._taped = False      # a backward() differentiated from PyNative's record (taped_steps.py)
+        # torch.no_grad() kept as mindspore._no_grad(): set on the second conversion of a taped file (converter.py)
+        self.keep_no_grad = False
+        self._taped_outer: Dict[int, str] = {}   # id(function or loop) -> the optimizer its tape_step steps
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._clearing_functions: Set[str] = set()   # module functions clearing gradients (train_loop)
         self._backward_methods: Dict[str, int] = {}     # methods calling backward() on a parameter (train_loop)
@@ -850,6 +853,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A loop whose body holds a torch training step gets a MindSpore train step
         (msmigrate/train_loop.py); its definitions go before the outermost enclosing loop
         that does not rebind what they use, so the step compiles once."""
+        if id(original) in self._taped_outer:      # the step after a loop of taped backward()s
+            updated = TS.taped_step_in(updated, self._taped_outer.pop(id(original)))
         scope = self._scopes[-1]
         loops = scope["loops"]
         loops.pop()
@@ -864,12 +869,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                                         or SC.guarded_update(updated, self._guarded_ifs))
             updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
+            enclosing = self._loop_nodes[-1] if loops else scope["node"]
+            # losses no step here holds, the step in the enclosing function or loop: taped (taped_steps.py)
+            taped_for = None if outer is not None else TL.taped_outer_step(enclosing, original, self._loop_info())
             # `loss = model(next(loader))`: the batch read in a statement of its own (hoist_data_arguments)
             updated = TL.with_data_arguments_hoisted(updated, self._loop_info())
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
                                  leftover=self._leftover_grads.get(id(original)),
-                                 held_for=self._held_loops.get(id(original)))
+                                 held_for=self._held_loops.get(id(original)), taped_for=taped_for)
+            if rw is not None and rw.taped and taped_for is not None and not rw.problems:
+                self._taped_outer[id(enclosing)] = taped_for
             if rw is not None and rw.problems and not rw.steps and id(original) not in self._leftover_grads:
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
@@ -1252,10 +1262,17 @@ class TorchToMindSpore(cst.CSTTransformer):
             call = orig_item.item
             qn = self._torch_qname(call.func) if isinstance(call, cst.Call) else self._torch_qname(call)
             if qn in DROPPED_CONTEXTS and orig_item.asname is None:
+                if self.keep_no_grad and qn in NG.NO_GRAD_CONTEXTS:
+                    # PyNative's tape records what runs outside it (taped_steps.py)
+                    self.need.add("ms")
+                    self._record(orig_item, qn, "mindspore._no_grad", R.CONVERTED, TS.NO_GRAD_NOTE)
+                    kept.append(item.with_changes(item=cst.parse_expression(f"{self.names['ms']}._no_grad()")))
+                    continue
                 dropped_notes.append((qn, DROPPED_CONTEXTS[qn], orig_item))
                 continue
             kept.append(item)
         if not dropped_notes:
+            updated = updated.with_changes(items=kept)      # (no_grad items kept as mindspore._no_grad())
             checks = GO.entered_objects_checked(self, original, updated)   # `with ctx:` in construct
             return cst.FlattenSentinel([*checks, self._pop_comments(updated)]) if checks \
                 else self._pop_comments(updated)
@@ -1474,6 +1491,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self._grad_modes.pop()
+        if id(original.body) in self._taped_outer:      # the step after a loop of taped backward()s
+            updated = TS.taped_step_in(updated, self._taped_outer.pop(id(original.body)))
         if not self._in_module_forward():
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
@@ -1486,6 +1505,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         for orig_dec, dec in zip(original.decorators, updated.decorators):
             target = orig_dec.decorator
             qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
+            if qn in DROPPED_DECORATORS and self.keep_no_grad and qn in NG.NO_GRAD_CONTEXTS:
+                self.need.add("ms")     # PyNative's tape records what runs outside it (taped_steps.py)
+                self._record(orig_dec, qn, "mindspore._no_grad", R.CONVERTED, TS.NO_GRAD_NOTE)
+                new_decorators.append(dec.with_changes(
+                    decorator=cst.parse_expression(f"{self.names['ms']}._no_grad()")))
+                continue
             if qn in DROPPED_DECORATORS:
                 if qn in NG.NO_GRAD_CONTEXTS and no_grad is None:
                     no_grad = orig_dec

@@ -29,7 +29,7 @@ def open_tape():
 def close_tape():
     """Stop recording (the losses kept are dropped): a process that goes on without the converted program."""
     if _TAPE["open"]:
-        _tape_executor.end_graph(_tape_graph, ops.zeros(()))
+        _tape_executor.end_graph(_tape_graph, ms.Tensor(0.0))
         _tape_executor.set_grad_flag(False)
     _TAPE["open"], _TAPE["losses"] = False, []
 
@@ -67,11 +67,11 @@ def tape_step(*optimizers):
     _tape_executor.end_graph(_tape_graph, total)
     grads = _tape_executor.grad(_tape_graph, ops.GradOperation(get_by_list=True), weights, None, False)
     _TAPE["open"], _TAPE["losses"] = False, []
-    open_tape()
     at = 0
-    for opt in optimizers:
+    for opt in optimizers:     # the updates write the Parameters in place: between two recordings
         count = len(opt.parameters)
         hold_gradients(opt, tuple(g if used else None for g, used in
                                   zip(grads[at:at + count], reached[at:at + count])))
         at += count
         opt.step()
+    open_tape()
