@@ -264,6 +264,12 @@ def _split_step_calls(line) -> Optional[List[cst.SimpleStatementLine]]:
 _TUPLE_RESULTS = ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes")
 
 
+def _numpy_read(node: cst.BaseExpression) -> bool:
+    """`x.numpy()` as written (an operand of a tensor's arithmetic: an array torch takes as a tensor)."""
+    return isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value == "numpy"
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -1377,7 +1383,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._host_functions = self._drawing_functions | TL.data_functions(node)
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
-        self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
+        # Python's random too: a replay buffer's `random.sample(self.buffer, n)` inside a compiled step is drawn
+        # once, at compile time (minimalRL's DQN trained on one batch)
+        random_names = {a for a, q in self._imports.items() if q == "random" or q.startswith("random.")}
+        self._drawing_objects = TL.drawing_objects(node, numpy_names | random_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
         self._fresh_out_tuples = fresh_out_tuples(node, self._torch_qname)   # `out = (torch.empty(2), ...)`
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
@@ -2166,6 +2175,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         return None
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        if isinstance(updated.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+            # `rhos * (td - v).numpy()`: torch's tensor takes the array as a tensor; MindSpore's Mul refuses it
+            for side, other in (("left", "right"), ("right", "left")):
+                if _numpy_read(getattr(original, side)) and not _numpy_read(getattr(original, other)) \
+                        and self._is_tensor_expr(getattr(original, other)):
+                    self.need.add("ms")
+                    wrapped = cst.Call(func=cst.parse_expression(f"{self.names['ms']}.Tensor"),
+                                       args=[cst.Arg(getattr(updated, side).with_changes(lpar=[], rpar=[]))])
+                    updated = updated.with_changes(**{side: wrapped})
         if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
             self.uses_compat = True
             return xor_graph_safe(updated, COMPAT)
