@@ -358,9 +358,7 @@ def state_dict(obj, **kwargs):
         if isinstance(obj, cls):
             return layout(obj)
     if isinstance(obj, nn.Cell) and type(obj).state_dict is nn.Cell.state_dict:
-        # an optimizer the module keeps in an attribute is no submodule in torch: its state is not the module's
-        held = tuple(name + "." for name, cell in obj.cells_and_names() if name and _optimizer_cell(cell))
-        return _StateDict((k, v) for k, v in obj.state_dict(**kwargs).items() if not k.startswith(held))
+        return _StateDict(obj.state_dict(**kwargs))
     return obj.state_dict(**kwargs)
 
 
