@@ -4,8 +4,8 @@ torch.tensor(data) takes any sequence; mindspore.Tensor takes lists, tuples, num
 `collections.deque` or a `range` with a TypeError ("the type of 'input_data' should be one of ..."). pytorch/
 examples' reinforce.py builds its returns with `returns = deque(); returns.appendleft(R)` and calls
 `torch.tensor(returns)`. A name every binding of which in its scope is such a call (`deque(...)`,
-`collections.deque(...)`, `range(...)`), or a conversion of itself (`returns = torch.tensor(returns)`), is
-read through `list(...)` by the torch.tensor mapping."""
+`collections.deque(...)`, `range(...)`) up to its conversion in place (`returns = torch.tensor(returns)`; later
+bindings are the tensor's), is read through `list(...)` by the torch.tensor mapping."""
 from __future__ import annotations
 
 from typing import Dict, Set
@@ -23,6 +23,7 @@ class _Bindings(cst.CSTVisitor):
     def __init__(self, root: cst.CSTNode) -> None:
         self.root = root
         self.found: Dict[str, bool] = {}
+        self.converted: Set[str] = set()    # names converted in place (`returns = torch.tensor(returns)`) so far
 
     def _nested(self, node) -> bool:
         return node is not self.root
@@ -38,6 +39,8 @@ class _Bindings(cst.CSTVisitor):
 
     def _bind(self, target: cst.BaseExpression, is_sequence: bool) -> None:
         if isinstance(target, cst.Name):
+            if target.value in self.converted:
+                return      # bound after its conversion (`returns = (returns - m) / s`): a tensor by then
             self.found[target.value] = self.found.get(target.value, True) and is_sequence
         elif isinstance(target, (cst.Tuple, cst.List)):
             for e in target.elements:
@@ -50,7 +53,9 @@ class _Bindings(cst.CSTVisitor):
         is_sequence = isinstance(value, cst.Call) and code_of(value.func).strip() in _SEQUENCE_CALLS
         for t in node.targets:
             if _converts_itself(t.target, value):
-                continue    # `returns = torch.tensor(returns)`: what it reads is an earlier binding's value
+                # `returns = torch.tensor(returns)`: what it reads is an earlier binding's value
+                self.converted.add(t.target.value)
+                continue
             self._bind(t.target, is_sequence)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:

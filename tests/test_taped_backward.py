@@ -294,6 +294,7 @@ def returns_of(rewards, gamma=0.5):
         R = r + gamma * R
         returns.appendleft(R)
     returns = torch.tensor(returns)
+    returns = (returns - returns.mean()) / (returns.std() + 1e-6)     # bound again after the conversion
     return returns, torch.tensor(range(3))
 
 
