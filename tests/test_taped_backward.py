@@ -4,10 +4,8 @@ saved during the rollout, minimalRL's one backward() per kept probability before
 stepped on one backward(), PPO's advantages filled on the host from the network's values. Each program's weights
 after training are compared with torch's (parameters torch changed must change: no gradient is lost), and a
 parameter the loss never reaches stays where torch leaves it (AdamW's decay skips it)."""
-import importlib
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -235,15 +233,6 @@ weights = [p.detach() for p in v.parameters()] + [p.detach() for p in pi.paramet
 '''
 
 
-@pytest.fixture(autouse=True)
-def _closed_tape():
-    """A converted program opens PyNative's record at import; the tests after this one run without it."""
-    yield
-    helper = sys.modules.get("_ms_compat")
-    if helper is not None and hasattr(helper, "close_tape"):
-        helper.close_tape()
-
-
 @pytest.mark.parametrize("src,steps", [(REINFORCE, 1), (PER_ITEM, 1), (ACTOR_CRITIC, 1), (PPO_ADVANTAGES, 1)],
                          ids=["saved_log_probs", "per_item_backward", "actor_critic_two_optimizers",
                               "ppo_host_advantages"])
@@ -260,25 +249,25 @@ def test_two_optimizers_step_in_one_tape_step():
     assert "tape_step(actor_opt, critic_opt)" in code and "critic_opt.step()" not in code, code
 
 
-def test_graph_mode_stops_at_the_backward():
-    """Forced into GRAPH mode (its mode line edited), the program stops with MigrationError at the backward(): a
-    compiled graph records nothing for the tape."""
-    import mindspore as ms
+def test_graph_mode_stops_at_the_backward(tmp_path):
+    """Forced into GRAPH mode (its mode line edited), the converted program stops with MigrationError at the
+    backward(), naming the original file and line: a compiled graph records nothing for the tape."""
+    import subprocess
 
-    from tests.parity.harness import convert_snippet
-    load_converted("x = 1\n")      # the helper module the converted code imports
-    code = convert_snippet(REINFORCE)[0]
-    assert "mode=ms.PYNATIVE_MODE" in code
-    code = code.replace("mode=ms.PYNATIVE_MODE", "mode=ms.GRAPH_MODE")
-    try:
-        path = Path(sys.modules["_ms_compat"].__file__).parent / "converted_reinforce_graph.py"
-        path.write_text(code, encoding="utf-8")     # a module of its own: GRAPH mode parses its source
-        sys.modules.pop("converted_reinforce_graph", None)
-        with pytest.raises(sys.modules["_ms_compat"].MigrationError,
-                           match=r"backward\(\) of a loss computed before its train step .*PYNATIVE_MODE"):
-            importlib.import_module("converted_reinforce_graph")
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    from msmigrate.converter import convert_tree
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(REINFORCE, encoding="utf-8")
+    convert_tree(tmp_path / "src", tmp_path / "out")
+    script = tmp_path / "out" / "train.py"
+    code = script.read_text(encoding="utf-8")
+    assert "mode=ms.PYNATIVE_MODE" in code and "_ms_compat.tape_backward(loss)" in code
+    script.write_text(code.replace("mode=ms.PYNATIVE_MODE", "mode=ms.GRAPH_MODE"), encoding="utf-8")
+    line = 1 + next(i for i, text in enumerate(REINFORCE.splitlines()) if text.strip() == "loss.backward()")
+    r = subprocess.run([sys.executable, "train.py"], cwd=tmp_path / "out", capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode != 0
+    assert re.search(rf"MigrationError: train(\.py)?:{line}: backward\(\) of a loss computed before its train "
+                     r"step .*PYNATIVE_MODE", r.stderr), r.stderr[-2000:]
 
 
 def test_tensor_of_a_deque_or_range():

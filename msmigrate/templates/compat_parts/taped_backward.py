@@ -36,7 +36,7 @@ def close_tape():
 
 def tape_backward(loss, gradient=None):
     """torch's `loss.backward(gradient)`: the loss is kept; the next tape_step() differentiates it."""
-    if not _TAPE["open"]:
+    if not _TAPE["open"] or ms.get_context("mode") != ms.PYNATIVE_MODE:    # (a mode changed since open_tape)
         where = calling_line()
         raise MigrationError(f"{where + ': ' if where else ''}backward() of a loss computed before its train step "
                              "is differentiated from PyNative's record of the operations: run in PYNATIVE_MODE "
