@@ -722,6 +722,10 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     else:
         install_ms(script.parent, mode)
     serve_urls()
+    # again: what the installs import may draw from Python's random (torch's side did, 5 numbers), which shifted
+    # minimalRL DQN's epsilon-greedy coins against the converted side's
+    random.seed(0)
+    np.random.seed(0)
     os.chdir(cwd or script.parent)
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))
