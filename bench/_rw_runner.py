@@ -551,6 +551,15 @@ def install_ms(script_dir, mode):
             _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
         patch_ms_augmentation(_ms_compat)
         record_uncompiled_grads(ms, load_weights)
+        tape_backward = getattr(_ms_compat, "tape_backward", None)
+        if tape_backward is not None:
+            def recording_tape_backward(loss, *a, **k):
+                # a backward() of a loss built before its step (taped_backward.py): one loss per backward, as torch's
+                if len(STATE["losses"]) >= STATE["limit"]:
+                    raise BenchStop()
+                _record_loss(float(loss.sum().asnumpy()))
+                return tape_backward(loss, *a, **k)
+            _patch(_ms_compat, "tape_backward", recording_tape_backward)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
             def recording_compile_step(step, **options):
@@ -752,6 +761,10 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     else:
         install_ms(script.parent, mode)
     serve_urls()
+    # again: what the installs import may draw from Python's random (torch's side did, 5 numbers), which shifted
+    # minimalRL DQN's epsilon-greedy coins against the converted side's
+    random.seed(0)
+    np.random.seed(0)
     os.chdir(cwd or script.parent)
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))

@@ -144,12 +144,18 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         info = index.modules.get(module_name)
         module, probe_sites = rewrite_package_probes(module, info.imports if info else {},
                                                      statement_lines(module, tree), COMPAT)
-    tr = TorchToMindSpore(module_name, is_package, index, compat_import)
-    tr.stmt_lines = statement_lines(module, tree)
-    tr._arg_refusals = arg_refusals
-    tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined   # _ms_compat.fill_part written by the pre-pass
-    tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
-    new = module.visit(tr)
+    for keep_no_grad in (False, True):
+        tr = TorchToMindSpore(module_name, is_package, index, compat_import)
+        tr.stmt_lines = statement_lines(module, tree)
+        tr._arg_refusals = arg_refusals
+        tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined   # _ms_compat.fill_part by the pre-pass
+        tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
+        tr.keep_no_grad = keep_no_grad
+        new = module.visit(tr)
+        # a taped backward (taped_steps.py): PyNative records from the program's start, so torch.no_grad()
+        # regions (weights written in place) must stay: the file is converted again keeping them
+        if not tr._taped:
+            break
     if reads_undefined:   # a name the conversion binds (a converted loop's train_step) reads as written
         new = restore_bound_names(new, COMPAT)
     if might_bind_in_branch(source) or made_step_functions(source, new):

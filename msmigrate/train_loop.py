@@ -46,6 +46,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from . import manual_update as MU
+from . import taped_steps as TS
 from .callsite import code_of
 from .line_map import mark_of
 from .variable_leaves import VARIABLE, variable_data
@@ -441,6 +442,9 @@ class StepGroup:
     # statements between the backward() and the step change the gradients (_gradient_changers): the step returns
     # them, kept for those statements as torch's .grad (keep_grads), and the optimizer applies what they leave
     edited: bool = False
+    # the step follows this loop in the enclosing function or loop, on losses no step here can hold: taped
+    # (taped_steps.py, taped_outer_step)
+    taped_outer: bool = False
 
 
 @dataclass
@@ -504,6 +508,7 @@ class Rewrite:
     resolved: List[Tuple[str, int]] = field(default_factory=list)   # TODO placeholders the step replaced
     accumulator: Optional[str] = None       # the summed gradients the enclosing loop applies (outer_accumulation)
     kept_grads: bool = False                # a step keeps its gradients for later `.grad` reads (_keeps_grads)
+    taped: bool = False                     # a group runs as written, differentiated from PyNative's record
 
 
 # a read of `x.grad` (not `x.grad = ...`, not autograd's `.grad(...)`)
@@ -531,7 +536,7 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
 
 
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
-                closure_of: Optional[str] = None, held_for: Optional[str] = None
+                closure_of: Optional[str] = None, held_for: Optional[str] = None, taped_for: Optional[str] = None
                 ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
@@ -656,6 +661,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         # improved-diffusion's micro-batches: the sum is held for the step() another method calls (held_steps.py)
         pending.optimizer, pending.step, pending.accumulate, pending.uncleared, pending.held = \
             held_for, pending.backwards[-1], True, True, True
+        groups.append(pending)
+    elif pending is not None and taped_for is not None and not groups and pending.scaler is None \
+            and not pending.clips and not pending.extras and not by_hand:
+        # REINFORCE's `for r, prob in self.data[::-1]: loss = -torch.log(prob) * R; loss.backward()`, the step
+        # after the loop: the losses are kept on the tape, the enclosing step differentiates their sum
+        pending.optimizer, pending.step, pending.taped_outer = taped_for, pending.backwards[-1], True
         groups.append(pending)
     elif pending is not None:
         for b in pending.backwards:
@@ -964,6 +975,45 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
     if not cleared or any(z != optimizer for st in rest for z in _calls_method(st, "zero_grad")):
         return None
     return OuterStep(optimizer, scaler)
+
+
+def taped_outer_step(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -> Optional[str]:
+    """The optimizer whose step() follows `inner` (a loop of backward()s, no step) in `outer` (the enclosing
+    function or loop), where outer_accumulation found no step the loop's losses could be summed into:
+    REINFORCE's `train_net` clears, keeps one backward() per saved probability in a loop, and steps once.
+    The loop's backward()s are taped and that step becomes tape_step (taped_steps.py). Only when the
+    enclosing body clears that optimizer before the loop, calls backward() nowhere else, reads no `.grad`,
+    steps it once after the loop and clips or clears nothing in between, and the loop itself clears, steps
+    and reads `.grad` nowhere."""
+    if isinstance(outer, cst.IndentedBlock):        # a function's body (the transformer's scope node)
+        body = list(outer.body)
+    elif isinstance(outer, (cst.For, cst.While, cst.FunctionDef)) and isinstance(outer.body, cst.IndentedBlock):
+        body = list(outer.body.body)
+    else:
+        return None
+    if not (isinstance(inner, (cst.For, cst.While)) and inner.orelse is None):
+        return None
+    pos = next((k for k, st in enumerate(body) if st is inner), None)
+    if pos is None or not _calls_method(inner, "backward") or _calls_method(inner, "zero_grad") \
+            or _calls_method(inner, "step") or re.search(r"\.grad\b", code_of(inner)):
+        return None
+    rest = body[:pos] + body[pos + 1:]
+    if any(_calls_method(st, "backward") for st in rest) or any(re.search(r"\.grad\b", code_of(st)) for st in rest):
+        return None
+    steps = []
+    for k in range(pos + 1, len(body)):
+        recv = _method(_stmt_call(body[k]), "step")
+        if recv is not None and not _stmt_call(body[k]).args and _is_optimizer(code_of(recv).strip(), info):
+            steps.append((k, code_of(recv).strip()))
+    if len(steps) != 1:
+        return None
+    k_step, optimizer = steps[0]
+    if any(_calls_method(st, n) for st in body[pos + 1:k_step] for n in ("zero_grad", "unscale_", "scale")) \
+            or any("clip_grad_" in code_of(st) for st in body[pos + 1:k_step]):
+        return None
+    cleared = any(_method(_stmt_call(st), "zero_grad") is not None
+                  and code_of(_method(_stmt_call(st), "zero_grad")).strip() == optimizer for st in body[:pos])
+    return optimizer if cleared else None
 
 
 def apply_outer_step(loop: cst.CSTNode, step: OuterStep, acc: str, info: LoopInfo
@@ -1654,6 +1704,57 @@ def broken_chain(body: Sequence[cst.CSTNode], chosen: Sequence[int], outside: Se
     return None
 
 
+_MUTATORS = {"append", "extend", "insert", "appendleft", "extendleft", "add", "update", "reverse", "sort", "pop",
+             "popleft", "remove", "clear", "setdefault", "discard"}
+
+
+class _Mutated(cst.CSTVisitor):
+    """Names a statement changes without binding them: `xs.append(v)`, `d[k] = v`, `xs[i] += v`."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _MUTATORS:
+            self.names.add(f.value.value)
+
+    def _subscript(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.names.add(target.value.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._subscript(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._subscript(node.target)
+
+
+def fed_back(body: Sequence[cst.CSTNode], chosen: Sequence[int]) -> Optional[int]:
+    """PPO's advantages: `delta = (td_target - v(s)).detach().numpy()`, then a loop outside the step that
+    fills `advantage_lst` from delta, then `advantage = torch.tensor(advantage_lst)` inside it. A statement
+    left out of the step that reads what the step computes before it and fills (without binding) a name the
+    step reads after it: no order of the step and that statement computes the loss (the index; None: none)."""
+    picked = set(chosen)
+    tainted: Set[str] = set()       # what the step computes, and what statements left out derive from it
+    for j in range(min(chosen, default=0), max(chosen, default=0)):
+        if j in picked:
+            tainted |= assigns(body[j])
+            continue
+        if not set(reads(body[j])) & tainted:
+            continue
+        found = _Mutated()
+        walk(body[j], found)
+        tainted |= assigns(body[j]) | found.names
+        after: Set[str] = set()
+        for c in chosen:
+            if c > j:
+                after |= set(reads(body[c]))
+        if found.names & after:
+            return j
+    return None
+
+
 def _host_helper(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], outside: Sequence[int],
                  info: "LoopInfo") -> Optional[str]:
     """WGAN-GP's `gp = compute_gradient_penalty(D, real, fake)`: a helper of the program that draws on the
@@ -1716,6 +1817,11 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
         return (f"the loss passes through `{_short(body[j])}`, which the train step cannot hold (a loop, or a "
                 "host value such as .item() or NumPy): value_and_grad would not differentiate through it; "
                 "write this train step with mindspore.value_and_grad by hand")
+    j = fed_back(body, chosen)
+    if j is not None:
+        return (f"the loss reads what `{_short(body[j])}` fills from values the step computes (a host loop, "
+                "NumPy): a train step cannot run it in between; write this train step with "
+                "mindspore.value_and_grad by hand")
     fwd_stmts = [body[k] for k in chosen]
     inputs, _ = _inputs(fwd_stmts, g.losses)
     library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
@@ -2418,14 +2524,23 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                  inline_defs: bool = False, closed_over: Set[str] = frozenset(),
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
                  original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
-                 sums_across_calls: bool = False, held_for: Optional[str] = None) -> Optional[Rewrite]:
+                 sums_across_calls: bool = False, held_for: Optional[str] = None,
+                 taped_for: Optional[str] = None) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
     (grad_carry.py): its backward()s become raising TODOs. sums_across_calls: a step function clearing
     no gradients, whose steps apply the held sum (as a loop clearing none)."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info, outer_step, closure_of, held_for)
+    groups, problems = find_groups(body, info, outer_step, closure_of, held_for, taped_for)
+    outer_taped = [g for g in groups if g.taped_outer]
+    if outer_taped and leftover is None:
+        # kept on the tape; the enclosing step (taped_outer_step) differentiates them
+        g = outer_taped[0]
+        TS.taped_statements(g, body, step=False)
+        sites = [(b, "Tensor.backward", f"{TS.COMPAT}.tape_backward", TS.NOTE) for b in g.backwards]
+        return Rewrite(loop.with_changes(body=loop.body.with_changes(body=body)), [], set(), sites, problems,
+                       steps=len(sites), taped=True)
     _keep_cleared_co_steps(groups, original)
     _take_cleared_clips(groups, body, original)
     if leftover is not None and groups:
@@ -2473,11 +2588,13 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     after_step: Dict[int, List[str]] = {}      # id(group) -> `self.loss = loss` after its step
     starts: Dict[int, int] = {}
     start = 0
+    written_losses = {id(g): list(g.losses) for g in groups}    # as written (localize renames attributes)
     for g in groups:
         starts[id(g)] = start
         after_step[id(g)] = localize_attribute_losses(body, g, start, used)
         start = g.step + 1
-    frozen: Set[int] = set()        # statements of groups left as TODOs: untouched
+    frozen: Set[int] = set()        # statements of groups left as TODOs (or taped): untouched
+    taped_sites: List[Tuple[int, str, str, str]] = []     # backward()s of the taped groups (taped_steps.py)
     unsound_drop: Set[int] = set()  # their zero_grad() calls (no MindSpore counterpart; the TODO raises)
     while True:
         special: Set[int] = set()
@@ -2518,15 +2635,23 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if cond is not None:
             g.host_ifs.add(cond)            # the step holds it, run op by op: slice again
             continue
-        problems.extend((b, why) for b in g.backwards)
         for j in range(starts[id(g)], g.step + 1):
             body[j] = original_body[j]
         frozen |= set(range(starts[id(g)], g.step + 1))
-        unsound_drop |= {e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None}
+        zero_grads = [e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None]
+        if TS.tapeable(g, body, zero_grads, info.distributed):
+            # run as written, differentiated from PyNative's record of what ran (taped_steps.py)
+            g.losses = written_losses[id(g)]
+            unsound_drop |= set(TS.taped_statements(g, body))
+            taped_sites.extend((b, "Tensor.backward", f"{TS.COMPAT}.tape_backward", TS.NOTE) for b in g.backwards)
+        else:
+            problems.extend((b, why) for b in g.backwards)
+            unsound_drop |= set(zero_grads)
         groups = [x for x in groups if x is not g]
         if not groups:
             new_body = [st for i, st in enumerate(body) if i not in unsound_drop] or [_line("pass")]
-            return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), [], problems)
+            return Rewrite(loop.with_changes(body=loop.body.with_changes(body=new_body)), [], set(), taped_sites,
+                           problems, steps=len(taped_sites), taped=bool(taped_sites))
 
     for g, chosen in zip(groups, slices):     # a network that draws with NumPy in its forward: op by op
         g.host_helpers |= {r for k in chosen for r in call_roots(body[k])} & set(info.drawing_objects)
@@ -2834,5 +2959,5 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))
-    return Rewrite(new_loop, hoisted, closures, sites, problems, len(groups), resolved,
-                   accumulator, any_kept)
+    return Rewrite(new_loop, hoisted, closures, sites + taped_sites, problems, len(groups) + len(taped_sites),
+                   resolved, accumulator, any_kept, taped=bool(taped_sites))

@@ -14,6 +14,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from . import registry as R
+from . import python_sequences as PS
+from . import taped_steps as TS
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS, VALUE_ATTRS)
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
@@ -262,6 +264,12 @@ def _split_step_calls(line) -> Optional[List[cst.SimpleStatementLine]]:
 _TUPLE_RESULTS = ("split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes")
 
 
+def _numpy_read(node: cst.BaseExpression) -> bool:
+    """`x.numpy()` as written (an operand of a tensor's arithmetic: an array torch takes as a tensor)."""
+    return isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value == "numpy"
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -345,6 +353,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_nodes: List[cst.CSTNode] = []  # those statements, held so that their ids stay theirs
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
+        self._taped = False      # a backward() differentiated from PyNative's record (taped_steps.py)
+        # torch.no_grad() kept as mindspore._no_grad(): set on the second conversion of a taped file (converter.py)
+        self.keep_no_grad = False
+        self._taped_outer: Dict[int, str] = {}   # id(function or loop) -> the optimizer its tape_step steps
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
         self._clearing_functions: Set[str] = set()   # module functions clearing gradients (train_loop)
         self._backward_methods: Dict[str, int] = {}     # methods calling backward() on a parameter (train_loop)
@@ -847,6 +859,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A loop whose body holds a torch training step gets a MindSpore train step
         (msmigrate/train_loop.py); its definitions go before the outermost enclosing loop
         that does not rebind what they use, so the step compiles once."""
+        if id(original) in self._taped_outer:      # the step after a loop of taped backward()s
+            updated = TS.taped_step_in(updated, self._taped_outer.pop(id(original)))
         scope = self._scopes[-1]
         loops = scope["loops"]
         loops.pop()
@@ -861,12 +875,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                                         or SC.guarded_update(updated, self._guarded_ifs))
             updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
+            enclosing = self._loop_nodes[-1] if loops else scope["node"]
+            # losses no step here holds, the step in the enclosing function or loop: taped (taped_steps.py)
+            taped_for = None if outer is not None else TL.taped_outer_step(enclosing, original, self._loop_info())
             # `loss = model(next(loader))`: the batch read in a statement of its own (hoist_data_arguments)
             updated = TL.with_data_arguments_hoisted(updated, self._loop_info())
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
                                  leftover=self._leftover_grads.get(id(original)),
-                                 held_for=self._held_loops.get(id(original)))
+                                 held_for=self._held_loops.get(id(original)), taped_for=taped_for)
+            if rw is not None and rw.taped and taped_for is not None and not rw.problems:
+                self._taped_outer[id(enclosing)] = taped_for
             if rw is not None and rw.problems and not rw.steps and id(original) not in self._leftover_grads:
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
@@ -1134,6 +1153,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.uses_compat = True
         if rw.kept_grads:       # the module's `.grad` reads read what a step kept (grad_reads.py)
             self._keeps_grads = True
+        if rw.taped:            # the run header starts PyNative's record (taped_steps.py)
+            self._taped = True
         return result
 
     def _site_at(self, stmt, api: str, target: str, status: str, note: str) -> None:
@@ -1304,10 +1325,17 @@ class TorchToMindSpore(cst.CSTTransformer):
             call = orig_item.item
             qn = self._torch_qname(call.func) if isinstance(call, cst.Call) else self._torch_qname(call)
             if qn in DROPPED_CONTEXTS and orig_item.asname is None:
+                if self.keep_no_grad and qn in NG.NO_GRAD_CONTEXTS:
+                    # PyNative's tape records what runs outside it (taped_steps.py)
+                    self.need.add("ms")
+                    self._record(orig_item, qn, "mindspore._no_grad", R.CONVERTED, TS.NO_GRAD_NOTE)
+                    kept.append(item.with_changes(item=cst.parse_expression(f"{self.names['ms']}._no_grad()")))
+                    continue
                 dropped_notes.append((qn, DROPPED_CONTEXTS[qn], orig_item))
                 continue
             kept.append(item)
         if not dropped_notes:
+            updated = updated.with_changes(items=kept)      # (no_grad items kept as mindspore._no_grad())
             checks = GO.entered_objects_checked(self, original, updated)   # `with ctx:` in construct
             return cst.FlattenSentinel([*checks, self._pop_comments(updated)]) if checks \
                 else self._pop_comments(updated)
@@ -1360,7 +1388,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                              "loops": [],
                              "shadows": bound - imported,
                              "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
-                             "numpy": NI.numpy_names(node, self._numpy_aliases())})   # `pos = np.random.choice(..)`
+                             "numpy": NI.numpy_names(node, self._numpy_aliases()),   # `pos = np.random.choice(..)`
+                             "sequences": PS.sequence_names(node)})     # `returns = deque()`
+
+    def python_sequence(self, name: str) -> bool:
+        """`name` holds a deque or a range here (python_sequences.py), by the innermost scope that binds it."""
+        for scope in reversed(self._scopes):
+            if name in scope["sequences"]:
+                return True
+            if name in scope["bound"]:
+                return False
+        return False
 
     def _numpy_aliases(self) -> Set[str]:
         return {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
@@ -1408,7 +1446,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             node.code)} if self.index.host_sampling_methods() else set()
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
-        self._drawing_objects = TL.drawing_objects(node, numpy_names, self._drawing_functions)
+        # Python's random too: a replay buffer's `random.sample(self.buffer, n)` inside a compiled step is drawn
+        # once, at compile time (minimalRL's DQN trained on one batch)
+        random_names = {a for a, q in self._imports.items() if q == "random" or q.startswith("random.")}
+        self._drawing_objects = TL.drawing_objects(node, numpy_names | random_names, self._drawing_functions)
         self._namespaces = NT.Namespaces(node)     # settings objects: their `.grad` is no tensor's
         self._fresh_out_tuples = fresh_out_tuples(node, self._torch_qname)   # `out = (torch.empty(2), ...)`
         self._torch_heads = {a for a, q in self._imports.items() if is_torch_name(q)}
@@ -1522,6 +1563,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self._grad_modes.pop()
+        if id(original.body) in self._taped_outer:      # the step after a loop of taped backward()s
+            updated = TS.taped_step_in(updated, self._taped_outer.pop(id(original.body)))
         if not self._in_module_forward():
             # any function but a Module's forward may hold a step or a lone backward() (a TODO); a
             # Module's other methods too: on a second pass they are methods of a Cell and get this anyway
@@ -1534,6 +1577,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         for orig_dec, dec in zip(original.decorators, updated.decorators):
             target = orig_dec.decorator
             qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
+            if qn in DROPPED_DECORATORS and self.keep_no_grad and qn in NG.NO_GRAD_CONTEXTS:
+                self.need.add("ms")     # PyNative's tape records what runs outside it (taped_steps.py)
+                self._record(orig_dec, qn, "mindspore._no_grad", R.CONVERTED, TS.NO_GRAD_NOTE)
+                new_decorators.append(dec.with_changes(
+                    decorator=cst.parse_expression(f"{self.names['ms']}._no_grad()")))
+                continue
             if qn in DROPPED_DECORATORS:
                 if qn in NG.NO_GRAD_CONTEXTS and no_grad is None:
                     no_grad = orig_dec
@@ -2189,6 +2238,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         return None
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        if isinstance(updated.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+            # `rhos * (td - v).numpy()`: torch's tensor takes the array as a tensor; MindSpore's Mul refuses it
+            for side, other in (("left", "right"), ("right", "left")):
+                if _numpy_read(getattr(original, side)) and not _numpy_read(getattr(original, other)) \
+                        and self._is_tensor_expr(getattr(original, other)):
+                    self.need.add("ms")
+                    wrapped = cst.Call(func=cst.parse_expression(f"{self.names['ms']}.Tensor"),
+                                       args=[cst.Arg(getattr(updated, side).with_changes(lpar=[], rpar=[]))])
+                    updated = updated.with_changes(**{side: wrapped})
         if isinstance(updated.operator, cst.BitXor) and self._in_forward():   # msmigrate/graph_idioms.py
             self.uses_compat = True
             return xor_graph_safe(updated, COMPAT)
@@ -3299,7 +3357,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         """A program with a converted train step chooses its mode and device once, at the top."""
         ms_name = self.names["ms"]
         mode, why = "GRAPH_MODE", "GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)"
-        if self.index.reaches_autograd_function(self.module_name):
+        if self._taped:
+            mode, why = "PYNATIVE_MODE", TS.MODE_WHY
+        elif self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
         elif self.index.reaches_sequence_packing(self.module_name):
@@ -3336,6 +3396,10 @@ class TorchToMindSpore(cst.CSTTransformer):
                     "# msmigrate: " + why,
                     "# msmigrate: the device comes from MS_DEVICE_TARGET (CPU, GPU or Ascend)")]),
             cst.parse_statement(f"{COMPAT}.set_device(os.environ.get('MS_DEVICE_TARGET', 'CPU'))\n"),
+            *([cst.parse_statement(f"{COMPAT}.open_tape()\n").with_changes(leading_lines=[cst.EmptyLine(
+                comment=cst.Comment("# msmigrate: PyNative records the operations from here: a backward() of a "
+                                    "loss built before its step is differentiated from that record"))])]
+              if self._taped else []),
             # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);
             # read at the first convolution, so setting it here is in time
             cst.parse_statement("os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')\n").with_changes(

@@ -4,6 +4,7 @@ Converted programs set `ms.set_context(mode=ms.GRAPH_MODE)` at import, as the pr
 several tests compile on purpose. MindSpore's mode is process-wide, so one test that leaves GRAPH mode on makes
 later tests in the same xdist worker compile code written for PyNative and fail for a reason of their own: which
 tests those are depends on how the workers split the files. A test that wants GRAPH mode sets it itself.
+PyNative's record opened by a converted program's `_ms_compat.open_tape()` is closed after each test too.
 """
 import sys
 
@@ -16,8 +17,18 @@ def _pynative():
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
+def _tape_closed():
+    """A converted program with a taped backward() opens PyNative's record at import (taped_steps.py); the
+    record is process-wide like the mode, so it is closed after each test."""
+    for name in ("_ms_compat",):
+        helper = sys.modules.get(name)
+        if helper is not None and hasattr(helper, "close_tape"):
+            helper.close_tape()
+
+
 @pytest.fixture(autouse=True)
 def _pynative_mode():
     _pynative()
     yield
+    _tape_closed()
     _pynative()

@@ -25,6 +25,9 @@ _GUARDED = ("reached only past a compile guard (`if _compiling(_draw_probe): _re
 
 # "file:qualified name" -> why no compiled graph parses it
 HOST_SIDE = {
+    "taped_backward.py:tape_backward": "on the host: a taped backward() stands in the program's own code, run op by "
+                                       "op (it raises where no PyNative record is open)",
+    "taped_backward.py:tape_step": "on the host: the taped optimizer step stands in the program's own code",
     "unused_params.py:_grads_of_reached": "runs op by op only: in GRAPH mode it returns the plain value_and_grad first",
     "unused_params.py:_held_back": "on the host: for a None gradient, which only an op-by-op step gives (a compiled "
                                    "step's gradients come from the plain value_and_grad), or around a compiled step",

@@ -810,20 +810,26 @@ def test_update_chosen_by_a_per_batch_value_stays_a_todo():
     assert [s for s in sites if s.status == TODO and s.api == "Tensor.backward"]
 
 
-def test_network_call_in_an_if_with_a_data_call_stays_a_todo():
+def test_network_call_in_an_if_with_a_data_call_is_taped():
     """word_language_model's `if args.model == 'Transformer': ... else: hidden = repackage_hidden(hidden);
     output, hidden = model(data, hidden)`: the `if` holds a data call, so the step cannot hold it, but it
     calls the network: the step would take the output as a constant (every gradient zero). Its test computed
-    in the loop body (not fixed for the iteration: no step per branch, tests/test_step_choice.py): a TODO."""
-    from .parity.harness import convert_snippet
+    in the loop body (not fixed for the iteration: no step per branch, tests/test_step_choice.py): the group
+    runs as written and its backward() is differentiated from PyNative's record (taped_steps.py), as torch."""
     src = MLP + """
 
 def repackage(h):
     return h.detach()
 
 
-def train(model, optimizer, batches, plain=False):
-    h = None
+def make():
+    model = Net()
+    return {"model": model, "optimizer": torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)}
+
+
+def train(objs, batches):
+    model, optimizer = objs["model"], objs["optimizer"]
+    h, losses = None, []
     for x, y in batches:
         optimizer.zero_grad()
         plain = len(y) > 100
@@ -835,10 +841,12 @@ def train(model, optimizer, batches, plain=False):
         loss = F.cross_entropy(out, y)
         loss.backward()
         optimizer.step()
+        losses.append(loss.item())
+    return losses
 """
-    code, sites = convert_snippet(src)
-    assert "Unconverted('Tensor.backward'" in code and "compile_step" not in code, code
-    assert [s for s in sites if s.status == TODO and "calls the network" in s.note]
+    code, sites, _ = run_both(src, _batches(), modes=("pynative",))
+    assert "_ms_compat.tape_backward(loss)" in code and "_ms_compat.tape_step(optimizer)" in code, code
+    assert "compile_step" not in code and not [s for s in sites if s.status == TODO], code
 
 
 # ------------------------------------------------------------------ train-step soundness
@@ -1037,25 +1045,30 @@ def train(objs, batches):
     assert not [s for s in sites if s.status == "todo"], code
 
 
-def test_unprovable_losses_are_todos():
-    """Where the forward function would not reach the network (the loss kept in an attribute a
-    method set, a loss that passes through a host value), the backward() is a TODO that raises
-    naming the line, not a step whose gradients are all zero."""
-    src = TRAINER + """
+def test_unprovable_losses_are_taped():
+    """Where the forward function would not reach the network (the loss kept in an attribute a method set, a
+    loss that passes through a host value), no step with all-zero gradients is written: the group runs as
+    written, its backward() differentiated from PyNative's record (taped_steps.py); it trains as torch, and in
+    GRAPH mode (nothing recorded) it raises MigrationError naming the line."""
+    defs = """
 
 class StateTrainer(Trainer):
     def forward_pass(self, x, y):
         self.loss = F.cross_entropy(self.model(x), y)
 
     def run(self, batches):
+        losses = []
         for x, y in batches:
             self.optimizer.zero_grad()
             self.forward_pass(x, y)
             self.loss.backward()
             self.optimizer.step()
+            losses.append(self.loss.item())
+        return losses
 
 
 def run_logged(model, optimizer, batches):
+    losses = []
     for x, y in batches:
         optimizer.zero_grad()
         out = model(x)
@@ -1064,20 +1077,26 @@ def run_logged(model, optimizer, batches):
             print(loss.item())
         loss.backward()
         optimizer.step()
+        losses.append(loss.item())
+    return losses
 """
     import mindspore as ms
+    for call in ("StateTrainer(objs['model'], objs['optimizer']).run(batches)",
+                 "run_logged(objs['model'], objs['optimizer'], batches)"):
+        src = TRAINER + defs + f"\n\ndef train(objs, batches):\n    return {call}\n"
+        code, sites, _ = run_both(src, _batches(), modes=("pynative",))
+        taped = [s for s in sites if s.api == "Tensor.backward" and s.target == "_ms_compat.tape_backward"]
+        assert [s.code for s in taped] == ["self.loss.backward()", "loss.backward()"], taped
+        assert "forward_fn" not in code and not [s for s in sites if s.status == TODO], code
     mod, code, sites = load_converted(src)
-    todos = [s for s in sites if s.api == "Tensor.backward" and s.status == TODO]
-    assert [s.code for s in todos] == ["self.loss.backward()", "loss.backward()"], todos
-    assert "forward_fn" not in code and "zero_grad" not in code, code
-    assert code.count("# msmigrate: TODO Tensor.backward") == 2
     objs = mod.make()
     batch = [(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([0, 1], np.int32)))]
-    lines = sorted(s.line for s in todos)
-    with pytest.raises(mod._ms_compat.MigrationError, match=f":{lines[0]}"):
-        mod.StateTrainer(objs["model"], objs["optimizer"]).run(batch)
-    with pytest.raises(mod._ms_compat.MigrationError, match=f":{lines[1]}"):
-        mod.run_logged(objs["model"], objs["optimizer"], batch)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:   # (the original line is named in a converted tree: tests/test_taped_backward.py)
+        with pytest.raises(mod._ms_compat.MigrationError, match="backward.. of a loss computed before its train"):
+            mod.run_logged(objs["model"], objs["optimizer"], batch)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 # ------------------------------------------------------------------ hand-written updates

@@ -173,7 +173,11 @@ def _tensor(ctx):
     dtype = _dtype(b)
     if dtype is None and _complex_literal(b.code("data")):
         dtype = "ms.complex64"   # torch's default complex dtype; MindSpore would infer complex128
-    return _call(ctx, "ms.Tensor", [b.code("data")], [("dtype", dtype)])
+    data = b.code("data")
+    if re.fullmatch(r"((collections\.)?deque|range)\(.*\)", data, re.S) or (
+            re.fullmatch(r"\w+", data) and getattr(ctx.tr, "python_sequence", lambda n: False)(data)):
+        data = f"list({data})"      # a deque or range, which ms.Tensor refuses (python_sequences.py)
+    return _call(ctx, "ms.Tensor", [data], [("dtype", dtype)])
 
 
 def _complex_literal(code: str) -> bool:

@@ -269,20 +269,30 @@ def _rnn_order(pairs):
     return out
 
 
+def _optimizer_cell(cell):
+    """A MindSpore optimizer (a Cell) kept in a module's attribute (`self.optimizer = optim.Adam(...)` in
+    __init__): torch's optimizer is no submodule, its state no parameter of the module."""
+    return any(c.__name__ == "Optimizer" and c.__module__.startswith("mindspore") for c in type(cell).__mro__)
+
+
+def _torch_child(name, child, hidden):
+    return child is not None and name not in hidden and not getattr(child, "torch_function", False) \
+        and not _optimizer_cell(child)
+
+
 def _tree(cell, prefix=""):
     """(path, cell) in torch's named_modules order."""
     yield prefix, cell
     hidden = _hidden_children(cell)
     for name, child in cell._cells.items():
-        if child is not None and name not in hidden and not getattr(child, "torch_function", False):
+        if _torch_child(name, child, hidden):
             yield from _tree(child, f"{prefix}.{name}" if prefix else name)
 
 
 def named_children(cell):
     """torch's Module.named_children(): the direct sub-modules torch's module has."""
     hidden = _hidden_children(cell)
-    return iter([(name, child) for name, child in cell._cells.items() if child is not None and name not in hidden
-                 and not getattr(child, "torch_function", False)])
+    return iter([(name, child) for name, child in cell._cells.items() if _torch_child(name, child, hidden)])
 
 
 def children(cell):

@@ -1,0 +1,126 @@
+"""Minimal reproductions of what bench/_rw_heldout21.py's reinforcement-learning programs (pytorch/examples'
+reinforce and actor_critic, seungeunrho/minimalRL) needed, each compared with torch. The taped backward()s
+themselves are tests/test_taped_backward.py.
+
+- A replay buffer drawing its batch with Python's `random.sample` in a method, called inside the train step
+  (minimalRL's DQN): a compiled step drew it once, at compile time, and trained on one batch every step.
+- `tensor * other.numpy()` (minimalRL's V-trace): torch takes the array as a tensor, MindSpore's Mul refused it.
+- An optimizer kept in a module's attribute (`self.optimizer = optim.Adam(self.parameters())` in __init__):
+  MindSpore's optimizer is a Cell, so the module's parameters() listed its moments too."""
+import random
+
+import numpy as np
+import pytest
+
+from tests.parity.harness import assert_close, load_converted, load_torch, program_weights_match_torch
+
+_FILL = '''
+import numpy as np
+import torch
+
+
+def fill(module, seed):
+    rng = np.random.RandomState(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.from_numpy(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+'''
+
+REPLAY = _FILL + '''
+import collections
+import random
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ReplayBuffer:
+    def __init__(self):
+        self.buffer = collections.deque(maxlen=100)
+
+    def put(self, transition):
+        self.buffer.append(transition)
+
+    def sample(self, n):
+        batch = random.sample(self.buffer, n)
+        s_lst, r_lst = [], []
+        for s, r in batch:
+            s_lst.append(s)
+            r_lst.append([r])
+        return torch.tensor(np.array(s_lst), dtype=torch.float), torch.tensor(r_lst)
+
+
+q = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+fill(q, 0)
+memory = ReplayBuffer()
+rng = np.random.RandomState(1)
+for i in range(40):
+    memory.put((rng.randn(3).astype(np.float32), float(rng.rand())))
+optimizer = torch.optim.Adam(q.parameters(), lr=1e-2)
+random.seed(7)
+
+
+def train(q, memory, optimizer):
+    for i in range(4):
+        s, r = memory.sample(5)
+        loss = F.smooth_l1_loss(q(s), r)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+train(q, memory, optimizer)
+weights = [p.detach() for p in q.parameters()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_replay_buffer_draws_each_step(graph):
+    random.seed(7)      # the converted program draws from the same Python random state as torch's
+    code, _ = program_weights_match_torch(REPLAY, graph=graph)
+    assert "host_calls=True" in code, code
+
+
+def test_tensor_times_a_numpy_read():
+    src = '''
+import torch
+rhos = torch.tensor([[0.5], [2.0]])
+v = torch.tensor([[1.0], [3.0]])
+td = torch.tensor([[2.0], [1.0]])
+delta = rhos * (td - v).numpy()
+vs = torch.tensor([[0.1], [0.2]]) + v.numpy()
+both = v.numpy() * td.numpy()
+'''
+    mod, code, _ = load_converted(src, pynative=True)
+    ref = load_torch(src)
+    for name in ("delta", "vs", "both"):
+        assert_close(getattr(mod, name), ref[name], what=name)
+    assert type(ref["both"]).__name__ == type(mod.both).__name__ == "ndarray"
+
+
+def test_optimizer_held_by_the_module_is_no_submodule():
+    src = _FILL + '''
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-2)
+
+
+pi = Policy()
+fill(pi, 2)
+pi.fc(torch.ones(1, 3)).sum().backward()
+pi.optimizer.step()
+names = [n for n, _ in pi.named_parameters()]
+modules = [n for n, _ in pi.named_modules()]
+weights = [p.detach() for p in pi.parameters()]
+'''
+    mod, code, _ = load_converted(src, pynative=True)
+    ref = load_torch(src)
+    assert mod.names == ref["names"] == ["fc.weight", "fc.bias"]
+    assert mod.modules == ref["modules"] == ["", "fc"], mod.modules
+    for got, want in zip(mod.weights, ref["weights"]):
+        assert_close(got, want, what="weight")
+    assert np.isfinite(mod.weights[0].asnumpy()).all()
