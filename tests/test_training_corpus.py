@@ -264,7 +264,9 @@ def convert(name: str, out: Path) -> dict:
 # +18 cifar_resnet: _ms_compat.DataParallel (its `net = torch.nn.DataParallel(net)` on cuda keeps `.module`)
 # +23 each: compile_step's _reaches_object_tensor (a step reading a tensor a plain object holds, SAC's
 # `self.alpha`/`self.log_alpha`, runs op by op in GRAPH mode: a graph froze it; tests/test_heldout19_programs.py)
-HELPER_BOUNDS = {"cifar_resnet": 3770, "dcgan": 3920, "lstm_lm": 3155, "mnist_cnn": 3557, "transformer_lm": 3463,
+# +11 lstm_lm, +10 transformer_lm, +3 dcgan: module_tree's _optimizer_cell (an optimizer kept in a module's
+# attribute, minimalRL's `self.optimizer = optim.Adam(...)`, is no submodule; tests/test_heldout21_programs.py)
+HELPER_BOUNDS = {"cifar_resnet": 3770, "dcgan": 3923, "lstm_lm": 3166, "mnist_cnn": 3557, "transformer_lm": 3473,
                  "vae": 3536}
 
 
