@@ -20,6 +20,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout16  # bench/_rw_heldout16.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout17  # bench/_rw_heldout17.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout18  # bench/_rw_heldout18.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout20  # bench/_rw_heldout20.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -484,7 +485,7 @@ def main(argv=None):
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-                                      "heldout17", "heldout18"),
+                                      "heldout17", "heldout18", "heldout20"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -507,7 +508,8 @@ def main(argv=None):
                          "odeint, odeint_adjoint and examples (bench/_rw_heldout16.py); heldout17: tkipf/pygcn, "
                          "Diego999/pyGAT's train.py, dense and sparse (bench/_rw_heldout17.py); heldout18: "
                          "PaLM-pytorch, tab-transformer (categories only), slot-attention, mixture-of-experts "
-                         "(bench/_rw_heldout18.py)")
+                         "(bench/_rw_heldout18.py); heldout20: lukemelas/EfficientNet-PyTorch, "
+                         "kenshohara/3D-ResNets-PyTorch's models and train_epoch (bench/_rw_heldout20.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
