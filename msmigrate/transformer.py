@@ -2559,6 +2559,26 @@ class TorchToMindSpore(cst.CSTTransformer):
             return "tensor"     # `r.topk(2).values`: only a tensor's method has that result
         return "unknown"
 
+    _LEGACY_TYPE_CODE = re.compile(r"_ms_compat\.(Float|Double|Half|Long|Int|Short|Byte|Char|Bool|BFloat16)Tensor")
+
+    def _legacy_isinstance(self, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+        """`isinstance(x, torch.FloatTensor)` (`torch.cuda.FloatTensor`, a tuple of them): the legacy types are
+        _ms_compat objects that a compiled graph's isinstance does not take (3D-ResNets' `isinstance(out.data,
+        torch.cuda.FloatTensor)` in a shortcut stopped GRAPH compilation): `_ms_compat.legacy_isinstance(x, T, ...)`,
+        x a MindSpore tensor of one of their dtypes, in Python and in a graph."""
+        if not (isinstance(original.func, cst.Name) and original.func.value == "isinstance" and len(updated.args) == 2
+                and not any(a.star or a.keyword for a in updated.args)) or self._shadowed("isinstance"):
+            return None
+        t = updated.args[1].value
+        types = [e.value for e in t.elements] if isinstance(t, cst.Tuple) else [t]
+        if not types or any(isinstance(e, cst.StarredElement) for e in types) or not all(
+                self._LEGACY_TYPE_CODE.fullmatch(cst.Module([]).code_for_node(e)) for e in types):
+            return None
+        self.uses_compat = True
+        return cst.Call(func=self._render_template("_ms_compat.legacy_isinstance"),
+                        args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                              *[cst.Arg(e) for e in types]])
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         in_order = SQ.immediate_call(self, original, updated)   # `nn.Sequential(*layers)(x)`: sequential_calls.py
         if in_order is not None:
@@ -2580,6 +2600,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                           or GO.refuse_in_graph(self, original, result, plain))
         if result is updated:       # `isinstance(x, LayerIntermediates)` of a record class: graph_records.py
             result = GRD.isinstance_call(self, original, updated) or result
+        if result is updated:       # `isinstance(x, torch.cuda.FloatTensor)`: also compiled
+            result = self._legacy_isinstance(original, updated) or result
         if result is updated and (self._in_graph_code() or self._in_record_method()):
             result = (GRD.method_call(self, original, updated) or GRD.copy_call(self, original, updated)
                       or result)     # `nt.decompose()`, `copy(inter)`: graph_records.py

@@ -61,3 +61,62 @@ def test_convolution_with_a_one_value_list_stride(graph):
     steps vs torch, both modes."""
     code, _ = program_weights_match_torch(ONE_VALUE_STRIDE, graph)
     assert "class SamePadConv(_ms_compat.Conv2d)" in code, code
+
+
+# ------------------------------------------------------------------ isinstance of a legacy tensor type, compiled
+LEGACY_ISINSTANCE = """
+import torch
+from functools import partial
+from torch import nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(2, 2, 3, padding=1)
+        self.conv = nn.Conv2d(2, 4, 3, stride=2, padding=1)
+        self.shortcut = partial(self._pad_shortcut, planes=4, stride=2)
+        self.fc = nn.Linear(4, 3)
+
+    def _pad_shortcut(self, x, planes, stride):
+        out = F.avg_pool2d(x, kernel_size=1, stride=stride)
+        zero_pads = torch.zeros(out.size(0), planes - out.size(1), out.size(2), out.size(3))
+        if isinstance(out.data, torch.cuda.FloatTensor):
+            zero_pads = zero_pads.cuda()
+        return torch.cat([out.data, zero_pads], dim=1)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        y = self.conv(x) + self.shortcut(x)
+        return self.fc(y.mean((2, 3)))
+
+
+model = Net()
+with torch.no_grad():
+    for i, p in enumerate(model.parameters()):
+        p.copy_(torch.linspace(-0.5, 0.5, p.numel()).reshape(p.shape) * (1 + 0.1 * i))
+x = torch.linspace(-1, 1, 2 * 2 * 6 * 6).reshape(2, 2, 6, 6).requires_grad_()
+y = torch.tensor([0, 2])
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+for step in range(3):
+    loss = F.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+kinds = [isinstance(x.data, torch.FloatTensor), isinstance(y, (torch.LongTensor, torch.IntTensor)),
+         isinstance(y, torch.FloatTensor)]
+weights = list(model.parameters()) + [torch.tensor([float(k) for k in kinds])]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_isinstance_of_legacy_tensor_types_in_a_compiled_step(graph):
+    """3D-ResNets' shortcut 'A': a `functools.partial` of a method that pads the channels with torch.zeros, tests
+    `isinstance(out.data, torch.cuda.FloatTensor)` and concatenates `out.data` (no gradient through the
+    shortcut). Before: the legacy type became _ms_compat.FloatTensor, an object a compiled graph's isinstance does
+    not take (GRAPH compilation stopped: "isinstance() arg 2 must be a type"). Now
+    `_ms_compat.legacy_isinstance(x, T, ...)`: the weights after three SGD steps vs torch in both modes, and the
+    isinstance results of float and int tensors against FloatTensor / (LongTensor, IntTensor)."""
+    code, _ = program_weights_match_torch(LEGACY_ISINSTANCE, graph)
+    assert "_ms_compat.legacy_isinstance(out.data, _ms_compat.FloatTensor)" in code, code
