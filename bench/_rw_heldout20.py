@@ -155,14 +155,15 @@ _BUILDS = {
                 "widen_factor=0.125)",
     # ResNeXtBottleneck takes `inplanes` where ResNet._make_layer passes `in_planes=` (a TypeError in torch): the
     # driver's subclass takes the keyword. ResNeXt hands its n_classes to ResNet's widen_factor: planes
-    # [4, 8, 16, 32] * 4, the fc's cardinality 4 * 32 * 2 = 256 inputs
+    # [8, 16, 32, 64] * 4 (multiples of 32, as the grouped convolutions need), the fc's cardinality 8 * 32 * 2 = 512
+    # inputs
     "r3d_resnext": """
 class Block(resnext.ResNeXtBottleneck):
     def __init__(self, in_planes, planes, cardinality, stride=1, downsample=None):
         super().__init__(in_planes, planes, cardinality, stride, downsample)
 
 
-net = resnext.ResNeXt(Block, [1, 1, 1, 1], [4, 8, 16, 32], conv1_t_size=3, no_max_pool=True, cardinality=4,
+net = resnext.ResNeXt(Block, [1, 1, 1, 1], [8, 16, 32, 64], conv1_t_size=3, no_max_pool=True, cardinality=8,
                       n_classes=4)""",
     "r3d_densenet": "net = densenet.DenseNet(conv1_t_size=3, no_max_pool=True, growth_rate=8, "
                     "block_config=(2, 2, 2, 2), num_init_features=16, bn_size=2, num_classes=4)",

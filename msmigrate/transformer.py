@@ -2010,6 +2010,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         fam = fams.pop()
         return {obj: next(k for k, v in LAYER_FAMILY.items() if v == fam)}
 
+    @staticmethod
+    def _isinstance_alternatives(test: cst.BaseExpression) -> Optional[cst.Call]:
+        """`isinstance(m, A) or isinstance(m, (B, C)) or ...` of one name: `isinstance(m, (A, B, C))`; else None."""
+        calls, pending = [], [test]
+        while pending:
+            t = pending.pop(0)
+            if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.Or) and not t.lpar:
+                pending[:0] = [t.left, t.right]
+            elif (isinstance(t, cst.Call) and isinstance(t.func, cst.Name) and t.func.value == "isinstance"
+                  and len(t.args) == 2 and not any(a.star or a.keyword for a in t.args)
+                  and isinstance(t.args[0].value, cst.Name)):
+                calls.append(t)
+            else:
+                return None
+        if len(calls) < 2 or len({c.args[0].value.value for c in calls}) != 1:
+            return None
+        types = [e.value for c in calls for e in (c.args[1].value.elements if isinstance(c.args[1].value, cst.Tuple)
+                                                  else [cst.Element(c.args[1].value)])]
+        return calls[0].with_changes(args=[calls[0].args[0], cst.Arg(cst.Tuple([cst.Element(e) for e in types]))])
+
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> Dict[str, str]:
         by_name = self._class_name_narrowing(test)
         if by_name:
@@ -2019,7 +2039,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # `isinstance(m, X) and ...`
             if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
                 return self._isinstance_narrowing(test.left)
-            return {}
+            # `isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d)` (3D-ResNets' DenseNet): as
+            # isinstance(m, (nn.BatchNorm3d, nn.BatchNorm2d))
+            joined = self._isinstance_alternatives(test)
+            return self._isinstance_narrowing(joined) if joined is not None else {}
         obj, types = test.args[0].value, test.args[1].value
         if not isinstance(obj, cst.Name):
             return {}
@@ -2110,9 +2133,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                      "the classes of the isinstance() test name this parameter differently in MindSpore: "
                      "updated under the name the cell has, chosen at run time")
         obj = updated.target.value
-        op = cst.BinaryOperation(left=cst.Call(func=cst.Name("getattr"), args=[
-            cst.Arg(obj), cst.Arg(MN.chosen_name(obj, names))]), operator=_BINARY_OF_AUG[type(updated.operator)](),
-            right=updated.value)
+        op = cst.BinaryOperation(left=MN.chosen_attribute(obj, names),
+                                 operator=_BINARY_OF_AUG[type(updated.operator)](), right=updated.value)
         return MN.chosen_assignment(updated.target, names, op)
 
     def visit_AnnAssign(self, node) -> None:

@@ -120,3 +120,59 @@ def test_isinstance_of_legacy_tensor_types_in_a_compiled_step(graph):
     isinstance results of float and int tensors against FloatTensor / (LongTensor, IntTensor)."""
     code, _ = program_weights_match_torch(LEGACY_ISINSTANCE, graph)
     assert "_ms_compat.legacy_isinstance(out.data, _ms_compat.FloatTensor)" in code, code
+
+
+# ------------------------------------------------------------------ `isinstance(m, A) or isinstance(m, B)` of BatchNorms
+BATCHNORM_OR_INIT = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.BatchNorm3d(4), nn.ReLU(),
+                                      nn.Conv3d(4, 4, 1), nn.BatchNorm3d(4))
+        self.head = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, 3)
+        for m in self.modules():
+            if isinstance(m, nn.Conv3d):
+                nn.init.constant_(m.weight, 0.05)
+                nn.init.constant_(m.bias, 0.01)
+            elif isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):
+                m.weight.data.fill_(0.5)
+                m.bias.data.fill_(0.25)
+            elif isinstance(m, nn.Linear):
+                nn.init.constant_(m.bias, 0)
+        with torch.no_grad():
+            self.fc.weight.copy_(torch.linspace(-0.5, 0.5, 12).reshape(3, 4))
+
+    def forward(self, x):
+        y = self.features(x).mean(2)
+        return self.fc(torch.relu(self.head(y)).mean((2, 3)))
+
+
+model = Net()
+x = torch.linspace(-1, 1, 2 * 2 * 3 * 4 * 4).reshape(2, 2, 3, 4, 4) ** 2
+y = torch.tensor([0, 2])
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    loss = nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+weights = list(model.parameters())
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_batchnorm_parameters_under_isinstance_alternatives(graph):
+    """3D-ResNets' DenseNet initialises `elif isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d):
+    m.weight.data.fill_(1)`. Before: the `or` of two isinstance() tests narrowed nothing, `m.weight` stayed as
+    written and the model's construction stopped with "AttributeError: The 'BatchNorm3d' object has no attribute
+    'weight'" (the tuple form `isinstance(m, (nn.BatchNorm3d, nn.BatchNorm2d))` chose nothing either: both
+    classes name it gamma, but MindSpore's BatchNorm3d keeps its parameters on the BatchNorm2d it runs). Now the `or` narrows
+    as the tuple does, and each access chooses by the cell (`m.gamma`, or `m.bn2d.gamma` where the cell has
+    a bn2d): the weights after three SGD steps vs torch, both modes."""
+    code, _ = program_weights_match_torch(BATCHNORM_OR_INIT, graph)
+    assert "m.bn2d.gamma if hasattr(m, 'bn2d')" in code, code
