@@ -94,11 +94,12 @@ with torch.no_grad():
     features = model.extract_features(images)
     endpoints = model.extract_endpoints(images)
     logits = model(images)
-print("VALUE features", float(features.sum()))
+# sums of magnitudes: a signed sum's cancellation would measure rounding, not the model
 print("VALUE features_abs", float(features.abs().sum()))
+print("VALUE features_sq", float((features ** 2).sum()))
 for name, value in endpoints.items():
     print("VALUE", name, float(value.abs().sum()))
-print("VALUE logits", float(logits.sum()))
+print("VALUE logits_abs", float(logits.abs().sum()))
 '''
 
 # utils.py imports sklearn.metrics, which is not installed on either side: a stand-in module
