@@ -7,6 +7,8 @@
 No one name is right for every class of the test, so each access chooses by the cell it holds at run
 time: the MindSpore name of the classes that rename the parameter, where the cell has it, else torch's
 (`(m.beta if hasattr(m, 'beta') else m.bias)`); an assignment becomes `setattr(m, <that name>, value)`.
+BatchNorm3d's are on the BatchNorm2d it runs (`m.bn2d.gamma if hasattr(m, 'bn2d') else ...`; an assignment
+`setattr(m.bn2d if hasattr(m, 'bn2d') else m, ...)`).
 Within the narrowed block `m` is an instance of one of the test's classes, and only the classes that
 rename the parameter have the MindSpore name (Dense has no `beta`, BatchNorm no `bias`).
 
@@ -26,6 +28,8 @@ def names_by_class(classes: Sequence[str], attr: str, families: Dict[str, str],
     found: List[str] = []
     for qn in classes:
         new = renames.get(families.get(qn, ""), {}).get(attr, attr)
+        if qn == "torch.nn.BatchNorm3d" and new != attr:
+            new = "bn2d." + new     # MindSpore's BatchNorm3d: on the BatchNorm2d it runs
         if new not in found:
             found.append(new)
     if len(found) < 2:
@@ -33,30 +37,49 @@ def names_by_class(classes: Sequence[str], attr: str, families: Dict[str, str],
     return [n for n in found if n != attr] + [attr]
 
 
-def chosen_name(obj: cst.BaseExpression, names: List[str]) -> cst.BaseExpression:
-    """`'beta' if hasattr(m, 'beta') else 'bias'`: the attribute name the cell has, as a string."""
-    expr: cst.BaseExpression = cst.SimpleString(repr(names[-1]))
+def _path(obj: cst.BaseExpression, dotted: str) -> cst.BaseExpression:
+    for part in dotted.split("."):
+        obj = cst.Attribute(value=obj, attr=cst.Name(part))
+    return obj
+
+
+def _choice(obj: cst.BaseExpression, names: List[str], pick) -> cst.BaseExpression:
+    """`pick(name)` of the first name the cell has (a dotted name, BatchNorm3d's `bn2d.gamma`: tested by its
+    first part), else of torch's name (the last)."""
+    expr = pick(names[-1])
     for n in reversed(names[:-1]):
-        expr = cst.IfExp(test=_has(obj, n), body=cst.SimpleString(repr(n)), orelse=expr)
+        expr = cst.IfExp(test=_has(obj, n), body=pick(n), orelse=expr)
     return expr
+
+
+def chosen_name(obj: cst.BaseExpression, names: List[str]) -> cst.BaseExpression:
+    """`'beta' if hasattr(m, 'beta') else 'bias'`: the attribute name the cell has, as a string (the last part
+    of a dotted name: read on chosen_owner)."""
+    return _choice(obj, names, lambda n: cst.SimpleString(repr(n.rsplit(".", 1)[-1])))
+
+
+def chosen_owner(obj: cst.BaseExpression, names: List[str]) -> cst.BaseExpression:
+    """The object holding the chosen name: `m`, or `m.bn2d if hasattr(m, 'bn2d') else m` where a name is dotted
+    (MindSpore's BatchNorm3d keeps its parameters on the BatchNorm2d it runs)."""
+    if not any("." in n for n in names):
+        return obj
+    return _choice(obj, names, lambda n: _path(obj, n.rsplit(".", 1)[0]) if "." in n else obj)
 
 
 def chosen_attribute(obj: cst.BaseExpression, names: List[str]) -> cst.BaseExpression:
     """`(m.beta if hasattr(m, 'beta') else m.bias)`."""
-    expr: cst.BaseExpression = cst.Attribute(value=obj, attr=cst.Name(names[-1]))
-    for n in reversed(names[:-1]):
-        expr = cst.IfExp(test=_has(obj, n), body=cst.Attribute(value=obj, attr=cst.Name(n)), orelse=expr)
+    expr = _choice(obj, names, lambda n: _path(obj, n))
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def chosen_assignment(target: cst.Attribute, names: List[str], value: cst.BaseExpression) -> cst.Expr:
     """`m.bias = v` -> `setattr(m, 'beta' if hasattr(m, 'beta') else 'bias', v)`."""
     return cst.Expr(value=cst.Call(func=cst.Name("setattr"), args=[
-        cst.Arg(target.value), cst.Arg(chosen_name(target.value, names)), cst.Arg(value)]))
+        cst.Arg(chosen_owner(target.value, names)), cst.Arg(chosen_name(target.value, names)), cst.Arg(value)]))
 
 
 def _has(obj: cst.BaseExpression, name: str) -> cst.Call:
-    return cst.Call(func=cst.Name("hasattr"), args=[cst.Arg(obj), cst.Arg(cst.SimpleString(repr(name)))])
+    return cst.Call(func=cst.Name("hasattr"), args=[cst.Arg(obj), cst.Arg(cst.SimpleString(repr(name.split(".")[0])))])
 
 
 def narrowed_classes(narrow_stack: Sequence[Dict[str, object]], name: str) -> Optional[Tuple[str, ...]]:

@@ -2122,6 +2122,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         fam = fams.pop()
         return {obj: next(k for k, v in LAYER_FAMILY.items() if v == fam)}
 
+    @staticmethod
+    def _isinstance_alternatives(test: cst.BaseExpression) -> Optional[cst.Call]:
+        """`isinstance(m, A) or isinstance(m, (B, C)) or ...` of one name: `isinstance(m, (A, B, C))`; else None."""
+        calls, pending = [], [test]
+        while pending:
+            t = pending.pop(0)
+            if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.Or) and not t.lpar:
+                pending[:0] = [t.left, t.right]
+            elif (isinstance(t, cst.Call) and isinstance(t.func, cst.Name) and t.func.value == "isinstance"
+                  and len(t.args) == 2 and not any(a.star or a.keyword for a in t.args)
+                  and isinstance(t.args[0].value, cst.Name)):
+                calls.append(t)
+            else:
+                return None
+        if len(calls) < 2 or len({c.args[0].value.value for c in calls}) != 1:
+            return None
+        types = [e.value for c in calls for e in (c.args[1].value.elements if isinstance(c.args[1].value, cst.Tuple)
+                                                  else [cst.Element(c.args[1].value)])]
+        return calls[0].with_changes(args=[calls[0].args[0], cst.Arg(cst.Tuple([cst.Element(e) for e in types]))])
+
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> Dict[str, str]:
         by_name = self._class_name_narrowing(test)
         if by_name:
@@ -2131,7 +2151,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # `isinstance(m, X) and ...`
             if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
                 return self._isinstance_narrowing(test.left)
-            return {}
+            # `isinstance(m, nn.BatchNorm3d) or isinstance(m, nn.BatchNorm2d)` (3D-ResNets' DenseNet): as
+            # isinstance(m, (nn.BatchNorm3d, nn.BatchNorm2d))
+            joined = self._isinstance_alternatives(test)
+            return self._isinstance_narrowing(joined) if joined is not None else {}
         obj, types = test.args[0].value, test.args[1].value
         if not isinstance(obj, cst.Name):
             return {}
@@ -2222,9 +2245,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                      "the classes of the isinstance() test name this parameter differently in MindSpore: "
                      "updated under the name the cell has, chosen at run time")
         obj = updated.target.value
-        op = cst.BinaryOperation(left=cst.Call(func=cst.Name("getattr"), args=[
-            cst.Arg(obj), cst.Arg(MN.chosen_name(obj, names))]), operator=_BINARY_OF_AUG[type(updated.operator)](),
-            right=updated.value)
+        op = cst.BinaryOperation(left=MN.chosen_attribute(obj, names),
+                                 operator=_BINARY_OF_AUG[type(updated.operator)](), right=updated.value)
         return MN.chosen_assignment(updated.target, names, op)
 
     def visit_AnnAssign(self, node) -> None:
@@ -2680,6 +2702,26 @@ class TorchToMindSpore(cst.CSTTransformer):
             return "tensor"     # `r.topk(2).values`: only a tensor's method has that result
         return "unknown"
 
+    _LEGACY_TYPE_CODE = re.compile(r"_ms_compat\.(Float|Double|Half|Long|Int|Short|Byte|Char|Bool|BFloat16)Tensor")
+
+    def _legacy_isinstance(self, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:
+        """`isinstance(x, torch.FloatTensor)` (`torch.cuda.FloatTensor`, a tuple of them): the legacy types are
+        _ms_compat objects that a compiled graph's isinstance does not take (3D-ResNets' `isinstance(out.data,
+        torch.cuda.FloatTensor)` in a shortcut stopped GRAPH compilation): `_ms_compat.legacy_isinstance(x, T, ...)`,
+        x a MindSpore tensor of one of their dtypes, in Python and in a graph."""
+        if not (isinstance(original.func, cst.Name) and original.func.value == "isinstance" and len(updated.args) == 2
+                and not any(a.star or a.keyword for a in updated.args)) or self._shadowed("isinstance"):
+            return None
+        t = updated.args[1].value
+        types = [e.value for e in t.elements] if isinstance(t, cst.Tuple) else [t]
+        if not types or any(isinstance(e, cst.StarredElement) for e in types) or not all(
+                self._LEGACY_TYPE_CODE.fullmatch(cst.Module([]).code_for_node(e)) for e in types):
+            return None
+        self.uses_compat = True
+        return cst.Call(func=self._render_template("_ms_compat.legacy_isinstance"),
+                        args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                              *[cst.Arg(e) for e in types]])
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         in_order = SQ.immediate_call(self, original, updated)   # `nn.Sequential(*layers)(x)`: sequential_calls.py
         if in_order is not None:
@@ -2701,6 +2743,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                           or GO.refuse_in_graph(self, original, result, plain))
         if result is updated:       # `isinstance(x, LayerIntermediates)` of a record class: graph_records.py
             result = GRD.isinstance_call(self, original, updated) or result
+        if result is updated:       # `isinstance(x, torch.cuda.FloatTensor)`: also compiled
+            result = self._legacy_isinstance(original, updated) or result
         if result is updated and (self._in_graph_code() or self._in_record_method()):
             result = (GRD.method_call(self, original, updated) or GRD.copy_call(self, original, updated)
                       or result)     # `nt.decompose()`, `copy(inter)`: graph_records.py

@@ -128,7 +128,10 @@ def _sizes_as_tuples(ctx, names, code) -> None:
     b = ctx.bound
     for n in names:
         v = b.value(n)
-        if isinstance(v, cst.List):
+        if isinstance(v, (cst.List, cst.Tuple)) and len(v.elements) == 1 and not isinstance(
+                v.elements[0], cst.StarredElement):
+            b.set(n, code(v.elements[0].value))     # `stride=[2]`: torch applies the one value to every dimension
+        elif isinstance(v, cst.List):
             b.set(n, "(" + "".join(code(e.value) + ", " for e in v.elements) + ")")
         elif isinstance(v, (cst.Attribute, cst.Subscript)) or (isinstance(v, cst.Name) and not _int_parameter(
                 ctx, v.value)) or (isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list"):

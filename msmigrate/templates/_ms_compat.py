@@ -907,6 +907,8 @@ class Conv2d(any_batch.Conv2d):
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         if padding_mode != "zeros":
             raise MigrationError(f"Conv2d padding_mode={padding_mode!r} is not converted")
+        # torch's lists and one-value sizes (`stride=[2]`) as MindSpore's layer takes them
+        kernel_size, stride, dilation = conv_size(kernel_size), conv_size(stride), conv_size(dilation)
         if isinstance(padding, str):
             super().__init__(in_channels, out_channels, kernel_size, stride=stride, pad_mode=padding,
                              dilation=dilation, group=groups, has_bias=bias)
@@ -923,6 +925,8 @@ def _conv_layer_args(cls, ndim, in_channels, out_channels, kernel_size, stride, 
         raise MigrationError(f"{cls} padding_mode={padding_mode!r} is not converted")
     pad = dict(pad_mode=padding) if isinstance(padding, str) else dict(pad_mode="pad",
                                                                       padding=conv_padding(padding, ndim))
+    # torch's lists and one-value sizes (`stride=[2]`) as MindSpore's layers take them
+    kernel_size, stride, dilation = conv_size(kernel_size), conv_size(stride), conv_size(dilation)
     return dict(in_channels=in_channels, out_channels=out_channels, kernel_size=kernel_size, stride=stride,
                 dilation=dilation, group=groups, has_bias=bias, **pad)
 

@@ -19,7 +19,11 @@ def conv_setting(conv, name, dims):
 
 
 def conv_size(v):
-    """A convolution's kernel_size/stride/dilation as MindSpore's layers take it: torch's list as a tuple."""
+    """A convolution's kernel_size/stride/dilation as MindSpore's layers take it: torch's list as a tuple, and one
+    value in a list or tuple (EfficientNet's `stride=[2]`, which torch's convolutions apply to every dimension) as
+    that value (MindSpore's layers take an int or one value per dimension)."""
+    if isinstance(v, (list, tuple)) and len(v) == 1:
+        return v[0]
     return tuple(v) if isinstance(v, list) else v
 
 

@@ -95,3 +95,14 @@ def tensor_type(x, dtype=None, non_blocking=False, **kwargs):
         raise TypeError(f"torch has no legacy tensor type for {x.dtype}")   # (GRAPH mode parses this: a standard type)
     target = _legacy_dtype(dtype)
     return x if x.dtype == target else x.astype(target)
+
+
+def legacy_isinstance(obj, *types):
+    """`isinstance(obj, torch.FloatTensor)` (torch.cuda's too, or a tuple of them): obj a MindSpore tensor of one of
+    the types' dtypes (torch.Tensor: of any), also inside a compiled graph, whose isinstance takes classes only."""
+    if not isinstance(obj, ms.Tensor):
+        return False
+    for t in types:
+        if t.any_dtype or obj.dtype == t.dtype:
+            return True
+    return False
