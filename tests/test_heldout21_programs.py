@@ -13,18 +13,7 @@ import numpy as np
 import pytest
 
 from tests.parity.harness import assert_close, load_converted, load_torch, program_weights_match_torch
-
-_FILL = '''
-import numpy as np
-import torch
-
-
-def fill(module, seed):
-    rng = np.random.RandomState(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.from_numpy(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
-'''
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
 REPLAY = _FILL + '''
 import collections
