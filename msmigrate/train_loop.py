@@ -2525,10 +2525,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
                  original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
                  sums_across_calls: bool = False, held_for: Optional[str] = None,
-                 taped_for: Optional[str] = None) -> Optional[Rewrite]:
+                 taped_for: Optional[str] = None, tape: bool = True) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
     (grad_carry.py): its backward()s become raising TODOs. sums_across_calls: a step function clearing
-    no gradients, whose steps apply the held sum (as a loop clearing none)."""
+    no gradients, whose steps apply the held sum (as a loop clearing none). tape: a group no step holds is
+    taped (taped_steps.py) rather than a TODO (the last resort: a loop tries a step per branch first)."""
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
@@ -2639,7 +2640,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             body[j] = original_body[j]
         frozen |= set(range(starts[id(g)], g.step + 1))
         zero_grads = [e for e in g.extras if _method(_stmt_call(body[e]), "zero_grad") is not None]
-        if TS.tapeable(g, body, zero_grads, info.distributed):
+        if tape and TS.tapeable(g, body, zero_grads, info.distributed):
             # run as written, differentiated from PyNative's record of what ran (taped_steps.py)
             g.losses = written_losses[id(g)]
             unsound_drop |= set(TS.taped_statements(g, body))

@@ -881,9 +881,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             # `loss = model(next(loader))`: the batch read in a statement of its own (hoist_data_arguments)
             updated = TL.with_data_arguments_hoisted(updated, self._loop_info())
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
+            # taping (taped_steps.py) is the last resort: a step per branch of a fixed test first
             rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
                                  leftover=self._leftover_grads.get(id(original)),
-                                 held_for=self._held_loops.get(id(original)), taped_for=taped_for)
+                                 held_for=self._held_loops.get(id(original)), taped_for=taped_for, tape=False)
             if rw is not None and rw.taped and taped_for is not None and not rw.problems:
                 self._taped_outer[id(enclosing)] = taped_for
             if rw is not None and rw.problems and not rw.steps and id(original) not in self._leftover_grads:
@@ -891,6 +892,14 @@ class TorchToMindSpore(cst.CSTTransformer):
                 if chosen is not updated:
                     updated = chosen
                     rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original)
+                else:
+                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
+                                         leftover=self._leftover_grads.get(id(original)),
+                                         held_for=self._held_loops.get(id(original)))
+            elif rw is not None and rw.problems and id(original) not in self._leftover_grads:
+                rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
+                                     leftover=self._leftover_grads.get(id(original)),
+                                     held_for=self._held_loops.get(id(original)))
             if rw is not None and rw.accumulator is not None:
                 self._outer_steps[id(self._loop_nodes[-1])] = (outer, rw.accumulator)
         if rw is not None:
