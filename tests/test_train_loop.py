@@ -1085,16 +1085,17 @@ def run_logged(model, optimizer, batches):
                  "run_logged(objs['model'], objs['optimizer'], batches)"):
         src = TRAINER + defs + f"\n\ndef train(objs, batches):\n    return {call}\n"
         code, sites, _ = run_both(src, _batches(), modes=("pynative",))
-        taped = [s for s in sites if s.api == "Tensor.backward" and s.target == "_ms_compat.tape_backward"]
-        assert [s.code for s in taped] == ["self.loss.backward()", "loss.backward()"], taped
-        assert "forward_fn" not in code and not [s for s in sites if s.status == TODO], code
+        taped = [s.code for s in sites if s.api == "Tensor.backward" and s.target == "_ms_compat.tape_backward"]
+        # (run_logged's `if True:` gets a step per branch first: the taken one a compiled step, the other taped)
+        assert taped[0] == "self.loss.backward()" and "loss.backward()" in taped[1:], taped
+        assert not [s for s in sites if s.status == TODO], code
     mod, code, sites = load_converted(src)
     objs = mod.make()
     batch = [(ms.Tensor(np.ones((2, 4), np.float32)), ms.Tensor(np.array([0, 1], np.int32)))]
     ms.set_context(mode=ms.GRAPH_MODE)
     try:   # (the original line is named in a converted tree: tests/test_taped_backward.py)
         with pytest.raises(mod._ms_compat.MigrationError, match="backward.. of a loss computed before its train"):
-            mod.run_logged(objs["model"], objs["optimizer"], batch)
+            mod.StateTrainer(objs["model"], objs["optimizer"]).run(batch)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
