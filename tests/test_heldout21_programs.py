@@ -6,7 +6,10 @@ themselves are tests/test_taped_backward.py.
   (minimalRL's DQN): a compiled step would draw it once, at compile time, and train on one batch every step.
 - `tensor * other.numpy()` (minimalRL's V-trace): torch takes the array as a tensor, MindSpore's Mul refused it.
 - An optimizer kept in a module's attribute (`self.optimizer = optim.Adam(self.parameters())` in __init__):
-  MindSpore's optimizer is a Cell, so the module's parameters() listed its moments too."""
+  MindSpore's optimizer is a Cell, so the module's parameters() listed its moments too.
+- A tensor made trainable by a statement of its own (`self.log_alpha = torch.tensor(...)` then
+  `self.log_alpha.requires_grad = True`, minimalRL's SAC temperature) and given to an optimizer: it must become a
+  Parameter as with `requires_grad=True` in the call, or MindSpore's optimizer refuses it."""
 import random
 
 import numpy as np
@@ -115,3 +118,57 @@ weights = [p.detach() for p in pi.parameters()]
     for got, want in zip(mod.weights, ref["weights"]):
         assert_close(got, want, what="weight")
     assert np.isfinite(mod.weights[0].asnumpy()).all()
+
+
+TEMPERATURE = _FILL + '''
+import torch.nn as nn
+import torch.optim as optim
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+        self.optimizer = optim.Adam(self.parameters(), lr=0.01)
+        self.log_alpha = torch.tensor(np.log(0.1))
+        self.log_alpha.requires_grad = True
+        self.log_alpha_optimizer = optim.Adam([self.log_alpha], lr=0.05)
+
+    def train_net(self, s):
+        out = self.fc(s)
+        loss = (-self.log_alpha.exp().detach() * out).mean() + (out ** 2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        alpha_loss = -(self.log_alpha.exp() * (out.detach() + 1.0)).mean()
+        self.log_alpha_optimizer.zero_grad()
+        alpha_loss.backward()
+        self.log_alpha_optimizer.step()
+
+
+p = Policy()
+fill(p, 3)
+w = torch.tensor([0.5, -0.75])
+w.requires_grad_()
+opt = optim.SGD([w], lr=0.1)
+x = torch.tensor([1.0, 2.0])
+for i in range(3):
+    p.train_net(torch.arange(12, dtype=torch.float32).reshape(4, 3) / 10 + i)
+    loss = ((w * x).sum() - 1.0) ** 2
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = [p.log_alpha.detach(), w.detach()] + [q.detach() for q in p.fc.parameters()]
+names = [n for n, _ in p.named_parameters()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_tensor_flagged_trainable_by_its_own_statement(graph):
+    code, _ = program_weights_match_torch(TEMPERATURE, graph=graph)
+    assert "ms.Parameter(ms.Tensor(np.log(0.1)))" in code, code
+    ref = load_torch(TEMPERATURE)
+    assert abs(float(ref["weights"][0]) - np.log(0.1)) > 1e-3      # torch moved the temperature: a check that can fail
+    # torch's tensor was no parameter of the module (fill() left it alone): neither is the converted one
+    mod, _, _ = load_converted(TEMPERATURE, pynative=True)
+    assert mod.names == ref["names"] == ["fc.weight", "fc.bias"], mod.names
