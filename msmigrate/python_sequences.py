@@ -91,3 +91,52 @@ def sequence_names(scope: cst.CSTNode) -> Set[str]:
         params = {p.name.value for p in (*scope.params.posonly_params, *scope.params.params,
                                          *scope.params.kwonly_params)}
     return {n for n, only in found.found.items() if only and n not in params}
+
+
+class _Lists(cst.CSTVisitor):
+    """Names the scope (not nested functions or classes) binds to a list display or comprehension that is no literal
+    (`s_lst = []` filled by append, `[f(x) for x in xs]`)."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root
+        self.found: Set[str] = set()
+
+    def visit_FunctionDef(self, node) -> bool:
+        return node is self.root
+
+    def visit_ClassDef(self, node) -> bool:
+        return node is self.root
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            if isinstance(value, cst.ListComp) or (isinstance(value, cst.List) and not _literal(value)):
+                self.found.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+                and len(target.elements) == len(value.elements):    # `s_lst, a_lst = [], []`
+            for t, v in zip(target.elements, value.elements):
+                self._bind(t.value, v.value)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """A display of numbers, booleans and such displays (`[]` is none: it is filled later)."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(_literal(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    return isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)) or (
+        isinstance(node, cst.Name) and node.value in ("True", "False"))
+
+
+def list_names(scope: cst.CSTNode) -> Set[str]:
+    """The names the scope binds to a list that may hold tensors: torch.tensor(name) reads a one-element tensor in it
+    as a number (`_ms_compat.tensor_data`, templates/compat_parts/tensor_data.py)."""
+    found = _Lists(scope)
+    scope.visit(found)
+    return found.found

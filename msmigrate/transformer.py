@@ -1398,12 +1398,23 @@ class TorchToMindSpore(cst.CSTTransformer):
                              "shadows": bound - imported,
                              "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
                              "numpy": NI.numpy_names(node, self._numpy_aliases()),   # `pos = np.random.choice(..)`
-                             "sequences": PS.sequence_names(node)})     # `returns = deque()`
+                             "sequences": PS.sequence_names(node),      # `returns = deque()`
+                             "lists": PS.list_names(node)})     # `a_lst = []` filled with append
 
     def python_sequence(self, name: str) -> bool:
         """`name` holds a deque or a range here (python_sequences.py), by the innermost scope that binds it."""
         for scope in reversed(self._scopes):
             if name in scope["sequences"]:
+                return True
+            if name in scope["bound"]:
+                return False
+        return False
+
+    def python_list(self, name: str) -> bool:
+        """`name` may hold a list filled here (`a_lst = []`, python_sequences.py), by the innermost scope that
+        binds it."""
+        for scope in reversed(self._scopes):
+            if name in scope["lists"]:
                 return True
             if name in scope["bound"]:
                 return False

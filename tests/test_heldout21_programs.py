@@ -9,7 +9,10 @@ themselves are tests/test_taped_backward.py.
   MindSpore's optimizer is a Cell, so the module's parameters() listed its moments too.
 - A tensor made trainable by a statement of its own (`self.log_alpha = torch.tensor(...)` then
   `self.log_alpha.requires_grad = True`, minimalRL's SAC temperature) and given to an optimizer: it must become a
-  Parameter as with `requires_grad=True` in the call, or MindSpore's optimizer refuses it."""
+  Parameter as with `requires_grad=True` in the call, or MindSpore's optimizer refuses it.
+- `torch.tensor(a_lst)` of a list filled with one-element tensors (minimalRL's PPO-continuous keeps each sampled
+  action, a shape-[1] tensor, as `a_lst.append([a])`): torch reads each as its number ([n, 1]); mindspore.Tensor
+  kept its dimension ([n, 1, 1]) and the loss broadcast to [n, n, 1]."""
 import random
 
 import numpy as np
@@ -172,3 +175,37 @@ def test_tensor_flagged_trainable_by_its_own_statement(graph):
     # torch's tensor was no parameter of the module (fill() left it alone): neither is the converted one
     mod, _, _ = load_converted(TEMPERATURE, pynative=True)
     assert mod.names == ref["names"] == ["fc.weight", "fc.bias"], mod.names
+
+
+def test_tensor_of_a_list_holding_one_element_tensors():
+    src = '''
+import torch
+
+a_lst, r_lst = [], []
+for i in range(3):
+    a = torch.tensor([0.5 * i - 0.25])
+    a_lst.append([a])
+    r_lst.append(float(i))
+a_batch = torch.tensor(a_lst, dtype=torch.float)
+r = torch.tensor(r_lst)
+diff = a_batch - r.unsqueeze(1)
+mixed = [torch.tensor(1.5), torch.tensor([2.5]), 3.5]
+flat = torch.tensor(mixed)
+ints = [torch.tensor([3]), torch.tensor([4])]
+as_ints = torch.tensor(ints)
+wide = [torch.ones(2), torch.ones(2)]
+try:
+    torch.tensor(wide)
+    refused = None
+except ValueError as e:
+    refused = str(e)
+'''
+    mod, code, _ = load_converted(src, pynative=True)
+    ref = load_torch(src)
+    assert "_ms_compat.tensor_data(a_lst)" in code and "ms.Tensor(r_lst)" not in code, code
+    for name in ("a_batch", "r", "diff", "flat", "as_ints"):
+        got, want = getattr(mod, name), ref[name]
+        assert tuple(got.shape) == tuple(want.shape), (name, got.shape, want.shape)
+        assert_close(got, want, what=name)
+    assert str(mod.as_ints.dtype) == "Int64" and ref["as_ints"].dtype == ref["torch"].int64
+    assert mod.refused == ref["refused"] == "only one element tensors can be converted to Python scalars"

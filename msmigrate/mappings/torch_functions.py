@@ -177,6 +177,9 @@ def _tensor(ctx):
     if re.fullmatch(r"((collections\.)?deque|range)\(.*\)", data, re.S) or (
             re.fullmatch(r"\w+", data) and getattr(ctx.tr, "python_sequence", lambda n: False)(data)):
         data = f"list({data})"      # a deque or range, which ms.Tensor refuses (python_sequences.py)
+    elif re.fullmatch(r"\w+", data) and getattr(ctx.tr, "python_list", lambda n: False)(data):
+        # a list filled here, maybe with one-element tensors that torch reads as numbers (python_sequences.py)
+        data = f"_ms_compat.tensor_data({data})"
     return _call(ctx, "ms.Tensor", [data], [("dtype", dtype)])
 
 

@@ -1,0 +1,28 @@
+"""torch.tensor(data) of a Python list whose items may be tensors (msmigrate/python_sequences.py): torch reads a
+one-element tensor inside the list as its number, so `torch.tensor([[a], [b]])` of shape-[1] actions is [2, 1];
+mindspore.Tensor keeps each tensor's own dimensions ([2, 1, 1]), and the batch broadcasts wrongly afterwards."""
+
+
+def tensor_data(data):
+    """The list as torch.tensor reads it: each tensor in it (at any depth) as a 0-d tensor of its one value; a
+    list with no tensor in it is returned as it is."""
+    if not isinstance(data, (list, tuple)):
+        return data
+
+    def read(item):
+        if isinstance(item, ms.Tensor):
+            if item.size != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            return item.reshape(())
+        if isinstance(item, (list, tuple)):
+            return [read(i) for i in item]
+        return item
+
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ms.Tensor):
+            return read(data)
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return data
