@@ -266,7 +266,9 @@ def convert(name: str, out: Path) -> dict:
 # `self.alpha`/`self.log_alpha`, runs op by op in GRAPH mode: a graph froze it; tests/test_heldout19_programs.py)
 # +11 lstm_lm, +10 transformer_lm, +3 dcgan: module_tree's _optimizer_cell (an optimizer kept in a module's
 # attribute, minimalRL's `self.optimizer = optim.Adam(...)`, is no submodule; tests/test_heldout21_programs.py)
-HELPER_BOUNDS = {"cifar_resnet": 3770, "dcgan": 3923, "lstm_lm": 3166, "mnist_cnn": 3557, "transformer_lm": 3473,
+# +16 lstm_lm: _ms_compat.tensor_data (its data.py's `torch.tensor(ids)` of a list filled by append: a one-element
+# tensor in such a list is a number, as torch reads it; tests/test_heldout21_programs.py)
+HELPER_BOUNDS = {"cifar_resnet": 3770, "dcgan": 3923, "lstm_lm": 3182, "mnist_cnn": 3557, "transformer_lm": 3473,
                  "vae": 3536}
 
 

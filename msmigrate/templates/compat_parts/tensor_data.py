@@ -4,25 +4,11 @@ mindspore.Tensor keeps each tensor's own dimensions ([2, 1, 1]), and the batch b
 
 
 def tensor_data(data):
-    """The list as torch.tensor reads it: each tensor in it (at any depth) as a 0-d tensor of its one value; a
-    list with no tensor in it is returned as it is."""
-    if not isinstance(data, (list, tuple)):
-        return data
-
+    """The list as torch.tensor reads it: each tensor in it (at any depth) as a 0-d tensor of its one value."""
     def read(item):
         if isinstance(item, ms.Tensor):
             if item.size != 1:
                 raise ValueError("only one element tensors can be converted to Python scalars")
             return item.reshape(())
-        if isinstance(item, (list, tuple)):
-            return [read(i) for i in item]
-        return item
-
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, ms.Tensor):
-            return read(data)
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return data
+        return [read(i) for i in item] if isinstance(item, (list, tuple)) else item
+    return read(data)

@@ -50,7 +50,9 @@ class Corpus(object):
                 ids = []
                 for word in words:
                     ids.append(self.dictionary.word2idx[word])
-                idss.append(ops.stop_gradient(ms.Tensor(ids).astype(ms.int64)))
+                # _ms_compat.tensor_data (helper): The list as torch.tensor reads it: each tensor in it (at any depth)
+                # as a 0-d tensor of its one value
+                idss.append(ops.stop_gradient(ms.Tensor(_ms_compat.tensor_data(ids)).astype(ms.int64)))
             # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
             # other ranks, and tensors empty alon...
             ids = _ms_compat.cat(idss)
