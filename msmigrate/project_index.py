@@ -119,6 +119,27 @@ class ModuleInfo:
     # class name -> its methods that draw with the host's generators (`np.random.randint`, `random.sample`): a
     # replay buffer's sample() (ProjectIndex.host_sampling_methods)
     host_sampling_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    # attribute names a forward of its classes stores on self (`self.last_loss = F.cross_entropy(...)`, llama2.c):
+    # a train step reading one from the model after calling it (`loss = model.last_loss`) runs op by op, because a
+    # compiled graph reads such an attribute as a constant (ProjectIndex.forward_stored_attributes)
+    forward_stores: Set[str] = field(default_factory=set)
+
+
+def _forward_stores(classes: List[ast.ClassDef]) -> Set[str]:
+    """The attributes `self.A = value` stores in a method named forward of these classes (values other than None)."""
+    found: Set[str] = set()
+    for c in classes:
+        for f in c.body:
+            if not (isinstance(f, ast.FunctionDef) and f.name == "forward"):
+                continue
+            for n in ast.walk(f):
+                if isinstance(n, ast.Assign) and not (isinstance(n.value, ast.Constant) and n.value.value is None):
+                    for t in n.targets:
+                        for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                            if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) \
+                                    and e.value.id == "self":
+                                found.add(e.attr)
+    return found
 
 
 def _host_sampling_methods(node: ast.ClassDef, resolve) -> Set[str]:
@@ -246,6 +267,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.loops_over_data_rows = bool(classes) and _forward_loops_over_data_rows(tree, imports)
     info.host_results_in_forward = bool(classes) and _forward_host_results(tree, imports)
     info.attribute_reads = _attribute_reads(tree)
+    info.forward_stores = _forward_stores(classes)
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
         return (resolve_head(d, imports) or d) if d else None
@@ -715,6 +737,10 @@ class ProjectIndex:
 
     def is_cell_mixin(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_mixins
+
+    def forward_stored_attributes(self) -> Set[str]:
+        """The attribute names some forward of the project's classes stores on self (ModuleInfo.forward_stores)."""
+        return set().union(*(info.forward_stores for info in self.modules.values()))
 
     def reads_grads(self) -> bool:
         """Some module reads `x.grad` (train_loop._keeps_grads)."""

@@ -447,6 +447,28 @@ class StepGroup:
     taped_outer: bool = False
 
 
+def _object_attribute_reads(statements) -> Set[str]:
+    """Attribute names read on a name (`raw_model.last_loss`) in these statements, not stored by them."""
+    read: Set[str] = set()
+    stored: Set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                for e in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
+                    target = getattr(e, "value", e)
+                    if isinstance(target, cst.Attribute):
+                        stored.add(target.attr.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name):
+                read.add(node.attr.value)
+
+    for st in statements:
+        st.visit(_V())
+    return read - stored
+
+
 @dataclass
 class LoopInfo:
     """What the enclosing code tells the rewrite (gathered by the main transformer)."""
@@ -495,6 +517,10 @@ class LoopInfo:
     # `module:line` -> the arguments of a placeholder written without them (a module-level definition): a
     # rewrite that converts the site after all reads them (higher_order_grad.py's lazy_calls)
     lazy_calls: Dict[str, cst.Call] = field(default_factory=dict)
+    # attribute names a forward of the project's classes stores on self (ProjectIndex.forward_stored_attributes):
+    # a step whose forward computation reads one on an object (`loss = raw_model.last_loss` after `model(X, Y)`)
+    # runs op by op; compiled, the read is a constant of the compile-time object and the gradient is lost
+    forward_stores: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -2856,8 +2882,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                                        + "".join(f"    {s}\n" for s in step_lines))
         defs.append(step_def.with_changes(leading_lines=[cst.EmptyLine(indent=False)] + _comment(
             "one optimizer step, compiled into a graph in GRAPH mode (PYNATIVE: op by op)")))
+        reads_forward_store = bool(info.forward_stores & _object_attribute_reads(fwd_body))
         defs.append(_line(f"{step} = _ms_compat.compile_step({step}"
-                          f"{', host_calls=True' if g.host_helpers or g.host_ifs or per_iteration_opt else ''})"))
+                          f"{', host_calls=True' if g.host_helpers or g.host_ifs or per_iteration_opt or reads_forward_store else ''})"))
         call_stmt = _line(f"{', '.join(outs + extra_outs)} = {step}({arglist}){mark_of(body[g.backwards[0]])}")
         call_stmt = call_stmt.with_changes(leading_lines=body[g.backwards[0]].leading_lines)
         moved = [_line(a) for a in after_step[id(g)]] + moved

@@ -1135,6 +1135,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                            drawing_functions=self._drawing_functions, drawing_objects=self._drawing_objects,
                            closure_only=self.closure_only_optimizers, optimizer_wrappers=self.optimizer_wrappers,
                            wrapper_step_methods=self.index.wrapper_step_methods(), keep_grads=self.index.reads_grads(),
+                           forward_stores=self.index.forward_stored_attributes(),
                            grad_writers=self._grad_writers,
                            clearing_functions=self._clearing_functions,
                            backward_methods=self._backward_methods,
