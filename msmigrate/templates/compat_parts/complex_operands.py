@@ -54,15 +54,36 @@ def _per_part(a, b, divide):
     return ops.Complex()(r * re / norm, -r * im / norm)
 
 
+def _both_complex(a, b):
+    return isinstance(a, ms.Tensor) and isinstance(b, ms.Tensor) and a.dtype in _COMPLEX and b.dtype in _COMPLEX
+
+
+def _complex_parts(a, b, divide):
+    """Two complex tensors multiplied (divided) on their real and imaginary parts, for the same reason: the rotary
+    embedding of LLaMA-style models, `view_as_real(view_as_complex(xq) * freqs_cis)`, trains through it."""
+    a, b = _operands(a, b)
+    real = ms.float64 if a.dtype == ms.complex128 else ms.float32
+    ar, ai, br, bi = ops.real(a).astype(real), ops.imag(a).astype(real), ops.real(b).astype(real), \
+        ops.imag(b).astype(real)
+    if not divide:
+        return ops.Complex()(ar * br - ai * bi, ar * bi + ai * br)
+    norm = br * br + bi * bi
+    return ops.Complex()((ar * br + ai * bi) / norm, (ai * br - ar * bi) / norm)
+
+
 def mul(input, other):
     if _real_with_complex(input, other):
         return _per_part(input, other, False)
+    if _both_complex(input, other):
+        return _complex_parts(input, other, False)
     return ops.mul(*_operands(input, other))
 
 
 def div(input, other, rounding_mode=None):
     if rounding_mode is None and _real_with_complex(input, other):
         return _per_part(input, other, True)
+    if rounding_mode is None and _both_complex(input, other):
+        return _complex_parts(input, other, True)
     input, other = _operands(input, other)
     return ops.div(input, other, rounding_mode=rounding_mode)
 
@@ -81,6 +102,8 @@ def times(a, b):
     tensor meets another dtype; anything else (ints, strings, lists) as Python does."""
     if _real_with_complex(a, b):
         return _per_part(a, b, False)
+    if _both_complex(a, b):
+        return _complex_parts(a, b, False)
     a, b = _cast_for_operator(a, b)
     return a * b
 
@@ -89,5 +112,7 @@ def over(a, b):
     """`a / b`, the same way."""
     if _real_with_complex(a, b):
         return _per_part(a, b, True)
+    if _both_complex(a, b):
+        return _complex_parts(a, b, True)
     a, b = _cast_for_operator(a, b)
     return a / b
