@@ -1402,24 +1402,22 @@ class TorchToMindSpore(cst.CSTTransformer):
                              "sequences": PS.sequence_names(node),      # `returns = deque()`
                              "lists": PS.list_names(node)})     # `a_lst = []` filled with append
 
-    def python_sequence(self, name: str) -> bool:
-        """`name` holds a deque or a range here (python_sequences.py), by the innermost scope that binds it."""
+    def _innermost_holds(self, name: str, kind: str) -> bool:
+        """Whether the innermost scope that binds `name` lists it under `kind` (python_sequences.py)."""
         for scope in reversed(self._scopes):
-            if name in scope["sequences"]:
+            if name in scope[kind]:
                 return True
             if name in scope["bound"]:
                 return False
         return False
 
+    def python_sequence(self, name: str) -> bool:
+        """`name` holds a deque or a range here, by the innermost scope that binds it."""
+        return self._innermost_holds(name, "sequences")
+
     def python_list(self, name: str) -> bool:
-        """`name` may hold a list filled here (`a_lst = []`, python_sequences.py), by the innermost scope that
-        binds it."""
-        for scope in reversed(self._scopes):
-            if name in scope["lists"]:
-                return True
-            if name in scope["bound"]:
-                return False
-        return False
+        """`name` may hold a list filled here (`a_lst = []`), by the innermost scope that binds it."""
+        return self._innermost_holds(name, "lists")
 
     def _numpy_aliases(self) -> Set[str]:
         return {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
