@@ -1,5 +1,6 @@
 """The `heldout22` set of bench/real_world.py (`--set heldout22`): karpathy/makemore run whole, as its user runs
-it, for long enough to reach its sampling (and, for the bigram, its evaluation), and kuangliu/pytorch-cifar's
+it (the transformer and BoW long enough to reach its sampling), its pieces driven through sampling, a saved
+and reloaded state_dict and evaluation, and kuangliu/pytorch-cifar's
 models/ trained by a driver of ours on a batch of two images.
 
     python bench/real_world.py --mirrors /work/.mirror --set heldout22 [--only makemore_gru,cifar_dpn26]
@@ -16,15 +17,20 @@ models/ trained by a driver of ours on a batch of two images.
   and softmax), RNN and GRU cells in a Python loop over time (`self.start.expand((b, -1))`), MLP
   (`torch.roll` then `idx[:, 0] = vocab_size`, an in-place write into the loop's tensor), Bigram
   (`self.logits[idx]`).
-  - makemore_<type> with --max-steps 201: step 200 calls print_samples: `generate` under @torch.no_grad()
-    (torch.topk, `logits[logits < v[:, [-1]]] = -float('Inf')`, F.softmax, torch.multinomial, torch.cat of the
-    growing sequence), decoding, dataset membership tests. The runner draws torch.multinomial and the
-    converted ops.multinomial from one numpy stream (outside compiled steps), and RandomSampler's indices
-    likewise, so both sides sample the same names (printed, not compared: the program prints no numbers of
-    them).
-  - makemore_bigram with --max-steps 501: step 500 also runs evaluate() twice (@torch.inference_mode,
-    a shuffled DataLoader of batch 100 with `max_batches`, `torch.tensor(losses).mean().item()`),
-    writer.add_scalar / flush, and torch.save of the state_dict into out/model.pt.
+  - makemore_transformer and makemore_bow run --max-steps 201: step 200 calls print_samples: `generate` under
+    @torch.no_grad() (torch.topk, `logits[logits < v[:, [-1]]] = -float('Inf')`, F.softmax, torch.multinomial,
+    torch.cat of the growing sequence), decoding, dataset membership tests. The runner draws torch.multinomial
+    and the converted ops.multinomial from one numpy stream (outside compiled steps), and RandomSampler's
+    indices likewise, so both sides sample the same names (printed, not compared: the program prints no
+    numbers of them). makemore_rnn, _gru, _mlp and _bigram run --max-steps 21 (a PYNATIVE step takes about a
+    second on two shared cores: 201 steps of BoW went over the first run's 240 s).
+  - makemore_sample_<type> (transformer, gru, mlp, bigram): a driver of ours through makemore's own pieces:
+    create_datasets, the model, AdamW, `X, Y = loader.next()` of the InfiniteDataLoader as the loop's first
+    statement, four steps; torch.save of the state_dict and load_state_dict(torch.load(...)) (what --resume
+    and --sample-only do); print_samples with top_k 3 (the module's globals `args`, `model`, datasets set by
+    the driver); generate greedy and sampled (temperature 0.8, top_k 4), the indices printed as VALUEs
+    (weighted sums per row, the decoded word's length and code sum), evaluate()'s mean loss
+    (@torch.inference_mode, a shuffled DataLoader, `max_batches`) and model.training after it.
   Each side's budget (LOSSES below) covers the whole run: the program ends by its own --max-steps.
 - kuangliu/pytorch-cifar (models/; main.py needs torchvision, which does not import next to this torch): the
   driver builds one model from the package, trains four SGD steps (momentum 0.9, weight decay 5e-4, main.py's
@@ -57,7 +63,7 @@ def names(root: Path):
 
 MAKEMORE_ARGS = ["-i", "names.txt", "-o", "out", "-n", "0", "--n-layer", "2", "--n-head", "2", "--n-embd", "8",
                  "--n-embd2", "12", "-b", "4", "--top-k", "5", "--seed", "22"]
-MAKEMORE_TYPES = {"transformer": 201, "bow": 201, "rnn": 201, "gru": 201, "mlp": 201, "bigram": 501}
+MAKEMORE_TYPES = {"transformer": 201, "bow": 201, "rnn": 21, "gru": 21, "mlp": 21, "bigram": 21}
 
 # pytorch-cifar's models: (program name, constructor expression in models/)
 ARCHITECTURES = [
