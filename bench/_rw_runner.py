@@ -322,8 +322,8 @@ def install_torch():
         return torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
     _patch(torch, "randint", randint)
     _patch(torch, "randperm", lambda n, **k: t(NOISE.permutation(int(n)).astype(np.int64), **k))
-    _patch(torch, "multinomial", lambda p, n, replacement=False, **k: torch.from_numpy(
-        multinomial_draw(p.detach().double().numpy(), n, replacement)))
+    _patch(torch, "multinomial", lambda p, num_samples, replacement=False, **k: torch.from_numpy(
+        multinomial_draw(p.detach().double().numpy(), num_samples, replacement)))
 
     import torch.utils.data as tud
 
@@ -686,10 +686,10 @@ def patch_ms_noise(ops, t, graph=False, own=False):
     patch("shuffle", lambda x, seed=None: t(x.asnumpy()[NOISE.permutation(x.shape[0])]))
     own_multinomial = ops.multinomial
 
-    def multinomial(p, n, replacement=True, seed=None):     # outside graphs only (sample.py's sampling loop)
+    def multinomial(p, num_samples, replacement=True, seed=None):     # outside graphs only (sample.py's loop)
         if IN_GRAPH[0]:
-            return own_multinomial(p, n, replacement)
-        return ms.Tensor(multinomial_draw(p.asnumpy().astype(np.float64), n, replacement))
+            return own_multinomial(p, num_samples, replacement)
+        return ms.Tensor(multinomial_draw(p.asnumpy().astype(np.float64), num_samples, replacement))
     _patch(ops, "multinomial", multinomial)
 
 

@@ -143,7 +143,9 @@ def _forward_stores(classes: List[ast.ClassDef]) -> Set[str]:
 
 
 def _host_sampling_methods(node: ast.ClassDef, resolve) -> Set[str]:
-    """The methods of a class that call a draw of NumPy's or Python's random module (by their qualified names)."""
+    """The methods of a class that call a draw of NumPy's or Python's random module (by their qualified names), or
+    the builtin next() (makemore's InfiniteDataLoader.next(): `next(self.data_iter)` of a DataLoader's iterator, a
+    fresh iter() on StopIteration): what they return is the step's data, as `next(it)` is."""
     found: Set[str] = set()
     for fn in node.body:
         if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("__"):
@@ -151,10 +153,22 @@ def _host_sampling_methods(node: ast.ClassDef, resolve) -> Set[str]:
         for n in ast.walk(fn):
             if isinstance(n, ast.Call):
                 q = resolve(n.func) or ""
-                if q.startswith(("numpy.random.", "random.")):
+                if q.startswith(("numpy.random.", "random.")) or _advances_own_iterator(n):
                     found.add(fn.name)
                     break
     return found
+
+
+def _advances_own_iterator(call: ast.Call) -> bool:
+    """`next(self.data_iter)` or `next(iter(self.loader))`: the builtin next() of an iterator the object holds."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "next" and call.args):
+        return False
+    arg = call.args[0]
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "iter" and arg.args:
+        arg = arg.args[0]
+    while isinstance(arg, (ast.Attribute, ast.Subscript)):
+        arg = arg.value
+    return isinstance(arg, ast.Name) and arg.id == "self"
 
 
 def module_name_for(root: Path, path: Path) -> Tuple[str, bool]:
