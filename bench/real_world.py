@@ -23,6 +23,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout19  # bench/_rw_heldout19.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout20  # bench/_rw_heldout20.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout21  # bench/_rw_heldout21.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout23  # bench/_rw_heldout23.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -495,7 +496,8 @@ def main(argv=None):
     ap.add_argument("--set", choices=("default", "wider", "heldout2", "heldout3", "heldout4", "heldout5",
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
-                                      "heldout17", "heldout18", "heldout19", "heldout20", "heldout21"),
+                                      "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
+                                      "heldout23"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -522,7 +524,9 @@ def main(argv=None):
                          "pranz24/pytorch-soft-actor-critic's main.py and SAC (bench/_rw_heldout19.py); heldout20: "
                          "lukemelas/EfficientNet-PyTorch, kenshohara/3D-ResNets-PyTorch's models and train_epoch "
                          "(bench/_rw_heldout20.py); heldout21: pytorch/examples' reinforce and actor_critic, "
-                         "seungeunrho/minimalRL (bench/_rw_heldout21.py)")
+                         "seungeunrho/minimalRL (bench/_rw_heldout21.py); heldout23: lucidrains/vit-pytorch's "
+                         "variants, Pytorch-UNet trained with dice_loss, attention-is-all-you-need's train_epoch "
+                         "(bench/_rw_heldout23.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

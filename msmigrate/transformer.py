@@ -68,6 +68,7 @@ from . import graph_iters as GI
 from . import graph_objects as GO
 from . import graph_records as GRD
 from . import graph_state as GS
+from .graph_attr_casts import _self_attr
 from . import graph_mutations as GM
 from . import graph_aliases as GA
 from . import layer_calls as LC
@@ -758,12 +759,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         """`del mask` of local names in Cell code: `mask = None`. MindSpore's GRAPH parser refuses the statement
         ("Unsupported statement 'Delete'", naming no line; lucidrains' LocalAttention frees its masks so); the name
         no longer holds the value, and only a path on which Python raises UnboundLocalError now reads None (as for
-        graph_branch_names.py)."""
-        target = updated.target
+        graph_branch_names.py).
+        `del self.cache` there (vit-pytorch's Extractor.clear, which forward calls) is `self.cache = None` the same
+        way; its target is a store, never guarded as a read of state (graph_state.py)."""
+        target = original.target
         names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        if not self._in_cell_code() or not names or not all(isinstance(n, cst.Name) for n in names):
+        if not self._in_cell_code() or not names or \
+                not all(isinstance(n, cst.Name) or _self_attr(n) is not None for n in names):
             return updated
-        return cst.Assign(targets=[cst.AssignTarget(cst.Name(n.value)) for n in names], value=cst.Name("None"))
+        return cst.Assign(targets=[cst.AssignTarget(n.deep_clone()) for n in names], value=cst.Name("None"))
 
     def _data_dependent_loop(self, original: cst.For, updated: cst.For) -> cst.For:
         """`for e in torch.unique(idx)` in Cell code: the iterable through `_ms_compat.loop_rows` with its line, which
