@@ -3475,7 +3475,24 @@ class TorchToMindSpore(cst.CSTTransformer):
                     pos = 1   # the docstring
             elif not isinstance(st, (cst.If, cst.Try)):     # (`try: import x` and its fallbacks go on)
                 break
+        self._header_codes = [code_of(st).strip() for st in header]     # (_add_imports keeps them after it)
         return module.with_changes(body=body[:pos] + header + body[pos:])
+
+    def _header_before(self, body: list, pos: int) -> list:
+        """The run header's statements (_with_run_header) where they stand before the imports they read, which go
+        to `pos` (counted without the header: where the first torch import stood, in a program that sets
+        sys.modules entries between `import sys` and `import torch`): moved to follow that place, so that they
+        follow the imports; the body unchanged where they do not stand before it."""
+        codes = getattr(self, "_header_codes", None)
+        if not codes:
+            return body
+        n = len(codes)
+        for i in range(min(pos, len(body))):
+            if code_of(body[i]).strip() == codes[0]:
+                if [code_of(st).strip() for st in body[i:i + n]] == codes:
+                    return body[:i] + body[i + n:pos + n] + body[i:i + n] + body[pos + n:]
+                break
+        return body
 
     def _add_imports(self, original: cst.Module, updated: cst.Module):
         # names the file already imports (a converted file converted again) are not added twice
@@ -3524,6 +3541,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             removed_before = sum(1 for st in original.body[:first] if id(st) in self._removed_stmts)
             pos = min(first - removed_before, len(body))
             new_stmts[0] = new_stmts[0].with_changes(leading_lines=original.body[first].leading_lines)
+        body = self._header_before(body, pos)
         return updated.with_changes(body=body[:pos] + new_stmts + body[pos:])
 
     def _first_torch_import_index(self, module: cst.Module) -> Optional[int]:
