@@ -7,7 +7,10 @@ torch.
   file failed to convert (copied unchanged). It is now `self.cache = None`, as `del name` is in Cell code.
 - A program that sets a sys.modules entry between `import sys` and `import torch` (the drivers' stand-ins for
   torchvision and torchtext): the run header (`ms.set_context(mode=...)`, `_ms_compat.set_device(...)`) went after
-  `import sys`, before the mindspore imports put where `import torch` stood: NameError: name 'ms' is not defined."""
+  `import sys`, before the mindspore imports put where `import torch` stood: NameError: name 'ms' is not defined.
+- A loss helper returning counts read with .item() beside the loss (attention-is-all-you-need's cal_performance:
+  `loss, n_correct, n_word = cal_performance(...)` before backward()): they became the step's extra outputs, and
+  MindSpore's has_aux refused the Python ints op by op ("forward function should be multi output")."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -101,3 +104,53 @@ def test_run_header_after_imports_that_follow_statements(graph):
     first_use = min(i for i, line in enumerate(lines) if line.startswith(("ms.", "_ms_compat.")))
     assert "import mindspore as ms" in lines[:first_use] and "import _ms_compat" in lines[:first_use], code
     assert lines.index('sys.modules["standin_vision"] = types.ModuleType("standin_vision")') < first_use, code
+
+
+COUNTS_BESIDE_THE_LOSS = _FILL + """
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def cal_performance(pred, gold, pad):
+    loss = F.cross_entropy(pred, gold, ignore_index=pad, reduction="sum")
+    pred = pred.max(1)[1]
+    non_pad_mask = gold.ne(pad)
+    n_correct = pred.eq(gold).masked_select(non_pad_mask).sum().item()
+    n_word = non_pad_mask.sum().item()
+    return loss, n_correct, n_word
+
+
+def train_epoch(model, batches, optimizer):
+    total_loss, n_word_total, n_word_correct = 0, 0, 0
+    for x, gold in batches:
+        optimizer.zero_grad()
+        pred = model(x)
+        loss, n_correct, n_word = cal_performance(pred, gold, 0)
+        loss.backward()
+        optimizer.step()
+        n_word_total += n_word
+        n_word_correct += n_correct
+        total_loss += loss.item()
+    return total_loss / n_word_total, n_word_correct / n_word_total
+
+
+model = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 4))
+fill(model, 7)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+batches = [(torch.linspace(-1, 1, 18).reshape(6, 3) * (i + 1), torch.tensor([1, 2, 0, 3, (i % 4), 2]))
+           for i in range(3)]
+results = []
+for epoch in range(2):
+    results.extend(train_epoch(model, batches, optimizer))
+kinds = [type(r).__name__ for r in results]
+weights = [p.detach() for p in model.parameters()] + [torch.tensor(r) for r in results]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_counts_read_beside_the_loss(graph):
+    import mindspore as ms
+
+    from tests.parity.harness import load_torch
+    code, _ = program_weights_match_torch(COUNTS_BESIDE_THE_LOSS, graph=graph)
+    assert load_torch(COUNTS_BESIDE_THE_LOSS)["kinds"] == ["float"] * 4
