@@ -10,7 +10,9 @@ torch.
   `import sys`, before the mindspore imports put where `import torch` stood: NameError: name 'ms' is not defined.
 - A loss helper returning counts read with .item() beside the loss (attention-is-all-you-need's cal_performance:
   `loss, n_correct, n_word = cal_performance(...)` before backward()): they became the step's extra outputs, and
-  MindSpore's has_aux refused the Python ints op by op ("forward function should be multi output")."""
+  MindSpore's has_aux refused the Python ints op by op ("forward function should be multi output").
+- `nn.Linear(d, h, 1)` (RegionViT's FeedForward: the bias flag given as an int): MindSpore's Dense refused
+  `has_bias=1` (TypeError: has_bias must be a bool)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -154,3 +156,35 @@ def test_counts_read_beside_the_loss(graph):
     from tests.parity.harness import load_torch
     code, _ = program_weights_match_torch(COUNTS_BESIDE_THE_LOSS, graph=graph)
     assert load_torch(COUNTS_BESIDE_THE_LOSS)["kinds"] == ["float"] * 4
+
+
+INT_BIAS_FLAG = _FILL + """
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 6, 1), nn.GELU(), nn.Linear(6, 2, 0))
+        self.conv = nn.Conv2d(1, 1, 1, 1, 0, 1, 1, 1)
+
+    def forward(self, x):
+        return self.conv(self.body(x)[:, None, :, None]).flatten(1)
+
+
+net = Net()
+fill(net, 4)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for step in range(2):
+    optimizer.zero_grad()
+    loss = net(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+weights = [p.detach() for p in net.parameters()] + [loss.detach()]
+"""
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_bias_flag_given_as_an_int(graph):
+    code, _ = program_weights_match_torch(INT_BIAS_FLAG, graph=graph)
+    assert "has_bias=1" not in code and "has_bias=0" not in code, code
