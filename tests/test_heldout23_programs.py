@@ -12,7 +12,9 @@ torch.
   `loss, n_correct, n_word = cal_performance(...)` before backward()): they became the step's extra outputs, and
   MindSpore's has_aux refused the Python ints op by op ("forward function should be multi output").
 - `nn.Linear(d, h, 1)` (RegionViT's FeedForward: the bias flag given as an int): MindSpore's Dense refused
-  `has_bias=1` (TypeError: has_bias must be a bool)."""
+  `has_bias=1` (TypeError: has_bias must be a bool).
+- A parameter of 0 rows (vit-pytorch's ViT with pool='mean': `nn.Parameter(torch.randn(num_cls_tokens, dim))`)
+  given to Adam: MindSpore's initializer refused to make its zero moments (shape must be positive)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -188,3 +190,36 @@ weights = [p.detach() for p in net.parameters()] + [loss.detach()]
 def test_bias_flag_given_as_an_int(graph):
     code, _ = program_weights_match_torch(INT_BIAS_FLAG, graph=graph)
     assert "has_bias=1" not in code and "has_bias=0" not in code, code
+
+
+EMPTY_PARAMETER = _FILL + '''
+import torch.nn as nn
+
+
+class Tokens(nn.Module):
+    def __init__(self, cls_tokens):
+        super().__init__()
+        self.cls_token = nn.Parameter(torch.randn(cls_tokens, 4))
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), self.fc(x)), dim=1)
+        return x.mean(dim=1).pow(2).sum()
+
+
+model = Tokens(0)
+fill(model, 6)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+x = torch.linspace(-1, 1, 24).reshape(2, 3, 4)
+for step in range(3):
+    optimizer.zero_grad()
+    loss = model(x)
+    loss.backward()
+    optimizer.step()
+weights = [p.detach() for p in model.parameters()] + [loss.detach()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_adam_over_an_empty_parameter(graph):
+    program_weights_match_torch(EMPTY_PARAMETER, graph=graph)
