@@ -266,9 +266,10 @@ def convert(name: str, out: Path) -> dict:
 # `self.alpha`/`self.log_alpha`, runs op by op in GRAPH mode: a graph froze it; tests/test_heldout19_programs.py)
 # +11 lstm_lm, +10 transformer_lm, +3 dcgan: module_tree's _optimizer_cell (an optimizer kept in a module's
 # attribute, minimalRL's `self.optimizer = optim.Adam(...)`, is no submodule; tests/test_heldout21_programs.py)
-# +16 each (heldout23): value_and_grad_reached keeps host values among a step's extra outputs aside (_host_value)
-HELPER_BOUNDS = {"cifar_resnet": 3786, "dcgan": 3939, "lstm_lm": 3182, "mnist_cnn": 3573, "transformer_lm": 3489,
-                 "vae": 3552}
+# +16 each (heldout23): value_and_grad_reached keeps host values among a step's extra outputs aside (_host_value);
+# +11 for the programs with Adam: its zero moments for an empty parameter too (_zero_state)
+HELPER_BOUNDS = {"cifar_resnet": 3786, "dcgan": 3950, "lstm_lm": 3193, "mnist_cnn": 3573, "transformer_lm": 3500,
+                 "vae": 3563}
 
 
 def check_helper(name: str, out: Path) -> None:
