@@ -1608,7 +1608,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if no_grad is not None:     # @torch.no_grad(): its results carry no gradient (no_grad_values.py)
             updated, changed = NG.results_without_gradient(updated)
             self.uses_compat = self.uses_compat or changed
-        if ctx.in_cell and original.name.value == "forward":
+        # a mixin's forward too (vit-pytorch's `class DistillMixin:` before ViT in DistillableViT's bases): the
+        # Cell's construct would otherwise be the base's, called with the mixin's arguments
+        mixin = len(self._classes) == 1 and not self._classes[-1].is_cell and len(self._funcs) == 0 \
+            and self.index.is_cell_mixin(self.module_name, self._classes[-1].name)
+        if (ctx.in_cell or mixin) and original.name.value == "forward":
             self._record(original.name, "Module.forward", "construct", R.CONVERTED,
                          "nn.Cell runs construct()")
             updated = updated.with_changes(name=cst.Name("construct"))

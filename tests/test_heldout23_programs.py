@@ -14,7 +14,9 @@ torch.
 - `nn.Linear(d, h, 1)` (RegionViT's FeedForward: the bias flag given as an int): MindSpore's Dense refused
   `has_bias=1` (TypeError: has_bias must be a bool).
 - A parameter of 0 rows (vit-pytorch's ViT with pool='mean': `nn.Parameter(torch.randn(num_cls_tokens, dim))`)
-  given to Adam: MindSpore's initializer refused to make its zero moments (shape must be positive)."""
+  given to Adam: MindSpore's initializer refused to make its zero moments (shape must be positive).
+- A mixin's forward (vit-pytorch's `class DistillMixin:` first in `DistillableViT(DistillMixin, ViT)`'s bases):
+  it stayed `forward` while the base's became construct, so the Cell ran the base's with the mixin's arguments."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -223,3 +225,45 @@ weights = [p.detach() for p in model.parameters()] + [loss.detach()]
 @pytest.mark.parametrize("graph", [False, True])
 def test_adam_over_an_empty_parameter(graph):
     program_weights_match_torch(EMPTY_PARAMETER, graph=graph)
+
+
+MIXIN_FORWARD = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class ScaledMixin:
+    def forward(self, x, scale=None):
+        out = self.fc(x)
+        return out * scale if scale is not None else out
+
+
+class Scaled(ScaledMixin, Base):
+    pass
+
+
+model = Scaled()
+fill(model, 8)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for step in range(2):
+    optimizer.zero_grad()
+    loss = model(x, scale=3.0).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+weights = [p.detach() for p in model.parameters()] + [loss.detach()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_forward_of_a_mixin_base(graph):
+    program_weights_match_torch(MIXIN_FORWARD, graph=graph)
