@@ -170,6 +170,10 @@ class BoundCall:
         if old not in self._args or old == new:
             return
         arg = self._args.pop(old)
+        if new == "has_bias" and isinstance(arg.value, cst.Integer):
+            # torch's `bias` flag taken for its truth (`nn.Linear(d, h, 1)`, vit-pytorch's RegionViT); MindSpore's
+            # has_bias must be a bool (TypeError naming no line)
+            arg = arg.with_changes(value=cst.Name("True" if int(arg.value.value, 0) else "False"))
         self._args[new] = arg
         self.positional[new] = self.positional.pop(old)
         self._order[self._order.index(old)] = new

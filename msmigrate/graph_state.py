@@ -77,6 +77,9 @@ class _Walk(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target, node)
 
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target, None)     # `del self.cache`: a store (of None, transformer.leave_Del), no read
+
     def visit_Call(self, node: cst.Call) -> None:
         attr = _self_attr(node.func)
         if attr is not None:

@@ -68,6 +68,7 @@ from . import graph_iters as GI
 from . import graph_objects as GO
 from . import graph_records as GRD
 from . import graph_state as GS
+from .graph_attr_casts import _self_attr
 from . import graph_mutations as GM
 from . import graph_aliases as GA
 from . import layer_calls as LC
@@ -758,12 +759,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         """`del mask` of local names in Cell code: `mask = None`. MindSpore's GRAPH parser refuses the statement
         ("Unsupported statement 'Delete'", naming no line; lucidrains' LocalAttention frees its masks so); the name
         no longer holds the value, and only a path on which Python raises UnboundLocalError now reads None (as for
-        graph_branch_names.py)."""
-        target = updated.target
+        graph_branch_names.py).
+        `del self.cache` there (vit-pytorch's Extractor.clear, which forward calls) is `self.cache = None` the same
+        way; its target is a store, never guarded as a read of state (graph_state.py)."""
+        target = original.target
         names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-        if not self._in_cell_code() or not names or not all(isinstance(n, cst.Name) for n in names):
+        if not self._in_cell_code() or not names or \
+                not all(isinstance(n, cst.Name) or _self_attr(n) is not None for n in names):
             return updated
-        return cst.Assign(targets=[cst.AssignTarget(cst.Name(n.value)) for n in names], value=cst.Name("None"))
+        return cst.Assign(targets=[cst.AssignTarget(n.deep_clone()) for n in names], value=cst.Name("None"))
 
     def _data_dependent_loop(self, original: cst.For, updated: cst.For) -> cst.For:
         """`for e in torch.unique(idx)` in Cell code: the iterable through `_ms_compat.loop_rows` with its line, which
@@ -1614,7 +1618,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if no_grad is not None:     # @torch.no_grad(): its results carry no gradient (no_grad_values.py)
             updated, changed = NG.results_without_gradient(updated)
             self.uses_compat = self.uses_compat or changed
-        if ctx.in_cell and original.name.value == "forward":
+        # a mixin's forward too (vit-pytorch's `class DistillMixin:` before ViT in DistillableViT's bases): the
+        # Cell's construct would otherwise be the base's, called with the mixin's arguments
+        mixin = len(self._classes) == 1 and not self._classes[-1].is_cell and len(self._funcs) == 0 \
+            and self.index.is_cell_mixin(self.module_name, self._classes[-1].name)
+        if (ctx.in_cell or mixin) and original.name.value == "forward":
             self._record(original.name, "Module.forward", "construct", R.CONVERTED,
                          "nn.Cell runs construct()")
             updated = updated.with_changes(name=cst.Name("construct"))
@@ -3481,7 +3489,24 @@ class TorchToMindSpore(cst.CSTTransformer):
                     pos = 1   # the docstring
             elif not isinstance(st, (cst.If, cst.Try)):     # (`try: import x` and its fallbacks go on)
                 break
+        self._header_codes = [code_of(st).strip() for st in header]     # (_add_imports keeps them after it)
         return module.with_changes(body=body[:pos] + header + body[pos:])
+
+    def _header_before(self, body: list, pos: int) -> list:
+        """The run header's statements (_with_run_header) where they stand before the imports they read, which go
+        to `pos` (counted without the header: where the first torch import stood, in a program that sets
+        sys.modules entries between `import sys` and `import torch`): moved to follow that place, so that they
+        follow the imports; the body unchanged where they do not stand before it."""
+        codes = getattr(self, "_header_codes", None)
+        if not codes:
+            return body
+        n = len(codes)
+        for i in range(min(pos, len(body))):
+            if code_of(body[i]).strip() == codes[0]:
+                if [code_of(st).strip() for st in body[i:i + n]] == codes:
+                    return body[:i] + body[i + n:pos + n] + body[i:i + n] + body[pos + n:]
+                break
+        return body
 
     def _add_imports(self, original: cst.Module, updated: cst.Module):
         # names the file already imports (a converted file converted again) are not added twice
@@ -3530,6 +3555,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             removed_before = sum(1 for st in original.body[:first] if id(st) in self._removed_stmts)
             pos = min(first - removed_before, len(body))
             new_stmts[0] = new_stmts[0].with_changes(leading_lines=original.body[first].leading_lines)
+        body = self._header_before(body, pos)
         return updated.with_changes(body=body[:pos] + new_stmts + body[pos:])
 
     def _first_torch_import_index(self, module: cst.Module) -> Optional[int]:

@@ -268,8 +268,10 @@ def convert(name: str, out: Path) -> dict:
 # attribute, minimalRL's `self.optimizer = optim.Adam(...)`, is no submodule; tests/test_heldout21_programs.py)
 # +16 lstm_lm: _ms_compat.tensor_data (its data.py's `torch.tensor(ids)` of a list filled by append: a one-element
 # tensor in such a list is a number, as torch reads it; tests/test_heldout21_programs.py)
-HELPER_BOUNDS = {"cifar_resnet": 3770, "dcgan": 3923, "lstm_lm": 3182, "mnist_cnn": 3557, "transformer_lm": 3473,
-                 "vae": 3536}
+# +16 each (heldout23): value_and_grad_reached keeps host values among a step's extra outputs aside (_host_value);
+# +11 for the programs with Adam: its zero moments for an empty parameter too (_zero_state)
+HELPER_BOUNDS = {"cifar_resnet": 3786, "dcgan": 3950, "lstm_lm": 3209, "mnist_cnn": 3573, "transformer_lm": 3500,
+                 "vae": 3563}
 
 
 def check_helper(name: str, out: Path) -> None:

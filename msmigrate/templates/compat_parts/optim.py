@@ -149,6 +149,17 @@ def _building_with_distinct_names(init):
     return build
 
 
+def _zero_state(params, prefix):
+    """params.clone(prefix=prefix, init="zeros"), an empty parameter too (vit-pytorch's ViT with pool='mean' holds
+    a cls_token of 0 rows), whose clone MindSpore's initializer refuses (shape must be positive)."""
+    new = []
+    for p in params:
+        x = p.clone(ms.Tensor(np.zeros(p.shape, ms.dtype_to_nptype(p.dtype))) if 0 in p.shape else "zeros")
+        x.name = prefix + "." + x.name
+        new.append(x)
+    return ms.ParameterTuple(new)
+
+
 class _TorchOptimizer:
     """Mixin for mindspore.experimental.optim optimizers: the parameter filtering and the
     param_groups described at the top of this section."""
@@ -329,10 +340,10 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         defaults = dict(lr=lr, betas=_floats(betas), eps=float(eps), weight_decay=float(weight_decay),
                         amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
-        self.exp_avg = self.parameters.clone(prefix="exp_avg", init="zeros")
-        self.exp_avg_sq = self.parameters.clone(prefix="exp_avg_sq", init="zeros")
+        self.exp_avg = _zero_state(self.parameters, "exp_avg")
+        self.exp_avg_sq = _zero_state(self.parameters, "exp_avg_sq")
         if any(group["amsgrad"] for group in self.param_groups):
-            self.max_exp_avg_sq = self.parameters.clone(prefix="max_exp_avg_sq", init="zeros")
+            self.max_exp_avg_sq = _zero_state(self.parameters, "max_exp_avg_sq")
         # torch counts steps per parameter; they all advance together until a step skips a parameter the loss
         # did not use (op by op: param_steps, one count per parameter, _skipping_unreached)
         self.state_step = ms.Parameter(ms.Tensor(0.0, ms.float32), name="state_step")

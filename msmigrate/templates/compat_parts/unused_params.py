@@ -57,7 +57,18 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
         return plain(*args)
     recording.reached = None
     received = _plain_tensors(args)
-    value, grads = ms.value_and_grad(recording, None, weights, has_aux=has_aux)(*args)
+    kept = []
+
+    def host_aux_aside(*a):
+        # an extra output that is a host value (a count read with .item() in a loss helper, attention-is-all-you-
+        # need's cal_performance): MindSpore's has_aux takes tensors only; kept aside and returned in its place
+        loss, *aux = recording(*a)
+        kept[:] = aux
+        return (loss, *[ms.Tensor(0) if _host_value(x) else x for x in aux])
+    differentiated = host_aux_aside if has_aux else recording
+    value, grads = ms.value_and_grad(differentiated, None, weights, has_aux=has_aux)(*args)
+    if has_aux:
+        value = (value[0], *[k if _host_value(k) else x for x, k in zip(value[1:], kept)])
     for t in received:
         # PyNative marks what the step received as a leaf requiring grad: CycleGAN's real_A (an alias of the
         # input_A buffer, `input_A.copy_(batch)`) was then refused by the next step's in-place copy into it
@@ -74,6 +85,11 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
             g = None
         out.append(g)
     return value, tuple(out)
+
+
+def _host_value(x):
+    """A Python number, string, None or NumPy value: no tensor, nor a container that may hold tensors."""
+    return x is None or isinstance(x, (bool, int, float, complex, str, np.ndarray, np.generic))
 
 
 def _plain_tensors(args):
