@@ -22,6 +22,18 @@ import pytest
 from tests.parity.harness import program_weights_match_torch
 from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
+# three steps of cross-entropy training: the losses and the final weights are compared with torch
+_TRAIN = """
+losses = []
+for step in range(3):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+weights = [p.detach() for p in model.parameters()] + losses
+"""
+
 CLEARED_CACHE = _FILL + '''
 import torch.nn as nn
 import torch.nn.functional as F
@@ -49,15 +61,7 @@ fill(model, 3)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 x = torch.linspace(-1, 1, 15).reshape(5, 3)
 y = torch.tensor([0, 1, 1, 0, 1])
-losses = []
-for step in range(3):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    optimizer.step()
-    losses.append(loss.detach())
-weights = [p.detach() for p in model.parameters()] + losses
-'''
+''' + _TRAIN
 
 
 @pytest.mark.parametrize("graph", [False, True])
@@ -92,15 +96,7 @@ fill(model, 5)
 optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
 x = torch.linspace(-1, 1, 12).reshape(4, 3)
 y = torch.tensor([1, 0, 1, 1])
-losses = []
-for step in range(3):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    optimizer.step()
-    losses.append(loss.detach())
-weights = [p.detach() for p in model.parameters()] + losses
-"""
+""" + _TRAIN
 
 
 @pytest.mark.parametrize("graph", [False, True])
