@@ -753,8 +753,11 @@ class ProjectIndex:
         return f"{module}.{class_name}" in self.cell_mixins
 
     def forward_stored_attributes(self) -> Set[str]:
-        """The attribute names some forward of the project's classes stores on self (ModuleInfo.forward_stores)."""
-        return set().union(*(info.forward_stores for info in self.modules.values()))
+        """The attribute names some forward of the project's classes stores on self (ModuleInfo.forward_stores);
+        gathered once per project (every loop of every file asks)."""
+        if "_forward_stored" not in self.__dict__:
+            self._forward_stored = set().union(*(info.forward_stores for info in self.modules.values()))
+        return self._forward_stored
 
     def reads_grads(self) -> bool:
         """Some module reads `x.grad` (train_loop._keeps_grads)."""
