@@ -59,7 +59,9 @@ def _env(torch: bool) -> dict:
     env.pop("PYTHONPATH", None)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"   # msrun and torchrun from this venv
     env["OMP_NUM_THREADS"] = "1"
-    if not torch:
+    if torch:   # gloo on the loopback device: left to itself it takes the address the host name resolves to
+        env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    else:
         env["MS_DEVICE_TARGET"] = "CPU"
         env["GLOG_v"] = "3"
     return env

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
+from .first_parameters import might_read_first_parameter, rewrite_first_parameters
 from .trained_tensors import might_train_tensors, rewrite_trained_tensors
 from .detached_updates import might_update_detached, rewrite_detached_updates
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
@@ -119,6 +120,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_train_tensors(source):   # w = torch.randn(.., requires_grad=True) in SGD([w]): nn.Parameter (trained_tensors.py)
         info = index.modules.get(module_name)
         module = rewrite_trained_tensors(module, info.imports if info else {})
+    if might_read_first_parameter(source):   # next(self.parameters()) as self.mlp[0].weight (first_parameters.py)
+        info = index.modules.get(module_name)
+        module = rewrite_first_parameters(module, info.imports if info else {})
     if might_update_detached(source):   # p.detach().zero_() as p.data.zero_() (detached_updates.py)
         module = rewrite_detached_updates(module)
     if might_chain_inplace(source) or might_update_buffer(source):

@@ -2416,6 +2416,29 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated.with_changes(slice=elements) if changed else updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        out = self._leave_assign(original, updated)
+        held = self._held_optimizer(original, out)
+        return held if held is not None else out
+
+    def _held_optimizer(self, original: cst.Assign, out) -> Optional[cst.Expr]:
+        """`self.optimizer = optim.Adam(self.parameters())` in a module's method (an RL agent, a layer that trains
+        itself): torch's optimizer is no submodule, but a MindSpore optimizer is a Cell, and a Cell attribute
+        registers it: the module's parameters and state would list its moments (and rename its parameters
+        `optimizer.fc.weight`). It is set as a plain attribute instead."""
+        if not (self._classes and self._classes[-1].is_cell and self._funcs and isinstance(out, cst.Assign)
+                and len(original.targets) == 1 and isinstance(original.value, cst.Call)):
+            return None
+        target = original.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self"):
+            return None
+        qn = self._torch_qname(original.value.func) or ""
+        if not (qn.startswith("torch.optim.") and "lr_scheduler" not in qn and qn.rsplit(".", 1)[-1][:1].isupper()):
+            return None
+        held = cst.parse_expression(f'object.__setattr__(self, "{target.attr.value}", x)')
+        return cst.Expr(held.with_changes(args=[*held.args[:2], cst.Arg(out.value)]))
+
+    def _leave_assign(self, original: cst.Assign, updated: cst.Assign):
         if id(original) in self._record_writes:     # a record's field in graph code: graph_records.py
             return GRD.field_write(self, original, updated, self._record_writes[id(original)])
         updated = CW.stored_value(self, original, updated) or updated   # `conv1d.weight.data = t`: conv1d_weights.py
