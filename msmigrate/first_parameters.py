@@ -169,11 +169,10 @@ class _Resolver:
                 return False
             if selfs and small.value is not None:
                 attr = selfs[0].attr.value
-                if attr not in seen:
+                kind = self._kind(small.value, cls, attr)
+                if attr not in seen and kind != "skip":   # `self.head = None` first registers nothing
                     seen.add(attr)
-                    kind = self._kind(small.value, cls, attr)
-                    if kind != "skip":
-                        events.append((kind, attr, small.value))
+                    events.append((kind, attr, small.value))
         return None
 
     def _kind(self, value: cst.BaseExpression, cls: cst.ClassDef, attr: str = "") -> str:
