@@ -16,6 +16,8 @@ What the converted program reads
     (.pt/.pth/.bin, zip or legacy format) and .safetensors files. torch files are pickles:
     they are read by a restricted unpickler that only accepts what a checkpoint of tensors
     needs (torch's tensor-rebuild functions, OrderedDict, containers, numbers, strings).
+    A dataclass instance saved by save() (a model's config) comes back as an instance of its class, found in
+    its module where that module is already imported (nothing is imported from the file's say).
     Anything else is refused with UnsafeCheckpointError before it can run: no code from
     the file is executed and torch is not needed. Tensors come back as mindspore.Tensor.
 
@@ -35,12 +37,14 @@ Optimizers
 """
 import argparse
 import collections
+import dataclasses
 import io
 import json
 import os
 import pickle
 import shutil
 import struct
+import sys
 import tempfile
 import zipfile
 
@@ -130,6 +134,12 @@ def _encode(obj, path, entries):
         return {kind: [_encode(v, path + (i,), entries) for i, v in enumerate(obj)]}
     if isinstance(obj, argparse.Namespace):
         return {"namespace": _encode(vars(obj), path, entries)["dict"]}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        # build-nanogpt's checkpoint {'model': ..., 'config': GPTConfig(...)}: the class by module and name, and
+        # its fields; load() finds the class in its module when that module is imported (as pickle would)
+        cls = type(obj)
+        fields = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        return {"dataclass": [cls.__module__, cls.__qualname__, _encode(fields, path, entries)["dict"]]}
     raise TypeError(f"cannot save a {type(obj).__name__} at {'/'.join(map(str, path)) or 'top level'} in a "
                     f"MindSpore checkpoint: it holds tensors, numbers, strings, None, dicts, lists and tuples "
                     f"(torch.save would pickle this object)")
@@ -162,6 +172,18 @@ def _decode(node, tensors):
         if kind == "namespace":
             return argparse.Namespace(**dict(items))
         return collections.OrderedDict(items) if kind == "odict" else dict(items)
+    if kind == "dataclass":
+        module, qualname, fields = value
+        cls = sys.modules.get(module)
+        for part in qualname.split(".") if cls is not None else ():
+            cls = getattr(cls, part, None)
+        if cls is None or not dataclasses.is_dataclass(cls):
+            raise AttributeError(f"Can't get attribute {qualname!r} on module {module!r}: the checkpoint holds a "
+                                 f"{qualname} (a dataclass), which loads where its module is imported")
+        obj = cls.__new__(cls)
+        for k, v in fields:
+            object.__setattr__(obj, _decode(k, tensors), _decode(v, tensors))
+        return obj
     if kind == "list":
         return [_decode(v, tensors) for v in value]
     if kind == "tuple":
