@@ -73,7 +73,8 @@ _NANOGPT_PATCHES = [
     ("total_batch_size = 524288", "total_batch_size = 128"),
     ("B = 64 # micro batch size", "B = 4 # micro batch size"),
     ("T = 1024 # sequence length", "T = 16 # sequence length"),
-    ("GPT(GPTConfig(vocab_size=50304))", "GPT(GPTConfig(block_size=16, vocab_size=64, n_layer=2, n_head=2, n_embd=32))"),
+    ("GPT(GPTConfig(vocab_size=50304))",
+     "GPT(GPTConfig(block_size=16, vocab_size=64, n_layer=2, n_head=2, n_embd=32))"),
     ("warmup_steps = 715", "warmup_steps = 2"),
     ("max_steps = 19073", "max_steps = 4"),
     ("max_length = 32", "max_length = 12"),
@@ -118,7 +119,8 @@ def _nanogpt(root):
 
 
 _TINYDIFF_STANDINS = {
-    "pandas.py": '"""A stand-in written by bench/_rw_heldout25.py: datasets.py imports it (the dino dataset only)."""\n',
+    "pandas.py": '"""A stand-in written by bench/_rw_heldout25.py: datasets.py imports it (the dino dataset '
+                 'only)."""\n',
     "sklearn/__init__.py": '"""A stand-in written by bench/_rw_heldout25.py (datasets.py\'s moons dataset only)."""\n',
     "sklearn/datasets.py": '"""A stand-in written by bench/_rw_heldout25.py."""\n\n\ndef make_moons(*a, **k):\n'
                            '    raise NotImplementedError("the stand-in has no make_moons")\n',

@@ -12,13 +12,96 @@ cloneofsimo/minDiffusion, tanelp/tiny-diffusion) needed, each compared with torc
   instance of that class.
 - A diffusion step's timesteps (`_ts = torch.randint(...)`) used both as an index (`self.sqrtab[_ts, None, None,
   None]`) and through true division (`self.eps_model(x_t, _ts / self.n_T)`, mindiffusion's DDPM with NaiveUnet's
-  time embedding): the compiled (GRAPH) step did not compile (MindSpore summed an int64 and a float32 gradient of
-  `_ts`, "For primitive[AddN], the input type must be same"). The true division of an integer tensor now casts it
-  to float first, as torch promotes it."""
+  time embedding): with bench's matched draws (msmigrate/draw_replay.py, a Custom op with a bprop in place of
+  ops.randint) the compiled step did not compile (MindSpore summed an int64 and a float32 gradient of `_ts` for
+  the op's bprop: "For primitive[AddN], the input type must be same"). The converted program alone compiled (ops'
+  own randint has no gradient); the replayed integer draws now carry none either.
+- build-nanogpt's optimisation step in small (weight-decay groups, micro-step accumulation, clipping, the
+  schedule set into param_groups, causal SDPA, a tied embedding), PYNATIVE and GRAPH: it passed on the set as
+  converted; kept as the pattern's regression test."""
 import pytest
 
 from tests.parity.harness import load_converted, load_torch, program_weights_match_torch
 from tests.test_taped_backward import _FILL     # the same starting weights on both sides
+
+# build-nanogpt's training step in small: weight-decay groups chosen by p.dim() with the fused check on torch's
+# signature, micro steps of `loss / grad_accum_steps` backward()s, clip_grad_norm_, a hand-written cosine
+# schedule set into every param_group, is_causal scaled_dot_product_attention and a tied embedding
+NANOGPT_STEP = _FILL + '''
+import inspect
+import math
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TinyGPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(12, 8)
+        self.c_attn = nn.Linear(8, 24, bias=False)   # a key bias has no gradient but rounding (softmax shift)
+        self.ln = nn.LayerNorm(8)
+        self.lm_head = nn.Linear(8, 12, bias=False)
+        self.wte.weight = self.lm_head.weight
+
+    def forward(self, idx, targets):
+        B, T = idx.size()
+        x = self.wte(idx)
+        q, k, v = self.c_attn(x).split(8, dim=2)
+        q, k, v = (t.view(B, T, 2, 4).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).contiguous().view(B, T, 8)
+        logits = self.lm_head(self.ln(x + y))
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+    def configure_optimizers(self, weight_decay, learning_rate):
+        param_dict = {pn: p for pn, p in self.named_parameters() if p.requires_grad}
+        decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
+        nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
+        groups = [{"params": decay_params, "weight_decay": weight_decay},
+                  {"params": nodecay_params, "weight_decay": 0.0}]
+        fused_available = "fused" in inspect.signature(torch.optim.AdamW).parameters
+        use_fused = fused_available and False
+        return torch.optim.AdamW(groups, lr=learning_rate, betas=(0.9, 0.95), eps=1e-8, fused=use_fused)
+
+
+def get_lr(it, max_lr=3e-2, warmup_steps=2, max_steps=4):
+    if it < warmup_steps:
+        return max_lr * (it + 1) / warmup_steps
+    decay_ratio = (it - warmup_steps) / (max_steps - warmup_steps)
+    return 0.1 * max_lr + 0.5 * (1.0 + math.cos(math.pi * decay_ratio)) * 0.9 * max_lr
+
+
+model = TinyGPT()
+fill(model, 25)
+optimizer = model.configure_optimizers(weight_decay=0.1, learning_rate=3e-2)
+data = torch.tensor([(i * 5 + 3) % 12 for i in range(41)])
+grad_accum_steps = 2
+losses = []
+for step in range(4):
+    optimizer.zero_grad()
+    loss_accum = 0.0
+    for micro_step in range(grad_accum_steps):
+        start = (step * grad_accum_steps + micro_step) * 4
+        x, y = data[start:start + 8].view(2, 4), data[start + 1:start + 9].view(2, 4)
+        logits, loss = model(x, y)
+        loss = loss / grad_accum_steps
+        loss_accum += loss.detach()
+        loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    lr = get_lr(step)
+    for param_group in optimizer.param_groups:
+        param_group["lr"] = lr
+    optimizer.step()
+    losses.append(loss_accum.item())
+weights = [p.detach() for p in model.parameters()] + [torch.tensor(losses)]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_nanogpt_accumulated_step_with_schedule(graph):
+    program_weights_match_torch(NANOGPT_STEP, graph=graph)
+    ref = load_torch(NANOGPT_STEP)
+    assert ref["losses"][0] != ref["losses"][-1]       # torch trained
 
 BACKENDS = '''
 import inspect
