@@ -312,17 +312,23 @@ def replay_functions(ms: Any, source: Callable, takers: Optional[dict] = None) -
     def uniform(shape, minval, maxval, seed=None, dtype=f32):
         return p_uniform(zeros(shape, dtype), none)
 
+    # integer draws carry no gradient: without stop_gradient, a compiled step's backward sums the adjoints of a
+    # draw its users give (an index's int64 zeros, a true division's float32: `self.sqrtab[_ts]` and
+    # `model(x, _ts / n_T)`, minDiffusion's DDPM) to feed the Custom op's bprop, and AddN refuses the mixed types
+    stop = ops.stop_gradient
+
     def randint(low, high, size, seed=None, *, dtype=None):
-        return p_randint(zeros(size, i64 if dtype is None else dtype), tensor([low, high], i64))
+        return stop(p_randint(zeros(size, i64 if dtype is None else dtype), tensor([low, high], i64)))
 
     def randint_like(input, low, high, seed=None, *, dtype=None):
-        return p_randint_like(zeros(input.shape, input.dtype if dtype is None else dtype), tensor([low, high], i64))
+        return stop(p_randint_like(zeros(input.shape, input.dtype if dtype is None else dtype),
+                                   tensor([low, high], i64)))
 
     def bernoulli(input, p=0.5, seed=None):
         return p_bernoulli(zeros_like(input), none)
 
     def multinomial(input, num_samples, replacement=True, seed=None):
-        return p_multinomial(zeros(input.shape[:-1] + (num_samples,), i32), none)
+        return stop(p_multinomial(zeros(input.shape[:-1] + (num_samples,), i32), none))
 
     def shuffle(x, seed=None):
         return p_shuffle(x, none)

@@ -300,4 +300,8 @@ NAMES = {
         'orthogonal_ sparse sparse_ torch trunc_normal_ uniform uniform_ warnings xavier_normal '
         'xavier_normal_ xavier_uniform xavier_uniform_ zeros_'
     ).split(),
+    'torch.backends': (
+        '__doc__ __loader__ __name__ __package__ __spec__ cpu cuda cudnn cusparselt kleidiai m mha miopen mkl '
+        'mkldnn mps nnpack openmp opt_einsum python_native quantized'
+    ).split(),
 }

@@ -220,10 +220,38 @@ def literal_qname(tr, call: cst.Call) -> Optional[str]:
     return f"{ns}.{name}" if name else None
 
 
+def signature_of(tr, call: cst.Call):
+    """`inspect.signature(torch.optim.AdamW)`: (the inspect module's expression, torch's parameter list from
+    msmigrate/torch_signature_data.py) when the argument is a torch API whose parameters are all plain
+    (positional-or-keyword or keyword-only) with literal defaults; else None."""
+    import ast
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "signature" and len(call.args) == 1
+            and call.args[0].keyword is None and not call.args[0].star):
+        return None
+    if tr._qname_any(call.func) != "inspect.signature":
+        return None
+    qn = tr._torch_qname(call.args[0].value)
+    if qn is None:
+        return None
+    from .torch_signature_data import SIGNATURES
+    entry = SIGNATURES.get(qn)
+    if entry is None:
+        return None
+    params, kwargs = entry
+    for _name, default, kind in params:
+        if kind not in ("p", "k") or len(default) > 1:
+            return None
+        try:
+            default and ast.literal_eval(default[0])
+        except (ValueError, SyntaxError):
+            return None
+    return call.func.value, entry
+
+
 def visit_call(tr, node: cst.Call) -> None:
     """Mark what the conversion of such a call replaces as a whole: its torch-module argument (not
     a reference of its own), and a `getattr(nn, "X")` that is called right away."""
-    if inspected(tr, node) is not None:
+    if inspected(tr, node) is not None or signature_of(tr, node) is not None:
         tr._skip.add(id(node.args[0].value))
     if isinstance(node.func, cst.Call) and literal_qname(tr, node.func) is not None:
         tr._skip_calls.add(id(node.func))
@@ -236,6 +264,20 @@ def leave_call(tr, original: cst.Call, updated: cst.Call):
         if qn is not None:   # getattr(nn, "ReLU")(...): converted as nn.ReLU(...)
             func = cst.parse_expression(qn)
             return tr._convert_api_call(original.with_changes(func=func), updated.with_changes(func=func), qn)
+    sig = signature_of(tr, original)
+    if sig is not None:     # `'fused' in inspect.signature(torch.optim.AdamW).parameters` (build-nanogpt)
+        module, (params, kwargs) = sig
+        mod = code_of(module).strip()
+        kinds = {"p": "POSITIONAL_OR_KEYWORD", "k": "KEYWORD_ONLY"}
+        parts = [f"{mod}.Parameter({name!r}, {mod}.Parameter.{kinds[kind]}"
+                 + (f", default={default[0]})" if default else ")") for name, default, kind in params]
+        if kwargs:
+            parts.append(f"{mod}.Parameter('kwargs', {mod}.Parameter.VAR_KEYWORD)")
+        qn = tr._torch_qname(original.args[0].value)
+        tr._record(original, "inspect.signature", f"{mod}.Signature([...])", R.CONVERTED,
+                   f"torch {TORCH_VERSION}'s parameters of {qn}, resolved while converting (the MindSpore "
+                   "target's own differ)")
+        return cst.parse_expression(f"{mod}.Signature([{', '.join(parts)}])")
     ns = inspected(tr, original)
     if ns is None:
         return None

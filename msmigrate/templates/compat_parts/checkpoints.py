@@ -16,6 +16,10 @@ What the converted program reads
     (.pt/.pth/.bin, zip or legacy format) and .safetensors files. torch files are pickles:
     they are read by a restricted unpickler that only accepts what a checkpoint of tensors
     needs (torch's tensor-rebuild functions, OrderedDict, containers, numbers, strings).
+    An argparse.Namespace or a dataclass instance saved by save() (a model's config) is kept as its class's
+    module and name and its __dict__, and comes back as an instance of that class, found in its module where
+    that module is already imported (nothing is imported on the file's say; a file with a "namespace" entry,
+    as save() wrote Namespaces before, still loads).
     Anything else is refused with UnsafeCheckpointError before it can run: no code from
     the file is executed and torch is not needed. Tensors come back as mindspore.Tensor.
 
@@ -128,8 +132,8 @@ def _encode(obj, path, entries):
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
         return {kind: [_encode(v, path + (i,), entries) for i, v in enumerate(obj)]}
-    if isinstance(obj, argparse.Namespace):
-        return {"namespace": _encode(vars(obj), path, entries)["dict"]}
+    if isinstance(obj, argparse.Namespace) or hasattr(type(obj), "__dataclass_fields__"):   # args, a config
+        return {"object": [type(obj).__module__, type(obj).__qualname__, _encode(vars(obj), path, entries)["dict"]]}
     raise TypeError(f"cannot save a {type(obj).__name__} at {'/'.join(map(str, path)) or 'top level'} in a "
                     f"MindSpore checkpoint: it holds tensors, numbers, strings, None, dicts, lists and tuples "
                     f"(torch.save would pickle this object)")
@@ -162,6 +166,19 @@ def _decode(node, tensors):
         if kind == "namespace":
             return argparse.Namespace(**dict(items))
         return collections.OrderedDict(items) if kind == "odict" else dict(items)
+    if kind == "object":    # an argparse.Namespace or a dataclass (build-nanogpt's GPTConfig): its __dict__
+        import sys      # the class in its module where that module is imported (pickle's look-up; nothing imported)
+        module, qualname, fields = value
+        cls = sys.modules.get(module)
+        for part in qualname.split(".") if cls is not None else ():
+            cls = getattr(cls, part, None)
+        if cls is not argparse.Namespace and not hasattr(cls, "__dataclass_fields__"):
+            raise AttributeError(f"Can't get attribute {qualname!r} on module {module!r}: the checkpoint holds a "
+                                 f"{qualname} (a dataclass), which loads where its module is imported")
+        obj = cls.__new__(cls)
+        for k, v in fields:
+            object.__setattr__(obj, _decode(k, tensors), _decode(v, tensors))
+        return obj
     if kind == "list":
         return [_decode(v, tensors) for v in value]
     if kind == "tuple":
