@@ -309,7 +309,7 @@ def softmax(x, axis):
     there, wrong, for later softmax inputs of the same rank."""
     nothing = ops.amax(x, axis, True) == float("-inf")
     x = ops.where(nothing, ops.zeros_like(x), x)
-    out = x - x + 1 if x.ndim and x.shape[axis] == 1 else ops.softmax(x, axis)
+    out = ops.exp(x - x) if x.ndim and x.shape[axis] == 1 else ops.softmax(x, axis)
     return ops.where(nothing, ops.full((), float("nan"), dtype=out.dtype), out)
 
 

@@ -10,15 +10,15 @@ from mindspore import nn, ops
 # has length 1 (an attention over one token: a 1x1 feature map, one patch per group) makes every later softmax
 # gradient of inputs of the same rank wrong (0.1-0.2 off on random inputs, no error): the gradient graph built
 # for the length-1 axis is reused for the other shapes. Over a length-1 axis torch's softmax is 1 (nan where the
-# element is not finite) with a zero gradient: _softmax_kernel computes that without ops.softmax, so the kernel's
-# gradient is never built for such an axis.
+# element is not finite) with a zero gradient (nan there): _softmax_kernel computes that as exp(x - x), without
+# ops.softmax, so the kernel's gradient is never built for such an axis.
 
 
 def _softmax_kernel(input, axis):
     """ops.softmax(input, axis); over an axis of length 1 its value (1, nan where the element is inf or nan) and
     zero gradient without ops.softmax (see above: its gradient built there is reused, wrong, for other shapes)."""
     if input.ndim and input.shape[axis] == 1:
-        return input - input + 1
+        return ops.exp(input - input)
     return ops.softmax(input, axis)
 
 
