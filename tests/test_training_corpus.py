@@ -270,9 +270,9 @@ def convert(name: str, out: Path) -> dict:
 # tensor in such a list is a number, as torch reads it; tests/test_heldout21_programs.py)
 # +16 each (heldout23): value_and_grad_reached keeps host values among a step's extra outputs aside (_host_value);
 # +11 for the programs with Adam: its zero moments for an empty parameter too (_zero_state)
-# +7 cifar_resnet, lstm_lm, mnist_cnn: _ms_compat._softmax_kernel (softmax never gives ops.softmax an axis of length
-# 1: MindSpore reuses that gradient, wrong, for later inputs of the same rank; tests/test_heldout23_programs.py)
-HELPER_BOUNDS = {"cifar_resnet": 3793, "dcgan": 3950, "lstm_lm": 3216, "mnist_cnn": 3580, "transformer_lm": 3500,
+# +10 transformer_lm: _ms_compat._softmax_kernel (softmax never gives ops.softmax an axis of length 1: MindSpore
+# reuses that gradient, wrong, for later inputs of the same rank; tests/test_heldout23_programs.py)
+HELPER_BOUNDS = {"cifar_resnet": 3786, "dcgan": 3950, "lstm_lm": 3209, "mnist_cnn": 3573, "transformer_lm": 3510,
                  "vae": 3563}
 
 

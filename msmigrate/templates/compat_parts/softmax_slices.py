@@ -5,18 +5,13 @@ from mindspore import nn, ops
 # elements are all -inf (an attention row with every key masked) gives 0 where torch gives nan, and leaves
 # garbage in the slices after it (the other rows of the batch), silently. Such slices reach the kernel as
 # zeros and come back as torch's nan; every other slice is the kernel's own result.
-#
-# Measured on MindSpore 2.10 CPU, PYNATIVE: the first ops.softmax differentiated in a process whose softmax axis
-# has length 1 (an attention over one token: a 1x1 feature map, one patch per group) makes every later softmax
-# gradient of inputs of the same rank wrong (0.1-0.2 off on random inputs, no error): the gradient graph built
-# for the length-1 axis is reused for the other shapes. Over a length-1 axis torch's softmax is 1 (nan where the
-# element is not finite) with a zero gradient (nan there): _softmax_kernel computes that as exp(x - x), without
-# ops.softmax, so the kernel's gradient is never built for such an axis.
 
 
 def _softmax_kernel(input, axis):
-    """ops.softmax(input, axis); over an axis of length 1 its value (1, nan where the element is inf or nan) and
-    zero gradient without ops.softmax (see above: its gradient built there is reused, wrong, for other shapes)."""
+    """ops.softmax(input, axis); over an axis of length 1 torch's value there, 1 (nan at inf or nan), and its zero
+    gradient (nan there) as exp(x - x): MindSpore 2.10 reuses the gradient it builds for the first ops.softmax of a
+    rank differentiated in a process, and built over a length-1 axis it is wrong for every later input of that
+    rank (an attention over one token trained before another model; docs/converter.md)."""
     if input.ndim and input.shape[axis] == 1:
         return ops.exp(input - input)
     return ops.softmax(input, axis)
