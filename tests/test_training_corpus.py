@@ -272,7 +272,9 @@ def convert(name: str, out: Path) -> dict:
 # +11 for the programs with Adam: its zero moments for an empty parameter too (_zero_state)
 # +13 each (heldout25): torch.load of an argparse.Namespace or a dataclass (build-nanogpt's GPTConfig in its
 # checkpoint) saved by torch.save, found in its module (checkpoints.py's "object" entries)
-HELPER_BOUNDS = {"cifar_resnet": 3799, "dcgan": 3963, "lstm_lm": 3222, "mnist_cnn": 3586, "transformer_lm": 3513,
+# +10 transformer_lm: _ms_compat._softmax_kernel (softmax never gives ops.softmax an axis of length 1: MindSpore
+# reuses that gradient, wrong, for later inputs of the same rank; tests/test_heldout23_programs.py)
+HELPER_BOUNDS = {"cifar_resnet": 3799, "dcgan": 3963, "lstm_lm": 3222, "mnist_cnn": 3586, "transformer_lm": 3523,
                  "vae": 3576}
 
 

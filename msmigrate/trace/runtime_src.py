@@ -304,9 +304,12 @@ def adaptive_avg_pool2d(x, output_size):
 
 def softmax(x, axis):
     """torch.softmax: a slice of all -inf gives torch's nan (MindSpore 2.10's CPU kernel gives 0 there and
-    garbage in the slices after it); such slices reach the kernel as zeros."""
+    garbage in the slices after it); such slices reach the kernel as zeros. Over an axis of length 1 the value
+    (1, nan where not finite) and zero gradient without ops.softmax: MindSpore 2.10 reuses the gradient it builds
+    there, wrong, for later softmax inputs of the same rank."""
     nothing = ops.amax(x, axis, True) == float("-inf")
-    out = ops.softmax(ops.where(nothing, ops.zeros_like(x), x), axis)
+    x = ops.where(nothing, ops.zeros_like(x), x)
+    out = ops.exp(x - x) if x.ndim and x.shape[axis] == 1 else ops.softmax(x, axis)
     return ops.where(nothing, ops.full((), float("nan"), dtype=out.dtype), out)
 
 

@@ -152,3 +152,42 @@ def test_softmin_and_softmax2d():
     assert code.count("_ms_compat.softmin(") == 2 and "_ms_compat.Softmin(" in code, code
     assert "_ms_compat.Softmax2d(" in code, code
     _against_torch(OTHER_SRC, mod.make(), calls=2)
+
+
+ONE_SRC = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+layer = nn.Softmax(dim=1)
+
+
+def fn(x):
+    return torch.softmax(x, -1), F.softmax(x, dim=1), x.softmax(-1), layer(x), F.softmin(x, -1)
+"""
+
+
+def test_softmax_over_an_axis_of_length_1():
+    """Over an axis of length 1 the helpers compute torch's value without ops.softmax (MindSpore 2.10 reuses the
+    gradient it builds there, wrong, for later inputs of the same rank; tests/test_heldout23_programs.py): 1, nan
+    at inf, -inf and nan; the gradient 0 at a finite element and nan at inf and nan, as torch's; PyNative and
+    GRAPH."""
+    import mindspore as ms
+    import torch
+
+    x = np.array([[1.5], [-3.0], [np.inf], [np.nan], [-np.inf]], np.float32)
+    finite = [0, 1, 2, 3]      # the rows whose gradient torch computes (the all -inf row: the helper's where)
+    mod, code, sites = load_converted(ONE_SRC)
+    no_todo(sites)
+    t_x = torch.from_numpy(x.copy()).requires_grad_(True)
+    want = load_torch(ONE_SRC)["fn"](t_x)
+    sum((w[finite] * (i + 1)).sum() for i, w in enumerate(want)).backward()
+
+    def total(v):
+        return sum((o[ms.Tensor(finite)] * (i + 1)).sum() for i, o in enumerate(mod.fn(v)))
+    for mode, run, grad in (("pynative", mod.fn, ms.grad(total)), ("graph", ms.jit(mod.fn), ms.jit(ms.grad(total)))):
+        got = run(ms.Tensor(x))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.asnumpy(), w.detach().numpy(), err_msg=mode)
+        np.testing.assert_array_equal(grad(ms.Tensor(x)).asnumpy()[finite], t_x.grad.numpy()[finite],
+                                      err_msg=mode + " gradient")

@@ -44,7 +44,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores + attn_mask.astype(scores.dtype)
     # a row with no key left would be 0/0 in softmax: torch returns zeros there
     empty = scores.max(axis=-1, keepdims=True) == neg_inf
-    weights = ops.softmax(ops.masked_fill(scores, empty, 0.0), -1)
+    weights = _softmax_kernel(ops.masked_fill(scores, empty, 0.0), -1)   # compat_parts/softmax_slices.py
     weights = ops.masked_fill(weights, empty, 0.0)
     if dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p)

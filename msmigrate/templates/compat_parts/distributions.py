@@ -377,7 +377,7 @@ class Categorical(Distribution):
             if len(logits.shape) < 1:
                 raise ValueError("`logits` parameter must be at least one-dimensional.")
             self.logits = logits - _dist_logsumexp(logits, -1, True)
-            self.probs = ops.softmax(self.logits, -1)
+            self.probs = _softmax_kernel(self.logits, -1)   # compat_parts/softmax_slices.py
         self._num_events = self.probs.shape[-1]
         super().__init__(tuple(self.probs.shape[:-1]), (), validate_args)
 

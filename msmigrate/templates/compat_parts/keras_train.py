@@ -85,7 +85,7 @@ def _keras_activation(name):
         "relu": ops.relu,
         "sigmoid": ops.sigmoid,
         "tanh": ops.tanh,
-        "softmax": lambda x: ops.softmax(x, axis=-1),
+        "softmax": lambda x: _softmax_kernel(x, -1),   # compat_parts/softmax_slices.py
         "gelu": lambda x: ops.gelu(x, approximate="none"),  # Keras' gelu default is the exact erf form
         "elu": ops.elu,
         "softplus": ops.softplus,
@@ -710,7 +710,7 @@ class MultiHeadAttention(Layer):
             while mask.ndim < 4:
                 mask = ops.expand_dims(mask, -3)
             scores = ops.where(mask, scores, ops.full_like(scores, -1e9))
-        scores = ops.softmax(scores, -1)
+        scores = _softmax_kernel(scores, -1)
         active = self.training if training is None else training
         probs = ops.dropout(scores, p=self.dropout, training=True) if active and self.dropout > 0 else scores
         out = ops.transpose(ops.matmul(probs, ops.transpose(v, (0, 2, 1, 3))), (0, 2, 1, 3))   # (B, T, heads, vd)

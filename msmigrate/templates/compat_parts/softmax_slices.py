@@ -7,12 +7,22 @@ from mindspore import nn, ops
 # zeros and come back as torch's nan; every other slice is the kernel's own result.
 
 
+def _softmax_kernel(input, axis):
+    """ops.softmax(input, axis); over an axis of length 1 torch's value there, 1 (nan at inf or nan), and its zero
+    gradient (nan there) as exp(x - x): MindSpore 2.10 reuses the gradient it builds for the first ops.softmax of a
+    rank differentiated in a process, and built over a length-1 axis it is wrong for every later input of that
+    rank (an attention over one token trained before another model; docs/converter.md)."""
+    if input.ndim and input.shape[axis] == 1:
+        return ops.exp(input - input)
+    return ops.softmax(input, axis)
+
+
 def softmax(input, axis=-1, dtype=None):
     """ops.softmax, but a slice of all -inf gives torch's nan (MindSpore's CPU kernel: 0, and garbage after it)."""
     if dtype is not None:
         input = input.astype(dtype)
     nothing = ops.amax(input, axis, True) == float("-inf")
-    out = ops.softmax(ops.where(nothing, ops.zeros_like(input), input), axis)
+    out = _softmax_kernel(ops.where(nothing, ops.zeros_like(input), input), axis)
     return ops.where(nothing, ops.full((), float("nan"), dtype=out.dtype), out)
 
 
