@@ -231,3 +231,18 @@ def test_mindspore_worker_refuses_keras_and_torch():
         with pytest.raises(ImportError, match="must not import"):
             _Blocker().find_spec(name)
     assert _Blocker().find_spec("mindspore") is None
+
+
+def test_softmax_over_a_length_1_axis_is_exp_of_zero(tmp_path):
+    """`Dense(1, activation="softmax")` (always 1) and a Softmax layer over a length-1 axis: not ops.softmax, whose
+    gradient MindSpore 2.10 builds once per rank and, built over a length-1 axis, reuses wrong for every later
+    softmax of that rank (tests/test_heldout23_programs.py); exp(x - x) gives the value, 1, and the zero gradient."""
+    inp = keras.Input((6,))
+    one = L.Dense(1, activation="softmax")(inp)
+    col = L.Softmax(axis=1)(L.Reshape((1, 3))(L.Dense(3)(inp)))
+    many = L.Dense(4, activation="softmax")(inp)
+    m = _randomize(keras.Model(inp, [one, L.Flatten()(col), many], name="single"))
+    conv, res = convert_and_check(m, str(tmp_path / "single"))
+    src = open(conv.model_py).read()
+    assert src.count("ops.softmax(") == 1 and src.count("ops.exp(") == 2, src
+    _assert_pass(res)

@@ -257,7 +257,18 @@ _ACT = {
 def act_expr(name: str, x: Sym) -> str:
     if name not in _ACT:
         raise KerasConversionError(f"activation {name!r} has no MindSpore mapping yet")
+    if name == "softmax":
+        return softmax_expr(x, -1)
     return _ACT[name].format(x=x.var, axis=ms_axis(-1, x.rank, x.layout))
+
+
+def softmax_expr(x: Sym, axis: int) -> str:
+    """ops.softmax over Keras axis `axis`; over an axis of length 1 (`Dense(1, activation="softmax")`) its value
+    there, 1, and zero gradient as exp(x - x): MindSpore 2.10 reuses the gradient it builds for the first
+    ops.softmax of a rank, and built over a length-1 axis it is wrong for every later input of that rank."""
+    if x.shape and x.shape[axis] == 1:
+        return f"ops.exp({x.var} - {x.var})"
+    return f"ops.softmax({x.var}, axis={ms_axis(axis, x.rank, x.layout)})"
 
 
 def apply_act(ctx: Ctx, layer, y: Sym, fn) -> Tuple[Sym, str]:
@@ -401,7 +412,8 @@ def _softmax(ctx, layer, node, args, kwargs):
     if x.layout == "flat":
         x = ctx.to(x, "cl")
     ax = ms_axis(axes[0], x.rank, x.layout)
-    return _output(ctx, layer, node, f"ops.softmax({x.var}, axis={ax})", x.layout, f"ops.softmax(x, axis={ax})",
+    return _output(ctx, layer, node, softmax_expr(x, axes[0]), x.layout, softmax_expr(Sym("x", x.shape, x.layout),
+                                                                                        axes[0]),
                    "axis translated to channels-first" if x.layout == "cf" else "")
 
 
@@ -1010,8 +1022,8 @@ def _keras_op(ctx, op, node, args, kwargs):
         elif cls == "LeakyRelu":
             expr = f"ops.leaky_relu({x.var}, {float(op.negative_slope)})"
         elif cls in ("Softmax", "LogSoftmax") and isinstance(op.axis, int):
-            fn = "ops.softmax" if cls == "Softmax" else "ops.log_softmax"
-            expr = f"{fn}({x.var}, axis={ms_axis(op.axis, x.rank, x.layout)})"
+            expr = softmax_expr(x, op.axis) if cls == "Softmax" else \
+                f"ops.log_softmax({x.var}, axis={ms_axis(op.axis, x.rank, x.layout)})"
         if expr is not None:
             y = ctx.assign(op.name, expr, out, x.layout)
             ctx.rows.append(LayerRow(op.name, f"keras.ops.{cls}", expr))
