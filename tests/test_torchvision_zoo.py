@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import export_parity  # noqa: E402
 import zoo_parity  # noqa: E402
 
-ARCHS = ["resnet18", "mobilenet_v3_small", "squeezenet1_0", "shufflenet_v2_x1_0"]
+ARCHS = ["resnet18", "squeezenet1_0"]   # the others of bench/zoo_parity.py's 21 run there (CI time)
 EXPORT_ARCHS = ["squeezenet1_0", "resnet18"]
 
 
