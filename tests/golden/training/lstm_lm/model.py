@@ -52,8 +52,6 @@ class RNNModel(nn.Cell):
         return _ms_compat.log_softmax(decoded, axis=1), hidden
 
     def init_hidden(self, bsz):
-        # _ms_compat.parameters (helper): no buffers (BatchNorm statistics, register_buffer), unlike
-        # Cell.get_parameters()
-        weight = next(_ms_compat.parameters(self))
+        weight = self.encoder.embedding_table
         return (ops.zeros((self.nlayers, bsz, self.nhid), weight.dtype),
                 ops.zeros((self.nlayers, bsz, self.nhid), weight.dtype))
