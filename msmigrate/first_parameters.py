@@ -44,6 +44,8 @@ _FREE = frozenset({
     "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss",
     "HuberLoss", "KLDivLoss"})
 _SEQUENCES = frozenset({"Sequential", "ModuleList"})
+# an attribute read that may be a Parameter (`emb.weight`, `layer.bias`, `shared.pos_param`)
+_PARAMETER_WORD = re.compile(r"weight|bias|param|embedding", re.I)
 _PLAIN_CALLS = frozenset({"int", "float", "str", "bool", "len", "min", "max", "tuple", "list", "dict", "set",
                           "range", "round", "abs", "sum", "isinstance", "getattr", "hasattr"})
 
@@ -115,6 +117,8 @@ class _Resolver:
         events = self._events(init, methods, node)
         if events is None:
             return _UNKNOWN
+        if any(kind == "param_maybe" for kind, _, _ in events):
+            return _UNKNOWN     # maybe one of the module's own Parameters, which come first
         params = [name for kind, name, _ in events if kind == "param"]
         if params:
             return "." + params[0]
@@ -143,7 +147,7 @@ class _Resolver:
                 return None
             else:   # a compound statement: a Parameter under it makes any answer conditional
                 kinds = {self._kind(v, cls) for v in _assigned_values(st)}
-                if "param" in kinds:
+                if kinds & {"param", "param_maybe"}:
                     return None
                 if kinds - {"skip"}:
                     events.append(("unknown", "", None))
@@ -192,6 +196,8 @@ class _Resolver:
         if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
             if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
                 return "skip"
+            if isinstance(value, cst.Attribute) and _PARAMETER_WORD.search(value.attr.value):
+                return "param_maybe"     # `self.w = emb.weight`: torch registers a Parameter assigned so
             return "unknown" if attr and _used_as_module(cls, attr) else "skip"
         if isinstance(value, (cst.BaseNumber, cst.BaseString, cst.BinaryOperation, cst.UnaryOperation,
                               cst.Comparison, cst.BooleanOperation, cst.Lambda)):

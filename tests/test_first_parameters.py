@@ -102,6 +102,8 @@ def test_first_parameter_in_forward_matches_torch_in_both_modes(src):
     "self.lin = make_layer(3)",
     # a method that assigns attributes may register a module first
     "self.build()\n        self.lin = nn.Linear(3, 3)",
+    # a Parameter of another module assigned to an attribute is one of this module's own, which come first
+    "self.lin = nn.Linear(3, 3)\n        self.tied = self.lin.weight",
 ])
 def test_first_parameter_left_as_written_when_init_does_not_fix_it(init):
     src = f'''
