@@ -2416,9 +2416,27 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated.with_changes(slice=elements) if changed else updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        self._rebind_import(original)
         out = self._leave_assign(original, updated)
         held = self._held_optimizer(original, out)
         return held if held is not None else out
+
+    def _rebind_import(self, original: cst.Assign) -> None:
+        """`import torch.optim as optim` and then, in the module body, `optim = torch.optim.Adam(...)` (g-mlp's
+        train.py): from that statement on the name holds the optimizer, not the module, so `optim.step()` is its
+        step and the statement an assignment. A module-level statement that binds an imported torch name to a
+        computed value (a call, an operation: anything but a name or attribute, which may alias the module on)
+        drops the name from this file's import table for the statements after it (the target included; the
+        value, already converted, read the import)."""
+        if self._funcs or self._classes:
+            return      # a function's or class's own binding: local to it (not tracked here)
+        if isinstance(original.value, (cst.Name, cst.Attribute)):
+            return
+        names = [t.target.value for t in original.targets if isinstance(t.target, cst.Name)
+                 and is_torch_name(self._imports.get(t.target.value, ""))]
+        if names:
+            self._imports = {a: q for a, q in self._imports.items() if a not in names}
+            self._torch_heads = self._torch_heads - set(names)
 
     def _held_optimizer(self, original: cst.Assign, out) -> Optional[cst.Expr]:
         """`self.optimizer = optim.Adam(self.parameters())` in a module's method (an RL agent, a layer that trains
