@@ -250,7 +250,8 @@ for step in range(4):
 weights = torch.arange(1, 7)
 one = model.generate(seqs[0, :3], 6, temperature=0.8, filter_thres=0.7)
 two = model.generate(seqs[:, :5], 6, temperature=0.8, filter_thres=0.7)
-print("VALUE one", int((one * weights).sum()), "shape", tuple(one.shape))
+print("VALUE one", int((one * weights).sum()))
+print("VALUE one_length", one.shape[0])
 for i in range(3):
     print("VALUE two_%d" % i, int((two[i] * weights).sum()))
 print("VALUE training", int(model.training))
