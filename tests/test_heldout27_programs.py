@@ -2,11 +2,11 @@
 lucidrains/g-mlp-pytorch's train.py and AutoregressiveWrapper, karpathy/ng-video-lecture) needed, each compared
 with torch in PYNATIVE and GRAPH mode.
 
-- An imported torch module's name bound again in the module body to the optimizer (`import torch.optim as optim`,
-  then `optim = torch.optim.Adam(...)`, `optim.step()`, g-mlp's train.py): every later `optim` was read as the
-  module, so the assignment became a raising TODO ("assigns a torch global setting") and so did `optim.step()` and
-  `optim.zero_grad()`; the program stopped with a NameError. From the rebinding statement on, the name is the
-  program's own.
+- An imported torch module's name bound again to the optimizer (`import torch.optim as optim`, then
+  `optim = torch.optim.Adam(...)`, `optim.step()`, g-mlp's train.py): every later `optim` was read as the module,
+  so the assignment became a raising TODO ("assigns a torch global setting") and so did `optim.step()` and
+  `optim.zero_grad()`; the program stopped with a NameError. In the module body the name is the program's own
+  from the rebinding statement on; in a function that binds it, throughout the function (Python's local).
 - Two training loops in the module body, the first clearing its gradients after each step (`zero_grad()` last)
   and the second, further down, at the top of its iterations (a driver training a model and then another): the
   second loop's backward() was taken for one that leaves gradients the first loop's first step adds to, and the
@@ -33,6 +33,20 @@ class Net(nn.Module):
         return self.out(torch.tanh(self.emb(x)))
 
 
+def pretrain(head, x):
+    optim = torch.optim.SGD(head.parameters(), lr=0.1, momentum=0.9)     # the function's own, throughout it
+    for step in range(3):
+        optim.zero_grad()
+        loss = (head(x) ** 2).mean()
+        loss.backward()
+        optim.step()
+    return loss.item()
+
+
+head = nn.Linear(4, 3)
+fill(head, 1)
+pretrained = pretrain(head, torch.linspace(-1, 1, 12).reshape(3, 4))
+
 model = Net()
 fill(model, 3)
 data = torch.tensor([[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 0], [2, 4, 6, 8, 10, 1], [3, 5, 7, 9, 11, 2]])
@@ -50,7 +64,8 @@ for i in range(3):
     torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
     optim.step()
     optim.zero_grad()
-weights = [p.detach() for p in model.parameters()] + [torch.tensor(losses)]
+weights = [p.detach() for p in model.parameters()] + [p.detach() for p in head.parameters()] + [
+    torch.tensor(losses + [pretrained])]
 '''
 
 
