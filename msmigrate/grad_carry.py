@@ -10,7 +10,9 @@ and `optimizer.zero_grad()` between them empties it, as in torch (train_loop.py)
 What the held sum cannot carry is left to this module, judged on the original code of each scope
 (the module body, each function body): a loop whose first step reads what was there before it (it
 clears nothing, or clears only after its first backward()) while another backward() of the scope
-(a loop that clears at the top of its iterations, a straight-line step) may have left gradients:
+(a loop that clears at the top of its iterations, a straight-line step) may have left gradients (one that
+comes after the loop counts where a loop around both, or another call of the function, runs it first: a
+backward() further down the module body, outside any loop around the loop, never does):
 
     for x in warmup: opt.zero_grad(); loss(x).backward(); opt.step()   # leaves the last gradient
     for x in data: loss(x).backward(); opt.step()     # torch's first step applies warm-up's last + its own
@@ -178,6 +180,9 @@ def _scope_problems(scope_node: cst.CSTNode, lines: Dict[int, int], out: Dict[in
             anchor = other or st
             a_last = sc.pos[id(anchor)][1]
             around = {id(n) for n in [scope_node] + _enclosing_of(sc, loop)}
+            if s_first > last and isinstance(scope_node, cst.Module) and not any(
+                    isinstance(n, _LOOPS) and id(n) in around for n in enclosing):
+                continue            # runs after the loop, once: the module body is not entered again
             if s_first < first and any(a_last < sc.pos[id(c)][0] < first and id(cenc[-1]) in around
                                        for c, cenc in sc.clears if cenc):
                 continue            # cleared in between, in a block around the loop

@@ -33,6 +33,7 @@ from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_saf
 from .sites import Site, shorten
 from .census import is_plain_value, rule_note
 from . import train_loop as TL
+from . import import_rebinds as IRB
 from . import data_writes as DW
 from . import hand_optimizers as HO
 from . import step_choice as SC
@@ -403,6 +404,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         name = self._qname_any(node)
         if name is not None and self._is_param(node):
             return None     # `def max_neg_value(tensor)` next to `from torch import tensor`: the argument
+        if name is not None and self._is_rebound(node):
+            return None     # `optim = torch.optim.Adam(...)` in the function: its local (import_rebinds.py)
         if name is None or not (is_torch_name(name) or is_dependency_name(self.index, name)):
             return None
         if name.split(".", 1)[0] in self.index.local_tops:
@@ -1383,6 +1386,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             node = node.value
         return isinstance(node, cst.Name) and any(node.value in scope.get("params", ()) for scope in self._scopes)
 
+    def _is_rebound(self, node: cst.CSTNode) -> bool:
+        """Whether the head name of `node` is one an enclosing function binds to a value of its own, so its
+        local there and not the import (msmigrate/import_rebinds.py)."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and any(node.value in scope.get("rebound", ()) for scope in self._scopes)
+
     def _shadowed(self, name: str) -> bool:
         """An imported name that the enclosing functions or the module also bind as a parameter
         or by assignment: what it holds there is not known to be the import."""
@@ -1532,6 +1542,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.__dict__.setdefault("_grad_modes", []).append("def" if mode is None else mode)
         self._push_comments(node)
         self._push_scope(node.body)
+        # `optim = torch.optim.Adam(...)` in the function next to `import torch.optim as optim`: import_rebinds.py
+        self._scopes[-1]["rebound"] = IRB.rebound_names(node.body) & set(self._imports)
         self._scopes[-1]["shadows"] |= {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["params"] = {p.name.value for p in _all_params(node.params)}
         self._scopes[-1]["function"] = node      # as written (cell_rows.py)
@@ -2416,9 +2428,24 @@ class TorchToMindSpore(cst.CSTTransformer):
         return updated.with_changes(slice=elements) if changed else updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        self._rebind_import(original)
         out = self._leave_assign(original, updated)
         held = self._held_optimizer(original, out)
         return held if held is not None else out
+
+    def _rebind_import(self, original: cst.Assign) -> None:
+        """`import torch.optim as optim` and then, in the module body, `optim = torch.optim.Adam(...)` (g-mlp's
+        train.py): from that statement on the name holds the optimizer, not the module, so `optim.step()` is its
+        step and the statement an assignment. A module-level statement that binds an imported torch name to a
+        computed value (a call, an operation: anything but a name or attribute, which may alias the module on)
+        drops the name from this file's import table for the statements after it (the target included; the
+        value, already converted, read the import). msmigrate/import_rebinds.py."""
+        if self._funcs or self._classes:
+            return      # a function's own binding: local to all of it (visit_FunctionDef's "rebound")
+        names = [n for n in IRB.rebinds_at_module_level(original) if is_torch_name(self._imports.get(n, ""))]
+        if names:
+            self._imports = {a: q for a, q in self._imports.items() if a not in names}
+            self._torch_heads = self._torch_heads - set(names)
 
     def _held_optimizer(self, original: cst.Assign, out) -> Optional[cst.Expr]:
         """`self.optimizer = optim.Adam(self.parameters())` in a module's method (an RL agent, a layer that trains
