@@ -10,6 +10,7 @@ itself), with the same calls: on_visit, the attribute hooks where the visitor cl
 tests/test_fast_visit.py compares the event sequences of both walks over real sources."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, Tuple
 
@@ -122,7 +123,10 @@ def _visit(self, visitor):
 
 
 def install() -> None:
-    """Make CSTNode.visit take the read-only walk for CSTVisitors (idempotent)."""
+    """Make CSTNode.visit take the read-only walk for CSTVisitors (idempotent). MSMIGRATE_LIBCST_VISIT=1 keeps
+    libcst's own visit (bench/convert_speed.py --compare-visit times both)."""
+    if os.environ.get("MSMIGRATE_LIBCST_VISIT") == "1":
+        return
     if CSTNode.visit is not _visit:
         CSTNode.visit = _visit
 
