@@ -750,6 +750,20 @@ def serve_urls():
 
 
 # ------------------------------------------------------------------ running
+def own_modules_first(script_dir):
+    """A module or package beside the program (a set's stand-in: bench/_rw_heldout26.py's matplotlib) that the
+    runner's own imports loaded from elsewhere first (torch.utils.tensorboard imports matplotlib) is dropped from
+    sys.modules, so the program imports its own, as it does when it runs alone."""
+    script_dir = Path(script_dir).resolve()
+    for name in list(sys.modules):
+        top = name.split(".")[0]
+        if not ((script_dir / top / "__init__.py").exists() or (script_dir / f"{top}.py").exists()):
+            continue
+        module = sys.modules[name]
+        if module is not None and not str(getattr(module, "__file__", None) or "").startswith(str(script_dir)):
+            del sys.modules[name]
+
+
 def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None, kinks=None):
     """Runs the program under the patches; returns the record (and the captured model)."""
     STATE.update(limit=limit, weights=weights, capture=capture, reference=reference, kinks=kinks)
@@ -765,6 +779,7 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     # minimalRL DQN's epsilon-greedy coins against the converted side's
     random.seed(0)
     np.random.seed(0)
+    own_modules_first(script.parent)
     os.chdir(cwd or script.parent)
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))
