@@ -37,8 +37,9 @@ ignored archive/ directory is TensorFlow v1.
 - bert (5-2.BERT/BERT.py): make_batch's masking through Python's `random` (seeded alike), `torch.erf` gelu, the
   decoder weight tied to the token embedding, `torch.gather` of masked positions, `criterion(logits.transpose(1, 2),
   tokens)`, `map(torch.LongTensor, zip(*batch))`; 100 epochs made 6. Its MultiHeadAttention builds an
-  `nn.Linear` and an `nn.LayerNorm` in every forward call (fresh random weights each call in torch): their draws
-  are each framework's own, so its losses cannot match torch's (the row says so); d_model etc. as written.
+  `nn.Linear` and an `nn.LayerNorm` in every forward call (fresh random weights each call in torch): the runner
+  draws such a layer's parameters from one stream on both sides at its first call (bench/_rw_runner.py
+  drawn_layer_values); d_model etc. as written.
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
 from __future__ import annotations
