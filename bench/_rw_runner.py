@@ -31,7 +31,8 @@ What the runner does, the same way on both sides:
 - same weights for layers a forward builds at each call (nlp-tutorial's BERT: `nn.Linear(...)(context)` in
   forward, fresh random weights per call): at such a layer's first call its parameters are drawn from one numpy
   RandomState(4321) on both sides (uniform in +-1/sqrt(fan_in), torch's default; a LayerNorm's ones and zeros
-  kept), in the order and shapes both frameworks list them (drawn_layer_values);
+  kept; a layer's own parameters only, not those of existing layers a container built in forward holds), in the
+  order and shapes both frameworks list them (drawn_layer_values);
 - torch.utils.tensorboard: where the tensorboard package is missing, the torch side gets a SummaryWriter that
   logs nothing (the converted side's is _ms_compat's own, which needs no package);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
@@ -232,7 +233,9 @@ def install_torch():
     def entered(module, args):
         forwards[0] += 1
         if module.__dict__.pop("_rw_built_in_forward", False):
-            params = [p for p in module.parameters()]
+            # its own parameters only: a container built in forward around existing layers (gMLP's
+            # nn.Sequential(*layers) per call) leaves them as they are; a new layer inside it is marked itself
+            params = [p for p in module.parameters(recurse=False)]
             with torch.no_grad():
                 for p, v in zip(params, drawn_layer_values([tuple(p.shape) for p in params])):
                     if v is not None:
@@ -529,7 +532,7 @@ def install_ms(script_dir, mode):
     def tracked_call(self, *args, **kwargs):
         load_weights()
         if self.__dict__.pop("_rw_built_in_forward", False):
-            params = list(self.get_parameters())
+            params = list(self.get_parameters(expand=False))      # its own, as on the torch side
             for p, v in zip(params, drawn_layer_values([tuple(p.shape) for p in params])):
                 if v is not None:
                     p.set_data(ms.Tensor(v.reshape(tuple(p.shape))).astype(p.dtype))
