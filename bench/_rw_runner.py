@@ -28,6 +28,11 @@ What the runner does, the same way on both sides:
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
   the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
   draws nothing: torchvision's FakeData calls it for every image);
+- same weights for layers a forward builds at each call (nlp-tutorial's BERT: `nn.Linear(...)(context)` in
+  forward, fresh random weights per call): at such a layer's first call its parameters are drawn from one numpy
+  RandomState(4321) on both sides (uniform in +-1/sqrt(fan_in), torch's default; a LayerNorm's ones and zeros
+  kept; a layer's own parameters only, not those of existing layers a container built in forward holds), in the
+  order and shapes both frameworks list them (drawn_layer_values);
 - torch.utils.tensorboard: where the tensorboard package is missing, the torch side gets a SummaryWriter that
   logs nothing (the converted side's is _ms_compat's own, which needs no package);
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
@@ -85,6 +90,9 @@ STATE = {"losses": [], "step_losses": [], "models": [], "model_objs": [], "limit
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
 NOISE = np.random.RandomState(1234)
+# the weights of layers a forward builds at each call (nlp-tutorial's BERT: `nn.Linear(...)(context)` in
+# MultiHeadAttention.forward): drawn from this stream at the layer's first call, on both sides (fill_built_in_forward)
+LAYER_DRAWS = np.random.RandomState(4321)
 INSTANCES = []
 CACHE = {}
 RESTORE = []     # (object, attribute, original value): undone by restore()
@@ -136,6 +144,25 @@ def _unwrapped(state):
     if len(heads) != 1 or any("." not in k for k in state):
         return None
     return {k.split(".", 1)[1]: v for k, v in state.items()}
+
+
+def drawn_layer_values(shapes):
+    """Values for the parameters of a layer built inside a forward, in its parameters' order (torch's
+    module.parameters(), MindSpore's cell.get_parameters(): Linear/Dense, Embedding and convolutions list the same
+    shapes, a Conv1d's (o, i, k) as (o, i, 1, k), one flat order), from LAYER_DRAWS: uniform in +-1/sqrt(fan_in) as
+    torch's default initialisation draws them. A 1-D parameter (a bias) takes the bound of the last parameter of 2 or
+    more dimensions before it in the layer; one with none before it (a LayerNorm's weight and bias) keeps its value:
+    None in its place."""
+    out, bound = [], None
+    for shape in shapes:
+        if len(shape) >= 2:
+            fan_in = int(np.prod(shape[1:]))
+            bound = 1.0 / np.sqrt(fan_in) if fan_in else 0.0
+        if len(shape) < 2 and bound is None:
+            out.append(None)
+            continue
+        out.append(LAYER_DRAWS.uniform(-bound, bound, int(np.prod(shape))).astype(np.float32))
+    return out
 
 
 def _record_loss(value):
@@ -191,6 +218,8 @@ def install_torch():
         init(self, *a, **k)
         if not forwards[0]:     # built inside a forward (gMLP's nn.Sequential(*layers) per call): no model
             INSTANCES.append(self)
+        else:                   # its weights drawn from LAYER_DRAWS at its first call
+            object.__setattr__(self, "_rw_built_in_forward", True)
     _patch(torch.nn.Module, "__init__", tracked_init)
     setstate = torch.nn.Module.__setstate__
 
@@ -203,6 +232,14 @@ def install_torch():
 
     def entered(module, args):
         forwards[0] += 1
+        if module.__dict__.pop("_rw_built_in_forward", False):
+            # its own parameters only: a container built in forward around existing layers (gMLP's
+            # nn.Sequential(*layers) per call) leaves them as they are; a new layer inside it is marked itself
+            params = [p for p in module.parameters(recurse=False)]
+            with torch.no_grad():
+                for p, v in zip(params, drawn_layer_values([tuple(p.shape) for p in params])):
+                    if v is not None:
+                        p.copy_(torch.from_numpy(v.reshape(tuple(p.shape))).to(p.dtype))
 
     def left(module, args, output):
         forwards[0] -= 1
@@ -435,6 +472,8 @@ def install_ms(script_dir, mode):
         init(self, *a, **k)
         if not IN_GRAPH[0]:     # built inside a construct or a step (compiled once in GRAPH mode): no model
             INSTANCES.append(self)
+        else:                   # its weights drawn from LAYER_DRAWS at its first call (PYNATIVE), as on torch's side
+            object.__setattr__(self, "_rw_built_in_forward", True)
     _patch(nn.Cell, "__init__", tracked_init)
     setstate = nn.Cell.__setstate__
 
@@ -492,6 +531,11 @@ def install_ms(script_dir, mode):
 
     def tracked_call(self, *args, **kwargs):
         load_weights()
+        if self.__dict__.pop("_rw_built_in_forward", False):
+            params = list(self.get_parameters(expand=False))      # its own, as on the torch side
+            for p, v in zip(params, drawn_layer_values([tuple(p.shape) for p in params])):
+                if v is not None:
+                    p.set_data(ms.Tensor(v.reshape(tuple(p.shape))).astype(p.dtype))
         tops = models()
         for i, c in enumerate(tops):
             if self is c and i < len(STATE["models"]) and STATE["models"][i]["inputs"] is None:
@@ -750,6 +794,20 @@ def serve_urls():
 
 
 # ------------------------------------------------------------------ running
+def own_modules_first(script_dir):
+    """A module or package beside the program (a set's stand-in: bench/_rw_heldout26.py's matplotlib) that the
+    runner's own imports loaded from elsewhere first (torch.utils.tensorboard imports matplotlib) is dropped from
+    sys.modules, so the program imports its own, as it does when it runs alone."""
+    script_dir = Path(script_dir).resolve()
+    for name in list(sys.modules):
+        top = name.split(".")[0]
+        if not ((script_dir / top / "__init__.py").exists() or (script_dir / f"{top}.py").exists()):
+            continue
+        module = sys.modules[name]
+        if module is not None and not str(getattr(module, "__file__", None) or "").startswith(str(script_dir)):
+            del sys.modules[name]
+
+
 def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None, kinks=None):
     """Runs the program under the patches; returns the record (and the captured model)."""
     STATE.update(limit=limit, weights=weights, capture=capture, reference=reference, kinks=kinks)
@@ -765,6 +823,7 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     # minimalRL DQN's epsilon-greedy coins against the converted side's
     random.seed(0)
     np.random.seed(0)
+    own_modules_first(script.parent)
     os.chdir(cwd or script.parent)
     sys.argv = [str(script), *args]
     sys.path.insert(0, str(script.parent))

@@ -27,6 +27,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout23  # bench/_rw_heldout23.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout24  # bench/_rw_heldout24.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout25  # bench/_rw_heldout25.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout26  # bench/_rw_heldout26.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout27  # bench/_rw_heldout27.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -53,7 +54,9 @@ For each program:
    runner turns the program's mode line to PYNATIVE) and GRAPH (as converted; noise inside compiled
    steps is drawn from the same numpy stream when the graph runs, by msmigrate.draw_replay's ordered
    side-effect ops), both compared with torch's losses.
-   Drivers also print `VALUE name number` lines (logits, samples), compared the same way.
+   Drivers also print `VALUE name number` lines (logits, samples), compared the same way. A set's PRINTED names a
+   program's stdout lines (a regular expression) that must be the same on both sides: what a program run whole
+   prints after training (bench/_rw_heldout26.py: nlp-tutorial's predicted words).
 3. `msmigrate verify` (PYNATIVE and GRAPH) of every model whose first call took tensors only,
    the model built by running the program up to that call (bench/_rw_capture.py).
 
@@ -222,6 +225,10 @@ for step in range(2):
 # whole, to its sampling at step 200)
 LOSSES: dict = {}
 
+# The stdout lines of a program that must be the same on both sides (a set's PRINTED), by program name: a regular
+# expression matched per line (bench/_rw_heldout26.py: the predictions nlp-tutorial's programs print).
+PRINTED: dict = {}
+
 # Files of ours written beside a program before it is converted (a set's FILES: bench/_rw_heldout19.py's
 # synthetic `gym` package), by program name: {relative path: text}.
 FILES: dict = {}
@@ -350,6 +357,7 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     rec["values"] = {m.group(1): float(m.group(2)) for m in re.finditer(r"^VALUE (\S+) (\S+)$", out, re.M)}
     rec["seconds"] = time.perf_counter() - t
     rec["stdout_tail"] = out[-800:]
+    rec["stdout"] = out[-20000:]
     return rec
 
 
@@ -416,6 +424,20 @@ def judge(torch_rec, ms_rec, references):
             return "float32-noise", worst, _join(note, figures, kinked)
         figures = _join(figures, _kinks_verdict(references("float64-kinks"), ms_rec, why=True))
     return status, worst, _join(note, figures)
+
+
+def printed(name, torch_rec, ms_rec, status, worst, note):
+    """judge()'s verdict, failed where the program's PRINTED lines differ from torch's (the first that differs)."""
+    pattern = PRINTED.get(name)
+    if not pattern or status == "error" or ms_rec["status"] in ("error", "timeout"):
+        return status, worst, note
+    lines = [re.findall(pattern, rec.get("stdout", ""), re.M) for rec in (torch_rec, ms_rec)]
+    if lines[0] == lines[1]:
+        return status, worst, _join(note, f"{len(lines[0])} printed lines as torch's")
+    differ = next((i for i, (a, b) in enumerate(zip(*lines)) if a != b), min(map(len, lines)))
+    got = lines[1][differ] if differ < len(lines[1]) else "nothing"
+    want = lines[0][differ] if differ < len(lines[0]) else "nothing"
+    return "fail", worst, _join(note, f"printed {got[:120]!r}, torch {want[:120]!r}")
 
 
 def _kinks_verdict(ref, ms_rec, why=False):
@@ -505,7 +527,7 @@ def main(argv=None):
                                       "heldout6", "heldout7", "heldout8", "heldout9", "heldout10", "heldout11",
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
-                                      "heldout22", "heldout23", "heldout24", "heldout25",
+                                      "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
                                       "heldout27"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
@@ -540,9 +562,10 @@ def main(argv=None):
                          "karpathy/llama2.c's train.py and model, mamba-minimal, hkproj/pytorch-llama, minRF "
                          "(bench/_rw_heldout24.py); heldout25: karpathy/build-nanogpt's train_gpt2.py, "
                          "cloneofsimo/minDiffusion's DDPM and DDIM, tanelp/tiny-diffusion's ddpm.py "
-                         "(bench/_rw_heldout25.py); heldout27: lucidrains/perceiver-pytorch's Perceiver, PerceiverIO "
-                         "and variants, lucidrains/g-mlp-pytorch's train.py and generate, karpathy/ng-video-lecture's "
-                         "bigram.py and gpt.py with their sampling (bench/_rw_heldout27.py)")
+                         "(bench/_rw_heldout25.py); heldout26: graykode/nlp-tutorial's programs run whole, through "
+                         "their predictions (bench/_rw_heldout26.py); heldout27: lucidrains/perceiver-pytorch's "
+                         "Perceiver, PerceiverIO and variants, lucidrains/g-mlp-pytorch's train.py and generate, "
+                         "karpathy/ng-video-lecture's bigram.py and gpt.py with their sampling (bench/_rw_heldout27.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
@@ -557,6 +580,7 @@ def main(argv=None):
         DEPS.update(program_set.DEPS)
         FILES.update(getattr(program_set, "FILES", {}))
         LOSSES.update(getattr(program_set, "LOSSES", {}))
+        PRINTED.update(getattr(program_set, "PRINTED", {}))
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue
@@ -598,7 +622,7 @@ def main(argv=None):
                 refs[variant] = run_side("torch", proj / script, args, run / f"torch_{variant}.json", weights,
                                          budget, 3 * a.timeout, reference=variant)
             return refs[variant]
-        status, worst, note = judge(t_rec, m_rec, references)
+        status, worst, note = printed(name, t_rec, m_rec, *judge(t_rec, m_rec, references))
         graph = ""
         if not a.no_graph and status != "error":
             g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, budget, a.timeout,
@@ -607,7 +631,7 @@ def main(argv=None):
             if own_noise:   # a graph with JIT-fallback values cannot run the stream's pyfunc draws
                 g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, budget,
                                  a.timeout, mode="graph-own-noise")
-            g_status, g_worst, g_note = judge(t_rec, g_rec, references)
+            g_status, g_worst, g_note = printed(name, t_rec, g_rec, *judge(t_rec, g_rec, references))
             if own_noise:
                 g_note = (g_note + "; " if g_note else "") + "in-graph noise MindSpore's own (JIT-fallback values)"
             graph = f"graph {g_status}" + (f" {g_worst:.1e}" if g_worst is not None else "") + \

@@ -104,6 +104,12 @@ class ModuleInfo:
     # converted to _ms_compat.host_result (host_draws.py), computed op by op and refused by a compiled graph (its
     # value would reach the graph with no gradient), so a program reaching one runs PYNATIVE
     host_results_in_forward: bool = False
+    # a forward (or another method of a Module but its initialisers) reads a tensor on the host, `t.numpy()`
+    # (nlp-tutorial's attention maps returned as `w.data.numpy()` beside the logits): _ms_compat.host_value
+    # (host_draws.py), which a compiled graph refuses. A train step reaching it runs op by op in either mode; a
+    # plain call of the network (the predictions after training) is compiled in GRAPH mode and stops there, where
+    # torch runs on, so a program reaching one runs PYNATIVE
+    host_reads_in_forward: bool = False
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -280,6 +286,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             for n in ast.walk(f)) for c in classes for f in c.body)
     info.loops_over_data_rows = bool(classes) and _forward_loops_over_data_rows(tree, imports)
     info.host_results_in_forward = bool(classes) and _forward_host_results(tree, imports)
+    info.host_reads_in_forward = _forward_host_reads(classes)
     info.attribute_reads = _attribute_reads(tree)
     info.forward_stores = _forward_stores(classes)
     def resolve(node: ast.AST) -> Optional[str]:
@@ -434,6 +441,25 @@ def _forward_host_results(tree: ast.Module, imports: Dict[str, str]) -> bool:
                 isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
                     isinstance(c, ast.Call) and host_result(c) for c in ast.walk(f)) for f in node.body):
             return True
+    return False
+
+
+# a Module's methods that build it rather than run in its forward (transformer._in_forward)
+_INITIALISERS = ("__init__", "reset_parameters", "_init_weights", "init_weights")
+
+
+def _forward_host_reads(classes) -> bool:
+    """A class with a `forward` calls `x.numpy()` in a method that runs in its forward (any but its initialisers:
+    Bi-LSTM(Attention)'s attention_net, which forward calls): what host_draws.py makes `_ms_compat.host_value`."""
+    for node in classes:
+        methods = [f for f in node.body if isinstance(f, ast.FunctionDef)]
+        if not any(f.name == "forward" for f in methods):
+            continue
+        for f in methods:
+            if f.name not in _INITIALISERS and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "numpy"
+                    and not c.args and not c.keywords for c in ast.walk(f)):
+                return True
     return False
 
 
@@ -975,6 +1001,11 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) calls a host library on a tensor in a
         forward (ModuleInfo.host_results_in_forward): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "host_results", lambda mod, info: info.host_results_in_forward)
+
+    def reaches_host_reads(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) reads a tensor on the host in a forward
+        (ModuleInfo.host_reads_in_forward): a program importing one starts in PYNATIVE mode."""
+        return self._reaches(module, "host_reads", lambda mod, info: info.host_reads_in_forward)
 
     def reaches_data_row_loops(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) loops over a tensor whose length the data

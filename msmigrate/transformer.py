@@ -3511,6 +3511,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) calls SciPy or NumPy "
                                           "on a tensor's values (_ms_compat.host_result), which a compiled graph "
                                           "refuses (its result would reach the graph with no gradient)")
+        elif self.index.reaches_host_reads(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) reads a tensor on "
+                                          "the host (.numpy(), _ms_compat.host_value), which a compiled graph refuses: "
+                                          "a call of the network outside the train step runs op by op, as torch's")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (

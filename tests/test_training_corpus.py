@@ -274,8 +274,10 @@ def convert(name: str, out: Path) -> dict:
 # checkpoint) saved by torch.save, found in its module (checkpoints.py's "object" entries)
 # +10 transformer_lm: _ms_compat._softmax_kernel (softmax never gives ops.softmax an axis of length 1: MindSpore
 # reuses that gradient, wrong, for later inputs of the same rank; tests/test_heldout23_programs.py)
-HELPER_BOUNDS = {"cifar_resnet": 3799, "dcgan": 3963, "lstm_lm": 3222, "mnist_cnn": 3586, "transformer_lm": 3523,
-                 "vae": 3576}
+# +9 for the programs with Adam (heldout26): its update of one parameter is a method of its own
+# (Adam._update_param: inline in the unrolled loop, a model of ~250 parameters passed MindSpore's call depth limit)
+HELPER_BOUNDS = {"cifar_resnet": 3799, "dcgan": 3972, "lstm_lm": 3222, "mnist_cnn": 3586, "transformer_lm": 3532,
+                 "vae": 3585}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -367,30 +367,39 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
         bias_correction2_sqrt = ops.sqrt(bias_correction2)
         one_minus_beta1, one_minus_beta2 = _one_minus_exp(log_beta1), _one_minus_exp(log_beta2)
         for i in range(self.group_start_id[group_id], self.group_start_id[group_id + 1]):
-            param, grad = self.parameters[i], gradients[i]
-            if self.param_steps is not None and not _compiling(_draw_probe):     # compiled: one count for all
-                step = ms.Tensor(self.param_steps[i], ms.float32)
-                step_size = lr / _one_minus_exp(step * log_beta1)
-                bias_correction2_sqrt = ops.sqrt(_one_minus_exp(step * log_beta2))
-            if maximize:
-                grad = -grad
-            new_param = param
-            if weight_decay != 0:
-                if decoupled:
-                    new_param = param * (1 - lr * weight_decay)
-                else:
-                    grad = grad + weight_decay * param
-            exp_avg = self.exp_avg[i] + (grad - self.exp_avg[i]) * one_minus_beta1  # torch: lerp
-            exp_avg_sq = self.exp_avg_sq[i] * beta2 + grad * grad * one_minus_beta2
-            if amsgrad:
-                max_exp_avg_sq = ops.maximum(self.max_exp_avg_sq[i], exp_avg_sq)
-                ops.assign(self.max_exp_avg_sq[i], max_exp_avg_sq)
-                denom = ops.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+            # one call per parameter, its branches inside it: written inline, each branch of the unrolled loop made
+            # a compiled graph nest the rest of the loop one call deeper, and a model of ~250 parameters passed
+            # MindSpore's call depth limit of 1000 (nlp-tutorial's 6+6-layer Transformer)
+            self._update_param(i, lr, log_beta1, log_beta2, step_size, bias_correction2_sqrt, one_minus_beta1,
+                               one_minus_beta2, beta2, eps, weight_decay, amsgrad, maximize, decoupled, gradients[i])
+        return True
+
+    def _update_param(self, i, lr, log_beta1, log_beta2, step_size, bias_correction2_sqrt, one_minus_beta1,
+                      one_minus_beta2, beta2, eps, weight_decay, amsgrad, maximize, decoupled, grad):
+        param = self.parameters[i]
+        if self.param_steps is not None and not _compiling(_draw_probe):     # compiled: one count for all
+            step = ms.Tensor(self.param_steps[i], ms.float32)
+            step_size = lr / _one_minus_exp(step * log_beta1)
+            bias_correction2_sqrt = ops.sqrt(_one_minus_exp(step * log_beta2))
+        if maximize:
+            grad = -grad
+        new_param = param
+        if weight_decay != 0:
+            if decoupled:
+                new_param = param * (1 - lr * weight_decay)
             else:
-                denom = ops.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
-            ops.assign(self.exp_avg[i], exp_avg)
-            ops.assign(self.exp_avg_sq[i], exp_avg_sq)
-            ops.assign(param, new_param - step_size * (exp_avg / denom))
+                grad = grad + weight_decay * param
+        exp_avg = self.exp_avg[i] + (grad - self.exp_avg[i]) * one_minus_beta1  # torch: lerp
+        exp_avg_sq = self.exp_avg_sq[i] * beta2 + grad * grad * one_minus_beta2
+        if amsgrad:
+            max_exp_avg_sq = ops.maximum(self.max_exp_avg_sq[i], exp_avg_sq)
+            ops.assign(self.max_exp_avg_sq[i], max_exp_avg_sq)
+            denom = ops.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+        else:
+            denom = ops.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+        ops.assign(self.exp_avg[i], exp_avg)
+        ops.assign(self.exp_avg_sq[i], exp_avg_sq)
+        ops.assign(param, new_param - step_size * (exp_avg / denom))
         return True
 
 
