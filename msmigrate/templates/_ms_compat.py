@@ -14,6 +14,11 @@ from mindspore.ops.primitive import constexpr as _migration_constexpr
 # (measured: 2 s vs 0.02 s, 3x3 conv on 8x64x32x32); read at the first convolution: import this first.
 os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 
+# A NumPy value on the left of an operator with a tensor (`np.sqrt(2.0 / np.pi) * x`, improved-diffusion's
+# approx_standard_normal_cdf): NumPy converted the tensor and returned an ndarray (its gradient lost, the next
+# op refusing it); torch's Tensor sets this priority so that NumPy defers to the tensor's reflected operator.
+ms.Tensor.__array_priority__ = 1000
+
 
 class MigrationError(RuntimeError):
     """Raised where code that msmigrate could not convert is reached."""
