@@ -114,6 +114,8 @@ from improved_diffusion.train_util import log_loss_dict
 # process group): forward_backward's micro batches, optimize_normal's step and EMA, fp16 off
 schedule_sampler = create_named_schedule_sampler("uniform", diffusion)
 opt = torch.optim.AdamW(list(model.parameters()), lr=1e-3, weight_decay=0.0)
+with torch.no_grad():    # the runner gives the converted model torch's weights at its first call: before the copy
+    model(images[:2], torch.zeros(2))
 ema_params = copy.deepcopy(list(model.parameters()))
 microbatch = 2
 for step in range(3):
