@@ -29,6 +29,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout25  # bench/_rw_heldout25.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout26  # bench/_rw_heldout26.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout27  # bench/_rw_heldout27.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout28  # bench/_rw_heldout28.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -528,7 +529,7 @@ def main(argv=None):
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
-                                      "heldout27"),
+                                      "heldout27", "heldout28"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -565,7 +566,9 @@ def main(argv=None):
                          "(bench/_rw_heldout25.py); heldout26: graykode/nlp-tutorial's programs run whole, through "
                          "their predictions (bench/_rw_heldout26.py); heldout27: lucidrains/perceiver-pytorch's "
                          "Perceiver, PerceiverIO and variants, lucidrains/g-mlp-pytorch's train.py and generate, "
-                         "karpathy/ng-video-lecture's bigram.py and gpt.py with their sampling (bench/_rw_heldout27.py)")
+                         "karpathy/ng-video-lecture's bigram.py and gpt.py with their sampling (bench/_rw_heldout27.py); "
+                         "heldout28: openai/improved-diffusion's UNet, TrainLoop and samplers, "
+                         "lucidrains/siren-pytorch, lucidrains/mlp-mixer-pytorch (bench/_rw_heldout28.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

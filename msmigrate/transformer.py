@@ -39,6 +39,7 @@ from . import hand_optimizers as HO
 from . import step_choice as SC
 from . import sparse_products as SPP
 from . import held_steps as HS
+from . import checkpoint_functions as CKF
 from . import step_closure as SCL
 from . import grad_carry as GC
 from . import cell_rows as CR
@@ -1453,6 +1454,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
         # micro-batch loops whose gradients another method's step() applies (held_steps.py)
         self._held_loops, held_clears = HS.held_gradient_loops(node)
+        self._recompute_fns = CKF.recompute_functions(node)     # checkpointing Functions (checkpoint_functions.py)
         self._grad_writers = TL.grad_writers(node)   # functions handed the network before a step (_gradient_changers)
         # loops whose first step reads another step's .grad; the zero_grad() calls that empty a loop's held sum
         self._module_clears: Dict[int, str] = {}     # kept `model.zero_grad()`: id -> the module's code
@@ -3085,6 +3087,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             self.uses_compat = True
             return updated.with_changes(func=cst.parse_expression(f"{COMPAT}.rsample_at"),
                                         args=[cst.Arg(updated.func.value), where, *updated.args])
+        if name == "apply" and isinstance(func.value, cst.Name) and func.value.value in self._recompute_fns:
+            # a Function that only checkpoints: the call it recomputes, differentiated as any call
+            self.uses_compat = True
+            return updated.with_changes(func=cst.parse_expression(f"{COMPAT}.recomputed_call"))
         if name == "apply" and self._is_autograd_function(func.value):
             # Fn.apply(...) of a torch.autograd.Function subclass (_ms_compat.Function.apply), with its line: a
             # graph compiling the call stops with MigrationError naming it (compat_parts/autograd.py)

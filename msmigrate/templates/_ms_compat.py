@@ -10,9 +10,9 @@ from mindspore import nn, ops
 from mindspore.common import initializer as init
 from mindspore.ops.primitive import constexpr as _migration_constexpr
 
-# MindSpore 2.10's oneDNN runs a partly reference convolution on AVX-512 CPUs, ~100x slower than AVX2
-# (measured: 2 s vs 0.02 s, 3x3 conv on 8x64x32x32); read at the first convolution: import this first.
+# MindSpore 2.10's oneDNN convolution: ~100x slower on AVX-512 than AVX2 (read at the first): import this first.
 os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+ms.Tensor.__array_priority__ = 1000     # `np.sqrt(2.0) * x` defers to the tensor, as torch's (not an ndarray)
 
 
 class MigrationError(RuntimeError):

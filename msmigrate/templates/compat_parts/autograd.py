@@ -124,6 +124,13 @@ def function_apply(fn, where, *args, **kwargs):
     return fn.apply(*args, **kwargs)
 
 
+def recomputed_call(run_function, length, *args):
+    """`Fn.apply(run_function, length, *args)` of a Function that only checkpoints (msmigrate/checkpoint_functions.py:
+    forward runs run_function(*args[:length]) under no_grad, backward runs it again and differentiates over those
+    inputs and the parameters args[length:]): what it computes, with the same gradients (activations kept)."""
+    return run_function(*args[:length])
+
+
 def _function_call(cls, args, kwargs, where=None):
     """Fn.apply called op by op (a graph compiling the call stops at Function.apply before this)."""
     at = "" if where is None else " at " + where
