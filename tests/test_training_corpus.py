@@ -276,8 +276,10 @@ def convert(name: str, out: Path) -> dict:
 # reuses that gradient, wrong, for later inputs of the same rank; tests/test_heldout23_programs.py)
 # +9 for the programs with Adam (heldout26): its update of one parameter is a method of its own
 # (Adam._update_param: inline in the unrolled loop, a model of ~250 parameters passed MindSpore's call depth limit)
-HELPER_BOUNDS = {"cifar_resnet": 3799, "dcgan": 3972, "lstm_lm": 3222, "mnist_cnn": 3586, "transformer_lm": 3532,
-                 "vae": 3585}
+# +10 for the programs with a torch optimizer: _allow_call_depth raises MindSpore's call depth limit with the
+# number of parameters (a compiled step of ~500 parameter tensors passed 1000; bench/optimizer_call_depth.py)
+HELPER_BOUNDS = {"cifar_resnet": 3809, "dcgan": 3982, "lstm_lm": 3222, "mnist_cnn": 3596, "transformer_lm": 3542,
+                 "vae": 3595}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -160,6 +160,15 @@ def _zero_state(params, prefix):
     return ms.ParameterTuple(new)
 
 
+_CALL_DEPTH = [1000]   # mindspore.set_recursion_limit's default: a compiled step nests ~2 calls per parameter
+
+
+def _allow_call_depth(n_parameters):   # (a model of ~500 parameter tensors passed it; raised, never lowered)
+    if 200 + 4 * n_parameters > _CALL_DEPTH[0]:
+        _CALL_DEPTH[0] = 200 + 4 * n_parameters
+        ms.set_recursion_limit(_CALL_DEPTH[0])
+
+
 class _TorchOptimizer:
     """Mixin for mindspore.experimental.optim optimizers: the parameter filtering and the
     param_groups described at the top of this section."""
@@ -176,6 +185,7 @@ class _TorchOptimizer:
     def __init__(self, params, *args, **kwargs):
         super().__init__(optimizer_params(params), *args, **kwargs)
         self.groups_complete = True
+        _allow_call_depth(len(self.parameters))
 
     def step(self, closure=None):
         """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients) (step_closure.py).
