@@ -1,25 +1,12 @@
 """torch.autograd.Function subclasses that only checkpoint: called as the function they recompute.
 
 Diffusion UNets (openai/improved-diffusion's and guided-diffusion's nn.py, latent-diffusion's util.py) save memory
-with a Function of this shape:
+with a Function whose forward stores the function it is given and its first N arguments on ctx and returns that
+function's result computed under no_grad, and whose backward calls the stored function again on detached copies
+of those inputs and returns `(None, None)` followed by torch.autograd.grad of that recomputation over the inputs
+and the remaining arguments (the parameters the function reads).
 
-    class CheckpointFunction(th.autograd.Function):
-        @staticmethod
-        def forward(ctx, run_function, length, *args):
-            ctx.run_function = run_function
-            ctx.input_tensors = list(args[:length])
-            ctx.input_params = list(args[length:])
-            with th.no_grad():
-                output_tensors = ctx.run_function(*ctx.input_tensors)
-            return output_tensors
-
-        @staticmethod
-        def backward(ctx, *output_grads):
-            ... output_tensors = ctx.run_function(*<the input tensors, detached>)
-            input_grads = th.autograd.grad(output_tensors, ctx.input_tensors + ctx.input_params, output_grads, ...)
-            return (None, None) + input_grads
-
-Its values are run_function(*args[:length]) and its gradients those of that call (the backward recomputes it and
+Its values are F(*ARGS[:N]) and its gradients those of that call (the backward recomputes it and
 differentiates over its inputs and the parameters it reads): checkpointing trades compute for memory and changes no
 number. The converted `CheckpointFunction.apply(f, n, *args)` (a Function's apply refuses GRAPH mode, and the
 backward's torch.autograd.grad over a recomputation is not converted) is `_ms_compat.recomputed_call(f, n, *args)`:

@@ -64,36 +64,30 @@ CHECKPOINTED = _FILL + '''
 import torch.nn as nn
 
 
-def checkpoint(func, inputs, params, flag):
-    if flag:
-        args = tuple(inputs) + tuple(params)
-        return CheckpointFunction.apply(func, len(inputs), *args)
-    else:
-        return func(*inputs)
+def run_saving_memory(fn, tensors, weights, enabled):
+    if not enabled:
+        return fn(*tensors)
+    packed = tuple(tensors) + tuple(weights)
+    return Recompute.apply(fn, len(tensors), *packed)
 
 
-class CheckpointFunction(torch.autograd.Function):
+class Recompute(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, run_function, length, *args):
-        ctx.run_function = run_function
-        ctx.input_tensors = list(args[:length])
-        ctx.input_params = list(args[length:])
+    def forward(ctx, fn, count, *packed):
+        ctx.fn = fn
+        ctx.saved = packed[:count]
+        ctx.weights = packed[count:]
         with torch.no_grad():
-            output_tensors = ctx.run_function(*ctx.input_tensors)
-        return output_tensors
+            result = ctx.fn(*ctx.saved)
+        return result
 
     @staticmethod
-    def backward(ctx, *output_grads):
-        ctx.input_tensors = [x.detach().requires_grad_(True) for x in ctx.input_tensors]
+    def backward(ctx, *grad_out):
+        leaves = [t.detach().requires_grad_(True) for t in ctx.saved]
         with torch.enable_grad():
-            shallow_copies = [x.view_as(x) for x in ctx.input_tensors]
-            output_tensors = ctx.run_function(*shallow_copies)
-        input_grads = torch.autograd.grad(output_tensors, ctx.input_tensors + ctx.input_params, output_grads,
-                                          allow_unused=True)
-        del ctx.input_tensors
-        del ctx.input_params
-        del output_tensors
-        return (None, None) + input_grads
+            result = ctx.fn(*leaves)
+        grads = torch.autograd.grad(result, leaves + list(ctx.weights), grad_out, allow_unused=True)
+        return (None, None) + grads
 
 
 class Block(nn.Module):
@@ -104,7 +98,7 @@ class Block(nn.Module):
         self.use_checkpoint = use_checkpoint
 
     def forward(self, x, emb):
-        return checkpoint(self._forward, (x, emb), self.parameters(), self.use_checkpoint)
+        return run_saving_memory(self._forward, (x, emb), self.parameters(), self.use_checkpoint)
 
     def _forward(self, x, emb):
         h = self.norm(x).transpose(1, 2)
@@ -155,6 +149,6 @@ def test_checkpointing_autograd_function_is_the_call_it_recomputes(graph):
     assert len(mod.weights) == len(ref["weights"])
     for i, (got, want) in enumerate(zip(mod.weights, ref["weights"])):
         assert_close(got, want.detach(), rtol=1e-5, atol=2e-5, what=f"parameter {i} (graph={graph})")
-    assert "_ms_compat.recomputed_call(func, len(inputs), *args)" in code, code
+    assert "_ms_compat.recomputed_call(fn, len(tensors), *packed)" in code, code
     # the Function's own backward (never reached by this program's calls) keeps its raising TODO
     assert [s.api for s in sites if s.status == TODO] == ["torch.autograd.grad"]
