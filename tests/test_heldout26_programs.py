@@ -6,8 +6,7 @@ the predictions each prints) needed, each compared with torch.
   by op in either mode and matched torch, but the program's mode line stayed GRAPH_MODE, so the network's call after
   training (its predictions and attention map) was compiled and stopped with MigrationError naming the `.numpy()`
   line, where torch runs to its end. A program reaching such a forward now starts in PYNATIVE mode
-  (msmigrate/project_index.py
-  host_reads_in_forward), as one reaching a host library call (host_result) does.
+  (msmigrate/project_index.py host_reads_in_forward), as one reaching a host library call (host_result) does.
   The program in small below also keeps the set's other post-training constructs (all matched torch as converted):
   `.data.max(1, keepdim=True)[1]` and `n.item()` dictionary lookups, iterating an index tensor of shape [n, 1, 1]
   as list indices (Seq2Seq's translate), the greedy decoder's write through a row view (`seq[0][k] = token`) with
