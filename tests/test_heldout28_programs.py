@@ -21,7 +21,7 @@ NUMPY_LEFT = _FILL + '''
 import torch.nn as nn
 
 
-def approx_standard_normal_cdf(x):
+def normal_cdf_tanh(x):
     return 0.5 * (1.0 + torch.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * torch.pow(x, 3))))
 
 
@@ -33,7 +33,7 @@ class Net(nn.Module):
     def forward(self, x):
         y = self.fc(x)
         # NumPy scalars of several kinds on the left: float64, float32, int64, a comparison
-        return (approx_standard_normal_cdf(y) + np.float32(0.5) * y - np.int64(2) / (y * y + 1.0)
+        return (normal_cdf_tanh(y) + np.float32(0.5) * y - np.int64(2) / (y * y + 1.0)
                 + np.log(2.0) - y) * (np.float64(0.0) < y).float()
 
 
