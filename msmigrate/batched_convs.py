@@ -20,6 +20,8 @@ from typing import Callable, Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
+from .fast_visit import children
+
 CONV_DIMS = {f"torch.nn.{n}{d}d": d for d in (1, 2, 3) for n in ("Conv", "ConvTranspose")}
 _BATCH_NORMS = {f"torch.nn.{n}{d}d": d for d in (2, 3) for n in ("BatchNorm", "LazyBatchNorm")}
 # layers whose output has their input's rank whatever it is
@@ -36,7 +38,7 @@ def _rank_keeping(qname: Optional[str], dims: int) -> bool:
 
 
 def _children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    return iter(node.children)
+    return iter(children(node))
 
 
 def _parents(root: cst.CSTNode) -> Dict[int, cst.CSTNode]:

@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from .fast_visit import children
 from . import train_loop as TL
 from .callsite import code_of
 from .inplace_holders import target_names
@@ -69,7 +70,7 @@ def _assigned_before(fn: cst.FunctionDef, loop: cst.For, name: str) -> bool:
 def _holds(node: cst.CSTNode, target: cst.CSTNode) -> bool:
     if node is target:
         return True
-    return any(_holds(c, target) for c in node.children)
+    return any(_holds(c, target) for c in children(node))
 
 
 class _Aliases(cst.CSTVisitor):

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from . import train_loop as TL
 from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .first_parameters import might_read_first_parameter, rewrite_first_parameters
 from .trained_tensors import might_train_tensors, rewrite_trained_tensors
@@ -91,6 +92,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if index is None:
         path = Path(*module_name.split(".")).with_suffix(".py")
         index = ProjectIndex(Path("."), [path], {path: source})
+    TL.forget_answers()   # (the answers kept for the last file's nodes)
     module = cst.parse_module(source)
     if not _TORCH_WORD.search(source) and _TF_WORD.search(source) and not _MS_WORD.search(source):
         from .tf_convert import convert_tf_code, imports_tensorflow

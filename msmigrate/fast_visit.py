@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, Tuple
+import weakref
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 from libcst._nodes.base import CSTNode
@@ -20,9 +21,11 @@ from libcst._maybe_sentinel import MaybeSentinel
 
 _LIBCST_VISIT = CSTNode.visit
 _ORDER: Dict[type, Tuple[str, ...]] = {}
-_ATTRIBUTE_HOOKS: Dict[type, bool] = {}
-_DEFAULT_DISPATCH: Dict[type, bool] = {}
-_METHODS: Dict[Tuple[type, type], tuple] = {}
+# keyed weakly by the visitor class: the analyses define visitor classes inside functions, a new class per
+# call, and a strong cache would keep every one of them alive for the whole conversion
+_ATTRIBUTE_HOOKS: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+_DEFAULT_DISPATCH: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+_METHODS: "weakref.WeakKeyDictionary[type, Dict[type, tuple]]" = weakref.WeakKeyDictionary()
 _HOOK_NAME = re.compile(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z_]+$")
 
 
@@ -73,13 +76,88 @@ def _own(fn):
 def _methods(vcls: type, ncls: type):
     """The visitor class's visit_<Node>/leave_<Node> for a node class, as CSTVisitor's default on_visit and
     on_leave would find them (libcst's own no-op stubs left out)."""
-    key = (vcls, ncls)
-    found = _METHODS.get(key)
+    per_node = _METHODS.get(vcls)
+    if per_node is None:
+        per_node = _METHODS[vcls] = {}
+    found = per_node.get(ncls)
     if found is None:
         name = ncls.__name__
-        found = _METHODS[key] = (_own(getattr(vcls, "visit_" + name, None)),
-                                 _own(getattr(vcls, "leave_" + name, None)))
+        found = per_node[ncls] = (_own(getattr(vcls, "visit_" + name, None)),
+                                  _own(getattr(vcls, "leave_" + name, None)))
     return found
+
+
+def default_dispatch(visitor: cst.CSTVisitor) -> bool:
+    """Whether the visitor keeps CSTVisitor's own on_visit/on_leave (then its visit_<Node>/leave_<Node> can be
+    looked up once per class) and holds no such method on the instance itself."""
+    cls = type(visitor)
+    dispatch = _DEFAULT_DISPATCH.get(cls)
+    if dispatch is None:
+        dispatch = _DEFAULT_DISPATCH[cls] = (cls.on_visit is cst.CSTVisitor.on_visit
+                                             and cls.on_leave is cst.CSTVisitor.on_leave)
+    if dispatch and any(k.startswith(("visit_", "leave_")) for k in getattr(visitor, "__dict__", ())):
+        return False   # a method set on the instance: only getattr on the visitor finds it
+    return dispatch
+
+
+def children(node: CSTNode) -> List[CSTNode]:
+    """`node.children` (its immediate child nodes, whitespace included, in libcst's visit order) without the
+    rebuild of the node that libcst's property does."""
+    order = _ORDER.get(type(node))
+    out: List[CSTNode] = []
+    for name in _field_order(node) if order is None else order:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend(value)
+        elif value is not None and kind is not MaybeSentinel and kind is not str:
+            out.append(value)
+    return out
+
+
+_NODE_KINDS: Dict[type, bool] = {}
+
+
+def is_node(value: object) -> bool:
+    """isinstance(value, CSTNode), cached per type (CSTNode is an ABC: isinstance on it is slow)."""
+    kind = type(value)
+    found = _NODE_KINDS.get(kind)
+    if found is None:
+        found = _NODE_KINDS[kind] = isinstance(value, CSTNode)
+    return found
+
+
+def walk_fields(node: CSTNode, visitor: cst.CSTVisitor, fields_of, dispatch: Optional[bool] = None) -> None:
+    """on_visit/on_leave (no attribute hooks) through the fields `fields_of(type(node))` names (None: all of
+    them), in that order: a walk that can leave out fields no analysis looks at (whitespace)."""
+    _walk_fields(node, visitor, fields_of, default_dispatch(visitor) if dispatch is None else dispatch)
+
+
+def _walk_fields(node: CSTNode, visitor: cst.CSTVisitor, fields_of, dispatch: bool) -> None:
+    if dispatch:
+        visit, leave = _methods(type(visitor), type(node))
+        down = visit is None or visit(visitor, node) is not False
+    else:
+        down = visitor.on_visit(node)
+    if down:
+        fields = fields_of(type(node))
+        if fields is None:
+            for child in children(node):
+                _walk_fields(child, visitor, fields_of, dispatch)
+        else:
+            for name in fields:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    for child in value:
+                        if is_node(child):
+                            _walk_fields(child, visitor, fields_of, dispatch)
+                elif value is not None and is_node(value):
+                    _walk_fields(value, visitor, fields_of, dispatch)
+    if not dispatch:
+        visitor.on_leave(node)
+    elif leave is not None:
+        leave(visitor, node)
 
 
 def _walk(node: CSTNode, visitor: cst.CSTVisitor, hooks: bool, dispatch: bool) -> None:
@@ -110,14 +188,7 @@ def _walk(node: CSTNode, visitor: cst.CSTVisitor, hooks: bool, dispatch: bool) -
 
 def _visit(self, visitor):
     if isinstance(visitor, cst.CSTVisitor):
-        cls = type(visitor)
-        dispatch = _DEFAULT_DISPATCH.get(cls)
-        if dispatch is None:
-            dispatch = _DEFAULT_DISPATCH[cls] = (cls.on_visit is cst.CSTVisitor.on_visit
-                                                 and cls.on_leave is cst.CSTVisitor.on_leave)
-        if dispatch and any(k.startswith(("visit_", "leave_")) for k in getattr(visitor, "__dict__", ())):
-            dispatch = False   # a method set on the instance: only getattr on the visitor finds it
-        _walk(self, visitor, _has_attribute_hooks(cls), dispatch)
+        _walk(self, visitor, _has_attribute_hooks(type(visitor)), default_dispatch(visitor))
         return self
     return _LIBCST_VISIT(self, visitor)
 
@@ -136,4 +207,4 @@ def libcst_visit(node: CSTNode, visitor) -> object:
     return _LIBCST_VISIT(node, visitor)
 
 
-__all__ = ["install", "libcst_visit"]
+__all__ = ["children", "default_dispatch", "install", "is_node", "libcst_visit", "walk_fields"]

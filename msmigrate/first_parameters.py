@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Union
 
 import libcst as cst
 
+from .fast_visit import children
 from .callsite import dotted_name
 from .project_index import resolve_head
 
@@ -259,7 +260,7 @@ def _self_attribute(node) -> bool:
 
 def _walk(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from _walk(child)
 
 

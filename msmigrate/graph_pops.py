@@ -19,6 +19,7 @@ from typing import Set
 
 import libcst as cst
 
+from .fast_visit import children
 from .graph_objects import graph_refusal
 from .inplace_values import _STATEMENTS, _Scan
 from .visitor_bases import BindingTargets, ScopeLocalVisitor
@@ -229,7 +230,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(children(n))
 
 
 def graph_functions(module: cst.Module, torch_heads: Set[str], cell_classes: Set[str], reads) -> Set[str]:

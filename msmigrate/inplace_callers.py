@@ -33,6 +33,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from .fast_visit import children
 from . import activation_calls as AC
 from . import inplace_arguments as IA
 from .visitor_bases import BindingTargets, ScopeLocalVisitor, StatementOrder
@@ -307,7 +308,7 @@ def _scope_parts(module: cst.Module):
             elif isinstance(st, cst.ClassDef) and isinstance(st.body, cst.IndentedBlock):
                 walk(st.body.body, st.name.value)
             elif isinstance(st, (cst.If, cst.For, cst.While, cst.With, cst.Try)):
-                for child in st.children:
+                for child in children(st):
                     if isinstance(child, cst.IndentedBlock):
                         walk(child.body, cls)
     walk(module.body, None)

@@ -8,6 +8,7 @@ from typing import Callable, Dict, Optional
 
 import libcst as cst
 
+from .fast_visit import children
 from . import train_loop as TL
 
 _BLOCKS = (cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try, cst.ExceptHandler, cst.Finally,
@@ -38,7 +39,7 @@ def module_layers(module: cst.Module, torch_qname: Callable, families: Callable[
 
 
 def _children_blocks(st: cst.CSTNode):
-    for child in st.children:
+    for child in children(st):
         if isinstance(child, cst.IndentedBlock):
             yield child.body
         elif isinstance(child, _BLOCKS) or isinstance(child, cst.BaseSuite):

@@ -13,6 +13,8 @@ from typing import Iterator, Optional, Set
 
 import libcst as cst
 
+from .fast_visit import children
+
 HELPER = "host_index"
 
 
@@ -30,7 +32,7 @@ def _statements(body) -> Iterator[cst.CSTNode]:
         yield node
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
 
 
 def _targets(node: cst.BaseExpression) -> Iterator[cst.BaseExpression]:

@@ -29,7 +29,7 @@ that raises MigrationError naming the line (never a closure returning a loss wit
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -61,10 +61,24 @@ class _StepCalls(cst.CSTVisitor):
             self.receivers.append(code_of(func.value).strip())
 
 
-def _block_closures(stmts, found: Dict[int, SteppedClosure]) -> None:
+class _SteppedNames(cst.CSTVisitor):
+    """Every name passed as `X.step(name)` / `X.step(closure=name)` anywhere in the module."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        arg = node.args[0] if len(node.args) == 1 else None
+        if (isinstance(func, cst.Attribute) and func.attr.value == "step" and arg is not None
+                and (arg.keyword is None or arg.keyword.value == "closure") and isinstance(arg.value, cst.Name)):
+            self.names.add(arg.value.value)
+
+
+def _block_closures(stmts, found: Dict[int, SteppedClosure], stepped: Set[str]) -> None:
     for i, st in enumerate(stmts):
-        if not isinstance(st, cst.FunctionDef):
-            continue
+        if not isinstance(st, cst.FunctionDef) or st.name.value not in stepped:
+            continue    # (a def no step() call receives: the walks over the later statements below find nothing)
         name = st.name.value
         later = []
         for other in stmts[i + 1:]:
@@ -88,19 +102,24 @@ def _block_closures(stmts, found: Dict[int, SteppedClosure]) -> None:
 
 
 class _Blocks(cst.CSTVisitor):
-    def __init__(self) -> None:
+    def __init__(self, stepped: Set[str]) -> None:
         self.found: Dict[int, SteppedClosure] = {}
+        self.stepped = stepped
 
     def visit_Module(self, node: cst.Module) -> None:
-        _block_closures(node.body, self.found)
+        _block_closures(node.body, self.found, self.stepped)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        _block_closures(node.body, self.found)
+        _block_closures(node.body, self.found, self.stepped)
 
 
 def stepped_closures(module: cst.Module) -> Dict[int, SteppedClosure]:
     """id(def node of the original tree) -> SteppedClosure for every closure passed to X.step()."""
-    blocks = _Blocks()
+    names = _SteppedNames()
+    TL.walk(module, names)
+    if not names.names:
+        return {}
+    blocks = _Blocks(names.names)
     TL.walk(module, blocks)
     return blocks.found
 

@@ -41,10 +41,11 @@ import dataclasses
 import inspect
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from . import fast_visit
 from . import manual_update as MU
 from . import taped_steps as TS
 from .callsite import code_of
@@ -97,22 +98,8 @@ def _child_fields(cls: type) -> Optional[Tuple[str, ...]]:
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
-    """`node.visit(visitor)` for a read-only visitor, without rebuilding the tree."""
-    if visitor.on_visit(node):
-        fields = _child_fields(type(node))
-        if fields is None:
-            for child in node.children:
-                walk(child, visitor)
-        else:
-            for name in fields:
-                value = getattr(node, name)
-                if isinstance(value, cst.CSTNode):
-                    walk(value, visitor)
-                elif isinstance(value, (list, tuple)):
-                    for child in value:
-                        if isinstance(child, cst.CSTNode):
-                            walk(child, visitor)
-    visitor.on_leave(node)
+    """`node.visit(visitor)` for a read-only visitor, without rebuilding the tree and without the whitespace."""
+    fast_visit.walk_fields(node, visitor, _child_fields)
 
 
 # ------------------------------------------------------------------ name analysis
@@ -203,8 +190,7 @@ class _Reads(cst.CSTVisitor):
         for d in node.decorators:
             walk(d, self)
         walk(node.params, self)
-        inner = _Reads()
-        walk(node.body, inner)
+        inner = reads(node.body)
         params = {p.name.value for p in list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)}
         for p in (node.params.star_arg, node.params.star_kwarg):
@@ -212,7 +198,7 @@ class _Reads(cst.CSTVisitor):
                 params.add(p.name.value)
         shared = {n.name.value for st in _global_nonlocal(node.body) for n in st.names}
         local = (params | assigns(node.body)) - shared
-        self.names.extend(n for n in inner.names if n not in local)
+        self.names.extend(n for n in inner if n not in local)
         return False
 
 
@@ -234,9 +220,26 @@ def _global_nonlocal(body: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+# The analyses ask reads() and assigns() of the same nodes again and again (every enclosing scope walks the functions
+# it holds): libcst nodes never change, so each answer is kept per node, with the node itself (its id stays its own),
+# until forget_answers() at the next file.
+_READS: Dict[int, Tuple[cst.CSTNode, Tuple[str, ...]]] = {}
+_ASSIGNS: Dict[int, Tuple[cst.CSTNode, FrozenSet[str]]] = {}
+
+
+def forget_answers() -> None:
+    _READS.clear()
+    _ASSIGNS.clear()
+
+
 def reads(node: cst.CSTNode) -> List[str]:
+    """The names the code reads (loads), in order, with repeats."""
+    known = _READS.get(id(node))
+    if known is not None and known[0] is node:
+        return list(known[1])
     v = _Reads()
     walk(node, v)
+    _READS[id(node)] = (node, tuple(v.names))
     return v.names
 
 
@@ -366,8 +369,13 @@ class _Assigns(BindingTargets):
 
 
 def assigns(node: cst.CSTNode) -> Set[str]:
+    """The names the code binds (not inside the functions and classes it defines)."""
+    known = _ASSIGNS.get(id(node))
+    if known is not None and known[0] is node:
+        return set(known[1])
     v = _Assigns()
     walk(node, v)
+    _ASSIGNS[id(node)] = (node, frozenset(v.names))
     return v.names
 
 

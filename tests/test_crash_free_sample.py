@@ -1,4 +1,4 @@
-"""A fast sample of bench/crash_free.py: 24 files of timm's real wheel, chosen deterministically (by a hash
+"""A fast sample of bench/crash_free.py: 12 files of timm's real wheel, chosen deterministically (by a hash
 of their path), converted by `msmigrate convert`: no crash, every output parses, a second conversion changes
 nothing, and the input is byte-identical afterwards."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import crash_free  # noqa: E402
 
-N_FILES = 24
+N_FILES = 12
 
 
 def _sources() -> Path:
@@ -44,7 +44,7 @@ def sample_result(tmp_path_factory):
 def test_timm_sample_converts_cleanly(sample_result):
     r = sample_result
     assert r["files"] == N_FILES
-    assert r["sites"] > 100, "the sample exercises the converter"
+    assert r["sites"] > 50, "the sample exercises the converter"
     assert r["unparsable_outputs"] == 0, r["unparsable_list"]
     assert r["input_unchanged"]
     assert r["crashes"] == 0, r["crash_list"]

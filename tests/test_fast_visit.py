@@ -153,3 +153,43 @@ def test_transformers_still_rebuild():
     visited = _Events()
     assert module.visit(visited) is module
     assert [e[1] for e in visited.events if e[0] == "visit"][:3] == ["Module", "SimpleStatementLine", "Assign"]
+
+
+def test_children_are_libcst_children():
+    """fast_visit.children(node) is libcst's node.children (the same objects, in the same order) for every node."""
+    n = 0
+    for text in _sources()[:12]:
+        stack = [cst.parse_module(text)]
+        while stack:
+            node = stack.pop()
+            ours, theirs = fast_visit.children(node), list(node.children)
+            assert len(ours) == len(theirs) and all(a is b for a, b in zip(ours, theirs)), type(node).__name__
+            stack.extend(theirs)
+            n += 1
+    assert n > 10000
+
+
+def test_code_walk_leaves_out_the_named_fields_only():
+    """walk_fields (train_loop.walk's walk, whitespace left out) sees the nodes libcst's visit sees, less those under
+    the fields it leaves out, in the same order, with the same pruning."""
+    from msmigrate import train_loop
+
+    class _Kinds(cst.CSTVisitor):
+        def __init__(self):
+            self.seen = []
+
+        def on_visit(self, node):
+            self.seen.append(type(node).__name__)
+            return not isinstance(node, cst.Lambda)
+
+    skipped = (cst.EmptyLine, cst.TrailingWhitespace, cst.SimpleWhitespace, cst.ParenthesizedWhitespace,
+               cst.Newline, cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+               cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Semicolon)
+    for text in [RARE] + _sources()[1:6]:
+        module = cst.parse_module(text)
+        ours, theirs = _Kinds(), _Kinds()
+        train_loop.walk(module, ours)
+        fast_visit.libcst_visit(module, theirs)
+        names = {k.__name__ for k in skipped}
+        assert ours.seen == [k for k in theirs.seen if k not in names]
+        assert "Lambda" in ours.seen or "lambda" not in text

@@ -28,7 +28,7 @@ import export_parity  # noqa: E402
 import zoo_parity  # noqa: E402
 
 ARCHS = ["resnet18", "squeezenet1_0"]   # the others of bench/zoo_parity.py's 21 run there (CI time)
-EXPORT_ARCHS = ["squeezenet1_0", "resnet18"]
+EXPORT_ARCHS = ["squeezenet1_0"]   # resnet18 and the others export in bench/export_parity.py (CI time)
 
 
 @pytest.fixture(scope="module")
