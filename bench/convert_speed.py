@@ -4,9 +4,10 @@ worker processes used, and checked: every output parses.
 
     python bench/convert_speed.py [--jobs N] [--under models] [--compare-visit]
 
---compare-visit converts the same tree twice in one run, with msmigrate's read-only tree walk
-(msmigrate/fast_visit.py) and with libcst's own visit (MSMIGRATE_LIBCST_VISIT=1), and prints both
-times, their ratio and whether the two outputs are byte-identical.
+--compare-visit converts the same tree three times in one run: with msmigrate's visit (msmigrate/fast_visit.py:
+a read-only walk for visitors, no rebuild of unchanged nodes for transformers), with libcst's own visit for
+transformers only (MSMIGRATE_LIBCST_TRANSFORM=1) and for everything (MSMIGRATE_LIBCST_VISIT=1), and prints the
+times, their ratios to the last and whether the outputs are byte-identical.
 """
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def main(argv=None) -> int:
     try:
         runs = [("msmigrate walk", {})]
         if a.compare_visit:
+            runs.append(("libcst transform", {"MSMIGRATE_LIBCST_TRANSFORM": "1"}))
             runs.append(("libcst visit", {"MSMIGRATE_LIBCST_VISIT": "1"}))
         seconds, bad, rc = {}, 0, 0
         for name, extra in runs:
@@ -74,19 +76,25 @@ def main(argv=None) -> int:
         print(f"files: {len(files)}  lines: {lines}  seconds: {dt:.1f}  lines/s: {lines / dt:.0f}  "
               f"unparsable outputs: {bad}  msmigrate exit: {rc}")
         if a.compare_visit:
-            mine, theirs = (sorted(p.relative_to(d) for p in d.rglob("*") if p.is_file())
-                            for d in (out / "msmigrate_walk", out / "libcst_visit"))
+            def _files(run):
+                d = out / run
+                return sorted(p.relative_to(d) for p in d.rglob("*") if p.is_file())
 
             def _text(run, f):   # the reports name their own output folder
                 return (out / run / f).read_bytes().replace(str(out / run).encode(), b"OUT")
 
-            differ = sorted(set(mine) ^ set(theirs)) + [
-                f for f in set(mine) & set(theirs) if _text("msmigrate_walk", f) != _text("libcst_visit", f)]
-            same = not differ
-            for f in differ[:10]:
-                print(f"  differs: {f}")
-            print(f"libcst visit: {seconds['libcst visit']:.1f} s; msmigrate walk / libcst visit: "
-                  f"{dt / seconds['libcst visit']:.2f}; outputs byte-identical (reports: but for their output folder): {same}")
+            same = True
+            for other in ("libcst_transform", "libcst_visit"):
+                mine, theirs = _files("msmigrate_walk"), _files(other)
+                differ = sorted(set(mine) ^ set(theirs)) + [
+                    f for f in set(mine) & set(theirs) if _text("msmigrate_walk", f) != _text(other, f)]
+                for f in differ[:10]:
+                    print(f"  differs from {other}: {f}")
+                same = same and not differ
+            lv, lt = seconds["libcst visit"], seconds["libcst transform"]
+            print(f"libcst visit: {lv:.1f} s; libcst transform only: {lt:.1f} s; msmigrate / libcst visit: {dt / lv:.2f}; "
+                  f"libcst transform only / libcst visit: {lt / lv:.2f}; outputs byte-identical (reports: but for "
+                  f"their output folder): {same}")
             if not same:
                 return 1
         if not a.under:

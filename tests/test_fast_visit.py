@@ -143,13 +143,100 @@ def test_same_calls_as_libcst(make):
     assert n > 1000
 
 
-def test_transformers_still_rebuild():
-    class _Rename(cst.CSTTransformer):
-        def leave_Name(self, original, updated):
-            return updated.with_changes(value=updated.value.upper()) if updated.value == "a" else updated
+class _Edits(cst.CSTTransformer):
+    """A transformer that changes a little of everything: renames, removes statements and optional children,
+    flattens one statement into two, and records the nodes it sees (the original ones, by position of visit)."""
 
-    module = cst.parse_module("a = b + a\n")
-    assert module.visit(_Rename()).code == "A = b + A\n"
+    def __init__(self):
+        self.seen = []
+        self.removed = set()
+
+    def on_visit(self, node):
+        self.seen.append(type(node).__name__)
+        super().on_visit(node)
+        return not isinstance(node, cst.Lambda)
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value=updated.value.upper()) if updated.value in ("a", "x", "self") else updated
+
+    def leave_Pass(self, original, updated):
+        return cst.RemoveFromParent()        # a statement line left empty goes too (visit_body_iterable)
+
+    def visit_FunctionDef(self, node):
+        if node.returns is not None:
+            self.removed.add(id(node.returns))     # an optional child removed: None
+
+    def visit_Arg(self, node):
+        if isinstance(node.comma, cst.Comma):
+            self.removed.add(id(node.comma))       # a sentinel child removed: MaybeSentinel.DEFAULT
+
+    def leave_Annotation(self, original, updated):
+        return cst.RemoveFromParent() if id(original) in self.removed else updated
+
+    def leave_AnnAssign(self, original, updated):
+        return updated.with_changes(value=None, equal=cst.MaybeSentinel.DEFAULT)
+
+    def leave_Return(self, original, updated):
+        return cst.FlattenSentinel([cst.Expr(cst.Name("before_return")), updated])
+
+    def leave_Comma(self, original, updated):
+        return cst.RemoveFromParent() if id(original) in self.removed else updated
+
+
+def test_transformers_compute_what_libcsts_visit_computes():
+    """Over the same sources, the transform (children visited as libcst's helpers do, a node rebuilt only where
+    a child changed) gives libcst's result, code and tree, after the same on_visit sequence."""
+    n = 0
+    for text in _sources()[:20]:
+        module = cst.parse_module(text)
+        ours, theirs = _Edits(), _Edits()
+        got = module.visit(ours)
+        want = fast_visit.libcst_visit(module, theirs)
+        assert got.code == want.code
+        assert got.deep_equals(want)
+        assert ours.seen == theirs.seen
+        n += len(ours.seen)
+    assert n > 10000
+    assert "before_return" in got.code and ") -> " not in got.code
+
+
+def test_unchanged_subtrees_stay_the_same_objects():
+    module = cst.parse_module("def f(a, b=2):\n    return g(a) + b\n\nq = 1\n")
+    assert module.visit(cst.CSTTransformer()) is module
+
+    class _RenameQ(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            return updated.with_changes(value="r") if updated.value == "q" else updated
+
+    new = module.visit(_RenameQ())
+    assert new.code == "def f(a, b=2):\n    return g(a) + b\n\nr = 1\n"
+    assert new.body[0] is module.body[0] and new.body[1] is not module.body[1]
+
+
+def test_removing_a_required_child_is_refused_as_libcst_refuses_it():
+    class _DropFunc(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            return cst.RemoveFromParent() if updated.value == "f" else updated
+
+    module = cst.parse_module("f(1)\n")
+    with pytest.raises(TypeError, match="does not allow it to be removed"):
+        module.visit(_DropFunc())
+    with pytest.raises(TypeError, match="does not allow it to be removed"):
+        fast_visit.libcst_visit(module, _DropFunc())
+
+
+def test_transformers_with_attribute_hooks_keep_libcsts_visit():
+    class _Hooked(cst.CSTTransformer):
+        def __init__(self):
+            self.attrs = []
+
+        def on_visit_attribute(self, node, attribute):
+            self.attrs.append(attribute)
+
+    module = cst.parse_module("x = f'{a}'\n")
+    v = _Hooked()
+    assert module.visit(v).code == module.code
+    assert "format_spec" not in v.attrs and "value" in v.attrs   # libcst visits a missing format spec not at all
     visited = _Events()
     assert module.visit(visited) is module
     assert [e[1] for e in visited.events if e[0] == "visit"][:3] == ["Module", "SimpleStatementLine", "Assign"]
