@@ -56,14 +56,17 @@ def baddbmm(input, batch1, batch2, beta=1, alpha=1):
 def _dot_operands(shape, other_shape, dtype, other_dtype):
     """torch.dot's own checks, raising its RuntimeError: the product of two 1-D tensors of one length and one
     dtype (a sum of products would flatten 2-D inputs, broadcast a length-1 one and promote mixed dtypes, silently).
-    A constexpr: the shapes and dtypes are known while a graph compiles (an unknown length, -1, is not checked)."""
+    A constexpr: the shapes and dtypes are known while a graph compiles (an unknown length, -1, or a shape unknown
+    there, None, is not checked)."""
+    if shape is None or other_shape is None:
+        return True
     if len(shape) != 1 or len(other_shape) != 1:
         raise RuntimeError(f"1D tensors expected, but got {len(shape)}D and {len(other_shape)}D tensors")
     if shape[0] >= 0 and other_shape[0] >= 0 and shape[0] != other_shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{shape[0]}] and src [{other_shape[0]}] "
                            f"to have the same number of elements, but got {shape[0]} and {other_shape[0]} "
                            "elements respectively")
-    if dtype != other_dtype:
+    if dtype is not None and other_dtype is not None and dtype != other_dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {dtype} and {other_dtype}")
     return True
 
