@@ -2562,6 +2562,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                 ctx.tensors.add(te.value.value)
                             else:
                                 ctx.tensors.discard(te.value.value)
+                    if self._classes:
+                        self._self_attr_types(tgt, value, layer, is_tensor, cell_call)
                     continue
                 for n in names:
                     # the latest binding decides: `net = DDP(net)` with an unknown DDP makes `net` unknown
@@ -2601,24 +2603,38 @@ class TorchToMindSpore(cst.CSTTransformer):
                             and layer not in _PLAIN_NN_RESULTS
                             and layer.rsplit(".", 1)[-1][:1].isupper())):
                         self._module_cells.add(n)
-            if (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name)
-                    and tgt.value.value == "self" and self._classes):
-                if layer in _TENSOR_FACTORIES or is_tensor:
-                    self._classes[-1].attr_types[tgt.attr.value] = "tensor"
-                elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
-                    types = self._classes[-1].attr_types
-                    for stale in [k for k in types if k.startswith(tgt.attr.value + "[")]:
-                        del types[stale]    # entries of what the attribute held before
-                    types[tgt.attr.value] = layer
-                    # `self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(...)))`: self.transformer.wte's type
-                    types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
-                    # `self.net = nn.Sequential(..., nn.BatchNorm2d(c))`: self.net[-1]'s type
-                    types.update(PC.sequence_entry_types(self, tgt.attr.value, layer, value))
-                elif cell_call and isinstance(value.func, cst.Name):
-                    self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
+            if self._classes:
+                self._self_attr_types(tgt, value, layer, is_tensor, cell_call)
         if self._in_graph_code():   # `b, *axis, device = *x.shape, x.device`: graph_device_unpacks.py
             return split_device_unpack(updated) or updated
         return updated
+
+    def _self_attr_types(self, tgt, value, layer, is_tensor, cell_call) -> None:
+        """`self.x = ...` in a class: what self.x holds (a tensor, a torch layer, a Module class of the project), for
+        the calls of its methods (`self.net.forward(x)` is `self.net.construct(x)`). A tuple of targets bound to a
+        tuple of values (`self.eval_net, self.target_net = Net(), Net()`) element by element."""
+        if isinstance(tgt, (cst.Tuple, cst.List)):
+            if isinstance(value, (cst.Tuple, cst.List)) and len(tgt.elements) == len(value.elements):
+                for te, ve in zip(tgt.elements, value.elements):
+                    v = ve.value
+                    self._self_attr_types(te.value, v, self._torch_qname(v.func) if isinstance(v, cst.Call) else None,
+                                          self._is_tensor_expr(v), self._is_cell_call(v))
+            return
+        if not (isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == "self"):
+            return
+        if layer in _TENSOR_FACTORIES or is_tensor:
+            self._classes[-1].attr_types[tgt.attr.value] = "tensor"
+        elif layer and R.lookup(layer) is not None:   # an unmapped call tells nothing
+            types = self._classes[-1].attr_types
+            for stale in [k for k in types if k.startswith(tgt.attr.value + "[")]:
+                del types[stale]    # entries of what the attribute held before
+            types[tgt.attr.value] = layer
+            # `self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(...)))`: self.transformer.wte's type
+            types.update(PC.dict_entry_types(self, tgt.attr.value, layer, value))
+            # `self.net = nn.Sequential(..., nn.BatchNorm2d(c))`: self.net[-1]'s type
+            types.update(PC.sequence_entry_types(self, tgt.attr.value, layer, value))
+        elif cell_call and isinstance(value.func, cst.Name):
+            self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
 
     def _track_augmented_tensor(self, node: cst.AugAssign) -> None:
         """`acc += (pred == y).float().mean()`: from here on `acc` holds a tensor (a number plus a tensor is one),

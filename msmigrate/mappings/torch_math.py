@@ -106,9 +106,11 @@ for _name, _op in (("logaddexp", "logaddexp"), ("logaddexp2", "logaddexp2"), ("h
 composed("torch.heaviside", "ops.heaviside({input}, {values})", ("input", "values"), test=T_EW)
 composed("torch.xlogy", XLOGY, ("input", "other"), target="mindspore.ops.xlogy",
          note="0 where x == 0 and y is not NaN, as torch (ops.xlogy gives NaN at x = y = 0); tensors only", test=T_EW)
-composed("torch.dot", "_ms_compat.reduce_sum({input} * {tensor})", ("input", "tensor"), target="mindspore.ops.sum",
+composed("torch.dot", "_ms_compat.dot({input}, {tensor})", ("input", "tensor"), target="mindspore.ops.sum",
          note="the 1-D inner product as a sum of products (ops.dot is a matrix product of >= 2-D inputs), 0 for "
-         "empty vectors as torch (the empty-safe sum, templates/compat_parts/empty_reductions.py)", test=T_MAT)
+         "empty vectors as torch (the empty-safe sum, templates/compat_parts/empty_reductions.py); torch's "
+         "RuntimeError for inputs that are not 1-D, differ in length or in dtype (templates/compat_parts/"
+         "empty_products.py dot), which the sum would flatten, broadcast or promote", test=T_MAT)
 composed("torch.logit", LOGIT, ("input", "eps"), absent=LOGIT_NO_EPS, target="mindspore.ops.log",
          note=LOGIT_NOTE, test=T_EW)
 composed("torch.polygamma", "ops.polygamma(ms.Tensor({n}), {input})", ("n", "input"),

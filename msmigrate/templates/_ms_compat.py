@@ -810,8 +810,9 @@ class LSTM(nn.LSTM):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         if proj_size:
             raise MigrationError("nn.LSTM proj_size: LSTM projections have no MindSpore counterpart")
-        super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
-                         dropout=dropout, bidirectional=bidirectional)
+        with from_init_stream():    # not NumPy's global stream (compat_parts/init_stream.py)
+            super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
+                             dropout=dropout, bidirectional=bidirectional)
         self.input_size, self.proj_size = input_size, 0   # torch's settings MindSpore's LSTM does not keep
 
     def construct(self, x, hx=None, seq_length=None):
@@ -825,8 +826,9 @@ class GRU(nn.GRU):
     """torch.nn.GRU: torch's arguments; an unbatched input is a batch of one."""
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
-                         dropout=dropout, bidirectional=bidirectional)
+        with from_init_stream():
+            super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
+                             dropout=dropout, bidirectional=bidirectional)
         self.input_size = input_size
         precise_recurrence(self, "GRU")      # torch's float32 tanh on CPU (compat_parts/cpu_float32_kernels.py)
 
@@ -839,8 +841,9 @@ class RNN(nn.RNN):
     """torch.nn.RNN: torch's arguments; an unbatched input is a batch of one."""
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
-        super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
-                         batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
+        with from_init_stream():
+            super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
+                             batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
         self.input_size = input_size
         precise_recurrence(self, "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU")
 

@@ -1567,6 +1567,9 @@ class datasets:
 
         data = _tv_array_property("_data")
         targets = _tv_array_property("_targets")
+        # torchvision's deprecated names of data and targets (read-only; all four whatever `train` is)
+        train_data = test_data = property(lambda self: self.data)
+        train_labels = test_labels = property(lambda self: self.targets)
 
         def __getitem__(self, index):
             return self._transformed(Image.fromarray(self._data[index]), int(self._targets[index]))

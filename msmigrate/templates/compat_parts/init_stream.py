@@ -48,3 +48,25 @@ def _reseeding(set_global):
 if not hasattr(np.random.seed, "__wrapped__"):
     np.random.seed = _reseeding(np.random.seed)
     np.random.set_state = _reseeding(np.random.set_state)
+
+
+class from_init_stream:
+    """`with from_init_stream(): super().__init__(...)` for a MindSpore layer whose constructor draws its weights
+    from NumPy's global stream itself (nn.RNN / LSTM / GRU and their cells call np.random.uniform / randn): they
+    draw from the initializers' stream instead, and the global stream stays where it was, as torch's layers leave
+    a program's np.random draws alone (`np.random.seed(0)`, an RNN built, then `np.random.randint(1, 4)`: the
+    same numbers as torch's program draws)."""
+
+    def __enter__(self):
+        self.saved, self.rng = np.random.get_state(), init_stream()
+        _set_global_state(self.rng.get_state())
+        return self
+
+    def __exit__(self, *exc):
+        self.rng.set_state(np.random.get_state())     # the initializers' stream moved on by what was drawn
+        _set_global_state(self.saved)                 # init_stream() gives the same (moved) stream again
+        return False
+
+
+def _set_global_state(state):
+    getattr(np.random.set_state, "__wrapped__", np.random.set_state)(state)

@@ -69,10 +69,11 @@ def _torch_cell(base, pair):
     """base (a MindSpore cell) with torch's arguments and calls; pair: the state is (h, c)."""
     class Cell(base):
         def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
-            if base is nn.RNNCell:
-                super().__init__(input_size, hidden_size, has_bias=bias, nonlinearity=nonlinearity)
-            else:
-                super().__init__(input_size, hidden_size, has_bias=bias)
+            with from_init_stream():    # not NumPy's global stream (init_stream.py)
+                if base is nn.RNNCell:
+                    super().__init__(input_size, hidden_size, has_bias=bias, nonlinearity=nonlinearity)
+                else:
+                    super().__init__(input_size, hidden_size, has_bias=bias)
 
         def construct(self, x, hx=None):
             x, hx, unbatched = _cell_inputs(x, hx, self.hidden_size, pair)
