@@ -7,7 +7,7 @@ next to this torch).
   length, one dtype) and raises its RuntimeError, in PYNATIVE and while a graph compiles (a constexpr).
 - torchvision's deprecated MNIST names (`train_data`, `train_labels`, `test_data`, `test_labels`): the converted
   dataset had only `data` / `targets` (AttributeError at the script's first print).
-- `self.eval_net, self.target_net = Net(), Net()` in a plain class, then `self.eval_net.forward(x)`: the tuple
+- `self.online, self.frozen = Net(), Net()` in a plain class, then `self.online.forward(x)`: the tuple
   assignment left the attributes' types unknown, so `.forward` stayed and the converted Cell (whose forward is
   construct) raised AttributeError. A tuple of self attributes bound to a tuple of values is typed element by
   element now (`.construct(x)`).
@@ -134,22 +134,22 @@ class Recurrent(nn.Module):
 
 class Agent(object):
     def __init__(self):
-        self.eval_net, self.target_net = Net(), Net()
-        fill(self.eval_net)
-        self.target_net.load_state_dict(self.eval_net.state_dict())
-        self.optimizer = torch.optim.Adam(self.eval_net.parameters(), lr=0.05)
-        self.loss_func = nn.MSELoss()
+        self.online, self.frozen = Net(), Net()
+        fill(self.online)
+        self.frozen.load_state_dict(self.online.state_dict())
+        self.optimizer = torch.optim.Adam(self.online.parameters(), lr=0.05)
+        self.criterion = nn.MSELoss()
 
     def act(self, s):
         x = torch.unsqueeze(torch.FloatTensor(s), 0)
-        q = self.eval_net.forward(x)
+        q = self.online.forward(x)
         return int(torch.max(q, 1)[1].data.numpy()[0]), q.data.numpy()
 
     def learn(self, s, a, r, s_):
-        q_eval = self.eval_net(s).gather(1, a)
-        q_next = self.target_net(s_).detach()
-        q_target = r + 0.9 * q_next.max(1)[0].view(-1, 1)
-        loss = self.loss_func(q_eval, q_target)
+        q_now = self.online(s).gather(1, a)
+        q_next = self.frozen(s_).detach()
+        q_goal = r + 0.9 * q_next.max(1)[0].view(-1, 1)
+        loss = self.criterion(q_now, q_goal)
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()
@@ -185,7 +185,7 @@ def test_agent_with_tuple_assigned_nets_and_recurrent_layers(graph):
         mod, code, _ = load_converted(AGENT_PROGRAM, pynative=not graph)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
-    assert "self.eval_net.construct(x)" in code, code
+    assert "self.online.construct(x)" in code, code
     assert mod.lengths == ref["lengths"], (mod.lengths, ref["lengths"])
     np.testing.assert_allclose(mod.noise, ref["noise"], rtol=1e-12)
     assert mod.actions == ref["actions"]
