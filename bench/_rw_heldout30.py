@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench._rw_heldout26 import _patched
+
 MORVAN = "MorvanZhou+PyTorch-Tutorial@dbe154a9e56635e51c6b0c2ccea8ae36cfb585a7"
 DIR = "tutorial-contents"
 
@@ -51,15 +53,7 @@ def _writer(script, patches, mnist=None, gym=False):
             write_mnist(prog / "mnist", n_train=mnist[0], n_test=mnist[1])
         if gym:
             (prog / "gym.py").write_text(_GYM.lstrip(), encoding="utf-8")
-        path = prog / script
-        if Path(root).parent.name != "torch" or not path.exists():
-            return
-        text = path.read_text()
-        for old, new in patches:
-            if old not in text:
-                raise RuntimeError(f"{script}: {old!r} not found")
-            text = text.replace(old, new)
-        path.write_text(text)
+        _patched(script, patches)(root)
     return write
 
 

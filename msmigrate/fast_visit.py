@@ -61,7 +61,7 @@ _HELPER_CALL = re.compile(r'visit_(required|optional|sentinel|sequence|body_sequ
 _FIELDS: Dict[type, Optional[Tuple[Tuple[str, frozenset], ...]]] = {}
 
 
-def _fields(cls: type) -> Optional[Tuple[Tuple[str, frozenset], ...]]:
+def field_kinds(cls: type) -> Optional[Tuple[Tuple[str, frozenset], ...]]:
     """Read from the source of the class's _visit_and_replace_children: every field it visits, also those one
     node may skip (FormattedStringExpression visits format_spec only when it has one), with the kinds of helper
     (ImportFrom.names: visit_required for `*`, visit_sequence otherwise). None where the source is not there."""
@@ -82,7 +82,7 @@ def _field_order(node: CSTNode) -> Tuple[str, ...]:
     cls = type(node)
     order = _ORDER.get(cls)
     if order is None:
-        fields = _fields(cls)
+        fields = field_kinds(cls)
         if fields is not None:
             order = tuple(name for name, _ in fields)
         else:   # every field passes through a visit_* helper, by name: the ones this node visits
@@ -229,7 +229,7 @@ def _sequence_only_if_set(cls: type) -> frozenset:
     found = _SEQUENCE_ONLY_IF_SET.get(cls)
     if found is None:
         found = _SEQUENCE_ONLY_IF_SET[cls] = frozenset(
-            name for name, kinds in (_fields(cls) or ()) if kinds <= {"sequence", "body_sequence"}
+            name for name, kinds in (field_kinds(cls) or ()) if kinds <= {"sequence", "body_sequence"}
             and re.search(rf'visit_sequence\(\s*self,\s*"{name}"[^)]*\)\s*if\s', _source(cls)))
     return found
 
@@ -327,7 +327,7 @@ def _visit(self, visitor):
     if _FAST_TRANSFORM and isinstance(visitor, cst.CSTTransformer) and not _has_attribute_hooks(type(visitor)):
         fields = _FIELDS.get(type(self), _UNREAD)
         if fields is _UNREAD:
-            fields = _fields(type(self))
+            fields = field_kinds(type(self))
         if fields is not None:
             return _transform(self, visitor, fields)
     return _LIBCST_VISIT(self, visitor)
@@ -351,4 +351,4 @@ def libcst_visit(node: CSTNode, visitor) -> object:
     return _LIBCST_VISIT(node, visitor)
 
 
-__all__ = ["children", "default_dispatch", "install", "is_node", "libcst_visit", "walk_fields"]
+__all__ = ["children", "default_dispatch", "field_kinds", "install", "is_node", "libcst_visit", "walk_fields"]

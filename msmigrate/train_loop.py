@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import inspect
 import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -86,14 +85,9 @@ def _child_fields(cls: type) -> Optional[Tuple[str, ...]]:
     """The fields holding a node type's children, in source order: the order in which libcst's own
     _visit_and_replace_children visits them (None when its source is not available)."""
     if cls not in _CHILD_FIELDS:
-        try:
-            src = inspect.getsource(cls._visit_and_replace_children)
-        except (OSError, TypeError):
-            _CHILD_FIELDS[cls] = None
-        else:
-            names = dict.fromkeys(re.findall(r'visit_\w+\(\s*self,\s*"(\w+)"', src))
-            _CHILD_FIELDS[cls] = tuple(n for n in names
-                                       if n not in _SKIPPED_FIELDS and not n.startswith("whitespace"))
+        fields = fast_visit.field_kinds(cls)
+        _CHILD_FIELDS[cls] = None if fields is None else tuple(
+            n for n, _ in fields if n not in _SKIPPED_FIELDS and not n.startswith("whitespace"))
     return _CHILD_FIELDS[cls]
 
 
