@@ -9,7 +9,13 @@ example/train.py, lucidrains/lion-pytorch) needed, each compared with torch in P
   nothing, now goes with it.
 - Reductions over a list of dims for std/var (`data.std(dim=[0, 2, 3])`, sam's data/cifar.py normalisation
   statistics): torch takes a list; ops.std/var/std_mean/var_mean refused it (`Each axis should be integer, but
-  got <class 'list'>`). The _ms_compat reductions pass a tuple, as they already did for the norms."""
+  got <class 'list'>`). The _ms_compat reductions pass a tuple, as they already did for the norms.
+- `torch.manual_seed(s)` became `mindspore.set_seed(s)`, which also calls np.random.seed(s): a program whose
+  NumPy stream was seeded drew other np.random numbers after the call than under torch (TCN's data generators
+  and its np.random.shuffle of training sequences: other data, other order). _ms_compat.manual_seed puts NumPy's
+  stream back where it was once NumPy was seeded.
+- `one_hot.scatter_(dim=1, index=..., value=1.0 - smoothing)` (sam's smooth_crossentropy): a value= that is no
+  literal went to the tensor-src path, `ops.slice(<float>, ...)`, which refuses a number. value= is a float."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -71,3 +77,42 @@ def test_clip_of_cleared_gradients_under_if_and_list_dim_spreads(graph):
     code, sites = program_weights_match_torch(CLEARED_CLIP, graph=graph)
     assert "clip_grad_norm_" not in code, code
     assert any(s.api == "torch.nn.utils.clip_grad_norm_" and s.target == "removed" for s in sites), sites
+
+
+SEEDED_SMOOTH = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def smooth_loss(pred, gold, smoothing=0.1):
+    n_class = pred.size(1)
+    one_hot = torch.full_like(pred, fill_value=smoothing / (n_class - 1))
+    one_hot.scatter_(dim=1, index=gold.unsqueeze(1), value=1.0 - smoothing)
+    return F.kl_div(input=F.log_softmax(pred, dim=1), target=one_hot, reduction='none').sum(-1)
+
+
+np.random.seed(3)
+first = np.random.rand(2)
+torch.manual_seed(11)      # torch leaves NumPy's stream where it is
+inputs = torch.from_numpy(np.random.rand(6, 4).astype(np.float32))
+labels = torch.from_numpy(np.random.randint(0, 3, 6))
+model = nn.Linear(4, 3)
+fill(model, 5)
+opt = torch.optim.SGD(model.parameters(), lr=0.5)
+losses = []
+for step in range(3):
+    order = np.random.permutation(6)[:4]
+    x, y = inputs[order], labels[order]
+    opt.zero_grad()
+    loss = smooth_loss(model(x), y, smoothing=0.2).mean()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+weights = [p.detach() for p in model.parameters()] + [torch.tensor(losses), torch.from_numpy(first)]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_manual_seed_leaves_seeded_numpy_and_scatter_value_expression(graph):
+    code, _ = program_weights_match_torch(SEEDED_SMOOTH, graph=graph)
+    assert "_ms_compat.manual_seed(" in code, code

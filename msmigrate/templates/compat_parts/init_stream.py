@@ -9,11 +9,14 @@ advancing it, and from mindspore.set_seed's seed (what torch.manual_seed becomes
 give the same weights, another torch seed other weights, and the program's own np.random draws are the
 ones it makes under torch."""
 import numpy as np
+import mindspore as ms
 from mindspore import get_seed as _global_seed
 from mindspore.common import initializer as init
 
-# kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it
+# kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it;
+# numpy_seeded: np.random.seed / set_state was called (the program's NumPy stream has defined numbers)
 _INIT_STREAM = vars(init).setdefault("_msmigrate_init_stream", {"state": None, "rng": None})
+_INIT_STREAM.setdefault("numpy_seeded", False)
 
 
 def init_stream():
@@ -40,6 +43,7 @@ def _reseeding(set_global):
     """np.random.seed / set_state that also restart the initializers' stream (same seed, same weights)."""
     def reseed(*args, **kwargs):
         _INIT_STREAM["state"] = None
+        _INIT_STREAM["numpy_seeded"] = True
         return set_global(*args, **kwargs)
     reseed.__name__, reseed.__doc__, reseed.__wrapped__ = set_global.__name__, set_global.__doc__, set_global
     return reseed
@@ -48,3 +52,19 @@ def _reseeding(set_global):
 if not hasattr(np.random.seed, "__wrapped__"):
     np.random.seed = _reseeding(np.random.seed)
     np.random.set_state = _reseeding(np.random.set_state)
+
+
+def manual_seed(seed):
+    """torch.manual_seed (torch.random's and torch.cuda's too): mindspore.set_seed(seed), which also calls
+    np.random.seed(seed); torch's leaves NumPy's stream alone. Where NumPy was seeded (np.random.seed / set_state
+    before the call), the program's np.random draws after it are defined numbers, the ones it draws under torch
+    (TCN's data generators, its np.random.shuffle of the training sequences): the stream is put back where it
+    was. Where it never was, torch's own run draws unseeded NumPy numbers, and the seed goes to NumPy too, so
+    that the helpers drawing from NumPy's stream in torch's generator's place (RandomSampler's order, random
+    transforms) repeat run to run. The initializers' stream restarts from the seed (the same seed, the same
+    weights) either way."""
+    state = np.random.get_state() if _INIT_STREAM["numpy_seeded"] else None
+    ms.set_seed(seed)
+    if state is not None:
+        getattr(np.random.set_state, "__wrapped__", np.random.set_state)(state)
+    _INIT_STREAM["state"] = None
