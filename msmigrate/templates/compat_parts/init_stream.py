@@ -10,19 +10,17 @@ give the same weights, another torch seed other weights, and the program's own n
 ones it makes under torch."""
 import numpy as np
 import mindspore as ms
-from mindspore import get_seed as _global_seed
 from mindspore.common import initializer as init
 
 # kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it;
-# numpy_seeded: np.random.seed / set_state was called (the program's NumPy stream has defined numbers)
+# "numpy_seeded" once np.random.seed / set_state was called (the NumPy stream's numbers are defined)
 _INIT_STREAM = vars(init).setdefault("_msmigrate_init_stream", {"state": None, "rng": None})
-_INIT_STREAM.setdefault("numpy_seeded", False)
 
 
 def init_stream():
     """The RandomState initializers draw from, derived again whenever the global stream moved."""
     _, keys, pos, has_gauss, cached = np.random.get_state()
-    seed = _global_seed()
+    seed = ms.get_seed()
     state = (keys[:4].tobytes(), int(pos), int(has_gauss), float(cached), seed)
     if state != _INIT_STREAM["state"]:
         _INIT_STREAM["state"] = state
@@ -55,16 +53,9 @@ if not hasattr(np.random.seed, "__wrapped__"):
 
 
 def manual_seed(seed):
-    """torch.manual_seed (torch.random's and torch.cuda's too): mindspore.set_seed(seed), which also calls
-    np.random.seed(seed); torch's leaves NumPy's stream alone. Where NumPy was seeded (np.random.seed / set_state
-    before the call), the program's np.random draws after it are defined numbers, the ones it draws under torch
-    (TCN's data generators, its np.random.shuffle of the training sequences): the stream is put back where it
-    was. Where it never was, torch's own run draws unseeded NumPy numbers, and the seed goes to NumPy too, so
-    that the helpers drawing from NumPy's stream in torch's generator's place (RandomSampler's order, random
-    transforms) repeat run to run. The initializers' stream restarts from the seed (the same seed, the same
-    weights) either way."""
-    state = np.random.get_state() if _INIT_STREAM["numpy_seeded"] else None
-    ms.set_seed(seed)
-    if state is not None:
-        getattr(np.random.set_state, "__wrapped__", np.random.set_state)(state)
-    _INIT_STREAM["state"] = None
+    """torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy alone): a NumPy
+    stream the program seeded is put back where it was; an unseeded one keeps the seed (reproducible runs)."""
+    state, seeded = np.random.get_state(), _INIT_STREAM.get("numpy_seeded")
+    ms.set_seed(seed)   # its np.random.seed is _reseeding's: the initializers' stream restarts
+    if seeded:
+        np.random.set_state(state)

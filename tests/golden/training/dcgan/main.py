@@ -62,7 +62,9 @@ if opt.manualSeed is None:
     opt.manualSeed = random.randint(1, 10000)
 print("Random Seed: ", opt.manualSeed)
 random.seed(opt.manualSeed)
-ms.set_seed(seed=opt.manualSeed)
+# _ms_compat.manual_seed (helper): torch.manual_seed (torch.random's and torch.cuda's too): mindspore.set_seed(seed),
+# which also calls np.random.seed(se...
+_ms_compat.manual_seed(seed=opt.manualSeed)
 rng = np.random.default_rng(opt.manualSeed)
 
 # _ms_compat.datasets (helper): reads torchvision's files and gives (PIL image, int label) samples

@@ -55,7 +55,9 @@ parser.add_argument('--save', default='', help='save a checkpoint (model, optimi
 parser.add_argument('--sample-len', type=int, default=200, help='characters to sample after training (0: none)')
 args = parser.parse_args()
 
-ms.set_seed(seed=args.seed)
+# _ms_compat.manual_seed (helper): torch.manual_seed (torch.random's and torch.cuda's too): mindspore.set_seed(seed),
+# which also calls np.random.seed(se...
+_ms_compat.manual_seed(seed=args.seed)
 rng = np.random.default_rng(args.seed)
 # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
