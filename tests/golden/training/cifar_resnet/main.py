@@ -48,8 +48,8 @@ args = parser.parse_args()
 
 # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
-# _ms_compat.manual_seed (helper): torch.manual_seed (torch.random's and torch.cuda's too): mindspore.set_seed(seed),
-# which also calls np.random.seed(se...
+# _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy
+# alone): a NumPy stream the progr...
 _ms_compat.manual_seed(seed=args.seed)
 best_acc = 0  # best test accuracy
 start_epoch = 0  # start from epoch 0 or last checkpoint epoch

@@ -62,8 +62,8 @@ if opt.manualSeed is None:
     opt.manualSeed = random.randint(1, 10000)
 print("Random Seed: ", opt.manualSeed)
 random.seed(opt.manualSeed)
-# _ms_compat.manual_seed (helper): torch.manual_seed (torch.random's and torch.cuda's too): mindspore.set_seed(seed),
-# which also calls np.random.seed(se...
+# _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy
+# alone): a NumPy stream the progr...
 _ms_compat.manual_seed(seed=opt.manualSeed)
 rng = np.random.default_rng(opt.manualSeed)
 
