@@ -6,7 +6,8 @@ frameworks' own entry points, identically on both sides.
         [--losses K] [--cwd DIR] [-- program args ...]
 
 What the runner does, the same way on both sides:
-- seeds: random, numpy (np.random.seed(0)), the framework's own;
+- seeds: random, numpy (np.random.seed(0)), the framework's own (MindSpore side: NumPy marked seeded, so the
+  converted torch.manual_seed leaves its stream where it is, as torch's does);
 - module/cell tracking: every nn.Module (torch) / nn.Cell (MindSpore) construction (copy.deepcopy's too: a
   target network) is recorded in creation order, except those built while a module/cell (or a compiled step) runs: a forward
   that wraps its own layers in a new nn.Sequential at each call builds one per call in torch and PYNATIVE,
@@ -825,6 +826,11 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     # minimalRL DQN's epsilon-greedy coins against the converted side's
     random.seed(0)
     np.random.seed(0)
+    if side != "torch":
+        # NumPy is seeded (just above), so the program's np.random numbers are defined: the converted
+        # torch.manual_seed (_ms_compat.manual_seed) leaves them where they are, as torch's does
+        from mindspore.common import initializer
+        vars(initializer).setdefault("_msmigrate_init_stream", {"state": None, "rng": None})["numpy_seeded"] = True
     own_modules_first(script.parent)
     os.chdir(cwd or script.parent)
     sys.argv = [str(script), *args]

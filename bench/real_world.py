@@ -30,6 +30,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout26  # bench/_rw_heldout26.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout27  # bench/_rw_heldout27.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout28  # bench/_rw_heldout28.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout29  # bench/_rw_heldout29.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout30  # bench/_rw_heldout30.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -554,7 +555,7 @@ def main(argv=None):
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
-                                      "heldout27", "heldout28", "heldout30"),
+                                      "heldout27", "heldout28", "heldout29", "heldout30"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -593,8 +594,10 @@ def main(argv=None):
                          "Perceiver, PerceiverIO and variants, lucidrains/g-mlp-pytorch's train.py and generate, "
                          "karpathy/ng-video-lecture's bigram.py and gpt.py with their sampling (bench/_rw_heldout27.py); "
                          "heldout28: openai/improved-diffusion's UNet, TrainLoop and samplers, "
-                         "lucidrains/siren-pytorch, lucidrains/mlp-mixer-pytorch (bench/_rw_heldout28.py); heldout30: "
-                         "MorvanZhou/PyTorch-Tutorial's twenty scripts run whole (bench/_rw_heldout30.py)")
+                         "lucidrains/siren-pytorch, lucidrains/mlp-mixer-pytorch (bench/_rw_heldout28.py); heldout29: "
+                         "locuslab/TCN's task scripts run whole, davda54/sam's example/train.py, "
+                         "lucidrains/lion-pytorch's Lion, foreach and cautious optimizers (bench/_rw_heldout29.py); "
+                         "heldout30: MorvanZhou/PyTorch-Tutorial's twenty scripts run whole (bench/_rw_heldout30.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

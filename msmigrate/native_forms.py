@@ -45,7 +45,7 @@ CELL_FREE_HELPERS = frozenset(("modules", "named_modules", "children", "named_ch
                                "reduce_std_mean", "reduce_var_mean", "reduce_amax", "reduce_amin", "median_all",
                                "median_dim", "matmul", "mm", "bmm", "mv", "dot", "dense", "addmm", "baddbmm", "inner", "tensor_dot",
                                "precise_exp", "precise_log", "precise_expm1", "precise_log2", "precise_log10",
-                               "precise_tanh", "leaky_relu"))
+                               "precise_tanh", "leaky_relu", "manual_seed"))
 _OWN_PARAMS = "_own_params"   # the helper that reads the buffer mark (module_tree section)
 
 

@@ -719,6 +719,15 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
     return groups, problems
 
 
+def _clip_site(stmt: cst.CSTNode) -> Tuple[Optional[str], Optional[cst.Call]]:
+    """`clip(...)` / `n = clip(...)`, or that one statement alone under `if TEST:` with no else and a test that
+    calls nothing (copymem_test.py's `if args.clip > 0:`): (target code or None, call), as _assigned_call."""
+    if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock) \
+            and len(stmt.body.body) == 1 and "(" not in code_of(stmt.test):
+        stmt = stmt.body.body[0]
+    return _assigned_call(stmt)
+
+
 def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode],
                         original: Optional[cst.CSTNode]) -> None:
     """TCN's copymem_test.py: `optimizer.zero_grad(); out = model(x); loss = ...; clip_grad_norm_(
@@ -727,7 +736,8 @@ def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode]
     the norm) is not used. It goes with the step's zero_grad() when, since the last backward() or step(), the
     loop as written (`original`: the converted body has lost its zero_grad() calls) cleared the module whose
     `.parameters()` it clips, or this step's optimizer in a body stepping no other; otherwise it stays (and
-    raises, naming its line)."""
+    raises, naming its line). The script itself writes it under `if args.clip > 0:` (_clip_site): the `if` goes
+    with it."""
     if original is None or not isinstance(getattr(original, "body", None), cst.IndentedBlock):
         return
     cleared_at: List[Optional[Set[str]]] = []     # per clipping statement as written: what was cleared before it
@@ -739,12 +749,12 @@ def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode]
             seen.add(code_of(zr).strip())
         elif _method(call, "backward") is not None or _method(call, "step") is not None:
             seen = set()
-        target, ccall = _assigned_call(st)
+        target, ccall = _clip_site(st)
         if ccall is not None and _CLIP_CALL.search(_call_name(ccall)):
             cleared_at.append(set(seen) if target is None else None)
     here = [i for i, st in enumerate(body)
-            if _assigned_call(st)[1] is not None and _call_name(_assigned_call(st)[1]) in (CLIP_NORM, CLIP_VALUE)]
-    norms = [_call_name(_assigned_call(body[i])[1]) == CLIP_NORM for i in here]
+            if _clip_site(st)[1] is not None and _call_name(_clip_site(st)[1]) in (CLIP_NORM, CLIP_VALUE)]
+    norms = [_call_name(_clip_site(body[i])[1]) == CLIP_NORM for i in here]
     if len(here) != len(cleared_at):
         return
     for i, cleared, norm in zip(here, cleared_at, norms):
@@ -754,7 +764,7 @@ def _take_cleared_clips(groups: Sequence[StepGroup], body: Sequence[cst.CSTNode]
         if not norm or not cleared or g is None or not g.optimizer or g.manual is not None or g.leaves \
                 or g.accumulate or g.outer or any(h.backwards and h.backwards[0] < i < h.step for h in groups):
             continue
-        args = list(_assigned_call(body[i])[1].args)
+        args = list(_clip_site(body[i])[1].args)
         first = code_of(args[0].value).strip() if args else ""
         m = re.fullmatch(r"_ms_compat\.parameters\(([\w.]+)\)|([\w.]+)\.(?:parameters|trainable_params)\(\)", first)
         owner = (m.group(1) or m.group(2)) if m else None

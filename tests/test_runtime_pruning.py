@@ -187,7 +187,9 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # BatchNorm2d adapter (core and module tree), the initializers' own random stream (init_stream: always
     # kept, it patches MindSpore at import, 26); `python bench/helper_size.py --why` lists them with what
     # keeps each (409, then 338, then 273 when written).
-    assert _lines(out / "_ms_compat.py") <= 300
+    # 310 since heldout29: _ms_compat.manual_seed (torch.manual_seed leaving a seeded NumPy stream where it was,
+    # 9 lines with the init stream's flag), a correctness fix the example's torch.manual_seed(0) reaches
+    assert _lines(out / "_ms_compat.py") <= 310
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()

@@ -278,10 +278,10 @@ def convert(name: str, out: Path) -> dict:
 # (Adam._update_param: inline in the unrolled loop, a model of ~250 parameters passed MindSpore's call depth limit)
 # +10 for the programs with a torch optimizer: _allow_call_depth raises MindSpore's call depth limit with the
 # number of parameters (a compiled step of ~500 parameter tensors passed 1000; bench/optimizer_call_depth.py)
-# mnist_cnn 3596 -> 3599, vae 3595 -> 3598: the MNIST dataset's deprecated train_data / test_labels names
-# (bench/_rw_heldout30.py)
-HELPER_BOUNDS = {"cifar_resnet": 3809, "dcgan": 3982, "lstm_lm": 3222, "mnist_cnn": 3599, "transformer_lm": 3542,
-                 "vae": 3598}
+# +10 (heldout29): _ms_compat.manual_seed, torch.manual_seed leaving a NumPy stream the program seeded where it was
+# mnist_cnn +3, vae +3: the MNIST dataset's deprecated train_data / test_labels names (bench/_rw_heldout30.py)
+HELPER_BOUNDS = {"cifar_resnet": 3819, "dcgan": 3992, "lstm_lm": 3232, "mnist_cnn": 3609, "transformer_lm": 3552,
+                 "vae": 3608}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -119,9 +119,10 @@ for _src in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel"):
 
 # ------------------------------------------------------------------ seeds and determinism
 _SEED_NOTE = ("mindspore.set_seed seeds every MindSpore random op; the random streams differ between "
-              "frameworks: same seed, different numbers")
+              "frameworks: same seed, different numbers. NumPy's stream, which mindspore.set_seed reseeds, is left "
+              "where it was once the program seeded it, as torch leaves it")
 for _src in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.random.manual_seed"):
-    mapping(_src, "mindspore.set_seed", args=("seed",), target_args=("seed",), status=DIFFERENCE,
+    mapping(_src, "_ms_compat.manual_seed", args=("seed",), target_args=("seed",), status=DIFFERENCE,
             note=_SEED_NOTE, test=f"{T}::test_seeds")
 mapping("torch.Generator", "mindspore.Generator", args=("device",), drop=("device",), status=DIFFERENCE,
         note="mindspore.Generator has manual_seed/seed/initial_seed/get_state/set_state; the converted random "

@@ -308,12 +308,16 @@ def _scatter(ctx):
         if isinstance(number, cst.Integer):
             src = repr(float(ast.literal_eval(src.replace(" ", ""))))
         return ctx.expr(f"ops.scatter({x}, {dim}, {index}, {src})")
+    if not b.has("src"):
+        # value= is a number (sam's smooth_crossentropy: `value=1.0 - smoothing`), a float for ScatterValue
+        return ctx.expr(f"ops.scatter({x}, {dim}, {index}, float({src}))")
     idx = _paren(ctx, "index")
     return ctx.expr(f"ops.scatter({x}, {dim}, {index}, ops.slice({src}, (0,) * {idx}.ndim, {idx}.shape))")
 
 
 _SCATTER_NOTE = ("ops.scatter needs src of index's shape: torch reads only src[:index.shape], so it is sliced to "
-                 "that; a number value is a float (ScatterValue's CPU kernels); reduce='add'/'multiply' is "
+                 "that; a number value (a literal, or value=) is a float (ScatterValue's CPU kernels); "
+                 "reduce='add'/'multiply' is "
                  "_ms_compat.scatter_with (scatter_reduce's 'sum'/'prod' with the input's values)")
 rule("Tensor.scatter", None, args=("dim", "index", "src", "reduce"), note=_SCATTER_NOTE,
      test=f"{T}::test_index_methods")(_scatter)

@@ -71,19 +71,23 @@ def reduce_norm(A, ord=None, dim=None, keepdim=False, dtype=None):
 
 
 def reduce_std(input, axis=None, ddof=0, keepdims=False):
+    axis = tuple(axis) if isinstance(axis, list) else axis   # torch takes a list of dims, ops.std a tuple
     return _filled(input, ops.std(input, axis, ddof, keepdims), float("nan"))
 
 
 def reduce_var(input, axis=None, ddof=0, keepdims=False):
+    axis = tuple(axis) if isinstance(axis, list) else axis   # torch takes a list of dims, ops.var a tuple
     return _filled(input, ops.var(input, axis, ddof, keepdims), float("nan"))
 
 
 def reduce_std_mean(input, axis=None, ddof=0, keepdims=False):
+    axis = tuple(axis) if isinstance(axis, list) else axis   # torch takes a list of dims, ops.std_mean a tuple
     spread, mean = ops.std_mean(input, axis, ddof, keepdims)
     return _filled(input, spread, float("nan")), _filled(input, mean, float("nan"))
 
 
 def reduce_var_mean(input, axis=None, ddof=0, keepdims=False):
+    axis = tuple(axis) if isinstance(axis, list) else axis   # torch takes a list of dims, ops.var_mean a tuple
     spread, mean = ops.var_mean(input, axis, ddof, keepdims)
     return _filled(input, spread, float("nan")), _filled(input, mean, float("nan"))
 

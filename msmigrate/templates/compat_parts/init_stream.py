@@ -9,17 +9,18 @@ advancing it, and from mindspore.set_seed's seed (what torch.manual_seed becomes
 give the same weights, another torch seed other weights, and the program's own np.random draws are the
 ones it makes under torch."""
 import numpy as np
-from mindspore import get_seed as _global_seed
+import mindspore as ms
 from mindspore.common import initializer as init
 
-# kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it
+# kept on the initializer module: every copy of this helper in a process (one per converted tree) shares it;
+# "numpy_seeded" once np.random.seed / set_state was called (the NumPy stream's numbers are defined)
 _INIT_STREAM = vars(init).setdefault("_msmigrate_init_stream", {"state": None, "rng": None})
 
 
 def init_stream():
     """The RandomState initializers draw from, derived again whenever the global stream moved."""
     _, keys, pos, has_gauss, cached = np.random.get_state()
-    seed = _global_seed()
+    seed = ms.get_seed()
     state = (keys[:4].tobytes(), int(pos), int(has_gauss), float(cached), seed)
     if state != _INIT_STREAM["state"]:
         _INIT_STREAM["state"] = state
@@ -40,6 +41,7 @@ def _reseeding(set_global):
     """np.random.seed / set_state that also restart the initializers' stream (same seed, same weights)."""
     def reseed(*args, **kwargs):
         _INIT_STREAM["state"] = None
+        _INIT_STREAM["numpy_seeded"] = True
         return set_global(*args, **kwargs)
     reseed.__name__, reseed.__doc__, reseed.__wrapped__ = set_global.__name__, set_global.__doc__, set_global
     return reseed
@@ -70,3 +72,12 @@ class from_init_stream:
 
 def _set_global_state(state):
     getattr(np.random.set_state, "__wrapped__", np.random.set_state)(state)
+
+
+def manual_seed(seed):
+    """torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy alone): a NumPy
+    stream the program seeded is put back where it was; an unseeded one keeps the seed (reproducible runs)."""
+    state, seeded = np.random.get_state(), _INIT_STREAM.get("numpy_seeded")
+    ms.set_seed(seed)   # its np.random.seed is _reseeding's: the initializers' stream restarts
+    if seeded:
+        np.random.set_state(state)

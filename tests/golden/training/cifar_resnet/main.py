@@ -48,7 +48,9 @@ args = parser.parse_args()
 
 # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
-ms.set_seed(seed=args.seed)
+# _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy
+# alone): a NumPy stream the progr...
+_ms_compat.manual_seed(seed=args.seed)
 best_acc = 0  # best test accuracy
 start_epoch = 0  # start from epoch 0 or last checkpoint epoch
 global_step = 0

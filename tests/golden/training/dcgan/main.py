@@ -62,7 +62,9 @@ if opt.manualSeed is None:
     opt.manualSeed = random.randint(1, 10000)
 print("Random Seed: ", opt.manualSeed)
 random.seed(opt.manualSeed)
-ms.set_seed(seed=opt.manualSeed)
+# _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy
+# alone): a NumPy stream the progr...
+_ms_compat.manual_seed(seed=opt.manualSeed)
 rng = np.random.default_rng(opt.manualSeed)
 
 # _ms_compat.datasets (helper): reads torchvision's files and gives (PIL image, int label) samples

@@ -71,7 +71,9 @@ parser.add_argument('--save', type=str, default='model.pt',
 args = parser.parse_args()
 
 # Set the random seed manually for reproducibility.
-ms.set_seed(seed=args.seed)
+# _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy
+# alone): a NumPy stream the progr...
+_ms_compat.manual_seed(seed=args.seed)
 # _ms_compat.Device (helper): torch.device as a string with .type and .index: MindSpore places tensors by its context
 # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = _ms_compat.Device("cuda" if _ms_compat.backend.on_accelerator else "cpu")

@@ -119,7 +119,9 @@ def main():
     # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
     use_cuda = not args.no_cuda and _ms_compat.backend.on_accelerator
 
-    ms.set_seed(seed=args.seed)
+    # _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves
+    # NumPy alone): a NumPy stream the progr...
+    _ms_compat.manual_seed(seed=args.seed)
 
     # _ms_compat.Device (helper): torch.device as a string with .type and .index: MindSpore places tensors by its
     # context

@@ -55,7 +55,9 @@ parser.add_argument('--save', default='', help='save a checkpoint (model, optimi
 parser.add_argument('--sample-len', type=int, default=200, help='characters to sample after training (0: none)')
 args = parser.parse_args()
 
-ms.set_seed(seed=args.seed)
+# _ms_compat.manual_seed (helper): torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy
+# alone): a NumPy stream the progr...
+_ms_compat.manual_seed(seed=args.seed)
 rng = np.random.default_rng(args.seed)
 # _ms_compat.backend (helper): torch.cuda's queries as properties of MindSpore's context (readable in GRAPH mode)
 device = 'cuda' if _ms_compat.backend.on_accelerator else 'cpu'
