@@ -14,7 +14,7 @@ example/train.py, lucidrains/lion-pytorch) needed, each compared with torch in P
   NumPy stream was seeded drew other np.random numbers after the call than under torch (TCN's data generators
   and its np.random.shuffle of training sequences: other data, other order). _ms_compat.manual_seed puts NumPy's
   stream back where it was once NumPy was seeded.
-- `one_hot.scatter_(dim=1, index=..., value=1.0 - smoothing)` (sam's smooth_crossentropy): a value= that is no
+- `soft.scatter_(dim=1, index=..., value=1.0 - eps)` (sam's smooth_crossentropy): a value= that is no
   literal went to the tensor-src path, `ops.slice(<float>, ...)`, which refuses a number. value= is a float."""
 import pytest
 
@@ -24,7 +24,7 @@ from tests.test_taped_backward import _FILL     # the same starting weights on b
 CLEARED_CLIP = _FILL + '''
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.utils import weight_norm
+from torch.nn.utils import weight_norm as wn
 
 
 class Trim(nn.Module):
@@ -39,7 +39,7 @@ class Trim(nn.Module):
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = weight_norm(nn.Conv1d(2, 4, 3, padding=4, dilation=2))
+        self.conv = wn(nn.Conv1d(2, 4, 3, padding=4, dilation=2))
         self.trim = Trim(4)
         self.out = nn.Linear(4, 3)
 
@@ -84,11 +84,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def smooth_loss(pred, gold, smoothing=0.1):
-    n_class = pred.size(1)
-    one_hot = torch.full_like(pred, fill_value=smoothing / (n_class - 1))
-    one_hot.scatter_(dim=1, index=gold.unsqueeze(1), value=1.0 - smoothing)
-    return F.kl_div(input=F.log_softmax(pred, dim=1), target=one_hot, reduction='none').sum(-1)
+def smooth_loss(logits, target, eps=0.1):
+    k = logits.size(1)
+    soft = torch.full_like(logits, fill_value=eps / (k - 1))
+    soft.scatter_(dim=1, index=target.unsqueeze(1), value=1.0 - eps)
+    return F.kl_div(input=F.log_softmax(logits, dim=1), target=soft, reduction='none').sum(-1)
 
 
 np.random.seed(3)
@@ -104,7 +104,7 @@ for step in range(3):
     order = np.random.permutation(6)[:4]
     x, y = inputs[order], labels[order]
     opt.zero_grad()
-    loss = smooth_loss(model(x), y, smoothing=0.2).mean()
+    loss = smooth_loss(model(x), y, eps=0.2).mean()
     loss.backward()
     opt.step()
     losses.append(loss.item())
