@@ -351,12 +351,16 @@ def install_torch():
         return mean + std * t(NOISE.standard_normal(shape).astype(np.float32), **k)
     _patch(torch, "normal", normal)
 
-    def randint(*a, size=None, **k):
-        low, high = (0, a[0]) if len(a) == 1 or (len(a) == 2 and size is None and not isinstance(a[1], int)) \
-            else (a[0], a[1])
+    def randint(*a, size=None, low=None, high=None, **k):
+        if high is not None:     # torch.randint(low=..., high=..., size=...) (torchattacks' input diversity)
+            low = low if low is not None else (a[0] if len(a) > (1 if size is None else 0) else 0)
+        else:
+            low, high = (0, a[0]) if len(a) == 1 or (len(a) == 2 and size is None and not isinstance(a[1], int)) \
+                else (a[0], a[1])
         if size is None:
             size = a[-1]
-        return torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
+        out = torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
+        return out.to(k["dtype"]) if k.get("dtype") is not None else out
     _patch(torch, "randint", randint)
     _patch(torch, "randperm", lambda n, **k: t(NOISE.permutation(int(n)).astype(np.int64), **k))
     _patch(torch, "multinomial", lambda p, num_samples, replacement=False, **k: torch.from_numpy(

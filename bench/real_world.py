@@ -30,6 +30,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout26  # bench/_rw_heldout26.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout27  # bench/_rw_heldout27.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout28  # bench/_rw_heldout28.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout31  # bench/_rw_heldout31.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -529,7 +530,7 @@ def main(argv=None):
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
-                                      "heldout27", "heldout28"),
+                                      "heldout27", "heldout28", "heldout31"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -568,7 +569,9 @@ def main(argv=None):
                          "Perceiver, PerceiverIO and variants, lucidrains/g-mlp-pytorch's train.py and generate, "
                          "karpathy/ng-video-lecture's bigram.py and gpt.py with their sampling (bench/_rw_heldout27.py); "
                          "heldout28: openai/improved-diffusion's UNet, TrainLoop and samplers, "
-                         "lucidrains/siren-pytorch, lucidrains/mlp-mixer-pytorch (bench/_rw_heldout28.py)")
+                         "lucidrains/siren-pytorch, lucidrains/mlp-mixer-pytorch (bench/_rw_heldout28.py); heldout31: "
+                         "Harry24k/adversarial-attacks-pytorch's attacks, yenchenlin/nerf-pytorch's create_nerf, "
+                         "render and training step (bench/_rw_heldout31.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -140,7 +140,7 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
         for k in range(i - 1, made[-1], -1):
             bound = assigns(body[k])
             if bound & needed:
-                if not isinstance(body[k], cst.SimpleStatementLine):
+                if not (isinstance(body[k], cst.SimpleStatementLine) or _plain_branches(body[k], needed)):
                     chosen = None
                     break
                 chosen.append(k)
@@ -175,6 +175,55 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     for st in out:
         flat.extend(st if isinstance(st, list) else [st])
     return flat, done
+
+
+_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
+
+
+def _plain_branches(stmt: cst.CSTNode, needed: set) -> bool:
+    """`if c: cost = -loss(out, t)` / `else: cost = loss(out, y)` (torchattacks' targeted and untargeted costs):
+    an `if` (elif/else) of plain statements that binds each needed name on every path, so the function of the
+    inputs can hold the whole statement and compute what the block computes. No statement in it may leave the
+    block (return, break, continue) or bind outside it (global, nonlocal, yield)."""
+    if not isinstance(stmt, cst.If) or not _plain_if(stmt):
+        return False
+    return not ((assigns(stmt) & needed) - _always_bound(stmt))
+
+
+def _plain_if(stmt: cst.If) -> bool:
+    blocks = [stmt.body]
+    orelse = stmt.orelse
+    while orelse is not None:
+        blocks.append(orelse.body)
+        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for block in blocks:
+        if not isinstance(block, cst.IndentedBlock):
+            return False
+        for st in block.body:
+            if isinstance(st, cst.If):
+                if not _plain_if(st):
+                    return False
+            elif not isinstance(st, cst.SimpleStatementLine) or any(isinstance(sm, _LEAVING) for sm in st.body) \
+                    or "yield" in code_of(st).split():
+                return False
+    return True
+
+
+def _always_bound(stmt: cst.CSTNode) -> set:
+    """The names a statement binds on every path through it."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return set(assigns(stmt))
+    if not isinstance(stmt, cst.If) or stmt.orelse is None:
+        return set()
+
+    def block(b) -> set:
+        out: set = set()
+        for st in b.body:
+            out |= _always_bound(st)
+        return out
+    orelse = stmt.orelse
+    other = _always_bound(orelse) if isinstance(orelse, cst.If) else block(orelse.body)
+    return block(stmt.body) & other
 
 
 def _flag(args, name: str) -> Optional[bool]:
@@ -236,7 +285,8 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
             continue
         if bound & needed:
             if bound & set(xs) or not (isinstance(body[k], cst.SimpleStatementLine) or (
-                    isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)):
+                    isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)
+                    or _plain_branches(body[k], needed)):
                 return None
             # a statement before an input's last binding reads another value under that name
             if any(made[x][-1] > k for x in set(reads(body[k])) & set(xs)):

@@ -3549,6 +3549,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                     pos = 1   # the docstring
             elif not isinstance(st, (cst.If, cst.Try)):     # (`try: import x` and its fallbacks go on)
                 break
+        if self._imports.get("os") == "os" and not any(
+                isinstance(st, cst.SimpleStatementLine) and any(
+                    isinstance(x, cst.Import) and any(code_of(a).strip() == "os" for a in x.names) for x in st.body)
+                for st in body[:pos]):
+            # the program imports os only after a definition (nerf-pytorch-like drivers: `def f(): ...` then
+            # `import os`): the header reads it before that import ran
+            header.insert(0, cst.parse_statement("import os\n"))
         self._header_codes = [code_of(st).strip() for st in header]     # (_add_imports keeps them after it)
         return module.with_changes(body=body[:pos] + header + body[pos:])
 
