@@ -79,7 +79,67 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     """The block with each clear `torch.autograd.grad` placeholder replaced; returns the new block and
     the placeholders' `module:line` that are now converted (an input bound by `Variable(data,
     requires_grad=True)` becomes its data: among them too). lazy_calls: `module:line` -> the converted call
-    of a placeholder written without its arguments (a module-level definition)."""
+    of a placeholder written without its arguments (a module-level definition).
+
+    A gradient used inside a statement (`grad += torch.autograd.grad(cost, x)[0]`, `g = autograd.grad(...)[0] / n`:
+    torchattacks' EOT and variance-tuning loops) is first taken out into `_grad_N = ...[0]` before the
+    statement; where that one is not converted, the statement is left as written."""
+    hoisted = _hoisted(body, set())
+    if len(hoisted) == len(body):
+        return _rewrite_block(body, ms, lazy_calls)
+    flat, done = _rewrite_block(hoisted, ms, lazy_calls)
+    kept = {w for w in _hoisted_wheres(body) if w in done}
+    if kept == set(_hoisted_wheres(body)):
+        return flat, done
+    return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls)
+
+
+def _grad_in(stmt: cst.CSTNode) -> Optional[cst.Subscript]:
+    """The one `Unconverted('torch.autograd.grad', ...)(...)[0]` inside a one-statement line that is not its whole
+    value (a plain `T = ...[0]` is taken as it is)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], (cst.Assign, cst.AugAssign, cst.Expr))):
+        return None
+    found: List[cst.Subscript] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            v = node.value
+            if (isinstance(v, cst.Call) and isinstance(v.func, cst.Call)
+                    and code_of(v.func.func).strip() == PLACEHOLDER and v.func.args
+                    and code_of(v.func.args[0].value).strip().strip("'\"") == API and len(node.slice) == 1
+                    and code_of(node.slice[0]).strip().rstrip(",").strip() == "0"):
+                found.append(node)
+
+    stmt.visit(_Find())
+    small = stmt.body[0]
+    if len(found) != 1 or (isinstance(small, cst.Assign) and small.value is found[0] and len(small.targets) == 1
+                           and _simple_target(small.targets[0].target)):
+        return None
+    return found[0]
+
+
+def _hoisted_wheres(body) -> List[str]:
+    return [_where(g.value) for g in (_grad_in(st) for st in body) if g is not None]
+
+
+def _hoisted(body, wheres: set, only: bool = False) -> List[cst.BaseStatement]:
+    """body with each _grad_in gradient taken out before its statement (only: those of `wheres`)."""
+    out: List[cst.BaseStatement] = []
+    for k, st in enumerate(body):
+        g = _grad_in(st)
+        if g is None or (only and _where(g.value) not in wheres):
+            out.append(st)
+            continue
+        name = f"_grad_{k}"
+        out.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))],
+                                                            value=g)], leading_lines=st.leading_lines))
+        out.append(st.deep_replace(g, cst.Name(name)).with_changes(leading_lines=[]))
+    return out
+
+
+def _rewrite_block(body: List[cst.BaseStatement], ms: str,
+                   lazy_calls: Optional[Dict[str, cst.Call]] = None) -> Tuple[List[cst.BaseStatement], List[str]]:
     out = list(body)
     done: List[str] = []
     generated: set = set()     # the functions written here: a later grad may take them into its function
@@ -140,6 +200,9 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
         for k in range(i - 1, made[-1], -1):
             bound = assigns(body[k])
             if bound & needed:
+                if _closure_values(body, k, i, {x}, made[-1], needed):
+                    needed -= bound
+                    continue
                 if not (isinstance(body[k], cst.SimpleStatementLine) or _plain_branches(body[k], needed)):
                     chosen = None
                     break
@@ -175,6 +238,26 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     for st in out:
         flat.extend(st if isinstance(st, list) else [st])
     return flat, done
+
+
+def _closure_values(body, k: int, i: int, xs: set, start: int, needed: set) -> bool:
+    """A statement the function cannot hold (an `if` binding a name on one path only: torchattacks'
+    `if self.targeted: target_labels = ...`) whose values do not depend on the inputs: the function reads them
+    from the enclosing scope instead, as they stand at the gradient (no statement after it binds them again).
+    Statements the function can hold are taken into it as before."""
+    st = body[k]
+    if isinstance(st, cst.SimpleStatementLine) or _plain_branches(st, needed):
+        return False
+    if not isinstance(st, cst.If) or not _plain_if(st):
+        return False
+    dep = set(xs)
+    for j in range(start + 1, k):
+        if set(reads(body[j])) & dep:
+            dep |= assigns(body[j])
+    bound = assigns(st)
+    if set(reads(st)) & dep or bound & dep:
+        return False
+    return not any(bound & assigns(body[j]) for j in range(k + 1, i))
 
 
 _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
@@ -284,6 +367,9 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
                 needed.discard(last[k])
             continue
         if bound & needed:
+            if not bound & set(xs) and _closure_values(body, k, i, set(xs), first, needed):
+                needed -= bound
+                continue
             if bound & set(xs) or not (isinstance(body[k], cst.SimpleStatementLine) or (
                     isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)
                     or _plain_branches(body[k], needed)):
