@@ -69,7 +69,7 @@ class SmallCNN(nn.Module):
     def __init__(self):
         super().__init__()
         self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-                                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU())
+                                      nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4))
         self.head = nn.Linear(16 * 4 * 4, 10)
 
     def forward(self, x):

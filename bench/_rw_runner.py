@@ -444,11 +444,26 @@ def _tensorboard_stand_in():
 
 
 # ------------------------------------------------------------------ MindSpore side
+class _Unimportable:
+    """A meta path finder refusing `import torch` (and torchvision/torchaudio): ImportError, as where torch is
+    not installed. Not `sys.modules[name] = None`: SciPy's array-API helpers (scipy.stats draws, torchattacks'
+    TIFGSM kernel) read sys.modules["torch"] when it is there and fail on a None entry."""
+    def __init__(self, names):
+        self.names = set(names)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.names:
+            raise ImportError(f"No module named {fullname!r} (the converted program must not reach torch)")
+        return None
+
+
 def install_ms(script_dir, mode):
-    for name in ("torch", "torchvision", "torchaudio"):
-        if name != "torch" and (Path(script_dir) / "_deps" / name).is_dir():
-            continue                    # converted with the program (--deps): its copy needs no torch
-        sys.modules[name] = None        # the converted program must not reach torch
+    blocked = [name for name in ("torch", "torchvision", "torchaudio")
+               # converted with the program (--deps): its copy needs no torch
+               if name == "torch" or not (Path(script_dir) / "_deps" / name).is_dir()]
+    for name in blocked:
+        sys.modules.pop(name, None)
+    sys.meta_path.insert(0, _Unimportable(blocked))     # the converted program must not reach torch
     import mindspore as ms
     from mindspore import nn, ops
     ms.set_seed(0)
