@@ -10,7 +10,11 @@ yenchenlin/nerf-pytorch) needed, each compared with torch in PYNATIVE and GRAPH 
   taken out into a name first, then converted the same way.
 - A program that imports os only after a definition (`def f(): ...` then `import os`): the run header
   (`_ms_compat.set_device(os.environ.get(...))`, written after the leading imports) read `os` before the
-  program's import ran: NameError at start-up. The header now imports os itself there."""
+  program's import ran: NameError at start-up. The header now imports os itself there.
+- A method chain written across lines inside parentheses, in a loop (torchattacks' FAB: `(x - adv)` / `.abs()` /
+  `.view(n, -1)` / `.max(1)[0]`): the lambdas of its `.max` (tensor or not) were hoisted in front of the loop as
+  written, line breaks included, outside any parentheses: the file's conversion failed (IndentationError) and it
+  was left unconverted, so `import torchattacks` reached torch. The hoisted lambda is now parenthesized."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -113,3 +117,41 @@ def test_run_header_with_os_imported_after_a_definition(graph):
     code, _ = program_weights_match_torch(LATE_OS, graph=graph)
     header = code.index("set_device(os.environ")
     assert "import os" in code[:header], code
+
+
+CHAIN_IN_LOOP = _FILL + '''
+import torch.nn as nn
+
+
+def largest_steps(model, x, rounds):
+    found = []
+    for r in range(rounds):
+        moved = model(x) * (r + 1)
+        # a method chain across lines inside parentheses, reduced by a name that is a tensor or a number
+        res = (
+            (moved - x[:, :2])
+            .abs()
+            .view(x.shape[0], -1)
+            .max(1)[0]
+        )
+        found.append(res + moved.mean())
+    return torch.stack(found)
+
+
+model = nn.Linear(3, 2)
+fill(model, 7)
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for step in range(2):
+    opt.zero_grad()
+    loss = largest_steps(model, x, 3).sum()
+    loss.backward()
+    opt.step()
+weights = [p.detach() for p in model.parameters()] + [largest_steps(model, x, 2).detach()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_method_chain_across_lines_in_a_loop(graph):
+    code, _ = program_weights_match_torch(CHAIN_IN_LOOP, graph=graph)
+    assert "_ms_loop_fn" in code and "(lambda" in code, code
