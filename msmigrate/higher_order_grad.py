@@ -250,14 +250,36 @@ def _closure_values(body, k: int, i: int, xs: set, start: int, needed: set) -> b
         return False
     if not isinstance(st, cst.If) or not _plain_if(st):
         return False
+    bound = assigns(st)
+    if any(bound & assigns(body[j]) for j in range(k + 1, i)) or bound & xs:
+        return False
+    # before `x.requires_grad = True` torch recorded nothing from x: what the statement computes from it is a
+    # constant of the gradient (torchattacks' `if self.targeted: target_labels = self.get_target_label(images,
+    # labels)` ahead of `images.requires_grad = True`)
+    if any(_marks_requires_grad(body[j], xs) for j in range(k + 1, i)):
+        return True
     dep = set(xs)
     for j in range(start + 1, k):
         if set(reads(body[j])) & dep:
             dep |= assigns(body[j])
-    bound = assigns(st)
-    if set(reads(st)) & dep or bound & dep:
+    return not (set(reads(st)) & dep or bound & dep)
+
+
+def _marks_requires_grad(stmt: cst.CSTNode, xs: set) -> bool:
+    """`x.requires_grad = True` or `x.requires_grad_()` / `x.requires_grad_(True)` of an input x."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
         return False
-    return not any(bound & assigns(body[j]) for j in range(k + 1, i))
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        t = small.targets[0].target
+        return (isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and isinstance(t.value, cst.Name)
+                and t.value.value in xs and code_of(small.value).strip() == "True")
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" \
+                and isinstance(call.func.value, cst.Name) and call.func.value.value in xs:
+            return all(code_of(a.value).strip() == "True" for a in call.args)
+    return False
 
 
 _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
