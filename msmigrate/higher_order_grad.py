@@ -246,11 +246,14 @@ def _closure_values(body, k: int, i: int, xs: set, start: int, needed: set) -> b
     from the enclosing scope instead, as they stand at the gradient (no statement after it binds them again).
     Statements the function can hold are taken into it as before."""
     st = body[k]
-    if isinstance(st, cst.SimpleStatementLine) or _plain_branches(st, needed):
-        return False
-    if not isinstance(st, cst.If) or not _plain_if(st):
-        return False
     bound = assigns(st)
+    if isinstance(st, cst.SimpleStatementLine) or _plain_branches(st, needed):
+        # one the function can hold, but not one rebinding a name it reads (`labels = labels.clone().detach()`:
+        # inside the function that name would be a local read before its binding, UnboundLocalError)
+        if not bound & set(reads(st)):
+            return False
+    elif not isinstance(st, cst.If) or not _plain_if(st):
+        return False
     if any(bound & assigns(body[j]) for j in range(k + 1, i)) or bound & xs:
         return False
     # before `x.requires_grad = True` torch recorded nothing from x: what the statement computes from it is a

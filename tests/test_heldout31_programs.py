@@ -6,7 +6,9 @@ yenchenlin/nerf-pytorch) needed, each compared with torch in PYNATIVE and GRAPH 
   (the function of x could hold straight-line statements only). An `if` of plain statements that binds the
   needed names on every path is now taken into the function; one that binds a name on one path only
   (`if self.targeted: target_labels = self.get_target_label(images, labels)`) and does not depend on x, or comes
-  before `x.requires_grad = True` (torch recorded nothing from x there), is read from the enclosing scope. A gradient
+  before `x.requires_grad = True` (torch recorded nothing from x there), is read from the enclosing scope, and so
+  is a statement rebinding a name it reads (`labels = labels.clone().detach()`), which the function would make an
+  unbound local (UnboundLocalError). A gradient
   used inside a statement (`grad += torch.autograd.grad(cost, x)[0] / n`, the EOT and variance-tuning loops) is
   taken out into a name first, then converted the same way.
 - A program that imports os only after a definition (`def f(): ...` then `import os`): the run header
@@ -47,6 +49,7 @@ class SignAttack:
 
     def run(self, images, labels):
         images = images.clone().detach()
+        labels = labels.clone().detach()
         if self.targeted:
             goal = (self.least_likely(images) + labels) % 3
         loss = nn.CrossEntropyLoss()
@@ -85,8 +88,8 @@ fill(model, 3)
 x = torch.linspace(0.05, 0.95, 24).reshape(4, 6)
 y = torch.tensor([0, 2, 1, 2])
 weights = []
-for targeted, eot in ((False, 2), (True, 3), (False, 1)):
-    adv, grad, total, grad0 = SignAttack(model, targeted, eot=eot).run(x, y)
+for targeted, steps, eot in ((False, 2, 2), (True, 1, 1)):
+    adv, grad, total, grad0 = SignAttack(model, targeted, steps=steps, eot=eot).run(x, y)
     weights += [adv, grad, total, grad0, model(adv).detach()]
 '''
 
