@@ -6,7 +6,9 @@ torchattacks and yenchenlin/nerf-pytorch, converted as a new user would convert 
 - Harry24k/adversarial-attacks-pytorch (torchattacks/; its robustbench/ is not converted): a small CNN classifier
   of ours (two convolutions, BatchNorm, max pooling, a linear head; 10 classes, 3x8x8 images in [0, 1]) in eval
   mode, attacked by the package's attacks; each attack's adversarial images and their logits printed as VALUEs
-  (sums, absolute sums). torch.rand/randn_like draws are matched by the runner.
+  (sums, absolute sums), and an `ATTACK name ok` line (or the error it raised: a PRINTED line, compared with
+  torch's, so one attack that stops does not hide the others). torch.rand/randn_like draws are matched by the
+  runner; the classifier ends in AdaptiveAvgPool2d(4) (DIFGSM's resized inputs).
   - atk_gradient: the sign-gradient family without random starts: FGSM, BIM, MIFGSM, NIFGSM, VMIFGSM, VNIFGSM,
     SINIFGSM, UPGD (ce and dlr losses), TIFGSM (scipy's gaussian kernel, a depthwise conv of the gradient),
     PIFGSM, VANILA; the targeted modes (by function, least likely: torch.kthvalue over a list of indices) and
@@ -56,6 +58,9 @@ FILES = {"nerf_train": _NERF_STANDINS, "nerf_render": _NERF_STANDINS}
 
 LOSSES = {"nerf_train": 6}
 
+# each attack's outcome (ok, or the error it raised) as torch's
+PRINTED = {name: r"^ATTACK .*$" for name in ("atk_gradient", "atk_random", "atk_optim")}
+
 _CLASSIFIER = '''
 import numpy as np
 import torch
@@ -87,6 +92,18 @@ def report(name, adv):
     print("VALUE", name + "_adv", float(adv.sum()))
     print("VALUE", name + "_delta", float((adv - images).abs().sum()))
     print("VALUE", name + "_logits", float(logits.abs().sum()))
+
+
+def attack(name, atk, *args):
+    """one attack's VALUEs, or the error it raised (a PRINTED line, compared with torch's)"""
+    try:
+        adv = atk(*args)
+    except Exception as e:
+        print("ATTACK", name, "raised", type(e).__name__, str(e).split(" (")[0][:120])
+        return None
+    print("ATTACK", name, "ok")
+    report(name, adv)
+    return adv
 '''
 
 # Drivers: our own code, through the repositories' modules.
@@ -107,23 +124,21 @@ attacks = [
     ("vanila", torchattacks.VANILA(model)),
 ]
 for name, atk in attacks:
-    report(name, atk(images, labels))
+    attack(name, atk, images, labels)
 
 # targeted modes
 atk = torchattacks.BIM(model, eps=8 / 255, alpha=2 / 255, steps=3)
 atk.set_mode_targeted_by_function(lambda inputs, labels: (labels + 1) % 10, quiet=True)
-report("bim_target_fn", atk(images, labels))
+attack("bim_target_fn", atk, images, labels)
 atk.set_mode_targeted_least_likely(kth_min=2, quiet=True)
-report("bim_least_likely", atk(images, labels))
+attack("bim_least_likely", atk, images, labels)
 atk.set_mode_default()
 # the attack de-normalizes its inputs, attacks, and normalizes again
 norm_model = nn.Sequential(model)
 atk = torchattacks.MIFGSM(norm_model, eps=8 / 255, alpha=2 / 255, steps=2)
 atk.set_normalization_used(mean=[0.5, 0.4, 0.3], std=[0.2, 0.25, 0.3])
 normed = (images - torch.tensor([0.5, 0.4, 0.3]).view(1, 3, 1, 1)) / torch.tensor([0.2, 0.25, 0.3]).view(1, 3, 1, 1)
-adv = atk(normed, labels)
-print("VALUE normalized_adv", float(adv.sum()))
-print("VALUE normalized_abs", float(adv.abs().sum()))
+attack("normalized", atk, normed, labels)
 ''',
     "atk_random": _CLASSIFIER + '''
 attacks = [
@@ -139,10 +154,10 @@ attacks = [
                                    diversity_prob=1.0)),
 ]
 for name, atk in attacks:
-    report(name, atk(images, labels))
+    attack(name, atk, images, labels)
 atk = torchattacks.PGD(model, eps=8 / 255, alpha=2 / 255, steps=2, random_start=True)
 atk.set_mode_targeted_random(quiet=True)
-report("pgd_target_random", atk(images, labels))
+attack("pgd_target_random", atk, images, labels)
 ''',
     "atk_optim": _CLASSIFIER + '''
 attacks = [
@@ -162,7 +177,7 @@ attacks = [
 ]
 for name, atk in attacks:
     np.random.seed(0)     # the numpy draws of the search attacks from one state on both sides
-    report(name, atk(images, labels))
+    attack(name, atk, images, labels)
 ''',
 }
 
