@@ -13,6 +13,7 @@ rule replaces the placeholder where the pattern is clear: one input tensor (a na
 name computed from it by plain statements of the same block. Anything else stays the TODO."""
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -208,7 +209,7 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
                     break
                 chosen.append(k)
                 needed = (needed - bound) | set(reads(body[k]))
-        if not chosen or y in needed:
+        if not chosen or y in needed or _draws(body[k] for k in chosen):
             continue
         fn = f"_{y}_of_{x}"
         sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
@@ -283,6 +284,17 @@ def _marks_requires_grad(stmt: cst.CSTNode, xs: set) -> bool:
                 and isinstance(call.func.value, cst.Name) and call.func.value.value in xs:
             return all(code_of(a.value).strip() == "True" for a in call.args)
     return False
+
+
+# a random draw the function would make again: the block's statements still run before it (their values are
+# what the program goes on with), so the gradient would be that of other noise, and the stream drawn twice
+_DRAW = re.compile(r"\b(rand\w*|normal_?|standard_normal|uniform_?|bernoulli_?|multinomial|dropout\w*|random\w*)\s*\(")
+
+
+def _draws(stmts) -> bool:
+    """Whether the statements draw random numbers (torchattacks' Jitter: `hat_z + std * torch.randn_like(hat_z)`
+    between the input and the cost): such a computation stays the TODO, which raises."""
+    return any(_DRAW.search(code_of(st)) for st in stmts)
 
 
 _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
@@ -404,7 +416,7 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
                 return None
             chosen.append(k)
             needed = (needed - bound) | set(reads(body[k]))
-    if not chosen or y in needed:
+    if not chosen or y in needed or _draws(body[k] for k in chosen):
         return None
     used = [x for x in xs if x in needed or x in reached]
     if len(used) < len(xs) and not (allow_unused or materialize):

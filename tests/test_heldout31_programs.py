@@ -8,7 +8,8 @@ yenchenlin/nerf-pytorch) needed, each compared with torch in PYNATIVE and GRAPH 
   (`if self.targeted: target_labels = self.get_target_label(images, labels)`) and does not depend on x, or comes
   before `x.requires_grad = True` (torch recorded nothing from x there), is read from the enclosing scope, and so
   is a statement rebinding a name it reads (`labels = labels.clone().detach()`), which the function would make an
-  unbound local (UnboundLocalError). A gradient
+  unbound local (UnboundLocalError). A computation that draws random numbers between the input and the cost
+  (Jitter's `torch.randn_like`) stays the raising TODO: the function would draw again. A gradient
   used inside a statement (`grad += torch.autograd.grad(cost, x)[0] / n`, the EOT and variance-tuning loops) is
   taken out into a name first, then converted the same way.
 - A program that imports os only after a definition (`def f(): ...` then `import os`): the run header
@@ -167,3 +168,33 @@ weights = [p.detach() for p in model.parameters()] + [largest_steps(model, x, 2)
 def test_method_chain_across_lines_in_a_loop(graph):
     code, _ = program_weights_match_torch(CHAIN_IN_LOOP, graph=graph)
     assert "_ms_loop_fn" in code and "(lambda" in code, code
+
+
+NOISY = '''
+import torch
+
+
+def noisy_input_gradient(x):
+    x = x.clone().detach()
+    x.requires_grad = True
+    z = x * 2 + 0.1 * torch.randn_like(x)
+    cost = (z ** 2).sum()
+    g = torch.autograd.grad(cost, x)[0]
+    return g
+'''
+
+
+def test_input_gradient_through_a_random_draw_stays_a_raising_todo():
+    """torchattacks' Jitter (`hat_z + std * torch.randn_like(hat_z)` between the input and the cost): the function
+    of x would draw again (the block's own statements still run first), its gradient that of other noise; the
+    call stays the TODO and raises when reached, instead of a silently different gradient."""
+    import mindspore as ms
+    import numpy as np
+
+    from tests.parity.harness import load_converted
+
+    mod, code, sites = load_converted(NOISY, pynative=True)
+    assert "Unconverted('torch.autograd.grad'" in code, code
+    assert [s.api for s in sites if s.status == "todo"] == ["torch.autograd.grad"], sites
+    with pytest.raises(Exception, match="torch.autograd.grad"):
+        mod.noisy_input_gradient(ms.Tensor(np.ones((2, 3), np.float32)))
