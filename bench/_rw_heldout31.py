@@ -48,15 +48,17 @@ PROGRAMS = [
     ("atk_optim", ATK, "torchattacks", "driver.py", [], None),
     ("nerf_train", NERF, "run_nerf.py,run_nerf_helpers.py,load_llff.py,load_deepvoxels.py,load_blender.py,"
      "load_LINEMOD.py", "driver.py", [], None),
+    ("nerf_train_det", NERF, "run_nerf.py,run_nerf_helpers.py,load_llff.py,load_deepvoxels.py,load_blender.py,"
+     "load_LINEMOD.py", "driver.py", [], None),
     ("nerf_render", NERF, "run_nerf.py,run_nerf_helpers.py,load_llff.py,load_deepvoxels.py,load_blender.py,"
      "load_LINEMOD.py", "driver.py", [], None),
 ]
 
 DEPS: dict = {}
 
-FILES = {"nerf_train": _NERF_STANDINS, "nerf_render": _NERF_STANDINS}
+FILES = {"nerf_train": _NERF_STANDINS, "nerf_train_det": _NERF_STANDINS, "nerf_render": _NERF_STANDINS}
 
-LOSSES = {"nerf_train": 6}
+LOSSES = {"nerf_train": 6, "nerf_train_det": 6}
 
 # each attack's outcome (ok, or the error it raised) as torch's
 PRINTED = {name: r"^ATTACK .*$" for name in ("atk_gradient", "atk_random", "atk_optim")}
@@ -226,6 +228,48 @@ K = np.array([[focal, 0, 0.5 * W], [0, focal, 0.5 * H], [0, 0, 1]])
 DRIVERS.update({
     "nerf_train": _NERF_SETUP + '''
 args = namespace()
+render_kwargs_train, render_kwargs_test, start, grad_vars, optimizer = create_nerf(args)
+bds = {"near": 2.0, "far": 6.0}
+render_kwargs_train.update(bds)
+target = torch.rand(H, W, 3)
+N_rand = 12
+for i in range(5):
+    pose = camera(0.3 * i)
+    rays_o, rays_d = get_rays(H, W, K, pose)
+    coords = torch.stack(torch.meshgrid(torch.linspace(0, H - 1, H), torch.linspace(0, W - 1, W)), -1)
+    coords = torch.reshape(coords, [-1, 2])
+    select_inds = np.random.choice(coords.shape[0], size=[N_rand], replace=False)
+    select_coords = coords[select_inds].long()
+    rays_o = rays_o[select_coords[:, 0], select_coords[:, 1]]
+    rays_d = rays_d[select_coords[:, 0], select_coords[:, 1]]
+    batch_rays = torch.stack([rays_o, rays_d], 0)
+    target_s = target[select_coords[:, 0], select_coords[:, 1]]
+    rgb, disp, acc, extras = render(H, W, K, chunk=8, rays=batch_rays, verbose=i < 10, retraw=True,
+                                    **render_kwargs_train)
+    optimizer.zero_grad()
+    img_loss = img2mse(rgb, target_s)
+    trans = extras['raw'][..., -1]
+    loss = img_loss
+    psnr = mse2psnr(img_loss)
+    if 'rgb0' in extras:
+        img_loss0 = img2mse(extras['rgb0'], target_s)
+        loss = loss + img_loss0
+    loss.backward()
+    optimizer.step()
+    decay_rate = 0.1
+    decay_steps = args.lrate_decay * 1000
+    new_lrate = args.lrate * (decay_rate ** ((i + 1) / decay_steps))
+    for param_group in optimizer.param_groups:
+        param_group['lr'] = new_lrate
+    print("VALUE psnr%d" % i, float(psnr))
+    print("VALUE zstd%d" % i, float(extras['z_std'].sum()))
+with torch.no_grad():
+    rgb, disp, acc, _ = render(H, W, K, chunk=16, c2w=camera(0.1), **dict(render_kwargs_test, **bds))
+print("VALUE image", float(rgb.sum()))
+print("VALUE disp", float(disp.sum()))
+''',
+    "nerf_train_det": _NERF_SETUP + '''
+args = namespace(perturb=0.0, raw_noise_std=0.0)    # no draws: the gradients alone
 render_kwargs_train, render_kwargs_test, start, grad_vars, optimizer = create_nerf(args)
 bds = {"near": 2.0, "far": 6.0}
 render_kwargs_train.update(bds)

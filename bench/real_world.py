@@ -360,6 +360,7 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     rec["seconds"] = time.perf_counter() - t
     rec["stdout_tail"] = out[-800:]
     rec["stdout"] = out[-20000:]
+    record.with_name(record.stem + ".stdout.txt").write_text(out)     # the VALUE lines, for a look afterwards
     return rec
 
 
