@@ -161,7 +161,12 @@ def _without_trailing_full_slices(sub: cst.Subscript) -> cst.Subscript:
         end -= 1
     if end == len(elems) or end == 0:
         return sub
-    if all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and _basic_index(e.slice.value))
+    if any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis) for e in elems[:end]):
+        # after `...` the trailing slices place what comes before them, counted from the end: `dirs[..., None, :]`
+        # is (H, W, 1, 3) where `dirs[..., None]` is (H, W, 3, 1) (nerf-pytorch's get_rays, silently)
+        return sub
+    if all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and (
+            _basic_index(e.slice.value) or code_of(e.slice.value).strip() in ("np.newaxis", "numpy.newaxis")))
            for e in elems[:end]):
         return sub
     if any(isinstance(e.slice, cst.Index) and e.slice.star is not None for e in elems[:end]):

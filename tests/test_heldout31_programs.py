@@ -198,3 +198,33 @@ def test_input_gradient_through_a_random_draw_stays_a_raising_todo():
     assert [s.api for s in sites if s.status == "todo"] == ["torch.autograd.grad"], sites
     with pytest.raises(Exception, match="torch.autograd.grad"):
         mod.noisy_input_gradient(ms.Tensor(np.ones((2, 3), np.float32)))
+
+
+NEWAXIS = '''
+import numpy as np
+import torch
+
+
+def directions(h, w, focal, c2w):
+    i, j = torch.meshgrid(torch.linspace(0, w - 1, w), torch.linspace(0, h - 1, h), indexing="ij")
+    i, j = i.t(), j.t()
+    dirs = torch.stack([(i - 0.5 * w) / focal, -(j - 0.5 * h) / focal, -torch.ones_like(i)], -1)
+    keep = dirs[..., 2] < 0
+    a = torch.sum(dirs[..., np.newaxis, :] * c2w[:3, :3], -1)     # (h, w, 1, 3) * (3, 3): a rotation
+    b = dirs[..., None, :].expand(h, w, 2, 3)
+    c = dirs[keep][..., np.newaxis, :]
+    return a, b, c
+
+
+c2w = torch.tensor([[0.8, 0.0, 0.6, 1.0], [0.0, 1.0, 0.0, 0.2], [-0.6, 0.0, 0.8, 3.0]])
+weights = list(directions(3, 4, 2.0, c2w))
+'''
+
+
+@pytest.mark.parametrize("graph", [False])
+def test_trailing_slices_after_an_ellipsis_kept(graph):
+    """`dirs[..., np.newaxis, :]` (nerf-pytorch's get_rays) lost its trailing `:` (the rewrite that drops trailing
+    full slices after an array index took np.newaxis for one), which moved the new axis last: rays_d silently
+    wrong (0.5 off). After `...` trailing slices are kept; np.newaxis counts as None."""
+    code, _ = program_weights_match_torch(NEWAXIS, graph=graph)
+    assert code.count("np.newaxis, :]") == 2 and "None, :]" in code, code
