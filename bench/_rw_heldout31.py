@@ -24,6 +24,7 @@ torchattacks and yenchenlin/nerf-pytorch, converted as a new user would convert 
     replayed on a synthetic scene: a camera pose_spherical-like c2w of ours, get_rays, a random batch of rays
     (np.random.choice), render with perturb 1 and raw_noise_std 0.5 (torch.rand/randn matched), img2mse on rgb and
     rgb0, mse2psnr, Adam with train()'s exponential learning-rate decay.
+  - nerf_train_det: the same with perturb 0 and raw_noise_std 0 (no draws: the gradients and the Adam steps alone).
   - nerf_render: render of a tiny 6x5 image from c2w (render_kwargs_test: perturb off, the fine network's
     sample_pdf with det=True), ndc_rays with an LLFF-style setup and lindisp, white_bkgd, and get_rays_np.
 
