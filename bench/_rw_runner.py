@@ -23,7 +23,8 @@ What the runner does, the same way on both sides:
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
 - same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps),
-  Tensor.normal_ of a tensor that is no Parameter (Normal.rsample draws so), and their MindSpore ops
+  Tensor.normal_ and Tensor.uniform_ of a tensor that is no Parameter (Normal.rsample draws so, torchattacks' random
+  starts), and their MindSpore ops
   counterparts (_ms_compat.normal_ of such a tensor) (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
   the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
@@ -342,6 +343,17 @@ def install_torch():
             self.copy_(mean + std * t(NOISE.standard_normal(tuple(self.shape)).astype(np.float32), like=self))
         return self
     _patch(torch.Tensor, "normal_", aligned_normal_)
+    tensor_uniform_ = torch.Tensor.uniform_
+
+    def aligned_uniform_(self, a=0.0, b=1.0, *, generator=None):
+        # a tensor filled with uniform noise (torchattacks' random starts: `torch.empty_like(x).uniform_(-eps, eps)`):
+        # drawn from the stream, as normal_ above; a Parameter's initialisation stays torch's own
+        if isinstance(self, torch.nn.Parameter):
+            return tensor_uniform_(self, a, b, generator=generator)
+        with torch.no_grad():
+            self.copy_(t(NOISE.uniform(a, b, tuple(self.shape)).astype(np.float32), like=self))
+        return self
+    _patch(torch.Tensor, "uniform_", aligned_uniform_)
 
     def normal(mean, std=1.0, size=None, **k):
         # mean + std * z, z of the broadcast shape of the tensor arguments (or size): what ops.normal draws
@@ -607,6 +619,17 @@ def install_ms(script_dir, mode):
             param.copy_(value)
             return param
         _patch(_ms_compat, "normal_", aligned_normal_)
+    if _ms_compat is not None and hasattr(_ms_compat, "uniform_"):
+        own_uniform_ = _ms_compat.uniform_
+
+        def aligned_uniform_(param, a=0.0, b=1.0, generator=None):
+            # the torch side's Tensor.uniform_ (above), outside a compiled graph
+            if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
+                return own_uniform_(param, a, b, generator)
+            value = t(NOISE.uniform(float(a), float(b), tuple(param.shape)).astype(np.float32)).astype(param.dtype)
+            param.copy_(value)
+            return param
+        _patch(_ms_compat, "uniform_", aligned_uniform_)
     if _ms_compat is not None:
         def sampler_iter(self):
             return iter(_permutation(len(self.data_source)).tolist())
