@@ -89,7 +89,7 @@ fill(model, 3)
 x = torch.linspace(0.05, 0.95, 24).reshape(4, 6)
 y = torch.tensor([0, 2, 1, 2])
 weights = []
-for targeted, steps, eot in ((False, 2, 2), (True, 1, 1)):
+for targeted, steps, eot in ((False, 1, 2), (True, 1, 1)):
     adv, grad, total, grad0 = SignAttack(model, targeted, steps=steps, eot=eot).run(x, y)
     weights += [adv, grad, total, grad0, model(adv).detach()]
 '''
