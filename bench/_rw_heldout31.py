@@ -59,7 +59,7 @@ DEPS: dict = {}
 
 FILES = {"nerf_train": _NERF_STANDINS, "nerf_train_det": _NERF_STANDINS, "nerf_render": _NERF_STANDINS}
 
-LOSSES = {"nerf_train": 6, "nerf_train_det": 6}
+LOSSES = {"nerf_train": 6, "nerf_train_det": 6, "atk_optim": 400}     # CW, EAD, JSMA: backward() per step
 
 # each attack's outcome (ok, or the error it raised) as torch's
 PRINTED = {name: r"^ATTACK .*$" for name in ("atk_gradient", "atk_random", "atk_optim")}
