@@ -24,7 +24,8 @@ What the runner does, the same way on both sides:
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream (other random transforms are not aligned);
 - same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps),
-  Tensor.normal_ of a tensor that is no Parameter (Normal.rsample draws so), and their MindSpore ops
+  Tensor.normal_ and Tensor.uniform_ of a tensor that is no Parameter (Normal.rsample draws so, torchattacks' random
+  starts), and their MindSpore ops
   counterparts (_ms_compat.normal_ of such a tensor) (ops.shuffle for randperm) draw from one numpy RandomState(1234) on both sides (GRAPH runs: inside Cells and
   compiled steps too, through msmigrate.draw_replay's ordered side-effect ops, drawn when the graph runs);
   the seed the converted torch.get_rng_state draws for MindSpore's generators is MindSpore's own (torch's
@@ -345,6 +346,17 @@ def install_torch():
             self.copy_(mean + std * t(NOISE.standard_normal(tuple(self.shape)).astype(np.float32), like=self))
         return self
     _patch(torch.Tensor, "normal_", aligned_normal_)
+    tensor_uniform_ = torch.Tensor.uniform_
+
+    def aligned_uniform_(self, a=0.0, b=1.0, *, generator=None):
+        # a tensor filled with uniform noise (torchattacks' random starts: `torch.empty_like(x).uniform_(-eps, eps)`):
+        # drawn from the stream, as normal_ above; a Parameter's initialisation stays torch's own
+        if isinstance(self, torch.nn.Parameter):
+            return tensor_uniform_(self, a, b, generator=generator)
+        with torch.no_grad():
+            self.copy_(t(NOISE.uniform(a, b, tuple(self.shape)).astype(np.float32), like=self))
+        return self
+    _patch(torch.Tensor, "uniform_", aligned_uniform_)
 
     def normal(mean, std=1.0, size=None, **k):
         # mean + std * z, z of the broadcast shape of the tensor arguments (or size): what ops.normal draws
@@ -354,12 +366,16 @@ def install_torch():
         return mean + std * t(NOISE.standard_normal(shape).astype(np.float32), **k)
     _patch(torch, "normal", normal)
 
-    def randint(*a, size=None, **k):
-        low, high = (0, a[0]) if len(a) == 1 or (len(a) == 2 and size is None and not isinstance(a[1], int)) \
-            else (a[0], a[1])
+    def randint(*a, size=None, low=None, high=None, **k):
+        if high is not None:     # torch.randint(low=..., high=..., size=...) (torchattacks' input diversity)
+            low = low if low is not None else (a[0] if len(a) > (1 if size is None else 0) else 0)
+        else:
+            low, high = (0, a[0]) if len(a) == 1 or (len(a) == 2 and size is None and not isinstance(a[1], int)) \
+                else (a[0], a[1])
         if size is None:
             size = a[-1]
-        return torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
+        out = torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
+        return out.to(k["dtype"]) if k.get("dtype") is not None else out
     _patch(torch, "randint", randint)
     _patch(torch, "randperm", lambda n, **k: t(NOISE.permutation(int(n)).astype(np.int64), **k))
     _patch(torch, "multinomial", lambda p, num_samples, replacement=False, **k: torch.from_numpy(
@@ -443,11 +459,26 @@ def _tensorboard_stand_in():
 
 
 # ------------------------------------------------------------------ MindSpore side
+class _Unimportable:
+    """A meta path finder refusing `import torch` (and torchvision/torchaudio): ImportError, as where torch is
+    not installed. Not `sys.modules[name] = None`: SciPy's array-API helpers (scipy.stats draws, torchattacks'
+    TIFGSM kernel) read sys.modules["torch"] when it is there and fail on a None entry."""
+    def __init__(self, names):
+        self.names = set(names)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.names:
+            raise ImportError(f"No module named {fullname!r} (the converted program must not reach torch)")
+        return None
+
+
 def install_ms(script_dir, mode):
-    for name in ("torch", "torchvision", "torchaudio"):
-        if name != "torch" and (Path(script_dir) / "_deps" / name).is_dir():
-            continue                    # converted with the program (--deps): its copy needs no torch
-        sys.modules[name] = None        # the converted program must not reach torch
+    blocked = [name for name in ("torch", "torchvision", "torchaudio")
+               # converted with the program (--deps): its copy needs no torch
+               if name == "torch" or not (Path(script_dir) / "_deps" / name).is_dir()]
+    for name in blocked:
+        sys.modules.pop(name, None)
+    sys.meta_path.insert(0, _Unimportable(blocked))     # the converted program must not reach torch
     import mindspore as ms
     from mindspore import nn, ops
     ms.set_seed(0)
@@ -591,6 +622,17 @@ def install_ms(script_dir, mode):
             param.copy_(value)
             return param
         _patch(_ms_compat, "normal_", aligned_normal_)
+    if _ms_compat is not None and hasattr(_ms_compat, "uniform_"):
+        own_uniform_ = _ms_compat.uniform_
+
+        def aligned_uniform_(param, a=0.0, b=1.0, generator=None):
+            # the torch side's Tensor.uniform_ (above), outside a compiled graph
+            if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
+                return own_uniform_(param, a, b, generator)
+            value = t(NOISE.uniform(float(a), float(b), tuple(param.shape)).astype(np.float32)).astype(param.dtype)
+            param.copy_(value)
+            return param
+        _patch(_ms_compat, "uniform_", aligned_uniform_)
     if _ms_compat is not None:
         def sampler_iter(self):
             return iter(_permutation(len(self.data_source)).tolist())

@@ -32,6 +32,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout28  # bench/_rw_heldout28.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout29  # bench/_rw_heldout29.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout30  # bench/_rw_heldout30.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout31  # bench/_rw_heldout31.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -371,6 +372,7 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     rec["seconds"] = time.perf_counter() - t
     rec["stdout_tail"] = out[-800:]
     rec["stdout"] = out[-20000:]
+    record.with_name(record.stem + ".stdout.txt").write_text(out)     # the VALUE lines, for a look afterwards
     return rec
 
 
@@ -555,7 +557,7 @@ def main(argv=None):
                                       "heldout12", "heldout13", "heldout14", "heldout15", "heldout16",
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
-                                      "heldout27", "heldout28", "heldout29", "heldout30"),
+                                      "heldout27", "heldout28", "heldout29", "heldout30", "heldout31"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -597,7 +599,9 @@ def main(argv=None):
                          "lucidrains/siren-pytorch, lucidrains/mlp-mixer-pytorch (bench/_rw_heldout28.py); heldout29: "
                          "locuslab/TCN's task scripts run whole, davda54/sam's example/train.py, "
                          "lucidrains/lion-pytorch's Lion, foreach and cautious optimizers (bench/_rw_heldout29.py); "
-                         "heldout30: MorvanZhou/PyTorch-Tutorial's twenty scripts run whole (bench/_rw_heldout30.py)")
+                         "heldout30: MorvanZhou/PyTorch-Tutorial's twenty scripts run whole (bench/_rw_heldout30.py); "
+                         "heldout31: Harry24k/adversarial-attacks-pytorch's attacks, yenchenlin/nerf-pytorch's "
+                         "create_nerf, render and training step (bench/_rw_heldout31.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

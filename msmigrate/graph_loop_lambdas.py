@@ -175,7 +175,7 @@ class _Hoist(cst.CSTTransformer):
             value = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in varying]),
                                body=updated.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
         self.hoisted.append(cst.SimpleStatementLine(body=[cst.Assign(
-            targets=[cst.AssignTarget(cst.Name(name))], value=value)]))
+            targets=[cst.AssignTarget(cst.Name(name))], value=_one_expression(value))]))
         if varying:
             return cst.Call(func=cst.Name(name), args=[cst.Arg(cst.Name(n)) for n in varying],
                             lpar=updated.lpar, rpar=updated.rpar)
@@ -224,11 +224,21 @@ class _Hoist(cst.CSTTransformer):
         new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in new_params]
         self.hoisted.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))],
-            value=lam.with_changes(params=lam.params.with_changes(params=new_params), lpar=[], rpar=[]))]))
+            value=_one_expression(lam.with_changes(params=lam.params.with_changes(params=new_params), lpar=[],
+                                                   rpar=[])))]))
         args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)
                 for a in updated.args] + [
             cst.Arg(cst.Name(n)) for n in free]
         return cst.Call(func=cst.Name(name), args=args, lpar=updated.lpar, rpar=updated.rpar)
+
+
+def _one_expression(value: cst.Lambda) -> cst.Lambda:
+    """The lambda in parentheses where its code spans lines: a method chain written across lines inside the
+    parentheses of the expression it came from (torchattacks' FAB: `(x - adv)\n.abs()\n.max(1)[0]` in a loop)
+    would otherwise end the hoisted statement at the first line break (IndentationError)."""
+    if "\n" in cst.Module(body=[]).code_for_node(value):
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return value
 
 
 class _Module(cst.CSTTransformer):

@@ -13,6 +13,7 @@ rule replaces the placeholder where the pattern is clear: one input tensor (a na
 name computed from it by plain statements of the same block. Anything else stays the TODO."""
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -79,7 +80,67 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     """The block with each clear `torch.autograd.grad` placeholder replaced; returns the new block and
     the placeholders' `module:line` that are now converted (an input bound by `Variable(data,
     requires_grad=True)` becomes its data: among them too). lazy_calls: `module:line` -> the converted call
-    of a placeholder written without its arguments (a module-level definition)."""
+    of a placeholder written without its arguments (a module-level definition).
+
+    A gradient used inside a statement (`grad += torch.autograd.grad(cost, x)[0]`, `g = autograd.grad(...)[0] / n`:
+    torchattacks' EOT and variance-tuning loops) is first taken out into `_grad_N = ...[0]` before the
+    statement; where that one is not converted, the statement is left as written."""
+    hoisted = _hoisted(body, set())
+    if len(hoisted) == len(body):
+        return _rewrite_block(body, ms, lazy_calls)
+    flat, done = _rewrite_block(hoisted, ms, lazy_calls)
+    kept = {w for w in _hoisted_wheres(body) if w in done}
+    if kept == set(_hoisted_wheres(body)):
+        return flat, done
+    return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls)
+
+
+def _grad_in(stmt: cst.CSTNode) -> Optional[cst.Subscript]:
+    """The one `Unconverted('torch.autograd.grad', ...)(...)[0]` inside a one-statement line that is not its whole
+    value (a plain `T = ...[0]` is taken as it is)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], (cst.Assign, cst.AugAssign, cst.Expr))):
+        return None
+    found: List[cst.Subscript] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            v = node.value
+            if (isinstance(v, cst.Call) and isinstance(v.func, cst.Call)
+                    and code_of(v.func.func).strip() == PLACEHOLDER and v.func.args
+                    and code_of(v.func.args[0].value).strip().strip("'\"") == API and len(node.slice) == 1
+                    and code_of(node.slice[0]).strip().rstrip(",").strip() == "0"):
+                found.append(node)
+
+    stmt.visit(_Find())
+    small = stmt.body[0]
+    if len(found) != 1 or (isinstance(small, cst.Assign) and small.value is found[0] and len(small.targets) == 1
+                           and _simple_target(small.targets[0].target)):
+        return None
+    return found[0]
+
+
+def _hoisted_wheres(body) -> List[str]:
+    return [_where(g.value) for g in (_grad_in(st) for st in body) if g is not None]
+
+
+def _hoisted(body, wheres: set, only: bool = False) -> List[cst.BaseStatement]:
+    """body with each _grad_in gradient taken out before its statement (only: those of `wheres`)."""
+    out: List[cst.BaseStatement] = []
+    for k, st in enumerate(body):
+        g = _grad_in(st)
+        if g is None or (only and _where(g.value) not in wheres):
+            out.append(st)
+            continue
+        name = f"_grad_{k}"
+        out.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))],
+                                                            value=g)], leading_lines=st.leading_lines))
+        out.append(st.deep_replace(g, cst.Name(name)).with_changes(leading_lines=[]))
+    return out
+
+
+def _rewrite_block(body: List[cst.BaseStatement], ms: str,
+                   lazy_calls: Optional[Dict[str, cst.Call]] = None) -> Tuple[List[cst.BaseStatement], List[str]]:
     out = list(body)
     done: List[str] = []
     generated: set = set()     # the functions written here: a later grad may take them into its function
@@ -140,12 +201,15 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
         for k in range(i - 1, made[-1], -1):
             bound = assigns(body[k])
             if bound & needed:
-                if not isinstance(body[k], cst.SimpleStatementLine):
+                if _closure_values(body, k, i, {x}, made[-1], needed):
+                    needed -= bound
+                    continue
+                if not (isinstance(body[k], cst.SimpleStatementLine) or _plain_branches(body[k], needed)):
                     chosen = None
                     break
                 chosen.append(k)
                 needed = (needed - bound) | set(reads(body[k]))
-        if not chosen or y in needed:
+        if not chosen or y in needed or _draws(body[k] for k in chosen):
             continue
         fn = f"_{y}_of_{x}"
         sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
@@ -175,6 +239,111 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     for st in out:
         flat.extend(st if isinstance(st, list) else [st])
     return flat, done
+
+
+def _closure_values(body, k: int, i: int, xs: set, start: int, needed: set) -> bool:
+    """A statement the function cannot hold (an `if` binding a name on one path only: torchattacks'
+    `if self.targeted: target_labels = ...`) whose values do not depend on the inputs: the function reads them
+    from the enclosing scope instead, as they stand at the gradient (no statement after it binds them again).
+    Statements the function can hold are taken into it as before."""
+    st = body[k]
+    bound = assigns(st)
+    if isinstance(st, cst.SimpleStatementLine) or _plain_branches(st, needed):
+        # one the function can hold, but not one rebinding a name it reads (`labels = labels.clone().detach()`:
+        # inside the function that name would be a local read before its binding, UnboundLocalError)
+        if not bound & set(reads(st)):
+            return False
+    elif not isinstance(st, cst.If) or not _plain_if(st):
+        return False
+    if any(bound & assigns(body[j]) for j in range(k + 1, i)) or bound & xs:
+        return False
+    # before `x.requires_grad = True` torch recorded nothing from x: what the statement computes from it is a
+    # constant of the gradient (torchattacks' `if self.targeted: target_labels = self.get_target_label(images,
+    # labels)` ahead of `images.requires_grad = True`)
+    if any(_marks_requires_grad(body[j], xs) for j in range(k + 1, i)):
+        return True
+    dep = set(xs)
+    for j in range(start + 1, k):
+        if set(reads(body[j])) & dep:
+            dep |= assigns(body[j])
+    return not (set(reads(st)) & dep or bound & dep)
+
+
+def _marks_requires_grad(stmt: cst.CSTNode, xs: set) -> bool:
+    """`x.requires_grad = True` or `x.requires_grad_()` / `x.requires_grad_(True)` of an input x."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        t = small.targets[0].target
+        return (isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and isinstance(t.value, cst.Name)
+                and t.value.value in xs and code_of(small.value).strip() == "True")
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" \
+                and isinstance(call.func.value, cst.Name) and call.func.value.value in xs:
+            return all(code_of(a.value).strip() == "True" for a in call.args)
+    return False
+
+
+# a random draw the function would make again: the block's statements still run before it (their values are
+# what the program goes on with), so the gradient would be that of other noise, and the stream drawn twice
+_DRAW = re.compile(r"\b(rand\w*|normal_?|standard_normal|uniform_?|bernoulli_?|multinomial|dropout\w*|random\w*)\s*\(")
+
+
+def _draws(stmts) -> bool:
+    """Whether the statements draw random numbers (torchattacks' Jitter: `hat_z + std * torch.randn_like(hat_z)`
+    between the input and the cost): such a computation stays the TODO, which raises."""
+    return any(_DRAW.search(code_of(st)) for st in stmts)
+
+
+_LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
+
+
+def _plain_branches(stmt: cst.CSTNode, needed: set) -> bool:
+    """`if c: cost = -loss(out, t)` / `else: cost = loss(out, y)` (torchattacks' targeted and untargeted costs):
+    an `if` (elif/else) of plain statements that binds each needed name on every path, so the function of the
+    inputs can hold the whole statement and compute what the block computes. No statement in it may leave the
+    block (return, break, continue) or bind outside it (global, nonlocal, yield)."""
+    if not isinstance(stmt, cst.If) or not _plain_if(stmt):
+        return False
+    return not ((assigns(stmt) & needed) - _always_bound(stmt))
+
+
+def _plain_if(stmt: cst.If) -> bool:
+    blocks = [stmt.body]
+    orelse = stmt.orelse
+    while orelse is not None:
+        blocks.append(orelse.body)
+        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for block in blocks:
+        if not isinstance(block, cst.IndentedBlock):
+            return False
+        for st in block.body:
+            if isinstance(st, cst.If):
+                if not _plain_if(st):
+                    return False
+            elif not isinstance(st, cst.SimpleStatementLine) or any(isinstance(sm, _LEAVING) for sm in st.body) \
+                    or "yield" in code_of(st).split():
+                return False
+    return True
+
+
+def _always_bound(stmt: cst.CSTNode) -> set:
+    """The names a statement binds on every path through it."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return set(assigns(stmt))
+    if not isinstance(stmt, cst.If) or stmt.orelse is None:
+        return set()
+
+    def block(b) -> set:
+        out: set = set()
+        for st in b.body:
+            out |= _always_bound(st)
+        return out
+    orelse = stmt.orelse
+    other = _always_bound(orelse) if isinstance(orelse, cst.If) else block(orelse.body)
+    return block(stmt.body) & other
 
 
 def _flag(args, name: str) -> Optional[bool]:
@@ -235,15 +404,19 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
                 needed.discard(last[k])
             continue
         if bound & needed:
+            if not bound & set(xs) and _closure_values(body, k, i, set(xs), first, needed):
+                needed -= bound
+                continue
             if bound & set(xs) or not (isinstance(body[k], cst.SimpleStatementLine) or (
-                    isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)):
+                    isinstance(body[k], cst.FunctionDef) and body[k].name.value in generated)
+                    or _plain_branches(body[k], needed)):
                 return None
             # a statement before an input's last binding reads another value under that name
             if any(made[x][-1] > k for x in set(reads(body[k])) & set(xs)):
                 return None
             chosen.append(k)
             needed = (needed - bound) | set(reads(body[k]))
-    if not chosen or y in needed:
+    if not chosen or y in needed or _draws(body[k] for k in chosen):
         return None
     used = [x for x in xs if x in needed or x in reached]
     if len(used) < len(xs) and not (allow_unused or materialize):

@@ -161,7 +161,12 @@ def _without_trailing_full_slices(sub: cst.Subscript) -> cst.Subscript:
         end -= 1
     if end == len(elems) or end == 0:
         return sub
-    if all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and _basic_index(e.slice.value))
+    if any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis) for e in elems[:end]):
+        # after `...` the trailing slices place what comes before them, counted from the end: `dirs[..., None, :]`
+        # is (H, W, 1, 3) where `dirs[..., None]` is (H, W, 3, 1) (nerf-pytorch's get_rays, silently)
+        return sub
+    if all(isinstance(e.slice, cst.Slice) or (isinstance(e.slice, cst.Index) and (
+            _basic_index(e.slice.value) or code_of(e.slice.value).strip() in ("np.newaxis", "numpy.newaxis")))
            for e in elems[:end]):
         return sub
     if any(isinstance(e.slice, cst.Index) and e.slice.star is not None for e in elems[:end]):
@@ -3565,6 +3570,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                     pos = 1   # the docstring
             elif not isinstance(st, (cst.If, cst.Try)):     # (`try: import x` and its fallbacks go on)
                 break
+        if self._imports.get("os") == "os" and not any(
+                isinstance(st, cst.SimpleStatementLine) and any(
+                    isinstance(x, cst.Import) and any(code_of(a).strip() == "os" for a in x.names) for x in st.body)
+                for st in body[:pos]):
+            # the program imports os only after a definition (nerf-pytorch-like drivers: `def f(): ...` then
+            # `import os`): the header reads it before that import ran
+            header.insert(0, cst.parse_statement("import os\n"))
         self._header_codes = [code_of(st).strip() for st in header]     # (_add_imports keeps them after it)
         return module.with_changes(body=body[:pos] + header + body[pos:])
 

@@ -72,7 +72,8 @@ for _src in ("torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradgradc
                  "differentiated again here (torch raises); " + MATMUL_SECOND_ORDER,
             test=f"{T}::test_checks")
 _GRAD_NOTE = ("converted where the computation from the inputs (names) to the output is straight-line code of the "
-              "same function, a derivative of a derivative included (msmigrate/higher_order_grad.py: mindspore.grad "
+              "same function (an if/else of plain statements binding the names on every path included; a gradient "
+              "inside a statement, `g += autograd.grad(c, x)[0]`, taken out first), a derivative of a derivative included (msmigrate/higher_order_grad.py: mindspore.grad "
               "of that computation, differentiable again); elsewhere (loops, several outputs, is_grads_batched) "
               "torch's recorded graph has no MindSpore counterpart and the call stays a TODO that raises; write "
               "instead: ms.grad(fn, grad_position)(inputs) over a function computing the output. MindSpore 2.10 "
