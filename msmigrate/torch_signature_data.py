@@ -810,6 +810,8 @@ SIGNATURES = {
     'torch.cuda.max_memory_reserved': ((('device', ('None',), 'p'),), False),
     'torch.cuda.memory_allocated': ((('device', ('None',), 'p'),), False),
     'torch.cuda.memory_reserved': ((('device', ('None',), 'p'),), False),
+    'torch.cuda.random.manual_seed': ((('seed', (), 'p'),), False),
+    'torch.cuda.random.manual_seed_all': ((('seed', (), 'p'),), False),
     'torch.cuda.reset_peak_memory_stats': ((('device', ('None',), 'p'),), False),
     'torch.cuda.set_device': ((('device', (), 'p'),), False),
     'torch.cuda.synchronize': ((('device', ('None',), 'p'),), False),

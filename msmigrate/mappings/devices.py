@@ -121,7 +121,8 @@ for _src in ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel"):
 _SEED_NOTE = ("mindspore.set_seed seeds every MindSpore random op; the random streams differ between "
               "frameworks: same seed, different numbers. NumPy's stream, which mindspore.set_seed reseeds, is left "
               "where it was once the program seeded it, as torch leaves it")
-for _src in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.random.manual_seed"):
+for _src in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.random.manual_seed",
+             "torch.cuda.random.manual_seed_all", "torch.random.manual_seed"):
     mapping(_src, "_ms_compat.manual_seed", args=("seed",), target_args=("seed",), status=DIFFERENCE,
             note=_SEED_NOTE, test=f"{T}::test_seeds")
 mapping("torch.Generator", "mindspore.Generator", args=("device",), drop=("device",), status=DIFFERENCE,

@@ -142,6 +142,8 @@ import torch
 def fn(s):
     torch.cuda.manual_seed(s)
     torch.cuda.manual_seed_all(s)
+    torch.cuda.random.manual_seed(s)
+    torch.cuda.random.manual_seed_all(s)
     torch.random.manual_seed(s)
     g = torch.Generator(device='cpu')
     g.manual_seed(s + 1)
@@ -166,8 +168,9 @@ def test_seeds():
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
     assert_no_todo(sites)
-    assert_sites(sites, "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.random.manual_seed",
-                 "torch.Generator", status=(DIFFERENCE,))
+    assert_sites(sites, "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.random.manual_seed",
+                 "torch.cuda.random.manual_seed_all", "torch.random.manual_seed", "torch.Generator",
+                 status=(DIFFERENCE,))
 
 
 # ------------------------------------------------------------------------------ switches
