@@ -226,97 +226,50 @@ H, W, focal = 6, 5, 4.0
 K = np.array([[focal, 0, 0.5 * W], [0, focal, 0.5 * H], [0, 0, 1]])
 '''
 
+def _nerf_training(args):
+    """Five training steps through create_nerf, get_rays, render and the losses of run_nerf_helpers (our loop: a
+    random batch of a synthetic target's pixels, the coarse and fine losses, the exponential learning-rate decay),
+    then a render of a test view."""
+    return _NERF_SETUP + f'''
+args = namespace({args})
+train_kw, test_kw, _, _, opt = create_nerf(args)
+near_far = dict(near=2.0, far=6.0)
+train_kw.update(near_far)
+goal = torch.rand(H, W, 3)
+grid = torch.stack(torch.meshgrid(torch.linspace(0, H - 1, H), torch.linspace(0, W - 1, W)), -1).reshape(-1, 2)
+for it in range(5):
+    origins, dirs = get_rays(H, W, K, camera(0.3 * it))
+    pick = grid[np.random.choice(grid.shape[0], size=[12], replace=False)].long()
+    rays = torch.stack([origins[pick[:, 0], pick[:, 1]], dirs[pick[:, 0], pick[:, 1]]], 0)
+    want = goal[pick[:, 0], pick[:, 1]]
+    rgb, disp, acc, extras = render(H, W, K, chunk=8, rays=rays, verbose=it < 10, retraw=True, **train_kw)
+    opt.zero_grad()
+    mse = img2mse(rgb, want)
+    total = mse
+    if 'rgb0' in extras:
+        total = total + img2mse(extras['rgb0'], want)
+    total.backward()
+    opt.step()
+    for group in opt.param_groups:
+        group['lr'] = args.lrate * 0.1 ** ((it + 1) / (args.lrate_decay * 1000))
+    print("VALUE psnr%d" % it, float(mse2psnr(mse)))
+    print("VALUE zstd%d" % it, float(extras['z_std'].sum()))
+with torch.no_grad():
+    rgb, disp, acc, _ = render(H, W, K, chunk=16, c2w=camera(0.1), **dict(test_kw, **near_far))
+print("VALUE image", float(rgb.sum()))
+print("VALUE disp", float(disp.sum()))
+'''
+
+
 DRIVERS.update({
-    "nerf_train": _NERF_SETUP + '''
-args = namespace()
-render_kwargs_train, render_kwargs_test, start, grad_vars, optimizer = create_nerf(args)
-bds = {"near": 2.0, "far": 6.0}
-render_kwargs_train.update(bds)
-target = torch.rand(H, W, 3)
-N_rand = 12
-for i in range(5):
-    pose = camera(0.3 * i)
-    rays_o, rays_d = get_rays(H, W, K, pose)
-    coords = torch.stack(torch.meshgrid(torch.linspace(0, H - 1, H), torch.linspace(0, W - 1, W)), -1)
-    coords = torch.reshape(coords, [-1, 2])
-    select_inds = np.random.choice(coords.shape[0], size=[N_rand], replace=False)
-    select_coords = coords[select_inds].long()
-    rays_o = rays_o[select_coords[:, 0], select_coords[:, 1]]
-    rays_d = rays_d[select_coords[:, 0], select_coords[:, 1]]
-    batch_rays = torch.stack([rays_o, rays_d], 0)
-    target_s = target[select_coords[:, 0], select_coords[:, 1]]
-    rgb, disp, acc, extras = render(H, W, K, chunk=8, rays=batch_rays, verbose=i < 10, retraw=True,
-                                    **render_kwargs_train)
-    optimizer.zero_grad()
-    img_loss = img2mse(rgb, target_s)
-    trans = extras['raw'][..., -1]
-    loss = img_loss
-    psnr = mse2psnr(img_loss)
-    if 'rgb0' in extras:
-        img_loss0 = img2mse(extras['rgb0'], target_s)
-        loss = loss + img_loss0
-    loss.backward()
-    optimizer.step()
-    decay_rate = 0.1
-    decay_steps = args.lrate_decay * 1000
-    new_lrate = args.lrate * (decay_rate ** ((i + 1) / decay_steps))
-    for param_group in optimizer.param_groups:
-        param_group['lr'] = new_lrate
-    print("VALUE psnr%d" % i, float(psnr))
-    print("VALUE zstd%d" % i, float(extras['z_std'].sum()))
-with torch.no_grad():
-    rgb, disp, acc, _ = render(H, W, K, chunk=16, c2w=camera(0.1), **dict(render_kwargs_test, **bds))
-print("VALUE image", float(rgb.sum()))
-print("VALUE disp", float(disp.sum()))
-''',
-    "nerf_train_det": _NERF_SETUP + '''
-args = namespace(perturb=0.0, raw_noise_std=0.0)    # no draws: the gradients alone
-render_kwargs_train, render_kwargs_test, start, grad_vars, optimizer = create_nerf(args)
-bds = {"near": 2.0, "far": 6.0}
-render_kwargs_train.update(bds)
-target = torch.rand(H, W, 3)
-N_rand = 12
-for i in range(5):
-    pose = camera(0.3 * i)
-    rays_o, rays_d = get_rays(H, W, K, pose)
-    coords = torch.stack(torch.meshgrid(torch.linspace(0, H - 1, H), torch.linspace(0, W - 1, W)), -1)
-    coords = torch.reshape(coords, [-1, 2])
-    select_inds = np.random.choice(coords.shape[0], size=[N_rand], replace=False)
-    select_coords = coords[select_inds].long()
-    rays_o = rays_o[select_coords[:, 0], select_coords[:, 1]]
-    rays_d = rays_d[select_coords[:, 0], select_coords[:, 1]]
-    batch_rays = torch.stack([rays_o, rays_d], 0)
-    target_s = target[select_coords[:, 0], select_coords[:, 1]]
-    rgb, disp, acc, extras = render(H, W, K, chunk=8, rays=batch_rays, verbose=i < 10, retraw=True,
-                                    **render_kwargs_train)
-    optimizer.zero_grad()
-    img_loss = img2mse(rgb, target_s)
-    trans = extras['raw'][..., -1]
-    loss = img_loss
-    psnr = mse2psnr(img_loss)
-    if 'rgb0' in extras:
-        img_loss0 = img2mse(extras['rgb0'], target_s)
-        loss = loss + img_loss0
-    loss.backward()
-    optimizer.step()
-    decay_rate = 0.1
-    decay_steps = args.lrate_decay * 1000
-    new_lrate = args.lrate * (decay_rate ** ((i + 1) / decay_steps))
-    for param_group in optimizer.param_groups:
-        param_group['lr'] = new_lrate
-    print("VALUE psnr%d" % i, float(psnr))
-    print("VALUE zstd%d" % i, float(extras['z_std'].sum()))
-with torch.no_grad():
-    rgb, disp, acc, _ = render(H, W, K, chunk=16, c2w=camera(0.1), **dict(render_kwargs_test, **bds))
-print("VALUE image", float(rgb.sum()))
-print("VALUE disp", float(disp.sum()))
-''',
+    "nerf_train": _nerf_training(""),
+    "nerf_train_det": _nerf_training("perturb=0.0, raw_noise_std=0.0"),    # no draws: the gradients alone
     "nerf_render": _NERF_SETUP + '''
 # a tiny image of the test configuration (perturb off, no noise: sample_pdf with det=True)
 args = namespace(raw_noise_std=0.0)
-render_kwargs_train, render_kwargs_test, start, grad_vars, optimizer = create_nerf(args)
+_, test_kw, _, _, _ = create_nerf(args)
 with torch.no_grad():
-    rgb, disp, acc, extras = render(H, W, K, chunk=7, c2w=camera(0.4), near=2.0, far=6.0, **render_kwargs_test)
+    rgb, disp, acc, extras = render(H, W, K, chunk=7, c2w=camera(0.4), near=2.0, far=6.0, **test_kw)
 print("VALUE rgb", float(rgb.sum()))
 print("VALUE disp", float(disp.sum()))
 print("VALUE acc", float(acc.sum()))
@@ -325,10 +278,10 @@ print("VALUE z_std", float(extras['z_std'].sum()))
 # LLFF style: NDC rays, lindisp, white background, coarse network only
 args = namespace(dataset_type="llff", lindisp=True, white_bkgd=True, N_importance=0, use_viewdirs=False,
                  raw_noise_std=0.0)
-render_kwargs_train, render_kwargs_test, start, grad_vars, optimizer = create_nerf(args)
-render_kwargs_test["lindisp"] = True
+_, test_kw, _, _, _ = create_nerf(args)
+test_kw["lindisp"] = True
 with torch.no_grad():
-    rgb, disp, acc, extras = render(H, W, K, chunk=16, c2w=camera(-0.2), near=0.0, far=1.0, **render_kwargs_test)
+    rgb, disp, acc, extras = render(H, W, K, chunk=16, c2w=camera(-0.2), near=0.0, far=1.0, **test_kw)
 print("VALUE ndc_rgb", float(rgb.sum()))
 print("VALUE ndc_disp", float(disp.sum()))
 rays_o, rays_d = get_rays_np(H, W, K, camera(0.2).numpy())
