@@ -85,12 +85,13 @@ _TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\
          "First Citizen:\nYou are all resolved rather to die than to famish?\n\nAll:\nResolved. resolved.\n\n")
 
 
-def _patch_script(prog: Path, name: str):
+def _patch_script(prog: Path, name: str, patches=None):
+    """On the torch side (before the conversion): each (old, new) of the script's patches, each found once."""
     script = prog / name
     if prog.parent.parent.name != "torch" or not script.exists():
         return
     text = script.read_text()
-    for old, new in _PATCHES[name]:
+    for old, new in (_PATCHES if patches is None else patches)[name]:
         if text.count(old) != 1:
             raise RuntimeError(f"{name}: {old!r} found {text.count(old)} times")
         text = text.replace(old, new)

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench._rw_heldout27 import _patch_script
+
 TCN = "locuslab+TCN@2f8c2b817050206397458dfd1f5a25ce8a32fe65"
 SAM = "davda54+sam@3c3afdbd71cff2462ec91c734b3d1170bd0f3707"
 LION = "lucidrains+lion-pytorch@6a74fdc0ba572ab5683dc0270c66c20ecbc02d09"
@@ -68,16 +70,7 @@ def _prog(root) -> Path:
 
 def _patch(name):
     def writer(root):
-        prog = _prog(root)
-        script = prog / name
-        if prog.parent.parent.name != "torch" or not script.exists():
-            return
-        text = script.read_text()
-        for old, new in _PATCHES[name]:
-            if text.count(old) != 1:
-                raise RuntimeError(f"{name}: {old!r} found {text.count(old)} times")
-            text = text.replace(old, new)
-        script.write_text(text)
+        _patch_script(_prog(root), name, _PATCHES)
     return writer
 
 
