@@ -6,7 +6,13 @@ MindSpore: other values, silently. A converted Cell whose behaviour depends on t
 Dropout/BatchNorm/RNN-with-dropout/attention layer, or reads `self.training`) therefore ends its
 `__init__` with `self.set_train(True)`, torch's starting state; `model.eval()` (set_train(False))
 later changes it as in torch. Cells of the project built inside it set their own mode the same way.
-(tests/test_silent_failures.py::test_cells_start_in_training_mode)"""
+(tests/parity/test_default_mode.py::test_cells_start_in_training_mode)
+
+A mode-dependent torch layer built anywhere else (`return nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))` in a
+function, `Wrap(nn.Dropout(0.5))`, a method other than `__init__`) is converted with `.set_train()` appended
+(MindSpore's set_train returns the cell), so it too starts as torch's does; a statement `name = nn.X(...)` outside
+a class is followed by `name.set_train(True)` instead (script_layer_start).
+(tests/parity/test_default_mode.py::test_layers_built_outside_init_start_in_training_mode)"""
 from __future__ import annotations
 
 import re
@@ -23,12 +29,30 @@ _MODE_DEPENDENT = re.compile(
 # the program sets the mode itself while building: its own choice stands
 _SETS_MODE = re.compile(r"\bself\.(training\s*=(?!=)|train\s*\(|eval\s*\(|set_train\s*\()")
 
+# the torch.nn layers whose behaviour depends on the mode, by their qualified name
+_MODE_DEPENDENT_LAYER = re.compile(
+    r"^torch\.nn\.(Dropout[123]?d?|AlphaDropout|FeatureAlphaDropout|BatchNorm[123]d|SyncBatchNorm|InstanceNorm[123]d|"
+    r"LazyBatchNorm[123]d|RNN|LSTM|GRU|MultiheadAttention|Transformer\w*)$")
+
 NOTE = "torch modules start in training mode (MindSpore cells: inference mode)"
 
 
 def depends_on_mode(class_node: cst.ClassDef) -> bool:
     """The class builds or reads something whose behaviour depends on the training mode."""
     return _MODE_DEPENDENT.search(code_of(class_node)) is not None
+
+
+def is_mode_dependent_layer(qualified_name: str) -> bool:
+    """`torch.nn.BatchNorm1d`, `torch.nn.Dropout`...: a torch layer that behaves differently in training mode."""
+    return _MODE_DEPENDENT_LAYER.match(qualified_name) is not None
+
+
+def started_in_training_mode(converted: cst.BaseExpression):
+    """The converted construction of a mode-dependent layer with `.set_train()` appended (torch's start state), or
+    None where it was not converted to a construction (a TODO, a raising placeholder)."""
+    if not isinstance(converted, cst.Call) or "MigrationError" in code_of(converted) or "TODO" in code_of(converted):
+        return None
+    return cst.Call(func=cst.Attribute(value=converted, attr=cst.Name("set_train")))
 
 
 def with_training_init(class_node: cst.ClassDef) -> cst.ClassDef:
@@ -69,23 +93,29 @@ def start_in_training_mode(init: cst.FunctionDef) -> cst.FunctionDef:
 _NN_CONSTRUCTOR = re.compile(r"^(torch\.)?nn\.\w+$")
 
 
+def is_script_layer_assignment(original: cst.SimpleStatementLine) -> bool:
+    """`bn = nn.BatchNorm1d(3)`, `seq = nn.Sequential(..., nn.Dropout(), ...)`: a statement that script_layer_start
+    follows with `name.set_train(True)`."""
+    if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign):
+        return False
+    assign = original.body[0]
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    value = assign.value
+    return isinstance(value, cst.Call) and _NN_CONSTRUCTOR.match(code_of(value.func)) is not None \
+        and _MODE_DEPENDENT.search(code_of(value)) is not None
+
+
 def script_layer_start(original: cst.SimpleStatementLine, converted: cst.CSTNode):
     """Outside a class, `bn = nn.BatchNorm1d(3)` (or an nn.Sequential holding one): torch's layer starts in
     training mode, MindSpore's in inference mode, so the converted line is followed by
     `bn.set_train(True)`. None where the statement is not such an assignment, or was not converted."""
-    if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign):
-        return None
-    assign = original.body[0]
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-        return None
-    value = assign.value
-    if not isinstance(value, cst.Call) or not _NN_CONSTRUCTOR.match(code_of(value.func)) \
-            or not _MODE_DEPENDENT.search(code_of(value)):
+    if not is_script_layer_assignment(original):
         return None
     if not isinstance(converted, cst.SimpleStatementLine) or "MigrationError" in code_of(converted) \
             or "TODO" in code_of(converted):
         return None
-    name = assign.targets[0].target.value
+    name = original.body[0].targets[0].target.value
     return cst.SimpleStatementLine(
         body=[cst.Expr(cst.parse_expression(f"{name}.set_train(True)"))],
         trailing_whitespace=cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "),

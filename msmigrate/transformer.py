@@ -514,8 +514,11 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_SimpleStatementLine(self, node) -> None:
         self._push_comments(node)
         self._line_of_stmt = self._line(node)
+        # `bn = nn.BatchNorm1d(3)` outside a class: followed by `bn.set_train(True)` (default_mode.py)
+        self._layer_start_stmt = not self._classes and DM.is_script_layer_assignment(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        self._layer_start_stmt = False
         result = self._leave_simple_statement(original, updated)
         result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         hoisted, self._hoisted_inplace = self._hoisted_inplace, []
@@ -3015,9 +3018,22 @@ class TorchToMindSpore(cst.CSTTransformer):
         if m.target is None and m.rule is None:
             return self._todo(original, qn, m.note or "no MindSpore counterpart", updated)
         try:
-            return self._apply(original, updated, m, qn, receiver=None)
+            result = self._apply(original, updated, m, qn, receiver=None)
         except UnsupportedSite as exc:
             return self._todo(original, qn, str(exc), updated)
+        if DM.is_mode_dependent_layer(qn) and isinstance(original, cst.Call) and self._layer_needs_start(qn):
+            return DM.started_in_training_mode(result) or result
+        return result
+
+    def _layer_needs_start(self, qn: str) -> bool:
+        """A mode-dependent torch layer built here would start in MindSpore's inference mode: not inside the
+        `__init__` of a Cell that ends by setting its own mode, nor in a statement followed by
+        `name.set_train(True)`, nor in a forward (default_mode.py)."""
+        if getattr(self, "_layer_start_stmt", False) or self._in_module_forward():
+            return False
+        cls = self._classes[-1] if self._classes else None
+        in_init = cls is not None and len(self._funcs) == 1 and self._funcs[-1].name == "__init__"
+        return not (in_init and cls.is_cell and cls.mode_dependent)
 
     def _apply(self, original, updated, m: R.Mapping, api: str, receiver: Optional[cst.BaseExpression]):
         params = m.args

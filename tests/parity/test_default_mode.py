@@ -102,3 +102,62 @@ def test_script_level_layers_start_in_training_mode():
     for i, (m, t) in enumerate(pairs):
         assert m.training == t.training, i
         assert_close(m(ms.Tensor(x)), t(torch.tensor(x)), what=f"layer {i} in its starting mode")
+
+
+NESTED_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Holder(nn.Module):                   # builds no mode-dependent layer itself: it is handed one
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def make_stack():
+    return nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Dropout(0.0))
+
+
+class Grower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def add_norm(self):                    # a layer built in a method other than __init__
+        self.norm = nn.BatchNorm1d(4)
+        return self
+
+
+wrapped = Holder(nn.BatchNorm1d(4))
+'''
+
+
+def test_layers_built_outside_init_start_in_training_mode():
+    """A BatchNorm built inside an expression (`return nn.Sequential(..., nn.BatchNorm1d(3))` in a function,
+    `Holder(nn.BatchNorm1d(4))`, a method other than __init__) starts in torch's training mode too: it is
+    converted with `.set_train()` appended. Values in that starting mode compared with torch."""
+    import mindspore as ms
+    import torch
+
+    from msmigrate.weights import load_torch_state_dict
+
+    mod, code, _ = load_converted(NESTED_SRC)
+    assert code.count("nn.BatchNorm1d(3).set_train()") == 1 and code.count("nn.BatchNorm1d(4).set_train()") == 2, code
+    assert code.split("def make_stack")[1].split("\n\n")[0].count(".set_train()") == 2, code   # BatchNorm, Dropout
+    ns = load_torch(NESTED_SRC)
+    x = np.random.default_rng(2).normal(2.0, 3.0, (8, 4)).astype(np.float32)
+    t_stack, m_stack = ns["make_stack"](), mod.make_stack()
+    load_torch_state_dict(m_stack, t_stack.state_dict())
+    t_grow, m_grow = ns["Grower"]().add_norm(), mod.Grower().add_norm()
+    load_torch_state_dict(m_grow, t_grow.state_dict())
+    # the layers' own modes (a container's own flag is read by no layer: SequentialCell's stays False)
+    modes = [(mod.wrapped.inner, ns["wrapped"].inner), (m_stack[1], t_stack[1]), (m_stack[2], t_stack[2]),
+             (m_grow.norm, t_grow.norm)]
+    assert all(m.training and t.training for m, t in modes)
+    pairs = [(mod.wrapped.inner, ns["wrapped"].inner), (m_stack, t_stack), (m_grow.norm, t_grow.norm)]
+    for i, (m, t) in enumerate(pairs):
+        assert_close(m(ms.Tensor(x)), t(torch.tensor(x)), what=f"layer {i} in its starting mode")
