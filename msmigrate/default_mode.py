@@ -11,7 +11,9 @@ later changes it as in torch. Cells of the project built inside it set their own
 A mode-dependent torch layer built anywhere else (`return nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))` in a
 function, `Wrap(nn.Dropout(0.5))`, a method other than `__init__`) is converted with `.set_train()` appended
 (MindSpore's set_train returns the cell), so it too starts as torch's does; a statement `name = nn.X(...)` outside
-a class is followed by `name.set_train(True)` instead (script_layer_start).
+a class is followed by `name.set_train(True)` instead (script_layer_start). A torch container built outside a
+class (`nn.Sequential(norm, model)` in a function) trains too, its children keeping their modes: its own flag is set
+with `.add_flags(training=True)`.
 (tests/parity/test_default_mode.py::test_layers_built_outside_init_start_in_training_mode)"""
 from __future__ import annotations
 
@@ -53,6 +55,22 @@ def started_in_training_mode(converted: cst.BaseExpression):
     if not isinstance(converted, cst.Call) or "MigrationError" in code_of(converted) or "TODO" in code_of(converted):
         return None
     return cst.Call(func=cst.Attribute(value=converted, attr=cst.Name("set_train")))
+
+
+# torch containers: a new one's own flag is True (its children keep theirs)
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def container_in_training_mode(converted: cst.BaseExpression):
+    """`nn.SequentialCell(norm, model).add_flags(training=True)`: a new torch container trains, whatever its
+    children's modes (torchattacks reads `nn.Sequential(norm, model).training` to put the model back in training
+    mode); MindSpore's add_flags sets the container's own flag alone (set_train would switch its children too)."""
+    if not isinstance(converted, cst.Call) or "MigrationError" in code_of(converted) or "TODO" in code_of(converted):
+        return None
+    return cst.Call(func=cst.Attribute(value=converted, attr=cst.Name("add_flags")),
+                    args=[cst.Arg(keyword=cst.Name("training"), value=cst.Name("True"),
+                                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                        whitespace_after=cst.SimpleWhitespace("")))])
 
 
 def with_training_init(class_node: cst.ClassDef) -> cst.ClassDef:

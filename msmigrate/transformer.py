@@ -3023,6 +3023,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._todo(original, qn, str(exc), updated)
         if DM.is_mode_dependent_layer(qn) and isinstance(original, cst.Call) and self._layer_needs_start(qn):
             return DM.started_in_training_mode(result) or result
+        if qn in DM.CONTAINERS and isinstance(original, cst.Call) and not self._classes \
+                and not getattr(self, "_layer_start_stmt", False):
+            return DM.container_in_training_mode(result) or result
         return result
 
     def _layer_needs_start(self, qn: str) -> bool:

@@ -3,8 +3,10 @@ a program that never calls train()/eval() must compute torch's values (BatchNorm
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from tests.parity.harness import assert_close, load_converted, load_torch
+from tests.parity.harness import assert_close, load_converted, load_torch, program_weights_match_torch
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
 SRC = '''
 import torch
@@ -161,3 +163,84 @@ def test_layers_built_outside_init_start_in_training_mode():
     pairs = [(mod.wrapped.inner, ns["wrapped"].inner), (m_stack, t_stack), (m_grow.norm, t_grow.norm)]
     for i, (m, t) in enumerate(pairs):
         assert_close(m(ms.Tensor(x)), t(torch.tensor(x)), what=f"layer {i} in its starting mode")
+
+
+CONTAINER_SRC = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+
+
+class Half(nn.Module):
+    def forward(self, x):
+        return x * 0.5
+
+
+def wrap(first, model):
+    return nn.Sequential(first, model)
+
+
+net = Net()
+net.eval()
+pair = wrap(Half(), net)
+listed = nn.ModuleList([Half()])
+keyed = nn.ModuleDict({"a": Half()})
+was_training = pair.training          # the attack-library idiom: switch to eval, then back if it trained
+pair.eval()
+if was_training:
+    pair.train()
+'''
+
+
+def test_new_containers_train_and_keep_their_childrens_modes():
+    """A torch container built outside a class trains (its own flag), whatever its children's modes:
+    `nn.Sequential(first, model)` of a model in eval mode reads `.training` True, and a program that puts it back
+    in training mode when it was training (torchattacks' _recover_model_mode) leaves the model training, as in
+    torch. Converted with `.add_flags(training=True)` (the container's own flag; set_train would switch the
+    model too)."""
+    mod, code, _ = load_converted(CONTAINER_SRC)
+    assert code.count(".add_flags(training=True)") == 3, code
+    ns = load_torch(CONTAINER_SRC)
+    for name in ("listed", "keyed"):
+        assert getattr(mod, name).training and ns[name].training, name
+    assert ns["was_training"] is True and mod.was_training is True
+    assert mod.net.training and mod.net.bn.training and ns["net"].bn.training
+
+
+STEP_SRC = _FILL + '''
+import torch.nn as nn
+
+
+def build(norm_layer=nn.BatchNorm1d):      # the norm layer passed as a class: built unseen by the converter
+    return nn.Sequential(nn.Linear(4, 3), norm_layer(3), nn.Linear(3, 1))
+
+
+model = build()
+fill(model, 0)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.arange(24, dtype=torch.float32).reshape(6, 4) / 10
+y = torch.ones(6, 1)
+for i in range(3):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+weights = list(model.parameters())   # the BatchNorm in eval mode would give other gradients
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_step_trains_the_layers_a_new_container_holds(graph):
+    """A new container's own flag is set (above), but the BatchNorm it holds, built from a class passed as a
+    value, was never switched: the training step still puts it in training mode (batch statistics, running
+    statistics updated), as torch's new modules are."""
+    program_weights_match_torch(STEP_SRC, graph)

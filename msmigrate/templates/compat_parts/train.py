@@ -248,9 +248,13 @@ def train_mode_by_default(cell):
     """A torch module starts in training mode, a MindSpore cell in eval mode. A network that
     the program never switched either way (set_train() never called: MindSpore's phase is
     still the initial 'train') trains, as it did in torch; sub-cells the program switched
-    to eval (a frozen BatchNorm) stay so."""
-    if getattr(cell, "_phase", None) == "train" and not cell.training:
-        frozen = [c for _, c in cell.cells_and_names() if getattr(c, "_phase", None) == "predict"]
+    to eval (a frozen BatchNorm) stay so. A container whose own flag is set (`.add_flags(training=True)`, a new
+    torch container) may still hold cells never switched."""
+    if getattr(cell, "_phase", None) != "train":
+        return
+    cells = [c for _, c in cell.cells_and_names()]
+    if not all(c.training for c in cells):
+        frozen = [c for c in cells if getattr(c, "_phase", None) == "predict"]
         cell.set_train(True)
         for c in frozen:
             c.set_train(False)
