@@ -512,10 +512,25 @@ def _interpolate_at_run_time(ctx, mode_code):
     return ctx.expr(f"_ms_compat.interpolate_checked({', '.join(args)}, where={where!r})")
 
 
+def _int_size_elements(ctx):
+    """`size=[rnd, rnd]` of one-element tensors (torchattacks' input diversity: `rnd = torch.randint(...,
+    size=(1,))`): torch reads each as an int, MindSpore's interpolate refuses a tensor: `int(rnd)`."""
+    size = ctx.bound.value("size")
+    if not isinstance(size, (cst.List, cst.Tuple)) or not any(
+            ctx.tr._is_tensor_expr(e.value) for e in size.elements if isinstance(e, cst.Element)):
+        return
+    code = cst.Module([]).code_for_node
+    parts = [f"int({code(e.value)})" if isinstance(e, cst.Element) and ctx.tr._is_tensor_expr(e.value)
+             else code(e.value) for e in size.elements]
+    ctx.bound.set("size", ("[" + ", ".join(parts) + "]") if isinstance(size, cst.List)
+                  else "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
+
+
 def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
     b = ctx.bound
     _reject(b, "antialias", ("False",), "antialiased resizing has no MindSpore counterpart")
     b.remove("antialias")
+    _int_size_elements(ctx)
     mode_code = b.code("mode") or default_mode
     mode = _lit_or(mode_code)
     if not _is_literal(mode_code) and not b.starred and _is_literal(b.code("recompute_scale_factor") or "None"):

@@ -765,3 +765,14 @@ def test_relu6_of_float64():
     code, sites = check_function(RELU6_F64, [x], grad=True)
     assert_sites(sites, "relu6")
     assert "_ms_compat.ReLU6(" in code, code
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_interpolate_size_of_one_element_tensors(graph):
+    """`size=[n, n]` where n is a one-element tensor (torchattacks' input diversity draws it with torch.randint):
+    torch reads each element as an int, MindSpore's interpolate refuses a tensor: the elements become `int(n)`."""
+    body = ("n = torch.tensor([7], dtype=torch.int32)\n"
+            "return F.interpolate(x, size=[n, n], mode='bilinear', align_corners=False), "
+            "F.interpolate(x, size=(n, 9))")
+    code, sites = check_function(src(body), [rnd(2, 3, 5, 6)], grad=True, graph=graph)
+    assert "size=[int(n), int(n)]" in code and "size=(int(n), 9)" in code, code
