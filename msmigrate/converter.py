@@ -280,7 +280,7 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
             f"{info.name}.{c}" in index.cell_classes or f"{info.name}.{c}" in index.cell_mixins
             for c in info.classes) and not index.reaches_torch(info) \
-            and not imports_dependency(index, text):
+            and not imports_dependency(index, text) and not index.derives_from_torch_code(info):
         if has_copy_keyword(text) and not source_problem(text):   # no torch, but numpy 2 idioms numpy<2 rejects
             try:
                 code, sites = convert_numpy_only(text, info.imports)

@@ -226,6 +226,7 @@ def _dotted(node: ast.AST) -> Optional[str]:
 
 
 # `p.grad` read (not assigned, not autograd's `.grad(...)`)
+_TORCH_NAMED = re.compile(r"\b(torch|torchvision|torchaudio|torchtext|functorch|timm)\b")   # converter's _TORCH_WORD
 _GRAD_READ = re.compile(r"\.grad\b(?!\s*(\(|=(?!=)))")
 
 
@@ -716,6 +717,32 @@ class ProjectIndex:
                 if is_torch_name(resolved) and resolved.split(".", 1)[0] not in self.local_tops:
                     return True
         return False
+
+    def derives_from_torch_code(self, info: ModuleInfo, depth: int = 0) -> bool:
+        """A class of the module derives from a project class whose module uses torch (torchattacks'
+        `class VANILA(Attack)` in a file that names no torch: its methods get tensors and call their methods,
+        `images.clone().detach()`), directly or through such classes of modules that name no torch either."""
+        if depth > 8:
+            return False
+        for bases in info.classes.values():
+            for base in bases:
+                mod, _, cls = self.resolve_alias(base).rpartition(".")
+                other = self.modules.get(mod)
+                if other is None or other is info or cls not in other.classes:
+                    continue
+                if self._names_torch(other) or self.derives_from_torch_code(other, depth + 1):
+                    return True
+        return False
+
+    def _names_torch(self, info: ModuleInfo) -> bool:
+        cache = self.__dict__.setdefault("_names_torch_cache", {})
+        if info.name not in cache:
+            try:
+                text = info.path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            cache[info.name] = _TORCH_NAMED.search(text) is not None or self.reaches_torch(info)
+        return cache[info.name]
 
     def resolve_alias(self, qname: str, depth: int = 0) -> str:
         """Follow project re-exports: `pkg.common.nn.Conv2d` -> `torch.nn.Conv2d`

@@ -228,3 +228,58 @@ def test_trailing_slices_after_an_ellipsis_kept(graph):
     wrong (0.5 off). After `...` trailing slices are kept; np.newaxis counts as None."""
     code, _ = program_weights_match_torch(NEWAXIS, graph=graph)
     assert code.count("np.newaxis, :]") == 2 and "None, :]" in code, code
+
+
+SUBCLASS_TREE = {
+    "pkg/__init__.py": "from .base import Base\nfrom .plain import Plain\n",
+    "pkg/base.py": '''import torch
+
+
+class Base:
+    """A plain class of a module that uses torch: it keeps a device and calls forward."""
+    def __init__(self, name):
+        self.name = name
+        self.device = torch.device("cpu")
+
+    def __call__(self, x):
+        return self.forward(x)
+''',
+    "pkg/plain.py": '''from .base import Base
+
+
+class Plain(Base):                          # its forward gets tensors
+    def forward(self, images):
+        out = images.clone().detach().to(self.device)
+        return out.size(0), out * 2
+''',
+}
+
+
+def test_torch_free_subclass_of_a_torch_module_class_is_converted(tmp_path):
+    """torchattacks' vanila.py names no torch (`class VANILA(Attack)`, Attack from a module that uses torch), so
+    it was copied unchanged and its `images.clone().detach().to(self.device)` ran on a MindSpore tensor:
+    AttributeError, no MigrationError. A file whose class derives from such a project class is converted."""
+    import json
+    import subprocess
+    import sys
+
+    from msmigrate.cli import main
+    from tests.treeutil import write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, SUBCLASS_TREE)
+    assert main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    plain = (out / "pkg" / "plain.py").read_text()
+    assert ".clone()" not in plain and ".detach()" not in plain and ".size(0)" not in plain, plain
+    report = json.loads((out / "msmigrate-report.json").read_text())
+    assert {f["file"]: f["status"] for f in report["files"]}["pkg/plain.py"] == "converted"
+    run = ("import sys; sys.path.insert(0, sys.argv[1]); import numpy as np\n"
+           "{imp}\nfrom pkg import Plain\n"
+           "n, y = Plain('p')({make}(np.arange(6, dtype=np.float32).reshape(3, 2)))\n"
+           "print(n, float(y.sum()))\n")
+    got = subprocess.run([sys.executable, "-c", "import sys; sys.modules['torch'] = None\n" + run.format(
+        imp="import mindspore as ms", make="ms.Tensor"), str(out)], capture_output=True, text=True, timeout=300)
+    want = subprocess.run([sys.executable, "-c", run.format(imp="import torch", make="torch.tensor"), str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0 and want.returncode == 0, got.stderr[-2000:] + want.stderr[-2000:]
+    assert got.stdout.split() == want.stdout.split() == ["3", "30.0"], (got.stdout, want.stdout)
