@@ -297,3 +297,53 @@ out = returns_of([1.0, 0.0, 2.0])
     for got, want in zip(mod.out, ns["out"]):
         np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-6)
         assert str(want.dtype).split(".")[-1] == str(got.dtype).lower(), (got.dtype, want.dtype)
+
+
+MIXED = _FILL + '''
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+net = Scorer()
+fill(net, 0)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+def replay(inputs):                    # a loss summed from values kept before the step: taped
+    kept = []
+    for x in inputs:
+        kept.append(net(x).sum())
+    total = sum(kept)
+    opt.zero_grad()
+    total.backward()
+    opt.step()
+
+
+pairs = torch.arange(12, dtype=torch.float32).reshape(2, 2, 3) / 10
+for step in range(3):                  # a plain step: its forward unpacks a tensor and indexes it by an int
+    pair = pairs[step % 2]
+    opt.zero_grad()
+    first, second = pair
+    loss = ((net(first) - net(second)) ** 2 + net(pair[0]) * 0.5).sum()
+    loss.backward()
+    opt.step()
+replay([pairs[0, 0], pairs[1, 1]])
+weights = [p.detach() for p in net.parameters()]
+'''
+
+
+def test_plain_step_in_a_program_that_keeps_a_tape():
+    """A program with a taped backward() records from its start (open_tape), so its plain train steps take their
+    gradients inside that recording: MindSpore 2.10 then refused a plain int index there (`first, second = pair`,
+    `pair[0]`: TypeError '... but got 0 with type int'; nerf-pytorch's render `rays_o, rays_d = rays` under a
+    driver's step). The same index as a one-element tuple passes; values compared with torch."""
+    code, sites = program_weights_match_torch(MIXED, graph=False)
+    assert "_ms_compat.open_tape()" in code and "tape_step(" in code, code

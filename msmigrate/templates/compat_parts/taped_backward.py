@@ -17,10 +17,25 @@ def _tape_graph():
 _TAPE = {"open": False, "losses": []}
 
 
+def _int_index_as_tuple(tensor_class):
+    """MindSpore 2.10 refuses a plain int index (`x[0]`, and `a, b = x`, which iterates with one) in a gradient
+    taken inside another recording: TypeError 'Only support integers, ... but got 0 with type int'. While the tape
+    records, every train step's gradient is such a nested one (a module with a taped backward() imported by a
+    program whose own steps are compiled steps). `x[(0,)]` is the same index and passes: Tensor's indexing is
+    given that form (its other indexes unchanged)."""
+    plain = tensor_class.__mro__[1].__getitem__     # TensorPy's own
+
+    def getitem(self, index):
+        return plain(self, (index,) if type(index) is int else index)
+    tensor_class.__getitem__ = getitem
+
+
 def open_tape():
     """Start recording every operation from here on (PYNATIVE mode; in GRAPH mode tape_backward raises)."""
     if _TAPE["open"] or ms.get_context("mode") != ms.PYNATIVE_MODE:
         return
+    if "__getitem__" not in ms.Tensor.__dict__:
+        _int_index_as_tuple(ms.Tensor)
     _tape_executor.set_grad_flag(True)
     _tape_executor.new_graph(_tape_graph)
     _TAPE["open"] = True
