@@ -283,3 +283,46 @@ def test_torch_free_subclass_of_a_torch_module_class_is_converted(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert got.returncode == 0 and want.returncode == 0, got.stderr[-2000:] + want.stderr[-2000:]
     assert got.stdout.split() == want.stdout.split() == ["3", "30.0"], (got.stdout, want.stdout)
+
+
+NETWORKS_IN_A_DICT = _FILL + '''
+import torch.nn as nn
+
+
+class Field(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(3, 4), nn.Linear(4, 1)])
+
+    def forward(self, x):
+        return self.layers[1](torch.relu(self.layers[0](x)))
+
+
+def evaluate(x, coarse=None, fine=None):
+    return coarse(x), fine(x)
+
+
+coarse, fine = Field(), Field()
+fill(coarse, 0)
+fill(fine, 1)
+settings = {"coarse": coarse, "fine": fine}
+opt = torch.optim.Adam(list(coarse.parameters()) + list(fine.parameters()), lr=0.01)
+x = torch.arange(12, dtype=torch.float32).reshape(4, 3) / 10
+for step in range(3):
+    a, b = evaluate(x, **settings)
+    loss = (a ** 2).mean() + ((b - 1) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = [p.detach() for p in coarse.parameters()] + [p.detach() for p in fine.parameters()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_two_networks_of_one_class_handed_over_in_a_dict(graph):
+    """nerf-pytorch's coarse and fine networks are one class (their parameters' names the same) and reach the
+    train step through a dict of keyword arguments (`render(..., **render_kwargs_train)`). A compiled step
+    cannot hold two Parameters of one name: the networks the step reaches through a dict, list or tuple get
+    distinct names as those it reaches directly do (GRAPH mode stopped with MindSpore's 'its name ... already
+    exists')."""
+    program_weights_match_torch(NETWORKS_IN_A_DICT, graph=graph)

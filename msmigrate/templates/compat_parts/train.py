@@ -198,6 +198,12 @@ def _closure_cells(fn, found, seen):
             found.append((name, value))
         elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
             _closure_cells(value, found, seen)
+        elif isinstance(value, (dict, list, tuple)):
+            # networks handed over in a container (nerf-pytorch's render_kwargs: network_fn, network_fine)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, held in items:
+                if isinstance(held, nn.Cell) and all(held is not c for _, c in found):
+                    found.append((f"{name}.{key}", held))
         elif _holds_cells(value):
             # a trainer object (`self` of a Trainer class) holding its networks as attributes: the
             # step reaches self.model through it, directly or in a method it calls (self.compute_loss)
