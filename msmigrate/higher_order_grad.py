@@ -76,7 +76,8 @@ def _where(call: cst.Call) -> str:
 
 
 def rewrite_block(body: List[cst.BaseStatement], ms: str,
-                  lazy_calls: Optional[Dict[str, cst.Call]] = None) -> Tuple[List[cst.BaseStatement], List[str]]:
+                  lazy_calls: Optional[Dict[str, cst.Call]] = None,
+                  drawing: frozenset = frozenset()) -> Tuple[List[cst.BaseStatement], List[str]]:
     """The block with each clear `torch.autograd.grad` placeholder replaced; returns the new block and
     the placeholders' `module:line` that are now converted (an input bound by `Variable(data,
     requires_grad=True)` becomes its data: among them too). lazy_calls: `module:line` -> the converted call
@@ -84,15 +85,16 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
 
     A gradient used inside a statement (`grad += torch.autograd.grad(cost, x)[0]`, `g = autograd.grad(...)[0] / n`:
     torchattacks' EOT and variance-tuning loops) is first taken out into `_grad_N = ...[0]` before the
-    statement; where that one is not converted, the statement is left as written."""
+    statement; where that one is not converted, the statement is left as written. drawing: the module's functions
+    and methods that draw random numbers (drawing_functions)."""
     hoisted = _hoisted(body, set())
     if len(hoisted) == len(body):
-        return _rewrite_block(body, ms, lazy_calls)
-    flat, done = _rewrite_block(hoisted, ms, lazy_calls)
+        return _rewrite_block(body, ms, lazy_calls, drawing)
+    flat, done = _rewrite_block(hoisted, ms, lazy_calls, drawing)
     kept = {w for w in _hoisted_wheres(body) if w in done}
     if kept == set(_hoisted_wheres(body)):
         return flat, done
-    return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls)
+    return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls, drawing)
 
 
 def _grad_in(stmt: cst.CSTNode) -> Optional[cst.Subscript]:
@@ -140,7 +142,8 @@ def _hoisted(body, wheres: set, only: bool = False) -> List[cst.BaseStatement]:
 
 
 def _rewrite_block(body: List[cst.BaseStatement], ms: str,
-                   lazy_calls: Optional[Dict[str, cst.Call]] = None) -> Tuple[List[cst.BaseStatement], List[str]]:
+                   lazy_calls: Optional[Dict[str, cst.Call]] = None,
+                   drawing: frozenset = frozenset()) -> Tuple[List[cst.BaseStatement], List[str]]:
     out = list(body)
     done: List[str] = []
     generated: set = set()     # the functions written here: a later grad may take them into its function
@@ -173,7 +176,7 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
         seen: List[cst.BaseStatement] = []
         for st in out[:i]:
             seen.extend(st if isinstance(st, list) else [st])
-        general = _general_form(seen + list(body[i:]), len(seen), target, args, indexed, ms, generated)
+        general = _general_form(seen + list(body[i:]), len(seen), target, args, indexed, ms, generated, drawing)
         if general is not None:
             kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
             stmts, inputs_bound_at = general
@@ -209,7 +212,7 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
                     break
                 chosen.append(k)
                 needed = (needed - bound) | set(reads(body[k]))
-        if not chosen or y in needed or _draws(body[k] for k in chosen):
+        if not chosen or y in needed or _draws((body[k] for k in chosen), drawing):
             continue
         fn = f"_{y}_of_{x}"
         sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
@@ -291,10 +294,40 @@ def _marks_requires_grad(stmt: cst.CSTNode, xs: set) -> bool:
 _DRAW = re.compile(r"\b(rand\w*|normal_?|standard_normal|uniform_?|bernoulli_?|multinomial|dropout\w*|random\w*)\s*\(")
 
 
-def _draws(stmts) -> bool:
+def _draws(stmts, drawing=frozenset()) -> bool:
     """Whether the statements draw random numbers (torchattacks' Jitter: `hat_z + std * torch.randn_like(hat_z)`
-    between the input and the cost): such a computation stays the TODO, which raises."""
-    return any(_DRAW.search(code_of(st)) for st in stmts)
+    between the input and the cost), themselves or through a function or method of the module that draws
+    (drawing; DIFGSM's `self.input_diversity(x)`, whose resize and padding are drawn): such a computation stays the
+    TODO, which raises. (The function of the input runs the statements again, after the program ran them.)"""
+    for st in stmts:
+        code = code_of(st)
+        if _DRAW.search(code) or any(name in drawing for name in _CALLED_NAME.findall(code)):
+            return True
+    return False
+
+
+_CALLED_NAME = re.compile(r"(?<![\w.])(?:self\.|cls\.)?(\w+)\s*\(")
+
+
+def drawing_functions(module: cst.Module) -> frozenset:
+    """The names of the module's functions and methods that draw random numbers, directly or by calling
+    (`name(...)`, `self.name(...)`) another of them."""
+    bodies: Dict[str, List[str]] = {}
+
+    class _Defs(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            bodies.setdefault(node.name.value, []).append(code_of(node.body))
+
+    module.visit(_Defs())
+    drawing = {name for name, codes in bodies.items() if any(_DRAW.search(c) for c in codes)}
+    changed = True
+    while changed:
+        changed = False
+        for name, codes in bodies.items():
+            if name not in drawing and any(set(_CALLED_NAME.findall(c)) & drawing for c in codes):
+                drawing.add(name)
+                changed = True
+    return frozenset(drawing)
 
 
 _LEAVING = (cst.Return, cst.Break, cst.Continue, cst.Global, cst.Nonlocal)
@@ -365,7 +398,8 @@ def _replace_in(out: list, old: cst.BaseStatement, new: cst.BaseStatement) -> No
             return
 
 
-def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, generated=frozenset()):
+def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, generated=frozenset(),
+                  drawing=frozenset()):
     """torch.autograd.grad of one output name over one or more input names, its result unpacked
     (`g, = ...`, `gx, gw = ...`), taken whole or indexed with [0] beyond the one-input form below:
     (statements replacing the call, indices of the inputs' bindings) or None (stays a TODO).
@@ -416,7 +450,7 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
                 return None
             chosen.append(k)
             needed = (needed - bound) | set(reads(body[k]))
-    if not chosen or y in needed or _draws(body[k] for k in chosen):
+    if not chosen or y in needed or _draws((body[k] for k in chosen), drawing):
         return None
     used = [x for x in xs if x in needed or x in reached]
     if len(used) < len(xs) and not (allow_unused or materialize):

@@ -1001,7 +1001,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _higher_order_grads_in(self, stmts):
         """The statements with HOG's rewrites (None when nothing changed); their TODO sites resolved."""
-        body, done = HOG.rewrite_block(stmts, self.names["ms"], getattr(self, "_lazy_calls", None))
+        body, done = HOG.rewrite_block(stmts, self.names["ms"], getattr(self, "_lazy_calls", None),
+                                       getattr(self, "_random_functions", frozenset()))
         if not done:
             return None
         lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
@@ -1460,6 +1461,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
         self._stepped_closures = SCL.stepped_closures(node)   # `def closure(): ...; opt.step(closure)`
+        self._random_functions = HOG.drawing_functions(node)   # what a gradient's function may not run again
         # micro-batch loops whose gradients another method's step() applies (held_steps.py)
         self._held_loops, held_clears = HS.held_gradient_loops(node)
         self._recompute_fns = CKF.recompute_functions(node)     # checkpointing Functions (checkpoint_functions.py)

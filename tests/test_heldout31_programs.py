@@ -326,3 +326,48 @@ def test_two_networks_of_one_class_handed_over_in_a_dict(graph):
     distinct names as those it reaches directly do (GRAPH mode stopped with MindSpore's 'its name ... already
     exists')."""
     program_weights_match_torch(NETWORKS_IN_A_DICT, graph=graph)
+
+
+DRAWN_IN_A_METHOD = '''
+import torch
+import torch.nn.functional as F
+
+
+class Diverse:
+    def __init__(self, steps):
+        self.steps = steps
+
+    def resized(self, x):                  # draws the size it resizes to
+        side = torch.randint(low=3, high=6, size=(1,), dtype=torch.int32)
+        return F.interpolate(x, size=[side, side], mode="bilinear", align_corners=False)
+
+    def outputs(self, x):
+        return self.resized(x) * 2
+
+    def attack(self, x):
+        x = x.clone().detach()
+        for _ in range(self.steps):
+            x.requires_grad = True
+            cost = (self.outputs(x) ** 2).sum()
+            g = torch.autograd.grad(cost, x)[0]
+            x = (x + 0.1 * g.sign()).detach()
+        return x
+'''
+
+
+def test_input_gradient_through_a_method_that_draws_stays_a_raising_todo():
+    """torchattacks' DIFGSM computes its cost through `self.input_diversity(x)`, which draws a size and a padding:
+    the function of x ran it again after the program's own statement had (draws made twice, the gradient that of
+    other draws: 15% off torch once F.interpolate accepted the drawn size). A cost computed through a function or
+    method of the module that draws, directly or through another (`outputs` -> `resized`), stays the TODO and
+    raises when reached."""
+    import mindspore as ms
+    import numpy as np
+
+    from tests.parity.harness import load_converted
+
+    mod, code, sites = load_converted(DRAWN_IN_A_METHOD, pynative=True)
+    assert "Unconverted('torch.autograd.grad'" in code, code
+    assert [s.api for s in sites if s.status == "todo"] == ["torch.autograd.grad"], sites
+    with pytest.raises(Exception, match="torch.autograd.grad"):
+        mod.Diverse(2).attack(ms.Tensor(np.ones((1, 1, 4, 4), np.float32)))
