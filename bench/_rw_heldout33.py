@@ -22,8 +22,13 @@ after the conversion.
   cancel_gradients_last_layer for the first epoch, the teacher's EMA under no_grad with the momentum schedule.
   VALUEs: the gradient norms, the center, the teacher's parameter sums.
 - dino_checkpoint: two such steps, then a checkpoint dict (student, teacher, optimizer and DINOLoss state dicts,
-  the epoch) written with torch.save, fresh networks, loss and optimizer restored by utils.restart_from_checkpoint
-  (run_variables for the epoch), the restored student's output and center as VALUEs, two more steps from there.
+  the epoch) written with torch.save (converted: _ms_compat.save, its own format) to a relative path, fresh
+  networks, loss and optimizer restored by utils.restart_from_checkpoint (torch.load -> _ms_compat.load, each
+  load_state_dict -> _ms_compat.load_state_dict; run_variables for the epoch), the restored student's output and
+  center as VALUEs, two more steps from there; then the file the torch run wrote (torch.save's zip, in the torch
+  program's directory) restored the same way into fresh objects on both sides (the converted side reads
+  torch's file through _ms_compat.load), its student and teacher outputs as VALUEs and one more step.
+  restart_from_checkpoint's printed lines (what it loaded, the optimizer's retry without strict=) are PRINTED.
 - vit_features: a ViT (the repository's layer-norm eps 1e-6) in eval mode on 40x48 inputs (a 5x6 grid against
   the 4x4 grid of its positional embedding: interpolate_pos_encoding's bicubic resize), get_last_selfattention,
   get_intermediate_layers(n=2), the forward's CLS output; VALUEs of each.
@@ -48,7 +53,7 @@ DEPS: dict = {}
 
 FILES: dict = {}
 
-LOSSES = {"dino_step": 6, "dino_checkpoint": 4, "linear_eval": 6}
+LOSSES = {"dino_step": 6, "dino_checkpoint": 5, "linear_eval": 6}
 
 # restart_from_checkpoint's report of what it loaded (torch's optimizer refuses strict=False: its retry line)
 PRINTED = {"dino_checkpoint": r"^(=> |Found checkpoint)"}
@@ -175,6 +180,19 @@ with torch.no_grad():
 for step in range(2, 4):
     one_step(student, teacher, crit, opt, step)
 teacher_sums(teacher, "teacher")
+# the file the torch run wrote (torch.save's zip), restored on both sides: the converted side reads it with
+# torch.load's conversion
+torch_file = os.path.join("..", "..", "..", "torch", "x", "prog", "dino_checkpoint.pth")
+student, teacher, crit, opt = networks()
+progress = {"epoch": 0}
+utils.restart_from_checkpoint(torch_file, run_variables=progress, student=student, teacher=teacher, optimizer=opt,
+                              dino_loss=crit)
+print("VALUE torch_file_epoch", progress["epoch"])
+print("VALUE torch_file_center", float(crit.center.abs().sum()))
+with torch.no_grad():
+    print("VALUE torch_file_student", float(student(probe).abs().sum()))
+    print("VALUE torch_file_teacher", float(teacher(probe).abs().sum()))
+one_step(student, teacher, crit, opt, 2)
 ''',
     "vit_features": _SETUP + '''
 vit = small_vit().eval()
