@@ -13,7 +13,10 @@ A chain on a fresh copy changes nothing anyone else holds:
     w = distances.clone().div_(T).exp_()
 
 is `distances.clone().div(T).exp()`. Both only for the methods whose out-of-place twin (the name without
-"_") takes the same arguments (detached_updates._CHAINABLE)."""
+"_") takes the same arguments (detached_updates._CHAINABLE).
+
+A buffer resized and cleared at once, `one_hot.resize_(b * k, c).zero_()` (or `.fill_(v)`), on a local that
+nothing else holds, is `one_hot = one_hot.new_zeros((b * k, c))`: the values, shape and dtype torch leaves."""
 from __future__ import annotations
 
 import re
@@ -74,6 +77,7 @@ class _Rewrite(cst.CSTTransformer):
         super().__init__()
         self._buffers: List[set] = []
         self._module_buffers = module_buffers   # every class's buffer names: `self.book.usage` of a submodule
+        self._functions: List[set] = []          # per enclosing function: its locals no one else holds
 
     def _is_buffer(self, held: cst.BaseExpression) -> bool:
         """`self.mean`, a buffer of this class, or `self.book.usage`, a chain from self ending in a name some
@@ -126,10 +130,52 @@ class _Rewrite(cst.CSTTransformer):
             return _out_of_place(links, base)
         return updated
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(_held_alone(node))
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._functions.pop()
+        return updated
+
+    def _resized_fill(self, small: cst.BaseSmallStatement) -> Optional[cst.BaseSmallStatement]:
+        """`x.resize_(n, m).zero_()` (or `.fill_(v)`) as a whole statement on a local tensor that no other name,
+        call or container holds (dino's k-NN one-hot buffer resized to each chunk): `x = x.new_zeros((n, m))`
+        (`x.new_full((n, m), v)`): torch's values, shape and dtype, whatever resize_ kept or left uninitialized.
+        The main pass converts new_zeros; resize_ alone stays the raising TODO."""
+        if not (isinstance(small, cst.Expr) and self._functions and isinstance(small.value, cst.Call)):
+            return None
+        fill = small.value
+        if not (isinstance(fill.func, cst.Attribute) and fill.func.attr.value in ("zero_", "fill_")):
+            return None
+        resize = fill.func.value
+        if not (isinstance(resize, cst.Call) and isinstance(resize.func, cst.Attribute)
+                and resize.func.attr.value == "resize_" and isinstance(resize.func.value, cst.Name)
+                and resize.args and all(a.keyword is None and not a.star for a in resize.args)):
+            return None
+        name = resize.func.value.value
+        if name not in self._functions[-1]:
+            return None
+        if fill.func.attr.value == "zero_" and not fill.args:
+            method, extra = "new_zeros", []
+        elif fill.func.attr.value == "fill_" and len(fill.args) == 1 and fill.args[0].keyword is None \
+                and not fill.args[0].star:
+            method, extra = "new_full", [cst.Arg(fill.args[0].value)]
+        else:
+            return None
+        size = resize.args[0].value if len(resize.args) == 1 else cst.Tuple(
+            elements=[cst.Element(a.value) for a in resize.args])
+        call = cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name(method)),
+                        args=[cst.Arg(size)] + extra)
+        return cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=call)
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
         body = []
         for small in updated.body:
+            resized = self._resized_fill(small)
+            if resized is not None:
+                body.append(resized)
+                continue
             on_buffer = self._on_buffer_data(small)
             split = [on_buffer] if on_buffer is not None else self._split(small)
             body.extend(split if split is not None else [small])
@@ -157,6 +203,55 @@ class _Rewrite(cst.CSTTransformer):
 
 
 ENTRY = "_ms_entry"
+
+
+def _held_alone(fn: cst.FunctionDef) -> set:
+    """The names a function binds by assignment (not its parameters, globals or nonlocals) whose tensor no
+    other holder can see: never assigned on as a whole (`y = x`, `y = (x, z)`), passed to a call, returned,
+    yielded or stored (`d[k] = x`). A rebinding of such a name is the in-place change torch makes."""
+    bound, escaped = set(), set()
+    params = {p.name.value for p in (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)}
+    for star in (fn.params.star_arg, fn.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            params.add(star.name.value)
+
+    def bare(node):
+        if isinstance(node, cst.Name):
+            escaped.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            for e in node.elements:
+                bare(e.value)
+
+    class _Scan(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    bound.add(t.target.value)
+            bare(node.value)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is not None:
+                bare(node.value)
+
+        def visit_Arg(self, node: cst.Arg) -> None:
+            bare(node.value)
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                bare(node.value)
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            if isinstance(node.value, cst.BaseExpression):
+                bare(node.value)
+
+        def visit_Global(self, node: cst.Global) -> None:
+            escaped.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            escaped.update(n.name.value for n in node.names)
+
+    fn.body.visit(_Scan())
+    return bound - params - escaped
 
 
 def _dict_entry(node: cst.BaseExpression) -> bool:

@@ -280,8 +280,11 @@ def convert(name: str, out: Path) -> dict:
 # number of parameters (a compiled step of ~500 parameter tensors passed 1000; bench/optimizer_call_depth.py)
 # +10 (heldout29): _ms_compat.manual_seed, torch.manual_seed leaving a NumPy stream the program seeded where it was
 # mnist_cnn +3, vae +3: the MNIST dataset's deprecated train_data / test_labels names (bench/_rw_heldout30.py)
-HELPER_BOUNDS = {"cifar_resnet": 3819, "dcgan": 3992, "lstm_lm": 3232, "mnist_cnn": 3609, "transformer_lm": 3552,
-                 "vae": 3608}
+# +14 (heldout33; lstm_lm stays within its bound): load_state_dict's result prints as torch's (IncompatibleKeys'
+# __repr__), and an optimizer's or scheduler's load_state_dict(strict=...) raises torch's TypeError
+# (tests/test_heldout33_programs.py)
+HELPER_BOUNDS = {"cifar_resnet": 3833, "dcgan": 4006, "lstm_lm": 3232, "mnist_cnn": 3623, "transformer_lm": 3566,
+                 "vae": 3622}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -537,9 +537,10 @@ def _interpolate(ctx, default_mode="'nearest'", default_ac=None):
         return _interpolate_at_run_time(ctx, mode_code)   # `mode=self.mode`
     if not isinstance(mode, str):
         raise UnsupportedSite(f"mode={mode_code} is not a literal string (bicubic would not be exact)")
-    if mode == "bicubic":
-        raise UnsupportedSite("MindSpore's bicubic resize (ResizeBicubic) uses the cubic coefficient -0.5, "
-                              "torch -0.75: values differ (by up to 0.25 on unit-variance data)")
+    if mode == "bicubic":   # torch's kernel (coefficient -0.75, its grid) as two matmuls: MindSpore's uses -0.5
+        args = [_need(b, "input")] + [f"{n}={b.code(n)}" for n in ("size", "scale_factor", "align_corners",
+                                                                    "recompute_scale_factor") if _given(b, n)]
+        return ctx.expr(f"_ms_compat.interpolate_bicubic({', '.join(args)})")
     if mode not in _MODES:
         raise UnsupportedSite(f"mode {mode!r} is not converted")
     if mode == "area":   # adaptive average pooling, as torch; ops.interpolate's 1-D area needs an even division
@@ -586,8 +587,9 @@ _INTERP_MS = ("input", "size", "scale_factor", "mode", "align_corners", "recompu
 _INTERP_NOTE = ("exact for size=, integer scale factors, recompute_scale_factor=True and align_corners=True; "
                 "mode='area' is torch's adaptive average pooling (_ms_compat.interpolate_area); "
                 "a mode or factor known only at run time is checked there (_ms_compat.interpolate_checked: "
-                "MigrationError naming the site where it would differ); fractional literal factors, bicubic and "
-                "antialias are TODOs")
+                "MigrationError naming the site where it would differ); bicubic is torch's kernel "
+                "(_ms_compat.interpolate_bicubic: coefficient -0.75 on torch's grid, as two matmuls); fractional "
+                "literal factors of the other modes and antialias are TODOs")
 rule(P + "interpolate", "mindspore.ops.interpolate", args=_INTERP_ARGS, target_args=_INTERP_MS,
      note=_INTERP_NOTE, test=_RES)(_interpolate)
 rule(P + "upsample", "mindspore.ops.interpolate", args=_INTERP_ARGS[:5], target_args=_INTERP_MS,

@@ -339,7 +339,6 @@ def test_interpolate(group):
 
 
 @pytest.mark.parametrize("call,why", [
-    ("F.interpolate(x, scale_factor=2, mode='bicubic')", "cubic coefficient"),
     ("F.interpolate(x, scale_factor=1.5)", "scale_factor=1.5"),
     ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialias"),
 ])
@@ -388,9 +387,6 @@ def make_pair():
 def make_fraction():
     return Up(1.5)
 
-
-def make_bicubic():
-    return Up(2, "bicubic")
 """
 
 
@@ -413,8 +409,6 @@ def test_interpolate_fractional_factor_at_run_time_raises():
         try:
             with pytest.raises(helper.MigrationError, match=rf"1\.5\) at __main__:{line}: MindSpore samples"):
                 mod.make_fraction()(x)
-            with pytest.raises(helper.MigrationError, match=rf"at __main__:{line}: MindSpore's bicubic"):
-                mod.make_bicubic()(x)
         finally:
             ms.set_context(mode=ms.PYNATIVE_MODE)
 

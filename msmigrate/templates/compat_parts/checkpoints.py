@@ -427,6 +427,11 @@ def load_state_dict(obj, state_dict, **kwargs):
         if type(obj).load_state_dict is not nn.Cell.load_state_dict:  # the model's own method
             return obj.load_state_dict(_mindspore_names(obj, state_dict), **kwargs)
         return _load_into_cell(obj, state_dict, **kwargs)
+    if kwargs and isinstance(obj, (_experimental_optimizer(), _experimental_scheduler())):
+        # torch's Optimizer/LRScheduler.load_state_dict take the state dict alone (`strict=False` is a TypeError,
+        # which programs catch to retry without it)
+        raise TypeError(f"{type(obj).__name__}.load_state_dict() got an unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
     if isinstance(obj, _experimental_optimizer()):
         return _load_optimizer_state(obj, state_dict)
     if isinstance(obj, _experimental_scheduler()) and not hasattr(obj, "load_state_dict"):
@@ -440,7 +445,16 @@ def load_state_dict(obj, state_dict, **kwargs):
     return obj.load_state_dict(state_dict, **kwargs)
 
 
-IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class IncompatibleKeys(collections.namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """what Module.load_state_dict returns, printed as torch prints it"""
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys!r}, unexpected_keys={self.unexpected_keys!r})"
+
+    __str__ = __repr__
 
 
 def _write_in_place(param, value):

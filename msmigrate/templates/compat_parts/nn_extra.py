@@ -859,12 +859,71 @@ def interpolate_area(input, size=None, scale_factor=None):
 
 
 
+def interpolate_bicubic(input, size=None, scale_factor=None, align_corners=None, recompute_scale_factor=None):
+    """F.interpolate(mode='bicubic') as torch's CPU kernel computes it: the cubic convolution with coefficient
+    -0.75 (MindSpore's ResizeBicubic uses -0.5), the four taps clamped to the border, sampled on torch's grid
+    (1/scale_factor when a factor is given without recompute_scale_factor, else in/out; align_corners=True:
+    (in - 1)/(out - 1)). Each spatial axis is one constant matrix (built while the graph compiles), so the resize
+    is two matmuls and gradients reach the input."""
+    rows, cols = _bicubic_matrices(input.shape, size, scale_factor, bool(align_corners),
+                                   bool(recompute_scale_factor))
+    rows = ms.Tensor(rows, input.dtype)
+    cols = ms.Tensor(cols, input.dtype)
+    return ops.matmul(ops.matmul(rows, input), cols)
+
+
+def _bicubic_axis(n_in, n_out, factor, align_corners, recompute):
+    """(n_out, n_in) weights of torch's bicubic resize along one axis (aten's HelperInterpCubic: the source index
+    and the scale in float32, the index floored and kept below n_in, the fraction clamped to [0, 1])."""
+    import numpy as np
+    a = -0.75
+    f32 = np.float32
+    if align_corners:
+        scale = f32((n_in - 1) / (n_out - 1)) if n_out > 1 else f32(0)
+    elif factor is not None and not recompute and factor > 0:
+        scale = f32(1.0 / factor)
+    else:
+        scale = f32(n_in / n_out)
+    out = np.zeros((n_out, n_in), np.float64)
+    for i in range(n_out):
+        src = scale * f32(i) if align_corners else scale * (f32(i) + f32(0.5)) - f32(0.5)
+        base = min(int(math.floor(src)), n_in - 1)
+        t = float(min(max(src - f32(base), f32(0)), f32(1)))
+        near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1           # |x| <= 1
+        far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a      # 1 < |x| < 2
+        for k, c in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+            out[i, min(max(base - 1 + k, 0), n_in - 1)] += c
+    return out
+
+
+# host arithmetic on the shapes (constants while a graph compiles): ops.constexpr runs it then
+@ops.constexpr
+def _bicubic_matrices(shape, size, scale_factor, align_corners, recompute):
+    if len(shape) != 4:
+        raise MigrationError(f"F.interpolate(mode='bicubic') takes a 4-D input (torch refuses {len(shape)}-D)")
+    if any(n is None or n < 0 for n in shape[2:]):
+        raise MigrationError("F.interpolate(mode='bicubic') of an input whose height or width the data decides, "
+                             "compiled: the resize matrices need the sizes while compiling (run in PYNATIVE mode)")
+    h_in, w_in = shape[2], shape[3]
+    if size is not None:
+        h_out, w_out = _nnx_tuple(size, 2)
+        factors = (None, None)
+    else:
+        factors = tuple(float(f) for f in _nnx_tuple(scale_factor, 2))
+        h_out, w_out = (int(math.floor(n * f)) for n, f in zip((h_in, w_in), factors))
+    rows = _bicubic_axis(h_in, int(h_out), factors[0], align_corners, recompute)
+    cols = _bicubic_axis(w_in, int(w_out), factors[1], align_corners, recompute).T
+    return tuple(map(tuple, rows.tolist())), tuple(map(tuple, cols.tolist()))
+
+
 def interpolate_checked(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                         recompute_scale_factor=None, where=""):
     """F.interpolate whose mode or scale factor is known only at run time (`mode=self.mode`,
     `scale_factor=self.factor`). MindSpore samples on the output-size grid, which is torch's own grid for
     integer factors, for recompute_scale_factor=True and for align_corners=True in the linear modes; another
-    factor, bicubic (a different cubic coefficient) or an unknown mode raises MigrationError naming the site."""
+    factor or an unknown mode raises MigrationError naming the site. Bicubic is interpolate_bicubic."""
+    if mode == "bicubic":
+        return interpolate_bicubic(input, size, scale_factor, align_corners, recompute_scale_factor)
     factor = _interpolate_factor(scale_factor, mode, align_corners, recompute_scale_factor, where)
     if mode == "area":
         return interpolate_area(input, size, scale_factor)
@@ -878,9 +937,6 @@ def interpolate_checked(input, size=None, scale_factor=None, mode="nearest", ali
 @ops.constexpr
 def _interpolate_factor(scale_factor, mode, align_corners, recompute_scale_factor, where):
     call = f"F.interpolate(mode={mode!r}, scale_factor={scale_factor!r}) at {where}"
-    if mode == "bicubic":
-        raise MigrationError(f"{call}: MindSpore's bicubic resize uses the cubic coefficient -0.5, torch -0.75: "
-                             "values differ (by up to 0.25 on unit-variance data)")
     if mode not in ("nearest", "linear", "bilinear", "trilinear", "area", "nearest-exact"):
         raise MigrationError(f"{call}: mode {mode!r} is not converted")
     if scale_factor is None:
