@@ -626,27 +626,27 @@ def install_ms(script_dir, mode):
     patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise")
 
     if _ms_compat is not None and hasattr(_ms_compat, "normal_"):
-        own_normal_ = _ms_compat.normal_
+        own_normal_, host_normal_ = _ms_compat.normal_, _host_normal     # closure names only (see _host_normal)
 
         def aligned_normal_(param, mean=0.0, std=1.0, generator=None):
             # the torch side's Tensor.normal_ (above): a plain tensor filled outside a compiled graph draws from the
             # stream (inside one, _ms_compat.normal_ draws by ops.standard_normal, replayed from it)
             if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
                 return own_normal_(param, mean, std, generator)
-            value = (t(NOISE.standard_normal(tuple(param.shape)).astype(np.float32)) * std + mean).astype(param.dtype)
-            param.copy_(value)
-            return param
+            return host_normal_(param, mean, std)
+            # (the draw is _host_normal's: a name of this module read here would be looked up in the program's
+            # module when a compiled graph holds this function, a NameError naming no line of the program)
         _patch(_ms_compat, "normal_", aligned_normal_)
     if _ms_compat is not None and hasattr(_ms_compat, "uniform_"):
-        own_uniform_ = _ms_compat.uniform_
+        own_uniform_, host_uniform_ = _ms_compat.uniform_, _host_uniform     # closure names only (see _host_normal)
 
         def aligned_uniform_(param, a=0.0, b=1.0, generator=None):
             # the torch side's Tensor.uniform_ (above), outside a compiled graph
             if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
                 return own_uniform_(param, a, b, generator)
-            value = t(NOISE.uniform(float(a), float(b), tuple(param.shape)).astype(np.float32)).astype(param.dtype)
-            param.copy_(value)
-            return param
+            return host_uniform_(param, a, b)
+            # (the draw is _host_uniform's, as normal_'s above)
+
         _patch(_ms_compat, "uniform_", aligned_uniform_)
     if _ms_compat is not None:
         def sampler_iter(self):
@@ -963,6 +963,26 @@ def main(argv=None):
                          kinks=a.kinks)
     Path(a.record).write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(f"[runner] {a.side}: {record['status']}, {len(record['losses'])} losses", file=sys.stderr)
+
+
+def _host_normal(param, mean, std):
+    """The converted side's _ms_compat.normal_ of a plain tensor outside a compiled graph: drawn from the stream.
+    A function of its own, reached from aligned_normal_ (install_ms) through a closure name: when a compiled graph
+    holds a call of _ms_compat.normal_ (mlm-pytorch's mask probabilities in its train step), MindSpore parses
+    aligned_normal_ whole, both branches, and looks up its global names in sys.modules[__name__], the program's
+    module here: `NOISE` written there stopped the GRAPH run with "NameError: The name 'NOISE' is not defined"."""
+    import mindspore as ms
+    value = ms.Tensor(NOISE.standard_normal(tuple(param.shape)).astype(np.float32)) * std + mean
+    param.copy_(value.astype(param.dtype))
+    return param
+
+
+def _host_uniform(param, a, b):
+    """_ms_compat.uniform_'s draw of a plain tensor outside a compiled graph, as _host_normal."""
+    import mindspore as ms
+    value = ms.Tensor(NOISE.uniform(float(a), float(b), tuple(param.shape)).astype(np.float32))
+    param.copy_(value.astype(param.dtype))
+    return param
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ as bench/real_world.py runs it: torch, then the conversion in PYNATIVE and in GR
   sys.modules because its file is not beside the program, so the program imported a second copy that the runner
   had not patched: its compile_step recorded nothing and, in GRAPH mode, the step compiled the runner's
   recording value_and_grad ("NameError: The name 'STATE' is not defined"). A helper stand-in is kept now.
+- The runner's _ms_compat.normal_/uniform_ stand-ins (aligned with the torch side's Tensor.normal_/uniform_ of a
+  plain tensor) named the runner's globals; in a compiled step MindSpore looked them up in the program's module
+  (heldout9's mlm: "NameError: The name 'NOISE' is not defined"). Their draws are functions reached through
+  closure names now.
 - `t = torch.empty(...); nn.init.kaiming_uniform_(t)` (vector-quantize-pytorch's codebook, heldout3's vq): since
   the runner drew Tensor.uniform_ of a plain tensor from the shared noise stream (torchattacks' random starts),
   torch's kaiming_uniform_, which fills through Tensor.uniform_, took numbers from that stream on the torch side
@@ -133,4 +137,44 @@ def test_an_initialiser_filling_a_plain_tensor_leaves_the_shared_noise_where_the
     out, records = _run_everywhere(tmp_path, {"train.py": TRAIN_WITH_INIT_FILL}, "train.py")
     converted = (out / "train.py").read_text()
     assert "_ms_compat.kaiming_uniform_(table)" in converted and "_ms_compat.xavier_normal_(spread)" in converted
+    _assert_losses_match(records)
+
+
+TRAIN_WITH_FILLS_IN_STEP = '''
+import torch
+import torch.nn as nn
+
+
+class Masked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        jitter = torch.empty_like(x).normal_(0.0, 0.1)           # a plain tensor filled in the step
+        return self.fc(x + jitter)
+
+
+model = Masked()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(5, 4)
+    optimizer.zero_grad()
+    loss = (model(x) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("loss", loss.item())
+'''
+
+
+def test_plain_tensors_filled_in_a_compiled_step_compile_under_the_runner(tmp_path):
+    """mlm-pytorch (heldout9): `torch.zeros_like(t).float().uniform_(0, 1) < prob` in the trainer's forward.
+    The runner's aligned _ms_compat.uniform_/normal_ named the runner's own globals (NOISE), which MindSpore looks
+    up in the program's module when a compiled step holds the call: GRAPH stopped with "NameError: The name 'NOISE'
+    is not defined". Here with normal_, whose draws inside a compiled step the runner replays from the stream (a
+    uniform_ fill there compiles now too, but its in-graph draws are not the stream's: the losses after the first,
+    op-by-op step differ, so it is not compared here)."""
+    out, records = _run_everywhere(tmp_path, {"train.py": TRAIN_WITH_FILLS_IN_STEP}, "train.py")
+    converted = (out / "train.py").read_text()
+    assert "_ms_compat.normal_(" in converted
     _assert_losses_match(records)
