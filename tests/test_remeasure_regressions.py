@@ -1,5 +1,5 @@
 """Regressions found by re-measuring the earlier held-out sets (bench/_rw_heldout3.py ... _rw_heldout14.py) on
-stop 42's converter: both were in bench/_rw_runner.py, which runs a program and its conversion from the same
+stop 42's converter: all three were in bench/_rw_runner.py, which runs a program and its conversion from the same
 weights and noise. Each test here is a small program of ours converted with msmigrate and run under the runner
 as bench/real_world.py runs it: torch, then the conversion in PYNATIVE and in GRAPH mode, losses compared.
 
@@ -168,7 +168,7 @@ for step in range(3):
 
 
 def test_plain_tensors_filled_in_a_compiled_step_compile_under_the_runner(tmp_path):
-    """mlm-pytorch (heldout9): `torch.zeros_like(t).float().uniform_(0, 1) < prob` in the trainer's forward.
+    """mlm-pytorch (heldout9): a mask drawn by a uniform_ fill of a zeros_like tensor in the trainer's forward.
     The runner's aligned _ms_compat.uniform_/normal_ named the runner's own globals (NOISE), which MindSpore looks
     up in the program's module when a compiled step holds the call: GRAPH stopped with "NameError: The name 'NOISE'
     is not defined". Here with normal_, whose draws inside a compiled step the runner replays from the stream (a
