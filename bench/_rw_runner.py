@@ -192,6 +192,21 @@ def _shape(shape):
     return tuple(int(s) for s in shape)
 
 
+def _initialising():
+    """Whether Tensor.normal_/uniform_ is called by one of torch.nn.init's initialisers other than its normal_ and
+    uniform_ (kaiming_uniform_, xavier_normal_, trunc_normal_ ... of a plain tensor: vector-quantize-pytorch's
+    `t = torch.empty(shape); nn.init.kaiming_uniform_(t)` codebook). Those stay torch's own draws: their
+    conversions (_ms_compat.kaiming_uniform_ ...) draw from the initializers' own stream, not the shared one, so
+    taking the shared stream's numbers on the torch side alone shifts every later draw (the program's inputs) off
+    the converted side's. nn.init.normal_/uniform_ convert to _ms_compat.normal_/uniform_, which draw from the
+    shared stream (install_ms), so they draw from it here too."""
+    frame, outer = sys._getframe(2), None
+    while frame is not None and frame.f_globals.get("__name__") == "torch.nn.init":     # the outermost initialiser
+        outer = frame.f_code.co_name
+        frame = frame.f_back
+    return outer is not None and outer not in ("normal_", "uniform_")
+
+
 # ------------------------------------------------------------------ torch side
 def install_torch():
     import torch
@@ -340,7 +355,7 @@ def install_torch():
     def aligned_normal_(self, mean=0.0, std=1.0, *, generator=None):
         # a tensor filled with noise (Normal.rsample's `torch.empty(shape).normal_()`, SAC's `self.noise.normal_(0.,
         # std=0.1)`): drawn from the stream; a Parameter's initialisation (nn.init.normal_) stays torch's own
-        if isinstance(self, torch.nn.Parameter):
+        if isinstance(self, torch.nn.Parameter) or _initialising():
             return tensor_normal_(self, mean, std, generator=generator)
         with torch.no_grad():
             self.copy_(mean + std * t(NOISE.standard_normal(tuple(self.shape)).astype(np.float32), like=self))
@@ -351,7 +366,7 @@ def install_torch():
     def aligned_uniform_(self, a=0.0, b=1.0, *, generator=None):
         # a tensor filled with uniform noise (torchattacks' random starts: `torch.empty_like(x).uniform_(-eps, eps)`):
         # drawn from the stream, as normal_ above; a Parameter's initialisation stays torch's own
-        if isinstance(self, torch.nn.Parameter):
+        if isinstance(self, torch.nn.Parameter) or _initialising():
             return tensor_uniform_(self, a, b, generator=generator)
         with torch.no_grad():
             self.copy_(t(NOISE.uniform(a, b, tuple(self.shape)).astype(np.float32), like=self))
@@ -611,27 +626,27 @@ def install_ms(script_dir, mode):
     patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise")
 
     if _ms_compat is not None and hasattr(_ms_compat, "normal_"):
-        own_normal_ = _ms_compat.normal_
+        own_normal_, host_normal_ = _ms_compat.normal_, _host_normal     # closure names only (see _host_normal)
 
         def aligned_normal_(param, mean=0.0, std=1.0, generator=None):
             # the torch side's Tensor.normal_ (above): a plain tensor filled outside a compiled graph draws from the
             # stream (inside one, _ms_compat.normal_ draws by ops.standard_normal, replayed from it)
             if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
                 return own_normal_(param, mean, std, generator)
-            value = (t(NOISE.standard_normal(tuple(param.shape)).astype(np.float32)) * std + mean).astype(param.dtype)
-            param.copy_(value)
-            return param
+            return host_normal_(param, mean, std)
+            # (the draw is _host_normal's: a name of this module read here would be looked up in the program's
+            # module when a compiled graph holds this function, a NameError naming no line of the program)
         _patch(_ms_compat, "normal_", aligned_normal_)
     if _ms_compat is not None and hasattr(_ms_compat, "uniform_"):
-        own_uniform_ = _ms_compat.uniform_
+        own_uniform_, host_uniform_ = _ms_compat.uniform_, _host_uniform     # closure names only (see _host_normal)
 
         def aligned_uniform_(param, a=0.0, b=1.0, generator=None):
             # the torch side's Tensor.uniform_ (above), outside a compiled graph
             if isinstance(param, ms.Parameter) or _ms_compat._compiling(_ms_compat._draw_probe):
                 return own_uniform_(param, a, b, generator)
-            value = t(NOISE.uniform(float(a), float(b), tuple(param.shape)).astype(np.float32)).astype(param.dtype)
-            param.copy_(value)
-            return param
+            return host_uniform_(param, a, b)
+            # (the draw is _host_uniform's, as normal_'s above)
+
         _patch(_ms_compat, "uniform_", aligned_uniform_)
     if _ms_compat is not None:
         def sampler_iter(self):
@@ -849,8 +864,23 @@ def own_modules_first(script_dir):
         if not ((script_dir / top / "__init__.py").exists() or (script_dir / f"{top}.py").exists()):
             continue
         module = sys.modules[name]
-        if module is not None and not str(getattr(module, "__file__", None) or "").startswith(str(script_dir)):
+        if module is not None and not str(getattr(module, "__file__", None) or "").startswith(str(script_dir)) \
+                and not _helper_stand_in(script_dir / f"{top}.py"):
             del sys.modules[name]
+
+
+def _helper_stand_in(path):
+    """Whether PATH is msmigrate's stand-in for the one helper module at the top of the converted tree (a program in
+    a directory below it: spro/practical-pytorch's char-rnn-classification/driver.py beside a _ms_compat.py that
+    loads ../_ms_compat.py). The module it stands for is the one install_ms patched (compile_step, value_and_grad,
+    the samplers, the noise): dropping it made the program import that module again, unpatched, so its steps
+    recorded no loss, drew their own noise and, in GRAPH mode, compiled the runner's recording value_and_grad
+    (NameError: STATE). The stand-in gives the program the same module object, as it does when it runs alone."""
+    try:
+        head = path.read_text(errors="replace")[:200]
+    except OSError:
+        return False
+    return head.startswith('"""Small helpers written by msmigrate: this file stands for the one ')
 
 
 def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pynative", reference=None, kinks=None):
@@ -933,6 +963,26 @@ def main(argv=None):
                          kinks=a.kinks)
     Path(a.record).write_text(json.dumps(record, indent=1), encoding="utf-8")
     print(f"[runner] {a.side}: {record['status']}, {len(record['losses'])} losses", file=sys.stderr)
+
+
+def _host_normal(param, mean, std):
+    """The converted side's _ms_compat.normal_ of a plain tensor outside a compiled graph: drawn from the stream.
+    A function of its own, reached from aligned_normal_ (install_ms) through a closure name: when a compiled graph
+    holds a call of _ms_compat.normal_ (mlm-pytorch's mask probabilities in its train step), MindSpore parses
+    aligned_normal_ whole, both branches, and looks up its global names in sys.modules[__name__], the program's
+    module here: `NOISE` written there stopped the GRAPH run with "NameError: The name 'NOISE' is not defined"."""
+    import mindspore as ms
+    value = ms.Tensor(NOISE.standard_normal(tuple(param.shape)).astype(np.float32)) * std + mean
+    param.copy_(value.astype(param.dtype))
+    return param
+
+
+def _host_uniform(param, a, b):
+    """_ms_compat.uniform_'s draw of a plain tensor outside a compiled graph, as _host_normal."""
+    import mindspore as ms
+    value = ms.Tensor(NOISE.uniform(float(a), float(b), tuple(param.shape)).astype(np.float32))
+    param.copy_(value.astype(param.dtype))
+    return param
 
 
 if __name__ == "__main__":
