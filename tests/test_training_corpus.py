@@ -280,8 +280,9 @@ def convert(name: str, out: Path) -> dict:
 # number of parameters (a compiled step of ~500 parameter tensors passed 1000; bench/optimizer_call_depth.py)
 # +10 (heldout29): _ms_compat.manual_seed, torch.manual_seed leaving a NumPy stream the program seeded where it was
 # mnist_cnn +3, vae +3: the MNIST dataset's deprecated train_data / test_labels names (bench/_rw_heldout30.py)
-HELPER_BOUNDS = {"cifar_resnet": 3819, "dcgan": 3992, "lstm_lm": 3232, "mnist_cnn": 3609, "transformer_lm": 3552,
-                 "vae": 3608}
+# heldout32: ms.Tensor's __format__ as torch's, set at the helper's import, adds 10 lines (11 to cifar_resnet)
+HELPER_BOUNDS = {"cifar_resnet": 3830, "dcgan": 4002, "lstm_lm": 3232, "mnist_cnn": 3619, "transformer_lm": 3562,
+                 "vae": 3618}
 
 
 def check_helper(name: str, out: Path) -> None:
