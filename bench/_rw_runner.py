@@ -22,7 +22,8 @@ What the runner does, the same way on both sides:
   numpy RandomState(1000 + epoch).permutation(n) on both sides;
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
-  same stream (other random transforms are not aligned);
+  same stream, and the converted RandomRotation its angle as torchvision's Tensor.uniform_ draw (other random
+  transforms are not aligned);
 - same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps),
   Tensor.normal_ and Tensor.uniform_ of a tensor that is no Parameter (Normal.rsample draws so, torchattacks' random
   starts), and their MindSpore ops
@@ -291,7 +292,8 @@ def install_torch():
         for i, m in enumerate(tops):
             if module is m and STATE["models"][i]["inputs"] is None:
                 STATE["models"][i]["inputs"] = [
-                    {"shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
+                    # int(): under torch.jit.trace (SummaryWriter.add_graph) a shape's sizes are tensors
+                    {"shape": [int(n) for n in a.shape], "dtype": str(a.dtype).replace("torch.", ""),
                      # integer inputs (token ids): verify draws below the largest value the program passed
                      **({"high": int(a.max()) + 1} if a.dtype in (torch.int32, torch.int64) and a.numel() else {})}
                     if isinstance(a, torch.Tensor) else {"type": type(a).__name__} for a in args]
@@ -816,6 +818,10 @@ def patch_ms_augmentation(compat):
     (torch.rand(1) < p; torch.randint(0, h - th + 1, (1,)), then for the width) from the
     runner's stream, in the same order, so both sides augment identically."""
     transforms = getattr(compat, "transforms", None)
+    if transforms is not None and hasattr(transforms, "RandomRotation"):
+        # torchvision's angle: torch.empty(1).uniform_(lo, hi), which the torch side draws from the stream
+        _patch(transforms.RandomRotation, "get_params", staticmethod(
+            lambda degrees: float(NOISE.uniform(float(degrees[0]), float(degrees[1]), (1,)).astype(np.float32)[0])))
     if transforms is None or not hasattr(transforms, "RandomCrop"):
         return
 

@@ -33,6 +33,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout29  # bench/_rw_heldout29.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout30  # bench/_rw_heldout30.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout31  # bench/_rw_heldout31.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout32  # bench/_rw_heldout32.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout33  # bench/_rw_heldout33.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -559,7 +560,7 @@ def main(argv=None):
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
-                                      "heldout33"),
+                                      "heldout32", "heldout33"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -603,7 +604,9 @@ def main(argv=None):
                          "lucidrains/lion-pytorch's Lion, foreach and cautious optimizers (bench/_rw_heldout29.py); "
                          "heldout30: MorvanZhou/PyTorch-Tutorial's twenty scripts run whole (bench/_rw_heldout30.py); "
                          "heldout31: Harry24k/adversarial-attacks-pytorch's attacks, yenchenlin/nerf-pytorch's "
-                         "create_nerf, render and training step (bench/_rw_heldout31.py); heldout33: "
+                         "create_nerf, render and training step (bench/_rw_heldout31.py); heldout32: "
+                         "weiaicunzai/pytorch-cifar100's train.py and test.py run whole, every architecture of its "
+                         "get_network (bench/_rw_heldout32.py); heldout33: "
                          "facebookresearch/dino's student/teacher step, checkpoint restart, ViT features, linear "
                          "and k-NN evaluation (bench/_rw_heldout33.py)")
     a = ap.parse_args(argv)

@@ -112,7 +112,8 @@ class Callee:
     """A function whose parameters it changes in place: name -> position, and the parameter it returns
     (every return returns it), if any."""
 
-    def __init__(self, fn: cst.FunctionDef, method: bool, activations: "_ActivationKinds") -> None:
+    def __init__(self, fn: cst.FunctionDef, method: bool, activations: "_ActivationKinds",
+                 fresh_layers: Set[str] = frozenset()) -> None:
         names = _params(fn)
         if method and names:
             names = names[1:]
@@ -121,11 +122,12 @@ class Callee:
         self.star = fn.params.star_arg is not None and isinstance(fn.params.star_arg, cst.Param)
         body = _Body(activations)
         fn.body.visit(body)
+        receivers, unknown = _changed_in_order(fn, activations, fresh_layers)
         only = IA.mutated_only(fn, set(names) | self.kwonly)      # refused in the function itself
         params = set(names) | self.kwonly
         # unknown: an activation that may be in-place; the caller's tensor may change, so no rebinding
-        self.unknown = (body.unknown & params) - body.receivers
-        self.changed = {n for n in (body.receivers | body.unknown) & params if n not in only}
+        self.unknown = (unknown & params) - receivers
+        self.changed = {n for n in (receivers | unknown) & params if n not in only}
         last = fn.body.body[-1] if isinstance(fn.body, cst.IndentedBlock) and fn.body.body else None
         ends = (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
                 and isinstance(last.body[0], cst.Return))
@@ -155,6 +157,87 @@ class Callee:
             if name in self.changed:
                 out.append((name, a.value))
         return out
+
+
+# torch layers whose output is always a new tensor (never their input, nor a view of it)
+_FRESH_LAYERS = {"Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+                 "Bilinear", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm", "InstanceNorm1d",
+                 "InstanceNorm2d", "InstanceNorm3d", "Embedding", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
+                 "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+                 "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"}
+
+
+def _fresh_layers(cls: cst.ClassDef) -> Set[str]:
+    """self attributes that every assignment in the class makes one of _FRESH_LAYERS (`self.conv = nn.Conv2d(...)`)."""
+    kinds: Dict[str, Set[bool]] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                tg = t.target
+                if isinstance(tg, cst.Attribute) and isinstance(tg.value, cst.Name) and tg.value.value == "self":
+                    v = node.value
+                    f = v.func if isinstance(v, cst.Call) else None
+                    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) \
+                        else None
+                    kinds.setdefault(tg.attr.value, set()).add(name in _FRESH_LAYERS)
+    cls.body.visit(V())
+    return {a for a, k in kinds.items() if k == {True}}
+
+
+def _fresh_value(value: cst.BaseExpression, fresh_layers: Set[str]) -> bool:
+    """A value that is a new tensor, never the one it reads: arithmetic (`x * 2`, `a + b`) or a call of a layer
+    attribute known to compute a new tensor (`self.conv(x)`)."""
+    if isinstance(value, cst.BinaryOperation):
+        return True
+    f = value.func if isinstance(value, cst.Call) else None
+    return (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"
+            and f.attr.value in fresh_layers)
+
+
+def _changed_in_order(fn: cst.FunctionDef, activations: "_ActivationKinds", fresh_layers: Set[str]):
+    """(receivers, unknown) of fn's body, statement by statement: a name the body's top level has rebound to a new
+    tensor (`x = self.conv(x)`, unconditionally, before the change) no longer holds the caller's tensor, so an
+    in-place change after that (`x = self.relu(x)` with ReLU(inplace=True)) changes no argument."""
+    receivers: Set[str] = set()
+    unknown: Set[str] = set()
+    fresh: Set[str] = set()
+    statements = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+    for st in statements:
+        body = _Body(activations)
+        st.visit(body)
+        receivers |= body.receivers - fresh
+        unknown |= body.unknown - fresh
+        assign = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
+        if (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            name = assign.targets[0].target.value
+            if _fresh_value(assign.value, fresh_layers):
+                fresh.add(name)
+            elif name in fresh and not _reads_only(assign.value, name):
+                fresh.discard(name)     # rebound to something else (perhaps another argument)
+        else:
+            # a binding in a block (`if`, loop, with): the name may or may not hold the new tensor after it
+            bound = _Body(activations)
+            st.visit(bound)
+            fresh -= bound.bound
+    return receivers, unknown
+
+
+def _reads_only(value: cst.BaseExpression, name: str) -> bool:
+    """The value reads no name but `name` and `self` (`x.view(n, -1)`, `self.relu(x)`): it holds x's tensor or a
+    view of it, never another argument's."""
+    found: Set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+    value.visit(V())
+    return found <= {name, "self"}
 
 
 def _init_types(cls: cst.ClassDef, classes: Set[str]) -> Dict[str, str]:
@@ -200,9 +283,10 @@ class Index:
             elif isinstance(st, cst.ClassDef) and isinstance(st.body, cst.IndentedBlock):
                 ms = {}
                 kinds = _ActivationKinds(aliases, AC.attribute_kinds(st))
+                fresh = _fresh_layers(st)
                 for m in st.body.body:
                     if isinstance(m, cst.FunctionDef) and not m.decorators:
-                        c = Callee(m, True, kinds)
+                        c = Callee(m, True, kinds, fresh)
                         if c.changed:
                             ms[m.name.value] = c
                 self.methods[st.name.value] = ms

@@ -2307,10 +2307,15 @@ def rewrite_function(fn: cst.FunctionDef, info: LoopInfo, summing: bool = False,
     if called is not None:
         return called
     # `m = nn.Conv2d(...); m.load_state_dict(sd); m.eval(); y = m(x); y.backward()`: the layer is built before
-    # the step, and what is done to it (weights loaded, eval) happens before the step too
+    # the step, and what is done to it (weights loaded, eval) happens before the step too; so is a network built by
+    # a factory function (`net = get_network(args)`) and then called (`net(x)`): the step closes over the names
+    # the body binds and calls, as a script's straight-line step does (rewrite_statements)
+    called = _Called()
+    walk(fn.body, called)
+    bound_and_called = {n for n in called.names if any(n in assigns(st) for st in body)}
     return rewrite_loop(fn, info, extra_per_iteration=data_params, inline_defs=True,
-                        closed_over=_built_objects(body), leftover=leftover, sums_across_calls=summing,
-                        original=original)
+                        closed_over=_built_objects(body) | bound_and_called, leftover=leftover,
+                        sums_across_calls=summing, original=original)
 
 
 def called_object_step(fn: cst.FunctionDef, body: Sequence[cst.CSTNode], data_params: Set[str],

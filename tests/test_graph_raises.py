@@ -61,6 +61,7 @@ HOST_SIDE = {
     "cumulative_batch_norm.py:_cumulative_batch_norm.CumulativeBatchNorm.__init__": _INIT,
     "data.py:_tv_pad": "a data transform: the input pipeline runs on the host",
     "data.py:transforms.ToDtype.__init__": "a data transform: the input pipeline runs on the host",
+    "data.py:transforms.RandomRotation.__call__": "a data transform: the input pipeline runs on the host",
     "debugging.py:Profile._require_trace": "the profiler is driven from the host",
     "debugging.py:Profile.export_chrome_trace": "the profiler is driven from the host",
     "deploy.py:_example_inputs": _DEPLOY,

@@ -283,8 +283,9 @@ def convert(name: str, out: Path) -> dict:
 # +14 (heldout33; lstm_lm stays within its bound): load_state_dict's result prints as torch's (IncompatibleKeys'
 # __repr__), and an optimizer's or scheduler's load_state_dict(strict=...) raises torch's TypeError
 # (tests/test_heldout33_programs.py)
-HELPER_BOUNDS = {"cifar_resnet": 3833, "dcgan": 4006, "lstm_lm": 3232, "mnist_cnn": 3623, "transformer_lm": 3566,
-                 "vae": 3622}
+# heldout32: ms.Tensor's __format__ as torch's, set at the helper's import, adds 10 lines (11 to cifar_resnet)
+HELPER_BOUNDS = {"cifar_resnet": 3844, "dcgan": 4016, "lstm_lm": 3232, "mnist_cnn": 3633, "transformer_lm": 3576,
+                 "vae": 3632}
 
 
 def check_helper(name: str, out: Path) -> None:

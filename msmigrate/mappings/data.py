@@ -95,6 +95,9 @@ _TRANSFORMS = {
                           "test_transforms_random"),
     "RandomApply": (("transforms", "p"), True, "", "test_transforms_random"),
     "RandomGrayscale": (("p",), True, "", "test_transforms_random"),
+    "RandomRotation": (("degrees", "interpolation", "expand", "center", "fill"), True,
+                       "PIL images through PIL's rotate as in torchvision; a tensor image raises MigrationError",
+                       "test_transforms_random"),
     "ColorJitter": (("brightness", "contrast", "saturation", "hue"), True,
                     "torchvision's formulas and random order; exact for given factors", "test_color_jitter"),
     "GaussianBlur": (("kernel_size", "sigma"), True, "torchvision's kernel and reflect padding; exact for a fixed "
@@ -110,6 +113,7 @@ for _name, (_args, _v2, _note, _test) in _TRANSFORMS.items():
                       "mindspore.set_seed), not torch's numbers" if _is_random else "same values as torchvision"),
                 status=DIFFERENCE if _is_random else CONVERTED, test=f"{_TV}::{_test}")
 for _name, _args in (("RandomCrop", ("img", "output_size")), ("RandomResizedCrop", ("img", "scale", "ratio")),
+                     ("RandomRotation", ("degrees",)),
                      ("ColorJitter", ("brightness", "contrast", "saturation", "hue")),
                      ("GaussianBlur", ("sigma_min", "sigma_max"))):
     for _m in ("torchvision.transforms", "torchvision.transforms.transforms"):

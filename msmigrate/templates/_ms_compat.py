@@ -15,6 +15,16 @@ os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
 ms.Tensor.__array_priority__ = 1000     # `np.sqrt(2.0) * x` defers to the tensor, as torch's (not an ndarray)
 
 
+def _tensor_format(self, spec):
+    """format(tensor, spec) as torch's: a 0-d tensor formats its Python number (`'{:.4f}'.format(acc)`)."""
+    if self.ndim == 0:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+ms.Tensor.__format__ = _tensor_format
+
+
 class MigrationError(RuntimeError):
     """Raised where code that msmigrate could not convert is reached."""
 

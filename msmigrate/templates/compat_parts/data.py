@@ -1169,6 +1169,55 @@ class transforms:
         def __repr__(self):
             return f"{type(self).__name__}(p={self.p})"
 
+    class RandomRotation(nn.Cell):
+        """A rotation by an angle drawn uniformly from degrees ((-d, d) for a number d). PIL images go through
+        PIL's rotate as in torchvision (nearest by default, the corners filled with fill); a tensor image is
+        refused (torchvision rotates it with its own affine grid sampling, not reproduced)."""
+
+        def __init__(self, degrees, interpolation="nearest", expand=False, center=None, fill=0):
+            super().__init__()
+            if isinstance(degrees, numbers.Number):
+                if degrees < 0:
+                    raise ValueError("If degrees is a single number, it must be positive.")
+                degrees = (-degrees, degrees)
+            elif len(degrees) != 2:
+                raise ValueError("If degrees is a sequence, it should be of length 2.")
+            self.degrees = [float(d) for d in degrees]
+            self.interpolation, self.expand, self.center = _tv_mode(interpolation), expand, center
+            if fill is None:
+                fill = 0
+            elif not isinstance(fill, (list, tuple, numbers.Number)):
+                raise TypeError("Fill should be either a sequence or a number.")
+            self.fill = fill
+
+        @staticmethod
+        def get_params(degrees):
+            """The angle, drawn uniformly from degrees (torchvision's float32 draw, as a float)."""
+            return float(np.float32(np.random.uniform(float(degrees[0]), float(degrees[1]))))
+
+        def __call__(self, img):
+            if not _tv_is_pil(img):
+                raise MigrationError("RandomRotation of a tensor image is not converted (torchvision samples "
+                                     "an affine grid); rotate the PIL image before ToTensor")
+            channels = len(img.getbands())
+            fill = self.fill
+            if isinstance(fill, numbers.Number) and channels > 1:
+                fill = (fill,) * channels
+            if isinstance(fill, (list, tuple)):
+                if len(fill) == 1:
+                    fill = tuple(fill) * channels
+                elif len(fill) != channels:
+                    raise ValueError(f"The number of elements in 'fill' does not match the number of channels "
+                                     f"of the image ({len(fill)} != {channels})")
+                fill = tuple(fill)
+            if img.mode != "F":
+                fill = tuple(int(v) for v in fill) if isinstance(fill, tuple) else int(fill)
+            angle = self.get_params(self.degrees)
+            return img.rotate(angle, _TV_PIL_MODES[self.interpolation], self.expand, self.center, fillcolor=fill)
+
+        def __repr__(self):
+            return f"RandomRotation(degrees={self.degrees}, interpolation={self.interpolation})"
+
     class RandomHorizontalFlip(_RandomFlip):
         axis = -1
 
