@@ -284,8 +284,10 @@ def convert(name: str, out: Path) -> dict:
 # __repr__), and an optimizer's or scheduler's load_state_dict(strict=...) raises torch's TypeError
 # (tests/test_heldout33_programs.py)
 # heldout32: ms.Tensor's __format__ as torch's, set at the helper's import, adds 10 lines (11 to cifar_resnet)
-HELPER_BOUNDS = {"cifar_resnet": 3844, "dcgan": 4016, "lstm_lm": 3232, "mnist_cnn": 3633, "transformer_lm": 3576,
-                 "vae": 3632}
+# +10 (stop 42): compile_step's train_mode_by_default looks inside a training container (a new torch container's own
+# flag) and _closure_cells reaches networks handed over in a dict, list or tuple (nerf-pytorch's render_kwargs)
+HELPER_BOUNDS = {"cifar_resnet": 3854, "dcgan": 4026, "lstm_lm": 3232, "mnist_cnn": 3643, "transformer_lm": 3586,
+                 "vae": 3642}
 
 
 def check_helper(name: str, out: Path) -> None:
