@@ -49,10 +49,17 @@ def is_mode_dependent_layer(qualified_name: str) -> bool:
     return _MODE_DEPENDENT_LAYER.match(qualified_name) is not None
 
 
+def _not_converted(converted: cst.CSTNode, kind) -> bool:
+    """The converted node is not of the kind a conversion gives, or holds a raising placeholder or a TODO comment
+    (its text names MigrationError): no mode line is added to it."""
+    code = code_of(converted) if isinstance(converted, kind) else ""
+    return not code or "MigrationError" in code or "TODO" in code
+
+
 def started_in_training_mode(converted: cst.BaseExpression):
     """The converted construction of a mode-dependent layer with `.set_train()` appended (torch's start state), or
     None where it was not converted to a construction (a TODO, a raising placeholder)."""
-    if not isinstance(converted, cst.Call) or "MigrationError" in code_of(converted) or "TODO" in code_of(converted):
+    if _not_converted(converted, cst.Call):
         return None
     return cst.Call(func=cst.Attribute(value=converted, attr=cst.Name("set_train")))
 
@@ -65,7 +72,7 @@ def container_in_training_mode(converted: cst.BaseExpression):
     """`nn.SequentialCell(norm, model).add_flags(training=True)`: a new torch container trains, whatever its
     children's modes (torchattacks reads `nn.Sequential(norm, model).training` to put the model back in training
     mode); MindSpore's add_flags sets the container's own flag alone (set_train would switch its children too)."""
-    if not isinstance(converted, cst.Call) or "MigrationError" in code_of(converted) or "TODO" in code_of(converted):
+    if _not_converted(converted, cst.Call):
         return None
     return cst.Call(func=cst.Attribute(value=converted, attr=cst.Name("add_flags")),
                     args=[cst.Arg(keyword=cst.Name("training"), value=cst.Name("True"),
@@ -130,8 +137,7 @@ def script_layer_start(original: cst.SimpleStatementLine, converted: cst.CSTNode
     `bn.set_train(True)`. None where the statement is not such an assignment, or was not converted."""
     if not is_script_layer_assignment(original):
         return None
-    if not isinstance(converted, cst.SimpleStatementLine) or "MigrationError" in code_of(converted) \
-            or "TODO" in code_of(converted):
+    if _not_converted(converted, cst.SimpleStatementLine):
         return None
     name = original.body[0].targets[0].target.value
     return cst.SimpleStatementLine(
