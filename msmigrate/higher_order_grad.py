@@ -10,7 +10,13 @@ through Dense + LeakyReLU/ReLU/Tanh: tests/test_train_loop.py::test_gradient_pen
 
 The main pass has already turned the call into a raising placeholder (no mapping record); this
 rule replaces the placeholder where the pattern is clear: one input tensor (a name), outputs a
-name computed from it by plain statements of the same block. Anything else stays the TODO."""
+name computed from it by plain statements of the same block. Anything else stays the TODO.
+
+The statements from the inputs to the output are moved into the function where nothing else reads what they bind
+(_movable), so they run once, as in torch: a draw made once, a BatchNorm's running statistics moved once, the forward
+not run twice. An output still read after is returned by value_and_grad with the gradient. Where they are read
+elsewhere the function holds copies (the block runs them, the function again), and a computation that draws stays
+the TODO. A statement that changes a needed value in place (`cost[mask] /= n`) is one of them (mutated)."""
 from __future__ import annotations
 
 import re
@@ -77,7 +83,8 @@ def _where(call: cst.Call) -> str:
 
 def rewrite_block(body: List[cst.BaseStatement], ms: str,
                   lazy_calls: Optional[Dict[str, cst.Call]] = None,
-                  drawing: frozenset = frozenset()) -> Tuple[List[cst.BaseStatement], List[str]]:
+                  drawing: frozenset = frozenset(),
+                  outside: Optional[frozenset] = None) -> Tuple[List[cst.BaseStatement], List[str]]:
     """The block with each clear `torch.autograd.grad` placeholder replaced; returns the new block and
     the placeholders' `module:line` that are now converted (an input bound by `Variable(data,
     requires_grad=True)` becomes its data: among them too). lazy_calls: `module:line` -> the converted call
@@ -86,22 +93,23 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     A gradient used inside a statement (`grad += torch.autograd.grad(cost, x)[0]`, `g = autograd.grad(...)[0] / n`:
     torchattacks' EOT and variance-tuning loops) is first taken out into `_grad_N = ...[0]` before the
     statement; where that one is not converted, the statement is left as written. drawing: the module's functions
-    and methods that draw random numbers (drawing_functions)."""
+    and methods that draw random numbers (drawing_functions). outside: the names the code around the block reads
+    (None: not known), for the statements _movable takes into the gradient's function."""
     hoisted = _hoisted(body, set())
     if len(hoisted) == len(body):
-        return _rewrite_block(body, ms, lazy_calls, drawing)
-    flat, done = _rewrite_block(hoisted, ms, lazy_calls, drawing)
+        return _rewrite_block(body, ms, lazy_calls, drawing, outside)
+    flat, done = _rewrite_block(hoisted, ms, lazy_calls, drawing, outside)
     kept = {w for w in _hoisted_wheres(body) if w in done}
     if kept == set(_hoisted_wheres(body)):
         return flat, done
-    return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls, drawing)
+    return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls, drawing, outside)
 
 
 def _grad_in(stmt: cst.CSTNode) -> Optional[cst.Subscript]:
     """The one `Unconverted('torch.autograd.grad', ...)(...)[0]` inside a one-statement line that is not its whole
     value (a plain `T = ...[0]` is taken as it is)."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
-            and isinstance(stmt.body[0], (cst.Assign, cst.AugAssign, cst.Expr))):
+            and isinstance(stmt.body[0], (cst.Assign, cst.AugAssign, cst.Expr, cst.Return))):
         return None
     found: List[cst.Subscript] = []
 
@@ -143,7 +151,8 @@ def _hoisted(body, wheres: set, only: bool = False) -> List[cst.BaseStatement]:
 
 def _rewrite_block(body: List[cst.BaseStatement], ms: str,
                    lazy_calls: Optional[Dict[str, cst.Call]] = None,
-                   drawing: frozenset = frozenset()) -> Tuple[List[cst.BaseStatement], List[str]]:
+                   drawing: frozenset = frozenset(),
+                   outside: Optional[frozenset] = None) -> Tuple[List[cst.BaseStatement], List[str]]:
     out = list(body)
     done: List[str] = []
     generated: set = set()     # the functions written here: a later grad may take them into its function
@@ -176,12 +185,15 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
         seen: List[cst.BaseStatement] = []
         for st in out[:i]:
             seen.extend(st if isinstance(st, list) else [st])
-        general = _general_form(seen + list(body[i:]), len(seen), target, args, indexed, ms, generated, drawing)
+        general = _general_form(seen + list(body[i:]), len(seen), target, args, indexed, ms, generated, drawing,
+                                outside)
         if general is not None:
             kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
-            stmts, inputs_bound_at = general
+            stmts, inputs_bound_at, moved = general
             for k in inputs_bound_at:
                 _replace_in(out, seen[k], _without_requires_grad(seen[k]))
+            for k in moved:      # taken into the function (all before the call: in seen)
+                _replace_in(out, seen[k], None)
             out[i] = [stmts[0].with_changes(leading_lines=kept + list(stmts[0].leading_lines))] + stmts[1:]
             generated.add(stmts[0].name.value)
             done.append(_where(call))
@@ -202,31 +214,34 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
         # the statements after x's binding that y depends on: the function of x
         needed, chosen = {y}, []
         for k in range(i - 1, made[-1], -1):
-            bound = assigns(body[k])
-            if bound & needed:
-                if _closure_values(body, k, i, {x}, made[-1], needed):
+            bound, changed = assigns(body[k]), mutated(body[k]) & needed
+            if bound & needed or changed:
+                if not changed and _closure_values(body, k, i, {x}, made[-1], needed):
                     needed -= bound
                     continue
                 if not (isinstance(body[k], cst.SimpleStatementLine) or _plain_branches(body[k], needed)):
                     chosen = None
                     break
                 chosen.append(k)
-                needed = (needed - bound) | set(reads(body[k]))
-        if not chosen or y in needed or _draws((body[k] for k in chosen), drawing):
+                needed = (needed - bound) | _free_reads(body[k]) | changed
+        if not chosen or y in needed or _reads_own_binding(body, chosen, needed):
             continue
         fn = f"_{y}_of_{x}"
         sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
+        keep_y = _movable(body, i, chosen, y, sens, outside, out, drawing)
+        if keep_y is None and _draws((body[k] for k in chosen), drawing):
+            continue
         # the vector-Jacobian product as the gradient of sum(y * grad_outputs): GradOperation's own
         # sens_param refuses a sensitivity of dynamic shape in GRAPH mode (a compiled train step)
         ret = f"return ({y} * _sens).sum()" if sens != "None" else f"return {y}"
         fn_def = cst.parse_statement(f"def {fn}({x}{', _sens' if sens != 'None' else ''}):\n    pass\n")
         fn_def = fn_def.with_changes(body=cst.IndentedBlock(
-            body=[body[k].with_changes(leading_lines=[]) for k in reversed(chosen)]
-            + [cst.parse_statement(ret + "\n")]))
+            body=_function_body(body, chosen, keep_y is not None) + [cst.parse_statement(ret + "\n")]))
         grad = f"{ms}.ops.GradOperation()({fn})({x}{', ' + sens if sens != 'None' else ''})"
         comment = cst.EmptyLine(comment=cst.Comment(
-            f"# msmigrate: torch.autograd.grad -> the gradient of {fn} (the computation from {x} to {y}), "
-            "differentiable again by an enclosing value_and_grad"))
+            f"# msmigrate: torch.autograd.grad -> the gradient of {fn} (the computation from {x} to {y}"
+            + (", moved into it: run once, as in torch" if keep_y is not None else "")
+            + "), differentiable again by an enclosing value_and_grad"))
         kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
         binding = out[made[-1]]
         if not isinstance(binding, list):
@@ -235,13 +250,81 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
                 binding, variable_where = data
                 done.append(variable_where)
             out[made[-1]] = _without_requires_grad(binding)
-        out[i] = [fn_def.with_changes(leading_lines=kept + [comment]),
-                  cst.parse_statement(f"{target} = {grad}\n")]
+        if keep_y is None:
+            call_lines = [cst.parse_statement(f"{target} = {grad}\n")]
+        else:
+            for k in chosen:
+                out[k] = []
+            call_lines = _moved_call(fn, [x], sens, y, keep_y, ms, target)
+        out[i] = [fn_def.with_changes(leading_lines=kept + [comment])] + call_lines
         done.append(_where(call))
     flat: List[cst.BaseStatement] = []
     for st in out:
         flat.extend(st if isinstance(st, list) else [st])
     return flat, done
+
+
+def _movable(body, i: int, chosen: List[int], y: str, sens: str, outside, out,
+             drawing=frozenset()) -> Optional[bool]:
+    """Whether the statements from the inputs to the output y (chosen, indices into body) can be taken out of the
+    block into the gradient's function, which then runs them once, as torch does: None where they cannot; else
+    whether y's own value is still read (then value_and_grad gives it with the gradient).
+
+    They can where nothing but _independent statements runs between them and the call, and no name
+    they bind but y is read anywhere else: not by the block's other statements (a loop body's earlier ones read
+    the last turn's values), not by the code around the block (outside; None: unknown, nothing is moved). y's own
+    value needs a function returning y itself: not with grad_outputs (the function returns sum(y * s)).
+    Left in place, the block ran them and the function again: a draw made twice and the gradient that of the
+    second draw (torchattacks' DIFGSM, Jitter), a BatchNorm's running statistics updated twice."""
+    if outside is None:
+        return None
+    if out is not None and any(out[k] is not body[k] for k in chosen):
+        return None     # rewritten already (an earlier gradient's function)
+    bound = set().union(*(assigns(body[k]) for k in chosen))
+    used = set().union(*(set(reads(body[k])) for k in chosen))
+    for k in range(min(chosen), i):
+        if k not in chosen and not _independent(body[k], bound, used, drawing):
+            return None
+    elsewhere = set(outside)
+    for k, st in enumerate(body):
+        if k not in chosen and k != i:
+            elsewhere |= set(reads(st)) | ((assigns(st) | mutated(st)) & bound)
+    if sens != "None" and (set(re.findall(r"[A-Za-z_]\w*", sens)) & bound or y in elsewhere):
+        return None
+    if (bound - {y}) & elsewhere:
+        return None
+    return y in elsewhere
+
+
+def _independent(stmt, bound: set, used: set, drawing) -> bool:
+    """A statement between those moved and the call that they may run after (WGAN-GP's `fake = Tensor(n, 1).fill_(1)`
+    between `d = D(interpolates)` and the gradient): plain assignments to names, none of which the moved statements
+    read or bind, reading nothing they bind, drawing nothing (the draws keep their order)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine)
+            and all(isinstance(sm, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Tuple)) for t in sm.targets)
+                    for sm in stmt.body)):
+        return False
+    return not (set(reads(stmt)) & bound or assigns(stmt) & (bound | used) or _draws([stmt], drawing))
+
+
+def _function_body(body, chosen: List[int], moved: bool) -> List[cst.BaseStatement]:
+    """The function's statements: copies of the block's (their comments stay there), or the block's own, moved
+    with their comments."""
+    return [body[k] if moved else body[k].with_changes(leading_lines=[]) for k in sorted(chosen)]
+
+
+def _moved_call(fn: str, used: List[str], sens: str, y: str, keep_y: bool, ms: str,
+                target: Optional[str] = None) -> List[cst.BaseStatement]:
+    """`target = ms.grad(fn, ...)(inputs)` (target: `fn_grads` by default), or with y still read
+    `y, target = ms.value_and_grad(...)(...)` (its value is differentiable again, in GRAPH mode too; the has_aux
+    values of value_and_grad are not there)."""
+    positions = "0" if len(used) == 1 else "(" + ", ".join(str(j) for j in range(len(used))) + ")"
+    args = ", ".join(used) + (", " + sens if sens != "None" else "")
+    target = target or f"{fn}_grads"
+    if keep_y:
+        target = target if "," not in target else f"({target})"
+        return [cst.parse_statement(f"{y}, {target} = {ms}.value_and_grad({fn}, grad_position={positions})({args})\n")]
+    return [cst.parse_statement(f"{target} = {ms}.grad({fn}, grad_position={positions})({args})\n")]
 
 
 def _closure_values(body, k: int, i: int, xs: set, start: int, needed: set) -> bool:
@@ -340,7 +423,78 @@ def _plain_branches(stmt: cst.CSTNode, needed: set) -> bool:
     block (return, break, continue) or bind outside it (global, nonlocal, yield)."""
     if not isinstance(stmt, cst.If) or not _plain_if(stmt):
         return False
-    return not ((assigns(stmt) & needed) - _always_bound(stmt))
+    # a name bound on some paths only is one the statement also reads (torchattacks' Jitter: `if self.std != 0:
+    # hat_z = hat_z + noise`): on the other paths it keeps its value from before, which the function then needs
+    return not ((assigns(stmt) & needed) - _always_bound(stmt) - _free_reads(stmt))
+
+
+def mutated(stmt: cst.CSTNode) -> set:
+    """The names whose values a statement changes in place without binding them: `cost[mask] /= n` (torchattacks'
+    Jitter), `s.w = v`, `x.mul_(2)`, `_ms_compat.uniform_(x, ...)`, `_ms_compat.write_into(x, ...)`. A statement
+    changing a value the output is computed from belongs in the function (skipped, the gradient was that of the
+    value before the change)."""
+    names: set = set()
+
+    def head(node):
+        while isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = node.value
+        return node.value if isinstance(node, cst.Name) else None
+
+    class _Changes(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                for e in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
+                    target = getattr(e, "value", e)
+                    if isinstance(target, (cst.Subscript, cst.Attribute)):
+                        names.add(head(target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                names.add(head(node.target))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if not name.endswith("_") or name.startswith("__") or name in ("requires_grad_", "set_requires_grad"):
+                if name != "write_into":
+                    return
+            if isinstance(func, cst.Attribute) and head(func.value) not in (None, "_ms_compat", "ops", "ms", "nn"):
+                names.add(head(func.value))
+            elif node.args:
+                names.add(head(node.args[0].value))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    stmt.visit(_Changes())
+    names.discard(None)
+    return names
+
+
+def _free_reads(stmt: cst.CSTNode) -> set:
+    """The names a statement reads before it binds them: an `if` branch's `Y = one_hot(labels); cost = loss(z, Y)`
+    reads labels and z, not Y."""
+    if not isinstance(stmt, cst.If):
+        return set(reads(stmt))
+    free = set(reads(stmt.test))
+    blocks = [stmt.body] + ([stmt.orelse.body] if isinstance(stmt.orelse, cst.Else) else [])
+    if isinstance(stmt.orelse, cst.If):
+        free |= _free_reads(stmt.orelse)
+    for block in blocks:
+        bound: set = set()
+        for st in getattr(block, "body", ()):
+            free |= _free_reads(st) - bound
+            bound |= assigns(st)
+    return free
+
+
+def _reads_own_binding(body, chosen: List[int], needed: set) -> bool:
+    """A name the function still needs from around it that one of its statements binds: in the function that name
+    is a local, read before its binding (UnboundLocalError); such a computation stays the TODO."""
+    return bool(needed & set().union(*(assigns(body[k]) for k in chosen)))
 
 
 def _plain_if(stmt: cst.If) -> bool:
@@ -391,15 +545,15 @@ def _replace_in(out: list, old: cst.BaseStatement, new: cst.BaseStatement) -> No
     """Put `new` where `old` is in the block being rewritten (an entry or inside a rewritten entry's list)."""
     for k, st in enumerate(out):
         if st is old:
-            out[k] = new
+            out[k] = new if new is not None else []
             return
         if isinstance(st, list) and any(x is old for x in st):
-            out[k] = [new if x is old else x for x in st]
+            out[k] = [x if x is not old else new for x in st if x is not old or new is not None]
             return
 
 
 def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, generated=frozenset(),
-                  drawing=frozenset()):
+                  drawing=frozenset(), outside=None):
     """torch.autograd.grad of one output name over one or more input names, its result unpacked
     (`g, = ...`, `gx, gw = ...`), taken whole or indexed with [0] beyond the one-input form below:
     (statements replacing the call, indices of the inputs' bindings) or None (stays a TODO).
@@ -429,7 +583,7 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     last = {m[-1]: x for x, m in made.items()}
     needed, chosen, reached = {y}, [], set()
     for k in range(i - 1, first, -1):
-        bound = assigns(body[k])
+        bound, changed = assigns(body[k]), mutated(body[k]) & needed
         if k in last:
             if (bound - {last[k]}) & needed:
                 return None
@@ -437,8 +591,8 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
                 reached.add(last[k])
                 needed.discard(last[k])
             continue
-        if bound & needed:
-            if not bound & set(xs) and _closure_values(body, k, i, set(xs), first, needed):
+        if bound & needed or changed:
+            if not changed and not bound & set(xs) and _closure_values(body, k, i, set(xs), first, needed):
                 needed -= bound
                 continue
             if bound & set(xs) or not (isinstance(body[k], cst.SimpleStatementLine) or (
@@ -449,8 +603,15 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
             if any(made[x][-1] > k for x in set(reads(body[k])) & set(xs)):
                 return None
             chosen.append(k)
-            needed = (needed - bound) | set(reads(body[k]))
-    if not chosen or y in needed or _draws((body[k] for k in chosen), drawing):
+            needed = (needed - bound) | _free_reads(body[k]) | changed
+    if not chosen or y in needed or _reads_own_binding(body, chosen, needed - set(xs)):
+        return None
+    sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
+    if sens.startswith(("[", "(")) and sens.endswith(("]", ")")) and sens.count(",") == 1 \
+            and sens.rstrip("])").rstrip().endswith(","):
+        sens = sens[1:-1].strip().rstrip(",").strip()   # [s] for one output
+    keep_y = _movable(body, i, chosen, y, sens, outside, None, drawing) if y != "output" else None
+    if keep_y is None and _draws((body[k] for k in chosen), drawing):
         return None
     used = [x for x in xs if x in needed or x in reached]
     if len(used) < len(xs) and not (allow_unused or materialize):
@@ -458,15 +619,10 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     if not used:
         return None
     fn = f"_{y}_of_{'_'.join(used)}"
-    sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
-    if sens.startswith(("[", "(")) and sens.endswith(("]", ")")) and sens.count(",") == 1 \
-            and sens.rstrip("])").rstrip().endswith(","):
-        sens = sens[1:-1].strip().rstrip(",").strip()   # [s] for one output
     ret = f"return ({y} * _sens).sum()" if sens != "None" else f"return {y}"
     fn_def = cst.parse_statement(f"def {fn}({', '.join(used)}{', _sens' if sens != 'None' else ''}):\n    pass\n")
     fn_def = fn_def.with_changes(body=cst.IndentedBlock(
-        body=[body[k].with_changes(leading_lines=[]) for k in reversed(chosen)]
-        + [cst.parse_statement(ret + "\n")]))
+        body=_function_body(body, chosen, keep_y is not None) + [cst.parse_statement(ret + "\n")]))
     # mindspore.grad gives one tensor for one position, a tuple for several
     positions = "0" if len(used) == 1 else "(" + ", ".join(str(j) for j in range(len(used))) + ")"
     call = f"{ms}.grad({fn}, grad_position={positions})({', '.join(used)}{', ' + sens if sens != 'None' else ''})"
@@ -480,11 +636,12 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     value = parts[0] if indexed else "(" + ", ".join(parts) + ",)"
     comment = cst.EmptyLine(comment=cst.Comment(
         f"# msmigrate: torch.autograd.grad -> the gradient of {fn} (the computation from "
-        f"{', '.join(used)} to {y})" + ("; unused inputs get " + ("zeros" if materialize else "None")
-                                         if len(used) < len(xs) else "")))
-    grads = cst.parse_statement(f"{fn}_grads = {call}\n")
-    return ([fn_def.with_changes(leading_lines=[comment]), grads, cst.parse_statement(f"{target} = {value}\n")],
-            sorted({m[-1] for m in made.values()} - {-1}))
+        f"{', '.join(used)} to {y}" + (", moved into it: run once, as in torch" if keep_y is not None else "")
+        + ")" + ("; unused inputs get " + ("zeros" if materialize else "None") if len(used) < len(xs) else "")))
+    grads = [cst.parse_statement(f"{fn}_grads = {call}\n")] if keep_y is None \
+        else _moved_call(fn, used, sens, y, keep_y, ms)
+    return ([fn_def.with_changes(leading_lines=[comment])] + grads + [cst.parse_statement(f"{target} = {value}\n")],
+            sorted({m[-1] for m in made.values()} - {-1}), [] if keep_y is None else sorted(chosen))
 
 
 def _without_requires_grad(stmt):

@@ -643,7 +643,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         loops = self._scopes[-1]["loops"]
         if not loops or self._in_forward() or not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        updated = self._loop_higher_order_grads(updated)
+        updated = self._loop_higher_order_grads(updated, original)
         if SC.branch_updates(updated) and original in getattr(self._loop_nodes[-1].body, "body", ()):
             # DINO's `if fp16_scaler is None: <update> else: <scaled update>` in a loop body: the loop splits it
             # (step_choice.update_branches) or, failing that, gives each branch its step (_branch_steps)
@@ -884,7 +884,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         before = self._hoist.pop(id(original), [])
         rw = None
         if not self._in_module_forward():   # a backward() inside construct is no training loop
-            updated = self._loop_higher_order_grads(updated)
+            updated = self._loop_higher_order_grads(updated, original)
             updated = self._outer_accumulation_step(original, updated)
             updated = self._step_choice(original, updated, loops, TL.update_choice(updated, self._loop_info())
                                         or SC.update_branches(updated)
@@ -996,13 +996,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         the gradient of a function (a gradient penalty): converted, their TODO sites dropped."""
         if not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        body = self._higher_order_grads_in(list(updated.body.body))
+        # a function's locals: nothing around its body reads them
+        body = self._higher_order_grads_in(list(updated.body.body), frozenset())
         return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
 
-    def _higher_order_grads_in(self, stmts):
-        """The statements with HOG's rewrites (None when nothing changed); their TODO sites resolved."""
+    def _higher_order_grads_in(self, stmts, outside=None):
+        """The statements with HOG's rewrites (None when nothing changed); their TODO sites resolved. outside: the
+        names the code around them reads (None: not known)."""
         body, done = HOG.rewrite_block(stmts, self.names["ms"], getattr(self, "_lazy_calls", None),
-                                       getattr(self, "_random_functions", frozenset()))
+                                       getattr(self, "_random_functions", frozenset()), outside)
         if not done:
             return None
         lines = {int(w.rsplit(":", 1)[1]) for w in done if ":" in w and w.rsplit(":", 1)[1].isdigit()}
@@ -1024,13 +1026,25 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.need.add("ms")
         return body
 
-    def _loop_higher_order_grads(self, updated):
+    def _loop_higher_order_grads(self, updated, original=None):
         """A gradient penalty written in the loop (or `if`) body itself: converted there, before the
         train-step rewrite takes the statements into its forward function."""
         if not isinstance(updated.body, cst.IndentedBlock):
             return updated
-        body = self._higher_order_grads_in(list(updated.body.body))
+        body = self._higher_order_grads_in(list(updated.body.body), self._reads_around(original))
         return updated if body is None else updated.with_changes(body=updated.body.with_changes(body=body))
+
+    def _reads_around(self, original):
+        """The names the enclosing function (or module) reads outside `original` (a loop or `if`, as written), and
+        that an `else` of it reads (the body alone is rewritten); None when not known."""
+        if original is None or not self._scopes:
+            return None
+        around: Dict[str, int] = {}
+        for n in TL.reads(self._scopes[-1]["node"]):
+            around[n] = around.get(n, 0) + 1
+        for n in TL.reads(original.body):
+            around[n] = around.get(n, 0) - 1
+        return frozenset(n for n, c in around.items() if c > 0)
 
     def _train_step_function(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         """backward()/step() at the top level of a function body (a per-batch step function), or a closure
@@ -3480,7 +3494,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     # ------------------------------------------------------------- module
     def leave_Module(self, original: cst.Module, updated: cst.Module):
         # torch.autograd.grad in a script's straight-line code: the gradient of a function, as in a def
-        hog = self._higher_order_grads_in(list(updated.body))
+        hog = self._higher_order_grads_in(list(updated.body), frozenset())   # the defs' reads are its statements'
         if hog is not None:
             updated = updated.with_changes(body=hog)
         found = TL.rewrite_module(updated, self._loop_info())   # backward() in straight-line code

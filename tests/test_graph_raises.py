@@ -50,7 +50,6 @@ HOST_SIDE = {
                                        "function_apply refuse a compiling graph first",
     "autograd.py:_function_call": _GUARDED + " (Function.apply, function_apply)",
     "autograd.py:_unless_graph_mode": _GUARDED + " (_second_order_transform)",
-    "autograd.py:_in_pynative": _GUARDED + " (_op_by_op_transform, _second_order_transform)",
     "autograd.py:_sum_output": "hessian's body: " + _GUARDED,
     "autograd.py:_check_hessian": "hessian's body: " + _GUARDED,
     "autograd.py:vjp": _GUARDED + " (@_op_by_op_transform)",

@@ -190,17 +190,18 @@ def _in_pynative(fn, args, kwargs):
     if graph:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     try:
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            # measured, MindSpore 2.10 PYNATIVE: a gradient of a gradient through `y[0]` in the function fails so
+            if "as index, but got" not in str(e) or "__getitem__" in ms.Tensor.__dict__:
+                raise
+            # the failed nested gradient leaves MindSpore's op-by-op executor broken for every later gradient
+            from mindspore.common.api import _pynative_executor
+            _pynative_executor.clear_res()
+        # `y[(0,)]`, the same index, passes there (taped_backward.py): Tensor indexing takes that form from here on
+        _int_index_as_tuple(ms.Tensor)
         return fn(*args, **kwargs)
-    except TypeError as e:
-        # measured, MindSpore 2.10 PYNATIVE: a gradient of a gradient through `y[0]` in the function fails so
-        if "as index, but got" not in str(e):
-            raise
-        # the failed nested gradient leaves MindSpore's op-by-op executor broken for every later gradient
-        from mindspore.common.api import _pynative_executor
-        _pynative_executor.clear_res()
-        raise MigrationError(f"torch.autograd.functional.{fn.__name__}: MindSpore 2.10 cannot take the second "
-                             "derivative through an integer index (y[0]) in the function; write it with "
-                             "slices or ops.gather") from e
     finally:
         if graph:
             ms.set_context(mode=ms.GRAPH_MODE)
