@@ -162,23 +162,8 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
             continue
         stmt = _unguarded(stmt)
         target, call, indexed = found
-        # torch's positional order
-        names = ["outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "only_inputs",
-                 "allow_unused", "is_grads_batched", "materialize_grads"]
-        args = {}
-        for k, a in enumerate(call.args):
-            key = a.keyword.value if a.keyword is not None else (names[k] if k < len(names) else None)
-            if key is None or a.star:
-                args = None
-                break
-            args[key] = a.value
-        if not args or "outputs" not in args or "inputs" not in args:
-            continue
-        if "is_grads_batched" in args and _flag(args, "is_grads_batched") is not False:
-            continue     # is_grads_batched (vmap over grad_outputs): stays a TODO
-        args.pop("is_grads_batched", None)
-        if any(k not in ("outputs", "inputs", "grad_outputs", "create_graph", "retain_graph", "only_inputs",
-                         "allow_unused", "materialize_grads") for k in args):
+        args = _grad_args(call)
+        if args is None:
             continue
         # the block as rewritten so far: a derivative of a derivative (d2u from du) takes the first one's
         # function and gradient into its own function
@@ -189,7 +174,9 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
                                 outside)
         if general is not None:
             kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
-            stmts, inputs_bound_at, moved = general
+            stmts, inputs_bound_at, moved, _ = general
+            if not moved:
+                moved = []
             for k in inputs_bound_at:
                 _replace_in(out, seen[k], _without_requires_grad(seen[k]))
             for k in moved:      # taken into the function (all before the call: in seen)
@@ -258,10 +245,78 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
             call_lines = _moved_call(fn, [x], sens, y, keep_y, ms, target)
         out[i] = [fn_def.with_changes(leading_lines=kept + [comment])] + call_lines
         done.append(_where(call))
+    for k, st in enumerate(body):
+        if isinstance(st, cst.For) and out[k] is st:
+            seen = []
+            for before in out[:k]:
+                seen.extend(before if isinstance(before, list) else [before])
+            nested = _in_inner_loop(seen, st, ms, drawing)
+            if nested is not None:
+                out[k], where = nested
+                done.append(where)
     flat: List[cst.BaseStatement] = []
     for st in out:
         flat.extend(st if isinstance(st, list) else [st])
     return flat, done
+
+
+def _grad_args(call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
+    """torch.autograd.grad's arguments by name (torch's positional order), or None where the rewrite takes none
+    of them (a starred argument, is_grads_batched, an unknown keyword)."""
+    names = ["outputs", "inputs", "grad_outputs", "retain_graph", "create_graph", "only_inputs",
+             "allow_unused", "is_grads_batched", "materialize_grads"]
+    args = {}
+    for k, a in enumerate(call.args):
+        key = a.keyword.value if a.keyword is not None else (names[k] if k < len(names) else None)
+        if key is None or a.star:
+            return None
+        args[key] = a.value
+    if "outputs" not in args or "inputs" not in args:
+        return None
+    if "is_grads_batched" in args and _flag(args, "is_grads_batched") is not False:
+        return None     # is_grads_batched (vmap over grad_outputs): stays a TODO
+    args.pop("is_grads_batched", None)
+    if any(k not in ("outputs", "inputs", "grad_outputs", "create_graph", "retain_graph", "only_inputs",
+                     "allow_unused", "materialize_grads") for k in args):
+        return None
+    return args
+
+
+def _in_inner_loop(prefix: List[cst.BaseStatement], loop: cst.For, ms: str, drawing=frozenset()):
+    """A gradient in an inner loop's body whose output is computed from the input through statements of the
+    enclosing block before the loop (torchattacks' SINIFGSM: `nes_image = adv_images + ...` before `for i in
+    range(m): nes_images = nes_image / 2 ** i; cost = ...; grad(cost, adv_images)`): the function, defined in the
+    inner loop's body, holds copies of those statements too. Only where the inner loop binds none of the names they
+    bind or read, nor an input (each turn sees the values they computed), and nothing is moved (the statements
+    before the loop ran once for all turns). Returns (the loop rewritten, the site's `module:line`) or None."""
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    inner = _hoisted(list(loop.body.body), set())
+    found = [(j, _placeholder_args(st)) for j, st in enumerate(inner)]
+    found = [(j, f) for j, f in found if f is not None]
+    if len(found) != 1:
+        return None
+    j, (target, call, indexed) = found[0]
+    args = _grad_args(call)
+    if args is None:
+        return None
+    block = list(prefix) + inner
+    general = _general_form(block, len(prefix) + j, target, args, indexed, ms, frozenset(), drawing, None)
+    if general is None:
+        return None
+    stmts, inputs_bound_at, _, chosen = general
+    taken = [k for k in chosen if k < len(prefix)]
+    if inputs_bound_at or not taken:
+        return None     # within the inner block alone: its own rewrite's
+    names = set(_names(args["inputs"]) or ())
+    for k in taken:
+        names |= assigns(prefix[k]) | set(reads(prefix[k]))
+    if assigns(loop) & names:
+        return None
+    kept = [ln for ln in inner[j].leading_lines if not (ln.comment and API in ln.comment.value)]
+    stmts = [stmts[0].with_changes(leading_lines=kept + list(stmts[0].leading_lines))] + stmts[1:]
+    new_body = inner[:j] + stmts + inner[j + 1:]
+    return loop.with_changes(body=loop.body.with_changes(body=new_body)), _where(call)
 
 
 def _movable(body, i: int, chosen: List[int], y: str, sens: str, outside, out,
@@ -641,7 +696,7 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     grads = [cst.parse_statement(f"{fn}_grads = {call}\n")] if keep_y is None \
         else _moved_call(fn, used, sens, y, keep_y, ms)
     return ([fn_def.with_changes(leading_lines=[comment])] + grads + [cst.parse_statement(f"{target} = {value}\n")],
-            sorted({m[-1] for m in made.values()} - {-1}), [] if keep_y is None else sorted(chosen))
+            sorted({m[-1] for m in made.values()} - {-1}), [] if keep_y is None else sorted(chosen), sorted(chosen))
 
 
 def _without_requires_grad(stmt):

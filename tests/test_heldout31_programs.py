@@ -464,3 +464,50 @@ def test_input_gradient_through_a_value_changed_in_place(graph):
     differentiate the masked division, 'BroadcastGradientArgs ... not compatible'.)"""
     code, _ = program_weights_match_torch(CHANGED_IN_PLACE, graph=graph)
     assert "cost[wrong] /= 4.0" in code.split("def _cost_of_x")[1].split("return")[0], code
+
+
+THROUGH_THE_ENCLOSING_BLOCK = '''
+import torch
+
+
+def scaled_gradient(x, m):
+    x = x.clone().detach()
+    for _ in range(2):
+        x.requires_grad = True
+        shifted = x * 1.5 + 0.25
+        total = torch.zeros_like(x)
+        for i in range(m):
+            scaled = shifted / (2 ** i)
+            cost = (scaled.tanh() ** 2).sum()
+            total += torch.autograd.grad(cost, x, retain_graph=True)[0]
+        x = (x + 0.1 * total).detach()
+    return x, total
+
+
+def rebound_in_the_loop(x, m):
+    x = x.clone().detach()
+    x.requires_grad = True
+    shifted = x * 1.5
+    total = torch.zeros_like(x)
+    for i in range(m):
+        cost = (shifted.tanh() ** 2).sum()
+        total += torch.autograd.grad(cost, x)[0]
+        shifted = shifted * 0.5
+    return total
+
+
+weights = list(scaled_gradient(torch.linspace(-1, 1, 6).reshape(2, 3), 3))
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_input_gradient_through_the_enclosing_block(graph):
+    """torchattacks' SINIFGSM: the cost of an inner loop's turn is computed from `nes_image`, which the enclosing
+    block computes from the input before the loop; the gradient's function, in the inner loop, holds a copy of that
+    statement too (the inner block alone did not reach the input: the TODO). Where the inner loop rebinds a name
+    such a statement binds (`shifted = shifted * 0.5`), a turn's value is not the statement's: it stays the TODO."""
+    code, sites = program_weights_match_torch(THROUGH_THE_ENCLOSING_BLOCK, graph=graph,
+                                              todos=["torch.autograd.grad"])
+    fn = code.split("def _cost_of_x")[1]
+    assert "shifted = x * 1.5 + 0.25" in fn.split("return")[0], code
+    assert code.count("Unconverted('torch.autograd.grad'") == 1 and "def rebound_in_the_loop" in code, code
