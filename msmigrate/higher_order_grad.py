@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .callsite import code_of
-from .train_loop import assigns, reads
+from .train_loop import assigns, mutated, reads
 from .variable_leaves import PLACEHOLDER, VARIABLE
 from .variable_leaves import unguarded as _unguarded, variable_data as _variable_data
 
@@ -481,52 +481,6 @@ def _plain_branches(stmt: cst.CSTNode, needed: set) -> bool:
     # a name bound on some paths only is one the statement also reads (torchattacks' Jitter: `if self.std != 0:
     # hat_z = hat_z + noise`): on the other paths it keeps its value from before, which the function then needs
     return not ((assigns(stmt) & needed) - _always_bound(stmt) - _free_reads(stmt))
-
-
-def mutated(stmt: cst.CSTNode) -> set:
-    """The names whose values a statement changes in place without binding them: `cost[mask] /= n` (torchattacks'
-    Jitter), `s.w = v`, `x.mul_(2)`, `_ms_compat.uniform_(x, ...)`, `_ms_compat.write_into(x, ...)`. A statement
-    changing a value the output is computed from belongs in the function (skipped, the gradient was that of the
-    value before the change)."""
-    names: set = set()
-
-    def head(node):
-        while isinstance(node, (cst.Subscript, cst.Attribute)):
-            node = node.value
-        return node.value if isinstance(node, cst.Name) else None
-
-    class _Changes(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                for e in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
-                    target = getattr(e, "value", e)
-                    if isinstance(target, (cst.Subscript, cst.Attribute)):
-                        names.add(head(target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
-                names.add(head(node.target))
-
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-            if not name.endswith("_") or name.startswith("__") or name in ("requires_grad_", "set_requires_grad"):
-                if name != "write_into":
-                    return
-            if isinstance(func, cst.Attribute) and head(func.value) not in (None, "_ms_compat", "ops", "ms", "nn"):
-                names.add(head(func.value))
-            elif node.args:
-                names.add(head(node.args[0].value))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-    stmt.visit(_Changes())
-    names.discard(None)
-    return names
 
 
 def _free_reads(stmt: cst.CSTNode) -> set:

@@ -362,6 +362,52 @@ class _Assigns(BindingTargets):
         return False
 
 
+def mutated(stmt: cst.CSTNode) -> set:
+    """The names whose values a statement changes in place without binding them: `cost[mask] /= n` (torchattacks'
+    Jitter), `s.w = v`, `x.mul_(2)`, `_ms_compat.uniform_(x, ...)`, `_ms_compat.write_into(x, ...)`. A statement
+    changing a value the output is computed from belongs in the function (skipped, the gradient was that of the
+    value before the change)."""
+    names: set = set()
+
+    def head(node):
+        while isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = node.value
+        return node.value if isinstance(node, cst.Name) else None
+
+    class _Changes(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                for e in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
+                    target = getattr(e, "value", e)
+                    if isinstance(target, (cst.Subscript, cst.Attribute)):
+                        names.add(head(target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, (cst.Subscript, cst.Attribute)):
+                names.add(head(node.target))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            if not name.endswith("_") or name.startswith("__") or name in ("requires_grad_", "set_requires_grad"):
+                if name != "write_into":
+                    return
+            if isinstance(func, cst.Attribute) and head(func.value) not in (None, "_ms_compat", "ops", "ms", "nn"):
+                names.add(head(func.value))
+            elif node.args:
+                names.add(head(node.args[0].value))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    stmt.visit(_Changes())
+    names.discard(None)
+    return names
+
+
 def assigns(node: cst.CSTNode) -> Set[str]:
     """The names the code binds (not inside the functions and classes it defines)."""
     known = _ASSIGNS.get(id(node))
@@ -1844,6 +1890,11 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
              per_iteration: Set[str], info: "LoopInfo") -> Optional[str]:
     """Why the forward function of a group would not carry the computation from the parameters to
     the loss (None: it does)."""
+    j = _changed_outside(body, g, chosen)
+    if j is not None:
+        return (f"`{_short(body[j])}` changes a value the loss is computed from (in place, or by binding it again), "
+                "and stays out of the train step: its forward function would compute the loss from the value "
+                "before the change; write this train step with mindspore.value_and_grad by hand")
     if g.leaves:
         inputs, _ = _inputs([body[k] for k in chosen], g.losses)
         missing = [n for n in g.leaves if n not in inputs]
@@ -1889,6 +1940,27 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                 "variable), so value_and_grad would "
                 "see a constant and every gradient would be zero: write this train step with "
                 "mindspore.value_and_grad by hand")
+    return None
+
+
+def _changed_outside(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int]) -> Optional[int]:
+    """A statement the step leaves out that changes, between the step's statements, a value one of them computed
+    and a later one (or the loss) reads: `y[:, 0] = 0`, `y[y > 1] *= 3`, `z /= 2` (kept out as a data statement:
+    no call). The forward function would compute the loss from the value before the change (silently, the
+    gradients of another loss): the index of the first such statement, or None."""
+    if not chosen:
+        return None
+    skip = {*g.backwards, g.step, *g.extras}
+    last = g.backwards[-1]
+    loss_reads = set().union(*(set(reads(x)) for x in g.losses))
+    for j in range(chosen[0] + 1, last):
+        if j in chosen or j in skip:
+            continue
+        changed = mutated(body[j]) | assigns(body[j])
+        before = set().union(*(assigns(body[k]) for k in chosen if k < j))
+        after = set().union(*(set(reads(body[k])) for k in chosen if k > j)) | loss_reads
+        if changed & before & after:
+            return j
     return None
 
 
