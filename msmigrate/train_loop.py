@@ -363,14 +363,14 @@ class _Assigns(BindingTargets):
 
 
 def mutated(stmt: cst.CSTNode) -> set:
-    """The names whose values a statement changes in place without binding them: `cost[mask] /= n` (torchattacks'
-    Jitter), `s.w = v`, `x.mul_(2)`, `_ms_compat.uniform_(x, ...)`, `_ms_compat.write_into(x, ...)`. A statement
-    changing a value the output is computed from belongs in the function (skipped, the gradient was that of the
-    value before the change)."""
+    """The names whose tensor values a statement changes in place without binding them: `cost[mask] /= n`
+    (torchattacks' Jitter), `y[:, 0] = 0`, `x.data = v`, `x.mul_(2)`, `_ms_compat.uniform_(x, ...)`,
+    `_ms_compat.write_into(x, ...)`. A statement changing a value a loss or gradient output is computed from belongs
+    with the statements computing it. (An object's attribute, `self.step += 1`, is no such value.)"""
     names: set = set()
 
     def head(node):
-        while isinstance(node, (cst.Subscript, cst.Attribute)):
+        while isinstance(node, cst.Subscript) or (isinstance(node, cst.Attribute) and node.attr.value == "data"):
             node = node.value
         return node.value if isinstance(node, cst.Name) else None
 
@@ -378,7 +378,7 @@ def mutated(stmt: cst.CSTNode) -> set:
         def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
                 for e in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
-                    target = getattr(e, "value", e)
+                    target = e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e
                     if isinstance(target, (cst.Subscript, cst.Attribute)):
                         names.add(head(target))
 
@@ -504,7 +504,7 @@ def _object_attribute_reads(statements) -> Set[str]:
         def visit_Assign(self, node: cst.Assign) -> None:
             for t in node.targets:
                 for e in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
-                    target = getattr(e, "value", e)
+                    target = e.value if isinstance(e, (cst.Element, cst.StarredElement)) else e
                     if isinstance(target, cst.Attribute):
                         stored.add(target.attr.value)
 
@@ -1426,7 +1426,7 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
                 outside.append(j)
             continue
         if j not in group.host_ifs and is_source(st, host) and not _loop_through_network(st, host) and \
-                not _loop_over_computed(body, j, host, skip) and \
+                not _loop_over_computed(body, j, host, skip) and not _updates_computed(body, j, host, skip) and \
                 not _helper_of_network_value(body, j, host, drawing) and not _renames_computed(body, j, host, skip):
             if outside is not None:
                 outside.append(j)
@@ -1463,6 +1463,19 @@ def _carried_host_update(body: Sequence[cst.CSTNode], j: int, host: Set[str]) ->
         return False
     read = set(reads(st))
     return not any(assigns(body[k]) & read and not is_source(body[k], host) for k in range(j))
+
+
+def _updates_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip: Set[int]) -> bool:
+    """`loss /= accumulation_steps`, `style_loss *= args.style_weight` (fast_neural_style), `xbhat /= nsamples`
+    (pytorch-made): an augmented assignment to a name a computing statement bound before it. It calls nothing, so
+    by its form it is data; left out of the step, the loss the forward function returned was the value before the
+    update (the gradients off by the factor, silently). Part of the step."""
+    st = body[j]
+    if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.AugAssign)
+            and isinstance(st.body[0].target, cst.Name)):
+        return False
+    name = st.body[0].target.value
+    return any(name in assigns(body[k]) and not is_source(body[k], host) for k in range(j) if k not in skip)
 
 
 def _renames_computed(body: Sequence[cst.CSTNode], j: int, host: Set[str], skip: Set[int]) -> bool:
@@ -1960,6 +1973,10 @@ def _changed_outside(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence
         before = set().union(*(assigns(body[k]) for k in chosen if k < j))
         after = set().union(*(set(reads(body[k])) for k in chosen if k > j)) | loss_reads
         if changed & before & after:
+            import os
+            if os.environ.get("MSM_LOG_CHANGED"):
+                with open(os.environ["MSM_LOG_CHANGED"], "a") as f:
+                    f.write(_short(body[j]) + "\n")
             return j
     return None
 

@@ -62,3 +62,40 @@ weights = [model.weight, model.bias]
 @pytest.mark.parametrize("graph", [False])
 def test_train_step_through_a_changed_value_matches_torch(graph):
     program_weights_match_torch(IN_A_LOOP, graph=graph)
+
+
+SCALED_AFTER = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Linear(4, 3)
+fill(model, 4)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+xs = torch.linspace(-1, 1, 24).reshape(3, 2, 4)
+ys = torch.linspace(0, 1, 18).reshape(3, 2, 3)
+weight, steps = 7.0, 2
+for x, y in zip(xs, ys):
+    out = torch.zeros_like(y)
+    for k in range(steps):
+        out += model(x * (k + 1))
+    out /= steps
+    style = F.mse_loss(out, y)
+    style *= weight
+    loss = style + out.abs().mean()
+    loss /= steps
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = [model.weight, model.bias]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_augmented_update_of_the_loss_is_part_of_the_step(graph):
+    """`loss /= accumulation_steps` (LLMs-from-scratch), `style_loss *= args.style_weight` (pytorch/examples'
+    fast_neural_style), `xbhat /= nsamples` (pytorch-made): an augmented assignment calls nothing, so it was taken
+    for data and left out of the step; the forward function returned the loss before it (gradients off by the
+    factor, silently). It is part of the compiled step now."""
+    code, _ = program_weights_match_torch(SCALED_AFTER, graph=graph)
+    step = code.split("def forward_fn")[1].split("return")[0]
+    assert "style *= weight" in step and "loss /= steps" in step and "out /= steps" in step, code
