@@ -52,6 +52,9 @@ from .transformer import COMPAT, TorchToMindSpore
 
 TEMPLATES = Path(__file__).parent / "templates"
 _TORCH_WORD = re.compile(r"\b(torch|torchvision|torchaudio|torchtext|functorch|timm)\b")
+# torch's Module dictionaries read by attribute (`model._modules.items()`): a file of helpers that walks a model
+# passed in (pytorch-grad-cam's utils/find_layers.py) names no torch, but reads torch's modules
+_MODULE_DICT_READ = re.compile(r"\.(_modules|_parameters)\b")
 _TF_WORD = re.compile(r"^\s*(import|from)\s+(tensorflow|keras|tf_keras)\b", re.M)
 # a file importing MindSpore already (e.g. msmigrate's own output of a mixed torch + TensorFlow file) is not
 # a TensorFlow program: converting it again must change nothing
@@ -277,7 +280,7 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     if info.parse_error:   # (a statement too deep or too long says so rather than "not valid")
         return FileResult(rel, "failed", reason=source_problem(text) or f"not valid Python: {info.parse_error}",
                           lines=lines), None
-    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not any(
+    if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not _MODULE_DICT_READ.search(text) and not any(
             f"{info.name}.{c}" in index.cell_classes or f"{info.name}.{c}" in index.cell_mixins
             for c in info.classes) and not index.reaches_torch(info) \
             and not imports_dependency(index, text) and not index.derives_from_torch_code(info):

@@ -89,6 +89,7 @@ from . import numpy_indices as NI
 from . import complex_operators as CO
 from . import conv1d_weights as CW
 from . import layer_settings as LS
+from . import leftover_backward as LB
 
 # imports that make a module a distributed (DDP) program: its train steps average gradients
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed",
@@ -2455,9 +2456,32 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         self._rebind_import(original)
+        child = self._child_store(original, updated)
+        if child is not None:
+            return child
         out = self._leave_assign(original, updated)
         held = self._held_optimizer(original, out)
         return held if held is not None else out
+
+    def _child_store(self, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
+        """`model._modules[name] = layer` (a child swapped by name): `_ms_compat.set_child(model, name, layer)`,
+        which keeps a SequentialCell's list of the cells it runs in step (the read `model._modules` alone is
+        renamed `_cells`: a store into it would leave the old layer running in a SequentialCell)."""
+        if len(original.targets) != 1 or len(updated.targets) != 1:
+            return None
+        target, done = original.targets[0].target, updated.targets[0].target
+        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute)
+                and target.value.attr.value == "_modules" and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index) and not self._own_plain_attribute(target.value)
+                and isinstance(done, cst.Subscript) and isinstance(done.value, cst.Attribute)):
+            return None
+        self._record(original, "Module._modules", f"{COMPAT}.set_child", R.CONVERTED,
+                     "a child stored by name (`m._modules[name] = layer`): into the Cell's _cells, a "
+                     "SequentialCell's list of the cells it runs rebuilt from it")
+        self.sites[-1].test = "tests/test_heldout35_programs.py::test_child_swapped_by_name_runs_in_a_sequential"
+        self.uses_compat = True
+        return cst.Expr(cst.Call(func=cst.parse_expression(f"{COMPAT}.set_child"), args=[
+            cst.Arg(done.value.value), cst.Arg(done.slice[0].slice.value), cst.Arg(updated.value)]))
 
     def _rebind_import(self, original: cst.Assign) -> None:
         """`import torch.optim as optim` and then, in the module body, `optim = torch.optim.Adam(...)` (g-mlp's
@@ -3132,7 +3156,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         func = original.func
         name = func.attr.value
         if name == "backward":
-            return updated      # the training-loop rewrite (train_loop.py) decides
+            return LB.note(self, original, updated)     # the training-loop rewrite (train_loop.py) decides
         chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x
         if chained is not None:
             return chained
@@ -3506,6 +3530,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
+        updated = LB.rewrite(self, updated)    # backward() no train step took: raise on a tensor
         updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted
         if self.touched:
             self._need_unbound_roots(updated)

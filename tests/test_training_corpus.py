@@ -286,8 +286,10 @@ def convert(name: str, out: Path) -> dict:
 # heldout32: ms.Tensor's __format__ as torch's, set at the helper's import, adds 10 lines (11 to cifar_resnet)
 # +10 (stop 42): compile_step's train_mode_by_default looks inside a training container (a new torch container's own
 # flag) and _closure_cells reaches networks handed over in a dict, list or tuple (nerf-pytorch's render_kwargs)
-HELPER_BOUNDS = {"cifar_resnet": 3854, "dcgan": 4026, "lstm_lm": 3232, "mnist_cnn": 3643, "transformer_lm": 3586,
-                 "vae": 3642}
+# +17 (heldout35): ms.Tensor's indexing reads NumPy integers and integer arrays as torch's, set at the helper's
+# import (_numpy_index; lstm_lm's bound had the room)
+HELPER_BOUNDS = {"cifar_resnet": 3871, "dcgan": 4043, "lstm_lm": 3232, "mnist_cnn": 3660, "transformer_lm": 3603,
+                 "vae": 3659}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -25,6 +25,23 @@ def _tensor_format(self, spec):
 ms.Tensor.__format__ = _tensor_format
 
 
+def _numpy_index(index):
+    """An index as torch reads it: a NumPy integer is its int, a NumPy integer or bool array an index tensor
+    (`out[i, self.indices[i]] = v`); MindSpore 2.10 refuses both (IndexError 'Unsupported Python object type')."""
+    if isinstance(index, np.integer):
+        return int(index)
+    if isinstance(index, np.ndarray) and index.dtype.kind in "iub":
+        return ms.Tensor(index)
+    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray)) for i in index):
+        return tuple(_numpy_index(i) for i in index)
+    return index
+
+
+_tensor_getitem, _tensor_setitem = ms.Tensor.__getitem__, ms.Tensor.__setitem__
+ms.Tensor.__getitem__ = lambda self, index: _tensor_getitem(self, _numpy_index(index))
+ms.Tensor.__setitem__ = lambda self, index, value: _tensor_setitem(self, _numpy_index(index), value)
+
+
 class MigrationError(RuntimeError):
     """Raised where code that msmigrate could not convert is reached."""
 

@@ -300,6 +300,20 @@ def children(cell):
     return iter([child for _, child in named_children(cell)])
 
 
+def set_child(cell, name, value):
+    """torch's `module._modules[name] = value`: the child named `name` swapped (a layer replaced by another, by
+    name, walking the model). On a Cell it goes into `_cells`, and a SequentialCell's `cell_list` (the list its
+    construct runs, kept beside `_cells`) is rebuilt from it: a store into `_cells` alone would leave the old layer
+    running there. Any other object: its own `_modules`."""
+    cells = getattr(cell, "_cells", None) if isinstance(cell, nn.Cell) else None
+    if cells is None:
+        cell._modules[name] = value
+        return
+    cells[name] = value
+    if isinstance(cell, nn.SequentialCell):
+        cell.cell_list = list(cells.values())
+
+
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
     """torch's Module.named_modules(): every module once (shared ones at their first path)."""
     seen = set() if memo is None else memo

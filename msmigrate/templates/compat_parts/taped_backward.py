@@ -23,10 +23,11 @@ def _int_index_as_tuple(tensor_class):
     records, every train step's gradient is such a nested one (a module with a taped backward() imported by a
     program whose own steps are compiled steps). `x[(0,)]` is the same index and passes: Tensor's indexing is
     given that form (its other indexes unchanged)."""
-    plain = tensor_class.__mro__[1].__getitem__     # TensorPy's own
+    plain = tensor_class.__getitem__     # (the helper's reading of NumPy indexes, or TensorPy's own)
 
     def getitem(self, index):
-        return plain(self, (index,) if type(index) is int else index)
+        return plain(self, (int(index),) if type(index) is int or isinstance(index, np.integer) else index)
+    getitem.int_as_tuple = True
     tensor_class.__getitem__ = getitem
 
 
@@ -34,7 +35,7 @@ def open_tape():
     """Start recording every operation from here on (PYNATIVE mode; in GRAPH mode tape_backward raises)."""
     if _TAPE["open"] or ms.get_context("mode") != ms.PYNATIVE_MODE:
         return
-    if "__getitem__" not in ms.Tensor.__dict__:
+    if not getattr(ms.Tensor.__getitem__, "int_as_tuple", False):
         _int_index_as_tuple(ms.Tensor)
     _tape_executor.set_grad_flag(True)
     _tape_executor.new_graph(_tape_graph)
