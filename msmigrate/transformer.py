@@ -1158,6 +1158,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                            backward_methods=self._backward_methods,
                            optimizer_grad_methods=self.index.optimizer_grad_methods(),
                            lazy_calls=getattr(self, "_lazy_calls", {}),
+                           data_methods=self.index.data_methods(self.module_name, self._classes[-1].name)
+                           if self._classes else set(),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1523,7 +1525,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
 
-    def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
+    def _graph_list_rewrites(self, node, local, params, rebound, refuse, iterators: bool = True) -> None:
         """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
         pops, guarded = GP.pops_to_rewrite(node, local)
         shared = GA.shared_changes(node) if refuse else {}   # `m = l; l.append(x)`: graph_aliases.py
@@ -1545,6 +1547,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._record_writes.update(GRD.field_writes(node, params, fields, self._none_tests))
             self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
             self._graph_keyword_updates |= keyword_updates(node)
+        if not iterators:
+            return
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1582,7 +1586,9 @@ class TorchToMindSpore(cst.CSTTransformer):
               or set(TL.reads(node.body)) & self._torch_heads):   # a helper of construct or of a train step
             params = {p.name.value for p in _all_params(node.params)}
             rebound = GP.rebound_params(node, params)
-            self._graph_list_rewrites(node, GP.fresh_lists(node) | rebound, params, rebound, True)
+            # a training loop's `next(data_iter)` runs in Python (graph_iters.training_loop)
+            self._graph_list_rewrites(node, GP.fresh_lists(node) | rebound, params, rebound, True,
+                                      iterators=not GI.training_loop(node))
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
