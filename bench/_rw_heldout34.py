@@ -4,8 +4,7 @@ yunjey/stargan's main.py, converted as a new user would convert them.
     python bench/real_world.py --mirrors /work/.mirror --set heldout34 [--only cifar_resnet,stargan_train]
 
 - bearpaw/pytorch-classification (cifar.py, models/, utils/; its utils/progress is a git submodule the mirror does
-  not hold: the `progress` package from PyPI, which scripts/setup.sh's bench libraries install, as the README's
-  `pip install progress` would): cifar_<arch> runs cifar.py whole (main(): the synthetic CIFAR-10 of
+  not hold: the `progress` package from PyPI, which scripts/setup.sh's bench libraries install): cifar_<arch> runs cifar.py whole (main(): the synthetic CIFAR-10 of
   ./data/cifar-10-batches-py in torchvision's format, 16 training and 8 test images, RandomCrop(32, padding=4),
   RandomHorizontalFlip, ToTensor, Normalize; the model built from `-a ARCH` and its depth / width options inside
   nn.DataParallel; SGD with momentum and weight decay; two epochs of two steps with `--schedule 1` (
@@ -15,15 +14,15 @@ yunjey/stargan's main.py, converted as a new user would convert them.
   arguments (cifar.py parses them at import) and calls its main(), having wrapped the module's train() and test()
   to print their returned loss and top-1 average as VALUEs. Archs: alexnet, vgg19_bn, resnet (depth 20),
   preresnet (depth 8), densenet (depth 10, growth 4), resnext (depth 11, cardinality 2, widen 4: its classifier
-  reads `x.view(-1, 1024)`, 256 times the widen factor), wrn (depth 10,
-  widen 1). cifar_evaluate: `-a resnet --depth 8 --evaluate --resume checkpoint/checkpoint.pth.tar` on a
+  reads `x.view(-1, 1024)`, 256 times the widen factor), wrn (depth 10, widen 1). cifar_evaluate: `-a resnet --depth 8 --evaluate --resume checkpoint/checkpoint.pth.tar` on a
   checkpoint torch wrote (a script of ours, run with torch before the runs: the repository's resnet in
   DataParallel, three train-mode forwards, one SGD step, torch.save of save_checkpoint's dict), copied to the
   converted side: torch.load, load_state_dict of the model and the optimizer, the Logger reopened with
-  resume=True, test() (its VALUEs and the `Test Loss` line's accuracy).
+  resume=True, test() (its VALUEs).
   cifar.py as written does not run on today's Python and torch: `targets.cuda(async=True)` is a SyntaxError since
-  Python 3.7 and `loss.data[0]` of a 0-d tensor an IndexError since torch 0.5, so before the conversion (both sides)
-  they read `non_blocking=True` and `loss.item()`; after it, the torch side's `.cuda()` (DataParallel's,
+  Python 3.7, `loss.data[0]` and accuracy()'s `prec1[0]` index 0-d tensors (an IndexError since torch 0.5) and
+  accuracy()'s `.view(-1)` of a transposed tensor is a RuntimeError, so before the conversion (both sides) they read
+  `non_blocking=True`, `loss.item()`, `.sum(0, keepdim=True)` and `.reshape(-1)`; after it, the torch side's `.cuda()` (DataParallel's,
   unconditional) is made `.cpu()` (no GPU here; the converted side is the conversion of `.cuda()`). `-j 0`: the
   data loading in the main process.
 - yunjey/stargan (main.py, solver.py, model.py, data_loader.py; logger.py, tensorflow's, is not imported with
@@ -35,10 +34,11 @@ yunjey/stargan's main.py, converted as a new user would convert them.
     from iteration 2 every 2 iterations, the fixed samples' save_image at iteration 3 and the checkpoints'
     torch.save: the D and G losses (WGAN-GP: torch.autograd.grad with create_graph in gradient_penalty, torch.rand
     interpolation weights matched by the runner, torch.randperm target labels) compared, the `Decayed learning
-    rates` lines PRINTED.
+    rates` and `Saved ...` lines PRINTED.
   - stargan_gp: a driver of ours: Generator and Discriminator at those sizes, one forward (VALUEs), Solver's
     create_labels (hair colours set, other attributes flipped), classification_loss, label2onehot and
-    gradient_penalty called on a stand-in `self` of ours holding the device, and two Adam steps of a D loss with
+    gradient_penalty called through the class (`Solver.gradient_penalty(holder, ...)`, from the driver's module)
+    on a stand-in `self` of ours holding the device, and two Adam steps of a D loss with
     the penalty (losses) and the outputs after them (VALUEs).
   - stargan_test: `main.py --mode test --test_iters 5` on G and D checkpoints torch wrote (a script of ours, run
     with torch before the runs: the two networks after one Adam step, torch.save of their state dicts), copied to
