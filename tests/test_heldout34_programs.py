@@ -24,7 +24,12 @@ yunjey/stargan's main.py) needed, each compared with torch (PYNATIVE, and GRAPH 
   rewritten as a sequence (`_ms_compat.graph_iter`: the whole loader read at the iter() call) - a rewrite meant for
   code that compiles. The loader's batches (and their random augmentations) were then all made before the loop
   drew anything between them: torch makes each at its next(). In a function calling backward() (its loop runs in
-  Python) the iterator stays an iterator (graph_iters.training_loop)."""
+  Python) the iterator stays an iterator (graph_iters.training_loop).
+- A network calling `self.stage.forward(x)` on a container that a method of its class builds and returns
+  (pytorch-classification's ResNeXt: `self.stage_1 = self.block(...)`, the method making `nn.Sequential()` and
+  filling it with add_module) kept `.forward` (the attribute's type unknown): "'SequentialCell' object has no
+  attribute 'forward'". A method whose every return gives a torch layer or container it builds types the
+  attribute it is assigned to, and the call is `.construct(x)` (transformer._module_returning_methods)."""
 import json
 import subprocess
 import sys
@@ -32,7 +37,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.parity.harness import load_converted, load_torch, program_weights_match_torch
+from tests.parity.harness import check_layer, load_converted, load_torch, program_weights_match_torch, rnd
 from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
 METRIC_TREE = {
@@ -252,3 +257,38 @@ def test_training_loop_iterator_makes_batches_when_asked():
     assert want[:4] == ["batch 1.0", "step 0", "batch 1.1", "step 1"], want
     for got, ref in zip(mod.weights, load_torch(_LOADER_ORDER)["weights"]):
         np.testing.assert_allclose(got.asnumpy(), ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+_STAGES = '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Stages(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = self.stage("first", 3, 4, 2)
+        self.second = self.stage("second", 4, 5, 1)
+        self.head = nn.Linear(5, 2)
+
+    def stage(self, label, cin, cout, count):
+        """a container the method fills and returns"""
+        seq = nn.Sequential()
+        for k in range(count):
+            seq.add_module("%s_%d" % (label, k), nn.Conv2d(cin if k == 0 else cout, cout, 3, padding=1))
+            seq.add_module("%s_act%d" % (label, k), nn.ReLU())
+        return seq
+
+    def forward(self, x):
+        x = self.first.forward(x)
+        x = self.second.forward(x)
+        return self.head.forward(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+def make():
+    return Stages()
+'''
+
+
+def test_forward_of_a_container_a_method_returns():
+    check_layer(_STAGES, [rnd(2, 3, 6, 6)], grad=True)
