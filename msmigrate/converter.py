@@ -105,9 +105,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     module, reads_undefined = read_undefined_names(module, source, module_name, COMPAT)
     if spans is not None:   # each statement marked with its original line (line_map.py)
         module = mark_statements(module, statement_lines(module, tree))
-    if might_inline_grad_helpers(source):   # `gp = self.gradient_penalty(out, x)` written out (grad_helpers.py)
+    if might_inline_grad_helpers(source, index, module_name):   # `gp = self.penalty(out, x)` written out (grad_helpers.py)
         # (the pass adds the statements it writes to the ast too: every statement keeps its line)
-        module = inline_grad_helpers(module, tree, statement_lines(module, tree))
+        module = inline_grad_helpers(module, tree, statement_lines(module, tree), index, module_name)
     np_sites: List[Site] = []
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)

@@ -26,6 +26,7 @@ the gradient in the function the TODO that raises MigrationError at its line).""
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import re
 from typing import Dict, List, Optional, Set, Tuple
@@ -39,8 +40,18 @@ _GRAD = re.compile(r"\bautograd\s*\.\s*grad\s*\(")
 _MARK = re.compile(r"#@msmigrate-line:\d+@")    # line_map.py's mark of a statement's original line
 
 
-def might_inline_grad_helpers(source: str) -> bool:
-    return bool(_GRAD.search(source))
+def might_inline_grad_helpers(source: str, index=None, module_name: str = "") -> bool:
+    """The module calls torch.autograd.grad, or imports from a project module that does."""
+    if _GRAD.search(source):
+        return True
+    info = index.modules.get(module_name) if index is not None else None
+    if info is None:
+        return False
+    for qname in set(info.imports.values()):
+        other = index.modules.get(qname.rpartition(".")[0])
+        if other is not None and other is not info and other.reads_autograd_grad:
+            return True
+    return False
 
 
 class _Helper:
@@ -278,9 +289,12 @@ def _ast_statement_at(tree: ast.Module, line: int) -> Optional[Tuple[list, int]]
 
 
 class _Inliner(cst.CSTTransformer):
-    def __init__(self, functions, methods, tree: ast.Module, lines: Dict[int, int]):
+    def __init__(self, functions, methods, tree: ast.Module, lines: Dict[int, int], imported=None):
         super().__init__()
         self.functions, self.methods, self.tree, self.lines = functions, methods, tree, lines
+        # name -> (helper, is a class) imported from another module of the project: `Solver` (its methods, called
+        # through the class with the object first) or a function
+        self.imported: Dict[str, Tuple[object, bool]] = imported or {}
         self.classes: List[str] = []
         self.funcs: List[Tuple[cst.FunctionDef, Set[str]]] = []
         self.done = 0
@@ -302,6 +316,18 @@ class _Inliner(cst.CSTTransformer):
     def _target(self, call: cst.Call) -> Tuple[Optional[_Helper], Optional[str]]:
         """The helper a call calls, and the receiver's name (a method's `self`)."""
         f = call.func
+        local = self.funcs[-1][1] if self.funcs else set()
+        if isinstance(f, cst.Name) and f.value in self.imported and f.value not in local:
+            helper, is_class = self.imported[f.value]
+            return (None, None) if is_class else (helper, None)
+        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in self.imported
+                and f.value.value not in local and self.imported[f.value.value][1]):
+            # `Class.method(obj, ...)`: the object is the method's self
+            helper = self.imported[f.value.value][0].get(f.attr.value)
+            if helper is not None and call.args and isinstance(call.args[0].value, cst.Name) \
+                    and call.args[0].keyword is None and not call.args[0].star:
+                return helper, call.args[0].value.value
+            return None, None
         if isinstance(f, cst.Name) and f.value in self.functions:
             if self.funcs and f.value in self.funcs[-1][1]:
                 return None, None      # a local of that name
@@ -316,13 +342,15 @@ class _Inliner(cst.CSTTransformer):
 
     def _inline(self, stmt: cst.SimpleStatementLine) -> Optional[List[cst.SimpleStatementLine]]:
         found = _call_of(stmt)
-        if found is None or not self.funcs:
+        if found is None or (self.classes and not self.funcs):
             return None
         assign, call = found
         helper, receiver = self._target(call)
         if helper is None or any(a.star for a in call.args):
             return None
-        caller_bound = self.funcs[-1][1]
+        if helper.method and isinstance(call.func, cst.Attribute) and call.func.value.value in self.imported:
+            call = call.with_changes(args=call.args[1:])    # the object given first: the method's self
+        caller_bound = self.funcs[-1][1] if self.funcs else set()    # a script's top level: the module's names
         if helper.free & caller_bound:
             return None     # a name the function reads from its module, which the caller rebinds
         params = helper.params[1:] if helper.method else helper.params
@@ -383,9 +411,15 @@ class _Inliner(cst.CSTTransformer):
         self.done += 1
         return out
 
+    def leave_Module(self, original, updated):
+        return self._written_out(original, updated)
+
     def leave_IndentedBlock(self, original, updated):
-        if not self.funcs:
-            return updated
+        if self.classes and not self.funcs:
+            return updated      # a class body
+        return self._written_out(original, updated)
+
+    def _written_out(self, original, updated):
         body: List[cst.BaseStatement] = []
         changed = False
         for old, new in zip(original.body, updated.body):
@@ -398,10 +432,49 @@ class _Inliner(cst.CSTTransformer):
         return updated.with_changes(body=body) if changed else updated
 
 
-def inline_grad_helpers(module: cst.Module, tree: ast.Module, lines: Dict[int, int]) -> cst.Module:
+def _imported_helpers(index, module_name: str) -> Dict[str, Tuple[object, bool]]:
+    """Gradient helpers of other project modules that this module imports by name: a function (`from losses import
+    penalty`), or a class whose methods are (`from solver import Solver`, called `Solver.penalty(obj, y, x)`). Each
+    name the helper reads from its module must be the same import in this one (`torch`, `F`)."""
+    info = index.modules.get(module_name) if index is not None else None
+    if info is None:
+        return {}
+    cache = index.__dict__.setdefault("_grad_helpers", {})     # per module of the project, parsed once
+    found: Dict[str, Tuple[object, bool]] = {}
+    for local, qname in info.imports.items():
+        mod, _, name = qname.rpartition(".")
+        other = index.modules.get(mod)
+        if other is None or other is info or other.parse_error:
+            continue
+        if mod not in cache:
+            cache[mod] = ({}, {})
+            try:
+                text = other.path.read_text(encoding="utf-8")
+                if _GRAD.search(text):
+                    cache[mod] = _helpers(cst.parse_module(text), ast.parse(text))
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError, cst.ParserSyntaxError):
+                pass
+        functions, methods = cache[mod]
+
+        def same_names(h: _Helper) -> bool:
+            return all(other.imports.get(n) is not None and other.imports.get(n) == info.imports.get(n)
+                       or (n not in other.imports and n not in other.defined and n not in info.imports
+                           and n not in info.defined and hasattr(builtins, n)) for n in h.free)
+        if name in functions and same_names(functions[name]):
+            found[local] = (functions[name], False)
+        own = {m: h for (c, m), h in methods.items() if c == name and same_names(h)}
+        if own:
+            found[local] = (own, True)
+    return found
+
+
+def inline_grad_helpers(module: cst.Module, tree: ast.Module, lines: Dict[int, int], index=None,
+                        module_name: str = "") -> cst.Module:
     """The module with each call of a gradient helper written out (the module docstring); `tree`, the source's
-    ast, gets the same statements (changed in place). lines: lines.statement_lines of module and tree."""
+    ast, gets the same statements (changed in place). lines: lines.statement_lines of module and tree. index,
+    module_name: the project, for helpers imported from its other modules."""
     functions, methods = _helpers(module, tree)
-    if not functions and not methods:
+    imported = _imported_helpers(index, module_name)
+    if not functions and not methods and not imported:
         return module
-    return module.visit(_Inliner(functions, methods, tree, lines))
+    return module.visit(_Inliner(functions, methods, tree, lines, imported))

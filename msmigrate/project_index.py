@@ -78,6 +78,7 @@ class ModuleInfo:
     builds_sparse: bool = False   # names a torch sparse constructor or product (sparse_products.py)
     # its module-level functions calling a tensor-only method on a parameter (ProjectIndex.serves_torch_code)
     tensor_method_functions: Set[str] = field(default_factory=set)
+    reads_autograd_grad: bool = False   # calls torch.autograd.grad (grad_helpers.py: a helper other modules call)
     # class name -> its data methods (_data_methods): a one-hot of labels built from its arguments alone, no network,
     # no other method of self
     data_methods: Dict[str, Set[str]] = field(default_factory=dict)
@@ -251,6 +252,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         return
     info.reads_grad = bool(_GRAD_READ.search(source))
     info.tensor_method_functions = _tensor_method_functions(tree)
+    info.reads_autograd_grad = bool(re.search(r"\bautograd\s*\.\s*grad\s*\(", source))
     from .sparse_products import SPARSE_NAMES
     info.builds_sparse = bool(SPARSE_NAMES.search(source))
     if _CLEARS_GRADS.search(source):

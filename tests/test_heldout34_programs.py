@@ -29,7 +29,11 @@ yunjey/stargan's main.py) needed, each compared with torch (PYNATIVE, and GRAPH 
   (pytorch-classification's ResNeXt: `self.stage_1 = self.block(...)`, the method making `nn.Sequential()` and
   filling it with add_module) kept `.forward` (the attribute's type unknown): "'SequentialCell' object has no
   attribute 'forward'". A method whose every return gives a torch layer or container it builds types the
-  attribute it is assigned to, and the call is `.construct(x)` (transformer._module_returning_methods)."""
+  attribute it is assigned to, and the call is `.construct(x)` (transformer._module_returning_methods).
+- The same penalty called from another module of the project, through the class with an object of ours first
+  (`Trainer.critic_penalty(holder, out, mixed)`, bench's stargan_gp driver) or as an imported function, at a
+  script's top level: written out there too, where every name the function reads from its module is the same
+  import in the caller's (grad_helpers._imported_helpers)."""
 import json
 import subprocess
 import sys
@@ -292,3 +296,52 @@ def make():
 
 def test_forward_of_a_container_a_method_returns():
     check_layer(_STAGES, [rnd(2, 3, 6, 6)], grad=True)
+
+
+_PENALTY_MODULE = _CRITIC.split("trainer = Trainer()")[0]     # the functions, imported by the script below
+
+_SCRIPT = '''
+import numpy as np
+import torch
+from types import SimpleNamespace
+
+import lossfns
+from lossfns import Trainer, penalty_of
+
+torch.manual_seed(0)
+rng = np.random.RandomState(5)
+critic = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.Tanh(), torch.nn.Linear(6, 1))
+lossfns.fill(critic, 7)
+opt = torch.optim.SGD(critic.parameters(), lr=0.05)
+holder = SimpleNamespace()
+for step in range(3):
+    real = torch.tensor(rng.randn(4, 3).astype(np.float32))
+    w = torch.tensor(rng.rand(4, 1).astype(np.float32))
+    mixed = (w * real + (1 - w) * real.flip(0)).requires_grad_()
+    out = critic(mixed)
+    first = Trainer.critic_penalty(holder, out, mixed)
+    second = penalty_of(out, mixed, scale=2.0)
+    loss = critic(real).mean() + first + second
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("OUT", [round(float(p.detach().sum()), 5) for p in critic.parameters()])
+'''
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_gradient_penalty_from_another_module(tmp_path, mode):
+    from msmigrate.cli import main
+    from tests.treeutil import run_printed, write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"lossfns.py": _PENALTY_MODULE, "train.py": _SCRIPT})
+    main(["convert", str(src), "-o", str(out), "-q"])     # 1: the functions' own gradients stay TODOs
+    report = json.loads((out / "msmigrate-report.json").read_text())
+    todo = [(f["file"], s["api"]) for f in report["files"] for s in f["sites"] if s["status"] == "todo"]
+    assert todo == [("lossfns.py", "torch.autograd.grad")] * 2, todo
+    train = (out / "train.py").read_text()
+    assert "written out here" in train and "Unconverted" not in train, train
+    want = run_printed(src, "torch")
+    got = run_printed(out, "ms", mode)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
