@@ -20,9 +20,12 @@ line, and the function's own statements, kept for its other callers, keep theirs
 
 Only where the whole computation is the same: a function of plain statements ending in its one `return`, no
 parameter rebound, no `*args`, the defaults constants; arguments that are names (others bound first to
-`_f_<param>`); a call as a whole assignment, in a function of the same class (or any function of the module for a
-module-level one) that rebinds none of the names the function reads from its module. Other calls stay calls (and
-the gradient in the function the TODO that raises MigrationError at its line)."""
+`_f_<param>`); a call as a whole assignment, in a method of the same class, or, for a module-level function, in
+any function or at the script's top level, rebinding none of the names the function reads from its module. A
+function imported from another module of the project, or a method of an imported class called through it with
+the object first (`Solver.penalty(holder, y, x)`), likewise where each name it reads from its own module is the
+same import in the caller's (_imported_helpers). Other calls stay calls (and the gradient in the function the TODO
+that raises MigrationError at its line)."""
 from __future__ import annotations
 
 import ast
