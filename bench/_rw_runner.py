@@ -822,14 +822,19 @@ def patch_ms_augmentation(compat):
         # torchvision's angle: torch.empty(1).uniform_(lo, hi), which the torch side draws from the stream
         _patch(transforms.RandomRotation, "get_params", staticmethod(
             lambda degrees: float(NOISE.uniform(float(degrees[0]), float(degrees[1]), (1,)).astype(np.float32)[0])))
-    if transforms is None or not hasattr(transforms, "RandomCrop"):
+    if transforms is None:
         return
 
     def flip(self, img):
         return compat._tv_flip(img, self.axis) if NOISE.random_sample((1,)).astype(np.float32)[0] < self.p \
             else img
-    if hasattr(transforms, "_RandomFlip"):     # a helper pruned to what the program uses may have crops only
+    # a helper pruned to what the program uses may have flips only (StarGAN: flip, centre crop, resize), or crops
+    # only: each patched where it is
+    if hasattr(transforms, "_RandomFlip"):
         _patch(transforms._RandomFlip, "__call__", flip)
+    if not hasattr(transforms, "RandomCrop"):
+        return
+
     def crop_params(img, output_size):
         h, w = compat._tv_hw(img if compat._tv_is_pil(img) else compat._tv_unwrap(img)[0])
         th, tw = output_size

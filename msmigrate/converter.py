@@ -25,6 +25,7 @@ from .first_parameters import might_read_first_parameter, rewrite_first_paramete
 from .trained_tensors import might_train_tensors, rewrite_trained_tensors
 from .detached_updates import might_update_detached, rewrite_detached_updates
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
+from .grad_helpers import inline_grad_helpers, might_inline_grad_helpers
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
 from .graph_attr_casts import might_recast_attribute, recast_attributes_as_locals
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
@@ -107,6 +108,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     module, reads_undefined = read_undefined_names(module, source, module_name, COMPAT)
     if spans is not None:   # each statement marked with its original line (line_map.py)
         module = mark_statements(module, statement_lines(module, tree))
+    if might_inline_grad_helpers(source, index, module_name):   # `gp = self.penalty(out, x)` written out (grad_helpers.py)
+        # (the pass adds the statements it writes to the ast too: every statement keeps its line)
+        module = inline_grad_helpers(module, tree, statement_lines(module, tree), index, module_name)
     np_sites: List[Site] = []
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
@@ -283,7 +287,8 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     if not _TORCH_WORD.search(text) and not _TF_WORD.search(text) and not _MODULE_DICT_READ.search(text) and not any(
             f"{info.name}.{c}" in index.cell_classes or f"{info.name}.{c}" in index.cell_mixins
             for c in info.classes) and not index.reaches_torch(info) \
-            and not imports_dependency(index, text) and not index.derives_from_torch_code(info):
+            and not imports_dependency(index, text) and not index.derives_from_torch_code(info) \
+            and not index.serves_torch_code(info):
         if has_copy_keyword(text) and not source_problem(text):   # no torch, but numpy 2 idioms numpy<2 rejects
             try:
                 code, sites = convert_numpy_only(text, info.imports)

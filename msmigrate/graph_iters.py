@@ -80,6 +80,22 @@ def _all_name_reads(function: cst.FunctionDef) -> Dict[str, int]:
     return counts
 
 
+def training_loop(function: cst.FunctionDef) -> bool:
+    """A function calling `.backward(...)` (StarGAN's Solver.train: `x, y = next(data_iter)`, a fresh iter() on
+    StopIteration): its loop runs in Python, only the step train_loop.py takes out of it is compiled, so its
+    iterators stay iterators. As a sequence, a DataLoader would be read whole at the iter() call: every batch of
+    the epoch in memory at once, and their random augmentations drawn before the draws the loop makes between
+    them (torch draws each batch's at its next())."""
+    found = []
+
+    class _Backward(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+                found.append(node)
+    function.body.visit(_Backward())
+    return bool(found)
+
+
 def graph_iterators(function: cst.FunctionDef, params: Set[str]):
     """(ids of the `iter(...)` calls to rewrite, ids of the `next(...)` calls to hoist) of this function."""
     uses = _Uses()

@@ -9,6 +9,11 @@ from typing import Dict, List
 import libcst as cst
 
 
+# an ast statement a pre-pass added for a statement it wrote on the line of the one it replaces (grad_helpers.py:
+# a call written out, each of its statements on the call's line): paired with its own libcst statement
+INLINED = "_msmigrate_inlined"
+
+
 def statement_lines(module: cst.Module, tree: ast.Module) -> Dict[int, int]:
     """id(libcst statement) -> first line, for every statement in the module."""
     lines: Dict[int, int] = {}
@@ -51,7 +56,7 @@ def _pair(cst_body: List[cst.CSTNode], ast_body: List[ast.stmt], lines: Dict[int
                 line = lines[id(st)] = ast_body[j].lineno
                 j += 1
                 while j < len(ast_body) and ast_body[j].lineno == line \
-                        and not isinstance(ast_body[j], _AST_COMPOUND):
+                        and not isinstance(ast_body[j], _AST_COMPOUND) and not getattr(ast_body[j], INLINED, False):
                     j += 1
             elif j < len(ast_body) and not _same_kind(cst_body[i + 1:i + 2], ast_body[j]):
                 lines[id(st)] = ast_body[j].lineno   # a compound statement a pre-pass made simple

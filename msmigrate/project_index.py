@@ -76,6 +76,12 @@ class ModuleInfo:
     # second_step): a loop calling one after backward() hands them the gradients (optimizer_grad_methods)
     optimizer_grad_methods: Set[str] = field(default_factory=set)
     builds_sparse: bool = False   # names a torch sparse constructor or product (sparse_products.py)
+    # its module-level functions calling a tensor-only method on a parameter (ProjectIndex.serves_torch_code)
+    tensor_method_functions: Set[str] = field(default_factory=set)
+    reads_autograd_grad: bool = False   # calls torch.autograd.grad (grad_helpers.py: a helper other modules call)
+    # class name -> its data methods (_data_methods): a one-hot of labels built from its arguments alone, no network,
+    # no other method of self
+    data_methods: Dict[str, Set[str]] = field(default_factory=dict)
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
@@ -245,6 +251,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         info.parse_error = "nested too deeply for Python's parser"
         return
     info.reads_grad = bool(_GRAD_READ.search(source))
+    info.tensor_method_functions = _tensor_method_functions(tree)
+    info.reads_autograd_grad = bool(re.search(r"\bautograd\s*\.\s*grad\s*\(", source))
     from .sparse_products import SPARSE_NAMES
     info.builds_sparse = bool(SPARSE_NAMES.search(source))
     if _CLEARS_GRADS.search(source):
@@ -290,6 +298,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.host_reads_in_forward = _forward_host_reads(classes)
     info.attribute_reads = _attribute_reads(tree)
     info.forward_stores = _forward_stores(classes)
+    info.data_methods = {c.name: found for c in classes if (found := _data_methods(c))}
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
         return (resolve_head(d, imports) or d) if d else None
@@ -607,6 +616,73 @@ _TORCH_ALL_BUILTINS = frozenset({"abs", "all", "any", "bool", "compile", "comple
                                  "pow", "range", "round", "sum"})
 
 
+# methods of torch tensors that Python's own values and NumPy arrays do not have as methods (an ndarray's `size` and
+# `ndim` are attributes, its casts are astype)
+_TENSOR_ONLY_METHODS = frozenset({
+    "size", "topk", "view_as", "expand_as", "t", "unsqueeze", "permute", "masked_fill", "masked_fill_",
+    "index_select", "contiguous", "detach", "cpu", "cuda", "numpy", "zero_", "mul_", "add_", "div_", "sub_",
+    "clamp_", "new_zeros", "new_ones", "new_full", "type_as", "float", "long", "dim", "numel", "narrow",
+    "backward", "requires_grad_"})
+
+
+# what a data method may call on its parameters (train_loop._DATA_METHODS' calls, reading a batch)
+_PARAM_DATA_METHODS = frozenset({"view", "reshape", "contiguous", "t", "transpose", "permute", "size", "narrow", "to",
+                                 "long", "float", "int", "clone", "detach", "squeeze", "unsqueeze", "flatten",
+                                 "cuda", "cpu", "numel", "dim"})
+
+
+def _data_methods(cls: ast.ClassDef) -> Set[str]:
+    """Methods of the class that compute data from their arguments: nothing of self (no `self.G(x)`, no
+    `self.helper(...)`), no call of a parameter, and on a parameter only the calls that read a batch
+    (`labels.size(0)`, `labels.long()`); what they call otherwise is a library's (torch.zeros, np.arange).
+    StarGAN's label2onehot: its value, computed outside a step, carries no gradient."""
+    found: Set[str] = set()
+    for fn in cls.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name.startswith("__") or fn.name == "forward" \
+                or fn.decorator_list or not fn.args.args:
+            continue
+        me = fn.args.args[0].arg
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args[1:] + fn.args.kwonlyargs}
+        ok = True
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.Yield, ast.YieldFrom)) and node is not fn:
+                ok = False
+            elif isinstance(node, ast.Name) and node.id == me:   # nothing of self: no network it holds
+                ok = False
+            elif isinstance(node, ast.Call):
+                f = node.func
+                head = f
+                while isinstance(head, (ast.Attribute, ast.Subscript, ast.Call)):
+                    head = head.func if isinstance(head, ast.Call) else head.value
+                name = head.id if isinstance(head, ast.Name) else None
+                if name is None or name == me:
+                    ok = False
+                elif name in params and not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                                             and f.attr in _PARAM_DATA_METHODS):
+                    ok = False
+            if not ok:
+                break
+        if ok:
+            found.add(fn.name)
+    return found
+
+
+def _tensor_method_functions(tree: ast.Module) -> Set[str]:
+    """The module-level functions that call a tensor-only method on one of their parameters."""
+    found: Set[str] = set()
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in _TENSOR_ONLY_METHODS and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id in params):
+                found.add(fn.name)
+                break
+    return found
+
+
 class ProjectIndex:
     def __init__(self, root: Path, files: Iterable[Path], sources: Optional[Dict[Path, str]] = None):
         self.root = root
@@ -734,6 +810,22 @@ class ProjectIndex:
                     return True
         return False
 
+    def serves_torch_code(self, info: ModuleInfo) -> bool:
+        """A function of the module calls, on one of its parameters, a method only torch tensors have
+        (`target.size(0)`, `output.topk(k, 1)`: pytorch-classification's utils/eval.py accuracy(), a file that names no
+        torch) and a module that names torch imports that function (directly, or through a package's re-export): it is
+        handed tensors, and its calls are torch's, converted like any torch file's."""
+        functions = info.tensor_method_functions
+        if not functions:
+            return False
+        wanted = {f"{info.name}.{f}" for f in functions}
+        for other in self.modules.values():
+            if other is info or not self._names_torch(other):
+                continue
+            if any(self.resolve_alias(qn) in wanted for qn in other.imports.values()):
+                return True
+        return False
+
     def _names_torch(self, info: ModuleInfo) -> bool:
         cache = self.__dict__.setdefault("_names_torch_cache", {})
         if info.name not in cache:
@@ -804,6 +896,11 @@ class ProjectIndex:
 
     def is_cell_mixin(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_mixins
+
+    def data_methods(self, module: str, cls: str) -> Set[str]:
+        """`self.<name>` for the data methods of class `cls` of `module` (ModuleInfo.data_methods)."""
+        info = self.modules.get(module)
+        return {f"self.{m}" for m in (info.data_methods.get(cls, ()) if info else ())}
 
     def forward_stored_attributes(self) -> Set[str]:
         """The attribute names some forward of the project's classes stores on self (ModuleInfo.forward_stores);

@@ -569,6 +569,9 @@ class LoopInfo:
     # a step whose forward computation reads one on an object (`loss = raw_model.last_loss` after `model(X, Y)`)
     # runs op by op; compiled, the read is a constant of the compile-time object and the gradient is lost
     forward_stores: Set[str] = field(default_factory=set)
+    # `self.<method>` of the enclosing class computing data from its arguments alone (ProjectIndex.data_methods):
+    # its value reaches no network
+    data_methods: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -1695,6 +1698,13 @@ class _CallRoots(cst.CSTVisitor):
         self.roots: List[str] = []
         self.calls: List[cst.Call] = []
 
+    @classmethod
+    def of(cls, node: cst.CSTNode) -> List[cst.Call]:
+        """The calls with a named root in node."""
+        v = cls()
+        walk(node, v)
+        return v.calls
+
     def visit_Call(self, node: cst.Call) -> None:
         r = _root(node.func)
         if r is not None:
@@ -2228,6 +2238,19 @@ def _read_attached(body: Sequence[cst.CSTNode], name: str) -> bool:
     return v.hit
 
 
+def _network_call(call: cst.Call, info: LoopInfo) -> bool:
+    """A call that may run a network: not a library's, not a batch-reading method of a tensor held by a name
+    (`x.to(device)`, `labels.clone()`: its value is a network's only if the name's is, which the caller follows
+    through reads), not a data method of the enclosing class (`self.label2onehot(labels, n)`)."""
+    if _root(call.func) in _LIBRARY_ROOTS:
+        return False
+    f = call.func
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _DATA_METHODS \
+            and f.value.value != "self":
+        return False
+    return code_of(f).strip() not in info.data_methods
+
+
 def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode],
                                       info: LoopInfo) -> Optional[Rewrite]:
     """A step under an `if` that reads a value the enclosing loop computed with a network call
@@ -2246,7 +2269,7 @@ def step_reading_outer_network_values(block: cst.If, outer: Sequence[cst.CSTNode
         # a network call's value, or one computed from such a value (run.py's `xbhat += model(xb)` then
         # `loss = F.binary_cross_entropy_with_logits(xbhat, xb)` before `if split == 'train': loss.backward()`)
         if not is_source(st, info.host_functions) and (
-                any(r not in _LIBRARY_ROOTS for r in call_roots(st)) or computed & set(reads(st))):
+                any(_network_call(c, info) for c in _CallRoots.of(st)) or computed & set(reads(st))):
             computed |= assigns(st)
     # a value read only detached (`(log_pi + target).detach()`, SAC's temperature loss: converted to
     # ops.stop_gradient) carries no gradient in torch either: a constant of the step is what torch computes

@@ -230,6 +230,8 @@ class ClassContext:
     layer_family: Optional[str] = None   # a subclass of a torch layer: PARAM_RENAMES for `self.weight`
     forward_methods: Optional[Set[str]] = None   # what its forward runs (graph_state.forward_methods); None: any
     hand_optimizer: bool = False     # a torch Optimizer subclass with its own step() (hand_optimizers.py)
+    # its methods that return a torch layer or container they build -> its torch name (module_returning_methods)
+    module_methods: Dict[str, str] = field(default_factory=dict)
 
 
 # tensor classes whose call makes a tensor (the legacy typed constructors)
@@ -1173,6 +1175,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                            backward_methods=self._backward_methods,
                            optimizer_grad_methods=self.index.optimizer_grad_methods(),
                            lazy_calls=getattr(self, "_lazy_calls", {}),
+                           data_methods=self.index.data_methods(self.module_name, self._classes[-1].name)
+                           if self._classes else set(),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())
                            or any(site.api.startswith(_DISTRIBUTED) for site in self.sites))
 
@@ -1538,7 +1542,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
 
-    def _graph_list_rewrites(self, node, local, params, rebound, refuse) -> None:
+    def _graph_list_rewrites(self, node, local, params, rebound, refuse, iterators: bool = True) -> None:
         """Pops (graph_pops.py) and iter()/next() (graph_iters.py) GRAPH mode computes otherwise."""
         pops, guarded = GP.pops_to_rewrite(node, local)
         shared = GA.shared_changes(node) if refuse else {}   # `m = l; l.append(x)`: graph_aliases.py
@@ -1560,6 +1564,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self._record_writes.update(GRD.field_writes(node, params, fields, self._none_tests))
             self._graph_dict_pops |= GM.own_dict_pops(node, set(shared))
             self._graph_keyword_updates |= keyword_updates(node)
+        if not iterators:
+            return
         iters, nexts = GI.graph_iterators(node, params)
         self._graph_iters |= iters
         self._graph_nexts |= nexts
@@ -1597,7 +1603,9 @@ class TorchToMindSpore(cst.CSTTransformer):
               or set(TL.reads(node.body)) & self._torch_heads):   # a helper of construct or of a train step
             params = {p.name.value for p in _all_params(node.params)}
             rebound = GP.rebound_params(node, params)
-            self._graph_list_rewrites(node, GP.fresh_lists(node) | rebound, params, rebound, True)
+            # a training loop's `next(data_iter)` runs in Python (graph_iters.training_loop)
+            self._graph_list_rewrites(node, GP.fresh_lists(node) | rebound, params, rebound, True,
+                                      iterators=not GI.training_loop(node))
         self._skip.add(id(node.name))           # `def _assert(...)` defines, it does not refer
         for p in (list(node.params.params) + list(node.params.kwonly_params)
                   + list(node.params.posonly_params)):
@@ -1739,6 +1747,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
             ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
         ctx.hand_optimizer = not self._classes and HO.is_hand_written(node, self._torch_qname)
+        if is_cell:
+            ctx.module_methods = self._module_returning_methods(node)
         self._class_attr_types[node.name.value] = ctx.attr_types
         self._classes.append(ctx)
 
@@ -2657,6 +2667,49 @@ class TorchToMindSpore(cst.CSTTransformer):
             return split_device_unpack(updated) or updated
         return updated
 
+    def _module_returning_methods(self, node: cst.ClassDef) -> Dict[str, str]:
+        """Methods of the class whose every return gives a torch layer or container the method builds: `return
+        nn.Sequential(*layers)`, or a name it bound to one (`block = nn.Sequential()`, add_module calls, `return
+        block`: pytorch-classification's ResNeXt.block). `self.stage = self.block(...)` then holds a module."""
+        found: Dict[str, str] = {}
+        if not isinstance(node.body, cst.IndentedBlock):
+            return found
+        for fn in node.body.body:
+            if not isinstance(fn, cst.FunctionDef) or not isinstance(fn.body, cst.IndentedBlock):
+                continue
+            made: Dict[str, str] = {}
+            returns: List[Optional[str]] = []
+            for st in fn.body.body:
+                small = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name):
+                    name = small.targets[0].target.value
+                    made.pop(name, None)
+                    if isinstance(small.value, cst.Call):
+                        q = self._torch_qname(small.value.func) or ""
+                        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and R.lookup(q):
+                            made[name] = q
+                elif isinstance(small, cst.Return) and small.value is not None:
+                    v = small.value
+                    q = None
+                    if isinstance(v, cst.Name):
+                        q = made.get(v.value)
+                    elif isinstance(v, cst.Call):
+                        q = self._torch_qname(v.func) or ""
+                        q = q if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and R.lookup(q) \
+                            else None
+                    returns.append(q)
+            # a return nested in a compound statement (or a nested function's): not followed, the method left out
+            every: List[cst.Return] = []
+
+            class _Returns(cst.CSTVisitor):
+                def visit_Return(self, r: cst.Return) -> None:
+                    every.append(r)
+            fn.body.visit(_Returns())
+            if returns and all(returns) and len(set(returns)) == 1 and len(every) == len(returns):
+                found[fn.name.value] = returns[0]
+        return found
+
     def _self_attr_types(self, tgt, value, layer, is_tensor, cell_call) -> None:
         """`self.x = ...` in a class: what self.x holds (a tensor, a torch layer, a Module class of the project), for
         the calls of its methods (`self.net.forward(x)` is `self.net.construct(x)`). A tuple of targets bound to a
@@ -2683,6 +2736,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             types.update(PC.sequence_entry_types(self, tgt.attr.value, layer, value))
         elif cell_call and isinstance(value.func, cst.Name):
             self._classes[-1].attr_types[tgt.attr.value] = "class:" + value.func.value
+        elif (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+              and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"
+              and value.func.attr.value in self._classes[-1].module_methods):
+            # `self.stage_1 = self.block(...)`, a method of the class returning the container it builds
+            self._classes[-1].attr_types[tgt.attr.value] = self._classes[-1].module_methods[value.func.attr.value]
 
     def _track_augmented_tensor(self, node: cst.AugAssign) -> None:
         """`acc += (pred == y).float().mean()`: from here on `acc` holds a tensor (a number plus a tensor is one),
