@@ -194,7 +194,7 @@ def _in_pynative(fn, args, kwargs):
             return fn(*args, **kwargs)
         except TypeError as e:
             # measured, MindSpore 2.10 PYNATIVE: a gradient of a gradient through `y[0]` in the function fails so
-            if "as index, but got" not in str(e) or "__getitem__" in ms.Tensor.__dict__:
+            if "as index, but got" not in str(e) or getattr(ms.Tensor.__getitem__, "int_as_tuple", False):
                 raise
             # the failed nested gradient leaves MindSpore's op-by-op executor broken for every later gradient
             from mindspore.common.api import _pynative_executor
