@@ -18,7 +18,13 @@ as bench/real_world.py runs it: torch, then the conversion in PYNATIVE and in GR
   torch's kaiming_uniform_, which fills through Tensor.uniform_, took numbers from that stream on the torch side
   only (the converted _ms_compat.kaiming_uniform_ draws from the initializers' own stream), and every later draw
   (the program's inputs) was shifted: 4.4e-1 at the first loss. torch.nn.init's initialisers other than its
-  normal_ and uniform_ (which convert to the stream-drawing _ms_compat.normal_/uniform_) keep torch's own draws."""
+  normal_ and uniform_ (which convert to the stream-drawing _ms_compat.normal_/uniform_) keep torch's own draws.
+
+Found re-measuring heldout5-8, wider, heldout2, 15 and 17 on stop 43's converter, again in the runner:
+- Models built one after another that share a stateless layer (performer-pytorch's default-argument
+  `nn.ReLU()`, heldout6's performer): the runner took the second for a wrapper of the first (a rule made for
+  torchdiffeq's odeint wrappers), never recorded it, and the converted side trained it from MindSpore's own
+  initial weights. Only parts holding parameters or buffers make a module a wrapper now."""
 from __future__ import annotations
 
 
