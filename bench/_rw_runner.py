@@ -126,14 +126,17 @@ def _stable_tops(stateful, subs):
     """The models, in the order they were recorded (STATE["model_objs"]) then the new ones: the tracked objects
     holding parameters or buffers that no other such object holds. A module built after a model was recorded that
     wraps it (torchdiffeq's odeint wraps the given function in a new _PerturbFunc at each call: built outside a
-    forward in torch, inside the compiled step on the converted side) is no new model: the recorded one stays."""
+    forward in torch, inside the compiled step on the converted side) is no new model: the recorded one stays.
+    Only parts holding parameters or buffers count as held: a stateless layer shared by every model a library
+    builds (performer-pytorch's `kernel_fn = nn.ReLU()` default argument) makes no later model a wrapper."""
     recorded = STATE["model_objs"]
     inner = set()
     for m in stateful:
         for sub in subs(m):
             if sub is not m:
                 inner.add(id(sub))
-    held = {id(sub) for m in recorded for sub in subs(m)}
+    has_state = {id(m) for m in stateful}
+    held = {id(sub) for m in recorded for sub in subs(m) if id(sub) in has_state}
     new = [m for m in stateful if id(m) not in inner and id(m) not in held
            and not any(id(sub) in held for sub in subs(m))]
     return list(recorded) + new
