@@ -1983,10 +1983,6 @@ def _changed_outside(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence
         before = set().union(*(assigns(body[k]) for k in chosen if k < j))
         after = set().union(*(set(reads(body[k])) for k in chosen if k > j)) | loss_reads
         if changed & before & after:
-            import os
-            if os.environ.get("MSM_LOG_CHANGED"):
-                with open(os.environ["MSM_LOG_CHANGED"], "a") as f:
-                    f.write(_short(body[j]) + "\n")
             return j
     return None
 
