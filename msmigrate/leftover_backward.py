@@ -25,6 +25,7 @@ import libcst as cst
 from . import registry as R
 from .callsite import code_of
 from .sites import Site, shorten
+from .train_loop import _root
 
 API = "Tensor.backward"
 WHY = ("no train step holds this backward() (it is nested in a block of a function that steps no optimizer): "
@@ -38,18 +39,6 @@ def note(tr, original: cst.Call, converted: cst.Call) -> cst.Call:
     kinds: Dict[int, tuple] = tr.__dict__.setdefault("_backward_calls", {})
     kinds[id(converted)] = (tr._receiver_kind(original.func.value), converted)
     return converted
-
-
-def _root(node: cst.BaseExpression) -> str:
-    while True:
-        if isinstance(node, cst.Attribute):
-            node = node.value
-        elif isinstance(node, cst.Call):
-            node = node.func
-        elif isinstance(node, cst.Subscript):
-            node = node.value
-        else:
-            return node.value if isinstance(node, cst.Name) else ""
 
 
 class _Rewrite(cst.CSTTransformer):
