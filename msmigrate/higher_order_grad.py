@@ -343,7 +343,9 @@ def _movable(body, i: int, chosen: List[int], y: str, sens: str, outside, out,
     elsewhere = set(outside)
     for k, st in enumerate(body):
         if k not in chosen and k != i:
-            elsewhere |= set(reads(st)) | ((assigns(st) | mutated(st)) & bound)
+            # a later plain binding of the same name (VMIFGSM's neighbour loop: `outputs = ...` again) needs
+            # nothing of the moved value; a change in place does
+            elsewhere |= _free_reads(st) | (mutated(st) & bound) | (assigns(st) & bound if k < i else set())
     if sens != "None" and (set(re.findall(r"[A-Za-z_]\w*", sens)) & bound or y in elsewhere):
         return None
     if (bound - {y}) & elsewhere:
@@ -351,10 +353,17 @@ def _movable(body, i: int, chosen: List[int], y: str, sens: str, outside, out,
     return y in elsewhere
 
 
+_MARKED = re.compile(r"^\s*(\w+)\.requires_grad", re.M)
+
+
 def _independent(stmt, bound: set, used: set, drawing) -> bool:
     """A statement between those moved and the call that they may run after (WGAN-GP's `fake = Tensor(n, 1).fill_(1)`
     between `d = D(interpolates)` and the gradient): plain assignments to names, none of which the moved statements
-    read or bind, reading nothing they bind, drawing nothing (the draws keep their order)."""
+    read or bind, reading nothing they bind, drawing nothing (the draws keep their order); or an input's
+    requires_grad mark."""
+    marked = set(_MARKED.findall(code_of(stmt)))
+    if _marks_requires_grad(stmt, marked) and not marked & bound:
+        return True     # `x.requires_grad = True` (FGSM's, after its loss object): MindSpore needs no mark
     if not (isinstance(stmt, cst.SimpleStatementLine)
             and all(isinstance(sm, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Tuple)) for t in sm.targets)
                     for sm in stmt.body)):
@@ -485,18 +494,34 @@ def _plain_branches(stmt: cst.CSTNode, needed: set) -> bool:
 
 def _free_reads(stmt: cst.CSTNode) -> set:
     """The names a statement reads before it binds them: an `if` branch's `Y = one_hot(labels); cost = loss(z, Y)`
-    reads labels and z, not Y."""
-    if not isinstance(stmt, cst.If):
+    reads labels and z, not Y; a loop's body `out = model(v); cost = out.sum()` reads v, not out. Only a binding
+    made on every path counts (`if c: out = ...` before a read of out leaves it read)."""
+    if isinstance(stmt, cst.If):
+        free = set(reads(stmt.test))
+        blocks = [stmt.body] + ([stmt.orelse.body] if isinstance(stmt.orelse, cst.Else) else [])
+        if isinstance(stmt.orelse, cst.If):
+            free |= _free_reads(stmt.orelse)
+        return free.union(*(_block_free_reads(b, set()) for b in blocks))
+    if isinstance(stmt, cst.For):
+        free = set(reads(stmt.iter)) | _block_free_reads(stmt.body, set(assigns(stmt.target)))
+    elif isinstance(stmt, cst.While):
+        free = set(reads(stmt.test)) | _block_free_reads(stmt.body, set())
+    elif isinstance(stmt, cst.With):
+        free = set().union(*(set(reads(item.item)) for item in stmt.items))
+        bound = set().union(*(set(assigns(item.asname.name)) for item in stmt.items if item.asname is not None))
+        return free | _block_free_reads(stmt.body, bound)
+    else:
         return set(reads(stmt))
-    free = set(reads(stmt.test))
-    blocks = [stmt.body] + ([stmt.orelse.body] if isinstance(stmt.orelse, cst.Else) else [])
-    if isinstance(stmt.orelse, cst.If):
-        free |= _free_reads(stmt.orelse)
-    for block in blocks:
-        bound: set = set()
-        for st in getattr(block, "body", ()):
-            free |= _free_reads(st) - bound
-            bound |= assigns(st)
+    if stmt.orelse is not None:
+        free |= _block_free_reads(stmt.orelse.body, set())
+    return free
+
+
+def _block_free_reads(block, bound: set) -> set:
+    free: set = set()
+    for st in getattr(block, "body", ()):
+        free |= _free_reads(st) - bound
+        bound = bound | _always_bound(st)
     return free
 
 

@@ -511,3 +511,62 @@ def test_input_gradient_through_the_enclosing_block(graph):
     fn = code.split("def _cost_of_x")[1]
     assert "shifted = x * 1.5 + 0.25" in fn.split("return")[0], code
     assert code.count("Unconverted('torch.autograd.grad'") == 1 and "def rebound_in_the_loop" in code, code
+
+
+BATCHNORM_MARK_AND_REBIND = _FILL + '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return torch.tanh(self.bn(self.fc(x)))
+
+
+def one_step(model, x, labels):
+    x = x.clone().detach()
+    criterion = nn.CrossEntropyLoss()
+    x.requires_grad = True
+    out = model(x)
+    cost = criterion(out, labels)
+    g = torch.autograd.grad(cost, x)[0]
+    return x + 0.1 * g.sign()
+
+
+def steps_with_neighbours(model, x, labels):
+    x = x.clone().detach()
+    for _ in range(2):
+        x.requires_grad = True
+        out = model(x)
+        cost = (out * out).sum()
+        g = torch.autograd.grad(cost, x)[0]
+        x = (x + 0.1 * g).detach()
+        with torch.no_grad():
+            for k in range(2):
+                out = model(x + 0.01 * k)
+                cost = out.sum()
+    return x
+
+
+net = Net()
+fill(net, 5)
+x = torch.linspace(-1, 1, 20).reshape(5, 4)
+labels = torch.tensor([0, 1, 2, 0, 1])
+a = one_step(net, x, labels)
+b = steps_with_neighbours(net, x, labels)
+weights = [a, b, net.bn.running_mean, net.bn.running_var]
+'''
+
+
+@pytest.mark.parametrize("graph", [False])
+def test_input_gradient_moved_past_a_mark_and_a_later_rebinding(graph):
+    """torchattacks' FGSM builds its loss object before `images.requires_grad = True`, and VMIFGSM's loop binds
+    `outputs` and `cost` again after the gradient (the neighbour images' loop). Neither the mark nor a later binding
+    that reads nothing of the moved values keeps the statements in place: they move into the gradient's function and
+    run once (a BatchNorm in training mode moves its statistics once, as torch's; copied, twice)."""
+    code, _ = program_weights_match_torch(BATCHNORM_MARK_AND_REBIND, graph=graph)
+    assert code.count("moved into it") == 2, code
