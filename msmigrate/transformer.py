@@ -351,6 +351,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         # they rename parameters differently (mixed_narrowing.py)
         self._narrow: List[Dict[str, object]] = []
         self._pending_narrow: Dict[int, Dict[str, object]] = {}
+        # names last bound to a list or tuple literal (`kinds = [nn.Conv2d, nn.BatchNorm2d]`), for `type(m) in kinds`
+        self._literal_lists: Dict[str, cst.BaseExpression] = {}
         self._stores: Set[int] = set()       # ids of assignment targets (`m.bias = v`)
         self.touched = False                  # the file uses torch at all
         # training-loop rewriting (msmigrate/train_loop.py)
@@ -2218,10 +2220,42 @@ class TorchToMindSpore(cst.CSTTransformer):
                                                   else [cst.Element(c.args[1].value)])]
         return calls[0].with_changes(args=[calls[0].args[0], cst.Arg(cst.Tuple([cst.Element(e) for e in types]))])
 
+    def _type_test(self, test: cst.BaseExpression) -> Optional[cst.Call]:
+        """`type(m) in (A, B)` / `type(m) in kinds` (a name bound to a list literal) / `type(m) == A` / `type(m) is
+        A`: the isinstance() call that narrows m as they do (grad-cam's FullGrad: `type(layer) in
+        bias_target_layers and layer.bias is not None`); else None."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return None
+        left, target = test.left, test.comparisons[0]
+        if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "type"
+                and len(left.args) == 1 and isinstance(left.args[0].value, cst.Name)):
+            return None
+        types = target.comparator
+        if isinstance(target.operator, cst.In):
+            if isinstance(types, cst.Name):
+                types = self._literal_lists.get(types.value)
+            if not isinstance(types, (cst.List, cst.Tuple, cst.Set)) or not types.elements:
+                return None
+            types = cst.Tuple([cst.Element(e.value) for e in types.elements])
+        elif not isinstance(target.operator, (cst.Equal, cst.Is)):
+            return None
+        return cst.Call(func=cst.Name("isinstance"), args=[cst.Arg(left.args[0].value), cst.Arg(types)])
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        # `isinstance(m, nn.BatchNorm2d) and m.bias is not None`: the operands after the test see m narrowed
+        self._narrow.append(self._isinstance_narrowing(node) if isinstance(node.operator, cst.And) else {})
+
+    def leave_BooleanOperation(self, original, updated):
+        self._narrow.pop()
+        return updated
+
     def _isinstance_narrowing(self, test: cst.BaseExpression) -> Dict[str, str]:
         by_name = self._class_name_narrowing(test)
         if by_name:
             return by_name
+        as_isinstance = self._type_test(test)
+        if as_isinstance is not None:
+            return self._isinstance_narrowing(as_isinstance)
         if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name)
                 and test.func.value == "isinstance" and len(test.args) == 2):
             # `isinstance(m, X) and ...`
@@ -2273,6 +2307,12 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._bound_values.add(id(value.body))
             value = value.orelse
         self._bound_values.add(id(value))
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            if isinstance(node.value, (cst.List, cst.Tuple)):
+                self._literal_lists[name] = node.value
+            else:
+                self._literal_lists.pop(name, None)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
