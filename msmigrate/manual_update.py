@@ -123,6 +123,19 @@ def _placeholder(call: cst.Call) -> Optional[Tuple[str, int]]:
     return (api.evaluated_value, int(m.group(1))) if m else None
 
 
+def placeholders_in(stmt: cst.CSTNode) -> List[Tuple[str, int]]:
+    """The (api, line) of every `_ms_compat.Unconverted(...)` call in a statement."""
+    found: List[Tuple[str, int]] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            ph = _placeholder(call)
+            if ph is not None:
+                found.append(ph)
+    stmt.visit(_V())
+    return found
+
+
 def _original_receiver(st: cst.CSTNode, api: str) -> Optional[str]:
     """The receiver of the original call, from the placeholder's TODO comment."""
     method = api.split(".", 1)[1]

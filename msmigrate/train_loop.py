@@ -469,6 +469,7 @@ class StepGroup:
     accumulate: bool = False               # the step sits in an `if` (gradient accumulation)
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
     leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
+    leaf_clears: List[int] = field(default_factory=list)   # `if x.grad is not None: x.grad.zero_()` before it
     tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
     host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
     host_ifs: Set[int] = field(default_factory=set)   # `if loss.item() > m:` the step holds (_host_condition)
@@ -2009,8 +2010,14 @@ def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
 
 def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
     """`y.backward(); print(x.grad)` with no optimizer step: the names whose .grad the rest of the
-    block reads, when each is made in the block before the backward() (a fresh tensor: its .grad held
-    nothing before, so the one backward() gives exactly the gradient) and only one backward() ran."""
+    block reads, when only one backward() ran and each one's .grad holds exactly that backward's gradient:
+    - it is made in the block before the backward() (a fresh tensor: its .grad held nothing before);
+    - or the block clears its .grad before the backward() (PIFGSM's `if images.grad is not None:
+      images.grad.detach_(); images.grad.zero_()`): those statements go (g.leaf_clears);
+    - or the block marks it `x.requires_grad = True` before the backward() and binds it again after it
+      (the iterative attacks' `images.requires_grad = True; ...; cost.backward(); ...; images = (...).detach()`):
+      each turn differentiates a new tensor, and the first turn's had required no gradient before the mark.
+    A .grad read before the backward() reads the last turn's gradient: none of these."""
     if len(g.backwards) != 1:
         return []
     last = g.backwards[0]
@@ -2021,11 +2028,50 @@ def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
                 found.append(m.group(1))
         if _method(_stmt_call(st), "backward") is not None:
             return []
+    clears: List[int] = []
     for n in found:
         made = [j for j in range(last) if n in assigns(body[j])]
-        if len(made) != 1:
+        if len(made) == 1:
+            continue
+        cleared = [j for j in range(last) if _clears_grad(body[j], n)]
+        if any(re.search(rf"(?<![\w.]){n}\.grad\b", code_of(body[j])) for j in range(last) if j not in cleared):
             return []
+        if cleared:
+            clears.extend(cleared)
+            continue
+        marked = any(_marks_leaf(body[j], n) for j in range(last))
+        rebound = any(_fresh_binding(body[j], n) for j in range(last + 1, len(body)))
+        if not (marked and rebound and not made):
+            return []
+    g.leaf_clears = sorted(set(clears))
     return found
+
+
+def _clears_grad(stmt: cst.CSTNode, n: str) -> bool:
+    """`x.grad.zero_()`, `x.grad = None`, `x.grad.detach_()` (MU._zeroing), or those under `if x.grad is not None:`."""
+    if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock) \
+            and re.fullmatch(rf"{n}\.grad is not None", code_of(stmt.test).strip()):
+        return bool(stmt.body.body) and all(MU._zeroing(st, n) for st in stmt.body.body)
+    return MU._zeroing(stmt, n)
+
+
+def _marks_leaf(stmt: cst.CSTNode, n: str) -> bool:
+    """`x.requires_grad = True` / `x.requires_grad_()` (also as converted: `_ms_compat.set_requires_grad(x, True)`,
+    `x = _ms_compat.requires_grad_(..., True)`)."""
+    code = " ".join(code_of(stmt).split("#")[0].split())
+    return bool(re.fullmatch(rf"{n}\.requires_grad = True|{n}\.requires_grad_\((True)?\)"
+                             rf"|_ms_compat\.set_requires_grad\({n}, True\)"
+                             rf"|{n} = _ms_compat\.requires_grad_\(.*, True\)|{n} = .*\.requires_grad_\((True)?\)",
+                             code))
+
+
+def _fresh_binding(stmt: cst.CSTNode, n: str) -> bool:
+    """`x = <a call or arithmetic>`: a new tensor under x (not another name's, not an attribute's)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)
+            and len(stmt.body[0].targets) == 1):
+        return False
+    t, v = stmt.body[0].targets[0].target, stmt.body[0].value
+    return isinstance(t, cst.Name) and t.value == n and isinstance(v, (cst.Call, cst.BinaryOperation))
 
 
 class _GradAttr(cst.CSTTransformer):
@@ -2061,6 +2107,9 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
                  f"{', has_aux=True' if aux else ''})({', '.join(params)})")
     updates = [MU.rebinding(body[j], grads) for j in g.tensor_updates]
     replace[last] = [fdef, call] + updates + moved
+    for j in g.leaf_clears:     # nothing accumulates: each call returns this backward's gradient alone
+        replace[j] = []
+        resolved.extend(MU.placeholders_in(body[j]))
     _variable_leaves(g, body, last, info, replace, sites, resolved)
     for j in range(last + 1, len(body)):
         if j in g.extras:

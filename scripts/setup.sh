@@ -113,7 +113,8 @@ if [ "${MSMIGRATE_BENCH_DEPS:-}" = "1" ]; then
   say "MSMIGRATE_BENCH_DEPS=1: installing the bench programs' libraries (about 1-2 minutes)"
   printf 'numpy<2\ntorch==2.13.0\n' > .bench-constraints.txt
   timed "bench libraries" pip_install -c .bench-constraints.txt transformers ema-pytorch accelerate pytorch-fid \
-    einx loguru torch-einops-utils ftfy regex tqdm matplotlib scipy timm tensorboard pyyaml progress
+    einx loguru torch-einops-utils ftfy regex tqdm matplotlib scipy timm tensorboard pyyaml progress \
+    "opencv-python-headless<4.11" ttach scikit-learn
 fi
 
 SIZE=$(du -sh "$VENV" 2>/dev/null | cut -f1)
