@@ -22,7 +22,9 @@ a new user would convert them.
     (reparameterize, BCE + KL, save_image of samples and reconstructions).
 - utkuozbulak/pytorch-cnn-visualizations (src/): torchvision's pretrained AlexNet / VGG are replaced by a small
   AlexNet-shaped net of ours (`features` and `classifier` Sequentials, 1000 classes: LRP assumes them), random
-  weights from a fixed seed, on a 16x16 image through the repository's preprocess_image. Each method's array is
+  weights from a fixed seed, on a 16x16 image normalized as the repository's preprocess_image does it (a leaf
+  requiring grad, made by the driver; preprocess_image itself is run once, `VIS preprocess`, so that its
+  `Variable(..., requires_grad=True)` does not stop every method: deep_dream and the class samples call it). Each method's array is
   printed as VALUEs (its sum, its sum weighted by a fixed ramp, its largest magnitude) and a `VIS name ok` line (or
   the error it raised: a PRINTED line compared with torch's, so one method that stops does not hide the others).
   PIL 13 has no `Image.ANTIALIAS` (the CAMs' resize): the driver sets it to `Image.LANCZOS`, its old meaning.
@@ -31,7 +33,8 @@ a new user would convert them.
     outputs), grad_times_image, generate_smooth_grad with both (normal_ noise), IntegratedGradients,
     convert_to_grayscale and get_positive_negative_saliency.
   - vis_cam: GradCam, LayerCam (tensor hooks: `x.register_hook` on a layer's output inside the forward loop),
-    ScoreCam (F.interpolate of each activation map as a mask, forward per mask), guided_grad_cam.
+    ScoreCam (F.interpolate of each activation map to 224x224 as a mask, a forward per mask: a 224x224 image
+    and the net sized for it), guided_grad_cam.
   - vis_lrp: LRP (deep copies of layers with gamma-rule Parameters, `requires_grad_` on a detached forward output
     and its `.grad` after backward, per layer).
   - vis_optimize: the image-optimisation methods with SGD on the image: ClassSpecificImageGeneration (np.random
@@ -204,31 +207,38 @@ torch.manual_seed(0)
 
 class SmallAlexNet(nn.Module):
     """AlexNet's layout (features, classifier of 1000 classes), small."""
-    def __init__(self):
+    def __init__(self, size):
         super().__init__()
         self.features = nn.Sequential(
             nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(8, 12, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
             nn.Conv2d(12, 16, 3, padding=1), nn.ReLU())
-        self.classifier = nn.Sequential(nn.Dropout(), nn.Linear(16 * 4 * 4, 32), nn.ReLU(), nn.Linear(32, 1000))
+        self.classifier = nn.Sequential(nn.Dropout(), nn.Linear(16 * (size // 4) ** 2, 32), nn.ReLU(), nn.Linear(32, 1000))
 
     def forward(self, x):
         x = self.features(x)
         return self.classifier(x.view(x.size(0), -1))
 
 
-def fresh():
+def fresh(size=16):
     torch.manual_seed(0)
-    return SmallAlexNet().eval()
+    return SmallAlexNet(size).eval()
 
 
 rng = np.random.RandomState(0)
 picture = Image.fromarray(rng.randint(0, 256, (16, 16, 3)).astype(np.uint8))
+large = Image.fromarray(rng.randint(0, 256, (224, 224, 3)).astype(np.uint8))     # ScoreCam's masks are 224x224
 target = 7
 
 
-def image():
-    return preprocess_image(picture, resize_im=False)
+_MEAN, _STD = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+
+
+def image(of=picture):
+    """the image as preprocess_image makes it (a leaf that requires grad), made here: the repository's
+    preprocess_image is run once on its own (`VIS preprocess`), so that a method is not stopped by it"""
+    normed = ((np.asarray(of, np.float32) / 255 - _MEAN) / _STD).transpose(2, 0, 1).astype(np.float32)
+    return torch.from_numpy(normed).unsqueeze(0).requires_grad_(True)
 
 
 def report(name, arr):
@@ -238,6 +248,11 @@ def report(name, arr):
     print("VALUE", name + "_ramp", float((arr * ramp).sum()))
     print("VALUE", name + "_max", float(np.abs(arr).max()))
     print("VIS", name, "shape", tuple(arr.shape))
+
+
+def _preprocessed():
+    made = preprocess_image(picture, resize_im=False)
+    return np.concatenate([made.detach().numpy().ravel(), [float(made.requires_grad)]])
 
 
 def run(name, make):
@@ -251,6 +266,9 @@ def run(name, make):
     if out is not None:
         report(name, out)
     return out
+
+
+run("preprocess", _preprocessed)
 '''
 
 # Drivers: our own code, through the repository's modules.
@@ -283,7 +301,7 @@ from guided_gradcam import guided_grad_cam
 gradcam = run("gradcam", lambda: GradCam(fresh(), target_layer=6).generate_cam(image(), target))
 run("gradcam_argmax", lambda: GradCam(fresh(), target_layer=3).generate_cam(image()))
 run("layercam", lambda: LayerCam(fresh(), target_layer=7).generate_cam(image(), target))
-run("scorecam", lambda: ScoreCam(fresh(), target_layer=6).generate_cam(image(), target))
+run("scorecam", lambda: ScoreCam(fresh(224), target_layer=6).generate_cam(image(large), target))
 if gradcam is not None:
     run("guided_gradcam", lambda: guided_grad_cam(gradcam, GuidedBackprop(fresh()).generate_gradients(image(),
                                                                                                         target)))

@@ -77,3 +77,45 @@ weights = [p.detach() for p in model.parameters()] + [states[0].detach()]
 @pytest.mark.parametrize("graph", [False, True])
 def test_lstm_state_given_as_a_list(graph):
     program_weights_match_torch(LSTM_LIST_STATE, graph=graph)
+
+
+LAYER_BY_LAYER = _FILL + '''
+import torch.nn as nn
+
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+
+    def forward(self, x):
+        for part in self.body._modules.values():
+            x = part.forward(x)
+        return x
+
+
+def relevances(model, x):
+    """each layer's output, one layer at a time, as LRP walks a model"""
+    outs = [x]
+    for layer in list(model._modules['body']):
+        outs.append(layer.forward(outs[-1].detach()))
+    return outs[1:]
+
+
+model = Stack()
+fill(model, 6)
+opt = torch.optim.SGD(model.parameters(), lr=0.2)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for step in range(2):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+weights = [p.detach() for p in model.parameters()] + relevances(model, x)
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_forward_called_on_a_layer_of_unknown_type(graph):
+    code, _ = program_weights_match_torch(LAYER_BY_LAYER, graph=graph)
+    assert "forward_of(layer)" in code, code
