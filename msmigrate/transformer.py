@@ -3284,6 +3284,15 @@ class TorchToMindSpore(cst.CSTTransformer):
                 if kind == "module":
                     self._record(original, "Module.forward", "construct", R.CONVERTED, "nn.Cell runs construct()")
                     return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
+                if kind == "unknown":
+                    # `layer.forward(x)` on a layer of unknown type (taken from a model's Sequential by a loop):
+                    # a Cell's construct, any other object's own forward (compat_parts/module_tree.py)
+                    self.uses_compat = True
+                    self._record(original, "Module.forward", f"{COMPAT}.forward_of", R.CONVERTED,
+                                 "receiver of unknown type: an nn.Cell's construct() (MindSpore's Cells have no "
+                                 "forward), any other object's forward")
+                    return updated.with_changes(func=cst.Call(func=cst.parse_expression(f"{COMPAT}.forward_of"),
+                                                              args=[cst.Arg(updated.func.value)]))
             todo = UT.method_call(self, original, updated)   # `x.frexp()` on a tensor, no record: a TODO
             return updated if todo is None else todo
         kind = self._receiver_kind(func.value)

@@ -71,8 +71,9 @@ mapping("torch.Size", "tuple", args=("iterable",), target_args=("iterable",), no
 
 
 # ------------------------------------------------------------------ torch.autograd.Variable
-_VARIABLE_NOTE = ("Variable is a plain tensor since torch 0.4: the tensor itself (MindSpore differentiates "
-                  "what value_and_grad/grad is given; requires_grad=True on data is not translated)")
+_VARIABLE_NOTE = ("Variable is a plain tensor since torch 0.4, a new leaf: its data cut from the gradient "
+                  "(ops.stop_gradient: torch's Variable(h) of a computed h passes no gradient back to h; MindSpore "
+                  "differentiates what value_and_grad/grad is given; requires_grad=True on data is not translated)")
 
 
 def _variable(ctx):
@@ -88,11 +89,13 @@ def _variable(ctx):
     extra = [n for n in b.order if n not in ("data", "requires_grad", "volatile")]
     if extra:
         raise UnsupportedSite(f"unknown arguments {extra}")
-    return ctx.expr(b.code("data"))
+    # torch's Variable(h) is a leaf: no gradient flows back through it into h (a train step's loss through
+    # `Variable(first(x))` leaves `first` untrained); MindSpore would differentiate through the identity
+    return ctx.expr(f"ops.stop_gradient({b.code('data')})")
 
 
 for _src in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
-    rule(_src, "identity", args=("data", "requires_grad", "volatile"), note=_VARIABLE_NOTE,
+    rule(_src, "ops.stop_gradient", args=("data", "requires_grad", "volatile"), note=_VARIABLE_NOTE,
          test="tests/parity/test_dtypes.py::test_variable_is_its_tensor")(_variable)
 
 

@@ -173,7 +173,8 @@ def needs_grad(x):
 
 
 def test_variable_is_its_tensor():
-    """torch.autograd.Variable(x) is x (a plain tensor since torch 0.4); requires_grad=True stays a TODO."""
+    """torch.autograd.Variable(x) is x's value (a plain tensor since torch 0.4), a leaf cut from the gradient
+    (ops.stop_gradient: tests/test_heldout37_programs.py); requires_grad=True stays a TODO."""
     import torch
 
     t = load_torch(VARIABLE_SRC)

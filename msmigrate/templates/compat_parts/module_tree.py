@@ -314,6 +314,15 @@ def set_child(cell, name, value):
         cell.cell_list = list(cells.values())
 
 
+def forward_of(obj):
+    """torch's `layer.forward` where the converter cannot tell the receiver's type: an nn.Cell's construct
+    (MindSpore's Cells have no forward; like torch's forward, construct runs no hooks), any other object's (or a
+    Cell's own) forward."""
+    if isinstance(obj, nn.Cell) and not hasattr(obj, "forward"):
+        return obj.construct
+    return obj.forward
+
+
 def named_modules(cell, memo=None, prefix="", remove_duplicate=True):
     """torch's Module.named_modules(): every module once (shared ones at their first path)."""
     seen = set() if memo is None else memo

@@ -17,7 +17,10 @@ def _state_batch(hx, add):
 
 
 def _sequence_inputs(x, hx, batch_first):
-    """(x, hx, unbatched) as MindSpore's LSTM/GRU/RNN take them."""
+    """(x, hx, unbatched) as MindSpore's LSTM/GRU/RNN take them. torch's LSTM also takes its (h, c) as a list
+    (`states = [s.detach() for s in states]`); MindSpore's refuses anything but a tuple."""
+    if isinstance(hx, list):
+        hx = tuple(hx)
     if x.ndim == 3:
         return x, hx, False
     return x.expand_dims(0 if batch_first else 1), _state_batch(hx, True), True
