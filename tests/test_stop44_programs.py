@@ -101,3 +101,59 @@ def test_input_gradient_after_backward_in_a_loop(graph):
     code, _ = program_weights_match_torch(INPUT_GRAD_IN_A_LOOP, graph=graph, todos=("Tensor.backward", "Tensor.grad"))
     assert code.count("value_and_grad(forward_fn") == 2, code
     assert "Unconverted('Tensor.backward'" in code.split("def accumulating")[1], code
+
+
+BATCH_TUPLES = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def loss_of(model, batch):
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+
+
+def train(model, optimizer, batches):
+    losses = []
+    for batch in batches:
+        optimizer.zero_grad()
+        loss = loss_of(model, batch)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+'''
+
+
+def test_step_over_batch_tuples_compiles_once():
+    """A compiled train step called with each batch as one tuple (`for batch in loader: step(batch)`): a graph
+    takes a plain tuple argument for a constant, so every batch compiled the step again (10 s a step on a small
+    MLP instead of milliseconds). The step's tuple and list arguments of tensors enter as mutable: one compile."""
+    import mindspore as ms
+    import numpy as np
+    from mindspore.common.api import _cell_graph_executor
+    from tests.parity.harness import load_converted
+
+    mod, code, _ = load_converted(BATCH_TUPLES)
+    compiled = []
+    plain = _cell_graph_executor.compile
+
+    def counting(obj, *args, **kwargs):
+        phase, new = plain(obj, *args, **kwargs)
+        compiled.append(new)
+        return phase, new
+    rng = np.random.default_rng(0)
+    batches = [(ms.Tensor(rng.standard_normal((4, 3)).astype(np.float32)), ms.Tensor(np.array([0, 1, 1, 0])))
+               for _ in range(3)]
+    ms.set_context(mode=ms.GRAPH_MODE)
+    _cell_graph_executor.compile = counting
+    try:
+        model = ms.nn.Dense(3, 2)
+        optimizer = mod._ms_compat.SGD(model.trainable_params(), lr=0.1)
+        losses = mod.train(model, optimizer, batches)
+    finally:
+        del _cell_graph_executor.compile
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert len(losses) == 3 and losses[0] != losses[2], losses
+    assert compiled.count(True) == 1, compiled
