@@ -7,7 +7,11 @@ ClusterGAN, context encoder, UNIT, CycleGAN, DiscoGAN) needed, each compared wit
 - `Variable(data, requires_grad=flag)` with a flag the program computes (sample_z's `req_grad` parameter, False at
   every call of the training loop) was a TODO that raised on every call, whatever the flag: it is now the tensor
   itself where the flag is false when the line runs, and a MigrationError naming the line where it is true
-  (_ms_compat.variable_of; a literal True stays the converter's TODO)."""
+  (_ms_compat.variable_of; a literal True stays the converter's TODO).
+- A slice with NumPy integer bounds (the context encoder's datasets.py masks `img[:, y1:y2, x1:x2]` after
+  `y1, x1 = np.random.randint(0, n, 2)`) stopped with MindSpore's RuntimeError "Slice index type must be int, tensor
+  or none" (naming no line of the original): the helper's Tensor indexing reads such bounds as ints, as torch
+  does (templates/_ms_compat.py `_numpy_index`)."""
 import numpy as np
 import pytest
 
@@ -60,3 +64,29 @@ def test_variable_with_a_runtime_flag():
         mod.asked(ms.Tensor(x))
     with pytest.raises(Exception, match=r"Variable at .*:8"):
         ms.jit(mod.asked)(ms.Tensor(x))
+
+
+MASKED = '''
+import numpy as np
+import torch
+
+
+def fn(img):
+    np.random.seed(3)
+    top, left = np.random.randint(0, 4, 2)
+    part = img[:, top:top + 3, left:left + 3]
+    masked = img.clone()
+    masked[:, top:top + 3, left:left + 3] = 1
+    return masked, part
+'''
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_numpy_integer_slice_bounds(mode):
+    """host code (a Dataset's __getitem__): run as written under either mode's context"""
+    img = np.arange(2 * 7 * 7, dtype=np.float32).reshape(2, 7, 7)
+    ms.set_context(mode=mode)
+    try:
+        check_function(MASKED, [img], graph=False)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
