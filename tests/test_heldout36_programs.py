@@ -11,7 +11,12 @@ ClusterGAN, context encoder, UNIT, CycleGAN, DiscoGAN) needed, each compared wit
 - A slice with NumPy integer bounds (the context encoder's datasets.py masks `img[:, y1:y2, x1:x2]` after
   `y1, x1 = np.random.randint(0, n, 2)`) stopped with MindSpore's RuntimeError "Slice index type must be int, tensor
   or none" (naming no line of the original): the helper's Tensor indexing reads such bounds as ints, as torch
-  does (templates/_ms_compat.py `_numpy_index`)."""
+  does (templates/_ms_compat.py `_numpy_index`).
+- An optimizer over `itertools.chain(...)` of networks sharing a layer (UNIT's two encoders and two generators
+  share a block) is given those Parameters twice: torch (with a warning) updates such a Parameter once per
+  occurrence in every step, its Adam state advanced each time; the converted optimizer stopped with MindSpore's
+  ValueError on the state's duplicate name, naming no line. It now stops with a MigrationError naming the
+  optimizer's line (compat_parts/optim.py `_trainable`): updating once would be a silent difference."""
 import numpy as np
 import pytest
 
@@ -90,3 +95,34 @@ def test_numpy_integer_slice_bounds(mode):
         check_function(MASKED, [img], graph=False)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+SHARED = '''
+import itertools
+import torch
+import torch.nn as nn
+
+shared = nn.Linear(3, 3)
+first = nn.Sequential(nn.Linear(2, 3), shared)
+second = nn.Sequential(nn.Linear(4, 3), shared)
+optimizer = torch.optim.Adam(itertools.chain(first.parameters(), second.parameters()), lr=0.1)
+print("built")
+'''
+
+
+def test_optimizer_given_a_shared_layer_twice_raises_naming_its_line(tmp_path):
+    """torch steps a Parameter chained in twice twice per step (UNIT's encoders sharing a block); MindSpore's
+    optimizer stopped with its ValueError on the state's duplicate name, naming no line of the original"""
+    import os
+    import subprocess
+    import sys
+
+    from msmigrate.converter import convert_tree
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "main.py").write_text(SHARED.lstrip())
+    convert_tree(src, out)
+    p = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(out)))
+    assert p.returncode != 0 and "built" not in p.stdout
+    assert "MigrationError: main.py:8: the optimizer is given the Parameter" in p.stderr, p.stderr[-2000:]
