@@ -25,22 +25,17 @@ def _tensor_format(self, spec):
 ms.Tensor.__format__ = _tensor_format
 
 
-def _numpy_slice(index):
-    return type(index) is slice and any(isinstance(p, np.integer) for p in (index.start, index.stop, index.step))
-
-
 def _numpy_index(index):
     """An index as torch reads it: a NumPy integer is its int, a NumPy integer or bool array an index tensor
     (`out[i, self.indices[i]] = v`); MindSpore 2.10 refuses both (IndexError 'Unsupported Python object type'),
-    and a slice with NumPy integer bounds (`img[:, y1:y2]` after `y1, x1 = np.random.randint(0, n, 2)`: RuntimeError
-    'Slice index type must be int, tensor or none'), whose bounds are ints here."""
+    and NumPy integer slice bounds (`img[:, y1:y2]`: RuntimeError 'Slice index type must be int, tensor or none')."""
     if isinstance(index, np.integer):
         return int(index)
     if isinstance(index, np.ndarray) and index.dtype.kind in "iub":
         return ms.Tensor(index)
-    if _numpy_slice(index):
-        return slice(*(int(p) if isinstance(p, np.integer) else p for p in (index.start, index.stop, index.step)))
-    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray)) or _numpy_slice(i) for i in index):
+    if type(index) is slice and any(isinstance(p, np.integer) for p in (index.start, index.stop, index.step)):
+        return slice(_numpy_index(index.start), _numpy_index(index.stop), _numpy_index(index.step))
+    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray, slice)) for i in index):
         return tuple(_numpy_index(i) for i in index)
     return index
 
