@@ -37,6 +37,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout33  # bench/_rw_heldout33.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout34  # bench/_rw_heldout34.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout35  # bench/_rw_heldout35.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout36  # bench/_rw_heldout36.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout37  # bench/_rw_heldout37.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -563,7 +564,8 @@ def main(argv=None):
                                       "heldout17", "heldout18", "heldout19", "heldout20", "heldout21",
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
-                                      "heldout32", "heldout33", "heldout34", "heldout35", "heldout37"),
+                                      "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
+                                      "heldout37"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -615,7 +617,9 @@ def main(argv=None):
                          "cifar.py run whole for seven architectures and --evaluate --resume, yunjey/stargan's "
                          "main.py train and test, its gradient penalty (bench/_rw_heldout34.py); heldout35: "
                          "jacobgil/pytorch-grad-cam's CAM variants through forward and tensor hooks "
-                         "(bench/_rw_heldout35.py); heldout37: yunjey/pytorch-tutorial's main.py scripts run "
+                         "(bench/_rw_heldout35.py); heldout36: eriklindernoren/PyTorch-GAN's CoGAN, PixelDA, "
+                         "ClusterGAN, context encoder, UNIT, CycleGAN and DiscoGAN run whole "
+                         "(bench/_rw_heldout36.py); heldout37: yunjey/pytorch-tutorial's main.py scripts run "
                          "whole, utkuozbulak/pytorch-cnn-visualizations' gradients and CAMs through module and "
                          "tensor hooks (bench/_rw_heldout37.py)")
     a = ap.parse_args(argv)

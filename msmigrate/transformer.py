@@ -2302,6 +2302,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         # `v, i = torch.mode(x, 1, out=o)` `v, i = o = ...`
         if OA.is_out_statement(node.value) and all(OA.plain_target(t.target) for t in node.targets):
             self._out_stmt_calls.add(id(node.value))
+        call = node.value
+        if (len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                and call.func.value.value == node.targets[0].target.value and call.func.attr.value.endswith("_")
+                and not call.func.attr.value.endswith("__") and (self._funcs or not self._classes)):
+            # `x = x.scatter_(...)`: torch returns x itself, so the statement is the whole-statement form
+            # `x.scatter_(...)` (visit_Expr), rebound the same way: `x = <out-of-place form>`
+            self._inplace_stmt_calls.add(id(call))
         value = node.value
         while isinstance(value, cst.IfExp):     # `Tensor = torch.cuda.FloatTensor if cuda else torch.Tensor`
             self._bound_values.add(id(value.body))

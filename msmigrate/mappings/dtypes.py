@@ -73,7 +73,12 @@ mapping("torch.Size", "tuple", args=("iterable",), target_args=("iterable",), no
 # ------------------------------------------------------------------ torch.autograd.Variable
 _VARIABLE_NOTE = ("Variable is a plain tensor since torch 0.4, a new leaf: its data cut from the gradient "
                   "(ops.stop_gradient: torch's Variable(h) of a computed h passes no gradient back to h; MindSpore "
-                  "differentiates what value_and_grad/grad is given; requires_grad=True on data is not translated)")
+                  "differentiates what value_and_grad/grad is given; requires_grad=True on data is not translated); "
+                  "a flag known only at run time (`requires_grad=flag`): _ms_compat.variable_of, the tensor where it "
+                  "is false, MigrationError naming the line where it is true")
+
+
+_VARIABLE_GRAD = "requires_grad other than False: gradients with respect to this tensor need mindspore.grad over it"
 
 
 def _variable(ctx):
@@ -83,15 +88,24 @@ def _variable(ctx):
     if not b.has("data"):
         raise UnsupportedSite("Variable() without data")
     rg = b.value("requires_grad")
-    if rg is not None and not (isinstance(rg, cst.Name) and rg.value == "False"):
-        raise UnsupportedSite("requires_grad other than False: gradients with respect to this tensor need "
-                              "mindspore.grad over it")
+    if rg is not None and not (isinstance(rg, cst.Name) and rg.value in ("False", "True")) \
+            and not isinstance(rg, (cst.Integer, cst.Float, cst.SimpleString)):
+        flag = b.code("requires_grad")     # `requires_grad=req_grad`: known when the line runs
+    elif rg is not None and not (isinstance(rg, cst.Name) and rg.value == "False"):
+        raise UnsupportedSite(_VARIABLE_GRAD)
+    else:
+        flag = None
     extra = [n for n in b.order if n not in ("data", "requires_grad", "volatile")]
     if extra:
         raise UnsupportedSite(f"unknown arguments {extra}")
     # torch's Variable(h) is a leaf: no gradient flows back through it into h (a train step's loss through
     # `Variable(first(x))` leaves `first` untrained); MindSpore would differentiate through the identity
-    return ctx.expr(f"ops.stop_gradient({b.code('data')})")
+    data = f"ops.stop_gradient({b.code('data')})"
+    if flag is not None:
+        # the tensor where the flag is false when the line runs; MigrationError naming the line where it is true
+        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        return ctx.expr(f"_ms_compat.variable_of({data}, {flag}, {where!r})")
+    return ctx.expr(data)
 
 
 for _src in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):

@@ -27,12 +27,15 @@ ms.Tensor.__format__ = _tensor_format
 
 def _numpy_index(index):
     """An index as torch reads it: a NumPy integer is its int, a NumPy integer or bool array an index tensor
-    (`out[i, self.indices[i]] = v`); MindSpore 2.10 refuses both (IndexError 'Unsupported Python object type')."""
+    (`out[i, self.indices[i]] = v`); MindSpore 2.10 refuses both (IndexError 'Unsupported Python object type'),
+    and NumPy integer slice bounds (`img[:, y1:y2]`: RuntimeError 'Slice index type must be int, tensor or none')."""
     if isinstance(index, np.integer):
         return int(index)
     if isinstance(index, np.ndarray) and index.dtype.kind in "iub":
         return ms.Tensor(index)
-    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray)) for i in index):
+    if type(index) is slice and any(isinstance(p, np.integer) for p in (index.start, index.stop, index.step)):
+        return slice(_numpy_index(index.start), _numpy_index(index.stop), _numpy_index(index.step))
+    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray, slice)) for i in index):
         return tuple(_numpy_index(i) for i in index)
     return index
 

@@ -106,3 +106,15 @@ def legacy_isinstance(obj, *types):
         if t.any_dtype or obj.dtype == t.dtype:
             return True
     return False
+
+
+def variable_of(data, requires_grad, where):
+    """`Variable(data, requires_grad=flag)` with a flag the program computes (`requires_grad=req_grad`, a
+    parameter): Variable is the tensor itself since torch 0.4, so where the flag is false this is data; where it
+    is true a gradient with respect to this tensor would need mindspore.grad over it, which the conversion did
+    not write: MigrationError naming the line (also while a graph compiles: the flag is a constant there)."""
+    if requires_grad:
+        _raise_migration_error(f"torch.autograd.Variable at {where} was not converted to MindSpore "
+                               f"(requires_grad={requires_grad!r}: gradients with respect to this tensor need "
+                               f"mindspore.grad over it); see the migration report")
+    return data

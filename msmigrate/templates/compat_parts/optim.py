@@ -101,6 +101,13 @@ def _trainable(params):
                                  "Parameter (a tensor made with requires_grad=True): MindSpore's optimizers update "
                                  "Parameters; write it as ms.Parameter(<tensor>, name='...')")
         if p.requires_grad:
+            if any(q is p for q in out):
+                # itertools.chain(enc_a.parameters(), enc_b.parameters()) of networks sharing a layer
+                raise MigrationError(f"{calling_line()}: the optimizer is given the Parameter {p.name} more than "
+                                     "once (networks sharing a layer, chained): torch (with a warning) updates it once "
+                                     "per occurrence in each step, its state advanced each time, while MindSpore's "
+                                     "optimizers update a Parameter once; give each Parameter once, or write the "
+                                     "repeated update by hand")
             out.append(p)
     return out
 
