@@ -290,9 +290,10 @@ def convert(name: str, out: Path) -> dict:
 # import (_numpy_index; lstm_lm's bound had the room)
 # +10 each since heldout36: the helper's Tensor indexing reads slices with NumPy integer bounds (3 lines, always
 # emitted) and the optimizers' parameter list refuses a Parameter given twice (7 lines of _trainable; every corpus
-# program has an optimizer)
-HELPER_BOUNDS = {"cifar_resnet": 3881, "dcgan": 4053, "lstm_lm": 3242, "mnist_cnn": 3670, "transformer_lm": 3613,
-                 "vae": 3669}
+# program has an optimizer); +4 since stop 44 where a compiled step is written (StepCell's tuple and list arguments
+# of tensors enter as ms.mutable; lstm_lm had the room)
+HELPER_BOUNDS = {"cifar_resnet": 3885, "dcgan": 4057, "lstm_lm": 3242, "mnist_cnn": 3674, "transformer_lm": 3617,
+                 "vae": 3673}
 
 
 def check_helper(name: str, out: Path) -> None:
