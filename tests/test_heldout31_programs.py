@@ -385,7 +385,8 @@ def test_input_gradient_through_a_method_that_draws_draws_once():
         x = x + 0.1 * np.sign(g.asnumpy())
 
 
-BATCHNORM_INPUT_GRADIENT = _FILL + '''
+# a network in training mode whose BatchNorm moves its running statistics at every forward
+_BN_NET = '''
 import torch.nn as nn
 
 
@@ -397,6 +398,9 @@ class Net(nn.Module):
 
     def forward(self, x):
         return torch.tanh(self.bn(self.fc(x)))
+'''
+
+BATCHNORM_INPUT_GRADIENT = _FILL + _BN_NET + '''
 
 
 def input_gradient(model, x):
@@ -513,18 +517,7 @@ def test_input_gradient_through_the_enclosing_block(graph):
     assert code.count("Unconverted('torch.autograd.grad'") == 1 and "def rebound_in_the_loop" in code, code
 
 
-BATCHNORM_MARK_AND_REBIND = _FILL + '''
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 3)
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return torch.tanh(self.bn(self.fc(x)))
+BATCHNORM_MARK_AND_REBIND = _FILL + _BN_NET + '''
 
 
 def one_step(model, x, labels):
