@@ -19,6 +19,7 @@ elsewhere the function holds copies (the block runs them, the function again), a
 the TODO. A statement that changes a needed value in place (`cost[mask] /= n`) is one of them (mutated)."""
 from __future__ import annotations
 
+import builtins
 import re
 from typing import Dict, List, Optional, Tuple
 
@@ -171,7 +172,7 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
         for st in out[:i]:
             seen.extend(st if isinstance(st, list) else [st])
         general = _general_form(seen + list(body[i:]), len(seen), target, args, indexed, ms, generated, drawing,
-                                outside)
+                                outside, _where(call))
         if general is not None:
             kept = [ln for ln in stmt.leading_lines if not (ln.comment and API in ln.comment.value)]
             stmts, inputs_bound_at, moved, _ = general
@@ -238,7 +239,7 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
                 done.append(variable_where)
             out[made[-1]] = _without_requires_grad(binding)
         if keep_y is None:
-            call_lines = [cst.parse_statement(f"{target} = {grad}\n")]
+            call_lines = _forward_check(body, chosen, [x], _where(call)) + [cst.parse_statement(f"{target} = {grad}\n")]
         else:
             for k in chosen:
                 out[k] = []
@@ -301,7 +302,8 @@ def _in_inner_loop(prefix: List[cst.BaseStatement], loop: cst.For, ms: str, draw
     if args is None:
         return None
     block = list(prefix) + inner
-    general = _general_form(block, len(prefix) + j, target, args, indexed, ms, frozenset(), drawing, None)
+    general = _general_form(block, len(prefix) + j, target, args, indexed, ms, frozenset(), drawing, None,
+                            _where(call))
     if general is None:
         return None
     stmts, inputs_bound_at, _, chosen = general
@@ -587,7 +589,7 @@ def _replace_in(out: list, old: cst.BaseStatement, new: cst.BaseStatement) -> No
 
 
 def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, generated=frozenset(),
-                  drawing=frozenset(), outside=None):
+                  drawing=frozenset(), outside=None, where: str = ""):
     """torch.autograd.grad of one output name over one or more input names, its result unpacked
     (`g, = ...`, `gx, gw = ...`), taken whole or indexed with [0] beyond the one-input form below:
     (statements replacing the call, indices of the inputs' bindings) or None (stays a TODO).
@@ -672,10 +674,49 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
         f"# msmigrate: torch.autograd.grad -> the gradient of {fn} (the computation from "
         f"{', '.join(used)} to {y}" + (", moved into it: run once, as in torch" if keep_y is not None else "")
         + ")" + ("; unused inputs get " + ("zeros" if materialize else "None") if len(used) < len(xs) else "")))
-    grads = [cst.parse_statement(f"{fn}_grads = {call}\n")] if keep_y is None \
-        else _moved_call(fn, used, sens, y, keep_y, ms)
+    grads = _forward_check(body, chosen, xs, where) + [cst.parse_statement(f"{fn}_grads = {call}\n")] \
+        if keep_y is None else _moved_call(fn, used, sens, y, keep_y, ms)
     return ([fn_def.with_changes(leading_lines=[comment])] + grads + [cst.parse_statement(f"{target} = {value}\n")],
             sorted({m[-1] for m in made.values()} - {-1}), [] if keep_y is None else sorted(chosen), sorted(chosen))
+
+
+_NOT_OBJECTS = frozenset(dir(builtins)) | {"ms", "mindspore", "ops", "nn", "np", "numpy", "math", "_ms_compat"}
+
+
+def _called_roots(stmt: cst.CSTNode) -> set:
+    """The names at the root of the called expressions: `model` of `model(x)`, `self` of `self.net.forward(x)`."""
+    found: set = set()
+    local: set = set()      # a lambda's parameters, a comprehension's variables: not the block's names
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            while isinstance(f, cst.Attribute):
+                f = f.value
+            if isinstance(f, cst.Name):
+                found.add(f.value)
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            local.update(p.name.value for p in node.params.params)
+
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            local.update(assigns(node.target) if not isinstance(node.target, cst.Name) else {node.target.value})
+    stmt.visit(_Calls())
+    return found - local
+
+
+def _forward_check(body, chosen: List[int], inputs: List[str], where: str) -> List[cst.BaseStatement]:
+    """Before the copy form's gradient: `_ms_compat.forward_run_again('module:line', model, self, ...)`, the objects
+    the copied statements call, from around them, which raises MigrationError at run time where one holds a BatchNorm
+    or Dropout in training mode (the copies would move its statistics, or draw, a second time)."""
+    bound = set().union(*(assigns(body[k]) for k in chosen))
+    # the objects whose calls run a forward: `model(x)`, `self.get_logits(x)`, `loss(out, y)` (a name read only on
+    # some path, a label, may be unbound where the check runs)
+    called = set().union(*(_called_roots(body[k]) for k in chosen))
+    names = sorted(called - bound - set(inputs) - _NOT_OBJECTS)
+    if not names or not where:
+        return []
+    return [cst.parse_statement(f"_ms_compat.forward_run_again({where!r}, {', '.join(names)})\n")]
 
 
 def _without_requires_grad(stmt):

@@ -25,6 +25,8 @@ _GUARDED = ("reached only past a compile guard (`if _compiling(_draw_probe): _re
 
 # "file:qualified name" -> why no compiled graph parses it
 HOST_SIDE = {
+    "replayed_forward.py:_forward_run_again_refused": "on the host: forward_run_again returns before it inside a "
+                                                      "compiled graph (_compiling)",
     "taped_backward.py:tape_backward": "on the host: a taped backward() stands in the program's own code, run op by "
                                        "op (it raises where no PyNative record is open)",
     "taped_backward.py:tape_step": "on the host: the taped optimizer step stands in the program's own code",

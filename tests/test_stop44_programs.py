@@ -11,7 +11,13 @@
   (...).detach()`) stayed a raising TODO: only a tensor made in the loop body before the backward() was taken as a
   leaf. A .grad cleared before the backward(), or a tensor marked requires_grad in the body and bound again after
   the backward(), holds that backward's gradient alone: value_and_grad over it. A .grad that accumulates over the
-  turns (marked once before the loop, never cleared nor bound again) stays the TODO.""" 
+  turns (marked once before the loop, never cleared nor bound again) stays the TODO.
+- Where `torch.autograd.grad`'s copy form stays (a value between the input and the cost is read after the gradient:
+  torchattacks' APGD keeps `logits`), the gradient's function runs the forward again: a network in training mode
+  with a BatchNorm or Dropout would give other values than torch's, silently (statistics moved twice, a second
+  mask). The call is now preceded by `_ms_compat.forward_run_again('module:line', <the objects the statements
+  call>)`: MigrationError naming the original line where one holds such a layer in training mode; in eval mode the
+  program runs and matches torch.""" 
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -157,3 +163,47 @@ def test_step_over_batch_tuples_compiles_once():
         ms.set_context(mode=ms.PYNATIVE_MODE)
     assert len(losses) == 3 and losses[0] != losses[2], losses
     assert compiled.count(True) == 1, compiled
+
+
+COPY_FORM = _FILL + '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return torch.tanh(self.bn(self.fc(x)))
+
+
+def input_gradient(model, x):
+    x = x.clone().detach()
+    x.requires_grad = True
+    out = model(x)
+    cost = (out * out).sum()
+    g = torch.autograd.grad(cost, x)[0]
+    return g, out.detach()
+
+
+net = Net()
+fill(net, 5)
+net.eval()
+x = torch.linspace(-1, 1, 20).reshape(5, 4)
+g, out = input_gradient(net, x)
+weights = [g, out, net.bn.running_mean]
+'''
+
+
+def test_copy_form_refuses_a_network_in_training_mode():
+    from tests.parity.harness import load_converted
+
+    code, _ = program_weights_match_torch(COPY_FORM, graph=False)
+    assert "_ms_compat.forward_run_again(" in code and "moved into it" not in code, code
+    training = COPY_FORM.replace("net.eval()", "net.train()")
+    line = training.splitlines().index("    g = torch.autograd.grad(cost, x)[0]") + 1
+    with pytest.raises(Exception, match=rf":{line}: torch.autograd.grad .* BatchNorm1d in training mode") as raised:
+        load_converted(training)
+    assert raised.type.__name__ == "MigrationError", raised.type
