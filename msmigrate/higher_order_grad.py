@@ -16,7 +16,9 @@ The statements from the inputs to the output are moved into the function where n
 (_movable), so they run once, as in torch: a draw made once, a BatchNorm's running statistics moved once, the forward
 not run twice. An output still read after is returned by value_and_grad with the gradient. Where they are read
 elsewhere the function holds copies (the block runs them, the function again), and a computation that draws stays
-the TODO. A statement that changes a needed value in place (`cost[mask] /= n`) is one of them (mutated)."""
+the TODO; before such a gradient, `_ms_compat.forward_run_again` raises MigrationError naming the line where an
+object the copies call holds a BatchNorm or Dropout in training mode (the copies would move its statistics, or
+draw, a second time). A statement that changes a needed value in place (`cost[mask] /= n`) is one of them (mutated)."""
 from __future__ import annotations
 
 import builtins
