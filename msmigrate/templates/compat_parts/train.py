@@ -127,15 +127,16 @@ def _detached(value):
 
 
 def _graph_argument(value):
-    """A NumPy array as a Tensor of its own dtype, in lists and tuples too (a graph refuses arrays). A tuple or
-    list of tensors (`for batch in loader: step(batch)`) enters as mutable: a graph takes a plain tuple argument
-    for a constant and compiled the step again for every batch (10 s a step on a small MLP, measured)."""
+    """A NumPy array as a Tensor of its own dtype, in lists and tuples too (a graph refuses arrays). A tuple of
+    tensors (`for batch in loader: step(batch)`) enters as mutable: a graph takes a plain tuple argument for a
+    constant and compiled the step again for every batch (10 s a step on a small MLP, measured). Not a list, nor
+    rows the host made: a list becomes the data of `Tensor(rows)` in the step (nlp-tutorial's random_batch)."""
+    if isinstance(value, tuple) and value and all(isinstance(v, ms.Tensor) for v in value):
+        return ms.mutable(value)
     if isinstance(value, np.ndarray):
         return ms.Tensor(value)
     if isinstance(value, (list, tuple)) and any(isinstance(v, (np.ndarray, list, tuple)) for v in value):
-        value = type(value)(_graph_argument(v) for v in value)
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, ms.Tensor) for v in value):
-        return ms.mutable(value)
+        return type(value)(_graph_argument(v) for v in value)
     return value
 
 
