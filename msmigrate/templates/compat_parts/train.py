@@ -127,10 +127,9 @@ def _detached(value):
 
 
 def _graph_argument(value):
-    """A NumPy array as a Tensor of its own dtype, in lists and tuples too (a graph refuses arrays). A tuple of
-    tensors (`for batch in loader: step(batch)`) enters as mutable: a graph takes a plain tuple argument for a
-    constant and compiled the step again for every batch (10 s a step on a small MLP, measured). Not a list, nor
-    rows the host made: a list becomes the data of `Tensor(rows)` in the step (nlp-tutorial's random_batch)."""
+    """A NumPy array as a Tensor of its own dtype, in lists and tuples too (a graph refuses arrays). A tuple of tensors
+    (`step(batch)`) enters as mutable: a plain one is a graph constant, compiled again for every batch (10 s a step,
+    measured). Not a list: host rows for `Tensor(rows)` in the step (nlp-tutorial's random_batch)."""
     if isinstance(value, tuple) and value and all(isinstance(v, ms.Tensor) for v in value):
         return ms.mutable(value)
     if isinstance(value, np.ndarray):
