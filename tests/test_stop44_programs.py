@@ -22,6 +22,7 @@ import pytest
 
 from tests.parity.harness import program_weights_match_torch
 from tests.test_taped_backward import _FILL     # the same starting weights on both sides
+from tests.test_heldout31_programs import _BN_NET     # a network whose BatchNorm moves its statistics
 
 EXACT_CLASS_TESTS = _FILL + '''
 import torch.nn as nn
@@ -165,18 +166,7 @@ def test_step_over_batch_tuples_compiles_once():
     assert compiled.count(True) == 1, compiled
 
 
-COPY_FORM = _FILL + '''
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 3)
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return torch.tanh(self.bn(self.fc(x)))
+COPY_FORM = _FILL + _BN_NET + '''
 
 
 def input_gradient(model, x):
