@@ -1,6 +1,8 @@
 """torch dtypes -> MindSpore dtypes."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ..callsite import UnsupportedSite
@@ -73,12 +75,11 @@ mapping("torch.Size", "tuple", args=("iterable",), target_args=("iterable",), no
 # ------------------------------------------------------------------ torch.autograd.Variable
 _VARIABLE_NOTE = ("Variable is a plain tensor since torch 0.4, a new leaf: its data cut from the gradient "
                   "(ops.stop_gradient: torch's Variable(h) of a computed h passes no gradient back to h; MindSpore "
-                  "differentiates what value_and_grad/grad is given; requires_grad=True on data is not translated); "
-                  "a flag known only at run time (`requires_grad=flag`): _ms_compat.variable_of, the tensor where it "
-                  "is false, MigrationError naming the line where it is true")
-
-
-_VARIABLE_GRAD = "requires_grad other than False: gradients with respect to this tensor need mindspore.grad over it"
+                  "differentiates what value_and_grad/grad is given); requires_grad=True: _ms_compat.grad_leaf, a "
+                  "Parameter of its own, which an optimizer given it updates (the converted train step "
+                  "differentiates the optimizer's parameters; any other gradient of it is converted where it is "
+                  "taken or raises MigrationError there); a flag known only at run time (`requires_grad=flag`): "
+                  "_ms_compat.variable_of, the tensor where it is false, grad_leaf where it is true")
 
 
 def _variable(ctx):
@@ -91,20 +92,24 @@ def _variable(ctx):
     if rg is not None and not (isinstance(rg, cst.Name) and rg.value in ("False", "True")) \
             and not isinstance(rg, (cst.Integer, cst.Float, cst.SimpleString)):
         flag = b.code("requires_grad")     # `requires_grad=req_grad`: known when the line runs
-    elif rg is not None and not (isinstance(rg, cst.Name) and rg.value == "False"):
-        raise UnsupportedSite(_VARIABLE_GRAD)
     else:
         flag = None
+    # a literal flag: its truth value (`requires_grad=True`, `requires_grad=1`)
+    leaf = rg is not None and flag is None and bool(ast.literal_eval(b.code("requires_grad")))
     extra = [n for n in b.order if n not in ("data", "requires_grad", "volatile")]
     if extra:
         raise UnsupportedSite(f"unknown arguments {extra}")
     # torch's Variable(h) is a leaf: no gradient flows back through it into h (a train step's loss through
     # `Variable(first(x))` leaves `first` untrained); MindSpore would differentiate through the identity
     data = f"ops.stop_gradient({b.code('data')})"
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
     if flag is not None:
-        # the tensor where the flag is false when the line runs; MigrationError naming the line where it is true
-        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        # the tensor where the flag is false when the line runs, the leaf where it is true
         return ctx.expr(f"_ms_compat.variable_of({data}, {flag}, {where!r})")
+    if leaf:
+        # `return Variable(img, requires_grad=True)` optimised by the caller (SGD over an image): a Parameter, which
+        # MindSpore's optimizers take and the train step differentiates
+        return ctx.expr(f"_ms_compat.grad_leaf({data}, {where!r})")
     return ctx.expr(data)
 
 

@@ -174,20 +174,23 @@ def needs_grad(x):
 
 def test_variable_is_its_tensor():
     """torch.autograd.Variable(x) is x's value (a plain tensor since torch 0.4), a leaf cut from the gradient
-    (ops.stop_gradient: tests/test_heldout37_programs.py); requires_grad=True stays a TODO."""
+    (ops.stop_gradient: tests/test_heldout37_programs.py); requires_grad=True a Parameter of its own, which an
+    optimizer takes (tests/test_stop45_programs.py)."""
+    import mindspore as ms
     import torch
 
     t = load_torch(VARIABLE_SRC)
     mod, code, sites = load_converted(VARIABLE_SRC)
     statuses = [(s.api, s.status) for s in sites if s.api.endswith("Variable")]
-    assert statuses.count(("torch.autograd.Variable", TODO)) == 1, statuses
+    assert statuses.count(("torch.autograd.Variable", TODO)) == 0, statuses
     assert len(statuses) == 4, statuses
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     for mv, tv in zip(mod.wrap(_to_ms(x)), t["wrap"](torch.from_numpy(x))):
         assert mv.asnumpy().dtype == tv.numpy().dtype
         np.testing.assert_array_equal(mv.asnumpy(), tv.numpy())
-    with pytest.raises(Exception, match="Variable"):
-        mod.needs_grad(_to_ms(x))
+    leaf, want = mod.needs_grad(_to_ms(x)), t["needs_grad"](torch.from_numpy(x))
+    assert isinstance(leaf, ms.Parameter) and leaf.requires_grad and want.requires_grad
+    np.testing.assert_array_equal(leaf.asnumpy(), want.detach().numpy())
 
 
 LEGACY_VALUES_SRC = '''

@@ -111,10 +111,27 @@ def legacy_isinstance(obj, *types):
 def variable_of(data, requires_grad, where):
     """`Variable(data, requires_grad=flag)` with a flag the program computes (`requires_grad=req_grad`, a
     parameter): Variable is the tensor itself since torch 0.4, so where the flag is false this is data; where it
-    is true a gradient with respect to this tensor would need mindspore.grad over it, which the conversion did
-    not write: MigrationError naming the line (also while a graph compiles: the flag is a constant there)."""
+    is true, the leaf grad_leaf makes."""
     if requires_grad:
-        _raise_migration_error(f"torch.autograd.Variable at {where} was not converted to MindSpore "
-                               f"(requires_grad={requires_grad!r}: gradients with respect to this tensor need "
-                               f"mindspore.grad over it); see the migration report")
+        return grad_leaf(data, where)
     return data
+
+
+_LEAF_IN_GRAPH = ("torch.autograd.Variable(..., requires_grad=True) at {} runs inside a compiled graph, where the "
+                  "Parameter that stands for torch's leaf cannot be created: make it outside the network and the "
+                  "train step, or run in PyNative mode (ms.set_context(mode=ms.PYNATIVE_MODE)); see the migration "
+                  "report")
+
+
+def grad_leaf(data, where):
+    """`Variable(data, requires_grad=True)`: torch's new leaf that requires a gradient, data cut from the gradient.
+    A Parameter of its own, so that an optimizer it is given to updates it and the converted train step's
+    value_and_grad over the optimizer's parameters differentiates it (a helper's `return Variable(img,
+    requires_grad=True)` optimised by its caller: SGD over the image). Any other gradient of it is a rewrite of
+    the converter's or raises MigrationError naming its line (a backward() left over, a `.grad` read). A graph
+    cannot create a Parameter: compiling stops with MigrationError naming the line."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_LEAF_IN_GRAPH, where)
+    leaf = ms.Parameter(ops.stop_gradient(data), requires_grad=True)
+    leaf._ms_unstepped_leaf = True      # no gradient yet (clears_all_gradients)
+    return leaf

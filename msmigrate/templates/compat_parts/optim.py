@@ -291,11 +291,20 @@ def clears_all_gradients(module, optimizer, where):
         return
     owned = {id(p) for p in module.get_parameters()} \
         if isinstance(module, ms.nn.Cell) and not hasattr(module, "zero_grad") else set()
-    missing = [p.name for p in optimizer.parameters if id(p) not in owned]
+    # a leaf grad_leaf made since (a fresh `Variable(img, requires_grad=True)` per turn) has no .grad yet in torch:
+    # nothing to keep growing before this step
+    missing = [p.name for p in optimizer.parameters if id(p) not in owned and not _unstepped_leaf(p)]
+    for p in optimizer.parameters:
+        if _unstepped_leaf(p):
+            p._ms_unstepped_leaf = False
     if missing:
         raise MigrationError(f"{where}: zero_grad() on {type(module).__name__} leaves the gradients of {missing[0]} "
                              f"(and {len(missing) - 1} more the optimizer updates) growing in torch, while the "
                              "converted step applies fresh gradients: clear with optimizer.zero_grad()")
+
+
+def _unstepped_leaf(p):
+    return getattr(p, "_ms_unstepped_leaf", False)
 
 
 def stepped_together(*optimizers):

@@ -1,0 +1,89 @@
+"""Minimal reproductions of real-code constructs found this stop, each compared with torch.
+
+- A helper returning `Variable(img, requires_grad=True)` whose caller gives it to an optimizer and steps it
+  (utkuozbulak/pytorch-cnn-visualizations' class-specific sample generation: a fresh image per turn, `SGD([image])`,
+  the class score's backward(), `optimizer.step()`). The Variable was a raising TODO wherever the optimizer was not
+  in the same scope. It is now a Parameter of its own (`_ms_compat.grad_leaf`), which MindSpore's optimizers take
+  and the converted step differentiates; `model.zero_grad()` beside that step is accepted for a leaf made since
+  (torch's .grad of a fresh leaf is None: nothing accumulates), and still refused for one stepped before."""
+import pytest
+
+from tests.parity.harness import program_weights_match_torch
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
+
+LEAF_FROM_A_HELPER = _FILL + '''
+import torch.nn as nn
+from torch.autograd import Variable
+from torch.optim import SGD
+
+
+def as_leaf(arr):
+    t = torch.from_numpy(arr).float()
+    t.unsqueeze_(0)
+    return Variable(t, requires_grad=True)
+
+
+class Sampler:
+    def __init__(self, model, target):
+        self.model = model
+        self.target = target
+
+    def generate(self, arr, steps):
+        for _ in range(steps):
+            self.image = as_leaf(arr)
+            optimizer = SGD([self.image], lr=0.5)
+            out = self.model(self.image)
+            loss = -out[0, self.target] + (self.image ** 2).sum()
+            self.model.zero_grad()
+            loss.backward()
+            optimizer.step()
+            arr = self.image.data.numpy()[0]
+        return arr
+
+
+net = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 3))
+fill(net, 2)
+image = Sampler(net, 1).generate(np.linspace(-1, 1, 4).astype(np.float32), 3)
+weights = [torch.from_numpy(image)] + list(net.parameters())
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_leaf_from_a_helper_is_optimised(graph):
+    code, _ = program_weights_match_torch(LEAF_FROM_A_HELPER, graph=graph)
+    assert "_ms_compat.grad_leaf(" in code, code
+
+
+STEPPED_LEAF_KEPT = _FILL + '''
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+def as_leaf(t):
+    return Variable(t, requires_grad=True)
+
+
+net = nn.Linear(3, 1)
+fill(net, 1)
+x = as_leaf(torch.ones(1, 3))
+opt = torch.optim.SGD([x], lr=0.1)
+for _ in range(2):
+    net.zero_grad()
+    loss = net(x).sum()
+    loss.backward()
+    opt.step()
+weights = [x]
+'''
+
+
+def test_zero_grad_beside_a_stepped_leaf_is_refused():
+    """The same leaf in a second turn: torch's .grad keeps growing (net.zero_grad() does not clear it), the
+    converted step would apply fresh gradients: MigrationError naming the zero_grad() line."""
+    import mindspore as ms
+    from tests.parity.harness import load_converted
+
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    with pytest.raises(Exception, match=r"MigrationError|zero_grad\(\) on Dense") as info:
+        load_converted(STEPPED_LEAF_KEPT, pynative=True)
+    line = STEPPED_LEAF_KEPT.splitlines().index("    net.zero_grad()") + 1
+    assert type(info.value).__name__ == "MigrationError" and f":{line}:" in str(info.value), info.value
