@@ -87,3 +87,39 @@ def test_zero_grad_beside_a_stepped_leaf_is_refused():
         load_converted(STEPPED_LEAF_KEPT, pynative=True)
     line = STEPPED_LEAF_KEPT.splitlines().index("    net.zero_grad()") + 1
     assert type(info.value).__name__ == "MigrationError" and f":{line}:" in str(info.value), info.value
+
+
+LEAF_IN_A_FORWARD = '''
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        h = Variable(torch.zeros(1, 3), requires_grad=True)
+        return self.fc(x + h)
+'''
+
+
+def test_leaf_made_in_a_compiled_forward_is_refused():
+    """A Parameter cannot be made while a graph compiles: MigrationError naming the Variable's line, not
+    MindSpore's own error."""
+    import mindspore as ms
+    import numpy as np
+    from tests.parity.harness import load_converted
+
+    mod, _, _ = load_converted(LEAF_IN_A_FORWARD, pynative=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(Exception) as info:
+            mod.Net()(ms.Tensor(np.ones((1, 3), np.float32)))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    line = LEAF_IN_A_FORWARD.splitlines().index("        h = Variable(torch.zeros(1, 3), requires_grad=True)") + 1
+    assert "MigrationError" in type(info.value).__name__ + str(info.value) and f":{line}" in str(info.value), \
+        info.value
