@@ -123,3 +123,67 @@ def test_leaf_made_in_a_compiled_forward_is_refused():
     line = LEAF_IN_A_FORWARD.splitlines().index("        h = Variable(torch.zeros(1, 3), requires_grad=True)") + 1
     assert "MigrationError" in type(info.value).__name__ + str(info.value) and f":{line}" in str(info.value), \
         info.value
+
+
+WORKERS_RUNNING_OPS = '''
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, get_worker_info
+
+
+class Rows(Dataset):
+    def __init__(self, n, tensor_ops):
+        self.n, self.tensor_ops = n, tensor_ops
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        info = get_worker_info()
+        x = np.full((2,), i, np.float32)
+        if self.tensor_ops:
+            x = torch.from_numpy(x) * 2 + 1
+        else:
+            x = x * 2 + 1
+        return x, -1 if info is None else info.id, np.random.random()
+
+
+def loader(tensor_ops, workers):
+    return DataLoader(Rows(10, tensor_ops), batch_size=2, shuffle=False, num_workers=workers,
+                      generator=torch.Generator().manual_seed(3))
+'''
+
+
+def test_workers_whose_dataset_runs_ops_do_not_hang():
+    """A Dataset whose __getitem__ runs tensor ops, read by num_workers=2 (the common `torch.from_numpy(x) * 2`):
+    MindSpore's runtime does not survive a fork, and the converted loader's forked worker waited forever on its
+    first op (PyTorch-GAN's context_encoder: past the bench's 480 s). Such batches are now read in the main process
+    as the workers would read them: the same batches as without workers, batch k from worker k % 2 as torch hands
+    them out, and the same per-worker NumPy draws as the forked workers give a dataset that runs no ops."""
+    import signal
+
+    import numpy as np
+    from tests.parity.harness import load_converted
+
+    def stuck(*_):
+        raise TimeoutError("the converted DataLoader's workers did not answer in 120 s")
+
+    import mindspore as ms
+
+    mod, _, _ = load_converted(WORKERS_RUNNING_OPS)
+    # a program has run ops before its loader forks (a model built, an epoch trained): the runtime's threads are up
+    assert float((ms.Tensor(np.ones(3, np.float32)) * 2).sum()) == 6.0
+    before = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(120)
+    try:
+        with_ops, plain, alone = list(mod.loader(True, 2)), list(mod.loader(False, 2)), list(mod.loader(True, 0))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    assert len(with_ops) == len(plain) == len(alone) == 5
+    for k, (a, b, c) in enumerate(zip(with_ops, plain, alone)):
+        np.testing.assert_array_equal(a[0].asnumpy(), c[0].asnumpy())
+        np.testing.assert_array_equal(b[0].asnumpy(), c[0].asnumpy())
+        assert a[1].asnumpy().tolist() == b[1].asnumpy().tolist() == [k % 2] * 2
+        np.testing.assert_array_equal(a[2].asnumpy(), b[2].asnumpy())
+    assert len({float(v) for batch in with_ops for v in batch[2].asnumpy()}) == 10

@@ -59,6 +59,7 @@ import numbers
 import os
 import queue
 import random
+import sys
 import traceback
 import warnings
 
@@ -423,12 +424,12 @@ def get_worker_info():
     return _dl_worker_info
 
 
-def _dl_worker_loop(read, index_queue, result_queue, stop, worker_id, num_workers, seed, init_fn, dataset):
-    """Runs in a forked worker: read batches of indices, send back (batch number, batch)."""
+def _dl_worker_loop(read, index_queue, result_queue, stop, worker_id, num_workers, seed, state, init_fn, dataset):
+    """Runs in a forked worker: read batches of indices, send back (batch number, batch); state: its random
+    states to start from; init_fn: None where it ran already (worker 0, in the main process)."""
     global _dl_worker_info
     _dl_worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
-    random.seed(seed)
-    np.random.seed(seed % 2 ** 32)
+    _dl_set_random_state(state)
     result_queue.cancel_join_thread()     # exit at once when stopped, even with unread results
     try:
         if init_fn is not None:
@@ -444,6 +445,50 @@ def _dl_worker_loop(read, index_queue, result_queue, stop, worker_id, num_worker
                 result_queue.put((number, _DLWorkerError(worker_id, exc)))
     except KeyboardInterrupt:
         pass
+
+
+def _dl_random_state():
+    return random.getstate(), np.random.get_state()
+
+
+def _dl_set_random_state(state):
+    random.setstate(state[0])
+    np.random.set_state(state[1])
+
+
+def _dl_seeded_state(seed):
+    """A worker's Python and NumPy random states (this process's given back)."""
+    outer = _dl_random_state()
+    random.seed(seed)
+    np.random.seed(seed % 2 ** 32)
+    state = _dl_random_state()
+    _dl_set_random_state(outer)
+    return state
+
+
+def _dl_calls_mindspore(call):
+    """(call(), whether it called into MindSpore: a function of its package, or a builtin method of one of its
+    objects). MindSpore's runtime does not survive a fork: an op run in a forked worker waits forever."""
+    used = False
+
+    def probe(frame, event, arg):
+        nonlocal used
+        if used or event not in ("call", "c_call"):
+            return
+        if event == "call":
+            module = frame.f_globals.get("__name__") or ""
+        else:
+            owner = getattr(arg, "__self__", None)
+            module = getattr(arg, "__module__", None) or type(owner).__module__ or ""
+        used = module == "mindspore" or module.startswith(("mindspore.", "_c_expression"))
+
+    before = sys.getprofile()
+    sys.setprofile(probe)
+    try:
+        result = call()
+    finally:
+        sys.setprofile(before)
+    return result, used
 
 
 class _DLWorkerError:
@@ -465,7 +510,8 @@ class DataLoader:
     """torch.utils.data.DataLoader yielding mindspore Tensors (see the notes at the top
     of this section). pin_memory, timeout, persistent_workers and the other
     device/process options are accepted; workers are forked processes (Linux), started
-    for each epoch; where fork is unavailable the samples are read in this process."""
+    for each epoch, unless reading calls MindSpore (_worker_batches); where fork is
+    unavailable the samples are read in this process."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
@@ -567,33 +613,71 @@ class DataLoader:
             yield _dl_collate_np(samples) if self.collate_fn is default_collate else self.collate_fn(samples)
 
     def _worker_batches(self, jobs):
-        ctx = multiprocessing.get_context("fork")
+        """Batch k read by worker k % num_workers, with its own random states (seeded base_seed + w) after its
+        worker_init_fn. Worker 0's first batch is read here: where that calls MindSpore (ops in a converted
+        __getitem__ or collate_fn), so is every batch, as its worker would (an op in a forked process waits
+        forever); otherwise the workers are forked processes, worker 0 going on from its state here."""
+        n = self.num_workers
         rng = _dl_rng(self.generator)     # one base seed per epoch, as torch draws it
         base_seed = int(rng.integers(0, 2 ** 62) if hasattr(rng, "integers")
                         else rng.randint(0, 2 ** 62, dtype=np.int64))
-        index_queues = [ctx.SimpleQueue() for _ in range(self.num_workers)]
+        states = [_dl_seeded_state(base_seed + w) for w in range(n)]
+        started = set()
+        jobs = iter(enumerate(jobs))
+        first = next(jobs, None)
+        if first is None:
+            return
+        batch, used = _dl_calls_mindspore(lambda: self._as_worker(0, base_seed, states, started, first[1]))
+        yield batch
+        if used:
+            for number, indices in jobs:
+                yield self._as_worker(number % n, base_seed, states, started, indices)
+            return
+        yield from self._forked_batches(jobs, base_seed, states)
+
+    def _as_worker(self, w, base_seed, states, started, indices):
+        """One batch read here as worker w reads it (its random states, WorkerInfo, worker_init_fn first)."""
+        global _dl_worker_info
+        outer, info = _dl_random_state(), _dl_worker_info
+        _dl_set_random_state(states[w])
+        _dl_worker_info = WorkerInfo(w, self.num_workers, base_seed + w, self.dataset)
+        try:
+            if w not in started:
+                started.add(w)
+                if self.worker_init_fn is not None:
+                    self.worker_init_fn(w)
+            batch = self._read(indices)
+            states[w] = _dl_random_state()
+        finally:
+            _dl_set_random_state(outer)
+            _dl_worker_info = info
+        return batch
+
+    def _forked_batches(self, jobs, base_seed, states):
+        ctx = multiprocessing.get_context("fork")
+        n = self.num_workers
+        index_queues = [ctx.SimpleQueue() for _ in range(n)]
         results, stop = ctx.Queue(), ctx.Event()
         workers = [ctx.Process(target=_dl_worker_loop, daemon=True,
-                               args=(self._read, index_queues[w], results, stop, w, self.num_workers, base_seed + w,
-                                     self.worker_init_fn, self.dataset))
-                   for w in range(self.num_workers)]
+                               args=(self._read, index_queues[w], results, stop, w, n, base_seed + w, states[w],
+                                     self.worker_init_fn if w else None, self.dataset))
+                   for w in range(n)]
         for w in workers:
             w.start()
         try:
-            jobs = iter(enumerate(jobs))
             sent = 0
-            for number, indices in itertools.islice(jobs, self.prefetch_factor * self.num_workers):
-                index_queues[number % self.num_workers].put((number, indices))
+            for number, indices in itertools.islice(jobs, self.prefetch_factor * n):
+                index_queues[number % n].put((number, indices))
                 sent += 1
-            done, waiting = 0, {}
-            while done < sent:
+            done, waiting = 1, {}
+            while done < sent + 1:
                 while done not in waiting:
                     number, batch = self._next_result(results, workers)
                     waiting[number] = batch
                 batch = waiting.pop(done)
                 done += 1
                 for number, indices in itertools.islice(jobs, 1):   # keep the workers busy
-                    index_queues[number % self.num_workers].put((number, indices))
+                    index_queues[number % n].put((number, indices))
                     sent += 1
                 if isinstance(batch, _DLWorkerError):
                     batch.reraise()
