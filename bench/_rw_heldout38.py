@@ -15,7 +15,8 @@ tensor arithmetic, closures) and its examples/mnist.py, converted as a new user 
   does not hide the others; the losses of the runs after it then stand at other indices, and the program fails).
   - opt_adam: the Adam-like optimizers with their default options, `zero_grad(); loss.backward(); step()`:
     AdaBelief (weight_decouple), AdaBound, AdaMod, DiffGrad, Lamb, NovoGrad, QHAdam, RAdam, Yogi.
-  - opt_adam_more: AdamP, Apollo, MADGRAD, SWATS, Adafactor (relative steps), then the options that take other
+  - opt_adam_more: AdamP, Apollo, MADGRAD, SWATS, Adafactor (relative steps; on a network of linear layers of
+    ours: its factored second moment assumes matrices, and a convolution's 4-d weight stops torch too), then the options that take other
     paths: AdaBelief with amsgrad and rectify, AdaBound with amsbound, NovoGrad with amsgrad and grad_averaging.
   - opt_sgd: the SGD-like optimizers in the closure form (`step(closure)`, the closure clearing the gradients and
     calling backward()): AccSGD, AggMo, LARS (momentum), PID (momentum), QHM, SGDP, SGDW (nesterov), Lion,
@@ -139,6 +140,15 @@ def small_net():
     return net
 
 
+def linear_net():
+    """linear layers only: Adafactor's factored second moment assumes matrices (a convolution's 4-d weight stops
+    torch too)"""
+    net = nn.Sequential(nn.Flatten(), nn.Linear(72, 8), nn.Tanh(), nn.Linear(8, 3))
+    with torch.no_grad():
+        net(inputs)
+    return net
+
+
 def summary(name, net):
     with torch.no_grad():
         print("VALUE", name + "_out", float(net(inputs).abs().sum()))
@@ -158,8 +168,8 @@ def attempt(name, fit, make):
     summary(name, net)
 
 
-def plain(make, steps=3):
-    net = small_net()
+def plain(make, steps=3, build=small_net):
+    net = build()
     opt = make(net.parameters())
     for _ in range(steps):
         opt.zero_grad()
@@ -205,12 +215,12 @@ for name, make in [
     ("apollo", lambda ps: optim.Apollo(ps, lr=1e-2, warmup=2)),
     ("madgrad", lambda ps: optim.MADGRAD(ps, lr=1e-2)),
     ("swats", lambda ps: optim.SWATS(ps, lr=1e-2)),
-    ("adafactor", lambda ps: optim.Adafactor(ps)),
+    ("adafactor", lambda ps: optim.Adafactor(ps)),     # on linear_net (below)
     ("adabelief_ams", lambda ps: optim.AdaBelief(ps, lr=1e-2, amsgrad=True, rectify=True)),
     ("adabound_ams", lambda ps: optim.AdaBound(ps, lr=1e-2, amsbound=True)),
     ("novograd_ams", lambda ps: optim.NovoGrad(ps, lr=1e-2, amsgrad=True, grad_averaging=True)),
 ]:
-    attempt(name, plain, make)
+    attempt(name, (lambda make: plain(make, build=linear_net)) if name == "adafactor" else plain, make)
 ''',
     "opt_sgd": _SETUP + '''
 for name, make in [

@@ -63,6 +63,8 @@ def _fresh_copy(node: cst.BaseExpression) -> bool:
     name = node.func.attr.value
     if name == "clone":
         return not node.args
+    if _out_name(node) is not None:     # `torch.rsqrt(v, out=u)` returns u
+        return False
     if name in _VIEWS:
         return _fresh_copy(node.func.value)
     return name + "_" in _CHAINABLE or name in _NEW_RESULTS
@@ -201,13 +203,19 @@ class _Rewrite(cst.CSTTransformer):
         `g.div_(c); g.mul_(v); d = (g.sum() - b)`, the chain's place taken by the name (the call returns the
         tensor itself), which the main pass converts one by one. Python evaluated nothing of the statement before
         the chain, and each link's arguments after the link before it, in both forms. `g = g.add_(a)` is
-        `g.add_(a)`: torch binds g to the tensor it holds."""
+        `g.add_(a)`: torch binds g to the tensor it holds. A chain on a call writing into `out=u`
+        (`torch.rsqrt(v, out=u).mul_(g)`, Adafactor) is that call, then the links on u."""
         if not isinstance(small, (cst.Expr, cst.Assign, cst.Return)) or small.value is None:
             return None
         node = small.value
+        first: List[cst.BaseSmallStatement] = []
         while True:
             links, base = _links(node)
             if links and isinstance(base, cst.Name):
+                break
+            out = _out_name(base) if links else None
+            if out is not None:     # `torch.rsqrt(v, out=u).mul_(g)`: torch returns u itself
+                first, base = [cst.Expr(value=base)], out
                 break
             if isinstance(node, cst.BinaryOperation):
                 node = node.left
@@ -220,9 +228,10 @@ class _Rewrite(cst.CSTTransformer):
         whole = node is small.value
         same = (isinstance(small, cst.Assign) and len(small.targets) == 1
                 and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == base.value)
-        if len(links) < 2 and not (whole and same):
+        if len(links) < 2 and not (whole and same) and not first:
             return None
-        before = [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base))) for call in links]
+        before = first + [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base)))
+                          for call in links]
         if whole and (same or isinstance(small, cst.Expr)):
             return before
         return before + [small.deep_replace(node, cst.Name(base.value))]
@@ -246,6 +255,16 @@ class _Rewrite(cst.CSTTransformer):
 
 
 ENTRY = "_ms_entry"
+
+
+def _out_name(call: cst.BaseExpression) -> Optional[cst.Name]:
+    """The name of `f(..., out=name)`, the tensor such a call returns."""
+    if not isinstance(call, cst.Call):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "out" and isinstance(arg.value, cst.Name):
+            return cst.Name(arg.value.value)
+    return None
 
 
 def _held_alone(fn: cst.FunctionDef) -> set:

@@ -150,9 +150,10 @@ def convert(tr, original: cst.Call, updated: cst.Call, qn: str) -> Optional[cst.
 
 def _shared(tr, name: str) -> bool:
     """A local name whose tensor other holders share (a dict entry, a loop over parameters: inplace_holders.py),
-    outside graph code: a rebinding would leave those holders unchanged."""
+    or a parameter of the function (the caller's tensor: Adafactor's `torch.mul(r, c, out=output)`), outside graph
+    code: a rebinding would leave those holders unchanged."""
     scope = tr._scopes[-1] if tr._scopes else {}
-    return name in scope.get("held", ()) and not tr._in_cell_code()
+    return (name in scope.get("held", ()) or name in scope.get("params", ())) and not tr._in_cell_code()
 
 
 def _mismatch(tr, original, updated, qn: str, arg: cst.Arg, as_tuple: bool,

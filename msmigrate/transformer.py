@@ -2911,6 +2911,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._is_tensor_expr(node.body) or self._is_tensor_expr(node.orelse)
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data", "real", "imag"):
             return self._is_tensor_expr(node.value)
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name):
+            return self._is_tensor_expr(node.value)   # `d_p = p.grad.data` of a param group's parameter
         if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
                 and self._classes):
             return self._classes[-1].attr_types.get(node.attr.value) == "tensor"

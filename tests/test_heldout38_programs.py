@@ -18,7 +18,15 @@ mode (the parameters and the optimizer's state tensors).
   over `group["params"]` of a `for group in self.param_groups` loop binds tensors.
 - A chain of in-place calls on a name that its statement evaluates first, `d = (g.div_(c).mul_(v).sum() - b)`
   (Apollo) or `g = g.add_(a).add_(b)` (PID): a raising TODO (the second link's receiver is a call). Its links are
-  now whole statements before it (`g.div_(c); g.mul_(v); d = (g.sum() - b)`), which the main pass converts."""
+  now whole statements before it (`g.div_(c); g.mul_(v); d = (g.sum() - b)`), which the main pass converts.
+- `d_p = p.grad.data` then `d_p.add(momentum, buf)` (SGDW's nesterov step, torch's legacy (Number, Tensor)
+  overload): d_p was of no known kind, so the call stayed as written (TypeError in MindSpore, naming no line).
+  `x.grad` of a tensor name is a tensor.
+- `torch.mul(r, c, out=output)` where output is a parameter of the function (Adafactor's `_approx_sq_grad`, whose
+  caller reads the tensor it passed): the rebinding `output = ...` left the caller's tensor unchanged, a silent
+  difference. Outside graph code the result is now written into the caller's tensor (_ms_compat.write_into).
+  `torch.rsqrt(v, out=u).mul_(g)` (Adafactor's unfactored step) was a raising TODO: it is the out= call, then the
+  links on u."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -177,3 +185,67 @@ class Tiny(Optimizer):
 @pytest.mark.parametrize("graph", [False, True])
 def test_inplace_chain_evaluated_first(graph):
     program_weights_match_torch(CHAIN_EVALUATED_FIRST, graph=graph)
+
+
+LEGACY_ADD_OF_A_GRADIENT = _FILL + '''
+from torch.optim import Optimizer
+
+KEYS = ("buf",)
+
+
+class Tiny(Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                d_p = p.grad.data
+                state = self.state[p]
+                if "buf" not in state:
+                    state["buf"] = torch.clone(d_p).detach()
+                buf = state["buf"]
+                buf.mul_(0.9).add_(d_p)
+                d_p = d_p.add(0.9, buf)
+                p.data.add_(d_p, alpha=-group["lr"])
+''' + _TRAIN
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_legacy_add_on_a_gradient(graph):
+    program_weights_match_torch(LEGACY_ADD_OF_A_GRADIENT, graph=graph)
+
+
+OUT_INTO_THE_CALLERS_TENSOR = _FILL + '''
+from torch.optim import Optimizer
+
+KEYS = ("sq",)
+
+
+class Tiny(Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+
+    def _scaled(self, a, b, output):
+        torch.mul(a.rsqrt(), b, out=output)
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["sq"] = torch.ones_like(p.data)
+                update = p.grad ** 2 + 0.5
+                sq = state["sq"]
+                sq.mul_(0.5).add_(update, alpha=0.5)
+                if p.dim() > 1:
+                    self._scaled(sq, p.grad, update)
+                else:
+                    torch.rsqrt(sq, out=update).mul_(p.grad)
+                p.data.add_(update, alpha=-group["lr"])
+''' + _TRAIN
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_out_into_the_callers_tensor(graph):
+    program_weights_match_torch(OUT_INTO_THE_CALLERS_TENSOR, graph=graph)
