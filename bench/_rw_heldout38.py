@@ -37,6 +37,7 @@ from pathlib import Path
 
 from bench._rw_heldout30 import _TV_DATASETS as _MNIST_STANDIN
 from bench._rw_heldout32 import _TV_TRANSFORMS
+from bench._rw_heldout37 import _TV_MORE     # ToTensor of a one-channel picture
 
 OPTIM = "jettify+pytorch-optimizer@19c3e41952b94f2d60db06e559ee9a1433b25e53"
 
@@ -115,7 +116,7 @@ TORCH_FILES = {"opt_mnist": {
     "torchvision/__init__.py": '"""A stand-in written by bench/_rw_heldout38.py."""\nfrom . import datasets, '
                                'transforms, utils\n',
     "torchvision/datasets.py": _MNIST_STANDIN,
-    "torchvision/transforms.py": _TV_TRANSFORMS,
+    "torchvision/transforms.py": _TV_TRANSFORMS + _TV_MORE,
     "torchvision/utils.py": _MAKE_GRID,
 }}
 

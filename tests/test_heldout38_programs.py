@@ -249,3 +249,23 @@ class Tiny(Optimizer):
 @pytest.mark.parametrize("graph", [False, True])
 def test_out_into_the_callers_tensor(graph):
     program_weights_match_torch(OUT_INTO_THE_CALLERS_TENSOR, graph=graph)
+
+
+def test_addcdiv_by_a_small_denominator():
+    """`p.addcdiv_(m, v.sqrt().add_(eps), value=-lr)` where the gradient was 0 (a dead unit: m = v = 0, the
+    denominator eps = 1e-8; examples/mnist.py's DiffGrad): MindSpore 2.10's ops.addcdiv gave nan there, and the
+    converted network's weights became nan after one step. torch's formula is written out."""
+    from tests.parity.harness import check_function
+    src = '''
+import torch
+
+
+def fn(p, m, v):
+    q = torch.addcdiv(p, m, v.sqrt().add(1e-8), value=-0.01)
+    return q, p.addcdiv(m, v + 1e-8)
+'''
+    import numpy as np
+    p = np.ones(4, np.float32)
+    m = np.array([0.0, 1e-6, 0.5, 0.0], np.float32)
+    v = np.array([0.0, 0.0, 1e-12, 0.25], np.float32)
+    check_function(src, [p, m, v])
