@@ -207,7 +207,7 @@ class Tiny(Optimizer):
                 buf = state["buf"]
                 buf.mul_(0.9).add_(d_p)
                 d_p = d_p.add(0.9, buf)
-                p.data.add_(d_p, alpha=-group["lr"])
+                p.data.sub_(d_p * group["lr"])
 ''' + _TRAIN
 
 
