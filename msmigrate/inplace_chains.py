@@ -44,10 +44,18 @@ def _links(node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression
     return links, node
 
 
+# methods whose result is always a new tensor though they have no in-place twin: reductions, products
+_NEW_RESULTS = frozenset(("norm", "sum", "mean", "prod", "std", "var", "amax", "amin", "logsumexp", "matmul", "mm",
+                          "bmm", "mv", "outer", "cumsum", "cumprod"))
+# methods whose result is a view of their receiver (or a copy of it): new where the receiver is
+_VIEWS = frozenset(("view", "reshape", "unsqueeze", "squeeze", "flatten", "view_as", "reshape_as"))
+
+
 def _fresh_copy(node: cst.BaseExpression) -> bool:
     """`E.clone()`, an out-of-place twin called on a tensor (`E.clone().div(T)`, what this pass made of the
-    chain's first links; `v.sqrt()`), or arithmetic (`(v.sqrt() / c)`, Adam's denominator before `.add_(eps)`):
-    a new tensor nobody else holds (never a view of E)."""
+    chain's first links; `v.sqrt()`), a reduction (`x.norm(dim=1)`, AdamP's norms before `.add_(eps)`), or
+    arithmetic (`(v.sqrt() / c)`, Adam's denominator before `.add_(eps)`): a new tensor nobody else holds (never a
+    view of E); a view of such a tensor (`x.norm(dim=1).view(shape)`) too: its base is held by nobody else."""
     if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)) and node.lpar:
         return True
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
@@ -55,7 +63,11 @@ def _fresh_copy(node: cst.BaseExpression) -> bool:
     name = node.func.attr.value
     if name == "clone":
         return not node.args
-    return name + "_" in _CHAINABLE
+    if _out_name(node) is not None:     # `torch.rsqrt(v, out=u)` returns u
+        return False
+    if name in _VIEWS:
+        return _fresh_copy(node.func.value)
+    return name + "_" in _CHAINABLE or name in _NEW_RESULTS
 
 
 def _out_of_place(links: List[cst.Call], base: cst.BaseExpression) -> cst.BaseExpression:
@@ -177,12 +189,52 @@ class _Rewrite(cst.CSTTransformer):
                 body.append(resized)
                 continue
             on_buffer = self._on_buffer_data(small)
-            split = [on_buffer] if on_buffer is not None else self._split(small)
+            split = [on_buffer] if on_buffer is not None else (self._split(small) or self._first_chain(small))
             body.extend(split if split is not None else [small])
         if len(body) == len(updated.body) and all(a is b for a, b in zip(body, updated.body)):
             return updated
         body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
         return updated.with_changes(body=body)
+
+    @staticmethod
+    def _first_chain(small: cst.BaseSmallStatement) -> Optional[List[cst.BaseSmallStatement]]:
+        """A chain on a local name that its statement evaluates first, `d = (g.div_(c).mul_(v).sum() - b)`
+        (Apollo's update) or `g = g.add_(a).add_(b)` (PID's gradient): its links as whole statements before it,
+        `g.div_(c); g.mul_(v); d = (g.sum() - b)`, the chain's place taken by the name (the call returns the
+        tensor itself), which the main pass converts one by one. Python evaluated nothing of the statement before
+        the chain, and each link's arguments after the link before it, in both forms. `g = g.add_(a)` is
+        `g.add_(a)`: torch binds g to the tensor it holds. A chain on a call writing into `out=u`
+        (`torch.rsqrt(v, out=u).mul_(g)`, Adafactor) is that call, then the links on u."""
+        if not isinstance(small, (cst.Expr, cst.Assign, cst.Return)) or small.value is None:
+            return None
+        node = small.value
+        first: List[cst.BaseSmallStatement] = []
+        while True:
+            links, base = _links(node)
+            if links and isinstance(base, cst.Name):
+                break
+            out = _out_name(base) if links else None
+            if out is not None:     # `torch.rsqrt(v, out=u).mul_(g)`: torch returns u itself
+                first, base = [cst.Expr(value=base)], out
+                break
+            if isinstance(node, cst.BinaryOperation):
+                node = node.left
+            elif isinstance(node, (cst.Subscript, cst.Attribute)):
+                node = node.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                node = node.func.value
+            else:
+                return None
+        whole = node is small.value
+        same = (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == base.value)
+        if len(links) < 2 and not (whole and same) and not first:
+            return None
+        before = first + [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base)))
+                          for call in links]
+        if whole and (same or isinstance(small, cst.Expr)):
+            return before
+        return before + [small.deep_replace(node, cst.Name(base.value))]
 
     @staticmethod
     def _split(small: cst.BaseSmallStatement) -> Optional[List[cst.BaseSmallStatement]]:
@@ -203,6 +255,16 @@ class _Rewrite(cst.CSTTransformer):
 
 
 ENTRY = "_ms_entry"
+
+
+def _out_name(call: cst.BaseExpression) -> Optional[cst.Name]:
+    """The name of `f(..., out=name)`, the tensor such a call returns."""
+    if not isinstance(call, cst.Call):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "out" and isinstance(arg.value, cst.Name):
+            return cst.Name(arg.value.value)
+    return None
 
 
 def _held_alone(fn: cst.FunctionDef) -> set:

@@ -188,13 +188,37 @@ class _Function(ScopeLocalVisitor):
         super().on_leave(original_node)
 
 
-def hoistable_calls(function, local_names, torch_function=None) -> Set[int]:
+def _first_evaluated(stmt, call: cst.Call) -> bool:
+    """Whether `call` is what the statement's value evaluates first: reached from the value through left operands,
+    subscripted values and method receivers (`(v.add_(e).sqrt() / c).add_(e)`: v.add_(e)), so that nothing of the
+    statement runs before it."""
+    node = getattr(stmt, "value", None) if isinstance(stmt, (cst.Expr, cst.Assign, cst.Return)) else None
+    while node is not None:
+        if node is call:
+            return True
+        if isinstance(node, cst.BinaryOperation):
+            node = node.left
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            node = node.func.value
+        else:
+            return False
+    return False
+
+
+def hoistable_calls(function, local_names, torch_function=None, shared=frozenset()) -> Set[int]:
     """ids of the in-place calls of this function (or of a module's top level) whose rebinding can go before their statement
     without another name missing a change torch would show through it: the receiver is changed
     in place nowhere else in the function, no name the statement assigns is (`z = y.add_(1)` then
     `y.mul_(2)`: torch's z sees the second change), and inside a loop the receiver is a fresh tensor
     of this pass, assigned earlier in the same block (else torch's `res.append(x.mul_(2))` appends
-    the same tensor each pass)."""
+    the same tensor each pass). A receiver of `shared` (a name whose tensor other holders share, outside graph
+    code: the transformer writes the new value into that tensor, inplace_holders.py) needs neither: every holder
+    sees the change, as in torch; its call must be what the statement evaluates first (other parts of it could
+    read the tensor through another holder before torch's change)."""
     scan = _Function(local_names, torch_function)
     (function.body if isinstance(function, cst.FunctionDef) else function).visit(scan)
     ids = set()
@@ -202,9 +226,12 @@ def hoistable_calls(function, local_names, torch_function=None) -> Set[int]:
         name = call.func.value.value if isinstance(call.func.value, cst.Name) else None
         if name not in local_names:
             name = function_form_receiver(call)
-        if scan.inplace_receivers.get(name) != 1:
-            continue
         if any(scan.inplace_receivers.get(t) for t in _targets(stmt)):
+            continue
+        if name in shared and call.func.value.value == name and _first_evaluated(stmt, call):
+            ids.add(id(call))     # written into the tensor every holder shares
+            continue
+        if scan.inplace_receivers.get(name) != 1:
             continue
         if in_loop and name not in assigned_before:
             continue

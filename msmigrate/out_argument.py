@@ -66,8 +66,10 @@ def out_target(value: cst.BaseExpression) -> Optional[cst.BaseAssignTargetExpres
 
 
 def returns_tuple(call: cst.Call, qn: str) -> Optional[bool]:
-    """torch.sort(x): always a tuple; torch.max(x, 1) / torch.median(x, dim=0): a (values, indices) tuple;
-    torch.max(x, y) with y a name: a dim or a tensor, None (the converted call tells)."""
+    """torch.max(x): always a tuple; torch.max(x, 1) / torch.median(x, dim=0): a (values, indices) tuple;
+    torch.max(x, y) with y a name: a dim or a tensor, None (the converted call tells), but one tensor where out=
+    names the input x itself (`torch.max(m, v, out=m)`, AMSGrad's running maximum): a tensor cannot take the
+    (values, indices) tuple, so torch's call is the elementwise maximum."""
     if qn in TUPLE_RESULTS:
         return True
     if qn not in TUPLE_WITH_DIM:
@@ -76,6 +78,10 @@ def returns_tuple(call: cst.Call, qn: str) -> Optional[bool]:
         return True
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     if len(positional) < 2:
+        return False
+    out = out_keyword(call)
+    if (out is not None and isinstance(out.value, cst.Name) and isinstance(positional[0], cst.Name)
+            and out.value.value == positional[0].value):
         return False
     second = positional[1]
     if isinstance(second, cst.UnaryOperation) and isinstance(second.operator, cst.Minus):
@@ -131,8 +137,23 @@ def convert(tr, original: cst.Call, updated: cst.Call, qn: str) -> Optional[cst.
                      f"new tensors); other references to the same tensor do not see the change"
                      + (f"; {site.note}" if site.note else ""))
         result = tr._render_template(f"ops.cast({code_of(out).strip()}, {name}.dtype)")
+        if _shared(tr, name):
+            # `m = state["m"]; torch.max(m, v, out=m)`: the state's tensor must change, as torch writes into it
+            tr.uses_compat = True
+            site.note = (f"out={name}: the result written into the tensor `{name}` holds (_ms_compat.write_into), "
+                         f"which the other holders share; {site.note}")
+            result = cst.Call(func=tr._render_template("_ms_compat.write_into"),
+                              args=[cst.Arg(cst.Name(name)), cst.Arg(result)])
     tr._out_targets[id(result)] = (target, result)   # the node kept alive: its id stays its own
     return result
+
+
+def _shared(tr, name: str) -> bool:
+    """A local name whose tensor other holders share (a dict entry, a loop over parameters: inplace_holders.py),
+    or a parameter of the function (the caller's tensor: Adafactor's `torch.mul(r, c, out=output)`), outside graph
+    code: a rebinding would leave those holders unchanged."""
+    scope = tr._scopes[-1] if tr._scopes else {}
+    return (name in scope.get("held", ()) or name in scope.get("params", ())) and not tr._in_cell_code()
 
 
 def _mismatch(tr, original, updated, qn: str, arg: cst.Arg, as_tuple: bool,

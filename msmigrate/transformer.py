@@ -735,8 +735,31 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._skip.add(id(node.target))
         UT.track_tuple_names(self, [node.target], None)     # a loop variable is no (values, indices) result
         self._track_module_loop_variable(node)
+        self._track_param_group_loop(node)
         self._scopes[-1]["loops"].append((id(node), TL.assigns(node)))
         self._loop_nodes.append(node)
+
+    def _track_param_group_loop(self, node: cst.For) -> None:
+        """`for group in self.param_groups: for w in group["params"]:` (a hand-written optimizer's step): w is a
+        parameter, a tensor, whatever its name: `w.new(1)` is converted as a tensor's legacy constructor (left as
+        written it was an AttributeError of MindSpore's Parameter, naming no line)."""
+        if not (self._funcs and isinstance(node.target, cst.Name)):
+            return
+        it = node.iter
+        if not (isinstance(it, cst.Subscript) and isinstance(it.value, cst.Name) and len(it.slice) == 1
+                and isinstance(it.slice[0].slice, cst.Index)
+                and isinstance(it.slice[0].slice.value, cst.SimpleString)
+                and it.slice[0].slice.value.evaluated_value == "params"):
+            return
+        group = it.value.value
+        for outer in self._loop_nodes:
+            if (isinstance(outer, cst.For) and isinstance(outer.target, cst.Name) and outer.target.value == group
+                    and isinstance(outer.iter, cst.Attribute) and outer.iter.attr.value == "param_groups"):
+                ctx = self._funcs[-1]
+                ctx.others.discard(node.target.value)
+                ctx.cells.discard(node.target.value)
+                ctx.tensors.add(node.target.value)
+                return
 
     def _track_module_loop_variable(self, node: cst.For) -> None:
         """`for flow in self.flows:` (or `self.flows[::-1]`) over an nn.ModuleList / nn.Sequential attribute: the
@@ -1593,7 +1616,11 @@ class TorchToMindSpore(cst.CSTTransformer):
                 - self._scopes[-1]["mutated_only"]
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
-        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"], self._is_torch_call)
+        # a name other holders share is written into (inplace_holders.py), outside graph code
+        top = self._funcs[0].name if self._funcs else node.name.value
+        graph = (self._classes and self._classes[-1].is_cell or not self._classes and top in self._cell_functions)
+        values = IV.hoistable_calls(node, self._scopes[-1]["bound"] | self._scopes[-1]["shadows"], self._is_torch_call,
+                                    shared=frozenset() if graph else frozenset(self._scopes[-1]["held"]))
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
         if self._classes and self._classes[-1].is_cell:   # `ops.cat((x, h.pop()))`: msmigrate/graph_pops.py
@@ -2884,6 +2911,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._is_tensor_expr(node.body) or self._is_tensor_expr(node.orelse)
         if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data", "real", "imag"):
             return self._is_tensor_expr(node.value)
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name):
+            return self._is_tensor_expr(node.value)   # `d_p = p.grad.data` of a param group's parameter
         if (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
                 and self._classes):
             return self._classes[-1].attr_types.get(node.attr.value) == "tensor"
