@@ -14,7 +14,7 @@ driver of ours).
   of the updated trainable parameters and a VALUE of the eval-mode forward after the step, and an `ARCH name ok`
   line (or the error it raised: a PRINTED line, so one architecture that stops does not hide the others). The
   runner gives the converted model torch's initial weights (by name, msmigrate.weights) at its first call and
-  turns dropout off on both sides (CaiT's layer dropout, a torch.zeros(n).uniform_ draw, stays: the runner draws
+  turns dropout off on both sides (CaiT's layer dropout, a Tensor.uniform_ draw per layer, stays: the runner draws
   it alike).
   - zoo_vit: ViT (models/vit.py), the small-dataset ViT with shifted patch tokens and locality self-attention
     (models/vit_small.py, at vit_small's and vit_tiny's head counts), SimpleViT (sin-cos 2-D position
@@ -82,8 +82,10 @@ ZOO = {
     "zoo_mixer": {
         "convmixer": "ConvMixer(32, 2, kernel_size=8, patch_size=1, n_classes=10)",
         "mlpmixer": "MLPMixer(image_size=32, channels=3, patch_size=4, dim=32, depth=2, num_classes=10)",
-        "mobilevit": "mobilevit_xxs(32, 10)",
         "mobilevit_64": "mobilevit_xxs(64, 10)",
+        # last: a model whose first call raises is numbered on the converted side, not on torch's (the runner
+        # would give the next model the weights torch recorded for this one's successor)
+        "mobilevit": "mobilevit_xxs(32, 10)",
     },
     "zoo_cnn": {
         "res18": "ResNet18(num_classes=10)",

@@ -2,11 +2,17 @@
 models) needed, each compared with torch in PYNATIVE and GRAPH mode.
 
 - A slice with a step on an axis that has axes after it, read from a tensor that is differentiated (Swin's shifted
-  window attention adds its masks through `dots[:, :, -nw_w:] += m` and `dots[:, :, nw_w - 1::nw_w] += m`): the
-  values were right, but MindSpore 2.10's CPU gradient of the stepped slice stopped the training step with
-  "For 'StridedSliceGrad, 5 input memory out of bounds" (no line of the program named; PYNATIVE and GRAPH). The
-  read is now `_ms_compat.every_nth(x[<index without the step>], axis, step)`, the axis moved last, sliced there
-  and moved back, and `x[i] += v` on such an index is `x[i] = every_nth(...) + v` (msmigrate/stepped_slices.py)."""
+  window attention adds its masks through an augmented store, `d[:, :, k - 1::k] += m`): the values were right,
+  but MindSpore 2.10's CPU gradient of the stepped slice stopped the training step with "For 'StridedSliceGrad, 5
+  input memory out of bounds" (no line of the program named; PYNATIVE and GRAPH). The read is now
+  `_ms_compat.every_nth(x[<index without the step>], axis, step)`, the axis moved last, sliced there and moved
+  back, and `x[i] += v` on such an index is `x[i] = every_nth(...) + v` (msmigrate/stepped_slices.py).
+- A function that evaluates its network and then takes a train step on an input it chose with a conditional
+  expression (`inputs = wide if tag.endswith("_wide") else small`; the set's driver does so per architecture):
+  the step's slice took that binding in, and the train-step rewrite then ran the evaluation forward that reads
+  it after the step, on the updated weights, silently. Such an effect-free binding is now kept where it is as
+  well as computed in the step, and its readers stay before the step (msmigrate/train_loop.py
+  `_copied_bindings`)."""
 import numpy as np
 import pytest
 
