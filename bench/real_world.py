@@ -40,6 +40,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout36  # bench/_rw_heldout36.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout37  # bench/_rw_heldout37.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout38  # bench/_rw_heldout38.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout39  # bench/_rw_heldout39.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -334,7 +335,9 @@ def convert(proj: Path, out: Path, deps=()):
 
 def env_for(side):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT)
+    # RW_SITE: libraries a set needs that the shared environment lacks, installed apart (`pip install --target
+    # DIR`: bench/_rw_heldout39.py's pandas and wandb), after the repository on both sides
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + os.environ["RW_SITE"] if os.environ.get("RW_SITE") else "")
     env["GLOG_v"] = "3"
     env["MS_DEVICE_TARGET"] = "CPU"
     env.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
@@ -566,7 +569,7 @@ def main(argv=None):
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
-                                      "heldout37", "heldout38"),
+                                      "heldout37", "heldout38", "heldout39"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -624,7 +627,9 @@ def main(argv=None):
                          "whole, utkuozbulak/pytorch-cnn-visualizations' gradients and CAMs through module and "
                          "tensor hooks (bench/_rw_heldout37.py); heldout38: jettify/pytorch-optimizer's "
                          "hand-written optimizers trained by drivers, its examples/mnist.py run whole "
-                         "(bench/_rw_heldout38.py)")
+                         "(bench/_rw_heldout38.py); heldout39: kentaroy47/vision-transformers-cifar10's "
+                         "ViT, CaiT, Swin, MLP-Mixer, ConvMixer, MobileViT, DyT, ResNet and VGG models "
+                         "(bench/_rw_heldout39.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -2242,6 +2242,64 @@ def _read_before_step(body: Sequence[cst.CSTNode], chosen: Sequence[int], region
     return keep
 
 
+# calls without effects that a binding kept before the step (and computed in it again) may make
+_PURE_BUILTINS = frozenset({"len", "isinstance", "int", "float", "bool", "str", "min", "max", "abs", "tuple", "list",
+                            "range", "round", "getattr", "hasattr"})
+_PURE_METHODS = frozenset({"endswith", "startswith", "lower", "upper", "strip", "format", "get", "keys", "values",
+                           "items", "split", "join", "replace"})
+
+
+class _EffectFree(cst.CSTVisitor):
+    """Whether an expression has no effect: names, attributes, literals, operators, conditional expressions,
+    subscripts, and calls of _PURE_BUILTINS and _PURE_METHODS only (no network, no draw, no in-place change)."""
+
+    def __init__(self) -> None:
+        self.ok = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if not ((isinstance(f, cst.Name) and f.value in _PURE_BUILTINS)
+                or (isinstance(f, cst.Attribute) and f.attr.value in _PURE_METHODS)):
+            self.ok = False
+
+    def visit_Lambda(self, node) -> None:
+        self.ok = False
+
+    def visit_NamedExpr(self, node) -> None:
+        self.ok = False
+
+    def visit_Await(self, node) -> None:
+        self.ok = False
+
+    def visit_Yield(self, node) -> None:
+        self.ok = False
+
+
+def _copied_bindings(body: Sequence[cst.CSTNode], chosen: Sequence[int], in_steps: Set[int], last: int) -> Set[int]:
+    """Statements of the slice that bind names with an effect-free expression (_EffectFree) of values bound before
+    the slice, and that a statement outside the steps reads before the last backward(). They are kept where they
+    are as well as computed in the step (the same values twice), so that their readers stay before the step: an
+    evaluation forward that the train-loop rewrite would otherwise have run after the step (the driver's
+    `x = big if wide else small; y0 = net(x); loss = crit(net(x), t); loss.backward(); opt.step()`)."""
+    out: Set[int] = set()
+    computed: Set[str] = set()
+    for c in chosen:
+        st = body[c]
+        bound = assigns(st)
+        rhs = _rhs(st)
+        simple = (rhs is not None and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1
+                  and isinstance(st.body[0], cst.Assign)
+                  and all(isinstance(t.target, cst.Name) for t in st.body[0].targets))
+        if simple and not (set(reads(rhs)) & computed):
+            pure = _EffectFree()
+            walk(rhs, pure)
+            if pure.ok and any(set(reads(body[j])) & bound for j in range(c + 1, last) if j not in in_steps):
+                out.add(c)
+                continue
+        computed |= bound
+    return out
+
+
 def _step_inputs(body: Sequence[cst.CSTNode], groups: Sequence[StepGroup]) -> List[str]:
     """The names the block reads from before it up to its last backward() (what the losses may depend
     on); a value read only after the steps (`print(loss_D.item())` of the critic's step) is no input."""
@@ -2906,9 +2964,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # between the loss and backward()): the step reads the values the loss was computed from
         # (what the slice computes only after a statement reads is, there, the step's input: word_language_model's
         # `hidden = repackage_hidden(hidden)` before `output, hidden = model(data, hidden)` stays before the step)
+        # (a binding of the slice that only chooses among values bound before it, `images = big if k else small`,
+        # is kept where it is as well: a statement that reads it, an evaluation forward of the network, stays
+        # before the step, as written; run after the step, it would see the updated weights: _copied_bindings)
+        copied = _copied_bindings(body, chosen, set(in_any_slice) | special, last)
         later = [j for j in range(region_start, last)
                  if j not in in_any_slice and j not in special and j not in frozen
-                 and (set(reads(body[j])) & {n for c in chosen if c < j for st in rewritten[c] for n in assigns(st)}
+                 and (set(reads(body[j])) & {n for c in chosen if c < j and c not in copied
+                                             for st in rewritten[c] for n in assigns(st)}
                       or (chosen and j > chosen[-1] and assigns(body[j]) & set(inputs)))]
         later = _with_dependents(body, later, last, in_any_slice | special | frozen, inputs)
         keyed: List[Tuple[float, cst.BaseStatement]] = []
@@ -3072,7 +3135,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                 leading_lines=body[ci].leading_lines)]
         any_kept = any_kept or keep
         replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_g else []) + [call_stmt] + kept + moved
-        drop |= (sliced - _read_before_step(body, chosen, region_start, in_any_slice | special)) | set(later)
+        drop |= (sliced - _read_before_step(body, chosen, region_start, in_any_slice | special) - copied) | set(later)
         if g.accumulate and g.uncleared:
             # torch's .grad keeps growing, across this loop's iterations and past its end (a second loop, the
             # next call of a per-epoch function): the sum is held per optimizer until its zero_grad()

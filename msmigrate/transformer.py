@@ -78,6 +78,7 @@ from . import layer_refs as LR
 from . import untyped_methods as UM
 from . import hf_return_tensors as HF
 from . import host_draws as HD
+from . import stepped_slices as SSL
 from . import tensor_reads as DR
 from . import inplace_arguments as IA
 from . import inplace_views as IVW
@@ -311,6 +312,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._base_refs: Set[int] = set()    # class references used as base classes
         self._bound_values: Set[int] = set()  # what an assignment binds (`Tensor = torch.Tensor`, an IfExp's branches)
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
+        self._deleted: Set[int] = set()      # ids of `del` targets
         self.dispatched: Set[int] = set()    # branches of run-time method choices already written (untyped_methods)
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
         # ids of NEW nodes (placeholders of dropped calls, rebinding calls) -> the node itself: holding the
@@ -2357,9 +2359,21 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._skip.add(id(node.target))
         self._stores.add(id(node.target))
 
+    def visit_Del(self, node) -> None:
+        self._deleted.add(id(node.target))
+        for e in node.target.elements if isinstance(node.target, cst.Tuple) else ():
+            self._deleted.add(id(e.value))
+
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
         UT.track_tuple_names(self, [original.target], None)
         self._track_augmented_tensor(original)
+        if isinstance(original.target, cst.Subscript) and isinstance(updated.target, cst.Subscript) \
+                and self._receiver_kind(original.target.value) != "other":
+            # `dots[:, :, k - 1::k] += mask`: the read through every_nth, then the store (stepped_slices.py)
+            stepped = SSL.augmented(updated.target, updated.operator, updated.value, COMPAT)
+            if stepped is not None:
+                self.uses_compat = True
+                return stepped.with_changes(semicolon=updated.semicolon)
         updated = GS.wrap_augmented(self, original, updated)   # `self.acc += y` kept across calls: graph_state.py
         op = _STATE_AUG.get(type(updated.operator))
         if self._classes and self._classes[-1].hand_optimizer and self._funcs and isinstance(updated.target, cst.Name) \
@@ -2499,6 +2513,13 @@ class TorchToMindSpore(cst.CSTTransformer):
         if self._receiver_kind(original.value) != "other":   # `w[mask, :]`: w[mask]
             updated = _without_trailing_full_slices(updated)
         updated = self._tensor_slice_bounds(original, updated)
+        # `x[:, 1::2]` read from a tensor of three or more axes: its gradient (stepped_slices.py)
+        if self._receiver_kind(original.value) != "other" and id(original) not in self._stores \
+                and id(original) not in self._deleted:
+            stepped = SSL.read(updated, COMPAT)
+            if stepped is not None:
+                self.uses_compat = True
+                return stepped
         # `x[range(n), y]` (range_indices.py): not on a value known to be no tensor
         if self._receiver_kind(original.value) != "other" and not any("range" in s["bound"] for s in self._scopes):
             updated = RI.listed(updated) or updated
