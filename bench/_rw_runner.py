@@ -494,8 +494,9 @@ class _Unimportable:
 
 def install_ms(script_dir, mode):
     blocked = [name for name in ("torch", "torchvision", "torchaudio")
-               # converted with the program (--deps): its copy needs no torch
-               if name == "torch" or not (Path(script_dir) / "_deps" / name).is_dir()]
+               # converted with the program (--deps, or a stand-in package of the program's own tree written
+               # before the conversion: bench/_rw_heldout40.py's small torchvision.models): its copy needs no torch
+               if name == "torch" or not any((Path(script_dir) / where / name).is_dir() for where in ("_deps", "."))]
     for name in blocked:
         sys.modules.pop(name, None)
     sys.meta_path.insert(0, _Unimportable(blocked))     # the converted program must not reach torch

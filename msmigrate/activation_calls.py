@@ -17,6 +17,9 @@ MODULES = {"ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 
            "CELU": 1, "LeakyReLU": 1, "Hardtanh": 2, "Threshold": 2, "RReLU": 2, "Dropout": 1, "Dropout1d": 1,
            "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1}
 _FUNCTIONAL_MODULE = re.compile(r"(^|\.)functional$")
+# activations f with f(f(x)) == f(x): an nn.Sequential led by one in place gives the same result when its input is
+# activated again first (inplace_activations.py's hoisted `x = seq[0](x)`)
+IDEMPOTENT = {"ReLU", "ReLU6", "Hardtanh", "Threshold"}
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
@@ -53,11 +56,24 @@ def _functional_name(call: cst.Call, aliases: Set[str]) -> Optional[str]:
 
 def construction_kind(value: cst.BaseExpression) -> str:
     """'inplace' for `nn.ReLU(inplace=True)`, 'unknown' for another callable given inplace=True (or an activation
-    whose inplace is not a literal), 'plain' otherwise."""
+    whose inplace is not a literal), 'plain' otherwise. An nn.Sequential whose first layer changes its input in
+    place (the caller's tensor: `nn.Sequential(nn.ReLU(True), conv)`) is 'sequential' where that layer is
+    IDEMPOTENT (or such a Sequential), 'leading' for another in-place activation, 'unknown' where it may be one."""
     if not isinstance(value, cst.Call):
         return "plain"
     f = value.func
     name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+    if name == "Sequential":
+        first = value.args[0] if value.args else None
+        if first is None or first.keyword is not None or first.star:
+            return "plain"
+        inner = construction_kind(first.value)
+        head = first.value.func if isinstance(first.value, cst.Call) else None
+        head = head.attr.value if isinstance(head, cst.Attribute) else head.value if isinstance(head, cst.Name) \
+            else None
+        if inner == "sequential" or (inner == "inplace" and head in IDEMPOTENT):
+            return "sequential"
+        return {"inplace": "leading", "leading": "leading", "unknown": "unknown"}.get(inner, "plain")
     if name in MODULES:
         flag = _inplace_arg(value, MODULES[name])
         return "inplace" if flag else "plain" if flag is False else "unknown"
@@ -68,12 +84,13 @@ def construction_kind(value: cst.BaseExpression) -> str:
 
 
 def kinds_of(assigned: Dict[str, Set[str]]) -> Dict[str, str]:
-    """'inplace' where every assignment builds an in-place activation, 'unknown' where some may."""
+    """'inplace' (or 'sequential', 'leading') where every assignment builds an in-place activation (or such an
+    nn.Sequential), 'unknown' where some may."""
     out = {}
     for name, ks in assigned.items():
-        if ks == {"inplace"}:
-            out[name] = "inplace"
-        elif ks & {"inplace", "unknown"}:
+        if len(ks) == 1 and ks & {"inplace", "sequential", "leading"}:
+            out[name] = next(iter(ks))
+        elif ks & {"inplace", "unknown", "sequential", "leading"}:
             out[name] = "unknown"
     return out
 

@@ -16,21 +16,33 @@ old value. A pre-pass on the torch source, as inplace_callers.py does for functi
   of a tensor, a view of one, a name another name aliases, an attribute whose activation msmigrate cannot tell is
   in-place), the call is refused: a TODO raising MigrationError where it is reached.
 `F.relu_(x)`, `x.relu_()`, `torch.relu_(x)` are rebindings already (inplace_forms.py, torch_inplace_functions.py);
-an activation inside nn.Sequential sees a tensor nobody else holds.
+an activation inside nn.Sequential sees a tensor nobody else holds, but for its first layer, which sees the
+Sequential's input: `self.block = nn.Sequential(nn.ReLU(True), conv)` ... `return x + self.block(x)` adds the
+activated `x` in torch. Where that first layer is idempotent (activation_calls.IDEMPOTENT: ReLU, ReLU6, Hardtanh,
+Threshold) and `x` is a local name, the statement is preceded by `x = self.block[0](x)`: the new value for every later
+read, and the Sequential's own first layer, run again on it, gives the same tensor. Reads of `x` in that statement
+must see the new value too: each is evaluated after the call (or is a bare operand, argument or element of an
+expression that holds the call), else the call is refused, as it is for any other leading in-place activation.
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
 from .activation_calls import attribute_kinds, _code, construction_kind, activation_input, kinds_of, call_kind, functional_aliases
+from .activation_calls import FUNCTIONAL, MODULES
 from .inplace_callers import _assigns, _Rebind, _names, _read_after, _Scope, _scope_parts, _whole_value
 from .inplace_views import _held, _strip
 
 WHY = ("`{call}` changes `{arg}` in place (inplace=True) and the program reads it afterwards; MindSpore's "
        "activation returns a new tensor, so `{arg}` would keep its old value: write `{name} = act({name})` and read "
        "the result")
+SEQUENTIAL = ("`{call}` runs an nn.Sequential whose first layer is an in-place activation: torch changes `{arg}` in "
+              "place and the program reads it afterwards; MindSpore's layers return new tensors, so `{arg}` would "
+              "keep its old value: activate `{arg}` in its own statement first (`{name} = act({name})`) and build "
+              "the Sequential with inplace=False")
 ALIASED = ("`{call}` changes `{arg}` in place (inplace=True) and `{alias}` holds the same tensor, read afterwards; "
            "MindSpore's activation returns a new tensor, so `{alias}` would keep its old value: copy it first "
            "(`{alias} = {arg}.clone()`) if the old value was meant, or read the result")
@@ -39,8 +51,12 @@ UNKNOWN = ("`{call}`: msmigrate cannot tell whether this activation (built with 
            "build it with inplace=False or read its result only")
 
 
+# `nn.ReLU(True)`, `F.relu(x, True)`: inplace given by position
+_POSITIONAL_TRUE = re.compile(r"\b(?:%s)\([^()]*\bTrue\b" % "|".join(sorted(set(MODULES) | set(FUNCTIONAL))))
+
+
 def might_act_in_place(source: str) -> bool:
-    return "inplace" in source
+    return "inplace" in source or _POSITIONAL_TRUE.search(source) is not None
 
 
 def _local_kinds(node: cst.CSTNode, fn) -> Dict[str, str]:
@@ -126,12 +142,103 @@ def _aliases(scope: _Scope, fn, name: str, stmt=None) -> Set[str]:
     return {a for a, lines in made.items() if not all(rebound_since(line) for line in lines)}
 
 
-def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[int, str]]:
+def _parents(node: cst.CSTNode) -> Dict[int, cst.CSTNode]:
+    out: Dict[int, cst.CSTNode] = {}
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            for child in n.children:
+                out[id(child)] = n
+            return True
+    node.visit(V())
+    return out
+
+
+def _reads_in_order(stmt: cst.CSTNode, call: cst.Call, arg: cst.Name) -> bool:
+    """Whether every other read of `arg`'s name in the call's statement sees the tensor as the call leaves it: read
+    after the call, a target's part, or a bare operand/argument/element of an expression holding the call."""
+    parents = _parents(stmt)
+    holders, n = set(), call
+    while id(n) in parents:
+        n = parents[id(n)]
+        holders.add(id(n))
+    ok = [True]
+    seen = [False]
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, node) -> bool:
+            return False                     # evaluated after the value (a name there is bound, not read)
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            if node is call:
+                seen[0] = True
+                return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value != arg.value or seen[0]:
+                return
+            p = parents.get(id(node))
+            if isinstance(p, cst.Arg) or isinstance(p, cst.Element):
+                p = parents.get(id(p))
+            if not (isinstance(p, (cst.BinaryOperation, cst.Call, cst.Tuple, cst.List)) and id(p) in holders):
+                ok[0] = False
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)           # `x.shape` reads x; `obj.x` does not
+            return False
+    stmt.visit(V())
+    return ok[0]
+
+
+def _leading_layer(scope: _Scope, fn, call: cst.Call, kind: str, arg, stmt, pos: int, loops, hoists) -> str:
+    """A call of an nn.Sequential led by an in-place activation: '' where nothing needs doing or `x = seq[0](x)`
+    goes before the statement (recorded in hoists), else the refusal's text."""
+    if not isinstance(arg, cst.Name):
+        root, _ = _strip(arg)
+        base = root
+        while isinstance(base, (cst.Attribute, cst.Subscript)):
+            base = base.value
+        held = isinstance(base, cst.Name) and _read_after(scope, pos, loops, base.value, -1)
+        return SEQUENTIAL if held else ""
+    x = arg.value
+    own = x in scope.stmt_binds.get(id(stmt), set())
+    read = not own and _read_after(scope, pos, loops, x, id(arg))
+    aliased = [a for a in sorted(_aliases(scope, fn, x, stmt))
+               if _bound_before(scope, a, pos) and _read_after(scope, pos, loops, a, -1)]
+    if aliased:
+        return ALIASED.replace("{alias}", aliased[0])
+    if not read:
+        return ""
+    if (kind != "sequential" or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1
+            or not _local(scope, fn, x) or not _reads_in_order(stmt, call, arg) or id(stmt) in hoists):
+        return SEQUENTIAL
+    hoists[id(stmt)] = (x, call.func)
+    return ""
+
+
+class _Hoist(cst.CSTTransformer):
+    """`x = seq[0](x)` before each statement of `targets` (statement id -> (x, the Sequential's expression))."""
+
+    def __init__(self, targets) -> None:
+        self.targets = targets
+
+    def leave_SimpleStatementLine(self, original, updated):
+        t = self.targets.get(id(original))
+        if t is None:
+            return updated
+        x, seq = t
+        first = cst.parse_statement(f"{x} = {_code(seq)}[0]({x})\n")
+        return cst.FlattenSentinel([first, updated])
+
+
+def _analyse(module: cst.Module):
     aliases = functional_aliases(module)
     attributes = {n.name.value: attribute_kinds(n) for n in _classes(module)}
     index = _Activations(aliases, attributes)
     rebinds: Dict[int, cst.BaseExpression] = {}
     refused: Dict[int, str] = {}
+    hoists: Dict[int, Tuple[str, cst.BaseExpression]] = {}
     for node, cls, fn in _scope_parts(module):
         scope = _Scope(index, cls, _local_kinds(node, fn), set())
         node.visit(scope)
@@ -141,6 +248,11 @@ def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[in
                 continue
             root, _ = _strip(arg)
             text = dict(call=_code(call)[:80], arg=_code(arg), name=_code(arg))
+            if marker.kind in ("sequential", "leading"):
+                why = _leading_layer(scope, fn, call, marker.kind, arg, stmt, pos, loops, hoists)
+                if why:
+                    refused[id(call)] = why.format(**text)
+                continue
             if isinstance(arg, cst.Name):
                 x = arg.value
                 own = x in scope.stmt_binds.get(id(stmt), set())      # `x = act(x)`: the old tensor has no name
@@ -160,7 +272,7 @@ def _analyse(module: cst.Module) -> Tuple[Dict[int, cst.BaseExpression], Dict[in
                     base = base.value
                 if isinstance(base, cst.Name) and _read_after(scope, pos, loops, base.value, -1):
                     refused[id(call)] = (WHY if marker.kind == "inplace" else UNKNOWN).format(**text)
-    return rebinds, refused
+    return rebinds, refused, hoists
 
 
 def _classes(module: cst.Module):
@@ -176,8 +288,10 @@ def _classes(module: cst.Module):
 def rebind_activated_inputs(module: cst.Module) -> Tuple[cst.Module, Dict[int, str]]:
     """The pre-pass on the torch source: (module, {call id: why} of the calls to refuse), ids of nodes in the
     returned module."""
-    rebinds, _ = _analyse(module)
+    rebinds, _, hoists = _analyse(module)
     if rebinds:
         module = module.visit(_Rebind(rebinds))
-    _, refused = _analyse(module)
+    if hoists:
+        module = module.visit(_Hoist(hoists))
+    _, refused, _ = _analyse(module)
     return module, refused

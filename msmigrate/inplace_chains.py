@@ -363,4 +363,265 @@ def rewrite_inplace_chains(module: cst.Module) -> cst.Module:
     for node in module.body:
         if isinstance(node, cst.ClassDef):
             buffers |= _buffer_names(node)
-    return module.visit(_Rewrite(frozenset(buffers)))
+    module = module.visit(_Rewrite(frozenset(buffers)))
+    return module.visit(_ViewChains(_own_memory_functions(module)))
+
+
+# ------------------------------------------------------------------ a chain on a diagonal or a call's result
+DIAG = "_ms_diag"
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+
+
+def _params_of(fn: cst.FunctionDef) -> set:
+    p = fn.params
+    names = {x.name.value for x in (*p.params, *p.posonly_params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
+
+
+def _assigned(fn: cst.FunctionDef) -> set:
+    """Names the function binds by plain assignment, less those it declares global or nonlocal."""
+    bound, declared = set(), set()
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            t = node.target
+            for e in ([el.value for el in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]):
+                if isinstance(e, cst.Name):
+                    bound.add(e.value)
+
+        def visit_Global(self, node) -> None:
+            declared.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node) -> None:
+            declared.update(n.name.value for n in node.names)
+    fn.body.visit(V())
+    return bound - declared
+
+
+def _loaded_names(node: cst.CSTNode) -> List[str]:
+    """Every Name read in `node` (not an attribute's or keyword's name), in source order."""
+    out: List[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            out.append(n.value)
+    node.visit(V())
+    return out
+
+
+def _own_memory_functions(module: cst.Module) -> set:
+    """Module-level functions whose result can share memory only with their arguments: they read nothing but
+    their parameters, their locals, builtins and the module's imports."""
+    imported = set()
+    for st in module.body:
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if isinstance(small, cst.Import):
+                    imported |= {(a.asname.name.value if a.asname else _code_of(a.name).split(".")[0])
+                                 for a in small.names}
+                elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    imported |= {(a.asname.name.value if a.asname else _code_of(a.name)) for a in small.names}
+    out = set()
+    for st in module.body:
+        if isinstance(st, cst.FunctionDef) and not st.decorators:
+            known = _params_of(st) | _assigned(st) | _BUILTIN_NAMES | imported
+            inner = any(isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) for n in _descendants(st.body))
+            if not inner and all(n in known for n in _loaded_names(st.body)):
+                out.add(st.name.value)
+    return out
+
+
+def _descendants(node: cst.CSTNode) -> List[cst.CSTNode]:
+    found: List[cst.CSTNode] = []
+
+    class V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            found.append(n)
+            return True
+    node.visit(V())
+    return found
+
+
+def _code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _chains_in(value: cst.BaseExpression) -> List[Tuple[cst.Call, List[cst.Call], cst.BaseExpression]]:
+    """The maximal in-place chains of an expression: (outermost call, links, base)."""
+    parents: dict = {}
+    for n in _descendants(value):
+        for c in n.children:
+            parents[id(c)] = n
+    out = []
+    for n in _descendants(value):
+        if not isinstance(n, cst.Call):
+            continue
+        links, base = _links(n)
+        if not links:
+            continue
+        p = parents.get(id(n))      # a longer chain holds this one: `attr` of a Call whose func it is
+        if isinstance(p, cst.Attribute) and isinstance(parents.get(id(p)), cst.Call) \
+                and p.attr.value in _CHAINABLE and parents[id(p)].func is p:
+            continue
+        out.append((n, links, base))
+    return out
+
+
+_VIEWING = frozenset({"view", "view_as", "reshape", "flatten", "t", "transpose", "permute", "squeeze", "unsqueeze",
+                      "narrow", "select", "expand", "diagonal", "detach", "T", "mT", "unfold", "movedim"})
+
+
+class _ViewChains(cst.CSTTransformer):
+    """Two forms of an in-place chain inside an expression, which the main pass refuses (MindSpore's views are
+    copies, its in-place arithmetic rebinds a name):
+
+    - on the diagonal of a local tensor, `on_diag = torch.diagonal(c).add_(-1).pow_(2).sum()` (barlowtwins'
+      loss): torch changes c's diagonal and uses the changed values. The line becomes
+      `_ms_diag = torch.diagonal(c).add(-1).pow(2); c = c.diagonal_scatter(_ms_diag); on_diag = _ms_diag.sum()`:
+      the same values and the same c for every later read, where no other name holds c or a view of it;
+    - on the result of a module function that reads only its arguments (`off_diagonal(c).pow_(2).sum()`), each
+      argument a local name read nowhere after the statement (no loop around it): whatever memory the result
+      shares, nobody reads it again, so the out-of-place chain is the same value."""
+
+    def __init__(self, own_memory: set) -> None:
+        super().__init__()
+        self.own_memory = own_memory
+        self.fns: List[Tuple[cst.FunctionDef, set, List[str], dict]] = []
+        self.loops = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        names: List[str] = []
+        at: dict = {}       # statement id -> how many names are read before its end
+
+        class V(cst.CSTVisitor):
+            def leave_SimpleStatementLine(self, n) -> None:
+                names.extend(_loaded_names(n))
+                at[id(n)] = len(names)
+
+            def visit_SimpleStatementLine(self, n) -> bool:
+                return False
+
+            def visit_If(self, n) -> None:
+                names.extend(_loaded_names(n.test))
+
+            def visit_While(self, n) -> None:
+                names.extend(_loaded_names(n.test))
+
+            def visit_For(self, n) -> None:
+                names.extend(_loaded_names(n.iter))
+        node.body.visit(V())
+        locals_ = _assigned(node) - _params_of(node)
+        self.fns.append((node, locals_, names, at))
+
+    def leave_FunctionDef(self, original, updated):
+        self.fns.pop()
+        return updated
+
+    def visit_For(self, node) -> None:
+        self.loops += 1
+
+    def leave_For(self, original, updated):
+        self.loops -= 1
+        return updated
+
+    def visit_While(self, node) -> None:
+        self.loops += 1
+
+    def leave_While(self, original, updated):
+        self.loops -= 1
+        return updated
+
+    def _viewed(self, fn: cst.FunctionDef, name: str) -> bool:
+        """Another name bound to `name` or to a view of it somewhere in the function."""
+        for n in _descendants(fn.body):
+            if not isinstance(n, cst.Assign):
+                continue
+            v = n.value
+            while isinstance(v, (cst.Call, cst.Attribute, cst.Subscript)):
+                if isinstance(v, cst.Call):
+                    f = v.func
+                    if not (isinstance(f, cst.Attribute) and f.attr.value in _VIEWING):
+                        break
+                    v = f.value
+                elif isinstance(v, cst.Attribute):
+                    if v.attr.value not in _VIEWING:
+                        break
+                    v = v.value
+                else:
+                    v = v.value
+            if isinstance(v, cst.Name) and v.value == name:
+                return True
+        return False
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self.fns or len(updated.body) != 1:
+            return updated
+        fn, locals_, names, at = self.fns[-1]
+        small = updated.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr, cst.Return)) else None
+        if value is None or id(original) not in at:
+            return updated
+        chains = _chains_in(value)
+        if len(chains) != 1:
+            return updated
+        outer, links, base = chains[0]
+        if outer is value and isinstance(small, cst.Expr):
+            return updated          # a whole statement: the main pass's rebinding
+        reads = _loaded_names(small)
+        later = names[at[id(original)]:]
+        diag = self._diagonal_of(base)
+        if diag is not None:
+            name = diag.value
+            if name not in locals_ or reads.count(name) != 1 or self._viewed(fn, name):
+                return updated
+            args = base.args[1:] if isinstance(base.func, cst.Attribute) and base.func.attr.value == "diagonal" \
+                and isinstance(base.func.value, cst.Name) and base.func.value.value == "torch" else base.args
+            view = cst.Name(DIAG)
+            first = cst.Assign(targets=[cst.AssignTarget(view)], value=_out_of_place(links, base))
+            scatter = cst.Call(func=cst.Attribute(value=cst.Name(name), attr=cst.Name("diagonal_scatter")),
+                               args=[cst.Arg(view, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                                     if args else cst.Arg(view)] + list(args))
+            second = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=scatter)
+            rest = small.deep_replace(outer, view)
+            return updated.with_changes(body=[first.with_changes(semicolon=cst.Semicolon(
+                whitespace_after=cst.SimpleWhitespace(" "))), second.with_changes(semicolon=cst.Semicolon(
+                    whitespace_after=cst.SimpleWhitespace(" "))), rest])
+        if (isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value in self.own_memory
+                and not self.loops and base.args):
+            held = []
+            for a in base.args:
+                if a.star or a.keyword is not None and not isinstance(a.value, (cst.Name, cst.Integer)):
+                    return updated
+                if isinstance(a.value, cst.Name):
+                    held.append(a.value.value)
+                elif not isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString)):
+                    return updated
+            if all(h in locals_ and h not in later and reads.count(h) == 1 for h in held):
+                return updated.with_changes(body=[small.deep_replace(outer, _out_of_place(links, base))])
+        return updated
+
+    @staticmethod
+    def _diagonal_of(base: cst.BaseExpression) -> Optional[cst.Name]:
+        """`torch.diagonal(c, ...)` or `c.diagonal(...)`: c (a name)."""
+        if not (isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute)
+                and base.func.attr.value == "diagonal"):
+            return None
+        owner = base.func.value
+        if isinstance(owner, cst.Name) and owner.value == "torch":
+            first = base.args[0] if base.args else None
+            if first is not None and first.keyword is None and not first.star and isinstance(first.value, cst.Name) \
+                    and all(a.keyword is not None or not a.star for a in base.args):
+                return first.value
+            return None
+        return owner if isinstance(owner, cst.Name) and owner.value != "torch" else None

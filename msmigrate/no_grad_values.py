@@ -131,6 +131,27 @@ class _Results(cst.CSTTransformer):
         return updated.with_changes(value=self._wrapped(updated.value))
 
 
+class _BlockResults(_Results):
+    """`return v` inside a no_grad block (not in a function, lambda or class the block defines)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 1
+
+
+def block_returns_without_gradient(stmts) -> list:
+    """A no_grad block's `return v` -> `return _ms_compat.no_grad_value(v)`: the rebinds constant_rebinds puts
+    after the block never run for a value returned from inside it (VectorQuantization.forward's `with
+    torch.no_grad(): ... return indices`), so MindSpore would differentiate through it."""
+    return [st.visit(_BlockResults()) for st in stmts]
+
+
+def ends_in_return(stmts) -> bool:
+    """The block's last statement returns (or raises): nothing after it runs."""
+    last = stmts[-1] if stmts else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
+
+
 def results_without_gradient(func: cst.FunctionDef):
     """A function decorated with @torch.no_grad() (the decorator removed): its results through
     _ms_compat.no_grad_value. Without the decorator MindSpore would differentiate through what it returns when a

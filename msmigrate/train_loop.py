@@ -1707,7 +1707,11 @@ class _CallRoots(cst.CSTVisitor):
         return v.calls
 
     def visit_Call(self, node: cst.Call) -> None:
-        r = _root(node.func)
+        f = node.func
+        if (isinstance(f, cst.Call) and code_of(f.func).strip() == "_ms_compat.forward_of" and len(f.args) == 1
+                and f.args[0].keyword is None):
+            f = f.args[0].value     # `model.forward(x)` converted: `_ms_compat.forward_of(model)(x)` calls model
+        r = _root(f)
         if r is not None:
             self.roots.append(r)
             self.calls.append(node)

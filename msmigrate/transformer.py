@@ -1424,7 +1424,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             stmts = list(body.body)
             if stmts and id(original) in getattr(self, "_training_withs", ()) and any(
                     qn in NG.NO_GRAD_CONTEXTS for qn, _, _ in dropped_notes):
-                rebinds = NG.constant_rebinds(stmts)   # msmigrate/no_grad_values.py
+                returned = NG.block_returns_without_gradient(stmts)   # msmigrate/no_grad_values.py
+                if not all(a.deep_equals(b) for a, b in zip(returned, stmts)):
+                    self.uses_compat = True
+                    stmts = returned
+                rebinds = [] if NG.ends_in_return(stmts) else NG.constant_rebinds(stmts)
                 if rebinds:
                     self.uses_compat = True
                     stmts += rebinds

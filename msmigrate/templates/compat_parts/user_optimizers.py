@@ -181,6 +181,8 @@ def _closure_gives_gradients(step):
     """The program's step(closure): a converted closure returns (loss, gradients of optimizer.parameters)
     (msmigrate/step_closure.py); step() gets a closure that returns the loss, its gradients become p.grad."""
     def stepped(self, closure=None, *args, **kwargs):
+        if closure is None and not args and not kwargs:
+            return step(self)         # also a step() taking no closure (barlowtwins' LARS)
         if closure is None or getattr(closure, "gives_loss", False):   # none, or one made here (super().step())
             return step(self, closure, *args, **kwargs)
 
