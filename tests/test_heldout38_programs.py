@@ -45,10 +45,12 @@ for step in range(2):
 weights = [p.detach() for p in net.parameters()] + [opt.state[p][k] for p in net.parameters() for k in KEYS]
 '''
 
-STATE_CHANGED_IN_AN_EXPRESSION = _FILL + '''
-from torch.optim import Optimizer
 
-KEYS = ("v",)
+def _tiny_optimizer(keys):
+    """The head of a hand-written optimizer of ours up to its loop over the param groups; keys: its state's."""
+    return f"""from torch.optim import Optimizer
+
+KEYS = {keys}
 
 
 class Tiny(Optimizer):
@@ -57,6 +59,10 @@ class Tiny(Optimizer):
 
     def step(self, closure=None):
         for group in self.param_groups:
+"""
+
+STATE_CHANGED_IN_AN_EXPRESSION = _FILL + '''
+''' + _tiny_optimizer('("v",)') + '''
             for p in group["params"]:
                 state = self.state[p]
                 if len(state) == 0:
@@ -75,17 +81,7 @@ def test_state_tensor_changed_in_place_inside_an_expression(graph):
 
 
 NORM_CHANGED_IN_PLACE = _FILL + '''
-from torch.optim import Optimizer
-
-KEYS = ()
-
-
-class Tiny(Optimizer):
-    def __init__(self, params, lr=0.1):
-        super().__init__(params, dict(lr=lr))
-
-    def step(self, closure=None):
-        for group in self.param_groups:
+''' + _tiny_optimizer('()') + '''
             for p in group["params"]:
                 g = p.grad.data.view(p.size(0), -1)
                 scale = g.norm(dim=1).add_(0.5)
@@ -101,17 +97,7 @@ def test_a_reduction_changed_in_place(graph):
 
 
 RUNNING_MAXIMUM = _FILL + '''
-from torch.optim import Optimizer
-
-KEYS = ("sq", "top")
-
-
-class Tiny(Optimizer):
-    def __init__(self, params, lr=0.1):
-        super().__init__(params, dict(lr=lr))
-
-    def step(self, closure=None):
-        for group in self.param_groups:
+''' + _tiny_optimizer('("sq", "top")') + '''
             for p in group["params"]:
                 state = self.state[p]
                 if len(state) == 0:
@@ -130,17 +116,7 @@ def test_running_maximum_into_the_state(graph):
 
 
 NEW_OF_A_GROUP_PARAMETER = _FILL + '''
-from torch.optim import Optimizer
-
-KEYS = ("count",)
-
-
-class Tiny(Optimizer):
-    def __init__(self, params, lr=0.1):
-        super().__init__(params, dict(lr=lr))
-
-    def step(self, closure=None):
-        for group in self.param_groups:
+''' + _tiny_optimizer('("count",)') + '''
             for w in group["params"]:
                 state = self.state[w]
                 if len(state) == 0:
@@ -157,17 +133,7 @@ def test_new_of_a_param_group_parameter(graph):
 
 
 CHAIN_EVALUATED_FIRST = _FILL + '''
-from torch.optim import Optimizer
-
-KEYS = ("b",)
-
-
-class Tiny(Optimizer):
-    def __init__(self, params, lr=0.1):
-        super().__init__(params, dict(lr=lr))
-
-    def step(self, closure=None):
-        for group in self.param_groups:
+''' + _tiny_optimizer('("b",)') + '''
             for p in group["params"]:
                 state = self.state[p]
                 if len(state) == 0:
@@ -188,17 +154,7 @@ def test_inplace_chain_evaluated_first(graph):
 
 
 LEGACY_ADD_OF_A_GRADIENT = _FILL + '''
-from torch.optim import Optimizer
-
-KEYS = ("buf",)
-
-
-class Tiny(Optimizer):
-    def __init__(self, params, lr=0.1):
-        super().__init__(params, dict(lr=lr))
-
-    def step(self, closure=None):
-        for group in self.param_groups:
+''' + _tiny_optimizer('("buf",)') + '''
             for p in group["params"]:
                 d_p = p.grad.data
                 state = self.state[p]
