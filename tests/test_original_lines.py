@@ -58,11 +58,12 @@ def _line_of(src: str, text: str) -> int:
 def test_todo_in_optimizer_branch_names_its_own_line():
     code, sites, _ = convert_code(BELIEF)
     todos = {(s.api, s.line) for s in sites if s.status == TODO}
-    amsgrad, other = _line_of(BELIEF, "torch.max(max_exp_avg_var"), _line_of(BELIEF, "denom = exp_avg_var.add_")
-    assert ("torch.max", amsgrad) in todos, todos
-    assert ("Tensor.add_", other) in todos, todos
+    amsgrad = _line_of(BELIEF, "torch.max(max_exp_avg_var")
+    # the in-place add inside torch.max's arguments stays a TODO (the other branch's, first in its statement, and
+    # torch.max(..., out=) itself are converted: tests/test_heldout38_programs.py)
+    assert todos == {("Tensor.add_", amsgrad)}, todos
     # the MigrationError the converted program raises names the same line
-    labels = set(re.findall(r"Unconverted\('torch\.max', '[^']*:(\d+)'", code))
+    labels = set(re.findall(r"Unconverted\('Tensor\.add_', '[^']*:(\d+)'", code))
     assert labels == {str(amsgrad)}, labels
 
 
