@@ -573,6 +573,8 @@ class LoopInfo:
     # `self.<method>` of the enclosing class computing data from its arguments alone (ProjectIndex.data_methods):
     # its value reaches no network
     data_methods: Set[str] = field(default_factory=set)
+    # the module's name, for the `module:line` of run-time checks the rewrite writes (_reads_before_step)
+    module: str = ""
 
 
 @dataclass
@@ -1971,6 +1973,83 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
     return None
 
 
+def _join_element_writes(body: Sequence[cst.CSTNode], g: StepGroup, chosen: List[int], skip: Set[int]) -> None:
+    """`y = torch.stack(rows)` computed in the step, then `y[0, -1] = -1` or `y[y > 3] += 1` before the loss reads y
+    (nanoGPT-style targets masked by hand): the element write calls nothing, so by its form it is data and stayed out
+    of the step, and the step was refused (_changed_outside). It joins the step in its place: the forward function
+    computes the loss from the changed value, as torch does. Only a write into elements (a subscript target) that
+    reads no host value; the value it writes into was bound by a statement of the step, so the change stays inside
+    the forward function and the caller's tensors are not written."""
+    while True:
+        j = _changed_outside(body, g, chosen)
+        if j is None or j in skip or not _element_write(body[j]):
+            return
+        chosen.append(j)
+        chosen.sort()
+
+
+def _element_write(st: cst.CSTNode) -> bool:
+    if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1):
+        return False
+    small = st.body[0]
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    elif isinstance(small, cst.AugAssign):
+        targets = [small.target]
+    else:
+        return False
+    if not all(isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) for t in targets):
+        return False
+    calls = _CallsAndOps()
+    walk(st, calls)
+    return not any(HOST_CALL.search(c) for c in calls.calls)
+
+
+_NOT_NETWORKS = frozenset(dir(builtins)) | {"ms", "mindspore", "ops", "nn", "np", "numpy", "math", "_ms_compat"}
+
+
+def _called_roots(node: cst.CSTNode) -> Set[str]:
+    """`model` of `model(x)`, `self` of `self.net.forward(x)`: the names at the root of the called expressions."""
+    return {c.split(".")[0] for c in _named_calls(node)} - _NOT_NETWORKS
+
+
+def _reads_before_step(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], skip: Set[int],
+                       computed: Set[str], info: "LoopInfo") -> Tuple[List[cst.BaseStatement], Set[int]]:
+    """Statements between the last backward() and the step that call an object the loss's statements call
+    (`D_x = D(real).mean().item()` between the critic's backward() and its step, as DCGAN logs): torch runs them on
+    the weights before the update, but left where they stand they run after the train step's call, on the updated
+    weights (silently other values). Each one that reads nothing the step computes, binds nothing the step reads and
+    reads nothing a statement before it binds since the backward() runs instead just before the step's call (the same
+    weights), after `_ms_compat.network_read_before_step('module:line', <the objects>)`, which refuses a network
+    with a BatchNorm or Dropout in training mode (their statistics or masks would come in another order). Returns
+    those lines and the indices they leave."""
+    if not isinstance(g.step, int) or not chosen:
+        return [], set()
+    last = g.backwards[-1]
+    step_roots = set().union(*(_called_roots(body[k]) for k in chosen))
+    step_roots -= set().union(*(assigns(body[k]) for k in chosen))
+    step_reads = set().union(*(set(reads(body[k])) for k in chosen)) | set(computed)
+    lines: List[cst.BaseStatement] = []
+    hoisted: Set[int] = set()
+    bound_since: Set[str] = set()
+    for j in range(last + 1, g.step):
+        st = body[j]
+        if j in skip or not isinstance(st, cst.SimpleStatementLine):
+            bound_since |= assigns(st) | mutated(st)
+            continue
+        objects = sorted(_called_roots(st) & step_roots)
+        read = set(reads(st))
+        if objects and not (read & (set(computed) | bound_since)) and not (assigns(st) & step_reads):
+            line = re.findall(r"#@msmigrate-line:(\d+)@", mark_of(st))
+            where = f"{info.module}:{line[-1]}" if line else info.module
+            lines.append(_line(f"_ms_compat.network_read_before_step({where!r}, {', '.join(objects)})"))
+            lines.append(st.with_changes(leading_lines=[]))
+            hoisted.add(j)
+            continue
+        bound_since |= assigns(st) | mutated(st)
+    return lines, hoisted
+
+
 def _changed_outside(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int]) -> Optional[int]:
     """A statement the step leaves out that changes, between the step's statements, a value one of them computed
     and a later one (or the loss) reads: `y[:, 0] = 0`, `y[y > 1] *= 3`, `z /= 2` (kept out as a data statement:
@@ -2191,13 +2270,16 @@ def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], t
                                 ms: str) -> List[cst.BaseStatement]:
     """`gen = G(z)` handed over from an earlier step (its output `gen` is an input here): the value is
     the one the earlier step computed (torch's: before that step's update), the gradient flows through
-    the recomputation (`gen + (r - stop_gradient(r))` is `gen` in value, `r` in gradient)."""
+    the recomputation (`stop_gradient(gen) + (r - stop_gradient(r))` is `gen` in value, `r` in gradient).
+    `gen` itself is cut: op by op it still holds the earlier step's record of G, and the gradient went through
+    both (G's gradients twice torch's in PYNATIVE)."""
     if not names:
         return [stmt]
     fresh = {n: _unique(f"{n}_recomputed", taken) for n in names}
     for n, r in fresh.items():
         stmt = stmt.visit(_Rename(n, r))
-    return [stmt] + [_line(f"{n} = {n} + ({r} - {ms}.ops.stop_gradient({r}))") for n, r in fresh.items()]
+    return [stmt] + [_line(f"{n} = {ms}.ops.stop_gradient({n}) + ({r} - {ms}.ops.stop_gradient({r}))")
+                     for n, r in fresh.items()]
 
 
 def _with_dependents(body: Sequence[cst.CSTNode], later: List[int], last: int, fixed: Set[int],
@@ -2881,6 +2963,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             slices.append(_slice(body, g, special | frozen | kept_out, info.host_functions - g.host_helpers, out,
                                  earlier={j for s in slices for j in s},
                                  drawing=info.drawing_functions - g.host_helpers))
+        for g, chosen in zip(groups, slices):
+            _join_element_writes(body, g, chosen, special | frozen | kept_out)
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
             why = _unsound(body, g, chosen, outside, per_iteration, info)
@@ -3138,7 +3222,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             replace[ci] = [_line(f"_ms_compat.keep_grads({weights}, grads)").with_changes(
                 leading_lines=body[ci].leading_lines)]
         any_kept = any_kept or keep
-        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_g else []) + [call_stmt] + kept + moved
+        early, run_early = ([], set()) if g.accumulate else _reads_before_step(
+            body, g, chosen, in_any_slice | special | frozen, computed | set(outs), info)
+        drop |= run_early
+        replace[last] = ([d for d in defs[len(defs) - n_defs:]] if inline_g else []) + early + [call_stmt] + kept + \
+            moved
         drop |= (sliced - _read_before_step(body, chosen, region_start, in_any_slice | special) - copied) | set(later)
         if g.accumulate and g.uncleared:
             # torch's .grad keeps growing, across this loop's iterations and past its end (a second loop, the

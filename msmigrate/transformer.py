@@ -1188,7 +1188,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def _loop_info(self) -> TL.LoopInfo:
         scope = self._scopes[-1]
-        return TL.LoopInfo(ms=self.names["ms"], optimizers=self.optimizers, read_counts=scope["reads"],
+        return TL.LoopInfo(ms=self.names["ms"], module=self.module_name, optimizers=self.optimizers,
+                           read_counts=scope["reads"],
                            loop_reads=scope["loop_reads"], parameter_names=self._parameter_names(scope["node"]),
                            taken=scope["bound"],
                            host_functions=self._host_functions | self.index.host_sampling_calls()
@@ -2177,6 +2178,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             i = PC.constant_index(node)     # an entry of a Sequential/ModuleList attribute (PC.sequence_entry_types)
             if i is not None:
                 return self._classes[-1].attr_types.get(f"{node.value.attr.value}[{i}]")
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
+            # `model.down[1]` outside the class: an entry of the Sequential attribute of an instance of a class of
+            # the program
+            owner_t = self._static_type(node.value.value)
+            i = PC.constant_index(node)
+            if i is not None and owner_t and owner_t.startswith("class:"):
+                return self._class_attr_types.get(owner_t[6:], {}).get(f"{node.value.attr.value}[{i}]")
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and self._funcs \
                 and LR.name_layer(self, node.value.value) in ("torch.nn.Sequential", "torch.nn.ModuleList"):
             i = PC.constant_index(node)     # an entry of a function's own Sequential (PC.sequence_entry_types)

@@ -25,6 +25,8 @@ _GUARDED = ("reached only past a compile guard (`if _compiling(_draw_probe): _re
 
 # "file:qualified name" -> why no compiled graph parses it
 HOST_SIDE = {
+    "network_read_before_step.py:_network_read_before_step_refused": "on the host: the check is a statement of the "
+                                                                      "loop, before the train step's call",
     "replayed_forward.py:_forward_run_again_refused": "on the host: forward_run_again returns before it inside a "
                                                       "compiled graph (_compiling)",
     "taped_backward.py:tape_backward": "on the host: a taped backward() stands in the program's own code, run op by "
@@ -45,8 +47,7 @@ HOST_SIDE = {
     "_ms_compat.py:_instance_norm.InstanceNorm.__init__": _INIT,
     "_ms_compat.py:LSTM.__init__": _INIT,
     "_ms_compat.py:any_batch.Conv1dTranspose.__init__": _INIT,
-    "_ms_compat.py:Conv2d.__init__": _INIT,
-    "_ms_compat.py:_conv_layer_args": "called by the Conv1d/Conv3d constructors only (" + _INIT + ")",
+    "_ms_compat.py:_conv_mode_pads": "called by the Conv1d/2d/3d constructors only (" + _INIT + ")",
     "attention.py:BlockMask.__init__": "a type only: create_block_mask stays a TODO, so no converted code builds one",
     "autograd.py:_FunctionCall.bprop": "built by _function_call only, op by op: Function.apply and "
                                        "function_apply refuse a compiling graph first",

@@ -163,6 +163,11 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
         if any(t in (ctx.code("dtype") or "") for t in ("float64", "double")):
             raise UnsupportedSite("dtype float64: MindSpore's convolution kernels take float16/float32 only "
                                   "(torch computes in float64)")
+        mode = ctx.bound.code("padding_mode")
+        if not transpose and mode is not None and mode.strip("'\"") != "zeros":
+            # reflect/replicate/circular (or a mode known at run time): the adapter taking torch's own arguments
+            # pads with the mode before a 'valid' convolution (templates/_ms_compat.py _conv_mode_pads)
+            return f"_ms_compat.Conv{ndim}d"
         if not (transpose and _output_padding(ctx, ndim)):
             _conv_padding(ctx, ndim)
         b = ctx.bound
@@ -198,7 +203,9 @@ _MS_CONV_ARGS = ("in_channels", "out_channels", "kernel_size", "stride", "pad_mo
 _CONV_NOTE = ("padding -> pad_mode='pad'/'valid'/'same' + padding (MindSpore defaults to 'same'); "
               "bias -> has_bias (MindSpore defaults to False); groups -> group; the native layer where its input is "
               "provably batched (msmigrate/batched_convs.py), else _ms_compat.any_batch.<layer>, the same layer "
-              "also taking torch's unbatched sample as a batch of one; dtype float64 is not converted")
+              "also taking torch's unbatched sample as a batch of one; dtype float64 is not converted; "
+              "padding_mode reflect/replicate/circular: _ms_compat.Conv<n>d with torch's arguments, the input "
+              "padded in that mode (ops.pad; reflect on a 5-d input through MirrorPad) before a 'valid' convolution")
 for _nd, _name in ((1, "Conv1d"), (2, "Conv2d"), (3, "Conv3d")):
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_name}", args=_CONV_ARGS, target_args=_MS_CONV_ARGS,
          note=_CONV_NOTE + ("; weight is stored (out, in, 1, k)" if _nd == 1 else ""),

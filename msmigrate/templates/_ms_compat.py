@@ -934,12 +934,34 @@ class any_batch:
             return nn.Conv3dTranspose.construct(self, x)
 
 
+def _conv_mode_pads(cls, ndim, kernel_size, padding, dilation, padding_mode):
+    """A conv's padding in a padding_mode other than 'zeros' as F.pad's flat pairs (last dim first), the layer
+    itself convolving with no padding; None for 'zeros'. 'same' splits each dim's dilation * (kernel - 1) with
+    the smaller half first, as torch does."""
+    if padding_mode == "zeros":
+        return None
+    if padding_mode not in ("reflect", "replicate", "circular"):
+        raise MigrationError(f"{cls} padding_mode={padding_mode!r}: torch takes 'zeros', 'reflect', 'replicate' "
+                             "or 'circular'")
+    def per_dim(v):
+        return tuple(v) if isinstance(v, (tuple, list)) else (v,) * ndim
+    if padding == "valid":
+        pairs = [(0, 0)] * ndim
+    elif padding == "same":
+        pairs = [(t // 2, t - t // 2) for t in (d * (k - 1) for k, d in zip(per_dim(kernel_size), per_dim(dilation)))]
+    else:
+        pairs = [(p, p) for p in per_dim(padding)]
+    return tuple(v for pair in reversed(pairs) for v in pair)
+
+
 class Conv2d(any_batch.Conv2d):
-    """torch.nn.Conv2d with torch's arguments, where the class is a value (a conv_layer= argument) or a base."""
+    """torch.nn.Conv2d with torch's arguments, where the class is a value (a conv_layer= argument) or a base, or
+    where padding_mode is reflect/replicate/circular (the input padded in that mode, then a 'valid' convolution)."""
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        if padding_mode != "zeros":
-            raise MigrationError(f"Conv2d padding_mode={padding_mode!r} is not converted")
+        mode_pads = _conv_mode_pads("Conv2d", 2, kernel_size, padding, dilation, padding_mode)
+        if mode_pads is not None:
+            padding = "valid"
         # torch's lists and one-value sizes (`stride=[2]`) as MindSpore's layer takes them
         kernel_size, stride, dilation = conv_size(kernel_size), conv_size(stride), conv_size(dilation)
         if isinstance(padding, str):
@@ -948,14 +970,20 @@ class Conv2d(any_batch.Conv2d):
         else:
             super().__init__(in_channels, out_channels, kernel_size, stride=stride, pad_mode="pad",
                              padding=conv_padding(padding), dilation=dilation, group=groups, has_bias=bias)
+        self.mode_pads, self.padding_mode = mode_pads, padding_mode
 
+    def construct(self, x):
+        if self.mode_pads is not None:
+            x = pad_by_mode(x, self.mode_pads, self.padding_mode)
+        return any_batch.Conv2d.construct(self, x)
 
 
 def _conv_layer_args(cls, ndim, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                      padding_mode):
-    """torch's Conv1d/Conv3d arguments -> MindSpore's, for the adapters below."""
-    if padding_mode != "zeros":
-        raise MigrationError(f"{cls} padding_mode={padding_mode!r} is not converted")
+    """torch's Conv1d/Conv3d arguments -> MindSpore's, for the adapters below (a padding_mode other than 'zeros':
+    no padding, the adapter pads the input in that mode)."""
+    if _conv_mode_pads(cls, ndim, kernel_size, padding, dilation, padding_mode) is not None:
+        padding = "valid"
     pad = dict(pad_mode=padding) if isinstance(padding, str) else dict(pad_mode="pad",
                                                                       padding=conv_padding(padding, ndim))
     # torch's lists and one-value sizes (`stride=[2]`) as MindSpore's layers take them
@@ -965,19 +993,35 @@ def _conv_layer_args(cls, ndim, in_channels, out_channels, kernel_size, stride, 
 
 
 class Conv1d(any_batch.Conv1d):
-    """torch.nn.Conv1d with torch's arguments, where the class is a value or is called with *args/**kwargs."""
+    """torch.nn.Conv1d with torch's arguments, where the class is a value or is called with *args/**kwargs, or
+    where padding_mode is reflect/replicate/circular."""
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__(**_conv_layer_args("Conv1d", 1, in_channels, out_channels, kernel_size, stride, padding,
                                             dilation, groups, bias, padding_mode))
+        self.mode_pads = _conv_mode_pads("Conv1d", 1, kernel_size, padding, dilation, padding_mode)
+        self.padding_mode = padding_mode
+
+    def construct(self, x):
+        if self.mode_pads is not None:
+            x = pad_by_mode(x, self.mode_pads, self.padding_mode)
+        return any_batch.Conv1d.construct(self, x)
 
 
 class Conv3d(any_batch.Conv3d):
-    """torch.nn.Conv3d with torch's arguments, where the class is a value or is called with *args/**kwargs."""
+    """torch.nn.Conv3d with torch's arguments, where the class is a value or is called with *args/**kwargs, or
+    where padding_mode is reflect/replicate/circular."""
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__(**_conv_layer_args("Conv3d", 3, in_channels, out_channels, kernel_size, stride, padding,
                                             dilation, groups, bias, padding_mode))
+        self.mode_pads = _conv_mode_pads("Conv3d", 3, kernel_size, padding, dilation, padding_mode)
+        self.padding_mode = padding_mode
+
+    def construct(self, x):
+        if self.mode_pads is not None:
+            x = pad_by_mode(x, self.mode_pads, self.padding_mode)
+        return any_batch.Conv3d.construct(self, x)
 
 
 def _max_pool(base):

@@ -59,6 +59,12 @@ CONV_CASES = [
     ("nn.Conv3d(2, 4, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), bias=False)", (1, 2, 4, 7, 7), False),
     ("nn.Conv3d(2, 4, 3, padding='same')", (1, 2, 5, 5, 5), False),
     ("nn.Conv3d(2, 4, 2)", (1, 2, 4, 4, 4), False),
+    # padding_mode: the input padded in that mode, then a 'valid' convolution (_ms_compat.Conv<n>d)
+    ("nn.Conv1d(3, 4, 3, padding=2, padding_mode='circular')", (2, 3, 9), True),
+    ("nn.Conv2d(3, 4, 3, padding=1, padding_mode='reflect')", (2, 3, 8, 8), True),
+    ("nn.Conv2d(3, 4, (3, 5), padding=(1, 2), padding_mode='replicate', bias=False)", (3, 8, 9), False),
+    ("nn.Conv2d(3, 4, 4, padding='same', dilation=2, padding_mode='circular')", (2, 3, 9, 9), False),
+    ("nn.Conv3d(2, 4, 3, padding=1, padding_mode='reflect')", (1, 2, 5, 6, 6), False),
 ]
 
 
@@ -66,6 +72,13 @@ CONV_CASES = [
 def test_conv(expr, shape, graph):
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], graph=graph, rtol=1e-4, atol=1e-4)
     assert_converted(sites, "torch.nn." + expr.split("(")[0].split(".")[1])
+
+
+@pytest.mark.parametrize("expr,shape", [("nn.Conv2d(3, 4, 3, padding=1, padding_mode='reflect')", (2, 3, 6, 7)),
+                                         ("nn.Conv1d(3, 4, 3, padding=1, padding_mode='replicate')", (2, 3, 8))])
+def test_conv_padding_mode_gradients(expr, shape):
+    """The weights' gradients through the mode's padding (the border rows counted again, as torch's pad does)."""
+    check_layer(layer_src(expr), [rnd(*shape)], graph=False, grad=True, rtol=1e-4, atol=1e-4)
 
 
 VAR_PAD_SRC = '''
