@@ -31,8 +31,10 @@ with `.src` and `.trg` as torchtext's batches have.
   at its first line in the repository: the raised message is a PRINTED line too.
 - xf_selfcheck: the repository's own check, transformer_model.py's `if __name__ == "__main__":` part, run by
   runpy (the baseline transformer: dimension 512, 8 heads, 6 layers; random token batches of 3x2 from
-  torch.randint, matched by the runner; masks None): its printed state_dict keys, parameter names and shapes and
-  the parameter count (PRINTED lines), and the output's sums read from the run's globals (VALUEs).
+  torch.randint, matched by the runner; masks None). Its 260 printed lines are read back by the driver (redirected
+  stdout) and reduced to PRINTED lines: the md5 of the parameter names in named_parameters' order, the md5 of their
+  shapes as integers, the parameter count line; VALUEs: the number of state_dict entries and of named parameters,
+  the output's shape and sums (from the run's globals).
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
 from __future__ import annotations
@@ -94,12 +96,12 @@ FILES = {name: _STANDINS for name, *_ in PROGRAMS}
 
 LOSSES = {"xf_train": 3, "xf_decode": 2}
 
-# xf_selfcheck: each parameter's name as named_parameters gives it (the shape beside it is printed as torch.Size on
-# one side, a tuple on the other: compared through the parameter count) and the count. Its first line, the
-# state_dict's keys, is not compared: the converted state_dict has MindSpore's names (LayerNorm gamma/beta,
-# Embedding embedding_table; mappings/checkpoints.py's documented difference).
-PRINTED = {"xf_decode": r"^(?:DECODED|BEAM) .*$",
-           "xf_selfcheck": r"^(?:Size of the .*|\S+(?= (?:torch\.Size\(|\()))"}
+# xf_selfcheck: the repository's check prints 260 lines (past the runner's 20,000 characters of stdout kept): its
+# driver prints their digest. The md5 of the parameter names in named_parameters' order, of their shapes (printed
+# torch.Size([..]) on one side, a tuple on the other: compared as integers) and the count line. The state_dict's
+# keys are compared by number only: the converted state_dict has MindSpore's names (LayerNorm gamma/beta, Embedding
+# embedding_table; mappings/checkpoints.py's documented difference).
+PRINTED = {"xf_decode": r"^(?:DECODED|BEAM) .*$", "xf_selfcheck": r"^(?:NAMES|SHAPES|Size of the) .*$"}
 
 # token batches, the model and the training loop's pieces: our code, through the repository's modules
 _COMMON = '''
@@ -216,9 +218,26 @@ except Exception as e:
     print("BEAM raised", type(e).__name__, str(e)[:80])
 ''',
     "xf_selfcheck": '''
+import contextlib
+import hashlib
+import io
+import re
 import runpy
 
-scope = runpy.run_path("models/definitions/transformer_model.py", run_name="__main__")
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):      # 260 lines: reduced below to what is compared
+    scope = runpy.run_path("models/definitions/transformer_model.py", run_name="__main__")
+lines = printed.getvalue().splitlines()
+keys = next(line for line in lines if line.startswith("odict_keys("))
+print("VALUE state_dict_entries", keys.count("'") // 2)
+named = [line.split(" ", 1) for line in lines if re.match(r"^\\S+ (torch\\.Size\\(|\\()", line)]
+print("VALUE named_parameters", len(named))
+print("NAMES", hashlib.md5("\\n".join(name for name, _ in named).encode()).hexdigest())
+shapes = [tuple(int(d) for d in re.findall(r"\\d+", shape)) for _, shape in named]
+print("SHAPES", hashlib.md5(repr(shapes).encode()).hexdigest())
+for line in lines:
+    if line.startswith("Size of the"):
+        print(line)
 out = scope["out"]
 print("VALUE out_shape", float(out.shape[0] * 1000 + out.shape[1]))
 print("VALUE out_sum", float(out.double().sum()))
