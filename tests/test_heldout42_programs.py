@@ -13,7 +13,13 @@ needed, each compared with torch in PYNATIVE and GRAPH mode.
   tensors, arrays, numbers, strings or None, one a tensor at least) now enters the compiled step as an instance
   of a mindspore.jit_class with the same attributes (compat_parts/train.py _graph_record). A compiled step that
   writes one of its attributes is refused after the step (MigrationError): MindSpore's graph reads the value from
-  before the write, and the program's object would not see it."""
+  before the write, and the program's object would not see it.
+- Found while writing the previous reproduction (not in the repository's code): a forward output kept in an
+  attribute of an object before the loss (`batch.out = model(batch.src)`, then the loss from `batch.out`) stayed
+  outside the converted step's forward function (the step follows the loss's names, not attributes), so the loss
+  was differentiated as a constant: PYNATIVE weights 0.09 from torch's after two Adam steps, no error. Such a
+  statement (one that assigns an attribute the step's statements read, from a call) now makes the group unsound
+  (train_loop.py _unsound), and the loop takes the taped route, which differentiates PyNative's record."""
 import numpy as np
 import pytest
 
@@ -120,3 +126,31 @@ def test_a_compiled_step_writing_into_a_batch_object_is_refused():
             compat.compile_step(step)(holder)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+ATTRIBUTE_OUTPUT = _FILL + '''
+import torch.nn as nn
+
+
+class Pair:
+    def __init__(self, seed):
+        self.src = torch.arange(12.0).reshape(4, 3) * (0.1 * seed) - 0.5
+        self.trg = torch.ones(4, 2) * (0.3 * seed)
+
+
+model = nn.Linear(3, 2)
+fill(model, 5)
+opt = torch.optim.Adam(model.parameters(), lr=0.05)
+for batch in [Pair(1), Pair(2)]:
+    opt.zero_grad()
+    batch.out = model(batch.src)
+    loss = ((batch.out - batch.trg) ** 2).mean()
+    loss.backward()
+    opt.step()
+weights = [p.detach() for p in model.parameters()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_forward_output_kept_in_an_attribute_keeps_its_gradient(graph):
+    program_weights_match_torch(ATTRIBUTE_OUTPUT, graph=graph)
