@@ -1956,6 +1956,17 @@ def _unsound(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], o
                     "(.item(), NumPy, a batch helper) the train step cannot hold: value_and_grad would take the "
                     "network's output as a constant and lose its gradients; write this train step with "
                     "mindspore.value_and_grad by hand")
+    # `batch.out = model(batch.src)` left out of the step, then `loss = ((batch.out - y) ** 2).mean()` in it: the
+    # forward function would read the attribute as a value computed outside value_and_grad (no gradient)
+    texts = [code_of(st) for st in fwd_stmts] + [code_of(x) for x in g.losses]
+    for k in (k for k in range(max(chosen, default=0)) if k not in chosen):
+        for attr in sorted(_attribute_targets(body[k])):
+            if any(re.search(r"(?<![\w.])" + re.escape(attr) + r"\b", t) for t in texts) and any(
+                    c.split(".", 1)[0] not in library and not _is_data_call(c, info.host_functions)
+                    for c in _named_calls(body[k])):
+                return (f"the loss reads {attr}, which `{_short(body[k])}` assigns from a call outside the train "
+                        "step: value_and_grad would take it as a constant and lose its gradients; keep the value "
+                        "in a local name, or write this train step with mindspore.value_and_grad by hand")
     params = [n for n in inputs if n in per_iteration]
     if not reaches_network(fwd_stmts, g.losses, params, info):
         compound = [k for k in outside if not isinstance(body[k], cst.SimpleStatementLine)]

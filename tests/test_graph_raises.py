@@ -36,6 +36,7 @@ HOST_SIDE = {
     "unused_params.py:_held_back": "on the host: for a None gradient, which only an op-by-op step gives (a compiled "
                                    "step's gradients come from the plain value_and_grad), or around a compiled step",
     "checkpoints.py:_load_optimizer_state": "optimizer.load_state_dict, on the host",
+    "train.py:_record_writes_refused": "on the host, after a compiled train step returned (StepCell.__call__)",
     "optim.py:_trainable": _OPTIM,
     "graph_constants.py:raise_at_original_line": "on the host, where Cell.compile/compile_and_run failed",
     "_ms_compat.py:_refuse_unreached": "init fills (fill_part) run on the host when a model is built",

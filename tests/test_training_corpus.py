@@ -294,8 +294,10 @@ def convert(name: str, out: Path) -> dict:
 # of tensors enter as ms.mutable; lstm_lm had the room)
 # +84 since stop 45 where a DataLoader is written: its workers read in the main process where reading calls
 # MindSpore (an op in a forked worker waits forever), each worker's random states kept apart (lstm_lm had the room)
-HELPER_BOUNDS = {"cifar_resnet": 3969, "dcgan": 4141, "lstm_lm": 3242, "mnist_cnn": 3758, "transformer_lm": 3617,
-                 "vae": 3757}
+# +40 (all but lstm_lm, under its bound): a compiled step's argument that is a program's object holding tensors
+# (torchtext's Batch) enters the graph as a jit_class record, a step writing into it refused (train.py, heldout42).
+HELPER_BOUNDS = {"cifar_resnet": 4009, "dcgan": 4181, "lstm_lm": 3242, "mnist_cnn": 3798, "transformer_lm": 3657,
+                 "vae": 3797}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -311,12 +311,15 @@ def _scatter(ctx):
     if not b.has("src"):
         # value= is a number (sam's smooth_crossentropy: `value=1.0 - smoothing`), a float for ScatterValue
         return ctx.expr(f"ops.scatter({x}, {dim}, {index}, float({src}))")
-    idx = _paren(ctx, "index")
-    return ctx.expr(f"ops.scatter({x}, {dim}, {index}, ops.slice({src}, (0,) * {idx}.ndim, {idx}.shape))")
+    # a positional third argument is torch's src or value overload by its type at run time (`scatter_(1, idx,
+    # self.confidence)` with a float attribute): _ms_compat.scatter_src slices a tensor, floats a number
+    return ctx.expr(f"_ms_compat.scatter_src({x}, {dim}, {index}, {src})")
 
 
 _SCATTER_NOTE = ("ops.scatter needs src of index's shape: torch reads only src[:index.shape], so it is sliced to "
-                 "that; a number value (a literal, or value=) is a float (ScatterValue's CPU kernels); "
+                 "that (_ms_compat.scatter_src, which takes a positional src that is a number at run time as "
+                 "torch's value overload); a number value (a literal, or value=) is a float (ScatterValue's CPU "
+                 "kernels); "
                  "reduce='add'/'multiply' is "
                  "_ms_compat.scatter_with (scatter_reduce's 'sum'/'prod' with the input's values)")
 rule("Tensor.scatter", None, args=("dim", "index", "src", "reduce"), note=_SCATTER_NOTE,

@@ -45,6 +45,15 @@ def scatter_reduce(input, dim, index, src, reduce, include_self=True):
     return out.reshape(shape)
 
 
+def scatter_src(input, dim, index, src):
+    """Tensor.scatter(dim, index, src) / torch.scatter with a src that is no literal: torch takes a tensor (read
+    only where index is: sliced to index's shape) or, by the value overload, a Python number (a float for
+    ScatterValue's CPU kernels, whatever the input's dtype)."""
+    if isinstance(src, ms.Tensor):
+        return ops.scatter(input, dim, index, ops.slice(src, (0,) * index.ndim, index.shape))
+    return ops.scatter(input, dim, index, float(src))
+
+
 def scatter_with(input, dim, index, src, reduce):
     """Tensor.scatter(dim, index, src or value, reduce='add' | 'multiply') and torch.scatter(..., reduce=):
     scatter_reduce's 'sum' / 'prod' with the input's own values; a number is that value wherever index is."""

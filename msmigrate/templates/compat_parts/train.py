@@ -105,7 +105,10 @@ class StepCell(nn.Cell):
         # turn it into a tensor (LongTensor(a)), it enters as a Tensor of its own dtype
         # (inside a list too: nlp-tutorial's random_batch() gives a list of NumPy rows for torch.Tensor(rows))
         args = tuple(_graph_argument(a) for a in args)
-        return super().__call__(*args, **kwargs)
+        entered = [dict(g.__dict__) if type(g) in _GRAPH_RECORDS.values() else None for g in args]
+        out = super().__call__(*args, **kwargs)
+        _record_writes_refused(args, entered)
+        return out
 
 
 def _unjitted(step, args, kwargs=None):
@@ -132,11 +135,48 @@ def _graph_argument(value):
     measured). Not a list: host rows for `Tensor(rows)` in the step (nlp-tutorial's random_batch)."""
     if isinstance(value, tuple) and value and all(isinstance(v, ms.Tensor) for v in value):
         return ms.mutable(value)
+    record = _graph_record(value)
+    if record is not None:
+        return record
     if isinstance(value, np.ndarray):
         return ms.Tensor(value)
     if isinstance(value, (list, tuple)) and any(isinstance(v, (np.ndarray, list, tuple)) for v in value):
         return type(value)(_graph_argument(v) for v in value)
     return value
+
+
+_GRAPH_RECORDS = {}
+
+
+def _graph_record(value):
+    """An object of the program's own class whose attributes are tensors (one at least), arrays, numbers, strings
+    or None (torchtext's Batch: .src, .trg), which a graph refuses as an argument: an instance of a jit_class of the
+    same attributes (its methods absent: a step calling one stops compiling; a step writing one is refused:
+    _record_writes_refused). None for any other value."""
+    cls, fields = type(value), getattr(value, "__dict__", None)
+    if (not fields or cls.__module__ in ("builtins", "numpy") or getattr(cls, "__ms_class__", False)
+            or isinstance(value, (ms.Tensor, nn.Cell, type, type(ms))) or callable(value)
+            or not any(isinstance(v, (ms.Tensor, np.ndarray)) for v in fields.values())
+            or not all(isinstance(v, (ms.Tensor, np.ndarray, int, float, str, type(None))) for v in fields.values())):
+        return None
+    if cls not in _GRAPH_RECORDS:
+        _GRAPH_RECORDS[cls] = ms.jit_class(type(cls.__name__, (), {"__module__": cls.__module__}))
+    out = _GRAPH_RECORDS[cls].__new__(_GRAPH_RECORDS[cls])
+    out.__dict__.update({k: ms.Tensor(v) if isinstance(v, np.ndarray) else v for k, v in fields.items()})
+    return out
+
+
+def _record_writes_refused(args, entered):
+    """A compiled step that wrote an attribute of a program's object entered as a _graph_record: the graph reads
+    the old value after such a write (MindSpore 2.10) and the program's object would miss it; refused, naming the
+    line of the step's call (a write of an attribute the object lacks already stops the compile)."""
+    for g, before in zip(args, entered):
+        written = [k for k, v in (before or {}).items() if g.__dict__.get(k) is not v]
+        if written:
+            where = calling_line()
+            raise MigrationError((f"{where}: " if where else "") + f"the compiled train step writes "
+                                 f"{type(g).__name__}.{written[0]} of an object it takes; a MindSpore graph reads "
+                                 "the value from before the write: assign it to a local name in the step instead")
 
 
 def _closure_key(fn, seen=None, kept=None):
