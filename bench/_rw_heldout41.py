@@ -5,21 +5,21 @@ driven by programs of ours that import their modules.
     python bench/real_world.py --mirrors /work/.mirror --set heldout41 [--only sr_srresnet,od_ssd]
 
 torchvision does not import next to this CPU torch, and both repositories read pretrained weights from it
-(Super-Resolution's TruncatedVGG19 builds `torchvision.models.vgg19(pretrained=True)`, Object-Detection's
-VGGBase.load_pretrained_layers copies `torchvision.models.vgg16(pretrained=True).state_dict()` by position and
-decimates its two fully connected layers into conv6/conv7). Every program gets a `torchvision` package of ours,
+(Super-Resolution's TruncatedVGG19 asks torchvision for a pretrained vgg19; Object-Detection's
+VGGBase.load_pretrained_layers copies the state_dict of a pretrained vgg16 by position and decimates its two
+fully connected layers into conv6/conv7). Every program gets a `torchvision` package of ours,
 written before the conversion and converted with the project (the same code on both sides, nothing downloaded):
 models.vgg16 is VGG-16's layout with its real sizes (13 convolutions of 64..512 channels, a classifier of
 Linear(25088, 4096), Linear(4096, 4096), Linear(4096, 1000)), randomly initialised whatever `pretrained` says;
 models.vgg19 is VGG-19's layout (convolutions, in-place ReLUs, max pools in its order) with narrow channels (8 to
 32); transforms.functional holds the names utils.py imports, none of them called here.
 
-- sr_srresnet: models.SRResNet(9, 3, n_channels=16, n_blocks=2, scaling_factor=4) trained by train_srresnet.train
-  (nn.MSELoss, Adam over the `requires_grad` filter as main() builds it, the module's grad_clip set to 0.01 so
-  that utils.clip_gradient clamps every gradient in place) for 3 batches of 2 random 8x8 inputs and 32x32 targets:
-  3 losses. VALUEs: the trained parameters' sums, the eval-mode output of a probe batch, and utils.convert_image
-  on tensors ('[-1, 1]' to '[0, 255]', '[0, 1]' to 'imagenet-norm' on a 3-D and a 4-D image, '[-1, 1]' to
-  'y-channel': the border crop and the matmul with the RGB weights).
+- sr_srresnet: models.SRResNet (kernels 9 and 3, 16 channels, 2 blocks, scaling 4) trained by train_srresnet.train
+  (nn.MSELoss, Adam over the parameters that require a gradient, as main() filters them, the module's grad_clip
+  set to 0.01 so that utils.clip_gradient clamps every gradient in place) for 3 batches of 2 random 8x8 inputs and
+  32x32 targets: 3 losses. VALUEs: the trained parameters' sums, the eval-mode output of a probe batch, and
+  utils.convert_image on tensors ('[-1, 1]' to '[0, 255]', '[0, 1]' to 'imagenet-norm' on a 3-D and a 4-D image,
+  '[-1, 1]' to 'y-channel': the border crop and the matmul with the RGB weights).
 - sr_srgan: models.Generator (16 channels, 2 blocks), models.Discriminator(3, 8, n_blocks=4, fc_size=1024) (an
   adaptive pool from 8x8 to 6x6), models.TruncatedVGG19(5, 4) over the stand-in's vgg19 in eval mode,
   utils.adjust_learning_rate(0.1) on both Adam optimizers as main() does at its decay epoch, then
@@ -63,7 +63,7 @@ def _layers(plan):
     out, cin = [], 3
     for width in plan:
         if width == "M":
-            out.append(nn.MaxPool2d(kernel_size=2, stride=2))
+            out.append(nn.MaxPool2d(2, 2))
         else:
             out += [nn.Conv2d(cin, width, kernel_size=3, padding=1), nn.ReLU(inplace=True)]
             cin = width
@@ -146,8 +146,8 @@ from models import SRResNet
 torch.manual_seed(0)
 ''' + _SUMS + '''
 
-net = SRResNet(large_kernel_size=9, small_kernel_size=3, n_channels=16, n_blocks=2, scaling_factor=4)
-opt = torch.optim.Adam(params=filter(lambda p: p.requires_grad, net.parameters()), lr=1e-3)
+net = SRResNet(9, 3, 16, 2, 4)
+opt = torch.optim.Adam([q for q in net.parameters() if q.requires_grad], lr=1e-3)
 batches = [(torch.randn(2, 3, 8, 8), torch.rand(2, 3, 32, 32) * 2 - 1) for _ in range(3)]
 train_srresnet.grad_clip = 0.01
 train_srresnet.train(train_loader=batches, model=net, criterion=nn.MSELoss(), optimizer=opt, epoch=0)
@@ -175,12 +175,12 @@ from models import Discriminator, Generator, TruncatedVGG19
 torch.manual_seed(0)
 ''' + _SUMS + '''
 
-gen = Generator(large_kernel_size=9, small_kernel_size=3, n_channels=16, n_blocks=2, scaling_factor=4)
+gen = Generator(9, 3, 16, 2, 4)
 disc = Discriminator(kernel_size=3, n_channels=8, n_blocks=4, fc_size=1024)
 features = TruncatedVGG19(i=5, j=4)
 features.eval()
-opt_g = torch.optim.Adam(params=filter(lambda p: p.requires_grad, gen.parameters()), lr=1e-3)
-opt_d = torch.optim.Adam(params=filter(lambda p: p.requires_grad, disc.parameters()), lr=1e-3)
+opt_g = torch.optim.Adam([q for q in gen.parameters() if q.requires_grad], lr=1e-3)
+opt_d = torch.optim.Adam([q for q in disc.parameters() if q.requires_grad], lr=1e-3)
 utils.adjust_learning_rate(opt_g, 0.1)
 utils.adjust_learning_rate(opt_d, 0.1)
 print("VALUE lr_g", opt_g.param_groups[0]["lr"])

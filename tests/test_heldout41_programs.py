@@ -86,13 +86,14 @@ import torch
 
 def fn(boxes, scores):
     overlap = boxes @ boxes.t()
-    suppress = torch.zeros((boxes.size(0)), dtype=torch.uint8)
-    for box in range(boxes.size(0)):
-        if suppress[box] == 1:
+    dropped = torch.zeros(len(boxes), dtype=torch.uint8)
+    for k in range(len(boxes)):
+        if dropped[k] == 1:
             continue
-        suppress = torch.max(suppress, overlap[box] > 0.5)
-        suppress[box] = 0
-    return boxes[1 - suppress], scores[1 - suppress], (1 - suppress).sum()
+        dropped = torch.max(dropped, overlap[k] > 0.5)
+        dropped[k] = 0
+    kept = 1 - dropped
+    return boxes[kept], scores[kept], kept.sum()
 '''
 
 
