@@ -42,6 +42,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout38  # bench/_rw_heldout38.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout39  # bench/_rw_heldout39.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout40  # bench/_rw_heldout40.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout41  # bench/_rw_heldout41.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout42  # bench/_rw_heldout42.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -572,7 +573,7 @@ def main(argv=None):
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
                                       "heldout37", "heldout38", "heldout39", "heldout40",
-                                      "heldout42"),
+                                      "heldout41", "heldout42"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -635,7 +636,10 @@ def main(argv=None):
                          "(bench/_rw_heldout39.py); heldout40: facebookresearch/simsiam's SimSiam "
                          "and train, facebookresearch/barlowtwins' BarlowTwins and LARS, "
                          "ritheshkumar95/pytorch-vqvae's VQ-VAE, vq/vq_st Functions and PixelCNN prior "
-                         "(bench/_rw_heldout40.py); heldout42: gordicaleksa/pytorch-original-transformer's "
+                         "(bench/_rw_heldout40.py); heldout41: sgrvinod's super-resolution tutorial "
+                         "(SRResNet, SRGAN's adversarial step, TruncatedVGG19) and object-detection tutorial "
+                         "(SSD300, MultiBoxLoss, detect_objects) (bench/_rw_heldout41.py); "
+                         "heldout42: gordicaleksa/pytorch-original-transformer's "
                          "Transformer, training step with label smoothing and its learning-rate schedule, greedy "
                          "decoding and its own model check (bench/_rw_heldout42.py)")
     a = ap.parse_args(argv)

@@ -33,6 +33,7 @@ from .inplace_activations import might_act_in_place, rebind_activated_inputs
 from .inplace_callers import might_change_arguments, rebind_changed_arguments
 from .complex_operators import makes_complex
 from .graph_branch_names import bind_branch_names, made_step_functions, might_bind_in_branch
+from .gathered_writes import might_write_gathered, own_gathered_reads
 from .graph_idioms import split_device_tuples
 from .graph_partials import inline_graph_partials, might_build_partial
 from .deps import converted_before, imports_dependency
@@ -152,6 +153,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_act_in_place(source):   # `out = self.act(h)` with inplace=True, h read after: `out = h = ...`
         module, act_refusals = rebind_activated_inputs(module)
         arg_refusals = {**arg_refusals, **act_refusals}
+    gathered = False
+    if might_write_gathered(source):   # `t = s[idx]; t[mask] = v`: t a tensor of its own (gathered_writes.py)
+        module, gathered = own_gathered_reads(module, COMPAT)
     probe_sites: List[Site] = []
     if might_probe(source) and _TORCH_WORD.search(source):   # torch availability probes (package_probes.py)
         info = index.modules.get(module_name)
@@ -161,7 +165,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         tr = TorchToMindSpore(module_name, is_package, index, compat_import)
         tr.stmt_lines = statement_lines(module, tree)
         tr._arg_refusals = arg_refusals
-        tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined   # _ms_compat.fill_part by the pre-pass
+        tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined or gathered   # _ms_compat.fill_part by the pre-pass
         tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
         tr.keep_no_grad = keep_no_grad
         new = module.visit(tr)

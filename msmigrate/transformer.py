@@ -2499,7 +2499,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return True
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
-        if self._in_forward():   # `x in {2, 3}`: msmigrate/graph_idioms.py
+        if self._in_graph_code():   # `x in {2, 3}`: msmigrate/graph_idioms.py
             return set_membership_as_tuple(updated) or updated
         return updated
 

@@ -28,14 +28,18 @@ ms.Tensor.__format__ = _tensor_format
 def _numpy_index(index):
     """An index as torch reads it: a NumPy integer is its int, a NumPy integer or bool array an index tensor
     (`out[i, self.indices[i]] = v`); MindSpore 2.10 refuses both (IndexError 'Unsupported Python object type'),
-    and NumPy integer slice bounds (`img[:, y1:y2]`: RuntimeError 'Slice index type must be int, tensor or none')."""
+    and NumPy integer slice bounds (`img[:, y1:y2]`: RuntimeError 'Slice index type must be int, tensor or none').
+    A uint8 tensor is a mask in torch (its legacy byte mask, `boxes[1 - suppress]`), which MindSpore refuses
+    (IndexError 'The tensor index must be int or bool type'): the same mask as bool."""
+    if isinstance(index, ms.Tensor):
+        return index.astype(ms.bool_) if index.dtype == ms.uint8 else index
     if isinstance(index, np.integer):
         return int(index)
     if isinstance(index, np.ndarray) and index.dtype.kind in "iub":
-        return ms.Tensor(index)
+        return ms.Tensor(index.astype(np.bool_) if index.dtype == np.uint8 else index)
     if type(index) is slice and any(isinstance(p, np.integer) for p in (index.start, index.stop, index.step)):
         return slice(_numpy_index(index.start), _numpy_index(index.stop), _numpy_index(index.step))
-    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray, slice)) for i in index):
+    if type(index) is tuple and any(isinstance(i, (np.integer, np.ndarray, slice, ms.Tensor)) for i in index):
         return tuple(_numpy_index(i) for i in index)
     return index
 
