@@ -2050,7 +2050,13 @@ def _reads_before_step(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequen
             continue
         objects = sorted(_called_roots(st) & step_roots)
         read = set(reads(st))
-        if objects and not (read & (set(computed) | bound_since)) and not (assigns(st) & step_reads):
+        small = st.body[0] if len(st.body) == 1 else None
+        # a call statement of an object of the step (`self.clip(self.model)`: a trainer's method changing the
+        # gradients) and any .grad read work on the step's gradients: they stay
+        own_call = isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+            code_of(small.value.func).strip().split(".")[0] in step_roots
+        if objects and small is not None and not own_call and not re.search(r"\.grad\b", code_of(st)) and \
+                not (read & (set(computed) | bound_since)) and not (assigns(st) & step_reads):
             line = re.findall(r"#@msmigrate-line:(\d+)@", mark_of(st))
             where = f"{info.module}:{line[-1]}" if line else info.module
             lines.append(_line(f"_ms_compat.network_read_before_step({where!r}, {', '.join(objects)})"))
