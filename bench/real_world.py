@@ -42,6 +42,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout38  # bench/_rw_heldout38.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout39  # bench/_rw_heldout39.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout40  # bench/_rw_heldout40.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout43  # bench/_rw_heldout43.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -570,7 +571,8 @@ def main(argv=None):
                                       "heldout22", "heldout23", "heldout24", "heldout25", "heldout26",
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
-                                      "heldout37", "heldout38", "heldout39", "heldout40"),
+                                      "heldout37", "heldout38", "heldout39", "heldout40",
+                                      "heldout43"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -633,7 +635,9 @@ def main(argv=None):
                          "(bench/_rw_heldout39.py); heldout40: facebookresearch/simsiam's SimSiam "
                          "and train, facebookresearch/barlowtwins' BarlowTwins and LARS, "
                          "ritheshkumar95/pytorch-vqvae's VQ-VAE, vq/vq_st Functions and PixelCNN prior "
-                         "(bench/_rw_heldout40.py)")
+                         "(bench/_rw_heldout40.py); heldout43: kazuto1011/grad-cam-pytorch's backpropagation "
+                         "maps, Grad-CAM and occlusion sensitivity, Lyken17/pytorch-OpCounter's thop.profile "
+                         "(bench/_rw_heldout43.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
