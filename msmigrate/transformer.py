@@ -1255,6 +1255,15 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and stmt.body[0].value.func.attr.value == "backward"
                 and not any(a.star for a in stmt.body[0].value.args))
 
+    def _reads_recorded_gradients(self, body) -> bool:
+        """The backward()'s gradients are what the module reads itself, elsewhere (Module hooks it registers, an
+        input's `.grad` another method reads), and nothing in the module steps an optimizer or reads `.grad` in
+        the backward()'s own scope (those stay TODOs: a step elsewhere, a parameter's gradient)."""
+        scope = "".join(code_of(st) for st in body)
+        info = self.index.modules.get(self.module_name)
+        return not (".grad" in scope or "step(" in scope or info is None or info.calls_step
+                    or not (info.registers_hooks or info.reads_grad))
+
     def _todo_statements(self, loop, body, problems):
         """backward() calls the rewrite could not place: a TODO that raises when reached."""
         new_body = list(loop.body.body)
@@ -1266,7 +1275,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             line = self._out_lines.get(id(stmt), 0)
             original = shorten(code_of(stmt).strip(), 150)
-            if why == TL.NO_STEP_WHY and self._recorded_backward(stmt):
+            if why == TL.NO_STEP_WHY and self._recorded_backward(stmt) and self._reads_recorded_gradients(body):
                 # no step after it in its function: the program reads .grad or backward hooks (recorded_backward)
                 where = f"{self.module_name}:{line}"
                 self.sites.append(Site(line, "Tensor.backward", f"{COMPAT}.autograd_backward", R.DIFFERENCE,

@@ -41,7 +41,7 @@ class Explainer:
             self.kept["g"] = grad_out[0].detach()
 
         def clamp(module, grad_in, grad_out):
-            if isinstance(module, nn.ReLU):
+            if isinstance(module, (nn.ReLU,)):
                 return (torch.relu(grad_in[0]),)
 
         model[0].register_backward_hook(keep)
@@ -141,7 +141,7 @@ import torch.nn as nn
 
 
 def add_counter(m):
-    m.register_buffer("count", torch.zeros(1, dtype=torch.float64))
+    m.register_buffer("count", torch.zeros(1).double())
 
 
 net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
