@@ -4,7 +4,7 @@ that import their modules.
 
     python bench/real_world.py --mirrors /work/.mirror --set heldout43 [--only gc_backprop,thop_cnn]
 
-grad_cam.py's `from collections import Sequence` no longer imports on Python 3.10+: the drivers set
+grad_cam.py imports Sequence from collections, which Python 3.10+ no longer offers there: the drivers set
 `collections.Sequence = collections.abc.Sequence` first (both sides). main.py (click, cv2, torchvision's
 pretrained models) is not converted; the drivers do what its demo1/demo3 do on a small CNN of ours (two
 convolutions with ReLU modules, max pooling, an adaptive average pool and a Linear head; 5 classes, two random
@@ -12,7 +12,7 @@ convolutions with ReLU modules, max pooling, an adaptive average pool and a Line
 stops does not hide the others.
 
 - gc_backprop: BackPropagation: forward (requires_grad_ on the images, softmax, sort), for the top-2 classes
-  backward of a one-hot (`logits.backward(gradient=one_hot, retain_graph=True)` after model.zero_grad()) and
+  backward of a one-hot (the logits' backward with it as the gradient, the graph retained, after zero_grad()) and
   generate (the images' `.grad`, cloned, then zeroed). VALUEs: the probabilities, the ids, each gradient map's
   sum and absolute sum.
 - gc_guided: GuidedBackPropagation (a backward hook on every module that returns `F.relu(grad_in[0])` for the ReLU
@@ -125,21 +125,21 @@ method("deconv", lambda: maps_of(grad_cam.Deconvnet, "deconv"))
     "gc_gradcam": _GC_SETUP + '''
 
 def cams():
-    gcam = grad_cam.GradCAM(model=model, candidate_layers=["features.3", "features.4"])
-    probs, ids = gcam.forward(images.clone())
-    gbp = grad_cam.GuidedBackPropagation(model=model)
-    gbp.forward(images.clone())
+    cam_maker = grad_cam.GradCAM(model, candidate_layers=["features.3", "features.4"])
+    _, top = cam_maker.forward(images.clone())
+    guide = grad_cam.GuidedBackPropagation(model)
+    guide.forward(images.clone())
     for k in range(2):
-        gcam.backward(ids=ids[:, [k]])
-        gbp.backward(ids=ids[:, [k]])
-        guided = gbp.generate()
+        cam_maker.backward(ids=top[:, [k]])
+        guide.backward(ids=top[:, [k]])
+        guided = guide.generate()
         for layer in ("features.3", "features.4"):
-            region = gcam.generate(target_layer=layer)
+            region = cam_maker.generate(target_layer=layer)
             show("cam" + str(k) + layer, region)
             print("VALUE px" + str(k) + layer, float(region[1, 0, 5, 7]))
             show("ggcam" + str(k) + layer, guided * region)
-    gbp.remove_hook()
-    gcam.remove_hook()
+    guide.remove_hook()
+    cam_maker.remove_hook()
 
 
 method("gradcam", cams)
@@ -196,7 +196,7 @@ class Scale(nn.Module):
 
 
 def count_scale(m, x, y):
-    m.total_ops += torch.DoubleTensor([int(y.numel())])
+    m.total_ops += y.numel()
 
 
 class SmallCNN(nn.Module):
