@@ -43,7 +43,8 @@ What the runner does, the same way on both sides:
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
 - losses: torch side, every Tensor.backward() records the value being differentiated;
   MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
-  value it returns (the converted step returns its loss first), and so does every call, outside such a
+  value it returns (the converted step returns its loss first), every _ms_compat.autograd_backward of a tensor
+  the value it differentiates (as torch's side), and so does every call, outside such a
   step, of a function made by mindspore.value_and_grad (a hand-written update of tensors the program
   differentiates itself: `w1 -= lr * w1.grad`, which the conversion computes without a step). After K
   recorded losses the
@@ -670,6 +671,14 @@ def install_ms(script_dir, mode):
                 _record_loss(float(loss.sum().asnumpy()))
                 return tape_backward(loss, *a, **k)
             _patch(_ms_compat, "tape_backward", recording_tape_backward)
+        autograd_backward = getattr(_ms_compat, "autograd_backward", None)
+        if autograd_backward is not None:
+            def recording_autograd_backward(where, receiver, *a, **k):
+                # a backward() run by PyNative's autograd (recorded_backward.py): the value torch's side records
+                if isinstance(receiver, ms.Tensor):
+                    _record_loss(float(receiver.sum().asnumpy()))
+                return autograd_backward(where, receiver, *a, **k)
+            _patch(_ms_compat, "autograd_backward", recording_autograd_backward)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
             def recording_compile_step(step, **options):

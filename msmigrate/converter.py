@@ -171,7 +171,7 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         new = module.visit(tr)
         # a taped backward (taped_steps.py): PyNative records from the program's start, so torch.no_grad()
         # regions (weights written in place) must stay: the file is converted again keeping them
-        if not tr._taped:
+        if not (tr._taped or tr._records_autograd):     # (recorded_backward.py: the same record)
             break
     if reads_undefined:   # a name the conversion binds (a converted loop's train_step) reads as written
         new = restore_bound_names(new, COMPAT)

@@ -221,6 +221,12 @@ class _CopyReads(cst.CSTTransformer):
                         args=[cst.Arg(updated.value), cst.Arg(self.where)])
 
 
+RECORDED_NOTE = ("the gradient a backward() of this module run by _ms_compat.autograd_backward (PyNative's recorded "
+                 "graph) added to a tensor that is no Parameter; a Parameter's .grad, or none recorded, raises "
+                 "MigrationError naming the line")
+RECORDED_TEST = "tests/test_heldout43_programs.py::test_backward_read_through_input_grad_and_hooks"
+
+
 def rewrite(tr, module: cst.Module) -> cst.Module:
     """The module with every noted `x.grad` read as `_ms_compat.tensor_grad(x, where)`: where a train step of
     the module keeps its gradients (train_loop._keeps_grads) the reads read them, else each one is a TODO
@@ -231,7 +237,8 @@ def rewrite(tr, module: cst.Module) -> cst.Module:
     copies = _Copies(tracked)
     TL.walk(module, copies)
     rw = _Rewrite(tracked, tr.module_name, copies.receivers, _vanished(tracked, copies.present))
-    rw.kept = bool(getattr(tr, "_keeps_grads", False))
+    recorded = bool(getattr(tr, "_records_autograd", False))    # recorded_backward.py
+    rw.kept = bool(getattr(tr, "_keeps_grads", False)) or recorded
     rw.quiet = getattr(tr, "_optimizer_grad_reads", set())
     module = module.visit(rw)
     for line, code in rw.found:
@@ -239,7 +246,9 @@ def rewrite(tr, module: cst.Module) -> cst.Module:
             tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, OPTIMIZER_NOTE, code, HO_TEST))
             continue
         if rw.kept:
-            tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, KEPT_NOTE, code, KEPT_TEST))
+            note, test = (KEPT_NOTE, KEPT_TEST) if getattr(tr, "_keeps_grads", False) else (RECORDED_NOTE,
+                                                                                               RECORDED_TEST)
+            tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, note, code, test))
             continue
         tr.sites.append(Site(line, API, "", R.TODO, WHY, code, ""))
         tr._todo_count += 1

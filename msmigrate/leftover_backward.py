@@ -25,7 +25,7 @@ import libcst as cst
 from . import registry as R
 from .callsite import code_of
 from .sites import Site, shorten
-from .train_loop import _root
+from .train_loop import _not_tensor_backward, _root
 
 API = "Tensor.backward"
 WHY = ("no train step holds this backward() (it is nested in a block of a function that steps no optimizer): "
@@ -57,7 +57,7 @@ class _Rewrite(cst.CSTTransformer):
                 and call.func.attr.value == "backward"):
             return updated
         receiver = call.func.value
-        if _root(receiver) in _NOT_TENSORS:
+        if _root(receiver) in _NOT_TENSORS or _not_tensor_backward(call):
             return updated
         entry = self.kinds.get(id(call))
         kind = entry[0] if entry is not None and entry[1] is call else "unknown"

@@ -91,6 +91,7 @@ class ModuleInfo:
     # calls x.register_forward_hook(...) or another Module hook registration (MindSpore calls Cell hooks in
     # PYNATIVE mode only)
     registers_hooks: bool = False
+    calls_step: bool = False      # some `x.step(...)` (an optimizer, a scaler, a scheduler): recorded_backward.py
     # a call of torch.distributions (Normal(...), kl_divergence...) anywhere in the module: built in a compiled
     # graph, a distribution is a Python object no gradient flows through, so a program reaching one runs PYNATIVE
     builds_distributions: bool = False
@@ -287,6 +288,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.registers_hooks = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                and n.func.attr in HOOK_REGISTRATIONS for n in ast.walk(tree))
+    info.calls_step = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
+                          for n in ast.walk(tree))
     info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
     info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
     info.lists_in_forward = any(

@@ -615,6 +615,20 @@ def _is_optimizer(code: str, info: LoopInfo) -> bool:
     return bool(OPTIMIZER_NAME.search(last)) and not SCHEDULER_NAME.search(last)
 
 
+NO_STEP_WHY = ("no optimizer.step() follows this backward() in the same loop body (the step is in another function "
+               "or loop, or the program reads .grad itself): write this train step with mindspore.value_and_grad "
+               "(or mindspore.grad) by hand")
+# Tensor.backward's parameters: a `.backward(...)` call passing another keyword is a program's own method
+_BACKWARD_KEYWORDS = frozenset(("gradient", "retain_graph", "create_graph", "inputs"))
+
+
+def _not_tensor_backward(call: cst.Call) -> bool:
+    """`explainer.backward(ids=...)`: a keyword (or more positional arguments) Tensor.backward does not take, so
+    the receiver is no tensor (a program's class with its own backward method), whatever its name."""
+    return (sum(1 for a in call.args if a.keyword is None and not a.star) > len(_BACKWARD_KEYWORDS)
+            or any(a.keyword is not None and a.keyword.value not in _BACKWARD_KEYWORDS for a in call.args))
+
+
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
                 closure_of: Optional[str] = None, held_for: Optional[str] = None, taped_for: Optional[str] = None
                 ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
@@ -632,6 +646,8 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         if isinstance(recv, cst.Name) and recv.value == "self":   # the class's own method, no tensor's
             recv = _own_backward(call, info)
             call = None if recv is None else cst.Call(func=cst.Attribute(value=recv, attr=cst.Name("backward")))
+        elif recv is not None and _not_tensor_backward(call):
+            recv = None
         if recv is not None:
             scaler = None
             inner = _method(recv if isinstance(recv, cst.Call) else None, "scale")
@@ -750,9 +766,7 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         groups.append(pending)
     elif pending is not None:
         for b in pending.backwards:
-            problems.append((b, "no optimizer.step() follows this backward() in the same loop body (the step is "
-                             "in another function or loop, or the program reads .grad itself): write this train "
-                             "step with mindspore.value_and_grad (or mindspore.grad) by hand"))
+            problems.append((b, NO_STEP_WHY))
     # zero_grad() calls of the optimizers anywhere in the body go away, and loops clearing p.grad
     manual = [g for g in groups if g.manual is not None]
     for i, stmt in enumerate(body):

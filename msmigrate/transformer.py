@@ -282,6 +282,14 @@ def _numpy_read(node: cst.BaseExpression) -> bool:
         and node.func.attr.value == "numpy"
 
 
+RECORDED_NOTE = ("no train step holds this backward() and nothing steps an optimizer after it: MindSpore's PyNative "
+                 "autograd runs it on the graph recorded since _ms_compat.record_autograd (torch's .grad of the "
+                 "inputs that require it, the Cell backward hooks on the way); PYNATIVE mode only, GRAPH mode "
+                 "raises MigrationError; a Parameter's .grad stays refused")
+RECORDED_MODE_WHY = ("PYNATIVE_MODE: a backward() outside a train step runs on PyNative's recorded graph "
+                     "(_ms_compat.autograd_backward); GRAPH mode records none")
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -369,6 +377,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._hoist: Dict[int, List[cst.BaseStatement]] = {}  # id(original loop) -> step defs to put before it
         self.train_steps = 0
         self._taped = False      # a backward() differentiated from PyNative's record (taped_steps.py)
+        self._records_autograd = False   # a backward() run by PyNative's autograd (recorded_backward.py)
         # torch.no_grad() kept as mindspore._no_grad(): set on the second conversion of a taped file (converter.py)
         self.keep_no_grad = False
         self._taped_outer: Dict[int, str] = {}   # id(function or loop) -> the optimizer its tape_step steps
@@ -1238,6 +1247,24 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.sites.append(Site(line, api, target, status, note, shorten(code_of(stmt).strip()),
                                m.test if m is not None else ""))
 
+    @staticmethod
+    def _recorded_backward(stmt) -> bool:
+        """`y.backward(...)` alone on its line, whose arguments Tensor.backward takes (autograd_backward's call)."""
+        return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call)
+                and isinstance(stmt.body[0].value.func, cst.Attribute)
+                and stmt.body[0].value.func.attr.value == "backward"
+                and not any(a.star for a in stmt.body[0].value.args))
+
+    def _reads_recorded_gradients(self, body) -> bool:
+        """The backward()'s gradients are what the module reads itself, elsewhere (Module hooks it registers, an
+        input's `.grad` another method reads), and nothing in the module steps an optimizer or reads `.grad` in
+        the backward()'s own scope (those stay TODOs: a step elsewhere, a parameter's gradient)."""
+        scope = "".join(code_of(st) for st in body)
+        info = self.index.modules.get(self.module_name)
+        return not (".grad" in scope or "step(" in scope or info is None or info.calls_step
+                    or not (info.registers_hooks or info.reads_grad))
+
     def _todo_statements(self, loop, body, problems):
         """backward() calls the rewrite could not place: a TODO that raises when reached."""
         new_body = list(loop.body.body)
@@ -1249,6 +1276,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             line = self._out_lines.get(id(stmt), 0)
             original = shorten(code_of(stmt).strip(), 150)
+            if why == TL.NO_STEP_WHY and self._recorded_backward(stmt) and self._reads_recorded_gradients(body):
+                # no step after it in its function: the program reads .grad or backward hooks (recorded_backward)
+                where = f"{self.module_name}:{line}"
+                self.sites.append(Site(line, "Tensor.backward", f"{COMPAT}.autograd_backward", R.DIFFERENCE,
+                                       RECORDED_NOTE, original, ""))
+                self.uses_compat = self._records_autograd = True
+                call = stmt.body[0].value
+                new_body[pos] = stmt.with_changes(body=[cst.Expr(call.with_changes(
+                    func=cst.parse_expression(f"{COMPAT}.autograd_backward"),
+                    args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(call.func.value), *call.args]))])
+                continue
             self.sites.append(Site(line, "Tensor.backward", "", R.TODO, why, original, ""))
             self._todo_count += 1
             self.uses_compat = True
@@ -1994,6 +2032,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         device = DR.device_read(self, original, updated)     # `x.device.type`, `x.is_cuda`: tensor_reads.py
         if device is not None:
             return device
+        if original.attr.value == "_buffers" and id(original) not in self._stores \
+                and not self._own_plain_attribute(original):
+            # torch's dictionary of a module's buffers: register_buffer's Parameters are in none of the Cell's
+            # (thop's `m._buffers.pop("total_ops")` after its count): a view that holds them (layer_settings.py)
+            self.uses_compat = True
+            return cst.Call(func=cst.parse_expression(f"{COMPAT}.module_buffers"), args=[cst.Arg(updated.value)])
         internal = R.REGISTRY.get(f"Module.{original.attr.value}") if original.attr.value in _MODULE_INTERNALS else None
         if internal is not None and id(original) not in self._stores and not self._own_plain_attribute(original):
             # `self._modules` / `self._parameters`: the record's attribute (mappings/module_api.py)
@@ -3706,6 +3750,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self._imports.get("os") != "os":
                 self.need.add("import:os")
             updated = self._with_run_header(updated)
+        elif self._records_autograd:    # a backward() run by PyNative's autograd (recorded_backward.py)
+            updated = self._with_header(updated, [self._record_statement()])
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
         updated = LB.rewrite(self, updated)    # backward() no train step took: raise on a tensor
         updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted
@@ -3744,6 +3790,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         mode, why = "GRAPH_MODE", "GRAPH_MODE compiles the train step (fast); PYNATIVE_MODE runs op by op (debugging)"
         if self._taped:
             mode, why = "PYNATIVE_MODE", TS.MODE_WHY
+        elif self._records_autograd:
+            mode, why = "PYNATIVE_MODE", RECORDED_MODE_WHY
         elif self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")
@@ -3789,12 +3837,23 @@ class TorchToMindSpore(cst.CSTTransformer):
                 comment=cst.Comment("# msmigrate: PyNative records the operations from here: a backward() of a "
                                     "loss built before its step is differentiated from that record"))])]
               if self._taped else []),
+            *([self._record_statement()] if self._records_autograd and not self._taped else []),
             # oneDNN in MindSpore 2.10 picks a reference convolution on AVX-512 CPUs (100x slower);
             # read at the first convolution, so setting it here is in time
             cst.parse_statement("os.environ.setdefault('ONEDNN_MAX_CPU_ISA', 'AVX2')\n").with_changes(
                 leading_lines=[cst.EmptyLine(comment=cst.Comment(
                     "# msmigrate: MindSpore's CPU convolutions are ~100x slower with oneDNN's AVX-512 path"))]),
         ]
+        return self._with_header(module, header)
+
+    @staticmethod
+    def _record_statement() -> cst.BaseStatement:
+        return cst.parse_statement(f"{COMPAT}.record_autograd()\n").with_changes(leading_lines=[cst.EmptyLine(
+            comment=cst.Comment("# msmigrate: PyNative records the operations' graph from here: a backward() "
+                                "outside a train step runs on it (_ms_compat.autograd_backward)"))])
+
+    def _with_header(self, module: cst.Module, header: list) -> cst.Module:
+        """The module with `header` after its leading imports (the run header, or record_autograd alone)."""
         body = list(module.body)
         pos = 0
         # after the last import before the first definition or block: Beta-VAE's solver.py calls

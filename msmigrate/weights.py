@@ -435,6 +435,20 @@ def _to_numpy(v, key: str) -> np.ndarray:
     return a
 
 
+def _distinct_parameter_names(net) -> None:
+    """Parameters of distinct objects that share a name get their path in the network as their name. MindSpore
+    prefixes a Parameter's name with its path when the cell holding it is assigned to its parent; a buffer a
+    program registers after the network is built (thop's per-layer `register_buffer("total_ops", ...)`) keeps
+    its bare name on every layer, which the mapping by name would take for one tied parameter."""
+    pairs = list(net.parameters_and_names())
+    owners: Dict[str, set] = {}
+    for _, p in pairs:
+        owners.setdefault(p.name, set()).add(id(p))
+    for path, p in pairs:
+        if len(owners[p.name]) > 1 and path != p.name:
+            p.name = path
+
+
 def convert_state_dict(net, state: Mapping[str, Any], strict: bool = True):
     """Map a torch state dict onto ``net``'s MindSpore parameters.
 
@@ -444,6 +458,7 @@ def convert_state_dict(net, state: Mapping[str, Any], strict: bool = True):
     """
     import mindspore.nn as nn
 
+    _distinct_parameter_names(net)
     report = MappingReport(source=getattr(state, "source", ""))
     report.notes.extend(getattr(state, "notes", []) or [])
     src: Dict[str, np.ndarray] = {}

@@ -32,6 +32,10 @@ HOST_SIDE = {
     "taped_backward.py:tape_backward": "on the host: a taped backward() stands in the program's own code, run op by "
                                        "op (it raises where no PyNative record is open)",
     "taped_backward.py:tape_step": "on the host: the taped optimizer step stands in the program's own code",
+    "recorded_backward.py:autograd_backward": "on the host: a backward() left in the program's own code outside a "
+                                              "train step; inside a compiled graph it stops at _refuse_compiled first",
+    "layer_settings.py:_TorchBuffers.keys": "on the host: a listing of `module._buffers`, program code outside any "
+                                            "construct (a view object a graph does not build)",
     "unused_params.py:_grads_of_reached": "runs op by op only: in GRAPH mode it returns the plain value_and_grad first",
     "unused_params.py:_held_back": "on the host: for a None gradient, which only an op-by-op step gives (a compiled "
                                    "step's gradients come from the plain value_and_grad), or around a compiled step",

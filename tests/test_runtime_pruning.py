@@ -192,8 +192,9 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # heldout32: ms.Tensor's __format__ as torch's (`'{:.4f}'.format(acc)` of a 0-d tensor), set at import (10 lines);
     # 337 since heldout35: ms.Tensor's indexing reads NumPy integers and integer arrays as torch's, set at import (17);
     # 340 since heldout36: and slices with NumPy integer bounds (3); 344 since heldout41: and uint8 tensors as
-    # torch's byte masks (4)
-    assert _lines(out / "_ms_compat.py") <= 344
+    # torch's byte masks (4); 382 since heldout43: torch's names of layer settings on MindSpore's layer classes
+    # (`m.groups`, `m.in_features`, a BatchNorm's `affine`), set at import (38)
+    assert _lines(out / "_ms_compat.py") <= 382
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()

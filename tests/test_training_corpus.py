@@ -298,8 +298,10 @@ def convert(name: str, out: Path) -> dict:
 # (_numpy_index, always emitted)
 # +40 (all but lstm_lm, under its bound): a compiled step's argument that is a program's object holding tensors
 # (torchtext's Batch) enters the graph as a jit_class record, a step writing into it refused (train.py, heldout42).
-HELPER_BOUNDS = {"cifar_resnet": 4013, "dcgan": 4185, "lstm_lm": 3246, "mnist_cnn": 3802, "transformer_lm": 3661,
-                 "vae": 3801}
+# +38 since heldout43: torch's names of layer settings on MindSpore's layer classes (`m.groups`, `m.in_features`,
+# a BatchNorm's `affine`), set at the helper's import (compat_parts/layer_names.py, always emitted)
+HELPER_BOUNDS = {"cifar_resnet": 4051, "dcgan": 4223, "lstm_lm": 3279, "mnist_cnn": 3840, "transformer_lm": 3699,
+                 "vae": 3839}
 
 
 def check_helper(name: str, out: Path) -> None:

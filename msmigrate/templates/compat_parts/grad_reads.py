@@ -43,7 +43,8 @@ _GRAD_IN_GRAPH = (
 
 def tensor_grad(value, where):
     """torch's `value.grad`: the gradient the last converted train step kept for this parameter (keep_grads);
-    None for a parameter that requires no gradient; on any other tensor MigrationError naming the original
+    None for a parameter that requires no gradient; on a tensor that is no Parameter the gradient a backward()
+    run by autograd_backward added (recorded_backward.py); on any other tensor MigrationError naming the original
     site (MindSpore tensors keep no gradient); on any other object, the attribute. Inside a compiled graph
     neither the kept gradients nor a Parameter's flag can be read: compiling stops with MigrationError naming
     the site (raised while the graph runs, MindSpore would report only "Unsupported exception type")."""
@@ -55,6 +56,9 @@ def tensor_grad(value, where):
         kept = _KEPT_GRADS.get(id(value))
         if kept is not None and kept[0] is value:
             return kept[1]
+        recorded = getattr(value, "_grad", None)
+        if recorded is not None and not isinstance(value, ms.Parameter):    # autograd_backward's (recorded_backward.py)
+            return recorded
         if isinstance(value, ms.Parameter) and not value.requires_grad:
             return None
         _no_grad_kept(where)

@@ -1,5 +1,5 @@
 """torch's form of layer settings MindSpore keeps in another (msmigrate/layer_settings.py)."""
-from mindspore import ops
+from mindspore import nn, ops
 
 
 def conv_setting(conv, name, dims):
@@ -56,3 +56,75 @@ def _momentum_rebuilt(bn, v):
     for layer in {id(bn): bn, id(inner): inner}.values():
         layer.momentum = v
     inner.bn_train = ops.BatchNorm(is_training=True, epsilon=inner.eps, momentum=v, data_format=inner.format)
+
+
+class _TorchBuffers:
+    """torch's `module._buffers` (thop pops the counters it registered): the buffers register_buffer made
+    Parameters (persistent) and the Cell's own non-persistent ones, by name; `pop`/`del` removes the buffer from
+    the cell. A listing (iteration, len, keys) on a cell holding other Parameters that do not train (BatchNorm's
+    running statistics, which torch keeps as buffers) raises MigrationError: it would miss them."""
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def _tagged(self):
+        return self.cell.__dict__.setdefault("_torch_buffer_names", set())
+
+    def __getitem__(self, name):
+        if name in self._tagged() and self.cell._params.get(name) is not None:
+            return self.cell._params[name]
+        return self.cell._buffers[name]
+
+    def __contains__(self, name):
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def __setitem__(self, name, value):
+        register_buffer(self.cell, name, value)
+
+    def __delitem__(self, name):
+        if name in self._tagged() and self.cell._params.get(name) is not None:
+            delattr(self.cell, name)
+            self._tagged().discard(name)
+        else:
+            del self.cell._buffers[name]
+
+    def pop(self, name, *default):
+        if name not in self:
+            if default:
+                return default[0]
+            raise KeyError(name)
+        value = self[name]
+        del self[name]
+        return value
+
+    def keys(self):
+        tagged = self._tagged()
+        if any(p is not None and not p.requires_grad and n not in tagged for n, p in self.cell._params.items()):
+            raise MigrationError(f"{calling_line() or '?'}: `._buffers` listed on {type(self.cell).__name__}, whose "
+                                 "non-trained Parameters (running statistics) torch keeps as buffers: read "
+                                 "_ms_compat.named_buffers(module, recurse=False) instead")
+        return [n for n, p in self.cell._params.items() if n in tagged and p is not None] + list(self.cell._buffers)
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __len__(self):
+        return len(self.keys())
+
+    def items(self):
+        return [(n, self[n]) for n in self.keys()]
+
+    def values(self):
+        return [self[n] for n in self.keys()]
+
+
+def module_buffers(cell):
+    """torch's `module._buffers` (_TorchBuffers); any other object's own attribute."""
+    return _TorchBuffers(cell) if isinstance(cell, nn.Cell) else cell._buffers

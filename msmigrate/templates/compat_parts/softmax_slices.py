@@ -28,6 +28,7 @@ def softmax(input, axis=-1, dtype=None):
 
 class Softmax(nn.Cell):
     """torch.nn.Softmax(dim): _ms_compat.softmax as a layer."""
+    dim = _TorchSetting(lambda layer: layer.axis)    # torch's name of the setting (layer_settings.py)
 
     def __init__(self, axis=-1):
         super().__init__()
