@@ -2543,6 +2543,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         return True
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
+        if isinstance(updated.operator, (cst.Is, cst.IsNot)) and code_of(updated.comparator).startswith("_ms_compat.") \
+                and (self._torch_qname(original.comparator) or "").startswith("torch.nn."):
+            # `type(m) is nn.ReLU`: the class as a value is the helper's (module_tree.TorchClass), whose == answers
+            # for MindSpore's class and its any_batch form; `is` would always be False
+            op = cst.Equal() if isinstance(updated.operator, cst.Is) else cst.NotEqual()
+            return updated.with_changes(operator=op.with_changes(
+                whitespace_before=updated.operator.whitespace_before,
+                whitespace_after=updated.operator.whitespace_after))
         if self._in_graph_code():   # `x in {2, 3}`: msmigrate/graph_idioms.py
             return set_membership_as_tuple(updated) or updated
         return updated
