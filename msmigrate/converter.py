@@ -24,6 +24,7 @@ from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .first_parameters import might_read_first_parameter, rewrite_first_parameters
 from .trained_tensors import might_train_tensors, rewrite_trained_tensors
 from .detached_updates import might_update_detached, rewrite_detached_updates
+from .own_names import might_bind_converter_names, rename_own_converter_names
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
 from .grad_helpers import inline_grad_helpers, might_inline_grad_helpers
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
@@ -104,6 +105,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
             return convert_tf_code(source, compat_import, module_name)
     tree = ast.parse(source)
+    if might_bind_converter_names(source):   # the program's own `ops`/`ms`/`nn`, renamed (own_names.py)
+        module = rename_own_converter_names(module, source)
     # a function's read of a name the module never defines, through the helper with its line (undefined_names.py);
     # first, on the original positions
     module, reads_undefined = read_undefined_names(module, source, module_name, COMPAT)

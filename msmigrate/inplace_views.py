@@ -8,7 +8,9 @@ rebinding of the name, inplace_forms.py): the base keeps its values, silently. S
 - a name bound to a view of a local name (or a plain alias `c = a`) and then changed in place, where the
   other name is read after the change (also: a later pass of the loop), or is a parameter of the
   function (the caller's tensor) or an attribute (`self.buf`), is refused at the in-place call. The same
-  with the roles swapped (`a` changed in place, then the view read).
+  with the roles swapped (`a` changed in place, then the view read), and for a write by statement: an item
+  store (`rows[0] = v`, `rows[0] += v`) or an augmented assignment (`tail *= 2`; on a plain alias that one is
+  aug_aliases.py's), refused where the name holds a tensor (a list's slice is a copy in Python too).
 Where neither name is read after the change nothing differs, and the site converts as before."""
 from __future__ import annotations
 
@@ -104,9 +106,9 @@ def _view_of(value) -> Optional[cst.BaseExpression]:
 class _Events(StatementOrder):
     def __init__(self) -> None:
         super().__init__()
-        self.views: List[Tuple[int, str, cst.BaseExpression, Tuple[int, ...]]] = []   # pos, view name, base
+        self.views: List[Tuple[int, str, cst.BaseExpression, bool]] = []   # pos, view name, base, a plain alias?
         self.binds: List[Tuple[int, str]] = []
-        self.mutations: List[Tuple[int, str, cst.Call, Tuple[int, ...]]] = []
+        self.mutations: List[Tuple[int, str, cst.CSTNode, Tuple[int, ...]]] = []   # a call or a statement
 
     def event(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
@@ -118,27 +120,44 @@ class _Events(StatementOrder):
                     if len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
                         base = _view_of(st.value)
                         if base is not None:
-                            self.views.append((self.pos, st.targets[0].target.value, base, tuple(self.loops)))
+                            self.views.append((self.pos, st.targets[0].target.value, base,
+                                               isinstance(st.value, cst.Name)))
+                # a write through the name: `rows[0] = v`, `rows[0] += v`, `tail *= 2` (in place on a tensor;
+                # the transformer refuses one only where the name holds a tensor)
+                targets = [t.target for t in st.targets] if isinstance(st, cst.Assign) else \
+                    [st.target] if isinstance(st, cst.AugAssign) else []
+                for t in targets:
+                    root = t
+                    while isinstance(root, cst.Subscript):
+                        root = root.value
+                    if isinstance(root, cst.Name) and (root is not t or isinstance(st, cst.AugAssign)):
+                        self.mutations.append((self.pos, root.value, st, tuple(self.loops)))
         if isinstance(node, cst.Call) and inplace_name(node) and isinstance(node.func.value, cst.Name):
             self.mutations.append((self.pos, node.func.value.value, node, tuple(self.loops)))
 
 
-def conflicting_calls(body: cst.CSTNode, params: Set[str]) -> Dict[int, str]:
-    """ids of the in-place calls of one scope (a function body or a module's top level) that change a
-    tensor through one name while another name that shares its memory in torch is read after: why."""
+def conflicting_calls(body: cst.CSTNode, params: Set[str],
+                      names: Optional[Dict[int, Tuple[str, str]]] = None) -> Dict[int, str]:
+    """ids of the in-place calls and writing statements (`rows[0] = v`, `tail *= 2`) of one scope (a function body or a module's top level) that change a
+    tensor through one name while another name that shares its memory in torch is read after: why (and in
+    `names`, the view's and the base's names of each)."""
     ev = _Events()
     body.visit(ev)
     out: Dict[int, str] = {}
-    for vpos, view, base, _ in ev.views:
+    for vpos, view, base, alias in ev.views:
         base_name = base.value if isinstance(base, cst.Name) else None
         if base_name == view:
             continue            # `x = x.view(...)`: the old tensor has no name left
         for mpos, name, call, mloops in ev.mutations:
             if mpos <= vpos or name not in (view, base_name):
                 continue
+            if isinstance(call, cst.AugAssign) and isinstance(call.target, cst.Name) and alias:
+                continue        # `d_loss = d_real; d_loss += x`: the alias follows (aug_aliases.py)
             if any(vpos < p < mpos and n in (view, base_name) for p, n in ev.binds):
                 continue        # one of them was bound to another tensor in between
             other = base_name if name == view else view
+            if names is not None:
+                names[id(call)] = (view, base_name or _code(base))
             if other is None:   # the base is an attribute (`self.buf`): state others read
                 out[id(call)] = _why_named(view, _code(base))
                 continue

@@ -179,6 +179,13 @@ def _without_trailing_full_slices(sub: cst.Subscript) -> cst.Subscript:
     kept[-1] = kept[-1].with_changes(comma=cst.Comma() if len(kept) == 1 else cst.MaybeSentinel.DEFAULT)
     return sub.with_changes(slice=kept)
 
+
+# `x *= y` -> torch's Tensor.__imul__ (the name the report gives a refused augmented write)
+_AUG_DUNDER = {"AddAssign": "add", "SubtractAssign": "sub", "MultiplyAssign": "mul", "DivideAssign": "truediv",
+               "FloorDivideAssign": "floordiv", "ModuloAssign": "mod", "PowerAssign": "pow",
+               "MatrixMultiplyAssign": "matmul", "BitAndAssign": "and", "BitOrAssign": "or", "BitXorAssign": "xor",
+               "LeftShiftAssign": "lshift", "RightShiftAssign": "rshift"}
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -335,6 +342,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._row_todos: Set[Tuple[str, int]] = set()   # (api, line) of rows' in-place calls left raising
         self._cell_rows: Dict[int, Set[str]] = {}   # id(loop as written) -> its rows changed in Cell code (cell_rows.py)
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
+        self._view_names: Dict[int, Tuple[str, str]] = {}   # ... and the view's and its base's names
         self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
@@ -1607,7 +1615,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._state_reads = GS.module_state_reads(node, cell_classes)   # `if self.state is None`: graph_state.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
-        self._view_conflicts.update(IVW.conflicting_calls(node, set()))   # `c = a.view(6); c.add_(2)` at the top
+        self._view_conflicts.update(IVW.conflicting_calls(node, set(), self._view_names))   # `c = a.view(6); c.add_(2)` at the top
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"], self._is_torch_call)   # `z = x.add_(1)` at the top level too
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
@@ -1659,7 +1667,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             # `partial(f, ...)`, `self.fn = f`: callers inplace_callers.py cannot see (inplace_arguments.py)
             self._scopes[-1]["escaped_changes"] = IA.changed_params(node, self._scopes[-1]["params"]) \
                 - self._scopes[-1]["mutated_only"]
-        self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"]))
+        self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"], self._view_names))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         # a name other holders share is written into (inplace_holders.py), outside graph code
         top = self._funcs[0].name if self._funcs else node.name.value
@@ -2421,6 +2429,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._deleted.add(id(e.value))
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        refused = self._view_write(original, updated)
+        if refused is not None:
+            return refused
         UT.track_tuple_names(self, [original.target], None)
         self._track_augmented_tensor(original)
         if isinstance(original.target, cst.Subscript) and isinstance(updated.target, cst.Subscript) \
@@ -2624,7 +2635,27 @@ class TorchToMindSpore(cst.CSTTransformer):
                 changed = True
         return updated.with_changes(slice=elements) if changed else updated
 
+    def _view_write(self, original, updated):
+        """`rows = s[1:]; rows[0] = v` / `tail *= 2` with the other name read after: torch writes through the
+        shared memory, MindSpore's slice is a copy in a graph (and `*=` rebinds in both modes), so the other
+        name would keep its values, silently; refused here (inplace_views.py), the statement raising when run."""
+        why = self._view_conflicts.get(id(original))
+        if why is None:
+            return None
+        root = original.target if isinstance(original, cst.AugAssign) else \
+            next(t.target for t in original.targets if not isinstance(t.target, cst.Name))
+        while isinstance(root, cst.Subscript):
+            root = root.value
+        if any(self._receiver_kind(cst.parse_expression(n)) == "other" for n in self._view_names[id(original)]):
+            return None   # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too
+        api = "Tensor.__setitem__" if isinstance(original, cst.Assign) or root is not original.target \
+            else "Tensor.__i" + _AUG_DUNDER.get(type(original.operator).__name__, "op") + "__"
+        return updated.with_changes(value=self._todo(original, api, why))
+
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        refused = self._view_write(original, updated)
+        if refused is not None:
+            return refused
         self._rebind_import(original)
         child = self._child_store(original, updated)
         if child is not None:
@@ -2794,6 +2825,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
+                    if isinstance(tgt, cst.Name) and isinstance(value, (cst.List, cst.ListComp, cst.Dict, cst.DictComp,
+                                                                        cst.Set, cst.SetComp)):
+                        ctx.others.add(n)   # `items = [1, 2]`: a Python container (its slice a copy: inplace_views.py)
                     if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):
@@ -3242,6 +3276,23 @@ class TorchToMindSpore(cst.CSTTransformer):
             if safe is not None:
                 self.uses_compat = True
                 return safe
+            return updated
+        return self._class_keyed(original, updated, "ClassKeyed")
+
+    def leave_Set(self, original: cst.Set, updated: cst.Set):
+        return updated if self._in_graph_code() else self._class_keyed(original, updated, "ClassSet")
+
+    def _class_keyed(self, original, updated, helper: str):
+        """`{nn.Conv2d: count_conv, ...}` looked up by `type(m)`: a cell the converter builds as the helper's
+        any_batch form has a class of its own, which plain hashing would not find (no counting hook, silently);
+        compat_parts/module_tree.py's ClassKeyed/ClassSet look such a class up as the layer torch's code names."""
+        keys = [e.key if isinstance(e, cst.DictElement) else e.value for e in original.elements
+                if isinstance(e, (cst.DictElement, cst.Element))]
+        for key in keys:
+            qn = self._torch_qname(key) or ""
+            if qn.startswith("torch.nn.") and not qn.startswith("torch.nn.functional.") \
+                    and qn.rsplit(".", 1)[-1][:1].isupper():
+                return cst.Call(func=self._render_template(f"{COMPAT}.{helper}"), args=[cst.Arg(updated)])
         return updated
 
     def leave_CompIf(self, original: cst.CompIf, updated: cst.CompIf):

@@ -39,6 +39,11 @@ def _tape_closed():
         helper = sys.modules.get(name)
         if helper is not None and hasattr(helper, "close_tape"):
             helper.close_tape()
+    # record_autograd() (recorded_backward.py) sets the executor's grad flag for the program's lifetime: a later
+    # test's in-place write on a Parameter would then be refused as a write on a recorded leaf
+    api = sys.modules.get("mindspore.graph.api")
+    if api is not None and api._pynative_executor.grad_flag():
+        api._pynative_executor.set_grad_flag(False)
 
 
 def _heavy_ids():

@@ -19,12 +19,13 @@ class _TorchView(type):
     """Metaclass of the view classes: `type(m) == nn.Dense` and `type(m) == _ms_compat.Linear`
     still hold for the cell's real class."""
 
-    def __eq__(cls, other):
-        real = cls.__dict__["_view_of"]
-        return other is cls or other is real or getattr(other, "ms_class", None) is real
+    def __eq__(cls, other):   # an any_batch cell's view is equal to MindSpore's layer class, as the cell is in torch
+        real = _layer_class(cls)
+        return (other is cls or other is real or other is cls.__dict__["_view_of"]
+                or getattr(other, "ms_class", None) is real)
 
     def __hash__(cls):
-        return hash(cls.__dict__["_view_of"])
+        return hash(_layer_class(cls))
 
 
 def _torch_attrs(cell):

@@ -441,6 +441,47 @@ class TorchClass(type):
         return hash(cls.ms_class)
 
 
+def _layer_class(cls):
+    """The class torch's code names for a cell's class: an apply() view's real class, and MindSpore's own layer
+    for the helper's any_batch form (its subclass that also takes an unbatched sample)."""
+    if isinstance(cls, type):
+        cls = cls.__dict__.get("_view_of", cls)
+        if cls.__qualname__.startswith("any_batch."):
+            return cls.__mro__[1]
+    return cls
+
+
+class ClassKeyed(dict):
+    """A dict display keyed by torch classes, looked up by a cell's exact class (thop's
+    `register_hooks[type(m)]`): a cell built as the helper's any_batch form, or seen through an
+    apply() view, finds the entry of the class torch's code names. Plain dict hashing would miss it."""
+
+    def __getitem__(self, key):
+        return dict.__getitem__(self, _layer_class(key))
+
+    def __setitem__(self, key, value):
+        dict.__setitem__(self, _layer_class(key), value)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, _layer_class(key))
+
+    def get(self, key, default=None):
+        return dict.get(self, _layer_class(key), default)
+
+    def pop(self, key, *default):
+        return dict.pop(self, _layer_class(key), *default)
+
+    def setdefault(self, key, default=None):
+        return dict.setdefault(self, _layer_class(key), default)
+
+
+class ClassSet(set):
+    """A set display of torch classes tested with a cell's exact class (`type(m) in {nn.Conv2d, nn.Linear}`)."""
+
+    def __contains__(self, key):
+        return set.__contains__(self, _layer_class(key))
+
+
 def _torch_class(adapter, ms_class):
     return TorchClass(adapter.__name__, (adapter,), {"ms_class": ms_class, "__module__": adapter.__module__,
                                                       "__qualname__": adapter.__qualname__,
