@@ -233,6 +233,9 @@ def _walk(node: cst.CSTNode):
         stack.extend(children(n))
 
 
+_BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters", "_init_weights", "init_weights"})
+
+
 def graph_functions(module: cst.Module, torch_heads: Set[str], cell_classes: Set[str], reads) -> Set[str]:
     """Module-level functions that may run inside a compiled graph: those that use torch (a loss
     function, a helper of a train step), and those a Module's methods or such functions call, by name.
@@ -241,7 +244,9 @@ def graph_functions(module: cst.Module, torch_heads: Set[str], cell_classes: Set
     todo = []
     for st in module.body:
         if isinstance(st, cst.ClassDef) and st.name.value in cell_classes:
-            todo.extend(n for n in reads(st.body) if n in functions)
+            # (what only __init__ and the weight-init methods call builds the model: never in a graph)
+            run = [m for m in st.body.body if not (isinstance(m, cst.FunctionDef) and m.name.value in _BUILDING)]
+            todo.extend(n for m in run for n in reads(m) if n in functions)
     read_by = {name: set(reads(fn.body)) for name, fn in functions.items()}
     todo.extend(name for name, names in read_by.items() if names & torch_heads)
     found: Set[str] = set()

@@ -2646,8 +2646,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             next(t.target for t in original.targets if not isinstance(t.target, cst.Name))
         while isinstance(root, cst.Subscript):
             root = root.value
-        if any(self._receiver_kind(cst.parse_expression(n)) == "other" for n in self._view_names[id(original)]):
-            return None   # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too
+        kinds = {self._receiver_kind(cst.parse_expression(n)) for n in self._view_names[id(original)]}
+        if "other" in kinds or "tensor" not in kinds and not self._in_cell_code():
+            # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too; a NumPy array's slice
+            # is a view as in torch, and the converted code writes through it as the original does
+            return None
         api = "Tensor.__setitem__" if isinstance(original, cst.Assign) or root is not original.target \
             else "Tensor.__i" + _AUG_DUNDER.get(type(original.operator).__name__, "op") + "__"
         return updated.with_changes(value=self._todo(original, api, why))

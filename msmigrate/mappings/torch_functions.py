@@ -639,16 +639,22 @@ def _einsum(ctx):
     letters, which run on every backend and in GRAPH mode."""
     b = ctx.bound
     eq = _literal_text(b.value("equation"))
+    rest = [n for n in b.order if n != "equation"]
+    listed = b.value(rest[0]) if len(rest) == 1 and not b.starred else None
+    if isinstance(listed, (cst.List, cst.Tuple)) and listed.elements \
+            and not any(isinstance(e, cst.StarredElement) for e in listed.elements):
+        # torch's older form `torch.einsum("nc,ck->nk", [q, k])` (MoCo): the operands written out
+        operands = [code_of(e.value).strip() for e in listed.elements]
+    else:
+        operands = [b.code(n) for n in rest]
     if eq is None and not b.starred:
         # f"b h i d, {kv_eq} -> b h i j" (x-transformers), a name holding one of two literals
         # (`eq = 'bnd,bne->bde' if one_kv_head else 'bhnd,bhne->bhde'`): the equation is known at run time only
-        operands = [b.code(n) for n in b.order if n != "equation"]
         if operands and not (len(operands) == 1 and operands[0].startswith(("[", "("))):
             return ctx.expr(f"_ms_compat.torch_einsum({b.code('equation')}, {', '.join(operands)})")
     if eq is None:
         raise UnsupportedSite("the equation is not a string literal")
     eq = eq.replace(" ", "")
-    operands = [b.code(n) for n in b.order if n != "equation"]
     if b.starred or not operands:
         raise UnsupportedSite("operands passed as *args or a list")
     if len(operands) == 1 and operands[0].startswith(("[", "(")):

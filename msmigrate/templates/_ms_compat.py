@@ -281,6 +281,7 @@ def add_module(cell, name, module):
 class Sequential(nn.SequentialCell):
     """Base for subclasses of torch's Sequential: torch runs children assigned as
     attributes (self.norm = ...) in order, so they are added to the run list here."""
+    _stands_for = nn.SequentialCell   # torch's nn.Sequential as a value: a direct call builds a SequentialCell
 
     def __setattr__(self, name, value):
         super().__setattr__(name, value)

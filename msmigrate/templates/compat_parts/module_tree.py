@@ -448,6 +448,8 @@ def _layer_class(cls):
         cls = cls.__dict__.get("_view_of", cls)
         if cls.__qualname__.startswith("any_batch."):
             return cls.__mro__[1]
+        # a helper standing for a torch class whose direct calls build MindSpore's (Sequential: SequentialCell)
+        return cls.__dict__.get("_stands_for", cls)
     return cls
 
 
@@ -455,6 +457,14 @@ class ClassKeyed(dict):
     """A dict display keyed by torch classes, looked up by a cell's exact class (thop's
     `register_hooks[type(m)]`): a cell built as the helper's any_batch form, or seen through an
     apply() view, finds the entry of the class torch's code names. Plain dict hashing would miss it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
 
     def __getitem__(self, key):
         return dict.__getitem__(self, _layer_class(key))
@@ -477,6 +487,12 @@ class ClassKeyed(dict):
 
 class ClassSet(set):
     """A set display of torch classes tested with a cell's exact class (`type(m) in {nn.Conv2d, nn.Linear}`)."""
+
+    def __init__(self, items=()):
+        super().__init__(_layer_class(k) for k in items)
+
+    def add(self, key):
+        set.add(self, _layer_class(key))
 
     def __contains__(self, key):
         return set.__contains__(self, _layer_class(key))
