@@ -15,10 +15,48 @@ _BLOCKS = (cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try, cst.ExceptHa
            cst.IndentedBlock)
 
 
-def module_layers(module: cst.Module, torch_qname: Callable, families: Callable[[str], bool]) -> Dict[str, str]:
+def returned_layers(module: cst.Module, torch_qname: Callable, families: Callable[[str], bool]) -> Dict[str, cst.Call]:
+    """Module-level functions whose one return gives a torch layer they build (`def make(width): return
+    nn.Sequential(nn.Conv2d(1, width, 3), nn.BatchNorm2d(width), ...)`): name -> that call, so that `net =
+    make(4)` holds such a layer (`net[1].running_mean` is a BatchNorm's moving_mean)."""
+    found: Dict[str, cst.Call] = {}
+    for st in module.body:
+        if not isinstance(st, cst.FunctionDef) or not isinstance(st.body, cst.IndentedBlock):
+            continue
+        returns = _own_returns(st.body)
+        if len(returns) == 1 and isinstance(returns[0].value, cst.Call) and returns[0] is _last_return(st):
+            qn = torch_qname(returns[0].value.func)
+            if qn and families(qn):
+                found[st.name.value] = returns[0].value
+    return found
+
+
+def _own_returns(node: cst.CSTNode) -> list:
+    """The return statements of a function body, not those of the functions and classes it defines."""
+    found = []
+    for child in children(node):
+        if isinstance(child, cst.Return):
+            found.append(child)
+        elif not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            found.extend(_own_returns(child))
+    return found
+
+
+def _last_return(fn: cst.FunctionDef):
+    last = fn.body.body[-1] if fn.body.body else None
+    if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return):
+        return last.body[0]
+    return None
+
+
+def module_layers(module: cst.Module, torch_qname: Callable, families: Callable[[str], bool],
+                  values: Optional[Dict[str, cst.Call]] = None) -> Dict[str, str]:
     """Module-level names every binding of which (outside functions and classes, `if __name__ ==
-    "__main__":` blocks included) is a call of one torch layer class `families` accepts: name -> that class."""
+    "__main__":` blocks included) is a call of one torch layer class `families` accepts (or of a module function
+    returning one: returned_layers): name -> that class; in `values`, the call of such a name bound once."""
     kinds: Dict[str, set] = {}
+    made: Dict[str, list] = {}
+    returned = returned_layers(module, torch_qname, families)
 
     def visit(stmts) -> None:
         for st in stmts:
@@ -27,7 +65,7 @@ def module_layers(module: cst.Module, torch_qname: Callable, families: Callable[
                 continue
             if isinstance(st, cst.SimpleStatementLine):
                 for small in st.body:
-                    _bindings(small, torch_qname, families, kinds)
+                    _bindings(small, torch_qname, families, kinds, returned, made)
                 continue
             for n in TL.assigns(st) if isinstance(st, (cst.For, cst.With)) else ():
                 kinds.setdefault(n, set()).add(None)
@@ -35,7 +73,10 @@ def module_layers(module: cst.Module, torch_qname: Callable, families: Callable[
                 visit(block)
 
     visit(module.body)
-    return {n: next(iter(k)) for n, k in kinds.items() if len(k) == 1 and None not in k}
+    out = {n: next(iter(k)) for n, k in kinds.items() if len(k) == 1 and None not in k}
+    if values is not None:
+        values.update((n, calls[0]) for n, calls in made.items() if n in out and len(calls) == 1)
+    return out
 
 
 def _children_blocks(st: cst.CSTNode):
@@ -47,17 +88,28 @@ def _children_blocks(st: cst.CSTNode):
 
 
 def _bindings(small: cst.CSTNode, torch_qname: Callable, families: Callable[[str], bool],
-              kinds: Dict[str, set]) -> None:
+              kinds: Dict[str, set], returned: Dict[str, cst.Call], made: Dict[str, list]) -> None:
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Tuple) \
+            and isinstance(small.value, cst.Tuple) and len(small.value.elements) == len(small.targets[0].target.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in small.value.elements + small.targets[0].target.elements):
+        # `teacher, student = make(8), make(4)`: each name with its own value
+        for t, v in zip(small.targets[0].target.elements, small.value.elements):
+            _bindings(cst.Assign(targets=[cst.AssignTarget(t.value)], value=v.value), torch_qname, families, kinds,
+                      returned, made)
+        return
     if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
         value = small.value
         layer = None
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and isinstance(value, cst.Call):
+            if isinstance(value.func, cst.Name) and value.func.value in returned:
+                value = returned[value.func.value]     # `net = make(4)`: what make() returns
             qn = torch_qname(value.func)
             layer = qn if qn and families(qn) else None
         for t in targets:
             if isinstance(t, cst.Name):
                 kinds.setdefault(t.value, set()).add(layer if len(targets) == 1 else None)
+                made.setdefault(t.value, []).append(value)
             else:
                 for n in TL.assigns(t):
                     kinds.setdefault(n, set()).add(None)

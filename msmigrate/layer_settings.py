@@ -10,6 +10,8 @@ names MindSpore only spells differently are transformer.PARAM_RENAMES):
   Set (`m.momentum = 0.03`, timm's and YOLO's BatchNorm set-up) it changed nothing, silently: MindSpore's
   layer runs a primitive built with the momentum at construction; `_ms_compat.set_momentum(m, v)` builds it again;
 - a convolution's `transposed`: known from its class;
+- BatchNorm `num_batches_tracked`: the cumulative BatchNorm (momentum=None) counts its batches, MindSpore's own
+  keeps no count: `_ms_compat.batches_tracked(layer, where)` raises MigrationError naming the line there;
 - settings MindSpore's layer does not keep (BatchNorm `affine`/`track_running_stats`, LayerNorm
   `elementwise_affine`, a convolution's `padding_mode`, Embedding `sparse`/`scale_grad_by_freq`, Dropout `inplace`):
   a TODO that raises MigrationError at its line (a raw AttributeError before).
@@ -60,6 +62,12 @@ def read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.Ba
         tr._record(original, "batchnorm.momentum", "_ms_compat.torch_momentum", "converted",
                    "MindSpore keeps 1 - (1 - momentum): rounded back to torch's value")
         return _helper(tr, "torch_momentum", updated)
+    if attr == "num_batches_tracked" and layer in _NORMS:
+        tr._record(original, "batchnorm.num_batches_tracked", "_ms_compat.batches_tracked", "converted",
+                   "the cumulative BatchNorm (momentum=None) counts its batches; MindSpore's own BatchNorm keeps no "
+                   "count: reading it there raises MigrationError naming the line")
+        where = repr(f"{tr.module_name}:{tr._line(original)}")
+        return _helper(tr, "batches_tracked", updated.value, where)
     why = _NOT_KEPT.get((layer, attr))
     if why is not None:
         return tr._todo(original, f"{layer}.{attr}", why)

@@ -1278,7 +1278,8 @@ def _is_data_call(c: str, host: Set[str]) -> bool:
 def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     """A statement that produces data for the step rather than computing from it:
     unpacking/renaming (`x, y = batch`), random draws, `next(it)`, `.item()` reads, NumPy
-    data (`torch.from_numpy(rng.standard_normal(...))`, a function that makes it), also
+    data (`torch.from_numpy(rng.standard_normal(...))`, a function that makes it, a statement calling only
+    NumPy's module: `np.zeros(...)`), also
     under an `if` (`if args.deterministic: eps = ... else: eps = None`). Inside a compiled
     step such a value would be computed once, at compile time, and reused at every step."""
     rhs = _rhs(stmt)
@@ -1293,6 +1294,8 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     walk(rhs, v)
     if not v.calls and not v.ops:
         return True
+    if all(c.split(".")[0] in ("np", "numpy") for c in v.calls):
+        return True     # `tokens = np.zeros((4, 6), dtype=np.int64)`: a host array the batch is built in
     data = [c for c in v.calls if _is_data_call(c, host)]
     return bool(data) and not _helper_of_network_output(rhs, data, host)
 

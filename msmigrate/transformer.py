@@ -1599,10 +1599,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.batched_convs = BC.batched_convs(node, self._torch_qname)   # native conv layers (batched_convs.py)
         # `model = Net()` of a class of this module: "class:Net" (`model.emb.weight` renamed by Net's attribute types)
         module_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)}
+        module_layer_calls: Dict[str, cst.Call] = {}
         self._module_layers = LR.module_layers(
             node, lambda f: "class:" + f.value if isinstance(f, cst.Name) and f.value in module_classes
             else self._torch_qname(f),
-            lambda qn: qn.startswith("class:") or qn in LAYER_FAMILY or LC.torch_layer(qn))
+            lambda qn: qn.startswith("class:") or qn in LAYER_FAMILY or LC.torch_layer(qn), module_layer_calls)
+        # `net = nn.Sequential(...)` / `net = make(4)` at the top level: net[1]'s type (PC.sequence_entry_types)
+        self._module_entries: Dict[str, str] = {}
+        for name, call in module_layer_calls.items():
+            self._module_entries.update(PC.sequence_entry_types(self, name, self._module_layers[name], call))
         cell_classes = {c.name.value for c in node.body if isinstance(c, cst.ClassDef)
                         and self.index.is_cell_class(self.module_name, c.name.value)}
         self._graph_functions = GP.graph_functions(node, self._torch_heads, cell_classes, TL.reads)
@@ -2243,6 +2248,12 @@ class TorchToMindSpore(cst.CSTTransformer):
             owner = next((c for c in reversed(self._funcs) if node.value.value in c.layers), None)
             if i is not None and owner is not None:
                 return owner.layers.get(f"{node.value.value}[{i}]")
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                and LR.name_layer(self, node.value.value) in ("torch.nn.Sequential", "torch.nn.ModuleList") \
+                and not any(node.value.value in c.layers for c in self._funcs):
+            i = PC.constant_index(node)     # an entry of a top-level Sequential (`student[1].running_mean`)
+            if i is not None:
+                return self._module_entries.get(f"{node.value.value}[{i}]")
         return None
 
     def _class_name_of(self, node: cst.BaseExpression) -> Optional[str]:

@@ -21,8 +21,11 @@
   writes over the parameter "rows" were refused; what only __init__ and the weight-init methods call now
   converts as host code (graph_pops.graph_functions).
 - `torch.einsum("nc,ck->nk", [q, k])`, the operands as one list (torch's older form, MoCo's): a TODO; the
-  operands are written out now (mappings/torch_functions._einsum)."""
-from tests.parity.harness import load_converted, load_torch
+  operands are written out now (mappings/torch_functions._einsum).
+- Adam with betas=(0.0, 0.9), a NumPy-built batch in the loop, a Sequential a module function returns: see each
+  test's docstring."""
+from tests.parity.harness import load_converted, load_torch, program_weights_match_torch
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
 CLASS_KEYED = '''
 import torch
@@ -241,3 +244,93 @@ def test_function_only_init_calls_and_einsum_of_a_list():
     mod, code, _ = load_converted(BUILT_BY_INIT)
     assert "TODO" not in code, code
     assert_close(mod.run(), load_torch(BUILT_BY_INIT)["run"]())
+
+
+ADAM_BETA1_ZERO = _FILL + '''
+import torch.nn as nn
+
+net = nn.Linear(3, 2)
+fill(net, 1)
+opt = torch.optim.Adam(net.parameters(), lr=0.05, betas=(0.0, 0.9))
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for it in range(3):
+    loss = (net(x) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = list(net.parameters())
+'''
+
+
+def test_adam_with_first_beta_zero_in_graph_mode():
+    """betas=(0.0, 0.9), as GAN trainers write: the optimizer's log(beta1) was math.log(0), a ValueError while
+    the train step compiled (compat_parts/optim.py's _log: -inf now, so 1 - beta1 ** t is 1 as in torch)."""
+    program_weights_match_torch(ADAM_BETA1_ZERO, graph=True)
+
+
+BATCH_BUILT_IN_NUMPY = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Embedding(9, 4), nn.Flatten(), nn.Linear(20, 2))
+fill(net, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+rng = np.random.RandomState(1)
+for it in range(3):
+    lengths = rng.randint(2, 6, 3)
+    tokens = np.zeros((3, 5), dtype=np.int64)
+    for i, n in enumerate(lengths):
+        tokens[i, :n] = rng.randint(1, 9, n)
+    tokens = torch.from_numpy(tokens)
+    loss = F.cross_entropy(net(tokens), torch.tensor([0, 1, 1]))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = list(net.parameters())
+'''
+
+
+def test_batch_built_in_a_numpy_array_in_the_loop():
+    """`tokens = np.zeros(...)`, rows written in a loop, then `torch.from_numpy(tokens)`: the NumPy array was taken
+    for a step value (the loss reads `tokens`) and its row writes, kept out, refused the step. A statement calling
+    only NumPy's module is data now (train_loop.is_source)."""
+    code, _ = program_weights_match_torch(BATCH_BUILT_IN_NUMPY, graph=True)
+    assert "def forward_fn" in code, code
+
+
+MADE_BY_A_FUNCTION = _FILL + '''
+import torch.nn as nn
+
+
+def make(width):
+    return nn.Sequential(nn.Linear(3, width), nn.BatchNorm1d(width), nn.ReLU())
+
+
+teacher, student = make(4), make(2)
+fill(student, 2)
+student.train()
+student(torch.linspace(-1, 1, 12).reshape(4, 3))
+stats = [float(student[1].running_mean.sum()), float(student[1].running_var.sum())]
+
+
+def counted():
+    return student[1].num_batches_tracked
+'''
+
+
+def test_entries_of_a_sequential_a_module_function_returns():
+    """`teacher, student = make(8), make(4)` where make() returns an nn.Sequential: `student[1].running_mean` kept
+    torch's name (AttributeError: MindSpore's moving_mean); the entries' types now come through the function's
+    return and the tuple assignment (layer_refs.returned_layers). Its `num_batches_tracked`, which MindSpore's
+    BatchNorm does not keep, stops with MigrationError naming the line (layer_settings, _ms_compat.batches_tracked)."""
+    import sys
+
+    import numpy as np
+    import pytest
+
+    mod, code, _ = load_converted(MADE_BY_A_FUNCTION)
+    ns = load_torch(MADE_BY_A_FUNCTION)
+    np.testing.assert_allclose(mod.stats, ns["stats"], rtol=1e-5, err_msg=code)
+    line = next(i for i, t in enumerate(MADE_BY_A_FUNCTION.splitlines(), 1) if "num_batches_tracked" in t)
+    with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf" at \S+:{line}\b"):
+        mod.counted()

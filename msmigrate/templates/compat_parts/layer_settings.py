@@ -32,6 +32,16 @@ def torch_momentum(v):
     return None if v is None else float(f"{v:.15g}")
 
 
+def batches_tracked(bn, where):
+    """torch's `bn.num_batches_tracked`, the count of training batches: the cumulative BatchNorm (momentum=None,
+    cumulative_batch_norm.py) keeps it; MindSpore's own keeps no such count, so reading it stops naming the line."""
+    if hasattr(bn, "num_batches_tracked"):
+        return bn.num_batches_tracked
+    return _raise_migration_error(f"BatchNorm.num_batches_tracked at {where}: MindSpore's BatchNorm keeps no count "
+                                  "of the training batches (torch's num_batches_tracked); count the train steps "
+                                  "in the program instead")
+
+
 _MOMENTUM_IN_GRAPH = (
     "`{}.momentum = ...` at {} inside a compiled graph (GRAPH mode construct, ms.jit, the converted train step): "
     "MindSpore's BatchNorm trains with a primitive built with its momentum, which a graph cannot build again; "

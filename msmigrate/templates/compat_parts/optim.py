@@ -432,6 +432,8 @@ class Adam(_TorchOptimizer, _ms_optim.Optimizer):
 def _log(beta):
     if isinstance(beta, ms.Tensor):  # beta1 cycled by a scheduler: a float32 Parameter
         return ops.log(beta)
+    if beta == 0:   # betas=(0.0, 0.9), as GAN trainers write: beta ** t is 0, 1 - exp(-inf) is 1
+        return ms.Tensor(float("-inf"), ms.float32)
     return ms.Tensor(math.log(beta), ms.float32)  # computed in float64 by Python
 
 
