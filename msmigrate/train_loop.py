@@ -1294,7 +1294,7 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     walk(rhs, v)
     if not v.calls and not v.ops:
         return True
-    if all(c.split(".")[0] in ("np", "numpy") for c in v.calls):
+    if v.calls and all(c.split(".")[0] in ("np", "numpy") for c in v.calls):
         return True     # `tokens = np.zeros((4, 6), dtype=np.int64)`: a host array the batch is built in
     data = [c for c in v.calls if _is_data_call(c, host)]
     return bool(data) and not _helper_of_network_output(rhs, data, host)
