@@ -219,8 +219,10 @@ class _TorchOptimizer:
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
-            raise MigrationError("add_param_group() on a built optimizer: MindSpore's optimizers size their "
-                                 "state when they are built; pass every param group to the constructor")
+            raise MigrationError(f"{calling_line() or '?'}: add_param_group() on a built optimizer: MindSpore's "
+                                 "optimizers size their state when they are built, and a converted train step "
+                                 "differentiates the parameters it was given; pass every param group to the "
+                                 "constructor")
         lr = param_group.get("lr", self.defaults["lr"])
         super().add_param_group(param_group)
         group = ParamGroup(self.param_groups[-1])
