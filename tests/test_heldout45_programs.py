@@ -36,6 +36,52 @@ def test_variable_passed_as_a_value():
         assert "import ops\n" not in code and "map(ops.stop_gradient" in code, code
 
 
+def _run_tree(out, mode="PYNATIVE_MODE", modules=()):
+    """stdout of the converted tree's main.py run in this process in `mode` (its mode line set to it), with the
+    tree's own _ms_compat; the process's modules and mode given back after"""
+    import contextlib
+    import io
+    import sys
+    import types
+
+    import mindspore as ms
+    code = (out / "main.py").read_text().replace("mode=ms.GRAPH_MODE", f"mode=ms.{mode}")
+    name = f"main45_{abs(hash(str(out)))}_{mode}"     # a module: MindSpore's graph parser reads its globals
+    saved = {k: sys.modules.pop(k) for k in ("_ms_compat", *modules) if k in sys.modules}
+    sys.path.insert(0, str(out))
+    buf = io.StringIO()
+    try:
+        main = sys.modules[name] = types.ModuleType(name)
+        main.__file__ = str(out / "main.py")
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, main.__file__, "exec"), main.__dict__)
+    finally:
+        sys.path.remove(str(out))
+        for k in ("_ms_compat", name, *modules):
+            sys.modules.pop(k, None)
+        sys.modules.update(saved)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    return buf.getvalue()
+
+
+def _run_torch(src, module):
+    """stdout of the torch tree's main.py run in this process"""
+    import contextlib
+    import io
+    import runpy
+    import sys
+
+    sys.path.insert(0, str(src))
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            runpy.run_path(str(src / "main.py"), run_name="__main__")
+    finally:
+        sys.path.remove(str(src))
+        sys.modules.pop(module, None)
+    return buf.getvalue()
+
+
 SHOP = _FILL + '''
 import torch.nn as nn
 
@@ -58,36 +104,17 @@ def test_method_of_a_network_held_by_another_module(tmp_path):
     script that trains its `net`): the receiver was taken for an attribute of an imported library and the
     call kept as torch's (AttributeError: no train/eval on a Cell); it is now a receiver of unknown type, whose
     train()/eval() are Module's (set_train), as on a local of unknown type"""
-    import os
-    import runpy
-    import subprocess
-    import sys
-
     from msmigrate.converter import convert_tree
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     (src / "shop45.py").write_text(SHOP.lstrip())
     (src / "main.py").write_text(USER.lstrip())
     convert_tree(src, out)
-    code = (out / "main.py").read_text()
-    assert "shop.net.set_train(False)" in code, code
-    sys.path.insert(0, str(src))
-    try:
-        import contextlib
-        import io
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            runpy.run_path(str(src / "main.py"), run_name="__main__")
-    finally:
-        sys.path.remove(str(src))
-        sys.modules.pop("shop45", None)
-    want = float(buf.getvalue().split()[-1])
-    p = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, PYTHONPATH=str(out)))
-    assert p.returncode == 0, p.stderr[-2000:]
-    got = float(p.stdout.split("OUT")[-1].split()[0])
-    assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
-
+    assert "shop.net.set_train(False)" in (out / "main.py").read_text()
+    want = float(_run_torch(src, "shop45").split()[-1])
+    for mode in ("PYNATIVE_MODE", "GRAPH_MODE"):
+        got = float(_run_tree(out, mode, ("shop45",)).split("OUT")[-1].split()[0])
+        assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (mode, got, want)
 
 DRAWS_BESIDE_WORKERS = _FILL + '''
 import torch.nn as nn
@@ -166,33 +193,14 @@ def test_draw_of_another_module_stays_out_of_the_step(tmp_path):
     compiled it into the step, where GRAPH mode drew lam once, at compile time, and reused it (silently other
     losses). A module function that calls NumPy is data for the step wherever it is called from now
     (ProjectIndex.imported_drawing_functions), as it was in its own module"""
-    import contextlib
-    import io
-    import os
-    import runpy
-    import subprocess
-    import sys
-
     from msmigrate.converter import convert_tree
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     (src / "noise45.py").write_text(NOISE_MODULE.lstrip())
     (src / "main.py").write_text(NOISE_USER.lstrip())
     convert_tree(src, out)
-    code = (out / "main.py").read_text()
-    sys.path.insert(0, str(src))
-    try:
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            runpy.run_path(str(src / "main.py"), run_name="__main__")
-    finally:
-        sys.path.remove(str(src))
-        sys.modules.pop("noise45", None)
-    want = _outputs(buf.getvalue())
-    assert "GRAPH_MODE" in code
+    assert "GRAPH_MODE" in (out / "main.py").read_text()
+    want = _outputs(_run_torch(src, "noise45"))
     for mode in ("GRAPH_MODE", "PYNATIVE_MODE"):
-        (out / "main.py").write_text(code.replace("mode=ms.GRAPH_MODE", f"mode=ms.{mode}"))
-        p = subprocess.run([sys.executable, "main.py"], cwd=out, capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, PYTHONPATH=str(out)))
-        assert p.returncode == 0, p.stderr[-2000:]
-        assert np.allclose(_outputs(p.stdout), want, rtol=1e-5, atol=1e-6), (mode, p.stdout, want)
+        got = _outputs(_run_tree(out, mode, ("noise45",)))
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (mode, got, want)
