@@ -24,6 +24,11 @@ What the runner does, the same way on both sides:
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream, and the converted RandomRotation its angle as torchvision's Tensor.uniform_ draw (other random
   transforms are not aligned);
+- same worker draws: a DataLoader with workers gets each epoch's base seed from one numpy RandomState(2468) on
+  both sides, each worker's NumPy and Python streams are seeded from base seed + worker id (torch's NumPy seed
+  hash, _generate_state, made that sum), and the noise below drawn inside a worker comes from a stream of that
+  worker's own (align_worker_seeds_torch/_ms): a transform's np.random or torch.randint draws in workers
+  (Cutout's holes, RandomCrop) match whichever process reads the batch;
 - same noise: torch.randn/rand/randn_like/rand_like/randint/randperm (and multinomial, outside compiled steps),
   Tensor.normal_ and Tensor.uniform_ of a tensor that is no Parameter (Normal.rsample draws so, torchattacks' random
   starts), and their MindSpore ops
@@ -93,7 +98,30 @@ STATE = {"losses": [], "step_losses": [], "models": [], "model_objs": [], "limit
          "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
-NOISE = np.random.RandomState(1234)
+class _Streams:
+    """NOISE: one stream in the main process and, inside a DataLoader worker (torch's forked worker, or the
+    converted DataLoader reading a batch as its worker w would, in the main process or forked), a stream of that
+    worker's own, keyed by the worker's seed (the epoch's base seed + its id, aligned on both sides by
+    align_worker_seeds): a worker's draws (RandomCrop's torch.randint in a dataset's transform) are the same
+    numbers whichever process reads its batches. worker_seed: the side's WorkerInfo seed, None outside workers."""
+
+    def __init__(self, seed):
+        self.main = np.random.RandomState(seed)
+        self.workers = {}
+        self.worker_seed = lambda: None
+
+    def __getattr__(self, name):
+        seed = self.worker_seed()
+        if seed is None:
+            return getattr(self.main, name)
+        if seed not in self.workers:
+            self.workers[seed] = np.random.RandomState([1234, int(seed) % 2 ** 32])
+        return getattr(self.workers[seed], name)
+
+
+NOISE = _Streams(1234)
+# each epoch's DataLoader worker base seed, drawn from this stream on both sides (align_worker_seeds)
+WORKER_BASE_SEEDS = np.random.RandomState(2468)
 # the weights of layers a forward builds at each call (nlp-tutorial's BERT: `nn.Linear(...)(context)` in
 # MultiHeadAttention.forward): drawn from this stream at the layer's first call, on both sides (fill_built_in_forward)
 LAYER_DRAWS = np.random.RandomState(4321)
@@ -407,7 +435,46 @@ def install_torch():
     def sampler_iter(self):
         return iter(_permutation(len(self.data_source)).tolist())
     _patch(tud.RandomSampler, "__iter__", sampler_iter)
+    align_worker_seeds_torch(tud)
     return torch
+
+
+def _next_base_seed():
+    return int(WORKER_BASE_SEEDS.randint(0, 2 ** 62, dtype=np.int64))
+
+
+def align_worker_seeds_torch(tud):
+    """DataLoader workers, torch side: each epoch's base seed from WORKER_BASE_SEEDS (a loader with workers;
+    torch draws it from its generator) and each worker's NumPy seed (base seed + worker id) % 2**32, as the
+    converted DataLoader seeds it (torch hashes the two: _generate_state), so a dataset's np.random draws
+    (Cutout's hole) are the same numbers on both sides; NOISE inside a worker is that worker's stream."""
+    from torch.utils.data import dataloader as tdl
+    from torch.utils.data._utils import worker as tworker
+    base_init = tdl._BaseDataLoaderIter.__init__
+
+    def seeded_init(self, loader, *a, **k):
+        base_init(self, loader, *a, **k)
+        if loader.num_workers > 0:
+            self._base_seed = _next_base_seed()
+    _patch(tdl._BaseDataLoaderIter, "__init__", seeded_init)
+    _patch(tworker, "_generate_state", lambda base_seed, worker_id: (base_seed + worker_id) % 2 ** 32)
+
+    def worker_seed():
+        info = tud.get_worker_info()
+        return None if info is None else info.seed
+    NOISE.worker_seed = worker_seed
+
+
+def align_worker_seeds_ms(compat):
+    """The converted side of align_worker_seeds_torch: its DataLoader's base seed from WORKER_BASE_SEEDS (it
+    seeds each worker's NumPy and Python streams from base seed + worker id itself), NOISE per worker."""
+    if hasattr(compat, "_dl_base_seed"):
+        _patch(compat, "_dl_base_seed", lambda generator=None: _next_base_seed())
+    if hasattr(compat, "_dl_worker_info"):     # (get_worker_info itself is pruned where the program never calls it)
+        def worker_seed():
+            info = compat._dl_worker_info
+            return None if info is None else info.seed
+        NOISE.worker_seed = worker_seed
 
 
 def replay_kinks(torch, F):
@@ -660,6 +727,7 @@ def install_ms(script_dir, mode):
             return iter(_permutation(len(self.data_source)).tolist())
         if hasattr(_ms_compat, "RandomSampler"):
             _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
+        align_worker_seeds_ms(_ms_compat)
         patch_ms_augmentation(_ms_compat)
         record_uncompiled_grads(ms, load_weights)
         tape_backward = getattr(_ms_compat, "tape_backward", None)

@@ -67,6 +67,10 @@ class ModuleInfo:
     stars: List[str] = field(default_factory=list)      # modules this one `from M import *`s (absolute)
     all_names: Optional[List[str]] = None              # its literal `__all__`, if any
     defined: Set[str] = field(default_factory=set)     # names its top level binds itself (def, class, =)
+    variables: Set[str] = field(default_factory=set)   # of those, the names bound by an assignment (`net = ...`)
+    # its module-level functions that make data on the host (call NumPy or from_numpy: mixup's np.random.beta), as
+    # train_loop.host_functions finds them in the module converted: called from another module's loop, data too
+    drawing_functions: Set[str] = field(default_factory=set)
     # `Pair = namedtuple("Pair", ...)` / `NamedTuple("Pair", [...])` at the top level: name -> the factory
     named_tuples: Dict[str, str] = field(default_factory=dict)
     # class name -> (attribute, methods): classes wrapping an optimizer (ScheduledOptim, NoamOpt) whose methods
@@ -242,6 +246,20 @@ _CLEARS_GRADS = re.compile(r"\.zero_grad\(|\.grad\s*=\s*None\b|\.grad(\.data)?\.
 _CALLED = re.compile(r"(\w+)\s*\(")
 
 
+def _drawing_functions(tree: ast.Module, imports: Dict[str, str]) -> Set[str]:
+    """The module-level functions calling NumPy (under a name the module imports it as) or from_numpy
+    (train_loop.host_functions of the same module, read by the modules that import it)."""
+    numpy_names = {a for a, q in imports.items() if q == "numpy" or q.startswith("numpy.")}
+    found: Set[str] = set()
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(n, ast.Call) and (_dotted(n.func) or "").split(".")[0] in numpy_names
+                or isinstance(n, ast.Call) and (_dotted(n.func) or "").endswith("from_numpy")
+                for n in ast.walk(st)):
+            found.add(st.name)
+    return found
+
+
 def _scan_module(info: ModuleInfo, source: str) -> None:
     try:
         tree = ast.parse(source)
@@ -285,6 +303,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
     _scan_named_tuples(info, tree)
+    info.drawing_functions = _drawing_functions(tree, imports)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
     info.registers_hooks = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                and n.func.attr in HOOK_REGISTRATIONS for n in ast.walk(tree))
@@ -589,6 +608,7 @@ def _scan_top_level(info: ModuleInfo, tree: ast.Module) -> None:
                                 info.all_names = names
                         else:
                             info.defined.add(n.id)
+                            info.variables.add(n.id)
         elif isinstance(node, (ast.If, ast.Try, ast.With)):
             for attr in ("body", "orelse", "finalbody", "handlers"):
                 stack.extend(getattr(node, attr, ()) or ())
@@ -957,6 +977,22 @@ class ProjectIndex:
             if not q or not self.is_plain_class(module, cls):
                 return True
         return False
+
+    def imported_drawing_functions(self, imports: Dict[str, str]) -> Set[str]:
+        """The call names under which a module with these imports (local name -> qualified name) reaches the
+        drawing functions of other modules of the project: `recipe.mixup_data` after `import train as recipe`,
+        `mixup_data` after `from train import mixup_data`."""
+        found: Set[str] = set()
+        for local, qname in imports.items():
+            info = self.modules.get(qname)
+            if info is not None:
+                found |= {f"{local}.{f}" for f in info.drawing_functions}
+                continue
+            module, _, name = qname.rpartition(".")
+            info = self.modules.get(module)
+            if info is not None and name in info.drawing_functions:
+                found.add(local)
+        return found
 
     def host_sampling_calls(self) -> Set[str]:
         """The calls of host_sampling_methods that make data, as train_loop's host set holds them: `*.sample` for a

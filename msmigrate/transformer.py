@@ -459,6 +459,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if target.startswith(COMPAT + "."):
             self.uses_compat = True
             return parse_expr(target)
+        if target.startswith(("ops.", "nn.")):
+            # a record naming MindSpore's module by the converter's own alias (Variable's `ops.stop_gradient`,
+            # the target a rule's calls write): that import, never a module of the program's named `ops`
+            return self.render("mindspore." + target)
         if "." in target:
             self.need.add("import:" + target.rsplit(".", 1)[0])
         return parse_expr(target)
@@ -1579,7 +1583,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._leftover_grads.setdefault(loop_id, why)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
-        self._host_functions = self._drawing_functions | TL.data_functions(node)
+        self._host_functions = self._drawing_functions | TL.data_functions(node) | {
+            n for n in self.index.imported_drawing_functions(self._imports)
+            if n.split(".")[0] not in self._drawing_functions}   # another module's draws: data for the step too
         self._self_parameters = self._hand_made_self_parameters(node)
         # names used as networks (`model.parameters()`, `model.eval()`): a host-drawing method name of a plain class
         # called on one (`model.sample(n)` of a VAE) is no replay buffer's draw (train_loop._is_data_call's `!name`)
@@ -3093,6 +3099,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return "other"   # an imported module or object that is not torch
             return "tensor" if id(node) in UT.field_receivers(self) else "unknown"
         if isinstance(node, cst.Attribute) and self._qname_any(node) is not None:
+            if self._project_global(self._qname_any(node)):
+                return "unknown"   # `recipe.net`: a variable of a module of the project (a network, a tensor)
             return "other"   # an attribute of an imported module (np.random, ms.numpy)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super":
             return "module" if self._classes and self._classes[-1].is_cell else "other"
@@ -3112,6 +3120,14 @@ class TorchToMindSpore(cst.CSTTransformer):
         if id(node) in UT.field_receivers(self):
             return "tensor"     # `r.topk(2).values`: only a tensor's method has that result
         return "unknown"
+
+    def _project_global(self, qname: str) -> bool:
+        """`M.name` where M is a module of the converted project and name a variable its top level binds (no
+        class, no function, no submodule of it): a value of the program's own, of a type known only there."""
+        module, _, name = qname.rpartition(".")
+        info = self.index.modules.get(module)
+        return (info is not None and name in info.variables and name not in info.classes
+                and f"{module}.{name}" not in self.index.modules)
 
     _LEGACY_TYPE_CODE = re.compile(r"_ms_compat\.(Float|Double|Half|Long|Int|Short|Byte|Char|Bool|BFloat16)Tensor")
 

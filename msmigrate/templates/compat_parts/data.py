@@ -87,6 +87,17 @@ def _dl_rng(generator=None):
         return np.random.default_rng(int(generator.initial_seed()))
 
 
+def _dl_base_seed(generator=None):
+    """The seed of an epoch's workers, drawn where torch draws it: from the loader's generator, else from the
+    framework's default generator (torch's global one; MindSpore's here), never from NumPy's global stream,
+    whose numbers are the program's own (a seeded program's np.random.beta between batches, mixup's, is the
+    same sequence in torch whatever its DataLoaders do)."""
+    if generator is None:
+        from mindspore.common.generator import default_generator as generator
+    rng = _dl_rng(generator)
+    return int(rng.integers(0, 2 ** 62) if hasattr(rng, "integers") else rng.randint(0, 2 ** 62, dtype=np.int64))
+
+
 # ======================================================================
 # samplers (torch.utils.data.sampler)
 # ======================================================================
@@ -618,9 +629,7 @@ class DataLoader:
         __getitem__ or collate_fn), so is every batch, as its worker would (an op in a forked process waits
         forever); otherwise the workers are forked processes, worker 0 going on from its state here."""
         n = self.num_workers
-        rng = _dl_rng(self.generator)     # one base seed per epoch, as torch draws it
-        base_seed = int(rng.integers(0, 2 ** 62) if hasattr(rng, "integers")
-                        else rng.randint(0, 2 ** 62, dtype=np.int64))
+        base_seed = _dl_base_seed(self.generator)     # one base seed per epoch, as torch draws it
         states = [_dl_seeded_state(base_seed + w) for w in range(n)]
         started = set()
         jobs = iter(enumerate(jobs))
