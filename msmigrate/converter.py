@@ -25,6 +25,7 @@ from .first_parameters import might_read_first_parameter, rewrite_first_paramete
 from .trained_tensors import might_train_tensors, rewrite_trained_tensors
 from .detached_updates import might_update_detached, rewrite_detached_updates
 from .own_names import might_bind_converter_names, rename_own_converter_names
+from .loop_unswitch import might_unswitch, unswitch_loops
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
 from .grad_helpers import inline_grad_helpers, might_inline_grad_helpers
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
@@ -164,9 +165,12 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         info = index.modules.get(module_name)
         module, probe_sites = rewrite_package_probes(module, info.imports if info else {},
                                                      statement_lines(module, tree), COMPAT)
+    stmt_lines = statement_lines(module, tree)
+    if might_unswitch(source):   # an update chosen by a fixed test inside an inner loop (loop_unswitch.py)
+        module = unswitch_loops(module, stmt_lines) or module
     for keep_no_grad in (False, True):
         tr = TorchToMindSpore(module_name, is_package, index, compat_import)
-        tr.stmt_lines = statement_lines(module, tree)
+        tr.stmt_lines = stmt_lines
         tr._arg_refusals = arg_refusals
         tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined or gathered   # _ms_compat.fill_part by the pre-pass
         tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)

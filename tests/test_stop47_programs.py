@@ -334,3 +334,56 @@ def test_entries_of_a_sequential_a_module_function_returns():
     line = next(i for i, t in enumerate(MADE_BY_A_FUNCTION.splitlines(), 1) if "num_batches_tracked" in t)
     with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf" at \S+:{line}\b"):
         mod.counted()
+
+
+ACCUMULATION_WITH_AMP_SWITCH = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Finder:
+    def __init__(self, net, amp_backend="none"):
+        self.net, self.amp_backend = net, amp_backend
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        self.scaler = torch.cuda.amp.GradScaler(enabled=False)
+
+    def run(self, batches, accum=2):
+        for step in range(len(batches) // accum):
+            self.opt.zero_grad()
+            for i in range(accum):
+                x, y = batches[step * accum + i]
+                if self.amp_backend == "torch":
+                    with torch.autocast("cpu"):
+                        loss = F.cross_entropy(self.net(x), y) / accum
+                else:
+                    loss = F.cross_entropy(self.net(x), y) / accum
+                if self.amp_backend == "torch":
+                    self.scaler.scale(loss).backward()
+                elif self.amp_backend == "apex" and hasattr(self.opt, "_amp_stash"):
+                    loss.backward()
+                else:
+                    loss.backward()
+            if self.amp_backend == "torch":
+                self.scaler.step(self.opt)
+                self.scaler.update()
+            else:
+                self.opt.step()
+
+
+net = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3))
+fill(net, 2)
+rng = np.random.RandomState(0)
+batches = [(torch.from_numpy(rng.randn(5, 4).astype(np.float32)), torch.from_numpy(rng.randint(0, 3, 5)))
+           for _ in range(6)]
+Finder(net).run(batches)
+weights = list(net.parameters())
+'''
+
+
+def test_accumulation_whose_update_an_amp_switch_chooses():
+    """Gradient accumulation over an inner loop whose backward() and step are chosen by the same setting
+    (pytorch-lr-finder's `if self.amp_backend == "torch": ... elif ...: ... else: loss.backward()`, heldout45):
+    no loop held a plain update, and the backward() was a raising TODO. The loop is written once per branch of
+    the setting's test (loop_unswitch.py; an `elif` split again), each copy converted as the accumulation it is."""
+    code, _ = program_weights_match_torch(ACCUMULATION_WITH_AMP_SWITCH, graph=True)
+    assert "accumulate_grads" in code, code
