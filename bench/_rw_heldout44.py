@@ -4,10 +4,11 @@ them, on synthetic MNIST idx files in torchvision's on-disk layout.
 
     python bench/real_world.py --mirrors /work/.mirror --set heldout44 [--only gan,vae]
 
-- main_as_written: the collections' main.py run whole (`--gan_type GAN --dataset mnist`): its dataloader.py
-  normalizes the one-channel MNIST images with a three-entry mean and std; torchvision's Normalize subtracts in
-  place and stops ("output with shape [1, 16, 16] doesn't match the broadcast shape [3, 16, 16]") on the first
-  batch, in GAN.__init__. The converted runs must stop with that error too (RAISES).
+- main_as_written: main.py's main() as written (`--gan_type GAN --dataset mnist`), called by a driver of ours that
+  prints its outcome (`MAIN raised <type>: <message>`, a PRINTED line): dataloader.py normalizes the one-channel
+  MNIST images with a three-entry mean and std; torchvision's Normalize subtracts in place and stops ("output with
+  shape [1, 16, 16] doesn't match the broadcast shape [3, 16, 16]") on the first batch, in GAN.__init__. The
+  converted run must stop there with the same error.
 - gan, cgan, acgan, infogan, ebgan, began, wgan, wgan_gp, dragan, lsgan: a driver of ours beside the collections'
   files (main.py, the ten model files, utils.py and dataloader.py, as they are) that replaces each model file's
   `dataloader` function by one of ours (the same MNIST folder, Resize, ToTensor, and a one-entry Normalize) and
@@ -16,9 +17,11 @@ them, on synthetic MNIST idx files in torchvision's on-disk layout.
   runs the D and G steps (Adam, BCE/MSE/L1/WGAN losses, the gradient penalties of WGAN_GP and DRAGAN through
   torch.autograd.grad with create_graph, WGAN's weight clipping, infoGAN's third optimizer over itertools.chain of
   both networks, BEGAN's k update from .item()); the losses are every backward() of torch against the converted
-  steps' losses, 6 per run (WGAN and WGAN_GP: five critic steps, then the generator's). 40 training images of
-  16x16 after Resize, ten batches per epoch: the cap ends the runs before visualize_results (scipy.misc.imsave,
-  gone from SciPy). DRAGAN.py draws `torch.rand(...).cuda()` whatever gpu_mode says: the torch side's `.cuda()`
+  steps' losses, 6 per run (WGAN and WGAN_GP: five critic steps, then the generator's), and utils.print_network's
+  parameter counts and "training start!!" as PRINTED lines. infoGAN.py as written stops in torch at its first D
+  loss (its discriminator's score is `x[:, 0]`, shape (N,), against (N, 1) labels: BCELoss's ValueError): RAISES,
+  compared up to it (the printed lines). 40 training images of 16x16 after Resize, ten batches per epoch: the cap
+  ends the runs before visualize_results (scipy.misc.imsave, gone from SciPy). DRAGAN.py draws `torch.rand(...).cuda()` whatever gpu_mode says: the torch side's `.cuda()`
   is made `.cpu()` after the conversion.
 - vae, cvae: train.py run whole (`--epochs 1 --batch_size 4 --print_every 1000`, and `--conditional`) on
   data/MNIST (40 training images): torch.manual_seed, ToTensor, the reparameterization's torch.randn_like (the
