@@ -300,8 +300,12 @@ def convert(name: str, out: Path) -> dict:
 # (torchtext's Batch) enters the graph as a jit_class record, a step writing into it refused (train.py, heldout42).
 # +38 since heldout43: torch's names of layer settings on MindSpore's layer classes (`m.groups`, `m.in_features`,
 # a BatchNorm's `affine`), set at the helper's import (compat_parts/layer_names.py, always emitted)
-HELPER_BOUNDS = {"cifar_resnet": 4051, "dcgan": 4223, "lstm_lm": 3279, "mnist_cnn": 3840, "transformer_lm": 3699,
-                 "vae": 3839}
+# heldout44: +13 each (ms.Tensor's item stores drop a value's leading size-1 dimensions as torch's, set at the
+# helper's import: _unit_dims_off, always emitted), +18 where transforms.Normalize is written (cifar_resnet, dcgan,
+# mnist_cnn: _tv_same_channels, torchvision's refusal of a mean of another channel count), +14/+16 where BCE is
+# written (dcgan, vae: _same_bce_sizes, torch's refusal of a target shaped unlike the input); measured
+HELPER_BOUNDS = {"cifar_resnet": 4082, "dcgan": 4268, "lstm_lm": 3292, "mnist_cnn": 3871, "transformer_lm": 3712,
+                 "vae": 3868}
 
 
 def check_helper(name: str, out: Path) -> None:
