@@ -45,6 +45,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout41  # bench/_rw_heldout41.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout42  # bench/_rw_heldout42.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout43  # bench/_rw_heldout43.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout44  # bench/_rw_heldout44.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout45  # bench/_rw_heldout45.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -575,7 +576,7 @@ def main(argv=None):
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
                                       "heldout37", "heldout38", "heldout39", "heldout40",
-                                      "heldout41", "heldout42", "heldout43", "heldout45"),
+                                      "heldout41", "heldout42", "heldout43", "heldout44", "heldout45"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -646,7 +647,10 @@ def main(argv=None):
                          "decoding and its own model check (bench/_rw_heldout42.py); "
                          "heldout43: kazuto1011/grad-cam-pytorch's backpropagation "
                          "maps, Grad-CAM and occlusion sensitivity, Lyken17/pytorch-OpCounter's thop.profile "
-                         "(bench/_rw_heldout43.py); heldout45: facebookresearch/mixup-cifar10's mixup_data and "
+                         "(bench/_rw_heldout43.py); heldout44: "
+                         "znxlwm/pytorch-generative-model-collections' ten GANs through main.py, "
+                         "timbmg/VAE-CVAE-MNIST's train.py (bench/_rw_heldout44.py); heldout45: "
+                         "facebookresearch/mixup-cifar10's mixup_data and "
                          "mixup_criterion, uoguelph-mlrg/Cutout's train.py run whole, Po-Hsun-Su/pytorch-ssim's "
                          "ssim and SSIM, davidtvs/pytorch-lr-finder's LRFinder.range_test "
                          "(bench/_rw_heldout45.py)")

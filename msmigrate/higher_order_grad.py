@@ -98,6 +98,18 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     statement; where that one is not converted, the statement is left as written. drawing: the module's functions
     and methods that draw random numbers (drawing_functions). outside: the names the code around the block reads
     (None: not known), for the statements _movable takes into the gradient's function."""
+    original_body = body
+    body, twins = _same_in_both_branches(body, lazy_calls)
+    flat, done = _rewrite_hoisted(body, ms, lazy_calls, drawing, outside)
+    if twins:
+        body_done = set(done)
+        done += [twin for where, twin in twins.items() if where in body_done]
+        if any(where not in body_done for where in twins):     # a pair left as it was: the `if` as written
+            return _rewrite_hoisted(original_body, ms, lazy_calls, drawing, outside)
+    return flat, done
+
+
+def _rewrite_hoisted(body, ms, lazy_calls, drawing, outside):
     hoisted = _hoisted(body, set())
     if len(hoisted) == len(body):
         return _rewrite_block(body, ms, lazy_calls, drawing, outside)
@@ -106,6 +118,42 @@ def rewrite_block(body: List[cst.BaseStatement], ms: str,
     if kept == set(_hoisted_wheres(body)):
         return flat, done
     return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls, drawing, outside)
+
+
+def _plain_test(test: cst.BaseExpression) -> bool:
+    """a name or an attribute chain of names (`self.gpu_mode`): reading it calls nothing"""
+    while isinstance(test, cst.Attribute):
+        test = test.value
+    return isinstance(test, cst.Name)
+
+
+def _same_in_both_branches(body, lazy_calls) -> Tuple[List[cst.BaseStatement], Dict[str, str]]:
+    """`if self.gpu_mode: g = grad(..., grad_outputs=ones.cuda())[0] else: g = grad(..., grad_outputs=ones)[0]`
+    (a branch per device, the same gradient once converted): the `if` on a plain flag whose two branches are one
+    gradient placeholder each, the same once converted but for their line, is that one statement (the test reads
+    only a name or attribute). Returns the block and {the kept placeholder's module:line: the other one's}."""
+    out: List[cst.BaseStatement] = []
+    twins: Dict[str, str] = {}
+    for stmt in body:
+        pair = None
+        if (isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else) and _plain_test(stmt.test)
+                and isinstance(stmt.body, cst.IndentedBlock) and isinstance(stmt.orelse.body, cst.IndentedBlock)
+                and len(stmt.body.body) == 1 and len(stmt.orelse.body.body) == 1):
+            pair = [stmt.body.body[0], stmt.orelse.body.body[0]]
+        found = [_placeholder_args(st, lazy_calls) for st in pair] if pair else None
+        if not found or None in found:
+            out.append(stmt)
+            continue
+        wheres = [_where(f[1]) for f in found]
+        # the same but for their line: the line's string, whitespace and the converter's line markers set aside
+        forms = [re.sub(r"\s+|#@msmigrate-line:\d+@", "", code_of(st.with_changes(leading_lines=[]))
+                        .replace(repr(w), "''").replace(f'"{w}"', "''")) for st, w in zip(pair, wheres)]
+        if forms[0] != forms[1] or found[0][0] != found[1][0] or wheres[0] == wheres[1]:
+            out.append(stmt)
+            continue
+        out.append(pair[0].with_changes(leading_lines=list(stmt.leading_lines) + list(pair[0].leading_lines)))
+        twins[wheres[0]] = wheres[1]
+    return out, twins
 
 
 def _grad_in(stmt: cst.CSTNode) -> Optional[cst.Subscript]:

@@ -2677,12 +2677,27 @@ class TorchToMindSpore(cst.CSTTransformer):
         if refused is not None:
             return refused
         self._rebind_import(original)
+        if self._stores_into_item(original):
+            # `rows[k] = value`: torch drops the value's leading size-1 dimensions first, which MindSpore refuses;
+            # _ms_compat's Tensor.__setitem__ does it (_unit_dims_off), so the module imports the helper
+            self.uses_compat = True
         child = self._child_store(original, updated)
         if child is not None:
             return child
         out = self._leave_assign(original, updated)
         held = self._held_optimizer(original, out)
         return held if held is not None else out
+
+    def _stores_into_item(self, original: cst.Assign) -> bool:
+        """A store `x[index] = value` into what may be a tensor, of a value that may be one (no literal number,
+        string or constant)."""
+        value = original.value
+        if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString,
+                              cst.FormattedString)) or isinstance(value, cst.Name) and value.value in (
+                                  "True", "False", "None"):
+            return False
+        return any(isinstance(t.target, cst.Subscript) and self._receiver_kind(t.target.value) != "other"
+                   for t in original.targets)
 
     def _child_store(self, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
         """`model._modules[name] = layer` (a child swapped by name): `_ms_compat.set_child(model, name, layer)`,

@@ -305,8 +305,12 @@ def convert(name: str, out: Path) -> dict:
 # Stop 47: +17 where Module.apply runs (dcgan, transformer_lm: an apply() view of an any_batch cell compares and
 # hashes as MindSpore's layer, module_tree._layer_class), +2 in every optimizer (add_param_group's refusal names
 # its line), +1 (torch's Sequential as a value stands for SequentialCell), Adam's log(0) for betas=(0.0, ...)
-HELPER_BOUNDS = {"cifar_resnet": 4063, "dcgan": 4249, "lstm_lm": 3283, "mnist_cnn": 3851, "transformer_lm": 3716,
-                 "vae": 3852}
+# heldout44: +13 each (ms.Tensor's item stores drop a value's leading size-1 dimensions as torch's, set at the
+# helper's import: _unit_dims_off, always emitted), +18 where transforms.Normalize is written (cifar_resnet, dcgan,
+# mnist_cnn: _tv_same_channels, torchvision's refusal of a mean of another channel count), +14/+16 where BCE is
+# written (dcgan, vae: _same_bce_sizes, torch's refusal of a target shaped unlike the input); measured
+HELPER_BOUNDS = {"cifar_resnet": 4094, "dcgan": 4294, "lstm_lm": 3296, "mnist_cnn": 3882, "transformer_lm": 3729,
+                 "vae": 3881}
 
 
 def check_helper(name: str, out: Path) -> None:

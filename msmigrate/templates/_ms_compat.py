@@ -44,9 +44,22 @@ def _numpy_index(index):
     return index
 
 
+def _unit_dims_off(value):
+    """A tensor value as torch's `x[index] = value` takes it: its leading size-1 dimensions dropped before it is
+    broadcast to the indexed part (`rows[k] = noise` with noise of shape (1, n) into a row of n); MindSpore 2.10
+    refuses a value of more dimensions than the part (ValueError from BroadcastTo, naming no line)."""
+    if isinstance(value, ms.Tensor) and value.ndim and value.shape[0] == 1:
+        start = 0
+        while start < value.ndim and value.shape[start] == 1:
+            start += 1
+        return value.reshape(value.shape[start:])
+    return value
+
+
 _tensor_getitem, _tensor_setitem = ms.Tensor.__getitem__, ms.Tensor.__setitem__
 ms.Tensor.__getitem__ = lambda self, index: _tensor_getitem(self, _numpy_index(index))
-ms.Tensor.__setitem__ = lambda self, index, value: _tensor_setitem(self, _numpy_index(index), value)
+ms.Tensor.__setitem__ = lambda self, index, value: _tensor_setitem(self, _numpy_index(index),
+                                                                    _unit_dims_off(value))
 
 
 class MigrationError(RuntimeError):

@@ -757,6 +757,19 @@ class _DLBatchSource:
 # ======================================================================
 # torchvision.transforms
 # ======================================================================
+def _tv_same_channels(arr, stat):
+    """torchvision subtracts and divides in place: a mean or std that broadcasts the image to another shape
+    (three entries on a one-channel image) is torch's error, not a wider image."""
+    channels, entries = arr.shape[-3], stat.shape[0]
+    if channels == 1 and entries != 1:
+        wide = list(arr.shape)
+        wide[-3] = entries
+        raise RuntimeError(f"output with shape {list(arr.shape)} doesn't match the broadcast shape {wide}")
+    if entries not in (1, channels):
+        raise RuntimeError(f"The size of tensor a ({channels}) must match the size of tensor b ({entries}) at "
+                           f"non-singleton dimension {arr.ndim - 3}")
+
+
 def _tv_unwrap(img):
     """(PIL image or NumPy array, whether it came as a mindspore Tensor)."""
     if isinstance(img, ms.Tensor):
@@ -1165,10 +1178,15 @@ class transforms:
             arr, as_tensor = _tv_unwrap(tensor)
             if arr.dtype.kind != "f":
                 raise TypeError(f"Input tensor should be a float tensor. Got {arr.dtype}.")
+            if arr.ndim < 3:
+                raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
+                                 f"{list(arr.shape)}")
             mean = np.asarray(self.mean, arr.dtype).reshape(-1, 1, 1)
             std = np.asarray(self.std, arr.dtype).reshape(-1, 1, 1)
             if (std == 0).any():
                 raise ValueError(f"std evaluated to zero after conversion to {arr.dtype}, leading to division by zero.")
+            _tv_same_channels(arr, mean)
+            _tv_same_channels(arr, std)
             return _tv_wrap((arr - mean) / std, as_tensor)
 
         def __repr__(self):

@@ -93,10 +93,23 @@ class CrossEntropyLoss(nn.Cell):
         return cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
 
 
+@_migration_constexpr(check=False)
+def _same_bce_sizes(input_shape, target_shape):
+    """torch's refusal of a target shaped unlike the input (a (N,) output against (N, 1) labels), with its message;
+    MindSpore's kernel refuses it too, in other words."""
+    known = input_shape is not None and target_shape is not None and all(
+        isinstance(d, int) and d >= 0 for d in tuple(input_shape) + tuple(target_shape))
+    if known and tuple(input_shape) != tuple(target_shape):   # (a dimension the data decides: None or -1)
+        raise ValueError(f"Using a target size (torch.Size({list(target_shape)})) that is different to the input "
+                         f"size (torch.Size({list(input_shape)})) is deprecated. Please ensure they have the same "
+                         "size.")
+
+
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy. MindSpore 2.10 doubles the 'mean' and 'sum' of a
     one-element input and mis-reads a weight that is only broadcastable to the input (silently wrong
     values): the loss is taken per element with the weight expanded, then reduced here."""
+    _same_bce_sizes(input.shape, target.shape)
     if weight is not None:
         weight = ops.broadcast_to(weight, input.shape)
     if input.dtype == ms.float64:   # the kernel takes float16/float32 only
