@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench._rw_heldout36 import _TV_DATASETS as _MNIST_STANDIN
+
 GANS = "znxlwm+pytorch-generative-model-collections@0d183bb5ea2fbe069e1c6806c4a9a1fd8e81656f"
 VAES = "timbmg+VAE-CVAE-MNIST@4f1b22367a5c5cff88bf97ce78219132aa9fd977"
 
@@ -121,42 +123,7 @@ except RuntimeError as error:
 '''
 
 # torchvision does not import next to this CPU torch: the torch side's stand-in (ours), written after the conversion
-_TV_DATASETS = '''
-"""A stand-in written by bench/_rw_heldout44.py: MNIST from root/MNIST/raw's idx files, items as PIL images."""
-import os
-
-import numpy as np
-import torch
-from PIL import Image
-
-
-def _idx(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    rank = raw[3]
-    dims = [int.from_bytes(raw[4 + 4 * k:8 + 4 * k], "big") for k in range(rank)]
-    return np.frombuffer(raw, np.uint8, offset=4 + 4 * rank).reshape(dims).copy()
-
-
-class MNIST:
-    def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
-        folder = os.path.join(root, "MNIST", "raw")
-        stem = "train" if train else "t10k"
-        self.data = torch.from_numpy(_idx(os.path.join(folder, stem + "-images-idx3-ubyte")))
-        self.targets = torch.from_numpy(_idx(os.path.join(folder, stem + "-labels-idx1-ubyte")).astype(np.int64))
-        self.transform, self.target_transform = transform, target_transform
-
-    def __len__(self):
-        return len(self.data)
-
-    def __getitem__(self, k):
-        picture, label = Image.fromarray(self.data[k].numpy(), mode="L"), int(self.targets[k])
-        if self.transform is not None:
-            picture = self.transform(picture)
-        if self.target_transform is not None:
-            label = self.target_transform(label)
-        return picture, label
-'''
+_TV_DATASETS = _MNIST_STANDIN   # bench/_rw_heldout36.py's (MNIST from root/MNIST/raw's idx files)
 
 _TV_TRANSFORMS = '''
 """A stand-in written by bench/_rw_heldout44.py: the transforms the programs use, computed as torchvision computes
