@@ -21,7 +21,9 @@ it assigns (_fixed), it has one value for the whole loop, and the loop is writte
 
 Each copy is then converted as a loop of its own (the accumulation over an inner loop included). Only where such an
 `if` holds a backward() inside a loop nested in the loop: the other shapes are step_choice's, which splits the loop
-body itself. The statements keep their nodes (their lines: `lines`, id -> original line, gets the
+body itself. A function body that clears, accumulates over such a loop and steps after it, with no loop around
+them in the function (a trainer's method run once per update: pytorch-lr-finder's `_train_batch`), is split inside
+the function the same way. The statements keep their nodes (their lines: `lines`, id -> original line, gets the
 new loops and `if`s)."""
 from __future__ import annotations
 
@@ -112,11 +114,14 @@ def _fixed(test: cst.BaseExpression, loop) -> bool:
     TL.walk(test, calls)
     if any(c not in _PURE for c in calls.calls):
         return False
-    bound = TL.assigns(loop.body) | (TL.assigns(loop.target) if isinstance(loop, cst.For) else set())
+    parts = list(loop) if isinstance(loop, list) else [loop.body]    # a loop, or a function body's statements
+    bound = set().union(*(TL.assigns(p) for p in parts)) | (
+        TL.assigns(loop.target) if isinstance(loop, cst.For) else set())
     if set(TL.reads(test)) & bound:
         return False
     stores = _Stores()
-    TL.walk(loop.body, stores)
+    for p in parts:
+        TL.walk(p, stores)
     chains = _chains(test) + list(TL.reads(test))
     return not any(c == t or t.startswith((c + ".", c + "[")) or c.startswith(t + ".")
                    for t in stores.targets for c in chains)
@@ -195,6 +200,41 @@ def _unswitched(loop, lines: Dict[int, int], depth: int = 0):
     return None
 
 
+def _split_body(stmts: List[cst.CSTNode], lines: Dict[int, int], depth: int = 0) -> Optional[List[cst.CSTNode]]:
+    """A function body that accumulates over a loop and steps after it, with no loop around them in the function
+    (pytorch-lr-finder's `_train_batch`: the loop's backward() and the step chosen by the same setting), written as
+    `if <test>: <body, every such `if` replaced by its body> else: <... by its else part>`; None where no such
+    `if` is. Each branch is then a block that clears, accumulates and steps (train_loop.taped_outer_step)."""
+    if depth > 2:
+        return None
+    found: List[cst.If] = []
+    _nested_updates(stmts, False, found)
+    for choice in found:
+        if not _fixed(choice.test, stmts):
+            continue
+        test = _test_code(choice)
+        parts = []
+        for branch in (True, False):
+            new = _Specialise(test, branch, lines).stmts(stmts) or [cst.SimpleStatementLine(body=[cst.Pass()])]
+            parts.append(_split_body(new, lines, depth + 1) or new)
+        split = cst.If(test=choice.test, body=cst.IndentedBlock(body=parts[0]),
+                       orelse=cst.Else(body=cst.IndentedBlock(body=parts[1])))
+        if stmts and id(stmts[0]) in lines:
+            lines[id(split)] = lines[id(stmts[0])]
+        return [split]
+    return None
+
+
+def _outer_of_update(loop) -> bool:
+    """A loop that steps an optimizer itself (the function's loop is the outer loop of the accumulation)."""
+    return bool(re.search(r"\.step\(", code_of(loop)))
+
+
+def _docstring(st) -> bool:
+    return isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Expr) \
+        and isinstance(st.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
 class _Loops(cst.CSTTransformer):
     def __init__(self, lines: Dict[int, int]) -> None:
         self.lines = lines
@@ -222,6 +262,21 @@ class _Loops(cst.CSTTransformer):
         if result is not original and isinstance(result, cst.CSTNode) and id(original) in self.lines:
             self.lines.setdefault(id(result), self.lines[id(original)])   # an ancestor of a split loop
         return result
+
+    def leave_FunctionDef(self, original, updated):
+        if self.depth or not isinstance(updated.body, cst.IndentedBlock) or ".backward(" not in code_of(updated):
+            return updated
+        body = list(updated.body.body)
+        head = body[:1] if body and _docstring(body[0]) else []
+        if not body[len(head):] or any(isinstance(st, (cst.For, cst.While)) and _outer_of_update(st)
+                                       for st in body[len(head):]):
+            return updated      # a loop that is itself the outer loop: _leave's
+        split = _split_body(body[len(head):], self.lines)
+        if split is None:
+            return updated
+        self.changed = True
+        split[0] = split[0].with_changes(leading_lines=body[len(head)].leading_lines)
+        return updated.with_changes(body=updated.body.with_changes(body=head + split))
 
     def leave_For(self, original, updated):
         return self._leave(original, updated)

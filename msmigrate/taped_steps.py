@@ -75,4 +75,21 @@ def taped_step_in(block: cst.CSTNode, optimizer: str) -> cst.CSTNode:
                 and code_of(st.body[0].value).strip() == f"{optimizer}.step()":
             body[k] = _with_call(st, f"{COMPAT}.tape_step({optimizer})")
             return block.with_changes(body=block.body.with_changes(body=body))
-    return block
+    # a function written once per branch of a setting (loop_unswitch.py): the step of each branch that has one
+    changed = False
+    for k, st in enumerate(body):
+        if isinstance(st, cst.If):
+            new = _taped_branches(st, optimizer)
+            changed |= new is not st
+            body[k] = new
+    return block.with_changes(body=block.body.with_changes(body=body)) if changed else block
+
+
+def _taped_branches(st: cst.If, optimizer: str) -> cst.If:
+    body = taped_step_in(st, optimizer)
+    orelse = st.orelse
+    if isinstance(orelse, cst.Else):
+        orelse = taped_step_in(orelse, optimizer)
+    elif isinstance(orelse, cst.If):
+        orelse = _taped_branches(orelse, optimizer)
+    return st.with_changes(body=body.body, orelse=orelse) if body is not st or orelse is not st.orelse else st

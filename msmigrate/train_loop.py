@@ -1081,6 +1081,22 @@ def outer_accumulation(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -
     return OuterStep(optimizer, scaler)
 
 
+def _block_holding(body: Sequence[cst.CSTNode], inner: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+    """The statements of the `if`/`else` branch (at any depth of `if`s) that hold `inner` itself; None."""
+    for st in body:
+        node = st
+        while isinstance(node, cst.If):
+            for part in (node.body, node.orelse.body if isinstance(node.orelse, cst.Else) else None):
+                if isinstance(part, cst.IndentedBlock):
+                    if any(x is inner for x in part.body):
+                        return list(part.body)
+                    found = _block_holding(part.body, inner)
+                    if found is not None:
+                        return found
+            node = node.orelse if isinstance(node.orelse, cst.If) else None
+    return None
+
+
 def taped_outer_step(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -> Optional[str]:
     """The optimizer whose step() follows `inner` (a loop of backward()s, no step) in `outer` (the enclosing
     function or loop), where outer_accumulation found no step the loop's losses could be summed into:
@@ -1091,6 +1107,8 @@ def taped_outer_step(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -> 
     and reads `.grad` nowhere."""
     if isinstance(outer, cst.IndentedBlock):        # a function's body (the transformer's scope node)
         body = list(outer.body)
+        # a branch of an `if` of the body (loop_unswitch.py wrote the body once per branch of a setting)
+        body = _block_holding(body, inner) or body
     elif isinstance(outer, (cst.For, cst.While, cst.FunctionDef)) and isinstance(outer.body, cst.IndentedBlock):
         body = list(outer.body.body)
     else:

@@ -387,3 +387,83 @@ def test_accumulation_whose_update_an_amp_switch_chooses():
     the setting's test (loop_unswitch.py; an `elif` split again), each copy converted as the accumulation it is."""
     code, _ = program_weights_match_torch(ACCUMULATION_WITH_AMP_SWITCH, graph=True)
     assert "accumulate_grads" in code, code
+
+
+ACCUMULATING_METHOD_WITH_AMP_SWITCH = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Finder:
+    def __init__(self, net, amp_backend=None):
+        self.net, self.amp_backend = net, amp_backend
+        self.scaler = torch.cuda.amp.GradScaler(enabled=False)
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+    def train_batch(self, batches, accum):
+        self.opt.zero_grad()
+        for i in range(accum):
+            x, y = next(batches)
+            loss = F.cross_entropy(self.net(x), y) / accum
+            if self.amp_backend == "torch":
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()
+        if self.amp_backend == "torch":
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+
+
+net = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3))
+fill(net, 2)
+rng = np.random.RandomState(0)
+batches = iter([(torch.from_numpy(rng.randn(5, 4).astype(np.float32)), torch.from_numpy(rng.randint(0, 3, 5)))
+                for _ in range(4)])
+finder = Finder(net)
+for _ in range(2):
+    finder.train_batch(batches, 2)
+weights = list(net.parameters())
+'''
+
+
+def test_accumulating_method_whose_update_an_amp_switch_chooses():
+    """The same switch in a trainer's method run once per update, with no loop around the accumulation in it
+    (pytorch-lr-finder's `_train_batch`): the method body is written once per branch (loop_unswitch.py), and each
+    branch's loop of backward()s is taped and its step applies the tape (train_loop.taped_outer_step finds the
+    loop in the branch, taped_steps.taped_step_in steps each branch). The scaler's branch (`scaler.step(opt)`, not
+    taped) stays a raising TODO, which this program never reaches."""
+    code, _ = program_weights_match_torch(ACCUMULATING_METHOD_WITH_AMP_SWITCH, graph=False,
+                                          todos=("Tensor.backward",))   # the scaler's branch, not reached
+    assert "tape_step" in code, code
+
+
+SCHEDULER_KEYS_RESTORED = '''
+import copy
+
+import torch
+import torch.nn as nn
+
+
+def keys():
+    net = nn.Linear(2, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    before = copy.deepcopy(opt.state_dict())
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    with_scheduler = copy.deepcopy(opt.state_dict())
+    attached = "initial_lr" in opt.param_groups[0]
+    opt.load_state_dict(before)
+    detached = "initial_lr" in opt.param_groups[0]
+    opt.load_state_dict(with_scheduler)
+    return [attached, detached, "initial_lr" in opt.param_groups[0], opt.param_groups[0]["initial_lr"]]
+'''
+
+
+def test_optimizer_state_restores_the_scheduler_keys():
+    """An optimizer's load_state_dict takes torch's saved groups whole: the `initial_lr` a scheduler added goes
+    when the state saved before it is loaded (pytorch-lr-finder's reset(), then "Optimizer already has a scheduler
+    attached to it" on the next range_test) and comes back with a state saved after
+    (compat_parts/checkpoints.py _SCHEDULER_KEYS)."""
+    mod, code, _ = load_converted(SCHEDULER_KEYS_RESTORED)
+    assert mod.keys() == load_torch(SCHEDULER_KEYS_RESTORED)["keys"]() == [True, False, True, 0.1], code

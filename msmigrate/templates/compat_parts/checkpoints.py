@@ -605,6 +605,10 @@ def _set_value(param, value, what):
     _write_in_place(param, ms.Tensor(arr))
 
 
+# the param-group keys torch's LR schedulers add (LRScheduler's initial_lr, OneCycleLR's, CyclicLR's)
+_SCHEDULER_KEYS = ("initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum")
+
+
 def _load_optimizer_state(opt, sd):
     groups, state = sd["param_groups"], sd["state"]
     if len(groups) != len(opt.param_groups):
@@ -643,6 +647,13 @@ def _load_optimizer_state(opt, sd):
     if steps and hasattr(opt, "param_steps"):    # Adam: counted per parameter from here (unused_params)
         opt.param_steps = per_param if differ else None
     for g, (group, saved) in enumerate(zip(opt.param_groups, groups)):
+        # torch's load_state_dict takes the saved groups whole: the keys a scheduler set (initial_lr...) come and
+        # go with them (pytorch-lr-finder's reset() then finds no scheduler attached)
+        for k in _SCHEDULER_KEYS:
+            if k in saved and k not in group:
+                group[k] = saved[k]
+            elif k not in saved and k in group:
+                del group[k]
         for k, v in saved.items():
             if k == "params" or k not in group:
                 continue
