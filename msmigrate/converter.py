@@ -24,7 +24,8 @@ from .autograd_backward import might_call_backward, rewrite_autograd_backward
 from .first_parameters import might_read_first_parameter, rewrite_first_parameters
 from .trained_tensors import might_train_tensors, rewrite_trained_tensors
 from .detached_updates import might_update_detached, rewrite_detached_updates
-from .own_names import might_bind_converter_names, rename_own_converter_names
+from .own_names import (imported_converter_names, might_bind_converter_names, own_converter_names,
+                        rename_own_converter_names)
 from .loop_unswitch import might_unswitch, unswitch_loops
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
 from .grad_helpers import inline_grad_helpers, might_inline_grad_helpers
@@ -43,7 +44,7 @@ from .lines import statement_lines
 from .line_map import LINES_FILE, follow_edits, line_table, mark_statements, unmark
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
 
-from .project_index import ProjectIndex
+from .project_index import ProjectIndex, is_torch_name
 from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
@@ -93,7 +94,7 @@ class FileResult:
 def convert_code(source: str, module_name: str = "__main__", is_package: bool = False,
                  index: Optional[ProjectIndex] = None,
                  compat_import: Optional[Tuple[int, str]] = None,
-                 spans: Optional[list] = None) -> Tuple[str, List[Site], bool]:
+                 spans: Optional[list] = None, renamed: bool = False) -> Tuple[str, List[Site], bool]:
     """Convert one module's source. Returns (new code, sites, uses_compat). `spans`, a list: filled with the
     original line of each converted statement (line_map.py)."""
     if index is None:
@@ -106,8 +107,12 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
             return convert_tf_code(source, compat_import, module_name)
     tree = ast.parse(source)
-    if might_bind_converter_names(source):   # the program's own `ops`/`ms`/`nn`, renamed (own_names.py)
-        module = rename_own_converter_names(module, source)
+    own_names = own_converter_names(module) if might_bind_converter_names(source) else set()
+    if own_names:   # `from .common import nn` re-exporting torch's nn (a project module's name): left as it is
+        info = index.modules.get(module_name)
+        project = {m.split(".")[0] for m in index.modules}
+        own_names -= {n for n, q in (info.imports if info else {}).items()
+                      if is_torch_name(q) or q.split(".")[0] in project}
     # a function's read of a name the module never defines, through the helper with its line (undefined_names.py);
     # first, on the original positions
     module, reads_undefined = read_undefined_names(module, source, module_name, COMPAT)
@@ -191,6 +196,10 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_build_partial(source):   # `f = partial(g, k=t)` then `f(x)` in a function: `g(x, k=t)` (graph_partials.py)
         new = inline_graph_partials(new)
     code = new.code
+    clash = own_names & imported_converter_names(code)
+    if clash and not renamed:   # the program's own `ops`/`ms`/`nn` beside the converter's import of it: renamed (own_names.py)
+        own = rename_own_converter_names(cst.parse_module(source), source, clash).code
+        return convert_code(own, module_name, is_package, index, compat_import, spans, renamed=True)
     if spans is not None:
         code, found = unmark(code)
         spans.extend(found)

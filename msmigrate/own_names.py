@@ -3,9 +3,11 @@
 Converted code reaches MindSpore through `ms`, `nn` and `ops` (`import mindspore as ms`, `from mindspore import
 nn, ops`). A program that binds one of them itself (`for key, (ops, params) in table.items()`, `ms = elapsed *
 1000`, `from mmcv import ops`) would rebind the converter's import: every later `ops.relu(...)` of the converted
-module an AttributeError on the program's value, or worse, a call of the program's object. Here every Name that
-is the program's own such binding is renamed in that module (`ops` -> `ops_`), before the converter emits
-anything; torch's own `nn` (`import torch.nn as nn`, `from torch import nn`), which the conversion replaces, stays.
+module an AttributeError on the program's value, or worse, a call of the program's object. Where the converted
+module imports such a name and the program binds it too, every Name that is the program's own binding is renamed
+in that module (`ops` -> `ops_`) and the module is converted again (converter.convert_code); a module whose
+conversion imports none of them keeps its names. torch's own `nn` (`import torch.nn as nn`, `from torch import
+nn`), which the conversion replaces, stays.
 
 Left alone, as the converter found them: a class body's names (the class's attributes, read as `self.ops`),
 attributes, keyword names, and a function's parameter of that name with its reads in that function (callers may
@@ -186,13 +188,28 @@ class _Rename(cst.CSTTransformer):
         return updated
 
 
-def rename_own_converter_names(module: cst.Module, source: str) -> cst.Module:
-    """The module with the program's own `ms`/`nn`/`ops` renamed (`ops_`, or `ops_1`... where taken)."""
+def own_converter_names(module: cst.Module) -> Set[str]:
+    """The converter names the program binds itself (a program rebinding torch's `nn` itself: left out)."""
     found = _Bindings()
     module.visit(found)
-    clash = found.bound - found.torch_bound   # (a program rebinding torch's `nn` itself: left as it was)
-    if not clash:
-        return module
+    return found.bound - found.torch_bound
+
+
+_IMPORTS = re.compile(r"^(?:from mindspore import (?P<names>[\w, ]+)|import mindspore as (?P<alias>\w+))\s*$", re.M)
+
+
+def imported_converter_names(code: str) -> Set[str]:
+    """The converter names a converted module's own MindSpore imports bind (`from mindspore import nn, ops`)."""
+    found: Set[str] = set()
+    for m in _IMPORTS.finditer(code):
+        names = [n.strip() for n in m.group("names").split(",")] if m.group("names") else [m.group("alias")]
+        found.update(n for n in names if n in CONVERTER_NAMES)
+    return found
+
+
+def rename_own_converter_names(module: cst.Module, source: str, clash: Set[str]) -> cst.Module:
+    """The module with the program's own `ms`/`nn`/`ops` of `clash` renamed (`ops_`, or `ops_1`... where taken):
+    the converter found its import of them beside the program's binding (convert_code converts it again)."""
     renames = {}
     for name in sorted(clash):
         fresh, i = name + "_", 0

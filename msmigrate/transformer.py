@@ -225,6 +225,7 @@ class FunctionContext:
     tensors: Set[str] = field(default_factory=set)
     cells: Set[str] = field(default_factory=set)
     others: Set[str] = field(default_factory=set)
+    containers: Set[str] = field(default_factory=set)   # names bound to a list/dict/set display (a slice is a copy)
     class_names: Dict[str, str] = field(default_factory=dict)   # `classname = m.__class__.__name__`
     layers: Dict[str, str] = field(default_factory=dict)        # `emb = nn.Embedding(...)`: name -> torch class
 
@@ -2663,7 +2664,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             next(t.target for t in original.targets if not isinstance(t.target, cst.Name))
         while isinstance(root, cst.Subscript):
             root = root.value
-        kinds = {self._receiver_kind(cst.parse_expression(n)) for n in self._view_names[id(original)]}
+        names = self._view_names[id(original)]
+        kinds = {self._receiver_kind(cst.parse_expression(n)) for n in names}
+        if self._funcs and set(names) & self._funcs[-1].containers:
+            return None   # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too
         if "other" in kinds or "tensor" not in kinds and not self._in_cell_code():
             # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too; a NumPy array's slice
             # is a view as in torch, and the converted code writes through it as the original does
@@ -2860,9 +2864,10 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.others.discard(n)
                     if numpy_made and isinstance(tgt, cst.Name):
                         ctx.others.add(n)   # `arr = np.ones(3)`: arr.repeat/transpose are NumPy's (untyped_methods)
+                    ctx.containers.discard(n)
                     if isinstance(tgt, cst.Name) and isinstance(value, (cst.List, cst.ListComp, cst.Dict, cst.DictComp,
                                                                         cst.Set, cst.SetComp)):
-                        ctx.others.add(n)   # `items = [1, 2]`: a Python container (its slice a copy: inplace_views.py)
+                        ctx.containers.add(n)   # `items = [1, 2]`: its slice is a copy (inplace_views.py)
                     if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):

@@ -14,8 +14,9 @@
   (inplace_views.py's statement events; transformer._view_write), as the in-place methods already were.
 - A program binding `ops`, `ms` or `nn` itself (thop's driver: `for key, (ops, params) in ...`) rebound the
   converter's `from mindspore import nn, ops`: every later `ops.relu` an AttributeError on the program's value.
-  The program's own names are renamed before conversion (own_names.py: `ops` -> `ops_`), its class attributes,
-  keyword names and parameters of that name left as they are.
+  Where the converted module imports such a name, the program's own binding is renamed and the module converted
+  again (own_names.py: `ops` -> `ops_`), its class attributes, keyword names and parameters of that name left as
+  they are.
 - A module function that only a Module's __init__ calls (MoCo-style `fill(self.encoder_q, seed)` writing the
   weights with `p.copy_` over `module.parameters()`) was taken for code a construct runs, and its in-place
   writes over the parameter "rows" were refused; what only __init__ and the weight-init methods call now
@@ -201,7 +202,8 @@ def run():
 
 def test_program_binding_ops_itself():
     mod, code, _ = load_converted(OWN_OPS)
-    assert "(ops_, ms_)" in code and "    ops = 2" in code and "def scaled(ops=1)" in code, code
+    # `ms` stays: this conversion imports no `ms` (only nn and ops)
+    assert "(ops_, ms)" in code and "    ops = 2" in code and "def scaled(ops=1)" in code, code
     assert mod.run() == load_torch(OWN_OPS)["run"](), code
 
 
