@@ -186,6 +186,7 @@ _AUG_DUNDER = {"AddAssign": "add", "SubtractAssign": "sub", "MultiplyAssign": "m
                "MatrixMultiplyAssign": "matmul", "BitAndAssign": "and", "BitOrAssign": "or", "BitXorAssign": "xor",
                "LeftShiftAssign": "lshift", "RightShiftAssign": "rshift"}
 
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -2665,13 +2666,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         while isinstance(root, cst.Subscript):
             root = root.value
         names = self._view_names[id(original)]
-        kinds = {self._receiver_kind(cst.parse_expression(n)) for n in names}
         if self._funcs and set(names) & self._funcs[-1].containers:
             return None   # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too
+        kinds = {self._receiver_kind(cst.parse_expression(n)) for n in names}
         if "other" in kinds or "tensor" not in kinds and not self._in_cell_code():
-            # `part = items[1:]; part[0] = x`: a list's slice is a copy in Python too; a NumPy array's slice
-            # is a view as in torch, and the converted code writes through it as the original does
-            return None
+            return None   # a NumPy array's slice is a view as in torch: the converted code writes through it too
         api = "Tensor.__setitem__" if isinstance(original, cst.Assign) or root is not original.target \
             else "Tensor.__i" + _AUG_DUNDER.get(type(original.operator).__name__, "op") + "__"
         return updated.with_changes(value=self._todo(original, api, why))
