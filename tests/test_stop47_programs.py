@@ -207,18 +207,9 @@ def test_program_binding_ops_itself():
     assert mod.run() == load_torch(OWN_OPS)["run"](), code
 
 
-BUILT_BY_INIT = '''
-import numpy as np
-import torch
+BUILT_BY_INIT = _FILL + '''
 import torch.nn as nn
 import torch.nn.functional as F
-
-
-def fill(module, seed):
-    rng = np.random.RandomState(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.from_numpy(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
 
 
 class Pair(nn.Module):
