@@ -266,12 +266,13 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
             continue
         fn = f"_{y}_of_{x}"
         sens = code_of(args["grad_outputs"]).strip() if "grad_outputs" in args else "None"
+        sens, inner = _sens_inside(body, i, chosen, y, sens, outside, out, drawing)
         keep_y = _movable(body, i, chosen, y, sens, outside, out, drawing)
         if keep_y is None and _draws((body[k] for k in chosen), drawing):
             continue
         # the vector-Jacobian product as the gradient of sum(y * grad_outputs): GradOperation's own
         # sens_param refuses a sensitivity of dynamic shape in GRAPH mode (a compiled train step)
-        ret = f"return ({y} * _sens).sum()" if sens != "None" else f"return {y}"
+        ret = _returned(y, sens, inner, ms)
         fn_def = cst.parse_statement(f"def {fn}({x}{', _sens' if sens != 'None' else ''}):\n    pass\n")
         fn_def = fn_def.with_changes(body=cst.IndentedBlock(
             body=_function_body(body, chosen, keep_y is not None) + [cst.parse_statement(ret + "\n")]))
@@ -403,6 +404,30 @@ def _movable(body, i: int, chosen: List[int], y: str, sens: str, outside, out,
     if (bound - {y}) & elsewhere:
         return None
     return y in elsewhere
+
+
+def _sens_inside(body, i: int, chosen: List[int], y: str, sens: str, outside, out, drawing
+                 ) -> Tuple[str, Optional[str]]:
+    """grad_outputs computed from the output itself (`torch.ones(y.size())`, `ones_like(y)`: WGAN-GP's) reads
+    y outside the function, which keeps the statements to y in the block and runs them again in the function.
+    Where y is read nowhere else and the statements can move, the function computes the sensitivity from its
+    own y: ("None", the expression); otherwise (sens, None) as given."""
+    if sens == "None":
+        return sens, None
+    bound = set().union(*(assigns(body[k]) for k in chosen))
+    if set(re.findall(r"[A-Za-z_]\w*", sens)) & bound != {y}:
+        return sens, None
+    if _movable(body, i, chosen, y, "None", outside, out, drawing) is not False:
+        return sens, None
+    return "None", sens
+
+
+def _returned(y: str, sens: str, inner: Optional[str], ms: str) -> str:
+    """The function's return: y, sum(y * _sens), or sum(y * s) with s computed inside (constant to the gradient,
+    as torch's grad_outputs is)."""
+    if inner is not None:
+        return f"return ({y} * {ms}.ops.stop_gradient({inner})).sum()"
+    return f"return ({y} * _sens).sum()" if sens != "None" else f"return {y}"
 
 
 _MARKED = re.compile(r"^\s*(\w+)\.requires_grad", re.M)
@@ -696,6 +721,9 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     if sens.startswith(("[", "(")) and sens.endswith(("]", ")")) and sens.count(",") == 1 \
             and sens.rstrip("])").rstrip().endswith(","):
         sens = sens[1:-1].strip().rstrip(",").strip()   # [s] for one output
+    inner = None
+    if y != "output":
+        sens, inner = _sens_inside(body, i, chosen, y, sens, outside, None, drawing)
     keep_y = _movable(body, i, chosen, y, sens, outside, None, drawing) if y != "output" else None
     if keep_y is None and _draws((body[k] for k in chosen), drawing):
         return None
@@ -705,7 +733,7 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
     if not used:
         return None
     fn = f"_{y}_of_{'_'.join(used)}"
-    ret = f"return ({y} * _sens).sum()" if sens != "None" else f"return {y}"
+    ret = _returned(y, sens, inner, ms)
     fn_def = cst.parse_statement(f"def {fn}({', '.join(used)}{', _sens' if sens != 'None' else ''}):\n    pass\n")
     fn_def = fn_def.with_changes(body=cst.IndentedBlock(
         body=_function_body(body, chosen, keep_y is not None) + [cst.parse_statement(ret + "\n")]))

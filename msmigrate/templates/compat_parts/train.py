@@ -45,10 +45,17 @@ def compile_step(step, host_calls=False):
     distinct_parameter_names(step)
     for check in STEP_CHECKS:       # data parallel: average_gradients_in, see the distributed section
         check(step)
-    if ms.get_context("mode") != ms.GRAPH_MODE:
+    pynative = ms.get_context("mode") != ms.GRAPH_MODE
+    wrong_op_by_op = second_order_wrong_op_by_op(step, cells)
+    if pynative and wrong_op_by_op is None:
         return step
     if host_calls or any(reaches(step) for reaches in HOST_STEPPED.values()):
-        return _op_by_op(step)
+        if wrong_op_by_op is not None:
+            return _raise_at_calling_line(
+                f"a train step taking the gradient of a gradient through {wrong_op_by_op} runs op by op here (it "
+                "calls host code), where MindSpore 2.10 computes such gradients wrongly; compiled it would not "
+                "run the host code: keep the step's host calls out of it")
+        return step if pynative else _op_by_op(step)
     kept = []
     key = _closure_key(step, kept=kept)
     if key not in _COMPILED_STEPS:
@@ -56,7 +63,62 @@ def compile_step(step, host_calls=False):
     compiled = _COMPILED_STEPS[key][0]
     for wrap in COMPILED_STEP_WRAPPERS.values():
         compiled = wrap(step, compiled)
-    return compiled
+    return _in_graph_mode(compiled) if pynative else compiled
+
+
+# The gradient of a gradient (WGAN-GP's penalty differentiated by the critic's step) op by op, MindSpore 2.10 on CPU:
+# through a convolution, the weights of the Dense layers after it get zero gradients; through a BatchNorm in training
+# mode, the second such computation on the same values comes out wrong; through a LayerNorm, MindSpore raises
+# ("For LayerNormGrad, the index 7 is out of range"). Compiled, all are torch's (tests/test_stop48_programs.py):
+# such a step is compiled in PYNATIVE mode too, and never run op by op.
+_GRAD_OF_GRAD_NAMES = {"grad", "GradOperation", "vjp", "jvp", "jacfwd", "jacrev"}
+_WRONG_OP_BY_OP = ("Conv", "BatchNorm", "LayerNorm")
+
+
+def second_order_wrong_op_by_op(step, cells=None):
+    """The layer class a second-order step reaches whose gradients MindSpore computes wrongly op by op; None where
+    the step takes no gradient of a gradient, or reaches no such layer."""
+    if not _second_order(step):
+        return None
+    cells = [cell for _, cell in _closure_cells(step, [], set())] if cells is None else cells
+    for cell in cells:
+        for _, sub in cell.cells_and_names():
+            for k in type(sub).__mro__:
+                if any(k.__name__.startswith(w) for w in _WRONG_OP_BY_OP):
+                    return k.__name__
+    return None
+
+
+def _second_order(step):
+    """Whether a function the step calls takes a gradient inside (the function the step differentiates)."""
+    seen, todo = set(), [step]
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen or not hasattr(fn, "__code__"):
+            continue
+        seen.add(id(fn))
+        if fn is not step and (getattr(fn, "__module__", None) or "").startswith("mindspore"):
+            continue
+        codes = [fn.__code__]
+        while codes:
+            code = codes.pop()
+            if fn is not step and _GRAD_OF_GRAD_NAMES & set(code.co_names):
+                return True
+            codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+        todo.extend(v for _, v in _referenced(fn) if callable(v))
+        todo.extend(getattr(fn, a) for a in ("recording", "__wrapped__") if callable(getattr(fn, a, None)))
+    return False
+
+
+def _in_graph_mode(compiled):
+    """The compiled step run in GRAPH mode (the program's PYNATIVE mode restored after it)."""
+    def run(*args, **kwargs):
+        ms.set_context(mode=ms.GRAPH_MODE)
+        try:
+            return compiled(*args, **kwargs)
+        finally:
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+    return run
 
 
 def _op_by_op(step):

@@ -163,6 +163,10 @@ def skipping_unreached_compiled(step, compiled):
     runners = _reached_runners(step, [], set())
     if not runners:
         return compiled
+    if second_order_wrong_op_by_op(step) is not None:
+        # never op by op (see second_order_wrong_op_by_op): every weight counts as reached, MindSpore's zero
+        # gradient where the loss did not use one (torch's optimizer skips its None)
+        return compiled
     probed = _REACHED_BY_GRAPH.setdefault(id(compiled), {})
     optimizers = [c for _, c in _closure_cells(step, [], set()) if hasattr(c, "param_groups")]
 

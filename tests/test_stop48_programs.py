@@ -1,0 +1,70 @@
+"""Minimal reproductions of real-code constructs found this stop, each compared with torch.
+
+- WGAN-GP's gradient penalty as most GAN collections write it: `grad(outputs=d, inputs=x_hat,
+  grad_outputs=torch.ones(d.size()), create_graph=True)[0]` with a critic holding BatchNorm in training mode. The
+  grad_outputs read the critic's output outside the gradient's function, so the statements from x_hat to d stayed
+  in the block and the function ran them again: refused at the line (the BatchNorm's statistics would move
+  twice). A grad_outputs computed from the output alone is now computed inside the function
+  (higher_order_grad._sens_inside), and the critic's forward moves into it and runs once, as in torch.
+- The same penalty differentiated op by op (a PYNATIVE program, and in GRAPH mode the first call of a step, which
+  ran op by op to find the weights the loss does not use): MindSpore 2.10 gives the Dense layers after a
+  convolution zero gradients there, silently (BatchNorm's come out wrong when the same computation runs again on
+  the same values; LayerNorm's raise inside MindSpore). A step taking the gradient of a gradient through such
+  layers now always runs compiled (compat_parts/train.py, second_order_wrong_op_by_op). Each mode runs in its own
+  process, as a user's program does."""
+import numpy as np
+import pytest
+
+PENALTY_OF_A_NORMALIZED_CRITIC = '''
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.autograd import grad
+
+
+def fill(module, seed):
+    rng = np.random.RandomState(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.from_numpy(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+
+
+critic = nn.Sequential(nn.Conv2d(1, 3, 3, 2, 1), nn.BatchNorm2d(3), nn.LeakyReLU(0.2), nn.Flatten(),
+                       nn.Linear(12, 6, bias=False), nn.BatchNorm1d(6), nn.LeakyReLU(0.2), nn.Linear(6, 1))
+fill(critic, 1)
+opt = torch.optim.SGD(critic.parameters(), lr=0.05)
+rng = np.random.RandomState(0)
+real = torch.from_numpy(rng.randn(5, 1, 4, 4).astype(np.float32))
+fake = torch.from_numpy(rng.randn(5, 1, 4, 4).astype(np.float32))
+mix = torch.from_numpy(rng.rand(5, 1, 1, 1).astype(np.float32))
+critic.train()
+for it in range(3):
+    opt.zero_grad()
+    gap = critic(fake).mean() - critic(real).mean()
+    blend = mix * real.data + (1 - mix) * fake.data
+    blend.requires_grad = True
+    judged = critic(blend)
+    slopes = grad(outputs=judged, inputs=blend, grad_outputs=torch.ones(judged.size()),
+                  create_graph=True, retain_graph=True, only_inputs=True)[0]
+    penalty = 10.0 * ((slopes.view(slopes.size()[0], -1).norm(2, 1) - 1) ** 2).mean()
+    loss = gap + penalty
+    loss.backward()
+    opt.step()
+weights = list(critic.parameters()) + [critic[1].running_mean, critic[5].running_var]
+print("OUT", [float(v) for w in weights for v in w.detach().reshape(-1)])
+'''
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_gradient_penalty_whose_grad_outputs_read_the_output(tmp_path, mode):
+    """The penalty's second-order gradients and the running statistics (three training-mode forwards per step, as
+    in torch); no forward run again."""
+    from msmigrate.cli import main
+    from tests.treeutil import run_printed, write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"train.py": PENALTY_OF_A_NORMALIZED_CRITIC})
+    main(["convert", str(src), "-o", str(out), "-q"])
+    code = (out / "train.py").read_text()
+    assert "forward_run_again" not in code and "stop_gradient(ops.ones(judged.shape" in code, code
+    np.testing.assert_allclose(run_printed(out, "ms", mode), run_printed(src, "torch"), rtol=1e-5, atol=2e-5)
