@@ -576,7 +576,9 @@ def install_ms(script_dir, mode):
         set_context = ms.set_context
 
         def pynative_context(*a, **k):
-            if "mode" in k:
+            # but a step the converted code compiles in PYNATIVE mode too (compile_step's _in_graph_mode: the
+            # gradient of a gradient, wrong op by op) runs in GRAPH mode, as it would in the user's program
+            if "mode" in k and sys._getframe(1).f_code.co_qualname != "_in_graph_mode.<locals>.run":
                 k["mode"] = ms.PYNATIVE_MODE
             return set_context(*a, **k)
         _patch(ms, "set_context", pynative_context)

@@ -37,6 +37,8 @@ HOST_SIDE = {
     "layer_settings.py:_TorchBuffers.keys": "on the host: a listing of `module._buffers`, program code outside any "
                                             "construct (a view object a graph does not build)",
     "unused_params.py:_grads_of_reached": "runs op by op only: in GRAPH mode it returns the plain value_and_grad first",
+    "unused_params.py:wrong_second_order": "runs op by op only: called by value_and_grad_reached's recording (run "
+                                            "by _grads_of_reached, op by op) and tape_step, on a PyNative record",
     "unused_params.py:_held_back": "on the host: for a None gradient, which only an op-by-op step gives (a compiled "
                                    "step's gradients come from the plain value_and_grad), or around a compiled step",
     "checkpoints.py:_load_optimizer_state": "optimizer.load_state_dict, on the host",

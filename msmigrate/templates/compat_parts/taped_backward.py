@@ -78,6 +78,7 @@ def tape_step(*optimizers):
     for extra in losses[1:]:
         total = total + extra
     weights = [p for opt in optimizers for p in opt.parameters]
+    wrong_second_order(total)
     nodes = _reached_nodes(total)
     reached = [getattr(p, "_grad_node", None) is not None and p._grad_node._unique_id() in nodes for p in weights]
     _tape_executor.end_graph(_tape_graph, total)

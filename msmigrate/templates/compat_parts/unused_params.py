@@ -22,6 +22,28 @@ def _reached_nodes(value):
     return seen
 
 
+def wrong_second_order(value, where=None):
+    """MigrationError where `value`'s PyNative record holds the backward of a convolution or a normalization (the
+    gradient of a gradient: WGAN-GP's penalty) that is now differentiated op by op, which MindSpore 2.10 does wrongly
+    (see compat_parts/train.py second_order_wrong_op_by_op); nothing otherwise."""
+    node = getattr(value, "_grad_node", None)
+    stack, seen = [node] if node is not None else [], set()
+    while stack:
+        node = stack.pop()
+        if node._unique_id() in seen:
+            continue
+        seen.add(node._unique_id())
+        name = node.name()
+        if name.startswith(("Conv", "BatchNorm", "LayerNorm")) and ("Backprop" in name or "Grad" in name):
+            where = where or calling_line()
+            raise MigrationError(
+                f"{where + ': ' if where else ''}the loss holds the gradient of a gradient through {name} (a "
+                "penalty on the gradient of a network with convolutions or normalization layers), differentiated "
+                "op by op here, where MindSpore 2.10 computes it wrongly: write the step as a train step "
+                "(compiled) that computes the loss and its backward() together")
+        stack.extend(edge[0] for edge in node.next_functions if edge[0] is not None)
+
+
 def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
     """ms.value_and_grad(forward, None, weights, has_aux) where, op by op (PYNATIVE, or a step compile_step runs op
     by op), the gradient of a weight the loss did not reach is None, as torch's .grad (zeroed: the loop's
@@ -31,6 +53,7 @@ def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
 
     def recording(*args):
         out = forward(*args)
+        wrong_second_order(out[0] if has_aux else out)
         nodes = _reached_nodes(out[0] if has_aux else out)
         # read while the graph is alive: backward() gives a parameter written in place (p.copy_) a new leaf
         recording.reached = [getattr(p, "_grad_node", None) is not None and p._grad_node._unique_id() in nodes
