@@ -1585,11 +1585,11 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
-        # names the module marks as leaves needing a gradient (`x.requires_grad = True`, `x.requires_grad_()`,
-        # `x = torch.zeros_like(y, requires_grad=True)`): inputs, not Parameters (_reads_recorded_gradients)
+        # names the module marks as leaves needing a gradient (`x.requires_grad = True`, `x.requires_grad_()`: the
+        # converted marks make them leaves of PyNative's recorded graph): inputs, not Parameters
+        # (_reads_recorded_gradients)
         self._marked_leaves = set(re.findall(r"(?<![\w.])(\w+)\.requires_grad(?:\s*=\s*True|_\(\s*(?:True)?\s*\))",
-                                             node.code)) \
-            | set(re.findall(r"(?m)^\s*(\w+)\s*=[^=\n][^\n]*requires_grad\s*=\s*True", node.code))
+                                             node.code))
         self._sparse_file = SPP.builds_sparse(node, self.index)   # sparse matrices built or multiplied (sparse_products.py)
         self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)

@@ -311,8 +311,10 @@ def convert(name: str, out: Path) -> dict:
 # written (dcgan, vae: _same_bce_sizes, torch's refusal of a target shaped unlike the input); measured
 # Stop 47: +11 each (an optimizer's load_state_dict takes the scheduler keys, initial_lr..., with the saved groups:
 # compat_parts/checkpoints.py _SCHEDULER_KEYS); measured
-HELPER_BOUNDS = {"cifar_resnet": 4105, "dcgan": 4305, "lstm_lm": 3307, "mnist_cnn": 3893, "transformer_lm": 3740,
-                 "vae": 3892}
+# heldout46: +5 each (every program has an optimizer: ParamGroup.update, `group.update(lr=x)` through the
+# learning-rate setter, not dict.update; compat_parts/optim.py); measured
+HELPER_BOUNDS = {"cifar_resnet": 4110, "dcgan": 4310, "lstm_lm": 3312, "mnist_cnn": 3898, "transformer_lm": 3745,
+                 "vae": 3897}
 
 
 def check_helper(name: str, out: Path) -> None:
