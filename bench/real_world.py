@@ -47,6 +47,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout43  # bench/_rw_heldout43.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout44  # bench/_rw_heldout44.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout45  # bench/_rw_heldout45.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout46  # bench/_rw_heldout46.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -576,7 +577,8 @@ def main(argv=None):
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
                                       "heldout37", "heldout38", "heldout39", "heldout40",
-                                      "heldout41", "heldout42", "heldout43", "heldout44", "heldout45"),
+                                      "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
+                                      "heldout46"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -653,7 +655,9 @@ def main(argv=None):
                          "facebookresearch/mixup-cifar10's mixup_data and "
                          "mixup_criterion, uoguelph-mlrg/Cutout's train.py run whole, Po-Hsun-Su/pytorch-ssim's "
                          "ssim and SSIM, davidtvs/pytorch-lr-finder's LRFinder.range_test "
-                         "(bench/_rw_heldout45.py)")
+                         "(bench/_rw_heldout45.py); heldout46: locuslab/fast_adversarial's MNIST scripts "
+                         "run whole and its CIFAR10 utils' PGD, yaodongyu/TRADES' trades_loss and PGD attacks "
+                         "(bench/_rw_heldout46.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -205,10 +205,15 @@ def rows_store(tr, original: cst.Assign, updated: cst.Assign):
         return None
     sub = updated.targets[0].target
     held = sub.value
-    if _whole(sub) or not (isinstance(held, cst.Attribute) and held.attr.value == "data" and _state(held.value)):
+    if _whole(sub) or not (isinstance(held, cst.Attribute) and held.attr.value == "data"):
         return None
-    if not tr._funcs or tr._funcs[-1].name == "__init__":
+    if _state(held.value):
+        if not tr._funcs or tr._funcs[-1].name == "__init__":
+            return None
+    elif not isinstance(held.value, cst.Name) or tr._in_forward() or not _torch_module(tr):
         return None
+    # (a name: an attack's `delta.data[index] = d[index]`; MindSpore's store into `x.data` at a tensor index
+    # left x unchanged, silently: measured)
     tr.uses_compat = True
     where = f"{tr.module_name}:{tr._line(original)}"
     x = code_of(held.value).strip()

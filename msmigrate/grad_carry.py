@@ -88,7 +88,24 @@ def _reads_earlier_gradients(loop: cst.CSTNode) -> bool:
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     first_back = next((i for i, st in enumerate(body) if TL._calls_method(st, "backward")), None)
     first_clear = next((i for i, st in enumerate(body) if _CLEARS.search(code_of(st))), None)
+    if first_back is not None and _clears_before_first_step(body):
+        return False        # an input gradient's backward() first (an attack), then `opt.zero_grad(); ...; opt.step()`
     return first_back is not None and (first_clear is None or first_clear >= first_back)
+
+
+def _clears_before_first_step(body: List[cst.CSTNode]) -> bool:
+    """A statement `opt.zero_grad()` of the body comes before its first statement stepping anything, which steps
+    `opt`: what the backward()s before the clear added is emptied before any step applies it (train_loop's
+    _split_cleared makes those of the same block a group of their own; a nested loop's are its own)."""
+    first_step = next((i for i, st in enumerate(body) if TL._calls_method(st, "step")), None)
+    if first_step is None:
+        return False
+    stepped = set(TL._calls_method(body[first_step], "step"))
+    for st in body[:first_step]:
+        cleared = TL._method(TL._stmt_call(st), "zero_grad")
+        if cleared is not None and code_of(cleared).strip() in stepped:
+            return True
+    return False
 
 
 def _ends_cleared(loop: cst.CSTNode) -> bool:
@@ -137,6 +154,9 @@ def _fresh_step_clears(sc: _Scope, scope_node: cst.CSTNode, checks: Dict[int, Tu
     every parameter of the optimizer; id -> (module, optimizer) for `_ms_compat.clears_all_gradients`."""
     for c, cenc in sc.clears:
         receiver = module_clear(c)
+        if receiver is not None and TL.OPTIMIZER_NAME.search(receiver.rsplit(".", 1)[-1]) \
+                and not TL.SCHEDULER_NAME.search(receiver):
+            continue        # another optimizer's zero_grad() (trades_loss's `optimizer`): no module's clear
         unit = _loop_of(cenc) or scope_node
         stepped = set(TL._calls_method(unit, "step"))
         if receiver is None or len(stepped) != 1 or not TL._calls_method(unit, "backward") \

@@ -630,8 +630,9 @@ def _not_tensor_backward(call: cst.Call) -> bool:
 
 
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
-                closure_of: Optional[str] = None, held_for: Optional[str] = None, taped_for: Optional[str] = None
-                ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+                closure_of: Optional[str] = None, held_for: Optional[str] = None, taped_for: Optional[str] = None,
+                zeroed: Set[str] = frozenset()) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+    """zeroed: names whose .grad the loop as written clears before its first backward() (_zeroed_leaves)."""
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
@@ -737,7 +738,7 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
         pending.optimizer, pending.step, pending.closure = closure_of, pending.backwards[-1], True
         groups.append(pending)
         pending = None
-    leaves = _grad_leaves(body, pending) if pending is not None else []
+    leaves = _grad_leaves(body, pending, zeroed) if pending is not None else []
     by_hand = MU.tensor_updates(body, pending.backwards[-1]) if pending is not None and not leaves \
         and len(pending.backwards) == 1 else None
     if by_hand is not None:
@@ -783,6 +784,49 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
                 g.extras.append(i)
                 break
     return groups, problems
+
+
+def _split_cleared(groups: List[StepGroup], body: Sequence[cst.CSTNode], original: Optional[cst.CSTNode],
+                   problems: List[Tuple[int, str]]) -> List[StepGroup]:
+    """`x.backward(); ...; opt.zero_grad(); loss.backward(); opt.step()` (the fast gradient sign step: the input
+    gradient of an attack, then the training step): torch's zero_grad() empties what the earlier backward()s
+    added to the parameters' .grad before anything steps them, so they are no part of the step's loss. Those
+    backward()s become a group of their own: the gradient of the leaves whose .grad the body reads after them
+    (_grad_leaves), or a raising TODO where there are none. `original`: the loop as written (the converted body
+    has lost its zero_grad() calls); the k-th backward() of one is the k-th of the other."""
+    if original is None or not isinstance(getattr(original, "body", None), cst.IndentedBlock):
+        return groups
+    written = list(original.body.body)
+    backs_written = [j for j, st in enumerate(written) if _method(_stmt_call(st), "backward") is not None]
+    backs = [j for j, st in enumerate(body) if _method(_stmt_call(st), "backward") is not None]
+    if len(backs_written) != len(backs):
+        return groups
+    where = dict(zip(backs, backs_written))
+    out: List[StepGroup] = []
+    for g in groups:
+        at = [where.get(b) for b in g.backwards]
+        if len(at) < 2 or None in at or not g.optimizer or g.leaves or g.manual is not None:
+            out.append(g)
+            continue
+        cut = max((k for k in range(1, len(at)) if any(
+            code_of(_method(_stmt_call(written[j]), "zero_grad") or cst.Name("_")).strip() == g.optimizer
+            for j in range(at[k - 1] + 1, at[k]))), default=0)
+        if not cut:
+            out.append(g)
+            continue
+        early = StepGroup(backwards=g.backwards[:cut], losses=g.losses[:cut])
+        g.backwards, g.losses = g.backwards[cut:], g.losses[cut:]
+        leaves = _grad_leaves(body[:g.backwards[0]], early)
+        if leaves:
+            early.leaves, early.step = leaves, early.backwards[-1]
+            out.append(early)
+        else:
+            problems.extend((b, f"{g.optimizer}.zero_grad() clears the gradients this backward() adds before "
+                             f"{g.optimizer}.step() applies them, and the body reads no .grad of a tensor it made "
+                             "(what else it would be for cannot be told): write that gradient with mindspore.grad "
+                             "by hand") for b in early.backwards)
+        out.append(g)
+    return out
 
 
 def _clip_site(stmt: cst.CSTNode) -> Tuple[Optional[str], Optional[cst.Call]]:
@@ -2143,7 +2187,32 @@ def _short(stmt: cst.CSTNode, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
+def _zeroed_leaves(original: Optional[cst.CSTNode]) -> Set[str]:
+    """TRADES' PGD attack: `opt = optim.SGD([x], lr=1e-3); opt.zero_grad(); ...; loss.backward(); x.grad`: an
+    optimizer the loop body builds over the one tensor x, cleared before the body's first backward(), clears
+    x.grad in every turn (the first one too). The names so cleared, from the loop as written (the converted body
+    has lost its zero_grad() calls)."""
+    if original is None or not isinstance(getattr(original, "body", None), cst.IndentedBlock):
+        return set()
+    over: Dict[str, str] = {}
+    out: Set[str] = set()
+    for st in original.body.body:
+        if _method(_stmt_call(st), "backward") is not None or _GRAD_READ.search(code_of(st)):
+            break
+        target, call = _assigned_call(st)
+        if target is not None and call is not None and call.args and isinstance(call.args[0].value, cst.List) \
+                and len(call.args[0].value.elements) == 1 and call.args[0].keyword is None \
+                and isinstance(call.args[0].value.elements[0].value, cst.Name) \
+                and (OPTIMIZER_NAME.search(_call_name(call)) or OPTIMIZER_NAME.search(target)):
+            over[target] = call.args[0].value.elements[0].value.value
+            continue
+        cleared = _method(_stmt_call(st), "zero_grad")
+        if cleared is not None and code_of(cleared).strip() in over:
+            out.add(over[code_of(cleared).strip()])
+    return out
+
+
+def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup, zeroed: Set[str] = frozenset()) -> List[str]:
     """`y.backward(); print(x.grad)` with no optimizer step: the names whose .grad the rest of the
     block reads, when only one backward() ran and each one's .grad holds exactly that backward's gradient:
     - it is made in the block before the backward() (a fresh tensor: its .grad held nothing before);
@@ -2171,6 +2240,8 @@ def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup) -> List[str]:
         cleared = [j for j in range(last) if _clears_grad(body[j], n)]
         if any(re.search(rf"(?<![\w.]){n}\.grad\b", code_of(body[j])) for j in range(last) if j not in cleared):
             return []
+        if n in zeroed:
+            continue        # cleared by the zero_grad() of an optimizer over it alone (_zeroed_leaves)
         if cleared:
             clears.extend(cleared)
             continue
@@ -2929,7 +3000,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
     if not body:
         return None
-    groups, problems = find_groups(body, info, outer_step, closure_of, held_for, taped_for)
+    groups, problems = find_groups(body, info, outer_step, closure_of, held_for, taped_for,
+                                   zeroed=_zeroed_leaves(original))
     outer_taped = [g for g in groups if g.taped_outer]
     if outer_taped and leftover is None:
         # kept on the tape; the enclosing step (taped_outer_step) differentiates them
@@ -2938,6 +3010,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         sites = [(b, "Tensor.backward", f"{TS.COMPAT}.tape_backward", TS.NOTE) for b in g.backwards]
         return Rewrite(loop.with_changes(body=loop.body.with_changes(body=body)), [], set(), sites, problems,
                        steps=len(sites), taped=True)
+    groups = _split_cleared(groups, body, original, problems)
     _keep_cleared_co_steps(groups, original)
     _take_cleared_clips(groups, body, original)
     if leftover is not None and groups:

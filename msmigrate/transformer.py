@@ -187,6 +187,10 @@ _AUG_DUNDER = {"AddAssign": "add", "SubtractAssign": "sub", "MultiplyAssign": "m
                "LeftShiftAssign": "lshift", "RightShiftAssign": "rshift"}
 
 
+# in-place fills whose value depends on the receiver's shape and dtype alone: on a slice, as a statement, the
+# slice's copy is filled and written back (`x[:, c].uniform_(-e, e)`, fast_adversarial's per-channel random start)
+_SLICE_FILLS = frozenset(("uniform_", "normal_"))
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -299,6 +303,21 @@ RECORDED_MODE_WHY = ("PYNATIVE_MODE: a backward() outside a train step runs on P
                      "(_ms_compat.autograd_backward); GRAPH mode records none")
 
 
+class _RecordedLeafMarks(cst.CSTTransformer):
+    """In a module whose backward() PyNative's recorded autograd runs: `x.requires_grad = True`
+    (`_ms_compat.set_requires_grad(x, True)`) marks x a leaf of the recorded graph (`recorded=True`), so the
+    backward() adds into its gradient, which the module reads as x.grad (an attack's perturbation)."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if code_of(updated.func).strip() != f"{COMPAT}.set_requires_grad" or len(updated.args) != 2 \
+                or any(a.keyword is not None or a.star for a in updated.args):
+            return updated
+        return updated.with_changes(args=[*updated.args, cst.Arg(
+            keyword=cst.Name("recorded"), value=cst.Name("True"),
+            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                  whitespace_after=cst.SimpleWhitespace("")))])
+
+
 class TorchToMindSpore(cst.CSTTransformer):
 
     def __init__(self, module_name: str, is_package: bool, index: ProjectIndex,
@@ -363,6 +382,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._out_targets: Dict[int, Tuple[cst.CSTNode, cst.CSTNode]] = {}   # their converted calls -> (c, call)
         self._fresh_out_tuples: Dict[int, str] = {}   # `torch.sort(x, out=out)`, out fresh tensors: -> 'out'
         self._slice_copies: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}  # `x[i].copy_(v)` -> `x[i] = v`
+        # `x[i].uniform_(a, b)` -> `x[i] = _ms_compat.uniform_(x[i], a, b)`: the slice's copy filled, written back
+        self._slice_fills: Dict[int, Optional[Tuple[cst.CSTNode, cst.CSTNode]]] = {}
         self._module_tensors: Set[str] = set()  # module-level names bound to tensors (scripts)
         self._module_others: Set[str] = set()   # and to instances of the project's plain classes (no Modules)
         self._module_cells: Set[str] = set()    # and to modules (`seq = Sequence()`: seq.double() casts a model)
@@ -1276,7 +1297,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         the backward()'s own scope (those stay TODOs: a step elsewhere, a parameter's gradient)."""
         scope = "".join(code_of(st) for st in body)
         info = self.index.modules.get(self.module_name)
-        return not (".grad" in scope or "step(" in scope or info is None or info.calls_step
+        # `.grad` read in the scope only of names the module marks as inputs needing a gradient (an attack's
+        # `delta.requires_grad = True`): no Parameter's (tensor_grad refuses a Parameter's all the same)
+        readers = re.findall(r"([\w.\])]+)\.grad\b", scope)
+        inputs_only = bool(readers) and all(r in self._marked_leaves for r in readers)
+        return not ((".grad" in scope and not inputs_only) or "step(" in scope or info is None or info.calls_step
                     or not (info.registers_hooks or info.reads_grad))
 
     def _todo_statements(self, loop, body, problems):
@@ -1560,6 +1585,11 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push_scope(node)
+        # names the module marks as leaves needing a gradient (`x.requires_grad = True`, `x.requires_grad_()`: the
+        # converted marks make them leaves of PyNative's recorded graph): inputs, not Parameters
+        # (_reads_recorded_gradients)
+        self._marked_leaves = set(re.findall(r"(?<![\w.])(\w+)\.requires_grad(?:\s*=\s*True|_\(\s*(?:True)?\s*\))",
+                                             node.code))
         self._sparse_file = SPP.builds_sparse(node, self.index)   # sparse matrices built or multiplied (sparse_products.py)
         self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
@@ -3585,6 +3615,18 @@ class TorchToMindSpore(cst.CSTTransformer):
             row = self._cell_row_item(original, updated)     # `x[0].mul_(2)` in construct: cell_rows.py
             if row is not None:
                 return row
+        if id(original) in self._slice_fills and kind in ("tensor", "unknown") and m is tm:
+            try:
+                part = cst.Call(func=cst.Attribute(value=updated.func.value, attr=cst.Name("copy")))
+                filled = self._apply(original, updated.with_changes(func=updated.func.with_changes(value=part)), m,
+                                     api, receiver=part)
+            except UnsupportedSite as exc:
+                return self._todo(original, api, str(exc), updated)
+            if isinstance(filled, cst.Call):
+                # the fill's value depends on the slice's shape and dtype only: drawn for a copy of the slice
+                # and written back by the statement (leave_Expr), MindSpore's setitem writing in place
+                self._slice_fills[id(filled)] = (filled, updated.func.value)
+                return filled
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript) \
                 and not (name == "copy_" and _keyed_by_string(func.value)):
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
@@ -3645,6 +3687,10 @@ class TorchToMindSpore(cst.CSTTransformer):
                 and isinstance(call.func.value, cst.Subscript) and len(call.args) == 1 and not call.args[0].keyword
                 and not call.args[0].star and not _keyed_by_string(call.func.value)):
             self._slice_copies[id(call)] = None
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in _SLICE_FILLS and isinstance(call.func.value, cst.Subscript)
+                and not any(a.star for a in call.args) and not _keyed_by_string(call.func.value)):
+            self._slice_fills[id(call)] = None
 
     def leave_Expr(self, original, updated):
         out_target = self._out_targets.get(id(updated.value))
@@ -3656,6 +3702,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         copied = self._slice_copies.get(id(updated.value))
         if copied is not None and copied[0] is updated.value:   # MindSpore's setitem writes in place
             return cst.Assign(targets=[cst.AssignTarget(target=updated.value.func.value)], value=copied[1])
+        filled = self._slice_fills.get(id(updated.value))
+        if filled is not None and filled[0] is updated.value:   # `x[i] = _ms_compat.uniform_(x[i], a, b)`
+            return cst.Assign(targets=[cst.AssignTarget(target=filled[1])], value=updated.value)
         if isinstance(original.value, cst.Call) and isinstance(updated.value, (cst.Name, cst.Attribute)):
             return cst.RemovalSentinel.REMOVE   # `model.to(device)` became `model`: nothing left to do
         if id(updated.value) in self._rebinds:
@@ -3860,6 +3909,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = self._with_run_header(updated)
         elif self._records_autograd:    # a backward() run by PyNative's autograd (recorded_backward.py)
             updated = self._with_header(updated, [self._record_statement()])
+        if self._records_autograd:
+            updated = updated.visit(_RecordedLeafMarks())
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
         updated = LB.rewrite(self, updated)    # backward() no train step took: raise on a tensor
         updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted

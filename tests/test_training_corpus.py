@@ -311,10 +311,12 @@ def convert(name: str, out: Path) -> dict:
 # written (dcgan, vae: _same_bce_sizes, torch's refusal of a target shaped unlike the input); measured
 # Stop 47: +11 each (an optimizer's load_state_dict takes the scheduler keys, initial_lr..., with the saved groups:
 # compat_parts/checkpoints.py _SCHEDULER_KEYS); measured
+# heldout46: +5 each (every program has an optimizer: ParamGroup.update, `group.update(lr=x)` through the
+# learning-rate setter, not dict.update; compat_parts/optim.py); measured
 # Stop 48: +75 each (compile_step never runs a step taking the gradient of a gradient through a convolution or a
 # normalization op by op: compat_parts/train.py second_order_wrong_op_by_op); measured
-HELPER_BOUNDS = {"cifar_resnet": 4180, "dcgan": 4379, "lstm_lm": 3382, "mnist_cnn": 3968, "transformer_lm": 3815,
-                 "vae": 3966}
+HELPER_BOUNDS = {"cifar_resnet": 4185, "dcgan": 4384, "lstm_lm": 3387, "mnist_cnn": 3973, "transformer_lm": 3820,
+                 "vae": 3971}
 
 
 def check_helper(name: str, out: Path) -> None:

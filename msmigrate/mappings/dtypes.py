@@ -5,7 +5,7 @@ import ast
 
 import libcst as cst
 
-from ..callsite import UnsupportedSite
+from ..callsite import UnsupportedSite, code_of
 from ..records import DIFFERENCE, METHOD_OWNERS, VALUE_ATTRS, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
@@ -37,7 +37,15 @@ def _legacy_constructor(dtype: str, tensor_keeps_dtype: bool = False):
     def rule_fn(ctx):
         b = ctx.bound
         if b.starred:
-            raise UnsupportedSite("*args: data or sizes cannot be told apart")
+            # `torch.FloatTensor(*x.shape)`: legacy_tensor tells sizes from data at run time, as torch does
+            parts = []
+            for arg in b.call.args:
+                if arg.star == "**" or (arg.keyword is not None and arg.keyword.value != "device"):
+                    raise UnsupportedSite("**kwargs, or keyword arguments other than device, beside *args")
+                if arg.keyword is None:
+                    parts.append(arg.star + code_of(arg.value).strip())
+            keep = ", keep_tensor_dtype=True" if tensor_keeps_dtype else ""
+            return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}, {', '.join(parts)}{keep})")
         b.remove("device")
         pos = [n for n in b.order if b.positional.get(n)]
         if len(pos) != len(b.order):
@@ -50,6 +58,7 @@ def _legacy_constructor(dtype: str, tensor_keeps_dtype: bool = False):
             return ctx.expr(f"ops.zeros(({', '.join(codes)},), ms.{dtype})")
         keep = ", keep_tensor_dtype=True" if tensor_keeps_dtype else ""
         return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)}{keep})")
+    rule_fn.handles_starred = True
     return rule_fn
 
 

@@ -24,6 +24,12 @@ def write_data(x, value, where):
         return x
     if _compiling(_draw_probe):
         _refuse_compiled(_DATA_WRITE_REFUSAL, where)
+    if getattr(x, "_requires_grad", False):
+        # a leaf of PyNative's recorded graph (`delta.requires_grad = True`): torch's .data write bypasses
+        # autograd, MindSpore's in-place copy into such a leaf is refused outside no_grad
+        with ms._no_grad():
+            into_memory(x, value)
+        return x
     into_memory(x, value)     # which the Parameter of a `p.data` shares
     return x
 

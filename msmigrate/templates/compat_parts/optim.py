@@ -78,6 +78,11 @@ class ParamGroup(dict):
     def __setitem__(self, key, value):
         _set_hyper(self, key, value)
 
+    def update(self, *args, **kwargs):
+        # `group.update(lr=x)`: dict.update would replace the learning-rate Parameter the optimizer reads
+        for key, value in dict(*args, **kwargs).items():
+            _set_hyper(self, key, value)
+
 
 def optimizer_params(params):
     """torch's `params` argument as MindSpore's optimizers take it: a list of Parameters that train,

@@ -55,5 +55,15 @@ def autograd_backward(where, receiver, *args, **kwargs):
     elif not isinstance(gradient, ms.Tensor):
         gradient = ops.full_like(receiver, gradient)
     from mindspore._c_expression import run_backward
-    run_backward((receiver,), (gradient.astype(receiver.dtype),), bool(bound.get("retain_graph")), False, None)
+    try:
+        run_backward((receiver,), (gradient.astype(receiver.dtype),), bool(bound.get("retain_graph")), False, None)
+    except RuntimeError as exc:
+        if "Clone unregistered" not in str(exc):
+            raise
+        # measured: mindspore.grad/value_and_grad marks every tensor it is given as requiring a gradient, and this
+        # pass then adds into them, failing on an integer one (class labels) with "The kernel Clone unregistered"
+        raise MigrationError(f"{where}: backward() run by PyNative's recorded autograd reaches a tensor an earlier "
+                             "mindspore.grad/value_and_grad call (another converted gradient) was given, which "
+                             "MindSpore then treats as a leaf needing a gradient (an integer tensor: class labels); "
+                             "compute this gradient with mindspore.grad by hand") from None
     return None

@@ -14,14 +14,23 @@ def requires_grad_(x, requires_grad=True):
     return x
 
 
-def set_requires_grad(x, requires_grad):
+def set_requires_grad(x, requires_grad, recorded=False):
     """torch's `x.requires_grad = flag`: a Parameter keeps the flag (what value_and_grad over
     trainable_params() and the optimizers read); on another tensor False is
     ops.stop_gradient (nothing computed from it afterwards carries a gradient back, as torch's
     detached leaf) and True changes nothing (what gets a gradient is what ms.grad is given, as for
-    torch.tensor(..., requires_grad=True)). The caller rebinds x to the result."""
+    torch.tensor(..., requires_grad=True)). The caller rebinds x to the result. recorded: in a module whose
+    backward() PyNative's recorded autograd runs (recorded_backward.py), True marks x a leaf of that graph."""
     if isinstance(x, ms.Parameter):
         x.requires_grad = requires_grad
+        return x
+    if requires_grad and recorded and ms.get_context("mode") == ms.PYNATIVE_MODE \
+            and not _compiling(_draw_probe):
+        # a backward() run by PyNative's autograd adds into this leaf's gradient (an attack's `delta.grad`); the
+        # recording a mindspore.grad/value_and_grad call stopped since (another function's gradient) starts again
+        from mindspore.common.api import _pynative_executor
+        _pynative_executor.set_grad_flag(True)
+        x.requires_grad_(True)
         return x
     return x if requires_grad else ops.stop_gradient(x)
 
