@@ -243,8 +243,10 @@ def _enclosing_of(sc: _Scope, loop: cst.CSTNode) -> List[cst.CSTNode]:
     """The nodes around `loop` in its scope (its blocks' owners), from the recorded statements' stacks."""
     first, last = sc.pos[id(loop)]
     for st, enclosing in sc.backwards:
-        if first <= sc.pos[id(st)][0] <= last:
-            idx = next(i for i, n in enumerate(enclosing) if n is loop)
+        # (a backward() written on the loop's lines may stand outside it: after it, on its last line)
+        idx = next((i for i, n in enumerate(enclosing) if n is loop), None) \
+            if first <= sc.pos[id(st)][0] <= last else None
+        if idx is not None:
             return enclosing[:idx + 1]
     return []
 

@@ -114,9 +114,9 @@ def _fixed(test: cst.BaseExpression, loop) -> bool:
     TL.walk(test, calls)
     if any(c not in _PURE for c in calls.calls):
         return False
-    parts = list(loop) if isinstance(loop, list) else [loop.body]    # a loop, or a function body's statements
-    bound = set().union(*(TL.assigns(p) for p in parts)) | (
-        TL.assigns(loop.target) if isinstance(loop, cst.For) else set())
+    # a loop (its target too: `for i in ...` with `if (i + 1) % n == 0:` inside), or a function body's statements
+    parts = list(loop) if isinstance(loop, list) else [loop]
+    bound = set().union(*(TL.assigns(p) for p in parts))
     if set(TL.reads(test)) & bound:
         return False
     stores = _Stores()

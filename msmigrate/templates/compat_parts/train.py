@@ -51,8 +51,9 @@ def compile_step(step, host_calls=False):
         return step
     if host_calls or any(reaches(step) for reaches in HOST_STEPPED.values()):
         if wrong_op_by_op is not None:
-            return _raise_at_calling_line(
-                f"a train step taking the gradient of a gradient through {wrong_op_by_op} runs op by op here (it "
+            where = _step_where(step)
+            return _raise_migration_error(
+                f"{where + ': ' if where else ''}a train step taking the gradient of a gradient through {wrong_op_by_op} runs op by op here (it "
                 "calls host code), where MindSpore 2.10 computes such gradients wrongly; compiled it would not "
                 "run the host code: keep the step's host calls out of it")
         return step if pynative else _op_by_op(step)
@@ -87,6 +88,15 @@ def second_order_wrong_op_by_op(step, cells=None):
                 if any(k.__name__.startswith(w) for w in _WRONG_OP_BY_OP):
                     return k.__name__
     return None
+
+
+def _step_where(step):
+    """The original line of a train step: the first of its lines the converted tree maps (the loop's)."""
+    for _, _, line in step.__code__.co_lines():
+        where = line and original_line(step.__code__.co_filename, line)
+        if where:
+            return where
+    return calling_line()
 
 
 def _second_order(step):
