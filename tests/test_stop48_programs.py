@@ -171,3 +171,59 @@ def test_two_steps_in_a_loop_over_a_list_of_names():
     from tests.parity.harness import program_weights_match_torch
 
     program_weights_match_torch(TWO_STEPS_IN_A_LOOP_OVER_NAMES, graph=False)
+
+
+ATTACK_IN_EVAL_MODE_INSIDE_THE_LOSS = '''
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Conv2d(1, 3, 3, 1, 1), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(), nn.Linear(48, 2))
+with torch.no_grad():
+    for k, p in enumerate(net.parameters()):
+        p.copy_(torch.linspace(-0.5, 0.4 + 0.01 * k, p.numel()).reshape(p.shape))
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+rng = np.random.RandomState(0)
+
+
+def robust_loss(model, x, y, eps=0.1):
+    model.eval()
+    x_adv = x.detach() + 0.01 * torch.cos(x.detach() * 7.0)
+    for _ in range(2):
+        x_adv.requires_grad_()
+        with torch.enable_grad():
+            cost = F.cross_entropy(model(x_adv), y)
+        g = torch.autograd.grad(cost, [x_adv])[0]
+        x_adv = torch.min(torch.max(x_adv.detach() + 0.05 * torch.sign(g.detach()), x - eps), x + eps)
+    model.train()
+    return F.cross_entropy(model(x), y) + F.cross_entropy(model(x_adv.detach()), y)
+
+
+for it in range(3):
+    x = torch.from_numpy(rng.randn(4, 1, 4, 4).astype(np.float32))
+    y = torch.from_numpy(rng.randint(0, 2, 4))
+    opt.zero_grad()
+    loss = robust_loss(net, x, y)
+    loss.backward()
+    opt.step()
+print("OUT", [float(v) for p in net.parameters() for v in p.detach().reshape(-1)[:4]])
+'''
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_loss_switching_the_mode_around_an_attack(tmp_path, mode):
+    """TRADES' trades_loss: `model.eval()`, an attack on the input through torch.autograd.grad (detached), then
+    `model.train()`, inside the function the step differentiates. Compiled (GRAPH mode), set_train inside the
+    graph failed at the second step with MindSpore's TypeError ("cannot convert dictionary update sequence"), no
+    MigrationError; a step reaching a set_train runs op by op now, in either mode (compile_step). Not taken for
+    the gradient of a gradient: the attack's gradient is detached, so nothing is differentiated through it."""
+    from msmigrate.cli import main
+    from tests.treeutil import run_printed, write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"train.py": ATTACK_IN_EVAL_MODE_INSIDE_THE_LOSS})
+    main(["convert", str(src), "-o", str(out), "-q"])
+    code = (out / "train.py").read_text()
+    assert "compile_step" in code and "set_train(False)" in code, code
+    np.testing.assert_allclose(run_printed(out, "ms", mode), run_printed(src, "torch"), rtol=1e-5, atol=1e-6)

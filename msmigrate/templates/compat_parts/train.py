@@ -46,16 +46,13 @@ def compile_step(step, host_calls=False):
     for check in STEP_CHECKS:       # data parallel: average_gradients_in, see the distributed section
         check(step)
     pynative = ms.get_context("mode") != ms.GRAPH_MODE
-    wrong_op_by_op = second_order_wrong_op_by_op(step, cells)
-    if pynative and wrong_op_by_op is None:
+    reached = _names_reached(step)
+    if pynative and not (_GRAD_OF_GRAD_NAMES & reached and _layer_wrong_op_by_op(cells)):
         return step
-    if host_calls or any(reaches(step) for reaches in HOST_STEPPED.values()):
-        if wrong_op_by_op is not None:
-            where = _step_where(step)
-            return _raise_migration_error(
-                f"{where + ': ' if where else ''}a train step taking the gradient of a gradient through {wrong_op_by_op} runs op by op here (it "
-                "calls host code), where MindSpore 2.10 computes such gradients wrongly; compiled it would not "
-                "run the host code: keep the step's host calls out of it")
+    if host_calls or "set_train" in reached or any(reaches(step) for reaches in HOST_STEPPED.values()):
+        # op by op in either mode (a mode switch inside the step, `model.eval()` ... `model.train()` around an
+        # attack, does not compile); a loss holding a gradient of a gradient through a convolution or a
+        # normalization then stops (unused_params.wrong_second_order)
         return step if pynative else _op_by_op(step)
     kept = []
     key = _closure_key(step, kept=kept)
@@ -71,17 +68,21 @@ def compile_step(step, host_calls=False):
 # through a convolution, the weights of the Dense layers after it get zero gradients; through a BatchNorm in training
 # mode, the second such computation on the same values comes out wrong; through a LayerNorm, MindSpore raises
 # ("For LayerNormGrad, the index 7 is out of range"). Compiled, all are torch's (tests/test_stop48_programs.py):
-# such a step is compiled in PYNATIVE mode too, and never run op by op.
+# such a step is compiled in PYNATIVE mode too; where it must run op by op, a loss that holds such a gradient stops
+# (unused_params.wrong_second_order).
 _GRAD_OF_GRAD_NAMES = {"grad", "GradOperation", "vjp", "jvp", "jacfwd", "jacrev"}
 _WRONG_OP_BY_OP = ("Conv", "BatchNorm", "LayerNorm")
 
 
-def second_order_wrong_op_by_op(step, cells=None):
-    """The layer class a second-order step reaches whose gradients MindSpore computes wrongly op by op; None where
-    the step takes no gradient of a gradient, or reaches no such layer."""
-    if not _second_order(step):
+def second_order_wrong_op_by_op(step):
+    """The layer class a step taking the gradient of a gradient reaches whose gradients MindSpore computes wrongly
+    op by op; None where the step takes no gradient inside, or reaches no such layer."""
+    if not _GRAD_OF_GRAD_NAMES & _names_reached(step):
         return None
-    cells = [cell for _, cell in _closure_cells(step, [], set())] if cells is None else cells
+    return _layer_wrong_op_by_op([cell for _, cell in _closure_cells(step, [], set())])
+
+
+def _layer_wrong_op_by_op(cells):
     for cell in cells:
         for _, sub in cell.cells_and_names():
             for k in type(sub).__mro__:
@@ -90,18 +91,10 @@ def second_order_wrong_op_by_op(step, cells=None):
     return None
 
 
-def _step_where(step):
-    """The original line of a train step: the first of its lines the converted tree maps (the loop's)."""
-    for _, _, line in step.__code__.co_lines():
-        where = line and original_line(step.__code__.co_filename, line)
-        if where:
-            return where
-    return calling_line()
-
-
-def _second_order(step):
-    """Whether a function the step calls takes a gradient inside (the function the step differentiates)."""
-    seen, todo = set(), [step]
+def _names_reached(step):
+    """The global and attribute names the functions a step calls read (their nested functions' too; not the
+    step's own, nor MindSpore's)."""
+    names, seen, todo = set(), set(), [step]
     while todo:
         fn = todo.pop()
         if id(fn) in seen or not hasattr(fn, "__code__"):
@@ -112,12 +105,12 @@ def _second_order(step):
         codes = [fn.__code__]
         while codes:
             code = codes.pop()
-            if fn is not step and _GRAD_OF_GRAD_NAMES & set(code.co_names):
-                return True
+            if fn is not step:
+                names.update(code.co_names)
             codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
         todo.extend(v for _, v in _referenced(fn) if callable(v))
         todo.extend(getattr(fn, a) for a in ("recording", "__wrapped__") if callable(getattr(fn, a, None)))
-    return False
+    return names
 
 
 def _in_graph_mode(compiled):
