@@ -578,7 +578,9 @@ def install_ms(script_dir, mode):
         def pynative_context(*a, **k):
             # but a step the converted code compiles in PYNATIVE mode too (compile_step's _in_graph_mode: the
             # gradient of a gradient, wrong op by op) runs in GRAPH mode, as it would in the user's program
-            if "mode" in k and sys._getframe(1).f_code.co_qualname != "_in_graph_mode.<locals>.run":
+            caller = sys._getframe(1)
+            if "mode" in k and not (caller.f_code.co_qualname == "_in_mode.<locals>.run"
+                                    and caller.f_locals.get("restored") == ms.PYNATIVE_MODE):
                 k["mode"] = ms.PYNATIVE_MODE
             return set_context(*a, **k)
         _patch(ms, "set_context", pynative_context)

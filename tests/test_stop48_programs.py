@@ -15,18 +15,11 @@
 import numpy as np
 import pytest
 
-PENALTY_OF_A_NORMALIZED_CRITIC = '''
-import numpy as np
-import torch
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
+
+PENALTY_OF_A_NORMALIZED_CRITIC = _FILL + '''
 import torch.nn as nn
 from torch.autograd import grad
-
-
-def fill(module, seed):
-    rng = np.random.RandomState(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(torch.from_numpy(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
 
 
 critic = nn.Sequential(nn.Conv2d(1, 3, 3, 2, 1), nn.BatchNorm2d(3), nn.LeakyReLU(0.2), nn.Flatten(),

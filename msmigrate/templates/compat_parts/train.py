@@ -113,26 +113,24 @@ def _names_reached(step):
     return names
 
 
-def _in_graph_mode(compiled):
-    """The compiled step run in GRAPH mode (the program's PYNATIVE mode restored after it)."""
+def _in_mode(step, mode, restored):
+    """The step run in `mode`, the program's own mode restored after it: GRAPH for a step compiled in a PYNATIVE
+    program (_in_graph_mode), PYNATIVE for a step run op by op in a GRAPH program (_op_by_op)."""
     def run(*args, **kwargs):
-        ms.set_context(mode=ms.GRAPH_MODE)
-        try:
-            return compiled(*args, **kwargs)
-        finally:
-            ms.set_context(mode=ms.PYNATIVE_MODE)
-    return run
-
-
-def _op_by_op(step):
-    """The step run in PYNATIVE mode (the program's GRAPH mode restored after it)."""
-    def run(*args, **kwargs):
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+        ms.set_context(mode=mode)
         try:
             return step(*args, **kwargs)
         finally:
-            ms.set_context(mode=ms.GRAPH_MODE)
+            ms.set_context(mode=restored)
     return run
+
+
+def _in_graph_mode(compiled):
+    return _in_mode(compiled, ms.GRAPH_MODE, ms.PYNATIVE_MODE)
+
+
+def _op_by_op(step):
+    return _in_mode(step, ms.PYNATIVE_MODE, ms.GRAPH_MODE)
 
 
 def value_and_grad_host_aux(forward, weights, zeroed=False):
