@@ -47,6 +47,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout43  # bench/_rw_heldout43.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout44  # bench/_rw_heldout44.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout45  # bench/_rw_heldout45.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout47  # bench/_rw_heldout47.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -315,6 +316,9 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     else:
         shutil.copytree(src / repo / subdir, proj)
     for rel, text in FILES.get(name, {}).items():
+        if callable(text):      # a change of the program's files before converting, both sides (heldout47)
+            text(proj)
+            continue
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)
         (proj / rel).write_text(text.lstrip(), encoding="utf-8")
     for side in ("torch", "ms"):
@@ -576,7 +580,8 @@ def main(argv=None):
                                       "heldout27", "heldout28", "heldout29", "heldout30", "heldout31",
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
                                       "heldout37", "heldout38", "heldout39", "heldout40",
-                                      "heldout41", "heldout42", "heldout43", "heldout44", "heldout45"),
+                                      "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
+                                      "heldout47"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -653,7 +658,9 @@ def main(argv=None):
                          "facebookresearch/mixup-cifar10's mixup_data and "
                          "mixup_criterion, uoguelph-mlrg/Cutout's train.py run whole, Po-Hsun-Su/pytorch-ssim's "
                          "ssim and SSIM, davidtvs/pytorch-lr-finder's LRFinder.range_test "
-                         "(bench/_rw_heldout45.py)")
+                         "(bench/_rw_heldout45.py); heldout47: timgaripov/swa's train.py with SWA run whole "
+                         "and resumed, HobbitLong/RepDistiller's distillation losses through train_distill "
+                         "(bench/_rw_heldout47.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
