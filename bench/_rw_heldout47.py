@@ -39,7 +39,9 @@ converted as a new user would convert them.
   - rd_logit: kd, hint, attention, similarity, nst, rkd, pkt.
   - rd_feature: correlation, vid, kdsvd.
   - rd_crd: crd (CRDLoss: Embed, ContrastMemory with 8 negatives, its momentum update of the memory bank by
-    index_copy_, ContrastLoss), in `exact` mode.
+    index_copy_, ContrastLoss), in `exact` mode. The torch side's AliasMethod.cuda() (called by ContrastMemory
+    whatever is available) moves its tables with `.cpu()` (no GPU here; the converted side's are the
+    converter's).
   - rd_init: abound, factor and fsp: helper/pretrain.py's init() (one epoch of its own SGD on the connector,
     paraphraser or the student's feature modules, a logger of ours that keeps the values) and then
     train_distill.
