@@ -48,6 +48,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout44  # bench/_rw_heldout44.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout45  # bench/_rw_heldout45.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout46  # bench/_rw_heldout46.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout47  # bench/_rw_heldout47.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -316,6 +317,9 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     else:
         shutil.copytree(src / repo / subdir, proj)
     for rel, text in FILES.get(name, {}).items():
+        if callable(text):      # a change of the program's files before converting, both sides (heldout47)
+            text(proj)
+            continue
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)
         (proj / rel).write_text(text.lstrip(), encoding="utf-8")
     for side in ("torch", "ms"):
@@ -578,7 +582,7 @@ def main(argv=None):
                                       "heldout32", "heldout33", "heldout34", "heldout35", "heldout36",
                                       "heldout37", "heldout38", "heldout39", "heldout40",
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
-                                      "heldout46"),
+                                      "heldout46", "heldout47"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -657,7 +661,9 @@ def main(argv=None):
                          "ssim and SSIM, davidtvs/pytorch-lr-finder's LRFinder.range_test "
                          "(bench/_rw_heldout45.py); heldout46: locuslab/fast_adversarial's MNIST scripts "
                          "run whole and its CIFAR10 utils' PGD, yaodongyu/TRADES' trades_loss and PGD attacks "
-                         "(bench/_rw_heldout46.py)")
+                         "(bench/_rw_heldout46.py); heldout47: timgaripov/swa's train.py with SWA run whole "
+                         "and resumed, HobbitLong/RepDistiller's distillation losses through train_distill "
+                         "(bench/_rw_heldout47.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -23,7 +23,8 @@ from typing import Optional
 import libcst as cst
 
 _CONV_DIMS = {f"torch.nn.{kind}{d}d": d for kind in ("Conv", "ConvTranspose") for d in (1, 2, 3)}
-_NORMS = {f"torch.nn.BatchNorm{d}" for d in ("1d", "2d", "3d")} | {"torch.nn.SyncBatchNorm"}
+_NORMS = {f"torch.nn.BatchNorm{d}" for d in ("1d", "2d", "3d")} | {"torch.nn.SyncBatchNorm",
+                                                                     "torch.nn.modules.batchnorm._BatchNorm"}
 _NOT_KEPT = {
     **{(n, a): "MindSpore's BatchNorm keeps no such setting" for n in _NORMS
        for a in ("affine", "track_running_stats")},
@@ -79,12 +80,34 @@ def store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
     if len(original.targets) != 1:
         return None
     target = original.targets[0].target
-    if not (isinstance(target, cst.Attribute) and target.attr.value == "momentum"
-            and tr._static_type(target.value) in _NORMS):
+    if not (isinstance(target, cst.Attribute) and target.attr.value == "momentum"):
         return None
+    if tr._static_type(target.value) not in _NORMS:
+        return _store_on_unknown(tr, original, updated)
     tr._record(original, "batchnorm.momentum (set)", "_ms_compat.set_momentum", "converted",
                "MindSpore's BatchNorm runs a primitive built with its momentum: built again")
     owner = updated.targets[0].target.value
     where = cst.SimpleString(repr(f"{tr.module_name}:{tr._line(original)}"))   # a compiled graph refuses it
     return cst.Expr(_helper(tr, "set_momentum", owner).with_changes(
         args=[cst.Arg(owner), cst.Arg(updated.value), cst.Arg(where)]), semicolon=updated.semicolon)
+
+
+def _store_on_unknown(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
+    """`m.momentum = v` where m is a name whose type the converter does not know (a loop over the BatchNorms a dict
+    collected: swa's bn_update, `for module in momenta.keys(): module.momentum = b / (n + b)`): set at run time as
+    set_momentum sets it when m is a BatchNorm, as written otherwise (`_ms_compat.set_momentum_if_norm`). Before, a
+    BatchNorm's attribute changed and its primitive did not: its statistics moved at the old rate, silently.
+    Not for `self`/`cls` (a class's own attribute) nor in a forward (graph code)."""
+    target = original.targets[0].target
+    owner = target.value
+    if not isinstance(owner, cst.Name) or owner.value in ("self", "cls") or tr._in_forward():
+        return None
+    if tr._static_type(owner) is not None:
+        return None     # a known layer of another kind, or a class of the program
+    tr._record(original, "momentum (set)", "_ms_compat.set_momentum_if_norm", "converted",
+               "the receiver's type is known at run time only: a BatchNorm's primitive is built again with the new "
+               "momentum (set_momentum), anything else's attribute set as written")
+    new_owner = updated.targets[0].target.value
+    where = cst.SimpleString(repr(f"{tr.module_name}:{tr._line(original)}"))
+    return cst.Expr(_helper(tr, "set_momentum_if_norm", new_owner).with_changes(
+        args=[cst.Arg(new_owner), cst.Arg(updated.value), cst.Arg(where)]), semicolon=updated.semicolon)

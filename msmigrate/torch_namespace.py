@@ -21,6 +21,11 @@ from .callsite import code_of
 from .torch_names import NAMES, TORCH_VERSION
 
 NAMESPACES = tuple(NAMES)
+# library modules used as values whose names msmigrate does not list (torchvision is no dependency): only getattr()
+# with a name known at run time converts (swa's `getattr(torchvision.datasets, args.dataset)`): the table of the
+# names converted one-to-one, and MindSpore's tensors' differences noted on those records; any other name raises
+# MigrationError naming the site, whether the library has it or not.
+UNLISTED = ("torchvision.datasets",)
 # the namespace whose names are the call sites' own (torch.nn.functional.relu is a torch.nn.functional name)
 _INSPECTORS = ("getattr", "hasattr", "dir")
 
@@ -43,7 +48,8 @@ def one_to_one(namespace: str) -> Dict[str, object]:
                 and tuple(m.args) == ("input",) and t and t.startswith(("mindspore.ops.", "_ms_compat."))):
             out[name] = (t, "float")   # torch.tanh...: the target, an integer input promoted as the rule does
             continue
-        if (t is None or m.rule is not None or m.status != R.CONVERTED
+        kinds = (R.CONVERTED, R.DIFFERENCE) if namespace in UNLISTED else (R.CONVERTED,)
+        if (t is None or m.rule is not None or m.status not in kinds
                 or not t.startswith(("mindspore.", "_ms_compat.")) or " " in t or "(" in t
                 or m.rename or m.transforms or m.values or m.extra or m.unsupported_values):
             continue
@@ -63,7 +69,7 @@ def one_to_one(namespace: str) -> Dict[str, object]:
 
 def compat_section() -> str:
     """The runtime part emitted into _ms_compat.py: the tables and the look-up helpers."""
-    tables = {ns: one_to_one(ns) for ns in NAMESPACES}
+    tables = {ns: one_to_one(ns) for ns in NAMESPACES + UNLISTED}
     lines = [
         "# torch's modules used as values (msmigrate/torch_namespace.py): getattr(F, name) with a name known",
         "# only at run time, hasattr(), dir(). Generated from msmigrate's registry; names of torch "
@@ -123,6 +129,11 @@ def _resolve(entry, namespace, where):
     (target, 'float') for a float function."""
     target = entry if isinstance(entry, str) else entry[0]
     module, _, name = target.rpartition(".")
+    if module.startswith("_ms_compat.") and module.split(".")[1] in globals():   # a member of a helper class
+        fn = globals()[module.split(".")[1]]
+        for part in module.split(".")[2:] + [name]:
+            fn = getattr(fn, part)
+        return fn
     if module == "_ms_compat" and name not in globals():
         # this helper was written with the parts the converted tree names; a name that is no string literal
         # anywhere in the tree (read from a config file) had its part left out
@@ -144,6 +155,9 @@ def torch_getattr(namespace, name, where, default=_NO_DEFAULT):
     entry = TORCH_CONVERTED[namespace].get(name)
     if entry is not None:
         return _resolve(entry, namespace, where)
+    if namespace not in TORCH_NAMES:     # a library's module whose names msmigrate does not list
+        raise MigrationError(f"getattr({namespace}, {name!r}) at {where}: msmigrate converts no {namespace}.{name} "
+                             f"(convert this site by hand, see the migration report)")
     if name not in TORCH_NAMES[namespace]:
         if default is not _NO_DEFAULT:
             return default
@@ -189,7 +203,7 @@ class no_grad:
 def namespace_of(tr, node: cst.BaseExpression) -> Optional[str]:
     """The torch namespace a module expression refers to (`F` -> "torch.nn.functional")."""
     qn = tr._torch_qname(node)
-    return qn if qn in NAMES else None
+    return qn if qn in NAMES or qn in UNLISTED else None
 
 
 def _literal(node: cst.BaseExpression) -> Optional[str]:
@@ -208,7 +222,10 @@ def inspected(tr, call: cst.Call) -> Optional[str]:
     first = call.args[0]
     if first.keyword is not None or first.star:
         return None
-    return namespace_of(tr, first.value)
+    ns = namespace_of(tr, first.value)
+    if ns in UNLISTED and call.func.value != "getattr":
+        return None     # hasattr()/dir(): the library's names are not listed
+    return ns
 
 
 def literal_qname(tr, call: cst.Call) -> Optional[str]:
@@ -299,6 +316,8 @@ def leave_call(tr, original: cst.Call, updated: cst.Call):
         tr._record(original, f"hasattr({ns})", "_ms_compat.torch_hasattr", R.CONVERTED, "torch's answer")
         return tr._render_template(f"_ms_compat.torch_hasattr({ns!r}, {code_of(updated.args[1].value).strip()})")
     if kind == "getattr" and len(args) in (2, 3):
+        if name is not None and ns in UNLISTED:
+            return tr._convert_reference(original, updated, f"{ns}.{name}")
         if name is not None:
             qn = f"{ns}.{name}"
             if len(args) == 3 and name not in NAMES[ns]:
@@ -337,11 +356,14 @@ def helper_roots_for_names(codes) -> set:
                     and node.func.attr == "torch_getattr" and node.args and isinstance(node.args[0], ast.Constant):
                 looked_up.add(node.args[0].value)
     roots = set()
-    for ns in looked_up & set(NAMESPACES):
+    for ns in looked_up & set(NAMESPACES + UNLISTED):
         for name, entry in one_to_one(ns).items():
             target = entry if isinstance(entry, str) else entry[0]
             if name in literals and target.startswith("_ms_compat."):
-                roots.add(target[len("_ms_compat."):])
+                path = target[len("_ms_compat."):]
+                roots.add(path)
+                if "." in path:     # a member of a helper namespace class (datasets.CIFAR10): the class too
+                    roots.add(path.split(".")[0])
     return roots
 
 

@@ -112,6 +112,8 @@ PARAM_RENAMES = {
 LAYER_FAMILY = {
     **{f"torch.nn.BatchNorm{d}": "batchnorm" for d in ("1d", "2d", "3d")},
     "torch.nn.SyncBatchNorm": "batchnorm",
+    # their base: MindSpore's BatchNorm1d/2d share theirs too (_BatchNorm), with these names
+    "torch.nn.modules.batchnorm._BatchNorm": "batchnorm",
     "torch.nn.LayerNorm": "layernorm", "torch.nn.GroupNorm": "affine_norm",
     "torch.nn.LeakyReLU": "leaky_relu", **{f"torch.nn.{r}": "rnn" for r in ("LSTM", "GRU", "RNN")},
     # _ms_compat.InstanceNorm*d keep MindSpore's InstanceNorm names: gamma/beta/moving_mean/moving_variance
@@ -1353,6 +1355,18 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_Assert(self, original, updated):
         return updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
 
+    def leave_Raise(self, original: cst.Raise, updated: cst.Raise):
+        """`raise NotImplemented('...')` (NotImplemented, not NotImplementedError: RepDistiller's pretrain.py): in
+        Python 3 calling NotImplemented raises TypeError there. Written as that TypeError: a train step holding it
+        in a branch it never takes compiles in GRAPH mode (MindSpore parses the branch: "Unsupported exception
+        type")."""
+        exc = updated.exc
+        if not (isinstance(exc, cst.Call) and isinstance(exc.func, cst.Name) and exc.func.value == "NotImplemented"
+                and "NotImplemented" not in self._imports and not self._shadowed("NotImplemented")):
+            return updated
+        return updated.with_changes(exc=cst.parse_expression('TypeError("\'NotImplementedType\' object is not '
+                                                             'callable")'), cause=None)
+
     def _graph_safe_test(self, original, updated):
         """Inside construct, a condition mixing a tensor and a Python value with and/or
         (`while y.abs().max() < 10 and i < 5:`) does not compile in GRAPH mode (MindSpore
@@ -2365,7 +2379,21 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _type_test(self, test: cst.BaseExpression) -> Optional[cst.Call]:
         """`type(m) in (A, B)` / `type(m) in kinds` (a name bound to a list literal) / `type(m) == A` / `type(m) is
         A`: the isinstance() call that narrows m as they do (grad-cam's FullGrad: `type(layer) in
-        bias_target_layers and layer.bias is not None`); else None."""
+        bias_target_layers and layer.bias is not None`); `issubclass(m.__class__, A)` / `issubclass(type(m), A)`
+        too (swa's bn_update: `issubclass(module.__class__, torch.nn.modules.batchnorm._BatchNorm)`); else None."""
+        if (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "issubclass"
+                and len(test.args) == 2 and all(a.keyword is None and not a.star for a in test.args)
+                and test.func.value not in self._imports and not self._shadowed("issubclass")):
+            of, types = test.args[0].value, test.args[1].value
+            obj = None
+            if isinstance(of, cst.Attribute) and of.attr.value == "__class__" and isinstance(of.value, cst.Name):
+                obj = of.value
+            elif (isinstance(of, cst.Call) and isinstance(of.func, cst.Name) and of.func.value == "type"
+                  and len(of.args) == 1 and isinstance(of.args[0].value, cst.Name)):
+                obj = of.args[0].value
+            if obj is None:
+                return None
+            return cst.Call(func=cst.Name("isinstance"), args=[cst.Arg(obj), cst.Arg(types)])
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
         left, target = test.left, test.comparisons[0]

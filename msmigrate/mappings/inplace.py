@@ -32,6 +32,11 @@ def _fresh(tr, receiver) -> bool:
     func = receiver.func
     if isinstance(func, cst.Attribute) and func.attr.value == "clone" and tr._torch_qname(func) is None:
         return True
+    if isinstance(func, cst.Attribute) and out_of_place(func.attr.value) is not None \
+            and tr._torch_qname(func) is None:
+        # `torch.rand(n, d).mul_(2 * s).add_(-s)` (RepDistiller's memory bank): an in-place op returns its
+        # receiver, so a chain of them on a new tensor is still that new tensor
+        return _fresh(tr, func.value)
     return tr._torch_qname(func) in _FRESH
 
 

@@ -66,6 +66,10 @@ def _tree_constants(roots, read, out):
             value = attrs[attr]
             if attr not in _CELL_BOOKKEEPING and _plain(value):
                 out.append((f"{name}.{attr}", tuple(value) if isinstance(value, list) else value))
+        # a primitive the program built again (a BatchNorm's momentum set: set_momentum): a graph holds the old one
+        kept = getattr(cell, "_primitives", None) or {}
+        for attr in sorted(read.intersection(kept)):
+            out.append((f"{name}.{attr} (primitive)", id(kept[attr])))
         out.append((f"{name}.training", cell.training))
         out.append((f"{name} (sub-cells and Parameters)",
                     tuple(map(id, cell._cells.values())) + tuple(map(id, cell._params.values()))))

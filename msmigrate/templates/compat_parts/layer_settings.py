@@ -58,6 +58,15 @@ def set_momentum(bn, v, where="?"):
     _momentum_rebuilt(bn, v)
 
 
+def set_momentum_if_norm(obj, v, where="?"):
+    """`m.momentum = v` where the converter could not tell m's type: a BatchNorm's as set_momentum sets it, anything
+    else's attribute as written."""
+    if isinstance(obj, (nn.layer.normalization._BatchNorm, nn.BatchNorm3d)):
+        set_momentum(obj, v, where)
+    else:
+        setattr(obj, "momentum", v)
+
+
 def _momentum_rebuilt(bn, v):
     if v is None:
         raise MigrationError("BatchNorm momentum = None (a cumulative average) set after construction: "
@@ -65,6 +74,9 @@ def _momentum_rebuilt(bn, v):
     inner = getattr(bn, "bn2d", bn)
     for layer in {id(bn): bn, id(inner): inner}.values():
         layer.momentum = v
+    # the one replaced stays alive: a graph compiled with it is chosen by its id (graph_constants.py), which a new
+    # primitive must not take over
+    inner.__dict__.setdefault("_ms_replaced_primitives", []).append(inner.bn_train)
     inner.bn_train = ops.BatchNorm(is_training=True, epsilon=inner.eps, momentum=v, data_format=inner.format)
 
 

@@ -48,7 +48,8 @@ class ModuleList(nn.CellList):
     def __getitem__(self, index):
         if isinstance(index, slice):
             return ModuleList(list(self._cells.values())[index])
-        return super().__getitem__(index)
+        # CellList's own, named: MindSpore's graph parser cannot resolve super() (`mods[1](x)` in a compiled step)
+        return nn.CellList.__getitem__(self, index)
 
     def set_grad(self, flag=True):
         self.requires_grad = flag

@@ -38,8 +38,10 @@ def compile_step(step, host_calls=False):
     optimizer objects reuse the compiled step; a different object or value compiles anew."""
     install_graph_choice()      # a graph follows the values it reads (graph_constants.py)
     cells = [cell for _, cell in _closure_cells(step, [], set())]
+    switched_off = _inside_eval_cells(cells)
     for cell in cells:
-        train_mode_by_default(cell)
+        if id(cell) not in switched_off:
+            train_mode_by_default(cell)
         if type(type(cell).__dict__.get("construct")).__name__ == "Unconverted":
             type(cell).construct()      # a hand-written optimizer's step(): MigrationError naming it
     distinct_parameter_names(step)
@@ -355,6 +357,19 @@ def _reaches_object_tensor(fn, seen=None):
 
 
 HOST_STEPPED["tensors held by plain objects"] = _reaches_object_tensor
+
+
+def _inside_eval_cells(cells):
+    """ids of the cells inside a cell the program switched to eval (`teacher.eval()`: set_train(False), MindSpore's
+    phase 'predict'). MindSpore sets the training flag of every sub-cell but the phase of that cell alone, so a
+    step that also reaches a sub-cell (`head = teacher.head`, called in the step) would find its phase still the
+    initial 'train' and take it for a cell never switched (train_mode_by_default): trained, silently."""
+    inside = set()
+    for top in cells:
+        for _, c in top.cells_and_names():
+            if getattr(c, "_phase", None) == "predict":
+                inside.update(id(s) for _, s in c.cells_and_names() if s is not c)
+    return inside
 
 
 def train_mode_by_default(cell):
