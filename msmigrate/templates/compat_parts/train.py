@@ -49,7 +49,7 @@ def compile_step(step, host_calls=False):
         check(step)
     pynative = ms.get_context("mode") != ms.GRAPH_MODE
     reached = _names_reached(step)
-    if pynative and not (_GRAD_OF_GRAD_NAMES & reached and _layer_wrong_op_by_op(cells)):
+    if pynative and not ("<gradient of a gradient>" in reached and _layer_wrong_op_by_op(cells)):
         return step
     if host_calls or "set_train" in reached or any(reaches(step) for reaches in HOST_STEPPED.values()):
         # op by op in either mode (a mode switch inside the step, `model.eval()` ... `model.train()` around an
@@ -72,14 +72,14 @@ def compile_step(step, host_calls=False):
 # ("For LayerNormGrad, the index 7 is out of range"). Compiled, all are torch's (tests/test_stop48_programs.py):
 # such a step is compiled in PYNATIVE mode too; where it must run op by op, a loss that holds such a gradient stops
 # (unused_params.wrong_second_order).
-_GRAD_OF_GRAD_NAMES = {"grad", "GradOperation", "vjp", "jvp", "jacfwd", "jacrev"}
+_GRAD_OF_GRAD_NAMES = {"GradOperation", "vjp", "jvp", "jacfwd", "jacrev"}     # and mindspore.grad (not a .grad)
 _WRONG_OP_BY_OP = ("Conv", "BatchNorm", "LayerNorm")
 
 
 def second_order_wrong_op_by_op(step):
     """The layer class a step taking the gradient of a gradient reaches whose gradients MindSpore computes wrongly
     op by op; None where the step takes no gradient inside, or reaches no such layer."""
-    if not _GRAD_OF_GRAD_NAMES & _names_reached(step):
+    if "<gradient of a gradient>" not in _names_reached(step):
         return None
     return _layer_wrong_op_by_op([cell for _, cell in _closure_cells(step, [], set())])
 
@@ -95,7 +95,8 @@ def _layer_wrong_op_by_op(cells):
 
 def _names_reached(step):
     """The global and attribute names the functions a step calls read (their nested functions' too; not the
-    step's own, nor MindSpore's)."""
+    step's own, nor MindSpore's), and "<gradient of a gradient>" where one of them takes a gradient (calls
+    mindspore.grad, not a tensor's .grad, or reads GradOperation, vjp...)."""
     names, seen, todo = set(), set(), [step]
     while todo:
         fn = todo.pop()
@@ -109,10 +110,26 @@ def _names_reached(step):
             code = codes.pop()
             if fn is not step:
                 names.update(code.co_names)
+                if _GRAD_OF_GRAD_NAMES & set(code.co_names) or _calls_mindspore_grad(code, fn):
+                    names.add("<gradient of a gradient>")
             codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
         todo.extend(v for _, v in _referenced(fn) if callable(v))
         todo.extend(getattr(fn, a) for a in ("recording", "__wrapped__") if callable(getattr(fn, a, None)))
     return names
+
+
+def _calls_mindspore_grad(code, fn):
+    """`ms.grad` in the code: the attribute grad of a global holding the mindspore module."""
+    import dis
+    if "grad" not in code.co_names:
+        return False
+    before = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "grad" and before is not None \
+                and before.opname == "LOAD_GLOBAL" and getattr(fn, "__globals__", {}).get(before.argval) is ms:
+            return True
+        before = ins
+    return False
 
 
 def _in_mode(step, mode, restored):
