@@ -45,6 +45,7 @@ from . import grad_carry as GC
 from . import cell_rows as CR
 from . import mixed_narrowing as MN
 from . import higher_order_grad as HOG
+from . import same_branches as SB
 from . import no_grad_values as NG
 from . import diagonal_fill as DF
 from . import non_tensor_names as NT
@@ -686,6 +687,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._pending_narrow[id(node.body)] = narrow
 
     def leave_If(self, original, updated):
+        same = SB.merged(updated)   # `if self.gpu_mode: <a>.cuda() else: <a>`: one statement once converted
+        if same is not None:
+            updated = self._pop_comments(updated)
+            return cst.FlattenSentinel(SB.merged(updated))
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
         updated = self._step_under_if(original, updated)
         return self._pop_comments(updated)
@@ -2212,6 +2217,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if attr not in _RENAMED_ATTRS:
             return updated
         family = self._layer_family(original.value)
+        if family is None and attr in _NORM_ONLY_ATTRS and not self._mixed_names(original):
+            return self._unknown_norm_attr(original, updated)
         if family is None:
             return self._mixed_param_attr(original, updated)
         new = PARAM_RENAMES[family].get(attr)
@@ -2226,6 +2233,19 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._record(original, f"{family}.{attr}", new, R.CONVERTED,
                      f"MindSpore names this parameter {new}")
         return updated.with_changes(attr=cst.Name(new))
+
+    def _unknown_norm_attr(self, original: cst.Attribute, updated: cst.Attribute):
+        """`teacher[1][0].running_mean` where the layer's class is not known here: only torch's norm layers have
+        the name, and MindSpore's name it moving_*; a user's module may keep its own, so the name the cell has,
+        chosen at run time (as written it was MindSpore's AttributeError, naming no original line). The owner is
+        read twice: only a chain of names, attributes and constant items, which calls nothing."""
+        if id(original) in self._stores or not _plain_chain(updated.value):
+            return updated
+        new = PARAM_RENAMES["batchnorm"][original.attr.value]
+        self._record(original, f"batchnorm.{original.attr.value}", f"{new} / {original.attr.value}", R.CONVERTED,
+                     f"the layer's class is not known here: MindSpore's norm layers name this {new}, chosen at "
+                     "run time by the name the cell has")
+        return MN.chosen_attribute(updated.value, [new, original.attr.value])
 
     def _mixed_names(self, original: cst.Attribute) -> List[str]:
         """The names `m.attr` has across the classes of a mixed isinstance() narrowing of `m` (mixed_narrowing.py;
@@ -4196,6 +4216,24 @@ _PLAIN_NN_RESULTS = {"torch.nn.utils.rnn.PackedSequence", "torch.nn.utils.rnn.pa
 # ordered name -> object dictionaries under these names
 _MODULE_INTERNALS = ("_modules", "_parameters")     # torch Module dicts read by attribute: records Module._modules...
 _RENAMED_ATTRS = {a for table in PARAM_RENAMES.values() for a in table}
+# torch names only its norm layers give their members (weight and bias are every layer's)
+_NORM_ONLY_ATTRS = ("running_mean", "running_var")
+
+
+def _plain_chain(node: cst.BaseExpression) -> bool:
+    """`a`, `a.b`, `a[1][0].c`, `a['k']`: reading it calls nothing, so reading it twice is reading it once."""
+    while True:
+        if isinstance(node, cst.Name):
+            return True
+        if isinstance(node, cst.Attribute):
+            node = node.value
+            continue
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 \
+                and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, (cst.Integer, cst.SimpleString, cst.Name)):
+            node = node.value
+            continue
+        return False
 _CONV1D_LAYERS = ("torch.nn.Conv1d", "torch.nn.ConvTranspose1d")
 # layers whose attribute reads convert unlike the rest of their family's (kernel_size[1:], bn2d.gamma)
 _CLASS_SPECIFIC_READS = _CONV1D_LAYERS + ("torch.nn.BatchNorm3d",)

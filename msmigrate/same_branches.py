@@ -1,0 +1,56 @@
+"""An `if` on a plain flag whose two branches are the same once converted is its body.
+
+Old PyTorch code chooses the device by hand, a branch per device:
+
+    if self.gpu_mode:
+        x_p = x_ + 0.5 * x_.std() * torch.rand(x_.size()).cuda()
+    else:
+        x_p = x_ + 0.5 * x_.std() * torch.rand(x_.size())
+
+The conversion drops `.cuda()`, so both branches become one statement. Kept as an `if`, it hides the statements
+from the passes that read a training loop's body (the draw sits in a branch, so the step around it is taped, not
+compiled). When the test only reads a name or an attribute chain (`self.gpu_mode`: reading it calls nothing a
+conversion could change) and the branches' converted code is the same (their comments and layout aside), the
+`if` runs that code whichever way the test goes: the `if` becomes its first branch, which keeps its lines."""
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from typing import List, Optional
+
+import libcst as cst
+
+_MARK = re.compile(r"#@msmigrate-line:\d+@")    # line_map.py's marks: the branches' lines differ
+
+
+def _plain_test(test: cst.BaseExpression) -> bool:
+    while isinstance(test, cst.Attribute):
+        test = test.value
+    return isinstance(test, cst.Name)
+
+
+def _shape(block: cst.IndentedBlock) -> Optional[str]:
+    """The block's code as Python sees it (comments and layout set aside); None where it does not parse alone."""
+    code = _MARK.sub("", cst.Module(body=list(block.body)).code)
+    try:
+        return ast.dump(ast.parse(textwrap.dedent(code)))
+    except SyntaxError:
+        return None
+
+
+def merged(node: cst.If) -> Optional[List[cst.BaseStatement]]:
+    """The statements an `if plain_flag: A else: A` (converted) stands for, the `if`'s leading lines and a note
+    on the first; None where the `if` is not one."""
+    if not (isinstance(node.orelse, cst.Else) and _plain_test(node.test)
+            and isinstance(node.body, cst.IndentedBlock) and isinstance(node.orelse.body, cst.IndentedBlock)):
+        return None
+    first = _shape(node.body)
+    if first is None or first != _shape(node.orelse.body):
+        return None
+    test = cst.Module(body=[]).code_for_node(node.test)
+    note = cst.EmptyLine(comment=cst.Comment(
+        f"# msmigrate: `if {test}:` and its `else:` are the same once converted (a branch per device): one of them"))
+    body = list(node.body.body)
+    body[0] = body[0].with_changes(leading_lines=list(node.leading_lines) + [note] + list(body[0].leading_lines))
+    return body
