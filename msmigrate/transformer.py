@@ -424,6 +424,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._loop_nodes: List[cst.CSTNode] = []   # the enclosing loops (original nodes), innermost last
         self._outer_steps: Dict[int, tuple] = {}   # id(original loop) -> (OuterStep, summed gradients) to apply
         self._deferred_ifs: Set[int] = set()     # id(update `if`) whose branches the enclosing loop gives steps
+        self._elifs: Set[int] = set()   # id(an `if` that is another's `elif`)
         # of those, `if split == "train": <update>` alone (guarded_update) -> its raising TODOs where no split holds it
         self._guarded_ifs: Dict[int, TL.Rewrite] = {}
         self._grad_writers: Dict[str, bool] = {}   # the module's functions by name -> writes a .grad (train_loop)
@@ -682,6 +683,8 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_If(self, node: cst.If) -> None:
         self._push_comments(node)
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
         narrow = self._isinstance_narrowing(node.test)
         if narrow:
             self._pending_narrow[id(node.body)] = narrow
@@ -690,6 +693,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         same = SB.merged(updated)   # `if self.gpu_mode: <a>.cuda() else: <a>`: one statement once converted
         if same is not None:
             updated = self._pop_comments(updated)
+            if id(original) in self._elifs:     # `elif gpu: <a> else: <a>`: the chain's `else: <a>`
+                return cst.Else(body=updated.body.with_changes(body=SB.merged(updated.with_changes(
+                    leading_lines=[]))), leading_lines=list(updated.leading_lines))
             return cst.FlattenSentinel(SB.merged(updated))
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
         updated = self._step_under_if(original, updated)

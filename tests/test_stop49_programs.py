@@ -132,3 +132,22 @@ def test_norm_statistics_of_a_layer_read_by_index(tmp_path):
     code = (out / "train.py").read_text()
     assert "hasattr(teacher[1][0], 'moving_variance')" in code, code
     np.testing.assert_allclose(run_printed(out, "ms"), run_printed(src, "torch"), rtol=1e-6)
+
+
+def test_same_branches_of_an_elif_are_the_chains_else(tmp_path):
+    """`elif gpu: <a>.cuda() else: <a>`: the `elif` is no statement of a block (it cannot become its body's
+    statements): it becomes the chain's `else:`. It stopped the file's conversion before (a FlattenSentinel where
+    libcst takes an If or an Else)."""
+    from msmigrate.cli import main
+    from tests.treeutil import write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"prog.py": "import torch\n\n\ndef f(x, mode, gpu):\n    if mode == 1:\n        y = x + 1\n"
+                                "    elif gpu:\n        y = (x * 2).cuda()\n    else:\n        y = x * 2\n"
+                                "    return y\n"})
+    main(["convert", str(src), "-o", str(out), "-q"])
+    code = (out / "prog.py").read_text()
+    assert "    else:\n        # msmigrate: `if gpu:` and its `else:` are the same once converted" in code, code
+    namespace = {}
+    exec(compile(code, "prog.py", "exec"), namespace)
+    assert namespace["f"](3, 1, True) == 4 and namespace["f"](3, 2, True) == 6 and namespace["f"](3, 2, False) == 6
