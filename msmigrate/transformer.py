@@ -2223,7 +2223,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if attr not in _RENAMED_ATTRS:
             return updated
         family = self._layer_family(original.value)
-        if family is None and attr in _NORM_ONLY_ATTRS and not self._mixed_names(original):
+        if self._unknown_norm_names(original):
             return self._unknown_norm_attr(original, updated)
         if family is None:
             return self._mixed_param_attr(original, updated)
@@ -2240,12 +2240,20 @@ class TorchToMindSpore(cst.CSTTransformer):
                      f"MindSpore names this parameter {new}")
         return updated.with_changes(attr=cst.Name(new))
 
-    def _unknown_norm_attr(self, original: cst.Attribute, updated: cst.Attribute):
+    def _unknown_norm_names(self, original: cst.BaseExpression) -> List[str]:
         """`teacher[1][0].running_mean` where the layer's class is not known here: only torch's norm layers have
-        the name, and MindSpore's name it moving_*; a user's module may keep its own, so the name the cell has,
-        chosen at run time (as written it was MindSpore's AttributeError, naming no original line). The owner is
-        read twice: only a chain of names, attributes and constant items, which calls nothing."""
-        if id(original) in self._stores or not _plain_chain(updated.value):
+        the name, and MindSpore's name it moving_*; a user's module may keep its own, so [MindSpore's name, torch's]
+        for the name the cell has, chosen at run time (as written: MindSpore's AttributeError, naming no original
+        line; stored, a new attribute beside the statistics). The owner is read twice: only a chain of names,
+        attributes and constant items, which calls nothing. Empty: not such a read."""
+        if not (isinstance(original, cst.Attribute) and original.attr.value in _NORM_ONLY_ATTRS
+                and _plain_chain(original.value) and not self._mixed_names(original)
+                and self._layer_family(original.value) is None):
+            return []
+        return [PARAM_RENAMES["batchnorm"][original.attr.value], original.attr.value]
+
+    def _unknown_norm_attr(self, original: cst.Attribute, updated: cst.Attribute):
+        if id(original) in self._stores:   # set by leave_Assign / leave_AugAssign
             return updated
         new = PARAM_RENAMES["batchnorm"][original.attr.value]
         self._record(original, f"batchnorm.{original.attr.value}", f"{new} / {original.attr.value}", R.CONVERTED,
@@ -2572,13 +2580,16 @@ class TorchToMindSpore(cst.CSTTransformer):
             if plain is not None:
                 self.uses_compat = True
                 return plain
-        names = self._mixed_names(original.target) if isinstance(original.target, cst.Attribute) else []
+        mixed = self._mixed_names(original.target) if isinstance(original.target, cst.Attribute) else []
+        names = mixed or self._unknown_norm_names(original.target)
         if not names:
             return updated
         # `m.bias += v` under a mixed isinstance() narrowing: setattr(m, <name>, getattr(m, <name>) + v)
-        self._record(original, f"mixed.{original.target.attr.value}", " / ".join(names), R.CONVERTED,
-                     "the classes of the isinstance() test name this parameter differently in MindSpore: "
-                     "updated under the name the cell has, chosen at run time")
+        self._record(original, f"{'mixed' if mixed else 'batchnorm'}.{original.target.attr.value}",
+                     " / ".join(names), R.CONVERTED,
+                     ("the classes of the isinstance() test name this parameter differently in MindSpore"
+                      if mixed else "the layer's class is not known here: MindSpore's norm layers name it "
+                      + names[0]) + ": updated under the name the cell has, chosen at run time")
         obj = updated.target.value
         op = cst.BinaryOperation(left=MN.chosen_attribute(obj, names),
                                  operator=_BINARY_OF_AUG[type(updated.operator)](), right=updated.value)
@@ -2871,11 +2882,14 @@ class TorchToMindSpore(cst.CSTTransformer):
             if ph is not None:   # `a, x.requires_grad, c = z`: a TODO stored into (a call is no target): raises
                 return cst.Expr(value=PH.reached(ph))
         target = original.targets[0].target if len(original.targets) == 1 else None
-        names = self._mixed_names(target) if isinstance(target, cst.Attribute) else []
+        mixed = self._mixed_names(target) if isinstance(target, cst.Attribute) else []
+        names = mixed or self._unknown_norm_names(target)   # `layers[1].running_mean = v`, its class not known
         if names:       # `m.bias = v` under isinstance(m, (nn.BatchNorm2d, nn.Linear)): mixed_narrowing.py
-            self._record(original, f"mixed.{target.attr.value}", " / ".join(names), R.CONVERTED,
-                         "the classes of the isinstance() test name this parameter differently in MindSpore: "
-                         "set under the name the cell has, chosen at run time")
+            self._record(original, f"{'mixed' if mixed else 'batchnorm'}.{target.attr.value}", " / ".join(names),
+                         R.CONVERTED, ("the classes of the isinstance() test name this parameter differently in "
+                                       "MindSpore" if mixed else "the layer's class is not known here: MindSpore's "
+                                       "norm layers name it " + names[0]) + ": set under the name the cell has, "
+                         "chosen at run time")
             return MN.chosen_assignment(updated.targets[0].target, names, updated.value)
         hit = self._torch_target(original)
         if hit is not None:

@@ -7,7 +7,9 @@
   are the same once converted is now its body (same_branches.py), and the step compiles.
 - `teacher[1][0].running_mean.fill_(v)` (RepDistiller): the layer's class is not known where it is read, so the
   attribute kept torch's name and MindSpore raised AttributeError, naming no original line. torch gives only its
-  norm layers running_mean/running_var: the converted read takes the name the cell has, at run time."""
+  norm layers running_mean/running_var: the converted read takes the name the cell has, at run time. Stored
+  (`layers[0].running_mean = v`, `+=`), the name was MindSpore's new attribute beside the statistics, silently:
+  the store takes the cell's name too."""
 import libcst as cst
 import numpy as np
 import pytest
@@ -115,6 +117,15 @@ with torch.no_grad():
 teacher[1][0].running_mean.fill_(0.5)
 teacher[1][0].running_var.fill_(2.0)
 teacher[1][1].running_mean.fill_(0.25)
+
+
+def shift(layers):
+    layers[0].running_mean = layers[0].running_mean - 0.125
+    layers[0].running_var += 1.0
+    layers[1].running_mean += 1.0
+
+
+shift(teacher[1])
 teacher.eval()
 x = torch.from_numpy(np.arange(8, dtype=np.float32).reshape(2, 4))
 y = teacher[1][0](teacher[0](x))
@@ -130,7 +141,7 @@ def test_norm_statistics_of_a_layer_read_by_index(tmp_path):
     write_tree(src, {"train.py": NORM_STATS_OF_AN_INDEXED_LAYER})
     main(["convert", str(src), "-o", str(out), "-q"])
     code = (out / "train.py").read_text()
-    assert "hasattr(teacher[1][0], 'moving_variance')" in code, code
+    assert "hasattr(teacher[1][0], 'moving_variance')" in code and "setattr(layers[0], 'moving_mean' if" in code, code
     np.testing.assert_allclose(run_printed(out, "ms"), run_printed(src, "torch"), rtol=1e-6)
 
 
