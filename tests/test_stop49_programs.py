@@ -162,3 +162,55 @@ def test_same_branches_of_an_elif_are_the_chains_else(tmp_path):
     namespace = {}
     exec(compile(code, "prog.py", "exec"), namespace)
     assert namespace["f"](3, 1, True) == 4 and namespace["f"](3, 2, True) == 6 and namespace["f"](3, 2, False) == 6
+
+
+PENALTY_READING_THE_TRAINERS_LABELS = _FILL + '''
+import torch.nn as nn
+from torch.autograd import grad
+
+
+class Trainer:
+    def __init__(self):
+        self.D = nn.Sequential(nn.Conv2d(1, 3, 3, 2, 1), nn.LeakyReLU(0.2), nn.Flatten(), nn.Linear(12, 1))
+        fill(self.D, 2)
+        self.opt = torch.optim.SGD(self.D.parameters(), lr=0.05)
+        self.y_real_ = torch.ones(5, 1)
+
+    def train(self, batches):
+        for k, x in enumerate(batches):
+            if k == 2:
+                self.y_real_ = torch.full((5, 1), 0.5)     # rebound: the step reads the new labels
+            self.opt.zero_grad()
+            fit = ((self.D(x) - self.y_real_) ** 2).mean()
+            x_hat = x * 0.5
+            x_hat.requires_grad = True
+            judged = self.D(x_hat)
+            slopes = grad(outputs=judged, inputs=x_hat, grad_outputs=torch.ones(judged.size()),
+                          create_graph=True, retain_graph=True, only_inputs=True)[0]
+            total = fit + 10.0 * ((slopes.view(slopes.size(0), -1).norm(2, 1) - 1) ** 2).mean()
+            total.backward()
+            self.opt.step()
+
+
+rng = np.random.RandomState(0)
+trainer = Trainer()
+trainer.train([torch.from_numpy(rng.randn(5, 1, 4, 4).astype(np.float32)) for _ in range(4)])
+print("OUT", [float(v) for p in trainer.D.parameters() for v in p.detach().reshape(-1)])
+'''
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_penalty_step_reading_a_tensor_the_trainer_holds(tmp_path, mode):
+    """DRAGAN's critic step reads the trainer's `self.y_real_`, a tensor a plain object holds: such a step ran op
+    by op (a compiled graph keeps the tensor it was compiled with), and op by op the gradient of a gradient
+    through a convolution is wrong in MindSpore 2.10, so it stopped (MigrationError). Such a step now compiles,
+    the held tensors' values (up to 4096 entries) choosing its graph as numbers' do: rebinding the labels
+    compiles anew (graph_constants.keyed_tensor)."""
+    from msmigrate.cli import main
+    from tests.treeutil import run_printed, write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, {"train.py": PENALTY_READING_THE_TRAINERS_LABELS})
+    main(["convert", str(src), "-o", str(out), "-q"])
+    assert "compile_step" in (out / "train.py").read_text()
+    np.testing.assert_allclose(run_printed(out, "ms", mode), run_printed(src, "torch"), rtol=1e-5, atol=1e-6)

@@ -318,8 +318,11 @@ def convert(name: str, out: Path) -> dict:
 # Stop 48: +107 each (compile_step never runs a step taking the gradient of a gradient through a convolution or a
 # normalization op by op: compat_parts/train.py second_order_wrong_op_by_op; an op-by-op record holding such a
 # gradient stops: unused_params.py wrong_second_order); measured
-HELPER_BOUNDS = {"cifar_resnet": 4236, "dcgan": 4436, "lstm_lm": 3438, "mnist_cnn": 4024, "transformer_lm": 3871,
-                 "vae": 4023}
+# Stop 49: +28 each (a step taking the gradient of a gradient through a convolution, reading a small tensor a
+# plain object holds, compiles, that tensor's values among the constants its graph is chosen by:
+# graph_constants.py keyed_tensor, train.py _object_tensors); measured
+HELPER_BOUNDS = {"cifar_resnet": 4264, "dcgan": 4464, "lstm_lm": 3466, "mnist_cnn": 4052, "transformer_lm": 3899,
+                 "vae": 4051}
 
 
 def check_helper(name: str, out: Path) -> None:

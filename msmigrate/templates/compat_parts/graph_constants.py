@@ -46,7 +46,20 @@ def graph_constants_of(cell):
         for attr, value in vars(holder).items():
             if attr in read and _plain(value):
                 out.append((f"{name}.{attr}", tuple(value) if isinstance(value, list) else value))
+            elif attr in read and keyed_tensor(value):
+                # a GAN trainer's `self.y_real_` (compile_step compiles such a step only where it must)
+                out.append((f"{name}.{attr}", (value.shape, str(value.dtype), value.asnumpy().tobytes())))
     return tuple(out)
+
+
+# a tensor a plain object holds, read by a compiled step, is a constant of its graph: up to this many entries,
+# its values choose the graph (graph_constants_of), as a number's do
+_KEYED_TENSOR_SIZE = 4096
+
+
+def keyed_tensor(value):
+    """A tensor (not a Parameter: a graph reads those as they are) small enough to key a graph by its values."""
+    return isinstance(value, ms.Tensor) and not isinstance(value, ms.Parameter) and value.size <= _KEYED_TENSOR_SIZE
 
 
 def _tree_constants(roots, read, out):

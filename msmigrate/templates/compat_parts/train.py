@@ -49,9 +49,15 @@ def compile_step(step, host_calls=False):
         check(step)
     pynative = ms.get_context("mode") != ms.GRAPH_MODE
     reached = _names_reached(step)
-    if pynative and not ("<gradient of a gradient>" in reached and _layer_wrong_op_by_op(cells)):
+    second_order_wrong = "<gradient of a gradient>" in reached and _layer_wrong_op_by_op(cells)
+    if pynative and not second_order_wrong:
         return step
-    if host_calls or "set_train" in reached or any(reaches(step) for reaches in HOST_STEPPED.values()):
+    stepped = [why for why, reaches in HOST_STEPPED.items() if reaches(step)]
+    if second_order_wrong and stepped == ["tensors held by plain objects"] and _object_tensors_keyed(step):
+        # DRAGAN's critic step reading the trainer's `self.y_real_`: op by op it would stop (wrong_second_order);
+        # compiled, the tensors' values choose its graph (graph_constants_of), so a new value compiles anew
+        stepped = []
+    if host_calls or "set_train" in reached or stepped:
         # op by op in either mode (a mode switch inside the step, `model.eval()` ... `model.train()` around an
         # attack, does not compile); a loss holding a gradient of a gradient through a convolution or a
         # normalization then stops (unused_params.wrong_second_order)
@@ -353,6 +359,25 @@ def _holds_cells(value):
     return hasattr(value, "__dict__") and not module.startswith(("mindspore", "builtins", "numpy"))
 
 
+def _object_tensors(fn, seen=None):
+    """The tensors plain objects of the program hold as attributes that a step's functions read."""
+    seen = set() if seen is None else seen
+    seen.add(id(fn))
+    found = []
+    for _, value in _referenced(fn):
+        if callable(value) and hasattr(value, "__code__") and not isinstance(value, nn.Cell):
+            if id(value) not in seen:
+                found += _object_tensors(value, seen)
+        elif _holds_cells(value):
+            used = set(fn.__code__.co_names)
+            found += [held for attr, held in vars(value).items() if attr in used and isinstance(held, ms.Tensor)]
+    return found
+
+
+def _object_tensors_keyed(step):
+    return all(keyed_tensor(t) for t in _object_tensors(step))
+
+
 def _reaches_object_tensor(fn, seen=None):
     """A step reading a tensor that a plain object of the program holds as an attribute (SAC's agent: its entropy
     temperature `self.log_alpha`, a Parameter trained by an Adam of its own, and `self.alpha =
@@ -360,17 +385,7 @@ def _reaches_object_tensor(fn, seen=None):
     an attribute as the value it had when it was compiled (graph_constants follows plain numbers, not tensors:
     `self.alpha` stayed at its first tensor, the temperature's gradient was zero after the first call), so the
     step runs op by op in GRAPH mode too."""
-    seen = set() if seen is None else seen
-    seen.add(id(fn))
-    for _, value in _referenced(fn):
-        if callable(value) and hasattr(value, "__code__") and not isinstance(value, nn.Cell):
-            if id(value) not in seen and _reaches_object_tensor(value, seen):
-                return True
-        elif _holds_cells(value):
-            used = set(fn.__code__.co_names)
-            if any(attr in used and isinstance(held, ms.Tensor) for attr, held in vars(value).items()):
-                return True
-    return False
+    return bool(_object_tensors(fn, seen))
 
 
 HOST_STEPPED["tensors held by plain objects"] = _reaches_object_tensor
