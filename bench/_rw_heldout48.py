@@ -40,7 +40,8 @@ would convert them, on synthetic MNIST idx files in torchvision's on-disk layout
     of nll_loss, mse_loss on the baselines and REINFORCE's `-log_pi * adjusted_reward`, Adam, validate()
     under no_grad with M repeats, ReduceLROnPlateau on -valid_acc, pickle dumps of the glimpses, torch.save of
     the checkpoint and shutil's copy as the best model), then testing (`--is_train False`: load_checkpoint of
-    the best model and the optimizer's state, test() over the test set, its "[*] Test Acc" line). PRINTED:
+    the last checkpoint (`--best False`: the best one exists only where the validation accuracy rose above 0)
+    with the optimizer's state, test() over the test set, its "[*] Test Acc" line). PRINTED:
     the "Train on", "Epoch", "[*] Loaded" and "[*] Test Acc" lines.
 
 torchvision does not import next to this CPU torch: the torch side gets the MNIST and transforms stand-ins of
@@ -169,7 +170,7 @@ shape = ["--use_gpu", "False", "--batch_size", "4", "--num_glimpses", "3", "--pa
 sys.argv = ["main.py"] + shape + ["--epochs", "1", "--valid_size", "0.25"]
 config, unparsed = get_config()
 entry.main(config)
-sys.argv = ["main.py"] + shape + ["--is_train", "False"]
+sys.argv = ["main.py"] + shape + ["--is_train", "False", "--best", "False"]
 config, unparsed = get_config()
 entry.main(config)
 '''
