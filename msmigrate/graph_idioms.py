@@ -505,9 +505,10 @@ def keyword_update_as_display(call: cst.Call) -> cst.Call:
 # list): outputs = (outputs,)` in the loop body that becomes the train step): MindSpore's graph compiler does not
 # fold a comparison of type(x), so the `if` becomes a run-time switch whose branches return a tuple and a tensor
 # ("Cannot join the return values of different branches", or "Primal graph ... is not a ValueNode of Parameter"
-# under a gradient); isinstance() and hasattr() it folds. `type(x)` is exactly tuple or list where x is an instance
-# of one and no named tuple (a named tuple's class has `_fields`); a subclass of tuple or list of another kind is
-# taken for the class itself (in torch code: torch.Size, which the conversion makes a plain tuple anyway).
+# under a gradient); isinstance() and hasattr() it folds (compat_parts/graph_builtins.py exact_type_in). `type(x)` is
+# exactly tuple or list where x is an instance of one and no named tuple (a named tuple's class has `_fields`); a
+# subclass of tuple or list of another kind is taken for the class itself (in torch code: torch.Size, which the
+# conversion makes a plain tuple anyway).
 _EXACT_SEQUENCES = ("tuple", "list")
 
 
@@ -521,36 +522,32 @@ def _exact_sequence_types(node: cst.BaseExpression) -> Optional[list]:
     return None
 
 
-def exact_type_test(node: cst.Comparison, shadowed) -> Optional[cst.BaseExpression]:
-    """`type(x) in (tuple, list)`, `type(x) not in [...]`, `type(x) == tuple`, `is`, `!=`, `is not`, x a name,
-    attribute or subscript (read twice): `(isinstance(x, (tuple, list)) and not hasattr(x, '_fields'))`, or its
-    negation; None for anything else (other types, `type` or the classes rebound: shadowed(name) is True)."""
+def exact_type_test(node: cst.Comparison, shadowed, compat: str) -> Optional[cst.BaseExpression]:
+    """`type(x) in (tuple, list)`, `type(x) not in [...]`, `type(x) == tuple`, `is`, `!=`, `is not`:
+    `_ms_compat.exact_type_in(x, (tuple, list))` (x read once, as before: the train-loop rewrite counts reads), or
+    its negation; None for anything else (other types, `type` or the classes rebound: shadowed(name) is True)."""
     if len(node.comparisons) != 1:
         return None
     left, target = node.left, node.comparisons[0]
     if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "type"
-            and len(left.args) == 1 and left.args[0].keyword is None and not left.args[0].star
-            and isinstance(left.args[0].value, (cst.Name, cst.Attribute, cst.Subscript))):
+            and len(left.args) == 1 and left.args[0].keyword is None and not left.args[0].star):
         return None
     op = target.operator
     if isinstance(op, (cst.In, cst.NotIn)):
-        types = _exact_sequence_types(target.comparator)
         if not isinstance(target.comparator, (cst.Tuple, cst.List)):
             return None
+        types = _exact_sequence_types(target.comparator)
     elif isinstance(op, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
         types = _exact_sequence_types(target.comparator) if isinstance(target.comparator, cst.Name) else None
     else:
         return None
-    if types is None or any(shadowed(n) for n in ["type", "isinstance", "hasattr"] + types):
+    if types is None or any(shadowed(n) for n in ["type"] + types):
         return None
-    obj = left.args[0].value.with_changes(lpar=[], rpar=[])
     kinds = ", ".join(dict.fromkeys(types))
-    text = code_of_expr(obj)
     kinds = f"({kinds},)" if len(set(types)) == 1 else f"({kinds})"
+    call = cst.parse_expression(f"{compat}.exact_type_in(_X, {kinds})")
+    call = call.with_changes(args=[call.args[0].with_changes(value=left.args[0].value), call.args[1]])
     if isinstance(op, (cst.NotIn, cst.NotEqual, cst.IsNot)):
-        return cst.parse_expression(f"(not isinstance({text}, {kinds}) or hasattr({text}, '_fields'))")
-    return cst.parse_expression(f"(isinstance({text}, {kinds}) and not hasattr({text}, '_fields'))")
-
-
-def code_of_expr(node: cst.BaseExpression) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+        return cst.UnaryOperation(operator=cst.Not(), expression=call, lpar=[cst.LeftParen()],
+                                  rpar=[cst.RightParen()])
+    return call

@@ -2652,8 +2652,9 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison):
         # `type(x) in (tuple, list)`: as isinstance() and hasattr(), which GRAPH mode folds (graph_idioms.py)
-        exact = exact_type_test(updated, lambda n: n in self._imports or self._shadowed(n))
+        exact = exact_type_test(updated, lambda n: n in self._imports or self._shadowed(n), COMPAT)
         if exact is not None:
+            self.uses_compat = True
             return exact.with_changes(lpar=updated.lpar or exact.lpar, rpar=updated.rpar or exact.rpar)
         return updated
 

@@ -8,8 +8,11 @@ compiled).
   folded, the `if` became a run-time switch between a tuple and a tensor, and the step did not compile ("Cannot
   join the return values of different branches", or, under the gradient, MindSpore's "Primal graph ... is not a
   ValueNode of Parameter", a RuntimeError, not a MigrationError). `type(x) in (tuple, list)` and its `not in`,
-  `==`, `is`, `!=`, `is not` forms are written as isinstance() and hasattr(x, '_fields') (a named tuple is not
-  exactly a tuple), which GRAPH mode folds (graph_idioms.exact_type_test).
+  `==`, `is`, `!=`, `is not` forms are written as `_ms_compat.exact_type_in(x, (tuple, list))`: isinstance() and
+  hasattr(x, '_fields') (a named tuple is not exactly a tuple), which GRAPH mode folds
+  (graph_idioms.exact_type_test). x is read once there, as in the original: a first form reading it twice hid
+  from the train-loop rewrite that the loop reads `outputs` after the step (it was no longer returned from it: a
+  NameError at the metrics' call).
 - A module that names no torch but whose class's method gets tensors (siamese-triplet's metrics.py:
   AccumulatedAccuracyMetric.__call__(self, outputs, target, loss) calls `outputs[0].data.max(1, keepdim=True)`,
   `.cpu()`, `target[0].size(0)`) was copied unchanged: `.cpu()` on a MindSpore tensor is an AttributeError at the
@@ -53,6 +56,7 @@ pair = Pair()
 fill(single, 1)
 fill(pair, 2)
 runs = [(single, mean_sq, False), (pair, gap, True)]
+seen = []
 for net, loss_fn, with_target in runs:
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     for k in range(3):
@@ -72,7 +76,9 @@ for net, loss_fn, with_target in runs:
         loss = result[0] if type(result) in (tuple, list) else result
         loss.backward()
         opt.step()
-weights = [p.detach() for p in single.parameters()] + [p.detach() for p in pair.parameters()]
+        for kept in (outputs[0], loss):   # read after the step (siamese-triplet's metrics)
+            seen.append(kept.detach())
+weights = [p.detach() for p in single.parameters()] + [p.detach() for p in pair.parameters()] + seen
 '''
 
 
