@@ -151,3 +151,52 @@ def test_torch_free_class_whose_method_gets_tensors_is_converted(tmp_path):
     want = run_printed(src, "torch", script="loop.py")
     assert want == [50.0, 75.0]
     assert run_printed(out, "ms", script="loop.py") == want
+
+
+HOST_SELECTION = _FILL + '''
+import torch.nn as nn
+
+
+class NearestOther:
+    """a plain object choosing, for each row, the nearest row of another label (reads the values on the host)"""
+
+    def pick(self, codes, labels):
+        d = ((codes[:, None, :] - codes[None, :, :]) ** 2).sum(2).detach().numpy()
+        same = labels.numpy()[:, None] == labels.numpy()[None, :]
+        d[same] = np.inf
+        return torch.LongTensor(d.argmin(1))
+
+
+class PairLoss(nn.Module):
+    def __init__(self, margin, chooser):
+        super().__init__()
+        self.margin = margin
+        self.chooser = chooser
+
+    def forward(self, codes, labels):
+        other = self.chooser.pick(codes, labels)
+        gap = (codes - codes[other]).pow(2).sum(1)
+        return torch.relu(self.margin - gap).mean()
+
+
+net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+fill(net, 3)
+crit = PairLoss(2.0, NearestOther())
+opt = torch.optim.SGD(net.parameters(), lr=0.2, momentum=0.9)
+labels = torch.tensor([0, 1, 0, 1, 2, 2])
+for k in range(3):
+    x = torch.linspace(-1, 1, 18).reshape(6, 3) * (k + 1)
+    loss = crit(net(x), labels)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+weights = [p.detach() for p in net.parameters()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_loss_choosing_rows_on_the_host_in_a_step(graph):
+    """A loss cell whose forward calls a method of a plain object it holds that reads the values on the host
+    (siamese-triplet's online pair and triplet selectors): in GRAPH mode the step now runs op by op (before: "MindSpore
+    cannot compile this in GRAPH mode" at the .numpy() line)."""
+    program_weights_match_torch(HOST_SELECTION, graph=graph)
