@@ -18,7 +18,15 @@ compiled).
   `.cpu()`, `target[0].size(0)`) was copied unchanged: `.cpu()` on a MindSpore tensor is an AttributeError at the
   first step. A module-level function was already taken as serving torch code where it calls a tensor-only method
   on a parameter (heldout34); a class with a method doing so, also on an entry or attribute of a parameter, is too
-  (project_index._tensor_method_functions)."""
+  (project_index._tensor_method_functions).
+- A loss cell whose forward calls a method of a plain object it holds, which reads the values on the host to
+  choose rows (siamese-triplet's OnlineContrastiveLoss and OnlineTripletLoss: `self.pair_selector.get_pairs(
+  embeddings, target)`, `.data.numpy()`, np.argpartition, np.random.choice, then `torch.LongTensor(...)` indices):
+  in GRAPH mode the step was compiled and stopped (MindSpore's RuntimeError "The pointer[old_param] is null" in the
+  reproduction, "Primal graph ... is not a ValueNode of Parameter" or a MigrationError at the .numpy() line in the
+  bench). compile_step now runs a step op by op in GRAPH mode too where a cell it reaches reads a tensor on the host
+  in its construct or in a method of a plain object it holds (compat_parts/train.py _reaches_host_reads_in_cells),
+  as it does for the other host work a graph cannot hold."""
 import json
 import subprocess
 import sys
