@@ -375,55 +375,39 @@ def _reaches_object_tensor(fn, seen=None):
 
 HOST_STEPPED["tensors held by plain objects"] = _reaches_object_tensor
 
-# what a converted read of a tensor on the host calls (`x.numpy()` -> `x.asnumpy()`, host_draws.py's host_value)
-_HOST_READ_NAMES = frozenset({"asnumpy", "host_value"})
-
-
-def _method_names(obj, names, depth=0):
-    """The names read by the methods of obj's class that `names` calls (and, a level down, by those of the plain
-    objects obj holds, and by the functions it holds: a selection function handed to its constructor)."""
-    out = set()
-    if depth > 2:
-        return out
-    for klass in type(obj).__mro__:
-        if klass.__module__ in ("builtins",) or klass.__module__.startswith("mindspore"):
-            continue
-        for attr, fn in vars(klass).items():
-            if attr in names and hasattr(fn, "__code__"):
-                out |= _code_names(fn.__code__)
-    for attr, held in vars(obj).items() if hasattr(obj, "__dict__") else ():
-        if attr not in names and attr not in out:
-            continue
-        if hasattr(held, "__code__") and not isinstance(held, nn.Cell):
-            out |= _code_names(held.__code__)
-        elif _holds_cells(held):
-            out |= _method_names(held, out | names, depth + 1)
-    return out
-
-
 def _code_names(code):
-    names, codes = set(), [code]
-    while codes:
-        c = codes.pop()
-        names.update(c.co_names)
-        codes.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    names = set(code.co_names)
+    for k in code.co_consts:
+        names |= _code_names(k) if hasattr(k, "co_names") else set()
     return names
 
 
+def _held_names(obj, names, depth=0):
+    """The names read by the methods of obj's class that `names` calls, by the functions obj holds and, a level
+    down, by the plain objects it holds (a selector's selection function)."""
+    out = set()
+    for klass in type(obj).__mro__ if depth < 3 else ():
+        if not klass.__module__.startswith(("builtins", "mindspore")):
+            out |= {n for a, f in vars(klass).items() if a in names and hasattr(f, "__code__")
+                    for n in _code_names(f.__code__)}
+    for attr, held in vars(obj).items() if depth < 3 and hasattr(obj, "__dict__") else ():
+        if attr in names | out:
+            out |= _code_names(held.__code__) if hasattr(held, "__code__") else \
+                _held_names(held, names | out, depth + 1) if _holds_cells(held) else set()
+    return out
+
+
 def _reaches_host_reads_in_cells(step):
-    """A step reaching a cell whose construct reads a tensor on the host (asnumpy), itself or through a method of a
-    plain object it holds (siamese-triplet's OnlineContrastiveLoss: `self.pair_selector.get_pairs(embeddings,
-    target)`, which reads the labels and distances with `.data.numpy()` to choose the pairs): a compiled graph
-    cannot read its own values mid-way ("Primal graph ... is not a ValueNode of Parameter" under a gradient), so
-    the step runs op by op in GRAPH mode too, as torch's does."""
+    """A cell whose construct, or a method of a plain object it holds, reads a tensor on the host (asnumpy:
+    siamese-triplet's OnlineContrastiveLoss, `self.pair_selector.get_pairs(...)` reading `.data.numpy()`): a
+    graph cannot read its own values mid-way, so the step runs op by op in GRAPH mode too, as torch's does."""
     for _, cell in _closure_cells(step, [], set()):
         for _, sub in cell.cells_and_names():
             construct = getattr(type(sub), "construct", None)
-            if not hasattr(construct, "__code__") or (type(sub).__module__ or "").startswith("mindspore"):
-                continue
-            names = _code_names(construct.__code__)
-            if _HOST_READ_NAMES & (names | _method_names(sub, names)):
-                return True
+            if hasattr(construct, "__code__") and not type(sub).__module__.startswith("mindspore"):
+                names = _code_names(construct.__code__)
+                if {"asnumpy", "host_value"} & (names | _held_names(sub, names)):
+                    return True
     return False
 
 
