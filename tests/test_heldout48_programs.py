@@ -25,8 +25,9 @@ compiled).
   in GRAPH mode the step was compiled and stopped (MindSpore's RuntimeError "The pointer[old_param] is null" in the
   reproduction, "Primal graph ... is not a ValueNode of Parameter" or a MigrationError at the .numpy() line in the
   bench). compile_step now runs a step op by op in GRAPH mode too where a cell it reaches reads a tensor on the host
-  in its construct or in a method of a plain object it holds (compat_parts/train.py _reaches_host_reads_in_cells),
-  as it does for the other host work a graph cannot hold."""
+  in its construct or in a method of a plain object it holds (graph_constants.reads_on_host), as it does for the
+  other host work a graph cannot hold; such a cell called directly in GRAPH mode (the evaluation's loss in
+  test_epoch) runs op by op too (graph_constants._compile_and_run_for_constants)."""
 import json
 import subprocess
 import sys
@@ -169,8 +170,9 @@ class NearestOther:
     """a plain object choosing, for each row, the nearest row of another label (reads the values on the host)"""
 
     def pick(self, codes, labels):
-        d = ((codes[:, None, :] - codes[None, :, :]) ** 2).sum(2).detach().numpy()
-        same = labels.numpy()[:, None] == labels.numpy()[None, :]
+        d = ((codes[:, None, :] - codes[None, :, :]) ** 2).sum(2).data.numpy().copy()
+        tags = labels.cpu().data.numpy()
+        same = tags[:, None] == tags[None, :]
         d[same] = np.inf
         return torch.LongTensor(d.argmin(1))
 
@@ -192,13 +194,17 @@ fill(net, 3)
 crit = PairLoss(2.0, NearestOther())
 opt = torch.optim.SGD(net.parameters(), lr=0.2, momentum=0.9)
 labels = torch.tensor([0, 1, 0, 1, 2, 2])
+with torch.no_grad():   # the loss cell called outside a step, before it (siamese-triplet's test_epoch after it)
+    before = crit(net(torch.linspace(-2, 1, 18).reshape(6, 3)), labels)
 for k in range(3):
     x = torch.linspace(-1, 1, 18).reshape(6, 3) * (k + 1)
     loss = crit(net(x), labels)
     opt.zero_grad()
     loss.backward()
     opt.step()
-weights = [p.detach() for p in net.parameters()]
+with torch.no_grad():
+    held_out = crit(net(torch.linspace(-2, 1, 18).reshape(6, 3)), labels)
+weights = [p.detach() for p in net.parameters()] + [before, held_out]
 '''
 
 

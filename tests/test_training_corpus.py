@@ -318,10 +318,11 @@ def convert(name: str, out: Path) -> dict:
 # Stop 48: +107 each (compile_step never runs a step taking the gradient of a gradient through a convolution or a
 # normalization op by op: compat_parts/train.py second_order_wrong_op_by_op; an op-by-op record holding such a
 # gradient stops: unused_params.py wrong_second_order); measured
-# heldout48: +38 each (compile_step runs a step op by op where a cell it reaches reads tensors on the host, itself
-# or through a plain object it holds: compat_parts/train.py _reaches_host_reads_in_cells); measured
-HELPER_BOUNDS = {"cifar_resnet": 4274, "dcgan": 4474, "lstm_lm": 3476, "mnist_cnn": 4062, "transformer_lm": 3909,
-                 "vae": 4061}
+# heldout48: +48 each (a cell reading tensors on the host, itself or through a plain object it holds, runs op by
+# op when called in GRAPH mode, and so does a train step reaching it: graph_constants.reads_on_host,
+# compat_parts/train.py _reaches_host_reads_in_cells); measured
+HELPER_BOUNDS = {"cifar_resnet": 4284, "dcgan": 4484, "lstm_lm": 3486, "mnist_cnn": 4072, "transformer_lm": 3919,
+                 "vae": 4071}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -375,40 +375,10 @@ def _reaches_object_tensor(fn, seen=None):
 
 HOST_STEPPED["tensors held by plain objects"] = _reaches_object_tensor
 
-def _code_names(code):
-    names = set(code.co_names)
-    for k in code.co_consts:
-        names |= _code_names(k) if hasattr(k, "co_names") else set()
-    return names
-
-
-def _held_names(obj, names, depth=0):
-    """The names read by the methods of obj's class that `names` calls, by the functions obj holds and, a level
-    down, by the plain objects it holds (a selector's selection function)."""
-    out = set()
-    for klass in type(obj).__mro__ if depth < 3 else ():
-        if not klass.__module__.startswith(("builtins", "mindspore")):
-            out |= {n for a, f in vars(klass).items() if a in names and hasattr(f, "__code__")
-                    for n in _code_names(f.__code__)}
-    for attr, held in vars(obj).items() if depth < 3 and hasattr(obj, "__dict__") else ():
-        if attr in names | out:
-            out |= _code_names(held.__code__) if hasattr(held, "__code__") else \
-                _held_names(held, names | out, depth + 1) if _holds_cells(held) else set()
-    return out
-
-
 def _reaches_host_reads_in_cells(step):
-    """A cell whose construct, or a method of a plain object it holds, reads a tensor on the host (asnumpy:
-    siamese-triplet's OnlineContrastiveLoss, `self.pair_selector.get_pairs(...)` reading `.data.numpy()`): a
-    graph cannot read its own values mid-way, so the step runs op by op in GRAPH mode too, as torch's does."""
-    for _, cell in _closure_cells(step, [], set()):
-        for _, sub in cell.cells_and_names():
-            construct = getattr(type(sub), "construct", None)
-            if hasattr(construct, "__code__") and not type(sub).__module__.startswith("mindspore"):
-                names = _code_names(construct.__code__)
-                if {"asnumpy", "host_value"} & (names | _held_names(sub, names)):
-                    return True
-    return False
+    """A step reaching a cell that reads tensors on the host (graph_constants.reads_on_host) runs op by op in GRAPH
+    mode too, as torch's does."""
+    return any(reads_on_host(cell) for _, cell in _closure_cells(step, [], set()))
 
 
 HOST_STEPPED["tensors read on the host in a cell"] = _reaches_host_reads_in_cells
