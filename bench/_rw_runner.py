@@ -19,7 +19,7 @@ What the runner does, the same way on both sides:
   side, at the first Cell call or compiled-step call, model i loads DIR/model{i}.npz with
   msmigrate.weights.load_torch_state_dict (strict), so both start from torch's weights;
 - same data order: RandomSampler (torch.utils.data's / _ms_compat's) yields
-  numpy RandomState(1000 + epoch).permutation(n) on both sides;
+  numpy RandomState(1000 + epoch).permutation(n) on both sides; SubsetRandomSampler its indices in that order;
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
   below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
   same stream, and the converted RandomRotation its angle as torchvision's Tensor.uniform_ draw (other random
@@ -435,6 +435,10 @@ def install_torch():
     def sampler_iter(self):
         return iter(_permutation(len(self.data_source)).tolist())
     _patch(tud.RandomSampler, "__iter__", sampler_iter)
+
+    def subset_sampler_iter(self):      # the indices in the same drawn order (recurrent-visual-attention's split)
+        return iter([self.indices[i] for i in _permutation(len(self.indices)).tolist()])
+    _patch(tud.SubsetRandomSampler, "__iter__", subset_sampler_iter)
     align_worker_seeds_torch(tud)
     return torch
 
@@ -731,6 +735,11 @@ def install_ms(script_dir, mode):
             return iter(_permutation(len(self.data_source)).tolist())
         if hasattr(_ms_compat, "RandomSampler"):
             _patch(_ms_compat.RandomSampler, "__iter__", sampler_iter)
+
+        def subset_sampler_iter(self):
+            return iter([self.indices[i] for i in _permutation(len(self.indices)).tolist()])
+        if hasattr(_ms_compat, "SubsetRandomSampler"):
+            _patch(_ms_compat.SubsetRandomSampler, "__iter__", subset_sampler_iter)
         align_worker_seeds_ms(_ms_compat)
         patch_ms_augmentation(_ms_compat)
         record_uncompiled_grads(ms, load_weights)

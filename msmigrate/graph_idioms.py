@@ -499,3 +499,55 @@ def keyword_update_as_display(call: cst.Call) -> cst.Call:
     """`d.update(k=v, ...)` -> `d.update({'k': v, ...})`: the same change to a dict."""
     return call.with_changes(args=[cst.Arg(dict_call_graph_safe(
         call.with_changes(func=cst.Name("dict"), lpar=[], rpar=[]), ""))])
+
+
+# `type(x) in (tuple, list)` / `type(x) is tuple` (siamese-triplet's trainer.py: `if type(outputs) not in (tuple,
+# list): outputs = (outputs,)` in the loop body that becomes the train step): MindSpore's graph compiler does not
+# fold a comparison of type(x), so the `if` becomes a run-time switch whose branches return a tuple and a tensor
+# ("Cannot join the return values of different branches", or "Primal graph ... is not a ValueNode of Parameter"
+# under a gradient); isinstance() and hasattr() it folds (compat_parts/graph_builtins.py exact_type_in). `type(x)` is
+# exactly tuple or list where x is an instance of one and no named tuple (a named tuple's class has `_fields`); a
+# subclass of tuple or list of another kind is taken for the class itself (in torch code: torch.Size, which the
+# conversion makes a plain tuple anyway).
+_EXACT_SEQUENCES = ("tuple", "list")
+
+
+def _exact_sequence_types(node: cst.BaseExpression) -> Optional[list]:
+    if isinstance(node, cst.Name) and node.value in _EXACT_SEQUENCES:
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)) and node.elements \
+            and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+                    and e.value.value in _EXACT_SEQUENCES for e in node.elements):
+        return [e.value.value for e in node.elements]
+    return None
+
+
+def exact_type_test(node: cst.Comparison, shadowed, compat: str) -> Optional[cst.BaseExpression]:
+    """`type(x) in (tuple, list)`, `type(x) not in [...]`, `type(x) == tuple`, `is`, `!=`, `is not`:
+    `_ms_compat.exact_type_in(x, (tuple, list))` (x read once, as before: the train-loop rewrite counts reads), or
+    its negation; None for anything else (other types, `type` or the classes rebound: shadowed(name) is True)."""
+    if len(node.comparisons) != 1:
+        return None
+    left, target = node.left, node.comparisons[0]
+    if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "type"
+            and len(left.args) == 1 and left.args[0].keyword is None and not left.args[0].star):
+        return None
+    op = target.operator
+    if isinstance(op, (cst.In, cst.NotIn)):
+        if not isinstance(target.comparator, (cst.Tuple, cst.List)):
+            return None
+        types = _exact_sequence_types(target.comparator)
+    elif isinstance(op, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
+        types = _exact_sequence_types(target.comparator) if isinstance(target.comparator, cst.Name) else None
+    else:
+        return None
+    if types is None or any(shadowed(n) for n in ["type"] + types):
+        return None
+    kinds = ", ".join(dict.fromkeys(types))
+    kinds = f"({kinds},)" if len(set(types)) == 1 else f"({kinds})"
+    call = cst.parse_expression(f"{compat}.exact_type_in(_X, {kinds})")
+    call = call.with_changes(args=[call.args[0].with_changes(value=left.args[0].value), call.args[1]])
+    if isinstance(op, (cst.NotIn, cst.NotEqual, cst.IsNot)):
+        return cst.UnaryOperation(operator=cst.Not(), expression=call, lpar=[cst.LeftParen()],
+                                  rpar=[cst.RightParen()])
+    return call

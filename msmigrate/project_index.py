@@ -690,19 +690,36 @@ def _data_methods(cls: ast.ClassDef) -> Set[str]:
     return found
 
 
-def _tensor_method_functions(tree: ast.Module) -> Set[str]:
-    """The module-level functions that call a tensor-only method on one of their parameters."""
-    found: Set[str] = set()
-    for fn in tree.body:
-        if not isinstance(fn, ast.FunctionDef):
+def _calls_tensor_method_on_parameter(fn: ast.FunctionDef, method: bool) -> bool:
+    """fn calls a tensor-only method on one of its parameters, or on an entry or attribute of one
+    (`target[0].size(0)`, `outputs[0].data.max(...)`); a method's first parameter (self) is no tensor."""
+    args = fn.args.posonlyargs + fn.args.args
+    params = {a.arg for a in (args[1:] if method else args) + fn.args.kwonlyargs}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _TENSOR_ONLY_METHODS):
             continue
-        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-        for node in ast.walk(fn):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in _TENSOR_ONLY_METHODS and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id in params):
-                found.add(fn.name)
-                break
+        head = node.func.value
+        while isinstance(head, (ast.Subscript, ast.Attribute)):
+            head = head.value
+        if isinstance(head, ast.Name) and head.id in params:
+            return True
+    return False
+
+
+def _tensor_method_functions(tree: ast.Module) -> Set[str]:
+    """The module-level functions that call a tensor-only method on one of their parameters, and the classes with
+    a method that does (siamese-triplet's metrics.py: `AccumulatedAccuracyMetric.__call__(self, outputs, target,
+    loss)` calls `target[0].size(0)` and `.cpu()`, in a file that names no torch)."""
+    found: Set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and _calls_tensor_method_on_parameter(node, method=False):
+            found.add(node.name)
+        elif isinstance(node, ast.ClassDef) and any(
+                isinstance(fn, ast.FunctionDef) and not any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                                                            for d in fn.decorator_list)
+                and _calls_tensor_method_on_parameter(fn, method=True) for fn in node.body):
+            found.add(node.name)
     return found
 
 

@@ -24,7 +24,7 @@ from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolv
 from .deps import NOTE as DEPENDENCY_NOTE, is_dependency_name, needs_bootstrap
 from .graph_device_unpacks import split_device_unpack
 from .graph_scalars import float_rounding_graph_safe, percent_format_graph_safe, rounding_name
-from .graph_idioms import (INT_DIVISIONS, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
+from .graph_idioms import (INT_DIVISIONS, exact_type_test, all_any_graph_safe, callable_graph_safe, dict_call_graph_safe,
                            dict_display_graph_safe, int_division_graph_safe, map_lambda_as_generator, map_name_as_generator,
                            map_partial_as_generator, power_graph_safe, set_membership_as_tuple, single_for_comprehension,
                            comprehension_condition_as_bool, training_loop_functions, xor_graph_safe, reduce_graph_safe,
@@ -2666,6 +2666,14 @@ class TorchToMindSpore(cst.CSTTransformer):
             if not self._known_no_tensors(*e):
                 return False
         return True
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison):
+        # `type(x) in (tuple, list)`: as isinstance() and hasattr(), which GRAPH mode folds (graph_idioms.py)
+        exact = exact_type_test(updated, lambda n: n in self._imports or self._shadowed(n), COMPAT)
+        if exact is not None:
+            self.uses_compat = True
+            return exact.with_changes(lpar=updated.lpar or exact.lpar, rpar=updated.rpar or exact.rpar)
+        return updated
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated: cst.ComparisonTarget):
         if isinstance(updated.operator, (cst.Is, cst.IsNot)) and code_of(updated.comparator).startswith("_ms_compat.") \

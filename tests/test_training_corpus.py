@@ -321,8 +321,11 @@ def convert(name: str, out: Path) -> dict:
 # Stop 49: +28 each (a step taking the gradient of a gradient through a convolution, reading a small tensor a
 # plain object holds, compiles, that tensor's values among the constants its graph is chosen by:
 # graph_constants.py keyed_tensor, train.py _object_tensors); measured
-HELPER_BOUNDS = {"cifar_resnet": 4264, "dcgan": 4464, "lstm_lm": 3466, "mnist_cnn": 4052, "transformer_lm": 3899,
-                 "vae": 4051}
+# heldout48: +48 each (a cell reading tensors on the host, itself or through a plain object it holds, runs op by
+# op when called in GRAPH mode, and so does a train step reaching it: graph_constants.reads_on_host,
+# compat_parts/train.py _reaches_host_reads_in_cells); measured
+HELPER_BOUNDS = {"cifar_resnet": 4312, "dcgan": 4512, "lstm_lm": 3514, "mnist_cnn": 4100, "transformer_lm": 3947,
+                 "vae": 4099}
 
 
 def check_helper(name: str, out: Path) -> None:

@@ -188,3 +188,12 @@ class partial(_functools.partial):
             if k not in keywords:
                 kept[k] = v
         return self.func(*self.args, *args, **kept, **keywords)
+
+
+# `type(x) in (tuple, list)` inside a compiled step or construct: MindSpore does not fold a comparison of type(x),
+# so `if type(out) not in (tuple, list): out = (out,)` became a run-time switch between a tuple and a tensor
+# ("Cannot join the return values of different branches"); isinstance() and hasattr() it folds.
+def exact_type_in(obj, kinds):
+    """type(obj) in kinds for kinds among tuple and list, also inside GRAPH mode: an instance of one that is no
+    named tuple (whose class has _fields)."""
+    return isinstance(obj, kinds) and not hasattr(obj, "_fields")

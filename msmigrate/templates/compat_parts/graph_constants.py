@@ -160,6 +160,7 @@ class _GraphChoice:
 
     def __init__(self):
         self.times, self.last, self.calls, self.unjitted, self.chosen = {}, None, 0, False, False
+        self.host = None
 
 
 def _graph_choice(cell):
@@ -216,10 +217,49 @@ def _compile_for_constants(self, *args, **kwargs):
         raise
 
 
+def _code_names(code):
+    names = set(code.co_names)
+    for k in code.co_consts:
+        names |= _code_names(k) if hasattr(k, "co_names") else set()
+    return names
+
+
+def _held_names(obj, names, depth=0):
+    """The names read by the methods of obj's class that `names` calls, by the functions obj holds and, a level
+    down, by the plain objects it holds (a selector's selection function)."""
+    out = set()
+    for klass in type(obj).__mro__ if depth < 3 else ():
+        if not klass.__module__.startswith(("builtins", "mindspore")):
+            out |= {n for a, f in vars(klass).items() if a in names and hasattr(f, "__code__")
+                    for n in _code_names(f.__code__)}
+    for attr, held in vars(obj).items() if depth < 3 and hasattr(obj, "__dict__") else ():
+        if attr in names | out:
+            out |= _code_names(held.__code__) if hasattr(held, "__code__") else \
+                _held_names(held, names | out, depth + 1) if _holds_cells(held) else set()
+    return out
+
+
+def reads_on_host(cell):
+    """A cell whose construct, or a method of a plain object it holds, reads a tensor on the host (asnumpy:
+    siamese-triplet's OnlineContrastiveLoss, `self.pair_selector.get_pairs(...)` reading `.data.numpy()`): a graph
+    cannot read its own values mid-way; such a cell, and a train step reaching it, run op by op."""
+    for _, sub in cell.cells_and_names():
+        construct = getattr(type(sub), "construct", None)
+        if hasattr(construct, "__code__") and not type(sub).__module__.startswith("mindspore"):
+            names = _code_names(construct.__code__)
+            if {"asnumpy", "host_value"} & (names | _held_names(sub, names)):
+                return True
+    return False
+
+
 def _compile_and_run_for_constants(self, *args, **kwargs):
     """Cell.compile_and_run (a Cell called in GRAPH mode) running the graph of the current constants, or op by
-    op once they keep changing."""
+    op once they keep changing, or where it reads tensors on the host (reads_on_host)."""
     choice = _graph_choice(self)
+    if choice.host is None:
+        choice.host = _step_of(self) is None and reads_on_host(self)
+    if choice.host:
+        return _unjitted(self.construct, args, kwargs)
     compiled, new = _choose_graph(self)
     if not compiled:
         step = _step_of(self)

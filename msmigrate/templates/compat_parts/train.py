@@ -391,6 +391,15 @@ def _reaches_object_tensor(fn, seen=None):
 HOST_STEPPED["tensors held by plain objects"] = _reaches_object_tensor
 
 
+def _reaches_host_reads_in_cells(step):
+    """A step reaching a cell that reads tensors on the host (graph_constants.reads_on_host) runs op by op in GRAPH
+    mode too, as torch's does."""
+    return any(reads_on_host(cell) for _, cell in _closure_cells(step, [], set()))
+
+
+HOST_STEPPED["tensors read on the host in a cell"] = _reaches_host_reads_in_cells
+
+
 def _inside_eval_cells(cells):
     """ids of the cells inside a cell the program switched to eval (`teacher.eval()`: set_train(False), MindSpore's
     phase 'predict'). MindSpore sets the training flag of every sub-cell but the phase of that cell alone, so a
