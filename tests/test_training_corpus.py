@@ -318,7 +318,7 @@ def convert(name: str, out: Path) -> dict:
 # Stop 48: +107 each (compile_step never runs a step taking the gradient of a gradient through a convolution or a
 # normalization op by op: compat_parts/train.py second_order_wrong_op_by_op; an op-by-op record holding such a
 # gradient stops: unused_params.py wrong_second_order); measured
-# Stop 49: +28 each (a step taking the gradient of a gradient through a convolution, reading a small tensor a
+# Stop 48, continued: +28 each (a step taking the gradient of a gradient through a convolution, reading a small tensor a
 # plain object holds, compiles, that tensor's values among the constants its graph is chosen by:
 # graph_constants.py keyed_tensor, train.py _object_tensors); measured
 # heldout48: +48 each (a cell reading tensors on the host, itself or through a plain object it holds, runs op by
