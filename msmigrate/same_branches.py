@@ -11,7 +11,9 @@ The conversion drops `.cuda()`, so both branches become one statement. Kept as a
 from the passes that read a training loop's body (the draw sits in a branch, so the step around it is taped, not
 compiled). When the test only reads a name or an attribute chain (`self.gpu_mode`: reading it calls nothing a
 conversion could change) and the branches' converted code is the same (their comments and layout aside), the
-`if` runs that code whichever way the test goes: the `if` becomes its first branch, which keeps its lines."""
+`if` runs that code whichever way the test goes: the `if` becomes its first branch, which keeps its lines. An `if`
+on a plain flag whose only branch is left empty by the conversion (`if self.gpu_mode: self.G.cuda()`: `pass`)
+does nothing either way, and goes."""
 from __future__ import annotations
 
 import ast
@@ -54,3 +56,16 @@ def merged(node: cst.If) -> Optional[List[cst.BaseStatement]]:
     body = list(node.body.body)
     body[0] = body[0].with_changes(leading_lines=list(node.leading_lines) + [note] + list(body[0].leading_lines))
     return body
+
+
+def emptied(node: cst.If) -> bool:
+    """`if plain_flag: pass` with no `else` and no comment in it (what the conversion left of a device move)."""
+    if node.orelse is not None or not _plain_test(node.test) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    return all(isinstance(st, cst.SimpleStatementLine) and not st.leading_lines
+               and all(isinstance(small, cst.Pass) for small in st.body)
+               and _no_comment(st.trailing_whitespace) for st in node.body.body) and _no_comment(node.body.header)
+
+
+def _no_comment(ws: cst.TrailingWhitespace) -> bool:
+    return ws.comment is None or not _MARK.sub("", ws.comment.value).strip()

@@ -697,6 +697,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return cst.Else(body=updated.body.with_changes(body=SB.merged(updated.with_changes(
                     leading_lines=[]))), leading_lines=list(updated.leading_lines))
             return cst.FlattenSentinel(SB.merged(updated))
+        if SB.emptied(updated) and id(original) not in self._elifs:     # `if self.gpu_mode: model.cuda()`
+            self._pop_comment_list()
+            return cst.RemovalSentinel.REMOVE
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))
         updated = self._step_under_if(original, updated)
         return self._pop_comments(updated)

@@ -97,6 +97,22 @@ def test_branches_merge_only_when_the_same_and_the_test_calls_nothing():
     assert _merged("if flag:\n    a = f(x)\n") is None
 
 
+def test_an_if_the_conversion_emptied_goes():
+    """`if self.gpu_mode: self.G.cuda()` is `if self.gpu_mode: pass` once converted: it does nothing either way,
+    and goes; one with an `else`, a comment, or a test that calls something stays."""
+    from msmigrate.same_branches import emptied
+
+    def first(code):
+        return cst.parse_module(code).body[0]
+
+    assert emptied(first("if self.gpu_mode:\n    pass\n"))
+    assert emptied(first("if use_cuda:  #@msmigrate-line:7@\n    pass\n"))
+    assert not emptied(first("if use_cuda:\n    pass  # keep: the user's note\n"))
+    assert not emptied(first("if use_cuda:\n    pass\nelse:\n    a = 1\n"))
+    assert not emptied(first("if ready():\n    pass\n"))
+    assert not emptied(first("if use_cuda:\n    a = 1\n"))
+
+
 NORM_STATS_OF_AN_INDEXED_LAYER = '''
 import numpy as np
 import torch

@@ -323,9 +323,9 @@ def convert(name: str, out: Path) -> dict:
 # graph_constants.py keyed_tensor, train.py _object_tensors); measured
 # heldout48: +48 each (a cell reading tensors on the host, itself or through a plain object it holds, runs op by
 # op when called in GRAPH mode, and so does a train step reaching it: graph_constants.reads_on_host,
-# compat_parts/train.py _reaches_host_reads_in_cells); measured
-HELPER_BOUNDS = {"cifar_resnet": 4312, "dcgan": 4512, "lstm_lm": 3514, "mnist_cnn": 4100, "transformer_lm": 3947,
-                 "vae": 4099}
+# compat_parts/train.py _reaches_host_reads_in_cells; +1 at the merge, a blank line between definitions); measured
+HELPER_BOUNDS = {"cifar_resnet": 4313, "dcgan": 4513, "lstm_lm": 3515, "mnist_cnn": 4101, "transformer_lm": 3948,
+                 "vae": 4100}
 
 
 def check_helper(name: str, out: Path) -> None:
