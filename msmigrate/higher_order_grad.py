@@ -28,6 +28,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from .callsite import code_of
+from .same_branches import plain_test
 from .train_loop import assigns, mutated, reads
 from .variable_leaves import PLACEHOLDER, VARIABLE
 from .variable_leaves import unguarded as _unguarded, variable_data as _variable_data
@@ -120,13 +121,6 @@ def _rewrite_hoisted(body, ms, lazy_calls, drawing, outside):
     return _rewrite_block(_hoisted(body, kept, only=True), ms, lazy_calls, drawing, outside)
 
 
-def _plain_test(test: cst.BaseExpression) -> bool:
-    """a name or an attribute chain of names (`self.gpu_mode`): reading it calls nothing"""
-    while isinstance(test, cst.Attribute):
-        test = test.value
-    return isinstance(test, cst.Name)
-
-
 def _same_in_both_branches(body, lazy_calls) -> Tuple[List[cst.BaseStatement], Dict[str, str]]:
     """`if self.gpu_mode: g = grad(..., grad_outputs=ones.cuda())[0] else: g = grad(..., grad_outputs=ones)[0]`
     (a branch per device, the same gradient once converted): the `if` on a plain flag whose two branches are one
@@ -136,7 +130,7 @@ def _same_in_both_branches(body, lazy_calls) -> Tuple[List[cst.BaseStatement], D
     twins: Dict[str, str] = {}
     for stmt in body:
         pair = None
-        if (isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else) and _plain_test(stmt.test)
+        if (isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else) and plain_test(stmt.test)
                 and isinstance(stmt.body, cst.IndentedBlock) and isinstance(stmt.orelse.body, cst.IndentedBlock)
                 and len(stmt.body.body) == 1 and len(stmt.orelse.body.body) == 1):
             pair = [stmt.body.body[0], stmt.orelse.body.body[0]]

@@ -26,7 +26,8 @@ import libcst as cst
 _MARK = re.compile(r"#@msmigrate-line:\d+@")    # line_map.py's marks: the branches' lines differ
 
 
-def _plain_test(test: cst.BaseExpression) -> bool:
+def plain_test(test: cst.BaseExpression) -> bool:
+    """a name or an attribute chain of names (`self.gpu_mode`): reading it calls nothing"""
     while isinstance(test, cst.Attribute):
         test = test.value
     return isinstance(test, cst.Name)
@@ -44,7 +45,7 @@ def _shape(block: cst.IndentedBlock) -> Optional[str]:
 def merged(node: cst.If) -> Optional[List[cst.BaseStatement]]:
     """The statements an `if plain_flag: A else: A` (converted) stands for, the `if`'s leading lines and a note
     on the first; None where the `if` is not one."""
-    if not (isinstance(node.orelse, cst.Else) and _plain_test(node.test)
+    if not (isinstance(node.orelse, cst.Else) and plain_test(node.test)
             and isinstance(node.body, cst.IndentedBlock) and isinstance(node.orelse.body, cst.IndentedBlock)):
         return None
     first = _shape(node.body)
@@ -60,7 +61,7 @@ def merged(node: cst.If) -> Optional[List[cst.BaseStatement]]:
 
 def emptied(node: cst.If) -> bool:
     """`if plain_flag: pass` with no `else` and no comment in it (what the conversion left of a device move)."""
-    if node.orelse is not None or not _plain_test(node.test) or not isinstance(node.body, cst.IndentedBlock):
+    if node.orelse is not None or not plain_test(node.test) or not isinstance(node.body, cst.IndentedBlock):
         return False
     return all(isinstance(st, cst.SimpleStatementLine) and not st.leading_lines
                and all(isinstance(small, cst.Pass) for small in st.body)
