@@ -27,7 +27,19 @@ _MARK = re.compile(r"#@msmigrate-line:\d+@")    # line_map.py's marks: the branc
 
 
 def plain_test(test: cst.BaseExpression) -> bool:
-    """a name or an attribute chain of names (`self.gpu_mode`): reading it calls nothing"""
+    """a name or an attribute chain of names (`self.gpu_mode`), `not` one, or one compared with a literal
+    (`args.device == 'cuda'`): reading it calls nothing the program wrote"""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return plain_test(test.expression)
+    if isinstance(test, cst.Comparison):
+        return _read_only(test.left) and all(
+            isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+            and (_read_only(c.comparator) or isinstance(c.comparator, (cst.SimpleString, cst.Integer)))
+            for c in test.comparisons)
+    return _read_only(test)
+
+
+def _read_only(test: cst.BaseExpression) -> bool:
     while isinstance(test, cst.Attribute):
         test = test.value
     return isinstance(test, cst.Name)
@@ -42,16 +54,18 @@ def _shape(block: cst.IndentedBlock) -> Optional[str]:
         return None
 
 
-def merged(node: cst.If) -> Optional[List[cst.BaseStatement]]:
+def merged(node: cst.If, written: Optional[cst.BaseExpression] = None) -> Optional[List[cst.BaseStatement]]:
     """The statements an `if plain_flag: A else: A` (converted) stands for, the `if`'s leading lines and a note
-    on the first; None where the `if` is not one."""
-    if not (isinstance(node.orelse, cst.Else) and plain_test(node.test)
+    on the first; None where the `if` is not one. written: the test as the program wrote it (what is plain is
+    the original's: `args.device` reads as `_ms_compat.device_of(args)` once converted)."""
+    written = node.test if written is None else written
+    if not (isinstance(node.orelse, cst.Else) and plain_test(written)
             and isinstance(node.body, cst.IndentedBlock) and isinstance(node.orelse.body, cst.IndentedBlock)):
         return None
     first = _shape(node.body)
     if first is None or first != _shape(node.orelse.body):
         return None
-    test = cst.Module(body=[]).code_for_node(node.test)
+    test = cst.Module(body=[]).code_for_node(written)
     note = cst.EmptyLine(comment=cst.Comment(
         f"# msmigrate: `if {test}:` and its `else:` are the same once converted (a branch per device): one of them"))
     body = list(node.body.body)
@@ -59,9 +73,10 @@ def merged(node: cst.If) -> Optional[List[cst.BaseStatement]]:
     return body
 
 
-def emptied(node: cst.If) -> bool:
+def emptied(node: cst.If, written: Optional[cst.BaseExpression] = None) -> bool:
     """`if plain_flag: pass` with no `else` and no comment in it (what the conversion left of a device move)."""
-    if node.orelse is not None or not plain_test(node.test) or not isinstance(node.body, cst.IndentedBlock):
+    written = node.test if written is None else written
+    if node.orelse is not None or not plain_test(written) or not isinstance(node.body, cst.IndentedBlock):
         return False
     return all(isinstance(st, cst.SimpleStatementLine) and not st.leading_lines
                and all(isinstance(small, cst.Pass) for small in st.body)

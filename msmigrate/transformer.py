@@ -690,14 +690,14 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._pending_narrow[id(node.body)] = narrow
 
     def leave_If(self, original, updated):
-        same = SB.merged(updated)   # `if self.gpu_mode: <a>.cuda() else: <a>`: one statement once converted
+        same = SB.merged(updated, original.test)   # `if self.gpu_mode: <a>.cuda() else: <a>`: one once converted
         if same is not None:
             updated = self._pop_comments(updated)
             if id(original) in self._elifs:     # `elif gpu: <a> else: <a>`: the chain's `else: <a>`
                 return cst.Else(body=updated.body.with_changes(body=SB.merged(updated.with_changes(
-                    leading_lines=[]))), leading_lines=list(updated.leading_lines))
-            return cst.FlattenSentinel(SB.merged(updated))
-        if SB.emptied(updated) and id(original) not in self._elifs:     # `if self.gpu_mode: model.cuda()`
+                    leading_lines=[]), original.test)), leading_lines=list(updated.leading_lines))
+            return cst.FlattenSentinel(SB.merged(updated, original.test))
+        if SB.emptied(updated, original.test) and id(original) not in self._elifs:   # `if gpu: model.cuda()`
             self._pop_comment_list()
             return cst.RemovalSentinel.REMOVE
         updated = updated.with_changes(test=self._graph_safe_test(original.test, updated.test))

@@ -93,6 +93,10 @@ def test_branches_merge_only_when_the_same_and_the_test_calls_nothing():
         "one of them\na = f(x)  # on the GPU\n"]
     assert _merged("if flag:\n    a = f(x)\nelse:\n    a = g(x)\n") is None
     assert _merged("if ready():\n    a = f(x)\nelse:\n    a = f(x)\n") is None
+    assert _merged("if not args.no_cuda:\n    a = f(x)\nelse:\n    a = f(x)\n") is not None
+    assert _merged("if args.device == 'cuda':\n    a = f(x)\nelse:\n    a = f(x)\n") is not None
+    assert _merged("if args.device == g():\n    a = f(x)\nelse:\n    a = f(x)\n") is None
+    assert _merged("if n < 2:\n    a = f(x)\nelse:\n    a = f(x)\n") is None
     assert _merged("if flag:\n    a = f(x)\nelif other:\n    a = f(x)\nelse:\n    a = f(x)\n") is None
     assert _merged("if flag:\n    a = f(x)\n") is None
 
