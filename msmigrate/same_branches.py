@@ -9,8 +9,9 @@ Old PyTorch code chooses the device by hand, a branch per device:
 
 The conversion drops `.cuda()`, so both branches become one statement. Kept as an `if`, it hides the statements
 from the passes that read a training loop's body (the draw sits in a branch, so the step around it is taped, not
-compiled). When the test only reads a name or an attribute chain (`self.gpu_mode`: reading it calls nothing a
-conversion could change) and the branches' converted code is the same (their comments and layout aside), the
+compiled). When the test, as written, only reads a name or an attribute chain (`self.gpu_mode`, `not
+args.no_cuda`, `args.device != 'cpu'`: reading it calls nothing the program wrote) and the branches' converted
+code is the same (their comments and layout aside), the
 `if` runs that code whichever way the test goes: the `if` becomes its first branch, which keeps its lines. An `if`
 on a plain flag whose only branch is left empty by the conversion (`if self.gpu_mode: self.G.cuda()`: `pass`)
 does nothing either way, and goes."""
