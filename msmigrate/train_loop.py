@@ -365,7 +365,7 @@ class _Assigns(BindingTargets):
 def mutated(stmt: cst.CSTNode) -> set:
     """The names whose tensor values a statement changes in place without binding them: `cost[mask] /= n`
     (torchattacks' Jitter), `y[:, 0] = 0`, `x.data = v`, `x.mul_(2)`, `_ms_compat.uniform_(x, ...)`,
-    `_ms_compat.write_into(x, ...)`. A statement changing a value a loss or gradient output is computed from belongs
+    `_ms_compat.write_into(x, ...)`, `_ms_compat.write_data(x, ...)`. A statement changing a value a loss or gradient output is computed from belongs
     with the statements computing it. (An object's attribute, `self.step += 1`, is no such value.)"""
     names: set = set()
 
@@ -390,7 +390,7 @@ def mutated(stmt: cst.CSTNode) -> set:
             func = node.func
             name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
             if not name.endswith("_") or name.startswith("__") or name in ("requires_grad_", "set_requires_grad"):
-                if name != "write_into":
+                if name not in ("write_into", "write_data"):
                     return
             if isinstance(func, cst.Attribute) and head(func.value) not in (None, "_ms_compat", "ops", "ms", "nn"):
                 names.add(head(func.value))
@@ -470,6 +470,12 @@ class StepGroup:
     manual: Optional[MU.ManualUpdate] = None   # no optimizer: `for p in params: p -= lr * p.grad`
     leaves: List[str] = field(default_factory=list)   # no update: `y.backward(); x.grad` (x made here)
     leaf_clears: List[int] = field(default_factory=list)   # `if x.grad is not None: x.grad.zero_()` before it
+    # the step's slice stops at a detaching rebinding (`x = ops.stop_gradient(x)`): x is an input, computed before
+    # the step (tried where the whole slice is unsound: an attack loop changing x in place, _detached_input)
+    cut_detached: bool = False
+    # the leaves' .grad sums over the loop's turns (PGD's attack loop, _summed_leaves): each gradient is added to
+    # the one the tensor holds (_ms_compat.add_grad), and the body's x.grad reads read the sum
+    summed: bool = False
     tensor_updates: List[int] = field(default_factory=list)   # `w -= lr * w.grad` after the backward()
     host_helpers: Set[str] = field(default_factory=set)   # host-drawing helpers the step holds (_host_helper)
     host_ifs: Set[int] = field(default_factory=set)   # `if loss.item() > m:` the step holds (_host_condition)
@@ -631,8 +637,11 @@ def _not_tensor_backward(call: cst.Call) -> bool:
 
 def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optional["OuterStep"] = None,
                 closure_of: Optional[str] = None, held_for: Optional[str] = None, taped_for: Optional[str] = None,
-                zeroed: Set[str] = frozenset()) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
-    """zeroed: names whose .grad the loop as written clears before its first backward() (_zeroed_leaves)."""
+                zeroed: Set[str] = frozenset(), attack_marks: Optional[FrozenSet[str]] = None
+                ) -> Tuple[List[StepGroup], List[Tuple[int, str]]]:
+    """zeroed: names whose .grad the loop as written clears before its first backward() (_zeroed_leaves).
+    attack_marks: the loop sits in a loop body whose optimizer clears the parameters' gradients after it before
+    stepping (attack_enclosure): the names that body marks requires_grad before this loop."""
     groups: List[StepGroup] = []
     problems: List[Tuple[int, str]] = []
     pending: Optional[StepGroup] = None
@@ -744,6 +753,9 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
     if by_hand is not None:
         leaves, pending.tensor_updates, clears = by_hand
         pending.extras.extend(pending.tensor_updates + clears)
+    if not leaves and by_hand is None and pending is not None and not groups and attack_marks is not None:
+        leaves = _summed_leaves(body, pending, attack_marks)
+        pending.summed = bool(leaves)
     if leaves:
         pending.leaves, pending.step = leaves, pending.backwards[-1]
         groups.append(pending)
@@ -1481,6 +1493,18 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
                  "__getitem__", "numel", "dim"}
 
 
+def _detached_input(stmt: cst.CSTNode) -> Optional[str]:
+    """`x = ops.stop_gradient(x)` (torch's `x = x.detach()`): x."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)
+            and len(stmt.body[0].targets) == 1 and isinstance(stmt.body[0].targets[0].target, cst.Name)):
+        return None
+    n, v = stmt.body[0].targets[0].target.value, stmt.body[0].value
+    if isinstance(v, cst.Call) and code_of(v.func).strip() in ("ops.stop_gradient", "mindspore.ops.stop_gradient") \
+            and len(v.args) == 1 and isinstance(v.args[0].value, cst.Name) and v.args[0].value.value == n:
+        return n
+    return None
+
+
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
            host: Set[str] = frozenset(), outside: Optional[List[int]] = None,
            earlier: Set[int] = frozenset(), drawing: Set[str] = frozenset()) -> List[int]:
@@ -1522,6 +1546,9 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             needed_grad |= grad_reads(st)
         needed -= bound
         needed |= set(reads(st))
+        if group.cut_detached and _detached_input(st) is not None and _detached_input(st) not in needed_grad:
+            # no gradient flows through the detached value: what computes it runs before the step, as written
+            needed.discard(_detached_input(st))
     chosen.reverse()
     return chosen
 
@@ -2253,6 +2280,83 @@ def _grad_leaves(body: Sequence[cst.CSTNode], g: StepGroup, zeroed: Set[str] = f
     return found
 
 
+def attack_enclosure(outer: cst.CSTNode, inner: cst.CSTNode, info: LoopInfo) -> Optional[FrozenSet[str]]:
+    """PGD adversarial training (fast_adversarial's train_mnist.py), judged on the original torch code:
+
+        for X, y in loader:
+            delta = torch.zeros_like(X).uniform_(-eps, eps)
+            for _ in range(iters):                     # the inner loop: backward(), no step
+                delta.requires_grad = True
+                loss = criterion(model(X + delta), y)
+                loss.backward()
+                delta.data = delta + alpha * torch.sign(delta.grad.detach())
+            delta = delta.detach()
+            loss = criterion(model(X + delta), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    The inner loop's backward()s also add to the parameters' .grad, which the enclosing body's zero_grad() empties
+    before anything reads or steps them: only the perturbation's gradient is used. Accepted when the inner loop
+    steps nothing, and after it the enclosing body clears an optimizer's gradients at its top level before any
+    backward(), step() or .grad read, and steps no other optimizer. Returns the names the enclosing body marks
+    requires_grad (at its top level) before the inner loop; None where it is no such loop."""
+    if not (isinstance(outer, (cst.For, cst.While)) and isinstance(outer.body, cst.IndentedBlock)
+            and isinstance(inner, (cst.For, cst.While))):
+        return None
+    body = list(outer.body.body)
+    pos = next((k for k, st in enumerate(body) if st is inner), None)
+    if pos is None or not _calls_method(inner, "backward") \
+            or any(_is_optimizer(r, info) for r in _calls_method(inner, "step")):
+        return None
+    cleared = None
+    for k in range(pos + 1, len(body)):
+        st = body[k]
+        r = _method(_stmt_call(st), "zero_grad")
+        if r is not None and _is_optimizer(code_of(r).strip(), info):
+            cleared = code_of(r).strip()
+            break
+        if _calls_method(st, "backward") or _calls_method(st, "step") or _GRAD_READ.search(code_of(st)):
+            return None
+    if cleared is None or any(r != cleared for st in body[pos + 1:] for r in _calls_method(st, "step")
+                              if _is_optimizer(r, info)):
+        return None
+    return frozenset(n for st in body[:pos] for n in assigns(st) | _marked_names(st) if _marks_leaf(st, n))
+
+
+def _marked_names(stmt: cst.CSTNode) -> Set[str]:
+    """The names `x.requires_grad = True` / `x.requires_grad_()` (or their conversions) may mark."""
+    return {a or b for a, b in re.findall(r"(\w+)\.requires_grad|set_requires_grad\((\w+)", code_of(stmt))}
+
+
+def _summed_leaves(body: Sequence[cst.CSTNode], g: StepGroup, marked_before: FrozenSet[str]) -> List[str]:
+    """The inner loop of attack_enclosure: the names whose .grad the body reads after its one backward(), where
+    each is marked requires_grad in the body before the backward() (or by the enclosing body before the loop) and
+    bound nowhere in the body (`.data` writes keep the tensor): torch adds each turn's gradient to the one its .grad
+    holds, the sum over the turns since the tensor was made or the program cleared it. Nothing else's .grad is read
+    in the body, and nothing's before the backward()."""
+    if len(g.backwards) != 1:
+        return []
+    last = g.backwards[0]
+    if any(_GRAD_READ.search(code_of(st)) for st in body[:last]):
+        return []
+    found: List[str] = []
+    for st in body[last + 1:]:
+        if _method(_stmt_call(st), "backward") is not None:
+            return []
+        code = code_of(st)
+        names = re.findall(r"(?<![\w.])(\w+)\.grad\b", code)
+        if len(names) != len(re.findall(r"\.grad\b", code)):
+            return []       # `self.x.grad`, `f(x).grad`: no name of this body
+        found.extend(n for n in names if n not in found)
+    for n in found:
+        if any(n in assigns(st) for st in body):
+            return []
+        if n not in marked_before and not any(_marks_leaf(body[j], n) for j in range(last)):
+            return []
+    return found
+
+
 def _clears_grad(stmt: cst.CSTNode, n: str) -> bool:
     """`x.grad.zero_()`, `x.grad = None`, `x.grad.detach_()` (MU._zeroing), or those under `if x.grad is not None:`."""
     if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock) \
@@ -2312,7 +2416,9 @@ def _leaf_gradients(g: StepGroup, body, params: List[str], fwd: str, fwd_body, o
     call = _line(f"{values}, {targets} = {info.ms}.value_and_grad({fwd}, {positions}, None"
                  f"{', has_aux=True' if aux else ''})({', '.join(params)})")
     updates = [MU.rebinding(body[j], grads) for j in g.tensor_updates]
-    replace[last] = [fdef, call] + updates + moved
+    # torch adds the gradient to the one x.grad holds: the body's x.grad reads read that sum
+    summed = [_line(f"{grads[n]} = _ms_compat.add_grad({n}, {grads[n]})") for n in g.leaves] if g.summed else []
+    replace[last] = [fdef, call] + summed + updates + moved
     for j in g.leaf_clears:     # nothing accumulates: each call returns this backward's gradient alone
         replace[j] = []
         resolved.extend(MU.placeholders_in(body[j]))
@@ -2992,7 +3098,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
                  outer_step: Optional[OuterStep] = None, closure_of: Optional[str] = None,
                  original: Optional[cst.CSTNode] = None, leftover: Optional[str] = None,
                  sums_across_calls: bool = False, held_for: Optional[str] = None,
-                 taped_for: Optional[str] = None, tape: bool = True) -> Optional[Rewrite]:
+                 taped_for: Optional[str] = None, tape: bool = True,
+                 attack_marks: Optional[FrozenSet[str]] = None) -> Optional[Rewrite]:
     """leftover: why the loop's first step would miss gradients another step left in torch's .grad
     (grad_carry.py): its backward()s become raising TODOs. sums_across_calls: a step function clearing
     no gradients, whose steps apply the held sum (as a loop clearing none). tape: a group no step holds is
@@ -3001,7 +3108,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     if not body:
         return None
     groups, problems = find_groups(body, info, outer_step, closure_of, held_for, taped_for,
-                                   zeroed=_zeroed_leaves(original))
+                                   zeroed=_zeroed_leaves(original), attack_marks=attack_marks)
     outer_taped = [g for g in groups if g.taped_outer]
     if outer_taped and leftover is None:
         # kept on the tape; the enclosing step (taped_outer_step) differentiates them
@@ -3099,6 +3206,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         if bad is None:
             break
         g, why = bad
+        if not g.cut_detached and any(_detached_input(body[j]) for j in slices[groups.index(g)]):
+            g.cut_detached = True           # PGD's `delta = delta.detach()` after its attack loop: slice again
+            continue
         helper = _host_helper(body, g, slices[groups.index(g)], outsides[groups.index(g)], info)
         if helper is not None:
             g.host_helpers.add(helper)      # the step holds it: slice again

@@ -981,6 +981,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                                         or SC.guarded_update(updated, self._guarded_ifs))
             updated = self._branch_steps(updated, set().union(TL.assigns(original), *(b for _, b in loops)), loops)
             outer = TL.outer_accumulation(self._loop_nodes[-1], original, self._loop_info()) if loops else None
+            # PGD's attack loop: the enclosing body clears the parameters' gradients it adds before stepping
+            attack = TL.attack_enclosure(self._loop_nodes[-1], original, self._loop_info()) if loops else None
             enclosing = self._loop_nodes[-1] if loops else scope["node"]
             # losses no step here holds, the step in the enclosing function or loop: taped (taped_steps.py)
             taped_for = None if outer is not None else TL.taped_outer_step(enclosing, original, self._loop_info())
@@ -988,7 +990,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = TL.with_data_arguments_hoisted(updated, self._loop_info())
             # the loop as written: its zero_grad() calls are gone from `updated` (no MindSpore counterpart)
             # taping (taped_steps.py) is the last resort: a step per branch of a fixed test first
-            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
+            rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original, attack_marks=attack,
                                  leftover=self._leftover_grads.get(id(original)),
                                  held_for=self._held_loops.get(id(original)), taped_for=taped_for, tape=False)
             if rw is not None and rw.taped and taped_for is not None and not rw.problems:
@@ -997,13 +999,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                 chosen = self._step_choice(original, updated, loops, SC.network_choice(updated))
                 if chosen is not updated:
                     updated = chosen
-                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original)
+                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original, attack_marks=attack)
                 else:
-                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
+                    rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original, attack_marks=attack,
                                          leftover=self._leftover_grads.get(id(original)),
                                          held_for=self._held_loops.get(id(original)))
             elif rw is not None and rw.problems and id(original) not in self._leftover_grads:
-                rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original,
+                rw = TL.rewrite_loop(updated, self._loop_info(), outer_step=outer, original=original, attack_marks=attack,
                                      leftover=self._leftover_grads.get(id(original)),
                                      held_for=self._held_loops.get(id(original)))
             if rw is not None and rw.accumulator is not None:

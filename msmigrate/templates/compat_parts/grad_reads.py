@@ -65,6 +65,15 @@ def tensor_grad(value, where):
     return value.grad
 
 
+def add_grad(value, grad):
+    """torch's backward() adding to `value.grad` (PGD's perturbation, marked requires_grad, its .grad never cleared
+    in the attack loop): the sum of the gradients since the tensor was made or the program last set its .grad,
+    kept on the tensor (tensor_grad reads it) and returned."""
+    held = value.__dict__.get("grad")
+    value.grad = grad if held is None else held + grad
+    return value.grad
+
+
 def _no_grad_kept(where):
     # its own function: MindSpore's graph parser refuses a `raise` of a non-builtin exception anywhere in a
     # function a graph calls, even on a branch compiling never reaches

@@ -1,0 +1,70 @@
+"""PGD adversarial training as real projects write it: an attack loop of backward()s whose only use is the
+perturbation's .grad, in a loop body that then clears the parameters' gradients and steps an optimizer
+(locuslab/fast_adversarial's MNIST/train_mnist.py and CIFAR10/train_pgd.py, measured in bench/_rw_heldout46.py).
+
+torch adds each backward()'s gradient to the perturbation's .grad: where the program never clears it
+(train_mnist.py) the attack steps along the sum over its turns; where it clears it after each read
+(`delta.grad.zero_()`, train_pgd.py) along each turn's own. The attack's backward() also adds to the parameters'
+.grad, which the zero_grad() before the training step empties. Converted: the attack's backward() is
+mindspore.value_and_grad with respect to the perturbation, its gradient added to the one the tensor holds
+(_ms_compat.add_grad); the training step compiled after it, taking the detached perturbation as an input."""
+import pytest
+
+from tests.parity.harness import program_weights_match_torch
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
+
+# the raw gradient (not its sign) moves the perturbation: a sum that was not summed would give other weights
+SUMMED_WALK = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+fill(net, 3)
+sgd = torch.optim.SGD(net.parameters(), lr=0.2, momentum=0.5)
+points = torch.linspace(-1, 1, 20).reshape(5, 4)
+kinds = torch.tensor([0, 1, 2, 0, 1])
+walked = []
+for turn in range(3):
+    shift = torch.zeros_like(points)
+    for _ in range(3):
+        shift.requires_grad = True
+        cost = F.cross_entropy(net(points + shift), kinds)
+        cost.backward()
+        shift.data = shift + 2.0 * shift.grad.detach()
+    shift = shift.detach()
+    walked.append(shift)
+    cost = F.cross_entropy(net(points + shift), kinds)
+    sgd.zero_grad()
+    cost.backward()
+    sgd.step()
+weights = [p.detach() for p in net.parameters()] + walked
+'''
+
+# train_pgd.py's shape: marked before the attack loop, its .grad cleared after each read
+CLEARED_WALK = SUMMED_WALK.replace('''    shift = torch.zeros_like(points)
+    for _ in range(3):
+        shift.requires_grad = True
+        cost = F.cross_entropy(net(points + shift), kinds)
+        cost.backward()
+        shift.data = shift + 2.0 * shift.grad.detach()
+''', '''    shift = torch.zeros_like(points)
+    shift.requires_grad = True
+    for _ in range(3):
+        cost = F.cross_entropy(net(points + shift), kinds)
+        cost.backward()
+        shift.data = shift + 2.0 * shift.grad.detach()
+        shift.grad.zero_()
+''')
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_summed_perturbation_gradient(graph):
+    code, _ = program_weights_match_torch(SUMMED_WALK, graph=graph)
+    assert "add_grad(shift" in code and "compile_step(" in code, code
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_perturbation_gradient_cleared_each_turn(graph):
+    assert CLEARED_WALK != SUMMED_WALK
+    code, _ = program_weights_match_torch(CLEARED_WALK, graph=graph)
+    assert "add_grad(shift" in code, code
