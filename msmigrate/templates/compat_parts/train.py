@@ -6,7 +6,11 @@
 def set_device(target):
     """mindspore.set_device(target), which MindSpore allows only before its runtime starts:
     a converted program imported after MindSpore already ran kernels (from a test, a
-    notebook) keeps the device chosen then, with a warning when it differs."""
+    notebook) keeps the device chosen then, with a warning when it differs.
+    Called right after the program's mode line: in GRAPH mode it also stops PyNative's record that a module imported
+    before that line started (record_autograd, whose backward() raises in GRAPH mode all the same); left on, MindSpore
+    fails to differentiate a function calling a compiled Cell (measured: a cross-entropy's GatherD, 'Bprop
+    "GatherDGradV2" encounter a problem: The pointer[value] is null')."""
     try:
         ms.set_device(target)
     except RuntimeError:
@@ -14,6 +18,10 @@ def set_device(target):
         if current != target:
             import warnings
             warnings.warn(f"MindSpore already runs on {current}; {target} was not applied")
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        from mindspore.common.api import _pynative_executor
+        if _pynative_executor.grad_flag():
+            _pynative_executor.set_grad_flag(False)
 
 
 _COMPILED_STEPS = {}
