@@ -400,6 +400,17 @@ def _reaches_host_reads_in_cells(step):
 HOST_STEPPED["tensors read on the host in a cell"] = _reaches_host_reads_in_cells
 
 
+def _reaches_host_reads_in_functions(step):
+    """A step calling a function of the program that reads a tensor's value on the host (`.item()`, `.tolist()`,
+    `.asnumpy()`: Prototypical-Networks' prototypical_loss counts its queries by `.sum().item()` and builds Python
+    lists as long as the batch's classes): a compiled graph cannot read its own values mid-way (it did not compile,
+    or would keep the values of its first batch), so the step runs op by op in GRAPH mode too, as torch's does."""
+    return bool({"item", "tolist", "asnumpy", "host_value"} & _names_reached(step))
+
+
+HOST_STEPPED["tensors read on the host in a function"] = _reaches_host_reads_in_functions
+
+
 def _inside_eval_cells(cells):
     """ids of the cells inside a cell the program switched to eval (`teacher.eval()`: set_train(False), MindSpore's
     phase 'predict'). MindSpore sets the training flag of every sub-cell but the phase of that cell alone, so a
