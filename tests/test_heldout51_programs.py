@@ -11,9 +11,10 @@ orobix/Prototypical-Networks-for-Few-shot-Learning-PyTorch) met, each run under 
   Then the step was gathered ahead of that `if` (the image's preparation before it is part of the loss), so it ran
   in the iteration the `if` leaves too, before the initialization (train_loop._before_exits: what comes before a
   statement that may leave the iteration stays before it; a network call there stops with MigrationError).
-- ActNorm's `if self.initialized.item() == 0:` in forward, in GRAPH mode: the step was compiled and MindSpore's CPU
-  kernels refused the uint8 scalar read (a MigrationError at the line); a cell reading `.item()` in its construct
-  now runs op by op (graph_constants.reads_on_host).
+- ActNorm's `if self.initialized.item() == 0:` in forward, called first outside the training under no_grad (glow's
+  first iteration), in GRAPH mode: the cell called directly was compiled and MindSpore's CPU kernels refused the
+  uint8 scalar read (a MigrationError at the line); a cell reading `.item()` in its construct now runs op by op,
+  called directly or in a step (graph_constants.reads_on_host).
 - prototypical_loss (a function the step calls) reads `.item()` and builds Python lists as long as the batch's
   classes: GRAPH mode did not compile; such a step runs op by op (train._reaches_host_reads_in_functions).
 - Prototypical-Networks' src/ is a package (its __init__.py) whose train.py runs as a script and imports its
@@ -148,7 +149,9 @@ class ActNorm(nn.Module):
 net = nn.Sequential(nn.Linear(3, 4), ActNorm(4), nn.Tanh(), nn.Linear(4, 1))
 fill(net, 5)
 opt = torch.optim.Adam(net.parameters(), lr=0.05)
-seen = []
+with torch.no_grad():     # the initialization, by a first call outside the training (glow's train())
+    first = net(torch.linspace(-2, 1, 18).reshape(6, 3))
+seen = [first]
 for i in range(3):
     x = torch.linspace(-1, 1, 18).reshape(6, 3) * (i + 1) - 0.25
     loss = (net(x) - 1).pow(2).mean()
