@@ -1370,7 +1370,8 @@ def _network_of_draw(rhs: cst.BaseExpression, host: Set[str]) -> bool:
     the program, no library's and no data call, with a random draw among its arguments."""
     for node in _calls_in(rhs):
         name = code_of(node.func).strip()
-        if _root(node.func) in _LIBRARY_ROOTS or _is_data_call(name, host):
+        root = _root(node.func)
+        if root is None or root in _LIBRARY_ROOTS or _is_data_call(name, host):
             continue
         if any(RANDOM_CALL.search(code_of(inner.func).strip()) for arg in node.args for inner in _calls_in(arg.value)):
             return True
