@@ -1497,71 +1497,6 @@ _DATA_METHODS = {"view", "reshape", "contiguous", "t", "transpose", "permute", "
                  "__getitem__", "numel", "dim"}
 
 
-class _Exits(cst.CSTVisitor):
-    """A `continue`, `break` or `return` that leaves the iteration of the loop whose body holds the statement (not
-    one of a loop, function or class inside it)."""
-
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Continue(self, node) -> None:
-        self.found = True
-
-    def visit_Break(self, node) -> None:
-        self.found = True
-
-    def visit_Return(self, node) -> None:
-        self.found = True
-
-    def visit_For(self, node) -> bool:
-        return False
-
-    def visit_While(self, node) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-
-def _before_exits(body: Sequence[cst.CSTNode], start: int, first_backward: int, special: Set[int]) -> Set[int]:
-    """The statements of a step's stretch of the loop body (from `start`) before the last one, ahead of its first
-    backward(), that may leave the iteration (glow-pytorch's `if i == 0: with torch.no_grad(): model.module(x);
-    continue`, its ActNorm initialization): they run before it, as written, and the step after it. Gathered into
-    the step, the step would run ahead of that statement: also in the iterations it leaves, and before what it
-    does (the initialization)."""
-    last = None
-    for j in range(start, first_backward):
-        if j in special:
-            continue
-        v = _Exits()
-        walk(body[j], v)
-        if v.found:
-            last = j
-    return set() if last is None else {j for j in range(start, last) if j not in special}
-
-
-def _network_before_exit(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], before: Set[int],
-                         info: "LoopInfo") -> Optional[str]:
-    """Why the step cannot run after such a statement (_before_exits): the loss is computed from a statement
-    before it that calls the network, whose output the step would take as a constant (no gradient)."""
-    if not before:
-        return None
-    inputs, _ = _inputs([body[k] for k in chosen], g.losses)
-    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
-    for k in sorted(before):
-        st = body[k]
-        if assigns(st) & set(inputs) and any(
-                c.split(".", 1)[0] not in library and not _is_data_call(c, info.host_functions)
-                for c in _named_calls(st)):
-            return (f"the loss is computed from `{_short(st)}`, which calls the network before a statement that may "
-                    "leave the iteration (continue, break, return): a train step cannot run both before and after "
-                    "it; write this train step with mindspore.value_and_grad by hand")
-    return None
-
-
 def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
            host: Set[str] = frozenset(), outside: Optional[List[int]] = None,
            earlier: Set[int] = frozenset(), drawing: Set[str] = frozenset()) -> List[int]:
@@ -2073,6 +2008,71 @@ def _host_condition(body: Sequence[cst.CSTNode], g: StepGroup, outside: Sequence
             walk(b, calls)
         if plain and not any(_is_data_call(c, set()) for c in calls.calls):
             return j
+    return None
+
+
+class _Exits(cst.CSTVisitor):
+    """A `continue`, `break` or `return` that leaves the iteration of the loop whose body holds the statement (not
+    one of a loop, function or class inside it)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Continue(self, node) -> None:
+        self.found = True
+
+    def visit_Break(self, node) -> None:
+        self.found = True
+
+    def visit_Return(self, node) -> None:
+        self.found = True
+
+    def visit_For(self, node) -> bool:
+        return False
+
+    def visit_While(self, node) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+
+def _before_exits(body: Sequence[cst.CSTNode], start: int, first_backward: int, special: Set[int]) -> Set[int]:
+    """The statements of a step's stretch of the loop body (from `start`) before the last one, ahead of its first
+    backward(), that may leave the iteration (glow-pytorch's `if i == 0: with torch.no_grad(): model.module(x);
+    continue`, its ActNorm initialization): they run before it, as written, and the step after it. Gathered into
+    the step, the step would run ahead of that statement: also in the iterations it leaves, and before what it
+    does (the initialization)."""
+    last = None
+    for j in range(start, first_backward):
+        if j in special:
+            continue
+        v = _Exits()
+        walk(body[j], v)
+        if v.found:
+            last = j
+    return set() if last is None else {j for j in range(start, last) if j not in special}
+
+
+def _network_before_exit(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], before: Set[int],
+                         info: "LoopInfo") -> Optional[str]:
+    """Why the step cannot run after such a statement (_before_exits): the loss is computed from a statement
+    before it that calls the network, whose output the step would take as a constant (no gradient)."""
+    if not before:
+        return None
+    inputs, _ = _inputs([body[k] for k in chosen], g.losses)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    for k in sorted(before):
+        st = body[k]
+        if assigns(st) & set(inputs) and any(
+                c.split(".", 1)[0] not in library and not _is_data_call(c, info.host_functions)
+                for c in _named_calls(st)):
+            return (f"the loss is computed from `{_short(st)}`, which calls the network before a statement that may "
+                    "leave the iteration (continue, break, return): a train step cannot run both before and after "
+                    "it; write this train step with mindspore.value_and_grad by hand")
     return None
 
 
