@@ -60,7 +60,8 @@ What the runner does, the same way on both sides:
 Reference runs of the torch side (--reference, for real_world.py's judgement of a difference over its
 tolerance): every model loads DIR/model{i}.npz (what the plain torch run wrote) instead of writing it,
 data order and noise as above, and
-- float64: torch's default dtype float64 (legacy torch.FloatTensor and Tensor.float() too; the noise streams' float32
+- float64: torch's default dtype float64 (legacy torch.FloatTensor, Tensor.float() and torch.from_numpy of float32
+  arrays too; the noise streams' float32
   values and the weights cast up), so the losses differ from the plain run by float32's rounding alone;
 - native-kernels: float32 through torch's own CPU kernels instead of oneDNN's (torch.backends.mkldnn
   off): another order of accumulation torch itself ships, to measure how far float32 runs of the same
@@ -257,6 +258,10 @@ def install_torch():
         _patch(torch, "FloatTensor", torch.DoubleTensor)     # Tensor = torch.FloatTensor (PyTorch-GAN)
         # `torch.from_numpy(x).float()` of float64 data (MorvanZhou's 504_batch_normalization.py): kept float64
         _patch(torch.Tensor, "float", lambda self, *args, **kwargs: self.double(*args, **kwargs))
+        # a dataset's float32 arrays made tensors (Prototypical-Networks' load_img: `torch.from_numpy(x)` of a
+        # float32 image): float64 as the default dtype (a copy: the array is no longer shared)
+        from_numpy = torch.from_numpy
+        _patch(torch, "from_numpy", lambda a: from_numpy(a.astype(np.float64) if a.dtype == np.float32 else a))
     elif STATE["reference"] == "native-kernels":
         _patch(torch.backends.mkldnn, "enabled", False)
     if STATE["reference"] == "float64-kinks":

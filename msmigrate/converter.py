@@ -27,6 +27,7 @@ from .detached_updates import might_update_detached, rewrite_detached_updates
 from .own_names import (imported_converter_names, might_bind_converter_names, own_converter_names,
                         rename_own_converter_names)
 from .loop_unswitch import might_unswitch, unswitch_loops
+from .exit_branches import hoist_exit_else, might_exit_branch
 from .inplace_chains import might_chain_inplace, might_update_buffer, rewrite_inplace_chains
 from .grad_helpers import inline_grad_helpers, might_inline_grad_helpers
 from .init_subscripts import might_init_subscript, rewrite_init_subscripts
@@ -171,6 +172,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         module, probe_sites = rewrite_package_probes(module, info.imports if info else {},
                                                      statement_lines(module, tree), COMPAT)
     stmt_lines = statement_lines(module, tree)
+    if might_exit_branch(source):   # `if i == 0: ...; continue` / `else: <forward>`: the else after it (exit_branches.py)
+        module = hoist_exit_else(module, stmt_lines) or module
     if might_unswitch(source):   # an update chosen by a fixed test inside an inner loop (loop_unswitch.py)
         module = unswitch_loops(module, stmt_lines) or module
     for keep_no_grad in (False, True):
@@ -323,7 +326,10 @@ def convert_file_text(index: ProjectIndex, path: Path, rel: str, text: str,
     helper_dir = index.helper_dir(path)
     if (path.parent / "__init__.py").exists():
         depth = len(path.parent.relative_to(helper_dir).parts)
-        compat_import = (depth + 1, COMPAT)
+        # a file at the top of a converted directory that is a package too (src/ with its __init__.py, whose
+        # train.py is run as a script and imports its siblings by their own names): the relative import where it
+        # is imported as a package's module, the plain one where it runs as a script (no __package__)
+        compat_import = (depth + 1, COMPAT, depth == 0 and path.parent == index.root)
     else:
         compat_import = (0, COMPAT)
     try:

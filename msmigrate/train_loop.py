@@ -1371,7 +1371,23 @@ def is_source(stmt: cst.CSTNode, host: Set[str] = frozenset()) -> bool:
     if v.calls and all(c.split(".")[0] in ("np", "numpy") for c in v.calls):
         return True     # `tokens = np.zeros((4, 6), dtype=np.int64)`: a host array the batch is built in
     data = [c for c in v.calls if _is_data_call(c, host)]
-    return bool(data) and not _helper_of_network_output(rhs, data, host)
+    return bool(data) and not _helper_of_network_output(rhs, data, host) and not _network_of_draw(rhs, host)
+
+
+def _network_of_draw(rhs: cst.BaseExpression, host: Set[str]) -> bool:
+    """`log_p, logdet, _ = model(image + torch.rand_like(image) / n_bins)` (glow-pytorch's dequantization noise): a
+    network called on a value drawn in its own argument computes from the network; the statement belongs to the step
+    (left out as a source of data, the network's output was an input of the step and the parameters got no
+    gradient). The draw is made in the step, each call its own, as torch's. A call of a name (or attribute chain) of
+    the program, no library's and no data call, with a random draw among its arguments."""
+    for node in _calls_in(rhs):
+        name = code_of(node.func).strip()
+        root = _root(node.func)
+        if root is None or root in _LIBRARY_ROOTS or _is_data_call(name, host):
+            continue
+        if any(RANDOM_CALL.search(code_of(inner.func).strip()) for arg in node.args for inner in _calls_in(arg.value)):
+            return True
+    return False
 
 
 def _helper_of_network_output(rhs: cst.BaseExpression, data: List[str], host: Set[str]) -> bool:
@@ -2019,6 +2035,71 @@ def _host_condition(body: Sequence[cst.CSTNode], g: StepGroup, outside: Sequence
             walk(b, calls)
         if plain and not any(_is_data_call(c, set()) for c in calls.calls):
             return j
+    return None
+
+
+class _Exits(cst.CSTVisitor):
+    """A `continue`, `break` or `return` that leaves the iteration of the loop whose body holds the statement (not
+    one of a loop, function or class inside it)."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Continue(self, node) -> None:
+        self.found = True
+
+    def visit_Break(self, node) -> None:
+        self.found = True
+
+    def visit_Return(self, node) -> None:
+        self.found = True
+
+    def visit_For(self, node) -> bool:
+        return False
+
+    def visit_While(self, node) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+
+def _before_exits(body: Sequence[cst.CSTNode], start: int, first_backward: int, special: Set[int]) -> Set[int]:
+    """The statements of a step's stretch of the loop body (from `start`) before the last one, ahead of its first
+    backward(), that may leave the iteration (glow-pytorch's `if i == 0: with torch.no_grad(): model.module(x);
+    continue`, its ActNorm initialization): they run before it, as written, and the step after it. Gathered into
+    the step, the step would run ahead of that statement: also in the iterations it leaves, and before what it
+    does (the initialization)."""
+    last = None
+    for j in range(start, first_backward):
+        if j in special:
+            continue
+        v = _Exits()
+        walk(body[j], v)
+        if v.found:
+            last = j
+    return set() if last is None else {j for j in range(start, last) if j not in special}
+
+
+def _network_before_exit(body: Sequence[cst.CSTNode], g: StepGroup, chosen: Sequence[int], before: Set[int],
+                         info: "LoopInfo") -> Optional[str]:
+    """Why the step cannot run after such a statement (_before_exits): the loss is computed from a statement
+    before it that calls the network, whose output the step would take as a constant (no gradient)."""
+    if not before:
+        return None
+    inputs, _ = _inputs([body[k] for k in chosen], g.losses)
+    library = _LIBRARY_ROOTS | {info.ms} | set(info.host_functions)
+    for k in sorted(before):
+        st = body[k]
+        if assigns(st) & set(inputs) and any(
+                c.split(".", 1)[0] not in library and not _is_data_call(c, info.host_functions)
+                for c in _named_calls(st)):
+            return (f"the loss is computed from `{_short(st)}`, which calls the network before a statement that may "
+                    "leave the iteration (continue, break, return): a train step cannot run both before and after "
+                    "it; write this train step with mindspore.value_and_grad by hand")
     return None
 
 
@@ -3189,6 +3270,11 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         kept_out = {j for j, st in enumerate(body) if assigns(st) & set(closed_over)}
         for g in groups:    # the tensors whose .grad is read are the inputs differentiated
             kept_out |= {j for j in range(g.backwards[0]) if assigns(body[j]) & set(g.leaves)}
+        # what runs before a statement that may leave the iteration (`if i == 0: ...; continue`) stays before it:
+        # the step runs after it (_before_exits)
+        before_exit = {id(g): _before_exits(body, starts[id(g)], g.backwards[0], special | frozen) for g in groups}
+        for g in groups:
+            kept_out |= before_exit[id(g)]
         outsides: List[List[int]] = [[] for _ in groups]
         slices = []
         for g, out in zip(groups, outsides):
@@ -3199,7 +3285,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             _join_element_writes(body, g, chosen, special | frozen | kept_out)
         bad = None
         for g, chosen, outside in zip(groups, slices, outsides):
-            why = _unsound(body, g, chosen, outside, per_iteration, info)
+            why = _unsound(body, g, chosen, outside, per_iteration, info) or _network_before_exit(
+                body, g, chosen, before_exit[id(g)], info)
             if why is not None:
                 bad = (g, why)
                 break

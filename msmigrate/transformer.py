@@ -4155,7 +4155,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             if self.compat_import is None or self.compat_import[0] == 0:
                 lines.append(f"import {COMPAT}")
             else:
-                lines.append(f"from {'.' * self.compat_import[0]} import {COMPAT}")
+                if len(self.compat_import) > 2 and self.compat_import[2]:   # a package's file run as a script too
+                    lines.append(f"if __package__:\n    from . import {COMPAT}\nelse:\n    import {COMPAT}")
+                else:
+                    lines.append(f"from {'.' * self.compat_import[0]} import {COMPAT}")
         if not lines:
             return updated
         new_stmts = [cst.parse_statement(l + "\n") for l in lines]

@@ -241,13 +241,15 @@ def _held_names(obj, names, depth=0):
 
 def reads_on_host(cell):
     """A cell whose construct, or a method of a plain object it holds, reads a tensor on the host (asnumpy:
-    siamese-triplet's OnlineContrastiveLoss, `self.pair_selector.get_pairs(...)` reading `.data.numpy()`): a graph
-    cannot read its own values mid-way; such a cell, and a train step reaching it, run op by op."""
+    siamese-triplet's OnlineContrastiveLoss, `self.pair_selector.get_pairs(...)` reading `.data.numpy()`; `.item()`:
+    glow-pytorch's ActNorm, `if self.initialized.item() == 0: self.initialize(input)`, its data-dependent
+    initialization, which a graph compiled as a switch over a uint8 scalar that MindSpore's CPU kernels refuse): a
+    graph cannot read its own values mid-way; such a cell, and a train step reaching it, run op by op."""
     for _, sub in cell.cells_and_names():
         construct = getattr(type(sub), "construct", None)
         if hasattr(construct, "__code__") and not type(sub).__module__.startswith("mindspore"):
             names = _code_names(construct.__code__)
-            if {"asnumpy", "host_value"} & (names | _held_names(sub, names)):
+            if {"asnumpy", "host_value", "item", "tolist"} & (names | _held_names(sub, names)):
                 return True
     return False
 

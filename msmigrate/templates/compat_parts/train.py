@@ -107,10 +107,10 @@ def _layer_wrong_op_by_op(cells):
     return None
 
 
-def _names_reached(step):
+def _names_reached(step, program_only=False):
     """The global and attribute names the functions a step calls read (their nested functions' too; not the
-    step's own, nor MindSpore's), and "<gradient of a gradient>" where one of them takes a gradient (calls
-    mindspore.grad, not a tensor's .grad, or reads GradOperation, vjp...)."""
+    step's own, nor MindSpore's; program_only: nor this helper's, followed), and "<gradient of a gradient>" where
+    one of them takes a gradient (calls mindspore.grad, not a tensor's .grad, or reads GradOperation, vjp...)."""
     names, seen, todo = set(), set(), [step]
     while todo:
         fn = todo.pop()
@@ -122,7 +122,7 @@ def _names_reached(step):
         codes = [fn.__code__]
         while codes:
             code = codes.pop()
-            if fn is not step:
+            if fn is not step and not (program_only and getattr(fn, "__globals__", None) is globals()):
                 names.update(code.co_names)
                 if _GRAD_OF_GRAD_NAMES & set(code.co_names) or _calls_mindspore_grad(code, fn):
                     names.add("<gradient of a gradient>")
@@ -406,6 +406,17 @@ def _reaches_host_reads_in_cells(step):
 
 
 HOST_STEPPED["tensors read on the host in a cell"] = _reaches_host_reads_in_cells
+
+
+def _reaches_host_reads_in_functions(step):
+    """A step calling a function of the program that reads a tensor's value on the host (`.item()`, `.tolist()`,
+    `.asnumpy()`: Prototypical-Networks' prototypical_loss counts its queries by `.sum().item()` and builds Python
+    lists as long as the batch's classes): a compiled graph cannot read its own values mid-way (it did not compile,
+    or would keep the values of its first batch), so the step runs op by op in GRAPH mode too, as torch's does."""
+    return bool({"item", "tolist", "asnumpy", "host_value"} & _names_reached(step, program_only=True))
+
+
+HOST_STEPPED["tensors read on the host in a function"] = _reaches_host_reads_in_functions
 
 
 def _inside_eval_cells(cells):
