@@ -89,29 +89,10 @@ def attack(model, X, y, eps, alpha, iters):
     return delta.detach()
 '''
 
-TRAINER = '''import attacks51''' + _FILL + '''
-import torch.nn as nn
-import torch.nn.functional as F
-
-net = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
-fill(net, 8)
-sgd = torch.optim.SGD(net.parameters(), lr=0.2)
-points = torch.linspace(-1, 1, 20).reshape(5, 4)
-kinds = torch.tensor([0, 1, 2, 0, 1])
-for turn in range(2):
-    shift = torch.zeros_like(points)
-    for _ in range(2):
-        shift.requires_grad = True
-        cost = F.cross_entropy(net(points + shift), kinds)
-        cost.backward()
-        shift.data = shift + 2.0 * shift.grad.detach()
-    shift = shift.detach()
-    cost = F.cross_entropy(net(points + shift), kinds)
-    sgd.zero_grad()
-    cost.backward()
-    sgd.step()
-print("OUT", float(sum(p.detach().abs().sum() for p in net.parameters())))
-'''
+# SUMMED_WALK with a module imported first, before the torch imports (where the converted mode line goes)
+TRAINER = "import attacks51" + SUMMED_WALK.replace(
+    "weights = [p.detach() for p in net.parameters()] + walked",
+    'print("OUT", float(sum(p.detach().abs().sum() for p in net.parameters())))')
 
 
 def test_attack_in_graph_mode_beside_a_recording_module(tmp_path):
