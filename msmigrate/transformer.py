@@ -354,6 +354,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._deleted: Set[int] = set()      # ids of `del` targets
         self.dispatched: Set[int] = set()    # branches of run-time method choices already written (untyped_methods)
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
+        self._dict_reads: Set[int] = set()   # `M.__dict__[name]` over a torch module (torch_namespace.py)
         # ids of NEW nodes (placeholders of dropped calls, rebinding calls) -> the node itself: holding the
         # node keeps its id from being reused by a later node once the placeholder is freed (a docstring
         # after a dropped `torch.fx.wrap(...)` statement went away with it, depending on memory layout)
@@ -2700,7 +2701,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._render_template(f"_ms_compat.invert({code_of(updated.expression).strip()})")
         return updated
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        TN.visit_subscript(self, node)      # `datasets.__dict__[name]`: torch_namespace.py
+
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        by_name = TN.leave_subscript(self, original, updated)
+        if by_name is not None:
+            return by_name
         if id(original) not in self._skip:   # `conv1d.weight[:, 0, :]` read: conv1d_weights.py
             updated = CW.subscript(self, original, updated) or updated
         params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
