@@ -2164,6 +2164,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)
             return updated
+        if id(original) in self._type_refs and qn in R.TYPE_TARGETS:
+            # `issubclass(type(m), torch.nn.RNNBase)` (awd-lstm-lm's WeightDrop): the MindSpore base of the layers
+            # the record converts the class's instances to
+            target, note = R.TYPE_TARGETS[qn]
+            self._record(original, qn, target, R.CONVERTED, note)
+            return self.render(target)
         if m is None or m.target is None:
             why = m.note if m is not None and m.note else (rule_note(qn) or "no MindSpore mapping known")
             return self._todo(original, qn, why)
@@ -3174,6 +3180,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return self._is_tensor_expr(recv)
             if isinstance(func, cst.Name) and self._funcs and func.value in self._funcs[-1].cells:
                 return func.value not in self._funcs[-1].__dict__.get("any_module_calls", ())
+            if isinstance(func, cst.Name) and func.value == "next" and _first_parameter(node) \
+                    and not self._shadowed("next") and "next" not in self._imports:
+                return True   # `weight = next(self.parameters()).data` (awd-lstm-lm's init_hidden): a parameter
             return False
         if isinstance(node, cst.BinaryOperation):
             return self._is_tensor_expr(node.left) or self._is_tensor_expr(node.right)
@@ -4280,3 +4289,15 @@ _INT_DIVISION_OF_AUG = {cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign
 _BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (
     "Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power", "MatrixMultiply", "LeftShift",
     "RightShift", "BitAnd", "BitOr", "BitXor")}
+
+
+def _first_parameter(call: cst.Call) -> bool:
+    """`next(m.parameters())` / `next(iter(m.parameters()))` (or buffers()): the call's argument is a module's
+    parameter iterator."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    arg = call.args[0].value
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value == "iter" and len(arg.args) == 1:
+        arg = arg.args[0].value
+    return (isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute)
+            and arg.func.attr.value in ("parameters", "buffers"))

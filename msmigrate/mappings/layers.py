@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
-from ..records import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, TYPE_TARGETS, mapping, rule
 from .edge_args import T_PRECISE, precise_note, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 
 T = "tests/parity/test_layers.py"
@@ -627,6 +627,12 @@ rule("torch.nn.RNNBase", None,
      note="the layer its literal mode names: 'LSTM' -> torch.nn.LSTM's conversion, 'GRU' -> GRU's, 'RNN_TANH' / "
           "'RNN_RELU' -> RNN's with that nonlinearity (the other arguments passed by name)",
      test=f"{T}::test_recurrent_base")(_rnn_base)
+# as a type (awd-lstm-lm's `issubclass(type(self.module), torch.nn.RNNBase)`): MindSpore's base of LSTM/GRU/RNN,
+# which the converted torch.nn.LSTM/GRU/RNN derive from
+TYPE_TARGETS["torch.nn.RNNBase"] = (
+    "mindspore.nn.layer.rnns._RNNBase",
+    "as a type (isinstance/issubclass): MindSpore's base of LSTM, GRU and RNN, which the converted torch.nn.LSTM, "
+    "GRU and RNN derive from")
 
 # ------------------------------------------------------------------ resampling & padding
 def _upsample(ctx):

@@ -860,7 +860,7 @@ class LSTM(nn.LSTM):
             raise MigrationError("nn.LSTM proj_size: LSTM projections have no MindSpore counterpart")
         with from_init_stream():    # not NumPy's global stream (compat_parts/init_stream.py)
             super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
-                             dropout=dropout, bidirectional=bidirectional)
+                             dropout=float(dropout), bidirectional=bidirectional)
         self.input_size, self.proj_size = input_size, 0   # torch's settings MindSpore's LSTM does not keep
 
     def construct(self, x, hx=None, seq_length=None):
@@ -876,7 +876,7 @@ class GRU(nn.GRU):
                  bidirectional=False, device=None, dtype=None):
         with from_init_stream():
             super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
-                             dropout=dropout, bidirectional=bidirectional)
+                             dropout=float(dropout), bidirectional=bidirectional)
         self.input_size = input_size
         precise_recurrence(self, "GRU")      # torch's float32 tanh on CPU (compat_parts/cpu_float32_kernels.py)
 
@@ -891,7 +891,7 @@ class RNN(nn.RNN):
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
         with from_init_stream():
             super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
-                             batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
+                             batch_first=batch_first, dropout=float(dropout), bidirectional=bidirectional)
         self.input_size = input_size
         precise_recurrence(self, "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU")
 
