@@ -866,6 +866,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         `del self.cache` there (vit-pytorch's Extractor.clear, which forward calls) is `self.cache = None` the same
         way; its target is a store, never guarded as a read of state (graph_state.py)."""
         target = original.target
+        if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute)
+                and target.value.attr.value == "_parameters" and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index) and isinstance(updated.target, cst.Subscript)
+                and isinstance(updated.target.value, cst.Attribute) and not self._in_cell_code()):
+            # `del self.module._parameters[name_w]` (awd-lstm-lm's WeightDrop): refused on MindSpore's own layers
+            # (compat_parts/layer_settings.py del_parameter)
+            owner = code_of(updated.target.value.value).strip()
+            key = code_of(updated.target.slice[0].slice.value).strip()
+            where = f"{self.module_name}:{self._line(original)}"
+            self._record(original, "del Module._parameters[name]", "_ms_compat.del_parameter", R.CONVERTED,
+                         "as written on a Cell of the program; MigrationError on one of MindSpore's layers, which "
+                         "computes with the parameter objects it built")
+            self.uses_compat = True
+            return cst.Expr(cst.parse_expression(f"_ms_compat.del_parameter({owner}, {key}, {where!r})"))
         names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
         if not self._in_cell_code() or not names or \
                 not all(isinstance(n, cst.Name) or _self_attr(n) is not None for n in names):
@@ -1783,6 +1797,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 default = code_of(p.default).strip() if p.default else None
                 if default in (None, "None"):
                     ctx.tensors.add(pname)
+            elif not self._classes and not self._funcs and p in node.params.params:
+                # a top-level function every call of which passes a layer attribute here (`embedded_dropout(
+                # self.encoder, ...)`): `embed.weight` is that layer's (project_index.parameter_layer)
+                layer = self.index.parameter_layer(f"{self.module_name}.{node.name.value}", i, pname)
+                if layer is not None:
+                    ctx.layers[pname] = layer
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):

@@ -541,8 +541,9 @@ rule("torch.nn.Embedding", "mindspore.nn.Embedding",
         rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
         drop=_NO_DEVICE + ("sparse", "scale_grad_by_freq"),
         extra={"embedding_table": "ms.common.initializer.Normal(1.0)"},
-        unsupported={"_weight": "pass the weights through the checkpoint instead"},
-        unsupported_ok={"_weight": ("None",)},
+        unsupported={"_weight": "pass the weights through the checkpoint instead",
+                     "scale_grad_by_freq": "gradient scaling by frequency has no MindSpore counterpart"},
+        unsupported_ok={"_weight": ("None",), "scale_grad_by_freq": ("False",)},
         note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
              "parameter embedding_table; with padding_idx or max_norm -> _ms_compat.Embedding (MindSpore's "
              "Embedding still trains the padding row, torch gives it no gradient; max_norm renormalises the rows a "

@@ -254,16 +254,18 @@ _WHOLE_SAVED = {}
 
 class _UnrebuiltOptimizer:
     """An optimizer that torch.load gave back from a file holding a whole optimizer: MindSpore's optimizers cannot
-    be copied (their update primitives do not pickle), so any use of this one stops at that line."""
+    be copied (their update primitives do not pickle), so any use of this one stops, naming the torch.load line
+    (`where`, set by the load)."""
 
     def __init__(self, name):
         self.__dict__["_name"] = name
+        self.__dict__["where"] = None
 
     def _refuse(self):
-        where = calling_line()
-        raise MigrationError((f"{where}: " if where else "") + f"this {self._name} was loaded by torch.load from a "
-                             f"file holding the whole optimizer: MindSpore cannot rebuild an optimizer object. Create "
-                             f"the optimizer and load its state_dict instead")
+        where = self.__dict__["where"]
+        raise MigrationError((f"{where}: " if where else "") + f"the {self._name} this torch.load gave back, from a "
+                             f"file holding the whole optimizer, is used: MindSpore cannot rebuild an optimizer "
+                             f"object. Create the optimizer and load its state_dict instead")
 
     def __getattr__(self, attr):
         if attr.startswith("__"):
@@ -282,7 +284,8 @@ def _optimizers_in(obj, found):
     elif isinstance(obj, dict):
         for v in obj.values():
             _optimizers_in(v, found)
-    elif hasattr(obj, "param_groups") and callable(getattr(obj, "state_dict", None)):
+    elif isinstance(obj, _UnrebuiltOptimizer) or (hasattr(obj, "param_groups")
+                                                  and callable(getattr(obj, "state_dict", None))):
         found.append(obj)
     elif _plain_class(type(obj)):
         _optimizers_in(vars(obj), found)
@@ -323,6 +326,9 @@ def _read_ms_checkpoint(path, origin=None):
     if '"whole"' in layout:     # a model or optimizer inside: a copy of the object where this process saved it
         kept = _whole_saved(origin or path, path)
         if kept is not None:
+            where = calling_line()      # the original torch.load line: a use of an optimizer in it stops naming it
+            for opt in _optimizers_in(kept, []):
+                opt.__dict__["where"] = where
             return kept
     layout = json.loads(layout)
     if isinstance(layout, dict) and "cell" in layout:
@@ -690,21 +696,6 @@ def _mindspore_names(net, sd):
 
 # ------------------------------------------------------------ optimizers
 # per-parameter state that means the same as torch's under another name
-_OPTIMIZER_TORCH_NAMES = {"SGD": {"accum": "momentum_buffer"}}
-_STEP_NAMES = ("state_step", "step_t")
-
-
-def _optimizer_slots(opt):
-    """{state name: ParameterTuple with one entry per optimized parameter}, step Parameter."""
-    renames = next((_OPTIMIZER_TORCH_NAMES[c.__name__] for c in type(opt).__mro__
-                    if c.__name__ in _OPTIMIZER_TORCH_NAMES), {})
-    count = len(opt.parameters)
-    slots = {renames.get(k, k): v for k, v in vars(opt).items()
-             if isinstance(v, ParameterTuple) and k != "parameters" and len(v) == count}
-    step = next((getattr(opt, n) for n in _STEP_NAMES if isinstance(getattr(opt, n, None), Parameter)), None)
-    return slots, step
-
-
 def _set_value(param, value, what):
     arr = _as_numpy(value)
     if tuple(arr.shape) != tuple(param.shape) and arr.size == int(np.prod(param.shape)):
