@@ -397,7 +397,8 @@ def helper_roots_for_names(codes) -> set:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 literals.add(node.value)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("torch_getattr", "torch_dict_item") and node.args and isinstance(node.args[0], ast.Constant):
+                    and node.func.attr in ("torch_getattr", "torch_dict_item") and node.args \
+                    and isinstance(node.args[0], ast.Constant):
                 looked_up.add(node.args[0].value)
     roots = set()
     for ns in looked_up & set(NAMESPACES + UNLISTED):

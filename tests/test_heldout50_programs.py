@@ -389,6 +389,14 @@ def fn(w, ids, flag):
     with pytest.raises(Exception, match=r"__main__:7: F.embedding scale_grad_by_freq=True") as err:
         mod.fn(ms.Tensor(rnd(3, 2)), ids, True)
     assert type(err.value).__name__ == "MigrationError"
+    # the layers too (their `.scale_grad_by_freq` then reads False): nn.Embedding(scale_grad_by_freq=True) was
+    # built with the setting dropped, silently
+    helper = __import__("_ms_compat")
+    with pytest.raises(Exception, match="scale_grad_by_freq=True") as err:
+        helper.Embedding(5, 3, padding_idx=0, scale_grad_by_freq=True)
+    assert type(err.value).__name__ == "MigrationError"
+    code = load_converted("import torch.nn as nn\ne = nn.Embedding(5, 3, scale_grad_by_freq=True)\n")[1]
+    assert "Unconverted('torch.nn.Embedding'" in code, code
 
 
 LR_SCALED_STEP = _FILL + '''

@@ -728,6 +728,9 @@ class Embedding(nn.Embedding):
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         if _weight is not None:
             raise MigrationError("Embedding _weight is not converted (torch shares its storage)")
+        if scale_grad_by_freq:
+            raise MigrationError("Embedding scale_grad_by_freq=True: gradient scaling by frequency has no MindSpore "
+                                 "counterpart")
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
