@@ -10,6 +10,12 @@ What the converted program writes
     load(path) gives back exactly what was saved. Top-level numbers and strings (epoch,
     best_acc) are also written as ordinary append_dict entries for MindSpore tools (which
     store floats as float32; the JSON keeps the exact value).
+    An object of the program's own class that torch pickles by its __dict__ (awd-lstm-lm's data.Corpus) is kept as
+    its class's module and name and its __dict__ (a Counter stays a Counter). A model or optimizer inside a list
+    or dict (`torch.save([model, criterion, optimizer], f)`) is written as its state_dict; the saving process
+    keeps a deep copy of the object as saved, which load() of that same file gives back (an optimizer in it as a
+    stand-in whose use raises MigrationError: MindSpore's optimizers do not copy); elsewhere load() raises
+    MigrationError naming the torch.load line.
 
 What the converted program reads
     load(path) reads those files, plain MindSpore checkpoints, files written by torch.save
