@@ -197,6 +197,30 @@ def _optimizer_slots(opt):
     return slots, step
 
 
+class _TorchOptimizerState(dict):
+    """torch's `optimizer.state[p]`: a parameter's state under torch's names (ASGD's 'ax', Adam's 'exp_avg'...),
+    the optimizer's own Parameters (awd-lstm-lm evaluates `optimizer.state[prm]['ax'].clone()`, the averaged
+    weights); entries a program stores itself are kept beside them."""
+
+    def __init__(self, opt):
+        super().__init__()
+        self.opt = opt
+
+    def __missing__(self, param):
+        entry = {}
+        index = next((i for i, p in enumerate(self.opt.parameters) if p is param), None)
+        if index is not None:
+            slots, step = _optimizer_slots(self.opt)
+            entry.update((name, values[index]) for name, values in slots.items())
+            if step is not None:
+                entry["step"] = step
+        self[param] = entry
+        return entry
+
+    def __hash__(self):
+        return id(self)
+
+
 class _TorchOptimizer:
     """Mixin for mindspore.experimental.optim optimizers: the parameter filtering and the
     param_groups described at the top of this section."""
@@ -224,30 +248,6 @@ class _TorchOptimizer:
                                      if k in group and isinstance(v, (int, float)) and not isinstance(v, bool)
                                      and isinstance(dict.get(group, k), ms.Parameter))
                 self.param_groups[i] = wrapped
-
-
-class _TorchOptimizerState(dict):
-    """torch's `optimizer.state[p]`: a parameter's state under torch's names (ASGD's 'ax', Adam's 'exp_avg'...),
-    the optimizer's own Parameters (awd-lstm-lm evaluates `optimizer.state[prm]['ax'].clone()`, the averaged
-    weights); entries a program stores itself are kept beside them."""
-
-    def __init__(self, opt):
-        super().__init__()
-        self.opt = opt
-
-    def __missing__(self, param):
-        entry = {}
-        index = next((i for i, p in enumerate(self.opt.parameters) if p is param), None)
-        if index is not None:
-            slots, step = _optimizer_slots(self.opt)
-            entry.update((name, values[index]) for name, values in slots.items())
-            if step is not None:
-                entry["step"] = step
-        self[param] = entry
-        return entry
-
-    def __hash__(self):
-        return id(self)
 
     def step(self, closure=None):
         """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients) (step_closure.py).
