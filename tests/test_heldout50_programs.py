@@ -4,7 +4,14 @@ xternalz/WideResNet-pytorch) met, each run under torch and converted.
 - `datasets.__dict__[args.dataset.upper()](root, ...)` (WideResNet's train.py): torchvision.datasets' module
   dictionary read with a name known at run time was a TODO that stopped the program; now the table of
   `getattr(torchvision.datasets, name)` (heldout47): a dataset converted here by its name, any other name
-  MigrationError naming the line."""
+  MigrationError naming the line.
+- awd-lstm-lm's main.py: `torch.save(corpus, fn)` of an object of its own class and `torch.save([model, criterion,
+  optimizer], f)` / `torch.load(f)` (refused at the save before); `nn.LSTM(..., dropout=0)` (an int);
+  `issubclass(type(m), torch.nn.RNNBase)`; `weight.new(1, bsz, n)` of `next(self.parameters()).data`;
+  embedded_dropout's Embedding passed from another file and its settings given to F.embedding; the one-line
+  `if args.clip: clip_grad_norm_(...)`; `lr2 = group['lr']` of SGD (the live Parameter before: the rate
+  compounded, silently); `optimizer.state[prm]['ax']` of ASGD; WeightDrop's `del lstm._parameters[name]`, which
+  left MindSpore's LSTM computing with the removed weight, silently (now MigrationError)."""
 import pytest
 
 from tests.test_heldout47_programs import _cifar, _run_main
