@@ -333,11 +333,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         return (resolve_head(d, imports) or d) if d else None
     info.record_classes = GR.scan_record_classes(tree, resolve)
     info.self_attr_values = _self_attr_values(classes, resolve)
-    # a bare name no import binds is the module's own (a function of the same file: `lookup(self.emb, x)`)
-    def resolve_own(node: ast.AST) -> Optional[str]:
-        d = _dotted(node)
-        return (resolve_head(d, imports) or f"{info.name}.{d}") if d else None
-    info.call_arguments = _call_arguments(tree, resolve_own)
+    info.call_arguments = _call_arguments(tree, resolve)
     info.sparse_embeddings = _sparse_embeddings(tree, resolve)
     info.record_uses = GR.scan_uses(tree, resolve)
     for node in classes:

@@ -515,34 +515,3 @@ def test_deleting_a_parameter_of_a_mindspore_layer_stops():
     with pytest.raises(Exception, match=r"__main__:%d: del LSTM._parameters\['weight_hh_l0'\]" % line) as err:
         mod.WeightDropped(__import__("_ms_compat").LSTM(3, 4), "weight_hh_l0")
     assert type(err.value).__name__ == "MigrationError"
-
-
-SAME_FILE_LOOKUP = '''
-import torch
-import torch.nn as nn
-
-
-def lookup(embed, words):
-    return embed.weight[words] * 2
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.encoder = nn.Embedding(5, 3)
-
-    def forward(self, x):
-        return lookup(self.encoder, x)
-
-
-def make():
-    return Model()
-'''
-
-
-def test_a_layer_passed_to_a_function_of_the_same_file():
-    """the same when the function is the calling file's own (a bare name no import binds)"""
-    import numpy as np
-    from tests.parity.harness import check_layer
-    code, _ = check_layer(SAME_FILE_LOOKUP, [np.array([[0, 4], [2, 2]], np.int64)])
-    assert "embed.embedding_table[words]" in code, code
