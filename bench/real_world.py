@@ -51,6 +51,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout47  # bench/_rw_heldout47.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout48  # bench/_rw_heldout48.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout49  # bench/_rw_heldout49.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout50  # bench/_rw_heldout50.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout51  # bench/_rw_heldout51.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -586,7 +587,7 @@ def main(argv=None):
                                       "heldout37", "heldout38", "heldout39", "heldout40",
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
-                             "heldout51"),
+                                      "heldout50", "heldout51"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -672,8 +673,10 @@ def main(argv=None):
                          "kevinzakka/recurrent-visual-attention's main.py trained and tested "
                          "(bench/_rw_heldout48.py); heldout49: dragen1860/MAML-Pytorch's Meta trained through "
                          "its inner autograd.grad steps and finetunning, clovaai/CutMix-PyTorch's train.py run "
-                         "whole (bench/_rw_heldout49.py); heldout51: rosinality/glow-pytorch's train.py (ActNorm, "
-                         "InvConv2d and InvConv2dLU, affine and additive couplings) and its sampling, "
+                         "whole (bench/_rw_heldout49.py); heldout50: salesforce/awd-lstm-lm's main.py (weight-dropped "
+                         "LSTM and GRU, SplitCrossEntropyLoss, the ASGD switch) and xternalz/WideResNet-pytorch's "
+                         "train.py run whole (bench/_rw_heldout50.py); heldout51: rosinality/glow-pytorch's train.py "
+                         "(ActNorm, InvConv2d and InvConv2dLU, affine and additive couplings) and its sampling, "
                          "orobix/Prototypical-Networks-for-Few-shot-Learning-PyTorch's train.py run whole "
                          "(bench/_rw_heldout51.py)")
     a = ap.parse_args(argv)

@@ -69,10 +69,29 @@ def read(tr, original: cst.Attribute, updated: cst.Attribute) -> Optional[cst.Ba
                    "count: reading it there raises MigrationError naming the line")
         where = repr(f"{tr.module_name}:{tr._line(original)}")
         return _helper(tr, "batches_tracked", updated.value, where)
+    if layer == "torch.nn.Embedding" and attr in _EMBEDDING_DEFAULTS and (
+            attr != "sparse" or not tr.index.sparse_embeddings()):
+        # awd-lstm-lm's embedded_dropout passes its Embedding's settings to F.embedding
+        value, why = _EMBEDDING_DEFAULTS[attr]
+        tr._record(original, f"{layer}.{attr}", value, "converted", why)
+        if attr in ("max_norm", "norm_type"):
+            return cst.parse_expression(f"getattr({cst.Module([]).code_for_node(updated.value)}, {attr!r}, {value})")
+        return cst.Name(value)
     why = _NOT_KEPT.get((layer, attr))
     if why is not None:
         return tr._todo(original, f"{layer}.{attr}", why)
     return None
+
+
+# settings of a converted Embedding that MindSpore's does not keep: torch's value, and why it is that one
+_EMBEDDING_DEFAULTS = {
+    "scale_grad_by_freq": ("False", "the conversion of torch.nn.Embedding refuses scale_grad_by_freq=True"),
+    "sparse": ("False", "no Embedding of the project is built with sparse=True"),
+    "max_norm": ("None", "_ms_compat.Embedding keeps max_norm; MindSpore's Embedding (built where none is given) "
+                         "has none"),
+    "norm_type": ("2.0", "_ms_compat.Embedding keeps norm_type; MindSpore's Embedding (built where no max_norm is "
+                         "given) has torch's default"),
+}
 
 
 def store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:

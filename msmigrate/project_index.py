@@ -133,6 +133,13 @@ class ModuleInfo:
     # `self.A = <call>` in the methods of its classes: A -> the qualified names called ("" for any other value),
     # so that `model.pos_emb.weight` in another function knows pos_emb is an Embedding (ProjectIndex.attribute_layers)
     self_attr_values: Dict[str, Set[str]] = field(default_factory=dict)
+    # calls of named functions: the function's qualified name -> per call, its arguments (position or keyword ->
+    # the attribute A of a `self.A` argument, None for anything else): what a function's parameter holds where
+    # every call passes a layer attribute (ProjectIndex.parameter_layer: awd-lstm-lm's
+    # `embedded_dropout(self.encoder, ...)`)
+    call_arguments: Dict[str, List[Dict[object, Optional[str]]]] = field(default_factory=dict)
+    # an Embedding built with sparse= other than False (or through **kwargs): `embed.sparse` is not known False
+    sparse_embeddings: bool = False
     # class name -> its methods that draw with the host's generators (`np.random.randint`, `random.sample`): a
     # replay buffer's sample() (ProjectIndex.host_sampling_methods)
     host_sampling_methods: Dict[str, Set[str]] = field(default_factory=dict)
@@ -326,6 +333,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         return (resolve_head(d, imports) or d) if d else None
     info.record_classes = GR.scan_record_classes(tree, resolve)
     info.self_attr_values = _self_attr_values(classes, resolve)
+    info.call_arguments = _call_arguments(tree, resolve)
+    info.sparse_embeddings = _sparse_embeddings(tree, resolve)
     info.record_uses = GR.scan_uses(tree, resolve)
     for node in classes:
         bases = []
@@ -364,6 +373,51 @@ def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     called = resolve(value.func) if isinstance(value, ast.Call) else None
                     out.setdefault(t.attr, set()).add(called or "")
+    return out
+
+
+_EMBEDDINGS = {"torch.nn.Embedding": 6, "torch.nn.modules.sparse.Embedding": 6, "torch.nn.Embedding.from_pretrained": 5,
+               "torch.nn.modules.sparse.Embedding.from_pretrained": 5}     # -> the position of `sparse`
+
+
+def _sparse_embeddings(tree: ast.AST, resolve) -> bool:
+    """An Embedding built here with sparse= other than a literal False (or with **kwargs)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            position = _EMBEDDINGS.get(resolve(node.func) or "")
+            if position is None:
+                continue
+            if len(node.args) > position or any(isinstance(a, ast.Starred) for a in node.args):
+                return True
+            for k in node.keywords:
+                if k.arg is None or k.arg == "sparse" and not (isinstance(k.value, ast.Constant)
+                                                               and k.value.value is False):
+                    return True
+    return False
+
+
+def _call_arguments(tree: ast.AST, resolve) -> Dict[str, List[Dict[object, Optional[str]]]]:
+    """Each call of a plain name or dotted name: its qualified name -> per call, position or keyword -> the A of a
+    `self.A` argument (None for any other argument); a call with *args or **kwargs has no entry of positions."""
+    out: Dict[str, List[Dict[object, Optional[str]]]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+            continue
+        name = resolve(node.func)
+        if not name:
+            continue
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            out.setdefault(name, []).append({"*": None})
+            continue
+        args: Dict[object, Optional[str]] = {}
+        for i, a in enumerate(node.args):
+            args[i] = a.attr if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) \
+                and a.value.id == "self" else None
+        for k in node.keywords:
+            v = k.value
+            args[k.arg] = v.attr if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) \
+                and v.value.id == "self" else None
+        out.setdefault(name, []).append(args)
     return out
 
 
@@ -1048,6 +1102,27 @@ class ProjectIndex:
                 found |= {self.resolve_alias(q) if q else "" for q in info.self_attr_values.get(attr, ())}
             cache[attr] = found
         return cache[attr]
+
+    def parameter_layer(self, function: str, position: int, name: str) -> Optional[str]:
+        """The torch layer class a top-level function's parameter holds when every call of the function in the
+        project passes it a `self.A` attribute that the project's classes set to one torch layer class only
+        (attribute_layers): awd-lstm-lm's `embedded_dropout(self.encoder, ...)`, whose `embed.weight` is the
+        Embedding's embedding_table. None where a call passes anything else, or the function is never called."""
+        calls = [c for info in self.modules.values() for q, found in info.call_arguments.items()
+                 if self.resolve_alias(q) == function for c in found]
+        if not calls:
+            return None
+        layers: Set[str] = set()
+        for args in calls:
+            attr = args.get(position, args.get(name)) if "*" not in args else None
+            if attr is None:
+                return None
+            layers |= self.attribute_layers(attr)
+        return layers.pop() if len(layers) == 1 and "" not in layers else None
+
+    def sparse_embeddings(self) -> bool:
+        """An Embedding of the project built with sparse= other than False: `embed.sparse` may be True."""
+        return any(info.sparse_embeddings for info in self.modules.values())
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes

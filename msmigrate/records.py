@@ -185,6 +185,11 @@ VALUE_ATTRS: Dict[str, Set[str]] = {}
 # Filled by msmigrate.mappings.devices.
 CONSTRUCT_NOTES: Dict[str, str] = {}
 
+# torch classes whose record converts their construction only (a rule building another layer), used as types
+# (isinstance/issubclass): the MindSpore class their converted instances derive from, and the record's note
+# (filled by the mappings, e.g. msmigrate.mappings.layers' torch.nn.RNNBase).
+TYPE_TARGETS: Dict[str, tuple] = {}
+
 # Context managers that only matter to torch's autograd/device machinery.
 DROPPED_CONTEXTS = {
     "torch.no_grad": "MindSpore records gradients only inside grad/value_and_grad, so no_grad() is not needed",

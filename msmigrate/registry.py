@@ -6,8 +6,8 @@ report and `msmigrate api` all read them here.
 """
 from __future__ import annotations
 
-from .records import (ADAPTERS, CONSTRUCT_NOTES, CONVERTED, DIFFERENCE, REGISTRY, TODO, Mapping,  # noqa: F401
-                      Registry, canonical, lookup, mapping, rule)
+from .records import (ADAPTERS, CONSTRUCT_NOTES, CONVERTED, DIFFERENCE, REGISTRY, TODO, TYPE_TARGETS,  # noqa: F401
+                      Mapping, Registry, canonical, lookup, mapping, rule)
 from . import mappings  # noqa: F401,E402  (registers every record)
 
 

@@ -166,6 +166,14 @@ def torch_getattr(namespace, name, where, default=_NO_DEFAULT):
                          f"MindSpore conversion; convert this site by hand (see the migration report)")
 
 
+def torch_dict_item(namespace, name, where):
+    """<torch module>.__dict__[name] for a name known at run time: getattr's table; a name the module lacks
+    raises KeyError, as its __dict__ does."""
+    if namespace in TORCH_NAMES and name not in TORCH_NAMES[namespace]:
+        raise KeyError(name)
+    return torch_getattr(namespace, name, where)
+
+
 def torch_hasattr(namespace, name):
     """hasattr(<torch module>, name): torch's answer."""
     return name in TORCH_NAMES[namespace]
@@ -336,6 +344,42 @@ def leave_call(tr, original: cst.Call, updated: cst.Call):
     return None
 
 
+def dict_namespace(tr, node: cst.Subscript) -> Optional[str]:
+    """The namespace when `node` reads `M.__dict__[name]` over a torch module or an unlisted library's module
+    (xternalz/WideResNet-pytorch's `datasets.__dict__[args.dataset.upper()](root, ...)`): one index, no slice."""
+    value = node.value
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "__dict__" and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index) and node.slice[0].slice.star is None):
+        return None
+    return namespace_of(tr, value.value)
+
+
+def visit_subscript(tr, node: cst.Subscript) -> None:
+    """`M.__dict__[name]` is converted as a whole (leave_subscript): `M.__dict__` is no reference of its own."""
+    if dict_namespace(tr, node) is not None:
+        tr._skip.add(id(node.value))
+        tr._dict_reads.add(id(node))
+
+
+def leave_subscript(tr, original: cst.Subscript, updated: cst.Subscript):
+    """`M.__dict__[name]` read: getattr(M, name) as a name known at run time is converted (a literal name as
+    getattr(M, "name") is); a name torch's module lacks raises KeyError, as its __dict__ does."""
+    if id(original) not in tr._dict_reads:
+        return None
+    ns = dict_namespace(tr, original)
+    key = updated.slice[0].slice.value
+    name = _literal(original.slice[0].slice.value)
+    if name is not None and ns in NAMES and name in NAMES[ns]:
+        return tr._convert_reference(original, updated, f"{ns}.{name}")
+    if name is not None and ns in UNLISTED:
+        return tr._convert_reference(original, updated, f"{ns}.{name}")
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr._record(original, f"{ns}.__dict__", "_ms_compat.torch_getattr", R.DIFFERENCE,
+               "name known at run time: a table of the names converted one-to-one; any other torch name "
+               "raises MigrationError there")
+    return tr._render_template(f"_ms_compat.torch_dict_item({ns!r}, {code_of(key).strip()}, {where!r})")
+
+
 def helper_roots_for_names(codes) -> set:
     """The helper parts a run-time getattr may need: `_ms_compat.torch_getattr(ns, name, ...)` resolves `name`
     through the table to a helper definition only when it is called, so the helper pruning (runtime_prune.py)
@@ -353,13 +397,16 @@ def helper_roots_for_names(codes) -> set:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 literals.add(node.value)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr == "torch_getattr" and node.args and isinstance(node.args[0], ast.Constant):
+                    and node.func.attr in ("torch_getattr", "torch_dict_item") and node.args \
+                    and isinstance(node.args[0], ast.Constant):
                 looked_up.add(node.args[0].value)
     roots = set()
     for ns in looked_up & set(NAMESPACES + UNLISTED):
         for name, entry in one_to_one(ns).items():
             target = entry if isinstance(entry, str) else entry[0]
-            if name in literals and target.startswith("_ms_compat."):
+            # an unlisted library's few converted names are all kept: its look-ups spell names through code
+            # (WideResNet's `datasets.__dict__[args.dataset.upper()]` of the literal 'cifar10')
+            if (name in literals or ns in UNLISTED) and target.startswith("_ms_compat."):
                 path = target[len("_ms_compat."):]
                 roots.add(path)
                 if "." in path:     # a member of a helper namespace class (datasets.CIFAR10): the class too

@@ -1281,12 +1281,15 @@ def _conditional_clips(stmt: cst.CSTNode, group: StepGroup, loop_bound: Set[str]
     """`if args.clip > 0: clip_grad_norm_(...)` (nanoGPT's form, with `scaler.unscale_(opt)`
     possibly inside): the clip calls, when the test reads nothing the loop body assigns
     (the step is compiled once; its condition is fixed for the run)."""
-    if not (isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock)):
+    if not (isinstance(stmt, cst.If) and stmt.orelse is None
+            and isinstance(stmt.body, (cst.IndentedBlock, cst.SimpleStatementSuite))):
         return []
     if set(reads(stmt.test)) & loop_bound:
         return []
     clips: List[cst.Call] = []
-    for inner in stmt.body.body:
+    inners = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [   # `if args.clip: clip_grad_norm_(...)`
+        cst.SimpleStatementLine(body=[small]) for small in stmt.body.body]      # on one line (awd-lstm-lm)
+    for inner in inners:
         target, call = _assigned_call(inner)
         if call is not None and target is None and _call_name(call) in (CLIP_NORM, CLIP_VALUE):
             clips.append(call)

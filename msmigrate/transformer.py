@@ -354,6 +354,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._deleted: Set[int] = set()      # ids of `del` targets
         self.dispatched: Set[int] = set()    # branches of run-time method choices already written (untyped_methods)
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
+        self._dict_reads: Set[int] = set()   # `M.__dict__[name]` over a torch module (torch_namespace.py)
         # ids of NEW nodes (placeholders of dropped calls, rebinding calls) -> the node itself: holding the
         # node keeps its id from being reused by a later node once the placeholder is freed (a docstring
         # after a dropped `torch.fx.wrap(...)` statement went away with it, depending on memory layout)
@@ -865,6 +866,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         `del self.cache` there (vit-pytorch's Extractor.clear, which forward calls) is `self.cache = None` the same
         way; its target is a store, never guarded as a read of state (graph_state.py)."""
         target = original.target
+        if (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute)
+                and target.value.attr.value == "_parameters" and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index) and isinstance(updated.target, cst.Subscript)
+                and isinstance(updated.target.value, cst.Attribute) and not self._in_cell_code()):
+            # `del self.module._parameters[name_w]` (awd-lstm-lm's WeightDrop): refused on MindSpore's own layers
+            # (compat_parts/layer_settings.py del_parameter)
+            owner = code_of(updated.target.value.value).strip()
+            key = code_of(updated.target.slice[0].slice.value).strip()
+            where = f"{self.module_name}:{self._line(original)}"
+            self._record(original, "del Module._parameters[name]", "_ms_compat.del_parameter", R.CONVERTED,
+                         "as written on a Cell of the program; MigrationError on one of MindSpore's layers, which "
+                         "computes with the parameter objects it built")
+            self.uses_compat = True
+            return cst.Expr(cst.parse_expression(f"_ms_compat.del_parameter({owner}, {key}, {where!r})"))
         names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
         if not self._in_cell_code() or not names or \
                 not all(isinstance(n, cst.Name) or _self_attr(n) is not None for n in names):
@@ -1784,6 +1799,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                 default = code_of(p.default).strip() if p.default else None
                 if default in (None, "None"):
                     ctx.tensors.add(pname)
+            elif not self._classes and not self._funcs and p in node.params.params:
+                # a top-level function every call of which passes a layer attribute here (`embedded_dropout(
+                # self.encoder, ...)`): `embed.weight` is that layer's (project_index.parameter_layer)
+                layer = self.index.parameter_layer(f"{self.module_name}.{node.name.value}", i, pname)
+                if layer is not None:
+                    ctx.layers[pname] = layer
         self._funcs.append(ctx)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
@@ -2165,6 +2186,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (m is None or m.target is None and m.rule is None) and is_dependency_name(self.index, qn):
             self._record(original, qn, qn, R.CONVERTED, DEPENDENCY_NOTE)
             return updated
+        if id(original) in self._type_refs and qn in R.TYPE_TARGETS:
+            # `issubclass(type(m), torch.nn.RNNBase)` (awd-lstm-lm's WeightDrop): the MindSpore base of the layers
+            # the record converts the class's instances to
+            target, note = R.TYPE_TARGETS[qn]
+            self._record(original, qn, target, R.CONVERTED, note)
+            return self.render(target)
         if m is None or m.target is None:
             why = m.note if m is not None and m.note else (rule_note(qn) or "no MindSpore mapping known")
             return self._todo(original, qn, why)
@@ -2702,7 +2729,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             return self._render_template(f"_ms_compat.invert({code_of(updated.expression).strip()})")
         return updated
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        TN.visit_subscript(self, node)      # `datasets.__dict__[name]`: torch_namespace.py
+
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        by_name = TN.leave_subscript(self, original, updated)
+        if by_name is not None:
+            return by_name
         if id(original) not in self._skip:   # `conv1d.weight[:, 0, :]` read: conv1d_weights.py
             updated = CW.subscript(self, original, updated) or updated
         params = PC.subscript(self, original, updated)   # `self.plist[i]` (ParameterList/Dict)
@@ -3169,6 +3202,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return self._is_tensor_expr(recv)
             if isinstance(func, cst.Name) and self._funcs and func.value in self._funcs[-1].cells:
                 return func.value not in self._funcs[-1].__dict__.get("any_module_calls", ())
+            if isinstance(func, cst.Name) and func.value == "next" and _first_parameter(node) \
+                    and not self._shadowed("next") and "next" not in self._imports:
+                return True   # `weight = next(self.parameters()).data` (awd-lstm-lm's init_hidden): a parameter
             return False
         if isinstance(node, cst.BinaryOperation):
             return self._is_tensor_expr(node.left) or self._is_tensor_expr(node.right)
@@ -4278,3 +4314,15 @@ _INT_DIVISION_OF_AUG = {cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign
 _BINARY_OF_AUG = {getattr(cst, n + "Assign"): getattr(cst, n) for n in (
     "Add", "Subtract", "Multiply", "Divide", "FloorDivide", "Modulo", "Power", "MatrixMultiply", "LeftShift",
     "RightShift", "BitAnd", "BitOr", "BitXor")}
+
+
+def _first_parameter(call: cst.Call) -> bool:
+    """`next(m.parameters())` / `next(iter(m.parameters()))` (or buffers()): the call's argument is a module's
+    parameter iterator."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    arg = call.args[0].value
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value == "iter" and len(arg.args) == 1:
+        arg = arg.args[0].value
+    return (isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute)
+            and arg.func.attr.value in ("parameters", "buffers"))

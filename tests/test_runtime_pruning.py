@@ -195,8 +195,11 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # torch's byte masks (4); 382 since heldout43: torch's names of layer settings on MindSpore's layer classes
     # (`m.groups`, `m.in_features`, a BatchNorm's `affine`), set at import (38); 395 since heldout44: ms.Tensor's
     # item stores drop a value's leading size-1 dimensions as torch's (`rows[k] = noise` of shape (1, n)), set at
-    # import (13)
-    assert _lines(out / "_ms_compat.py") <= 395
+    # import (13); 480 since heldout50: save() keeps what torch.save pickles beyond tensors and containers (an
+    # object of the program's own class by its __dict__, a Counter; a list holding a model and an optimizer by
+    # their state_dicts, with a copy the saving process's torch.load gives back: awd-lstm-lm's corpus cache and
+    # model_save), 84 lines the example's torch.save reaches
+    assert _lines(out / "_ms_compat.py") <= 480
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()

@@ -741,8 +741,21 @@ rule(P + "batch_norm", "_ms_compat.batch_norm",
           "raises MigrationError naming the line)", test=_NORM)(_batch_norm)
 
 
+def _literal_flag(b, name: str) -> bool:
+    """absent, or a literal (None, a number, True/False)"""
+    return not b.has(name) or _lit_or(b.code(name), _ABSENT_FLAG) is not _ABSENT_FLAG
+
+
 def _embedding(ctx):
     b = ctx.bound
+    if not all(_literal_flag(b, n) for n in ("padding_idx", "max_norm", "scale_grad_by_freq")):
+        # settings known at run time (awd-lstm-lm's `F.embedding(words, w, padding_idx, embed.max_norm,
+        # embed.norm_type, embed.scale_grad_by_freq, embed.sparse)`): decided there (_ms_compat.embedding_by)
+        ctx.tr.uses_compat = True
+        parts = [_need(b, "input"), _need(b, "weight")] + [b.code(n) or d for n, d in (
+            ("padding_idx", "None"), ("max_norm", "None"), ("norm_type", "2.0"), ("scale_grad_by_freq", "False"))]
+        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        return ctx.expr(f"_ms_compat.embedding_by({', '.join(parts)}, {where!r})")
     _reject(b, "scale_grad_by_freq", ("False",), "gradient scaling by frequency has no MindSpore counterpart")
     idx, w = _need(b, "input"), _need(b, "weight")
     if _given(b, "max_norm"):
@@ -769,7 +782,8 @@ rule(P + "embedding", None,
      args=("input", "weight", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
      note="ops.embedding has no CPU kernel: a gather of weight rows; padding_idx rows get no gradient as in "
           "torch; max_norm renormalises the rows read in place first (_ms_compat.embedding_renorm_); sparse is "
-          "ignored", test=_NORM)(_embedding)
+          "ignored; padding_idx, max_norm or scale_grad_by_freq known at run time only: _ms_compat.embedding_by "
+          "(scale_grad_by_freq=True raises MigrationError naming the line)", test=_NORM)(_embedding)
 
 
 def _one_hot(ctx):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
-from ..records import DIFFERENCE, mapping, rule
+from ..records import DIFFERENCE, TYPE_TARGETS, mapping, rule
 from .edge_args import T_PRECISE, precise_note, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST
 
 T = "tests/parity/test_layers.py"
@@ -541,8 +541,9 @@ rule("torch.nn.Embedding", "mindspore.nn.Embedding",
         rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
         drop=_NO_DEVICE + ("sparse", "scale_grad_by_freq"),
         extra={"embedding_table": "ms.common.initializer.Normal(1.0)"},
-        unsupported={"_weight": "pass the weights through the checkpoint instead"},
-        unsupported_ok={"_weight": ("None",)},
+        unsupported={"_weight": "pass the weights through the checkpoint instead",
+                     "scale_grad_by_freq": "gradient scaling by frequency has no MindSpore counterpart"},
+        unsupported_ok={"_weight": ("None",), "scale_grad_by_freq": ("False",)},
         note="MindSpore initialises N(0, 0.01) by default, torch N(0, 1): initializer passed explicitly; "
              "parameter embedding_table; with padding_idx or max_norm -> _ms_compat.Embedding (MindSpore's "
              "Embedding still trains the padding row, torch gives it no gradient; max_norm renormalises the rows a "
@@ -627,6 +628,12 @@ rule("torch.nn.RNNBase", None,
      note="the layer its literal mode names: 'LSTM' -> torch.nn.LSTM's conversion, 'GRU' -> GRU's, 'RNN_TANH' / "
           "'RNN_RELU' -> RNN's with that nonlinearity (the other arguments passed by name)",
      test=f"{T}::test_recurrent_base")(_rnn_base)
+# as a type (awd-lstm-lm's `issubclass(type(self.module), torch.nn.RNNBase)`): MindSpore's base of LSTM/GRU/RNN,
+# which the converted torch.nn.LSTM/GRU/RNN derive from
+TYPE_TARGETS["torch.nn.RNNBase"] = (
+    "mindspore.nn.layer.rnns._RNNBase",
+    "as a type (isinstance/issubclass): MindSpore's base of LSTM, GRU and RNN, which the converted torch.nn.LSTM, "
+    "GRU and RNN derive from")
 
 # ------------------------------------------------------------------ resampling & padding
 def _upsample(ctx):

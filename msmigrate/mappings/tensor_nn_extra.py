@@ -360,7 +360,8 @@ rule("Tensor.lu_solve", "mindspore.scipy.linalg.lu_solve", args=("LU_data", "LU_
                          "record)")(_lu_solve)
 
 # ------------------------------------------------------------------ legacy constructor x.new(...)
-_NEW_NOTE = ("the legacy constructor with the receiver's dtype: x.new(2, 3) (sizes written as integers) gives zeros "
+_NEW_NOTE = ("the legacy constructor with the receiver's dtype: x.new(2, 3) (sizes: integers, or two or more "
+             "arguments of any form) gives zeros "
              "of that shape (torch leaves the memory uninitialized), x.new([1, 2]) (a list or tuple written out) a "
              "tensor of that data, x.new(t.size()) / x.new(t.shape) zeros of t's shape, x.new() an empty one; other "
              "forms are TODO")
@@ -382,8 +383,10 @@ def _new(ctx):
     values = [a.value for a in call.args]
     if not values:
         return ctx.expr(f"ops.zeros((0,), {x}.dtype)")
-    if all(isinstance(v, cst.Integer) for v in values):
-        sizes = ", ".join(v.value for v in values) + ("," if len(values) == 1 else "")
+    if all(isinstance(v, cst.Integer) for v in values) or len(values) >= 2:
+        # two or more positional arguments are sizes whatever they are written as (torch takes data as one
+        # sequence): awd-lstm-lm's `weight.new(1, bsz, self.nhid)`, `x.data.new(1, x.size(1), x.size(2))`
+        sizes = ", ".join(ctx.tr_code(v) for v in values) + ("," if len(values) == 1 else "")
         return ctx.expr(f"ops.zeros(({sizes}), {x}.dtype)")
     if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
         return ctx.expr(f"ms.Tensor({ctx.tr_code(values[0])}, {x}.dtype)")

@@ -728,6 +728,9 @@ class Embedding(nn.Embedding):
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         if _weight is not None:
             raise MigrationError("Embedding _weight is not converted (torch shares its storage)")
+        if scale_grad_by_freq:
+            raise MigrationError("Embedding scale_grad_by_freq=True: gradient scaling by frequency has no MindSpore "
+                                 "counterpart")
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         super().__init__(num_embeddings, embedding_dim, embedding_table=init.Normal(1.0), padding_idx=padding_idx)
@@ -860,7 +863,7 @@ class LSTM(nn.LSTM):
             raise MigrationError("nn.LSTM proj_size: LSTM projections have no MindSpore counterpart")
         with from_init_stream():    # not NumPy's global stream (compat_parts/init_stream.py)
             super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
-                             dropout=dropout, bidirectional=bidirectional)
+                             dropout=float(dropout), bidirectional=bidirectional)
         self.input_size, self.proj_size = input_size, 0   # torch's settings MindSpore's LSTM does not keep
 
     def construct(self, x, hx=None, seq_length=None):
@@ -876,7 +879,7 @@ class GRU(nn.GRU):
                  bidirectional=False, device=None, dtype=None):
         with from_init_stream():
             super().__init__(input_size, hidden_size, num_layers, has_bias=bias, batch_first=batch_first,
-                             dropout=dropout, bidirectional=bidirectional)
+                             dropout=float(dropout), bidirectional=bidirectional)
         self.input_size = input_size
         precise_recurrence(self, "GRU")      # torch's float32 tanh on CPU (compat_parts/cpu_float32_kernels.py)
 
@@ -891,7 +894,7 @@ class RNN(nn.RNN):
                  dropout=0.0, bidirectional=False, device=None, dtype=None):
         with from_init_stream():
             super().__init__(input_size, hidden_size, num_layers, nonlinearity=nonlinearity, has_bias=bias,
-                             batch_first=batch_first, dropout=dropout, bidirectional=bidirectional)
+                             batch_first=batch_first, dropout=float(dropout), bidirectional=bidirectional)
         self.input_size = input_size
         precise_recurrence(self, "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU")
 

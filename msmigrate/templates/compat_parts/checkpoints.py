@@ -10,6 +10,12 @@ What the converted program writes
     load(path) gives back exactly what was saved. Top-level numbers and strings (epoch,
     best_acc) are also written as ordinary append_dict entries for MindSpore tools (which
     store floats as float32; the JSON keeps the exact value).
+    An object of the program's own class that torch pickles by its __dict__ (awd-lstm-lm's data.Corpus) is kept as
+    its class's module and name and its __dict__ (a Counter stays a Counter). A model or optimizer inside a list
+    or dict (`torch.save([model, criterion, optimizer], f)`) is written as its state_dict; the saving process
+    keeps a deep copy of the object as saved, which load() of that same file gives back (an optimizer in it as a
+    stand-in whose use raises MigrationError: MindSpore's optimizers do not copy); elsewhere load() raises
+    MigrationError naming the torch.load line.
 
 What the converted program reads
     load(path) reads those files, plain MindSpore checkpoints, files written by torch.save
@@ -70,7 +76,9 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         for k, v in obj.items():
             if isinstance(k, str) and k not in entries.names and _plain_scalar(v):
                 append[k] = v
-    _write_checkpoint(entries.items, append, f)
+    written = _write_checkpoint(entries.items, append, f)
+    if entries.whole and written is not None:
+        _remember_whole(written, obj)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
@@ -88,7 +96,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         if len(head) > 8 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < os.path.getsize(path):
             with open(path, "rb") as fh:
                 return safetensors_load(fh.read())
-        return _read_ms_checkpoint(path)
+        origin = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", None)
+        return _read_ms_checkpoint(path, origin)
 
 
 def _plain_scalar(v):
@@ -102,6 +111,7 @@ class _Entries:
 
     def __init__(self):
         self.items, self.names, self.by_id = [], set(), {}
+        self.whole = False      # a model or an optimizer inside the saved object (saved as its state)
 
     def add(self, tensor, path, kind):
         if id(tensor) not in self.by_id:  # a tensor that appears twice (tied weights) is stored once
@@ -127,13 +137,19 @@ def _encode(obj, path, entries):
             return {"empty": [list(obj.shape), dtype.str, kind]}
         return {kind: entries.add(obj, path, kind)}
     if isinstance(obj, dict):
-        kind = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
+        kind = {collections.OrderedDict: "odict", collections.Counter: "counter"}.get(type(obj), "dict")
         return {kind: [[_encode_key(k), _encode(v, path + (k,), entries)] for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
         kind = "tuple" if isinstance(obj, tuple) else "list"
         return {kind: [_encode(v, path + (i,), entries) for i, v in enumerate(obj)]}
-    if isinstance(obj, argparse.Namespace) or hasattr(type(obj), "__dataclass_fields__"):   # args, a config
+    if isinstance(obj, argparse.Namespace) or hasattr(type(obj), "__dataclass_fields__") or _plain_class(type(obj)):
+        # args, a config, an object of the program's own class (awd-lstm-lm's cached data.Corpus): its __dict__
         return {"object": [type(obj).__module__, type(obj).__qualname__, _encode(vars(obj), path, entries)["dict"]]}
+    if isinstance(obj, nn.Cell) or (hasattr(obj, "param_groups") and callable(getattr(obj, "state_dict", None))):
+        # a model or an optimizer inside the object (awd-lstm-lm's `torch.save([model, criterion, optimizer], f)`):
+        # its state_dict here; load() in this process gives back a copy of the object as saved (_remember_whole)
+        entries.whole = True
+        return {"whole": [type(obj).__qualname__, _encode(dict(obj.state_dict()), path, entries)]}
     raise TypeError(f"cannot save a {type(obj).__name__} at {'/'.join(map(str, path)) or 'top level'} in a "
                     f"MindSpore checkpoint: it holds tensors, numbers, strings, None, dicts, lists and tuples "
                     f"(torch.save would pickle this object)")
@@ -161,20 +177,29 @@ def _decode(node, tensors):
         return ms.Tensor(arr) if what == "tensor" else arr
     if kind == "npscalar":
         return np.dtype(value[0]).type(value[1])
-    if kind in ("dict", "odict", "namespace"):
+    if kind in ("dict", "odict", "counter", "namespace"):
         items = [(_decode(k, tensors), _decode(v, tensors)) for k, v in value]
         if kind == "namespace":
             return argparse.Namespace(**dict(items))
+        if kind == "counter":
+            return collections.Counter(dict(items))
         return collections.OrderedDict(items) if kind == "odict" else dict(items)
+    if kind == "whole":
+        where = calling_line()      # the original torch.load line
+        raise MigrationError(
+            (f"{where}: " if where else "") + f"the file holds a whole {value[0]} saved with torch.save by another "
+            f"process: MindSpore cannot rebuild a model or optimizer object from a checkpoint (in the process that "
+            f"saved it, load gives back a copy of it). Create the object and load its state_dict instead")
     if kind == "object":    # an argparse.Namespace or a dataclass (build-nanogpt's GPTConfig): its __dict__
         import sys      # the class in its module where that module is imported (pickle's look-up; nothing imported)
         module, qualname, fields = value
         cls = sys.modules.get(module)
         for part in qualname.split(".") if cls is not None else ():
             cls = getattr(cls, part, None)
-        if cls is not argparse.Namespace and not hasattr(cls, "__dataclass_fields__"):
+        if cls is not argparse.Namespace and not hasattr(cls, "__dataclass_fields__") and not _plain_class(cls):
             raise AttributeError(f"Can't get attribute {qualname!r} on module {module!r}: the checkpoint holds a "
-                                 f"{qualname} (a dataclass), which loads where its module is imported")
+                                 f"{qualname} (a dataclass or a plain class), which loads where its module is "
+                                 f"imported")
         obj = cls.__new__(cls)
         for k, v in fields:
             object.__setattr__(obj, _decode(k, tensors), _decode(v, tensors))
@@ -187,13 +212,17 @@ def _decode(node, tensors):
 
 
 def _write_checkpoint(entries, append, f):
+    """Writes the checkpoint; returns (the file's absolute path, the bytes written), None for a file object
+    without a path."""
     if not isinstance(f, (str, os.PathLike)):  # a file object: write a temporary file, copy its bytes
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "checkpoint.ckpt")
             ms.save_checkpoint(entries, path, append_dict=append)
             with open(path, "rb") as fh:
-                f.write(fh.read())
-        return
+                data = fh.read()
+            f.write(data)
+        name = getattr(f, "name", None)
+        return (os.path.abspath(name), data) if isinstance(name, str) else None
     path = os.fspath(f)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -207,14 +236,106 @@ def _write_checkpoint(entries, append, f):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+    with open(path, "rb") as fh:
+        return os.path.abspath(path), fh.read()
 
 
-def _read_ms_checkpoint(path):
+def _plain_class(cls):
+    """A class of the program's own whose objects torch.save pickles as their __dict__: defined in a module (not
+    builtins), no __slots__, and nothing of its own in pickling or creation (__reduce__, __getstate__,
+    __setstate__, __new__); not a tensor, model or optimizer."""
+    if not isinstance(cls, type) or cls.__module__ in ("builtins", "collections") or issubclass(cls, (ms.Tensor,
+                                                                                                     nn.Cell)):
+        return False
+    if any("__slots__" in vars(k) for k in cls.__mro__[:-1]) or "__dict__" not in dir(cls):
+        return False
+    return all(getattr(cls, name, None) is getattr(object, name, None)
+               for name in ("__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__new__")) \
+        and not hasattr(cls, "param_groups")
+
+
+# the objects holding a model or optimizer that save() wrote, by the file's path: (the bytes written, a copy)
+_WHOLE_SAVED = {}
+
+
+class _UnrebuiltOptimizer:
+    """An optimizer that torch.load gave back from a file holding a whole optimizer: MindSpore's optimizers cannot
+    be copied (their update primitives do not pickle), so any use of this one stops, naming the torch.load line
+    (`where`, set by the load)."""
+
+    def __init__(self, name):
+        self.__dict__["_name"] = name
+        self.__dict__["where"] = None
+
+    def _refuse(self):
+        where = self.__dict__["where"]
+        raise MigrationError((f"{where}: " if where else "") + f"the {self._name} this torch.load gave back, from a "
+                             f"file holding the whole optimizer, is used: MindSpore cannot rebuild an optimizer "
+                             f"object. Create the optimizer and load its state_dict instead")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)      # copy's and pickle's probes
+        self._refuse()
+
+    def __setattr__(self, attr, value):
+        self._refuse()
+
+
+def _optimizers_in(obj, found):
+    """The optimizers held by obj's lists, tuples, dicts and plain objects (not inside models)."""
+    if isinstance(obj, (list, tuple)):
+        for v in obj:
+            _optimizers_in(v, found)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _optimizers_in(v, found)
+    elif isinstance(obj, _UnrebuiltOptimizer) or (hasattr(obj, "param_groups")
+                                                  and callable(getattr(obj, "state_dict", None))):
+        found.append(obj)
+    elif _plain_class(type(obj)):
+        _optimizers_in(vars(obj), found)
+    return found
+
+
+def _remember_whole(written, obj):
+    """A pickle's round trip is a deep copy: the file save() wrote for an object holding a model or optimizer
+    loads, in this process, as a copy of the object as it was saved (the file itself holds their state_dicts).
+    An optimizer in it comes back as _UnrebuiltOptimizer (MindSpore's do not copy): its use stops there."""
+    import copy
+    import hashlib
+    path, data = written
+    memo = {id(opt): _UnrebuiltOptimizer(type(opt).__name__) for opt in _optimizers_in(obj, [])}
+    _WHOLE_SAVED[path] = (hashlib.sha1(data).hexdigest(), copy.deepcopy(obj, memo))
+
+
+def _whole_saved(origin, path):
+    """A copy of the object save() wrote to `origin` in this process when `path` (its bytes) is that file still."""
+    import copy
+    import hashlib
+    kept = _WHOLE_SAVED.get(os.path.abspath(origin)) if isinstance(origin, str) else None
+    if kept is None:
+        return None
+    with open(path, "rb") as fh:
+        if hashlib.sha1(fh.read()).hexdigest() != kept[0]:
+            return None
+    return copy.deepcopy(kept[1])
+
+
+def _read_ms_checkpoint(path, origin=None):
+    """origin: the path the program named (a file object's name), where it differs from `path` (a copy)"""
     with _ckpt_named(path) as name:
         raw = ms.load_checkpoint(name)
     layout = raw.pop(_LAYOUT_KEY, None)
     if layout is None:  # written by MindSpore itself: names -> tensors (and its append_dict values)
         return {k: (v.value() if isinstance(v, Parameter) else v) for k, v in raw.items()}
+    if '"whole"' in layout:     # a model or optimizer inside: a copy of the object where this process saved it
+        kept = _whole_saved(origin or path, path)
+        if kept is not None:
+            where = calling_line()      # the original torch.load line: a use of an optimizer in it stops naming it
+            for opt in _optimizers_in(kept, []):
+                opt.__dict__["where"] = where
+            return kept
     layout = json.loads(layout)
     if isinstance(layout, dict) and "cell" in layout:
         where = calling_line()      # the original torch.load line
@@ -581,21 +702,6 @@ def _mindspore_names(net, sd):
 
 # ------------------------------------------------------------ optimizers
 # per-parameter state that means the same as torch's under another name
-_OPTIMIZER_TORCH_NAMES = {"SGD": {"accum": "momentum_buffer"}}
-_STEP_NAMES = ("state_step", "step_t")
-
-
-def _optimizer_slots(opt):
-    """{state name: ParameterTuple with one entry per optimized parameter}, step Parameter."""
-    renames = next((_OPTIMIZER_TORCH_NAMES[c.__name__] for c in type(opt).__mro__
-                    if c.__name__ in _OPTIMIZER_TORCH_NAMES), {})
-    count = len(opt.parameters)
-    slots = {renames.get(k, k): v for k, v in vars(opt).items()
-             if isinstance(v, ParameterTuple) and k != "parameters" and len(v) == count}
-    step = next((getattr(opt, n) for n in _STEP_NAMES if isinstance(getattr(opt, n, None), Parameter)), None)
-    return slots, step
-
-
 def _set_value(param, value, what):
     arr = _as_numpy(value)
     if tuple(arr.shape) != tuple(param.shape) and arr.size == int(np.prod(param.shape)):

@@ -150,3 +150,18 @@ class _TorchBuffers:
 def module_buffers(cell):
     """torch's `module._buffers` (_TorchBuffers); any other object's own attribute."""
     return _TorchBuffers(cell) if isinstance(cell, nn.Cell) else cell._buffers
+
+
+def del_parameter(module, name, where):
+    """`del module._parameters[name]`: as written on a Cell of the program's own (its construct reads its
+    attributes); on one of MindSpore's layers (a converted nn.LSTM) MigrationError naming the line: such a layer
+    computes with the parameter objects it built, so removing one from its parameters (and setting a tensor under
+    its name each call: awd-lstm-lm's WeightDrop) would leave it computing with the removed weight, untrained."""
+    own = {nn.Cell} | set(nn.Cell.__mro__)
+    layer = next((c for c in type(module).__mro__ if c not in own and c.__module__.startswith("mindspore.")), None)
+    if layer is not None:
+        _raise_migration_error(f"{where}: del {type(module).__name__}._parameters[{name!r}]: MindSpore's "
+                               f"{layer.__name__} computes with the parameter objects it built; removing one (and "
+                               f"setting a tensor under its name, as a weight-dropping wrapper does) would leave it "
+                               f"computing with the removed weight, untrained")
+    del module._params[name]

@@ -459,6 +459,23 @@ class AdaptiveMaxPool3d(nn.Cell):
         return (out[0], out[1].astype(ms.int64)) if self.return_indices else out
 
 
+def embedding_by(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 where=None):
+    """F.embedding with settings known at run time (a layer's own passed along: awd-lstm-lm's embedded_dropout):
+    a gather of weight's rows; the padding_idx row (negative counts from the end, as torch) gets no gradient;
+    max_norm renormalises the rows read first (embedding_renorm_); scale_grad_by_freq=True raises MigrationError"""
+    if scale_grad_by_freq:
+        _raise_migration_error(f"{where}: F.embedding scale_grad_by_freq=True: gradient scaling by frequency has no "
+                               f"MindSpore counterpart")
+    if max_norm is not None:
+        weight = embedding_renorm_(weight, input, max_norm, norm_type)
+    if padding_idx is None:
+        return ops.gather(weight, input, 0)
+    pad = padding_idx % weight.shape[0]
+    kept = ops.where(ops.expand_dims(ops.arange(weight.shape[0]) == pad, 1), ops.stop_gradient(weight), weight)
+    return ops.gather(kept, input, 0)
+
+
 def embedding_renorm_(weight, input, max_norm, norm_type=2.0):
     """torch's max_norm of F.embedding (embedding_renorm_): each row input reads whose norm_type-norm exceeds
     max_norm is scaled to max_norm / (norm + 1e-7), in place and with no gradient; the weight is returned."""

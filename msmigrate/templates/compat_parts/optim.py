@@ -181,6 +181,46 @@ def _allow_call_depth(n_parameters):   # (a model of ~500 parameter tensors pass
         ms.set_recursion_limit(_CALL_DEPTH[0])
 
 
+# an optimizer's state under torch's names (state_dict() and `optimizer.state[p]`)
+_OPTIMIZER_TORCH_NAMES = {"SGD": {"accum": "momentum_buffer"}}
+_STEP_NAMES = ("state_step", "step_t")
+
+
+def _optimizer_slots(opt):
+    """{state name: ParameterTuple with one entry per optimized parameter}, step Parameter."""
+    renames = next((_OPTIMIZER_TORCH_NAMES[c.__name__] for c in type(opt).__mro__
+                    if c.__name__ in _OPTIMIZER_TORCH_NAMES), {})
+    count = len(opt.parameters)
+    slots = {renames.get(k, k): v for k, v in vars(opt).items()
+             if isinstance(v, ms.ParameterTuple) and k != "parameters" and len(v) == count}
+    step = next((getattr(opt, n) for n in _STEP_NAMES if isinstance(getattr(opt, n, None), ms.Parameter)), None)
+    return slots, step
+
+
+class _TorchOptimizerState(dict):
+    """torch's `optimizer.state[p]`: a parameter's state under torch's names (ASGD's 'ax', Adam's 'exp_avg'...),
+    the optimizer's own Parameters (awd-lstm-lm evaluates `optimizer.state[prm]['ax'].clone()`, the averaged
+    weights); entries a program stores itself are kept beside them."""
+
+    def __init__(self, opt):
+        super().__init__()
+        self.opt = opt
+
+    def __missing__(self, param):
+        entry = {}
+        index = next((i for i, p in enumerate(self.opt.parameters) if p is param), None)
+        if index is not None:
+            slots, step = _optimizer_slots(self.opt)
+            entry.update((name, values[index]) for name, values in slots.items())
+            if step is not None:
+                entry["step"] = step
+        self[param] = entry
+        return entry
+
+    def __hash__(self):
+        return id(self)
+
+
 class _TorchOptimizer:
     """Mixin for mindspore.experimental.optim optimizers: the parameter filtering and the
     param_groups described at the top of this section."""
@@ -198,6 +238,16 @@ class _TorchOptimizer:
         super().__init__(optimizer_params(params), *args, **kwargs)
         self.groups_complete = True
         _allow_call_depth(len(self.parameters))
+        self.state = _TorchOptimizerState(self)
+        for i, group in enumerate(self.param_groups):
+            if not isinstance(group, ParamGroup):
+                # a group the base class built again (SGD's): `group['lr']` reads a float, not the live
+                # Parameter (awd-lstm-lm keeps `lr2 = group['lr']` to put it back after a scaled step)
+                wrapped = ParamGroup(group)
+                wrapped.exact.update((k, float(v)) for k, v in self.defaults.items()
+                                     if k in group and isinstance(v, (int, float)) and not isinstance(v, bool)
+                                     and isinstance(dict.get(group, k), ms.Parameter))
+                self.param_groups[i] = wrapped
 
     def step(self, closure=None):
         """torch's `optimizer.step(closure)`: the converted closure returns (loss, gradients) (step_closure.py).
