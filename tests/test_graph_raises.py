@@ -42,6 +42,9 @@ HOST_SIDE = {
     "unused_params.py:_held_back": "on the host: for a None gradient, which only an op-by-op step gives (a compiled "
                                    "step's gradients come from the plain value_and_grad), or around a compiled step",
     "checkpoints.py:_load_optimizer_state": "optimizer.load_state_dict, on the host",
+    "checkpoints.py:_decode": "torch.load's reading of a checkpoint file, on the host",
+    "checkpoints.py:_UnrebuiltOptimizer._refuse": "a use of the optimizer object torch.load gave back (its step(), "
+                                                  "attributes), program code on the host: no Cell holds one",
     "train.py:_record_writes_refused": "on the host, after a compiled train step returned (StepCell.__call__)",
     "optim.py:_trainable": _OPTIM,
     "graph_constants.py:raise_at_original_line": "on the host, where Cell.compile/compile_and_run failed",

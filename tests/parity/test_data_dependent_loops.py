@@ -73,22 +73,19 @@ def make():
 
 
 def test_a_mixture_of_experts_computes_as_torch_op_by_op():
+    """Also called in GRAPH mode: its forward reads `e.item()` on the host, so the cell runs op by op there
+    (graph_constants.reads_on_host, heldout51; before, it stopped with MigrationError naming the loop's line)."""
     x = np.random.default_rng(0).standard_normal((6, 8)).astype(np.float32)
-    check_layer(MOE, [x], graph=False, grad=True)
+    check_layer(MOE, [x], graph=True, grad=True)
 
 
-@pytest.mark.parametrize("mode", ["jit", "graph_mode"])
-def test_a_loop_over_unique_experts_compiled_raises_migration_error_naming_the_line(mode):
+def test_a_loop_over_unique_experts_compiled_raises_migration_error_naming_the_line():
     mod, code, _ = load_converted(MOE)
     assert f"_ms_compat.loop_rows(chosen, '__main__:{LINE}')" in code, code
     net = mod.MoE()
     x = ms.Tensor(np.random.default_rng(0).standard_normal((6, 8)).astype(np.float32))
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph_mode" else ms.PYNATIVE_MODE)
-    try:
-        with pytest.raises(Exception) as err:
-            (ms.jit(net) if mode == "jit" else net)(x)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    with pytest.raises(Exception) as err:
+        ms.jit(net)(x)
     assert type(err.value).__name__ == "MigrationError", err.value
     assert f"the loop at __main__:{LINE} runs over a tensor whose length the data decides" in str(err.value)
 

@@ -116,6 +116,31 @@ def check_refused_when_compiled(src, form, what):
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
+def check_op_by_op_in_graph_mode(src, form, what):
+    """The converted `src` holds `form` and reads a value on the host (`.item()`) in its forward: called in GRAPH
+    mode the cell runs op by op (graph_constants.reads_on_host) and computes torch's output; compiled explicitly
+    (ms.jit) it raises MigrationError naming `what` at the line marked `# SITE`."""
+    import mindspore as ms
+    import torch
+    from msmigrate.weights import load_torch_state_dict
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE" in t)
+    x = rnd(2, 4)
+    torch.manual_seed(0)
+    tnet = load_torch(src)["make"]()
+    t_out = tnet(torch.from_numpy(x))
+    mod, code, _ = load_converted(src)
+    assert form in code, code
+    net = mod.make()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        assert_close(net(ms.Tensor(x)), t_out, what="graph mode, op by op")
+        with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf"{re.escape(what)} at \S+:{line}\b"):
+            ms.jit(net)(ms.Tensor(x))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
 def test_list_argument_changed_runs_op_by_op_and_is_refused_when_compiled():
     check_refused_when_compiled(ARGUMENT_SRC, "_ms_compat.graph_argument_change(acc.append(h * 2), 'acc.append'",
                                 "acc.append")

@@ -5,8 +5,8 @@ SciPy's `linear_sum_assignment(c[i])`; `np.sqrt(h.sum().item())`): the call is `
 Converted, the program started in GRAPH mode, so it stopped at its first step with that MigrationError
 (bench/real_world.py's DETR: models/matcher.py:81) although op by op it computes what torch computes. A
 program whose forward reaches such a call now starts in PYNATIVE mode (ProjectIndex.reaches_host_results), as
-one whose forward shapes itself with `.tolist()`; forced into GRAPH mode it still stops with the MigrationError
-naming the original line."""
+one whose forward shapes itself with `.tolist()`; forced into GRAPH mode, SciPy's call still stops with the
+MigrationError naming the original line, and a cell reading `.item()` runs op by op there (heldout51)."""
 from __future__ import annotations
 
 import importlib
@@ -113,21 +113,37 @@ def test_a_host_call_in_forward_starts_the_program_in_pynative(name):
     assert "ms.set_context(mode=ms.PYNATIVE_MODE)" in code, code
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_forced_into_graph_mode_it_names_the_line(name):
-    src, line_text, api = PROGRAMS[name]
-    code, _ = convert_snippet(src)
+def _forced_into_graph_mode(name):
+    """The converted program with its mode line turned to GRAPH_MODE, imported (run); its module."""
+    code, _ = convert_snippet(PROGRAMS[name][0])
     forced, n = re.subn(r"ms\.set_context\(mode=ms\.PYNATIVE_MODE\)", "ms.set_context(mode=ms.GRAPH_MODE)", code)
     assert n == 1, code
     path = _TMP / f"ms_forced_graph_{name}.py"
     path.write_text(forced, encoding="utf-8")
     importlib.invalidate_caches()
     load_converted("x = 1\n")     # the tree's helper module in place
-    line = src.splitlines().index(line_text) + 1
     try:
-        with pytest.raises(Exception) as err:
-            importlib.import_module(path.stem)
+        return importlib.import_module(path.stem)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_forced_into_graph_mode_it_names_the_line():
+    src, line_text, api = PROGRAMS["scipy"]
+    line = src.splitlines().index(line_text) + 1
+    with pytest.raises(Exception) as err:
+        _forced_into_graph_mode("scipy")
     assert type(err.value).__name__ == "MigrationError", f"{type(err.value).__name__}: {err.value}"
     assert f"{api} at " in str(err.value) and f":{line} " in str(err.value), err.value
+
+
+def test_forced_into_graph_mode_a_read_of_item_runs_op_by_op():
+    """`np.sqrt(h.detach().abs().sum().item())` in a cell's forward: forced into GRAPH mode, the cell reading
+    `.item()` runs op by op, and so does the train step reaching it (graph_constants.reads_on_host and
+    compat_parts/train.py, heldout51; before, it stopped with MigrationError naming the line): torch's weights."""
+    from .harness import assert_close, load_torch
+    mod = _forced_into_graph_mode("numpy_of_item")
+    want = load_torch(PROGRAMS["numpy_of_item"][0])["weights"]
+    assert len(mod.weights) == len(want)
+    for i, (got, ref) in enumerate(zip(mod.weights, want)):
+        assert_close(got, ref.detach(), rtol=1e-5, atol=2e-5, what=f"weight {i}")
