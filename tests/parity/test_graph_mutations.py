@@ -92,10 +92,9 @@ def make():
 '''
 
 
-def check_refused_when_compiled(src, form, what):
-    """The converted `src` holds `form`, computes torch's output in PyNative, and compiled raises MigrationError
-    naming `what` at the line marked `# SITE`."""
-    import mindspore as ms
+def _torch_and_converted(src, form):
+    """The line marked `# SITE`, an input, torch's output, and the converted Cell (holding `form`) with torch's
+    weights."""
     import torch
     from msmigrate.weights import load_torch_state_dict
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE" in t)
@@ -107,6 +106,14 @@ def check_refused_when_compiled(src, form, what):
     assert form in code, code
     net = mod.make()
     load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    return line, x, t_out, mod, net
+
+
+def check_refused_when_compiled(src, form, what):
+    """The converted `src` holds `form`, computes torch's output in PyNative, and compiled raises MigrationError
+    naming `what` at the line marked `# SITE`."""
+    import mindspore as ms
+    line, x, t_out, mod, net = _torch_and_converted(src, form)
     assert_close(net(ms.Tensor(x)), t_out, what="pynative")
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
@@ -121,17 +128,7 @@ def check_op_by_op_in_graph_mode(src, form, what):
     mode the cell runs op by op (graph_constants.reads_on_host) and computes torch's output; compiled explicitly
     (ms.jit) it raises MigrationError naming `what` at the line marked `# SITE`."""
     import mindspore as ms
-    import torch
-    from msmigrate.weights import load_torch_state_dict
-    line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE" in t)
-    x = rnd(2, 4)
-    torch.manual_seed(0)
-    tnet = load_torch(src)["make"]()
-    t_out = tnet(torch.from_numpy(x))
-    mod, code, _ = load_converted(src)
-    assert form in code, code
-    net = mod.make()
-    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    line, x, t_out, _, net = _torch_and_converted(src, form)
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         assert_close(net(ms.Tensor(x)), t_out, what="graph mode, op by op")
