@@ -50,7 +50,7 @@ from . import taped_steps as TS
 from .callsite import code_of
 from .line_map import mark_of
 from .variable_leaves import VARIABLE, variable_data
-from .visitor_bases import BindingTargets, single_targets
+from .visitor_bases import BindingTargets, ScopeLocalVisitor, single_targets
 
 OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt", re.I)
 SCHEDULER_NAME = re.compile(r"sched|lr_?s", re.I)
@@ -2041,7 +2041,7 @@ def _host_condition(body: Sequence[cst.CSTNode], g: StepGroup, outside: Sequence
     return None
 
 
-class _Exits(cst.CSTVisitor):
+class _Exits(ScopeLocalVisitor):
     """A `continue`, `break` or `return` that leaves the iteration of the loop whose body holds the statement (not
     one of a loop, function or class inside it)."""
 
@@ -2061,12 +2061,6 @@ class _Exits(cst.CSTVisitor):
         return False
 
     def visit_While(self, node) -> bool:
-        return False
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
         return False
 
 
