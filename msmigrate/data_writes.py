@@ -7,7 +7,8 @@ buffer). So the statement becomes `_ms_compat.write_data(x, <converted x.op(args
 the out-of-place value written into x (ops.assign on a Parameter, in GRAPH and PyNative; copy_ into the memory of
 another tensor, which a `p.data` shares with its Parameter, PyNative only, a compiled graph raising MigrationError
 naming the line);
-templates/compat_parts/data_writes.py. x is a name or an attribute chain (`self.ema.avg`)."""
+templates/compat_parts/data_writes.py. x is a name or an attribute chain (`self.ema.avg`, `net.layers[0].bias`:
+held_tensor_paths.py)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -16,17 +17,11 @@ import libcst as cst
 
 from . import records as R
 from .callsite import code_of
+from .held_tensor_paths import held_tensor
 
 NOTE = ("in place through .data: the out-of-place value written into the tensor (ops.assign on a Parameter; "
         "another tensor in PyNative only), no gradient through it, as torch's .data write")
 TEST = "tests/parity/test_data_writes.py"
-
-
-def _holder(expr: cst.BaseExpression) -> bool:
-    """A name or an attribute chain of names (`old`, `self.embed_avg`, `self.q.codebook`)."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
 
 
 def _left_to_parameter_passes(tr, original: cst.Call, receiver: cst.BaseExpression, method: str) -> bool:
@@ -56,7 +51,7 @@ def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
     """The rewrite of a whole-statement `x.data.op_(...)`; None where it is no such statement."""
     func = original.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
-            and func.value.attr.value == "data" and _holder(func.value.value)):
+            and func.value.attr.value == "data" and held_tensor(func.value.value)):
         return None
     if _left_to_parameter_passes(tr, original, func.value.value, func.attr.value):
         return None
@@ -105,7 +100,7 @@ def write_under_no_grad(tr, original: cst.Call, updated: cst.Call) -> Optional[c
         if receiver.value not in names or (tr._funcs and receiver.value in tr._scopes[-1]["shadows"]
                                            and receiver.value not in tr._parameter_names(tr._scopes[-1]["node"])):
             return None
-    elif not (isinstance(receiver, cst.Attribute) and _holder(receiver) and receiver.attr.value != "data"
+    elif not (isinstance(receiver, cst.Attribute) and held_tensor(receiver) and receiver.attr.value != "data"
               and tr._receiver_kind(receiver) in ("tensor", "unknown")):
         return None
     from .inplace_forms import out_of_place
@@ -242,7 +237,7 @@ def data_store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Ba
     if not _torch_module(tr):
         return None     # MindSpore code already (msmigrate's own output converted again must not change)
     target = updated.targets[0].target
-    if not (isinstance(target, cst.Attribute) and target.attr.value == "data" and _holder(target.value)):
+    if not (isinstance(target, cst.Attribute) and target.attr.value == "data" and held_tensor(target.value)):
         return None
     tr.uses_compat = True
     where = f"{tr.module_name}:{tr._line(original)}"

@@ -21,6 +21,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import libcst as cst
 
 from . import manual_update as MU
+from .held_tensor_paths import held_tensor
 from .callsite import code_of
 
 # the in-place method -> the new value of `p` from its converted arguments (positional, keyword)
@@ -95,8 +96,13 @@ def rewrite_statement(st: cst.CSTNode, ms: str) -> Optional[Tuple[cst.SimpleStat
     if receiver is None or not receiver.endswith(".data"):
         return None
     target = receiver[:-len(".data")]
-    if "." not in target or not all(part.isidentifier() for part in target.split(".")):
-        return None   # a bare name: rewrite() above, in its loop; a call or subscript: evaluated twice, or a copy
+    try:
+        parsed = cst.parse_expression(target)
+    except cst.ParserSyntaxError:
+        return None
+    if not isinstance(parsed, cst.Attribute) or not held_tensor(parsed):
+        # a bare name: rewrite() above, in its loop; a call: evaluated twice; a tensor's rows (`x[0]`): a copy
+        return None
     assign = _assignment(st, call, ph[0], target, ms)
     return (assign, ph) if assign is not None else None
 
