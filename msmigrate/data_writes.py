@@ -39,8 +39,8 @@ def _left_to_parameter_passes(tr, original: cst.Call, receiver: cst.BaseExpressi
         return any(isinstance(getattr(loop, "target", None), cst.Name) and loop.target.value == receiver.value
                    for loop in tr._loop_nodes)
     new_value = PDU._NEW_VALUE.get(f"Tensor.{method}")
-    if new_value is None or any(a.star for a in original.args):
-        return False
+    if new_value is None or any(a.star for a in original.args) or getattr(tr, "_statements_on_line", 1) > 1:
+        return False    # (a line of several statements, a split chain: the pass rewrites whole lines of one)
     # only what its new-value form takes: `self.avg.data.add_(v, alpha=1 - d)` (an EMA in forward) has none there
     pos = [code_of(a.value).strip() for a in original.args if a.keyword is None]
     kw = {a.keyword.value: code_of(a.value).strip() for a in original.args if a.keyword is not None}

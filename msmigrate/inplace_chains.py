@@ -25,6 +25,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from .detached_updates import _CHAINABLE
+from .held_tensor_paths import held_tensor
 
 _CHAIN = re.compile(r"[)\]]\s*\.\s*[a-z_0-9]+_\(")
 
@@ -249,12 +250,20 @@ class _Rewrite(cst.CSTTransformer):
             entry = cst.Name(ENTRY)
             return [cst.Assign(targets=[cst.AssignTarget(entry)], value=base)] + [
                 cst.Expr(value=call.with_changes(func=call.func.with_changes(value=entry))) for call in links]
-        if len(links) < 2 or not _plain_name(base):
+        if links and isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) \
+                and base.func.attr.value in _FILLS:
+            # `p.data.normal_().mul_(s)` (a hand-written He initialization): the fill returns p.data itself
+            links, base = [base] + links, base.func.value
+        if len(links) < 2 or not (_plain_name(base) or held_tensor(base)):
             return None
         return [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base))) for call in links]
 
 
 ENTRY = "_ms_entry"
+# in-place fills, which return their receiver as every in-place method does but have no out-of-place twin taking
+# the same arguments: the first link of a chain `x.normal_().mul_(s)` split into statements
+_FILLS = frozenset(("normal_", "uniform_", "zero_", "fill_", "copy_", "random_", "bernoulli_", "exponential_",
+                    "log_normal_", "cauchy_", "geometric_"))
 
 
 def _out_name(call: cst.BaseExpression) -> Optional[cst.Name]:

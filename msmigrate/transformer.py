@@ -570,6 +570,7 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_SimpleStatementLine(self, node) -> None:
         self._push_comments(node)
         self._line_of_stmt = self._line(node)
+        self._statements_on_line = len(node.body)   # `a.fill_(v); a.add_(w)`: inplace_chains.py's split
         # `bn = nn.BatchNorm1d(3)` outside a class: followed by `bn.set_train(True)` (default_mode.py)
         self._layer_start_stmt = not self._classes and DM.is_script_layer_assignment(node)
 

@@ -236,19 +236,25 @@ def _checkpoint(ctx):
     fn = b.value("function")
     if fn is None:
         raise UnsupportedSite("no function given")
-    rest = [b.args[n] for n in b.order if n != "function" and b.positional.get(n)]
-    if b.starred:
-        rest += b.starred
-    rest += [b.args[n] for n in b.order if n != "function" and not b.positional.get(n) and n not in _CHECKPOINT_OWN]
+    if any(a.star == "**" for a in b.starred):
+        raise UnsupportedSite("checkpoint(function, **kwargs): checkpoint's own keywords (use_reentrant, ...) "
+                              "cannot be told from the function's")
+    # in source order: `checkpoint(fn, *features)` (a DenseNet layer's concatenated inputs) stays `fn(*features)`
+    rest = [b.args[n] for n in b.order if n != "function" and n not in _CHECKPOINT_OWN]
     rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
             for i, a in enumerate(rest)]
     return cst.Call(func=fn, args=rest)
 
 
+_checkpoint.handles_starred = True
+
+
 rule("torch.utils.checkpoint.checkpoint", None, args=("function",), status=DIFFERENCE,
      note="called directly with its arguments (checkpoint's own use_reentrant/preserve_rng_state/... dropped): "
           "the same values and gradients, activations kept in memory (Cell.recompute() trades compute for "
-          "memory). torch's reentrant mode gives no gradient when no input requires grad; MindSpore does",
+          "memory). torch's reentrant mode gives no gradient when no input requires grad; MindSpore does. torch's "
+          "backward runs the function again, so a BatchNorm in training mode inside it updates its running "
+          "statistics twice per step (num_batches_tracked counts 2); the converted call updates them once",
      test="tests/parity/test_recompute.py::test_checkpoint")(_checkpoint)
 mapping("torch.utils.checkpoint.checkpoint_sequential", "_ms_compat.checkpoint_sequential",
         args=("functions", "segments", "input", "use_reentrant", "preserve_rng_state"), target_args=("functions", "segments", "input"),

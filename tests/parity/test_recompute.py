@@ -104,3 +104,55 @@ def test_checkpoint_sequential():
     code, sites = check_layer(SEQ_SRC, [rnd(3, 4)], grad=True)
     no_todo(sites)
     assert "_ms_compat.checkpoint_sequential(self.seq, 2, x)" in code, code
+
+
+STARRED_SRC = '''
+import torch
+import torch.nn as nn
+import torch.utils.checkpoint as cp
+
+
+def _joined(norm, conv):
+    def run(*inputs):
+        return conv(torch.relu(norm(torch.cat(inputs, 1))))
+    return run
+
+
+class Layer(nn.Module):
+    def __init__(self, width, growth):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(width)
+        self.conv = nn.Conv1d(width, growth, 3, padding=1)
+
+    def forward(self, *prev_features):
+        fn = _joined(self.norm, self.conv)
+        if any(f.requires_grad for f in prev_features):
+            return cp.checkpoint(fn, *prev_features, use_reentrant=False)
+        return fn(*prev_features)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(2 + 3 * i, 3) for i in range(3)])
+
+    def forward(self, x):
+        features = [x]
+        for layer in self.layers:
+            features.append(layer(*features))
+        return torch.cat(features, 1)
+
+
+def make():
+    return Block()
+'''
+
+
+def test_checkpoint_of_starred_inputs():
+    """`cp.checkpoint(fn, *prev_features)` (a memory-efficient DenseNet layer over the features so far): before, a
+    raising TODO ("*args/**kwargs cannot be translated argument by argument"); now `fn(*prev_features)`. Values in
+    training mode (batch statistics) in both modes, and gradients."""
+    x = rnd(2, 2, 5)
+    code, sites = check_layer(STARRED_SRC, [x], train=True, grad=True)
+    no_todo(sites)
+    assert "fn(*prev_features)" in code and "use_reentrant" not in code, code
