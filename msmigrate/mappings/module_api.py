@@ -243,18 +243,21 @@ def _checkpoint(ctx):
     rest = [b.args[n] for n in b.order if n != "function" and n not in _CHECKPOINT_OWN]
     rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
             for i, a in enumerate(rest)]
-    return cst.Call(func=fn, args=rest)
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return cst.Call(func=ctx.render("_ms_compat.recomputed"),
+                    args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(fn), *rest])
 
 
 _checkpoint.handles_starred = True
 
 
 rule("torch.utils.checkpoint.checkpoint", None, args=("function",), status=DIFFERENCE,
-     note="called directly with its arguments (checkpoint's own use_reentrant/preserve_rng_state/... dropped): "
-          "the same values and gradients, activations kept in memory (Cell.recompute() trades compute for "
-          "memory). torch's reentrant mode gives no gradient when no input requires grad; MindSpore does. torch's "
-          "backward runs the function again, so a BatchNorm in training mode inside it updates its running "
-          "statistics twice per step (num_batches_tracked counts 2); the converted call updates them once",
+     note="the function called with its arguments (checkpoint's own use_reentrant/preserve_rng_state/... "
+          "dropped): the same values and gradients, activations kept in memory (Cell.recompute() trades compute "
+          "for memory). torch's backward runs the function again, so a BatchNorm in training mode inside it "
+          "updates its running statistics twice per step: where a gradient is recorded the function runs a "
+          "second time, its result unused (_ms_compat.recomputed). torch's reentrant mode gives no gradient when "
+          "no input requires grad; MindSpore does",
      test="tests/parity/test_recompute.py::test_checkpoint")(_checkpoint)
 mapping("torch.utils.checkpoint.checkpoint_sequential", "_ms_compat.checkpoint_sequential",
         args=("functions", "segments", "input", "use_reentrant", "preserve_rng_state"), target_args=("functions", "segments", "input"),

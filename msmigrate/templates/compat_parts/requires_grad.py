@@ -45,12 +45,10 @@ _GRAD_FLAG_REFUSAL = (
 _MS_PACKAGE_DIR = os.path.dirname(ms.__file__)
 
 
-@_constexpr(check=False)
-def _recording_when_compiled(where):
-    """While a graph compiles, the answer requires_grad_of gives in PyNative for the same call, as a constant:
-    True inside compile_step's StepCell, called or compiled (its value_and_grad records), False in a Cell called
-    directly in GRAPH mode (a forward, where nothing records); a graph compiled by ms.jit or ms.grad
-    (staging_specialize) may or may not record: MigrationError naming the line."""
+def _compiled_recording():
+    """While a graph compiles: True inside compile_step's StepCell, called or compiled (its value_and_grad
+    records), False in a Cell called directly in GRAPH mode (a forward, where nothing records), None in a graph
+    compiled by ms.jit or ms.grad (staging_specialize), which may or may not record."""
     frame, direct_cell = sys._getframe(1), False
     while frame is not None:
         owner = frame.f_locals.get("self")
@@ -65,7 +63,17 @@ def _recording_when_compiled(where):
     else:
         if direct_cell:
             return False
-    raise MigrationError(_GRAD_FLAG_REFUSAL.format(where))
+    return None
+
+
+@_constexpr(check=False)
+def _recording_when_compiled(where):
+    """While a graph compiles, the answer requires_grad_of gives in PyNative for the same call, as a constant
+    (_compiled_recording); where it cannot be told, MigrationError naming the line."""
+    recording = _compiled_recording()
+    if recording is None:
+        raise MigrationError(_GRAD_FLAG_REFUSAL.format(where))
+    return recording
 
 
 def requires_grad_of(x, where):
