@@ -35,6 +35,7 @@ from .graph_attr_casts import might_recast_attribute, recast_attributes_as_local
 from .graph_attr_stores import might_store_attribute, read_stored_attributes_as_locals
 from .inplace_activations import might_act_in_place, rebind_activated_inputs
 from .inplace_callers import might_change_arguments, rebind_changed_arguments
+from .inplace_flag_returns import might_return_flagged_inplace, rewrite_flagged_inplace_returns
 from .complex_operators import makes_complex
 from .graph_branch_names import bind_branch_names, made_step_functions, might_bind_in_branch
 from .gathered_writes import might_write_gathered, own_gathered_reads
@@ -163,6 +164,8 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_act_in_place(source):   # `out = self.act(h)` with inplace=True, h read after: `out = h = ...`
         module, act_refusals = rebind_activated_inputs(module)
         arg_refusals = {**arg_refusals, **act_refusals}
+    if might_return_flagged_inplace(source):   # `return x.mul_(s) if inplace else x.mul(s)` (inplace_flag_returns.py)
+        module = rewrite_flagged_inplace_returns(module)   # (after the callers' analysis above saw the in-place form)
     gathered = False
     if might_write_gathered(source):   # `t = s[idx]; t[mask] = v`: t a tensor of its own (gathered_writes.py)
         module, gathered = own_gathered_reads(module, COMPAT)

@@ -136,9 +136,12 @@ class Callee:
         # `x = x * 2; return x` returns another tensor than the caller's: no identity to rebind to
         self.returned = returned if returned not in body.bound else None
         self.name = fn.name.value
+        self.flag = _flag_position(fn, names, activations, fresh_layers) if self.changed else None
 
     def args(self, call: cst.Call) -> Optional[List[Tuple[str, cst.BaseExpression]]]:
         """(parameter, argument) for the changed parameters; None where the call cannot be matched."""
+        if self.flag is not None and not _passes_flag(call, self.flag):
+            return []       # `hard_sigmoid(x)`: inplace left False, nothing changes
         out = []
         pos = 0
         for a in call.args:
@@ -157,6 +160,48 @@ class Callee:
             if name in self.changed:
                 out.append((name, a.value))
         return out
+
+
+class _WhenNotInPlace(cst.CSTTransformer):
+    """A function as it runs with `inplace` false: an `if inplace:` body and the first branch of `... if inplace
+    else ...` left out."""
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        if isinstance(original.test, cst.Name) and original.test.value == "inplace":
+            return updated.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
+        return updated
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+        if isinstance(original.test, cst.Name) and original.test.value == "inplace":
+            return updated.with_changes(body=cst.Name("None"))
+        return updated
+
+
+def _flag_position(fn: cst.FunctionDef, names: List[str], activations, fresh_layers) -> Optional[int]:
+    """The position of an `inplace=False` parameter that chooses every change of the parameters (timm's
+    `return x.mul_(s) if inplace else x.mul(s)`, `if inplace: x.add_(3.); ...`), or None."""
+    param = next((p for p in fn.params.params if p.name.value == "inplace"), None)
+    if param is None or not (isinstance(param.default, cst.Name) and param.default.value == "False") \
+            or "inplace" not in names or "inplace" in {t.value for t, _ in _assigns(fn) if isinstance(t, cst.Name)}:
+        return None
+    plain = fn.visit(_WhenNotInPlace())
+    receivers, unknown = _changed_in_order(plain, activations, fresh_layers)
+    return None if (receivers | unknown) & set(names) else names.index("inplace")
+
+
+def _passes_flag(call: cst.Call, position: int) -> bool:
+    """The call may set the flag: `inplace=` or its position given anything but False, or *args/**kwargs."""
+    pos = 0
+    for a in call.args:
+        if a.star:
+            return True
+        if a.keyword is None:
+            if pos == position:
+                return not (isinstance(a.value, cst.Name) and a.value.value == "False")
+            pos += 1
+        elif a.keyword.value == "inplace":
+            return not (isinstance(a.value, cst.Name) and a.value.value == "False")
+    return False
 
 
 # torch layers whose output is always a new tensor (never their input, nor a view of it)

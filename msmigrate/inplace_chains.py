@@ -48,6 +48,11 @@ def _links(node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression
 # methods whose result is always a new tensor though they have no in-place twin: reductions, products
 _NEW_RESULTS = frozenset(("norm", "sum", "mean", "prod", "std", "var", "amax", "amin", "logsumexp", "matmul", "mm",
                           "bmm", "mv", "outer", "cumsum", "cumprod"))
+# functional activations (`F.relu6(x + 3.)`, hard_swish's inner value before `.div_(6.)`): a new tensor, unless
+# called with inplace=True
+_NEW_ACTIVATIONS = frozenset(("relu6", "gelu", "silu", "softplus", "elu", "selu", "celu", "leaky_relu", "hardtanh",
+                              "hardsigmoid", "hardswish", "mish", "softmax", "log_softmax", "softsign", "tanhshrink",
+                              "logsigmoid"))
 # methods whose result is a view of their receiver (or a copy of it): new where the receiver is
 _VIEWS = frozenset(("view", "reshape", "unsqueeze", "squeeze", "flatten", "view_as", "reshape_as"))
 
@@ -68,7 +73,10 @@ def _fresh_copy(node: cst.BaseExpression) -> bool:
         return False
     if name in _VIEWS:
         return _fresh_copy(node.func.value)
-    return name + "_" in _CHAINABLE or name in _NEW_RESULTS
+    if any(a.keyword is not None and a.keyword.value == "inplace" and not (
+            isinstance(a.value, cst.Name) and a.value.value == "False") for a in node.args):
+        return False    # `F.relu(x, inplace=True)` returns x itself
+    return name + "_" in _CHAINABLE or name in _NEW_RESULTS or name in _NEW_ACTIVATIONS
 
 
 def _out_of_place(links: List[cst.Call], base: cst.BaseExpression) -> cst.BaseExpression:
