@@ -344,7 +344,10 @@ def install_torch():
     pending = []
 
     def recording_backward(self, *a, **k):
-        value = self.detach().sum().item()
+        # the value differentiated: with a gradient given (WassersteinGAN's `errD_fake.backward(mone)`) the sum of
+        # the tensor times it, as the conversion writes the step's loss
+        gradient = a[0] if a else k.get("gradient")
+        value = (self.detach() * gradient if isinstance(gradient, torch.Tensor) else self.detach()).sum().item()
         _record_loss(value)
         pending.append(value)
         return backward(self, *a, **k)
@@ -754,7 +757,8 @@ def install_ms(script_dir, mode):
                 # a backward() of a loss built before its step (taped_backward.py): one loss per backward, as torch's
                 if len(STATE["losses"]) >= STATE["limit"]:
                     raise BenchStop()
-                _record_loss(float(loss.sum().asnumpy()))
+                gradient = a[0] if a else k.get("gradient")     # the value differentiated, as torch's side
+                _record_loss(float((loss * gradient if isinstance(gradient, ms.Tensor) else loss).sum().asnumpy()))
                 return tape_backward(loss, *a, **k)
             _patch(_ms_compat, "tape_backward", recording_tape_backward)
         autograd_backward = getattr(_ms_compat, "autograd_backward", None)
@@ -762,7 +766,9 @@ def install_ms(script_dir, mode):
             def recording_autograd_backward(where, receiver, *a, **k):
                 # a backward() run by PyNative's autograd (recorded_backward.py): the value torch's side records
                 if isinstance(receiver, ms.Tensor):
-                    _record_loss(float(receiver.sum().asnumpy()))
+                    gradient = a[0] if a else k.get("gradient")     # the value differentiated, as torch's side
+                    _record_loss(float((receiver * gradient if isinstance(gradient, ms.Tensor) else receiver)
+                                       .sum().asnumpy()))
                 return autograd_backward(where, receiver, *a, **k)
             _patch(_ms_compat, "autograd_backward", recording_autograd_backward)
         compile_step = getattr(_ms_compat, "compile_step", None)
