@@ -181,3 +181,28 @@ def test_steps_of_an_inner_and_an_outer_loop(graph):
     second's gradient function."""
     code, _ = program_weights_match_torch(TWO_LOOPS, graph=graph)
     assert "grad_fn_2" in code
+
+
+def test_legacy_constructor_of_a_size():
+    """`torch.FloatTensor(x.size())` (PixelCNN++'s sampler: `temp = torch.FloatTensor(logit_probs.size())`, then
+    uniform_; to_one_hot's `torch.FloatTensor(tensor.size() + (n,)).zero_()`): a torch.Size gives the shape, where
+    a tuple of ints gives data. MindSpore's shape is a plain tuple: the conversion made a tensor of the sizes."""
+    from tests.parity.harness import load_converted, load_torch
+
+    src = '''
+import torch
+
+x = torch.arange(6.).reshape(2, 3)
+index = torch.tensor([[0, 2, 1], [1, 1, 0]])
+blank = torch.FloatTensor(x.size()).zero_() + x
+one_hot = torch.FloatTensor(index.size() + (3,)).zero_()
+one_hot.scatter_(len(index.size()), index.unsqueeze(-1), 1.)
+rows = torch.FloatTensor(x.size()[:-1]).fill_(2.)
+data = torch.FloatTensor((2, 3))
+weights = [blank, one_hot, rows, data]
+'''
+    mod, code, _ = load_converted(src)
+    ref = load_torch(src)
+    assert "*(x.shape)" in code
+    for got, want in zip(mod.weights, ref["weights"]):
+        np.testing.assert_allclose(got.asnumpy(), want.numpy())
