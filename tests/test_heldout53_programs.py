@@ -206,3 +206,42 @@ weights = [blank, one_hot, rows, data]
     assert "*(x.shape)" in code
     for got, want in zip(mod.weights, ref["weights"]):
         np.testing.assert_allclose(got.asnumpy(), want.numpy())
+
+
+CACHED_PADDING = _FILL + '''
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 2, 3, padding=1)
+        self.init_padding = None
+
+    def forward(self, x):
+        if self.init_padding is None:      # built at the first call, kept for the next ones
+            self.init_padding = torch.ones(x.size(0), 1, x.size(2), x.size(3))
+        return self.conv(torch.cat((x, self.init_padding), 1))
+
+
+net = Net()
+fill(net, 11)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+seen = []
+for k in range(3):
+    x = torch.linspace(-1, 1, 2 * 2 * 4 * 4).reshape(2, 2, 4, 4) * (k + 1)
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach() for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_state_kept_across_forward_calls_trained(graph):
+    """PixelCNN++'s `if self.init_padding is None: self.init_padding = ...` in forward: compiled, MindSpore would
+    decide the read once; the step stopped with MigrationError in GRAPH mode. A cell reading such state runs op by
+    op, as one reading `.item()` (graph_constants.reads_on_host), and computes torch's values."""
+    program_weights_match_torch(CACHED_PADDING, graph=graph)
