@@ -95,7 +95,7 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"losses": [], "step_losses": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"losses": [], "step_losses": [], "step_scales": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
@@ -358,6 +358,9 @@ def install_torch():
     def grouped(optimizer, args, kwargs):
         if pending:
             STATE["step_losses"].append(float(sum(pending)))
+            # the size of what was summed: WassersteinGAN's critic loss errD_real - errD_fake cancels to 1e-6 of
+            # its halves, where float32's rounding of the halves is all the sum holds
+            STATE["step_scales"].append(float(sum(abs(v) for v in pending)))
             pending.clear()
     from torch.optim.optimizer import register_optimizer_step_post_hook
     register_optimizer_step_post_hook(grouped)
@@ -1046,6 +1049,7 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
         if capture is None:
             sys.modules["__main__"] = previous_main
     record = {"status": status, "error": error, "losses": STATE["losses"], "step_losses": STATE["step_losses"],
+              "step_scales": STATE["step_scales"],
               "models": STATE["models"]}
     if kinks and side == "ms":
         save_kinks(kinks)

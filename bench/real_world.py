@@ -402,11 +402,14 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     return rec
 
 
-def rel_diff(a, b):
+def rel_diff(a, b, scales=None):
+    """The largest |a - b| relative to |b|, or to the scale of what each b sums where that is larger (a step's
+    losses summed per optimizer step: relative to the sum of their magnitudes)."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape or a.size == 0:
         return None
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-12)))
+    size = np.abs(b) if scales is None or len(scales) != b.size else np.maximum(np.abs(b), np.asarray(scales))
+    return float(np.max(np.abs(a - b) / np.maximum(size, 1e-12)))
 
 
 def compare(torch_rec, ms_rec):
@@ -418,14 +421,16 @@ def compare(torch_rec, ms_rec):
     if grouped and len(grouped) < len(torch_rec["losses"]) and len(ms_rec["losses"]) >= len(grouped):
         # several backward() per optimizer step (dcgan's real and fake halves): the converted step
         # differentiates their sum, so compare torch's sums per step with the steps' losses
-        d = rel_diff(ms_rec["losses"][:len(grouped)], grouped)
+        scales = (torch_rec.get("step_scales") or [])[:len(grouped)]
+        d = rel_diff(ms_rec["losses"][:len(grouped)], grouped, scales)
         if d is not None and d <= RTOL:
-            torch_rec = dict(torch_rec, losses=grouped)
+            torch_rec = dict(torch_rec, losses=grouped, loss_scales=scales)
             ms_rec = dict(ms_rec, losses=ms_rec["losses"][:len(grouped)])
             note = "losses summed per optimizer step"
     if len(ms_rec["losses"]) != len(torch_rec["losses"]):
         return "fail", None, f"{len(ms_rec['losses'])} losses vs torch's {len(torch_rec['losses'])}"
-    diffs = [d for d in [rel_diff(ms_rec["losses"], torch_rec["losses"])] if d is not None]
+    diffs = [d for d in [rel_diff(ms_rec["losses"], torch_rec["losses"], torch_rec.get("loss_scales"))]
+             if d is not None]
     for k, v in torch_rec["values"].items():
         if k not in ms_rec["values"]:
             return "fail", None, f"value {k} not printed"
