@@ -495,21 +495,22 @@ def uniform_(param, a=0.0, b=1.0, generator=None):
     return _assign(param, ms.Tensor(data))
 
 
-def resize_(tensor, *size):
+def resize_(tensor, size, where=None):
     """torch's Tensor.resize_: the tensor itself takes the new shape (assign_value keeps the object, so every name
     holding it sees the change, as torch's holders do: WassersteinGAN's `input.resize_as_(real_cpu).copy_(real_cpu)`
     with the last, smaller batch); the elements kept are torch's, in storage order, those it adds zeros (torch
-    leaves them uninitialized)."""
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-    if _compiling(_draw_probe):
-        _raise_migration_error("Tensor.resize_ in compiled code: a graph cannot change the shape of a tensor it "
-                               "was given; resize it outside the step")
+    leaves them uninitialized). where: the original file:line."""
+    _pynative_only(None, "Tensor.resize_ at {} in compiled code (GRAPH mode or ms.jit): a graph cannot change the "
+                   "shape of a tensor it was given; resize it outside the step", where)
+    return _resized_on_host(tensor, tuple(size), where)
+
+
+def _resized_on_host(tensor, shape, where):
     if tuple(tensor.shape) == shape:
         return tensor       # torch keeps the storage and its values; a compiled step reading it sees later writes
     if id(tensor) in READ_BY_COMPILED_STEPS:
         # a compiled step reads the tensor as a global and keeps the storage it had when it compiled
-        where = calling_line()
-        raise MigrationError(f"{where + ': ' if where else ''}Tensor.resize_ to {shape} of a tensor of shape "
+        raise MigrationError(f"{where or calling_line()}: Tensor.resize_ to {shape} of a tensor of shape "
                              f"{tuple(tensor.shape)} that a compiled train step reads: the step would go on reading "
                              "it as it was (run in PYNATIVE mode, or keep its shape: a full last batch)")
     count = int(np.prod(shape))
@@ -524,9 +525,9 @@ def resize_(tensor, *size):
 READ_BY_COMPILED_STEPS = {}
 
 
-def resize_as_(tensor, other):
+def resize_as_(tensor, other, where=None):
     """torch's Tensor.resize_as_: resize_ to other's shape."""
-    return resize_(tensor, tuple(other.shape))
+    return resize_(tensor, other.shape, where)
 
 
 def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
