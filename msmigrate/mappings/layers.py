@@ -216,7 +216,10 @@ for _nd, _name, _ms in ((1, "ConvTranspose1d", "Conv1dTranspose"), (2, "ConvTran
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=_TCONV_ARGS, target_args=_MS_TCONV_ARGS,
          note=_CONV_NOTE + "; output_padding -> asymmetric padding (p, p - output_padding) per dim "
          "(MindSpore's own output_padding zero-fills instead of computing those rows; 1-d: "
-         "_ms_compat.any_batch.Conv1dTranspose(output_padding=) sets that padding on its op)",
+         "_ms_compat.any_batch.Conv1dTranspose(output_padding=) sets that padding on its op); output_padding past "
+         "the padding (literal ints): no crop at the end and _ms_compat.any_batch's grow_end= adds the rows past "
+         "the full output, which hold the bias alone in torch; 2-d/3-d paddings known only at run time: "
+         "MigrationError there",
          test=f"{T}::test_conv_transpose")(_conv_rule(_nd, _ms, transpose=True))
 
 
