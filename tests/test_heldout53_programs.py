@@ -131,14 +131,42 @@ def test_buffer_resized_each_batch(graph):
     assert "_ms_compat.resize_as_(" in code and "_ms_compat.resize_(" in code
 
 
-def test_buffer_resized_to_a_smaller_last_batch():
-    """The last batch smaller: op by op the buffer takes its shape, as in torch; a compiled step reading the buffer
-    keeps the storage it compiled with, so the resize stops with MigrationError there."""
+@pytest.mark.parametrize("graph", [False, True])
+def test_buffer_resized_to_a_smaller_last_batch(graph):
+    """The last batch smaller: the buffer takes its shape, as in torch. Compiled, a step reading the buffer as a
+    global would keep the storage it compiled with (resize_ then stops with MigrationError); a tensor the loop
+    changes in place is the step's argument instead (train_loop: per-iteration values), read anew at each call."""
+    code, _ = program_weights_match_torch(RESIZED_BUFFERS.replace("SIZES", "(4, 4, 2)"), graph=graph)
+    assert "train_step(input, noise)" in code, code
+
+
+def test_resize_of_a_tensor_a_compiled_step_reads():
+    """A tensor a compiled step reads as a global (no loop changes it before the step: the step's closure), resized
+    to another shape afterwards: the step would keep reading it as it was; resize_ stops with MigrationError."""
     import mindspore as ms
     from tests.parity.harness import load_converted
 
-    src = RESIZED_BUFFERS.replace("SIZES", "(4, 4, 2)")
-    program_weights_match_torch(src, graph=False)
+    src = _FILL + '''
+import torch.nn as nn
+
+net = nn.Linear(3, 1)
+fill(net, 12)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+data = torch.ones(4, 3)
+
+
+def train(k):
+    for i in range(k):
+        loss = net(data).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+train(2)
+data.resize_(2, 3)
+train(1)
+'''
     ms.set_context(mode=ms.GRAPH_MODE)
     try:
         with pytest.raises(Exception, match="Tensor.resize_ to \\(2, 3\\) .* that a compiled train step reads"):

@@ -832,7 +832,7 @@ def _resize_as(ctx):
     return ctx.expr(f"_ms_compat.resize_as_({_arg(ctx)}, {ctx.code('the_template')}, {_here(ctx)!r})")
 
 
-_RESIZE_NOTE = ("the tensor itself takes the new shape (Tensor.assign_value: every name holding it sees it, as in "
+_RESIZE_NOTE = ("the tensor itself takes the new shape (Tensor.set_: every name holding it sees it, as in "
                 "torch); the elements kept are torch's, in storage order, those it adds zeros (torch leaves them "
                 "uninitialised); in compiled code a MigrationError")
 rule("Tensor.resize_", None, args=("size",), note=_RESIZE_NOTE,

@@ -496,7 +496,7 @@ def uniform_(param, a=0.0, b=1.0, generator=None):
 
 
 def resize_(tensor, size, where=None):
-    """torch's Tensor.resize_: the tensor itself takes the new shape (assign_value keeps the object, so every name
+    """torch's Tensor.resize_: the tensor itself takes the new shape (Tensor.set_ keeps the object, so every name
     holding it sees the change, as torch's holders do: WassersteinGAN's `input.resize_as_(real_cpu).copy_(real_cpu)`
     with the last, smaller batch); the elements kept are torch's, in storage order, those it adds zeros (torch
     leaves them uninitialized). where: the original file:line."""
@@ -517,7 +517,8 @@ def _resized_on_host(tensor, shape, where):
     flat = tensor.reshape(-1)[:count]
     if flat.shape[0] < count:
         flat = ops.concat((flat, ops.zeros((count - flat.shape[0],), tensor.dtype)))
-    tensor.assign_value(flat.reshape(shape).copy())
+    # set_, not assign_value: MindSpore refuses assign_value on a tensor a network took as an input
+    tensor.set_(flat.reshape(shape).copy())
     return tensor
 
 
