@@ -10,7 +10,14 @@ martinarjovsky/WassersteinGAN) met, each run under torch and converted.
   keeps torch's name for the child (its state_dict keys) and names the parameters under it.
 - A buffer resized to each batch (WassersteinGAN's `input.resize_as_(real_cpu).copy_(real_cpu)`, the last batch
   smaller, and `noise.resize_(b, nz, 1, 1).normal_(0, 1)`): resize_as_ and resize_ were raising TODOs;
-  _ms_compat.resize_ / resize_as_ give the tensor itself the new shape."""
+  _ms_compat.resize_ / resize_as_ give the tensor itself the new shape; the step takes such a tensor, changed in
+  place by its loop, as an argument (a compiled step read it as a global, as it was when compiled).
+- A transposed conv's forward (ops.Conv2DBackpropInput) in a loss differentiated op by op was taken for the
+  gradient of a gradient (MigrationError); MindSpore's transposed conv layers run ops.Conv2DTranspose instead.
+- Two steps in one scope, the first from an inner loop: both named their gradient function `grad_fn`.
+- `torch.FloatTensor(x.size())`: a torch.Size gives the shape (MindSpore's plain tuple was taken for data).
+- `if self.init_padding is None: self.init_padding = ...` in forward: a cell reading such state runs op by op in
+  GRAPH mode (it stopped with MigrationError)."""
 import numpy as np
 import pytest
 
