@@ -95,7 +95,7 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"losses": [], "step_losses": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"losses": [], "step_losses": [], "step_scales": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
@@ -344,7 +344,10 @@ def install_torch():
     pending = []
 
     def recording_backward(self, *a, **k):
-        value = self.detach().sum().item()
+        # the value differentiated: with a gradient given (WassersteinGAN's `errD_fake.backward(mone)`) the sum of
+        # the tensor times it, as the conversion writes the step's loss
+        gradient = a[0] if a else k.get("gradient")
+        value = (self.detach() * gradient if isinstance(gradient, torch.Tensor) else self.detach()).sum().item()
         _record_loss(value)
         pending.append(value)
         return backward(self, *a, **k)
@@ -355,6 +358,9 @@ def install_torch():
     def grouped(optimizer, args, kwargs):
         if pending:
             STATE["step_losses"].append(float(sum(pending)))
+            # the size of what was summed: WassersteinGAN's critic loss errD_real - errD_fake cancels to 1e-6 of
+            # its halves, where float32's rounding of the halves is all the sum holds
+            STATE["step_scales"].append(float(sum(abs(v) for v in pending)))
             pending.clear()
     from torch.optim.optimizer import register_optimizer_step_post_hook
     register_optimizer_step_post_hook(grouped)
@@ -754,7 +760,8 @@ def install_ms(script_dir, mode):
                 # a backward() of a loss built before its step (taped_backward.py): one loss per backward, as torch's
                 if len(STATE["losses"]) >= STATE["limit"]:
                     raise BenchStop()
-                _record_loss(float(loss.sum().asnumpy()))
+                gradient = a[0] if a else k.get("gradient")     # the value differentiated, as torch's side
+                _record_loss(float((loss * gradient if isinstance(gradient, ms.Tensor) else loss).sum().asnumpy()))
                 return tape_backward(loss, *a, **k)
             _patch(_ms_compat, "tape_backward", recording_tape_backward)
         autograd_backward = getattr(_ms_compat, "autograd_backward", None)
@@ -762,7 +769,9 @@ def install_ms(script_dir, mode):
             def recording_autograd_backward(where, receiver, *a, **k):
                 # a backward() run by PyNative's autograd (recorded_backward.py): the value torch's side records
                 if isinstance(receiver, ms.Tensor):
-                    _record_loss(float(receiver.sum().asnumpy()))
+                    gradient = a[0] if a else k.get("gradient")     # the value differentiated, as torch's side
+                    _record_loss(float((receiver * gradient if isinstance(gradient, ms.Tensor) else receiver)
+                                       .sum().asnumpy()))
                 return autograd_backward(where, receiver, *a, **k)
             _patch(_ms_compat, "autograd_backward", recording_autograd_backward)
         compile_step = getattr(_ms_compat, "compile_step", None)
@@ -1040,6 +1049,7 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
         if capture is None:
             sys.modules["__main__"] = previous_main
     record = {"status": status, "error": error, "losses": STATE["losses"], "step_losses": STATE["step_losses"],
+              "step_scales": STATE["step_scales"],
               "models": STATE["models"]}
     if kinks and side == "ms":
         save_kinks(kinks)

@@ -53,6 +53,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout49  # bench/_rw_heldout49.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout50  # bench/_rw_heldout50.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout51  # bench/_rw_heldout51.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout53  # bench/_rw_heldout53.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout54  # bench/_rw_heldout54.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -402,11 +403,14 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     return rec
 
 
-def rel_diff(a, b):
+def rel_diff(a, b, scales=None):
+    """The largest |a - b| relative to |b|, or to the scale of what each b sums where that is larger (a step's
+    losses summed per optimizer step: relative to the sum of their magnitudes)."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape or a.size == 0:
         return None
-    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-12)))
+    size = np.abs(b) if scales is None or len(scales) != b.size else np.maximum(np.abs(b), np.asarray(scales))
+    return float(np.max(np.abs(a - b) / np.maximum(size, 1e-12)))
 
 
 def compare(torch_rec, ms_rec):
@@ -418,14 +422,16 @@ def compare(torch_rec, ms_rec):
     if grouped and len(grouped) < len(torch_rec["losses"]) and len(ms_rec["losses"]) >= len(grouped):
         # several backward() per optimizer step (dcgan's real and fake halves): the converted step
         # differentiates their sum, so compare torch's sums per step with the steps' losses
-        d = rel_diff(ms_rec["losses"][:len(grouped)], grouped)
+        scales = (torch_rec.get("step_scales") or [])[:len(grouped)]
+        d = rel_diff(ms_rec["losses"][:len(grouped)], grouped, scales)
         if d is not None and d <= RTOL:
-            torch_rec = dict(torch_rec, losses=grouped)
+            torch_rec = dict(torch_rec, losses=grouped, loss_scales=scales)
             ms_rec = dict(ms_rec, losses=ms_rec["losses"][:len(grouped)])
             note = "losses summed per optimizer step"
     if len(ms_rec["losses"]) != len(torch_rec["losses"]):
         return "fail", None, f"{len(ms_rec['losses'])} losses vs torch's {len(torch_rec['losses'])}"
-    diffs = [d for d in [rel_diff(ms_rec["losses"], torch_rec["losses"])] if d is not None]
+    diffs = [d for d in [rel_diff(ms_rec["losses"], torch_rec["losses"], torch_rec.get("loss_scales"))]
+             if d is not None]
     for k, v in torch_rec["values"].items():
         if k not in ms_rec["values"]:
             return "fail", None, f"value {k} not printed"
@@ -588,7 +594,7 @@ def main(argv=None):
                                       "heldout37", "heldout38", "heldout39", "heldout40",
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
-                                      "heldout50", "heldout51", "heldout54"),
+                                      "heldout50", "heldout51", "heldout53", "heldout54"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -679,9 +685,12 @@ def main(argv=None):
                          "train.py run whole (bench/_rw_heldout50.py); heldout51: rosinality/glow-pytorch's train.py "
                          "(ActNorm, InvConv2d and InvConv2dLU, affine and additive couplings) and its sampling, "
                          "orobix/Prototypical-Networks-for-Few-shot-Learning-PyTorch's train.py run whole "
-                         "(bench/_rw_heldout51.py); heldout54: rwightman/gen-efficientnet-pytorch's EfficientNet, "
-                         "MixNet and MobileNetV3 and gpleiss/efficient_densenet_pytorch's checkpointed DenseNet, "
-                         "trained by drivers (bench/_rw_heldout54.py)")
+                         "(bench/_rw_heldout51.py); heldout53: pclucas14/pixel-cnn-pp's main.py (PixelCNN++ on MNIST "
+                         "and CIFAR, its sampling) and martinarjovsky/WassersteinGAN's main.py (DCGAN and MLP "
+                         "critics, weight clipping) and generate.py (bench/_rw_heldout53.py); heldout54: "
+                         "rwightman/gen-efficientnet-pytorch's EfficientNet, MixNet and MobileNetV3 and "
+                         "gpleiss/efficient_densenet_pytorch's checkpointed DenseNet, trained by drivers "
+                         "(bench/_rw_heldout54.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

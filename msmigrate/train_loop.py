@@ -3261,7 +3261,10 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             targets.unpack(loop.target)
             per_iteration |= targets.names
         for st in body:
-            per_iteration |= assigns(st)
+            # a tensor the loop changes in place (WassersteinGAN's `input.resize_as_(batch).copy_(batch)`) is a
+            # value of this iteration too: the step takes it as an argument, which a compiled step reads anew at
+            # each call (a global it would keep reading as it was when compiled, whatever its new shape)
+            per_iteration |= assigns(st) | mutated(st)
         per_iteration -= set(closed_over)
         # statements binding closed-over objects (a model built in straight-line code) stay outside
         kept_out = {j for j, st in enumerate(body) if assigns(st) & set(closed_over)}

@@ -1029,7 +1029,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if rw is not None:
             updated = self._apply_rewrite(updated, rw)
             if rw.steps:
+                # the step's functions and the names assigned beside them (grad_fn): a second step in the same
+                # scope (WassersteinGAN's critic and generator loops) takes other names, not rebinding these
                 scope["bound"] |= {d.name.value for d in rw.defs if isinstance(d, cst.FunctionDef)}
+                scope["bound"] |= {t.target.value for d in rw.defs if isinstance(d, cst.SimpleStatementLine)
+                                   for a in d.body if isinstance(a, cst.Assign)
+                                   for t in a.targets if isinstance(t.target, cst.Name)}
                 # hoist past enclosing loops that leave the closures alone
                 target = None
                 for loop_id, bound in reversed(loops):

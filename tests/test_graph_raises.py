@@ -56,7 +56,7 @@ HOST_SIDE = {
     "_ms_compat.py:_batch_norm.BatchNorm.__init__": _INIT,
     "_ms_compat.py:_instance_norm.InstanceNorm.__init__": _INIT,
     "_ms_compat.py:LSTM.__init__": _INIT,
-    "_ms_compat.py:any_batch.Conv1dTranspose.__init__": _INIT,
+    "_ms_compat.py:_resized_on_host": "resize_'s body: resize_ refuses a compiling graph first (_pynative_only)",
     "_ms_compat.py:_conv_mode_pads": "called by the Conv1d/2d/3d constructors only (" + _INIT + ")",
     "attention.py:BlockMask.__init__": "a type only: create_block_mask stays a TODO, so no converted code builds one",
     "autograd.py:_FunctionCall.bprop": "built by _function_call only, op by op: Function.apply and "

@@ -30,6 +30,20 @@ for _src in ("float8_e4m3fn", "float8_e5m2"):
 mapping("torch.dtype", "mindspore.dtype.Type", note="the class of dtypes, for annotations", test=_T)
 
 
+def _a_size(node) -> bool:
+    """`x.size()`, `x.shape`, a slice of one (`x.size()[:-1]`) or one extended by a tuple (`x.size() + (n,)`): a
+    torch.Size, whatever x is."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        return not node.args
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "shape"
+    if isinstance(node, cst.Subscript):
+        return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice) and _a_size(node.value)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _a_size(node.left) and (_a_size(node.right) or isinstance(node.right, cst.Tuple))
+    return False
+
+
 def _legacy_constructor(dtype: str, tensor_keeps_dtype: bool = False):
     """torch.Tensor(...) / torch.FloatTensor(...): data -> a tensor of that dtype (mindspore.Tensor
     alone would infer int64 from [1, 2]); sizes -> a tensor of that shape. `tensor_keeps_dtype`: a tensor
@@ -57,6 +71,10 @@ def _legacy_constructor(dtype: str, tensor_keeps_dtype: bool = False):
         if values and all(isinstance(v, cst.Integer) for v in values):
             return ctx.expr(f"ops.zeros(({', '.join(codes)},), ms.{dtype})")
         keep = ", keep_tensor_dtype=True" if tensor_keeps_dtype else ""
+        if len(values) == 1 and _a_size(values[0]):
+            # `torch.FloatTensor(l.size())`: a torch.Size gives the shape, where a tuple of ints gives data;
+            # MindSpore's shape is a plain tuple, so its sizes are passed one by one (PixelCNN++'s sampler)
+            return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}, *({codes[0]}){keep})")
         return ctx.expr(f"_ms_compat.legacy_tensor(ms.{dtype}{''.join(', ' + c for c in codes)}{keep})")
     rule_fn.handles_starred = True
     return rule_fn

@@ -90,10 +90,6 @@ def _output_padding(ctx, ndim: int) -> bool:
     if ndim == 1:
         # Conv1dTranspose takes one symmetric padding: _ms_compat.any_batch.Conv1dTranspose's output_padding
         # crops less at the end (the same asymmetric padding)
-        ps, ops_ = _per_dim(p_val, 1), _per_dim(_literal(op), 1)
-        if ps is not None and ops_ is not None and ops_[0] > ps[0]:
-            raise UnsupportedSite(f"output_padding={op} larger than padding={p or 0}: the extra rows hold "
-                                  "only the bias in torch; MindSpore cannot crop less than nothing")
         v = b.value("padding")
         if isinstance(v, cst.Tuple) and len(v.elements) == 1:
             b.set("padding", ctx.tr_code(v.elements[0].value))
@@ -109,9 +105,10 @@ def _output_padding(ctx, ndim: int) -> bool:
     b.set("pad_mode", "'pad'")
     if ps is not None and ops_ is not None:
         if any(o > q for o, q in zip(ops_, ps)):
-            raise UnsupportedSite(f"output_padding={op} larger than padding={p or 0}: the extra rows hold "
-                                  "only the bias in torch; MindSpore cannot crop less than nothing")
-        b.set("padding", "(" + ", ".join(f"{q}, {q - o}" for q, o in zip(ps, ops_)) + ")")
+            # rows past the full transposed convolution (only the bias in torch): no crop at the end, and
+            # _ms_compat.any_batch's layer adds them (its grow_end)
+            b.set("grow_end", "(" + "".join(f"{max(o - q, 0)}, " for q, o in zip(ps, ops_)) + ")")
+        b.set("padding", "(" + ", ".join(f"{q}, {max(q - o, 0)}" for q, o in zip(ps, ops_)) + ")")
     else:
         b.set("padding", f"_ms_compat.conv_transpose_padding({p or 0}, {op}, {ndim})")
         ctx.tr.uses_compat = True
@@ -189,7 +186,7 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
             b.set("has_bias", "True")
         b.rename("bias", "has_bias")
         b.rename("groups", "group")
-        if id(ctx.original) in ctx.tr.batched_convs and not b.has("output_padding"):
+        if id(ctx.original) in ctx.tr.batched_convs and not b.has("output_padding") and not b.has("grow_end"):
             return None
         # the input may be one unbatched sample, which torch takes and MindSpore's layer does not
         return f"_ms_compat.any_batch.{ms_name}"
@@ -219,7 +216,10 @@ for _nd, _name, _ms in ((1, "ConvTranspose1d", "Conv1dTranspose"), (2, "ConvTran
     rule(f"torch.nn.{_name}", f"mindspore.nn.{_ms}", args=_TCONV_ARGS, target_args=_MS_TCONV_ARGS,
          note=_CONV_NOTE + "; output_padding -> asymmetric padding (p, p - output_padding) per dim "
          "(MindSpore's own output_padding zero-fills instead of computing those rows; 1-d: "
-         "_ms_compat.any_batch.Conv1dTranspose(output_padding=) sets that padding on its op)",
+         "_ms_compat.any_batch.Conv1dTranspose(output_padding=) sets that padding on its op); output_padding past "
+         "the padding (literal ints): no crop at the end and _ms_compat.any_batch's grow_end= adds the rows past "
+         "the full output, which hold the bias alone in torch; 2-d/3-d paddings known only at run time: "
+         "MigrationError there",
          test=f"{T}::test_conv_transpose")(_conv_rule(_nd, _ms, transpose=True))
 
 

@@ -819,6 +819,26 @@ rule("Tensor.new_ones", None, args=("size",), note="dtype follows the receiver, 
 rule("Tensor.new_empty", None, args=("size",),
      note="filled with zeros (torch leaves it uninitialised); dtype follows the receiver; requires_grad= is dropped",
      test=f"{T}::test_creation_methods")(_new("zeros"))
+def _here(ctx) -> str:
+    return f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+
+
+@_starred
+def _resize(ctx):
+    return ctx.expr(f"_ms_compat.resize_({_arg(ctx)}, {_sizes(ctx)}, {_here(ctx)!r})")
+
+
+def _resize_as(ctx):
+    return ctx.expr(f"_ms_compat.resize_as_({_arg(ctx)}, {ctx.code('the_template')}, {_here(ctx)!r})")
+
+
+_RESIZE_NOTE = ("the tensor itself takes the new shape (Tensor.set_: every name holding it sees it, as in "
+                "torch); the elements kept are torch's, in storage order, those it adds zeros (torch leaves them "
+                "uninitialised); in compiled code a MigrationError")
+rule("Tensor.resize_", None, args=("size",), note=_RESIZE_NOTE,
+     test="tests/test_heldout53_programs.py::test_buffer_resized_each_batch")(_resize)
+rule("Tensor.resize_as_", None, args=("the_template",), note=_RESIZE_NOTE,
+     test="tests/test_heldout53_programs.py::test_buffer_resized_each_batch")(_resize_as)
 rule("Tensor.new_full", None, args=("size", "fill_value"),
      note="ops.full (Tensor.new_full is Ascend-only); dtype follows the receiver; requires_grad= is dropped",
      test=f"{T}::test_creation_methods")(_new("full"))

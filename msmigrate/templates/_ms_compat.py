@@ -3,6 +3,7 @@ MindSpore equivalent. They depend on MindSpore and NumPy only (not torch, not ms
 keep them, or replace their uses with your own code."""
 import math
 import os
+import re
 
 import numpy as np
 import mindspore as ms
@@ -280,11 +281,24 @@ def register_buffer(cell, name, tensor, persistent=True):
         cell.register_buffer(name, tensor, persistent=False)
 
 
+# the parameter prefixes MindSpore's Cell.__setattr__ accepts (its Validator.check_str_and_none_by_regular)
+_LEGAL_PREFIX = re.compile(r"^\w*[0-9a-zA-Z_.\-]*$", re.ASCII)
+
+
 def add_module(cell, name, module):
     """torch's add_module. Assigning the attribute (rather than insert_child_to_cell)
     gives the child's parameters their full names (features.block1.conv.weight);
-    a SequentialCell also gets the child added to the list it runs."""
-    setattr(cell, name, module)
+    a SequentialCell also gets the child added to the list it runs. A name MindSpore refuses as a parameter
+    prefix (torch takes any string without a dot: WassersteinGAN's 'initial:100-512:convt') is kept as the child's
+    name, as torch's state_dict keys have it, and its parameters are named under it without that check."""
+    if isinstance(module, nn.Cell) and not _LEGAL_PREFIX.match(name) and "." not in name and name \
+            and not hasattr(type(cell), name):
+        cell.insert_child_to_cell(name, module)
+        if getattr(cell, "_auto_prefix", True):
+            for local, param in module.parameters_and_names():
+                param.name = name + "." + local
+    else:
+        setattr(cell, name, module)
     if isinstance(cell, nn.SequentialCell) and not isinstance(cell, Sequential):
         cell.cell_list = list(cell._cells.values())
         cell._is_dynamic_name.append(False)
@@ -479,6 +493,42 @@ def uniform_(param, a=0.0, b=1.0, generator=None):
         return value
     data = init_stream().uniform(a, b, size=param.shape).astype(ms.dtype_to_nptype(param.dtype))
     return _assign(param, ms.Tensor(data))
+
+
+def resize_(tensor, size, where=None):
+    """torch's Tensor.resize_: the tensor itself takes the new shape (Tensor.set_ keeps the object, so every name
+    holding it sees the change, as torch's holders do: WassersteinGAN's `input.resize_as_(real_cpu).copy_(real_cpu)`
+    with the last, smaller batch); the elements kept are torch's, in storage order, those it adds zeros (torch
+    leaves them uninitialized). where: the original file:line."""
+    _pynative_only(None, "Tensor.resize_ at {} in compiled code (GRAPH mode or ms.jit): a graph cannot change the "
+                   "shape of a tensor it was given; resize it outside the step", where)
+    return _resized_on_host(tensor, tuple(size), where)
+
+
+def _resized_on_host(tensor, shape, where):
+    if tuple(tensor.shape) == shape:
+        return tensor       # torch keeps the storage and its values; a compiled step reading it sees later writes
+    if id(tensor) in READ_BY_COMPILED_STEPS:
+        # a compiled step reads the tensor as a global and keeps the storage it had when it compiled
+        raise MigrationError(f"{where or calling_line()}: Tensor.resize_ to {shape} of a tensor of shape "
+                             f"{tuple(tensor.shape)} that a compiled train step reads: the step would go on reading "
+                             "it as it was (run in PYNATIVE mode, or keep its shape: a full last batch)")
+    count = int(np.prod(shape))
+    flat = tensor.reshape(-1)[:count]
+    if flat.shape[0] < count:
+        flat = ops.concat((flat, ops.zeros((count - flat.shape[0],), tensor.dtype)))
+    # set_, not assign_value: MindSpore refuses assign_value on a tensor a network took as an input
+    tensor.set_(flat.reshape(shape).copy())
+    return tensor
+
+
+# id -> the tensors (no Parameters) compiled train steps read as globals or close over (compile_step)
+READ_BY_COMPILED_STEPS = {}
+
+
+def resize_as_(tensor, other, where=None):
+    """torch's Tensor.resize_as_: resize_ to other's shape."""
+    return resize_(tensor, other.shape, where)
 
 
 def trunc_normal_(param, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -927,32 +977,58 @@ class any_batch:
         def __init__(self, *args, output_padding=0, **kwargs):
             super().__init__(*args, **kwargs)
             out_pad = output_padding[0] if isinstance(output_padding, (tuple, list)) else output_padding
+            self.grow_end = None
             if out_pad:
-                # torch computes the output_padding rows: crop out_pad fewer at the end (pad_mode 'pad')
+                # torch computes the output_padding rows: crop out_pad fewer at the end (pad_mode 'pad'); past the
+                # padding, no crop and the rows beyond the full output (the bias alone) added by _grow_end
                 p = self.padding[2]
-                if out_pad > p:
-                    raise MigrationError(f"output_padding={output_padding} larger than padding={p} is not converted")
-                self.padding = (0, 0, p, p - out_pad)
-                self.conv2d_transpose = ops.Conv2DBackpropInput(
+                self.padding = (0, 0, p, max(p - out_pad, 0))
+                self.grow_end = (out_pad - p,) if out_pad > p else None
+                self.conv2d_transpose = ops.Conv2DTranspose(
                     out_channel=self.in_channels, kernel_size=self.kernel_size, mode=1, pad_mode=self.pad_mode,
                     pad=self.padding, stride=self.stride, dilation=self.dilation, group=self.group)
 
         def construct(self, x):
             if x.ndim == 2:
-                return nn.Conv1dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
-            return nn.Conv1dTranspose.construct(self, x)
+                return _grow_end(self, nn.Conv1dTranspose.construct(self, x.expand_dims(0))).squeeze(0)
+            return _grow_end(self, nn.Conv1dTranspose.construct(self, x))
 
     class Conv2dTranspose(nn.Conv2dTranspose):
+        def __init__(self, *args, grow_end=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.grow_end = grow_end        # torch's output_padding past its padding, per dim (_grow_end)
+
         def construct(self, x):
             if x.ndim == 3:
-                return nn.Conv2dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
-            return nn.Conv2dTranspose.construct(self, x)
+                return _grow_end(self, nn.Conv2dTranspose.construct(self, x.expand_dims(0))).squeeze(0)
+            return _grow_end(self, nn.Conv2dTranspose.construct(self, x))
 
     class Conv3dTranspose(nn.Conv3dTranspose):
+        def __init__(self, *args, grow_end=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.grow_end = grow_end
+
         def construct(self, x):
             if x.ndim == 4:
-                return nn.Conv3dTranspose.construct(self, x.expand_dims(0)).squeeze(0)
-            return nn.Conv3dTranspose.construct(self, x)
+                return _grow_end(self, nn.Conv3dTranspose.construct(self, x.expand_dims(0))).squeeze(0)
+            return _grow_end(self, nn.Conv3dTranspose.construct(self, x))
+
+
+def _grow_end(conv, out):
+    """A transposed conv's output with torch's output_padding rows past its padding (PixelCNN++'s `stride=2,
+    output_padding=1` with no padding): rows beyond the full transposed convolution, which no input reaches, so
+    torch's hold the bias alone; MindSpore's layer stops at the full output. conv.grow_end: how many per spatial
+    dim (None: none)."""
+    if conv.grow_end is None:
+        return out
+    flat = ()
+    for extra in reversed(conv.grow_end):       # ops.pad's pairs start at the last dim
+        flat += (0, extra)
+    grown = ops.pad(out, flat)
+    if conv.has_bias:
+        rows = ops.pad(ops.zeros_like(out), flat, value=1.0)
+        grown = grown + rows * conv.bias.reshape((1, -1) + (1,) * len(conv.grow_end))
+    return grown
 
 
 def _conv_mode_pads(cls, ndim, kernel_size, padding, dilation, padding_mode):

@@ -244,12 +244,14 @@ def reads_on_host(cell):
     siamese-triplet's OnlineContrastiveLoss, `self.pair_selector.get_pairs(...)` reading `.data.numpy()`; `.item()`:
     glow-pytorch's ActNorm, `if self.initialized.item() == 0: self.initialize(input)`, its data-dependent
     initialization, which a graph compiled as a switch over a uint8 scalar that MindSpore's CPU kernels refuse): a
-    graph cannot read its own values mid-way; such a cell, and a train step reaching it, run op by op."""
+    graph cannot read its own values mid-way; such a cell, and a train step reaching it, run op by op. So does one
+    reading state its forward keeps across calls (graph_state: PixelCNN++'s `if self.init_padding is None:` set at
+    the first call), which a graph would decide once, while compiling."""
     for _, sub in cell.cells_and_names():
         construct = getattr(type(sub), "construct", None)
         if hasattr(construct, "__code__") and not type(sub).__module__.startswith("mindspore"):
             names = _code_names(construct.__code__)
-            if {"asnumpy", "host_value", "item", "tolist"} & (names | _held_names(sub, names)):
+            if {"asnumpy", "host_value", "item", "tolist", "graph_state"} & (names | _held_names(sub, names)):
                 return True
     return False
 

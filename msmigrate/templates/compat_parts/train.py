@@ -72,6 +72,7 @@ def compile_step(step, host_calls=False):
         return step if pynative else _op_by_op(step)
     kept = []
     key = _closure_key(step, kept=kept)
+    READ_BY_COMPILED_STEPS.update(_tensors_read(step, {}, set()))     # resize_ refuses to reshape them
     if key not in _COMPILED_STEPS:
         _COMPILED_STEPS[key] = (StepCell(step), kept)   # kept: the globals keyed by id stay alive
     compiled = _COMPILED_STEPS[key][0]
@@ -329,6 +330,17 @@ def _referenced(fn):
         module_globals = getattr(fn, "__globals__", {})
         out += [(name, module_globals[name]) for name in fn.__code__.co_names if name in module_globals]
     return out
+
+
+def _tensors_read(fn, found, seen):
+    """id -> tensor (not a Parameter) for those a step and the functions it calls read as globals or close over."""
+    seen.add(id(fn))
+    for _, value in _referenced(fn):
+        if isinstance(value, ms.Tensor) and not isinstance(value, ms.Parameter):
+            found[id(value)] = value
+        elif callable(value) and hasattr(value, "__code__") and id(value) not in seen:
+            _tensors_read(value, found, seen)
+    return found
 
 
 def _closure_cells(fn, found, seen):

@@ -44,6 +44,28 @@ def wrong_second_order(value, where=None):
         stack.extend(edge[0] for edge in node.next_functions if edge[0] is not None)
 
 
+def _as_transposed_conv(backprop):
+    """The same computation as `backprop` (the ops.Conv2DBackpropInput MindSpore's Conv1dTranspose/Conv2dTranspose
+    run forward) under the primitive named for it, ops.Conv2DTranspose: PyNative's record then names a transposed
+    convolution so, where wrong_second_order looks for a convolution's gradient ("Backprop") in a loss."""
+    a = backprop.attrs
+    return ops.Conv2DTranspose(out_channel=a["out_channel"], kernel_size=a["kernel_size"], mode=a["mode"],
+                               pad_mode=a["pad_mode"].lower(), pad=a["pad"], stride=a["stride"][2:],
+                               dilation=a["dilation"][2:], group=a["group"])
+
+
+def _transposed_init(init):
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.conv2d_transpose = _as_transposed_conv(self.conv2d_transpose)
+    return __init__
+
+
+# every Conv1dTranspose/Conv2dTranspose (the program's and the helper's) built with the primitive of its name
+nn.Conv1dTranspose.__init__ = _transposed_init(nn.Conv1dTranspose.__init__)
+nn.Conv2dTranspose.__init__ = _transposed_init(nn.Conv2dTranspose.__init__)
+
+
 def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
     """ms.value_and_grad(forward, None, weights, has_aux) where, op by op (PYNATIVE, or a step compile_step runs op
     by op), the gradient of a weight the loss did not reach is None, as torch's .grad (zeroed: the loop's

@@ -31,8 +31,10 @@ def _reparam_conv1d(module, name):
 def _reparam_swap_class(module, members):
     """The cell's class replaced by a subclass with `members` (the weight property); remove_* undoes it."""
     base = type(module)
-    if base.__qualname__.startswith("any_batch."):   # its construct calls the MindSpore layer's by name, which a
-        base = base.__bases__[0]                     # compiled graph runs without the property: the layer itself
+    if base.__qualname__.startswith("any_batch.") and getattr(module, "grow_end", None) is None:
+        # its construct calls the MindSpore layer's by name, which a compiled graph runs without the property: the
+        # layer itself (a transposed conv growing rows past its padding keeps it: _grow_end)
+        base = base.__bases__[0]
     module.__class__ = type(base.__name__, (base,), members)
 
 
