@@ -3263,8 +3263,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for st in body:
             # a tensor the loop changes in place (WassersteinGAN's `input.resize_as_(batch).copy_(batch)`) is a
             # value of this iteration too: the step takes it as an argument, which a compiled step reads anew at
-            # each call (a global it would keep reading as it was when compiled, whatever its new shape)
-            per_iteration |= assigns(st) | mutated(st)
+            # each call (a global it would keep reading as it was when compiled, whatever its new shape); not a
+            # Parameter written in place (`H.clamp_(min=0)` under no_grad after the step): the step trains it
+            per_iteration |= assigns(st) | (mutated(st) - set(info.parameter_names))
         per_iteration -= set(closed_over)
         # statements binding closed-over objects (a model built in straight-line code) stay outside
         kept_out = {j for j, st in enumerate(body) if assigns(st) & set(closed_over)}
