@@ -243,9 +243,7 @@ def _checkpoint(ctx):
     rest = [b.args[n] for n in b.order if n != "function" and n not in _CHECKPOINT_OWN]
     rest = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else a
             for i, a in enumerate(rest)]
-    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
-    return cst.Call(func=ctx.render("_ms_compat.recomputed"),
-                    args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(fn), *rest])
+    return cst.Call(func=ctx.render("_ms_compat.recomputed"), args=[cst.Arg(fn), *rest])
 
 
 _checkpoint.handles_starred = True

@@ -127,8 +127,9 @@ def function_apply(fn, where, *args, **kwargs):
 def recomputed_call(run_function, length, *args):
     """`Fn.apply(run_function, length, *args)` of a Function that only checkpoints (msmigrate/checkpoint_functions.py:
     forward runs run_function(*args[:length]) under no_grad, backward runs it again and differentiates over those
-    inputs and the parameters args[length:]): what it computes, with the same gradients (activations kept)."""
-    return run_function(*args[:length])
+    inputs and the parameters args[length:]): what it computes, with the same gradients (activations kept); run
+    again where a gradient is recorded, as torch's backward does (recomputed: a BatchNorm's statistics)."""
+    return recomputed(run_function, *args[:length])
 
 
 def _function_call(cls, args, kwargs, where=None):

@@ -26,11 +26,11 @@ def checkpoint_sequential(functions, segments, input):
     return input
 
 
-def recomputed(where, function, *args, **kwargs):
-    """torch.utils.checkpoint.checkpoint(function, *args, **kwargs) at `where`: function's result. Where a
+def recomputed(function, *args, **kwargs):
+    """torch.utils.checkpoint.checkpoint(function, *args, **kwargs): function's result. Where a
     gradient is being recorded (a train step's forward; decided while compiling in GRAPH mode), the function
     runs once more, its result unused, as torch's backward recomputes it: a BatchNorm inside updates its running
-    statistics twice, as torch's. `where` names the call in the original."""
+    statistics twice, as torch's."""
     out = function(*args, **kwargs)
     if _recomputed_when_compiled() if _compiling(_draw_probe) else bool(_grad_executor.requires_grad()):
         function(*args, **kwargs)
