@@ -291,12 +291,21 @@ def _tree(cell, prefix=""):
 
 def named_children(cell):
     """torch's Module.named_children(): the direct sub-modules torch's module has."""
+    if _compiling(_draw_probe):
+        # a construct looping over its children (a DenseBlock's layers): GRAPH mode compiles a comprehension over
+        # the cell's own dict, not the walk below (its set comprehension is refused). A project Cell's children
+        # are torch's but for the cells standing for torch functions and a kept optimizer
+        return [(name, child) for name, child in cell._cells.items()
+                if child is not None and not getattr(child, "torch_function", False)
+                and not isinstance(child, nn.Optimizer)]
     hidden = _hidden_children(cell)
     return iter([(name, child) for name, child in cell._cells.items() if _torch_child(name, child, hidden)])
 
 
 def children(cell):
     """torch's Module.children()."""
+    if _compiling(_draw_probe):
+        return [child for _, child in named_children(cell)]
     return iter([child for _, child in named_children(cell)])
 
 
