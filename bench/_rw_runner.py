@@ -46,7 +46,8 @@ What the runner does, the same way on both sides:
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks), attention dropout too (torch's
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
-- losses: torch side, every Tensor.backward() records the value being differentiated;
+- losses: torch side, every Tensor.backward() records the value being differentiated (`sum(t * gradient)`
+  for `t.backward(gradient)`);
   MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
   value it returns (the converted step returns its loss first), every _ms_compat.autograd_backward of a tensor
   the value it differentiates (as torch's side), and so does every call, outside such a
@@ -344,7 +345,10 @@ def install_torch():
     pending = []
 
     def recording_backward(self, *a, **k):
-        value = self.detach().sum().item()
+        # backward(gradient) differentiates sum(self * gradient) (wgan-gp's `D_real.backward(mone)`): the value the
+        # converted step's loss holds
+        gradient = a[0] if a else k.get("gradient")
+        value = (self.detach() * gradient.detach() if isinstance(gradient, torch.Tensor) else self.detach()).sum().item()
         _record_loss(value)
         pending.append(value)
         return backward(self, *a, **k)
@@ -1004,6 +1008,14 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     else:
         install_ms(script.parent, mode)
     serve_urls()
+    # rich draws `random.getrandbits(24)` when first imported (rich/style.py): the converted side's installs import
+    # it, torch's side only where the program imports something that does (sklearn.datasets next to torch:
+    # wgan-gp's gan_toy.py), which shifted its random.choice data against the converted side's. Imported here on
+    # both sides, before the seeds.
+    try:
+        import rich.style  # noqa: F401
+    except ImportError:
+        pass
     # again: what the installs import may draw from Python's random (torch's side did, 5 numbers), which shifted
     # minimalRL DQN's epsilon-greedy coins against the converted side's
     random.seed(0)

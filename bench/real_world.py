@@ -53,6 +53,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout49  # bench/_rw_heldout49.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout50  # bench/_rw_heldout50.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout51  # bench/_rw_heldout51.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout52  # bench/_rw_heldout52.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -587,7 +588,7 @@ def main(argv=None):
                                       "heldout37", "heldout38", "heldout39", "heldout40",
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
-                                      "heldout50", "heldout51"),
+                                      "heldout50", "heldout51", "heldout52"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -678,7 +679,9 @@ def main(argv=None):
                          "train.py run whole (bench/_rw_heldout50.py); heldout51: rosinality/glow-pytorch's train.py "
                          "(ActNorm, InvConv2d and InvConv2dLU, affine and additive couplings) and its sampling, "
                          "orobix/Prototypical-Networks-for-Few-shot-Learning-PyTorch's train.py run whole "
-                         "(bench/_rw_heldout51.py)")
+                         "(bench/_rw_heldout51.py); heldout52: akamaster/pytorch_resnet_cifar10's trainer.py run "
+                         "whole (float32 and --half) and evaluating its bundled checkpoints, caogang/wgan-gp's "
+                         "gan_toy.py and gan_mnist.py (bench/_rw_heldout52.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
