@@ -8,8 +8,6 @@ initializers draw from a stream of their own, seeded from the global stream's st
 advancing it, and from mindspore.set_seed's seed (what torch.manual_seed becomes): the same seeds still
 give the same weights, another torch seed other weights, and the program's own np.random draws are the
 ones it makes under torch."""
-import random
-
 import numpy as np
 import mindspore as ms
 from mindspore.common import initializer as init
@@ -78,11 +76,10 @@ def _set_global_state(state):
 
 def manual_seed(seed):
     """torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy alone): a NumPy
-    stream the program seeded is put back where it was; an unseeded one keeps the seed (reproducible runs).
-    Python's random is put back too: mindspore.set_seed reseeds it (through mindspore.dataset's seed), torch's
-    never touches it (wgan-gp's `random.choice` data after `torch.manual_seed(1)`)."""
+    stream the program seeded is put back where it was; an unseeded one keeps the seed (reproducible runs)."""
+    import random   # here: the data helpers' section, which imports it too, stays out of programs without them
     state, seeded, py_state = np.random.get_state(), _INIT_STREAM.get("numpy_seeded"), random.getstate()
     ms.set_seed(seed)   # its np.random.seed is _reseeding's: the initializers' stream restarts
-    random.setstate(py_state)
+    random.setstate(py_state)   # set_seed reseeds Python's random (its dataset seed); torch's never touches it
     if seeded:
         np.random.set_state(state)
