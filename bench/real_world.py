@@ -419,7 +419,9 @@ def compare(torch_rec, ms_rec):
         # several backward() per optimizer step (dcgan's real and fake halves): the converted step
         # differentiates their sum, so compare torch's sums per step with the steps' losses
         d = rel_diff(ms_rec["losses"][:len(grouped)], grouped)
-        if d is not None and d <= RTOL:
+        # within the tolerance, or exactly one converted loss per optimizer step (wgan-gp: its critic steps'
+        # three backward()s; the difference is then judged as any other, against torch's own float32 rounding)
+        if d is not None and (d <= RTOL or len(ms_rec["losses"]) == len(grouped)):
             torch_rec = dict(torch_rec, losses=grouped)
             ms_rec = dict(ms_rec, losses=ms_rec["losses"][:len(grouped)])
             note = "losses summed per optimizer step"
