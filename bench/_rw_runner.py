@@ -46,7 +46,8 @@ What the runner does, the same way on both sides:
 - dropout off: torch.nn.functional.dropout* and mindspore Dropout cells / ops.dropout* are
   identities (their masks cannot match across frameworks), attention dropout too (torch's
   scaled_dot_product_attention gets dropout_p=0, MindSpore's nn_func._inner_dropout is the identity);
-- losses: torch side, every Tensor.backward() records the value being differentiated;
+- losses: torch side, every Tensor.backward() records the value being differentiated (`sum(t * gradient)`
+  for `t.backward(gradient)`);
   MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
   value it returns (the converted step returns its loss first), every _ms_compat.autograd_backward of a tensor
   the value it differentiates (as torch's side), and so does every call, outside such a
@@ -344,10 +345,11 @@ def install_torch():
     pending = []
 
     def recording_backward(self, *a, **k):
-        # the value differentiated: with a gradient given (WassersteinGAN's `errD_fake.backward(mone)`) the sum of
-        # the tensor times it, as the conversion writes the step's loss
+        # backward(gradient) differentiates sum(self * gradient) (WassersteinGAN's `errD_fake.backward(mone)`,
+        # wgan-gp's `D_real.backward(mone)`): the value the converted step's loss holds
         gradient = a[0] if a else k.get("gradient")
-        value = (self.detach() * gradient if isinstance(gradient, torch.Tensor) else self.detach()).sum().item()
+        value = (self.detach() * gradient.detach() if isinstance(gradient, torch.Tensor)
+                 else self.detach()).sum().item()
         _record_loss(value)
         pending.append(value)
         return backward(self, *a, **k)
@@ -716,7 +718,11 @@ def install_ms(script_dir, mode):
             out = out.astype(like.dtype)
         return out
     # GRAPH: a compiled construct or step draws through a side-effect op that calls numpy when it runs
-    patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise")
+    # PYNATIVE: a step compile_step compiles all the same (a gradient of a gradient through a convolution, which
+    # MindSpore computes wrongly op by op: wgan-gp's gan_mnist.py) draws the same way while its graph is built
+    compiling = ((_ms_compat._compiling, _ms_compat._draw_probe) if mode == "pynative" and _ms_compat is not None
+                 and hasattr(_ms_compat, "_compiling") else None)
+    patch_ms_noise(ops, t, graph=mode != "pynative", own=mode == "graph-own-noise", compiling=compiling)
 
     if _ms_compat is not None and hasattr(_ms_compat, "normal_"):
         own_normal_, host_normal_ = _ms_compat.normal_, _host_normal     # closure names only (see _host_normal)
@@ -822,6 +828,10 @@ def record_uncompiled_grads(ms, load_weights):
             if depth[0]:
                 return grad(*args, **kwargs)
             return record(grad, args, kwargs)
+        # MindSpore's function as far as the helper's reading of a step goes: the runner's recording (its
+        # .asnumpy()) is no host read of the program's (compat_parts/train.py _names_reached stops at MindSpore's
+        # functions; as the runner's code, run as __main__, it made wgan-gp's critic step run op by op in GRAPH mode)
+        run.__module__ = value_and_grad.__module__
         return run
     _patch(ms, "value_and_grad", recording_value_and_grad)
 
@@ -851,16 +861,27 @@ def multinomial_draw(p, n, replacement):
     return idx.reshape(p.shape[:-1] + (n,)).astype(np.int64)
 
 
-def patch_ms_noise(ops, t, graph=False, own=False):
+def patch_ms_noise(ops, t, graph=False, own=False, compiling=None):
     """own: compiled graphs draw with MindSpore's own generator (a pyfunc op cannot run in a graph that holds
-    JIT-fallback values: real_world.py reruns such a program so)."""
+    JIT-fallback values: real_world.py reruns such a program so). compiling: PYNATIVE mode's (the helper's
+    _compiling and its probe), where a draw inside a graph being compiled is the stream's side-effect op and any
+    other is drawn here."""
     import mindspore as ms
     from msmigrate.draw_replay import replay_functions
-    compiled = replay_functions(ms, _noise_source) if graph and not own else {}
+    compiled = replay_functions(ms, _noise_source) if (graph or compiling) and not own else {}
 
     def patch(name, draw):
-        if not graph:
+        if not graph and compiling is None:
             _patch(ops, name, draw)
+            return
+        if not graph:
+            is_compiling, probe, inside = *compiling, compiled[name]
+
+            def pynative_draw(*a, **k):
+                if is_compiling(probe):
+                    return inside(*a, **k)
+                return draw(*a, **k)
+            _patch(ops, name, pynative_draw)
             return
         inside = getattr(ops, name) if own else compiled[name]
         depth = IN_GRAPH
@@ -1013,6 +1034,14 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     else:
         install_ms(script.parent, mode)
     serve_urls()
+    # rich draws `random.getrandbits(24)` when first imported (rich/style.py): the converted side's installs import
+    # it, torch's side only where the program imports something that does (sklearn.datasets next to torch:
+    # wgan-gp's gan_toy.py), which shifted its random.choice data against the converted side's. Imported here on
+    # both sides, before the seeds.
+    try:
+        import rich.style  # noqa: F401
+    except ImportError:
+        pass
     # again: what the installs import may draw from Python's random (torch's side did, 5 numbers), which shifted
     # minimalRL DQN's epsilon-greedy coins against the converted side's
     random.seed(0)

@@ -13,6 +13,19 @@ from . import registry as R
 from .callsite import code_of
 
 _CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+# methods of a torch Module that return the module itself (moved, cast or switched)
+_RETURNS_SELF = {"cuda", "cpu", "to", "float", "double", "half", "bfloat16", "train", "eval", "requires_grad_"}
+
+
+def constructed_then_moved(node: cst.BaseExpression) -> Optional[cst.Call]:
+    """`nn.CrossEntropyLoss().cuda()` (`.to(device).eval()`...): the constructor call under methods that return the
+    module itself, whose result the name holds; None where `node` is no such chain (the caller checks the inner
+    call is a torch layer's constructor: `torch.zeros(3).cuda()` is a tensor)."""
+    moved = False
+    while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+           and node.func.attr.value in _RETURNS_SELF and isinstance(node.func.value, cst.Call)):
+        node, moved = node.func.value, True
+    return node if moved and isinstance(node, cst.Call) else None
 
 
 def untyped_call_receiver(tr, original: cst.Call, updated: cst.Call) -> Optional[cst.BaseExpression]:

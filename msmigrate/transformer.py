@@ -52,6 +52,7 @@ from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
 from . import graph_loop_lambdas as LL
+from . import graph_stored_lambdas as SL
 from . import unmapped_tensor_api as UT
 from . import param_containers as PC
 from . import module_refs as MR
@@ -1029,12 +1030,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         if rw is not None:
             updated = self._apply_rewrite(updated, rw)
             if rw.steps:
-                # the step's functions and the names assigned beside them (grad_fn): a second step in the same
-                # scope (WassersteinGAN's critic and generator loops) takes other names, not rebinding these
-                scope["bound"] |= {d.name.value for d in rw.defs if isinstance(d, cst.FunctionDef)}
-                scope["bound"] |= {t.target.value for d in rw.defs if isinstance(d, cst.SimpleStatementLine)
-                                   for a in d.body if isinstance(a, cst.Assign)
-                                   for t in a.targets if isinstance(t.target, cst.Name)}
+                # every name the step's definitions bind (`grad_fn = ...` too): a later step in this scope (a GAN's
+                # generator step after its critic loop) must not rebind a name the earlier step's closure reads
+                scope["bound"] |= {d.name.value if isinstance(d, cst.FunctionDef) else n for d in rw.defs
+                                   for n in ([None] if isinstance(d, cst.FunctionDef) else TL.assigns(d))}
                 # hoist past enclosing loops that leave the closures alone
                 target = None
                 for loop_id, bound in reversed(loops):
@@ -2967,6 +2966,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         value = original.value
         is_tensor = self._is_tensor_expr(value)
         layer = self._torch_qname(value.func) if isinstance(value, cst.Call) else None
+        built = MC.constructed_then_moved(value)
+        if layer is None and built is not None and LC.torch_layer(self._torch_qname(built.func)):
+            # `criterion = nn.CrossEntropyLoss().cuda()`: the layer itself (its later `.half()` casts a module)
+            layer = self._torch_qname(built.func)
         wrapper = self._optimizer_wrapper(value)
         if wrapper is not None:      # ScheduledOptim(torch.optim.Adam(...), ...): stepped through its methods
             self.optimizer_wrappers.update((code_of(t.target).strip(), wrapper) for t in original.targets)
@@ -4036,10 +4039,17 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = updated.visit(_RecordedLeafMarks())
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
         updated = LB.rewrite(self, updated)    # backward() no train step took: raise on a tensor
+        updated = SL.rewrite(updated, self._names_a_cell_class)    # `LambdaLayer(lambda x: ...)`: its own line
         updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)
+
+    def _names_a_cell_class(self, name: str) -> bool:
+        """`name` (as a call's callee) is a Module class of the project: defined in this file, or imported."""
+        qname = self._imports.get(name)
+        return (self.index.is_cell_class(self.module_name, name) if qname is None
+                else self.index.resolve_alias(qname) in self.index.cell_classes)
 
     def _main_block_steps(self, module: cst.Module) -> cst.Module:
         """backward() in the straight-line code of `if __name__ == "__main__":`: the same rewrite as at

@@ -77,7 +77,9 @@ def _set_global_state(state):
 def manual_seed(seed):
     """torch.manual_seed: mindspore.set_seed, less its np.random.seed (torch's leaves NumPy alone): a NumPy
     stream the program seeded is put back where it was; an unseeded one keeps the seed (reproducible runs)."""
-    state, seeded = np.random.get_state(), _INIT_STREAM.get("numpy_seeded")
+    import random   # here: the data helpers' section, which imports it too, stays out of programs without them
+    state, seeded, py_state = np.random.get_state(), _INIT_STREAM.get("numpy_seeded"), random.getstate()
     ms.set_seed(seed)   # its np.random.seed is _reseeding's: the initializers' stream restarts
+    random.setstate(py_state)   # set_seed reseeds Python's random (its dataset seed); torch's never touches it
     if seeded:
         np.random.set_state(state)
