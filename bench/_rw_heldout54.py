@@ -32,15 +32,14 @@ from __future__ import annotations
 GEFFNET = "rwightman+gen-efficientnet-pytorch@771ce082b2ce6d033f55b3d47c1f77389ad3c180"
 DENSENET = "gpleiss+efficient_densenet_pytorch@d2d0629dae2912ec4f0444fab5e3df4c375c44fd"
 
-_GEFFNET_DRIVER = '''
+# both drivers: build `model`, train it three steps on `images`, print the losses, then the eval-mode logits
+_DRIVER = '''
 import torch
 import torch.nn.functional as F
-import geffnet
-{setup}
-model = geffnet.{factory}(num_classes=5)
-images = torch.randn(4, 3, 64, 64)
+{build}
+images = torch.randn(4, 3, {size}, {size})
 labels = torch.tensor([0, 3, 1, 4])
-optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
+optimizer = torch.optim.SGD(model.parameters(), {optimizer})
 model.train()
 for step in range(3):
     optimizer.zero_grad()
@@ -53,27 +52,17 @@ with torch.no_grad():
     print("VALUE eval_logits", float(model(images).abs().mean()))
 '''
 
-_DENSENET_DRIVER = '''
-import torch
-import torch.nn.functional as F
-from models import DenseNet
 
-model = DenseNet(growth_rate=4, block_config=(2, 2, 2), num_init_features=8, bn_size=2, small_inputs=True,
-                 num_classes=5, efficient={efficient})
-images = torch.randn(4, 3, 16, 16)
-labels = torch.tensor([0, 3, 1, 4])
-optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-model.train()
-for step in range(3):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(images), labels)
-    loss.backward()
-    optimizer.step()
-    print("loss", loss.item())
-model.eval()
-with torch.no_grad():
-    print("VALUE eval_logits", float(model(images).abs().mean()))
-'''
+def _geffnet(factory, setup=""):
+    return _DRIVER.format(build=f"import geffnet\n{setup}\nmodel = geffnet.{factory}(num_classes=5)", size=64,
+                          optimizer="lr=0.001")
+
+
+def _densenet(efficient):
+    return _DRIVER.format(build="from models import DenseNet\n\nmodel = DenseNet(growth_rate=4, block_config=(2, 2, "
+                                "2), num_init_features=8, bn_size=2, small_inputs=True,\n                 "
+                                f"num_classes=5, efficient={efficient})", size=16, optimizer="lr=0.05, momentum=0.9")
+
 
 # (name, repo, directory of the program in the repo, script, args, data)
 PROGRAMS = [
@@ -89,11 +78,10 @@ DEPS: dict = {}
 
 # Drivers: our own code, through the libraries' documented entry points.
 DRIVERS = {
-    "geffnet_b0": _GEFFNET_DRIVER.format(setup="", factory="efficientnet_b0"),
-    "geffnet_mixnet": _GEFFNET_DRIVER.format(setup="", factory="mixnet_s"),
-    "geffnet_mnv3": _GEFFNET_DRIVER.format(setup="", factory="mobilenetv3_large_100"),
-    "geffnet_b0_plain_act": _GEFFNET_DRIVER.format(setup="geffnet.config.set_exportable(True)",
-                                                   factory="efficientnet_b0"),
-    "densenet_efficient": _DENSENET_DRIVER.format(efficient=True),
-    "densenet_plain": _DENSENET_DRIVER.format(efficient=False),
+    "geffnet_b0": _geffnet("efficientnet_b0"),
+    "geffnet_mixnet": _geffnet("mixnet_s"),
+    "geffnet_mnv3": _geffnet("mobilenetv3_large_100"),
+    "geffnet_b0_plain_act": _geffnet("efficientnet_b0", setup="geffnet.config.set_exportable(True)"),
+    "densenet_efficient": _densenet(True),
+    "densenet_plain": _densenet(False),
 }
