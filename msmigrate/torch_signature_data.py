@@ -431,6 +431,7 @@ SIGNATURES = {
     'Tensor.reshape': ((('shape', (), '*'),), False),
     'Tensor.reshape_as': ((('other', (), 'p'),), False),
     'Tensor.resize_': ((('sizes', (), '*'), ('memory_format', ('None', 'torch.contiguous_format'), 'k'), ('size', (), '*')), False),
+    'Tensor.resize_as_': ((('tensor', (), 'p'), ('memory_format', ('None', 'torch.contiguous_format'), 'p'), ('the_template', (), 'p')), False),
     'Tensor.resolve_conj': ((), False),
     'Tensor.resolve_neg': ((), False),
     'Tensor.roll': ((('shifts', (), 'p'), ('dims', ('[]',), 'p'), ('out', ('None',), 'k')), False),

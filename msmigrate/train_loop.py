@@ -388,7 +388,9 @@ def mutated(stmt: cst.CSTNode) -> set:
 
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+            # a call of anything else (`self.layers[i](x)`, `f()(x)`) is no in-place method
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) \
+                else ""
             if not name.endswith("_") or name.startswith("__") or name in ("requires_grad_", "set_requires_grad"):
                 if name not in ("write_into", "write_data"):
                     return
