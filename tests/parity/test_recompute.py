@@ -158,14 +158,8 @@ def test_checkpoint_of_starred_inputs():
     assert "fn, *prev_features)" in code and "use_reentrant" not in code, code
 
 
-TRAINED_SRC = STARRED_SRC.replace("def make():\n    return Block()\n", '''
-torch.manual_seed(0)
-model = nn.Sequential(nn.Conv1d(2, 2, 1), Block(), nn.Flatten(), nn.Linear(11 * 5, 2))
-for p in model.parameters():
-    p.data.copy_(torch.linspace(-0.5, 0.7, p.numel()).reshape(p.shape))
-opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-x = torch.linspace(-2, 2, 30).reshape(3, 2, 5)
-y = torch.tensor([0, 1, 1])
+# three SGD steps of `model` on (x, y), then its eval-mode output (read through the running statistics they left)
+_TRAIN_THEN_EVAL = '''
 for step in range(3):
     loss = nn.functional.cross_entropy(model(x), y)
     opt.zero_grad()
@@ -174,6 +168,17 @@ for step in range(3):
 model.eval()
 with torch.no_grad():
     evaluated = model(x)
+'''
+
+TRAINED_SRC = STARRED_SRC.replace("def make():\n    return Block()\n", '''
+torch.manual_seed(0)
+model = nn.Sequential(nn.Conv1d(2, 2, 1), Block(), nn.Flatten(), nn.Linear(11 * 5, 2))
+for p in model.parameters():
+    p.data.copy_(torch.linspace(-0.5, 0.7, p.numel()).reshape(p.shape))
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+x = torch.linspace(-2, 2, 30).reshape(3, 2, 5)
+y = torch.tensor([0, 1, 1])
+''' + _TRAIN_THEN_EVAL + '''
 weights = [model[1].layers[0].norm.running_mean, model[1].layers[2].norm.running_var, model[3].weight, evaluated]
 ''')
 
@@ -181,8 +186,9 @@ weights = [model[1].layers[0].norm.running_mean, model[1].layers[2].norm.running
 @pytest.mark.parametrize("graph", [False, True])
 def test_checkpoint_recomputes_batch_norm_statistics(graph):
     """torch's backward runs a checkpointed function again: the BatchNorm inside updates its running statistics
-    twice per training step (the layers' inputs come from the stem convolution, so they require a gradient). Before: the converted call ran once, and the running statistics (and everything
-    evaluated with them afterwards) differed silently (a DenseNet's 12 of 77 tensors, 2.9e-01). Now the function
+    twice per training step (the layers' inputs come from the stem convolution, so they require a gradient).
+    Before: the converted call ran once, and the running statistics (and everything evaluated with them
+    afterwards) differed silently (a DenseNet's 12 of 77 tensors, 2.9e-01). Now the function
     runs a second time where a gradient is recorded (_ms_compat.recomputed): the statistics after three steps
     and the evaluation in eval mode match torch, in the compiled train step too."""
     from .harness import program_weights_match_torch
@@ -215,14 +221,7 @@ for p in model.parameters():
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 x = torch.linspace(-2, 2, 20).reshape(5, 4)
 y = torch.tensor([0, 1, 1, 0, 1])
-for step in range(3):
-    loss = nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-model.eval()
-with torch.no_grad():
-    evaluated = model(x)
+''' + _TRAIN_THEN_EVAL + '''
 weights = [model.body[0].running_mean, model.body[3].running_var, model.body[6].running_mean, model.head.weight,
            evaluated]
 '''
