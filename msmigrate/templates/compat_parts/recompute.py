@@ -11,7 +11,7 @@ def checkpoint_sequential(functions, segments, input):
     (which torch does not checkpoint) runs a second time, as torch's backward recomputes it (recomputed)."""
     functions = list(functions.cell_list if isinstance(functions, nn.SequentialCell) else functions)
     size = len(functions) // segments
-    again = _recomputed_when_compiled() if _compiling(_draw_probe) else bool(_grad_executor.requires_grad())
+    again = _recording_now()
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
@@ -32,9 +32,14 @@ def recomputed(function, *args, **kwargs):
     runs once more, its result unused, as torch's backward recomputes it: a BatchNorm inside updates its running
     statistics twice, as torch's."""
     out = function(*args, **kwargs)
-    if _recomputed_when_compiled() if _compiling(_draw_probe) else bool(_grad_executor.requires_grad()):
+    if _recording_now():
         function(*args, **kwargs)
     return out
+
+
+def _recording_now():
+    """Whether a gradient is being recorded: PyNative's executor flag; compiling, decided then."""
+    return _recomputed_when_compiled() if _compiling(_draw_probe) else bool(_grad_executor.requires_grad())
 
 
 @_constexpr(check=False)
