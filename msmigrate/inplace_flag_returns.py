@@ -17,10 +17,9 @@ out-of-place result (`x.mul(x.sigmoid())`, `x.add(3.).clamp(0., 6.).div(6.)`), w
 the callers were analysed as torch wrote them: a caller in the same file that may set the flag and reads its tensor
 after the call is refused there (inplace_callers.py; a call leaving `inplace` False changes nothing), as is one
 reading the input of an activation built with inplace=True by a callable msmigrate does not know
-(inplace_activations.py). Only where the test reads `inplace` (the caller's
-explicit choice of the in-place form, which promises that the input is not needed again), the receiver is a
-parameter of the function, and the chain is the value returned (or a branch of the conditional expression
-returned).
+(inplace_activations.py). Only where the test reads `inplace` (the caller's explicit choice of the in-place form,
+which promises that the input is not needed again), the receiver is a parameter of the function, and the chain is
+the value returned (or a branch of the conditional expression returned).
 """
 from __future__ import annotations
 
