@@ -18,6 +18,7 @@ from . import python_sequences as PS
 from . import taped_steps as TS
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS, VALUE_ATTRS)
+from . import recorded_leaves as RLV
 from .callsite import (BoundCall, RuleContext, UnsupportedSite, apply_mapping, code_of, emit_call,
                        fill_template, parse_expr)
 from .project_index import TORCH_SUBMODULES, ProjectIndex, is_torch_name, resolve_head, resolve_relative
@@ -305,21 +306,6 @@ RECORDED_NOTE = ("no train step holds this backward() and nothing steps an optim
                  "raises MigrationError; a Parameter's .grad stays refused")
 RECORDED_MODE_WHY = ("PYNATIVE_MODE: a backward() outside a train step runs on PyNative's recorded graph "
                      "(_ms_compat.autograd_backward); GRAPH mode records none")
-
-
-class _RecordedLeafMarks(cst.CSTTransformer):
-    """In a module whose backward() PyNative's recorded autograd runs: `x.requires_grad = True`
-    (`_ms_compat.set_requires_grad(x, True)`) marks x a leaf of the recorded graph (`recorded=True`), so the
-    backward() adds into its gradient, which the module reads as x.grad (an attack's perturbation)."""
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        if code_of(updated.func).strip() != f"{COMPAT}.set_requires_grad" or len(updated.args) != 2 \
-                or any(a.keyword is not None or a.star for a in updated.args):
-            return updated
-        return updated.with_changes(args=[*updated.args, cst.Arg(
-            keyword=cst.Name("recorded"), value=cst.Name("True"),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                  whitespace_after=cst.SimpleWhitespace("")))])
 
 
 class TorchToMindSpore(cst.CSTTransformer):
@@ -1638,8 +1624,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         # names the module marks as leaves needing a gradient (`x.requires_grad = True`, `x.requires_grad_()`: the
         # converted marks make them leaves of PyNative's recorded graph): inputs, not Parameters
         # (_reads_recorded_gradients)
-        self._marked_leaves = set(re.findall(r"(?<![\w.])(\w+)\.requires_grad(?:\s*=\s*True|_\(\s*(?:True)?\s*\))",
-                                             node.code))
+        self._marked_leaves = RLV.marked_names(node.code)
+        self._leaf_factories = RLV.factory_names(node.code)    # `d = zeros_like(x, requires_grad=True)`, d.grad read
         self._sparse_file = SPP.builds_sparse(node, self.index)   # sparse matrices built or multiplied (sparse_products.py)
         self._none_tests = GRD.none_tests(node)      # `def exists(v): return v is not None` (graph_records.py)
         self._training_withs = NG.training_withs(node)
@@ -2834,6 +2820,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if child is not None:
             return child
         out = self._leave_assign(original, updated)
+        if isinstance(out, cst.Assign) and RLV.is_leaf_factory(original, getattr(self, "_leaf_factories", set())):
+            out = out.with_changes(value=RLV.wrap(out.value))   # unwrapped at the end where nothing records
         held = self._held_optimizer(original, out)
         return held if held is not None else out
 
@@ -4036,7 +4024,10 @@ class TorchToMindSpore(cst.CSTTransformer):
         elif self._records_autograd:    # a backward() run by PyNative's autograd (recorded_backward.py)
             updated = self._with_header(updated, [self._record_statement()])
         if self._records_autograd:
-            updated = updated.visit(_RecordedLeafMarks())
+            updated = updated.visit(RLV.RecordedMarks()).visit(RLV.UnwrappedWithoutBackward())
+            updated = updated.visit(RLV.GradCallsUnmarking())
+        else:     # a factory's flag wrapped for a recorded graph no backward() here records
+            updated = updated.visit(RLV.Unwrapped())
         updated = GR.rewrite(self, updated)    # `x.grad` reads no train step took: raise on a tensor
         updated = LB.rewrite(self, updated)    # backward() no train step took: raise on a tensor
         updated = SL.rewrite(updated, self._names_a_cell_class)    # `LambdaLayer(lambda x: ...)`: its own line

@@ -116,3 +116,57 @@ def test_attack_in_graph_mode_beside_a_recording_module(tmp_path):
     want = float(_run_torch(src, "attacks51").split()[-1])
     got = float(_run_tree(out, "GRAPH_MODE", ("attacks51",)).split("OUT")[-1].split()[0])
     assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
+
+
+# an FGSM step (one backward(), its .grad read at once: a value_and_grad) and a PGD walk (backward()s run by
+# PyNative's recorded autograd) on the same batch, the perturbation made by a factory's flag or by requires_grad_()
+BOTH_ATTACKS = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+fill(net, 5)
+
+
+def fgsm(X, y, eps):
+    delta = torch.zeros_like(X, requires_grad=True)
+    loss = F.cross_entropy(net(X + delta), y)
+    loss.backward()
+    return eps * torch.sign(delta.grad.detach())
+
+
+def pgd(X, y, eps, alpha, iters):
+    delta = torch.zeros_like(X, requires_grad=True)
+    for _ in range(iters):
+        loss = F.cross_entropy(net(X + delta), y)
+        loss.backward()
+        delta.data = torch.clamp(delta + alpha * delta.grad.detach(), -eps, eps)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+def pgd_marked_by_call(X, y, alpha, iters):
+    delta = torch.zeros_like(X).requires_grad_()
+    for _ in range(iters):
+        loss = F.cross_entropy(net(X + delta), y)
+        loss.backward()
+        delta.data = delta + alpha * delta.grad.detach()
+        delta.grad.zero_()
+    return delta.detach()
+
+
+points = torch.linspace(-1, 1, 20).reshape(5, 4)
+kinds = torch.tensor([0, 1, 2, 0, 1])
+weights = [fgsm(points, kinds, 0.1), pgd(points, kinds, 0.3, 0.5, 3), pgd_marked_by_call(points, kinds, 0.5, 2)]
+'''
+
+
+def test_fgsm_then_recorded_attacks_on_the_same_batch():
+    """fast_adversarial's evaluate_mnist.py: attack_fgsm (a value_and_grad, given the batch and its labels) then
+    attack_pgd on the same tensors, whose backward()s PyNative's recorded autograd runs (bench/_rw_heldout46.py's
+    fa_mnist_eval). MindSpore marks every tensor value_and_grad is given as needing a gradient; the recorded graph
+    then met the marked batch and the perturbation in one addition and failed ('Clone unregistered'): the call now
+    clears the marks it left (_ms_compat.unmarking). The perturbation made by `zeros_like(X, requires_grad=True)` or
+    by `.requires_grad_()` lost its flag in the conversion (its .grad read raised): it is now a marked leaf."""
+    code, _ = program_weights_match_torch(BOTH_ATTACKS, graph=False)
+    assert code.count("recorded=True") == 2 and "unmarking(" in code, code

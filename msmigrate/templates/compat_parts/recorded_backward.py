@@ -17,6 +17,37 @@ _RECORDED_MODE_WHY = ("backward() at {} runs outside a train step (its gradients
                       "graph of the forward is recorded. Run in PYNATIVE_MODE (ms.set_context(mode=ms.PYNATIVE_MODE))")
 
 
+import weakref
+
+# the tensors the program marked as needing a gradient (set_requires_grad(..., recorded=True), requires_grad_):
+# what a recorded backward() adds into, as torch's leaves. mindspore.grad/value_and_grad also marks every tensor it
+# is given (a batch, its labels), which torch never fills: the pass is told its inputs so it leaves those alone
+_MARKED_LEAVES = weakref.WeakValueDictionary()
+
+
+def mark_leaf(x):
+    """x (no Parameter) is a leaf of the recorded graph: requires_grad_, and a backward() fills its gradient."""
+    x.requires_grad_(True)
+    _MARKED_LEAVES[id(x)] = x
+    return x
+
+
+def unmarking(grad_fn):
+    """`grad_fn` (a mindspore.grad/value_and_grad function, in a module whose backward() the recorded autograd
+    runs), which leaves the tensors it is given as it found them: MindSpore marks each as requiring a gradient, and
+    a graph recorded later from a marked tensor (the same batch, attacked again) fails in MindSpore's CPU kernels
+    where it meets another leaf ('Clone unregistered') or fills a .grad torch leaves None."""
+    def call(*args):
+        before = [(a, a._requires_grad) for a in args if isinstance(a, ms.Tensor) and not isinstance(a, ms.Parameter)]
+        try:
+            return grad_fn(*args)
+        finally:
+            for a, flag in before:
+                if not flag:
+                    a._requires_grad = False
+    return call
+
+
 def record_autograd():
     """Start recording the operations' graph (PYNATIVE mode; in GRAPH mode nothing, the backward() raises)."""
     if ms.get_context("mode") == ms.PYNATIVE_MODE:
@@ -55,15 +86,19 @@ def autograd_backward(where, receiver, *args, **kwargs):
     elif not isinstance(gradient, ms.Tensor):
         gradient = ops.full_like(receiver, gradient)
     from mindspore._c_expression import run_backward
+    # measured: accumulating into a leaf the program did not mark fails ("The kernel Clone unregistered" where
+    # two leaves meet in one op) or fills a .grad torch leaves None; Parameters' .grad stays refused (tensor_grad)
+    leaves = tuple(t for t in list(_MARKED_LEAVES.values()) if getattr(t, "_requires_grad", False))
     try:
-        run_backward((receiver,), (gradient.astype(receiver.dtype),), bool(bound.get("retain_graph")), False, None)
+        run_backward((receiver,), (gradient.astype(receiver.dtype),), bool(bound.get("retain_graph")), False,
+                     leaves or None)
     except RuntimeError as exc:
         if "Clone unregistered" not in str(exc):
             raise
-        # measured: mindspore.grad/value_and_grad marks every tensor it is given as requiring a gradient, and this
-        # pass then adds into them, failing on an integer one (class labels) with "The kernel Clone unregistered"
-        raise MigrationError(f"{where}: backward() run by PyNative's recorded autograd reaches a tensor an earlier "
-                             "mindspore.grad/value_and_grad call (another converted gradient) was given, which "
-                             "MindSpore then treats as a leaf needing a gradient (an integer tensor: class labels); "
-                             "compute this gradient with mindspore.grad by hand") from None
+        # measured: two leaves needing a gradient that meet in one op (`x + delta`, both marked; or one of them a
+        # tensor an earlier mindspore.grad/value_and_grad call was given, where no leaf is marked) fail there
+        raise MigrationError(f"{where}: backward() run by PyNative's recorded autograd reaches two leaves needing a "
+                             "gradient in one operation (both marked requires_grad, or one given to an earlier "
+                             "mindspore.grad/value_and_grad call), where MindSpore's CPU kernels fail ('Clone "
+                             "unregistered'); compute this gradient with mindspore.grad by hand") from None
     return None

@@ -10,6 +10,8 @@ def requires_grad_(x, requires_grad=True):
     parameters, module_requires_grad_)."""
     if isinstance(x, nn.Cell):
         return module_requires_grad_(x, requires_grad)
+    if requires_grad and not isinstance(x, ms.Parameter):
+        return mark_leaf(x)     # a backward() PyNative's recorded autograd runs fills its .grad (recorded_backward.py)
     x.requires_grad_(requires_grad)
     return x
 
@@ -30,8 +32,7 @@ def set_requires_grad(x, requires_grad, recorded=False):
         # recording a mindspore.grad/value_and_grad call stopped since (another function's gradient) starts again
         from mindspore.common.api import _pynative_executor
         _pynative_executor.set_grad_flag(True)
-        x.requires_grad_(True)
-        return x
+        return mark_leaf(x)
     return x if requires_grad else ops.stop_gradient(x)
 
 
