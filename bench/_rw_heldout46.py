@@ -30,6 +30,11 @@ with clamp/min/max, `.data` writes and masked `.data[...]` writes, random starts
     `delta.grad.zero_()`, the step on the detached perturbation) without amp, 4 steps; then utils.evaluate_pgd
     (attack_pgd with 3 iterations and 2 restarts: index lists from torch.where, `delta.data[index[0], :, :, :]`)
     and evaluate_standard. VALUEs: both evaluations' losses and accuracies, utils' upper/lower limits.
+  - fa_cifar_free: a driver of ours, the same loaders, network and evaluations around a training loop of the
+    shape train_free.py has, without amp: one perturbation for the whole run (`delta.requires_grad = True` before
+    the loop), each batch replayed twice, one backward() serving the optimizer's step and `delta.grad` (sign step,
+    `.data` projection, `delta.data[:X.size(0)] = ...` onto the image range), `delta.grad.zero_()` after the step,
+    CyclicLR stepped each replay.
 - yaodongyu/TRADES (trades.py, train_trades_mnist.py, pgd_attack_mnist.py, models/; synthetic MNIST under x/data,
   the scripts' `../data`: 16 training and 8 test images):
   - trades_train: a driver of ours imports train_trades_mnist.py with `--batch-size 4 --test-batch-size 4
@@ -201,6 +206,32 @@ print("VALUE", "clean_loss", clean_loss)
 print("VALUE", "clean_acc", clean_acc)
 '''
 
+# train_free.py's training loop without apex: each batch replayed, one backward() for the step and the perturbation
+_FA_FREE = _FA_CIFAR.split("net = PreActResNet18()")[0].replace(
+    "a PGD training step of train_pgd.py's shape", "free adversarial training of train_free.py's shape") + '''net = PreActResNet18()
+net.train()
+sgd = torch.optim.SGD(net.parameters(), lr=0.02, momentum=0.9, weight_decay=5e-4)
+xent = nn.CrossEntropyLoss()
+lr_steps = 2 * len(batches)
+scheduler = torch.optim.lr_scheduler.CyclicLR(sgd, base_lr=0.0, max_lr=0.02, step_size_up=lr_steps / 2,
+                                              step_size_down=lr_steps / 2)
+delta = torch.zeros(4, 3, 32, 32)
+delta.requires_grad = True
+for images, labels in batches:
+    for _ in range(2):
+        output = net(images + delta[:images.size(0)])
+        loss = xent(output, labels)
+        sgd.zero_grad()
+        loss.backward()
+        grad = delta.grad.detach()
+        delta.data = utils.clamp(delta + radius * torch.sign(grad), -radius, radius)
+        delta.data[:images.size(0)] = utils.clamp(delta[:images.size(0)], utils.lower_limit - images,
+                                                  utils.upper_limit - images)
+        sgd.step()
+        delta.grad.zero_()
+        scheduler.step()
+''' + _FA_CIFAR.split("    sgd.step()\n")[1]
+
 _TRADES_TRAIN = '''
 """A driver written by bench/_rw_heldout46.py: train_trades_mnist.py's main() with three inner PGD steps."""
 import train_trades_mnist as recipe
@@ -241,6 +272,7 @@ PROGRAMS = [
                                                      "--attack-iters", "3", "--alpha", "0.1"], _mnist("mnist-data")),
     ("fa_mnist_eval", FA, _FA_MNIST_FILES, "driver.py", [], _mnist("mnist-data")),
     ("fa_cifar_pgd", FA, "CIFAR10/utils.py,CIFAR10/preact_resnet.py", "driver.py", [], _cifar),
+    ("fa_cifar_free", FA, "CIFAR10/utils.py,CIFAR10/preact_resnet.py", "driver.py", [], _cifar),
     ("trades_train", TRADES, _TRADES_FILES, "driver.py", ["--batch-size", "4", "--test-batch-size", "4",
                                                          "--epochs", "1", "--log-interval", "1"], _mnist("data")),
     ("trades_pgd", TRADES, _TRADES_FILES, "driver.py", ["--test-batch-size", "4"], _mnist("data")),
@@ -248,23 +280,27 @@ PROGRAMS = [
 
 DEPS: dict = {}
 
-DRIVERS = {"fa_mnist_eval": _FA_MNIST_EVAL, "fa_cifar_pgd": _FA_CIFAR, "trades_train": _TRADES_TRAIN,
+DRIVERS = {"fa_mnist_eval": _FA_MNIST_EVAL, "fa_cifar_pgd": _FA_CIFAR, "fa_cifar_free": _FA_FREE,
+           "trades_train": _TRADES_TRAIN,
            "trades_pgd": _TRADES_PGD}
 
-FILES = {"fa_cifar_pgd": dict(_APEX)}
+FILES = {"fa_cifar_pgd": dict(_APEX), "fa_cifar_free": dict(_APEX)}
 
 TORCH_FILES = {
     "fa_mnist_fgsm": {**_MNIST_TV, ".cuda": _cpu("train_mnist.py")},
     "fa_mnist_pgd": {**_MNIST_TV, ".cuda": _cpu("train_mnist.py")},
     "fa_mnist_eval": {**_MNIST_TV, ".cuda": _cpu("train_mnist.py", "evaluate_mnist.py")},
     "fa_cifar_pgd": {**_CIFAR_TORCHVISION, ".cuda": _cpu("utils.py")},
+    "fa_cifar_free": {**_CIFAR_TORCHVISION, ".cuda": _cpu("utils.py")},
     "trades_train": {**_MNIST_TV, ".cuda": _cpu("trades.py")},
     "trades_pgd": dict(_MNIST_TV),
 }
 
 # every backward() (the attacks' too): fgsm 4 steps x 2; pgd 4 x 4; eval: 8 + evaluate_mnist's 2 batches x 2
-# restarts x 3 + 6 + 1; cifar: 4 x 3 + 2 batches x 2 restarts x 3; trades: 4 steps; trades_pgd: 2 x (3 + 3)
-LOSSES = {"fa_mnist_fgsm": 8, "fa_mnist_pgd": 16, "fa_mnist_eval": 40, "fa_cifar_pgd": 24, "trades_train": 4,
+# restarts x 3 + 6 + 1; cifar: 4 x 3 + 2 batches x 2 restarts x 3; free: 4 x 2 + 12; trades: 4 steps; trades_pgd:
+# 2 x (3 + 3)
+LOSSES = {"fa_mnist_fgsm": 8, "fa_mnist_pgd": 16, "fa_mnist_eval": 40, "fa_cifar_pgd": 24, "fa_cifar_free": 20,
+          "trades_train": 4,
           "trades_pgd": 12}
 
 PRINTED = {"fa_mnist_eval": r"^Test Loss: .*$", "trades_train": r"^(Training|Test): Average .*$"}

@@ -502,6 +502,9 @@ class StepGroup:
     # the step follows this loop in the enclosing function or loop, on losses no step here can hold: taped
     # (taped_steps.py, taped_outer_step)
     taped_outer: bool = False
+    # an optimizer's step whose backward() also fills an input's .grad, read after it (free adversarial training's
+    # perturbation, _stepped_input_leaves): the step differentiates those inputs too and returns their gradients
+    input_leaves: List[str] = field(default_factory=list)
 
 
 def _object_attribute_reads(statements) -> Set[str]:
@@ -2437,6 +2440,44 @@ def _summed_leaves(body: Sequence[cst.CSTNode], g: StepGroup, marked_before: Fro
     return found
 
 
+def _stepped_input_leaves(body: Sequence[cst.CSTNode], g: StepGroup, info: "LoopInfo") -> List[str]:
+    """Free adversarial training (fast_adversarial's train_free.py, Shafahi et al.): one backward() serves both the
+    optimizer's step and the perturbation, whose .grad the body reads after it:
+
+        output = model(X + delta[:X.size(0)])
+        loss = criterion(output, y)
+        opt.zero_grad()
+        loss.backward()
+        grad = delta.grad.detach()
+        delta.data = clamp(delta + epsilon * torch.sign(grad), -epsilon, epsilon)
+        opt.step()
+        delta.grad.zero_()
+
+    The names whose .grad the body reads after the group's one backward() (none before it), each bound nowhere in
+    the body (`.data` writes keep the tensor) and no parameter, and cleared after its last read (`delta.grad.zero_()`:
+    every read sees this iteration's gradient alone, as the step returns it). An optimizer step of any other shape
+    (accumulation, closures, wrappers, several optimizers, loss scaling) keeps none."""
+    if not g.optimizer or len(g.backwards) != 1 or g.leaves or g.accumulate or g.closure or g.wrapper_call \
+            or g.grad_method or g.manual is not None or g.co_steps or g.outer or g.held or g.scaler \
+            or g.taped_outer or g.edited or g.clips:
+        return []
+    last = g.backwards[0]
+    if any(_GRAD_READ.search(code_of(st)) for st in body[:last]):
+        return []
+    found: List[str] = []
+    for st in body[last + 1:]:
+        found.extend(n for n in re.findall(r"(?<![\w.])(\w+)\.grad\b", code_of(st)) if n not in found)
+    for n in found:
+        if n in info.parameter_names or any(n in assigns(st) for st in body):
+            return []
+        touched = [j for j in range(last + 1, len(body)) if re.search(rf"(?<![\w.]){n}\.grad\b", code_of(body[j]))]
+        clears = [j for j in touched if _clears_grad(body[j], n)]
+        reads = [j for j in touched if j not in clears]
+        if not clears or (reads and min(clears) < max(reads)):
+            return []
+    return found
+
+
 def _clears_grad(stmt: cst.CSTNode, n: str) -> bool:
     """`x.grad.zero_()`, `x.grad = None`, `x.grad.detach_()` (MU._zeroing), or those under `if x.grad is not None:`."""
     if isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.body, cst.IndentedBlock) \
@@ -3237,6 +3278,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     for g in uncleared:
         # torch's .grad keeps growing: the gradients are summed over the iterations and never cleared
         g.accumulate = g.uncleared = True
+    for g in groups:
+        g.input_leaves = _stepped_input_leaves(body, g, info)
     if not groups:
         return Rewrite(loop, [], set(), [], problems) if problems else None
 
@@ -3340,6 +3383,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
     accumulator: Optional[str] = None
     earlier_sliced: Set[int] = set()     # statements of the slices of the steps written so far
     any_kept = False
+    input_grads: Dict[str, str] = {}     # an input whose .grad a step also fills -> its gradient's name
     hoisted: List[cst.BaseStatement] = []     # the step definitions that go before the loop
     for g, chosen in zip(groups, slices):
         last = g.backwards[-1]
@@ -3467,8 +3511,14 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             n_defs += 1
         grad_of = f"{info.ms}.value_and_grad({fwd}, None, {weights}{', has_aux=True' if has_aux else ''})"
         zeroed = ", zeroed=True" if _keeps_zero_grads(original if original is not None else loop) else ""
+        if any(n not in params for n in g.input_leaves) or g.host_helpers or g.host_ifs:
+            g.input_leaves = []     # the loss does not take it as this iteration's input: its .grad stays refused
+        leaf_grads = {n: _unique(f"{n}_grad", taken) for n in g.input_leaves}
+        inputs = f", inputs=({''.join(f'{params.index(n)}, ' for n in g.input_leaves).rstrip()})" \
+            if leaf_grads else ""
         if g.manual is None:    # a parameter the loss did not use gets None, as torch's .grad (unused_params)
-            grad_of = f"_ms_compat.value_and_grad_reached({fwd}, {weights}{', has_aux=True' if has_aux else ''}{zeroed})"
+            grad_of = (f"_ms_compat.value_and_grad_reached({fwd}, {weights}{', has_aux=True' if has_aux else ''}"
+                       f"{zeroed}{inputs})")
         if g.host_helpers or g.host_ifs:    # made where the step runs (op by op): made in GRAPH mode, it compiles
             if has_aux:     # op by op, an extra output may be a host value (`.numpy()` in the network)
                 grad_of = f"_ms_compat.value_and_grad_host_aux({fwd}, {weights}{zeroed})"
@@ -3477,6 +3527,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             defs.append(_line(f"{gfn} = {grad_of}"))
         arglist = ", ".join(params)
         lhs = f"({', '.join(outs)}), grads" if has_aux else f"{loss_out}, grads"
+        if leaf_grads:      # the inputs' gradients first (value_and_grad_reached's `inputs`)
+            lhs = lhs[:-len("grads")] + f"(({''.join(f'{v}, ' for v in leaf_grads.values()).rstrip()}), grads)"
         step_lines = [f"{lhs} = {gfn}({arglist}){mark_of(body[g.backwards[0]])}"]   # original lines (line_map.py)
         keep = g.edited or _keeps_grads(original_body, g, info)
         if keep and g.clips:    # torch's .grad between backward() and the clipping: the unclipped gradients
@@ -3527,6 +3579,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             step_lines.append(f"{g.optimizer}(grads){mark_of(body[g.step])}")
             if keep:        # for the program's `.grad` reads after the step
                 extra_outs.extend(["unclipped_grads", "grads"] if g.clips else ["grads"])
+        extra_outs.extend(leaf_grads.values())
         step_lines.append(f"return {', '.join(outs + extra_outs)}")
         step_def = cst.parse_statement(f"def {step}({arglist}):{mark_of(loop)}\n"
                                        + "".join(f"    {s}\n" for s in step_lines))
@@ -3603,6 +3656,12 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         for b in g.backwards:
             sites.append((b, "Tensor.backward", f"mindspore.value_and_grad in {step}",
                           f"gradients of {total} w.r.t. {weights}, from value_and_grad"))
+        if leaf_grads:
+            input_grads.update(leaf_grads)
+            sites.append((g.backwards[0], "Tensor.grad", f"{', '.join(leaf_grads.values())} from {step}",
+                          f"the same backward() fills {', '.join(leaf_grads)}'s .grad, read after it: {step} "
+                          "differentiates them too (value_and_grad_reached's inputs) and returns their gradients; "
+                          "their `.grad.zero_()` goes (each step returns its own)"))
         if g.manual is not None:
             sites.append((g.step, "Tensor.grad", f"{info.ms}.ops.assign in {step}",
                           "the hand-written update runs inside the train step on the gradients value_and_grad "
@@ -3638,6 +3697,9 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
             new_body.extend(replace[i])
         elif i not in drop:
             new_body.append(st)
+    if input_grads:     # the inputs' .grad reads read what the step returned; their clearing goes
+        new_body = [st.visit(_GradAttr(input_grads)) for st in new_body
+                    if not any(_clears_grad(st, n) for n in input_grads)]
     if not new_body:
         new_body = [_line("pass")]
     new_loop = loop.with_changes(body=loop.body.with_changes(body=new_body))

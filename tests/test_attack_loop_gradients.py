@@ -170,3 +170,45 @@ def test_fgsm_then_recorded_attacks_on_the_same_batch():
     by `.requires_grad_()` lost its flag in the conversion (its .grad read raised): it is now a marked leaf."""
     code, _ = program_weights_match_torch(BOTH_ATTACKS, graph=False)
     assert code.count("recorded=True") == 2 and "unmarking(" in code, code
+
+
+# fast_adversarial's train_free.py shape: each minibatch replayed; one backward() fills both the parameters' .grad
+# (the optimizer's step) and the perturbation's, which moves it
+FREE_TRAINING = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.Linear(6, 3))
+fill(net, 7)
+opt = torch.optim.SGD(net.parameters(), lr=0.2, momentum=0.9)
+points = torch.linspace(-1, 1, 40).reshape(10, 4)
+kinds = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1, 2, 0])
+eps = 0.3
+delta = torch.zeros(5, 4)
+delta.requires_grad = True
+losses = []
+for epoch in range(2):
+    for i in range(2):
+        X, y = points[5 * i:5 * i + 5], kinds[5 * i:5 * i + 5]
+        for _ in range(3):
+            output = net(X + delta[:X.size(0)])
+            loss = F.cross_entropy(output, y)
+            opt.zero_grad()
+            loss.backward()
+            grad = delta.grad.detach()
+            delta.data = torch.clamp(delta + 0.1 * grad, -eps, eps)
+            opt.step()
+            delta.grad.zero_()
+            losses.append(loss.detach())
+weights = [p.detach() for p in net.parameters()] + [delta.detach(), torch.stack(losses)]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_free_adversarial_training(graph):
+    """One backward() serves the optimizer's step and the perturbation's .grad (free adversarial training): the
+    step also differentiates the perturbation and returns its gradient, which the body reads where it read .grad
+    (before: the .grad read raised MigrationError). The raw gradient moves the perturbation, so a wrong or stale
+    gradient changes every later weight."""
+    code, _ = program_weights_match_torch(FREE_TRAINING, graph=graph)
+    assert "inputs=(0,)" in code and "delta_grad" in code and "tensor_grad(delta" not in code, code

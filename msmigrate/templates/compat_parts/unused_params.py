@@ -66,12 +66,15 @@ nn.Conv1dTranspose.__init__ = _transposed_init(nn.Conv1dTranspose.__init__)
 nn.Conv2dTranspose.__init__ = _transposed_init(nn.Conv2dTranspose.__init__)
 
 
-def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
+def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False, inputs=None):
     """ms.value_and_grad(forward, None, weights, has_aux) where, op by op (PYNATIVE, or a step compile_step runs op
     by op), the gradient of a weight the loss did not reach is None, as torch's .grad (zeroed: the loop's
     zero_grad(set_to_none=False) keeps a zero gradient for a weight that had one). Inside a compiled graph the
-    gradients stay MindSpore's, zeros for such a weight: a graph keeps no record of what its forward reached."""
-    plain = ms.value_and_grad(forward, None, weights, has_aux=has_aux)
+    gradients stay MindSpore's, zeros for such a weight: a graph keeps no record of what its forward reached.
+    inputs: the positions of arguments whose gradient the program reads too (free adversarial training's
+    perturbation, its .grad read after the step's backward()); the gradients are then
+    `(tuple of the inputs' gradients, weights' gradients)`."""
+    plain = _with_input_grads(ms.value_and_grad(forward, inputs, weights, has_aux=has_aux), inputs)
 
     def recording(*args):
         out = forward(*args)
@@ -87,7 +90,7 @@ def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
     def run(*args):
         if _compiling(_draw_probe):
             return plain(*args)
-        return _grads_of_reached(plain, recording, args, weights, has_aux, zeroed)
+        return _grads_of_reached(plain, recording, args, weights, has_aux, zeroed, inputs)
     run.recording, run.weights, run.zeroed = recording, weights, zeroed     # read by skipping_unreached_compiled
     return run
 
@@ -97,11 +100,28 @@ def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False):
 _ZERO_GRADS_KEPT = {}
 
 
-def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
+def _with_input_grads(grad_fn, inputs):
+    """grad_fn itself, or where it also differentiates `inputs`, with their gradients always a tuple (MindSpore
+    gives one position's gradient bare, which unpacking would split along its first axis)."""
+    if inputs is None:
+        return grad_fn
+
+    def run(*args):
+        value, (in_grads, grads) = grad_fn(*args)
+        return value, ((in_grads,) if len(inputs) == 1 else in_grads, grads)
+    return run
+
+
+def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed, inputs=None):
     if ms.get_context("mode") == ms.GRAPH_MODE:     # a step called as it is in GRAPH mode: compiled there
         return plain(*args)
     recording.reached = None
-    received = _plain_tensors(args)
+    # (not the inputs differentiated: MindSpore's gradient with respect to a tensor marked requires_grad False is
+    # zero, measured; one an earlier step unmarked so is marked again)
+    received = _plain_tensors([a for k, a in enumerate(args) if inputs is None or k not in inputs])
+    for k in inputs or ():
+        if isinstance(args[k], ms.Tensor) and not args[k]._requires_grad:
+            args[k].requires_grad_(True)
     kept = []
 
     def host_aux_aside(*a):
@@ -111,7 +131,10 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
         kept[:] = aux
         return (loss, *[ms.Tensor(0) if _host_value(x) else x for x in aux])
     differentiated = host_aux_aside if has_aux else recording
-    value, grads = ms.value_and_grad(differentiated, None, weights, has_aux=has_aux)(*args)
+    value, grads = _with_input_grads(ms.value_and_grad(differentiated, inputs, weights, has_aux=has_aux),
+                                     inputs)(*args)
+    if inputs is not None:
+        in_grads, grads = grads
     if has_aux:
         value = (value[0], *[k if _host_value(k) else x for x, k in zip(value[1:], kept)])
     for t in received:
@@ -129,7 +152,7 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed):
         elif not (zeroed and _ZERO_GRADS_KEPT.get(id(p)) is p):
             g = None
         out.append(g)
-    return value, tuple(out)
+    return value, (tuple(out) if inputs is None else (in_grads, tuple(out)))
 
 
 def _host_value(x):
