@@ -189,7 +189,10 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         new = module.visit(tr)
         # a taped backward (taped_steps.py): PyNative records from the program's start, so torch.no_grad()
         # regions (weights written in place) must stay: the file is converted again keeping them
-        if not (tr._taped or tr._records_autograd):     # (recorded_backward.py: the same record)
+        # (recorded_backward.py: the same record, here or started by a module imported, which makes MindSpore
+        # refuse an in-place write on a Parameter outside a no_grad region: "A leaf tensor that requires grad is
+        # being used in an inplace operator")
+        if not (tr._taped or tr._records_autograd or index.reaches_recorded_backward(module_name)):
             break
     if reads_undefined:   # a name the conversion binds (a converted loop's train_step) reads as written
         new = restore_bound_names(new, COMPAT)

@@ -96,6 +96,9 @@ class ModuleInfo:
     # PYNATIVE mode only)
     registers_hooks: bool = False
     calls_step: bool = False      # some `x.step(...)` (an optimizer, a scaler, a scheduler): recorded_backward.py
+    # calls backward(), steps nothing and reads .grad or registers hooks: its backward() runs on PyNative's recorded
+    # graph (recorded_backward.py, as TorchToMindSpore._reads_recorded_gradients judges it), PYNATIVE mode only
+    records_backward: bool = False
     # a call of torch.distributions (Normal(...), kl_divergence...) anywhere in the module: built in a compiled
     # graph, a distribution is a Python object no gradient flows through, so a program reaching one runs PYNATIVE
     builds_distributions: bool = False
@@ -316,6 +319,9 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
                                and n.func.attr in HOOK_REGISTRATIONS for n in ast.walk(tree))
     info.calls_step = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"
                           for n in ast.walk(tree))
+    info.records_backward = not info.calls_step and (info.registers_hooks or info.reads_grad) and any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
+        for n in ast.walk(tree))
     info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
     info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
     info.lists_in_forward = any(
@@ -1236,6 +1242,12 @@ class ProjectIndex:
         (ModuleInfo.registers_hooks): MindSpore calls Cell hooks in PYNATIVE mode only, so a program importing
         one starts in PYNATIVE mode."""
         return self._reaches(module, "cell_hooks", lambda mod, info: info.registers_hooks)
+
+    def reaches_recorded_backward(self, module: str) -> bool:
+        """Whether a project module `module` imports (transitively) runs a backward() on PyNative's recorded graph
+        (ModuleInfo.records_backward: an attack's evaluation beside a training script): a program importing one
+        starts in PYNATIVE mode, where that backward() runs (in GRAPH mode it raises MigrationError)."""
+        return self._reaches(module, "recorded_backward", lambda mod, info: info.records_backward)
 
     def reaches_distributions(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) builds a torch.distributions object

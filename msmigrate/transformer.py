@@ -4075,6 +4075,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             mode, why = "PYNATIVE_MODE", TS.MODE_WHY
         elif self._records_autograd:
             mode, why = "PYNATIVE_MODE", RECORDED_MODE_WHY
+        elif self.index.reaches_recorded_backward(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a module imported runs a backward() outside a train step on "
+                                          "PyNative's recorded graph (_ms_compat.autograd_backward); GRAPH mode "
+                                          "records none")
         elif self.index.reaches_autograd_function(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a custom autograd.Function (here or in a module imported) "
                                           "runs its backward op by op (a Cell's bprop, PYNATIVE mode only)")

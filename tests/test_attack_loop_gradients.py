@@ -102,8 +102,10 @@ def test_attack_in_graph_mode_beside_a_recording_module(tmp_path):
     inplace operator`), and differentiating a function that calls the network failed with 'Bprop "GatherDGradV2"
     encounter a problem: The pointer[value] is null' (fast_adversarial's CIFAR driver beside utils.py's evaluation
     attack, bench/_rw_heldout46.py). The mode line's set_device() now stops the record in GRAPH mode, where a
-    recorded backward() raises MigrationError anyway. (In PYNATIVE mode the record stays on, and the fill's in-place
-    write on a Parameter is refused: a RuntimeError, not checked here.)"""
+    recorded backward() raises MigrationError anyway. In PYNATIVE mode the record stays on, and MindSpore refused the
+    fill's in-place write on a Parameter (a RuntimeError naming no line): a program importing a recording module now
+    starts in PYNATIVE mode (project_index.reaches_recorded_backward) and keeps its no_grad regions (converter.py),
+    checked in both modes."""
     import numpy as np
     from msmigrate.converter import convert_tree
     from tests.test_heldout45_programs import _run_torch, _run_tree
@@ -114,6 +116,13 @@ def test_attack_in_graph_mode_beside_a_recording_module(tmp_path):
     convert_tree(src, out)
     assert "record_autograd()" in (out / "attacks51.py").read_text()
     want = float(_run_torch(src, "attacks51").split()[-1])
+    main = (out / "main.py").read_text()
+    # as converted: PYNATIVE (a module imported records), the weight fill kept under no_grad, where MindSpore takes
+    # an in-place write on a Parameter while the record is on
+    assert "mode=ms.PYNATIVE_MODE" in main and "with ms._no_grad():" in main, main
+    got = float(_run_tree(out, "PYNATIVE_MODE", ("attacks51",)).split("OUT")[-1].split()[0])
+    assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
+    (out / "main.py").write_text(main.replace("mode=ms.PYNATIVE_MODE", "mode=ms.GRAPH_MODE"))
     got = float(_run_tree(out, "GRAPH_MODE", ("attacks51",)).split("OUT")[-1].split()[0])
     assert np.isclose(got, want, rtol=1e-5, atol=1e-6), (got, want)
 
