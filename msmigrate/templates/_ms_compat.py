@@ -63,6 +63,17 @@ ms.Tensor.__setitem__ = lambda self, index, value: _tensor_setitem(self, _numpy_
                                                                     _unit_dims_off(value))
 
 
+def _numpy_number(other):
+    """A NumPy scalar as the Python number torch compares it as: MindSpore 2.10's `t == np.int64(1)` is the Python
+    bool False and `t != np.int64(1)` True, not a tensor (`target == cat` for `cat in np.unique(target)`)."""
+    return other.item() if isinstance(other, np.generic) else other
+
+
+_tensor_eq, _tensor_ne = ms.Tensor.__eq__, ms.Tensor.__ne__
+ms.Tensor.__eq__ = lambda self, other: _tensor_eq(self, _numpy_number(other))
+ms.Tensor.__ne__ = lambda self, other: _tensor_ne(self, _numpy_number(other))
+
+
 class MigrationError(RuntimeError):
     """Raised where code that msmigrate could not convert is reached."""
 
