@@ -1,8 +1,8 @@
-"""The `heldout55` set of bench/real_world.py (`--set heldout55`): point-cloud networks: yanx27/Pointnet_Pointnet2_pytorch
-(PointNet and PointNet++ SSG/MSG classifiers: farthest point sampling, ball query, batched gathers
-`points[batch_indices, idx, :]`), fxia22/pointnet.pytorch (PointNet classification and part segmentation with the
-STN feature transform and its regularizer) and WangYueFt/dgcnn (DGCNN's knn through topk and get_graph_feature,
-its PointNet), converted as a new user would convert them.
+"""The `heldout55` set of bench/real_world.py (`--set heldout55`): point-cloud networks:
+yanx27/Pointnet_Pointnet2_pytorch (PointNet and PointNet++ SSG/MSG classifiers: farthest point sampling, ball
+query, batched gathers `points[batch_indices, idx, :]`), fxia22/pointnet.pytorch (PointNet classification and part
+segmentation with the STN feature transform and its regularizer) and WangYueFt/dgcnn (DGCNN's knn through topk and
+get_graph_feature, its PointNet), converted as a new user would convert them.
 
     python bench/real_world.py --mirrors /work/.mirror --set heldout55 [--only pn2_pointnet_cls,dgcnn]
 
@@ -12,8 +12,12 @@ its PointNet), converted as a new user would convert them.
   ids, CLASS/CLASS_NNNN.txt of 520 comma-separated x,y,z,nx,ny,nz lines: 8 training and 4 test shapes of four
   classes). 512 points for PointNet++ (its first level samples 512 centroids: from fewer points, farthest point
   sampling repeats one point hundreds of times, and BatchNorm's batch statistics then sit on near-constant
-  channels, where MindSpore's CPU BatchNorm is 6e-3 from torch's and from float64, below). train_classification.py run whole (`--use_cpu --num_category 10 --batch_size 4 --epoch 2 --log_dir
-  run`): the model module imported by name from models/, `classifier.apply(inplace_relu)`, the checkpoint probe's
+  channels, where MindSpore's CPU BatchNorm was 6e-3 from torch's and from float64). train_classification.py run
+  whole by a driver of ours that first removes ./log (the program resumes from the checkpoint an earlier run left
+  in the same directory, and each side runs more than once there) (`--use_cpu --num_category 10 --batch_size 4
+  --epoch 2 --log_dir run --learning_rate 1e-5`; at the default 1e-3, Adam's first step already put torch's
+  own float32 runs 2% apart, oneDNN's kernels against torch's native ones, as heldout51's proto_train): the
+  model module imported by name from models/, `classifier.apply(inplace_relu)`, the checkpoint probe's
   bare `except`, Adam with weight decay, StepLR stepped before the epoch, the DataLoader (10 workers, shuffled,
   drop_last), provider's NumPy point dropout, scale and shift written into `points[:, :, 0:3]`, the model and
   get_loss, the accuracy through `pred.data.max(1)[1]`, test() in eval mode under no_grad (per-class accuracy by
@@ -177,18 +181,19 @@ def _dgcnn_cpu(proj):
 
 
 _PN2 = "train_classification.py,provider.py,data_utils,models"
-_PN2_COMMON = ["--use_cpu", "--num_category", "10", "--batch_size", "4", "--epoch", "2", "--log_dir", "run"]
+_PN2_COMMON = ["--use_cpu", "--num_category", "10", "--batch_size", "4", "--epoch", "2", "--log_dir", "run",
+               "--learning_rate", "1e-5"]
 _FXIA_COMMON = ["--dataset", "../../data/shapenet", "--workers", "0", "--feature_transform"]
 _DGCNN_COMMON = ["--exp_name", "run", "--batch_size", "4", "--test_batch_size", "4", "--epochs", "2",
                  "--num_points", "24", "--emb_dims", "64", "--k", "4", "--no_cuda", "True"]
 
 # (name, repo, directory of the program in the repo, script, args, data)
 PROGRAMS = [
-    ("pn2_pointnet_cls", POINTNET2, _PN2, "train_classification.py",
+    ("pn2_pointnet_cls", POINTNET2, _PN2, "driver.py",
      _PN2_COMMON + ["--model", "pointnet_cls", "--num_point", "32"], _modelnet_txt),
-    ("pn2_ssg", POINTNET2, _PN2, "train_classification.py",
+    ("pn2_ssg", POINTNET2, _PN2, "driver.py",
      _PN2_COMMON + ["--model", "pointnet2_cls_ssg", "--num_point", "512"], _modelnet_txt),
-    ("pn2_msg", POINTNET2, _PN2, "train_classification.py",
+    ("pn2_msg", POINTNET2, _PN2, "driver.py",
      _PN2_COMMON + ["--model", "pointnet2_cls_msg", "--num_point", "512"], _modelnet_txt),
     ("fxia_cls", POINTNET, "utils/train_classification.py,pointnet,misc", "train_classification.py",
      _FXIA_COMMON + ["--batchSize", "4", "--num_points", "40", "--nepoch", "2"], _shapenet),
@@ -200,7 +205,18 @@ PROGRAMS = [
 
 DEPS: dict = {}
 
-DRIVERS: dict = {}
+_PN2_DRIVER = '''
+"""A driver written by bench/_rw_heldout55.py: train_classification.py run as __main__ (its arguments) from a clean
+log directory. The program resumes from log/classification/RUN/checkpoints/best_model.pth where one exists (its
+probe's bare except), and the bench runs each side more than once in one directory (PYNATIVE, GRAPH, references)."""
+import runpy
+import shutil
+
+shutil.rmtree("log", ignore_errors=True)
+runpy.run_path("train_classification.py", run_name="__main__")
+'''
+
+DRIVERS = {name: _PN2_DRIVER for name, *_ in PROGRAMS if name.startswith("pn2_")}
 
 FILES = {name: {"plyfile.py": _PLYFILE} for name, *_ in PROGRAMS if name.startswith("fxia_")}
 
