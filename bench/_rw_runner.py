@@ -263,6 +263,12 @@ def install_torch():
         # float32 image): float64 as the default dtype (a copy: the array is no longer shared)
         from_numpy = torch.from_numpy
         _patch(torch, "from_numpy", lambda a: from_numpy(a.astype(np.float64) if a.dtype == np.float32 else a))
+        # and a DataLoader's batches of float32 arrays (default_collate's torch.as_tensor: Pointnet_Pointnet2's
+        # test() fed float32 points to float64 weights)
+        as_tensor = torch.as_tensor
+        _patch(torch, "as_tensor", lambda a, *args, **kwargs: as_tensor(
+            a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 and not args and
+            "dtype" not in kwargs else a, *args, **kwargs))
     elif STATE["reference"] == "native-kernels":
         _patch(torch.backends.mkldnn, "enabled", False)
     if STATE["reference"] == "float64-kinks":

@@ -201,8 +201,9 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # model_save), 84 lines the example's torch.save reaches; 508 since heldout52/53: the conv layers' shared
     # adapter builds a transposed convolution from ops.Conv2DTranspose (its own primitive's name: a gradient of a
     # gradient through one was refused as through a convolution's backward; 26 lines), and manual_seed puts
-    # Python's random back after mindspore.set_seed reseeds it (2)
-    assert _lines(out / "_ms_compat.py") <= 508
+    # Python's random back after mindspore.set_seed reseeds it (2); 512 since heldout55: ms.Tensor's == and !=
+    # compare a NumPy scalar as its Python number, set at import (4)
+    assert _lines(out / "_ms_compat.py") <= 512
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()

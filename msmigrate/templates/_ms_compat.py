@@ -61,6 +61,10 @@ _tensor_getitem, _tensor_setitem = ms.Tensor.__getitem__, ms.Tensor.__setitem__
 ms.Tensor.__getitem__ = lambda self, index: _tensor_getitem(self, _numpy_index(index))
 ms.Tensor.__setitem__ = lambda self, index, value: _tensor_setitem(self, _numpy_index(index),
                                                                     _unit_dims_off(value))
+# `target == cat` for `cat in np.unique(target)`: MindSpore 2.10's `t == np.int64(1)` is the Python bool False
+_tensor_eq, _tensor_ne = ms.Tensor.__eq__, ms.Tensor.__ne__
+ms.Tensor.__eq__ = lambda t, x: _tensor_eq(t, x.item() if isinstance(x, np.generic) else x)
+ms.Tensor.__ne__ = lambda t, x: _tensor_ne(t, x.item() if isinstance(x, np.generic) else x)
 
 
 class MigrationError(RuntimeError):

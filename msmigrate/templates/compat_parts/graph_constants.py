@@ -273,8 +273,12 @@ def _compile_and_run_for_constants(self, *args, **kwargs):
     try:
         out = nn.Cell._ms_original_compile_and_run(self, *args, **kwargs)
     except _COMPILE_ERRORS as exc:
-        raise_at_original_line(exc)
-        raise
+        if not _too_deep(exc):
+            raise_at_original_line(exc)
+            raise
+        choice.host = True      # compiling ran nothing: op by op from now on, as torch runs it
+        step = _step_of(self)
+        return _unjitted(step if step is not None else self.construct, args, kwargs)
     finally:
         choice.chosen = False
     if new:     # what compiling set itself (MindSpore's bookkeeping on the cells) is no change of the program's
@@ -282,6 +286,18 @@ def _compile_and_run_for_constants(self, *args, **kwargs):
         choice.times.setdefault(after, self._create_time)
         choice.last = after
     return out
+
+
+def _too_deep(exc):
+    """MindSpore's refusal of a graph deeper than its call depth limit: a Python loop it unrolls, each turn a few
+    calls deep (Pointnet_Pointnet2's farthest point sampling: `for i in range(npoint)`, 512 turns of indexed writes,
+    "Exceed function call depth limit 1000"). Such a cell, or step, runs op by op in GRAPH mode: a graph of it would
+    be thousands of nodes compiled for minutes, where torch runs the loop as written."""
+    import warnings
+    deep = "Exceed function call depth" in str(exc)
+    if deep:
+        warnings.warn(f"{str(exc).splitlines()[0][:200]}: this runs op by op (PYNATIVE) in GRAPH mode")
+    return deep
 
 
 def raise_at_original_line(exc):

@@ -242,7 +242,13 @@ def skipping_unreached_compiled(step, compiled):
         kind = _argument_kind(args)
         unreached = probed.get(kind)
         if unreached is None:
-            compiled.compile(*(_graph_argument(a) for a in args))
+            try:
+                compiled.compile(*(_graph_argument(a) for a in args))
+            except _COMPILE_ERRORS as exc:
+                if not _too_deep(exc):
+                    raise
+                probed[kind] = _BRANCHING       # no graph of it: op by op, as a step branching on tensors
+                return _unjitted(step, args)
             for r in runners:
                 r.recording.reached = None
             out = _unjitted(step, args)
