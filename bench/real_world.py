@@ -56,6 +56,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout52  # bench/_rw_heldout52.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout53  # bench/_rw_heldout53.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout54  # bench/_rw_heldout54.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout56  # bench/_rw_heldout56.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -598,7 +599,8 @@ def main(argv=None):
                                       "heldout37", "heldout38", "heldout39", "heldout40",
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
-                                      "heldout50", "heldout51", "heldout52", "heldout53", "heldout54"),
+                                      "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
+                                      "heldout56"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -696,7 +698,10 @@ def main(argv=None):
                          "main.py (DCGAN and MLP critics, weight clipping) and generate.py (bench/_rw_heldout53.py); "
                          "heldout54: rwightman/gen-efficientnet-pytorch's EfficientNet, MixNet and MobileNetV3 and "
                          "gpleiss/efficient_densenet_pytorch's checkpointed DenseNet, trained by drivers "
-                         "(bench/_rw_heldout54.py)")
+                         "(bench/_rw_heldout54.py); heldout56: VainF/DeepLabV3Plus-Pytorch's DeepLabV3 and "
+                         "DeepLabV3+ with FocalLoss and PolyLR, jeonsworld/ViT-pytorch's ViT and R50 hybrid with "
+                         "WarmupCosineSchedule, ermongroup/ddim's UNet, EMA and samplers, through drivers "
+                         "(bench/_rw_heldout56.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
