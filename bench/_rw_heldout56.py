@@ -36,8 +36,10 @@ them, through drivers of ours calling their documented entry points.
     StdConv2d's weight standardization, GroupNorm, the hybrid's 1x1 patches over its 2x2 grid).
 - ddim (models/ and functions/ as they are): a driver builds models.diffusion.Model from a config of namespaces
   shaped as configs/cifar10.yml (ch 32, ch_mult (1, 2), one res block, attention at 8, 8x8 images, 20 timesteps,
-  linear betas as runners/diffusion.py's get_beta_schedule computes them), `functions.get_optimizer` (Adam, lr 2e-4,
-  unless said otherwise),
+  linear betas as runners/diffusion.py's get_beta_schedule computes them), one call of the model under no_grad (the
+  runner loads torch's initial weights into the converted model at its first call: an EMA registered before any
+  call copies the converted model's own initial values), `functions.get_optimizer` (Adam, lr 2e-4, unless said
+  otherwise),
   EMAHelper(mu=0.9) registered, and trains three steps as Diffusion.train() does (torch.randn_like noise,
   antithetic `torch.randint` timesteps, `loss_registry['simple']`, clip_grad_norm_, `ema_helper.update`); then
   `ema_helper.ema(model)` writes the shadow weights into the model, which samples from a torch.randn start: the
@@ -207,10 +209,14 @@ betas = np.linspace(config.diffusion.beta_start, config.diffusion.beta_end,
 b = torch.from_numpy(betas).float()
 num_timesteps = b.shape[0]
 model = Model(config)
+x = torch.rand(4, 3, 8, 8) * 2 - 1
+# the runner gives the converted model torch's initial weights at its first call: an EMA registered before any call
+# would copy the converted model's own initial values (a call of ours, changing no state: GroupNorm, no dropout)
+with torch.no_grad():
+    model(x, torch.zeros(4))
 optimizer = get_optimizer(config, model.parameters())
 ema_helper = EMAHelper(mu=config.model.ema_rate)
 ema_helper.register(model)
-x = torch.rand(4, 3, 8, 8) * 2 - 1
 for step in range(3):
     n = x.size(0)
     model.train()
