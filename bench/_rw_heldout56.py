@@ -14,7 +14,9 @@ them, through drivers of ours calling their documented entry points.
   loop does (SGD over main.py's two parameter groups, backbone at 0.1 * lr, momentum 0.9, weight decay 1e-4; the
   criterion; `utils.PolyLR(optimizer, 30, power=0.9)` stepped after each step) on four 3x32x32 images (torch.randn:
   the runner's matched stream) and labels with a few ignored pixels (255); then the eval-mode
-  `outputs.max(dim=1)[1]` as main.py's validate() takes it, summed as a VALUE, and the mean |logit| as a VALUE.
+  `outputs.max(dim=1)[1]` as main.py's validate() takes it (printed, not compared: argmax over near ties), and the
+  mean |logit| as a VALUE. The images have a brightness each (ASPP's image-pooling BatchNorm normalizes the batch's
+  pooled means, within rounding of each other for images of one distribution).
   utils/__init__ imports visualizer.py (visdom, not installed: a stand-in of ours on both sides that nothing here
   calls) and utils.py (torchvision's normalize: on the torch side a stand-in of ours, torchvision not being
   importable beside this torch).
