@@ -266,6 +266,8 @@ def _analyse(module: cst.Module):
                     refused[id(call)] = (WHY if marker.kind == "inplace" else UNKNOWN).format(**text)
                 elif read:
                     rebinds[id(stmt)] = arg
+            elif _assigned_back(stmt, call, arg):
+                continue    # `x_fused[i] = self.relu(x_fused[i])`: the place gets the new value on both sides
             elif root is not arg and _held(root) or isinstance(arg, (cst.Attribute, cst.Subscript)):
                 base = root
                 while isinstance(base, (cst.Attribute, cst.Subscript)):
@@ -273,6 +275,15 @@ def _analyse(module: cst.Module):
                 if isinstance(base, cst.Name) and _read_after(scope, pos, loops, base.value, -1):
                     refused[id(call)] = (WHY if marker.kind == "inplace" else UNKNOWN).format(**text)
     return rebinds, refused, hoists
+
+
+def _assigned_back(stmt, call: cst.Call, arg: cst.BaseExpression) -> bool:
+    """The call is the whole value of an assignment to its own input, an attribute or a part of a tensor
+    (HRNet's `x_fused[i] = self.relu(x_fused[i])`): what reads that place afterwards reads the activated tensor in
+    torch (written in place, then assigned to itself) and in MindSpore (the new tensor assigned there)."""
+    whole = _whole_value(stmt, call)
+    targets = getattr(whole, "targets", ())
+    return len(targets) == 1 and _code(targets[0].target) == _code(arg)
 
 
 def _classes(module: cst.Module):

@@ -155,6 +155,15 @@ def _int_parameter(ctx, name: str) -> bool:
     return False
 
 
+def _bias_as_flag(b) -> None:
+    """torch's conv layers test `if bias:`, so any value stands (DeepLab's convert_to_separable_conv passes
+    `module.bias`: None where the layer has none); MindSpore's has_bias takes a bool only (a TypeError naming no
+    line of the original). A value that is not a literal bool is written `bool(value)`."""
+    code = b.code("bias")
+    if code is not None and code.strip() not in ("True", "False"):
+        b.set("bias", f"bool({code})")
+
+
 def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
     def conv(ctx):
         if any(t in (ctx.code("dtype") or "") for t in ("float64", "double")):
@@ -184,6 +193,7 @@ def _conv_rule(ndim: int, ms_name: str, transpose: bool = False):
             b.remove(n)
         if not b.has("bias"):
             b.set("has_bias", "True")
+        _bias_as_flag(b)
         b.rename("bias", "has_bias")
         b.rename("groups", "group")
         if id(ctx.original) in ctx.tr.batched_convs and not b.has("output_padding") and not b.has("grow_end"):
