@@ -2421,17 +2421,11 @@ def _summed_leaves(body: Sequence[cst.CSTNode], g: StepGroup, marked_before: Fro
     if len(g.backwards) != 1:
         return []
     last = g.backwards[0]
-    if any(_GRAD_READ.search(code_of(st)) for st in body[:last]):
-        return []
-    found: List[str] = []
-    for st in body[last + 1:]:
-        if _method(_stmt_call(st), "backward") is not None:
-            return []
-        code = code_of(st)
-        names = re.findall(r"(?<![\w.])(\w+)\.grad\b", code)
-        if len(names) != len(re.findall(r"\.grad\b", code)):
-            return []       # `self.x.grad`, `f(x).grad`: no name of this body
-        found.extend(n for n in names if n not in found)
+    found = _grads_read_after(body, last)
+    later = [code_of(st) for st in body[last + 1:]]
+    if found is None or any(_method(_stmt_call(st), "backward") is not None for st in body[last + 1:]) \
+            or any(len(re.findall(r"(?<![\w.])\w+\.grad\b", c)) != len(re.findall(r"\.grad\b", c)) for c in later):
+        return []       # (`self.x.grad`, `f(x).grad`: no name of this body)
     for n in found:
         if any(n in assigns(st) for st in body):
             return []
@@ -2462,12 +2456,8 @@ def _stepped_input_leaves(body: Sequence[cst.CSTNode], g: StepGroup, info: "Loop
             or g.taped_outer or g.edited or g.clips:
         return []
     last = g.backwards[0]
-    if any(_GRAD_READ.search(code_of(st)) for st in body[:last]):
-        return []
-    found: List[str] = []
-    for st in body[last + 1:]:
-        found.extend(n for n in re.findall(r"(?<![\w.])(\w+)\.grad\b", code_of(st)) if n not in found)
-    for n in found:
+    found = _grads_read_after(body, last)
+    for n in found or ():
         if n in info.parameter_names or any(n in assigns(st) for st in body):
             return []
         touched = [j for j in range(last + 1, len(body)) if re.search(rf"(?<![\w.]){n}\.grad\b", code_of(body[j]))]
@@ -2475,6 +2465,17 @@ def _stepped_input_leaves(body: Sequence[cst.CSTNode], g: StepGroup, info: "Loop
         reads = [j for j in touched if j not in clears]
         if not clears or (reads and min(clears) < max(reads)):
             return []
+    return found or []
+
+
+def _grads_read_after(body: Sequence[cst.CSTNode], last: int) -> Optional[List[str]]:
+    """The names whose .grad the body reads after its backward() at `last`, in order; None where some .grad is read
+    before it (what it reads is an earlier turn's)."""
+    if any(_GRAD_READ.search(code_of(st)) for st in body[:last]):
+        return None
+    found: List[str] = []
+    for st in body[last + 1:]:
+        found.extend(n for n in re.findall(r"(?<![\w.])(\w+)\.grad\b", code_of(st)) if n not in found)
     return found
 
 
