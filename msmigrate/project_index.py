@@ -1244,10 +1244,12 @@ class ProjectIndex:
         return self._reaches(module, "cell_hooks", lambda mod, info: info.registers_hooks)
 
     def reaches_recorded_backward(self, module: str) -> bool:
-        """Whether a project module `module` imports (transitively) runs a backward() on PyNative's recorded graph
-        (ModuleInfo.records_backward: an attack's evaluation beside a training script): a program importing one
+        """Whether a project module `module` imports (transitively), not `module` itself, runs a backward() on
+        PyNative's recorded graph (ModuleInfo.records_backward: an attack's evaluation beside a training script): a
+        program importing one
         starts in PYNATIVE mode, where that backward() runs (in GRAPH mode it raises MigrationError)."""
-        return self._reaches(module, "recorded_backward", lambda mod, info: info.records_backward)
+        # (the module's own backward(): the converter's own judgement, TorchToMindSpore._records_autograd)
+        return self._reaches(module, "recorded_backward", lambda mod, info: mod != module and info.records_backward)
 
     def reaches_distributions(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) builds a torch.distributions object

@@ -45,6 +45,8 @@ def is_leaf_factory(original: cst.Assign, names: Set[str]) -> bool:
             or original.targets[0].target.value not in names or not isinstance(original.value, cst.Call):
         return False
     call = original.value
+    if code_of(call.func).strip().split(".")[-1] == "Variable":
+        return False        # its mapping marks it (grad_leaf), which train_loop's own rewrite reads
     if any(a.keyword is not None and a.keyword.value == "requires_grad" and isinstance(a.value, cst.Name)
            and a.value.value == "True" for a in call.args):
         return True

@@ -10,7 +10,7 @@ def requires_grad_(x, requires_grad=True):
     parameters, module_requires_grad_)."""
     if isinstance(x, nn.Cell):
         return module_requires_grad_(x, requires_grad)
-    if requires_grad and not isinstance(x, ms.Parameter):
+    if requires_grad and not isinstance(x, ms.Parameter) and not _compiling(_draw_probe):
         return mark_leaf(x)     # a backward() PyNative's recorded autograd runs fills its .grad (recorded_backward.py)
     x.requires_grad_(requires_grad)
     return x
