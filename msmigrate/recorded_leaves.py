@@ -56,11 +56,15 @@ def is_leaf_factory(original: cst.Assign, names: Set[str]) -> bool:
 
 def wrap(value: cst.BaseExpression) -> cst.Call:
     """`set_requires_grad(value, True, recorded=True)`: the converted factory, marked a leaf of the recorded graph."""
-    return cst.Call(func=cst.parse_expression(_HELPER), args=[
-        cst.Arg(value), cst.Arg(cst.Name("True")),
-        cst.Arg(keyword=cst.Name("recorded"), value=cst.Name("True"),
-                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                      whitespace_after=cst.SimpleWhitespace("")))])
+    return cst.Call(func=cst.parse_expression(_HELPER), args=[cst.Arg(value), cst.Arg(cst.Name("True")),
+                                                              _recorded_arg()])
+
+
+def _recorded_arg() -> cst.Arg:
+    """`recorded=True`: set_requires_grad marks its tensor a leaf of the recorded graph."""
+    return cst.Arg(keyword=cst.Name("recorded"), value=cst.Name("True"),
+                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                         whitespace_after=cst.SimpleWhitespace("")))
 
 
 def _is_wrapped(node: cst.Call) -> bool:
@@ -84,10 +88,7 @@ class RecordedMarks(cst.CSTTransformer):
         if code_of(updated.func).strip() != _HELPER or len(updated.args) != 2 \
                 or any(a.keyword is not None or a.star for a in updated.args):
             return updated
-        return updated.with_changes(args=[*updated.args, cst.Arg(
-            keyword=cst.Name("recorded"), value=cst.Name("True"),
-            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                  whitespace_after=cst.SimpleWhitespace("")))])
+        return updated.with_changes(args=[*updated.args, _recorded_arg()])
 
 
 class UnwrappedWithoutBackward(cst.CSTTransformer):
