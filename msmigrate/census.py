@@ -85,6 +85,116 @@ _REST_OF_NAMESPACE: Tuple[Tuple[str, str, str], ...] = (
      "`msmigrate verify`"),
 )
 
+# Names the broad rules below leave over, each group with its own reason and what to write instead (before this
+# table they fell to their namespace's "no mapping record" row)
+_NAMED_LEFTOVERS: Tuple[Rule, ...] = (
+    Rule(r"torch", r"(batch_norm_(backward_elemt|backward_reduce|elemt|gather_stats|gather_stats_with_counts|stats|"
+                   r"update_stats)|native_(batch_norm|group_norm|norm)|convolution|lstm|gru|rnn_relu|rnn_tanh|"
+                   r"embedding_bag)", TODO,
+         "an ATen kernel entry point exposed at torch's top level, undocumented: its positional arguments are the "
+         "C++ schema's (flattened weights, flags), not the documented layer's or functional's",
+         "the documented form, which converts: nn.BatchNorm*/F.batch_norm, nn.GroupNorm, torch.norm, F.conv*d, "
+         "nn.LSTM/nn.GRU/nn.RNN, F.embedding_bag / nn.EmbeddingBag"),
+    Rule(r"torch", r"(ccol_indices|col_indices|crow_indices|indices|row_indices|values)_copy|dsmm|hsmm", TODO,
+         "sparse/nested tensor layouts are not converted", "mindspore.COOTensor / mindspore.CSRTensor, or keep "
+         "the tensor dense"),
+    Rule(r"torch", r"jagged", TODO, "the nested (jagged) tensor layout is not converted",
+         "a padded dense tensor and a mask, or a list of tensors"),
+    Rule(r"torch", r"StorageBase|legacy_contiguous_format", TODO,
+         "memory layout / storage / pointer API: MindSpore tensors expose no storage, strides or pointers",
+         "work on values (ms.Tensor(numpy_array), .asnumpy(), ops.reshape) instead of the memory layout"),
+    Rule(r"torch", r"choose_qparams_optimized|per_(channel|tensor)_(affine|symmetric)", TODO,
+         "torch quantization has no counterpart the converter can emit",
+         "MindSpore Golden Stick (mindspore_gs) for quantization-aware training / post-training quantization"),
+    Rule(r"torch", r"bit|bits\d+x\d+", TODO, "a packed sub-byte dtype torch has no arithmetic for (only storage "
+         "and views); MindSpore has no counterpart", "uint8 tensors and explicit shifts/masks (ops.bitwise_and, "
+         "ops.right_shift)"),
+    Rule(r"torch(\.amp)?", r".*autocast.*", TODO,
+         "torch's autocast state machinery (nesting counters, cache, per-device dtypes): MindSpore's mixed "
+         "precision is set on the network, not toggled as global state",
+         "mindspore.amp.auto_mixed_precision(net, 'O1'/'O2') once, and a LossScaler in the train step"),
+    Rule(r"torch", r"(is_anomaly_check_nan_enabled|set_anomaly_enabled)", OUT_OF_SCOPE,
+         "autograd anomaly detection (a debugging switch): no effect on the values computed",
+         "nothing; to find a NaN, check ops.isfinite(...) on the loss or gradients"),
+    Rule(r"torch", r"is_inference_mode_enabled", TODO,
+         "a query of torch's inference_mode state, which MindSpore has no counterpart for (no global grad mode "
+         "outside PyNative's recording)", "a flag of the program's own where it decides something"),
+    Rule(r"torch", r"(AcceleratorError|FatalError)", TODO,
+         "torch's own runtime exception type: MindSpore raises RuntimeError/ValueError/TypeError",
+         "`except RuntimeError` (and the MindSpore error the failing call raises)"),
+    Rule(r"torch", r"(default_generator|thread_safe_generator)", TODO,
+         "torch's global random Generator object (its state is not MindSpore's)",
+         "ms.set_seed(seed) for the global stream, or mindspore.Generator(); draws then differ from torch's"),
+    Rule(r"torch", r"(get_device|get_device_module)", TODO,
+         "a device query: a MindSpore tensor has no device index; the context's device_target is where it runs",
+         "ms.get_context('device_target') (and ms.get_context('device_id'))"),
+    Rule(r"torch", r"histogramdd", TODO, "no MindSpore counterpart for a multi-dimensional histogram",
+         "numpy.histogramdd(x.asnumpy(), ...) wrapped with ms.Tensor (no gradient: torch gives none either)"),
+    Rule(r"torch", r"lobpcg", TODO, "no MindSpore counterpart for the LOBPCG eigensolver",
+         "torch.linalg.eigh, which converts (a dense problem), or scipy.sparse.linalg.lobpcg on values"),
+    Rule(r"torch(\.Tensor)?", r"(hash_tensor|slice_inverse)", TODO,
+         "a torch 2.x kernel with no MindSpore counterpart (hash_tensor: an xor reduction of the bits; "
+         "slice_inverse: functionalization's scatter of a slice)",
+         "for hash_tensor a hash of x.asnumpy().tobytes(); for slice_inverse ops.tensor_scatter_update"),
+    Rule(r"torch\.Tensor", r"(eig|lstsq|solve|symeig|reinforce)", OUT_OF_SCOPE,
+         "removed from torch (deprecated since 1.9): calling it raises RuntimeError in torch itself",
+         "torch.linalg.eig / lstsq / solve / eigh, which convert"),
+    Rule(r"torch\.Tensor", r"resize", TODO,
+         "deprecated (torch warns): resizes the tensor in place, reallocating its storage",
+         "x.reshape(...) where the element count is kept, or a new tensor (ops.zeros(...)) where it is not"),
+    Rule(r"torch\.Tensor", r"(name|grad_dtype)", TODO,
+         "autograd bookkeeping torch keeps on a tensor (name: None unless a graph tool sets it; grad_dtype: the "
+         "dtype its .grad is cast to)", "nothing for name; for grad_dtype cast the gradients MindSpore returns "
+         "(g.astype(...)) in the train step"),
+    Rule(r"torch\.Tensor", r"index", TODO,
+         "functorch's first-class dimensions (x.index(dims)): no MindSpore counterpart",
+         "ordinary indexing and ops.transpose/reshape with the positions written out"),
+    Rule(r"torch\.nn", r"Container", OUT_OF_SCOPE,
+         "a deprecated base class (torch warns when it is built): nn.Module under another name",
+         "nn.Module, which converts to nn.Cell"),
+    Rule(r"torch\.nn", r"Uninitialized(Buffer|Parameter)", TODO,
+         "lazy modules' placeholders: their shape is decided at the first call; a MindSpore Parameter needs it at "
+         "construction", "the non-lazy layer with its sizes written out"),
+    Rule(r"torch\.nn", r"RNNCellBase", TODO,
+         "the base class of torch's RNN cells (its weight_ih/weight_hh layout and reset_parameters); MindSpore's "
+         "cells have no public common base", "nn.RNNCell / nn.LSTMCell / nn.GRUCell, which convert, or a Module of your own"),
+    Rule(r"torch\.nn", r"AdaptiveLogSoftmaxWithLoss", TODO,
+         "no MindSpore counterpart: the adaptive softmax (a head over frequent classes and cluster tokens, tails "
+         "projected down per cluster)", "a Cell of nn.Dense head and per-cluster nn.SequentialCell tails, "
+         "log_softmax per cluster, gathering each target's log-probability"),
+    Rule(r"torch\.nn", r"LinearCrossEntropyOptions", TODO,
+         "the chunking options of torch 2.13's linear_cross_entropy (a memory optimization)",
+         "F.linear then F.cross_entropy, which convert (the full logits are materialized)"),
+    Rule(r"torch\.nn\.functional", r"(grouped_mm|scaled_grouped_mm|scaled_mm)", TODO,
+         "torch's grouped and scaled (float8) matmul kernels for CUDA: no MindSpore CPU counterpart",
+         "ops.matmul per group (ops.split, then ops.cat), scales applied as multiplications"),
+    Rule(r"torch\.nn\.utils", r"clip_grads_with_norm_", TODO,
+         "scales the .grad of each parameter in place by a total norm the program computed; a MindSpore "
+         "gradient is a value the grad function returns, not a field of the parameter",
+         "ops.clip_by_global_norm(grads, max_norm) on the gradients in the train step (clip_grad_norm_ there "
+         "converts)"),
+    Rule(r"torch\.linalg", r"ldl_factor_ex", TODO, "no MindSpore counterpart for the LDL factorization",
+         "scipy.linalg.ldl on values, or torch.linalg.cholesky (converts) for a positive-definite matrix"),
+    Rule(r"torch\.distributions", r"Wishart", TODO, "no mindspore.nn.probability counterpart for the Wishart "
+         "distribution", "a sampler of your own from MultivariateNormal draws (which convert): sum of outer "
+         "products, df of them"),
+    Rule(r"torch\.distributions", r"(CorrCholeskyTransform|biject_to|transform_to)", TODO,
+         "constraint registries and the correlation-Cholesky bijection: no mindspore.nn.probability counterpart",
+         "the transform written out (ExpTransform, SigmoidTransform... convert) for the one constraint used"),
+    Rule(r"torch\.optim", r"swap_in_optimizer_params_and_state", TODO,
+         "an internal-ish helper that swaps an optimizer's parameters and state between tensors; MindSpore "
+         "optimizers hold Parameters by name", "rebuild the optimizer over the new parameters"),
+    Rule(r"torch\.optim\.lr_scheduler", r"(inf|bisect_right|ref|annotations|EPOCH_DEPRECATION_WARNING)",
+         OUT_OF_SCOPE, "a standard-library name the scheduler module imports for its own code (math.inf, "
+         "bisect.bisect_right, weakref.ref, __future__.annotations) or a warning text: not a torch API",
+         "math.inf / bisect.bisect_right / weakref.ref from the standard library"),
+    Rule(r"torch\.utils\.data", r"(DFIterDataPipe|DataChunk|IterDataPipe|MapDataPipe|argument_validation|"
+                                r"functional_datapipe|guaranteed_datapipes_determinism|runtime_validation|"
+                                r"runtime_validation_disabled)", TODO,
+         "DataPipes (deprecated in torch, moved out to torchdata): no converted counterpart",
+         "a Dataset or a generator, which convert (mindspore.dataset.GeneratorDataset)"),
+)
+
 # first matching rule wins; rules only apply to names without a registry record
 RULES: Tuple[Rule, ...] = (
     # --- out of scope ----------------------------------------------------------------------------------
@@ -202,6 +312,7 @@ RULES: Tuple[Rule, ...] = (
                            r"as_subclass|new_tensor|new_empty_strided|type|is_inference)", TODO,
          "a torch.Tensor device/autograd-graph/named-tensor method with no record",
          "MindSpore computes gradients functionally (ms.grad / ms.value_and_grad); devices via set_context"),
+    *_NAMED_LEFTOVERS,
     *(Rule(namespace, ANY, TODO, reason, instead) for namespace, reason, instead in _REST_OF_NAMESPACE),
 )
 
