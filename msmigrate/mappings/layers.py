@@ -160,7 +160,9 @@ def _bias_as_flag(b) -> None:
     `module.bias`: None where the layer has none); MindSpore's has_bias takes a bool only (a TypeError naming no
     line of the original). A value that is not a literal bool is written `bool(value)`."""
     code = b.code("bias")
-    if code is not None and code.strip() not in ("True", "False"):
+    if code == "None":
+        b.set("bias", "False")
+    elif code is not None and code not in ("True", "False"):
         b.set("bias", f"bool({code})")
 
 
@@ -279,12 +281,19 @@ for _d in ("1d", "2d", "3d"):
 
 
 # ------------------------------------------------------------------ linear & norm
-mapping("torch.nn.Linear", "mindspore.nn.Dense",
-        args=("in_features", "out_features", "bias", "device", "dtype"),
-        target_args=("in_channels", "out_channels"),
-        rename={"in_features": "in_channels", "out_features": "out_channels", "bias": "has_bias"},
-        drop=_NO_DEVICE, note="Linear -> Dense; bias -> has_bias; weight (out, in) in both",
-        test=f"{T}::test_linear")
+def _linear(ctx):
+    """torch's Linear tests `if bias:` too (`bias=None`, or a flag a constructor passes on): _bias_as_flag."""
+    _bias_as_flag(ctx.bound)
+    return None
+
+
+rule("torch.nn.Linear", "mindspore.nn.Dense",
+     args=("in_features", "out_features", "bias", "device", "dtype"),
+     target_args=("in_channels", "out_channels"),
+     rename={"in_features": "in_channels", "out_features": "out_channels", "bias": "has_bias"},
+     drop=_NO_DEVICE, note="Linear -> Dense; bias -> has_bias (a value that is not True/False as bool(value), as "
+                           "torch tests it); weight (out, in) in both",
+     test=f"{T}::test_linear")(_linear)
 def _identity(ctx):
     """torch's nn.Identity takes any arguments and ignores them (a stand-in for a layer's constructor); MindSpore's
     takes none."""

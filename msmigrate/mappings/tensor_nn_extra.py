@@ -18,6 +18,7 @@ import libcst as cst
 from ..callsite import UnsupportedSite
 from ..records import REGISTRY, mapping, rule
 from .compose import composed, through_twin, translated_order
+from .layers import _linear
 
 T = "tests/parity/test_tensor_nn_extra.py"
 T_PROP, T_METHOD = f"{T}::test_tensor_properties", f"{T}::test_tensor_methods"
@@ -72,14 +73,15 @@ mapping(N + "PairwiseDistance", "_ms_compat.PairwiseDistance", args=("p", "eps",
 mapping(N + "RMSNorm", "_ms_compat.RMSNorm", args=("normalized_shape", "eps", "elementwise_affine", "device", "dtype"),
         target_args=("normalized_shape", "eps", "elementwise_affine"), drop=("device", "dtype"), test=T_LAYER,
         note="parameter `weight` as torch; eps=None is the input dtype's machine epsilon, as torch")
-mapping(N + "Bilinear", "mindspore.nn.BiDense",
-        args=("in1_features", "in2_features", "out_features", "bias", "device", "dtype"),
-        target_args=("in1_channels", "in2_channels", "out_channels"),
-        rename={"in1_features": "in1_channels", "in2_features": "in2_channels", "out_features": "out_channels",
-                "bias": "has_bias"},
-        drop=("device", "dtype"), test=T_LAYER,
-        note="parameters weight (out, in1, in2) and bias as torch; their initial values follow MindSpore's initializers "
-             "(load torch weights for identical values)")
+rule(N + "Bilinear", "mindspore.nn.BiDense",
+     args=("in1_features", "in2_features", "out_features", "bias", "device", "dtype"),
+     target_args=("in1_channels", "in2_channels", "out_channels"),
+     rename={"in1_features": "in1_channels", "in2_features": "in2_channels", "out_features": "out_channels",
+             "bias": "has_bias"},
+     drop=("device", "dtype"), test=T_LAYER,
+     note="parameters weight (out, in1, in2) and bias as torch; their initial values follow MindSpore's initializers "
+          "(load torch weights for identical values); a bias that is not True/False as bool(value), as torch tests "
+          "it")(_linear)
 for _d in ("1d", "2d", "3d"):
     mapping(N + f"CircularPad{_d}", f"_ms_compat.CircularPad{_d}", args=("padding",), target_args=("padding",),
             test=T_LAYER, note="ops.pad(mode='circular') with torch's padding order (last dimension first)")

@@ -255,6 +255,9 @@ def test_pool(expr, shape, graph):
     ("nn.Linear(5, 3)", (4, 5), True, True),
     ("nn.Linear(5, 3, bias=False)", (2, 4, 5), True, False),
     ("nn.Linear(in_features=5, out_features=2, bias=True)", (3, 5), False, False),
+    # torch tests `if bias:` (MindSpore's has_bias takes a bool only: a TypeError naming no line)
+    ("nn.Linear(5, 3, bias=None)", (4, 5), True, True),
+    ("nn.Linear(5, 3, bias=[1])", (4, 5), False, False),
 ])
 def test_linear(expr, shape, grad, graph):
     code, sites = check_layer(layer_src(expr), [rnd(*shape)], grad=grad, graph=graph)

@@ -241,6 +241,7 @@ LAYERS = [
     ("nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True, _random_samples=torch.full((1, 2, 3), 0.7))",
      (VOL,)),
     ("nn.MaxUnpool1d(2)", "pool1"), ("nn.MaxUnpool2d(2, stride=2)", "pool2"), ("nn.MaxUnpool3d(kernel_size=2)", "pool3"),
+    ("nn.Bilinear(4, 5, 2, bias=None)", (X4, X5)),    # torch tests `if bias:`; MindSpore's has_bias takes a bool
 ]
 # layers whose input gradient is compared too (composed formulas)
 GRADS = {3, 7, 18, 21, 26, 30}   # 21: CrossMapLRN2d, torch's hand-written backward
