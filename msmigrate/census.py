@@ -158,10 +158,6 @@ _NAMED_LEFTOVERS: Tuple[Rule, ...] = (
     Rule(r"torch\.nn", r"RNNCellBase", TODO,
          "the base class of torch's RNN cells (its weight_ih/weight_hh layout and reset_parameters); MindSpore's "
          "cells have no public common base", "nn.RNNCell / nn.LSTMCell / nn.GRUCell, which convert, or a Module of your own"),
-    Rule(r"torch\.nn", r"AdaptiveLogSoftmaxWithLoss", TODO,
-         "no MindSpore counterpart: the adaptive softmax (a head over frequent classes and cluster tokens, tails "
-         "projected down per cluster)", "a Cell of nn.Dense head and per-cluster nn.SequentialCell tails, "
-         "log_softmax per cluster, gathering each target's log-probability"),
     Rule(r"torch\.nn", r"LinearCrossEntropyOptions", TODO,
          "the chunking options of torch 2.13's linear_cross_entropy (a memory optimization)",
          "F.linear then F.cross_entropy, which convert (the full logits are materialized)"),

@@ -82,6 +82,13 @@ rule(N + "Bilinear", "mindspore.nn.BiDense",
      note="parameters weight (out, in1, in2) and bias as torch; their initial values follow MindSpore's initializers "
           "(load torch weights for identical values); a bias that is not True/False as bool(value), as torch tests "
           "it")(_linear)
+mapping(N + "AdaptiveLogSoftmaxWithLoss", "_ms_compat.AdaptiveLogSoftmaxWithLoss",
+        args=("in_features", "n_classes", "cutoffs", "div_value", "head_bias", "device", "dtype"),
+        target_args=("in_features", "n_classes", "cutoffs", "div_value", "head_bias"), drop=("device", "dtype"),
+        test=f"{T}::test_adaptive_log_softmax",
+        note="torch's head/tail layout and parameter names; each target's log-probability is taken from the full "
+             "table (log_prob's), the sums torch forms over each cluster's rows, so a compiled graph runs it too; "
+             "(output, loss) as a namedtuple")
 for _d in ("1d", "2d", "3d"):
     mapping(N + f"CircularPad{_d}", f"_ms_compat.CircularPad{_d}", args=("padding",), target_args=("padding",),
             test=T_LAYER, note="ops.pad(mode='circular') with torch's padding order (last dimension first)")

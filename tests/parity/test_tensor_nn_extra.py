@@ -462,3 +462,65 @@ def test_random_functional():
             np.testing.assert_allclose(freq, want, atol=0.03, err_msg=name)
         # a higher temperature flattens the soft samples
         assert warm.max(-1).mean() < soft.max(-1).mean(), name
+
+
+ASM_SRC = '''import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 8)
+        self.asm = nn.AdaptiveLogSoftmaxWithLoss(8, 20, cutoffs=[4, 10], div_value=2.0, head_bias=True)
+
+    def forward(self, x, y):
+        out = self.asm(torch.tanh(self.proj(x)), y)
+        return out.output, out.loss
+
+    def log_prob(self, x):
+        return self.asm.log_prob(torch.tanh(self.proj(x)))
+
+    def predict(self, x):
+        return self.asm.predict(torch.tanh(self.proj(x)))
+
+
+def make():
+    return LM()
+'''
+
+
+def test_adaptive_log_softmax():
+    """nn.AdaptiveLogSoftmaxWithLoss (_ms_compat's): output and loss with targets in the shortlist and both clusters,
+    the gradients of every parameter, log_prob and predict, PYNATIVE and GRAPH, torch's weights loaded by name."""
+    import mindspore as ms
+    import torch
+
+    from msmigrate.weights import load_torch_state_dict
+
+    tns = load_torch(ASM_SRC)
+    mod, code, sites = load_converted(ASM_SRC)
+    assert not [s for s in sites if s.status == TODO], code
+    x = RNG.standard_normal((9, 6)).astype(np.float32)
+    y = np.array([0, 3, 4, 9, 10, 19, 1, 12, 5], np.int64)     # shortlist, cluster 1, cluster 2
+    torch.manual_seed(0)
+    tnet = tns["make"]()
+    t_out, t_loss = tnet(torch.from_numpy(x), torch.from_numpy(y))
+    t_loss.backward()
+    t_grads = {k: p.grad.numpy() for k, p in tnet.named_parameters()}
+    net = mod.make()
+    load_torch_state_dict(net, {k: v.detach().numpy() for k, v in tnet.state_dict().items()}, strict=True)
+    mx, my = ms.Tensor(x), ms.Tensor(y)
+    for run in (net, ms.jit(net.construct)):
+        out, loss = run(mx, my)
+        assert_close((out, loss), (t_out.detach(), t_loss.detach()), 1e-5, 1e-5, "output, loss")
+    params = net.trainable_params()
+    loss_grads = ms.grad(lambda a, b: net(a, b)[1], grad_position=None, weights=params)(mx, my)
+    assert sorted(p.name for p in params) == sorted(t_grads)
+    for p, g in zip(params, loss_grads):
+        assert_close(g, torch.from_numpy(t_grads[p.name]), 1e-5, 1e-5, p.name)
+    assert_close(net.log_prob(mx), tnet.log_prob(torch.from_numpy(x)).detach(), 1e-5, 1e-5, "log_prob")
+    assert np.array_equal(net.predict(mx).asnumpy(), tnet.predict(torch.from_numpy(x)).numpy())
+    one_out, one_loss = net(mx[0], my[0])     # unbatched: a 1-D input and a 0-D target
+    t1 = tnet(torch.from_numpy(x[0]), torch.tensor(y[0]))
+    assert_close((one_out, one_loss), (t1[0].detach(), t1[1].detach()), 1e-5, 1e-5, "unbatched")

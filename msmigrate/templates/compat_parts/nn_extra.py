@@ -2,6 +2,7 @@
 written with torch's formulas and defaults (mappings/tensor_nn_extra.py; proven against torch by
 tests/parity/test_tensor_nn_extra.py). Random ones (RReLU in training, alpha dropout) draw from MindSpore's
 stream: the same distribution as torch, not the same numbers."""
+import collections
 import math
 
 import mindspore as ms
@@ -968,3 +969,74 @@ def _interpolate_factor(scale_factor, mode, align_corners, recompute_scale_facto
             "1/scale_factor, which differ for a fractional factor. Pass size=, an integer factor, or "
             "recompute_scale_factor=True")
     return tuple(float(f) for f in factors) if many else float(scale_factor)
+
+
+class AdaptiveLogSoftmaxWithLoss(nn.Cell):
+    """torch.nn.AdaptiveLogSoftmaxWithLoss: `head` (nn.Dense over the shortlist and one token per cluster) and `tail`
+    (per cluster, two bias-free nn.Dense projecting down by div_value ** (i + 1)), torch's parameter names. The
+    forward takes each target's log-probability from the full table log_prob computes, the same sums torch forms row
+    by row over each cluster's rows (no row selection by the data's values, so a compiled graph runs it too);
+    returns (output, loss) as a namedtuple, as torch."""
+
+    def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False):
+        super().__init__()
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("cutoffs should be a sequence of length larger than 0")
+        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
+            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in an increasing "
+                             "order, where each value is between 1 and n_classes-1")
+        self.in_features, self.n_classes, self.div_value, self.head_bias = in_features, n_classes, div_value, head_bias
+        self.cutoffs = cutoffs + [n_classes]
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = nn.Dense(in_features, self.head_size, has_bias=head_bias)
+        self.tail = nn.CellList()
+        for i in range(self.n_clusters):
+            hsz = int(in_features // (div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            self.tail.append(nn.SequentialCell([nn.Dense(in_features, hsz, has_bias=False),
+                                                nn.Dense(hsz, osz, has_bias=False)]))
+
+    def _full_log_prob(self, input, head_output):
+        head_logprob = ops.log_softmax(head_output, 1)
+        parts = [head_logprob[:, :self.shortlist_size]]
+        for i in range(self.n_clusters):
+            cluster_logprob = ops.log_softmax(self.tail[i](input), 1)
+            parts.append(cluster_logprob + head_logprob[:, self.shortlist_size + i:self.shortlist_size + i + 1])
+        return ops.cat(parts, 1)
+
+    def log_prob(self, input):
+        batched = input.ndim > 1
+        x = input if batched else input.expand_dims(0)
+        out = self._full_log_prob(x, self.head(x))
+        return out if batched else out.squeeze(0)
+
+    def predict(self, input):
+        batched = input.ndim > 1
+        x = input if batched else input.expand_dims(0)
+        head_output = self.head(x)
+        first = ops.argmax(head_output, 1).astype(ms.int64)
+        # a shortlist word that wins the head outranks every cluster's words (each is at most its cluster's share)
+        full = ops.argmax(self._full_log_prob(x, head_output), 1).astype(ms.int64)
+        out = ops.where(first < self.shortlist_size, first, full)
+        return out if batched else out.squeeze(0)
+
+    def construct(self, input, target):
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.ndim == 1 and input.ndim != 2:
+            raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with size {input.shape}")
+        if target.ndim == 0 and input.ndim != 1:
+            raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with size {input.shape}")
+        batched = target.ndim > 0
+        x = input if batched else input.expand_dims(0)
+        t = (target if batched else target.expand_dims(0)).astype(ms.int64)
+        output = ops.gather_elements(self._full_log_prob(x, self.head(x)), 1, t.expand_dims(1)).squeeze(1)
+        loss = (-output).mean()
+        return ASMoutput(output if batched else output.squeeze(0), loss)
+
+
+ASMoutput = collections.namedtuple("_ASMoutput", ["output", "loss"])
