@@ -25,6 +25,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from .detached_updates import _CHAINABLE
+from .held_items import item
 from .held_tensor_paths import held_tensor
 
 _CHAIN = re.compile(r"[)\]]\s*\.\s*[a-z_0-9]+_\(")
@@ -262,7 +263,9 @@ class _Rewrite(cst.CSTTransformer):
                 and base.func.attr.value in _FILLS:
             # `p.data.normal_().mul_(s)` (a hand-written He initialization): the fill returns p.data itself
             links, base = [base] + links, base.func.value
-        if len(links) < 2 or not (_plain_name(base) or held_tensor(base)):
+        # `self.shadow[k].mul_(d).add_(v, alpha=1 - d)` (an EMA's dict of weights): the entry named again per link
+        # reads the same tensor (held_items.py then writes each link's value into it)
+        if len(links) < 2 or not (_plain_name(base) or held_tensor(base) or item(base) is not None):
             return None
         return [cst.Expr(value=call.with_changes(func=call.func.with_changes(value=base))) for call in links]
 

@@ -52,6 +52,7 @@ from . import diagonal_fill as DF
 from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
+from . import held_items as HI
 from . import graph_loop_lambdas as LL
 from . import graph_stored_lambdas as SL
 from . import unmapped_tensor_api as UT
@@ -3719,6 +3720,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         if m.target is None and m.rule is None:
             return self._todo(original, api, m.note or "no MindSpore counterpart", updated)
         if id(original) in self._slice_copies and kind in ("tensor", "unknown"):
+            held = self._held_item_copy(original, updated, api)     # `ema[name].copy_(v)`: held_items.py
+            if held is not None:
+                return held
             self._record(original, api, "x[...] = src", R.CONVERTED, "a slice's copy_ statement is an assignment to "
                          "the slice (in place; broadcasts and casts like torch)")
             # the converted call kept with its value: an id is unique only while its node lives
@@ -3743,6 +3747,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                 return filled
         if name.endswith("_") and not name.endswith("__") and isinstance(func.value, cst.Subscript) \
                 and not (name == "copy_" and _keyed_by_string(func.value)):
+            held = self._held_item_change(original, updated, name, m)     # `shadow[k].mul_(d)`: held_items.py
+            if held is not None:
+                return held
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
         try:
@@ -3835,6 +3842,40 @@ class TorchToMindSpore(cst.CSTTransformer):
                 self.uses_compat = self.uses_compat or "list_removed" in code_of(store.value)
                 return store
         return updated
+
+    def _held_item_change(self, original: cst.Call, updated: cst.Call, name: str, m):
+        """`C[k].op_(args)` outside Cell code, C's kind unseen: `_ms_compat.item_in_place(C, k, <C[k].op(args)>)`
+        (msmigrate/held_items.py); None where it is no such entry or op (the TODO as before)."""
+        from .inplace_forms import needs_cast_back, out_of_place
+
+        found = HI.item(original.func.value)
+        form = out_of_place(name)
+        if found is None or form is None or self._in_cell_code() or not m.source.startswith("Tensor."):
+            return None
+        out = self._apply_out_of_place(original, updated, name, form[0], form[1])
+        if out is None:
+            return None
+        if needs_cast_back(name):   # a bool result: torch keeps the entry's dtype
+            x = code_of(updated.func.value).strip()
+            out = self._render_template(f"ops.cast({code_of(out).strip()}, {x}.dtype)")
+        held = HI.item(updated.func.value)
+        site = self.sites[-1]
+        site.api, site.status, site.note = "Tensor." + name, R.DIFFERENCE, HI.NOTE
+        self.uses_compat = True
+        return HI.wrapped(COMPAT, held[0], held[1], out)
+
+    def _held_item_copy(self, original: cst.Call, updated: cst.Call, api: str):
+        """`C[k].copy_(src)` as a statement outside Cell code, k a name (a dict's key, a list's index: C's kind
+        unseen, C no tensor the converter knows): `_ms_compat.item_in_place(C, k, src)` (held_items.py); None
+        otherwise (the assignment `C[k] = src`, MindSpore's setitem writing into the tensor)."""
+        found = HI.item(original.func.value)
+        if found is None or not isinstance(found[1], (cst.Name, cst.Attribute)) or self._in_cell_code() \
+                or self._receiver_kind(found[0]) == "tensor":
+            return None
+        held = HI.item(updated.func.value)
+        self._record(original, api, f"{COMPAT}.{HI.HELPER}({HI.describe(*held)}, src)", R.DIFFERENCE, HI.NOTE)
+        self.uses_compat = True
+        return HI.wrapped(COMPAT, held[0], held[1], updated.args[0].value)
 
     def _apply_out_of_place(self, original: cst.Call, updated: cst.Call, name: str, m, receiver_first: bool,
                             receiver: Optional[cst.BaseExpression] = None) -> Optional[cst.BaseExpression]:

@@ -32,6 +32,26 @@ def write_into(x, value, reshapes=False):
     return x
 
 
+def item_in_place(holder, key, value):
+    """torch's `holder[key].op_(...)` (and `.copy_(src)`), `value` its out-of-place result, where the converter cannot
+    tell what holder is (msmigrate/held_items.py). A dict's or list's entry is a tensor others may hold too (an EMA's
+    shadow weights, `dict(model.named_parameters())`): value written into it (write_into, broadcast to it as copy_
+    does), as torch changes it. A tensor's row or slice at an integer key is a view in torch: value assigned into the
+    tensor (setitem, in place). A key that is a tensor of indices or a mask selects a copy in torch, so the tensor
+    stays as it was. Returns the entry as torch's call returns it."""
+    if isinstance(holder, ms.Tensor):
+        if isinstance(key, ms.Tensor) and (key.ndim > 0 or key.dtype == ms.bool_):
+            return value
+        holder[key] = value
+        return holder[key]
+    item = holder[key]
+    if isinstance(item, ms.Tensor) and isinstance(value, ms.Tensor) and value.shape != item.shape:
+        value = ms.ops.broadcast_to(value, item.shape)
+    elif isinstance(item, ms.Tensor) and not isinstance(value, ms.Tensor):
+        value = ms.ops.full(item.shape, value, dtype=item.dtype)
+    return write_into(item, value)
+
+
 def into_memory(x, value):
     """value written into x's memory (copy_), which a `p.data` shares with its Parameter (assign_value gives x
     new memory: the Parameter behind it kept its old value). A view into a larger tensor (a row `x[i]`, which
