@@ -78,7 +78,8 @@ print("RESULT " + json.dumps(sorted(m for m in sys.modules if m == "transformers
 
 def env():
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT)
+    # a package installed outside the environment (`pip install --target DIR timm`, PYTHONPATH=DIR) is found too
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     e["GLOG_v"] = "3"
     e.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
     e["TRANSFORMERS_OFFLINE"] = "1"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,11 +87,11 @@ print("RESULT " + json.dumps(out))
 
 
 def env():
-    e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT)
-    e["GLOG_v"] = "3"
-    e.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
-    return e
+    """library_imports' environment: this checkout first, then a PYTHONPATH given (a timm installed elsewhere)."""
+    sys.path.insert(0, str(ROOT))
+    from bench.library_imports import env as library_env
+
+    return library_env()
 
 
 def result(p):
