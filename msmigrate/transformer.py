@@ -3620,6 +3620,13 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _convert_method_call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         name = func.attr.value
+        if name == "add_module" and self._classes and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and len(original.args) == 2 and isinstance(original.args[0].value, cst.SimpleString):
+            # `self.add_module('bn', nn.BatchNorm2d(c))` (timm's ConvBN): self.bn holds that layer, as an assignment
+            v = original.args[1].value
+            self._self_attr_types(cst.Attribute(value=cst.Name("self"), attr=cst.Name(
+                original.args[0].value.evaluated_value)), v, self._torch_qname(v.func) if isinstance(v, cst.Call)
+                else None, self._is_tensor_expr(v), self._is_cell_call(v))
         if name == "backward":
             return LB.note(self, original, updated)     # the training-loop rewrite (train_loop.py) decides
         chained = UT.property_receiver(self, original, updated)   # `x.grad.zero_()` on a tensor x

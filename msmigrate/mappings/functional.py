@@ -709,13 +709,18 @@ _simple("group_norm", "mindspore.ops.group_norm", ("input", "num_groups", "weigh
 
 def _batch_norm(ctx):
     b = ctx.bound
-    rv = _need(b, "running_var")
-    if not _given(b, "running_mean") or not _given(b, "running_var"):
-        raise UnsupportedSite("batch_norm without running statistics is not converted")
-    for name, fill in (("weight", "ones_like"), ("bias", "zeros_like")):
-        if not _given(b, name):
-            b.remove(name)
-            b.set(name, f"ops.{fill}({rv})")
+    if not _given(b, "running_mean") and not _given(b, "running_var"):
+        # batch statistics only (a weight standardized by F.batch_norm(w, None, None, training=True)): the helper
+        # computes them (compat_parts/float64_batch_norm.py's _batch_statistics_norm)
+        for name in ("running_mean", "running_var", "weight", "bias"):
+            if not b.has(name):
+                b.set(name, "None")
+    else:
+        rv = _need(b, "running_var")
+        for name, fill in (("weight", "ones_like"), ("bias", "zeros_like")):
+            if not _given(b, name):
+                b.remove(name)
+                b.set(name, f"ops.{fill}({rv})")
     if b.code("training") in (None, "False") and b.has("momentum"):
         b.remove("momentum")     # unused without training (MindSpore checks it is in (0, 1], torch does not)
     # keep torch's positional order for the arguments that follow
@@ -734,7 +739,8 @@ def _batch_norm(ctx):
 rule(P + "batch_norm", "_ms_compat.batch_norm",
      args=("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
      target_args=("input_x", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps", "where"),
-     note="a missing weight/bias becomes ones/zeros; momentum has torch's meaning here (and is left out without "
+     note="a missing weight/bias becomes ones/zeros (without running statistics, None for both: the batch's "
+          "statistics, as torch); momentum has torch's meaning here (and is left out without "
           "training, where torch does not use it); with training=True the running statistics are updated in place "
           "as in torch; a float64 input (MindSpore's BatchNorm kernel refuses it) computes torch's formula in "
           "float64 (templates/compat_parts/float64_batch_norm.py; with training=True in PyNative only, compiling "

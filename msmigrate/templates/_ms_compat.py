@@ -832,6 +832,13 @@ def _batch_norm(base):
             super().__init__(num_features, eps=eps, momentum=1 - momentum, affine=affine,
                              use_batch_statistics=None if track_running_stats else True)
             self.torch_affine = getattr(self, "bn2d", self).torch_affine = bool(affine)   # read by affine_off
+
+        # torch's names, read where the converter cannot see the layer's class: timm's `self.conv3.bn.weight` of a
+        # BatchNormAct2d (a subclass of this adapter) a factory made; a subclass's own `self.weight`
+        weight = property(lambda self: self.gamma)
+        bias = property(lambda self: self.beta)
+        running_mean = property(lambda self: self.moving_mean)
+        running_var = property(lambda self: self.moving_variance)
     BatchNorm.__name__ = BatchNorm.__qualname__ = base.__name__
     return BatchNorm
 
