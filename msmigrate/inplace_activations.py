@@ -103,20 +103,33 @@ def _local(scope: _Scope, fn, name: str) -> bool:
 def _aliases(scope: _Scope, fn, name: str, stmt=None) -> Set[str]:
     """Names bound to `name` itself (`identity = x`) or that `name` was bound to (`x = identity`) in the scope,
     but for an alias made before a statement of the same block as `stmt` (the call's) that binds `name` again
-    (`shortcut = x; x = conv(x); x = act(x)`: the activation's input is the convolution's new tensor)."""
+    (`shortcut = x; x = conv(x); x = act(x)`: the activation's input is the convolution's new tensor), the alias
+    made inside an earlier statement of that block too (timm's SplitAttn: `if radix > 1: ... else: x_gap = x`, then
+    `x_gap = x_gap.mean(...)` before `x_gap = self.act1(x_gap)`)."""
     out: Set[str] = set()
     if fn is None:
         return out
     where: Dict[int, Tuple[list, int]] = {}   # statement -> (its block's statements, its index there)
-    made: Dict[str, list] = {}               # alias -> the statements making it
+    made: Dict[str, list] = {}               # alias -> the statements around each place making it, outermost first
 
     class V(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.around: list = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                self.around.append(node)
+            return super().on_visit(node)
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            super().on_leave(original_node)
+            if isinstance(original_node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                self.around.pop()
+
         def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
             body = list(node.body)
             where.update((id(st), (body, i)) for i, st in enumerate(body))
-
-        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-            self.line = node
 
         def visit_Assign(self, node: cst.Assign) -> None:
             targets = set()
@@ -125,21 +138,24 @@ def _aliases(scope: _Scope, fn, name: str, stmt=None) -> Set[str]:
             if isinstance(node.value, cst.Name):
                 if node.value.value == name:
                     for a in targets - {name}:
-                        made.setdefault(a, []).append(self.line)
+                        made.setdefault(a, []).append(tuple(self.around))
                 elif name in targets:
-                    made.setdefault(node.value.value, []).append(self.line)
+                    made.setdefault(node.value.value, []).append(tuple(self.around))
 
         def visit_FunctionDef(self, node) -> bool:
             return node is fn
     fn.visit(V())
 
-    def rebound_since(line) -> bool:
-        here, there = where.get(id(line)), where.get(id(stmt))
-        if here is None or there is None or here[0] is not there[0] or here[1] >= there[1]:
-            return False
-        between = here[0][here[1] + 1:there[1]]
-        return any(name in scope.stmt_binds.get(id(st), set()) for st in between)
-    return {a for a, lines in made.items() if not all(rebound_since(line) for line in lines)}
+    def rebound_since(around) -> bool:
+        there = where.get(id(stmt))
+        for st in around:
+            here = where.get(id(st))
+            if here is None or there is None or here[0] is not there[0] or here[1] >= there[1]:
+                continue
+            between = here[0][here[1] + 1:there[1]]
+            return any(name in scope.stmt_binds.get(id(b), set()) for b in between)
+        return False
+    return {a for a, places in made.items() if not all(rebound_since(around) for around in places)}
 
 
 def _parents(node: cst.CSTNode) -> Dict[int, cst.CSTNode]:

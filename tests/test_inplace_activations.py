@@ -136,6 +136,25 @@ class Unknown(nn.Module):
         h = self.fc(x)
         y = self.act(h)
         return y + h
+
+
+class AliasRebound(nn.Module):
+    # timm's SplitAttn: x_gap aliases x in one branch, is rebound before the activation, and x is read after
+    def __init__(self, act_layer=make_layer, radix=1):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.act = act_layer(inplace=True)
+        self.radix = radix
+
+    def forward(self, x):
+        x = self.fc(x)
+        if self.radix > 1:
+            x_gap = x.sum(dim=0, keepdim=True)
+        else:
+            x_gap = x
+        x_gap = x_gap.mean(1, keepdim=True)
+        x_gap = self.act(x_gap)
+        return x * x_gap + x
 """
 
 X = np.array([[0.5, -1.0, 2.0, -0.3], [1.5, 0.2, -0.7, 0.9], [-1.2, 0.4, 0.3, -2.0]], np.float32)
@@ -189,7 +208,7 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)     # MindSpore writes rank_0/ (compile failure dumps) into the working directory
 
 
-@pytest.mark.parametrize("name", ["Residual", "Statement", "Functional", "Clean"])
+@pytest.mark.parametrize("name", ["Residual", "Statement", "Functional", "Clean", "AliasRebound"])
 def test_in_place_activations_match_torch(name):
     mod, code, _ = load_converted(NETS)
     _assert_matches_torch(load_torch(NETS), mod, code, name)

@@ -418,7 +418,14 @@ def _to(ctx):
         if f8 is not None:
             return f8
     if b.has("dtype"):
-        return _cast(ctx, x, ctx.code('dtype'), ob.value("dtype") if ob.has("dtype") else None)
+        node = ob.value("dtype") if ob.has("dtype") else None
+        qn = ctx.tr._torch_qname(node) if node is not None else None
+        if node is not None and not (qn and qn.startswith("torch.") and qn[6:] in _DTYPE_NAMES) \
+                and not ctx.tr_code(node).endswith(".dtype"):
+            # `bands.to(device=device, dtype=dtype)` with a parameter that may be None (timm's rotary embeddings):
+            # torch keeps the dtype for None, astype refuses it: decided at run time
+            return ctx.expr(f"_ms_compat.to_value({x}, dtype={ctx.code('dtype')})")
+        return _cast(ctx, x, ctx.code('dtype'), node)
     if b.has("other"):
         return ctx.expr(f"{x}.astype({ctx.code('other')}.dtype)")
     a0, a1 = ob.value("arg0"), ob.value("arg1")

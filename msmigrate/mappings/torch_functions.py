@@ -166,21 +166,41 @@ def _checked(ctx, known: Sequence[str], drop: Sequence[str] = _FACTORY_DROP):
 
 
 # ================================================================= creation
+@_starred_rule
 def _tensor(ctx):
+    spread = [a for a in ctx.bound.starred if a.star == "**"]
+    if len(spread) == 1 and len(ctx.bound.starred) == 1 and not ctx.bound.has("dtype"):
+        # `torch.tensor([scale], **dd)` with dd = {'device': .., 'dtype': ..} (timm): the dict's dtype read when the
+        # call runs (None: inferred from the data, as torch), its placement keys dropped, any other key raising
+        b = ctx.bound
+        for name in [n for n in b.order if n.startswith("__star")]:
+            b.order.remove(name)    # the dict, read below
+        starred, b.starred = b.starred, []
+        _check_args(b, ("data",))
+        b.starred = starred
+        if not b.has("data"):
+            raise UnsupportedSite("no data given")
+        where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+        kw = code_of(spread[0].value).strip()
+        return _call(ctx, "ms.Tensor", [_tensor_data(ctx, b.code("data"))],
+                     [("dtype", f"_ms_compat.factory_dtype({kw}, {where!r})")])
     b = _checked(ctx, ("data", "dtype"))
     if not b.has("data"):
         raise UnsupportedSite("no data given")
     dtype = _dtype(b)
     if dtype is None and _complex_literal(b.code("data")):
         dtype = "ms.complex64"   # torch's default complex dtype; MindSpore would infer complex128
-    data = b.code("data")
+    return _call(ctx, "ms.Tensor", [_tensor_data(ctx, b.code("data"))], [("dtype", dtype)])
+
+
+def _tensor_data(ctx, data: str) -> str:
     if re.fullmatch(r"((collections\.)?deque|range)\(.*\)", data, re.S) or (
             re.fullmatch(r"\w+", data) and getattr(ctx.tr, "python_sequence", lambda n: False)(data)):
-        data = f"list({data})"      # a deque or range, which ms.Tensor refuses (python_sequences.py)
-    elif re.fullmatch(r"\w+", data) and getattr(ctx.tr, "python_list", lambda n: False)(data):
+        return f"list({data})"      # a deque or range, which ms.Tensor refuses (python_sequences.py)
+    if re.fullmatch(r"\w+", data) and getattr(ctx.tr, "python_list", lambda n: False)(data):
         # a list filled here, maybe with one-element tensors that torch reads as numbers (python_sequences.py)
-        data = f"_ms_compat.tensor_data({data})"
-    return _call(ctx, "ms.Tensor", [data], [("dtype", dtype)])
+        return f"_ms_compat.tensor_data({data})"
+    return data
 
 
 def _complex_literal(code: str) -> bool:

@@ -27,10 +27,12 @@ class NormAct(nn.BatchNorm2d):
         self.scale = nn.Parameter(torch.ones(1, c, 1, 1, **dd) * 0.5)
         self.register_buffer("shift", torch.zeros((1, c, 1, 1), **dd) + 0.25)
         self.token = nn.Parameter(torch.empty(1, c, **dd).fill_(0.1))
+        self.lab = nn.Parameter(torch.tensor([0.75], **dd))     # timm's hgnet LearnableAffineBlock
+        self.register_buffer("steps", torch.tensor([1, 2, 3][:c], **dd))   # int64 when dd's dtype is None
 
     def forward(self, x):
         x = F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, False, 0.1, self.eps)
-        return torch.relu(x) * self.scale + self.shift + self.token.sum()
+        return torch.relu(x) * self.scale + self.shift + self.token.sum() + self.lab * self.steps.sum()
 
 
 def make():
@@ -69,6 +71,22 @@ def optional_mask(mask: torch.FloatTensor | None = None) -> None | torch.LongTen
 
 def wrong_key():
     return torch.zeros(2, **{"out": None})
+
+
+def norm_name(norm_layer):
+    """timm's get_norm_act_layer: a partial unwrapped once, then the class's name."""
+    from functools import partial
+    if isinstance(norm_layer, partial):
+        norm_layer = norm_layer.func
+    return norm_layer.__name__
+
+
+def nested_partial():
+    from functools import partial
+    inner = partial(nn.LayerNorm, eps=1e-3)
+    outer = partial(inner, elementwise_affine=False)
+    layer = outer(4)
+    return norm_name(outer), layer.eps, len(list(layer.parameters()))
 '''
 
 
@@ -76,7 +94,8 @@ def test_library_idioms():
     _, sites = check_layer(SRC, [rnd(2, 3, 4, 4)], graph=False)
     assert not [s for s in sites if s.status == "todo"], sites
     mod, code, _ = load_converted(SRC)
-    assert "_ms_compat.factory_kwargs(dd" in code, code
+    assert "_ms_compat.factory_kwargs(dd" in code and "_ms_compat.factory_dtype(dd" in code, code
+    assert str(mod.make().steps.dtype) == "Int64"
     from mindspore import float16
     import _ms_compat   # noqa: F401  (put on the path by load_converted)
     assert mod.NormAct(2, dtype=float16).scale.dtype == float16
@@ -239,3 +258,10 @@ def test_alias_of_the_activated_tensor_still_refused():
         src = ALIAS_SRC.replace("        x = self.conv(x)\n", between)
         code = convert_code(src)[0]
         assert "_ms_compat.Unconverted('argument changed in place'" in code, code
+
+
+def test_partial_of_a_partial_is_flattened():
+    """functools flattens partial(partial(f, a=1), b=2) to partial(f, a=1, b=2) (timm's dpn: get_norm_act_layer
+    unwraps `.func` once and reads `__name__`); _ms_compat.partial, a subclass, did not: AttributeError."""
+    mod, code, _ = load_converted(SRC)
+    assert mod.nested_partial() == load_torch(SRC)["nested_partial"]() == ("LayerNorm", 1e-3, 0)

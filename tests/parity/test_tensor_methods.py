@@ -223,8 +223,8 @@ def fn(x: torch.Tensor, m: torch.Tensor):
 # ------------------------------------------------------------------ dtypes, devices, autograd
 DTYPE = '''
 import torch
-def fn(x: torch.Tensor, i: torch.Tensor, device: str):
-    return (x.float(), x.double(), x.half(), x.long(), x.int(), x.bool(), i.float(), x.short(), i.byte(), x.char(),
+def fn(x: torch.Tensor, i: torch.Tensor, device: str, dt=None):
+    return (x.to(dtype=dt), x.to(device=device, dtype=dt), x.float(), x.double(), x.half(), x.long(), x.int(), x.bool(), i.float(), x.short(), i.byte(), x.char(),
             x.bfloat16().float(),
             x.type_as(i), i.type_as(x), x.to(torch.float64), x.to(dtype=torch.int32), x.to("cpu"),
             x.to(device), x.to(x.device), x.to(i), x.to(device, torch.float16), x.to(device=device),

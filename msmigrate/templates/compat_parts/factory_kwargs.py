@@ -16,6 +16,13 @@ def factory_kwargs(kwargs, where, **explicit):
     return {"dtype": ms.float32 if dtype is None else dtype}
 
 
+def factory_dtype(kwargs, where):
+    """torch.tensor(data, **kwargs): the dict's dtype (None: inferred from the data, as torch.tensor infers it), its
+    other keys checked as factory_kwargs checks them."""
+    _factory_keys(tuple(kwargs.keys()), (), where)
+    return kwargs.get("dtype", None)
+
+
 @_factory_constexpr(check=False)
 def _factory_keys(keys, explicit, where):
     for key in keys:

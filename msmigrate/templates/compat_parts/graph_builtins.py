@@ -180,7 +180,14 @@ import functools as _functools
 
 @ms.jit_class
 class partial(_functools.partial):
-    """functools.partial(func, *args, **keywords), also called inside GRAPH mode."""
+    """functools.partial(func, *args, **keywords), also called inside GRAPH mode. A partial of a partial is one
+    partial of the inner one's function, as functools flattens it (timm's get_norm_act_layer unwraps `.func` once
+    and reads its `__name__`)."""
+
+    def __new__(cls, func, /, *args, **keywords):
+        if isinstance(func, _functools.partial):
+            args, keywords, func = func.args + args, {**func.keywords, **keywords}, func.func
+        return super().__new__(cls, func, *args, **keywords)
 
     def __call__(self, *args, **keywords):
         kept = {}
