@@ -4,7 +4,10 @@ cure-lab/LTSF-Linear, rixwew/pytorch-fm) met, each run under torch and converted
 - A model built from a class picked out of a table and cast, in a method of a class that is no Module
   (Informer2020's Exp_Informer._build_model: `model_dict[self.args.model](...).float()`): the converter took the
   receiver for a tensor and wrote `.astype(ms.float32)` on the Cell (AttributeError naming no line of the
-  original). Outside a Module class such a receiver is decided at run time (module_cast.py)."""
+  original). Outside a Module class such a receiver is decided at run time (module_cast.py).
+- An embedding table sized by a NumPy integer (pytorch-fm's FeaturesEmbedding: `nn.Embedding(sum(field_dims),
+  embed_dim)` with field_dims a NumPy array): MindSpore's Embedding takes a Python int only (TypeError naming no
+  line of the original); a size computed by a call or read from an array is written `int(value)`."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -54,3 +57,40 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 def test_model_from_a_table_cast_in_a_plain_class(graph):
     code, _ = program_weights_match_torch(TABLE_BUILT_MODEL, graph=graph)
     assert "cast_tensor_or_module(model_dict[self.name](3)" in code
+
+
+NUMPY_SIZED_EMBEDDING = _FILL + '''
+import torch.nn as nn
+
+
+class Features(nn.Module):
+    def __init__(self, field_dims, embed_dim):
+        super().__init__()
+        self.embedding = nn.Embedding(sum(field_dims), embed_dim)
+        self.first = nn.Embedding(field_dims[0], embed_dim, padding_idx=0)
+        self.offsets = np.array((0, *np.cumsum(field_dims)[:-1]), dtype=np.int64)
+
+    def forward(self, x):
+        x2 = x + x.new_tensor(self.offsets).unsqueeze(0)
+        return self.embedding(x2).sum(dim=1) + self.first(x[:, 0])
+
+
+net = Features(np.array([3, 4]), 2)
+fill(net, 5)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+seen = []
+for k in range(2):
+    x = torch.tensor([[0, 1], [2, 3], [1, 0]])
+    loss = net(x).pow(2).mean() * (k + 1)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_embedding_sized_by_a_numpy_integer(graph):
+    code, _ = program_weights_match_torch(NUMPY_SIZED_EMBEDDING, graph=graph)
+    assert "nn.Embedding(int(sum(field_dims))" in code
