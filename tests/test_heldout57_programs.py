@@ -7,7 +7,11 @@ cure-lab/LTSF-Linear, rixwew/pytorch-fm) met, each run under torch and converted
   original). Outside a Module class such a receiver is decided at run time (module_cast.py).
 - An embedding table sized by a NumPy integer (pytorch-fm's FeaturesEmbedding: `nn.Embedding(sum(field_dims),
   embed_dim)` with field_dims a NumPy array): MindSpore's Embedding takes a Python int only (TypeError naming no
-  line of the original); a size computed by a call or read from an array is written `int(value)`."""
+  line of the original); a size computed by a call or read from an array is written `int(value)`.
+- The weight of each entry of a ModuleList built by a comprehension of one layer class (pytorch-fm's
+  FieldAwareFactorizationMachine: `for embedding in self.embeddings: nn.init.xavier_uniform_(embedding.weight.data)`):
+  the loop variable's class was unknown, `.weight` stayed (AttributeError of MindSpore's Embedding, whose table is
+  embedding_table); such a list's entries, looped over or indexed, have that class (param_containers.py)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -94,3 +98,41 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 def test_embedding_sized_by_a_numpy_integer(graph):
     code, _ = program_weights_match_torch(NUMPY_SIZED_EMBEDDING, graph=graph)
     assert "nn.Embedding(int(sum(field_dims))" in code
+
+
+LIST_OF_EMBEDDINGS = _FILL + '''
+import torch.nn as nn
+
+
+class FieldAware(nn.Module):
+    def __init__(self, n, fields, embed_dim):
+        super().__init__()
+        self.num_fields = fields
+        self.embeddings = nn.ModuleList([nn.Embedding(n, embed_dim) for _ in range(fields)])
+        for embedding in self.embeddings:
+            nn.init.xavier_uniform_(embedding.weight.data)
+
+    def forward(self, x):
+        xs = [self.embeddings[i](x) for i in range(self.num_fields)]
+        return xs[0][:, 1] * xs[1][:, 0] + self.embeddings[1].weight.sum()
+
+
+net = FieldAware(5, 2, 3)
+fill(net, 6)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+seen = []
+for k in range(2):
+    x = torch.tensor([[0, 4], [2, 3], [1, 0]])
+    loss = net(x).pow(2).mean() * (k + 1)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_weight_of_each_entry_of_a_list_of_embeddings(graph):
+    code, _ = program_weights_match_torch(LIST_OF_EMBEDDINGS, graph=graph)
+    assert "xavier_uniform_(embedding.embedding_table.data)" in code
