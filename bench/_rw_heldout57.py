@@ -28,7 +28,8 @@ Extra packages (only in the bench's venv, not in setup.sh): pandas<3, scikit-lea
   here calls.
   - autoformer.
 - LTSF-Linear (data_provider/, exp/, layers/, models/, utils/ as they are): the same CSV and run_longExp.py's
-  arguments, its Exp_Main, train and test (its predict() hands 3-D predictions to sklearn's
+  arguments, its Exp_Main, train and test (whose metrics, mse, mae, rse and corr, are read back from the
+  result.txt it appends to, corr's channels averaged; its predict() hands 3-D predictions to sklearn's
   StandardScaler.inverse_transform, which takes 2-D arrays: torch's side fails there, so it is not called).
   - dlinear: `model='DLinear'` (moving_avg 5, one linear layer over all channels).
   - nlinear_individual: `model='NLinear'`, `individual=True` (a linear layer per channel).
@@ -76,9 +77,16 @@ with open("./ett/ETTsmall.csv", "w") as f:
 
 _READ_BACK = '''
 folder = "./results/" + setting + "/"
-metrics = np.load(folder + "metrics.npy")
-print("VALUE test_mae", float(metrics[0]))
-print("VALUE test_mse", float(metrics[1]))
+if os.path.exists(folder + "metrics.npy"):
+    metrics = np.load(folder + "metrics.npy")
+    print("VALUE test_mae", float(metrics[0]))
+    print("VALUE test_mse", float(metrics[1]))
+else:     # LTSF-Linear's test() appends its metrics to result.txt instead
+    with open("result.txt") as f:
+        last = [line for line in f if line.startswith("mse:")][-1]
+    for part in last.split(", "):
+        key, number = part.strip().split(":")
+        print("VALUE test_" + key, float(np.mean(np.array(number.strip("[]").split(), dtype=np.float64))))
 print("VALUE pred", float(np.abs(np.load(folder + "pred.npy")).mean()))
 if os.path.exists(folder + "real_prediction.npy"):
     print("VALUE real_prediction", float(np.abs(np.load(folder + "real_prediction.npy")).mean()))
