@@ -564,6 +564,8 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original, updated):
         self._layer_start_stmt = False
         result = self._leave_simple_statement(original, updated)
+        if isinstance(result, cst.SimpleStatementLine) and self._in_graph_code():
+            result = GM.tuple_of_changes(result) or result     # `a.append(i), b.append(j)`: graph_mutations.py
         result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         hoisted, self._hoisted_inplace = self._hoisted_inplace, []
         aliased = self._alias_rebinds.get(id(original)) if isinstance(result, cst.SimpleStatementLine) else None

@@ -4,20 +4,26 @@ cure-lab/LTSF-Linear, rixwew/pytorch-fm) met, each run under torch and converted
 - A model built from a class picked out of a table and cast, in a method of a class that is no Module
   (Informer2020's Exp_Informer._build_model: `model_dict[self.args.model](...).float()`): the converter took the
   receiver for a tensor and wrote `.astype(ms.float32)` on the Cell (AttributeError naming no line of the
-  original). Outside a Module class such a receiver is decided at run time (module_cast.py).
+  original). Outside a Module class such a receiver is decided at run time (module_cast.py); so is the class of a
+  module picked from a table (Autoformer's and LTSF-Linear's `model_dict[self.args.model].Model(self.args).float()`).
 - An embedding table sized by a NumPy integer (pytorch-fm's FeaturesEmbedding: `nn.Embedding(sum(field_dims),
   embed_dim)` with field_dims a NumPy array): MindSpore's Embedding takes a Python int only (TypeError naming no
   line of the original); a size computed by a call or read from an array is written `int(value)`.
 - The weight of each entry of a ModuleList built by a comprehension of one layer class (pytorch-fm's
   FieldAwareFactorizationMachine: `for embedding in self.embeddings: nn.init.xavier_uniform_(embedding.weight.data)`):
   the loop variable's class was unknown, `.weight` stayed (AttributeError of MindSpore's Embedding, whose table is
-  embedding_table); such a list's entries, looped over or indexed, have that class (param_containers.py)."""
+  embedding_table); such a list's entries, looped over or indexed, have that class (param_containers.py).
+- Two list appends written as one tuple statement in forward (pytorch-fm's InnerProductNetwork and
+  AttentionalFactorizationMachine: `row.append(i), col.append(j)`): GRAPH mode dropped the appends, the lists stayed
+  empty (`x[:, row]` stopped compiling); each call is its own statement on the line (graph_mutations.py)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
 from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
 TABLE_BUILT_MODEL = _FILL + '''
+import types
+
 import torch.nn as nn
 
 
@@ -43,6 +49,8 @@ class Experiment(object):
 
 exp = Experiment('small')
 net = exp.model
+models = types.SimpleNamespace(Small=Small)
+other = {'small': models}['small'].Small(3).float()
 fill(net, 3)
 opt = torch.optim.SGD(net.parameters(), lr=0.1)
 seen = []
@@ -53,7 +61,8 @@ for k in range(2):
     loss.backward()
     opt.step()
     seen.append(loss.detach())
-weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+fill(other, 3)
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen + [other(x)]
 '''
 
 
@@ -61,6 +70,7 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 def test_model_from_a_table_cast_in_a_plain_class(graph):
     code, _ = program_weights_match_torch(TABLE_BUILT_MODEL, graph=graph)
     assert "cast_tensor_or_module(model_dict[self.name](3)" in code
+    assert "cast_tensor_or_module({'small': models}['small'].Small(3)" in code
 
 
 NUMPY_SIZED_EMBEDDING = _FILL + '''
@@ -136,3 +146,43 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 def test_weight_of_each_entry_of_a_list_of_embeddings(graph):
     code, _ = program_weights_match_torch(LIST_OF_EMBEDDINGS, graph=graph)
     assert "xavier_uniform_(embedding.embedding_table.data)" in code
+
+
+TUPLE_OF_APPENDS = _FILL + '''
+import torch.nn as nn
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x):
+        x = self.lin(x)
+        num_fields = x.shape[1]
+        row, col = list(), list()
+        for i in range(num_fields - 1):
+            for j in range(i + 1, num_fields):
+                row.append(i), col.append(j)
+        return torch.sum(x[:, row] * x[:, col], dim=2)
+
+
+net = Inner()
+fill(net, 7)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+seen = []
+for k in range(2):
+    x = torch.linspace(-1, 1, 2 * 3 * 2).reshape(2, 3, 2) * (k + 1)
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_list_appends_written_as_one_tuple(graph):
+    code, _ = program_weights_match_torch(TUPLE_OF_APPENDS, graph=graph)
+    assert "row.append(i); col.append(j)" in code
