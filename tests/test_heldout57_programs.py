@@ -15,7 +15,10 @@ cure-lab/LTSF-Linear, rixwew/pytorch-fm) met, each run under torch and converted
   embedding_table); such a list's entries, looped over or indexed, have that class (param_containers.py).
 - Two list appends written as one tuple statement in forward (pytorch-fm's InnerProductNetwork and
   AttentionalFactorizationMachine: `row.append(i), col.append(j)`): GRAPH mode dropped the appends, the lists stayed
-  empty (`x[:, row]` stopped compiling); each call is its own statement on the line (graph_mutations.py)."""
+  empty (`x[:, row]` stopped compiling); each call is its own statement on the line (graph_mutations.py).
+- A roll by a shift read from a tensor in forward (Autoformer's time_delay_agg_training: `torch.roll(values,
+  -int(index[i]), -1)`, index from torch.topk): GRAPH mode's mindspore.numpy.roll takes constant shifts only
+  (the compiled step stopped); such a roll is a gather of the rolled positions (_ms_compat.roll_by)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -186,3 +189,42 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 def test_list_appends_written_as_one_tuple(graph):
     code, _ = program_weights_match_torch(TUPLE_OF_APPENDS, graph=graph)
     assert "row.append(i); col.append(j)" in code
+
+
+ROLL_BY_VALUE = _FILL + '''
+import torch.nn as nn
+
+
+class Delays(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(5, 5)
+
+    def forward(self, x):
+        values = self.lin(x)
+        index = torch.topk(torch.mean(values, dim=0), 2, dim=-1)[1]
+        agg = torch.zeros_like(values)
+        for i in range(2):
+            agg = agg + torch.roll(values, -int(index[i]), -1) * (i + 1)
+        return agg + torch.roll(values, 1, 0)
+
+
+net = Delays()
+fill(net, 8)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+seen = []
+for k in range(2):
+    x = torch.linspace(-1, 1, 3 * 5).reshape(3, 5) * (k + 1)
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_roll_by_a_shift_read_from_a_tensor(graph):
+    code, _ = program_weights_match_torch(ROLL_BY_VALUE, graph=graph)
+    assert "_ms_compat.roll_by(values, -int(index[i]), -1)" in code
