@@ -11,7 +11,11 @@ module-level helper), where MindSpore 2.10 computes something else than Python, 
   stays as it was (`self.collect(x, acc)` then `len(acc)`: the old length). Such a change is refused there: it raises
   MigrationError naming the original line when a compiled graph reaches it, and runs in PyNative.
   `**kwargs` is the function's own dict, and a parameter the function rebinds may hold its own list:
-  both are left as they are."""
+  both are left as they are.
+- `row.append(i), col.append(j)`: changes written as one tuple, an expression statement (pytorch-fm's
+  InnerProductNetwork and AttentionalFactorizationMachine): the lists stay empty (`x[:, row]` then stops
+  compiling, "tuple index can't be empty"). Each call a statement of its own on the line, `row.append(i);
+  col.append(j)`, is the same in Python and compiles right."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Set, Tuple
@@ -176,3 +180,19 @@ def sort_remove_as_slice_store(expr: cst.Expr, compat: str, params: Set[str]) ->
                                call.args[0]])
     whole = cst.Subscript(value=cst.Name(name), slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=None))])
     return cst.Assign(targets=[cst.AssignTarget(whole)], value=value, semicolon=expr.semicolon)
+
+
+def tuple_of_changes(line: cst.SimpleStatementLine) -> Optional[cst.SimpleStatementLine]:
+    """`a.append(i), b.append(j)` as a statement -> `a.append(i); b.append(j)` (see the module's docstring); None where
+    the line is no tuple of calls one of which changes a list or dict."""
+    if len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
+        return None
+    value = line.body[0].value
+    if not (isinstance(value, cst.Tuple) and value.elements
+            and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Call) for e in value.elements)
+            and any(change_receiver(e.value, True) is not None for e in value.elements)):
+        return None
+    calls = [e.value for e in value.elements]
+    return line.with_changes(body=[cst.Expr(value=c, semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+                                            if k < len(calls) - 1 else cst.MaybeSentinel.DEFAULT)
+                                   for k, c in enumerate(calls)])

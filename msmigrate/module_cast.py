@@ -1,7 +1,9 @@
-"""`f(...).float()` outside a class: the receiver is the result of a call the converter cannot type.
-torch programs write it for models (`build_model(sd).float()`, which casts the parameters) as well as
+"""`f(...).float()` outside a Module class: the receiver is the result of a call the converter cannot type.
+torch programs write it for models (`build_model(sd).float()`, which casts the parameters;
+`model_dict[name](args).float()` in an experiment class's _build_model, Informer2020's;
+`model_dict[name].Model(args).float()`, Autoformer's) as well as
 for tensors, so the choice is made at run time (_ms_compat.cast_tensor_or_module, in
-templates/compat_parts/module_cast.py). Inside a class such a receiver is a tensor (module code casts
+templates/compat_parts/module_cast.py). Inside a Module class such a receiver is a tensor (module code casts
 activations), and the tensor cast stays."""
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ def untyped_call_receiver(tr, original: cst.Call, updated: cst.Call) -> Optional
     """The run-time cast for `f(...).float()` at top level or in a plain function (None: not such a site)."""
     func = original.func
     name = func.attr.value
-    if name not in _CASTS or original.args or tr._classes:
+    if name not in _CASTS or original.args or tr._classes and tr._classes[-1].is_cell:
         return None
     if not _untyped_call(tr, func.value):
         return None
@@ -46,9 +48,16 @@ def untyped_call_receiver(tr, original: cst.Call, updated: cst.Call) -> Optional
 
 
 def _untyped_call(tr, node: cst.BaseExpression) -> bool:
-    """`f(...)` of a plain name the converter cannot type, or such a call cast again (`f(...).half()`)."""
+    """`f(...)` of a plain name the converter cannot type, a class picked from a table (`model_dict[name](...)`, or
+    the class of a module picked so: `model_dict[name].Model(args)`, Autoformer's), or such a call cast again
+    (`f(...).half()`)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value[:1].isupper() \
+            and isinstance(node.func.value, cst.Subscript):
+        return tr._receiver_kind(node) == "unknown"
     if not isinstance(node, cst.Call) or node.args and isinstance(node.func, cst.Attribute):
         return False
     if isinstance(node.func, cst.Attribute):
         return node.func.attr.value in _CASTS and _untyped_call(tr, node.func.value)
+    if isinstance(node.func, cst.Subscript):
+        return tr._receiver_kind(node) == "unknown"
     return isinstance(node.func, cst.Name) and tr._receiver_kind(node) == "unknown"

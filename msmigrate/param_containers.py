@@ -98,6 +98,12 @@ def sequence_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -
     if layer not in _SEQUENCES or not isinstance(value, cst.Call):
         return {}
     args = value.args
+    if layer == "torch.nn.ModuleList" and len(args) == 1 and args[0].keyword is None \
+            and isinstance(args[0].value, cst.ListComp) and isinstance(args[0].value.elt, cst.Call):
+        # `nn.ModuleList([nn.Embedding(...) for _ in range(n)])` (pytorch-fm's FieldAwareFactorizationMachine):
+        # every entry is of one class, "X[*]", for `for emb in self.X: emb.weight` and `self.X[i].weight`
+        qn = tr._torch_qname(args[0].value.elt.func)
+        return {f"{attr}[*]": qn} if qn is not None and R.lookup(qn) is not None else {}
     if layer == "torch.nn.ModuleList":
         if len(args) != 1 or not isinstance(args[0].value, (cst.List, cst.Tuple)) or args[0].keyword is not None:
             return {}

@@ -565,6 +565,8 @@ class TorchToMindSpore(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original, updated):
         self._layer_start_stmt = False
         result = self._leave_simple_statement(original, updated)
+        if isinstance(result, cst.SimpleStatementLine) and self._in_graph_code():
+            result = GM.tuple_of_changes(result) or result     # `a.append(i), b.append(j)`: graph_mutations.py
         result = self._parameter_value_change(result)   # `module.weight.data.mul_(s)`
         hoisted, self._hoisted_inplace = self._hoisted_inplace, []
         aliased = self._alias_rebinds.get(id(original)) if isinstance(result, cst.SimpleStatementLine) else None
@@ -829,6 +831,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             ctx.tensors.discard(name)
             ctx.others.discard(name)
             ctx.cells.add(name)
+            entry = self._classes[-1].attr_types.get(f"{it.attr.value}[*]")
+            if entry is not None:     # every entry of one layer class (PC.sequence_entry_types): `emb.weight`
+                ctx.layers[name] = entry
             # a module, but any module of the list: what calling it returns is not known to be a tensor (a block
             # may return a tuple of records)
             ctx.__dict__.setdefault("any_module_calls", set()).add(name)
@@ -2343,8 +2348,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and self._classes
                 and isinstance(node.value.value, cst.Name) and node.value.value.value == "self"):
             i = PC.constant_index(node)     # an entry of a Sequential/ModuleList attribute (PC.sequence_entry_types)
-            if i is not None:
-                return self._classes[-1].attr_types.get(f"{node.value.attr.value}[{i}]")
+            found = self._classes[-1].attr_types.get(f"{node.value.attr.value}[{i}]") if i is not None else None
+            return found or self._classes[-1].attr_types.get(f"{node.value.attr.value}[*]")
         if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
             # `model.down[1]` outside the class: an entry of the Sequential attribute of an instance of a class of
             # the program

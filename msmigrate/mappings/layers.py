@@ -539,8 +539,20 @@ for _name in ("ParameterList", "ParameterDict"):
 
 
 # ------------------------------------------------------------------ embedding, attention, recurrent
+def _sizes_as_ints(b, names) -> None:
+    """MindSpore's Embedding takes Python ints only for its sizes (a TypeError naming no line of the original), torch
+    any integer: a size computed by a call or read from an array (pytorch-fm's `nn.Embedding(sum(field_dims), d)`,
+    a NumPy int64) is written `int(value)`."""
+    for n in names:
+        v = b.value(n)
+        if isinstance(v, cst.Subscript) or isinstance(v, cst.Call) and not (
+                isinstance(v.func, cst.Name) and v.func.value in ("int", "len")):
+            b.set(n, f"int({b.code(n)})", positional=b.positional.get(n, False))
+
+
 def _embedding(ctx):
     b = ctx.bound
+    _sizes_as_ints(b, ("num_embeddings", "embedding_dim"))
     pad, max_norm = b.code("padding_idx"), b.code("max_norm")
     if (pad is None or pad == "None") and (max_norm is None or max_norm == "None"):
         return None  # the declarative part of the record does the rest

@@ -23,7 +23,7 @@ import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
 from ..records import CONVERTED, DIFFERENCE, mapping, rule
-from .compose import composed
+from .compose import OUT_NOTE, composed, fill
 from .edge_args import (mixed_clamp_bounds, PRECISE, PRECISE_NOTE, PRECISE_TEST, float_function_note, PRECISE_ON_CPU, T_PRECISE, precise_note, AS_VECTOR_NOTE, FLOAT_INPUT_NOTE, INDEX_SELECT, LOG1P_NOTE, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TEST, T_LOG1P, NARROW_NOTE, T_EDGE, dims_as_tuple,
                         empty_dims_keep, float_function, narrow_from_end, round_decimals_code)
 
@@ -560,10 +560,46 @@ _simple("torch.broadcast_to", "mindspore.ops.broadcast_to", ("input", "size"), (
         rename={"size": "shape"})
 _simple("torch.tril", "mindspore.ops.tril", ("input", "diagonal"), ("input", "diagonal"))
 _simple("torch.triu", "mindspore.ops.triu", ("input", "diagonal"), ("input", "diagonal"))
-composed("torch.roll", "(ms.numpy.roll({input}, {shifts}, {dims}) if {input}.size else {input})",
-         ("input", "shifts", "dims"), defaults={"dims": "None"}, target="mindspore.numpy.roll", test=T_SHAPE,
-         note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch; "
-              "a tensor with no elements is returned as it is, as torch (mindspore.numpy.roll divides by its size)")
+
+
+def _value_read(node: cst.BaseExpression) -> bool:
+    """`int(index[i])`, `-int(t.max())`, `t.item()`: a number read from a tensor (a variable in a compiled graph)."""
+    if isinstance(node, cst.UnaryOperation):
+        return _value_read(node.expression)
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Name) and node.func.value == "int" and len(node.args) == 1:
+        return isinstance(node.args[0].value, (cst.Subscript, cst.Call))
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args
+
+
+def _roll(ctx):
+    """The record's template, but a shift read from a tensor over one dim (`torch.roll(x, -int(index[i]), -1)`,
+    Autoformer's) -> _ms_compat.roll_by, a gather (templates/compat_parts/value_rolls.py): in GRAPH mode
+    mindspore.numpy.roll takes constant shifts only."""
+    b = ctx.bound
+    if b.starred:
+        raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+    extra = [n for n in b.order if n not in ("input", "shifts", "dims", "out")]
+    if extra:
+        raise UnsupportedSite(f"argument {extra[0].lstrip('_')} is not translated")
+    if b.has("out") and b.code("out") != "None":
+        raise UnsupportedSite(f"argument out={b.code('out')}: {OUT_NOTE}")
+    if not b.has("shifts"):
+        raise UnsupportedSite("argument shifts is required")
+    x, shifts, dims = b.code("input"), b.code("shifts"), b.code("dims") if b.has("dims") else "None"
+    if _value_read(b.value("shifts")) and re.match(r"^-?\d+$", dims.strip()):
+        return ctx.expr(f"_ms_compat.roll_by({x}, {shifts}, {dims})")
+    return ctx.expr(fill("(ms.numpy.roll({input}, {shifts}, {dims}) if {input}.size else {input})",
+                         {"input": x, "shifts": shifts, "dims": dims}))
+
+
+_roll.checks_arguments = True
+rule("torch.roll", "mindspore.numpy.roll", args=("input", "shifts", "dims"), test=T_SHAPE,
+     note="mindspore.numpy.roll (ops.roll has no CPU kernel); dims=None rolls the flattened tensor as in torch; "
+          "a tensor with no elements is returned as it is, as torch (mindspore.numpy.roll divides by its size); a "
+          "shift read from a tensor (`-int(index[i])`) over one dim -> _ms_compat.roll_by, a gather (GRAPH mode's "
+          "roll takes constant shifts only)")(_roll)
 _simple("torch.tensordot", "_ms_compat.tensor_dot", ("a", "b", "dims", "out"), ("x1", "x2", "axes"),
         rename={"a": "x1", "b": "x2", "dims": "axes"}, extra={"axes": "2"},
         test="tests/parity/test_empty_products.py::test_static_shapes",
