@@ -58,6 +58,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout54  # bench/_rw_heldout54.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout55  # bench/_rw_heldout55.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout56  # bench/_rw_heldout56.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout58  # bench/_rw_heldout58.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -601,7 +602,7 @@ def main(argv=None):
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
-                                      "heldout55", "heldout56"),
+                                      "heldout55", "heldout56", "heldout58"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -705,7 +706,10 @@ def main(argv=None):
                          "run whole (bench/_rw_heldout55.py); heldout56: VainF/DeepLabV3Plus-Pytorch's DeepLabV3 and "
                          "DeepLabV3+ with FocalLoss and PolyLR, jeonsworld/ViT-pytorch's ViT and R50 hybrid with "
                          "WarmupCosineSchedule, ermongroup/ddim's UNet, EMA and samplers, through drivers "
-                         "(bench/_rw_heldout56.py)")
+                         "(bench/_rw_heldout56.py); heldout58: ikostrikov/pytorch-flows' MAF, RealNVP and "
+                         "Glow-style flows, jik876/hifi-gan's weight-normed Generator with its multi-period and "
+                         "multi-scale discriminators, HobbitLong/SupContrast's SupConLoss and SupConResNet, through "
+                         "drivers (bench/_rw_heldout58.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
