@@ -27,8 +27,8 @@ converted as a new user would convert them, through drivers of ours calling thei
     scipy's LU gives and fails in torch itself.
 - hifi-gan (models.py, utils.py, env.py and config_v1/v3.json as they are): a driver reads the config as train.py
   does (`AttrDict(json.loads(...))`) and makes the generator small (upsample rates (2, 2), kernels (4, 4), 32
-  initial channels; resblock kernels (3, 5) with the config's first two dilations), builds Generator, MultiPeriodDiscriminator and
-  MultiScaleDiscriminator (its first DiscriminatorS under spectral_norm), AdamW for each (betas 0.8, 0.99 from the
+  initial channels; resblock kernels (3, 5) with the config's first two dilations), builds Generator,
+  MultiPeriodDiscriminator and MultiScaleDiscriminator (its first DiscriminatorS under spectral_norm), AdamW for each (betas 0.8, 0.99 from the
   config) and ExponentialLR(gamma=lr_decay) stepped after each epoch, and trains two epochs of one batch as
   train.py's loop does (discriminator step on `y_g_hat.detach()` with discriminator_loss, generator step with
   `F.l1_loss` of the mels * 45, feature_loss and generator_loss), then train.py's validation (eval, no_grad, the

@@ -30,6 +30,9 @@ NOTE = ("the program's own {name} stored on {namespace}, a name torch does not d
         "{spelled} reads are {name}, and the store is dropped")
 
 
+TEST = "tests/test_heldout58_programs.py::test_own_class_stored_on_torch_nn"
+
+
 def might_store_on_torch(source: str) -> bool:
     return bool(_STORE.search(source))
 
@@ -87,7 +90,7 @@ def own_names_on_torch(module: cst.Module, imports: Dict[str, str],
                 f"# msmigrate: {shorten(code_of(stmt))}: the program's own {name}, read by its name here"))]))
         sites.append(Site(lines.get(id(stmt), 0), f"{namespace}.{spelled.rpartition('.')[2]}", "(removed)",
                           R.CONVERTED, NOTE.format(name=name, namespace=namespace, spelled=spelled),
-                          shorten(code_of(stmt)), "tests/test_heldout58_programs.py::test_own_class_stored_on_torch_nn"))
+                          shorten(code_of(stmt)), TEST))
     if not stores:
         return module, []
     return module.with_changes(body=body).visit(_OwnReads(stores)), sites

@@ -48,7 +48,7 @@ for x, y in batches:
     loss_g.backward()
     opt_g.step()
     seen += [loss_d.detach(), loss_g.detach()]
-weights = [p.detach().reshape(-1) for p in gen.parameters()] + [p.detach().reshape(-1) for p in disc.parameters()] + seen
+weights = [p.detach().reshape(-1) for p in [*gen.parameters(), *disc.parameters()]] + seen
 '''
 
 
