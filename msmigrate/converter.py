@@ -50,6 +50,7 @@ from .project_index import ProjectIndex, is_torch_name
 from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
+from .torch_attr_stores import might_store_on_torch, own_names_on_torch
 from .torch_feature_probes import rewrite_feature_probes
 from .undefined_names import read_undefined_names, restore_bound_names
 from .forward_refs import rename_class_forward_refs
@@ -124,9 +125,13 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         # (the pass adds the statements it writes to the ast too: every statement keeps its line)
         module = inline_grad_helpers(module, tree, statement_lines(module, tree), index, module_name)
     np_sites: List[Site] = []
+    if might_store_on_torch(source):   # `nn.MaskedLinear = MaskedLinear`: the program's own (torch_attr_stores.py)
+        info = index.modules.get(module_name)
+        module, np_sites = own_names_on_torch(module, info.imports if info else {}, statement_lines(module, tree))
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
-        module, np_sites = rewrite_numpy_copy(module, info.imports if info else {}, statement_lines(module, tree))
+        module, copy_sites = rewrite_numpy_copy(module, info.imports if info else {}, statement_lines(module, tree))
+        np_sites = np_sites + copy_sites
     if "getattr(" in source:   # getattr(torch, "version").hip: one torch name (torch_namespace.py)
         info = index.modules.get(module_name)
         module = literal_getattr_chains(module, info.imports if info else {})

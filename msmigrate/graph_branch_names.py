@@ -21,8 +21,10 @@ in the loop body would overwrite, in the next iteration, what the last one bound
 
 A pass over the converted code (inserted lines would shift the statement lines that sites name), on
 every function: construct (or forward) and the functions it may call, which are compiled with it. The name
-must be a local the `if` or loop binds, read after it, and not seen anywhere in the function before it
-(nor a parameter, nor declared global/nonlocal): the inserted line can then change no value Python reads."""
+must be a local the `if` or loop binds, read after it, and not seen anywhere in the function before it on a path
+that reaches it (another branch of an `if` around it does not: pytorch-flows' MADE binds `a` under `if mode ==
+'direct'` and, under `else:`, only in a loop; nor a parameter, nor declared global/nonlocal): the inserted line
+can then change no value Python reads."""
 from __future__ import annotations
 
 from typing import List, Set
@@ -135,6 +137,13 @@ class _Forward(cst.CSTTransformer):
         statements: List[cst.CSTNode] = []
         outermost: dict = {}        # id(statement): the outermost loop it lies in (the function's own)
         loops: List[cst.CSTNode] = []
+        # the branches of the `if`s around each statement: one that runs after another branch of the same
+        # `if` never follows it on a path (flows.py's MADE: `a = ...` under `if mode == 'direct'`, and under
+        # `else:` a loop binding `a`, read after it: the loop's path binds it there first)
+        branch_of: dict = {}        # id(branch block): (id(if), branch number)
+        elifs: Set[int] = set()
+        around: List[tuple] = []
+        paths: dict = {}            # id(statement): the (if, branch) pairs around it
 
         class _Order(cst.CSTVisitor):
             def visit_FunctionDef(inner, node) -> bool:
@@ -147,8 +156,19 @@ class _Forward(cst.CSTTransformer):
                 return False
 
             def on_visit(inner, node) -> bool:
+                if isinstance(node, cst.If) and id(node) not in elifs:
+                    for k, b in enumerate(_branches(node)):
+                        if b is not None:
+                            branch_of[id(b)] = (id(node), k)
+                    rest = node.orelse
+                    while isinstance(rest, cst.If):
+                        elifs.add(id(rest))
+                        rest = rest.orelse
+                if isinstance(node, cst.IndentedBlock) and id(node) in branch_of:
+                    around.append(branch_of[id(node)])
                 if isinstance(node, (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try)):
                     statements.append(node)
+                    paths[id(node)] = dict(around)
                     if loops:
                         outermost[id(node)] = loops[0]
                 if isinstance(node, (cst.For, cst.While)):
@@ -163,13 +183,20 @@ class _Forward(cst.CSTTransformer):
             def on_leave(inner, node) -> None:
                 if loops and node is loops[-1]:
                     loops.pop()
+                if isinstance(node, cst.IndentedBlock) and id(node) in branch_of:
+                    around.pop()
                 super().on_leave(node)
 
         self.function.visit(_Order())
         plan: dict = {}
-        before: Set[str] = set(self.excluded)
+        seen: List[tuple] = []      # (the branches around, names seen there), in order
+
+        def on_path(p, q) -> bool:
+            return all(q.get(k, b) == b for k, b in p.items())
+
         for i, st in enumerate(statements):
             if isinstance(st, (cst.If, cst.For, cst.While)):
+                before = set(self.excluded).union(*(n for p, n in seen if on_path(p, paths[id(st)])))
                 candidates = _not_always_bound(st) - before
                 if candidates:
                     after: Set[str] = set()
@@ -180,10 +207,10 @@ class _Forward(cst.CSTTransformer):
                     if names:
                         # inside a loop: once, before the outermost loop (a line before the statement
                         # itself would overwrite, in the next iteration, what this one bound)
-                        at = id(outermost.get(id(st), st))
-                        plan[at] = sorted(set(plan.get(at, ())) | names)
-                        before |= names
-            before |= _header_seen(st)
+                        at = outermost.get(id(st), st)
+                        plan[id(at)] = sorted(set(plan.get(id(at), ())) | names)
+                        seen.append((paths[id(at)], names))
+            seen.append((paths[id(st)], _header_seen(st)))
         return plan
 
 

@@ -84,6 +84,34 @@ def numpy_names(scope: cst.CSTNode, numpy_aliases: Set[str]) -> Set[str]:
     return numpy
 
 
+def numpy_attributes(cls: cst.ClassDef, numpy_aliases: Set[str]) -> Set[str]:
+    """`self.perm` (as that text) where every binding of the attribute in the class's methods is a NumPy value
+    (pytorch-flows' Reverse: `self.perm = np.array(np.arange(0, n)[::-1])`, then `inputs[:, self.perm]` in
+    forward, which a compiled graph refuses: "the types only support 'Slice', ... but got External")."""
+    bindings = []
+    for node in _statements(
+            [n for st in cls.body.body if isinstance(st, cst.FunctionDef) for n in st.body.body]):
+        targets = []
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                targets += [(n, node.value if n is t.target else None) for n in _targets(t.target)]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets.append((node.target, node.value if isinstance(node, cst.AnnAssign) else None))
+        for target, value in targets:
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and \
+                    target.value.value == "self":
+                bindings.append((f"self.{target.attr.value}", value))
+    numpy: Set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name in {n for n, _ in bindings} - numpy:
+            if all(v is not None and is_numpy_value(v, numpy_aliases, numpy) for n, v in bindings if n == name):
+                numpy.add(name)
+                changed = True
+    return numpy
+
+
 def _bound_by(node: cst.CSTNode) -> Iterator[str]:
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         yield node.name.value
@@ -108,6 +136,8 @@ def is_numpy_value(node: cst.BaseExpression, numpy_aliases: Set[str], numpy: Set
     arithmetic of one (`pos[0]`, `pos.max()`, `pos[0] + 1`)."""
     if isinstance(node, cst.Name):
         return node.value in numpy
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):   # `self.perm` (numpy_attributes)
+        return f"{node.value.value}.{node.attr.value}" in numpy
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Attribute) and _root(func) in numpy_aliases:

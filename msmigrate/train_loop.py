@@ -2617,6 +2617,17 @@ def _writes_in_place_only(stmt: cst.CSTNode) -> bool:
                              for c in own)
 
 
+def _rebinds_own_input(stmt: cst.CSTNode) -> bool:
+    """`y = y.unsqueeze(1)` (hifi-gan's train.py, before its discriminator and generator steps): a statement of
+    library calls that rebinds the only names it reads. Held by an earlier step's slice, that step returned the
+    rebound value (its input, rebound): run again by a later step it would apply twice (a 4-D waveform). Reading
+    step inputs and no network, it carries no gradient: the value is handed over as it is."""
+    made = assigns(stmt)
+    read = set(reads(stmt))
+    return bool(made & read) and read <= made | _LIBRARY_ROOTS and \
+        all(r in _LIBRARY_ROOTS or r in made for r in call_roots(stmt))
+
+
 def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], taken: Set[str],
                                 ms: str) -> List[cst.BaseStatement]:
     """`gen = G(z)` handed over from an earlier step (its output `gen` is an input here): the value is
@@ -3402,7 +3413,7 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         # statements bind stays defined after them, a module's names being what its importers read
         script_globals = bool(g.leaves) and isinstance(loop, cst.FunctionDef) and loop.name.value == "_module"
         handed = _handed_over(body, chosen, earlier_sliced, g.losses)
-        rewritten = {j: [] if j in earlier_sliced and _writes_in_place_only(body[j])
+        rewritten = {j: [] if j in earlier_sliced and (_writes_in_place_only(body[j]) or _rebinds_own_input(body[j]))
                      else _recomputed_with_value_kept(body[j], handed.get(j, []), taken, info.ms) for j in chosen}
         earlier_sliced |= sliced
         fwd_stmts = [st for j in chosen for st in rewritten[j]]

@@ -252,6 +252,8 @@ class ClassContext:
     hand_optimizer: bool = False     # a torch Optimizer subclass with its own step() (hand_optimizers.py)
     # its methods that return a torch layer or container they build -> its torch name (module_returning_methods)
     module_methods: Dict[str, str] = field(default_factory=dict)
+    # `self.perm` where every binding in the class is a NumPy value (numpy_indices.py)
+    numpy_attributes: Set[str] = field(default_factory=set)
 
 
 # tensor classes whose call makes a tensor (the legacy typed constructors)
@@ -1623,6 +1625,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         for scope in reversed(self._scopes):
             numpy |= scope["numpy"] - seen
             seen |= scope["bound"] | scope["numpy"]
+        if self._classes and self._funcs:
+            numpy |= self._classes[-1].numpy_attributes     # `self.perm`, in a method of the class
         return numpy
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -1920,6 +1924,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
             ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
         ctx.hand_optimizer = not self._classes and HO.is_hand_written(node, self._torch_qname)
+        if is_cell and self._numpy_aliases():
+            ctx.numpy_attributes = NI.numpy_attributes(node, self._numpy_aliases())
         if is_cell:
             ctx.module_methods = self._module_returning_methods(node)
         self._class_attr_types[node.name.value] = ctx.attr_types
