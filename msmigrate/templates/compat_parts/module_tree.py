@@ -507,48 +507,30 @@ class ClassSet(set):
         return set.__contains__(self, _layer_class(key))
 
 
-def _uniform_by_fan_in(self):
-    """torch's Linear/ConvNd.reset_parameters(): weight and bias drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-    (kaiming_uniform_ with a=sqrt(5) is that bound), fan_in the weight's size per output channel."""
-    fan_in = 1
-    for n in self.weight.shape[1:]:
-        fan_in *= n
-    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-    for p in (self.weight, getattr(self, "bias", None)):
-        if isinstance(p, ms.Parameter):
-            p.set_data(ms.ops.uniform(p.shape, ms.Tensor(-bound, p.dtype), ms.Tensor(bound, p.dtype)).astype(p.dtype))
-
-
-def _ones_and_zeros(self):
-    """torch's norm layers' reset_parameters(): weight 1, bias 0 (BatchNorm: running statistics 0 and 1 too)."""
-    for name, value in (("gamma", 1), ("beta", 0), ("moving_mean", 0), ("moving_variance", 1)):
+def _torch_reset(self):
+    """torch's reset_parameters() of the adapters' layers (timm's ScaledStdConv2d calls super()'s): Linear/ConvNd draw
+    weight and bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform_ with a=sqrt(5)); norms set weight 1 and
+    bias 0, BatchNorm's running statistics 0 and 1."""
+    norm = hasattr(self, "gamma")
+    bound = 0 if norm else 1 / math.sqrt(max(1, int(np.prod(self.weight.shape[1:]))))
+    for name, value in ((("gamma", 1), ("beta", 0), ("moving_mean", 0), ("moving_variance", 1)) if norm
+                        else (("weight", None), ("bias", None))):
         p = getattr(self, name, None)
         if isinstance(p, ms.Parameter):
-            p.set_data(ms.ops.full(p.shape, value, dtype=p.dtype))
-
-
-# torch layer -> its reset_parameters(), for subclasses of the adapters (timm's ScaledStdConv2d calls
-# super().reset_parameters()) and for `m.reset_parameters()` on them
-_RESETS = {nn.Dense: _uniform_by_fan_in, nn.Conv1d: _uniform_by_fan_in, nn.Conv2d: _uniform_by_fan_in,
-           nn.Conv3d: _uniform_by_fan_in, nn.BatchNorm1d: _ones_and_zeros, nn.BatchNorm2d: _ones_and_zeros,
-           nn.BatchNorm3d: _ones_and_zeros, nn.GroupNorm: _ones_and_zeros, nn.LayerNorm: _ones_and_zeros}
-
-
-def _init_then_reset(adapter, reset):
-    def __init__(self, *args, **kwargs):
-        adapter.__init__(self, *args, **kwargs)
-        if type(self).reset_parameters is not reset:
-            self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
-    return __init__
+            p.set_data(ms.ops.full(p.shape, value, dtype=p.dtype) if norm else ms.ops.uniform(
+                p.shape, ms.Tensor(-bound, p.dtype), ms.Tensor(bound, p.dtype)).astype(p.dtype))
 
 
 def _torch_class(adapter, ms_class):
     ns = {"ms_class": ms_class, "__module__": adapter.__module__, "__qualname__": adapter.__qualname__,
           "__doc__": adapter.__doc__}
-    reset = _RESETS.get(ms_class)
-    if reset is not None:
-        ns["reset_parameters"] = reset
-        ns["__init__"] = _init_then_reset(adapter, reset)
+    if ms_class in (nn.Dense, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
+                    nn.GroupNorm, nn.LayerNorm):
+        def __init__(self, *args, **kwargs):
+            adapter.__init__(self, *args, **kwargs)
+            if type(self).reset_parameters is not _torch_reset:
+                self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
+        ns.update(reset_parameters=_torch_reset, __init__=__init__)
     return TorchClass(adapter.__name__, (adapter,), ns)
 
 

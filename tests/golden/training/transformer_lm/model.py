@@ -25,9 +25,9 @@ class CausalSelfAttention(nn.Cell):
         super().__init__()
         assert config.n_embd % config.n_head == 0
         # key, query, value projections for all heads, but in a batch
-        self.c_attn = nn.Dense(config.n_embd, 3 * config.n_embd, has_bias=config.bias)
+        self.c_attn = nn.Dense(config.n_embd, 3 * config.n_embd, has_bias=bool(config.bias))
         # output projection
-        self.c_proj = nn.Dense(config.n_embd, config.n_embd, has_bias=config.bias)
+        self.c_proj = nn.Dense(config.n_embd, config.n_embd, has_bias=bool(config.bias))
         # regularization
         self.attn_dropout = nn.Dropout(p=config.dropout)
         self.resid_dropout = nn.Dropout(p=config.dropout)
@@ -70,9 +70,9 @@ class MLP(nn.Cell):
 
     def __init__(self, config):
         super().__init__()
-        self.c_fc = nn.Dense(config.n_embd, 4 * config.n_embd, has_bias=config.bias)
+        self.c_fc = nn.Dense(config.n_embd, 4 * config.n_embd, has_bias=bool(config.bias))
         self.gelu = nn.GELU(approximate=False)
-        self.c_proj = nn.Dense(4 * config.n_embd, config.n_embd, has_bias=config.bias)
+        self.c_proj = nn.Dense(4 * config.n_embd, config.n_embd, has_bias=bool(config.bias))
         self.dropout = nn.Dropout(p=config.dropout)
         self.set_train(True)  # msmigrate: torch modules start in training mode (MindSpore cells: inference mode)
 
