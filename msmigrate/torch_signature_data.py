@@ -1255,6 +1255,7 @@ SIGNATURES = {
     'torch.nn.AdaptiveAvgPool1d': ((('output_size', (), 'p'),), False),
     'torch.nn.AdaptiveAvgPool2d': ((('output_size', (), 'p'),), False),
     'torch.nn.AdaptiveAvgPool3d': ((('output_size', (), 'p'),), False),
+    'torch.nn.AdaptiveLogSoftmaxWithLoss': ((('in_features', (), 'p'), ('n_classes', (), 'p'), ('cutoffs', (), 'p'), ('div_value', ('4.0',), 'p'), ('head_bias', ('False',), 'p'), ('device', ('None',), 'p'), ('dtype', ('None',), 'p')), False),
     'torch.nn.AdaptiveMaxPool1d': ((('output_size', (), 'p'), ('return_indices', ('False',), 'p')), False),
     'torch.nn.AdaptiveMaxPool2d': ((('output_size', (), 'p'), ('return_indices', ('False',), 'p')), False),
     'torch.nn.AdaptiveMaxPool3d': ((('output_size', (), 'p'), ('return_indices', ('False',), 'p')), False),
