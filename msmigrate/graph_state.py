@@ -125,17 +125,23 @@ def _reachable(walks: Dict[str, _Walk], entry: str = "forward") -> List[str]:
     return seen
 
 
-def forward_methods(cls: cst.ClassDef) -> Optional[Set[str]]:
+def forward_methods(cls: cst.ClassDef, called_from_forwards: Optional[Set[str]] = None) -> Optional[Set[str]]:
     """The methods of a Module class that its forward runs (forward and what it calls by `self.NAME(...)`,
     transitively; a class overriding __call__ without a forward: what __call__ runs); None where the class has no
-    forward of its own (a subclass's may call any of them)."""
+    forward of its own (a subclass's may call any of them). `called_from_forwards`, for a class without either that
+    nothing in the project derives from: the method names other classes' forwards call (ProjectIndex
+    .forward_called_methods); those and what they call may run compiled, the others run on the host (an EMA's
+    update)."""
     methods = _methods(cls)
     if "forward" not in methods:
         if "__call__" in methods:
             # a Module calling its own way (ema-pytorch's PostHocEMA): __call__ runs, not forward; the other methods
             # (a model synthesized from checkpoints) run on the host
             return set(_reachable({name: _walk(fn) for name, fn in methods.items()}, "__call__"))
-        return None
+        if called_from_forwards is None:
+            return None
+        walks = {name: _walk(fn) for name, fn in methods.items()}
+        return {m for entry in sorted(called_from_forwards & set(methods)) for m in _reachable(walks, entry)}
     return set(_reachable({name: _walk(fn) for name, fn in methods.items()}))
 
 

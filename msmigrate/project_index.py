@@ -150,6 +150,8 @@ class ModuleInfo:
     # a train step reading one from the model after calling it (`loss = model.last_loss`) runs op by op, because a
     # compiled graph reads such an attribute as a constant (ProjectIndex.forward_stored_attributes)
     forward_stores: Set[str] = field(default_factory=set)
+    # the method names a forward (or another method of a class with one) calls on any value (_forward_method_calls)
+    forward_method_calls: Set[str] = field(default_factory=set)
 
 
 def _forward_stores(classes: List[ast.ClassDef]) -> Set[str]:
@@ -333,6 +335,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.host_reads_in_forward = _forward_host_reads(classes)
     info.attribute_reads = _attribute_reads(tree)
     info.forward_stores = _forward_stores(classes)
+    info.forward_method_calls = _forward_method_calls(classes)
     info.data_methods = {c.name: found for c in classes if (found := _data_methods(c))}
     def resolve(node: ast.AST) -> Optional[str]:
         d = _dotted(node)
@@ -359,6 +362,21 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             info.optimizer_wrappers.setdefault(node.name, wrapped)
         if any(b in ("torch.optim.Optimizer", "torch.optim.optimizer.Optimizer") for b in bases):
             info.optimizer_grad_methods |= optimizer_grad_methods(node)
+
+
+def _forward_method_calls(classes: List[ast.ClassDef]) -> Set[str]:
+    """The names of the methods called on any value (`x.NAME(...)`) by the methods other than __init__ of the classes
+    that define forward or __call__: what a compiled forward may run of another class."""
+    names: Set[str] = set()
+    for cls in classes:
+        methods = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+        if not any(f.name in ("forward", "__call__") for f in methods):
+            continue
+        for fn in methods:
+            if fn.name != "__init__":
+                names |= {n.func.attr for n in ast.walk(fn)
+                          if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return names
 
 
 def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str]]:
@@ -994,6 +1012,13 @@ class ProjectIndex:
         info = self.modules.get(module)
         return info is not None and name in info.classes
 
+    def is_subclassed(self, module: str, class_name: str) -> bool:
+        """A class of the project names it among its bases."""
+        if "_subclassed" not in self.__dict__:
+            self._subclassed = {self.resolve_alias(b) for info in self.modules.values()
+                                for bases in info.classes.values() for b in bases}
+        return f"{module}.{class_name}" in self._subclassed
+
     def is_cell_mixin(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_mixins
 
@@ -1008,6 +1033,13 @@ class ProjectIndex:
         if "_forward_stored" not in self.__dict__:
             self._forward_stored = set().union(*(info.forward_stores for info in self.modules.values()))
         return self._forward_stored
+
+    def forward_called_methods(self) -> Set[str]:
+        """The method names some class with a forward calls outside its __init__ (ModuleInfo.forward_method_calls):
+        a Module without a forward may run those in another Module's compiled forward."""
+        if "_forward_called" not in self.__dict__:
+            self._forward_called = set().union(*(info.forward_method_calls for info in self.modules.values()))
+        return self._forward_called
 
     def reads_grads(self) -> bool:
         """Some module reads `x.grad` (train_loop._keeps_grads)."""

@@ -1919,8 +1919,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         for b in node.bases:
             self._type_refs.add(id(b.value))
             self._base_refs.add(id(b.value))
+        reached = None
+        if is_cell:     # no forward here nor in a subclass: what other forwards do not call runs on the host
+            subclassed = self.index.is_subclassed(self.module_name, node.name.value)
+            reached = GS.forward_methods(node, None if subclassed else self.index.forward_called_methods())
         ctx = ClassContext(node.name.value, is_cell, mode_dependent=is_cell and DM.depends_on_mode(node),
-                           forward_methods=GS.forward_methods(node) if is_cell else None)
+                           forward_methods=reached)
         for b in node.bases:   # a subclass of a torch layer reads its parameters by torch's names
             ctx.layer_family = ctx.layer_family or LAYER_FAMILY.get(self._torch_qname(b.value) or "")
         ctx.hand_optimizer = not self._classes and HO.is_hand_written(node, self._torch_qname)

@@ -93,3 +93,50 @@ def test_ema_updates_of_dict_entries(graph):
 def test_rows_and_list_entries_changed_in_place():
     code, _ = program_weights_match_torch(ROWS_PROGRAM, graph=False)
     assert "_ms_compat.item_in_place(x, i, " in code and "_ms_compat.item_in_place(bufs, j, " in code
+
+
+EMA_MODULE_PROGRAM = _FILL + '''
+import copy
+
+import torch.nn as nn
+
+
+class Ema(nn.Module):
+    """an EMA of a model's state with no forward of its own (timm's ModelEmaV2 without its forward)"""
+    def __init__(self, model, decay):
+        super().__init__()
+        self.module = copy.deepcopy(model)
+        self.decay = decay
+
+    def _update(self, model, update_fn):
+        with torch.no_grad():
+            for ema_v, model_v in zip(self.module.state_dict().values(), model.state_dict().values()):
+                ema_v.copy_(update_fn(ema_v, model_v))
+
+    def update(self, model):
+        self._update(model, update_fn=lambda e, m: self.decay * e + (1. - self.decay) * m)
+
+
+net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+fill(net, 0)
+ema = Ema(net, 0.6)
+opt = torch.optim.SGD(net.parameters(), lr=0.5)
+seen = []
+for k in range(3):
+    x = torch.linspace(-1, 1, 12).reshape(4, 3) * (k + 1)
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    ema.update(net)
+    seen.append(loss.detach())
+weights = [p.detach() for p in ema.module.parameters()] + [ema.module[1].running_mean.clone()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_ema_module_without_forward(graph):
+    """A Module with no forward, here or in a subclass, runs its methods on the host: the state_dict values its
+    update loop changes in place are the EMA model's tensors, not rows of a tensor in Cell code (that was a raising
+    TODO, "a row of `self.module.state_dict().values()`")."""
+    program_weights_match_torch(EMA_MODULE_PROGRAM, graph=graph)

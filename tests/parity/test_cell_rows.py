@@ -103,6 +103,33 @@ def make_zip_normalize():
     return ZipNormalize()
 
 
+class RowScaler(nn.Module):
+    """no forward: its scale() runs in another Module's forward, so its rows are Cell code's"""
+    def __init__(self):
+        super().__init__()
+        self.factor = 3.0
+
+    def scale(self, x):
+        x = x * 1.0
+        for row in x:
+            row.mul_(self.factor)
+        return x
+
+
+class CallsHelperModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaler = RowScaler()
+        self.lin = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.lin(self.scaler.scale(x))
+
+
+def make_calls_helper_module():
+    return CallsHelperModule()
+
+
 def make_enumerate_some():
     return EnumerateSome()
 
@@ -113,12 +140,14 @@ def make_list_items():
 
 
 @pytest.mark.parametrize("entry", ["make_rows_add", "make_zip_normalize", "make_enumerate_some",
-                                   "make_list_items", "make_item_rows"])
+                                   "make_list_items", "make_item_rows", "make_calls_helper_module"])
 def test_rows_changed_in_construct_match_torch(entry):
     x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
     code, sites = check_layer(LAYERS, [x], entry=entry, grad=True, graph=True)
     assert "_ms_compat.row_replaced(" in code
     assert not [s for s in sites if s.status == TODO], code
+    # a forward-less Module's method that another forward calls is Cell code too (not host code's write-back)
+    assert "_ms_compat.row_replaced(" in code.split("def scale(")[1].split("class ")[0]
 
 
 RAISING = {
