@@ -95,6 +95,7 @@ class TFToMindSpore(cst.CSTTransformer):
         self._n = 0
         self._line = 0
         self._positions = {}
+        self._comments: List[List[str]] = []     # the TODO comments of each enclosing statement, as torch's have
 
         class Imports(cst.CSTVisitor):
             def __init__(s):
@@ -132,9 +133,25 @@ class TFToMindSpore(cst.CSTTransformer):
         """A placeholder naming the original module and line; at a call (`call`, converted) it is
         called with the call's arguments, so reaching the call raises wherever it stands."""
         self._site(api, "", TODO, why, _code(node))
+        if self._comments:      # the original stays visible above its statement
+            self._comments[-1].append(f"# msmigrate: TODO {api}: {why}. Original: {shorten(_code(node), 150)}")
         where = f"{self.module_name}:{self._line}" if self.module_name else f"line {self._line}"
         ph = _expr(f"{COMPAT}.Unconverted({api!r}, {where!r}, {why!r})")
         return call.with_changes(func=ph) if call is not None else ph
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self._comments.append([])
+        return super().on_visit(node)
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            comments = list(dict.fromkeys(self._comments.pop()))
+            if comments and hasattr(result, "leading_lines"):
+                result = result.with_changes(leading_lines=list(result.leading_lines) + [
+                    cst.EmptyLine(comment=cst.Comment(c)) for c in comments])
+        return result
 
     def render(self, target: str) -> str:
         if target.startswith("mindspore.ops."):

@@ -255,6 +255,11 @@ def test_conversion_report_and_todos():
     todos = {s.api for s in sites if s.status == "todo"}
     assert todos == {"tensorflow.train.Checkpoint", "tensorflow.no_such_api"}
     assert "_ms_compat.Unconverted('tensorflow.no_such_api'" in code
+    # each TODO's original stays visible in a comment above its statement, as a torch file's do
+    lines = code.splitlines()
+    for api, stmt in (("tensorflow.train.Checkpoint", "ckpt = "), ("tensorflow.no_such_api", "z = ")):
+        at = next(i for i, line in enumerate(lines) if line.startswith(stmt))
+        assert any(line.startswith(f"# msmigrate: TODO {api}: ") for line in lines[:at][-3:]), code
     compile(code, "x.py", "exec")
     # tapes the rewrite does not handle stay TODOs
     for body in ("with tf.GradientTape(persistent=True) as t:\n    y = f(x)\ng = t.gradient(y, v)\n",
