@@ -112,6 +112,19 @@ def plain_class(tr, func: cst.BaseExpression) -> Optional[str]:
     return name
 
 
+def plain_object_class(index, qname: str) -> bool:
+    """`qname` names a plain class of the project (plain_class) that a compiled graph cannot keep as a record
+    (graph_records.py's dict, a named tuple's tuple): built there, refuse_in_graph refuses it."""
+    module, _, name = qname.rpartition(".")
+    info = index.modules.get(module)
+    if info is None or (name not in info.classes and name not in info.named_tuples):
+        return False
+    if name in info.classes and (any(b not in _NAMED_TUPLE_BASES and b.rpartition(".")[2] != "object"
+                                     for b in info.classes[name]) or index.is_cell_class(module, name)):
+        return False
+    return index.graph_record(module, name) is None and index.record_as_tuple(module, name) is None
+
+
 def refuse_in_graph(tr, original: cst.Call, result: cst.BaseExpression, cls_name: str) -> cst.BaseExpression:
     return graph_refusal(tr, "_ms_compat.graph_object", original, result, cst.SimpleString(repr(cls_name)))
 

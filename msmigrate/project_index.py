@@ -150,6 +150,8 @@ class ModuleInfo:
     # a train step reading one from the model after calling it (`loss = model.last_loss`) runs op by op, because a
     # compiled graph reads such an attribute as a constant (ProjectIndex.forward_stored_attributes)
     forward_stores: Set[str] = field(default_factory=set)
+    # the qualified names a forward calls (_forward_built_names): project classes among them build objects there
+    forward_built_names: Set[str] = field(default_factory=set)
     # the method names a forward (or another method of a class with one) calls on any value (_forward_method_calls)
     forward_method_calls: Set[str] = field(default_factory=set)
 
@@ -326,6 +328,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
         for n in ast.walk(tree))
     info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
     info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
+    info.forward_built_names = _forward_built_names(tree, imports, info.name) if classes else set()
     info.lists_in_forward = any(
         isinstance(f, ast.FunctionDef) and f.name == "forward" and any(
             isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist"
@@ -532,6 +535,22 @@ def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bo
                     if d is not None and _DRAWN_LAYER.fullmatch(resolve_head(d, imports) or ""):
                         return True
     return False
+
+
+def _forward_built_names(tree: ast.Module, imports: Dict[str, str], module: str) -> Set[str]:
+    """The qualified names a `forward` method calls (`Mask(B, L)`, `masking.Mask(...)`): the classes of the
+    project among them are objects built in a forward (ProjectIndex.reaches_objects_built_in_forward)."""
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for f in node.body:
+            if isinstance(f, ast.FunctionDef) and f.name == "forward":
+                for call in ast.walk(f):
+                    d = _dotted(call.func) if isinstance(call, ast.Call) else None
+                    if d is not None and d.split(".")[0] != "self":
+                        names.add(resolve_head(d, imports) or f"{module}.{d}")
+    return names
 
 
 def _forward_host_results(tree: ast.Module, imports: Dict[str, str]) -> bool:
@@ -1292,6 +1311,16 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) builds a layer with drawn weights in a
         forward (ModuleInfo.builds_layers_in_forward): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "forward_layers", lambda mod, info: info.builds_layers_in_forward)
+
+    def reaches_objects_built_in_forward(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) builds, in a forward, an object of a
+        plain class of the project that stays an object (no record a compiled graph keeps as a dict or tuple:
+        graph_objects.py refuses it when compiled, Informer's `TriangularCausalMask(B, L)`): a program importing one
+        starts in PYNATIVE mode."""
+        from .graph_objects import plain_object_class
+
+        return self._reaches(module, "forward_objects", lambda mod, info: any(
+            plain_object_class(self, self.resolve_alias(q)) for q in info.forward_built_names))
 
     def reaches_lists_in_forward(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) turns a tensor into a Python list in a

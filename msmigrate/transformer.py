@@ -4165,6 +4165,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) builds a layer with "
                                           "drawn weights at each call, as torch does (a compiled graph would build "
                                           "it once)")
+        elif self.index.reaches_objects_built_in_forward(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) builds an object of "
+                                          "a class of the program, which a compiled graph refuses "
+                                          "(_ms_compat.graph_object); op by op it is the object torch builds")
         elif self.index.reaches_lists_in_forward(self.module_name):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) turns a tensor into "
                                           "a Python list (.tolist()) whose values shape it; a compiled graph runs "

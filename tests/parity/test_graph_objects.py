@@ -697,3 +697,59 @@ def test_a_list_that_may_see_the_write_keeps_it_refused(old, new):
     _, code, _ = load_converted(src)
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "# SITE write" in t)
     assert "graph_shared_field(inter, " in code and f":{line}'" in code, code
+
+
+MASK_OBJECT_PROGRAM = '''
+import torch.nn as nn
+
+
+class TriMask():
+    """Informer's TriangularCausalMask: a mask computed in __init__ and read through a property"""
+    def __init__(self, B, L, device="cpu"):
+        with torch.no_grad():
+            self._mask = torch.triu(torch.ones([B, 1, L, L], dtype=torch.bool), diagonal=1).to(device)
+
+    @property
+    def mask(self):
+        return self._mask
+
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, attn_mask=None):
+        B, L, _ = x.shape
+        scores = torch.einsum("ble,bse->bls", x, self.lin(x)).unsqueeze(1)
+        if attn_mask is None:
+            attn_mask = TriMask(B, L, device=x.device)
+        scores.masked_fill_(attn_mask.mask, -1e9)
+        return torch.softmax(scores, -1).sum(1)
+
+
+net = Attn()
+fill(net, 0)
+opt = torch.optim.SGD(net.parameters(), lr=0.5)
+x = torch.linspace(-1, 1, 2 * 3 * 4).reshape(2, 3, 4)
+seen = []
+for _ in range(2):
+    loss = (net(x) * x[..., :3].sum(-1, keepdim=True)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach() for p in net.parameters()] + seen
+'''
+
+
+def test_program_building_an_object_in_forward_runs_op_by_op():
+    """A training program whose forward builds an object of a plain class of its own (Informer's
+    TriangularCausalMask, not a record a graph keeps as a dict) starts in PYNATIVE mode, where the object is
+    torch's: its GRAPH mode line made the train step's compile raise MigrationError at the construction."""
+    from .harness import program_weights_match_torch
+
+    from tests.test_taped_backward import _FILL
+
+    code, _ = program_weights_match_torch(_FILL + MASK_OBJECT_PROGRAM, graph=False)
+    assert "ms.set_context(mode=ms.PYNATIVE_MODE)" in code and "graph_object(TriMask(" in code
