@@ -22,6 +22,9 @@ _AUTOGRAD_FUNCTIONS = ("torch.autograd.Function", "torch.autograd.function.Funct
 
 # torch.nn classes a user class can inherit from and still be a Module.
 _MODULE_BASE_PREFIXES = ("torch.nn.",)
+# PyTorch Lightning's LightningModule, a Module (mappings/lightning.py)
+_LIGHTNING_MODULES = frozenset(p + n for p in ("pytorch_lightning.", "lightning.pytorch.", "lightning.")
+                               for n in ("LightningModule", "core.LightningModule", "core.module.LightningModule"))
 
 
 # torch-only modules of framework-neutral packages (safetensors.numpy needs no torch), and einops,
@@ -1006,7 +1009,7 @@ class ProjectIndex:
                 if cname in cells:
                     continue
                 for b in bases:
-                    if b.startswith(_MODULE_BASE_PREFIXES) or b in cells:
+                    if b.startswith(_MODULE_BASE_PREFIXES) or b in cells or b in _LIGHTNING_MODULES:
                         cells.add(cname)
                         changed = True
                         break

@@ -5,7 +5,7 @@
 #   bash scripts/setup.sh example   the main job (scripts/example.sh): msmigrate, torch 2.13.0 (CPU build),
 #                                   MindSpore 2.10 and numpy<2. No TensorFlow, no browser, no system package.
 #   bash scripts/setup.sh test      what the tests need (scripts/test.sh): the above plus torchvision, pillow,
-#                                   Keras, TensorFlow (CPU), onnx, einops, transformers, pytest and pytest-xdist. Chromium (for the HTML
+#                                   Keras, TensorFlow (CPU), onnx, einops, transformers, PyTorch Lightning, pytest and pytest-xdist. Chromium (for the HTML
 #                                   report test) comes from apt only when CI=true; elsewhere the test skips.
 #
 # VENV=DIR picks the environment (default .venv in the repository). Safe to run again: a step whose packages
@@ -64,9 +64,10 @@ if ! have mindspore torch libcst rich safetensors || [ ! -x "$VENV/bin/msmigrate
 fi
 
 if [ "$PROFILE" = test ]; then
-  if ! have keras tensorflow onnx einops pytest xdist PIL transformers; then
+  if ! have keras tensorflow onnx einops pytest xdist PIL transformers pytorch_lightning; then
     say "installing the test tools: Keras, TensorFlow CPU (~250 MB download, 1.3 GB installed), onnx, einops,"
-    say "  pillow, pytest (+ xdist), transformers (tiny models built from configs, nothing downloaded); about 1-3 minutes"
+    say "  pillow, pytest (+ xdist), transformers (tiny models built from configs, nothing downloaded), PyTorch"
+    say "  Lightning (tests/test_lightning.py runs its Trainer); about 1-3 minutes"
     # Keras 3 for `msmigrate keras`; TensorFlow runs the original TF/Keras programs (tests/test_tf_training.py);
     # onnx evaluates exported files (tests/parity/test_deploy.py); einops is compared in tests/parity/test_einops.py
     timed "test tools" pip_install -e ".[verify,keras,tensorflow,dev]" "numpy<2" "torch==2.13.0" "${TORCH_INDEX[@]}"

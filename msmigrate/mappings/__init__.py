@@ -54,3 +54,4 @@ tensor_twins._register()
 from . import inplace  # noqa: F401,E402
 # torch's sparse COO matrices and their products with dense ones
 from . import sparse  # noqa: F401,E402
+from . import lightning  # noqa: F401,E402  (PyTorch Lightning's module, data module and Trainer)

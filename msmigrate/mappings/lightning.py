@@ -1,0 +1,38 @@
+"""PyTorch Lightning (`pytorch_lightning`, `lightning.pytorch`, `lightning`): LightningModule, LightningDataModule,
+Trainer and seed_everything become the runtime's own (templates/compat_parts/lightning.py): a LightningModule
+is a Cell, and Trainer.fit runs Lightning's automatic optimization with mindspore.value_and_grad. What it does not
+run (manual optimization, several optimizers, callbacks, logger objects, several devices) raises MigrationError
+naming the setting. Proven by tests/test_lightning.py against Lightning itself."""
+from __future__ import annotations
+
+from ..records import DIFFERENCE, mapping
+
+T = "tests/test_lightning.py"
+PREFIXES = ("pytorch_lightning.", "lightning.pytorch.", "lightning.")
+# a class deriving from one of these is a Module (ProjectIndex's cell classes)
+MODULE_BASES = tuple(p + n for p in PREFIXES for n in ("LightningModule", "core.LightningModule",
+                                                        "core.module.LightningModule"))
+
+_NOTES = {
+    "LightningModule": ("a Cell with Lightning's hooks, self.log/log_dict (values kept for the Trainer's "
+                        "callback_metrics, epoch means weighted by batch size), save_hyperparameters/hparams, "
+                        "current_epoch, global_step, optimizers(); load_from_checkpoint raises (the converted "
+                        "Trainer writes MindSpore checkpoints)", "test_fit_matches_lightning"),
+    "LightningDataModule": ("the hooks the Trainer calls (prepare_data, setup, *_dataloader)",
+                            "test_datamodule_and_schedulers_match_lightning"),
+    "Trainer": ("fit/validate/test/predict on one device with automatic optimization: per batch training_step's loss "
+                "differentiated over the optimizer's parameters, gradient_clip_val, the optimizer and 'step' "
+                "schedulers stepped; validation each check_val_every_n_epoch; 'epoch' schedulers (ReduceLROnPlateau "
+                "on its monitor); a MindSpore checkpoint and metrics.csv where Lightning writes its checkpoint and "
+                "CSV logs. Callbacks, logger objects, strategies, several devices or optimizers, precision other "
+                "than 32 and manual optimization raise MigrationError", "test_fit_matches_lightning"),
+    "seed_everything": ("Python's, NumPy's and MindSpore's generators seeded (MindSpore's draws differ from torch's)",
+                        "test_fit_matches_lightning"),
+}
+for _prefix in PREFIXES:
+    for _name, (_note, _test) in _NOTES.items():
+        mapping(_prefix + _name, "_ms_compat." + _name, status=DIFFERENCE, takes_torch_args=True, note=_note,
+                test=f"{T}::{_test}")
+    for _path in ("core.LightningModule", "core.module.LightningModule"):
+        mapping(_prefix + _path, "_ms_compat.LightningModule", status=DIFFERENCE, takes_torch_args=True,
+                note=_NOTES["LightningModule"][0], test=f"{T}::test_fit_matches_lightning")

@@ -1,0 +1,525 @@
+"""PyTorch Lightning's automatic optimization (mappings/lightning.py; proven against Lightning by
+tests/test_lightning.py): a LightningModule is a Cell with Lightning's hooks and self.log, and Trainer.fit runs
+Lightning's loop: per batch, training_step's loss differentiated (mindspore.value_and_grad over the optimizer's
+parameters), the gradients clipped as gradient_clip_val asks, the optimizer stepped, a "step" scheduler stepped;
+per epoch, the validation loop (eval mode, validation_step, epoch means of what it logs weighted by batch size)
+and the "epoch" schedulers. What the loop does not run raises MigrationError naming the setting: manual
+optimization, several optimizers, callbacks, loggers other than the default, strategies and devices other than
+one, precision other than 32. The default checkpoint is a MindSpore checkpoint of the model at each epoch's end,
+where Lightning writes its own; the default logger's metrics go to a metrics.csv beside it, as CSVLogger's."""
+import csv as _pl_csv
+import inspect as _pl_inspect
+import os as _pl_os
+import random as _pl_random
+
+import numpy as np
+import mindspore as ms
+from mindspore import nn, ops
+
+
+def _pl_refuse(what):
+    raise MigrationError(f"PyTorch Lightning: {what} is not run by the converted Trainer (automatic optimization, "
+                         "one optimizer, one device); write the loop out (a mindspore.value_and_grad train step)")
+
+
+def seed_everything(seed=None, workers=False, verbose=True):
+    """lightning's seed_everything: Python's, NumPy's and MindSpore's generators seeded alike."""
+    seed = 0 if seed is None else int(seed)
+    _pl_random.seed(seed)
+    np.random.seed(seed)
+    ms.set_seed(seed)
+    return seed
+
+
+class AttributeDict(dict):
+    """lightning's hparams: a dict read by attribute too."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError as exc:
+            raise AttributeError(key) from exc
+
+    def __setattr__(self, key, value):
+        self[key] = value
+
+
+def _pl_batch_size(batch):
+    """The batch size Lightning infers: the first dimension of the first tensor found in the batch."""
+    if isinstance(batch, ms.Tensor):
+        return int(batch.shape[0]) if batch.ndim else 1
+    values = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
+    for v in values:
+        found = _pl_batch_size(v)
+        if found is not None:
+            return found
+    return None
+
+
+class LightningModule(nn.Cell):
+    """lightning's LightningModule: a Cell (forward is construct) with the hooks the Trainer calls and self.log."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.trainer = None
+        self.hparams = AttributeDict()
+        self.automatic_optimization = True
+        self._pl_batch = None
+
+    # ------------------------------------------------------------------ what training_step reads
+    @property
+    def current_epoch(self):
+        return self.trainer.current_epoch if self.trainer is not None else 0
+
+    @property
+    def global_step(self):
+        return self.trainer.global_step if self.trainer is not None else 0
+
+    @property
+    def device(self):
+        return ms.get_context("device_target").lower()
+
+    def save_hyperparameters(self, *args, ignore=None, frame=None, logger=True):
+        """The arguments of the __init__ that calls it (or the names given), as lightning collects them."""
+        frame = _pl_inspect.currentframe().f_back
+        init_args = {}
+        code = frame.f_code
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        for name in names[1:]:
+            init_args[name] = frame.f_locals.get(name)
+        if code.co_flags & _pl_inspect.CO_VARKEYWORDS:
+            init_args.update(frame.f_locals.get(code.co_varnames[len(names) + bool(code.co_flags & 4)], {}))
+        if args and all(isinstance(a, str) for a in args):
+            init_args = {k: v for k, v in init_args.items() if k in args}
+        elif args and isinstance(args[0], dict):
+            init_args = dict(args[0])
+        ignore = [ignore] if isinstance(ignore, str) else list(ignore or ())
+        self.hparams.update({k: v for k, v in init_args.items() if k not in ignore})
+
+    def log(self, name, value, prog_bar=False, logger=None, on_step=None, on_epoch=None, reduce_fx="mean",
+            enable_graph=False, sync_dist=False, sync_dist_group=None, add_dataloader_idx=True, batch_size=None,
+            metric_attribute=None, rank_zero_only=False):
+        if self.trainer is None:
+            return
+        if reduce_fx not in ("mean", "sum", "max", "min") and not callable(reduce_fx):
+            _pl_refuse(f"self.log(reduce_fx={reduce_fx!r})")
+        if isinstance(value, ms.Tensor):
+            value = ops.stop_gradient(value)
+        self.trainer._record(name, value, on_step, on_epoch, reduce_fx,
+                             batch_size if batch_size is not None else _pl_batch_size(self._pl_batch))
+
+    def log_dict(self, dictionary, prog_bar=False, logger=None, on_step=None, on_epoch=None, reduce_fx="mean",
+                 enable_graph=False, sync_dist=False, sync_dist_group=None, add_dataloader_idx=True,
+                 batch_size=None, rank_zero_only=False):
+        for name, value in dictionary.items():
+            self.log(name, value, on_step=on_step, on_epoch=on_epoch, reduce_fx=reduce_fx, batch_size=batch_size)
+
+    def print(self, *args, **kwargs):
+        print(*args, **kwargs)
+
+    def optimizers(self, use_pl_optimizer=True):
+        opts = self.trainer.optimizers if self.trainer is not None else []
+        return opts[0] if len(opts) == 1 else opts
+
+    def lr_schedulers(self):
+        scheds = [s["scheduler"] for s in self.trainer.lr_scheduler_configs] if self.trainer is not None else []
+        return None if not scheds else scheds[0] if len(scheds) == 1 else scheds
+
+    def manual_backward(self, loss, *args, **kwargs):
+        _pl_refuse("manual optimization (self.manual_backward)")
+
+    def configure_optimizers(self):
+        _pl_refuse("a LightningModule without configure_optimizers")
+
+    def training_step(self, *args, **kwargs):
+        _pl_refuse("a LightningModule without training_step")
+
+    def predict_step(self, batch, batch_idx=0, dataloader_idx=0):
+        return self(batch)
+
+    def _pl_hook(self, name, *args):
+        hook = getattr(self, name, None)
+        if hook is not None:
+            return hook(*args)
+        return None
+
+    def on_train_start(self):
+        pass
+
+    def on_train_end(self):
+        pass
+
+    def on_train_epoch_start(self):
+        pass
+
+    def on_train_epoch_end(self):
+        pass
+
+    def on_validation_epoch_start(self):
+        pass
+
+    def on_validation_epoch_end(self):
+        pass
+
+    def on_test_epoch_end(self):
+        pass
+
+    def on_train_batch_start(self, batch, batch_idx):
+        pass
+
+    def on_train_batch_end(self, outputs, batch, batch_idx):
+        pass
+
+    @classmethod
+    def load_from_checkpoint(cls, *args, **kwargs):
+        _pl_refuse("LightningModule.load_from_checkpoint (the converted Trainer writes MindSpore checkpoints: "
+                   "build the model and mindspore.load_checkpoint(path, net))")
+
+
+class LightningDataModule:
+    """lightning's LightningDataModule: the hooks the Trainer calls, none by default."""
+
+    def __init__(self, *args, **kwargs):
+        self.trainer = None
+        self.hparams = AttributeDict()
+
+    def prepare_data(self):
+        pass
+
+    def setup(self, stage=None):
+        pass
+
+    def teardown(self, stage=None):
+        pass
+
+    save_hyperparameters = LightningModule.save_hyperparameters
+
+
+_PL_FIXED = {"accelerator": ("auto", "cpu", "gpu", "cuda", "tpu", "npu", "mps"), "devices": ("auto", 1, "1", [0], -1),
+             "num_nodes": (1,), "precision": (32, "32", "32-true", None), "strategy": ("auto", None),
+             "accumulate_grad_batches": (1,), "fast_dev_run": (False,), "callbacks": (None, []),
+             "gradient_clip_algorithm": (None, "norm", "value"), "profiler": (None,), "overfit_batches": (0, 0.0),
+             "plugins": (None, []), "sync_batchnorm": (False,), "reload_dataloaders_every_n_epochs": (0,),
+             "detect_anomaly": (False,), "barebones": (False,), "use_distributed_sampler": (True, False),
+             "inference_mode": (True, False), "benchmark": (None, False, True), "deterministic": (None, False, True),
+             "val_check_interval": (None, 1.0), "min_epochs": (None,), "min_steps": (None,), "max_time": (None,)}
+
+
+class Trainer:
+    """lightning's Trainer for one device and automatic optimization: fit, validate, test and predict."""
+
+    def __init__(self, max_epochs=None, max_steps=-1, limit_train_batches=None, limit_val_batches=None,
+                 limit_test_batches=None, limit_predict_batches=None, check_val_every_n_epoch=1,
+                 num_sanity_val_steps=None, gradient_clip_val=None, logger=None, enable_checkpointing=None,
+                 enable_progress_bar=None, enable_model_summary=None, log_every_n_steps=None, default_root_dir=None,
+                 **kwargs):
+        for key, value in kwargs.items():
+            if key not in _PL_FIXED:
+                _pl_refuse(f"Trainer({key}=...)")
+            if not any(value is v or (type(value) is type(v) and value == v) for v in _PL_FIXED[key]):
+                _pl_refuse(f"Trainer({key}={value!r})")
+        if logger not in (None, True, False):
+            _pl_refuse("a logger object")
+        self.clip_algorithm = kwargs.get("gradient_clip_algorithm") or "norm"
+        self.max_epochs = max_epochs if max_epochs is not None else (1000 if max_steps in (-1, None) else -1)
+        self.max_steps = -1 if max_steps is None else max_steps
+        self.limits = {"train": limit_train_batches, "val": limit_val_batches, "test": limit_test_batches,
+                       "predict": limit_predict_batches}
+        self.check_val_every_n_epoch = check_val_every_n_epoch
+        self.num_sanity_val_steps = 2 if num_sanity_val_steps is None else num_sanity_val_steps
+        self.gradient_clip_val = gradient_clip_val
+        self.log_every_n_steps = 50 if log_every_n_steps is None else log_every_n_steps
+        self.logger_on = logger is not False
+        self.checkpointing = enable_checkpointing is not False
+        self.default_root_dir = default_root_dir or _pl_os.getcwd()
+        self.current_epoch = 0
+        self.global_step = 0
+        self.optimizers = []
+        self.lr_scheduler_configs = []
+        self.callback_metrics = {}
+        self.logged_metrics = {}
+        self.should_stop = False
+        self.sanity_checking = False
+        self.training = False
+        self._epoch_logs = {}
+        self._log_dir = None
+        self._metric_rows = []
+
+    # ------------------------------------------------------------------ self.log
+    def _record(self, name, value, on_step, on_epoch, reduce_fx, batch_size):
+        if self.sanity_checking:
+            return
+        on_step = self.training if on_step is None else on_step
+        on_epoch = (not self.training) if on_epoch is None else on_epoch
+        if on_step:     # both: Lightning keeps name_step and name_epoch apart (name is the epoch's)
+            key = f"{name}_step" if on_epoch else name
+            self.callback_metrics[key] = value
+            self.logged_metrics[key] = value
+            if self.training and self.logger_on and (self.global_step + 1) % self.log_every_n_steps == 0:
+                self._metric_rows.append({"step": self.global_step, key: _pl_float(value)})
+        if on_epoch:
+            self._epoch_logs.setdefault(name, []).append((value, batch_size or 1, reduce_fx, on_step))
+
+    def _close_epoch_logs(self):
+        for name, entries in self._epoch_logs.items():
+            values = [_pl_float(e[0]) for e in entries]
+            fx = entries[0][2]
+            if fx == "mean":
+                weights = [e[1] for e in entries]
+                value = sum(v * w for v, w in zip(values, weights)) / sum(weights)
+            elif fx == "sum":
+                value = sum(values)
+            elif fx == "max":
+                value = max(values)
+            elif fx == "min":
+                value = min(values)
+            else:
+                value = _pl_float(fx(ms.Tensor(np.array(values, np.float32))))
+            self.callback_metrics[name] = ms.Tensor(value, ms.float32)
+            key = f"{name}_epoch" if entries[0][3] else name
+            self.callback_metrics[key] = self.logged_metrics[key] = self.callback_metrics[name]
+            if self.logger_on:
+                self._metric_rows.append({"epoch": self.current_epoch, "step": self.global_step, key: value})
+        self._epoch_logs = {}
+
+    # ------------------------------------------------------------------ set-up
+    def _loaders(self, model, datamodule, stage, given):
+        if given is not None:
+            return given
+        source = datamodule if datamodule is not None else model
+        method = getattr(source, f"{stage}_dataloader", None)
+        return method() if method is not None else None
+
+    def _limited(self, loader, which):
+        limit = self.limits[which]
+        if limit is None or limit == 1.0:
+            return loader, None
+        if isinstance(limit, float):
+            return loader, int(len(loader) * limit)
+        return loader, int(limit)
+
+    def _configure(self, model):
+        found = model.configure_optimizers()
+        opts, scheds = [], []
+        if isinstance(found, dict):
+            opts, scheds = [found["optimizer"]], [found["lr_scheduler"]] if "lr_scheduler" in found else []
+        elif isinstance(found, (list, tuple)) and len(found) == 2 and isinstance(found[0], (list, tuple)):
+            opts, scheds = list(found[0]), list(found[1])
+        elif isinstance(found, (list, tuple)):
+            opts = list(found)
+        elif found is not None:
+            opts = [found]
+        if len(opts) != 1:
+            _pl_refuse(f"{len(opts)} optimizers (Lightning 2 needs manual optimization for several)")
+        configs = []
+        for s in scheds:
+            config = dict(s) if isinstance(s, dict) else {"scheduler": s}
+            config.setdefault("interval", "epoch")
+            config.setdefault("frequency", 1)
+            config.setdefault("monitor", "val_loss")
+            configs.append(config)
+        self.optimizers, self.lr_scheduler_configs = opts, configs
+
+    def _step_schedulers(self, interval):
+        for config in self.lr_scheduler_configs:
+            if config["interval"] != interval:
+                continue
+            count = self.global_step if interval == "step" else self.current_epoch + 1
+            if count % config["frequency"]:
+                continue
+            scheduler = config["scheduler"]
+            if type(scheduler).__name__ == "ReduceLROnPlateau":
+                if config["monitor"] not in self.callback_metrics:
+                    raise MigrationError(f"PyTorch Lightning: ReduceLROnPlateau monitors {config['monitor']!r}, "
+                                         "which nothing logged")
+                scheduler.step(_pl_float(self.callback_metrics[config["monitor"]]))
+            else:
+                scheduler.step()
+
+    def _attach(self, model, datamodule):
+        model.trainer = self
+        if datamodule is not None:
+            datamodule.trainer = self
+
+    # ------------------------------------------------------------------ loops
+    def _eval_loop(self, model, loader, which, step_name, max_batches=None):
+        model.set_train(False)
+        training, self.training = self.training, False
+        outputs = []
+        step = getattr(model, step_name, None)
+        if step is None:
+            return outputs
+        for batch_idx, batch in enumerate(loader):
+            if max_batches is not None and batch_idx >= max_batches:
+                break
+            model._pl_batch = batch
+            outputs.append(step(batch, batch_idx))
+        model._pl_batch = None
+        self.training = training
+        return outputs
+
+    def _validate_epoch(self, model, loader):
+        _, limit = self._limited(loader, "val")
+        if limit == 0:
+            return
+        model._pl_hook("on_validation_epoch_start")
+        self._eval_loop(model, loader, "val", "validation_step", limit)
+        model._pl_hook("on_validation_epoch_end")
+        self._close_epoch_logs()
+        model.set_train(True)
+
+    def fit(self, model, train_dataloaders=None, val_dataloaders=None, datamodule=None, ckpt_path=None):
+        # training_step runs Python (self.log, hooks) as Lightning's eager loop does: op by op whatever the mode
+        mode = ms.get_context("mode")
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        try:
+            self._fit(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path)
+        finally:
+            ms.set_context(mode=mode)
+
+    def _fit(self, model, train_dataloaders, val_dataloaders, datamodule, ckpt_path):
+        if ckpt_path is not None:
+            _pl_refuse("fit(ckpt_path=...)")
+        if not model.automatic_optimization:
+            _pl_refuse("manual optimization (automatic_optimization = False)")
+        self._attach(model, datamodule)
+        self.callback_metrics, self.logged_metrics = {}, {}
+        if datamodule is not None:
+            datamodule.prepare_data()
+            datamodule.setup("fit")
+        model._pl_hook("prepare_data")
+        model._pl_hook("setup", "fit")
+        train_loader = self._loaders(model, datamodule, "train", train_dataloaders)
+        val_loader = self._loaders(model, datamodule, "val", val_dataloaders)
+        if val_loader is not None and getattr(model, "validation_step", None) is None:
+            val_loader = None
+        self._configure(model)
+        opt = self.optimizers[0]
+        if val_loader is not None and self.num_sanity_val_steps:
+            self.sanity_checking = True
+            self._eval_loop(model, val_loader, "val", "validation_step",
+                            None if self.num_sanity_val_steps == -1 else self.num_sanity_val_steps)
+            self.sanity_checking = False
+            self._epoch_logs = {}
+        model.set_train(True)
+        self.training = True
+        outputs = {}
+
+        def forward(batch, batch_idx):
+            out = model.training_step(batch, batch_idx)
+            outputs["out"] = out
+            if isinstance(out, dict):
+                return out["loss"]
+            if out is None:
+                _pl_refuse("a training_step returning None (a skipped batch)")
+            return out
+
+        grad_fn = value_and_grad_reached(forward, opt.parameters)
+        model._pl_hook("on_train_start")
+        while (self.max_epochs == -1 or self.current_epoch < self.max_epochs) and not self.should_stop:
+            if self.max_steps != -1 and self.global_step >= self.max_steps:
+                break
+            model._pl_hook("on_train_epoch_start")
+            _, limit = self._limited(train_loader, "train")
+            total = len(train_loader) if hasattr(train_loader, "__len__") else None
+            total = limit if total is None else total if limit is None else min(limit, total)
+            cut_short = False   # max_steps reached before the epoch's last batch: Lightning validates no more
+            for batch_idx, batch in enumerate(train_loader):
+                if limit is not None and batch_idx >= limit:
+                    break
+                if model._pl_hook("on_train_batch_start", batch, batch_idx) == -1:
+                    break
+                model._pl_batch = batch
+                loss, grads = grad_fn(batch, batch_idx)
+                if self.gradient_clip_val:
+                    if self.clip_algorithm == "value":
+                        grads = clip_grad_value(grads, self.gradient_clip_val)
+                    else:
+                        grads, _ = clip_grad_norm(grads, self.gradient_clip_val)
+                opt(grads)
+                self.global_step += 1
+                self._step_schedulers("step")
+                model._pl_batch = None
+                model._pl_hook("on_train_batch_end", outputs.get("out"), batch, batch_idx)
+                if self.max_steps != -1 and self.global_step >= self.max_steps:
+                    cut_short = total is None or batch_idx + 1 < total
+                    break
+            self._close_epoch_logs()
+            if val_loader is not None and not cut_short \
+                    and (self.current_epoch + 1) % self.check_val_every_n_epoch == 0:
+                self.training = False
+                self._validate_epoch(model, val_loader)
+                self.training = True
+            model._pl_hook("on_train_epoch_end")
+            self._close_epoch_logs()
+            self._step_schedulers("epoch")
+            self._save_checkpoint(model)
+            self.current_epoch += 1
+        self.training = False
+        model._pl_hook("on_train_end")
+        self._write_metrics()
+
+    def validate(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        return self._evaluate(model, dataloaders, datamodule, "val", "validation_step", "on_validation_epoch_end",
+                              "validate")
+
+    def test(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        return self._evaluate(model, dataloaders, datamodule, "test", "test_step", "on_test_epoch_end", "test")
+
+    def _evaluate(self, model, dataloaders, datamodule, which, step_name, end_hook, stage):
+        self._attach(model, datamodule)
+        if datamodule is not None:
+            datamodule.setup(stage)
+        loader = self._loaders(model, datamodule, which, dataloaders)
+        _, limit = self._limited(loader, which)
+        self._epoch_logs = {}
+        self.callback_metrics, self.logged_metrics = {}, {}     # a run's metrics are its own
+        self._eval_loop(model, loader, which, step_name, limit)
+        model._pl_hook(end_hook)
+        names = list(self._epoch_logs)
+        self._close_epoch_logs()
+        return [{n: _pl_float(self.callback_metrics[n]) for n in names}]
+
+    def predict(self, model=None, dataloaders=None, datamodule=None, return_predictions=None, ckpt_path=None):
+        self._attach(model, datamodule)
+        if datamodule is not None:
+            datamodule.setup("predict")
+        loader = self._loaders(model, datamodule, "predict", dataloaders)
+        _, limit = self._limited(loader, "predict")
+        return self._eval_loop(model, loader, "predict", "predict_step", limit)
+
+    # ------------------------------------------------------------------ what Lightning writes
+    @property
+    def log_dir(self):
+        if self._log_dir is None:
+            root = _pl_os.path.join(self.default_root_dir, "lightning_logs")
+            n = 0
+            while _pl_os.path.exists(_pl_os.path.join(root, f"version_{n}")):
+                n += 1
+            self._log_dir = _pl_os.path.join(root, f"version_{n}")
+        return self._log_dir
+
+    def _save_checkpoint(self, model):
+        if not self.checkpointing:
+            return
+        where = (_pl_os.path.join(self.log_dir, "checkpoints") if self.logger_on
+                 else _pl_os.path.join(self.default_root_dir, "checkpoints"))
+        _pl_os.makedirs(where, exist_ok=True)
+        for old in _pl_os.listdir(where):   # the default ModelCheckpoint keeps the last epoch's only
+            if old.endswith(".ckpt"):
+                _pl_os.remove(_pl_os.path.join(where, old))
+        ms.save_checkpoint(model, _pl_os.path.join(where, f"epoch={self.current_epoch}-step={self.global_step}.ckpt"))
+
+    def _write_metrics(self):
+        if not self.logger_on or not self._metric_rows:
+            return
+        _pl_os.makedirs(self.log_dir, exist_ok=True)
+        keys = sorted({k for row in self._metric_rows for k in row})
+        with open(_pl_os.path.join(self.log_dir, "metrics.csv"), "w", newline="") as f:
+            writer = _pl_csv.DictWriter(f, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(self._metric_rows)
+
+
+def _pl_float(value):
+    return float(value.asnumpy()) if isinstance(value, ms.Tensor) else float(value)

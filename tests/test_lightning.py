@@ -1,0 +1,150 @@
+"""PyTorch Lightning programs (mappings/lightning.py, templates/compat_parts/lightning.py), run by Lightning under
+torch and converted: the same starting weights, the same batches, then the weights, the learning rate and the
+metrics Lightning's Trainer reports compared. Before, `class M(pl.LightningModule)` was a raising TODO at the class
+statement and `pl.Trainer(...)` another."""
+import pytest
+
+from bench.data_speed import import_torchvision
+from tests.parity.harness import load_converted, program_weights_match_torch
+from tests.test_taped_backward import _FILL
+
+import_torchvision()    # Lightning imports torchmetrics, which imports torchvision (see bench/data_speed.py)
+pytest.importorskip("pytorch_lightning")
+
+_DATA = '''
+import torch.nn as nn
+import torch.nn.functional as F
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader, TensorDataset
+
+xs = torch.linspace(-1, 1, 10 * 4).reshape(10, 4)
+ys = (torch.arange(10) % 3)
+train = DataLoader(TensorDataset(xs, ys), batch_size=4)
+val = DataLoader(TensorDataset(xs * 0.5, ys), batch_size=4)
+'''
+
+FIT_PROGRAM = _FILL + _DATA + '''
+
+class Classifier(pl.LightningModule):
+    def __init__(self, hidden=6, lr=0.05):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = nn.Sequential(nn.Linear(4, hidden), nn.Tanh(), nn.BatchNorm1d(hidden), nn.Linear(hidden, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("train_loss", loss)
+        return {"loss": loss}
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        acc = (self(x).argmax(-1) == y).float().mean()
+        self.log_dict({"val_loss": loss, "val_acc": acc})
+
+    def configure_optimizers(self):
+        opt = torch.optim.SGD(self.parameters(), lr=self.hparams.lr, momentum=0.9)
+        return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)}
+
+
+model = Classifier(hidden=6, lr=0.05)
+fill(model, 0)
+trainer = pl.Trainer(max_epochs=3, limit_train_batches=2, gradient_clip_val=0.3, logger=False,
+                     enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                     accelerator="cpu", devices=1)
+trainer.fit(model, train, val)
+metrics = trainer.callback_metrics
+weights = ([p.detach() for p in model.parameters()] + [model.net[2].running_mean.clone()]
+           + [metrics["val_loss"], metrics["val_acc"], metrics["train_loss"],
+              torch.tensor([float(trainer.global_step), float(trainer.current_epoch), float(model.hparams.hidden)])])
+'''
+
+DATAMODULE_PROGRAM = _FILL + _DATA + '''
+
+class Data(pl.LightningDataModule):
+    def __init__(self, batch_size):
+        super().__init__()
+        self.batch_size = batch_size
+
+    def setup(self, stage=None):
+        self.rows = TensorDataset(xs, ys)
+
+    def train_dataloader(self):
+        return DataLoader(self.rows, batch_size=self.batch_size)
+
+    def val_dataloader(self):
+        return DataLoader(self.rows, batch_size=self.batch_size)
+
+
+class Regressor(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.seen = []
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("loss", loss, on_step=True, on_epoch=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self(x), y))
+
+    def on_train_epoch_end(self):
+        self.seen.append(float(self.trainer.callback_metrics["loss_epoch"]))
+
+    def configure_optimizers(self):
+        opt = torch.optim.Adam(self.parameters(), lr=0.05)
+        step = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0 / (1 + s))
+        return [opt], [{"scheduler": step, "interval": "step"}]
+
+
+model = Regressor()
+fill(model, 1)
+trainer = pl.Trainer(max_steps=5, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                     enable_model_summary=False, num_sanity_val_steps=0)
+trainer.fit(model, datamodule=Data(4))
+after_fit = [trainer.callback_metrics[k] for k in ("loss", "loss_step", "loss_epoch", "val_loss")]
+result = trainer.validate(model, datamodule=Data(3), verbose=False)
+weights = ([p.detach() for p in model.parameters()] + after_fit
+           + [torch.tensor(model.seen), torch.tensor([result[0]["val_loss"], float(trainer.global_step)]),
+              torch.tensor(float(len(trainer.callback_metrics)))])
+'''
+
+
+def test_fit_matches_lightning():
+    """SGD with momentum and a StepLR per epoch, gradient clipping, BatchNorm in training and eval, limit_train_batches, the
+    sanity check's two validation batches, save_hyperparameters, self.log/log_dict: the weights, the running mean,
+    the validation metrics (epoch means weighted by the batch sizes 4, 4, 2) and the step count equal Lightning's."""
+    code, _ = program_weights_match_torch(FIT_PROGRAM, graph=False)
+    assert "class Classifier(_ms_compat.LightningModule):" in code and "_ms_compat.Trainer(" in code
+
+
+def test_datamodule_and_schedulers_match_lightning():
+    """A LightningDataModule, Adam with a per-step LambdaLR, max_steps stopping in the second epoch, a metric logged on step
+    and epoch (loss_step, loss_epoch), a hook reading callback_metrics, and Trainer.validate's returned metrics."""
+    program_weights_match_torch(DATAMODULE_PROGRAM, graph=False)
+
+
+@pytest.mark.parametrize("setting", ["self.automatic_optimization = False", "TRAINER_DEVICES"])
+def test_what_the_trainer_does_not_run_raises(setting):
+    """Manual optimization and two devices stop with MigrationError naming the setting, not a loop that trains
+    otherwise."""
+    src = FIT_PROGRAM.replace("        self.save_hyperparameters()\n",
+                              "        self.save_hyperparameters()\n        " + setting + "\n"
+                              if setting.startswith("self.") else "        self.save_hyperparameters()\n")
+    if setting == "TRAINER_DEVICES":
+        src = src.replace("devices=1", "devices=2")
+    with pytest.raises(Exception) as err:
+        load_converted(src, pynative=True)
+    assert type(err.value).__name__ == "MigrationError", err.value
+    assert ("manual optimization" if setting.startswith("self.") else "devices=2") in str(err.value)
