@@ -72,6 +72,7 @@ from . import inplace_values as IV
 from . import graph_pops as GP
 from . import graph_iters as GI
 from . import graph_objects as GO
+from . import fstring_quotes as FSQ
 from . import graph_records as GRD
 from . import graph_state as GS
 from .graph_attr_casts import _self_attr
@@ -2121,6 +2122,10 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def leave_FormattedStringExpression(self, original, updated):
         return FV.field(self, original, updated)       # f"{loss:.4f}" of a 0-d tensor: format_values.py
+
+    def leave_FormattedString(self, original, updated):
+        # a field quoting the f-string's own quote (a TODO's reason): a concatenation (fstring_quotes.py)
+        return FSQ.readable(original, updated) if updated is not original else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         result = self._leave_attribute(original, updated)
