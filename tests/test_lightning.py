@@ -148,3 +148,62 @@ def test_what_the_trainer_does_not_run_raises(setting):
         load_converted(src, pynative=True)
     assert type(err.value).__name__ == "MigrationError", err.value
     assert ("manual optimization" if setting.startswith("self.") else "devices=2") in str(err.value)
+
+
+ONE_CYCLE_PROGRAM = _FILL + _DATA + '''
+
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.val_losses = []
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        return {"val": F.cross_entropy(self(x), y)}
+
+    EPOCH_END
+
+    def configure_optimizers(self):
+        opt = torch.optim.SGD(self.parameters(), lr=0.1)
+        total = self.trainer.estimated_stepping_batches
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.4, total_steps=int(total))
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+model = Net()
+fill(model, 2)
+trainer = pl.Trainer(max_epochs=2, limit_train_batches=2, logger=False, enable_checkpointing=False,
+                     enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0)
+trainer.fit(model, train, val)
+weights = [p.detach() for p in model.parameters()] + [torch.tensor(model.val_losses),
+                                                      torch.tensor(float(trainer.estimated_stepping_batches))]
+'''
+
+# Lightning 2 collects a step's outputs itself where Lightning 1.x handed them to validation_epoch_end
+_COLLECTED = '''def on_validation_batch_end(self, outputs, batch, batch_idx, dataloader_idx=0):
+        self.val_losses.append(float(outputs["val"]))'''
+_EPOCH_END_1X = '''def validation_epoch_end(self, outputs):
+        self.val_losses.extend(float(o["val"]) for o in outputs)'''
+
+
+def test_one_cycle_over_estimated_steps_and_1x_epoch_end_hooks():
+    """OneCycleLR over trainer.estimated_stepping_batches (2 epochs of 2 batches), stepped per batch, matches
+    Lightning. A Lightning 1.x `validation_epoch_end(outputs)` (Lightning 2 refuses it) is called with the
+    validation steps' outputs, as 1.x did: the converted 1.x program collects what Lightning 2's
+    on_validation_batch_end collects in torch."""
+    from tests.parity.harness import assert_close, load_torch
+
+    want = load_torch(ONE_CYCLE_PROGRAM.replace("EPOCH_END", _COLLECTED))["weights"]
+    for hook in (_COLLECTED, _EPOCH_END_1X):
+        mod, code, _ = load_converted(ONE_CYCLE_PROGRAM.replace("EPOCH_END", hook), pynative=True)
+        assert len(mod.weights) == len(want)
+        for got, exp in zip(mod.weights, want):
+            assert_close(got, exp.detach(), rtol=1e-5, atol=2e-5, what=hook.split("(")[0])

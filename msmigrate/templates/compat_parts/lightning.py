@@ -244,6 +244,8 @@ class Trainer:
         self._epoch_logs = {}
         self._log_dir = None
         self._metric_rows = []
+        self._train_loader = None
+        self.datamodule = None
 
     # ------------------------------------------------------------------ self.log
     def _record(self, name, value, on_step, on_epoch, reduce_fx, batch_size):
@@ -340,8 +342,27 @@ class Trainer:
         model.trainer = self
         if datamodule is not None:
             datamodule.trainer = self
+            self.datamodule = datamodule
 
     # ------------------------------------------------------------------ loops
+    @property
+    def estimated_stepping_batches(self):
+        """The optimizer steps fit will take (OneCycleLR's total_steps), as Lightning estimates them."""
+        loader = self._train_loader
+        per_epoch = len(loader) if loader is not None and hasattr(loader, "__len__") else float("inf")
+        limit = self._limited(loader, "train")[1] if loader is not None else None
+        if limit is not None:
+            per_epoch = min(per_epoch, limit)
+        total = per_epoch * self.max_epochs if self.max_epochs != -1 else float("inf")
+        return min(total, self.max_steps) if self.max_steps != -1 else total
+
+    def _epoch_end(self, model, name, outputs):
+        """Lightning 1.x's training_epoch_end / validation_epoch_end / test_epoch_end(outputs), where the model
+        defines one: called with its step's outputs, as 1.x did (Lightning 2 refuses them)."""
+        hook = getattr(model, name, None)
+        if hook is not None:
+            hook(outputs)
+
     def _eval_loop(self, model, loader, which, step_name, max_batches=None):
         model.set_train(False)
         training, self.training = self.training, False
@@ -349,11 +370,14 @@ class Trainer:
         step = getattr(model, step_name, None)
         if step is None:
             return outputs
+        stage = {"val": "validation"}.get(which, which)
         for batch_idx, batch in enumerate(loader):
             if max_batches is not None and batch_idx >= max_batches:
                 break
             model._pl_batch = batch
+            model._pl_hook(f"on_{stage}_batch_start", batch, batch_idx)
             outputs.append(step(batch, batch_idx))
+            model._pl_hook(f"on_{stage}_batch_end", outputs[-1], batch, batch_idx)
         model._pl_batch = None
         self.training = training
         return outputs
@@ -363,7 +387,8 @@ class Trainer:
         if limit == 0:
             return
         model._pl_hook("on_validation_epoch_start")
-        self._eval_loop(model, loader, "val", "validation_step", limit)
+        outputs = self._eval_loop(model, loader, "val", "validation_step", limit)
+        self._epoch_end(model, "validation_epoch_end", outputs)
         model._pl_hook("on_validation_epoch_end")
         self._close_epoch_logs()
         model.set_train(True)
@@ -389,7 +414,7 @@ class Trainer:
             datamodule.setup("fit")
         model._pl_hook("prepare_data")
         model._pl_hook("setup", "fit")
-        train_loader = self._loaders(model, datamodule, "train", train_dataloaders)
+        train_loader = self._train_loader = self._loaders(model, datamodule, "train", train_dataloaders)
         val_loader = self._loaders(model, datamodule, "val", val_dataloaders)
         if val_loader is not None and getattr(model, "validation_step", None) is None:
             val_loader = None
@@ -420,6 +445,7 @@ class Trainer:
             if self.max_steps != -1 and self.global_step >= self.max_steps:
                 break
             model._pl_hook("on_train_epoch_start")
+            epoch_outputs = []
             _, limit = self._limited(train_loader, "train")
             total = len(train_loader) if hasattr(train_loader, "__len__") else None
             total = limit if total is None else total if limit is None else min(limit, total)
@@ -440,7 +466,11 @@ class Trainer:
                 self.global_step += 1
                 self._step_schedulers("step")
                 model._pl_batch = None
-                model._pl_hook("on_train_batch_end", outputs.get("out"), batch, batch_idx)
+                out = outputs.get("out")
+                epoch_outputs.append({k: ops.stop_gradient(v) if isinstance(v, ms.Tensor) else v
+                                      for k, v in out.items()} if isinstance(out, dict)
+                                     else {"loss": ops.stop_gradient(out)})
+                model._pl_hook("on_train_batch_end", out, batch, batch_idx)
                 if self.max_steps != -1 and self.global_step >= self.max_steps:
                     cut_short = total is None or batch_idx + 1 < total
                     break
@@ -450,6 +480,7 @@ class Trainer:
                 self.training = False
                 self._validate_epoch(model, val_loader)
                 self.training = True
+            self._epoch_end(model, "training_epoch_end", epoch_outputs)
             model._pl_hook("on_train_epoch_end")
             self._close_epoch_logs()
             self._step_schedulers("epoch")
@@ -474,7 +505,8 @@ class Trainer:
         _, limit = self._limited(loader, which)
         self._epoch_logs = {}
         self.callback_metrics, self.logged_metrics = {}, {}     # a run's metrics are its own
-        self._eval_loop(model, loader, which, step_name, limit)
+        outputs = self._eval_loop(model, loader, which, step_name, limit)
+        self._epoch_end(model, end_hook[len("on_"):], outputs)     # validation_epoch_end, test_epoch_end
         model._pl_hook(end_hook)
         names = list(self._epoch_logs)
         self._close_epoch_logs()
