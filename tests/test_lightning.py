@@ -207,3 +207,81 @@ def test_one_cycle_over_estimated_steps_and_1x_epoch_end_hooks():
         assert len(mod.weights) == len(want)
         for got, exp in zip(mod.weights, want):
             assert_close(got, exp.detach(), rtol=1e-5, atol=2e-5, what=hook.split("(")[0])
+
+
+CALLBACKS_PROGRAM = _FILL + _DATA + '''
+import os
+
+from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
+
+
+class Recorder(pl.Callback):
+    def __init__(self):
+        self.calls = []
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        self.calls.append(("epoch_start", trainer.current_epoch))
+
+    def on_validation_end(self, trainer, pl_module):
+        if not trainer.sanity_checking:
+            self.calls.append(("val_end", round(float(trainer.callback_metrics["val_loss"]), 5)))
+
+
+class Net(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=LR)
+
+
+model = Net()
+fill(model, 3)
+recorder = Recorder()
+early = EarlyStopping(monitor="val_loss", patience=PATIENCE, mode="min")
+ckpt = ModelCheckpoint(dirpath=os.path.join(ROOT, "ckpt"), monitor="val_loss", save_top_k=2,
+                       filename="{epoch}-{val_loss:.3f}", save_last=True)
+trainer = pl.Trainer(max_epochs=12, logger=False, enable_model_summary=False,
+                     callbacks=[recorder, early, ckpt, TQDMProgressBar()], default_root_dir=ROOT)
+trainer.fit(model, train, val)
+names = sorted(os.listdir(os.path.join(ROOT, "ckpt")))
+best = os.path.basename(trainer.checkpoint_callback.best_model_path)
+calls = recorder.calls
+weights = [p.detach() for p in model.parameters()] + [
+    torch.tensor([float(trainer.current_epoch), float(early.stopped_epoch), float(early.wait_count)]),
+    trainer.checkpoint_callback.best_model_score]
+'''
+
+
+@pytest.mark.parametrize("lr, patience", [(3.0, 1), (0.2, 2)])
+def test_callbacks_match_lightning(tmp_path, lr, patience):
+    """EarlyStopping on val_loss (stopping early at the high learning rate, running all epochs at the low one),
+    ModelCheckpoint's top 2 by val_loss with a metric in the file names and last.ckpt, a progress bar, and a
+    program's Callback subclass: the weights, the epoch it stopped at, the best score, the checkpoint files kept
+    and the hook calls equal Lightning's (the files are MindSpore checkpoints on the converted side)."""
+    from tests.parity.harness import assert_close, load_torch
+
+    def program(side):
+        (tmp_path / side).mkdir()
+        return (CALLBACKS_PROGRAM.replace("LR)", f"{lr})").replace("PATIENCE", str(patience))
+                .replace("ROOT", repr(str(tmp_path / side))))
+
+    ref = load_torch(program("torch"))
+    mod, code, _ = load_converted(program("ms"), pynative=True)
+    assert "_ms_compat.EarlyStopping(" in code and "class Recorder(_ms_compat.Callback):" in code
+    assert mod.names == ref["names"] and mod.best == ref["best"] and mod.calls == ref["calls"], (
+        mod.names, ref["names"], mod.calls, ref["calls"])
+    for got, want in zip(mod.weights, ref["weights"]):
+        assert_close(got, want.detach(), rtol=1e-5, atol=2e-5)

@@ -1,8 +1,9 @@
 """PyTorch Lightning (`pytorch_lightning`, `lightning.pytorch`, `lightning`): LightningModule, LightningDataModule,
 Trainer and seed_everything become the runtime's own (templates/compat_parts/lightning.py): a LightningModule
 is a Cell, and Trainer.fit runs Lightning's automatic optimization with mindspore.value_and_grad. What it does not
-run (manual optimization, several optimizers, callbacks, logger objects, several devices) raises MigrationError
-naming the setting. Proven by tests/test_lightning.py against Lightning itself."""
+run (manual optimization, several optimizers, logger objects, several devices) raises MigrationError naming the
+setting; the callbacks EarlyStopping, ModelCheckpoint (MindSpore checkpoints), LearningRateMonitor, the progress
+bars and summaries, and a program's Callback subclasses are the runtime's too. Proven by tests/test_lightning.py against Lightning itself."""
 from __future__ import annotations
 
 from ..records import DIFFERENCE, mapping
@@ -36,3 +37,24 @@ for _prefix in PREFIXES:
     for _path in ("core.LightningModule", "core.module.LightningModule"):
         mapping(_prefix + _path, "_ms_compat.LightningModule", status=DIFFERENCE, takes_torch_args=True,
                 note=_NOTES["LightningModule"][0], test=f"{T}::test_fit_matches_lightning")
+
+_CALLBACKS = {
+    "Callback": ("the base of a program's callbacks: the Trainer calls their hooks with (trainer, pl_module, ...)",
+                 "test_callbacks_match_lightning"),
+    "EarlyStopping": ("monitor, min_delta, patience, mode, thresholds and check_finite as Lightning; checked at the "
+                      "training epoch's end (after validation) by default", "test_callbacks_match_lightning"),
+    "ModelCheckpoint": ("MindSpore checkpoints (ms.save_checkpoint), named and kept as Lightning's (filename "
+                        "templates, save_top_k by monitor, save_last); best_model_path/best_model_score; "
+                        "every_n_train_steps and train_time_interval raise", "test_callbacks_match_lightning"),
+    "LearningRateMonitor": ("the learning rates in the logged metrics", "test_callbacks_match_lightning"),
+    "TQDMProgressBar": ("nothing drawn (the terminal only)", "test_callbacks_match_lightning"),
+    "RichProgressBar": ("nothing drawn (the terminal only)", "test_callbacks_match_lightning"),
+    "ModelSummary": ("nothing printed (the terminal only)", "test_callbacks_match_lightning"),
+    "RichModelSummary": ("nothing printed (the terminal only)", "test_callbacks_match_lightning"),
+}
+for _prefix in PREFIXES:
+    for _name, (_note, _test) in _CALLBACKS.items():
+        mapping(_prefix + "callbacks." + _name, "_ms_compat." + _name, status=DIFFERENCE, takes_torch_args=True,
+                note=_note, test=f"{T}::{_test}")
+    mapping(_prefix + "Callback", "_ms_compat.Callback", status=DIFFERENCE, takes_torch_args=True,
+            note=_CALLBACKS["Callback"][0], test=f"{T}::test_callbacks_match_lightning")

@@ -3,14 +3,17 @@ tests/test_lightning.py): a LightningModule is a Cell with Lightning's hooks and
 Lightning's loop: per batch, training_step's loss differentiated (mindspore.value_and_grad over the optimizer's
 parameters), the gradients clipped as gradient_clip_val asks, the optimizer stepped, a "step" scheduler stepped;
 per epoch, the validation loop (eval mode, validation_step, epoch means of what it logs weighted by batch size)
-and the "epoch" schedulers. What the loop does not run raises MigrationError naming the setting: manual
-optimization, several optimizers, callbacks, loggers other than the default, strategies and devices other than
-one, precision other than 32. The default checkpoint is a MindSpore checkpoint of the model at each epoch's end,
-where Lightning writes its own; the default logger's metrics go to a metrics.csv beside it, as CSVLogger's."""
+and the "epoch" schedulers; the callbacks' hooks (EarlyStopping, ModelCheckpoint, LearningRateMonitor, a user's
+Callback subclass) where Lightning calls them. What the loop does not run raises MigrationError naming the
+setting: manual optimization, several optimizers, loggers other than the default, strategies and devices other
+than one, precision other than 32. Checkpoints are MindSpore checkpoints of the model, named and kept as
+Lightning's ModelCheckpoint names and keeps its own; the default logger's metrics go to a metrics.csv, as
+CSVLogger's."""
 import csv as _pl_csv
 import inspect as _pl_inspect
 import os as _pl_os
 import random as _pl_random
+import re as _pl_re
 
 import numpy as np
 import mindspore as ms
@@ -197,7 +200,7 @@ class LightningDataModule:
 
 _PL_FIXED = {"accelerator": ("auto", "cpu", "gpu", "cuda", "tpu", "npu", "mps"), "devices": ("auto", 1, "1", [0], -1),
              "num_nodes": (1,), "precision": (32, "32", "32-true", None), "strategy": ("auto", None),
-             "accumulate_grad_batches": (1,), "fast_dev_run": (False,), "callbacks": (None, []),
+             "accumulate_grad_batches": (1,), "fast_dev_run": (False,),
              "gradient_clip_algorithm": (None, "norm", "value"), "profiler": (None,), "overfit_batches": (0, 0.0),
              "plugins": (None, []), "sync_batchnorm": (False,), "reload_dataloaders_every_n_epochs": (0,),
              "detect_anomaly": (False,), "barebones": (False,), "use_distributed_sampler": (True, False),
@@ -212,7 +215,7 @@ class Trainer:
                  limit_test_batches=None, limit_predict_batches=None, check_val_every_n_epoch=1,
                  num_sanity_val_steps=None, gradient_clip_val=None, logger=None, enable_checkpointing=None,
                  enable_progress_bar=None, enable_model_summary=None, log_every_n_steps=None, default_root_dir=None,
-                 **kwargs):
+                 callbacks=None, **kwargs):
         for key, value in kwargs.items():
             if key not in _PL_FIXED:
                 _pl_refuse(f"Trainer({key}=...)")
@@ -246,6 +249,12 @@ class Trainer:
         self._metric_rows = []
         self._train_loader = None
         self.datamodule = None
+        self._validates = False
+        self.callbacks = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks] if callbacks else []
+        if self.checkpointing and not any(isinstance(c, ModelCheckpoint) for c in self.callbacks):
+            self.callbacks.append(ModelCheckpoint())    # Lightning's default checkpoint
+        self.checkpoint_callback = next((c for c in self.callbacks if isinstance(c, ModelCheckpoint)), None)
+        self.early_stopping_callback = next((c for c in self.callbacks if isinstance(c, EarlyStopping)), None)
 
     # ------------------------------------------------------------------ self.log
     def _record(self, name, value, on_step, on_epoch, reduce_fx, batch_size):
@@ -389,8 +398,10 @@ class Trainer:
         model._pl_hook("on_validation_epoch_start")
         outputs = self._eval_loop(model, loader, "val", "validation_step", limit)
         self._epoch_end(model, "validation_epoch_end", outputs)
+        _pl_callback_hook(self, model, "on_validation_epoch_end")
         model._pl_hook("on_validation_epoch_end")
         self._close_epoch_logs()
+        _pl_callback_hook(self, model, "on_validation_end")
         model.set_train(True)
 
     def fit(self, model, train_dataloaders=None, val_dataloaders=None, datamodule=None, ckpt_path=None):
@@ -418,6 +429,8 @@ class Trainer:
         val_loader = self._loaders(model, datamodule, "val", val_dataloaders)
         if val_loader is not None and getattr(model, "validation_step", None) is None:
             val_loader = None
+        self._validates = val_loader is not None
+        _pl_callback_hook(self, model, "on_fit_start")
         self._configure(model)
         opt = self.optimizers[0]
         if val_loader is not None and self.num_sanity_val_steps:
@@ -440,10 +453,12 @@ class Trainer:
             return out
 
         grad_fn = value_and_grad_reached(forward, opt.parameters)
+        _pl_callback_hook(self, model, "on_train_start")
         model._pl_hook("on_train_start")
         while (self.max_epochs == -1 or self.current_epoch < self.max_epochs) and not self.should_stop:
             if self.max_steps != -1 and self.global_step >= self.max_steps:
                 break
+            _pl_callback_hook(self, model, "on_train_epoch_start")
             model._pl_hook("on_train_epoch_start")
             epoch_outputs = []
             _, limit = self._limited(train_loader, "train")
@@ -470,6 +485,7 @@ class Trainer:
                 epoch_outputs.append({k: ops.stop_gradient(v) if isinstance(v, ms.Tensor) else v
                                       for k, v in out.items()} if isinstance(out, dict)
                                      else {"loss": ops.stop_gradient(out)})
+                _pl_callback_hook(self, model, "on_train_batch_end", out, batch, batch_idx)
                 model._pl_hook("on_train_batch_end", out, batch, batch_idx)
                 if self.max_steps != -1 and self.global_step >= self.max_steps:
                     cut_short = total is None or batch_idx + 1 < total
@@ -481,12 +497,20 @@ class Trainer:
                 self._validate_epoch(model, val_loader)
                 self.training = True
             self._epoch_end(model, "training_epoch_end", epoch_outputs)
+            # as Lightning: the callbacks, the module's hook, then the monitoring callbacks (checkpoints, stopping)
+            self.callbacks, monitors = ([c for c in self.callbacks if not getattr(c, "monitoring", False)],
+                                        self.callbacks)
+            _pl_callback_hook(self, model, "on_train_epoch_end")
+            self.callbacks = monitors
             model._pl_hook("on_train_epoch_end")
             self._close_epoch_logs()
+            self.callbacks, everything = [c for c in monitors if getattr(c, "monitoring", False)], monitors
+            _pl_callback_hook(self, model, "on_train_epoch_end")
+            self.callbacks = everything
             self._step_schedulers("epoch")
-            self._save_checkpoint(model)
             self.current_epoch += 1
         self.training = False
+        _pl_callback_hook(self, model, "on_train_end")
         model._pl_hook("on_train_end")
         self._write_metrics()
 
@@ -531,17 +555,6 @@ class Trainer:
             self._log_dir = _pl_os.path.join(root, f"version_{n}")
         return self._log_dir
 
-    def _save_checkpoint(self, model):
-        if not self.checkpointing:
-            return
-        where = (_pl_os.path.join(self.log_dir, "checkpoints") if self.logger_on
-                 else _pl_os.path.join(self.default_root_dir, "checkpoints"))
-        _pl_os.makedirs(where, exist_ok=True)
-        for old in _pl_os.listdir(where):   # the default ModelCheckpoint keeps the last epoch's only
-            if old.endswith(".ckpt"):
-                _pl_os.remove(_pl_os.path.join(where, old))
-        ms.save_checkpoint(model, _pl_os.path.join(where, f"epoch={self.current_epoch}-step={self.global_step}.ckpt"))
-
     def _write_metrics(self):
         if not self.logger_on or not self._metric_rows:
             return
@@ -555,3 +568,200 @@ class Trainer:
 
 def _pl_float(value):
     return float(value.asnumpy()) if isinstance(value, ms.Tensor) else float(value)
+
+
+# ---------------------------------------------------------------------- callbacks
+class Callback:
+    """lightning's Callback: a user's subclass gets the hooks the converted Trainer calls (on_train_start,
+    on_train_epoch_start/end, on_validation_epoch_end, on_validation_end, on_train_batch_end, on_train_end) with
+    (trainer, pl_module, ...) as Lightning passes them."""
+
+
+def _pl_callback_hook(trainer, model, name, *args):
+    for cb in trainer.callbacks:
+        hook = getattr(cb, name, None)
+        if hook is not None:
+            hook(trainer, model, *args)
+
+
+class _PLMonitor(Callback):
+    """A monitoring callback: Lightning calls these after the LightningModule's on_train_epoch_end."""
+    monitoring = True
+
+    def _improved(self, current, best):
+        if best is None:
+            return True
+        return current < best - self.min_delta if self.mode == "min" else current > best + self.min_delta
+
+
+class EarlyStopping(_PLMonitor):
+    """lightning's EarlyStopping: after each validation (each training epoch where no validation runs, or where
+    check_on_train_epoch_end asks), the monitored metric against the best by min_delta; `patience` checks with no
+    improvement stop the fit at that epoch's end."""
+
+    def __init__(self, monitor, min_delta=0.0, patience=3, verbose=False, mode="min", strict=True, check_finite=True,
+                 stopping_threshold=None, divergence_threshold=None, check_on_train_epoch_end=None,
+                 log_rank_zero_only=False):
+        if mode not in ("min", "max"):
+            raise ValueError(f"`mode` can be min or max, got {mode}")
+        self.monitor, self.min_delta, self.patience, self.mode = monitor, abs(min_delta), patience, mode
+        self.strict, self.check_finite = strict, check_finite
+        self.stopping_threshold, self.divergence_threshold = stopping_threshold, divergence_threshold
+        self.check_on_train_epoch_end = check_on_train_epoch_end
+        self.wait_count, self.stopped_epoch, self.best_score = 0, 0, None
+
+    def _check(self, trainer):
+        if trainer.sanity_checking:
+            return
+        if self.monitor not in trainer.callback_metrics:
+            if self.strict:
+                raise RuntimeError(f"Early stopping conditioned on metric `{self.monitor}` which is not available. "
+                                   f"Pass in or modify your `EarlyStopping` callback to use any of the following: "
+                                   f"`{'`, `'.join(trainer.callback_metrics)}`")
+            return
+        current = _pl_float(trainer.callback_metrics[self.monitor])
+        better = (lambda a, b: a < b) if self.mode == "min" else (lambda a, b: a > b)
+        delta = -self.min_delta if self.mode == "min" else self.min_delta
+        stop = False
+        if self.check_finite and not np.isfinite(current):
+            stop = True
+        elif self.stopping_threshold is not None and better(current, self.stopping_threshold):
+            stop = True
+        elif self.divergence_threshold is not None and better(-current, -self.divergence_threshold):
+            stop = True
+        elif self.best_score is None or better(current - delta, self.best_score):
+            self.best_score, self.wait_count = current, 0
+        else:
+            self.wait_count += 1
+            stop = self.wait_count >= self.patience
+        if stop:
+            self.stopped_epoch = trainer.current_epoch
+            trainer.should_stop = True
+
+    def _on_train_epoch(self, trainer):
+        # Lightning's default: at the training epoch's end when validation runs every epoch (or never)
+        return self.check_on_train_epoch_end if self.check_on_train_epoch_end is not None \
+            else trainer.check_val_every_n_epoch == 1
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        if self._on_train_epoch(trainer):
+            self._check(trainer)
+
+    def on_validation_end(self, trainer, pl_module):
+        if not self._on_train_epoch(trainer):
+            self._check(trainer)
+
+
+class ModelCheckpoint(_PLMonitor):
+    """lightning's ModelCheckpoint: MindSpore checkpoints (ms.save_checkpoint of the model) in dirpath (Lightning's
+    default: the logger's version folder's checkpoints/, or default_root_dir/checkpoints), named as Lightning names
+    them (`epoch=0-step=4.ckpt`, or `filename` with its {epoch}, {step} and metric fields); the best save_top_k by
+    the monitored metric (the last one without a monitor); save_last writes last.ckpt. best_model_path and
+    best_model_score as Lightning's."""
+
+    def __init__(self, dirpath=None, filename=None, monitor=None, verbose=False, save_last=None, save_top_k=1,
+                 save_weights_only=False, mode="min", auto_insert_metric_name=True, every_n_train_steps=None,
+                 train_time_interval=None, every_n_epochs=None, save_on_train_epoch_end=None,
+                 enable_version_counter=True):
+        if every_n_train_steps or train_time_interval is not None:
+            _pl_refuse("ModelCheckpoint(every_n_train_steps/train_time_interval)")
+        self.dirpath, self.filename, self.monitor, self.mode = dirpath, filename, monitor, mode
+        self.save_last, self.save_top_k = save_last, save_top_k
+        self.auto_insert_metric_name = auto_insert_metric_name
+        self.every_n_epochs = 1 if every_n_epochs is None else every_n_epochs
+        self.save_on_train_epoch_end = save_on_train_epoch_end
+        self.min_delta = 0.0
+        self.best_k_models = {}
+        self.best_model_path, self.best_model_score = "", None
+        self.last_model_path = ""
+        self.kth_best_model_path = ""
+
+    def _name(self, trainer):
+        metrics = {"epoch": trainer.current_epoch, "step": trainer.global_step}
+        metrics.update({k: _pl_float(v) for k, v in trainer.callback_metrics.items()})
+        template = self.filename or "{epoch}-{step}"
+        for field in _pl_re.findall(r"\{([^{}:]+)(?::[^{}]*)?\}", template):
+            if self.auto_insert_metric_name:
+                template = template.replace("{" + field, field + "={" + field, 1)
+        template = _pl_re.sub(r"\{([^{}:]+)", lambda m: "{" + m.group(1).replace(".", "_").replace("/", "_"),
+                              template)
+        values = {k.replace(".", "_").replace("/", "_"): v for k, v in metrics.items()}
+        for field in _pl_re.findall(r"\{([^{}:]+)", template):
+            values.setdefault(field, 0)
+        return template.format(**values)
+
+    def _save(self, trainer, model):
+        if trainer.sanity_checking or (trainer.current_epoch + 1) % self.every_n_epochs:
+            return
+        where = self.dirpath or (_pl_os.path.join(trainer.log_dir, "checkpoints") if trainer.logger_on
+                                 else _pl_os.path.join(trainer.default_root_dir, "checkpoints"))
+        _pl_os.makedirs(where, exist_ok=True)
+        path = _pl_os.path.join(where, self._name(trainer) + ".ckpt")
+        if self.monitor is None:
+            if self.save_top_k != 0:
+                for old in list(self.best_k_models):
+                    if self.save_top_k == 1 and old != path and _pl_os.path.exists(old):
+                        _pl_os.remove(old)
+                self.best_k_models = {path: None}
+                ms.save_checkpoint(model, path)
+                self.best_model_path = self.kth_best_model_path = path
+        elif self.save_top_k != 0:
+            if self.monitor not in trainer.callback_metrics:
+                raise MigrationError(f"ModelCheckpoint(monitor={self.monitor!r}) could not find the monitored key in "
+                                     f"the returned metrics: {list(trainer.callback_metrics)}")
+            score = _pl_float(trainer.callback_metrics[self.monitor])
+            keep = self.save_top_k == -1 or len(self.best_k_models) < self.save_top_k
+            worst = None
+            if not keep:
+                worst = max(self.best_k_models, key=self.best_k_models.get) if self.mode == "min" \
+                    else min(self.best_k_models, key=self.best_k_models.get)
+                keep = self._improved(score, self.best_k_models[worst])
+            if keep:
+                if worst is not None:
+                    self.best_k_models.pop(worst)
+                    if _pl_os.path.exists(worst):
+                        _pl_os.remove(worst)
+                self.best_k_models[path] = score
+                ms.save_checkpoint(model, path)
+                pick = min if self.mode == "min" else max
+                self.best_model_path = pick(self.best_k_models, key=self.best_k_models.get)
+                self.best_model_score = ms.Tensor(self.best_k_models[self.best_model_path], ms.float32)
+        if self.save_last:
+            self.last_model_path = _pl_os.path.join(where, "last.ckpt")
+            ms.save_checkpoint(model, self.last_model_path)
+
+    def _on_train_epoch(self, trainer):
+        if self.save_on_train_epoch_end is not None:
+            return self.save_on_train_epoch_end
+        return trainer.check_val_every_n_epoch == 1 or not trainer._validates
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        if self._on_train_epoch(trainer):
+            self._save(trainer, pl_module)
+
+    def on_validation_end(self, trainer, pl_module):
+        if not self._on_train_epoch(trainer):
+            self._save(trainer, pl_module)
+
+
+class LearningRateMonitor(Callback):
+    """lightning's LearningRateMonitor: the learning rates written with the logged metrics (lr-<Optimizer>)."""
+
+    def __init__(self, logging_interval=None, log_momentum=False, log_weight_decay=False):
+        self.logging_interval = logging_interval
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        for opt in trainer.optimizers:
+            for i, group in enumerate(opt.param_groups):
+                name = f"lr-{type(opt).__name__}" + (f"/pg{i + 1}" if len(opt.param_groups) > 1 else "")
+                trainer.logged_metrics[name] = _pl_float(group["lr"])
+
+
+class _PLNoOp(Callback):
+    """A callback that draws on the terminal only (progress bars, the model summary)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+TQDMProgressBar = RichProgressBar = ModelSummary = RichModelSummary = _PLNoOp
