@@ -23,6 +23,7 @@ from .registry import CONVERTED, DIFFERENCE, TODO, lookup
 from .callsite import dotted_name as _dotted
 from .project_index import resolve_head
 from .sites import Site, shorten
+from . import fstring_quotes as FSQ
 
 COMPAT = "_ms_compat"
 _TF_TOPS = ("tensorflow", "keras", "tf_keras")
@@ -152,6 +153,10 @@ class TFToMindSpore(cst.CSTTransformer):
                 result = result.with_changes(leading_lines=list(result.leading_lines) + [
                     cst.EmptyLine(comment=cst.Comment(c)) for c in comments])
         return result
+
+    def leave_FormattedString(self, original, updated):
+        # a field quoting the f-string's own quote (a TODO's placeholder): a concatenation (fstring_quotes.py)
+        return FSQ.readable(original, updated) if updated is not original else updated
 
     def render(self, target: str) -> str:
         if target.startswith("mindspore.ops."):

@@ -33,3 +33,12 @@ def test_todo_inside_an_f_string_field_converts_to_code_every_python_reads():
     with pytest.raises(Exception) as err:
         mod.describe()
     assert type(err.value).__name__ == "MigrationError" and "torch.get_device_module" in str(err.value)
+
+
+def test_tensorflow_todo_inside_a_single_quoted_f_string():
+    """The TensorFlow pass's placeholders quote with `'`: inside f'...' they need the same rewrite."""
+    src = "import tensorflow as tf\n\n\ndef describe(x):\n    return f'value: {tf.no_such_api(x)!r}'\n"
+    code, sites, _ = convert_code(src, module_name="m")
+    assert [s.api for s in sites if s.status == "todo"] == ["tensorflow.no_such_api"]
+    compile(code, "m.py", "exec")
+    assert "('value: ' + format(repr(_ms_compat.Unconverted('tensorflow.no_such_api'" in code, code
