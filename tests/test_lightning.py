@@ -243,6 +243,10 @@ class Net(pl.LightningModule):
         x, y = batch
         self.log("val_loss", F.cross_entropy(self(x), y))
 
+    def test_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("test_loss", F.cross_entropy(self(x), y))
+
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=LR)
 
@@ -259,9 +263,13 @@ trainer.fit(model, train, val)
 names = sorted(os.listdir(os.path.join(ROOT, "ckpt")))
 best = os.path.basename(trainer.checkpoint_callback.best_model_path)
 calls = recorder.calls
-weights = [p.detach() for p in model.parameters()] + [
-    torch.tensor([float(trainer.current_epoch), float(early.stopped_epoch), float(early.wait_count)]),
-    trainer.checkpoint_callback.best_model_score]
+last = [p.detach().clone() for p in model.parameters()]
+stopped = [float(trainer.current_epoch), float(early.stopped_epoch), float(early.wait_count)]
+# the best epoch's weights loaded (Lightning restores the callbacks' states from it too; the converted Trainer
+# loads the model's weights only)
+tested = trainer.test(model, val, ckpt_path="best", verbose=False)
+weights = last + [p.detach() for p in model.parameters()] + [
+    torch.tensor(stopped + [tested[0]["test_loss"]]), trainer.checkpoint_callback.best_model_score]
 '''
 
 
@@ -269,8 +277,9 @@ weights = [p.detach() for p in model.parameters()] + [
 def test_callbacks_match_lightning(tmp_path, lr, patience):
     """EarlyStopping on val_loss (stopping early at the high learning rate, running all epochs at the low one),
     ModelCheckpoint's top 2 by val_loss with a metric in the file names and last.ckpt, a progress bar, and a
-    program's Callback subclass: the weights, the epoch it stopped at, the best score, the checkpoint files kept
-    and the hook calls equal Lightning's (the files are MindSpore checkpoints on the converted side)."""
+    program's Callback subclass, then `trainer.test(ckpt_path="best")`: the weights after fit and after the best
+    checkpoint is loaded, the epoch it stopped at, the best score, the test loss, the checkpoint files kept and the
+    hook calls equal Lightning's (the files are MindSpore checkpoints on the converted side)."""
     from tests.parity.harness import assert_close, load_torch
 
     def program(side):

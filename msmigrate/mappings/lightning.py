@@ -25,8 +25,9 @@ _NOTES = {
                 "differentiated over the optimizer's parameters, gradient_clip_val, the optimizer and 'step' "
                 "schedulers stepped; validation each check_val_every_n_epoch; 'epoch' schedulers (ReduceLROnPlateau "
                 "on its monitor); a MindSpore checkpoint and metrics.csv where Lightning writes its checkpoint and "
-                "CSV logs. Callbacks, logger objects, strategies, several devices or optimizers, precision other "
-                "than 32 and manual optimization raise MigrationError", "test_fit_matches_lightning"),
+                "CSV logs; validate/test/predict(ckpt_path='best'|'last'|path) load the model's weights from a MindSpore "
+                "checkpoint (Lightning restores the callbacks' states from it too). Logger objects, strategies, "
+                "several devices or optimizers, precision other than 32 and manual optimization raise MigrationError", "test_fit_matches_lightning"),
     "seed_everything": ("Python's, NumPy's and MindSpore's generators seeded (MindSpore's draws differ from torch's)",
                         "test_fit_matches_lightning"),
 }

@@ -250,6 +250,7 @@ class Trainer:
         self._train_loader = None
         self.datamodule = None
         self._validates = False
+        self._fitted = None
         self.callbacks = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks] if callbacks else []
         if self.checkpointing and not any(isinstance(c, ModelCheckpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())    # Lightning's default checkpoint
@@ -430,6 +431,7 @@ class Trainer:
         if val_loader is not None and getattr(model, "validation_step", None) is None:
             val_loader = None
         self._validates = val_loader is not None
+        self._fitted = model
         _pl_callback_hook(self, model, "on_fit_start")
         self._configure(model)
         opt = self.optimizers[0]
@@ -515,11 +517,40 @@ class Trainer:
         self._write_metrics()
 
     def validate(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        model = self._restored(model, ckpt_path)
         return self._evaluate(model, dataloaders, datamodule, "val", "validation_step", "on_validation_epoch_end",
                               "validate")
 
     def test(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        model = self._restored(model, ckpt_path)
         return self._evaluate(model, dataloaders, datamodule, "test", "test_step", "on_test_epoch_end", "test")
+
+    def _restored(self, model, ckpt_path):
+        """The model to run, with the weights `ckpt_path` names loaded, as Lightning's validate/test/predict:
+        "best"/"last" are the ModelCheckpoint's, a path a MindSpore checkpoint; no model: fit's, at its best
+        checkpoint where a ModelCheckpoint saved one."""
+        if model is None:
+            model = self._fitted
+            if model is None:
+                raise MigrationError("PyTorch Lightning: no model given and none fitted by this Trainer")
+            if ckpt_path is None and self.checkpoint_callback is not None and self.checkpoint_callback.best_model_path:
+                ckpt_path = "best"
+        if ckpt_path is None:
+            return model
+        cb = self.checkpoint_callback
+        if ckpt_path in ("best", "last"):
+            path = (cb.best_model_path if ckpt_path == "best" else cb.last_model_path) if cb is not None else ""
+            if not path:
+                raise ValueError(f'`.test(ckpt_path="{ckpt_path}")` is set but `ModelCheckpoint` has not saved a '
+                                 f"{ckpt_path} checkpoint")
+        else:
+            path = ckpt_path
+        try:
+            ms.load_checkpoint(path, model)
+        except Exception as exc:    # a checkpoint Lightning wrote under torch: its weights convert first
+            raise MigrationError(f"PyTorch Lightning: {path} is no MindSpore checkpoint ({type(exc).__name__}); a "
+                                 "checkpoint torch wrote converts with `msmigrate weights`") from exc
+        return model
 
     def _evaluate(self, model, dataloaders, datamodule, which, step_name, end_hook, stage):
         self._attach(model, datamodule)
@@ -537,6 +568,7 @@ class Trainer:
         return [{n: _pl_float(self.callback_metrics[n]) for n in names}]
 
     def predict(self, model=None, dataloaders=None, datamodule=None, return_predictions=None, ckpt_path=None):
+        model = self._restored(model, ckpt_path)
         self._attach(model, datamodule)
         if datamodule is not None:
             datamodule.setup("predict")
