@@ -115,7 +115,7 @@ if [ "${MSMIGRATE_BENCH_DEPS:-}" = "1" ]; then
   printf 'numpy<2\ntorch==2.13.0\n' > .bench-constraints.txt
   timed "bench libraries" pip_install -c .bench-constraints.txt transformers ema-pytorch accelerate pytorch-fid \
     einx loguru torch-einops-utils ftfy regex tqdm matplotlib scipy timm tensorboard pyyaml progress \
-    "opencv-python-headless<4.11" ttach scikit-learn
+    "opencv-python-headless<4.11" ttach scikit-learn pandas
 fi
 
 SIZE=$(du -sh "$VENV" 2>/dev/null | cut -f1)
