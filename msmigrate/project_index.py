@@ -385,11 +385,21 @@ def _forward_method_calls(classes: List[ast.ClassDef]) -> Set[str]:
     return names
 
 
+SETTER = "=param"   # `self.A = value` in a method other than __init__, value its parameter (a setter)
+
+
 def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str]]:
     """`self.A = f(...)` (also annotated, or one of several targets) in the classes' methods: A -> the names f
-    resolves to; "" for a value that is no call, or a call of something unnamed."""
+    resolves to; "" for a value that is no call, or a call of something unnamed; SETTER for a method's parameter
+    stored outside __init__ (transformers' `set_input_embeddings(self, value): self.shared = value`)."""
     out: Dict[str, Set[str]] = {}
     for cls in classes:
+        setters = set()
+        for fn in cls.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name != "__init__":
+                params = {a.arg for a in fn.args.args[1:] + fn.args.kwonlyargs}
+                setters |= {id(n) for n in ast.walk(fn) if isinstance(n, ast.Assign)
+                            and isinstance(n.value, ast.Name) and n.value.id in params}
         for node in ast.walk(cls):
             if isinstance(node, ast.Assign):
                 targets, value = node.targets, node.value
@@ -402,7 +412,7 @@ def _self_attr_values(classes: List[ast.ClassDef], resolve) -> Dict[str, Set[str
             for t in targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                     called = resolve(value.func) if isinstance(value, ast.Call) else None
-                    out.setdefault(t.attr, set()).add(called or "")
+                    out.setdefault(t.attr, set()).add(SETTER if id(node) in setters else called or "")
     return out
 
 
@@ -1159,9 +1169,34 @@ class ProjectIndex:
         if attr not in cache:
             found: Set[str] = set()
             for info in self.modules.values():
-                found |= {self.resolve_alias(q) if q else "" for q in info.self_attr_values.get(attr, ())}
+                found |= {self.resolve_alias(q) if q and q != SETTER else "" for q in info.self_attr_values.get(attr, ())}
             cache[attr] = found
         return cache[attr]
+
+    def attribute_torch_layers(self, attr: str) -> Set[str]:
+        """attribute_layers, with a project subclass of a torch layer as that layer, and without what setters store
+        (`self.shared = value` outside __init__ keeps the kind __init__ built): `module.shared.weight` in
+        transformers' _init_weights, where T5's set_input_embeddings stores a parameter and BART's shared is a
+        ScaledWordEmbedding(nn.Embedding)."""
+        found: Set[str] = set()
+        for info in self.modules.values():
+            for q in info.self_attr_values.get(attr, ()):
+                if q != SETTER:     # a class of the same module is named as written
+                    q = f"{info.name}.{q}" if q in info.classes else q
+                    found.add(self.torch_layer_base(self.resolve_alias(q)) if q else "")
+        return found
+
+    def torch_layer_base(self, qname: str, depth: int = 0) -> str:
+        """The torch.nn class a project class derives from (through project classes), or qname itself."""
+        if qname.startswith("torch.") or depth > 8:
+            return qname
+        module, _, cls = qname.rpartition(".")
+        info = self.modules.get(module)
+        for base in (info.classes.get(cls, ()) if info is not None else ()):
+            found = self.torch_layer_base(self.resolve_alias(base), depth + 1)
+            if found.startswith("torch.nn."):
+                return found
+        return qname
 
     def parameter_layer(self, function: str, position: int, name: str) -> Optional[str]:
         """The torch layer class a top-level function's parameter holds when every call of the function in the

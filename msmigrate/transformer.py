@@ -2328,10 +2328,11 @@ class TorchToMindSpore(cst.CSTTransformer):
         if isinstance(node, cst.Name) and node.value == "self" and self._classes and self._classes[-1].layer_family:
             return self._classes[-1].layer_family
         t = self._static_type(node)
-        if t is None and isinstance(node, cst.Attribute) and not self._known_owner(node.value):
-            # `model.pos_emb.weight` where model's class is not known here: every class of the project that sets
-            # `self.pos_emb` sets one torch layer family (an Embedding), so MindSpore's name is that family's
-            families = {LAYER_FAMILY.get(q) for q in self.index.attribute_layers(node.attr.value)}
+        if t is None and isinstance(node, cst.Attribute):
+            # `model.pos_emb.weight` where model's class is not known here, or its class's `pos_emb` is (a setter
+            # stores a parameter too): every class of the project that sets `self.pos_emb` sets one torch layer
+            # family (an Embedding, or a subclass of one), so MindSpore's name is that family's
+            families = {LAYER_FAMILY.get(q) for q in self.index.attribute_torch_layers(node.attr.value)}
             return families.pop() if len(families) == 1 and None not in families else None
         return LAYER_FAMILY.get(t) if t else None
 
