@@ -2597,6 +2597,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.Assign(targets=[cst.AssignTarget(updated.target)], semicolon=updated.semicolon,
                               value=cst.Call(func=self._render_template(f"{COMPAT}.augmented_in_place"), args=[
                                   cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value)]))
+        argument = self._augmented_argument(original, updated, op)
+        if argument is not None:
+            return argument
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
             return updated.with_changes(value=GM.refuse_in_graph(
@@ -2629,6 +2632,30 @@ class TorchToMindSpore(cst.CSTTransformer):
         op = cst.BinaryOperation(left=MN.chosen_attribute(obj, names),
                                  operator=_BINARY_OF_AUG[type(updated.operator)](), right=updated.value)
         return MN.chosen_assignment(updated.target, names, op)
+
+    def _augmented_argument(self, original: cst.AugAssign, updated: cst.AugAssign, op: Optional[str]):
+        """`total += x` on a parameter of a function outside Cell code (whisper's GreedyDecoder.update:
+        `sum_logprobs += current_logprobs * ...`): torch's `+=` changes the caller's tensor, MindSpore's makes a new
+        one (the caller's stayed as it was, silently). `total = _ms_compat.augmented_argument(total, 'add', x,
+        where)`: on a tensor the new value written into the caller's tensor (write_argument: MigrationError naming
+        the line where a gradient is being recorded or a graph compiles), anything else Python's own `+=`."""
+        if op is None or not (self._funcs and self._scopes and isinstance(original.target, cst.Name)):
+            return None
+        name = original.target.value
+        if name in ("self", "cls") or name not in self._scopes[-1].get("params", ()) or self._in_cell_code() \
+                or self._receiver_kind(original.target) == "other":
+            return None
+        self.uses_compat = True
+        where = f"{self.module_name}:{self._line(original)}"
+        self._record(original, f"augmented assignment {code_of(original.operator).strip()}",
+                     f"{COMPAT}.augmented_argument", R.CONVERTED,
+                     f"`{name} {code_of(original.operator).strip()} ...` on a parameter: torch changes the caller's "
+                     "tensor; the new value is written into it (_ms_compat.write_argument: MigrationError where a "
+                     "gradient is being recorded); a value of another type as Python's own augmented assignment")
+        value = cst.Call(func=self._render_template(f"{COMPAT}.augmented_argument"), args=[
+            cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value),
+            cst.Arg(cst.SimpleString(repr(where)))])
+        return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=value, semicolon=updated.semicolon)
 
     def visit_AnnAssign(self, node) -> None:
         self._skip.add(id(node.target))

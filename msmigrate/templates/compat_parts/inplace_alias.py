@@ -83,6 +83,16 @@ def write_argument(x, value, where):
     return write_into(x, value)
 
 
+def augmented_argument(x, op, value, where):
+    """`x += value` (op "add", "sub", "mul"...) on a parameter of a function: on a tensor torch changes the caller's
+    tensor, so the new value is written into it (write_argument); anything else as Python's own augmented
+    assignment (a number rebound, a list extended in place)."""
+    import operator
+    if isinstance(x, ms.Tensor):
+        return write_argument(x, getattr(operator, op)(x, value), where)
+    return getattr(operator, "i" + op)(x, value)
+
+
 def _argument_write_recorded(where):
     # through the constexpr: a graph's parser refuses a `raise` of a non-builtin exception in a function it calls
     _raise_migration_error(f"the in-place change at {where} writes into a tensor its function was given while a "
