@@ -521,16 +521,28 @@ def _torch_reset(self):
                 p.shape, ms.Tensor(-bound, p.dtype), ms.Tensor(bound, p.dtype)).astype(p.dtype))
 
 
+def _torch_embedding_reset(self):
+    """torch's Embedding.reset_parameters(): the table drawn from N(0, 1), the padding row zero."""
+    table = ms.ops.normal(self.embedding_table.shape, ms.Tensor(0.0), ms.Tensor(1.0)).astype(self.embedding_table.dtype)
+    if self.padding_idx is not None:
+        table[self.padding_idx] = 0
+    self.embedding_table.set_data(table)
+
+
 def _torch_class(adapter, ms_class):
     ns = {"ms_class": ms_class, "__module__": adapter.__module__, "__qualname__": adapter.__qualname__,
           "__doc__": adapter.__doc__}
     if ms_class in (nn.Dense, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
-                    nn.GroupNorm, nn.LayerNorm):
+                    nn.GroupNorm, nn.LayerNorm, nn.Embedding):
+        reset = _torch_embedding_reset if ms_class is nn.Embedding else _torch_reset
+
         def __init__(self, *args, **kwargs):
             adapter.__init__(self, *args, **kwargs)
-            if type(self).reset_parameters is not _torch_reset:
+            if type(self).reset_parameters is not reset:
                 self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
-        ns.update(reset_parameters=_torch_reset, __init__=__init__)
+        ns.update(reset_parameters=reset, __init__=__init__)
+    if ms_class is nn.Embedding:    # torch's name of the table, read from outside a subclass (loralib's layers)
+        ns["weight"] = property(lambda self: self.embedding_table)
     return TorchClass(adapter.__name__, (adapter,), ns)
 
 
