@@ -1750,6 +1750,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["held"] |= self._scopes[-1]["params"]     # hand_optimizers.py
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
+        self._scopes[-1]["unpacked_params"] = IA.unpacked_params(node, self._scopes[-1]["params"])
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["mutated_only"] = set()    # written into the caller's tensor instead
         elif not self._funcs and not self._classes and node.name.value in self._escaping_functions:
@@ -4079,6 +4080,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                                        "gradient is being recorded")
             return cst.Call(func=parse_expr(f"{COMPAT}.write_argument"),
                             args=[cst.Arg(cst.Name(x)), cst.Arg(out), cst.Arg(cst.SimpleString(repr(where)))])
+        if in_cell_code and self._scopes and x in self._scopes[-1].get("unpacked_params", ()) \
+                and original.func.attr.value not in ("detach_", "requires_grad_"):
+            # `k_cache, v_cache = kv_cache; k_cache.index_copy_(1, positions, xk)` in a forward (gemma's attention
+            # filling the caller's kv cache): written into the caller's tensor where no gradient is being recorded
+            # and no graph compiles (inference: torch's values); else the rebinding alone (inplace_arguments.py)
+            self.uses_compat = True
+            if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
+                self.sites[-1].note = (f"in place on `{x}`, unpacked from a parameter: the new value is written "
+                                       "into the caller's tensor where no gradient is being recorded and no graph "
+                                       "compiles (_ms_compat.write_unrecorded); else only this function sees it")
+            return cst.Call(func=parse_expr(f"{COMPAT}.write_unrecorded"), args=[cst.Arg(cst.Name(x)), cst.Arg(out)])
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
                 or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values
             return out

@@ -83,6 +83,16 @@ def write_argument(x, value, where):
     return write_into(x, value)
 
 
+def write_unrecorded(x, value):
+    """torch's in-place change, in a Cell's construct, of a tensor unpacked from a parameter (a kv cache the caller
+    keeps: gemma's `k_cache.index_copy_(1, positions, xk)`): written into the caller's tensor where no gradient is
+    being recorded and no graph compiles, as torch changes it; else the new value only (the caller's tensor stays:
+    the report marks the site as a difference)."""
+    if not isinstance(x, ms.Tensor) or _compiling(_draw_probe) or _argument_grad_executor.requires_grad():
+        return value
+    return write_into(x, value)
+
+
 def augmented_argument(x, op, value, where):
     """`x += value` (op "add", "sub", "mul"...) on a parameter of a function: on a tensor torch changes the caller's
     tensor, so the new value is written into it (write_argument); anything else as Python's own augmented
