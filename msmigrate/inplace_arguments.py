@@ -153,3 +153,19 @@ def unpacked_params(function: cst.FunctionDef, params: Set[str]) -> Set[str]:
 
     function.visit(_Unpack())
     return found - {"self", "cls"}
+
+
+def tensor_params(function: cst.FunctionDef, imports: Dict[str, str]) -> Set[str]:
+    """The parameters annotated as torch tensors (`x: Tensor`, `x: torch.Tensor`), the type torch names."""
+    from .callsite import code_of
+
+    found: Set[str] = set()
+    for p in function.params.params + function.params.kwonly_params + function.params.posonly_params:
+        if p.annotation is None:
+            continue
+        spelled = code_of(p.annotation.annotation).strip()
+        root, _, rest = spelled.partition(".")
+        qn = imports.get(root, root) + ("." + rest if rest else "")
+        if qn in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"):
+            found.add(p.name.value)
+    return found

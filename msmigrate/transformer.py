@@ -1751,6 +1751,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._scopes[-1]["held"] |= self._scopes[-1]["params"]     # hand_optimizers.py
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         self._scopes[-1]["unpacked_params"] = IA.unpacked_params(node, self._scopes[-1]["params"])
+        self._scopes[-1]["tensor_params"] = IA.tensor_params(node, self._imports)   # `x: Tensor` (augmented writes)
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["mutated_only"] = set()    # written into the caller's tensor instead
         elif not self._funcs and not self._classes and node.name.value in self._escaping_functions:
@@ -2635,16 +2636,15 @@ class TorchToMindSpore(cst.CSTTransformer):
         return MN.chosen_assignment(updated.target, names, op)
 
     def _augmented_argument(self, original: cst.AugAssign, updated: cst.AugAssign, op: Optional[str]):
-        """`total += x` on a parameter of a function outside Cell code (whisper's GreedyDecoder.update:
-        `sum_logprobs += current_logprobs * ...`): torch's `+=` changes the caller's tensor, MindSpore's makes a new
-        one (the caller's stayed as it was, silently). `total = _ms_compat.augmented_argument(total, 'add', x,
+        """`total += x` on a parameter declared a tensor (`total: Tensor`) of a function outside Cell code (whisper's
+        GreedyDecoder.update: `sum_logprobs += current_logprobs * ...`): torch's `+=` changes the caller's tensor,
+        MindSpore's makes a new one (the caller's stayed as it was, silently). `total = _ms_compat.augmented_argument(total, 'add', x,
         where)`: on a tensor the new value written into the caller's tensor (write_argument: MigrationError naming
         the line where a gradient is being recorded or a graph compiles), anything else Python's own `+=`."""
         if op is None or not (self._funcs and self._scopes and isinstance(original.target, cst.Name)):
             return None
         name = original.target.value
-        if name in ("self", "cls") or name not in self._scopes[-1].get("params", ()) or self._in_cell_code() \
-                or self._receiver_kind(original.target) == "other":
+        if name in ("self", "cls") or name not in self._scopes[-1].get("tensor_params", ()) or self._in_cell_code():
             return None
         self.uses_compat = True
         where = f"{self.module_name}:{self._line(original)}"

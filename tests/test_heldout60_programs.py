@@ -9,7 +9,7 @@ microsoft/LoRA) met, each run under torch and converted.
 - index_select with a 0-d index (gemma's generate(): `prompt_mask.index_select(1, output_index)`, output_index
   `torch.tensor(n)`): MindSpore's index_select refuses it ("the dimension of `index` must be 1, but got 0"); torch
   takes it as a one-element index. On a receiver of unknown type the method call was left as written.
-- `total += x` on a parameter of a function (whisper's GreedyDecoder.update: `sum_logprobs += ...`): torch changes
+- `total += x` on a parameter annotated as a tensor (whisper's GreedyDecoder.update: `sum_logprobs += ...`): torch changes
   the caller's tensor; the converted `+=` made a new one and the caller's stayed zero, silently.
 - A torch layer's methods called through its class on self (loralib: `nn.Linear.__init__(self, ...)`,
   `nn.Embedding.reset_parameters(self)`, `nn.Embedding.forward(self, x)`, `nn.Linear.train(self, mode)`): raising
@@ -136,7 +136,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def update(tokens, logits, sum_logprobs, eot):
+def update(tokens, logits, sum_logprobs: torch.Tensor, eot):
     next_tokens = logits.argmax(dim=-1)
     logprobs = F.log_softmax(logits.float(), dim=-1)
     current = logprobs[torch.arange(logprobs.shape[0]), next_tokens]
