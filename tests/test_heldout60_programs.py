@@ -213,7 +213,9 @@ class Embedding(nn.Embedding, LowRank):
     def forward(self, x):
         if not self.merged:
             result = nn.Embedding.forward(self, x)
-            return result + F.embedding(x, self.lora_A.transpose(0, 1)) @ self.lora_B.transpose(0, 1)
+            after_a = F.embedding(x, self.lora_A.transpose(0, 1), self.padding_idx, self.max_norm, self.norm_type,
+                                  self.scale_grad_by_freq, self.sparse)
+            return result + after_a @ self.lora_B.transpose(0, 1)
         return nn.Embedding.forward(self, x)
 
 

@@ -541,8 +541,9 @@ def _torch_class(adapter, ms_class):
             if type(self).reset_parameters is not reset:
                 self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
         ns.update(reset_parameters=reset, __init__=__init__)
-    if ms_class is nn.Embedding:    # torch's name of the table, read from outside a subclass (loralib's layers)
-        ns["weight"] = property(lambda self: self.embedding_table)
+    if ms_class is nn.Embedding:    # torch's names, read in a subclass or from outside it (loralib's layers)
+        # (scale_grad_by_freq=True is refused when built; sparse gradients change no value)
+        ns.update(weight=property(lambda self: self.embedding_table), scale_grad_by_freq=False, sparse=False)
     return TorchClass(adapter.__name__, (adapter,), ns)
 
 
