@@ -55,10 +55,10 @@ converted as a new user would convert them, through drivers of ours calling thei
 - LoRA (loralib as it is): a driver builds a small model of ours under `torch.manual_seed(0)`: `lora.Embedding(40,
   16, r=4, lora_alpha=8)`, `lora.MergedLinear(16, 48, r=4, lora_alpha=8, enable_lora=[True, False, True])` for
   q, k and v (chunk, softmax attention), `lora.Linear(16, 16, r=4, lora_alpha=8)`, `lora.Conv2d(3, 8, 3, r=2,
-  lora_alpha=4, padding=1)` over 3x8x8 images, and an nn.Linear head over the two mean-pooled branches; saves
-  its state_dict as pretrained.pt (torch.save), calls `lora.mark_only_lora_as_trainable(model, bias=BIAS)`,
-  trains 4 Adam steps (lr 1e-2) of F.cross_entropy over the trainable parameters of a fixed batch of 4 token
-  sequences of 6 and 4 images (torch.randint, torch.randn), then `model.eval()` (each layer's train(False) adds
+  lora_alpha=4, padding=1)` over 3x8x8 images, and an nn.Linear head over the two mean-pooled branches; a
+  fixed batch of 4 token sequences of 6 and 4 images (torch.randint, torch.randn); one no_grad forward (the
+  initial outputs, a VALUE), the state_dict saved as pretrained.pt (torch.save), `lora.mark_only_lora_as_trainable(
+  model, bias=BIAS)`, 4 Adam steps (lr 1e-2) of F.cross_entropy over the trainable parameters, then `model.eval()` (each layer's train(False) adds
   B @ A * scaling into its weight: merged), the eval-mode outputs and the merged weights' sums as VALUEs,
   `lora.lora_state_dict(model, bias=BIAS)` (its size and sum as VALUEs) saved with torch.save; a second model
   built beside the first loads pretrained.pt, then the LoRA file, both `strict=False` as the README does, and in
@@ -321,15 +321,17 @@ class Net(nn.Module):
 torch.manual_seed(0)
 model = Net()
 restored = Net()
+tokens = torch.randint(0, 40, (4, 6))
+images = torch.randn(4, 3, 8, 8)
+labels = torch.tensor([0, 1, 2, 3])
+with torch.no_grad():
+    print("VALUE initial_out", float(model(tokens, images).abs().mean()))
 torch.save(model.state_dict(), "pretrained.pt")
 lora.mark_only_lora_as_trainable(model, bias=BIAS)
 trainable = [p for p in model.parameters() if p.requires_grad]
 print("VALUE trainable", float(sum(p.numel() for p in trainable)))
 optimizer = torch.optim.Adam(trainable, lr=1e-2)
 
-tokens = torch.randint(0, 40, (4, 6))
-images = torch.randn(4, 3, 8, 8)
-labels = torch.tensor([0, 1, 2, 3])
 model.train()
 for step in range(4):
     loss = F.cross_entropy(model(tokens, images), labels)
