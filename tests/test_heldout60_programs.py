@@ -384,3 +384,42 @@ def test_kv_cache_filled_by_a_forward():
     """PYNATIVE only: in GRAPH mode the compiled forward cannot write into the caller's tensors (the rebinding
     alone, a site the report marks as a difference)."""
     program_weights_match_torch(KV_CACHE, graph=False)
+
+
+CONV_WITH_A_GIVEN_WEIGHT = _FILL + '''
+import torch.nn as nn
+
+
+class ConvLowRank(nn.Module):
+    def __init__(self, conv_module, cin, cout, k, r=2, **kwargs):
+        super().__init__()
+        self.conv = conv_module(cin, cout, k, **kwargs)
+        self.lora_A = nn.Parameter(self.conv.weight.new_zeros((r * k, cin * k)))
+        self.lora_B = nn.Parameter(self.conv.weight.new_zeros((cout * k, r * k)))
+        self.conv.weight.requires_grad = False
+
+    def forward(self, x):
+        return self.conv._conv_forward(
+            x, self.conv.weight + (self.lora_B @ self.lora_A).view(self.conv.weight.shape), self.conv.bias)
+
+
+net = ConvLowRank(nn.Conv2d, 2, 3, 3, padding=1)
+fill(net, 8)
+opt = torch.optim.SGD([p for p in net.parameters() if p.requires_grad], lr=0.1)
+x = torch.linspace(-1, 1, 2 * 2 * 5 * 5).reshape(2, 2, 5, 5)
+seen = []
+for _ in range(2):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_conv_forward_with_a_given_weight(graph):
+    """loralib's ConvLoRA: `self.conv._conv_forward(x, weight + B @ A, bias)` of a conv class passed as a value:
+    an AttributeError naming no line before (the adapter lacked torch's private method)."""
+    program_weights_match_torch(CONV_WITH_A_GIVEN_WEIGHT, graph=graph)
