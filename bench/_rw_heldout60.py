@@ -46,8 +46,8 @@ converted as a new user would convert them, through drivers of ours calling thei
   the rotary tables of `model.freqs_cis` (or local_freqs_cis and global_freqs_cis), the final softcapping where
   the config has it. Then `model.generate(["hello", "gemma"], device="cpu", output_len=6, temperature=None)`
   (greedy: Sampler's argmax) and `model.generate("abc", device="cpu", output_len=6, temperature=0.8,
-  top_p=0.9, top_k=16)` (Sampler's temperature, sort, cumsum, top-p and top-k masks, gather, multinomial) as
-  VALUEs (the decoded strings as numbers: sum of (position + 1) * ord(character)).
+  top_p=0.9, top_k=1)` (Sampler's temperature, sort, cumsum, top-p and top-k masks, gather, multinomial; top_k=1
+  leaves one candidate, as the bench's runner cannot give both sides the same draws inside a module) as VALUEs (the decoded strings as numbers: sum of (position + 1) * ord(character)).
   - gemma_v1: variant '2b' (Gemma 1, one key-value head: repeat_interleave of the cache).
   - gemma_v2: variant '2b-v2' (Gemma 2: local sliding and global layers, attention and final logit softcapping,
     pre and post feed-forward norms).
@@ -254,7 +254,10 @@ greedy = model.generate(["hello", "gemma"], device="cpu", output_len=6, temperat
 print("greedy", greedy)
 for k, text in enumerate(greedy):
     print("VALUE greedy_" + str(k), code(text))
-sampled = model.generate("abc", device="cpu", output_len=6, temperature=0.8, top_p=0.9, top_k=16)
+# Sampler's sampling path (temperature, sort, cumsum, the top-p and top-k masks, gather, multinomial) with top_k=1:
+# one candidate left, whatever the multinomial draws (drawn inside a module, where the bench's runner cannot give
+# both sides the same random numbers)
+sampled = model.generate("abc", device="cpu", output_len=6, temperature=0.8, top_p=0.9, top_k=1)
 print("sampled", repr(sampled))
 print("VALUE sampled", code(sampled))
 '''
