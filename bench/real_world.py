@@ -60,6 +60,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout56  # bench/_rw_heldout56.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout57  # bench/_rw_heldout57.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout58  # bench/_rw_heldout58.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout60  # bench/_rw_heldout60.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -603,7 +604,7 @@ def main(argv=None):
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
-                                      "heldout55", "heldout56", "heldout57", "heldout58"),
+                                      "heldout55", "heldout56", "heldout57", "heldout58", "heldout60"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -713,7 +714,10 @@ def main(argv=None):
                          "heldout58: ikostrikov/pytorch-flows' MAF, RealNVP and "
                          "Glow-style flows, jik876/hifi-gan's weight-normed Generator with its multi-period and "
                          "multi-scale discriminators, HobbitLong/SupContrast's SupConLoss and SupConResNet, through "
-                         "drivers (bench/_rw_heldout58.py)")
+                         "drivers (bench/_rw_heldout58.py); heldout60: openai/whisper's Whisper trained, "
+                         "greedy and beam decoding with its kv-cache hooks, google/gemma_pytorch's Gemma 1, 2 "
+                         "and 3 trained and generating, microsoft/LoRA's loralib layers trained and merged, "
+                         "through drivers (bench/_rw_heldout60.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

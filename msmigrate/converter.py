@@ -51,6 +51,7 @@ from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
 from .torch_attr_stores import might_store_on_torch, own_names_on_torch
+from .base_calls import base_calls_as_super, might_call_base
 from .torch_feature_probes import rewrite_feature_probes
 from .undefined_names import read_undefined_names, restore_bound_names
 from .forward_refs import rename_class_forward_refs
@@ -128,6 +129,9 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if might_store_on_torch(source):   # `nn.MaskedLinear = MaskedLinear`: the program's own (torch_attr_stores.py)
         info = index.modules.get(module_name)
         module, np_sites = own_names_on_torch(module, info.imports if info else {}, statement_lines(module, tree))
+    if might_call_base(source):   # `nn.Linear.__init__(self, ...)` in a subclass of nn.Linear: super() (base_calls.py)
+        info = index.modules.get(module_name)
+        module = base_calls_as_super(module, info.imports if info else {})
     if has_copy_keyword(source):   # numpy 2's copy= idioms, rewritten for numpy<2 (numpy_idioms.py)
         info = index.modules.get(module_name)
         module, copy_sites = rewrite_numpy_copy(module, info.imports if info else {}, statement_lines(module, tree))

@@ -129,3 +129,43 @@ def escaping_functions(module: cst.Module) -> Dict[str, str]:
     v = _ValueUses(names)
     module.visit(v)
     return v.found
+
+
+def unpacked_params(function: cst.FunctionDef, params: Set[str]) -> Set[str]:
+    """The names a function binds by unpacking one of its parameters, `k_cache, v_cache = kv_cache` (gemma's
+    attention: the caller's kv-cache tensors), in its own body (not in a function inside it)."""
+    found: Set[str] = set()
+
+    class _Unpack(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) != 1 or not isinstance(node.value, cst.Name) or node.value.value not in params:
+                return
+            target = node.targets[0].target
+            if isinstance(target, (cst.Tuple, cst.List)):
+                found.update(e.value.value for e in target.elements
+                             if isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement))
+
+    function.visit(_Unpack())
+    return found - {"self", "cls"}
+
+
+def tensor_params(function: cst.FunctionDef, imports: Dict[str, str]) -> Set[str]:
+    """The parameters annotated as torch tensors (`x: Tensor`, `x: torch.Tensor`), the type torch names."""
+    from .callsite import code_of
+
+    found: Set[str] = set()
+    for p in function.params.params + function.params.kwonly_params + function.params.posonly_params:
+        if p.annotation is None:
+            continue
+        spelled = code_of(p.annotation.annotation).strip()
+        root, _, rest = spelled.partition(".")
+        qn = imports.get(root, root) + ("." + rest if rest else "")
+        if qn in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"):
+            found.add(p.name.value)
+    return found

@@ -13,7 +13,9 @@ A chain on a fresh copy changes nothing anyone else holds:
     w = distances.clone().div_(T).exp_()
 
 is `distances.clone().div(T).exp()`. Both only for the methods whose out-of-place twin (the name without
-"_") takes the same arguments (detached_updates._CHAINABLE).
+"_") takes the same arguments (detached_updates._CHAINABLE, triu_ and tril_). A torch factory's tensor, filled or
+not, is such a copy: whisper's `torch.empty(n, n).fill_(-np.inf).triu_(1)` is `torch.empty(n, n).fill_(-np.inf)
+.triu(1)` (the fill the main pass converts).
 
 A buffer resized and cleared at once, `one_hot.resize_(b * k, c).zero_()` (or `.fill_(v)`), on a local that
 nothing else holds, is `one_hot = one_hot.new_zeros((b * k, c))`: the values, shape and dtype torch leaves."""
@@ -28,6 +30,13 @@ from .detached_updates import _CHAINABLE
 from .held_items import item
 from .held_tensor_paths import held_tensor
 
+# the links of a chain: the methods whose out-of-place twin takes the same arguments, and triangles
+# (`torch.empty(n, n).fill_(-np.inf).triu_(1)`, whisper's causal mask)
+_LINKS = _CHAINABLE | frozenset(("triu_", "tril_"))
+# torch's factories: a new tensor nobody else holds
+_FACTORIES = frozenset(("empty", "zeros", "ones", "full", "tensor", "rand", "randn", "randint", "arange", "linspace",
+                        "eye", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"))
+
 _CHAIN = re.compile(r"[)\]]\s*\.\s*[a-z_0-9]+_\(")
 
 
@@ -39,7 +48,7 @@ def _links(node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression
     """The in-place calls of `R.m1_(..).m2_(..)` innermost first, and R."""
     links: List[cst.Call] = []
     while (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-           and node.func.attr.value in _CHAINABLE):
+           and node.func.attr.value in _LINKS):
         links.append(node)
         node = node.func.value
     links.reverse()
@@ -70,6 +79,10 @@ def _fresh_copy(node: cst.BaseExpression) -> bool:
     name = node.func.attr.value
     if name == "clone":
         return not node.args
+    if isinstance(node.func.value, cst.Name) and node.func.value.value == "torch" and name in _FACTORIES:
+        return _out_name(node) is None      # `torch.empty(n, n)`
+    if name in ("fill_", "zero_"):          # `torch.empty(n, n).fill_(v)`: the fresh tensor, filled
+        return _fresh_copy(node.func.value)
     if _out_name(node) is not None:     # `torch.rsqrt(v, out=u)` returns u
         return False
     if name in _VIEWS:
@@ -77,7 +90,7 @@ def _fresh_copy(node: cst.BaseExpression) -> bool:
     if any(a.keyword is not None and a.keyword.value == "inplace" and not (
             isinstance(a.value, cst.Name) and a.value.value == "False") for a in node.args):
         return False    # `F.relu(x, inplace=True)` returns x itself
-    return name + "_" in _CHAINABLE or name in _NEW_RESULTS or name in _NEW_ACTIVATIONS
+    return name + "_" in _LINKS or name in _NEW_RESULTS or name in _NEW_ACTIVATIONS
 
 
 def _out_of_place(links: List[cst.Call], base: cst.BaseExpression) -> cst.BaseExpression:
@@ -492,7 +505,7 @@ def _chains_in(value: cst.BaseExpression) -> List[Tuple[cst.Call, List[cst.Call]
             continue
         p = parents.get(id(n))      # a longer chain holds this one: `attr` of a Call whose func it is
         if isinstance(p, cst.Attribute) and isinstance(parents.get(id(p)), cst.Call) \
-                and p.attr.value in _CHAINABLE and parents[id(p)].func is p:
+                and p.attr.value in _LINKS and parents[id(p)].func is p:
             continue
         out.append((n, links, base))
     return out

@@ -83,6 +83,7 @@ class ModuleInfo:
     # second_step): a loop calling one after backward() hands them the gradients (optimizer_grad_methods)
     optimizer_grad_methods: Set[str] = field(default_factory=set)
     builds_sparse: bool = False   # names a torch sparse constructor or product (sparse_products.py)
+    overrides_train: bool = False   # defines train(self, mode): a Module's own (mappings/module_api.py _eval)
     # its module-level functions calling a tensor-only method on a parameter (ProjectIndex.serves_torch_code)
     tensor_method_functions: Set[str] = field(default_factory=set)
     reads_autograd_grad: bool = False   # calls torch.autograd.grad (grad_helpers.py: a helper other modules call)
@@ -291,6 +292,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.reads_autograd_grad = bool(re.search(r"\bautograd\s*\.\s*grad\s*\(", source))
     from .sparse_products import SPARSE_NAMES
     info.builds_sparse = bool(SPARSE_NAMES.search(source))
+    info.overrides_train = bool(_OWN_TRAIN.search(source))
     if _CLEARS_GRADS.search(source):
         info.calls_when_clearing = set(_CALLED.findall(source))
     imports = info.imports
@@ -744,6 +746,10 @@ def _torch_star_exports(base: str) -> Dict[str, str]:
     return out
 
 
+# a method train(self, mode...): torch's Module.train overridden (loralib's layers)
+_OWN_TRAIN = re.compile(r"^[ \t]+def\s+train\(\s*self\s*,\s*mode\b", re.M)
+
+
 # builtin names that torch.__all__ (torch 2.13) rebinds on `from torch import *`
 _TORCH_ALL_BUILTINS = frozenset({"abs", "all", "any", "bool", "compile", "complex", "float", "int", "max", "min",
                                  "pow", "range", "round", "sum"})
@@ -863,6 +869,8 @@ class ProjectIndex:
         self.cell_classes: Set[str] = self._cell_closure()
         # a sparse matrix built in one module may be multiplied in another (sparse_products.py)
         self.builds_sparse = any(info.builds_sparse for info in self.modules.values())
+        # a Module class overrides train(mode): eval() and train() call it (compat_parts/train_overrides.py)
+        self.overrides_train = any(info.overrides_train for info in self.modules.values())
         self.cell_mixins: Set[str] = self._cell_mixins()
 
     def _exports(self, info: ModuleInfo) -> Dict[str, str]:

@@ -6,8 +6,8 @@ torch.sparse_coo_tensor). The converted sparse matrix is an ms.COOTensor (templa
 which ops.t / ops.matmul refuse. In the files of a project one of whose modules names a sparse constructor or
 product (torch.sparse_coo_tensor, torch.sparse.*, torch.spmm, .to_sparse, ._indices(): the matrix may be built in
 one module and multiplied in another, pygcn's utils.py and layers.py), those calls go through the sparse-aware
-helpers (sparse_or_matmul, sparse_or_mm, sparse_or_t, sparse_to_dense), which give the dense result for dense
-operands exactly as before, and `a._indices()` / `a._values()` read a COOTensor (sparse_indices, sparse_values);
+helpers (sparse_or_matmul, sparse_or_mm, sparse_or_t, sparse_to_dense, sparse_or_register_buffer), which give
+the dense result for dense operands exactly as before, and `a._indices()` / `a._values()` read a COOTensor (sparse_indices, sparse_values);
 the other projects keep their output unchanged."""
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from .callsite import dotted_name
 SPARSE_NAMES = re.compile(r"\b(sparse_coo_tensor|sparse\.FloatTensor|sparse\.DoubleTensor|sparse\.mm|spmm|to_sparse"
                      r"|_indices\(\))")
 _SWAP = {"_ms_compat.matmul": "_ms_compat.sparse_or_matmul", "_ms_compat.mm": "_ms_compat.sparse_or_mm",
-         "ops.t": "_ms_compat.sparse_or_t"}
+         "ops.t": "_ms_compat.sparse_or_t",
+         # a buffer holding a sparse matrix (whisper's alignment_heads, `mask.to_sparse()`)
+         "_ms_compat.register_buffer": "_ms_compat.sparse_or_register_buffer"}
 
 
 def builds_sparse(module: cst.Module, index=None) -> bool:

@@ -1751,6 +1751,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["held"] |= self._scopes[-1]["params"]     # hand_optimizers.py
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
+        self._scopes[-1]["unpacked_params"] = IA.unpacked_params(node, self._scopes[-1]["params"])
+        self._scopes[-1]["tensor_params"] = IA.tensor_params(node, self._imports)   # `x: Tensor` (augmented writes)
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["mutated_only"] = set()    # written into the caller's tensor instead
         elif not self._funcs and not self._classes and node.name.value in self._escaping_functions:
@@ -2607,6 +2609,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.Assign(targets=[cst.AssignTarget(updated.target)], semicolon=updated.semicolon,
                               value=cst.Call(func=self._render_template(f"{COMPAT}.augmented_in_place"), args=[
                                   cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value)]))
+        argument = self._augmented_argument(original, updated, op)
+        if argument is not None:
+            return argument
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
             self.uses_compat = True
             return updated.with_changes(value=GM.refuse_in_graph(
@@ -2639,6 +2644,29 @@ class TorchToMindSpore(cst.CSTTransformer):
         op = cst.BinaryOperation(left=MN.chosen_attribute(obj, names),
                                  operator=_BINARY_OF_AUG[type(updated.operator)](), right=updated.value)
         return MN.chosen_assignment(updated.target, names, op)
+
+    def _augmented_argument(self, original: cst.AugAssign, updated: cst.AugAssign, op: Optional[str]):
+        """`total += x` on a parameter declared a tensor (`total: Tensor`) of a function outside Cell code (whisper's
+        GreedyDecoder.update: `sum_logprobs += current_logprobs * ...`): torch's `+=` changes the caller's tensor,
+        MindSpore's makes a new one (the caller's stayed as it was, silently). `total = _ms_compat.augmented_argument(total, 'add', x,
+        where)`: on a tensor the new value written into the caller's tensor (write_argument: MigrationError naming
+        the line where a gradient is being recorded or a graph compiles), anything else Python's own `+=`."""
+        if op is None or not (self._funcs and self._scopes and isinstance(original.target, cst.Name)):
+            return None
+        name = original.target.value
+        if name in ("self", "cls") or name not in self._scopes[-1].get("tensor_params", ()) or self._in_cell_code():
+            return None
+        self.uses_compat = True
+        where = f"{self.module_name}:{self._line(original)}"
+        self._record(original, f"augmented assignment {code_of(original.operator).strip()}",
+                     f"{COMPAT}.augmented_argument", R.CONVERTED,
+                     f"`{name} {code_of(original.operator).strip()} ...` on a parameter: torch changes the caller's "
+                     "tensor; the new value is written into it (_ms_compat.write_argument: MigrationError where a "
+                     "gradient is being recorded); a value of another type as Python's own augmented assignment")
+        value = cst.Call(func=self._render_template(f"{COMPAT}.augmented_argument"), args=[
+            cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value),
+            cst.Arg(cst.SimpleString(repr(where)))])
+        return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=value, semicolon=updated.semicolon)
 
     def visit_AnnAssign(self, node) -> None:
         self._skip.add(id(node.target))
@@ -4062,6 +4090,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                                        "gradient is being recorded")
             return cst.Call(func=parse_expr(f"{COMPAT}.write_argument"),
                             args=[cst.Arg(cst.Name(x)), cst.Arg(out), cst.Arg(cst.SimpleString(repr(where)))])
+        if in_cell_code and self._scopes and x in self._scopes[-1].get("unpacked_params", ()) \
+                and original.func.attr.value not in ("detach_", "requires_grad_"):
+            # `k_cache, v_cache = kv_cache; k_cache.index_copy_(1, positions, xk)` in a forward (gemma's attention
+            # filling the caller's kv cache): written into the caller's tensor where no gradient is being recorded
+            # and no graph compiles (inference: torch's values); else the rebinding alone (inplace_arguments.py)
+            self.uses_compat = True
+            if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
+                self.sites[-1].note = (f"in place on `{x}`, unpacked from a parameter: the new value is written "
+                                       "into the caller's tensor where no gradient is being recorded and no graph "
+                                       "compiles (_ms_compat.write_unrecorded); else only this function sees it")
+            return cst.Call(func=parse_expr(f"{COMPAT}.write_unrecorded"), args=[cst.Arg(cst.Name(x)), cst.Arg(out)])
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
                 or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values
             return out

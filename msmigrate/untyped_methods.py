@@ -40,6 +40,8 @@ DIFFERING = {
     "kron": "no such Tensor method",
     "equal": "elementwise (torch: one bool for the whole tensors)",
     "mode": "no such Tensor method",
+    # gemma_pytorch's generate(): `prompt_mask.index_select(1, output_index)` with a 0-d index (torch: one index)
+    "index_select": "rejects a 0-d index (torch takes it as a one-element index)",
     # an input with no elements (`loss[mask].sum()` with no positive): uninitialised results
     # (templates/compat_parts/empty_reductions.py; tests/parity/test_empty_reductions.py::test_untyped_receivers)
     "sum": "garbage for an empty tensor (torch: 0)",

@@ -25,7 +25,9 @@ LOG_SOFTMAX_NOTE = ("through _ms_compat.log_softmax (templates/compat_parts/soft
                     "~30 ulp off in float32")
 LOG_SOFTMAX_TEST = "tests/parity/test_log_softmax.py::test_log_softmax_forms"
 AS_VECTOR_NOTE = "a 0-d input is a one-element vector, as torch (templates/compat_parts/scalar_as_vector.py)"
-INDEX_SELECT = "_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x, {dim}, _ms_i), {input}, {index})"
+# torch takes a 0-d index as a one-element one (the dim kept, of size 1); MindSpore's index_select refuses it
+INDEX_SELECT = ("_ms_compat.as_vector(lambda _ms_x, _ms_i: ops.index_select(_ms_x, {dim}, ops.reshape(_ms_i, (-1,))), "
+                "{input}, {index})")
 # batch-first ops whose MindSpore kernel rejects an input with no samples (templates/compat_parts/empty_batch.py)
 EMPTY_BATCH_NOTE = ("an input with no samples (N = 0) gives torch's empty result (templates/compat_parts/"
                     "empty_batch.py)")

@@ -67,3 +67,22 @@ for _name in ("torch.spmm", "torch.sparse.mm"):
          note="a sparse matrix (compat_parts/sparse_coo.py) times a dense one: each stored value times the dense row "
               "its column selects, summed into its row (ops.unsorted_segment_sum: torch's sum, differentiable in the "
               "values and the dense matrix); two dense matrices: mm", test=T_GCN)(_product)
+
+
+def _to_sparse(ctx):
+    """`x.to_sparse()` (whisper's alignment_heads buffer): a 2-D tensor's nonzero entries as a sparse matrix."""
+    b = ctx.bound
+    if b.starred:
+        raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
+    for name in ("sparse_dim", "layout", "blocksize", "dense_dim"):
+        if b.has(name) and b.code(name) != "None":
+            raise UnsupportedSite(f"to_sparse({name}=...): only the COO matrix of a 2-D tensor is converted")
+    from .tensor_methods import _arg
+    ctx.tr.uses_compat = True
+    where = repr(f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}")
+    return ctx.expr(f"_ms_compat.to_sparse({_arg(ctx)}, {where})")
+
+
+rule("Tensor.to_sparse", None, args=("sparse_dim", "layout", "blocksize", "dense_dim"),
+     note="the nonzero entries of a 2-D tensor, in torch's order (coalesced); " + NOTE,
+     test="tests/test_heldout60_programs.py::test_sparse_buffer_of_a_mask")(_to_sparse)

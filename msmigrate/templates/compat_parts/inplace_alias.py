@@ -6,6 +6,8 @@ names held; MindSpore's PyNative `+=` made a new one. The alias follows the chan
 `for p in model.parameters(): p.mul_(0.5)`, `mu = state['mu']; mu.mul_(m)` (msmigrate/inplace_holders.py):
 MindSpore's own in-place arithmetic leaves the tensor unchanged on CPU, so the new value is computed out of
 place and written into the tensor itself, where every holder sees it."""
+import operator
+
 import mindspore as ms
 from mindspore.common.api import _pynative_executor as _argument_grad_executor
 
@@ -81,6 +83,30 @@ def write_argument(x, value, where):
     if _argument_grad_executor.requires_grad():
         _argument_write_recorded(where)
     return write_into(x, value)
+
+
+def write_unrecorded(x, value):
+    """torch's in-place change, in a Cell's construct, of a tensor unpacked from a parameter (a kv cache the caller
+    keeps: gemma's `k_cache.index_copy_(1, positions, xk)`): written into the caller's tensor where no gradient is
+    being recorded and no graph compiles, as torch changes it; else the new value only (the caller's tensor stays:
+    the report marks the site as a difference)."""
+    if not isinstance(x, ms.Tensor) or _compiling(_draw_probe) or _argument_grad_executor.requires_grad():
+        return value
+    return write_into(x, value)
+
+
+def augmented_argument(x, op, value, where):
+    """`x += value` (op "add", "sub", "mul"...) on a parameter of a function: on a tensor torch changes the caller's
+    tensor, so the new value is written into it (write_argument); anything else as Python's own augmented
+    assignment (a number rebound, a list extended in place)."""
+    if isinstance(x, ms.Tensor):
+        return write_argument(x, _AUGMENTED[op](x, value), where)
+    return _AUGMENTED["i" + op](x, value)
+
+
+_AUGMENTED = {name: getattr(operator, name) for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                                         "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod",
+                                                         "ipow")}
 
 
 def _argument_write_recorded(where):

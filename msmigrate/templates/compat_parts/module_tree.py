@@ -521,16 +521,45 @@ def _torch_reset(self):
                 p.shape, ms.Tensor(-bound, p.dtype), ms.Tensor(bound, p.dtype)).astype(p.dtype))
 
 
+def _torch_embedding_reset(self):
+    """torch's Embedding.reset_parameters(): the table drawn from N(0, 1), the padding row zero."""
+    table = self.embedding_table    # drawn through an initializer, as the converted nn.init.normal_ of a Parameter
+    table.set_data(init.initializer(init.Normal(1.0), table.shape, table.dtype).init_data())
+    if self.padding_idx is not None:
+        value = table.value()
+        value[self.padding_idx] = 0
+        table.set_data(value)
+
+
+_CONV_FORWARD_ONLY = "Conv2d._conv_forward(input, weight, bias) is converted for padding_mode 'zeros' only"
+
+
+def _torch_conv_forward(self, input, weight, bias):
+    """torch's Conv2d._conv_forward(input, weight, bias) (loralib's ConvLoRA: the layer's convolution with its weight
+    plus a low-rank update): the layer's convolution, the given weight and bias (zero padding only)."""
+    if self.mode_pads is not None:
+        _raise_migration_error(_CONV_FORWARD_ONLY)
+    y = self.conv2d(input, weight)
+    return y if bias is None else self.bias_add(y, bias)
+
+
 def _torch_class(adapter, ms_class):
     ns = {"ms_class": ms_class, "__module__": adapter.__module__, "__qualname__": adapter.__qualname__,
           "__doc__": adapter.__doc__}
     if ms_class in (nn.Dense, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
-                    nn.GroupNorm, nn.LayerNorm):
+                    nn.GroupNorm, nn.LayerNorm, nn.Embedding):
+        reset = _torch_embedding_reset if ms_class is nn.Embedding else _torch_reset
+
         def __init__(self, *args, **kwargs):
             adapter.__init__(self, *args, **kwargs)
-            if type(self).reset_parameters is not _torch_reset:
+            if type(self).reset_parameters is not reset:
                 self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
-        ns.update(reset_parameters=_torch_reset, __init__=__init__)
+        ns.update(reset_parameters=reset, __init__=__init__)
+    if ms_class is nn.Conv2d:       # torch's private convolution with a given weight (Conv1d/3d: not converted)
+        ns["_conv_forward"] = _torch_conv_forward
+    if ms_class is nn.Embedding:    # torch's names, read in a subclass or from outside it (loralib's layers)
+        # (scale_grad_by_freq=True is refused when built; sparse gradients change no value)
+        ns.update(weight=property(lambda self: self.embedding_table), scale_grad_by_freq=False, sparse=False)
     return TorchClass(adapter.__name__, (adapter,), ns)
 
 

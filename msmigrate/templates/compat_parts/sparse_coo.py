@@ -57,6 +57,30 @@ def sparse_coo_tensor(indices, values, size=None, dtype=None, where=""):
     return SparseCOOTensor(indices.astype(ms.int64).T, values, size)
 
 
+def to_sparse(input, where=""):
+    """`x.to_sparse()` of a 2-D tensor: a sparse COO matrix of its nonzero entries in torch's order (coalesced: row
+    by row); a sparse matrix as is. Another rank raises MigrationError naming the line."""
+    if isinstance(input, ms.COOTensor):
+        return input
+    if input.ndim != 2:
+        _raise_migration_error(f"{where}: only 2-D tensors are converted to sparse COO matrices "
+                               f"(shape {tuple(input.shape)})")
+    indices = ops.nonzero(input).astype(ms.int64)
+    return SparseCOOTensor(indices, ops.gather_nd(input, indices), tuple(input.shape))
+
+
+def sparse_or_register_buffer(cell, name, tensor, persistent=True):
+    """register_buffer in a file that builds sparse matrices: a sparse matrix not saved (persistent=False) is kept as
+    the cell's attribute (MindSpore's buffers hold dense tensors only); a saved one raises MigrationError."""
+    if isinstance(tensor, ms.COOTensor):
+        if persistent:
+            _raise_migration_error(f"register_buffer({name!r}, ...) of a sparse matrix saved in the state_dict: not "
+                                   "converted (MindSpore's buffers and checkpoints hold dense tensors)")
+        object.__setattr__(cell, name, tensor)
+        return None
+    return register_buffer(cell, name, tensor, persistent)
+
+
 def sparse_float_tensor(*args, where=""):
     """torch.sparse.FloatTensor(indices, values, size): float32 values."""
     if len(args) not in (2, 3):
@@ -115,6 +139,8 @@ def sparse_to_dense(input):
 
 def _dense_values(a):
     # summed by a scatter-add: COOTensor.to_dense sums duplicate entries op by op but not in a compiled graph
+    if a.values.dtype == ms.bool_:     # no bool kernel: summed as integers (any entry set is True)
+        return ops.tensor_scatter_add(ops.zeros(a.shape, ms.int32), a.indices, a.values.astype(ms.int32)) > 0
     return ops.tensor_scatter_add(ops.zeros(a.shape, a.values.dtype), a.indices, a.values)
 
 
