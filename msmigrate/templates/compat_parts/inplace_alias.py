@@ -87,15 +87,10 @@ def write_argument(x, value, where):
 
 def write_unrecorded(x, value):
     """torch's in-place change, in a Cell's construct, of a tensor unpacked from a parameter (a kv cache the caller
-    keeps: gemma's `k_cache.index_copy_(1, positions, xk)`): written into the caller's tensor, as torch changes it,
-    where no graph compiles and, while a gradient is being recorded (a taped program records everything, its
-    decoding under no_grad too), where the tensor is no Parameter and no recorded operation's result (a cache the
-    program made: its writes change no gradient); else the new value only (the caller's tensor stays: the report
-    marks the site as a difference)."""
-    if not isinstance(x, ms.Tensor) or _compiling(_draw_probe):
-        return value
-    if _argument_grad_executor.requires_grad() and (isinstance(x, ms.Parameter)
-                                                    or getattr(x, "_grad_node", None) is not None):
+    keeps: gemma's `k_cache.index_copy_(1, positions, xk)`): written into the caller's tensor where no gradient is
+    being recorded and no graph compiles, as torch changes it; else the new value only (the caller's tensor stays:
+    the report marks the site as a difference)."""
+    if not isinstance(x, ms.Tensor) or _compiling(_draw_probe) or _argument_grad_executor.requires_grad():
         return value
     return write_into(x, value)
 
