@@ -7,7 +7,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from . import graph_records as GR
 
@@ -538,8 +538,8 @@ _DRAWN_LAYER = re.compile(r"torch\.nn\.(Lazy)?(Linear|Bilinear|Conv\w*|ConvTrans
                           r"GRU\w*|MultiheadAttention|Transformer\w*)")
 
 
-def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bool:
-    """A `forward` method calls a torch.nn layer constructor whose weights are drawn (_DRAWN_LAYER)."""
+def _forward_call_names(tree: ast.Module) -> Iterator[str]:
+    """The dotted callee of each call in the `forward` methods of the module's classes."""
     for node in ast.walk(tree):
         if not isinstance(node, ast.ClassDef):
             continue
@@ -547,25 +547,20 @@ def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bo
             if isinstance(f, ast.FunctionDef) and f.name == "forward":
                 for call in ast.walk(f):
                     d = _dotted(call.func) if isinstance(call, ast.Call) else None
-                    if d is not None and _DRAWN_LAYER.fullmatch(resolve_head(d, imports) or ""):
-                        return True
-    return False
+                    if d is not None:
+                        yield d
+
+
+def _forward_builds_drawn_layer(tree: ast.Module, imports: Dict[str, str]) -> bool:
+    """A `forward` method calls a torch.nn layer constructor whose weights are drawn (_DRAWN_LAYER)."""
+    return any(_DRAWN_LAYER.fullmatch(resolve_head(d, imports) or "") for d in _forward_call_names(tree))
 
 
 def _forward_built_names(tree: ast.Module, imports: Dict[str, str], module: str) -> Set[str]:
     """The qualified names a `forward` method calls (`Mask(B, L)`, `masking.Mask(...)`): the classes of the
     project among them are objects built in a forward (ProjectIndex.reaches_objects_built_in_forward)."""
-    names: Set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        for f in node.body:
-            if isinstance(f, ast.FunctionDef) and f.name == "forward":
-                for call in ast.walk(f):
-                    d = _dotted(call.func) if isinstance(call, ast.Call) else None
-                    if d is not None and d.split(".")[0] != "self":
-                        names.add(resolve_head(d, imports) or f"{module}.{d}")
-    return names
+    return {resolve_head(d, imports) or f"{module}.{d}" for d in _forward_call_names(tree)
+            if d.split(".")[0] != "self"}
 
 
 def _forward_host_results(tree: ast.Module, imports: Dict[str, str]) -> bool:
