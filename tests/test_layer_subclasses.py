@@ -199,3 +199,45 @@ def test_embedding_weight_read_where_a_setter_stores_a_parameter():
 
     code, _ = program_weights_match_torch(SETTER_EMBEDDINGS, graph=False)
     assert "fill_(module.shared.embedding_table, 0.25)" in code, code
+
+
+TIED_EMBEDDINGS = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Embedding):
+    def __init__(self, n, d, padding_idx, scale=2.0):
+        super().__init__(n, d, padding_idx)
+        self.scale = scale
+
+    def forward(self, ids):
+        return super().forward(ids) * self.scale
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shared = Scaled(6, 3, 0)
+        self.embed_tokens = Scaled(6, 3, 0)
+        with torch.no_grad():
+            self.shared.weight.copy_(torch.arange(18.0).reshape(6, 3))
+        setattr(self.embed_tokens, "weight", self.shared.weight)    # transformers' tie_weights
+
+    def forward(self, ids):
+        return self.embed_tokens(ids) + self.shared(ids)
+
+
+model = Model()
+ids = torch.tensor([[0, 1, 5]])
+weights = [model(ids).detach(), torch.tensor(float(len(list(model.parameters()))))]
+'''
+
+
+def test_embedding_subclass_weight_tied_by_setattr():
+    """`setattr(emb, "weight", other.weight)` on a subclass of nn.Embedding (transformers' tie_weights on BART's
+    ScaledWordEmbedding): MindSpore refused a second Parameter named weight ("the weight parameter already exists in
+    the network"); the table is the shared one, as torch ties it."""
+    from tests.parity.harness import program_weights_match_torch
+
+    program_weights_match_torch(TIED_EMBEDDINGS, graph=False)

@@ -560,6 +560,10 @@ def _torch_class(adapter, ms_class):
     if ms_class is nn.Embedding:    # torch's names, read in a subclass or from outside it (loralib's layers)
         # (scale_grad_by_freq=True is refused when built; sparse gradients change no value)
         ns.update(weight=property(lambda self: self.embedding_table), scale_grad_by_freq=False, sparse=False)
+
+        def __setattr__(self, name, value):     # `emb.weight = other.weight` ties the table (transformers' tie_weights)
+            nn.Cell.__setattr__(self, "embedding_table" if name == "weight" else name, value)
+        ns["__setattr__"] = __setattr__
     return TorchClass(adapter.__name__, (adapter,), ns)
 
 
