@@ -33,9 +33,10 @@ importable), yacs 0.1.8 (Swin-Transformer's config.py).
     `diffusion.ddim_sample_loop(ema.forward, ..., model_kwargs=dict(y=y), eta=0.0)`: VALUE.
 - ConvNeXt (models/ and optim_factory.py as they are; engine.py imports utils.py, which imports `torch._six`, gone
   in torch 2, and tensorboardX: a driver does what main.py and engine.py's train_one_epoch and evaluate do, with
-  utils.cosine_scheduler's NumPy schedules written out; optim_factory.py imports `timm.optim.novograd`, which timm
-  1.0.31 no longer has: the driver puts a stand-in module of ours with that one name, which nothing here calls,
-  into sys.modules before importing it, on both sides): `torch.manual_seed(0)`, 16 CIFAR-sized images (3 x 32 x
+  utils.cosine_scheduler's NumPy schedules written out; optim_factory.py imports timm optimizers that timm 1.0.31
+  renamed, `timm.optim.nadam.Nadam` and `timm.optim.radam.RAdam` (now NAdamLegacy, RAdamLegacy), or dropped, the
+  module `timm.optim.novograd`: the driver sets stand-ins of ours under those names, which nothing here calls, before
+  importing it, on both sides): `torch.manual_seed(0)`, 16 CIFAR-sized images (3 x 32 x
   32) and labels of 10 classes, a shuffled DataLoader of batch 4 (drop_last), main.py's Mixup (mixup 0.8, cutmix
   1.0, switch 0.5, label smoothing 0.1: NumPy's draws, cutmix's box pasted by slice assignment) and
   SoftTargetCrossEntropy, timm's ModelEma (decay 0.9999), create_optimizer (adamw, lr 4e-3, weight decay 0.05, the
@@ -159,6 +160,7 @@ _DIT_DDIM = '''samples = sample_diffusion.ddim_sample_loop(
 )'''
 
 _CONVNEXT_DRIVER = '''
+import importlib
 import math
 import sys
 import types
@@ -168,17 +170,22 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-# optim_factory.py imports timm.optim.novograd, which timm 1.0.31 no longer has: a stand-in of ours, never called
-_novograd = types.ModuleType("timm.optim.novograd")
-
-
-class NovoGrad:
+# optim_factory.py imports optimizers of timm's that timm 1.0.31 renamed (Nadam, RAdam) or dropped (the module
+# timm.optim.novograd): stand-ins of ours under those names, which nothing here calls (it trains with AdamW)
+def _standin(name):
     def __init__(self, *args, **kwargs):
-        raise NotImplementedError("the stand-in's NovoGrad is imported, not used")
+        raise NotImplementedError(f"the stand-in's {{name}} is imported, not used")
+    return type(name, (), {{"__init__": __init__}})
 
 
-_novograd.NovoGrad = NovoGrad
-sys.modules.setdefault("timm.optim.novograd", _novograd)
+for _module, _name in [("timm.optim.nadam", "Nadam"), ("timm.optim.novograd", "NovoGrad"),
+                       ("timm.optim.radam", "RAdam")]:
+    try:
+        _mod = importlib.import_module(_module)
+    except ImportError:
+        _mod = sys.modules[_module] = types.ModuleType(_module)
+    if not hasattr(_mod, _name):
+        setattr(_mod, _name, _standin(_name))
 
 from timm.data.mixup import Mixup
 from timm.loss import LabelSmoothingCrossEntropy, SoftTargetCrossEntropy
