@@ -1863,7 +1863,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         target = node.decorator
         func = target.func if isinstance(target, cst.Call) else target
         qn = self._torch_qname(func)
-        if qn in DROPPED_DECORATORS or qn and R.lookup(qn) is None:
+        if qn in DROPPED_DECORATORS or self._unconverted_decorator(qn):
             # dropped, or replaced whole by leave_Decorator (one TODO for the decorator)
             self._skip.add(id(func))
             if isinstance(target, cst.Call):
@@ -1873,7 +1873,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._import_time -= 1
         target = original.decorator
         qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
-        if qn and qn not in DROPPED_DECORATORS and R.lookup(qn) is None:
+        if qn not in DROPPED_DECORATORS and self._unconverted_decorator(qn):
             # applying an unconverted decorator must not break import: wrap instead
             why = "no MindSpore counterpart for this decorator; the decorated function raises when called"
             self._record(original, qn, "", R.TODO, why)
@@ -1888,6 +1888,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = updated.with_changes(decorator=parse_expr(
                 f"{COMPAT}.unconverted_decorator({PH.api_of(ph)!r}, {self.module_name + ':' + str(self._line(original))!r})"))
         return self._pop_comments(updated)
+
+    def _unconverted_decorator(self, qn) -> bool:
+        """A decorator of torch's family that no record converts; not one of a dependency converted with the project
+        (`--deps timm`: timm's `@register_model` is the converted timm's, as its other names are)."""
+        return bool(qn) and R.lookup(qn) is None and not is_dependency_name(self.index, qn)
 
     def visit_Param(self, node) -> None:
         self._import_time += 1
