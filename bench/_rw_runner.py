@@ -153,6 +153,19 @@ def _permutation(n):
     return perm
 
 
+def _takes_positional(module, args) -> bool:
+    """Whether `module.forward(*args)` binds: False where the call must have passed keyword arguments too (forward
+    pre-hooks see the positional ones only), which msmigrate verify's --input cannot give."""
+    import inspect
+    try:
+        inspect.signature(module.forward).bind(*args)
+    except TypeError:
+        return False
+    except ValueError:      # no signature to read
+        return True
+    return True
+
+
 def _stable_tops(stateful, subs):
     """The models, in the order they were recorded (STATE["model_objs"]) then the new ones: the tracked objects
     holding parameters or buffers that no other such object holds. A module built after a model was recorded that
@@ -341,6 +354,8 @@ def install_torch():
                      # integer inputs (token ids): verify draws below the largest value the program passed
                      **({"high": int(a.max()) + 1} if a.dtype in (torch.int32, torch.int64) and a.numel() else {})}
                     if isinstance(a, torch.Tensor) else {"type": type(a).__name__} for a in args]
+                if not _takes_positional(m, args):     # `model(x, t, y=y)` (DiT): a global hook sees no keywords
+                    STATE["models"][i]["inputs"].append({"type": "keyword arguments"})
                 if STATE["capture"] == i:
                     STATE["captured"] = m
                     raise BenchStop()

@@ -60,6 +60,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout56  # bench/_rw_heldout56.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout57  # bench/_rw_heldout57.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout58  # bench/_rw_heldout58.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout59  # bench/_rw_heldout59.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout60  # bench/_rw_heldout60.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -359,8 +360,10 @@ def convert(proj: Path, out: Path, deps=()):
 def env_for(side):
     env = dict(os.environ)
     # RW_SITE: libraries a set needs that the shared environment lacks, installed apart (`pip install --target
-    # DIR`: bench/_rw_heldout39.py's pandas and wandb), after the repository on both sides
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + os.environ["RW_SITE"] if os.environ.get("RW_SITE") else "")
+    # DIR`: bench/_rw_heldout39.py's pandas and wandb), after the repository on both sides; so does a PYTHONPATH
+    # the bench was started with (bench/_rw_heldout59.py's timm)
+    extra = [os.environ[k] for k in ("RW_SITE", "PYTHONPATH") if os.environ.get(k)]
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *extra])
     env["GLOG_v"] = "3"
     env["MS_DEVICE_TARGET"] = "CPU"
     env.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
@@ -604,7 +607,8 @@ def main(argv=None):
                                       "heldout41", "heldout42", "heldout43", "heldout44", "heldout45",
                                       "heldout46", "heldout47", "heldout48", "heldout49",
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
-                                      "heldout55", "heldout56", "heldout57", "heldout58", "heldout60"),
+                                      "heldout55", "heldout56", "heldout57", "heldout58",
+                                      "heldout59", "heldout60"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -714,7 +718,11 @@ def main(argv=None):
                          "heldout58: ikostrikov/pytorch-flows' MAF, RealNVP and "
                          "Glow-style flows, jik876/hifi-gan's weight-normed Generator with its multi-period and "
                          "multi-scale discriminators, HobbitLong/SupContrast's SupConLoss and SupConResNet, through "
-                         "drivers (bench/_rw_heldout58.py); heldout60: openai/whisper's Whisper trained, "
+                         "drivers (bench/_rw_heldout58.py); heldout59: facebookresearch/DiT's DiT with "
+                         "training_losses and its samplers, facebookresearch/ConvNeXt's models with layer decay, "
+                         "Mixup and ModelEma, microsoft/Swin-Transformer's Swin, SwinV2 and SwinMLP through "
+                         "build_model, with timm converted by --deps (bench/_rw_heldout59.py); heldout60: "
+                         "openai/whisper's Whisper trained, "
                          "greedy and beam decoding with its kv-cache hooks, google/gemma_pytorch's Gemma 1, 2 "
                          "and 3 trained and generating, microsoft/LoRA's loralib layers trained and merged, "
                          "through drivers (bench/_rw_heldout60.py)")

@@ -342,6 +342,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._base_refs: Set[int] = set()    # class references used as base classes
         self._bound_values: Set[int] = set()  # what an assignment binds (`Tensor = torch.Tensor`, an IfExp's branches)
         self._skip: Set[int] = set()         # ids of nodes handled by their parent
+        self._call_funcs: Set[int] = set()   # ids of the called expressions (`f` of `f(x)`)
         self._deleted: Set[int] = set()      # ids of `del` targets
         self.dispatched: Set[int] = set()    # branches of run-time method choices already written (untyped_methods)
         self._skip_calls: Set[int] = set()   # calls handled by their statement (with-items, decorators)
@@ -1865,7 +1866,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         target = node.decorator
         func = target.func if isinstance(target, cst.Call) else target
         qn = self._torch_qname(func)
-        if qn in DROPPED_DECORATORS or qn and R.lookup(qn) is None:
+        if qn in DROPPED_DECORATORS or self._unconverted_decorator(qn):
             # dropped, or replaced whole by leave_Decorator (one TODO for the decorator)
             self._skip.add(id(func))
             if isinstance(target, cst.Call):
@@ -1875,7 +1876,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._import_time -= 1
         target = original.decorator
         qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
-        if qn and qn not in DROPPED_DECORATORS and R.lookup(qn) is None:
+        if qn not in DROPPED_DECORATORS and self._unconverted_decorator(qn):
             # applying an unconverted decorator must not break import: wrap instead
             why = "no MindSpore counterpart for this decorator; the decorated function raises when called"
             self._record(original, qn, "", R.TODO, why)
@@ -1890,6 +1891,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             updated = updated.with_changes(decorator=parse_expr(
                 f"{COMPAT}.unconverted_decorator({PH.api_of(ph)!r}, {self.module_name + ':' + str(self._line(original))!r})"))
         return self._pop_comments(updated)
+
+    def _unconverted_decorator(self, qn) -> bool:
+        """A decorator of torch's family that no record converts; not one of a dependency converted with the project
+        (`--deps timm`: timm's `@register_model` is the converted timm's, as its other names are)."""
+        return bool(qn) and R.lookup(qn) is None and not is_dependency_name(self.index, qn)
 
     def visit_Param(self, node) -> None:
         self._import_time += 1
@@ -2085,6 +2091,7 @@ class TorchToMindSpore(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        self._call_funcs.add(id(node.func))
         UM.mark_dispatched(self, node)
         TN.visit_call(self, node)   # getattr/hasattr/dir over a torch module
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) == 2:
@@ -2160,6 +2167,9 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, internal.source, internal.target, internal.status, internal.note)
             self.sites[-1].test = internal.test
             return updated.with_changes(attr=cst.Name(internal.target.rsplit(".", 1)[1]))
+        forward = self._forward_reference(original, updated)     # `ema.forward` passed as a function
+        if forward is not None:
+            return forward
         if id(original) in self._skip:
             # a receiver or an assignment target (`self.transformer.wte.weight = ...`, `m.weight.numel()`):
             # no reference of its own, but a layer's parameter keeps MindSpore's name there too;
@@ -2175,6 +2185,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         if todo is not None:
             return todo
         return self._rename_param_attr(original, updated)
+
+    def _forward_reference(self, original: cst.Attribute, updated: cst.Attribute):
+        """`model.forward` read, not called (DiT's sample.py: `diffusion.p_sample_loop(model.forward_with_cfg, ...)`,
+        `ddim_sample_loop(model.forward, ...)`): a Cell has no forward, so a module's is its construct (which, as torch's
+        forward, runs no hooks), and a receiver of unknown type goes through _ms_compat.forward_of, as the call
+        `layer.forward(x)` does. None where it is something else (called, stored, a tensor's or another object's)."""
+        if original.attr.value != "forward" or id(original) in self._call_funcs or id(original) in self._stores \
+                or self._torch_qname(original) is not None:
+            return None
+        kind = self._receiver_kind(original.value)
+        if kind == "module":
+            self._record(original, "Module.forward", "construct", R.CONVERTED, "nn.Cell runs construct()")
+            return updated.with_changes(attr=cst.Name("construct"))
+        if kind == "unknown":
+            self.uses_compat = True
+            self._record(original, "Module.forward", f"{COMPAT}.forward_of", R.CONVERTED,
+                         "receiver of unknown type: an nn.Cell's construct() (MindSpore's Cells have no forward), "
+                         "any other object's forward")
+            return cst.Call(func=cst.parse_expression(f"{COMPAT}.forward_of"), args=[cst.Arg(updated.value)])
+        return None
 
     def _helper_object_method(self, original: cst.Call, updated: cst.Call, qn: str):
         """A method called on a torch object whose _ms_compat record has torch's methods (records.METHOD_OWNERS:
