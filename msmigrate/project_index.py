@@ -1172,7 +1172,8 @@ class ProjectIndex:
         if attr not in cache:
             found: Set[str] = set()
             for info in self.modules.values():
-                found |= {self.resolve_alias(q) if q and q != SETTER else "" for q in info.self_attr_values.get(attr, ())}
+                found |= {self.resolve_alias(q) if q and q != SETTER else ""
+                          for q in info.self_attr_values.get(attr, ())}
             cache[attr] = found
         return cache[attr]
 

@@ -289,7 +289,7 @@ def test_callbacks_match_lightning(tmp_path, lr, patience):
 
     ref = load_torch(program("torch"))
     mod, code, _ = load_converted(program("ms"), pynative=True)
-    assert "_ms_compat.EarlyStopping(" in code and "class Recorder(_ms_compat.Callback):" in code
+    assert "_ms_compat.LightningEarlyStopping(" in code and "class Recorder(_ms_compat.LightningCallback):" in code
     assert mod.names == ref["names"] and mod.best == ref["best"] and mod.calls == ref["calls"], (
         mod.names, ref["names"], mod.calls, ref["calls"])
     for got, want in zip(mod.weights, ref["weights"]):

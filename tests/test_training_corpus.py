@@ -329,8 +329,10 @@ def convert(name: str, out: Path) -> dict:
 # param groups read as floats: compat_parts/optim.py); measured
 # heldout51: +13 each (steps after a branch that leaves the iteration, host reads in a step's functions); stop 48's
 # third session: +8 each (set_device stops, in GRAPH mode, the record a module imported before the mode line
-# started); measured on all six after merging both
-HELPER_BOUNDS = {"cifar_resnet": 4575, "dcgan": 4803, "lstm_lm": 3798, "mnist_cnn": 4363, "transformer_lm": 4246,
+# started); measured on all six after merging both; heldout60 and stop 51: +41 for the three whose helper builds a
+# layer adapter (a subclass of nn.Embedding gets torch's reset, names and weight tying, Conv2d torch's _conv_forward),
+# measured after both merges
+HELPER_BOUNDS = {"cifar_resnet": 4575, "dcgan": 4844, "lstm_lm": 3840, "mnist_cnn": 4363, "transformer_lm": 4288,
                  "vae": 4362}
 
 

@@ -3,7 +3,8 @@ Trainer and seed_everything become the runtime's own (templates/compat_parts/lig
 is a Cell, and Trainer.fit runs Lightning's automatic optimization with mindspore.value_and_grad. What it does not
 run (manual optimization, several optimizers, logger objects, several devices) raises MigrationError naming the
 setting; the callbacks EarlyStopping, ModelCheckpoint (MindSpore checkpoints), LearningRateMonitor, the progress
-bars and summaries, and a program's Callback subclasses are the runtime's too. Proven by tests/test_lightning.py against Lightning itself."""
+bars and summaries, and a program's Callback subclasses are the runtime's too. Proven by tests/test_lightning.py
+against Lightning itself."""
 from __future__ import annotations
 
 from ..records import DIFFERENCE, mapping
@@ -25,9 +26,10 @@ _NOTES = {
                 "differentiated over the optimizer's parameters, gradient_clip_val, the optimizer and 'step' "
                 "schedulers stepped; validation each check_val_every_n_epoch; 'epoch' schedulers (ReduceLROnPlateau "
                 "on its monitor); a MindSpore checkpoint and metrics.csv where Lightning writes its checkpoint and "
-                "CSV logs; validate/test/predict(ckpt_path='best'|'last'|path) load the model's weights from a MindSpore "
-                "checkpoint (Lightning restores the callbacks' states from it too). Logger objects, strategies, "
-                "several devices or optimizers, precision other than 32 and manual optimization raise MigrationError", "test_fit_matches_lightning"),
+                "CSV logs; validate/test/predict(ckpt_path='best'|'last'|path) load the model's weights from a "
+                "MindSpore checkpoint (Lightning restores the callbacks' states from it too). Logger objects, "
+                "strategies, several devices or optimizers, precision other than 32 and manual optimization raise "
+                "MigrationError", "test_fit_matches_lightning"),
     "seed_everything": ("Python's, NumPy's and MindSpore's generators seeded (MindSpore's draws differ from torch's)",
                         "test_fit_matches_lightning"),
 }
@@ -53,9 +55,11 @@ _CALLBACKS = {
     "ModelSummary": ("nothing printed (the terminal only)", "test_callbacks_match_lightning"),
     "RichModelSummary": ("nothing printed (the terminal only)", "test_callbacks_match_lightning"),
 }
+# the runtime's names where Keras' callbacks have the same (compat_parts/keras_train.py)
+_RUNTIME = {"Callback": "LightningCallback", "EarlyStopping": "LightningEarlyStopping"}
 for _prefix in PREFIXES:
     for _name, (_note, _test) in _CALLBACKS.items():
-        mapping(_prefix + "callbacks." + _name, "_ms_compat." + _name, status=DIFFERENCE, takes_torch_args=True,
-                note=_note, test=f"{T}::{_test}")
-    mapping(_prefix + "Callback", "_ms_compat.Callback", status=DIFFERENCE, takes_torch_args=True,
+        mapping(_prefix + "callbacks." + _name, "_ms_compat." + _RUNTIME.get(_name, _name), status=DIFFERENCE,
+                takes_torch_args=True, note=_note, test=f"{T}::{_test}")
+    mapping(_prefix + "Callback", "_ms_compat.LightningCallback", status=DIFFERENCE, takes_torch_args=True,
             note=_CALLBACKS["Callback"][0], test=f"{T}::test_callbacks_match_lightning")

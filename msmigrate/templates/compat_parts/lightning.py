@@ -255,7 +255,8 @@ class Trainer:
         if self.checkpointing and not any(isinstance(c, ModelCheckpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())    # Lightning's default checkpoint
         self.checkpoint_callback = next((c for c in self.callbacks if isinstance(c, ModelCheckpoint)), None)
-        self.early_stopping_callback = next((c for c in self.callbacks if isinstance(c, EarlyStopping)), None)
+        self.early_stopping_callback = next(
+            (c for c in self.callbacks if isinstance(c, LightningEarlyStopping)), None)
 
     # ------------------------------------------------------------------ self.log
     def _record(self, name, value, on_step, on_epoch, reduce_fx, batch_size):
@@ -603,7 +604,7 @@ def _pl_float(value):
 
 
 # ---------------------------------------------------------------------- callbacks
-class Callback:
+class LightningCallback:
     """lightning's Callback: a user's subclass gets the hooks the converted Trainer calls (on_train_start,
     on_train_epoch_start/end, on_validation_epoch_end, on_validation_end, on_train_batch_end, on_train_end) with
     (trainer, pl_module, ...) as Lightning passes them."""
@@ -616,7 +617,7 @@ def _pl_callback_hook(trainer, model, name, *args):
             hook(trainer, model, *args)
 
 
-class _PLMonitor(Callback):
+class _PLMonitor(LightningCallback):
     """A monitoring callback: Lightning calls these after the LightningModule's on_train_epoch_end."""
     monitoring = True
 
@@ -626,7 +627,7 @@ class _PLMonitor(Callback):
         return current < best - self.min_delta if self.mode == "min" else current > best + self.min_delta
 
 
-class EarlyStopping(_PLMonitor):
+class LightningEarlyStopping(_PLMonitor):
     """lightning's EarlyStopping: after each validation (each training epoch where no validation runs, or where
     check_on_train_epoch_end asks), the monitored metric against the best by min_delta; `patience` checks with no
     improvement stop the fit at that epoch's end."""
@@ -776,7 +777,7 @@ class ModelCheckpoint(_PLMonitor):
             self._save(trainer, pl_module)
 
 
-class LearningRateMonitor(Callback):
+class LearningRateMonitor(LightningCallback):
     """lightning's LearningRateMonitor: the learning rates written with the logged metrics (lr-<Optimizer>)."""
 
     def __init__(self, logging_interval=None, log_momentum=False, log_weight_decay=False):
@@ -789,7 +790,7 @@ class LearningRateMonitor(Callback):
                 trainer.logged_metrics[name] = _pl_float(group["lr"])
 
 
-class _PLNoOp(Callback):
+class _PLNoOp(LightningCallback):
     """A callback that draws on the terminal only (progress bars, the model summary)."""
 
     def __init__(self, *args, **kwargs):
