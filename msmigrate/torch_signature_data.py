@@ -503,6 +503,7 @@ SIGNATURES = {
     'Tensor.tile': ((('dims', (), '*'),), False),
     'Tensor.to': ((('args', (), '*'), ('dtype', ('None',), 'p'), ('non_blocking', ('False',), 'p'), ('copy', ('False',), 'p'), ('memory_format', ('None', 'torch.preserve_format'), 'p'), ('device', ('None',), 'p'), ('other', (), 'p'), ('requires_grad', ('False',), 'k'), ('layout', ('None',), 'k'), ('pin_memory', ('None',), 'k')), False),
     'Tensor.to_dense': ((('dtype', ('None',), 'p'), ('masked_grad', ('None', 'True'), 'k')), False),
+    'Tensor.to_sparse': ((('sparseDims', (), 'p'), ('layout', ('None',), 'k'), ('blocksize', ('None',), 'k'), ('dense_dim', ('None',), 'k'), ('sparse_dim', (), 'p')), False),
     'Tensor.tolist': ((), False),
     'Tensor.topk': ((('k', (), 'p'), ('dim', ('-1', 'None'), 'p'), ('largest', ('True',), 'p'), ('sorted', ('True',), 'p'), ('values', (), 'k'), ('indices', (), 'k')), False),
     'Tensor.trace': ((('out', ('None',), 'k'),), False),

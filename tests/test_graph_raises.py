@@ -25,6 +25,11 @@ _GUARDED = ("reached only past a compile guard (`if _compiling(_draw_probe): _re
 
 # "file:qualified name" -> why no compiled graph parses it
 HOST_SIDE = {
+    # PyTorch Lightning's Trainer runs its loop on the host (fit switches to PYNATIVE; training_step runs op by op)
+    "lightning.py:_pl_refuse": "on the host: the Trainer's and LightningModule's refusals, outside any graph",
+    "lightning.py:Trainer._step_schedulers": "on the host: the Trainer steps schedulers between batches",
+    "lightning.py:Trainer._restored": "on the host: validate/test/predict load a checkpoint before their loop",
+    "lightning.py:ModelCheckpoint._save": "on the host: a callback run by the Trainer between epochs",
     "network_read_before_step.py:_network_read_before_step_refused": "on the host: the check is a statement of the "
                                                                       "loop, before the train step's call",
     "replayed_forward.py:_forward_run_again_refused": "on the host: forward_run_again returns before it inside a "
