@@ -1182,13 +1182,16 @@ class ProjectIndex:
         (`self.shared = value` outside __init__ keeps the kind __init__ built): `module.shared.weight` in
         transformers' _init_weights, where T5's set_input_embeddings stores a parameter and BART's shared is a
         ScaledWordEmbedding(nn.Embedding)."""
-        found: Set[str] = set()
-        for info in self.modules.values():
-            for q in info.self_attr_values.get(attr, ()):
-                if q != SETTER:     # a class of the same module is named as written
-                    q = f"{info.name}.{q}" if q in info.classes else q
-                    found.add(self.torch_layer_base(self.resolve_alias(q)) if q else "")
-        return found
+        cache = self.__dict__.setdefault("_attribute_torch_layers", {})    # asked at every such read: once each
+        if attr not in cache:
+            found: Set[str] = set()
+            for info in self.modules.values():
+                for q in info.self_attr_values.get(attr, ()):
+                    if q != SETTER:     # a class of the same module is named as written
+                        q = f"{info.name}.{q}" if q in info.classes else q
+                        found.add(self.torch_layer_base(self.resolve_alias(q)) if q else "")
+            cache[attr] = found
+        return cache[attr]
 
     def torch_layer_base(self, qname: str, depth: int = 0) -> str:
         """The torch.nn class a project class derives from (through project classes), or qname itself."""
