@@ -167,9 +167,10 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         np_sites = np_sites + recast_sites
     if might_store_attribute(source):   # `self.c = h * 2; return self.c.sum()` in forward (graph_attr_stores.py)
         module = read_stored_attributes_as_locals(module)
-    arg_refusals = {}
+    arg_refusals, arg_write_backs = {}, {}
     if might_change_arguments(source):   # `y = f(x, m)` where f changes x in place: `y = x = f(x, m)` (inplace_callers.py)
-        module, arg_refusals = rebind_changed_arguments(module)
+        module, arg_refusals, arg_write_backs = rebind_changed_arguments(
+            module, lambda name: f"{module_name}.{name}" in index.cell_classes)
     if might_act_in_place(source):   # `out = self.act(h)` with inplace=True, h read after: `out = h = ...`
         module, act_refusals = rebind_activated_inputs(module)
         arg_refusals = {**arg_refusals, **act_refusals}
@@ -192,9 +193,11 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
         tr = TorchToMindSpore(module_name, is_package, index, compat_import)
         tr.stmt_lines = stmt_lines
         tr._arg_refusals = arg_refusals
+        tr._arg_write_backs = arg_write_backs
         tr.uses_compat = bool(probe_sites) or fills_parts or reads_undefined or gathered   # _ms_compat.fill_part by the pre-pass
         tr.complex_operators = makes_complex(source)   # `z * x` with z complex (complex_operators.py)
-        tr.keep_no_grad = keep_no_grad
+        # a module a recording program imports (convert_tree's second phase): its no_grad outside Cell code stays
+        tr.keep_no_grad = keep_no_grad or ("outside_cells" if module_name in index.recorded_imports else False)
         new = module.visit(tr)
         # a taped backward (taped_steps.py): PyNative records from the program's start, so torch.no_grad()
         # regions (weights written in place) must stay: the file is converted again keeping them
@@ -440,6 +443,38 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
     return py, other, skipped
 
 
+_RECORDING_HEADER = re.compile(rf"^\s*{COMPAT}\.(open_tape|record_autograd)\(\)", re.M)
+
+
+def _convert_recorded_imports(index: ProjectIndex, time_limit: float, work, results: List[FileResult],
+                              outputs: Dict[str, Optional[str]]) -> None:
+    """A converted program that records PyNative's operations from its start (a taped backward: taped_steps.py;
+    recorded_backward.py) records what the modules it imports run too, where torch's no_grad() recorded nothing: a
+    weight initialisation's in-place copy into a Parameter (which MindSpore then refuses), a generate()'s kv-cache
+    writes. Those modules are converted again with their no_grad() regions outside Cell code kept as
+    mindspore._no_grad() (in Cell code a compiled graph refuses it; there no_grad_values.py stops the gradient)."""
+    names = {info.path: name for name, info in index.modules.items()}
+    recording = {names.get(path) for path, rel, _ in work
+                 if outputs.get(rel) and _RECORDING_HEADER.search(outputs[rel])} - {None}
+    if not recording:
+        return
+    imported = index.imported_modules(recording) - recording
+    redo = [item for item in work if names.get(item[0]) in imported]
+    if not redo:
+        return
+    index.recorded_imports = frozenset(imported)
+    again = {}
+    try:
+        with ProcessPoolExecutor(max_workers=1, initializer=_init_pool_worker, initargs=(index, time_limit)) as ex:
+            for res, code in ex.map(_convert_one, redo, chunksize=1):
+                again[res.rel] = (res, code)
+    except BrokenProcessPool:   # (the first conversion of every file stands: each converted alone again)
+        again = {item[1]: _convert_isolated(index, time_limit, item) for item in redo}
+    for k, res in enumerate(results):
+        if res.rel in again:
+            results[k], outputs[res.rel] = again[res.rel]
+
+
 def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Optional[int] = None,
                  progress: bool = False, dry_run: bool = False, parallel_mode: str = "data",
                  time_limit: Optional[float] = None, deps=(), dependency: bool = False) -> TreeResult:
@@ -525,6 +560,7 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
                 outputs[res.rel] = code
                 bar.advance()
     bar.close()
+    _convert_recorded_imports(index, time_limit, work, results, outputs)
     from .native_forms import native_forms   # MindSpore's own form where the tree shows no helper difference
     converted = dict(outputs)
     outputs = native_forms(outputs, compat_source(), COMPAT)

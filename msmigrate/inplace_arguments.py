@@ -64,8 +64,8 @@ def rebinds(name: str) -> bool:
 
 # A function whose callers cannot be seen (`partial(f, ...)`, `self.fn = f`): its changed parameter reaches tensors
 # nobody checks, so the new value is written into the caller's tensor itself (transformer._written_into_holder:
-# `_ms_compat.write_argument`, which raises MigrationError naming the line where a gradient is being recorded or a
-# graph compiles, where such a write would change a tensor an op saved for the backward pass).
+# `_ms_compat.write_argument`, which raises MigrationError naming the line where a graph compiles or a recorded
+# gradient goes through the write, which would change a tensor an op saved for the backward pass).
 
 
 def changed_params(function: cst.FunctionDef, params: Set[str]) -> Set[str]:

@@ -136,6 +136,7 @@ class Callee:
         # `x = x * 2; return x` returns another tensor than the caller's: no identity to rebind to
         self.returned = returned if returned not in body.bound else None
         self.name = fn.name.value
+        self.owner: Optional[str] = None      # the class of a method (Index sets it)
         self.flag = _flag_position(fn, names, activations, fresh_layers) if self.changed else None
 
     def args(self, call: cst.Call) -> Optional[List[Tuple[str, cst.BaseExpression]]]:
@@ -332,6 +333,7 @@ class Index:
                 for m in st.body.body:
                     if isinstance(m, cst.FunctionDef) and not m.decorators:
                         c = Callee(m, True, kinds, fresh)
+                        c.owner = st.name.value
                         if c.changed:
                             ms[m.name.value] = c
                 self.methods[st.name.value] = ms
@@ -469,10 +471,12 @@ class _Rebind(cst.CSTTransformer):
         return updated.with_changes(body=[st])
 
 
-def _analyse(module: cst.Module, index: Index):
-    """(statement id -> target to add, call id -> why)."""
+def _analyse(module: cst.Module, index: Index, cell_class=lambda name: True):
+    """(statement id -> target to add, call id -> why, (class or None, function) -> the parameters it writes
+    back into the caller's tensor)."""
     rebinds: Dict[int, cst.BaseExpression] = {}
     refused: Dict[int, str] = {}
+    write_backs: Dict[Tuple[Optional[str], str], Set[str]] = {}
     for node, cls, fn in _scope_parts(module):
         locals_ = _local_classes(fn, index)
         shadowed = set(_params(fn)) if fn is not None else set()
@@ -499,22 +503,31 @@ def _analyse(module: cst.Module, index: Index):
                     if arg.value in scope.stmt_binds.get(id(stmt), set()):
                         continue         # `x = f(x)`: the caller's old tensor has no name left
                     if _read_after(scope, pos, loops, arg.value, id(arg)):
-                        refused[id(call)] = why
+                        if callee.returned != param and param not in callee.unknown and not (
+                                callee.owner and cell_class(callee.owner)):
+                            # timm's Mixup: `lam = self._mix_batch(x)` changes x and returns lam: the callee
+                            # writes its new value into the caller's tensor (_ms_compat.write_argument, which
+                            # raises MigrationError where a graph compiles or a gradient is recorded)
+                            write_backs.setdefault((callee.owner, callee.name), set()).add(param)
+                        else:
+                            refused[id(call)] = why
                 elif arg is not root or isinstance(arg, cst.Attribute):
                     if _held(root):
                         refused[id(call)] = why    # `f(a[0])`, `f(self.h)`: a tensor others hold
-    return rebinds, refused
+    return rebinds, refused, write_backs
 
 
-def rebind_changed_arguments(module: cst.Module):
-    """The pre-pass on the torch source: (module, {call id: why} of the calls to refuse). The ids are
-    of nodes in the returned module, which the transformer visits."""
+def rebind_changed_arguments(module: cst.Module, cell_class=lambda name: True):
+    """The pre-pass on the torch source: (module, {call id: why} of the calls to refuse, {(class or None,
+    function): parameters} of the functions outside Cells that write their changes into the caller's tensor
+    (cell_class(name): whether this file's class `name` is a Module)). The ids are of nodes in the returned
+    module, which the transformer visits."""
     index = Index(module)
     if not index:
-        return module, {}
-    rebinds, _ = _analyse(module, index)
+        return module, {}, {}
+    rebinds, _, _ = _analyse(module, index, cell_class)
     if rebinds:
         module = module.visit(_Rebind(rebinds))
         index = Index(module)
-    _, refused = _analyse(module, index)
-    return module, refused
+    _, refused, write_backs = _analyse(module, index, cell_class)
+    return module, refused, write_backs

@@ -57,7 +57,11 @@ def _links(node: cst.BaseExpression) -> Tuple[List[cst.Call], cst.BaseExpression
 
 # methods whose result is always a new tensor though they have no in-place twin: reductions, products
 _NEW_RESULTS = frozenset(("norm", "sum", "mean", "prod", "std", "var", "amax", "amin", "logsumexp", "matmul", "mm",
-                          "bmm", "mv", "outer", "cumsum", "cumprod"))
+                          "bmm", "mv", "outer", "cumsum", "cumprod",
+                          # copies, never views (torch.flip's documentation: "makes a copy of input's data"):
+                          # timm Mixup's `x.flip(0).mul_(1. - lam)`
+                          "flip", "fliplr", "flipud", "roll", "rot90", "repeat", "repeat_interleave", "index_select",
+                          "gather", "masked_select", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"))
 # functional activations (`F.relu6(x + 3.)`, hard_swish's inner value before `.div_(6.)`): a new tensor, unless
 # called with inplace=True
 _NEW_ACTIVATIONS = frozenset(("relu6", "gelu", "silu", "softplus", "elu", "selu", "celu", "leaky_relu", "hardtanh",

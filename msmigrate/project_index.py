@@ -867,6 +867,9 @@ class ProjectIndex:
         # a Module class overrides train(mode): eval() and train() call it (compat_parts/train_overrides.py)
         self.overrides_train = any(info.overrides_train for info in self.modules.values())
         self.cell_mixins: Set[str] = self._cell_mixins()
+        # modules a program that records PyNative's operations from its start imports (converter.py's second
+        # phase): their torch.no_grad() regions outside Cell code are kept as mindspore._no_grad()
+        self.recorded_imports: frozenset = frozenset()
 
     def _exports(self, info: ModuleInfo) -> Dict[str, str]:
         """name -> absolute qualified name of what `from <info> import *` binds: `__all__` when given,
@@ -1386,6 +1389,29 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) loops over a tensor whose length the data
         decides in a forward (ModuleInfo.loops_over_data_rows): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "data_row_loops", lambda mod, info: info.loops_over_data_rows)
+
+    def imported_modules(self, modules: Iterable[str]) -> Set[str]:
+        """The project modules that `modules` import, transitively (packages of a dotted import included), not
+        `modules` themselves unless one imports another."""
+        found: Set[str] = set()
+        todo = [t for m in modules for t in self._imported_by_one(m)]
+        while todo:
+            mod = todo.pop()
+            if mod in found:
+                continue
+            found.add(mod)
+            todo.extend(self._imported_by_one(mod))
+        return found
+
+    def _imported_by_one(self, module: str) -> List[str]:
+        info = self.modules.get(module)
+        if info is None:
+            return []
+        names = []
+        for target in list(info.imports.values()) + list(info.stars):
+            parts = target.split(".")
+            names.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1) if ".".join(parts[:k]) in self.modules)
+        return names
 
     def _reaches(self, module: str, what: str, holds) -> bool:
         cache = self.__dict__.setdefault("_reaches_" + what, {})

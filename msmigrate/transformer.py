@@ -361,6 +361,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
         self._view_names: Dict[int, Tuple[str, str]] = {}   # ... and the view's and its base's names
         self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
+        # (class or None, function) -> its parameters whose changes are written into the caller's tensor (the same)
+        self._arg_write_backs: Dict[Tuple[Optional[str], str], Set[str]] = {}
         self._hoisted_inplace: List[Tuple[str, cst.BaseExpression]] = []   # their rebindings, this statement
         self._graph_pops: Set[int] = set()          # `h.pop()` on a local list in a Cell (graph_pops.py)
         self._graph_pops_refused: Dict[int, bool] = {}   # pops GRAPH mode gets wrong: refused there
@@ -405,7 +407,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.train_steps = 0
         self._taped = False      # a backward() differentiated from PyNative's record (taped_steps.py)
         self._records_autograd = False   # a backward() run by PyNative's autograd (recorded_backward.py)
-        # torch.no_grad() kept as mindspore._no_grad(): set on the second conversion of a taped file (converter.py)
+        # torch.no_grad() kept as mindspore._no_grad(): set on the second conversion of a taped file (converter.py);
+        # "outside_cells": a module a taped file imports, whose Cell code may compile (GRAPH refuses _no_grad)
         self.keep_no_grad = False
         self._taped_outer: Dict[int, str] = {}   # id(function or loop) -> the optimizer its tape_step steps
         self._host_functions: Set[str] = set()   # module functions making NumPy data (train_loop)
@@ -1522,7 +1525,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             call = orig_item.item
             qn = self._torch_qname(call.func) if isinstance(call, cst.Call) else self._torch_qname(call)
             if qn in DROPPED_CONTEXTS and orig_item.asname is None:
-                if self.keep_no_grad and qn in NG.NO_GRAD_CONTEXTS:
+                if self._keeps_no_grad(self._in_cell_code()) and qn in NG.NO_GRAD_CONTEXTS:
                     # PyNative's tape records what runs outside it (taped_steps.py)
                     self.need.add("ms")
                     self._record(orig_item, qn, "mindspore._no_grad", R.CONVERTED, TS.NO_GRAD_NOTE)
@@ -1760,6 +1763,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             # `partial(f, ...)`, `self.fn = f`: callers inplace_callers.py cannot see (inplace_arguments.py)
             self._scopes[-1]["escaped_changes"] = IA.changed_params(node, self._scopes[-1]["params"]) \
                 - self._scopes[-1]["mutated_only"]
+        elif not self._funcs and (self._classes[-1].name if self._classes else None, node.name.value) \
+                in self._arg_write_backs:
+            # a caller reads the tensor it passed, changed here, and this returns something else (timm's Mixup
+            # `lam = self._mix_batch(x)`): the changes are written into the caller's tensor (inplace_callers.py)
+            self._scopes[-1]["escaped_changes"] = self._arg_write_backs[
+                (self._classes[-1].name if self._classes else None, node.name.value)] \
+                - self._scopes[-1]["mutated_only"]
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"], self._view_names))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         # a name other holders share is written into (inplace_holders.py), outside graph code
@@ -1812,8 +1822,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                     ctx.layers[pname] = layer
         self._funcs.append(ctx)
 
+    def _keeps_no_grad(self, in_cell_code: bool) -> bool:
+        """torch.no_grad() here kept as mindspore._no_grad() (keep_no_grad)."""
+        return self.keep_no_grad is True or self.keep_no_grad == "outside_cells" and not in_cell_code
+
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self._grad_modes.pop()
+        cell_code = self._in_cell_code()    # (this function's own body: its decorators below)
         if id(original.body) in self._taped_outer:      # the step after a loop of taped backward()s
             updated = TS.taped_step_in(updated, self._taped_outer.pop(id(original.body)))
         if not self._in_module_forward():
@@ -1828,7 +1843,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         for orig_dec, dec in zip(original.decorators, updated.decorators):
             target = orig_dec.decorator
             qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
-            if qn in DROPPED_DECORATORS and self.keep_no_grad and qn in NG.NO_GRAD_CONTEXTS:
+            if qn in DROPPED_DECORATORS and self._keeps_no_grad(cell_code) and qn in NG.NO_GRAD_CONTEXTS:
                 self.need.add("ms")     # PyNative's tape records what runs outside it (taped_steps.py)
                 self._record(orig_dec, qn, "mindspore._no_grad", R.CONVERTED, TS.NO_GRAD_NOTE)
                 new_decorators.append(dec.with_changes(
@@ -4109,27 +4124,28 @@ class TorchToMindSpore(cst.CSTTransformer):
                                    "tensor out of place after the statement (_ms_compat.row_replaced)")
         if self._scopes and x in self._scopes[-1].get("escaped_changes", ()) \
                 and original.func.attr.value not in ("detach_", "requires_grad_"):
-            # a parameter of a function passed on as a value (ema-pytorch's `partial(inplace_lerp, ...)`): its
-            # callers cannot be seen, so the new value goes into the caller's tensor itself, where no gradient is
-            # being recorded and no graph compiles (else MigrationError at run time: inplace_arguments.py)
+            # a parameter of a function passed on as a value (ema-pytorch's `partial(inplace_lerp, ...)`), or
+            # whose caller reads it after and gets another value back (inplace_callers.py): the new value goes into
+            # the caller's tensor itself, where no graph compiles and no recorded gradient goes through the write
+            # (else MigrationError at run time: inplace_arguments.py)
             self.uses_compat = True
             where = f"{self.module_name}:{self._line(original)}"
             if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
                 self.sites[-1].note = (f"in place on the caller's tensor `{x}`: the out-of-place value written into "
                                        "it (_ms_compat.write_argument), which raises MigrationError where a "
-                                       "gradient is being recorded")
+                                       "graph compiles or a recorded gradient goes through it")
             return cst.Call(func=parse_expr(f"{COMPAT}.write_argument"),
                             args=[cst.Arg(cst.Name(x)), cst.Arg(out), cst.Arg(cst.SimpleString(repr(where)))])
         if in_cell_code and self._scopes and x in self._scopes[-1].get("unpacked_params", ()) \
                 and original.func.attr.value not in ("detach_", "requires_grad_"):
             # `k_cache, v_cache = kv_cache; k_cache.index_copy_(1, positions, xk)` in a forward (gemma's attention
-            # filling the caller's kv cache): written into the caller's tensor where no gradient is being recorded
-            # and no graph compiles (inference: torch's values); else the rebinding alone (inplace_arguments.py)
+            # filling the caller's kv cache): written into the caller's tensor (copy_, which PyNative differentiates)
+            # where no graph compiles; in a compiled graph the rebinding alone (inplace_arguments.py)
             self.uses_compat = True
             if self.sites and self.sites[-1].api == "Tensor." + original.func.attr.value:
                 self.sites[-1].note = (f"in place on `{x}`, unpacked from a parameter: the new value is written "
-                                       "into the caller's tensor where no gradient is being recorded and no graph "
-                                       "compiles (_ms_compat.write_unrecorded); else only this function sees it")
+                                       "into the caller's tensor where no graph compiles "
+                                       "(_ms_compat.write_unrecorded); in a compiled graph only this function sees it")
             return cst.Call(func=parse_expr(f"{COMPAT}.write_unrecorded"), args=[cst.Arg(cst.Name(x)), cst.Arg(out)])
         if not self._scopes or x not in self._scopes[-1].get("held", ()) or in_cell_code \
                 or original.func.attr.value in ("detach_", "requires_grad_"):   # no new values

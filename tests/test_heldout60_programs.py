@@ -19,6 +19,7 @@ microsoft/LoRA) met, each run under torch and converted.
 - A kv cache a forward fills in place, unpacked from its parameter (gemma's GemmaAttention: `k_cache, v_cache =
   kv_cache; k_cache.index_copy_(1, kv_write_indices, xk)`): the rebinding left the caller's cache zero, and each
   decoding step after the prefill attended to an empty cache (generate()'s sampled tokens differed, silently)."""
+import numpy as np
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -385,6 +386,83 @@ def test_kv_cache_filled_by_a_forward():
     alone, a site the report marks as a difference)."""
     program_weights_match_torch(KV_CACHE, graph=False)
 
+
+
+
+KV_MODEL = _FILL + '''
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.key = nn.Linear(d, d)
+
+    def forward(self, x, positions, kv_cache):
+        k_cache, v_cache = kv_cache
+        k_cache.index_copy_(1, positions, self.key(x))
+        v_cache.index_copy_(1, positions, x)
+        scores = torch.softmax(x @ k_cache.transpose(1, 2), dim=-1)
+        return scores @ v_cache
+
+    @torch.no_grad()
+    def decode(self, x):
+        cache = (torch.zeros(2, 4, 3), torch.zeros(2, 4, 3))
+        outs = [self(x[:, i:i + 1], torch.tensor([i]), cache) for i in range(4)]
+        return torch.cat(outs, 1), cache
+'''
+
+KV_TAPED_MAIN = '''
+import torch
+import kvnet60
+
+net = kvnet60.Attention(3)
+kvnet60.fill(net, 7)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 2 * 4 * 3).reshape(2, 4, 3)
+
+
+def prefill_loss(x):
+    cache = (torch.zeros(2, 4, 3), torch.zeros(2, 4, 3))
+    return net(x, torch.arange(4), cache).pow(2).mean()
+
+
+for _ in range(2):
+    loss = prefill_loss(x)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("LOSS", float(loss))
+out, (k, v) = net.decode(x)
+print("OUT", " ".join(str(float(t)) for t in (out.reshape(-1).tolist() + k.reshape(-1).tolist())))
+'''
+
+
+@pytest.mark.parametrize("no_grad", [True, False])
+def test_kv_cache_filled_by_a_module_a_taped_program_imports(tmp_path, no_grad):
+    """gemma_v2/v3: the driver's loss comes from a function, so the converted program records every operation from
+    its start (_ms_compat.open_tape). The model file's `@torch.no_grad()` generate() was dropped (the file is not
+    the taped one), so decoding ran recorded, and the write into the caller's caches was skipped where a gradient
+    is recorded: every decoding step after the first attended to zero caches (generate()'s tokens differed,
+    silently). Its `with torch.no_grad(): p.copy_(...)` initialisation, also dropped, was refused by MindSpore (an
+    in-place copy into a Parameter while recording). Now a module a recording program imports keeps its no_grad
+    outside Cell code (mindspore._no_grad()), and a forward's write into a cache it was given is made also while
+    recording (no_grad=False: decoding without no_grad, which torch records too)."""
+    from msmigrate.converter import convert_tree
+    from tests.test_heldout45_programs import _run_torch, _run_tree
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "kvnet60.py").write_text(KV_MODEL.lstrip() if no_grad else KV_MODEL.lstrip().replace(
+        "    @torch.no_grad()\n", ""))
+    assert ("@torch.no_grad()" in (src / "kvnet60.py").read_text()) == no_grad
+    (src / "main.py").write_text(KV_TAPED_MAIN.lstrip())
+    convert_tree(src, out)
+    assert "_ms_compat.open_tape()" in (out / "main.py").read_text()
+    want, got = _run_torch(src, "kvnet60"), _run_tree(out, "PYNATIVE_MODE", ("kvnet60",))
+    numbers = [np.array([float(v) for line in text.splitlines() if line.startswith(("LOSS", "OUT"))
+                         for v in line.split()[1:]]) for text in (want, got)]
+    assert numbers[0].size == 2 + 24 + 24 and numbers[1].shape == numbers[0].shape, (want, got)
+    np.testing.assert_allclose(numbers[1], numbers[0], rtol=1e-5, atol=1e-6)
 
 CONV_WITH_A_GIVEN_WEIGHT = _FILL + '''
 import torch.nn as nn

@@ -72,25 +72,39 @@ _ARGUMENT_WRITE_IN_GRAPH = (
 
 
 def write_argument(x, value, where):
-    """torch's `x.op_(...)` on a parameter of a function passed on as a value (`partial(inplace_lerp, ...)`), whose
-    callers cannot be seen: the new value written into the caller's tensor (write_into), as torch changes it.
-    Where MindSpore is recording a gradient (inside a train step's forward) such a write would change a tensor an
-    op saved for the backward pass: MigrationError naming the line."""
+    """torch's `x.op_(...)` on a parameter of a function passed on as a value (`partial(inplace_lerp, ...)`), or whose
+    caller reads the tensor after and gets something else back (inplace_callers.py): the new value written into the
+    caller's tensor (write_into), as torch changes it. Where MindSpore is recording a gradient (inside a train step's
+    forward), a write the gradient goes through raises MigrationError naming the line (_data_write says which);
+    where a graph compiles, any write does."""
     if not isinstance(x, ms.Tensor):
         return value
     if _compiling(_draw_probe):
         _refuse_compiled(_ARGUMENT_WRITE_IN_GRAPH, where)
-    if _argument_grad_executor.requires_grad():
+    if _argument_grad_executor.requires_grad() and not _data_write(x, value):
         _argument_write_recorded(where)
     return write_into(x, value)
 
 
+def _data_write(x, value):
+    """While a gradient is recorded, a write no gradient goes through: x owns its memory whole (no view, no
+    Parameter; copy_ into it) and neither x nor the value is on the gradient's path (no grad node: data, timm's Mixup
+    mixing the batch inside the train step). On the path, MindSpore's out-of-place op saved the old x for the
+    backward pass, which the write would change (a RuntimeError naming no line, where torch's in-place op saved
+    nothing)."""
+    return (not isinstance(x, ms.Parameter) and x.storage_offset() == 0 and x.untyped_storage().nbytes() == x.nbytes
+            and getattr(x, "_grad_node", None) is None
+            and (not isinstance(value, ms.Tensor) or getattr(value, "_grad_node", None) is None))
+
+
 def write_unrecorded(x, value):
     """torch's in-place change, in a Cell's construct, of a tensor unpacked from a parameter (a kv cache the caller
-    keeps: gemma's `k_cache.index_copy_(1, positions, xk)`): written into the caller's tensor where no gradient is
-    being recorded and no graph compiles, as torch changes it; else the new value only (the caller's tensor stays:
-    the report marks the site as a difference)."""
-    if not isinstance(x, ms.Tensor) or _compiling(_draw_probe) or _argument_grad_executor.requires_grad():
+    keeps: gemma's `k_cache.index_copy_(1, positions, xk)`): written into the caller's tensor, as torch changes it,
+    also where a gradient is being recorded (a train step's forward, a taped program's whole run, which records
+    what torch's no_grad left out): PyNative's copy_ is differentiated and version-checked as torch's is (a tensor
+    saved for the backward pass and changed after raises RuntimeError, measured on 2.10). Where a graph compiles
+    the new value only (the caller's tensor stays: the report marks the site as a difference)."""
+    if not isinstance(x, ms.Tensor) or _compiling(_draw_probe):
         return value
     return write_into(x, value)
 
