@@ -17,11 +17,13 @@ documented entry points.
     GPT.configure_optimizers (decayed and undecayed groups), clip_grad_norm_ 1.0; at iteration 0 the callback's
     eval_split of both splits (`model.generate(d1d2, ndigit+1, do_sample=False)`, greedy) prints its scores and the
     model's mistakes (PRINTED: the "final score" and "GPT claims" lines) and saves model.pt.
-  - mingpt_chargpt: projects/chargpt/chargpt.py `--data.block_size=16 --model.model_type=gpt-nano
-    --trainer.max_iters=3 --trainer.batch_size=8 --trainer.num_workers=0` over an input.txt of ours (one line of
-    about 600 characters of English without newlines, so the sample is one line); at iteration 0 the callback
-    samples 500 characters after "O God, O God!" (`generate(x, 500, temperature=1.0, do_sample=True, top_k=10)`:
-    topk, the -inf fill, softmax, torch.multinomial) and prints it (PRINTED: the sample's line).
+  - mingpt_chargpt: projects/chargpt/chargpt.py `--data.block_size=16 --model.model_type=None --model.n_layer=1
+    --model.n_head=2 --model.n_embd=16 --trainer.max_iters=3 --trainer.batch_size=8 --trainer.num_workers=0` over
+    an input.txt of ours (one line of about 750 characters of English without newlines, so the sample is one line);
+    at iteration 0 the callback samples 500 characters after "O God, O God!" (`generate(x, 500, temperature=1.0,
+    do_sample=True, top_k=10)`: topk, the -inf fill, softmax, torch.multinomial) and prints it (PRINTED: the
+    sample's line). One layer: with gpt-nano's three, the 500 PyNative forwards took more than the bench's 240 s
+    per side on this shared 2-core machine (about 0.38 s each).
 - x-transformers (x_transformers/ as it is; it imports einops, einx, loguru, packaging and torch_einops_utils:
   `pip install einx loguru torch-einops-utils` into the venv, numpy<2 and torch kept; torch_einops_utils is
   converted with the program, `msmigrate convert --deps torch_einops_utils`, as the default set's x_transformers):
@@ -85,8 +87,8 @@ _TEXT = (
 )
 
 _ADDER_ARGS = ["--data.ndigit=1", "--trainer.max_iters=3", "--trainer.batch_size=16", "--trainer.num_workers=0"]
-_CHARGPT_ARGS = ["--data.block_size=16", "--model.model_type=gpt-nano", "--trainer.max_iters=3",
-                 "--trainer.batch_size=8", "--trainer.num_workers=0"]
+_CHARGPT_ARGS = ["--data.block_size=16", "--model.model_type=None", "--model.n_layer=1", "--model.n_head=2",
+                 "--model.n_embd=16", "--trainer.max_iters=3", "--trainer.batch_size=8", "--trainer.num_workers=0"]
 
 _ENWIK8_DRIVER = '''
 import gzip
