@@ -13,7 +13,12 @@ facebookresearch/detr) met, each run under torch and converted.
   were copied through and stopped on MindSpore tensors with einx's BackendResolutionError, naming no line. einx is
   a torch submodule now; element-wise calls with a literal description of plain axes are written out (operands
   indexed with None, transposed into the output's order, then the MindSpore operation), the rest are TODOs that
-  raise MigrationError naming the line."""
+  raise MigrationError naming the line.
+- A module's device read through its first buffer (x-transformers' AlibiPositionalBias: `@property def device(self):
+  return next(self.buffers()).device`, read in forward): GRAPH mode cannot compile the generator behind
+  buffers() ("Unsupported expression 'Yield'"; a MigrationError naming the line, in msmigrate verify's GRAPH check of
+  the alibi model). `next(self.buffers())` is the first buffer __init__ surely registers, `self.slopes`, as
+  `next(self.parameters())` already was the first parameter (first_parameters.py)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -139,3 +144,58 @@ def test_einx_other_operations_raise():
     with pytest.raises(Exception, match=r"einx\.rearrange at __main__:7 was not converted") as caught:
         mod.flip(ms.Tensor(np.ones((2, 3), np.float32)))
     assert type(caught.value).__name__ == "MigrationError"
+
+
+FIRST_BUFFER_DEVICE = _FILL + '''
+import torch.nn as nn
+
+
+class Bias(nn.Module):
+    def __init__(self, heads):
+        super().__init__()
+        slopes = torch.tensor([2.0 ** -(i + 1) for i in range(heads)])
+        slopes = slopes.reshape(heads, 1, 1)
+        self.register_buffer('slopes', slopes, persistent=False)
+        self.register_buffer('bias', None, persistent=False)
+
+    @property
+    def device(self):
+        return next(self.buffers()).device
+
+    def forward(self, n):
+        h, device = self.slopes.shape[0], self.device
+        pos = torch.arange(n, device=device)
+        return -(pos[None, :] - pos[:, None]).abs() * self.slopes
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.bias = Bias(2)
+
+    def forward(self, x):
+        scores = self.fc(x) @ x.transpose(1, 2)
+        return (scores[:, None] + self.bias(x.shape[1])).softmax(-1).sum(1) @ x
+
+
+net = Net()
+fill(net, 2)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 2 * 3 * 4).reshape(2, 3, 4)
+seen = []
+for _ in range(2):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+with torch.no_grad():
+    seen.append(net(x))     # the network called alone (a Cell compiled whole in GRAPH mode)
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_device_of_the_first_buffer(graph):
+    program_weights_match_torch(FIRST_BUFFER_DEVICE, graph=graph)
