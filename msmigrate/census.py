@@ -486,6 +486,10 @@ def rule_note(api: str) -> Optional[str]:
     """For a torch name with no registry record: the census rule's reason and what to write instead, as the
     converter's TODO note ("Tensor.frexp" or "torch.linalg.matrix_exp"); None when the census does not list it."""
     top = api.split(".", 1)[0]
+    if top == "einx":
+        # einx is framework-neutral (no torch inside, no MindSpore backend): --deps would not help
+        return ("no MindSpore mapping known; einx has no MindSpore backend: only its element-wise operations with "
+                "a literal description of plain axes are converted (msmigrate/mappings/einx.py)")
     if top not in ("torch", "Tensor") and "." in api:
         # torchvision.models.resnet101, timm.create_model: a package built on torch, converted with the project
         return (f"no MindSpore mapping known; {top} is a library built on torch: convert it with the project "

@@ -4,8 +4,10 @@ is "not supported in 'construct'"), so the converted call stopped there. Which p
 the module's `__init__`: its own Parameters first, in assignment order, else the first parameter of the first
 submodule that has one. Where `__init__` says which without running anything (plain assignments of torch layers,
 literal Sequentials, classes of the same file), this pre-pass writes that attribute, `self.mlp[0].weight`, which the
-converter then maps like any attribute (an Embedding's weight is its embedding_table). Anywhere else the call
-stays: right op by op, loud in GRAPH mode."""
+converter then maps like any attribute (an Embedding's weight is its embedding_table). `next(self.buffers())`
+(x-transformers' AlibiPositionalBias.device) is the first buffer that __init__'s top level surely registers
+(`self.register_buffer('slopes', slopes)`: `self.slopes`), a module's own buffers coming first. Anywhere else the
+call stays: right op by op, loud in GRAPH mode."""
 from __future__ import annotations
 
 import re
@@ -17,7 +19,7 @@ from .fast_visit import children
 from .callsite import dotted_name
 from .project_index import resolve_head
 
-_CALL = re.compile(r"next\(\s*(?:iter\(\s*)?self\.parameters\(\s*\)")
+_CALL = re.compile(r"next\(\s*(?:iter\(\s*)?self\.(?:parameters|buffers)\(\s*\)")
 
 # what __init__ tells about a module: the path of its first parameter, that it has none, or nothing sure
 _NONE = "none"
@@ -60,16 +62,25 @@ def rewrite_first_parameters(module: cst.Module, imports: Dict[str, str]) -> cst
     return module.visit(_Rewrite(_Resolver(classes, imports)))
 
 
-def _first_parameter_call(node: cst.BaseExpression) -> bool:
-    """`next(self.parameters())` or `next(iter(self.parameters()))`."""
+def _first_call(node: cst.BaseExpression) -> Optional[str]:
+    """"parameters" for `next(self.parameters())` / `next(iter(self.parameters()))`, "buffers" for
+    `next(self.buffers())` (x-transformers' device probe `next(self.buffers()).device`), else None."""
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "next"
             and len(node.args) == 1 and node.args[0].keyword is None and node.args[0].star == ""):
-        return False
+        return None
     inner = node.args[0].value
     if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name) and inner.func.value == "iter" \
             and len(inner.args) == 1:
         inner = inner.args[0].value
-    return isinstance(inner, cst.Call) and not inner.args and dotted_name(inner.func) == "self.parameters"
+    if not (isinstance(inner, cst.Call) and not inner.args):
+        return None
+    name = dotted_name(inner.func)
+    return {"self.parameters": "parameters", "self.buffers": "buffers"}.get(name or "")
+
+
+def _first_parameter_call(node: cst.BaseExpression) -> bool:
+    """`next(self.parameters())` or `next(iter(self.parameters()))`."""
+    return _first_call(node) == "parameters"
 
 
 class _Rewrite(cst.CSTTransformer):
@@ -89,7 +100,11 @@ class _Rewrite(cst.CSTTransformer):
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        if not (self.classes and _first_parameter_call(original)):
+        kind = _first_call(original) if self.classes else None
+        if kind == "buffers":
+            found = self.resolver.class_first_buffer(self.classes[-1])
+            return updated if found in (_NONE, _UNKNOWN) else cst.parse_expression("self" + found)
+        if kind != "parameters":
             return updated
         if self.path[-1] is None:
             self.path[-1] = self.resolver.class_first(self.classes[-1], 0)
@@ -131,6 +146,52 @@ class _Resolver:
                 if found != _NONE:
                     return found if found == _UNKNOWN else f".{name}{found}"
         return _NONE
+
+    def class_first_buffer(self, node: cst.ClassDef) -> Answer:
+        """The first buffer of a Module class whose only base is nn.Module: a module's own buffers come first, in
+        registration order, so the first `self.register_buffer('name', value)` of __init__'s top level whose value
+        is surely a tensor, before any statement that could register one unseen (a conditional registration, a
+        call of a method of self); a None value registers nothing torch's buffers() yields."""
+        if len(node.bases) != 1 or self.qualified(node.bases[0].value) not in _MODULE_BASES:
+            return _UNKNOWN
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        init = next((st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == "__init__"), None)
+        if init is None:
+            return _UNKNOWN
+        tensors: set = set()      # local names every assignment of which so far is a call's result
+        for st in (init.body.body if isinstance(init.body, cst.IndentedBlock) else ()):
+            if not isinstance(st, cst.SimpleStatementLine):
+                if any(isinstance(n, cst.Call) and (dotted_name(n.func) or "").startswith("self.")
+                       and dotted_name(n.func) != "self.apply" for n in _walk(st)) or _assigns_locals(st, tensors):
+                    return _UNKNOWN
+                continue
+            for small in st.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        if isinstance(t.target, cst.Name):
+                            if isinstance(small.value, (cst.Call, cst.BinaryOperation)) and len(small.targets) == 1:
+                                tensors.add(t.target.value)
+                            else:
+                                tensors.discard(t.target.value)
+                if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+                    continue
+                name = dotted_name(small.value.func) or ""
+                if name == "self.register_buffer":
+                    args = small.value.args
+                    if len(args) < 2 or any(a.star for a in args[:2]) or args[0].keyword or args[1].keyword:
+                        return _UNKNOWN
+                    key, value = args[0].value, args[1].value
+                    if not isinstance(key, cst.SimpleString):
+                        return _UNKNOWN
+                    if isinstance(value, cst.Name) and value.value == "None":
+                        continue
+                    if isinstance(value, cst.Call) or (isinstance(value, cst.Name) and value.value in tensors):
+                        attr = key.evaluated_value
+                        return f".{attr}" if isinstance(attr, str) and attr.isidentifier() else _UNKNOWN
+                    return _UNKNOWN
+                if name.startswith("self.") and name != "self.apply":
+                    return _UNKNOWN
+        return _UNKNOWN
 
     def _events(self, init: cst.FunctionDef, methods, cls: cst.ClassDef):
         """__init__'s assignments to `self.X` in order, first assignment of each X: ("param", X, value),
@@ -270,6 +331,16 @@ def _assigned_values(node: cst.CSTNode):
             targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
             if any(_self_attribute(t) for t in targets):
                 yield n.value
+
+
+def _assigns_locals(node: cst.CSTNode, names: set) -> bool:
+    """An assignment to one of `names` under `node` (a compound statement that may rebind it to None)."""
+    for n in _walk(node):
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            if any(isinstance(x, cst.Name) and x.value in names for t in targets for x in _walk(t)):
+                return True
+    return False
 
 
 def _assigns_self(node: cst.CSTNode) -> bool:

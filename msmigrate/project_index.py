@@ -28,8 +28,9 @@ _LIGHTNING_MODULES = frozenset(p + n for p in ("pytorch_lightning.", "lightning.
 
 
 # torch-only modules of framework-neutral packages (safetensors.numpy needs no torch), and einops,
-# which has no MindSpore backend (msmigrate/mappings/einops.py translates its calls).
-TORCH_SUBMODULES = ("safetensors.torch", "einops")
+# which has no MindSpore backend (msmigrate/mappings/einops.py translates its calls), and einx (mappings/einx.py:
+# its element-wise calls with literal descriptions; the rest TODOs).
+TORCH_SUBMODULES = ("safetensors.torch", "einops", "einx")
 
 
 # Hugging Face transformers is framework-neutral at its top (configs, tokenizers work without torch), but its

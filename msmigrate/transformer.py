@@ -3331,7 +3331,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                              cst.DictComp, cst.SetComp)):
             return "other"
         if isinstance(node, cst.Name):
-            if node.value == "self":
+            # `self` outside any class (a decorator's wrapper, `def inner(self, *args)`: x-transformers'
+            # eval_decorator) is a parameter of unknown type like any other
+            if node.value == "self" and self._classes:
                 # never a tensor; a module only inside a Module subclass (a converted file's
                 # nn.Cell classes are not torch Modules, so a second pass leaves them alone),
                 # or inside a mixin that Module subclasses of the project derive from

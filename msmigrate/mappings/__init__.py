@@ -6,7 +6,7 @@ from . import adapters  # noqa: F401  (must come after layers)
 # the families of torch.nn.functional, torch.*, Tensor methods, devices, checkpoints, losses, data, training,
 # optimizers, deployment, debugging, distribution, TensorFlow/Keras and einops
 from . import functional, torch_functions, tensor_methods, misc, devices, checkpoints  # noqa: F401,E402
-from . import losses, data, training, optim, deploy, debugging, distributed, tensorflow, einops  # noqa: F401,E402
+from . import losses, data, training, optim, deploy, debugging, distributed, tensorflow, einops, einx  # noqa: F401,E402
 
 # finfo/iinfo, attention and transformers, patches, channel dropout, torch's private bases
 from . import numerics, attention, patches, channel_dropout, private_bases  # noqa: F401,E402
