@@ -64,10 +64,10 @@ if ! have mindspore torch libcst rich safetensors || [ ! -x "$VENV/bin/msmigrate
 fi
 
 if [ "$PROFILE" = test ]; then
-  if ! have keras tensorflow onnx einops pytest xdist PIL transformers pytorch_lightning; then
+  if ! have keras tensorflow onnx einops einx pytest xdist PIL transformers pytorch_lightning; then
     say "installing the test tools: Keras, TensorFlow CPU (~250 MB download, 1.3 GB installed), onnx, einops,"
     say "  pillow, pytest (+ xdist), transformers (tiny models built from configs, nothing downloaded), PyTorch"
-    say "  Lightning (tests/test_lightning.py runs its Trainer); about 1-3 minutes"
+    say "  Lightning (tests/test_lightning.py runs its Trainer), einx; about 1-3 minutes"
     # Keras 3 for `msmigrate keras`; TensorFlow runs the original TF/Keras programs (tests/test_tf_training.py);
     # onnx evaluates exported files (tests/parity/test_deploy.py); einops is compared in tests/parity/test_einops.py
     timed "test tools" pip_install -e ".[verify,keras,tensorflow,dev]" "numpy<2" "torch==2.13.0" "${TORCH_INDEX[@]}"
