@@ -3,6 +3,7 @@ names and values, and emit the target call keeping each argument's own
 formatting and comments."""
 from __future__ import annotations
 
+import ast
 import re
 from typing import Dict, List, Optional, Tuple
 
@@ -24,6 +25,17 @@ def code_of(node: cst.CSTNode) -> str:
     if isinstance(node, cst.Name):
         return node.value
     return _EMPTY_MODULE.code_for_node(node)
+
+
+def literal_string(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    """The value of a plain string literal (not an f-string), else None: an einops pattern, an einx description."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = ast.literal_eval(code_of(node).strip())
+        except (ValueError, SyntaxError):
+            return None
+        return value if isinstance(value, str) else None
+    return None
 
 
 def parse_expr(code: str) -> cst.BaseExpression:

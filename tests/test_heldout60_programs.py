@@ -343,7 +343,7 @@ def test_train_overridden_by_a_layer(graph):
     program_weights_match_torch(TRAIN_OVERRIDE, graph=graph)
 
 
-KV_CACHE = _FILL + '''
+_KV_ATTENTION = '''
 import torch.nn as nn
 
 
@@ -358,6 +358,9 @@ class Attention(nn.Module):
         v_cache.index_copy_(1, positions, x)
         scores = torch.softmax(x @ k_cache.transpose(1, 2), dim=-1)
         return scores @ v_cache
+'''
+
+KV_CACHE = _FILL + _KV_ATTENTION + '''
 
 
 net = Attention(3)
@@ -389,22 +392,7 @@ def test_kv_cache_filled_by_a_forward():
 
 
 
-KV_MODEL = _FILL + '''
-import torch.nn as nn
-
-
-class Attention(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.key = nn.Linear(d, d)
-
-    def forward(self, x, positions, kv_cache):
-        k_cache, v_cache = kv_cache
-        k_cache.index_copy_(1, positions, self.key(x))
-        v_cache.index_copy_(1, positions, x)
-        scores = torch.softmax(x @ k_cache.transpose(1, 2), dim=-1)
-        return scores @ v_cache
-
+KV_MODEL = _FILL + _KV_ATTENTION + '''
     @torch.no_grad()
     def decode(self, x):
         cache = (torch.zeros(2, 4, 3), torch.zeros(2, 4, 3))

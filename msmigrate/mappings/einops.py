@@ -9,7 +9,6 @@ of that template, loaded here.
 """
 from __future__ import annotations
 
-import ast
 import re
 import types
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
-from ..callsite import code_of
+from ..callsite import code_of, literal_string
 from ..records import mapping, rule
 
 T = "tests/parity/test_einops.py"
@@ -42,17 +41,6 @@ _REDUCTIONS = {"mean": "_ms_compat.reduce_mean", "sum": "_ms_compat.reduce_sum",
                "min": "_ms_compat.reduce_amin", "prod": "_ms_compat.reduce_prod", "any": "_ms_compat.reduce_any",
                "all": "ops.all"}
 _SIMPLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$|^\d+$")
-
-
-def _literal_string(node: Optional[cst.BaseExpression]) -> Optional[str]:
-    """The value of a plain string literal (not an f-string), else None."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value = ast.literal_eval(code_of(node).strip())
-        except (ValueError, SyntaxError):
-            return None
-        return value if isinstance(value, str) else None
-    return None
 
 
 def _product(factors: List[str]) -> str:
@@ -177,8 +165,8 @@ def _pattern_rule(operation: str, helper: str):
     def fn(ctx):
         b = ctx.bound
         tensor = b.value("tensor")
-        pattern = _literal_string(b.value("pattern"))
-        reduction = _literal_string(b.value("reduction")) if operation == "reduce" else None
+        pattern = literal_string(b.value("pattern"))
+        reduction = literal_string(b.value("reduction")) if operation == "reduce" else None
         names = [n for n in b.order if not n.startswith("__") and n not in ("tensor", "pattern", "reduction")]
         lengths = {n: b.code(n) for n in names}
         literal = (tensor is not None and not b.starred and pattern is not None

@@ -14,13 +14,12 @@ lengths; the written-out code broadcasts a length-1 axis where einx would refuse
 torch never has one)."""
 from __future__ import annotations
 
-import ast
 import re
 from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from ..callsite import UnsupportedSite, code_of, operand_code
+from ..callsite import UnsupportedSite, code_of, literal_string, operand_code
 from ..records import rule
 
 T = "tests/test_heldout61_programs.py"
@@ -116,16 +115,6 @@ def operand(code: str, axes: List[str], out: List[str]) -> str:
     return f"{operand_code(cst.parse_expression(code))}[{', '.join(index)}]"
 
 
-def _literal(node: Optional[cst.BaseExpression]) -> Optional[str]:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        try:
-            value = ast.literal_eval(code_of(node).strip())
-        except (ValueError, SyntaxError):
-            return None
-        return value if isinstance(value, str) else None
-    return None
-
-
 def _elementwise(name: str):
     target, arity = _OPS[name]
 
@@ -139,7 +128,7 @@ def _elementwise(name: str):
             raise UnsupportedSite(f"einx keyword argument(s) {', '.join(a.keyword.value for a in keywords)}")
         if not args:
             raise UnsupportedSite("einx call without a description")
-        description = _literal(args[0].value)
+        description = literal_string(args[0].value)
         if description is None:
             raise UnsupportedSite("einx description that is not a string literal")
         operands = args[1:]
