@@ -137,6 +137,9 @@ class Callee:
         self.returned = returned if returned not in body.bound else None
         self.name = fn.name.value
         self.owner: Optional[str] = None      # the class of a method (Index sets it)
+        # the parameters whose every change is an in-place method call standing as a statement of its own (the
+        # transformer writes those into the caller's tensor: write_backs below)
+        self.statement_changes = _statement_changes(fn, self.changed, activations)
         self.flag = _flag_position(fn, names, activations, fresh_layers) if self.changed else None
 
     def args(self, call: cst.Call) -> Optional[List[Tuple[str, cst.BaseExpression]]]:
@@ -161,6 +164,36 @@ class Callee:
             if name in self.changed:
                 out.append((name, a.value))
         return out
+
+
+def _statement_changes(fn: cst.FunctionDef, params: Set[str], activations) -> Set[str]:
+    """The params whose every in-place change in fn is a method call (or a chain of them) that is a whole
+    statement, `x.mul_(lam).add_(x_flipped)`: each is written into the caller's tensor where it stands. A change
+    inside an expression (`return x.mul_(s) if inplace else ...`, which inplace_flag_returns.py makes out of place)
+    or by an in-place activation would reach no write."""
+    whole: Set[int] = set()
+    changes: Dict[str, List[int]] = {}
+    activated: Set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Expr(self, node: cst.Expr) -> None:
+            call = node.value
+            while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and IA.rebinds(
+                    call.func.attr.value):
+                whole.add(id(call))
+                call = call.func.value
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value in params \
+                    and IA.rebinds(f.attr.value):
+                changes.setdefault(f.value.value, []).append(id(node))
+            if activations(node):
+                arg = AC.activation_input(node)
+                if isinstance(arg, cst.Name):
+                    activated.add(arg.value)
+    fn.body.visit(V())
+    return {p for p, ids in changes.items() if p not in activated and all(i in whole for i in ids)}
 
 
 class _WhenNotInPlace(cst.CSTTransformer):
@@ -503,7 +536,7 @@ def _analyse(module: cst.Module, index: Index, cell_class=lambda name: True):
                     if arg.value in scope.stmt_binds.get(id(stmt), set()):
                         continue         # `x = f(x)`: the caller's old tensor has no name left
                     if _read_after(scope, pos, loops, arg.value, id(arg)):
-                        if callee.returned != param and param not in callee.unknown and not (
+                        if callee.returned != param and param in callee.statement_changes and not (
                                 callee.owner and cell_class(callee.owner)):
                             # timm's Mixup: `lam = self._mix_batch(x)` changes x and returns lam: the callee
                             # writes its new value into the caller's tensor (_ms_compat.write_argument, which
