@@ -540,7 +540,7 @@ def _analyse(module: cst.Module, index: Index, cell_class=lambda name: True):
                                 callee.owner and cell_class(callee.owner)):
                             # timm's Mixup: `lam = self._mix_batch(x)` changes x and returns lam: the callee
                             # writes its new value into the caller's tensor (_ms_compat.write_argument, which
-                            # raises MigrationError where a graph compiles or a gradient is recorded)
+                            # raises MigrationError where a graph compiles or a recorded gradient goes through it)
                             write_backs.setdefault((callee.owner, callee.name), set()).add(param)
                         else:
                             refused[id(call)] = why

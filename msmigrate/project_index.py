@@ -1425,10 +1425,7 @@ class ProjectIndex:
                     continue
                 seen.add(mod)
                 found = holds(mod, info)
-                for target in list(info.imports.values()) + list(info.stars):
-                    parts = target.split(".")
-                    todo.extend(".".join(parts[:k]) for k in range(1, len(parts) + 1)
-                                if ".".join(parts[:k]) in self.modules)
+                todo.extend(self._imported_by_one(mod))
             cache[module] = found
         return cache[module]
 
