@@ -129,6 +129,12 @@ class ModuleInfo:
     # plain call of the network (the predictions after training) is compiled in GRAPH mode and stops there, where
     # torch runs on, so a program reaching one runs PYNATIVE
     host_reads_in_forward: bool = False
+    # the classes ("" for the module's own functions) of functions this module calls that change a parameter by an
+    # in-place method call standing as a statement and never return it (timm's Mixup._mix_batch): inplace_callers.py
+    # writes such a change into the caller's tensor (_ms_compat.write_argument), which a compiled graph refuses
+    argument_write_owners: Set[str] = field(default_factory=set)
+    # the names this module calls (`f(...)`, `x.f(...)`): whether a program builds such a class (`Mixup(...)`)
+    called_names: Set[str] = field(default_factory=set)
     # `Pair = collections.namedtuple("Pair", ["h", "x"])` with literal fields and no defaults: name -> fields
     named_tuple_fields: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     # attribute names read on anything but `self` (not on a torch op's (values, indices) result), names in
@@ -342,6 +348,9 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.loops_over_data_rows = bool(classes) and _forward_loops_over_data_rows(tree, imports)
     info.host_results_in_forward = bool(classes) and _forward_host_results(tree, imports)
     info.host_reads_in_forward = _forward_host_reads(classes)
+    info.argument_write_owners = _argument_write_owners(tree)
+    info.called_names = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(tree)
+                         if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
     info.attribute_reads = _attribute_reads(tree)
     info.forward_stores = _forward_stores(classes)
     info.forward_method_calls = _forward_method_calls(classes)
@@ -601,6 +610,40 @@ def _forward_host_reads(classes) -> bool:
                     and not c.args and not c.keywords for c in ast.walk(f)):
                 return True
     return False
+
+
+def _argument_write_owners(tree: ast.Module) -> Set[str]:
+    """ModuleInfo.argument_write_owners: as inplace_callers.py's Callee judges it (statement_changes, no return of
+    the parameter), less its check that the caller reads its tensor afterwards (a program that might write runs
+    PYNATIVE: slower, never refused)."""
+    from . import registry  # noqa: F401  (rebinds reads the records)
+    from .inplace_arguments import rebinds
+
+    called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(tree)
+              if isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) or (
+                  isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                  and n.func.value.id == "self"))}
+
+    def writes(fn) -> bool:
+        params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs} - {"self", "cls"}
+        returned = {n.value.id for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+        for st in ast.walk(fn):
+            call = st.value if isinstance(st, ast.Expr) else None
+            while isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and rebinds(call.func.attr):
+                call = call.func.value
+                if isinstance(call, ast.Name) and call.id in params and call.id not in returned:
+                    return True
+        return False
+
+    owners: Set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in called and writes(node):
+            owners.add("")
+        elif isinstance(node, ast.ClassDef) and any(
+                isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in called and writes(f)
+                for f in node.body):
+            owners.add(node.name)
+    return owners
 
 
 # torch functions (and Tensor methods) whose result's length the data decides
@@ -1385,6 +1428,20 @@ class ProjectIndex:
         """Whether `module` or a project module it imports (transitively) reads a tensor on the host in a forward
         (ModuleInfo.host_reads_in_forward): a program importing one starts in PYNATIVE mode."""
         return self._reaches(module, "host_reads", lambda mod, info: info.host_reads_in_forward)
+
+    def reaches_argument_writes(self, module: str) -> bool:
+        """Whether `module` or a project module it imports (transitively) has a function that may write a
+        parameter's in-place change into its caller's tensor (ModuleInfo.argument_write_owners): one of the module
+        itself, or a method of a class that is no Module and that one of those modules builds (`Mixup(...)`: timm's
+        models import timm.data, whose Mixup a training script builds, a sampling script not). A program reaching
+        one starts in PYNATIVE mode, where the write is made (timm's Mixup, inside a train step's forward)."""
+        cache = self.__dict__.setdefault("_reaches_argument_writes", {})
+        if module not in cache:
+            reached = [m for m in self.imported_modules([module]) | {module} if m in self.modules]
+            called = set().union(*(self.modules[m].called_names for m in reached))
+            cache[module] = any((not owner or (owner in called and not self.is_cell_class(m, owner)))
+                                for m in reached for owner in self.modules[m].argument_write_owners)
+        return cache[module]
 
     def reaches_data_row_loops(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) loops over a tensor whose length the data

@@ -4274,6 +4274,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a forward (here or in a module imported) reads a tensor on "
                                           "the host (.numpy(), _ms_compat.host_value), which a compiled graph refuses: "
                                           "a call of the network outside the train step runs op by op, as torch's")
+        elif self.index.reaches_argument_writes(self.module_name):
+            mode, why = "PYNATIVE_MODE", ("PYNATIVE_MODE: a function (here or in a module imported) changes its "
+                                          "caller's tensor in place (_ms_compat.write_argument), which a compiled "
+                                          "graph refuses")
         header = [
             cst.parse_statement(f"{ms_name}.set_context(mode={ms_name}.{mode})\n").with_changes(
                 leading_lines=[cst.EmptyLine()] + [cst.EmptyLine(comment=cst.Comment(c)) for c in (
