@@ -45,6 +45,9 @@ def _convert(argv: List[str]) -> int:
     p.add_argument("--deps", action="append", metavar="NAME[,NAME]",
                    help="also convert these installed torch packages (e.g. torchvision) into OUT/_deps/ and "
                         "point the project's imports at them; msmigrate's own mappings of their APIs come first")
+    p.add_argument("--no-cache", action="store_true",
+                   help="convert the --deps packages again even where the same conversion is cached "
+                        "(~/.cache/msmigrate, or $MSMIGRATE_CACHE_DIR; MSMIGRATE_CACHE_DIR=off: never cached)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
     g.add_argument("-v", "--verbose", action="store_true", help="also list every TODO site as file:line")
@@ -151,7 +154,7 @@ def _convert_deps(args, tree, deps) -> None:
         return
     if not args.quiet:
         print(f"msmigrate: converting dependencies {', '.join(deps)} into _deps/ of the output", file=sys.stderr)
-    tree.dependencies = finish(tree, deps, args.jobs)
+    tree.dependencies = finish(tree, deps, args.jobs, cache=not args.no_cache)
 
 
 def _convert_dry(args, tree, s) -> int:

@@ -17,13 +17,19 @@ free memory; Python's own collections still run.
 The suite runs in CI on 2 cores within a time limit. The slowest tests whose ground a faster test of the same
 converter path also covers are listed in tests/heavy_tests.txt: they are skipped (and counted as skipped) unless
 MSMIGRATE_HEAVY_TESTS=1, which `python bench/heavy_tests.py` sets to run them.
+
+`convert --deps` keeps its conversions in a cache (msmigrate/deps_cache.py); the tests use one of their own, in a
+temporary folder, never the user's.
 """
 import gc
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+os.environ["MSMIGRATE_CACHE_DIR"] = tempfile.mkdtemp(prefix="msmigrate-test-cache-")
 
 
 def _pynative():

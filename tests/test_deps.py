@@ -240,3 +240,40 @@ def test_converting_the_output_again_changes_nothing(converted):
     again = convert_tree(out, None, dry_run=True, jobs=1)
     assert again.outputs == {}, sorted(again.outputs)
     assert not [s for s in again.sites if s.status == "todo"]
+
+
+def test_a_dependency_converted_again_comes_from_the_cache(tmp_path):
+    """A package converted before with the same sources and the same msmigrate is copied from the cache
+    (msmigrate/deps_cache.py); a changed source file, --no-cache or a damaged entry converts it again."""
+    site = tmp_path / "site"
+    _write(site, LIBRARY)
+    _write(tmp_path / "proj", PROJECT)
+    env = dict(_env(site), MSMIGRATE_CACHE_DIR=str(tmp_path / "cache"))
+
+    def convert(n, *extra):
+        out = tmp_path / f"out{n}"
+        res = _msmigrate(["convert", str(tmp_path / "proj"), "-o", str(out), "--deps", "tinylib", "-q", *extra], env)
+        assert res.returncode == 0, res.stdout + res.stderr
+        dep = json.loads((out / "msmigrate-report.json").read_text())["dependencies"][0]
+        return out / "_deps" / "tinylib", dep
+
+    first, dep1 = convert(1)
+    entries = [p for p in (tmp_path / "cache" / "deps").iterdir() if not p.name.startswith(".")]
+    assert len(entries) == 1 and dep1["files"] == 3 and dep1["converted_files"] == 2, (entries, dep1)
+    # mark the cached copy: a conversion that copies from the cache carries the mark
+    cached = entries[0] / "package" / "models.py"
+    cached.write_text(cached.read_text() + "# cached copy\n")
+    second, dep2 = convert(2)
+    assert (second / "models.py").read_text().endswith("# cached copy\n") and dep2 == dep1, dep2
+    assert (second.parent / "tinylib-msmigrate-report" / "msmigrate-report.md").exists()
+    assert not (convert(3, "--no-cache")[0] / "models.py").read_text().endswith("# cached copy\n")
+    # a changed source of the package: converted again, the change in the output
+    (site / "tinylib" / "layers.py").write_text((site / "tinylib" / "layers.py").read_text() + "\nEXTRA = 1\n")
+    fourth, dep4 = convert(4)
+    assert "EXTRA = 1" in (fourth / "layers.py").read_text()
+    assert not (fourth / "models.py").read_text().endswith("# cached copy\n")
+    # an entry without its figures is no entry: converted again and stored whole again
+    newest = max((tmp_path / "cache" / "deps").iterdir(), key=lambda e: e.stat().st_mtime)
+    (newest / "meta.json").unlink()
+    assert "EXTRA = 1" in (convert(5)[0] / "layers.py").read_text()
+    assert (newest / "meta.json").exists()
