@@ -121,6 +121,7 @@ import os
 import re
 import shutil
 import struct
+import signal
 import subprocess
 import sys
 import termios
@@ -343,13 +344,36 @@ def prepare(name, repo, subdir, script, data, src: Path, run: Path):
     return proj
 
 
+def run_group(cmd, timeout, **kw) -> subprocess.CompletedProcess:
+    """subprocess.run(cmd, capture_output=True, text=True, timeout=...) in a process group of its own: on timeout
+    the whole group is killed (a program's DataLoader workers, the converter's pool), not the child alone, whose
+    children would run on and load the machine for the programs after it. Raises subprocess.TimeoutExpired."""
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                          **kw) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err) from e
+        finally:
+            try:        # whatever the group left behind after the leader exited
+                os.killpg(p.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
 def convert(proj: Path, out: Path, deps=()):
     t = time.perf_counter()
     extra = ["--deps", ",".join(deps)] if deps else []
     if out.exists():    # the data a program reads from its own directory (bench/_rw_heldout8.py), written first
         extra.append("--force")
-    r = subprocess.run([PY, "-m", "msmigrate.cli", "convert", str(proj), "-o", str(out), "-q", *extra], cwd=ROOT,
-                       capture_output=True, text=True, env=env_for(None), timeout=1800)
+    r = run_group([PY, "-m", "msmigrate.cli", "convert", str(proj), "-o", str(out), "-q", *extra], 1800, cwd=ROOT,
+                  env=env_for(None))
     seconds = time.perf_counter() - t
     report = out / "msmigrate-report.json"
     todo = None
@@ -394,8 +418,7 @@ def run_side(side, script: Path, args, record: Path, weights: Path, losses, time
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     try:
-        p = subprocess.run(cmd, cwd=script.parent, env=env, capture_output=True, text=True,
-                           timeout=timeout, stdin=follower)
+        p = run_group(cmd, timeout, cwd=script.parent, env=env, stdin=follower)
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         return {"status": "timeout", "error": f"over {timeout} s", "losses": [], "models": [], "values": {},
