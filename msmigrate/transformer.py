@@ -38,6 +38,7 @@ from . import import_rebinds as IRB
 from . import data_writes as DW
 from . import hand_optimizers as HO
 from . import step_choice as SC
+from . import lightning_clears as LZ
 from . import sparse_products as SPP
 from . import held_steps as HS
 from . import checkpoint_functions as CKF
@@ -1661,7 +1662,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._summing_functions, loops, kept = GC.summing_step_functions(
             node, self.stmt_lines, lambda name: self.index.clearing_callers(name, self.module_name),
             self._module_clears)
-        self._kept_clears = set(self._kept_clears) | kept
+        self._kept_clears = set(self._kept_clears) | kept | LZ.kept_zero_grads(
+            node, lambda dotted: resolve_head(dotted, self._imports))     # a LightningModule's optimizers
         for loop_id, why in loops.items():      # a per-epoch function's loop: what its callers clear
             self._leftover_grads.setdefault(loop_id, why)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}

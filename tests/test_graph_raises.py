@@ -30,6 +30,9 @@ HOST_SIDE = {
     "lightning.py:Trainer._step_schedulers": "on the host: the Trainer steps schedulers between batches",
     "lightning.py:Trainer._restored": "on the host: validate/test/predict load a checkpoint before their loop",
     "lightning.py:ModelCheckpoint._save": "on the host: a callback run by the Trainer between epochs",
+    "lightning.py:_PLManualSteps.zero_grad": "on the host: manual optimization's training_step runs op by op (fit "
+                                             "switches to PYNATIVE; the tape records it)",
+    "lightning.py:_PLManualSteps.step": "on the host: manual optimization's training_step runs op by op",
     "network_read_before_step.py:_network_read_before_step_refused": "on the host: the check is a statement of the "
                                                                       "loop, before the train step's call",
     "replayed_forward.py:_forward_run_again_refused": "on the host: forward_run_again returns before it inside a "

@@ -137,8 +137,8 @@ def test_datamodule_and_schedulers_match_lightning():
 
 @pytest.mark.parametrize("setting", ["self.automatic_optimization = False", "TRAINER_DEVICES"])
 def test_what_the_trainer_does_not_run_raises(setting):
-    """Manual optimization and two devices stop with MigrationError naming the setting, not a loop that trains
-    otherwise."""
+    """Gradient clipping by the Trainer with manual optimization (Lightning refuses it too) and two devices stop with
+    MigrationError naming the setting, not a loop that trains otherwise."""
     src = FIT_PROGRAM.replace("        self.save_hyperparameters()\n",
                               "        self.save_hyperparameters()\n        " + setting + "\n"
                               if setting.startswith("self.") else "        self.save_hyperparameters()\n")
@@ -148,6 +148,129 @@ def test_what_the_trainer_does_not_run_raises(setting):
         load_converted(src, pynative=True)
     assert type(err.value).__name__ == "MigrationError", err.value
     assert ("manual optimization" if setting.startswith("self.") else "devices=2") in str(err.value)
+
+
+
+MANUAL_GAN_PROGRAM = _FILL + _DATA + '''
+
+class GAN(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.generator = nn.Sequential(nn.Linear(2, 5), nn.Tanh(), nn.Linear(5, 4))
+        self.discriminator = nn.Sequential(nn.Linear(4, 5), nn.LeakyReLU(0.2), nn.Linear(5, 1))
+
+    def forward(self, z):
+        return self.generator(z)
+
+    def training_step(self, batch, batch_idx):
+        x, _ = batch
+        opt_g, opt_d = self.optimizers()
+        z = x[:, :2] * 0.5 + 0.1
+        # the generator, with the discriminator's parameters toggled off
+        self.toggle_optimizer(opt_g)
+        g_loss = F.binary_cross_entropy_with_logits(self.discriminator(self(z)), torch.ones(x.shape[0], 1))
+        self.manual_backward(g_loss)
+        opt_g.step()
+        opt_g.zero_grad()
+        self.untoggle_optimizer(opt_g)
+        # the discriminator, its gradients zeroed first
+        opt_d.zero_grad()
+        real = F.binary_cross_entropy_with_logits(self.discriminator(x), torch.ones(x.shape[0], 1))
+        fake = F.binary_cross_entropy_with_logits(self.discriminator(self(z).detach()), torch.zeros(x.shape[0], 1))
+        d_loss = (real + fake) / 2
+        self.manual_backward(d_loss)
+        opt_d.step()
+        self.log_dict({"g_loss": g_loss, "d_loss": d_loss})
+
+    def configure_optimizers(self):
+        return [torch.optim.Adam(self.generator.parameters(), lr=0.01, betas=(0.5, 0.999)),
+                torch.optim.SGD(self.discriminator.parameters(), lr=0.05, momentum=0.9)]
+
+
+model = GAN()
+fill(model, 2)
+trainer = pl.Trainer(max_epochs=2, limit_train_batches=2, logger=False, enable_checkpointing=False,
+                     enable_progress_bar=False, enable_model_summary=False, accelerator="cpu", devices=1)
+trainer.fit(model, train)
+metrics = trainer.callback_metrics
+weights = ([p.detach() for p in model.parameters()]
+           + [metrics["g_loss"], metrics["d_loss"], torch.tensor([float(trainer.global_step)])])
+'''
+
+
+# gradient accumulation by hand over two batches, the scheduler stepped by hand at each update
+MANUAL_ACCUMULATION_PROGRAM = _FILL + _DATA + '''
+
+class Accumulating(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.lin = nn.Linear(4, 3)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        opt = self.optimizers()
+        loss = F.cross_entropy(self.lin(x), y) / 2
+        self.manual_backward(loss)
+        if (batch_idx + 1) % 2 == 0:
+            opt.step()
+            opt.zero_grad()
+            self.lr_schedulers().step()
+        self.log("loss", loss)
+
+    def configure_optimizers(self):
+        opt = torch.optim.SGD(self.parameters(), lr=0.2, momentum=0.5)
+        return [opt], [torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)]
+
+
+model = Accumulating()
+fill(model, 3)
+trainer = pl.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                     enable_model_summary=False)
+trainer.fit(model, train)
+weights = ([p.detach() for p in model.parameters()]
+           + [trainer.callback_metrics["loss"], torch.tensor([float(trainer.global_step)])])
+'''
+
+
+def test_manual_optimization_gan_matches_lightning():
+    """automatic_optimization = False with two optimizers (Lightning's GAN shape): toggle_optimizer around the
+    generator's step, the discriminator's zero_grad() before its backward, a detached fake: the weights, the logged
+    losses and global_step (one per optimizer step) equal Lightning's."""
+    code, _ = program_weights_match_torch(MANUAL_GAN_PROGRAM, graph=False)
+    assert "opt_d.zero_grad()" in code, code     # kept: the Trainer's wrappers track torch's .grad
+
+
+def test_manual_gradient_accumulation_matches_lightning():
+    """manual_backward on every batch, a step and zero_grad() every second one, the scheduler stepped by hand."""
+    program_weights_match_torch(MANUAL_ACCUMULATION_PROGRAM, graph=False)
+
+
+def test_manual_step_on_gradients_torch_would_still_hold_raises(tmp_path):
+    """Without toggle_optimizer, the generator's loss leaves gradients in the discriminator's .grad; torch's
+    discriminator step adds them to its own loss's (its zero_grad() comes after its step here). The converted step
+    cannot: MigrationError naming the discriminator's step() line (the converted tree's line map)."""
+    import os
+    import subprocess
+    import sys
+
+    from msmigrate.converter import convert_tree
+
+    src = (MANUAL_GAN_PROGRAM.replace("        self.toggle_optimizer(opt_g)\n", "")
+           .replace("        self.untoggle_optimizer(opt_g)\n", "")
+           .replace("        opt_d.zero_grad()\n", "")
+           .replace("        opt_d.step()\n", "        opt_d.step()\n        opt_d.zero_grad()\n"))
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "gan.py").write_text(src)
+    convert_tree(tmp_path / "src", tmp_path / "out")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(MS_DEVICE_TARGET="CPU", GLOG_v="3", ONEDNN_MAX_CPU_ISA="AVX2")
+    run = subprocess.run([sys.executable, "gan.py"], cwd=tmp_path / "out", env=env, capture_output=True, text=True,
+                         timeout=600)
+    line = src.splitlines().index("        opt_d.step()") + 1
+    assert run.returncode != 0 and f"MigrationError: gan.py:{line}: step() of an optimizer whose torch .grad still " \
+        f"holds" in run.stderr, run.stderr[-3000:]
 
 
 ONE_CYCLE_PROGRAM = _FILL + _DATA + '''

@@ -1,8 +1,8 @@
 """PyTorch Lightning (`pytorch_lightning`, `lightning.pytorch`, `lightning`): LightningModule, LightningDataModule,
 Trainer and seed_everything become the runtime's own (templates/compat_parts/lightning.py): a LightningModule
-is a Cell, and Trainer.fit runs Lightning's automatic optimization with mindspore.value_and_grad. What it does not
-run (manual optimization, several optimizers, logger objects, several devices) raises MigrationError naming the
-setting; the callbacks EarlyStopping, ModelCheckpoint (MindSpore checkpoints), LearningRateMonitor, the progress
+is a Cell, and Trainer.fit runs Lightning's automatic optimization with mindspore.value_and_grad, or its manual
+optimization (several optimizers: a GAN) on PyNative's tape. What it does not run (logger objects, several devices)
+raises MigrationError naming the setting; the callbacks EarlyStopping, ModelCheckpoint (MindSpore checkpoints), LearningRateMonitor, the progress
 bars and summaries, and a program's Callback subclasses are the runtime's too. Proven by tests/test_lightning.py
 against Lightning itself."""
 from __future__ import annotations
@@ -27,9 +27,12 @@ _NOTES = {
                 "schedulers stepped; validation each check_val_every_n_epoch; 'epoch' schedulers (ReduceLROnPlateau "
                 "on its monitor); a MindSpore checkpoint and metrics.csv where Lightning writes its checkpoint and "
                 "CSV logs; validate/test/predict(ckpt_path='best'|'last'|path) load the model's weights from a "
-                "MindSpore checkpoint (Lightning restores the callbacks' states from it too). Logger objects, "
-                "strategies, several devices or optimizers, precision other than 32 and manual optimization raise "
-                "MigrationError", "test_fit_matches_lightning"),
+                "MindSpore checkpoint (Lightning restores the callbacks' states from it too). Manual optimization "
+                "(automatic_optimization = False, one optimizer or several) runs training_step on PyNative's tape: "
+                "manual_backward keeps the loss, each optimizer's step() differentiates the losses kept since the "
+                "last step, toggle_optimizer as Lightning's; a step whose torch .grad would still hold an earlier "
+                "backward's gradients raises MigrationError. Logger objects, strategies, several devices, precision "
+                "other than 32 raise MigrationError", "test_fit_matches_lightning"),
     "seed_everything": ("Python's, NumPy's and MindSpore's generators seeded (MindSpore's draws differ from torch's)",
                         "test_fit_matches_lightning"),
 }

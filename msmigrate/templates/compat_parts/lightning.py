@@ -4,9 +4,13 @@ Lightning's loop: per batch, training_step's loss differentiated (mindspore.valu
 parameters), the gradients clipped as gradient_clip_val asks, the optimizer stepped, a "step" scheduler stepped;
 per epoch, the validation loop (eval mode, validation_step, epoch means of what it logs weighted by batch size)
 and the "epoch" schedulers; the callbacks' hooks (EarlyStopping, ModelCheckpoint, LearningRateMonitor, a user's
-Callback subclass) where Lightning calls them. What the loop does not run raises MigrationError naming the
-setting: manual optimization, several optimizers, loggers other than the default, strategies and devices other
-than one, precision other than 32. Checkpoints are MindSpore checkpoints of the model, named and kept as
+Callback subclass) where Lightning calls them. Manual optimization (`automatic_optimization = False`, several
+optimizers: a GAN) runs training_step on PyNative's tape (taped_backward.py): manual_backward keeps the loss,
+each optimizer's step() differentiates the losses kept since the last step over its parameters, as torch's .grad
+holds them; where torch's .grad would also hold an earlier backward's gradients (no zero_grad() between, no
+toggle_optimizer), the step raises MigrationError naming its line. What the loop does not run raises
+MigrationError naming the setting: loggers other than the default, strategies and devices other than one,
+precision other than 32. Checkpoints are MindSpore checkpoints of the model, named and kept as
 Lightning's ModelCheckpoint names and keeps its own; the default logger's metrics go to a metrics.csv, as
 CSVLogger's."""
 import csv as _pl_csv
@@ -122,14 +126,39 @@ class LightningModule(nn.Cell):
 
     def optimizers(self, use_pl_optimizer=True):
         opts = self.trainer.optimizers if self.trainer is not None else []
+        if use_pl_optimizer and self.trainer is not None and self.trainer._manual is not None:
+            opts = self.trainer._manual.wrappers
         return opts[0] if len(opts) == 1 else opts
+
+    def toggle_optimizer(self, optimizer):
+        """Lightning's: the parameters of the other optimizers stop requiring a gradient until untoggle_optimizer."""
+        own = {id(p) for p in getattr(optimizer, "optimizer", optimizer).parameters}
+        self._pl_toggled = getattr(self, "_pl_toggled", None) or {}
+        for other in (self.trainer.optimizers if self.trainer is not None else []):
+            for p in other.parameters:
+                if id(p) not in own and id(p) not in self._pl_toggled:
+                    self._pl_toggled[id(p)] = (p, p.requires_grad)
+                    p.requires_grad = False
+
+    def untoggle_optimizer(self, optimizer):
+        for p, flag in (getattr(self, "_pl_toggled", None) or {}).values():
+            p.requires_grad = flag
+        self._pl_toggled = {}
+
+    def clip_gradients(self, optimizer, gradient_clip_val=None, gradient_clip_algorithm=None):
+        _pl_refuse("self.clip_gradients in manual optimization")
 
     def lr_schedulers(self):
         scheds = [s["scheduler"] for s in self.trainer.lr_scheduler_configs] if self.trainer is not None else []
         return None if not scheds else scheds[0] if len(scheds) == 1 else scheds
 
     def manual_backward(self, loss, *args, **kwargs):
-        _pl_refuse("manual optimization (self.manual_backward)")
+        manual = self.trainer._manual if self.trainer is not None else None
+        if manual is None:
+            _pl_refuse("self.manual_backward outside a fit with automatic_optimization = False")
+        if args or kwargs:
+            _pl_refuse("manual_backward's backward arguments (retain_graph, create_graph, inputs)")
+        manual.backward(loss)
 
     def configure_optimizers(self):
         _pl_refuse("a LightningModule without configure_optimizers")
@@ -251,6 +280,7 @@ class Trainer:
         self.datamodule = None
         self._validates = False
         self._fitted = None
+        self._manual = None       # _PLManualSteps while a fit with manual optimization runs
         self.callbacks = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks] if callbacks else []
         if self.checkpointing and not any(isinstance(c, ModelCheckpoint) for c in self.callbacks):
             self.callbacks.append(ModelCheckpoint())    # Lightning's default checkpoint
@@ -322,7 +352,7 @@ class Trainer:
             opts = list(found)
         elif found is not None:
             opts = [found]
-        if len(opts) != 1:
+        if len(opts) != 1 and model.automatic_optimization:
             _pl_refuse(f"{len(opts)} optimizers (Lightning 2 needs manual optimization for several)")
         configs = []
         for s in scheds:
@@ -418,8 +448,8 @@ class Trainer:
     def _fit(self, model, train_dataloaders, val_dataloaders, datamodule, ckpt_path):
         if ckpt_path is not None:
             _pl_refuse("fit(ckpt_path=...)")
-        if not model.automatic_optimization:
-            _pl_refuse("manual optimization (automatic_optimization = False)")
+        if not model.automatic_optimization and self.gradient_clip_val:
+            _pl_refuse("Trainer(gradient_clip_val=...) with manual optimization (Lightning refuses it too)")
         self._attach(model, datamodule)
         self.callback_metrics, self.logged_metrics = {}, {}
         if datamodule is not None:
@@ -435,7 +465,6 @@ class Trainer:
         self._fitted = model
         _pl_callback_hook(self, model, "on_fit_start")
         self._configure(model)
-        opt = self.optimizers[0]
         if val_loader is not None and self.num_sanity_val_steps:
             self.sanity_checking = True
             self._eval_loop(model, val_loader, "val", "validation_step",
@@ -444,6 +473,25 @@ class Trainer:
             self._epoch_logs = {}
         model.set_train(True)
         self.training = True
+        if model.automatic_optimization:
+            self._train_epochs(model, train_loader, val_loader, self._automatic_batch(model))
+        else:
+            self._manual = _PLManualSteps(self)
+            try:
+                self._train_epochs(model, train_loader, val_loader, self._manual_batch(model))
+            finally:
+                self._manual.close()
+                self._manual = None
+        self.training = False
+        _pl_callback_hook(self, model, "on_train_end")
+        model._pl_hook("on_train_end")
+        self._write_metrics()
+
+    def _automatic_batch(self, model):
+        """Lightning's automatic optimization of one batch: training_step's loss differentiated over the optimizer's
+        parameters, the gradients clipped, the optimizer and the "step" schedulers stepped. Returns training_step's
+        output."""
+        opt = self.optimizers[0]
         outputs = {}
 
         def forward(batch, batch_idx):
@@ -456,6 +504,28 @@ class Trainer:
             return out
 
         grad_fn = value_and_grad_reached(forward, opt.parameters)
+
+        def run(batch, batch_idx):
+            loss, grads = grad_fn(batch, batch_idx)
+            if self.gradient_clip_val:
+                if self.clip_algorithm == "value":
+                    grads = clip_grad_value(grads, self.gradient_clip_val)
+                else:
+                    grads, _ = clip_grad_norm(grads, self.gradient_clip_val)
+            opt(grads)
+            self.global_step += 1
+            self._step_schedulers("step")
+            return outputs.get("out")
+        return run
+
+    def _manual_batch(self, model):
+        """Manual optimization of one batch: training_step runs as written, on PyNative's tape; its optimizers'
+        step() calls do the updates (_PLManualSteps), each counted in global_step as Lightning counts them."""
+        def run(batch, batch_idx):
+            return model.training_step(batch, batch_idx)
+        return run
+
+    def _train_epochs(self, model, train_loader, val_loader, run_batch):
         _pl_callback_hook(self, model, "on_train_start")
         model._pl_hook("on_train_start")
         while (self.max_epochs == -1 or self.current_epoch < self.max_epochs) and not self.should_stop:
@@ -474,20 +544,12 @@ class Trainer:
                 if model._pl_hook("on_train_batch_start", batch, batch_idx) == -1:
                     break
                 model._pl_batch = batch
-                loss, grads = grad_fn(batch, batch_idx)
-                if self.gradient_clip_val:
-                    if self.clip_algorithm == "value":
-                        grads = clip_grad_value(grads, self.gradient_clip_val)
-                    else:
-                        grads, _ = clip_grad_norm(grads, self.gradient_clip_val)
-                opt(grads)
-                self.global_step += 1
-                self._step_schedulers("step")
+                out = run_batch(batch, batch_idx)
                 model._pl_batch = None
-                out = outputs.get("out")
-                epoch_outputs.append({k: ops.stop_gradient(v) if isinstance(v, ms.Tensor) else v
-                                      for k, v in out.items()} if isinstance(out, dict)
-                                     else {"loss": ops.stop_gradient(out)})
+                if out is not None:
+                    epoch_outputs.append({k: ops.stop_gradient(v) if isinstance(v, ms.Tensor) else v
+                                          for k, v in out.items()} if isinstance(out, dict)
+                                         else {"loss": ops.stop_gradient(out)})
                 _pl_callback_hook(self, model, "on_train_batch_end", out, batch, batch_idx)
                 model._pl_hook("on_train_batch_end", out, batch, batch_idx)
                 if self.max_steps != -1 and self.global_step >= self.max_steps:
@@ -510,12 +572,9 @@ class Trainer:
             self.callbacks, everything = [c for c in monitors if getattr(c, "monitoring", False)], monitors
             _pl_callback_hook(self, model, "on_train_epoch_end")
             self.callbacks = everything
-            self._step_schedulers("epoch")
+            if model.automatic_optimization:    # manual optimization steps its schedulers itself
+                self._step_schedulers("epoch")
             self.current_epoch += 1
-        self.training = False
-        _pl_callback_hook(self, model, "on_train_end")
-        model._pl_hook("on_train_end")
-        self._write_metrics()
 
     def validate(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
         model = self._restored(model, ckpt_path)
@@ -597,6 +656,84 @@ class Trainer:
             writer = _pl_csv.DictWriter(f, fieldnames=keys)
             writer.writeheader()
             writer.writerows(self._metric_rows)
+
+
+class _PLOptimizer:
+    """Lightning's LightningOptimizer in manual optimization: zero_grad() and step() as _PLManualSteps runs them;
+    every other attribute the optimizer's own (param_groups, state)."""
+
+    def __init__(self, manual, optimizer):
+        self.__dict__["_manual"] = manual
+        self.__dict__["optimizer"] = optimizer
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["optimizer"], name)
+
+    def zero_grad(self, set_to_none=True):
+        self._manual.zero_grad(self.optimizer)
+
+    def step(self, closure=None, **kwargs):
+        if kwargs:
+            _pl_refuse("optimizer.step(...) with keyword arguments")
+        out = closure() if closure is not None else None
+        self._manual.step(self.optimizer)
+        return out
+
+    def toggle_model(self, *args, **kwargs):
+        _pl_refuse("LightningOptimizer.toggle_model")
+
+
+class _PLManualSteps:
+    """A fit with manual optimization: training_step runs on PyNative's tape (taped_backward.py), opened here.
+    manual_backward keeps the loss; an optimizer's step() differentiates the losses kept since the last step over
+    its parameters and steps it (tape_step), as torch's .grad holds them after zero_grad(). Torch's .grad also holds
+    what earlier backward() calls gave until zero_grad(): an optimizer whose parameters a loss reached (requiring a
+    gradient: not toggled off by toggle_optimizer) while another optimizer's step used it, or whose own step used
+    it, steps again only after its zero_grad(); else its step raises MigrationError naming the line (its gradients
+    would differ from torch's)."""
+
+    def __init__(self, trainer):
+        self.trainer = trainer
+        self.wrappers = [_PLOptimizer(self, o) for o in trainer.optimizers]
+        self.pending = set()     # ids of the optimizers a loss kept on the tape reached
+        self.held = set()        # ids of the optimizers whose torch .grad holds gradients the tape no longer has
+        self.opened = not _TAPE["open"]
+        open_tape()
+
+    def _reaches(self, nodes, optimizer):
+        return any(p.requires_grad and getattr(p, "_grad_node", None) is not None
+                   and p._grad_node._unique_id() in nodes for p in optimizer.parameters)
+
+    def backward(self, loss):
+        nodes = _reached_nodes(loss)
+        tape_backward(loss)
+        self.pending |= {id(o) for o in self.trainer.optimizers if self._reaches(nodes, o)}
+
+    def zero_grad(self, optimizer):
+        if id(optimizer) in self.pending:
+            where = calling_line()
+            raise MigrationError(f"{where + ': ' if where else ''}zero_grad() between a manual_backward() and the "
+                                 "step that would use it: the converted Trainer differentiates every loss kept "
+                                 "since the last step; call zero_grad() before manual_backward()")
+        self.held.discard(id(optimizer))
+
+    def step(self, optimizer):
+        if id(optimizer) in self.held:
+            where = calling_line()
+            raise MigrationError(f"{where + ': ' if where else ''}step() of an optimizer whose torch .grad still holds "
+                                 "the gradients of a manual_backward() an earlier step used (no zero_grad() since, "
+                                 "no toggle_optimizer around it): call its zero_grad() first, or toggle_optimizer, "
+                                 "as Lightning's GAN example does")
+        if _TAPE["losses"]:
+            tape_step(optimizer)    # the recording ended, differentiated, the optimizer stepped, recording again
+            self.held |= self.pending
+            self.pending = set()
+        # no loss kept and no gradient held: torch's step finds every .grad None and changes nothing
+        self.trainer.global_step += 1
+
+    def close(self):
+        if self.opened:
+            close_tape()
 
 
 def _pl_float(value):
