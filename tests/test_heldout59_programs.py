@@ -216,3 +216,59 @@ def test_batch_mixed_in_place_by_a_method():
     assert "write_argument" in code, code
     code, _ = program_weights_match_torch(MIXUP_IN_PLACE, graph=True)
     assert re.search(r"set_context\(mode=\w+\.PYNATIVE_MODE\)", code) and "changes its caller's tensor" in code, code
+
+
+# the batch comes from a DataLoader (an argument of the converted step, which MindSpore marks as requiring a gradient
+# while it records): mixed in place by mixup's chain or pasted by cutmix's slice assignment, as timm's _mix_batch
+MIXUP_FROM_A_LOADER = _FILL + '''
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Mixup:
+    def __init__(self, num_classes):
+        self.num_classes, self.calls = num_classes, 0
+
+    def _mix_batch(self, x):
+        self.calls += 1
+        if self.calls % 2 == 0:
+            x[:, 1:3] = x.flip(0)[:, 1:3]
+            return 0.5
+        x_flipped = x.flip(0).mul_(0.3)
+        x.mul_(0.7).add_(x_flipped)
+        return 0.7
+
+    def __call__(self, x, target):
+        lam = self._mix_batch(x)
+        target = nn.functional.one_hot(target, self.num_classes).float()
+        return x, target * lam + target.flip(0) * (1. - lam)
+
+
+net = nn.Linear(4, 2)
+fill(net, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+mixup_fn = Mixup(2)
+loader = DataLoader(TensorDataset(torch.linspace(-1, 1, 32).reshape(8, 4), torch.tensor([0, 1, 1, 0, 1, 0, 0, 1])),
+                    batch_size=4)
+seen = []
+for epoch in range(2):
+    for samples, targets in loader:
+        samples, targets = mixup_fn(samples, targets)
+        loss = torch.sum(-targets * nn.functional.log_softmax(net(samples), dim=-1), dim=-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        seen.append(loss.detach())
+        seen.append(samples)
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+def test_loader_batch_mixed_in_place_inside_the_step():
+    """The batch a step receives (a DataLoader's) is mixed in place inside the step's forward, by an in-place chain
+    and by a slice assignment: MindSpore marks a recorded step's arguments as leaves requiring a gradient and refuses
+    an in-place write into such a leaf ('A leaf tensor that requires grad is being used in an inplace operator'), or
+    write_argument refused it as a write a gradient goes through. The step's arguments whose gradient nobody asks
+    for are plain data again before the forward runs: the mixed batches, losses and weights equal torch's."""
+    code, _ = program_weights_match_torch(MIXUP_FROM_A_LOADER, graph=False)
+    assert "write_argument" in code, code

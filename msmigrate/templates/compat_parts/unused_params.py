@@ -131,8 +131,15 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed, inputs=N
         kept[:] = aux
         return (loss, *[ms.Tensor(0) if _host_value(x) else x for x in aux])
     differentiated = host_aux_aside if has_aux else recording
-    value, grads = _with_input_grads(ms.value_and_grad(differentiated, inputs, weights, has_aux=has_aux),
-                                     inputs)(*args)
+    if inputs is None:
+        # MindSpore marks every argument of a recorded function as a leaf requiring a gradient and refuses an
+        # in-place write into one ('A leaf tensor that requires grad is being used in an inplace operator', 'Can not
+        # modify tensor id of input tensor from network'): a batch mixed in place inside the step (timm's Mixup,
+        # `x.mul_(lam)`, cutmix's `x[..., box] = ...`). Closed over, the step's arguments are data, as in torch
+        value, grads = ms.value_and_grad(lambda: differentiated(*args), None, weights, has_aux=has_aux)()
+    else:
+        value, grads = _with_input_grads(ms.value_and_grad(differentiated, inputs, weights, has_aux=has_aux),
+                                         inputs)(*args)
     if inputs is not None:
         in_grads, grads = grads
     if has_aux:
