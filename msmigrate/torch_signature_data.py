@@ -1915,6 +1915,7 @@ SIGNATURES = {
     'torch.unsafe_split_with_sizes': ((('input', (), 'p'), ('split_sizes', (), 'p'), ('dim', ('0',), 'p'), ('out', ('None',), 'k')), False),
     'torch.unsqueeze': ((('input', (), 'p'), ('dim', (), 'p')), False),
     'torch.unsqueeze_copy': ((('input', (), 'p'), ('dim', (), 'p'), ('out', ('None',), 'k')), False),
+    'torch.are_deterministic_algorithms_enabled': ((), False),
     'torch.use_deterministic_algorithms': ((('mode', (), 'p'), ('warn_only', ('False',), 'k')), False),
     'torch.utils._pytree.MappingKey': ((('key', (), 'p'),), False),
     'torch.utils._pytree._dict_flatten_with_keys': ((('d', (), 'p'),), False),

@@ -133,6 +133,10 @@ mapping("torch.use_deterministic_algorithms", "_ms_compat.set_deterministic", ar
         target_args=("flag",), rename={"mode": "flag"}, drop=("warn_only",),
         note="mindspore.set_deterministic, which MindSpore accepts once per process (the helper keeps the "
              "first value and warns on a different one)", test=f"{T}::test_once_per_process_switches")
+mapping("torch.are_deterministic_algorithms_enabled", "_ms_compat.deterministic_algorithms_enabled",
+        note="whether MindSpore runs deterministically (mindspore.get_context('deterministic')), which "
+             "use_deterministic_algorithms sets: torchmetrics picks its bincount by it",
+        test=f"{T}::test_once_per_process_switches")
 mapping("torch.backends.cudnn.deterministic", "expr:_ms_compat.set_deterministic({value})",
         note="the assignment becomes mindspore.set_deterministic (once per process)",
         test=f"{T}::test_once_per_process_switches")

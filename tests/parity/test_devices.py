@@ -207,9 +207,11 @@ ONCE_SRC = '''
 import warnings
 import torch
 
+print("ENABLED", torch.are_deterministic_algorithms_enabled())
 torch.backends.cudnn.deterministic = True
 torch.backends.cudnn.benchmark = False
 torch.use_deterministic_algorithms(True, warn_only=True)
+print("ENABLED", torch.are_deterministic_algorithms_enabled())
 torch.set_num_threads(2)
 torch.set_num_threads(2)
 with warnings.catch_warnings(record=True) as caught:
@@ -236,6 +238,11 @@ def test_once_per_process_switches():
     assert out.returncode == 0, out.stderr[-3000:]
     assert "DETERMINISTIC ON" in out.stdout, out.stdout
     assert "WARNINGS 2" in out.stdout, out.stdout   # the two different later values are reported
+    # off at the start, on once set, as torch answers
+    assert out.stdout.index("ENABLED False") < out.stdout.index("ENABLED True"), out.stdout
+    torch_run = subprocess.run([sys.executable, "-c", ONCE_SRC], capture_output=True, text=True, timeout=300)
+    assert [ln for ln in torch_run.stdout.splitlines() if ln.startswith("ENABLED")] == \
+        [ln for ln in out.stdout.splitlines() if ln.startswith("ENABLED")], torch_run.stdout
 
 
 PROCESS_SRC = '''

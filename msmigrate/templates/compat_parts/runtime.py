@@ -253,6 +253,12 @@ def set_deterministic(flag=True):
     _set_once("deterministic", bool(flag), ms.set_deterministic)
 
 
+def deterministic_algorithms_enabled():
+    """torch.are_deterministic_algorithms_enabled(): whether MindSpore runs deterministically (what
+    torch.use_deterministic_algorithms, converted to set_deterministic, set; off by default, as torch's)."""
+    return ms.get_context("deterministic") == "ON"
+
+
 def set_num_threads(num):
     """torch.set_num_threads(n): the number of threads MindSpore's CPU kernels use
     (mindspore.device_context.cpu.op_tuning.threads_num, accepted once per process)."""
