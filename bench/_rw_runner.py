@@ -135,7 +135,10 @@ RESTORE = []     # (object, attribute, original value): undone by restore()
 
 
 def _patch(obj, name, value):
-    RESTORE.append((obj, name, getattr(obj, name)))
+    # a class's attribute as the class holds it: getattr gives a staticmethod's plain function, which restore()
+    # would set back as a method (the converted RandomCrop/RandomResizedCrop.get_params under msmigrate verify)
+    import inspect
+    RESTORE.append((obj, name, inspect.getattr_static(obj, name) if isinstance(obj, type) else getattr(obj, name)))
     setattr(obj, name, value)
 
 
