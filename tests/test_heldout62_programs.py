@@ -14,7 +14,14 @@ lucidrains/vector-quantize-pytorch) met, each run under torch and converted.
 - `model.load_state_dict(checkpoint, strict=False)`'s missing keys (MAE's main_finetune.py: the pretrained encoder
   loaded into the classifier, then `assert set(msg.missing_keys) == {'head.weight', 'head.bias', 'fc_norm.weight',
   'fc_norm.bias'}`): the converted load reported MindSpore's names (`fc_norm.gamma`, `fc_norm.beta`) and the
-  program's assert failed. Missing keys are torch's names now, as are those of strict=True's error."""
+  program's assert failed. Missing keys are torch's names now, as are those of strict=True's error.
+- A BatchNorm built through a class passed around (byol-pytorch's `def MaybeSyncBatchnorm(is_distributed=None):
+  return nn.SyncBatchNorm if is_distributed else nn.BatchNorm1d`, called as `MaybeSyncBatchnorm(sync)(hidden)` in
+  the projector's nn.Sequential, which BYOL builds in the forward its __init__ runs): the converted class (the
+  adapter `_ms_compat.BatchNorm1d`) started in MindSpore's inference mode, the container's
+  `.add_flags(training=True)` reaching only the container, so the first forward normalised with the running
+  statistics and left them unchanged, silently (BYOL's eval-mode projections differed). The adapters of torch's
+  mode-dependent layers (BatchNorm1d/2d/3d, Dropout) start in training mode, as torch's layers do."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -176,3 +183,38 @@ weights = [p.detach().reshape(-1) for p in model.parameters()] + seen
 @pytest.mark.parametrize("graph", [False, True])
 def test_missing_keys_in_torch_names(graph):
     program_weights_match_torch(MISSING_KEYS, graph=graph)
+
+
+NORM_CLASS_PASSED = _FILL + '''
+import torch.nn as nn
+
+
+def MaybeSyncBatchnorm(is_distributed=None):
+    return nn.SyncBatchNorm if is_distributed else nn.BatchNorm1d
+
+
+def MLP(dim, hidden):
+    return nn.Sequential(nn.Linear(dim, hidden), MaybeSyncBatchnorm()(hidden), nn.ReLU(), nn.Linear(hidden, 2))
+
+
+net = MLP(3, 4)
+fill(net, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 18).reshape(6, 3) ** 3
+seen = [net(x * 2)]      # a forward before any step (BYOL's __init__ runs one): batch statistics, kept running
+for _ in range(2):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+net.eval()
+with torch.no_grad():
+    seen.append(net(x))
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_batch_norm_class_passed_around_trains(graph):
+    program_weights_match_torch(NORM_CLASS_PASSED, graph=graph)
