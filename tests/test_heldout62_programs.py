@@ -21,7 +21,14 @@ lucidrains/vector-quantize-pytorch) met, each run under torch and converted.
   adapter `_ms_compat.BatchNorm1d`) started in MindSpore's inference mode, the container's
   `.add_flags(training=True)` reaching only the container, so the first forward normalised with the running
   statistics and left them unchanged, silently (BYOL's eval-mode projections differed). The adapters of torch's
-  mode-dependent layers (BatchNorm1d/2d/3d, Dropout) start in training mode, as torch's layers do."""
+  mode-dependent layers (BatchNorm1d/2d/3d, Dropout) start in training mode, as torch's layers do.
+- A module that names no torch, imported whole by one that does (MAE's util/lr_decay.py, `import util.lr_decay as
+  lrd` then `lrd.param_groups_lrd(model, ...)`, which calls `model.named_parameters()`): copied unchanged, it stopped
+  at the first call ("'VisionTransformer' object has no attribute 'named_parameters'", naming no line of the
+  original). A module's function calling a method only torch modules have on a parameter (named_parameters,
+  named_modules, named_buffers, named_children, register_buffer, forward hooks) serves torch code as one calling
+  a tensor-only method does, and the module counts as imported by torch code where it is imported itself, not only
+  its functions (project_index.serves_torch_code)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -218,3 +225,72 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 @pytest.mark.parametrize("graph", [False, True])
 def test_batch_norm_class_passed_around_trains(graph):
     program_weights_match_torch(NORM_CLASS_PASSED, graph=graph)
+
+
+LR_DECAY_TREE = {
+    "util/__init__.py": "",
+    "util/lr_decay.py": '''
+import json
+
+
+def param_groups_lrd(model, weight_decay=0.05, no_weight_decay_list=(), layer_decay=.75):
+    groups = {}
+    for n, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        if p.ndim == 1 or n in no_weight_decay_list:
+            g, decay = "no_decay", 0.
+        else:
+            g, decay = "decay", weight_decay
+        scale = layer_decay if n.startswith("0.") else 1.0
+        key = "%s_%s" % (g, scale)
+        groups.setdefault(key, {"params": [], "weight_decay": decay, "lr_scale": scale})
+        groups[key]["params"].append(p)
+    print(json.dumps(sorted(groups)))
+    return list(groups.values())
+''',
+    "train.py": '''
+import numpy as np
+import torch
+import torch.nn as nn
+import util.lr_decay as lrd
+
+model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Linear(4, 2))
+rng = np.random.RandomState(0)
+with torch.no_grad():
+    for p in model.parameters():
+        p.copy_(torch.from_numpy(rng.uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+opt = torch.optim.AdamW(lrd.param_groups_lrd(model, 0.05, layer_decay=0.5), lr=0.1)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+for _ in range(2):
+    for g in opt.param_groups:
+        g["lr"] = 0.1 * g["lr_scale"]
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("%.5f" % loss.item())
+print("%.5f" % float(sum(p.abs().sum() for p in model.parameters())))
+''',
+}
+
+
+def test_torch_free_module_imported_whole_is_converted(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from msmigrate.cli import main
+    from tests.treeutil import write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, LR_DECAY_TREE)
+    main(["convert", str(src), "-o", str(out), "-q"])
+    report = json.loads((out / "msmigrate-report.json").read_text())
+    assert {f["file"]: f["status"] for f in report["files"]}["util/lr_decay.py"] == "converted"
+    got = subprocess.run([sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; "
+                          "sys.path.insert(0, '.'); runpy.run_path('train.py', run_name='__main__')"],
+                         cwd=out, capture_output=True, text=True, timeout=300)
+    want = subprocess.run([sys.executable, "train.py"], cwd=src, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0 and want.returncode == 0, got.stderr[-2000:] + want.stderr[-2000:]
+    assert got.stdout.split() == want.stdout.split(), (got.stdout, want.stdout)
