@@ -544,6 +544,8 @@ def _torch_conv_forward(self, input, weight, bias):
 
 
 def _starting_to_train(init):
+    """a torch layer starts in training mode wherever it is built (a class passed around and called elsewhere:
+    byol-pytorch's MaybeSyncBatchnorm), a Cell in inference mode until a set_train of a Cell holding it"""
     def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
         self.set_train(True)
@@ -562,10 +564,7 @@ def _torch_class(adapter, ms_class):
             if type(self).reset_parameters is not reset:
                 self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
         ns.update(reset_parameters=reset, __init__=__init__)
-    if ms_class in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.Dropout):
-        # a torch layer starts in training mode, wherever it is built (a class passed around, `Norm = nn.BatchNorm1d`
-        # returned by a function and called in another: byol-pytorch's MaybeSyncBatchnorm); a MindSpore Cell in
-        # inference mode, until a set_train of a Cell holding it
+    if ms_class in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.Dropout):   # torch's start: training mode
         ns["__init__"] = _starting_to_train(ns.get("__init__", adapter.__init__))
     if ms_class is nn.Conv2d:       # torch's private convolution with a given weight (Conv1d/3d: not converted)
         ns["_conv_forward"] = _torch_conv_forward
