@@ -543,9 +543,7 @@ def _torch_conv_forward(self, input, weight, bias):
     return y if bias is None else self.bias_add(y, bias)
 
 
-def _starting_to_train(init):
-    """a torch layer starts in training mode wherever it is built (a class passed around and called elsewhere:
-    byol-pytorch's MaybeSyncBatchnorm), a Cell in inference mode until a set_train of a Cell holding it"""
+def _starting_to_train(init):   # torch's layers start in training mode wherever built (byol's MaybeSyncBatchnorm)
     def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
         self.set_train(True)
