@@ -21,9 +21,10 @@ What the runner does, the same way on both sides:
 - same data order: RandomSampler (torch.utils.data's / _ms_compat's) yields
   numpy RandomState(1000 + epoch).permutation(n) on both sides; SubsetRandomSampler its indices in that order;
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
-  below); the converted RandomHorizontal/VerticalFlip and RandomCrop draw the same numbers from the
-  same stream, and the converted RandomRotation its angle as torchvision's Tensor.uniform_ draw (other random
-  transforms are not aligned);
+  below); the converted RandomHorizontal/VerticalFlip, RandomCrop and RandomResizedCrop draw the same numbers
+  from the same stream (RandomResizedCrop's area and aspect ratio as torchvision's Tensor.uniform_ draws), and the
+  converted RandomRotation its angle as torchvision's Tensor.uniform_ draw (other random transforms are not
+  aligned);
 - same worker draws: a DataLoader with workers gets each epoch's base seed from one numpy RandomState(2468) on
   both sides, each worker's NumPy and Python streams are seeded from base seed + worker id (torch's NumPy seed
   hash, _generate_state, made that sum), and the noise below drawn inside a worker comes from a stream of that
@@ -82,6 +83,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import types
@@ -133,7 +135,10 @@ RESTORE = []     # (object, attribute, original value): undone by restore()
 
 
 def _patch(obj, name, value):
-    RESTORE.append((obj, name, getattr(obj, name)))
+    # a class's attribute as the class holds it: getattr gives a staticmethod's plain function, which restore()
+    # would set back as a method (the converted RandomCrop/RandomResizedCrop.get_params under msmigrate verify)
+    import inspect
+    RESTORE.append((obj, name, inspect.getattr_static(obj, name) if isinstance(obj, type) else getattr(obj, name)))
     setattr(obj, name, value)
 
 
@@ -982,6 +987,9 @@ def patch_ms_augmentation(compat):
     # only: each patched where it is
     if hasattr(transforms, "_RandomFlip"):
         _patch(transforms._RandomFlip, "__call__", flip)
+    if hasattr(transforms, "RandomResizedCrop"):
+        _patch(transforms.RandomResizedCrop, "get_params", staticmethod(
+            lambda img, scale, ratio: resized_crop_params(compat, img, scale, ratio)))
     if not hasattr(transforms, "RandomCrop"):
         return
 
@@ -992,6 +1000,30 @@ def patch_ms_augmentation(compat):
             return 0, 0, h, w
         return int(NOISE.randint(0, h - th + 1, (1,))[0]), int(NOISE.randint(0, w - tw + 1, (1,))[0]), th, tw
     _patch(transforms.RandomCrop, "get_params", staticmethod(crop_params))
+
+
+def resized_crop_params(compat, img, scale, ratio):
+    """torchvision's RandomResizedCrop.get_params drawing from the runner's stream as the torch side's does: the
+    area and the log aspect ratio by `torch.empty(1).uniform_(lo, hi)` (float32; the log ratio's bounds are
+    torch.log of a float32 tensor), the corner by torch.randint; ten tries, then torchvision's centre crop."""
+    height, width = compat._tv_hw(img if compat._tv_is_pil(img) else compat._tv_unwrap(img)[0])
+    area = height * width
+    log_ratio = np.log(np.asarray(ratio, dtype=np.float32))
+    for _ in range(10):
+        target_area = area * float(NOISE.uniform(scale[0], scale[1], (1,)).astype(np.float32)[0])
+        aspect_ratio = float(np.exp(NOISE.uniform(log_ratio[0], log_ratio[1], (1,)).astype(np.float32))[0])
+        w = int(round(math.sqrt(target_area * aspect_ratio)))
+        h = int(round(math.sqrt(target_area / aspect_ratio)))
+        if 0 < w <= width and 0 < h <= height:
+            return int(NOISE.randint(0, height - h + 1, (1,))[0]), int(NOISE.randint(0, width - w + 1, (1,))[0]), h, w
+    in_ratio = float(width) / float(height)
+    if in_ratio < min(ratio):
+        w, h = width, int(round(width / min(ratio)))
+    elif in_ratio > max(ratio):
+        h, w = height, int(round(height * max(ratio)))
+    else:
+        w, h = width, height
+    return (height - h) // 2, (width - w) // 2, h, w
 
 
 def serve_urls():

@@ -800,7 +800,11 @@ _TENSOR_ONLY_METHODS = frozenset({
     "size", "topk", "view_as", "expand_as", "t", "unsqueeze", "permute", "masked_fill", "masked_fill_",
     "index_select", "contiguous", "detach", "cpu", "cuda", "numpy", "zero_", "mul_", "add_", "div_", "sub_",
     "clamp_", "new_zeros", "new_ones", "new_full", "type_as", "float", "long", "dim", "numel", "narrow",
-    "backward", "requires_grad_"})
+    "backward", "requires_grad_",
+    # and methods only torch modules have (MAE's util/lr_decay.py: `for n, p in model.named_parameters()` in
+    # param_groups_lrd, a file that names no torch)
+    "named_parameters", "named_buffers", "named_modules", "named_children", "register_buffer",
+    "register_forward_hook", "register_forward_pre_hook"})
 
 
 # what a data method may call on its parameters (train_loop._DATA_METHODS' calls, reading a batch)
@@ -1013,12 +1017,13 @@ class ProjectIndex:
     def serves_torch_code(self, info: ModuleInfo) -> bool:
         """A function of the module calls, on one of its parameters, a method only torch tensors have
         (`target.size(0)`, `output.topk(k, 1)`: pytorch-classification's utils/eval.py accuracy(), a file that names no
-        torch) and a module that names torch imports that function (directly, or through a package's re-export): it is
-        handed tensors, and its calls are torch's, converted like any torch file's."""
+        torch) and a module that names torch imports that function (directly, or through a package's re-export) or the
+        module itself: it is handed tensors, and its calls are torch's, converted like any torch file's."""
         functions = info.tensor_method_functions
         if not functions:
             return False
-        wanted = {f"{info.name}.{f}" for f in functions}
+        # the function imported, or the module itself (`import util.lr_decay as lrd`, then lrd.param_groups_lrd)
+        wanted = {f"{info.name}.{f}" for f in functions} | {info.name}
         for other in self.modules.values():
             if other is info or not self._names_torch(other):
                 continue

@@ -1966,7 +1966,33 @@ class TorchToMindSpore(cst.CSTTransformer):
         if ctx.mode_dependent:
             updated = DM.with_training_init(updated)
         updated = self._hand_written_optimizer(original, updated)
+        updated = self._class_decorators(original, updated)
         return self._pop_comments(updated)
+
+    def _class_decorators(self, original, updated):
+        """torch's decorators of a class (timm's `@torch.jit.script class SpaceToDepthJit(object)`): visit_Decorator
+        leaves a dropped one as written for its function's leave_FunctionDef, which a class never reaches, so the
+        converted module named torch at import (a NameError, in no report). A compiler hint is removed, as on a
+        function; a grad-mode or autocast decorator, which means nothing on a class in MindSpore, is a TODO whose
+        placeholder raises where the class is used."""
+        decorators = []
+        for orig_dec, dec in zip(original.decorators, updated.decorators):
+            target = orig_dec.decorator
+            qn = self._torch_qname(target.func if isinstance(target, cst.Call) else target)
+            if qn not in DROPPED_DECORATORS:
+                decorators.append(dec)
+            elif qn in NG.NO_GRAD_CONTEXTS or qn in DROPPED_CONTEXTS:
+                why = "a grad-mode or autocast decorator of a class has no MindSpore counterpart; the class raises " \
+                      "when used"
+                self._record(orig_dec, qn, "", R.TODO, why)
+                self.uses_compat = True
+                decorators.append(dec.with_changes(decorator=parse_expr(
+                    f"{COMPAT}.unconverted_decorator({qn!r}, "
+                    f"{self.module_name + ':' + str(self._line(orig_dec))!r})")))
+            else:
+                self._record(orig_dec, qn, "(removed)", R.CONVERTED,
+                             "torch compiler hint on a class; MindSpore needs no counterpart here")
+        return updated.with_changes(decorators=decorators)
 
     def _hand_written_optimizer(self, original, updated):
         """A torch.optim.Optimizer subclass written in the program (its step() reads p.grad and changes the

@@ -8,8 +8,12 @@ leading anonymous `...` (lucidrains' x-transformers: `einx.subtract('j, i -> i j
 it stands: each operand indexed with None where it lacks an output axis (ops.transpose first where its axes come
 in another order), then the MindSpore operation, broadcasting as einx does; GRAPH mode compiles it as any other
 code. An expression without `->` takes the input whose axes hold all the others' as its output, as einx does.
-Everything else of einx (rearrange, reductions, get_at, brackets, composed axes `(b s)`, descriptions built at
-run time) is a TODO that raises MigrationError naming the line. einx itself checks that equal axis names have equal
+`einx.get_at` with a literal description of plain axes whose first operand has one bracketed axis
+(vector-quantize-pytorch's codebook lookups: `get_at('q [c] d, b n q -> q b n d', self.codebooks, indices)`,
+`get_at('[c] d, b n -> b n d', codes, indices)`) is `ops.gather` along that axis, the axes the two operands share
+as its batch dimensions (each operand transposed so they lead, in the output's order), then transposed into the
+output's order. Everything else of einx (rearrange, reductions, other bracketed forms, composed axes `(b s)`,
+descriptions built at run time) is a TODO that raises MigrationError naming the line. einx itself checks that equal axis names have equal
 lengths; the written-out code broadcasts a length-1 axis where einx would refuse it (a program that runs under
 torch never has one)."""
 from __future__ import annotations
@@ -151,3 +155,81 @@ for _name, (_target, _arity) in _OPS.items():
     for _src in (f"einx.{_name}",):
         rule(_src, _target, note=_NOTE.format(target=_target),
              test=f"{T}::test_einx_elementwise")(_elementwise(_name))
+
+
+_BRACKET = re.compile(r"^\[([A-Za-z_][A-Za-z0-9_]*)\]$")
+
+
+def parse_get_at(description: str) -> Tuple[List[str], int, List[str], List[str]]:
+    """`'q [c] d, b n q -> q b n d'` -> (['q', 'c', 'd'], 1, ['b', 'n', 'q'], ['q', 'b', 'n', 'd']): the tensor's
+    axes with the position of its one bracketed axis, the index operand's axes and the output's. Plain axis names
+    only (no `...`, `1` or composed axes); every output axis comes from exactly the operands' unbracketed axes."""
+    left, arrow, right = description.partition("->")
+    if not arrow or "," in right:
+        raise UnsupportedSite(f"einx.get_at description {description!r}: one output after '->' is converted")
+    sides = left.split(",")
+    if len(sides) != 2:
+        raise UnsupportedSite(f"einx.get_at description {description!r}: a tensor and one index operand are "
+                              f"converted")
+    tensor, where = [], None
+    for i, token in enumerate(sides[0].split()):
+        bracket = _BRACKET.match(token)
+        if bracket:
+            if where is not None:
+                raise UnsupportedSite(f"einx.get_at description {description!r}: more than one bracketed axis")
+            where = i
+            tensor.append(bracket.group(1))
+        elif _AXIS.match(token):
+            tensor.append(token)
+        else:
+            raise UnsupportedSite(f"einx.get_at description {description!r}: only plain axis names and one "
+                                  f"bracketed axis are converted")
+    if where is None:
+        raise UnsupportedSite(f"einx.get_at description {description!r}: no bracketed axis in the first operand")
+    index, out = sides[1].split(), right.split()
+    for token in index + out:
+        if not _AXIS.match(token):
+            raise UnsupportedSite(f"einx.get_at description {description!r}: only plain axis names are converted "
+                                  f"in the index and the output")
+    kept = tensor[:where] + tensor[where + 1:]
+    for axes in (tensor, index, out):
+        if len(set(axes)) != len(axes):
+            raise UnsupportedSite(f"einx.get_at description {description!r}: an axis named twice in one operand")
+    if tensor[where] in index or tensor[where] in out or sorted(set(kept) | set(index)) != sorted(out):
+        raise UnsupportedSite(f"einx.get_at description {description!r}: the output's axes are not the "
+                              f"operands' unbracketed axes")
+    return tensor, where, index, out
+
+
+def _transposed(code: str, axes: List[str], order: List[str]) -> str:
+    if axes == order:
+        return code
+    perm = ", ".join(str(axes.index(a)) for a in order)
+    return f"ops.transpose({code}, ({perm}{',' * (len(order) == 1)}))"
+
+
+@rule("einx.get_at", "ops.gather", note="einx has no MindSpore backend: a literal description with one bracketed "
+      "axis of the first operand is ops.gather along it, the axes shared with the index operand as batch "
+      "dimensions, transposed into the output's order; other descriptions are TODOs",
+      test="tests/test_heldout62_programs.py::test_einx_get_at")
+def einx_get_at(ctx):
+    call = ctx.bound.call
+    args = list(call.args)
+    if any(a.star or a.keyword is not None for a in args):
+        raise UnsupportedSite("einx.get_at with *args, **kwargs or keyword arguments")
+    if len(args) != 3:
+        raise UnsupportedSite(f"einx.get_at with {len(args) - 1} operands (a tensor and one index are converted)")
+    description = literal_string(args[0].value)
+    if description is None:
+        raise UnsupportedSite("einx description that is not a string literal")
+    tensor, where, index, out = parse_get_at(description)
+    bracket = tensor[where]
+    shared = [a for a in out if a in tensor and a in index]
+    rest = [a for a in out if a in tensor and a not in index]
+    only_index = [a for a in out if a in index and a not in tensor]
+    x = _transposed(code_of(args[1].value).strip(), tensor, shared + [bracket] + rest)
+    i = _transposed(code_of(args[2].value).strip(), index, shared + only_index)
+    batch = len(shared)
+    gathered = f"ops.gather({x}, {i}, {batch}{f', batch_dims={batch}' if batch else ''})"
+    return ctx.expr(_transposed(gathered, shared + only_index + rest, out))
+einx_get_at.handles_starred = True

@@ -442,11 +442,13 @@ def test_strict_mismatch_lists_every_key(programs, tmp_path):
     for msg in (str(t_err.value), str(m_err.value)):
         assert "Missing key(s) in state_dict" in msg and "Unexpected key(s) in state_dict" in msg
         assert '"head.weight"' in msg and '"extra.bias"' in msg and '"fc.bias"' in msg
-    assert '"bn.running_var"' in str(t_err.value) and '"bn.moving_variance"' in str(m_err.value)
+    # missing keys in torch's names on both sides: a converted program compares them with torch's (MAE's
+    # main_finetune.py asserts them; tests/test_heldout62_programs.py::test_missing_keys_in_torch_names)
+    assert '"bn.running_var"' in str(t_err.value) and '"bn.running_var"' in str(m_err.value)
 
     t_missing, t_unexpected = t["load_partial"](t["make"](), t_sd)
     missing, unexpected = mod.load_partial(mnet, sd)
-    assert missing == sorted(MS_NAME.get(k, k) for k in t_missing) == ["bn.moving_variance", "fc.bias"]
+    assert missing == sorted(t_missing) == ["bn.running_var", "fc.bias"]
     assert unexpected == t_unexpected == ["extra.bias", "head.weight"]
     # what matched was loaded, renamed and reshaped (Conv1d (out, in, k) -> (out, in, 1, k))
     got = ms_state(mnet)

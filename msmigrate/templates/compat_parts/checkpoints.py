@@ -594,9 +594,12 @@ def _write_in_place(param, value):
 
 def _load_into_cell(net, state_dict, strict=True):
     """Cell.load_state_dict's checks and messages (torch's), writing each value in place."""
-    sd = _mindspore_names(net, state_dict)
+    torch_keys = {}
+    sd = _mindspore_names(net, state_dict, torch_keys)
     own = net.state_dict()
-    missing = [k for k in own if k not in sd]
+    # torch's names for the keys the state dict lacks (a LayerNorm's `weight`, not `gamma`): the program compares
+    # them with torch's (MAE's `assert set(msg.missing_keys) == {'head.weight', ..., 'fc_norm.weight', ...}`)
+    missing = [torch_keys.get(k, k) for k in own if k not in sd]
     unexpected = [k for k in sd if k not in own]
     errors = []
     for key, param in own.items():
@@ -649,9 +652,10 @@ def _torch_names(cell):
     return {}
 
 
-def _mindspore_names(net, sd):
+def _mindspore_names(net, sd, torch_keys=None):
     """A copy of `sd` under `net`'s MindSpore names: torch's names renamed, torch's Conv1d weights
-    reshaped, numpy arrays made mindspore.Tensor."""
+    reshaped, numpy arrays made mindspore.Tensor. torch_keys (a dict), when given, gets {MindSpore name: torch's
+    name} for every parameter whose names differ."""
     own, aliases, dropped, frozen = net.state_dict(), {}, set(), {}
 
     def walk(cell, ms_prefix, torch_prefix):
@@ -678,6 +682,8 @@ def _mindspore_names(net, sd):
                 walk(child, ms_prefix + name + ".", torch_prefix if bn3d else torch_prefix + name + ".")
 
     walk(net, "", "")
+    if torch_keys is not None:
+        torch_keys.update({target: key for key, (target, _) in aliases.items()})
     out = collections.OrderedDict()
     for key, value in sd.items():
         if isinstance(value, np.ndarray):

@@ -543,6 +543,13 @@ def _torch_conv_forward(self, input, weight, bias):
     return y if bias is None else self.bias_add(y, bias)
 
 
+def _starting_to_train(init):   # torch's layers start in training mode wherever built (byol's MaybeSyncBatchnorm)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.set_train(True)
+    return __init__
+
+
 def _torch_class(adapter, ms_class):
     ns = {"ms_class": ms_class, "__module__": adapter.__module__, "__qualname__": adapter.__qualname__,
           "__doc__": adapter.__doc__}
@@ -555,6 +562,8 @@ def _torch_class(adapter, ms_class):
             if type(self).reset_parameters is not reset:
                 self.reset_parameters()   # a subclass's own, which torch's layer __init__ calls at its end
         ns.update(reset_parameters=reset, __init__=__init__)
+    if ms_class in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.Dropout):   # torch's start: training mode
+        ns["__init__"] = _starting_to_train(ns.get("__init__", adapter.__init__))
     if ms_class is nn.Conv2d:       # torch's private convolution with a given weight (Conv1d/3d: not converted)
         ns["_conv_forward"] = _torch_conv_forward
     if ms_class is nn.Embedding:    # torch's names, read in a subclass or from outside it (loralib's layers)
