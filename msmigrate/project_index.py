@@ -1018,14 +1018,16 @@ class ProjectIndex:
         """A function of the module calls, on one of its parameters, a method only torch tensors have
         (`target.size(0)`, `output.topk(k, 1)`: pytorch-classification's utils/eval.py accuracy(), a file that names no
         torch) and a module that names torch imports that function (directly, or through a package's re-export) or the
-        module itself: it is handed tensors, and its calls are torch's, converted like any torch file's."""
+        module itself, or a package re-exports it (timm's utils/__init__.py: `from .metrics import accuracy`, which
+        its users call as `timm.utils.accuracy(output, target)`; a library converted by --deps has no importer that
+        names torch): it is handed tensors, and its calls are torch's, converted like any torch file's."""
         functions = info.tensor_method_functions
         if not functions:
             return False
         # the function imported, or the module itself (`import util.lr_decay as lrd`, then lrd.param_groups_lrd)
         wanted = {f"{info.name}.{f}" for f in functions} | {info.name}
         for other in self.modules.values():
-            if other is info or not self._names_torch(other):
+            if other is info or not (self._names_torch(other) or other.is_package):
                 continue
             if any(self.resolve_alias(qn) in wanted for qn in other.imports.values()):
                 return True

@@ -272,3 +272,52 @@ def test_loader_batch_mixed_in_place_inside_the_step():
     for are plain data again before the forward runs: the mixed batches, losses and weights equal torch's."""
     code, _ = program_weights_match_torch(MIXUP_FROM_A_LOADER, graph=False)
     assert "write_argument" in code, code
+
+
+# timm's utils/__init__.py re-exports metrics.accuracy, a function of a file that names no torch; the user calls it
+# as `timm.utils.accuracy(output, target)` (ConvNeXt's engine.py), or through the package as here
+REEXPORTED_METRIC_TREE = {
+    "lib/__init__.py": "from .metrics import accuracy\n",
+    "lib/metrics.py": '''
+def accuracy(output, target, topk=(1,)):
+    maxk = min(max(topk), output.size()[1])
+    batch_size = target.size(0)
+    _, pred = output.topk(maxk, 1, True, True)
+    pred = pred.t()
+    correct = pred.eq(target.reshape(1, -1).expand_as(pred))
+    return [correct[:min(k, maxk)].reshape(-1).float().sum(0) * 100. / batch_size for k in topk]
+''',
+    "train.py": '''
+import torch
+import lib
+
+out = torch.linspace(-1, 1, 15).reshape(5, 3).sin() * torch.tensor([1.0, -2.0, 0.5])
+target = torch.tensor([0, 2, 1, 1, 0])
+print(*[round(float(a), 4) for a in lib.accuracy(out, target, topk=(1, 2))])
+''',
+}
+
+
+def test_function_a_package_reexports_is_converted(tmp_path):
+    """A function calling tensor-only methods on its parameters (`output.size()[1]`, `.topk`), in a file that names
+    no torch, re-exported by its package and called through it: the file was copied unchanged ("'int' object is
+    not callable" at `output.size()`: ConvNeXt's evaluate through timm's accuracy). It is converted: the same
+    accuracies as torch's, in a process without torch."""
+    import json
+    import subprocess
+    import sys
+
+    from msmigrate.cli import main
+    from tests.treeutil import write_tree
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write_tree(src, REEXPORTED_METRIC_TREE)
+    main(["convert", str(src), "-o", str(out), "-q"])
+    report = json.loads((out / "msmigrate-report.json").read_text())
+    assert {f["file"]: f["status"] for f in report["files"]}["lib/metrics.py"] == "converted"
+    got = subprocess.run([sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; "
+                          "sys.path.insert(0, '.'); runpy.run_path('train.py', run_name='__main__')"],
+                         cwd=out, capture_output=True, text=True, timeout=300)
+    want = subprocess.run([sys.executable, "train.py"], cwd=src, capture_output=True, text=True, timeout=300)
+    assert got.returncode == 0 and want.returncode == 0, got.stderr[-2000:] + want.stderr[-2000:]
+    assert got.stdout.split() == want.stdout.split(), (got.stdout, want.stdout)
