@@ -181,10 +181,15 @@ def dims_tuple(code: str) -> str:
     code = code.strip()
     if _INT_LITERAL.match(code):
         return f"({code},)"
-    if code.startswith("[") and code.endswith("]"):
+    try:
+        node = cst.parse_expression(code)
+    except cst.ParserSyntaxError:
+        node = None
+    # a list display, not an expression that merely starts with `[` (`[1 for _ in r] + [n]`)
+    if isinstance(node, cst.List) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
         inner = code[1:-1].strip().rstrip(",")
-        return f"({inner}{',' if inner and ',' not in inner else ''})"
-    if code.startswith("(") and code.endswith(")") and "," in code:
+        return f"({inner}{',' if inner and len(node.elements) == 1 else ''})"
+    if isinstance(node, cst.Tuple) and node.elements:
         return code
     return f"(lambda _ms_v: tuple(_ms_v) if isinstance(_ms_v, (list, tuple)) else (_ms_v,))({code})"
 

@@ -100,7 +100,9 @@ def fn(x: torch.Tensor):
     y = x[:, :1]
     shape = (2, 5, 4)
     return (y.expand(2, 5, 4), y.expand(-1, 5, -1), y.expand(3, -1, -1, -1), y.expand((2, 5, 4)),
-            y.expand(*shape), y.expand(size=(2, 3, 4)), y.expand_as(x), x.repeat(2, 1, 3), x.repeat((2, 1, 1, 2)))
+            y.expand(*shape), y.expand(size=(2, 3, 4)), y.expand_as(x), x.repeat(2, 1, 3), x.repeat((2, 1, 1, 2)),
+            # a list built by an expression (torchmetrics' perceptual_path_length): no list display to unpack
+            x.repeat([1 for _ in range(x.ndim)] + [2]), x.repeat([2] + [1] * 2))
 '''
 
 
