@@ -52,7 +52,9 @@ metrics = {
 }
 batches = []
 for i in range(3):
-    logits = torch.linspace(-1, 1, 24).reshape(8, 3) * (i + 1) + torch.tensor([0.1, -0.2, 0.3]) * i
+    # no ties, not even within float32 rounding (a curve's points follow ties: AUROC of equal scores is decided by
+    # their last bits, which linspace rows shifted by a constant leave to each library's arithmetic)
+    logits = torch.sin(torch.linspace(-1, 1, 24).reshape(8, 3) * (3 + i)) * 2 + torch.tensor([0.1, -0.2, 0.3]) * i
     target = torch.tensor([0, 2, 1, i % 3, 1, 0, 2, (i + 1) % 3])
     batches.append((logits, target))
 
@@ -82,16 +84,21 @@ for name, m in metrics.items():
 '''
 
 NO_TORCH = '''
+import importlib.machinery
 import sys
 
 
-class _NoTorch:       # any `import torch` fails (a None in sys.modules would break SciPy's array-API probes)
-    def find_spec(self, name, path=None, target=None):
+class _NoTorchPath(importlib.machinery.PathFinder):
+    # as if torch were not installed: `import torch` is a ModuleNotFoundError and importlib.util.find_spec("torch")
+    # None, which libraries probe (transformers' is_torch_available); a None in sys.modules breaks such probes
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
         if name == "torch" or name.startswith("torch."):
-            raise ImportError("torch is not available to the converted code")
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, path, target)
 
 
-sys.meta_path.insert(0, _NoTorch())
+sys.meta_path[:] = [_NoTorchPath if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
 '''
 
 IMPORT_ALL = NO_TORCH + '''
