@@ -63,6 +63,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout59  # bench/_rw_heldout59.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout60  # bench/_rw_heldout60.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout61  # bench/_rw_heldout61.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout63  # bench/_rw_heldout63.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -609,7 +610,8 @@ def main(argv=None):
                                       "heldout46", "heldout47", "heldout48", "heldout49",
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
                                       "heldout55", "heldout56", "heldout57", "heldout58",
-                                      "heldout59", "heldout60", "heldout61"),
+                                      "heldout59", "heldout60", "heldout61",
+                                      "heldout63"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -729,7 +731,10 @@ def main(argv=None):
                          "through drivers (bench/_rw_heldout60.py); heldout61: karpathy/minGPT's adder and chargpt "
                          "projects run whole, lucidrains/x-transformers' AutoregressiveWrapper (rotary, alibi, "
                          "gated feed-forward) and XTransformer trained and generating, facebookresearch/detr's "
-                         "DETR and DETRsegm trained by engine.train_one_epoch (bench/_rw_heldout61.py)")
+                         "DETR and DETRsegm trained by engine.train_one_epoch (bench/_rw_heldout61.py); heldout63: "
+                         "ultralytics/yolov5's detection and segmentation models trained with their ComputeLoss, "
+                         "JingyunLiang/SwinIR trained and tiled, facebookresearch/segment-anything's Sam through "
+                         "SamPredictor and Sam.forward, its mask decoder fine-tuned (bench/_rw_heldout63.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
