@@ -2,12 +2,19 @@
 facebookresearch/segment-anything) met, each run under torch and converted.
 
 - `torch.set_printoptions(linewidth=320, precision=5, profile='long')` (YOLOv5's utils/general.py, at import): torch
-  knows three profiles and sets nothing for another; the helper looked the name up and raised KeyError: 'long'."""
+  knows three profiles and sets nothing for another; the helper looked the name up and raised KeyError: 'long'.
+- A parent Module class's forward stored unbound and called with self (YOLOv5's Segment head: `self.detect =
+  Detect.forward` in __init__, `x = self.detect(self, x)` in forward): _ms_compat.forward_of took a class for an
+  object that is no Cell and read its `forward` ("type object 'Detect' has no attribute 'forward'"); a Cell class's
+  is its construct."""
 import re
 
 import numpy as np
+import pytest
 
+from tests.parity.harness import program_weights_match_torch
 from tests.parity.test_torch_runtime import _both
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
 
 UNKNOWN_PRINT_PROFILE = '''
 import torch
@@ -32,3 +39,52 @@ def test_unknown_print_profile_sets_nothing():
         torch.set_printoptions(profile="default")
     # precision 5 as given: the first number shown with five decimals on both sides
     assert re.search(r"1\.2\d*", t_out).group() == re.search(r"1\.2\d*", m_out).group() == "1.23457", (t_out, m_out)
+
+
+PARENT_FORWARD_STORED = _FILL + '''
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.m = nn.Linear(c, 2)
+
+    def forward(self, x):
+        return [self.m(v).tanh() for v in x]
+
+
+class MaskHead(Head):
+    def __init__(self, c):
+        super().__init__(c)
+        self.proto = nn.Linear(c, 3)
+        self.detect = Head.forward
+
+    def forward(self, x):
+        p = self.proto(x[0])
+        x = self.detect(self, x)
+        return (x, p) if self.training else (x[0], p)
+
+
+net = MaskHead(4)
+fill(net, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+xs = [torch.linspace(-1, 1, 8).reshape(2, 4), torch.linspace(0, 2, 8).reshape(2, 4)]
+seen = []
+for _ in range(2):
+    (a, b), p = net(xs)
+    loss = a.pow(2).mean() + b.abs().mean() + p.pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+net.eval()
+with torch.no_grad():
+    out, p = net(xs)
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [out.reshape(-1), p.reshape(-1)]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_parent_forward_stored_unbound(graph):
+    program_weights_match_torch(PARENT_FORWARD_STORED, graph=graph)
