@@ -6,7 +6,12 @@ facebookresearch/segment-anything) met, each run under torch and converted.
 - A parent Module class's forward stored unbound and called with self (YOLOv5's Segment head: `self.detect =
   Detect.forward` in __init__, `x = self.detect(self, x)` in forward): _ms_compat.forward_of took a class for an
   object that is no Cell and read its `forward` ("type object 'Detect' has no attribute 'forward'"); a Cell class's
-  is its construct."""
+  is its construct.
+- The builtin `eval` of a string naming a torch layer (YOLOv5's parse_model: `m = eval(m)` of the 'nn.Upsample' its
+  yaml names, then `m(None, 2, 'nearest')`): the converted module's `nn` is MindSpore's, whose Upsample takes a
+  float scale_factor ("For 'interpolate', the 'scale_factor' must be float, but got 'int'"). `eval(source)` in a
+  module that binds torch's modules to names is _ms_compat.torch_eval: those names read through torch_getattr's
+  table, where torch.nn.Upsample is now an adapter taking torch's arguments."""
 import re
 
 import numpy as np
@@ -88,3 +93,48 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [out.resha
 @pytest.mark.parametrize("graph", [False, True])
 def test_parent_forward_stored_unbound(graph):
     program_weights_match_torch(PARENT_FORWARD_STORED, graph=graph)
+
+
+EVAL_OF_LAYER_NAMES = _FILL + '''
+import torch.nn as nn
+
+
+class Concat(nn.Module):
+    def forward(self, x):
+        return torch.cat(x, 1)
+
+
+def parse_model(spec):
+    layers = []
+    for m, args in spec:
+        m = eval(m) if isinstance(m, str) else m
+        for j, a in enumerate(args):
+            try:
+                args[j] = eval(a) if isinstance(a, str) else a
+            except NameError:
+                pass
+        layers.append(m(*args))
+    return nn.Sequential(*layers)
+
+
+spec = [["nn.Conv2d", [3, 4, 3, 1, 1]], ["nn.Upsample", [None, 2, "nearest"]], ["nn.SiLU", []],
+        ["torch.nn.BatchNorm2d", [4]], ["nn.Conv2d", [4, 2, 1]]]
+net = parse_model(spec)
+fill(net, 5)
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+x = torch.linspace(-1, 1, 2 * 3 * 4 * 4).reshape(2, 3, 4, 4)
+seen = []
+for _ in range(2):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [torch.tensor(float(len(net)))]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_eval_of_torch_layer_names(graph):
+    code, _ = program_weights_match_torch(EVAL_OF_LAYER_NAMES, graph=graph)
+    assert "_ms_compat.torch_eval(m, globals(), locals()" in code, code

@@ -615,6 +615,19 @@ def upsample_mode(mode, align_corners=None):
     return mode
 
 
+class Upsample(nn.Upsample):
+    """torch.nn.Upsample with torch's arguments, where the class is a value (YOLOv5's parse_model builds the
+    `nn.Upsample` its yaml names with [None, 2, 'nearest']): scale_factor as upsample_scale gives it, with
+    recompute_scale_factor=True; the mode checked as upsample_mode checks it."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        if scale_factor is not None:
+            scale_factor = upsample_scale(scale_factor, recompute_scale_factor is True)
+            recompute_scale_factor = True
+        super().__init__(size, scale_factor, upsample_mode(mode, align_corners), align_corners,
+                         recompute_scale_factor)
+
+
 def norm_shape(normalized_shape):
     """torch LayerNorm accepts an int; MindSpore wants a tuple."""
     if isinstance(normalized_shape, int):
