@@ -198,6 +198,59 @@ def torch_eval(source, globals_, locals_, aliases, where):
     return eval(source, scope, local)
 
 
+def _torch_name_class(namespace, name, where, call=None, cls=None):
+    """torch_dict_items' value for a class torch has whose converted form is no class here: `call` (a function
+    taking torch's arguments) or None, `cls` the class it builds or None. The stand-in builds through `call` and
+    tests instances against `cls`; without them it raises MigrationError when called or when an object whose class
+    (or a base) has that name is tested against it, and any other object is no instance of it (no object a
+    converted program builds is of a class it never converted)."""
+    def fail(*args, **kwargs):
+        raise MigrationError(f"{namespace}.{name}, read from {namespace}.__dict__ at {where}, has no one-to-one "
+                             "MindSpore conversion written into this helper; convert this site by hand (see the "
+                             "migration report)")
+
+    class _Meta(type):
+        def __instancecheck__(self, obj):
+            if cls is not None:
+                return isinstance(obj, cls)
+            if any(c.__name__ == name for c in type(obj).__mro__):
+                fail()
+            return False
+
+        def __subclasscheck__(self, sub):
+            if cls is not None:
+                return issubclass(sub, cls)
+            if any(c.__name__ == name for c in getattr(sub, "__mro__", ())):
+                fail()
+            return False
+
+        def __call__(self, *args, **kwargs):
+            return (call or fail)(*args, **kwargs)
+
+    return _Meta(name, (), {"__module__": namespace})
+
+
+def torch_dict_items(namespace, where):
+    """<torch module>.__dict__.items() (YOLOv5's `tuple(v for k, v in nn.__dict__.items() if 'Norm' in k)`, a
+    tuple of norm classes for isinstance): (name, object) for each of torch's public names of the module, in
+    sorted order; the object as torch_getattr gives it where the table converts the name (a class taken with
+    torch's positions: a stand-in class building it and testing instances of it), else a stand-in class
+    (_torch_name_class) that raises MigrationError where it would be used."""
+    out = []
+    for name in sorted(TORCH_NAMES[namespace]):
+        entry = TORCH_CONVERTED[namespace].get(name)
+        try:
+            value = None if entry is None else _resolve(entry, namespace, where)
+        except MigrationError:
+            value = None
+        if value is None:
+            value = _torch_name_class(namespace, name, where)
+        elif not isinstance(value, type) and isinstance(getattr(value, "fn", None), type):
+            value = _torch_name_class(namespace, name, where, value, value.fn)
+        out.append((name, value))
+    return out
+
+
 def torch_dict_item(namespace, name, where):
     """<torch module>.__dict__[name] for a name known at run time: getattr's table; a name the module lacks
     raises KeyError, as its __dict__ does."""
@@ -401,6 +454,24 @@ def eval_call(tr, original: cst.Call, updated: cst.Call):
                                f"{aliases!r}, {where!r})")
 
 
+def dict_items_call(tr, original: cst.Call):
+    """`M.__dict__.items()` over a torch module M (YOLOv5's smart_optimizer collects the norm classes so):
+    _ms_compat.torch_dict_items. None for any other call."""
+    func = original.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "items" and not original.args
+            and isinstance(func.value, cst.Attribute) and func.value.attr.value == "__dict__"):
+        return None
+    ns = namespace_of(tr, func.value.value)
+    if ns is None or ns not in NAMES:
+        return None
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr._record(original, f"{ns}.__dict__.items", "_ms_compat.torch_dict_items", R.DIFFERENCE,
+               "torch's public names of the module with their converted forms (the table of the names converted "
+               "one-to-one); any other name a stand-in class that raises MigrationError where it is built or "
+               "tested against an object of a class of that name")
+    return tr._render_template(f"_ms_compat.torch_dict_items({ns!r}, {where!r})")
+
+
 def dict_namespace(tr, node: cst.Subscript) -> Optional[str]:
     """The namespace when `node` reads `M.__dict__[name]` over a torch module or an unlisted library's module
     (xternalz/WideResNet-pytorch's `datasets.__dict__[args.dataset.upper()](root, ...)`): one index, no slice."""
@@ -461,12 +532,16 @@ def helper_roots_for_names(codes) -> set:
     # torch_eval's namespaces: looked up as getattr's, and since its strings may come from a data file (YOLOv5's
     # yaml), the layer classes torch code passes around as values (mappings/adapters.py) kept whatever the literals
     for code in codes:
-        if "torch_eval" not in code:
+        if "torch_eval" not in code and "torch_dict_items" not in code:
             continue
         for node in ast.walk(ast.parse(code)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr == "torch_eval" and len(node.args) == 5 and isinstance(node.args[3], ast.Dict):
                 looked_up |= {v.value for v in node.args[3].values if isinstance(v, ast.Constant)}
+                roots |= {target[len("_ms_compat."):] for target in R.ADAPTERS.values()}
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "torch_dict_items" and node.args and isinstance(node.args[0], ast.Constant):
+                looked_up.add(node.args[0].value)
                 roots |= {target[len("_ms_compat."):] for target in R.ADAPTERS.values()}
     for ns in looked_up & set(NAMESPACES + UNLISTED):
         for name, entry in one_to_one(ns).items():

@@ -3419,7 +3419,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if asked is not None:
             return asked
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
-                  or TN.eval_call(self, original, updated)
+                  or TN.eval_call(self, original, updated) or TN.dict_items_call(self, original)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
         if result is updated and id(original) in self._graph_keyword_updates:   # GRAPH mode: graph_idioms.py
