@@ -15,7 +15,11 @@ facebookresearch/segment-anything) met, each run under torch and converted.
 - `tuple(v for k, v in nn.__dict__.items() if 'Norm' in k)` (YOLOv5's smart_optimizer: the norm classes, whose
   weights get no weight decay, tested with isinstance): a TODO raising MigrationError. It is
   _ms_compat.torch_dict_items: torch's public names with their converted forms, any other a stand-in class that
-  raises where it is built or tested against an object of a class of its name."""
+  raises where it is built or tested against an object of a class of its name.
+- Tensor.repeat of a tensor with no elements (YOLOv5's build_targets when an output layer keeps no target:
+  `t = t.repeat((5, 1, 1))[j]` with t of 0 rows): MindSpore 2.10's CPU kernels fail ("For 'Tile', fast stride can
+  not be equal to 0", naming no line, when the tile runs); torch gives no rows. Tensor.repeat is now
+  _ms_compat.repeat_tile, which gives the empty result of the repeated shape for an input with no elements."""
 import re
 
 import numpy as np
@@ -176,3 +180,31 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [torch.ten
 @pytest.mark.parametrize("graph", [False, True])
 def test_norm_classes_from_module_dict(graph):
     program_weights_match_torch(NORM_CLASSES_FROM_DICT, graph=graph)
+
+
+EMPTY_MASKED_ROWS = _FILL + '''
+import torch.nn as nn
+
+net = nn.Linear(3, 3)
+fill(net, 7)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+targets = torch.linspace(-1, 1, 12).reshape(4, 3)
+seen = []
+for limit in (-5.0, 5.0):
+    out = net(targets)
+    t = out[out[:, 0] > limit]                       # every row kept, then none
+    j = torch.stack((torch.ones_like(t[:, 0], dtype=torch.bool), t[:, 1] > 0))
+    t = t.repeat((2, 1, 1))[j]
+    loss = out.pow(2).mean() + float(t.shape[0])
+    if t.shape[0]:
+        loss = loss + t.abs().sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+def test_boolean_mask_over_empty_tensor():
+    program_weights_match_torch(EMPTY_MASKED_ROWS, graph=False)
