@@ -19,7 +19,11 @@ facebookresearch/segment-anything) met, each run under torch and converted.
 - Tensor.repeat of a tensor with no elements (YOLOv5's build_targets when an output layer keeps no target:
   `t = t.repeat((5, 1, 1))[j]` with t of 0 rows): MindSpore 2.10's CPU kernels fail ("For 'Tile', fast stride can
   not be equal to 0", naming no line, when the tile runs); torch gives no rows. Tensor.repeat is now
-  _ms_compat.repeat_tile, which gives the empty result of the repeated shape for an input with no elements."""
+  _ms_compat.repeat_tile, which gives the empty result of the repeated shape for an input with no elements.
+- An assignment through a slice that selects nothing beside a slice with a negative stop (SwinIR's calculate_mask
+  for a block without shift: `img_mask[:, h, w, :] = cnt` with h = slice(-4, -0)): MindSpore 2.10 fails
+  ("storage_info->shape is not equal to src_tensor->shape()"); torch changes nothing. The helper's
+  Tensor.__setitem__ leaves the tensor as it is there."""
 import re
 
 import numpy as np
@@ -206,5 +210,42 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
 '''
 
 
-def test_boolean_mask_over_empty_tensor():
-    program_weights_match_torch(EMPTY_MASKED_ROWS, graph=False)
+@pytest.mark.parametrize("graph", [False, True])
+def test_repeat_of_an_empty_tensor(graph):
+    program_weights_match_torch(EMPTY_MASKED_ROWS, graph=graph)
+
+
+EMPTY_SLICE_ASSIGNMENT = _FILL + '''
+import torch.nn as nn
+
+
+def calculate_mask(H, W, window_size, shift_size):
+    img_mask = torch.zeros((1, H, W, 1))
+    h_slices = (slice(0, -window_size), slice(-window_size, -shift_size), slice(-shift_size, None))
+    w_slices = (slice(0, -window_size), slice(-window_size, -shift_size), slice(-shift_size, None))
+    cnt = 0
+    for h in h_slices:
+        for w in w_slices:
+            img_mask[:, h, w, :] = cnt
+            cnt += 1
+    return img_mask
+
+
+net = nn.Linear(4, 4)
+fill(net, 8)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+seen = []
+for shift in (2, 0):
+    mask = calculate_mask(6, 8, 4, shift)
+    loss = net(mask.reshape(-1, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen += [loss.detach(), mask.reshape(-1)]
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_assignment_through_an_empty_slice(graph):
+    program_weights_match_torch(EMPTY_SLICE_ASSIGNMENT, graph=graph)
