@@ -8,7 +8,63 @@ convert them, through drivers of ours calling their documented entry points.
 
     RW_SITE=DIR python bench/real_world.py --mirrors /work/.mirror --set heldout63 [--only yolov5n_det,sam_forward]
 
-DOCSTRING_BODY
+Extra packages (not in setup.sh): YOLOv5's modules import cv2, pandas, IPython, pkg_resources, seaborn and
+matplotlib at import time (models/common.py, utils/general.py, utils/plots.py, utils/metrics.py), installed into the
+bench's venv: `pip install "numpy<2" "opencv-python-headless<4.12" "pandas<3" matplotlib seaborn ipython
+"setuptools<81"` (opencv-python-headless 4.11.0.86, pandas 2.3.3, matplotlib 3.11.2, seaborn 0.13.2, ipython 9.19.1,
+setuptools 80.10.2 for pkg_resources; thop is optional there and not installed); timm 1.0.31 for SwinIR installed
+apart as bench/_rw_heldout59.py's (`pip download timm==1.0.31 --no-deps -d W; pip install --no-deps --target DIR
+W/*.whl`) and given to both sides with RW_SITE=DIR.
+
+- YOLOv5 at v7.0 (models/, utils/ and data/hyps/ as they are; later commits import the ultralytics package, a torch
+  library of its own, for the loss's bbox_iou): a driver does what train.py (and segment/train.py) does on CPU with
+  AMP off: hyp.scratch-low.yaml read with yaml.safe_load, `Model(cfg, ch=3, nc=80, anchors=hyp.get('anchors'))`
+  (parse_model evaluates the module names the yaml spells, `nn.Upsample` among them), nbs 64 and batch 2
+  (weight-decay scaling, accumulate), utils.torch_utils.smart_optimizer (SGD with nesterov over three parameter
+  groups, the norm layers' weights found through `nn.__dict__.items()`, add_param_group), the linear LambdaLR,
+  ModelEMA, the hyp's box/cls/obj scaling by layers and image size, labels_to_class_weights, `ComputeLoss(model)`,
+  and two epochs of two batches of train.py's loop: warmup by np.interp of every group's lr and momentum,
+  accumulate from np.interp (optimizer steps at iterations 0, 1 and 3), `torch.cuda.amp.autocast(False)`,
+  `GradScaler(enabled=False)` scale/unscale_/step/update, clip_grad_norm_ 10, ema.update, the running mean of the
+  loss items, scheduler.step and ema.update_attr after each epoch; then the EMA model in eval mode on the first
+  batch (Detect's inference path: grids, anchors, sigmoid boxes) and its loss on the training outputs: VALUEs (the
+  loss items, the learning rates, the mean objectness, box and the largest confidence). The images: 2 x 3 x 64 x
+  64 uint8 noise with bright boxes (NumPy's seeded RandomState), targets (image, class, x, y, w, h) as the
+  collate_fn gives them.
+  - yolov5n_det: `Model('models/yolov5n.yaml')`, utils/loss.py's ComputeLoss (build_targets' anchor matching and
+    neighbour offsets, CIoU through utils/metrics.bbox_iou, BCEWithLogitsLoss).
+  - yolov5n_seg: `SegmentationModel('models/segment/yolov5n-seg.yaml')` (Segment head: Proto and
+    `self.detect = Detect.forward`), utils/segment/loss.py's `ComputeLoss(model, overlap=True)` with the overlap
+    masks segment/train.py's loader gives (each box of an image filled with its index at a quarter of the
+    resolution; crop_mask, the per-image mask loss loop), the proto's mean |.| a VALUE too.
+- SwinIR (models/network_swinir.py, utils/ and main_test_swinir.py as they are): `SwinIR(upscale=2, in_chans=3,
+  img_size=8, window_size=4, img_range=1., depths=[2, 2], embed_dim=16, num_heads=[2, 2], mlp_ratio=2,
+  upsampler=..., resi_connection=..., drop_path_rate=0.)` (DropPath's draws are not replayed by the runner: off),
+  four Adam steps (lr 2e-4, betas (0.9, 0.99), MultiStepLR at 2 and 3) of nn.L1Loss on pairs of synthetic 16 x 16
+  HR images and their bicubic x2 downsampling, then main_test_swinir.py's inference: an 11 x 13 LR image padded by
+  flipping to a multiple of the window (12 x 16: the attention mask computed for a size other than img_size),
+  main_test_swinir's own `test(img_lq, model, args, window_size)`, the crop, the uint8 round trip and
+  utils/util_calculate_psnr_ssim's calculate_psnr and calculate_ssim: VALUEs.
+  - swinir_classical: `upsampler='pixelshuffle'`, `resi_connection='1conv'`, the image tested whole.
+  - swinir_lightweight: `upsampler='pixelshuffledirect'`, `resi_connection='3conv'`, tested tile by tile
+    (`args.tile=8, tile_overlap=4`: the E/W accumulation with `add_` into slices).
+- segment-anything (segment_anything/ as it is; utils/transforms.py imports torchvision's resize and to_pil_image,
+  which the runner makes importable on the torch side): build_sam.py's _build_sam made small: ImageEncoderViT
+  (64-pixel images, patches of 8, embed 32, depth 2, 2 heads, window 4, global attention in the second block,
+  relative positions), PromptEncoder (embed 32, mask_in_chans 4), MaskDecoder over TwoWayTransformer (depth 2,
+  embed 32, mlp 64, 2 heads; IoU head 32), `sam.eval()`; synthetic HWC uint8 images (noise with a bright ellipse).
+  - sam_predictor: SamPredictor as predictor_example.ipynb uses it: `set_image` (ResizeLongestSide through PIL, the
+    padding), `predict` with a point and multimask_output, with two points and the best low-resolution mask as
+    mask_input, with a box, with a box and a negative point (return_logits), and `predict_torch` with three boxes
+    through `apply_boxes_torch`: the masks' sums, scores and logits as VALUEs.
+  - sam_forward: `sam(batched_input, multimask_output=...)` (Sam.forward under no_grad) over two images of other
+    sizes (40 x 56 with two boxes, 96 x 72 with two points), prepared as the notebook's batched example prepares
+    them, for multimask_output False and True: masks, IoU predictions and low-resolution logits as VALUEs.
+  - sam_decoder_train: the image encoder and prompt encoder frozen (requires_grad_(False)), embeddings computed
+    under no_grad for two images with a box prompt around the ellipse each, then 4 Adam steps (lr 1e-3) of the
+    mask decoder with a loss of ours: binary cross-entropy and dice loss of sam.postprocess_masks' upscaled logits
+    against the ellipse, plus the squared error of the predicted IoU against the IoU of the thresholded mask; then
+    eval-mode losses and IoU predictions as VALUEs.
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
 from __future__ import annotations
