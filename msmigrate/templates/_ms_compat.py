@@ -59,20 +59,9 @@ def _unit_dims_off(value):
 
 _tensor_getitem, _tensor_setitem = ms.Tensor.__getitem__, ms.Tensor.__setitem__
 ms.Tensor.__getitem__ = lambda self, index: _tensor_getitem(self, _numpy_index(index))
-
-
-def _setitem(self, index, value):
-    """x[index] = value; where a slice selects nothing the tensor is left as it is, as in torch (MindSpore 2.10 fails
-    on `x[:, -4:0, 0:-4] = v`, "storage_info->shape is not equal to src_tensor->shape()": SwinIR's calculate_mask)."""
-    index = _numpy_index(index)
-    parts = index if type(index) is tuple else (index,)
-    if all(type(p) in (int, slice) for p in parts) and len(parts) <= self.ndim and any(
-            type(p) is slice and not len(range(*p.indices(self.shape[d]))) for d, p in enumerate(parts)):
-        return
-    _tensor_setitem(self, index, _unit_dims_off(value))
-
-
-ms.Tensor.__setitem__ = _setitem
+ms.Tensor.__setitem__ = lambda self, index, value: None if (lambda ps: all(type(p) in (int, slice) for p in ps) and any(
+    type(p) is slice and not len(range(*p.indices(n))) for p, n in zip(ps, self.shape)))(index if type(index) is tuple else (
+        index,)) else _tensor_setitem(self, _numpy_index(index), _unit_dims_off(value))   # an empty slice: torch's no-op (MindSpore 2.10 fails on x[:, -4:0, 0:-4] = v)
 # `target == cat` for `cat in np.unique(target)`: MindSpore 2.10's `t == np.int64(1)` is the Python bool False
 _tensor_eq, _tensor_ne = ms.Tensor.__eq__, ms.Tensor.__ne__
 ms.Tensor.__eq__ = lambda t, x: _tensor_eq(t, x.item() if isinstance(x, np.generic) else x)
