@@ -197,6 +197,40 @@ _AUG_DUNDER = {"AddAssign": "add", "SubtractAssign": "sub", "MultiplyAssign": "m
 # in-place fills whose value depends on the receiver's shape and dtype alone: on a slice, as a statement, the
 # slice's copy is filled and written back (`x[:, c].uniform_(-e, e)`, fast_adversarial's per-channel random start)
 _SLICE_FILLS = frozenset(("uniform_", "normal_"))
+# arithmetic in place on a basic slice, as a statement: an assignment of the slice and the value to the slice
+# (`E[..., a:b, c:d].add_(out_patch)`, SwinIR's tiled test), MindSpore's indexing giving a copy
+_SLICE_ARITHMETIC = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
+
+
+def _basic_slice_of_name(sub: cst.Subscript) -> bool:
+    """`E[..., a:b, 0]`: a name's (or an attribute chain's) basic slice, each index an Ellipsis, None, an integer
+    literal or a slice, with no call anywhere: in torch a view (advanced indexing gives a copy, which its in-place
+    change leaves E as it is), its expressions safe to evaluate twice."""
+    head = sub.value
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not isinstance(head, cst.Name):
+        return False
+    for element in sub.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            if element.slice.star or not isinstance(part.value, (cst.Ellipsis, cst.Integer)) and not (
+                    isinstance(part.value, cst.Name) and part.value.value == "None"):
+                return False
+        elif isinstance(part, cst.Slice):
+            if any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await, cst.Yield, cst.Subscript))
+                   for bound in (part.lower, part.upper, part.step) if bound is not None
+                   for n in _walk(bound)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
@@ -3854,6 +3888,17 @@ class TorchToMindSpore(cst.CSTTransformer):
             held = self._held_item_change(original, updated, name, m)     # `shadow[k].mul_(d)`: held_items.py
             if held is not None:
                 return held
+            if (name in _SLICE_ARITHMETIC and id(original) in self._stmt_calls and m is tm
+                    and len(original.args) == 1 and original.args[0].keyword is None and not original.args[0].star
+                    and _basic_slice_of_name(original.func.value)):
+                op = _SLICE_ARITHMETIC[name]
+                self._record(original, api, f"x[...] = x[...] {op} value", R.CONVERTED,
+                             "in place on a basic slice, as a statement: the slice assigned its sum (difference, "
+                             "product, quotient) with the value, MindSpore's indexing giving a copy")
+                sub = code_of(updated.func.value).strip()
+                value = cst.parse_expression(f"{sub} {op} ({code_of(updated.args[0].value).strip()})")
+                self._slice_fills[id(value)] = (value, updated.func.value)   # written back by leave_Expr
+                return value
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
         try:

@@ -23,7 +23,11 @@ facebookresearch/segment-anything) met, each run under torch and converted.
 - An assignment through a slice that selects nothing beside a slice with a negative stop (SwinIR's calculate_mask
   for a block without shift: `img_mask[:, h, w, :] = cnt` with h = slice(-4, -0)): MindSpore 2.10 fails
   ("storage_info->shape is not equal to src_tensor->shape()"); torch changes nothing. The helper's
-  Tensor.__setitem__ leaves the tensor as it is there."""
+  Tensor.__setitem__ leaves the tensor as it is there.
+- Arithmetic in place on a basic slice, as a statement (SwinIR's main_test_swinir.test tile by tile:
+  `E[..., h_idx*sf:(h_idx+tile)*sf, w_idx*sf:(w_idx+tile)*sf].add_(out_patch)`): a TODO raising MigrationError
+  ("in place on a slice"). With indices of literals, slices and Ellipsis and no call in them (a view in torch), it is
+  `E[...] = E[...] + (out_patch)` (sub_, mul_, div_ alike)."""
 import re
 
 import numpy as np
@@ -249,3 +253,38 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
 @pytest.mark.parametrize("graph", [False, True])
 def test_assignment_through_an_empty_slice(graph):
     program_weights_match_torch(EMPTY_SLICE_ASSIGNMENT, graph=graph)
+
+
+TILED_ACCUMULATION = _FILL + '''
+import torch.nn as nn
+
+net = nn.Conv2d(1, 2, 3, padding=1)
+fill(net, 9)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+img = torch.linspace(-1, 1, 64).reshape(1, 1, 8, 8)
+seen = []
+for _ in range(2):
+    loss = net(img).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+tile, overlap, sf = 4, 2, 1
+with torch.no_grad():
+    E = torch.zeros(1, 2, 8, 8)
+    W = torch.zeros_like(E)
+    for h_idx in range(0, 8 - tile, tile - overlap):
+        for w_idx in list(range(0, 8 - tile, tile - overlap)) + [8 - tile]:
+            out_patch = net(img[..., h_idx:h_idx + tile, w_idx:w_idx + tile])
+            E[..., h_idx * sf:(h_idx + tile) * sf, w_idx * sf:(w_idx + tile) * sf].add_(out_patch)
+            W[..., h_idx * sf:(h_idx + tile) * sf, w_idx * sf:(w_idx + tile) * sf].add_(torch.ones_like(out_patch))
+            E[:, 1, 0:2].mul_(0.5)
+    output = E.div_(W.clamp(min=1))
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [output.reshape(-1), W.reshape(-1)]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_arithmetic_in_place_on_a_slice(graph):
+    code, _ = program_weights_match_torch(TILED_ACCUMULATION, graph=graph)
+    assert "E[..., h_idx * sf:(h_idx + tile) * sf, w_idx * sf:(w_idx + tile) * sf] = E[" in code, code
