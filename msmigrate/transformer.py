@@ -3137,6 +3137,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                     if isinstance(tgt, cst.Name) and isinstance(value, (cst.List, cst.ListComp, cst.Dict, cst.DictComp,
                                                                         cst.Set, cst.SetComp)):
                         ctx.containers.add(n)   # `items = [1, 2]`: its slice is a copy (inplace_views.py)
+                    if isinstance(tgt, cst.Name) and isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Call):
+                        entry = self._torch_qname(value.elt.func)
+                        if entry is not None and R.lookup(entry) is not None:
+                            # `embs = [nn.Embedding(1, d) for i in range(4)]`: the entries of nn.ModuleList(embs)
+                            # (segment-anything's PromptEncoder, `self.point_embeddings[0].weight`)
+                            ctx.layers[f"{n}[*]"] = entry
                     if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):

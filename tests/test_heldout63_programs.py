@@ -27,7 +27,11 @@ facebookresearch/segment-anything) met, each run under torch and converted.
 - Arithmetic in place on a basic slice, as a statement (SwinIR's main_test_swinir.test tile by tile:
   `E[..., h_idx*sf:(h_idx+tile)*sf, w_idx*sf:(w_idx+tile)*sf].add_(out_patch)`): a TODO raising MigrationError
   ("in place on a slice"). With indices of literals, slices and Ellipsis and no call in them (a view in torch), it is
-  `E[...] = E[...] + (out_patch)` (sub_, mul_, div_ alike)."""
+  `E[...] = E[...] + (out_patch)` (sub_, mul_, div_ alike).
+- A ModuleList built from a local list comprehension of one layer class (segment-anything's PromptEncoder:
+  `point_embeddings = [nn.Embedding(1, embed_dim) for i in range(4)]`, `self.point_embeddings =
+  nn.ModuleList(point_embeddings)`, then `self.point_embeddings[2].weight`): the entries' class was not known, so
+  `.weight` stayed torch's name ("The 'Embedding' object has no attribute 'weight'"); it is embedding_table."""
 import re
 
 import numpy as np
@@ -288,3 +292,50 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [output.re
 def test_arithmetic_in_place_on_a_slice(graph):
     code, _ = program_weights_match_torch(TILED_ACCUMULATION, graph=graph)
     assert "E[..., h_idx * sf:(h_idx + tile) * sf, w_idx * sf:(w_idx + tile) * sf] = E[" in code, code
+
+
+MODULE_LIST_OF_A_LOCAL_LIST = _FILL + '''
+import torch.nn as nn
+
+
+class Prompts(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        point_embeddings = [nn.Embedding(1, d) for i in range(3)]
+        self.point_embeddings = nn.ModuleList(point_embeddings)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        out = self.proj(x).reshape(-1, 2, 4)
+        out[:, 0, :] += self.point_embeddings[0].weight
+        out[:, 1, :] += self.point_embeddings[1].weight
+        return out + self.point_embeddings[2].weight
+
+    def points(self, x, labels):
+        out = self.proj(x)
+        out[labels == 0] += self.point_embeddings[0].weight
+        out[labels == 1] += self.point_embeddings[1].weight
+        return out
+
+
+net = Prompts(4)
+fill(net, 10)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 16).reshape(4, 4)
+labels = torch.tensor([0, 1, 0, -1])
+seen = []
+for _ in range(2):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+with torch.no_grad():
+    seen.append(net.points(x, labels).reshape(-1))
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_module_list_of_a_local_list_comprehension(graph):
+    program_weights_match_torch(MODULE_LIST_OF_A_LOCAL_LIST, graph=graph)
