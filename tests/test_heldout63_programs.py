@@ -31,7 +31,10 @@ facebookresearch/segment-anything) met, each run under torch and converted.
 - A ModuleList built from a local list comprehension of one layer class (segment-anything's PromptEncoder:
   `point_embeddings = [nn.Embedding(1, embed_dim) for i in range(4)]`, `self.point_embeddings =
   nn.ModuleList(point_embeddings)`, then `self.point_embeddings[2].weight`): the entries' class was not known, so
-  `.weight` stayed torch's name ("The 'Embedding' object has no attribute 'weight'"); it is embedding_table."""
+  `.weight` stayed torch's name ("The 'Embedding' object has no attribute 'weight'"); it is embedding_table.
+- torch.cat of tensors of different dtypes (segment-anything's _embed_points: int32 labels and the float padding
+  label `-torch.ones(...)`): torch promotes them (float32); MindSpore's Concat kernel refuses the mix ("KernelMod
+  Init Failed: Concat", naming no line). _ms_compat.cat casts the operands to the promoted dtype first."""
 import re
 
 import numpy as np
@@ -339,3 +342,28 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
 @pytest.mark.parametrize("graph", [False, True])
 def test_module_list_of_a_local_list_comprehension(graph):
     program_weights_match_torch(MODULE_LIST_OF_A_LOCAL_LIST, graph=graph)
+
+
+CAT_OF_MIXED_DTYPES = _FILL + '''
+import torch.nn as nn
+
+net = nn.Linear(3, 3)
+fill(net, 11)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+labels = torch.tensor([[1, 0]], dtype=torch.int)
+seen = []
+for _ in range(2):
+    padding_label = -torch.ones((labels.shape[0], 1))
+    full = torch.cat([labels, padding_label], dim=1)
+    loss = net(full).pow(2).mean() + torch.cat([torch.zeros(1, dtype=torch.long), torch.ones(2)]).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen += [loss.detach(), full.reshape(-1), torch.tensor(float(full.dtype == torch.float32))]
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_cat_of_mixed_dtypes(graph):
+    program_weights_match_torch(CAT_OF_MIXED_DTYPES, graph=graph)
