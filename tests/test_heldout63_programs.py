@@ -34,7 +34,11 @@ facebookresearch/segment-anything) met, each run under torch and converted.
   `.weight` stayed torch's name ("The 'Embedding' object has no attribute 'weight'"); it is embedding_table.
 - torch.cat of tensors of different dtypes (segment-anything's _embed_points: int32 labels and the float padding
   label `-torch.ones(...)`): torch promotes them (float32); MindSpore's Concat kernel refuses the mix ("KernelMod
-  Init Failed: Concat", naming no line). _ms_compat.cat casts the operands to the promoted dtype first."""
+  Init Failed: Concat", naming no line). _ms_compat.cat casts the operands to the promoted dtype first.
+- add_param_group() on a built optimizer (YOLOv5's smart_optimizer: SGD over the biases, then the weights with
+  decay and the norm weights without): refused with MigrationError. Before any step, while each per-parameter
+  state still holds its initial constant, the state grows with it for the new parameters (SGD's accum and stat);
+  after a step it is still refused."""
 import re
 
 import numpy as np
@@ -367,3 +371,40 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
 @pytest.mark.parametrize("graph", [False, True])
 def test_cat_of_mixed_dtypes(graph):
     program_weights_match_torch(CAT_OF_MIXED_DTYPES, graph=graph)
+
+
+GROUPS_ADDED = _FILL + '''
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+fill(net, 12)
+biases = [net[0].bias, net[1].bias, net[2].bias]
+weights_ = [net[0].weight, net[2].weight]
+opt = torch.optim.{opt}(biases, lr=0.05, {extra})
+opt.add_param_group({{'params': weights_, 'weight_decay': 0.01}})
+opt.add_param_group({{'params': [net[1].weight], 'weight_decay': 0.0}})
+x = torch.linspace(-1, 1, 15).reshape(5, 3)
+seen = []
+for _ in range(3):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+@pytest.mark.parametrize("opt,extra", [("SGD", "momentum=0.9, nesterov=True"), ("SGD", "momentum=0.0")])
+def test_param_groups_added_before_a_step(graph, opt, extra):
+    program_weights_match_torch(GROUPS_ADDED.format(opt=opt, extra=extra), graph=graph)
+
+
+def test_param_group_added_after_a_step_raises():
+    import mindspore as ms
+    from tests.parity.harness import load_converted
+    src = GROUPS_ADDED.format(opt="SGD", extra="momentum=0.9") + "opt.add_param_group({'params': [torch.nn.Parameter(torch.ones(2))]})\n"
+    with pytest.raises(Exception, match="add_param_group\\(\\) after a step"):
+        load_converted(src, pynative=True)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
