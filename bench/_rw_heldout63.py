@@ -43,7 +43,9 @@ W/*.whl`) and given to both sides with RW_SITE=DIR.
   four Adam steps (lr 2e-4, betas (0.9, 0.99), MultiStepLR at 2 and 3) of nn.L1Loss on pairs of synthetic 16 x 16
   HR images and their bicubic x2 downsampling, then main_test_swinir.py's inference: an 11 x 13 LR image padded by
   flipping to a multiple of the window (12 x 16: the attention mask computed for a size other than img_size),
-  main_test_swinir's own `test(img_lq, model, args, window_size)`, the crop, the uint8 round trip and
+  main_test_swinir's own `test(img_lq, model, args, window_size)`, the crop, the uint8 round trip (its one-line
+  `output.data.squeeze().float().cpu().clamp_(0, 1).numpy()` written with the clamp_ as a statement: an in-place
+  method on a chain whose result is used is a TODO raising MigrationError) and
   utils/util_calculate_psnr_ssim's calculate_psnr and calculate_ssim: VALUEs.
   - swinir_classical: `upsampler='pixelshuffle'`, `resi_connection='1conv'`, the image tested whole.
   - swinir_lightweight: `upsampler='pixelshuffledirect'`, `resi_connection='3conv'`, tested tile by tile
@@ -257,7 +259,11 @@ with torch.no_grad():
     img_lq = torch.cat([img_lq, torch.flip(img_lq, [3])], 3)[:, :, :, :w_old + w_pad]
     output = test(img_lq, model, args, window_size)
     output = output[..., :h_old * args.scale, :w_old * args.scale]
-output = output.data.squeeze().float().cpu().clamp_(0, 1).numpy()
+# main_test_swinir.py's `output.data.squeeze().float().cpu().clamp_(0, 1).numpy()`, its clamp_ as a statement: an
+# in-place method on a chain whose result is used stays a TODO (MigrationError naming the line)
+output = output.data.squeeze().float().cpu()
+output.clamp_(0, 1)
+output = output.numpy()
 output = np.transpose(output[[2, 1, 0], :, :], (1, 2, 0))
 output = (output * 255.0).round().astype(np.uint8)
 img_gt = (np.transpose(img_gt[[2, 1, 0]], (1, 2, 0)) * 255.0).round().astype(np.uint8)
