@@ -104,6 +104,11 @@ def sequence_entry_types(tr, attr: str, layer: str, value: cst.BaseExpression) -
         # every entry is of one class, "X[*]", for `for emb in self.X: emb.weight` and `self.X[i].weight`
         qn = tr._torch_qname(args[0].value.elt.func)
         return {f"{attr}[*]": qn} if qn is not None and R.lookup(qn) is not None else {}
+    if layer == "torch.nn.ModuleList" and len(args) == 1 and args[0].keyword is None \
+            and isinstance(args[0].value, cst.Name) and tr._funcs:
+        # `nn.ModuleList(embs)` of a local list comprehension of one layer class (the function's "embs[*]")
+        entry = tr._funcs[-1].layers.get(f"{args[0].value.value}[*]")
+        return {f"{attr}[*]": entry} if entry is not None else {}
     if layer == "torch.nn.ModuleList":
         if len(args) != 1 or not isinstance(args[0].value, (cst.List, cst.Tuple)) or args[0].keyword is not None:
             return {}

@@ -669,7 +669,7 @@ def helper_roots(files: Iterable, module: str) -> Tuple[Optional[Set[str]], int,
             continue
         roots.update(used)
         uses += sum(1 for n in used if "." not in n)   # `ns.member` counts once, as `ns`
-    if "torch_getattr" in roots or "torch_dict_item" in roots:
+    if roots & {"torch_getattr", "torch_dict_item", "torch_eval", "torch_dict_items"}:
         from .torch_namespace import helper_roots_for_names
         roots |= helper_roots_for_names(codes)
     if native_optimizer and "state_dict" in roots:

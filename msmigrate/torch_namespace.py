@@ -166,6 +166,91 @@ def torch_getattr(namespace, name, where, default=_NO_DEFAULT):
                          f"MindSpore conversion; convert this site by hand (see the migration report)")
 
 
+class _TorchModuleName:
+    """A name bound to a torch module, read inside torch_eval's expression: its attributes are torch_getattr's
+    (a submodule, torch.nn of `torch`, another such name)."""
+
+    def __init__(self, namespace, where):
+        self._namespace = namespace
+        self._where = where
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        sub = f"{self._namespace}.{name}"
+        if sub in TORCH_CONVERTED:
+            return _TorchModuleName(sub, self._where)
+        return torch_getattr(self._namespace, name, self._where)
+
+
+def torch_eval(source, globals_, locals_, aliases, where):
+    """eval(source) in a module that binds torch's modules to names (aliases: name -> torch module; YOLOv5's
+    parse_model evaluates the 'nn.Upsample' its yaml names): those names read through torch_getattr's table, so
+    a torch name the string spells is its converted form, or MigrationError naming the site; any other name is
+    the module's own, as in eval."""
+    if not isinstance(source, str):
+        return eval(source, globals_, locals_)
+    names = {name: _TorchModuleName(module, where) for name, module in aliases.items()}
+    scope = dict(globals_)
+    scope.update(names)
+    local = dict(locals_)
+    local.update({name: value for name, value in names.items() if name in local})
+    return eval(source, scope, local)
+
+
+def _torch_name_class(namespace, name, where, call=None, cls=None):
+    """torch_dict_items' value for a class torch has whose converted form is no class here: `call` (a function
+    taking torch's arguments) or None, `cls` the class it builds or None. The stand-in builds through `call` and
+    tests instances against `cls`; without them it raises MigrationError when called or when an object whose class
+    (or a base) has that name is tested against it, and any other object is no instance of it (no object a
+    converted program builds is of a class it never converted)."""
+    def fail(*args, **kwargs):
+        raise MigrationError(f"{namespace}.{name}, read from {namespace}.__dict__ at {where}, has no one-to-one "
+                             "MindSpore conversion written into this helper; convert this site by hand (see the "
+                             "migration report)")
+
+    class _Meta(type):
+        def __instancecheck__(self, obj):
+            if cls is not None:
+                return isinstance(obj, cls)
+            if any(c.__name__ == name for c in type(obj).__mro__):
+                fail()
+            return False
+
+        def __subclasscheck__(self, sub):
+            if cls is not None:
+                return issubclass(sub, cls)
+            if any(c.__name__ == name for c in getattr(sub, "__mro__", ())):
+                fail()
+            return False
+
+        def __call__(self, *args, **kwargs):
+            return (call or fail)(*args, **kwargs)
+
+    return _Meta(name, (), {"__module__": namespace})
+
+
+def torch_dict_items(namespace, where):
+    """<torch module>.__dict__.items() (YOLOv5's `tuple(v for k, v in nn.__dict__.items() if 'Norm' in k)`, a
+    tuple of norm classes for isinstance): (name, object) for each of torch's public names of the module, in
+    sorted order; the object as torch_getattr gives it where the table converts the name (a class taken with
+    torch's positions: a stand-in class building it and testing instances of it), else a stand-in class
+    (_torch_name_class) that raises MigrationError where it would be used."""
+    out = []
+    for name in sorted(TORCH_NAMES[namespace]):
+        entry = TORCH_CONVERTED[namespace].get(name)
+        try:
+            value = None if entry is None else _resolve(entry, namespace, where)
+        except MigrationError:
+            value = None
+        if value is None:
+            value = _torch_name_class(namespace, name, where)
+        elif not isinstance(value, type) and isinstance(getattr(value, "fn", None), type):
+            value = _torch_name_class(namespace, name, where, value, value.fn)
+        out.append((name, value))
+    return out
+
+
 def torch_dict_item(namespace, name, where):
     """<torch module>.__dict__[name] for a name known at run time: getattr's table; a name the module lacks
     raises KeyError, as its __dict__ does."""
@@ -344,6 +429,49 @@ def leave_call(tr, original: cst.Call, updated: cst.Call):
     return None
 
 
+def eval_call(tr, original: cst.Call, updated: cst.Call):
+    """The builtin `eval(source)` (one argument) in a module that binds torch's modules to names: the string is
+    known at run time only, and in the converted module those names are MindSpore's (`nn`) or unbound (`torch`),
+    so `eval('nn.Upsample')` would be mindspore.nn.Upsample, which takes other arguments (YOLOv5's parse_model
+    evaluates the module names its yaml files spell). It becomes _ms_compat.torch_eval with the caller's globals()
+    and locals() and those names, read there through torch_getattr's table. None for any other call."""
+    if not (isinstance(original.func, cst.Name) and original.func.value == "eval" and len(original.args) == 1):
+        return None
+    if "eval" in tr._imports or tr._shadowed("eval"):
+        return None
+    arg = updated.args[0]
+    if arg.keyword is not None or arg.star:
+        return None
+    aliases = {name: qn for name, qn in sorted(tr._imports.items()) if qn in NAMES and name.isidentifier()}
+    if not aliases:
+        return None
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr._record(original, "eval", "_ms_compat.torch_eval", R.DIFFERENCE,
+               "a string evaluated at run time: the names bound to torch's modules read through a table of the "
+               "names converted one-to-one (classes as values: adapters taking torch's arguments); any other torch "
+               "name raises MigrationError there")
+    return tr._render_template(f"_ms_compat.torch_eval({code_of(arg.value).strip()}, globals(), locals(), "
+                               f"{aliases!r}, {where!r})")
+
+
+def dict_items_call(tr, original: cst.Call):
+    """`M.__dict__.items()` over a torch module M (YOLOv5's smart_optimizer collects the norm classes so):
+    _ms_compat.torch_dict_items. None for any other call."""
+    func = original.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "items" and not original.args
+            and isinstance(func.value, cst.Attribute) and func.value.attr.value == "__dict__"):
+        return None
+    ns = namespace_of(tr, func.value.value)
+    if ns is None or ns not in NAMES:
+        return None
+    where = f"{tr.module_name}:{tr._line(original)}"
+    tr._record(original, f"{ns}.__dict__.items", "_ms_compat.torch_dict_items", R.DIFFERENCE,
+               "torch's public names of the module with their converted forms (the table of the names converted "
+               "one-to-one); any other name a stand-in class that raises MigrationError where it is built or "
+               "tested against an object of a class of that name")
+    return tr._render_template(f"_ms_compat.torch_dict_items({ns!r}, {where!r})")
+
+
 def dict_namespace(tr, node: cst.Subscript) -> Optional[str]:
     """The namespace when `node` reads `M.__dict__[name]` over a torch module or an unlisted library's module
     (xternalz/WideResNet-pytorch's `datasets.__dict__[args.dataset.upper()](root, ...)`): one index, no slice."""
@@ -401,6 +529,20 @@ def helper_roots_for_names(codes) -> set:
                     and isinstance(node.args[0], ast.Constant):
                 looked_up.add(node.args[0].value)
     roots = set()
+    # torch_eval's namespaces: looked up as getattr's, and since its strings may come from a data file (YOLOv5's
+    # yaml), the layer classes torch code passes around as values (mappings/adapters.py) kept whatever the literals
+    for code in codes:
+        if "torch_eval" not in code and "torch_dict_items" not in code:
+            continue
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "torch_eval" and len(node.args) == 5 and isinstance(node.args[3], ast.Dict):
+                looked_up |= {v.value for v in node.args[3].values if isinstance(v, ast.Constant)}
+                roots |= {target[len("_ms_compat."):] for target in R.ADAPTERS.values()}
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "torch_dict_items" and node.args and isinstance(node.args[0], ast.Constant):
+                looked_up.add(node.args[0].value)
+                roots |= {target[len("_ms_compat."):] for target in R.ADAPTERS.values()}
     for ns in looked_up & set(NAMESPACES + UNLISTED):
         for name, entry in one_to_one(ns).items():
             target = entry if isinstance(entry, str) else entry[0]

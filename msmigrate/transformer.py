@@ -198,6 +198,40 @@ _AUG_DUNDER = {"AddAssign": "add", "SubtractAssign": "sub", "MultiplyAssign": "m
 # in-place fills whose value depends on the receiver's shape and dtype alone: on a slice, as a statement, the
 # slice's copy is filled and written back (`x[:, c].uniform_(-e, e)`, fast_adversarial's per-channel random start)
 _SLICE_FILLS = frozenset(("uniform_", "normal_"))
+# arithmetic in place on a basic slice, as a statement: an assignment of the slice and the value to the slice
+# (`E[..., a:b, c:d].add_(out_patch)`, SwinIR's tiled test), MindSpore's indexing giving a copy
+_SLICE_ARITHMETIC = {"add_": "+", "sub_": "-", "mul_": "*", "div_": "/"}
+
+
+def _basic_slice_of_name(sub: cst.Subscript) -> bool:
+    """`E[..., a:b, 0]`: a name's (or an attribute chain's) basic slice, each index an Ellipsis, None, an integer
+    literal or a slice, with no call anywhere: in torch a view (advanced indexing gives a copy, which its in-place
+    change leaves E as it is), its expressions safe to evaluate twice."""
+    head = sub.value
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not isinstance(head, cst.Name):
+        return False
+    for element in sub.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            if element.slice.star or not isinstance(part.value, (cst.Ellipsis, cst.Integer)) and not (
+                    isinstance(part.value, cst.Name) and part.value.value == "None"):
+                return False
+        elif isinstance(part, cst.Slice):
+            if any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await, cst.Yield, cst.Subscript))
+                   for bound in (part.lower, part.upper, part.step) if bound is not None
+                   for n in _walk(bound)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
@@ -3131,6 +3165,12 @@ class TorchToMindSpore(cst.CSTTransformer):
                     if isinstance(tgt, cst.Name) and isinstance(value, (cst.List, cst.ListComp, cst.Dict, cst.DictComp,
                                                                         cst.Set, cst.SetComp)):
                         ctx.containers.add(n)   # `items = [1, 2]`: its slice is a copy (inplace_views.py)
+                    if isinstance(tgt, cst.Name) and isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Call):
+                        entry = self._torch_qname(value.elt.func)
+                        if entry is not None and R.lookup(entry) is not None:
+                            # `embs = [nn.Embedding(1, d) for i in range(4)]`: the entries of nn.ModuleList(embs)
+                            # (segment-anything's PromptEncoder, `self.point_embeddings[0].weight`)
+                            ctx.layers[f"{n}[*]"] = entry
                     if isinstance(tgt, cst.Name) and (self._plain_instance(value) or layer in _PLAIN_NN_RESULTS):
                         ctx.others.add(n)   # `trainer = Trainer(...)`: trainer.train() is its own
                     if (layer in LAYER_FAMILY or LC.torch_layer(layer)) and isinstance(tgt, cst.Name):
@@ -3447,6 +3487,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         if asked is not None:
             return asked
         result = (PC.call(self, original, updated) or TN.leave_call(self, original, updated)
+                  or TN.eval_call(self, original, updated) or TN.dict_items_call(self, original)
                   or self._leave_call(original, updated))
         result = HD.wrap(self, original, result)     # `np.random.normal(...)` in construct: host_draws.py
         if result is updated and id(original) in self._graph_keyword_updates:   # GRAPH mode: graph_idioms.py
@@ -3881,6 +3922,17 @@ class TorchToMindSpore(cst.CSTTransformer):
             held = self._held_item_change(original, updated, name, m)     # `shadow[k].mul_(d)`: held_items.py
             if held is not None:
                 return held
+            if (name in _SLICE_ARITHMETIC and id(original) in self._stmt_calls and m is tm
+                    and len(original.args) == 1 and original.args[0].keyword is None and not original.args[0].star
+                    and _basic_slice_of_name(original.func.value)):
+                op = _SLICE_ARITHMETIC[name]
+                self._record(original, api, f"x[...] = x[...] {op} value", R.CONVERTED,
+                             "in place on a basic slice, as a statement: the slice assigned its sum (difference, "
+                             "product, quotient) with the value, MindSpore's indexing giving a copy")
+                sub = code_of(updated.func.value).strip()
+                value = cst.parse_expression(f"{sub} {op} ({code_of(updated.args[0].value).strip()})")
+                self._slice_fills[id(value)] = (value, updated.func.value)   # written back by leave_Expr
+                return value
             return self._todo(original, api, "in place on a slice: MindSpore indexing returns a copy, so the "
                               "original would not change; assign instead (x[...] = value)", updated)
         try:

@@ -129,7 +129,7 @@ HOST_SIDE = {
         "runs in Python: MindSpore calls a Cell's __getitem__/__iter__ while it compiles (measured: "
         "`pl = self.plist; pl[1]` in an ms.jit construct stops with this MigrationError)"),
     "optim.py:_TorchOptimizer.step": _OPTIM,
-    "optim.py:_TorchOptimizer.add_param_group": _OPTIM,
+    "optim.py:_group_added": _OPTIM + " (add_param_group on a built optimizer)",
     "optim.py:stepped_optimizer": _OPTIM,
     "optim.py:clear_module_grads": _OPTIM + " (model.zero_grad(), grad_carry.py)",
     "optim.py:clears_all_gradients": _OPTIM + " (grad_carry.py)",

@@ -237,11 +237,13 @@ mapping("Tensor.expand_as", "expr:ops.broadcast_to({self}, {other}.shape)", args
 
 @_starred
 def _repeat(ctx):
-    return ctx.expr(f"ops.tile({_arg(ctx)}, {dims_tuple(_sizes(ctx, 'repeats'))})")
+    return ctx.expr(f"_ms_compat.repeat_tile({_arg(ctx)}, {dims_tuple(_sizes(ctx, 'repeats'))})")
 
 
 rule("Tensor.repeat", None, args=("repeats",), tensor_only=True,
-     note="ops.tile (Tensor.repeat has no CPU kernel; numpy's repeat means repeat_interleave)",
+     note="ops.tile (Tensor.repeat has no CPU kernel; numpy's repeat means repeat_interleave), through "
+          "_ms_compat.repeat_tile: an input with no elements gives torch's empty result (MindSpore's CPU Tile kernel "
+          "fails on it)",
      test=f"{T}::test_shape_methods")(_repeat)
 mapping("Tensor.chunk", "mindspore.ops.chunk", args=("chunks", "dim"), target_args=("input", "chunks", "axis"),
         rename={"dim": "axis"}, test=f"{T}::test_split_methods")

@@ -59,8 +59,9 @@ def _unit_dims_off(value):
 
 _tensor_getitem, _tensor_setitem = ms.Tensor.__getitem__, ms.Tensor.__setitem__
 ms.Tensor.__getitem__ = lambda self, index: _tensor_getitem(self, _numpy_index(index))
-ms.Tensor.__setitem__ = lambda self, index, value: _tensor_setitem(self, _numpy_index(index),
-                                                                    _unit_dims_off(value))
+ms.Tensor.__setitem__ = lambda self, index, value: None if (lambda ps: all(type(p) in (int, slice) for p in ps) and any(
+    type(p) is slice and not len(range(*p.indices(n))) for p, n in zip(ps, self.shape)))(index if type(index) is tuple else (
+        index,)) else _tensor_setitem(self, _numpy_index(index), _unit_dims_off(value))   # an empty slice: torch's no-op (MindSpore 2.10 fails on x[:, -4:0, 0:-4] = v)
 # `target == cat` for `cat in np.unique(target)`: MindSpore 2.10's `t == np.int64(1)` is the Python bool False
 _tensor_eq, _tensor_ne = ms.Tensor.__eq__, ms.Tensor.__ne__
 ms.Tensor.__eq__ = lambda t, x: _tensor_eq(t, x.item() if isinstance(x, np.generic) else x)
@@ -613,6 +614,19 @@ def upsample_mode(mode, align_corners=None):
     if mode == "bicubic" and align_corners is not True:
         raise MigrationError("Upsample mode='bicubic' without align_corners=True differs in MindSpore")
     return mode
+
+
+class Upsample(nn.Upsample):
+    """torch.nn.Upsample with torch's arguments, where the class is a value (YOLOv5's parse_model builds the
+    `nn.Upsample` its yaml names with [None, 2, 'nearest']): scale_factor as upsample_scale gives it, with
+    recompute_scale_factor=True; the mode checked as upsample_mode checks it."""
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+        if scale_factor is not None:
+            scale_factor = upsample_scale(scale_factor, recompute_scale_factor is True)
+            recompute_scale_factor = True
+        super().__init__(size, scale_factor, upsample_mode(mode, align_corners), align_corners,
+                         recompute_scale_factor)
 
 
 def norm_shape(normalized_shape):

@@ -28,14 +28,13 @@ def _cat_plan(shapes, axis):
 
 
 def cat(tensors, axis=0):
-    """torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of other ranks, and
+    """torch.cat(tensors, dim): ops.cat of the operands in their promoted dtype (MindSpore's Concat kernel takes one:
+    segment-anything's int32 labels and float padding), leaving out 1-D empty tensors beside tensors of other ranks, and
     tensors empty along the joined axis: MindSpore's gradient of an empty slice stops where it is joined
     (StridedSliceGrad "input memory out of bounds", CPU; rotary-embedding-torch's `t[..., :start_index]`)."""
     kept = _cat_plan(tuple([t.shape for t in tensors]), axis)
-    if kept is None:
-        return ops.cat(tensors, axis)
-    out = ops.cat([tensors[i] for i in kept], axis)
-    for t in tensors:
-        if _CAT_PROMOTION.index(t.dtype) > _CAT_PROMOTION.index(out.dtype):
-            out = out.astype(t.dtype)
-    return out
+    top = tensors[0].dtype
+    for t in tensors:   # the operands' dtypes promoted, as torch (an int32 tensor and a float32 one: float32)
+        top = t.dtype if _CAT_PROMOTION.index(t.dtype) > _CAT_PROMOTION.index(top) else top
+    tensors = [t if t.dtype == top else t.astype(top) for t in tensors]
+    return ops.cat(tensors if kept is None else [tensors[i] for i in kept], axis)

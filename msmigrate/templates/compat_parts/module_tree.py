@@ -326,8 +326,10 @@ def set_child(cell, name, value):
 def forward_of(obj):
     """torch's `layer.forward` where the converter cannot tell the receiver's type: an nn.Cell's construct
     (MindSpore's Cells have no forward; like torch's forward, construct runs no hooks), any other object's (or a
-    Cell's own) forward."""
-    if isinstance(obj, nn.Cell) and not hasattr(obj, "forward"):
+    Cell's own) forward. A Cell class's too, unbound (YOLOv5's Segment: `self.detect = Detect.forward`, called
+    as `self.detect(self, x)`)."""
+    is_cell = isinstance(obj, nn.Cell) or (isinstance(obj, type) and issubclass(obj, nn.Cell))
+    if is_cell and not hasattr(obj, "forward"):
         return obj.construct
     return obj.forward
 
@@ -605,6 +607,7 @@ Embedding = _torch_class(Embedding, nn.Embedding)
 LayerNorm = _torch_class(LayerNorm, nn.LayerNorm)
 ELU = _torch_class(ELU, nn.ELU)
 Mish = _torch_class(Mish, Mish)   # converted code builds the helper's (a float64 input in float64)
+Upsample = _torch_class(Upsample, nn.Upsample)
 Hardswish = _torch_class(Hardswish, nn.HSwish)
 Hardsigmoid = _torch_class(Hardsigmoid, nn.HSigmoid)
 LSTM = _torch_class(LSTM, nn.LSTM)

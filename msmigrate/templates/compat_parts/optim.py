@@ -274,15 +274,44 @@ class _TorchOptimizer:
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
-            raise MigrationError(f"{calling_line() or '?'}: add_param_group() on a built optimizer: MindSpore's "
-                                 "optimizers size their state when they are built, and a converted train step "
-                                 "differentiates the parameters it was given; pass every param group to the "
-                                 "constructor")
+            return _group_added(self, param_group)
         lr = param_group.get("lr", self.defaults["lr"])
         super().add_param_group(param_group)
         group = ParamGroup(self.param_groups[-1])
         group.exact["lr"] = float(lr)
         self.param_groups[-1] = group
+
+
+def _group_added(opt, param_group):
+    """add_param_group() on a built optimizer (YOLOv5's smart_optimizer adds its weight groups after building SGD over
+    the biases): before any step, while every per-parameter state (MindSpore sizes it when the optimizer is built)
+    still holds one constant, its initial value, the state is grown with that value for the new parameters. After
+    a step, MigrationError: a converted train step differentiates the parameters it was given."""
+    before = len(opt.parameters)
+    states = {name: value for name, value in opt.__dict__.items()
+              if isinstance(value, ms.ParameterTuple) and len(value) == before and value is not opt.parameters}
+    fills = {}
+    for name, state in states.items():
+        values = [p.asnumpy() for p in state]
+        first = next((v.flat[0] for v in values if v.size), 0)
+        if any((v != first).any() for v in values):
+            raise MigrationError(f"{calling_line() or '?'}: add_param_group() after a step: MindSpore's optimizers "
+                                 "size their state when they are built, and a converted train step differentiates "
+                                 "the parameters it was given; pass every param group to the constructor")
+        fills[name] = first
+    opt.groups_complete = False
+    opt.add_param_group(param_group)
+    opt.groups_complete = True
+    group, first = opt.param_groups[-1], opt.param_groups[0]
+    for key in list(group):     # as the optimizer's constructor makes its groups' numbers (SGD's float dampening)
+        if isinstance(dict.get(first, key), float) and type(dict.get(group, key)) is int:
+            group[key] = float(dict.get(group, key))
+    for name, state in states.items():
+        prefix = state[0].name.split(".")[0] if before else name
+        grown = [ms.Parameter(ms.Tensor(np.full(p.shape, fills[name], ms.dtype_to_nptype(p.dtype))),
+                              name=f"{prefix}.{p.name}") for p in opt.parameters[before:]]
+        setattr(opt, name, ms.ParameterTuple(tuple(state) + tuple(grown)))
+    _allow_call_depth(len(opt.parameters))
 
 
 # id(optimizer) -> the gradients a converted step computed for it, applied by its next step() (hold_gradients)

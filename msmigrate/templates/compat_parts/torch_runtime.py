@@ -278,8 +278,9 @@ _PRINT_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, lin
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
     """torch.set_printoptions for MindSpore tensors, which print through NumPy: the same options (a profile's
     presets first, as torch) on np.set_printoptions, every element with `precision` decimals; sci_mode=False suppresses scientific notation, True or None
-    leave NumPy's choice. Options not given stay as they are, as in torch."""
-    opts = dict(_PRINT_PROFILES[profile]) if profile is not None else {}
+    leave NumPy's choice. Options not given stay as they are, as in torch; a profile torch does not know (YOLOv5's
+    `profile='long'`) sets nothing, as in torch."""
+    opts = dict(_PRINT_PROFILES.get(profile, {})) if profile is not None else {}
     for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
                         ("linewidth", linewidth)):
         if value is not None:
