@@ -1489,10 +1489,22 @@ class _CallsOf(cst.CSTVisitor):
             self.hit = True
 
 
-def data_functions(module: cst.Module) -> Set[str]:
+# `model.parameters()`, `sam.mask_decoder.train()`: the root name is a network the module holds
+_NETWORK_USE = re.compile(r"\b([A-Za-z_]\w*)(?:\.\w+)*\.(?:parameters|named_parameters|state_dict|load_state_dict|"
+                          r"eval|train|modules|children|zero_grad|requires_grad_)\(")
+
+
+def network_names(module: cst.Module) -> Set[str]:
+    """The names the module uses as networks (`model.parameters()`, `sam.mask_decoder.train()`): a function calling
+    one of them, held in a global, is no data function."""
+    return set(_NETWORK_USE.findall(module.code)) - {"self", "torch", "nn"}
+
+
+def data_functions(module: cst.Module, networks: Set[str] = frozenset()) -> Set[str]:
     """Module-level functions that never call their parameters or methods on them that
-    reach a network (`get_batch(source, i)` slices a tensor): what they return is a batch
-    for the step. Computed inside a compiled step their Python arguments (the batch index)
+    reach a network (`get_batch(source, i)` slices a tensor), nor a network the module holds in a global
+    (`networks`: segment-anything's fine-tuning helper `run(...)` calling `sam.mask_decoder(...)`): what they return
+    is a batch for the step. Computed inside a compiled step their Python arguments (the batch index)
     would be compile-time constants: one compilation per batch."""
     found: Set[str] = set()
     for st in module.body:
@@ -1500,6 +1512,10 @@ def data_functions(module: cst.Module) -> Set[str]:
             continue
         params = {p.name.value for p in list(st.params.params) + list(st.params.kwonly_params)
                   + list(st.params.posonly_params)}
+        held = _CallsOf(set(networks) - params - assigns(st.body))
+        walk(st.body, held)
+        if held.hit:
+            continue
         v = _CallsOf(params)
         walk(st.body, v)
         calls = _CallsAndOps()

@@ -1702,7 +1702,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._leftover_grads.setdefault(loop_id, why)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}
         self._drawing_functions = TL.host_functions(node, numpy_names)
-        self._host_functions = self._drawing_functions | TL.data_functions(node) | {
+        self._host_functions = self._drawing_functions | TL.data_functions(node, TL.network_names(node)) | {
             n for n in self.index.imported_drawing_functions(self._imports)
             if n.split(".")[0] not in self._drawing_functions}   # another module's draws: data for the step too
         self._self_parameters = self._hand_made_self_parameters(node)

@@ -408,3 +408,83 @@ def test_param_group_added_after_a_step_raises():
     with pytest.raises(Exception, match="add_param_group\\(\\) after a step"):
         load_converted(src, pynative=True)
     ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+
+# segment-anything's mask decoder fine-tuned through a helper function of the script that calls the model a global
+# holds (`run(...)` calling `sam.mask_decoder(...)`), the encoders frozen, the prompt encoder under no_grad
+DECODER_THROUGH_A_HELPER = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Sam(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.image_encoder = nn.Linear(4, 3)
+        self.prompt_encoder = nn.Linear(2, 3)
+        self.mask_decoder = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+
+
+sam = Sam()
+fill(sam, 1)
+for p in sam.image_encoder.parameters():
+    p.requires_grad_(False)
+for p in sam.prompt_encoder.parameters():
+    p.requires_grad_(False)
+data = []
+for k in range(2):
+    x = torch.linspace(-1, 1, 8).reshape(2, 4) * (k + 1)
+    with torch.no_grad():
+        embedding = sam.image_encoder(x)
+    data.append((embedding, torch.linspace(0, 1, 4).reshape(2, 2) * (k + 1), torch.tensor([[0.0, 1.0], [1.0, 0.0]])))
+
+
+def run(embedding, box):
+    with torch.no_grad():
+        sparse = sam.prompt_encoder(box)
+    return sam.mask_decoder(embedding + sparse)
+
+
+optimizer = torch.optim.Adam(sam.mask_decoder.parameters(), lr=1e-2, weight_decay=0)
+sam.mask_decoder.train()
+seen = []
+for epoch in range(2):
+    for embedding, box, gt in data:
+        masks = run(embedding, box)
+        with torch.no_grad():
+            binary = (masks > 0).float()
+            iou = (binary * gt).sum(-1)
+        loss = F.binary_cross_entropy_with_logits(masks, gt) + F.mse_loss(masks.sum(-1), iou)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in sam.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_network_called_in_a_helper_of_the_script_is_in_the_step(graph):
+    """The helper's result was taken for data (a function that calls none of its parameters: train_loop.data_functions)
+    and left outside the step: the loss reached no parameter, every gradient was None and Adam changed nothing, the
+    losses repeating each epoch. A function calling a network the module holds (`sam.mask_decoder.train()` names it
+    one) is no data function: the weights and losses equal torch's."""
+    code, _ = program_weights_match_torch(DECODER_THROUGH_A_HELPER, graph=graph)
+    assert "def forward_fn(embedding, box, gt)" in code, code
+
+
+def test_loss_reaching_nothing_that_needs_a_gradient_raises():
+    """Where the network's call still stays outside the step (here reached through a dict the analysis cannot
+    follow), the step's loss depends on nothing that needs a gradient: torch's backward() of such a loss raises,
+    and where torch's loss came from the network the parameters would silently get no gradient. The step raises
+    MigrationError instead of training nothing."""
+    src = (DECODER_THROUGH_A_HELPER
+           .replace("def run(embedding, box):", "nets = {'prompt': sam.prompt_encoder, 'decoder': sam.mask_decoder}"
+                    "\n\n\ndef run(embedding, box):")
+           .replace("sparse = sam.prompt_encoder(box)", "sparse = nets['prompt'](box)")
+           .replace("    return sam.mask_decoder(embedding + sparse)", "    return nets['decoder'](embedding + sparse)"))
+    with pytest.raises(Exception) as err:
+        program_weights_match_torch(src, graph=False)
+    assert type(err.value).__name__ == "MigrationError" and "depends on no tensor that needs a gradient" in \
+        str(err.value), err.value

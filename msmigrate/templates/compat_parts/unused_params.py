@@ -83,6 +83,7 @@ def value_and_grad_reached(forward, weights, has_aux=False, zeroed=False, inputs
         # read while the graph is alive: backward() gives a parameter written in place (p.copy_) a new leaf
         recording.reached = [getattr(p, "_grad_node", None) is not None and p._grad_node._unique_id() in nodes
                              for p in weights]
+        recording.unrecorded = not nodes        # the loss depends on nothing that needs a gradient
         return out
     # an attribute, not a list closed over: compile_step keys a compiled step by what its functions close over
     recording.reached = None
@@ -151,6 +152,15 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed, inputs=N
     if recording.reached is None:
         raise MigrationError("value_and_grad_reached: the forward ran without recording which parameters the loss "
                              "used")
+    if inputs is None and recording.unrecorded:
+        # torch's backward() of such a loss raises ('element 0 of tensors does not require grad'); where torch's
+        # loss does come from the network, the converted step left the network's call outside it: its parameters
+        # would silently get no gradient (SAM's mask decoder, called in a helper function)
+        where = calling_line()
+        raise MigrationError(f"{where + ': ' if where else ''}the loss of this train step depends on no tensor that "
+                             "needs a gradient: torch's backward() raises RuntimeError there, or, where the loss "
+                             "comes from the network, the network's call was left outside the converted step "
+                             "(its parameters would get no gradient); move the call into the step's statements")
     out = []
     for p, g, used in zip(weights, grads, recording.reached):
         if used:
