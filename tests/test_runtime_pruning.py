@@ -206,8 +206,10 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # answers torch's names (weight, bias, running_mean, running_var: a BatchNormAct2d a factory made, 7), and the
     # adapters have torch's reset_parameters(), which their __init__ calls where a subclass defines its own (22);
     # 583 since heldout60: the layer adapters' class builder gives a subclass of nn.Embedding torch's reset, names
-    # and weight tying, and Conv2d torch's _conv_forward (loralib's layers), 42 lines the builder references
-    assert _lines(out / "_ms_compat.py") <= 583
+    # and weight tying, and Conv2d torch's _conv_forward (loralib's layers), 42 lines the builder references; 593
+    # since heldout62/63: BatchNorm/Dropout adapters start in training mode (8), an empty slice assigned is a no-op (1),
+    # and a blank line
+    assert _lines(out / "_ms_compat.py") <= 593
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()

@@ -53,8 +53,8 @@ class Corpus(object):
                 # _ms_compat.tensor_data (helper): The list as torch.tensor reads it: each tensor in it (at any depth)
                 # as a 0-d tensor of its one value
                 idss.append(ops.stop_gradient(ms.Tensor(_ms_compat.tensor_data(ids)).astype(ms.int64)))
-            # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
-            # other ranks, and tensors empty alon...
+            # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat of the operands in their promoted dtype
+            # (MindSpore's Concat kernel takes one: segmen...
             ids = _ms_compat.cat(idss)
 
         return ids

@@ -195,8 +195,8 @@ class GPT(nn.Cell):
             logits = logits[:, -1, :] / temperature
             probs = _ms_compat.softmax(logits, axis=-1)
             idx_next = ops.multinomial(probs, 1, False).astype(ms.int64)
-            # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat, leaving out 1-D empty tensors beside tensors of
-            # other ranks, and tensors empty alon...
+            # _ms_compat.cat (helper): torch.cat(tensors, dim): ops.cat of the operands in their promoted dtype
+            # (MindSpore's Concat kernel takes one: segmen...
             idx = _ms_compat.cat((idx, idx_next), axis=1)
         # _ms_compat.no_grad_value (helper): The value with no gradient flowing through it, as torch's no_grad made it:
         # tensors (also in tuples and lists) through...
