@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+import deps_torchvision as _deps_torchvision  # noqa: E402
 
 PROJECT = '''import torch
 import torchmetrics
@@ -101,22 +103,9 @@ class _NoTorchPath(importlib.machinery.PathFinder):
 sys.meta_path[:] = [_NoTorchPath if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
 '''
 
-IMPORT_ALL = NO_TORCH + '''
-import importlib, json, pkgutil
-sys.path.insert(0, OUT)
-import _ms_compat                    # puts OUT/_deps first on sys.path
-import torchmetrics
-assert torchmetrics.__file__.startswith(OUT), torchmetrics.__file__
-names = ["torchmetrics"] + [m.name for m in pkgutil.walk_packages(torchmetrics.__path__, "torchmetrics.")]
-ok, failed = [], {}
-for n in names:
-    try:
-        importlib.import_module(n)
-        ok.append(n)
-    except BaseException as exc:
-        failed[n] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:160]
-print(json.dumps({"modules": len(names), "imported": len(ok), "failed": failed}))
-'''
+# deps_torchvision.py's walk over every module of the converted package, for torchmetrics, torch hidden as above
+IMPORT_ALL = NO_TORCH + _deps_torchvision.IMPORT_ALL.replace(
+    'sys.modules["torch"] = None          # any `import torch` fails\n', "").replace("torchvision", "torchmetrics")
 
 TORCH_SIDE = '''
 import sys
