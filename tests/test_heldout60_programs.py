@@ -410,13 +410,12 @@ opt = torch.optim.SGD(net.parameters(), lr=0.1)
 x = torch.linspace(-1, 1, 2 * 4 * 3).reshape(2, 4, 3)
 
 
-def prefill_loss(x):
-    cache = (torch.zeros(2, 4, 3), torch.zeros(2, 4, 3))
-    return net(x, torch.arange(4), cache).pow(2).mean()
-
-
 for _ in range(2):
-    loss = prefill_loss(x)
+    saved = []
+    for scale in (1.0, 0.5):
+        cache = (torch.zeros(2, 4, 3), torch.zeros(2, 4, 3))
+        saved.append(net(x * scale, torch.arange(4), cache).pow(2).mean())
+    loss = sum(saved)
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -428,8 +427,8 @@ print("OUT", " ".join(str(float(t)) for t in (out.reshape(-1).tolist() + k.resha
 
 @pytest.mark.parametrize("no_grad", [True, False])
 def test_kv_cache_filled_by_a_module_a_taped_program_imports(tmp_path, no_grad):
-    """gemma_v2/v3: the driver's loss comes from a function, so the converted program records every operation from
-    its start (_ms_compat.open_tape). The model file's `@torch.no_grad()` generate() was dropped (the file is not
+    """gemma_v2/v3: the driver's loss was built before its train step (here: in a loop, as REINFORCE's), so the
+    converted program records every operation from its start (_ms_compat.open_tape). The model file's `@torch.no_grad()` generate() was dropped (the file is not
     the taped one), so decoding ran recorded, and the write into the caller's caches was skipped where a gradient
     is recorded: every decoding step after the first attended to zero caches (generate()'s tokens differed,
     silently). Its `with torch.no_grad(): p.copy_(...)` initialisation, also dropped, was refused by MindSpore (an
