@@ -287,6 +287,12 @@ def install_torch():
         _patch(torch, "as_tensor", lambda a, *args, **kwargs: as_tensor(
             a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 and not args and
             "dtype" not in kwargs else a, *args, **kwargs))
+        # and `torch.tensor(array)` of a float32 array without a dtype (pytorch-GAT's node features from a CSR
+        # matrix's todense()): float64
+        tensor = torch.tensor
+        _patch(torch, "tensor", lambda a, *args, **kwargs: tensor(
+            a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 and not args and
+            "dtype" not in kwargs else a, *args, **kwargs))
     elif STATE["reference"] == "native-kernels":
         _patch(torch.backends.mkldnn, "enabled", False)
     if STATE["reference"] == "float64-kinks":

@@ -4,11 +4,15 @@
 The converter rewrites a whole-statement `x.op_(...)` as the rebinding `x = <out-of-place x.op(...)>`
 (inplace_forms.py; MindSpore's own in-place arithmetic leaves the tensor unchanged on CPU). For such a
 parameter that rebinding is a dead store and the caller's tensor stays as it was: silently different.
-Writing through (`x[...] = value`) is no cure: MindSpore's autograd keeps a reference to an op's input,
-so overwriting it afterwards corrupts that op's gradient (measured on 2.10: the gradient of
-`x[...] = ops.clamp(x, 0, 2)` passes where clamp clipped). So the statement becomes a TODO that raises
-when reached, naming its line. A parameter the function also reads or returns keeps the rebinding
-(its local uses are right; the report marks the site as a difference)."""
+Writing through (`x[...] = value`) where a gradient is recorded is no cure: MindSpore's autograd keeps a
+reference to an op's input, so overwriting it afterwards corrupts that op's gradient (measured on 2.10: the
+gradient of `x[...] = ops.clamp(x, 0, 2)` passes where clamp clipped). So the new value is written into the
+caller's tensor by _ms_compat.write_argument, which raises MigrationError naming the line where a graph
+compiles or a recorded gradient goes through the write (it was a TODO raising wherever reached, until
+I-JEPA's `def rescale(param, layer_id): param.div_(...)` at model init, heldout65). A parameter the function
+also reads or returns keeps the rebinding (its local uses are right; the report marks the site as a
+difference). The same holds for a parameter whose every use is an augmented assignment (augmented_only:
+`mask *= region`), whose new value _ms_compat.augmented_argument writes into the caller's tensor."""
 from __future__ import annotations
 
 from typing import Dict, List, Set
@@ -44,6 +48,27 @@ class _Uses(cst.CSTVisitor):
         recv = _inplace_receiver(node)
         if recv is not None and recv.value in self.names:
             self.receivers[recv.value] = self.receivers.get(recv.value, 0) + 1
+
+
+class _AugTargets(cst.CSTVisitor):
+    def __init__(self, names: Set[str]) -> None:
+        self.names = names
+        self.targets: Dict[str, int] = {}
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value in self.names:
+            self.targets[node.target.value] = self.targets.get(node.target.value, 0) + 1
+
+
+def augmented_only(function: cst.FunctionDef, params: Set[str]) -> Set[str]:
+    """The parameters whose every use in the function is as the target of an augmented assignment (I-JEPA's
+    MaskCollator: `def constrain_mask(mask, tries=0): for k in range(N): mask *= acceptable_regions[k]`): on a
+    tensor torch's `*=` changes the caller's tensor, MindSpore's makes a new one, which nothing reads."""
+    names = set(params) - {"self", "cls"}
+    uses, targets = _Uses(names), _AugTargets(names)
+    function.body.visit(uses)
+    function.body.visit(targets)
+    return {n for n, k in targets.targets.items() if uses.uses.get(n, 0) == k}
 
 
 def mutated_only(function: cst.FunctionDef, params: Set[str]) -> Set[str]:

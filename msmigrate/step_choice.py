@@ -146,6 +146,15 @@ def update_branches(block: cst.CSTNode) -> Optional[cst.CSTNode]:
     return None
 
 
+def declaration(st: cst.CSTNode) -> bool:
+    """A docstring or a `global`/`nonlocal` statement: nothing to run twice when statements are copied into both
+    branches of a split."""
+    if not isinstance(st, cst.SimpleStatementLine):
+        return False
+    return all(isinstance(x, (cst.Global, cst.Nonlocal)) or (isinstance(x, cst.Expr) and isinstance(
+        x.value, (cst.SimpleString, cst.ConcatenatedString))) for x in st.body)
+
+
 def guarded_update(block: cst.CSTNode, deferred: Set[int]) -> Optional[cst.CSTNode]:
     """karpathy/pytorch-made's update taken only in training, after the loss is computed for both splits:
 

@@ -1233,6 +1233,19 @@ class TorchToMindSpore(cst.CSTTransformer):
                                             *updated.params.posonly_params)}
             for x in body[:k]:
                 bound |= TL.assigns(x)
+            if TL.step_reading_outer_network_values(st, body[:k], self._loop_info()) is not None:
+                # pytorch-GAT's main_loop: `loss = crit(gat(data)...)` then `if phase == TRAIN: <update>`, the
+                # function called for each phase: split on the test as a loop body is (step_choice.guarded_update);
+                # a docstring and `global` declarations (main_loop's `global BEST_VAL_PERF, ...`) stay above it
+                head = 0
+                while head < k and SC.declaration(body[head]):
+                    head += 1
+                split = SC.guarded_update(updated.with_changes(body=updated.body.with_changes(body=body[head:])),
+                                          {id(st)})
+                plan = None if split is None else self._choice_plan(split, bound - {"self"}, 0)
+                if plan is not None:
+                    done = self._apply_choice(plan)
+                    return done.with_changes(body=done.body.with_changes(body=body[:head] + list(done.body.body)))
             new = self._branch_step(st, body[:k], bound - {"self"})
             if new is not st:
                 body[k] = new
@@ -1793,6 +1806,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._scopes[-1]["mutated_only"] = IA.mutated_only(node, self._scopes[-1]["params"])   # inplace_arguments.py
         self._scopes[-1]["unpacked_params"] = IA.unpacked_params(node, self._scopes[-1]["params"])
         self._scopes[-1]["tensor_params"] = IA.tensor_params(node, self._imports)   # `x: Tensor` (augmented writes)
+        self._scopes[-1]["augmented_only"] = IA.augmented_only(node, self._scopes[-1]["params"])
         if not self._funcs and not self._classes and node.name.value in self._optimizer_helpers:
             self._scopes[-1]["mutated_only"] = set()    # written into the caller's tensor instead
         elif not self._funcs and not self._classes and node.name.value in self._escaping_functions:
@@ -1806,6 +1820,13 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._scopes[-1]["escaped_changes"] = self._arg_write_backs[
                 (self._classes[-1].name if self._classes else None, node.name.value)] \
                 - self._scopes[-1]["mutated_only"]
+        if self._scopes[-1]["mutated_only"]:
+            # only the caller sees the change (`def rescale(param, k): param.div_(k)`, the ViTs' fix_init_weight):
+            # the new value is written into the caller's tensor (_ms_compat.write_argument), as for a function passed
+            # on (inplace_arguments.py); it raises MigrationError naming the line where a graph compiles or a
+            # recorded gradient would go through the write
+            self._scopes[-1]["escaped_changes"] = set(self._scopes[-1].get("escaped_changes", ())) \
+                | self._scopes[-1]["mutated_only"]
         self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"], self._view_names))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         # a name other holders share is written into (inplace_holders.py), outside graph code
@@ -2761,7 +2782,12 @@ class TorchToMindSpore(cst.CSTTransformer):
         if op is None or not (self._funcs and self._scopes and isinstance(original.target, cst.Name)):
             return None
         name = original.target.value
-        if name in ("self", "cls") or name not in self._scopes[-1].get("tensor_params", ()) or self._in_cell_code():
+        # a parameter used for nothing else (`def constrain_mask(mask): mask *= region`, I-JEPA's MaskCollator): the
+        # rebinding would be a dead store and the caller's tensor unchanged, in Cell code too (write_argument raises
+        # MigrationError naming the line where a graph compiles or a gradient is recorded)
+        only = name in self._scopes[-1].get("augmented_only", ())
+        if name in ("self", "cls") or not only and (name not in self._scopes[-1].get("tensor_params", ())
+                                                    or self._in_cell_code()):
             return None
         self.uses_compat = True
         where = f"{self.module_name}:{self._line(original)}"
@@ -4082,11 +4108,6 @@ class TorchToMindSpore(cst.CSTTransformer):
         scope = self._scopes[-1] if self._funcs and self._scopes else None
         if scope is not None and original.func.value.value not in scope["shadows"] | scope["bound"]:
             return None   # a name of an enclosing scope: `x = ...` would make it local (UnboundLocalError)
-        if scope is not None and original.func.value.value in scope.get("mutated_only", ()) \
-                and name not in ("requires_grad_", "detach_") and IA.rebinds(name):
-            # only the caller sees it (inplace_arguments.py); a fill written into the tensor itself
-            # (`_ms_compat.exponential_(a, 2.0)`) reaches the caller and is converted as usual
-            return self._todo(original, "Tensor." + name, IA.WHY, updated)
         row_why = self._cell_row_change(original)     # `for row in x: row.add_(1)` in construct
         if row_why is not None:
             self._row_todos.add(("Tensor." + name, self._line(original)))

@@ -745,6 +745,13 @@ def _einsum(ctx):
                 expr = f"ops.expand_dims({expr}, {axis})"
         parts.append(expr)
     product = " * ".join(parts)
+    if getattr(ctx.tr, "complex_operators", False) and len(parts) > 1:
+        # a module making complex values (S4D's `torch.einsum('hn, hnl -> hl', C, torch.exp(K))`): the product goes
+        # through _ms_compat.times as the module's own `*` does (complex_operators.py: a complex Mul has no gradient
+        # in MindSpore 2.10, a complex operand with a real one no kernel)
+        product = parts[0]
+        for part in parts[1:]:
+            product = f"_ms_compat.times({product}, {part})"
     if contracted:
         dims = tuple(range(len(rhs), len(order)))
         # the empty-safe sum: a contracted letter of length 0 sums to torch's 0 (empty_reductions.py)

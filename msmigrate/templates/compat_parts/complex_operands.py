@@ -105,6 +105,8 @@ def times(a, b):
     if _both_complex(a, b):
         return _complex_parts(a, b, False)
     a, b = _cast_for_operator(a, b)
+    if _both_complex(a, b):     # a Python complex with a tensor (S4D's `1j * self.A_imag`), cast: differentiable parts
+        return _complex_parts(a, b, False)
     return a * b
 
 
@@ -115,4 +117,6 @@ def over(a, b):
     if _both_complex(a, b):
         return _complex_parts(a, b, True)
     a, b = _cast_for_operator(a, b)
+    if _both_complex(a, b):     # a Python complex with a tensor (S4D's `1j * self.A_imag`), cast: differentiable parts
+        return _complex_parts(a, b, True)
     return a / b

@@ -24,6 +24,8 @@ def set_device(target):
             _pynative_executor.set_grad_flag(False)
 
 
+import enum as _enum
+
 _COMPILED_STEPS = {}
 # what compile_step also runs on each step: init_process_group (the distributed section) adds its
 # data-parallel safety net here, so a program that starts no process group is written without it
@@ -78,7 +80,19 @@ def compile_step(step, host_calls=False):
     compiled = _COMPILED_STEPS[key][0]
     for wrap in COMPILED_STEP_WRAPPERS.values():
         compiled = wrap(step, compiled)
-    return _in_graph_mode(compiled) if pynative else compiled
+    return _members_op_by_op(step, _in_graph_mode(compiled) if pynative else compiled)
+
+
+def _members_op_by_op(step, compiled):
+    """The compiled step, except for a call with an Enum member among its arguments (pytorch-GAT's
+    `main_loop(phase=LoopPhase.TRAIN)`, whose step takes `phase`): MindSpore cannot type one in a graph
+    (NotImplementedError naming no line where the gradient's zeros_like meets it, even as a constant), so that call
+    runs op by op, as a step calling a host helper does."""
+    def run(*args, **kwargs):
+        if any(isinstance(a, _enum.Enum) for a in (*args, *kwargs.values())):
+            return _op_by_op(step)(*args, **kwargs)
+        return compiled(*args, **kwargs)
+    return run
 
 
 # The gradient of a gradient (WGAN-GP's penalty differentiated by the critic's step) op by op, MindSpore 2.10 on CPU:
