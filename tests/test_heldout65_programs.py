@@ -22,6 +22,10 @@ gordicaleksa/pytorch-GAT) met, each run under torch and converted.
   the predicted blocks (silently: 49 patches against torch's 16 to 22, the losses still within 1e-4). Only a
   parameter annotated `Tensor` was written into the caller's tensor (augmented_argument); one whose every use is
   such an assignment now is too (inplace_arguments.augmented_only).
+- A composed record bound to a name (s4's `_c2r = torch.view_as_real`, `_r2c = torch.view_as_complex`): the name of
+  its template's first call was the value (`ops.stack`, `ops.Complex`), marked a difference in the report but
+  computing something else (SSMKernelDiag's C came out (1, 1, 16, 32) where torch's is (1, 16, 32, 2)). It is now
+  the template as a lambda of torch's positional parameters (mappings/compose.py's value_form), or a TODO.
 - torch.einsum in a module making complex values (S4D's kernel: `torch.einsum('hn, hnl -> hl', C, torch.exp(K))`
   of complex tensors): the expanded broadcast product was a plain `*`, which MindSpore 2.10 cannot differentiate
   for complex operands ("For 'Mul', gradient not support for complex type currently", naming no line). In such a
@@ -232,3 +236,30 @@ def test_augmented_assignment_to_a_parameter_used_for_nothing_else():
     for t, m in zip(t_out, m_out):
         np.testing.assert_array_equal(m.asnumpy(), t.numpy())
     assert len(t_out[0]) == 4
+
+
+# s4's models/s4/s4.py: torch's complex views bound to names at module level, called elsewhere
+COMPLEX_VIEWS_AS_VALUES = '''
+import torch
+
+_c2r = torch.view_as_real
+_r2c = torch.view_as_complex
+
+
+def fn(x):
+    z = _r2c(x)
+    w = _c2r(z * z)
+    return w, z.imag
+'''
+
+
+def test_composed_functions_bound_to_names():
+    """Before: `_c2r = torch.view_as_real` became `_c2r = ops.stack` and `_r2c = torch.view_as_complex`
+    `ops.Complex` (the first call of their conversions' templates), silently something else (s4's SSMKernelDiag
+    got a C of shape (1, 1, 16, 32) where torch's is (1, 16, 32, 2)). A composed record used as a value is its
+    template as a lambda of torch's positional parameters (or a TODO)."""
+    x = np.linspace(-1, 1, 12).astype(np.float32).reshape(3, 2, 2)
+    t_out, m_out, code, _ = _both(COMPLEX_VIEWS_AS_VALUES, x)
+    assert "_c2r = (lambda _ms_input:" in code, code
+    for t, m in zip(t_out, m_out):
+        np.testing.assert_allclose(m.asnumpy(), t.numpy(), rtol=1e-6)

@@ -74,6 +74,29 @@ def fill(template: str, values: Dict[str, str]) -> str:
     return f"(lambda {', '.join(params.values())}: {body})({', '.join(values[n] for n in shared)})"
 
 
+def value_lambda(source: str, template: str, known: Sequence[str], defaults: Dict[str, str]) -> Optional[str]:
+    """`(lambda _ms_a, _ms_b=default: <template>)` where torch's signature takes no *args and its positional
+    parameters are the record's arguments in order; else None."""
+    from ..torch_signature_data import SIGNATURES   # data generated from torch (no engine import)
+
+    sig = SIGNATURES.get(source)
+    if sig is None or sig[1] or any(kind == "*" for _, _, kind in sig[0]):
+        return None
+    positional = [name for name, _, kind in sig[0] if kind == "p"]
+    if positional != list(known) or any(n not in known for n in _SLOT.findall(template)):
+        return None
+    params, defaulted = [], False
+    for name in known:
+        if name in defaults:
+            params.append(f"_ms_{name}={defaults[name]}")
+            defaulted = True
+        elif defaulted:
+            return None
+        else:
+            params.append(f"_ms_{name}")
+    return f"(lambda {', '.join(params)}: {fill(template, {n: f'_ms_{n}' for n in known})})"
+
+
 def starred_call(source: str, template: str, known: Sequence[str], defaults: Dict[str, str], call: cst.Call) -> str:
     """A call given `*args` (`torch.lu_unpack(*A.lu())`, Invertible1x1Conv's LU parametrisation): the template as a
     lambda with torch's positional parameters, their defaults and nothing else, called with the arguments as
@@ -169,8 +192,17 @@ def composed(source: str, template: str, args: Sequence[str], defaults: Optional
             raise UnsupportedSite(f"argument {unused[0]} without the arguments it goes with")
         return ctx.expr(fill(chosen, {k: v for k, v in values.items() if "{" + k + "}" in chosen}))
 
+    def value_form() -> Optional[str]:
+        """The function used as a value (s4's `_c2r = torch.view_as_real`): the template as a lambda of torch's
+        positional parameters (as starred_call writes it); None where the record needs more than that (a TODO:
+        its first call's name, ops.stack, would compute something else)."""
+        if keywords or prepare is not None or literal or only or absent or drop:
+            return None
+        return value_lambda(source, template, known, defaults)
+
     fn.checks_arguments = True   # every argument is checked above (argument_check.py)
     fn.handles_starred = True    # *args: starred_call, or a TODO
+    fn.value_form = value_form
     first = re.match(r"[\w.]+", template.lstrip("("))
     head = target or (first.group(0) if first else template)
     shown = target or ("mindspore." + head if head.startswith("ops.") else
