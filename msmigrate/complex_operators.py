@@ -40,11 +40,22 @@ def _call(helper: str, left, right, compat: str) -> cst.Call:
                     args=[cst.Arg(_unparenthesized(left)), cst.Arg(_unparenthesized(right))])
 
 
-def operator(updated: cst.BinaryOperation, compat: str) -> Optional[cst.BaseExpression]:
+def operator(updated: cst.BinaryOperation, compat: str, in_cell: bool = False) -> Optional[cst.BaseExpression]:
+    """in_cell: in code a Cell's construct runs, an imaginary literal operand (S4D's `1j * self.A_imag`) becomes
+    _ms_compat.imaginary_tensor(1.0): MindSpore's graph parser refuses a complex constant ("Unsupported Constant
+    type : 1j", naming no line), and the operation is a tensor's there."""
     helper = _HELPERS.get(type(updated.operator))
     if helper is None:
         return None
-    return _call(helper, updated.left, updated.right, compat).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+    left, right = updated.left, updated.right
+    if in_cell and isinstance(left, cst.Imaginary) != isinstance(right, cst.Imaginary):
+        left, right = (_imaginary(e, compat) if isinstance(e, cst.Imaginary) else e for e in (left, right))
+    return _call(helper, left, right, compat).with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+
+def _imaginary(literal: cst.Imaginary, compat: str) -> cst.Call:
+    return cst.Call(func=cst.Attribute(cst.Name(compat), cst.Name("imaginary_tensor")),
+                    args=[cst.Arg(cst.Float(repr(float(complex(literal.value).imag))))])
 
 
 def augmented(updated: cst.AugAssign, compat: str) -> Optional[cst.Assign]:

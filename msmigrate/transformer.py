@@ -2862,7 +2862,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return SPP.retarget(self, self._render_template(f"{m.target}({left}, {right})")).with_changes(
                 lpar=updated.lpar, rpar=updated.rpar)
         if self.complex_operators and not self._known_no_tensors(original.left, original.right):
-            call = CO.operator(updated, COMPAT)   # `z * x`, z complex: complex_operators.py
+            call = CO.operator(updated, COMPAT, in_cell=self._in_cell_code())   # `z * x`, z complex: complex_operators.py
             if call is not None:
                 self.uses_compat = True
                 return call

@@ -29,7 +29,10 @@ gordicaleksa/pytorch-GAT) met, each run under torch and converted.
 - torch.einsum in a module making complex values (S4D's kernel: `torch.einsum('hn, hnl -> hl', C, torch.exp(K))`
   of complex tensors): the expanded broadcast product was a plain `*`, which MindSpore 2.10 cannot differentiate
   for complex operands ("For 'Mul', gradient not support for complex type currently", naming no line). In such a
-  module the product goes through _ms_compat.times, as the module's own `*` does (complex_operators.py)."""
+  module the product goes through _ms_compat.times, as the module's own `*` does (complex_operators.py). A Python
+  complex times a real tensor (`1j * self.A_imag`) was a complex Mul too: times/over now take it on the parts; and
+  in code a Cell's construct runs the literal itself is _ms_compat.imaginary_tensor(1.0), since MindSpore's graph
+  parser refuses a complex constant ("Unsupported Constant type : 1j", naming no line)."""
 import numpy as np
 import pytest
 
@@ -191,7 +194,7 @@ weights = [p.detach().reshape(-1) for p in kernel.parameters()] + seen
 '''
 
 
-@pytest.mark.parametrize("graph", [False])
+@pytest.mark.parametrize("graph", [False, True])
 def test_einsum_of_complex_tensors_is_differentiated(graph):
     """Before: the einsum's broadcast product was a plain `*` of complex tensors, whose gradient MindSpore 2.10 does
     not have (TypeError naming no line when the step ran). Now it goes through _ms_compat.times: the weights and

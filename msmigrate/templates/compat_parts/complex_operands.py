@@ -120,3 +120,11 @@ def over(a, b):
     if _both_complex(a, b):     # a Python complex with a tensor (S4D's `1j * self.A_imag`), cast: differentiable parts
         return _complex_parts(a, b, True)
     return a / b
+
+
+def imaginary_tensor(value):
+    """An imaginary literal (`1j`) operand of `*` or `/` in code a Cell's construct runs (S4D's `1j * self.A_imag`):
+    MindSpore's graph parser refuses a complex constant ("Unsupported Constant type : 1j"). A 0-d complex64 tensor,
+    which times/over take as torch promotes a Python complex with a tensor (complex64 with float32, complex128
+    with float64 or complex128)."""
+    return ops.Complex()(ms.Tensor(0.0, ms.float32), ms.Tensor(value, ms.float32))
