@@ -2334,6 +2334,16 @@ class TorchToMindSpore(cst.CSTTransformer):
             target, note = R.TYPE_TARGETS[qn]
             self._record(original, qn, target, R.CONVERTED, note)
             return self.render(target)
+        value_form = getattr(m.rule, "value_form", None) if m is not None else None
+        if value_form is not None:
+            # a composed record (mappings/compose.py) used as a value (s4's `_c2r = torch.view_as_real`): the name of
+            # its template's first call (ops.stack) computes something else; the template as a lambda, or a TODO
+            text = value_form()
+            if text is None:
+                return self._todo(original, qn, "used as a value; only calls of it can be converted")
+            self._record(original, qn, text, m.status, (m.note + "; " if m.note else "")
+                         + "used as a value: the conversion as a function of torch's positional arguments")
+            return self._render_template(text)
         if m is None or m.target is None:
             why = m.note if m is not None and m.note else (rule_note(qn) or "no MindSpore mapping known")
             return self._todo(original, qn, why)
@@ -2373,16 +2383,6 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"bound to a name: called, {target} builds as {qn}(...) does; as a type it matches tensors")
             self.uses_compat = True
             return self.render(target)
-        value_form = getattr(m.rule, "value_form", None)
-        if value_form is not None:
-            # a composed record (mappings/compose.py) used as a value (s4's `_c2r = torch.view_as_real`): the name of
-            # its template's first call (ops.stack) computes something else; the template as a lambda, or a TODO
-            text = value_form()
-            if text is None:
-                return self._todo(original, qn, "used as a value; only calls of it can be converted")
-            self._record(original, qn, text, status, (note + "; " if note else "")
-                         + "used as a value: the conversion as a function of torch's positional arguments")
-            return self._render_template(text)
         if m.args and (m.rename or m.transforms or m.drop or m.extra or m.rule):
             status = R.DIFFERENCE
             note = (note + "; " if note else "") + "used as a value: arguments given elsewhere are not translated"

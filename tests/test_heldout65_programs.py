@@ -26,6 +26,9 @@ gordicaleksa/pytorch-GAT) met, each run under torch and converted.
   its template's first call was the value (`ops.stack`, `ops.Complex`), marked a difference in the report but
   computing something else (SSMKernelDiag's C came out (1, 1, 16, 32) where torch's is (1, 16, 32, 2)). It is now
   the template as a lambda of torch's positional parameters (mappings/compose.py's value_form), or a TODO.
+  `contract = torch.einsum` (the same module) was a TODO raising where the name was bound: it is now
+  _ms_compat.torch_einsum, whose pairwise matmuls take complex operands on their real and imaginary parts
+  (compat_parts/einops.py's _einsum_matmul: MindSpore 2.10 cannot differentiate a complex product).
 - torch.einsum in a module making complex values (S4D's kernel: `torch.einsum('hn, hnl -> hl', C, torch.exp(K))`
   of complex tensors): the expanded broadcast product was a plain `*`, which MindSpore 2.10 cannot differentiate
   for complex operands ("For 'Mul', gradient not support for complex type currently", naming no line). In such a
@@ -266,3 +269,47 @@ def test_composed_functions_bound_to_names():
     assert "_c2r = (lambda _ms_input:" in code, code
     for t, m in zip(t_out, m_out):
         np.testing.assert_allclose(m.asnumpy(), t.numpy(), rtol=1e-6)
+
+
+# s4's SSMKernelDiag (models/s4/s4.py): `contract = torch.einsum` at module level, log_vandermonde_naive's
+# `contract('... n, ... n l -> ... l', v, vandermonde_matrix)` of complex tensors
+EINSUM_BOUND = _FILL + '''
+import torch.nn as nn
+
+contract = torch.einsum
+
+
+class Vandermonde(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.C = nn.Parameter(torch.zeros(3, 4, 2))
+        self.x = nn.Parameter(torch.zeros(3, 4, 2))
+
+    def forward(self, L):
+        v = torch.view_as_complex(self.C)
+        x = torch.view_as_complex(self.x) * 0.3
+        vandermonde_matrix = torch.exp(x.unsqueeze(-1) * torch.arange(L).to(x))
+        return 2 * contract('... n, ... n l -> ... l', v, vandermonde_matrix).real
+
+
+net = Vandermonde()
+fill(net, 6)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+seen = []
+for _ in range(2):
+    loss = net(5).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_einsum_bound_to_a_name_of_complex_tensors(graph):
+    """Before: `contract = torch.einsum` was a TODO raising MigrationError where the name was bound (only calls of
+    torch.einsum were converted); its helper's products were complex matmuls MindSpore cannot differentiate. It is
+    _ms_compat.torch_einsum, whose pairwise matmuls take complex operands on their parts."""
+    code, _ = program_weights_match_torch(EINSUM_BOUND, graph=graph)
+    assert "contract = _ms_compat.torch_einsum" in code, code

@@ -759,6 +759,9 @@ def _einsum(ctx):
     return ctx.expr(product)
 
 
+# bound to a name (s4's `contract = torch.einsum`): the run-time helper, which takes torch's arguments
+_einsum.value_form = lambda: "_ms_compat.torch_einsum"
+
 rule("torch.einsum", None, args=("equation",), status=DIFFERENCE,
      note="ops.einsum has no CPU kernel in MindSpore 2.10: the literal equation is expanded into "
           "permute/expand_dims, a broadcast product and a sum (same values; the product is materialised, "

@@ -440,12 +440,29 @@ def einops_einsum(*tensors_and_pattern):
             other = ops.sum(other, drop_b)
         a = ops.transpose(result, perm_a).reshape(shape_a)
         b = ops.transpose(other, perm_b).reshape(shape_b)
-        result = ops.matmul(a, b).reshape(shape_out)
+        result = _einsum_matmul(a, b).reshape(shape_out)
     if drop:
         result = ops.sum(result, drop)
     if perm is not None:
         result = ops.transpose(result, perm)
     return result
+
+
+def _einsum_matmul(a, b):
+    """ops.matmul, on the real and imaginary parts where an operand is complex (s4's log_vandermonde_naive:
+    `contract('... n, ... n l -> ... l', v, vandermonde_matrix)` of complex tensors): MindSpore 2.10 has no
+    gradient for a complex product (compat_parts/complex_operands.py)."""
+    complex_a, complex_b = a.dtype in (ms.complex64, ms.complex128), b.dtype in (ms.complex64, ms.complex128)
+    if not complex_a and not complex_b:
+        return ops.matmul(a, b)
+    real = ms.float64 if ms.complex128 in (a.dtype, b.dtype) or ms.float64 in (a.dtype, b.dtype) else ms.float32
+    ar, ai = (ops.real(a).astype(real), ops.imag(a).astype(real)) if complex_a else (a.astype(real), None)
+    br, bi = (ops.real(b).astype(real), ops.imag(b).astype(real)) if complex_b else (b.astype(real), None)
+    if ai is None:
+        return ops.Complex()(ops.matmul(ar, br), ops.matmul(ar, bi))
+    if bi is None:
+        return ops.Complex()(ops.matmul(ar, br), ops.matmul(ai, br))
+    return ops.Complex()(ops.matmul(ar, br) - ops.matmul(ai, bi), ops.matmul(ar, bi) + ops.matmul(ai, br))
 
 
 class EinopsRearrange(nn.Cell):
