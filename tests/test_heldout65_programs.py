@@ -29,6 +29,8 @@ gordicaleksa/pytorch-GAT) met, each run under torch and converted.
   `contract = torch.einsum` (the same module) was a TODO raising where the name was bound: it is now
   _ms_compat.torch_einsum, whose pairwise matmuls take complex operands on their real and imaginary parts
   (compat_parts/einops.py's _einsum_matmul: MindSpore 2.10 cannot differentiate a complex product).
+- torch.diag_embed of a complex tensor (s4's nplr: `V @ torch.diag_embed(W) @ V.conj().transpose(-1, -2)`):
+  MindSpore's kernel refuses complex input (TypeError naming no line); _ms_compat.diag_embed builds it on the parts.
 - torch.einsum in a module making complex values (S4D's kernel: `torch.einsum('hn, hnl -> hl', C, torch.exp(K))`
   of complex tensors): the expanded broadcast product was a plain `*`, which MindSpore 2.10 cannot differentiate
   for complex operands ("For 'Mul', gradient not support for complex type currently", naming no line). In such a
@@ -313,3 +315,26 @@ def test_einsum_bound_to_a_name_of_complex_tensors(graph):
     _ms_compat.torch_einsum, whose pairwise matmuls take complex operands on their parts."""
     code, _ = program_weights_match_torch(EINSUM_BOUND, graph=graph)
     assert "contract = _ms_compat.torch_einsum" in code, code
+
+
+# s4's nplr (models/s4/s4.py): the DPLR initialization rebuilds a matrix from complex eigenpairs
+COMPLEX_DIAG_EMBED = '''
+import torch
+
+
+def fn(re, im):
+    W = torch.complex(re, im)
+    V = torch.complex(re.unsqueeze(-1) * im, im.unsqueeze(-1) + re)
+    AP = V @ torch.diag_embed(W) @ V.conj().transpose(-1, -2)
+    return torch.view_as_real(AP), torch.diag_embed(re, offset=1)
+'''
+
+
+def test_diag_embed_of_a_complex_tensor():
+    """Before: MindSpore's diag_embed refused the complex input (TypeError naming no line). It is now built on the
+    real and imaginary parts (_ms_compat.diag_embed)."""
+    re = np.array([0.5, -1.0, 2.0], np.float32)
+    im = np.array([1.0, 0.25, -0.5], np.float32)
+    t_out, m_out, _, _ = _both(COMPLEX_DIAG_EMBED, re, im)
+    for t, m in zip(t_out, m_out):
+        np.testing.assert_allclose(m.asnumpy(), t.numpy(), rtol=1e-5, atol=1e-6)

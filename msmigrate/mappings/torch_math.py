@@ -202,8 +202,9 @@ composed("torch.renorm", "ops.renorm({input}, {p}, {dim}, float({maxnorm}))", ("
          target="mindspore.ops.renorm", note="maxnorm passed as a float (ops.renorm refuses an int)", test=T_RED)
 
 # ---------------------------------------------------------------- matrix functions of the torch namespace
-composed("torch.diag_embed", "ops.diag_embed({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
-         defaults={"offset": "0", "dim1": "-2", "dim2": "-1"}, test=T_MAT)
+composed("torch.diag_embed", "_ms_compat.diag_embed({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
+         defaults={"offset": "0", "dim1": "-2", "dim2": "-1"}, target="mindspore.ops.diag_embed", test=T_MAT,
+         note="a complex input on its real and imaginary parts (ops.diag_embed has no complex kernel)")
 composed("torch.diagflat", "ops.diagflat({input}, {offset})", ("input", "offset"), defaults={"offset": "0"}, test=T_MAT)
 composed("torch.diagonal", "ops.diagonal({input}, {offset}, {dim1}, {dim2})", ("input", "offset", "dim1", "dim2"),
          defaults={"offset": "0", "dim1": "0", "dim2": "1"}, test=T_MAT)

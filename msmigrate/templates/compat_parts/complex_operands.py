@@ -128,3 +128,13 @@ def imaginary_tensor(value):
     which times/over take as torch promotes a Python complex with a tensor (complex64 with float32, complex128
     with float64 or complex128)."""
     return ops.Complex()(ms.Tensor(0.0, ms.float32), ms.Tensor(value, ms.float32))
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """torch.diag_embed: ops.diag_embed, on the real and imaginary parts of a complex input (MindSpore 2.10's
+    kernel takes real dtypes only: s4's DPLR initialization, `V @ torch.diag_embed(W) @ V.conj().transpose(-1, -2)`
+    of complex eigenvalues)."""
+    if input.dtype in _COMPLEX:
+        return ops.Complex()(ops.diag_embed(ops.real(input), offset, dim1, dim2),
+                             ops.diag_embed(ops.imag(input), offset, dim1, dim2))
+    return ops.diag_embed(input, offset, dim1, dim2)
