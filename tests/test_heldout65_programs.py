@@ -288,7 +288,7 @@ class Vandermonde(nn.Module):
         self.x = nn.Parameter(torch.zeros(3, 4, 2))
 
     def forward(self, L):
-        v = torch.view_as_complex(self.C)
+        v = torch.view_as_complex(self.C).unsqueeze(0).expand(2, 3, 4)    # '...' of two dimensions here, one below
         x = torch.view_as_complex(self.x) * 0.3
         vandermonde_matrix = torch.exp(x.unsqueeze(-1) * torch.arange(L).to(x))
         return 2 * contract('... n, ... n l -> ... l', v, vandermonde_matrix).real
@@ -312,7 +312,8 @@ weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
 def test_einsum_bound_to_a_name_of_complex_tensors(graph):
     """Before: `contract = torch.einsum` was a TODO raising MigrationError where the name was bound (only calls of
     torch.einsum were converted); its helper's products were complex matmuls MindSpore cannot differentiate. It is
-    _ms_compat.torch_einsum, whose pairwise matmuls take complex operands on their parts."""
+    _ms_compat.torch_einsum, whose pairwise matmuls take complex operands on their parts; '...' covering two
+    dimensions in one operand and one in the other is broadcast as torch does (einops refused it: ValueError)."""
     code, _ = program_weights_match_torch(EINSUM_BOUND, graph=graph)
     assert "contract = _ms_compat.torch_einsum" in code, code
 
