@@ -339,3 +339,26 @@ def test_diag_embed_of_a_complex_tensor():
     t_out, m_out, _, _ = _both(COMPLEX_DIAG_EMBED, re, im)
     for t, m in zip(t_out, m_out):
         np.testing.assert_allclose(m.asnumpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# s4's SSMKernelDPLR._step_state_linear: `contract('r h n, r h m, ... h m -> ... h n', P, Q, state)`, a letter of size
+# 1 in one operand against its size in another
+EINSUM_SIZE_ONE = '''
+import torch
+
+contract = torch.einsum
+
+
+def fn(p, x, y):
+    return contract('r h n, r h m, ... h m -> ... h n', p, x, y)
+'''
+
+
+def test_einsum_broadcasts_a_letter_of_size_one():
+    """Before: the helper's plan took each letter's size from one operand and reshaped the other to it (ValueError:
+    "proposed_shape ... is invalid", naming no line). Operands are now broadcast to each letter's largest size."""
+    rng = np.random.RandomState(0)
+    p, x, y = rng.randn(1, 1, 4), rng.randn(1, 3, 4), rng.randn(2, 1, 4)
+    t_out, m_out, _, _ = _both(EINSUM_SIZE_ONE, *(a.astype(np.float32) for a in (p, x, y)))
+    assert tuple(t_out.shape) == (2, 3, 4)
+    np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy(), rtol=1e-5, atol=1e-6)

@@ -12,45 +12,47 @@ def torch_einsum(equation, *operands):
 
 
 def _ellipsis_broadcast(equation, operands):
-    """torch broadcasts the dimensions '...' covers, right-aligned, as for `*` (s4's log_vandermonde_naive:
-    `contract('... n, ... n l -> ... l', v, vandermonde_matrix)` with v (C, H, N) and the matrix (H, N, L));
-    einops_einsum wants '...' to cover the same dimensions in every operand: each operand gets its missing
-    leading ones and is broadcast to the common sizes."""
-    places = _einsum_ellipsis_places(equation, tuple(o.ndim for o in operands))
-    spans = [p for p in places if p is not None]
-    if not spans:
+    """torch broadcasts, as `*` does, the dimensions '...' covers (right-aligned: s4's log_vandermonde_naive,
+    `contract('... n, ... n l -> ... l', v, vandermonde_matrix)` with v (C, H, N) and the matrix (H, N, L)) and a
+    letter of size 1 in one operand against its size in another (s4's DPLR step, `contract('r h n, r h m, ... h m
+    -> ... h n', P, Q, state)`); einops_einsum wants '...' to cover the same dimensions in every operand and each
+    letter one size: each operand gets its missing leading ones and is broadcast to the common sizes."""
+    axes = _einsum_operand_axes(equation, tuple(o.ndim for o in operands))
+    if axes is None:
         return operands
-    n = max(c for _, c in spans)
     padded = []
-    for o, p in zip(operands, places):
-        if p is not None and p[1] < n:
-            start, c = p
-            o = o.reshape(o.shape[:start] + (1,) * (n - c) + o.shape[start:])
+    for o, (start, missing, names) in zip(operands, axes):
+        if missing:
+            o = o.reshape(o.shape[:start] + (1,) * missing + o.shape[start:])
         padded.append(o)
-    sizes = [1] * n
-    for o, p in zip(padded, places):
-        if p is not None:
-            for i in range(n):
-                sizes[i] = max(sizes[i], o.shape[p[0] + i])
+    sizes = {}
+    for o, (_, _, names) in zip(padded, axes):
+        for name, size in zip(names, o.shape):
+            sizes[name] = max(sizes.get(name, 1), size)
     out = []
-    for o, p in zip(padded, places):
-        if p is not None and tuple(o.shape[p[0]:p[0] + n]) != tuple(sizes):
-            o = ops.broadcast_to(o, o.shape[:p[0]] + tuple(sizes) + o.shape[p[0] + n:])
-        out.append(o)
+    for o, (_, _, names) in zip(padded, axes):
+        want = tuple(sizes[name] for name in names)
+        out.append(o if tuple(o.shape) == want else ops.broadcast_to(o, want))
     return tuple(out)
 
 
 @ops.constexpr
-def _einsum_ellipsis_places(equation, ndims):
-    """Per operand, (the position of its first dimension under '...', how many '...' covers), or None."""
+def _einsum_operand_axes(equation, ndims):
+    """Per operand (where its '...' starts, how many leading dimensions of size 1 it lacks against the operand
+    whose '...' covers most, its axis names with '...' spelled '.0', '.1', ...); None for more operands than terms."""
     terms = equation.replace(" ", "").partition("->")[0].split(",")
+    if len(terms) != len(ndims):
+        return None
+    counts = [ndim - (len(term) - 3) if "..." in term else 0 for term, ndim in zip(terms, ndims)]
+    n = max(counts) if counts else 0
     out = []
-    for term, ndim in zip(terms, ndims):
+    for term, c in zip(terms, counts):
         if "..." not in term:
-            out.append(None)
+            out.append((0, 0, tuple(term)))
             continue
         start = term.index("...")
-        out.append((start, ndim - (len(term) - 3)))
+        names = tuple(term[:start]) + tuple(f".{i}" for i in range(n)) + tuple(term[start + 3:])
+        out.append((start, n - c, names))
     return tuple(out)
 
 
