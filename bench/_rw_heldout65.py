@@ -12,7 +12,59 @@ their documented entry points.
 
 (Diego999/pyGAT, first meant for this set, is heldout17's already: pytorch-GAT replaces it.)
 
-DETAILS
+- I-JEPA (src/ as it is: the driver imports src.helper, src.masks, src.utils; src/train.py itself imports
+  torchvision through src/transforms.py, not importable beside this torch, so the driver does what its main() does):
+  a ViT of the module's own class registered as `vit.vit_mini` (VisionTransformer with embed 48, depth 2, 3 heads,
+  qkv bias, LayerNorm eps 1e-6), so that src.helper.init_model builds it through `vit.__dict__[model_name]` as it
+  builds vit_huge (patch 8, 64-pixel crops: 8 x 8 patches; trunc_normal_ init, fix_init_weight's `rescale(param,
+  layer_id): param.div_(...)` on `.weight.data`), the predictor from vit_predictor (embed 24), `copy.deepcopy` of
+  the encoder as the target encoder with requires_grad False, MaskCollator(input_size=64, patch_size=8,
+  pred_mask_scale=(0.15, 0.2), enc_mask_scale=(0.85, 1.0), aspect_ratio=(0.75, 1.5), min_keep=4) as the
+  DataLoader's collate_fn over 8 (image, label) pairs (blocky noise normalised as make_transforms does; batch 4,
+  drop_last), init_opt (AdamW over four groups of generators of parameters, WD_exclude, WarmupCosineSchedule with
+  warmup 1 epoch, start_lr 2e-4, ref_lr 1e-3, final 1e-6, CosineWDSchedule 0.04 to 0.4), train.py's momentum
+  generator (ema 0.996 to 1.0), and two epochs of train.py's train_step as written (forward_target under no_grad:
+  F.layer_norm, apply_masks, repeat_interleave_batch; forward_context; F.smooth_l1_loss through AllReduce.apply
+  (an autograd.Function, identity outside distributed runs); autocast(enabled=False); grad_logger after step;
+  zero_grad; the momentum update `param_k.data.mul_(m).add_((1.-m) * param_q.detach().data)`; gpu_timer), the
+  AverageMeters and log lines; VALUEs: the average loss and largest gradient norm per epoch, lr, wd, the mask
+  meters, the groups' weight decays, the target encoder's features, the encoder-target gap and the predictor's
+  output on the last batch.
+  - ijepa_in1k: the in1k configs' masks (nenc 1, npred 4, allow_overlap False: the encoder block constrained by
+    the complement of the predicted blocks, constrain_mask's `mask *= acceptable_regions[k]`), predictor depth 2.
+  - ijepa_overlap: nenc 2, npred 2, allow_overlap True (repeat_interleave_batch with repeat 2), predictor depth 1.
+- S4 (models/s4/ and src/models/nn/ as they are, put back at their paths by `_s4_layout`; example.py parses
+  arguments and reads torchvision's datasets at import, so the driver declares its S4Model backbone, its
+  setup_optimizer (parameters with an `_optim` dict of lr and weight decay in groups of their own), train() and
+  eval() as example.py writes them; pytorch_lightning, imported by s4.py for rank_zero_only, is a stand-in of ours;
+  no pykeops, no CUDA extension: s4.py's naive Cauchy and Vandermonde kernels): S4Model(d_input=1, d_output=4,
+  d_model=16, n_layers=2, dropout=0.1), AdamW lr 0.01 wd 0.01 with the S4 parameters' group at lr 0.001 and no
+  decay, CosineAnnealingLR over 2 epochs, nn.CrossEntropyLoss, on 16 training, 8 validation and 8 test noisy sines
+  of 4 frequencies (L = 48, batch 8, shuffled); VALUEs: each epoch's validation and test losses, the groups'
+  learning rates and the final logits.
+  - s4d_example: models/s4/s4d.py's S4D (S4DKernel: complex parameters through view_as_real, `1j * A_imag`, an
+    einsum of complex tensors, rfft/irfft convolution, GLU), prenorm False.
+  - s4_diag: s4.py's S4Block with mode='diag', init='diag-lin' (SSMKernelDiag, log_vandermonde_naive through
+    `contract = torch.einsum`, `_c2r = torch.view_as_real`), prenorm True.
+  - s4_dplr: S4Block with mode='dplr', init='legs' (nplr's eigh of a complex Hermitian matrix, diag_embed,
+    SSMKernelDPLR's cauchy_naive and Woodbury correction, the bilinear transform's step matrices).
+- pytorch-GAT (models/, utils/ and training_script_cora.py as they are; utils/ imports matplotlib, python-igraph,
+  GitPython and tensorboard: stand-ins of ours for the first three, the runner's SummaryWriter for the last; NumPy
+  1.24 removed the `np.float` its dense branch spells: the driver sets it back to float): a synthetic Cora of 160
+  nodes, 24 binary word features and 4 classes in the repository's own files (node_features.csr: a pickled scipy
+  CSR matrix; node_labels.npy: a pickled int array; adjacency_list.dict: a pickled {node: [neighbours]}, 320
+  citations mostly within a class), written where utils/constants.py's CORA_PATH points, Cora's split constants
+  made to fit (train 0-40, val 40-100, test 100-160), utils.data_loading.load_graph_data (normalize_features_sparse;
+  build_edge_index for IMP3; networkx's adjacency matrix made a -inf/0 mask for IMP1 and IMP2), `GAT(num_of_layers=2,
+  num_heads_per_layer=[4, 1], num_features_per_layer=[24, 8, 4], bias=True, dropout=0.6)`, Adam lr 5e-3 wd 5e-4,
+  and training_script_cora's own get_main_loop: four epochs of `main_loop(phase=LoopPhase.TRAIN)` and, under
+  no_grad, `main_loop(phase=LoopPhase.VAL)` (its patience logic), then the TEST phase; VALUEs: the test accuracy,
+  the best validation accuracy (the script's global), the eval-mode scores and validation loss, the predictions.
+  - gat_imp3: GATLayerImp3 (edge index: index_select lifting, scatter_add_ neighbourhood softmax and aggregation),
+    skip connections on (skip_proj, `out_nodes_features += ...`).
+  - gat_imp2: GATLayerImp2 (dense connectivity mask, bmm), no skip connection.
+  - gat_imp1: GATLayerImp1 (proj_param of shape (heads, FIN, FOUT), scoring vectors reshaped), skip connections on.
+
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
 from __future__ import annotations
