@@ -15,6 +15,10 @@ import libcst as cst
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
                               "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"})
 
+NO_GRAD_STATE_NOTE = ("the function changes its module's state (an attribute or item of self, an in-place method "
+                      "on one): it runs with MindSpore's recording off (mindspore._no_grad), as torch's no_grad "
+                      "runs it; its results carry no gradient")
+
 
 class _BackwardScopes(cst.CSTVisitor):
     """ids of the With nodes inside any function, and at the top level of a module whose code calls
@@ -159,3 +163,39 @@ def results_without_gradient(func: cst.FunctionDef):
     which torch's gradient does not see), a silently different gradient. Returns (function, changed)."""
     new = func.visit(_Results())
     return new, not new.deep_equals(func)
+
+
+def changes_self_state(fn: cst.FunctionDef) -> bool:
+    """The function's own body (not a nested def or class) stores into an attribute or item held by `self`
+    (`self.l_kernel = ...`, `self.buf[i] = v`, `self.n += 1`) or calls an in-place method on one
+    (`self.C.copy_(v)`, `self.w.data.mul_(2)`)."""
+    def rooted_at_self(node) -> bool:
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value == "self"
+
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return node is fn
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            if isinstance(node.target, (cst.Attribute, cst.Subscript)) and rooted_at_self(node.target):
+                found.append(node)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, (cst.Attribute, cst.Subscript)) and rooted_at_self(node.target):
+                found.append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if isinstance(f, cst.Attribute) and f.attr.value.endswith("_") and not f.attr.value.endswith("__") \
+                    and isinstance(f.value, (cst.Attribute, cst.Subscript)) and rooted_at_self(f.value):
+                found.append(node)
+
+    fn.visit(_V())
+    return bool(found)

@@ -1906,6 +1906,15 @@ class TorchToMindSpore(cst.CSTTransformer):
                 new_decorators.append(dec.with_changes(
                     decorator=cst.parse_expression(f"{self.names['ms']}._no_grad()")))
                 continue
+            if qn in DROPPED_DECORATORS and qn in NG.NO_GRAD_CONTEXTS and NG.changes_self_state(original):
+                # a no_grad method changing its module's state (s4's _setup_C, called by the first forward inside
+                # the train step): run with MindSpore's recording off (no_grad_values.py unrecorded_state)
+                if no_grad is None:
+                    no_grad = orig_dec
+                self.uses_compat = True
+                self._record(orig_dec, qn, f"{COMPAT}.unrecorded_state", R.CONVERTED, NG.NO_GRAD_STATE_NOTE)
+                new_decorators.append(dec.with_changes(decorator=parse_expr(f"{COMPAT}.unrecorded_state")))
+                continue
             if qn in DROPPED_DECORATORS:
                 if qn in NG.NO_GRAD_CONTEXTS and no_grad is None:
                     no_grad = orig_dec

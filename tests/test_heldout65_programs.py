@@ -31,6 +31,11 @@ gordicaleksa/pytorch-GAT) met, each run under torch and converted.
   (compat_parts/einops.py's _einsum_matmul: MindSpore 2.10 cannot differentiate a complex product).
 - torch.diag_embed of a complex tensor (s4's nplr: `V @ torch.diag_embed(W) @ V.conj().transpose(-1, -2)`):
   MindSpore's kernel refuses complex input (TypeError naming no line); _ms_compat.diag_embed builds it on the parts.
+- A `@torch.no_grad()` method changing its module's state, called by the first forward inside the train step (s4's
+  SSMKernelDPLR._setup_C: `self.C.copy_(...)`, `self.l_kernel = ...`): the decorator was dropped (its results made
+  constants) and the writes ran while the step's gradient was recorded: RuntimeError "A leaf tensor that requires
+  grad is being used in an inplace operator" (naming no line). Such a function is now decorated
+  `_ms_compat.unrecorded_state`, which runs it under mindspore._no_grad (no_grad_values.changes_self_state).
 - torch.einsum in a module making complex values (S4D's kernel: `torch.einsum('hn, hnl -> hl', C, torch.exp(K))`
   of complex tensors): the expanded broadcast product was a plain `*`, which MindSpore 2.10 cannot differentiate
   for complex operands ("For 'Mul', gradient not support for complex type currently", naming no line). In such a
@@ -362,3 +367,51 @@ def test_einsum_broadcasts_a_letter_of_size_one():
     t_out, m_out, _, _ = _both(EINSUM_SIZE_ONE, *(a.astype(np.float32) for a in (p, x, y)))
     assert tuple(t_out.shape) == (2, 3, 4)
     np.testing.assert_allclose(m_out.asnumpy(), t_out.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# s4's SSMKernelDPLR: a kernel that sets itself up on its first forward, in a no_grad method changing its state
+STATE_SET_UP_UNDER_NO_GRAD = _FILL + '''
+import torch.nn as nn
+
+
+class Kernel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.C = nn.Parameter(torch.zeros(4))
+        self.w = nn.Parameter(torch.zeros(4))
+        self.register_buffer('l_kernel', torch.tensor(0))
+
+    @torch.no_grad()
+    def _setup_C(self, L):
+        if self.l_kernel.item() == 0:
+            self.C.copy_(self.C * 0.5 + 0.25)
+            self.l_kernel = self.l_kernel + L
+
+    def forward(self, x):
+        if self.l_kernel.item() == 0:
+            self._setup_C(x.shape[-1])
+        return torch.tanh(x @ (self.C * self.w))
+
+
+net = Kernel()
+fill(net, 7)
+opt = torch.optim.Adam(net.parameters(), lr=0.05)
+x = torch.linspace(-1, 1, 8).reshape(2, 4)
+seen = []
+for _ in range(3):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen + [net.l_kernel.reshape(-1).float()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_no_grad_method_changing_state_inside_a_step(graph):
+    """Before: the decorator was dropped and the method's writes ran while the step's gradient was recorded:
+    RuntimeError "A leaf tensor that requires grad is being used in an inplace operator" (naming no line). The method
+    now runs with MindSpore's recording off (_ms_compat.unrecorded_state): the weights and losses are torch's."""
+    code, _ = program_weights_match_torch(STATE_SET_UP_UNDER_NO_GRAD, graph=graph)
+    assert "@_ms_compat.unrecorded_state" in code, code

@@ -16,3 +16,16 @@ def no_grad_value(value):
     if isinstance(value, list):
         return [no_grad_value(v) for v in value]
     return value
+
+
+def unrecorded_state(fn):
+    """A function decorated `@torch.no_grad()` that changes its module's state (s4's SSMKernelDPLR._setup_C, run by
+    the first forward inside the train step: `self.C.copy_(...)`, `self.l_kernel = ...`): run with MindSpore's
+    recording off, as torch's no_grad runs it (MindSpore refuses an in-place write into a Parameter while a
+    gradient is recorded: "A leaf tensor that requires grad is being used in an inplace operator")."""
+    def unrecorded(*args, **kwargs):
+        with ms._no_grad():
+            return fn(*args, **kwargs)
+    unrecorded.__name__, unrecorded.__qualname__, unrecorded.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    unrecorded.__wrapped__ = fn
+    return unrecorded
