@@ -17,6 +17,7 @@ custom scheduler subclassing LRScheduler (get_lr() from self.last_epoch and self
 """
 import bisect
 import types
+import weakref
 from collections import Counter
 
 from mindspore.experimental import optim as _ms_optim
@@ -236,6 +237,7 @@ class _TorchOptimizer:
 
     def __init__(self, params, *args, **kwargs):
         super().__init__(optimizer_params(params), *args, **kwargs)
+        _BUILT_OPTIMIZERS.add(self)
         self.groups_complete = True
         _allow_call_depth(len(self.parameters))
         self.state = _TorchOptimizerState(self)
@@ -254,8 +256,15 @@ class _TorchOptimizer:
         Without one, the gradients a converted step held for it (hold_gradients: a wrapper's own method steps
         it); with none held, this step() was part of no converted train step (which calls optimizer(grads))."""
         if closure is None and id(self) not in _HELD_GRADIENTS:
-            raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, the "
-                                 "update needs the gradients value_and_grad returns (optimizer(grads))")
+            # the .grad a backward() handed the loss filled (recorded_backward.py's backward_to_grads)
+            filled = globals().get("filled_gradients")
+            grads = filled(self.parameters) if filled is not None else None
+            if grads is None:
+                raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, "
+                                     "the update needs the gradients value_and_grad returns (optimizer(grads))")
+            if any(g is not None for g in grads):     # none: torch's step() skips every parameter
+                self(grads)
+            return None
         loss, grads = closure_loss_and_grads(closure()) if closure else (None, _HELD_GRADIENTS.pop(id(self)))
         self(grads)
         return loss
@@ -271,6 +280,9 @@ class _TorchOptimizer:
     def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
         _HELD_GRADIENTS.pop(id(self), None)
         _HELD_GRADIENTS.pop((id(self), "sum"), None)
+        cleared = globals().get("clear_filled_grads")    # what a backward() handed the loss filled
+        if cleared is not None:
+            cleared(self.parameters, set_to_none)
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
@@ -316,6 +328,10 @@ def _group_added(opt, param_group):
 
 # id(optimizer) -> the gradients a converted step computed for it, applied by its next step() (hold_gradients)
 _HELD_GRADIENTS = {}
+
+
+# every optimizer built: the parameters whose .grad a backward() handed the loss fills (backward_to_grads)
+_BUILT_OPTIMIZERS = weakref.WeakSet()
 
 
 # id(optimizer) -> its parameters, in the order of the gradients held for it (clip_grad_norm_ on the host)
@@ -364,6 +380,9 @@ def clear_module_grads(module, where):
         raise MigrationError(f"{where}: zero_grad() on {type(module).__name__}, neither an optimizer nor a module "
                              "without its own zero_grad(): msmigrate cannot tell which held gradients it clears")
     owned = {id(p) for p in module.get_parameters()}
+    cleared = globals().get("clear_filled_grads")    # what a backward() handed the loss filled
+    if cleared is not None:
+        cleared(module.get_parameters())
     for key, held in list(_HELD_GRADIENTS.items()):
         if isinstance(key, tuple) and key[1] == "sum":
             params, total = held
