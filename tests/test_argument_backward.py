@@ -4,6 +4,7 @@ create_graph=create_graph)`, then, when it updates, unscale_, clip_grad_norm_ or
 and `scaler.step(optimizer)`; the loop clears the gradients every `accum_iter` calls. Before, the backward() was a
 TODO (MAE's first step stopped with MigrationError). Each program is written here; each side starts from the same
 weights (_FILL) and data."""
+import numpy as np
 import pytest
 
 from tests.parity.harness import load_converted, program_weights_match_torch
@@ -121,3 +122,106 @@ def test_backward_adding_to_applied_gradients_raises():
     with pytest.raises(Exception) as err:
         load_converted(src)
     assert type(err.value).__name__ == "MigrationError" and "no zero_grad() since" in str(err.value), err.value
+
+
+SCALER_LIBRARY = {
+    "scalerlib/__init__.py": """
+        from .scaler import LossScaler, Mixer
+        """,
+    "scalerlib/scaler.py": """
+        import torch
+
+
+        class LossScaler:
+            def __init__(self):
+                self._scaler = torch.cuda.amp.GradScaler()
+
+            def __call__(self, loss, optimizer, clip_grad=None, parameters=None, create_graph=False):
+                self._scaler.scale(loss).backward(create_graph=create_graph)
+                if clip_grad is not None:
+                    self._scaler.unscale_(optimizer)
+                    torch.nn.utils.clip_grad_norm_(parameters, clip_grad)
+                self._scaler.step(optimizer)
+                self._scaler.update()
+
+
+        class Mixer:
+            def __init__(self, lam=0.75):
+                self.lam = lam
+
+            def __call__(self, x):
+                x.mul_(self.lam).add_(x.flip(0).mul_(1.0 - self.lam))
+                return x
+        """,
+}
+SCALER_PROJECT = {
+    "train.py": _FILL + """
+import json
+import torch.nn as nn
+from scalerlib import LossScaler
+
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+fill(model, 0)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+loss_scaler = LossScaler()
+rng = np.random.RandomState(1)
+for step in range(4):
+    x = torch.from_numpy(rng.randn(3, 4).astype(np.float32))
+    y = torch.from_numpy(rng.randn(3, 2).astype(np.float32))
+    loss = ((model(x) - y) ** 2).mean()
+    optimizer.zero_grad()
+    loss_scaler(loss, optimizer, clip_grad=0.5, parameters=model.parameters())
+print(json.dumps([p.detach().flatten().tolist() for p in model.parameters()]))
+""",
+    "mixtrain.py": """
+import torch
+import torch.nn as nn
+from scalerlib import Mixer
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+mixer = Mixer()
+for step in range(2):
+    x = mixer(torch.ones(3, 4))
+    optimizer.zero_grad()
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+""",
+}
+
+
+def test_loss_scaler_of_a_dependency_trains_as_torch(tmp_path):
+    """The loss scaler lives in a package converted by --deps (timm's NativeScaler): the project's zero_grad(),
+    which a project alone would drop, stays (ProjectIndex.deps_argument_backward), and the trained weights equal
+    torch's. A --deps class writing into its caller's tensor (timm's Mixup) puts a program building it in
+    PYNATIVE mode (deps_write_owners)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from tests.test_deps import _env, _msmigrate, _write
+
+    site = tmp_path / "site"
+    _write(site, SCALER_LIBRARY)
+    for rel, text in SCALER_PROJECT.items():
+        (tmp_path / "proj").mkdir(exist_ok=True)
+        (tmp_path / "proj" / rel).write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    env = _env(site)
+    res = _msmigrate(["convert", str(tmp_path / "proj"), "-o", str(out), "--deps", "scalerlib", "-q"], env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    train = (out / "train.py").read_text()
+    assert "_ms_compat.clear_module_grads(optimizer" in train, train
+    assert "backward_to_grads" in (out / "_deps" / "scalerlib" / "scaler.py").read_text()
+    assert "PYNATIVE_MODE" in (out / "mixtrain.py").read_text()
+    want = subprocess.run([sys.executable, "train.py"], cwd=tmp_path / "proj", env=env, capture_output=True,
+                          text=True, timeout=300)
+    got = subprocess.run([sys.executable, "train.py"], cwd=out, env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"),
+                         capture_output=True, text=True, timeout=300)
+    assert want.returncode == 0 and got.returncode == 0, (want.stderr[-2000:], got.stderr[-2000:])
+    t = json.loads(want.stdout.strip().splitlines()[-1])
+    m = json.loads(got.stdout.strip().splitlines()[-1])
+    assert len(t) == len(m) == 4
+    for a, b in zip(t, m):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=2e-6)

@@ -56,7 +56,7 @@ def tensor_grad(value, where):
         kept = _KEPT_GRADS.get(id(value))
         if kept is not None and kept[0] is value:
             return kept[1]
-        filled = globals().get("filled_gradient")     # a backward() handed the loss (backward_to_grads)
+        filled = _filled_reader("filled_gradient")     # a backward() handed the loss (backward_to_grads)
         if filled is not None and isinstance(value, ms.Parameter):
             handled, grad = filled(value)
             if handled:

@@ -257,7 +257,7 @@ class _TorchOptimizer:
         it); with none held, this step() was part of no converted train step (which calls optimizer(grads))."""
         if closure is None and id(self) not in _HELD_GRADIENTS:
             # the .grad a backward() handed the loss filled (recorded_backward.py's backward_to_grads)
-            filled = globals().get("filled_gradients")
+            filled = _filled_reader("filled_gradients")
             grads = filled(self.parameters) if filled is not None else None
             if grads is None:
                 raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, "
@@ -280,7 +280,7 @@ class _TorchOptimizer:
     def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
         _HELD_GRADIENTS.pop(id(self), None)
         _HELD_GRADIENTS.pop((id(self), "sum"), None)
-        cleared = globals().get("clear_filled_grads")    # what a backward() handed the loss filled
+        cleared = _filled_reader("clear_filled_grads")    # what a backward() handed the loss filled
         if cleared is not None:
             cleared(self.parameters, set_to_none)
 
@@ -330,8 +330,17 @@ def _group_added(opt, param_group):
 _HELD_GRADIENTS = {}
 
 
-# every optimizer built: the parameters whose .grad a backward() handed the loss fills (backward_to_grads)
-_BUILT_OPTIMIZERS = weakref.WeakSet()
+# every optimizer built: the parameters whose .grad a backward() handed the loss fills (backward_to_grads). Shared by
+# every helper of the process (the project's and each --deps package's own _ms_compat, as init_stream's): an
+# optimizer the project builds is stepped by a loss scaler of a package
+_BUILT_OPTIMIZERS = vars(_ms_optim).setdefault("_msmigrate_built_optimizers", weakref.WeakSet())
+
+
+def _filled_reader(name):
+    """A function of recorded_backward.py's backward_to_grads (filled_gradients, filled_gradient,
+    set_filled_gradient, clear_filled_grads) from whichever helper of the process holds it (registered on
+    MindSpore's optim module); None where none is imported."""
+    return vars(_ms_optim).get("_msmigrate_filled_grads", {}).get("readers", {}).get(name)
 
 
 # id(optimizer) -> its parameters, in the order of the gradients held for it (clip_grad_norm_ on the host)
@@ -380,7 +389,7 @@ def clear_module_grads(module, where):
         raise MigrationError(f"{where}: zero_grad() on {type(module).__name__}, neither an optimizer nor a module "
                              "without its own zero_grad(): msmigrate cannot tell which held gradients it clears")
     owned = {id(p) for p in module.get_parameters()}
-    cleared = globals().get("clear_filled_grads")    # what a backward() handed the loss filled
+    cleared = _filled_reader("clear_filled_grads")    # what a backward() handed the loss filled
     if cleared is not None:
         cleared(module.get_parameters())
     for key, held in list(_HELD_GRADIENTS.items()):

@@ -111,8 +111,9 @@ def autograd_backward(where, receiver, *args, **kwargs):
 
 
 # backward_to_grads: "on" once one ran; "filled": id(Parameter) -> the Parameter, each it fills (torch's .grad there
-# is MindSpore's `_grad`); "stepped": ids of those whose gradient a step() applied and no zero_grad() cleared since
-_FILLED_GRADS = {"on": False, "filled": {}, "stepped": set()}
+# is MindSpore's `_grad`); "stepped": ids of those whose gradient a step() applied and no zero_grad() cleared since.
+# Shared by every helper of the process (the project's, each --deps package's), on MindSpore's optim module
+_FILLED_GRADS = vars(_ms_optim).setdefault("_msmigrate_filled_grads", {"on": False, "filled": {}, "stepped": set()})
 
 
 def backward_to_grads(where, receiver, *args, **kwargs):
@@ -191,5 +192,6 @@ def clear_filled_grads(params, set_to_none=True):
                 p._grad = None if set_to_none else ops.zeros_like(p)
 
 
-# what optimizer.step()/zero_grad(), clip_grad_norm_ and tensor_grad look up by name where backward_to_grads is used
-_FILLED_GRADS["readers"] = (filled_gradients, filled_gradient, set_filled_gradient, clear_filled_grads)
+# what optimizer.step()/zero_grad(), clip_grad_norm_ and tensor_grad call (_filled_reader), in any helper copy
+_FILLED_GRADS["readers"] = {"filled_gradients": filled_gradients, "filled_gradient": filled_gradient,
+                            "set_filled_gradient": set_filled_gradient, "clear_filled_grads": clear_filled_grads}

@@ -534,9 +534,9 @@ def _held_gradients_of(parameters):
 
 def _filled_gradients_of(parameters):
     """On the host, where a backward() handed the loss filled the .grad of every one of `parameters`
-    (recorded_backward.py's backward_to_grads, looked up by name): ((the Parameters with a gradient, their
+    (recorded_backward.py's backward_to_grads, _filled_reader): ((the Parameters with a gradient, their
     gradients), `parameters` as a list); (None, `parameters`) otherwise (read into a list, a generator once read)."""
-    filled = globals().get("filled_gradient")
+    filled = _filled_reader("filled_gradient")
     if filled is None or _compiling(_draw_probe):
         return None, parameters
     parameters = [parameters] if isinstance(parameters, ms.Tensor) else list(parameters)
@@ -561,7 +561,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             raise RuntimeError(f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
                                "non-finite, so it cannot be clipped.")
         for p, g in zip(params, clipped):
-            globals()["set_filled_gradient"](p, g)
+            _filled_reader("set_filled_gradient")(p, g)
         return total
     found = _held_gradients_of(parameters)
     if found is None:
@@ -581,7 +581,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     filled, parameters = _filled_gradients_of(parameters)
     if filled is not None:      # the .grad a backward() handed the loss filled (backward_to_grads), clipped in place
         for p, g in zip(filled[0], clip_grad_value(filled[1], clip_value)):
-            globals()["set_filled_gradient"](p, g)
+            _filled_reader("set_filled_gradient")(p, g)
         return None
     found = _held_gradients_of(parameters)
     if found is None:
