@@ -324,6 +324,8 @@ def _group_added(opt, param_group):
                               name=f"{prefix}.{p.name}") for p in opt.parameters[before:]]
         setattr(opt, name, ms.ParameterTuple(tuple(state) + tuple(grown)))
     _allow_call_depth(len(opt.parameters))
+    if opt.cycled_momentum == "momentum":
+        _momentum_read_at_run_time(opt)     # SGD: the new group's momentum in a Parameter too
 
 
 # id(optimizer) -> the gradients a converted step computed for it, applied by its next step() (hold_gradients)
@@ -465,6 +467,15 @@ class SGD(_TorchOptimizer, _ms_optim.SGD):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False):
         super().__init__(params, lr, float(momentum), dampening, weight_decay, nesterov, maximize=maximize)
+        _momentum_read_at_run_time(self)
+
+
+def _momentum_read_at_run_time(opt):
+    """SGD's momentum kept in a Parameter per group, as the learning rate: a compiled step reads a plain float
+    once, when it compiles, so a momentum the program sets between steps (YOLOv5's warmup, `x['momentum'] =
+    np.interp(...)` every iteration) went unread in GRAPH mode. Groups without momentum keep their 0."""
+    if any(_hyper(g, "momentum") for g in opt.param_groups):
+        _cycled_momentum(opt)
 
 
 class Adam(_TorchOptimizer, _ms_optim.Optimizer):
