@@ -20,6 +20,7 @@ What the runner does, the same way on both sides:
   msmigrate.weights.load_torch_state_dict (strict), so both start from torch's weights;
 - same data order: RandomSampler (torch.utils.data's / _ms_compat's) yields
   numpy RandomState(1000 + epoch).permutation(n) on both sides; SubsetRandomSampler its indices in that order;
+  DistributedSampler keeps torch's own permutation of its seed + epoch (the converted one computes it exactly);
 - same augmentation: torchvision's random flips and crops draw through torch.rand/randint (patched,
   below); the converted RandomHorizontal/VerticalFlip, RandomCrop and RandomResizedCrop draw the same numbers
   from the same stream (RandomResizedCrop's area and aspect ratio as torchvision's Tensor.uniform_ draws), and the
@@ -50,8 +51,8 @@ What the runner does, the same way on both sides:
 - losses: torch side, every Tensor.backward() records the value being differentiated (`sum(t * gradient)`
   for `t.backward(gradient)`);
   MindSpore side, every call of a step compiled by _ms_compat.compile_step records the first
-  value it returns (the converted step returns its loss first), every _ms_compat.autograd_backward of a tensor
-  the value it differentiates (as torch's side), and so does every call, outside such a
+  value it returns (the converted step returns its loss first), every _ms_compat.autograd_backward and
+  _ms_compat.backward_to_grads of a tensor the value it differentiates (as torch's side), and so does every call, outside such a
   step, of a function made by mindspore.value_and_grad (a hand-written update of tensors the program
   differentiates itself: `w1 -= lr * w1.grad`, which the conversion computes without a step). After K
   recorded losses the
@@ -471,6 +472,7 @@ def install_torch():
         out = torch.from_numpy(NOISE.randint(low, high, _shape((size,))).astype(np.int64))
         return out.to(k["dtype"]) if k.get("dtype") is not None else out
     _patch(torch, "randint", randint)
+    torch_randperm = torch.randperm
     _patch(torch, "randperm", lambda n, **k: t(NOISE.permutation(int(n)).astype(np.int64), **k))
     _patch(torch, "multinomial", lambda p, num_samples, replacement=False, **k: torch.from_numpy(
         multinomial_draw(p.detach().double().numpy(), num_samples, replacement)))
@@ -484,6 +486,17 @@ def install_torch():
     def subset_sampler_iter(self):      # the indices in the same drawn order (recurrent-visual-attention's split)
         return iter([self.indices[i] for i in _permutation(len(self.indices)).tolist()])
     _patch(tud.SubsetRandomSampler, "__iter__", subset_sampler_iter)
+    distributed_iter = tud.distributed.DistributedSampler.__iter__
+
+    def distributed_sampler_iter(self):
+        # torch's own permutation for seed + epoch (its generator's), which the converted DistributedSampler
+        # computes exactly (distributed.py's torch_randperm): not the noise stream patched in above
+        patched, torch.randperm = torch.randperm, torch_randperm
+        try:
+            return distributed_iter(self)
+        finally:
+            torch.randperm = patched
+    _patch(tud.distributed.DistributedSampler, "__iter__", distributed_sampler_iter)
     align_worker_seeds_torch(tud)
     return torch
 
@@ -812,6 +825,18 @@ def install_ms(script_dir, mode):
                                        .sum().asnumpy()))
                 return autograd_backward(where, receiver, *a, **k)
             _patch(_ms_compat, "autograd_backward", recording_autograd_backward)
+        backward_to_grads = getattr(_ms_compat, "backward_to_grads", None)
+        if backward_to_grads is not None:
+            def recording_backward_to_grads(where, receiver, *a, **k):
+                # a backward() of a loss handed to a function (a loss scaler: argument_backward.py), as torch's
+                if isinstance(receiver, ms.Tensor):
+                    if len(STATE["losses"]) >= STATE["limit"]:
+                        raise BenchStop()
+                    gradient = a[0] if a else k.get("gradient")     # the value differentiated, as torch's side
+                    _record_loss(float((receiver * gradient if isinstance(gradient, ms.Tensor) else receiver)
+                                       .sum().asnumpy()))
+                return backward_to_grads(where, receiver, *a, **k)
+            _patch(_ms_compat, "backward_to_grads", recording_backward_to_grads)
         compile_step = getattr(_ms_compat, "compile_step", None)
         if compile_step is not None:
             def recording_compile_step(step, **options):

@@ -60,6 +60,9 @@ def _convert(argv: List[str]) -> int:
         deps = parse_names(args.deps)
         for name in deps:
             locate(name)
+        if deps and not args.no_cache:      # the --deps cache's key: msmigrate as this process loaded it
+            from .deps_cache import msmigrate_digest
+            msmigrate_digest()
     except DependencyError as exc:
         print(f"msmigrate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

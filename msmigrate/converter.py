@@ -41,12 +41,13 @@ from .graph_branch_names import bind_branch_names, made_step_functions, might_bi
 from .gathered_writes import might_write_gathered, own_gathered_reads
 from .graph_idioms import split_device_tuples
 from .graph_partials import inline_graph_partials, might_build_partial
-from .deps import converted_before, imports_dependency
+from .argument_backward import packages_hold_one
+from .deps import DependencyError, converted_before, imports_dependency, locate as locate_dependency
 from .lines import statement_lines
 from .line_map import LINES_FILE, follow_edits, line_table, mark_statements, unmark
 from .numpy_idioms import convert_numpy_only, has_copy_keyword, rewrite_numpy_copy
 
-from .project_index import ProjectIndex, is_torch_name
+from .project_index import ProjectIndex, dependency_write_owners, is_torch_name
 from .out_files import copy_file, output_problem, write_text
 from .package_probes import might_probe, rewrite_package_probes
 from .torch_namespace import literal_getattr_chains
@@ -443,6 +444,16 @@ def _walk(src: Path) -> Tuple[List[Path], List[Path], List[str]]:
     return py, other, skipped
 
 
+def _dependency_roots(names) -> List[Path]:
+    roots = []
+    for name in names:
+        try:
+            roots.append(locate_dependency(name))
+        except DependencyError:     # reported by the dependency's own conversion
+            continue
+    return roots
+
+
 _RECORDING_HEADER = re.compile(rf"^\s*{COMPAT}\.(open_tape|record_autograd)\(\)", re.M)
 
 
@@ -528,6 +539,11 @@ def convert_tree(src: Path, out: Optional[Path], force: bool = False, jobs: Opti
     # --deps (and those of an earlier --deps conversion of this tree): their names refer to the converted copies
     index.converted_deps = frozenset(deps) | frozenset(converted_before(root) if src.is_dir() else ())
     index.deps_bootstrap = not dependency   # a project's files import _ms_compat (sys.path) before them
+    # a --deps package's loss scaler (timm's NativeScaler) fills .grad: the project's zero_grad() calls stay
+    # and one whose class writes into its caller's tensor (timm's Mixup): a program building one runs PYNATIVE
+    roots = _dependency_roots(deps) if deps else []
+    index.deps_argument_backward = packages_hold_one(roots)
+    index.deps_write_owners = dependency_write_owners(roots)
     work = [(p, p.name if single_out else str(p.relative_to(root)), texts[p]) for p in texts]
     outputs: Dict[str, Optional[str]] = {}
     n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)

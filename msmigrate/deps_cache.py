@@ -15,7 +15,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 KEEP = 8                     # entries kept; the least recently used go first
 META = "meta.json"
@@ -46,6 +46,19 @@ def _feed(h, root: Path) -> None:
         h.update(f.read_bytes() + b"\0")
 
 
+_MSMIGRATE_DIGEST: List[str] = []     # msmigrate's own files as this process found them (msmigrate_digest)
+
+
+def msmigrate_digest() -> str:
+    """The digest of msmigrate's files, taken once per process: the convert command takes it when it starts (cli),
+    so a file edited while a conversion runs does not key what the code loaded before the edit converted."""
+    if not _MSMIGRATE_DIGEST:
+        h = hashlib.sha256()
+        _feed(h, Path(__file__).resolve().parent)
+        _MSMIGRATE_DIGEST.append(h.hexdigest())
+    return _MSMIGRATE_DIGEST[0]
+
+
 def key(src: Path, others: Sequence[str]) -> str:
     """What the conversion of the package at `src` depends on: its files, msmigrate's files (the converter, its
     records and templates), libcst's and Python's versions (the code's printed form), the other --deps names (their
@@ -54,7 +67,7 @@ def key(src: Path, others: Sequence[str]) -> str:
 
     h = hashlib.sha256()
     h.update(repr((sys.version_info[:2], getattr(libcst, "__version__", ""), sorted(others))).encode())
-    _feed(h, Path(__file__).resolve().parent)
+    h.update(msmigrate_digest().encode())
     _feed(h, src)
     return h.hexdigest()[:32]
 

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from . import argument_backward as AB
 from . import registry as R
 from . import train_loop as TL
 from . import unmapped_tensor_api as UT
@@ -224,6 +225,10 @@ class _CopyReads(cst.CSTTransformer):
 RECORDED_NOTE = ("the gradient a backward() of this module run by _ms_compat.autograd_backward (PyNative's recorded "
                  "graph) added to a tensor that is no Parameter; a Parameter's .grad, or none recorded, raises "
                  "MigrationError naming the line")
+FILLED_NOTE = ("the gradient a backward() of a loss handed to a function of the project (a loss scaler's "
+               "__call__, _ms_compat.backward_to_grads) added into a Parameter's .grad, or one a backward() run by "
+               "_ms_compat.autograd_backward added to a tensor that is no Parameter; none recorded raises "
+               "MigrationError naming the line")
 RECORDED_TEST = "tests/test_heldout43_programs.py::test_backward_read_through_input_grad_and_hooks"
 
 
@@ -237,7 +242,9 @@ def rewrite(tr, module: cst.Module) -> cst.Module:
     copies = _Copies(tracked)
     TL.walk(module, copies)
     rw = _Rewrite(tracked, tr.module_name, copies.receivers, _vanished(tracked, copies.present))
-    recorded = bool(getattr(tr, "_records_autograd", False))    # recorded_backward.py
+    # recorded_backward.py; a backward() of a loss handed to a function of the project fills parameters' .grad
+    filled = tr.index.has_argument_backward()
+    recorded = bool(getattr(tr, "_records_autograd", False)) or filled
     rw.kept = bool(getattr(tr, "_keeps_grads", False)) or recorded
     rw.quiet = getattr(tr, "_optimizer_grad_reads", set())
     module = module.visit(rw)
@@ -246,8 +253,8 @@ def rewrite(tr, module: cst.Module) -> cst.Module:
             tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, OPTIMIZER_NOTE, code, HO_TEST))
             continue
         if rw.kept:
-            note, test = (KEPT_NOTE, KEPT_TEST) if getattr(tr, "_keeps_grads", False) else (RECORDED_NOTE,
-                                                                                               RECORDED_TEST)
+            note, test = (KEPT_NOTE, KEPT_TEST) if getattr(tr, "_keeps_grads", False) else (
+                FILLED_NOTE, AB.TEST) if filled else (RECORDED_NOTE, RECORDED_TEST)
             tr.sites.append(Site(line, API, "_ms_compat.tensor_grad", R.DIFFERENCE, note, code, test))
             continue
         tr.sites.append(Site(line, API, "", R.TODO, WHY, code, ""))

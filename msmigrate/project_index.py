@@ -7,8 +7,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
+from .argument_backward import argument_backward_lines
 from . import graph_records as GR
 
 # Packages whose code needs torch; a project's own copy of one of them is local.
@@ -104,6 +105,9 @@ class ModuleInfo:
     # calls backward(), steps nothing and reads .grad or registers hooks: its backward() runs on PyNative's recorded
     # graph (recorded_backward.py, as TorchToMindSpore._reads_recorded_gradients judges it), PYNATIVE mode only
     records_backward: bool = False
+    # lines of its backward()s of a loss handed to their function (a loss scaler's __call__): run on PyNative's
+    # recorded graph into the parameters' .grad (argument_backward.py), PYNATIVE mode only
+    argument_backward_lines: FrozenSet[int] = frozenset()
     # a call of torch.distributions (Normal(...), kl_divergence...) anywhere in the module: built in a compiled
     # graph, a distribution is a Python object no gradient flows through, so a program reaching one runs PYNATIVE
     builds_distributions: bool = False
@@ -338,6 +342,7 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
     info.records_backward = not info.calls_step and (info.registers_hooks or info.reads_grad) and any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward"
         for n in ast.walk(tree))
+    info.argument_backward_lines = argument_backward_lines(tree) if ".backward(" in source else frozenset()
     info.builds_distributions = _calls_under(tree, imports, "torch.distributions.")
     info.builds_layers_in_forward = bool(classes) and _forward_builds_drawn_layer(tree, imports)
     info.forward_built_names = _forward_built_names(tree, imports, info.name) if classes else set()
@@ -643,6 +648,26 @@ def _argument_write_owners(tree: ast.Module) -> Set[str]:
                 isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name in called and writes(f)
                 for f in node.body):
             owners.add(node.name)
+    return owners
+
+
+def dependency_write_owners(roots: Iterable[Path]) -> Set[str]:
+    """The classes of the --deps packages (directories or single files) with a method that may write a parameter's
+    in-place change into its caller's tensor (_argument_write_owners), less those deriving from a class named
+    `...Module` (a network's): timm's Mixup, which a project's training script builds."""
+    owners: Set[str] = set()
+    for root in roots:
+        for path in ([root] if root.is_file() else sorted(root.rglob("*.py"))):
+            try:
+                text = path.read_text(encoding="utf-8")
+                if not re.search(r"\.\w+_\(", text):
+                    continue
+                tree = ast.parse(text)
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+                continue
+            networks = {c.name for c in tree.body if isinstance(c, ast.ClassDef) and any(
+                (_dotted(b) or "").endswith("Module") for b in c.bases)}
+            owners |= _argument_write_owners(tree) - networks - {""}
     return owners
 
 
@@ -1399,7 +1424,20 @@ class ProjectIndex:
         program importing one
         starts in PYNATIVE mode, where that backward() runs (in GRAPH mode it raises MigrationError)."""
         # (the module's own backward(): the converter's own judgement, TorchToMindSpore._records_autograd)
-        return self._reaches(module, "recorded_backward", lambda mod, info: mod != module and info.records_backward)
+        if getattr(self, "deps_argument_backward", False):   # a --deps package's loss scaler (argument_backward.py)
+            return True
+        return self._reaches(module, "recorded_backward", lambda mod, info: mod != module and (
+            info.records_backward or bool(info.argument_backward_lines)))
+
+    def has_argument_backward(self) -> bool:
+        """Some module runs a backward() of a loss handed to its function (argument_backward.py): the project's
+        zero_grad() calls outside train steps stay."""
+        return getattr(self, "deps_argument_backward", False) or any(
+            info.argument_backward_lines for info in self.modules.values())
+
+    def argument_backward_lines(self, module: str) -> FrozenSet[int]:
+        info = self.modules.get(module)
+        return info.argument_backward_lines if info is not None else frozenset()
 
     def reaches_distributions(self, module: str) -> bool:
         """Whether `module` or a project module it imports (transitively) builds a torch.distributions object
@@ -1447,7 +1485,8 @@ class ProjectIndex:
             reached = [m for m in self.imported_modules([module]) | {module} if m in self.modules]
             called = set().union(*(self.modules[m].called_names for m in reached))
             cache[module] = any((not owner or (owner in called and not self.is_cell_class(m, owner)))
-                                for m in reached for owner in self.modules[m].argument_write_owners)
+                                for m in reached for owner in self.modules[m].argument_write_owners) \
+                or bool(called & getattr(self, "deps_write_owners", set()))     # a --deps package's (Mixup)
         return cache[module]
 
     def reaches_data_row_loops(self, module: str) -> bool:

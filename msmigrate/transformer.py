@@ -16,6 +16,7 @@ import libcst as cst
 from . import registry as R
 from . import python_sequences as PS
 from . import taped_steps as TS
+from . import argument_backward as AB
 from .records import (ADAPTERS as _ADAPTERS, COMPAT, CONSTRUCT_NOTES, DROPPED_CONTEXTS, METHOD_OWNERS,  # noqa: F401
                       DROPPED_DECORATORS, VALUE_ATTRS)
 from . import recorded_leaves as RLV
@@ -1400,6 +1401,17 @@ class TorchToMindSpore(cst.CSTTransformer):
                 continue
             line = self._out_lines.get(id(stmt), 0)
             original = shorten(code_of(stmt).strip(), 150)
+            if self._recorded_backward(stmt) and line in self.index.argument_backward_lines(self.module_name):
+                # a backward() of a loss the function was handed (a loss scaler's __call__): into the .grad
+                where = f"{self.module_name}:{line}"
+                self.sites.append(Site(line, "Tensor.backward", f"{COMPAT}.backward_to_grads", R.DIFFERENCE,
+                                       AB.NOTE, original, AB.TEST))
+                self.uses_compat = self._records_autograd = True
+                call = stmt.body[0].value
+                new_body[pos] = stmt.with_changes(body=[cst.Expr(call.with_changes(
+                    func=cst.parse_expression(f"{COMPAT}.backward_to_grads"),
+                    args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(call.func.value), *call.args]))])
+                continue
             if why == TL.NO_STEP_WHY and self._recorded_backward(stmt) and self._reads_recorded_gradients(body):
                 # no step after it in its function: the program reads .grad or backward hooks (recorded_backward)
                 where = f"{self.module_name}:{line}"
@@ -1711,6 +1723,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._module_clears)
         self._kept_clears = set(self._kept_clears) | kept | LZ.kept_zero_grads(
             node, lambda dotted: resolve_head(dotted, self._imports))     # a LightningModule's optimizers
+        if self.index.has_argument_backward():     # a loss scaler's backward() fills .grad (argument_backward.py)
+            clears = AB.kept_clears(node, self.stmt_lines, self.index.argument_backward_lines(self.module_name))
+            self._module_clears.update(clears)
+            self._kept_clears |= set(clears)
         for loop_id, why in loops.items():      # a per-epoch function's loop: what its callers clear
             self._leftover_grads.setdefault(loop_id, why)
         numpy_names = {a for a, q in self._imports.items() if q == "numpy" or q.startswith("numpy.")}

@@ -277,3 +277,21 @@ def test_a_dependency_converted_again_comes_from_the_cache(tmp_path):
     (newest / "meta.json").unlink()
     assert "EXTRA = 1" in (convert(5)[0] / "layers.py").read_text()
     assert (newest / "meta.json").exists()
+
+
+def test_cache_key_takes_msmigrate_as_the_process_found_it(tmp_path, monkeypatch):
+    """msmigrate's part of the cache key is taken once per process (the convert command takes it when it starts):
+    a file of msmigrate edited while a conversion runs must not key what the code loaded before converted."""
+    from msmigrate import deps_cache as DC
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\n")
+    monkeypatch.setattr(DC, "_MSMIGRATE_DIGEST", ["as loaded"])
+    first = DC.key(pkg, [])
+    assert DC.key(pkg, []) == first
+    monkeypatch.setattr(DC, "_MSMIGRATE_DIGEST", ["edited since"])
+    assert DC.key(pkg, []) != first
+    monkeypatch.setattr(DC, "_MSMIGRATE_DIGEST", [])
+    digest = DC.msmigrate_digest()
+    assert DC._MSMIGRATE_DIGEST == [digest] and DC.msmigrate_digest() == digest

@@ -42,6 +42,11 @@ HOST_SIDE = {
     "taped_backward.py:tape_step": "on the host: the taped optimizer step stands in the program's own code",
     "recorded_backward.py:autograd_backward": "on the host: a backward() left in the program's own code outside a "
                                               "train step; inside a compiled graph it stops at _refuse_compiled first",
+    "recorded_backward.py:_recorded_gradient": "the checks of autograd_backward and backward_to_grads: on the host; "
+                                               "inside a compiled graph it stops at _refuse_compiled first",
+    "recorded_backward.py:backward_to_grads": "on the host: a backward() of a loss handed to a function (a loss "
+                                              "scaler's __call__); a compiled graph stops at _recorded_gradient's "
+                                              "_refuse_compiled first",
     "layer_settings.py:_TorchBuffers.keys": "on the host: a listing of `module._buffers`, program code outside any "
                                             "construct (a view object a graph does not build)",
     "unused_params.py:_grads_of_reached": "runs op by op only: in GRAPH mode it returns the plain value_and_grad first",

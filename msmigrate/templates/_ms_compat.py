@@ -57,11 +57,34 @@ def _unit_dims_off(value):
     return value
 
 
+def _scalar_mask(index):
+    """A 0-d bool tensor as an index (torchmetrics' R2Score: `rss[cond]` of 0-d values): torch reads it as a mask
+    over a new leading dimension of size 1; MindSpore 2.10 refuses it ("The input data's dim must in the range of
+    [1, 7], but got '0'")."""
+    return isinstance(index, ms.Tensor) and index.ndim == 0 and index.dtype == ms.bool_
+
+
+def _tensor_get(self, index):
+    index = _numpy_index(index)
+    if _scalar_mask(index):     # torch: one row (the tensor) where it holds, none where not
+        return _tensor_getitem(self.expand_dims(0), index.reshape((1,)))
+    return _tensor_getitem(self, index)
+
+
+def _tensor_set(self, index, value):
+    parts = index if type(index) is tuple else (index,)
+    if all(type(p) in (int, slice) for p in parts) and any(
+            type(p) is slice and not len(range(*p.indices(n))) for p, n in zip(parts, self.shape)):
+        return None     # an empty slice: torch's no-op (MindSpore 2.10 fails on x[:, -4:0, 0:-4] = v)
+    index = _numpy_index(index)
+    if _scalar_mask(index):     # the whole tensor where it holds (on the host: PyNative's indexing), else nothing
+        return _tensor_setitem(self, Ellipsis, _unit_dims_off(value)) if bool(index) else None
+    return _tensor_setitem(self, index, _unit_dims_off(value))
+
+
 _tensor_getitem, _tensor_setitem = ms.Tensor.__getitem__, ms.Tensor.__setitem__
-ms.Tensor.__getitem__ = lambda self, index: _tensor_getitem(self, _numpy_index(index))
-ms.Tensor.__setitem__ = lambda self, index, value: None if (lambda ps: all(type(p) in (int, slice) for p in ps) and any(
-    type(p) is slice and not len(range(*p.indices(n))) for p, n in zip(ps, self.shape)))(index if type(index) is tuple else (
-        index,)) else _tensor_setitem(self, _numpy_index(index), _unit_dims_off(value))   # an empty slice: torch's no-op (MindSpore 2.10 fails on x[:, -4:0, 0:-4] = v)
+ms.Tensor.__getitem__ = _tensor_get
+ms.Tensor.__setitem__ = _tensor_set
 # `target == cat` for `cat in np.unique(target)`: MindSpore 2.10's `t == np.int64(1)` is the Python bool False
 _tensor_eq, _tensor_ne = ms.Tensor.__eq__, ms.Tensor.__ne__
 ms.Tensor.__eq__ = lambda t, x: _tensor_eq(t, x.item() if isinstance(x, np.generic) else x)

@@ -124,3 +124,34 @@ class Net(nn.Module):
     assert ("return idx[first], np.sort(a)[idx], x[_ms_compat.host_index(first, x)], "
             "lst[_ms_compat.host_index(first, lst)]") in code, code
     assert "return x[_ms_compat.host_index(order)], order[1:]" in code, code
+
+
+SCALAR_MASKS = '''
+import torch
+
+
+def r2(rss, tss):
+    # torchmetrics' R2Score compute over one output: 0-d values, 0-d masks
+    cond_rss = ~torch.isclose(rss, torch.zeros_like(rss), atol=1e-4)
+    cond_tss = ~torch.isclose(tss, torch.zeros_like(tss), atol=1e-4)
+    cond = cond_rss & cond_tss
+    raw = torch.ones_like(rss)
+    raw[cond] = 1 - (rss[cond] / tss[cond])
+    raw[cond_rss & ~cond_tss] = 0.0
+    return raw, rss[cond], rss[~cond], torch.arange(6.0).reshape(2, 3)[cond].shape[0]
+'''
+
+
+@pytest.mark.parametrize("rss, tss", [(0.5, 2.0), (0.5, 0.0), (0.0, 2.0)])
+def test_zero_dim_mask_reads_and_writes_as_torch(rss, tss):
+    """A 0-d bool tensor indexing a tensor: torch reads one row (a new leading dimension) where it holds and none
+    where not, and writes the whole tensor or nothing; MindSpore 2.10 refused it ("The input data's dim must in the
+    range of [1, 7], but got '0'", torchmetrics' R2Score, naming no line)."""
+    mod, _, _ = load_converted(SCALAR_MASKS)
+    ref = load_torch(SCALAR_MASKS)
+    got = mod.r2(ms.Tensor(rss, ms.float32), ms.Tensor(tss, ms.float32))
+    want = ref["r2"](torch.tensor(rss), torch.tensor(tss))
+    for g, w in zip(got[:3], want[:3]):
+        assert tuple(g.shape) == tuple(w.shape), (g.shape, w.shape)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-6)
+    assert int(got[3]) == int(want[3])

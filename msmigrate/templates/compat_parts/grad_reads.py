@@ -56,6 +56,11 @@ def tensor_grad(value, where):
         kept = _KEPT_GRADS.get(id(value))
         if kept is not None and kept[0] is value:
             return kept[1]
+        filled = _filled_reader("filled_gradient")     # a backward() handed the loss (backward_to_grads)
+        if filled is not None and isinstance(value, ms.Parameter):
+            handled, grad = filled(value)
+            if handled:
+                return grad
         recorded = getattr(value, "_grad", None)
         if recorded is not None and not isinstance(value, ms.Parameter):    # autograd_backward's (recorded_backward.py)
             return recorded

@@ -17,6 +17,7 @@ custom scheduler subclassing LRScheduler (get_lr() from self.last_epoch and self
 """
 import bisect
 import types
+import weakref
 from collections import Counter
 
 from mindspore.experimental import optim as _ms_optim
@@ -236,6 +237,7 @@ class _TorchOptimizer:
 
     def __init__(self, params, *args, **kwargs):
         super().__init__(optimizer_params(params), *args, **kwargs)
+        _BUILT_OPTIMIZERS.add(self)
         self.groups_complete = True
         _allow_call_depth(len(self.parameters))
         self.state = _TorchOptimizerState(self)
@@ -254,8 +256,15 @@ class _TorchOptimizer:
         Without one, the gradients a converted step held for it (hold_gradients: a wrapper's own method steps
         it); with none held, this step() was part of no converted train step (which calls optimizer(grads))."""
         if closure is None and id(self) not in _HELD_GRADIENTS:
-            raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, the "
-                                 "update needs the gradients value_and_grad returns (optimizer(grads))")
+            # the .grad a backward() handed the loss filled (recorded_backward.py's backward_to_grads)
+            filled = _filled_reader("filled_gradients")
+            grads = filled(self.parameters) if filled is not None else None
+            if grads is None:
+                raise MigrationError("optimizer.step() outside a converted train step: MindSpore keeps no .grad, "
+                                     "the update needs the gradients value_and_grad returns (optimizer(grads))")
+            if any(g is not None for g in grads):     # none: torch's step() skips every parameter
+                self(grads)
+            return None
         loss, grads = closure_loss_and_grads(closure()) if closure else (None, _HELD_GRADIENTS.pop(id(self)))
         self(grads)
         return loss
@@ -271,6 +280,9 @@ class _TorchOptimizer:
     def zero_grad(self, set_to_none=True):   # MindSpore keeps no .grad: held gradients and sums (grad_sum) dropped
         _HELD_GRADIENTS.pop(id(self), None)
         _HELD_GRADIENTS.pop((id(self), "sum"), None)
+        cleared = _filled_reader("clear_filled_grads")    # what a backward() handed the loss filled
+        if cleared is not None:
+            cleared(self.parameters, set_to_none)
 
     def add_param_group(self, param_group):
         if getattr(self, "groups_complete", False):
@@ -312,10 +324,25 @@ def _group_added(opt, param_group):
                               name=f"{prefix}.{p.name}") for p in opt.parameters[before:]]
         setattr(opt, name, ms.ParameterTuple(tuple(state) + tuple(grown)))
     _allow_call_depth(len(opt.parameters))
+    if opt.cycled_momentum == "momentum":
+        _momentum_read_at_run_time(opt)     # SGD: the new group's momentum in a Parameter too
 
 
 # id(optimizer) -> the gradients a converted step computed for it, applied by its next step() (hold_gradients)
 _HELD_GRADIENTS = {}
+
+
+# every optimizer built: the parameters whose .grad a backward() handed the loss fills (backward_to_grads). Shared by
+# every helper of the process (the project's and each --deps package's own _ms_compat, as init_stream's): an
+# optimizer the project builds is stepped by a loss scaler of a package
+_BUILT_OPTIMIZERS = vars(_ms_optim).setdefault("_msmigrate_built_optimizers", weakref.WeakSet())
+
+
+def _filled_reader(name):
+    """A function of recorded_backward.py's backward_to_grads (filled_gradients, filled_gradient,
+    set_filled_gradient, clear_filled_grads) from whichever helper of the process holds it (registered on
+    MindSpore's optim module); None where none is imported."""
+    return vars(_ms_optim).get("_msmigrate_filled_grads", {}).get("readers", {}).get(name)
 
 
 # id(optimizer) -> its parameters, in the order of the gradients held for it (clip_grad_norm_ on the host)
@@ -364,6 +391,9 @@ def clear_module_grads(module, where):
         raise MigrationError(f"{where}: zero_grad() on {type(module).__name__}, neither an optimizer nor a module "
                              "without its own zero_grad(): msmigrate cannot tell which held gradients it clears")
     owned = {id(p) for p in module.get_parameters()}
+    cleared = _filled_reader("clear_filled_grads")    # what a backward() handed the loss filled
+    if cleared is not None:
+        cleared(module.get_parameters())
     for key, held in list(_HELD_GRADIENTS.items()):
         if isinstance(key, tuple) and key[1] == "sum":
             params, total = held
@@ -437,6 +467,15 @@ class SGD(_TorchOptimizer, _ms_optim.SGD):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False):
         super().__init__(params, lr, float(momentum), dampening, weight_decay, nesterov, maximize=maximize)
+        _momentum_read_at_run_time(self)
+
+
+def _momentum_read_at_run_time(opt):
+    """SGD's momentum kept in a Parameter per group, as the learning rate: a compiled step reads a plain float
+    once, when it compiles, so a momentum the program sets between steps (YOLOv5's warmup, `x['momentum'] =
+    np.interp(...)` every iteration) went unread in GRAPH mode. Groups without momentum keep their 0."""
+    if any(_hyper(g, "momentum") for g in opt.param_groups):
+        _cycled_momentum(opt)
 
 
 class Adam(_TorchOptimizer, _ms_optim.Optimizer):

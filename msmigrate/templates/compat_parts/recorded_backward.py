@@ -55,12 +55,9 @@ def record_autograd():
         _pynative_executor.set_grad_flag(True)
 
 
-def autograd_backward(where, receiver, *args, **kwargs):
-    """`receiver.backward(*args, **kwargs)`: on a MindSpore tensor torch's Tensor.backward(gradient=None,
-    retain_graph=None, create_graph=False, inputs=None) through MindSpore's PyNative autograd; on any other object
-    (a program's class with its own backward method) the call as written."""
-    if not isinstance(receiver, ms.Tensor):
-        return receiver.backward(*args, **kwargs)
+def _recorded_gradient(where, receiver, args, kwargs):
+    """The checks of torch's Tensor.backward(gradient=None, retain_graph=None, create_graph=False, inputs=None) run
+    on PyNative's recorded graph: (the gradient of `receiver`, retain_graph)."""
     if _compiling(_draw_probe):
         _refuse_compiled(_RECORDED_MODE_WHY, where)
     names = ("gradient", "retain_graph", "create_graph", "inputs")
@@ -85,13 +82,22 @@ def autograd_backward(where, receiver, *args, **kwargs):
         gradient = ops.ones_like(receiver)
     elif not isinstance(gradient, ms.Tensor):
         gradient = ops.full_like(receiver, gradient)
+    return gradient.astype(receiver.dtype), bool(bound.get("retain_graph"))
+
+
+def autograd_backward(where, receiver, *args, **kwargs):
+    """`receiver.backward(*args, **kwargs)`: on a MindSpore tensor torch's Tensor.backward(gradient=None,
+    retain_graph=None, create_graph=False, inputs=None) through MindSpore's PyNative autograd; on any other object
+    (a program's class with its own backward method) the call as written."""
+    if not isinstance(receiver, ms.Tensor):
+        return receiver.backward(*args, **kwargs)
+    gradient, retain = _recorded_gradient(where, receiver, args, kwargs)
     from mindspore._c_expression import run_backward
     # measured: accumulating into a leaf the program did not mark fails ("The kernel Clone unregistered" where
     # two leaves meet in one op) or fills a .grad torch leaves None; Parameters' .grad stays refused (tensor_grad)
     leaves = tuple(t for t in list(_MARKED_LEAVES.values()) if getattr(t, "_requires_grad", False))
     try:
-        run_backward((receiver,), (gradient.astype(receiver.dtype),), bool(bound.get("retain_graph")), False,
-                     leaves or None)
+        run_backward((receiver,), (gradient,), retain, False, leaves or None)
     except RuntimeError as exc:
         if "Clone unregistered" not in str(exc):
             raise
@@ -102,3 +108,90 @@ def autograd_backward(where, receiver, *args, **kwargs):
                              "mindspore.grad/value_and_grad call), where MindSpore's CPU kernels fail ('Clone "
                              "unregistered'); compute this gradient with mindspore.grad by hand") from None
     return None
+
+
+# backward_to_grads: "on" once one ran; "filled": id(Parameter) -> the Parameter, each it fills (torch's .grad there
+# is MindSpore's `_grad`); "stepped": ids of those whose gradient a step() applied and no zero_grad() cleared since.
+# Shared by every helper of the process (the project's, each --deps package's), on MindSpore's optim module
+_FILLED_GRADS = vars(_ms_optim).setdefault("_msmigrate_filled_grads", {"on": False, "filled": {}, "stepped": set()})
+
+
+def backward_to_grads(where, receiver, *args, **kwargs):
+    """torch's `loss.backward()` in a function handed the loss, whose gradients a step() applies later (a loss
+    scaler's __call__: timm's NativeScaler, MAE's NativeScalerWithGradNormCount; a trainer's backward helper): run
+    by PyNative's autograd on the graph recorded since record_autograd(), adding into the .grad (MindSpore's `_grad`)
+    of the parameters of every optimizer built, as torch adds into its leaves. The optimizers' step(), zero_grad(),
+    clip_grad_norm_ and `p.grad` (tensor_grad) read and clear them (filled_gradients, clear_filled_grads)."""
+    if not isinstance(receiver, ms.Tensor):
+        return receiver.backward(*args, **kwargs)
+    gradient, retain = _recorded_gradient(where, receiver, args, kwargs)
+    filled, stepped = _FILLED_GRADS["filled"], _FILLED_GRADS["stepped"]
+    params, seen = [], set()
+    for opt in list(_BUILT_OPTIMIZERS):
+        for p in opt.parameters:
+            if p.requires_grad and id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
+    stale = next((p for p in params if id(p) in stepped and p._grad is not None), None)
+    if stale is not None:
+        raise MigrationError(f"{where}: backward() adds to the gradient of {stale.name}, which an optimizer step() "
+                             "applied with no zero_grad() since: torch adds to it only if the program cleared "
+                             "nothing, and a zero_grad() of a module converted apart (another package, converted "
+                             "by --deps) is not kept; call optimizer.zero_grad() before this backward()")
+    reached = _reached_nodes(receiver)
+    # measured (MindSpore 2.10, CPU): a first gradient for two leaves that meet in one operation (`cls_token +
+    # pos_embed`) fails in its kernels ("The kernel Clone unregistered"); adding into a zero tensor passes. Those
+    # the graph does not reach get torch's None back
+    fresh = [p for p in params if p._grad is None]
+    for p in fresh:
+        p._grad = ops.zeros_like(p)
+    leaves = tuple(params) + tuple(t for t in list(_MARKED_LEAVES.values()) if getattr(t, "_requires_grad", False)
+                                   and not isinstance(t, ms.Parameter))
+    from mindspore._c_expression import run_backward
+    run_backward((receiver,), (gradient,), retain, False, leaves or None)
+    for p in fresh:
+        node = getattr(p, "_grad_node", None)
+        if node is None or node._unique_id() not in reached:
+            p._grad = None
+    for p in params:
+        filled[id(p)] = p
+    _FILLED_GRADS["on"] = True
+    return None
+
+
+def filled_gradients(params):
+    """The .grad backward_to_grads filled for `params` (None where it filled none: torch's step() skips those),
+    marked as applied; None where no such backward() ran or one of `params` was none of its leaves."""
+    filled = _FILLED_GRADS["filled"]
+    if not _FILLED_GRADS["on"] or any(filled.get(id(p)) is not p for p in params):
+        return None
+    _FILLED_GRADS["stepped"].update(id(p) for p in params if p._grad is not None)
+    return tuple(p._grad for p in params)
+
+
+def filled_gradient(param):
+    """(True, torch's `param.grad`) where backward_to_grads handles this Parameter's gradient; (False, None) else."""
+    if _FILLED_GRADS["on"] and _FILLED_GRADS["filled"].get(id(param)) is param:
+        return True, param._grad
+    return False, None
+
+
+def set_filled_gradient(param, grad):
+    """A change of `param.grad` in place (clipping) where backward_to_grads handles it."""
+    param._grad = grad
+
+
+def clear_filled_grads(params, set_to_none=True):
+    """zero_grad() of an optimizer or a module: the .grad backward_to_grads filled for `params` is dropped (or
+    zeroed: `set_to_none=False`, which torch's optimizers then apply as zeros)."""
+    filled, stepped = _FILLED_GRADS["filled"], _FILLED_GRADS["stepped"]
+    for p in params:
+        if filled.get(id(p)) is p:
+            stepped.discard(id(p))
+            if p._grad is not None:
+                p._grad = None if set_to_none else ops.zeros_like(p)
+
+
+# what optimizer.step()/zero_grad(), clip_grad_norm_ and tensor_grad call (_filled_reader), in any helper copy
+_FILLED_GRADS["readers"] = {"filled_gradients": filled_gradients, "filled_gradient": filled_gradient,
+                            "set_filled_gradient": set_filled_gradient, "clear_filled_grads": clear_filled_grads}

@@ -546,9 +546,37 @@ def _held_gradients_of(parameters):
     return None
 
 
+def _filled_gradients_of(parameters):
+    """On the host, where a backward() handed the loss filled the .grad of every one of `parameters`
+    (recorded_backward.py's backward_to_grads, _filled_reader): ((the Parameters with a gradient, their
+    gradients), `parameters` as a list); (None, `parameters`) otherwise (read into a list, a generator once read)."""
+    filled = _filled_reader("filled_gradient")
+    if filled is None or _compiling(_draw_probe):
+        return None, parameters
+    parameters = [parameters] if isinstance(parameters, ms.Tensor) else list(parameters)
+    wanted = [p for p in parameters if isinstance(p, ms.Parameter)]
+    answers = [filled(p) for p in wanted]
+    if not wanted or not all(handled for handled, _ in answers):
+        return None, parameters
+    kept = [(p, g) for p, (_, g) in zip(wanted, answers) if g is not None]
+    return ([p for p, _ in kept], [g for _, g in kept]), parameters
+
+
 # reached in a compiled train step too: the MigrationError goes through a constexpr (_raise_at_calling_line); on
 # the host, gradients held for a wrapper's step() are clipped where they are held
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    filled, parameters = _filled_gradients_of(parameters)
+    if filled is not None:      # the .grad a backward() handed the loss filled (backward_to_grads), clipped in place
+        params, grads = filled
+        if not grads:
+            return ms.Tensor(0.0, ms.float32)
+        clipped, total = clip_grad_norm(grads, max_norm, norm_type)
+        if error_if_nonfinite and not bool(ops.isfinite(total)):
+            raise RuntimeError(f"The total norm of order {float(norm_type)} for gradients from `parameters` is "
+                               "non-finite, so it cannot be clipped.")
+        for p, g in zip(params, clipped):
+            _filled_reader("set_filled_gradient")(p, g)
+        return total
     found = _held_gradients_of(parameters)
     if found is None:
         _raise_at_calling_line(
@@ -564,6 +592,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
+    filled, parameters = _filled_gradients_of(parameters)
+    if filled is not None:      # the .grad a backward() handed the loss filled (backward_to_grads), clipped in place
+        for p, g in zip(filled[0], clip_grad_value(filled[1], clip_value)):
+            _filled_reader("set_filled_gradient")(p, g)
+        return None
     found = _held_gradients_of(parameters)
     if found is None:
         _raise_at_calling_line(
