@@ -65,6 +65,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout61  # bench/_rw_heldout61.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout62  # bench/_rw_heldout62.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout63  # bench/_rw_heldout63.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout64  # bench/_rw_heldout64.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -634,7 +635,8 @@ def main(argv=None):
                                       "heldout46", "heldout47", "heldout48", "heldout49",
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
                                       "heldout55", "heldout56", "heldout57", "heldout58",
-                                      "heldout59", "heldout60", "heldout61", "heldout62", "heldout63"),
+                                      "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
+                                      "heldout64"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -761,7 +763,11 @@ def main(argv=None):
                          "autoencoders (bench/_rw_heldout62.py); heldout63: "
                          "ultralytics/yolov5's detection and segmentation models trained with their ComputeLoss, "
                          "JingyunLiang/SwinIR trained and tiled, facebookresearch/segment-anything's Sam through "
-                         "SamPredictor and Sam.forward, its mask decoder fine-tuned (bench/_rw_heldout63.py)")
+                         "SamPredictor and Sam.forward, its mask decoder fine-tuned (bench/_rw_heldout63.py); heldout64: "
+                         "yuqinie98/PatchTST's PatchTST (RevIN, decomposition, per-channel heads) trained by its "
+                         "Exp_Main, facebookresearch/encodec's SEANet codec with its residual vector quantizer "
+                         "trained (with its loss Balancer) and the 24 kHz model, chennnM/GCNII's GCNII and GCNII* "
+                         "on a Planetoid-format graph (bench/_rw_heldout64.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
