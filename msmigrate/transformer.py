@@ -3722,7 +3722,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, api, m.target.split(".")[-1] if m.target else api, m.status, m.note)
             return updated.with_changes(func=self.render(m.target))
         if bound.starred and (m.rename or m.transforms or m.drop or m.rule) and not (
-                m.rule is not None and getattr(m.rule, "handles_starred", False)):
+                m.rule is not None and getattr(m.rule, "handles_starred", False)) \
+                and not _starred_keeps_positions(updated, m, receiver):
             # a rule marked handles_starred reads bound.starred itself
             raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
         notes: List[str] = []
@@ -4581,3 +4582,21 @@ def _first_parameter(call: cst.Call) -> bool:
         arg = arg.args[0].value
     return (isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute)
             and arg.func.attr.value in ("parameters", "buffers"))
+
+
+def _starred_keeps_positions(call, m: R.Mapping, receiver) -> bool:
+    """`x.transpose(*self.dims)` (PatchTST's Transpose): one `*args` and nothing else by keyword, for a record whose
+    only change of the arguments is a renaming that keeps every position (torch's dim0, dim1 are ops.swapaxes'
+    axis0, axis1, right after the input): the starred values land on the same parameters on both sides, whatever
+    their number, so they pass through as they are. Anything else (values, transforms, drops, a rule, an argument
+    without a counterpart, `**kwargs`, a keyword) still cannot be translated argument by argument."""
+    if not isinstance(call, cst.Call) or m.rule is not None or m.transforms or m.drop or m.values or m.extra \
+            or m.unsupported or m.unsupported_values:
+        return False
+    args = list(call.args)
+    if sum(1 for a in args if a.star) != 1 or any(a.star == "**" or a.keyword is not None for a in args):
+        return False
+    lead = 1 if receiver is not None else 0
+    renamed = [m.rename.get(a, a) for a in m.args]
+    return tuple(m.target_args[lead:lead + len(renamed)]) == tuple(renamed) and len(m.target_args) == lead + len(
+        renamed)
