@@ -260,11 +260,11 @@ import numpy as np
 import scipy.sparse as sp
 
 _rng = np.random.RandomState(5)
-N, F, C, N_TRAIN, N_TEST = 600, 24, 4, 40, 60
+N, N_FEAT, C, N_TRAIN, N_TEST = 600, 24, 4, 40, 60
 classes = _rng.randint(0, C, N)
 onehot = np.eye(C, dtype=np.int32)[classes]
-features = (_rng.rand(N, F) < 0.12).astype(np.float32)
-features[np.arange(N), classes * (F // C) + _rng.randint(0, F // C, N)] = 1.0
+features = (_rng.rand(N, N_FEAT) < 0.12).astype(np.float32)
+features[np.arange(N), classes * (N_FEAT // C) + _rng.randint(0, N_FEAT // C, N)] = 1.0
 graph = {{i: [] for i in range(N)}}
 for i in range(N):
     for _ in range(2):
