@@ -2352,6 +2352,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"bound to a name: called, {target} builds as {qn}(...) does; as a type it matches tensors")
             self.uses_compat = True
             return self.render(target)
+        if qn in _FACTORY_VALUES and not self._annotation:
+            # `init_fn = uniform_init if ... else torch.zeros`, then `init_fn(n, d)`: torch's sizes one by one would
+            # reach ops.zeros' dtype; the helper takes torch's arguments (compat_parts/factory_values.py)
+            target = _FACTORY_VALUES[qn]
+            self._record(original, qn, target, R.CONVERTED, f"used as a value: {target} takes torch's arguments")
+            self.uses_compat = True
+            return self.render(target)
         if m.args and (m.rename or m.transforms or m.drop or m.extra or m.rule):
             status = R.DIFFERENCE
             note = (note + "; " if note else "") + "used as a value: arguments given elsewhere are not translated"
@@ -4534,6 +4541,9 @@ _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functo
 _RESHAPING_IN_PLACE = {"t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_"}
 # torch classes whose MindSpore class is no constructor of torch's arguments: bound to a name, the helper that is
 _BOUND_CONSTRUCTORS = {"torch.Tensor": "_ms_compat.Tensor"}
+# torch factories used as values, called elsewhere with torch's arguments (compat_parts/factory_values.py)
+_FACTORY_VALUES = {"torch.zeros": "_ms_compat.zeros_factory_value", "torch.ones": "_ms_compat.ones_factory_value",
+                   "torch.empty": "_ms_compat.empty_factory_value"}
 _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor",
                      "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 # torch.nn calls whose result is a plain object, no module: `packed.double()` is the object's own cast

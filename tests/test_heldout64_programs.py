@@ -8,7 +8,15 @@ chennnM/GCNII) met, each run under torch and converted.
 - torch.nn.ConvTranspose1d called with `*args, **kwargs` (encodec's NormConvTranspose1d:
   `nn.ConvTranspose1d(*args, **kwargs)`): a TODO raising MigrationError; Conv1d had an adapter taking torch's
   arguments at run time, the transposed convolutions had none. _ms_compat.ConvTranspose1d/2d/3d take torch's
-  arguments (output_padding included) and build the layer a direct call converts to."""
+  arguments (output_padding included) and build the layer a direct call converts to.
+- F.pad in reflect mode with an explicit value of 0 (encodec's pad1d: `F.pad(x, paddings, mode, value)` with
+  value=0.): torch ignores a value of 0 there; MindSpore's pad refused it ("the padding mode 'reflect' can not set
+  value, but got value 0.0"), naming no line. The helper drops a value of 0 in the other modes.
+- torch.zeros used as a value and called elsewhere with torch's arguments (encodec's EuclideanCodebook:
+  `init_fn = uniform_init if not kmeans_init else torch.zeros`, `embed = init_fn(codebook_size, dim)`): it became
+  ops.zeros, whose second parameter is the dtype ("For 'Zeros', the input 'dtype' should be mindspore dtype, but
+  got 16"). torch.zeros/ones/empty as values are _ms_compat's zeros/ones/empty_factory_value, taking torch's
+  sizes and keywords."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -98,3 +106,100 @@ weights = ([q.detach().reshape(-1) for q in list(net1.parameters()) + list(net2.
 def test_conv_transpose_called_with_starred_arguments(graph):
     code, _ = program_weights_match_torch(STARRED_CONV_TRANSPOSE, graph=graph)
     assert "_ms_compat.ConvTranspose1d(*args, **kwargs)" in code, code
+
+
+REFLECT_PAD_WITH_ZERO_VALUE = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def pad1d(x, paddings, mode='constant', value=0.):
+    length = x.shape[-1]
+    padding_left, padding_right = paddings
+    if mode == 'reflect':
+        max_pad = max(padding_left, padding_right)
+        extra_pad = 0
+        if length <= max_pad:
+            extra_pad = max_pad - length + 1
+            x = F.pad(x, (0, extra_pad))
+        padded = F.pad(x, paddings, mode, value)
+        end = padded.shape[-1] - extra_pad
+        return padded[..., :end]
+    return F.pad(x, paddings, mode, value)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(2, 3, 5)
+
+    def forward(self, x, mode):
+        return self.conv(pad1d(x, (4, 0), mode)).tanh()
+
+
+net = Net()
+fill(net, 7)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 2 * 2 * 6).reshape(2, 2, 6)
+seen = []
+for _ in range(2):
+    loss = net(x, 'reflect').pow(2).mean() + net(x[..., :3], 'reflect').abs().mean() + net(x, 'constant').mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_reflect_pad_given_a_zero_value(graph):
+    program_weights_match_torch(REFLECT_PAD_WITH_ZERO_VALUE, graph=graph)
+
+
+FACTORY_AS_A_VALUE = _FILL + '''
+import torch.nn as nn
+
+
+def uniform_init(*shape):
+    t = torch.empty(shape)
+    nn.init.constant_(t, 0.25)
+    return t
+
+
+class Codebook(nn.Module):
+    def __init__(self, dim, size, kmeans_init):
+        super().__init__()
+        init_fn = uniform_init if not kmeans_init else torch.zeros
+        embed = init_fn(size, dim)
+        self.register_buffer("embed", embed)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.proj(x) @ self.embed.t() + self.embed.sum()
+
+
+make = torch.ones
+nets = [Codebook(3, 4, True), Codebook(3, 4, False)]
+for i, net in enumerate(nets):
+    fill(net, 8 + i)
+params = list(nets[0].parameters()) + list(nets[1].parameters())
+opt = torch.optim.SGD(params, lr=0.1)
+x = torch.linspace(-1, 1, 6).reshape(2, 3)
+seen = []
+for _ in range(2):
+    loss = (nets[0](x) + nets[1](x)).pow(2).mean() + make(2, 3).mul(x).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+blank = torch.empty
+weights = ([q.detach().reshape(-1) for q in params] + seen + [nets[0].embed.reshape(-1), nets[1].embed.reshape(-1),
+           make((2, 2), dtype=torch.float32).reshape(-1), torch.tensor(float(blank(torch.Size([3, 2])).numel()))])
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_factories_used_as_values(graph):
+    code, _ = program_weights_match_torch(FACTORY_AS_A_VALUE, graph=graph)
+    assert "_ms_compat.zeros_factory_value" in code and "_ms_compat.ones_factory_value" in code, code
