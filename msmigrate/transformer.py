@@ -464,6 +464,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.batched_convs: Set[int] = set()   # conv-layer calls whose input is provably batched
         info = index.modules.get(module_name)
         self._imports: Dict[str, str] = info.imports if info is not None else {}
+        self._file_imports: Dict[str, str] = dict(self._imports)   # the table before any rebinding (_rebind_import)
 
     # ----------------------------------------------------------------- helpers
     def _line(self, node: cst.CSTNode) -> int:
@@ -2064,7 +2065,24 @@ class TorchToMindSpore(cst.CSTTransformer):
             return top not in self.index.local_tops   # `from safetensors.torch import save_file`
         return top in _TOPS and top not in self.index.local_tops
 
+    def _restore_imports(self, original) -> None:
+        """A module-level import binding again a torch name that an earlier statement of the module rebound
+        (`N, F = 600, 24` and then `import torch.nn.functional as F`): from here on the name is the import again
+        (_rebind_import dropped it from the table)."""
+        if self._funcs or self._classes or isinstance(original.names, cst.ImportStar):
+            return
+        for alias in original.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            else:
+                local = code_of(alias.name).strip().split(".", 1)[0]
+            if local in self._file_imports and local not in self._imports:
+                self._imports = {**self._imports, local: self._file_imports[local]}
+                if is_torch_name(self._file_imports[local]):
+                    self._torch_heads = self._torch_heads | {local}
+
     def leave_Import(self, original: cst.Import, updated: cst.Import):
+        self._restore_imports(original)
         keep, reexports = [], []
         for alias in updated.names:
             dotted = code_of(alias.name).strip()
@@ -2082,6 +2100,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return _with_names(updated, keep)
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        self._restore_imports(original)
         if not updated.relative and updated.module is not None and \
                 is_dependency_name(self.index, code_of(updated.module).strip()):
             self.uses_compat = self.uses_compat or needs_bootstrap(self.index, self.module_name)   # sys.path
@@ -2690,6 +2709,10 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
         self._stores.add(id(node.target))
+        # the plain names a tuple target binds (`N, F = 600, 24`) are stores too, never an import's reads
+        for name in IRB.target_names(node.target):
+            self._skip.add(id(name))
+            self._stores.add(id(name))
 
     def visit_AugAssign(self, node) -> None:
         self._skip.add(id(node.target))

@@ -16,7 +16,13 @@ chennnM/GCNII) met, each run under torch and converted.
   `init_fn = uniform_init if not kmeans_init else torch.zeros`, `embed = init_fn(codebook_size, dim)`): it became
   ops.zeros, whose second parameter is the dtype ("For 'Zeros', the input 'dtype' should be mindspore dtype, but
   got 16"). torch.zeros/ones/empty as values are _ms_compat's zeros/ones/empty_factory_value, taking torch's
-  sizes and keywords."""
+  sizes and keywords.
+- A module-level name assigned in a tuple before an import binds it to a torch module (a GCNII driver of ours:
+  `N, F, C = 600, 24, 4` for the feature count, then `import torch.nn.functional as F`): the tuple's names were
+  read as the import, so the target became `N, ms.ops, C = ...` (MindSpore's ops module replaced by an int, the
+  program failing later naming no line of it), and a plain `F = 24` dropped the import for the rest of the file,
+  so `F.relu(...)` stayed torch's code (AttributeError on an int). A tuple target's names are stores, and the
+  later import binds the name to the module again."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -203,3 +209,32 @@ weights = ([q.detach().reshape(-1) for q in params] + seen + [nets[0].embed.resh
 def test_factories_used_as_values(graph):
     code, _ = program_weights_match_torch(FACTORY_AS_A_VALUE, graph=graph)
     assert "_ms_compat.zeros_factory_value" in code and "_ms_compat.ones_factory_value" in code, code
+
+
+NAME_ASSIGNED_THEN_IMPORTED = _FILL + '''
+N, F, C = 3, 4, 2     # F the feature count, before the import that makes it torch.nn.functional
+rows = np.linspace(-1, 1, N * F).reshape(N, F).astype(np.float32)
+K = 5
+width = K + 1
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(4, width), nn.Tanh(), nn.Linear(width, C))
+fill(net, 11)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.from_numpy(rows)
+seen = []
+for _ in range(2):
+    loss = F.mse_loss(F.relu(net(x)), torch.ones(N, C))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [torch.tensor([float(N), float(C)])]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_name_assigned_in_a_tuple_then_imported_as_a_torch_module(graph):
+    code, _ = program_weights_match_torch(NAME_ASSIGNED_THEN_IMPORTED, graph=graph)
+    assert "N, F, C = 3, 4, 2" in code, code
