@@ -2399,6 +2399,19 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"MindSpore's 1-d convolution holds {attr} as a 2-d one's (1, n): its last entry is torch's")
             return cst.Subscript(value=updated, slice=[cst.SubscriptElement(
                 slice=cst.Slice(lower=cst.Integer("1"), upper=None))])
+        if attr in _CONV1D_TUPLES and id(original) not in self._stores and id(original) not in self._call_funcs \
+                and self._static_type(original.value) is None and (
+                    self._receiver_kind(original.value) == "module" or isinstance(original.value, cst.Attribute)
+                    and self._receiver_kind(original.value) == "unknown"):
+            # a layer whose class is not known here (encodec's SConv1d: `self.conv.conv.kernel_size[0]`, the
+            # convolution built through a normalization function): a MindSpore 1-d convolution's (1, n) would
+            # give 1 for torch's n; the helper drops the leading 1 there only (layer_settings.py conv1d_tuple)
+            self._record(original, f"conv1d.{attr}", "_ms_compat.conv1d_tuple", R.CONVERTED,
+                         f"a layer of a class known at run time only: a MindSpore 1-d convolution's {attr} is a 2-d "
+                         "one's (1, n), torch's (n,)")
+            self.uses_compat = True
+            return cst.Call(func=cst.parse_expression(f"{COMPAT}.conv1d_tuple"),
+                            args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(attr)))])
         if attr not in _RENAMED_ATTRS:
             return updated
         family = self._layer_family(original.value)

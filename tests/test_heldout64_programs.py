@@ -22,7 +22,13 @@ chennnM/GCNII) met, each run under torch and converted.
   read as the import, so the target became `N, ms.ops, C = ...` (MindSpore's ops module replaced by an int, the
   program failing later naming no line of it), and a plain `F = 24` dropped the import for the rest of the file,
   so `F.relu(...)` stayed torch's code (AttributeError on an int). A tuple target's names are stores, and the
-  later import binds the name to the module again."""
+  later import binds the name to the module again.
+- kernel_size/stride/dilation read on a 1-d convolution whose class the converter does not know (encodec's
+  SConv1d: `self.conv.conv.kernel_size[0]`, the Conv1d built through apply_parametrization_norm): MindSpore's
+  1-d convolutions hold a 2-d one's (1, k), so [0] gave 1 for torch's k, and the padding computed from it was
+  wrong (here a shape error at the residual add; silently different elsewhere). Such reads on a module or an
+  attribute chain of unknown type are _ms_compat.conv1d_tuple(layer, name), which drops the leading 1 of a 1-d
+  convolution's only."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -238,3 +244,61 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [torch.ten
 def test_name_assigned_in_a_tuple_then_imported_as_a_torch_module(graph):
     code, _ = program_weights_match_torch(NAME_ASSIGNED_THEN_IMPORTED, graph=graph)
     assert "N, F, C = 3, 4, 2" in code, code
+
+
+CONV1D_SETTINGS_OF_AN_UNKNOWN_LAYER = _FILL + '''
+import math
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def apply_norm(module, norm='none'):
+    return module
+
+
+class NormConv1d(nn.Module):
+    def __init__(self, *args, norm='none', **kwargs):
+        super().__init__()
+        self.conv = apply_norm(nn.Conv1d(*args, **kwargs), norm)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class SConv1d(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, dilation=1):
+        super().__init__()
+        self.conv = NormConv1d(in_channels, out_channels, kernel_size, stride, dilation=dilation)
+
+    def forward(self, x):
+        kernel_size = self.conv.conv.kernel_size[0]
+        stride = self.conv.conv.stride[0]
+        dilation = self.conv.conv.dilation[0]
+        kernel_size = (kernel_size - 1) * dilation + 1
+        padding_total = kernel_size - stride
+        n_frames = (x.shape[-1] - kernel_size + padding_total) / stride + 1
+        ideal_length = (math.ceil(n_frames) - 1) * stride + (kernel_size - padding_total)
+        extra_padding = ideal_length - x.shape[-1]
+        return self.conv(F.pad(x, (padding_total, extra_padding)))
+
+
+net = nn.Sequential(SConv1d(2, 3, 5, stride=2), nn.ELU(), SConv1d(3, 2, 3, dilation=2))
+fill(net, 12)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 2 * 2 * 11).reshape(2, 2, 11)
+seen = []
+for _ in range(2):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [torch.tensor(net(x).shape).float()]
+'''
+
+
+@pytest.mark.parametrize("graph", [False, True])
+def test_conv1d_settings_of_a_layer_of_unknown_class(graph):
+    code, _ = program_weights_match_torch(CONV1D_SETTINGS_OF_AN_UNKNOWN_LAYER, graph=graph)
+    assert "_ms_compat.conv1d_tuple(self.conv.conv, 'kernel_size')" in code, code
