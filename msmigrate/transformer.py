@@ -1714,6 +1714,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             node.code)} if self.index.host_sampling_methods() else set()
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
+        # `balancer = Balancer(...)` of a project class with its own backward(): `balancer.backward(...)` is its
+        # method, no tensor's (train_loop.OWN_BACKWARD_OBJECTS)
+        self._own_backward_objects = self._own_backward_objects_of(node)
+        TL.OWN_BACKWARD_OBJECTS.clear()
+        TL.OWN_BACKWARD_OBJECTS.update(self._own_backward_objects)
         # Python's random too: a replay buffer's `random.sample(self.buffer, n)` inside a compiled step is drawn
         # once, at compile time (minimalRL's DQN trained on one batch)
         random_names = {a for a, q in self._imports.items() if q == "random" or q.startswith("random.")}
@@ -3436,11 +3441,32 @@ class TorchToMindSpore(cst.CSTTransformer):
             qname = f"{self.module_name}.{node.value}"
         return qname is not None and self.index.is_autograd_function(qname)
 
+    def _own_backward_objects_of(self, module: cst.Module) -> Set[str]:
+        """Names the module binds (anywhere, `name = C(...)`) to an object of a project class that is no Module and
+        defines backward() itself (ProjectIndex.own_backward_class): encodec's `balancer = Balancer(weights)`."""
+        found: Set[str] = set()
+        owner = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                        and isinstance(node.value, cst.Call):
+                    qn = owner._qname_any(node.value.func)
+                    if qn is None and isinstance(node.value.func, cst.Name):
+                        qn = f"{owner.module_name}.{node.value.func.value}"   # a class of this module
+                    if qn is not None and owner.index.own_backward_class(qn):
+                        found.add(node.targets[0].target.value)
+        module.visit(_V())
+        return found
+
     def _receiver_kind(self, node: cst.BaseExpression) -> str:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
                              cst.Dict, cst.Set, cst.Tuple, cst.Integer, cst.Float, cst.ListComp,
                              cst.DictComp, cst.SetComp)):
             return "other"
+        if isinstance(node, cst.Name) and node.value in getattr(self, "_own_backward_objects", ()) \
+                and not self._shadowed(node.value):
+            return "other"   # an object of a project class with its own backward() (encodec's Balancer)
         if isinstance(node, cst.Name):
             # `self` outside any class (a decorator's wrapper, `def inner(self, *args)`: x-transformers'
             # eval_decorator) is a parameter of unknown type like any other

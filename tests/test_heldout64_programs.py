@@ -28,7 +28,13 @@ chennnM/GCNII) met, each run under torch and converted.
   1-d convolutions hold a 2-d one's (1, k), so [0] gave 1 for torch's k, and the padding computed from it was
   wrong (here a shape error at the residual add; silently different elsewhere). Such reads on a module or an
   attribute chain of unknown type are _ms_compat.conv1d_tuple(layer, name), which drops the leading 1 of a 1-d
-  convolution's only."""
+  convolution's only.
+- An object of a class of the program's own with a backward() method (encodec's loss Balancer:
+  `balancer.backward({'l1': l1, 'l2': l2}, out)`, whose body takes torch.autograd.grad of each loss with respect to
+  the output and calls `out.backward(out_grad)`): the call was read as torch's Tensor.backward with a gradient, and
+  the taped step's loss became `penalty + (balancer * {'l1': l1, 'l2': l2}).sum()` (TypeError here; with another
+  object, a wrong loss). Such a receiver is no tensor: the call stays the method's, which stops with MigrationError
+  naming its autograd.grad line (not converted there)."""
 import pytest
 
 from tests.parity.harness import program_weights_match_torch
@@ -302,3 +308,52 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + seen + [torch.ten
 def test_conv1d_settings_of_a_layer_of_unknown_class(graph):
     code, _ = program_weights_match_torch(CONV1D_SETTINGS_OF_AN_UNKNOWN_LAYER, graph=graph)
     assert "_ms_compat.conv1d_tuple(self.conv.conv, 'kernel_size')" in code, code
+
+
+OWN_BACKWARD_METHOD = _FILL + '''
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import autograd
+
+
+class Balancer:
+    def __init__(self, weights):
+        self.weights = weights
+
+    def backward(self, losses, input):
+        grads = {}
+        for name, loss in losses.items():
+            grad, = autograd.grad(loss, [input], retain_graph=True)
+            grads[name] = grad * self.weights[name] / (1e-12 + grad.norm())
+        out_grad = 0
+        for grad in grads.values():
+            out_grad += grad
+        input.backward(out_grad)
+
+
+net = nn.Linear(3, 2)
+penalty_net = nn.Linear(3, 1)
+fill(net, 13)
+fill(penalty_net, 14)
+opt = torch.optim.SGD(list(net.parameters()) + list(penalty_net.parameters()), lr=0.1)
+balancer = Balancer({'l1': 1, 'l2': 2})
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+seen = []
+for _ in range(2):
+    out = net(x)
+    penalty = penalty_net(x).pow(2).mean()
+    l1 = F.l1_loss(out, torch.zeros(4, 2))
+    l2 = F.mse_loss(out, torch.ones(4, 2))
+    opt.zero_grad()
+    penalty.backward(retain_graph=True)
+    balancer.backward({'l1': l1, 'l2': l2}, out)
+    opt.step()
+    seen.append(penalty.detach())
+weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
+'''
+
+
+def test_own_backward_method_is_no_tensor_backward():
+    with pytest.raises(Exception) as err:
+        program_weights_match_torch(OWN_BACKWARD_METHOD, graph=False)
+    assert type(err.value).__name__ == "MigrationError" and "torch.autograd.grad" in str(err.value), err.value
