@@ -65,6 +65,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout61  # bench/_rw_heldout61.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout62  # bench/_rw_heldout62.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout63  # bench/_rw_heldout63.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout64  # bench/_rw_heldout64.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout65  # bench/_rw_heldout65.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -636,7 +637,7 @@ def main(argv=None):
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
                                       "heldout55", "heldout56", "heldout57", "heldout58",
                                       "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
-                                      "heldout65"),
+                                      "heldout64", "heldout65"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -763,7 +764,11 @@ def main(argv=None):
                          "autoencoders (bench/_rw_heldout62.py); heldout63: "
                          "ultralytics/yolov5's detection and segmentation models trained with their ComputeLoss, "
                          "JingyunLiang/SwinIR trained and tiled, facebookresearch/segment-anything's Sam through "
-                         "SamPredictor and Sam.forward, its mask decoder fine-tuned (bench/_rw_heldout63.py); heldout65: "
+                         "SamPredictor and Sam.forward, its mask decoder fine-tuned (bench/_rw_heldout63.py); heldout64: "
+                         "yuqinie98/PatchTST's PatchTST (RevIN, decomposition, per-channel heads) trained by its "
+                         "Exp_Main, facebookresearch/encodec's SEANet codec with its residual vector quantizer "
+                         "trained (with its loss Balancer) and the 24 kHz model, chennnM/GCNII's GCNII and GCNII* "
+                         "on a Planetoid-format graph (bench/_rw_heldout64.py); heldout65: "
                          "facebookresearch/ijepa's encoder, predictor, multi-block masks and momentum target trained "
                          "as src/train.py trains them, state-spaces/s4's S4D and S4Block (diag, dplr) in example.py's "
                          "backbone, gordicaleksa/pytorch-GAT's three GAT layers trained by training_script_cora's "

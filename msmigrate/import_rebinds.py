@@ -59,8 +59,25 @@ def rebound_names(body: cst.CSTNode) -> Set[str]:
     return v.names - v.declared
 
 
+def target_names(target: cst.BaseExpression) -> list:
+    """The plain Name nodes a tuple or list target binds (`N, F = 600, 24`, `a, *rest = x`), at any depth; none
+    for a plain name (the target itself) or an attribute or subscript."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return []
+    out = []
+    for el in target.elements:
+        value = el.value
+        if isinstance(value, cst.Name):
+            out.append(value)
+        else:
+            out += target_names(value)
+    return out
+
+
 def rebinds_at_module_level(original: cst.Assign) -> Set[str]:
-    """The plain names a module-level assignment binds to a computed value (a call, an operation)."""
+    """The plain names a module-level assignment binds to a computed value (a call, an operation), the names of
+    a tuple target included (`N, F = 600, 24`)."""
     if isinstance(original.value, (cst.Name, cst.Attribute)):
         return set()
-    return {t.target.value for t in original.targets if isinstance(t.target, cst.Name)}
+    return {t.target.value for t in original.targets if isinstance(t.target, cst.Name)} | {
+        n.value for t in original.targets for n in target_names(t.target)}

@@ -93,6 +93,9 @@ class ModuleInfo:
     # no other method of self
     data_methods: Dict[str, Set[str]] = field(default_factory=dict)
     reads_grad: bool = False      # reads some `x.grad` (a gradient logged): the project's steps keep theirs
+    # its classes defining a method named backward (encodec's loss Balancer: `balancer.backward(losses, output)` is
+    # that method's call, not torch's Tensor.backward): ProjectIndex.own_backward_class
+    backward_classes: Set[str] = field(default_factory=set)
     # in a module that clears gradients (zero_grad(), `p.grad = None`): the names it calls (grad_carry.py)
     calls_when_clearing: Set[str] = field(default_factory=set)
     # a forward (or a module-level function next to a class) calls a torch function whose converted helper runs
@@ -332,6 +335,8 @@ def _scan_module(info: ModuleInfo, source: str) -> None:
             for attr in ("body", "orelse", "finalbody", "handlers"):
                 stack.extend(getattr(node, attr, ()) or ())
     _scan_top_level(info, tree)
+    info.backward_classes = {c.name for c in classes if any(
+        isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == "backward" for f in c.body)}
     _scan_named_tuples(info, tree)
     info.drawing_functions = _drawing_functions(tree, imports)
     info.packs_sequences = bool(classes) and _forward_calls(tree, imports, PACKING_CALLS)
@@ -1304,6 +1309,14 @@ class ProjectIndex:
     def sparse_embeddings(self) -> bool:
         """An Embedding of the project built with sparse= other than False: `embed.sparse` may be True."""
         return any(info.sparse_embeddings for info in self.modules.values())
+
+    def own_backward_class(self, qname: str) -> bool:
+        """A project class that is surely no Module (is_plain_class) and defines backward() itself: its objects'
+        `x.backward(...)` is that method, never torch's Tensor.backward."""
+        qname = self.resolve_alias(qname)
+        owner, _, name = qname.rpartition(".")
+        info = self.modules.get(owner)
+        return info is not None and name in info.backward_classes and self.is_plain_class(owner, name)
 
     def is_cell_class(self, module: str, class_name: str) -> bool:
         return f"{module}.{class_name}" in self.cell_classes

@@ -430,9 +430,18 @@ def _stmt_call(stmt: cst.CSTNode) -> Optional[cst.Call]:
     return None
 
 
+# names the module being converted binds to objects of project classes with a backward() of their own (encodec's
+# `balancer = Balancer(...)`, set by the transformer for each module): `balancer.backward(losses, out)` is no
+# tensor's backward, so no train step is taped from it
+OWN_BACKWARD_OBJECTS: Set[str] = set()
+
+
 def _method(call: Optional[cst.Call], name: str) -> Optional[cst.BaseExpression]:
     """The receiver of `receiver.name(...)`."""
     if call is not None and isinstance(call.func, cst.Attribute) and call.func.attr.value == name:
+        if name == "backward" and isinstance(call.func.value, cst.Name) \
+                and call.func.value.value in OWN_BACKWARD_OBJECTS:
+            return None
         return call.func.value
     return None
 

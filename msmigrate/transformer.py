@@ -465,6 +465,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self.batched_convs: Set[int] = set()   # conv-layer calls whose input is provably batched
         info = index.modules.get(module_name)
         self._imports: Dict[str, str] = info.imports if info is not None else {}
+        self._file_imports: Dict[str, str] = dict(self._imports)   # the table before any rebinding (_rebind_import)
 
     # ----------------------------------------------------------------- helpers
     def _line(self, node: cst.CSTNode) -> int:
@@ -1742,6 +1743,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             node.code)} if self.index.host_sampling_methods() else set()
         self._clearing_functions = TL.clearing_functions(node)   # `def reset_grad(): opt.zero_grad()`
         self._backward_methods = TL.backward_methods(node)   # `def backward(self, loss): loss.backward()`
+        # `balancer = Balancer(...)` of a project class with its own backward(): `balancer.backward(...)` is its
+        # method, no tensor's (train_loop.OWN_BACKWARD_OBJECTS)
+        self._own_backward_objects = self._own_backward_objects_of(node)
+        TL.OWN_BACKWARD_OBJECTS.clear()
+        TL.OWN_BACKWARD_OBJECTS.update(self._own_backward_objects)
         # Python's random too: a replay buffer's `random.sample(self.buffer, n)` inside a compiled step is drawn
         # once, at compile time (minimalRL's DQN trained on one batch)
         random_names = {a for a, q in self._imports.items() if q == "random" or q.startswith("random.")}
@@ -2110,7 +2116,24 @@ class TorchToMindSpore(cst.CSTTransformer):
             return top not in self.index.local_tops   # `from safetensors.torch import save_file`
         return top in _TOPS and top not in self.index.local_tops
 
+    def _restore_imports(self, original) -> None:
+        """A module-level import binding again a torch name that an earlier statement of the module rebound
+        (`N, F = 600, 24` and then `import torch.nn.functional as F`): from here on the name is the import again
+        (_rebind_import dropped it from the table)."""
+        if self._funcs or self._classes or isinstance(original.names, cst.ImportStar):
+            return
+        for alias in original.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            else:
+                local = code_of(alias.name).strip().split(".", 1)[0]
+            if local in self._file_imports and local not in self._imports:
+                self._imports = {**self._imports, local: self._file_imports[local]}
+                if is_torch_name(self._file_imports[local]):
+                    self._torch_heads = self._torch_heads | {local}
+
     def leave_Import(self, original: cst.Import, updated: cst.Import):
+        self._restore_imports(original)
         keep, reexports = [], []
         for alias in updated.names:
             dotted = code_of(alias.name).strip()
@@ -2128,6 +2151,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         return _with_names(updated, keep)
 
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        self._restore_imports(original)
         if not updated.relative and updated.module is not None and \
                 is_dependency_name(self.index, code_of(updated.module).strip()):
             self.uses_compat = self.uses_compat or needs_bootstrap(self.index, self.module_name)   # sys.path
@@ -2408,6 +2432,13 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"bound to a name: called, {target} builds as {qn}(...) does; as a type it matches tensors")
             self.uses_compat = True
             return self.render(target)
+        if qn in _FACTORY_VALUES and not self._annotation:
+            # `init_fn = uniform_init if ... else torch.zeros`, then `init_fn(n, d)`: torch's sizes one by one would
+            # reach ops.zeros' dtype; the helper takes torch's arguments (compat_parts/factory_values.py)
+            target = _FACTORY_VALUES[qn]
+            self._record(original, qn, target, R.CONVERTED, f"used as a value: {target} takes torch's arguments")
+            self.uses_compat = True
+            return self.render(target)
         if m.args and (m.rename or m.transforms or m.drop or m.extra or m.rule):
             status = R.DIFFERENCE
             note = (note + "; " if note else "") + "used as a value: arguments given elsewhere are not translated"
@@ -2429,6 +2460,19 @@ class TorchToMindSpore(cst.CSTTransformer):
                          f"MindSpore's 1-d convolution holds {attr} as a 2-d one's (1, n): its last entry is torch's")
             return cst.Subscript(value=updated, slice=[cst.SubscriptElement(
                 slice=cst.Slice(lower=cst.Integer("1"), upper=None))])
+        if attr in _CONV1D_TUPLES and id(original) not in self._stores and id(original) not in self._call_funcs \
+                and self._static_type(original.value) is None and (
+                    self._receiver_kind(original.value) == "module" or isinstance(original.value, cst.Attribute)
+                    and self._receiver_kind(original.value) == "unknown"):
+            # a layer whose class is not known here (encodec's SConv1d: `self.conv.conv.kernel_size[0]`, the
+            # convolution built through a normalization function): a MindSpore 1-d convolution's (1, n) would
+            # give 1 for torch's n; the helper drops the leading 1 there only (layer_settings.py conv1d_tuple)
+            self._record(original, f"conv1d.{attr}", "_ms_compat.conv1d_tuple", R.CONVERTED,
+                         f"a layer of a class known at run time only: a MindSpore 1-d convolution's {attr} is a 2-d "
+                         "one's (1, n), torch's (n,)")
+            self.uses_compat = True
+            return cst.Call(func=cst.parse_expression(f"{COMPAT}.conv1d_tuple"),
+                            args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(attr)))])
         if attr not in _RENAMED_ATTRS:
             return updated
         family = self._layer_family(original.value)
@@ -2739,6 +2783,10 @@ class TorchToMindSpore(cst.CSTTransformer):
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._skip.add(id(node.target))
         self._stores.add(id(node.target))
+        # the plain names a tuple target binds (`N, F = 600, 24`) are stores too, never an import's reads
+        for name in IRB.target_names(node.target):
+            self._skip.add(id(name))
+            self._stores.add(id(name))
 
     def visit_AugAssign(self, node) -> None:
         self._skip.add(id(node.target))
@@ -3454,11 +3502,32 @@ class TorchToMindSpore(cst.CSTTransformer):
             qname = f"{self.module_name}.{node.value}"
         return qname is not None and self.index.is_autograd_function(qname)
 
+    def _own_backward_objects_of(self, module: cst.Module) -> Set[str]:
+        """Names the module binds (anywhere, `name = C(...)`) to an object of a project class that is no Module and
+        defines backward() itself (ProjectIndex.own_backward_class): encodec's `balancer = Balancer(weights)`."""
+        found: Set[str] = set()
+        owner = self
+
+        class _V(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                        and isinstance(node.value, cst.Call):
+                    qn = owner._qname_any(node.value.func)
+                    if qn is None and isinstance(node.value.func, cst.Name):
+                        qn = f"{owner.module_name}.{node.value.func.value}"   # a class of this module
+                    if qn is not None and owner.index.own_backward_class(qn):
+                        found.add(node.targets[0].target.value)
+        module.visit(_V())
+        return found
+
     def _receiver_kind(self, node: cst.BaseExpression) -> str:
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
                              cst.Dict, cst.Set, cst.Tuple, cst.Integer, cst.Float, cst.ListComp,
                              cst.DictComp, cst.SetComp)):
             return "other"
+        if isinstance(node, cst.Name) and node.value in getattr(self, "_own_backward_objects", ()) \
+                and not self._shadowed(node.value):
+            return "other"   # an object of a project class with its own backward() (encodec's Balancer)
         if isinstance(node, cst.Name):
             # `self` outside any class (a decorator's wrapper, `def inner(self, *args)`: x-transformers'
             # eval_decorator) is a parameter of unknown type like any other
@@ -3783,7 +3852,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             self._record(original, api, m.target.split(".")[-1] if m.target else api, m.status, m.note)
             return updated.with_changes(func=self.render(m.target))
         if bound.starred and (m.rename or m.transforms or m.drop or m.rule) and not (
-                m.rule is not None and getattr(m.rule, "handles_starred", False)):
+                m.rule is not None and getattr(m.rule, "handles_starred", False)) \
+                and not _starred_keeps_positions(updated, m, receiver):
             # a rule marked handles_starred reads bound.starred itself
             raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
         notes: List[str] = []
@@ -4589,6 +4659,9 @@ _TOPS = {"torch", "torchvision", "torchaudio", "torchtext", "torchdata", "functo
 _RESHAPING_IN_PLACE = {"t_", "transpose_", "swapdims_", "swapaxes_", "squeeze_", "unsqueeze_"}
 # torch classes whose MindSpore class is no constructor of torch's arguments: bound to a name, the helper that is
 _BOUND_CONSTRUCTORS = {"torch.Tensor": "_ms_compat.Tensor"}
+# torch factories used as values, called elsewhere with torch's arguments (compat_parts/factory_values.py)
+_FACTORY_VALUES = {"torch.zeros": "_ms_compat.zeros_factory_value", "torch.ones": "_ms_compat.ones_factory_value",
+                   "torch.empty": "_ms_compat.empty_factory_value"}
 _TENSOR_FACTORIES = {"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor",
                      "torch.nn.Buffer", "torch.nn.parameter.Buffer"}
 # torch.nn calls whose result is a plain object, no module: `packed.double()` is the object's own cast
@@ -4637,3 +4710,21 @@ def _first_parameter(call: cst.Call) -> bool:
         arg = arg.args[0].value
     return (isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute)
             and arg.func.attr.value in ("parameters", "buffers"))
+
+
+def _starred_keeps_positions(call, m: R.Mapping, receiver) -> bool:
+    """`x.transpose(*self.dims)` (PatchTST's Transpose): one `*args` and nothing else by keyword, for a record whose
+    only change of the arguments is a renaming that keeps every position (torch's dim0, dim1 are ops.swapaxes'
+    axis0, axis1, right after the input): the starred values land on the same parameters on both sides, whatever
+    their number, so they pass through as they are. Anything else (values, transforms, drops, a rule, an argument
+    without a counterpart, `**kwargs`, a keyword) still cannot be translated argument by argument."""
+    if not isinstance(call, cst.Call) or m.rule is not None or m.transforms or m.drop or m.values or m.extra \
+            or m.unsupported or m.unsupported_values:
+        return False
+    args = list(call.args)
+    if sum(1 for a in args if a.star) != 1 or any(a.star == "**" or a.keyword is not None for a in args):
+        return False
+    lead = 1 if receiver is not None else 0
+    renamed = [m.rename.get(a, a) for a in m.args]
+    return tuple(m.target_args[lead:lead + len(renamed)]) == tuple(renamed) and len(m.target_args) == lead + len(
+        renamed)

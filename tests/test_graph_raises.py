@@ -127,6 +127,7 @@ HOST_SIDE = {
     "layer_settings.py:_momentum_rebuilt": _GUARDED + " (set_momentum)",
     "lazy_layers.py:_lazy_conv.LazyConv.__init__": _INIT,
     "lazy_layers.py:_lazy_conv_transpose.LazyConvTranspose.__init__": _INIT,
+    "transposed_conv_layers.py:_conv_transpose_layer.ConvTranspose.__init__": _INIT,
     "lazy_layers.py:_lazy_conv_transpose.LazyConvTranspose._build": "a lazy layer builds in its Python __call__ "
                                                                      "(construct raises ValueError before built)",
     "module_cast.py:_cells_cast": _GUARDED + " (module_cast)",

@@ -10,5 +10,6 @@ for _name in ("ReLU", "ReLU6", "SiLU", "Hardswish", "Hardsigmoid", "Sigmoid", "T
               "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Linear", "Conv2d", "LayerNorm", "Dropout", "Sequential",
               "LeakyReLU", "ELU", "Mish", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
               "ModuleDict", "LSTM", "GRU", "RNN", "Conv1d", "Conv3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
-              "AvgPool1d", "AvgPool2d", "AvgPool3d", "Embedding", "Upsample"):
+              "AvgPool1d", "AvgPool2d", "AvgPool3d", "Embedding", "Upsample", "ConvTranspose1d",
+              "ConvTranspose2d", "ConvTranspose3d"):
     _ADAPTERS[f"torch.nn.{_name}"] = f"_ms_compat.{_name}"

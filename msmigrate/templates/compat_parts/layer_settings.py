@@ -2,6 +2,16 @@
 from mindspore import nn, ops
 
 
+def conv1d_tuple(layer, name):
+    """torch's kernel_size/stride/dilation of a layer whose class the converter did not know (encodec's
+    `self.conv.conv.kernel_size[0]`): MindSpore's 1-d convolutions hold a 2-d one's (1, n) where torch has (n,);
+    any other object's attribute as it is."""
+    value = getattr(layer, name)
+    if isinstance(layer, (nn.Conv1d, nn.Conv1dTranspose)):
+        return value[1:]
+    return value
+
+
 def conv_setting(conv, name, dims):
     """A convolution's padding/output_padding as torch's tuple of `dims` ints, from MindSpore's padding: an int or
     per side (top, bottom, left, right) ((0, 0, p, p) for a 1-d convolution). A transposed convolution's

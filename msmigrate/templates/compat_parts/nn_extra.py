@@ -219,7 +219,11 @@ class ReflectionPad3d(_ReflectionPad):
 
 def pad_by_mode(input, pad, mode, value=None):
     """torch's F.pad in a reflect/replicate/circular mode: ops.pad, but reflect on a 5-d input (PadV3 stops at
-    4-d there) through MirrorPad, torch's flat pairs (last dim first) laid out outermost first."""
+    4-d there) through MirrorPad, torch's flat pairs (last dim first) laid out outermost first. torch takes a value
+    of 0 in these modes and ignores it (encodec's pad1d: `F.pad(x, paddings, mode, value)` with value=0.); MindSpore's
+    pad refuses any value there ("the padding mode 'reflect' can not set value")."""
+    if not isinstance(value, ms.Tensor) and value == 0:
+        value = None
     if mode != "reflect" or input.ndim < 5:
         return ops.pad(input, pad, mode) if value is None else ops.pad(input, pad, mode, value)
     pairs = tuple((pad[2 * k], pad[2 * k + 1]) for k in range(len(pad) // 2))[::-1]

@@ -126,11 +126,10 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed, inputs=N
     kept = []
 
     def host_aux_aside(*a):
-        # an extra output that is a host value (a count read with .item() in a loss helper, attention-is-all-you-
-        # need's cal_performance): MindSpore's has_aux takes tensors only; kept aside and returned in its place
+        # an extra output that is a host value or a dataclass object (encodec's QuantizedResult): has_aux refuses it
         loss, *aux = recording(*a)
         kept[:] = aux
-        return (loss, *[ms.Tensor(0) if _host_value(x) else x for x in aux])
+        return (loss, *[ms.Tensor(0) if _host_value(x) or hasattr(type(x), "__dataclass_fields__") else x for x in aux])
     differentiated = host_aux_aside if has_aux else recording
     if inputs is None:
         # MindSpore marks every argument of a recorded function as a leaf requiring a gradient and refuses an
@@ -144,7 +143,8 @@ def _grads_of_reached(plain, recording, args, weights, has_aux, zeroed, inputs=N
     if inputs is not None:
         in_grads, grads = grads
     if has_aux:
-        value = (value[0], *[k if _host_value(k) else x for x, k in zip(value[1:], kept)])
+        value = (value[0], *[k if _host_value(k) or hasattr(type(k), "__dataclass_fields__") else x
+                             for x, k in zip(value[1:], kept)])
     for t in received:
         # PyNative marks what the step received as a leaf requiring grad: CycleGAN's real_A (an alias of the
         # input_A buffer, `input_A.copy_(batch)`) was then refused by the next step's in-place copy into it
