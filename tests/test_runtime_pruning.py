@@ -208,8 +208,10 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # 583 since heldout60: the layer adapters' class builder gives a subclass of nn.Embedding torch's reset, names
     # and weight tying, and Conv2d torch's _conv_forward (loralib's layers), 42 lines the builder references; 593
     # since heldout62/63: BatchNorm/Dropout adapters start in training mode (8), an empty slice assigned is a no-op (1),
-    # and a blank line
-    assert _lines(out / "_ms_compat.py") <= 593
+    # and a blank line; 616 since stop 53's hand-in: a 0-d bool tensor as an index reads and writes as torch's
+    # (torchmetrics' R2Score): Tensor.__getitem__/__setitem__ as three functions, set at import, in place of two
+    # lambdas (23)
+    assert _lines(out / "_ms_compat.py") <= 616
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()
