@@ -1391,6 +1391,16 @@ class TorchToMindSpore(cst.CSTTransformer):
         return not ((".grad" in scope and not inputs_only) or "step(" in scope or info is None or info.calls_step
                     or not (info.registers_hooks or info.reads_grad))
 
+    def _recorded_call(self, stmt, line: int, helper: str, note: str, original: str, test: str):
+        """`y.backward(...)` as `_ms_compat.<helper>('module:line', y, ...)`, run on PyNative's recorded graph."""
+        where = f"{self.module_name}:{line}"
+        self.sites.append(Site(line, "Tensor.backward", f"{COMPAT}.{helper}", R.DIFFERENCE, note, original, test))
+        self.uses_compat = self._records_autograd = True
+        call = stmt.body[0].value
+        return stmt.with_changes(body=[cst.Expr(call.with_changes(
+            func=cst.parse_expression(f"{COMPAT}.{helper}"),
+            args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(call.func.value), *call.args]))])
+
     def _todo_statements(self, loop, body, problems):
         """backward() calls the rewrite could not place: a TODO that raises when reached."""
         new_body = list(loop.body.body)
@@ -1404,25 +1414,11 @@ class TorchToMindSpore(cst.CSTTransformer):
             original = shorten(code_of(stmt).strip(), 150)
             if self._recorded_backward(stmt) and line in self.index.argument_backward_lines(self.module_name):
                 # a backward() of a loss the function was handed (a loss scaler's __call__): into the .grad
-                where = f"{self.module_name}:{line}"
-                self.sites.append(Site(line, "Tensor.backward", f"{COMPAT}.backward_to_grads", R.DIFFERENCE,
-                                       AB.NOTE, original, AB.TEST))
-                self.uses_compat = self._records_autograd = True
-                call = stmt.body[0].value
-                new_body[pos] = stmt.with_changes(body=[cst.Expr(call.with_changes(
-                    func=cst.parse_expression(f"{COMPAT}.backward_to_grads"),
-                    args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(call.func.value), *call.args]))])
+                new_body[pos] = self._recorded_call(stmt, line, "backward_to_grads", AB.NOTE, original, AB.TEST)
                 continue
             if why == TL.NO_STEP_WHY and self._recorded_backward(stmt) and self._reads_recorded_gradients(body):
                 # no step after it in its function: the program reads .grad or backward hooks (recorded_backward)
-                where = f"{self.module_name}:{line}"
-                self.sites.append(Site(line, "Tensor.backward", f"{COMPAT}.autograd_backward", R.DIFFERENCE,
-                                       RECORDED_NOTE, original, ""))
-                self.uses_compat = self._records_autograd = True
-                call = stmt.body[0].value
-                new_body[pos] = stmt.with_changes(body=[cst.Expr(call.with_changes(
-                    func=cst.parse_expression(f"{COMPAT}.autograd_backward"),
-                    args=[cst.Arg(cst.SimpleString(repr(where))), cst.Arg(call.func.value), *call.args]))])
+                new_body[pos] = self._recorded_call(stmt, line, "autograd_backward", RECORDED_NOTE, original, "")
                 continue
             self.sites.append(Site(line, "Tensor.backward", "", R.TODO, why, original, ""))
             self._todo_count += 1

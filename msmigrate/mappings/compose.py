@@ -74,9 +74,9 @@ def fill(template: str, values: Dict[str, str]) -> str:
     return f"(lambda {', '.join(params.values())}: {body})({', '.join(values[n] for n in shared)})"
 
 
-def value_lambda(source: str, template: str, known: Sequence[str], defaults: Dict[str, str]) -> Optional[str]:
-    """`(lambda _ms_a, _ms_b=default: <template>)` where torch's signature takes no *args and its positional
-    parameters are the record's arguments in order; else None."""
+def _lambda_params(source: str, template: str, known: Sequence[str], defaults: Dict[str, str]) -> Optional[List[str]]:
+    """The template's lambda parameters (`_ms_a`, `_ms_b=default`) where torch's signature (torch_signature_data.py)
+    takes no *args of its own and its positional parameters are the record's arguments in order; else None."""
     from ..torch_signature_data import SIGNATURES   # data generated from torch (no engine import)
 
     sig = SIGNATURES.get(source)
@@ -94,6 +94,15 @@ def value_lambda(source: str, template: str, known: Sequence[str], defaults: Dic
             return None
         else:
             params.append(f"_ms_{name}")
+    return params
+
+
+def value_lambda(source: str, template: str, known: Sequence[str], defaults: Dict[str, str]) -> Optional[str]:
+    """`(lambda _ms_a, _ms_b=default: <template>)` where torch's signature takes no *args and its positional
+    parameters are the record's arguments in order; else None."""
+    params = _lambda_params(source, template, known, defaults)
+    if params is None:
+        return None
     return f"(lambda {', '.join(params)}: {fill(template, {n: f'_ms_{n}' for n in known})})"
 
 
@@ -103,28 +112,11 @@ def starred_call(source: str, template: str, known: Sequence[str], defaults: Dic
     written, so Python binds them as torch's signature does (a count torch refuses is the same TypeError).
     Only where torch's signature (torch_signature_data.py) takes no *args of its own and its positional
     parameters are the record's arguments in order; anything else stays a TODO."""
-    from ..torch_signature_data import SIGNATURES   # data generated from torch (no engine import)
-
-    why = "*args/**kwargs cannot be translated argument by argument"
-    sig = SIGNATURES.get(source)
-    if sig is None or sig[1] or any(kind == "*" for _, _, kind in sig[0]):
-        raise UnsupportedSite(why)
-    positional = [name for name, _, kind in sig[0] if kind == "p"]
-    if positional != list(known) or any(n not in known for n in _SLOT.findall(template)):
-        raise UnsupportedSite(why)
+    params = _lambda_params(source, template, known, defaults)
     args = list(call.args)
-    if any(a.keyword is not None or a.star == "**" for a in args) or [a.star for a in args].count("*") != 1 \
-            or args[-1].star != "*":
-        raise UnsupportedSite(why)
-    params, defaulted = [], False
-    for name in known:
-        if name in defaults:
-            params.append(f"_ms_{name}={defaults[name]}")
-            defaulted = True
-        elif defaulted:
-            raise UnsupportedSite(why)
-        else:
-            params.append(f"_ms_{name}")
+    if params is None or any(a.keyword is not None or a.star == "**" for a in args) \
+            or [a.star for a in args].count("*") != 1 or args[-1].star != "*":
+        raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
     body = fill(template, {n: f"_ms_{n}" for n in known})
     given = ", ".join(("*" if a.star else "") + code_of(a.value).strip() for a in args)
     return f"(lambda {', '.join(params)}: {body})({given})"
