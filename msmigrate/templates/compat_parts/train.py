@@ -80,7 +80,16 @@ def compile_step(step, host_calls=False):
     compiled = _COMPILED_STEPS[key][0]
     for wrap in COMPILED_STEP_WRAPPERS.values():
         compiled = wrap(step, compiled)
-    return _members_op_by_op(step, _in_graph_mode(compiled) if pynative else compiled)
+    if pynative:
+        return _members_op_by_op(step, _in_graph_mode(compiled))
+    # the same object for the same compiled step (a train() run once per epoch gets the step it compiled before)
+    held = _ENUM_SAFE_STEPS.get(id(compiled))
+    if held is None or held[0] is not compiled:
+        held = _ENUM_SAFE_STEPS[id(compiled)] = (compiled, _members_op_by_op(step, compiled))
+    return held[1]
+
+
+_ENUM_SAFE_STEPS = {}   # id(compiled step) -> (it, its _members_op_by_op wrapper)
 
 
 def _members_op_by_op(step, compiled):
