@@ -651,3 +651,4 @@ def field_write(tr, original: cst.Assign, updated: cst.Assign, safe: bool) -> cs
         func=tr._render_template("_ms_compat.graph_shared_field"),
         args=[cst.Arg(name), cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(f"{name.value}.{field}"))),
               cst.Arg(cst.SimpleString(repr(where)))]))
+

@@ -45,6 +45,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from . import fast_visit
+from .step_record_reads import field_reads_of_step
 from . import manual_update as MU
 from . import taped_steps as TS
 from .callsite import code_of
@@ -595,6 +596,10 @@ class LoopInfo:
     data_methods: Set[str] = field(default_factory=set)
     # the module's name, for the `module:line` of run-time checks the rewrite writes (_reads_before_step)
     module: str = ""
+    # the fields of the project's record classes built as dicts in compiled graphs (graph_records.py): the step's
+    # reads of them go through _ms_compat.graph_field; module_names: the names bound to modules, never records
+    record_fields: Set[str] = field(default_factory=set)
+    module_names: Set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -3523,6 +3528,8 @@ def rewrite_loop(loop: cst.CSTNode, info: LoopInfo, extra_per_iteration: Set[str
         outs = [loss_out] + aux
         has_aux = bool(aux)
         fwd_body.append(_line(f"return {', '.join([total] + aux)}"))
+        if info.record_fields:      # a record the network builds is its fields' dict when compiled (graph_records.py)
+            fwd_body = field_reads_of_step(fwd_body, info.record_fields, {info.ms, *info.module_names})
         if g.leaves:
             _leaf_gradients(g, body, params, fwd, fwd_body, outs, aux, info, taken, replace, sites, moved, resolved)
             drop |= sliced | set(later)

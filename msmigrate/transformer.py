@@ -1334,6 +1334,8 @@ class TorchToMindSpore(cst.CSTTransformer):
                            backward_methods=self._backward_methods,
                            optimizer_grad_methods=self.index.optimizer_grad_methods(),
                            lazy_calls=getattr(self, "_lazy_calls", {}),
+                           record_fields=self.index.graph_record_fields(),
+                           module_names={"_ms_compat", "ops", "nn", "np", *self._imports},
                            data_methods=self.index.data_methods(self.module_name, self._classes[-1].name)
                            if self._classes else set(),
                            distributed=any(q.startswith(_DISTRIBUTED) for q in self._imports.values())

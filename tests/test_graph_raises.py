@@ -25,6 +25,7 @@ _GUARDED = ("reached only past a compile guard (`if _compiling(_draw_probe): _re
 
 # "file:qualified name" -> why no compiled graph parses it
 HOST_SIDE = {
+    "graph_objects.py:_rebuilt": "on the host: what a compiled Cell returned, after the graph ran",
     # PyTorch Lightning's Trainer runs its loop on the host (fit switches to PYNATIVE; training_step runs op by op)
     "lightning.py:_pl_refuse": "on the host: the Trainer's and LightningModule's refusals, outside any graph",
     "lightning.py:Trainer._step_schedulers": "on the host: the Trainer steps schedulers between batches",

@@ -395,11 +395,15 @@ for _ in range(2):
     opt.zero_grad()
     r.penalty.backward()
     opt.step()
+    assert isinstance(r, Result)
     seen.append(r.penalty.detach())
     seen.append(r.out.detach().sum())
 weights = [q.detach().reshape(-1) for q in net.parameters()] + seen
 '''
 
 
-def test_dataclass_beside_the_loss_of_a_step():
-    program_weights_match_torch(DATACLASS_BESIDE_THE_LOSS, graph=False)
+@pytest.mark.parametrize("graph", [False, True])
+def test_dataclass_beside_the_loss_of_a_step(graph):
+    # compiled, the network's record is the dict of its fields: the step reads it by key, and the dict the graph
+    # returns is the object again (graph_record_class, graph_records_rebuilt)
+    program_weights_match_torch(DATACLASS_BESIDE_THE_LOSS, graph=graph)

@@ -210,11 +210,15 @@ def _compile_for_constants(self, *args, **kwargs):
         choice.chosen = False
     else:
         _choose_graph(self)
+    noted = len(_NOTED_RECORDS)
     try:
-        return nn.Cell._ms_original_compile(self, *args, **kwargs)
+        compiled = nn.Cell._ms_original_compile(self, *args, **kwargs)
     except _COMPILE_ERRORS as exc:
+        del _NOTED_RECORDS[noted:]
         raise_at_original_line(exc)
         raise
+    graph_records_noted(self, noted)    # the record classes the graph builds as dicts (graph_objects.py)
+    return compiled
 
 
 def _code_names(code):
@@ -285,7 +289,7 @@ def _compile_and_run_for_constants(self, *args, **kwargs):
         after = graph_constants_of(self)
         choice.times.setdefault(after, self._create_time)
         choice.last = after
-    return out
+    return graph_records_rebuilt(self, out)    # a record the graph built is its dict (graph_objects.py)
 
 
 def _too_deep(exc):

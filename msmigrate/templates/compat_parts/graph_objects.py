@@ -3,6 +3,10 @@ compiled graph (msmigrate/graph_objects.py). MindSpore builds it through its Pyt
 tensor it holds, and every tensor returned next to it, gets no static shape and no gradient (measured on
 2.10: d/dx 0 where PyNative and torch give the true value). PyNative builds it as written; compiling a
 graph that reaches it raises MigrationError naming the original line. (_pynative_only: host_draws.py)"""
+import dataclasses
+import inspect
+import weakref
+
 from mindspore.ops.primitive import constexpr as _obj_constexpr
 
 
@@ -28,8 +32,64 @@ def graph_record_dict(cls, fields):
     """cls(**fields) (a project record class: msmigrate/graph_records.py), in PyNative; the dict of its fields
     in a compiled graph, where the object would go through the Python fallback and lose every gradient."""
     if _compiling(_draw_probe):
+        _note_graph_record(cls)     # the Cell's return is rebuilt as the object (graph_records_rebuilt)
         return fields
     return cls(**fields)
+
+
+# the record classes graph_record_dict built in graphs compiled since (noted while compiling), and per compiled
+# Cell the classes its graph builds by their fields: a dict of a record's fields that the Cell returns is the
+# object again on the host (graph_records_rebuilt). On mindspore.nn: every converted tree of the process notes here.
+_NOTED_RECORDS = vars(nn).setdefault("_msmigrate_noted_graph_records", [])
+_CELL_RECORDS = vars(nn).setdefault("_msmigrate_cell_graph_records", weakref.WeakKeyDictionary())
+
+
+@_obj_constexpr(check=False)
+def _note_graph_record(cls):
+    _NOTED_RECORDS.append(cls)
+    return 0
+
+
+def _record_fields(cls):
+    if dataclasses.is_dataclass(cls):
+        return frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+    return frozenset(list(inspect.signature(cls.__init__).parameters)[1:])
+
+
+def graph_records_noted(cell, noted):
+    """After compiling the Cell's graph: the record classes it builds (noted since _NOTED_RECORDS had `noted`)."""
+    if len(_NOTED_RECORDS) > noted:
+        by_fields = _CELL_RECORDS.setdefault(cell, {})
+        for cls in _NOTED_RECORDS[noted:]:
+            by_fields.setdefault(_record_fields(cls), set()).add(cls)
+        del _NOTED_RECORDS[noted:]
+
+
+def graph_records_rebuilt(cell, out):
+    """What the compiled Cell returned, each dict of the fields of a record class its graph builds the object again,
+    as torch's program gets it."""
+    by_fields = _CELL_RECORDS.get(cell)
+    return _rebuilt(out, by_fields) if by_fields else out
+
+
+def _rebuilt(out, by_fields):
+    if isinstance(out, dict):
+        items = {k: _rebuilt(v, by_fields) for k, v in out.items()}
+        classes = by_fields.get(frozenset(out), ())
+        if len(classes) > 1:
+            raise MigrationError(
+                "{}: a compiled graph returned the fields of a record as a dict, and the record classes {} have "
+                "those fields: which one it was is not known. Run this network in PYNATIVE mode "
+                "(ms.set_context(mode=ms.PYNATIVE_MODE))".format(calling_line(), sorted(c.__name__ for c in classes)))
+        if classes:
+            return next(iter(classes))(**items)
+        return out if all(items[k] is v for k, v in out.items()) else items
+    if not isinstance(out, (tuple, list)):
+        return out
+    items = [_rebuilt(v, by_fields) for v in out]
+    if all(a is b for a, b in zip(items, out)):
+        return out
+    return type(out)(items) if type(out) in (tuple, list) else type(out)(*items)
 
 
 _RECORD_RETURNED = (
