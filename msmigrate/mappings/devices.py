@@ -126,8 +126,10 @@ for _src in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda
     mapping(_src, "_ms_compat.manual_seed", args=("seed",), target_args=("seed",), status=DIFFERENCE,
             note=_SEED_NOTE, test=f"{T}::test_seeds")
 mapping("torch.Generator", "mindspore.Generator", args=("device",), drop=("device",), status=DIFFERENCE,
-        note="mindspore.Generator has manual_seed/seed/initial_seed/get_state/set_state; the converted random "
-             "ops drop generator= and draw from the global seed (mindspore.set_seed)",
+        note="mindspore.Generator has manual_seed/seed/initial_seed/get_state/set_state; torch.rand, randn, "
+             "randint, randperm, normal, bernoulli and multinomial given generator= draw from its own stream "
+             "(_ms_compat.generator_draw, on the host), the data loaders and samplers too; other draws given one "
+             "(nn.init, Tensor.uniform_...) come from the global seed (mindspore.set_seed)",
         test=f"{T}::test_seeds")
 mapping("torch.use_deterministic_algorithms", "_ms_compat.set_deterministic", args=("mode", "warn_only"),
         target_args=("flag",), rename={"mode": "flag"}, drop=("warn_only",),

@@ -37,13 +37,15 @@ T_IDX = "tests/parity/test_index_dtypes.py::test_index_dtypes"
 # Arguments of torch's factory functions that mean nothing in MindSpore.
 _FACTORY_DROP = ("device", "layout", "requires_grad", "pin_memory", "memory_format", "generator",
                  "non_blocking", "names")
+_KEEP_GENERATOR = tuple(a for a in _FACTORY_DROP if a != "generator")     # a rule that reads generator=
 _OUT = {"out": "out= has no MindSpore counterpart (MindSpore functions return new tensors): assign the result"}
 _OUT_OK = {"out": ("None",)}
 _GRAD_NOTE = ("requires_grad= is dropped: MindSpore differentiates with ms.grad/value_and_grad over "
               "function inputs and Parameters (make a trainable leaf a Parameter)")
 _FACTORY_NOTE = "device= is dropped (MindSpore places tensors by context); " + _GRAD_NOTE
 _RANDOM_NOTE = ("random: MindSpore's random stream differs from torch's (the same seed gives different "
-                "numbers); generator= is dropped (seed with mindspore.set_seed)")
+                "numbers); a generator= draws from that generator's own stream (NumPy's, seeded from its seed and "
+                "offset: the same seed gives the same draws, as torch's)")
 _NAN_NOTE = "NaN inputs: MindSpore ignores NaN here where torch propagates it"
 _TUPLE_NOTE = ("returns a plain (values, indices) tuple: unpack it or index [0]/[1] "
                "(torch's .values/.indices attributes do not exist)")
@@ -73,6 +75,17 @@ def _is_lit(code: Optional[str], types) -> bool:
 def _given(b, name: str) -> bool:
     """The argument is given with a value other than None."""
     return b.has(name) and b.code(name) != "None"
+
+
+def _generator_draw(ctx, b, kind: str, size: str, dtype: Optional[str], params: Sequence[str] = ()) -> Optional[str]:
+    """A draw given `generator=g` (not None): `_ms_compat.generator_draw(g, kind, size, dtype, params, where)`, from
+    the generator's own stream (as torch's: the same seed gives the same draws, apart from the global stream); None
+    where no generator is given. MindSpore's generator= ops (mint.randn, mint.randperm...) have no CPU kernels."""
+    if not _given(b, "generator"):
+        return None
+    where = f"{ctx.tr.module_name}:{ctx.tr._line(ctx.original)}"
+    return ctx.expr(f"_ms_compat.generator_draw({b.code('generator')}, {kind!r}, {size}, {dtype or 'None'}, "
+                    f"({''.join(p + ', ' for p in params).rstrip()}), {where!r})")
 
 
 def _once(code: str, body) -> str:
@@ -240,6 +253,9 @@ mapping("torch.from_numpy", "mindspore.Tensor.from_numpy", args=("ndarray",), ta
         test=T_TENSOR)
 
 
+_GENERATOR_KINDS = {"ops.rand": "random", "ops.randn": "standard_normal"}     # the NumPy draw of generator_draw
+
+
 def _size_factory(target: str):
     """torch.zeros/ones/empty/rand/randn(*size, dtype=..., device=...) -> target(size, dtype=...)."""
     @_starred_rule
@@ -250,8 +266,12 @@ def _size_factory(target: str):
         mapped = _factory_mapping(ctx, b, target, size)
         if mapped is not None:
             return mapped
-        _check_args(b, ("dtype",))
+        kind = _GENERATOR_KINDS.get(target)
+        _check_args(b, ("dtype", "generator") if kind else ("dtype",), _KEEP_GENERATOR if kind else _FACTORY_DROP)
         dtype = _dtype(b)
+        drawn = _generator_draw(ctx, b, kind, size, dtype) if kind else None
+        if drawn is not None:
+            return drawn
         if dtype is None and not _nonempty_size(size):
             dtype = "ms.float32"  # MindSpore's Ones/Zeros kernels refuse an empty shape without a dtype
         return _call(ctx, target, [size], [("dtype", dtype)])
@@ -416,11 +436,12 @@ def _bound_without_low(ctx, names: Sequence[str]):
 
 def _randint(ctx):
     b = _bound_without_low(ctx, ("low", "high", "size"))
-    _check_args(b, ("low", "high", "size", "dtype"))
+    _check_args(b, ("low", "high", "size", "dtype", "generator"), _KEEP_GENERATOR)
     if not (b.has("high") and b.has("size")):
         raise UnsupportedSite("high and size are required")
     low = b.code("low") if b.has("low") else "0"
-    return _call(ctx, "ops.randint", [low, b.code("high"), b.code("size")], [("dtype", _dtype(b))])
+    drawn = _generator_draw(ctx, b, "integers", b.code("size"), _dtype(b), (low, b.code("high")))
+    return drawn or _call(ctx, "ops.randint", [low, b.code("high"), b.code("size")], [("dtype", _dtype(b))])
 
 
 rule("torch.randint", "mindspore.ops.randint", args=("low", "high", "size"), status=DIFFERENCE,
@@ -443,9 +464,10 @@ rule("torch.randint_like", "mindspore.ops.randint_like", args=("input", "low", "
 
 
 def _randperm(ctx):
-    b = _checked(ctx, ("n", "dtype"))
+    b = _checked(ctx, ("n", "dtype", "generator"), _KEEP_GENERATOR)
     dtype = _dtype(b) or "ms.int64"
-    return ctx.expr(f"ops.shuffle(ops.arange({b.code('n')}, dtype={dtype}))")
+    return _generator_draw(ctx, b, "permutation", b.code("n"), dtype) \
+        or ctx.expr(f"ops.shuffle(ops.arange({b.code('n')}, dtype={dtype}))")
 
 
 rule("torch.randperm", "mindspore.ops.shuffle", args=("n",), status=DIFFERENCE,
@@ -454,11 +476,14 @@ rule("torch.randperm", "mindspore.ops.shuffle", args=("n",), status=DIFFERENCE,
 
 
 def _normal(ctx):
-    b = _checked(ctx, ("mean", "std", "size", "dtype"))
+    b = _checked(ctx, ("mean", "std", "size", "dtype", "generator"), _KEEP_GENERATOR)
     mean = b.code("mean") if b.has("mean") else "0.0"
     std = b.code("std") if b.has("std") else "1.0"
     if _dtype(b):
         raise UnsupportedSite("dtype= of torch.normal is not translated")
+    drawn = _generator_draw(ctx, b, "normal", b.code("size") if _given(b, "size") else "None", None, (mean, std))
+    if drawn is not None:
+        return drawn
     if _given(b, "size"):
         return _call(ctx, "ops.normal", [b.code("size"), mean, std])
     number = (int, float)
@@ -480,8 +505,11 @@ rule("torch.normal", "mindspore.ops.normal", args=("mean", "std", "size"), statu
 
 
 def _bernoulli(ctx):
-    b = _checked(ctx, ("input", "p"))
+    b = _checked(ctx, ("input", "p", "generator"), _KEEP_GENERATOR)
     x = b.code("input")
+    drawn = _generator_draw(ctx, b, "bernoulli", "None", None, (x, b.code("p") if _given(b, "p") else "None"))
+    if drawn is not None:
+        return drawn
     if _given(b, "p"):
         return _call(ctx, "ops.bernoulli", [x], [("p", b.code("p"))])
     return ctx.expr(_once(x, lambda v: f"ops.bernoulli({v}, p={v})"))
@@ -493,9 +521,10 @@ rule("torch.bernoulli", "mindspore.ops.bernoulli", args=("input", "p"), status=D
 
 
 def _multinomial(ctx):
-    b = _checked(ctx, ("input", "num_samples", "replacement"))
+    b = _checked(ctx, ("input", "num_samples", "replacement", "generator"), _KEEP_GENERATOR)
     repl = b.code("replacement") if b.has("replacement") else "False"
-    return ctx.expr(f"ops.multinomial({b.code('input')}, {b.code('num_samples')}, {repl}).astype(ms.int64)")
+    drawn = _generator_draw(ctx, b, "multinomial", b.code("num_samples"), None, (b.code("input"), repl))
+    return drawn or ctx.expr(f"ops.multinomial({b.code('input')}, {b.code('num_samples')}, {repl}).astype(ms.int64)")
 
 
 rule("torch.multinomial", "mindspore.ops.multinomial", args=("input", "num_samples", "replacement"),

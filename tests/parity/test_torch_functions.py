@@ -284,6 +284,46 @@ def test_random():
         assert not np.array_equal(_np(r1[k]), _np(r2[k])), k
 
 
+GENERATOR_SRC = """
+import torch
+
+
+def draws(seed):
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return [torch.randn(2, 3, generator=g), torch.randn(2, 3, generator=g), torch.rand(4, generator=g),
+            torch.randint(3, 9, (500,), generator=g), torch.randperm(7, generator=g),
+            torch.normal(torch.zeros(2, 2), torch.ones(2, 2), generator=g),
+            torch.normal(2.0, 0.5, size=(3,), generator=g),
+            torch.bernoulli(torch.full((2, 300), 0.25), generator=g),
+            torch.multinomial(torch.tensor([[0.1, 0.0, 0.9], [0.5, 0.5, 0.0]]), 2, generator=g),
+            torch.randn(2, 3, generator=None)]
+
+
+first, again, other = draws(5), draws(5), draws(6)
+"""
+
+
+def test_random_with_a_generator():
+    # torch's generator= semantics: the same seed gives the same draws, each draw advances the generator, and
+    # another seed gives others (dropped, every draw came from the global stream: a silent difference)
+    mod, code, sites = load_converted(GENERATOR_SRC, pynative=True)
+    assert "generator_draw" in code and not [s for s in sites if s.status == TODO], code
+    ref = load_torch(GENERATOR_SRC)
+    for name in ("first", "again", "other"):
+        for k, (a, b) in enumerate(zip(getattr(mod, name), ref[name])):
+            assert tuple(a.shape) == tuple(b.shape) and _dtype_names(a) == _dtype_names(b), (name, k, a, b)
+    first, again, other = ([_np(v) for v in getattr(mod, n)] for n in ("first", "again", "other"))
+    for a, b in zip(first[:9], again[:9]):
+        np.testing.assert_array_equal(a, b)
+    assert set(np.unique(first[7])) == {0.0, 1.0} and abs(first[7].mean() - 0.25) < 0.06
+    assert sorted(first[8][0].tolist()) == [0, 2] and sorted(first[8][1].tolist()) == [0, 1]   # no replacement
+    assert not np.array_equal(first[0], first[1]) and not np.array_equal(first[0], other[0])
+    assert first[3].min() == 3 and first[3].max() == 8
+    assert sorted(first[4].tolist()) == list(range(7)) and first[4].tolist() != other[4].tolist()
+    assert not np.array_equal(first[9], again[9])      # generator=None: the global stream
+
+
 NORMAL_OF_EXPRESSIONS_SRC = """
 import torch
 def fn(n):
