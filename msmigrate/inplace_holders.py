@@ -103,3 +103,53 @@ def writes_into(body: cst.CSTNode, names: Set[str], compat: str) -> bool:
     v = _WritesInto(names, compat)
     body.visit(v)
     return v.found
+
+
+# what hands out a module's own tensors: `for k, v in ema.state_dict().items()`, `zip(ema.parameters(), ...)`
+_MODULE_TENSORS = frozenset(("parameters", "named_parameters", "buffers", "named_buffers", "state_dict"))
+
+
+def _mentions_module_tensors(node: cst.CSTNode, names: Set[str]) -> bool:
+    found = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _MODULE_TENSORS:
+                found.append(call)
+
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value in names:
+                found.append(name)
+
+    node.visit(_Calls())
+    return bool(found)
+
+
+class _ModuleTensorLoops(_Holders):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dicts: Set[str] = set()      # `msd = model.state_dict()`
+
+    def visit_For(self, node: cst.For) -> None:
+        if _mentions_module_tensors(node.iter, self.dicts):
+            self.names |= _names(node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _mentions_module_tensors(node.value, set()):
+            for t in node.targets:
+                self.dicts |= _names(t.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        return None
+
+
+def module_tensor_names(scope: cst.CSTNode) -> Set[str]:
+    """Names of this scope a for-loop binds to a module's own tensors: its iterable calls parameters(),
+    named_parameters(), buffers(), named_buffers() or state_dict(), or reads a name bound to such a call's result
+    (`msd = model.state_dict()`; `for k, v in msd.items()`)."""
+    v = _ModuleTensorLoops()
+    if isinstance(scope, cst.FunctionDef):
+        scope = scope.body
+    for st in (scope.body if isinstance(scope, cst.Module) else [scope]):
+        st.visit(v)     # assignments before the loops: the statements in order
+    return v.names

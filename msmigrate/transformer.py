@@ -1658,6 +1658,7 @@ class TorchToMindSpore(cst.CSTTransformer):
                              "loops": [],
                              "shadows": bound - imported,
                              "held": IH.held_names(node),    # `for p in net.parameters(): p.mul_(2)`
+                             "module_tensors": IH.module_tensor_names(node),   # `for k, v in m.state_dict().items()`
                              "numpy": NI.numpy_names(node, self._numpy_aliases()),   # `pos = np.random.choice(..)`
                              "sequences": PS.sequence_names(node),      # `returns = deque()`
                              "lists": PS.list_names(node)})     # `a_lst = []` filled with append
@@ -2818,7 +2819,7 @@ class TorchToMindSpore(cst.CSTTransformer):
             return cst.Assign(targets=[cst.AssignTarget(updated.target)], semicolon=updated.semicolon,
                               value=cst.Call(func=self._render_template(f"{COMPAT}.augmented_in_place"), args=[
                                   cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value)]))
-        argument = self._augmented_argument(original, updated, op)
+        argument = self._augmented_argument(original, updated, op) or self._augmented_holder(original, updated, op)
         if argument is not None:
             return argument
         if id(original) in self._graph_changes_refused:   # `l += [x]` on a shared list: graph_aliases.py
@@ -2880,6 +2881,26 @@ class TorchToMindSpore(cst.CSTTransformer):
         value = cst.Call(func=self._render_template(f"{COMPAT}.augmented_argument"), args=[
             cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value),
             cst.Arg(cst.SimpleString(repr(where)))])
+        return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=value, semicolon=updated.semicolon)
+
+    def _augmented_holder(self, original: cst.AugAssign, updated: cst.AugAssign, op: Optional[str]):
+        """`v *= d` on a name holding a tensor others hold too (`for k, v in ema.state_dict().items(): v *= d`,
+        YOLOv5's and timm's model EMAs): torch's augmented assignment changes that tensor, as `v.mul_(d)` would;
+        MindSpore's makes a new one, and the EMA's weights stayed as they were, silently. For a name a loop binds to
+        a module's own tensors (inplace_holders.module_tensor_names), outside Cell code: `v =
+        _ms_compat.augmented_in_place(v, 'mul', d)` (a value of another type: Python's own augmented assignment)."""
+        if op is None or not (self._scopes and isinstance(original.target, cst.Name)) or self._in_cell_code():
+            return None
+        name = original.target.value
+        if name not in self._scopes[-1].get("module_tensors", ()) or self._receiver_kind(original.target) == "other":
+            return None
+        self.uses_compat = True
+        self._record(original, "Tensor.__i" + op.rstrip("_") + "__", f"{COMPAT}.augmented_in_place", R.CONVERTED,
+                     f"`{name} {code_of(original.operator).strip()} ...` on a tensor other holders share (a loop over "
+                     "a state_dict, parameters or a list): the new value is written into it, as torch's augmented "
+                     "assignment changes it; a value of another type as Python's own")
+        value = cst.Call(func=self._render_template(f"{COMPAT}.augmented_in_place"), args=[
+            cst.Arg(updated.target), cst.Arg(cst.SimpleString(repr(op))), cst.Arg(updated.value)])
         return cst.Assign(targets=[cst.AssignTarget(updated.target)], value=value, semicolon=updated.semicolon)
 
     def visit_AnnAssign(self, node) -> None:

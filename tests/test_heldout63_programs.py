@@ -521,3 +521,48 @@ def test_momentum_set_between_steps(graph):
     a compiled step read the float once, when it compiled, and kept stepping with it; momentum is now a Parameter
     per group, as the learning rate, written in place. Before, GRAPH's weights differed from torch's by 1e-2."""
     program_weights_match_torch(WARMUP_MOMENTUM, graph=graph)
+
+
+EMA_BY_AUGMENTED_ASSIGNMENT = _FILL + '''
+import copy
+
+import torch.nn as nn
+
+
+class Ema:
+    """A model EMA updated through the tensors of its state_dict (every entry, buffers too)."""
+
+    def __init__(self, model):
+        self.ema = copy.deepcopy(model).eval()
+        self.updates = 0
+
+    def update(self, model, decay):
+        self.updates += 1
+        with torch.no_grad():
+            msd = model.state_dict()
+            for k, v in self.ema.state_dict().items():
+                if v.dtype.is_floating_point:
+                    v *= decay
+                    v += (1 - decay) * msd[k].detach()
+
+
+model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+fill(model, 3)
+ema = Ema(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.linspace(-2, 3, 15).reshape(5, 3)
+for step in range(3):
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    ema.update(model, 0.5)
+weights = [p.detach() for p in ema.ema.parameters()] + [ema.ema[1].running_mean, ema.ema[1].running_var]
+'''
+
+
+def test_ema_updated_by_augmented_assignment():
+    """`v *= d; v += (1 - d) * msd[k]` over an EMA's state_dict (YOLOv5's ModelEMA): torch changes the EMA's own
+    tensors; MindSpore's augmented assignment made new ones, and the EMA kept its first weights, silently."""
+    code, _ = program_weights_match_torch(EMA_BY_AUGMENTED_ASSIGNMENT, graph=False)
+    assert "augmented_in_place(v, 'mul', decay)" in code, code
