@@ -135,9 +135,14 @@ class _BinaryCrossEntropy64(nn.Cell):
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy_with_logits: MindSpore 2.10's kernel takes no float64 (a
     TypeError), so float64 is computed by torch's formula,
-    (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m) with m = max(-x, 0)."""
+    (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m) with m = max(-x, 0).
+    MindSpore's kernel reduces the elementwise loss after it: its gradient of a 'mean' kept dividing by the
+    element count of the first call in the process (PYNATIVE: a batch of 8 rows after one of 5 got 8/5 of torch's
+    gradient, the loss itself right; SASRec's BCE over the positions `np.where(pos != 0)` picks, a count that
+    changes every batch), so the kernel gives the elementwise loss and _loss_reduce reduces it."""
     if input.dtype != ms.float64:
-        return ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+        return _loss_reduce(ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, "none"),
+                            reduction)
     m = ops.relu(-input)
     softplus = ops.log(ops.exp(-m) + ops.exp(-input - m)) + m     # log(1 + exp(-x)), without overflow
     loss = (1 - target) * input + (softplus if pos_weight is None else (1 + (pos_weight - 1) * target) * softplus)
