@@ -16,13 +16,16 @@ through drivers of ours calling their documented entry points.
   xavier_normal_ over every parameter (the failures passed), the padding rows zeroed through `.weight.data[0, :]`,
   BCEWithLogitsLoss on the positions `np.where(pos != 0)` picks, the l2_emb term, Adam (betas 0.9, 0.98), two epochs
   of four batches of 8, then utils.evaluate and evaluate_valid (NDCG@10, HR@10 over 100 sampled negatives) after
-  each epoch; VALUEs: the metrics, the final predict() logits.
+  each epoch (printed, not compared: evaluate's 100 negatives are drawn with replacement from the items outside
+  the user's training items, so they can repeat the held-out item, and `predictions.argsort().argsort()[0]` then
+  ranks tied scores: torch's CPU argsort (stable=False) orders ties its own way, MindSpore's keeps their order, and
+  NDCG@10 and HR@10 differ by such ties alone); VALUEs: the final predict() logits (mean magnitude, largest).
   - sasrec_post: norm_first False (the layer norm after the attention's residual), one head, l2_emb 0.
   - sasrec_prenorm: norm_first True, two heads, l2_emb 1e-3.
 - LightGCN (code/*.py as they are; main.py run whole by a driver that writes the data, sets sys.argv and imports it;
   tensorboardX a stand-in (`--tensorboard 0`); the C++ sampler not built: utils.py falls back on its Python
   sampler, as it does where cppimport is missing): ../data/gowalla/train.txt and test.txt in the repository's format
-  (one `user item item ...` line per user; 48 users, 60 items), the normalised adjacency built by
+  (one `user item item ...` line per user; 50 users, 60 items), the normalised adjacency built by
   Loader.getSparseGraph (scipy) and read as a torch.sparse tensor, `register.MODELS[model](config, dataset)`,
   BPRLoss (Adam) stepped by Procedure.BPR_train_original, Procedure.Test at epoch 0 (top-k with the training items
   excluded through `rating[exclude_index, exclude_items] = -(1<<10)`, recall/precision/NDCG at 5 and 10),
@@ -36,7 +39,9 @@ through drivers of ours calling their documented entry points.
   weights_init, the global image/text/length tensors filled by utils.loadData's `v.data.resize_(...).copy_(...)`,
   trainBatch and val as written, with torch's nn.CTCLoss(reduction='sum') over log_softmax for warp-ctc's summed
   loss over activations; Python 3.10 moved collections.Iterable, which utils.py spells: the driver sets it back):
-  16 training and 8 validation grey 32 x 64 images of 2 to 5 characters (a stripe pattern per character),
+  16 training and 8 validation grey 32 x 64 images of 5 characters each (a stripe pattern per character; since
+  torch 0.4 loadData's resize_ through .data no longer resizes the global tensors, so every batch has the shapes
+  they are made with: the image tensor (batchSize, 1, 32, 64) where train.py makes (batchSize, 3, imgH, imgH)),
   normalised as resizeNormalize does, batch 4, shuffled; `CRNN(32, 1, 37, nh=16)`, two epochs, val() at the end of
   each (greedy decoding by strLabelConverter.decode); VALUEs: the validation loss and accuracy, the mean of the final
   activations:
@@ -113,15 +118,13 @@ for epoch in range(1, args.num_epochs + 1):
     t_valid = evaluate_valid(model, dataset, args)
     print('epoch:%d, valid (NDCG@10: %.4f, HR@10: %.4f), test (NDCG@10: %.4f, HR@10: %.4f)'
           % (epoch, t_valid[0], t_valid[1], t_test[0], t_test[1]))
-    print("VALUE valid_ndcg_%d" % epoch, t_valid[0])
-    print("VALUE test_ndcg_%d" % epoch, t_test[0])
     model.train()
 sampler.close()
 model.eval()
 with torch.no_grad():
     logits = model.predict(np.array([1]), np.array([[0] * 6 + [3, 4, 5, 6]]), np.arange(1, itemnum + 1))
 print("VALUE predict", float(logits.abs().mean()))
-print("VALUE predict_first", float(logits[0, 0]))
+print("VALUE predict_max", float(logits.max()))
 '''
 
 _LIGHTGCN_DRIVER = '''
@@ -132,7 +135,7 @@ import numpy as np
 
 # the gowalla format: train.txt and test.txt, one line per user, "user item item ...", ids from 0
 rng = np.random.RandomState(7)
-n_users, n_items = 48, 60
+n_users, n_items = 50, 60     # Test() asserts len(users) // testbatch + 1 batches: 50 users, 4 a batch
 folder = os.path.join('..', 'data', 'gowalla')
 os.makedirs(folder, exist_ok=True)
 if os.path.exists(os.path.join(folder, 's_pre_adj_mat.npz')):
@@ -196,7 +199,7 @@ class TextImages(torch.utils.data.Dataset):
         r = np.random.RandomState(seed)
         self.items = []
         for _ in range(n):
-            text = ''.join(alphabet[k] for k in r.randint(0, 12, r.randint(2, 6)))
+            text = ''.join(alphabet[k] for k in r.randint(0, 12, 5))
             img = r.rand(imgH, imgW).astype(np.float32) * 0.2
             for j, ch in enumerate(text):
                 k = alphabet.index(ch)
@@ -241,7 +244,9 @@ crnn = crnn.CRNN(imgH, nc, nclass, nh, leakyRelu={leaky})
 crnn.apply(weights_init)
 print(crnn)
 
-image = torch.FloatTensor(batchSize, 3, imgH, imgH)
+# train.py's (batchSize, 3, imgH, imgH): loadData's `v.data.resize_(...)` resized the tensor in torch 0.x; since 0.4
+# .data is another tensor object, so the tensor keeps the shape it was made with: made here with the batches' own
+image = torch.FloatTensor(batchSize, 1, imgH, imgW)
 text = torch.IntTensor(batchSize * 5)
 length = torch.IntTensor(batchSize)
 image = Variable(image)

@@ -50,3 +50,45 @@ weights = [p.detach() for p in net.parameters()]
 
 def test_bce_with_logits_mean_over_a_changing_number_of_elements():
     program_weights_match_torch(BCE_OF_PICKED, graph=False)
+
+
+# a coalesced sparse matrix's indices() and values() (LightGCN's edge dropout: the kept entries of
+# `x.indices().t()` and `x.values()` make a new torch.sparse.FloatTensor); a dict's values() in the same file
+SPARSE_EDGES = _FILL + '''
+import torch
+import torch.nn as nn
+
+rows = torch.tensor([0, 1, 2, 3, 0, 2, 1, 3, 3])
+cols = torch.tensor([1, 0, 3, 2, 2, 0, 3, 1, 0])
+graph = torch.sparse.FloatTensor(torch.stack([rows, cols]), torch.linspace(0.2, 1.0, 9), torch.Size([4, 4]))
+graph = graph.coalesce()
+keep = torch.from_numpy(np.array([1, 0, 1, 1, 0, 1, 1, 1, 0], bool))
+
+
+def dropped(x):
+    size = x.size()
+    index = x.indices().t()
+    values = x.values()
+    index = index[keep]
+    values = values[keep] / 0.7
+    return torch.sparse.FloatTensor(index.t(), values, size)
+
+
+emb = nn.Embedding(4, 3)
+fill(emb, 0)
+opt = torch.optim.SGD(emb.parameters(), lr=0.1)
+sizes = {'a': 1.0, 'b': 2.0}
+for step in range(3):
+    out = torch.sparse.mm(dropped(graph), emb.weight)
+    loss = (out ** 2).sum() * sum(sizes.values())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+weights = [p.detach() for p in emb.parameters()] + [graph.values(), graph.indices().float()]
+'''
+
+
+def test_indices_and_values_of_a_sparse_matrix():
+    code, _ = program_weights_match_torch(SPARSE_EDGES, graph=False)
+    assert "sparse_or_indices(" in code and "sparse_or_values(" in code, code

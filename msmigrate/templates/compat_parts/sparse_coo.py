@@ -98,6 +98,18 @@ def sparse_values(input):
     return input.values if isinstance(input, ms.COOTensor) else input._values()
 
 
+def sparse_or_indices(input):
+    """`a.indices()` in a file that builds sparse matrices: a sparse matrix's indices in torch's (2, nnz) layout
+    (MindSpore's COOTensor holds them (nnz, 2), as an attribute); anything else's own indices()."""
+    return input.indices.T if isinstance(input, ms.COOTensor) else input.indices()
+
+
+def sparse_or_values(input):
+    """`a.values()` in a file that builds sparse matrices: a sparse matrix's values (an attribute of MindSpore's
+    COOTensor); anything else's own values() (a dict's)."""
+    return input.values if isinstance(input, ms.COOTensor) else input.values()
+
+
 def sparse_t(input):
     """The transpose of a sparse matrix: its row and column indices swapped."""
     # an ms.COOTensor (a compiled graph builds no subclass of it)
