@@ -92,3 +92,80 @@ weights = [p.detach() for p in emb.parameters()] + [graph.values(), graph.indice
 def test_indices_and_values_of_a_sparse_matrix():
     code, _ = program_weights_match_torch(SPARSE_EDGES, graph=False)
     assert "sparse_or_indices(" in code and "sparse_or_values(" in code, code
+
+
+# a module of the project imported under a name the program then binds to the model the module builds
+# (crnn.pytorch's train.py: `import models.crnn as crnn`, then `crnn = crnn.CRNN(...)`, `crnn.parameters()`)
+MODULE_NAME_REBOUND = '''
+import torch
+import torch.nn as nn
+
+import netdefs as netdefs
+
+netdefs = netdefs.Net()
+netdefs.apply(netdefs.init_weights)
+opt = torch.optim.SGD(netdefs.parameters(), lr=0.1)
+x = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)
+for step in range(3):
+    netdefs.train()
+    netdefs.zero_grad()
+    loss = (netdefs(x) ** 2).mean()
+    loss.backward()
+    opt.step()
+netdefs.eval()
+
+weights = [p.detach() for p in netdefs.parameters()]
+'''
+
+NETDEFS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def init_weights(self, m):
+        if isinstance(m, nn.Linear):
+            with torch.no_grad():
+                m.weight.copy_(torch.linspace(-0.5, 0.5, 6).reshape(2, 3))
+                m.bias.fill_(0.1)
+'''
+
+
+def test_project_module_name_rebound_to_its_model(tmp_path):
+    import importlib
+    import sys
+
+    import mindspore as ms
+
+    from msmigrate.cli import main as cli_main
+    from tests.parity.harness import assert_close
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "h66_rebound.py").write_text(MODULE_NAME_REBOUND)
+    (src / "netdefs.py").write_text(NETDEFS)
+    out = tmp_path / "out"
+    assert cli_main(["convert", str(src), "-o", str(out), "-q"]) == 0
+    code = (out / "h66_rebound.py").read_text()
+    assert "netdefs.trainable_params()" in code and "netdefs.set_train(True)" in code, code
+    weights = []
+    for where in (src, out):
+        sys.path.insert(0, str(where))
+        try:
+            weights.append(importlib.import_module("h66_rebound").weights)
+        finally:
+            sys.path.remove(str(where))
+            for name in ("netdefs", "h66_rebound", "_ms_compat"):
+                sys.modules.pop(name, None)
+            ms.set_context(mode=ms.PYNATIVE_MODE)
+    want, got = weights
+    assert len(got) == len(want) == 2
+    for g, w in zip(got, want):
+        assert_close(g, w.detach(), rtol=1e-5, atol=1e-6, what="rebound module name")
