@@ -169,3 +169,26 @@ def test_project_module_name_rebound_to_its_model(tmp_path):
     assert len(got) == len(want) == 2
     for g, w in zip(got, want):
         assert_close(g, w.detach(), rtol=1e-5, atol=1e-6, what="rebound module name")
+
+
+# torch.autograd.Variable as a type (crnn.pytorch's utils.averager.add: `if isinstance(v, Variable): ...`): every
+# tensor is one since torch 0.4; the call's target, ops.stop_gradient, made isinstance raise TypeError
+VARIABLE_TYPE = """
+import torch
+from torch.autograd import Variable
+
+
+def fn(x):
+    v = Variable(x * 2)
+    if isinstance(v, Variable):
+        return v.sum() + 1
+    return v.sum()
+"""
+
+
+def test_variable_as_a_type():
+    from tests.parity.test_torch_runtime import _both
+
+    t_out, m_out, code, _ = _both(VARIABLE_TYPE, np.arange(6, dtype=np.float32))
+    assert "isinstance(v, ms.Tensor)" in code, code
+    assert float(m_out.asnumpy()) == float(t_out) == 31.0
