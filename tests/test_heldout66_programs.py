@@ -89,8 +89,10 @@ weights = [p.detach() for p in emb.parameters()] + [graph.values(), graph.indice
 '''
 
 
-def test_indices_and_values_of_a_sparse_matrix():
-    code, _ = program_weights_match_torch(SPARSE_EDGES, graph=False)
+@pytest.mark.parametrize("graph", [False, True])
+def test_indices_and_values_of_a_sparse_matrix(graph):
+    """[True]: the matrix is built inside the compiled step, as MindSpore's own COOTensor there"""
+    code, _ = program_weights_match_torch(SPARSE_EDGES, graph=graph)
     assert "sparse_or_indices(" in code and "sparse_or_values(" in code, code
 
 

@@ -54,6 +54,10 @@ def sparse_coo_tensor(indices, values, size=None, dtype=None, where=""):
         _raise_migration_error(f"{where}: only 2-D sparse COO matrices are converted (size {size})")
     if dtype is not None:
         values = values.astype(dtype)
+    if _compiling(_draw_probe):
+        # a compiled graph builds no subclass of COOTensor (a matrix made inside a train step, LightGCN's edge
+        # dropout: AttributeError "'Tensor' object has no attribute 'indices'" at its product): MindSpore's own
+        return ms.COOTensor(indices.astype(ms.int64).T, values, size)
     return SparseCOOTensor(indices.astype(ms.int64).T, values, size)
 
 
