@@ -5,7 +5,16 @@ gusye1234/LightGCN-PyTorch, meijieru/crnn.pytorch) met, each run under torch and
   positions `np.where(pos != 0)` picks): MindSpore 2.10's kernel gradient kept dividing by the element count of its
   first call in the process (a batch of 8 after one of 5 got 8/5 of torch's gradient; the loss itself right, so only
   the training drifted). _ms_compat.binary_cross_entropy_with_logits takes the kernel's elementwise loss and reduces
-  it itself."""
+  it itself.
+- A coalesced sparse matrix's `indices()` and `values()` (LightGCN's edge dropout): MindSpore's COOTensor holds them
+  as attributes (TypeError "'Tensor' object is not callable"); in a file that builds sparse matrices they are
+  _ms_compat.sparse_or_indices / sparse_or_values. Built inside a compiled step, the new matrix is MindSpore's own
+  COOTensor (a graph builds no subclass of it: AttributeError "'Tensor' object has no attribute 'indices'").
+- A project module's import name rebound to the model it builds (crnn.pytorch's `crnn = crnn.CRNN(...)`): the name
+  stayed the module in the import table, so `crnn.parameters()` and the rest were left as written; any imported
+  name a module-level assignment binds to a computed value leaves the table now (not torch's alone).
+- torch.autograd.Variable as a type (crnn.pytorch's averager: `isinstance(v, Variable)`): it was its call's target,
+  ops.stop_gradient (TypeError from isinstance); as a type it is mindspore.Tensor."""
 import numpy as np
 import pytest
 
