@@ -67,6 +67,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout63  # bench/_rw_heldout63.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout64  # bench/_rw_heldout64.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout65  # bench/_rw_heldout65.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout66  # bench/_rw_heldout66.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -637,7 +638,7 @@ def main(argv=None):
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
                                       "heldout55", "heldout56", "heldout57", "heldout58",
                                       "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
-                                      "heldout64", "heldout65"),
+                                      "heldout64", "heldout65", "heldout66"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -772,7 +773,11 @@ def main(argv=None):
                          "facebookresearch/ijepa's encoder, predictor, multi-block masks and momentum target trained "
                          "as src/train.py trains them, state-spaces/s4's S4D and S4Block (diag, dplr) in example.py's "
                          "backbone, gordicaleksa/pytorch-GAT's three GAT layers trained by training_script_cora's "
-                         "main loop (bench/_rw_heldout65.py)")
+                         "main loop (bench/_rw_heldout65.py); heldout66: pmixer/SASRec.pytorch's SASRec (post- and "
+                         "pre-norm) trained and evaluated as main.py does, gusye1234/LightGCN-PyTorch's main.py run "
+                         "whole (LightGCN over a torch.sparse graph, with edge dropout, and PureMF with the BPR loss), "
+                         "meijieru/crnn.pytorch's CRNN trained with a CTC loss as train.py trains it "
+                         "(bench/_rw_heldout66.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

@@ -7,7 +7,8 @@ which ops.t / ops.matmul refuse. In the files of a project one of whose modules 
 product (torch.sparse_coo_tensor, torch.sparse.*, torch.spmm, .to_sparse, ._indices(): the matrix may be built in
 one module and multiplied in another, pygcn's utils.py and layers.py), those calls go through the sparse-aware
 helpers (sparse_or_matmul, sparse_or_mm, sparse_or_t, sparse_to_dense, sparse_or_register_buffer), which give
-the dense result for dense operands exactly as before, and `a._indices()` / `a._values()` read a COOTensor (sparse_indices, sparse_values);
+the dense result for dense operands exactly as before, and `a._indices()` / `a._values()` read a COOTensor (sparse_indices, sparse_values),
+`a.indices()` / `a.values()` too, anything else calling its own method (sparse_or_indices, sparse_or_values);
 the other projects keep their output unchanged."""
 from __future__ import annotations
 
@@ -39,6 +40,13 @@ def retarget(tr, result):
         # `a._indices()`: MindSpore's COOTensor has an attribute `_indices` of its own
         tr.uses_compat = True
         return cst.Call(func=tr._render_template("_ms_compat.sparse" + func.attr.value), args=[cst.Arg(func.value)])
+    if isinstance(func, cst.Attribute) and func.attr.value in ("indices", "values") and not result.args:
+        # `a.indices()` / `a.values()` (a coalesced matrix's, LightGCN's edge dropout): a COOTensor's indices and
+        # values are attributes, not methods (TypeError "'Tensor' object is not callable"); anything else (a
+        # dict's values()) calls its own method
+        tr.uses_compat = True
+        return cst.Call(func=tr._render_template("_ms_compat.sparse_or_" + func.attr.value),
+                        args=[cst.Arg(func.value)])
     target = _SWAP.get(dotted_name(func) or "")
     if target is None:
         return result

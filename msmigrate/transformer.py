@@ -3144,13 +3144,15 @@ class TorchToMindSpore(cst.CSTTransformer):
     def _rebind_import(self, original: cst.Assign) -> None:
         """`import torch.optim as optim` and then, in the module body, `optim = torch.optim.Adam(...)` (g-mlp's
         train.py): from that statement on the name holds the optimizer, not the module, so `optim.step()` is its
-        step and the statement an assignment. A module-level statement that binds an imported torch name to a
-        computed value (a call, an operation: anything but a name or attribute, which may alias the module on)
+        step and the statement an assignment. A module-level statement that binds an imported name (torch's, or a
+        module of the project's own) to a computed value (a call, an operation: anything but a name or attribute, which may alias the module on)
         drops the name from this file's import table for the statements after it (the target included; the
         value, already converted, read the import). msmigrate/import_rebinds.py."""
         if self._funcs or self._classes:
             return      # a function's own binding: local to all of it (visit_FunctionDef's "rebound")
-        names = [n for n in IRB.rebinds_at_module_level(original) if is_torch_name(self._imports.get(n, ""))]
+        # any import, a module of the project's own too (crnn.pytorch's train.py: `import models.crnn as crnn`,
+        # then `crnn = crnn.CRNN(...)`: `crnn.parameters()` is the model's, not the module's)
+        names = [n for n in IRB.rebinds_at_module_level(original) if self._imports.get(n)]
         if names:
             self._imports = {a: q for a, q in self._imports.items() if a not in names}
             self._torch_heads = self._torch_heads - set(names)

@@ -6,7 +6,7 @@ import ast
 import libcst as cst
 
 from ..callsite import UnsupportedSite, code_of
-from ..records import DIFFERENCE, METHOD_OWNERS, VALUE_ATTRS, mapping, rule
+from ..records import DIFFERENCE, METHOD_OWNERS, TYPE_TARGETS, VALUE_ATTRS, mapping, rule
 
 _T = "tests/parity/test_dtypes.py::test_dtype_names"
 _T_BF16 = "tests/parity/test_dtypes.py::test_bfloat16_tensor"
@@ -143,6 +143,11 @@ def _variable(ctx):
 for _src in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
     rule(_src, "ops.stop_gradient", args=("data", "requires_grad", "volatile"), note=_VARIABLE_NOTE,
          test="tests/parity/test_dtypes.py::test_variable_is_its_tensor")(_variable)
+    # as a type (crnn.pytorch's utils.averager: `if isinstance(v, Variable): ... elif isinstance(v, torch.Tensor)`):
+    # since torch 0.4 Variable is torch.Tensor, so every tensor is one; the call's target (ops.stop_gradient, a
+    # function) made isinstance raise TypeError
+    TYPE_TARGETS[_src] = ("mindspore.Tensor", "as a type (isinstance/issubclass): torch's Variable is torch.Tensor "
+                                              "since 0.4, every tensor one: MindSpore's Tensor")
 
 
 # ------------------------------------------------------------------ versions

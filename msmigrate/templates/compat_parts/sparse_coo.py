@@ -54,6 +54,10 @@ def sparse_coo_tensor(indices, values, size=None, dtype=None, where=""):
         _raise_migration_error(f"{where}: only 2-D sparse COO matrices are converted (size {size})")
     if dtype is not None:
         values = values.astype(dtype)
+    if _compiling(_draw_probe):
+        # a compiled graph builds no subclass of COOTensor (a matrix made inside a train step, LightGCN's edge
+        # dropout: AttributeError "'Tensor' object has no attribute 'indices'" at its product): MindSpore's own
+        return ms.COOTensor(indices.astype(ms.int64).T, values, size)
     return SparseCOOTensor(indices.astype(ms.int64).T, values, size)
 
 
@@ -96,6 +100,18 @@ def sparse_indices(input):
 def sparse_values(input):
     """`a._values()`."""
     return input.values if isinstance(input, ms.COOTensor) else input._values()
+
+
+def sparse_or_indices(input):
+    """`a.indices()` in a file that builds sparse matrices: a sparse matrix's indices in torch's (2, nnz) layout
+    (MindSpore's COOTensor holds them (nnz, 2), as an attribute); anything else's own indices()."""
+    return input.indices.T if isinstance(input, ms.COOTensor) else input.indices()
+
+
+def sparse_or_values(input):
+    """`a.values()` in a file that builds sparse matrices: a sparse matrix's values (an attribute of MindSpore's
+    COOTensor); anything else's own values() (a dict's)."""
+    return input.values if isinstance(input, ms.COOTensor) else input.values()
 
 
 def sparse_t(input):
