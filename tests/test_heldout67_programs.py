@@ -22,7 +22,11 @@ eriklindernoren/PyTorch-YOLOv3, facebookresearch/moco-v3) met, each run under to
   the call (inplace_values._inert_before), and after a statement changing an unpacked name in place the base is
   made again from the unpacked names (`gij = _ms_compat.repacked((gi, gj), 'T')`, inplace_views._repack); where
   that would not be torch's value (the base read by the same statement) the site is refused, raising
-  MigrationError naming its line."""
+  MigrationError naming its line.
+- One BCEWithLogitsLoss over two shapes in a step (PyTorch-YOLOv3's compute_loss: the objectness of its 2 x 2 and
+  4 x 4 grids): MindSpore 2.10's kernel, reducing by its own 'mean', differentiates op by op with the element
+  count of its latest call of another shape, so the first grid's gradient was a quarter of torch's (the loss
+  values right, silently). The helper now reduces the kernel's 'none' itself (compat_parts/losses.py)."""
 import sys
 
 import numpy as np
@@ -177,3 +181,35 @@ def test_in_place_left_refused_where_the_order_would_differ():
         args = (ms.Tensor(np.ones((3, 2), np.float32)),) + ((mod.Holder(),) if "Holder" in src else ())
         with pytest.raises(sys.modules["_ms_compat"].MigrationError, match=rf" at \S+:{line}\b"):
             mod.fn(*args)
+
+
+# PyTorch-YOLOv3's compute_loss: one BCEWithLogitsLoss over the objectness of two grid sizes
+TWO_GRIDS = _FILL + '''
+import torch.nn as nn
+
+heads = nn.ModuleList([nn.Linear(3, 4), nn.Linear(3, 16)])
+fill(heads, 3)
+crit = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0]))
+opt = torch.optim.SGD(heads.parameters(), lr=0.5)
+x = torch.linspace(-1, 1, 6).reshape(2, 3)
+seen = []
+for _ in range(2):
+    lobj = torch.zeros(1)
+    for head in heads:
+        out = head(x)
+        tobj = torch.zeros_like(out)
+        lobj += crit(out, tobj)
+    opt.zero_grad()
+    lobj.backward()
+    opt.step()
+    seen.append(lobj.detach())
+weights = [p.detach().reshape(-1) for p in heads.parameters()] + seen
+'''
+
+
+def test_logits_loss_of_two_shapes_in_one_step():
+    """Before: MindSpore 2.10's binary_cross_entropy_with_logits kernel with its own 'mean' differentiated the first
+    call with the second call's element count (op by op): the first head's gradient a quarter of torch's, the
+    losses right (YOLO's 2 x 2 grid against its 4 x 4). _ms_compat.binary_cross_entropy_with_logits now reduces
+    the kernel's 'none' itself."""
+    program_weights_match_torch(TWO_GRIDS, graph=False)

@@ -135,9 +135,12 @@ class _BinaryCrossEntropy64(nn.Cell):
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """torch.nn.functional.binary_cross_entropy_with_logits: MindSpore 2.10's kernel takes no float64 (a
     TypeError), so float64 is computed by torch's formula,
-    (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m) with m = max(-x, 0)."""
+    (1 - t) * x + (1 + (pos_weight - 1) * t) * (log(exp(-m) + exp(-x - m)) + m) with m = max(-x, 0). The kernel's
+    own 'mean' differentiates op by op with the element count of its latest call of another shape (a first call's
+    gradient divided by a second call's count: PyTorch-YOLOv3's compute_loss over two grid sizes, measured on
+    2.10): it reduces nothing here, _loss_reduce does."""
     if input.dtype != ms.float64:
-        return ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+        return _loss_reduce(ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, "none"), reduction)
     m = ops.relu(-input)
     softplus = ops.log(ops.exp(-m) + ops.exp(-input - m)) + m     # log(1 + exp(-x)), without overflow
     loss = (1 - target) * input + (softplus if pos_weight is None else (1 + (pos_weight - 1) * target) * softplus)
