@@ -4,7 +4,7 @@ scripts/train.py trains them, on WAV files listed as its data folder lists them)
 (pytorchyolo's Darknet built from a .cfg file, its ListDataset over images and label files, compute_loss and
 train.py's burn-in learning rate and subdivisions) and facebookresearch/moco-v3 (moco.builder's MoCo_ResNet with its
 projector and predictor MLPs, momentum encoder and contrastive loss over a group of one process, moco.optimizer's
-LARS, main_moco.py's own train() with its learning-rate and momentum schedules), converted as a new user would
+LARS, and main_moco.py's train() with its learning-rate and momentum schedules as that file writes them), converted as a new user would
 convert them, through drivers of ours calling their documented entry points.
 
     python bench/real_world.py --mirrors /work/.mirror --set heldout67 [--only melgan_train,yolo_tiny_adam]
@@ -28,7 +28,8 @@ convert them, through drivers of ours calling their documented entry points.
     cap before them), 32 mel channels, segments of 2048 samples, batch 2.
   - melgan_audio2mel: Audio2Mel(n_mel_channels=32) on one test-set clip.
 - PyTorch-YOLOv3 (pytorchyolo/ and config/ as they are; utils/utils.py imports imgaug, not installed: a stand-in
-  of ours on both sides, which nothing here calls; the torch side has no torchvision: the runner's stand-in):
+  of ours on both sides, which nothing here calls; torchvision is not installed: a stand-in of ours on the torch
+  side, which nothing here calls):
   config/yolov3-tiny.cfg made small by the driver (64-pixel input, filters divided by 16, 3 classes: the yolo
   layers' convolutions 24 filters), 8 PNG images with YOLO label files under images/ and labels/ and a list file,
   ListDataset (its label-path rule, np.loadtxt, its collate_fn with resize) with a transform of ours doing what
@@ -38,18 +39,23 @@ convert them, through drivers of ours calling their documented entry points.
   - yolo_tiny_adam: optimizer adam, subdivisions 1, burn_in 2.
   - yolo_tiny_sgd: optimizer sgd with momentum 0.9, subdivisions 2 (gradients of two batches summed before each
     step), burn_in 1000.
-- MoCo v3 (moco/ and main_moco.py as they are; main_moco.py imports vits.py, which needs timm, and torchvision: a
-  timm stand-in of ours on both sides with the three names vits.py imports, the runner's torchvision stand-in on the
-  torch side): `dist.init_process_group('gloo', ...)` over one process as main_worker calls it, a small ResNet of
-  ours as the torchvision architecture main_worker passes (`partial(arch, zero_init_residual=True)`, with a `fc`),
-  MoCo_ResNet(dim 16, mlp_dim 32, T 0.2) (`del self.base_encoder.fc`, BatchNorm1d with affine=False, the momentum
-  update `param_m.data = ...` under no_grad inside forward, concat_all_gather, `einsum('nc,mc->nm', [q, k])`, labels
-  offset by get_rank()), torch.cuda.amp.GradScaler, the runner's SummaryWriter, TwoCropsTransform over two
-  transforms of ours (a horizontal flip and a brightness change of 64 x 32 x 32 noise images), and main_moco.train
-  for 2 epochs of 2 batches of 8 (adjust_learning_rate's warmup and cosine, adjust_moco_momentum, autocast,
-  scaler.scale(loss).backward()).
+- MoCo v3 (moco/ as it is; main_moco.py itself cannot be imported by the conversion: its module level lists
+  `torchvision_models.__dict__`'s architectures for its argument parser, and torchvision.models has no MindSpore
+  mapping, so the converted module stops there with MigrationError naming main_moco:40 (first rule kept); it also
+  imports vits.py, which needs timm. The driver writes main_moco.py's train(), adjust_learning_rate and
+  adjust_moco_momentum out as main_moco.py has them, its meters left out): `dist.init_process_group('gloo', ...)`
+  over one process as main_worker calls it, a small ResNet of ours as the torchvision architecture main_worker
+  passes (`partial(arch, zero_init_residual=True)`, with a `fc`), MoCo_ResNet(dim 16, mlp_dim 32, T 0.2) (`del
+  self.base_encoder.fc`, BatchNorm1d with affine=False, the momentum update `param_m.data = ...` under no_grad inside
+  forward, concat_all_gather, `einsum('nc,mc->nm', [q, k])`, labels offset by get_rank(); its `.cuda()` made
+  `.cpu()` on the torch side after the conversion, no GPU here), torch.cuda.amp.GradScaler, the runner's
+  SummaryWriter, moco.loader.TwoCropsTransform over two transforms of ours (a horizontal flip and a brightness
+  change of 16 noise images of 3 x 32 x 32), and 2 epochs of 2 batches of 8 (the warmup and cosine learning rate
+  and momentum per iteration, autocast, scaler.scale(loss).backward(), scaler.step, scaler.update), then an
+  eval-mode loss and the momentum encoder's features; moco.loader imports torchvision.transforms.functional: the
+  torchvision stand-in of ours on the torch side.
   - moco_lars: moco.optimizer.LARS (lr 0.6 * 8 / 256, weight decay 1e-6, momentum 0.9), moco_m_cos.
-  - moco_adamw: torch.optim.AdamW (lr 1.5e-4 * 8 / 256 ... made 1e-3, weight decay 0.1), fixed moco_m 0.99.
+  - moco_adamw: torch.optim.AdamW (lr 0.032 * 8 / 256, weight decay 0.1), a fixed moco_m of 0.99.
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
 from __future__ import annotations
