@@ -26,7 +26,13 @@ eriklindernoren/PyTorch-YOLOv3, facebookresearch/moco-v3) met, each run under to
 - One BCEWithLogitsLoss over two shapes in a step (PyTorch-YOLOv3's compute_loss: the objectness of its 2 x 2 and
   4 x 4 grids): MindSpore 2.10's kernel, reducing by its own 'mean', differentiates op by op with the element
   count of its latest call of another shape, so the first grid's gradient was a quarter of torch's (the loss
-  values right, silently). The helper now reduces the kernel's 'none' itself (compat_parts/losses.py)."""
+  values right, silently). The helper now reduces the kernel's 'none' itself (compat_parts/losses.py).
+- weight_norm of a layer built from *args/**kwargs (melgan's `WNConv1d(*args, **kwargs)`, `WNConvTranspose1d`): in
+  GRAPH mode the compiled steps used the weights as they were when each graph compiled (silently: from the second
+  step on the losses drifted, 5.1e-02 by the fourth), since the adapters taking torch's arguments at run time call
+  the MindSpore layer's construct by name, which a graph runs without the weight-norm property. Such a layer's
+  weight-normed class now sits on the MindSpore layer itself, as any_batch's layers' already did
+  (compat_parts/weight_reparam.py _reparam_swap_class)."""
 import sys
 
 import numpy as np
@@ -213,3 +219,41 @@ def test_logits_loss_of_two_shapes_in_one_step():
     losses right (YOLO's 2 x 2 grid against its 4 x 4). _ms_compat.binary_cross_entropy_with_logits now reduces
     the kernel's 'none' itself."""
     program_weights_match_torch(TWO_GRIDS, graph=False)
+
+
+# melgan's mel2wav/modules.py: weight-normed layers built from *args/**kwargs (the run-time argument adapters)
+STARRED_WEIGHT_NORM = _FILL + '''
+import torch.nn as nn
+from torch.nn.utils import weight_norm
+
+
+def WNConv1d(*args, **kwargs):
+    return weight_norm(nn.Conv1d(*args, **kwargs))
+
+
+def WNConvTranspose1d(*args, **kwargs):
+    return weight_norm(nn.ConvTranspose1d(*args, **kwargs))
+
+
+net = nn.Sequential(WNConv1d(2, 4, kernel_size=3, padding=1), nn.LeakyReLU(0.2),
+                    WNConvTranspose1d(4, 2, kernel_size=4, stride=2, padding=1))
+fill(net, 1)
+opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+x = torch.linspace(-1, 1, 32).reshape(2, 2, 8)
+seen = []
+for _ in range(3):
+    loss = net(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    seen.append(loss.detach().reshape(1))
+weights = [p.detach().reshape(-1) for p in net.parameters()] + seen
+'''
+
+
+def test_weight_norm_of_layers_built_from_starred_arguments_in_a_graph():
+    """Before (GRAPH only, silently): the compiled step used each layer's weight as it was when the graph compiled
+    (the run-time argument adapters' construct calls the MindSpore layer's by name, which a graph runs without the
+    weight-norm property): losses from the second step on not torch's (melgan_train: 5.1e-02). The swapped class
+    now sits on the MindSpore layer itself, as for any_batch's layers (compat_parts/weight_reparam.py)."""
+    program_weights_match_torch(STARRED_WEIGHT_NORM, graph=True)
