@@ -3,7 +3,9 @@
 torch's `x.op_(args)` changes x and returns x itself. Where x is a local name read nowhere else in the
 statement, evaluated unconditionally, and the arguments call nothing, the rebinding
 `x = <out-of-place form>` (msmigrate/inplace_forms.py) can go right before the statement, the call
-becoming `x`: the statement then reads the changed tensor, as in torch, and x is bound to it after.
+becoming `x`: the statement then reads the changed tensor, as in torch, and x is bound to it after. The arguments
+may call where the statement evaluates nothing but local names and literals before the in-place call (those calls
+holding it run after it): `indices.append((b, a, gj.clamp_(0, n.long() - 1)))` (_inert_before).
 As with the whole-statement form, other names for the same tensor do not see the change. The arguments
 may call (`y = x.lerp_(torch.tensor(...), 0.5)`) where the in-place call is the statement's whole value:
 nothing of the statement runs before it. The function forms `y = torch.relu_(x)` / `F.relu_(input=x)` are
@@ -106,6 +108,71 @@ class _Scan(cst.CSTVisitor):
             self._conditional -= 1
 
 
+# what a statement may evaluate before an in-place call whose arguments call something, for its rebinding to go
+# before the statement: values no call can change (a called function cannot rebind its caller's local names)
+_INERT = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis,
+          cst.Tuple, cst.List, cst.Set, cst.Element, cst.Comma, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket,
+          cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.BaseParenthesizableWhitespace)
+
+
+def _callee_chain(node) -> bool:
+    """`indices.append`, `f`: a name or attributes of a name (the callee of a call holding the in-place call)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _inert_before(stmt, call: cst.Call, hoisted: Set[int]) -> bool:
+    """Whether everything the statement evaluates before `call` is inert (local names, literals, displays of them,
+    in-place calls of `hoisted` that go before the statement too, in their order), the calls holding it being
+    called after it (their callee a name chain): `indices.append((b, a, gj.clamp_(0, gain[3].long() - 1), ...))`
+    (PyTorch-YOLOv3's build_targets). The rebinding `gj = <out-of-place form>` before the statement then runs the
+    arguments' calls in torch's order relative to everything that could see them."""
+    value = getattr(stmt, "value", None) if isinstance(stmt, (cst.Expr, cst.Assign, cst.Return)) else None
+    if value is None:
+        return False
+    state = {"ok": True}
+
+    def holds(node) -> bool:
+        found = []
+
+        class _Find(cst.CSTVisitor):
+            def on_visit(self, n) -> bool:
+                if n is call:
+                    found.append(n)
+                return not found
+        node.visit(_Find())
+        return bool(found)
+
+    def inert(node) -> bool:
+        if id(node) in hoisted:
+            return True
+        if not isinstance(node, _INERT):
+            return False
+        return all(inert(c) for c in node.children)
+
+    def walk(node) -> bool:       # True once `call` is reached
+        if node is call:
+            return True
+        if not holds(node):
+            if not inert(node):
+                state["ok"] = False
+            return False
+        if isinstance(node, cst.Call):
+            if not _callee_chain(node.func):
+                state["ok"] = False
+            for arg in node.args:
+                if walk(arg.value):
+                    return True
+            return False
+        for child in node.children:
+            if walk(child):
+                return True
+        return False
+
+    return walk(value) and state["ok"]
+
+
 def _line_calls(line: cst.SimpleStatementLine, local_names, torch_function=None) -> List[cst.Call]:
     """The in-place calls of one statement line whose receiver is a name of `local_names` (the
     function's parameters and assigned names, so that the rebinding does not make a global local)
@@ -118,10 +185,11 @@ def _line_calls(line: cst.SimpleStatementLine, local_names, torch_function=None)
     stmt.visit(scan)
     whole = getattr(stmt, "value", None)    # the statement's whole value: nothing of it runs before
     calls = []
+    accepted: Set[int] = set()
     for call in scan.calls:
         if isinstance(stmt, cst.Expr) and stmt.value is call:
             continue
-        if id(call) in scan.calling and call is not whole:
+        if id(call) in scan.calling and call is not whole and not _inert_before(stmt, call, accepted):
             continue
         name = call.func.value.value if isinstance(call.func.value, cst.Name) else None
         if name not in local_names:
@@ -130,6 +198,7 @@ def _line_calls(line: cst.SimpleStatementLine, local_names, torch_function=None)
             name = function_form_receiver(call) if function_form else None
         if name is not None and scan.reads.get(name) == 1 and name in local_names:
             calls.append(call)
+            accepted.add(id(call))
     return calls
 
 

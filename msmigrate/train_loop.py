@@ -1599,7 +1599,11 @@ def _slice(body: Sequence[cst.CSTNode], group: StepGroup, skip: Set[int],
             needed_grad -= bound
             needed_grad |= grad_reads(st)
         needed -= bound
-        needed |= set(reads(st))
+        # a loop's target is bound before its body reads it: `for scale in D_fake: loss_G += -scale[-1].mean()`
+        # needs no earlier `scale` (melgan's train.py: the discriminator's `for scale in D_real: loss_D += ...`
+        # was taken into the generator's step, which then returned loss_D counted twice)
+        read = reads(st)
+        needed |= {n for n in read if read.count(n) > loop_bound_reads(st).get(n, 0)}
         if group.cut_detached and _detached_input(st) is not None and _detached_input(st) not in needed_grad:
             # no gradient flows through the detached value: what computes it runs before the step, as written
             needed.discard(_detached_input(st))
@@ -2664,14 +2668,15 @@ def _recomputed_with_value_kept(stmt: cst.BaseStatement, names: Sequence[str], t
     the one the earlier step computed (torch's: before that step's update), the gradient flows through
     the recomputation (`stop_gradient(gen) + (r - stop_gradient(r))` is `gen` in value, `r` in gradient).
     `gen` itself is cut: op by op it still holds the earlier step's record of G, and the gradient went through
-    both (G's gradients twice torch's in PYNATIVE)."""
+    both (G's gradients twice torch's in PYNATIVE). Through _ms_compat.value_kept (compat_parts/handed_over_values.py),
+    which does so item by item where the value is a list or tuple of tensors (melgan's Discriminator: a list per
+    scale of each layer's features)."""
     if not names:
         return [stmt]
     fresh = {n: _unique(f"{n}_recomputed", taken) for n in names}
     for n, r in fresh.items():
         stmt = stmt.visit(_Rename(n, r))
-    return [stmt] + [_line(f"{n} = {ms}.ops.stop_gradient({n}) + ({r} - {ms}.ops.stop_gradient({r}))")
-                     for n, r in fresh.items()]
+    return [stmt] + [_line(f"{n} = _ms_compat.value_kept({n}, {r})") for n, r in fresh.items()]
 
 
 def _with_dependents(body: Sequence[cst.CSTNode], later: List[int], last: int, fixed: Set[int],

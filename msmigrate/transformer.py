@@ -396,6 +396,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._cell_rows: Dict[int, Set[str]] = {}   # id(loop as written) -> its rows changed in Cell code (cell_rows.py)
         self._view_conflicts: Dict[int, str] = {}   # in place through a view another name reads (inplace_views.py)
         self._view_names: Dict[int, Tuple[str, str]] = {}   # ... and the view's and its base's names
+        self._view_repacks: Dict[int, str] = {}   # in place on a name unpacked from a base read after (inplace_views.py)
+        self._pending_repacks: List[str] = []     # ... their `base = _ms_compat.repacked(...)` lines, for the statement
         self._arg_refusals: Dict[int, str] = {}     # calls changing a tensor the caller reads after (inplace_callers.py)
         # (class or None, function) -> its parameters whose changes are written into the caller's tensor (the same)
         self._arg_write_backs: Dict[Tuple[Optional[str], str], Set[str]] = {}
@@ -607,6 +609,20 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._layer_start_stmt = not self._classes and DM.is_script_layer_assignment(node)
 
     def leave_SimpleStatementLine(self, original, updated):
+        repacks, self._pending_repacks = self._pending_repacks, []
+        result = self._leave_line(original, updated)
+        if not repacks or isinstance(result, cst.RemovalSentinel):
+            return result
+        # `gij = _ms_compat.repacked((gi, gj), 'T')` after a statement changing gj in place (inplace_views.py)
+        lines = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
+        for code in dict.fromkeys(repacks):     # one line for the names of one unpacking
+            line = cst.parse_statement(code + "\n")
+            self._out_lines[id(line)] = self._line_of_stmt
+            self._out_nodes.append(line)
+            lines.append(line)
+        return cst.FlattenSentinel(lines)
+
+    def _leave_line(self, original, updated):
         self._layer_start_stmt = False
         result = self._leave_simple_statement(original, updated)
         if isinstance(result, cst.SimpleStatementLine) and self._in_graph_code():
@@ -1779,7 +1795,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         self._state_reads = GS.module_state_reads(node, cell_classes)   # `if self.state is None`: graph_state.py
         self._device_stores = DR.store_targets(node)   # `x.device = d` is no read (tensor_reads.py)
         self._alias_rebinds = AA.alias_rebinds(node)   # `d_loss = d_real; d_loss += x`: aug_aliases.py
-        self._view_conflicts.update(IVW.conflicting_calls(node, set(), self._view_names))   # `c = a.view(6); c.add_(2)` at the top
+        self._view_conflicts.update(IVW.conflicting_calls(node, set(), self._view_names, self._view_repacks))   # `c = a.view(6); c.add_(2)` at the top
         values = IV.hoistable_calls(node, self._scopes[-1]["bound"], self._is_torch_call)   # `z = x.add_(1)` at the top level too
         self._inplace_values |= values
         self._inplace_stmt_calls |= values
@@ -1848,7 +1864,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             # recorded gradient would go through the write
             self._scopes[-1]["escaped_changes"] = set(self._scopes[-1].get("escaped_changes", ())) \
                 | self._scopes[-1]["mutated_only"]
-        self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"], self._view_names))
+        self._view_conflicts.update(IVW.conflicting_calls(node.body, self._scopes[-1]["params"], self._view_names,
+                                                          self._view_repacks))
         # `res.append(c.mul_(k))`: `c = c * k` goes before the statement (inplace_values.py)
         # a name other holders share is written into (inplace_holders.py), outside graph code
         top = self._funcs[0].name if self._funcs else node.name.value
@@ -4030,6 +4047,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         api = m.source
         if id(original) in self._view_conflicts or IVW.chained_view_receiver(original):   # inplace_views.py
             return self._todo(original, api, self._view_conflicts.get(id(original), IVW.WHY_CHAIN), updated)
+        if id(original) in self._view_repacks:   # `gi, gj = gij.T; gj.clamp_(...)`: gij made again after the statement
+            self.uses_compat = True
+            self._pending_repacks.append(self._view_repacks[id(original)])
         if (name == "register_buffer" and original.args and isinstance(original.args[0].value, cst.SimpleString)
                 and self._classes):
             self._classes[-1].attr_types[original.args[0].value.evaluated_value] = "tensor"

@@ -31,10 +31,14 @@ def _reparam_conv1d(module, name):
 def _reparam_swap_class(module, members):
     """The cell's class replaced by a subclass with `members` (the weight property); remove_* undoes it."""
     base = type(module)
-    if base.__qualname__.startswith("any_batch.") and getattr(module, "grow_end", None) is None:
-        # its construct calls the MindSpore layer's by name, which a compiled graph runs without the property: the
-        # layer itself (a transposed conv growing rows past its padding keeps it: _grow_end)
-        base = base.__bases__[0]
+    below = next((c for c in base.__mro__ if c.__qualname__.startswith("any_batch.")), None)
+    if below is not None and getattr(module, "grow_end", None) is None and getattr(module, "mode_pads", None) is None:
+        # its construct calls the MindSpore layer's by name, which a compiled graph runs without the property (with
+        # the weight as it was when the graph compiled, silently); so does an adapter's over it (_ms_compat.Conv1d and
+        # ConvTranspose1d taking torch's arguments at run time: melgan's `weight_norm(nn.Conv1d(*args, **kwargs))`):
+        # the layer itself (a transposed conv growing rows past its padding keeps it: _grow_end; a convolution
+        # padding by mode too: mode_pads)
+        base = below.__bases__[0]
     module.__class__ = type(base.__name__, (base,), members)
 
 
