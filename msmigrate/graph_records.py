@@ -36,7 +36,7 @@ they call, by name: ProjectIndex.graph_reached_names; a Trainer(model, optimizer
 an object, its own methods untouched). Every other record built in graph code keeps graph_objects.py's refusal (MigrationError at its line
 when compiled). A record a compiled Cell (a model called in GRAPH mode, a compiled train step) returns is
 the object again: compiling notes the record classes its graph builds (graph_record_dict) and the Cell's return is
-rebuilt from the dicts of their fields (compat graph_records_rebuilt; two such classes with the same fields raise
+rebuilt from the dicts of their fields (compat graph_objects.py _records_rebuilt; two such classes with the same fields raise
 MigrationError there). A train step's forward_fn, moved from a loop's body, reads fields through graph_field too
 (step_record_reads.py)."""
 from __future__ import annotations

@@ -210,8 +210,9 @@ def test_example_project_gets_one_small_helper(tmp_path):
     # since heldout62/63: BatchNorm/Dropout adapters start in training mode (8), an empty slice assigned is a no-op (1),
     # and a blank line; 616 since stop 53's hand-in: a 0-d bool tensor as an index reads and writes as torch's
     # (torchmetrics' R2Score): Tensor.__getitem__/__setitem__ as three functions, set at import, in place of two
-    # lambdas (23)
-    assert _lines(out / "_ms_compat.py") <= 616
+    # lambdas (23); 621 since stop 54's hand-in: the hooks a compiled Cell's compile and return run (GRAPH_CELL_HOOKS,
+    # empty where the tree builds no record class in a graph: 5)
+    assert _lines(out / "_ms_compat.py") <= 621
     assert "_optimizer_state_dict" not in helper, "no optimizer in the example: no optimizer state layout"
     assert not any(k in helper for k in KERAS_NAMES), "a torch project gets no Keras helpers"
     used = set()

@@ -203,6 +203,12 @@ def _warn_changing_constants(cell, before, now):
                   "them as constants, so it runs op by op (PYNATIVE) from now on")
 
 
+# name -> (before compiling: a token; after compiling: (the Cell, or None where it failed; the token); on the
+# Cell's return: (the Cell, its output) -> the output), what another section does around a Cell's graph
+# (graph_objects.py: the records a graph builds as dicts, rebuilt from what the Cell returns)
+GRAPH_CELL_HOOKS = {}
+
+
 def _compile_for_constants(self, *args, **kwargs):
     """Cell.compile for the graph of the current constants."""
     choice = _graph_choice(self)
@@ -210,14 +216,16 @@ def _compile_for_constants(self, *args, **kwargs):
         choice.chosen = False
     else:
         _choose_graph(self)
-    noted = len(_NOTED_RECORDS)
+    started = {name: hooks[0]() for name, hooks in GRAPH_CELL_HOOKS.items()}
     try:
         compiled = nn.Cell._ms_original_compile(self, *args, **kwargs)
     except _COMPILE_ERRORS as exc:
-        del _NOTED_RECORDS[noted:]
+        for name, hooks in GRAPH_CELL_HOOKS.items():
+            hooks[1](None, started[name])
         raise_at_original_line(exc)
         raise
-    graph_records_noted(self, noted)    # the record classes the graph builds as dicts (graph_objects.py)
+    for name, hooks in GRAPH_CELL_HOOKS.items():
+        hooks[1](self, started[name])
     return compiled
 
 
@@ -289,7 +297,9 @@ def _compile_and_run_for_constants(self, *args, **kwargs):
         after = graph_constants_of(self)
         choice.times.setdefault(after, self._create_time)
         choice.last = after
-    return graph_records_rebuilt(self, out)    # a record the graph built is its dict (graph_objects.py)
+    for hooks in GRAPH_CELL_HOOKS.values():
+        out = hooks[2](self, out)
+    return out
 
 
 def _too_deep(exc):

@@ -32,14 +32,14 @@ def graph_record_dict(cls, fields):
     """cls(**fields) (a project record class: msmigrate/graph_records.py), in PyNative; the dict of its fields
     in a compiled graph, where the object would go through the Python fallback and lose every gradient."""
     if _compiling(_draw_probe):
-        _note_graph_record(cls)     # the Cell's return is rebuilt as the object (graph_records_rebuilt)
+        _note_graph_record(cls)     # the Cell's return is rebuilt as the object (_records_rebuilt)
         return fields
     return cls(**fields)
 
 
 # the record classes graph_record_dict built in graphs compiled since (noted while compiling), and per compiled
 # Cell the classes its graph builds by their fields: a dict of a record's fields that the Cell returns is the
-# object again on the host (graph_records_rebuilt). On mindspore.nn: every converted tree of the process notes here.
+# object again on the host (_records_rebuilt). On mindspore.nn: every converted tree of the process notes here.
 _NOTED_RECORDS = vars(nn).setdefault("_msmigrate_noted_graph_records", [])
 _CELL_RECORDS = vars(nn).setdefault("_msmigrate_cell_graph_records", weakref.WeakKeyDictionary())
 
@@ -56,16 +56,17 @@ def _record_fields(cls):
     return frozenset(list(inspect.signature(cls.__init__).parameters)[1:])
 
 
-def graph_records_noted(cell, noted):
-    """After compiling the Cell's graph: the record classes it builds (noted since _NOTED_RECORDS had `noted`)."""
-    if len(_NOTED_RECORDS) > noted:
+def _records_noted(cell, noted):
+    """After compiling the Cell's graph (None: compiling failed): the record classes it builds (noted since
+    _NOTED_RECORDS had `noted` entries)."""
+    if len(_NOTED_RECORDS) > noted and cell is not None:
         by_fields = _CELL_RECORDS.setdefault(cell, {})
         for cls in _NOTED_RECORDS[noted:]:
             by_fields.setdefault(_record_fields(cls), set()).add(cls)
-        del _NOTED_RECORDS[noted:]
+    del _NOTED_RECORDS[noted:]
 
 
-def graph_records_rebuilt(cell, out):
+def _records_rebuilt(cell, out):
     """What the compiled Cell returned, each dict of the fields of a record class its graph builds the object again,
     as torch's program gets it."""
     by_fields = _CELL_RECORDS.get(cell)
@@ -90,6 +91,9 @@ def _rebuilt(out, by_fields):
     if all(a is b for a, b in zip(items, out)):
         return out
     return type(out)(items) if type(out) in (tuple, list) else type(out)(*items)
+
+
+GRAPH_CELL_HOOKS["records"] = (lambda: len(_NOTED_RECORDS), _records_noted, _records_rebuilt)
 
 
 _RECORD_RETURNED = (

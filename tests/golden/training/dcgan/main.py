@@ -148,7 +148,9 @@ train_step_D = _ms_compat.compile_step(train_step_D)
 def forward_fn_G(batch_size, real_cpu, noise, fake):
     label = ops.full((batch_size,), real_label, dtype=real_cpu.dtype)
     fake_recomputed = netG(noise)
-    fake = ms.ops.stop_gradient(fake) + (fake_recomputed - ms.ops.stop_gradient(fake_recomputed))
+    # _ms_compat.value_kept (helper): held in value, recomputed in gradient: `stop_gradient(held) + (r -
+    # stop_gradient(r))` for a tensor, item by item in t...
+    fake = _ms_compat.value_kept(fake, fake_recomputed)
     label = ops.full_like(label, fake_label)
     label = ops.full_like(label, real_label)  # fake labels are real for generator cost
     output = netD(fake)
