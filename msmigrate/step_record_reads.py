@@ -9,37 +9,25 @@ from typing import List, Set
 
 import libcst as cst
 
+from .visitor_bases import BindingTargets
+
+
+class _Stores(BindingTargets):
+    """The attribute targets statements store into or delete (`r.f = v`, `a.f, b = ...`, `for r.f in ...`)."""
+    binders = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
+
+    def __init__(self) -> None:
+        self.ids: Set[int] = set()
+
+    def bind(self, target: cst.CSTNode, value) -> None:
+        self.ids.add(id(target))
+
 
 class _StepFieldReads(cst.CSTTransformer):
     """`E.f` read (f a record field, E not a module) -> `_ms_compat.graph_field(E, "f")`; stores stay attributes."""
 
-    def __init__(self, fields: Set[str], modules: Set[str]) -> None:
-        self.fields, self.modules = fields, modules
-        self.stores: Set[int] = set()
-
-    def _stored(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._stored(e.value)
-        elif isinstance(target, cst.StarredElement):
-            self._stored(target.value)
-        else:
-            self.stores.add(id(target))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._stored(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._stored(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._stored(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._stored(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._stored(node.target)
+    def __init__(self, fields: Set[str], modules: Set[str], stores: Set[int]) -> None:
+        self.fields, self.modules, self.stores = fields, modules, stores
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if original.attr.value not in self.fields or id(original) in self.stores:
@@ -57,5 +45,8 @@ def field_reads_of_step(statements: List[cst.CSTNode], fields: Set[str], modules
     """A train step's forward statements, moved out of code the transformer judged host code (a loop's body): the
     reads of record fields go through graph_field, as in graph code (the step is compiled in GRAPH mode, where a
     record the network built is the dict of its fields)."""
-    visitor = _StepFieldReads(fields, modules)
+    stores = _Stores()
+    for st in statements:
+        st.visit(stores)
+    visitor = _StepFieldReads(fields, modules, stores.ids)
     return [st.visit(visitor) for st in statements]
