@@ -5,8 +5,8 @@ MindSpore 2.10 `view`, `narrow`, `transpose`, slicing... return copies (and the 
 rebinding of the name, inplace_forms.py): the base keeps its values, silently. So:
 - an in-place op whose receiver is a view call of a named tensor (`a.narrow(0, 1, 1).zero_()`,
   `self.buf.view(-1).fill_(0)`) is refused (a TODO that raises when reached);
-- a name bound to a view of a local name (or a plain alias `c = a`; or unpacked from one, `gi, gj = gij.T`,
-  `a, b = x.unbind(1)`) and then changed in place, where the
+- a name bound to a view of a local name (or a plain alias `c = a`; or unpacked from a view or a split of one,
+  `gi, gj = gij.T`, `a, b = x.unbind(1)`) and then changed in place, where the
   other name is read after the change (also: a later pass of the loop, or the same statement outside the call),
   or is a parameter of the
   function (the caller's tensor) or an attribute (`self.buf`), is refused at the in-place call. The same
@@ -109,9 +109,7 @@ def _view_of(value) -> Optional[cst.BaseExpression]:
 
 def repack_form(value) -> Optional[Tuple[str, str]]:
     """(base name, how) of `a, b = <value>` whose items can be put back into their base after one changed in place:
-    `base.T` ('T'), `base` ('rows'), `base.unbind(d)` ('unbind:d'); None for any other unpacking."""
-    if isinstance(value, cst.Name):
-        return value.value, "rows"
+    `base.T` ('T'), `base.unbind(d)` ('unbind:d'); None for any other unpacking."""
     if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
         return value.value.value, "T"
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "unbind" \
@@ -128,12 +126,15 @@ def repack_form(value) -> Optional[Tuple[str, str]]:
 
 
 def _unpacked_view_of(value) -> Optional[cst.BaseExpression]:
-    """The base of `a, b = <value>` when each unpacked item shares memory with it in torch: the rows of a tensor
-    or of a view of it (`gi, gj = gij.T`: PyTorch-YOLOv3's build_targets, `a, b = x`), the pieces of a split
-    (`a, b = x.unbind(1)`, `x.chunk(2)`); a list's items are its own objects too (the same tensors)."""
+    """The base of `a, b = <value>` when each unpacked item shares memory with it in torch: the rows of a view of a
+    tensor (`gi, gj = gij.T`: PyTorch-YOLOv3's build_targets), the pieces of a split (`a, b = x.unbind(1)`,
+    `x.chunk(2)`). Not `a, b = x` of a plain name: x may be a tuple or list of tensors (gemma's `k_cache, v_cache =
+    kv_cache`), whose items are the very tensors, which inplace_holders.py's writes change for every holder."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
             and value.func.attr.value in SPLIT_METHODS:
         value = value.func.value
+    elif isinstance(value, cst.Name):
+        return None
     return _view_of(value)
 
 

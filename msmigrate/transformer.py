@@ -303,6 +303,17 @@ TENSOR_CLASS_CALLS = frozenset("torch." + n + "Tensor" for n in (
 _STATE_AUG = {cst.AddAssign: "add", cst.SubtractAssign: "sub", cst.MultiplyAssign: "mul", cst.DivideAssign: "truediv",
               cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod", cst.PowerAssign: "pow"}
 
+def _attributes_in(node: cst.CSTNode) -> List[cst.Attribute]:
+    found: List[cst.Attribute] = []
+
+    class _Attributes(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> None:
+            found.append(attr)
+
+    node.visit(_Attributes())
+    return found
+
+
 def _keyed_by_string(sub: cst.Subscript) -> bool:
     """`state['slow'].copy_(v)`: a string key reads a dict's tensor, no slice of one: its copy_ stays in place
     (an assignment `state['slow'] = v` would make the entry the very tensor v, a Parameter changed later)."""
@@ -2911,6 +2922,8 @@ class TorchToMindSpore(cst.CSTTransformer):
         name = original.target.value
         if name not in self._scopes[-1].get("module_tensors", ()) or self._receiver_kind(original.target) == "other":
             return None
+        if "grad" in {a.attr.value for a in _attributes_in(original.value)}:
+            return None     # `p -= lr * p.grad`: a hand-written update, which the train step takes (manual_update.py)
         self.uses_compat = True
         self._record(original, "Tensor.__i" + op.rstrip("_") + "__", f"{COMPAT}.augmented_in_place", R.CONVERTED,
                      f"`{name} {code_of(original.operator).strip()} ...` on a tensor other holders share (a loop over "

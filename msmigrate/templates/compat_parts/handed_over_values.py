@@ -20,10 +20,8 @@ def value_kept(held, recomputed):
 def repacked(items, how):
     """A tensor made again from the names unpacked from it, after one of them changed in place (torch's change
     showed through the tensor, whose rows they are: msmigrate/inplace_views.py): `gi, gj = gij.T` ('T': the rows
-    of the reversed tensor), `a, b = x` ('rows'), `a, b = x.unbind(d)` ('unbind:d')."""
+    of the reversed tensor), `a, b = x.unbind(d)` ('unbind:d')."""
     if how == "T":
         stacked = ops.stack(items, 0)
         return ops.permute(stacked, tuple(range(stacked.ndim - 1, -1, -1)))
-    if how == "rows":
-        return ops.stack(items, 0)
     return ops.stack(items, int(how.split(":")[1]))
