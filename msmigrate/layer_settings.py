@@ -9,6 +9,11 @@ names MindSpore only spells differently are transformer.PARAM_RENAMES):
   `_ms_compat.torch_momentum(v)` rounds it back to 15 digits (None, the cumulative average, stays None).
   Set (`m.momentum = 0.03`, timm's and YOLO's BatchNorm set-up) it changed nothing, silently: MindSpore's
   layer runs a primitive built with the momentum at construction; `_ms_compat.set_momentum(m, v)` builds it again;
+- BatchNorm and LayerNorm `eps` set (`m.eps = 1e-3`, YOLOv5's and EfficientNet's set-up): MindSpore's layers run
+  primitives built with eps at construction, so it changed nothing, silently; `_ms_compat.set_eps(m, v)` builds
+  them again;
+- Dropout `p` set on a known Dropout (`m.p = 0.3` under `isinstance(m, nn.Dropout)`): MindSpore's draws with a
+  primitive built with the keep rate (only p=0 was read at each call): `_ms_compat.set_dropout_p(m, v)`;
 - a convolution's `transposed`: known from its class;
 - BatchNorm `num_batches_tracked`: the cumulative BatchNorm (momentum=None) counts its batches, MindSpore's own
   keeps no count: `_ms_compat.batches_tracked(layer, where)` raises MigrationError naming the line there;
@@ -94,28 +99,41 @@ _EMBEDDING_DEFAULTS = {
 }
 
 
+# settings a layer's primitives are built with: the helper that builds them again, and why
+_BUILT_IN = {"momentum": ("set_momentum", "MindSpore's BatchNorm runs a primitive built with its momentum: built again"),
+             "eps": ("set_eps", "MindSpore's BatchNorm and LayerNorm run primitives built with their eps: built "
+                                "again"),
+             "p": ("set_dropout_p", "MindSpore's Dropout draws with a primitive built with its keep rate: built again")}
+# the layers each setting is set on as above (`p` only where the layer is known: a name so short is set on much else)
+_BUILT_ON = {"momentum": _NORMS, "eps": _NORMS | {"torch.nn.LayerNorm"}, "p": {"torch.nn.Dropout"}}
+
+
 def store(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
-    """`bn.momentum = v` on a BatchNorm: `_ms_compat.set_momentum(bn, v)`."""
+    """`bn.momentum = v` / `bn.eps = v` on a BatchNorm (eps on a LayerNorm too), `drop.p = v` on a Dropout:
+    `_ms_compat.set_momentum(bn, v)` / `set_eps` / `set_dropout_p`."""
     if len(original.targets) != 1:
         return None
     target = original.targets[0].target
-    if not (isinstance(target, cst.Attribute) and target.attr.value == "momentum"):
+    if not (isinstance(target, cst.Attribute) and target.attr.value in _BUILT_IN):
         return None
-    if tr._static_type(target.value) not in _NORMS:
-        return _store_on_unknown(tr, original, updated)
-    tr._record(original, "batchnorm.momentum (set)", "_ms_compat.set_momentum", "converted",
-               "MindSpore's BatchNorm runs a primitive built with its momentum: built again")
+    attr = target.attr.value
+    if tr._static_type(target.value) not in _BUILT_ON[attr]:
+        return None if attr == "p" else _store_on_unknown(tr, original, updated, attr)
+    helper, why = _BUILT_IN[attr]
+    tr._record(original, {"momentum": "batchnorm.momentum (set)", "eps": "norm.eps (set)", "p": "dropout.p (set)"}[attr],
+               f"_ms_compat.{helper}", "converted", why)
     owner = updated.targets[0].target.value
     where = cst.SimpleString(repr(f"{tr.module_name}:{tr._line(original)}"))   # a compiled graph refuses it
-    return cst.Expr(_helper(tr, "set_momentum", owner).with_changes(
+    return cst.Expr(_helper(tr, helper, owner).with_changes(
         args=[cst.Arg(owner), cst.Arg(updated.value), cst.Arg(where)]), semicolon=updated.semicolon)
 
 
-def _store_on_unknown(tr, original: cst.Assign, updated: cst.Assign) -> Optional[cst.Expr]:
+def _store_on_unknown(tr, original: cst.Assign, updated: cst.Assign, attr: str) -> Optional[cst.Expr]:
     """`m.momentum = v` where m is a name whose type the converter does not know (a loop over the BatchNorms a dict
     collected: swa's bn_update, `for module in momenta.keys(): module.momentum = b / (n + b)`): set at run time as
     set_momentum sets it when m is a BatchNorm, as written otherwise (`_ms_compat.set_momentum_if_norm`). Before, a
     BatchNorm's attribute changed and its primitive did not: its statistics moved at the old rate, silently.
+    `m.eps = v` the same way (`set_eps_if_norm`; YOLOv5's initialize_weights under `type(m) is nn.BatchNorm2d`).
     Not for `self`/`cls` (a class's own attribute) nor in a forward (graph code)."""
     target = original.targets[0].target
     owner = target.value
@@ -123,10 +141,11 @@ def _store_on_unknown(tr, original: cst.Assign, updated: cst.Assign) -> Optional
         return None
     if tr._static_type(owner) is not None:
         return None     # a known layer of another kind, or a class of the program
-    tr._record(original, "momentum (set)", "_ms_compat.set_momentum_if_norm", "converted",
-               "the receiver's type is known at run time only: a BatchNorm's primitive is built again with the new "
-               "momentum (set_momentum), anything else's attribute set as written")
+    helper = _BUILT_IN[attr][0] + "_if_norm"
+    tr._record(original, f"{attr} (set)", f"_ms_compat.{helper}", "converted",
+               f"the receiver's type is known at run time only: a BatchNorm's primitives are built again with the new "
+               f"{attr} ({_BUILT_IN[attr][0]}), anything else's attribute set as written")
     new_owner = updated.targets[0].target.value
     where = cst.SimpleString(repr(f"{tr.module_name}:{tr._line(original)}"))
-    return cst.Expr(_helper(tr, "set_momentum_if_norm", new_owner).with_changes(
+    return cst.Expr(_helper(tr, helper, new_owner).with_changes(
         args=[cst.Arg(new_owner), cst.Arg(updated.value), cst.Arg(where)]), semicolon=updated.semicolon)

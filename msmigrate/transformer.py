@@ -3213,9 +3213,9 @@ class TorchToMindSpore(cst.CSTTransformer):
                  or DW.data_store(self, original, updated))   # data_writes.py
         if whole is not None:
             return whole
-        momentum = LS.store(self, original, updated)   # `bn.momentum = 0.03`: layer_settings.py
-        if momentum is not None:
-            return momentum
+        setting = LS.store(self, original, updated)   # `bn.momentum = 0.03`, `bn.eps = 1e-3`: layer_settings.py
+        if setting is not None:
+            return setting
         # `r = x.topk(2)` then `r.values`: r holds a plain (values, indices) tuple (unmapped_tensor_api.py)
         UT.track_tuple_names(self, [t.target for t in original.targets], updated.value)
         out_target = self._out_targets.get(id(updated.value))

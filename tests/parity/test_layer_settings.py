@@ -52,6 +52,27 @@ def affine():
     return bn.affine
 
 
+class Normed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+        self.bn.eps = 0.02
+        self.ln = nn.LayerNorm(4)
+        self.ln.eps = 0.03
+
+
+def eps_set(x):
+    net = Normed()
+    other = nn.Sequential(nn.BatchNorm2d(3), nn.LayerNorm(4))
+    for m in other.modules():
+        if type(m) is nn.BatchNorm2d or isinstance(m, nn.LayerNorm):
+            m.eps = 1e-3
+    outs = [net.bn(x), other(x), net.ln(x)]
+    net.eval()
+    other.eval()
+    return outs + [net.bn(x), other(x), other[1].eps, net.ln.eps]
+
+
 class Padded(nn.Module):
     def __init__(self):
         super().__init__()
@@ -82,6 +103,53 @@ def test_batchnorm_momentum_set_after_construction_trains_at_torchs_rate():
     got = mod.momentum_set(ms.Tensor(x))
     assert got[1] == want[1] == 0.5
     assert_close(got[0], want[0].numpy(), what="running mean")
+
+
+def test_batchnorm_eps_set_after_construction():
+    """`bn.eps = v` on a BatchNorm (a known layer, and a loop's `m` whose type only run time knows): MindSpore's
+    layer trains and infers with primitives built with eps at construction, so setting it changed nothing (the
+    outputs off by the eps's share of the variance); LayerNorm's the same (its `epsilon`). Train and eval mode
+    against torch."""
+    import torch
+    x = rnd(2, 3, 2, 4, seed=8) * 0.05      # a variance near eps, where the two eps differ
+    want = load_torch(SRC)["eps_set"](torch.from_numpy(x))
+    mod, code, _ = load_converted(SRC)
+    assert "_ms_compat.set_eps(self.bn, 0.02, '__main__:" in code, code
+    assert "_ms_compat.set_eps(self.ln, 0.03, '__main__:" in code, code
+    assert "_ms_compat.set_eps_if_norm(m, 1e-3, '__main__:" in code, code
+    got = mod.eps_set(ms.Tensor(x))
+    assert got[-2:] == want[-2:] == [1e-3, 0.03]
+    assert_close(got[:-2], [w.detach().numpy() for w in want[:-2]], 1e-5, 1e-6, what="outputs")
+
+
+DROPOUT_SRC = '''
+import torch
+from torch import nn
+
+
+def dropped(x):
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    for m in net.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.125
+    drop = nn.Dropout(0.25)
+    drop.p = 0.875
+    return (net[1](x) == 0).float().mean(), (drop(x) == 0).float().mean(), net[1].p, drop.p
+'''
+
+
+def test_dropout_p_set_after_construction():
+    """`m.p = v` on a known Dropout: MindSpore's draws with a primitive built with the keep rate (it read p only to
+    skip p=0), so the old rate went on, silently; the fraction dropped is the new p's, as torch's."""
+    import torch
+    x = np.ones((200, 100), np.float32)
+    want = load_torch(DROPOUT_SRC)["dropped"](torch.from_numpy(x))
+    mod, code, _ = load_converted(DROPOUT_SRC)
+    assert code.count("_ms_compat.set_dropout_p(") == 2, code
+    got = mod.dropped(ms.Tensor(x))
+    assert got[2:] == want[2:] == (0.125, 0.875)
+    for g, w, p in zip(got[:2], want[:2], (0.125, 0.875)):
+        assert abs(float(w) - p) < 0.02 and abs(float(g) - p) < 0.02, (float(g), float(w), p)
 
 
 def test_settings_mindspore_does_not_keep_raise_naming_the_line():

@@ -77,6 +77,71 @@ def set_momentum_if_norm(obj, v, where="?"):
         setattr(obj, "momentum", v)
 
 
+_EPS_IN_GRAPH = (
+    "`{}.eps = ...` at {} inside a compiled graph (GRAPH mode construct, ms.jit, the converted train step): "
+    "MindSpore's BatchNorm and LayerNorm run primitives built with their eps, which a graph cannot build again; set "
+    "it outside the network's construct, or run in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+_EPS_BUILT_IN = (nn.layer.normalization._BatchNorm, nn.BatchNorm3d, nn.LayerNorm)
+
+
+def set_eps(layer, v, where="?"):
+    """`layer.eps = v` on a BatchNorm or LayerNorm (YOLOv5's and EfficientNet's BatchNorm set-up): MindSpore's
+    layers run primitives built with eps (LayerNorm's `epsilon`) at construction, so setting the attribute alone
+    changed nothing (measured: a BatchNorm's eps=1e-3 set after construction, its inference 6e-4 relative off
+    torch's on a variance near 0.8); built again. Compiling a graph that reaches it stops with MigrationError
+    naming `where`."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_EPS_IN_GRAPH, type(layer).__name__, where)
+    if isinstance(layer, nn.LayerNorm):
+        layer.epsilon = v
+        if hasattr(layer, "layer_norm"):
+            layer.__dict__.setdefault("_ms_replaced_primitives", []).append(layer.layer_norm)
+            layer.layer_norm = ops.LayerNorm(begin_norm_axis=layer.begin_norm_axis,
+                                             begin_params_axis=layer.begin_params_axis, epsilon=v)
+        return
+    inner = getattr(layer, "bn2d", layer)
+    for norm in {id(layer): layer, id(inner): inner}.values():
+        norm.eps = v
+    # the ones replaced stay alive, as _momentum_rebuilt's
+    inner.__dict__.setdefault("_ms_replaced_primitives", []).extend((inner.bn_train, inner.bn_infer))
+    inner.bn_train = ops.BatchNorm(is_training=True, epsilon=v, momentum=inner.bn_train.momentum,
+                                   data_format=inner.format)
+    inner.bn_infer = ops.BatchNorm(is_training=False, epsilon=v, data_format=inner.format)
+
+
+def set_eps_if_norm(obj, v, where="?"):
+    """`m.eps = v` where the converter could not tell m's type: a BatchNorm's or LayerNorm's as set_eps sets it,
+    anything else's attribute as written (a GroupNorm's eps, which it reads at each call)."""
+    if isinstance(obj, _EPS_BUILT_IN):
+        set_eps(obj, v, where)
+    else:
+        setattr(obj, "eps", v)
+
+
+_DROPOUT_IN_GRAPH = (
+    "`{}.p = ...` at {} inside a compiled graph (GRAPH mode construct, ms.jit, the converted train step): "
+    "MindSpore's Dropout draws with a primitive built with its keep rate, which a graph cannot build again; set "
+    "it outside the network's construct, or run in PYNATIVE mode (ms.set_context(mode=ms.PYNATIVE_MODE))")
+
+
+def set_dropout_p(layer, v, where="?"):
+    """`drop.p = v` on a Dropout: MindSpore's nn.Dropout reads p at each call only to skip p=0, and otherwise draws
+    with a primitive built with its keep rate at construction (measured: p set from 0.5 to 0.2, half the elements
+    still dropped); built again. Compiling a graph that reaches it stops with MigrationError naming `where`."""
+    if _compiling(_draw_probe):
+        _refuse_compiled(_DROPOUT_IN_GRAPH, type(layer).__name__, where)
+    if not isinstance(layer, nn.Dropout) or not hasattr(layer, "dropout"):
+        layer.p = v
+        return
+    if not 0 <= v < 1:
+        return _raise_migration_error(f"`{type(layer).__name__}.p = {v}` at {where}: MindSpore's Dropout takes a "
+                                      "drop probability in [0, 1) (torch's also 1, every element dropped)")
+    layer.__dict__.setdefault("_ms_replaced_primitives", []).append(layer.dropout)
+    layer.p, layer.keep_prob = v, 1.0 - v
+    if v:
+        layer.dropout = ops.Dropout(1.0 - v, layer.dropout.attrs["Seed0"], layer.dropout.attrs["Seed1"])
+
+
 def _momentum_rebuilt(bn, v):
     if v is None:
         raise MigrationError("BatchNorm momentum = None (a cumulative average) set after construction: "
