@@ -56,7 +56,13 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     index = ops.where(keep, target, ops.zeros_like(target)).astype(ms.int64)
     w = ops.ones(index.shape, input.dtype) if weight is None else ops.gather(weight, index, 0)
     w = ops.where(keep, w, ops.zeros_like(w))
-    loss = -ops.gather_elements(input, dim, index.expand_dims(dim)).squeeze(dim)
+    # each target's log-probability picked by a where over the classes, not ops.gather_elements: MindSpore 2.10
+    # cannot differentiate GatherD's gradient again (RuntimeError "The pointer[value] is null" naming no line), which
+    # a loss under torch.autograd.grad(create_graph=True) needs (DomainBed's IRM penalty); the sum adds zeros only
+    shape = [1] * input.ndim
+    shape[dim] = input.shape[dim]
+    picked = ops.arange(input.shape[dim], dtype=index.dtype).reshape(tuple(shape)) == index.expand_dims(dim)
+    loss = -ops.sum(ops.where(picked, input, ops.zeros_like(input)), dim)
     loss = ops.where(keep, loss * w, ops.zeros_like(w))
     # the empty-safe sums (empty_reductions.py): an empty batch's mean is torch's nan (0 / 0), its sum 0
     return loss if reduction == "none" else reduce_sum(loss) / reduce_sum(w) if reduction == "mean" \
