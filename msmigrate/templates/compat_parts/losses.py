@@ -6,6 +6,7 @@ gradient); the comment on each says which. They are built from ordinary mindspor
 calls, run in PyNative and GRAPH mode, and can be replaced by your own code.
 """
 import math
+import warnings
 
 import mindspore as ms
 from mindspore import nn, ops
@@ -46,6 +47,21 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     # log_softmax of compat_parts/softmax_slices.py: ops.log_softmax is ~30 ulp off in float32 on CPU
     return nll_loss(log_softmax(input, int(input.ndim > 1)), target, weight, ignore_index, reduction)
+
+
+def reduction_enum(reduction):
+    """torch.nn.functional._Reduction.get_enum (torch's private reduction code, which BasicSR's reduce_loss reads)."""
+    if reduction == "none":
+        return 0
+    if reduction == "mean":
+        return 1
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=2)
+        return 1
+    if reduction == "sum":
+        return 2
+    raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
