@@ -40,7 +40,7 @@ used) are stand-ins of ours on both sides.
   wd 1e-4), CosineAnnealingRestartCyclicLR, use_grad_clip, and Restormer's train.py progressive learning written out
   as it is (groups of iterations, `((current_iter>groups) !=True).nonzero()[0]`, random.sample of the batch and
   random.random crops), feed_train_data, optimize_parameters(current_iter), then test() (net_g_ema where it has one).
-  - restormer_derain: LayerNorm WithBias, mixing_augs mixup false, gt sizes [16, 12].
+  - restormer_derain: LayerNorm WithBias, mixing_augs mixup false, gt sizes [16, 8] (random crops of 8 after the third iteration).
   - restormer_ema: LayerNorm BiasFree, ema_decay 0.999 (net_g_ema copied at init, model_ema after each step),
     mini batch sizes [2, 1].
 - DomainBed (domainbed/ as it is): three environments of 24 RGB 28 x 28 images with 2 classes (Debug28's shape;
@@ -329,7 +329,7 @@ DRIVERS = {
                   '"eta_min": 1e-7}',
         pixel='{"type": "L1Loss", "loss_weight": 1, "reduction": "mean"}'),
     "restormer_derain": _RESTORMER_DRIVER.format(layernorm="WithBias", ema_decay=0, mini_batch_sizes=[2, 2],
-                                                 gt_sizes=[16, 12]),
+                                                 gt_sizes=[16, 8]),
     "restormer_ema": _RESTORMER_DRIVER.format(layernorm="BiasFree", ema_decay=0.999, mini_batch_sizes=[2, 1],
                                               gt_sizes=[16, 16]),
     "domainbed_irm": _DOMAINBED_DRIVER.format(algorithm="IRM", extra='{"irm_penalty_anneal_iters": 2}'),

@@ -20,7 +20,13 @@ facebookresearch/DomainBed) met, each run under torch and converted.
   binds, the step's test reads the settings themselves (train_loop._settings_read_by_clip_test).
 - torch's private `F._Reduction.get_enum(reduction)` (basicsr's loss_util.reduce_loss, which every BasicSR-derived
   loss calls) had no mapping (out of scope as a private name): it is _ms_compat.reduction_enum now, torch's codes
-  and its ValueError (mappings/functional.py, compat_parts/losses.py)."""
+  and its ValueError (mappings/functional.py, compat_parts/losses.py).
+- An EMA over dicts of parameters (basicsr's BaseModel.model_ema: `net_g_ema_params = dict(self.net_g_ema
+  .named_parameters())`, then `net_g_ema_params[k].data.mul_(decay).add_(net_g_params[k].data, alpha=1 - decay)`):
+  a chain through `.data` was written back only on an attribute chain (`self.avg.data`), an item of a dict being
+  taken for a tensor's rows: a TODO raising MigrationError. An item of a dict the function binds only to dicts
+  (held_tensor_paths.dict_bound_names) is a tensor the dict holds: the chain's value is written into it
+  (inplace_chains._Rewrite._on_buffer_data, data_writes.write_through_data)."""
 import numpy as np
 
 from tests.parity.harness import program_weights_match_torch
@@ -207,3 +213,39 @@ def fn(loss, reduction):
     for fn, t in ((mod.fn, ms.Tensor(x)), (ns["fn"], torch.from_numpy(x))):
         with pytest.raises(ValueError, match="batchmean is not a valid value for reduction"):
             fn(t, "batchmean")
+
+
+# basicsr's model_ema: the EMA copy updated through dicts of named parameters
+EMA_OVER_DICTS = _FILL + '''
+import copy
+
+import torch.nn as nn
+
+
+def model_ema(net_g, net_g_ema, decay=0.999):
+    net_g_params = dict(net_g.named_parameters())
+    net_g_ema_params = dict(net_g_ema.named_parameters())
+    for k in net_g_ema_params.keys():
+        net_g_ema_params[k].data.mul_(decay).add_(net_g_params[k].data, alpha=1 - decay)
+
+
+net = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Linear(4, 2))
+fill(net, 5)
+ema = copy.deepcopy(net)
+model_ema(net, ema, 0)
+opt = torch.optim.SGD(net.parameters(), lr=0.5)
+x = torch.linspace(-1, 1, 6).reshape(2, 3)
+for _ in range(2):
+    loss = net(x).pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    model_ema(net, ema, 0.9)
+weights = [p.detach().reshape(-1) for p in ema.parameters()] + [p.detach().reshape(-1) for p in net.parameters()]
+'''
+
+
+def test_ema_through_dicts_of_named_parameters():
+    """Before: MigrationError at the chain (Tensor.add_ not converted). Now the EMA copy's weights are torch's."""
+    code, _ = program_weights_match_torch(EMA_OVER_DICTS, graph=False)
+    assert "_ms_compat.write_data(net_g_ema_params[k]" in code, code
