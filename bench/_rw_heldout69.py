@@ -253,7 +253,7 @@ for e in range(3):
     xs = 0.5 * rng.randn(24, 3, 28, 28)
     xs[:, 0] += (ys[:, None, None] * 2 - 1) * (0.3 + 0.3 * e)
     xs[:, 1] += (e - 1) * 0.5
-    envs.append(TensorDataset(torch.tensor(xs, dtype=torch.float32), torch.tensor(ys, dtype=torch.long)))
+    envs.append(TensorDataset(torch.from_numpy(xs.astype(np.float32)), torch.from_numpy(ys.astype(np.int64))))
 test_envs = [2]
 hparams = hparams_registry.default_hparams(algorithm_name, "Debug28")
 hparams["batch_size"] = 8
