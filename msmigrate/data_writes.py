@@ -17,7 +17,7 @@ import libcst as cst
 
 from . import records as R
 from .callsite import code_of
-from .held_tensor_paths import held_tensor
+from .held_tensor_paths import dict_bound_names, dict_item, held_tensor
 
 NOTE = ("in place through .data: the out-of-place value written into the tensor (ops.assign on a Parameter; "
         "another tensor in PyNative only), no gradient through it, as torch's .data write")
@@ -51,8 +51,10 @@ def write_through_data(tr, original: cst.Call, updated: cst.Call) -> Optional[cs
     """The rewrite of a whole-statement `x.data.op_(...)`; None where it is no such statement."""
     func = original.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute)
-            and func.value.attr.value == "data" and held_tensor(func.value.value)):
-        return None
+            and func.value.attr.value == "data" and (held_tensor(func.value.value) or (
+                tr._scopes and dict_item(func.value.value, dict_bound_names(tr._scopes[-1]["node"]) - set(
+                    tr._scopes[-1].get("params", ())))))):
+        return None     # (`d[k].data.copy_(v)`: an item of a dict of the function's, a Parameter it holds)
     if _left_to_parameter_passes(tr, original, func.value.value, func.attr.value):
         return None
     from .inplace_forms import out_of_place   # write_data casts the value back to x's dtype, as torch keeps it

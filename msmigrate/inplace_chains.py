@@ -28,7 +28,7 @@ import libcst as cst
 
 from .detached_updates import _CHAINABLE
 from .held_items import item
-from .held_tensor_paths import held_tensor
+from .held_tensor_paths import dict_bound_names, dict_item, held_tensor
 
 # the links of a chain: the methods whose out-of-place twin takes the same arguments, and triangles
 # (`torch.empty(n, n).fill_(-np.inf).triu_(1)`, whisper's causal mask)
@@ -117,6 +117,7 @@ class _Rewrite(cst.CSTTransformer):
         self._buffers: List[set] = []
         self._module_buffers = module_buffers   # every class's buffer names: `self.book.usage` of a submodule
         self._functions: List[set] = []          # per enclosing function: its locals no one else holds
+        self._dicts: List[frozenset] = []        # per enclosing function: its names bound only to dicts
 
     def _is_buffer(self, held: cst.BaseExpression) -> bool:
         """`self.mean`, a buffer of this class, or `self.book.usage`, a chain from self ending in a name some
@@ -148,7 +149,11 @@ class _Rewrite(cst.CSTTransformer):
         if not isinstance(small, cst.Expr):
             return None
         links, held = _links(small.value)
-        if len(links) > 1 and _data_of_attribute(held):
+        if len(links) > 1 and (_data_of_attribute(held) or (
+                isinstance(held, cst.Attribute) and held.attr.value == "data" and self._dicts
+                and dict_item(held.value, self._dicts[-1]))):
+            # (or of an item of a dict of the function's: basicsr's model_ema, `net_g_ema_params[k].data.mul_(decay)
+            # .add_(net_g_params[k].data, alpha=1 - decay)` over `dict(net_g_ema.named_parameters())`)
             # `self.size.data.mul_(d).add_(v, alpha=1 - d)` (vq-vae-2's EMA codebook in forward): the chain's value
             # written through .data at once, `self.size.data.copy_(self.size.mul(d).add(v, alpha=1 - d))`
             copy = cst.Call(func=cst.Attribute(value=held, attr=cst.Name("copy_")),
@@ -171,9 +176,11 @@ class _Rewrite(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(_held_alone(node))
+        self._dicts.append(dict_bound_names(node))
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         self._functions.pop()
+        self._dicts.pop()
         return updated
 
     def _resized_fill(self, small: cst.BaseSmallStatement) -> Optional[cst.BaseSmallStatement]:

@@ -751,10 +751,12 @@ def find_groups(body: Sequence[cst.CSTNode], info: LoopInfo, outer_step: Optiona
             groups.append(pending)
             pending = None
             continue
-        conditional = _conditional_clips(stmt, pending, loop_bound)
+        settings = _settings_read_by_clip_test(body, stmt, pending, loop_bound)
+        conditional = _conditional_clips(stmt, pending, loop_bound - set(settings))
         if conditional:
             pending.clips.extend((i, None, c) for c in conditional)
-            pending.clip_conds[i] = code_of(stmt.test).strip()
+            test = stmt.test.visit(_SettingsInlined(settings)) if settings else stmt.test
+            pending.clip_conds[i] = code_of(test).strip()
             continue
         for name in ("unscale_", "update"):
             r = _method(call, name)
@@ -1294,6 +1296,77 @@ def update_choice(loop: cst.CSTNode, info: LoopInfo) -> Optional[cst.CSTNode]:
     split = st.with_changes(body=st.body.with_changes(body=shared + [first]),
                             orelse=st.orelse.with_changes(body=st.orelse.body.with_changes(body=shared + [second])))
     return loop.with_changes(body=loop.body.with_changes(body=[split] + body[k + 1:]))
+
+
+def _setting_read(node: cst.BaseExpression) -> bool:
+    """A read of the program's settings that has no effect and is the same when read again: names, attributes,
+    subscripts by literals, literals, and a `.get(literal, literal)` of those (`self.opt['train'].get('use_grad_clip',
+    True)`, `args.clip`)."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _setting_read(node.value)
+    if isinstance(node, cst.Subscript):
+        return _setting_read(node.value) and all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.SimpleString, cst.Integer))
+            for e in node.slice)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+        return _setting_read(node.func.value) and 1 <= len(node.args) <= 2 and all(
+            a.keyword is None and not a.star and isinstance(a.value, (cst.Name, cst.Integer, cst.Float,
+                                                                        cst.SimpleString)) for a in node.args)
+    return False
+
+
+def _settings_read_by_clip_test(body: Sequence[cst.CSTNode], stmt: cst.CSTNode, group: StepGroup,
+                                loop_bound: Set[str]) -> Dict[str, cst.BaseExpression]:
+    """basicsr's optimize_parameters: `loss.backward(); use_grad_clip = self.opt['train'].get('use_grad_clip',
+    True); if use_grad_clip: clip_grad_norm_(...); optimizer.step()`: the clip's test reads a name the body binds,
+    once, after the backward() and before the `if`, to a read of the settings (_setting_read) of nothing the body
+    binds: the test inside the train step reads the settings themselves (the assignment stays where it is, after
+    the step, reading the same value). {name: its value} for such names; {} where any name the test reads from the
+    body is otherwise bound."""
+    if not (isinstance(stmt, cst.If) and group.backwards):
+        return {}
+    names = set(reads(stmt.test)) & loop_bound
+    out: Dict[str, cst.BaseExpression] = {}
+    here = next((k for k, st in enumerate(body) if st is stmt), None)
+    for n in names:
+        sites = [k for k, st in enumerate(body) if n in assigns(st)]
+        if here is None or len(sites) != 1 or not group.backwards[-1] < sites[0] < here:
+            return {}
+        st = body[sites[0]]
+        small = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == n
+                and _setting_read(small.value) and not set(reads(small.value)) & loop_bound):
+            return {}
+        out[n] = small.value
+    return out
+
+
+class _SettingsInlined(cst.CSTTransformer):
+    """The names of _settings_read_by_clip_test replaced by their values in the clip's test (attribute and keyword
+    names left alone)."""
+
+    def __init__(self, values: Dict[str, cst.BaseExpression]):
+        super().__init__()
+        self.values = values
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return False
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(value=updated.value.visit(self))
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(value=updated.value.visit(self))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        value = self.values.get(updated.value)
+        return updated if value is None else cst.parse_expression(f"({code_of(value).strip()})")
 
 
 def _conditional_clips(stmt: cst.CSTNode, group: StepGroup, loop_bound: Set[str]) -> List[cst.Call]:

@@ -3904,7 +3904,8 @@ class TorchToMindSpore(cst.CSTTransformer):
             return updated.with_changes(func=self.render(m.target))
         if bound.starred and (m.rename or m.transforms or m.drop or m.rule) and not (
                 m.rule is not None and getattr(m.rule, "handles_starred", False)) \
-                and not _starred_keeps_positions(updated, m, receiver):
+                and not _starred_keeps_positions(updated, m, receiver) \
+                and not _starred_binds_as_torch(m, receiver):
             # a rule marked handles_starred reads bound.starred itself
             raise UnsupportedSite("*args/**kwargs cannot be translated argument by argument")
         notes: List[str] = []
@@ -4764,6 +4765,23 @@ def _first_parameter(call: cst.Call) -> bool:
         arg = arg.args[0].value
     return (isinstance(arg, cst.Call) and not arg.args and isinstance(arg.func, cst.Attribute)
             and arg.func.attr.value in ("parameters", "buffers"))
+
+
+def _starred_binds_as_torch(m: R.Mapping, receiver) -> bool:
+    """`torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, **train_opt['scheduler'])` (basicsr's
+    setup_schedulers): a record whose only change of the arguments is dropping parameters that torch's own
+    signature no longer has (the schedules' verbose, removed in torch 2.7), onto a target taking torch's
+    parameters under the same names in the same order: starred values bind to the same parameters on both sides,
+    whatever they are (a dropped name among them is refused by torch and by the target alike, with TypeError).
+    Anything with a renaming, a transform, a value table, an extra, a rule or a receiver still cannot be
+    translated argument by argument."""
+    if receiver is not None or not m.drop or m.rule is not None or m.rename or m.transforms or m.values \
+            or m.extra or m.unsupported or m.unsupported_values:
+        return False
+    params, open_ = AC.torch_params(m.source)
+    if params is None or open_ or any(d in params for d in m.drop) or any(p[2] != "p" for p in params.values()):
+        return False
+    return tuple(m.target_args) == tuple(params)
 
 
 def _starred_keeps_positions(call, m: R.Mapping, receiver) -> bool:

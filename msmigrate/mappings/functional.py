@@ -964,3 +964,12 @@ def _pairwise_distance(ctx):
 
 rule(P + "pairwise_distance", None, args=("x1", "x2", "p", "eps", "keepdim"),
      note="norm(x1 - x2 + eps, p, dim=-1), torch's formula", test=_DIST)(_pairwise_distance)
+
+
+# torch's private _Reduction.get_enum, which BasicSR-derived loss code calls (basicsr/models/losses/loss_util.py's
+# reduce_loss: `reduction_enum = F._Reduction.get_enum(reduction)`)
+mapping("torch.nn.functional._Reduction.get_enum", "_ms_compat.reduction_enum", args=("reduction",),
+        target_args=("reduction",),
+        note="torch's private reduction code: 'none' 0, 'mean' (and the deprecated 'elementwise_mean', with "
+             "torch's warning) 1, 'sum' 2, ValueError for anything else",
+        test="tests/test_heldout69_programs.py::test_reduction_code_of_a_loss_helper")

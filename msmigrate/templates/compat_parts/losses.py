@@ -6,6 +6,7 @@ gradient); the comment on each says which. They are built from ordinary mindspor
 calls, run in PyNative and GRAPH mode, and can be replaced by your own code.
 """
 import math
+import warnings
 
 import mindspore as ms
 from mindspore import nn, ops
@@ -48,6 +49,21 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return nll_loss(log_softmax(input, int(input.ndim > 1)), target, weight, ignore_index, reduction)
 
 
+def reduction_enum(reduction):
+    """torch.nn.functional._Reduction.get_enum (torch's private reduction code, which BasicSR's reduce_loss reads)."""
+    if reduction == "none":
+        return 0
+    if reduction == "mean":
+        return 1
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=2)
+        return 1
+    if reduction == "sum":
+        return 2
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """torch's F.nll_loss: each target class's log-probability gathered, weighted, ignore_index left out; the mean
     divides by the kept weights, as torch. ops.nll_loss multiplies by a one-hot mask: a -inf log-probability of
@@ -56,7 +72,13 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     index = ops.where(keep, target, ops.zeros_like(target)).astype(ms.int64)
     w = ops.ones(index.shape, input.dtype) if weight is None else ops.gather(weight, index, 0)
     w = ops.where(keep, w, ops.zeros_like(w))
-    loss = -ops.gather_elements(input, dim, index.expand_dims(dim)).squeeze(dim)
+    # each target's log-probability picked by a where over the classes, not ops.gather_elements: MindSpore 2.10
+    # cannot differentiate GatherD's gradient again (RuntimeError "The pointer[value] is null" naming no line), which
+    # a loss under torch.autograd.grad(create_graph=True) needs (DomainBed's IRM penalty); the sum adds zeros only
+    shape = [1] * input.ndim
+    shape[dim] = input.shape[dim]
+    picked = ops.arange(input.shape[dim], dtype=index.dtype).reshape(tuple(shape)) == index.expand_dims(dim)
+    loss = -ops.sum(ops.where(picked, input, ops.zeros_like(input)), dim)
     loss = ops.where(keep, loss * w, ops.zeros_like(w))
     # the empty-safe sums (empty_reductions.py): an empty batch's mean is torch's nan (0 / 0), its sum 0
     return loss if reduction == "none" else reduce_sum(loss) / reduce_sum(w) if reduction == "mean" \
