@@ -69,6 +69,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout65  # bench/_rw_heldout65.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout66  # bench/_rw_heldout66.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout67  # bench/_rw_heldout67.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout68  # bench/_rw_heldout68.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -639,7 +640,8 @@ def main(argv=None):
                                       "heldout50", "heldout51", "heldout52", "heldout53", "heldout54",
                                       "heldout55", "heldout56", "heldout57", "heldout58",
                                       "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
-                                      "heldout64", "heldout65", "heldout66", "heldout67"),
+                                      "heldout64", "heldout65", "heldout66", "heldout67",
+                                      "heldout68"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -782,7 +784,11 @@ def main(argv=None):
                          "weight-normed Generator and multi-scale Discriminator trained as scripts/train.py trains "
                          "them, eriklindernoren/PyTorch-YOLOv3's Darknet trained with compute_loss and train.py's "
                          "burn-in and subdivisions, facebookresearch/moco-v3's MoCo_ResNet with LARS and AdamW "
-                         "trained by main_moco.train (bench/_rw_heldout67.py)")
+                         "trained by main_moco.train (bench/_rw_heldout67.py); heldout68: "
+                         "thuml/Time-Series-Library's run.py run whole (TimesNet, iTransformer, TimeMixer trained "
+                         "by Exp_Long_Term_Forecast), dreamquark-ai/tabnet's TabNetClassifier and TabNetRegressor "
+                         "through fit (sparsemax, entmax, ghost batch norm), kekmodel/FixMatch-pytorch's "
+                         "WideResNet, ModelEMA and FixMatch step (bench/_rw_heldout68.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
