@@ -11,8 +11,8 @@ train.py's FixMatch step), converted as a new user would convert them.
 Extra packages (only in the bench's venv, not in setup.sh): pandas<3, scikit-learn, matplotlib.
 
 - Time-Series-Library (run.py, data_provider/, exp/, layers/, models/ and utils/ as they are; data_provider
-  imports sktime, datasets, huggingface_hub and patoolib, none installed and none called here: stand-ins of ours on
-  both sides): run.py run whole with its own arguments (the scripts/long_term_forecast ones made small: the
+  imports sktime, datasets, huggingface_hub and patoolib, layers/SelfAttention_Family.py reformer_pytorch, none
+  installed and none called here: stand-ins of ours on both sides): run.py run whole with its own arguments (the scripts/long_term_forecast ones made small: the
   'custom' data, Dataset_Custom's 70/20/10 split of a CSV in the ETT format, 80 hourly rows of our own series;
   seq_len 16, pred_len 4, d_model 16, d_ff 32, 2 heads, batch 8, 2 epochs of 5 steps, `--no_use_gpu`,
   `--num_workers 0`): Exp_Long_Term_Forecast's train() (Adam, MSELoss, vali on the validation and test splits each
@@ -89,6 +89,10 @@ _STANDINS = {
                                    'def hf_hub_download(*args, **kwargs):\n'
                                    '    raise RuntimeError("huggingface_hub stand-in")\n',
     "patoolib/__init__.py": '"""A stand-in written by bench/_rw_heldout68.py (never called)."""\n',
+    # layers/SelfAttention_Family.py's ReformerLayer (not used by these models)
+    "reformer_pytorch/__init__.py": '"""A stand-in written by bench/_rw_heldout68.py (never instantiated)."""\n\n\n'
+                                    'class LSHSelfAttention:\n    def __init__(self, *args, **kwargs):\n'
+                                    '        raise RuntimeError("reformer_pytorch stand-in")\n',
 }
 
 _TABNET_DATA = '''
