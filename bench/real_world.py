@@ -69,6 +69,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout65  # bench/_rw_heldout65.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout66  # bench/_rw_heldout66.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout67  # bench/_rw_heldout67.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout68  # bench/_rw_heldout68.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout69  # bench/_rw_heldout69.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
@@ -641,7 +642,7 @@ def main(argv=None):
                                       "heldout55", "heldout56", "heldout57", "heldout58",
                                       "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
                                       "heldout64", "heldout65", "heldout66", "heldout67",
-                                      "heldout69"),
+                                      "heldout68", "heldout69"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -784,7 +785,11 @@ def main(argv=None):
                          "weight-normed Generator and multi-scale Discriminator trained as scripts/train.py trains "
                          "them, eriklindernoren/PyTorch-YOLOv3's Darknet trained with compute_loss and train.py's "
                          "burn-in and subdivisions, facebookresearch/moco-v3's MoCo_ResNet with LARS and AdamW "
-                         "trained by main_moco.train (bench/_rw_heldout67.py); heldout69: "
+                         "trained by main_moco.train (bench/_rw_heldout67.py); heldout68: "
+                         "thuml/Time-Series-Library's run.py run whole (TimesNet, iTransformer, TimeMixer trained "
+                         "by Exp_Long_Term_Forecast), dreamquark-ai/tabnet's TabNetClassifier and TabNetRegressor "
+                         "through fit (sparsemax, entmax, ghost batch norm), kekmodel/FixMatch-pytorch's "
+                         "WideResNet, ModelEMA and FixMatch step (bench/_rw_heldout68.py); heldout69: "
                          "megvii-research/NAFNet's ImageRestorationModel (NAFNet, Baseline) and swz30/Restormer's "
                          "ImageCleanModel (with its EMA and progressive patches) trained by basicsr's loop on a paired "
                          "image folder, facebookresearch/DomainBed's IRM, CORAL, GroupDRO and Mixup trained as "

@@ -4028,6 +4028,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         else:  # unknown receiver: only names that are distinctly torch's
             if all(r is None or AC.foreign_keywords(r, original) for r in (tm, mm)):
                 return updated  # a keyword torch's method does not take: another object's method (argument_check.py)
+            own_train = _train_of_unknown(self, original, updated, name)
+            if own_train is not None:
+                return own_train
             cast = MC.untyped_call_receiver(self, original, updated)   # `build_model(sd).float()`
             if cast is not None:
                 return cast
@@ -4697,6 +4700,27 @@ def _with_names(stmt, keep):
 def _has_torch_keywords(call: cst.Call) -> bool:
     return any(a.keyword is not None and a.keyword.value in ("dim", "keepdim", "dtype", "device")
                for a in call.args)
+
+
+def _train_of_unknown(tr, original: cst.Call, updated: cst.Call, name: str):
+    """`obj.train(arg)` on a receiver of unknown type, its one argument no True/False literal: torch's
+    Module.train(mode) or the program's own train method of any other object (Time-Series-Library's run.py:
+    `exp = Exp(args); exp.train(setting)`, an experiment class with a train(setting) loop), told apart at run
+    time by _ms_compat.train_of (compat_parts/train_overrides.py). `.train()` and `.train(False)` stay
+    set_train. None where this is not such a call."""
+    if name != "train" or len(original.args) != 1 or original.args[0].star:
+        return None
+    arg = original.args[0]
+    if arg.keyword is not None and arg.keyword.value != "mode":
+        return None
+    if isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
+        return None
+    tr.uses_compat = True
+    tr._record(original, "Module.train", f"{COMPAT}.train_of", R.CONVERTED,
+               "receiver of unknown type: an nn.Cell's training mode (torch's Module.train), any other object's "
+               "own train()")
+    return cst.Call(func=cst.parse_expression(f"{COMPAT}.train_of"),
+                    args=[cst.Arg(updated.func.value), *updated.args])
 
 
 def _beyond_positional(call: cst.Call, params) -> bool:

@@ -17,3 +17,18 @@ def train_mode(cell, mode=True):
     for child in cell.cells():
         train_mode(child, mode)
     return cell
+
+
+def train_of(obj, *args, **kwargs):
+    """`obj.train(arg)` where the converter could not tell obj's type and arg is no True/False literal: for an
+    nn.Cell, torch's Module.train(mode) (a mode that is no bool raises torch's ValueError; a class's own train()
+    runs as train_mode runs it); any other object's own train() (Time-Series-Library's `exp.train(setting)`, an
+    experiment object's training loop), with the arguments as written. Returns what that call returns."""
+    if not isinstance(obj, nn.Cell):
+        return obj.train(*args, **kwargs)
+    mode = args[0] if args else kwargs.get("mode", True)
+    if not isinstance(mode, bool):
+        if callable(getattr(type(obj), "train", None)):
+            return obj.train(*args, **kwargs)   # the Cell class's own train(x), no mode
+        raise ValueError("training mode is expected to be boolean")
+    return train_mode(obj, mode)
