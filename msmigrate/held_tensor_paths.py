@@ -4,7 +4,11 @@ read twice, they name the same tensor. A tensor's rows (`x[0]`) are no such path
 a copy."""
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
+
+from .visitor_bases import BindingTargets
 
 # attributes of a tensor that are (views of) its values, not a tensor an object holds
 _TENSOR_VIEWS = frozenset({"data", "real", "imag", "T", "mT", "H", "mH", "grad"})
@@ -35,86 +39,50 @@ def held_tensor(expr: cst.BaseExpression) -> bool:
     return held_tensor(expr.value)
 
 
+def _dict_value(value: cst.BaseExpression) -> bool:
+    """A dict display or comprehension, or a call of `dict(...)`."""
+    return isinstance(value, (cst.Dict, cst.DictComp)) or (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict")
+
+
+class _DictBindings(BindingTargets):
+    """The names one function binds (its nested functions, classes and lambdas are scopes of their own): to a dict
+    (`name = dict(...)`, a dict display or comprehension: dicts) and by anything else (other): a parameter, a loop,
+    `with` or `except` target, an augmented assignment, an import, an unpacking, global/nonlocal."""
+    binders = (cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.AugAssign, cst.For, cst.CompFor, cst.AsName,
+               cst.ExceptHandler, cst.Param, cst.NameItem)
+
+    def __init__(self, func: cst.CSTNode) -> None:
+        self.func, self.dicts, self.other = func, set(), set()
+
+    def bind(self, target: cst.CSTNode, value: Optional[cst.BaseExpression]) -> None:
+        if isinstance(target, cst.Name):
+            (self.dicts if value is not None and _dict_value(value) else self.other).add(target.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.func
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:         # `import a.b` binds a (`as` names: AsName)
+            self.other.add(node.evaluated_name.split(".")[0])
+
+
 def dict_bound_names(func: cst.CSTNode) -> frozenset:
-    """The names a function binds only by `name = dict(...)`, `name = {k: v ...}` or a dict comprehension (basicsr's
-    model_ema: `net_g_ema_params = dict(self.net_g_ema.named_parameters())`), never as a parameter, a loop or `with`
-    target, an augmented or annotated assignment, a walrus, an import or an unpacking: the name holds a dict, so
-    `name[k]` is an item the dict holds (a module's Parameter from named_parameters()), not rows of a tensor."""
+    """The names a function binds only to dicts (`name = dict(...)`, `name = {k: v ...}`, a dict comprehension;
+    basicsr's model_ema: `net_g_ema_params = dict(self.net_g_ema.named_parameters())`), never as a parameter, a
+    loop or `with` target, an augmented assignment, an import or an unpacking: the name holds a dict, so `name[k]`
+    is an item the dict holds (a module's Parameter from named_parameters()), not rows of a tensor."""
     if not isinstance(func, (cst.FunctionDef, cst.IndentedBlock)):
         return frozenset()      # (a function's body: its caller leaves the function's parameters out)
-    dicts, other = set(), set()
-    params = func.params if isinstance(func, cst.FunctionDef) else None
-    for p in (*params.posonly_params, *params.params, *params.kwonly_params) if params is not None else ():
-        other.add(p.name.value)
-    for p in (params.star_arg, params.star_kwarg) if params is not None else ():
-        if isinstance(p, cst.Param):
-            other.add(p.name.value)
-
-    def names_in(target: cst.CSTNode) -> set:
-        found = set()
-
-        class _Names(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                found.add(node.value)
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                return False
-
-            def visit_Subscript(self, node: cst.Subscript) -> bool:
-                return False
-        target.visit(_Names())
-        return found
-
-    class _Bindings(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            is_dict = isinstance(value, (cst.Dict, cst.DictComp)) or (
-                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict")
-            for t in node.targets:
-                if isinstance(t.target, cst.Name) and is_dict:
-                    dicts.add(t.target.value)
-                else:
-                    other.update(names_in(t.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            other.update(names_in(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            other.update(names_in(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            other.update(names_in(node.target))
-
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            other.update(names_in(node.target))
-
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            if node.asname is not None:
-                other.update(names_in(node.asname.name))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            other.update(names_in(node.target))
-
-        def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-            other.add(node.evaluated_alias or node.evaluated_name.split(".")[0])
-
-        def visit_Global(self, node: cst.Global) -> None:
-            other.update(n.name.value for n in node.names)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            other.update(n.name.value for n in node.names)
-
-    func.visit(_Bindings())
-    return frozenset(dicts - other)
+    found = _DictBindings(func)
+    func.visit(found)
+    return frozenset(found.dicts - found.other)
 
 
 def dict_item(expr: cst.BaseExpression, dict_names: frozenset) -> bool:
