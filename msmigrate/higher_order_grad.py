@@ -270,7 +270,7 @@ def _rewrite_block(body: List[cst.BaseStatement], ms: str,
         fn_def = cst.parse_statement(f"def {fn}({x}{', _sens' if sens != 'None' else ''}):\n    pass\n")
         fn_def = fn_def.with_changes(body=cst.IndentedBlock(
             body=_function_body(body, chosen, keep_y is not None) + [cst.parse_statement(ret + "\n")]))
-        grad = f"{ms}.ops.GradOperation()({fn})({x}{', ' + sens if sens != 'None' else ''})"
+        grad = f"{ms}.ops.GradOperation()({fn})({_variable(x, ms)}{', ' + sens if sens != 'None' else ''})"
         comment = cst.EmptyLine(comment=cst.Comment(
             f"# msmigrate: torch.autograd.grad -> the gradient of {fn} (the computation from {x} to {y}"
             + (", moved into it: run once, as in torch" if keep_y is not None else "")
@@ -448,13 +448,21 @@ def _function_body(body, chosen: List[int], moved: bool) -> List[cst.BaseStateme
     return [body[k] if moved else body[k].with_changes(leading_lines=[]) for k in sorted(chosen)]
 
 
+def _variable(x: str, ms: str) -> str:
+    """An input of the gradient as `ms.mutable(x)`: in a compiled graph a tensor the step makes itself (IRM's
+    `scale = torch.tensor(1.).requires_grad_()`) is a constant, whose gradient value_and_grad gives as an empty
+    tuple (TypeError naming no line, measured on MindSpore 2.10); mutable, it is torch's, and the gradient still
+    flows through it to what it was computed from. Op by op it is the tensor itself."""
+    return f"{ms}.mutable({x})"
+
+
 def _moved_call(fn: str, used: List[str], sens: str, y: str, keep_y: bool, ms: str,
                 target: Optional[str] = None) -> List[cst.BaseStatement]:
     """`target = ms.grad(fn, ...)(inputs)` (target: `fn_grads` by default), or with y still read
     `y, target = ms.value_and_grad(...)(...)` (its value is differentiable again, in GRAPH mode too; the has_aux
     values of value_and_grad are not there)."""
     positions = "0" if len(used) == 1 else "(" + ", ".join(str(j) for j in range(len(used))) + ")"
-    args = ", ".join(used) + (", " + sens if sens != "None" else "")
+    args = ", ".join(_variable(u, ms) for u in used) + (", " + sens if sens != "None" else "")
     target = target or f"{fn}_grads"
     if keep_y:
         target = target if "," not in target else f"({target})"
@@ -733,7 +741,8 @@ def _general_form(body, i: int, target: str, args, indexed: bool, ms: str, gener
         body=_function_body(body, chosen, keep_y is not None) + [cst.parse_statement(ret + "\n")]))
     # mindspore.grad gives one tensor for one position, a tuple for several
     positions = "0" if len(used) == 1 else "(" + ", ".join(str(j) for j in range(len(used))) + ")"
-    call = f"{ms}.grad({fn}, grad_position={positions})({', '.join(used)}{', ' + sens if sens != 'None' else ''})"
+    call = (f"{ms}.grad({fn}, grad_position={positions})({', '.join(_variable(u, ms) for u in used)}"
+            f"{', ' + sens if sens != 'None' else ''})")
     parts = []
     for x in xs:
         if x in used:

@@ -11,7 +11,7 @@ pytest.importorskip("mindspore")
 from msmigrate.registry import TODO  # noqa: E402
 
 from .harness import (assert_close, check_function, convert_snippet, load_converted, load_torch, no_todo,  # noqa: E402
-                      rnd)
+                      program_weights_match_torch, rnd)
 
 FUNCTIONS_SRC = '''
 import torch
@@ -756,3 +756,43 @@ def test_vmap():
     assert "_ms_compat.vmap(gram)(x)" in code, code
     _, todo = convert_snippet("import torch\nf = torch.vmap(lambda v: v + torch.rand(2), randomness='different')\n")
     assert any(s.status == TODO and s.api == "torch.vmap" for s in todo), todo
+
+
+# the gradient of a norm's gradient with respect to a scale the step makes itself (IRM's penalty, over a norm)
+_SCALE_MADE_IN_THE_STEP = '''
+import numpy as np
+import torch
+import torch.autograd as autograd
+import torch.nn as nn
+
+net = nn.Linear(4, 3)
+with torch.no_grad():
+    for k, p in enumerate(net.parameters()):
+        p.copy_(torch.from_numpy(np.random.RandomState(k).uniform(-0.5, 0.5, tuple(p.shape)).astype(np.float32)))
+opt = torch.optim.SGD(net.parameters(), lr=0.05)
+x = torch.linspace(-2, 2, 32).reshape(8, 4)
+losses = []
+for _ in range(2):
+    out = net(x)
+    scale = torch.tensor(1.).requires_grad_()
+    loss = (out * scale).norm(dim=1).mean()
+    g = autograd.grad(loss, [scale], create_graph=True)[0]
+    total = loss + 3. * g ** 2
+    opt.zero_grad()
+    total.backward()
+    opt.step()
+    losses.append(total.detach().reshape(1))
+weights = [q.detach().reshape(-1) for q in net.parameters()] + losses
+'''
+
+
+def test_gradient_of_a_gradient_of_a_scale_made_in_a_compiled_step():
+    """A compiled step (GRAPH mode) differentiating the gradient of a norm with respect to a tensor it makes itself.
+    Before: the tensor was a constant of the graph, whose gradient value_and_grad gave as an empty tuple (TypeError
+    "unsupported operand type(s) for ** or pow(): 'tuple'", naming no line); the input is `ms.mutable(scale)` now
+    (higher_order_grad._variable). And the step's first call, which compile_step ran op by op to learn which
+    weights the loss reaches, gave wrong weights: op by op MindSpore 2.10 drops the terms through the gradients of
+    a reduction and a square root (3.0 relative off); a step taking a gradient of a gradient is never run op by op
+    there now (compat train.py second_order_wrong_op_by_op). The weights after two steps are torch's."""
+    code, _ = program_weights_match_torch(_SCALE_MADE_IN_THE_STEP, graph=True)
+    assert "ms.value_and_grad(_loss_of_scale, grad_position=0)(ms.mutable(scale))" in code, code

@@ -107,7 +107,8 @@ def _members_op_by_op(step, compiled):
 # The gradient of a gradient (WGAN-GP's penalty differentiated by the critic's step) op by op, MindSpore 2.10 on CPU:
 # through a convolution, the weights of the Dense layers after it get zero gradients; through a BatchNorm in training
 # mode, the second such computation on the same values comes out wrong; through a LayerNorm, MindSpore raises
-# ("For LayerNormGrad, the index 7 is out of range"). Compiled, all are torch's (tests/test_stop48_programs.py):
+# ("For LayerNormGrad, the index 7 is out of range"); through a reshape, a transpose or a reduction without keepdims
+# the terms passing through their gradients are dropped. Compiled, all are torch's (tests/test_stop48_programs.py):
 # such a step is compiled in PYNATIVE mode too; where it must run op by op, a loss that holds such a gradient stops
 # (unused_params.wrong_second_order).
 _GRAD_OF_GRAD_NAMES = {"GradOperation", "vjp", "jvp", "jacfwd", "jacrev"}     # and mindspore.grad (not a .grad)
@@ -116,10 +117,12 @@ _WRONG_OP_BY_OP = ("Conv", "BatchNorm", "LayerNorm")
 
 def second_order_wrong_op_by_op(step):
     """The layer class a step taking the gradient of a gradient reaches whose gradients MindSpore computes wrongly
-    op by op; None where the step takes no gradient inside, or reaches no such layer."""
+    op by op ("reshape" where it reaches none of them); None where the step takes no gradient inside."""
     if "<gradient of a gradient>" not in _names_reached(step):
         return None
-    return _layer_wrong_op_by_op([cell for _, cell in _closure_cells(step, [], set())])
+    # a layer named where one is reached; any other step taking a gradient of a gradient meets reshapes,
+    # transposes or reductions, whose terms op by op are dropped too (a first call op by op: its weights wrong)
+    return _layer_wrong_op_by_op([cell for _, cell in _closure_cells(step, [], set())]) or "reshape"
 
 
 def _layer_wrong_op_by_op(cells):
@@ -157,13 +160,16 @@ def _names_reached(step, program_only=False):
 
 
 def _calls_mindspore_grad(code, fn):
-    """`ms.grad` in the code: the attribute grad of a global holding the mindspore module."""
+    """`ms.grad` in the code: the attribute grad of a global holding the mindspore module; in the program's own
+    code `ms.value_and_grad` too (higher_order_grad.py's form of a create_graph gradient whose value is read; this
+    helper's own value_and_grad is the step's outer gradient)."""
     import dis
-    if "grad" not in code.co_names:
+    wanted = {"grad"} | ({"value_and_grad"} if getattr(fn, "__globals__", None) is not globals() else set())
+    if not wanted & set(code.co_names):
         return False
     before = None
     for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "grad" and before is not None \
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in wanted and before is not None \
                 and before.opname == "LOAD_GLOBAL" and getattr(fn, "__globals__", {}).get(before.argval) is ms:
             return True
         before = ins
