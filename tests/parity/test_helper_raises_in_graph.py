@@ -328,6 +328,21 @@ def test_batchnorm_momentum_set_in_a_compiled_forward(mode):
     assert f"momentum = ...` at __main__:{line} inside a compiled graph" in msg, msg
 
 
+EPS_SRC = MOMENTUM_SRC.replace("self.bn.momentum = 0.5", "self.bn.eps = 0.01")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_batchnorm_eps_set_in_a_compiled_forward(mode):
+    """set_eps builds the BatchNorm's primitives again, which a graph cannot: MigrationError naming the line (its
+    rebuilding, parsed in the graph, had stopped compiling with a TypeError naming none). PyNative's values:
+    tests/parity/test_layer_settings.py."""
+    mod, code, _ = load_converted(EPS_SRC)
+    line = _line(EPS_SRC, "        self.bn.eps = 0.01")
+    assert f"_ms_compat.set_eps(self.bn, 0.01, '__main__:{line}')" in code, code
+    msg = _refused(mode, mod.Net(), ms.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
+    assert f"eps = ...` at __main__:{line} inside a compiled graph" in msg, msg
+
+
 # ------------------------------------------------------------------ a module cast in a forward
 MODULE_CAST_SRC = '''
 import torch

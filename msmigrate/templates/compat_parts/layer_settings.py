@@ -91,7 +91,11 @@ def set_eps(layer, v, where="?"):
     torch's on a variance near 0.8); built again. Compiling a graph that reaches it stops with MigrationError
     naming `where`."""
     if _compiling(_draw_probe):
-        _refuse_compiled(_EPS_IN_GRAPH, type(layer).__name__, where)
+        _refuse_compiled(_EPS_IN_GRAPH, "BatchNorm/LayerNorm", where)
+    _eps_rebuilt(layer, v)
+
+
+def _eps_rebuilt(layer, v):
     if isinstance(layer, nn.LayerNorm):
         layer.epsilon = v
         if hasattr(layer, "layer_norm"):
@@ -126,10 +130,14 @@ _DROPOUT_IN_GRAPH = (
 
 def set_dropout_p(layer, v, where="?"):
     """`drop.p = v` on a Dropout: MindSpore's nn.Dropout reads p at each call only to skip p=0, and otherwise draws
-    with a primitive built with its keep rate at construction (measured: p set from 0.5 to 0.2, half the elements
+    with a primitive built with its keep rate at construction (measured: p set from 0.5 to 0.125, half the elements
     still dropped); built again. Compiling a graph that reaches it stops with MigrationError naming `where`."""
     if _compiling(_draw_probe):
-        _refuse_compiled(_DROPOUT_IN_GRAPH, type(layer).__name__, where)
+        _refuse_compiled(_DROPOUT_IN_GRAPH, "Dropout", where)
+    _dropout_rebuilt(layer, v, where)
+
+
+def _dropout_rebuilt(layer, v, where):
     if not isinstance(layer, nn.Dropout) or not hasattr(layer, "dropout"):
         layer.p = v
         return
