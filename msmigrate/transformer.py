@@ -55,6 +55,7 @@ from . import non_tensor_names as NT
 from . import param_data_update as PDU
 from . import grad_reads as GR
 from . import held_items as HI
+from . import graph_gradient_closures as GGC
 from . import graph_loop_lambdas as LL
 from . import graph_stored_lambdas as SL
 from . import unmapped_tensor_api as UT
@@ -4452,6 +4453,7 @@ class TorchToMindSpore(cst.CSTTransformer):
         updated = LB.rewrite(self, updated)    # backward() no train step took: raise on a tensor
         updated = SL.rewrite(updated, self._names_a_cell_class)    # `LambdaLayer(lambda x: ...)`: its own line
         updated = LL.rewrite(updated)    # lambdas in `for` loops, which GRAPH mis-compiles: hoisted
+        updated = GGC.lift(updated)     # a gradient's function takes the values it read as closure cells
         if self.touched:
             self._need_unbound_roots(updated)
         return self._add_imports(original, updated)

@@ -12,6 +12,13 @@ import mindspore as ms
 from mindspore import nn, ops
 
 
+# True while compile_step runs (and compiles) a train step taking a gradient of a gradient (compat_parts/train.py):
+# MindSpore 2.10 cannot differentiate the gradients of the binary cross-entropy and multi-margin kernels again
+# ("Primitive BinaryCrossEntropyWithLogitsBackward's bprop not defined", a RuntimeError naming no line), so those
+# losses compute by their formulas then; elsewhere by the kernels (more precise in float32 on CPU)
+TWICE_DIFFERENTIATED = [False]
+
+
 def _loss_reduce(loss, reduction):
     """torch's reduction argument: 'mean', 'sum' or 'none'; the mean of an empty batch is nan and its sum 0,
     as torch (the empty-safe reductions of empty_reductions.py)."""
@@ -43,10 +50,44 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """torch's F.cross_entropy. Class indices are gathered (nll_loss): ops.cross_entropy's one-hot product gives
     nan beside a -inf logit (a masked similarity matrix), where torch's loss is finite."""
-    if label_smoothing or target.ndim == input.ndim:   # smoothing, class probabilities: torch's nan too
-        return ops.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    if target.ndim == input.ndim and not label_smoothing:    # class probabilities: torch's nan too
+        return ops.cross_entropy(input, target, weight, ignore_index, reduction)
     # log_softmax of compat_parts/softmax_slices.py: ops.log_softmax is ~30 ulp off in float32 on CPU
-    return nll_loss(log_softmax(input, int(input.ndim > 1)), target, weight, ignore_index, reduction)
+    dim = int(input.ndim > 1)
+    log_p = log_softmax(input, dim)
+    if not label_smoothing:
+        return nll_loss(log_p, target, weight, ignore_index, reduction)
+    return _smoothed_cross_entropy(log_p, target, weight, ignore_index, reduction, float(label_smoothing), dim)
+
+
+def _smoothed_cross_entropy(log_p, target, weight, ignore_index, reduction, smoothing, dim):
+    """cross_entropy with label smoothing by torch's formula (LossNLL.cpp): ops.cross_entropy's gathers cannot be
+    differentiated twice (Bprop "GatherDGradV2": "The pointer[value] is null", under torch.autograd.grad with
+    create_graph=True)."""
+    classes = log_p.shape[dim]
+    w = None
+    if weight is not None:
+        shape = [1] * log_p.ndim
+        shape[dim] = classes
+        w = weight.reshape(tuple(shape))
+    if target.ndim == log_p.ndim:       # class probabilities, smoothed towards the uniform distribution
+        target = target * (1 - smoothing) + smoothing / classes
+        # the mean over the samples (and positions), as torch's
+        return _loss_reduce(-ops.sum(log_p * target if w is None else log_p * target * w, dim), reduction)
+    nll = nll_loss(log_p, target, weight, ignore_index, reduction)
+    smooth = -ops.sum(log_p if w is None else log_p * w, dim)
+    keep = target != ignore_index
+    smooth = ops.where(keep, smooth, ops.zeros_like(smooth))
+    if reduction == "mean":
+        if weight is None:
+            kept = reduce_sum(keep.astype(smooth.dtype))
+        else:
+            index = ops.where(keep, target, ops.zeros_like(target)).astype(ms.int64)
+            kept = reduce_sum(ops.where(keep, ops.gather(weight, index, 0), ops.zeros_like(smooth)))
+        smooth = reduce_sum(smooth) / kept
+    elif reduction == "sum":
+        smooth = reduce_sum(smooth)
+    return (1 - smoothing) * nll + smooth * (smoothing / classes)
 
 
 def reduction_enum(reduction):
@@ -137,6 +178,9 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if input.dtype == ms.float64:   # the kernel takes float16/float32 only
         loss = _BinaryCrossEntropy64()(input, target)
         return _loss_reduce(loss if weight is None else loss * weight, reduction)
+    if TWICE_DIFFERENTIATED[0]:     # torch's formula, logs clamped at -100 (the kernel's gradient has none)
+        loss = -(target * ops.clamp(ops.log(input), -100.0) + (1 - target) * ops.clamp(ops.log1p(-input), -100.0))
+        return _loss_reduce(loss if weight is None else loss * weight, reduction)
     return _loss_reduce(ops.binary_cross_entropy(input, target, weight, "none"), reduction)
 
 
@@ -162,7 +206,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     element count of the first call in the process (PYNATIVE: a batch of 8 rows after one of 5 got 8/5 of torch's
     gradient, the loss itself right; SASRec's BCE over the positions `np.where(pos != 0)` picks, a count that
     changes every batch), so the kernel gives the elementwise loss and _loss_reduce reduces it."""
-    if input.dtype != ms.float64:
+    if input.dtype != ms.float64 and not TWICE_DIFFERENTIATED[0]:     # (the kernel's gradient has no gradient)
         return _loss_reduce(ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, "none"),
                             reduction)
     m = ops.relu(-input)
@@ -229,8 +273,23 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
     shape = target.shape     # of the per-sample losses
     if input.ndim < 2:
         input, target = input.reshape(1, -1), target.reshape(1)
+    if TWICE_DIFFERENTIATED[0]:     # torch's formula (the kernel's gradient has no gradient)
+        loss = _multi_margin_formula(input, target, p, margin, weight)
+        return loss.reshape(shape) if reduction == "none" else _loss_reduce(loss, reduction)
     loss = ops.MultiMarginLoss(p, float(margin), reduction)(input, target, weight)
     return loss.reshape(shape) if reduction == "none" else loss
+
+
+def _multi_margin_formula(input, target, p, margin, weight):
+    """Each sample's sum over the other classes j of max(0, margin - x[y] + x[j]) ** p (times weight[y]), divided
+    by the class count: the target's value picked by a where over the classes, as nll_loss."""
+    picked = ops.arange(input.shape[1], dtype=ms.int64).reshape(1, -1) == target.astype(ms.int64).reshape(-1, 1)
+    x_y = ops.sum(ops.where(picked, input, ops.zeros_like(input)), 1, keepdim=True)
+    terms = ops.relu(margin - x_y + input)
+    terms = terms if p == 1 else terms * terms
+    if weight is not None:
+        terms = terms * ops.gather(weight, target.astype(ms.int64), 0).reshape(-1, 1)
+    return ops.sum(ops.where(picked, ops.zeros_like(terms), terms), 1) / input.shape[1]
 
 
 def soft_margin_loss(input, target, reduction="mean"):

@@ -46,6 +46,43 @@ def compile_step(step, host_calls=False):
     time, and mindspore.jit would compile it again (seconds per epoch). So compiled
     steps are kept per (code, what the step closes over): the same model, loss and
     optimizer objects reuse the compiled step; a different object or value compiles anew."""
+    run, second_order = _step_runner(step, host_calls)
+    if not second_order:
+        return run
+    held = _TWICE_DIFFERENTIATED_RUNS.get(id(run))
+    if held is None or held[0] is not run:
+        held = _TWICE_DIFFERENTIATED_RUNS[id(run)] = (run, _twice_differentiated(run))
+    return held[1]
+
+
+_TWICE_DIFFERENTIATED_RUNS = {}     # id(a step's runner) -> (it, its _twice_differentiated wrapper)
+# what MindSpore 2.10 says where a kernel's gradient has no gradient of its own (naming no line of the program)
+_NOT_TWICE_DIFFERENTIABLE = ("bprop not defined", "GatherDGradV2")
+
+
+def _twice_differentiated(run):
+    """A step taking a gradient of a gradient: while it runs (and compiles), the losses whose kernels MindSpore
+    cannot differentiate twice compute by their formulas (TWICE_DIFFERENTIATED, compat_parts/losses.py); where
+    another such kernel is reached, MigrationError names the program's line running the step."""
+    def twice(*args, **kwargs):
+        before = TWICE_DIFFERENTIATED[0]
+        TWICE_DIFFERENTIATED[0] = True
+        try:
+            return run(*args, **kwargs)
+        except RuntimeError as exc:
+            if not any(s in str(exc) for s in _NOT_TWICE_DIFFERENTIABLE):
+                raise
+            _raise_migration_error(
+                f"{calling_line() or 'the train step'}: the gradient of a gradient (torch.autograd.grad with "
+                f"create_graph=True) reaches an operation MindSpore 2.10 cannot differentiate twice: "
+                f"{str(exc).splitlines()[0][:200]}")
+        finally:
+            TWICE_DIFFERENTIATED[0] = before
+    return twice
+
+
+def _step_runner(step, host_calls):
+    """(what runs the step, whether it takes a gradient of a gradient): see compile_step."""
     install_graph_choice()      # a graph follows the values it reads (graph_constants.py)
     cells = [cell for _, cell in _closure_cells(step, [], set())]
     switched_off = _inside_eval_cells(cells)
@@ -59,9 +96,12 @@ def compile_step(step, host_calls=False):
         check(step)
     pynative = ms.get_context("mode") != ms.GRAPH_MODE
     reached = _names_reached(step)
-    second_order_wrong = "<gradient of a gradient>" in reached and _layer_wrong_op_by_op(cells)
-    if pynative and not second_order_wrong:
-        return step
+    # a gradient of a gradient op by op drops terms (see _GRAD_OF_GRAD_NAMES): such a step is compiled in PYNATIVE
+    # mode too, unless it must run op by op (below), where a layer named here stops it (wrong_second_order)
+    second_order = "<gradient of a gradient>" in reached
+    second_order_wrong = second_order and _layer_wrong_op_by_op(cells)
+    if pynative and not second_order:
+        return step, False
     stepped = [why for why, reaches in HOST_STEPPED.items() if reaches(step)]
     if second_order_wrong and stepped == ["tensors held by plain objects"] and _object_tensors_keyed(step):
         # DRAGAN's critic step reading the trainer's `self.y_real_`: op by op it would stop (wrong_second_order);
@@ -71,7 +111,7 @@ def compile_step(step, host_calls=False):
         # op by op in either mode (a mode switch inside the step, `model.eval()` ... `model.train()` around an
         # attack, does not compile); a loss holding a gradient of a gradient through a convolution or a
         # normalization then stops (unused_params.wrong_second_order)
-        return step if pynative else _op_by_op(step)
+        return (step if pynative else _op_by_op(step)), second_order
     kept = []
     key = _closure_key(step, kept=kept)
     READ_BY_COMPILED_STEPS.update(_tensors_read(step, {}, set()))     # resize_ refuses to reshape them
@@ -81,12 +121,12 @@ def compile_step(step, host_calls=False):
     for wrap in COMPILED_STEP_WRAPPERS.values():
         compiled = wrap(step, compiled)
     if pynative:
-        return _members_op_by_op(step, _in_graph_mode(compiled))
+        return _members_op_by_op(step, _in_graph_mode(compiled)), second_order
     # the same object for the same compiled step (a train() run once per epoch gets the step it compiled before)
     held = _ENUM_SAFE_STEPS.get(id(compiled))
     if held is None or held[0] is not compiled:
         held = _ENUM_SAFE_STEPS[id(compiled)] = (compiled, _members_op_by_op(step, compiled))
-    return held[1]
+    return held[1], second_order
 
 
 _ENUM_SAFE_STEPS = {}   # id(compiled step) -> (it, its _members_op_by_op wrapper)
