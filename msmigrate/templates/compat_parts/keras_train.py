@@ -20,6 +20,10 @@ import itertools as _itertools
 _KERAS_EPS = 1e-7  # keras.backend.epsilon(): clipping of probabilities in the losses
 _KERAS_NAMES = {}  # Keras-style unique layer names: dense, dense_1, ...
 _UNBUILT = weakref.WeakSet()   # layers whose Parameters do not exist yet
+# the helpers' own draws (initial weights, fit's shuffle), as Keras draws from its own generator: never NumPy's
+# global stream, which the program's own np.random data comes from (demo_functional.py builds its model before
+# `x = np.random.random(...)`); keras.utils.set_random_seed seeds it
+_KERAS_RNG = [np.random.RandomState()]
 _BUILD_PASSES = set()          # forward functions (their code) already run once to build the layers
 _BUILDING = [False]            # True during such a run: BatchNormalization leaves its statistics alone
 
@@ -100,7 +104,7 @@ def _keras_activation(name):
 # ------------------------------------------------------------------ initializers (numpy, Keras' defaults)
 def _glorot_uniform(shape, fan_in, fan_out):
     limit = math.sqrt(6.0 / (fan_in + fan_out))
-    return np.random.uniform(-limit, limit, shape).astype(np.float32)
+    return _KERAS_RNG[0].uniform(-limit, limit, shape).astype(np.float32)
 
 
 # ------------------------------------------------------------------ layers
@@ -112,6 +116,41 @@ class KerasTensor:
         self.layer, self.parents, self.kwargs = layer, tuple(parents), dict(kwargs or {})
         # one of several outputs (an LSTM's [output, h, c]): its index, and the call the outputs share
         self.index, self.call = index, call if call is not None else self
+
+    # Keras 3's operators on symbolic tensors (`x += residual` in demo_functional.py): a layer of the op, recorded in
+    # the functional graph as any layer call
+    def _op(self, other, fn, swap=False):
+        if isinstance(other, KerasTensor):
+            pair = [other, self] if swap else [self, other]
+            return KerasOperation(fn)(pair)
+        return KerasOperation(lambda x: fn(other, x) if swap else fn(x, other))(self)
+
+    def __add__(self, other):
+        return self._op(other, ops.add)
+
+    def __radd__(self, other):
+        return self._op(other, ops.add, swap=True)
+
+    def __sub__(self, other):
+        return self._op(other, ops.sub)
+
+    def __rsub__(self, other):
+        return self._op(other, ops.sub, swap=True)
+
+    def __mul__(self, other):
+        return self._op(other, ops.mul)
+
+    def __rmul__(self, other):
+        return self._op(other, ops.mul, swap=True)
+
+    def __truediv__(self, other):
+        return self._op(other, ops.div)
+
+    def __rtruediv__(self, other):
+        return self._op(other, ops.div, swap=True)
+
+    def __neg__(self):
+        return KerasOperation(ops.neg)(self)
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):
@@ -165,21 +204,21 @@ class Layer(nn.Cell):
             if initializer == "glorot_uniform":
                 value = _glorot_uniform(shape, fan_in, fan_out)
             elif initializer == "he_uniform":
-                value = np.random.uniform(-math.sqrt(6.0 / fan_in), math.sqrt(6.0 / fan_in), shape)
+                value = _KERAS_RNG[0].uniform(-math.sqrt(6.0 / fan_in), math.sqrt(6.0 / fan_in), shape)
             else:   # Keras' *_normal initializers are truncated at two standard deviations
                 std = math.sqrt(2.0 / (fan_in + fan_out)) if initializer == "glorot_normal" else math.sqrt(2.0 / fan_in)
                 std /= 0.87962566103423978      # the truncated normal's standard deviation ratio
-                value = np.clip(np.random.normal(0.0, std, shape), -2 * std, 2 * std)
+                value = np.clip(_KERAS_RNG[0].normal(0.0, std, shape), -2 * std, 2 * std)
         elif initializer == "orthogonal":   # Keras: Q of a normal matrix's QR, signs from R's diagonal
             rows, cols = int(np.prod(shape[:-1])), shape[-1]
-            a = np.random.normal(0.0, 1.0, (max(rows, cols), min(rows, cols)))
+            a = _KERAS_RNG[0].normal(0.0, 1.0, (max(rows, cols), min(rows, cols)))
             q, r = np.linalg.qr(a)
             q = q * np.sign(np.diag(r))
             value = (q.T if rows < cols else q).reshape(shape)
         elif initializer == "random_normal":
-            value = np.random.normal(0.0, 0.05, shape).astype(np.float32)
+            value = _KERAS_RNG[0].normal(0.0, 0.05, shape).astype(np.float32)
         elif initializer == "random_uniform":
-            value = np.random.uniform(-0.05, 0.05, shape).astype(np.float32)
+            value = _KERAS_RNG[0].uniform(-0.05, 0.05, shape).astype(np.float32)
         else:
             raise MigrationError(f"initializer {initializer!r} not supported by _ms_compat")
         name = name or f"weight_{len(self._keras_weights)}"
@@ -536,6 +575,17 @@ class Lambda(Layer):
 
     def call(self, inputs, mask=None, training=None):
         return self.function(inputs, **self.arguments)
+
+
+class KerasOperation(Layer):
+    """An operator applied to symbolic tensors in a functional model (x + y, x * 2.0): a layer without weights."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def construct(self, inputs, training=None):
+        return self.fn(*inputs) if isinstance(inputs, (list, tuple)) else self.fn(inputs)
 
 
 def keras_add(inputs, **kwargs):
@@ -1313,7 +1363,7 @@ def _batches(x, y, batch_size, shuffle):
     ya = None if y is None else np.asarray(y.asnumpy() if isinstance(y, ms.Tensor) else y)
     n = len(xa)
     bs = batch_size or 32
-    idx = np.random.permutation(n) if shuffle else np.arange(n)
+    idx = _KERAS_RNG[0].permutation(n) if shuffle else np.arange(n)
     for i in range(0, n, bs):
         j = idx[i:i + bs]
         yield _as_tensor(xa[j]), (None if ya is None else _as_tensor(ya[j]))
@@ -1390,6 +1440,7 @@ def set_random_seed(seed):
     import random
     random.seed(seed)
     np.random.seed(seed)
+    _KERAS_RNG[0] = np.random.RandomState(seed)
     ms.set_seed(seed)
 
 
