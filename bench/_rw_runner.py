@@ -77,6 +77,18 @@ data order and noise as above, and
   their own sign and how far from 0 the farthest was (relative to its tensor's largest magnitude); a call
   whose shape differs stops the replay ("mismatch").
 
+TensorFlow/Keras originals (--side tf, bench/_rw_heldout70.py; the converted side then runs with --original tf,
+where tensorflow, keras and tf_keras cannot be imported either): functions run eagerly (tf.function's steps too),
+Keras seeded (keras.utils.set_random_seed(0)); each Keras model's initial weights are its get_weights() at its first
+outermost call (after a call in inference mode on the same inputs, which builds the layers a subclassed model
+creates at its first call), written to DIR/keras{i}.npz, and the converted side's model i loads them there with
+set_weights (install_tf, align_keras_ms); fit reads its arrays in order on both sides (shuffle off); Keras' Dropout
+and SpatialDropout layers and keras.random.dropout are identities (the converted side's go through ops.dropout,
+patched as above); the losses are each GradientTape.gradient's target (Keras' own fit differentiates its batch
+loss with one) and each converted mindspore.value_and_grad call; keras.datasets' files are ours (Keras' hash
+check skipped, and the converted load_data's too). The GRAPH run of a converted TF program sets GRAPH_MODE first
+(the conversion sets no mode). --reference float64 runs Keras with floatx float64 from DIR/keras{i}.npz.
+
 The record (JSON) holds: losses, models (class, input specs), status ("stopped" when the
 budget ended the run, "finished" when the program ended first, "error" with the traceback's
 last lines)."""

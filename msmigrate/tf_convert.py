@@ -87,8 +87,10 @@ def _all_params(params: cst.Parameters):
 
 def _local_names(fn: cst.FunctionDef) -> set:
     """The names a function binds in its own scope (parameters, assignment, loop, with and except targets,
-    imports, inner defs), less those it declares global or nonlocal: Python's rule for a local name. A name an
-    import of TensorFlow/Keras also binds (`layers`) is the function's own variable there, not the module."""
+    imports other than TensorFlow/Keras ones, inner defs), less those it declares global or nonlocal: Python's rule
+    for a local name. A name an import of TensorFlow/Keras also binds (`layers`) is the function's own variable
+    there, not the module; a TensorFlow import inside the function (`import tensorflow as tf`, which the pass
+    removes) keeps its name the import's."""
     names = {p.name.value for p in _all_params(fn.params)}
     declared = set()
 
@@ -125,8 +127,18 @@ def _local_names(fn: cst.FunctionDef) -> set:
         def visit_NamedExpr(s, node):
             s._target(node.target)
 
-        def visit_ImportAlias(s, node):
-            names.add(node.asname.name.value if node.asname else _dotted(node.name).split(".")[0])
+        def visit_Import(s, node):      # a TensorFlow/Keras import inside the function stays the import's name
+            for a in node.names:
+                if _dotted(a.name).split(".")[0] not in _TF_TOPS:
+                    names.add(a.asname.name.value if a.asname else _dotted(a.name).split(".")[0])
+            return False
+
+        def visit_ImportFrom(s, node):
+            tf = node.module is not None and not node.relative and _dotted(node.module).split(".")[0] in _TF_TOPS
+            if not tf and not isinstance(node.names, cst.ImportStar):
+                for a in node.names:
+                    names.add(a.asname.name.value if a.asname else a.name.value)
+            return False
 
         def visit_Global(s, node):
             declared.update(n.name.value for n in node.names)

@@ -5,7 +5,8 @@ cannot import tensorflow, keras, torch or msmigrate).
 - A name that a TensorFlow/Keras import binds (`from tensorflow.keras import layers, metrics`) written as an
   attribute (`self.layers = []` in a Layer subclass, keras-tcn's ResidualBlock), a keyword
   (`Sequential(layers=[...])`, `compile(metrics=[...])`: demo_subclass.py, many_to_many.py) or a function's own
-  variable (`layers = model._layers.copy()`, tcn_full_summary) was taken for the import and replaced by the
+  variable (`layers = model._layers.copy()`, tcn_full_summary, which also imports tensorflow inside: that name stays
+  the import's) was taken for the import and replaced by the
   import's conversion: the file no longer parsed ("cannot assign to function call"), and was copied unconverted.
   Attribute names, keywords, parameters and the names a function binds are no references to an import now
   (tf_convert.TFToMindSpore visit_Attribute/visit_Arg/visit_Param, _local_names).
@@ -82,8 +83,9 @@ class Block(Layer):
 
 
 def sizes(model):
+    import tensorflow as tf         # an import inside the function (keras-tcn's tcn_full_summary)
     layers = [type(l).__name__ for l in model.layers]     # a local variable named as the import
-    return layers
+    return layers + [int(tf.reduce_sum(tf.constant([1, 2])))]
 
 
 np.random.seed(5)
@@ -263,7 +265,7 @@ def test_names_of_imports_as_attributes_keywords_and_locals(converted):
     code = (out / "program.py").read_text()
     assert "self.layers = []" in code and "Sequential(layers=[" in code and "    layers = [type(l)" in code
     line = [l for l in tf_out.splitlines() if l.startswith("layers")]
-    assert line == [l for l in ms_out.splitlines() if l.startswith("layers")] == ["layers ['Block', 'RepeatVector', 'Dense']"]
+    assert line == [l for l in ms_out.splitlines() if l.startswith("layers")] == ["layers ['Block', 'RepeatVector', 'Dense', 3]"]
 
 
 def test_repeat_vector_and_error_metrics_match_keras(converted):
