@@ -28,7 +28,6 @@ cannot import tensorflow, keras, torch or msmigrate).
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import subprocess
 import sys
@@ -241,9 +240,8 @@ def converted(tmp_path_factory):
     (src / "graph.py").write_text(GRAPH.lstrip())
     tf_out = _run([sys.executable, "program.py", str(tmp / "tf.npz"), str(tmp / "tf_out.npz")], cwd=src)
     out = tmp / "out"
-    subprocess.run([sys.executable, "-m", "msmigrate.cli", "convert", str(src), "-o", str(out), "-q"], cwd=ROOT,
-                   capture_output=True, text=True, timeout=240)
-    report = json.loads((out / "msmigrate-report.json").read_text())
+    from msmigrate.converter import convert_tree     # in this process: `msmigrate convert`'s own conversion
+    report = {"files": [r.to_json() for r in convert_tree(src, out, jobs=1).files]}
     # one process for both converted programs (load_mnist.py after program.py, with its own KERAS_HOME)
     both = _RUNNER + (f"os = __import__('os'); os.environ['KERAS_HOME'] = {str(tmp / 'keras')!r}\n"
                       "print('--- load_mnist')\nsys.argv = ['load_mnist.py']\n"
