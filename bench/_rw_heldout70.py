@@ -2,7 +2,8 @@
 held-out set whose originals are Keras code: philipperemy/keras-tcn (its `tcn` package, a TCN layer subclassing
 keras Layer with build(), dilated causal Conv1D residual blocks, trained by the repository's own task scripts) and
 keras-team/keras' examples/ (Keras 3's own demos: a convnet on MNIST, a subclassed model, a functional residual
-MLP, custom layers written with keras.ops), converted as a new user would convert them (`msmigrate convert`, no edit) and run as they are.
+MLP, custom layers written with keras.ops), converted as a new user would convert them (`msmigrate convert`, no
+edit) and run as they are.
 
     python bench/real_world.py --mirrors /work/.mirror --set heldout70 [--only keras_subclass]
 

@@ -111,7 +111,8 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"original": "torch", "losses": [], "step_losses": [], "step_scales": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"original": "torch",     # the original's framework: torch, or tf (--side tf / --original tf)
+         "losses": [], "step_losses": [], "step_scales": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}

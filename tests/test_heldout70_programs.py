@@ -263,7 +263,8 @@ def test_names_of_imports_as_attributes_keywords_and_locals(converted):
     code = (out / "program.py").read_text()
     assert "self.layers = []" in code and "Sequential(layers=[" in code and "    layers = [type(l)" in code
     line = [l for l in tf_out.splitlines() if l.startswith("layers")]
-    assert line == [l for l in ms_out.splitlines() if l.startswith("layers")] == ["layers ['Block', 'RepeatVector', 'Dense', 3]"]
+    assert line == [l for l in ms_out.splitlines() if l.startswith("layers")] == [
+        "layers ['Block', 'RepeatVector', 'Dense', 3]"]
 
 
 def test_repeat_vector_and_error_metrics_match_keras(converted):
