@@ -77,6 +77,18 @@ data order and noise as above, and
   their own sign and how far from 0 the farthest was (relative to its tensor's largest magnitude); a call
   whose shape differs stops the replay ("mismatch").
 
+TensorFlow/Keras originals (--side tf, bench/_rw_heldout70.py; the converted side then runs with --original tf,
+where tensorflow, keras and tf_keras cannot be imported either): functions run eagerly (tf.function's steps too),
+Keras seeded (keras.utils.set_random_seed(0)); each Keras model's initial weights are its get_weights() at its first
+outermost call (after a call in inference mode on the same inputs, which builds the layers a subclassed model
+creates at its first call), written to DIR/keras{i}.npz, and the converted side's model i loads them there with
+set_weights (install_tf, align_keras_ms); fit reads its arrays in order on both sides (shuffle off); Keras' Dropout
+and SpatialDropout layers and keras.random.dropout are identities (the converted side's go through ops.dropout,
+patched as above); the losses are each GradientTape.gradient's target (Keras' own fit differentiates its batch
+loss with one) and each converted mindspore.value_and_grad call; keras.datasets' files are ours (Keras' hash
+check skipped, and the converted load_data's too). The GRAPH run of a converted TF program sets GRAPH_MODE first
+(the conversion sets no mode). --reference float64 runs Keras with floatx float64 from DIR/keras{i}.npz.
+
 The record (JSON) holds: losses, models (class, input specs), status ("stopped" when the
 budget ended the run, "finished" when the program ended first, "error" with the traceback's
 last lines)."""
@@ -99,7 +111,8 @@ class BenchStop(BaseException):
     """The loss budget is spent (not an Exception: programs' handlers must not catch it)."""
 
 
-STATE = {"losses": [], "step_losses": [], "step_scales": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
+STATE = {"original": "torch",     # the original's framework: torch, or tf (--side tf / --original tf)
+         "losses": [], "step_losses": [], "step_scales": [], "models": [], "model_objs": [], "limit": 6, "weights": None, "loaded": False,
          "capture": None, "captured": None, "epoch": 0, "reference": None, "kinks": None}
 REFERENCES = ("float64", "native-kernels", "float64-kinks")
 KINKS = {"sides": [], "next": 0, "differ": 0, "margin": 0.0, "mismatch": None, "unreplayed": 0}
@@ -608,6 +621,143 @@ def _tensorboard_stand_in():
     torch.utils.tensorboard = stand_in
 
 
+# ------------------------------------------------------------------ TensorFlow/Keras side
+# Keras models in the order of their first outermost call (both sides): model i starts from DIR/keras{i}.npz, the
+# TF side's get_weights() at that call (not model{i}.npz: the MindSpore side's torch loading reads those)
+KERAS = {"models": [], "depth": [0]}
+
+
+def _keras_first_call(model, args, kwargs, save):
+    """At a Keras model's first outermost call (outside another model's call), on either side: a call in inference
+    mode on the same inputs builds every layer a subclassed model creates at its first call (a dropout-free,
+    statistics-free forward: dropout is off, BatchNormalization in inference reads its moving statistics), then
+    `save(i, model)` (TF: write get_weights(); MindSpore: set_weights from the file)."""
+    if KERAS["depth"][0] or any(model is m for m in KERAS["models"]):
+        return
+    KERAS["models"].append(model)
+    i = len(KERAS["models"]) - 1
+    entry = {"class": type(model).__name__, "inputs": None}
+    STATE["models"].append(entry)
+    KERAS["depth"][0] += 1
+    try:
+        dry = dict(kwargs)
+        if "training" in dry:
+            dry["training"] = False
+        model(*args, **dry)
+    finally:
+        KERAS["depth"][0] -= 1
+    entry["load"] = save(i, model)
+
+
+def _keras_call(call, save):
+    def first_call_aligned(self, *args, **kwargs):
+        _keras_first_call(self, args, kwargs, save)
+        KERAS["depth"][0] += 1
+        try:
+            return call(self, *args, **kwargs)
+        finally:
+            KERAS["depth"][0] -= 1
+    return first_call_aligned
+
+
+def _fit_in_order(fit):
+    """Keras' fit with shuffle off: Keras permutes the arrays each epoch with tf.random.shuffle inside its tf.data
+    pipeline, the converted fit with NumPy's generator; both sides read the batches in array order instead."""
+    def fit_in_order(self, *args, **kwargs):
+        kwargs["shuffle"] = False
+        return fit(self, *args, **kwargs)
+    return fit_in_order
+
+
+def install_tf():
+    """The original TensorFlow/Keras program (see the module's docstring): functions run eagerly (the first model
+    call and each tape's loss are read on the host; a `@tf.function(jit_compile=True)` step runs op by op), Keras'
+    dropout layers and keras.random.dropout are identities, fit reads its arrays in order, every
+    GradientTape.gradient records the value it differentiates (Keras' own fit differentiates its batch loss with
+    one: the per-batch losses), Keras' dataset files are read without their hash check (the data is ours, in the
+    real format), and each model's initial weights are written at its first call."""
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+    import keras
+    keras.utils.set_random_seed(0)
+    tf.config.run_functions_eagerly(True)
+    from keras.src.layers.regularization import dropout as k_dropout, spatial_dropout
+    from keras.src.utils import file_utils
+
+    def identity_call(self, inputs, training=False):
+        return inputs
+    _patch(k_dropout.Dropout, "call", identity_call)
+    _patch(spatial_dropout.BaseSpatialDropout, "call", identity_call)
+
+    def no_dropout(inputs, rate, noise_shape=None, seed=None):
+        return inputs
+    import keras.src.random.random as k_random
+    _patch(k_random, "dropout", no_dropout)
+    _patch(keras.random, "dropout", no_dropout)
+    _patch(file_utils, "validate_file", lambda fpath, file_hash, algorithm="auto", chunk_size=65535: True)
+
+    if STATE["reference"] == "float64":
+        # the float64 reference (--reference float64): Keras computes in float64 (floatx: its layers' weights,
+        # and the inputs fit casts to the model's input dtype) from the plain run's weights, loaded, not saved
+        keras.config.set_floatx("float64")
+
+    def save(i, model):
+        path = Path(STATE["weights"]) / f"keras{i}.npz"
+        if STATE["reference"]:
+            with np.load(path) as z:
+                model.set_weights([z[f"arr_{j}"].astype(np.float64) for j in range(len(z.files))])
+            return "loaded"
+        np.savez(path, *[np.asarray(w) for w in model.get_weights()])
+        return "saved"
+    _patch(keras.Model, "__call__", _keras_call(keras.Model.__call__, save))
+    _patch(keras.Model, "fit", _fit_in_order(keras.Model.fit))
+    gradient = tf.GradientTape.gradient
+
+    def recording_gradient(self, target, *a, **k):
+        if tf.executing_eagerly():
+            _record_loss(float(sum(float(tf.reduce_sum(t)) for t in tf.nest.flatten(target))))
+        return gradient(self, target, *a, **k)
+    _patch(tf.GradientTape, "gradient", recording_gradient)
+
+
+def align_keras_ms(compat):
+    """The converted side's Keras helpers as install_tf aligns Keras: each model loads the TF side's initial
+    weights (set_weights) at its first outermost call, fit reads its arrays in order (dropout is off through
+    ops.dropout, patched in install_ms; the losses are recorded by record_uncompiled_grads, the fit step being
+    mindspore.value_and_grad called op by op)."""
+    # the dataset files are ours, in Keras' format (install_tf skips Keras' hash check the same way)
+    os.environ["MSMIGRATE_KERAS_DATASET_UNCHECKED"] = "1"
+    model_cls = getattr(compat, "Model", None)      # the helper's Keras Model class (the namespace may omit it)
+    if model_cls is None:
+        return
+
+    def load(i, model):
+        path = Path(STATE["weights"]) / f"keras{i}.npz"
+        if not path.exists():
+            return "no TensorFlow weights for this model"
+        with np.load(path) as z:
+            model.set_weights([z[f"arr_{j}"] for j in range(len(z.files))])
+        return "ok"
+    _patch(model_cls, "__call__", _keras_call(model_cls.__call__, load))
+
+    def constructing(method):
+        # a model's own calls while it is built (a Sequential builds itself by a call on zeros as layers are added)
+        # are no first call of the program's
+        def built_quietly(self, *args, **kwargs):
+            KERAS["depth"][0] += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                KERAS["depth"][0] -= 1
+        return built_quietly
+    for cls in {model_cls, getattr(compat, "KerasSequential", model_cls)}:
+        for name in ("__init__", "build", "add"):
+            if name in vars(cls):
+                _patch(cls, name, constructing(vars(cls)[name]))
+    _patch(model_cls, "fit", _fit_in_order(model_cls.fit))
+
+
 # ------------------------------------------------------------------ MindSpore side
 class _Unimportable:
     """A meta path finder refusing `import torch` (and torchvision/torchaudio): ImportError, as where torch is
@@ -623,16 +773,22 @@ class _Unimportable:
 
 
 def install_ms(script_dir, mode):
-    blocked = [name for name in ("torch", "torchvision", "torchaudio")
+    blocked = [name for name in ("torch", "torchvision", "torchaudio", *(("tensorflow", "keras", "tf_keras")
+                                                                        if STATE["original"] == "tf" else ()))
                # converted with the program (--deps, or a stand-in package of the program's own tree written
                # before the conversion: bench/_rw_heldout40.py's small torchvision.models): its copy needs no torch
                if name == "torch" or not any((Path(script_dir) / where / name).is_dir() for where in ("_deps", "."))]
     for name in blocked:
         sys.modules.pop(name, None)
-    sys.meta_path.insert(0, _Unimportable(blocked))     # the converted program must not reach torch
+    # the converted program must not reach torch (nor TensorFlow/Keras, where the original is a TF program)
+    sys.meta_path.insert(0, _Unimportable(blocked))
     import mindspore as ms
     from mindspore import nn, ops
     ms.set_seed(0)
+    if mode != "pynative" and STATE["original"] == "tf":
+        # a converted TF/Keras program sets no mode (MindSpore's default, PYNATIVE): its GRAPH run is the program
+        # with GRAPH_MODE set first, as a user would set it
+        ms.set_context(mode=ms.GRAPH_MODE)
     if mode == "pynative":
         # the program's mode line asks for GRAPH; this run goes op by op so numpy noise can be drawn
         set_context = ms.set_context
@@ -805,6 +961,8 @@ def install_ms(script_dir, mode):
         align_worker_seeds_ms(_ms_compat)
         patch_ms_augmentation(_ms_compat)
         record_uncompiled_grads(ms, load_weights)
+        if STATE["original"] == "tf":
+            align_keras_ms(_ms_compat)
         tape_backward = getattr(_ms_compat, "tape_backward", None)
         if tape_backward is not None:
             def recording_tape_backward(loss, *a, **k):
@@ -1115,6 +1273,8 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     np.random.seed(0)
     if side == "torch":
         install_torch()
+    elif side == "tf":
+        install_tf()
     else:
         install_ms(script.parent, mode)
     serve_urls()
@@ -1130,7 +1290,7 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
     # minimalRL DQN's epsilon-greedy coins against the converted side's
     random.seed(0)
     np.random.seed(0)
-    if side != "torch":
+    if side == "ms":
         # NumPy is seeded (just above), so the program's np.random numbers are defined: the converted
         # torch.manual_seed (_ms_compat.manual_seed) leaves them where they are, as torch's does
         from mindspore.common import initializer
@@ -1175,7 +1335,11 @@ def run_program(side, script, args, cwd, weights, limit, capture=None, mode="pyn
 
 def main(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--side", choices=("torch", "ms"), required=True)
+    p.add_argument("--side", choices=("torch", "tf", "ms"), required=True,
+                   help="torch or tf: the original program (PyTorch, or TensorFlow/Keras); ms: its conversion")
+    p.add_argument("--original", choices=("torch", "tf"), default="torch",
+                   help="ms side: the original's framework (tf: tensorflow/keras cannot be imported either, and "
+                        "Keras models load the TF side's initial weights with set_weights)")
     p.add_argument("--script", required=True)
     p.add_argument("--record", required=True)
     p.add_argument("--weights", required=True)
@@ -1190,6 +1354,7 @@ def main(argv=None):
                                    "float64-kinks: follow them")
     p.add_argument("args", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
+    STATE["original"] = "tf" if a.side == "tf" else a.original
     args = a.args[1:] if a.args[:1] == ["--"] else a.args
     Path(a.weights).mkdir(parents=True, exist_ok=True)
     record = run_program(a.side, a.script, args, a.cwd, a.weights, a.losses, mode=a.mode, reference=a.reference,

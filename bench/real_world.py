@@ -71,6 +71,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout67  # bench/_rw_heldout67.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout68  # bench/_rw_heldout68.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout69  # bench/_rw_heldout69.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout70  # bench/_rw_heldout70.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -281,6 +282,11 @@ FILES: dict = {}
 # the torch program's directory that edits it (its `.cuda()` made `.cpu()`: no GPU here)}.
 TORCH_FILES: dict = {}
 
+# The framework of a program's original, by program name (a set's ORIGINAL): "tf" for TensorFlow/Keras programs
+# (bench/_rw_heldout70.py), run by bench/_rw_runner.py --side tf; the converted side then cannot import tensorflow or
+# keras either, and its Keras models start from the TF side's weights (get_weights/set_weights). Torch otherwise.
+ORIGINAL: dict = {}
+
 # The error a program's torch run ends with, which its converted runs must end with too (a set's RAISES: a regular
 # expression searched in the error; bench/_rw_heldout30.py's 201_torch_numpy.py ends on torch's refusal of a 2-D
 # `tensor.dot`), by program name: the runs are then compared up to it (printed lines, losses, values).
@@ -411,15 +417,24 @@ def env_for(side):
 
 
 def run_side(side, script: Path, args, record: Path, weights: Path, losses, timeout, mode="pynative",
-             reference=None, kinks=None):
+             reference=None, kinks=None, original="torch"):
+    if side == "torch" and original != "torch":     # the original program: TensorFlow/Keras (ORIGINAL)
+        if reference and reference != "float64":     # TF: a float64 reference only (Keras' floatx float64)
+            return {"status": "error", "error": f"no {reference} reference run for {original} originals",
+                    "losses": [], "models": [], "values": {}}
+        side = original
     cmd = [PY, str(ROOT / "bench" / "_rw_runner.py"), "--side", side, "--script", str(script),
+           *(["--original", original] if side == "ms" and original != "torch" else []),
            "--record", str(record), "--weights", str(weights), "--losses", str(losses), "--mode", mode,
            *(["--reference", reference] if reference else []), *(["--kinks", str(kinks)] if kinks else []),
            "--", *args]
     env = env_for(side)
-    urls = record.parent / side / "data" / "urls.json"     # a data writer's local copies of downloads
+    data = record.parent / ("ms" if side == "ms" else "torch") / "data"
+    urls = data / "urls.json"     # a data writer's local copies of downloads
     if urls.exists():
         env["RW_URLS"] = str(urls)
+    if (data / "keras").is_dir():     # Keras' cache (keras.datasets' files, in their real format): KERAS_HOME
+        env["KERAS_HOME"] = str(data / "keras")
     t = time.perf_counter()
     # standard input is a terminal of 24x80: programs that size their progress bar by `stty size`
     # (pytorch-cifar's utils.py, at import) read it as they would at a console
@@ -642,7 +657,7 @@ def main(argv=None):
                                       "heldout55", "heldout56", "heldout57", "heldout58",
                                       "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
                                       "heldout64", "heldout65", "heldout66", "heldout67",
-                                      "heldout68", "heldout69"),
+                                      "heldout68", "heldout69", "heldout70"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -793,7 +808,10 @@ def main(argv=None):
                          "megvii-research/NAFNet's ImageRestorationModel (NAFNet, Baseline) and swz30/Restormer's "
                          "ImageCleanModel (with its EMA and progressive patches) trained by basicsr's loop on a paired "
                          "image folder, facebookresearch/DomainBed's IRM, CORAL, GroupDRO and Mixup trained as "
-                         "scripts/train.py trains them (bench/_rw_heldout69.py)")
+                         "scripts/train.py trains them (bench/_rw_heldout69.py); heldout70: TensorFlow/Keras "
+                         "originals: philipperemy/keras-tcn's TCN trained by its task scripts, keras-team/keras' "
+                         "examples (MNIST convnet, subclassed, functional, custom layers with keras.ops) "
+                         "(bench/_rw_heldout70.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}
@@ -809,11 +827,13 @@ def main(argv=None):
         FILES.update(getattr(program_set, "FILES", {}))
         TORCH_FILES.update(getattr(program_set, "TORCH_FILES", {}))
         RAISES.update(getattr(program_set, "RAISES", {}))
+        ORIGINAL.update(getattr(program_set, "ORIGINAL", {}))
         LOSSES.update(getattr(program_set, "LOSSES", {}))
         PRINTED.update(getattr(program_set, "PRINTED", {}))
     for name, repo, subdir, script, args, data in programs:
         if only and name not in only:
             continue
+        original = ORIGINAL.get(name, "torch")
         mirror, _, rev = repo.partition("@")     # OWNER+NAME@COMMIT: that commit, not HEAD
         gitdir = a.mirrors / mirror / "repo"
         if (gitdir / ".git").is_dir():     # a mirror kept as a checkout's .git (tkipf+pygcn/repo/.git)
@@ -837,36 +857,38 @@ def main(argv=None):
             (proj / rel).write_text(text.lstrip(), encoding="utf-8")
         weights = run / "weights"
         budget = max(a.losses, LOSSES.get(name, 0))
-        t_rec = ended(name, run_side("torch", proj / script, args, run / "torch.json", weights, budget, a.timeout))
+        t_rec = ended(name, run_side("torch", proj / script, args, run / "torch.json", weights, budget, a.timeout,
+                                     original=original))
         if t_rec["status"] in ("error", "timeout"):
             rows.append((name, todo, "torch-failed", summarize(t_rec["error"]), "", ""))
             print_row(rows[-1])
             continue
-        m_rec = ended(name, run_side("ms", ms_proj / script, args, run / "ms.json", weights, budget, a.timeout))
+        m_rec = ended(name, run_side("ms", ms_proj / script, args, run / "ms.json", weights, budget, a.timeout,
+                                     original=original))
         refs = {}
 
         def references(variant):
             if variant not in refs and variant == "float64-kinks":
                 kinks = run / "kinks.npz"     # the converted side's ReLU sides (a PYNATIVE run)
                 rec = run_side("ms", ms_proj / script, args, run / "ms_kinks.json", weights, budget, a.timeout,
-                               kinks=kinks)
+                               kinks=kinks, original=original)
                 refs[variant] = rec if rec["status"] in ("error", "timeout") else run_side(
                     "torch", proj / script, args, run / "torch_float64-kinks.json", weights, budget,
-                    3 * a.timeout, reference=variant, kinks=kinks)
+                    3 * a.timeout, reference=variant, kinks=kinks, original=original)
             elif variant not in refs:
                 # float64 convolutions go through torch's slow native kernels: a longer allowance
                 refs[variant] = run_side("torch", proj / script, args, run / f"torch_{variant}.json", weights,
-                                         budget, 3 * a.timeout, reference=variant)
+                                         budget, 3 * a.timeout, reference=variant, original=original)
             return refs[variant]
         status, worst, note = printed(name, t_rec, m_rec, *judge(t_rec, m_rec, references))
         graph = ""
         if not a.no_graph and status != "error":
             g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, budget, a.timeout,
-                             mode="graph")
+                             mode="graph", original=original)
             own_noise = g_rec["status"] == "error" and "not a PrimitivePy" in str(g_rec["error"])
             if own_noise:   # a graph with JIT-fallback values cannot run the stream's pyfunc draws
                 g_rec = run_side("ms", ms_proj / script, args, run / "ms_graph.json", weights, budget,
-                                 a.timeout, mode="graph-own-noise")
+                                 a.timeout, mode="graph-own-noise", original=original)
             g_rec = ended(name, g_rec)
             g_status, g_worst, g_note = printed(name, t_rec, g_rec, *judge(t_rec, g_rec, references))
             if own_noise:
@@ -874,7 +896,7 @@ def main(argv=None):
             graph = f"graph {g_status}" + (f" {g_worst:.1e}" if g_worst is not None else "") + \
                 (f" ({g_note})" if g_note else "")
         verified = []
-        if not a.no_verify and status != "error":
+        if not a.no_verify and status != "error" and original == "torch":     # msmigrate verify: torch models
             verified = verify_models(name, proj / script, ms_proj / script, args, t_rec, run, a.timeout)
         detail = (f"{worst:.1e}" if worst is not None else "") + (f" {note}" if note else "")
         rows.append((name, todo, status, detail.strip(), graph, "; ".join(verified)))

@@ -110,7 +110,15 @@ def convert_code(source: str, module_name: str = "__main__", is_package: bool = 
     if not _TORCH_WORD.search(source) and _TF_WORD.search(source) and not _MS_WORD.search(source):
         from .tf_convert import convert_tf_code, imports_tensorflow
         if imports_tensorflow(module):   # a TensorFlow/Keras program: its own pass
-            return convert_tf_code(source, compat_import, module_name)
+            if spans is None:
+                return convert_tf_code(source, compat_import, module_name)
+            # its statements marked with their original lines too (_ms_lines.json: a refusal at run time names
+            # the original line, as a torch file's do)
+            marked = mark_statements(module, statement_lines(module, ast.parse(source))).code
+            code, sites, uses_compat = convert_tf_code(marked, compat_import, module_name)
+            code, found = unmark(code)
+            spans.extend(found)
+            return code, sites, uses_compat
     tree = ast.parse(source)
     own_names = own_converter_names(module) if might_bind_converter_names(source) else set()
     if own_names:   # `from .common import nn` re-exporting torch's nn (a project module's name): left as it is

@@ -67,6 +67,39 @@ _k("layers.Dropout", LAY, "rate = probability to drop, as in Keras; active only 
 _k("layers.BatchNormalization", FIT, "Keras' epsilon 1e-3 and momentum 0.99 convention; biased batch variance for "
    "the moving variance, as Keras; only axis=-1")
 
+H70 = "tests/test_heldout70_programs.py"
+_k("layers.RepeatVector", f"{H70}::test_repeat_vector_and_error_metrics_match_keras",
+   "(batch, features) -> (batch, n, features)")
+_k("datasets.mnist.load_data", f"{H70}::test_mnist_load_data_reads_keras_cache",
+   "reads Keras' cached mnist.npz ($KERAS_HOME/datasets or ~/.keras/datasets) as Keras does; a missing file, or "
+   "one whose SHA-256 is not MNIST's (which Keras would download again), raises MigrationError: no download",
+   status=DIFFERENCE)
+
+TCN = f"{H70}::test_tcn_style_layers_match_keras"
+_k("layers.SpatialDropout1D", TCN, "one mask per sample and channel, in training only; MindSpore's random stream "
+   "(not TensorFlow's)", status=DIFFERENCE)
+_k("layers.Lambda", TCN, "a layer computing function(inputs, **arguments)")
+_k("layers.add", TCN, "an Add layer applied to the list")
+_k("saving.register_keras_serializable", TCN, "Keras' registry for deserialising saved models: the class is handed "
+   "back unchanged (nothing converted reads the registry)")
+mapping("keras.utils.register_keras_serializable", "_ms_compat.keras.saving.register_keras_serializable",
+        note="as keras.saving.register_keras_serializable", test=TCN)
+for _name in ("disable_traceback_filtering", "enable_traceback_filtering"):
+    mapping("keras.config." + _name, "drop", test=f"{H70}::test_names_of_imports_as_attributes_keywords_and_locals",
+            note="Keras' filtering of its own frames from tracebacks: nothing to filter, the call is removed")
+_k("backend.name_scope", TCN, "a no-op context: MindSpore's Parameters are named after their layers")
+for _name in ("GlorotNormal", "GlorotUniform", "HeNormal", "HeUniform", "Zeros", "Ones", "Orthogonal"):
+    _k("initializers." + _name, TCN, "an initializer object: add_weight(initializer=...) draws as for its string "
+       "name, a call with a shape gives a Tensor; NumPy's stream (the same distribution, not Keras' draws)",
+       status=DIFFERENCE)
+_k("random.SeedGenerator", TCN, "a seed holder; the draws come from MindSpore's generator", status=DIFFERENCE)
+_k("random.dropout", TCN, "always drops (no training flag, as Keras), scaled by 1/(1-rate); MindSpore's random "
+   "stream", status=DIFFERENCE)
+mapping("keras.ops.matmul", "mindspore.ops.matmul", test=TCN, note="as keras.ops.matmul (Tensors)")
+mapping("keras.ops.concatenate", "mindspore.ops.cat", test=TCN, note="axis 0 by default, as Keras")
+mapping("keras.ops.sum", "mindspore.ops.sum", args=("x", "axis", "keepdims"), target_args=("input", "dim", "keepdim"),
+        rename={"x": "input", "axis": "dim", "keepdims": "keepdim"}, test=TCN, note="as keras.ops.sum (Tensors)")
+
 # ---- losses, metrics
 for _name, _test in (("SparseCategoricalCrossentropy", TAPE), ("CategoricalCrossentropy", OPT),
                      ("BinaryCrossentropy", OPT), ("MeanSquaredError", OPT), ("MeanAbsoluteError", OPT)):
@@ -75,6 +108,9 @@ for _name, _test in (("SparseCategoricalCrossentropy", TAPE), ("CategoricalCross
 for _name, _test in (("Mean", TAPE), ("SparseCategoricalAccuracy", TAPE), ("CategoricalAccuracy", OPT),
                      ("BinaryAccuracy", OPT)):
     _k("metrics." + _name, _test, "computed on the host with NumPy (update_state/result/reset_state)")
+for _name in ("MeanSquaredError", "MeanAbsoluteError"):
+    _k("metrics." + _name, f"{H70}::test_repeat_vector_and_error_metrics_match_keras",
+       "each sample's mean over the last axis, averaged over the samples, on the host (float64 sums)")
 
 # ---- optimizers and schedules
 _k("optimizers.SGD", FIT, "Keras' momentum form (m = momentum*m - lr*g; p += m), nesterov too")

@@ -20,6 +20,10 @@ import itertools as _itertools
 _KERAS_EPS = 1e-7  # keras.backend.epsilon(): clipping of probabilities in the losses
 _KERAS_NAMES = {}  # Keras-style unique layer names: dense, dense_1, ...
 _UNBUILT = weakref.WeakSet()   # layers whose Parameters do not exist yet
+# the helpers' own draws (initial weights, fit's shuffle), as Keras draws from its own generator: never NumPy's
+# global stream, which the program's own np.random data comes from (demo_functional.py builds its model before
+# `x = np.random.random(...)`); keras.utils.set_random_seed seeds it
+_KERAS_RNG = [np.random.RandomState()]
 _BUILD_PASSES = set()          # forward functions (their code) already run once to build the layers
 _BUILDING = [False]            # True during such a run: BatchNormalization leaves its statistics alone
 
@@ -100,7 +104,7 @@ def _keras_activation(name):
 # ------------------------------------------------------------------ initializers (numpy, Keras' defaults)
 def _glorot_uniform(shape, fan_in, fan_out):
     limit = math.sqrt(6.0 / (fan_in + fan_out))
-    return np.random.uniform(-limit, limit, shape).astype(np.float32)
+    return _KERAS_RNG[0].uniform(-limit, limit, shape).astype(np.float32)
 
 
 # ------------------------------------------------------------------ layers
@@ -112,6 +116,41 @@ class KerasTensor:
         self.layer, self.parents, self.kwargs = layer, tuple(parents), dict(kwargs or {})
         # one of several outputs (an LSTM's [output, h, c]): its index, and the call the outputs share
         self.index, self.call = index, call if call is not None else self
+
+    # Keras 3's operators on symbolic tensors (`x += residual` in demo_functional.py): a layer of the op, recorded in
+    # the functional graph as any layer call
+    def _op(self, other, fn, swap=False):
+        if isinstance(other, KerasTensor):
+            pair = [other, self] if swap else [self, other]
+            return KerasOperation(fn)(pair)
+        return KerasOperation(lambda x: fn(other, x) if swap else fn(x, other))(self)
+
+    def __add__(self, other):
+        return self._op(other, ops.add)
+
+    def __radd__(self, other):
+        return self._op(other, ops.add, swap=True)
+
+    def __sub__(self, other):
+        return self._op(other, ops.sub)
+
+    def __rsub__(self, other):
+        return self._op(other, ops.sub, swap=True)
+
+    def __mul__(self, other):
+        return self._op(other, ops.mul)
+
+    def __rmul__(self, other):
+        return self._op(other, ops.mul, swap=True)
+
+    def __truediv__(self, other):
+        return self._op(other, ops.div)
+
+    def __rtruediv__(self, other):
+        return self._op(other, ops.div, swap=True)
+
+    def __neg__(self):
+        return KerasOperation(ops.neg)(self)
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, **kwargs):
@@ -149,6 +188,8 @@ class Layer(nn.Cell):
     def add_weight(self, shape=None, initializer="glorot_uniform", dtype=None, trainable=True, name=None, **kwargs):
         """Keras' add_weight: returns a Parameter named "<layer>.<name>" (assign it to an attribute)."""
         shape = tuple(shape or ())
+        if isinstance(initializer, KerasInitializer):
+            initializer = initializer.kind
         if isinstance(initializer, np.ndarray):
             value = initializer
         elif initializer == "ones":
@@ -163,21 +204,21 @@ class Layer(nn.Cell):
             if initializer == "glorot_uniform":
                 value = _glorot_uniform(shape, fan_in, fan_out)
             elif initializer == "he_uniform":
-                value = np.random.uniform(-math.sqrt(6.0 / fan_in), math.sqrt(6.0 / fan_in), shape)
+                value = _KERAS_RNG[0].uniform(-math.sqrt(6.0 / fan_in), math.sqrt(6.0 / fan_in), shape)
             else:   # Keras' *_normal initializers are truncated at two standard deviations
                 std = math.sqrt(2.0 / (fan_in + fan_out)) if initializer == "glorot_normal" else math.sqrt(2.0 / fan_in)
                 std /= 0.87962566103423978      # the truncated normal's standard deviation ratio
-                value = np.clip(np.random.normal(0.0, std, shape), -2 * std, 2 * std)
+                value = np.clip(_KERAS_RNG[0].normal(0.0, std, shape), -2 * std, 2 * std)
         elif initializer == "orthogonal":   # Keras: Q of a normal matrix's QR, signs from R's diagonal
             rows, cols = int(np.prod(shape[:-1])), shape[-1]
-            a = np.random.normal(0.0, 1.0, (max(rows, cols), min(rows, cols)))
+            a = _KERAS_RNG[0].normal(0.0, 1.0, (max(rows, cols), min(rows, cols)))
             q, r = np.linalg.qr(a)
             q = q * np.sign(np.diag(r))
             value = (q.T if rows < cols else q).reshape(shape)
         elif initializer == "random_normal":
-            value = np.random.normal(0.0, 0.05, shape).astype(np.float32)
+            value = _KERAS_RNG[0].normal(0.0, 0.05, shape).astype(np.float32)
         elif initializer == "random_uniform":
-            value = np.random.uniform(-0.05, 0.05, shape).astype(np.float32)
+            value = _KERAS_RNG[0].uniform(-0.05, 0.05, shape).astype(np.float32)
         else:
             raise MigrationError(f"initializer {initializer!r} not supported by _ms_compat")
         name = name or f"weight_{len(self._keras_weights)}"
@@ -192,6 +233,27 @@ class Layer(nn.Cell):
             kwargs.pop("training")
         return self.call(*args, **kwargs)
 
+    def call(self, inputs, training=None):
+        # a built-in layer's call is its construct (keras-tcn reads `inspect.signature(layer.call)`)
+        if type(self).construct is Layer.construct:
+            _raise_migration_error(f"{type(self).__name__}: a keras Layer subclass needs a `call` method")
+        return self.construct(inputs, training=training)
+
+    def compute_output_shape(self, input_shape):
+        """The output shape of a call on zeros of INPUT_SHAPE (an unknown batch as 1, given back as it was)."""
+        shape = tuple(input_shape)
+        out = self(ms.Tensor(np.zeros(tuple(1 if d is None else d for d in shape), np.float32)), training=False)
+        if isinstance(out, (list, tuple)):
+            return [(shape[0],) + tuple(o.shape[1:]) for o in out]
+        return (shape[0],) + tuple(out.shape[1:])
+
+    def add_flags_recursive(self, **flags):
+        # the training flag reaches the layers held in lists too (not sub-cells of MindSpore's)
+        super().add_flags_recursive(**flags)
+        for layer in self._keras_sublayers():
+            layer.add_flags_recursive(**flags)
+        return self
+
     def _call_takes_training(self):
         import inspect
         params = inspect.signature(self.call).parameters
@@ -200,6 +262,21 @@ class Layer(nn.Cell):
     def build(self, input_shape):
         pass
 
+    def __init_subclass__(cls, **kwargs):
+        # as Keras' build wrapper: a layer whose build() ran (its first call, or an explicit `layer.build(shape)`
+        # in another layer's build, as keras-tcn's) is built, and its first call does not build it again
+        super().__init_subclass__(**kwargs)
+        build = cls.__dict__.get("build")
+        if build is not None and not getattr(build, "_keras_marks_built", False):
+            def marked_build(self, *args, **kw):
+                out = build(self, *args, **kw)
+                self.built = True
+                _UNBUILT.discard(self)
+                return out
+            marked_build._keras_marks_built = True
+            marked_build.__name__, marked_build.__doc__ = build.__name__, build.__doc__
+            cls.build = marked_build
+
     def _maybe_build(self, shape):
         if not self.built:
             self.build(tuple(shape))
@@ -207,6 +284,7 @@ class Layer(nn.Cell):
             _UNBUILT.discard(self)
 
     def __call__(self, *args, **kwargs):
+        _keras_op_by_op(self)
         first = args[0] if args else None
         if len(args) > 1 and isinstance(first, KerasTensor):    # layer(query, value): one list of parents
             return self._symbolic_call(list(args), kwargs)
@@ -231,13 +309,30 @@ class Layer(nn.Cell):
                     for i, o in enumerate(out)]
         return KerasTensor((None,) + tuple(out.shape[1:]), self, parents, kwargs)
 
+    def __setattr__(self, name, value):
+        # Keras tracks the layers a layer holds (as attributes, or in lists, tuples and dicts assigned to
+        # attributes, a list's later appends too), in the order it first meets them: their weights follow the
+        # layer's own in `weights` (keras-tcn's ResidualBlock keeps its convolutions in `self.layers = []`)
+        if type(value) is list:
+            value = _TrackedLayerList(value, self)
+        _keras_track(self, value)
+        super().__setattr__(name, value)
+
+    def _keras_sublayers(self):
+        return list(self.__dict__.get("_keras_tracked", ()))
+
     @property
     def weights(self):
-        return list(self._keras_weights)
+        ws, seen = [], set()
+        for w in list(self._keras_weights) + [w for layer in self._keras_sublayers() for w in layer.weights]:
+            if id(w) not in seen:
+                seen.add(id(w))
+                ws.append(w)
+        return ws
 
     @property
     def trainable_variables(self):
-        return [p for p in self._keras_weights if p.requires_grad]
+        return [p for p in self.weights if p.requires_grad]
 
     trainable_weights = trainable_variables
 
@@ -246,6 +341,60 @@ class Layer(nn.Cell):
 
     def set_weights(self, arrays):
         _keras_set(self.weights, arrays)
+
+
+def _keras_op_by_op(layer):
+    """The Keras helpers run op by op (PyNative): under GRAPH_MODE MindSpore would compile each Cell's construct
+    on its own, and a Keras model's compile() is also the name of MindSpore's Cell.compile (called with the
+    inputs), so a layer or model called in GRAPH_MODE stops here, naming the program's line."""
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        where = calling_line()
+        _raise_migration_error(f"{where or 'a Keras layer call'}: {type(layer).__name__} called with "
+                               "mindspore's GRAPH_MODE set; the Keras helpers (_ms_compat.keras) run op by op: set "
+                               "mindspore.set_context(mode=mindspore.PYNATIVE_MODE) (compile a step of your own "
+                               "with mindspore.jit where one is needed)")
+
+
+def _keras_track(owner, value):
+    """Records the Layers VALUE holds (itself, or the items of a list, tuple or dict) as OWNER's sublayers, once
+    each, in order (Keras' tracker: Layer.weights lists the layer's own weights, then each sublayer's)."""
+    if isinstance(value, Layer):
+        if value is owner:
+            return
+        tracked = owner.__dict__.setdefault("_keras_tracked", [])
+        if all(value is not t for t in tracked):
+            tracked.append(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _keras_track(owner, item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _keras_track(owner, item)
+
+
+class _TrackedLayerList(list):
+    """A list assigned to a Keras layer's attribute: the layers appended to it later are tracked too."""
+
+    def __init__(self, items, owner):
+        super().__init__(items)
+        object.__setattr__(self, "_owner", owner)
+
+    def append(self, item):
+        _keras_track(self._owner, item)
+        super().append(item)
+
+    def extend(self, items):
+        items = list(items)
+        _keras_track(self._owner, items)
+        super().extend(items)
+
+    def insert(self, index, item):
+        _keras_track(self._owner, item)
+        super().insert(index, item)
+
+    def __setitem__(self, index, item):
+        _keras_track(self._owner, item)
+        super().__setitem__(index, item)
 
 
 def _keras_set(params, arrays):
@@ -364,6 +513,19 @@ class Flatten(Layer):
         return ops.reshape(x, (x.shape[0], -1))
 
 
+class RepeatVector(Layer):
+    """keras.layers.RepeatVector(n): (batch, features) -> (batch, n, features), each row repeated n times."""
+
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        self.n = int(n)
+
+    def construct(self, x, training=None):
+        if len(x.shape) != 2:
+            _raise_migration_error(f"RepeatVector takes (batch, features) inputs, got shape {tuple(x.shape)}")
+        return ops.broadcast_to(ops.expand_dims(x, 1), (x.shape[0], self.n, x.shape[1]))
+
+
 class Reshape(Layer):
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
@@ -385,6 +547,100 @@ class Activation(Layer):
 class KerasReLU(Activation):
     def __init__(self, **kwargs):
         super().__init__("relu", **kwargs)
+
+
+class SpatialDropout1D(Layer):
+    """keras.layers.SpatialDropout1D: drops whole channels of (batch, steps, channels) inputs (one mask per sample
+    and channel), in training only, scaled by 1/(1-rate). The random stream differs from TensorFlow's."""
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = float(rate)
+
+    def construct(self, x, training=None):
+        active = self.training if training is None else training
+        if not active or self.rate == 0.0:
+            return x
+        mask = ops.dropout(ops.ones((x.shape[0], 1, x.shape[2]), x.dtype), p=self.rate, training=True)
+        return x * mask
+
+
+class Lambda(Layer):
+    """keras.layers.Lambda(function): a layer computing function(inputs); no weights of its own."""
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+        self.arguments = dict(arguments or {})
+
+    def call(self, inputs, mask=None, training=None):
+        return self.function(inputs, **self.arguments)
+
+
+class KerasOperation(Layer):
+    """An operator applied to symbolic tensors in a functional model (x + y, x * 2.0): a layer without weights."""
+
+    def __init__(self, fn, **kwargs):
+        super().__init__(**kwargs)
+        self.fn = fn
+
+    def construct(self, inputs, training=None):
+        return self.fn(*inputs) if isinstance(inputs, (list, tuple)) else self.fn(inputs)
+
+
+def keras_add(inputs, **kwargs):
+    """keras.layers.add(inputs): an Add layer applied to the list (symbolic or not)."""
+    return Add(**kwargs)(inputs)
+
+
+class KerasInitializer:
+    """keras.initializers.GlorotNormal()... as objects: add_weight(initializer=...) draws as for its string name;
+    calling one with a shape gives a Tensor of those draws (NumPy's stream, not Keras')."""
+
+    def __init__(self, kind, seed=None):
+        self.kind = kind
+
+    def __call__(self, shape, dtype=None):
+        holder = _types.SimpleNamespace(name=self.kind, trainable=True, _keras_weights=[])   # no layer name taken
+        return ms.Tensor(Layer.add_weight(holder, tuple(shape), self.kind).asnumpy())
+
+
+def _initializer_of(kind):
+    def make(seed=None, **kwargs):
+        if kwargs:
+            raise MigrationError(f"keras initializer {kind!r}: arguments {sorted(kwargs)} are not supported by "
+                                 "_ms_compat")
+        return KerasInitializer(kind, seed)
+    return make
+
+
+class SeedGenerator:
+    """keras.random.SeedGenerator: a seed holder; the draws it seeds come from MindSpore's generator instead."""
+
+    def __init__(self, seed=None, **kwargs):
+        self.seed = seed
+
+
+def keras_random_dropout(inputs, rate, noise_shape=None, seed=None):
+    """keras.random.dropout: always drops (no training flag), scaled by 1/(1-rate); MindSpore's random stream."""
+    if noise_shape is not None:
+        _raise_migration_error("keras.random.dropout(noise_shape=...) is not supported by _ms_compat")
+    return ops.dropout(inputs, p=float(rate), training=True)
+
+
+def register_keras_serializable(package="Custom", name=None):
+    """keras.saving.register_keras_serializable: Keras' registry of classes for deserialising saved models;
+    nothing converted reads it, so the decorator hands the class back unchanged."""
+    def register(obj):
+        return obj
+    return register
+
+
+def name_scope(name, **kwargs):
+    """keras.backend.name_scope: a scope for TensorFlow's variable names; MindSpore's Parameters are named after
+    their layers, so the scope adds nothing."""
+    import contextlib
+    return contextlib.nullcontext()
 
 
 class KerasDropout(Layer):
@@ -840,6 +1096,7 @@ class Model(Layer):
         raise MigrationError(f"{type(self).__name__}: a subclassed keras.Model needs a `call` method")
 
     def __call__(self, *args, **kwargs):
+        _keras_op_by_op(self)
         if args and isinstance(args[0], ms.Tensor) is False and not isinstance(args[0], (KerasTensor, list, tuple)):
             args = (_as_tensor(args[0]),) + args[1:]
         if isinstance(args[0], (KerasTensor,)):
@@ -1045,9 +1302,44 @@ class KerasSequential(Model):
         return list(self.layer_list)
 
     def construct(self, x, training=None):
-        for layer in self.layer_list:
+        layers = list(self.layer_list)
+        if (isinstance(x, ms.Tensor) and x.dtype in (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8, ms.bool_)
+                and layers and not isinstance(layers[0], KerasEmbedding)):
+            # Keras' Sequential casts its inputs to its input layer's dtype, float32 (integer series read by
+            # pandas: keras-tcn's time_series_forecasting.py); an Embedding first takes the ids as they are
+            x = x.astype(ms.float32)
+        for layer in layers:
             x = layer(x, training=training)
         return x
+
+
+def mnist_load_data(path="mnist.npz"):
+    """keras.datasets.mnist.load_data: Keras' cached file, $KERAS_HOME/datasets/PATH (~/.keras/datasets/PATH
+    without KERAS_HOME; /tmp/.keras where ~/.keras is not writable, as Keras), read as Keras reads it (np.load of
+    x_train, y_train, x_test, y_test). Keras downloads the file where it is missing, and downloads it again where
+    its SHA-256 is not MNIST's: the converted program cannot, so both stop with MigrationError."""
+    import hashlib
+    import os
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    if not os.access(home, os.W_OK) and not os.environ.get("KERAS_HOME"):
+        home = os.path.join("/tmp", ".keras")
+    fpath = path if os.path.isabs(path) else os.path.join(home, "datasets", path)
+    if not os.path.exists(fpath):
+        raise MigrationError(f"keras.datasets.mnist.load_data: {fpath} is missing; Keras would download it "
+                             "(https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz): put it there")
+    digest = hashlib.sha256()
+    with open(fpath, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != _MNIST_SHA256 and not os.environ.get("MSMIGRATE_KERAS_DATASET_UNCHECKED"):
+        raise MigrationError(f"keras.datasets.mnist.load_data: {fpath} is not Keras' mnist.npz (its SHA-256 "
+                             "differs), which Keras would download again; MSMIGRATE_KERAS_DATASET_UNCHECKED=1 reads "
+                             "it as it is")
+    with np.load(fpath, allow_pickle=False) as f:
+        return (f["x_train"], f["y_train"]), (f["x_test"], f["y_test"])
+
+
+_MNIST_SHA256 = "731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1"
 
 
 def _ckpt_path(filepath):
@@ -1071,7 +1363,7 @@ def _batches(x, y, batch_size, shuffle):
     ya = None if y is None else np.asarray(y.asnumpy() if isinstance(y, ms.Tensor) else y)
     n = len(xa)
     bs = batch_size or 32
-    idx = np.random.permutation(n) if shuffle else np.arange(n)
+    idx = _KERAS_RNG[0].permutation(n) if shuffle else np.arange(n)
     for i in range(0, n, bs):
         j = idx[i:i + bs]
         yield _as_tensor(xa[j]), (None if ya is None else _as_tensor(ya[j]))
@@ -1148,6 +1440,7 @@ def set_random_seed(seed):
     import random
     random.seed(seed)
     np.random.seed(seed)
+    _KERAS_RNG[0] = np.random.RandomState(seed)
     ms.set_seed(seed)
 
 
@@ -1325,6 +1618,31 @@ class BinaryAccuracy(Metric):
         self.count += float(t.size)
 
 
+class MeanErrorMetric(Metric):
+    """keras.metrics.MeanSquaredError / MeanAbsoluteError: each sample's mean over the last axis (Keras'
+    mean_squared_error / mean_absolute_error), averaged over every sample seen (a float64 sum on the host)."""
+    _default_name, _power = "mean_squared_error", 2
+
+    def __init__(self, name=None, dtype=None):
+        super().__init__(name or self._default_name, dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if sample_weight is not None:
+            raise MigrationError(f"{type(self).__name__}.update_state(sample_weight=...) is not supported by "
+                                 "_ms_compat")
+        t, p = _np(y_true).astype(np.float64), _np(y_pred).astype(np.float32).astype(np.float64)
+        if t.ndim == p.ndim - 1:     # Keras' squeeze/expand of (batch,) targets against (batch, 1) predictions
+            t = t[..., None]
+        err = np.abs(p - t) ** self._power
+        per_sample = err.mean(-1) if err.ndim else err
+        self.total += float(per_sample.sum())
+        self.count += float(per_sample.size)
+
+
+class MeanAbsoluteErrorMetric(MeanErrorMetric):
+    _default_name, _power = "mean_absolute_error", 1
+
+
 def _metric_get(identifier, loss=None):
     if isinstance(identifier, Metric):
         return identifier
@@ -1334,7 +1652,8 @@ def _metric_get(identifier, loss=None):
                 BinaryCrossentropy: BinaryAccuracy}.get(type(loss), SparseCategoricalAccuracy)
         return kind(name="accuracy")
     table = {"sparse_categorical_accuracy": SparseCategoricalAccuracy, "categorical_accuracy": CategoricalAccuracy,
-             "binary_accuracy": BinaryAccuracy}
+             "binary_accuracy": BinaryAccuracy, "mean_squared_error": MeanErrorMetric, "mse": MeanErrorMetric,
+             "mean_absolute_error": MeanAbsoluteErrorMetric, "mae": MeanAbsoluteErrorMetric}
     if identifier not in table:
         raise MigrationError(f"Keras metric {identifier!r} not supported by _ms_compat")
     return table[identifier](name=identifier)
@@ -1342,7 +1661,8 @@ def _metric_get(identifier, loss=None):
 
 metrics_ = _types.SimpleNamespace(
     Metric=Metric, Mean=Mean, SparseCategoricalAccuracy=SparseCategoricalAccuracy,
-    CategoricalAccuracy=CategoricalAccuracy, BinaryAccuracy=BinaryAccuracy, get=_metric_get)
+    CategoricalAccuracy=CategoricalAccuracy, BinaryAccuracy=BinaryAccuracy, MeanSquaredError=MeanErrorMetric,
+    MeanAbsoluteError=MeanAbsoluteErrorMetric, get=_metric_get)
 
 
 # ------------------------------------------------------------------ learning-rate schedules (Keras' formulas)
@@ -1692,7 +2012,15 @@ keras = _types.SimpleNamespace(
         Minimum=Minimum, Embedding=KerasEmbedding, Conv1D=Conv1D, MaxPooling1D=MaxPooling1D, MaxPool1D=MaxPooling1D,
         AveragePooling1D=AveragePooling1D, AvgPool1D=AveragePooling1D, GlobalAveragePooling1D=GlobalAveragePooling1D,
         GlobalMaxPooling1D=GlobalMaxPooling1D, LayerNormalization=LayerNormalization, LSTM=KerasLSTM, GRU=KerasGRU,
-        MultiHeadAttention=MultiHeadAttention),
+        MultiHeadAttention=MultiHeadAttention, RepeatVector=RepeatVector, SpatialDropout1D=SpatialDropout1D,
+        Lambda=Lambda, add=keras_add),
+    initializers=_types.SimpleNamespace(**{name: _initializer_of(kind) for name, kind in (
+        ("GlorotNormal", "glorot_normal"), ("GlorotUniform", "glorot_uniform"), ("HeNormal", "he_normal"),
+        ("HeUniform", "he_uniform"), ("Zeros", "zeros"), ("Ones", "ones"), ("Orthogonal", "orthogonal"))}),
+    random=_types.SimpleNamespace(SeedGenerator=SeedGenerator, dropout=keras_random_dropout),
+    saving=_types.SimpleNamespace(register_keras_serializable=register_keras_serializable),
+    backend=_types.SimpleNamespace(name_scope=name_scope),
     losses=losses, metrics=metrics_, optimizers=optimizers,
     callbacks=_types.SimpleNamespace(Callback=Callback, History=History, EarlyStopping=EarlyStopping),
-    utils=_types.SimpleNamespace(to_categorical=to_categorical, set_random_seed=set_random_seed))
+    utils=_types.SimpleNamespace(to_categorical=to_categorical, set_random_seed=set_random_seed),
+    datasets=_types.SimpleNamespace(mnist=_types.SimpleNamespace(load_data=mnist_load_data)))
