@@ -2072,6 +2072,10 @@ class TorchToMindSpore(cst.CSTTransformer):
             ctx.numpy_attributes = NI.numpy_attributes(node, self._numpy_aliases())
         if is_cell:
             ctx.module_methods = self._module_returning_methods(node)
+        for b in node.bases:    # what a base class of this file binds its attributes to (`self.drop = nn.Dropout()`)
+            if isinstance(b.value, cst.Name) and b.value.value != node.name.value:
+                for attr, held in self._class_attr_types.get(b.value.value, {}).items():
+                    ctx.attr_types.setdefault(attr, held)     # this class's own bindings replace them
         self._class_attr_types[node.name.value] = ctx.attr_types
         self._classes.append(ctx)
 

@@ -152,6 +152,47 @@ def test_dropout_p_set_after_construction():
         assert abs(float(w) - p) < 0.02 and abs(float(g) - p) < 0.02, (float(g), float(w), p)
 
 
+INHERITED_DROPOUT_SRC = '''
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+class Scheduled(Block):
+    def set_rate(self, p):
+        self.drop.p = p
+
+
+def dropped(x):
+    block = Scheduled()
+    block.set_rate(0.875)
+    return (block.drop(x) == 0).float().mean(), block.drop.p
+'''
+
+
+def test_dropout_p_set_on_an_inherited_layer():
+    """`self.drop.p = v` in a subclass whose base class built the Dropout: the subclass now knows the attributes its
+    base class of the same file binds (transformer.visit_ClassDef), so the setting is set_dropout_p; before, it was
+    a plain attribute and the layer went on dropping half."""
+    import torch
+    x = np.ones((200, 100), np.float32)
+    want = load_torch(INHERITED_DROPOUT_SRC)["dropped"](torch.from_numpy(x))
+    mod, code, _ = load_converted(INHERITED_DROPOUT_SRC)
+    assert "_ms_compat.set_dropout_p(self.drop, p, '__main__:" in code, code
+    got = mod.dropped(ms.Tensor(x))
+    assert got[1] == want[1] == 0.875
+    assert abs(float(want[0]) - 0.875) < 0.02 and abs(float(got[0]) - 0.875) < 0.02, (float(got[0]), float(want[0]))
+
+
 def test_settings_mindspore_does_not_keep_raise_naming_the_line():
     mod, code, _ = load_converted(SRC)
     with pytest.raises(Exception, match=r"BatchNorm2d\.affine at __main__:\d+") as err:
