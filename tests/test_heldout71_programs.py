@@ -1,0 +1,62 @@
+"""Minimal reproductions of what bench/_rw_heldout71.py's programs (amdegroot/ssd.pytorch,
+LeeJunHyun/Image_Segmentation, Cadene/pretrained-models.pytorch) met, each run under torch and converted.
+
+- A training function that binds a name only on a path the run never takes and reads it after its loop
+  (Image_Segmentation's Solver.train: `best_unet = self.unet.state_dict()` only under `if unet_score >
+  best_unet_score:`, then `del best_unet` after the epochs, an UnboundLocalError under torch when no epoch improved):
+  graph_branch_names' pre-pass bound every such name to None before the loop, in every function, so the converted
+  `del` went through and the program went on where the original stopped. A function that builds its compiled
+  training step (`_ms_compat.compile_step`) runs on the host and is never compiled itself: it gets no such line now
+  (graph_branch_names._Plans, builds_compiled_step), and raises UnboundLocalError where the original does."""
+from tests.parity.harness import program_weights_match_torch
+from tests.test_taped_backward import _FILL     # the same starting weights on both sides
+
+# Solver.train's shape: the best model kept only when the score improves, `del`eted and read after the epochs
+UNBOUND_AFTER_THE_LOOP = _FILL + '''
+import torch.nn as nn
+
+
+def train(net, opt, batches, best_score):
+    losses = []
+    for epoch in range(2):
+        for x, y in batches:
+            loss = ((net(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+        score = -float(losses[-1])
+        if score > best_score:
+            best_score = score
+            best_epoch = epoch
+            best = {k: v.clone() for k, v in net.state_dict().items()}
+    outcome = []
+    try:
+        del best
+        outcome.append(1.0)
+    except UnboundLocalError:
+        outcome.append(0.0)
+    try:
+        outcome.append(float(best_epoch))
+    except UnboundLocalError:
+        outcome.append(-1.0)
+    return torch.stack(losses), torch.tensor(outcome)
+
+
+net = nn.Linear(3, 2)
+fill(net, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 12).reshape(2, 2, 3)
+batches = [(x[0], x[0, :, :2] * 2), (x[1], x[1, :, 1:] - 1)]
+never, never_outcome = train(net, opt, batches, 100.0)
+always, always_outcome = train(net, opt, batches, -100.0)
+weights = [p.detach().reshape(-1) for p in net.parameters()] + [never, never_outcome, always, always_outcome]
+'''
+
+
+def test_name_bound_on_no_path_of_a_training_function_stays_unbound():
+    """Before: `best = None` and `best_epoch = None` were written before the epochs: the `del` went through and
+    `float(best_epoch)` met None (a TypeError where torch caught UnboundLocalError). Now both raise
+    UnboundLocalError as under torch, and the run that does improve reads what it bound."""
+    code, _ = program_weights_match_torch(UNBOUND_AFTER_THE_LOOP, graph=False)
+    assert "best = None" not in code, code
