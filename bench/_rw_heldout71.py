@@ -26,6 +26,11 @@ pretrainedmodels' datasets import six and tqdm (installed).
   loc/conf heads, PriorBox), train.py's xavier weights_init of extras/loc/conf, SGD (lr 1e-4, momentum 0.9, wd 5e-4),
   MultiBoxLoss(21, 0.5, True, 0, True, 3, 0.5, False, False), DataLoader(batch 2, shuffle, detection_collate), the
   loop of train.py (Variable, loss_l + loss_c).
+- ssd_detect: two such iterations, train.py's torch.save of the state_dict, then test.py's test_net as it reads:
+  build_ssd('test', 300, 21) (Softmax, Detect), load_weights, eval(), one image through BaseTransform and the
+  network. torch (>= 1.5) stops there with RuntimeError: Detect is a Function subclass with a non-static forward,
+  called as a function ("Legacy autograd function with non-static forward method is deprecated"); the converted
+  runs must stop there too (RAISES).
 - Image_Segmentation (solver.py, network.py and evaluation.py as they are): an ISIC-layout folder (train/ valid/
   test/ of ISIC_xxxx.jpg and *_GT/ISIC_xxxx_segmentation.png masks; 32 x 32 RGB images), read by a Dataset of ours
   (PIL, to [-1, 1] as data_loader's Normalize leaves them, masks to [0, 1]), Solver(config, ...).train() with 2
@@ -111,6 +116,7 @@ def weights_init(m):
 
 
 torch.manual_seed(0)
+ITERATIONS = 3
 cfg = voc
 dataset = VOCDetection(root="VOCdevkit", image_sets=[("2007", "trainval")],
                        transform=BaseTransform(cfg["min_dim"], MEANS))
@@ -127,7 +133,7 @@ conf_loss = 0
 data_loader = data.DataLoader(dataset, 2, num_workers=0, shuffle=True, collate_fn=detection_collate,
                               pin_memory=False)
 batch_iterator = iter(data_loader)
-for iteration in range(3):
+for iteration in range(ITERATIONS):
     images, targets = next(batch_iterator)
     images = Variable(images)
     targets = [Variable(ann, volatile=True) for ann in targets]
@@ -142,6 +148,23 @@ for iteration in range(3):
     print("iter " + repr(iteration) + " || Loss: %.4f ||" % (loss.item()), loss_l.item(), loss_c.item())
 print("VALUE loc_loss", loc_loss)
 print("VALUE conf_loss", conf_loss)
+'''
+
+_SSD_DETECT = '''
+# train.py's save, then test.py's test_net: build_ssd('test') with Detect, load_weights, one image through BaseTransform
+os.makedirs("weights", exist_ok=True)
+torch.save(ssd_net.state_dict(), "weights/VOC.pth")
+test_net = build_ssd("test", 300, 21)
+test_net.load_weights("weights/VOC.pth")
+test_net.eval()
+transform = BaseTransform(test_net.size, (104, 117, 123))
+img = dataset.pull_image(0)
+x = torch.from_numpy(transform(img)[0]).permute(2, 0, 1)
+x = Variable(x.unsqueeze(0))
+with torch.no_grad():
+    y = test_net(x)      # torch >= 1.5: RuntimeError, Detect is a legacy Function called as a function
+detections = y.data
+print("VALUE detections", float(detections[0, 1:, :, 0].sum()))
 '''
 
 _SEG_DRIVER = '''
@@ -290,6 +313,7 @@ _SEG_PARTS = "solver.py,network.py,evaluation.py"
 # (name, repo, directory of the program in the repo, script, args, data)
 PROGRAMS = [
     ("ssd_voc", SSD, _SSD_PARTS, "driver.py", [], None),
+    ("ssd_detect", SSD, _SSD_PARTS, "driver.py", [], None),
     ("seg_unet", SEG, _SEG_PARTS, "driver.py", [], None),
     ("seg_r2unet", SEG, _SEG_PARTS, "driver.py", [], None),
     ("seg_attunet", SEG, _SEG_PARTS, "driver.py", [], None),
@@ -303,6 +327,7 @@ DEPS: dict = {}
 # Drivers: our own code, through the libraries' documented entry points.
 DRIVERS = {
     "ssd_voc": _SSD_DRIVER,
+    "ssd_detect": _SSD_DRIVER.replace("ITERATIONS = 3", "ITERATIONS = 2") + _SSD_DETECT,
     "seg_unet": _SEG_DRIVER.replace("{model_type}", "U_Net"),
     "seg_r2unet": _SEG_DRIVER.replace("{model_type}", "R2U_Net"),
     "seg_attunet": _SEG_DRIVER.replace("{model_type}", "AttU_Net"),
@@ -311,9 +336,11 @@ DRIVERS = {
     "pm_se_resnext50": _PM_DRIVER.replace("{model}", "se_resnext50_32x4d"),
 }
 
-FILES = {"ssd_voc": {"layers/modules/multibox_loss.py": _fix_multibox_mask}}
+FILES = {name: {"layers/modules/multibox_loss.py": _fix_multibox_mask} for name in ("ssd_voc", "ssd_detect")}
+# ssd_detect's test-phase forward: torch (>= 1.5) refuses Detect, a legacy Function called as a function
+RAISES = {"ssd_detect": r"Legacy autograd function with non-static forward method"}
 TORCH_FILES = {name: dict(_TORCHVISION) for name, *_ in PROGRAMS}
 
 # SSD: 3 iterations; Image_Segmentation: 2 epochs of 3 steps; pretrainedmodels: 3 steps
-LOSSES = {"ssd_voc": 3, "seg_unet": 6, "seg_r2unet": 6, "seg_attunet": 6, "pm_nasnetamobile": 3, "pm_dpn68": 3,
+LOSSES = {"ssd_voc": 3, "ssd_detect": 2, "seg_unet": 6, "seg_r2unet": 6, "seg_attunet": 6, "pm_nasnetamobile": 3, "pm_dpn68": 3,
           "pm_se_resnext50": 3}

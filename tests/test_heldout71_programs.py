@@ -60,3 +60,52 @@ def test_name_bound_on_no_path_of_a_training_function_stays_unbound():
     UnboundLocalError as under torch, and the run that does improve reads what it bound."""
     code, _ = program_weights_match_torch(UNBOUND_AFTER_THE_LOOP, graph=False)
     assert "best = None" not in code, code
+
+
+# ssd.pytorch's Detect: a Function subclass with a forward of its instance, built in __init__ and called in forward
+LEGACY_FUNCTION_CALLED = '''
+import torch
+import torch.nn as nn
+from torch.autograd import Function
+
+
+class TopScores(Function):
+    def __init__(self, k):
+        self.k = k
+
+    def forward(self, scores):
+        return scores.topk(self.k, dim=1)[0]
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.top = TopScores(2)
+
+    def forward(self, x):
+        return self.top(self.fc(x).softmax(dim=-1))
+
+
+def run():
+    return Head()(torch.ones(2, 4))
+'''
+
+
+def test_legacy_function_called_as_a_function_stops_as_torch_does():
+    """Before: `self.top(...)` on the converted Function's instance was a TypeError ("'TopScores' object is not
+    callable") naming no original line. Now MigrationError (a RuntimeError, as torch's refusal) with torch's words
+    and the calling line, op by op."""
+    import mindspore as ms
+    import pytest
+
+    from tests.parity.harness import load_converted, load_torch
+
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method"):
+        load_torch(LEGACY_FUNCTION_CALLED)["run"]()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    mod, code, _ = load_converted(LEGACY_FUNCTION_CALLED, pynative=True)
+    with pytest.raises(mod._ms_compat.MigrationError,
+                       match=r"TopScores\(\.\.\.\) called as a function at .*:\d+: Legacy autograd function with "
+                             r"non-static forward method"):
+        mod.run()
