@@ -109,3 +109,46 @@ def test_legacy_function_called_as_a_function_stops_as_torch_does():
                        match=r"TopScores\(\.\.\.\) called as a function at .*:\d+: Legacy autograd function with "
                              r"non-static forward method"):
         mod.run()
+
+
+# ssd.pytorch's SSD: the phase it was built for kept as `self.phase`, read by forward
+PHASE_ATTRIBUTE = _FILL + '''
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, phase):
+        super().__init__()
+        self.phase = phase
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if self.phase == "test":
+            return y.softmax(dim=-1)
+        return y
+
+
+train_net, test_net = Head("train"), Head("test")
+fill(train_net, 1)
+opt = torch.optim.SGD(train_net.parameters(), lr=0.1)
+x = torch.linspace(-1, 1, 6).reshape(2, 3)
+for _ in range(2):
+    loss = train_net(x).pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+test_net.load_state_dict(train_net.state_dict())
+test_net.eval()
+with torch.no_grad():
+    probs = test_net(x)
+weights = [p.detach().reshape(-1) for p in train_net.parameters()] + [probs.reshape(-1)]
+'''
+
+
+def test_a_module_attribute_named_phase_is_the_programs_own():
+    """Before: `self.phase` was MindSpore's Cell.phase, which set_train rewrites ('train' after the converted
+    __init__'s set_train(True), 'predict' after eval()): the test network's forward returned the logits, not the
+    probabilities. Now the module's own value (`self._torch_phase`) decides, as under torch."""
+    code, _ = program_weights_match_torch(PHASE_ATTRIBUTE, graph=False)
+    assert "self._torch_phase = phase" in code, code
