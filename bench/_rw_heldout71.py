@@ -37,8 +37,8 @@ pretrainedmodels' datasets import six and tqdm (installed).
   epochs, num_epochs_decay 1, batch 2, Adam(lr 2e-4, betas 0.5/0.999):
   - seg_unet: U_Net; seg_r2unet: R2U_Net(t=2); seg_attunet: AttU_Net.
 - pretrainedmodels (the package as it is): pretrainedmodels.__dict__[name](num_classes=1000, pretrained=None), the
-  last_linear replaced by nn.Linear(in_features, 10), SGD (lr 0.01, momentum 0.9), F.cross_entropy on 2 images of
-  3 x 224 x 224, then model.eval() and a forward:
+  last_linear replaced by nn.Linear(in_features, 10) (DPN's, a 1 x 1 convolution, by nn.Conv2d(in_channels, 10,
+  1)), SGD (lr 0.01, momentum 0.9), F.cross_entropy on 2 images of 3 x 224 x 224, then model.eval() and a forward:
   - pm_nasnetamobile, pm_dpn68, pm_se_resnext50 (se_resnext50_32x4d).
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
@@ -262,9 +262,12 @@ import pretrainedmodels
 torch.manual_seed(0)
 model_name = "{model}"
 model = pretrainedmodels.__dict__[model_name](num_classes=1000, pretrained=None)
-# the README's fine-tuning recipe: a new last layer
-dim_feats = model.last_linear.in_features
-model.last_linear = nn.Linear(dim_feats, 10)
+# the README's fine-tuning recipe: a new last layer (DPN's is a 1 x 1 convolution)
+if isinstance(model.last_linear, nn.Linear):
+    dim_feats = model.last_linear.in_features
+    model.last_linear = nn.Linear(dim_feats, 10)
+else:
+    model.last_linear = nn.Conv2d(model.last_linear.in_channels, 10, kernel_size=1, bias=True)
 print(model_name, model.input_size, model.mean, model.std)
 rng = np.random.RandomState(17)
 images = torch.from_numpy(rng.randn(3, 2, *model.input_size).astype(np.float32))
@@ -342,5 +345,5 @@ RAISES = {"ssd_detect": r"Legacy autograd function with non-static forward metho
 TORCH_FILES = {name: dict(_TORCHVISION) for name, *_ in PROGRAMS}
 
 # SSD: 3 iterations; Image_Segmentation: 2 epochs of 3 steps; pretrainedmodels: 3 steps
-LOSSES = {"ssd_voc": 3, "ssd_detect": 2, "seg_unet": 6, "seg_r2unet": 6, "seg_attunet": 6, "pm_nasnetamobile": 3, "pm_dpn68": 3,
-          "pm_se_resnext50": 3}
+LOSSES = {"ssd_voc": 3, "ssd_detect": 2, "seg_unet": 6, "seg_r2unet": 6, "seg_attunet": 6, "pm_nasnetamobile": 3,
+          "pm_dpn68": 3, "pm_se_resnext50": 3}
