@@ -17,8 +17,9 @@ variable 'output' defined in the 'for' loop body cannot be used outside of the l
 2.10, `for` and `while`). With the binding before the `if` or loop it compiles, and every path that
 Python runs reads what it read. Only a path on which the original raises UnboundLocalError now reads
 None instead; so a function that only runs on the host, one that builds its compiled training step
-(`_ms_compat.compile_step`, train_loop.py), gets no such line. Inside a loop the binding goes before the outermost loop around the statement: a line
-in the loop body would overwrite, in the next iteration, what the last one bound.
+(`_ms_compat.compile_step`, train_loop.py), gets no such line. Inside a loop the binding goes before the
+outermost loop around the statement: a line in the loop body would overwrite, in the next iteration, what the
+last one bound.
 
 A pass over the converted code (inserted lines would shift the statement lines that sites name), on
 every function: construct (or forward) and the functions it may call, which are compiled with it. The name
