@@ -268,9 +268,12 @@ if isinstance(model.last_linear, nn.Linear):
     model.last_linear = nn.Linear(dim_feats, 10)
 else:
     model.last_linear = nn.Conv2d(model.last_linear.in_channels, 10, kernel_size=1, bias=True)
-print(model_name, model.input_size, model.mean, model.std)
+# the input size as the README reads it (a model built with pretrained=None has no input_size attribute)
+settings = pretrainedmodels.pretrained_settings[model_name]
+input_size = next(iter(settings.values()))["input_size"]
+print(model_name, input_size)
 rng = np.random.RandomState(17)
-images = torch.from_numpy(rng.randn(3, 2, *model.input_size).astype(np.float32))
+images = torch.from_numpy(rng.randn(3, 2, *input_size).astype(np.float32))
 labels = torch.from_numpy(rng.randint(0, 10, (3, 2)).astype(np.int64))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 model.train()
