@@ -152,3 +152,33 @@ def test_a_module_attribute_named_phase_is_the_programs_own():
     probabilities. Now the module's own value (`self._torch_phase`) decides, as under torch."""
     code, _ = program_weights_match_torch(PHASE_ATTRIBUTE, graph=False)
     assert "self._torch_phase = phase" in code, code
+
+
+# ssd.pytorch's SSD.forward: `self.priors.type(type(x.data))`, the class of a tensor as the type to cast to
+TYPE_OF_A_TENSOR = '''
+import torch
+
+
+def run():
+    x = torch.ones(2, 3)
+    priors = torch.arange(6, dtype=torch.float64).reshape(3, 2) / 7
+    counts = torch.arange(4)
+    return priors.type(type(x.data)) * 3, counts.type(torch.Tensor) / 3
+'''
+
+
+def test_cast_to_the_class_of_a_tensor():
+    """Before: `_ms_compat.tensor_type(priors, type(x.data))` raised TypeError ("type() expects a dtype, a tensor
+    type or its name") where torch casts to its default tensor type, FloatTensor. Now float32, as torch."""
+    import mindspore as ms
+    import numpy as np
+
+    from tests.parity.harness import load_converted, load_torch
+
+    want = load_torch(TYPE_OF_A_TENSOR)["run"]()
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    mod, code, _ = load_converted(TYPE_OF_A_TENSOR, pynative=True)
+    got = mod.run()
+    for g, w in zip(got, want):
+        assert g.dtype == ms.float32 and w.dtype.is_floating_point and w.dtype.itemsize == 4, (g.dtype, w.dtype)
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-6)
