@@ -38,7 +38,8 @@ pretrainedmodels' datasets import six and tqdm (installed).
   - seg_unet: U_Net; seg_r2unet: R2U_Net(t=2); seg_attunet: AttU_Net.
 - pretrainedmodels (the package as it is): pretrainedmodels.__dict__[name](num_classes=1000, pretrained=None), the
   last_linear replaced by nn.Linear(in_features, 10) (DPN's, a 1 x 1 convolution, by nn.Conv2d(in_channels, 10,
-  1)), SGD (lr 0.01, momentum 0.9), F.cross_entropy on 2 images of 3 x 224 x 224, then model.eval() and a forward:
+  1)), SGD (lr 0.01, momentum 0.9), F.cross_entropy on 2 images of the input size pretrained_settings names
+  (3 x 224 x 224), then model.eval() and model.features / model.logits:
   - pm_nasnetamobile, pm_dpn68, pm_se_resnext50 (se_resnext50_32x4d).
 
 A repo entry `OWNER+NAME@COMMIT` is read at that commit. Entries have real_world.PROGRAMS' shape."""
