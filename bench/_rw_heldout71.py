@@ -1,6 +1,6 @@
 """The `heldout71` set of bench/real_world.py (`--set heldout71`): detection, segmentation and an ImageNet model
 library: amdegroot/ssd.pytorch (SSD300 on VGG16 built by build_ssd('train'), VOCDetection over a VOC-format folder
-with SSDAugmentation, detection_collate, MultiBoxLoss with hard-negative mining, train.py's weights_init and SGD),
+with BaseTransform, detection_collate, MultiBoxLoss with hard-negative mining, train.py's weights_init and SGD),
 LeeJunHyun/Image_Segmentation (solver.Solver's train(): U_Net, R2U_Net and AttU_Net with BCELoss over sigmoid
 outputs, Adam, the linear learning-rate decay, validation metrics of evaluation.py, the best model saved and
 reloaded for the test pass) and Cadene/pretrained-models.pytorch (pretrainedmodels' nasnetamobile, dpn68 and
@@ -15,14 +15,14 @@ since torch 0.5) and needs the VGG weights file; Image_Segmentation's main.py dr
 epochs from Python's random, and its data_loader.py is torchvision's transforms throughout (the venv's torchvision
 does not import beside this torch, so solver.py's module-level `import torchvision` gets a stand-in of ours on the
 torch side, as bench/_rw_heldout69.py's). ssd.pytorch's MultiBoxLoss writes `loss_c[pos] = 0` before
-`loss_c = loss_c.view(num, -1)`, an IndexError (mask shape) since torch 1.x: the widely applied upstream fix (the two
-lines swapped, ssd.pytorch issue #173) is made to the program before converting, on both sides. Extra packages:
-ssd.pytorch reads images with OpenCV (`pip install "opencv-python-headless<4.11"`, MSMIGRATE_BENCH_DEPS=1);
+`loss_c = loss_c.view(num, -1)`, an IndexError (mask shape) under today's torch: the fix users of the repository
+apply (the two lines swapped) is made to the program before converting, on both sides; its SSDAugmentation's
+RandomSampleCrop calls np.random.choice on a tuple of None and tuples (ValueError under NumPy >= 1.24), so the
+drivers use its BaseTransform (eval.py's). Extra packages: ssd.pytorch reads images with OpenCV (`pip install "opencv-python-headless<4.11"`, MSMIGRATE_BENCH_DEPS=1);
 pretrainedmodels' datasets import six and tqdm (installed).
 
 - ssd_voc: a VOC2007-format folder of our own (six 96 x 128 JPEGs, Annotations XML with one or two objects each,
-  ImageSets/Main/trainval.txt), VOCDetection(root, [('2007', 'trainval')], SSDAugmentation(300, MEANS)) (NumPy's
-  random photometric distortions, expand, sample crops, mirror), build_ssd('train', 300, 21) (L2Norm, the extras,
+  ImageSets/Main/trainval.txt), VOCDetection(root, [('2007', 'trainval')], BaseTransform(300, MEANS)), build_ssd('train', 300, 21) (L2Norm, the extras,
   loc/conf heads, PriorBox), train.py's xavier weights_init of extras/loc/conf, SGD (lr 1e-4, momentum 0.9, wd 5e-4),
   MultiBoxLoss(21, 0.5, True, 0, True, 3, 0.5, False, False), DataLoader(batch 2, shuffle, detection_collate), the
   loop of train.py (Variable, loss_l + loss_c).
@@ -305,7 +305,7 @@ _TORCHVISION = {
 
 
 def _fix_multibox_mask(proj):
-    """ssd.pytorch issue #173's fix, on both sides: the hard-negative mask written after the view it indexes."""
+    """The fix users of ssd.pytorch apply, on both sides: the hard-negative mask written after the view it indexes."""
     path = proj / "layers" / "modules" / "multibox_loss.py"
     text = path.read_text()
     old = "        loss_c[pos] = 0  # filter out pos boxes for now\n        loss_c = loss_c.view(num, -1)\n"
