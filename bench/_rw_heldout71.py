@@ -18,12 +18,12 @@ torch side, as bench/_rw_heldout69.py's). ssd.pytorch's MultiBoxLoss writes `los
 `loss_c = loss_c.view(num, -1)`, an IndexError (mask shape) under today's torch: the fix users of the repository
 apply (the two lines swapped) is made to the program before converting, on both sides; its SSDAugmentation's
 RandomSampleCrop calls np.random.choice on a tuple of None and tuples (ValueError under NumPy >= 1.24), so the
-drivers use its BaseTransform (eval.py's). Extra packages: ssd.pytorch reads images with OpenCV (`pip install "opencv-python-headless<4.11"`, MSMIGRATE_BENCH_DEPS=1);
-pretrainedmodels' datasets import six and tqdm (installed).
+drivers use its BaseTransform (eval.py's). Extra packages: ssd.pytorch reads images with OpenCV (`pip install
+"opencv-python-headless<4.11"`, MSMIGRATE_BENCH_DEPS=1); pretrainedmodels' datasets import six and tqdm (installed).
 
 - ssd_voc: a VOC2007-format folder of our own (six 96 x 128 JPEGs, Annotations XML with one or two objects each,
-  ImageSets/Main/trainval.txt), VOCDetection(root, [('2007', 'trainval')], BaseTransform(300, MEANS)), build_ssd('train', 300, 21) (L2Norm, the extras,
-  loc/conf heads, PriorBox), train.py's xavier weights_init of extras/loc/conf, SGD (lr 1e-4, momentum 0.9, wd 5e-4),
+  ImageSets/Main/trainval.txt), VOCDetection(root, [('2007', 'trainval')], BaseTransform(300, MEANS)),
+  build_ssd('train', 300, 21) (L2Norm, the extras, loc/conf heads, PriorBox), train.py's xavier weights_init of extras/loc/conf, SGD (lr 1e-4, momentum 0.9, wd 5e-4),
   MultiBoxLoss(21, 0.5, True, 0, True, 3, 0.5, False, False), DataLoader(batch 2, shuffle, detection_collate), the
   loop of train.py (Variable, loss_l + loss_c).
 - ssd_detect: two such iterations, train.py's torch.save of the state_dict, then test.py's test_net as it reads:
