@@ -23,9 +23,9 @@ drivers use its BaseTransform (eval.py's). Extra packages: ssd.pytorch reads ima
 
 - ssd_voc: a VOC2007-format folder of our own (six 96 x 128 JPEGs, Annotations XML with one or two objects each,
   ImageSets/Main/trainval.txt), VOCDetection(root, [('2007', 'trainval')], BaseTransform(300, MEANS)),
-  build_ssd('train', 300, 21) (L2Norm, the extras, loc/conf heads, PriorBox), train.py's xavier weights_init of extras/loc/conf, SGD (lr 1e-4, momentum 0.9, wd 5e-4),
-  MultiBoxLoss(21, 0.5, True, 0, True, 3, 0.5, False, False), DataLoader(batch 2, shuffle, detection_collate), the
-  loop of train.py (Variable, loss_l + loss_c).
+  build_ssd('train', 300, 21) (L2Norm, the extras, loc/conf heads, PriorBox), train.py's xavier weights_init of
+  extras/loc/conf, SGD (lr 1e-4, momentum 0.9, wd 5e-4), MultiBoxLoss(21, 0.5, True, 0, True, 3, 0.5, False, False),
+  DataLoader(batch 2, shuffle, detection_collate), the loop of train.py (Variable, loss_l + loss_c); 3 iterations.
 - ssd_detect: two such iterations, train.py's torch.save of the state_dict, then test.py's test_net as it reads:
   build_ssd('test', 300, 21) (Softmax, Detect), load_weights, eval(), one image through BaseTransform and the
   network. torch (>= 1.5) stops there with RuntimeError: Detect is a Function subclass with a non-static forward,
