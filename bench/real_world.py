@@ -72,6 +72,7 @@
     python bench/real_world.py --mirrors /work/.mirror --set heldout68  # bench/_rw_heldout68.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout69  # bench/_rw_heldout69.py's programs
     python bench/real_world.py --mirrors /work/.mirror --set heldout70  # bench/_rw_heldout70.py's programs
+    python bench/real_world.py --mirrors /work/.mirror --set heldout71  # bench/_rw_heldout71.py's programs
 
 --mirrors DIR holds bare git repositories as DIR/<owner>+<name>/repo (what the search tool's
 fetch gives); nothing of them is kept in this repository: each is extracted at run time into
@@ -657,7 +658,7 @@ def main(argv=None):
                                       "heldout55", "heldout56", "heldout57", "heldout58",
                                       "heldout59", "heldout60", "heldout61", "heldout62", "heldout63",
                                       "heldout64", "heldout65", "heldout66", "heldout67",
-                                      "heldout68", "heldout69", "heldout70"),
+                                      "heldout68", "heldout69", "heldout70", "heldout71"),
                     default="default",
                     help="wider: programs beyond the default set (bench/_rw_wider.py); heldout2: "
                          "kuangliu/pytorch-cifar and graykode/nlp-tutorial (bench/_rw_heldout2.py); heldout3: "
@@ -811,7 +812,10 @@ def main(argv=None):
                          "scripts/train.py trains them (bench/_rw_heldout69.py); heldout70: TensorFlow/Keras "
                          "originals: philipperemy/keras-tcn's TCN trained by its task scripts, keras-team/keras' "
                          "examples (MNIST convnet, subclassed, functional, custom layers with keras.ops) "
-                         "(bench/_rw_heldout70.py)")
+                         "(bench/_rw_heldout70.py); heldout71: amdegroot/ssd.pytorch's "
+                         "SSD300 trained with MultiBoxLoss on a VOC-format folder, LeeJunHyun/Image_Segmentation's "
+                         "U_Net, R2U_Net and AttU_Net trained by solver.Solver, Cadene/pretrained-models.pytorch's "
+                         "nasnetamobile, dpn68 and se_resnext50_32x4d fine-tuned (bench/_rw_heldout71.py)")
     a = ap.parse_args(argv)
     a.work, a.mirrors = a.work.resolve(), a.mirrors.resolve()
     only = {s for s in a.only.split(",") if s}

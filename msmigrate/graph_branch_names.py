@@ -16,8 +16,10 @@ reads the first loop's `output` in the second) stops compiling with "UnboundLoca
 variable 'output' defined in the 'for' loop body cannot be used outside of the loop body" (measured on
 2.10, `for` and `while`). With the binding before the `if` or loop it compiles, and every path that
 Python runs reads what it read. Only a path on which the original raises UnboundLocalError now reads
-None instead. Inside a loop the binding goes before the outermost loop around the statement: a line
-in the loop body would overwrite, in the next iteration, what the last one bound.
+None instead; so a function that only runs on the host, one that builds its compiled training step
+(`_ms_compat.compile_step`, train_loop.py), gets no such line. Inside a loop the binding goes before the
+outermost loop around the statement: a line in the loop body would overwrite, in the next iteration, what the
+last one bound.
 
 A pass over the converted code (inserted lines would shift the statement lines that sites name), on
 every function: construct (or forward) and the functions it may call, which are compiled with it. The name
@@ -303,13 +305,52 @@ class _Insert(cst.CSTTransformer):
         return updated
 
 
+# the call the conversion writes where a function builds its compiled training step (train_loop.py): such a function
+# runs on the host, op by op in both modes, and is never itself compiled
+_HOST_STEP_BUILDERS = ("compile_step",)
+
+
+class _BuildsCompiledStep(cst.CSTVisitor):
+    """Whether a function's own body (not the functions or classes it defines) calls `_ms_compat.compile_step`."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        self.function = function
+        self.found = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.function
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "_ms_compat" \
+                and f.attr.value in _HOST_STEP_BUILDERS:
+            self.found = True
+
+
+def builds_compiled_step(function: cst.FunctionDef) -> bool:
+    v = _BuildsCompiledStep(function)
+    function.visit(v)
+    return v.found
+
+
 class _Plans(cst.CSTVisitor):
-    """The plans of every function of the module (nested ones too), keyed by the original statements."""
+    """The plans of every function of the module (nested ones too), keyed by the original statements. A function
+    that builds a compiled training step (its train loop's host, Image_Segmentation's Solver.train) is never compiled
+    itself: its names keep Python's binding, so a path that reads (or `del`s) a name no branch bound raises
+    UnboundLocalError as the original does, instead of reading None; the step functions it defines keep theirs."""
 
     def __init__(self) -> None:
         self.plan: dict = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if builds_compiled_step(node):
+            return
         self.plan.update(_Forward(node).plan())
 
 

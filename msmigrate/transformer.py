@@ -235,6 +235,11 @@ def _walk(node: cst.CSTNode):
     for child in node.children:
         yield from _walk(child)
 
+
+# attributes of MindSpore's Cell that its own methods rewrite, under which a torch module keeps a value of its own:
+# in a class that becomes a Cell the module's `self.<name>` is renamed (Transformer._cell_owned_attribute)
+CELL_OWNED_ATTRIBUTES = {"phase": "_torch_phase"}
+
 class _Imports(cst.CSTVisitor):
     """The import statements of a piece of code (not those inside nested functions/classes)."""
 
@@ -2316,6 +2321,9 @@ class TorchToMindSpore(cst.CSTTransformer):
         return FSQ.readable(original, updated) if updated is not original else updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        renamed = self._cell_owned_attribute(original, updated)
+        if renamed is not None:
+            return renamed
         result = self._leave_attribute(original, updated)
         if result is updated and (id(original) not in self._skip or id(original) in self._receivers) and (
                 self._in_graph_code() or self._in_record_method()
@@ -2323,6 +2331,19 @@ class TorchToMindSpore(cst.CSTTransformer):
             result = GRD.field_read(self, original, updated) or result
         result = GS.wrap_read(self, original, result)   # graph_state.py
         return GR.track(self, original, result)   # `x.grad`: see leave_Module
+
+    def _cell_owned_attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        """`self.phase` in a module's own methods (ssd.pytorch's SSD: `self.phase = phase` in __init__, `if self.phase
+        == "test":` in forward): `phase` is a property of MindSpore's Cell that set_train rewrites ('train' or
+        'predict', also the set_train(True) a converted __init__ ends with), so the program's value was replaced
+        and forward took the other branch, silently. In a class that becomes a Cell the program's attribute is
+        `self._torch_phase` (CELL_OWNED_ATTRIBUTES); a read from outside the class (`net.phase`) still reaches
+        MindSpore's property."""
+        if not (self._classes and self._classes[-1].is_cell and self._funcs
+                and isinstance(original.value, cst.Name) and original.value.value == "self"
+                and original.attr.value in CELL_OWNED_ATTRIBUTES):
+            return None
+        return updated.with_changes(attr=cst.Name(CELL_OWNED_ATTRIBUTES[original.attr.value]))
 
     def _own_plain_attribute(self, original: cst.Attribute) -> bool:
         """`self._modules` in a class that is no Module (transformers' `_LazyModule(ModuleType)` keeps a set under

@@ -96,6 +96,18 @@ class Function:
     def setup_context(ctx, inputs, output):
         raise NotImplementedError
 
+    def __call__(self, *args, **kwargs):
+        """An instance called as a function, the legacy form (`class Detect(Function): def forward(self, ...)`, then
+        `self.detect = Detect(...)` and `self.detect(x)`: ssd.pytorch): torch (since 1.5) refuses the call with
+        RuntimeError; here MigrationError (a RuntimeError) with torch's words, naming the calling line (compiling a
+        graph that reaches the call stops the same way)."""
+        if _compiling(_draw_probe):
+            _refuse_compiled(_LEGACY_FUNCTION_CALL, "Function", "")
+        import sys
+        frame = sys._getframe(1)     # the original line where the converted tree maps it, else the converted one
+        at = calling_line(frame) or f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        _raise_migration_error(_LEGACY_FUNCTION_CALL.format(type(self).__name__, " at " + at))
+
     @classmethod
     def has_setup_context(cls):
         return cls.setup_context is not Function.setup_context
@@ -109,6 +121,9 @@ class Function:
         return _function_call(cls, args, kwargs)
 
 
+_LEGACY_FUNCTION_CALL = ("{}(...) called as a function{}: Legacy autograd function with non-static forward method "
+                         "is deprecated (torch's RuntimeError since 1.5); write a static forward(ctx, ...) and call "
+                         "Fn.apply(...)")
 _FUNCTION_APPLY_REFUSAL = ("{}.apply{}: a custom torch.autograd.Function runs in PYNATIVE mode only (its backward "
                            "is called op by op); set ms.set_context(mode=ms.PYNATIVE_MODE)")
 

@@ -75,6 +75,10 @@ def _legacy_dtype(spec):
         raise ValueError(f"invalid type: '{spec}'")
     if isinstance(spec, ms.dtype.Type):
         return spec
+    if isinstance(spec, type) and issubclass(spec, ms.Tensor):
+        # torch.Tensor, or the class of a tensor (ssd.pytorch's `self.priors.type(type(x.data))`): torch's default
+        # tensor type, FloatTensor (a converted program's default dtype is float32: set_default_dtype refuses others)
+        return ms.float32
     raise TypeError(f"type() expects a dtype, a tensor type or its name, got {spec!r}")
 
 
