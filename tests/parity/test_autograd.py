@@ -807,8 +807,7 @@ def test_gradient_of_a_gradient_op_by_op_is_compiled():
 
 
 # DomainBed's IRM shape: a helper taking two gradients, each of a loss of one half of its argument, with respect to
-# a scale; the losses whose MindSpore kernels have no second derivative (label smoothing's gathers, the binary
-# cross-entropy with logits)
+# a scale (LOSS_1 and LOSS_2 filled in by each test)
 _TWO_PENALTIES_OF_A_HELPER = '''
 import numpy as np
 import torch
@@ -819,8 +818,8 @@ import torch.nn.functional as F
 
 def penalty_of(logits, y, p):
     scale = torch.tensor(1.).requires_grad_()
-    loss_1 = F.cross_entropy(logits[::2] * scale, y[::2], label_smoothing=0.1)
-    loss_2 = F.binary_cross_entropy_with_logits(logits[1::2] * scale, p[1::2])
+    loss_1 = LOSS_1
+    loss_2 = LOSS_2
     grad_1 = autograd.grad(loss_1, [scale], create_graph=True)[0]
     grad_2 = autograd.grad(loss_2, [scale], create_graph=True)[0]
     return torch.sum(grad_1 * grad_2)
@@ -846,14 +845,24 @@ weights = [q.detach().reshape(-1) for q in net.parameters()] + losses
 '''
 
 
-@pytest.mark.parametrize("graph", [True, False])
-def test_two_gradients_of_a_helper_through_losses_without_second_derivative_kernels(graph):
-    """Before, compiled: "The parameters number of the function is 2, but the number of provided arguments is 1"
-    (TypeError naming no line: MindSpore 2.10 mis-builds the two gradient functions reading the helper's arguments
-    as closure cells), and once those compiled, 'Bprop "GatherDGradV2"' and "Primitive
-    BinaryCrossEntropyWithLogitsBackward's bprop not defined" (RuntimeErrors naming no line). The functions take the
-    values as arguments now (graph_gradient_closures.py), and while the step runs the two losses compute by their
-    formulas (compat losses.py TWICE_DIFFERENTIATED). Losses and weights after two steps are torch's."""
-    code, _ = program_weights_match_torch(_TWO_PENALTIES_OF_A_HELPER, graph=graph)
+def test_two_gradient_functions_of_a_helper_compile():
+    """Two cross-entropies of the helper's halves. Before, compiled: "The parameters number of the function is 2,
+    but the number of provided arguments is 1" (TypeError naming no line: MindSpore 2.10 mis-builds the two gradient
+    functions reading the helper's arguments as closure cells). The functions take the values as arguments now
+    (graph_gradient_closures.py); losses and weights after two steps are torch's."""
+    src = _TWO_PENALTIES_OF_A_HELPER.replace("LOSS_1", "F.cross_entropy(logits[::2] * scale, y[::2])") \
+        .replace("LOSS_2", "F.cross_entropy(logits[1::2] * scale, y[1::2])")
+    code, _ = program_weights_match_torch(src, graph=True)
     assert "def _loss_1_of_scale(scale, logits, y):" in code, code
-    assert "ms.grad(_loss_2_of_scale, grad_position=0)(ms.mutable(scale), logits, p)" in code, code
+    assert "ms.grad(_loss_2_of_scale, grad_position=0)(ms.mutable(scale), logits, y)" in code, code
+
+
+def test_losses_without_second_derivative_kernels_differentiated_twice():
+    """Label smoothing's gathers and the binary cross-entropy with logits: before, 'Bprop "GatherDGradV2"' and
+    "Primitive BinaryCrossEntropyWithLogitsBackward's bprop not defined" (RuntimeErrors naming no line). While the
+    step runs, those losses compute by their formulas (compat losses.py TWICE_DIFFERENTIATED); losses and weights
+    after two steps are torch's (the step compiled in PYNATIVE mode too)."""
+    src = _TWO_PENALTIES_OF_A_HELPER.replace(
+        "LOSS_1", "F.cross_entropy(logits[::2] * scale, y[::2], label_smoothing=0.1)").replace(
+        "LOSS_2", "F.binary_cross_entropy_with_logits(logits[1::2] * scale, p[1::2])")
+    program_weights_match_torch(src, graph=False)
