@@ -22,7 +22,7 @@ from typing import List, Set
 
 import libcst as cst
 
-from .graph_loop_lambdas import _targets
+from .scope_names import names_read, scope_names
 
 _MARK = "# msmigrate: torch.autograd.grad -> the gradient of "
 
@@ -97,145 +97,17 @@ def _gradient_functions(block: cst.CSTNode) -> List[cst.FunctionDef]:
 def _value_names(fn: cst.FunctionDef) -> Set[str]:
     """The names fn binds to values: parameters, assignment/for/with/except/walrus targets; not those it binds
     to a def, a class, an import or a lambda, nor those declared global or nonlocal."""
-    values: Set[str] = {p.name.value for p in _all_params(fn.params)}
-    other: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, n):
-            for t in n.targets:
-                _targets(t.target, other if isinstance(n.value, cst.Lambda) else values)
-
-        def visit_AnnAssign(self, n):
-            _targets(n.target, values)
-
-        def visit_AugAssign(self, n):
-            _targets(n.target, values)
-
-        def visit_For(self, n):
-            _targets(n.target, values)
-
-        def visit_WithItem(self, n):
-            if n.asname is not None:
-                _targets(n.asname.name, values)
-
-        def visit_ExceptHandler(self, n):
-            if n.name is not None:
-                _targets(n.name.name, values)
-
-        def visit_NamedExpr(self, n):
-            _targets(n.target, values)
-
-        def visit_Import(self, n):
-            for a in n.names:
-                other.add((a.asname.name.value if a.asname else cst.helpers.get_full_name_for_node(a.name))
-                          .split(".")[0])
-            return False
-
-        def visit_ImportFrom(self, n):
-            if not isinstance(n.names, cst.ImportStar):
-                for a in n.names:
-                    other.add(a.asname.name.value if a.asname else a.name.value)
-            return False
-
-        def visit_Global(self, n):
-            other.update(x.name.value for x in n.names)
-
-        def visit_Nonlocal(self, n):
-            other.update(x.name.value for x in n.names)
-
-        def visit_FunctionDef(self, n):
-            other.add(n.name.value)
-            return False
-
-        def visit_ClassDef(self, n):
-            other.add(n.name.value)
-            return False
-
-        def visit_Lambda(self, n):
-            return False
-
-        def visit_CompFor(self, n):
-            return False
-
-    fn.body.visit(Collect())
-    return values - other
-
-
-def _all_params(params: cst.Parameters) -> List[cst.Param]:
-    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            out.append(star)
-    return out
+    found = scope_names(fn)
+    return found.values - found.lambdas - found.defs - set(found.imports) - found.declared
 
 
 def _free_reads(g: cst.FunctionDef) -> List[tuple]:
     """(name, read only as an attribute's object) for the names g reads and does not bind itself, in order."""
-    own: Set[str] = {p.name.value for p in _all_params(g.params)}
-    order: List[str] = []
-    plain: Set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, n):
-            if isinstance(n.value, cst.Name):
-                _seen(n.value.value, False)
-                return False
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n):
-            n.value.visit(self)
-            return False
-
-        def visit_Param(self, n):
-            own.add(n.name.value)
-            if n.default is not None:
-                n.default.visit(self)
-            return False
-
-        def visit_AssignTarget(self, n):
-            _targets(n.target, own)
-
-        def visit_AugAssign(self, n):
-            _targets(n.target, own)
-
-        def visit_AnnAssign(self, n):
-            _targets(n.target, own)
-
-        def visit_For(self, n):
-            _targets(n.target, own)
-
-        def visit_CompFor(self, n):
-            _targets(n.target, own)
-
-        def visit_NamedExpr(self, n):
-            _targets(n.target, own)
-
-        def visit_FunctionDef(self, n):
-            own.add(n.name.value)
-            if n is g:
-                return True
-            n.params.visit(self)
-            n.body.visit(self)
-            return False
-
-        def visit_Global(self, n):
-            own.update(x.name.value for x in n.names)
-
-        def visit_Nonlocal(self, n):
-            own.update(x.name.value for x in n.names)
-
-        def visit_Name(self, n):
-            _seen(n.value, True)
-
-    def _seen(name: str, is_plain: bool) -> None:
-        if name not in order:
-            order.append(name)
-        if is_plain:
-            plain.add(name)
-
-    g.visit(Collect())
-    return [(n, n not in plain) for n in order if n not in own]
+    own = scope_names(g)
+    bound = own.values | own.lambdas | own.defs | set(own.imports) | own.declared
+    objects: Set[str] = set()
+    read = names_read(g.body, objects)
+    return [(n, n in objects) for n in read if n not in bound]
 
 
 def _gradient_call(node: cst.CSTNode, name: str) -> bool:

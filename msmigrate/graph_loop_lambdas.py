@@ -27,6 +27,8 @@ from typing import List, Set
 
 import libcst as cst
 
+from .scope_names import names_read as _names_read, targets as _targets
+
 _PREFIX = "_ms_loop_fn"
 
 
@@ -69,51 +71,6 @@ def _bound_names(node: cst.CSTNode) -> Set[str]:
 
     node.visit(Collect())
     return names
-
-
-def _targets(t: cst.BaseExpression, out: Set[str]) -> None:
-    if isinstance(t, cst.Name):
-        out.add(t.value)
-    elif isinstance(t, (cst.Tuple, cst.List)):
-        for e in t.elements:
-            _targets(e.value, out)
-    elif isinstance(t, cst.StarredElement):
-        _targets(t.value, out)
-
-
-def _names_read(body: cst.BaseExpression) -> List[str]:
-    """Plain names the lambda body reads from outside it, in order of appearance (not attributes, not keyword
-    names, not names the body binds itself)."""
-    seen: List[str] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, n):
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n):
-            n.value.visit(self)
-            return False
-
-        def visit_Param(self, n):
-            own.add(n.name.value)
-            if n.default is not None:
-                n.default.visit(self)
-            return False
-
-        def visit_CompFor(self, n):
-            _targets(n.target, own)
-
-        def visit_NamedExpr(self, n):
-            _targets(n.target, own)
-
-        def visit_Name(self, n):
-            if n.value not in seen:
-                seen.append(n.value)
-
-    own: Set[str] = set()      # bound inside the body itself (an inner lambda's parameter, a comprehension's)
-    body.visit(Collect())
-    return [n for n in seen if n not in own]
 
 
 def _simple_params(lam: cst.Lambda) -> bool:

@@ -22,6 +22,7 @@ import libcst as cst
 from .registry import CONVERTED, DIFFERENCE, TODO, lookup
 from .callsite import dotted_name as _dotted
 from .project_index import resolve_head
+from .scope_names import all_params, scope_names
 from .sites import Site, shorten
 from . import fstring_quotes as FSQ
 
@@ -79,88 +80,15 @@ def _expr(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
-def _all_params(params: cst.Parameters):
-    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    out += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return out
-
-
 def _local_names(fn: cst.FunctionDef) -> set:
     """The names a function binds in its own scope (parameters, assignment, loop, with and except targets,
     imports other than TensorFlow/Keras ones, inner defs), less those it declares global or nonlocal: Python's rule
     for a local name. A name an import of TensorFlow/Keras also binds (`layers`) is the function's own variable
     there, not the module; a TensorFlow import inside the function (`import tensorflow as tf`, which the pass
     removes) keeps its name the import's."""
-    names = {p.name.value for p in _all_params(fn.params)}
-    declared = set()
-
-    class Bound(cst.CSTVisitor):
-        def _target(s, t):
-            if isinstance(t, cst.Name):
-                names.add(t.value)
-            elif isinstance(t, (cst.Tuple, cst.List)):
-                for e in t.elements:
-                    s._target(e.value)
-            elif isinstance(t, cst.StarredElement):
-                s._target(t.value)
-
-        def visit_AssignTarget(s, node):
-            s._target(node.target)
-
-        def visit_AnnAssign(s, node):
-            s._target(node.target)
-
-        def visit_AugAssign(s, node):
-            s._target(node.target)
-
-        def visit_For(s, node):
-            s._target(node.target)
-
-        def visit_WithItem(s, node):
-            if node.asname is not None:
-                s._target(node.asname.name)
-
-        def visit_ExceptHandler(s, node):
-            if node.name is not None:
-                s._target(node.name.name)
-
-        def visit_NamedExpr(s, node):
-            s._target(node.target)
-
-        def visit_Import(s, node):      # a TensorFlow/Keras import inside the function stays the import's name
-            for a in node.names:
-                if _dotted(a.name).split(".")[0] not in _TF_TOPS:
-                    names.add(a.asname.name.value if a.asname else _dotted(a.name).split(".")[0])
-            return False
-
-        def visit_ImportFrom(s, node):
-            tf = node.module is not None and not node.relative and _dotted(node.module).split(".")[0] in _TF_TOPS
-            if not tf and not isinstance(node.names, cst.ImportStar):
-                for a in node.names:
-                    names.add(a.asname.name.value if a.asname else a.name.value)
-            return False
-
-        def visit_Global(s, node):
-            declared.update(n.name.value for n in node.names)
-
-        def visit_Nonlocal(s, node):
-            declared.update(n.name.value for n in node.names)
-
-        def visit_FunctionDef(s, node):
-            names.add(node.name.value)
-            return False
-
-        def visit_ClassDef(s, node):
-            names.add(node.name.value)
-            return False
-
-        def visit_Lambda(s, node):
-            return False
-
-        def visit_CompFor(s, node):     # comprehension targets are the comprehension's own
-            return None
-    fn.body.visit(Bound())
-    return names - declared
+    found = scope_names(fn)
+    imported = {name for name, module in found.imports.items() if module.split(".")[0] not in _TF_TOPS}
+    return (found.values | found.lambdas | found.defs | imported) - found.declared
 
 
 class TFToMindSpore(cst.CSTTransformer):
@@ -286,7 +214,7 @@ class TFToMindSpore(cst.CSTTransformer):
         self._locals.append(_local_names(node))
 
     def visit_Lambda(self, node):
-        self._locals.append({p.name.value for p in _all_params(node.params)})
+        self._locals.append({p.name.value for p in all_params(node.params)})
 
     def leave_Lambda(self, original, updated):
         self._locals.pop()
