@@ -16,6 +16,8 @@ from typing import List, Optional
 import libcst as cst
 import libcst.matchers as m
 
+from .scope_names import all_params as _all_params
+
 COMPAT = "_ms_compat"
 
 # kinds of statements, kept on a stack while converting
@@ -108,11 +110,6 @@ def api_of(ph: cst.Call) -> str:
 
 
 # ------------------------------------------------------------ default values
-def _all_params(params: cst.Parameters) -> List[cst.Param]:
-    out = list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
-    return out
-
-
 def checked_defaults(fn: cst.FunctionDef) -> cst.FunctionDef:
     """A default value that is a placeholder is only reached when a call leaves its
     parameter out: the function's first statement checks that."""

@@ -56,6 +56,7 @@ from . import param_data_update as PDU
 from . import grad_reads as GR
 from . import held_items as HI
 from . import graph_gradient_closures as GGC
+from .scope_names import all_params as _all_params
 from . import graph_loop_lambdas as LL
 from . import graph_stored_lambdas as SL
 from . import unmapped_tensor_api as UT
@@ -264,12 +265,6 @@ class _Imports(cst.CSTVisitor):
         v = cls()
         TL.walk(node, v)   # read-only: no libcst rebuild of the tree
         return v.found
-
-
-def _all_params(params: cst.Parameters) -> List[cst.Param]:
-    out = list(params.params) + list(params.kwonly_params) + list(params.posonly_params)
-    out += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return out
 
 
 @dataclass
