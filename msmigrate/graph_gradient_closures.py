@@ -28,7 +28,22 @@ _MARK = "# msmigrate: torch.autograd.grad -> the gradient of "
 
 
 def lift(module: cst.Module) -> cst.Module:
+    if not _any_gradient_function(module):     # (most modules: one read-only pass, no rebuild)
+        return module
     return module.visit(_Lift())
+
+
+def _any_gradient_function(module: cst.Module) -> bool:
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            if _is_gradient_function(node):
+                found.append(node)
+            return not found
+
+    module.visit(Find())
+    return bool(found)
 
 
 class _Lift(cst.CSTTransformer):
@@ -45,6 +60,8 @@ def _lifted_in(fn: cst.FunctionDef) -> cst.FunctionDef:
     """fn with each gradient function defined in its body taking fn's values it reads as arguments. A name
     defined twice in fn (a second derivative's function holds a copy of the first's) keeps its closure: which
     def a call reaches is then the scope's business."""
+    if not _gradient_functions(fn.body):
+        return fn
     values = _value_names(fn)
     defined = _def_names(fn.body)
     done: Set[str] = set()
