@@ -319,6 +319,11 @@ def add_module(cell, name, module):
     a SequentialCell also gets the child added to the list it runs. A name MindSpore refuses as a parameter
     prefix (torch takes any string without a dot: WassersteinGAN's 'initial:100-512:convt') is kept as the child's
     name, as torch's state_dict keys have it, and its parameters are named under it without that check."""
+    if type(cell).__name__ == "ModuleList" and not str(name).isdigit():
+        # a list of named children: a Cell of attributes (compat_parts/module_list.py), no longer one MindSpore's
+        # graph parser reads as a tuple (the flag CellList's __init__ set)
+        cell.__class__ = NamedModules
+        cell.__dict__.pop("__cell_as_list__", None)
     if isinstance(module, nn.Cell) and not _LEGAL_PREFIX.match(name) and "." not in name and name \
             and not hasattr(type(cell), name):
         cell.insert_child_to_cell(name, module)

@@ -56,3 +56,23 @@ class ModuleList(nn.CellList):
         for cell in self._cells.values():
             if cell is not None:
                 cell.set_grad(flag)
+
+
+class NamedModules(nn.Cell):
+    """A ModuleList filled with named children (pretrainedmodels' NASNet: `path = nn.ModuleList()`, then
+    `path.add_module('pad', ...)`, read as `path.pad`). MindSpore's graph parser reads a CellList as the tuple of its
+    entries, so `path.pad` could not compile ("'Tuple' object has no attribute"); add_module turns such a list into
+    this Cell, which holds the children as attributes and iterates, counts and indexes them as torch's list does."""
+
+    def __iter__(self):
+        return iter(self._cells.values())
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __getitem__(self, index):
+        return self._cells[str(index)]      # torch's: the child named str(index) (a KeyError for a name)
+
+    def append(self, cell):
+        add_module(self, str(len(self)), cell)
+        return self
